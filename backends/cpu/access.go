@@ -1,0 +1,177 @@
+package cpu
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// host returns the raw bytes of t's storage.
+func host(t *core.Tensor) []byte { return t.Storage().(core.HostStorage).Host() }
+
+// indexMap lists, for every element of shape (row-major), the storage index
+// of t's element broadcast to shape. Broadcast dims get stride 0.
+func indexMap(t *core.Tensor, shape core.Shape) []int {
+	ts, st := t.Shape(), t.Strides()
+	rank := len(shape)
+	strides := make([]int, rank)
+	off := rank - len(ts)
+	for i := range ts {
+		if ts[i] != 1 {
+			strides[off+i] = st[i]
+		}
+	}
+	n := shape.Numel()
+	out := make([]int, n)
+	if n == 0 {
+		return out
+	}
+	idx := make([]int, rank)
+	pos := t.Offset()
+	for i := 0; i < n; i++ {
+		out[i] = pos
+		for d := rank - 1; d >= 0; d-- {
+			idx[d]++
+			pos += strides[d]
+			if idx[d] < shape[d] {
+				break
+			}
+			pos -= strides[d] * shape[d]
+			idx[d] = 0
+		}
+	}
+	return out
+}
+
+// isDense reports whether t is contiguous with exactly shape.
+func isDense(t *core.Tensor, shape core.Shape) bool {
+	return t.IsContiguous() && t.Shape().Equal(shape)
+}
+
+// readF64 returns t's elements in logical order as float64.
+func readF64(t *core.Tensor) []float64 { return readF64As(t, t.Shape()) }
+
+// readF64As reads t broadcast to shape.
+func readF64As(t *core.Tensor, shape core.Shape) []float64 {
+	b, d := host(t), t.DType()
+	out := make([]float64, shape.Numel())
+	if isDense(t, shape) {
+		off := t.Offset()
+		if d == core.F32 {
+			for i, v := range f32view(b)[off : off+len(out)] {
+				out[i] = float64(v)
+			}
+			return out
+		}
+		for i := range out {
+			out[i] = core.GetF64(d, b, off+i)
+		}
+		return out
+	}
+	for i, p := range indexMap(t, shape) {
+		out[i] = core.GetF64(d, b, p)
+	}
+	return out
+}
+
+// readI64 returns t's elements in logical order as int64.
+func readI64(t *core.Tensor) []int64 { return readI64As(t, t.Shape()) }
+
+func readI64As(t *core.Tensor, shape core.Shape) []int64 {
+	b, d := host(t), t.DType()
+	out := make([]int64, shape.Numel())
+	for i, p := range indexMap(t, shape) {
+		out[i] = core.GetI64(d, b, p)
+	}
+	return out
+}
+
+// readInts reads an index tensor as ints.
+func readInts(t *core.Tensor) []int {
+	v := readI64(t)
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out
+}
+
+// writeF64 stores values into a freshly allocated (contiguous) output.
+func writeF64(t *core.Tensor, vals []float64) {
+	b, d := host(t), t.DType()
+	off := t.Offset()
+	if d == core.F32 {
+		dst := f32view(b)[off : off+len(vals)]
+		for i, v := range vals {
+			dst[i] = float32(v)
+		}
+		return
+	}
+	for i, v := range vals {
+		core.PutF64(d, b, off+i, v)
+	}
+}
+
+// writeI64 stores integers into a contiguous output.
+func writeI64(t *core.Tensor, vals []int64) {
+	b, d := host(t), t.DType()
+	off := t.Offset()
+	for i, v := range vals {
+		core.PutI64(d, b, off+i, v)
+	}
+}
+
+// f32view reinterprets aligned storage bytes as float32.
+func f32view(b []byte) []float32 {
+	if len(b) < 4 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+// f32s is the dense float32 data of a contiguous f32 tensor.
+func f32s(t *core.Tensor) []float32 {
+	off := t.Offset()
+	return f32view(host(t))[off : off+t.Numel()]
+}
+
+// denseF32 reports whether t is a contiguous f32 tensor.
+func denseF32(t *core.Tensor) bool { return t.DType() == core.F32 && t.IsContiguous() }
+
+// parallelFor splits [0, n) into chunks over the cores when the work is
+// large enough to pay for goroutines; cost is the work per index.
+func parallelFor(n, cost int, fn func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers <= 1 || n*cost < 1<<15 || n < 2 {
+		fn(0, n)
+		return
+	}
+	workers = min(workers, n)
+	chunk := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var crashed any
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A panic in a worker would kill the process; carry it back to
+			// the caller's goroutine, where core turns it into an error.
+			defer func() {
+				if r := recover(); r != nil {
+					mu.Lock()
+					crashed = r
+					mu.Unlock()
+				}
+			}()
+			fn(lo, hi)
+		}()
+	}
+	wg.Wait()
+	if crashed != nil {
+		panic(crashed)
+	}
+}

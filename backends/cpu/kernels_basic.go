@@ -1,0 +1,66 @@
+package cpu
+
+import (
+	"github.com/webtensor/webtensor/core"
+)
+
+// Kernels for the ops core itself relies on: copies, casts, fills.
+
+func init() {
+	register("contiguous", copyKernel)
+	register("cast", copyKernel)
+	register("zeros", fillKernel(func(core.Attrs) float64 { return 0 }))
+	register("zeros_like", fillKernel(func(core.Attrs) float64 { return 0 }))
+	register("ones", fillKernel(func(core.Attrs) float64 { return 1 }))
+	register("ones_like", fillKernel(func(core.Attrs) float64 { return 1 }))
+	register("full", fillKernel(func(a core.Attrs) float64 { return a.Float("value") }))
+	register("full_like", fillKernel(func(a core.Attrs) float64 { return a.Float("value") }))
+}
+
+// copyKernel writes input 0 into the (dense) output, converting dtype.
+// Integer-to-integer copies go through int64 so no precision is lost.
+func copyKernel(k *core.KernelCall) error {
+	in, out := k.Inputs[0], k.Outputs[0]
+	if in.DType() == out.DType() {
+		size := in.DType().Size()
+		src, dst := host(in), host(out)
+		if in.IsContiguous() {
+			copy(dst, src[in.Offset()*size:(in.Offset()+in.Numel())*size])
+			return nil
+		}
+		for i, p := range indexMap(in, in.Shape()) {
+			copy(dst[i*size:(i+1)*size], src[p*size:(p+1)*size])
+		}
+		return nil
+	}
+	if !in.DType().IsFloat() && !out.DType().IsFloat() {
+		writeI64(out, readI64(in))
+		return nil
+	}
+	writeF64(out, readF64(in))
+	return nil
+}
+
+func fillKernel(value func(core.Attrs) float64) core.Kernel {
+	return func(k *core.KernelCall) error {
+		out := k.Outputs[0]
+		v := value(k.Attrs)
+		if v == 0 {
+			clear(host(out))
+			return nil
+		}
+		n := out.Numel()
+		if out.DType() == core.F32 {
+			d := f32s(out)
+			for i := range d {
+				d[i] = float32(v)
+			}
+			return nil
+		}
+		b, dt := host(out), out.DType()
+		for i := 0; i < n; i++ {
+			core.PutF64(dt, b, i, v)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,75 @@
+package cpu
+
+import (
+	"github.com/webtensor/webtensor/core"
+)
+
+// binaryFns are the scalar functions of one elementwise binary op. f is
+// required; i (exact integer math) and f32 (float32 fast path) are optional.
+type binaryFns struct {
+	f   func(a, b float64) float64
+	i   func(a, b int64) int64
+	f32 func(a, b float32) float32
+}
+
+func init() {
+	register("add", binaryKernel(binaryFns{
+		f: func(a, b float64) float64 { return a + b }, i: func(a, b int64) int64 { return a + b },
+		f32: func(a, b float32) float32 { return a + b }}))
+	register("sub", binaryKernel(binaryFns{
+		f: func(a, b float64) float64 { return a - b }, i: func(a, b int64) int64 { return a - b },
+		f32: func(a, b float32) float32 { return a - b }}))
+	register("mul", binaryKernel(binaryFns{
+		f: func(a, b float64) float64 { return a * b }, i: func(a, b int64) int64 { return a * b },
+		f32: func(a, b float32) float32 { return a * b }}))
+	register("div", binaryKernel(binaryFns{
+		f: func(a, b float64) float64 { return a / b }, f32: func(a, b float32) float32 { return a / b }}))
+}
+
+// binaryKernel runs fns over broadcast inputs. Integer inputs with an integer
+// output use int64 math; everything else goes through float64, except dense
+// f32 operands of equal shape, which use the float32 fast path in parallel.
+func binaryKernel(fns binaryFns) core.Kernel {
+	return func(k *core.KernelCall) error {
+		a, b, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
+		shape := out.Shape()
+		n := shape.Numel()
+		if fns.f32 != nil && out.DType() == core.F32 && denseF32(a) && denseF32(b) {
+			av, bv, ov := f32s(a), f32s(b), f32s(out)
+			switch {
+			case a.Numel() == n && b.Numel() == n:
+				parallelFor(n, 1, func(lo, hi int) {
+					for i := lo; i < hi; i++ {
+						ov[i] = fns.f32(av[i], bv[i])
+					}
+				})
+				return nil
+			case b.Numel() == 1 && a.Numel() == n:
+				s := bv[0]
+				parallelFor(n, 1, func(lo, hi int) {
+					for i := lo; i < hi; i++ {
+						ov[i] = fns.f32(av[i], s)
+					}
+				})
+				return nil
+			}
+		}
+		if fns.i != nil && !a.DType().IsFloat() && !out.DType().IsFloat() {
+			av, bv := readI64As(a, shape), readI64As(b, shape)
+			res := make([]int64, n)
+			for i := range res {
+				res[i] = fns.i(av[i], bv[i])
+			}
+			writeI64(out, res)
+			return nil
+		}
+		av, bv := readF64As(a, shape), readF64As(b, shape)
+		parallelFor(n, 4, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				av[i] = fns.f(av[i], bv[i])
+			}
+		})
+		writeF64(out, av)
+		return nil
+	}
+}

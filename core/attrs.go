@@ -1,0 +1,248 @@
+package core
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+)
+
+// AttrKind is the type of an op attribute. It fixes how SDKs pass the value.
+type AttrKind uint8
+
+// Attribute kinds.
+const (
+	AttrInt AttrKind = iota + 1
+	AttrFloat
+	AttrBool
+	AttrString
+	AttrInts
+	AttrFloats
+	AttrDType
+)
+
+var attrKindNames = map[AttrKind]string{AttrInt: "int", AttrFloat: "float", AttrBool: "bool",
+	AttrString: "string", AttrInts: "ints", AttrFloats: "floats", AttrDType: "dtype"}
+
+func (k AttrKind) String() string { return attrKindNames[k] }
+
+// AttrSpec declares one attribute: its type, default and, for strings, the
+// accepted values. A nil Default with Required false means "absent" (for
+// example axes=nil for "every axis").
+type AttrSpec struct {
+	Name     string
+	Kind     AttrKind
+	Default  any
+	Required bool
+	Enum     []string
+	Doc      string
+}
+
+// Attrs holds attribute values by name. Call normalises user-supplied values
+// (any Go integer, float64 holding an integer, []int64, dtype names) to the
+// canonical types: int, float64, bool, string, []int, []float64, DType.
+type Attrs map[string]any
+
+// Has reports whether the attribute is present and not nil.
+func (a Attrs) Has(name string) bool { v, ok := a[name]; return ok && v != nil }
+
+// Int returns an int attribute (0 when absent).
+func (a Attrs) Int(name string) int { v, _ := a[name].(int); return v }
+
+// Float returns a float attribute (0 when absent).
+func (a Attrs) Float(name string) float64 { v, _ := a[name].(float64); return v }
+
+// Bool returns a bool attribute (false when absent).
+func (a Attrs) Bool(name string) bool { v, _ := a[name].(bool); return v }
+
+// String returns a string attribute ("" when absent).
+func (a Attrs) String(name string) string { v, _ := a[name].(string); return v }
+
+// Ints returns an int-list attribute (nil when absent).
+func (a Attrs) Ints(name string) []int { v, _ := a[name].([]int); return v }
+
+// Floats returns a float-list attribute (nil when absent).
+func (a Attrs) Floats(name string) []float64 { v, _ := a[name].([]float64); return v }
+
+// DType returns a dtype attribute (Invalid when absent).
+func (a Attrs) DType(name string) DType { v, _ := a[name].(DType); return v }
+
+// Clone copies the map (values are treated as immutable).
+func (a Attrs) Clone() Attrs {
+	out := make(Attrs, len(a))
+	for k, v := range a {
+		out[k] = v
+	}
+	return out
+}
+
+// normalizeAttrs checks user attributes against the specs, converts them to
+// canonical types and fills defaults.
+func normalizeAttrs(op string, specs []AttrSpec, in Attrs) (Attrs, error) {
+	out := make(Attrs, len(specs))
+	known := make(map[string]bool, len(specs))
+	for _, s := range specs {
+		known[s.Name] = true
+		v, ok := in[s.Name]
+		if !ok || v == nil {
+			if s.Required {
+				return nil, fmt.Errorf("%s: missing required attribute %q (%s)", op, s.Name, s.Kind)
+			}
+			out[s.Name] = s.Default
+			continue
+		}
+		cv, err := convertAttr(s.Kind, v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: attribute %q: %v", op, s.Name, err)
+		}
+		if s.Kind == AttrString && len(s.Enum) > 0 && !slices.Contains(s.Enum, cv.(string)) {
+			return nil, fmt.Errorf("%s: attribute %q is %q, want one of %v", op, s.Name, cv, s.Enum)
+		}
+		out[s.Name] = cv
+	}
+	var unknown []string
+	for k := range in {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		names := make([]string, len(specs))
+		for i, s := range specs {
+			names[i] = s.Name
+		}
+		return nil, fmt.Errorf("%s: unknown attribute(s) %v (accepted: %v)", op, unknown, names)
+	}
+	return out, nil
+}
+
+func toInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case int:
+		return x, true
+	case int64:
+		return int(x), true
+	case int32:
+		return int(x), true
+	case int16:
+		return int(x), true
+	case int8:
+		return int(x), true
+	case uint8:
+		return int(x), true
+	case uint16:
+		return int(x), true
+	case uint32:
+		return int(x), true
+	case uint64:
+		if x > math.MaxInt64 {
+			return 0, false
+		}
+		return int(x), true
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<62 {
+			return int(x), true
+		}
+	case float32:
+		return toInt(float64(x))
+	}
+	return 0, false
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	}
+	if i, ok := toInt(v); ok {
+		return float64(i), true
+	}
+	return 0, false
+}
+
+func convertAttr(kind AttrKind, v any) (any, error) {
+	bad := func() error { return fmt.Errorf("got %T %v, want %s", v, v, kind) }
+	switch kind {
+	case AttrInt:
+		if i, ok := toInt(v); ok {
+			return i, nil
+		}
+	case AttrFloat:
+		if f, ok := toFloat(v); ok {
+			return f, nil
+		}
+	case AttrBool:
+		if b, ok := v.(bool); ok {
+			return b, nil
+		}
+	case AttrString:
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+	case AttrDType:
+		switch x := v.(type) {
+		case DType:
+			if x.Valid() {
+				return x, nil
+			}
+		case string:
+			return ParseDType(x)
+		}
+	case AttrInts:
+		switch x := v.(type) {
+		case []int:
+			return slices.Clone(x), nil
+		case Shape:
+			return []int(slices.Clone(x)), nil
+		case []int64:
+			out := make([]int, len(x))
+			for i, e := range x {
+				out[i] = int(e)
+			}
+			return out, nil
+		case []any:
+			out := make([]int, len(x))
+			for i, e := range x {
+				n, ok := toInt(e)
+				if !ok {
+					return nil, bad()
+				}
+				out[i] = n
+			}
+			return out, nil
+		default:
+			if i, ok := toInt(v); ok {
+				return []int{i}, nil
+			}
+		}
+	case AttrFloats:
+		switch x := v.(type) {
+		case []float64:
+			return slices.Clone(x), nil
+		case []float32:
+			out := make([]float64, len(x))
+			for i, e := range x {
+				out[i] = float64(e)
+			}
+			return out, nil
+		case []any:
+			out := make([]float64, len(x))
+			for i, e := range x {
+				f, ok := toFloat(e)
+				if !ok {
+					return nil, bad()
+				}
+				out[i] = f
+			}
+			return out, nil
+		default:
+			if f, ok := toFloat(v); ok {
+				return []float64{f}, nil
+			}
+		}
+	}
+	return nil, bad()
+}

@@ -1,0 +1,292 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"sync/atomic"
+)
+
+// Reverse-mode autograd over a tape: every op call whose inputs require a
+// gradient records a node (op, inputs, outputs, attributes). Backward walks
+// the nodes in reverse topological order and applies each OpDef's backward
+// rule, which is itself written with registry ops, so gradients run on the
+// device the tensors live on. Gradients of broadcast inputs are summed back to
+// the input's shape by the rules; views are ordinary ops here, so gradients
+// flow through them without aliasing hazards (we have no in-place ops on the
+// tape).
+
+type node struct {
+	op      *OpDef
+	inputs  []*Tensor
+	outputs []*Tensor
+	attrs   Attrs
+}
+
+// GradCtx is what a backward rule sees.
+type GradCtx struct {
+	Op      *OpDef
+	Inputs  []*Tensor
+	Outputs []*Tensor
+	Attrs   Attrs
+	Grads   []*Tensor // gradient of each output; nil where none flowed
+	Need    []bool    // whether input i needs a gradient
+}
+
+// Grad returns the gradient of output i, zeros where none flowed.
+func (g *GradCtx) Grad(i int) *Tensor {
+	if g.Grads[i] != nil {
+		return g.Grads[i]
+	}
+	return ZerosLike(g.Outputs[i])
+}
+
+var gradOff atomic.Int32
+
+// GradEnabled reports whether op calls are being recorded. The switch is
+// process-wide (Go has no goroutine-local state): use NoGrad around
+// inference and optimiser updates, not concurrently with training on
+// another goroutine.
+func GradEnabled() bool { return gradOff.Load() == 0 }
+
+// NoGrad runs fn without recording ops for autograd.
+func NoGrad(fn func()) {
+	gradOff.Add(1)
+	defer gradOff.Add(-1)
+	fn()
+}
+
+// RequiresGrad reports whether gradients flow to or through t.
+func (t *Tensor) RequiresGrad() bool { return t != nil && t.requiresGrad }
+
+// SetRequiresGrad marks a leaf tensor as a parameter to differentiate.
+// Only floating-point leaves can require a gradient.
+func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
+	if t.Err() != nil {
+		return t
+	}
+	if t.node != nil {
+		return errTensor(fmt.Errorf("requires_grad: can only be set on a leaf tensor (this one was made by %s); use Detach first", t.node.op.Name))
+	}
+	if on && !t.dtype.IsFloat() {
+		return errTensor(fmt.Errorf("requires_grad: only floating-point tensors can require gradients, got %s", t.dtype))
+	}
+	t.requiresGrad = on
+	return t
+}
+
+// IsLeaf reports whether t was made by the user rather than by a recorded op.
+func (t *Tensor) IsLeaf() bool { return t.node == nil }
+
+// Grad is the accumulated gradient of a leaf after Backward (nil if none).
+func (t *Tensor) Grad() *Tensor { return t.grad }
+
+// SetGrad replaces the accumulated gradient (optimisers and clipping use it).
+func (t *Tensor) SetGrad(g *Tensor) { t.grad = g }
+
+// ZeroGrad drops the accumulated gradient.
+func (t *Tensor) ZeroGrad() { t.grad = nil }
+
+// Detach returns a view of the same storage that is cut from the graph.
+func (t *Tensor) Detach() *Tensor {
+	if t.err != nil {
+		return t
+	}
+	return &Tensor{shape: t.shape, strides: t.strides, offset: t.offset, dtype: t.dtype, storage: t.storage, backend: t.backend}
+}
+
+func record(def *OpDef, inputs, outputs []*Tensor, a Attrs) {
+	if !GradEnabled() || def.Backward == nil {
+		return
+	}
+	need := false
+	for i, t := range inputs {
+		if t != nil && t.requiresGrad && !def.Inputs[min(i, len(def.Inputs)-1)].NoGrad {
+			need = true
+		}
+	}
+	if !need {
+		return
+	}
+	n := &node{op: def, inputs: inputs, outputs: outputs, attrs: a}
+	for i, o := range outputs {
+		if o.dtype.IsFloat() {
+			o.requiresGrad, o.node, o.outIndex = true, n, i
+		}
+	}
+}
+
+// transferDef carries gradients across a device copy made by To.
+var transferDef = &OpDef{Name: "to_device", Doc: "device copy", Inputs: []InputSpec{{Name: "x"}}}
+
+func init() {
+	transferDef.Backward = func(g *GradCtx) ([]*Tensor, error) {
+		return []*Tensor{g.Grads[0].To(g.Inputs[0].Device())}, nil
+	}
+}
+
+func recordTransfer(in, out *Tensor) *Tensor {
+	n := &node{op: transferDef, inputs: []*Tensor{in}, outputs: []*Tensor{out}}
+	out.requiresGrad, out.node = true, n
+	return out
+}
+
+// Backward computes gradients of t with respect to every leaf that requires
+// one and accumulates them into the leaves' Grad. t must be a one-element
+// tensor unless grad (the gradient of some scalar with respect to t) is given.
+func (t *Tensor) Backward(grad ...*Tensor) (err error) {
+	defer catch("backward", &err)
+	if err := t.Err(); err != nil {
+		return err
+	}
+	if !t.requiresGrad {
+		return fmt.Errorf("backward: tensor does not require grad (no input had SetRequiresGrad(true), or it was computed under NoGrad)")
+	}
+	var g *Tensor
+	if len(grad) > 0 && grad[0] != nil {
+		g = grad[0]
+		if err := g.Err(); err != nil {
+			return err
+		}
+		if !g.shape.Equal(t.shape) {
+			return fmt.Errorf("backward: gradient shape %v differs from tensor shape %v", g.shape, t.shape)
+		}
+	} else {
+		if t.Numel() != 1 {
+			return fmt.Errorf("backward: tensor has shape %v; pass a gradient or reduce it to one element first", t.shape)
+		}
+		g = OnesLike(t)
+	}
+	gradOff.Add(1)
+	defer gradOff.Add(-1)
+	if t.node == nil {
+		return accumulate(t, g)
+	}
+	grads := map[*Tensor]*Tensor{t: g}
+	for _, n := range topoOrder(t.node) {
+		if err := backwardNode(n, grads); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func backwardNode(n *node, grads map[*Tensor]*Tensor) error {
+	ctx := &GradCtx{Op: n.op, Inputs: n.inputs, Outputs: n.outputs, Attrs: n.attrs,
+		Grads: make([]*Tensor, len(n.outputs)), Need: make([]bool, len(n.inputs))}
+	any := false
+	for i, o := range n.outputs {
+		if g, ok := grads[o]; ok {
+			ctx.Grads[i], any = g, true
+			delete(grads, o)
+		}
+	}
+	if !any {
+		return nil
+	}
+	for i, in := range n.inputs {
+		ctx.Need[i] = in != nil && in.requiresGrad && !n.op.Inputs[min(i, len(n.op.Inputs)-1)].NoGrad
+	}
+	gin, err := n.op.Backward(ctx)
+	if err != nil {
+		return fmt.Errorf("backward of %s: %w", n.op.Name, err)
+	}
+	for i, gi := range gin {
+		if gi == nil || i >= len(n.inputs) || !ctx.Need[i] {
+			continue
+		}
+		if err := gi.Err(); err != nil {
+			return fmt.Errorf("backward of %s, input %d: %w", n.op.Name, i, err)
+		}
+		in := n.inputs[i]
+		if !gi.shape.Equal(in.shape) {
+			if gi = SumToShape(gi, in.shape); gi.err != nil {
+				return fmt.Errorf("backward of %s, input %d: %w", n.op.Name, i, gi.err)
+			}
+		}
+		if gi.dtype != in.dtype {
+			gi = gi.Cast(in.dtype)
+		}
+		if in.node == nil {
+			if err := accumulate(in, gi); err != nil {
+				return err
+			}
+			continue
+		}
+		if prev, ok := grads[in]; ok {
+			gi = Call1("add", nil, prev, gi)
+			if gi.err != nil {
+				return gi.err
+			}
+		}
+		grads[in] = gi
+	}
+	return nil
+}
+
+func accumulate(leaf, g *Tensor) error {
+	if leaf.grad == nil {
+		leaf.grad = g.Detach()
+		return nil
+	}
+	sum := Call1("add", nil, leaf.grad, g)
+	if sum.err != nil {
+		return sum.err
+	}
+	leaf.grad = sum
+	return nil
+}
+
+// topoOrder lists nodes so that every node comes before the nodes that made
+// its inputs (reverse topological order of the forward pass).
+func topoOrder(root *node) []*node {
+	var order []*node
+	seen := map[*node]bool{}
+	type frame struct {
+		n    *node
+		next int
+	}
+	stack := []frame{{n: root}}
+	seen[root] = true
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.next < len(f.n.inputs) {
+			in := f.n.inputs[f.next]
+			f.next++
+			if in != nil && in.node != nil && !seen[in.node] {
+				seen[in.node] = true
+				stack = append(stack, frame{n: in.node})
+			}
+			continue
+		}
+		order = append(order, f.n)
+		stack = stack[:len(stack)-1]
+	}
+	slices.Reverse(order)
+	return order
+}
+
+// SumToShape sums a broadcast gradient back to shape (the inverse of
+// broadcasting): leading extra dims are summed away, dims of size 1 in shape
+// are summed with keepdim.
+func SumToShape(g *Tensor, shape Shape) *Tensor {
+	if g.err != nil || g.shape.Equal(shape) {
+		return g
+	}
+	extra := len(g.shape) - len(shape)
+	if extra < 0 {
+		return errTensor(fmt.Errorf("cannot sum gradient of shape %v to larger shape %v", g.shape, shape))
+	}
+	var axes []int
+	for i := range g.shape {
+		if i < extra || (shape[i-extra] == 1 && g.shape[i] != 1) {
+			axes = append(axes, i)
+		} else if shape[i-extra] != g.shape[i] {
+			return errTensor(fmt.Errorf("cannot sum gradient of shape %v to shape %v", g.shape, shape))
+		}
+	}
+	out := g
+	if len(axes) > 0 {
+		out = Call1("sum", Attrs{"axes": axes, "keepdim": true}, g)
+	}
+	return out.Reshape(shape)
+}

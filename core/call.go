@@ -1,0 +1,304 @@
+package core
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Call runs the registry op name on inputs with attributes and returns its
+// outputs. It validates arity, dtypes, devices and attributes, infers output
+// shapes, picks the backend of the inputs (falling back to the CPU kernel with
+// a one-time warning when the backend lacks one) and records the call for
+// autograd. It never panics.
+func Call(name string, inputs []*Tensor, attrs Attrs) ([]*Tensor, error) {
+	def, ok := LookupOp(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown op %q%s", name, suggestOp(name))
+	}
+	return CallDef(def, inputs, attrs)
+}
+
+// Call1 is Call for single-output ops; the result carries any error.
+func Call1(name string, attrs Attrs, inputs ...*Tensor) *Tensor {
+	outs, err := Call(name, inputs, attrs)
+	if err != nil {
+		return errTensor(err)
+	}
+	if len(outs) != 1 {
+		return errTensor(opErr(name, "returns %d outputs; use Call", len(outs)))
+	}
+	return outs[0]
+}
+
+func suggestOp(name string) string {
+	var near []string
+	for _, d := range Ops() {
+		if strings.Contains(d.Name, name) || strings.Contains(name, d.Name) {
+			near = append(near, d.Name)
+		}
+	}
+	if len(near) == 0 || len(near) > 5 {
+		return " (run `webtensor ops` for the list)"
+	}
+	return fmt.Sprintf(" (did you mean %s?)", strings.Join(near, ", "))
+}
+
+// CallDef is Call with the OpDef already looked up.
+func CallDef(def *OpDef, inputs []*Tensor, attrs Attrs) (outs []*Tensor, err error) {
+	defer catch(def.Name, &err)
+	inputs, err = checkInputs(def, inputs)
+	if err != nil {
+		return nil, err
+	}
+	a, err := normalizeAttrs(def.Name, def.Attrs, attrs)
+	if err != nil {
+		return nil, err
+	}
+	b, err := callBackend(def, inputs, a)
+	if err != nil {
+		return nil, err
+	}
+	if def.Promote {
+		if inputs, err = promote(inputs); err != nil {
+			return nil, wrapOp(def.Name, err)
+		}
+	}
+	if def.View != nil {
+		out, err := callView(def, inputs[0], a)
+		if err != nil {
+			return nil, err
+		}
+		outs = []*Tensor{out}
+	} else {
+		if outs, err = runKernel(def, b, inputs, a); err != nil {
+			return nil, err
+		}
+	}
+	record(def, inputs, outs, a)
+	return outs, nil
+}
+
+// checkInputs validates arity, nils, carried errors and dtypes, and pads
+// trailing optional inputs with nil.
+func checkInputs(def *OpDef, inputs []*Tensor) ([]*Tensor, error) {
+	fixed := len(def.Inputs)
+	variadic := fixed > 0 && def.Inputs[fixed-1].Variadic
+	if variadic {
+		fixed--
+	}
+	required := 0
+	for i, s := range def.Inputs[:fixed] {
+		if !s.Optional {
+			required = i + 1
+		}
+	}
+	switch {
+	case variadic && len(inputs) < fixed+1:
+		return nil, opErr(def.Name, "takes at least %d input(s) (%s), got %d", fixed+1, inputNames(def), len(inputs))
+	case !variadic && (len(inputs) < required || len(inputs) > fixed):
+		return nil, opErr(def.Name, "takes %d input(s) (%s), got %d", fixed, inputNames(def), len(inputs))
+	}
+	if !variadic && len(inputs) < fixed {
+		inputs = append(slices.Clone(inputs), make([]*Tensor, fixed-len(inputs))...)
+	}
+	for i, t := range inputs {
+		spec := def.Inputs[min(i, len(def.Inputs)-1)]
+		if t == nil {
+			if spec.Optional {
+				continue
+			}
+			return nil, opErr(def.Name, "input %d (%s) is nil", i, spec.Name)
+		}
+		if t.err != nil {
+			return nil, t.err
+		}
+		if t.storage == nil {
+			return nil, opErr(def.Name, "input %d (%s): %v", i, spec.Name, ErrReleased)
+		}
+		if spec.DTypes != nil && !slices.Contains(spec.DTypes, t.dtype) {
+			return nil, opErr(def.Name, "input %d (%s) has dtype %s, want one of %v", i, spec.Name, t.dtype, spec.DTypes)
+		}
+	}
+	return inputs, nil
+}
+
+func inputNames(def *OpDef) string {
+	names := make([]string, len(def.Inputs))
+	for i, s := range def.Inputs {
+		names[i] = s.Name
+		if s.Variadic {
+			names[i] += "..."
+		}
+		if s.Optional {
+			names[i] += "?"
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// callBackend finds the one backend all inputs live on; ops without inputs
+// use their "device" attribute or the default device.
+func callBackend(def *OpDef, inputs []*Tensor, a Attrs) (Backend, error) {
+	var b Backend
+	for i, t := range inputs {
+		if t == nil {
+			continue
+		}
+		if b == nil {
+			b = t.backend
+			continue
+		}
+		if t.backend.Device() != b.Device() {
+			return nil, opErr(def.Name, "inputs on different devices: input 0 on %s, input %d on %s (move one with .To)", b.Device(), i, t.Device())
+		}
+	}
+	if b != nil {
+		return b, nil
+	}
+	if dev := a.String("device"); dev != "" {
+		d, err := ParseDevice(dev)
+		if err != nil {
+			return nil, wrapOp(def.Name, err)
+		}
+		bk, err := BackendFor(d)
+		return bk, wrapOp(def.Name, err)
+	}
+	bk, err := BackendFor(DefaultDevice())
+	return bk, wrapOp(def.Name, err)
+}
+
+func promote(inputs []*Tensor) ([]*Tensor, error) {
+	common := Invalid
+	for _, t := range inputs {
+		if t == nil {
+			continue
+		}
+		if common == Invalid {
+			common = t.dtype
+		} else {
+			common = PromoteTypes(common, t.dtype)
+		}
+	}
+	out := slices.Clone(inputs)
+	for i, t := range out {
+		if t != nil && t.dtype != common {
+			out[i] = t.Cast(common)
+			if err := out[i].Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func metas(inputs []*Tensor) []Meta {
+	m := make([]Meta, len(inputs))
+	for i, t := range inputs {
+		if t != nil {
+			m[i] = t.Meta()
+		}
+	}
+	return m
+}
+
+func callView(def *OpDef, t *Tensor, a Attrs) (*Tensor, error) {
+	v, ok, err := def.View(t, a)
+	if err != nil {
+		return nil, wrapOp(def.Name, err)
+	}
+	if !ok {
+		c := t.Contiguous()
+		if c.err != nil {
+			return nil, c.err
+		}
+		if v, ok, err = def.View(c, a); err != nil || !ok {
+			return nil, opErr(def.Name, "no view of a contiguous tensor (%v)", err)
+		}
+		t = c
+	}
+	return NewView(t, v.Shape, v.Strides, v.Offset), nil
+}
+
+func runKernel(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor, error) {
+	ms, err := def.Infer(metas(inputs), a)
+	if err != nil {
+		return nil, wrapOp(def.Name, err)
+	}
+	if def.Random {
+		fillRandomAttrs(a, ms)
+	}
+	kern := b.Kernel(def.Name)
+	if kern == nil {
+		return fallbackToCPU(def, b, inputs, a)
+	}
+	kc := &KernelCall{Op: def, Inputs: inputs, Attrs: a, Backend: b}
+	if !def.Dynamic {
+		kc.Outputs = make([]*Tensor, len(ms))
+		for i, m := range ms {
+			if kc.Outputs[i], err = Empty(b, m.Shape, m.DType); err != nil {
+				return nil, wrapOp(def.Name, err)
+			}
+		}
+	}
+	if err := kern(kc); err != nil {
+		return nil, wrapOp(def.Name, err)
+	}
+	return kc.Outputs, nil
+}
+
+var warned sync.Map
+
+// WarnWriter receives one-time warnings (CPU fallbacks); nil silences them.
+var WarnWriter = os.Stderr
+
+func fallbackToCPU(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor, error) {
+	if b.Device() == CPU {
+		return nil, opErr(def.Name, "no CPU kernel registered (is backends/cpu imported?)")
+	}
+	cpu, err := BackendFor(CPU)
+	if err != nil {
+		return nil, wrapOp(def.Name, err)
+	}
+	if _, dup := warned.LoadOrStore(def.Name+"@"+b.Device().String(), true); !dup && WarnWriter != nil {
+		fmt.Fprintf(WarnWriter, "webtensor: warning: %s has no %s kernel; running it on the CPU\n", def.Name, b.Device())
+	}
+	host := make([]*Tensor, len(inputs))
+	for i, t := range inputs {
+		if t != nil {
+			host[i] = t.Detach().To(CPU)
+			if host[i].err != nil {
+				return nil, host[i].err
+			}
+		}
+	}
+	outs, err := runKernel(def, cpu, host, a)
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range outs {
+		raw, err := o.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		outs[i] = FromBytes(o.dtype, o.shape, raw, b.Device())
+		if outs[i].err != nil {
+			return nil, outs[i].err
+		}
+	}
+	return outs, nil
+}
+
+// OpNames lists every op name, sorted.
+func OpNames() []string {
+	ops := Ops()
+	out := make([]string, len(ops))
+	for i, d := range ops {
+		out[i] = d.Name
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,164 @@
+package core
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/x448/float16"
+)
+
+// Element conversions between a dtype's little-endian bytes and float64 or
+// int64. Backends and SDK glue share them so every path rounds the same way:
+// floats to narrower floats round to nearest even; floats to integers
+// truncate toward zero, as NumPy's astype does; NaN becomes 0.
+
+// F16Bits converts to IEEE half precision, rounding to nearest even.
+func F16Bits(f float32) uint16 { return uint16(float16.Fromfloat32(f)) }
+
+// F16Float converts IEEE half precision to float32.
+func F16Float(b uint16) float32 { return float16.Frombits(b).Float32() }
+
+// BF16Bits converts to bfloat16, rounding to nearest even; NaN stays NaN.
+func BF16Bits(f float32) uint16 {
+	u := math.Float32bits(f)
+	if f != f {
+		return uint16(u>>16) | 0x40
+	}
+	u += 0x7FFF + (u>>16)&1
+	return uint16(u >> 16)
+}
+
+// BF16Float converts bfloat16 to float32.
+func BF16Float(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
+
+// GetF64 reads element i of a dtype's byte buffer as float64.
+func GetF64(d DType, b []byte, i int) float64 {
+	le := binary.LittleEndian
+	switch d {
+	case F32:
+		return float64(math.Float32frombits(le.Uint32(b[4*i:])))
+	case F64:
+		return math.Float64frombits(le.Uint64(b[8*i:]))
+	case F16:
+		return float64(F16Float(le.Uint16(b[2*i:])))
+	case BF16:
+		return float64(BF16Float(le.Uint16(b[2*i:])))
+	case I64:
+		return float64(int64(le.Uint64(b[8*i:])))
+	case I32:
+		return float64(int32(le.Uint32(b[4*i:])))
+	case U32:
+		return float64(le.Uint32(b[4*i:]))
+	case I16:
+		return float64(int16(le.Uint16(b[2*i:])))
+	case I8:
+		return float64(int8(b[i]))
+	case U8:
+		return float64(b[i])
+	case Bool:
+		if b[i] != 0 {
+			return 1
+		}
+		return 0
+	}
+	return 0
+}
+
+// GetI64 reads element i as int64 (floats truncate toward zero).
+func GetI64(d DType, b []byte, i int) int64 {
+	le := binary.LittleEndian
+	switch d {
+	case I64:
+		return int64(le.Uint64(b[8*i:]))
+	case I32:
+		return int64(int32(le.Uint32(b[4*i:])))
+	case U32:
+		return int64(le.Uint32(b[4*i:]))
+	case I16:
+		return int64(int16(le.Uint16(b[2*i:])))
+	case I8:
+		return int64(int8(b[i]))
+	case U8:
+		return int64(b[i])
+	case Bool:
+		return int64(b[i] & 1)
+	}
+	return floatToI64(GetF64(d, b, i))
+}
+
+func floatToI64(f float64) int64 {
+	switch {
+	case f != f:
+		return 0
+	case f >= 9.2233720368547758e18:
+		return math.MaxInt64
+	case f <= -9.2233720368547758e18:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// PutF64 writes v into element i of a dtype's byte buffer.
+func PutF64(d DType, b []byte, i int, v float64) {
+	le := binary.LittleEndian
+	switch d {
+	case F32:
+		le.PutUint32(b[4*i:], math.Float32bits(float32(v)))
+	case F64:
+		le.PutUint64(b[8*i:], math.Float64bits(v))
+	case F16:
+		le.PutUint16(b[2*i:], F16Bits(float32(v)))
+	case BF16:
+		le.PutUint16(b[2*i:], BF16Bits(float32(v)))
+	case Bool:
+		if v != 0 {
+			b[i] = 1
+		} else {
+			b[i] = 0
+		}
+	default:
+		PutI64(d, b, i, floatToI64(v))
+	}
+}
+
+// PutI64 writes an integer into element i (wrapping like a C cast).
+func PutI64(d DType, b []byte, i int, v int64) {
+	le := binary.LittleEndian
+	switch d {
+	case I64:
+		le.PutUint64(b[8*i:], uint64(v))
+	case I32, U32:
+		le.PutUint32(b[4*i:], uint32(v))
+	case I16:
+		le.PutUint16(b[2*i:], uint16(v))
+	case I8, U8:
+		b[i] = byte(v)
+	case Bool:
+		if v != 0 {
+			b[i] = 1
+		} else {
+			b[i] = 0
+		}
+	default:
+		PutF64(d, b, i, float64(v))
+	}
+}
+
+// EncodeF64 converts values to a dtype's bytes.
+func EncodeF64(d DType, vals []float64) []byte {
+	b := make([]byte, len(vals)*d.Size())
+	for i, v := range vals {
+		PutF64(d, b, i, v)
+	}
+	return b
+}
+
+// DecodeF64 converts a dtype's bytes to float64 values.
+func DecodeF64(d DType, b []byte) []float64 {
+	n := len(b) / d.Size()
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = GetF64(d, b, i)
+	}
+	return out
+}

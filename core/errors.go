@@ -1,0 +1,45 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// OpError is an error raised while calling an op: it names the op.
+type OpError struct {
+	Op  string
+	Err error
+}
+
+func (e *OpError) Error() string { return e.Op + ": " + e.Err.Error() }
+func (e *OpError) Unwrap() error { return e.Err }
+
+func opErr(op string, format string, args ...any) error {
+	return &OpError{Op: op, Err: fmt.Errorf(format, args...)}
+}
+
+// wrapOp attaches the op name unless the error already carries one.
+func wrapOp(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var oe *OpError
+	if errors.As(err, &oe) {
+		return err
+	}
+	return &OpError{Op: op, Err: err}
+}
+
+// ErrReleased is returned when a released tensor is used.
+var ErrReleased = errors.New("tensor was released")
+
+// errTensor returns a tensor that carries err.
+func errTensor(err error) *Tensor { return &Tensor{err: err} }
+
+// catch turns a panic inside a kernel or rule into an error, so that nothing
+// panics through the public API even when a kernel has a bug.
+func catch(op string, err *error) {
+	if r := recover(); r != nil {
+		*err = opErr(op, "internal error: %v", r)
+	}
+}

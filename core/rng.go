@@ -1,0 +1,115 @@
+package core
+
+import (
+	"math"
+	"sync"
+)
+
+// The RNG is counter-based (Philox4x32-10, Salmon et al., SC'11) so that any
+// backend and any SDK can draw the same numbers for the same seed without
+// sharing state: element i of a random op with key `seed` and counter base
+// `offset` is a pure function of (seed, offset, i). The global generator only
+// hands out (seed, offset) pairs, advancing offset past the counters used.
+//
+// Element i uses block = offset + i/4 and lane i%4 of
+// Philox(key = [lo32(seed), hi32(seed)], ctr = [lo32(block), hi32(block), stream, 0]),
+// where stream 0 gives the first uniform and stream 1 the second (Box-Muller).
+
+const (
+	philoxM0 = 0xD2511F53
+	philoxM1 = 0xCD9E8D57
+	philoxW0 = 0x9E3779B9
+	philoxW1 = 0xBB67AE85
+)
+
+// Philox4x32 applies ten rounds of Philox4x32 to ctr under key.
+func Philox4x32(key [2]uint32, ctr [4]uint32) [4]uint32 {
+	k0, k1 := key[0], key[1]
+	c := ctr
+	for r := 0; r < 10; r++ {
+		if r > 0 {
+			k0 += philoxW0
+			k1 += philoxW1
+		}
+		p0 := uint64(philoxM0) * uint64(c[0])
+		p1 := uint64(philoxM1) * uint64(c[2])
+		c = [4]uint32{uint32(p1>>32) ^ c[1] ^ k0, uint32(p1), uint32(p0>>32) ^ c[3] ^ k1, uint32(p0)}
+	}
+	return c
+}
+
+// PhiloxBits returns the raw 32 random bits of element i in a stream.
+func PhiloxBits(seed, offset uint64, i int, stream uint32) uint32 {
+	block := offset + uint64(i)/4
+	out := Philox4x32([2]uint32{uint32(seed), uint32(seed >> 32)},
+		[4]uint32{uint32(block), uint32(block >> 32), stream, 0})
+	return out[i%4]
+}
+
+// PhiloxUniform is element i's uniform draw in [0, 1), with 24 bits so the
+// value is exact in f32.
+func PhiloxUniform(seed, offset uint64, i int) float64 {
+	return float64(PhiloxBits(seed, offset, i, 0)>>8) * (1.0 / (1 << 24))
+}
+
+// PhiloxNormal is element i's standard normal draw (Box-Muller).
+func PhiloxNormal(seed, offset uint64, i int) float64 {
+	u1 := float64(PhiloxBits(seed, offset, i, 0)>>8) * (1.0 / (1 << 24))
+	u2 := float64(PhiloxBits(seed, offset, i, 1)>>8) * (1.0 / (1 << 24))
+	return math.Sqrt(-2*math.Log(1-u1)) * math.Cos(2*math.Pi*u2)
+}
+
+// DefaultSeed is the global generator's seed until ManualSeed is called, so
+// that an unseeded program is still reproducible.
+const DefaultSeed = 0x5EED
+
+var rng = struct {
+	sync.Mutex
+	seed, offset uint64
+}{seed: DefaultSeed}
+
+// ManualSeed resets the global generator: the same seed gives the same
+// sequence of random tensors on every backend and in every SDK.
+func ManualSeed(seed uint64) {
+	rng.Lock()
+	rng.seed, rng.offset = seed, 0
+	rng.Unlock()
+}
+
+// RNGState returns the global generator's seed and offset (for checkpoints).
+func RNGState() (seed, offset uint64) {
+	rng.Lock()
+	defer rng.Unlock()
+	return rng.seed, rng.offset
+}
+
+// SetRNGState restores a state returned by RNGState.
+func SetRNGState(seed, offset uint64) {
+	rng.Lock()
+	rng.seed, rng.offset = seed, offset
+	rng.Unlock()
+}
+
+// reserve hands out a counter range of n elements.
+func reserve(n int) (seed, offset uint64) {
+	rng.Lock()
+	defer rng.Unlock()
+	seed, offset = rng.seed, rng.offset
+	rng.offset += uint64(n+3) / 4
+	return seed, offset
+}
+
+func fillRandomAttrs(a Attrs, outs []Meta) {
+	if a.Has("seed") {
+		if !a.Has("offset") {
+			a["offset"] = 0
+		}
+		return
+	}
+	n := 0
+	for _, m := range outs {
+		n = max(n, m.Shape.Numel())
+	}
+	s, o := reserve(n)
+	a["seed"], a["offset"] = int(s), int(o)
+}
