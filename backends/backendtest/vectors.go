@@ -1,0 +1,116 @@
+package backendtest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/conformance"
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/safetensors"
+)
+
+// RunVectors checks every op that has samples against its reference vector
+// file on dev: outputs within the op's tolerance, and, for differentiable
+// cases, the gradients of sum(out*upstream). A missing or stale vector file
+// fails the op.
+func RunVectors(t *testing.T, dev core.Device) {
+	dir := conformance.VectorsDir()
+	for _, def := range conformance.OpsWithSamples() {
+		t.Run(def.Name, func(t *testing.T) {
+			v, err := conformance.LoadVectors(dir, def.Name)
+			require.NoError(t, err, "reference vectors for %s (run `make vectors`)", def.Name)
+			require.Equal(t, conformance.Key(def), v.Key, "vectors of %s are stale: its samples changed; run `make vectors`", def.Name)
+			byName := map[string]core.Sample{}
+			for _, s := range def.Samples {
+				byName[s.Name] = s
+			}
+			for _, c := range v.Cases {
+				t.Run(c.Name, func(t *testing.T) { checkCase(t, dev, def, byName[c.Name], c, v) })
+			}
+		})
+	}
+}
+
+func checkCase(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c conformance.CaseSpec, v *conformance.Vectors) {
+	ins := make([]*core.Tensor, len(c.Inputs))
+	for i, spec := range c.Inputs {
+		if spec.Absent {
+			continue
+		}
+		st, ok := v.Tensor(c.Name, "in", i)
+		require.True(t, ok, "input %d missing from vector file", i)
+		ins[i] = core.MakeLayout(st.DType, st.Shape, conformance.Values(st), spec.Strided, dev)
+		require.NoError(t, ins[i].Err())
+		if c.Grad && spec.Grad {
+			ins[i].SetRequiresGrad(true)
+		}
+	}
+	outs, err := core.CallDef(def, ins, s.ResolvedAttrs(def))
+	require.NoError(t, err)
+	require.Len(t, outs, len(c.Outputs))
+	var loss *core.Tensor
+	for j, o := range outs {
+		want, ok := v.Tensor(c.Name, "out", j)
+		require.True(t, ok, "output %d missing from vector file", j)
+		compare(t, fmt.Sprintf("output %d", j), o, want, def.Tolerance(want.DType))
+		if up, ok := v.Tensor(c.Name, "up", j); ok && o.RequiresGrad() {
+			term := core.Call1("sum", nil, core.Call1("mul", nil, o, up.ToTensor(dev)))
+			if loss == nil {
+				loss = term
+			} else {
+				loss = loss.Add(term)
+			}
+		}
+	}
+	if !c.Grad {
+		return
+	}
+	require.NotNil(t, loss, "differentiable case but no output requires grad")
+	require.NoError(t, loss.Backward())
+	for i, spec := range c.Inputs {
+		if !spec.Grad {
+			continue
+		}
+		want, ok := v.Tensor(c.Name, "grad", i)
+		require.True(t, ok, "gradient %d missing from vector file", i)
+		g := ins[i].Grad()
+		if g == nil {
+			g = core.ZerosLike(ins[i])
+		}
+		tol := def.Tolerance(want.DType)
+		tol.Atol *= core.GradTolScale
+		tol.Rtol *= core.GradTolScale
+		compare(t, fmt.Sprintf("gradient of input %d", i), g, want, tol)
+	}
+}
+
+// compare checks dtype, shape and values; integers and bools must be exact.
+func compare(t *testing.T, what string, got *core.Tensor, want safetensors.Tensor, tol core.Tol) {
+	t.Helper()
+	require.NoError(t, got.Err(), what)
+	assert.Equal(t, want.DType, got.DType(), "%s dtype", what)
+	if !assert.Equal(t, []int(want.Shape), []int(got.Shape()), "%s shape", what) {
+		return
+	}
+	gv, err := got.Float64s()
+	require.NoError(t, err, what)
+	wv := conformance.Values(want)
+	if !want.DType.IsFloat() {
+		tol = core.Tol{}
+	}
+	bad, worst := 0, -1
+	for i := range wv {
+		if !tol.Close(gv[i], wv[i]) {
+			if bad == 0 {
+				worst = i
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d values differ from the reference beyond atol=%g rtol=%g; first at flat index %d: got %v, want %v",
+			what, bad, len(wv), tol.Atol, tol.Rtol, worst, gv[worst], wv[worst])
+	}
+}

@@ -1,0 +1,148 @@
+package conformance
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// InputSpec describes one sample input in a vector file.
+type InputSpec struct {
+	DType   string `json:"dtype"`
+	Shape   []int  `json:"shape"`
+	Strided bool   `json:"strided,omitempty"`
+	Absent  bool   `json:"absent,omitempty"`
+	Grad    bool   `json:"grad,omitempty"` // the reference computes this input's gradient
+}
+
+// OutputSpec is the dtype and shape Go's Infer gives an output; Shape is nil
+// for ops whose output shape depends on values.
+type OutputSpec struct {
+	DType string `json:"dtype"`
+	Shape []int  `json:"shape"`
+}
+
+// CaseSpec is one sample case of an op as the Python generator reads it.
+type CaseSpec struct {
+	Name    string         `json:"name"`
+	Attrs   map[string]any `json:"attrs"`
+	Inputs  []InputSpec    `json:"inputs"`
+	Outputs []OutputSpec   `json:"outputs,omitempty"`
+	Grad    bool           `json:"grad"`
+}
+
+// TensorName names a tensor of a case in a vector file: kind is "in", "out",
+// "up" (the upstream gradient of an output) or "grad" (of an input).
+func TensorName(c, kind string, i int) string { return fmt.Sprintf("%s/%s%d", c, kind, i) }
+
+// JSONAttrs converts attributes to JSON-safe values: dtypes by name and
+// non-finite floats as "inf", "-inf", "nan".
+func JSONAttrs(a core.Attrs) map[string]any {
+	out := map[string]any{}
+	for k, v := range a {
+		switch x := v.(type) {
+		case core.DType:
+			out[k] = x.String()
+		case float64:
+			out[k] = jsonFloat(x)
+		case []float64:
+			l := make([]any, len(x))
+			for i, f := range x {
+				l[i] = jsonFloat(f)
+			}
+			out[k] = l
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func jsonFloat(f float64) any {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return f
+}
+
+// gradInputs says which inputs of a sample are differentiated.
+func gradInputs(def *core.OpDef, s core.Sample) ([]bool, bool) {
+	flags := make([]bool, len(s.Inputs))
+	if !def.Differentiable() || s.NoGrad {
+		return flags, false
+	}
+	any := false
+	for i, g := range s.Inputs {
+		spec := def.Inputs[min(i, len(def.Inputs)-1)]
+		if g.Absent || spec.NoGrad || !g.DType.IsFloat() {
+			continue
+		}
+		if g.DType != core.F32 && g.DType != core.F64 {
+			// Half-precision gradients round differently in every framework;
+			// their forward results are still checked.
+			return make([]bool, len(s.Inputs)), false
+		}
+		flags[i], any = true, true
+	}
+	return flags, any
+}
+
+// SpecOf describes a sample without its outputs.
+func SpecOf(def *core.OpDef, s core.Sample) CaseSpec {
+	flags, grad := gradInputs(def, s)
+	c := CaseSpec{Name: s.Name, Attrs: JSONAttrs(s.ResolvedAttrs(def)), Grad: grad}
+	for i, g := range s.Inputs {
+		shape := []int(g.Shape)
+		if shape == nil {
+			shape = []int{}
+		}
+		c.Inputs = append(c.Inputs, InputSpec{DType: g.DType.String(), Shape: shape, Strided: g.Strided, Absent: g.Absent, Grad: flags[i]})
+	}
+	return c
+}
+
+// Key fingerprints an op's samples (inputs, attributes, gradient flags and
+// the input values' generator) so stale vector files are detected.
+func Key(def *core.OpDef) string {
+	specs := make([]CaseSpec, len(def.Samples))
+	for i, s := range def.Samples {
+		specs[i] = SpecOf(def, s)
+	}
+	b, _ := json.Marshal(struct {
+		V     int
+		Cases []CaseSpec
+		Gens  [][]core.Gen
+	}{V: 1, Cases: specs, Gens: gens(def)})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12])
+}
+
+func gens(def *core.OpDef) [][]core.Gen {
+	out := make([][]core.Gen, len(def.Samples))
+	for i, s := range def.Samples {
+		out[i] = s.Inputs
+	}
+	return out
+}
+
+// OpsWithSamples lists the ops that have sample cases, sorted.
+func OpsWithSamples() []*core.OpDef {
+	var out []*core.OpDef
+	for _, d := range core.Ops() {
+		if len(d.Samples) > 0 {
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,0 +1,121 @@
+package core
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+)
+
+// Sample inputs are generated from the Philox stream keyed by the op and
+// sample name, so the export tool, the gradient checker and every backend
+// see the same values without storing them.
+
+// SampleSeed is the Philox key for a sample's inputs.
+func SampleSeed(op, sample string, input int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%s/%d", op, sample, input)
+	return h.Sum64()
+}
+
+var specialValues = []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 3e4, 1e-30, -2.5e-39}
+
+// Generate returns the logical (row-major) values of a sample input before
+// rounding to its dtype.
+func (g Gen) Generate(seed uint64) []float64 {
+	n := g.Shape.Numel()
+	out := make([]float64, n)
+	for i := range out {
+		u := PhiloxUniform(seed, 0, i)
+		switch g.Kind {
+		case "", "randn":
+			out[i] = PhiloxNormal(seed, 0, i)
+		case "uniform":
+			out[i] = g.Lo + u*(g.Hi-g.Lo)
+		case "positive":
+			out[i] = 0.5 + 1.5*u
+		case "int":
+			out[i] = math.Floor(g.Lo + u*(g.Hi-g.Lo))
+		case "bool":
+			if u < 0.5 {
+				out[i] = 1
+			}
+		case "special":
+			if i%2 == 0 {
+				out[i] = specialValues[(i/2)%len(specialValues)]
+			} else {
+				out[i] = PhiloxNormal(seed, 0, i)
+			}
+		case "values":
+			if len(g.Values) > 0 {
+				out[i] = g.Values[i%len(g.Values)]
+			}
+		}
+	}
+	return out
+}
+
+// Make builds the input on dev: contiguous, or, when Strided, a view whose
+// every stride is doubled (so it is non-contiguous for any rank >= 1).
+func (g Gen) Make(seed uint64, dev Device) *Tensor {
+	if g.Absent {
+		return nil
+	}
+	return MakeLayout(g.DType, g.Shape, g.Generate(seed), g.Strided, dev)
+}
+
+// MakeLayout builds a tensor from logical values, optionally as a
+// non-contiguous view with doubled strides.
+func MakeLayout(d DType, shape Shape, vals []float64, strided bool, dev Device) *Tensor {
+	if !strided || len(shape) == 0 {
+		return FromFloat64s(d, shape, vals, dev)
+	}
+	strides := ContiguousStrides(shape)
+	for i := range strides {
+		strides[i] *= 2
+	}
+	storage := make([]float64, max(2*len(vals), 1))
+	idx := make([]int, len(shape))
+	for _, v := range vals {
+		pos := 0
+		for k := range idx {
+			pos += idx[k] * strides[k]
+		}
+		storage[pos] = v
+		for k := len(idx) - 1; k >= 0; k-- {
+			idx[k]++
+			if idx[k] < shape[k] {
+				break
+			}
+			idx[k] = 0
+		}
+	}
+	base := FromFloat64s(d, Shape{len(storage)}, storage, dev)
+	if base.err != nil {
+		return base
+	}
+	return NewView(base, shape, strides, 0)
+}
+
+// ResolvedAttrs is the sample's attributes with a fixed seed and offset for
+// random ops, so the case is deterministic everywhere.
+func (s Sample) ResolvedAttrs(def *OpDef) Attrs {
+	a := s.Attrs.Clone()
+	if def.Random {
+		if _, ok := a["seed"]; !ok {
+			a["seed"] = 1234
+		}
+		if _, ok := a["offset"]; !ok {
+			a["offset"] = 0
+		}
+	}
+	return a
+}
+
+// MakeInputs materialises every input of a sample on dev.
+func (s Sample) MakeInputs(op string, dev Device) []*Tensor {
+	out := make([]*Tensor, len(s.Inputs))
+	for i, g := range s.Inputs {
+		out[i] = g.Make(SampleSeed(op, s.Name, i), dev)
+	}
+	return out
+}
