@@ -11,4 +11,6 @@
 // error instead (like bufio.Scanner): an op on a tensor that holds an error
 // returns a tensor holding the same error, and Err reports it, so model code
 // reads as a chain and checks once.
+//go:generate go run ./gen/methods
+
 package core

@@ -34,3 +34,20 @@ func ZerosLike(t *Tensor) *Tensor { return call1("zeros_like", nil, t) }
 
 // OnesLike is a tensor of ones with t's shape, dtype and device.
 func OnesLike(t *Tensor) *Tensor { return call1("ones_like", nil, t) }
+
+// mergeAttrs folds optional attribute maps of the generated methods into one.
+func mergeAttrs(as []Attrs) Attrs {
+	switch len(as) {
+	case 0:
+		return nil
+	case 1:
+		return as[0]
+	}
+	out := Attrs{}
+	for _, a := range as {
+		for k, v := range a {
+			out[k] = v
+		}
+	}
+	return out
+}

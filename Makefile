@@ -1,0 +1,60 @@
+# webtensor: every target installs what it needs on a fresh machine.
+# `make run` trains the demo on the best device; `make test` runs every test.
+
+GO        ?= go
+VENV      ?= .venv
+PY        := $(VENV)/bin/python
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+export GOFLAGS ?= -mod=mod
+
+.PHONY: run test lint vet fmt-check generate generate-check vectors bench build clean help
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s '	'
+
+build: ## build the webtensor CLI into build/
+	$(GO) build -o build/webtensor ./cmd/webtensor
+
+run: build ## train the demo model on the best device found (CPU fallback); writes loss.png
+	./build/webtensor run --plot loss.png
+
+# Test-time Python: NumPy and safetensors for the checkpoint interop test.
+$(VENV)/.test-deps:
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check numpy safetensors
+	touch $@
+
+# Reference-time Python: PyTorch too (vectors and benchmarks only).
+$(VENV)/.ref-deps: $(VENV)/.test-deps
+	$(PY) -m pip install -q --disable-pip-version-check torch
+	touch $@
+
+test: $(VENV)/.test-deps lint generate-check ## run every test (what CI runs)
+	WEBTENSOR_PYTHON=$(abspath $(PY)) $(GO) test -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+lint: fmt-check vet ## gofmt, go vet and staticcheck
+	$(GO) run $(STATICCHECK) ./...
+
+generate: ## regenerate code and docs derived from the op registry
+	$(GO) generate ./...
+	mkdir -p docs && $(GO) run ./cmd/webtensor ops --markdown > docs/ops.md
+
+generate-check: ## fail when generated code or docs are stale
+	$(GO) run ./core/gen/methods -check
+	@$(GO) run ./cmd/webtensor ops --markdown | diff -q - docs/ops.md >/dev/null || { echo "docs/ops.md is stale: run make generate"; exit 1; }
+
+vectors: $(VENV)/.ref-deps ## regenerate the reference vectors with NumPy and PyTorch
+	$(GO) run ./conformance/gen/export
+	$(PY) conformance/gen/make_vectors.py
+
+bench: $(VENV)/.ref-deps build ## benchmarks side by side with NumPy and PyTorch; writes docs/perf.md
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHON=$(abspath $(PY)) ./scripts/bench.sh
+
+clean:
+	rm -rf build dist

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+func doctorCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Report versions, devices and what each backend can do",
+		Long: `Print the webtensor and Go versions, the machine, every backend compiled
+in with whether it opened (and why not), the default device, and how many
+ops each backend implements. Attach its output to bug reports.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			m := core.BuildManifest()
+			fmt.Fprintf(out, "webtensor %s", core.Version)
+			if m.Commit != "" {
+				fmt.Fprintf(out, " (commit %.12s)", m.Commit)
+			}
+			fmt.Fprintf(out, "\n%s %s/%s, %d CPUs\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+			if env := os.Getenv("WEBTENSOR_DEVICE"); env != "" {
+				fmt.Fprintf(out, "WEBTENSOR_DEVICE=%s\n", env)
+			}
+			devs, failed := core.Devices()
+			public := 0
+			counts := map[string]int{}
+			for _, op := range m.Ops {
+				if op.Internal {
+					continue
+				}
+				public++
+				for _, b := range op.Backends {
+					counts[b]++
+				}
+			}
+			fmt.Fprintln(out, "\nbackends:")
+			for _, d := range devs {
+				b, _ := core.BackendFor(d)
+				caps := b.Capabilities()
+				fmt.Fprintf(out, "  %-8s ok      %s; %d of %d ops; dtypes %v\n", d, caps.Description, counts[d.Kind], public, caps.DTypes)
+			}
+			kinds := make([]string, 0, len(failed))
+			for k := range failed {
+				kinds = append(kinds, k)
+			}
+			sort.Strings(kinds)
+			for _, k := range kinds {
+				fmt.Fprintf(out, "  %-8s absent  %v\n", k, failed[k])
+			}
+			fmt.Fprintf(out, "\ndefault device: %s\n", core.DefaultDevice())
+			return nil
+		},
+	}
+}

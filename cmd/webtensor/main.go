@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	_ "github.com/webtensor/webtensor/backends/cpu"
+	"github.com/webtensor/webtensor/core"
+)
+
+func main() {
+	if err := rootCmd().Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+func rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "webtensor",
+		Short: "A portable tensor and machine-learning runtime",
+		Long: `webtensor runs the same tensor programs on every device: a pure-Go CPU
+backend today, WebGPU and CUDA backends as they land.
+
+Environment:
+  WEBTENSOR_DEVICE   device to use by default (cpu, webgpu, cuda:0); the best
+                     device that opens is used when unset`,
+		Version:       core.Version,
+		SilenceUsage:  true,
+		SilenceErrors: false,
+	}
+	root.AddCommand(opsCmd(), doctorCmd(), runCmd())
+	return root
+}
+
+// fail prints an error that says how to fix it and exits non-zero.
+func fail(format string, args ...any) error {
+	return fmt.Errorf(format, args...)
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// writeOpsMarkdown renders the op reference (docs/ops.md) from the manifest.
+// Backends are left out: they depend on the machine, the reference must not.
+func writeOpsMarkdown(w io.Writer, m core.Manifest) {
+	fmt.Fprintf(w, "# Op reference\n\nGenerated from the op registry by `make generate` (`webtensor ops --markdown`); do not edit.\n")
+	byCat := map[string][]core.ManifestOp{}
+	for _, op := range m.Ops {
+		if !op.Internal {
+			byCat[op.Category] = append(byCat[op.Category], op)
+		}
+	}
+	cats := make([]string, 0, len(byCat))
+	for c := range byCat {
+		cats = append(cats, c)
+	}
+	sort.Strings(cats)
+	total := 0
+	for _, c := range cats {
+		fmt.Fprintf(w, "\n## %s\n\n| op | inputs | attributes | grad | description |\n|---|---|---|---|---|\n", c)
+		for _, op := range byCat[c] {
+			total++
+			ins := make([]string, len(op.Inputs))
+			for i, in := range op.Inputs {
+				s := in.Name
+				if in.Variadic {
+					s += "..."
+				}
+				if in.Optional {
+					s += "?"
+				}
+				ins[i] = s
+			}
+			attrs := make([]string, len(op.Attrs))
+			for i, a := range op.Attrs {
+				s := fmt.Sprintf("%s: %s", a.Name, a.Kind)
+				if a.Required {
+					s += " (required)"
+				} else if a.Default != nil {
+					s += fmt.Sprintf(" = %v", a.Default)
+				}
+				attrs[i] = s
+			}
+			grad := ""
+			if op.Differentiable {
+				grad = "yes"
+			}
+			fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |\n", op.Name, strings.Join(ins, ", "),
+				strings.ReplaceAll(strings.Join(attrs, "<br>"), "|", "\\|"), grad, strings.ReplaceAll(op.Doc, "|", "\\|"))
+		}
+	}
+	fmt.Fprintf(w, "\n%d ops.\n", total)
+}

@@ -1,0 +1,154 @@
+"""`make bench`: webtensor's Go benchmarks and the same work in NumPy and
+PyTorch (CPU) in one run, printed as a table of rates and ratios and written
+to docs/perf.md.
+
+The Go side is `go test -bench` over ./bench (the public API on the default
+device); the peers are timed here, median of repeated runs after a warm-up.
+OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset by the Makefile for this
+command only, so NumPy runs its best OpenBLAS kernel (see shared/DESIGN.md).
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def timeit(fn, min_time=1.0, repeats=5):
+    fn()
+    runs = []
+    for _ in range(repeats):
+        n, start = 0, time.perf_counter()
+        while True:
+            fn()
+            n += 1
+            el = time.perf_counter() - start
+            if el >= min_time / repeats:
+                break
+        runs.append(el / n)
+    return statistics.median(runs)
+
+
+def peers():
+    """Seconds per call for each case, for NumPy and PyTorch."""
+    out = {}
+    rng = np.random.default_rng(1)
+    for n in (256, 512, 1024, 2048):
+        a = rng.standard_normal((n, n), dtype=np.float32)
+        b = rng.standard_normal((n, n), dtype=np.float32)
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        out[f"Matmul/{n}"] = {"numpy": timeit(lambda: a @ b), "torch": timeit(lambda: ta @ tb)}
+    x = torch.randn(8, 64, 32, 32)
+    w = torch.randn(64, 64, 3, 3)
+    out["Conv2d"] = {"torch": timeit(lambda: torch.nn.functional.conv2d(x, w, padding=1))}
+    s = rng.standard_normal((4096, 1024), dtype=np.float32)
+    ts = torch.from_numpy(s)
+
+    def np_softmax():
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    def np_layer_norm():
+        m = s.mean(axis=-1, keepdims=True)
+        v = s.var(axis=-1, keepdims=True)
+        return (s - m) / np.sqrt(v + 1e-5)
+
+    out["Softmax"] = {"numpy": timeit(np_softmax), "torch": timeit(lambda: torch.softmax(ts, -1))}
+    out["LayerNorm"] = {"numpy": timeit(np_layer_norm),
+                        "torch": timeit(lambda: torch.nn.functional.layer_norm(ts, (1024,)))}
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
+                                torch.nn.ReLU(), torch.nn.Linear(512, 10))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    xb, yb = torch.randn(128, 784), torch.randint(0, 10, (128,))
+
+    def step():
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(xb), yb)
+        loss.backward()
+        opt.step()
+
+    out["TrainStep"] = {"torch": timeit(step)}
+    return out
+
+
+# Work per call, matching bench/bench_test.go.
+WORK = {f"Matmul/{n}": (2.0 * n ** 3, "GFLOP/s") for n in (256, 512, 1024, 2048)}
+WORK["Conv2d"] = (2.0 * 8 * 64 * 32 * 32 * 64 * 9, "GFLOP/s")
+WORK["Softmax"] = (2.0 * 4 * 4096 * 1024, "GB/s")
+WORK["LayerNorm"] = (2.0 * 4 * 4096 * 1024, "GB/s")
+WORK["TrainStep"] = (3 * 2.0 * 128 * (784 * 512 + 512 * 512 + 512 * 10), "GFLOP/s")
+
+LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) (GFLOP/s|GB/s)")
+
+
+def go_bench(benchtime):
+    cmd = ["go", "test", "-run", "^$", "-bench", ".", "-benchtime", benchtime, "-count", "1", "./bench/"]
+    print("+", " ".join(cmd), flush=True)
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit(f"go benchmarks failed:\n{res.stdout}\n{res.stderr}")
+    out = {}
+    for line in res.stdout.splitlines():
+        m = LINE.match(line)
+        if m:
+            out[m.group(1)] = float(m.group(2)) * 1e-9
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--benchtime", default="2s", help="go test -benchtime per case")
+    ap.add_argument("--out", default=str(ROOT / "docs" / "perf.md"))
+    args = ap.parse_args()
+    go = go_bench(args.benchtime)
+    print("timing NumPy and PyTorch ...", flush=True)
+    ref = peers()
+    rows = []
+    for case, (work, unit) in WORK.items():
+        g = go.get(case)
+        p = ref.get(case, {})
+        rate = lambda s: work / s / 1e9 if s else None  # noqa: E731
+        np_r, th_r, go_r = rate(p.get("numpy")), rate(p.get("torch")), rate(g)
+        ratio = lambda peer: f"{go_r / peer:.3f}" if go_r and peer else "-"  # noqa: E731
+        fmt = lambda r: f"{r:.2f}" if r else "-"  # noqa: E731
+        rows.append([case, unit, fmt(go_r), fmt(np_r), fmt(th_r), ratio(np_r), ratio(th_r)])
+    head = ["case", "unit", "webtensor (cpu)", "NumPy", "PyTorch", "webtensor/NumPy", "webtensor/PyTorch"]
+    table = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    table += ["| " + " | ".join(r) + " |" for r in rows]
+    print("\n".join(table))
+    env = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+           f"NumPy {np.__version__}, PyTorch {torch.__version__} "
+           f"({torch.get_num_threads()} threads), {subprocess.run(['go', 'version'], capture_output=True, text=True).stdout.strip()}")
+    doc = f"""# Performance
+
+Measured by `make bench` on {datetime.date.today().isoformat()} ({env}).
+Rates are higher-is-better; a ratio above 1 means webtensor is faster than the peer.
+The webtensor column runs through the public op API on the CPU backend (pure Go, no cgo).
+NumPy runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (its best kernel).
+Peer cases without a NumPy equivalent (convolution, a training step) show '-'.
+
+{chr(10).join(table)}
+
+Cases: matmul of two n x n f32 matrices; conv2d 8x64x32x32 with 64 3x3 filters, padding 1;
+softmax and layer_norm over the last axis of a 4096x1024 f32 tensor (GB/s counts one read and one
+write); one training step (forward, cross-entropy, backward, Adam) of a 784-512-512-10 MLP at batch 128.
+"""
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(doc)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
