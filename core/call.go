@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sort"
@@ -253,7 +254,7 @@ func runKernel(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor, err
 var warned sync.Map
 
 // WarnWriter receives one-time warnings (CPU fallbacks); nil silences them.
-var WarnWriter = os.Stderr
+var WarnWriter io.Writer = os.Stderr
 
 func fallbackToCPU(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor, error) {
 	if b.Device() == CPU {
@@ -268,11 +269,11 @@ func fallbackToCPU(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor,
 	}
 	host := make([]*Tensor, len(inputs))
 	for i, t := range inputs {
-		if t != nil {
-			host[i] = t.Detach().To(CPU)
-			if host[i].err != nil {
-				return nil, host[i].err
-			}
+		if t == nil {
+			continue
+		}
+		if host[i], err = storageToCPU(t, cpu); err != nil {
+			return nil, wrapOp(def.Name, err)
 		}
 	}
 	outs, err := runKernel(def, cpu, host, a)
@@ -301,4 +302,19 @@ func OpNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// storageToCPU copies a tensor's whole storage to the CPU and rebuilds the
+// same view there. Copying the storage rather than the values keeps this free
+// of any op call, so a backend without a "contiguous" kernel cannot recurse.
+func storageToCPU(t *Tensor, cpu Backend) (*Tensor, error) {
+	raw := make([]byte, t.storage.Len())
+	if err := t.backend.Download(t.storage, 0, raw); err != nil {
+		return nil, err
+	}
+	s, err := cpu.Upload(t.dtype, raw)
+	if err != nil {
+		return nil, err
+	}
+	return WrapStorage(cpu, s, t.shape, t.strides, t.offset, t.dtype), nil
 }
