@@ -78,7 +78,7 @@ func BenchmarkTrainStep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opt, err := nn.NewAdam(model.Parameters(), nn.AdamConfig{LR: 1e-3})
+	opt, err := nn.NewAdam(model.Parameters(), nn.DefaultAdam())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -43,3 +43,8 @@ func catch(op string, err *error) {
 		*err = opErr(op, "internal error: %v", r)
 	}
 }
+
+// ErrTensor returns a tensor that carries err, so that functions built on
+// ops (modules, SDK glue) can report their own validation errors the same
+// sticky way ops do.
+func ErrTensor(err error) *Tensor { return errTensor(err) }

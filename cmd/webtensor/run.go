@@ -76,7 +76,9 @@ func runDemo(cmd *cobra.Command, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	opt, err := nn.NewAdam(model.Parameters(), nn.AdamConfig{LR: o.lr})
+	cfg := nn.DefaultAdam()
+	cfg.LR = o.lr
+	opt, err := nn.NewAdam(model.Parameters(), cfg)
 	if err != nil {
 		return err
 	}
