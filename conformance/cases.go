@@ -100,7 +100,7 @@ func gradInputs(def *core.OpDef, s core.Sample) ([]bool, bool) {
 // SpecOf describes a sample without its outputs.
 func SpecOf(def *core.OpDef, s core.Sample) CaseSpec {
 	flags, grad := gradInputs(def, s)
-	c := CaseSpec{Name: s.Name, Attrs: JSONAttrs(s.ResolvedAttrs(def)), Grad: grad}
+	c := CaseSpec{Name: s.Name, Attrs: JSONAttrs(s.ResolvedAttrs(def)), Inputs: []InputSpec{}, Grad: grad}
 	for i, g := range s.Inputs {
 		shape := []int(g.Shape)
 		if shape == nil {

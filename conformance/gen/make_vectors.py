@@ -69,7 +69,7 @@ def as_tuple(r):
 def run_case(op, fn, case, tensors):
     attrs = {k: json_attr(v) for k, v in case["attrs"].items()}
     ins, leaves = [], []
-    for i, spec in enumerate(case["inputs"]):
+    for i, spec in enumerate(case["inputs"] or []):
         if spec.get("absent"):
             ins.append(None)
             leaves.append(None)
@@ -97,11 +97,11 @@ def run_case(op, fn, case, tensors):
         if spec["shape"] is not None and list(o.shape) != spec["shape"]:
             raise ValueError(f"output {j}: reference shape {list(o.shape)}, Go infers {spec['shape']}")
         want = DTYPES[spec["dtype"]]
-        result[f"{case['name']}/out{j}"] = o.detach().to(want).contiguous()
+        result[f"{case['name']}/out{j}"] = o.detach().to(want).contiguous().clone()
         if case["grad"] and o.requires_grad and o.is_floating_point():
             rng = np.random.default_rng(seed_of(op, case["name"], "up", j))
             up = torch.from_numpy(rng.standard_normal(tuple(o.shape))).to(want)
-            result[f"{case['name']}/up{j}"] = up.contiguous()
+            result[f"{case['name']}/up{j}"] = up.contiguous().clone()
             term = (o * up.to(torch.float64)).sum()
             loss = term if loss is None else loss + term
     if case["grad"]:
@@ -117,7 +117,7 @@ def run_case(op, fn, case, tensors):
             if g is None:
                 g = torch.zeros_like(leaf)
             dt = DTYPES[case["inputs"][i]["dtype"]]
-            result[f"{case['name']}/grad{i}"] = g.detach().to(dt).contiguous()
+            result[f"{case['name']}/grad{i}"] = g.detach().to(dt).contiguous().clone()
     return result
 
 

@@ -1,0 +1,47 @@
+package cpu_test
+
+import (
+	"testing"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// A ResNet-style 3x3 layer: N=8, 64 -> 64 channels, 32x32, padding 1.
+const cpBatch, cpChannels, cpSize, cpKernel = 8, 64, 32, 3
+
+// cpConvFlops counts multiply-adds twice, as GEMM benchmarks do.
+const cpConvFlops = 2.0 * cpBatch * cpChannels * cpSize * cpSize * cpChannels * cpKernel * cpKernel
+
+func cpReportGFlops(b *testing.B, flops float64) {
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func BenchmarkConv2d(b *testing.B) {
+	x := cpRand(core.F32, cpBatch, cpChannels, cpSize, cpSize)
+	w := cpRand(core.F32, cpChannels, cpChannels, cpKernel, cpKernel)
+	a := core.Attrs{"padding": 1}
+	b.ResetTimer()
+	for b.Loop() {
+		if y := core.Call1("conv2d", a, x, w); y.Err() != nil {
+			b.Fatal(y.Err())
+		}
+	}
+	cpReportGFlops(b, cpConvFlops)
+}
+
+// BenchmarkConv2dBackward times both gradients of the layer: the input's
+// (conv_transpose2d) and the weight's (_conv2d_weight_grad).
+func BenchmarkConv2dBackward(b *testing.B) {
+	x := cpRand(core.F32, cpBatch, cpChannels, cpSize, cpSize)
+	w := cpRand(core.F32, cpChannels, cpChannels, cpKernel, cpKernel)
+	gy := cpRand(core.F32, cpBatch, cpChannels, cpSize, cpSize)
+	b.ResetTimer()
+	for b.Loop() {
+		dx := core.Call1("conv_transpose2d", core.Attrs{"padding": 1}, gy, w)
+		dw := core.Call1("_conv2d_weight_grad", core.Attrs{"padding": 1, "kernel_size": cpKernel}, x, gy)
+		if dx.Err() != nil || dw.Err() != nil {
+			b.Fatal(dx.Err(), dw.Err())
+		}
+	}
+	cpReportGFlops(b, 2*cpConvFlops)
+}

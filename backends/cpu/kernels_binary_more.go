@@ -1,0 +1,231 @@
+package cpu
+
+import (
+	"errors"
+	"math"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Kernels of the binary ops beyond add/sub/mul/div: Python-style division,
+// powers, extrema, comparisons, logical connectives and where. Inputs of the
+// promoted ops share a dtype; logical ops and where see their inputs as given.
+
+func init() {
+	register("floor_divide", rejectIntZeroDivisor(binaryKernel(binaryFns{f: floorDivF64, i: floorDivI64})))
+	register("remainder", rejectIntZeroDivisor(binaryKernel(binaryFns{f: remainderF64, i: remainderI64})))
+	register("pow", binaryKernel(binaryFns{f: math.Pow, i: powI64}))
+	register("maximum", binaryKernel(binaryFns{f: maximumOf[float64], i: maximumOf[int64], f32: maximumOf[float32]}))
+	register("minimum", binaryKernel(binaryFns{f: minimumOf[float64], i: minimumOf[int64], f32: minimumOf[float32]}))
+	register("atan2", binaryKernel(binaryFns{f: math.Atan2,
+		f32: func(a, b float32) float32 { return float32(math.Atan2(float64(a), float64(b))) }}))
+	register("eq", ewCompareKernel(func(a, b float64) bool { return a == b }, func(a, b int64) bool { return a == b }))
+	register("ne", ewCompareKernel(func(a, b float64) bool { return a != b }, func(a, b int64) bool { return a != b }))
+	register("lt", ewCompareKernel(func(a, b float64) bool { return a < b }, func(a, b int64) bool { return a < b }))
+	register("le", ewCompareKernel(func(a, b float64) bool { return a <= b }, func(a, b int64) bool { return a <= b }))
+	register("gt", ewCompareKernel(func(a, b float64) bool { return a > b }, func(a, b int64) bool { return a > b }))
+	register("ge", ewCompareKernel(func(a, b float64) bool { return a >= b }, func(a, b int64) bool { return a >= b }))
+	register("logical_and", ewLogicalKernel(func(a, b bool) bool { return a && b }))
+	register("logical_or", ewLogicalKernel(func(a, b bool) bool { return a || b }))
+	register("logical_xor", ewLogicalKernel(func(a, b bool) bool { return a != b }))
+	register("where", ewWhereKernel)
+}
+
+var errIntDivisionByZero = errors.New("integer division by zero")
+
+// rejectIntZeroDivisor reports integer division by zero as an error, as
+// PyTorch does, instead of letting the Go runtime panic.
+func rejectIntZeroDivisor(k core.Kernel) core.Kernel {
+	return func(kc *core.KernelCall) error {
+		b := kc.Inputs[1]
+		if !b.DType().IsFloat() && kc.Outputs[0].Numel() > 0 {
+			for _, v := range readI64(b) {
+				if v == 0 {
+					return errIntDivisionByZero
+				}
+			}
+		}
+		return k(kc)
+	}
+}
+
+// floorDivF64 is PyTorch's div_floor for floats: it derives the quotient
+// from fmod, which is exact, and so avoids floor(a/b) misrounding when a/b
+// lands just beside an integer. Division by zero gives ±inf or NaN.
+func floorDivF64(a, b float64) float64 {
+	if b == 0 {
+		return a / b
+	}
+	mod := math.Mod(a, b)
+	div := (a - mod) / b
+	if mod != 0 && (b < 0) != (mod < 0) {
+		div--
+	}
+	if div == 0 {
+		return math.Copysign(0, a/b)
+	}
+	q := math.Floor(div)
+	if div-q > 0.5 {
+		q++
+	}
+	return q
+}
+
+func floorDivI64(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// remainderF64 gives the result the sign of b; a zero divisor gives NaN.
+func remainderF64(a, b float64) float64 {
+	mod := math.Mod(a, b)
+	if mod != 0 && (b < 0) != (mod < 0) {
+		mod += b
+	}
+	return mod
+}
+
+func remainderI64(a, b int64) int64 {
+	r := a % b
+	if r != 0 && (r < 0) != (b < 0) {
+		r += b
+	}
+	return r
+}
+
+// powI64 is exact integer exponentiation that wraps on overflow like the
+// dtype does. A negative exponent gives 0 unless |a| = 1 (PyTorch's rule).
+func powI64(a, b int64) int64 {
+	if b < 0 {
+		switch {
+		case a == 1:
+			return 1
+		case a == -1 && b%2 == 0:
+			return 1
+		case a == -1:
+			return -1
+		}
+		return 0
+	}
+	result := int64(1)
+	for b > 0 {
+		if b&1 == 1 {
+			result *= a
+		}
+		a *= a
+		b >>= 1
+	}
+	return result
+}
+
+type extremumElem interface{ ~float32 | ~float64 | ~int64 }
+
+// maximumOf returns a unless b is larger or NaN, so NaN wins and ties keep
+// a (PyTorch gives maximum(-0, 0) = -0).
+func maximumOf[T extremumElem](a, b T) T {
+	if b > a || b != b {
+		return b
+	}
+	return a
+}
+
+func minimumOf[T extremumElem](a, b T) T {
+	if b < a || b != b {
+		return b
+	}
+	return a
+}
+
+// ewCompareKernel compares promoted inputs: integers exactly in int64 (float64
+// would merge large i64 values), floats in float64.
+func ewCompareKernel(f func(a, b float64) bool, i func(a, b int64) bool) core.Kernel {
+	return binaryKernel(binaryFns{
+		f: func(a, b float64) float64 { return ewBool01(f(a, b)) },
+		i: func(a, b int64) int64 {
+			if i(a, b) {
+				return 1
+			}
+			return 0
+		},
+	})
+}
+
+// ewTruthAs reads t broadcast to shape as truth values: nonzero (NaN
+// included) is true.
+func ewTruthAs(t *core.Tensor, shape core.Shape) []bool {
+	out := make([]bool, shape.Numel())
+	if t.DType().IsFloat() {
+		for i, v := range readF64As(t, shape) {
+			out[i] = v != 0
+		}
+		return out
+	}
+	for i, v := range readI64As(t, shape) {
+		out[i] = v != 0
+	}
+	return out
+}
+
+// ewBoolStorage is the storage of a contiguous bool tensor, one byte per element.
+func ewBoolStorage(t *core.Tensor) []byte {
+	return host(t)[t.Offset() : t.Offset()+t.Numel()]
+}
+
+func ewLogicalKernel(fn func(a, b bool) bool) core.Kernel {
+	return func(k *core.KernelCall) error {
+		out := k.Outputs[0]
+		shape := out.Shape()
+		av, bv := ewTruthAs(k.Inputs[0], shape), ewTruthAs(k.Inputs[1], shape)
+		dst := ewBoolStorage(out)
+		for i := range dst {
+			dst[i] = byte(ewBool01(fn(av[i], bv[i])))
+		}
+		return nil
+	}
+}
+
+// ewWhereKernel selects elementwise. Dense f32 operands of the output's shape
+// with a dense condition are copied directly; otherwise values are read in
+// the output dtype's domain (int64 for integer and bool outputs, so no
+// integer loses precision).
+func ewWhereKernel(k *core.KernelCall) error {
+	cond, a, b, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Outputs[0]
+	shape := out.Shape()
+	n := shape.Numel()
+	if out.DType() == core.F32 && denseF32(a) && denseF32(b) && cond.IsContiguous() &&
+		a.Numel() == n && b.Numel() == n && cond.Numel() == n {
+		c, av, bv, ov := ewBoolStorage(cond), f32s(a), f32s(b), f32s(out)
+		parallelFor(n, 1, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				if c[i] != 0 {
+					ov[i] = av[i]
+				} else {
+					ov[i] = bv[i]
+				}
+			}
+		})
+		return nil
+	}
+	take := ewTruthAs(cond, shape)
+	if !out.DType().IsFloat() {
+		av, bv := readI64As(a, shape), readI64As(b, shape)
+		for i, t := range take {
+			if !t {
+				av[i] = bv[i]
+			}
+		}
+		writeI64(out, av)
+		return nil
+	}
+	av, bv := readF64As(a, shape), readF64As(b, shape)
+	for i, t := range take {
+		if !t {
+			av[i] = bv[i]
+		}
+	}
+	writeF64(out, av)
+	return nil
+}

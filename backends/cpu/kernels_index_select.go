@@ -1,0 +1,236 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Whole-slice indexing, masks, nonzero and one_hot. Dynamic ops (one_hot,
+// masked_select, nonzero) count first, then allocate their outputs.
+
+func init() {
+	register("index_select", indexSelectKernel)
+	register("index_add", indexAddKernel)
+	register("embedding", embeddingKernel)
+	register("one_hot", oneHotKernel)
+	register("masked_fill", maskedFillKernel)
+	register("masked_select", maskedSelectKernel)
+	register("_masked_select_grad", maskedSelectGradKernel)
+	register("nonzero", nonzeroKernel)
+}
+
+// selectWalk locates, for every element of a tensor shaped like x with the
+// axis resized to len(iv), the element of the layout (offset, strides) it
+// corresponds to, reading the axis coordinate through the index values.
+func selectWalk(offset int, strides []int, shape core.Shape, ax int, iv []int64) []int {
+	w := walkAlong(offset, strides, shape, ax)
+	inner := shape[ax+1:].Numel()
+	for i := range w.base {
+		w.base[i] += int(iv[(i/inner)%len(iv)]) * w.stride
+	}
+	return w.base
+}
+
+func indexSelectKernel(k *core.KernelCall) error {
+	x, idx, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
+	ax, err := core.NormAxis(k.Attrs.Int("axis"), x.Rank())
+	if err != nil {
+		return err
+	}
+	iv, err := checkedIndices(idx, x.Shape()[ax], ax)
+	if err != nil || out.Numel() == 0 {
+		return err
+	}
+	srcAt := selectWalk(x.Offset(), x.Strides(), out.Shape(), ax, iv)
+	copyElements(x.DType().Size(), denseOut(out), host(x), nil, srcAt, nil)
+	return nil
+}
+
+func indexAddKernel(k *core.KernelCall) error {
+	x, idx, src, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Outputs[0]
+	ax, err := core.NormAxis(k.Attrs.Int("axis"), x.Rank())
+	if err != nil {
+		return err
+	}
+	iv, err := checkedIndices(idx, x.Shape()[ax], ax)
+	if err != nil {
+		return err
+	}
+	if src.Numel() == 0 {
+		copy(denseOut(out), rowMajorBytes(x))
+		return nil
+	}
+	dstAt := selectWalk(0, core.ContiguousStrides(x.Shape()), src.Shape(), ax, iv)
+	alpha := k.Attrs.Float("alpha")
+	if out.DType().IsFloat() {
+		acc, sv := readF64(x), readF64(src)
+		for i, t := range dstAt {
+			acc[t] += alpha * sv[i]
+		}
+		writeF64(out, acc)
+		return nil
+	}
+	acc, sv, a := readI64(x), readI64(src), int64(alpha)
+	for i, t := range dstAt {
+		acc[t] += a * sv[i]
+	}
+	writeI64(out, acc)
+	return nil
+}
+
+func embeddingKernel(k *core.KernelCall) error {
+	w, idx, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
+	ws, st := w.Shape(), w.Strides()
+	iv, err := checkedIndices(idx, ws[0], 0)
+	if err != nil {
+		return err
+	}
+	dim := ws[1]
+	srcAt := make([]int, len(iv)*dim)
+	for j, v := range iv {
+		row := w.Offset() + int(v)*st[0]
+		for d := 0; d < dim; d++ {
+			srcAt[j*dim+d] = row + d*st[1]
+		}
+	}
+	copyElements(w.DType().Size(), denseOut(out), host(w), nil, srcAt, nil)
+	return nil
+}
+
+func oneHotKernel(k *core.KernelCall) error {
+	idx := k.Inputs[0]
+	iv := readI64(idx)
+	classes := int64(k.Attrs.Int("num_classes"))
+	if classes < 0 {
+		if len(iv) == 0 {
+			return fmt.Errorf("cannot infer num_classes from an empty tensor; give num_classes")
+		}
+		for _, v := range iv {
+			classes = max(classes, v+1)
+		}
+	}
+	for _, v := range iv {
+		switch {
+		case v < 0:
+			return fmt.Errorf("class index %d is negative", v)
+		case v >= classes:
+			return fmt.Errorf("class index %d is out of range for num_classes %d", v, classes)
+		}
+	}
+	out, err := k.Alloc(append(idx.Shape(), int(classes)), core.I64)
+	if err != nil {
+		return err
+	}
+	vals := make([]int64, out.Numel())
+	for i, v := range iv {
+		vals[int64(i)*classes+v] = 1
+	}
+	writeI64(out, vals)
+	k.SetOutputs(out)
+	return nil
+}
+
+// maskBits reads a bool mask broadcast to shape.
+func maskBits(mask *core.Tensor, shape core.Shape) []bool {
+	b := host(mask)
+	at := indexMap(mask, shape)
+	bits := make([]bool, len(at))
+	for i, p := range at {
+		bits[i] = b[p] != 0
+	}
+	return bits
+}
+
+func maskedFillKernel(k *core.KernelCall) error {
+	x, mask, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
+	shape := out.Shape()
+	srcAt := indexMap(x, shape)
+	for i, on := range maskBits(mask, shape) {
+		if on {
+			srcAt[i] = -1
+		}
+	}
+	fill := alignedBytes(8)
+	core.PutF64(out.DType(), fill, 0, k.Attrs.Float("value"))
+	copyElements(out.DType().Size(), denseOut(out), host(x), nil, srcAt, fill)
+	return nil
+}
+
+func maskedSelectKernel(k *core.KernelCall) error {
+	x, mask := k.Inputs[0], k.Inputs[1]
+	shape, err := core.BroadcastShapes(x.Shape(), mask.Shape())
+	if err != nil {
+		return err
+	}
+	xAt := indexMap(x, shape)
+	var srcAt []int
+	for i, on := range maskBits(mask, shape) {
+		if on {
+			srcAt = append(srcAt, xAt[i])
+		}
+	}
+	out, err := k.Alloc(core.Shape{len(srcAt)}, x.DType())
+	if err != nil {
+		return err
+	}
+	copyElements(x.DType().Size(), denseOut(out), host(x), nil, srcAt, nil)
+	k.SetOutputs(out)
+	return nil
+}
+
+func maskedSelectGradKernel(k *core.KernelCall) error {
+	g, mask, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
+	gAt := indexMap(g, g.Shape())
+	bits := maskBits(mask, out.Shape())
+	srcAt := make([]int, len(bits))
+	next := 0
+	for i, on := range bits {
+		srcAt[i] = -1
+		if on {
+			if next == len(gAt) {
+				return fmt.Errorf("g has %d elements, the mask selects more", len(gAt))
+			}
+			srcAt[i] = gAt[next]
+			next++
+		}
+	}
+	if next != len(gAt) {
+		return fmt.Errorf("g has %d elements, the mask selects %d", len(gAt), next)
+	}
+	copyElements(out.DType().Size(), denseOut(out), host(g), nil, srcAt, nil)
+	return nil
+}
+
+func nonzeroKernel(k *core.KernelCall) error {
+	x := k.Inputs[0]
+	shape := x.Shape()
+	rank := len(shape)
+	var coords []int64
+	idx := make([]int64, rank)
+	for _, v := range readF64(x) {
+		if v != 0 {
+			coords = append(coords, idx...)
+		}
+		for d := rank - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < int64(shape[d]) {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	n := 0
+	if rank > 0 {
+		n = len(coords) / rank
+	} else if x.Numel() == 1 && readF64(x)[0] != 0 {
+		n = 1
+	}
+	out, err := k.Alloc(core.Shape{n, rank}, core.I64)
+	if err != nil {
+		return err
+	}
+	writeI64(out, coords)
+	k.SetOutputs(out)
+	return nil
+}

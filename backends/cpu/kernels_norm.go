@@ -1,0 +1,535 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Normalisation kernels and their backward ops. Statistics are accumulated
+// in float64 with two passes (mean, then squared deviations), which keeps the
+// variance accurate for inputs with a large mean. layer_norm and rms_norm
+// have dense float32 forward paths, parallel over rows.
+
+func init() {
+	register("layer_norm", layerNormKernel)
+	register("_layer_norm_backward", layerNormBackwardKernel)
+	register("rms_norm", rmsNormKernel)
+	register("_rms_norm_backward", rmsNormBackwardKernel)
+	register("group_norm", groupNormKernel)
+	register("_group_norm_backward", groupNormBackwardKernel)
+	register("batch_norm", batchNormKernel)
+	register("_batch_norm_backward", batchNormBackwardKernel)
+}
+
+// nnOptF64 reads an optional input; nil when it is absent.
+func nnOptF64(t *core.Tensor) []float64 {
+	if t == nil {
+		return nil
+	}
+	return readF64(t)
+}
+
+// nnOptF32 is the dense f32 data of an optional input; nil when absent.
+func nnOptF32(t *core.Tensor) []float32 {
+	if t == nil {
+		return nil
+	}
+	return f32s(t)
+}
+
+// nnDenseF32 reports whether every present tensor is dense f32.
+func nnDenseF32(ts ...*core.Tensor) bool {
+	for _, t := range ts {
+		if t != nil && !denseF32(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// normRows splits x into rows of the trailing normalized_shape dims.
+func normRows(x core.Shape, ns []int) (rows, n int) {
+	rows, n = 1, 1
+	for _, d := range x[:len(x)-len(ns)] {
+		rows *= d
+	}
+	for _, d := range ns {
+		n *= d
+	}
+	return rows, n
+}
+
+// nnMeanRstd is the mean and 1/sqrt(biased variance + eps) of x.
+func nnMeanRstd(x []float64, eps float64) (mean, rstd float64) {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	mean = s / float64(len(x))
+	var q float64
+	for _, v := range x {
+		d := v - mean
+		q += d * d
+	}
+	return mean, 1 / math.Sqrt(q/float64(len(x))+eps)
+}
+
+func nnMeanRstdF32(x []float32, eps float64) (mean, rstd float64) {
+	var s float64
+	for _, v := range x {
+		s += float64(v)
+	}
+	mean = s / float64(len(x))
+	var q float64
+	for _, v := range x {
+		d := float64(v) - mean
+		q += d * d
+	}
+	return mean, 1 / math.Sqrt(q/float64(len(x))+eps)
+}
+
+// nnAffine returns w[i]*v + b[i] with absent weight 1 and bias 0.
+func nnAffine(v float64, w, b []float64, i int) float64 {
+	if w != nil {
+		v *= w[i]
+	}
+	if b != nil {
+		v += b[i]
+	}
+	return v
+}
+
+func layerNormKernel(k *core.KernelCall) error {
+	x, w, b, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Outputs[0]
+	rows, n := normRows(x.Shape(), k.Attrs.Ints("normalized_shape"))
+	eps := k.Attrs.Float("eps")
+	if nnDenseF32(x, w, b) {
+		src, dst, wv, bv := f32s(x), f32s(out), nnOptF32(w), nnOptF32(b)
+		parallelFor(rows, n*6, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				xr, yr := src[r*n:(r+1)*n], dst[r*n:(r+1)*n]
+				mean, rstd := nnMeanRstdF32(xr, eps)
+				m, s := float32(mean), float32(rstd)
+				for i, v := range xr {
+					y := (v - m) * s
+					if wv != nil {
+						y *= wv[i]
+					}
+					if bv != nil {
+						y += bv[i]
+					}
+					yr[i] = y
+				}
+			}
+		})
+		return nil
+	}
+	xv, wv, bv := readF64(x), nnOptF64(w), nnOptF64(b)
+	parallelFor(rows, n*6, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr := xv[r*n : (r+1)*n]
+			mean, rstd := nnMeanRstd(xr, eps)
+			for i, v := range xr {
+				xr[i] = nnAffine((v-mean)*rstd, wv, bv, i)
+			}
+		}
+	})
+	writeF64(out, xv)
+	return nil
+}
+
+// layerNormBackwardKernel: with xhat = (x-mean)*rstd and d = g*w,
+// dx = rstd*(d - mean(d) - xhat*mean(d*xhat)) per row; dweight and dbias
+// sum g*xhat and g over the rows.
+func layerNormBackwardKernel(k *core.KernelCall) error {
+	x, g, w := k.Inputs[0], k.Inputs[1], k.Inputs[2]
+	rows, n := normRows(x.Shape(), k.Attrs.Ints("normalized_shape"))
+	eps := k.Attrs.Float("eps")
+	if nnDenseF32(x, g, w) {
+		layerNormBackwardF32(k, rows, n, eps)
+		return nil
+	}
+	xv, gv, wv := readF64(x), readF64(g), nnOptF64(w)
+	xhat, dx := make([]float64, len(xv)), make([]float64, len(xv))
+	parallelFor(rows, n*10, func(lo, hi int) {
+		d := make([]float64, n)
+		for r := lo; r < hi; r++ {
+			mean, rstd := nnMeanRstd(xv[r*n:(r+1)*n], eps)
+			xh, gr := xhat[r*n:(r+1)*n], gv[r*n:(r+1)*n]
+			for i := range xh {
+				xh[i] = (xv[r*n+i] - mean) * rstd
+				d[i] = gr[i] * nnWeightAt(wv, i)
+			}
+			normBackwardGroup(xh, d, rstd, dx[r*n:(r+1)*n])
+		}
+	})
+	dw, db := make([]float64, n), make([]float64, n)
+	parallelFor(n, rows*2, func(lo, hi int) {
+		for r := 0; r < rows; r++ {
+			for i := lo; i < hi; i++ {
+				dw[i] += gv[r*n+i] * xhat[r*n+i]
+				db[i] += gv[r*n+i]
+			}
+		}
+	})
+	writeF64(k.Outputs[0], dx)
+	writeF64(k.Outputs[1], dw)
+	writeF64(k.Outputs[2], db)
+	return nil
+}
+
+// layerNormBackwardF32 is layerNormBackwardKernel on dense f32 data, with
+// float64 sums; the row statistics are kept so that the column pass for
+// dweight and dbias does not recompute them.
+func layerNormBackwardF32(k *core.KernelCall, rows, n int, eps float64) {
+	xs, gs, ws, dx := f32s(k.Inputs[0]), f32s(k.Inputs[1]), nnOptF32(k.Inputs[2]), f32s(k.Outputs[0])
+	mean, rstd := make([]float64, rows), make([]float64, rows)
+	parallelFor(rows, n*10, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr, gr, dr := xs[r*n:(r+1)*n], gs[r*n:(r+1)*n], dx[r*n:(r+1)*n]
+			m, s := nnMeanRstdF32(xr, eps)
+			mean[r], rstd[r] = m, s
+			var sd, sdx float64
+			for i, v := range xr {
+				d := float64(gr[i])
+				if ws != nil {
+					d *= float64(ws[i])
+				}
+				sd += d
+				sdx += d * (float64(v) - m) * s
+			}
+			sd, sdx = sd/float64(n), sdx/float64(n)
+			for i, v := range xr {
+				d := float64(gr[i])
+				if ws != nil {
+					d *= float64(ws[i])
+				}
+				dr[i] = float32(s * (d - sd - (float64(v)-m)*s*sdx))
+			}
+		}
+	})
+	dw, db := make([]float64, n), make([]float64, n)
+	parallelFor(n, rows*3, func(lo, hi int) {
+		for r := 0; r < rows; r++ {
+			m, s := mean[r], rstd[r]
+			gr := gs[r*n+lo : r*n+hi]
+			for i, v := range xs[r*n+lo : r*n+hi] {
+				g := float64(gr[i])
+				dw[lo+i] += g * (float64(v) - m) * s
+				db[lo+i] += g
+			}
+		}
+	})
+	writeF64(k.Outputs[1], dw)
+	writeF64(k.Outputs[2], db)
+}
+
+// nnWeightAt is w[i], or 1 when there is no weight.
+func nnWeightAt(w []float64, i int) float64 {
+	if w == nil {
+		return 1
+	}
+	return w[i]
+}
+
+// normBackwardGroup is the gradient of (x-mean)*rstd*weight over one group
+// of values normalised together, given xhat and d = g*weight:
+// dx = rstd*(d - mean(d) - xhat*mean(d*xhat)).
+func normBackwardGroup(xhat, d []float64, rstd float64, dx []float64) {
+	var sd, sdx float64
+	for i, xh := range xhat {
+		sd += d[i]
+		sdx += d[i] * xh
+	}
+	n := float64(len(xhat))
+	sd, sdx = sd/n, sdx/n
+	for i, xh := range xhat {
+		dx[i] = rstd * (d[i] - sd - xh*sdx)
+	}
+}
+
+// rmsInvRoot is 1/sqrt(mean(x^2) + eps).
+func rmsInvRoot(x []float64, eps float64) float64 {
+	var q float64
+	for _, v := range x {
+		q += v * v
+	}
+	return 1 / math.Sqrt(q/float64(len(x))+eps)
+}
+
+func rmsNormKernel(k *core.KernelCall) error {
+	x, w, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
+	rows, n := normRows(x.Shape(), k.Attrs.Ints("normalized_shape"))
+	eps := core.RMSNormEps(k.Attrs, x.DType())
+	if nnDenseF32(x, w) {
+		src, dst, wv := f32s(x), f32s(out), nnOptF32(w)
+		parallelFor(rows, n*4, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				xr, yr := src[r*n:(r+1)*n], dst[r*n:(r+1)*n]
+				var q float64
+				for _, v := range xr {
+					q += float64(v) * float64(v)
+				}
+				s := float32(1 / math.Sqrt(q/float64(n)+eps))
+				for i, v := range xr {
+					if wv != nil {
+						yr[i] = v * s * wv[i]
+					} else {
+						yr[i] = v * s
+					}
+				}
+			}
+		})
+		return nil
+	}
+	xv, wv := readF64(x), nnOptF64(w)
+	parallelFor(rows, n*4, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr := xv[r*n : (r+1)*n]
+			s := rmsInvRoot(xr, eps)
+			for i, v := range xr {
+				xr[i] = v * s * nnWeightAt(wv, i)
+			}
+		}
+	})
+	writeF64(out, xv)
+	return nil
+}
+
+// rmsNormBackwardKernel: y = x*s*w with s = (mean(x^2)+eps)^-1/2 gives
+// dx = s*g*w - s^3 * x * mean(g*w*x), dweight = sum over rows of g*x*s.
+func rmsNormBackwardKernel(k *core.KernelCall) error {
+	x, g, w := k.Inputs[0], k.Inputs[1], k.Inputs[2]
+	rows, n := normRows(x.Shape(), k.Attrs.Ints("normalized_shape"))
+	eps := core.RMSNormEps(k.Attrs, x.DType())
+	xv, gv, wv := readF64(x), readF64(g), nnOptF64(w)
+	dx, scale := make([]float64, len(xv)), make([]float64, rows)
+	parallelFor(rows, n*6, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr, gr := xv[r*n:(r+1)*n], gv[r*n:(r+1)*n]
+			s := rmsInvRoot(xr, eps)
+			scale[r] = s
+			var dot float64
+			for i, v := range xr {
+				dot += gr[i] * nnWeightAt(wv, i) * v
+			}
+			c := s * s * s * dot / float64(n)
+			for i, v := range xr {
+				dx[r*n+i] = s*gr[i]*nnWeightAt(wv, i) - c*v
+			}
+		}
+	})
+	dw := make([]float64, n)
+	parallelFor(n, rows*2, func(lo, hi int) {
+		for r := 0; r < rows; r++ {
+			for i := lo; i < hi; i++ {
+				dw[i] += gv[r*n+i] * xv[r*n+i] * scale[r]
+			}
+		}
+	})
+	writeF64(k.Outputs[0], dx)
+	writeF64(k.Outputs[1], dw)
+	return nil
+}
+
+// nnNCS views x [N, C, ...] as N x C x S.
+func nnNCS(x core.Shape) (n, c, s int) {
+	s = 1
+	for _, d := range x[2:] {
+		s *= d
+	}
+	return x[0], x[1], s
+}
+
+func groupNormKernel(k *core.KernelCall) error {
+	x, w, b, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Outputs[0]
+	n, c, s := nnNCS(x.Shape())
+	groups, eps := k.Attrs.Int("num_groups"), k.Attrs.Float("eps")
+	cg := c / groups
+	m := cg * s
+	xv, wv, bv := readF64(x), nnOptF64(w), nnOptF64(b)
+	parallelFor(n*groups, m*6, func(lo, hi int) {
+		for grp := lo; grp < hi; grp++ {
+			xr := xv[grp*m : (grp+1)*m]
+			mean, rstd := nnMeanRstd(xr, eps)
+			first := (grp % groups) * cg
+			for t, v := range xr {
+				xr[t] = nnAffine((v-mean)*rstd, wv, bv, first+t/s)
+			}
+		}
+	})
+	writeF64(out, xv)
+	return nil
+}
+
+func groupNormBackwardKernel(k *core.KernelCall) error {
+	x, g, w := k.Inputs[0], k.Inputs[1], k.Inputs[2]
+	n, c, s := nnNCS(x.Shape())
+	groups, eps := k.Attrs.Int("num_groups"), k.Attrs.Float("eps")
+	cg := c / groups
+	m := cg * s
+	xv, gv, wv := readF64(x), readF64(g), nnOptF64(w)
+	xhat, dx := make([]float64, len(xv)), make([]float64, len(xv))
+	parallelFor(n*groups, m*10, func(lo, hi int) {
+		d := make([]float64, m)
+		for grp := lo; grp < hi; grp++ {
+			mean, rstd := nnMeanRstd(xv[grp*m:(grp+1)*m], eps)
+			xh := xhat[grp*m : (grp+1)*m]
+			first := (grp % groups) * cg
+			for t := range xh {
+				xh[t] = (xv[grp*m+t] - mean) * rstd
+				d[t] = gv[grp*m+t] * nnWeightAt(wv, first+t/s)
+			}
+			normBackwardGroup(xh, d, rstd, dx[grp*m:(grp+1)*m])
+		}
+	})
+	dw, db := nnChannelSums(xhat, gv, n, c, s)
+	writeF64(k.Outputs[0], dx)
+	writeF64(k.Outputs[1], dw)
+	writeF64(k.Outputs[2], db)
+	return nil
+}
+
+// nnChannelSums sums g*xhat and g per channel of [N, C, S] tensors.
+func nnChannelSums(xhat, g []float64, n, c, s int) (dw, db []float64) {
+	dw, db = make([]float64, c), make([]float64, c)
+	parallelFor(c, n*s*2, func(lo, hi int) {
+		for ch := lo; ch < hi; ch++ {
+			for b := 0; b < n; b++ {
+				base := (b*c + ch) * s
+				for t := base; t < base+s; t++ {
+					dw[ch] += g[t] * xhat[t]
+					db[ch] += g[t]
+				}
+			}
+		}
+	})
+	return dw, db
+}
+
+// batchStats is one channel's batch mean and biased variance.
+func batchStats(x []float64, n, c, s, ch int) (mean, variance float64) {
+	var sum float64
+	for b := 0; b < n; b++ {
+		for _, v := range x[(b*c+ch)*s : (b*c+ch+1)*s] {
+			sum += v
+		}
+	}
+	count := float64(n * s)
+	mean = sum / count
+	var q float64
+	for b := 0; b < n; b++ {
+		for _, v := range x[(b*c+ch)*s : (b*c+ch+1)*s] {
+			q += (v - mean) * (v - mean)
+		}
+	}
+	return mean, q / count
+}
+
+// batchNormKernel normalises per channel. Training uses the batch mean and
+// biased variance and returns running statistics updated with the unbiased
+// variance (or the batch statistics themselves when none are given); eval
+// uses the running statistics and returns them unchanged.
+func batchNormKernel(k *core.KernelCall) error {
+	x, rmT, rvT, w, b := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Inputs[3], k.Inputs[4]
+	n, c, s := nnNCS(x.Shape())
+	training, momentum, eps := k.Attrs.Bool("training"), k.Attrs.Float("momentum"), k.Attrs.Float("eps")
+	xv, rm, rv, wv, bv := readF64(x), nnOptF64(rmT), nnOptF64(rvT), nnOptF64(w), nnOptF64(b)
+	newMean, newVar := make([]float64, c), make([]float64, c)
+	count := float64(n * s)
+	parallelFor(c, n*s*6, func(lo, hi int) {
+		for ch := lo; ch < hi; ch++ {
+			var mean, variance float64
+			if training {
+				mean, variance = batchStats(xv, n, c, s, ch)
+				unbiased := variance * count / (count - 1)
+				newMean[ch], newVar[ch] = mean, unbiased
+				if rm != nil {
+					newMean[ch] = (1-momentum)*rm[ch] + momentum*mean
+					newVar[ch] = (1-momentum)*rv[ch] + momentum*unbiased
+				}
+			} else {
+				mean, variance = rm[ch], rv[ch]
+				newMean[ch], newVar[ch] = mean, variance
+			}
+			rstd := 1 / math.Sqrt(variance+eps)
+			for bi := 0; bi < n; bi++ {
+				row := xv[(bi*c+ch)*s : (bi*c+ch+1)*s]
+				for t, v := range row {
+					row[t] = nnAffine((v-mean)*rstd, wv, bv, ch)
+				}
+			}
+		}
+	})
+	writeF64(k.Outputs[0], xv)
+	writeF64(k.Outputs[1], newMean)
+	writeF64(k.Outputs[2], newVar)
+	return nil
+}
+
+// batchNormBackwardKernel: in training the y path is the usual
+// normalisation gradient over each channel's N*S values, and the updated
+// running statistics add a*g_mean/count and a*g_var*2*(x-mean)/(count-1),
+// with a the momentum (1 when no running statistics were given, since the
+// batch statistics are returned directly). In eval mode y is affine in x.
+func batchNormBackwardKernel(k *core.KernelCall) error {
+	x, g := k.Inputs[0], k.Inputs[1]
+	n, c, s := nnNCS(x.Shape())
+	training, momentum, eps := k.Attrs.Bool("training"), k.Attrs.Float("momentum"), k.Attrs.Float("eps")
+	xv, gv := readF64(x), readF64(g)
+	rm, rv, wv := nnOptF64(k.Inputs[2]), nnOptF64(k.Inputs[3]), nnOptF64(k.Inputs[4])
+	gMean, gVar := nnOptF64(k.Inputs[5]), nnOptF64(k.Inputs[6])
+	a := momentum
+	if rm == nil {
+		a = 1
+	}
+	count := float64(n * s)
+	xhat, dx := make([]float64, len(xv)), make([]float64, len(xv))
+	parallelFor(c, n*s*12, func(lo, hi int) {
+		idx := make([]int, 0, n*s)
+		xh, d, dr := make([]float64, n*s), make([]float64, n*s), make([]float64, n*s)
+		for ch := lo; ch < hi; ch++ {
+			idx = idx[:0]
+			for bi := 0; bi < n; bi++ {
+				for t := (bi*c + ch) * s; t < (bi*c+ch+1)*s; t++ {
+					idx = append(idx, t)
+				}
+			}
+			var mean, variance float64
+			if training {
+				mean, variance = batchStats(xv, n, c, s, ch)
+			} else {
+				mean, variance = rm[ch], rv[ch]
+			}
+			rstd := 1 / math.Sqrt(variance+eps)
+			weight := nnWeightAt(wv, ch)
+			for j, t := range idx {
+				xh[j], d[j] = (xv[t]-mean)*rstd, gv[t]*weight
+				xhat[t] = xh[j]
+			}
+			if training {
+				normBackwardGroup(xh, d, rstd, dr)
+			} else {
+				for j := range idx {
+					dr[j] = d[j] * rstd
+				}
+			}
+			for j, t := range idx {
+				d := dr[j]
+				if training && gMean != nil {
+					d += gMean[ch] * a / count
+				}
+				if training && gVar != nil {
+					d += gVar[ch] * a * 2 * (xv[t] - mean) / (count - 1)
+				}
+				dx[t] = d
+			}
+		}
+	})
+	dw, db := nnChannelSums(xhat, gv, n, c, s)
+	writeF64(k.Outputs[0], dx)
+	writeF64(k.Outputs[1], dw)
+	writeF64(k.Outputs[2], db)
+	return nil
+}

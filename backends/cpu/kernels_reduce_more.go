@@ -1,0 +1,520 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Kernels of core/ops_reduce_more.go. Floating inputs reduce in float64 and
+// round once into the output; integer inputs reduce in int64 so that i64
+// values beyond 2^53 stay exact and overflow wraps like PyTorch's.
+
+func init() {
+	register("prod", func(k *core.KernelCall) error {
+		in, out := k.Inputs[0], k.Outputs[0]
+		axes := core.ReducedAxes(in, k.Attrs)
+		if !out.DType().IsFloat() {
+			writeI64(out, reduceExactInt(in, axes, 1, func(acc, v int64) int64 { return acc * v }))
+			return nil
+		}
+		writeF64(out, reduceF64(in, axes, 1, func(acc, v float64) float64 { return acc * v }))
+		return nil
+	})
+	register("max", extremeKernel(1))
+	register("min", extremeKernel(-1))
+	register("argmax", argExtremeKernel(1))
+	register("argmin", argExtremeKernel(-1))
+	register("var", varianceKernel(false))
+	register("std", varianceKernel(true))
+	register("logsumexp", logsumexpKernel)
+	register("norm", vectorNormKernel)
+	register("cumsum", cumulativeKernel(0, func(acc, v float64) float64 { return acc + v }, func(acc, v int64) int64 { return acc + v }))
+	register("cumprod", cumulativeKernel(1, func(acc, v float64) float64 { return acc * v }, func(acc, v int64) int64 { return acc * v }))
+	register("any", anyAllKernel(false))
+	register("all", anyAllKernel(true))
+	register("_prod_grad", prodGradKernel)
+	register("_extreme_grad", extremeGradKernel)
+	register("_norm_grad", vectorNormGradKernel)
+	register("_cumprod_grad", cumprodGradKernel)
+}
+
+// reduceExactInt is reduceF64 in exact integer arithmetic.
+func reduceExactInt(in *core.Tensor, axes []int, init int64, step func(acc, v int64) int64) []int64 {
+	shape := in.Shape()
+	acc := make([]int64, core.ReduceShape(shape, axes, false).Numel())
+	for i := range acc {
+		acc[i] = init
+	}
+	v := readI64(in)
+	for i, o := range reduceIndex(shape, axes) {
+		acc[o] = step(acc[o], v[i])
+	}
+	return acc
+}
+
+// extremeBeats reports whether v replaces best in a search for the largest
+// (dir > 0) or smallest (dir < 0) value.
+func extremeBeats[T int64 | float64](dir int, best, v T) bool {
+	if dir > 0 {
+		return v > best
+	}
+	return v < best
+}
+
+// extremeKernel reduces to the largest (dir > 0) or smallest value; a NaN,
+// once met, stays (PyTorch's amax/amin propagate NaN).
+func extremeKernel(dir int) core.Kernel {
+	return func(k *core.KernelCall) error {
+		in, out := k.Inputs[0], k.Outputs[0]
+		axes := core.ReducedAxes(in, k.Attrs)
+		if !in.DType().IsFloat() {
+			init := int64(math.MinInt64)
+			if dir < 0 {
+				init = math.MaxInt64
+			}
+			writeI64(out, reduceExactInt(in, axes, init, func(a, b int64) int64 {
+				if extremeBeats(dir, a, b) {
+					return b
+				}
+				return a
+			}))
+			return nil
+		}
+		writeF64(out, reduceF64(in, axes, math.Inf(-dir), func(a, b float64) float64 {
+			if a == a && (b != b || extremeBeats(dir, a, b)) {
+				return b
+			}
+			return a
+		}))
+		return nil
+	}
+}
+
+// splitAtAxis splits shape around axis into outer x n x inner, the layout of
+// a scan or search along one axis of a row-major array.
+func splitAtAxis(shape core.Shape, axis int) (outer, n, inner int) {
+	if len(shape) == 0 {
+		return 1, 1, 1
+	}
+	outer, inner = 1, 1
+	for _, d := range shape[:axis] {
+		outer *= d
+	}
+	for _, d := range shape[axis+1:] {
+		inner *= d
+	}
+	return outer, shape[axis], inner
+}
+
+// argExtremeKernel returns the first index whose value is better than every
+// earlier one; the first NaN wins and ends the search, as in PyTorch.
+func argExtremeKernel(dir int) core.Kernel {
+	return func(k *core.KernelCall) error {
+		in, out := k.Inputs[0], k.Outputs[0]
+		axis, flat, err := core.ArgReduceAxis(in.Rank(), k.Attrs)
+		if err != nil {
+			return err
+		}
+		outer, n, inner := 1, in.Numel(), 1
+		if !flat {
+			outer, n, inner = splitAtAxis(in.Shape(), axis)
+		}
+		res := make([]int64, outer*inner)
+		if in.DType().IsFloat() {
+			v := readF64(in)
+			for o := 0; o < outer; o++ {
+				for r := 0; r < inner; r++ {
+					base := o*n*inner + r
+					best, at := v[base], 0
+					for j := 1; j < n && best == best; j++ {
+						if x := v[base+j*inner]; x != x || extremeBeats(dir, best, x) {
+							best, at = x, j
+						}
+					}
+					res[o*inner+r] = int64(at)
+				}
+			}
+		} else {
+			v := readI64(in)
+			for o := 0; o < outer; o++ {
+				for r := 0; r < inner; r++ {
+					base := o*n*inner + r
+					best, at := v[base], 0
+					for j := 1; j < n; j++ {
+						if x := v[base+j*inner]; extremeBeats(dir, best, x) {
+							best, at = x, j
+						}
+					}
+					res[o*inner+r] = int64(at)
+				}
+			}
+		}
+		writeI64(out, res)
+		return nil
+	}
+}
+
+// varianceKernel computes the variance (or its square root) in two passes:
+// the mean first, then the squared deviations, which is far more accurate
+// than sum(x^2) - n*mean^2.
+func varianceKernel(sqrt bool) core.Kernel {
+	return func(k *core.KernelCall) error {
+		in, out := k.Inputs[0], k.Outputs[0]
+		axes := core.ReducedAxes(in, k.Attrs)
+		shape := in.Shape()
+		n := float64(reducedCount(shape, axes))
+		v := readF64(in)
+		idx := reduceIndex(shape, axes)
+		mean := make([]float64, out.Numel())
+		for i, o := range idx {
+			mean[o] += v[i]
+		}
+		for o := range mean {
+			mean[o] /= n
+		}
+		ss := make([]float64, len(mean))
+		for i, o := range idx {
+			d := v[i] - mean[o]
+			ss[o] += d * d
+		}
+		div := math.Max(n-float64(k.Attrs.Int("correction")), 0)
+		for o := range ss {
+			ss[o] /= div
+			if sqrt {
+				ss[o] = math.Sqrt(ss[o])
+			}
+		}
+		writeF64(out, ss)
+		return nil
+	}
+}
+
+// logsumexpKernel follows PyTorch: shift by the maximum unless it is
+// infinite (then by 0, so all -inf gives -inf and any +inf gives +inf).
+func logsumexpKernel(k *core.KernelCall) error {
+	in, out := k.Inputs[0], k.Outputs[0]
+	axes := core.ReducedAxes(in, k.Attrs)
+	shape := in.Shape()
+	v := readF64(in)
+	idx := reduceIndex(shape, axes)
+	m := make([]float64, out.Numel())
+	for o := range m {
+		m[o] = math.Inf(-1)
+	}
+	for i, o := range idx {
+		if x := v[i]; x > m[o] || x != x {
+			if m[o] == m[o] {
+				m[o] = x
+			}
+		}
+	}
+	for o, x := range m {
+		if math.IsInf(x, 0) {
+			m[o] = 0
+		}
+	}
+	s := make([]float64, len(m))
+	for i, o := range idx {
+		s[o] += math.Exp(v[i] - m[o])
+	}
+	for o := range s {
+		s[o] = math.Log(s[o]) + m[o]
+	}
+	writeF64(out, s)
+	return nil
+}
+
+func vectorNormKernel(k *core.KernelCall) error {
+	in, out := k.Inputs[0], k.Outputs[0]
+	axes := core.ReducedAxes(in, k.Attrs)
+	ord := k.Attrs.Float("ord")
+	v := readF64(in)
+	idx := reduceIndex(in.Shape(), axes)
+	acc := make([]float64, out.Numel())
+	switch {
+	case math.IsInf(ord, 0):
+		dir := int(math.Copysign(1, ord))
+		for o := range acc {
+			acc[o] = math.Inf(-dir)
+		}
+		for i, o := range idx {
+			if x := math.Abs(v[i]); acc[o] == acc[o] && (x != x || extremeBeats(dir, acc[o], x)) {
+				acc[o] = x
+			}
+		}
+	case ord == 0:
+		for i, o := range idx {
+			if v[i] != 0 {
+				acc[o]++
+			}
+		}
+	case ord == 1:
+		for i, o := range idx {
+			acc[o] += math.Abs(v[i])
+		}
+	case ord == 2:
+		for i, o := range idx {
+			acc[o] += v[i] * v[i]
+		}
+		for o := range acc {
+			acc[o] = math.Sqrt(acc[o])
+		}
+	default:
+		for i, o := range idx {
+			acc[o] += math.Pow(math.Abs(v[i]), ord)
+		}
+		for o := range acc {
+			acc[o] = math.Pow(acc[o], 1/ord)
+		}
+	}
+	writeF64(out, acc)
+	return nil
+}
+
+// cumulativeKernel runs a running sum or product along the axis, in int64 for
+// integer outputs and float64 otherwise.
+func cumulativeKernel(identity float64, stepF func(acc, v float64) float64, stepI func(acc, v int64) int64) core.Kernel {
+	return func(k *core.KernelCall) error {
+		in, out := k.Inputs[0], k.Outputs[0]
+		axis, err := core.ScanAxis(in.Rank(), k.Attrs)
+		if err != nil {
+			return err
+		}
+		outer, n, inner := splitAtAxis(in.Shape(), axis)
+		if !out.DType().IsFloat() {
+			v := readI64(in)
+			eachAxisLine(outer, n, inner, func(at func(j int) int) {
+				acc := int64(identity)
+				for j := 0; j < n; j++ {
+					acc = stepI(acc, v[at(j)])
+					v[at(j)] = acc
+				}
+			})
+			writeI64(out, v)
+			return nil
+		}
+		v := readF64(in)
+		eachAxisLine(outer, n, inner, func(at func(j int) int) {
+			acc := identity
+			for j := 0; j < n; j++ {
+				acc = stepF(acc, v[at(j)])
+				v[at(j)] = acc
+			}
+		})
+		writeF64(out, v)
+		return nil
+	}
+}
+
+// eachAxisLine calls fn once per line of an outer x n x inner layout; at(j)
+// is the flat index of the line's j-th element.
+func eachAxisLine(outer, n, inner int, fn func(at func(j int) int)) {
+	for o := 0; o < outer; o++ {
+		for r := 0; r < inner; r++ {
+			base := o*n*inner + r
+			fn(func(j int) int { return base + j*inner })
+		}
+	}
+}
+
+func anyAllKernel(all bool) core.Kernel {
+	return func(k *core.KernelCall) error {
+		in, out := k.Inputs[0], k.Outputs[0]
+		axes := core.ReducedAxes(in, k.Attrs)
+		// any starts false and turns true at a non-zero element; all starts
+		// true and turns false at a zero one.
+		res := make([]int64, out.Numel())
+		start, hit := int64(0), int64(1)
+		if all {
+			start, hit = 1, 0
+		}
+		for o := range res {
+			res[o] = start
+		}
+		idx := reduceIndex(in.Shape(), axes)
+		var nonzero func(i int) bool
+		if in.DType().IsFloat() {
+			v := readF64(in)
+			nonzero = func(i int) bool { return v[i] != 0 }
+		} else {
+			v := readI64(in)
+			nonzero = func(i int) bool { return v[i] != 0 }
+		}
+		for i, o := range idx {
+			if nonzero(i) != all {
+				res[o] = hit
+			}
+		}
+		writeI64(out, res)
+		return nil
+	}
+}
+
+// groupMembers lists the input elements of every output element of a
+// reduction, in row-major order: group o is members[start[o]:start[o+1]].
+func groupMembers(shape core.Shape, axes []int) (start, members []int) {
+	idx := reduceIndex(shape, axes)
+	start = make([]int, core.ReduceShape(shape, axes, false).Numel()+1)
+	for _, o := range idx {
+		start[o+1]++
+	}
+	for o := 1; o < len(start); o++ {
+		start[o] += start[o-1]
+	}
+	fill := append([]int{}, start[:len(start)-1]...)
+	members = make([]int, len(idx))
+	for i, o := range idx {
+		members[fill[o]] = i
+		fill[o]++
+	}
+	return start, members
+}
+
+// prodGradKernel gives every element the product of the others in its group
+// as prefix * suffix, which stays exact when the group holds zeros.
+func prodGradKernel(k *core.KernelCall) error {
+	in, out := k.Inputs[0], k.Outputs[0]
+	start, members := groupMembers(in.Shape(), core.ReducedAxes(in, k.Attrs))
+	v := readF64(in)
+	res := make([]float64, len(v))
+	for o := 0; o+1 < len(start); o++ {
+		group := members[start[o]:start[o+1]]
+		prefix := 1.0
+		for _, i := range group {
+			res[i] = prefix
+			prefix *= v[i]
+		}
+		suffix := 1.0
+		for j := len(group) - 1; j >= 0; j-- {
+			res[group[j]] *= suffix
+			suffix *= v[group[j]]
+		}
+	}
+	writeF64(out, res)
+	return nil
+}
+
+// extremeGradKernel shares 1 evenly among the elements equal to the reduced
+// value of their group.
+func extremeGradKernel(k *core.KernelCall) error {
+	x, r, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
+	shape := x.Shape()
+	axes := core.ReducedAxes(x, k.Attrs)
+	v, at := readF64(x), readF64As(r, shape)
+	idx := reduceIndex(shape, axes)
+	count := make([]float64, core.ReduceShape(shape, axes, false).Numel())
+	for i, o := range idx {
+		if v[i] == at[i] {
+			count[o]++
+		}
+	}
+	res := make([]float64, len(v))
+	for i, o := range idx {
+		if v[i] == at[i] {
+			res[i] = 1 / count[o]
+		}
+	}
+	writeF64(out, res)
+	return nil
+}
+
+// vectorNormGradKernel is PyTorch's linalg_vector_norm_backward: sgn(x) * g for
+// ord 1; x * g / n (0 where n is 0) for ord 2; signOrNaN(x) |x|^(p-1) g / n^(p-1)
+// otherwise; and for ±inf the gradient goes to the elements whose |x| equals
+// the norm, shared evenly between ties.
+func vectorNormGradKernel(k *core.KernelCall) error {
+	x, out := k.Inputs[0], k.Outputs[0]
+	shape := x.Shape()
+	ord := k.Attrs.Float("ord")
+	v, n, g := readF64(x), readF64As(k.Inputs[1], shape), readF64As(k.Inputs[2], shape)
+	res := make([]float64, len(v))
+	switch {
+	case ord == 0:
+	case ord == 1:
+		for i := range res {
+			res[i] = signOrNaN(v[i]) * g[i]
+		}
+	case ord == 2:
+		for i := range res {
+			if n[i] != 0 {
+				res[i] = v[i] * (g[i] / n[i])
+			}
+		}
+	case math.IsInf(ord, 0):
+		axes := core.ReducedAxes(x, k.Attrs)
+		idx := reduceIndex(shape, axes)
+		isMax := func(i int) bool { return math.Abs(v[i]) == n[i] || (v[i] != v[i] && n[i] != n[i]) }
+		count := make([]float64, core.ReduceShape(shape, axes, false).Numel())
+		for i, o := range idx {
+			if isMax(i) {
+				count[o]++
+			}
+		}
+		for i, o := range idx {
+			if isMax(i) {
+				res[i] = signOrNaN(v[i]) * g[i] / count[o]
+			}
+		}
+	default:
+		for i := range res {
+			scaled := 0.0
+			if v[i] != 0 || ord >= 1 {
+				scaled = signOrNaN(v[i]) * math.Pow(math.Abs(v[i]), ord-1)
+			}
+			scale := g[i] / math.Pow(n[i], ord-1)
+			if ord > 1 && n[i] == 0 {
+				scale = 0
+			}
+			res[i] = scaled * scale
+		}
+	}
+	writeF64(out, res)
+	return nil
+}
+
+// sgn is torch.sgn on reals: -1, 0 or 1, NaN for NaN.
+func signOrNaN(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	case x == 0:
+		return 0
+	}
+	return x
+}
+
+// cumprodGradKernel computes, along every line, grad_i = P_{i-1} * S_i
+// where P is the running product before i and S_i = g_i + x_{i+1} S_{i+1}
+// gathers the upstream gradients of the later outputs: no division, so
+// zeros in x are exact.
+func cumprodGradKernel(k *core.KernelCall) error {
+	x, out := k.Inputs[0], k.Outputs[0]
+	axis, err := core.ScanAxis(x.Rank(), k.Attrs)
+	if err != nil {
+		return err
+	}
+	outer, n, inner := splitAtAxis(x.Shape(), axis)
+	v, g := readF64(x), readF64(k.Inputs[1])
+	res := make([]float64, len(v))
+	eachAxisLine(outer, n, inner, func(at func(j int) int) {
+		s := 0.0
+		for j := n - 1; j >= 0; j-- {
+			if j == n-1 {
+				s = g[at(j)]
+			} else {
+				s = g[at(j)] + v[at(j+1)]*s
+			}
+			res[at(j)] = s
+		}
+		p := 1.0
+		for j := 0; j < n; j++ {
+			res[at(j)] *= p
+			p *= v[at(j)]
+		}
+	})
+	writeF64(out, res)
+	return nil
+}

@@ -1,0 +1,410 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// unaryFns are the scalar functions of one elementwise unary op. f is
+// required; i (exact integer math, for ops whose integer inputs give integer
+// outputs) and f32 (the float32 fast path) are optional, and f32Loop replaces
+// the per-element f32 call for ops so cheap that the call would dominate.
+// cost is the work per element relative to an add: it decides when splitting
+// over cores pays.
+type unaryFns struct {
+	f       func(x float64) float64
+	i       func(x int64) int64
+	f32     func(x float32) float32
+	f32Loop func(dst, src []float32)
+	cost    int
+}
+
+// unaryKernel runs the functions build returns for the call's attributes and
+// output dtype. Dense f32 in and out takes the float32 path in parallel;
+// integer in and out uses int64 math; everything else reads float64 in
+// logical order, so every dtype and layout rounds once, on the final write.
+func unaryKernel(build func(a core.Attrs, out core.DType) unaryFns) core.Kernel {
+	return func(k *core.KernelCall) error {
+		in, out := k.Inputs[0], k.Outputs[0]
+		fns := build(k.Attrs, out.DType())
+		n := out.Numel()
+		cost := max(fns.cost, 1)
+		if (fns.f32 != nil || fns.f32Loop != nil) && out.DType() == core.F32 && denseF32(in) {
+			src, dst := f32s(in), f32s(out)
+			loop := fns.f32Loop
+			if loop == nil {
+				loop = func(dst, src []float32) {
+					for i, x := range src {
+						dst[i] = fns.f32(x)
+					}
+				}
+			}
+			parallelFor(n, cost, func(lo, hi int) { loop(dst[lo:hi], src[lo:hi]) })
+			return nil
+		}
+		if fns.i != nil && !in.DType().IsFloat() && !out.DType().IsFloat() {
+			v := readI64(in)
+			for i, x := range v {
+				v[i] = fns.i(x)
+			}
+			writeI64(out, v)
+			return nil
+		}
+		v := readF64(in)
+		parallelFor(n, cost, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				v[i] = fns.f(v[i])
+			}
+		})
+		writeF64(out, v)
+		return nil
+	}
+}
+
+// fixedUnary is unaryKernel for ops without attributes.
+func fixedUnary(fns unaryFns) core.Kernel {
+	return unaryKernel(func(core.Attrs, core.DType) unaryFns { return fns })
+}
+
+// ewThrough64 gives the float32 path of a float64 function: the result is the
+// f64 result rounded once, exactly what the generic path writes.
+func ewThrough64(f func(float64) float64) func(float32) float32 {
+	return func(x float32) float32 { return float32(f(float64(x))) }
+}
+
+// ewTranscendental is the unaryFns of a float-result function.
+func ewTranscendental(f func(float64) float64) unaryFns {
+	return unaryFns{f: f, f32: ewThrough64(f), cost: 8}
+}
+
+func ewBool01(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func ewIdentityI64(x int64) int64 { return x }
+
+func ewSignF64(x float64) float64 { return ewBool01(x > 0) - ewBool01(x < 0) }
+
+func ewSignI64(x int64) int64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
+}
+
+// ewRelu keeps NaN and -0, as PyTorch's relu does.
+func ewRelu(x float64) float64 {
+	if x < 0 {
+		return 0
+	}
+	return x
+}
+
+func ewSigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+const sqrt2OverPi = 0.7978845608028654 // sqrt(2/pi)
+const geluCubic = 0.044715
+
+// geluExact is x·erfc(-x/√2)/2 rather than PyTorch's x·(1 + erf(x/√2))/2:
+// equal in exact arithmetic, but the erfc form keeps full relative accuracy
+// in the negative tail, where 1 + erf cancels to 0.
+func geluExact(x float64) float64 { return 0.5 * x * math.Erfc(-x*(1/math.Sqrt2)) }
+
+// geluTanh is x·(1 + tanh(u))/2, u = √(2/π)(x + 0.044715x³), computed as
+// x·sigmoid(2u) for the same reason.
+func geluTanh(x float64) float64 {
+	return x * ewSigmoid(2*sqrt2OverPi*(x+geluCubic*x*x*x))
+}
+
+// geluExactGrad is Φ(x) + x·φ(x).
+func geluExactGrad(x float64) float64 {
+	cdf := 0.5 * math.Erfc(-x*(1/math.Sqrt2))
+	pdf := math.Exp(-0.5*x*x) * (1 / math.Sqrt(2*math.Pi))
+	return cdf + x*pdf
+}
+
+// geluTanhGrad uses s = sigmoid(2u) for the inner u: 1 + tanh(u) = 2s and
+// 1 - tanh²(u) = 4s(1-s), which do not cancel in the negative tail.
+func geluTanhGrad(x float64) float64 {
+	s := ewSigmoid(2 * sqrt2OverPi * (x + geluCubic*x*x*x))
+	return s + 2*x*s*(1-s)*sqrt2OverPi*(1+3*geluCubic*x*x)
+}
+
+// Float32 fast paths of the exponential family. Each is evaluated in float64
+// with a truncation error far below float32's half ulp (6e-8 relative), so the
+// one rounding to float32 decides the result: within one ulp of the exact
+// value, where going through math.Exp costs several times more.
+
+// f32Exp is e^x for float32 results: x = k·ln2 + r with |r| <= ln2/2, e^r by
+// its Taylor series to r^7 (truncation below 6e-9 relative), times 2^k.
+func f32Exp(x float64) float64 {
+	switch {
+	case x != x:
+		return x
+	case x > 709:
+		return math.Inf(1)
+	case x < -708:
+		return 0 // below float32's smallest subnormal
+	}
+	k := math.Floor(x*math.Log2E + 0.5)
+	r := x - k*math.Ln2
+	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
+	return p * math.Float64frombits(uint64(int64(k)+1023)<<52)
+}
+
+// f32Expm1 is e^x - 1 without cancellation near 0, where the Taylor series
+// is summed without its leading 1.
+func f32Expm1(x float64) float64 {
+	if math.Abs(x) < 0.5*math.Ln2 {
+		return x * (1 + x*(1.0/2+x*(1.0/6+x*(1.0/24+x*(1.0/120+x*(1.0/720+x*(1.0/5040+x*(1.0/40320))))))))
+	}
+	return f32Exp(x) - 1
+}
+
+func f32Sigmoid(x float64) float64 { return 1 / (1 + f32Exp(-x)) }
+
+// f32Tanh is expm1(2|x|) / (expm1(2|x|) + 2) with the sign of x, exact to
+// float32 for every |x| (beyond 20, tanh is 1 in float32).
+func f32Tanh(x float64) float64 {
+	a := math.Abs(x)
+	if a > 20 {
+		return math.Copysign(1, x)
+	}
+	e := f32Expm1(2 * a)
+	return math.Copysign(e/(e+2), x)
+}
+
+// f32Erfc is the complementary error function by the Chebyshev fit of
+// Numerical Recipes (erfcc), whose relative error is below 1.2e-7 for every x.
+func f32Erfc(x float64) float64 {
+	z := math.Abs(x)
+	t := 1 / (1 + 0.5*z)
+	poly := -1.26551223 + t*(1.00002368+t*(0.37409196+t*(0.09678418+t*(-0.18628806+
+		t*(0.27886807+t*(-1.13520398+t*(1.48851587+t*(-0.82215223+t*0.17087277))))))))
+	r := t * f32Exp(-z*z+poly)
+	if x >= 0 {
+		return r
+	}
+	return 2 - r
+}
+
+// f32Gelu is geluExact on f32Erfc.
+func f32Gelu(x float64) float64 { return 0.5 * x * f32Erfc(-x*(1/math.Sqrt2)) }
+
+// f32GeluTanh is geluTanh on f32Sigmoid.
+func f32GeluTanh(x float64) float64 { return x * f32Sigmoid(2*sqrt2OverPi*(x+geluCubic*x*x*x)) }
+
+func f32GeluGrad(x float64) float64 {
+	cdf := 0.5 * f32Erfc(-x*(1/math.Sqrt2))
+	return cdf + x*f32Exp(-0.5*x*x)*(1/math.Sqrt(2*math.Pi))
+}
+
+// f32GeluTanhGrad is geluTanhGrad on f32Sigmoid.
+func f32GeluTanhGrad(x float64) float64 {
+	u := sqrt2OverPi * (x + geluCubic*x*x*x)
+	s := f32Sigmoid(2 * u)
+	return s + 2*x*s*(1-s)*sqrt2OverPi*(1+3*geluCubic*x*x)
+}
+
+// fastTranscendental pairs the float64 function of the generic path with a
+// float32-accurate one for the fast path.
+func fastTranscendental(f, fast func(float64) float64) unaryFns {
+	return unaryFns{f: f, f32: ewThrough64(fast), cost: 8}
+}
+
+// ewMaxFinite is the largest finite value of a float dtype (nan_to_num's
+// replacement for +inf).
+func ewMaxFinite(d core.DType) float64 {
+	switch d {
+	case core.F16:
+		return 65504
+	case core.BF16:
+		return 3.3895313892515355e38
+	case core.F32:
+		return math.MaxFloat32
+	}
+	return math.MaxFloat64
+}
+
+// ewBoundToI64 converts an integer-valued bound to int64, saturating.
+func ewBoundToI64(f float64) int64 {
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// clampFns limits to [min, max] with NaN propagating from x and from the
+// bounds; min > max gives max. Integer tensors use the bounds rounded
+// inward, which selects the same integers as the real-valued bounds.
+func clampFns(a core.Attrs, _ core.DType) unaryFns {
+	hasLo, hasHi := a.Has("min"), a.Has("max")
+	lo, hi := a.Float("min"), a.Float("max")
+	f := func(x float64) float64 {
+		if hasLo && (x < lo || lo != lo) {
+			x = lo
+		}
+		if hasHi && (x > hi || hi != hi) {
+			x = hi
+		}
+		return x
+	}
+	loI, hiI := ewBoundToI64(math.Ceil(lo)), ewBoundToI64(math.Floor(hi))
+	i := func(x int64) int64 {
+		if hasLo && x < loI {
+			x = loI
+		}
+		if hasHi && x > hiI {
+			x = hiI
+		}
+		return x
+	}
+	lo32, hi32 := float32(lo), float32(hi)
+	f32 := func(x float32) float32 {
+		if hasLo && (x < lo32 || lo32 != lo32) {
+			x = lo32
+		}
+		if hasHi && (x > hi32 || hi32 != hi32) {
+			x = hi32
+		}
+		return x
+	}
+	return unaryFns{f: f, i: i, f32: f32}
+}
+
+func nanToNumFns(a core.Attrs, d core.DType) unaryFns {
+	nan, posinf, neginf := a.Float("nan"), ewMaxFinite(d), -ewMaxFinite(d)
+	if a.Has("posinf") {
+		posinf = a.Float("posinf")
+	}
+	if a.Has("neginf") {
+		neginf = a.Float("neginf")
+	}
+	f := func(x float64) float64 {
+		switch {
+		case x != x:
+			return nan
+		case math.IsInf(x, 1):
+			return posinf
+		case math.IsInf(x, -1):
+			return neginf
+		}
+		return x
+	}
+	return unaryFns{f: f, i: ewIdentityI64, f32: ewThrough64(f)}
+}
+
+func softplusFns(a core.Attrs, _ core.DType) unaryFns {
+	beta, threshold := a.Float("beta"), a.Float("threshold")
+	f := func(x float64) float64 {
+		if x*beta > threshold {
+			return x
+		}
+		return math.Log1p(math.Exp(x*beta)) / beta
+	}
+	return unaryFns{f: f, f32: ewThrough64(f), cost: 8}
+}
+
+func init() {
+	register("neg", fixedUnary(unaryFns{f: func(x float64) float64 { return -x },
+		i: func(x int64) int64 { return -x }, f32: func(x float32) float32 { return -x }}))
+	register("abs", fixedUnary(unaryFns{f: math.Abs,
+		i: func(x int64) int64 {
+			if x < 0 {
+				return -x
+			}
+			return x
+		},
+		f32: func(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }}))
+	register("sign", fixedUnary(unaryFns{f: ewSignF64, i: ewSignI64, f32: ewThrough64(ewSignF64)}))
+	register("square", fixedUnary(unaryFns{f: func(x float64) float64 { return x * x },
+		i: func(x int64) int64 { return x * x }, f32: func(x float32) float32 { return x * x }}))
+	register("exp", fixedUnary(fastTranscendental(math.Exp, f32Exp)))
+	register("expm1", fixedUnary(fastTranscendental(math.Expm1, f32Expm1)))
+	register("log", fixedUnary(ewTranscendental(math.Log)))
+	register("log1p", fixedUnary(ewTranscendental(math.Log1p)))
+	register("sqrt", fixedUnary(ewTranscendental(math.Sqrt)))
+	register("rsqrt", fixedUnary(ewTranscendental(func(x float64) float64 { return 1 / math.Sqrt(x) })))
+	register("reciprocal", fixedUnary(ewTranscendental(func(x float64) float64 { return 1 / x })))
+	register("sin", fixedUnary(ewTranscendental(math.Sin)))
+	register("cos", fixedUnary(ewTranscendental(math.Cos)))
+	register("tan", fixedUnary(ewTranscendental(math.Tan)))
+	register("tanh", fixedUnary(fastTranscendental(math.Tanh, f32Tanh)))
+	register("erf", fixedUnary(ewTranscendental(math.Erf)))
+	register("sigmoid", fixedUnary(fastTranscendental(ewSigmoid, f32Sigmoid)))
+	register("relu", fixedUnary(unaryFns{f: ewRelu, i: func(x int64) int64 { return max(x, 0) },
+		f32Loop: func(dst, src []float32) {
+			for i, x := range src {
+				if x < 0 {
+					x = 0
+				}
+				dst[i] = x
+			}
+		}}))
+	register("leaky_relu", unaryKernel(func(a core.Attrs, _ core.DType) unaryFns {
+		slope := a.Float("negative_slope")
+		f := func(x float64) float64 {
+			if x > 0 {
+				return x
+			}
+			return x * slope
+		}
+		return unaryFns{f: f, f32: ewThrough64(f)}
+	}))
+	register("elu", unaryKernel(func(a core.Attrs, _ core.DType) unaryFns {
+		alpha := a.Float("alpha")
+		f := func(x float64) float64 {
+			if x > 0 {
+				return x
+			}
+			return alpha * math.Expm1(x)
+		}
+		fast := func(x float64) float64 {
+			if x > 0 {
+				return x
+			}
+			return alpha * f32Expm1(x)
+		}
+		return unaryFns{f: f, f32: ewThrough64(fast), cost: 8}
+	}))
+	register("gelu", unaryKernel(func(a core.Attrs, _ core.DType) unaryFns {
+		if a.String("approximate") == "tanh" {
+			return fastTranscendental(geluTanh, f32GeluTanh)
+		}
+		return fastTranscendental(geluExact, f32Gelu)
+	}))
+	register("_gelu_backward", func(k *core.KernelCall) error {
+		slope, slope32 := geluExactGrad, f32GeluGrad
+		if k.Attrs.String("approximate") == "tanh" {
+			slope, slope32 = geluTanhGrad, f32GeluTanhGrad
+		}
+		return binaryKernel(binaryFns{
+			f:   func(g, x float64) float64 { return g * slope(x) },
+			f32: func(g, x float32) float32 { return float32(float64(g) * slope32(float64(x))) },
+		})(k)
+	})
+	register("silu", fixedUnary(fastTranscendental(func(x float64) float64 { return x / (1 + math.Exp(-x)) },
+		func(x float64) float64 { return x / (1 + f32Exp(-x)) })))
+	register("softplus", unaryKernel(softplusFns))
+	register("floor", fixedUnary(unaryFns{f: math.Floor, i: ewIdentityI64, f32: ewThrough64(math.Floor)}))
+	register("ceil", fixedUnary(unaryFns{f: math.Ceil, i: ewIdentityI64, f32: ewThrough64(math.Ceil)}))
+	register("round", fixedUnary(unaryFns{f: math.RoundToEven, i: ewIdentityI64, f32: ewThrough64(math.RoundToEven)}))
+	register("clamp", unaryKernel(clampFns))
+	register("nan_to_num", unaryKernel(nanToNumFns))
+	register("logical_not", fixedUnary(unaryFns{f: func(x float64) float64 { return ewBool01(x == 0) },
+		i: func(x int64) int64 { return int64(ewBool01(x == 0)) }}))
+	register("isnan", fixedUnary(unaryFns{f: func(x float64) float64 { return ewBool01(x != x) },
+		i: func(int64) int64 { return 0 }}))
+	register("isinf", fixedUnary(unaryFns{f: func(x float64) float64 { return ewBool01(math.IsInf(x, 0)) },
+		i: func(int64) int64 { return 0 }}))
+}

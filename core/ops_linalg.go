@@ -1,0 +1,145 @@
+package core
+
+import "fmt"
+
+// Linear algebra: matmul with torch.matmul's rules for 1-D operands and
+// broadcast batch dims, and the outer product. Einsum lives in ops_einsum.go.
+
+// MatmulDims is the shape logic of torch.matmul: a 1-D left operand is a row
+// vector and a 1-D right operand a column vector, whose added dim is dropped
+// from the result again; the dims before the last two broadcast.
+type MatmulDims struct {
+	Batch      Shape // broadcast batch dims
+	M, K, N    int
+	AVec, BVec bool // operand a (b) was 1-D
+	Out        Shape
+}
+
+// MatrixShape is the product's shape with the vector dims kept: Batch+[M, N].
+func (d MatmulDims) MatrixShape() Shape { return append(d.Batch.Clone(), d.M, d.N) }
+
+// PlanMatmul checks two operand shapes and returns the product's dims.
+func PlanMatmul(a, b Shape) (MatmulDims, error) {
+	var d MatmulDims
+	if len(a) == 0 || len(b) == 0 {
+		return d, fmt.Errorf("both operands need at least 1 dim, got shapes %v and %v", a, b)
+	}
+	a2, b2 := a, b
+	if len(a) == 1 {
+		a2, d.AVec = Shape{1, a[0]}, true
+	}
+	if len(b) == 1 {
+		b2, d.BVec = Shape{b[0], 1}, true
+	}
+	ra, rb := len(a2), len(b2)
+	d.M, d.K, d.N = a2[ra-2], a2[ra-1], b2[rb-1]
+	if b2[rb-2] != d.K {
+		return d, fmt.Errorf("inner dims differ: %v x %v (%d != %d)", a, b, d.K, b2[rb-2])
+	}
+	batch, err := BroadcastShapes(a2[:ra-2], b2[:rb-2])
+	if err != nil {
+		return d, fmt.Errorf("batch dims of %v and %v do not broadcast: %w", a, b, err)
+	}
+	d.Batch = batch
+	d.Out = batch.Clone()
+	if !d.AVec {
+		d.Out = append(d.Out, d.M)
+	}
+	if !d.BVec {
+		d.Out = append(d.Out, d.N)
+	}
+	return d, nil
+}
+
+func inferMatmul(in []Meta, _ Attrs) ([]Meta, error) {
+	d, err := PlanMatmul(in[0].Shape, in[1].Shape)
+	if err != nil {
+		return nil, err
+	}
+	return []Meta{{Shape: d.Out, DType: in[0].DType}}, nil
+}
+
+// matmulBackward works on the matrix forms (vectors as 1 x K and K x 1):
+// dA = G Bᵀ and dB = Aᵀ G, summed over the batch dims an operand was
+// broadcast along, then reshaped back to the operand.
+func matmulBackward(g *GradCtx) ([]*Tensor, error) {
+	a, b := g.Inputs[0], g.Inputs[1]
+	d, err := PlanMatmul(a.shape, b.shape)
+	if err != nil {
+		return nil, err
+	}
+	a2, b2 := a, b
+	if d.AVec {
+		a2 = a.Reshape(Shape{1, d.K})
+	}
+	if d.BVec {
+		b2 = b.Reshape(Shape{d.K, 1})
+	}
+	g2 := g.Grads[0].Reshape(d.MatrixShape())
+	res := make([]*Tensor, 2)
+	if g.Need[0] {
+		ga := call1("matmul", nil, g2, call1("transpose", nil, b2))
+		res[0] = SumToShape(ga, a2.shape).Reshape(a.shape)
+	}
+	if g.Need[1] {
+		gb := call1("matmul", nil, call1("transpose", nil, a2), g2)
+		res[1] = SumToShape(gb, b2.shape).Reshape(b.shape)
+	}
+	return res, nil
+}
+
+func init() {
+	MustRegister(
+		&OpDef{
+			Name: "matmul", Category: "linalg",
+			Doc:    "Matrix product with torch.matmul's rules: 1-D operands act as vectors, leading dims broadcast as batch dims.",
+			Inputs: []InputSpec{{Name: "a", DTypes: numeric}, {Name: "b", DTypes: numeric}}, Outputs: []string{"y"},
+			Promote: true, Infer: inferMatmul, Backward: matmulBackward, TolScale: 2,
+			Samples: []Sample{
+				{Name: "mm", Inputs: []Gen{G(F32, 3, 4), G(F32, 4, 5)}},
+				{Name: "vec_vec", Inputs: []Gen{G(F32, 6), G(F32, 6)}},
+				{Name: "mat_vec", Inputs: []Gen{G(F32, 3, 4), G(F32, 4)}},
+				{Name: "vec_batched", Inputs: []Gen{G(F32, 4), G(F32, 2, 4, 3)}},
+				{Name: "batch_broadcast", Inputs: []Gen{G(F32, 2, 1, 3, 2), G(F32, 3, 2, 4)}},
+				{Name: "strided", Inputs: []Gen{G(F32, 4, 3).AsStrided(), G(F32, 2, 3, 5).AsStrided()}},
+				{Name: "f64", Inputs: []Gen{G(F64, 5, 6), G(F64, 6, 2)}},
+				{Name: "i32_mixed", Inputs: []Gen{GI(I32, -9, 9, 3, 4), GI(I64, -9, 9, 4, 2)}},
+				{Name: "bf16", Inputs: []Gen{G(BF16, 2, 8), G(BF16, 8, 3)}},
+				{Name: "empty", Inputs: []Gen{G(F32, 0, 3), G(F32, 3, 4)}},
+				{Name: "zero_inner", Inputs: []Gen{G(F32, 2, 0), G(F32, 0, 3)}},
+			},
+		},
+		&OpDef{
+			Name: "outer", Category: "linalg", Doc: "Outer product of two 1-D tensors: y[i, j] = a[i] * b[j].",
+			Inputs: []InputSpec{{Name: "a", DTypes: numeric}, {Name: "b", DTypes: numeric}}, Outputs: []string{"y"},
+			Promote: true,
+			Infer: func(in []Meta, _ Attrs) ([]Meta, error) {
+				if len(in[0].Shape) != 1 || len(in[1].Shape) != 1 {
+					return nil, fmt.Errorf("operands must be 1-D, got shapes %v and %v", in[0].Shape, in[1].Shape)
+				}
+				return []Meta{{Shape: Shape{in[0].Shape[0], in[1].Shape[0]}, DType: in[0].DType}}, nil
+			},
+			Backward: func(g *GradCtx) ([]*Tensor, error) {
+				a, b, gr := g.Inputs[0], g.Inputs[1], g.Grads[0]
+				res := make([]*Tensor, 2)
+				if g.Need[0] {
+					res[0] = call1("matmul", nil, gr, b)
+				}
+				if g.Need[1] {
+					res[1] = call1("matmul", nil, a, gr)
+				}
+				return res, nil
+			},
+			Samples: []Sample{
+				{Name: "typical", Inputs: []Gen{G(F32, 3), G(F32, 4)}},
+				{Name: "strided", Inputs: []Gen{G(F32, 5).AsStrided(), G(F32, 2)}},
+				{Name: "f64", Inputs: []Gen{G(F64, 4), G(F64, 4)}},
+				{Name: "size1", Inputs: []Gen{G(F32, 1), G(F32, 6)}},
+				{Name: "i32", Inputs: []Gen{GI(I32, -50, 50, 3), GI(I32, -50, 50, 2)}},
+				{Name: "f16_mixed", Inputs: []Gen{G(F16, 3), G(F32, 2)}},
+				{Name: "empty", Inputs: []Gen{G(F32, 0), G(F32, 3)}},
+				{Name: "special", Inputs: []Gen{G(F32, 8).WithKind("special"), G(F32, 3)}, NoGrad: true},
+			},
+		},
+	)
+}
