@@ -1,0 +1,51 @@
+package cpu_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/webtensor/webtensor/backends/cpu"
+	"github.com/webtensor/webtensor/core"
+)
+
+// The ops the core runtime promises (issue "Core runtime"); the registry may
+// hold more, never fewer.
+var promisedOps = strings.Fields(`
+zeros ones full arange linspace eye rand randn randint bernoulli zeros_like ones_like full_like rand_like randn_like
+neg abs sign exp expm1 log log1p sqrt rsqrt square reciprocal sin cos tan tanh sigmoid relu leaky_relu elu gelu silu
+softplus erf floor ceil round clamp logical_not isnan isinf nan_to_num
+add sub mul div floor_divide remainder pow maximum minimum atan2 eq ne lt le gt ge logical_and logical_or logical_xor where
+sum mean prod max min argmax argmin var std logsumexp norm cumsum cumprod any all
+matmul transpose permute outer einsum
+reshape squeeze unsqueeze expand flatten concat stack split chunk slice pad flip roll tile repeat_interleave
+gather scatter scatter_add scatter_reduce index_select index_add masked_fill masked_select take_along_axis one_hot
+embedding nonzero topk sort argsort unique
+softmax log_softmax layer_norm rms_norm group_norm batch_norm dropout conv1d conv2d conv_transpose2d max_pool2d
+avg_pool2d adaptive_avg_pool2d interpolate scaled_dot_product_attention cross_entropy nll_loss mse_loss l1_loss
+smooth_l1_loss binary_cross_entropy_with_logits
+segment_sum segment_mean segment_max spmm sddmm
+fft ifft rfft irfft
+cast quantize dequantize`)
+
+func TestRegistryHasEveryPromisedOp(t *testing.T) {
+	for _, name := range promisedOps {
+		def, ok := core.LookupOp(name)
+		if !assert.True(t, ok, "op %s is missing from the registry", name) {
+			continue
+		}
+		assert.False(t, def.Internal, "%s must be public", name)
+	}
+}
+
+// Every op, public or internal, has a doc line, sample cases (so it has
+// reference vectors and gradient checks) and a CPU kernel or a view rule.
+func TestEveryOpIsDocumentedTestedAndImplemented(t *testing.T) {
+	for _, def := range core.Ops() {
+		assert.NotEmpty(t, def.Doc, "%s has no doc line", def.Name)
+		assert.NotEmpty(t, def.Category, "%s has no category", def.Name)
+		assert.NotEmpty(t, def.Samples, "%s has no sample cases", def.Name)
+		assert.True(t, def.View != nil || cpu.HasKernel(def.Name), "%s has no CPU kernel", def.Name)
+	}
+}
