@@ -38,6 +38,9 @@ func (*Backend) Alloc(d core.DType, numel int) (core.Storage, error) {
 	if numel < 0 {
 		return nil, fmt.Errorf("alloc: negative element count %d", numel)
 	}
+	if err := checkAlloc(numel * d.Size()); err != nil {
+		return nil, err
+	}
 	return &buffer{buf: alignedBytes(numel * d.Size())}, nil
 }
 
@@ -51,6 +54,9 @@ func alignedBytes(n int) []byte {
 
 // Upload copies host bytes into new storage.
 func (b *Backend) Upload(d core.DType, data []byte) (core.Storage, error) {
+	if err := checkAlloc(len(data)); err != nil {
+		return nil, err
+	}
 	buf := alignedBytes(len(data))
 	copy(buf, data)
 	return &buffer{buf: buf}, nil
