@@ -137,88 +137,6 @@ func geluTanhGrad(x float64) float64 {
 	return s + 2*x*s*(1-s)*sqrt2OverPi*(1+3*geluCubic*x*x)
 }
 
-// Float32 fast paths of the exponential family. Each is evaluated in float64
-// with a truncation error far below float32's half ulp (6e-8 relative), so the
-// one rounding to float32 decides the result: within one ulp of the exact
-// value, where going through math.Exp costs several times more.
-
-// f32Exp is e^x for float32 results: x = k·ln2 + r with |r| <= ln2/2, e^r by
-// its Taylor series to r^7 (truncation below 6e-9 relative), times 2^k.
-func f32Exp(x float64) float64 {
-	switch {
-	case x != x:
-		return x
-	case x > 709:
-		return math.Inf(1)
-	case x < -708:
-		return 0 // below float32's smallest subnormal
-	}
-	k := math.Floor(x*math.Log2E + 0.5)
-	r := x - k*math.Ln2
-	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
-	return p * math.Float64frombits(uint64(int64(k)+1023)<<52)
-}
-
-// f32Expm1 is e^x - 1 without cancellation near 0, where the Taylor series
-// is summed without its leading 1.
-func f32Expm1(x float64) float64 {
-	if math.Abs(x) < 0.5*math.Ln2 {
-		return x * (1 + x*(1.0/2+x*(1.0/6+x*(1.0/24+x*(1.0/120+x*(1.0/720+x*(1.0/5040+x*(1.0/40320))))))))
-	}
-	return f32Exp(x) - 1
-}
-
-func f32Sigmoid(x float64) float64 { return 1 / (1 + f32Exp(-x)) }
-
-// f32Tanh is expm1(2|x|) / (expm1(2|x|) + 2) with the sign of x, exact to
-// float32 for every |x| (beyond 20, tanh is 1 in float32).
-func f32Tanh(x float64) float64 {
-	a := math.Abs(x)
-	if a > 20 {
-		return math.Copysign(1, x)
-	}
-	e := f32Expm1(2 * a)
-	return math.Copysign(e/(e+2), x)
-}
-
-// f32Erfc is the complementary error function by the Chebyshev fit of
-// Numerical Recipes (erfcc), whose relative error is below 1.2e-7 for every x.
-func f32Erfc(x float64) float64 {
-	z := math.Abs(x)
-	t := 1 / (1 + 0.5*z)
-	poly := -1.26551223 + t*(1.00002368+t*(0.37409196+t*(0.09678418+t*(-0.18628806+
-		t*(0.27886807+t*(-1.13520398+t*(1.48851587+t*(-0.82215223+t*0.17087277))))))))
-	r := t * f32Exp(-z*z+poly)
-	if x >= 0 {
-		return r
-	}
-	return 2 - r
-}
-
-// f32Gelu is geluExact on f32Erfc.
-func f32Gelu(x float64) float64 { return 0.5 * x * f32Erfc(-x*(1/math.Sqrt2)) }
-
-// f32GeluTanh is geluTanh on f32Sigmoid.
-func f32GeluTanh(x float64) float64 { return x * f32Sigmoid(2*sqrt2OverPi*(x+geluCubic*x*x*x)) }
-
-func f32GeluGrad(x float64) float64 {
-	cdf := 0.5 * f32Erfc(-x*(1/math.Sqrt2))
-	return cdf + x*f32Exp(-0.5*x*x)*(1/math.Sqrt(2*math.Pi))
-}
-
-// f32GeluTanhGrad is geluTanhGrad on f32Sigmoid.
-func f32GeluTanhGrad(x float64) float64 {
-	u := sqrt2OverPi * (x + geluCubic*x*x*x)
-	s := f32Sigmoid(2 * u)
-	return s + 2*x*s*(1-s)*sqrt2OverPi*(1+3*geluCubic*x*x)
-}
-
-// fastTranscendental pairs the float64 function of the generic path with a
-// float32-accurate one for the fast path.
-func fastTranscendental(f, fast func(float64) float64) unaryFns {
-	return unaryFns{f: f, f32: ewThrough64(fast), cost: 8}
-}
-
 // ewMaxFinite is the largest finite value of a float dtype (nan_to_num's
 // replacement for +inf).
 func ewMaxFinite(d core.DType) float64 {
@@ -329,8 +247,8 @@ func init() {
 	register("sign", fixedUnary(unaryFns{f: ewSignF64, i: ewSignI64, f32: ewThrough64(ewSignF64)}))
 	register("square", fixedUnary(unaryFns{f: func(x float64) float64 { return x * x },
 		i: func(x int64) int64 { return x * x }, f32: func(x float32) float32 { return x * x }}))
-	register("exp", fixedUnary(fastTranscendental(math.Exp, f32Exp)))
-	register("expm1", fixedUnary(fastTranscendental(math.Expm1, f32Expm1)))
+	register("exp", fixedUnary(ewTranscendental(math.Exp)))
+	register("expm1", fixedUnary(ewTranscendental(math.Expm1)))
 	register("log", fixedUnary(ewTranscendental(math.Log)))
 	register("log1p", fixedUnary(ewTranscendental(math.Log1p)))
 	register("sqrt", fixedUnary(ewTranscendental(math.Sqrt)))
@@ -339,9 +257,9 @@ func init() {
 	register("sin", fixedUnary(ewTranscendental(math.Sin)))
 	register("cos", fixedUnary(ewTranscendental(math.Cos)))
 	register("tan", fixedUnary(ewTranscendental(math.Tan)))
-	register("tanh", fixedUnary(fastTranscendental(math.Tanh, f32Tanh)))
+	register("tanh", fixedUnary(ewTranscendental(math.Tanh)))
 	register("erf", fixedUnary(ewTranscendental(math.Erf)))
-	register("sigmoid", fixedUnary(fastTranscendental(ewSigmoid, f32Sigmoid)))
+	register("sigmoid", fixedUnary(ewTranscendental(ewSigmoid)))
 	register("relu", fixedUnary(unaryFns{f: ewRelu, i: func(x int64) int64 { return max(x, 0) },
 		f32Loop: func(dst, src []float32) {
 			for i, x := range src {
@@ -369,32 +287,25 @@ func init() {
 			}
 			return alpha * math.Expm1(x)
 		}
-		fast := func(x float64) float64 {
-			if x > 0 {
-				return x
-			}
-			return alpha * f32Expm1(x)
-		}
-		return unaryFns{f: f, f32: ewThrough64(fast), cost: 8}
+		return unaryFns{f: f, f32: ewThrough64(f), cost: 8}
 	}))
 	register("gelu", unaryKernel(func(a core.Attrs, _ core.DType) unaryFns {
 		if a.String("approximate") == "tanh" {
-			return fastTranscendental(geluTanh, f32GeluTanh)
+			return ewTranscendental(geluTanh)
 		}
-		return fastTranscendental(geluExact, f32Gelu)
+		return ewTranscendental(geluExact)
 	}))
 	register("_gelu_backward", func(k *core.KernelCall) error {
-		slope, slope32 := geluExactGrad, f32GeluGrad
+		slope := geluExactGrad
 		if k.Attrs.String("approximate") == "tanh" {
-			slope, slope32 = geluTanhGrad, f32GeluTanhGrad
+			slope = geluTanhGrad
 		}
 		return binaryKernel(binaryFns{
 			f:   func(g, x float64) float64 { return g * slope(x) },
-			f32: func(g, x float32) float32 { return float32(float64(g) * slope32(float64(x))) },
+			f32: func(g, x float32) float32 { return float32(float64(g) * slope(float64(x))) },
 		})(k)
 	})
-	register("silu", fixedUnary(fastTranscendental(func(x float64) float64 { return x / (1 + math.Exp(-x)) },
-		func(x float64) float64 { return x / (1 + f32Exp(-x)) })))
+	register("silu", fixedUnary(ewTranscendental(func(x float64) float64 { return x / (1 + math.Exp(-x)) })))
 	register("softplus", unaryKernel(softplusFns))
 	register("floor", fixedUnary(unaryFns{f: math.Floor, i: ewIdentityI64, f32: ewThrough64(math.Floor)}))
 	register("ceil", fixedUnary(unaryFns{f: math.Ceil, i: ewIdentityI64, f32: ewThrough64(math.Ceil)}))
