@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+func execute(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := rootCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+func TestRunTrainsAndPlots(t *testing.T) {
+	plot := filepath.Join(t.TempDir(), "loss.png")
+	out, err := execute(t, "run", "--steps", "120", "--points", "60", "--quiet", "--plot", plot)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "on cpu")
+	assert.Contains(t, out, "accuracy")
+	png, err := os.ReadFile(plot)
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(png, []byte("\x89PNG")), "plot is a PNG")
+	// The loss must fall: the first reported loss is ln(3), the last far below.
+	var first, last float64
+	for _, line := range strings.Split(out, "\n") {
+		var step int
+		var loss float64
+		if n, _ := fmt.Sscanf(line, "step %d  loss %f", &step, &loss); n == 2 {
+			if step == 1 {
+				first = loss
+			}
+			last = loss
+		}
+	}
+	assert.InDelta(t, 1.0986, first, 0.05)
+	assert.Less(t, last, first/2)
+}
+
+func TestRunRejectsBadFlags(t *testing.T) {
+	_, err := execute(t, "run", "--steps", "0")
+	assert.ErrorContains(t, err, "--steps")
+	_, err = execute(t, "run", "--lr", "-1")
+	assert.ErrorContains(t, err, "--lr must be a positive number")
+	_, err = execute(t, "run", "--device", "tpu")
+	assert.ErrorContains(t, err, "device tpu:0 is not available: no backend \"tpu\" is compiled in")
+}
+
+func TestOpsManifest(t *testing.T) {
+	out, err := execute(t, "ops", "--json")
+	require.NoError(t, err)
+	var m core.Manifest
+	require.NoError(t, json.Unmarshal([]byte(out), &m))
+	assert.Equal(t, core.Version, m.Version)
+	byName := map[string]core.ManifestOp{}
+	for _, op := range m.Ops {
+		byName[op.Name] = op
+	}
+	require.Contains(t, byName, "conv2d")
+	assert.Equal(t, []string{"cpu"}, byName["conv2d"].Backends)
+	assert.True(t, byName["conv2d"].Differentiable)
+
+	out, err = execute(t, "ops", "softmax")
+	require.NoError(t, err)
+	assert.Contains(t, out, "attr  axis")
+	_, err = execute(t, "ops", "nosuchop")
+	assert.ErrorContains(t, err, `unknown op "nosuchop"`)
+}
+
+func TestDoctor(t *testing.T) {
+	out, err := execute(t, "doctor")
+	require.NoError(t, err)
+	assert.Contains(t, out, "webtensor "+core.Version)
+	assert.Contains(t, out, "cpu")
+	assert.Contains(t, out, "default device: cpu")
+}
