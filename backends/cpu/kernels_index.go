@@ -50,16 +50,26 @@ func fillValue[T any](fill []byte) T {
 }
 
 func copyTyped[T any](dst, src []T, dstAt, srcAt []int, fill T) {
+	if dstAt == nil {
+		// Distinct destinations: safe to split over the cores.
+		parallelFor(len(srcAt), 1, func(lo, hi int) {
+			for i, p := range srcAt[lo:hi] {
+				if p >= 0 {
+					dst[lo+i] = src[p]
+				} else {
+					dst[lo+i] = fill
+				}
+			}
+		})
+		return
+	}
+	// Scatter targets may repeat (the last write wins): stay serial.
 	for i, p := range srcAt {
 		v := fill
 		if p >= 0 {
 			v = src[p]
 		}
-		if dstAt == nil {
-			dst[i] = v
-		} else {
-			dst[dstAt[i]] = v
-		}
+		dst[dstAt[i]] = v
 	}
 }
 

@@ -154,3 +154,217 @@ func TestMatmulErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "matmul: inner dims differ: [2 3] x [4 2]")
 	assert.Error(t, core.Call1("outer", nil, a, a).Err())
 }
+
+func rlF64(vals []float64, shape ...int) *core.Tensor {
+	return core.FromSlice(vals, core.Shape(shape))
+}
+
+func TestReductionValues(t *testing.T) {
+	x := rlF64([]float64{1, -2, 3, 4, 0, -6}, 2, 3)
+	ax1 := core.Attrs{"axes": []int{1}}
+	for _, tc := range []struct {
+		op    string
+		attrs core.Attrs
+		want  []float64
+	}{
+		{"prod", ax1, []float64{-6, 0}},
+		{"prod", nil, []float64{0}},
+		{"max", ax1, []float64{3, 4}},
+		{"min", core.Attrs{"axes": []int{0}}, []float64{1, -2, -6}},
+		{"var", ax1, []float64{114.0 / 18, 456.0 / 18}},
+		{"var", core.Attrs{"axes": []int{1}, "correction": 0}, []float64{114.0 / 27, 456.0 / 27}},
+		{"std", ax1, []float64{math.Sqrt(114.0 / 18), math.Sqrt(456.0 / 18)}},
+		{"logsumexp", ax1, []float64{math.Log(math.E + math.Exp(-2) + math.Exp(3)), math.Log(math.Exp(4) + 1 + math.Exp(-6))}},
+		{"norm", ax1, []float64{math.Sqrt(14), math.Sqrt(52)}},
+		{"norm", core.Attrs{"axes": []int{1}, "ord": 1}, []float64{6, 10}},
+		{"norm", core.Attrs{"ord": math.Inf(1)}, []float64{6}},
+		{"norm", core.Attrs{"ord": math.Inf(-1)}, []float64{0}},
+		{"norm", core.Attrs{"ord": 0}, []float64{5}},
+		{"norm", core.Attrs{"axes": []int{0}, "ord": 3}, []float64{math.Cbrt(65), 2, math.Cbrt(243)}},
+		{"cumsum", core.Attrs{"axis": 1}, []float64{1, -1, 2, 4, 4, -2}},
+		{"cumprod", core.Attrs{"axis": -1}, []float64{1, -2, -6, 4, 0, 0}},
+	} {
+		got := rlValues(t, rlCall(t, tc.op, tc.attrs, x))
+		assert.InDeltaSlice(t, tc.want, got, 1e-12, "%s %v", tc.op, tc.attrs)
+	}
+	assert.Equal(t, []int64{2, 0}, rlInts(t, rlCall(t, "argmax", core.Attrs{"axis": 1}, x)))
+	assert.Equal(t, []int64{5}, rlInts(t, rlCall(t, "argmin", nil, x)))
+	keep := rlCall(t, "argmax", core.Attrs{"keepdim": true}, x)
+	assert.Equal(t, core.Shape{1, 1}, keep.Shape())
+	assert.Equal(t, []int64{3}, rlInts(t, keep))
+	assert.Equal(t, []int64{0, 1}, rlInts(t, rlCall(t, "any", core.Attrs{"axes": []int{0}, "keepdim": true}, rlF64([]float64{0, 2, 0, 0}, 2, 2))))
+	assert.Equal(t, []int64{0, 1}, rlInts(t, rlCall(t, "all", core.Attrs{"axes": []int{1}}, rlF64([]float64{0, 2, math.NaN(), -1}, 2, 2))))
+	// Empty reductions give the identities.
+	empty := core.Zeros(core.Shape{2, 0}, core.F32)
+	assert.Equal(t, []int64{1, 1}, rlInts(t, rlCall(t, "all", core.Attrs{"axes": []int{1}}, empty)))
+	assert.Equal(t, []int64{0, 0}, rlInts(t, rlCall(t, "any", core.Attrs{"axes": []int{1}}, empty)))
+	assert.Equal(t, []float64{1, 1}, rlValues(t, rlCall(t, "prod", core.Attrs{"axes": []int{1}}, empty)))
+	assert.Equal(t, []float64{math.Inf(-1), math.Inf(-1)}, rlValues(t, rlCall(t, "logsumexp", core.Attrs{"axes": []int{1}}, empty)))
+}
+
+func TestReductionsPropagateNaNAndInfinities(t *testing.T) {
+	x := rlF64([]float64{1, math.NaN(), 3, math.NaN(), 5, 7}, 2, 3)
+	assert.True(t, math.IsNaN(rlValues(t, rlCall(t, "max", nil, x))[0]))
+	mins := rlValues(t, rlCall(t, "min", core.Attrs{"axes": []int{0}}, x))
+	assert.True(t, math.IsNaN(mins[0]) && math.IsNaN(mins[1]))
+	assert.Equal(t, 3.0, mins[2])
+	// The first NaN is the arg-extreme either way.
+	assert.Equal(t, []int64{1, 0}, rlInts(t, rlCall(t, "argmax", core.Attrs{"axis": 1}, x)))
+	assert.Equal(t, []int64{1}, rlInts(t, rlCall(t, "argmin", nil, x)))
+	inf := rlF64([]float64{math.Inf(-1), math.Inf(-1), 1, math.Inf(1)}, 2, 2)
+	assert.Equal(t, []float64{math.Inf(-1), math.Inf(1)}, rlValues(t, rlCall(t, "logsumexp", core.Attrs{"axes": []int{1}}, inf)))
+	big := rlF64([]float64{1000, 1000}, 2)
+	assert.InDelta(t, 1000+math.Ln2, rlValues(t, rlCall(t, "logsumexp", nil, big))[0], 1e-12)
+}
+
+func TestIntegerReductionsAreExact(t *testing.T) {
+	big := core.FromSlice([]int64{1<<62 + 1, 1<<62 + 3, 1<<62 + 2}, core.Shape{3})
+	assert.Equal(t, []int64{1<<62 + 3}, rlInts(t, rlCall(t, "max", nil, big)))
+	assert.Equal(t, []int64{1}, rlInts(t, rlCall(t, "argmax", nil, big)))
+	assert.Equal(t, []int64{0}, rlInts(t, rlCall(t, "argmin", nil, big)))
+	small := core.FromSlice([]int32{100000, 100000, -3}, core.Shape{3})
+	p := rlCall(t, "prod", nil, small)
+	assert.Equal(t, core.I64, p.DType())
+	assert.Equal(t, []int64{-30000000000}, rlInts(t, p))
+	c := rlCall(t, "cumsum", core.Attrs{"axis": 0}, core.FromSlice([]bool{true, false, true}, core.Shape{3}))
+	assert.Equal(t, core.I64, c.DType())
+	assert.Equal(t, []int64{1, 1, 2}, rlInts(t, c))
+	u := rlCall(t, "max", nil, core.FromSlice([]uint8{3, 250, 7}, core.Shape{3}))
+	assert.Equal(t, core.U8, u.DType())
+	assert.Equal(t, []int64{250}, rlInts(t, u))
+}
+
+// rlGrad returns the gradient of sum(op(x)) at x.
+func rlGrad(t *testing.T, op string, attrs core.Attrs, x *core.Tensor) []float64 {
+	t.Helper()
+	x = x.Detach().SetRequiresGrad(true)
+	require.NoError(t, rlCall(t, "sum", nil, rlCall(t, op, attrs, x)).Backward())
+	return rlValues(t, x.Grad())
+}
+
+func TestReductionGradients(t *testing.T) {
+	ax1 := core.Attrs{"axes": []int{1}}
+	// Products with one and with two zeros: no division by zero.
+	zeros := rlF64([]float64{2, 0, 3, 0, 5, 0}, 2, 3)
+	assert.Equal(t, []float64{0, 6, 0, 0, 0, 0}, rlGrad(t, "prod", ax1, zeros))
+	// Ties share the gradient of max evenly.
+	ties := rlF64([]float64{1, 3, 3, 2}, 4)
+	assert.Equal(t, []float64{0, 0.5, 0.5, 0}, rlGrad(t, "max", nil, ties))
+	assert.Equal(t, []float64{1, 0, 0, 0}, rlGrad(t, "min", nil, ties))
+	// The 2-norm has gradient 0 at 0, like PyTorch's.
+	assert.InDeltaSlice(t, []float64{0, 0, 0.6, 0.8}, rlGrad(t, "norm", ax1, rlF64([]float64{0, 0, 3, 4}, 2, 2)), 1e-15)
+	assert.Equal(t, []float64{1, -1, 0}, rlGrad(t, "norm", core.Attrs{"ord": 1}, rlF64([]float64{2, -1, 0}, 3)))
+	assert.Equal(t, []float64{0, -0.5, 0.5}, rlGrad(t, "norm", core.Attrs{"ord": math.Inf(1)}, rlF64([]float64{1, -4, 4}, 3)))
+	// d/dx_i sum_j cumsum_j = number of later-or-equal positions.
+	assert.Equal(t, []float64{3, 2, 1}, rlGrad(t, "cumsum", core.Attrs{"axis": 0}, rlF64([]float64{5, -1, 2}, 3)))
+	// cumprod [2, 0, 3]: outputs 2, 0, 0; d/dx1 = 2 + 2*3.
+	assert.Equal(t, []float64{1, 8, 0}, rlGrad(t, "cumprod", core.Attrs{"axis": 0}, rlF64([]float64{2, 0, 3}, 3)))
+	// var of [1, 3] (correction 1) = (x0-x1)^2 / 2.
+	assert.Equal(t, []float64{-2, 2}, rlGrad(t, "var", nil, rlF64([]float64{1, 3}, 2)))
+	softmax := rlGrad(t, "logsumexp", nil, rlF64([]float64{0, math.Log(3)}, 2))
+	assert.InDeltaSlice(t, []float64{0.25, 0.75}, softmax, 1e-12)
+}
+
+func TestReductionErrors(t *testing.T) {
+	x := core.Zeros(core.Shape{2, 3}, core.F32)
+	empty := core.Zeros(core.Shape{0, 3}, core.F32)
+	for _, tc := range []struct {
+		op    string
+		attrs core.Attrs
+		in    *core.Tensor
+		msg   string
+	}{
+		{"prod", core.Attrs{"axes": []int{2}}, x, "axis 2 out of range"},
+		{"max", core.Attrs{"axes": []int{0, -2}}, x, "repeated"},
+		{"max", core.Attrs{"axes": []int{0}}, empty, "size 0"},
+		{"argmax", nil, empty, "empty"},
+		{"argmin", core.Attrs{"axis": 0}, empty, "size 0"},
+		{"argmax", core.Attrs{"axis": -3}, x, "out of range"},
+		{"var", nil, core.Zeros(core.Shape{3}, core.I32), "dtype"},
+		{"norm", core.Attrs{"ord": -1}, x, "ord -1"},
+		{"norm", core.Attrs{"ord": math.Inf(1)}, empty, "size 0"},
+		{"cumsum", nil, x, "axis"},
+		{"cumprod", core.Attrs{"axis": 5}, x, "out of range"},
+		{"any", core.Attrs{"axes": []int{3}}, x, "out of range"},
+		{"logsumexp", nil, core.Zeros(core.Shape{2}, core.Bool), "dtype"},
+	} {
+		err := core.Call1(tc.op, tc.attrs, tc.in).Err()
+		if assert.Error(t, err, "%s %v", tc.op, tc.attrs) {
+			assert.Contains(t, err.Error(), tc.msg)
+			assert.Contains(t, err.Error(), tc.op+": ")
+		}
+	}
+}
+
+func TestEinsumValues(t *testing.T) {
+	m := rlF64([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9}, 3, 3)
+	assert.Equal(t, []float64{15}, rlValues(t, rlCall(t, "einsum", core.Attrs{"equation": "ii"}, m)))
+	assert.Equal(t, []float64{1, 5, 9}, rlValues(t, rlCall(t, "einsum", core.Attrs{"equation": "ii->i"}, m)))
+	assert.Equal(t, []float64{1, 4, 7, 2, 5, 8, 3, 6, 9}, rlValues(t, rlCall(t, "einsum", core.Attrs{"equation": "ij->ji"}, m)))
+	assert.Equal(t, []float64{12, 15, 18}, rlValues(t, rlCall(t, "einsum", core.Attrs{"equation": "ij->j"}, m)))
+	v := rlF64([]float64{1, 0, -1}, 3)
+	assert.Equal(t, []float64{-2, -2, -2}, rlValues(t, rlCall(t, "einsum", core.Attrs{"equation": "ij,j->i"}, m, v)))
+	// Implicit output: ASCII order puts upper case first.
+	o := rlCall(t, "einsum", core.Attrs{"equation": "a,B"}, rlF64([]float64{1, 2}, 2), v)
+	assert.Equal(t, core.Shape{3, 2}, o.Shape())
+	assert.Equal(t, []float64{1, 2, 0, 0, -1, -2}, rlValues(t, o))
+	// Ellipsis dims broadcast and lead an implicit output; size-1 dims broadcast.
+	e := rlCall(t, "einsum", core.Attrs{"equation": "...i,i"}, core.Ones(core.Shape{2, 1, 3}, core.F64), v)
+	assert.Equal(t, core.Shape{2, 1}, e.Shape())
+	b := rlCall(t, "einsum", core.Attrs{"equation": "ij,ij->ij"}, rlF64([]float64{1, 2}, 2, 1), rlF64([]float64{1, 2, 3, 4}, 2, 2))
+	assert.Equal(t, []float64{1, 2, 6, 8}, rlValues(t, b))
+	// Ellipsis dims missing from an explicit output are summed.
+	assert.Equal(t, []float64{12, 15, 18}, rlValues(t, rlCall(t, "einsum", core.Attrs{"equation": "...j->j"}, m)))
+}
+
+func TestEinsumMatchesMatmulOnLargeBatches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	a, b := rlRandF32(rng, 3, 70, 90), rlRandF32(rng, 3, 50, 90)
+	got := rlValues(t, rlCall(t, "einsum", core.Attrs{"equation": "bqd,bkd->bqk"}, a, b))
+	want := rlValues(t, rlCall(t, "matmul", nil, a, rlCall(t, "transpose", nil, b)))
+	assert.InDeltaSlice(t, want, got, 1e-4)
+	ints := rlCall(t, "einsum", core.Attrs{"equation": "ij,jk"}, core.FromSlice([]int64{1, 2, 3, 4}, core.Shape{2, 2}), core.FromSlice([]int64{1 << 40, 1, 0, 1}, core.Shape{2, 2}))
+	assert.Equal(t, []int64{1 << 40, 3, 3 << 40, 7}, rlInts(t, ints))
+}
+
+func TestEinsumGradients(t *testing.T) {
+	trace := rlGrad(t, "einsum", core.Attrs{"equation": "ii"}, rlF64([]float64{1, 2, 3, 4}, 2, 2))
+	assert.Equal(t, []float64{1, 0, 0, 1}, trace)
+	// A label only one operand has is summed: its gradient is broadcast.
+	a := rlF64([]float64{1, 2, 3, 4}, 2, 2).SetRequiresGrad(true)
+	k := rlF64([]float64{1, 2, 3}, 3).SetRequiresGrad(true)
+	y := rlCall(t, "sum", nil, rlCall(t, "einsum", core.Attrs{"equation": "ij,k->i"}, a, k))
+	require.NoError(t, y.Backward())
+	assert.Equal(t, []float64{6, 6, 6, 6}, rlValues(t, a.Grad()))
+	assert.Equal(t, []float64{10, 10, 10}, rlValues(t, k.Grad()))
+	// A broadcast size-1 dim gets the sum over the dim it stretched along.
+	s := rlF64([]float64{1, 2}, 2, 1).SetRequiresGrad(true)
+	w := rlF64([]float64{1, 2, 3, 4}, 2, 2)
+	z := rlCall(t, "sum", nil, rlCall(t, "einsum", core.Attrs{"equation": "ij,ij->ij"}, s, w))
+	require.NoError(t, z.Backward())
+	assert.Equal(t, []float64{3, 7}, rlValues(t, s.Grad()))
+}
+
+func TestEinsumErrors(t *testing.T) {
+	m := core.Zeros(core.Shape{2, 3}, core.F32)
+	sq := core.Zeros(core.Shape{3, 3}, core.F32)
+	for eq, ins := range map[string][]*core.Tensor{
+		"ij,jk->ik":       {m},
+		"ij->ik":          {m},
+		"ijk":             {m},
+		"ii":              {m},
+		"ij,ij->ij":       {m, sq},
+		"ij->ii":          {m},
+		"i$j":             {m},
+		"...i...j":        {m},
+		"ij,jk,kl,lm,mn":  {m, sq, sq, sq, sq},
+		"ij,jk->ik->k":    {m, sq},
+		"i...j->...ij...": {m},
+	} {
+		err := core.Call1("einsum", core.Attrs{"equation": eq}, ins...).Err()
+		if assert.Error(t, err, eq) {
+			assert.Contains(t, err.Error(), "einsum: ", eq)
+		}
+	}
+	assert.Error(t, core.Call1("einsum", nil, m).Err(), "equation is required")
+}
