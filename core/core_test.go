@@ -98,7 +98,7 @@ func TestFromSliceChecksSize(t *testing.T) {
 // on it must fall back to the CPU kernel with a one-time warning.
 type fakeBackend struct{ core.Backend }
 
-func (fakeBackend) Device() core.Device      { return core.Device{Kind: "fake"} }
+func (fakeBackend) Device() core.Device       { return core.Device{Kind: "fake"} }
 func (fakeBackend) Kernel(string) core.Kernel { return nil }
 
 func TestFallbackAndDeviceMismatch(t *testing.T) {

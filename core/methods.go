@@ -24,7 +24,9 @@ func (t *Tensor) Cast(d DType) *Tensor {
 
 // Reshape views t with a new shape (copying only when the layout forbids a
 // view); one dimension may be -1.
-func (t *Tensor) Reshape(shape Shape) *Tensor { return call1("reshape", Attrs{"shape": []int(shape)}, t) }
+func (t *Tensor) Reshape(shape Shape) *Tensor {
+	return call1("reshape", Attrs{"shape": []int(shape)}, t)
+}
 
 // Add is elementwise addition with broadcasting.
 func (t *Tensor) Add(o *Tensor) *Tensor { return call1("add", nil, t, o) }

@@ -1,7 +1,5 @@
 package core
 
-import "fmt"
-
 // Helpers for declaring ops: common inference rules and sample builders.
 
 // Tensor-input dtype sets used by InputSpec.DTypes.
@@ -40,14 +38,6 @@ func InferBroadcastBool(in []Meta, a Attrs) ([]Meta, error) {
 	}
 	m[0].DType = Bool
 	return m, nil
-}
-
-// requireFloat rejects non-float inputs for ops only defined on floats.
-func requireFloat(m Meta, what string) error {
-	if !m.DType.IsFloat() {
-		return fmt.Errorf("%s must be floating point, got %s", what, m.DType)
-	}
-	return nil
 }
 
 // G builds a sample input: shape and dtype, randn values.

@@ -217,7 +217,9 @@ func FromFloat64s(d DType, shape Shape, vals []float64, dev ...Device) *Tensor {
 }
 
 // Scalar makes a rank-0 tensor.
-func Scalar(v float64, d DType, dev ...Device) *Tensor { return FromFloat64s(d, nil, []float64{v}, dev...) }
+func Scalar(v float64, d DType, dev ...Device) *Tensor {
+	return FromFloat64s(d, nil, []float64{v}, dev...)
+}
 
 func pickBackend(dev []Device) (Backend, error) {
 	d := DefaultDevice()

@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/webtensor/webtensor/core"
 	_ "github.com/webtensor/webtensor/backends/cpu"
+	"github.com/webtensor/webtensor/core"
 )
 
 func TestSmokeAutograd(t *testing.T) {
