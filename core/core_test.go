@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"bytes"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,6 +65,8 @@ func TestCallRejectsBadInput(t *testing.T) {
 		"dtype":            {"mean", []*core.Tensor{core.FromSlice([]int32{1}, core.Shape{1})}, nil, "input 0 (x) has dtype i32"},
 		"bad dtype attr":   {"cast", []*core.Tensor{x}, core.Attrs{"dtype": "f128"}, `unknown dtype "f128"`},
 		"negative shape":   {"zeros", nil, core.Attrs{"shape": []int{2, -1}}, "negative dimension"},
+		"NaN seed":         {"randn", nil, core.Attrs{"shape": []int{2}, "seed": math.NaN()}, `attribute "seed": got float64 NaN, want int`},
+		"fractional seed":  {"rand", nil, core.Attrs{"shape": []int{2}, "seed": 1.5}, `attribute "seed"`},
 	}
 	for name, c := range cases {
 		_, err := core.Call(c.op, c.in, c.attrs)
