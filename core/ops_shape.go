@@ -211,7 +211,7 @@ func concatPieceGrads(g *GradCtx) ([]*Tensor, error) {
 func splitDef() *OpDef {
 	return &OpDef{
 		Name: "split", Category: "shape", Doc: "Split along axis into pieces of the given sizes, or into sections nearly equal pieces (torch.tensor_split).",
-		Inputs: []InputSpec{{Name: "x"}},
+		Inputs: []InputSpec{{Name: "x"}}, Outputs: []string{"pieces..."},
 		Attrs: []AttrSpec{
 			{Name: "sizes", Kind: AttrInts, Doc: "size of every piece; they add up to the axis size"},
 			{Name: "sections", Kind: AttrInt, Doc: "number of pieces; the first size%sections pieces are one larger"},
@@ -236,7 +236,7 @@ func splitDef() *OpDef {
 func chunkDef() *OpDef {
 	return &OpDef{
 		Name: "chunk", Category: "shape", Doc: "Split along axis into at most chunks pieces of ceil(n/chunks) (torch.chunk).",
-		Inputs: []InputSpec{{Name: "x"}},
+		Inputs: []InputSpec{{Name: "x"}}, Outputs: []string{"pieces..."},
 		Attrs: []AttrSpec{
 			{Name: "chunks", Kind: AttrInt, Required: true, Doc: "wanted number of pieces"},
 			{Name: "axis", Kind: AttrInt, Default: 0, Doc: "axis to split"},

@@ -139,7 +139,7 @@ func uniqueDef() *OpDef {
 		Name: "unique", Category: "sort",
 		Doc:     "Distinct values of the flattened x, then (when asked) the i64 inverse indices (x's shape) and i64 counts; NaNs are all distinct.",
 		Inputs:  []InputSpec{{Name: "x", DTypes: AllDTypes}},
-		Outputs: []string{"values", "inverse", "counts"},
+		Outputs: []string{"values", "inverse_then_counts..."},
 		Attrs: []AttrSpec{
 			{Name: "sorted", Kind: AttrBool, Default: true, Doc: "ascending values; false keeps the order of first occurrence"},
 			{Name: "return_inverse", Kind: AttrBool, Default: false, Doc: "also return, for every element, the position of its value"},

@@ -49,3 +49,27 @@ func TestEveryOpIsDocumentedTestedAndImplemented(t *testing.T) {
 		assert.True(t, def.View != nil || cpu.HasKernel(def.Name), "%s has no CPU kernel", def.Name)
 	}
 }
+
+// The declared outputs are what SDK generators read to decide between a
+// tensor and a list: every sample must return exactly that many, except ops
+// whose last output name ends in "..." (split, chunk: as many as asked).
+func TestOutputCountsMatchDeclarations(t *testing.T) {
+	for _, def := range core.Ops() {
+		if def.Internal {
+			continue
+		}
+		want := max(1, len(def.Outputs))
+		variable := len(def.Outputs) > 0 && strings.HasSuffix(def.Outputs[len(def.Outputs)-1], "...")
+		for _, s := range def.Samples {
+			outs, err := core.CallDef(def, s.MakeInputs(def.Name, core.CPU), s.ResolvedAttrs(def))
+			if !assert.NoError(t, err, "%s/%s", def.Name, s.Name) {
+				continue
+			}
+			if variable {
+				assert.GreaterOrEqual(t, len(outs), len(def.Outputs)-1, "%s/%s", def.Name, s.Name)
+			} else {
+				assert.Len(t, outs, want, "%s/%s returns %d outputs, declares %v", def.Name, s.Name, len(outs), def.Outputs)
+			}
+		}
+	}
+}
