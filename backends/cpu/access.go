@@ -23,16 +23,23 @@ func indexMap(t *core.Tensor, shape core.Shape) []int {
 			strides[off+i] = st[i]
 		}
 	}
+	return stridedPositions(t.Offset(), shape, strides)
+}
+
+// stridedPositions lists the storage index of every element of a layout in
+// row-major order over shape (indexMap with explicit strides; a stride of 0
+// repeats an element).
+func stridedPositions(offset int, shape core.Shape, strides []int) []int {
 	n := shape.Numel()
 	out := make([]int, n)
 	if n == 0 {
 		return out
 	}
-	idx := make([]int, rank)
-	pos := t.Offset()
+	idx := make([]int, len(shape))
+	pos := offset
 	for i := 0; i < n; i++ {
 		out[i] = pos
-		for d := rank - 1; d >= 0; d-- {
+		for d := len(shape) - 1; d >= 0; d-- {
 			idx[d]++
 			pos += strides[d]
 			if idx[d] < shape[d] {
@@ -43,6 +50,16 @@ func indexMap(t *core.Tensor, shape core.Shape) []int {
 		}
 	}
 	return out
+}
+
+// axisSplit views shape as outer x n x inner around axis, the layout of a
+// scan, search or normalisation along one axis of a row-major array; a
+// scalar is one element.
+func axisSplit(shape core.Shape, axis int) (outer, n, inner int) {
+	if len(shape) == 0 {
+		return 1, 1, 1
+	}
+	return shape[:axis].Numel(), shape[axis], shape[axis+1:].Numel()
 }
 
 // isDense reports whether t is contiguous with exactly shape.

@@ -21,22 +21,6 @@ func init() {
 	register("_scaled_dot_product_attention_backward", attentionBackwardKernel)
 }
 
-// nnAxisSplit views shape as outer x n x inner around axis; a scalar is one
-// element.
-func nnAxisSplit(shape core.Shape, axis int) (outer, n, inner int) {
-	if len(shape) == 0 {
-		return 1, 1, 1
-	}
-	outer, inner = 1, 1
-	for _, d := range shape[:axis] {
-		outer *= d
-	}
-	for _, d := range shape[axis+1:] {
-		inner *= d
-	}
-	return outer, shape[axis], inner
-}
-
 // nnForLines calls fn for every line along the split axis: the offset of
 // its first element in row-major order; elements are inner apart.
 func nnForLines(outer, n, inner int, fn func(base int)) {
@@ -54,7 +38,7 @@ func softmaxKernel(logOut bool) core.Kernel {
 		if err != nil {
 			return err
 		}
-		outer, n, inner := nnAxisSplit(in.Shape(), axis)
+		outer, n, inner := axisSplit(in.Shape(), axis)
 		if inner == 1 && denseF32(in) {
 			src, dst := f32s(in), f32s(out)
 			parallelFor(outer, n*8, func(lo, hi int) {
@@ -152,7 +136,7 @@ func softmaxBackwardKernel(logOut bool) core.Kernel {
 		if err != nil {
 			return err
 		}
-		outer, n, inner := nnAxisSplit(yt.Shape(), axis)
+		outer, n, inner := axisSplit(yt.Shape(), axis)
 		if inner == 1 && denseF32(yt) && denseF32(gt) {
 			y, g, dst := f32s(yt), f32s(gt), f32s(out)
 			parallelFor(outer, n*4, func(lo, hi int) {

@@ -48,23 +48,7 @@ func reduceIndex(shape core.Shape, axes []int) []int {
 			acc *= shape[d]
 		}
 	}
-	n := shape.Numel()
-	out := make([]int, n)
-	idx := make([]int, len(shape))
-	pos := 0
-	for i := 0; i < n; i++ {
-		out[i] = pos
-		for d := len(shape) - 1; d >= 0; d-- {
-			idx[d]++
-			pos += strides[d]
-			if idx[d] < shape[d] {
-				break
-			}
-			pos -= strides[d] * shape[d]
-			idx[d] = 0
-		}
-	}
-	return out
+	return stridedPositions(0, shape, strides)
 }
 
 // reducedCount is the number of input elements per output element.

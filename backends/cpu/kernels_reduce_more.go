@@ -91,22 +91,6 @@ func extremeKernel(dir int) core.Kernel {
 	}
 }
 
-// splitAtAxis splits shape around axis into outer x n x inner, the layout of
-// a scan or search along one axis of a row-major array.
-func splitAtAxis(shape core.Shape, axis int) (outer, n, inner int) {
-	if len(shape) == 0 {
-		return 1, 1, 1
-	}
-	outer, inner = 1, 1
-	for _, d := range shape[:axis] {
-		outer *= d
-	}
-	for _, d := range shape[axis+1:] {
-		inner *= d
-	}
-	return outer, shape[axis], inner
-}
-
 // argExtremeKernel returns the first index whose value is better than every
 // earlier one; the first NaN wins and ends the search, as in PyTorch.
 func argExtremeKernel(dir int) core.Kernel {
@@ -118,7 +102,7 @@ func argExtremeKernel(dir int) core.Kernel {
 		}
 		outer, n, inner := 1, in.Numel(), 1
 		if !flat {
-			outer, n, inner = splitAtAxis(in.Shape(), axis)
+			outer, n, inner = axisSplit(in.Shape(), axis)
 		}
 		res := make([]int64, outer*inner)
 		if in.DType().IsFloat() {
@@ -281,7 +265,7 @@ func cumulativeKernel(identity float64, stepF func(acc, v float64) float64, step
 		if err != nil {
 			return err
 		}
-		outer, n, inner := splitAtAxis(in.Shape(), axis)
+		outer, n, inner := axisSplit(in.Shape(), axis)
 		if !out.DType().IsFloat() {
 			v := readI64(in)
 			eachAxisLine(outer, n, inner, func(at func(j int) int) {
@@ -496,7 +480,7 @@ func cumprodGradKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	outer, n, inner := splitAtAxis(x.Shape(), axis)
+	outer, n, inner := axisSplit(x.Shape(), axis)
 	v, g := readF64(x), readF64(k.Inputs[1])
 	res := make([]float64, len(v))
 	eachAxisLine(outer, n, inner, func(at func(j int) int) {

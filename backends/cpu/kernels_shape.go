@@ -61,32 +61,6 @@ func denseOut(t *core.Tensor) []byte {
 	return host(t)[t.Offset()*size : (t.Offset()+t.Numel())*size]
 }
 
-// stridedPositions lists the storage index of every element of a layout in
-// row-major order over shape (indexMap with explicit strides; a stride of 0
-// repeats an element).
-func stridedPositions(offset int, shape core.Shape, strides []int) []int {
-	n := shape.Numel()
-	out := make([]int, n)
-	if n == 0 {
-		return out
-	}
-	idx := make([]int, len(shape))
-	pos := offset
-	for i := 0; i < n; i++ {
-		out[i] = pos
-		for d := len(shape) - 1; d >= 0; d-- {
-			idx[d]++
-			pos += strides[d]
-			if idx[d] < shape[d] {
-				break
-			}
-			pos -= strides[d] * shape[d]
-			idx[d] = 0
-		}
-	}
-	return out
-}
-
 // outerCount is the product of the dims before axis.
 func outerCount(s core.Shape, axis int) int { return s[:axis].Numel() }
 
