@@ -117,6 +117,8 @@ func init() {
 				{Name: "ints", Inputs: []Gen{ewBoolGen(6), GI(I64, -9, 9, 6), GI(I32, -9, 9, 6)}, NoGrad: true},
 				{Name: "f16_bf16", Inputs: []Gen{ewBoolGen(4), G(F16, 4), G(BF16, 4)}},
 				{Name: "empty", Inputs: []Gen{ewBoolGen(0, 3), G(F32, 3), G(F32, 0, 1)}},
+				{Name: "scalar_other", Inputs: []Gen{ewBoolGen(2, 5), G(F32, 2, 5), G(F32)}},
+				{Name: "scalar_first", Inputs: []Gen{ewBoolGen(7), G(F32), G(F32, 7)}},
 			},
 		},
 	)

@@ -52,6 +52,19 @@ func binaryKernel(fns binaryFns) core.Kernel {
 					}
 				})
 				return nil
+			case a.Numel() == n && isSuffix(b.Shape(), shape):
+				// Row broadcast (a bias added to every row): b repeats
+				// every nb elements of the output.
+				nb := len(bv)
+				parallelFor(n/max(nb, 1), nb, func(lo, hi int) {
+					for r := lo; r < hi; r++ {
+						row, out := av[r*nb:(r+1)*nb], ov[r*nb:(r+1)*nb]
+						for j, x := range row {
+							out[j] = fns.f32(x, bv[j])
+						}
+					}
+				})
+				return nil
 			}
 		}
 		if fns.i != nil && !a.DType().IsFloat() && !out.DType().IsFloat() {
@@ -72,4 +85,16 @@ func binaryKernel(fns binaryFns) core.Kernel {
 		writeF64(out, av)
 		return nil
 	}
+}
+
+// isSuffix reports whether s (leading 1s ignored) equals the trailing dims of
+// shape, so that a dense s repeats every s.Numel() elements of shape.
+func isSuffix(s, shape core.Shape) bool {
+	for len(s) > 0 && s[0] == 1 {
+		s = s[1:]
+	}
+	if len(s) == 0 || len(s) > len(shape) {
+		return false
+	}
+	return core.Shape(shape[len(shape)-len(s):]).Equal(s)
 }

@@ -195,15 +195,19 @@ func ewWhereKernel(k *core.KernelCall) error {
 	cond, a, b, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Outputs[0]
 	shape := out.Shape()
 	n := shape.Numel()
-	if out.DType() == core.F32 && denseF32(a) && denseF32(b) && cond.IsContiguous() &&
-		a.Numel() == n && b.Numel() == n && cond.Numel() == n {
+	// Dense f32 operands, each either full-size or a scalar (the common
+	// where(mask, g, 0) of activation gradients), skip the general
+	// broadcast path.
+	fullOrScalar := func(t *core.Tensor) bool { return denseF32(t) && (t.Numel() == n || t.Numel() == 1) }
+	if out.DType() == core.F32 && fullOrScalar(a) && fullOrScalar(b) && cond.IsContiguous() && cond.Numel() == n {
 		c, av, bv, ov := ewBoolStorage(cond), f32s(a), f32s(b), f32s(out)
+		am, bm := min(len(av)-1, 1), min(len(bv)-1, 1) // 0 for a scalar: index 0 always
 		parallelFor(n, 1, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				if c[i] != 0 {
-					ov[i] = av[i]
+					ov[i] = av[i*am]
 				} else {
-					ov[i] = bv[i]
+					ov[i] = bv[i*bm]
 				}
 			}
 		})
