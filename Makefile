@@ -18,10 +18,11 @@ build: ## build the webtensor CLI into build/
 run: build ## train the demo model on the best device found (CPU fallback); writes loss.png
 	./build/webtensor run --plot loss.png
 
-# Test-time Python: NumPy and safetensors for the checkpoint interop test.
+# Test-time Python: NumPy and safetensors for the checkpoint interop test,
+# ruff for the Python lint.
 $(VENV)/.test-deps:
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check numpy safetensors
+	$(PY) -m pip install -q --disable-pip-version-check numpy safetensors ruff
 	touch $@
 
 # Reference-time Python: PyTorch too (vectors and benchmarks only).
@@ -38,8 +39,9 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-lint: fmt-check vet ## gofmt, go vet and staticcheck
+lint: $(VENV)/.test-deps fmt-check vet ## gofmt, go vet, staticcheck and ruff
 	$(GO) run $(STATICCHECK) ./...
+	$(VENV)/bin/ruff check .
 
 generate: ## regenerate code and docs derived from the op registry
 	$(GO) generate ./...
@@ -50,8 +52,9 @@ generate-check: ## fail when generated code or docs are stale
 	@$(GO) run ./cmd/webtensor ops --markdown | diff -q - docs/ops.md >/dev/null || { echo "docs/ops.md is stale: run make generate"; exit 1; }
 
 vectors: $(VENV)/.ref-deps ## regenerate the reference vectors with NumPy and PyTorch
-	$(GO) run ./conformance/gen/export
-	$(PY) conformance/gen/make_vectors.py
+	rm -rf build/vectors-in
+	$(GO) run ./conformance/gen/export -dir build/vectors-in
+	$(PY) conformance/gen/make_vectors.py --inputs build/vectors-in --dir conformance/vectors
 
 bench: $(VENV)/.ref-deps build ## benchmarks side by side with NumPy and PyTorch; writes docs/perf.md
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHON=$(abspath $(PY)) ./scripts/bench.sh

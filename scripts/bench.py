@@ -48,7 +48,7 @@ def peers():
         a = rng.standard_normal((n, n), dtype=np.float32)
         b = rng.standard_normal((n, n), dtype=np.float32)
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-        out[f"Matmul/{n}"] = {"numpy": timeit(lambda: a @ b), "torch": timeit(lambda: ta @ tb)}
+        out[f"Matmul/{n}"] = {"numpy": timeit(lambda a=a, b=b: a @ b), "torch": timeit(lambda ta=ta, tb=tb: ta @ tb)}
     x = torch.randn(8, 64, 32, 32)
     w = torch.randn(64, 64, 3, 3)
     out["Conv2d"] = {"torch": timeit(lambda: torch.nn.functional.conv2d(x, w, padding=1))}
@@ -90,13 +90,25 @@ WORK["Softmax"] = (2.0 * 4 * 4096 * 1024, "GB/s")
 WORK["LayerNorm"] = (2.0 * 4 * 4096 * 1024, "GB/s")
 WORK["TrainStep"] = (3 * 2.0 * 128 * (784 * 512 + 512 * 512 + 512 * 10), "GFLOP/s")
 
+def rate(work, seconds):
+    return work / seconds / 1e9 if seconds else None
+
+
+def ratio(ours, peer):
+    return f"{ours / peer:.3f}" if ours and peer else "-"
+
+
+def fmt(r):
+    return f"{r:.2f}" if r else "-"
+
+
 LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) (GFLOP/s|GB/s)")
 
 
 def go_bench(benchtime):
     cmd = ["go", "test", "-run", "^$", "-bench", ".", "-benchtime", benchtime, "-count", "1", "./bench/"]
     print("+", " ".join(cmd), flush=True)
-    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         sys.exit(f"go benchmarks failed:\n{res.stdout}\n{res.stderr}")
     out = {}
@@ -119,18 +131,15 @@ def main():
     for case, (work, unit) in WORK.items():
         g = go.get(case)
         p = ref.get(case, {})
-        rate = lambda s: work / s / 1e9 if s else None  # noqa: E731
-        np_r, th_r, go_r = rate(p.get("numpy")), rate(p.get("torch")), rate(g)
-        ratio = lambda peer: f"{go_r / peer:.3f}" if go_r and peer else "-"  # noqa: E731
-        fmt = lambda r: f"{r:.2f}" if r else "-"  # noqa: E731
-        rows.append([case, unit, fmt(go_r), fmt(np_r), fmt(th_r), ratio(np_r), ratio(th_r)])
+        np_r, th_r, go_r = (rate(work, p.get("numpy")), rate(work, p.get("torch")), rate(work, g))
+        rows.append([case, unit, fmt(go_r), fmt(np_r), fmt(th_r), ratio(go_r, np_r), ratio(go_r, th_r)])
     head = ["case", "unit", "webtensor (cpu)", "NumPy", "PyTorch", "webtensor/NumPy", "webtensor/PyTorch"]
     table = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     table += ["| " + " | ".join(r) + " |" for r in rows]
     print("\n".join(table))
+    gover = subprocess.run(["go", "version"], capture_output=True, text=True, check=True).stdout.strip()
     env = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
-           f"NumPy {np.__version__}, PyTorch {torch.__version__} "
-           f"({torch.get_num_threads()} threads), {subprocess.run(['go', 'version'], capture_output=True, text=True).stdout.strip()}")
+           f"NumPy {np.__version__}, PyTorch {torch.__version__} ({torch.get_num_threads()} threads), {gover}")
     doc = f"""# Performance
 
 Measured by `make bench` on {datetime.date.today().isoformat()} ({env}).

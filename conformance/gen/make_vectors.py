@@ -1,14 +1,15 @@
 """Fill conformance/vectors/<op>.safetensors with NumPy/PyTorch reference results.
 
 The Go export tool (conformance/gen/export) writes each op's sample inputs and
-case descriptions; this script computes every case's outputs with the
+case descriptions into build/vectors-in; this script computes every case's outputs with the
 reference function of refs/*.py (REFS dicts: op name -> fn(ins, attrs)), and,
 for differentiable cases, the gradients of sum(out * upstream) for random
-upstream gradients, and writes them back into the same file.
+upstream gradients, and writes inputs and results to conformance/vectors
+(leaving a file untouched when nothing in it changed).
 
 Floating inputs are upcast to float64 before the reference runs, so results
 are the exact values rounded once to the dtype Go's shape inference declares.
-Usage: python make_vectors.py [--dir DIR] [--op NAME]
+Usage: python make_vectors.py [--inputs DIR] [--dir DIR] [--op NAME]
 """
 
 import argparse
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 HERE = Path(__file__).resolve().parent
@@ -91,7 +93,7 @@ def run_case(op, fn, case, tensors):
         raise ValueError(f"reference gave {len(outs)} outputs, Go declares {len(specs)}")
     result = {}
     loss = None
-    for j, (o, spec) in enumerate(zip(outs, specs)):
+    for j, (o, spec) in enumerate(zip(outs, specs, strict=True)):
         if not isinstance(o, torch.Tensor):
             o = torch.as_tensor(o)
         if spec["shape"] is not None and list(o.shape) != spec["shape"]:
@@ -107,7 +109,7 @@ def run_case(op, fn, case, tensors):
     if case["grad"]:
         if loss is None:
             raise ValueError("case is marked differentiable but no output depends on the inputs")
-        grads = torch.autograd.grad(loss, [l for l in leaves if l is not None], allow_unused=True)
+        grads = torch.autograd.grad(loss, [leaf for leaf in leaves if leaf is not None], allow_unused=True)
         k = 0
         for i, leaf in enumerate(leaves):
             if leaf is None:
@@ -121,11 +123,15 @@ def run_case(op, fn, case, tensors):
     return result
 
 
-def fill(path, refs):
-    tensors = load_file(str(path))
-    from safetensors import safe_open
+def read(path):
     with safe_open(str(path), "pt") as f:
-        meta = dict(f.metadata())
+        return load_file(str(path)), dict(f.metadata())
+
+
+def fill(src, dst, refs):
+    """Compute the references for the inputs exported to src; write dst."""
+    tensors, meta = read(src)
+    old, old_meta = read(dst) if dst.exists() else ({}, {})
     op = meta["op"]
     if op not in refs:
         return f"no reference function for {op!r} in refs/*.py"
@@ -138,21 +144,45 @@ def fill(path, refs):
             return f"{op}/{case['name']}: {type(e).__name__}: {e}"
     meta["complete"] = "true"
     meta["generator"] = f"torch {torch.__version__}, numpy {np.__version__}"
-    save_file(out, str(path), metadata=meta)
+    if unchanged(old, old_meta, out, meta):
+        return None
+    save_file(out, str(dst), metadata=meta)
     return None
+
+
+def unchanged(old, old_meta, new, new_meta):
+    """The safetensors writer orders metadata keys arbitrarily, so rewriting
+    identical results would still change the bytes; keep the file instead."""
+    if old_meta != new_meta or old.keys() != new.keys():
+        return False
+    return all(old[k].dtype == new[k].dtype and old[k].shape == new[k].shape and same_bytes(old[k], new[k])
+               for k in new)
+
+
+def same_bytes(a, b):
+    # Bitwise, so that NaN equals NaN.
+    return bytes(a.clone().untyped_storage()) == bytes(b.clone().untyped_storage())
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dir", default=str(HERE.parent / "vectors"))
+    ap.add_argument("--inputs", default=str(HERE.parent.parent / "build" / "vectors-in"),
+                    help="directory the Go export tool wrote the inputs to")
+    ap.add_argument("--dir", default=str(HERE.parent / "vectors"), help="the committed vector files")
     ap.add_argument("--op", default="")
     args = ap.parse_args()
     torch.use_deterministic_algorithms(True)
     refs = load_refs()
-    files = sorted(Path(args.dir).glob("*.safetensors"))
+    out = Path(args.dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = sorted(Path(args.inputs).glob("*.safetensors"))
     if args.op:
         files = [p for p in files if p.stem == args.op]
-    errors = [e for e in (fill(p, refs) for p in files) if e]
+    else:
+        # Vector files of ops that no longer exist would never be read again.
+        for stale in set(p.name for p in out.glob("*.safetensors")) - set(p.name for p in files):
+            (out / stale).unlink()
+    errors = [e for e in (fill(p, out / p.name, refs) for p in files) if e]
     for e in errors:
         print("make_vectors:", e, file=sys.stderr)
     print(f"make_vectors: {len(files) - len(errors)} of {len(files)} ops written")

@@ -13,7 +13,7 @@ import (
 )
 
 func main() {
-	dir := flag.String("dir", conformance.VectorsDir(), "directory of the vector files")
+	dir := flag.String("dir", "build/vectors-in", "directory to write the inputs to (make_vectors.py reads them)")
 	only := flag.String("op", "", "export only this op")
 	flag.Parse()
 	if err := os.MkdirAll(*dir, 0o755); err != nil {

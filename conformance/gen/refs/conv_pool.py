@@ -73,8 +73,12 @@ def conv_transpose2d_input_grad(ins, attrs):
     gy, w = ins
     args = _transpose_args(attrs)
     spatial = [
-        (gy.shape[-2 + i] - 1 + 2 * args["padding"][i] - args["dilation"][i] * (w.shape[2 + i] - 1) - args["output_padding"][i])
-        // args["stride"][i] + 1
+        (
+            gy.shape[-2 + i] - 1 + 2 * args["padding"][i]
+            - args["dilation"][i] * (w.shape[2 + i] - 1) - args["output_padding"][i]
+        )
+        // args["stride"][i]
+        + 1
         for i in range(2)
     ]
     x = torch.zeros(*gy.shape[:-3], w.shape[0], *spatial, dtype=gy.dtype, requires_grad=True)

@@ -79,7 +79,7 @@ def grads_of(fn, upstream, inputs):
     leaves = [t.detach().clone().requires_grad_(True) for t in inputs]
     outs = fn(*leaves)
     outs = outs if isinstance(outs, tuple) else (outs,)
-    pairs = [(o, u) for o, u in zip(outs, upstream) if u is not None and o.requires_grad]
+    pairs = [(o, u) for o, u in zip(outs, upstream, strict=False) if u is not None and o.requires_grad]
     return torch.autograd.grad([o for o, _ in pairs], leaves, [u for _, u in pairs], allow_unused=True)
 
 
@@ -155,7 +155,9 @@ def batch_norm_backward(ins, a):
 
 def attention(ins, a):
     q, k, v, m = (ins + [None])[:4]
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=a.get("is_causal", False), scale=a.get("scale"))
+    return F.scaled_dot_product_attention(
+        q, k, v, attn_mask=m, is_causal=a.get("is_causal", False), scale=a.get("scale")
+    )
 
 
 def attention_backward(ins, a):
@@ -210,7 +212,9 @@ def nll_loss_backward(ins, a):
 POINTWISE_LOSSES = {
     "mse_loss": lambda x, t, a: F.mse_loss(x, t, reduction=a.get("reduction", "mean")),
     "l1_loss": lambda x, t, a: F.l1_loss(x, t, reduction=a.get("reduction", "mean")),
-    "smooth_l1_loss": lambda x, t, a: F.smooth_l1_loss(x, t, reduction=a.get("reduction", "mean"), beta=a.get("beta", 1.0)),
+    "smooth_l1_loss": lambda x, t, a: F.smooth_l1_loss(
+        x, t, reduction=a.get("reduction", "mean"), beta=a.get("beta", 1.0)
+    ),
 }
 
 

@@ -57,7 +57,9 @@ def _split(ins, a):
 def _slice_grad(ins, a):
     g = ins[0]
     out = torch.zeros(a["shape"], dtype=g.dtype)
-    return out.slice_scatter(g, dim=_get(a, "axis", 0), start=_get(a, "start", 0), end=a.get("stop"), step=_get(a, "step", 1))
+    return out.slice_scatter(
+        g, dim=_get(a, "axis", 0), start=_get(a, "start", 0), end=a.get("stop"), step=_get(a, "step", 1)
+    )
 
 
 def _pad(ins, a):
