@@ -55,6 +55,24 @@ func NoGrad(fn func()) {
 	fn()
 }
 
+// EnterNoGrad and ExitNoGrad bracket a no-grad scope across calls, for the C
+// ABI and SDK context managers that cannot pass a closure. Calls nest; an
+// exit without an enter is an error.
+func EnterNoGrad() { gradOff.Add(1) }
+
+// ExitNoGrad ends the innermost scope opened by EnterNoGrad.
+func ExitNoGrad() error {
+	for {
+		n := gradOff.Load()
+		if n <= 0 {
+			return fmt.Errorf("no_grad exit without a matching enter")
+		}
+		if gradOff.CompareAndSwap(n, n-1) {
+			return nil
+		}
+	}
+}
+
 // RequiresGrad reports whether gradients flow to or through t.
 func (t *Tensor) RequiresGrad() bool { return t != nil && t.requiresGrad }
 

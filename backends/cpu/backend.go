@@ -2,19 +2,66 @@ package cpu
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/webtensor/webtensor/core"
 )
 
 // buffer is CPU storage: 8-byte aligned so it can be viewed as any dtype.
+// Memory from a HostAllocator or adopted with WrapHost is freed by its own
+// free function, once: on Release or when the buffer becomes unreachable.
 type buffer struct {
-	buf []byte
+	buf     []byte
+	foreign bool // memory outside the Go heap: its address may be handed to C
+	cleanup runtime.Cleanup
+	free    *sync.Once
+	freeFn  func()
 }
 
 func (b *buffer) Len() int     { return len(b.buf) }
 func (b *buffer) Host() []byte { return b.buf }
-func (b *buffer) Release()     { b.buf = nil }
+
+func (b *buffer) Release() {
+	b.buf = nil
+	if b.free != nil {
+		b.cleanup.Stop()
+		b.free.Do(b.freeFn)
+	}
+}
+
+// HostAllocator supplies CPU storage outside the Go heap. free must release
+// the memory; it is called exactly once.
+type HostAllocator func(bytes int) (mem []byte, free func(), err error)
+
+var hostAlloc HostAllocator
+
+// SetHostAllocator makes the CPU backend allocate through a (for example
+// C.malloc, so the C ABI can export tensors through DLPack without copying).
+// Install it before any tensor is made; nil restores Go memory.
+func SetHostAllocator(a HostAllocator) { hostAlloc = a }
+
+// WrapHost adopts memory owned elsewhere (an imported DLPack tensor) as CPU
+// storage without copying; release is called exactly once, when the storage
+// is released or garbage collected, from whichever goroutine gets there.
+func WrapHost(mem []byte, release func()) core.Storage {
+	return foreignBuffer(mem, release)
+}
+
+func foreignBuffer(mem []byte, free func()) *buffer {
+	b := &buffer{buf: mem, foreign: true, free: new(sync.Once), freeFn: free}
+	once, fn := b.free, free
+	b.cleanup = runtime.AddCleanup(b, func(struct{}) { once.Do(fn) }, struct{}{})
+	return b
+}
+
+// IsForeign reports whether storage lives outside the Go heap (so its
+// address may be given to C code) — true for HostAllocator and WrapHost memory.
+func IsForeign(s core.Storage) bool {
+	b, ok := s.(*buffer)
+	return ok && b.foreign
+}
 
 // Backend is the CPU backend. It is stateless; all tensors share it.
 type Backend struct{}
@@ -41,7 +88,21 @@ func (*Backend) Alloc(d core.DType, numel int) (core.Storage, error) {
 	if err := checkAlloc(numel * d.Size()); err != nil {
 		return nil, err
 	}
-	return &buffer{buf: alignedBytes(numel * d.Size())}, nil
+	return newBuffer(numel * d.Size())
+}
+
+// newBuffer allocates zeroed storage from the host allocator, if one is
+// installed, else from the Go heap.
+func newBuffer(n int) (*buffer, error) {
+	if hostAlloc == nil {
+		return &buffer{buf: alignedBytes(n)}, nil
+	}
+	mem, free, err := hostAlloc(n)
+	if err != nil {
+		return nil, err
+	}
+	clear(mem)
+	return foreignBuffer(mem, free), nil
 }
 
 func alignedBytes(n int) []byte {
@@ -57,9 +118,12 @@ func (b *Backend) Upload(d core.DType, data []byte) (core.Storage, error) {
 	if err := checkAlloc(len(data)); err != nil {
 		return nil, err
 	}
-	buf := alignedBytes(len(data))
-	copy(buf, data)
-	return &buffer{buf: buf}, nil
+	buf, err := newBuffer(len(data))
+	if err != nil {
+		return nil, err
+	}
+	copy(buf.buf, data)
+	return buf, nil
 }
 
 // Download copies bytes out of storage.

@@ -1,0 +1,224 @@
+/*
+ * webtensor.h — the C ABI of the webtensor runtime (libwebtensor.so).
+ *
+ * Every SDK (Python, JavaScript on Node, Java) sits on this header. It is
+ * small and stable: tensors are integer handles, every call returns a status,
+ * and nothing the caller passes can crash the library.
+ *
+ * Conventions
+ * - Status: every function that can fail returns int32_t: WT_OK (0) or one of
+ *   the WT_ERR_* codes. On failure, wt_last_error() gives a message naming
+ *   the problem and the values. Outputs are written only on success.
+ * - Errors are per thread: wt_last_error() returns the message of the last
+ *   failed call made *on the calling thread*. The pointer stays valid until
+ *   that thread's next call into the library.
+ * - Handles: wt_tensor is an opaque 64-bit integer; 0 is never a valid
+ *   handle. A new handle has one reference; wt_tensor_retain adds one,
+ *   wt_tensor_free drops one, and the tensor is gone when none remain. Using a
+ *   freed or unknown handle returns WT_ERR_HANDLE — never undefined behaviour.
+ * - Memory: the library never hands out pointers into memory the caller must
+ *   free with free(); results are written into caller buffers. Functions that
+ *   fill a buffer take its capacity and report the size needed: when the
+ *   buffer is too small (or NULL with capacity 0) they return
+ *   WT_ERR_BUFFER_TOO_SMALL and set *needed, so a caller can ask, allocate
+ *   and call again. DLPack exports are the exception, with their own deleter.
+ * - Threads: every function may be called from any thread, concurrently.
+ *   Tensors may be shared between threads; ops read their inputs only.
+ *   The no-grad scope (wt_no_grad_enter/exit) is process-wide.
+ * - Strings are UTF-8 and NUL-terminated.
+ */
+#ifndef WEBTENSOR_H
+#define WEBTENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dlpack.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WT_ABI_VERSION 1
+#define WT_VERSION_STRING "0.1.0" /* kept equal to core.Version by a test */
+
+/* Status codes. */
+#define WT_OK 0
+#define WT_ERR_INVALID 1          /* an argument is wrong: shape, dtype, attribute, op name, NULL pointer */
+#define WT_ERR_HANDLE 2           /* unknown or already freed tensor handle */
+#define WT_ERR_UNSUPPORTED 3      /* valid request the library cannot serve (device, dtype, DLPack layout) */
+#define WT_ERR_OUT_OF_MEMORY 4    /* an allocation failed */
+#define WT_ERR_BUFFER_TOO_SMALL 5 /* the caller's buffer is too small; *needed says how large */
+#define WT_ERR_INTERNAL 6         /* a bug in webtensor (reported instead of crashing) */
+
+/* Element types; the values match core.DType. */
+typedef enum {
+  WT_F32 = 1,
+  WT_F16 = 2,
+  WT_BF16 = 3,
+  WT_F64 = 4,
+  WT_I64 = 5,
+  WT_I32 = 6,
+  WT_U32 = 7,
+  WT_I16 = 8,
+  WT_I8 = 9,
+  WT_U8 = 10,
+  WT_BOOL = 11
+} wt_dtype;
+
+/* A tensor handle. 0 is never valid. */
+typedef int64_t wt_tensor;
+
+/* Attribute kinds for wt_op. */
+typedef enum {
+  WT_ATTR_INT = 1,    /* uses i */
+  WT_ATTR_FLOAT = 2,  /* uses f */
+  WT_ATTR_BOOL = 3,   /* uses i (0 or 1) */
+  WT_ATTR_STRING = 4, /* uses s */
+  WT_ATTR_INTS = 5,   /* uses ints[0..len) */
+  WT_ATTR_FLOATS = 6, /* uses floats[0..len) */
+  WT_ATTR_DTYPE = 7   /* uses i (a wt_dtype) */
+} wt_attr_kind;
+
+/* One named attribute of an op call. A flat struct (no unions) so that FFI
+ * layers (ctypes, koffi, Java FFM) can build it field by field. */
+typedef struct {
+  const char *name;
+  int32_t kind; /* a wt_attr_kind */
+  int64_t i;
+  double f;
+  const char *s;
+  const int64_t *ints;
+  const double *floats;
+  int64_t len;
+} wt_attr;
+
+/* The Go side of the library defines these functions with the same ABI but
+ * without `const`; it sets WT_NO_PROTOTYPES to see only the types. */
+#ifndef WT_NO_PROTOTYPES
+
+/* ---- Version and build ---------------------------------------------------- */
+
+/* The library version, e.g. "0.1.0" (static storage; never free). */
+const char *wt_version(void);
+/* The C ABI version (WT_ABI_VERSION of the library that is loaded). */
+int32_t wt_abi_version(void);
+/* Build information as a JSON object: version, abi, go version, commit, os, arch. */
+int32_t wt_build_info(char *buf, size_t cap, size_t *needed);
+/* A short English name of a status code (static storage). */
+const char *wt_status_string(int32_t status);
+/* The message of the last failed call on this thread ("" when none). */
+const char *wt_last_error(void);
+
+/* ---- Devices --------------------------------------------------------------- */
+
+/* Number of devices whose backend opens on this machine (the CPU at least). */
+int32_t wt_device_count(int32_t *count);
+/* Name of device i ("cpu", "webgpu:0", ...), best first. */
+int32_t wt_device_name(int32_t index, char *buf, size_t cap, size_t *needed);
+/* The device new tensors go to when none is named. */
+int32_t wt_default_device(char *buf, size_t cap, size_t *needed);
+/* Make `device` the default; fails if it does not open. */
+int32_t wt_set_default_device(const char *device);
+
+/* ---- Tensors ---------------------------------------------------------------- */
+
+/* A new tensor holding a copy of `nbytes` of row-major little-endian data.
+ * nbytes must equal numel(shape) * size(dtype). device may be NULL or "" for
+ * the default device. ndim may be 0 (a scalar; shape may then be NULL). */
+int32_t wt_tensor_from_data(const void *data, size_t nbytes, int32_t dtype, const int64_t *shape,
+                            int32_t ndim, const char *device, wt_tensor *out);
+/* A new zero-filled tensor. */
+int32_t wt_tensor_zeros(int32_t dtype, const int64_t *shape, int32_t ndim, const char *device,
+                        wt_tensor *out);
+/* Add a reference to a handle. */
+int32_t wt_tensor_retain(wt_tensor t);
+/* Drop a reference; the tensor is freed with its last reference. Freeing a
+ * freed handle returns WT_ERR_HANDLE. */
+int32_t wt_tensor_free(wt_tensor t);
+/* Number of live handles in the process (for leak checks). */
+int32_t wt_live_tensors(int64_t *count);
+
+int32_t wt_tensor_ndim(wt_tensor t, int32_t *ndim);
+/* Writes ndim extents; cap is the capacity of shape in elements. */
+int32_t wt_tensor_shape(wt_tensor t, int64_t *shape, int32_t cap);
+/* Strides in elements (ndim of them). */
+int32_t wt_tensor_strides(wt_tensor t, int64_t *strides, int32_t cap);
+int32_t wt_tensor_numel(wt_tensor t, int64_t *numel);
+int32_t wt_tensor_dtype(wt_tensor t, int32_t *dtype);
+int32_t wt_tensor_device(wt_tensor t, char *buf, size_t cap, size_t *needed);
+/* 1 if the tensor is row-major and dense. */
+int32_t wt_tensor_is_contiguous(wt_tensor t, int32_t *contiguous);
+/* Copies the elements in row-major order (waiting for the device) into dst;
+ * cap must be at least numel * size(dtype). */
+int32_t wt_tensor_to_host(wt_tensor t, void *dst, size_t cap);
+/* A dense copy (or a new handle to the same tensor when already dense). */
+int32_t wt_tensor_contiguous(wt_tensor t, wt_tensor *out);
+/* A copy on another device (a new handle to the same tensor when already there). */
+int32_t wt_tensor_to_device(wt_tensor t, const char *device, wt_tensor *out);
+
+/* ---- Ops --------------------------------------------------------------------- */
+
+/* Calls the registry op `name` (see wt_manifest_json). Absent optional
+ * inputs are passed as 0. On success writes up to out_cap output handles and
+ * sets *n_outputs; with too small an out_cap it returns
+ * WT_ERR_BUFFER_TOO_SMALL, sets *n_outputs and creates nothing. */
+int32_t wt_op(const char *name, const wt_tensor *inputs, int32_t n_inputs, const wt_attr *attrs,
+              int32_t n_attrs, wt_tensor *outputs, int32_t out_cap, int32_t *n_outputs);
+/* The op manifest (every op, its inputs, attributes, dtypes, backends) as JSON. */
+int32_t wt_manifest_json(char *buf, size_t cap, size_t *needed);
+
+/* ---- Autograd ------------------------------------------------------------------- */
+
+/* Mark a floating-point leaf tensor as requiring gradients (on != 0). */
+int32_t wt_tensor_set_requires_grad(wt_tensor t, int32_t on);
+int32_t wt_tensor_requires_grad(wt_tensor t, int32_t *on);
+/* Backpropagate from t (a one-element tensor, or pass the gradient of t in
+ * grad; 0 for none). Gradients accumulate into the leaves. */
+int32_t wt_backward(wt_tensor t, wt_tensor grad);
+/* The accumulated gradient of a leaf as a new handle, or 0 when none. */
+int32_t wt_tensor_grad(wt_tensor t, wt_tensor *grad);
+int32_t wt_tensor_zero_grad(wt_tensor t);
+/* A tensor sharing t's data, cut from the autograd graph. */
+int32_t wt_tensor_detach(wt_tensor t, wt_tensor *out);
+/* Ops between enter and exit are not recorded. Scopes nest; process-wide. */
+int32_t wt_no_grad_enter(void);
+int32_t wt_no_grad_exit(void);
+
+/* ---- Random numbers ------------------------------------------------------------- */
+
+/* Reset the global Philox generator: the same seed gives the same random
+ * tensors in every SDK and on every backend. */
+int32_t wt_manual_seed(uint64_t seed);
+int32_t wt_rng_state(uint64_t *seed, uint64_t *offset);
+int32_t wt_set_rng_state(uint64_t seed, uint64_t offset);
+
+/* ---- DLPack ----------------------------------------------------------------------- */
+
+/* Export t as a versioned DLPack tensor (DLPack >= 1.0). CPU tensors are
+ * shared without a copy; tensors on another device are synchronised and
+ * copied to host memory (flags has DLPACK_FLAG_BITMASK_IS_COPIED). The
+ * consumer owns *out and must call (*out)->deleter(*out) exactly once; the
+ * data stays valid until then, even if t is freed. */
+int32_t wt_to_dlpack_versioned(wt_tensor t, DLManagedTensorVersioned **out);
+/* Export t as a legacy (pre-1.0) DLManagedTensor; same rules. */
+int32_t wt_to_dlpack(wt_tensor t, DLManagedTensor **out);
+/* Import a versioned DLPack tensor. On success the library owns `src` and
+ * calls src->deleter exactly once (from any thread) when the tensor and all
+ * views of it are gone; the data is shared when it is CPU memory with a
+ * usable layout. On failure the caller still owns src. Size-1 dimensions may
+ * have any stride, strides may be NULL (row-major), byte_offset may be
+ * non-zero; read-only tensors stay read-only on re-export. */
+int32_t wt_from_dlpack_versioned(DLManagedTensorVersioned *src, wt_tensor *out);
+/* Import a legacy DLManagedTensor; same rules. */
+int32_t wt_from_dlpack(DLManagedTensor *src, wt_tensor *out);
+/* Number of DLPack exports whose deleter has not run yet (for leak checks). */
+int32_t wt_live_dlpack_exports(int64_t *count);
+
+#endif /* WT_NO_PROTOTYPES */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEBTENSOR_H */
