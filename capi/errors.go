@@ -111,7 +111,10 @@ func writeString(s string, buf *C.char, capacity C.size_t, needed *C.size_t) C.i
 	if needed != nil {
 		*needed = C.size_t(n)
 	}
-	if buf == nil || int(capacity) < n {
+	if buf == nil && capacity > 0 {
+		return fail(invalid("buffer is NULL but capacity is %d", int(capacity)))
+	}
+	if int(capacity) < n {
 		return fail(errf(statusBuffer, "buffer of %d bytes is too small: %d needed (including the NUL)", int(capacity), n))
 	}
 	dst := unsafe.Slice((*byte)(unsafe.Pointer(buf)), n)

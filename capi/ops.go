@@ -144,6 +144,9 @@ func wt_op(name *C.char, inputs *C.wt_tensor, nInputs C.int32_t, attrs *C.wt_att
 	if nOutputs == nil {
 		return fail(invalid("wt_op %s: n_outputs is NULL", op))
 	}
+	if (outputs == nil && outCap > 0) || outCap < 0 {
+		return fail(invalid("%s: outputs is NULL or out_cap is negative (out_cap %d)", op, int(outCap)))
+	}
 	readOnly := map[core.Storage]bool{}
 	ins, err := parseInputs(inputs, nInputs, readOnly)
 	if err != nil {
@@ -158,7 +161,7 @@ func wt_op(name *C.char, inputs *C.wt_tensor, nInputs C.int32_t, attrs *C.wt_att
 		return fail(err)
 	}
 	*nOutputs = C.int32_t(len(outs))
-	if int(outCap) < len(outs) || (outputs == nil && len(outs) > 0) {
+	if int(outCap) < len(outs) {
 		return fail(errf(statusBuffer, "%s returns %d outputs, out_cap is %d", op, len(outs), int(outCap)))
 	}
 	dst := unsafe.Slice((*C.wt_tensor)(outputs), len(outs))

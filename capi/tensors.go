@@ -167,7 +167,10 @@ func wt_tensor_ndim(h C.wt_tensor, ndim *C.int32_t) (status C.int32_t) {
 }
 
 func writeInts(vals []int, dst *C.int64_t, capacity C.int32_t, what string) C.int32_t {
-	if int(capacity) < len(vals) || (dst == nil && len(vals) > 0) {
+	if dst == nil && capacity > 0 {
+		return fail(invalid("%s: buffer is NULL but capacity is %d", what, int(capacity)))
+	}
+	if int(capacity) < len(vals) {
 		return fail(errf(statusBuffer, "%s: capacity %d is too small for %d dimensions", what, int(capacity), len(vals)))
 	}
 	if len(vals) > 0 {
@@ -238,7 +241,10 @@ func wt_tensor_to_host(h C.wt_tensor, dst unsafe.Pointer, capacity C.size_t) (st
 	defer guard(&status)
 	return withTensor(h, false, "wt_tensor_to_host", func(t *core.Tensor) C.int32_t {
 		n := t.Numel() * t.DType().Size()
-		if int(capacity) < n || (dst == nil && n > 0) {
+		if dst == nil && capacity > 0 {
+			return fail(invalid("wt_tensor_to_host: dst is NULL but capacity is %d", uint64(capacity)))
+		}
+		if int(capacity) < n {
 			return fail(errf(statusBuffer, "wt_tensor_to_host: buffer of %d bytes is too small: %d needed", uint64(capacity), n))
 		}
 		raw, err := t.Bytes()
