@@ -23,25 +23,25 @@ static void wt_dlpack_export_deleter(DLManagedTensor *self) {
 // The export's id travels as an integer disguised as a pointer: Go code may
 // not turn an integer into unsafe.Pointer without vet complaining, and C
 // must never hold a real Go pointer.
-void wt_internal_dlpack_init_export_versioned(DLManagedTensorVersioned *m, int64_t id) {
+__attribute__((visibility("hidden"))) void wt_internal_dlpack_init_export_versioned(DLManagedTensorVersioned *m, int64_t id) {
   m->manager_ctx = (void *)(intptr_t)id;
   m->deleter = wt_dlpack_export_deleter_versioned;
 }
 
-void wt_internal_dlpack_init_export(DLManagedTensor *m, int64_t id) {
+__attribute__((visibility("hidden"))) void wt_internal_dlpack_init_export(DLManagedTensor *m, int64_t id) {
   m->manager_ctx = (void *)(intptr_t)id;
   m->deleter = wt_dlpack_export_deleter;
 }
 
 // Trampolines that run an imported tensor's producer deleter (NULL means
 // the producer has nothing to free).
-void wt_internal_dlpack_call_deleter_versioned(DLManagedTensorVersioned *m) {
+__attribute__((visibility("hidden"))) void wt_internal_dlpack_call_deleter_versioned(DLManagedTensorVersioned *m) {
   if (m != NULL && m->deleter != NULL) {
     m->deleter(m);
   }
 }
 
-void wt_internal_dlpack_call_deleter(DLManagedTensor *m) {
+__attribute__((visibility("hidden"))) void wt_internal_dlpack_call_deleter(DLManagedTensor *m) {
   if (m != NULL && m->deleter != NULL) {
     m->deleter(m);
   }

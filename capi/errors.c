@@ -7,7 +7,7 @@
 
 static _Thread_local char wt_error_buf[1024];
 
-void wt_set_error(const char *msg, size_t n) {
+__attribute__((visibility("hidden"))) void wt_set_error(const char *msg, size_t n) {
   if (n >= sizeof wt_error_buf) {
     n = sizeof wt_error_buf - 4;
     memcpy(wt_error_buf, msg, n);
