@@ -7,13 +7,16 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: run test lint vet fmt-check generate generate-check vectors bench build clean help
+.PHONY: run test lint vet fmt-check generate generate-check vectors bench build capi capi-test clean help
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s '	'
 
 build: ## build the webtensor CLI into build/
 	$(GO) build -o build/webtensor ./cmd/webtensor
+
+capi: ## build the C ABI: build/libwebtensor.so (header: capi/include/webtensor.h)
+	$(GO) build -buildmode=c-shared -o build/libwebtensor.so ./capi
 
 run: build ## train the demo model on the best device found (CPU fallback); writes loss.png
 	./build/webtensor run --plot loss.png
@@ -25,13 +28,19 @@ $(VENV)/.test-deps:
 	$(PY) -m pip install -q --disable-pip-version-check numpy safetensors ruff
 	touch $@
 
-# Reference-time Python: PyTorch too (vectors and benchmarks only).
+# Reference-time Python: PyTorch too (vectors, benchmarks, DLPack interop tests).
 $(VENV)/.ref-deps: $(VENV)/.test-deps
 	$(PY) -m pip install -q --disable-pip-version-check torch
 	touch $@
 
-test: $(VENV)/.test-deps lint generate-check ## run every test (what CI runs)
+test: $(VENV)/.ref-deps lint generate-check ## run every test (what CI runs)
 	WEBTENSOR_PYTHON=$(abspath $(PY)) $(GO) test -count=1 ./...
+	bash capi/test/run.sh build/capi-test
+	$(PY) capi/test/dlpack_roundtrip.py build/capi-test/plain/libwebtensor.so
+
+capi-test: ## the C ABI's C tests (plain, AddressSanitizer, cgocheck2) and the NumPy/PyTorch DLPack round trip
+	bash capi/test/run.sh build/capi-test
+	$(PY) capi/test/dlpack_roundtrip.py build/capi-test/plain/libwebtensor.so
 
 vet:
 	$(GO) vet ./...

@@ -22,6 +22,16 @@
  *   buffer is too small (or NULL with capacity 0) they return
  *   WT_ERR_BUFFER_TOO_SMALL and set *needed, so a caller can ask, allocate
  *   and call again. DLPack exports are the exception, with their own deleter.
+ * - Limits: ndim is 0..64; each extent 0..2^40; the element count at most
+ *   about 1.4e11. Beyond them, and for any other malformed value, the status
+ *   is WT_ERR_INVALID; WT_ERR_OUT_OF_MEMORY means a valid allocation failed.
+ *   A device name that parses but whose backend is absent is
+ *   WT_ERR_UNSUPPORTED; a required op input passed as 0 is WT_ERR_INVALID.
+ * - `needed` may be NULL. A NULL buffer with a non-zero capacity is
+ *   WT_ERR_INVALID; a buffer that is merely too small is
+ *   WT_ERR_BUFFER_TOO_SMALL (and *needed, where there is one, is set).
+ * - Functions that return "a new handle" always return a new handle number,
+ *   even when it refers to the same tensor as the input.
  * - Threads: every function may be called from any thread, concurrently.
  *   Tensors may be shared between threads; ops read their inputs only.
  *   The no-grad scope (wt_no_grad_enter/exit) is process-wide.
@@ -103,7 +113,8 @@ typedef struct {
 const char *wt_version(void);
 /* The C ABI version (WT_ABI_VERSION of the library that is loaded). */
 int32_t wt_abi_version(void);
-/* Build information as a JSON object: version, abi, go version, commit, os, arch. */
+/* Build information as a JSON object with the keys version, abi, go, commit,
+ * os and arch. */
 int32_t wt_build_info(char *buf, size_t cap, size_t *needed);
 /* A short English name of a status code (static storage). */
 const char *wt_status_string(int32_t status);
@@ -124,8 +135,9 @@ int32_t wt_set_default_device(const char *device);
 /* ---- Tensors ---------------------------------------------------------------- */
 
 /* A new tensor holding a copy of `nbytes` of row-major little-endian data.
- * nbytes must equal numel(shape) * size(dtype). device may be NULL or "" for
- * the default device. ndim may be 0 (a scalar; shape may then be NULL). */
+ * nbytes must equal numel(shape) * size(dtype); data may be NULL when it is 0.
+ * device may be NULL or "" for the default device. ndim may be 0 (a scalar;
+ * shape may then be NULL). */
 int32_t wt_tensor_from_data(const void *data, size_t nbytes, int32_t dtype, const int64_t *shape,
                             int32_t ndim, const char *device, wt_tensor *out);
 /* A new zero-filled tensor. */
@@ -154,7 +166,8 @@ int32_t wt_tensor_is_contiguous(wt_tensor t, int32_t *contiguous);
 int32_t wt_tensor_to_host(wt_tensor t, void *dst, size_t cap);
 /* A dense copy (or a new handle to the same tensor when already dense). */
 int32_t wt_tensor_contiguous(wt_tensor t, wt_tensor *out);
-/* A copy on another device (a new handle to the same tensor when already there). */
+/* A copy on another device (a new handle to the same tensor when already
+ * there). device must name a device; NULL or "" is WT_ERR_INVALID. */
 int32_t wt_tensor_to_device(wt_tensor t, const char *device, wt_tensor *out);
 
 /* ---- Ops --------------------------------------------------------------------- */
@@ -178,10 +191,12 @@ int32_t wt_tensor_requires_grad(wt_tensor t, int32_t *on);
 int32_t wt_backward(wt_tensor t, wt_tensor grad);
 /* The accumulated gradient of a leaf as a new handle, or 0 when none. */
 int32_t wt_tensor_grad(wt_tensor t, wt_tensor *grad);
+/* Drop the accumulated gradient (wt_tensor_grad then gives 0). */
 int32_t wt_tensor_zero_grad(wt_tensor t);
 /* A tensor sharing t's data, cut from the autograd graph. */
 int32_t wt_tensor_detach(wt_tensor t, wt_tensor *out);
-/* Ops between enter and exit are not recorded. Scopes nest; process-wide. */
+/* Ops between enter and exit are not recorded. Scopes nest; process-wide.
+ * An exit without a matching enter is WT_ERR_INVALID. */
 int32_t wt_no_grad_enter(void);
 int32_t wt_no_grad_exit(void);
 
@@ -197,7 +212,8 @@ int32_t wt_set_rng_state(uint64_t seed, uint64_t offset);
 
 /* Export t as a versioned DLPack tensor (DLPack >= 1.0). CPU tensors are
  * shared without a copy; tensors on another device are synchronised and
- * copied to host memory (flags has DLPACK_FLAG_BITMASK_IS_COPIED). The
+ * copied to host memory (flags has DLPACK_FLAG_BITMASK_IS_COPIED). Strides
+ * are always filled in, so views are shared with their layout, not copied. The
  * consumer owns *out and must call (*out)->deleter(*out) exactly once; the
  * data stays valid until then, even if t is freed. */
 int32_t wt_to_dlpack_versioned(wt_tensor t, DLManagedTensorVersioned **out);

@@ -5,230 +5,16 @@
  * Each failed check prints file:line, what was expected and wt_last_error();
  * the program ends with one line "N passed, M failed" and exits non-zero on
  * any failure. Run it through capi/test/run.sh.
- *
- * The DLPack functions are referenced weakly so that a library still missing
- * them loads: the first checks list what is missing and the DLPack sections
- * are skipped. (Weak references alone would not make the linker record the
- * library as needed, so the other functions are ordinary references.)
  */
 #define _POSIX_C_SOURCE 200809L
-#include <inttypes.h>
-#include <math.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#define TEST_FILE "capi/test/capi_test.c"
+#include "harness.h"
 
-#include "webtensor.h"
+int passed, failed;
 
-#define DLPACK_FUNCS(X)                                                                            \
-  X(wt_to_dlpack_versioned) X(wt_to_dlpack) X(wt_from_dlpack_versioned) X(wt_from_dlpack)          \
-  X(wt_live_dlpack_exports)
-#define PRAGMA_(x) _Pragma(#x)
-#define WEAK_(f) PRAGMA_(weak f)
-DLPACK_FUNCS(WEAK_)
-
-/* ---- Harness --------------------------------------------------------------- */
-
-static int passed, failed;
-
-
-static int check_(int ok, const char *what, int line) {
-  if (ok) {
-    passed++;
-    return 1;
-  }
-  failed++;
-  printf("%s:%d: FAIL: %s\n    wt_last_error: \"%s\"\n", __FILE__, line, what, wt_last_error());
-  return 0;
-}
-#define CHECK(c) check_(!!(c), #c, __LINE__)
-#define L __LINE__
-
-/* expect_ checks a status: want (or alt) exactly; for an error also that the
- * message is non-empty and, when mention is given, contains it. */
-static int expect_(int32_t got, int32_t want, int32_t alt, const char *mention, const char *call,
-                   int line) {
-  const char *msg = wt_last_error();
-  int ok = got == want || got == alt;
-  if (ok && want != WT_OK) {
-    ok = msg[0] != 0 && (mention == NULL || strstr(msg, mention) != NULL);
-  }
-  if (ok) {
-    passed++;
-    return 1;
-  }
-  failed++;
-  printf("%s:%d: FAIL: %s returned %d (%s), want %d (%s)", __FILE__, line, call, got,
-         wt_status_string(got), want, wt_status_string(want));
-  if (mention != NULL) {
-    printf(" with a message mentioning \"%s\"", mention);
-  }
-  printf("\n    wt_last_error: \"%s\"\n", msg);
-  return 0;
-}
-#define OK(call) expect_((call), WT_OK, WT_OK, NULL, #call, __LINE__)
-#define ERR(call, code, mention) expect_((call), (code), (code), (mention), #call, __LINE__)
-#define ERR2(call, code, alt, mention) expect_((call), (code), (alt), (mention), #call, __LINE__)
-
-/* num formats an integer for a "mentions" check (a few rotating buffers). */
-static const char *num(int64_t v) {
-  static char bufs[4][32];
-  static int next;
-  char *b = bufs[next++ % 4];
-  snprintf(b, 32, "%" PRId64, v);
-  return b;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-static int64_t live_tensors(void) {
-  int64_t n = -1;
-  OK(wt_live_tensors(&n));
-  return n;
-}
-
-/* ---- Tensor helpers --------------------------------------------------------- */
-
-static size_t dsize(int32_t dt) {
-  switch (dt) {
-  case WT_F64: case WT_I64: return 8;
-  case WT_F32: case WT_I32: case WT_U32: return 4;
-  case WT_F16: case WT_BF16: case WT_I16: return 2;
-  default: return 1;
-  }
-}
-
-static int64_t numel_of(const int64_t *shape, int32_t ndim) {
-  int64_t n = 1;
-  for (int32_t i = 0; i < ndim; i++) n *= shape[i];
-  return n;
-}
-
-static wt_tensor make(int line, int32_t dt, const int64_t *shape, int32_t ndim, const void *data) {
-  wt_tensor t = 0;
-  size_t nbytes = (size_t)numel_of(shape, ndim) * dsize(dt);
-  expect_(wt_tensor_from_data(data, nbytes, dt, shape, ndim, NULL, &t), WT_OK, WT_OK, NULL,
-          "wt_tensor_from_data", line);
-  return t;
-}
-
-static wt_tensor f32(int line, const int64_t *shape, int32_t ndim, const float *v) {
-  return make(line, WT_F32, shape, ndim, v);
-}
-
-static wt_tensor vec(int line, int64_t n, const float *v) { return f32(line, &n, 1, v); }
-
-/* op_n calls an op expecting exactly n outputs into out. */
-static int op_n(int line, const char *name, const wt_tensor *in, int32_t nin, const wt_attr *a,
-                int32_t na, wt_tensor *out, int32_t n) {
-  int32_t got = -1;
-  if (!expect_(wt_op(name, in, nin, a, na, out, n, &got), WT_OK, WT_OK, NULL, name, line)) {
-    return 0;
-  }
-  return check_(got == n, "op output count", line);
-}
-
-static wt_tensor op(int line, const char *name, const wt_tensor *in, int32_t nin, const wt_attr *a,
-                    int32_t na) {
-  wt_tensor out = 0;
-  return op_n(line, name, in, nin, a, na, &out, 1) ? out : 0;
-}
-
-static wt_attr a_int(const char *n, int64_t v) { return (wt_attr){.name = n, .kind = WT_ATTR_INT, .i = v}; }
-static wt_attr a_bool(const char *n, int v) { return (wt_attr){.name = n, .kind = WT_ATTR_BOOL, .i = v}; }
-static wt_attr a_dtype(const char *n, int32_t v) { return (wt_attr){.name = n, .kind = WT_ATTR_DTYPE, .i = v}; }
-static wt_attr a_float(const char *n, double v) { return (wt_attr){.name = n, .kind = WT_ATTR_FLOAT, .f = v}; }
-static wt_attr a_str(const char *n, const char *s) { return (wt_attr){.name = n, .kind = WT_ATTR_STRING, .s = s}; }
-static wt_attr a_ints(const char *n, const int64_t *v, int64_t len) {
-  return (wt_attr){.name = n, .kind = WT_ATTR_INTS, .ints = v, .len = len};
-}
-static wt_attr a_floats(const char *n, const double *v, int64_t len) {
-  return (wt_attr){.name = n, .kind = WT_ATTR_FLOATS, .floats = v, .len = len};
-}
-
-/* shape_is checks ndim and the extents. */
-static int shape_is(int line, wt_tensor t, int32_t ndim, const int64_t *want) {
-  int32_t nd = -1;
-  int64_t got[8] = {0};
-  if (!expect_(wt_tensor_ndim(t, &nd), WT_OK, WT_OK, NULL, "wt_tensor_ndim", line) ||
-      !check_(nd == ndim, "ndim", line)) {
-    return 0;
-  }
-  expect_(wt_tensor_shape(t, got, 8), WT_OK, WT_OK, NULL, "wt_tensor_shape", line);
-  return check_(ndim == 0 || memcmp(got, want, (size_t)ndim * 8) == 0, "shape", line);
-}
-
-/* f32_is reads t (f32) back and compares it with want within tol. */
-static int f32_is(int line, wt_tensor t, const float *want, int64_t n, float tol) {
-  int64_t numel = -1;
-  int32_t dt = 0;
-  expect_(wt_tensor_numel(t, &numel), WT_OK, WT_OK, NULL, "wt_tensor_numel", line);
-  expect_(wt_tensor_dtype(t, &dt), WT_OK, WT_OK, NULL, "wt_tensor_dtype", line);
-  if (!check_(numel == n && dt == WT_F32, "f32 tensor of the expected size", line)) return 0;
-  float got[64] = {0};
-  if (!expect_(wt_tensor_to_host(t, got, sizeof got), WT_OK, WT_OK, NULL, "wt_tensor_to_host", line)) {
-    return 0;
-  }
-  for (int64_t i = 0; i < n; i++) {
-    if (!(fabsf(got[i] - want[i]) <= tol || got[i] == want[i])) {
-      char what[96];
-      snprintf(what, sizeof what, "element %" PRId64 " is %g, want %g", i, got[i], want[i]);
-      return check_(0, what, line);
-    }
-  }
-  passed++;
-  return 1;
-}
-
-static void free_all(const wt_tensor *ts, int n) {
-  for (int i = 0; i < n; i++) {
-    if (ts[i] != 0) OK(wt_tensor_free(ts[i]));
-  }
-}
-
-/* ---- Strings through the buffer protocol ---------------------------------- */
-
-enum { S_BUILD, S_MANIFEST, S_DEFAULT, S_DEVNAME, S_TDEVICE };
-
-static int32_t str_call(int which, int64_t arg, char *buf, size_t cap, size_t *needed) {
-  switch (which) {
-  case S_BUILD: return wt_build_info(buf, cap, needed);
-  case S_MANIFEST: return wt_manifest_json(buf, cap, needed);
-  case S_DEFAULT: return wt_default_device(buf, cap, needed);
-  case S_DEVNAME: return wt_device_name((int32_t)arg, buf, cap, needed);
-  default: return wt_tensor_device(arg, buf, cap, needed);
-  }
-}
-
-/* get_str runs the whole protocol: ask with NULL, try one byte short (the
- * buffer must stay untouched), then fetch. Returns a malloc'd string. */
-static char *get_str(int line, int which, int64_t arg) {
-  size_t needed = 0, again = 0;
-  if (!expect_(str_call(which, arg, NULL, 0, &needed), WT_ERR_BUFFER_TOO_SMALL,
-               WT_ERR_BUFFER_TOO_SMALL, NULL, "size query", line) ||
-      !check_(needed >= 1, "*needed counts at least the NUL", line)) {
-    return NULL;
-  }
-  char *buf = malloc(needed);
-  memset(buf, '#', needed);
-  expect_(str_call(which, arg, buf, needed - 1, &again), WT_ERR_BUFFER_TOO_SMALL,
-          WT_ERR_BUFFER_TOO_SMALL, NULL, "one byte short", line);
-  check_(again == needed, "*needed is the same on every call", line);
-  check_(needed == 1 || (buf[0] == '#' && buf[needed - 2] == '#'), "buffer untouched on failure", line);
-  if (!expect_(str_call(which, arg, buf, needed, &again), WT_OK, WT_OK, NULL, "fetch", line)) {
-    free(buf);
-    return NULL;
-  }
-  check_(strlen(buf) + 1 == needed, "strlen + 1 == *needed", line);
-  return buf;
-}
-
-/* ---- Version, build, status, errors ---------------------------------------- */
+void test_dlpack_export(void);
+void test_dlpack_import(void);
+void test_dlpack_legacy_and_refusals(void);
 
 static void test_info(void) {
   CHECK(strcmp(wt_last_error(), "") == 0); /* nothing failed yet on this thread */
@@ -508,6 +294,9 @@ static void test_multi_output_and_matmul(void) {
   ERR(wt_op("split", &six, 1, &sections, 1, out, 2, &n), WT_ERR_BUFFER_TOO_SMALL, NULL);
   CHECK(n == 3);
   CHECK(out[0] == 0 && out[1] == 0 && live_tensors() == before); /* created nothing */
+  n = -1;
+  ERR(wt_op("split", &six, 1, &sections, 1, NULL, 0, &n), WT_ERR_BUFFER_TOO_SMALL, NULL);
+  CHECK(n == 3 && live_tensors() == before); /* NULL with capacity 0 asks for the count */
   if (op_n(L, "split", &six, 1, &sections, 1, out, 3)) {
     f32_is(L, out[2], (float[]){4, 5}, 2, 0);
     free_all(out, 3);
@@ -521,7 +310,14 @@ static void test_multi_output_and_matmul(void) {
   f32_is(L, mm, (float[]){58, 64, 139, 154}, 4, 0);
   wt_tensor o = 0;
   ERR(wt_op("matmul", (wt_tensor[]){a, a}, 2, NULL, 0, &o, 1, &n), WT_ERR_INVALID, "matmul");
-  free_all((wt_tensor[]){x, six, a, b, mm}, 5);
+
+  /* An absent optional input (conv2d's bias) is passed as 0. */
+  wt_tensor img = f32(L, (int64_t[]){1, 1, 2, 2}, 4, (float[]){1, 2, 3, 4});
+  wt_tensor w = f32(L, (int64_t[]){1, 1, 1, 1}, 4, (float[]){2});
+  wt_tensor conv = op(L, "conv2d", (wt_tensor[]){img, w, 0}, 3, NULL, 0);
+  shape_is(L, conv, 4, (int64_t[]){1, 1, 2, 2});
+  f32_is(L, conv, (float[]){2, 4, 6, 8}, 4, 0);
+  free_all((wt_tensor[]){x, six, a, b, mm, img, w, conv}, 8);
 }
 
 static void test_op_errors(void) {
@@ -646,15 +442,13 @@ static void test_autograd(void) {
   OK(wt_tensor_requires_grad(d, &on));
   CHECK(on == 0 && d != yes);
   f32_is(L, d, (float[]){1, 4, 9}, 3, 0);
-  if (wt_to_dlpack_versioned != NULL) { /* detach shares the data */
-    DLManagedTensorVersioned *md = NULL, *my = NULL;
-    if (OK(wt_to_dlpack_versioned(d, &md)) && OK(wt_to_dlpack_versioned(yes, &my))) {
-      CHECK((char *)md->dl_tensor.data + md->dl_tensor.byte_offset ==
-            (char *)my->dl_tensor.data + my->dl_tensor.byte_offset);
-    }
-    if (md != NULL) md->deleter(md);
-    if (my != NULL) my->deleter(my);
+  DLManagedTensorVersioned *md = NULL, *my = NULL; /* detach shares the data */
+  if (OK(wt_to_dlpack_versioned(d, &md)) && OK(wt_to_dlpack_versioned(yes, &my))) {
+    CHECK((char *)md->dl_tensor.data + md->dl_tensor.byte_offset ==
+          (char *)my->dl_tensor.data + my->dl_tensor.byte_offset);
   }
+  if (md != NULL) md->deleter(md);
+  if (my != NULL) my->deleter(my);
   OK(wt_tensor_set_requires_grad(x, 0));
   OK(wt_tensor_requires_grad(x, &on));
   CHECK(on == 0);
@@ -699,314 +493,6 @@ static void test_rng(void) {
 }
 
 /* ---- DLPack -------------------------------------------------------------------------- */
-
-static int64_t live_exports(void) {
-  int64_t n = -1;
-  OK(wt_live_dlpack_exports(&n));
-  return n;
-}
-
-/* nudge gives the Go garbage collector a reason to run: garbage from ops
- * and from the manifest, which is large. */
-static void nudge(void) {
-  for (int i = 0; i < 8; i++) {
-    wt_tensor z = 0, s = 0;
-    int32_t n = 0;
-    size_t needed = 0;
-    wt_tensor_zeros(WT_F32, (int64_t[]){64}, 1, NULL, &z);
-    wt_op("add", (wt_tensor[]){z, z}, 2, NULL, 0, &s, 1, &n);
-    wt_tensor_free(s);
-    wt_tensor_free(z);
-    wt_manifest_json(NULL, 0, &needed);
-  }
-}
-
-/* wait_count polls for up to ms milliseconds until *c reaches want. */
-static int wait_count(atomic_int *c, int want, int ms) {
-  for (int waited = 0; atomic_load(c) < want && waited < ms; waited += 5) {
-    nudge();
-    sleep_ms(5);
-  }
-  return atomic_load(c) == want;
-}
-
-/* where_f32 is the address of the first element of an exported f32 tensor. */
-static const float *where_f32(const DLTensor *t) {
-  return (const float *)(const void *)((const char *)t->data + t->byte_offset);
-}
-
-static void test_dlpack_export(void) {
-  int64_t start = live_exports();
-  wt_tensor t = f32(L, (int64_t[]){2, 3}, 2, (float[]){1, 2, 3, 4, 5, 6});
-  DLManagedTensorVersioned *m = NULL;
-  if (OK(wt_to_dlpack_versioned(t, &m)) && CHECK(m != NULL)) {
-    const DLTensor *d = &m->dl_tensor;
-    CHECK(m->version.major == DLPACK_MAJOR_VERSION && m->deleter != NULL);
-    CHECK((m->flags & (DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED)) == 0);
-    CHECK(d->ndim == 2 && d->shape != NULL && d->shape[0] == 2 && d->shape[1] == 3);
-    CHECK(d->strides == NULL || (d->strides[0] == 3 && d->strides[1] == 1));
-    CHECK(d->dtype.code == kDLFloat && d->dtype.bits == 32 && d->dtype.lanes == 1);
-    CHECK(d->device.device_type == kDLCPU && d->device.device_id == 0);
-    CHECK(live_exports() == start + 1);
-    OK(wt_tensor_free(t)); /* the export keeps the data alive */
-    nudge();
-    CHECK(memcmp(where_f32(d), (float[]){1, 2, 3, 4, 5, 6}, 24) == 0);
-    m->deleter(m);
-    CHECK(live_exports() == start);
-  }
-
-  /* A transposed view is shared with its strides (or copied densely). */
-  wt_tensor base = f32(L, (int64_t[]){2, 3}, 2, (float[]){1, 2, 3, 4, 5, 6});
-  wt_tensor tt = op(L, "transpose", &base, 1, NULL, 0);
-  DLManagedTensor *lm = NULL;
-  if (OK(wt_to_dlpack(tt, &lm)) && CHECK(lm != NULL && lm->deleter != NULL)) {
-    const DLTensor *d = &lm->dl_tensor;
-    CHECK(d->ndim == 2 && d->shape[0] == 3 && d->shape[1] == 2);
-    int64_t s0 = d->strides ? d->strides[0] : 2, s1 = d->strides ? d->strides[1] : 1;
-    const float want[3][2] = {{1, 4}, {2, 5}, {3, 6}};
-    int same = 1;
-    for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 2; j++) same &= where_f32(d)[i * s0 + j * s1] == want[i][j];
-    CHECK(same);
-    CHECK(live_exports() == start + 1);
-    lm->deleter(lm);
-  }
-  free_all((wt_tensor[]){base, tt}, 2);
-
-  /* Type codes of the legacy export, and a scalar. */
-  static const uint8_t one_byte[1] = {1};
-  static const uint16_t two[1] = {0x3C00};
-  static const int64_t eight[1] = {7};
-  struct { int32_t dt; const void *data; uint8_t code, bits; } cases[] = {
-      {WT_I64, eight, kDLInt, 64}, {WT_BOOL, one_byte, kDLBool, 8}, {WT_F16, two, kDLFloat, 16},
-      {WT_BF16, two, kDLBfloat, 16}, {WT_U8, one_byte, kDLUInt, 8}, {WT_F64, eight, kDLFloat, 64}};
-  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-    wt_tensor s = make(L, cases[c].dt, NULL, 0, cases[c].data);
-    DLManagedTensor *sm = NULL;
-    if (OK(wt_to_dlpack(s, &sm))) {
-      const DLTensor *d = &sm->dl_tensor;
-      if (!CHECK(d->ndim == 0 && d->dtype.code == cases[c].code && d->dtype.bits == cases[c].bits &&
-                 d->dtype.lanes == 1)) {
-        printf("    dtype %d exported as code %d bits %d\n", cases[c].dt, d->dtype.code, d->dtype.bits);
-      }
-      CHECK(memcmp((const char *)d->data + d->byte_offset, cases[c].data, dsize(cases[c].dt)) == 0);
-      sm->deleter(sm);
-    }
-    OK(wt_tensor_free(s));
-  }
-  CHECK(live_exports() == start);
-  wt_tensor e = f32(L, (int64_t[]){0, 4}, 2, (float[]){0});
-  if (e != 0 && OK(wt_to_dlpack_versioned(e, &m))) {
-    CHECK(m->dl_tensor.ndim == 2 && m->dl_tensor.shape[0] == 0 && m->dl_tensor.shape[1] == 4);
-    m->deleter(m);
-  }
-  if (e != 0) OK(wt_tensor_free(e));
-  m = (DLManagedTensorVersioned *)&start;
-  ERR(wt_to_dlpack_versioned(e, &m), WT_ERR_HANDLE, num(e));
-  CHECK(m == (DLManagedTensorVersioned *)&start);
-  ERR(wt_to_dlpack(0, &lm), WT_ERR_HANDLE, NULL);
-  wt_tensor x = vec(L, 1, (float[]){1});
-  ERR(wt_to_dlpack_versioned(x, NULL), WT_ERR_INVALID, NULL);
-  ERR(wt_to_dlpack(x, NULL), WT_ERR_INVALID, NULL);
-  ERR(wt_live_dlpack_exports(NULL), WT_ERR_INVALID, NULL);
-  OK(wt_tensor_free(x));
-  CHECK(live_exports() == start);
-}
-
-/* A versioned DLPack tensor built in C around our own buffer, with a
- * deleter that counts its calls. */
-typedef struct {
-  DLManagedTensorVersioned m;
-  int64_t shape[4], strides[4];
-  atomic_int *calls;
-} mine;
-
-static void mine_deleter(DLManagedTensorVersioned *self) {
-  mine *x = (mine *)self;
-  atomic_fetch_add(x->calls, 1);
-  free(self->dl_tensor.data);
-  free(x);
-}
-
-static mine *new_mine(atomic_int *calls, int32_t ndim, const int64_t *shape, const int64_t *strides,
-                      const float *values, int64_t n) {
-  mine *x = calloc(1, sizeof *x);
-  float *buf = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-  if (n > 0) memcpy(buf, values, (size_t)n * sizeof(float));
-  x->calls = calls;
-  x->m.version = (DLPackVersion){1, 1};
-  x->m.deleter = mine_deleter;
-  x->m.dl_tensor = (DLTensor){.data = buf, .device = {kDLCPU, 0}, .ndim = ndim,
-                              .dtype = {kDLFloat, 32, 1}, .shape = x->shape};
-  for (int32_t i = 0; i < ndim && i < 4; i++) x->shape[i] = shape[i];
-  if (strides != NULL) {
-    memcpy(x->strides, strides, (size_t)ndim * sizeof(int64_t));
-    x->m.dl_tensor.strides = x->strides;
-  }
-  return x;
-}
-
-/* import_ok imports x, checks its values, frees the handle and waits for the
- * deleter to run exactly once. */
-static void import_ok(int line, mine *x, const float *want, int64_t n) {
-  atomic_int *calls = x->calls;
-  wt_tensor t = 0;
-  if (!expect_(wt_from_dlpack_versioned(&x->m, &t), WT_OK, WT_OK, NULL, "import", line)) {
-    mine_deleter(&x->m);
-    return;
-  }
-  f32_is(line, t, want, n, 0);
-  expect_(wt_tensor_free(t), WT_OK, WT_OK, NULL, "wt_tensor_free", line);
-  check_(wait_count(calls, 1, 5000), "deleter called once after the free", line);
-}
-
-static void test_dlpack_import(void) {
-  static atomic_int calls;
-  int64_t start = live_tensors();
-  mine *x = new_mine(&calls, 2, (int64_t[]){2, 3}, (int64_t[]){3, 1}, (float[]){1, 2, 3, 4, 5, 6}, 6);
-  float *buf = x->m.dl_tensor.data;
-  wt_tensor t = 0;
-  if (OK(wt_from_dlpack_versioned(&x->m, &t))) {
-    shape_is(L, t, 2, (int64_t[]){2, 3});
-    f32_is(L, t, (float[]){1, 2, 3, 4, 5, 6}, 6, 0);
-    buf[0] = 100; /* zero copy: our writes show through */
-    f32_is(L, t, (float[]){100, 2, 3, 4, 5, 6}, 6, 0);
-    wt_tensor v = op(L, "transpose", &t, 1, NULL, 0);
-    OK(wt_tensor_free(t));
-    for (int i = 0; i < 40; i++) { nudge(); sleep_ms(5); }
-    CHECK(atomic_load(&calls) == 0); /* the view still needs the data */
-    f32_is(L, v, (float[]){100, 4, 2, 5, 3, 6}, 6, 0);
-    OK(wt_tensor_free(v));
-    CHECK(wait_count(&calls, 1, 5000));
-    for (int i = 0; i < 20; i++) { nudge(); sleep_ms(5); }
-    CHECK(atomic_load(&calls) == 1); /* exactly once */
-  } else {
-    mine_deleter(&x->m);
-  }
-
-  /* NULL strides; a size-1 dim with any stride; a byte offset. */
-  atomic_store(&calls, 0);
-  import_ok(L, new_mine(&calls, 2, (int64_t[]){2, 2}, NULL, (float[]){1, 2, 3, 4}, 4), (float[]){1, 2, 3, 4}, 4);
-  atomic_store(&calls, 0);
-  import_ok(L, new_mine(&calls, 2, (int64_t[]){3, 1}, (int64_t[]){1, 12345}, (float[]){7, 8, 9}, 3),
-            (float[]){7, 8, 9}, 3);
-  atomic_store(&calls, 0);
-  x = new_mine(&calls, 1, (int64_t[]){2}, NULL, (float[]){1, 2, 3, 4}, 4);
-  x->m.dl_tensor.byte_offset = 2 * sizeof(float);
-  import_ok(L, x, (float[]){3, 4}, 2);
-
-  /* Read-only stays read-only on re-export. */
-  atomic_store(&calls, 0);
-  x = new_mine(&calls, 1, (int64_t[]){2}, NULL, (float[]){5, 6}, 2);
-  x->m.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
-  if (OK(wt_from_dlpack_versioned(&x->m, &t))) {
-    DLManagedTensorVersioned *re = NULL;
-    if (OK(wt_to_dlpack_versioned(t, &re))) {
-      CHECK(re->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
-      re->deleter(re);
-    }
-    OK(wt_tensor_free(t));
-    CHECK(wait_count(&calls, 1, 5000));
-  } else {
-    mine_deleter(&x->m);
-  }
-
-  /* Our own export imported back: its deleter runs once, via the library. */
-  int64_t exports = live_exports();
-  wt_tensor src = vec(L, 3, (float[]){1, 2, 3});
-  DLManagedTensorVersioned *ex = NULL;
-  if (OK(wt_to_dlpack_versioned(src, &ex))) {
-    wt_tensor back = 0;
-    OK(wt_tensor_free(src));
-    if (OK(wt_from_dlpack_versioned(ex, &back))) {
-      f32_is(L, back, (float[]){1, 2, 3}, 3, 0);
-      OK(wt_tensor_free(back));
-    } else {
-      ex->deleter(ex);
-    }
-    for (int waited = 0; live_exports() != exports && waited < 5000; waited += 5) {
-      nudge();
-      sleep_ms(5);
-    }
-    CHECK(live_exports() == exports);
-  }
-  CHECK(live_tensors() == start);
-}
-
-static atomic_int legacy_calls;
-static void legacy_deleter(DLManagedTensor *self) {
-  atomic_fetch_add(&legacy_calls, 1);
-  free(self->dl_tensor.data);
-  free(self);
-}
-
-static void test_dlpack_legacy_and_refusals(void) {
-  DLManagedTensor *lm = calloc(1, sizeof *lm);
-  static int64_t shape[1] = {3};
-  int32_t *data = malloc(3 * sizeof(int32_t));
-  memcpy(data, (int32_t[]){-1, 0, 7}, 12);
-  lm->dl_tensor = (DLTensor){.data = data, .device = {kDLCPU, 0}, .ndim = 1,
-                             .dtype = {kDLInt, 32, 1}, .shape = shape};
-  lm->deleter = legacy_deleter;
-  wt_tensor t = 0;
-  if (OK(wt_from_dlpack(lm, &t))) {
-    int32_t back[3] = {0}, dt = 0;
-    OK(wt_tensor_dtype(t, &dt));
-    CHECK(dt == WT_I32);
-    OK(wt_tensor_to_host(t, back, sizeof back));
-    CHECK(back[0] == -1 && back[1] == 0 && back[2] == 7);
-    OK(wt_tensor_free(t));
-    CHECK(wait_count(&legacy_calls, 1, 5000));
-  } else {
-    legacy_deleter(lm);
-  }
-  static float fixed[2] = {1, 2}; /* legacy with no deleter: nothing to free */
-  static int64_t two[1] = {2};
-  static DLManagedTensor nodel = {.dl_tensor = {.data = fixed, .device = {kDLCPU, 0}, .ndim = 1,
-                                                .dtype = {kDLFloat, 32, 1}, .shape = two}};
-  if (OK(wt_from_dlpack(&nodel, &t))) {
-    f32_is(L, t, fixed, 2, 0);
-    OK(wt_tensor_free(t));
-  }
-
-  /* Refused: the caller still owns src and the deleter is not called. */
-  static atomic_int calls;
-  mine *x = new_mine(&calls, 1, (int64_t[]){2}, NULL, (float[]){1, 2}, 2);
-  wt_tensor out = 4242;
-  x->m.dl_tensor.device.device_type = kDLCUDA;
-  ERR(wt_from_dlpack_versioned(&x->m, &out), WT_ERR_UNSUPPORTED, NULL);
-  x->m.dl_tensor.device.device_type = kDLCPU;
-  x->m.dl_tensor.dtype = (DLDataType){kDLComplex, 64, 1};
-  ERR(wt_from_dlpack_versioned(&x->m, &out), WT_ERR_UNSUPPORTED, NULL);
-  x->m.dl_tensor.dtype = (DLDataType){kDLFloat, 32, 2};
-  ERR(wt_from_dlpack_versioned(&x->m, &out), WT_ERR_UNSUPPORTED, NULL);
-  x->m.dl_tensor.dtype = (DLDataType){kDLFloat, 32, 1};
-  x->m.version.major = 99;
-  ERR(wt_from_dlpack_versioned(&x->m, &out), WT_ERR_UNSUPPORTED, "99");
-  x->m.version.major = 1;
-  x->m.dl_tensor.ndim = -1;
-  ERR(wt_from_dlpack_versioned(&x->m, &out), WT_ERR_INVALID, "-1");
-  x->m.dl_tensor.ndim = 1;
-  x->m.dl_tensor.shape = NULL;
-  ERR(wt_from_dlpack_versioned(&x->m, &out), WT_ERR_INVALID, NULL);
-  x->m.dl_tensor.shape = x->shape;
-  void *keep = x->m.dl_tensor.data;
-  x->m.dl_tensor.data = NULL;
-  ERR(wt_from_dlpack_versioned(&x->m, &out), WT_ERR_INVALID, NULL);
-  x->m.dl_tensor.data = keep;
-  x->shape[0] = -2;
-  ERR(wt_from_dlpack_versioned(&x->m, &out), WT_ERR_INVALID, "-2");
-  x->shape[0] = 2;
-  ERR(wt_from_dlpack_versioned(&x->m, NULL), WT_ERR_INVALID, NULL);
-  ERR(wt_from_dlpack_versioned(NULL, &out), WT_ERR_INVALID, NULL);
-  ERR(wt_from_dlpack(NULL, &out), WT_ERR_INVALID, NULL);
-  CHECK(out == 4242);
-  for (int i = 0; i < 20; i++) { nudge(); sleep_ms(5); }
-  CHECK(atomic_load(&calls) == 0);
-  mine_deleter(&x->m);
-}
-
-/* ---- Bad input everywhere ------------------------------------------------------------------ */
 
 static void test_bad_input(void) {
   int64_t start = live_tensors();
@@ -1101,13 +587,6 @@ static void test_bad_input(void) {
 
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
-  int dlpack_missing = 0;
-  struct { const char *name; void (*fn)(void); } dlpack[] = {
-#define ENTRY(f) {#f, (void (*)(void))f},
-      DLPACK_FUNCS(ENTRY)};
-  for (size_t i = 0; i < sizeof dlpack / sizeof dlpack[0]; i++) {
-    dlpack_missing += !check_(dlpack[i].fn != NULL, dlpack[i].name, __LINE__);
-  }
   test_info();
   int64_t start = live_tensors();
   test_devices();
@@ -1121,13 +600,9 @@ int main(void) {
   test_autograd();
   test_rng();
   test_bad_input();
-  if (dlpack_missing == 0) {
-    test_dlpack_export();
-    test_dlpack_import();
-    test_dlpack_legacy_and_refusals();
-  } else {
-    printf("skipping the DLPack tests: %d DLPack functions are missing\n", dlpack_missing);
-  }
+  test_dlpack_export();
+  test_dlpack_import();
+  test_dlpack_legacy_and_refusals();
   int64_t end = live_tensors();
   if (!CHECK(end == start)) printf("    %" PRId64 " tensors leaked\n", end - start);
   printf("%d passed, %d failed\n", passed, failed);
