@@ -7,7 +7,7 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: run test lint vet fmt-check generate generate-check vectors bench build capi capi-test clean help
+.PHONY: run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s '	'
@@ -37,6 +37,15 @@ test: $(VENV)/.ref-deps lint generate-check ## run every test (what CI runs)
 	WEBTENSOR_PYTHON=$(abspath $(PY)) $(GO) test -count=1 ./...
 	bash capi/test/run.sh build/capi-test
 	$(PY) capi/test/dlpack_roundtrip.py build/capi-test/plain/libwebtensor.so
+	$(MAKE) --no-print-directory fuzz-short
+
+FUZZTIME ?= 8s
+fuzz-short: ## run every fuzzer briefly (CI); FUZZTIME=5m for a real session
+	$(GO) test ./core/safetensors -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./backends/cpu -run '^$$' -fuzz '^FuzzOps$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./capi -run '^$$' -fuzz '^FuzzOp$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./capi -run '^$$' -fuzz '^FuzzFromData$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./capi -run '^$$' -fuzz '^FuzzFromDLPack$$' -fuzztime $(FUZZTIME)
 
 capi-test: ## the C ABI's C tests (plain, AddressSanitizer, cgocheck2) and the NumPy/PyTorch DLPack round trip
 	bash capi/test/run.sh build/capi-test
