@@ -153,8 +153,31 @@ func register(name string, k core.Kernel) {
 	kernels[name] = k
 }
 
+var kernelsMu sync.RWMutex
+
+// RegisterKernel installs the CPU kernel of an op registered at run time (a
+// WebAssembly plugin's op). Built-in kernels register at init.
+func RegisterKernel(name string, k core.Kernel) error {
+	kernelsMu.Lock()
+	defer kernelsMu.Unlock()
+	if _, dup := kernels[name]; dup {
+		return fmt.Errorf("cpu: a kernel for %q is already registered", name)
+	}
+	kernels[name] = k
+	return nil
+}
+
 // Kernel returns the CPU kernel of op, or nil.
-func (*Backend) Kernel(op string) core.Kernel { return kernels[op] }
+func (*Backend) Kernel(op string) core.Kernel {
+	kernelsMu.RLock()
+	defer kernelsMu.RUnlock()
+	return kernels[op]
+}
 
 // HasKernel reports whether the CPU backend implements op (for the manifest).
-func HasKernel(op string) bool { _, ok := kernels[op]; return ok }
+func HasKernel(op string) bool {
+	kernelsMu.RLock()
+	defer kernelsMu.RUnlock()
+	_, ok := kernels[op]
+	return ok
+}
