@@ -9,6 +9,8 @@ export GOFLAGS ?= -mod=mod
 
 .PHONY: run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help
 
+include plugins-wasm/plugins.mk
+
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s '	'
 
@@ -33,9 +35,9 @@ $(VENV)/.ref-deps: $(VENV)/.test-deps
 	$(PY) -m pip install -q --disable-pip-version-check torch
 	touch $@
 
-test: $(VENV)/.ref-deps lint generate-check ## run every test (what CI runs)
+test: $(VENV)/.ref-deps lint generate-check plugins ## run every test (what CI runs)
 	WEBTENSOR_PYTHON=$(abspath $(PY)) $(GO) test -count=1 ./...
-	bash capi/test/run.sh build/capi-test
+	WT_TEST_PLUGIN=$(abspath build/plugins/cclip.wasm) bash capi/test/run.sh build/capi-test
 	$(PY) capi/test/dlpack_roundtrip.py build/capi-test/plain/libwebtensor.so
 	$(MAKE) --no-print-directory fuzz-short
 
@@ -47,8 +49,8 @@ fuzz-short: ## run every fuzzer briefly (CI); FUZZTIME=5m for a real session
 	$(GO) test ./capi -run '^$$' -fuzz '^FuzzFromData$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./capi -run '^$$' -fuzz '^FuzzFromDLPack$$' -fuzztime $(FUZZTIME)
 
-capi-test: ## the C ABI's C tests (plain, AddressSanitizer, cgocheck2) and the NumPy/PyTorch DLPack round trip
-	bash capi/test/run.sh build/capi-test
+capi-test: plugins ## the C ABI's C tests (plain, AddressSanitizer, cgocheck2) and the NumPy/PyTorch DLPack round trip
+	WT_TEST_PLUGIN=$(abspath build/plugins/cclip.wasm) bash capi/test/run.sh build/capi-test
 	$(PY) capi/test/dlpack_roundtrip.py build/capi-test/plain/libwebtensor.so
 
 vet:

@@ -231,6 +231,19 @@ int32_t wt_from_dlpack(DLManagedTensor *src, wt_tensor *out);
 /* Number of DLPack exports whose deleter has not run yet (for leak checks). */
 int32_t wt_live_dlpack_exports(int64_t *count);
 
+/* ---- WebAssembly plugins ------------------------------------------------------ */
+
+/* Load a plugin (.wasm, see plugins-wasm/ABI.md) into the process's sandboxed
+ * host and register its ops, which wt_op then calls like built-in ops. Writes
+ * the plugin's name. A malformed, hostile or duplicate module is an error; the
+ * library keeps running. */
+int32_t wt_plugin_load(const char *path, char *name_buf, size_t cap, size_t *needed);
+/* The same from a module in memory; label names it in error messages. */
+int32_t wt_plugin_load_bytes(const void *wasm, size_t nbytes, const char *label, char *name_buf,
+                             size_t cap, size_t *needed);
+/* The op names of a loaded plugin as a JSON array of strings. */
+int32_t wt_plugin_ops(const char *plugin, char *buf, size_t cap, size_t *needed);
+
 #endif /* WT_NO_PROTOTYPES */
 
 #ifdef __cplusplus

@@ -1,0 +1,15 @@
+// Package plugins is the WebAssembly plugin host: it loads .wasm modules
+// that implement plugin ABI v1 (ABI.md) into a wazero sandbox and registers
+// their ops in core's registry with CPU kernels that run inside the module,
+// so every SDK can call a plugin's op like a built-in one.
+//
+// A module gets no files, environment, arguments or real clock unless the
+// Config grants them, a memory cap per instance and a deadline per call. A
+// trap, timeout or lie about its memory becomes an error naming the plugin,
+// the op and the cause; the instance is then dropped and instantiated afresh
+// from the compiled module on the next call, and the host keeps running.
+//
+//	h, err := plugins.NewHost(ctx, plugins.NewConfig().WithDeadline(time.Second))
+//	p, err := h.LoadFile(ctx, "build/plugins/example.wasm")
+//	y, err := core.Call("example.swish", []*core.Tensor{x}, core.Attrs{"beta": 2.0})
+package plugins
