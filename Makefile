@@ -12,7 +12,7 @@ export GOFLAGS ?= -mod=mod
 include plugins-wasm/plugins.mk
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s '	'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s '	'
 
 build: ## build the webtensor CLI into build/
 	$(GO) build -o build/webtensor ./cmd/webtensor

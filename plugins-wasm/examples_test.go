@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,36 +20,21 @@ import (
 // called through core like any op. Expected values are hand-computed (Python's
 // math module, printed to 17 digits), not produced by the plugins' own code.
 
-// The examples load once per test binary into one host: compiling the Go
-// plugin (3 MB of wasm) takes over a second, and closing a host drops its
-// compilation.
-var examples struct {
-	sync.Mutex
-	host    *plugins.Host
-	plugins map[string]*plugins.Plugin
-}
-
-// loadExample returns the plugin build/plugins/<file>, loading it on first use.
+// loadExample loads build/plugins/<file> into a host of its own, closed
+// when the test ends so no other test in the binary finds the plugin taken.
+// Each example loads in one test with subtests, as a plugin user would.
 func loadExample(t *testing.T, file string) *plugins.Plugin {
 	t.Helper()
 	path := filepath.Join("..", "build", "plugins", file)
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("%s is missing: run `make plugins` to build the example plugins", filepath.Join("build", "plugins", file))
 	}
-	examples.Lock()
-	defer examples.Unlock()
 	ctx := context.Background()
-	if examples.host == nil {
-		h, err := plugins.NewHost(ctx, plugins.NewConfig())
-		require.NoError(t, err)
-		examples.host, examples.plugins = h, map[string]*plugins.Plugin{}
-	}
-	if p := examples.plugins[file]; p != nil {
-		return p
-	}
-	p, err := examples.host.LoadFile(ctx, path)
+	h, err := plugins.NewHost(ctx, plugins.NewConfig())
 	require.NoError(t, err)
-	examples.plugins[file] = p
+	t.Cleanup(func() { _ = h.Close(ctx) })
+	p, err := h.LoadFile(ctx, path)
+	require.NoError(t, err)
 	return p
 }
 
@@ -72,11 +56,16 @@ func forwardBackward[T float32 | float64](t *testing.T, op string, attrs core.At
 	return y, dx
 }
 
-func TestGoSwishPlugin(t *testing.T) {
+func TestGoSwishExample(t *testing.T) {
 	p := loadExample(t, "goswish.wasm")
 	assert.Equal(t, "goswish", p.Name())
 	assert.Equal(t, []string{"goswish.swish", "goswish.pairwise_sum"}, p.Ops())
+	t.Run("swish", testSwish)
+	t.Run("pairwise_sum", testPairwiseSum)
+	t.Run("changing sizes", func(t *testing.T) { callsOfChangingSize(t, "goswish.swish", 0.3112296656009273) })
+}
 
+func testSwish(t *testing.T) {
 	x := []float64{-3, -0.5, 0, 0.5, 2}
 	up := []float64{1, 1, 1, 1, 1}
 	cases := []struct {
@@ -106,8 +95,7 @@ func TestGoSwishPlugin(t *testing.T) {
 	assert.ErrorContains(t, err, "goswish.swish")
 }
 
-func TestGoPairwiseSumPlugin(t *testing.T) {
-	loadExample(t, "goswish.wasm")
+func testPairwiseSum(t *testing.T) {
 	// [2, 5] -> [2, 3]: the odd last element of each row stands alone.
 	x := core.FromSlice([]float32{1, 2, 3, 4, 5, 10, 20, 30, 40, 50}, core.Shape{2, 5})
 	up := []float32{1, 2, 3, 4, 5, 6} // distinct, so a misrouted gradient shows
@@ -126,12 +114,17 @@ func TestGoPairwiseSumPlugin(t *testing.T) {
 	assert.ErrorContains(t, err, "x is a scalar; it needs at least one axis")
 }
 
-func TestCClipPlugin(t *testing.T) {
+func TestCClipExample(t *testing.T) {
 	p := loadExample(t, "cclip.wasm")
 	assert.Equal(t, "cclip", p.Name())
 	assert.Equal(t, []string{"cclip.soft_clip", "cclip.count_above"}, p.Ops())
 	assert.Contains(t, p.WGSLSource("cclip.soft_clip"), "params.limit * tanh(x[id.x] / params.limit)")
+	t.Run("soft_clip", testSoftClip)
+	t.Run("count_above", testCountAbove)
+	t.Run("changing sizes", func(t *testing.T) { callsOfChangingSize(t, "cclip.soft_clip", 0.46211715726000974) })
+}
 
+func testSoftClip(t *testing.T) {
 	x := []float32{-5, -1, 0, 0.5, 3}
 	up := []float32{1, 1, 1, 1, 1}
 	// limit 2: 2*tanh(x/2) and 1 - tanh(x/2)^2.
@@ -144,7 +137,9 @@ func TestCClipPlugin(t *testing.T) {
 
 	_, err := core.Call("cclip.soft_clip", []*core.Tensor{core.FromSlice(x, core.Shape{5})}, core.Attrs{"limit": -1.5})
 	assert.ErrorContains(t, err, "limit must be > 0, got -1.5")
+}
 
+func testCountAbove(t *testing.T) {
 	// A scalar i64 whatever the input's shape (the plugin's wt_infer says so).
 	m := core.FromSlice([]float32{-2, 0.5, 3, 1, 0.25, 7}, core.Shape{2, 3})
 	outs, err := core.Call("cclip.count_above", []*core.Tensor{m}, core.Attrs{"threshold": 0.75})
@@ -160,22 +155,19 @@ func TestCClipPlugin(t *testing.T) {
 	assert.Equal(t, []int64{5}, n)
 }
 
-// Calls of changing size make the host replace its block in the module's
-// memory now and then; every result must still come back whole.
-func TestExamplePluginsManyCalls(t *testing.T) {
-	loadExample(t, "cclip.wasm")
-	loadExample(t, "goswish.wasm")
+// callsOfChangingSize makes the host replace its block in the module's
+// memory now and then; every result must still come back whole. want is op
+// at 0.5 with default attributes.
+func callsOfChangingSize(t *testing.T, op string, want float64) {
 	for i := range 24 {
 		n := 1 << (10 + i%8) // 1 Ki .. 128 Ki elements
-		x := core.Full(core.Shape{n}, 0.5, core.F32)
-		for _, op := range []string{"cclip.soft_clip", "goswish.swish"} {
-			outs, err := core.Call(op, []*core.Tensor{x}, nil)
-			require.NoError(t, err, "%s, call %d, %d elements", op, i, n)
-			v, err := outs[0].Float32s()
-			require.NoError(t, err)
-			require.Len(t, v, n)
-			assert.InDelta(t, map[string]float64{"cclip.soft_clip": 0.46211715726000974, "goswish.swish": 0.3112296656009273}[op], float64(v[n-1]), 1e-6)
-		}
+		outs, err := core.Call(op, []*core.Tensor{core.Full(core.Shape{n}, 0.5, core.F32)}, nil)
+		require.NoError(t, err, "call %d, %d elements", i, n)
+		v, err := outs[0].Float32s()
+		require.NoError(t, err)
+		require.Len(t, v, n)
+		assert.InDelta(t, want, float64(v[0]), 1e-6)
+		assert.InDelta(t, want, float64(v[n-1]), 1e-6)
 	}
 }
 

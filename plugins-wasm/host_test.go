@@ -292,3 +292,11 @@ func TestConfigValidation(t *testing.T) {
 	_ = c.WithDeadline(1)
 	assert.Equal(t, DefaultDeadline, c.deadline, "With returns a copy")
 }
+
+func TestNoDeadlineConfig(t *testing.T) {
+	h := newTestHost(t, NewConfig().WithNoDeadline())
+	p := loadGood(t, h)
+	checkAdd1(t, p.Name(), []float32{1, 2, 3})
+	y := core.Call1(p.Name()+".infer_echo", nil, core.FromSlice([]float32{1}, core.Shape{1}))
+	assert.NoError(t, y.Err())
+}

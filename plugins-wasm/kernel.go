@@ -238,6 +238,19 @@ func attrValues(specs []core.AttrSpec, a core.Attrs) (map[string]any, error) {
 	return out, nil
 }
 
+var emptyObject = []byte("{}")
+
+func attrsJSON(specs []core.AttrSpec, a core.Attrs) ([]byte, error) {
+	if len(specs) == 0 {
+		return emptyObject, nil
+	}
+	attrs, err := attrValues(specs, a)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(attrs)
+}
+
 func cpuKernel(name string, b *opBinding) core.Kernel {
 	return func(kc *core.KernelCall) error {
 		bo, err := b.current(name)
@@ -260,11 +273,7 @@ type tensorSlot struct {
 }
 
 func (p *Plugin) runKernel(op *opSpec, kc *core.KernelCall) error {
-	attrs, err := attrValues(op.attrs, kc.Attrs)
-	if err != nil {
-		return err
-	}
-	attrJSON, err := json.Marshal(attrs)
+	attrJSON, err := attrsJSON(op.attrs, kc.Attrs)
 	if err != nil {
 		return err
 	}
@@ -340,14 +349,9 @@ func layout(slots []tensorSlot, attrsLen int, limit uint64) (total, attrsOff uin
 	end = align(end + uint64(attrsLen))
 	for i := range slots {
 		s := &slots[i]
-		if s.t != nil && s.t.Rank() > maxRank {
-			return 0, 0, fmt.Errorf("a tensor of rank %d exceeds the ABI's %d dimensions", s.t.Rank(), maxRank)
-		}
 		if s.t != nil {
-			for _, d := range s.t.Shape() {
-				if uint64(d) > math.MaxUint32 {
-					return 0, 0, fmt.Errorf("dimension %d does not fit the ABI's u32", d)
-				}
+			if err := checkABIShape(s.t.Meta().Shape); err != nil {
+				return 0, 0, err
 			}
 		}
 		if end > limit {
@@ -360,6 +364,18 @@ func layout(slots []tensorSlot, attrsLen int, limit uint64) (total, attrsOff uin
 		return 0, 0, fmt.Errorf("the call needs %d bytes of plugin memory, more than its %s cap", end, byteSize(limit))
 	}
 	return uint32(end), attrsOff, nil
+}
+
+func checkABIShape(shape core.Shape) error {
+	if len(shape) > maxRank {
+		return fmt.Errorf("a tensor of rank %d exceeds the ABI's %d dimensions", len(shape), maxRank)
+	}
+	for _, d := range shape {
+		if uint64(d) > math.MaxUint32 {
+			return fmt.Errorf("dimension %d does not fit the ABI's u32", d)
+		}
+	}
+	return nil
 }
 
 // writeRecord writes ABI.md's call record at the start of block (which sits
@@ -380,7 +396,7 @@ func writeRecord(block []byte, base uint32, slots []tensorSlot, nIn int, attrsOf
 		le.PutUint32(r[0:], base+s.offset)
 		le.PutUint32(r[4:], uint32(len(s.host)))
 		le.PutUint32(r[8:], abiDType[s.t.DType()])
-		shape := s.t.Shape()
+		shape := s.t.Meta().Shape // read-only: no clone
 		le.PutUint32(r[12:], uint32(len(shape)))
 		for j, d := range shape {
 			le.PutUint32(r[16+4*j:], uint32(d))

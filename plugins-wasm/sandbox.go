@@ -137,8 +137,17 @@ type instance struct {
 	mem                                 api.Memory
 	abi, alloc, free, kernel, lastError api.Function
 	manifest, infer                     api.Function
-	deadline                            time.Duration
 	limit                               uint64 // the memory cap in bytes
+
+	// Every call runs under ctx; the timer, armed for the length of a call,
+	// cancels ctx when the call overruns, and wazero then closes the module.
+	// One timer per instance costs less per call than a context per call.
+	// Without a deadline ctx is never cancelled and timer is nil.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	timer    *time.Timer
+	deadline time.Duration
+	expired  bool // the timer fired: ctx is dead, drop the instance
 
 	// scratch is a block from wt_alloc kept across calls and grown when a
 	// call needs more, so a plugin whose wt_free does nothing (a bump
@@ -163,17 +172,26 @@ func isBroken(err error) bool {
 }
 
 func (h *Host) instantiate(ctx context.Context, c wazero.CompiledModule) (*instance, error) {
-	ctx, cancel := context.WithTimeout(ctx, h.cfg.deadline)
-	defer cancel()
+	if !h.cfg.noDeadline {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.cfg.deadline)
+		defer cancel()
+	}
 	mod, err := h.rt.InstantiateModule(ctx, c, h.moduleConfig)
 	if err != nil {
 		return nil, callFailure("instantiating (_initialize)", err, h.cfg.deadline)
 	}
-	in := &instance{mod: mod, mem: mod.ExportedMemory("memory"), deadline: h.cfg.deadline, limit: h.cfg.memoryLimit,
+	in := &instance{mod: mod, mem: mod.ExportedMemory("memory"), limit: h.cfg.memoryLimit,
 		abi: mod.ExportedFunction("wt_plugin_abi"), alloc: mod.ExportedFunction("wt_alloc"),
 		free: mod.ExportedFunction("wt_free"), kernel: mod.ExportedFunction("wt_kernel"),
 		lastError: mod.ExportedFunction("wt_error"), manifest: mod.ExportedFunction("wt_manifest"),
 		infer: mod.ExportedFunction("wt_infer")}
+	in.ctx, in.cancel = context.WithCancel(context.Background())
+	if !h.cfg.noDeadline {
+		in.deadline = h.cfg.deadline
+		in.timer = time.AfterFunc(time.Hour, in.cancel)
+		in.timer.Stop()
+	}
 	if in.mem == nil || in.abi == nil || in.alloc == nil || in.free == nil || in.kernel == nil ||
 		in.lastError == nil || in.manifest == nil {
 		in.close()
@@ -183,7 +201,16 @@ func (h *Host) instantiate(ctx context.Context, c wazero.CompiledModule) (*insta
 }
 
 func (in *instance) close() {
-	if in != nil && in.mod != nil {
+	if in == nil {
+		return
+	}
+	if in.timer != nil {
+		in.timer.Stop()
+	}
+	if in.cancel != nil {
+		in.cancel()
+	}
+	if in.mod != nil {
 		_ = in.mod.Close(context.Background())
 	}
 }
@@ -191,11 +218,20 @@ func (in *instance) close() {
 // call runs an export under the deadline and returns its one result (0 for
 // none). Any failure breaks the instance.
 func (in *instance) call(what string, fn api.Function, args ...uint64) (uint64, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), in.deadline)
-	defer cancel()
 	stack := in.stack[:max(len(args), 1)]
 	copy(stack, args)
-	if err := fn.CallWithStack(ctx, stack); err != nil {
+	if in.timer != nil {
+		in.timer.Reset(in.deadline)
+	}
+	err := fn.CallWithStack(in.ctx, stack)
+	if in.timer != nil && !in.timer.Stop() {
+		in.expired = true // even if the call just made it, ctx is cancelled now
+	}
+	if err != nil {
+		var exit *sys.ExitError
+		if in.expired && errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled {
+			err = sys.NewExitError(sys.ExitCodeDeadlineExceeded)
+		}
 		err = callFailure(what, err, in.deadline)
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w; the instance was closed and is instantiated afresh on the next call", err)

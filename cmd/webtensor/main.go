@@ -30,7 +30,7 @@ Environment:
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(opsCmd(), doctorCmd(), runCmd())
+	root.AddCommand(opsCmd(), doctorCmd(), runCmd(), pluginCmd())
 	return root
 }
 

@@ -496,7 +496,7 @@ static inline double wt_expm1(double x) {
 /* wt_tanh = expm1(2|x|) / (expm1(2|x|) + 2), with the sign of x; exact ±1 beyond 22. */
 static inline double wt_tanh(double x) {
     double a = x < 0 ? -x : x;
-    if (a != a)
+    if (a != a || a == 0) /* NaN, and ±0 keeping its sign */
         return x;
     if (a > 22)
         return x < 0 ? -1 : 1;

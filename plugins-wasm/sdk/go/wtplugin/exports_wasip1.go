@@ -1,8 +1,13 @@
 //go:build wasip1
 
+//lint:file-ignore U1000 the host calls the go:wasmexport functions; staticcheck cannot see those calls
+
 package wtplugin
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // The ABI's exports. The host sees only 32-bit addresses, which the garbage
 // collector cannot trace, so everything the host may still read is kept
@@ -42,6 +47,16 @@ func fail(err error) {
 	lastError = []byte(err.Error())
 }
 
+// guard turns a panic outside the kernel (a record that points nowhere) into
+// a failed call: an unrecovered panic would exit the module, and the host
+// would see only an exit code instead of the reason.
+func guard(what string, failed func()) {
+	if p := recover(); p != nil {
+		fail(fmt.Errorf("%s %s: %v", pluginName, what, p))
+		failed()
+	}
+}
+
 //go:wasmexport wt_plugin_abi
 func wtPluginABI() int32 { return 1 }
 
@@ -72,7 +87,8 @@ func wtManifest() int64 { return pack(Manifest()) }
 func wtError() int64 { return pack(lastError) }
 
 //go:wasmexport wt_kernel
-func wtKernel(op int32, call uint32) int32 {
+func wtKernel(op int32, call uint32) (rc int32) {
+	defer guard("wt_kernel", func() { rc = 1 })
 	c, err := decodeCall(linear, call)
 	if err == nil {
 		err = runKernel(int(op), c)
@@ -85,7 +101,8 @@ func wtKernel(op int32, call uint32) int32 {
 }
 
 //go:wasmexport wt_infer
-func wtInfer(op int32, ptr, n uint32) int64 {
+func wtInfer(op int32, ptr, n uint32) (packed int64) {
+	defer guard("wt_infer", func() { packed = 0 })
 	answer, err := runInfer(int(op), linear(ptr, n))
 	if err != nil {
 		fail(err)

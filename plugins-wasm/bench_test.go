@@ -1,0 +1,119 @@
+package plugins
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Benchmarks for docs/perf.md: what loading costs once the compilation cache
+// is warm, and what a plugin op costs next to the built-in "add" with a
+// scalar, on a large tensor (kernel speed) and a small one (call overhead).
+
+// BenchmarkLoadWarmCache is a whole load on a new host: runtime, compile
+// (a cache hit), instantiate, manifest, registry binding.
+func BenchmarkLoadWarmCache(b *testing.B) {
+	name := uniq("benchload")
+	wasm := newFixture(name).wasm()
+	benchLoad(b, wasm)
+}
+
+// BenchmarkLoadGoExampleWarmCache loads the Go SDK example (a Go wasip1
+// reactor, megabytes of code) the same way, when `make plugins` built it.
+func BenchmarkLoadGoExampleWarmCache(b *testing.B) {
+	wasm, err := os.ReadFile(filepath.Join("..", "build", "plugins", "goswish.wasm"))
+	if err != nil {
+		b.Skip("build/plugins/goswish.wasm is missing: run `make plugins`")
+	}
+	benchLoad(b, wasm)
+}
+
+func benchLoad(b *testing.B, wasm []byte) {
+	ctx := context.Background()
+	warm := func() {
+		h, err := NewHost(ctx, NewConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := h.Load(ctx, "bench.wasm", wasm)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = p.Close()
+		_ = h.Close(ctx)
+	}
+	warm() // compiles into the shared cache, registers the ops
+	for b.Loop() {
+		warm()
+	}
+}
+
+// BenchmarkInstantiate is re-instantiation from the compiled module, what a
+// call after a trap or timeout pays.
+func BenchmarkInstantiate(b *testing.B) {
+	h := newTestHost(b, NewConfig())
+	p := loadGood(b, h)
+	ctx := context.Background()
+	for b.Loop() {
+		in, err := h.instantiate(ctx, p.compiled)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in.close()
+	}
+}
+
+func benchOp(b *testing.B, n int, run func(x *core.Tensor) error) {
+	vals := make([]float32, n)
+	for i := range vals {
+		vals[i] = float32(i)
+	}
+	x := core.FromSlice(vals, core.Shape{n})
+	b.SetBytes(int64(4 * n))
+	for b.Loop() {
+		if err := run(x); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchPluginAdd1(b *testing.B, cfg Config, n int) {
+	h := newTestHost(b, cfg)
+	op := loadGood(b, h).Name() + ".add1"
+	benchOp(b, n, func(x *core.Tensor) error {
+		outs, err := core.Call(op, []*core.Tensor{x}, nil)
+		if err == nil {
+			outs[0].Release()
+		}
+		return err
+	})
+}
+
+func benchBuiltinAddScalar(b *testing.B, n int) {
+	one := core.Scalar(1, core.F32)
+	benchOp(b, n, func(x *core.Tensor) error {
+		outs, err := core.Call("add", []*core.Tensor{x, one}, nil)
+		if err == nil {
+			outs[0].Release()
+		}
+		return err
+	})
+}
+
+func BenchmarkPluginAdd1_1M(b *testing.B)       { benchPluginAdd1(b, NewConfig(), 1<<20) }
+func BenchmarkBuiltinAddScalar_1M(b *testing.B) { benchBuiltinAddScalar(b, 1<<20) }
+func BenchmarkPluginAdd1_16(b *testing.B)       { benchPluginAdd1(b, NewConfig(), 16) }
+func BenchmarkBuiltinAddScalar_16(b *testing.B) { benchBuiltinAddScalar(b, 16) }
+
+// The plugin op without a deadline (WithNoDeadline): no termination check
+// in the kernel's loop, no timer per call.
+func BenchmarkPluginAdd1NoDeadline_1M(b *testing.B) {
+	benchPluginAdd1(b, NewConfig().WithNoDeadline(), 1<<20)
+}
+
+func BenchmarkPluginAdd1NoDeadline_16(b *testing.B) {
+	benchPluginAdd1(b, NewConfig().WithNoDeadline(), 16)
+}
