@@ -179,7 +179,11 @@ func (h *Host) instantiate(ctx context.Context, c wazero.CompiledModule) (*insta
 	}
 	mod, err := h.rt.InstantiateModule(ctx, c, h.moduleConfig)
 	if err != nil {
-		return nil, callFailure("instantiating (_initialize)", err, h.cfg.deadline)
+		deadline := h.cfg.deadline
+		if h.cfg.noDeadline {
+			deadline = 0 // only the caller's context can have stopped it
+		}
+		return nil, callFailure("instantiating (_initialize)", err, deadline)
 	}
 	in := &instance{mod: mod, mem: mod.ExportedMemory("memory"), limit: h.cfg.memoryLimit,
 		abi: mod.ExportedFunction("wt_plugin_abi"), alloc: mod.ExportedFunction("wt_alloc"),
@@ -247,6 +251,9 @@ func callFailure(what string, err error, deadline time.Duration) error {
 	if errors.As(err, &exit) {
 		switch exit.ExitCode() {
 		case sys.ExitCodeDeadlineExceeded:
+			if deadline == 0 {
+				return fmt.Errorf("%s: %w", what, context.DeadlineExceeded)
+			}
 			return fmt.Errorf("%s: %w: ran longer than the %v deadline", what, context.DeadlineExceeded, deadline)
 		case sys.ExitCodeContextCanceled:
 			return fmt.Errorf("%s: %w", what, context.Canceled)
