@@ -70,36 +70,48 @@ func output(t *core.Tensor, out *C.wt_tensor) C.int32_t {
 	return statusOK
 }
 
+// layout is what both constructors validate: dtype, shape and device.
+type layout struct {
+	dtype core.DType
+	shape core.Shape
+	dev   []core.Device
+}
+
+func parseLayout(dtype C.int32_t, shape *C.int64_t, ndim C.int32_t, device *C.char) (layout, error) {
+	d, err := parseDType(dtype)
+	if err != nil {
+		return layout{}, err
+	}
+	s, err := parseShape(shape, ndim)
+	if err != nil {
+		return layout{}, err
+	}
+	dev, err := parseDevice(device)
+	return layout{dtype: d, shape: s, dev: dev}, err
+}
+
 //export wt_tensor_from_data
 func wt_tensor_from_data(data unsafe.Pointer, nbytes C.size_t, dtype C.int32_t, shape *C.int64_t, ndim C.int32_t, device *C.char, out *C.wt_tensor) (status C.int32_t) {
 	defer guard(&status)
 	if out == nil {
 		return fail(invalid("wt_tensor_from_data: out is NULL"))
 	}
-	d, err := parseDType(dtype)
+	l, err := parseLayout(dtype, shape, ndim, device)
 	if err != nil {
 		return fail(err)
 	}
-	s, err := parseShape(shape, ndim)
-	if err != nil {
-		return fail(err)
-	}
-	want := s.Numel() * d.Size()
+	want := l.shape.Numel() * l.dtype.Size()
 	if int(nbytes) != want {
-		return fail(invalid("data has %d bytes, shape %v of %s needs %d", uint64(nbytes), s, d, want))
+		return fail(invalid("data has %d bytes, shape %v of %s needs %d", uint64(nbytes), l.shape, l.dtype, want))
 	}
 	if data == nil && want > 0 {
 		return fail(invalid("wt_tensor_from_data: data is NULL for %d bytes", want))
-	}
-	dev, err := parseDevice(device)
-	if err != nil {
-		return fail(err)
 	}
 	var raw []byte
 	if want > 0 {
 		raw = unsafe.Slice((*byte)(data), want)
 	}
-	return output(core.FromBytes(d, s, raw, dev...), out)
+	return output(core.FromBytes(l.dtype, l.shape, raw, l.dev...), out)
 }
 
 //export wt_tensor_zeros
@@ -108,19 +120,11 @@ func wt_tensor_zeros(dtype C.int32_t, shape *C.int64_t, ndim C.int32_t, device *
 	if out == nil {
 		return fail(invalid("wt_tensor_zeros: out is NULL"))
 	}
-	d, err := parseDType(dtype)
+	l, err := parseLayout(dtype, shape, ndim, device)
 	if err != nil {
 		return fail(err)
 	}
-	s, err := parseShape(shape, ndim)
-	if err != nil {
-		return fail(err)
-	}
-	dev, err := parseDevice(device)
-	if err != nil {
-		return fail(err)
-	}
-	return output(core.Zeros(s, d, dev...), out)
+	return output(core.Zeros(l.shape, l.dtype, l.dev...), out)
 }
 
 //export wt_tensor_retain
