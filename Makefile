@@ -10,6 +10,7 @@ export GOFLAGS ?= -mod=mod
 .PHONY: run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help
 
 include plugins-wasm/plugins.mk
+include sdk/python/python.mk
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s '	'
@@ -39,6 +40,7 @@ test: $(VENV)/.ref-deps lint generate-check plugins ## run every test (what CI r
 	WEBTENSOR_PYTHON=$(abspath $(PY)) $(GO) test -count=1 ./...
 	WT_TEST_PLUGIN=$(abspath build/plugins/cclip.wasm) bash capi/test/run.sh build/capi-test
 	$(PY) capi/test/dlpack_roundtrip.py build/capi-test/plain/libwebtensor.so
+	$(MAKE) --no-print-directory python-test
 	$(MAKE) --no-print-directory fuzz-short
 
 FUZZTIME ?= 8s

@@ -1,0 +1,90 @@
+"""webtensor: tensors, autograd and ops on WebGPU, CUDA and the CPU, over libwebtensor.
+
+    import webtensor as wt
+    x = wt.randn(3, 4)
+    y = wt.softmax(x @ x.T, axis=-1)
+
+Every public op of the manifest is a function here (webtensor._ops, generated
+by gen_ops.py) and, where its first argument is a tensor, a Tensor method.
+"""
+
+from __future__ import annotations
+
+from . import _lib
+from . import _index  # noqa: F401 (adds Tensor.__getitem__)
+from ._dlpack import from_dlpack
+from ._dtype import BY_NAME as _DT
+from ._dtype import DType
+from ._lib import UnsupportedError
+from ._ops import *  # noqa: F403 (every public op, generated)
+from ._ops import METHODS as _METHODS
+from ._tensor import (
+    Tensor,
+    arange,
+    full,
+    is_tensor,
+    manual_seed,
+    no_grad,
+    ones,
+    rand,
+    scope,
+    randn,
+    tensor,
+    zeros,
+)
+
+__version__ = _lib.version()
+
+f32, f16, bf16, f64 = _DT["f32"], _DT["f16"], _DT["bf16"], _DT["f64"]
+i64, i32, u32, i16, i8, u8 = _DT["i64"], _DT["i32"], _DT["u32"], _DT["i16"], _DT["i8"], _DT["u8"]
+float32, float16, bfloat16, float64 = f32, f16, bf16, f64
+int64, int32, uint32, int16, int8, uint8 = i64, i32, u32, i16, i8, u8
+bool_ = _DT["bool"]
+globals()["bool"] = bool_  # wt.bool, as in PyTorch, without shadowing the builtin in this module
+
+
+def _attach_methods() -> None:
+    from . import _ops
+
+    for name in _METHODS:
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, getattr(_ops, name))
+
+
+_attach_methods()
+
+
+def live_tensors() -> int:
+    """Number of live native tensor handles in the process (for leak checks)."""
+    return _lib.live_tensors()
+
+
+def devices() -> list[str]:
+    """Names of the devices whose backend opens here, best first."""
+    import ctypes
+
+    n = ctypes.c_int32()
+    _lib.call("wt_device_count", ctypes.byref(n))
+    return [_lib.read_string("wt_device_name", i) for i in range(n.value)]
+
+
+def default_device() -> str:
+    return _lib.read_string("wt_default_device")
+
+
+def set_default_device(device: str) -> None:
+    _lib.call("wt_set_default_device", device.encode())
+
+
+def manifest() -> dict:
+    """The op manifest (ops, inputs, attributes, dtypes, backends)."""
+    import json
+
+    return json.loads(_lib.read_string("wt_manifest_json"))
+
+
+__all__ = [
+    "DType", "Tensor", "UnsupportedError", "arange", "default_device", "devices", "from_dlpack", "full",
+    "is_tensor", "live_tensors", "manifest", "manual_seed", "no_grad", "ones", "rand", "randn", "scope",
+    "set_default_device", "tensor", "zeros",
+]

@@ -1,0 +1,170 @@
+"""DLPack exchange (the Python array API protocol) over the C ABI.
+
+Export: Tensor.__dlpack__ returns a PyCapsule named "dltensor_versioned" (or
+"dltensor" for consumers that ask for no version); its destructor calls the
+deleter only when no consumer renamed the capsule to "used_*".
+
+Import: wt.from_dlpack(obj) takes obj.__dlpack__(), and the library then owns
+the producer's managed tensor. The library runs the producer's deleter from a
+Go cleanup thread, possibly while the interpreter is shutting down, when
+NumPy's or PyTorch's deleter (which takes the GIL) must not run. So the
+library gets a wrapper struct whose deleter is ours: it calls the producer's
+deleter while Python is alive, and an atexit hook disarms every wrapper still
+outstanding (their memory is released with the process).
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes as C
+import threading
+
+from . import _lib
+from ._lib import DLManagedTensor, DLManagedTensorVersioned, call, lib
+from ._tensor import Tensor
+
+KDL_CPU = 1
+NAME_V, USED_V = b"dltensor_versioned", b"used_dltensor_versioned"
+NAME_L, USED_L = b"dltensor", b"used_dltensor"
+
+_api = C.pythonapi
+_api.PyCapsule_New.restype = C.py_object
+_api.PyCapsule_New.argtypes = [C.c_void_p, C.c_char_p, C.c_void_p]
+_api.PyCapsule_IsValid.restype = C.c_int
+_api.PyCapsule_IsValid.argtypes = [C.c_void_p, C.c_char_p]
+_api.PyCapsule_GetPointer.restype = C.c_void_p
+_api.PyCapsule_GetPointer.argtypes = [C.py_object, C.c_char_p]
+_api.PyCapsule_SetName.restype = C.c_int
+_api.PyCapsule_SetName.argtypes = [C.py_object, C.c_char_p]
+_api.PyCapsule_GetName.restype = C.c_char_p
+_api.PyCapsule_GetName.argtypes = [C.py_object]
+_CAPSULE_DESTRUCTOR = C.CFUNCTYPE(None, C.c_void_p)
+
+
+@_CAPSULE_DESTRUCTOR
+def _capsule_destructor(cap):
+    for name, struct in ((NAME_V, DLManagedTensorVersioned), (NAME_L, DLManagedTensor)):
+        if _api.PyCapsule_IsValid(cap, name):
+            ptr = _api.PyCapsule_GetPointer(C.cast(cap, C.py_object), name)
+            m = C.cast(ptr, C.POINTER(struct)).contents
+            if m.deleter:
+                m.deleter(ptr)
+            return
+
+
+def dlpack_device(t: Tensor) -> tuple[int, int]:
+    """(device_type, device_id): CPU tensors are kDLCPU; others are exported as host copies."""
+    dev = t.device
+    if dev == "cpu":
+        return (KDL_CPU, 0)
+    return (KDL_CPU, 0)  # the C ABI copies non-CPU tensors to host memory on export
+
+
+def to_capsule(t: Tensor, stream=None, max_version=None, dl_device=None, copy=None):
+    if stream is not None and stream != -1:
+        raise BufferError(f"__dlpack__: stream {stream!r} given for a CPU export")
+    if dl_device is not None and tuple(dl_device) != (KDL_CPU, 0):
+        raise BufferError(f"__dlpack__: cannot export to device {tuple(dl_device)}; only (1, 0) (CPU)")
+    src = t.contiguous().to(t.dtype) if copy else t
+    try:
+        if max_version is not None and max_version[0] >= 1:
+            out = C.POINTER(DLManagedTensorVersioned)()
+            call("wt_to_dlpack_versioned", src._live(), C.byref(out))
+            if copy:
+                out.contents.flags |= _lib.FLAG_IS_COPIED
+            return _api.PyCapsule_New(C.cast(out, C.c_void_p), NAME_V, C.cast(_capsule_destructor, C.c_void_p))
+        out_l = C.POINTER(DLManagedTensor)()
+        call("wt_to_dlpack", src._live(), C.byref(out_l))
+        return _api.PyCapsule_New(C.cast(out_l, C.c_void_p), NAME_L, C.cast(_capsule_destructor, C.c_void_p))
+    finally:
+        if src is not t:
+            src.close()
+
+
+# ---- import -----------------------------------------------------------------------
+
+_outstanding: dict[int, tuple] = {}  # wrapper address -> (wrapper, producer pointer, versioned)
+_lock = threading.Lock()
+
+
+@_lib.DELETER
+def _wrapper_deleter(addr):
+    with _lock:
+        entry = _outstanding.pop(addr, None)
+    if entry is None:
+        return
+    _, ptr, versioned = entry
+    struct = DLManagedTensorVersioned if versioned else DLManagedTensor
+    m = C.cast(ptr, C.POINTER(struct)).contents
+    if m.deleter:
+        m.deleter(ptr)
+
+
+@atexit.register
+def _disarm() -> None:
+    with _lock:
+        for wrapper, _, _ in _outstanding.values():
+            wrapper.deleter = _lib.DELETER()
+        _outstanding.clear()
+
+
+def from_capsule(cap) -> Tensor:
+    name = _api.PyCapsule_GetName(cap)
+    if name not in (NAME_V, NAME_L):
+        raise ValueError(f"from_dlpack: capsule named {name!r}, want 'dltensor_versioned' or 'dltensor'")
+    versioned = name == NAME_V
+    ptr = _api.PyCapsule_GetPointer(cap, name)
+    w = DLManagedTensorVersioned()
+    if versioned:
+        m = C.cast(ptr, C.POINTER(DLManagedTensorVersioned)).contents
+        w.version, w.flags = m.version, m.flags
+    else:
+        m = C.cast(ptr, C.POINTER(DLManagedTensor)).contents
+        w.version.major, w.version.minor = 1, 0
+    w.dl_tensor = m.dl_tensor
+    w.deleter = _wrapper_deleter
+    addr = C.addressof(w)
+    with _lock:
+        _outstanding[addr] = (w, ptr, versioned)
+    h = C.c_int64()
+    st = lib.wt_from_dlpack_versioned(addr, C.byref(h))
+    if st != _lib.OK:
+        with _lock:
+            _outstanding.pop(addr, None)
+        _lib.check(st)  # the producer still owns its tensor: the capsule stays unconsumed
+    _api.PyCapsule_SetName(cap, USED_V if versioned else USED_L)
+    return Tensor._wrap(h.value)
+
+
+def from_dlpack(x, *, device=None, copy=None) -> Tensor:
+    """A tensor sharing memory with x (a NumPy array, a torch tensor, any __dlpack__ producer)."""
+    if isinstance(x, Tensor):
+        t = x.detach()
+    elif hasattr(x, "__dlpack__"):
+        try:
+            cap = x.__dlpack__(max_version=(1, 1))
+        except TypeError:  # a producer from before the versioned protocol
+            cap = x.__dlpack__()
+        t = from_capsule(cap)
+    elif type(x).__name__ == "PyCapsule":
+        t = from_capsule(x)
+    else:
+        raise TypeError(f"from_dlpack: {type(x).__name__} has no __dlpack__")
+    if copy:
+        c = t.contiguous()
+        d = c.to(t.dtype) if c._h == t._h else c
+        t.close()
+        t = d
+    if device is not None and device != t.device:
+        moved = t.to(device)
+        t.close()
+        t = moved
+    return t
+
+
+def _dlpack_method(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    return to_capsule(self, stream, max_version, dl_device, copy)
+
+
+Tensor.__dlpack__ = _dlpack_method
+Tensor.__dlpack_device__ = dlpack_device

@@ -1,0 +1,230 @@
+"""ctypes bindings of capi/include/webtensor.h and dlpack.h, and error mapping.
+
+Every function of the header is declared here with its argtypes and restype;
+the rest of the package calls them through `call(name, *args)`, which raises
+the Python exception that fits the status and the library's message.
+"""
+
+from __future__ import annotations
+
+import ctypes as C
+import os
+import re
+from pathlib import Path
+
+# ---- status codes and dtypes (webtensor.h) -----------------------------------
+
+OK, ERR_INVALID, ERR_HANDLE, ERR_UNSUPPORTED, ERR_OOM, ERR_BUFFER_TOO_SMALL, ERR_INTERNAL = range(7)
+ATTR_INT, ATTR_FLOAT, ATTR_BOOL, ATTR_STRING, ATTR_INTS, ATTR_FLOATS, ATTR_DTYPE = range(1, 8)
+ABI_VERSION = 1
+
+
+class UnsupportedError(RuntimeError):
+    """A valid request the library cannot serve (absent device, dtype, DLPack layout)."""
+
+
+# ---- DLPack structs (dlpack.h) ------------------------------------------------
+
+
+class DLDevice(C.Structure):
+    _fields_ = [("device_type", C.c_int32), ("device_id", C.c_int32)]
+
+
+class DLDataType(C.Structure):
+    _fields_ = [("code", C.c_uint8), ("bits", C.c_uint8), ("lanes", C.c_uint16)]
+
+
+class DLTensor(C.Structure):
+    _fields_ = [
+        ("data", C.c_void_p),
+        ("device", DLDevice),
+        ("ndim", C.c_int32),
+        ("dtype", DLDataType),
+        ("shape", C.POINTER(C.c_int64)),
+        ("strides", C.POINTER(C.c_int64)),
+        ("byte_offset", C.c_uint64),
+    ]
+
+
+DELETER = C.CFUNCTYPE(None, C.c_void_p)
+
+
+class DLManagedTensor(C.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", C.c_void_p), ("deleter", DELETER)]
+
+
+class DLPackVersion(C.Structure):
+    _fields_ = [("major", C.c_uint32), ("minor", C.c_uint32)]
+
+
+class DLManagedTensorVersioned(C.Structure):
+    _fields_ = [
+        ("version", DLPackVersion),
+        ("manager_ctx", C.c_void_p),
+        ("deleter", DELETER),
+        ("flags", C.c_uint64),
+        ("dl_tensor", DLTensor),
+    ]
+
+
+FLAG_READ_ONLY, FLAG_IS_COPIED = 1, 2
+
+
+class Attr(C.Structure):
+    """wt_attr: one named attribute of an op call."""
+
+    _fields_ = [
+        ("name", C.c_char_p),
+        ("kind", C.c_int32),
+        ("i", C.c_int64),
+        ("f", C.c_double),
+        ("s", C.c_char_p),
+        ("ints", C.POINTER(C.c_int64)),
+        ("floats", C.POINTER(C.c_double)),
+        ("len", C.c_int64),
+    ]
+
+
+# ---- the library ----------------------------------------------------------------
+
+_i32, _i64, _u64, _sz, _s = C.c_int32, C.c_int64, C.c_uint64, C.c_size_t, C.c_char_p
+_p = C.POINTER
+_BUF = [C.c_char_p, _sz, _p(_sz)]  # the buffer-size protocol: buf, cap, needed
+
+SIGNATURES: dict[str, tuple[list, object]] = {
+    "wt_version": ([], _s),
+    "wt_abi_version": ([], _i32),
+    "wt_build_info": (_BUF, _i32),
+    "wt_status_string": ([_i32], _s),
+    "wt_last_error": ([], _s),
+    "wt_device_count": ([_p(_i32)], _i32),
+    "wt_device_name": ([_i32, *_BUF], _i32),
+    "wt_default_device": (_BUF, _i32),
+    "wt_set_default_device": ([_s], _i32),
+    "wt_tensor_from_data": ([C.c_void_p, _sz, _i32, _p(_i64), _i32, _s, _p(_i64)], _i32),
+    "wt_tensor_zeros": ([_i32, _p(_i64), _i32, _s, _p(_i64)], _i32),
+    "wt_tensor_retain": ([_i64], _i32),
+    "wt_tensor_free": ([_i64], _i32),
+    "wt_live_tensors": ([_p(_i64)], _i32),
+    "wt_tensor_ndim": ([_i64, _p(_i32)], _i32),
+    "wt_tensor_shape": ([_i64, _p(_i64), _i32], _i32),
+    "wt_tensor_strides": ([_i64, _p(_i64), _i32], _i32),
+    "wt_tensor_numel": ([_i64, _p(_i64)], _i32),
+    "wt_tensor_dtype": ([_i64, _p(_i32)], _i32),
+    "wt_tensor_device": ([_i64, *_BUF], _i32),
+    "wt_tensor_is_contiguous": ([_i64, _p(_i32)], _i32),
+    "wt_tensor_to_host": ([_i64, C.c_void_p, _sz], _i32),
+    "wt_tensor_contiguous": ([_i64, _p(_i64)], _i32),
+    "wt_tensor_to_device": ([_i64, _s, _p(_i64)], _i32),
+    "wt_op": ([_s, _p(_i64), _i32, _p(Attr), _i32, _p(_i64), _i32, _p(_i32)], _i32),
+    "wt_manifest_json": (_BUF, _i32),
+    "wt_tensor_set_requires_grad": ([_i64, _i32], _i32),
+    "wt_tensor_requires_grad": ([_i64, _p(_i32)], _i32),
+    "wt_backward": ([_i64, _i64], _i32),
+    "wt_tensor_grad": ([_i64, _p(_i64)], _i32),
+    "wt_tensor_zero_grad": ([_i64], _i32),
+    "wt_tensor_detach": ([_i64, _p(_i64)], _i32),
+    "wt_no_grad_enter": ([], _i32),
+    "wt_no_grad_exit": ([], _i32),
+    "wt_manual_seed": ([_u64], _i32),
+    "wt_rng_state": ([_p(_u64), _p(_u64)], _i32),
+    "wt_set_rng_state": ([_u64, _u64], _i32),
+    "wt_to_dlpack_versioned": ([_i64, _p(_p(DLManagedTensorVersioned))], _i32),
+    "wt_to_dlpack": ([_i64, _p(_p(DLManagedTensor))], _i32),
+    "wt_from_dlpack_versioned": ([C.c_void_p, _p(_i64)], _i32),
+    "wt_from_dlpack": ([C.c_void_p, _p(_i64)], _i32),
+    "wt_live_dlpack_exports": ([_p(_i64)], _i32),
+    "wt_plugin_load": ([_s, *_BUF], _i32),
+    "wt_plugin_load_bytes": ([C.c_void_p, _sz, _s, *_BUF], _i32),
+    "wt_plugin_ops": ([_s, *_BUF], _i32),
+}
+
+
+def library_path() -> str:
+    """$WEBTENSOR_LIBRARY when set, else the libwebtensor.so shipped in this package."""
+    return os.environ.get("WEBTENSOR_LIBRARY") or str(Path(__file__).with_name("libwebtensor.so"))
+
+
+def _load() -> C.CDLL:
+    path = library_path()
+    try:
+        lib = C.CDLL(path)
+    except OSError as e:
+        raise ImportError(f"webtensor: cannot load the native library {path}: {e}") from e
+    for name, (argtypes, restype) in SIGNATURES.items():
+        fn = getattr(lib, name)
+        fn.argtypes, fn.restype = argtypes, restype
+    abi = lib.wt_abi_version()
+    if abi != ABI_VERSION:
+        raise ImportError(f"webtensor: {path} has C ABI version {abi}, this package needs {ABI_VERSION}")
+    return lib
+
+
+lib = _load()
+
+# ---- errors -------------------------------------------------------------------------
+
+_TYPE_WORDS = re.compile(r"\b(dtype|dtypes|kind|floating-point tensors)\b")
+_INDEX_WORDS = re.compile(r"out of range|out of bounds")
+
+
+def error_for(status: int, message: str) -> Exception:
+    """The Python exception for a failed status and the library's message."""
+    if status == ERR_INVALID:
+        if _INDEX_WORDS.search(message):
+            return IndexError(message)
+        if _TYPE_WORDS.search(message):
+            return TypeError(message)
+        return ValueError(message)
+    if status == ERR_UNSUPPORTED:
+        return UnsupportedError(message)
+    if status == ERR_OOM:
+        return MemoryError(message)
+    name = lib.wt_status_string(status).decode()
+    return RuntimeError(f"{message} ({name})" if status == ERR_INTERNAL else message)
+
+
+def check(status: int) -> None:
+    """Raise the exception for status unless it is WT_OK."""
+    if status != OK:
+        raise error_for(status, lib.wt_last_error().decode(errors="replace"))
+
+
+def call(name: str, *args) -> None:
+    check(getattr(lib, name)(*args))
+
+
+def read_string(name: str, *args) -> str:
+    """Call a function that fills a string buffer, growing the buffer as told."""
+    fn = getattr(lib, name)
+    needed = C.c_size_t(0)
+    cap = 256
+    while True:
+        buf = C.create_string_buffer(cap)
+        st = fn(*args, buf, cap, C.byref(needed))
+        if st == ERR_BUFFER_TOO_SMALL and needed.value > cap:
+            cap = needed.value
+            continue
+        check(st)
+        return buf.value.decode()
+
+
+def i64_array(values) -> C.Array:
+    values = list(values)
+    return (C.c_int64 * max(len(values), 1))(*values)
+
+
+def version() -> str:
+    return lib.wt_version().decode()
+
+
+def live_tensors() -> int:
+    n = C.c_int64()
+    call("wt_live_tensors", C.byref(n))
+    return n.value
+
+
+def live_dlpack_exports() -> int:
+    n = C.c_int64()
+    call("wt_live_dlpack_exports", C.byref(n))
+    return n.value

@@ -1,0 +1,591 @@
+"""The Tensor class: a Python object over one wt_tensor handle."""
+
+from __future__ import annotations
+
+import ctypes as C
+import numbers
+import struct
+import threading
+
+from . import _lib
+from ._dtype import BY_NAME, DType, from_code, to_dtype
+from ._lib import call, lib
+
+try:
+    import numpy as np
+except ImportError:  # NumPy is optional; lists and scalars still work without it
+    np = None
+
+
+_STRUCT_CODES = {
+    "f32": "f", "f16": "e", "f64": "d", "i64": "q", "i32": "i", "u32": "I",
+    "i16": "h", "i8": "b", "u8": "B", "bool": "B",
+}
+
+# ---- calling ops -----------------------------------------------------------------
+
+
+def _attr(name: str, kind: str, value, keep: list) -> _lib.Attr:
+    """One wt_attr; `keep` holds the buffers the struct points into until the call returns."""
+    a = _lib.Attr()
+    a.name = name.encode()
+    keep.append(a.name)
+    if kind == "int":
+        a.kind, a.i = _lib.ATTR_INT, int(value)
+    elif kind == "float":
+        a.kind, a.f = _lib.ATTR_FLOAT, float(value)
+    elif kind == "bool":
+        a.kind, a.i = _lib.ATTR_BOOL, 1 if value else 0
+    elif kind == "string":
+        a.kind, a.s = _lib.ATTR_STRING, str(value).encode()
+        keep.append(a.s)
+    elif kind == "dtype":
+        a.kind, a.i = _lib.ATTR_DTYPE, to_dtype(value).code
+    elif kind == "ints":
+        vals = [int(v) for v in value] if isinstance(value, (list, tuple)) else [int(value)]
+        arr = (C.c_int64 * max(len(vals), 1))(*vals)
+        keep.append(arr)
+        a.kind, a.ints, a.len = _lib.ATTR_INTS, C.cast(arr, C.POINTER(C.c_int64)), len(vals)
+    elif kind == "floats":
+        vals = [float(v) for v in value] if isinstance(value, (list, tuple)) else [float(value)]
+        arr = (C.c_double * max(len(vals), 1))(*vals)
+        keep.append(arr)
+        a.kind, a.floats, a.len = _lib.ATTR_FLOATS, C.cast(arr, C.POINTER(C.c_double)), len(vals)
+    else:
+        raise TypeError(f"attribute {name}: unknown kind {kind!r}")
+    return a
+
+
+_NO_ATTRS = (_lib.Attr * 1)()
+_IN_TYPES = [C.c_int64 * k for k in range(1, 9)]
+
+
+def run_op(name: str, inputs, attrs=(), like=None) -> list[Tensor]:
+    """Call registry op `name`. inputs: Tensors, scalars or None (an absent
+    optional input); attrs: (name, kind, value) triples, None values left out."""
+    ref = like
+    handles, temps = [], []
+    for x in inputs:
+        if type(x) is Tensor:  # the common case first: this is the per-op overhead
+            h = x._h
+            handles.append(h if h else x._live())
+        elif x is None:
+            handles.append(0)
+        elif isinstance(x, Tensor):
+            handles.append(x._live())
+        else:
+            if ref is None:
+                ref = next((t for t in inputs if isinstance(t, Tensor)), None)
+            t = _scalar_like(x, ref) if isinstance(x, numbers.Number) else tensor(x)
+            temps.append(t)
+            handles.append(t._h)
+    if attrs:
+        keep: list = []
+        arr = [_attr(n, k, v, keep) for n, k, v in attrs if v is not None]
+        c_attrs, n_attrs = (_lib.Attr * max(len(arr), 1))(*arr), len(arr)
+    else:
+        c_attrs, n_attrs = _NO_ATTRS, 0
+    k = len(handles)
+    c_in = _IN_TYPES[k - 1](*handles) if 0 < k <= 8 else _lib.i64_array(handles)
+    cap = 4
+    try:
+        while True:
+            outs, n = (C.c_int64 * cap)(), C.c_int32()
+            st = lib.wt_op(name.encode(), c_in, k, c_attrs, n_attrs, outs, cap, C.byref(n))
+            if st == _lib.ERR_BUFFER_TOO_SMALL and n.value > cap:
+                cap = n.value
+                continue
+            _lib.check(st)
+            return [Tensor._wrap(outs[i]) for i in range(n.value)]
+    finally:
+        for t in temps:
+            t.close()
+
+
+def op1(name: str, inputs, attrs=()) -> Tensor:
+    return run_op(name, inputs, attrs)[0]
+
+
+def _scalar_like(x, ref) -> Tensor:
+    """A 0-d tensor for a Python scalar next to tensor `ref`: ref's dtype when
+    it holds x without loss of kind, else the default dtype for x."""
+    device = ref.device if ref is not None else None
+    if ref is not None:
+        dt = ref.dtype
+        if isinstance(x, bool) or (isinstance(x, numbers.Integral) and dt.name != "bool"):
+            return tensor(x, dtype=dt, device=device)
+        if isinstance(x, numbers.Real) and dt.is_floating:
+            return tensor(x, dtype=dt, device=device)
+    return tensor(x, device=device)
+
+
+def _nest(flat: list, shape: tuple[int, ...]):
+    if not shape:
+        return flat[0]
+    if len(shape) == 1:
+        return flat
+    step = len(flat) // shape[0] if shape[0] else 0
+    return [_nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+# ---- construction -------------------------------------------------------------------
+
+
+def _infer(data) -> tuple[list, list[int], DType]:
+    """Flatten nested lists of Python scalars (used when NumPy is absent)."""
+    shape: list[int] = []
+    d = data
+    while isinstance(d, (list, tuple)):
+        shape.append(len(d))
+        d = d[0] if len(d) else 0.0
+    flat: list = []
+
+    def walk(x, depth):
+        if depth == len(shape):
+            flat.append(x)
+            return
+        if not isinstance(x, (list, tuple)) or len(x) != shape[depth]:
+            raise ValueError(f"tensor: ragged nested sequence at depth {depth}: {x!r}")
+        for y in x:
+            walk(y, depth + 1)
+
+    walk(data, 0)
+    if all(isinstance(v, bool) for v in flat) and flat:
+        dt = BY_NAME["bool"]
+    elif all(isinstance(v, numbers.Integral) for v in flat) and flat:
+        dt = BY_NAME["i64"]
+    else:
+        dt = BY_NAME["f32"]
+    return flat, shape, dt
+
+
+def _from_bytes(buf, nbytes: int, dtype: DType, shape, device) -> Tensor:
+    h = C.c_int64()
+    dev = device.encode() if device else None
+    call("wt_tensor_from_data", buf, nbytes, dtype.code, _lib.i64_array(shape), len(shape), dev, C.byref(h))
+    return Tensor._wrap(h.value)
+
+
+def tensor(data, dtype=None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of data (a scalar, nested lists, a NumPy array or a Tensor)."""
+    dt = to_dtype(dtype) if dtype is not None else None
+    if isinstance(data, Tensor):
+        t = data.to(dt) if dt is not None else data.detach()
+        t = t.to(device) if device else t
+    elif np is not None:
+        a = np.asarray(data)
+        if dt is None:
+            if a.dtype == np.float64 and not isinstance(data, np.ndarray):
+                dt = BY_NAME["f32"]  # Python floats become f32, as in PyTorch
+            elif a.dtype.kind in "iu" and not isinstance(data, np.ndarray):
+                dt = BY_NAME["i64"]
+            else:
+                dt = to_dtype(a.dtype.name)
+        if dt.numpy_name is None:
+            raise TypeError(f"tensor: cannot build a {dt.name} tensor from Python data; use wt.from_dlpack(torch)")
+        a = np.asarray(a, dtype=dt.numpy_name)
+        if not a.flags.c_contiguous:  # (np.ascontiguousarray would turn 0-d into 1-d)
+            a = a.copy(order="C")
+        t = _from_bytes(a.ctypes.data_as(C.c_void_p), a.nbytes, dt, a.shape, device)
+    else:
+        flat, shape, inferred = _infer(data)
+        dt = dt or inferred
+        codes = {"f32": "f", "f64": "d", "i64": "q", "i32": "i", "u32": "I", "i16": "h", "i8": "b", "u8": "B"}
+        import array
+
+        if dt.name == "bool":
+            raw = bytes(1 if v else 0 for v in flat)
+        elif dt.name in codes:
+            raw = array.array(codes[dt.name], flat).tobytes()
+        else:
+            raise TypeError(f"tensor: {dt.name} from Python lists needs NumPy")
+        t = _from_bytes(raw, len(raw), dt, shape, device)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _shape_args(shape) -> list[int]:
+    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+        shape = shape[0]
+    return [int(s) for s in shape]
+
+
+def _creation(name, shape, dtype, device, requires_grad, extra=()):
+    attrs = [("shape", "ints", _shape_args(shape)), ("dtype", "dtype", dtype), ("device", "string", device)]
+    t = op1(name, [], attrs + list(extra))
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def zeros(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros: wt.zeros(2, 3) or wt.zeros((2, 3))."""
+    return _creation("zeros", shape, dtype, device, requires_grad)
+
+
+def ones(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones."""
+    return _creation("ones", shape, dtype, device, requires_grad)
+
+
+def full(shape, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor filled with fill_value."""
+    shape = (shape,) if isinstance(shape, numbers.Integral) else shape
+    return _creation("full", shape, dtype, device, requires_grad, [("value", "float", fill_value)])
+
+
+def randn(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples from the global Philox generator (see manual_seed)."""
+    return _creation("randn", shape, dtype, device, requires_grad)
+
+
+def rand(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform samples in [0, 1) from the global Philox generator."""
+    return _creation("rand", shape, dtype, device, requires_grad)
+
+
+def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
+    """Evenly spaced values in [start, stop); integer arguments give i64 unless dtype says otherwise."""
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None and all(isinstance(v, numbers.Integral) for v in (start, stop, step)):
+        dtype = "i64"
+    attrs = [("start", "float", start), ("stop", "float", stop), ("step", "float", step)]
+    return op1("arange", [], attrs + [("dtype", "dtype", dtype), ("device", "string", device)])
+
+
+# ---- the Tensor ---------------------------------------------------------------------------
+
+
+def _binary(name, reflected=False):
+    def method(self, other):
+        if not isinstance(other, (Tensor, numbers.Number)):
+            return NotImplemented
+        return run_op(name, [other, self] if reflected else [self, other], (), self)[0]
+
+    method.__name__ = name
+    return method
+
+
+class Tensor:
+    """An n-dimensional array on a device, backed by a native handle.
+
+    The handle is freed by close(), by leaving a `with` block, or when the
+    object is garbage-collected. Using a closed tensor raises RuntimeError.
+    """
+
+    __slots__ = ("_h", "_keep", "__weakref__")
+    __array_priority__ = 1000  # NumPy defers to our reflected operators
+
+    def __init__(self, data, dtype=None, device=None):
+        t = tensor(data, dtype, device)
+        self._h, self._keep = t._h, None
+        t._h = 0
+
+    @classmethod
+    def _wrap(cls, handle: int, keep=None) -> Tensor:
+        t = object.__new__(cls)
+        t._h, t._keep = handle, keep
+        scopes = getattr(_scopes, "stack", None)
+        if scopes:
+            scopes[-1].append(t)
+        return t
+
+    # -- lifetime
+    @property
+    def handle(self) -> int:
+        """The wt_tensor handle (0 once closed)."""
+        return self._h
+
+    def close(self) -> None:
+        """Free the native tensor now. Closing twice is harmless; using it afterwards raises."""
+        h, self._h = self._h, 0
+        if h:
+            call("wt_tensor_free", h)
+
+    def __enter__(self) -> Tensor:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        h = getattr(self, "_h", 0)
+        if h and lib is not None:
+            try:
+                lib.wt_tensor_free(h)
+            except Exception:  # interpreter shutdown: the library may be gone
+                pass
+
+    def _live(self) -> int:
+        if not self._h:
+            raise RuntimeError("tensor used after close()")
+        return self._h
+
+    # -- metadata
+    def _i32(self, fn: str) -> int:
+        v = C.c_int32()
+        call(fn, self._live(), C.byref(v))
+        return v.value
+
+    @property
+    def ndim(self) -> int:
+        return self._i32("wt_tensor_ndim")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        nd = self.ndim
+        buf = (C.c_int64 * max(nd, 1))()
+        call("wt_tensor_shape", self._live(), buf, nd)
+        return tuple(buf[:nd])
+
+    def strides(self) -> tuple[int, ...]:
+        """Strides in elements."""
+        nd = self.ndim
+        buf = (C.c_int64 * max(nd, 1))()
+        call("wt_tensor_strides", self._live(), buf, nd)
+        return tuple(buf[:nd])
+
+    @property
+    def dtype(self) -> DType:
+        return from_code(self._i32("wt_tensor_dtype"))
+
+    @property
+    def device(self) -> str:
+        return _lib.read_string("wt_tensor_device", self._live())
+
+    def numel(self) -> int:
+        n = C.c_int64()
+        call("wt_tensor_numel", self._live(), C.byref(n))
+        return n.value
+
+    @property
+    def size(self) -> int:
+        """The number of elements (NumPy's .size)."""
+        return self.numel()
+
+    def is_contiguous(self) -> bool:
+        return bool(self._i32("wt_tensor_is_contiguous"))
+
+    def __len__(self) -> int:
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    # -- conversions
+    def _new(self, fn: str, *args) -> Tensor:
+        out = C.c_int64()
+        call(fn, self._live(), *args, C.byref(out))
+        return Tensor._wrap(out.value, self._keep)
+
+    def contiguous(self) -> Tensor:
+        return self._new("wt_tensor_contiguous")
+
+    def detach(self) -> Tensor:
+        """A tensor sharing this one's data, cut from the autograd graph."""
+        return self._new("wt_tensor_detach")
+
+    def to(self, target) -> Tensor:
+        """A copy on another device (a str such as "cpu") or with another dtype."""
+        if isinstance(target, str) and target in BY_NAME:
+            target = BY_NAME[target]
+        if isinstance(target, str):
+            return self._new("wt_tensor_to_device", target.encode())
+        return op1("cast", [self], [("dtype", "dtype", to_dtype(target))])
+
+    def numpy(self):
+        """The values as a NumPy array: shared memory for CPU tensors NumPy can view, else a copy."""
+        if np is None:
+            raise ImportError("Tensor.numpy() needs NumPy")
+        dt = self.dtype
+        if dt.numpy_name is None:
+            raise TypeError(f"NumPy has no {dt.name} dtype; use .to('f32') or torch.from_dlpack")
+        if self.device == "cpu":
+            return np.from_dlpack(self)
+        return self._host_copy()
+
+    def _host_copy(self):
+        dt = self.dtype
+        out = np.empty(self.shape, dtype=dt.numpy_name)
+        call("wt_tensor_to_host", self._live(), out.ctypes.data_as(C.c_void_p), out.nbytes)
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._host_copy() if copy else self.numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def _host_list(self) -> list:
+        """The elements in row-major order as Python numbers, without NumPy."""
+        dt, n = self.dtype, self.numel()
+        raw = C.create_string_buffer(max(n * dt.itemsize, 1))
+        call("wt_tensor_to_host", self._live(), raw, n * dt.itemsize)
+        data = raw.raw[: n * dt.itemsize]
+        if dt.name == "bf16":  # the top half of an f32
+            vals = struct.unpack(f"<{n}f", b"".join(b"\0\0" + data[i : i + 2] for i in range(0, len(data), 2)))
+            return list(vals)
+        vals = struct.unpack(f"<{n}{_STRUCT_CODES[dt.name]}", data)
+        return [v != 0 for v in vals] if dt.name == "bool" else list(vals)
+
+    def item(self):
+        if self.numel() != 1:
+            raise ValueError(f"item(): the tensor has {self.numel()} elements, not one")
+        return self._host_list()[0]
+
+    def tolist(self):
+        if np is not None and self.dtype.numpy_name is not None:
+            return self._host_copy().tolist()
+        return _nest(self._host_list(), self.shape)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        return bool(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating:
+            raise TypeError("only integer tensors can be used as an index")
+        return int(self.item())
+
+    def __repr__(self) -> str:
+        if not self._h:
+            return "tensor(<closed>)"
+        if np is not None and self.dtype.numpy_name is not None:
+            body = np.array2string(self._host_copy(), separator=", ", prefix="tensor(")
+        else:
+            body = repr(self.tolist())
+        extra = "" if self.dtype.name in ("f32", "i64", "bool") else f", dtype={self.dtype.name}"
+        if self.device != "cpu":
+            extra += f", device={self.device!r}"
+        return f"tensor({body}{extra})"
+
+    # -- autograd
+    @property
+    def requires_grad(self) -> bool:
+        return bool(self._i32("wt_tensor_requires_grad"))
+
+    @requires_grad.setter
+    def requires_grad(self, on: bool) -> None:
+        call("wt_tensor_set_requires_grad", self._live(), 1 if on else 0)
+
+    def requires_grad_(self, on: bool = True) -> Tensor:
+        self.requires_grad = on
+        return self
+
+    def backward(self, grad: Tensor | None = None) -> None:
+        """Backpropagate from this tensor (one element, or pass its gradient)."""
+        call("wt_backward", self._live(), grad._h if grad is not None else 0)
+
+    @property
+    def grad(self) -> Tensor | None:
+        out = C.c_int64()
+        call("wt_tensor_grad", self._live(), C.byref(out))
+        return Tensor._wrap(out.value) if out.value else None
+
+    def zero_grad(self) -> None:
+        call("wt_tensor_zero_grad", self._live())
+
+    # -- operators
+    __add__, __radd__ = _binary("add"), _binary("add", True)
+    __sub__, __rsub__ = _binary("sub"), _binary("sub", True)
+    __mul__, __rmul__ = _binary("mul"), _binary("mul", True)
+    __truediv__, __rtruediv__ = _binary("div"), _binary("div", True)
+    __floordiv__, __rfloordiv__ = _binary("floor_divide"), _binary("floor_divide", True)
+    __mod__, __rmod__ = _binary("remainder"), _binary("remainder", True)
+    __pow__, __rpow__ = _binary("pow"), _binary("pow", True)
+    __matmul__, __rmatmul__ = _binary("matmul"), _binary("matmul", True)
+    __eq__, __ne__ = _binary("eq"), _binary("ne")  # type: ignore[assignment]
+    __lt__, __le__, __gt__, __ge__ = _binary("lt"), _binary("le"), _binary("gt"), _binary("ge")
+    __and__, __or__, __xor__ = _binary("logical_and"), _binary("logical_or"), _binary("logical_xor")
+    __hash__ = object.__hash__
+
+    def __neg__(self) -> Tensor:
+        return op1("neg", [self])
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return op1("abs", [self])
+
+    def __invert__(self) -> Tensor:
+        return op1("logical_not", [self])
+
+    @property
+    def T(self) -> Tensor:
+        """The axes reversed (NumPy's .T)."""
+        nd = self.ndim
+        if nd < 2:
+            return self.detach() if nd else self._new("wt_tensor_detach")
+        return op1("permute", [self], [("dims", "ints", list(range(nd))[::-1])])
+
+    @property
+    def mT(self) -> Tensor:
+        """The last two axes swapped."""
+        return op1("transpose", [self])
+
+
+_scopes = threading.local()
+
+
+class scope:
+    """`with wt.scope() as s:` closes every tensor made inside (on this thread)
+    when the block ends, except those passed to s.keep(t) (which it returns)."""
+
+    def __init__(self):
+        self._made: list[Tensor] = []
+        self._kept: set[int] = set()
+
+    def keep(self, t: Tensor) -> Tensor:
+        self._kept.add(id(t))
+        return t
+
+    def __enter__(self) -> scope:
+        if not hasattr(_scopes, "stack"):
+            _scopes.stack = []
+        _scopes.stack.append(self._made)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _scopes.stack.pop()
+        for t in self._made:
+            if id(t) in self._kept:
+                if _scopes.stack:  # a kept tensor belongs to the enclosing scope
+                    _scopes.stack[-1].append(t)
+            else:
+                t.close()
+        self._made.clear()
+
+
+def manual_seed(seed: int) -> None:
+    """Reset the global Philox generator: the same seed gives the same tensors everywhere."""
+    call("wt_manual_seed", int(seed) & (2**64 - 1))
+
+
+class no_grad:
+    """`with wt.no_grad():` (or @wt.no_grad()): ops inside are not recorded (process-wide)."""
+
+    def __enter__(self):
+        call("wt_no_grad_enter")
+        return self
+
+    def __exit__(self, *exc):
+        call("wt_no_grad_exit")
+
+    def __call__(self, fn):
+        def wrapped(*args, **kwargs):
+            with no_grad():
+                return fn(*args, **kwargs)
+
+        wrapped.__name__, wrapped.__doc__ = fn.__name__, fn.__doc__
+        return wrapped
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
