@@ -13,15 +13,33 @@ import (
 // and grid gradient.
 
 func init() {
-	register("conv2d", gridKernel(core.Conv2dGeom))
-	register("conv1d", gridKernel(core.Conv1dGeom))
-	register("_conv_transpose2d_input_grad", gridKernel(core.ConvTransposeInputGradGeom))
-	register("conv_transpose2d", imageKernel)
-	register("_conv2d_weight_grad", weightGradKernel)
+	register("conv2d", convKernel(core.Conv2dGeom, runGrid[float32], runGrid[float64]))
+	register("conv1d", convKernel(core.Conv1dGeom, runGrid[float32], runGrid[float64]))
+	register("_conv_transpose2d_input_grad", convKernel(core.ConvTransposeInputGradGeom, runGrid[float32], runGrid[float64]))
+	register("conv_transpose2d", convKernel(core.ConvTranspose2dGeom, runImage[float32], runImage[float64]))
+	register("_conv2d_weight_grad", convKernel(core.ConvWeightGradGeom, runWeightGrad[float32], runWeightGrad[float64]))
 }
 
 // convGeomFunc resolves the geometry of an op from its first two inputs.
 type convGeomFunc func(a, b core.Shape, attrs core.Attrs) (core.ConvGeom, error)
+
+// convKernel resolves the geometry and runs the f64 instantiation for f64
+// outputs, the f32 one (f16 and bf16 compute in f32) for everything else.
+func convKernel(geom convGeomFunc, f32 func(*core.KernelCall, *core.ConvGeom, gemms[float32]),
+	f64 func(*core.KernelCall, *core.ConvGeom, gemms[float64])) core.Kernel {
+	return func(k *core.KernelCall) error {
+		g, err := geom(k.Inputs[0].Shape(), k.Inputs[1].Shape(), k.Attrs)
+		if err != nil {
+			return err
+		}
+		if k.Outputs[0].DType() == core.F64 {
+			f64(k, &g, gemmsF64)
+		} else {
+			f32(k, &g, gemmsF32)
+		}
+		return nil
+	}
+}
 
 // bias returns the optional third input in precision T, or nil.
 func bias[T convFloat](k *core.KernelCall) []T {
@@ -31,21 +49,6 @@ func bias[T convFloat](k *core.KernelCall) []T {
 	return nil
 }
 
-func gridKernel(geom convGeomFunc) core.Kernel {
-	return func(k *core.KernelCall) error {
-		g, err := geom(k.Inputs[0].Shape(), k.Inputs[1].Shape(), k.Attrs)
-		if err != nil {
-			return err
-		}
-		if k.Outputs[0].DType() == core.F64 {
-			runGrid(k, &g, gemmsF64)
-		} else {
-			runGrid(k, &g, gemmsF32)
-		}
-		return nil
-	}
-}
-
 func runGrid[T convFloat](k *core.KernelCall, g *core.ConvGeom, gemm gemms[T]) {
 	out := k.Outputs[0]
 	grid := resultAs[T](out)
@@ -53,37 +56,11 @@ func runGrid[T convFloat](k *core.KernelCall, g *core.ConvGeom, gemm gemms[T]) {
 	storeAs(out, grid)
 }
 
-func imageKernel(k *core.KernelCall) error {
-	g, err := core.ConvTranspose2dGeom(k.Inputs[0].Shape(), k.Inputs[1].Shape(), k.Attrs)
-	if err != nil {
-		return err
-	}
-	if k.Outputs[0].DType() == core.F64 {
-		runImage(k, &g, gemmsF64)
-	} else {
-		runImage(k, &g, gemmsF32)
-	}
-	return nil
-}
-
 func runImage[T convFloat](k *core.KernelCall, g *core.ConvGeom, gemm gemms[T]) {
 	out := k.Outputs[0]
 	image := resultAs[T](out)
 	convImage(g, loadAs[T](k.Inputs[0]), loadAs[T](k.Inputs[1]), bias[T](k), image, gemm)
 	storeAs(out, image)
-}
-
-func weightGradKernel(k *core.KernelCall) error {
-	g, err := core.ConvWeightGradGeom(k.Inputs[0].Shape(), k.Inputs[1].Shape(), k.Attrs)
-	if err != nil {
-		return err
-	}
-	if k.Outputs[0].DType() == core.F64 {
-		runWeightGrad(k, &g, gemmsF64)
-	} else {
-		runWeightGrad(k, &g, gemmsF32)
-	}
-	return nil
 }
 
 func runWeightGrad[T convFloat](k *core.KernelCall, g *core.ConvGeom, gemm gemms[T]) {
