@@ -80,6 +80,10 @@ func (k *KernelCall) Alloc(shape Shape, dtype DType) (*Tensor, error) {
 type Capabilities struct {
 	DTypes      []DType // dtypes it can store
 	Description string  // adapter or driver, for doctor
+	// Software marks an emulated device (a software Vulkan driver, say): it
+	// works when asked for by name but is never the default, being slower
+	// than the CPU backend it emulates a GPU on.
+	Software bool
 }
 
 // Backend is one device's memory and kernels. It is small on purpose: the
@@ -175,8 +179,9 @@ func Devices() (ok []Device, failed map[string]error) {
 	return ok, failed
 }
 
-// DefaultDevice is the device new tensors go to: WEBTENSOR_DEVICE if set,
-// else the value given to SetDefaultDevice, else the best device that opens.
+// DefaultDevice is the device new tensors go to: the value given to
+// SetDefaultDevice, else WEBTENSOR_DEVICE if set, else the best device that
+// opens and is not a software emulation.
 func DefaultDevice() Device {
 	backendsMu.Lock()
 	if defaultDev != nil {
@@ -193,10 +198,12 @@ func DefaultDevice() Device {
 		}
 	}
 	devs, _ := Devices()
-	if len(devs) == 0 {
-		return CPU
+	for _, d := range devs {
+		if b, err := BackendFor(d); err == nil && !b.Capabilities().Software {
+			return d
+		}
 	}
-	return devs[0]
+	return CPU
 }
 
 // SetDefaultDevice fixes the default device after checking it opens.

@@ -1,0 +1,223 @@
+package webgpu
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/cogentcore/webgpu/wgpu"
+	"github.com/webtensor/webtensor/core"
+)
+
+// Backend is one WebGPU device. All of its state is guarded by mu: kernels
+// may be called from several goroutines (the C ABI serves many threads).
+type Backend struct {
+	mu       sync.Mutex
+	adapter  *wgpu.Adapter
+	device   *wgpu.Device
+	queue    *wgpu.Queue
+	info     wgpu.AdapterInfo
+	limits   wgpu.Limits
+	software bool
+
+	pool    bufferPool
+	staging bufferPool
+	pipes   map[string]*pipeline
+	batch   batch
+}
+
+func init() {
+	core.RegisterBackend("webgpu", 10, func() (core.Backend, error) { return open() })
+}
+
+var (
+	instanceOnce sync.Once
+	instance     *wgpu.Instance
+)
+
+// theInstance is the process's one wgpu instance: a second CreateInstance
+// with a descriptor aborts in wgpu-native.
+func theInstance() *wgpu.Instance {
+	instanceOnce.Do(func() {
+		if os.Getenv("WEBTENSOR_WGPU_LOG") == "" {
+			wgpu.SetLogLevel(wgpu.LogLevelError)
+		}
+		instance = wgpu.CreateInstance(nil)
+	})
+	return instance
+}
+
+func open() (*Backend, error) {
+	inst := theInstance()
+	if inst == nil {
+		return nil, fmt.Errorf("webgpu: no wgpu instance could be created")
+	}
+	adapter, err := pickAdapter(inst)
+	if err != nil {
+		return nil, err
+	}
+	info := adapter.GetInfo()
+	supported := adapter.GetLimits().Limits
+	want := wgpu.DefaultLimits()
+	// Ask for the larger buffer limits the adapter offers: big tensors
+	// otherwise hit the 128 MiB binding default.
+	want.MaxStorageBufferBindingSize = supported.MaxStorageBufferBindingSize
+	want.MaxBufferSize = supported.MaxBufferSize
+	want.MaxStorageBuffersPerShaderStage = min(supported.MaxStorageBuffersPerShaderStage, 10)
+	want.MaxComputeWorkgroupStorageSize = supported.MaxComputeWorkgroupStorageSize
+	want.MaxComputeInvocationsPerWorkgroup = min(supported.MaxComputeInvocationsPerWorkgroup, 256)
+	dev, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{
+		Label:          "webtensor",
+		RequiredLimits: &wgpu.RequiredLimits{Limits: want},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("webgpu: adapter %q refused a device with limits %+v: %w", info.DriverDescription, want, err)
+	}
+	b := &Backend{
+		adapter: adapter, device: dev, queue: dev.GetQueue(), info: info, limits: want,
+		software: info.AdapterType == wgpu.AdapterTypeCPU,
+		pipes:    map[string]*pipeline{},
+	}
+	b.pool.usage = wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst
+	b.staging.usage = wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst
+	b.pool.device, b.staging.device = dev, dev
+	return b, nil
+}
+
+// pickAdapter prefers a discrete, then an integrated, then any GPU, then a
+// software adapter; WEBTENSOR_WGPU_ADAPTER picks by index.
+func pickAdapter(inst *wgpu.Instance) (*wgpu.Adapter, error) {
+	ads := inst.EnumerateAdapters(&wgpu.InstanceEnumerateAdapterOptons{Backends: wgpu.InstanceBackendPrimary})
+	if len(ads) == 0 {
+		return nil, fmt.Errorf("webgpu: no adapter found (no Vulkan, Metal or DX12 driver; on Debian install mesa-vulkan-drivers for a software one)")
+	}
+	rank := func(t wgpu.AdapterType) int {
+		switch t {
+		case wgpu.AdapterTypeDiscreteGPU:
+			return 0
+		case wgpu.AdapterTypeIntegratedGPU:
+			return 1
+		case wgpu.AdapterTypeCPU:
+			return 3
+		}
+		return 2
+	}
+	best := ads[0]
+	for _, a := range ads[1:] {
+		if rank(a.GetInfo().AdapterType) < rank(best.GetInfo().AdapterType) {
+			best = a
+		}
+	}
+	return best, nil
+}
+
+// Device is webgpu:0.
+func (b *Backend) Device() core.Device { return core.Device{Kind: "webgpu"} }
+
+// Capabilities lists what the GPU stores: every dtype but f64.
+func (b *Backend) Capabilities() core.Capabilities {
+	dts := make([]core.DType, 0, len(core.AllDTypes))
+	for _, d := range core.AllDTypes {
+		if d != core.F64 {
+			dts = append(dts, d)
+		}
+	}
+	desc := fmt.Sprintf("%s (%s, %s)", strings.TrimSpace(b.info.DriverDescription), b.info.BackendType, b.info.AdapterType)
+	return core.Capabilities{DTypes: dts, Description: desc, Software: b.software}
+}
+
+// Info describes the adapter, for tests and doctor.
+func (b *Backend) Info() wgpu.AdapterInfo { return b.info }
+
+// Alloc makes uninitialised storage for numel elements of dtype.
+func (b *Backend) Alloc(dtype core.DType, numel int) (core.Storage, error) {
+	if err := checkDType(dtype); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.newStorage(dtype, numel)
+}
+
+// Upload copies data (numel elements of dtype, little-endian) to the GPU.
+func (b *Backend) Upload(dtype core.DType, data []byte) (core.Storage, error) {
+	if err := checkDType(dtype); err != nil {
+		return nil, err
+	}
+	words, err := toPhysical(dtype, data)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, err := b.newStorage(dtype, len(data)/dtype.Size())
+	if err != nil {
+		return nil, err
+	}
+	if len(words) > 0 {
+		if err := b.queue.WriteBuffer(s.slot.buf, 0, words); err != nil {
+			s.Release()
+			return nil, fmt.Errorf("webgpu: upload of %d bytes: %w", len(words), err)
+		}
+	}
+	return s, nil
+}
+
+// Download copies len(dst) bytes of the logical dtype from byteOffset.
+func (b *Backend) Download(s core.Storage, byteOffset int, dst []byte) error {
+	st, ok := s.(*storage)
+	if !ok {
+		return fmt.Errorf("webgpu: storage %T is not from the webgpu backend", s)
+	}
+	size := st.dtype.Size()
+	if byteOffset%size != 0 || len(dst)%size != 0 || byteOffset < 0 || byteOffset+len(dst) > st.Len() {
+		return fmt.Errorf("webgpu: download of %d bytes at %d from a %d-byte %v buffer is out of range or misaligned", len(dst), byteOffset, st.Len(), st.dtype)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if st.slot.released {
+		return fmt.Errorf("webgpu: download from released storage")
+	}
+	words, err := b.readback(st.slot.buf, uint64(byteOffset/size)*4, uint64(len(dst)/size)*4)
+	if err != nil {
+		return err
+	}
+	return fromPhysical(st.dtype, words, dst)
+}
+
+func checkDType(d core.DType) error {
+	if d == core.F64 {
+		return fmt.Errorf("webgpu: f64 is not supported on the GPU (WGSL has no f64); cast to f32 first, or use device cpu")
+	}
+	if !d.Valid() {
+		return fmt.Errorf("webgpu: invalid dtype %v", d)
+	}
+	return nil
+}
+
+// Kernel returns the WGSL kernel for op, or nil for core's CPU fallback.
+func (b *Backend) Kernel(op string) core.Kernel { return kernels[op] }
+
+// kernels maps op names to their WebGPU kernels; the kernels_*.go files
+// fill it in init.
+var kernels = map[string]core.Kernel{}
+
+func register(op string, k core.Kernel) {
+	if _, dup := kernels[op]; dup {
+		panic("webgpu: two kernels for " + op)
+	}
+	kernels[op] = k
+}
+
+// Ops lists the ops with a WebGPU kernel.
+func Ops() []string {
+	out := make([]string, 0, len(kernels))
+	for k := range kernels {
+		out = append(out, k)
+	}
+	return out
+}

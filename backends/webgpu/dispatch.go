@@ -1,0 +1,259 @@
+package webgpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/cogentcore/webgpu/wgpu"
+	"github.com/webtensor/webtensor/wgsl"
+)
+
+// paramBytes is the uniform block of one dispatch (common.wgsl's Params);
+// arenaSlots dispatches share one uniform buffer per batch.
+const (
+	paramBytes = wgsl.ParamSlots * 4
+	arenaSlots = 256
+)
+
+// params is the uniform block of one dispatch.
+type params [wgsl.ParamSlots]uint32
+
+func (p *params) setU(i int, v uint32)  { p[i] = v }
+func (p *params) setI(i int, v int)     { p[i] = uint32(int32(v)) }
+func (p *params) setF(i int, v float64) { p[i] = math.Float32bits(float32(v)) }
+
+// pipeline is a compiled kernel with its explicit bind group layout:
+// binding 0 is the uniform block, then nIn read-only and nOut read-write
+// storage buffers.
+type pipeline struct {
+	pipe   *wgpu.ComputePipeline
+	layout *wgpu.BindGroupLayout
+	nBufs  int
+}
+
+// batch is the command buffer being recorded.
+type batch struct {
+	enc     *wgpu.CommandEncoder
+	pass    *wgpu.ComputePassEncoder
+	uniform *wgpu.Buffer
+	arena   []byte
+	n       int
+	groups  []*wgpu.BindGroup
+	retired []*slot
+}
+
+// pipelineFor returns the cached pipeline for key, compiling render()'s
+// source on first use.
+func (b *Backend) pipelineFor(key string, nIn, nOut int, render func() (string, error)) (*pipeline, error) {
+	b.mu.Lock()
+	p := b.pipes[key]
+	b.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	src, err := render()
+	if err != nil {
+		return nil, err
+	}
+	dumpKernel(key, src)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p := b.pipes[key]; p != nil {
+		return p, nil
+	}
+	mod, err := b.device.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: key, WGSLDescriptor: &wgpu.ShaderModuleWGSLDescriptor{Code: src}})
+	if err != nil {
+		return nil, fmt.Errorf("webgpu: compiling kernel %s: %w", key, err)
+	}
+	defer mod.Release()
+	entries := []wgpu.BindGroupLayoutEntry{{Binding: 0, Visibility: wgpu.ShaderStageCompute,
+		Buffer: wgpu.BufferBindingLayout{Type: wgpu.BufferBindingTypeUniform, MinBindingSize: paramBytes}}}
+	for i := range nIn + nOut {
+		t := wgpu.BufferBindingTypeReadOnlyStorage
+		if i >= nIn {
+			t = wgpu.BufferBindingTypeStorage
+		}
+		entries = append(entries, wgpu.BindGroupLayoutEntry{Binding: uint32(i + 1), Visibility: wgpu.ShaderStageCompute,
+			Buffer: wgpu.BufferBindingLayout{Type: t}})
+	}
+	layout, err := b.device.CreateBindGroupLayout(&wgpu.BindGroupLayoutDescriptor{Label: key, Entries: entries})
+	if err != nil {
+		return nil, fmt.Errorf("webgpu: bind group layout of %s: %w", key, err)
+	}
+	pl, err := b.device.CreatePipelineLayout(&wgpu.PipelineLayoutDescriptor{Label: key, BindGroupLayouts: []*wgpu.BindGroupLayout{layout}})
+	if err != nil {
+		return nil, fmt.Errorf("webgpu: pipeline layout of %s: %w", key, err)
+	}
+	defer pl.Release()
+	pipe, err := b.device.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: key, Layout: pl,
+		Compute: wgpu.ProgrammableStageDescriptor{Module: mod, EntryPoint: "main"}})
+	if err != nil {
+		return nil, fmt.Errorf("webgpu: pipeline of %s: %w", key, err)
+	}
+	p = &pipeline{pipe: pipe, layout: layout, nBufs: nIn + nOut}
+	b.pipes[key] = p
+	return p, nil
+}
+
+// groupsFor spreads n threads of workgroups of wg over x and y, since a
+// dispatch has at most 65535 groups per dimension.
+func groupsFor(n, wg int) (x, y uint32) {
+	g := (n + wg - 1) / wg
+	if g <= 65535 {
+		return uint32(g), 1
+	}
+	return 65535, uint32((g + 65534) / 65535)
+}
+
+// run records one dispatch of p over n threads (workgroups of wg) with
+// buffers bound in order after the uniform block.
+func (b *Backend) run(p *pipeline, prm *params, n, wg int, bufs ...*wgpu.Buffer) error {
+	if n == 0 {
+		return nil
+	}
+	x, y := groupsFor(n, wg)
+	return b.runGroups(p, prm, x, y, bufs...)
+}
+
+// runGroups records one dispatch of an explicit grid.
+func (b *Backend) runGroups(p *pipeline, prm *params, x, y uint32, bufs ...*wgpu.Buffer) error {
+	if len(bufs) != p.nBufs {
+		return fmt.Errorf("webgpu: kernel wants %d buffers, got %d", p.nBufs, len(bufs))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.batch.n == arenaSlots {
+		if err := b.flushLocked(); err != nil {
+			return err
+		}
+	}
+	if err := b.openBatch(); err != nil {
+		return err
+	}
+	bt := &b.batch
+	off := bt.n * paramBytes
+	for i, v := range prm {
+		binary.LittleEndian.PutUint32(bt.arena[off+4*i:], v)
+	}
+	entries := make([]wgpu.BindGroupEntry, 0, len(bufs)+1)
+	entries = append(entries, wgpu.BindGroupEntry{Binding: 0, Buffer: bt.uniform, Offset: uint64(off), Size: paramBytes})
+	for i, buf := range bufs {
+		entries = append(entries, wgpu.BindGroupEntry{Binding: uint32(i + 1), Buffer: buf, Size: wgpu.WholeSize})
+	}
+	bg, err := b.device.CreateBindGroup(&wgpu.BindGroupDescriptor{Layout: p.layout, Entries: entries})
+	if err != nil {
+		return fmt.Errorf("webgpu: bind group: %w", err)
+	}
+	bt.groups = append(bt.groups, bg)
+	bt.pass.SetPipeline(p.pipe)
+	bt.pass.SetBindGroup(0, bg, nil)
+	bt.pass.DispatchWorkgroups(x, y, 1)
+	bt.n++
+	return nil
+}
+
+func (b *Backend) openBatch() error {
+	bt := &b.batch
+	if bt.enc != nil {
+		return nil
+	}
+	if bt.uniform == nil {
+		u, err := b.device.CreateBuffer(&wgpu.BufferDescriptor{Label: "webtensor params",
+			Usage: wgpu.BufferUsageUniform | wgpu.BufferUsageCopyDst, Size: paramBytes * arenaSlots})
+		if err != nil {
+			return fmt.Errorf("webgpu: uniform arena: %w", err)
+		}
+		bt.uniform, bt.arena = u, make([]byte, paramBytes*arenaSlots)
+	}
+	enc, err := b.device.CreateCommandEncoder(nil)
+	if err != nil {
+		return fmt.Errorf("webgpu: command encoder: %w", err)
+	}
+	bt.enc = enc
+	bt.pass = enc.BeginComputePass(nil)
+	return nil
+}
+
+// flushLocked submits the recorded batch; the caller holds b.mu.
+func (b *Backend) flushLocked() error {
+	bt := &b.batch
+	if bt.enc == nil {
+		return nil
+	}
+	bt.pass.End()
+	bt.pass.Release()
+	cmd, err := bt.enc.Finish(nil)
+	bt.enc.Release()
+	bt.enc, bt.pass = nil, nil
+	if err != nil {
+		return fmt.Errorf("webgpu: finishing commands: %w", err)
+	}
+	if err := b.queue.WriteBuffer(bt.uniform, 0, bt.arena[:bt.n*paramBytes]); err != nil {
+		return fmt.Errorf("webgpu: writing kernel parameters: %w", err)
+	}
+	b.queue.Submit(cmd)
+	cmd.Release()
+	for _, g := range bt.groups {
+		g.Release()
+	}
+	for _, sl := range bt.retired {
+		b.pool.put(sl.buf, sl.size)
+	}
+	bt.groups, bt.retired, bt.n = bt.groups[:0], bt.retired[:0], 0
+	return nil
+}
+
+// Flush submits queued kernels without waiting for them.
+func (b *Backend) Flush() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.flushLocked()
+}
+
+// Sync submits queued kernels and waits until the GPU has finished them.
+func (b *Backend) Sync() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.flushLocked(); err != nil {
+		return err
+	}
+	b.waitIdle()
+	return nil
+}
+
+// readback copies size bytes at off of src to the host through a pooled
+// staging buffer; the caller holds b.mu.
+func (b *Backend) readback(src *wgpu.Buffer, off, size uint64) ([]byte, error) {
+	if err := b.flushLocked(); err != nil {
+		return nil, err
+	}
+	stage, class, err := b.staging.get(size)
+	if err != nil {
+		return nil, err
+	}
+	defer b.staging.put(stage, class)
+	enc, err := b.device.CreateCommandEncoder(nil)
+	if err != nil {
+		return nil, fmt.Errorf("webgpu: command encoder: %w", err)
+	}
+	defer enc.Release()
+	if err := enc.CopyBufferToBuffer(src, off, stage, 0, size); err != nil {
+		return nil, fmt.Errorf("webgpu: copy for readback: %w", err)
+	}
+	cmd, err := enc.Finish(nil)
+	if err != nil {
+		return nil, fmt.Errorf("webgpu: finishing readback: %w", err)
+	}
+	b.queue.Submit(cmd)
+	cmd.Release()
+	if err := b.mapRead(stage, size); err != nil {
+		return nil, err
+	}
+	out := make([]byte, size)
+	copy(out, stage.GetMappedRange(0, uint(size)))
+	if err := stage.Unmap(); err != nil {
+		return nil, fmt.Errorf("webgpu: unmap: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,22 @@
+// Package webgpu is the WebGPU backend: every op it has a kernel for runs as
+// a WGSL compute shader (from package wgsl) through
+// github.com/cogentcore/webgpu — wgpu-native on Vulkan, Metal or DX12, and
+// navigator.gpu when compiled to js/wasm. Ops without a kernel here run on
+// the CPU behind it with a one-time warning (core's fallback).
+//
+// Storage is 32-bit per element on the GPU: f32 holds f32, f16 and bf16;
+// i32 holds i32, i16, i8 and i64 (narrowed on upload with a range check);
+// u32 holds u32, u8 and bool. f64 is refused with an error that says to cast,
+// since WGSL has no f64. Conversions happen on upload and download, so the
+// rest of the runtime sees the dtype it asked for.
+//
+// Work is batched: kernels are encoded into one command buffer and
+// submitted together when a result is read back (or a batch fills up), with
+// the uniform parameters of the whole batch written once. Buffers come from
+// a pool by size class and go back to it only after the batch that used them
+// has been submitted.
+//
+// A software adapter (Mesa lavapipe, SwiftShader) is never the default
+// device: it is slower than the native CPU backend. Ask for it with
+// WEBTENSOR_DEVICE=webgpu.
+package webgpu

@@ -1,0 +1,103 @@
+package webgpu
+
+import (
+	"strings"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/wgsl"
+)
+
+// mapWG is the workgroup size of elementwise kernels.
+const mapWG = 64
+
+// mapRun writes out[i] = expr over ins broadcast to out's shape. expr names
+// the inputs x0, x1, ... in their physical types and may read scalar slots
+// that set fills in.
+func (b *Backend) mapRun(ins []*core.Tensor, out *core.Tensor, expr string, set func(*params)) error {
+	n := out.Numel()
+	if n == 0 {
+		return nil
+	}
+	types := make([]string, len(ins))
+	for i, t := range ins {
+		types[i] = physical(t.DType())
+	}
+	outT := physical(out.DType())
+	expr = storeExpr(out.DType(), expr)
+	key := "map|" + strings.Join(types, ",") + "|" + outT + "|" + expr
+	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
+		return wgsl.Render("map", map[string]any{"WG": mapWG, "Ins": types, "Out": outT, "Expr": expr, "Helpers": ""})
+	})
+	if err != nil {
+		return err
+	}
+	var prm params
+	if set != nil {
+		set(&prm)
+	}
+	if err := newIteration(out.Shape(), ins...).write(&prm, n); err != nil {
+		return err
+	}
+	bufs, err := buffers(append(append([]*core.Tensor{}, ins...), out)...)
+	if err != nil {
+		return err
+	}
+	return b.run(p, &prm, n, mapWG, bufs...)
+}
+
+// conv converts the WGSL value v of physical type from to type to.
+func conv(v, from, to string) string {
+	if from == to {
+		return v
+	}
+	if from == "u32" && to == "f32" || from == "i32" && to == "f32" || to == "i32" || to == "u32" {
+		return to + "(" + v + ")"
+	}
+	return to + "(" + v + ")"
+}
+
+// storeExpr narrows a value of d's physical type to what d can hold: f16
+// and bf16 round, small integers wrap, bools become 0 or 1.
+func storeExpr(d core.DType, e string) string {
+	switch d {
+	case core.F16:
+		return "r_f16(" + e + ")"
+	case core.BF16:
+		return "r_bf16(" + e + ")"
+	case core.I8:
+		return "((" + e + " << 24u) >> 24u)"
+	case core.I16:
+		return "((" + e + " << 16u) >> 16u)"
+	case core.U8:
+		return "(" + e + " & 0xffu)"
+	case core.Bool:
+		return "select(0u, 1u, " + e + " != 0u)"
+	}
+	return e
+}
+
+// boolOf turns a WGSL bool expression into the u32 that stores a bool.
+func boolOf(cond string) string { return "select(0u, 1u, " + cond + ")" }
+
+// truthy is the WGSL condition "v is nonzero" for a physical type (NaN is
+// nonzero, like Python's bool(float('nan'))).
+func truthy(v, t string) string {
+	switch t {
+	case "f32":
+		return "(" + v + " != 0.0 || is_nan(" + v + "))"
+	case "i32":
+		return "(" + v + " != 0)"
+	}
+	return "(" + v + " != 0u)"
+}
+
+// zeroOf is the literal zero of a physical type.
+func zeroOf(t string) string {
+	switch t {
+	case "f32":
+		return "0.0"
+	case "i32":
+		return "0"
+	}
+	return "0u"
+}

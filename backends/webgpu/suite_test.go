@@ -1,0 +1,76 @@
+package webgpu_test
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/webtensor/webtensor/backends/backendtest"
+	_ "github.com/webtensor/webtensor/backends/cpu"
+	"github.com/webtensor/webtensor/backends/webgpu"
+	"github.com/webtensor/webtensor/core"
+)
+
+var gpu = core.Device{Kind: "webgpu"}
+
+func TestMain(m *testing.M) {
+	// Mesa's device-select layer wants a runtime dir; without one it prints
+	// to stderr on every run.
+	if os.Getenv("XDG_RUNTIME_DIR") == "" {
+		dir, err := os.MkdirTemp("", "xdg")
+		if err == nil {
+			os.Setenv("XDG_RUNTIME_DIR", dir)
+		}
+		os.Setenv("NODEVICE_SELECT", "1")
+	}
+	if b, err := core.BackendFor(gpu); err != nil {
+		fmt.Printf("webgpu: no adapter: %v\n", err)
+	} else {
+		fmt.Printf("webgpu adapter: %s\n", b.Capabilities().Description)
+	}
+	code := m.Run()
+	os.RemoveAll(os.Getenv("XDG_RUNTIME_DIR"))
+	os.Exit(code)
+}
+
+// needGPU skips when no WebGPU adapter exists on this machine, saying why.
+func needGPU(t *testing.T) *webgpu.Backend {
+	t.Helper()
+	b, err := core.BackendFor(gpu)
+	if err != nil {
+		t.Skipf("no WebGPU adapter: %v", err)
+	}
+	return b.(*webgpu.Backend)
+}
+
+// The WebGPU backend runs the shared suite: every op's reference vectors,
+// compared with the same tolerances as the CPU backend.
+func TestOpsMatchReference(t *testing.T) {
+	needGPU(t)
+	backendtest.RunVectors(t, gpu)
+}
+
+func TestGradientsMatchFiniteDifferences(t *testing.T) {
+	needGPU(t)
+	backendtest.RunGradCheck(t, gpu)
+}
+
+// TestKernelCoverage reports which ops still run through core's CPU
+// fallback on this backend.
+func TestKernelCoverage(t *testing.T) {
+	needGPU(t)
+	have := map[string]bool{}
+	for _, op := range webgpu.Ops() {
+		have[op] = true
+	}
+	var missing []string
+	for _, name := range core.OpNames() {
+		if !have[name] {
+			missing = append(missing, name)
+		}
+	}
+	sort.Strings(missing)
+	t.Logf("webgpu kernels: %d of %d ops; on the CPU fallback: %s", len(core.OpNames())-len(missing), len(core.OpNames()), strings.Join(missing, " "))
+}

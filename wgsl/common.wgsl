@@ -1,0 +1,210 @@
+// Shared prelude of every kernel. Shapes, strides, offsets and scalar
+// attributes live in the uniform block P as 256 u32 slots (read as u32, i32
+// or f32 bits), so one pipeline serves all shapes. Slot conventions:
+//   0..7   scalar attributes          8      element count n
+//   9      rank r                     10..17 shape
+//   18+9k  operand k: element offset, then 8 strides (in elements; 0 broadcasts)
+struct Params { m: array<vec4<u32>, 64>, }
+@group(0) @binding(0) var<uniform> P: Params;
+
+const WG: u32 = {{.WG}}u;
+
+fn pu(i: u32) -> u32 { return P.m[i >> 2u][i & 3u]; }
+fn pi(i: u32) -> i32 { return bitcast<i32>(pu(i)); }
+fn pf(i: u32) -> f32 { return bitcast<f32>(pu(i)); }
+
+// flat_id linearises a 2-D grid of 1-D workgroups: the x dimension of a
+// dispatch is capped at 65535 groups, so big launches spill into y.
+fn flat_id(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
+	return (wid.y * nwg.x + wid.x) * WG + lid;
+}
+
+// loc maps the row-major index i over the shape at slots [shp, shp+rank) to
+// an element index of the operand described at slot d (offset, strides).
+fn loc(i: u32, rank: u32, shp: u32, d: u32) -> i32 {
+	var rem = i;
+	var o = pi(d);
+	var k = rank;
+	loop {
+		if k == 0u { break; }
+		k -= 1u;
+		let s = pu(shp + k);
+		o += i32(rem % s) * pi(d + 1u + k);
+		rem /= s;
+	}
+	return o;
+}
+
+fn is_nan(x: f32) -> bool {
+	let b = bitcast<u32>(x);
+	return (b & 0x7f800000u) == 0x7f800000u && (b & 0x007fffffu) != 0u;
+}
+
+fn is_inf(x: f32) -> bool {
+	return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u;
+}
+
+fn f_nan() -> f32 { return bitcast<f32>(0x7fc00000u); }
+fn f_inf() -> f32 { return bitcast<f32>(0x7f800000u); }
+
+// Math with the edge cases drivers leave undefined (log of 0, sqrt of a
+// negative, exp overflow) pinned to IEEE results, and accurate forms of the
+// functions WGSL lacks.
+fn m_log(x: f32) -> f32 {
+	if is_nan(x) || x < 0.0 { return f_nan(); }
+	if x == 0.0 { return -f_inf(); }
+	if is_inf(x) { return x; }
+	return log(x);
+}
+fn m_sqrt(x: f32) -> f32 {
+	if is_nan(x) || x < 0.0 { return f_nan(); }
+	if is_inf(x) { return x; }
+	return sqrt(x);
+}
+fn m_exp(x: f32) -> f32 {
+	if is_nan(x) { return x; }
+	if x > 88.72283 { return f_inf(); }
+	if x < -103.972 { return 0.0; }
+	return exp(x);
+}
+fn m_expm1(x: f32) -> f32 {
+	if is_nan(x) { return x; }
+	if abs(x) < 1e-5 { return x + 0.5 * x * x; }
+	let u = m_exp(x);
+	if is_inf(u) { return u; }
+	if u == 1.0 { return x; }
+	let um1 = u - 1.0;
+	if um1 == -1.0 { return -1.0; }
+	return um1 * x / log(u);
+}
+fn m_log1p(x: f32) -> f32 {
+	if is_nan(x) || x < -1.0 { return f_nan(); }
+	if x == -1.0 { return -f_inf(); }
+	if is_inf(x) { return x; }
+	let u = 1.0 + x;
+	if u == 1.0 { return x; }
+	return log(u) * x / (u - 1.0);
+}
+fn m_tanh(x: f32) -> f32 {
+	if is_nan(x) { return x; }
+	if abs(x) > 9.0 { return sign(x); }
+	let e = m_expm1(2.0 * x);
+	return e / (e + 2.0);
+}
+fn m_sigmoid(x: f32) -> f32 {
+	if x >= 0.0 { return 1.0 / (1.0 + m_exp(-x)); }
+	let e = m_exp(x);
+	return e / (1.0 + e);
+}
+fn m_trig_arg(x: f32) -> bool { return is_nan(x) || is_inf(x); }
+// m_erfc for x >= 0: Numerical Recipes' erfcc, relative error < 1.2e-7.
+fn m_erfc_pos(z: f32) -> f32 {
+	let t = 1.0 / (1.0 + 0.5 * z);
+	let r = t * m_exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 +
+		t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+	return r;
+}
+fn m_erf(x: f32) -> f32 {
+	if is_nan(x) { return x; }
+	let z = abs(x);
+	if z < 0.5 {
+		let x2 = x * x;
+		return 1.1283791671 * x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (0.1 + x2 * (-1.0 / 42.0 + x2 * (1.0 / 216.0 + x2 * (-1.0 / 1320.0))))));
+	}
+	if z > 4.0 { return sign(x); }
+	return sign(x) * (1.0 - m_erfc_pos(z));
+}
+fn m_erfc(x: f32) -> f32 {
+	if is_nan(x) { return x; }
+	if x < 0.5 { return 1.0 - m_erf(x); }
+	if x > 10.0 { return 0.0; }
+	return m_erfc_pos(x);
+}
+// Python-style integer floor division and remainder (divisor checked nonzero by the host).
+fn i_floordiv(a: i32, b: i32) -> i32 {
+	let q = a / b;
+	if (a % b != 0) && ((a < 0) != (b < 0)) { return q - 1; }
+	return q;
+}
+fn i_rem(a: i32, b: i32) -> i32 {
+	let r = a % b;
+	if r != 0 && ((r < 0) != (b < 0)) { return r + b; }
+	return r;
+}
+fn f_rem(a: f32, b: f32) -> f32 {
+	if b == 0.0 || is_inf(a) || is_nan(a) || is_nan(b) { return f_nan(); }
+	if is_inf(b) {
+		if a == 0.0 || (a < 0.0) == (b < 0.0) { return a; }
+		return b;
+	}
+	var m = a - b * trunc(a / b);
+	if abs(m) >= abs(b) { m = 0.0; }
+	if m != 0.0 && ((b < 0.0) != (m < 0.0)) { m += b; }
+	return m;
+}
+fn f_floordiv(a: f32, b: f32) -> f32 {
+	if b == 0.0 || is_inf(b) || is_nan(a) || is_nan(b) || is_inf(a) { return floor(a / b); }
+	let m = f_rem(a, b);
+	return round((a - m) / b);
+}
+fn i_pow(a0: i32, b0: i32) -> i32 {
+	if b0 < 0 {
+		if a0 == 1 { return 1; }
+		if a0 == -1 { return select(-1, 1, b0 % 2 == 0); }
+		return 0;
+	}
+	var r = 1;
+	var a = a0;
+	var b = b0;
+	loop {
+		if b <= 0 { break; }
+		if (b & 1) == 1 { r = r * a; }
+		a = a * a;
+		b = b >> 1u;
+	}
+	return r;
+}
+fn f_pow(a: f32, b: f32) -> f32 {
+	if b == 0.0 { return 1.0; }
+	if a == 1.0 { return 1.0; }
+	if is_nan(a) || is_nan(b) { return f_nan(); }
+	if b == 1.0 { return a; }
+	if b == 2.0 { return a * a; }
+	let bi = round(b);
+	let is_int = bi == b && abs(b) < 16777216.0;
+	let odd = is_int && (abs(bi) % 2.0) == 1.0;
+	if a == 0.0 {
+		if b < 0.0 { return select(f_inf(), sign(a) * f_inf(), odd && bitcast<u32>(a) != 0u); }
+		return select(0.0, a, odd);
+	}
+	if is_inf(b) {
+		if abs(a) == 1.0 { return 1.0; }
+		return select(0.0, f_inf(), (abs(a) > 1.0) == (b > 0.0));
+	}
+	if a < 0.0 {
+		if is_inf(a) { return select(select(0.0, -0.0, odd), select(f_inf(), -f_inf(), odd), b > 0.0); }
+		if !is_int { return f_nan(); }
+		let r = m_exp(b * m_log(-a));
+		return select(r, -r, odd);
+	}
+	if is_inf(a) { return select(0.0, f_inf(), b > 0.0); }
+	return m_exp(b * m_log(a));
+}
+// Rounding to the precision of the narrow float dtypes held in f32 slots.
+fn r_f16(x: f32) -> f32 { return unpack2x16float(pack2x16float(vec2<f32>(x, 0.0))).x; }
+fn r_bf16(x: f32) -> f32 {
+	if is_nan(x) { return x; }
+	let b = bitcast<u32>(x);
+	return bitcast<f32>((b + 0x7fffu + ((b >> 16u) & 1u)) & 0xffff0000u);
+}
+// m_atan2 pins the signed-zero cases drivers get wrong (atan2(0, 0) is 0,
+// atan2(0, -0) is pi, each with the sign of a).
+fn m_atan2(a: f32, b: f32) -> f32 {
+	if is_nan(a) || is_nan(b) { return f_nan(); }
+	if a == 0.0 && b == 0.0 {
+		let neg_b = (bitcast<u32>(b) & 0x80000000u) != 0u;
+		let r = select(0.0, 3.14159265358979, neg_b);
+		return bitcast<f32>(bitcast<u32>(r) | (bitcast<u32>(a) & 0x80000000u));
+	}
+	return atan2(a, b);
+}

@@ -1,0 +1,9 @@
+// Package wgsl holds the WGSL compute kernels of the WebGPU backend, grouped
+// by op family, one file per family, embedded at build time.
+//
+// Kernels are Go text/templates: the backend fills in element types, the
+// per-op expression and the workgroup size, and caches one pipeline per
+// filled-in source. Shapes, strides, offsets and scalar attributes never
+// appear in the source: they travel in the uniform block declared by
+// common.wgsl, so one pipeline serves every shape.
+package wgsl

@@ -1,0 +1,16 @@
+// Elementwise map: out0[i] = EXPR(x0, x1, ...) for a contiguous output; each
+// input is read through its own strides, so broadcasting and views cost no
+// copy. The backend supplies the expression and any helper functions.
+{{range $i, $t := .Ins}}@group(0) @binding({{add $i 1}}) var<storage, read> in{{$i}}: array<{{$t}}>;
+{{end}}@group(0) @binding({{add (len .Ins) 1}}) var<storage, read_write> out0: array<{{.Out}}>;
+
+{{.Helpers}}
+
+@compute @workgroup_size({{.WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+	let i = flat_id(wid, nwg, lid);
+	if i >= pu(8u) { return; }
+	let rank = pu(9u);
+{{range $i, $t := .Ins}}	let x{{$i}} = in{{$i}}[loc(i, rank, 10u, {{operand $i}}u)];
+{{end}}	out0[i] = {{.Expr}};
+}

@@ -1,0 +1,75 @@
+package wgsl
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"strings"
+	"sync"
+	"text/template"
+)
+
+//go:embed *.wgsl
+var files embed.FS
+
+var (
+	parseOnce sync.Once
+	tmpl      *template.Template
+	parseErr  error
+)
+
+func parsed() (*template.Template, error) {
+	parseOnce.Do(func() {
+		tmpl, parseErr = template.New("wgsl").Option("missingkey=error").Funcs(funcs).ParseFS(files, "*.wgsl")
+	})
+	return tmpl, parseErr
+}
+
+// funcs are the template helpers: add for binding numbers, operand for the
+// first uniform slot of operand k's descriptor (see common.wgsl).
+var funcs = template.FuncMap{
+	"add":     func(a, b int) int { return a + b },
+	"operand": func(k int) int { return OperandSlot(k) },
+}
+
+// Uniform slot layout shared with common.wgsl.
+const (
+	SlotScalars = 0  // 8 scalar attributes
+	SlotN       = 8  // element count
+	SlotRank    = 9  // rank of the iteration shape
+	SlotShape   = 10 // 8 dims
+	MaxRank     = 8
+	ParamSlots  = 256 // u32 slots in the uniform block
+)
+
+// OperandSlot is the first slot of operand k's descriptor: its element
+// offset, then MaxRank strides.
+func OperandSlot(k int) int { return 18 + k*(MaxRank+1) }
+
+// Names lists the kernel files, for tests and `webtensor doctor`.
+func Names() []string {
+	ents, _ := files.ReadDir(".")
+	out := make([]string, 0, len(ents))
+	for _, e := range ents {
+		out = append(out, strings.TrimSuffix(e.Name(), ".wgsl"))
+	}
+	return out
+}
+
+// Render fills the template of one family (file name without .wgsl) with
+// data and prepends the shared prelude (common.wgsl). The result is complete
+// WGSL source.
+func Render(family string, data any) (string, error) {
+	t, err := parsed()
+	if err != nil {
+		return "", fmt.Errorf("wgsl templates: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "common.wgsl", data); err != nil {
+		return "", fmt.Errorf("wgsl prelude: %w", err)
+	}
+	if err := t.ExecuteTemplate(&buf, family+".wgsl", data); err != nil {
+		return "", fmt.Errorf("wgsl kernel %s: %w", family, err)
+	}
+	return buf.String(), nil
+}
