@@ -208,3 +208,7 @@ fn m_atan2(a: f32, b: f32) -> f32 {
 	}
 	return atan2(a, b);
 }
+// m_sgn is torch.sgn on reals (NaN stays NaN); m_is_top says whether |x|
+// is the max-norm n (NaN matches a NaN norm).
+fn m_sgn(x: f32) -> f32 { if is_nan(x) { return x; } return sign(x); }
+fn m_is_top(x: f32, n: f32) -> bool { return abs(x) == n || (is_nan(x) && is_nan(n)); }

@@ -1,0 +1,122 @@
+package webgpu
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/wgsl"
+)
+
+// frame splits an input shape into kept and reduced dims for the reduce
+// family (wgsl/reduce.wgsl); operands are walked through their own strides
+// in both parts.
+type frame struct {
+	shape   core.Shape
+	kept    []int // dims of shape that index the groups, in order
+	reduced []int // dims reduced inside each group, in order
+}
+
+func newFrame(shape core.Shape, axes []int) frame {
+	f := frame{shape: shape}
+	isRed := map[int]bool{}
+	for _, a := range axes {
+		isRed[a] = true
+	}
+	for d := range shape {
+		if isRed[d] {
+			f.reduced = append(f.reduced, d)
+		} else {
+			f.kept = append(f.kept, d)
+		}
+	}
+	return f
+}
+
+func (f frame) groups() int {
+	n := 1
+	for _, d := range f.kept {
+		n *= f.shape[d]
+	}
+	return n
+}
+
+func (f frame) members() int {
+	n := 1
+	for _, d := range f.reduced {
+		n *= f.shape[d]
+	}
+	return n
+}
+
+// write fills the frame slots for operands ts, each broadcast to the
+// frame's shape. (A per-group output is indexed by group directly, so its
+// descriptor goes unused.)
+func (f frame) write(p *params, threads int, ts ...*core.Tensor) error {
+	if len(f.kept) > wgsl.MaxRank || len(f.reduced) > wgsl.MaxRank {
+		return fmt.Errorf("webgpu: a reduction over %d dims keeping %d; the GPU kernels take at most %d of each", len(f.reduced), len(f.kept), wgsl.MaxRank)
+	}
+	if len(ts) > 4 {
+		return fmt.Errorf("webgpu: reduce frame takes at most 4 operands, got %d", len(ts))
+	}
+	p.setI(wgsl.SlotN, threads)
+	p.setI(wgsl.SlotRank, len(f.kept))
+	for i, d := range f.kept {
+		p.setI(wgsl.SlotShape+i, f.shape[d])
+	}
+	p.setI(54, f.members())
+	p.setI(55, len(f.reduced))
+	for i, d := range f.reduced {
+		p.setI(56+i, f.shape[d])
+	}
+	for k, t := range ts {
+		st := broadcastStrides(t, f.shape)
+		kept, red := make([]int, len(f.kept)), make([]int, len(f.reduced))
+		for i, d := range f.kept {
+			kept[i] = st[d]
+		}
+		for i, d := range f.reduced {
+			red[i] = st[d]
+		}
+		writeOperand(p, 64+18*k, t.Offset(), kept)
+		writeOperand(p, 73+18*k, 0, red)
+	}
+	return nil
+}
+
+// reduceRun runs body over the frame with inputs ins and output out. In
+// per-element mode there is one thread per (group, member), otherwise one
+// per group.
+func (b *Backend) reduceRun(f frame, ins []*core.Tensor, out *core.Tensor, perElement bool, body string, set func(*params)) error {
+	threads := f.groups()
+	if perElement {
+		threads *= f.members()
+	}
+	if threads == 0 {
+		return nil
+	}
+	types := make([]string, len(ins))
+	for i, t := range ins {
+		types[i] = physical(t.DType())
+	}
+	outT := physical(out.DType())
+	key := fmt.Sprintf("reduce|%s|%s|%v|%s", strings.Join(types, ","), outT, perElement, body)
+	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
+		return wgsl.Render("reduce", map[string]any{"WG": mapWG, "Ins": types, "Out": outT, "PerElement": perElement, "Body": body})
+	})
+	if err != nil {
+		return err
+	}
+	var prm params
+	if set != nil {
+		set(&prm)
+	}
+	if err := f.write(&prm, threads, append(append([]*core.Tensor{}, ins...), out)...); err != nil {
+		return err
+	}
+	bufs, err := buffers(append(append([]*core.Tensor{}, ins...), out)...)
+	if err != nil {
+		return err
+	}
+	return b.run(p, &prm, threads, mapWG, bufs...)
+}

@@ -1,0 +1,127 @@
+package webgpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Scans and the reduction gradients that need a whole group at once. Each
+// thread owns one line (scans) or one element (gradients), so the results
+// are deterministic.
+
+func scanFrame(k *core.KernelCall) (frame, error) {
+	x := k.Inputs[0]
+	axis, err := core.ScanAxis(x.Rank(), k.Attrs)
+	if err != nil {
+		return frame{}, err
+	}
+	if x.Rank() == 0 {
+		return newFrame(x.Shape(), nil), nil
+	}
+	return newFrame(x.Shape(), []int{axis}), nil
+}
+
+// scanKernel is a running sum ("+") or product ("*") along the axis, one
+// thread per line.
+func scanKernel(op string) core.Kernel {
+	return func(k *core.KernelCall) error {
+		f, err := scanFrame(k)
+		if err != nil {
+			return err
+		}
+		out := k.Outputs[0]
+		ct := physical(out.DType())
+		init := zeroOf(ct)
+		if op == "*" {
+			init = map[string]string{"f32": "1.0", "i32": "1", "u32": "1u"}[ct]
+		}
+		x := conv("v0(o, r)", physical(k.Inputs[0].DType()), ct)
+		body := fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) {\n\t\tacc = acc %s %s;\n\t\tout0[oat(o, r)] = %s;\n\t}\n",
+			init, op, x, storeExpr(out.DType(), "acc"))
+		return gpuOf(k).reduceRun(f, k.Inputs[:1], out, false, body, nil)
+	}
+}
+
+// cumprodGradKernel: grad_i = P_{i-1} * S_i, P the running product before
+// i and S_i = g_i + x_{i+1} S_{i+1}; no division, so zeros are exact.
+func cumprodGradKernel(k *core.KernelCall) error {
+	f, err := scanFrame(k)
+	if err != nil {
+		return err
+	}
+	body := `	var s = 0.0;
+	for (var j = R; j > 0u; j--) {
+		let r = j - 1u;
+		if r == R - 1u { s = v1(o, r); } else { s = v1(o, r) + v0(o, r + 1u) * s; }
+		out0[oat(o, r)] = s;
+	}
+	var p = 1.0;
+	for (var r = 0u; r < R; r++) {
+		let i = oat(o, r);
+		out0[i] = ` + storeExpr(k.Outputs[0].DType(), "out0[i] * p") + `;
+		p *= v0(o, r);
+	}
+`
+	return gpuOf(k).reduceRun(f, k.Inputs[:2], k.Outputs[0], false, body, nil)
+}
+
+// prodGradKernel gives each element the product of the other members of
+// its group (prefix times suffix, so zeros are exact).
+func prodGradKernel(k *core.KernelCall) error {
+	x := k.Inputs[0]
+	f := newFrame(x.Shape(), core.ReducedAxes(x, k.Attrs))
+	body := `	var p = 1.0;
+	for (var j = 0u; j < R; j++) {
+		if j != r { p *= v0(o, j); }
+	}
+	out0[oat(o, r)] = ` + storeExpr(k.Outputs[0].DType(), "p") + ";\n"
+	return gpuOf(k).reduceRun(f, k.Inputs[:1], k.Outputs[0], true, body, nil)
+}
+
+// extremeGradKernel shares 1 evenly among the members equal to the reduced
+// value v (broadcast over the group).
+func extremeGradKernel(k *core.KernelCall) error {
+	x := k.Inputs[0]
+	f := newFrame(x.Shape(), core.ReducedAxes(x, k.Attrs))
+	body := `	let want = v1(o, r);
+	var res = 0.0;
+	if v0(o, r) == want {
+		var n = 0.0;
+		for (var j = 0u; j < R; j++) { if v0(o, j) == want { n += 1.0; } }
+		res = 1.0 / n;
+	}
+	out0[oat(o, r)] = ` + storeExpr(k.Outputs[0].DType(), "res") + ";\n"
+	return gpuOf(k).reduceRun(f, k.Inputs[:2], k.Outputs[0], true, body, nil)
+}
+
+// normGradKernel is PyTorch's vector-norm backward (see the CPU kernel):
+// inputs x, the norm n and the upstream gradient g, both broadcast.
+func normGradKernel(k *core.KernelCall) error {
+	x := k.Inputs[0]
+	f := newFrame(x.Shape(), core.ReducedAxes(x, k.Attrs))
+	ord := k.Attrs.Float("ord")
+	var res string
+	var prm params
+	switch {
+	case ord == 0:
+		res = "0.0"
+	case ord == 1:
+		res = "m_sgn(x) * g"
+	case ord == 2:
+		res = "select(x * (g / n), 0.0, n == 0.0)"
+	case math.IsInf(ord, 0):
+		res = `select(0.0, m_sgn(x) * g / ties, m_is_top(x, n))`
+	default:
+		prm.setF(0, ord)
+		res = "select(select(0.0, m_sgn(x) * f_pow(abs(x), pf(0u) - 1.0), x != 0.0 || pf(0u) >= 1.0) * (g / f_pow(n, pf(0u) - 1.0)), 0.0, pf(0u) > 1.0 && n == 0.0)"
+	}
+	body := `	let x = v0(o, r);
+	let n = v1(o, r);
+	let g = v2(o, r);
+	var ties = 0.0;
+	` + map[bool]string{true: "for (var j = 0u; j < R; j++) { if m_is_top(v0(o, j), n) { ties += 1.0; } }", false: ""}[math.IsInf(ord, 0)] + `
+	out0[oat(o, r)] = ` + storeExpr(k.Outputs[0].DType(), res) + ";\n"
+	return gpuOf(k).reduceRun(f, k.Inputs[:3], k.Outputs[0], true, body, func(p *params) { *p = prm })
+}
