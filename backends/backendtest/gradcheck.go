@@ -1,8 +1,8 @@
 package backendtest
 
 import (
-	"slices"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"

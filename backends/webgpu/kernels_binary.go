@@ -15,10 +15,10 @@ func infix(op string) binaryExpr {
 }
 
 var binaryExprs = map[string]binaryExpr{
-	"add": infix("+"),
-	"sub": infix("-"),
-	"mul": infix("*"),
-	"div": infix("/"),
+	"add":   infix("+"),
+	"sub":   infix("-"),
+	"mul":   infix("*"),
+	"div":   infix("/"),
 	"atan2": func(a, b, _ string) string { return "m_atan2(" + a + ", " + b + ")" },
 	"maximum": func(a, b, ct string) string {
 		return fmt.Sprintf("select(%s, %s, %s > %s || %s)", a, b, b, a, isNaN(b, ct))
