@@ -25,6 +25,7 @@ type Backend struct {
 	staging bufferPool
 	pipes   map[string]*pipeline
 	batch   batch
+	tuner   tuner
 }
 
 func init() {
@@ -82,6 +83,12 @@ func open() (*Backend, error) {
 	b.pool.usage = wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst
 	b.staging.usage = wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst
 	b.pool.device, b.staging.device = dev, dev
+	b.tuner.device = strings.TrimSpace(info.DriverDescription) + "/" + info.BackendType.String()
+	b.tuner.fallback = variantTiled
+	if b.software {
+		b.tuner.fallback = variantRegBlock
+	}
+	b.tuner.sync = b.Sync
 	return b, nil
 }
 

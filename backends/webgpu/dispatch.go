@@ -113,11 +113,19 @@ func (b *Backend) run(p *pipeline, prm *params, n, wg int, bufs ...*wgpu.Buffer)
 		return nil
 	}
 	x, y := groupsFor(n, wg)
-	return b.runGroups(p, prm, x, y, bufs...)
+	return b.runGroups(p, prm, [3]uint32{x, y, 1}, bufs...)
 }
 
 // runGroups records one dispatch of an explicit grid.
-func (b *Backend) runGroups(p *pipeline, prm *params, x, y uint32, bufs ...*wgpu.Buffer) error {
+func (b *Backend) runGroups(p *pipeline, prm *params, grid [3]uint32, bufs ...*wgpu.Buffer) error {
+	for _, g := range grid {
+		if g == 0 {
+			return nil
+		}
+		if g > 65535 {
+			return fmt.Errorf("webgpu: a grid of %v workgroups exceeds 65535 in one dimension", grid)
+		}
+	}
 	if len(bufs) != p.nBufs {
 		return fmt.Errorf("webgpu: kernel wants %d buffers, got %d", p.nBufs, len(bufs))
 	}
@@ -148,7 +156,7 @@ func (b *Backend) runGroups(p *pipeline, prm *params, x, y uint32, bufs ...*wgpu
 	bt.groups = append(bt.groups, bg)
 	bt.pass.SetPipeline(p.pipe)
 	bt.pass.SetBindGroup(0, bg, nil)
-	bt.pass.DispatchWorkgroups(x, y, 1)
+	bt.pass.DispatchWorkgroups(grid[0], grid[1], grid[2])
 	bt.n++
 	return nil
 }

@@ -16,6 +16,11 @@ import (
 var gpu = core.Device{Kind: "webgpu"}
 
 func TestMain(m *testing.M) {
+	// Tuning decisions go to a private cache, not the user's.
+	cache, err := os.MkdirTemp("", "wt-cache")
+	if err == nil {
+		os.Setenv("XDG_CACHE_HOME", cache)
+	}
 	// Mesa's device-select layer wants a runtime dir; without one it prints
 	// to stderr on every run.
 	if os.Getenv("XDG_RUNTIME_DIR") == "" {
@@ -32,6 +37,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(os.Getenv("XDG_RUNTIME_DIR"))
+	os.RemoveAll(cache)
 	os.Exit(code)
 }
 

@@ -1,0 +1,110 @@
+package webgpu
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Creation ops write their output from the thread index alone (map kernels
+// with no inputs; i is the element index).
+
+// fill writes v, converted to out's dtype on the host exactly as the CPU
+// backend converts it, into every element.
+func (g *Backend) fill(out *core.Tensor, v float64) error {
+	word, err := toPhysical(out.DType(), core.EncodeF64(out.DType(), []float64{v}))
+	if err != nil {
+		return err
+	}
+	w := binary.LittleEndian.Uint32(word)
+	e := "bitcast<" + physical(out.DType()) + ">(pu(0u))"
+	return g.mapRun(nil, out, e, func(p *params) { p.setU(0, w) })
+}
+
+func fillKernel(value func(core.Attrs) float64) core.Kernel {
+	return func(k *core.KernelCall) error { return gpuOf(k).fill(k.Outputs[0], value(k.Attrs)) }
+}
+
+func integral(vs ...float64) bool {
+	for _, v := range vs {
+		if v != math.Trunc(v) || math.Abs(v) > math.MaxInt32 {
+			return false
+		}
+	}
+	return true
+}
+
+// arangeKernel is start + i*step; integer dtypes with integral bounds
+// compute in i32, so the values are exact.
+func arangeKernel(k *core.KernelCall) error {
+	out := k.Outputs[0]
+	start, step := k.Attrs.Float("start"), k.Attrs.Float("step")
+	ct := physical(out.DType())
+	var prm params
+	var e string
+	if ct != "f32" && integral(start, step) {
+		prm.setI(0, int(start))
+		prm.setI(1, int(step))
+		e = conv("(pi(0u) + i32(i) * pi(1u))", "i32", ct)
+	} else {
+		prm.setF(0, start)
+		prm.setF(1, step)
+		e = "(pf(0u) + f32(i) * pf(1u))"
+		if ct != "f32" {
+			e = conv("trunc("+e+")", "f32", "i32")
+			e = conv(e, "i32", ct)
+		}
+	}
+	return gpuOf(k).mapRun(nil, out, e, func(p *params) { *p = prm })
+}
+
+// linspaceKernel fills from both ends towards the middle, as PyTorch does,
+// so the last value is exactly stop; integer dtypes truncate the bounds.
+func linspaceKernel(k *core.KernelCall) error {
+	out := k.Outputs[0]
+	n := out.Numel()
+	start, stop := k.Attrs.Float("start"), k.Attrs.Float("stop")
+	ct := physical(out.DType())
+	if ct != "f32" {
+		start, stop = math.Trunc(start), math.Trunc(stop)
+	}
+	step := 0.0
+	if n > 1 {
+		step = (stop - start) / float64(n-1)
+	}
+	var prm params
+	prm.setF(0, start)
+	prm.setF(1, stop)
+	prm.setF(2, step)
+	prm.setI(3, n/2)
+	prm.setI(4, n-1)
+	e := "select(pf(1u) - pf(2u) * f32(pu(4u) - i), pf(0u) + pf(2u) * f32(i), i < pu(3u) || pu(4u) == 0u)"
+	if ct != "f32" {
+		e = conv(conv("trunc("+e+")", "f32", "i32"), "i32", ct)
+	}
+	return gpuOf(k).mapRun(nil, out, e, func(p *params) { *p = prm })
+}
+
+func eyeKernel(k *core.KernelCall) error {
+	out := k.Outputs[0]
+	ct := physical(out.DType())
+	one := map[string]string{"f32": "1.0", "i32": "1", "u32": "1u"}[ct]
+	e := "select(" + zeroOf(ct) + ", " + one + ", i / pu(0u) == i % pu(0u))"
+	return gpuOf(k).mapRun(nil, out, e, func(p *params) { p.setI(0, out.Shape()[1]) })
+}
+
+func init() {
+	zero := func(core.Attrs) float64 { return 0 }
+	one := func(core.Attrs) float64 { return 1 }
+	value := func(a core.Attrs) float64 { return a.Float("value") }
+	register("zeros", fillKernel(zero))
+	register("zeros_like", fillKernel(zero))
+	register("ones", fillKernel(one))
+	register("ones_like", fillKernel(one))
+	register("full", fillKernel(value))
+	register("full_like", fillKernel(value))
+	register("arange", arangeKernel)
+	register("linspace", linspaceKernel)
+	register("eye", eyeKernel)
+}

@@ -1,0 +1,157 @@
+package webgpu
+
+import (
+	"fmt"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/wgsl"
+)
+
+// matmul variants (wgsl/matmul.wgsl); the tuner picks one per device and
+// shape class.
+const (
+	variantRegBlock = "regblock"
+	variantTiled    = "tiled"
+)
+
+var matmulVariants = []string{variantRegBlock, variantTiled}
+
+// tuneMinWork is the smallest product (M*K*N) worth timing; below it launch
+// overhead hides any difference and the device's default variant runs.
+const tuneMinWork = 64 * 64 * 64
+
+// matmulOperands views a and b as batch x matrix with broadcast batch dims.
+func matmulKernel(k *core.KernelCall) error {
+	a, b, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
+	d, err := core.PlanMatmul(a.Shape(), b.Shape())
+	if err != nil {
+		return err
+	}
+	if d.AVec {
+		a = a.Reshape(core.Shape{1, d.K})
+	}
+	if d.BVec {
+		b = b.Reshape(core.Shape{d.K, 1})
+	}
+	return gpuOf(k).matmul(a, b, out, d.Batch, d.M, d.K, d.N, "")
+}
+
+// outerKernel is matmul of a column by a row (K = 1).
+func outerKernel(k *core.KernelCall) error {
+	a, b, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
+	m, n := a.Shape()[0], b.Shape()[0]
+	return gpuOf(k).matmul(a.Reshape(core.Shape{m, 1}), b.Reshape(core.Shape{1, n}), out, nil, m, 1, n, "")
+}
+
+// matmul writes out = a @ b over batch dims batch; a is [..., M, K] and b
+// [..., K, N], both broadcast over batch. variant "" asks the tuner.
+func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int, variant string) error {
+	if out.Numel() == 0 {
+		return nil
+	}
+	if kk == 0 {
+		return g.fill(out, 0)
+	}
+	if variant == "" && m*kk*n < tuneMinWork {
+		variant = g.tuner.fallback
+	}
+	if variant == "" {
+		variant = g.tuner.choose("matmul", matmulClass(batch.Numel(), m, kk, n), matmulVariants, func(v string) error {
+			return g.matmul(a, b, out, batch, m, kk, n, v)
+		})
+	}
+	ct := physical(out.DType())
+	t := physical(a.DType())
+	key := fmt.Sprintf("matmul|%s|%s|%s|%s", variant, t, ct, out.DType())
+	p, err := g.pipelineFor(key, 2, 1, func() (string, error) {
+		return wgsl.Render("matmul", map[string]any{"WG": mapWG, "Variant": variant, "T": t, "CT": ct, "Out": ct,
+			"Zero": zeroOf(ct), "Store": storeExpr(out.DType(), "v")})
+	})
+	if err != nil {
+		return err
+	}
+	var prm params
+	prm.setI(0, m)
+	prm.setI(1, kk)
+	prm.setI(2, n)
+	as, bs := a.Strides(), b.Strides()
+	ra, rb := len(as), len(bs)
+	prm.setI(3, as[ra-2])
+	prm.setI(4, as[ra-1])
+	prm.setI(5, bs[rb-2])
+	prm.setI(6, bs[rb-1])
+	if len(batch) > wgsl.MaxRank {
+		return fmt.Errorf("webgpu: matmul with %d batch dims; at most %d", len(batch), wgsl.MaxRank)
+	}
+	prm.setI(wgsl.SlotRank, len(batch))
+	for i, s := range batch {
+		prm.setI(wgsl.SlotShape+i, s)
+	}
+	writeOperand(&prm, wgsl.OperandSlot(0), a.Offset(), batchStrides(a, batch))
+	writeOperand(&prm, wgsl.OperandSlot(1), b.Offset(), batchStrides(b, batch))
+	bufs, err := buffers(a, b, out)
+	if err != nil {
+		return err
+	}
+	nb := batch.Numel()
+	if variant == variantTiled {
+		grid := [3]uint32{uint32((n + 15) / 16), uint32((m + 15) / 16), uint32(nb)}
+		prm.setI(wgsl.SlotN, 0)
+		return g.runGroups(p, &prm, grid, bufs...)
+	}
+	threads := nb * ((m + 3) / 4) * ((n + 3) / 4)
+	prm.setI(wgsl.SlotN, threads)
+	return g.run(p, &prm, threads, mapWG, bufs...)
+}
+
+// batchStrides are t's strides over the broadcast batch dims (its last two
+// dims are the matrix).
+func batchStrides(t *core.Tensor, batch core.Shape) []int {
+	sh, st := t.Shape(), t.Strides()
+	lead := sh[:len(sh)-2]
+	out := make([]int, len(batch))
+	off := len(batch) - len(lead)
+	for i := range lead {
+		if lead[i] != 1 {
+			out[off+i] = st[i]
+		}
+	}
+	return out
+}
+
+// matmulClass buckets a product by size so one measurement serves similar
+// shapes: log2 buckets of M, N and K and whether it is batched.
+func matmulClass(batch, m, k, n int) string {
+	return fmt.Sprintf("b%d-m%d-k%d-n%d", bucket(batch), bucket(m), bucket(k), bucket(n))
+}
+
+func bucket(x int) int {
+	b := 0
+	for x > 1 {
+		x >>= 1
+		b++
+	}
+	return b
+}
+
+func init() {
+	register("matmul", matmulKernel)
+	register("outer", outerKernel)
+}
+
+// MatmulVariant computes a @ b with the named kernel variant ("regblock" or
+// "tiled"), bypassing the tuner: for tests and benchmarks of each variant.
+func (g *Backend) MatmulVariant(a, b *core.Tensor, variant string) (*core.Tensor, error) {
+	d, err := core.PlanMatmul(a.Shape(), b.Shape())
+	if err != nil {
+		return nil, err
+	}
+	if d.AVec || d.BVec {
+		return nil, fmt.Errorf("webgpu: MatmulVariant takes matrices, got shapes %v and %v", a.Shape(), b.Shape())
+	}
+	out, err := core.Empty(g, d.Out, a.DType())
+	if err != nil {
+		return nil, err
+	}
+	return out, g.matmul(a, b, out, d.Batch, d.M, d.K, d.N, variant)
+}
