@@ -17,6 +17,10 @@ type frame struct {
 	reduced []int // dims reduced inside each group, in order
 }
 
+// maxFrameOperands fits the operand descriptors (18 slots each from slot
+// 64) in the 256-slot uniform block.
+const maxFrameOperands = 8
+
 func newFrame(shape core.Shape, axes []int) frame {
 	f := frame{shape: shape}
 	isRed := map[int]bool{}
@@ -56,8 +60,8 @@ func (f frame) write(p *params, threads int, ts ...*core.Tensor) error {
 	if len(f.kept) > wgsl.MaxRank || len(f.reduced) > wgsl.MaxRank {
 		return fmt.Errorf("webgpu: a reduction over %d dims keeping %d; the GPU kernels take at most %d of each", len(f.reduced), len(f.kept), wgsl.MaxRank)
 	}
-	if len(ts) > 4 {
-		return fmt.Errorf("webgpu: reduce frame takes at most 4 operands, got %d", len(ts))
+	if len(ts) > maxFrameOperands {
+		return fmt.Errorf("webgpu: reduce frame takes at most %d operands, got %d", maxFrameOperands, len(ts))
 	}
 	p.setI(wgsl.SlotN, threads)
 	p.setI(wgsl.SlotRank, len(f.kept))

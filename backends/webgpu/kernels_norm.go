@@ -1,0 +1,251 @@
+package webgpu
+
+import (
+	"fmt"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Softmax and the row norms run one thread per row (a frame group), reading
+// the row up to three times; the weight gradients of the norms sum over
+// rows in a second launch with one thread per column, using per-row
+// statistics saved by a first one. Everything is deterministic.
+
+func softmaxFrame(k *core.KernelCall) (frame, error) {
+	x := k.Inputs[0]
+	axis, err := core.SoftmaxAxis(x.Shape(), k.Attrs)
+	if err != nil {
+		return frame{}, err
+	}
+	if x.Rank() == 0 {
+		return newFrame(x.Shape(), nil), nil
+	}
+	return newFrame(x.Shape(), []int{axis}), nil
+}
+
+// rowMax is WGSL for the row maximum of v0 into m, NaN winning.
+const rowMax = `	var m = v0(o, 0u);
+	for (var r = 1u; r < R; r++) { let v = v0(o, r); if v > m || is_nan(v) { m = v; } }
+`
+
+func softmaxKernel(logOut bool) core.Kernel {
+	return func(k *core.KernelCall) error {
+		f, err := softmaxFrame(k)
+		if err != nil {
+			return err
+		}
+		out := k.Outputs[0]
+		body := rowMax + kahanSum("s", "m_exp(v0(o, r) - m)")
+		if logOut {
+			body += "\tlet shift = m + m_log(s);\n\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), "v0(o, r) - shift") + "; }\n"
+		} else {
+			body += "\tlet inv = 1.0 / s;\n\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), "m_exp(v0(o, r) - m) * inv") + "; }\n"
+		}
+		return gpuOf(k).reduceRun(f, k.Inputs[:1], out, false, body, nil)
+	}
+}
+
+// softmaxBackwardKernel: y*(g - sum(g*y)) for softmax, g - exp(y)*sum(g)
+// for log_softmax, from the forward output y.
+func softmaxBackwardKernel(logOut bool) core.Kernel {
+	return func(k *core.KernelCall) error {
+		f, err := softmaxFrame(k)
+		if err != nil {
+			return err
+		}
+		out := k.Outputs[0]
+		var body string
+		if logOut {
+			body = kahanSum("s", "v1(o, r)") + "\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), "v1(o, r) - m_exp(v0(o, r)) * s") + "; }\n"
+		} else {
+			body = kahanSum("s", "v1(o, r) * v0(o, r)") + "\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), "v0(o, r) * (v1(o, r) - s)") + "; }\n"
+		}
+		return gpuOf(k).reduceRun(f, k.Inputs[:2], out, false, body, nil)
+	}
+}
+
+// normFrame splits x into rows and the trailing normalized_shape dims.
+func normFrame(x *core.Tensor, a core.Attrs) frame {
+	ns := len(a.Ints("normalized_shape"))
+	axes := make([]int, ns)
+	for i := range axes {
+		axes[i] = x.Rank() - ns + i
+	}
+	return newFrame(x.Shape(), axes)
+}
+
+// present lists the non-nil tensors and says which were there.
+func present(ts ...*core.Tensor) ([]*core.Tensor, []bool) {
+	var out []*core.Tensor
+	has := make([]bool, len(ts))
+	for i, t := range ts {
+		if t != nil {
+			out = append(out, t)
+			has[i] = true
+		}
+	}
+	return out, has
+}
+
+// meanRstdWGSL is the row mean and 1/sqrt(biased variance + eps), eps in
+// slot 0.
+func meanRstdWGSL() string {
+	return kahanSum("sum", "v0(o, r)") + "\tlet mean = sum / f32(R);\n" +
+		kahanSum("ss", "(v0(o, r) - mean) * (v0(o, r) - mean)") + "\tlet rstd = 1.0 / sqrt(ss / f32(R) + pf(0u));\n"
+}
+
+func layerNormKernel(k *core.KernelCall) error {
+	x, out := k.Inputs[0], k.Outputs[0]
+	f := normFrame(x, k.Attrs)
+	ins, has := present(x, k.Inputs[1], k.Inputs[2])
+	y := "(v0(o, r) - mean) * rstd"
+	next := 1
+	if has[1] {
+		y = fmt.Sprintf("%s * v%d(o, r)", y, next)
+		next++
+	}
+	if has[2] {
+		y = fmt.Sprintf("%s + v%d(o, r)", y, next)
+	}
+	body := meanRstdWGSL() + "\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), y) + "; }\n"
+	eps := k.Attrs.Float("eps")
+	return gpuOf(k).reduceRun(f, ins, out, false, body, func(p *params) { p.setF(0, eps) })
+}
+
+// rowStat writes one statistic per row (mean, rstd or the rms scale) into a
+// keepdim-shaped f32 tensor that broadcasts against x.
+func rowStat(g *Backend, x *core.Tensor, f frame, expr string, eps float64) (*core.Tensor, error) {
+	shape := x.Shape()
+	for _, d := range f.reduced {
+		shape[d] = 1
+	}
+	st, err := core.Empty(g, shape, core.F32)
+	if err != nil {
+		return nil, err
+	}
+	body := expr + "\tout0[o] = stat;\n"
+	return st, g.reduceRun(f, []*core.Tensor{x}, st, false, body, func(p *params) { p.setF(0, eps) })
+}
+
+// columnSums writes into out (shape = the normalized dims) the sum over
+// rows of expr, with one thread per column.
+func columnSums(g *Backend, f frame, ins []*core.Tensor, out *core.Tensor, expr string) error {
+	cols := newFrame(f.shape, keptOf(f))
+	body := kahanSum("acc", expr) + "\tout0[o] = " + storeExpr(out.DType(), "acc") + ";\n"
+	return g.reduceRun(cols, ins, out, false, body, nil)
+}
+
+// keptOf lists f's kept dims: summing over them leaves the reduced ones.
+func keptOf(f frame) []int { return append([]int{}, f.kept...) }
+
+// layerNormBackwardKernel: with xhat = (x-mean)*rstd and d = g*w,
+// dx = rstd*(d - mean(d) - xhat*mean(d*xhat)) per row; dweight and dbias
+// sum g*xhat and g over the rows.
+func layerNormBackwardKernel(k *core.KernelCall) error {
+	g := gpuOf(k)
+	x, gr, w := k.Inputs[0], k.Inputs[1], k.Inputs[2]
+	f := normFrame(x, k.Attrs)
+	eps := k.Attrs.Float("eps")
+	ins := []*core.Tensor{x, gr}
+	d := "v1(o, r)"
+	if w != nil {
+		ins = append(ins, w)
+		d = "(v1(o, r) * v2(o, r))"
+	}
+	xhat := "((v0(o, r) - mean) * rstd)"
+	body := meanRstdWGSL() + kahanSum("sd", d) + kahanSum("sdx", d+" * "+xhat) +
+		"\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(k.Outputs[0].DType(), "rstd * ("+d+" - sd / f32(R) - "+xhat+" * (sdx / f32(R)))") + "; }\n"
+	if err := g.reduceRun(f, ins, k.Outputs[0], false, body, func(p *params) { p.setF(0, eps) }); err != nil {
+		return err
+	}
+	if len(k.Outputs) < 2 || (k.Outputs[1] == nil && k.Outputs[2] == nil) {
+		return nil
+	}
+	mean, err := rowStat(g, x, f, kahanSum("sum", "v0(o, r)")+"\tlet stat = sum / f32(R);\n", eps)
+	if err != nil {
+		return err
+	}
+	defer mean.Release()
+	rstd, err := rowStat(g, x, f, meanRstdWGSL()+"\tlet stat = rstd;\n", eps)
+	if err != nil {
+		return err
+	}
+	defer rstd.Release()
+	if dw := k.Outputs[1]; dw != nil {
+		if err := columnSums(g, f, []*core.Tensor{x, gr, mean, rstd}, dw, "v1(o, r) * (v0(o, r) - v2(o, r)) * v3(o, r)"); err != nil {
+			return err
+		}
+	}
+	if db := k.Outputs[2]; db != nil {
+		return columnSums(g, f, []*core.Tensor{gr}, db, "v0(o, r)")
+	}
+	return nil
+}
+
+const rmsScale = "\tlet s = 1.0 / sqrt(q / f32(R) + pf(0u));\n"
+
+func rmsNormKernel(k *core.KernelCall) error {
+	x, w, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
+	f := normFrame(x, k.Attrs)
+	ins := []*core.Tensor{x}
+	y := "v0(o, r) * s"
+	if w != nil {
+		ins = append(ins, w)
+		y += " * v1(o, r)"
+	}
+	body := kahanSum("q", "v0(o, r) * v0(o, r)") + rmsScale +
+		"\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), y) + "; }\n"
+	eps := core.RMSNormEps(k.Attrs, x.DType())
+	return gpuOf(k).reduceRun(f, ins, out, false, body, func(p *params) { p.setF(0, eps) })
+}
+
+// rmsNormBackwardKernel: y = x*s*w with s = (mean(x^2)+eps)^-1/2 gives
+// dx = s*g*w - s^3 * x * mean(g*w*x), dweight = sum over rows of g*x*s.
+func rmsNormBackwardKernel(k *core.KernelCall) error {
+	g := gpuOf(k)
+	x, gr, w := k.Inputs[0], k.Inputs[1], k.Inputs[2]
+	f := normFrame(x, k.Attrs)
+	eps := core.RMSNormEps(k.Attrs, x.DType())
+	ins := []*core.Tensor{x, gr}
+	d := "v1(o, r)"
+	if w != nil {
+		ins = append(ins, w)
+		d = "(v1(o, r) * v2(o, r))"
+	}
+	body := kahanSum("q", "v0(o, r) * v0(o, r)") + rmsScale + kahanSum("dot", d+" * v0(o, r)") +
+		"\tlet c = s * s * s * dot / f32(R);\n" +
+		"\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(k.Outputs[0].DType(), "s * "+d+" - c * v0(o, r)") + "; }\n"
+	if err := g.reduceRun(f, ins, k.Outputs[0], false, body, func(p *params) { p.setF(0, eps) }); err != nil {
+		return err
+	}
+	if len(k.Outputs) < 2 || k.Outputs[1] == nil {
+		return nil
+	}
+	scale, err := rowStat(g, x, f, kahanSum("q", "v0(o, r) * v0(o, r)")+rmsScale+"\tlet stat = s;\n", eps)
+	if err != nil {
+		return err
+	}
+	defer scale.Release()
+	return columnSums(g, f, []*core.Tensor{x, gr, scale}, k.Outputs[1], "v1(o, r) * v0(o, r) * v2(o, r)")
+}
+
+// geluBackwardKernel is g * gelu'(x) (exact or tanh form).
+func geluBackwardKernel(k *core.KernelCall) error {
+	e := "(x0 * (0.5 * m_erfc(-x1 * 0.70710678118) + x1 * m_exp(-0.5 * x1 * x1) * 0.3989422804))"
+	if k.Attrs.String("approximate") == "tanh" {
+		e = "(x0 * (m_sigmoid(1.5957691216 * (x1 + 0.044715 * x1 * x1 * x1)) + 2.0 * x1 * m_sigmoid(1.5957691216 * (x1 + 0.044715 * x1 * x1 * x1)) * (1.0 - m_sigmoid(1.5957691216 * (x1 + 0.044715 * x1 * x1 * x1))) * 0.7978845608 * (1.0 + 0.134145 * x1 * x1)))"
+	}
+	return gpuOf(k).mapRun(k.Inputs[:2], k.Outputs[0], e, nil)
+}
+
+func init() {
+	register("softmax", softmaxKernel(false))
+	register("log_softmax", softmaxKernel(true))
+	register("_softmax_backward", softmaxBackwardKernel(false))
+	register("_log_softmax_backward", softmaxBackwardKernel(true))
+	register("layer_norm", layerNormKernel)
+	register("_layer_norm_backward", layerNormBackwardKernel)
+	register("rms_norm", rmsNormKernel)
+	register("_rms_norm_backward", rmsNormBackwardKernel)
+	register("_gelu_backward", geluBackwardKernel)
+}
