@@ -86,7 +86,7 @@ func (b *Backend) pipelineFor(key string, nIn, nOut int, render func() (string, 
 		return nil, fmt.Errorf("webgpu: pipeline layout of %s: %w", key, err)
 	}
 	defer pl.Release()
-	pipe, err := b.device.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: key, Layout: pl,
+	pipe, err := b.device.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Layout: pl,
 		Compute: wgpu.ProgrammableStageDescriptor{Module: mod, EntryPoint: "main"}})
 	if err != nil {
 		return nil, fmt.Errorf("webgpu: pipeline of %s: %w", key, err)
