@@ -7,7 +7,7 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help
+.PHONY: gpu-deps wasm-build run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help
 
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
@@ -36,8 +36,23 @@ $(VENV)/.ref-deps: $(VENV)/.test-deps
 	$(PY) -m pip install -q --disable-pip-version-check torch
 	touch $@
 
-test: $(VENV)/.ref-deps lint generate-check plugins ## run every test (what CI runs)
+# A software Vulkan driver (Mesa lavapipe) so the WebGPU backend's tests run
+# for real on machines without a GPU.
+gpu-deps: ## install Mesa's software Vulkan driver when no Vulkan driver is present
+	@if ls /usr/share/vulkan/icd.d/*.json >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null; then \
+		echo "installing mesa-vulkan-drivers (lavapipe) for the WebGPU tests"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mesa-vulkan-drivers) >/dev/null; \
+	else echo "no Vulkan driver and no apt-get: the WebGPU tests will skip"; fi
+
+wasm-build: ## the core, CPU and WebGPU backends build for js/wasm (the browser SDK's base)
+	GOOS=js GOARCH=wasm $(GO) build ./core ./backends/cpu ./backends/webgpu
+
+test: $(VENV)/.ref-deps lint generate-check wasm-build plugins gpu-deps build ## run every test (what CI runs)
+	@echo "--- devices (the WebGPU tests run on the webgpu line's driver):"
+	NODEVICE_SELECT=1 ./build/webtensor doctor 2>/dev/null | sed -n '/^backends:/,$$p'
 	WEBTENSOR_PYTHON=$(abspath $(PY)) $(GO) test -count=1 ./...
+	$(GO) test -count=1 -v -run 'TestKernelCoverage' ./backends/webgpu | grep -E 'adapter|kernels:'
 	WT_TEST_PLUGIN=$(abspath build/plugins/cclip.wasm) bash capi/test/run.sh build/capi-test
 	$(PY) capi/test/dlpack_roundtrip.py build/capi-test/plain/libwebtensor.so
 	$(MAKE) --no-print-directory python-test

@@ -46,6 +46,9 @@ ops each backend implements. Attach its output to bug reports.`,
 				b, _ := core.BackendFor(d)
 				caps := b.Capabilities()
 				fmt.Fprintf(out, "  %-8s ok      %s; %d of %d ops; dtypes %v\n", d, caps.Description, counts[d.Kind], public, caps.DTypes)
+				if caps.Software {
+					fmt.Fprintf(out, "           software emulation: never the default, slower than the cpu backend; use it with --device %s or WEBTENSOR_DEVICE=%s\n", d.Kind, d.Kind)
+				}
 			}
 			kinds := make([]string, 0, len(failed))
 			for k := range failed {

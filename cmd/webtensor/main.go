@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	_ "github.com/webtensor/webtensor/backends/cpu"
+	_ "github.com/webtensor/webtensor/backends/webgpu"
 	"github.com/webtensor/webtensor/core"
 )
 

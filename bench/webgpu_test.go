@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/webtensor/webtensor/backends/webgpu"
+	"github.com/webtensor/webtensor/core"
+)
+
+var gpuDev = core.Device{Kind: "webgpu"}
+
+// gpuBackend skips the WebGPU benchmarks when no adapter exists.
+func gpuBackend(b *testing.B) *webgpu.Backend {
+	be, err := core.BackendFor(gpuDev)
+	if err != nil {
+		b.Skipf("no WebGPU adapter: %v", err)
+	}
+	return be.(*webgpu.Backend)
+}
+
+// runGPU is run with a device sync per call, so the time is the GPU's, not
+// the time to queue the work.
+func runGPU(b *testing.B, g *webgpu.Backend, work float64, unit string, fn func() (*core.Tensor, error)) {
+	b.Helper()
+	step := func() {
+		out, err := fn()
+		if err == nil {
+			err = out.Err()
+		}
+		if err == nil {
+			err = g.Sync()
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		out.Release()
+	}
+	step()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		step()
+	}
+	b.ReportMetric(work*float64(b.N)/b.Elapsed().Seconds()/1e9, unit)
+}
+
+func BenchmarkWebGPUMatmul(b *testing.B) {
+	g := gpuBackend(b)
+	for _, n := range []int{256, 512, 1024} {
+		x, y := randn(b, n, n).To(gpuDev), randn(b, n, n).To(gpuDev)
+		for _, v := range []string{"tuned", "regblock", "tiled"} {
+			b.Run(fmt.Sprintf("%s/%d", v, n), func(b *testing.B) {
+				runGPU(b, g, 2*float64(n*n*n), "GFLOP/s", func() (*core.Tensor, error) {
+					if v == "tuned" {
+						return core.Call1("matmul", nil, x, y), nil
+					}
+					return g.MatmulVariant(x, y, v)
+				})
+			})
+		}
+	}
+}
+
+func BenchmarkWebGPUSoftmax(b *testing.B) {
+	g := gpuBackend(b)
+	x := randn(b, 4096, 1024).To(gpuDev)
+	runGPU(b, g, 2.0*4*4096*1024, "GB/s", func() (*core.Tensor, error) {
+		return core.Call1("softmax", core.Attrs{"axis": -1}, x), nil
+	})
+}
+
+func BenchmarkWebGPULayerNorm(b *testing.B) {
+	g := gpuBackend(b)
+	x := randn(b, 4096, 1024).To(gpuDev)
+	runGPU(b, g, 2.0*4*4096*1024, "GB/s", func() (*core.Tensor, error) {
+		return core.Call1("layer_norm", core.Attrs{"normalized_shape": []int{1024}}, x), nil
+	})
+}
+
+func BenchmarkWebGPUAdd(b *testing.B) {
+	g := gpuBackend(b)
+	x, y := randn(b, 1<<22).To(gpuDev), randn(b, 1<<22).To(gpuDev)
+	runGPU(b, g, 3.0*4*(1<<22), "GB/s", func() (*core.Tensor, error) { return x.Add(y), nil })
+}
