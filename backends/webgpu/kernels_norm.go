@@ -95,9 +95,15 @@ func meanRstdWGSL() string {
 }
 
 func layerNormKernel(k *core.KernelCall) error {
-	x, out := k.Inputs[0], k.Outputs[0]
-	f := normFrame(x, k.Attrs)
-	ins, has := present(x, k.Inputs[1], k.Inputs[2])
+	x := k.Inputs[0]
+	return affineNorm(gpuOf(k), normFrame(x, k.Attrs), x, k.Inputs[1], k.Inputs[2], k.Outputs[0], k.Attrs.Float("eps"))
+}
+
+// affineNorm writes (x-mean)*rstd*w + b over frame f, each group of
+// reduced dims normalised on its own; w and b (either may be nil) broadcast
+// over f's shape.
+func affineNorm(g *Backend, f frame, x, w, b, out *core.Tensor, eps float64) error {
+	ins, has := present(x, w, b)
 	y := "(v0(o, r) - mean) * rstd"
 	next := 1
 	if has[1] {
@@ -108,8 +114,7 @@ func layerNormKernel(k *core.KernelCall) error {
 		y = fmt.Sprintf("%s + v%d(o, r)", y, next)
 	}
 	body := meanRstdWGSL() + "\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), y) + "; }\n"
-	eps := k.Attrs.Float("eps")
-	return gpuOf(k).reduceRun(f, ins, out, false, body, func(p *params) { p.setF(0, eps) })
+	return g.reduceRun(f, ins, out, false, body, func(p *params) { p.setF(0, eps) })
 }
 
 // rowStat writes one statistic per row (mean, rstd or the rms scale) into a
@@ -127,25 +132,27 @@ func rowStat(g *Backend, x *core.Tensor, f frame, expr string, eps float64) (*co
 	return st, g.reduceRun(f, []*core.Tensor{x}, st, false, body, func(p *params) { p.setF(0, eps) })
 }
 
-// columnSums writes into out (shape = the normalized dims) the sum over
-// rows of expr, with one thread per column.
-func columnSums(g *Backend, f frame, ins []*core.Tensor, out *core.Tensor, expr string) error {
-	cols := newFrame(f.shape, keptOf(f))
+// columnSums writes into out the sums of expr over the reduced dims of
+// cols, one thread per kept index.
+func columnSums(g *Backend, cols frame, ins []*core.Tensor, out *core.Tensor, expr string) error {
 	body := kahanSum("acc", expr) + "\tout0[o] = " + storeExpr(out.DType(), "acc") + ";\n"
 	return g.reduceRun(cols, ins, out, false, body, nil)
 }
-
-// keptOf lists f's kept dims: summing over them leaves the reduced ones.
-func keptOf(f frame) []int { return append([]int{}, f.kept...) }
 
 // layerNormBackwardKernel: with xhat = (x-mean)*rstd and d = g*w,
 // dx = rstd*(d - mean(d) - xhat*mean(d*xhat)) per row; dweight and dbias
 // sum g*xhat and g over the rows.
 func layerNormBackwardKernel(k *core.KernelCall) error {
-	g := gpuOf(k)
-	x, gr, w := k.Inputs[0], k.Inputs[1], k.Inputs[2]
+	x := k.Inputs[0]
 	f := normFrame(x, k.Attrs)
-	eps := k.Attrs.Float("eps")
+	return normBackward(gpuOf(k), f, f.kept, x, k.Inputs[1], k.Inputs[2], k.Outputs, k.Attrs.Float("eps"))
+}
+
+// normBackward writes dx (outs[0]) of affineNorm over frame f and, when
+// asked, dweight and dbias (outs[1], outs[2]) summed over sumAxes of f's
+// shape. With xhat = (x-mean)*rstd and d = g*w per group,
+// dx = rstd*(d - mean(d) - xhat*mean(d*xhat)).
+func normBackward(g *Backend, f frame, sumAxes []int, x, gr, w *core.Tensor, outs []*core.Tensor, eps float64) error {
 	ins := []*core.Tensor{x, gr}
 	d := "v1(o, r)"
 	if w != nil {
@@ -154,11 +161,11 @@ func layerNormBackwardKernel(k *core.KernelCall) error {
 	}
 	xhat := "((v0(o, r) - mean) * rstd)"
 	body := meanRstdWGSL() + kahanSum("sd", d) + kahanSum("sdx", d+" * "+xhat) +
-		"\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(k.Outputs[0].DType(), "rstd * ("+d+" - sd / f32(R) - "+xhat+" * (sdx / f32(R)))") + "; }\n"
-	if err := g.reduceRun(f, ins, k.Outputs[0], false, body, func(p *params) { p.setF(0, eps) }); err != nil {
+		"\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(outs[0].DType(), "rstd * ("+d+" - sd / f32(R) - "+xhat+" * (sdx / f32(R)))") + "; }\n"
+	if err := g.reduceRun(f, ins, outs[0], false, body, func(p *params) { p.setF(0, eps) }); err != nil {
 		return err
 	}
-	if len(k.Outputs) < 2 || (k.Outputs[1] == nil && k.Outputs[2] == nil) {
+	if len(outs) < 3 || (outs[1] == nil && outs[2] == nil) {
 		return nil
 	}
 	mean, err := rowStat(g, x, f, kahanSum("sum", "v0(o, r)")+"\tlet stat = sum / f32(R);\n", eps)
@@ -171,13 +178,14 @@ func layerNormBackwardKernel(k *core.KernelCall) error {
 		return err
 	}
 	defer rstd.Release()
-	if dw := k.Outputs[1]; dw != nil {
-		if err := columnSums(g, f, []*core.Tensor{x, gr, mean, rstd}, dw, "v1(o, r) * (v0(o, r) - v2(o, r)) * v3(o, r)"); err != nil {
+	cols := newFrame(f.shape, sumAxes)
+	if dw := outs[1]; dw != nil {
+		if err := columnSums(g, cols, []*core.Tensor{x, gr, mean, rstd}, dw, "v1(o, r) * (v0(o, r) - v2(o, r)) * v3(o, r)"); err != nil {
 			return err
 		}
 	}
-	if db := k.Outputs[2]; db != nil {
-		return columnSums(g, f, []*core.Tensor{gr}, db, "v0(o, r)")
+	if db := outs[2]; db != nil {
+		return columnSums(g, cols, []*core.Tensor{gr}, db, "v0(o, r)")
 	}
 	return nil
 }
@@ -226,7 +234,7 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 		return err
 	}
 	defer scale.Release()
-	return columnSums(g, f, []*core.Tensor{x, gr, scale}, k.Outputs[1], "v1(o, r) * v0(o, r) * v2(o, r)")
+	return columnSums(g, newFrame(f.shape, f.kept), []*core.Tensor{x, gr, scale}, k.Outputs[1], "v1(o, r) * v0(o, r) * v2(o, r)")
 }
 
 // geluBackwardKernel is g * gelu'(x) (exact or tanh form).
