@@ -3,9 +3,9 @@ package webgpu
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
