@@ -1,0 +1,88 @@
+package webgpu
+
+import (
+	"fmt"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/wgsl"
+)
+
+// Convolutions resolve their geometry with core's ConvGeom (so shape
+// inference and kernels agree) and run wgsl/conv.wgsl in one of three
+// directions: grid from image (conv1d, conv2d, the input gradient of a
+// transposed convolution), image from grid (conv_transpose2d), and the
+// weight gradient.
+
+type convGeomFunc func(a, b core.Shape, attrs core.Attrs) (core.ConvGeom, error)
+
+func convKernel(geom convGeomFunc, mode string) core.Kernel {
+	return func(k *core.KernelCall) error {
+		a, b := k.Inputs[0], k.Inputs[1]
+		g, err := geom(a.Shape(), b.Shape(), k.Attrs)
+		if err != nil {
+			return err
+		}
+		var bias *core.Tensor
+		if len(k.Inputs) > 2 {
+			bias = k.Inputs[2]
+		}
+		return gpuOf(k).conv(&g, mode, a, b, bias, k.Outputs[0])
+	}
+}
+
+func (gb *Backend) conv(g *core.ConvGeom, mode string, a, b, bias, out *core.Tensor) error {
+	n := out.Numel()
+	if n == 0 {
+		return nil
+	}
+	if g.Groups <= 0 || g.ImageC%g.Groups != 0 || g.GridC%g.Groups != 0 {
+		return fmt.Errorf("webgpu: conv with %d groups over %d and %d channels", g.Groups, g.ImageC, g.GridC)
+	}
+	a, b = a.Contiguous(), b.Contiguous()
+	third := b
+	if bias != nil {
+		third = bias.Contiguous()
+	}
+	for _, t := range []*core.Tensor{a, b, third} {
+		if err := t.Err(); err != nil {
+			return err
+		}
+	}
+	key := "conv|" + mode + "|" + out.DType().String()
+	p, err := gb.pipelineFor(key, 3, 1, func() (string, error) {
+		return wgsl.Render("conv", map[string]any{"WG": mapWG, "Mode": mode, "Out": physical(out.DType()),
+			"Store": storeExpr(out.DType(), "acc")})
+	})
+	if err != nil {
+		return err
+	}
+	var prm params
+	batch := g.Batch
+	if !g.Batched {
+		batch = 1
+	}
+	for i, v := range []int{batch, g.ImageC, g.GridC, g.Groups, g.Image[0], g.Image[1], g.Grid[0], g.Grid[1]} {
+		prm.setI(i, v)
+	}
+	for i, v := range []int{g.Kernel[0], g.Kernel[1], g.Stride[0], g.Stride[1], g.Padding[0], g.Padding[1],
+		g.Dilation[0], g.Dilation[1], a.Offset(), b.Offset(), third.Offset()} {
+		prm.setI(20+i, v)
+	}
+	if bias != nil {
+		prm.setI(31, 1)
+	}
+	prm.setI(wgsl.SlotN, n)
+	bufs, err := buffers(a, b, third, out)
+	if err != nil {
+		return err
+	}
+	return gb.run(p, &prm, n, mapWG, bufs...)
+}
+
+func init() {
+	register("conv2d", convKernel(core.Conv2dGeom, "grid"))
+	register("conv1d", convKernel(core.Conv1dGeom, "grid"))
+	register("_conv_transpose2d_input_grad", convKernel(core.ConvTransposeInputGradGeom, "grid"))
+	register("conv_transpose2d", convKernel(core.ConvTranspose2dGeom, "image"))
+	register("_conv2d_weight_grad", convKernel(core.ConvWeightGradGeom, "wgrad"))
+}
