@@ -1,0 +1,137 @@
+package webgpu
+
+import (
+	"github.com/webtensor/webtensor/core"
+)
+
+// Scaled dot-product attention is composed of GPU kernels: two matmuls
+// around one row kernel that scales, masks and normalises the scores. The
+// row kernel is torch's safe softmax: a row whose keys are all masked gives
+// zeros, not NaN. The backward pass reuses the same probabilities and the
+// softmax backward kernel.
+
+// attentionProbs returns softmax(q k^T * scale + mask) with causal and
+// boolean masks applied, shape [batch..., L, S].
+func attentionProbs(g *Backend, q, k, mask *core.Tensor, a core.Attrs, sh core.SDPAShapes) (*core.Tensor, error) {
+	scores := core.Call1("matmul", nil, q, k.Transpose())
+	if err := scores.Err(); err != nil {
+		return nil, err
+	}
+	defer scores.Release()
+	probs, err := core.Empty(g, scores.Shape(), scores.DType())
+	if err != nil {
+		return nil, err
+	}
+	logit := "(v0(o, R_) * pf(0u))"
+	ins := []*core.Tensor{scores}
+	if mask != nil {
+		ins = append(ins, mask)
+		if mask.DType() == core.Bool {
+			logit = "select(-f_inf(), " + logit + ", v1(o, R_) != 0u)"
+		} else {
+			logit = "(" + logit + " + v1(o, R_))"
+		}
+	}
+	if a.Bool("is_causal") {
+		logit = "select(-f_inf(), " + logit + ", R_ <= o % pu(1u))"
+	}
+	at := func(r string) string { return stringsReplace(logit, "R_", r) }
+	body := "\tvar m = -f_inf();\n\tfor (var r = 0u; r < R; r++) { let v = " + at("r") + "; if v > m || is_nan(v) { m = v; } }\n" +
+		"\tif m == -f_inf() {\n\t\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = 0.0; }\n\t\treturn;\n\t}\n" +
+		kahanSum("s", "m_exp("+at("r")+" - m)") +
+		"\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(probs.DType(), "m_exp("+at("r")+" - m) / s") + "; }\n"
+	scale := core.AttentionScale(a, sh.E)
+	f := newFrame(scores.Shape(), []int{scores.Rank() - 1})
+	if err := g.reduceRun(f, ins, probs, false, body, func(p *params) { p.setF(0, scale); p.setI(1, sh.L) }); err != nil {
+		probs.Release()
+		return nil, err
+	}
+	return probs, nil
+}
+
+// copyInto writes src*scale into dst (same shape).
+func copyInto(g *Backend, src, dst *core.Tensor, scale float64) error {
+	if err := src.Err(); err != nil {
+		return err
+	}
+	defer src.Release()
+	return g.mapRun([]*core.Tensor{src}, dst, "x0 * pf(0u)", func(p *params) { p.setF(0, scale) })
+}
+
+func attentionKernel(k *core.KernelCall) error {
+	g := gpuOf(k)
+	q, kk, v, mask := k.Inputs[0].Detach(), k.Inputs[1].Detach(), k.Inputs[2].Detach(), k.Inputs[3]
+	sh, err := core.AttentionShapes(q.Shape(), kk.Shape(), v.Shape())
+	if err != nil {
+		return err
+	}
+	if k.Outputs[0].Numel() == 0 {
+		return nil
+	}
+	if mask != nil {
+		mask = mask.Detach()
+	}
+	probs, err := attentionProbs(g, q, kk, mask, k.Attrs, sh)
+	if err != nil {
+		return err
+	}
+	defer probs.Release()
+	return copyInto(g, core.Call1("matmul", nil, probs, v), k.Outputs[0], 1)
+}
+
+// attentionBackwardKernel: with P the probabilities, dv = P^T g,
+// dS = softmax_backward(P, g v^T), dq = dS k * scale, dk = dS^T q * scale,
+// and for a float mask dmask = dS.
+func attentionBackwardKernel(k *core.KernelCall) error {
+	g := gpuOf(k)
+	q, kk, v, gr, mask := k.Inputs[0].Detach(), k.Inputs[1].Detach(), k.Inputs[2].Detach(), k.Inputs[3].Detach(), k.Inputs[4]
+	sh, err := core.AttentionShapes(q.Shape(), kk.Shape(), v.Shape())
+	if err != nil {
+		return err
+	}
+	if mask != nil {
+		mask = mask.Detach()
+	}
+	for _, o := range k.Outputs {
+		if o.Numel() == 0 {
+			// Nothing flows through an empty side; zero what exists.
+			for _, z := range k.Outputs {
+				if err := g.fill(z, 0); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	probs, err := attentionProbs(g, q, kk, mask, k.Attrs, sh)
+	if err != nil {
+		return err
+	}
+	defer probs.Release()
+	if err := copyInto(g, core.Call1("matmul", nil, probs.Transpose(), gr), k.Outputs[2], 1); err != nil {
+		return err
+	}
+	dp := core.Call1("matmul", nil, gr, v.Transpose())
+	ds := core.Call1("_softmax_backward", core.Attrs{"axis": -1}, probs, dp)
+	dp.Release()
+	if err := ds.Err(); err != nil {
+		return err
+	}
+	defer ds.Release()
+	scale := core.AttentionScale(k.Attrs, sh.E)
+	if err := copyInto(g, core.Call1("matmul", nil, ds, kk), k.Outputs[0], scale); err != nil {
+		return err
+	}
+	if err := copyInto(g, core.Call1("matmul", nil, ds.Transpose(), q), k.Outputs[1], scale); err != nil {
+		return err
+	}
+	if len(k.Outputs) > 3 {
+		return g.mapRun([]*core.Tensor{ds}, k.Outputs[3], "x0", nil)
+	}
+	return nil
+}
+
+func init() {
+	register("scaled_dot_product_attention", attentionKernel)
+	register("_scaled_dot_product_attention_backward", attentionBackwardKernel)
+}
