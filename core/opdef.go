@@ -73,6 +73,15 @@ type OpDef struct {
 	// with other registry ops so it runs on any backend.
 	Backward func(g *GradCtx) ([]*Tensor, error)
 
+	// WGSL, when set, is a compute kernel a WebGPU backend without a
+	// built-in kernel for the op runs instead of falling back to the CPU
+	// (plugin ops carry one). Its binding layout: inputs as read-only
+	// storage at bindings 0..nIn-1, outputs read-write after them, then a
+	// uniform {n: u32 (elements of output 0), each int/float/bool attribute
+	// in declaration order as one 32-bit value}; workgroups of 64 along x,
+	// ceil(n/64) of them. See plugins-wasm/ABI.md.
+	WGSL string
+
 	Random   bool // draws from the Philox stream: seed/offset attributes are filled by Call
 	Dynamic  bool // output shapes depend on input values
 	Internal bool // a helper for backward rules; not exposed as an SDK method

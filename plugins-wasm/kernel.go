@@ -35,6 +35,7 @@ func opDef(op *opSpec, b *opBinding) (*core.OpDef, error) {
 		Inputs:   op.inputs,
 		Attrs:    op.attrs,
 		Infer:    func(in []core.Meta, a core.Attrs) ([]core.Meta, error) { return infer(op.name, b, in, a) },
+		WGSL:     op.wgsl,
 	}
 	for _, o := range op.outputs {
 		def.Outputs = append(def.Outputs, o.name)

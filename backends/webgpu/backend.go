@@ -206,8 +206,17 @@ func checkDType(d core.DType) error {
 	return nil
 }
 
-// Kernel returns the WGSL kernel for op, or nil for core's CPU fallback.
-func (b *Backend) Kernel(op string) core.Kernel { return kernels[op] }
+// Kernel returns the WGSL kernel for op: a built-in one, else the WGSL an
+// op definition carries (plugin ops), else nil for core's CPU fallback.
+func (b *Backend) Kernel(op string) core.Kernel {
+	if k := kernels[op]; k != nil {
+		return k
+	}
+	if def, ok := core.LookupOp(op); ok && def.WGSL != "" {
+		return carriedKernel(def)
+	}
+	return nil
+}
 
 // kernels maps op names to their WebGPU kernels; the kernels_*.go files
 // fill it in init.

@@ -27,9 +27,11 @@ func (p *params) setF(i int, v float64) { p[i] = math.Float32bits(float32(v)) }
 // binding 0 is the uniform block, then nIn read-only and nOut read-write
 // storage buffers.
 type pipeline struct {
-	pipe   *wgpu.ComputePipeline
-	layout *wgpu.BindGroupLayout
-	nBufs  int
+	pipe      *wgpu.ComputePipeline
+	layout    *wgpu.BindGroupLayout
+	nBufs     int
+	uniformAt uint32   // binding of the uniform block
+	bufAt     []uint32 // binding of each buffer, in order
 }
 
 // batch is the command buffer being recorded.
@@ -46,6 +48,13 @@ type batch struct {
 // pipelineFor returns the cached pipeline for key, compiling render()'s
 // source on first use.
 func (b *Backend) pipelineFor(key string, nIn, nOut int, render func() (string, error)) (*pipeline, error) {
+	return b.pipelineWithLayout(key, nIn, nOut, 0, render)
+}
+
+// pipelineWithLayout is pipelineFor with the uniform block at binding
+// uniformAt: 0 puts the buffers after it (our kernels), nIn+nOut before it
+// (the plugin WGSL layout of core.OpDef.WGSL).
+func (b *Backend) pipelineWithLayout(key string, nIn, nOut, uniformAt int, render func() (string, error)) (*pipeline, error) {
 	b.mu.Lock()
 	p := b.pipes[key]
 	b.mu.Unlock()
@@ -67,14 +76,19 @@ func (b *Backend) pipelineFor(key string, nIn, nOut int, render func() (string, 
 		return nil, fmt.Errorf("webgpu: compiling kernel %s: %w", key, err)
 	}
 	defer mod.Release()
-	entries := []wgpu.BindGroupLayoutEntry{{Binding: 0, Visibility: wgpu.ShaderStageCompute,
-		Buffer: wgpu.BufferBindingLayout{Type: wgpu.BufferBindingTypeUniform, MinBindingSize: paramBytes}}}
+	entries := []wgpu.BindGroupLayoutEntry{{Binding: uint32(uniformAt), Visibility: wgpu.ShaderStageCompute,
+		Buffer: wgpu.BufferBindingLayout{Type: wgpu.BufferBindingTypeUniform}}}
+	bufAt := make([]uint32, nIn+nOut)
 	for i := range nIn + nOut {
 		t := wgpu.BufferBindingTypeReadOnlyStorage
 		if i >= nIn {
 			t = wgpu.BufferBindingTypeStorage
 		}
-		entries = append(entries, wgpu.BindGroupLayoutEntry{Binding: uint32(i + 1), Visibility: wgpu.ShaderStageCompute,
+		bufAt[i] = uint32(i)
+		if uniformAt == 0 {
+			bufAt[i] = uint32(i + 1)
+		}
+		entries = append(entries, wgpu.BindGroupLayoutEntry{Binding: bufAt[i], Visibility: wgpu.ShaderStageCompute,
 			Buffer: wgpu.BufferBindingLayout{Type: t}})
 	}
 	layout, err := b.device.CreateBindGroupLayout(&wgpu.BindGroupLayoutDescriptor{Label: key, Entries: entries})
@@ -91,7 +105,7 @@ func (b *Backend) pipelineFor(key string, nIn, nOut int, render func() (string, 
 	if err != nil {
 		return nil, fmt.Errorf("webgpu: pipeline of %s: %w", key, err)
 	}
-	p = &pipeline{pipe: pipe, layout: layout, nBufs: nIn + nOut}
+	p = &pipeline{pipe: pipe, layout: layout, nBufs: nIn + nOut, uniformAt: uint32(uniformAt), bufAt: bufAt}
 	b.pipes[key] = p
 	return p, nil
 }
@@ -145,9 +159,9 @@ func (b *Backend) runGroups(p *pipeline, prm *params, grid [3]uint32, bufs ...*w
 		binary.LittleEndian.PutUint32(bt.arena[off+4*i:], v)
 	}
 	entries := make([]wgpu.BindGroupEntry, 0, len(bufs)+1)
-	entries = append(entries, wgpu.BindGroupEntry{Binding: 0, Buffer: bt.uniform, Offset: uint64(off), Size: paramBytes})
+	entries = append(entries, wgpu.BindGroupEntry{Binding: p.uniformAt, Buffer: bt.uniform, Offset: uint64(off), Size: paramBytes})
 	for i, buf := range bufs {
-		entries = append(entries, wgpu.BindGroupEntry{Binding: uint32(i + 1), Buffer: buf, Size: wgpu.WholeSize})
+		entries = append(entries, wgpu.BindGroupEntry{Binding: p.bufAt[i], Buffer: buf, Size: wgpu.WholeSize})
 	}
 	bg, err := b.device.CreateBindGroup(&wgpu.BindGroupDescriptor{Layout: p.layout, Entries: entries})
 	if err != nil {
