@@ -1,5 +1,3 @@
-//go:build webgpu_losspool
-
 package webgpu
 
 import (
@@ -142,10 +140,12 @@ func lpBernoulli(k *core.KernelCall) error {
 }
 
 // lpDropout keeps element i when its 24-bit uniform u satisfies u >= p,
-// tested exactly as bits >= ceil(p*2^24), and scales kept values by
-// 1/(1-p) given as a float pair so the product rounds once, like the CPU's
-// float64 product. Dropped values are multiplied by 0 so NaN and inf
-// propagate.
+// tested exactly as bits >= ceil(p*2^24), so the mask is the CPU's bit for
+// bit. Kept values are scaled by 1/(1-p) as a two-float product (see
+// lp_scaled), which matches the CPU's float64 product in almost every
+// element; Mesa's shader compiler reassociates some of the error terms, so
+// a few kept values can land an ulp away. Dropped values are multiplied by
+// 0 so NaN and inf propagate.
 func lpDropout(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
 	if !k.Attrs.Bool("training") {
@@ -153,21 +153,18 @@ func lpDropout(k *core.KernelCall) error {
 	}
 	p := k.Attrs.Float("p")
 	scale := 1 / (1 - p)
-	hi := float64(float32(scale))
-	lo := scale - hi
+	hi := float32(scale)
+	lo := scale - float64(hi)
 	if math.IsInf(scale, 0) {
-		lo = 0
+		lo = 0 // p = 1 keeps nothing
 	}
+	hh := math.Float32frombits(math.Float32bits(hi) &^ 0xfff)
 	return lpRandom(k, "dropout", in, "", func(prm *params) {
 		prm.setU(4, uint32(min(math.Ceil(p*(1<<24)), 1<<24)))
-		prm.setF(5, hi)
+		prm.setF(5, float64(hi))
 		prm.setF(6, lo)
-		// Veltkamp's split of hi into two 12-bit halves for the exact
-		// product in lp_scaled.
-		c := float32(4097) * float32(hi)
-		hh := c - (c - float32(hi))
 		prm.setF(40, float64(hh))
-		prm.setF(41, float64(float32(hi)-hh))
+		prm.setF(41, float64(hi-hh))
 	})
 }
 
