@@ -84,6 +84,9 @@ type Capabilities struct {
 	// works when asked for by name but is never the default, being slower
 	// than the CPU backend it emulates a GPU on.
 	Software bool
+	// NarrowI64 says i64 is held as i32: values outside the i32 range are
+	// refused with an error rather than stored.
+	NarrowI64 bool
 }
 
 // Backend is one device's memory and kernels. It is small on purpose: the

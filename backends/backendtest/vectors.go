@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,9 +49,16 @@ func checkCase(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c 
 			ins[i].SetRequiresGrad(true)
 		}
 	}
-	outs, err := core.CallDef(def, ins, s.ResolvedAttrs(def))
+	attrs := s.ResolvedAttrs(def)
+	if hasAttr(def, "device") && attrs.String("device") == "" {
+		attrs["device"] = dev.String() // creation ops: make them on dev, not the default device
+	}
+	outs, err := core.CallDef(def, ins, attrs)
 	require.NoError(t, err)
 	require.Len(t, outs, len(c.Outputs))
+	for j, o := range outs {
+		require.Equal(t, dev, o.Device(), "output %d is on the wrong device", j)
+	}
 	var loss *core.Tensor
 	for j, o := range outs {
 		want, ok := v.Tensor(c.Name, "out", j)
@@ -121,8 +129,9 @@ func compare(t *testing.T, what string, got *core.Tensor, want safetensors.Tenso
 func skipUnstorable(t *testing.T, dev core.Device, c conformance.CaseSpec, v *conformance.Vectors) {
 	b, err := core.BackendFor(dev)
 	require.NoError(t, err)
+	caps := b.Capabilities()
 	ok := map[core.DType]bool{}
-	for _, d := range b.Capabilities().DTypes {
+	for _, d := range caps.DTypes {
 		ok[d] = true
 	}
 	for _, role := range []string{"in", "out"} {
@@ -137,6 +146,22 @@ func skipUnstorable(t *testing.T, dev core.Device, c conformance.CaseSpec, v *co
 			if !ok[st.DType] {
 				t.Skipf("%s holds no %v (%s %d)", dev, st.DType, role, i)
 			}
+			if st.DType == core.I64 && caps.NarrowI64 {
+				for _, v := range conformance.Values(st) {
+					if v < math.MinInt32 || v > math.MaxInt32 {
+						t.Skipf("%s holds i64 as i32 and %s %d has %v", dev, role, i, v)
+					}
+				}
+			}
 		}
 	}
+}
+
+func hasAttr(def *core.OpDef, name string) bool {
+	for _, a := range def.Attrs {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
 }

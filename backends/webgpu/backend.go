@@ -131,7 +131,7 @@ func (b *Backend) Capabilities() core.Capabilities {
 		}
 	}
 	desc := fmt.Sprintf("%s (%s, %s)", strings.TrimSpace(b.info.DriverDescription), b.info.BackendType, b.info.AdapterType)
-	return core.Capabilities{DTypes: dts, Description: desc, Software: b.software}
+	return core.Capabilities{DTypes: dts, Description: desc, Software: b.software, NarrowI64: true}
 }
 
 // Info describes the adapter, for tests and doctor.
