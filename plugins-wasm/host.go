@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"strings"
 	"context"
 	"fmt"
 	"io"
@@ -289,6 +290,9 @@ func readManifest(inst *instance) (*pluginSpec, error) {
 	spec, err := parseManifest(raw)
 	if err != nil {
 		return nil, err
+	}
+	if inst.decide == nil && len(spec.policies) > 0 {
+		return nil, fmt.Errorf("the manifest declares policies (%s) but the module does not export wt_decide", strings.Join(spec.policies, ", "))
 	}
 	if inst.infer == nil {
 		for _, op := range spec.ops {

@@ -32,10 +32,16 @@ const (
 )
 
 type manifestJSON struct {
-	ABI     *int      `json:"abi"`
-	Name    string    `json:"name"`
-	Version string    `json:"version"`
-	Ops     []*opJSON `json:"ops"`
+	ABI      *int          `json:"abi"`
+	Name     string        `json:"name"`
+	Version  string        `json:"version"`
+	Ops      []*opJSON     `json:"ops"`
+	Policies []*policyJSON `json:"policies,omitempty"`
+}
+
+type policyJSON struct {
+	Name string `json:"name"`
+	Doc  string `json:"doc"`
 }
 
 type opJSON struct {
@@ -72,9 +78,10 @@ type outputJSON struct {
 
 // pluginSpec is a validated manifest.
 type pluginSpec struct {
-	name    string
-	version string
-	ops     []*opSpec
+	name     string
+	version  string
+	ops      []*opSpec
+	policies []string // in manifest order: the index wt_decide receives
 }
 
 // opSpec is one validated op of a manifest, ready to become a core.OpDef.
@@ -147,10 +154,12 @@ func parseManifest(raw []byte) (*pluginSpec, error) {
 		return nil, fmt.Errorf("manifest: abi is %d, this host implements %d", *m.ABI, ABIVersion)
 	case m.Version == "":
 		return nil, fmt.Errorf("manifest: missing \"version\"")
-	case m.Ops == nil:
+	case m.Ops == nil && len(m.Policies) == 0:
 		return nil, fmt.Errorf("manifest: missing \"ops\"")
-	case len(m.Ops) == 0:
-		return nil, fmt.Errorf("manifest: \"ops\" is empty")
+	case len(m.Ops) == 0 && len(m.Policies) == 0:
+		return nil, fmt.Errorf("manifest: \"ops\" is empty (and there are no \"policies\")")
+	case len(m.Policies) > maxOps:
+		return nil, fmt.Errorf("manifest: %d policies, more than %d", len(m.Policies), maxOps)
 	case len(m.Ops) > maxOps:
 		return nil, fmt.Errorf("manifest: %d ops, more than %d", len(m.Ops), maxOps)
 	}
@@ -169,6 +178,20 @@ func parseManifest(raw []byte) (*pluginSpec, error) {
 		}
 		seen[op.name] = true
 		spec.ops = append(spec.ops, op)
+	}
+	for i, pol := range m.Policies {
+		switch {
+		case pol == nil:
+			return nil, fmt.Errorf("manifest: policy %d is null", i)
+		case strings.TrimSpace(pol.Doc) == "":
+			return nil, fmt.Errorf("manifest: policy %d (%s): missing \"doc\"", i, pol.Name)
+		case slices.Contains(spec.policies, pol.Name):
+			return nil, fmt.Errorf("manifest: policy %d: %s is declared twice", i, pol.Name)
+		}
+		if err := checkIdent("policy", pol.Name); err != nil {
+			return nil, fmt.Errorf("manifest: policy %d: %v", i, err)
+		}
+		spec.policies = append(spec.policies, pol.Name)
 	}
 	return spec, nil
 }

@@ -23,7 +23,7 @@ SDK_C_SRC   := plugins-wasm/sdk/c/wtplugin.h
 
 .PHONY: plugins plugins-toolchain
 
-plugins: $(PLUGINS_OUT)/goswish.wasm $(PLUGINS_OUT)/cclip.wasm ## build the example WebAssembly plugins into build/plugins/
+plugins: $(PLUGINS_OUT)/goswish.wasm $(PLUGINS_OUT)/cclip.wasm $(PLUGINS_OUT)/policy-kernel-variant.wasm ## build the example plugins and the default tuning policy into build/plugins/
 
 # Installs clang and lld only when the C toolchain for wasm32 is missing.
 plugins-toolchain:
@@ -31,6 +31,11 @@ plugins-toolchain:
 		echo "installing clang and lld (wasm32 C toolchain)"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq clang lld; \
 	fi
+
+# The default tuning policy the WebGPU backend can consult (see ABI.md, "Policies").
+$(PLUGINS_OUT)/policy-kernel-variant.wasm: $(SDK_GO_SRC) $(wildcard plugins-wasm/policies/kernel-variant/*.go)
+	@mkdir -p $(@D)
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./plugins-wasm/policies/kernel-variant
 
 $(PLUGINS_OUT)/goswish.wasm: $(SDK_GO_SRC) $(wildcard plugins-wasm/examples/go-swish/*.go)
 	@mkdir -p $(@D)

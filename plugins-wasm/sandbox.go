@@ -38,6 +38,7 @@ var requiredExports = map[string]exportSig{
 	"wt_kernel":     {params: []api.ValueType{i32, i32}, results: []api.ValueType{i32}},
 	"wt_error":      {results: []api.ValueType{i64}},
 	"wt_infer":      {params: []api.ValueType{i32, i32, i32}, results: []api.ValueType{i64}, optional: true},
+	"wt_decide":     {params: []api.ValueType{i32, i32, i32}, results: []api.ValueType{i64}, optional: true},
 }
 
 // checkImports refuses every import but WASI preview-1 functions.
@@ -136,7 +137,7 @@ type instance struct {
 	mod                                 api.Module
 	mem                                 api.Memory
 	abi, alloc, free, kernel, lastError api.Function
-	manifest, infer                     api.Function
+	manifest, infer, decide             api.Function
 	limit                               uint64 // the memory cap in bytes
 
 	// Every call runs under ctx; the timer, armed for the length of a call,
@@ -189,7 +190,7 @@ func (h *Host) instantiate(ctx context.Context, c wazero.CompiledModule) (*insta
 		abi: mod.ExportedFunction("wt_plugin_abi"), alloc: mod.ExportedFunction("wt_alloc"),
 		free: mod.ExportedFunction("wt_free"), kernel: mod.ExportedFunction("wt_kernel"),
 		lastError: mod.ExportedFunction("wt_error"), manifest: mod.ExportedFunction("wt_manifest"),
-		infer: mod.ExportedFunction("wt_infer")}
+		infer: mod.ExportedFunction("wt_infer"), decide: mod.ExportedFunction("wt_decide")}
 	in.ctx, in.cancel = context.WithCancel(context.Background())
 	if !h.cfg.noDeadline {
 		in.deadline = h.cfg.deadline

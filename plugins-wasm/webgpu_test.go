@@ -48,3 +48,54 @@ func TestPluginWGSLRunsOnWebGPU(t *testing.T) {
 	want, _ := core.Call1("cclip.soft_clip", attrs, core.FromSlice([]float32{-3, 0.5, 2}, core.Shape{3, 1})).Float64s()
 	assert.InDeltaSlice(t, want, out, 1e-5)
 }
+
+// The default tuning policy, built from plugins-wasm/policies/kernel-variant,
+// steers the WebGPU backend's matmul variant: its proposal is timed against
+// the current choice, recorded with its reason, and can be rolled back.
+func TestDefaultPolicyTunesWebGPUMatmul(t *testing.T) {
+	if os.Getenv("XDG_RUNTIME_DIR") == "" {
+		t.Setenv("NODEVICE_SELECT", "1")
+	}
+	gpu := core.Device{Kind: "webgpu"}
+	be, err := core.BackendFor(gpu)
+	if err != nil {
+		t.Skipf("no WebGPU adapter: %v", err)
+	}
+	g := be.(*webgpu.Backend)
+	p := loadExample(t, "policy-kernel-variant.wasm")
+	assert.Equal(t, []string{"kernel_variant"}, p.Policies())
+	pol, err := p.Policy("kernel_variant")
+	require.NoError(t, err)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	g.ForgetTuning()
+	g.SetPolicy(pol)
+	t.Cleanup(func() { g.SetPolicy(nil); g.ForgetTuning() })
+
+	a := core.Call1("randn", core.Attrs{"shape": []int{96, 80}, "seed": 3})
+	b := core.Call1("randn", core.Attrs{"shape": []int{80, 72}, "seed": 4})
+	want, err := a.Matmul(b).Float64s()
+	require.NoError(t, err)
+	got, err := a.To(gpu).Matmul(b.To(gpu)).Float64s()
+	require.NoError(t, err)
+	assert.InDeltaSlice(t, want, got, 1e-3)
+
+	const key = "matmul|b0-m6-k6-n6"
+	rec, ok := g.Tuning()[key]
+	require.True(t, ok, "decisions: %v", g.Tuning())
+	assert.Equal(t, "tuning.kernel_variant", rec.Policy)
+	assert.NotEmpty(t, rec.Proposed)
+	assert.NotEmpty(t, rec.Reason)
+	assert.Empty(t, rec.Error)
+	assert.Contains(t, rec.Timings, rec.Variant, "the kept variant was measured")
+	assert.Equal(t, rec.Kept, rec.Variant == rec.Proposed)
+	if g.Capabilities().Software {
+		assert.Equal(t, "regblock", rec.Proposed, "the policy's rule for software drivers")
+	}
+
+	back, err := g.RollbackTuning(key)
+	require.NoError(t, err)
+	assert.Contains(t, back.Reason, "rolled back")
+	assert.Equal(t, back.Variant, g.Tuning()[key].Variant)
+	_, err = g.RollbackTuning("matmul|nothing-here")
+	assert.Error(t, err)
+}

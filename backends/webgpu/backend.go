@@ -89,6 +89,7 @@ func open() (*Backend, error) {
 		b.tuner.fallback = variantRegBlock
 	}
 	b.tuner.sync = b.Sync
+	b.tuner.software = b.software
 	return b, nil
 }
 

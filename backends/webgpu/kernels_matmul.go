@@ -56,7 +56,8 @@ func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int,
 		variant = g.tuner.fallback
 	}
 	if variant == "" {
-		variant = g.tuner.choose("matmul", matmulClass(batch.Numel(), m, kk, n), matmulVariants, func(v string) error {
+		workload := map[string]int{"batch": batch.Numel(), "m": m, "k": kk, "n": n}
+		variant = g.tuner.choose("matmul", matmulClass(batch.Numel(), m, kk, n), workload, matmulVariants, func(v string) error {
 			return g.matmul(a, b, out, batch, m, kk, n, v)
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,13 +22,79 @@ type tuner struct {
 	path     string
 	loaded   bool
 	choices  map[string]tuneRecord
+	history  map[string][]tuneRecord // earlier decisions per key, for rollback
 	sync     func() error
+	policy   Policy
+	software bool
 }
 
 // tuneRecord is one decision and the timings behind it (nanoseconds).
 type tuneRecord struct {
 	Variant string           `json:"variant"`
-	Timings map[string]int64 `json:"timings_ns"`
+	Timings map[string]int64 `json:"timings_ns,omitempty"`
+	// Set when a policy was asked: its name, what it proposed and why,
+	// whether the proposal measured faster and was kept, and any error.
+	Policy   string `json:"policy,omitempty"`
+	Proposed string `json:"proposed,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Kept     bool   `json:"kept,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// Policy proposes kernel variants: given the device and a workload, which
+// variant to try. The tuner times the proposal against its current choice
+// and keeps it only when it is faster. A WebAssembly policy loaded by
+// package plugins (plugins.Policy) satisfies this interface.
+type Policy interface {
+	PolicyName() string
+	Decide(request, reply any) error
+}
+
+// PolicyRequest is what a policy is asked.
+type PolicyRequest struct {
+	Device   string         `json:"device"`
+	Software bool           `json:"software"`
+	Kind     string         `json:"kind"`
+	Class    string         `json:"class"`
+	Workload map[string]int `json:"workload"`
+	Variants []string       `json:"variants"`
+	Current  string         `json:"current"`
+}
+
+// PolicyReply is a policy's proposal.
+type PolicyReply struct {
+	Variant string `json:"variant"`
+	Reason  string `json:"reason"`
+}
+
+// SetPolicy makes the tuner ask p about workloads it has not decided yet;
+// nil goes back to timing every variant.
+func (b *Backend) SetPolicy(p Policy) {
+	b.tuner.mu.Lock()
+	defer b.tuner.mu.Unlock()
+	b.tuner.policy = p
+}
+
+// RollbackTuning undoes the latest decision for key ("matmul|<class>"):
+// the previous one comes back, or, when there was none, the device's
+// default variant is pinned. It returns the decision now in force.
+func (b *Backend) RollbackTuning(key string) (tuneRecord, error) {
+	t := &b.tuner
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.load()
+	if _, ok := t.choices[key]; !ok {
+		return tuneRecord{}, fmt.Errorf("webgpu: no tuning decision for %q to roll back", key)
+	}
+	var rec tuneRecord
+	if h := t.history[key]; len(h) > 0 {
+		rec, t.history[key] = h[len(h)-1], h[:len(h)-1]
+	} else {
+		rec = tuneRecord{Variant: t.fallback, Reason: "rolled back to the device default"}
+	}
+	t.choices[key] = rec
+	t.save()
+	return rec, nil
 }
 
 type tuneFile struct {
@@ -52,6 +119,7 @@ func (t *tuner) load() {
 	}
 	t.loaded = true
 	t.choices = map[string]tuneRecord{}
+	t.history = map[string][]tuneRecord{}
 	if os.Getenv("WEBTENSOR_TUNE") == "off" {
 		return
 	}
@@ -94,14 +162,16 @@ func (t *tuner) save() {
 }
 
 // choose returns the variant for kind and class. Unknown classes are
-// measured: run(v) must perform the real work with variant v (the last run
-// leaves a correct result).
-func (t *tuner) choose(kind, class string, variants []string, run func(v string) error) string {
+// decided by measurement: run(v) must perform the real work with variant v
+// (the last run leaves a correct result). With a policy set, only its
+// proposal and the current default are timed; otherwise every variant is.
+func (t *tuner) choose(kind, class string, workload map[string]int, variants []string, run func(v string) error) string {
 	key := kind + "|" + class
 	t.mu.Lock()
 	t.load()
 	rec, ok := t.choices[key]
 	off := os.Getenv("WEBTENSOR_TUNE") == "off"
+	policy := t.policy
 	t.mu.Unlock()
 	if ok {
 		return rec.Variant
@@ -109,24 +179,32 @@ func (t *tuner) choose(kind, class string, variants []string, run func(v string)
 	if off || len(variants) < 2 {
 		return t.fallback
 	}
+	candidates := variants
 	rec = tuneRecord{Timings: map[string]int64{}}
-	best := time.Duration(-1)
-	for _, v := range variants {
-		if run(v) != nil || t.sync() != nil { // compile and warm up
-			continue
-		}
-		start := time.Now()
-		const reps = 3
-		failed := false
-		for range reps {
-			if run(v) != nil {
-				failed = true
+	if policy != nil {
+		rec.Policy = policy.PolicyName()
+		var reply PolicyReply
+		req := PolicyRequest{Device: t.device, Software: t.software, Kind: kind, Class: class, Workload: workload,
+			Variants: variants, Current: t.fallback}
+		switch err := policy.Decide(req, &reply); {
+		case err != nil:
+			rec.Error = err.Error()
+		case !slices.Contains(variants, reply.Variant):
+			rec.Error = fmt.Sprintf("proposed %q, not one of %v", reply.Variant, variants)
+		default:
+			rec.Proposed, rec.Reason = reply.Variant, reply.Reason
+			candidates = []string{t.fallback, reply.Variant}
+			if reply.Variant == t.fallback {
+				candidates = candidates[:1]
 			}
 		}
-		if failed || t.sync() != nil {
+	}
+	best := time.Duration(-1)
+	for _, v := range candidates {
+		d, ok := t.measure(v, run)
+		if !ok {
 			continue
 		}
-		d := time.Since(start) / reps
 		rec.Timings[v] = d.Nanoseconds()
 		if best < 0 || d < best {
 			best, rec.Variant = d, v
@@ -135,11 +213,34 @@ func (t *tuner) choose(kind, class string, variants []string, run func(v string)
 	if rec.Variant == "" {
 		return t.fallback
 	}
+	rec.Kept = rec.Proposed != "" && rec.Variant == rec.Proposed
 	t.mu.Lock()
+	if prev, ok := t.choices[key]; ok {
+		t.history[key] = append(t.history[key], prev)
+	}
 	t.choices[key] = rec
 	t.save()
 	t.mu.Unlock()
 	return rec.Variant
+}
+
+// measure times variant v: one warm-up run (which compiles it), then the
+// mean of three.
+func (t *tuner) measure(v string, run func(v string) error) (time.Duration, bool) {
+	if run(v) != nil || t.sync() != nil {
+		return 0, false
+	}
+	start := time.Now()
+	const reps = 3
+	for range reps {
+		if run(v) != nil {
+			return 0, false
+		}
+	}
+	if t.sync() != nil {
+		return 0, false
+	}
+	return time.Since(start) / reps, true
 }
 
 // Tuning reports the decisions made so far, for doctor and tests.
@@ -168,4 +269,13 @@ func ReadTuningFile(path, device string) (map[string]tuneRecord, error) {
 		return nil, fmt.Errorf("tuning cache %s is for device %q, not %q", path, f.Device, device)
 	}
 	return f.Choices, nil
+}
+
+// ForgetTuning drops the decisions held in memory; the next workload reads
+// the cache file again (from $XDG_CACHE_HOME as it is then).
+func (b *Backend) ForgetTuning() {
+	b.tuner.mu.Lock()
+	defer b.tuner.mu.Unlock()
+	b.tuner.loaded = false
+	b.tuner.choices, b.tuner.history = nil, nil
 }

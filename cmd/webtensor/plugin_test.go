@@ -36,7 +36,7 @@ func TestPluginNewWritesAPlugin(t *testing.T) {
 	want := map[string][]string{
 		"go": {"Makefile", "README.md", "go.mod", "main.go", "main_test.go",
 			"wtplugin/attrs.go", "wtplugin/call.go", "wtplugin/doc.go", "wtplugin/exports_wasip1.go",
-			"wtplugin/run.go", "wtplugin/spec.go", "wtplugin/tensor.go"},
+			"wtplugin/policy.go", "wtplugin/run.go", "wtplugin/spec.go", "wtplugin/tensor.go"},
 		"c": {"Makefile", "README.md", "myops.c", "myops_test.c", "wtplugin.h"},
 	}
 	for lang, files := range want {

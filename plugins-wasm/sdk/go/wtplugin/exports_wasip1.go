@@ -111,3 +111,15 @@ func wtInfer(op int32, ptr, n uint32) (packed int64) {
 	lastAnswer = answer
 	return pack(lastAnswer)
 }
+
+//go:wasmexport wt_decide
+func wtDecide(policy int32, ptr, n uint32) (packed int64) {
+	defer guard("wt_decide", func() { packed = 0 })
+	answer, err := runDecide(int(policy), linear(ptr, n))
+	if err != nil {
+		fail(err)
+		return 0
+	}
+	lastAnswer = answer
+	return pack(lastAnswer)
+}

@@ -160,12 +160,17 @@ func Manifest() []byte {
 		for i, r := range ops {
 			list[i] = r.op
 		}
+		specs := make([]PolicySpec, len(policies))
+		for i, p := range policies {
+			specs[i] = p.spec
+		}
 		m := struct {
-			ABI     int    `json:"abi"`
-			Name    string `json:"name"`
-			Version string `json:"version"`
-			Ops     []Op   `json:"ops"`
-		}{1, pluginName, pluginVersion, list}
+			ABI      int          `json:"abi"`
+			Name     string       `json:"name"`
+			Version  string       `json:"version"`
+			Ops      []Op         `json:"ops"`
+			Policies []PolicySpec `json:"policies,omitempty"`
+		}{1, pluginName, pluginVersion, list, specs}
 		b, err := json.Marshal(m)
 		if err != nil { // only an attribute default JSON cannot encode
 			panic("wtplugin: manifest: " + err.Error())

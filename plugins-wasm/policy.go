@@ -1,0 +1,76 @@
+package plugins
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// Policy is one decision a loaded module answers, JSON in and JSON out,
+// under the plugin sandbox (memory cap, deadline, no grants). Auto-agents
+// ask a policy for a proposal, measure it, and keep it only when it wins;
+// the policy never changes anything itself.
+type Policy struct {
+	p     *Plugin
+	name  string
+	index int
+}
+
+// Policies lists the policies the module declares.
+func (p *Plugin) Policies() []string { return slices.Clone(p.spec.policies) }
+
+// Policy returns the named policy of the module.
+func (p *Plugin) Policy(name string) (*Policy, error) {
+	i := slices.Index(p.spec.policies, name)
+	if i < 0 {
+		return nil, fmt.Errorf("plugin %s has no policy %q (it has: %v)", p.name, name, p.spec.policies)
+	}
+	return &Policy{p: p, name: name, index: i}, nil
+}
+
+// PolicyName is "<plugin>.<policy>", for decision records.
+func (q *Policy) PolicyName() string { return q.p.name + "." + q.name }
+
+// maxDecisionBytes bounds a reply, so a policy cannot make the host copy
+// its whole memory.
+const maxDecisionBytes = 1 << 20
+
+// Decide sends request (marshalled to JSON) and unmarshals the reply into
+// reply. A trap, a timeout or a malformed reply is an error that names the
+// policy; the instance is rebuilt for the next call.
+func (q *Policy) Decide(request, reply any) error {
+	in, err := json.Marshal(request)
+	if err != nil {
+		return fmt.Errorf("policy %s: request: %w", q.PolicyName(), err)
+	}
+	var out []byte
+	err = q.p.withInstance(func(inst *instance) error {
+		ptr, err := inst.ensureScratch(uint32(len(in)))
+		if err != nil {
+			return err
+		}
+		if !inst.mem.Write(ptr, in) {
+			return broken(fmt.Errorf("request of %d bytes does not fit at %d", len(in), ptr))
+		}
+		v, err := inst.call("wt_decide", inst.decide, uint64(q.index), uint64(ptr), uint64(len(in)))
+		if err != nil {
+			return err
+		}
+		if v == 0 {
+			msg, err := inst.errorMessage()
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%s", msg)
+		}
+		out, err = inst.unpack("wt_decide", v, maxDecisionBytes)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("policy %s: %w", q.PolicyName(), err)
+	}
+	if err := json.Unmarshal(out, reply); err != nil {
+		return fmt.Errorf("policy %s: reply %.200q is not the JSON expected: %w", q.PolicyName(), out, err)
+	}
+	return nil
+}
