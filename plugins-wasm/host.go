@@ -1,13 +1,13 @@
 package plugins
 
 import (
-	"strings"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
