@@ -16,6 +16,9 @@ from ._dlpack import from_dlpack
 from ._dtype import BY_NAME as _DT
 from ._dtype import DType
 from ._lib import UnsupportedError
+from ._plugins import Plugin as Plugin
+from ._plugins import call as call
+from ._plugins import load_plugin as load_plugin
 from ._ops import *  # noqa: F403 (every public op, generated)
 from ._ops import METHODS as _METHODS
 from ._tensor import (
