@@ -238,3 +238,13 @@ func Ops() []string {
 	}
 	return out
 }
+
+// Limits are the device limits the backend asked for and got.
+func (b *Backend) Limits() wgpu.Limits { return b.limits }
+
+// CompileCheck compiles WGSL source as a one-input kernel under key and
+// reports the compiler's error, for tests and plugin authors.
+func (b *Backend) CompileCheck(key, src string) error {
+	_, err := b.pipelineFor(key, 1, 1, func() (string, error) { return src, nil })
+	return err
+}

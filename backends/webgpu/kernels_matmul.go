@@ -55,6 +55,12 @@ func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int,
 	if variant == "" && m*kk*n < tuneMinWork {
 		variant = g.tuner.fallback
 	}
+	if variant == variantTiled && (batch.Numel() > 65535 || (m+15)/16 > 65535 || (n+15)/16 > 65535) {
+		variant = variantRegBlock // the tiled grid has one workgroup layer per batch entry
+	}
+	if variant == "" && batch.Numel() > 65535 {
+		variant = variantRegBlock
+	}
 	if variant == "" {
 		workload := map[string]int{"batch": batch.Numel(), "m": m, "k": kk, "n": n}
 		variant = g.tuner.choose("matmul", matmulClass(batch.Numel(), m, kk, n), workload, matmulVariants, func(v string) error {
