@@ -20,6 +20,7 @@ type Backend struct {
 	info     wgpu.AdapterInfo
 	limits   wgpu.Limits
 	software bool
+	features []wgpu.FeatureName
 
 	pool    bufferPool
 	staging bufferPool
@@ -68,15 +69,17 @@ func open() (*Backend, error) {
 	want.MaxStorageBuffersPerShaderStage = min(supported.MaxStorageBuffersPerShaderStage, 10)
 	want.MaxComputeWorkgroupStorageSize = supported.MaxComputeWorkgroupStorageSize
 	want.MaxComputeInvocationsPerWorkgroup = min(supported.MaxComputeInvocationsPerWorkgroup, 256)
+	features := requiredFeatures(adapter)
 	dev, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{
-		Label:          "webtensor",
-		RequiredLimits: &wgpu.RequiredLimits{Limits: want},
+		Label:            "webtensor",
+		RequiredFeatures: features,
+		RequiredLimits:   &wgpu.RequiredLimits{Limits: want},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webgpu: adapter %q refused a device with limits %+v: %w", info.DriverDescription, want, err)
 	}
 	b := &Backend{
-		adapter: adapter, device: dev, queue: dev.GetQueue(), info: info, limits: want,
+		adapter: adapter, device: dev, queue: dev.GetQueue(), info: info, limits: want, features: features,
 		software: info.AdapterType == wgpu.AdapterTypeCPU,
 		pipes:    map[string]*pipeline{},
 	}
@@ -247,4 +250,13 @@ func (b *Backend) Limits() wgpu.Limits { return b.limits }
 func (b *Backend) CompileCheck(key, src string) error {
 	_, err := b.pipelineFor(key, 1, 1, func() (string, error) { return src, nil })
 	return err
+}
+
+// Features lists the optional device features the backend requested.
+func (b *Backend) Features() []string {
+	out := make([]string, len(b.features))
+	for i, f := range b.features {
+		out[i] = f.String()
+	}
+	return out
 }

@@ -28,3 +28,7 @@ func (b *Backend) waitIdle() {
 	b.queue.OnSubmittedWorkDone(func(wgpu.QueueWorkDoneStatus) { done <- struct{}{} })
 	<-done
 }
+
+// requiredFeatures asks for nothing extra in the browser: kernels hold f16
+// in f32 there.
+func requiredFeatures(*wgpu.Adapter) []wgpu.FeatureName { return nil }

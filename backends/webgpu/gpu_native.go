@@ -27,3 +27,38 @@ func (b *Backend) mapRead(stage *wgpu.Buffer, size uint64) error {
 
 // waitIdle blocks until submitted work has finished.
 func (b *Backend) waitIdle() { b.device.Poll(true, nil) }
+
+// requiredFeatures asks for shader-f16 when the adapter has it, so kernels
+// may use f16 math there.
+func requiredFeatures(a *wgpu.Adapter) []wgpu.FeatureName {
+	if a.HasFeature(wgpu.FeatureNameShaderF16) {
+		return []wgpu.FeatureName{wgpu.FeatureNameShaderF16}
+	}
+	return nil
+}
+
+// AdapterReport describes one adapter for `webtensor doctor`.
+type AdapterReport struct {
+	Name, Driver, Backend, Type string
+	Features                    []string
+	Limits                      wgpu.Limits
+}
+
+// Adapters lists every adapter the wgpu instance sees, on any backend.
+func Adapters() []AdapterReport {
+	inst := theInstance()
+	if inst == nil {
+		return nil
+	}
+	var out []AdapterReport
+	for _, a := range inst.EnumerateAdapters(nil) {
+		info := a.GetInfo()
+		r := AdapterReport{Name: info.Name, Driver: info.DriverDescription, Backend: info.BackendType.String(),
+			Type: info.AdapterType.String(), Limits: a.GetLimits().Limits}
+		for _, f := range a.EnumerateFeatures() {
+			r.Features = append(r.Features, f.String())
+		}
+		out = append(out, r)
+	}
+	return out
+}

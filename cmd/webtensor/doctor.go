@@ -46,6 +46,7 @@ ops each backend implements. Attach its output to bug reports.`,
 				b, _ := core.BackendFor(d)
 				caps := b.Capabilities()
 				fmt.Fprintf(out, "  %-8s ok      %s; %d of %d ops; dtypes %v\n", d, caps.Description, counts[d.Kind], public, caps.DTypes)
+				fmt.Fprintf(out, "           %s\n", smokeTest(d))
 				if caps.Software {
 					fmt.Fprintf(out, "           software emulation: never the default, slower than the cpu backend; use it with --device %s or WEBTENSOR_DEVICE=%s\n", d.Kind, d.Kind)
 				}
@@ -58,6 +59,7 @@ ops each backend implements. Attach its output to bug reports.`,
 			for _, k := range kinds {
 				fmt.Fprintf(out, "  %-8s absent  %v\n", k, failed[k])
 			}
+			printAdapters(out)
 			fmt.Fprintf(out, "\ndefault device: %s\n", core.DefaultDevice())
 			return nil
 		},

@@ -91,4 +91,10 @@ func TestDoctor(t *testing.T) {
 	assert.Contains(t, out, "webtensor "+core.Version)
 	assert.Contains(t, out, "cpu")
 	assert.Contains(t, out, "default device: cpu")
+	assert.Contains(t, out, "webgpu adapters:")
+	assert.NotContains(t, out, "smoke test FAILED")
+	if _, err := core.BackendFor(core.Device{Kind: "webgpu"}); err == nil {
+		assert.Regexp(t, `webgpu:0 ok .*\n\s+smoke test passed: 10 ops`, out)
+		assert.Contains(t, out, "limits: buffer")
+	}
 }
