@@ -104,12 +104,14 @@ type Backend interface {
 }
 
 type backendEntry struct {
-	kind     string
-	priority int
-	open     func() (Backend, error)
-	once     sync.Once
-	b        Backend
-	err      error
+	kind      string
+	priority  int
+	open      func() (Backend, error)
+	openIndex func(index int) (Backend, error) // kinds with several devices
+	once      sync.Once
+	b         Backend
+	err       error
+	indexed   map[int]*backendEntry // devices 1, 2, ... of an indexed kind
 }
 
 var (
@@ -126,10 +128,31 @@ func RegisterBackend(kind string, priority int, open func() (Backend, error)) {
 	backends[kind] = &backendEntry{kind: kind, priority: priority, open: open}
 }
 
+// RegisterIndexedBackend is RegisterBackend for a kind with several
+// devices: open(n) opens device n (webgpu:n), 0 being the best.
+func RegisterIndexedBackend(kind string, priority int, open func(index int) (Backend, error)) {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	backends[kind] = &backendEntry{kind: kind, priority: priority, openIndex: open,
+		open: func() (Backend, error) { return open(0) }}
+}
+
 // BackendFor opens (once) and returns the backend of a device.
 func BackendFor(d Device) (Backend, error) {
 	backendsMu.Lock()
 	e, ok := backends[d.Kind]
+	if ok && d.Index != 0 && e.openIndex != nil {
+		sub := e.indexed[d.Index]
+		if sub == nil {
+			idx, open := d.Index, e.openIndex
+			sub = &backendEntry{kind: e.kind, open: func() (Backend, error) { return open(idx) }}
+			if e.indexed == nil {
+				e.indexed = map[int]*backendEntry{}
+			}
+			e.indexed[d.Index] = sub
+		}
+		e = sub
+	}
 	backendsMu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("no backend %q is compiled in (available: %v)", d.Kind, BackendKinds())
@@ -145,7 +168,7 @@ func BackendFor(d Device) (Backend, error) {
 	if e.err != nil {
 		return nil, e.err
 	}
-	if d.Index != 0 && d.Kind != "cpu" {
+	if d.Index != 0 && d.Kind != "cpu" && e.b.Device().Index != d.Index {
 		return nil, fmt.Errorf("device %s: only index 0 is supported", d)
 	}
 	return e.b, nil

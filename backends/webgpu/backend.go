@@ -3,6 +3,7 @@ package webgpu
 import (
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 
@@ -14,6 +15,7 @@ import (
 // may be called from several goroutines (the C ABI serves many threads).
 type Backend struct {
 	mu       sync.Mutex
+	index    int // n of webgpu:n
 	adapter  *wgpu.Adapter
 	device   *wgpu.Device
 	queue    *wgpu.Queue
@@ -30,7 +32,7 @@ type Backend struct {
 }
 
 func init() {
-	core.RegisterBackend("webgpu", 10, func() (core.Backend, error) { return open() })
+	core.RegisterIndexedBackend("webgpu", 10, func(index int) (core.Backend, error) { return open(index) })
 }
 
 var (
@@ -50,12 +52,12 @@ func theInstance() *wgpu.Instance {
 	return instance
 }
 
-func open() (*Backend, error) {
+func open(index int) (*Backend, error) {
 	inst := theInstance()
 	if inst == nil {
 		return nil, fmt.Errorf("webgpu: no wgpu instance could be created")
 	}
-	adapter, err := pickAdapter(inst)
+	adapter, err := pickAdapter(inst, index)
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +81,7 @@ func open() (*Backend, error) {
 		return nil, fmt.Errorf("webgpu: adapter %q refused a device with limits %+v: %w", info.DriverDescription, want, err)
 	}
 	b := &Backend{
+		index:   index,
 		adapter: adapter, device: dev, queue: dev.GetQueue(), info: info, limits: want, features: features,
 		software: info.AdapterType == wgpu.AdapterTypeCPU,
 		pipes:    map[string]*pipeline{},
@@ -96,9 +99,9 @@ func open() (*Backend, error) {
 	return b, nil
 }
 
-// pickAdapter prefers a discrete, then an integrated, then any GPU, then a
-// software adapter; WEBTENSOR_WGPU_ADAPTER picks by index.
-func pickAdapter(inst *wgpu.Instance) (*wgpu.Adapter, error) {
+// pickAdapter ranks the adapters (discrete, integrated, other GPUs, then
+// software) and returns the index-th: webgpu:0 is the best one.
+func pickAdapter(inst *wgpu.Instance, index int) (*wgpu.Adapter, error) {
 	ads := inst.EnumerateAdapters(&wgpu.InstanceEnumerateAdapterOptons{Backends: wgpu.InstanceBackendPrimary})
 	if len(ads) == 0 {
 		return nil, fmt.Errorf("webgpu: no adapter found (no Vulkan, Metal or DX12 driver; on Debian install mesa-vulkan-drivers for a software one)")
@@ -114,17 +117,15 @@ func pickAdapter(inst *wgpu.Instance) (*wgpu.Adapter, error) {
 		}
 		return 2
 	}
-	best := ads[0]
-	for _, a := range ads[1:] {
-		if rank(a.GetInfo().AdapterType) < rank(best.GetInfo().AdapterType) {
-			best = a
-		}
+	sort.SliceStable(ads, func(i, j int) bool { return rank(ads[i].GetInfo().AdapterType) < rank(ads[j].GetInfo().AdapterType) })
+	if index < 0 || index >= len(ads) {
+		return nil, fmt.Errorf("webgpu: no adapter webgpu:%d; this machine has %d (webgpu:0 to webgpu:%d; see webtensor doctor)", index, len(ads), len(ads)-1)
 	}
-	return best, nil
+	return ads[index], nil
 }
 
-// Device is webgpu:0.
-func (b *Backend) Device() core.Device { return core.Device{Kind: "webgpu"} }
+// Device is webgpu:n.
+func (b *Backend) Device() core.Device { return core.Device{Kind: "webgpu", Index: b.index} }
 
 // Capabilities lists what the GPU stores: every dtype but f64.
 func (b *Backend) Capabilities() core.Capabilities {

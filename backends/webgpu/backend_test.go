@@ -2,6 +2,7 @@ package webgpu_test
 
 import (
 	"math"
+	"strings"
 	"os"
 	"path/filepath"
 	"testing"
@@ -71,7 +72,8 @@ func TestTunerRemembersAndSurvivesCorruptCache(t *testing.T) {
 	rec, ok := b.Tuning()["matmul|b0-m6-k6-n6"]
 	require.True(t, ok, "a 96^3 product is timed: %v", b.Tuning())
 	assert.Len(t, rec.Timings, 2)
-	path := filepath.Join(os.Getenv("XDG_CACHE_HOME"), "webtensor", "webgpu-tuning.json")
+	path := b.TuningFile()
+	require.True(t, strings.HasPrefix(path, filepath.Join(os.Getenv("XDG_CACHE_HOME"), "webtensor", "webgpu-tuning-")), path)
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), rec.Variant)
@@ -122,4 +124,26 @@ func TestPoolReuseKeepsResultsIntact(t *testing.T) {
 	for _, e := range v {
 		require.Equal(t, want, e)
 	}
+}
+
+// webgpu:N picks the N-th adapter (best first); asking for one that does
+// not exist says how many there are.
+func TestDeviceIndex(t *testing.T) {
+	needGPU(t)
+	n := 0
+	for {
+		if _, err := core.BackendFor(core.Device{Kind: "webgpu", Index: n}); err != nil {
+			assert.Contains(t, err.Error(), "this machine has")
+			break
+		}
+		n++
+	}
+	require.GreaterOrEqual(t, n, 1)
+	last := core.Device{Kind: "webgpu", Index: n - 1}
+	x := core.FromSlice([]float32{1, 2}, core.Shape{2}, last)
+	require.NoError(t, x.Err())
+	assert.Equal(t, last, x.Device())
+	v, err := x.Add(x).Float64s()
+	require.NoError(t, err)
+	assert.Equal(t, []float64{2, 4}, v)
 }

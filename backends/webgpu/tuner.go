@@ -1,6 +1,7 @@
 package webgpu
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -102,7 +103,9 @@ type tuneFile struct {
 	Choices map[string]tuneRecord `json:"choices"`
 }
 
-func tuneCachePath() string {
+// tuneCachePath is one file per device, so two adapters never overwrite
+// each other's decisions.
+func tuneCachePath(device string) string {
 	dir := os.Getenv("XDG_CACHE_HOME")
 	if dir == "" {
 		var err error
@@ -110,7 +113,8 @@ func tuneCachePath() string {
 			return ""
 		}
 	}
-	return filepath.Join(dir, "webtensor", "webgpu-tuning.json")
+	sum := sha256.Sum256([]byte(device))
+	return filepath.Join(dir, "webtensor", fmt.Sprintf("webgpu-tuning-%x.json", sum[:6]))
 }
 
 func (t *tuner) load() {
@@ -123,7 +127,7 @@ func (t *tuner) load() {
 	if os.Getenv("WEBTENSOR_TUNE") == "off" {
 		return
 	}
-	t.path = tuneCachePath()
+	t.path = tuneCachePath(t.device)
 	raw, err := os.ReadFile(t.path)
 	if err != nil {
 		return
@@ -278,4 +282,12 @@ func (b *Backend) ForgetTuning() {
 	defer b.tuner.mu.Unlock()
 	b.tuner.loaded = false
 	b.tuner.choices, b.tuner.history = nil, nil
+}
+
+// TuningFile is where this device's decisions are cached ("" when off).
+func (b *Backend) TuningFile() string {
+	b.tuner.mu.Lock()
+	defer b.tuner.mu.Unlock()
+	b.tuner.load()
+	return b.tuner.path
 }
