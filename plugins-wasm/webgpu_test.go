@@ -79,7 +79,7 @@ func TestDefaultPolicyTunesWebGPUMatmul(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDeltaSlice(t, want, got, 1e-3)
 
-	const key = "matmul|b0-m6-k6-n6"
+	const key = "matmul|b0-m6-k6-n6-v4"
 	rec, ok := g.Tuning()[key]
 	require.True(t, ok, "decisions: %v", g.Tuning())
 	assert.Equal(t, "tuning.kernel_variant", rec.Policy)
@@ -89,7 +89,7 @@ func TestDefaultPolicyTunesWebGPUMatmul(t *testing.T) {
 	assert.Contains(t, rec.Timings, rec.Variant, "the kept variant was measured")
 	assert.Equal(t, rec.Kept, rec.Variant == rec.Proposed)
 	if g.Capabilities().Software {
-		assert.Equal(t, "regblock", rec.Proposed, "the policy's rule for software drivers")
+		assert.Equal(t, "regblock4", rec.Proposed, "the policy's rule for software drivers")
 	}
 
 	back, err := g.RollbackTuning(key)

@@ -44,8 +44,10 @@ func TestMatmulVariantsMatchCPU(t *testing.T) {
 		{core.Shape{33, 17}, core.Shape{17, 65}},
 		{core.Shape{3, 1, 20, 9}, core.Shape{4, 9, 18}},
 		{core.Shape{130, 70}, core.Shape{70, 129}},
+		{core.Shape{2, 37, 64}, core.Shape{64, 20}}, // regblock4: k and n multiples of 4
+		{core.Shape{5, 8}, core.Shape{3, 8, 12}},
 	}
-	for _, v := range []string{"regblock", "tiled"} {
+	for _, v := range []string{"regblock", "regblock4", "tiled"} {
 		for i, c := range cases {
 			ac := core.FromFloat64s(core.F32, c.a, randn(c.a, uint64(i)))
 			bc := core.FromFloat64s(core.F32, c.b, randn(c.b, uint64(i+100)))
@@ -69,9 +71,9 @@ func TestTunerRemembersAndSurvivesCorruptCache(t *testing.T) {
 	a := core.FromFloat64s(core.F32, core.Shape{96, 96}, randn(core.Shape{96, 96}, 1), gpu)
 	require.NoError(t, a.Matmul(a).Err())
 	require.NoError(t, b.Sync())
-	rec, ok := b.Tuning()["matmul|b0-m6-k6-n6"]
+	rec, ok := b.Tuning()["matmul|b0-m6-k6-n6-v4"]
 	require.True(t, ok, "a 96^3 product is timed: %v", b.Tuning())
-	assert.Len(t, rec.Timings, 2)
+	assert.Len(t, rec.Timings, 3)
 	path := b.TuningFile()
 	require.True(t, strings.HasPrefix(path, filepath.Join(os.Getenv("XDG_CACHE_HOME"), "webtensor", "webgpu-tuning-")), path)
 	raw, err := os.ReadFile(path)

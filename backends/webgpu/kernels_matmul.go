@@ -10,11 +10,32 @@ import (
 // matmul variants (wgsl/matmul.wgsl); the tuner picks one per device and
 // shape class.
 const (
-	variantRegBlock = "regblock"
-	variantTiled    = "tiled"
+	variantRegBlock  = "regblock"
+	variantRegBlock4 = "regblock4"
+	variantTiled     = "tiled"
 )
 
 var matmulVariants = []string{variantRegBlock, variantTiled}
+
+// vec4Ready says whether regblock4 applies: f32 operands whose k-rows of a
+// and n-rows of b are contiguous, 16-byte aligned and a multiple of 4 long.
+func vec4Ready(a, b *core.Tensor, batch core.Shape, kk, n int) bool {
+	if a.DType() != core.F32 || b.DType() != core.F32 || kk%4 != 0 || n%4 != 0 {
+		return false
+	}
+	as, bs := a.Strides(), b.Strides()
+	ra, rb := len(as), len(bs)
+	aligned := func(vs ...int) bool {
+		for _, v := range vs {
+			if v%4 != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return as[ra-1] == 1 && bs[rb-1] == 1 && aligned(as[ra-2], bs[rb-2], a.Offset(), b.Offset()) &&
+		aligned(batchStrides(a, batch)...) && aligned(batchStrides(b, batch)...)
+}
 
 // tuneMinWork is the smallest product (M*K*N) worth timing; below it launch
 // overhead hides any difference and the device's default variant runs.
@@ -52,8 +73,16 @@ func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int,
 	if kk == 0 {
 		return g.fill(out, 0)
 	}
+	vec4 := vec4Ready(a, b, batch, kk, n)
+	def := g.tuner.fallback // what runs without measurement
+	if vec4 && def == variantRegBlock {
+		def = variantRegBlock4
+	}
 	if variant == "" && m*kk*n < tuneMinWork {
-		variant = g.tuner.fallback
+		variant = def
+	}
+	if variant == variantRegBlock4 && !vec4 {
+		variant = variantRegBlock
 	}
 	if variant == variantTiled && (batch.Numel() > 65535 || (m+15)/16 > 65535 || (n+15)/16 > 65535) {
 		variant = variantRegBlock // the tiled grid has one workgroup layer per batch entry
@@ -63,7 +92,11 @@ func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int,
 	}
 	if variant == "" {
 		workload := map[string]int{"batch": batch.Numel(), "m": m, "k": kk, "n": n}
-		variant = g.tuner.choose("matmul", matmulClass(batch.Numel(), m, kk, n), workload, matmulVariants, func(v string) error {
+		variants, class := matmulVariants, matmulClass(batch.Numel(), m, kk, n)
+		if vec4 {
+			variants, class = []string{variantRegBlock4, variantRegBlock, variantTiled}, class+"-v4"
+		}
+		variant = g.tuner.choose("matmul", class, workload, variants, def, func(v string) error {
 			return g.matmul(a, b, out, batch, m, kk, n, v)
 		})
 	}
@@ -106,7 +139,7 @@ func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int,
 		prm.setI(wgsl.SlotN, 0)
 		return g.runGroups(p, &prm, grid, bufs...)
 	}
-	threads := nb * ((m + 3) / 4) * ((n + 3) / 4)
+	threads := nb * ((m + 3) / 4) * ((n + 3) / 4) // regblock4 has n % 4 == 0, so the same count
 	prm.setI(wgsl.SlotN, threads)
 	return g.run(p, &prm, threads, mapWG, bufs...)
 }

@@ -169,7 +169,7 @@ func (t *tuner) save() {
 // decided by measurement: run(v) must perform the real work with variant v
 // (the last run leaves a correct result). With a policy set, only its
 // proposal and the current default are timed; otherwise every variant is.
-func (t *tuner) choose(kind, class string, workload map[string]int, variants []string, run func(v string) error) string {
+func (t *tuner) choose(kind, class string, workload map[string]int, variants []string, current string, run func(v string) error) string {
 	key := kind + "|" + class
 	t.mu.Lock()
 	t.load()
@@ -181,7 +181,7 @@ func (t *tuner) choose(kind, class string, workload map[string]int, variants []s
 		return rec.Variant
 	}
 	if off || len(variants) < 2 {
-		return t.fallback
+		return current
 	}
 	candidates := variants
 	rec = tuneRecord{Timings: map[string]int64{}}
@@ -189,7 +189,7 @@ func (t *tuner) choose(kind, class string, workload map[string]int, variants []s
 		rec.Policy = policy.PolicyName()
 		var reply PolicyReply
 		req := PolicyRequest{Device: t.device, Software: t.software, Kind: kind, Class: class, Workload: workload,
-			Variants: variants, Current: t.fallback}
+			Variants: variants, Current: current}
 		switch err := policy.Decide(req, &reply); {
 		case err != nil:
 			rec.Error = err.Error()
@@ -197,8 +197,8 @@ func (t *tuner) choose(kind, class string, workload map[string]int, variants []s
 			rec.Error = fmt.Sprintf("proposed %q, not one of %v", reply.Variant, variants)
 		default:
 			rec.Proposed, rec.Reason = reply.Variant, reply.Reason
-			candidates = []string{t.fallback, reply.Variant}
-			if reply.Variant == t.fallback {
+			candidates = []string{current, reply.Variant}
+			if reply.Variant == current {
 				candidates = candidates[:1]
 			}
 		}
@@ -215,7 +215,7 @@ func (t *tuner) choose(kind, class string, workload map[string]int, variants []s
 		}
 	}
 	if rec.Variant == "" {
-		return t.fallback
+		return current
 	}
 	rec.Kept = rec.Proposed != "" && rec.Variant == rec.Proposed
 	t.mu.Lock()

@@ -63,6 +63,8 @@ func decide(raw json.RawMessage) (any, error) {
 	}
 	w := r.Workload
 	switch {
+	case r.Software && slices.Contains(r.Variants, "regblock4"):
+		return pick("regblock4", "software drivers run workgroup barriers as thread switches; vec4 register blocking has none and the fewest loads")
 	case r.Software:
 		return pick("regblock", "software drivers run workgroup barriers as thread switches; register blocking has none")
 	case w["m"]*w["n"] >= 128*128 && w["k"] >= 32:
