@@ -82,12 +82,14 @@ lint: $(VENV)/.test-deps fmt-check vet ## gofmt, go vet, staticcheck and ruff
 	$(GO) run $(STATICCHECK) ./...
 	$(VENV)/bin/ruff check .
 
-generate: ## regenerate code and docs derived from the op registry
+generate: ## regenerate code and docs derived from the op registry, and the unrolled WGSL
 	$(GO) generate ./...
+	python3 scripts/gen_matmul_vec.py
 	mkdir -p docs && $(GO) run ./cmd/webtensor ops --markdown > docs/ops.md
 
 generate-check: ## fail when generated code or docs are stale
 	$(GO) run ./core/gen/methods -check
+	python3 scripts/gen_matmul_vec.py --check
 	@$(GO) run ./cmd/webtensor ops --markdown | diff -q - docs/ops.md >/dev/null || { echo "docs/ops.md is stale: run make generate"; exit 1; }
 
 vectors: $(VENV)/.ref-deps ## regenerate the reference vectors with NumPy and PyTorch

@@ -48,7 +48,7 @@ func BenchmarkWebGPUMatmul(b *testing.B) {
 	g := gpuBackend(b)
 	for _, n := range []int{256, 512, 1024} {
 		x, y := randn(b, n, n).To(gpuDev), randn(b, n, n).To(gpuDev)
-		for _, v := range []string{"tuned", "regblock4", "regblock", "tiled"} {
+		for _, v := range []string{"tuned", "regblock16", "regblock4", "regblock", "tiled"} {
 			b.Run(fmt.Sprintf("%s/%d", v, n), func(b *testing.B) {
 				runGPU(b, g, 2*float64(n*n*n), "GFLOP/s", func() (*core.Tensor, error) {
 					if v == "tuned" {

@@ -4,69 +4,11 @@
 // descriptors as operands 0 and 1. The output is contiguous [batch, M, N].
 @group(0) @binding(3) var<storage, read_write> c: array<{{.Out}}>;
 fn c_store(z: u32, m: u32, n: u32, v: {{.CT}}) { c[(z * pu(0u) + m) * pu(2u) + n] = {{.Store}}; }
-{{if eq .Variant "regblock4"}}
-// Register-blocked on vec4s: f32 operands whose rows are contiguous and
-// 16-byte aligned (checked by the host). Each thread owns a 4x4 block of c
-// and walks k four at a time: four vec4 rows of a and four of b feed
-// sixteen vec4 multiply-adds, with no index arithmetic in the loop beyond
-// two increments.
-@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;
-
-@compute @workgroup_size({{.WG}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-	let t = flat_id(wid, nwg, lid);
-	if t >= pu(8u) { return; }
-	let M = pu(0u);
-	let K = pu(1u);
-	let N = pu(2u);
-	let tn = N / 4u;
-	let tm = (M + 3u) / 4u;
-	let z = t / (tm * tn);
-	let m0 = ((t / tn) % tm) * 4u;
-	let n4 = t % tn;
-	let sam = pu(3u) / 4u; // a's row stride in vec4s
-	let sbk = pu(5u) / 4u; // b's row stride in vec4s
-	let ab = u32(loc(z, pu(9u), 10u, 18u)) / 4u;
-	let bb = u32(loc(z, pu(9u), 10u, 27u)) / 4u + n4;
-	let r0 = ab + min(m0, M - 1u) * sam;
-	let r1 = ab + min(m0 + 1u, M - 1u) * sam;
-	let r2 = ab + min(m0 + 2u, M - 1u) * sam;
-	let r3 = ab + min(m0 + 3u, M - 1u) * sam;
-	var c0 = vec4<f32>(0.0);
-	var c1 = vec4<f32>(0.0);
-	var c2 = vec4<f32>(0.0);
-	var c3 = vec4<f32>(0.0);
-	var bi = bb;
-	for (var k4 = 0u; k4 < K / 4u; k4++) {
-		let b0 = b[bi];
-		let b1 = b[bi + sbk];
-		let b2 = b[bi + 2u * sbk];
-		let b3 = b[bi + 3u * sbk];
-		bi += 4u * sbk;
-		let a0 = a[r0 + k4];
-		let a1 = a[r1 + k4];
-		let a2 = a[r2 + k4];
-		let a3 = a[r3 + k4];
-		c0 += a0.x * b0 + a0.y * b1 + a0.z * b2 + a0.w * b3;
-		c1 += a1.x * b0 + a1.y * b1 + a1.z * b2 + a1.w * b3;
-		c2 += a2.x * b0 + a2.y * b1 + a2.z * b2 + a2.w * b3;
-		c3 += a3.x * b0 + a3.y * b1 + a3.z * b2 + a3.w * b3;
-	}
-	var acc = array<vec4<f32>, 4>(c0, c1, c2, c3);
-	for (var i = 0u; i < 4u; i++) {
-		if m0 + i >= M { break; }
-		for (var j = 0u; j < 4u; j++) {
-			c_store(z, m0 + i, n4 * 4u + j, acc[i][j]);
-		}
-	}
-}
-{{else}}
+// The vec4 variants are in matmul_vec.wgsl.
 @group(0) @binding(1) var<storage, read> a: array<{{.T}}>;
 @group(0) @binding(2) var<storage, read> b: array<{{.T}}>;
 fn a_at(base: i32, m: u32, k: u32) -> {{.CT}} { return {{.CT}}(a[u32(base + i32(m) * pi(3u) + i32(k) * pi(4u))]); }
 fn b_at(base: i32, k: u32, n: u32) -> {{.CT}} { return {{.CT}}(b[u32(base + i32(k) * pi(5u) + i32(n) * pi(6u))]); }
-{{end}}
 {{if eq .Variant "regblock"}}
 // Register-blocked: each thread owns a 4x4 block of c and keeps it in
 // registers; no workgroup memory and no barriers, which software drivers

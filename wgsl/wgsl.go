@@ -2,6 +2,7 @@ package wgsl
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
 	"fmt"
 	"strings"
@@ -72,4 +73,17 @@ func Render(family string, data any) (string, error) {
 		return "", fmt.Errorf("wgsl kernel %s: %w", family, err)
 	}
 	return buf.String(), nil
+}
+
+// Fingerprint identifies this set of kernels: measurements made with other
+// kernels (an older build) must not steer this one.
+func Fingerprint() string {
+	h := sha256.New()
+	ents, _ := files.ReadDir(".")
+	for _, e := range ents {
+		b, _ := files.ReadFile(e.Name())
+		h.Write([]byte(e.Name()))
+		h.Write(b)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)[:8])
 }

@@ -10,10 +10,15 @@ import (
 // matmul variants (wgsl/matmul.wgsl); the tuner picks one per device and
 // shape class.
 const (
-	variantRegBlock  = "regblock"
-	variantRegBlock4 = "regblock4"
-	variantTiled     = "tiled"
+	variantRegBlock   = "regblock"   // strided scalar loads, 4x4 blocks: any layout and dtype
+	variantRegBlock4  = "regblock4"  // vec4 loads, 8x8 blocks (matmul_vec.wgsl)
+	variantRegBlock16 = "regblock16" // vec4 loads, 16x8 blocks
+	variantTiled      = "tiled"      // 16x16 workgroup-memory tiles
 )
+
+// vecBlocks is the block (rows, columns) of c each thread of a vec4
+// variant owns; scripts/gen_matmul_vec.py writes the kernels.
+var vecBlocks = map[string][2]int{variantRegBlock4: {8, 8}, variantRegBlock16: {16, 8}}
 
 var matmulVariants = []string{variantRegBlock, variantTiled}
 
@@ -81,7 +86,7 @@ func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int,
 	if variant == "" && m*kk*n < tuneMinWork {
 		variant = def
 	}
-	if variant == variantRegBlock4 && !vec4 {
+	if _, isVec := vecBlocks[variant]; isVec && !vec4 {
 		variant = variantRegBlock
 	}
 	if variant == variantTiled && (batch.Numel() > 65535 || (m+15)/16 > 65535 || (n+15)/16 > 65535) {
@@ -94,7 +99,7 @@ func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int,
 		workload := map[string]int{"batch": batch.Numel(), "m": m, "k": kk, "n": n}
 		variants, class := matmulVariants, matmulClass(batch.Numel(), m, kk, n)
 		if vec4 {
-			variants, class = []string{variantRegBlock4, variantRegBlock, variantTiled}, class+"-v4"
+			variants, class = []string{variantRegBlock4, variantRegBlock16, variantRegBlock, variantTiled}, class+"-v4"
 		}
 		variant = g.tuner.choose("matmul", class, workload, variants, def, func(v string) error {
 			return g.matmul(a, b, out, batch, m, kk, n, v)
@@ -103,8 +108,12 @@ func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int,
 	ct := physical(out.DType())
 	t := physical(a.DType())
 	key := fmt.Sprintf("matmul|%s|%s|%s|%s", variant, t, ct, out.DType())
+	family := "matmul"
+	if _, isVec := vecBlocks[variant]; isVec {
+		family = "matmul_vec"
+	}
 	p, err := g.pipelineFor(key, 2, 1, func() (string, error) {
-		return wgsl.Render("matmul", map[string]any{"WG": mapWG, "Variant": variant, "T": t, "CT": ct, "Out": ct,
+		return wgsl.Render(family, map[string]any{"WG": mapWG, "Variant": variant, "T": t, "CT": ct, "Out": ct,
 			"Zero": zeroOf(ct), "Store": storeExpr(out.DType(), "v")})
 	})
 	if err != nil {
@@ -139,7 +148,10 @@ func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int,
 		prm.setI(wgsl.SlotN, 0)
 		return g.runGroups(p, &prm, grid, bufs...)
 	}
-	threads := nb * ((m + 3) / 4) * ((n + 3) / 4) // regblock4 has n % 4 == 0, so the same count
+	threads := nb * ((m + 3) / 4) * ((n + 3) / 4)
+	if blk, isVec := vecBlocks[variant]; isVec {
+		threads = nb * ((m + blk[0] - 1) / blk[0]) * ((n + blk[1] - 1) / blk[1])
+	}
 	prm.setI(wgsl.SlotN, threads)
 	return g.run(p, &prm, threads, mapWG, bufs...)
 }

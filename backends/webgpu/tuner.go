@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/webtensor/webtensor/wgsl"
 )
 
 // tuner picks a kernel variant per (op, shape class) by timing each
@@ -100,6 +102,7 @@ func (b *Backend) RollbackTuning(key string) (tuneRecord, error) {
 
 type tuneFile struct {
 	Device  string                `json:"device"`
+	Kernels string                `json:"kernels"` // wgsl.Fingerprint of the kernels measured
 	Choices map[string]tuneRecord `json:"choices"`
 }
 
@@ -133,8 +136,8 @@ func (t *tuner) load() {
 		return
 	}
 	var f tuneFile
-	if json.Unmarshal(raw, &f) != nil || f.Device != t.device {
-		return
+	if json.Unmarshal(raw, &f) != nil || f.Device != t.device || f.Kernels != wgsl.Fingerprint() {
+		return // corrupt, another device's, or measured with other kernels: decide afresh
 	}
 	for k, v := range f.Choices {
 		t.choices[k] = v
@@ -147,7 +150,7 @@ func (t *tuner) save() {
 	if t.path == "" {
 		return
 	}
-	raw, err := json.MarshalIndent(tuneFile{Device: t.device, Choices: t.choices}, "", "  ")
+	raw, err := json.MarshalIndent(tuneFile{Device: t.device, Kernels: wgsl.Fingerprint(), Choices: t.choices}, "", "  ")
 	if err != nil {
 		return
 	}
