@@ -67,7 +67,24 @@ func BenchmarkLayerNorm(b *testing.B) {
 // BenchmarkTrainStep is one step of an MLP (784-512-512-10, batch 128):
 // forward, cross-entropy, backward and an Adam update.
 func BenchmarkTrainStep(b *testing.B) {
+	step, flops := trainStep(b, core.CPU)
+	run(b, flops, "GFLOP/s", step)
+}
+
+// BenchmarkSum reduces the last axis of a 4096x1024 tensor (GB/s read).
+func BenchmarkSum(b *testing.B) {
+	x := randn(b, 4096, 1024)
+	run(b, 4.0*4096*1024, "GB/s", func() *core.Tensor { return core.Call1("sum", core.Attrs{"axes": []int{-1}}, x) })
+}
+
+// trainStep builds the MLP on dev and returns one training step and its
+// flops (forward plus the two backward matmuls per layer).
+func trainStep(b *testing.B, dev core.Device) (func() *core.Tensor, float64) {
 	core.ManualSeed(1)
+	if err := core.SetDefaultDevice(dev); err != nil {
+		b.Skip(err)
+	}
+	defer func() { _ = core.SetDefaultDevice(core.CPU) }()
 	l1, err := nn.NewLinear(784, 512)
 	if err != nil {
 		b.Fatal(err)
@@ -82,10 +99,10 @@ func BenchmarkTrainStep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	x := randn(b, 128, 784)
-	y := core.Call1("randint", core.Attrs{"shape": []int{128}, "low": 0, "high": 10, "seed": 2})
-	flops := 3 * 2.0 * 128 * (784*512 + 512*512 + 512*10) // forward + two backward matmuls
-	run(b, flops, "GFLOP/s", func() *core.Tensor {
+	x := randn(b, 128, 784).To(dev)
+	y := core.Call1("randint", core.Attrs{"shape": []int{128}, "low": 0, "high": 10, "seed": 2}).To(dev)
+	flops := 3 * 2.0 * 128 * (784*512 + 512*512 + 512*10)
+	return func() *core.Tensor {
 		opt.ZeroGrad()
 		loss := core.Call1("cross_entropy", nil, model.Forward(x), y)
 		if err := loss.Backward(); err != nil {
@@ -95,5 +112,5 @@ func BenchmarkTrainStep(b *testing.B) {
 			b.Fatal(err)
 		}
 		return loss
-	})
+	}, flops
 }

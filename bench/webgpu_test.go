@@ -82,3 +82,26 @@ func BenchmarkWebGPUAdd(b *testing.B) {
 	x, y := randn(b, 1<<22).To(gpuDev), randn(b, 1<<22).To(gpuDev)
 	runGPU(b, g, 3.0*4*(1<<22), "GB/s", func() (*core.Tensor, error) { return x.Add(y), nil })
 }
+
+func BenchmarkWebGPUConv2d(b *testing.B) {
+	g := gpuBackend(b)
+	x, w := randn(b, 8, 64, 32, 32).To(gpuDev), randn(b, 64, 64, 3, 3).To(gpuDev)
+	flops := 2.0 * 8 * 64 * 32 * 32 * 64 * 9
+	runGPU(b, g, flops, "GFLOP/s", func() (*core.Tensor, error) {
+		return core.Call1("conv2d", core.Attrs{"padding": []int{1, 1}}, x, w), nil
+	})
+}
+
+func BenchmarkWebGPUSum(b *testing.B) {
+	g := gpuBackend(b)
+	x := randn(b, 4096, 1024).To(gpuDev)
+	runGPU(b, g, 4.0*4096*1024, "GB/s", func() (*core.Tensor, error) {
+		return core.Call1("sum", core.Attrs{"axes": []int{-1}}, x), nil
+	})
+}
+
+func BenchmarkWebGPUTrainStep(b *testing.B) {
+	g := gpuBackend(b)
+	step, flops := trainStep(b, gpuDev)
+	runGPU(b, g, flops, "GFLOP/s", func() (*core.Tensor, error) { return step(), nil })
+}

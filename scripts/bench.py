@@ -80,6 +80,7 @@ def peers():
         opt.step()
 
     out["TrainStep"] = {"torch": timeit(step)}
+    out["Sum"] = {"numpy": timeit(lambda: s.sum(axis=-1)), "torch": timeit(lambda: ts.sum(-1))}
     return out
 
 
@@ -89,6 +90,12 @@ WORK["Conv2d"] = (2.0 * 8 * 64 * 32 * 32 * 64 * 9, "GFLOP/s")
 WORK["Softmax"] = (2.0 * 4 * 4096 * 1024, "GB/s")
 WORK["LayerNorm"] = (2.0 * 4 * 4096 * 1024, "GB/s")
 WORK["TrainStep"] = (3 * 2.0 * 128 * (784 * 512 + 512 * 512 + 512 * 10), "GFLOP/s")
+WORK["Sum"] = (4.0 * 4096 * 1024, "GB/s")
+
+# WebGPU cases: Go benchmark name -> the CPU case it is compared with.
+GPU_CASES = {f"WebGPUMatmul/{v}/{n}": f"Matmul/{n}" for n in (256, 512, 1024)
+             for v in ("tuned", "regblock16", "regblock4", "regblock", "tiled")}
+GPU_CASES.update({f"WebGPU{c}": c for c in ("Conv2d", "Softmax", "LayerNorm", "Sum", "TrainStep")})
 
 def rate(work, seconds):
     return work / seconds / 1e9 if seconds else None
@@ -103,6 +110,33 @@ def fmt(r):
 
 
 LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) (GFLOP/s|GB/s)")
+
+
+def gpu_table(go, ref):
+    """WebGPU rows: rate, and the ratio to the CPU backend and to NumPy (or
+    PyTorch where NumPy has no equivalent), all from this run."""
+    rows = ["| case | unit | webtensor (webgpu) | webtensor (cpu) | NumPy | webgpu/cpu | webgpu/NumPy |",
+            "|---|---|---|---|---|---|---|"]
+    for case, base in GPU_CASES.items():
+        if case not in go:
+            continue
+        work, unit = WORK[base]
+        g, c = rate(work, go[case]), rate(work, go.get(base))
+        peer = ref.get(base, {})
+        n = rate(work, peer.get("numpy") or peer.get("torch"))
+        rows.append(f"| {case.removeprefix('WebGPU')} | {unit} | {fmt(g)} | {fmt(c)} | {fmt(n)} | "
+                    f"{ratio(g, c)} | {ratio(g, n)} |")
+    return rows
+
+
+def adapter_line():
+    """The WebGPU adapter the benchmarks ran on, from `webtensor doctor`."""
+    res = subprocess.run(["./build/webtensor", "doctor"], cwd=ROOT, capture_output=True, text=True,
+                         check=False, env={**os.environ, "NODEVICE_SELECT": "1"})
+    for line in res.stdout.splitlines():
+        if line.strip().startswith("webgpu:0"):
+            return line.split("ok", 1)[-1].split(";")[0].strip()
+    return "no WebGPU adapter"
 
 
 def go_bench(benchtime):
@@ -148,6 +182,10 @@ def plugin_bench(benchtime):
             if name in ns:
                 ratio = f"{ns[name] / base:.2f}x" if base else "-"
                 rows.append(f"| {what} | {ns[name] / 1e3:.2f} µs | {ratio} |")
+    rt = ROOT / "build" / "plugin-roundtrip-python.txt"
+    if rt.exists():
+        rows.append(f"| scaffold, build, load and call a new Go plugin from Python (`make python-test`) | "
+                    f"{float(rt.read_text()):.1f} s | - |")
     return rows
 
 
@@ -170,6 +208,9 @@ def main():
     table = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     table += ["| " + " | ".join(r) + " |" for r in rows]
     print("\n".join(table))
+    gpu = gpu_table(go, ref)
+    print("\n".join(gpu))
+    adapter = adapter_line()
     gover = subprocess.run(["go", "version"], capture_output=True, text=True, check=True).stdout.strip()
     env = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
            f"NumPy {np.__version__}, PyTorch {torch.__version__} ({torch.get_num_threads()} threads), {gover}")
@@ -186,6 +227,19 @@ Peer cases without a NumPy equivalent (convolution, a training step) show '-'.
 Cases: matmul of two n x n f32 matrices; conv2d 8x64x32x32 with 64 3x3 filters, padding 1;
 softmax and layer_norm over the last axis of a 4096x1024 f32 tensor (GB/s counts one read and one
 write); one training step (forward, cross-entropy, backward, Adam) of a 784-512-512-10 MLP at batch 128.
+
+## WebGPU backend
+
+On {adapter}, in the same run. GPU times include a device sync per call, so they are the
+kernels' time, not the time to queue them. Matmul rows show the tuned choice and every variant:
+`regblock16`/`regblock4` are the vec4 register-blocked kernels (16x8 and 8x8 blocks of c per
+thread, for aligned f32 rows), `regblock` the strided scalar one, `tiled` the shared-memory one
+real GPUs favour; the tuner times them once per device and shape class. Conv2d is a direct
+convolution (one thread per output), softmax and layer_norm one thread per row, so on a
+software driver they run far below the CPU backend; the training step is the MLP above with
+every op on the GPU.
+
+{chr(10).join(gpu)}
 
 ## WebAssembly plugins (wazero)
 
