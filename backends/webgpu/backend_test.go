@@ -2,9 +2,9 @@ package webgpu_test
 
 import (
 	"math"
-	"strings"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
