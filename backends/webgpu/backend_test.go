@@ -149,3 +149,16 @@ func TestDeviceIndex(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float64{2, 4}, v)
 }
+
+// Large elementwise launches pick their workgroup size by measurement,
+// once per size class, and the result is still right.
+func TestWorkgroupSizeIsTuned(t *testing.T) {
+	b := needGPU(t)
+	x := core.Call1("randn", core.Attrs{"shape": []int{1 << 20}, "seed": 9})
+	got := x.To(gpu).Add(x.To(gpu))
+	closeTo(t, got, x.Add(x), 1e-6)
+	rec, ok := b.Tuning()["map-wg|n20"]
+	require.True(t, ok, "decisions: %v", b.Tuning())
+	assert.Contains(t, []string{"64", "256"}, rec.Variant)
+	assert.Len(t, rec.Timings, 2)
+}

@@ -96,6 +96,15 @@ func (b *Backend) reduceRun(f frame, ins []*core.Tensor, out *core.Tensor, perEl
 	if perElement {
 		threads *= f.members()
 	}
+	wg := b.workgroupFor("reduce", threads, func(wg int) error { return b.reduceRunWG(f, ins, out, perElement, body, set, wg) })
+	return b.reduceRunWG(f, ins, out, perElement, body, set, wg)
+}
+
+func (b *Backend) reduceRunWG(f frame, ins []*core.Tensor, out *core.Tensor, perElement bool, body string, set func(*params), wg int) error {
+	threads := f.groups()
+	if perElement {
+		threads *= f.members()
+	}
 	if threads == 0 {
 		return nil
 	}
@@ -104,9 +113,9 @@ func (b *Backend) reduceRun(f frame, ins []*core.Tensor, out *core.Tensor, perEl
 		types[i] = physical(t.DType())
 	}
 	outT := physical(out.DType())
-	key := fmt.Sprintf("reduce|%s|%s|%v|%s", strings.Join(types, ","), outT, perElement, body)
+	key := fmt.Sprintf("reduce|%d|%s|%s|%v|%s", wg, strings.Join(types, ","), outT, perElement, body)
 	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
-		return wgsl.Render("reduce", map[string]any{"WG": mapWG, "Ins": types, "Out": outT, "PerElement": perElement, "Body": body})
+		return wgsl.Render("reduce", map[string]any{"WG": wg, "Ins": types, "Out": outT, "PerElement": perElement, "Body": body})
 	})
 	if err != nil {
 		return err
@@ -122,5 +131,5 @@ func (b *Backend) reduceRun(f frame, ins []*core.Tensor, out *core.Tensor, perEl
 	if err != nil {
 		return err
 	}
-	return b.run(p, &prm, threads, mapWG, bufs...)
+	return b.run(p, &prm, threads, wg, bufs...)
 }

@@ -1,6 +1,8 @@
 package webgpu
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/webtensor/webtensor/core"
@@ -12,8 +14,38 @@ const mapWG = 64
 
 // mapRun writes out[i] = expr over ins broadcast to out's shape. expr names
 // the inputs x0, x1, ... in their physical types and may read scalar slots
-// that set fills in.
+// that set fills in. Large launches use the workgroup size the tuner
+// measured fastest for their size class on this device.
 func (b *Backend) mapRun(ins []*core.Tensor, out *core.Tensor, expr string, set func(*params)) error {
+	wg := b.workgroupFor("map", out.Numel(), func(wg int) error { return b.mapRunWG(ins, out, expr, set, wg) })
+	return b.mapRunWG(ins, out, expr, set, wg)
+}
+
+// workgroupSizes are the sizes the tuner tries for the big families; small
+// launches (under tuneMinThreads) keep mapWG, where the choice is noise.
+var workgroupSizes = []string{"64", "256"}
+
+const tuneMinThreads = 1 << 18
+
+// workgroupFor returns the workgroup size for a launch of n threads of a
+// family, measuring the candidates once per device and size class.
+func (b *Backend) workgroupFor(family string, n int, run func(wg int) error) int {
+	if n < tuneMinThreads {
+		return mapWG
+	}
+	v := b.tuner.choose(family+"-wg", fmt.Sprintf("n%d", bucket(n)), map[string]int{"n": n}, workgroupSizes, "64",
+		func(v string) error {
+			wg, _ := strconv.Atoi(v)
+			return run(wg)
+		})
+	wg, err := strconv.Atoi(v)
+	if err != nil {
+		return mapWG
+	}
+	return wg
+}
+
+func (b *Backend) mapRunWG(ins []*core.Tensor, out *core.Tensor, expr string, set func(*params), wg int) error {
 	n := out.Numel()
 	if n == 0 {
 		return nil
@@ -24,9 +56,9 @@ func (b *Backend) mapRun(ins []*core.Tensor, out *core.Tensor, expr string, set 
 	}
 	outT := physical(out.DType())
 	expr = storeExpr(out.DType(), expr)
-	key := "map|" + strings.Join(types, ",") + "|" + outT + "|" + expr
+	key := fmt.Sprintf("map|%d|%s|%s|%s", wg, strings.Join(types, ","), outT, expr)
 	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
-		return wgsl.Render("map", map[string]any{"WG": mapWG, "Ins": types, "Out": outT, "Expr": expr, "Helpers": ""})
+		return wgsl.Render("map", map[string]any{"WG": wg, "Ins": types, "Out": outT, "Expr": expr, "Helpers": ""})
 	})
 	if err != nil {
 		return err
@@ -42,7 +74,7 @@ func (b *Backend) mapRun(ins []*core.Tensor, out *core.Tensor, expr string, set 
 	if err != nil {
 		return err
 	}
-	return b.run(p, &prm, n, mapWG, bufs...)
+	return b.run(p, &prm, n, wg, bufs...)
 }
 
 // conv converts the WGSL value v of physical type from to type to.
