@@ -117,7 +117,12 @@ func pickAdapter(inst *wgpu.Instance, index int) (*wgpu.Adapter, error) {
 		}
 		return 2
 	}
-	sort.SliceStable(ads, func(i, j int) bool { return rank(ads[i].GetInfo().AdapterType) < rank(ads[j].GetInfo().AdapterType) })
+	// One GetInfo per adapter: each call allocates strings in wgpu-native.
+	ranks := make(map[*wgpu.Adapter]int, len(ads))
+	for _, a := range ads {
+		ranks[a] = rank(a.GetInfo().AdapterType)
+	}
+	sort.SliceStable(ads, func(i, j int) bool { return ranks[ads[i]] < ranks[ads[j]] })
 	if index < 0 || index >= len(ads) {
 		return nil, fmt.Errorf("webgpu: no adapter webgpu:%d; this machine has %d (webgpu:0 to webgpu:%d; see webtensor doctor)", index, len(ads), len(ads)-1)
 	}
