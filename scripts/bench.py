@@ -93,7 +93,7 @@ WORK["TrainStep"] = (3 * 2.0 * 128 * (784 * 512 + 512 * 512 + 512 * 10), "GFLOP/
 WORK["Sum"] = (4.0 * 4096 * 1024, "GB/s")
 
 # WebGPU cases: Go benchmark name -> the CPU case it is compared with.
-GPU_CASES = {f"WebGPUMatmul/{v}/{n}": f"Matmul/{n}" for n in (256, 512, 1024)
+GPU_CASES = {f"WebGPUMatmul/{v}/{n}": f"Matmul/{n}" for n in (256, 512, 1024, 2048)
              for v in ("tuned", "regblock16", "regblock4", "regblock", "tiled")}
 GPU_CASES.update({f"WebGPU{c}": c for c in ("Conv2d", "Softmax", "LayerNorm", "Sum", "TrainStep")})
 

@@ -208,7 +208,7 @@ func (t *tuner) choose(kind, class string, workload map[string]int, variants []s
 	}
 	best := time.Duration(-1)
 	for _, v := range candidates {
-		d, ok := t.measure(v, run)
+		d, ok := t.measure(v, run, best)
 		if !ok {
 			continue
 		}
@@ -232,10 +232,16 @@ func (t *tuner) choose(kind, class string, workload map[string]int, variants []s
 }
 
 // measure times variant v: one warm-up run (which compiles it), then the
-// mean of three.
-func (t *tuner) measure(v string, run func(v string) error) (time.Duration, bool) {
+// mean of three. A variant whose warm-up alone takes several times the best
+// mean so far cannot win; its warm-up time is returned without the repeats
+// (a tiled kernel on a software driver would otherwise cost seconds).
+func (t *tuner) measure(v string, run func(v string) error, best time.Duration) (time.Duration, bool) {
+	warm := time.Now()
 	if run(v) != nil || t.sync() != nil {
 		return 0, false
+	}
+	if w := time.Since(warm); best > 0 && w > 4*best {
+		return w, true
 	}
 	start := time.Now()
 	const reps = 3
