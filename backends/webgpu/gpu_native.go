@@ -4,6 +4,7 @@ package webgpu
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/cogentcore/webgpu/wgpu"
 )
@@ -16,9 +17,7 @@ func (b *Backend) mapRead(stage *wgpu.Buffer, size uint64) error {
 	if err != nil {
 		return fmt.Errorf("webgpu: map for readback: %w", err)
 	}
-	for !done {
-		b.device.Poll(true, nil)
-	}
+	b.pollUntil(&done)
 	if status != wgpu.BufferMapAsyncStatusSuccess {
 		return fmt.Errorf("webgpu: readback mapping failed with status %v", status)
 	}
@@ -26,7 +25,28 @@ func (b *Backend) mapRead(stage *wgpu.Buffer, size uint64) error {
 }
 
 // waitIdle blocks until submitted work has finished.
-func (b *Backend) waitIdle() { b.device.Poll(true, nil) }
+func (b *Backend) waitIdle() {
+	done := false
+	b.queue.OnSubmittedWorkDone(func(wgpu.QueueWorkDoneStatus) { done = true })
+	b.pollUntil(&done)
+}
+
+// pollUntil polls without blocking until *done. A blocking poll gives up
+// after wgpu-core's 5 s fence timeout and tears the device down while a
+// long kernel (a 2048^3 matmul on a software driver) is still running,
+// which crashes the driver; non-blocking polls with short sleeps wait as
+// long as the work takes.
+func (b *Backend) pollUntil(done *bool) {
+	nap := 20 * time.Microsecond
+	for {
+		b.device.Poll(false, nil)
+		if *done {
+			return
+		}
+		time.Sleep(nap)
+		nap = min(2*nap, time.Millisecond)
+	}
+}
 
 // requiredFeatures asks for shader-f16 when the adapter has it, so kernels
 // may use f16 math there.

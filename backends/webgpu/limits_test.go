@@ -65,3 +65,20 @@ func TestBadShaderIsAnError(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float64{6}, v)
 }
+
+// A single kernel running longer than wgpu-core's 5 s fence timeout (the
+// strided matmul at 2048^3 on a software driver) must still be waited for:
+// a blocking poll gave up there and took the process down with it.
+func TestKernelLongerThanTheFenceTimeout(t *testing.T) {
+	b := needGPU(t)
+	if testing.Short() || !b.Capabilities().Software {
+		t.Skip("needs a slow (software) adapter and no -short")
+	}
+	x := core.Call1("randn", core.Attrs{"shape": []int{2048, 2048}, "seed": 8}).To(gpu)
+	out, err := b.MatmulVariant(x, x, "regblock")
+	require.NoError(t, err)
+	require.NoError(t, b.Sync())
+	v, err := out.Float64s()
+	require.NoError(t, err)
+	assert.Len(t, v, 2048*2048)
+}
