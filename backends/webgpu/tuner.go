@@ -232,9 +232,11 @@ func (t *tuner) choose(kind, class string, workload map[string]int, variants []s
 }
 
 // measure times variant v: one warm-up run (which compiles it), then the
-// mean of three. A variant whose warm-up alone takes several times the best
-// mean so far cannot win; its warm-up time is returned without the repeats
-// (a tiled kernel on a software driver would otherwise cost seconds).
+// fastest of three synced runs - the minimum, because on a busy machine
+// interference only ever adds time. A variant whose warm-up alone takes
+// several times the best so far cannot win; its warm-up time is returned
+// without the repeats (a tiled kernel on a software driver would otherwise
+// cost seconds).
 func (t *tuner) measure(v string, run func(v string) error, best time.Duration) (time.Duration, bool) {
 	warm := time.Now()
 	if run(v) != nil || t.sync() != nil {
@@ -243,17 +245,17 @@ func (t *tuner) measure(v string, run func(v string) error, best time.Duration) 
 	if w := time.Since(warm); best > 0 && w > 4*best {
 		return w, true
 	}
-	start := time.Now()
-	const reps = 3
-	for range reps {
-		if run(v) != nil {
+	fastest := time.Duration(-1)
+	for range 3 {
+		start := time.Now()
+		if run(v) != nil || t.sync() != nil {
 			return 0, false
 		}
+		if d := time.Since(start); fastest < 0 || d < fastest {
+			fastest = d
+		}
 	}
-	if t.sync() != nil {
-		return 0, false
-	}
-	return time.Since(start) / reps, true
+	return fastest, true
 }
 
 // Tuning reports the decisions made so far, for doctor and tests.
