@@ -3,6 +3,8 @@ package core
 import (
 	"errors"
 	"fmt"
+	"os"
+	"runtime/debug"
 )
 
 // OpError is an error raised while calling an op: it names the op.
@@ -38,9 +40,13 @@ func errTensor(err error) *Tensor { return &Tensor{err: err} }
 
 // catch turns a panic inside a kernel or rule into an error, so that nothing
 // panics through the public API even when a kernel has a bug.
+// WEBTENSOR_DEBUG_PANIC=1 also prints the stack, to find the bug.
 func catch(op string, err *error) {
 	if r := recover(); r != nil {
 		*err = opErr(op, "internal error: %v", r)
+		if os.Getenv("WEBTENSOR_DEBUG_PANIC") != "" {
+			debug.PrintStack()
+		}
 	}
 }
 

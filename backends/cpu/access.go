@@ -74,6 +74,9 @@ func readF64(t *core.Tensor) []float64 { return readF64As(t, t.Shape()) }
 func readF64As(t *core.Tensor, shape core.Shape) []float64 {
 	b, d := host(t), t.DType()
 	out := make([]float64, shape.Numel())
+	if len(out) == 0 {
+		return out
+	}
 	if isDense(t, shape) {
 		off := t.Offset()
 		if d == core.F32 {
@@ -117,6 +120,9 @@ func readInts(t *core.Tensor) []int {
 
 // writeF64 stores values into a freshly allocated (contiguous) output.
 func writeF64(t *core.Tensor, vals []float64) {
+	if len(vals) == 0 {
+		return
+	}
 	b, d := host(t), t.DType()
 	off := t.Offset()
 	if d == core.F32 {
@@ -150,6 +156,9 @@ func f32view(b []byte) []float32 {
 
 // f32s is the dense float32 data of a contiguous f32 tensor.
 func f32s(t *core.Tensor) []float32 {
+	if t.Numel() == 0 {
+		return nil // an empty view may sit at an offset past its empty storage
+	}
 	off := t.Offset()
 	return f32view(host(t))[off : off+t.Numel()]
 }

@@ -106,3 +106,18 @@ func TestHugeAllocationIsAnError(t *testing.T) {
 		t.Fatalf("want an allocation error, got %v", z.Err())
 	}
 }
+
+// An empty view at a nonzero offset (the stack gradient of empty inputs)
+// goes through the dense fast paths without slicing past its storage.
+func TestEmptyViewAtAnOffset(t *testing.T) {
+	a := core.Zeros(core.Shape{0, 2}, core.F32)
+	a.SetRequiresGrad(true)
+	s := core.Call1("stack", core.Attrs{"axis": 1}, a, a)
+	loss := core.Call1("sum", nil, s.Mul(core.Zeros(core.Shape{0, 2, 2}, core.F32)))
+	if err := loss.Backward(); err != nil {
+		t.Fatal(err)
+	}
+	if g := a.Grad(); g == nil || g.Err() != nil || g.Numel() != 0 {
+		t.Fatalf("gradient of an empty input: %v", g)
+	}
+}
