@@ -11,6 +11,7 @@ export GOFLAGS ?= -mod=mod
 
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
+include conformance/conformance.mk
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s '	'
@@ -56,6 +57,7 @@ test: $(VENV)/.ref-deps lint generate-check wasm-build plugins gpu-deps build ##
 	WT_TEST_PLUGIN=$(abspath build/plugins/cclip.wasm) bash capi/test/run.sh build/capi-test
 	$(PY) capi/test/dlpack_roundtrip.py build/capi-test/plain/libwebtensor.so
 	$(MAKE) --no-print-directory python-test
+	$(MAKE) --no-print-directory conformance
 	$(MAKE) --no-print-directory fuzz-short
 
 # An execution count, not a duration: Go 1.26's fuzz coordinator can report a
@@ -85,17 +87,20 @@ lint: $(VENV)/.test-deps fmt-check vet ## gofmt, go vet, staticcheck and ruff
 generate: ## regenerate code and docs derived from the op registry, and the unrolled WGSL
 	$(GO) generate ./...
 	python3 scripts/gen_matmul_vec.py
+	$(GO) run ./conformance/cmd/index
 	mkdir -p docs && $(GO) run ./cmd/webtensor ops --markdown > docs/ops.md
 
 generate-check: ## fail when generated code or docs are stale
 	$(GO) run ./core/gen/methods -check
 	python3 scripts/gen_matmul_vec.py --check
+	$(GO) run ./conformance/cmd/index -check
 	@$(GO) run ./cmd/webtensor ops --markdown | diff -q - docs/ops.md >/dev/null || { echo "docs/ops.md is stale: run make generate"; exit 1; }
 
 vectors: $(VENV)/.ref-deps ## regenerate the reference vectors with NumPy and PyTorch
 	rm -rf build/vectors-in
 	$(GO) run ./conformance/gen/export -dir build/vectors-in
 	$(PY) conformance/gen/make_vectors.py --inputs build/vectors-in --dir conformance/vectors
+	$(GO) run ./conformance/cmd/index
 
 bench: $(VENV)/.ref-deps build ## benchmarks side by side with NumPy and PyTorch; writes docs/perf.md
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHON=$(abspath $(PY)) ./scripts/bench.sh

@@ -182,7 +182,16 @@ def tensor(data, dtype=None, device: str | None = None, requires_grad: bool = Fa
             else:
                 dt = to_dtype(a.dtype.name)
         if dt.numpy_name is None:
-            raise TypeError(f"tensor: cannot build a {dt.name} tensor from Python data; use wt.from_dlpack(torch)")
+            # NumPy has no bfloat16: build f32 and round on the device (exact
+            # for values bf16 can hold), so wt.tensor(x, dtype=wt.bf16) works.
+            from ._ops import cast
+
+            f = tensor(np.asarray(a, dtype=np.float32), device=device)
+            t = cast(f, dtype=dt)
+            f.close()
+            if requires_grad:
+                t.requires_grad = True
+            return t
         a = np.asarray(a, dtype=dt.numpy_name)
         if not a.flags.c_contiguous:  # (np.ascontiguousarray would turn 0-d into 1-d)
             a = a.copy(order="C")

@@ -1,0 +1,147 @@
+// Command report reads the result files the SDK runners wrote and prints
+// the parity table: one row per op, one column per SDK x backend, each cell
+// pass, FAIL (with the worst tolerance ratio), n/a (the backend holds none
+// of the case's dtypes) or missing. It writes conformance/report.md and
+// report.json and exits 1 when a supported cell is not a pass.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	_ "github.com/webtensor/webtensor/backends/cpu"
+	"github.com/webtensor/webtensor/conformance"
+)
+
+func main() {
+	dir := flag.String("results", "build/conformance", "directory of result files (*.json)")
+	md := flag.String("md", "conformance/report.md", "markdown report to write")
+	js := flag.String("json", "conformance/report.json", "JSON report to write")
+	flag.Parse()
+	files, _ := filepath.Glob(filepath.Join(*dir, "*.json"))
+	sort.Strings(files)
+	var cols []conformance.Result
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			fail(err)
+		}
+		var r conformance.Result
+		if err := json.Unmarshal(raw, &r); err != nil {
+			fail(fmt.Errorf("%s: %w", f, err))
+		}
+		cols = append(cols, r)
+	}
+	if len(cols) == 0 {
+		fail(fmt.Errorf("no result files in %s: run the runners first (make conformance)", *dir))
+	}
+	ops := make([]string, 0)
+	for name := range conformance.BuildIndex().Ops {
+		ops = append(ops, name)
+	}
+	sort.Strings(ops)
+	head := []string{"op"}
+	for _, c := range cols {
+		head = append(head, c.SDK+" / "+c.Backend)
+	}
+	lines := []string{"| " + strings.Join(head, " | ") + " |", "|" + strings.Repeat("---|", len(head))}
+	var pass, fails, missing, na int
+	var bad []string
+	for _, op := range ops {
+		row := []string{op}
+		for _, c := range cols {
+			r, ok := c.Ops[op]
+			switch {
+			case strings.HasPrefix(c.Detail, "unavailable"):
+				row = append(row, "-") // no such device on this machine: not a supported cell
+			case !ok:
+				row = append(row, "missing")
+				missing++
+				bad = append(bad, op+" @ "+c.SDK+"/"+c.Backend+": missing")
+			case r.Status == "pass":
+				row = append(row, "pass")
+				pass++
+			case r.Status == "n/a":
+				row = append(row, "n/a")
+				na++
+			default:
+				row = append(row, fmt.Sprintf("FAIL (%.3g)", r.Worst))
+				fails++
+				bad = append(bad, op+" @ "+c.SDK+"/"+c.Backend+": "+r.Detail)
+			}
+		}
+		lines = append(lines, "| "+strings.Join(row, " | ")+" |")
+	}
+	// Identity: every column's fingerprints must equal the first's.
+	idLines := []string{}
+	for _, c := range conformance.IdentityCases {
+		want := ""
+		agree := true
+		for _, col := range cols {
+			if strings.HasPrefix(col.Detail, "unavailable") {
+				continue
+			}
+			got, ok := col.Identity[c.Name]
+			if !ok {
+				got = "missing"
+			}
+			if want == "" {
+				want = got
+			}
+			if got != want || strings.HasPrefix(got, "error") || got == "missing" {
+				agree = false
+				bad = append(bad, fmt.Sprintf("identity %s @ %s/%s: %.16s differs from %.16s", c.Name, col.SDK, col.Backend, got, want))
+			}
+		}
+		verdict := "same bytes in every column"
+		if !agree {
+			verdict = "DIFFER"
+			fails++
+		} else {
+			pass++
+		}
+		idLines = append(idLines, fmt.Sprintf("- %s (%s): %s (%.16s...)", c.Name, c.Op, verdict, want))
+	}
+	supported := pass + fails + missing
+	parity := 100.0
+	if supported > 0 {
+		parity = 100 * float64(pass) / float64(supported)
+	}
+	summary := fmt.Sprintf("%d ops x %d columns: %d pass, %d fail, %d missing, %d n/a; parity %.2f%%",
+		len(ops), len(cols), pass, fails, missing, na, parity)
+	var cols2 []string
+	for _, c := range cols {
+		cols2 = append(cols2, fmt.Sprintf("- `%s / %s`: %s", c.SDK, c.Backend, c.Detail))
+	}
+	doc := "# Conformance report\n\nWritten by `make conformance`: every SDK runs every reference case " +
+		"through its public API on each backend it has (see conformance/README.md).\n\n" + summary + "\n\nColumns:\n\n" +
+		strings.Join(cols2, "\n") + "\n\nSeeded random streams, made through each SDK's own API:\n\n" +
+		strings.Join(idLines, "\n") + "\n\n" + strings.Join(lines, "\n") + "\n"
+	if len(bad) > 0 {
+		doc += "\nNot passing:\n\n- " + strings.Join(bad, "\n- ") + "\n"
+	}
+	fmt.Println(strings.Join(lines, "\n"))
+	fmt.Println(strings.Join(idLines, "\n"))
+	fmt.Println(summary)
+	if err := os.WriteFile(*md, []byte(doc), 0o644); err != nil {
+		fail(err)
+	}
+	raw, _ := json.MarshalIndent(map[string]any{"summary": summary, "parity": parity, "columns": cols}, "", "  ")
+	if err := os.WriteFile(*js, raw, 0o644); err != nil {
+		fail(err)
+	}
+	if fails+missing > 0 {
+		fmt.Fprintln(os.Stderr, "not passing:\n  "+strings.Join(bad, "\n  "))
+		os.Exit(1)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "conformance report:", err)
+	os.Exit(1)
+}

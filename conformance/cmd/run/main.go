@@ -1,0 +1,63 @@
+// Command run is the Go conformance runner: every case of every vector
+// file through the public Go API on one device, graded, written as a result
+// file for `make conformance`.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	_ "github.com/webtensor/webtensor/backends/cpu"
+	_ "github.com/webtensor/webtensor/backends/webgpu"
+	"github.com/webtensor/webtensor/conformance"
+	"github.com/webtensor/webtensor/core"
+)
+
+func main() {
+	device := flag.String("device", "cpu", "device to run on (cpu, webgpu)")
+	out := flag.String("out", "", "result file to write (default: stdout)")
+	flag.Parse()
+	core.WarnWriter = nil
+	dev, err := core.ParseDevice(*device)
+	if err != nil {
+		fail(err)
+	}
+	res := conformance.Result{SDK: "go", Backend: dev.Kind, Ops: map[string]conformance.OpResult{}}
+	b, err := core.BackendFor(dev)
+	if err != nil {
+		// No such device here: every op is missing from this column, which
+		// the report shows (and counts) instead of a runner crash.
+		res.Detail = "unavailable: " + err.Error()
+	} else {
+		res.Detail = b.Capabilities().Description
+		dir := conformance.VectorsDir()
+		for _, def := range conformance.OpsWithSamples() {
+			v, err := conformance.LoadVectors(dir, def.Name)
+			if err != nil {
+				res.Ops[def.Name] = conformance.OpResult{Status: "fail", Detail: err.Error()}
+				continue
+			}
+			res.Ops[def.Name] = conformance.RunOp(def, v, dev)
+		}
+		res.Identity = conformance.RunIdentity(dev)
+	}
+	raw, _ := json.MarshalIndent(res, "", "  ")
+	if *out == "" {
+		fmt.Println(string(raw))
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+		fail(err)
+	}
+	if err := os.WriteFile(*out, raw, 0o644); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "conformance run:", err)
+	os.Exit(1)
+}
