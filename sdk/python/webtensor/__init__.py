@@ -19,6 +19,8 @@ from ._lib import UnsupportedError
 from ._plugins import Plugin as Plugin
 from ._plugins import call as call
 from ._plugins import load_plugin as load_plugin
+from ._serialize import load as load
+from ._serialize import save as save
 from ._ops import *  # noqa: F403 (every public op, generated)
 from ._ops import METHODS as _METHODS
 from ._tensor import (
@@ -56,6 +58,9 @@ def _attach_methods() -> None:
 
 _attach_methods()
 
+from . import nn as nn  # noqa: E402 (torch-style layers, optimizers over the ops above)
+from . import optim as optim  # noqa: E402
+
 
 def live_tensors() -> int:
     """Number of live native tensor handles in the process (for leak checks)."""
@@ -88,6 +93,6 @@ def manifest() -> dict:
 
 __all__ = [
     "DType", "Tensor", "UnsupportedError", "arange", "default_device", "devices", "from_dlpack", "full",
-    "is_tensor", "live_tensors", "manifest", "manual_seed", "no_grad", "ones", "rand", "randn", "scope",
-    "set_default_device", "tensor", "zeros",
+    "is_tensor", "live_tensors", "load", "manifest", "manual_seed", "nn", "no_grad", "ones", "optim", "rand",
+    "randn", "save", "scope", "set_default_device", "tensor", "zeros",
 ]
