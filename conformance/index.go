@@ -79,6 +79,13 @@ type Result struct {
 	// Identity holds fingerprints that must be equal in every column: the
 	// bytes of seeded random tensors (see IdentityCases).
 	Identity map[string]string `json:"identity,omitempty"`
+	// Training is the loss curve of the cross-SDK training check and
+	// Checkpoint the file its final weights were saved to (SDKs with nn).
+	Training   []float64 `json:"training,omitempty"`
+	Checkpoint string    `json:"checkpoint,omitempty"`
+	// LoadsCheckpoints records, per other column's checkpoint, whether this
+	// SDK loaded it ("ok" or the error).
+	LoadsCheckpoints map[string]string `json:"loads_checkpoints,omitempty"`
 }
 
 // IdentityCase is a seeded random tensor every SDK makes through its own

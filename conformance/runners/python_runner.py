@@ -152,6 +152,50 @@ def identity(device: str) -> dict:
     return out
 
 
+def train(device: str, ckpt: Path) -> list:
+    """The cross-SDK training check (conformance/training.go): the same MLP
+    after the same seed, 20 Adam steps on the same seeded data; saves the
+    final weights to ckpt and returns the loss curve."""
+    from webtensor import nn, optim
+
+    previous = wt.default_device()
+    wt.set_default_device(device)
+    try:
+        wt.manual_seed(2026)
+        model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
+        x = wt.call("randn", shape=[32, 4], seed=11, device=device)
+        y = wt.call("randint", shape=[32], low=0, high=3, seed=12, device=device)
+        opt = optim.Adam(model.parameters(), lr=0.05)
+        losses = []
+        for _ in range(20):
+            opt.zero_grad()
+            loss = wt.call("cross_entropy", model(x), y)
+            loss.backward()
+            losses.append(loss.item())
+            opt.step()
+        wt.save(model, ckpt)
+        return losses
+    finally:
+        wt.set_default_device(previous)
+
+
+def load_others(out: Path) -> dict:
+    """Loads every other column's checkpoint into a fresh model of this SDK."""
+    from webtensor import nn
+
+    res = {}
+    for other in sorted(out.parent.glob("*.ckpt.safetensors")):
+        if other == out:
+            continue
+        try:
+            model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
+            model.load_state_dict(wt.load(other))
+            res[other.name.removesuffix(".ckpt.safetensors")] = "ok"
+        except Exception as e:
+            res[other.name.removesuffix(".ckpt.safetensors")] = f"{type(e).__name__}: {e}"
+    return res
+
+
 def holds(device: str, case, tensors) -> bool:
     """False when the case needs what the device cannot hold (f64 or wide
     i64 on WebGPU)."""
@@ -203,6 +247,13 @@ def main():
                 r["worst"] = 1e308
             result["ops"][op] = r
         result["identity"] = identity(args.device)
+        ckpt = Path(str(Path(args.out))[:-len(".json")] + ".ckpt.safetensors")
+        try:
+            result["training"] = train(args.device, ckpt)
+            result["checkpoint"] = str(ckpt)
+        except Exception as e:
+            result["checkpoint"] = f"error: {type(e).__name__}: {e}"
+        result["loads_checkpoints"] = load_others(ckpt)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2))
 

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -107,6 +108,9 @@ func main() {
 		}
 		idLines = append(idLines, fmt.Sprintf("- %s (%s): %s (%.16s...)", c.Name, c.Op, verdict, want))
 	}
+	trainLines, tp, tf, tbad := trainingChecks(cols)
+	pass, fails = pass+tp, fails+tf
+	bad = append(bad, tbad...)
 	supported := pass + fails + missing
 	parity := 100.0
 	if supported > 0 {
@@ -121,12 +125,14 @@ func main() {
 	doc := "# Conformance report\n\nWritten by `make conformance`: every SDK runs every reference case " +
 		"through its public API on each backend it has (see conformance/README.md).\n\n" + summary + "\n\nColumns:\n\n" +
 		strings.Join(cols2, "\n") + "\n\nSeeded random streams, made through each SDK's own API:\n\n" +
-		strings.Join(idLines, "\n") + "\n\n" + strings.Join(lines, "\n") + "\n"
+		strings.Join(idLines, "\n") + "\n\nA 4-16-3 MLP trained for 20 Adam steps from the same seed in every SDK with an nn library, " +
+		"and its checkpoints loaded across SDKs:\n\n" + strings.Join(trainLines, "\n") + "\n\n" + strings.Join(lines, "\n") + "\n"
 	if len(bad) > 0 {
 		doc += "\nNot passing:\n\n- " + strings.Join(bad, "\n- ") + "\n"
 	}
 	fmt.Println(strings.Join(lines, "\n"))
 	fmt.Println(strings.Join(idLines, "\n"))
+	fmt.Println(strings.Join(trainLines, "\n"))
 	fmt.Println(summary)
 	if err := os.WriteFile(*md, []byte(doc), 0o644); err != nil {
 		fail(err)
@@ -144,4 +150,77 @@ func main() {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "conformance report:", err)
 	os.Exit(1)
+}
+
+// trainingChecks compares the loss curves of the columns that trained the
+// MLP, loads every column's checkpoint into a Go model and compares the
+// weights, and collects what each SDK reported loading from the others.
+func trainingChecks(cols []conformance.Result) (lines []string, pass, fails int, bad []string) {
+	var ref *conformance.Result
+	var refVals map[string][]float64
+	close := func(a, b float64) bool { return math.Abs(a-b) <= 1e-3+1e-3*math.Abs(b) }
+	for i := range cols {
+		c := &cols[i]
+		name := c.SDK + "/" + c.Backend
+		if strings.HasPrefix(c.Detail, "unavailable") || (c.Checkpoint == "" && c.Training == nil) {
+			continue // no such device, or an SDK without an nn library (C)
+		}
+		if strings.HasPrefix(c.Checkpoint, "error") || len(c.Training) != conformance.TrainSteps {
+			fails++
+			bad = append(bad, fmt.Sprintf("training @ %s: %s", name, c.Checkpoint))
+			continue
+		}
+		vals, err := conformance.CheckpointValues(c.Checkpoint)
+		if err != nil {
+			fails++
+			bad = append(bad, fmt.Sprintf("checkpoint of %s does not load in Go: %v", name, err))
+			continue
+		}
+		if ref == nil {
+			ref, refVals = c, vals
+			lines = append(lines, fmt.Sprintf("- %s: loss %.4f -> %.4f (reference)", name, c.Training[0], c.Training[len(c.Training)-1]))
+			pass++
+			continue
+		}
+		ok := true
+		for k := range c.Training {
+			if !close(c.Training[k], ref.Training[k]) {
+				ok = false
+				bad = append(bad, fmt.Sprintf("training @ %s: step %d loss %v, reference %v", name, k, c.Training[k], ref.Training[k]))
+				break
+			}
+		}
+		for key, want := range refVals {
+			got := vals[key]
+			for j := range want {
+				if j >= len(got) || !close(got[j], want[j]) {
+					ok = false
+					bad = append(bad, fmt.Sprintf("checkpoint of %s: %s[%d] differs from the reference", name, key, j))
+					break
+				}
+			}
+		}
+		verdict := "same curve and weights as the reference"
+		if !ok {
+			verdict = "DIFFERS"
+			fails++
+		} else {
+			pass++
+		}
+		lines = append(lines, fmt.Sprintf("- %s: loss %.4f -> %.4f, %s", name, c.Training[0], c.Training[len(c.Training)-1], verdict))
+	}
+	for _, c := range cols {
+		for other, status := range c.LoadsCheckpoints {
+			if status != "ok" {
+				fails++
+				bad = append(bad, fmt.Sprintf("%s/%s cannot load the %s checkpoint: %s", c.SDK, c.Backend, other, status))
+			} else {
+				pass++
+			}
+		}
+		if len(c.LoadsCheckpoints) > 0 {
+			lines = append(lines, fmt.Sprintf("- %s/%s loaded %d other checkpoints", c.SDK, c.Backend, len(c.LoadsCheckpoints)))
+		}
+	}
+	return lines, pass, fails, bad
 }

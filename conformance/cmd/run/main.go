@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	_ "github.com/webtensor/webtensor/backends/cpu"
 	_ "github.com/webtensor/webtensor/backends/webgpu"
@@ -43,6 +44,13 @@ func main() {
 			res.Ops[def.Name] = conformance.RunOp(def, v, dev)
 		}
 		res.Identity = conformance.RunIdentity(dev)
+		if *out != "" {
+			res.Checkpoint = strings.TrimSuffix(*out, ".json") + ".ckpt.safetensors"
+			res.Training, err = conformance.TrainMLP(dev, res.Checkpoint)
+			if err != nil {
+				res.Training, res.Checkpoint = nil, "error: "+err.Error()
+			}
+		}
 	}
 	raw, _ := json.MarshalIndent(res, "", "  ")
 	if *out == "" {
