@@ -7,10 +7,11 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: gpu-deps wasm-build run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help
+.PHONY: gpu-deps wasm-build run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
 
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
+include sdk/java/java.mk
 include conformance/conformance.mk
 
 help: ## list the targets
@@ -57,6 +58,8 @@ test: $(VENV)/.ref-deps lint generate-check wasm-build plugins gpu-deps build ##
 	WT_TEST_PLUGIN=$(abspath build/plugins/cclip.wasm) bash capi/test/run.sh build/capi-test
 	$(PY) capi/test/dlpack_roundtrip.py build/capi-test/plain/libwebtensor.so
 	$(MAKE) --no-print-directory python-test
+	$(MAKE) --no-print-directory wheel-test
+	$(MAKE) --no-print-directory java-test
 	$(MAKE) --no-print-directory conformance
 	$(MAKE) --no-print-directory fuzz-short
 
