@@ -1,0 +1,69 @@
+package dev.webtensor;
+
+/** Element types; the codes are the header's wt_dtype values (and core.DType's). */
+public enum DType {
+    F32(1, 4, "f32"),
+    F16(2, 2, "f16"),
+    BF16(3, 2, "bf16"),
+    F64(4, 8, "f64"),
+    I64(5, 8, "i64"),
+    I32(6, 4, "i32"),
+    U32(7, 4, "u32"),
+    I16(8, 2, "i16"),
+    I8(9, 1, "i8"),
+    U8(10, 1, "u8"),
+    BOOL(11, 1, "bool");
+
+    private final int code;
+    private final int size;
+    private final String label;
+
+    DType(int code, int size, String label) {
+        this.code = code;
+        this.size = size;
+        this.label = label;
+    }
+
+    /** The wt_dtype code. */
+    public int code() {
+        return code;
+    }
+
+    /** Bytes per element. */
+    public int byteSize() {
+        return size;
+    }
+
+    /** The library's name: "f32", "i64", "bool", ... */
+    public String label() {
+        return label;
+    }
+
+    public boolean isFloating() {
+        return this == F32 || this == F16 || this == BF16 || this == F64;
+    }
+
+    public static DType fromCode(int code) {
+        for (DType d : values()) {
+            if (d.code == code) {
+                return d;
+            }
+        }
+        throw new IllegalArgumentException("unknown wt_dtype code " + code);
+    }
+
+    /** By the library's name ("f32") or the safetensors name ("F32"). */
+    public static DType of(String name) {
+        for (DType d : values()) {
+            if (d.label.equalsIgnoreCase(name)) {
+                return d;
+            }
+        }
+        throw new IllegalArgumentException("unknown dtype " + name);
+    }
+
+    @Override
+    public String toString() {
+        return label;
+    }
+}

@@ -1,0 +1,279 @@
+package dev.webtensor;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * The 45 functions of capi/include/webtensor.h as FFM downcall handles, the
+ * library loading, and the status-to-exception mapping. Everything else in the
+ * SDK calls through here; nothing outside this package sees a raw handle call.
+ */
+final class Native {
+    private Native() {}
+
+    static final int OK = 0, ERR_INVALID = 1, ERR_HANDLE = 2, ERR_UNSUPPORTED = 3, ERR_OOM = 4,
+            ERR_BUFFER_TOO_SMALL = 5, ERR_INTERNAL = 6;
+    static final int ABI_VERSION = 1;
+    /** Where the jar carries the library (filled by `make java`). */
+    static final String RESOURCE = "/dev/webtensor/native/linux-x86_64/libwebtensor.so";
+
+    static final Linker LINKER = Linker.nativeLinker();
+    static final SymbolLookup LIB = load();
+
+    /** wt_attr: a flat struct, laid out field by field as the header says. */
+    static final MemoryLayout ATTR = MemoryLayout.structLayout(
+            ADDRESS.withName("name"), JAVA_INT.withName("kind"), MemoryLayout.paddingLayout(4),
+            JAVA_LONG.withName("i"), JAVA_DOUBLE.withName("f"), ADDRESS.withName("s"),
+            ADDRESS.withName("ints"), ADDRESS.withName("floats"), JAVA_LONG.withName("len"));
+
+    private static final ValueLayout I = JAVA_INT, L = JAVA_LONG, A = ADDRESS;
+
+    static final MethodHandle VERSION = fn("wt_version", A);
+    static final MethodHandle ABI = fn("wt_abi_version", I);
+    static final MethodHandle BUILD_INFO = fn("wt_build_info", I, A, L, A);
+    static final MethodHandle STATUS_STRING = fn("wt_status_string", A, I);
+    static final MethodHandle LAST_ERROR = fn("wt_last_error", A);
+    static final MethodHandle DEVICE_COUNT = fn("wt_device_count", I, A);
+    static final MethodHandle DEVICE_NAME = fn("wt_device_name", I, I, A, L, A);
+    static final MethodHandle DEFAULT_DEVICE = fn("wt_default_device", I, A, L, A);
+    static final MethodHandle SET_DEFAULT_DEVICE = fn("wt_set_default_device", I, A);
+    static final MethodHandle FROM_DATA = fn("wt_tensor_from_data", I, A, L, I, A, I, A, A);
+    static final MethodHandle ZEROS = fn("wt_tensor_zeros", I, I, A, I, A, A);
+    static final MethodHandle RETAIN = fn("wt_tensor_retain", I, L);
+    static final MethodHandle FREE = fn("wt_tensor_free", I, L);
+    static final MethodHandle LIVE_TENSORS = fn("wt_live_tensors", I, A);
+    static final MethodHandle NDIM = fn("wt_tensor_ndim", I, L, A);
+    static final MethodHandle SHAPE = fn("wt_tensor_shape", I, L, A, I);
+    static final MethodHandle STRIDES = fn("wt_tensor_strides", I, L, A, I);
+    static final MethodHandle NUMEL = fn("wt_tensor_numel", I, L, A);
+    static final MethodHandle DTYPE = fn("wt_tensor_dtype", I, L, A);
+    static final MethodHandle DEVICE = fn("wt_tensor_device", I, L, A, L, A);
+    static final MethodHandle IS_CONTIGUOUS = fn("wt_tensor_is_contiguous", I, L, A);
+    static final MethodHandle TO_HOST = fn("wt_tensor_to_host", I, L, A, L);
+    static final MethodHandle CONTIGUOUS = fn("wt_tensor_contiguous", I, L, A);
+    static final MethodHandle TO_DEVICE = fn("wt_tensor_to_device", I, L, A, A);
+    static final MethodHandle OP = fn("wt_op", I, A, A, I, A, I, A, I, A);
+    static final MethodHandle MANIFEST = fn("wt_manifest_json", I, A, L, A);
+    static final MethodHandle SET_REQUIRES_GRAD = fn("wt_tensor_set_requires_grad", I, L, I);
+    static final MethodHandle REQUIRES_GRAD = fn("wt_tensor_requires_grad", I, L, A);
+    static final MethodHandle BACKWARD = fn("wt_backward", I, L, L);
+    static final MethodHandle GRAD = fn("wt_tensor_grad", I, L, A);
+    static final MethodHandle ZERO_GRAD = fn("wt_tensor_zero_grad", I, L);
+    static final MethodHandle DETACH = fn("wt_tensor_detach", I, L, A);
+    static final MethodHandle NO_GRAD_ENTER = fn("wt_no_grad_enter", I);
+    static final MethodHandle NO_GRAD_EXIT = fn("wt_no_grad_exit", I);
+    static final MethodHandle MANUAL_SEED = fn("wt_manual_seed", I, L);
+    static final MethodHandle RNG_STATE = fn("wt_rng_state", I, A, A);
+    static final MethodHandle SET_RNG_STATE = fn("wt_set_rng_state", I, L, L);
+    static final MethodHandle TO_DLPACK_VERSIONED = fn("wt_to_dlpack_versioned", I, L, A);
+    static final MethodHandle TO_DLPACK = fn("wt_to_dlpack", I, L, A);
+    static final MethodHandle FROM_DLPACK_VERSIONED = fn("wt_from_dlpack_versioned", I, A, A);
+    static final MethodHandle FROM_DLPACK = fn("wt_from_dlpack", I, A, A);
+    static final MethodHandle LIVE_DLPACK_EXPORTS = fn("wt_live_dlpack_exports", I, A);
+    static final MethodHandle PLUGIN_LOAD = fn("wt_plugin_load", I, A, A, L, A);
+    static final MethodHandle PLUGIN_LOAD_BYTES = fn("wt_plugin_load_bytes", I, A, L, A, A, L, A);
+    static final MethodHandle PLUGIN_OPS = fn("wt_plugin_ops", I, A, A, L, A);
+
+    static {
+        int abi = (int) invoke(ABI);
+        if (abi != ABI_VERSION) {
+            throw new UnsatisfiedLinkError("webtensor: the loaded libwebtensor has C ABI version " + abi
+                    + ", this SDK needs " + ABI_VERSION);
+        }
+    }
+
+    // ---- loading ---------------------------------------------------------------------
+
+    /**
+     * -Dwebtensor.library.path (the .so itself or its directory) when set, else the
+     * copy inside the jar, written to a temporary file because dlopen needs a path.
+     */
+    private static SymbolLookup load() {
+        String prop = System.getProperty("webtensor.library.path");
+        if (prop != null && !prop.isEmpty()) {
+            Path p = Path.of(prop);
+            if (Files.isDirectory(p)) {
+                p = p.resolve("libwebtensor.so");
+            }
+            if (!Files.isRegularFile(p)) {
+                throw new UnsatisfiedLinkError("webtensor: -Dwebtensor.library.path=" + prop + ": no such library");
+            }
+            return SymbolLookup.libraryLookup(p, Arena.global());
+        }
+        try (InputStream in = Native.class.getResourceAsStream(RESOURCE)) {
+            if (in == null) {
+                throw new UnsatisfiedLinkError("webtensor: the jar carries no " + RESOURCE
+                        + " (built without `make java`?); set -Dwebtensor.library.path");
+            }
+            Path tmp = Files.createTempFile("libwebtensor-", ".so");
+            try {
+                Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+                return SymbolLookup.libraryLookup(tmp, Arena.global());
+            } finally {
+                // Linux keeps a mapped file alive after unlink, so no temp file is left behind.
+                Files.deleteIfExists(tmp);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("webtensor: cannot extract the native library", e);
+        }
+    }
+
+    private static MethodHandle fn(String name, MemoryLayout ret, MemoryLayout... args) {
+        MemorySegment addr = LIB.find(name).orElseThrow(
+                () -> new UnsatisfiedLinkError("webtensor: libwebtensor has no symbol " + name));
+        return LINKER.downcallHandle(addr, FunctionDescriptor.of(ret, args));
+    }
+
+    // ---- calling ---------------------------------------------------------------------
+
+    /**
+     * Calls a handle with boxed arguments. The hot paths (ops, free, metadata) go
+     * through the typed helpers below, which use invokeExact.
+     */
+    static Object invoke(MethodHandle mh, Object... args) {
+        try {
+            return mh.invokeWithArguments(args);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Calls a status-returning function and throws on failure. */
+    static void call(MethodHandle mh, Object... args) {
+        check((int) invoke(mh, args));
+    }
+
+    static void check(int status) {
+        if (status != OK) {
+            throw error(status);
+        }
+    }
+
+    /**
+     * The exception for a failed status. wt_last_error is per OS thread, and this
+     * runs right after the failing downcall on the same thread (a virtual thread
+     * cannot be unmounted between the two: there is no blocking point).
+     */
+    static WebtensorException error(int status) {
+        String msg = cString((MemorySegment) invoke(LAST_ERROR));
+        return new WebtensorException(status, statusName(status), msg);
+    }
+
+    static String statusName(int status) {
+        return cString((MemorySegment) invoke(STATUS_STRING, status));
+    }
+
+    static String cString(MemorySegment p) {
+        return p.equals(MemorySegment.NULL) ? "" : p.reinterpret(Long.MAX_VALUE).getString(0);
+    }
+
+    /** One function that fills a buffer under the header's cap/needed protocol. */
+    @FunctionalInterface
+    interface BufferCall {
+        int call(MemorySegment buf, long cap, MemorySegment needed) throws Throwable;
+    }
+
+    /** Calls f, growing the buffer to the size the library asks for. */
+    static String readString(BufferCall f) {
+        long cap = 256;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment needed = arena.allocate(JAVA_LONG);
+            while (true) {
+                MemorySegment buf = arena.allocate(cap);
+                int st = f.call(buf, cap, needed);
+                long want = needed.get(JAVA_LONG, 0);
+                if (st == ERR_BUFFER_TOO_SMALL && want > cap) {
+                    cap = want;
+                    continue;
+                }
+                check(st);
+                return buf.getString(0);
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    // ---- typed hot paths ----------------------------------------------------------------
+
+    static int free(long h) {
+        try {
+            return (int) FREE.invokeExact(h);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    static int op(MemorySegment name, MemorySegment in, int nIn, MemorySegment attrs, int nAttrs,
+                  MemorySegment out, int cap, MemorySegment nOut) {
+        try {
+            return (int) OP.invokeExact(name, in, nIn, attrs, nAttrs, out, cap, nOut);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** A function of (handle, int32_t* out); returns *out. */
+    static int handleInt(MethodHandle mh, long h) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_INT);
+            check((int) mh.invokeExact(h, out));
+            return out.get(JAVA_INT, 0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** A function of (handle, int64_t* out); returns *out. */
+    static long handleLong(MethodHandle mh, long h) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_LONG);
+            check((int) mh.invokeExact(h, out));
+            return out.get(JAVA_LONG, 0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** A function of (int64_t* out) with no handle; returns *out. */
+    static long outLong(MethodHandle mh) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_LONG);
+            check((int) mh.invokeExact(out));
+            return out.get(JAVA_LONG, 0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            throw r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException(t);
+    }
+}

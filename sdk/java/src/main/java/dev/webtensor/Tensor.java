@@ -1,0 +1,584 @@
+package dev.webtensor;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * An n-dimensional array on a device, backed by one libwebtensor handle.
+ *
+ * <pre>{@code
+ * try (var x = Tensor.randn(3, 4); var y = x.matmul(x.transpose(0, 1))) {
+ *     float[] v = y.toFloatArray();
+ * }
+ * }</pre>
+ *
+ * Close tensors (try-with-resources); a {@link Cleaner} frees those that are
+ * merely dropped, but only when the GC gets round to it, and native memory is
+ * invisible to the GC's sizing. Using a closed tensor throws
+ * {@link IllegalStateException}. Every op of the manifest is a method here
+ * (for ops whose first input is a tensor) and a static function of
+ * {@link Ops}; both are generated from the manifest. Tensors may be shared between threads.
+ */
+public final class Tensor extends TensorOps implements AutoCloseable {
+    private static final Cleaner CLEANER = Cleaner.create();
+    private static final java.nio.ByteOrder LE = java.nio.ByteOrder.LITTLE_ENDIAN;
+    // Little-endian (the ABI's byte order) and unaligned: they write into byte[]-backed segments.
+    private static final ValueLayout.OfFloat LE_FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
+    private static final ValueLayout.OfDouble LE_DOUBLE = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(LE);
+    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
+    private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+    private static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
+
+    /**
+     * The handle, apart from the Tensor so the Cleaner's action does not keep the
+     * Tensor reachable. Swapping it ({@link #assign}) is how optimizers update
+     * parameters without in-place ops in the ABI.
+     */
+    private static final class Handle implements Runnable {
+        final AtomicLong h;
+
+        Handle(long h) {
+            this.h = new AtomicLong(h);
+        }
+
+        @Override
+        public void run() {
+            long x = h.getAndSet(0);
+            if (x != 0) {
+                Native.free(x); // a failure here has no one to report to: the handle is gone either way
+            }
+        }
+    }
+
+    private final Handle state;
+    private final Cleaner.Cleanable cleanable;
+
+    private Tensor(long handle) {
+        this.state = new Handle(handle);
+        this.cleanable = CLEANER.register(this, state);
+    }
+
+    /** Takes ownership of a new handle from the library. */
+    static Tensor wrap(long handle) {
+        if (handle == 0) {
+            throw new IllegalStateException("webtensor returned the null handle");
+        }
+        return new Tensor(handle);
+    }
+
+    // ---- lifetime ---------------------------------------------------------------------
+
+    /** The wt_tensor handle; throws {@link IllegalStateException} once closed. */
+    public long handle() {
+        long h = state.h.get();
+        if (h == 0) {
+            throw new IllegalStateException("tensor used after close()");
+        }
+        return h;
+    }
+
+    /** Frees the native tensor now. Closing twice is harmless. */
+    @Override
+    public void close() {
+        cleanable.clean();
+    }
+
+    public boolean isClosed() {
+        return state.h.get() == 0;
+    }
+
+    /**
+     * Makes this tensor hold {@code value}'s data and closes {@code value} (its
+     * handle moves here); the old data is released. Optimizers use it to update
+     * parameters in place as seen from Java.
+     */
+    public void assign(Tensor value) {
+        if (value == this) {
+            return;
+        }
+        long nh = value.state.h.getAndSet(0);
+        if (nh == 0) {
+            throw new IllegalStateException("assign: the value is closed");
+        }
+        value.cleanable.clean();
+        long old = state.h.getAndSet(nh);
+        if (old == 0) {
+            state.h.set(0);
+            Native.free(nh);
+            throw new IllegalStateException("tensor used after close()");
+        }
+        Native.check(Native.free(old));
+    }
+
+    // ---- construction ----------------------------------------------------------------------
+
+    /** A tensor holding a copy of {@code data}; the shape defaults to [data.length]. */
+    public static Tensor of(float[] data, long... shape) {
+        return copyOf(MemorySegment.ofArray(data), DType.F32, shapeOr(shape, data.length));
+    }
+
+    public static Tensor of(double[] data, long... shape) {
+        return copyOf(MemorySegment.ofArray(data), DType.F64, shapeOr(shape, data.length));
+    }
+
+    public static Tensor of(long[] data, long... shape) {
+        return copyOf(MemorySegment.ofArray(data), DType.I64, shapeOr(shape, data.length));
+    }
+
+    public static Tensor of(int[] data, long... shape) {
+        return copyOf(MemorySegment.ofArray(data), DType.I32, shapeOr(shape, data.length));
+    }
+
+    public static Tensor of(short[] data, long... shape) {
+        return copyOf(MemorySegment.ofArray(data), DType.I16, shapeOr(shape, data.length));
+    }
+
+    /** An i8 tensor; for u8, f16 or bf16 bytes use {@link #fromBytes}. */
+    public static Tensor of(byte[] data, long... shape) {
+        return copyOf(MemorySegment.ofArray(data), DType.I8, shapeOr(shape, data.length));
+    }
+
+    public static Tensor of(boolean[] data, long... shape) {
+        byte[] b = new byte[data.length];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) (data[i] ? 1 : 0);
+        }
+        return copyOf(MemorySegment.ofArray(b), DType.BOOL, shapeOr(shape, data.length));
+    }
+
+    /** A tensor from raw row-major little-endian bytes of any dtype. */
+    public static Tensor fromBytes(byte[] raw, DType dtype, long... shape) {
+        return copyOf(MemorySegment.ofArray(raw), dtype, shape);
+    }
+
+    /** A 0-d f32 tensor. */
+    public static Tensor scalar(double value) {
+        return scalar(value, DType.F32);
+    }
+
+    /** A 0-d tensor of dtype (integer dtypes truncate, bool is value != 0). */
+    public static Tensor scalar(double value, DType dtype) {
+        MemorySegment s = MemorySegment.ofArray(new byte[dtype.byteSize()]);
+        switch (dtype) {
+            case F32 -> s.set(LE_FLOAT, 0, (float) value);
+            case F64 -> s.set(LE_DOUBLE, 0, value);
+            case F16 -> s.set(LE_SHORT, 0, Float.floatToFloat16((float) value));
+            case BF16 -> s.set(LE_SHORT, 0, (short) (Float.floatToIntBits((float) value) >>> 16));
+            case I64 -> s.set(LE_LONG, 0, (long) value);
+            case I32, U32 -> s.set(LE_INT, 0, (int) (long) value);
+            case I16 -> s.set(LE_SHORT, 0, (short) value);
+            case I8, U8 -> s.set(JAVA_BYTE, 0, (byte) (long) value);
+            case BOOL -> s.set(JAVA_BYTE, 0, (byte) (value != 0 ? 1 : 0));
+        }
+        return copyOf(s, dtype);
+    }
+
+    /**
+     * A tensor over {@code segment}'s memory: zero copy for native memory (the
+     * segment must stay alive while the tensor or any view of it lives; a segment
+     * from an automatic arena is kept alive for you), a copy for heap segments.
+     * Writes on either side are seen by the other. Read-only segments give
+     * read-only tensors.
+     */
+    public static Tensor fromSegment(MemorySegment segment, DType dtype, long... shape) {
+        return fromSegment(segment, dtype, shape, null);
+    }
+
+    /** As {@link #fromSegment(MemorySegment, DType, long...)} with strides in elements (null: row-major). */
+    public static Tensor fromSegment(MemorySegment segment, DType dtype, long[] shape, long[] strides) {
+        if (!segment.isNative()) {
+            if (strides != null) {
+                throw new IllegalArgumentException("fromSegment: strides need native memory");
+            }
+            return copyOf(segment, dtype, shape);
+        }
+        return wrap(DLPack.importSegment(segment, dtype, shape, strides));
+    }
+
+    /** A copy of {@code data} (any segment) as a new tensor on the default device. */
+    static Tensor copyOf(MemorySegment data, DType dtype, long... shape) {
+        try (Arena arena = Arena.ofConfined()) {
+            // Heap segments cannot go to a plain downcall; one copy into native memory.
+            MemorySegment src = data.isNative() ? data : arena.allocate(Math.max(data.byteSize(), 1)).copyFrom(data);
+            MemorySegment cshape = arena.allocateFrom(JAVA_LONG, shape.length == 0 ? new long[1] : shape);
+            MemorySegment out = arena.allocate(JAVA_LONG);
+            int st = (int) Native.FROM_DATA.invokeExact(src, data.byteSize(), dtype.code(), cshape, shape.length,
+                    MemorySegment.NULL, out);
+            Native.check(st);
+            return wrap(out.get(JAVA_LONG, 0));
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    private static long[] shapeOr(long[] shape, int n) {
+        return shape.length == 0 ? new long[] {n} : shape;
+    }
+
+    /** Zeros (f32). */
+    public static Tensor zeros(long... shape) {
+        return Ops.zeros(shape);
+    }
+
+    public static Tensor ones(long... shape) {
+        return Ops.ones(shape);
+    }
+
+    /** Standard normal samples (f32) from the global Philox generator ({@link Webtensor#manualSeed}). */
+    public static Tensor randn(long... shape) {
+        return Ops.randn(shape);
+    }
+
+    /** Uniform samples in [0, 1) (f32). */
+    public static Tensor rand(long... shape) {
+        return Ops.rand(shape);
+    }
+
+    public static Tensor full(double value, long... shape) {
+        return Ops.full(shape, value);
+    }
+
+    /** 0, 1, ..., stop-1 (i64 for an integral stop, as in PyTorch). */
+    public static Tensor arange(long stop) {
+        return Ops.arange(stop, 0, 1, DType.I64, null);
+    }
+
+    /** start, start+step, ... below stop (f32). */
+    public static Tensor arange(double start, double stop, double step) {
+        return Ops.arange(stop, start, step, DType.F32, null);
+    }
+
+    // ---- metadata --------------------------------------------------------------------
+
+    public int ndim() {
+        try {
+            return Native.handleInt(Native.NDIM, handle());
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    public long[] shape() {
+        return extents(Native.SHAPE);
+    }
+
+    /** Strides in elements. */
+    public long[] strides() {
+        return extents(Native.STRIDES);
+    }
+
+    private long[] extents(java.lang.invoke.MethodHandle mh) {
+        try (Arena arena = Arena.ofConfined()) {
+            long h = handle();
+            int nd = Native.handleInt(Native.NDIM, h);
+            MemorySegment buf = arena.allocate(JAVA_LONG, Math.max(nd, 1));
+            Native.check((int) mh.invokeExact(h, buf, nd));
+            return nd == 0 ? new long[0] : buf.toArray(JAVA_LONG);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    public long numel() {
+        try {
+            return Native.handleLong(Native.NUMEL, handle());
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    public DType dtype() {
+        try {
+            return DType.fromCode(Native.handleInt(Native.DTYPE, handle()));
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** "cpu", "webgpu:0", ... */
+    public String device() {
+        try {
+            long h = handle();
+            return Native.readString((buf, cap, needed) -> (int) Native.DEVICE.invokeExact(h, buf, cap, needed));
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    public boolean isContiguous() {
+        try {
+            return Native.handleInt(Native.IS_CONTIGUOUS, handle()) != 0;
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    // ---- conversions --------------------------------------------------------------------
+
+    /** A dense copy, or a new handle to the same tensor when already dense. */
+    @Override
+    public Tensor contiguous() {
+        return newFrom(Native.CONTIGUOUS);
+    }
+
+    /** A tensor sharing this one's data, cut from the autograd graph. */
+    public Tensor detach() {
+        return newFrom(Native.DETACH);
+    }
+
+    private Tensor newFrom(java.lang.invoke.MethodHandle mh) {
+        try {
+            return wrap(Native.handleLong(mh, handle()));
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** A copy on another device ("cpu", "webgpu:0"). */
+    public Tensor to(String device) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_LONG);
+            Native.call(Native.TO_DEVICE, handle(), arena.allocateFrom(device), out);
+            return wrap(out.get(JAVA_LONG, 0));
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** A copy with another dtype (the cast op). */
+    public Tensor to(DType dtype) {
+        return cast(dtype);
+    }
+
+    /** Copies the elements, row-major, into {@code dst} (at least numel * byteSize bytes, native or heap). */
+    public void copyTo(MemorySegment dst) {
+        long n = numel() * dtype().byteSize();
+        if (dst.byteSize() < n) {
+            throw new IllegalArgumentException("copyTo: " + dst.byteSize() + " bytes, the tensor has " + n);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buf = dst.isNative() ? dst : arena.allocate(Math.max(n, 1));
+            Native.check((int) Native.TO_HOST.invokeExact(handle(), buf, n));
+            if (buf != dst) {
+                MemorySegment.copy(buf, 0, dst, 0, n);
+            }
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** The raw row-major little-endian bytes. */
+    public byte[] toBytes() {
+        byte[] out = new byte[Math.toIntExact(numel() * dtype().byteSize())];
+        copyTo(MemorySegment.ofArray(out));
+        return out;
+    }
+
+    /** A copy in native memory of {@code arena}. */
+    public MemorySegment toSegment(Arena arena) {
+        MemorySegment s = arena.allocate(Math.max(numel() * dtype().byteSize(), 1), 16);
+        copyTo(s);
+        return s.asSlice(0, numel() * dtype().byteSize());
+    }
+
+    /**
+     * The tensor's own memory as a segment, without a copy (DLPack export): writes
+     * through it are seen by the tensor. The memory stays valid until
+     * {@code arena} closes, even if the tensor is closed first. A non-contiguous
+     * tensor is made dense first, and a tensor on another device is copied to
+     * the host, so then the segment is a copy.
+     */
+    public MemorySegment asSegment(Arena arena) {
+        try {
+            if (isContiguous()) {
+                // This handle itself: wt_tensor_contiguous's new handle would drop a read-only import's flag.
+                return DLPack.exportSegment(handle(), arena);
+            }
+            try (Tensor dense = contiguous()) {
+                return DLPack.exportSegment(dense.handle(), arena);
+            }
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+
+    /** The elements as floats (other dtypes are cast to f32 first). */
+    public float[] toFloatArray() {
+        try (Tensor t = as(DType.F32)) {
+            float[] out = new float[Math.toIntExact(t.numel())];
+            t.copyTo(MemorySegment.ofArray(out));
+            return out;
+        }
+    }
+
+    /** The elements as doubles (other dtypes are cast to f64 first). */
+    public double[] toDoubleArray() {
+        try (Tensor t = as(DType.F64)) {
+            double[] out = new double[Math.toIntExact(t.numel())];
+            t.copyTo(MemorySegment.ofArray(out));
+            return out;
+        }
+    }
+
+    /** The elements as longs (other dtypes are cast to i64 first). */
+    public long[] toLongArray() {
+        try (Tensor t = as(DType.I64)) {
+            long[] out = new long[Math.toIntExact(t.numel())];
+            t.copyTo(MemorySegment.ofArray(out));
+            return out;
+        }
+    }
+
+    /** The elements as ints (other dtypes are cast to i32 first). */
+    public int[] toIntArray() {
+        try (Tensor t = as(DType.I32)) {
+            int[] out = new int[Math.toIntExact(t.numel())];
+            t.copyTo(MemorySegment.ofArray(out));
+            return out;
+        }
+    }
+
+    public boolean[] toBooleanArray() {
+        try (Tensor t = as(DType.BOOL)) {
+            byte[] b = t.toBytes();
+            boolean[] out = new boolean[b.length];
+            for (int i = 0; i < b.length; i++) {
+                out[i] = b[i] != 0;
+            }
+            return out;
+        }
+    }
+
+    /** This tensor (a new handle) when it has dtype d, else a cast copy. */
+    private Tensor as(DType d) {
+        return dtype() == d ? detach() : cast(d);
+    }
+
+    /** The value of a one-element tensor as a double. */
+    public double item() {
+        if (numel() != 1) {
+            throw new IllegalArgumentException("item(): the tensor has " + numel() + " elements, not one");
+        }
+        return toDoubleArray()[0];
+    }
+
+    // ---- autograd ----------------------------------------------------------------------
+
+    public boolean requiresGrad() {
+        try {
+            return Native.handleInt(Native.REQUIRES_GRAD, handle()) != 0;
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** Marks a floating-point leaf as requiring gradients; returns this. */
+    public Tensor requiresGrad(boolean on) {
+        try {
+            Native.call(Native.SET_REQUIRES_GRAD, handle(), on ? 1 : 0);
+            return this;
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** Backpropagates from this one-element tensor; gradients accumulate into the leaves. */
+    public void backward() {
+        try {
+            Native.call(Native.BACKWARD, handle(), 0L);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** Backpropagates with {@code grad} as this tensor's gradient. */
+    public void backward(Tensor grad) {
+        try {
+            Native.call(Native.BACKWARD, handle(), grad.handle());
+        } finally {
+            Reference.reachabilityFence(this);
+            Reference.reachabilityFence(grad);
+        }
+    }
+
+    /** The accumulated gradient (a new tensor the caller closes), or null when none. */
+    public Tensor grad() {
+        try {
+            long g = Native.handleLong(Native.GRAD, handle());
+            return g == 0 ? null : wrap(g);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** Drops the accumulated gradient. */
+    public void zeroGrad() {
+        try {
+            Native.call(Native.ZERO_GRAD, handle());
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    // ---- arithmetic with Java numbers --------------------------------------------------
+
+    /** this + v, with v as a 0-d tensor of this tensor's dtype. */
+    public Tensor add(double v) {
+        return withScalar("add", v);
+    }
+
+    public Tensor sub(double v) {
+        return withScalar("sub", v);
+    }
+
+    public Tensor mul(double v) {
+        return withScalar("mul", v);
+    }
+
+    public Tensor div(double v) {
+        return withScalar("div", v);
+    }
+
+    public Tensor pow(double v) {
+        return withScalar("pow", v);
+    }
+
+    private Tensor withScalar(String op, double v) {
+        DType d = dtype();
+        try (Tensor s = scalar(v, d.isFloating() || v == Math.rint(v) ? d : DType.F32)) {
+            String dev = device();
+            if (!dev.equals("cpu")) {
+                try (Tensor moved = s.to(dev)) {
+                    return Op.call1(op, new Tensor[] {this, moved});
+                }
+            }
+            return Op.call1(op, new Tensor[] {this, s});
+        }
+    }
+
+    @Override
+    public String toString() {
+        if (isClosed()) {
+            return "Tensor(<closed>)";
+        }
+        String head = "Tensor(" + dtype() + Arrays.toString(shape()) + ", " + device();
+        if (numel() > 16) {
+            return head + ")";
+        }
+        String body = dtype().isFloating() ? Arrays.toString(toDoubleArray()) : Arrays.toString(toLongArray());
+        return head + ", " + body + ")";
+    }
+}

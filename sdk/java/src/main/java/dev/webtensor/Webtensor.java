@@ -1,0 +1,150 @@
+package dev.webtensor;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/** Process-wide functions of the runtime: version, devices, seeds, no-grad scopes, ops by name, plugins. */
+public final class Webtensor {
+    private Webtensor() {}
+
+    /** The library version, e.g. "0.1.0". */
+    public static String version() {
+        return Native.cString((MemorySegment) Native.invoke(Native.VERSION));
+    }
+
+    /** The C ABI version of the loaded library. */
+    public static int abiVersion() {
+        return (int) Native.invoke(Native.ABI);
+    }
+
+    /** Build information as JSON: version, abi, go, commit, os, arch. */
+    public static String buildInfo() {
+        return Native.readString((buf, cap, needed) -> (int) Native.BUILD_INFO.invokeExact(buf, cap, needed));
+    }
+
+    /** The op manifest (every op, its inputs, attributes, dtypes, backends) as JSON. */
+    public static String manifestJson() {
+        return Native.readString((buf, cap, needed) -> (int) Native.MANIFEST.invokeExact(buf, cap, needed));
+    }
+
+    /** Names of the devices whose backend opens here, best first ("cpu" at least). */
+    public static List<String> devices() {
+        int n;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment c = arena.allocate(JAVA_INT);
+            Native.call(Native.DEVICE_COUNT, c);
+            n = c.get(JAVA_INT, 0);
+        }
+        List<String> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            int idx = i;
+            out.add(Native.readString((buf, cap, needed) -> (int) Native.DEVICE_NAME.invokeExact(idx, buf, cap, needed)));
+        }
+        return out;
+    }
+
+    /** The device new tensors go to when none is named. */
+    public static String defaultDevice() {
+        return Native.readString((buf, cap, needed) -> (int) Native.DEFAULT_DEVICE.invokeExact(buf, cap, needed));
+    }
+
+    public static void setDefaultDevice(String device) {
+        try (Arena arena = Arena.ofConfined()) {
+            Native.call(Native.SET_DEFAULT_DEVICE, arena.allocateFrom(device));
+        }
+    }
+
+    /** Number of live native tensor handles in the process (for leak checks). */
+    public static long liveTensors() {
+        return Native.outLong(Native.LIVE_TENSORS);
+    }
+
+    /** Number of DLPack exports ({@link Tensor#asSegment}) whose memory is still held. */
+    public static long liveDlpackExports() {
+        return Native.outLong(Native.LIVE_DLPACK_EXPORTS);
+    }
+
+    /** Resets the global Philox generator: the same seed gives the same tensors in every SDK. */
+    public static void manualSeed(long seed) {
+        Native.call(Native.MANUAL_SEED, seed);
+    }
+
+    /** The generator's (seed, offset). */
+    public static long[] rngState() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment s = arena.allocate(JAVA_LONG), o = arena.allocate(JAVA_LONG);
+            Native.call(Native.RNG_STATE, s, o);
+            return new long[] {s.get(JAVA_LONG, 0), o.get(JAVA_LONG, 0)};
+        }
+    }
+
+    public static void setRngState(long seed, long offset) {
+        Native.call(Native.SET_RNG_STATE, seed, offset);
+    }
+
+    /** A scope for try-with-resources; ops inside are not recorded for autograd. */
+    public static final class NoGrad implements AutoCloseable {
+        private boolean open = true;
+
+        private NoGrad() {
+            Native.call(Native.NO_GRAD_ENTER);
+        }
+
+        @Override
+        public void close() {
+            if (open) {
+                open = false;
+                Native.call(Native.NO_GRAD_EXIT);
+            }
+        }
+    }
+
+    /**
+     * {@code try (var g = Webtensor.noGrad()) { ... }}: ops inside are not
+     * recorded. The scope is process-wide (the ABI's), not per thread.
+     */
+    public static NoGrad noGrad() {
+        return new NoGrad();
+    }
+
+    /**
+     * Runs any registry op by name (plugin ops, internal ops): null inputs are
+     * absent optional inputs, null attributes are left out. Returns every output.
+     */
+    public static Tensor[] op(String name, Tensor[] inputs, Attr... attrs) {
+        return Op.call(name, inputs, attrs);
+    }
+
+    /** Loads a WebAssembly plugin (.wasm) and registers its ops; returns the plugin's name. */
+    public static String loadPlugin(Path wasm) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(wasm.toString());
+            return Native.readString((buf, cap, needed) -> (int) Native.PLUGIN_LOAD.invokeExact(p, buf, cap, needed));
+        }
+    }
+
+    /** Loads a WebAssembly plugin from memory; label names it in error messages. Returns the plugin's name. */
+    public static String loadPlugin(byte[] wasm, String label) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment w = arena.allocate(Math.max(wasm.length, 1)).copyFrom(MemorySegment.ofArray(wasm));
+            MemorySegment l = arena.allocateFrom(label);
+            long n = wasm.length;
+            return Native.readString((buf, cap, needed) ->
+                    (int) Native.PLUGIN_LOAD_BYTES.invokeExact(w, n, l, buf, cap, needed));
+        }
+    }
+
+    /** The op names of a loaded plugin, as the JSON array the library returns. */
+    public static String pluginOpsJson(String plugin) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(plugin);
+            return Native.readString((buf, cap, needed) -> (int) Native.PLUGIN_OPS.invokeExact(p, buf, cap, needed));
+        }
+    }
+}
