@@ -17,7 +17,15 @@ build/c_runner: $(wildcard conformance/runners/c/*.[ch]) capi/include/webtensor.
 build/libwebtensor.so: $(shell git ls-files '*.go' 2>/dev/null)
 	$(GO) build -buildmode=c-shared -o $@ ./capi
 
-conformance: python-sdk build/c_runner ## every SDK x backend runs every reference case; prints the parity table, writes conformance/report.md
+# The Java runner is a JUnit class (sdk/java/src/test/java/dev/webtensor/ConformanceRunnerTest.java)
+# that only runs when -Dwebtensor.conformance.out is set; it writes an
+# "unavailable" column itself when the device list has no such backend.
+# JAVA_MVN (JAVA_HOME on the JDK) comes from sdk/java/java.mk.
+# (A runner that wrote nothing would silently drop its column, hence the test -s.)
+JAVA_CONFORMANCE = ( $(JAVA_MVN) test -Dtest=ConformanceRunnerTest -Dwebtensor.conformance.device=$(1) \
+	-Dwebtensor.conformance.out=$(abspath $(CONF_OUT))/java-$(1).json ) && test -s $(CONF_OUT)/java-$(1).json
+
+conformance: python-sdk build/c_runner java ## every SDK x backend runs every reference case; prints the parity table, writes conformance/report.md
 	rm -rf $(CONF_OUT) && mkdir -p $(CONF_OUT)
 	NODEVICE_SELECT=1 ./build/c_runner conformance/vectors cpu $(CONF_OUT)/c-cpu.json
 	NODEVICE_SELECT=1 ./build/c_runner conformance/vectors webgpu $(CONF_OUT)/c-webgpu.json
@@ -25,4 +33,6 @@ conformance: python-sdk build/c_runner ## every SDK x backend runs every referen
 	NODEVICE_SELECT=1 $(GO) run ./conformance/cmd/run -device webgpu -out $(CONF_OUT)/go-webgpu.json
 	NODEVICE_SELECT=1 $(PY) conformance/runners/python_runner.py --device cpu --out $(CONF_OUT)/python-cpu.json
 	NODEVICE_SELECT=1 $(PY) conformance/runners/python_runner.py --device webgpu --out $(CONF_OUT)/python-webgpu.json
+	export NODEVICE_SELECT=1 && $(call JAVA_CONFORMANCE,cpu)
+	export NODEVICE_SELECT=1 && $(call JAVA_CONFORMANCE,webgpu)
 	$(GO) run ./conformance/cmd/report -results $(CONF_OUT)

@@ -20,7 +20,6 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
@@ -37,23 +36,17 @@ import static org.junit.jupiter.api.Assertions.fail;
  * PyTorch) through the Java SDK, as backends/backendtest/vectors.go runs them
  * in Go: inputs as stored (strided ones as real strided views, imported
  * without a copy), attributes converted by the manifest's kinds, outputs
- * within the op's tolerance, and for differentiable cases the gradients of
- * sum(out * upstream) within ten times that.
+ * within the op's tolerance (index.json's dtype tolerance times the op's
+ * tol_scale), and for differentiable cases the gradients of sum(out * upstream)
+ * within grad_tol_scale times that. ConformanceRunner runs the same cases as
+ * a graded result file for `make conformance`.
  */
 class VectorsTest {
-    /** core.Tolerances: per output dtype, {atol, rtol}; integers and bools are exact. */
-    static final Map<DType, double[]> TOL = Map.of(
-            DType.F64, new double[] {1e-10, 1e-9}, DType.F32, new double[] {1e-5, 1e-4},
-            DType.F16, new double[] {1e-3, 2e-3}, DType.BF16, new double[] {1e-2, 1.6e-2});
-    /** core.GradTolScale. */
-    static final double GRAD_TOL_SCALE = 10;
     /**
-     * Ops whose OpDef sets TolScale 2 (accumulating ops). The manifest does not
-     * carry TolScale, so this list mirrors core/ops_*.go by hand.
+     * Tolerances come from conformance/vectors/index.json (per dtype, the op's
+     * tol_scale, grad_tol_scale), the registry's own rules, as every runner reads them.
      */
-    static final Set<String> TOL_SCALE_2 = Set.of("conv1d", "conv2d", "conv_transpose2d", "_conv2d_weight_grad",
-            "_conv_transpose2d_input_grad", "einsum", "fft", "ifft", "rfft", "irfft", "scatter_add", "scatter_reduce",
-            "index_add", "embedding", "matmul");
+    static final VectorIndex INDEX = VectorIndex.get();
 
     /** Tensors compared, and how many the files hold: every stored output and gradient must be checked. */
     static final AtomicInteger OUTPUTS = new AtomicInteger(), GRADS = new AtomicInteger();
@@ -113,6 +106,8 @@ class VectorsTest {
             String op = st.metadata.get("op");
             assertEquals("true", st.metadata.get("complete"), f + " has no reference outputs");
             assertTrue(kinds.containsKey(op), "vector file for " + op + ", which the library does not have");
+            assertEquals(f.getFileName().toString(), INDEX.ops.containsKey(op) ? INDEX.ops.get(op).file() : null,
+                    op + " in index.json");
             List<DynamicTest> cases = new ArrayList<>();
             for (JsonNode c : Safetensors.JSON.readTree(st.metadata.get("cases"))) {
                 cases.add(DynamicTest.dynamicTest(c.get("name").asText(), () -> runCase(op, c, st, kinds.get(op))));
@@ -160,7 +155,7 @@ class VectorsTest {
                 want++;
             }
             assertEquals(want, outs.length, "number of outputs");
-            double scale = TOL_SCALE_2.contains(op) ? 2 : 1;
+            double scale = INDEX.tolScale(op);
             Tensor loss = null;
             for (int j = 0; j < outs.length; j++) {
                 Safetensors.Entry w = st.tensors.get(name + "/out" + j);
@@ -196,7 +191,7 @@ class VectorsTest {
             assertNotNull(w, "gradient " + i + " missing from the vector file");
             Tensor g = ins[i].grad();
             g = own(owned, g != null ? g : ins[i].zerosLike());
-            compare("gradient of input " + i, g, w, scale * GRAD_TOL_SCALE);
+            compare("gradient of input " + i, g, w, scale * INDEX.gradTolScale);
             GRADS.incrementAndGet();
         }
     }
@@ -285,7 +280,7 @@ class VectorsTest {
         assertEquals(want.dtype(), got.dtype(), what + " dtype");
         assertArrayEquals(want.shape(), got.shape(), what + " shape");
         double[] g = Safetensors.decode(got.dtype(), got.toBytes()), w = want.values();
-        double[] tol = want.dtype().isFloating() ? TOL.get(want.dtype()) : new double[] {0, 0};
+        double[] tol = want.dtype().isFloating() ? INDEX.tol(want.dtype()) : new double[] {0, 0};
         double atol = tol[0] * scale, rtol = tol[1] * scale;
         int bad = 0, first = -1;
         for (int i = 0; i < w.length; i++) {
