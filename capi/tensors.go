@@ -266,8 +266,24 @@ func wt_tensor_to_host(h C.wt_tensor, dst unsafe.Pointer, capacity C.size_t) (st
 func wt_tensor_contiguous(h C.wt_tensor, out *C.wt_tensor) (status C.int32_t) {
 	defer guard(&status)
 	return withTensor(h, out == nil, "wt_tensor_contiguous", func(t *core.Tensor) C.int32_t {
-		return output(t.Contiguous(), out)
+		return outputShared(h, t, t.Contiguous(), out)
 	})
+}
+
+// outputShared is output for a result that may share src's storage (a
+// contiguous or same-device tensor is returned as is): memory imported
+// read-only stays read-only through the new handle, so exporting it again
+// cannot hand out a writable view of it.
+func outputShared(h C.wt_tensor, src, res *core.Tensor, out *C.wt_tensor) C.int32_t {
+	if err := res.Err(); err != nil {
+		return fail(err)
+	}
+	readOnly := false
+	if e, err := lookup(int64(h)); err == nil && e.readOnly && res.Storage() == src.Storage() {
+		readOnly = true
+	}
+	*out = C.wt_tensor(newHandle(res, readOnly))
+	return statusOK
 }
 
 //export wt_tensor_to_device
@@ -282,6 +298,6 @@ func wt_tensor_to_device(h C.wt_tensor, device *C.char, out *C.wt_tensor) (statu
 		if err != nil {
 			return fail(err)
 		}
-		return output(t.To(dev[0]), out)
+		return outputShared(h, t, t.To(dev[0]), out)
 	})
 }

@@ -212,6 +212,18 @@ void test_dlpack_import(void) {
       CHECK(re->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
       re->deleter(re);
     }
+    /* ...also through the handles that share its memory: an already dense
+     * tensor's contiguous() and a move to the device it is on. */
+    wt_tensor same[2] = {0, 0};
+    OK(wt_tensor_contiguous(t, &same[0]));
+    OK(wt_tensor_to_device(t, "cpu", &same[1]));
+    for (int k = 0; k < 2; k++) {
+      if (same[k] && OK(wt_to_dlpack_versioned(same[k], &re))) {
+        CHECK(re->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
+        re->deleter(re);
+      }
+      if (same[k]) OK(wt_tensor_free(same[k]));
+    }
     OK(wt_tensor_free(t));
     CHECK(wait_count(&calls, 1, 5000));
   } else {
