@@ -12,6 +12,7 @@ export GOFLAGS ?= -mod=mod
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
 include sdk/java/java.mk
+include sdk/js/js.mk
 include conformance/conformance.mk
 
 help: ## list the targets
@@ -60,6 +61,7 @@ test: $(VENV)/.ref-deps lint generate-check wasm-build plugins gpu-deps build ##
 	$(MAKE) --no-print-directory python-test
 	$(MAKE) --no-print-directory wheel-test
 	$(MAKE) --no-print-directory java-test
+	$(MAKE) --no-print-directory js-test
 	$(MAKE) --no-print-directory conformance
 	$(MAKE) --no-print-directory fuzz-short
 

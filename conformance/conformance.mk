@@ -35,4 +35,5 @@ conformance: python-sdk build/c_runner java ## every SDK x backend runs every re
 	NODEVICE_SELECT=1 $(PY) conformance/runners/python_runner.py --device webgpu --out $(CONF_OUT)/python-webgpu.json
 	export NODEVICE_SELECT=1 && $(call JAVA_CONFORMANCE,cpu)
 	export NODEVICE_SELECT=1 && $(call JAVA_CONFORMANCE,webgpu)
+	$(MAKE) --no-print-directory js-conformance
 	$(GO) run ./conformance/cmd/report -results $(CONF_OUT)

@@ -1,0 +1,63 @@
+# The JavaScript SDK's Node half (sdk/js): included by the top-level Makefile
+# (needs GO from it). Node 20+ and npm; koffi comes from the npm registry.
+
+.PHONY: npm js-test js-generate js-generate-check js-conformance
+
+NPM        ?= npm
+JS_PREBUILD := sdk/js/prebuilds/linux-x64
+JS_VERSION := $(shell sed -n 's/^  "version": "\(.*\)",/\1/p' sdk/js/package.json)
+JS_TARBALL := build/npm/webtensor-$(JS_VERSION).tgz
+
+# `make capi` every time: Go's build cache makes it cheap, and a stale
+# libwebtensor.so in the tarball would be worse than a few seconds.
+npm: ## build the Node package: libwebtensor.so into prebuilds/, tsc --strict into dist/, npm pack into build/npm/
+	$(MAKE) --no-print-directory capi
+	mkdir -p $(JS_PREBUILD) build/npm
+	cp build/libwebtensor.so $(JS_PREBUILD)/libwebtensor.so
+	cd sdk/js && $(NPM) ci --no-audit --no-fund --loglevel=error
+	cd sdk/js && rm -rf dist && ./node_modules/.bin/tsc -p tsconfig.json
+	rm -f build/npm/webtensor-*.tgz
+	cd sdk/js && $(NPM) pack --pack-destination ../../build/npm --loglevel=error >/dev/null
+	@ls -la $(JS_TARBALL)
+
+# The tests run against the tarball installed into an empty folder (as a user
+# would get it), not against the source tree; the vectors come from the repo.
+js-test: npm js-generate-check ## the Node SDK's tests (node --test) and a tsc --strict consumer, against the installed tarball
+	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	echo '{"name": "webtensor-js-test", "private": true, "type": "module"}' > $$d/package.json; \
+	(cd $$d && $(NPM) install --no-audit --no-fund --loglevel=error $(abspath $(JS_TARBALL))); \
+	cp sdk/js/test/*.mjs sdk/js/test/types.ts $$d/; \
+	echo "--- tsc --strict over a consumer of the installed package"; \
+	sdk/js/node_modules/.bin/tsc --strict --noEmit --skipLibCheck false --module nodenext --moduleResolution nodenext \
+		--target es2022 --types node --typeRoots $(abspath sdk/js/node_modules/@types) $$d/types.ts; \
+	echo "--- node --test in $$d"; \
+	rc=0; (cd $$d && NODEVICE_SELECT=1 WEBTENSOR_VECTORS=$(abspath conformance/vectors) \
+		node --test *.test.mjs > test.log 2>&1) || rc=$$?; \
+	if [ $$rc -ne 0 ]; then grep -v XDG_RUNTIME_DIR $$d/test.log | grep -E -A20 '^not ok' | head -n 80; fi; \
+	grep -E '^# (tests|pass|fail|duration_ms)' $$d/test.log; exit $$rc
+
+js-generate: ## regenerate the Node op functions (sdk/js/src/ops*.gen.ts) from the manifest
+	mkdir -p build
+	$(GO) run ./cmd/webtensor ops --json > build/manifest.json
+	node sdk/js/gen/genops.mjs --manifest build/manifest.json
+
+js-generate-check: ## fail when the generated Node op functions are stale
+	mkdir -p build
+	$(GO) run ./cmd/webtensor ops --json > build/manifest.json
+	node sdk/js/gen/genops.mjs --manifest build/manifest.json --check
+
+# The conformance columns node / cpu and node / webgpu (conformance/README.md):
+# the runner runs from the installed tarball, like the tests. CONF_OUT comes
+# from conformance/conformance.mk. (test -s: a runner that wrote nothing would
+# silently drop its column.)
+js-conformance: npm ## the Node SDK's conformance columns: build/conformance/node-{cpu,webgpu}.json
+	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	echo '{"name": "webtensor-js-conformance", "private": true, "type": "module"}' > $$d/package.json; \
+	(cd $$d && $(NPM) install --no-audit --no-fund --loglevel=error $(abspath $(JS_TARBALL))); \
+	cp sdk/js/test/*.mjs $$d/; \
+	for dev in cpu webgpu; do \
+		(cd $$d && NODEVICE_SELECT=1 WEBTENSOR_VECTORS=$(abspath conformance/vectors) \
+			node conformance-runner.mjs --device $$dev --out $(abspath $(CONF_OUT))/node-$$dev.json 2>&1 \
+			| grep -v XDG_RUNTIME_DIR || true); \
+		test -s $(CONF_OUT)/node-$$dev.json; \
+	done

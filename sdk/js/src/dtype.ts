@@ -1,0 +1,86 @@
+// Element types: names and codes match wt_dtype (capi/include/webtensor.h).
+
+export type DType = "f32" | "f16" | "bf16" | "f64" | "i64" | "i32" | "u32" | "i16" | "i8" | "u8" | "bool";
+
+export type TypedArray =
+  | Float32Array
+  | Float64Array
+  | BigInt64Array
+  | Int32Array
+  | Uint32Array
+  | Int16Array
+  | Int8Array
+  | Uint8Array
+  | Uint16Array;
+
+/** The typed array that holds each dtype; f16 and bf16 are raw bits in a Uint16Array (Node 20 has no Float16Array). */
+export interface DataTypeMap {
+  f32: Float32Array;
+  f16: Uint16Array;
+  bf16: Uint16Array;
+  f64: Float64Array;
+  i64: BigInt64Array;
+  i32: Int32Array;
+  u32: Uint32Array;
+  i16: Int16Array;
+  i8: Int8Array;
+  u8: Uint8Array;
+  bool: Uint8Array;
+}
+
+interface Info {
+  code: number;
+  size: number;
+  floating: boolean;
+  array: { new (buf: ArrayBuffer, off: number, len: number): TypedArray; new (len: number): TypedArray };
+}
+
+export const DTYPES: Record<DType, Info> = {
+  f32: { code: 1, size: 4, floating: true, array: Float32Array },
+  f16: { code: 2, size: 2, floating: true, array: Uint16Array },
+  bf16: { code: 3, size: 2, floating: true, array: Uint16Array },
+  f64: { code: 4, size: 8, floating: true, array: Float64Array },
+  i64: { code: 5, size: 8, floating: false, array: BigInt64Array as unknown as Info["array"] },
+  i32: { code: 6, size: 4, floating: false, array: Int32Array },
+  u32: { code: 7, size: 4, floating: false, array: Uint32Array },
+  i16: { code: 8, size: 2, floating: false, array: Int16Array },
+  i8: { code: 9, size: 1, floating: false, array: Int8Array },
+  u8: { code: 10, size: 1, floating: false, array: Uint8Array },
+  bool: { code: 11, size: 1, floating: false, array: Uint8Array },
+};
+
+const BY_CODE = new Map<number, DType>(Object.entries(DTYPES).map(([n, i]) => [i.code, n as DType]));
+
+export function dtypeFromCode(code: number): DType {
+  const d = BY_CODE.get(code);
+  if (!d) throw new Error(`webtensor: unknown dtype code ${code}`);
+  return d;
+}
+
+const ALIASES: Record<string, DType> = {
+  float32: "f32", float16: "f16", bfloat16: "bf16", float64: "f64", int64: "i64", int32: "i32",
+  uint32: "u32", int16: "i16", int8: "i8", uint8: "u8",
+};
+
+/** Checks a dtype name (aliases such as "float32" accepted); throws a TypeError naming the bad value. */
+export function toDType(d: unknown): DType {
+  if (typeof d === "string") {
+    if (d in DTYPES) return d as DType;
+    const a = ALIASES[d];
+    if (a) return a;
+  }
+  throw new TypeError(`webtensor: unknown dtype ${JSON.stringify(d)} (one of ${Object.keys(DTYPES).join(", ")})`);
+}
+
+/** The dtype a typed array holds by default; Uint16Array is ambiguous (f16 or bf16) and needs a dtype. */
+export function dtypeOfArray(a: TypedArray): DType {
+  if (a instanceof Float32Array) return "f32";
+  if (a instanceof Float64Array) return "f64";
+  if (a instanceof BigInt64Array) return "i64";
+  if (a instanceof Int32Array) return "i32";
+  if (a instanceof Uint32Array) return "u32";
+  if (a instanceof Int16Array) return "i16";
+  if (a instanceof Int8Array) return "i8";
+  if (a instanceof Uint8Array) return "u8";
+  throw new TypeError("webtensor: a Uint16Array holds f16 or bf16 bits; pass { dtype: 'f16' } or { dtype: 'bf16' }");
+}

@@ -1,0 +1,7 @@
+// Where the tests find the reference vectors: $WEBTENSOR_VECTORS (set by
+// `make js-test`, whose tests run from a temporary install), else the repo's.
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+
+export const VECTORS =
+  process.env.WEBTENSOR_VECTORS ?? join(fileURLToPath(import.meta.url), "..", "..", "..", "..", "conformance", "vectors");

@@ -1,0 +1,22 @@
+// Compiled with `tsc --strict --noEmit` against the installed package by
+// `make js-test`: the published types let a consumer write this, and reject
+// the marked mistakes.
+import * as wt from "webtensor";
+
+await wt.init();
+const x: wt.Tensor = wt.tensor(new Float32Array(6), [2, 3]);
+const y: wt.Tensor = x.softmax({ axis: -1 }).add(1);
+const d: Float32Array = await y.data<"f32">();
+const parts: wt.Tensor[] = wt.split(x, { sections: 3, axis: 1 });
+const z: wt.Tensor = wt.layerNorm(x, null, null, { normalizedShape: [3] });
+const dt: wt.DType = z.dtype;
+const kept = wt.tidy(() => ({ a: x.relu(), b: [x.exp()] }));
+kept.a.dispose();
+wt.dispose([parts, y, z, kept]);
+// @ts-expect-error reshape needs its shape
+wt.reshape(x);
+// @ts-expect-error axis is a number
+x.softmax({ axis: "1" });
+// @ts-expect-error not a dtype
+x.cast({ dtype: "f128" });
+console.log(d.length, dt);
