@@ -78,6 +78,18 @@ def params(op: dict) -> list[tuple[str, str, str | None, str]]:
     return req_in + req_at + opt_in + opt_at
 
 
+# Python array API standard (2023.12) spellings accepted beside the
+# registry's: keyword-only aliases, so sum(x, axis=0, keepdims=True) works as
+# the standard writes it and sum(x, axes=[0], keepdim=True) as PyTorch does.
+ALIASES = {"axes": ("axis", "int | Sequence[int] | None"), "keepdim": ("keepdims", "bool | None")}
+
+
+def aliases(op: dict) -> list[tuple[str, str, str]]:
+    """(alias, annotation, registry name) for the op's attributes that have one."""
+    names = {a["name"] for a in op["attrs"]}
+    return [(al, ann, name) for name, (al, ann) in ALIASES.items() if name in names and al not in names]
+
+
 def multi_output(op: dict) -> bool:
     outs = op.get("outputs") or []
     return len(outs) > 1 or any(o.endswith("...") for o in outs)
@@ -85,6 +97,8 @@ def multi_output(op: dict) -> bool:
 
 def signature(op: dict) -> str:
     ps = [f"{n}: {ann}" + (f" = {d}" if d is not None else "") for n, ann, d, _ in params(op)]
+    if aliases(op):
+        ps += ["*"] + [f"{al}: {ann} = None" for al, ann, _ in aliases(op)]
     ret = "tuple[Tensor, ...]" if multi_output(op) else "Tensor"
     line = f"def {op['name']}({', '.join(ps)}) -> {ret}"
     if len(line) <= 114:
@@ -100,6 +114,9 @@ def docstring(op: dict) -> list[str]:
         for a in attrs:
             lines += textwrap.wrap(f"{a['name']}: {a['doc']}", 100, initial_indent="    ",
                                    subsequent_indent="        ")
+    if aliases(op):
+        spelled = " and ".join(f"{al}= (for {name})" for al, _, name in aliases(op))
+        lines += ["", f"Also accepts the array API's {spelled}."]
     if multi_output(op):
         lines += ["", "Returns a tuple: " + ", ".join(op["outputs"]) + "."]
     if len(lines) == 1:
@@ -118,7 +135,8 @@ def function(op: dict) -> list[str]:
         body = body.replace(", [", ",\n        [", 1)
         if any(len(ln) > 118 for ln in body.splitlines()):
             body = body.replace("), (", "),\n         (")
-    return [signature(op) + ":"] + docstring(op) + [body]
+    pre = [f"    if {al} is not None:\n        {pyname(name)} = {al}" for al, _, name in aliases(op)]
+    return [signature(op) + ":"] + docstring(op) + pre + [body]
 
 
 def generate(manifest: dict) -> dict[str, str]:

@@ -174,3 +174,14 @@ def test_scalars_are_zero_dimensional():
     assert s.shape == () and s.ndim == 0 and s.item() == 2.5
     assert (wt.ones(2) * s).tolist() == [2.5, 2.5]
     assert wt.tensor(np.float64(1.0)).shape == ()
+
+
+def test_array_api_spellings():
+    """sum(x, axis=..., keepdims=...) as the Python array API writes it, beside
+    the registry's axes/keepdim (PyTorch's spelling)."""
+    x = wt.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert wt.sum(x, axis=0).tolist() == [4.0, 6.0]
+    assert wt.sum(x, axis=(0, 1), keepdims=True).shape == (1, 1)
+    assert x.mean(axis=1, keepdims=True).tolist() == [[1.5], [3.5]]
+    assert wt.argmax(x, axis=1, keepdims=True).shape == (2, 1)
+    assert wt.max(x, axes=[1], keepdim=False).tolist() == [2.0, 4.0]

@@ -10,45 +10,91 @@ from .._tensor import Tensor, run_op
 from ._types import TensorLike
 
 
-def all(x: TensorLike, axes: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+def all(
+    x: TensorLike,
+    axes: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
     """True where every element over axes is non-zero (NaN counts as non-zero); any dtype.
 
     Args:
         axes: axes to reduce; absent means all
         keepdim: keep reduced axes as size 1
+
+    Also accepts the array API's axis= (for axes) and keepdims= (for keepdim).
     """
+    if axis is not None:
+        axes = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return run_op('all', [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim)])[0]
 
 
-def any(x: TensorLike, axes: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+def any(
+    x: TensorLike,
+    axes: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
     """True where any element over axes is non-zero (NaN counts as non-zero); any dtype.
 
     Args:
         axes: axes to reduce; absent means all
         keepdim: keep reduced axes as size 1
+
+    Also accepts the array API's axis= (for axes) and keepdims= (for keepdim).
     """
+    if axis is not None:
+        axes = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return run_op('any', [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim)])[0]
 
 
-def argmax(x: TensorLike, axis: int | None = None, keepdim: bool = False) -> Tensor:
+def argmax(
+    x: TensorLike,
+    axis: int | None = None,
+    keepdim: bool = False,
+    *,
+    keepdims: bool | None = None,
+) -> Tensor:
     """Index (i64) of the first largest value along axis, or in the flattened tensor; NaN counts as
     largest.
 
     Args:
         axis: axis to search; absent searches the flattened tensor
         keepdim: keep the searched axis (or every axis, when flattened) as size 1
+
+    Also accepts the array API's keepdims= (for keepdim).
     """
+    if keepdims is not None:
+        keepdim = keepdims
     return run_op('argmax', [x], [('axis', 'int', axis), ('keepdim', 'bool', keepdim)])[0]
 
 
-def argmin(x: TensorLike, axis: int | None = None, keepdim: bool = False) -> Tensor:
+def argmin(
+    x: TensorLike,
+    axis: int | None = None,
+    keepdim: bool = False,
+    *,
+    keepdims: bool | None = None,
+) -> Tensor:
     """Index (i64) of the first smallest value along axis, or in the flattened tensor; NaN counts as
     smallest.
 
     Args:
         axis: axis to search; absent searches the flattened tensor
         keepdim: keep the searched axis (or every axis, when flattened) as size 1
+
+    Also accepts the array API's keepdims= (for keepdim).
     """
+    if keepdims is not None:
+        keepdim = keepdims
     return run_op('argmin', [x], [('axis', 'int', axis), ('keepdim', 'bool', keepdim)])[0]
 
 
@@ -70,43 +116,95 @@ def cumsum(x: TensorLike, axis: int) -> Tensor:
     return run_op('cumsum', [x], [('axis', 'int', axis)])[0]
 
 
-def logsumexp(x: TensorLike, axes: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+def logsumexp(
+    x: TensorLike,
+    axes: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
     """log(sum(exp(x))) over axes, computed stably; integers give f32.
 
     Args:
         axes: axes to reduce; absent means all
         keepdim: keep reduced axes as size 1
+
+    Also accepts the array API's axis= (for axes) and keepdims= (for keepdim).
     """
+    if axis is not None:
+        axes = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return run_op('logsumexp', [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim)])[0]
 
 
-def max(x: TensorLike, axes: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+def max(
+    x: TensorLike,
+    axes: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
     """Largest value over axes; NaN wins, like torch.amax.
 
     Args:
         axes: axes to reduce; absent means all
         keepdim: keep reduced axes as size 1
+
+    Also accepts the array API's axis= (for axes) and keepdims= (for keepdim).
     """
+    if axis is not None:
+        axes = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return run_op('max', [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim)])[0]
 
 
-def mean(x: TensorLike, axes: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+def mean(
+    x: TensorLike,
+    axes: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
     """Arithmetic mean over axes (floating point only).
 
     Args:
         axes: axes to reduce; absent means all
         keepdim: keep reduced axes as size 1
+
+    Also accepts the array API's axis= (for axes) and keepdims= (for keepdim).
     """
+    if axis is not None:
+        axes = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return run_op('mean', [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim)])[0]
 
 
-def min(x: TensorLike, axes: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+def min(
+    x: TensorLike,
+    axes: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
     """Smallest value over axes; NaN wins, like torch.amin.
 
     Args:
         axes: axes to reduce; absent means all
         keepdim: keep reduced axes as size 1
+
+    Also accepts the array API's axis= (for axes) and keepdims= (for keepdim).
     """
+    if axis is not None:
+        axes = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return run_op('min', [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim)])[0]
 
 
@@ -115,6 +213,9 @@ def norm(
     axes: int | Sequence[int] | None = None,
     keepdim: bool = False,
     ord: float = 2.0,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
 ) -> Tensor:
     """Vector norm over axes: ord 2 (default), 1, any p > 0, inf (max |x|), -inf (min |x|) or 0 (count of
     non-zeros).
@@ -123,17 +224,36 @@ def norm(
         axes: axes to reduce; absent means all
         keepdim: keep reduced axes as size 1
         ord: order of the norm: 0, p > 0, inf or -inf
+
+    Also accepts the array API's axis= (for axes) and keepdims= (for keepdim).
     """
+    if axis is not None:
+        axes = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return run_op('norm', [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim), ('ord', 'float', ord)])[0]
 
 
-def prod(x: TensorLike, axes: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+def prod(
+    x: TensorLike,
+    axes: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
     """Product over axes (bool and small integers multiply as i64, like PyTorch).
 
     Args:
         axes: axes to reduce; absent means all
         keepdim: keep reduced axes as size 1
+
+    Also accepts the array API's axis= (for axes) and keepdims= (for keepdim).
     """
+    if axis is not None:
+        axes = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return run_op('prod', [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim)])[0]
 
 
@@ -142,6 +262,9 @@ def std(
     axes: int | Sequence[int] | None = None,
     keepdim: bool = False,
     correction: int = 1,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
 ) -> Tensor:
     """Standard deviation over axes with divisor N - correction.
 
@@ -149,18 +272,37 @@ def std(
         axes: axes to reduce; absent means all
         keepdim: keep reduced axes as size 1
         correction: the divisor is N - correction (1: unbiased, 0: population)
+
+    Also accepts the array API's axis= (for axes) and keepdims= (for keepdim).
     """
+    if axis is not None:
+        axes = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return run_op('std',
         [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim), ('correction', 'int', correction)])[0]
 
 
-def sum(x: TensorLike, axes: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+def sum(
+    x: TensorLike,
+    axes: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
     """Sum over axes (bool and small integers sum as i64, like PyTorch).
 
     Args:
         axes: axes to reduce; absent means all
         keepdim: keep reduced axes as size 1
+
+    Also accepts the array API's axis= (for axes) and keepdims= (for keepdim).
     """
+    if axis is not None:
+        axes = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return run_op('sum', [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim)])[0]
 
 
@@ -169,6 +311,9 @@ def var(
     axes: int | Sequence[int] | None = None,
     keepdim: bool = False,
     correction: int = 1,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
 ) -> Tensor:
     """Variance over axes with divisor N - correction.
 
@@ -176,6 +321,12 @@ def var(
         axes: axes to reduce; absent means all
         keepdim: keep reduced axes as size 1
         correction: the divisor is N - correction (1: unbiased, 0: population)
+
+    Also accepts the array API's axis= (for axes) and keepdims= (for keepdim).
     """
+    if axis is not None:
+        axes = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return run_op('var',
         [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim), ('correction', 'int', correction)])[0]

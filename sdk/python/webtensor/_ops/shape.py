@@ -50,12 +50,21 @@ def flatten(x: TensorLike, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return run_op('flatten', [x], [('start_dim', 'int', start_dim), ('end_dim', 'int', end_dim)])[0]
 
 
-def flip(x: TensorLike, axes: int | Sequence[int] | None = None) -> Tensor:
+def flip(
+    x: TensorLike,
+    axes: int | Sequence[int] | None = None,
+    *,
+    axis: int | Sequence[int] | None = None,
+) -> Tensor:
     """Reverse the order of elements along axes (absent: every axis).
 
     Args:
         axes: axes to reverse; absent reverses all
+
+    Also accepts the array API's axis= (for axes).
     """
+    if axis is not None:
+        axes = axis
     return run_op('flip', [x], [('axes', 'ints', axes)])[0]
 
 
@@ -100,13 +109,23 @@ def reshape(x: TensorLike, shape: int | Sequence[int]) -> Tensor:
     return run_op('reshape', [x], [('shape', 'ints', shape)])[0]
 
 
-def roll(x: TensorLike, shifts: int | Sequence[int], axes: int | Sequence[int] | None = None) -> Tensor:
+def roll(
+    x: TensorLike,
+    shifts: int | Sequence[int],
+    axes: int | Sequence[int] | None = None,
+    *,
+    axis: int | Sequence[int] | None = None,
+) -> Tensor:
     """Shift elements cyclically along axes (absent axes: roll the flattened tensor).
 
     Args:
         shifts: shift per axis; positive moves elements to higher indices
         axes: axes to roll; absent rolls the flattened tensor by the single shift
+
+    Also accepts the array API's axis= (for axes).
     """
+    if axis is not None:
+        axes = axis
     return run_op('roll', [x], [('shifts', 'ints', shifts), ('axes', 'ints', axes)])[0]
 
 
@@ -143,12 +162,21 @@ def split(
         [x], [('sizes', 'ints', sizes), ('sections', 'int', sections), ('axis', 'int', axis)]))
 
 
-def squeeze(x: TensorLike, axes: int | Sequence[int] | None = None) -> Tensor:
+def squeeze(
+    x: TensorLike,
+    axes: int | Sequence[int] | None = None,
+    *,
+    axis: int | Sequence[int] | None = None,
+) -> Tensor:
     """Drop size-1 dims (all of them, or the given axes).
 
     Args:
         axes: size-1 axes to drop; absent drops all
+
+    Also accepts the array API's axis= (for axes).
     """
+    if axis is not None:
+        axes = axis
     return run_op('squeeze', [x], [('axes', 'ints', axes)])[0]
 
 
