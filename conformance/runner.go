@@ -22,7 +22,7 @@ func RunOp(def *core.OpDef, v *Vectors, dev core.Device) OpResult {
 		samples[s.Name] = s
 	}
 	for _, c := range v.Cases {
-		if why := unstorable(caps, c, v); why != "" {
+		if why := Unstorable(caps, c, v); why != "" {
 			res.Skipped++
 			continue
 		}
@@ -39,7 +39,10 @@ func RunOp(def *core.OpDef, v *Vectors, dev core.Device) OpResult {
 	return res
 }
 
-func unstorable(caps core.Capabilities, c CaseSpec, v *Vectors) string {
+// Unstorable names what a case needs that a backend with caps cannot hold
+// (a dtype, or i64 values beyond i32 on a 32-bit device), or "" when it can
+// run there.
+func Unstorable(caps core.Capabilities, c CaseSpec, v *Vectors) string {
 	ok := map[core.DType]bool{}
 	for _, d := range caps.DTypes {
 		ok[d] = true
@@ -51,12 +54,12 @@ func unstorable(caps core.Capabilities, c CaseSpec, v *Vectors) string {
 				continue
 			}
 			if !ok[st.DType] {
-				return st.DType.String()
+				return fmt.Sprintf("no %v (%s %d)", st.DType, role, i)
 			}
 			if st.DType == core.I64 && caps.NarrowI64 {
 				for _, x := range Values(st) {
 					if x < math.MinInt32 || x > math.MaxInt32 {
-						return "i64 beyond i32"
+						return fmt.Sprintf("i64 only as i32, and %s %d has %v", role, i, x)
 					}
 				}
 			}

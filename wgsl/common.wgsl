@@ -212,3 +212,9 @@ fn m_atan2(a: f32, b: f32) -> f32 {
 // is the max-norm n (NaN matches a NaN norm).
 fn m_sgn(x: f32) -> f32 { if is_nan(x) { return x; } return sign(x); }
 fn m_is_top(x: f32, n: f32) -> bool { return abs(x) == n || (is_nan(x) && is_nan(n)); }
+// m_gelu_tanh_grad is d/dx of x*sigmoid(2u), u = sqrt(2/pi)(x + 0.044715x^3):
+// s + 2x s(1-s) sqrt(2/pi)(1 + 3*0.044715x^2), with s = sigmoid(2u).
+fn m_gelu_tanh_grad(x: f32) -> f32 {
+	let s = m_sigmoid(1.5957691216 * (x + 0.044715 * x * x * x));
+	return s + 2.0 * x * s * (1.0 - s) * 0.7978845608 * (1.0 + 0.134145 * x * x);
+}

@@ -2,7 +2,6 @@ package backendtest
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -124,36 +123,13 @@ func compare(t *testing.T, what string, got *core.Tensor, want safetensors.Tenso
 	}
 }
 
-// skipUnstorable skips a case whose inputs or outputs have a dtype the
-// device cannot hold (f64 on WebGPU), saying which.
+// skipUnstorable skips a case whose inputs or outputs the device cannot
+// hold (f64 on WebGPU, or i64 values beyond i32 there), saying which.
 func skipUnstorable(t *testing.T, dev core.Device, c conformance.CaseSpec, v *conformance.Vectors) {
 	b, err := core.BackendFor(dev)
 	require.NoError(t, err)
-	caps := b.Capabilities()
-	ok := map[core.DType]bool{}
-	for _, d := range caps.DTypes {
-		ok[d] = true
-	}
-	for _, role := range []string{"in", "out"} {
-		for i := 0; ; i++ {
-			st, found := v.Tensor(c.Name, role, i)
-			if !found {
-				if role == "in" && i < len(c.Inputs) {
-					continue
-				}
-				break
-			}
-			if !ok[st.DType] {
-				t.Skipf("%s holds no %v (%s %d)", dev, st.DType, role, i)
-			}
-			if st.DType == core.I64 && caps.NarrowI64 {
-				for _, v := range conformance.Values(st) {
-					if v < math.MinInt32 || v > math.MaxInt32 {
-						t.Skipf("%s holds i64 as i32 and %s %d has %v", dev, role, i, v)
-					}
-				}
-			}
-		}
+	if why := conformance.Unstorable(b.Capabilities(), c, v); why != "" {
+		t.Skipf("%s holds %s", dev, why)
 	}
 }
 

@@ -223,7 +223,7 @@ func (b *Backend) Kernel(op string) core.Kernel {
 		return k
 	}
 	if def, ok := core.LookupOp(op); ok && def.WGSL != "" {
-		return carriedKernel(def)
+		return carriedKernelFor(def)
 	}
 	return nil
 }

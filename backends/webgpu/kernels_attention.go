@@ -2,6 +2,7 @@ package webgpu
 
 import (
 	"github.com/webtensor/webtensor/core"
+	"strings"
 )
 
 // Scaled dot-product attention is composed of GPU kernels: two matmuls
@@ -35,7 +36,7 @@ func attentionProbs(g *Backend, q, k, mask *core.Tensor, a core.Attrs, sh core.S
 	if a.Bool("is_causal") {
 		logit = "select(-f_inf(), " + logit + ", R_ <= o % pu(1u))"
 	}
-	at := func(r string) string { return stringsReplace(logit, "R_", r) }
+	at := func(r string) string { return strings.ReplaceAll(logit, "R_", r) }
 	body := "\tvar m = -f_inf();\n\tfor (var r = 0u; r < R; r++) { let v = " + at("r") + "; if v > m || is_nan(v) { m = v; } }\n" +
 		"\tif m == -f_inf() {\n\t\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = 0.0; }\n\t\treturn;\n\t}\n" +
 		kahanSum("s", "m_exp("+at("r")+" - m)") +

@@ -2,6 +2,7 @@ package webgpu
 
 import (
 	"github.com/webtensor/webtensor/core"
+	"strings"
 )
 
 // Group and batch normalisation reuse the row-norm machinery on reshaped
@@ -156,7 +157,7 @@ func batchNormBackwardKernel(k *core.KernelCall) error {
 	stats := meanRstdWGSL()
 	if !training {
 		stats = "\tlet mean = " + name[2] + ";\n\tlet rstd = 1.0 / sqrt(" + name[3] + " + pf(0u));\n"
-		stats = stringsReplace(stats, "(o, r)", "(o, 0u)")
+		stats = strings.ReplaceAll(stats, "(o, r)", "(o, 0u)")
 	}
 	d := "v1(o, r)"
 	if w, ok := name[4]; ok {

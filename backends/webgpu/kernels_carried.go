@@ -3,12 +3,31 @@ package webgpu
 import (
 	"crypto/sha256"
 	"fmt"
+	"sync"
 
 	"github.com/webtensor/webtensor/core"
 )
 
 // carriedWG is the workgroup size the plugin WGSL contract fixes.
 const carriedWG = 64
+
+// carried caches the kernel built for each op definition and WGSL source,
+// so a plugin op's call does not hash its shader every time.
+var carried sync.Map // carriedKey -> core.Kernel
+
+type carriedKey struct {
+	def  *core.OpDef
+	wgsl string
+}
+
+func carriedKernelFor(def *core.OpDef) core.Kernel {
+	key := carriedKey{def, def.WGSL}
+	if k, ok := carried.Load(key); ok {
+		return k.(core.Kernel)
+	}
+	k, _ := carried.LoadOrStore(key, carriedKernel(def))
+	return k.(core.Kernel)
+}
 
 // carriedKernel runs the WGSL an op definition carries (core.OpDef.WGSL,
 // from a plugin manifest) with the layout documented there: inputs, then

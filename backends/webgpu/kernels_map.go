@@ -82,9 +82,6 @@ func conv(v, from, to string) string {
 	if from == to {
 		return v
 	}
-	if from == "u32" && to == "f32" || from == "i32" && to == "f32" || to == "i32" || to == "u32" {
-		return to + "(" + v + ")"
-	}
 	return to + "(" + v + ")"
 }
 

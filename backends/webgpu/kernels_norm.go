@@ -241,7 +241,7 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 func geluBackwardKernel(k *core.KernelCall) error {
 	e := "(x0 * (0.5 * m_erfc(-x1 * 0.70710678118) + x1 * m_exp(-0.5 * x1 * x1) * 0.3989422804))"
 	if k.Attrs.String("approximate") == "tanh" {
-		e = "(x0 * (m_sigmoid(1.5957691216 * (x1 + 0.044715 * x1 * x1 * x1)) + 2.0 * x1 * m_sigmoid(1.5957691216 * (x1 + 0.044715 * x1 * x1 * x1)) * (1.0 - m_sigmoid(1.5957691216 * (x1 + 0.044715 * x1 * x1 * x1))) * 0.7978845608 * (1.0 + 0.134145 * x1 * x1)))"
+		e = "(x0 * m_gelu_tanh_grad(x1))"
 	}
 	return gpuOf(k).mapRun(k.Inputs[:2], k.Outputs[0], e, nil)
 }

@@ -3,6 +3,7 @@ package webgpu
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/webtensor/webtensor/core"
 )
@@ -24,7 +25,7 @@ func kahanSum(name, expr string) string {
 `, name, expr)
 }
 
-// simpleReduce wires an op whose body only needs the input converted to
+// reduceKernel wires an op whose body only needs the input converted to
 // the output's compute type as x(r).
 func reduceKernel(body func(k *core.KernelCall, x, ct string, p *params) string) core.Kernel {
 	return func(k *core.KernelCall) error {
@@ -76,20 +77,19 @@ func extremeBody(op string) func(k *core.KernelCall, x, ct string, _ *params) st
 }
 
 func replaceR(x, r string) string {
-	return stringsReplace(x, "v0(o, r)", "v0(o, "+r+")")
+	return strings.ReplaceAll(x, "v0(o, r)", "v0(o, "+r+")")
 }
 
 // anyAllBody tests members for nonzero (NaN counts as nonzero).
 func anyAllBody(all bool) func(k *core.KernelCall, x, ct string, _ *params) string {
+	init, join, stop := "false", "||", "acc"
+	if all {
+		init, join, stop = "true", "&&", "!acc"
+	}
 	return func(k *core.KernelCall, _, _ string, _ *params) string {
-		t := physical(k.Inputs[0].DType())
-		cond, init := truthy("v", t), "false"
-		stop := "if acc { break; }"
-		if all {
-			cond, init, stop = truthy("v", t), "true", "if !acc { break; }"
-			return fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) { let v = v0(o, r); acc = acc && %s; %s }\n", init, cond, stop) + store(k.Outputs[0], boolOf("acc"))
-		}
-		return fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) { let v = v0(o, r); acc = acc || %s; %s }\n", init, cond, stop) + store(k.Outputs[0], boolOf("acc"))
+		cond := truthy("v", physical(k.Inputs[0].DType()))
+		return fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) { let v = v0(o, r); acc = acc %s %s; if %s { break; } }\n",
+			init, join, cond, stop) + store(k.Outputs[0], boolOf("acc"))
 	}
 }
 

@@ -2,7 +2,6 @@ package webgpu
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/cogentcore/webgpu/wgpu"
 	"github.com/webtensor/webtensor/core"
@@ -118,5 +117,3 @@ func writeOperand(p *params, slot, offset int, strides []int) {
 		p.setI(slot+1+d, s)
 	}
 }
-
-func stringsReplace(s, old, new string) string { return strings.ReplaceAll(s, old, new) }
