@@ -44,8 +44,10 @@ fn is_inf(x: f32) -> bool {
 	return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u;
 }
 
-fn f_nan() -> f32 { return bitcast<f32>(0x7fc00000u); }
-fn f_inf() -> f32 { return bitcast<f32>(0x7f800000u); }
+// Through a var: Tint (the browser's WGSL compiler) rejects a constant
+// expression whose value is NaN or infinite.
+fn f_nan() -> f32 { var b = 0x7fc00000u; return bitcast<f32>(b); }
+fn f_inf() -> f32 { var b = 0x7f800000u; return bitcast<f32>(b); }
 
 // Math with the edge cases drivers leave undefined (log of 0, sqrt of a
 // negative, exp overflow) pinned to IEEE results, and accurate forms of the
@@ -97,6 +99,38 @@ fn m_sigmoid(x: f32) -> f32 {
 	return e / (1.0 + e);
 }
 fn m_trig_arg(x: f32) -> bool { return is_nan(x) || is_inf(x); }
+// m_sincos is sin(x) (want_cos false) or cos(x): Cephes sinf/cosf, a
+// three-part reduction by pi/4 and minimax polynomials - about one ulp up to
+// |x| = 8192, within 2e-6 up to 51000 (the 8-bit first part keeps y * DP1
+// exact while y < 2^16), beyond that the builtin. The builtins' accuracy is the
+// driver's: WGSL allows 2^-11 absolute, and SwiftShader (the browser's
+// software WebGPU) is that coarse, which is 10x the op tolerance.
+fn m_sincos(x: f32, want_cos: bool) -> f32 {
+	let ax = abs(x);
+	if !(ax <= 51000.0) {
+		return select(sin(x), cos(x), want_cos);
+	}
+	var j = u32(ax * 1.27323954473516);
+	var y = f32(j);
+	if (j & 1u) == 1u { j += 1u; y += 1.0; }
+	j = j & 7u;
+	let r = ((ax - y * 0.78515625) - y * 2.4187564849853515625e-4) - y * 3.77489497744594108e-8;
+	let z = r * r;
+	let ps = ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * r + r;
+	let pc = ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z - 0.5 * z + 1.0;
+	var neg = false;
+	if j > 3u { j -= 4u; neg = true; }
+	let mid = j == 1u || j == 2u;
+	if want_cos {
+		if j > 1u { neg = !neg; }
+		return select(select(pc, ps, mid), -select(pc, ps, mid), neg);
+	}
+	if x < 0.0 { neg = !neg; }
+	return select(select(ps, pc, mid), -select(ps, pc, mid), neg);
+}
+fn m_sin(x: f32) -> f32 { return m_sincos(x, false); }
+fn m_cos(x: f32) -> f32 { return m_sincos(x, true); }
+fn m_tan(x: f32) -> f32 { return m_sincos(x, false) / m_sincos(x, true); }
 // m_erfc for x >= 0: Numerical Recipes' erfcc, relative error < 1.2e-7.
 fn m_erfc_pos(z: f32) -> f32 {
 	let t = 1.0 / (1.0 + 0.5 * z);

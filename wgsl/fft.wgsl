@@ -28,8 +28,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	for (var f = 0u; f < min(bins, l); f++) {
 		let at = off + 2u * ((o * l + f) * inner + i);
 		let th = TAU * f32(p) / f32(n);
-		var term = x[at] * cos(th);
-		if f == 0u || 2u * f == n { } else { term = 2.0 * (term - x[at + 1u] * sin(th)); }
+		var term = x[at] * m_cos(th);
+		if f == 0u || 2u * f == n { } else { term = 2.0 * (term - x[at + 1u] * m_sin(th)); }
 		let yv = term - c; let s = acc + yv; c = (s - acc) - yv; acc = s;
 		p = (p + k) % n;
 	}
@@ -42,7 +42,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	var p = 0u;
 	for (var s = 0u; s < min(l, n); s++) {
 		let th = sgn * TAU * f32(p) / f32(n);
-		let cs = cos(th); let sn = sin(th);
+		let cs = m_cos(th); let sn = m_sin(th);
 		var xr = 0.0; var xi = 0.0;
 		if {{.Real}} {
 			xr = x[off + (o * l + s) * inner + i];

@@ -53,6 +53,9 @@ func theInstance() *wgpu.Instance {
 }
 
 func open(index int) (*Backend, error) {
+	if err := canBlock(); err != nil {
+		return nil, fmt.Errorf("webgpu: the browser opens its GPU only in the async init (await wt.init()), not in a synchronous call")
+	}
 	inst := theInstance()
 	if inst == nil {
 		return nil, fmt.Errorf("webgpu: no wgpu instance could be created")
@@ -80,6 +83,7 @@ func open(index int) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("webgpu: adapter %q refused a device with limits %+v: %w", info.DriverDescription, want, err)
 	}
+	watchErrors(dev)
 	b := &Backend{
 		index:   index,
 		adapter: adapter, device: dev, queue: dev.GetQueue(), info: info, limits: want, features: features,
@@ -90,7 +94,7 @@ func open(index int) (*Backend, error) {
 	b.staging.usage = wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst
 	b.pool.device, b.staging.device = dev, dev
 	b.tuner.device = strings.TrimSpace(info.DriverDescription) + "/" + info.BackendType.String()
-	b.tuner.fallback = variantTiled
+	b.tuner.fallback = defaultMatmul
 	if b.software {
 		b.tuner.fallback = variantRegBlock
 	}
@@ -183,6 +187,9 @@ func (b *Backend) Upload(dtype core.DType, data []byte) (core.Storage, error) {
 
 // Download copies len(dst) bytes of the logical dtype from byteOffset.
 func (b *Backend) Download(s core.Storage, byteOffset int, dst []byte) error {
+	if err := runDeferredChecks(); err != nil {
+		return err
+	}
 	st, ok := s.(*storage)
 	if !ok {
 		return fmt.Errorf("webgpu: storage %T is not from the webgpu backend", s)

@@ -9,6 +9,18 @@ import (
 	"github.com/cogentcore/webgpu/wgpu"
 )
 
+// canBlock says whether this goroutine may wait for the GPU: natively it
+// always may.
+func canBlock() error { return nil }
+
+// defaultMatmul is what runs untuned: tiled on hardware, replaced by the
+// register-blocked kernel on software adapters (see open).
+const defaultMatmul = variantTiled
+
+// watchErrors: wgpu-native reports validation errors through the calls
+// themselves.
+func watchErrors(*wgpu.Device) {}
+
 // mapRead maps stage for reading and waits, polling the device.
 func (b *Backend) mapRead(stage *wgpu.Buffer, size uint64) error {
 	var status wgpu.BufferMapAsyncStatus

@@ -64,7 +64,7 @@ func binaryKernel(op string, expr binaryExpr) core.Kernel {
 		a, b, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
 		ct := physical(out.DType())
 		if ct != "f32" && (op == "floor_divide" || op == "remainder") {
-			if err := checkNonzeroDivisor(b); err != nil {
+			if err := validate(op, func() error { return checkNonzeroDivisor(b) }); err != nil {
 				return err
 			}
 		}

@@ -39,6 +39,10 @@ func sxCheckIndices(idx *core.Tensor, size, axis int, wrap bool) error {
 	if idx.Numel() == 0 {
 		return nil
 	}
+	return validate("indexing", func() error { return sxCheckRange(idx, size, axis, wrap) })
+}
+
+func sxCheckRange(idx *core.Tensor, size, axis int, wrap bool) error {
 	vals, err := idx.Int64s()
 	if err != nil {
 		return err

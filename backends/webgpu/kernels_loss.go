@@ -319,7 +319,7 @@ func lpClassSetup(k *core.KernelCall, kind string, nll bool, g, w *core.Tensor, 
 	var prm params
 	ignore := int64(k.Attrs.Int("ignore_index"))
 	if !probs && check {
-		if err := lpCheckLabels(t, c, ignore); err != nil {
+		if err := validate(kind, func() error { return lpCheckLabels(t, c, ignore) }); err != nil {
 			return nil, prm, nil, 0, err
 		}
 	}

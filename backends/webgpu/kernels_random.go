@@ -127,14 +127,20 @@ func lpRandint(k *core.KernelCall) error {
 // [0, 1] are an error, as on the CPU; checking them costs a readback, which
 // is cheaper than a mask silently drawn from nonsense.
 func lpBernoulli(k *core.KernelCall) error {
-	probs, err := k.Inputs[0].Float64s()
+	err := validate("bernoulli", func() error {
+		probs, err := k.Inputs[0].Float64s()
+		if err != nil {
+			return err
+		}
+		for i, v := range probs {
+			if !(v >= 0 && v <= 1) {
+				return fmt.Errorf("probability %v at flat index %d is outside [0, 1]", v, i)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	for i, v := range probs {
-		if !(v >= 0 && v <= 1) {
-			return fmt.Errorf("probability %v at flat index %d is outside [0, 1]", v, i)
-		}
 	}
 	return lpRandom(k, "bernoulli", k.Inputs[0], "", func(*params) {})
 }

@@ -114,7 +114,7 @@ var unaryExprs = map[string]unaryExpr{
 }
 
 func trig(f, v string) string {
-	return fmt.Sprintf("select(%s(%s), f_nan(), m_trig_arg(%s))", f, v, v)
+	return fmt.Sprintf("select(m_%s(%s), f_nan(), m_trig_arg(%s))", f, v, v)
 }
 
 func isNaN(v, ct string) string {

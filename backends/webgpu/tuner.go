@@ -183,7 +183,7 @@ func (t *tuner) choose(kind, class string, workload map[string]int, variants []s
 	if ok {
 		return rec.Variant
 	}
-	if off || len(variants) < 2 {
+	if off || len(variants) < 2 || canBlock() != nil {
 		return current
 	}
 	candidates := variants

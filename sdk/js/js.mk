@@ -1,7 +1,16 @@
 # The JavaScript SDK's Node half (sdk/js): included by the top-level Makefile
 # (needs GO from it). Node 20+ and npm; koffi comes from the npm registry.
 
-.PHONY: npm js-test js-generate js-generate-check js-conformance
+.PHONY: npm wasm-sdk js-test js-generate js-generate-check js-conformance
+
+# The browser half: the Go core, CPU and WebGPU backends as one WebAssembly
+# module (sdk/js/wasm), with the wasm_exec.js of the Go that built it (the
+# two must match).
+JS_WASM_DIR := sdk/js/dist/wasm
+wasm-sdk: ## build the browser runtime: sdk/js/dist/wasm/webtensor.wasm and Go's wasm_exec.js
+	mkdir -p $(JS_WASM_DIR)
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags="-s -w" -o $(JS_WASM_DIR)/webtensor.wasm ./sdk/js/wasm
+	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" $(JS_WASM_DIR)/wasm_exec.js
 
 NPM        ?= npm
 JS_PREBUILD := sdk/js/prebuilds/linux-x64
@@ -10,12 +19,13 @@ JS_TARBALL := build/npm/webtensor-$(JS_VERSION).tgz
 
 # `make capi` every time: Go's build cache makes it cheap, and a stale
 # libwebtensor.so in the tarball would be worse than a few seconds.
-npm: ## build the Node package: libwebtensor.so into prebuilds/, tsc --strict into dist/, npm pack into build/npm/
+npm: ## build the package: libwebtensor.so into prebuilds/, tsc --strict into dist/, webtensor.wasm into dist/wasm/, npm pack into build/npm/
 	$(MAKE) --no-print-directory capi
 	mkdir -p $(JS_PREBUILD) build/npm
 	cp build/libwebtensor.so $(JS_PREBUILD)/libwebtensor.so
 	cd sdk/js && $(NPM) ci --no-audit --no-fund --loglevel=error
 	cd sdk/js && rm -rf dist && ./node_modules/.bin/tsc -p tsconfig.json
+	$(MAKE) --no-print-directory wasm-sdk
 	rm -f build/npm/webtensor-*.tgz
 	cd sdk/js && $(NPM) pack --pack-destination ../../build/npm --loglevel=error >/dev/null
 	@ls -la $(JS_TARBALL)

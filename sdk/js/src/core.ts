@@ -1,17 +1,8 @@
 // The Tensor class, construction, calling ops by name, tidy and autograd.
 
 import { DTYPES, DataTypeMap, DType, TypedArray, dtypeFromCode, dtypeOfArray, toDType } from "./dtype.js";
-import {
-  ATTR_KIND,
-  DLManagedTensorVersioned,
-  DLPackDeleter,
-  ERR_BUFFER_TOO_SMALL,
-  check,
-  koffi,
-  lib,
-  load,
-  readString,
-} from "./lib.js";
+import { ATTR_KIND, maybeNative, native } from "./binding.js";
+import type { AttrEntry, AttrKind } from "./binding.js";
 
 /** What an op accepts where a tensor goes: a Tensor, or a number made into a 0-d tensor like its neighbours. */
 export type TensorLike = Tensor | number | boolean;
@@ -22,17 +13,11 @@ export type Attrs = Record<string, AttrValue>;
 // handle when the garbage collector collects it. dispose() unregisters.
 const registry = new FinalizationRegistry<number>((h) => {
   try {
-    lib().wt_tensor_free(h);
+    maybeNative()?.free(h);
   } catch {
     // the process is exiting or the handle is already gone: nothing to do
   }
 });
-
-// DLPack exports that back the arrays data() returns: their deleter runs
-// when the array's ArrayBuffer is collected.
-const exportRegistry = new FinalizationRegistry<{ managed: unknown; deleter: (p: unknown) => void }>((x) =>
-  x.deleter(x.managed),
-);
 
 // tidy() scopes: tensors made while one is open are disposed when it closes.
 const scopes: Set<Tensor>[] = [];
@@ -68,7 +53,7 @@ export class Tensor {
     if (!h) return;
     this.#h = 0;
     registry.unregister(this);
-    check(lib().wt_tensor_free(h));
+    native().free(h);
   }
 
   [Symbol.dispose](): void {
@@ -76,49 +61,31 @@ export class Tensor {
   }
 
   get dtype(): DType {
-    if (this.#dtype === undefined) {
-      const v = new Int32Array(1);
-      check(lib().wt_tensor_dtype(this.handle, v));
-      this.#dtype = dtypeFromCode(v[0]!);
-    }
+    this.#dtype ??= dtypeFromCode(native().dtype(this.handle));
     return this.#dtype;
   }
 
   get shape(): readonly number[] {
-    if (this.#shape === undefined) {
-      const n = this.ndim;
-      const buf = new BigInt64Array(Math.max(n, 1));
-      check(lib().wt_tensor_shape(this.handle, buf, n));
-      this.#shape = Object.freeze(Array.from(buf.subarray(0, n), Number));
-    }
+    this.#shape ??= Object.freeze(native().shape(this.handle));
     return this.#shape;
   }
 
   get ndim(): number {
-    const v = new Int32Array(1);
-    check(lib().wt_tensor_ndim(this.handle, v));
-    return v[0]!;
+    return this.shape.length;
   }
 
   /** Number of elements. */
   get size(): number {
-    const v = new BigInt64Array(1);
-    check(lib().wt_tensor_numel(this.handle, v));
-    return Number(v[0]);
+    return this.shape.reduce((a, b) => a * b, 1);
   }
 
   /** Strides in elements. */
   strides(): number[] {
-    const n = this.ndim;
-    const buf = new BigInt64Array(Math.max(n, 1));
-    check(lib().wt_tensor_strides(this.handle, buf, n));
-    return Array.from(buf.subarray(0, n), Number);
+    return native().strides(this.handle);
   }
 
   isContiguous(): boolean {
-    const v = new Int32Array(1);
-    check(lib().wt_tensor_is_contiguous(this.handle, v));
-    return v[0] === 1;
+    return native().isContiguous(this.handle);
   }
 
   /** The device name: "cpu", "webgpu:0", ... */
@@ -126,32 +93,35 @@ export class Tensor {
     // Cached like dtype and shape: they never change for a handle, and every
     // FFI call costs (see README: koffi's own call stack makes Go look up the
     // thread's stack bounds on each call).
-    this.#device ??= readString(lib().wt_tensor_device, this.handle);
+    this.#device ??= native().device(this.handle);
     return this.#device;
   }
 
-  #newHandle(fn: string, ...args: unknown[]): Tensor {
-    const out = new BigInt64Array(1);
-    check((lib() as unknown as Record<string, (...a: unknown[]) => number>)[fn]!(this.handle, ...args, out));
-    return new Tensor(Number(out[0]));
+  /**
+   * A copy on another device (a new handle to the same tensor when already
+   * there). In the browser, a copy off the GPU must wait for it: use toAsync.
+   */
+  to(device: string): Tensor {
+    return new Tensor(native().toDevice(this.handle, device));
   }
 
-  /** A copy on another device (a new handle to the same tensor when already there). */
-  to(device: string): Tensor {
-    return this.#newHandle("wt_tensor_to_device", device);
+  /** to(), waiting for the device where it must (a WebGPU tensor to the CPU in the browser). */
+  async toAsync(device: string): Promise<Tensor> {
+    return new Tensor(await native().toDeviceAsync(this.handle, device));
   }
 
   /** A tensor sharing this one's data, cut from the autograd graph. */
   detach(): Tensor {
-    return this.#newHandle("wt_tensor_detach");
+    return new Tensor(native().detach(this.handle));
   }
 
-  /** The elements in row-major order, copied into a new typed array (waits for the device). */
+  /**
+   * The elements in row-major order, copied into a new typed array. In the
+   * browser a WebGPU tensor cannot be read synchronously: use data().
+   */
   dataSync<D extends DType = DType>(): DataTypeMap[D] {
-    const dt = this.dtype;
-    const n = this.size;
-    const out = new DTYPES[dt].array(n);
-    check(lib().wt_tensor_to_host(this.handle, out, n * DTYPES[dt].size));
+    const out = new DTYPES[this.dtype].array(this.size);
+    native().readSync(this.handle, out);
     return out as DataTypeMap[D];
   }
 
@@ -162,31 +132,28 @@ export class Tensor {
    * writing into it changes the tensor. Other tensors are copied.
    */
   async data<D extends DType = DType>(): Promise<DataTypeMap[D]> {
-    return this.#view() as DataTypeMap[D];
-  }
-
-  #view(): TypedArray {
     const dt = this.dtype;
-    if (this.handle && (this.device !== "cpu" || this.size === 0 || !this.isContiguous())) return this.dataSync();
-    const out: unknown[] = [null];
-    check(lib().wt_to_dlpack_versioned(this.handle, out));
-    const managed = out[0];
-    const m = koffi.decode(managed, DLManagedTensorVersioned) as {
-      deleter: unknown;
-      dl_tensor: { data: unknown; byte_offset: number | bigint };
-    };
-    const deleter = koffi.decode(m.deleter, DLPackDeleter) as (p: unknown) => void;
-    const info = DTYPES[dt];
-    const off = Number(m.dl_tensor.byte_offset);
-    const buf = koffi.view(m.dl_tensor.data, off + this.size * info.size);
-    exportRegistry.register(buf, { managed, deleter });
-    return new info.array(buf, off, this.size);
+    const n = this.size;
+    if (this.device === "cpu" && n > 0 && this.isContiguous()) {
+      const v = native().view(this.handle, DTYPES[dt].code, n);
+      if (v) return v as DataTypeMap[D];
+    }
+    const out = new DTYPES[dt].array(n);
+    await native().read(this.handle, out);
+    return out as DataTypeMap[D];
   }
 
-  /** The single element as a number (bigint for i64, boolean for bool). */
+  /** The single element as a number (bigint for i64, boolean for bool); synchronous like dataSync(). */
   item(): number | bigint | boolean {
     if (this.size !== 1) throw new Error(`webtensor: item() needs one element, the tensor has ${this.size}`);
     const v = this.dataSync()[0]!;
+    return this.dtype === "bool" ? v !== 0 : v;
+  }
+
+  /** item(), waiting for the device (what the browser needs for a WebGPU tensor). */
+  async itemAsync(): Promise<number | bigint | boolean> {
+    if (this.size !== 1) throw new Error(`webtensor: item() needs one element, the tensor has ${this.size}`);
+    const v = (await this.data())[0]!;
     return this.dtype === "bool" ? v !== 0 : v;
   }
 
@@ -198,29 +165,31 @@ export class Tensor {
   // -- autograd
 
   get requiresGrad(): boolean {
-    const v = new Int32Array(1);
-    check(lib().wt_tensor_requires_grad(this.handle, v));
-    return v[0] === 1;
+    return native().requiresGrad(this.handle);
   }
 
   set requiresGrad(on: boolean) {
-    check(lib().wt_tensor_set_requires_grad(this.handle, on ? 1 : 0));
+    native().setRequiresGrad(this.handle, on);
   }
 
   /** Backpropagates from this tensor (one element, or pass its gradient); gradients accumulate into the leaves. */
   backward(grad?: Tensor): void {
-    check(lib().wt_backward(this.handle, grad ? grad.handle : 0));
+    native().backward(this.handle, grad ? grad.handle : 0);
+  }
+
+  /** backward() allowed to wait for the device (the browser's form for graphs with data-dependent backward ops). */
+  async backwardAsync(grad?: Tensor): Promise<void> {
+    await native().backwardAsync(this.handle, grad ? grad.handle : 0);
   }
 
   /** The accumulated gradient (a new tensor each time), or null when none. */
   get grad(): Tensor | null {
-    const out = new BigInt64Array(1);
-    check(lib().wt_tensor_grad(this.handle, out));
-    return out[0] ? new Tensor(Number(out[0])) : null;
+    const g = native().grad(this.handle);
+    return g ? new Tensor(g) : null;
   }
 
   zeroGrad(): void {
-    check(lib().wt_tensor_zero_grad(this.handle));
+    native().zeroGrad(this.handle);
   }
 }
 
@@ -255,12 +224,11 @@ function fromFlat(vals: (number | boolean | bigint)[], dt: DType): TypedArray {
   return a;
 }
 
-function checkShape(shape: readonly number[]): BigInt64Array {
+function checkShape(shape: readonly number[]): void {
   if (!Array.isArray(shape)) throw new TypeError(`webtensor: shape must be an array of integers, got ${String(shape)}`);
   for (const s of shape) {
     if (!Number.isInteger(s) || s < 0) throw new TypeError(`webtensor: bad shape [${shape.join(", ")}]: extents are integers >= 0`);
   }
-  return BigInt64Array.from(shape, (s) => BigInt(s));
 }
 
 /**
@@ -269,7 +237,7 @@ function checkShape(shape: readonly number[]): BigInt64Array {
  * wt_tensor_from_data; the data's dtype is the typed array's unless options say.
  */
 export function tensor(data: TypedArray | Nested, shape?: readonly number[], options: TensorOptions = {}): Tensor {
-  load();
+  const rt = native();
   let arr: TypedArray;
   let dt: DType;
   if (ArrayBuffer.isView(data)) {
@@ -291,14 +259,12 @@ export function tensor(data: TypedArray | Nested, shape?: readonly number[], opt
     arr = fromFlat(flat, dt);
     shape ??= inferred;
   }
-  const sh = checkShape(shape);
+  checkShape(shape);
   const numel = shape.reduce((a, b) => a * b, 1);
   if (numel !== arr.length) {
     throw new Error(`webtensor: tensor(): shape [${shape.join(", ")}] holds ${numel} elements, the data has ${arr.length}`);
   }
-  const out = new BigInt64Array(1);
-  check(lib().wt_tensor_from_data(arr, arr.byteLength, DTYPES[dt].code, sh, shape.length, options.device ?? null, out));
-  const t = new Tensor(Number(out[0]));
+  const t = new Tensor(rt.fromData(arr, DTYPES[dt].code, shape, options.device ?? null));
   if (options.requiresGrad) t.requiresGrad = true;
   return t;
 }
@@ -318,23 +284,36 @@ function scalarLike(x: number | boolean, ref: Tensor | undefined): Tensor {
 
 interface OpSpec {
   name: string;
-  attrs: { name: string; kind: keyof typeof ATTR_KIND }[];
+  attrs: { name: string; kind: AttrKind }[];
 }
 let specs: Map<string, OpSpec> | null = null;
 
 /** The op manifest (every op, its inputs, attributes, dtypes and backends) from the loaded library. */
 export function manifest(): { version: number; ops: OpSpec[] } {
-  return JSON.parse(readString(load().wt_manifest_json));
+  return JSON.parse(native().manifest());
 }
 
-function attrKinds(op: string): Map<string, keyof typeof ATTR_KIND> | null {
-  specs ??= new Map(manifest().ops.map((o) => [o.name, o]));
-  const s = specs.get(op);
-  return s ? new Map(s.attrs.map((a) => [a.name, a.kind])) : null;
+const kindsCache = new Map<string, Map<string, AttrKind> | null>();
+
+function attrKinds(op: string): Map<string, AttrKind> | null {
+  let k = kindsCache.get(op);
+  if (k === undefined) {
+    specs ??= new Map(manifest().ops.map((o) => [o.name, o]));
+    const s = specs.get(op);
+    k = s ? new Map(s.attrs.map((a) => [a.name, a.kind])) : null;
+    if (s) kindsCache.set(op, k); // plugin ops may appear later: not cached while unknown
+  }
+  return k;
+}
+
+/** Forgets the manifest (after a plugin registers new ops). */
+export function refreshManifest(): void {
+  specs = null;
+  kindsCache.clear();
 }
 
 /** Guess an attribute's kind from its value (ops missing from the manifest, e.g. plugin ops). */
-function guessKind(v: AttrValue): keyof typeof ATTR_KIND {
+function guessKind(v: AttrValue): AttrKind {
   if (typeof v === "boolean") return "bool";
   if (typeof v === "string") return "string";
   if (typeof v === "bigint") return "int";
@@ -342,58 +321,48 @@ function guessKind(v: AttrValue): keyof typeof ATTR_KIND {
   return Number.isInteger(v) ? "int" : "float";
 }
 
-function attrStruct(op: string, name: string, kind: keyof typeof ATTR_KIND, v: AttrValue): Record<string, unknown> {
-  const a: Record<string, unknown> = { name, kind: ATTR_KIND[kind], i: 0, f: 0, s: null, ints: null, floats: null, len: 0 };
+function attrEntry(op: string, name: string, kind: AttrKind, v: AttrValue): AttrEntry {
   const bad = (want: string) =>
     new TypeError(`webtensor: ${op}: attribute ${name} is ${want}, got ${typeof v === "string" ? JSON.stringify(v) : String(v)}`);
+  const code = ATTR_KIND[kind];
   switch (kind) {
     case "int":
-      if (typeof v === "bigint") a.i = v;
-      else if (typeof v === "number" && Number.isInteger(v)) a.i = v;
-      else throw bad("an integer");
-      break;
+      if (typeof v === "bigint" || (typeof v === "number" && Number.isInteger(v))) return [name, code, v];
+      throw bad("an integer");
     case "float":
       if (typeof v !== "number") throw bad("a number");
-      a.f = v;
-      break;
+      return [name, code, v];
     case "bool":
       if (typeof v !== "boolean") throw bad("a boolean");
-      a.i = v ? 1 : 0;
-      break;
+      return [name, code, v];
     case "string":
       if (typeof v !== "string") throw bad("a string");
-      a.s = v;
-      break;
+      return [name, code, v];
     case "dtype":
-      a.i = DTYPES[toDType(v)].code;
-      break;
+      return [name, code, DTYPES[toDType(v)].code];
     case "ints": {
       const xs = typeof v === "number" ? [v] : v;
       if (!Array.isArray(xs) || !xs.every((x) => Number.isInteger(x))) throw bad("an array of integers");
-      a.ints = BigInt64Array.from(xs as number[], (x) => BigInt(x));
-      a.len = xs.length;
-      break;
+      return [name, code, xs as number[]];
     }
     case "floats": {
       const xs = typeof v === "number" ? [v] : v;
       if (!Array.isArray(xs) || !xs.every((x) => typeof x === "number")) throw bad("an array of numbers");
-      a.floats = Float64Array.from(xs as number[]);
-      a.len = xs.length;
-      break;
+      return [name, code, xs as number[]];
     }
   }
-  return a;
 }
 
-/**
- * Calls the registry op `name` (built-in or plugin) and returns all its
- * outputs. inputs: tensors, numbers (0-d tensors like their neighbours) or
- * null for an absent optional input; attrs: by name, null/undefined left out.
- */
-export function op(name: string, inputs: readonly (TensorLike | null | undefined)[] = [], attrs: Attrs = {}): Tensor[] {
-  load();
+interface Prepared {
+  handles: number[];
+  entries: AttrEntry[];
+  temps: Tensor[];
+}
+
+/** Checks the attributes against the manifest and turns the inputs into handles (numbers into 0-d temporaries). */
+function prepare(name: string, inputs: readonly (TensorLike | null | undefined)[], attrs: Attrs): Prepared {
   const kinds = attrKinds(name);
-  const structs: Record<string, unknown>[] = [];
+  const entries: AttrEntry[] = [];
   for (const [k, v] of Object.entries(attrs)) {
     if (v === null || v === undefined) continue;
     let kind = kinds?.get(k);
@@ -402,35 +371,59 @@ export function op(name: string, inputs: readonly (TensorLike | null | undefined
       throw new Error(`webtensor: op ${name} has no attribute ${k} (attributes: ${known})`);
     }
     kind ??= guessKind(v);
-    structs.push(attrStruct(name, k, kind, v));
+    entries.push(attrEntry(name, k, kind, v));
   }
   const ref = inputs.find((x): x is Tensor => x instanceof Tensor);
   const temps: Tensor[] = [];
   try {
-    const handles = new BigInt64Array(Math.max(inputs.length, 1));
-    inputs.forEach((x, i) => {
-      if (x instanceof Tensor) handles[i] = BigInt(x.handle);
-      else if (x === null || x === undefined) handles[i] = 0n;
-      else if (typeof x === "number" || typeof x === "boolean") {
+    const handles = inputs.map((x, i) => {
+      if (x instanceof Tensor) return x.handle;
+      if (x === null || x === undefined) return 0;
+      if (typeof x === "number" || typeof x === "boolean") {
         const t = scalarLike(x, ref);
         temps.push(t);
-        handles[i] = BigInt(t.handle);
-      } else throw new TypeError(`webtensor: ${name}: input ${i} is not a tensor or a number: ${String(x)}`);
-    });
-    let cap = 4;
-    for (;;) {
-      const outs = new BigInt64Array(cap);
-      const n = new Int32Array(1);
-      const st = lib().wt_op(name, handles, inputs.length, structs.length ? structs : null, structs.length, outs, cap, n);
-      if (st === ERR_BUFFER_TOO_SMALL && n[0]! > cap) {
-        cap = n[0]!;
-        continue;
+        return t.handle;
       }
-      check(st);
-      return Array.from(outs.subarray(0, n[0]!), (h) => new Tensor(Number(h)));
-    }
-  } finally {
+      throw new TypeError(`webtensor: ${name}: input ${i} is not a tensor or a number: ${String(x)}`);
+    });
+    return { handles, entries, temps };
+  } catch (e) {
     for (const t of temps) t.dispose();
+    throw e;
+  }
+}
+
+/**
+ * Calls the registry op `name` (built-in or plugin) and returns all its
+ * outputs. inputs: tensors, numbers (0-d tensors like their neighbours) or
+ * null for an absent optional input; attrs: by name, null/undefined left out.
+ * In the browser an op that must read GPU memory to go on (an output shape
+ * that depends on the data, such as nonzero) throws a WebtensorError with
+ * needsAsync set: call it through opAsync.
+ */
+export function op(name: string, inputs: readonly (TensorLike | null | undefined)[] = [], attrs: Attrs = {}): Tensor[] {
+  const rt = native();
+  const p = prepare(name, inputs, attrs);
+  try {
+    return rt.op(name, p.handles, p.entries).map((h) => new Tensor(h));
+  } finally {
+    for (const t of p.temps) t.dispose();
+  }
+}
+
+/**
+ * op() allowed to wait for the device: what the browser needs for ops that
+ * read GPU memory to go on. In Node it is op() in a promise. Tensors it makes
+ * do not join an enclosing tidy() (which cannot span an await).
+ */
+export async function opAsync(name: string, inputs: readonly (TensorLike | null | undefined)[] = [], attrs: Attrs = {}): Promise<Tensor[]> {
+  const rt = native();
+  const p = prepare(name, inputs, attrs);
+  try {
+    const hs = await rt.opAsync(name, p.handles, p.entries);
+    return hs.map((h) => new Tensor(h));
+  } finally {
+    for (const t of p.temps) t.dispose();
   }
 }
 
@@ -487,48 +480,72 @@ export function dispose(x: unknown): void {
 
 /** Runs fn with autograd recording off (process-wide, as in the ABI). */
 export function noGrad<T>(fn: () => T): T {
-  check(load().wt_no_grad_enter());
+  const rt = native();
+  rt.noGradEnter();
   try {
     return fn();
   } finally {
-    check(lib().wt_no_grad_exit());
+    rt.noGradExit();
   }
 }
 
 /** Resets the global Philox generator: the same seed gives the same random tensors in every SDK. */
 export function manualSeed(seed: number | bigint): void {
-  check(load().wt_manual_seed(BigInt.asUintN(64, BigInt(seed))));
+  native().manualSeed(BigInt.asUintN(64, BigInt(seed)));
 }
 
 /** Number of live native tensor handles in the process (for leak checks). */
 export function liveTensors(): number {
-  const v = new BigInt64Array(1);
-  check(load().wt_live_tensors(v));
-  return Number(v[0]);
+  return native().liveTensors();
 }
 
 /** Number of DLPack exports (arrays from data()) whose memory is still held. */
 export function liveDLPackExports(): number {
-  const v = new BigInt64Array(1);
-  check(load().wt_live_dlpack_exports(v));
-  return Number(v[0]);
+  return native().liveDLPackExports();
 }
 
 export function version(): string {
-  return load().wt_version() as string;
+  return native().version();
 }
 
 /** The devices whose backend opens here, best first ("cpu", "webgpu:0", ...). */
 export function devices(): string[] {
-  const n = new Int32Array(1);
-  check(load().wt_device_count(n));
-  return Array.from({ length: n[0]! }, (_, i) => readString(lib().wt_device_name, i));
+  return native().devices();
 }
 
 export function defaultDevice(): string {
-  return readString(load().wt_default_device);
+  return native().defaultDevice();
 }
 
 export function setDefaultDevice(device: string): void {
-  check(load().wt_set_default_device(device));
+  native().setDefaultDevice(device);
+}
+
+/** The device new tensors go to ("webgpu:0" when the runtime uses the GPU, else "cpu"). */
+export function device(): string {
+  return native().defaultDevice();
+}
+
+/** A loaded WebAssembly plugin: its ops run like built-in ones (wt.op works too, by full name). */
+export interface Plugin {
+  readonly name: string;
+  /** Full op names, "<plugin>.<op>". */
+  readonly ops: readonly string[];
+  /** Calls one of the plugin's ops by its short or full name; returns every output. */
+  call(op: string, inputs: readonly (TensorLike | null | undefined)[], attrs?: Attrs): Tensor[];
+}
+
+/** Loads a plugin module (bytes of a .wasm built for plugins-wasm/ABI.md) into the runtime's sandbox. */
+export function loadPluginBytes(wasm: Uint8Array, label = "plugin.wasm"): Plugin {
+  const { name, ops } = native().loadPlugin(wasm, label);
+  refreshManifest();
+  const full = (o: string) => (o.includes(".") ? o : `${name}.${o}`);
+  return Object.freeze({
+    name,
+    ops: Object.freeze([...ops]),
+    call(o: string, inputs: readonly (TensorLike | null | undefined)[], attrs: Attrs = {}): Tensor[] {
+      if (!ops.includes(full(o))) throw new Error(`webtensor: plugin ${name} has no op ${o} (ops: ${ops.join(", ")})`);
+      return op(full(o), inputs, attrs);
+    },
+  });
 }

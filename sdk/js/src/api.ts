@@ -1,0 +1,10 @@
+// What both entries (index.ts for Node, browser.ts) export besides init().
+
+export {
+  Tensor, tensor, op, op1, opAsync, tidy, dispose, noGrad, manualSeed, liveTensors, liveDLPackExports,
+  version, devices, device, defaultDevice, setDefaultDevice, manifest, loadPluginBytes,
+} from "./core.js";
+export type { TensorLike, TensorOptions, Attrs, AttrValue, Plugin } from "./core.js";
+export type { DType, TypedArray, DataTypeMap } from "./dtype.js";
+export { WebtensorError } from "./binding.js";
+export * from "./ops.gen.js";

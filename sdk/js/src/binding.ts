@@ -1,0 +1,112 @@
+// The seam between the API (core.ts) and the runtime under it: the Node
+// entry binds the C ABI through koffi (node.ts), the browser entry binds the
+// Go core compiled to WebAssembly (wasm.ts). Both speak in tensor handles
+// (integers into the runtime's table) and report failures as
+// WebtensorError with the runtime's own message, so core.ts and the
+// generated ops are the same code on both.
+
+import type { TypedArray } from "./dtype.js";
+
+export const OK = 0;
+export const ERR_INVALID = 1;
+export const ERR_HANDLE = 2;
+export const ERR_UNSUPPORTED = 3;
+export const ERR_OUT_OF_MEMORY = 4;
+export const ERR_BUFFER_TOO_SMALL = 5;
+export const ERR_INTERNAL = 6;
+export const ABI_VERSION = 1;
+
+/** wt_attr_kind codes (capi/include/webtensor.h). */
+export const ATTR_KIND = { int: 1, float: 2, bool: 3, string: 4, ints: 5, floats: 6, dtype: 7 } as const;
+export type AttrKind = keyof typeof ATTR_KIND;
+
+/** One op attribute as it crosses: name, wt_attr_kind code, and a value already checked against the kind. */
+export type AttrEntry = readonly [name: string, kind: number, value: number | bigint | boolean | string | readonly number[]];
+
+const STATUS_NAMES = ["ok", "invalid", "handle", "unsupported", "out_of_memory", "buffer_too_small", "internal"];
+
+/** An error reported by the runtime: `status` is the WT_ERR_* code, the message is the runtime's. */
+export class WebtensorError extends Error {
+  readonly status: number;
+  readonly code: string;
+  /** True when the call must wait for the GPU and so needs its async form (browser only: opAsync, backwardAsync, data). */
+  readonly needsAsync: boolean;
+  constructor(status: number, message: string, needsAsync = false) {
+    super(status === ERR_INTERNAL ? `${message} (internal error)` : message);
+    this.name = "WebtensorError";
+    this.status = status;
+    this.code = `WT_ERR_${(STATUS_NAMES[status] ?? "unknown").toUpperCase()}`;
+    this.needsAsync = needsAsync;
+  }
+}
+
+/** What the API needs from a runtime. Every call throws WebtensorError on failure. */
+export interface Binding {
+  /** "node" (libwebtensor.so) or "browser" (webtensor.wasm). */
+  readonly platform: "node" | "browser";
+  version(): string;
+  devices(): string[];
+  defaultDevice(): string;
+  setDefaultDevice(device: string): void;
+  /** A new tensor holding a copy of data (dtype code, shape, device or null for the default). */
+  fromData(data: TypedArray, dtype: number, shape: readonly number[], device: string | null): number;
+  free(h: number): void;
+  liveTensors(): number;
+  dtype(h: number): number;
+  shape(h: number): number[];
+  strides(h: number): number[];
+  device(h: number): string;
+  isContiguous(h: number): boolean;
+  /** Copies the elements (row-major) into dst; in the browser only for tensors that need no GPU wait. */
+  readSync(h: number, dst: TypedArray): void;
+  /** Copies the elements into dst, waiting for the device. */
+  read(h: number, dst: TypedArray): Promise<void>;
+  /** A typed array viewing a dense CPU tensor's memory without a copy, or null where that is not possible. */
+  view(h: number, dtype: number, size: number): TypedArray | null;
+  toDevice(h: number, device: string): number;
+  toDeviceAsync(h: number, device: string): Promise<number>;
+  contiguous(h: number): number;
+  detach(h: number): number;
+  op(name: string, inputs: readonly number[], attrs: readonly AttrEntry[]): number[];
+  /** op() where it may wait for the device (in the browser: on its own goroutine). */
+  opAsync(name: string, inputs: readonly number[], attrs: readonly AttrEntry[]): Promise<number[]>;
+  manifest(): string;
+  requiresGrad(h: number): boolean;
+  setRequiresGrad(h: number, on: boolean): void;
+  backward(h: number, grad: number): void;
+  backwardAsync(h: number, grad: number): Promise<void>;
+  /** The gradient's new handle, or 0 when there is none. */
+  grad(h: number): number;
+  zeroGrad(h: number): void;
+  noGradEnter(): void;
+  noGradExit(): void;
+  manualSeed(seed: bigint): void;
+  liveDLPackExports(): number;
+  /** Loads a WebAssembly plugin (label names it in errors); returns its name and op names. Node only. */
+  loadPlugin(wasm: Uint8Array, label: string): { name: string; ops: string[] };
+}
+
+let bound: Binding | null = null;
+let loader: (() => Binding) | null = null;
+
+/** Installs the runtime (the entries' init() does this). */
+export function bind(b: Binding): void {
+  bound = b;
+}
+
+/** Sets how to load the runtime on first use without init(): Node can load synchronously, the browser cannot. */
+export function setLoader(f: () => Binding): void {
+  loader = f;
+}
+
+/** The runtime; throws when it is not loaded and cannot be loaded synchronously. */
+export function native(): Binding {
+  if (!bound && loader) bound = loader();
+  if (!bound) throw new Error("webtensor: call `await wt.init()` first (the runtime is not loaded)");
+  return bound;
+}
+
+/** The runtime if one is bound, for the finalizers (which must not throw). */
+export function maybeNative(): Binding | null {
+  return bound;
+}

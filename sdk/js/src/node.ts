@@ -1,0 +1,294 @@
+// The Node runtime: koffi's binding of capi/include/webtensor.h as a Binding.
+//
+// Every function of the header that the SDK uses is declared here once and
+// called through `check(status)`, which throws a WebtensorError carrying the
+// library's own message (wt_last_error).
+
+import { createRequire } from "node:module";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type * as KoffiNS from "koffi";
+import { ABI_VERSION, ERR_BUFFER_TOO_SMALL, OK, WebtensorError } from "./binding.js";
+import type { AttrEntry, Binding } from "./binding.js";
+import { DTYPES, dtypeFromCode } from "./dtype.js";
+import type { TypedArray } from "./dtype.js";
+
+// koffi is CommonJS; createRequire keeps this file plain ESM without
+// depending on Node's CJS named-export detection.
+const koffi: typeof KoffiNS = createRequire(import.meta.url)("koffi");
+
+/** The wt_attr struct: flat (no unions) so koffi can build it field by field. */
+const Attr = koffi.struct("wt_attr", {
+  name: "const char *",
+  kind: "int32_t",
+  i: "int64_t",
+  f: "double",
+  s: "const char *",
+  ints: "const int64_t *",
+  floats: "const double *",
+  len: "int64_t",
+});
+
+// DLPack structs (dlpack.h), only read: the SDK exports CPU tensors through
+// wt_to_dlpack_versioned to view their memory without a copy.
+const DLDevice = koffi.struct("DLDevice", { device_type: "int32_t", device_id: "int32_t" });
+const DLDataType = koffi.struct("DLDataType", { code: "uint8_t", bits: "uint8_t", lanes: "uint16_t" });
+const DLTensor = koffi.struct("DLTensor", {
+  data: "void *",
+  device: DLDevice,
+  ndim: "int32_t",
+  dtype: DLDataType,
+  shape: "int64_t *",
+  strides: "int64_t *",
+  byte_offset: "uint64_t",
+});
+const DLManagedTensorVersioned = koffi.struct("DLManagedTensorVersioned", {
+  version: koffi.struct("DLPackVersion", { major: "uint32_t", minor: "uint32_t" }),
+  manager_ctx: "void *",
+  deleter: "void *",
+  flags: "uint64_t",
+  dl_tensor: DLTensor,
+});
+const DLPackDeleter = koffi.proto("void wt_dlpack_deleter(void *self)");
+
+const PROTOTYPES = {
+  wt_version: "const char *wt_version()",
+  wt_abi_version: "int32_t wt_abi_version()",
+  wt_build_info: "int32_t wt_build_info(_Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_last_error: "const char *wt_last_error()",
+  wt_device_count: "int32_t wt_device_count(_Out_ int32_t *count)",
+  wt_device_name: "int32_t wt_device_name(int32_t index, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_default_device: "int32_t wt_default_device(_Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_set_default_device: "int32_t wt_set_default_device(const char *device)",
+  wt_tensor_from_data:
+    "int32_t wt_tensor_from_data(const void *data, size_t nbytes, int32_t dtype, const int64_t *shape, int32_t ndim, const char *device, _Out_ int64_t *out)",
+  wt_tensor_retain: "int32_t wt_tensor_retain(int64_t t)",
+  wt_tensor_free: "int32_t wt_tensor_free(int64_t t)",
+  wt_live_tensors: "int32_t wt_live_tensors(_Out_ int64_t *count)",
+  wt_tensor_ndim: "int32_t wt_tensor_ndim(int64_t t, _Out_ int32_t *ndim)",
+  wt_tensor_shape: "int32_t wt_tensor_shape(int64_t t, _Out_ int64_t *shape, int32_t cap)",
+  wt_tensor_strides: "int32_t wt_tensor_strides(int64_t t, _Out_ int64_t *strides, int32_t cap)",
+  wt_tensor_numel: "int32_t wt_tensor_numel(int64_t t, _Out_ int64_t *numel)",
+  wt_tensor_dtype: "int32_t wt_tensor_dtype(int64_t t, _Out_ int32_t *dtype)",
+  wt_tensor_device: "int32_t wt_tensor_device(int64_t t, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_tensor_is_contiguous: "int32_t wt_tensor_is_contiguous(int64_t t, _Out_ int32_t *c)",
+  wt_tensor_to_host: "int32_t wt_tensor_to_host(int64_t t, _Out_ void *dst, size_t cap)",
+  wt_tensor_contiguous: "int32_t wt_tensor_contiguous(int64_t t, _Out_ int64_t *out)",
+  wt_tensor_to_device: "int32_t wt_tensor_to_device(int64_t t, const char *device, _Out_ int64_t *out)",
+  wt_op:
+    "int32_t wt_op(const char *name, const int64_t *inputs, int32_t n_inputs, const wt_attr *attrs, int32_t n_attrs, _Out_ int64_t *outputs, int32_t out_cap, _Out_ int32_t *n_outputs)",
+  wt_manifest_json: "int32_t wt_manifest_json(_Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_tensor_set_requires_grad: "int32_t wt_tensor_set_requires_grad(int64_t t, int32_t on)",
+  wt_tensor_requires_grad: "int32_t wt_tensor_requires_grad(int64_t t, _Out_ int32_t *on)",
+  wt_backward: "int32_t wt_backward(int64_t t, int64_t grad)",
+  wt_tensor_grad: "int32_t wt_tensor_grad(int64_t t, _Out_ int64_t *grad)",
+  wt_tensor_zero_grad: "int32_t wt_tensor_zero_grad(int64_t t)",
+  wt_tensor_detach: "int32_t wt_tensor_detach(int64_t t, _Out_ int64_t *out)",
+  wt_no_grad_enter: "int32_t wt_no_grad_enter()",
+  wt_no_grad_exit: "int32_t wt_no_grad_exit()",
+  wt_manual_seed: "int32_t wt_manual_seed(uint64_t seed)",
+  wt_to_dlpack_versioned: "int32_t wt_to_dlpack_versioned(int64_t t, _Out_ void **out)",
+  wt_live_dlpack_exports: "int32_t wt_live_dlpack_exports(_Out_ int64_t *count)",
+  wt_plugin_load_bytes:
+    "int32_t wt_plugin_load_bytes(const void *wasm, size_t n, const char *label, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_plugin_ops: "int32_t wt_plugin_ops(const char *plugin, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+} as const;
+
+type NativeFn = (...args: any[]) => any;
+type Native = { [K in keyof typeof PROTOTYPES]: NativeFn };
+
+/** Where the library is loaded from: $WEBTENSOR_LIBRARY, else the package's prebuilds/<platform>-<arch>/. */
+export function libraryPath(): string {
+  if (process.env.WEBTENSOR_LIBRARY) return process.env.WEBTENSOR_LIBRARY;
+  // dist/lib.js -> package root
+  const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+  return join(root, "prebuilds", `${process.platform}-${process.arch}`, "libwebtensor.so");
+}
+
+let native: Native | null = null;
+
+/** Loads the native library once; throws an Error naming the path and the reason when it cannot. */
+function load(): Native {
+  if (native) return native;
+  const path = libraryPath();
+  if (!existsSync(path)) {
+    throw new Error(
+      `webtensor: the native library ${path} is missing (no prebuild for ${process.platform}-${process.arch}; ` +
+        `set WEBTENSOR_LIBRARY to a libwebtensor.so built with \`make capi\`)`,
+    );
+  }
+  let lib;
+  try {
+    lib = koffi.load(path);
+  } catch (e) {
+    throw new Error(`webtensor: cannot load the native library ${path}: ${(e as Error).message}`);
+  }
+  const fns: Record<string, NativeFn> = {};
+  for (const [name, proto] of Object.entries(PROTOTYPES)) fns[name] = lib.func(proto);
+  const abi = fns.wt_abi_version!() as number;
+  if (abi !== ABI_VERSION) {
+    throw new Error(`webtensor: ${path} has C ABI version ${abi}, this package needs ${ABI_VERSION}`);
+  }
+  native = fns as Native;
+  return native;
+}
+
+/** Throws the library's error for a failed status. */
+function check(status: number): void {
+  if (status !== OK) {
+    const msg = (native!.wt_last_error() as string) || `webtensor: status ${status}`;
+    throw new WebtensorError(status, msg);
+  }
+}
+
+/** Calls a function that fills a string buffer, growing the buffer as the library says. */
+function readString(fn: NativeFn, ...args: unknown[]): string {
+  let cap = 256;
+  const needed = new BigUint64Array(1);
+  for (;;) {
+    const buf = Buffer.alloc(cap);
+    const st = fn(...args, buf, cap, needed) as number;
+    if (st === ERR_BUFFER_TOO_SMALL && Number(needed[0]) > cap) {
+      cap = Number(needed[0]);
+      continue;
+    }
+    check(st);
+    const end = buf.indexOf(0);
+    return buf.toString("utf8", 0, end < 0 ? cap : end);
+  }
+}
+
+
+// DLPack exports that back the arrays view() returns: their deleter runs
+// when the array's ArrayBuffer is collected.
+const exportRegistry = new FinalizationRegistry<{ managed: unknown; deleter: (p: unknown) => void }>((x) =>
+  x.deleter(x.managed),
+);
+
+function newHandle(f: (out: BigInt64Array) => number): number {
+  const out = new BigInt64Array(1);
+  check(f(out));
+  return Number(out[0]);
+}
+
+function int32(f: (out: Int32Array) => number): number {
+  const v = new Int32Array(1);
+  check(f(v));
+  return v[0]!;
+}
+
+function int64(f: (out: BigInt64Array) => number): number {
+  const v = new BigInt64Array(1);
+  check(f(v));
+  return Number(v[0]);
+}
+
+function dims(fn: NativeFn, h: number, n: number): number[] {
+  const buf = new BigInt64Array(Math.max(n, 1));
+  check(fn(h, buf, n));
+  return Array.from(buf.subarray(0, n), Number);
+}
+
+/** wt_attr structs for koffi: flat, every field present. */
+function attrStructs(attrs: readonly AttrEntry[]): Record<string, unknown>[] {
+  return attrs.map(([name, kind, v]) => {
+    const a: Record<string, unknown> = { name, kind, i: 0, f: 0, s: null, ints: null, floats: null, len: 0 };
+    if (typeof v === "string") a.s = v;
+    else if (typeof v === "boolean") a.i = v ? 1 : 0;
+    else if (Array.isArray(v)) {
+      if (kind === 5) a.ints = BigInt64Array.from(v as number[], (x) => BigInt(x));
+      else a.floats = Float64Array.from(v as number[]);
+      a.len = v.length;
+    } else if (kind === 2) a.f = v;
+    else a.i = v;
+    return a;
+  });
+}
+
+/** The C ABI as a Binding. */
+function nodeBinding(lib: Native): Binding {
+  const b: Binding = {
+    platform: "node",
+    version: () => lib.wt_version() as string,
+    devices: () => {
+      const n = int32((o) => lib.wt_device_count(o));
+      return Array.from({ length: n }, (_, i) => readString(lib.wt_device_name, i));
+    },
+    defaultDevice: () => readString(lib.wt_default_device),
+    setDefaultDevice: (d) => check(lib.wt_set_default_device(d)),
+    fromData: (data, dtype, shape, device) =>
+      newHandle((o) =>
+        lib.wt_tensor_from_data(data, data.byteLength, dtype, BigInt64Array.from(shape, BigInt), shape.length, device, o),
+      ),
+    free: (h) => check(lib.wt_tensor_free(h)),
+    liveTensors: () => int64((o) => lib.wt_live_tensors(o)),
+    dtype: (h) => int32((o) => lib.wt_tensor_dtype(h, o)),
+    shape: (h) => dims(lib.wt_tensor_shape, h, int32((o) => lib.wt_tensor_ndim(h, o))),
+    strides: (h) => dims(lib.wt_tensor_strides, h, int32((o) => lib.wt_tensor_ndim(h, o))),
+    device: (h) => readString(lib.wt_tensor_device, h),
+    isContiguous: (h) => int32((o) => lib.wt_tensor_is_contiguous(h, o)) === 1,
+    readSync: (h, dst) => check(lib.wt_tensor_to_host(h, dst, dst.byteLength)),
+    read: async (h, dst) => check(lib.wt_tensor_to_host(h, dst, dst.byteLength)),
+    view: (h, dtype, size) => {
+      const out: unknown[] = [null];
+      check(lib.wt_to_dlpack_versioned(h, out));
+      const managed = out[0];
+      const m = koffi.decode(managed, DLManagedTensorVersioned) as {
+        deleter: unknown;
+        dl_tensor: { data: unknown; byte_offset: number | bigint };
+      };
+      const deleter = koffi.decode(m.deleter, DLPackDeleter) as (p: unknown) => void;
+      const info = DTYPES[dtypeFromCode(dtype)];
+      const off = Number(m.dl_tensor.byte_offset);
+      const buf = koffi.view(m.dl_tensor.data, off + size * info.size);
+      exportRegistry.register(buf, { managed, deleter });
+      return new info.array(buf, off, size) as TypedArray;
+    },
+    toDevice: (h, d) => newHandle((o) => lib.wt_tensor_to_device(h, d, o)),
+    toDeviceAsync: async (h, d) => newHandle((o) => lib.wt_tensor_to_device(h, d, o)),
+    contiguous: (h) => newHandle((o) => lib.wt_tensor_contiguous(h, o)),
+    detach: (h) => newHandle((o) => lib.wt_tensor_detach(h, o)),
+    op: (name, inputs, attrs) => {
+      const handles = BigInt64Array.from(inputs.length ? inputs : [0], BigInt);
+      const structs = attrs.length ? attrStructs(attrs) : null;
+      let cap = 4;
+      for (;;) {
+        const outs = new BigInt64Array(cap);
+        const n = new Int32Array(1);
+        const st = lib.wt_op(name, handles, inputs.length, structs, attrs.length, outs, cap, n) as number;
+        if (st === ERR_BUFFER_TOO_SMALL && n[0]! > cap) {
+          cap = n[0]!;
+          continue;
+        }
+        check(st);
+        return Array.from(outs.subarray(0, n[0]!), Number);
+      }
+    },
+    opAsync: async (name, inputs, attrs) => b.op(name, inputs, attrs),
+    manifest: () => readString(lib.wt_manifest_json),
+    requiresGrad: (h) => int32((o) => lib.wt_tensor_requires_grad(h, o)) === 1,
+    setRequiresGrad: (h, on) => check(lib.wt_tensor_set_requires_grad(h, on ? 1 : 0)),
+    backward: (h, g) => check(lib.wt_backward(h, g)),
+    backwardAsync: async (h, g) => b.backward(h, g),
+    grad: (h) => newHandle((o) => lib.wt_tensor_grad(h, o)),
+    zeroGrad: (h) => check(lib.wt_tensor_zero_grad(h)),
+    noGradEnter: () => check(lib.wt_no_grad_enter()),
+    noGradExit: () => check(lib.wt_no_grad_exit()),
+    manualSeed: (seed) => check(lib.wt_manual_seed(seed)),
+    liveDLPackExports: () => int64((o) => lib.wt_live_dlpack_exports(o)),
+    loadPlugin: (wasm, label) => {
+      const name = readString(lib.wt_plugin_load_bytes, wasm, wasm.byteLength, label);
+      return { name, ops: JSON.parse(readString(lib.wt_plugin_ops, name)) as string[] };
+    },
+  };
+  return b;
+}
+
+let binding: Binding | null = null;
+
+/** Loads libwebtensor.so (once) and returns it as a Binding. */
+export function loadNode(): Binding {
+  binding ??= nodeBinding(load());
+  return binding;
+}

@@ -1,0 +1,55 @@
+// A static file server for the browser tests, the benchmark and the demo,
+// on 127.0.0.1 only: URL prefixes map to folders (the installed package,
+// the test files, the reference vectors). Only GET of files under a mapped
+// folder; nothing else is reachable.
+
+import { createReadStream, statSync } from "node:fs";
+import { createServer } from "node:http";
+import { extname, join, normalize, sep } from "node:path";
+
+const TYPES = {
+  ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript",
+  ".json": "application/json", ".wasm": "application/wasm", ".css": "text/css", ".map": "application/json",
+  ".safetensors": "application/octet-stream",
+};
+
+/** Serves roots ({"/prefix/": folder}); resolves to {url, close()} once listening on 127.0.0.1. */
+export function serve(roots, port = 0) {
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    const prefix = Object.keys(roots).find((p) => path.startsWith(p));
+    if (req.method !== "GET" || !prefix) {
+      res.writeHead(404).end(`not found: ${path}`);
+      return;
+    }
+    const root = normalize(roots[prefix]);
+    const file = normalize(join(root, path.slice(prefix.length)));
+    if (file !== root && !file.startsWith(root + sep)) {
+      res.writeHead(403).end("outside the served folder");
+      return;
+    }
+    let st;
+    try {
+      st = statSync(file);
+    } catch {
+      res.writeHead(404).end(`not found: ${path}`);
+      return;
+    }
+    if (!st.isFile()) {
+      res.writeHead(404).end(`not a file: ${path}`);
+      return;
+    }
+    res.writeHead(200, {
+      "content-type": TYPES[extname(file)] ?? "application/octet-stream",
+      "content-length": st.size,
+      "cache-control": "no-store",
+    });
+    createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      resolve({ url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) });
+    });
+  });
+}

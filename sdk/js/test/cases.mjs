@@ -1,0 +1,249 @@
+// The reference-vector machinery every JavaScript runner shares - Node's
+// tests, the Node conformance runner and the browser page - so it imports
+// nothing from Node: parsing safetensors from bytes, making (strided) inputs,
+// running a case through the public API (wt.tensor, wt.op, backward, grad)
+// and grading it with the tolerances and rules of conformance/vectors/index.json.
+//
+// Results are read with `await` (a WebGPU tensor in the browser cannot be
+// read synchronously), so a case cannot live in one wt.tidy: it tracks what
+// it makes and disposes it at the end.
+
+const ST = { F32: "f32", F64: "f64", F16: "f16", BF16: "bf16", I64: "i64", I32: "i32", U32: "u32",
+  I16: "i16", I8: "i8", U8: "u8", BOOL: "bool" };
+const SIZE = { f32: 4, f64: 8, f16: 2, bf16: 2, i64: 8, i32: 4, u32: 4, i16: 2, i8: 1, u8: 1, bool: 1 };
+const ARRAY = { f32: Float32Array, f64: Float64Array, f16: Uint16Array, bf16: Uint16Array, i64: BigInt64Array,
+  i32: Int32Array, u32: Uint32Array, i16: Int16Array, i8: Int8Array, u8: Uint8Array, bool: Uint8Array };
+
+function half(h) {
+  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e === 0) return s * m * 2 ** -24;
+  if (e === 31) return m ? NaN : s * Infinity;
+  return s * (1 + m / 1024) * 2 ** (e - 15);
+}
+
+function fail(msg) {
+  throw new Error(msg);
+}
+
+/** {meta, tensors: name -> {dtype, shape, bytes (own copy), values (f64)}} from a safetensors file's bytes. */
+export function parseSafetensors(raw) {
+  const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const n = Number(dv.getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(raw.subarray(8, 8 + n)));
+  const meta = header.__metadata__ ?? {};
+  delete header.__metadata__;
+  const tensors = {};
+  for (const [name, t] of Object.entries(header)) {
+    const dtype = ST[t.dtype];
+    const [lo, hi] = t.data_offsets;
+    const bytes = raw.slice(8 + n + lo, 8 + n + hi); // a copy, aligned
+    const arr = new ARRAY[dtype](bytes.buffer, 0, (hi - lo) / SIZE[dtype]);
+    const values = Float64Array.from(arr, (v) =>
+      dtype === "f16" ? half(v) : dtype === "bf16" ? new Float32Array(new Uint32Array([v << 16]).buffer)[0] : Number(v));
+    tensors[name] = { dtype, shape: t.shape, bytes, values };
+  }
+  return { meta, tensors };
+}
+
+/** False when the case needs what the device cannot hold (f64 or wide i64 on WebGPU). */
+export function holds(c, tensors, device) {
+  if (!device.startsWith("webgpu")) return true;
+  for (const [key, t] of Object.entries(tensors)) {
+    if (!key.startsWith(`${c.name}/`) || !(key.includes("/in") || key.includes("/out"))) continue;
+    if (t.dtype === "f64") return false;
+    if (t.dtype === "i64" && t.values.some((v) => v < -(2 ** 31) || v > 2 ** 31 - 1)) return false;
+  }
+  return true;
+}
+
+function attrValue(v) {
+  if (v === "inf") return Infinity;
+  if (v === "-inf") return -Infinity;
+  if (v === "nan") return NaN;
+  return Array.isArray(v) ? v.map(attrValue) : v;
+}
+
+/** The runner over one loaded package (wt) and vector index. */
+export function caseRunner(wt, index) {
+  const specs = new Map(wt.manifest().ops.map((o) => [o.name, o]));
+
+  /** An input tensor; a strided one is a step-2 slice of a base twice as wide in the last dim. */
+  function makeInput({ dtype, shape, bytes }, strided, device) {
+    if (!strided || shape.length === 0) return wt.tensor(new ARRAY[dtype](bytes.buffer), shape, { dtype, device });
+    const size = SIZE[dtype];
+    const base = new Uint8Array(bytes.length * 2);
+    for (let i = 0; i < bytes.length / size; i++) base.set(bytes.subarray(i * size, (i + 1) * size), 2 * i * size);
+    const baseShape = [...shape.slice(0, -1), 2 * shape[shape.length - 1]];
+    const b = wt.tensor(new ARRAY[dtype](base.buffer), baseShape, { dtype, device });
+    const v = wt.op1("slice", [b], { axis: -1, step: 2 });
+    if (v.isContiguous() && !(shape[shape.length - 1] <= 1 && v.size <= 1)) fail("a strided input came out contiguous");
+    return v;
+  }
+
+  /** The elements as f64 on the host, whatever the device (waits for it). */
+  async function values(t) {
+    const host = await t.toAsync("cpu");
+    try {
+      return wt.tidy(() => wt.op1("cast", [host], { dtype: "f64" }).dataSync());
+    } finally {
+      if (host !== t) host.dispose();
+    }
+  }
+
+  /** Worst |got - want| / (atol + rtol |want|); throws on a mismatch. */
+  async function grade(got, want, tol, scale, what) {
+    if (got.dtype !== want.dtype) fail(`${what}: dtype ${got.dtype}, want ${want.dtype}`);
+    if (JSON.stringify([...got.shape]) !== JSON.stringify(want.shape)) {
+      fail(`${what}: shape [${got.shape}], want [${want.shape}]`);
+    }
+    const g = await values(got);
+    const w = want.values;
+    const floating = ["f32", "f64", "f16", "bf16"].includes(want.dtype);
+    const atol = floating ? tol.atol * scale : 0, rtol = floating ? tol.rtol * scale : 0;
+    let worst = 0;
+    for (let i = 0; i < w.length; i++) {
+      const a = g[i], b = w[i];
+      if (Number.isNaN(a) || Number.isNaN(b) || !Number.isFinite(a) || !Number.isFinite(b)) {
+        if (!(Number.isNaN(a) && Number.isNaN(b)) && a !== b) fail(`${what}: element ${i}: got ${a}, want ${b}`);
+        continue;
+      }
+      const d = Math.abs(a - b), bound = atol + rtol * Math.abs(b);
+      if (d > bound) fail(`${what}: element ${i}: got ${a}, want ${b} (atol ${atol}, rtol ${rtol})`);
+      worst = Math.max(worst, bound > 0 ? d / bound : 0);
+    }
+    return worst;
+  }
+
+  /**
+   * Computes one case: the outputs and gradients to check, and everything
+   * else it made (to dispose). Ops run synchronously, as users call them;
+   * one the browser cannot run without waiting for the GPU (needsAsync) runs
+   * again through its async form.
+   */
+  async function compute(op, c, tensors, device, made) {
+    const keep = (t) => (made.push(t), t);
+    const input = (spec, strided) => wt.tidy(() => keep(makeInput(spec, strided, device)));
+    const ins = c.inputs.map((s, i) => {
+      if (s.absent) return null;
+      const t = input(tensors[`${c.name}/in${i}`], s.strided);
+      if (c.grad && s.grad) t.requiresGrad = true;
+      return t;
+    });
+    const attrs = Object.fromEntries(Object.entries(c.attrs).map(([k, v]) => [k, attrValue(v)]));
+    if ((specs.get(op)?.attrs ?? []).some((a) => a.name === "device") && !attrs.device) attrs.device = device;
+    let outs;
+    try {
+      outs = wt.op(op, ins, attrs);
+    } catch (e) {
+      if (!e.needsAsync) throw e;
+      outs = await wt.opAsync(op, ins, attrs);
+    }
+    outs.forEach(keep);
+    if (outs.length !== c.outputs.length) fail(`${outs.length} outputs, want ${c.outputs.length}`);
+    const grads = [];
+    const loss = wt.tidy(() => {
+      let l = null;
+      outs.forEach((o, j) => {
+        const up = tensors[`${c.name}/up${j}`];
+        if (up && o.requiresGrad) {
+          const term = wt.sum(wt.mul(o, makeInput(up, false, device)));
+          l = l ? wt.add(l, term) : term;
+        }
+      });
+      return l;
+    });
+    if (c.grad && loss) {
+      keep(loss);
+      try {
+        loss.backward();
+      } catch (e) {
+        if (!e.needsAsync) throw e;
+        await loss.backwardAsync();
+      }
+      c.inputs.forEach((s, i) => {
+        if (s.grad) grads.push([i, keep(ins[i].grad ?? wt.zerosLike(ins[i]))]);
+      });
+    }
+    return { outs, grads };
+  }
+
+  /** Runs and grades one case; resolves to the worst error ratio, rejects on a mismatch. */
+  return async function runCase(op, c, tensors, tolScale, device = "cpu") {
+    const tol = (dt) => ({ atol: index.tolerances[dt].atol * tolScale, rtol: index.tolerances[dt].rtol * tolScale });
+    const made = [];
+    try {
+      const { outs, grads } = await compute(op, c, tensors, device, made);
+      let worst = 0;
+      for (const [j, o] of outs.entries()) {
+        const want = tensors[`${c.name}/out${j}`];
+        worst = Math.max(worst, await grade(o, want, tol(want.dtype), 1, `out${j}`));
+      }
+      for (const [i, g] of grads) {
+        const want = tensors[`${c.name}/grad${i}`];
+        worst = Math.max(worst, await grade(g, want, tol(want.dtype), index.grad_tol_scale, `grad${i}`));
+      }
+      return worst;
+    } finally {
+      wt.dispose(made);
+    }
+  };
+}
+
+/** The seeded random streams every SDK must draw identically: name -> make (on device). */
+export function identityCases(wt, device) {
+  return {
+    rand_seed7: () => wt.op1("rand", [], { shape: [64], seed: 7, device }),
+    randint_seed7: () => wt.op1("randint", [], { shape: [64], seed: 7, low: -5, high: 50, device }),
+    bernoulli_seed3: () => wt.op1("bernoulli", [wt.full({ shape: [64], value: 0.3, device })], { seed: 3 }),
+  };
+}
+
+/**
+ * Runs every case of every op in the index on one device and returns the
+ * conformance result object (conformance/index.go Result); load(file)
+ * resolves to a vector file's bytes, digest(bytes) to its SHA-256 hex.
+ */
+export async function conformance(wt, index, { sdk, device, detail, load, digest, progress }) {
+  const runCase = caseRunner(wt, index);
+  const kind = device.split(":")[0];
+  const result = { sdk, backend: kind, ops: {}, detail };
+  if (!wt.devices().some((d) => d.split(":")[0] === kind)) {
+    result.detail = `unavailable: no ${kind} device here`;
+    return result;
+  }
+  const ops = Object.entries(index.ops).sort(([a], [b]) => (a < b ? -1 : 1));
+  for (const [k, [op, entry]] of ops.entries()) {
+    progress?.(k, ops.length, op);
+    const { meta, tensors } = parseSafetensors(await load(entry.file));
+    const r = { status: "pass", cases: 0, worst: 0 };
+    for (const c of JSON.parse(meta.cases)) {
+      if (!holds(c, tensors, device)) {
+        r.skipped = (r.skipped ?? 0) + 1;
+        continue;
+      }
+      r.cases++;
+      try {
+        r.worst = Math.max(r.worst, await runCase(op, c, tensors, entry.tol_scale, device));
+      } catch (e) {
+        // a failing case is a result, not a crash
+        if (r.status === "pass") Object.assign(r, { status: "fail", detail: `case ${c.name}: ${e.message}` });
+      }
+    }
+    if (r.cases === 0) Object.assign(r, { status: "n/a", detail: `every case needs a dtype ${device} cannot hold` });
+    if (!Number.isFinite(r.worst)) r.worst = 1e308;
+    result.ops[op] = r;
+  }
+  result.identity = {};
+  for (const [name, make] of Object.entries(identityCases(wt, device))) {
+    try {
+      const t = make();
+      const host = await t.toAsync("cpu");
+      const a = await host.data();
+      result.identity[name] = await digest(new Uint8Array(a.buffer, a.byteOffset, a.byteLength).slice());
+      wt.dispose([t, host]);
+    } catch (e) {
+      result.identity[name] = `error: ${e.message}`;
+    }
+  }
+  return result;
+}
