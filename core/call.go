@@ -55,9 +55,11 @@ func CallDef(def *OpDef, inputs []*Tensor, attrs Attrs) (outs []*Tensor, err err
 	if err != nil {
 		return nil, err
 	}
-	a, err := normalizeAttrs(def.Name, def.Attrs, attrs)
-	if err != nil {
-		return nil, err
+	var a Attrs // nil for an op without attributes (most elementwise ops): no map per call
+	if len(def.Attrs) > 0 || len(attrs) > 0 || def.Random {
+		if a, err = normalizeAttrs(def.Name, def.Attrs, attrs); err != nil {
+			return nil, err
+		}
 	}
 	b, err := callBackend(def, inputs, a)
 	if err != nil {
@@ -172,17 +174,22 @@ func callBackend(def *OpDef, inputs []*Tensor, a Attrs) (Backend, error) {
 	return bk, wrapOp(def.Name, err)
 }
 
+// promote casts inputs to their common dtype; inputs that already share it
+// are returned as they are (no copy of the slice on the common path).
 func promote(inputs []*Tensor) ([]*Tensor, error) {
-	common := Invalid
+	common, mixed := Invalid, false
 	for _, t := range inputs {
 		if t == nil {
 			continue
 		}
 		if common == Invalid {
 			common = t.dtype
-		} else {
-			common = PromoteTypes(common, t.dtype)
+		} else if t.dtype != common {
+			common, mixed = PromoteTypes(common, t.dtype), true
 		}
+	}
+	if !mixed {
+		return inputs, nil
 	}
 	out := slices.Clone(inputs)
 	for i, t := range out {
@@ -196,8 +203,14 @@ func promote(inputs []*Tensor) ([]*Tensor, error) {
 	return out, nil
 }
 
-func metas(inputs []*Tensor) []Meta {
-	m := make([]Meta, len(inputs))
+// metas describes the inputs for Infer, in buf when they fit.
+func metas(inputs []*Tensor, buf []Meta) []Meta {
+	var m []Meta
+	if len(inputs) <= cap(buf) {
+		m = buf[:len(inputs)]
+	} else {
+		m = make([]Meta, len(inputs))
+	}
 	for i, t := range inputs {
 		if t != nil {
 			m[i] = t.Meta()
@@ -225,7 +238,8 @@ func callView(def *OpDef, t *Tensor, a Attrs) (*Tensor, error) {
 }
 
 func runKernel(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor, error) {
-	ms, err := def.Infer(metas(inputs), a)
+	kc := &kernelCall{KernelCall: KernelCall{Op: def, Inputs: inputs, Attrs: a, Backend: b}}
+	ms, err := def.Infer(metas(inputs, kc.metas[:]), a)
 	if err != nil {
 		return nil, wrapOp(def.Name, err)
 	}
@@ -236,19 +250,30 @@ func runKernel(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor, err
 	if kern == nil {
 		return fallbackToCPU(def, b, inputs, a)
 	}
-	kc := &KernelCall{Op: def, Inputs: inputs, Attrs: a, Backend: b}
 	if !def.Dynamic {
-		kc.Outputs = make([]*Tensor, len(ms))
+		kc.Outputs = kc.one[:0:1] // most ops have one output: no second allocation for the slice
+		if len(ms) > 1 {
+			kc.Outputs = make([]*Tensor, 0, len(ms))
+		}
+		kc.Outputs = kc.Outputs[:len(ms)]
 		for i, m := range ms {
 			if kc.Outputs[i], err = Empty(b, m.Shape, m.DType); err != nil {
 				return nil, wrapOp(def.Name, err)
 			}
 		}
 	}
-	if err := kern(kc); err != nil {
+	if err := kern(&kc.KernelCall); err != nil {
 		return nil, wrapOp(def.Name, err)
 	}
 	return kc.Outputs, nil
+}
+
+// kernelCall is a KernelCall with room for one output and the input metas
+// of a small op next to it: one allocation instead of three per op call.
+type kernelCall struct {
+	KernelCall
+	one   [1]*Tensor
+	metas [4]Meta
 }
 
 var warned sync.Map

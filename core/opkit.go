@@ -17,17 +17,35 @@ func InferSame(in []Meta, _ Attrs) ([]Meta, error) {
 // InferBroadcast gives one output with the broadcast shape of all present
 // inputs and the dtype of input 0 (inputs were promoted already).
 func InferBroadcast(in []Meta, _ Attrs) ([]Meta, error) {
-	shapes := make([]Shape, 0, len(in))
+	var buf [4]Shape // on the stack for the usual one to four inputs
+	shapes := buf[:0]
 	for _, m := range in {
 		if m.DType != Invalid {
 			shapes = append(shapes, m.Shape)
 		}
 	}
-	s, err := BroadcastShapes(shapes...)
-	if err != nil {
+	rank := 0
+	for _, s := range shapes {
+		rank = max(rank, len(s))
+	}
+	if rank > 4 {
+		s, err := BroadcastShapes(shapes...)
+		if err != nil {
+			return nil, err
+		}
+		return []Meta{{Shape: s, DType: in[0].DType}}, nil
+	}
+	// The result and its dims in one allocation: every elementwise op
+	// infers through here, so this is on the per-op hot path.
+	r := new(struct {
+		meta [1]Meta
+		dims [4]int
+	})
+	if err := broadcastInto(r.dims[:rank:rank], shapes); err != nil {
 		return nil, err
 	}
-	return []Meta{{Shape: s, DType: in[0].DType}}, nil
+	r.meta[0] = Meta{Shape: r.dims[:rank:rank], DType: in[0].DType}
+	return r.meta[:], nil
 }
 
 // InferBroadcastBool is InferBroadcast with a bool output (comparisons).

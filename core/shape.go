@@ -71,6 +71,16 @@ func BroadcastShapes(shapes ...Shape) (Shape, error) {
 		rank = max(rank, len(s))
 	}
 	out := make(Shape, rank)
+	if err := broadcastInto(out, shapes); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// broadcastInto writes the broadcast of shapes into out, whose length is
+// their largest rank.
+func broadcastInto(out Shape, shapes []Shape) error {
+	rank := len(out)
 	for i := range out {
 		out[i] = 1
 	}
@@ -83,11 +93,11 @@ func BroadcastShapes(shapes ...Shape) (Shape, error) {
 			case o == 1:
 				out[off+i] = d
 			default:
-				return nil, fmt.Errorf("shapes %v cannot be broadcast together (dim %d: %d vs %d)", shapesString(shapes), off+i-rank, o, d)
+				return fmt.Errorf("shapes %v cannot be broadcast together (dim %d: %d vs %d)", shapesString(shapes), off+i-rank, o, d)
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func shapesString(shapes []Shape) string {

@@ -119,7 +119,18 @@ func Empty(b Backend, shape Shape, dtype DType) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tensor{shape: shape.Clone(), strides: ContiguousStrides(shape), dtype: dtype, storage: s, backend: b}, nil
+	// Shape and strides share one allocation: every op output comes through
+	// here, so this is on the per-op hot path.
+	n := len(shape)
+	dims := make([]int, 2*n)
+	copy(dims, shape)
+	strides := dims[n:]
+	acc := 1
+	for i := n - 1; i >= 0; i-- {
+		strides[i] = acc
+		acc *= shape[i]
+	}
+	return &Tensor{shape: Shape(dims[:n:n]), strides: strides, dtype: dtype, storage: s, backend: b}, nil
 }
 
 // NewView makes a tensor that shares base's storage with another layout.

@@ -166,11 +166,14 @@ func f32s(t *core.Tensor) []float32 {
 // denseF32 reports whether t is a contiguous f32 tensor.
 func denseF32(t *core.Tensor) bool { return t.DType() == core.F32 && t.IsContiguous() }
 
+// parallelMin is the work (n*cost) below which parallelFor runs inline.
+const parallelMin = 1 << 15
+
 // parallelFor splits [0, n) into chunks over the cores when the work is
 // large enough to pay for goroutines; cost is the work per index.
 func parallelFor(n, cost int, fn func(lo, hi int)) {
 	workers := runtime.GOMAXPROCS(0)
-	if workers <= 1 || n*cost < 1<<15 || n < 2 {
+	if workers <= 1 || n*cost < parallelMin || n < 2 {
 		fn(0, n)
 		return
 	}

@@ -16,9 +16,18 @@ type buffer struct {
 	buf     []byte
 	foreign bool // memory outside the Go heap: its address may be handed to C
 	cleanup runtime.Cleanup
-	free    *sync.Once
-	freeFn  func()
+	free    *hostFree
 }
+
+// hostFree runs a foreign buffer's free function once, from Release or from
+// the GC cleanup, whichever comes first. One object, and a cleanup that is a
+// method rather than a closure, keep this to one allocation per buffer.
+type hostFree struct {
+	once sync.Once
+	fn   func()
+}
+
+func (f *hostFree) run() { f.once.Do(f.fn) }
 
 func (b *buffer) Len() int     { return len(b.buf) }
 func (b *buffer) Host() []byte { return b.buf }
@@ -27,7 +36,7 @@ func (b *buffer) Release() {
 	b.buf = nil
 	if b.free != nil {
 		b.cleanup.Stop()
-		b.free.Do(b.freeFn)
+		b.free.run()
 	}
 }
 
@@ -50,9 +59,9 @@ func WrapHost(mem []byte, release func()) core.Storage {
 }
 
 func foreignBuffer(mem []byte, free func()) *buffer {
-	b := &buffer{buf: mem, foreign: true, free: new(sync.Once), freeFn: free}
-	once, fn := b.free, free
-	b.cleanup = runtime.AddCleanup(b, func(struct{}) { once.Do(fn) }, struct{}{})
+	f := &hostFree{fn: free}
+	b := &buffer{buf: mem, foreign: true, free: f}
+	b.cleanup = runtime.AddCleanup(b, (*hostFree).run, f)
 	return b
 }
 
