@@ -30,7 +30,7 @@ func f32s(b []byte) []float32 {
 	return out
 }
 
-func mustTensor(t *testing.T, vals []float32, shape ...int64) int64 {
+func mustTensor(t testing.TB, vals []float32, shape ...int64) int64 {
 	t.Helper()
 	st, h := callFromData(f32bytes(vals...), 4*len(vals), int32(core.F32), shape, int32(len(shape)), "")
 	require.Equal(t, int32(statusOK), st, lastError())

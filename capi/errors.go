@@ -104,6 +104,21 @@ func goString(s *C.char) (string, bool) {
 	return C.GoString(s), true
 }
 
+// cStringView is goString without the copy: a Go string over the C bytes,
+// valid only while the caller's call lasts. The per-op entry point uses it
+// for the op name, which it only looks up and formats into messages.
+func cStringView(s *C.char) (string, bool) {
+	if s == nil {
+		return "", false
+	}
+	p := unsafe.Pointer(s)
+	n := 0
+	for *(*byte)(unsafe.Add(p, n)) != 0 {
+		n++
+	}
+	return unsafe.String((*byte)(p), n), true
+}
+
 // writeString copies s (with a NUL) into a caller buffer, reporting the
 // size needed.
 func writeString(s string, buf *C.char, capacity C.size_t, needed *C.size_t) C.int32_t {

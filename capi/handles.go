@@ -17,11 +17,12 @@ type handle struct {
 	readOnly bool // imported through DLPack with the read-only flag
 }
 
+// The table holds entries by value: one allocation fewer per op output.
 var handles = struct {
 	sync.Mutex
 	next int64
-	m    map[int64]*handle
-}{next: 1, m: map[int64]*handle{}}
+	m    map[int64]handle
+}{next: 1, m: map[int64]handle{}}
 
 // newHandle registers t with one reference.
 func newHandle(t *core.Tensor, readOnly bool) int64 {
@@ -29,20 +30,24 @@ func newHandle(t *core.Tensor, readOnly bool) int64 {
 	defer handles.Unlock()
 	h := handles.next
 	handles.next++
-	handles.m[h] = &handle{t: t, refs: 1, readOnly: readOnly}
+	handles.m[h] = handle{t: t, refs: 1, readOnly: readOnly}
 	return h
 }
 
 // lookup finds a live handle.
-func lookup(h int64) (*handle, error) {
+func lookup(h int64) (handle, error) {
 	handles.Lock()
 	defer handles.Unlock()
+	return lookupLocked(h)
+}
+
+func lookupLocked(h int64) (handle, error) {
 	e, ok := handles.m[h]
 	if !ok {
 		if h > 0 && h < handles.next {
-			return nil, errf(statusHandle, "tensor handle %d was already freed", h)
+			return handle{}, errf(statusHandle, "tensor handle %d was already freed", h)
 		}
-		return nil, errf(statusHandle, "unknown tensor handle %d", h)
+		return handle{}, errf(statusHandle, "unknown tensor handle %d", h)
 	}
 	return e, nil
 }
@@ -64,6 +69,7 @@ func retain(h int64) error {
 		return errf(statusHandle, "unknown or freed tensor handle %d", h)
 	}
 	e.refs++
+	handles.m[h] = e
 	return nil
 }
 
@@ -82,6 +88,8 @@ func release(h int64) error {
 	e.refs--
 	if e.refs == 0 {
 		delete(handles.m, h)
+	} else {
+		handles.m[h] = e
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ package main
 import "C"
 
 import (
+	"strings"
 	"unsafe"
 
 	"github.com/webtensor/webtensor/core"
@@ -20,33 +21,40 @@ const (
 	maxAttrList = 1 << 20
 )
 
-// parseInputs resolves input handles; readOnly collects the storages of
-// read-only imports, so views of them stay read-only.
-func parseInputs(inputs *C.wt_tensor, n C.int32_t, readOnly map[core.Storage]bool) ([]*core.Tensor, error) {
+// parseInputs resolves input handles (under one lock of the table). The map
+// holds the storages of read-only imports, so views of them stay read-only;
+// it is nil when there are none, as almost always.
+func parseInputs(inputs *C.wt_tensor, n C.int32_t) ([]*core.Tensor, map[core.Storage]bool, error) {
 	if n < 0 || n > maxInputs {
-		return nil, invalid("n_inputs %d out of range (0..%d)", int(n), maxInputs)
+		return nil, nil, invalid("n_inputs %d out of range (0..%d)", int(n), maxInputs)
 	}
 	if n > 0 && inputs == nil {
-		return nil, invalid("inputs is NULL but n_inputs is %d", int(n))
+		return nil, nil, invalid("inputs is NULL but n_inputs is %d", int(n))
 	}
 	out := make([]*core.Tensor, n)
 	if n == 0 {
-		return out, nil
+		return out, nil, nil
 	}
+	var readOnly map[core.Storage]bool
+	handles.Lock()
+	defer handles.Unlock()
 	for i, h := range unsafe.Slice((*C.wt_tensor)(inputs), int(n)) {
 		if h == 0 {
 			continue // an absent optional input
 		}
-		e, err := lookup(int64(h))
+		e, err := lookupLocked(int64(h))
 		if err != nil {
-			return nil, prefix(err, "input %d", i)
+			return nil, nil, prefix(err, "input %d", i)
 		}
 		out[i] = e.t
 		if e.readOnly {
+			if readOnly == nil {
+				readOnly = map[core.Storage]bool{}
+			}
 			readOnly[e.t.Storage()] = true
 		}
 	}
-	return out, nil
+	return out, readOnly, nil
 }
 
 func parseAttrs(attrs *C.wt_attr, n C.int32_t) (core.Attrs, error) {
@@ -56,10 +64,10 @@ func parseAttrs(attrs *C.wt_attr, n C.int32_t) (core.Attrs, error) {
 	if n > 0 && attrs == nil {
 		return nil, invalid("attrs is NULL but n_attrs is %d", int(n))
 	}
-	out := core.Attrs{}
 	if n == 0 {
-		return out, nil
+		return nil, nil // core treats no attributes and an empty map alike
 	}
+	out := core.Attrs{}
 	for i, a := range unsafe.Slice(attrs, int(n)) {
 		name, ok := goString(a.name)
 		if !ok || name == "" {
@@ -137,7 +145,7 @@ func attrValue(name string, a C.wt_attr) (any, error) {
 //export wt_op
 func wt_op(name *C.char, inputs *C.wt_tensor, nInputs C.int32_t, attrs *C.wt_attr, nAttrs C.int32_t, outputs *C.wt_tensor, outCap C.int32_t, nOutputs *C.int32_t) (status C.int32_t) {
 	defer guard(&status)
-	op, ok := goString(name)
+	op, ok := cStringView(name)
 	if !ok {
 		return fail(invalid("wt_op: name is NULL"))
 	}
@@ -147,8 +155,7 @@ func wt_op(name *C.char, inputs *C.wt_tensor, nInputs C.int32_t, attrs *C.wt_att
 	if (outputs == nil && outCap > 0) || outCap < 0 {
 		return fail(invalid("%s: outputs is NULL or out_cap is negative (out_cap %d)", op, int(outCap)))
 	}
-	readOnly := map[core.Storage]bool{}
-	ins, err := parseInputs(inputs, nInputs, readOnly)
+	ins, readOnly, err := parseInputs(inputs, nInputs)
 	if err != nil {
 		return fail(prefix(err, "%s", op))
 	}
@@ -156,7 +163,12 @@ func wt_op(name *C.char, inputs *C.wt_tensor, nInputs C.int32_t, attrs *C.wt_att
 	if err != nil {
 		return fail(prefix(err, "%s", op))
 	}
-	outs, err := core.Call(op, ins, a)
+	def, found := core.LookupOp(op)
+	if !found { // core.Call says why, with suggestions; it may keep the name, so copy it
+		_, err := core.Call(strings.Clone(op), ins, a)
+		return fail(err)
+	}
+	outs, err := core.CallDef(def, ins, a)
 	if err != nil {
 		return fail(err)
 	}
