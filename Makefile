@@ -7,7 +7,7 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: gpu-deps wasm-build run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
+.PHONY: gpu-deps browser-deps wasm-build run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
 
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
@@ -47,6 +47,13 @@ gpu-deps: ## install Mesa's software Vulkan driver when no Vulkan driver is pres
 		echo "installing mesa-vulkan-drivers (lavapipe) for the WebGPU tests"; \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mesa-vulkan-drivers) >/dev/null; \
 	else echo "no Vulkan driver and no apt-get: the WebGPU tests will skip"; fi
+
+browser-deps: ## install Debian's Chromium (the browser tests' headless browser) when it is missing
+	@if command -v chromium >/dev/null || [ -n "$${WEBTENSOR_CHROMIUM:-}" ]; then :; \
+	elif command -v apt-get >/dev/null; then \
+		echo "installing chromium for the browser tests"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; \
+	else echo "no chromium and no apt-get: set WEBTENSOR_CHROMIUM to a Chromium binary"; exit 1; fi
 
 wasm-build: ## the core, CPU and WebGPU backends build for js/wasm (the browser SDK's base)
 	GOOS=js GOARCH=wasm $(GO) build ./core ./backends/cpu ./backends/webgpu

@@ -30,19 +30,24 @@ npm: ## build the package: libwebtensor.so into prebuilds/, tsc --strict into di
 	cd sdk/js && $(NPM) pack --pack-destination ../../build/npm --loglevel=error >/dev/null
 	@ls -la $(JS_TARBALL)
 
+# playwright-core for the browser tests comes from the registry at the
+# version sdk/js's lockfile pins (the package does not depend on it).
+JS_PLAYWRIGHT = playwright-core@$$(node -p 'require("$(abspath sdk/js/package-lock.json)").packages["node_modules/playwright-core"].version')
+
 # The tests run against the tarball installed into an empty folder (as a user
 # would get it), not against the source tree; the vectors come from the repo.
-js-test: npm js-generate-check ## the Node SDK's tests (node --test) and a tsc --strict consumer, against the installed tarball
+# The browser tests serve that installed package to Debian's Chromium.
+js-test: npm js-generate-check browser-deps plugins ## the JS SDK's tests (node --test: Node, and the browser build in headless Chromium) and a tsc --strict consumer, against the installed tarball
 	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	echo '{"name": "webtensor-js-test", "private": true, "type": "module"}' > $$d/package.json; \
-	(cd $$d && $(NPM) install --no-audit --no-fund --loglevel=error $(abspath $(JS_TARBALL))); \
-	cp sdk/js/test/*.mjs sdk/js/test/types.ts $$d/; \
+	(cd $$d && $(NPM) install --no-audit --no-fund --loglevel=error $(abspath $(JS_TARBALL)) $(JS_PLAYWRIGHT)); \
+	cp -r sdk/js/test/. $$d/; \
 	echo "--- tsc --strict over a consumer of the installed package"; \
 	sdk/js/node_modules/.bin/tsc --strict --noEmit --skipLibCheck false --module nodenext --moduleResolution nodenext \
 		--target es2022 --types node --typeRoots $(abspath sdk/js/node_modules/@types) $$d/types.ts; \
 	echo "--- node --test in $$d"; \
 	rc=0; (cd $$d && NODEVICE_SELECT=1 WEBTENSOR_VECTORS=$(abspath conformance/vectors) \
-		node --test *.test.mjs > test.log 2>&1) || rc=$$?; \
+		WEBTENSOR_TEST_PLUGIN=$(abspath build/plugins/cclip.wasm) node --test --test-concurrency=1 *.test.mjs > test.log 2>&1) || rc=$$?; \
 	if [ $$rc -ne 0 ]; then grep -v XDG_RUNTIME_DIR $$d/test.log | grep -E -A20 '^not ok' | head -n 80; fi; \
 	grep -E '^# (tests|pass|fail|duration_ms)' $$d/test.log; exit $$rc
 
@@ -56,18 +61,21 @@ js-generate-check: ## fail when the generated Node op functions are stale
 	$(GO) run ./cmd/webtensor ops --json > build/manifest.json
 	node sdk/js/gen/genops.mjs --manifest build/manifest.json --check
 
-# The conformance columns node / cpu and node / webgpu (conformance/README.md):
-# the runner runs from the installed tarball, like the tests. CONF_OUT comes
-# from conformance/conformance.mk. (test -s: a runner that wrote nothing would
-# silently drop its column.)
-js-conformance: npm ## the Node SDK's conformance columns: build/conformance/node-{cpu,webgpu}.json
+# The conformance columns node / {cpu, webgpu} and browser / {webgpu, cpu}
+# (conformance/README.md): the runners run from the installed tarball, like
+# the tests. CONF_OUT comes from conformance/conformance.mk. (test -s: a
+# runner that wrote nothing would silently drop its column.)
+js-conformance: npm browser-deps ## the JS SDK's conformance columns: build/conformance/{node,browser}-*.json
 	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	echo '{"name": "webtensor-js-conformance", "private": true, "type": "module"}' > $$d/package.json; \
-	(cd $$d && $(NPM) install --no-audit --no-fund --loglevel=error $(abspath $(JS_TARBALL))); \
-	cp sdk/js/test/*.mjs $$d/; \
+	(cd $$d && $(NPM) install --no-audit --no-fund --loglevel=error $(abspath $(JS_TARBALL)) $(JS_PLAYWRIGHT)); \
+	cp -r sdk/js/test/. $$d/; \
 	for dev in cpu webgpu; do \
 		(cd $$d && NODEVICE_SELECT=1 WEBTENSOR_VECTORS=$(abspath conformance/vectors) \
 			node conformance-runner.mjs --device $$dev --out $(abspath $(CONF_OUT))/node-$$dev.json 2>&1 \
 			| grep -v XDG_RUNTIME_DIR || true); \
 		test -s $(CONF_OUT)/node-$$dev.json; \
+		(cd $$d && WEBTENSOR_VECTORS=$(abspath conformance/vectors) \
+			node browser/conformance.mjs --device $$dev --out $(abspath $(CONF_OUT))/browser-$$dev.json 2>&1 || true); \
+		test -s $(CONF_OUT)/browser-$$dev.json; \
 	done

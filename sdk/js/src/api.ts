@@ -8,3 +8,6 @@ export type { TensorLike, TensorOptions, Attrs, AttrValue, Plugin } from "./core
 export type { DType, TypedArray, DataTypeMap } from "./dtype.js";
 export { WebtensorError } from "./binding.js";
 export * from "./ops.gen.js";
+export * as nn from "./nn.js";
+export * as optim from "./optim.js";
+export { save, load } from "./serialize.js";

@@ -56,17 +56,39 @@ export class Tensor {
     native().free(h);
   }
 
+  /**
+   * @internal Takes over other's handle (other is left disposed), keeping this
+   * object: how optimizers and loadStateDict update a parameter that models
+   * and optimizers hold by reference. requiresGrad carries over from this.
+   */
+  _adopt(other: Tensor): void {
+    const h = other.handle;
+    const grad = this.#h ? this.requiresGrad : false;
+    other.#h = 0;
+    registry.unregister(other);
+    if (this.#h) {
+      registry.unregister(this);
+      native().free(this.#h);
+    }
+    this.#h = h;
+    this.#shape = this.#dtype = this.#device = undefined;
+    registry.register(this, h, this);
+    if (grad && !this.requiresGrad) this.requiresGrad = true;
+  }
+
   [Symbol.dispose](): void {
     this.dispose();
   }
 
   get dtype(): DType {
-    this.#dtype ??= dtypeFromCode(native().dtype(this.handle));
+    const h = this.handle; // throws once disposed, cached or not
+    this.#dtype ??= dtypeFromCode(native().dtype(h));
     return this.#dtype;
   }
 
   get shape(): readonly number[] {
-    this.#shape ??= Object.freeze(native().shape(this.handle));
+    const h = this.handle;
+    this.#shape ??= Object.freeze(native().shape(h));
     return this.#shape;
   }
 
@@ -93,7 +115,8 @@ export class Tensor {
     // Cached like dtype and shape: they never change for a handle, and every
     // FFI call costs (see README: koffi's own call stack makes Go look up the
     // thread's stack bounds on each call).
-    this.#device ??= native().device(this.handle);
+    const h = this.handle;
+    this.#device ??= native().device(h);
     return this.#device;
   }
 

@@ -1,10 +1,14 @@
 // The package's Node entry: `import * as wt from "webtensor"` in Node.
 
-import { readFileSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { bind, setLoader } from "./binding.js";
 import { loadPluginBytes } from "./core.js";
 import type { Plugin } from "./core.js";
 import { loadNode } from "./node.js";
+import { load, save } from "./serialize.js";
+import type { Module } from "./nn.js";
+import type { Tensor } from "./core.js";
 
 export * from "./api.js";
 export { libraryPath } from "./node.js";
@@ -35,4 +39,41 @@ export function loadPlugin(wasm: string | Uint8Array): Plugin {
     return loadPluginBytes(bytes, wasm);
   }
   return loadPluginBytes(wasm);
+}
+
+/**
+ * Saves a model's (or a state dict's) checkpoint to path as safetensors. The
+ * file is written beside path, synced and renamed into place, so a failed
+ * save never replaces a good file.
+ */
+export async function saveFile(state: Module | Map<string, Tensor> | Record<string, Tensor>, path: string): Promise<void> {
+  const bytes = await save(state);
+  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}`);
+  const fd = openSync(tmp, "w");
+  try {
+    writeSync(fd, bytes);
+    fsyncSync(fd);
+  } catch (e) {
+    closeSync(fd);
+    unlinkSync(tmp);
+    throw e;
+  }
+  closeSync(fd);
+  renameSync(tmp, path);
+}
+
+/** Reads a safetensors checkpoint (from any SDK or PyTorch) into name -> Tensor on device. */
+export function loadFile(path: string, device?: string): Map<string, Tensor> {
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(path);
+  } catch (e) {
+    throw new Error(`webtensor: cannot read checkpoint ${path}: ${(e as Error).message}`);
+  }
+  try {
+    return load(bytes, device);
+  } catch (e) {
+    (e as Error).message = (e as Error).message.replace("webtensor: load:", `webtensor: load ${path}:`);
+    throw e;
+  }
 }

@@ -247,3 +247,51 @@ export async function conformance(wt, index, { sdk, device, detail, load, digest
   }
   return result;
 }
+
+/**
+ * The cross-SDK training check (conformance/training.go): the same MLP after
+ * the same seed, 20 Adam steps on the same seeded data. Resolves to the loss
+ * curve and the final weights as safetensors bytes.
+ */
+export async function trainMLP(wt, device) {
+  const previous = wt.defaultDevice();
+  wt.setDefaultDevice(device);
+  try {
+    wt.manualSeed(2026);
+    const model = new wt.nn.Sequential(new wt.nn.Linear(4, 16), new wt.nn.ReLU(), new wt.nn.Linear(16, 3));
+    const x = wt.op1("randn", [], { shape: [32, 4], seed: 11, device });
+    const y = wt.op1("randint", [], { shape: [32], low: 0, high: 3, seed: 12, device });
+    const opt = new wt.optim.Adam(model.parameters(), { lr: 0.05 });
+    const losses = [];
+    for (let step = 0; step < 20; step++) {
+      opt.zeroGrad();
+      const loss = wt.tidy(() => wt.crossEntropy(model.call(x), y));
+      loss.backward();
+      losses.push(Number(await loss.itemAsync()));
+      loss.dispose();
+      opt.step();
+    }
+    const checkpoint = await wt.save(model);
+    wt.dispose([x, y]);
+    opt.dispose();
+    model.dispose();
+    return { losses, checkpoint };
+  } finally {
+    wt.setDefaultDevice(previous);
+  }
+}
+
+/** Loads a checkpoint's bytes into a fresh MLP of this SDK: "ok" or the error. */
+export function loadsCheckpoint(wt, bytes) {
+  const model = new wt.nn.Sequential(new wt.nn.Linear(4, 16), new wt.nn.ReLU(), new wt.nn.Linear(16, 3));
+  try {
+    const sd = wt.load(bytes);
+    model.loadStateDict(sd);
+    wt.dispose([...sd.values()]);
+    return "ok";
+  } catch (e) {
+    return `${e.name}: ${e.message}`;
+  } finally {
+    model.dispose();
+  }
+}

@@ -6,14 +6,15 @@
 //   node conformance-runner.mjs --device cpu --out build/conformance/node-cpu.json
 //
 // Runs from the installed package (make js-conformance puts it next to
-// node_modules/webtensor). Node has no nn library yet, so no training or
-// checkpoint columns: ops and the random-stream identity only.
+// node_modules/webtensor). Besides the ops and the random streams it runs
+// the cross-SDK training check, saves its checkpoint next to the result and
+// loads every other column's checkpoint found there.
 
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import * as wt from "webtensor";
-import { conformance } from "./cases.mjs";
+import { conformance, loadsCheckpoint, trainMLP } from "./cases.mjs";
 import { VECTORS } from "./helpers.mjs";
 
 const arg = (name, def) => {
@@ -37,6 +38,23 @@ const result = await conformance(wt, index, {
   digest: async (bytes) => createHash("sha256").update(bytes).digest("hex"),
 });
 mkdirSync(dirname(out), { recursive: true });
+if (!result.detail.startsWith("unavailable")) {
+  const ckpt = out.replace(/\.json$/, ".ckpt.safetensors");
+  try {
+    const { losses, checkpoint } = await trainMLP(wt, device);
+    writeFileSync(ckpt, checkpoint);
+    result.training = losses;
+    result.checkpoint = ckpt;
+  } catch (e) {
+    result.checkpoint = `error: ${e.name}: ${e.message}`;
+  }
+  result.loads_checkpoints = {};
+  for (const f of readdirSync(dirname(out)).filter((f) => f.endsWith(".ckpt.safetensors")).sort()) {
+    const other = join(dirname(out), f);
+    if (other === ckpt) continue;
+    result.loads_checkpoints[f.replace(/\.ckpt\.safetensors$/, "")] = loadsCheckpoint(wt, new Uint8Array(readFileSync(other)));
+  }
+}
 writeFileSync(out, JSON.stringify(result, null, 2));
 const failed = Object.entries(result.ops).filter(([, r]) => r.status === "fail");
 console.log(`${out}: ${Object.keys(result.ops).length} ops, ${failed.length} failing`);

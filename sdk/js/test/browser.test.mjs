@@ -1,0 +1,135 @@
+// The browser build in headless Chromium (Debian's, through playwright-core):
+// the package's browser entry served on 127.0.0.1, the reference vectors on
+// WebGPU and on the CPU backend, the fallback when the browser has no
+// WebGPU, and errors. WebGPU is expected (Chromium runs with
+// --enable-unsafe-webgpu and has SwiftShader): a run that silently fell back
+// to the CPU fails.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { browserConformance, withPage } from "./browser/harness.mjs";
+
+const failures = (r) =>
+  Object.entries(r.ops).filter(([, x]) => x.status === "fail").map(([op, x]) => `${op}: ${x.detail}`);
+
+test("browser: init opens WebGPU and ops run on it", async () => {
+  await withPage(async ({ page }) => {
+    const r = await page.evaluate(async () => {
+      const { wt } = window;
+      await wt.init();
+      const x = wt.tensor(new Float32Array([1, 2, 3, 4, 5, 6]), [2, 3]);
+      const y = wt.softmax(x, { axis: -1 }).mul(2);
+      const m = wt.matmul(x, wt.transpose(x));
+      const out = { device: wt.device(), why: wt.whyNotWebGPU(), yDevice: y.device, y: Array.from(await y.data()),
+        m: Array.from(await m.data()), shape: m.shape, live: wt.liveTensors() };
+      wt.dispose([x, y, m]);
+      out.liveAfter = wt.liveTensors();
+      return out;
+    });
+    assert.equal(r.device, "webgpu:0", `WebGPU was expected (why not: ${r.why})`);
+    assert.equal(r.yDevice, "webgpu:0");
+    const e = [1, 2, 3].map(Math.exp);
+    const s = e.reduce((a, b) => a + b);
+    r.y.slice(0, 3).forEach((v, i) => assert.ok(Math.abs(v - (2 * e[i]) / s) < 1e-5, `softmax ${i}: ${v}`));
+    assert.deepEqual(r.m, [14, 32, 32, 77]);
+    assert.deepEqual(r.shape, [2, 2]);
+    assert.equal(r.liveAfter, 0);
+  });
+});
+
+test("browser: every reference vector passes on WebGPU", async () => {
+  await withPage(async ({ page }) => {
+    const r = await browserConformance(page, "webgpu");
+    assert.match(r.detail, /runtime device webgpu/, "WebGPU must be in use");
+    assert.deepEqual(failures(r), []);
+    assert.ok(Object.values(r.ops).filter((x) => x.status === "pass").length > 150);
+  });
+});
+
+test("browser: every reference vector passes on the CPU backend", async () => {
+  await withPage(async ({ page }) => {
+    const r = await browserConformance(page, "cpu", { device: "cpu" });
+    assert.deepEqual(failures(r), []);
+    assert.equal(Object.values(r.ops).filter((x) => x.status === "pass").length, Object.keys(r.ops).length);
+  });
+});
+
+test("browser: without WebGPU it warns and runs on the CPU", async () => {
+  const hide = () => Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined, configurable: true });
+  await withPage(
+    async ({ page, logs }) => {
+      const r = await page.evaluate(async () => {
+        const { wt } = window;
+        await wt.init({ device: "webgpu" });
+        const y = wt.add(wt.tensor([1, 2]), 3);
+        return { device: wt.device(), why: wt.whyNotWebGPU(), y: Array.from(y.dataSync()) };
+      });
+      assert.equal(r.device, "cpu");
+      assert.match(r.why, /no WebGPU/);
+      assert.deepEqual(r.y, [4, 5]);
+      assert.ok(logs.some((l) => l.startsWith("warning:") && /no WebGPU/.test(l)), `a warning: ${logs.join(" | ")}`);
+    },
+    { initScript: hide },
+  );
+});
+
+test("browser: bad input gives clear errors", async () => {
+  await withPage(async ({ page }) => {
+    const r = await page.evaluate(async () => {
+      const { wt } = window;
+      const msg = async (f) => {
+        try {
+          await f();
+          return "no error";
+        } catch (e) {
+          return `${e.name}|${e.code ?? ""}|${e.needsAsync ?? ""}|${e.message}`;
+        }
+      };
+      const out = {};
+      out.beforeInit = await msg(() => wt.tensor([1]));
+      out.missingWasm = await msg(() => wt.init({ wasmURL: "/webtensor/dist/wasm/nope.wasm" }));
+      await wt.init();
+      const a = wt.tensor(new Float32Array(6), [2, 3]);
+      const b = wt.tensor(new Float32Array(4), [4]);
+      out.shape = await msg(() => wt.matmul(a, b));
+      out.dataShape = await msg(() => wt.tensor(new Float32Array(5), [2, 3]));
+      out.syncRead = await msg(() => a.dataSync());
+      out.nonzeroSync = await msg(() => wt.nonzero(a));
+      const nz = await wt.opAsync("nonzero", [wt.tensor([0, 3, 0, 4])]);
+      out.nonzeroAsync = Array.from(await nz[0].toAsync("cpu").then((t) => t.dataSync()), Number);
+      const idx = wt.tensor(new Int32Array([0, 7]), [2]);
+      const g = wt.indexSelect(wt.tensor([1, 2, 3]), idx, { axis: 0 }); // checked at the next read
+      out.deferred = await msg(() => g.data());
+      out.afterDeferred = Array.from(await wt.add(wt.tensor([1]), 1).data());
+      a.dispose();
+      out.disposed = await msg(() => a.shape);
+      return out;
+    });
+    assert.match(r.beforeInit, /call `await wt.init\(\)` first/);
+    assert.match(r.missingWasm, /cannot fetch .*nope\.wasm: HTTP 404/);
+    assert.match(r.shape, /^WebtensorError\|WT_ERR_INVALID\|false\|.*matmul/);
+    assert.match(r.dataShape, /shape \[2, 3\] holds 6 elements, the data has 5/);
+    assert.match(r.syncRead, /needsAsync|true\|.*async form/);
+    assert.match(r.nonzeroSync, /\|true\|/);
+    assert.deepEqual(r.nonzeroAsync, [1, 3]);
+    assert.match(r.deferred, /earlier indexing call failed its check: index 7 is out of bounds for axis 0 with size 3/);
+    assert.deepEqual(r.afterDeferred, [2]);
+    assert.match(r.disposed, /used after dispose/);
+  });
+});
+
+test("browser: nn and optim train on WebGPU; the checkpoint loads back", async () => {
+  await withPage(async ({ page }) => {
+    const r = await page.evaluate(async () => {
+      const { wt, cases } = window;
+      await wt.init();
+      const { losses, checkpoint } = await cases.trainMLP(wt, "webgpu:0");
+      return { device: wt.device(), losses, loads: cases.loadsCheckpoint(wt, checkpoint), live: wt.liveTensors() };
+    });
+    assert.equal(r.device, "webgpu:0");
+    assert.equal(r.losses.length, 20);
+    assert.ok(r.losses[19] < r.losses[0] * 0.8, `loss ${r.losses[0]} -> ${r.losses[19]}`);
+    assert.equal(r.loads, "ok");
+    assert.equal(r.live, 0, "every tensor freed");
+  });
+});
