@@ -1,7 +1,7 @@
 # The JavaScript SDK's Node half (sdk/js): included by the top-level Makefile
 # (needs GO from it). Node 20+ and npm; koffi comes from the npm registry.
 
-.PHONY: npm wasm-sdk js-test js-generate js-generate-check js-conformance
+.PHONY: npm wasm-sdk serve-demo js-test js-generate js-generate-check js-conformance
 
 # The browser half: the Go core, CPU and WebGPU backends as one WebAssembly
 # module (sdk/js/wasm), with the wasm_exec.js of the Go that built it (the
@@ -41,7 +41,7 @@ js-test: npm js-generate-check browser-deps plugins ## the JS SDK's tests (node 
 	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	echo '{"name": "webtensor-js-test", "private": true, "type": "module"}' > $$d/package.json; \
 	(cd $$d && $(NPM) install --no-audit --no-fund --loglevel=error $(abspath $(JS_TARBALL)) $(JS_PLAYWRIGHT)); \
-	cp -r sdk/js/test/. $$d/; \
+	cp -r sdk/js/test/. $$d/; mkdir -p $$d/examples && cp -r sdk/js/examples/browser $$d/examples/; \
 	echo "--- tsc --strict over a consumer of the installed package"; \
 	sdk/js/node_modules/.bin/tsc --strict --noEmit --skipLibCheck false --module nodenext --moduleResolution nodenext \
 		--target es2022 --types node --typeRoots $(abspath sdk/js/node_modules/@types) $$d/types.ts; \
@@ -79,3 +79,6 @@ js-conformance: npm browser-deps ## the JS SDK's conformance columns: build/conf
 			node browser/conformance.mjs --device $$dev --out $(abspath $(CONF_OUT))/browser-$$dev.json 2>&1 || true); \
 		test -s $(CONF_OUT)/browser-$$dev.json; \
 	done
+
+serve-demo: npm ## serve the browser example (sdk/js/examples/browser: trains on WebGPU in the page, draws the loss) on 127.0.0.1:$${PORT:-8080}
+	node sdk/js/examples/serve-demo.mjs

@@ -7,7 +7,14 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { browserConformance, withPage } from "./browser/harness.mjs";
+
+// The example page: copied next to the tests by make js-test, else the repo's.
+const here = dirname(fileURLToPath(import.meta.url));
+const demoDir = [join(here, "examples", "browser"), join(here, "..", "examples", "browser")].find((d) => existsSync(d));
 
 const failures = (r) =>
   Object.entries(r.ops).filter(([, x]) => x.status === "fail").map(([op, x]) => `${op}: ${x.detail}`);
@@ -132,4 +139,26 @@ test("browser: nn and optim train on WebGPU; the checkpoint loads back", async (
     assert.equal(r.loads, "ok");
     assert.equal(r.live, 0, "every tensor freed");
   });
+});
+
+test("browser: the example page trains on WebGPU and draws the loss", async () => {
+  await withPage(
+    async ({ page }) => {
+      await page.goto(page.url().replace(/\/test\/browser\/page\.html.*/, "/demo/index.html?steps=40"));
+      await page.waitForFunction(() => window.demo && (window.demo.done || window.demo.error), null, { timeout: 120_000 });
+      const r = await page.evaluate(() => {
+        const c = document.getElementById("loss");
+        const px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+        let inked = 0;
+        for (let i = 3; i < px.length; i += 4) if (px[i] > 0) inked++;
+        return { ...window.demo, inked, status: document.getElementById("status").textContent };
+      });
+      assert.equal(r.error, "");
+      assert.equal(r.device, "webgpu:0");
+      assert.ok(r.losses.at(-1)[1] < r.losses[0][1] * 0.7, `loss ${r.losses[0][1]} -> ${r.losses.at(-1)[1]}`);
+      assert.ok(r.inked > 300, `the loss curve is drawn (${r.inked} pixels)`);
+      assert.match(r.status, /trained on the GPU \(WebGPU\): 40 steps/);
+    },
+    { extraRoots: { "/demo/": demoDir } },
+  );
 });
