@@ -233,11 +233,10 @@ func Scalar(v float64, d DType, dev ...Device) *Tensor {
 }
 
 func pickBackend(dev []Device) (Backend, error) {
-	d := DefaultDevice()
-	if len(dev) > 0 {
-		d = dev[0]
+	if len(dev) > 0 { // DefaultDevice probes the backends: not when a device is given
+		return BackendFor(dev[0])
 	}
-	return BackendFor(d)
+	return BackendFor(DefaultDevice())
 }
 
 // Bytes returns the elements in row-major order as little-endian bytes,
