@@ -3,6 +3,11 @@
 `go build -buildmode=c-shared -o <build_lib>/webtensor/libwebtensor.so ./capi`
 runs from the repository root (two folders up). WEBTENSOR_PREBUILT_LIBRARY
 names an already built library to ship instead (no Go toolchain needed).
+
+webtensor._fast (webtensor/_fast.c) is the C hot path of op calls. It is
+optional: without a C compiler the build goes on without it, and the package
+then runs everything through ctypes. It links nothing but libc; it reaches
+libwebtensor.so through the function pointers ctypes already resolved.
 """
 
 import os
@@ -10,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from setuptools import Distribution, setup
+from setuptools import Distribution, Extension, setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -44,7 +49,9 @@ except ImportError:  # setuptools < 70
 
 
 class PlatformWheel(bdist_wheel):
-    """ctypes only: any CPython 3 on this platform can load the wheel (py3-none-<platform>)."""
+    """Any CPython 3 on this platform can use the wheel (py3-none-<platform>): the
+    library is reached through ctypes, and webtensor._fast, built for the CPython
+    that built the wheel, is skipped (ImportError) by any other."""
 
     def get_tag(self):
         _, _, plat = super().get_tag()
@@ -58,4 +65,10 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(cmdclass={"build_py": BuildWithGo, "bdist_wheel": PlatformWheel}, distclass=BinaryDistribution)
+FAST = Extension("webtensor._fast", ["webtensor/_fast.c"], optional=True)
+
+setup(
+    cmdclass={"build_py": BuildWithGo, "bdist_wheel": PlatformWheel},
+    distclass=BinaryDistribution,
+    ext_modules=[FAST],
+)

@@ -16,4 +16,12 @@ np.testing.assert_allclose(y.numpy().sum(axis=-1), [1, 1], rtol=1e-6)
 x.requires_grad = True
 (x * x).sum().backward()
 np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy())
-print(f"webtensor {wt.__version__} from {wt.__file__} on Python {sys.version.split()[0]}: devices {wt.devices()}; ok")
+import importlib.util  # noqa: E402
+
+from webtensor import _tensor  # noqa: E402
+
+# The wheel carries webtensor._fast for the CPython that built it: where it loads, it is in use.
+shipped = importlib.util.find_spec("webtensor._fast") is not None
+assert _tensor.fast_path() == shipped, f"webtensor._fast shipped: {shipped}, in use: {_tensor.fast_path()}"
+print(f"webtensor {wt.__version__} from {wt.__file__} on Python {sys.version.split()[0]}: devices {wt.devices()}; "
+      f"C hot path {'in use' if shipped else 'not built for this Python'}; ok")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes as C
 import numbers
+import os
 import struct
 import threading
 
@@ -15,6 +16,12 @@ try:
     import numpy as np
 except ImportError:  # NumPy is optional; lists and scalars still work without it
     np = None
+
+try:  # the C hot path (_fast.c); optional, the ctypes code below does everything without it
+    from . import _fast
+except ImportError:
+    _fast = None
+_fast_run = None  # _fast.run once _use_fast() has bound it
 
 
 _STRUCT_CODES = {
@@ -63,6 +70,10 @@ _IN_TYPES = [C.c_int64 * k for k in range(1, 9)]
 def run_op(name: str, inputs, attrs=(), like=None) -> list[Tensor]:
     """Call registry op `name`. inputs: Tensors, scalars or None (an absent
     optional input); attrs: (name, kind, value) triples, None values left out."""
+    if _fast_run is not None:
+        outs = _fast_run(name, inputs, attrs, like)
+        if outs is not NotImplemented:
+            return outs
     ref = like
     handles, temps = [], []
     for x in inputs:
@@ -274,6 +285,16 @@ def _binary(name, reflected=False):
         return run_op(name, [other, self] if reflected else [self, other], (), self)[0]
 
     method.__name__ = name
+    method._wt_op = (name, reflected, 2)  # _use_fast() replaces it with a _fast.Method
+    return method
+
+
+def _unary(name):
+    def method(self):
+        return op1(name, [self])
+
+    method.__name__ = name
+    method._wt_op = (name, False, 1)
     return method
 
 
@@ -513,17 +534,10 @@ class Tensor:
     __and__, __or__, __xor__ = _binary("logical_and"), _binary("logical_or"), _binary("logical_xor")
     __hash__ = object.__hash__
 
-    def __neg__(self) -> Tensor:
-        return op1("neg", [self])
+    __neg__, __abs__, __invert__ = _unary("neg"), _unary("abs"), _unary("logical_not")
 
     def __pos__(self) -> Tensor:
         return self
-
-    def __abs__(self) -> Tensor:
-        return op1("abs", [self])
-
-    def __invert__(self) -> Tensor:
-        return op1("logical_not", [self])
 
     @property
     def T(self) -> Tensor:
@@ -539,6 +553,33 @@ class Tensor:
         return op1("transpose", [self])
 
 
+def _use_fast() -> None:
+    """Route the hot path through _fast.c when it is built and not disabled
+    with WEBTENSOR_CTYPES_ONLY=1: run_op, the operator methods and
+    Tensor.__del__ (each falls back to the code above for what it does not take)."""
+    global _fast_run
+    if _fast is None or os.environ.get("WEBTENSOR_CTYPES_ONLY", "") not in ("", "0"):
+        return
+    names = ("wt_op", "wt_tensor_free", "wt_tensor_dtype", "wt_tensor_device", "wt_tensor_from_data")
+    addresses = {n: C.cast(getattr(lib, n), C.c_void_p).value for n in names}
+    try:
+        free = _fast.init(addresses, Tensor, _lib.check, Tensor._wrap, to_dtype)
+    except (TypeError, ValueError):  # a Tensor layout this build does not know: stay on ctypes
+        return
+    Tensor.__del__ = free
+    for attr, value in list(vars(Tensor).items()):
+        if hasattr(value, "_wt_op"):
+            op, reflected, arity = value._wt_op
+            setattr(Tensor, attr, _fast.Method(op, reflected, value, arity))
+    _fast_run = _fast.run
+
+
+def fast_path() -> bool:
+    """Whether the C hot path (webtensor._fast) is in use."""
+    return _fast_run is not None
+
+
+_use_fast()
 _scopes = threading.local()
 
 
@@ -558,10 +599,14 @@ class scope:
         if not hasattr(_scopes, "stack"):
             _scopes.stack = []
         _scopes.stack.append(self._made)
+        if _fast_run is not None:
+            _fast.scope_entered(1)
         return self
 
     def __exit__(self, *exc) -> None:
         _scopes.stack.pop()
+        if _fast_run is not None:
+            _fast.scope_entered(-1)
         for t in self._made:
             if id(t) in self._kept:
                 if _scopes.stack:  # a kept tensor belongs to the enclosing scope
