@@ -114,8 +114,10 @@ vectors: $(VENV)/.ref-deps ## regenerate the reference vectors with NumPy and Py
 	$(PY) conformance/gen/make_vectors.py --inputs build/vectors-in --dir conformance/vectors
 	$(GO) run ./conformance/cmd/index
 
-bench: $(VENV)/.ref-deps build ## benchmarks side by side with NumPy and PyTorch; writes docs/perf.md
+# scripts/bench.py rewrites docs/perf.md; js-bench then adds its section.
+bench: $(VENV)/.ref-deps build ## benchmarks side by side with NumPy and PyTorch, and the browser build against TensorFlow.js; writes docs/perf.md
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHON=$(abspath $(PY)) ./scripts/bench.sh
+	$(MAKE) --no-print-directory js-bench
 
 clean:
 	rm -rf build dist

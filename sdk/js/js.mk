@@ -1,7 +1,7 @@
 # The JavaScript SDK's Node half (sdk/js): included by the top-level Makefile
 # (needs GO from it). Node 20+ and npm; koffi comes from the npm registry.
 
-.PHONY: npm wasm-sdk serve-demo js-test js-generate js-generate-check js-conformance
+.PHONY: npm wasm-sdk serve-demo js-test js-generate js-generate-check js-conformance js-bench
 
 # The browser half: the Go core, CPU and WebGPU backends as one WebAssembly
 # module (sdk/js/wasm), with the wasm_exec.js of the Go that built it (the
@@ -82,3 +82,11 @@ js-conformance: npm browser-deps ## the JS SDK's conformance columns: build/conf
 
 serve-demo: npm ## serve the browser example (sdk/js/examples/browser: trains on WebGPU in the page, draws the loss) on 127.0.0.1:$${PORT:-8080}
 	node sdk/js/examples/serve-demo.mjs
+
+# webtensor against TensorFlow.js in headless Chromium, both on WebGPU
+# (sdk/js/bench, with its own locked npm dependencies): run.mjs serves a copy
+# of the package from build/bench-pkg/, so a concurrent `make npm` cannot
+# pull dist/ from under it. Not part of `make test`; `make bench` runs it.
+js-bench: npm browser-deps ## webtensor vs TensorFlow.js in headless Chromium on WebGPU: build/bench/js-tfjs.json and its section of docs/perf.md
+	cd sdk/js/bench && $(NPM) ci --no-audit --no-fund --loglevel=error
+	node sdk/js/bench/run.mjs --out build/bench/js-tfjs.json --doc docs/perf.md
