@@ -32,73 +32,92 @@ func init() {
 	}
 }
 
-// Small blocks are reused rather than returned to C: every op output is an
-// allocation, and for the few-element tensors of an SDK's per-op overhead,
-// posix_memalign and free (two cgo calls and glibc's aligned-allocation path)
-// cost more than the op. Blocks up to smallMax bytes come in smallClass-byte
-// classes. Storage is freed by the GC's cleanups, a few thousand blocks at a
-// time, so each class keeps up to keepBytes of free blocks (2 MiB in all)
-// to carry the next few thousand ops; the rest go back to C.
+// Small blocks come from slabs. Every op output is an allocation, and for
+// the few-element tensors of an SDK's per-op overhead, posix_memalign and
+// free per tensor (two cgo calls and glibc's aligned path) and a GC cleanup
+// per tensor cost more than the op. A slab is slabBlocks blocks of one
+// smallClass-multiple size in one C allocation; the storages carved from it
+// hold the slab (a Go object) and have no cleanup of their own, and when none
+// is reachable the slab's one cleanup puts its memory back on a free list
+// (up to keepBytes per class) or returns it to C. A live small tensor keeps
+// at most one slab (8 KiB at the largest class) from being reused.
 const (
 	smallClass = 64
 	smallMax   = 256
+	slabBlocks = 32
 	keepBytes  = 512 << 10
 )
 
-// block is one C allocation of a small class; free puts it back. free is
-// made once per block, so handing a pooled block out allocates nothing.
-type block struct {
+// slab is the Go object the storages hold; its cleanup gets the slabMem.
+type slab struct{ p unsafe.Pointer }
+
+// slabMem is what a slab's cleanup needs (not the slab, which must die).
+type slabMem struct {
 	p     unsafe.Pointer
 	class int
-	free  func()
 }
 
-var smallFree struct {
+func (m slabMem) bytes() int { return slabBlocks * (m.class + 1) * smallClass }
+
+var slabs struct {
 	sync.Mutex
-	lists [smallMax / smallClass][]*block
+	current [smallMax / smallClass]*slab
+	used    [smallMax / smallClass]int // blocks handed out of current
+	free    [smallMax / smallClass][]unsafe.Pointer
 }
 
-func (b *block) put() {
-	size := (b.class + 1) * smallClass
-	cmem.live.Add(-int64(size))
-	smallFree.Lock()
-	if l := smallFree.lists[b.class]; len(l) < keepBytes/size {
-		smallFree.lists[b.class] = append(l, b)
-		smallFree.Unlock()
+func releaseSlab(m slabMem) {
+	slabs.Lock()
+	if l := slabs.free[m.class]; len(l)*m.bytes() < keepBytes {
+		slabs.free[m.class] = append(l, m.p)
+		slabs.Unlock()
 		return
 	}
-	smallFree.Unlock()
-	C.free(b.p)
+	slabs.Unlock()
+	cmem.live.Add(-int64(m.bytes()))
+	C.free(m.p)
 }
 
-func hostAlloc(n int) ([]byte, func(), error) {
-	size := max(n, 1)
-	if size <= smallMax {
-		class := (size - 1) / smallClass
-		cmem.allocated((class + 1) * smallClass)
-		smallFree.Lock()
-		if l := smallFree.lists[class]; len(l) > 0 {
-			b := l[len(l)-1]
-			smallFree.lists[class] = l[:len(l)-1]
-			smallFree.Unlock()
-			return unsafe.Slice((*byte)(b.p), n), b.free, nil
+// smallBlock hands out the next block of the class's current slab.
+func smallBlock(n int) (cpu.HostMemory, error) {
+	class := (max(n, 1) - 1) / smallClass
+	size := (class + 1) * smallClass
+	slabs.Lock()
+	s := slabs.current[class]
+	if s == nil || slabs.used[class] == slabBlocks {
+		m := slabMem{class: class}
+		if l := slabs.free[class]; len(l) > 0 {
+			m.p = l[len(l)-1]
+			slabs.free[class] = l[:len(l)-1]
+		} else {
+			p, err := alignedC(m.bytes(), n)
+			if err != nil {
+				slabs.Unlock()
+				return cpu.HostMemory{}, err
+			}
+			m.p = p
+			cmem.allocated(m.bytes())
 		}
-		smallFree.Unlock()
-		p, err := alignedC((class+1)*smallClass, n)
-		if err != nil {
-			cmem.live.Add(-int64((class + 1) * smallClass))
-			return nil, nil, err
-		}
-		b := &block{p: p, class: class}
-		b.free = b.put
-		return unsafe.Slice((*byte)(p), n), b.free, nil
+		s = &slab{p: m.p}
+		runtime.AddCleanup(s, releaseSlab, m)
+		slabs.current[class], slabs.used[class] = s, 0
 	}
-	p, err := alignedC(size, n)
+	p := unsafe.Add(s.p, slabs.used[class]*size)
+	slabs.used[class]++
+	slabs.Unlock()
+	return cpu.HostMemory{Mem: unsafe.Slice((*byte)(p), n), Owner: s}, nil
+}
+
+func hostAlloc(n int) (cpu.HostMemory, error) {
+	if n <= smallMax {
+		return smallBlock(n)
+	}
+	p, err := alignedC(n, n)
 	if err != nil {
-		return nil, nil, err
+		return cpu.HostMemory{}, err
 	}
-	cmem.allocated(size)
-	return unsafe.Slice((*byte)(p), n), func() { C.free(p); cmem.live.Add(-int64(size)) }, nil
+	cmem.allocated(n)
+	return cpu.HostMemory{Mem: unsafe.Slice((*byte)(p), n), Free: func() { C.free(p); cmem.live.Add(-int64(n)) }}, nil
 }
 
 // alignedC allocates size bytes for a request of n (the number reported).

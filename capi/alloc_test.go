@@ -1,30 +1,53 @@
 package main
 
 import (
+	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestSmallBlocksAreReused(t *testing.T) {
-	mem, free, err := hostAlloc(32)
-	require.NoError(t, err)
-	p := unsafe.Pointer(&mem[0])
-	assert.Zero(t, uintptr(p)%64, "64-byte aligned")
-	free()
-	smallFree.Lock()
-	pooled := false
-	for _, b := range smallFree.lists[0] {
-		pooled = pooled || b.p == p
+func TestSmallBlocksComeFromSlabs(t *testing.T) {
+	owners := map[any]uintptr{} // owner -> last address seen in it
+	for range slabBlocks {
+		m, err := hostAlloc(40) // the 64-byte class
+		require.NoError(t, err)
+		require.Len(t, m.Mem, 40)
+		require.Nil(t, m.Free, "a slab block has no free of its own")
+		p := uintptr(unsafe.Pointer(&m.Mem[0]))
+		assert.Zero(t, p%64, "64-byte aligned")
+		if last, ok := owners[m.Owner]; ok {
+			assert.Equal(t, last+64, p, "the next block of the same slab")
+		}
+		owners[m.Owner] = p
 	}
-	smallFree.Unlock()
-	assert.True(t, pooled, "a freed small block waits in its class's free list")
-	again, free2, err := hostAlloc(60) // the same 64-byte class
-	require.NoError(t, err)
-	defer free2()
-	assert.Len(t, again, 60)
+	assert.LessOrEqual(t, len(owners), 2, "%d blocks span at most two slabs", slabBlocks)
+}
+
+func TestAnUnreachableSlabIsReused(t *testing.T) {
+	const class = 3 // 256-byte blocks, unused by the other tests
+	slabs.Lock()
+	before := len(slabs.free[class])
+	slabs.Unlock()
+	for range 2 * slabBlocks { // fills one slab and starts another: the first is then unreachable
+		_, err := hostAlloc(200)
+		require.NoError(t, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		runtime.GC()
+		slabs.Lock()
+		n := len(slabs.free[class])
+		slabs.Unlock()
+		if n > before || time.Now().After(deadline) {
+			assert.Greater(t, n, before, "the slab's memory is on the free list")
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Dropped results are freed only by the GC, which does not see C memory:

@@ -17,6 +17,7 @@ type buffer struct {
 	foreign bool // memory outside the Go heap: its address may be handed to C
 	cleanup runtime.Cleanup
 	free    *hostFree
+	owner   any // HostMemory.Owner, kept reachable with the buffer
 }
 
 // hostFree runs a foreign buffer's free function once, from Release or from
@@ -40,9 +41,20 @@ func (b *buffer) Release() {
 	}
 }
 
-// HostAllocator supplies CPU storage outside the Go heap. free must release
-// the memory; it is called exactly once.
-type HostAllocator func(bytes int) (mem []byte, free func(), err error)
+// HostMemory is one block from a HostAllocator. Free, when set, releases
+// it and is called exactly once, when the storage is released or garbage
+// collected. Owner, when set, stays reachable as long as the storage: an
+// allocator that carves blocks out of larger ones can free those through
+// its own cleanup on Owner and leave Free nil, which spares the GC a
+// cleanup per tensor.
+type HostMemory struct {
+	Mem   []byte
+	Free  func()
+	Owner any
+}
+
+// HostAllocator supplies CPU storage outside the Go heap.
+type HostAllocator func(bytes int) (HostMemory, error)
 
 var hostAlloc HostAllocator
 
@@ -106,12 +118,17 @@ func newBuffer(n int) (*buffer, error) {
 	if hostAlloc == nil {
 		return &buffer{buf: alignedBytes(n)}, nil
 	}
-	mem, free, err := hostAlloc(n)
+	m, err := hostAlloc(n)
 	if err != nil {
 		return nil, err
 	}
-	clear(mem)
-	return foreignBuffer(mem, free), nil
+	clear(m.Mem)
+	if m.Free == nil {
+		return &buffer{buf: m.Mem, foreign: true, owner: m.Owner}, nil
+	}
+	b := foreignBuffer(m.Mem, m.Free)
+	b.owner = m.Owner
+	return b, nil
 }
 
 func alignedBytes(n int) []byte {
