@@ -32,6 +32,16 @@ func unaryKernel(build func(a core.Attrs, out core.DType) unaryFns) core.Kernel 
 		cost := max(fns.cost, 1)
 		if (fns.f32 != nil || fns.f32Loop != nil) && out.DType() == core.F32 && denseF32(in) {
 			src, dst := f32s(in), f32s(out)
+			if n*cost < parallelMin { // small: the loop itself, no closures to allocate
+				if fns.f32Loop != nil {
+					fns.f32Loop(dst, src)
+				} else {
+					for i, x := range src {
+						dst[i] = fns.f32(x)
+					}
+				}
+				return nil
+			}
 			loop := fns.f32Loop
 			if loop == nil {
 				loop = func(dst, src []float32) {
