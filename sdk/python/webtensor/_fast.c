@@ -442,31 +442,85 @@ done:
     return result;
 }
 
-/* run(name, inputs, attrs=(), like=None) -> list of Tensors, or
- * NotImplemented when run_op's Python code must do it. */
-static PyObject *fast_run(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
-    (void)mod;
-    if (nargs < 2 || nargs > 4 || !PyUnicode_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "run(name: str, inputs, attrs=(), like=None)");
-        return NULL;
+/* ---- run_op and op1 -----------------------------------------------------------
+ * Runner(fallback, first) is what _tensor.run_op (first=False: the list of
+ * outputs) and _tensor.op1 (first=True: the first output) are when this
+ * module is present: run_op(name, inputs, attrs=(), like=None) in C, with
+ * fallback, the Python function, for any call it does not take. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *fallback;
+    int first;
+    vectorcallfunc vectorcall;
+} Runner;
+
+static PyObject *runner_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Runner *r = (Runner *)self;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && n >= 2 && n <= 4 && PyUnicode_CheckExact(args[0]) &&
+        (PyList_CheckExact(args[1]) || PyTuple_CheckExact(args[1]))) {
+        const char *name = PyUnicode_AsUTF8(args[0]);
+        call_t c;
+        c.n_temps = 0;
+        if (name == NULL) {
+            PyErr_Clear();
+        } else if (prepare_attrs(&c, n > 2 ? args[2] : NULL) == 0 &&
+                   prepare_inputs(&c, PySequence_Fast_ITEMS(args[1]), PySequence_Fast_GET_SIZE(args[1]),
+                                  n > 3 ? args[3] : NULL) == 0) {
+            return run_call(&c, name, !r->first);
+        }
     }
-    const char *name = PyUnicode_AsUTF8(args[0]);
-    if (name == NULL) {
-        return NULL;
-    }
-    PyObject *seq = args[1];
-    if (!PyList_CheckExact(seq) && !PyTuple_CheckExact(seq)) {
-        Py_RETURN_NOTIMPLEMENTED;
-    }
-    call_t c;
-    c.n_temps = 0;
-    if (prepare_attrs(&c, nargs > 2 ? args[2] : NULL) != 0 ||
-        prepare_inputs(&c, PySequence_Fast_ITEMS(seq), PySequence_Fast_GET_SIZE(seq), nargs > 3 ? args[3] : NULL) !=
-            0) {
-        Py_RETURN_NOTIMPLEMENTED;
-    }
-    return run_call(&c, name, 1);
+    return PyObject_Vectorcall(r->fallback, args, nargsf, kwnames);
 }
+
+static PyObject *runner_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    PyObject *fallback;
+    int first;
+    static char *kwlist[] = {"fallback", "first", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Op:Runner", kwlist, &fallback, &first)) {
+        return NULL;
+    }
+    Runner *r = (Runner *)type->tp_alloc(type, 0);
+    if (r == NULL) {
+        return NULL;
+    }
+    Py_INCREF(fallback);
+    r->fallback = fallback;
+    r->first = first;
+    r->vectorcall = runner_vectorcall;
+    return (PyObject *)r;
+}
+
+static void runner_dealloc(PyObject *self) {
+    PyObject_GC_UnTrack(self);
+    Py_CLEAR(((Runner *)self)->fallback);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static int runner_traverse(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(((Runner *)self)->fallback);
+    return 0;
+}
+
+static PyMemberDef runner_members[] = {
+    {"__wrapped__", T_OBJECT, offsetof(Runner, fallback), READONLY, "the pure-Python function"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject RunnerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "webtensor._fast.Runner",
+    .tp_basicsize = sizeof(Runner),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "run_op(name, inputs, attrs=(), like=None) in C, else the Python fallback.",
+    .tp_new = runner_new,
+    .tp_dealloc = runner_dealloc,
+    .tp_traverse = runner_traverse,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Runner, vectorcall),
+    .tp_members = runner_members,
+};
 
 /* ---- operator methods -------------------------------------------------------
  * Method(op, reflected, fallback, arity=2) is what Tensor.__add__, __neg__
@@ -686,8 +740,6 @@ static PyObject *fast_scope_entered(PyObject *mod, PyObject *arg) {
 
 static PyMethodDef module_methods[] = {
     {"init", fast_init, METH_VARARGS, "Bind to the loaded library and the Tensor class."},
-    {"run", (PyCFunction)(void (*)(void))fast_run, METH_FASTCALL,
-     "run(name, inputs, attrs=(), like=None): run_op in C, or NotImplemented when Python must do it."},
     {"scope_entered", fast_scope_entered, METH_O, "Count wt.scope blocks (+1 on enter, -1 on exit)."},
     {NULL, NULL, 0, NULL},
 };
@@ -698,16 +750,15 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC PyInit__fast(void) {
-    if (PyType_Ready(&MethodType) < 0) {
+    if (PyType_Ready(&MethodType) < 0 || PyType_Ready(&RunnerType) < 0) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL) {
         return NULL;
     }
-    Py_INCREF(&MethodType);
-    if (PyModule_AddObject(m, "Method", (PyObject *)&MethodType) < 0) {
-        Py_DECREF(&MethodType);
+    if (PyModule_AddObjectRef(m, "Method", (PyObject *)&MethodType) < 0 ||
+        PyModule_AddObjectRef(m, "Runner", (PyObject *)&RunnerType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

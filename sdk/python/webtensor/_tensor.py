@@ -21,7 +21,7 @@ try:  # the C hot path (_fast.c); optional, the ctypes code below does everythin
     from . import _fast
 except ImportError:
     _fast = None
-_fast_run = None  # _fast.run once _use_fast() has bound it
+_FAST = False  # whether _use_fast() bound the C hot path
 
 
 _STRUCT_CODES = {
@@ -69,11 +69,9 @@ _IN_TYPES = [C.c_int64 * k for k in range(1, 9)]
 
 def run_op(name: str, inputs, attrs=(), like=None) -> list[Tensor]:
     """Call registry op `name`. inputs: Tensors, scalars or None (an absent
-    optional input); attrs: (name, kind, value) triples, None values left out."""
-    if _fast_run is not None:
-        outs = _fast_run(name, inputs, attrs, like)
-        if outs is not NotImplemented:
-            return outs
+    optional input); attrs: (name, kind, value) triples, None values left out.
+    (With webtensor._fast, run_op is a _fast.Runner that calls this function
+    only for what it does not take itself.)"""
     ref = like
     handles, temps = [], []
     for x in inputs:
@@ -114,7 +112,10 @@ def run_op(name: str, inputs, attrs=(), like=None) -> list[Tensor]:
 
 
 def op1(name: str, inputs, attrs=()) -> Tensor:
-    return run_op(name, inputs, attrs)[0]
+    return _run_op_ctypes(name, inputs, attrs)[0]
+
+
+_run_op_ctypes = run_op  # the reference path, whatever run_op is bound to later
 
 
 def _scalar_like(x, ref) -> Tensor:
@@ -555,9 +556,9 @@ class Tensor:
 
 def _use_fast() -> None:
     """Route the hot path through _fast.c when it is built and not disabled
-    with WEBTENSOR_CTYPES_ONLY=1: run_op, the operator methods and
+    with WEBTENSOR_CTYPES_ONLY=1: run_op, op1, the operator methods and
     Tensor.__del__ (each falls back to the code above for what it does not take)."""
-    global _fast_run
+    global _FAST, run_op, op1
     if _fast is None or os.environ.get("WEBTENSOR_CTYPES_ONLY", "") not in ("", "0"):
         return
     names = ("wt_op", "wt_tensor_free", "wt_tensor_dtype", "wt_tensor_device", "wt_tensor_from_data")
@@ -571,12 +572,13 @@ def _use_fast() -> None:
         if hasattr(value, "_wt_op"):
             op, reflected, arity = value._wt_op
             setattr(Tensor, attr, _fast.Method(op, reflected, value, arity))
-    _fast_run = _fast.run
+    run_op, op1 = _fast.Runner(run_op, False), _fast.Runner(op1, True)
+    _FAST = True
 
 
 def fast_path() -> bool:
     """Whether the C hot path (webtensor._fast) is in use."""
-    return _fast_run is not None
+    return _FAST
 
 
 _use_fast()
@@ -599,13 +601,13 @@ class scope:
         if not hasattr(_scopes, "stack"):
             _scopes.stack = []
         _scopes.stack.append(self._made)
-        if _fast_run is not None:
+        if _FAST:
             _fast.scope_entered(1)
         return self
 
     def __exit__(self, *exc) -> None:
         _scopes.stack.pop()
-        if _fast_run is not None:
+        if _FAST:
             _fast.scope_entered(-1)
         for t in self._made:
             if id(t) in self._kept:
