@@ -177,7 +177,7 @@ func (b *Backend) Upload(dtype core.DType, data []byte) (core.Storage, error) {
 		return nil, err
 	}
 	if len(words) > 0 {
-		if err := b.queue.WriteBuffer(s.slot.buf, 0, words); err != nil {
+		if err := b.writeBuffer(s.slot.buf, 0, words); err != nil {
 			s.Release()
 			return nil, fmt.Errorf("webgpu: upload of %d bytes: %w", len(words), err)
 		}

@@ -211,7 +211,7 @@ func (b *Backend) flushLocked() error {
 	if err != nil {
 		return fmt.Errorf("webgpu: finishing commands: %w", err)
 	}
-	if err := b.queue.WriteBuffer(bt.uniform, 0, bt.arena[:bt.n*paramBytes]); err != nil {
+	if err := b.writeBuffer(bt.uniform, 0, bt.arena[:bt.n*paramBytes]); err != nil {
 		return fmt.Errorf("webgpu: writing kernel parameters: %w", err)
 	}
 	b.queue.Submit(cmd)

@@ -135,3 +135,18 @@ func takeDeviceErrors() error {
 	deviceErrors.msgs = nil
 	return fmt.Errorf("webgpu: the browser's WebGPU reported an error in earlier work, so its results are not valid: %s", msg)
 }
+
+// writeBuffer copies data into buf at offset. The library's WriteBuffer
+// hands WebGPU a view of the module's memory, which is empty if the Go heap
+// grows (and with it the memory) before the browser reads it: seen as
+// "Number of bytes to write is too large" on an upload. A JavaScript-owned
+// copy cannot move.
+func (b *Backend) writeBuffer(buf *wgpu.Buffer, offset uint64, data []byte) error {
+	u := js.Global().Get("Uint8Array").New(len(data))
+	js.CopyBytesToJS(u, data)
+	// wgpu.Queue and wgpu.Buffer are each one js.Value in the browser.
+	jsQueue := *(*js.Value)(unsafe.Pointer(b.queue))
+	jsBuf := *(*js.Value)(unsafe.Pointer(buf))
+	jsQueue.Call("writeBuffer", jsBuf, offset, u, 0, len(data))
+	return nil
+}

@@ -21,6 +21,11 @@ const defaultMatmul = variantTiled
 // themselves.
 func watchErrors(*wgpu.Device) {}
 
+// writeBuffer copies data into buf at offset.
+func (b *Backend) writeBuffer(buf *wgpu.Buffer, offset uint64, data []byte) error {
+	return b.queue.WriteBuffer(buf, offset, data)
+}
+
 // mapRead maps stage for reading and waits, polling the device.
 func (b *Backend) mapRead(stage *wgpu.Buffer, size uint64) error {
 	var status wgpu.BufferMapAsyncStatus

@@ -230,6 +230,19 @@ int32_t wt_from_dlpack_versioned(DLManagedTensorVersioned *src, wt_tensor *out);
 int32_t wt_from_dlpack(DLManagedTensor *src, wt_tensor *out);
 /* Number of DLPack exports whose deleter has not run yet (for leak checks). */
 int32_t wt_live_dlpack_exports(int64_t *count);
+/* Zero-copy input without a deleter, for hosts that cannot be called back
+ * from another thread (a JavaScript engine through an FFI): a dense
+ * row-major CPU tensor over data, which must stay valid and aligned to the
+ * dtype's size. The library sets *released to 0 now and stores 1 into it
+ * (atomically, from any thread) once nothing uses the memory any more (after
+ * every handle, view and result sharing it is gone and a collection has
+ * run); only then may the caller free data and released. Writes through
+ * either side are seen by the other. */
+int32_t wt_tensor_from_host_borrowed(const void *data, size_t nbytes, int32_t dtype, const int64_t *shape,
+                                     int32_t ndim, int32_t *released, wt_tensor *out);
+/* Run the garbage collector now, so the storages nothing references are
+ * released (borrowed imports signal, DLPack deleters run) soon after. */
+int32_t wt_collect(void);
 
 /* ---- WebAssembly plugins ------------------------------------------------------ */
 

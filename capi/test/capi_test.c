@@ -15,6 +15,7 @@ int passed, failed;
 void test_dlpack_export(void);
 void test_dlpack_import(void);
 void test_dlpack_legacy_and_refusals(void);
+void test_borrowed_import(void);
 void test_plugins(void);
 
 static void test_info(void) {
@@ -604,6 +605,7 @@ int main(void) {
   test_dlpack_export();
   test_dlpack_import();
   test_dlpack_legacy_and_refusals();
+  test_borrowed_import();
   test_plugins();
   int64_t end = live_tensors();
   if (!CHECK(end == start)) printf("    %" PRId64 " tensors leaked\n", end - start);

@@ -327,3 +327,35 @@ void test_dlpack_legacy_and_refusals(void) {
 
 /* ---- Bad input everywhere ------------------------------------------------------------------ */
 
+
+/* ---- Borrowed imports: zero copy without a deleter ----------------------------------------- */
+
+void test_borrowed_import(void) {
+  float *data = aligned_alloc(16, 4 * sizeof(float));
+  int32_t released = 7;
+  for (int i = 0; i < 4; i++) data[i] = (float)(i + 1);
+  wt_tensor t = 0, s = 0;
+  int32_t n = 0;
+  OK(wt_tensor_from_host_borrowed(data, 4 * sizeof(float), WT_F32, (int64_t[]){2, 2}, 2, &released, &t));
+  CHECK(released == 0);
+  data[3] = 40; /* the caller's write is the tensor's */
+  float got[4] = {0};
+  OK(wt_op("add", (wt_tensor[]){t, t}, 2, NULL, 0, &s, 1, &n));
+  OK(wt_tensor_to_host(s, got, sizeof got));
+  CHECK(got[0] == 2 && got[3] == 80);
+  OK(wt_tensor_free(s));
+  OK(wt_tensor_free(t));
+  for (int waited = 0; __atomic_load_n(&released, __ATOMIC_SEQ_CST) != 1 && waited < 2000; waited += 5) {
+    OK(wt_collect());
+    nudge();
+    sleep_ms(5);
+  }
+  CHECK(__atomic_load_n(&released, __ATOMIC_SEQ_CST) == 1);
+  free(data); /* only now */
+
+  char odd[12] = {0};
+  ERR(wt_tensor_from_host_borrowed(odd + 1, 8, WT_F32, (int64_t[]){2}, 1, &released, &t), WT_ERR_INVALID, "aligned");
+  ERR(wt_tensor_from_host_borrowed(odd, 8, WT_F32, (int64_t[]){3}, 1, &released, &t), WT_ERR_INVALID, "needs 12");
+  ERR(wt_tensor_from_host_borrowed(odd, 8, WT_F32, (int64_t[]){2}, 1, NULL, &t), WT_ERR_INVALID, "NULL");
+  ERR(wt_tensor_from_host_borrowed(NULL, 8, WT_F32, (int64_t[]){2}, 1, &released, &t), WT_ERR_INVALID, "NULL");
+}

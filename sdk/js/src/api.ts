@@ -1,7 +1,7 @@
 // What both entries (index.ts for Node, browser.ts) export besides init().
 
 export {
-  Tensor, tensor, op, op1, opAsync, tidy, dispose, noGrad, manualSeed, liveTensors, liveDLPackExports,
+  Tensor, tensor, fromArray, lentArrays, op, op1, opAsync, tidy, dispose, noGrad, manualSeed, liveTensors, liveDLPackExports,
   version, devices, device, defaultDevice, setDefaultDevice, manifest, loadPluginBytes,
 } from "./core.js";
 export type { TensorLike, TensorOptions, Attrs, AttrValue, Plugin } from "./core.js";

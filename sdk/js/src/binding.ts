@@ -50,6 +50,13 @@ export interface Binding {
   setDefaultDevice(device: string): void;
   /** A new tensor holding a copy of data (dtype code, shape, device or null for the default). */
   fromData(data: TypedArray, dtype: number, shape: readonly number[], device: string | null): number;
+  /**
+   * A CPU tensor sharing data's memory (no copy), or null where the runtime
+   * cannot share JavaScript memory (the browser's module has its own).
+   */
+  fromHostBorrowed(data: TypedArray, dtype: number, shape: readonly number[]): number | null;
+  /** Collects, then returns how many lent arrays the runtime still uses. */
+  lentArrays(): number;
   free(h: number): void;
   liveTensors(): number;
   dtype(h: number): number;

@@ -292,6 +292,40 @@ export function tensor(data: TypedArray | Nested, shape?: readonly number[], opt
   return t;
 }
 
+/**
+ * A CPU tensor that shares a typed array's memory, as torch.from_numpy
+ * shares a NumPy array's: no copy, and writes through either side are seen
+ * by the other. The package keeps the array alive until the runtime has
+ * let go of it (after every tensor, view and result sharing it is gone).
+ * In the browser the WebAssembly module has its own memory, so this copies.
+ * f16 and bf16 come as raw bits in a Uint16Array and need {dtype}.
+ */
+export function fromArray(data: TypedArray, shape?: readonly number[], options: { dtype?: DType; requiresGrad?: boolean } = {}): Tensor {
+  const rt = native();
+  if (!ArrayBuffer.isView(data)) throw new TypeError(`webtensor: fromArray() takes a typed array, got ${String(data)}`);
+  const dt = options.dtype !== undefined ? toDType(options.dtype) : dtypeOfArray(data);
+  const halfBits = data instanceof Uint16Array && (dt === "f16" || dt === "bf16");
+  const natural = halfBits ? dt : dtypeOfArray(data);
+  if (natural !== dt && !(dt === "bool" && natural === "u8")) {
+    throw new TypeError(`webtensor: fromArray(): a ${data.constructor.name} holds ${natural}, not ${dt}`);
+  }
+  shape ??= [data.length];
+  checkShape(shape);
+  const numel = shape.reduce((a, b) => a * b, 1);
+  if (numel !== data.length) {
+    throw new Error(`webtensor: fromArray(): shape [${shape.join(", ")}] holds ${numel} elements, the array has ${data.length}`);
+  }
+  const h = rt.fromHostBorrowed(data, DTYPES[dt].code, shape);
+  const t = new Tensor(h ?? rt.fromData(data, DTYPES[dt].code, shape, "cpu"));
+  if (options.requiresGrad) t.requiresGrad = true;
+  return t;
+}
+
+/** Typed arrays lent by fromArray that the runtime still uses (Node; for leak checks). Runs a collection first. */
+export function lentArrays(): number {
+  return native().lentArrays();
+}
+
 /** A 0-d tensor for a JS number next to `ref`: ref's dtype when it holds x without losing its kind. */
 function scalarLike(x: number | boolean, ref: Tensor | undefined): Tensor {
   const device = ref?.device;

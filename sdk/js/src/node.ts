@@ -90,6 +90,9 @@ const PROTOTYPES = {
   wt_manual_seed: "int32_t wt_manual_seed(uint64_t seed)",
   wt_to_dlpack_versioned: "int32_t wt_to_dlpack_versioned(int64_t t, _Out_ void **out)",
   wt_live_dlpack_exports: "int32_t wt_live_dlpack_exports(_Out_ int64_t *count)",
+  wt_tensor_from_host_borrowed:
+    "int32_t wt_tensor_from_host_borrowed(const void *data, size_t nbytes, int32_t dtype, const int64_t *shape, int32_t ndim, void *released, _Out_ int64_t *out)",
+  wt_collect: "int32_t wt_collect()",
   wt_plugin_load_bytes:
     "int32_t wt_plugin_load_bytes(const void *wasm, size_t n, const char *label, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_plugin_ops: "int32_t wt_plugin_ops(const char *plugin, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
@@ -166,6 +169,20 @@ const exportRegistry = new FinalizationRegistry<{ managed: unknown; deleter: (p:
   x.deleter(x.managed),
 );
 
+// Typed arrays lent to the library (fromArray): each stays referenced here
+// until the library stores 1 into its flag, which it does (from any thread)
+// once nothing uses the memory; sweep() drops those.
+const lent = new Set<{ data: TypedArray; flag: Int32Array }>();
+let sweeper: ReturnType<typeof setInterval> | null = null;
+
+function sweep(): void {
+  for (const e of lent) if (Atomics.load(e.flag, 0) === 1) lent.delete(e);
+  if (lent.size === 0 && sweeper) {
+    clearInterval(sweeper);
+    sweeper = null;
+  }
+}
+
 function newHandle(f: (out: BigInt64Array) => number): number {
   const out = new BigInt64Array(1);
   check(f(out));
@@ -221,6 +238,23 @@ function nodeBinding(lib: Native): Binding {
       newHandle((o) =>
         lib.wt_tensor_from_data(data, data.byteLength, dtype, BigInt64Array.from(shape, BigInt), shape.length, device, o),
       ),
+    fromHostBorrowed: (data, dtype, shape) => {
+      sweep();
+      const flag = new Int32Array(1);
+      const h = newHandle((o) =>
+        lib.wt_tensor_from_host_borrowed(data, data.byteLength, dtype, BigInt64Array.from(shape, BigInt), shape.length, flag, o),
+      );
+      if (Atomics.load(flag, 0) !== 1) {
+        lent.add({ data, flag });
+        sweeper ??= setInterval(sweep, 1000).unref();
+      }
+      return h;
+    },
+    lentArrays: () => {
+      check(lib.wt_collect());
+      sweep();
+      return lent.size;
+    },
     free: (h) => check(lib.wt_tensor_free(h)),
     liveTensors: () => int64((o) => lib.wt_live_tensors(o)),
     dtype: (h) => int32((o) => lib.wt_tensor_dtype(h, o)),

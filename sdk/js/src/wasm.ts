@@ -68,6 +68,8 @@ function wasmBinding(go: GoCalls): Binding {
     defaultDevice: () => call<string>("defaultDevice"),
     setDefaultDevice: (d) => call("setDefaultDevice", d),
     fromData: (data, dtype, shape, device) => call<number>("fromData", bytes(data), dtype, [...shape], device),
+    fromHostBorrowed: () => null, // the module's memory is its own: fromArray copies
+    lentArrays: () => 0,
     free: (h) => call("free", h),
     liveTensors: () => call<number>("liveTensors"),
     dtype: (h) => info(h)[0],
@@ -135,10 +137,6 @@ export async function loadBrowser(opts: BrowserInitOptions = {}): Promise<{ bind
   const go = new g.Go!();
   const ready = new Promise<GoCalls>((resolve) => (g.__webtensorReady = resolve));
   const instance = await WebAssembly.instantiate(module, go.importObject);
-  // cogentcore/webgpu hands buffers to WebGPU as views of the module's
-  // memory, which it finds at globalThis.wasm.instance (its own loader's
-  // convention); a page with one webtensor runtime can spare the name.
-  (globalThis as unknown as { wasm: unknown }).wasm = { instance, module };
   const exited = go.run(instance).then(() => {
     throw new Error("webtensor: the WebAssembly module exited");
   });

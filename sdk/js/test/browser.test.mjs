@@ -25,11 +25,21 @@ test("browser: init opens WebGPU and ops run on it", async () => {
       const { wt } = window;
       await wt.init();
       const x = wt.tensor(new Float32Array([1, 2, 3, 4, 5, 6]), [2, 3]);
-      const y = wt.softmax(x, { axis: -1 }).mul(2);
-      const m = wt.matmul(x, wt.transpose(x));
+      const y = wt.tidy(() => wt.softmax(x, { axis: -1 }).mul(2));
+      const xt = wt.transpose(x);
+      const m = wt.matmul(x, xt);
+      // Many small uploads while the module's memory grows (each upload once
+      // went through a view of that memory, which growing empties).
+      let acc = wt.zeros({ shape: [1] });
+      for (let i = 0; i < 3000; i++) {
+        const t = wt.tensor(new Float32Array([1]), [1]);
+        const next = wt.add(acc, t);
+        wt.dispose([t, acc]);
+        acc = next;
+      }
       const out = { device: wt.device(), why: wt.whyNotWebGPU(), yDevice: y.device, y: Array.from(await y.data()),
-        m: Array.from(await m.data()), shape: m.shape, live: wt.liveTensors() };
-      wt.dispose([x, y, m]);
+        m: Array.from(await m.data()), shape: m.shape, acc: (await acc.data())[0] };
+      wt.dispose([x, xt, y, m, acc]);
       out.liveAfter = wt.liveTensors();
       return out;
     });
@@ -40,6 +50,7 @@ test("browser: init opens WebGPU and ops run on it", async () => {
     r.y.slice(0, 3).forEach((v, i) => assert.ok(Math.abs(v - (2 * e[i]) / s) < 1e-5, `softmax ${i}: ${v}`));
     assert.deepEqual(r.m, [14, 32, 32, 77]);
     assert.deepEqual(r.shape, [2, 2]);
+    assert.equal(r.acc, 3000);
     assert.equal(r.liveAfter, 0);
   });
 });

@@ -125,3 +125,34 @@ test("plugins: a WebAssembly plugin's ops run from Node, with autograd", { skip:
   assert.throws(() => wt.loadPlugin(new Uint8Array([0, 97, 115, 109, 9, 9])), /WebtensorError|wasm|malformed|magic|version/i);
   assert.throws(() => wt.loadPlugin("/nonexistent/x.wasm"), /cannot read plugin/);
 });
+
+test("fromArray: a CPU tensor shares the typed array's memory both ways, and lets go of it", async () => {
+  const before = wt.lentArrays();
+  const arr = new Float32Array([1, 2, 3, 4, 5, 6]);
+  const t = wt.fromArray(arr, [2, 3]);
+  assert.equal(t.device, "cpu");
+  arr[0] = 10; // the array's write is the tensor's
+  const y = wt.mul(t, 2);
+  assert.deepEqual([...(await y.data())], [20, 4, 6, 8, 10, 12]);
+  assert.throws(() => wt.fromArray(arr, [4]), /shape \[4\] holds 4 elements, the array has 6/);
+  assert.throws(() => wt.fromArray(new Int32Array(2), [2], { dtype: "f32" }), /Int32Array holds i32, not f32/);
+  assert.throws(() => wt.fromArray([1, 2]), /takes a typed array/);
+  const h = wt.fromArray(new Uint16Array([0x3c00]), [1], { dtype: "f16" });
+  const h32 = wt.cast(h, { dtype: "f32" });
+  assert.equal(Number(h32.item()), 1);
+  // The tensor's writes are the array's: through a zero-copy view of it.
+  const shared = new Int32Array([1, 2, 3]);
+  const s = wt.fromArray(shared);
+  const view = await s.data();
+  view[2] = 30;
+  assert.equal(shared[2], 30);
+  wt.dispose([t, y, h, h32, s]);
+  let lent = wt.lentArrays();
+  for (let i = 0; i < 200 && lent > before + 1; i++) {
+    await new Promise((r) => setTimeout(r, 10));
+    lent = wt.lentArrays();
+  }
+  // Released: arr and the f16 bits. Still lent: shared, whose memory the live view exports.
+  assert.equal(lent, before + 1, "every lent array is released once nothing uses it");
+  assert.equal(view[0], 1);
+});
