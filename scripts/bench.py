@@ -253,6 +253,11 @@ per-call deadline wazero checks for cancellation in every loop iteration, which 
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(doc)
     print(f"wrote {args.out}")
+    # The Python per-op overhead section (scripts/bench_overhead.py, also
+    # `make python-overhead`) measures the installed SDK: install it first.
+    subprocess.run(["make", "--no-print-directory", "python-sdk"], cwd=ROOT, check=True)
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_overhead.py"), "--out", args.out], cwd=ROOT,
+                   check=True, env={**os.environ, "NODEVICE_SELECT": "1"})
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 # The Python SDK (sdk/python): included by the top-level Makefile.
 # Needs VENV and PY from it, and the reference-time deps (NumPy, PyTorch).
 
-.PHONY: python-sdk python-test wheel wheel-test
+.PHONY: python-sdk python-test python-overhead wheel wheel-test
 
 python-sdk: $(VENV)/.ref-deps ## install the Python SDK (sdk/python) into .venv, building libwebtensor.so with Go
 	$(PY) -m pip install -q --disable-pip-version-check pytest
@@ -9,6 +9,10 @@ python-sdk: $(VENV)/.ref-deps ## install the Python SDK (sdk/python) into .venv,
 
 python-test: python-sdk ## the Python SDK's tests (pytest) against the installed package
 	cd sdk/python/tests && $(abspath $(PY)) -m pytest -q -p no:cacheprovider .
+
+# `make bench` runs this too (scripts/bench.py), after rewriting docs/perf.md.
+python-overhead: python-sdk ## per-op overhead from Python (8-float ops) against PyTorch and NumPy; updates its section of docs/perf.md
+	NODEVICE_SELECT=1 $(PY) scripts/bench_overhead.py
 
 # The wheel ships the library `make capi` builds. Go c-shared libraries need
 # glibc >= 2.34 and link only libc, libm and libgcc_s, so the wheel is
