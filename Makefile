@@ -7,7 +7,7 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: gpu-deps browser-deps wasm-build run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
+.PHONY: gpu-deps browser-deps geom-vectors wasm-build run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
 
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
@@ -36,7 +36,7 @@ $(VENV)/.test-deps:
 
 # Reference-time Python: PyTorch too (vectors, benchmarks, DLPack interop tests).
 $(VENV)/.ref-deps: $(VENV)/.test-deps
-	$(PY) -m pip install -q --disable-pip-version-check torch
+	$(PY) -m pip install -q --disable-pip-version-check torch torch_geometric==2.8.1
 	touch $@
 
 # A software Vulkan driver (Mesa lavapipe) so the WebGPU backend's tests run
@@ -107,6 +107,9 @@ generate-check: ## fail when generated code or docs are stale
 	python3 scripts/gen_matmul_vec.py --check
 	$(GO) run ./conformance/cmd/index -check
 	@$(GO) run ./cmd/webtensor ops --markdown | diff -q - docs/ops.md >/dev/null || { echo "docs/ops.md is stale: run make generate"; exit 1; }
+
+geom-vectors: $(VENV)/.ref-deps ## regenerate geom/testdata/pyg.safetensors (the GNN layers' reference values) with PyTorch Geometric
+	$(PY) geom/testdata/gen_pyg.py geom/testdata/pyg.safetensors
 
 vectors: $(VENV)/.ref-deps ## regenerate the reference vectors with NumPy and PyTorch
 	rm -rf build/vectors-in

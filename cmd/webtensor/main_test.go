@@ -51,8 +51,28 @@ func TestRunTrainsAndPlots(t *testing.T) {
 	assert.Less(t, last, first/2)
 }
 
+func TestRunGNNTrainsAGCN(t *testing.T) {
+	plot := filepath.Join(t.TempDir(), "gnn.png")
+	out, err := execute(t, "run", "--task", "gnn", "--steps", "40", "--block-size", "60", "--device", "cpu", "--quiet", "--plot", plot)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "SBM graph, 240 nodes")
+	var acc float64
+	for _, line := range strings.Split(out, "\n") {
+		if i := strings.Index(line, "test accuracy "); i >= 0 {
+			_, _ = fmt.Sscanf(line[i:], "test accuracy %f%%", &acc)
+		}
+	}
+	assert.Greater(t, acc, 80.0, out)
+	_, err = os.Stat(plot)
+	require.NoError(t, err)
+}
+
 func TestRunRejectsBadFlags(t *testing.T) {
-	_, err := execute(t, "run", "--steps", "0")
+	_, err := execute(t, "run", "--task", "vision")
+	assert.ErrorContains(t, err, `--task must be spirals or gnn, got "vision"`)
+	_, err = execute(t, "run", "--task", "gnn", "--blocks", "1")
+	assert.ErrorContains(t, err, "--blocks and --block-size at least 2")
+	_, err = execute(t, "run", "--steps", "0")
 	assert.ErrorContains(t, err, "--steps")
 	_, err = execute(t, "run", "--lr", "-1")
 	assert.ErrorContains(t, err, "--lr must be a positive number")

@@ -1,0 +1,279 @@
+package geom
+
+import (
+	"fmt"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/nn"
+)
+
+// Options for the layers.
+type Options struct {
+	DType  core.DType  // default f32
+	Device core.Device // default: the default device
+}
+
+func (o Options) dtype() core.DType {
+	if o.DType == core.Invalid {
+		return core.F32
+	}
+	return o.DType
+}
+
+func (o Options) devOpt() []nn.Option {
+	opts := []nn.Option{nn.WithDType(o.dtype())}
+	if o.Device.Kind != "" {
+		opts = append(opts, nn.WithDevice(o.Device))
+	}
+	return opts
+}
+
+func (o Options) devices() []core.Device {
+	if o.Device.Kind == "" {
+		return nil
+	}
+	return []core.Device{o.Device}
+}
+
+// param makes a parameter of shape filled by init (glorot or zeros).
+func param(shape core.Shape, glorot bool, o Options) (*nn.Parameter, error) {
+	p, err := nn.NewParameter(core.Zeros(shape, o.dtype(), o.devices()...))
+	if err != nil {
+		return nil, err
+	}
+	if glorot {
+		if err := nn.XavierUniform(p, 1); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func op(name string, a core.Attrs, in ...*core.Tensor) *core.Tensor {
+	return core.Call1(name, a, in...)
+}
+
+// linearNoBias is x W^T.
+func linearNoBias(x *core.Tensor, w *nn.Parameter) *core.Tensor {
+	return op("matmul", nil, x, op("transpose", nil, w.Tensor()))
+}
+
+// GCNConv is PyG's GCNConv (Kipf and Welling): x' = D^-1/2 (A + I) D^-1/2 X W + b,
+// degrees counted at the destination with the edge weights, self loops of
+// weight 1 added. State: lin.weight (Out, In), bias (Out).
+type GCNConv struct {
+	nn.Base
+	In, Out   int
+	LinWeight *nn.Parameter
+	Bias      *nn.Parameter
+}
+
+// NewGCNConv makes a GCNConv with PyG's initialisation (glorot weight, zero bias).
+func NewGCNConv(in, out int, o Options) (*GCNConv, error) {
+	w, err := param(core.Shape{out, in}, true, o)
+	if err != nil {
+		return nil, fmt.Errorf("geom: GCNConv: %w", err)
+	}
+	b, err := param(core.Shape{out}, false, o)
+	if err != nil {
+		return nil, fmt.Errorf("geom: GCNConv: %w", err)
+	}
+	c := &GCNConv{In: in, Out: out, LinWeight: w, Bias: b}
+	lin := &weightOnly{W: w}
+	if err := lin.RegisterParameter("weight", w); err != nil {
+		return nil, err
+	}
+	if err := c.RegisterModule("lin", lin); err != nil {
+		return nil, err
+	}
+	return c, c.RegisterParameter("bias", b)
+}
+
+// weightOnly is a bias-free linear map's state, so names come out as PyG's "lin.weight".
+type weightOnly struct {
+	nn.Base
+	W *nn.Parameter
+}
+
+// Forward maps node features [N, In] to [N, Out] over g.
+func (c *GCNConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
+	if err := checkNodes(x, g, "GCNConv"); err != nil {
+		return core.ErrTensor(err)
+	}
+	loops, err := g.WithSelfLoops(1)
+	if err != nil {
+		return core.ErrTensor(err)
+	}
+	h := linearNoBias(x, c.LinWeight)
+	dt := h.DType()
+	deg := loops.InDegree(dt)
+	// deg^-1/2 with 0 for isolated nodes (rsqrt(0) = inf), as PyG's masked_fill.
+	inv := op("rsqrt", nil, deg)
+	inv = op("where", nil, op("isinf", nil, inv), core.Scalar(0, dt, g.Device()), inv)
+	norm := op("mul", nil, Gather(inv, loops.Src), Gather(inv, loops.Dst))
+	if loops.Weight != nil {
+		norm = op("mul", nil, norm, castTo(loops.Weight, dt))
+	}
+	msg := op("mul", nil, Gather(h, loops.Src), op("unsqueeze", core.Attrs{"axis": 1}, norm))
+	out := Aggregate(msg, loops.Dst, g.NumNodes, "sum")
+	return op("add", nil, out, c.Bias.Tensor())
+}
+
+func castTo(t *core.Tensor, dt core.DType) *core.Tensor {
+	if t.DType() == dt {
+		return t
+	}
+	return op("cast", core.Attrs{"dtype": dt}, t)
+}
+
+// SAGEConv is PyG's SAGEConv (GraphSAGE): x'_i = W_l agg_{j -> i} x_j + b + W_r x_i,
+// agg "mean" or "max". State: lin_l.weight, lin_l.bias, lin_r.weight.
+type SAGEConv struct {
+	nn.Base
+	In, Out int
+	Aggr    string
+	LinL    *nn.Linear
+	LinR    *nn.Linear
+}
+
+// NewSAGEConv makes a SAGEConv; aggr is "mean" (PyG's default), "max", "sum" or "min".
+func NewSAGEConv(in, out int, aggr string, o Options) (*SAGEConv, error) {
+	switch aggr {
+	case "mean", "max", "sum", "min":
+	default:
+		return nil, fmt.Errorf("geom: SAGEConv: unknown aggregation %q (mean, max, sum, min)", aggr)
+	}
+	l, err := nn.NewLinear(in, out, o.devOpt()...)
+	if err != nil {
+		return nil, fmt.Errorf("geom: SAGEConv: %w", err)
+	}
+	r, err := nn.NewLinear(in, out, append(o.devOpt(), nn.WithoutBias())...)
+	if err != nil {
+		return nil, fmt.Errorf("geom: SAGEConv: %w", err)
+	}
+	c := &SAGEConv{In: in, Out: out, Aggr: aggr, LinL: l, LinR: r}
+	if err := c.RegisterModule("lin_l", l); err != nil {
+		return nil, err
+	}
+	return c, c.RegisterModule("lin_r", r)
+}
+
+// Forward maps [N, In] to [N, Out] over g.
+func (c *SAGEConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
+	if err := checkNodes(x, g, "SAGEConv"); err != nil {
+		return core.ErrTensor(err)
+	}
+	agg := Aggregate(Gather(x, g.Src), g.Dst, g.NumNodes, c.Aggr)
+	return op("add", nil, c.LinL.Forward(agg), c.LinR.Forward(x))
+}
+
+// GINConv is PyG's GINConv: x'_i = h((1 + eps) x_i + sum_{j -> i} x_j) with
+// h a layer (an MLP); eps is fixed. State: h's, under "nn.".
+type GINConv struct {
+	nn.Base
+	Eps float64
+	NN  nn.Layer
+}
+
+// NewGINConv wraps h.
+func NewGINConv(h nn.Layer, eps float64) (*GINConv, error) {
+	c := &GINConv{Eps: eps, NN: h}
+	return c, c.RegisterModule("nn", h)
+}
+
+// Forward maps [N, F] through the sum of neighbours and h.
+func (c *GINConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
+	if err := checkNodes(x, g, "GINConv"); err != nil {
+		return core.ErrTensor(err)
+	}
+	agg := Aggregate(Gather(x, g.Src), g.Dst, g.NumNodes, "sum")
+	self := x
+	if c.Eps != 0 {
+		self = op("mul", nil, x, core.Scalar(1+c.Eps, x.DType(), x.Device()))
+	}
+	return c.NN.Forward(op("add", nil, self, agg))
+}
+
+// GATConv is PyG's GATConv (graph attention): per head h, alpha_ij =
+// softmax_j(LeakyReLU(a_src . W x_j + a_dst . W x_i)) over the edges into i
+// (with self loops), x'_i = sum_j alpha_ij W x_j; heads concatenated or
+// averaged, then a bias. Attention dropout while training. State:
+// att_src, att_dst (1, H, C), bias, lin.weight (H*C, In).
+type GATConv struct {
+	nn.Base
+	In, Out, Heads int
+	Concat         bool
+	NegativeSlope  float64
+	Dropout        float64
+	AttSrc, AttDst *nn.Parameter
+	Bias           *nn.Parameter
+	LinWeight      *nn.Parameter
+}
+
+// NewGATConv makes a GATConv with PyG's initialisation (glorot, zero bias).
+func NewGATConv(in, out, heads int, concat bool, dropout float64, o Options) (*GATConv, error) {
+	if heads < 1 || in < 0 || out < 0 || !(dropout >= 0 && dropout < 1) {
+		return nil, fmt.Errorf("geom: GATConv: bad sizes or dropout (in %d, out %d, heads %d, dropout %v)", in, out, heads, dropout)
+	}
+	c := &GATConv{In: in, Out: out, Heads: heads, Concat: concat, NegativeSlope: 0.2, Dropout: dropout}
+	var err error
+	if c.AttSrc, err = param(core.Shape{1, heads, out}, true, o); err != nil {
+		return nil, err
+	}
+	if c.AttDst, err = param(core.Shape{1, heads, out}, true, o); err != nil {
+		return nil, err
+	}
+	bias := out
+	if concat {
+		bias = heads * out
+	}
+	if c.Bias, err = param(core.Shape{bias}, false, o); err != nil {
+		return nil, err
+	}
+	if c.LinWeight, err = param(core.Shape{heads * out, in}, true, o); err != nil {
+		return nil, err
+	}
+	lin := &weightOnly{W: c.LinWeight}
+	for _, r := range []func() error{
+		func() error { return c.RegisterParameter("att_src", c.AttSrc) },
+		func() error { return c.RegisterParameter("att_dst", c.AttDst) },
+		func() error { return c.RegisterParameter("bias", c.Bias) },
+		func() error { return lin.RegisterParameter("weight", c.LinWeight) },
+		func() error { return c.RegisterModule("lin", lin) },
+	} {
+		if err := r(); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Forward maps [N, In] to [N, Heads*Out] (concat) or [N, Out].
+func (c *GATConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
+	if err := checkNodes(x, g, "GATConv"); err != nil {
+		return core.ErrTensor(err)
+	}
+	loops, err := g.WithSelfLoops(1)
+	if err != nil {
+		return core.ErrTensor(err)
+	}
+	n, h, ch := g.NumNodes, c.Heads, c.Out
+	wx := op("reshape", core.Attrs{"shape": []int{n, h, ch}}, linearNoBias(x, c.LinWeight))
+	sum := core.Attrs{"axes": []int{-1}}
+	aSrc := op("sum", sum, op("mul", nil, wx, c.AttSrc.Tensor())) // [N, H]
+	aDst := op("sum", sum, op("mul", nil, wx, c.AttDst.Tensor()))
+	score := op("add", nil, Gather(aSrc, loops.Src), Gather(aDst, loops.Dst)) // [E, H]
+	score = op("leaky_relu", core.Attrs{"negative_slope": c.NegativeSlope}, score)
+	alpha := SegmentSoftmax(score, loops.Dst, n)
+	if c.Dropout > 0 && c.Training() {
+		alpha = op("dropout", core.Attrs{"p": c.Dropout, "training": true}, alpha)
+	}
+	msg := op("mul", nil, Gather(wx, loops.Src), op("unsqueeze", core.Attrs{"axis": 2}, alpha)) // [E, H, C]
+	out := Aggregate(msg, loops.Dst, n, "sum")                                                  // [N, H, C]
+	if c.Concat {
+		out = op("reshape", core.Attrs{"shape": []int{n, h * ch}}, out)
+	} else {
+		out = op("mean", core.Attrs{"axes": []int{1}}, out)
+	}
+	return op("add", nil, out, c.Bias.Tensor())
+}

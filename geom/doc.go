@@ -1,0 +1,13 @@
+// Package geom is webtensor's graph neural network library: graphs as edge
+// lists on any device, message passing with sum, mean, max, min and softmax
+// aggregation built from the registry's segment ops (so it runs, and
+// differentiates, on every backend), the layers PyTorch Geometric users
+// know - GCNConv, SAGEConv, GINConv, GATConv - with PyG's parameter names
+// (a PyG state dict loads into them), global pooling for graph
+// classification, and a stochastic block model generator so demos need no
+// download.
+//
+// Messages flow along edges from Src to Dst, as PyG's default
+// source_to_target flow: edge_index[0] is the source, edge_index[1] the
+// node that aggregates.
+package geom

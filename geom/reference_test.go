@@ -1,0 +1,152 @@
+package geom
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	_ "github.com/webtensor/webtensor/backends/cpu"
+	_ "github.com/webtensor/webtensor/backends/webgpu"
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/safetensors"
+	"github.com/webtensor/webtensor/nn"
+)
+
+// The layers against PyTorch Geometric: testdata/pyg.safetensors holds, per
+// case, a graph, features, PyG's parameters, its output and the gradients of
+// sum(out * up) (testdata/gen_pyg.py, `make geom-vectors`). The same
+// parameters load into the geom layer by their PyG names.
+
+type refCase struct {
+	name  string
+	attrs map[string]any
+	get   func(what string) *core.Tensor
+}
+
+func loadRef(t *testing.T, dt core.DType, dev core.Device) []refCase {
+	t.Helper()
+	f, err := safetensors.ReadFile("testdata/pyg.safetensors")
+	require.NoError(t, err, "testdata/pyg.safetensors (make geom-vectors)")
+	var meta map[string]map[string]any
+	require.NoError(t, json.Unmarshal([]byte(f.Metadata["cases"]), &meta))
+	var out []refCase
+	for name, attrs := range meta {
+		out = append(out, refCase{name: name, attrs: attrs, get: func(what string) *core.Tensor {
+			st, ok := f.Tensors[name+"/"+what]
+			if !ok {
+				return nil
+			}
+			x := st.ToTensor()
+			if x.DType().IsFloat() && x.DType() != dt {
+				x = core.Call1("cast", core.Attrs{"dtype": dt}, x)
+			}
+			return x.To(dev)
+		}})
+	}
+	return out
+}
+
+// layerFor builds the geom layer of a case with PyG's parameters loaded.
+func layerFor(t *testing.T, c refCase, dt core.DType, dev core.Device) (nn.Module, func(x *core.Tensor, g *Graph) *core.Tensor) {
+	t.Helper()
+	o := Options{DType: dt, Device: dev}
+	var m nn.Module
+	var fwd func(x *core.Tensor, g *Graph) *core.Tensor
+	var err error
+	switch {
+	case strings.HasPrefix(c.name, "gcn"):
+		var l *GCNConv
+		l, err = NewGCNConv(4, 3, o)
+		m, fwd = l, l.Forward
+	case strings.HasPrefix(c.name, "sage"):
+		var l *SAGEConv
+		l, err = NewSAGEConv(4, 3, c.attrs["aggr"].(string), o)
+		m, fwd = l, l.Forward
+	case c.name == "gin":
+		var h *nn.Linear
+		h, err = nn.NewLinear(4, 3, nn.WithDType(dt), nn.WithDevice(dev))
+		require.NoError(t, err)
+		var l *GINConv
+		l, err = NewGINConv(h, c.attrs["eps"].(float64))
+		m, fwd = l, l.Forward
+	case strings.HasPrefix(c.name, "gat"):
+		var l *GATConv
+		l, err = NewGATConv(4, 3, 2, c.attrs["concat"].(bool), 0, o)
+		m, fwd = l, l.Forward
+	case strings.HasPrefix(c.name, "pool_"):
+		how := c.attrs["pool"].(string)
+		return nil, func(x *core.Tensor, _ *Graph) *core.Tensor {
+			return Pool(x, c.get("batch"), 3, how)
+		}
+	default:
+		t.Fatalf("no layer for case %s", c.name)
+	}
+	require.NoError(t, err, c.name)
+	for _, s := range m.StateDict() {
+		v := c.get("param/" + s.Name)
+		require.NotNil(t, v, "%s: PyG has no parameter %s", c.name, s.Name)
+		require.NoError(t, s.Value.Set(v), "%s: %s", c.name, s.Name)
+	}
+	return m, fwd
+}
+
+func closeTo(t *testing.T, what string, got, want *core.Tensor, atol, rtol float64) {
+	t.Helper()
+	require.NoError(t, got.Err(), what)
+	require.Equal(t, want.Shape(), got.Shape(), what)
+	g, err := got.Float64s()
+	require.NoError(t, err, what)
+	w, err := want.Float64s()
+	require.NoError(t, err, what)
+	for i := range w {
+		if d := math.Abs(g[i] - w[i]); d > atol+rtol*math.Abs(w[i]) {
+			t.Fatalf("%s: element %d: got %v, PyG %v (|diff| %.3g)", what, i, g[i], w[i], d)
+		}
+	}
+}
+
+func runReference(t *testing.T, dev core.Device, dt core.DType, atol, rtol float64) {
+	for _, c := range loadRef(t, dt, dev) {
+		t.Run(c.name, func(t *testing.T) {
+			m, fwd := layerFor(t, c, dt, dev)
+			g, err := FromEdgeIndex(7, c.get("edge_index"), nilIfAbsent(c, "edge_weight"), dev)
+			require.NoError(t, err)
+			x := c.get("x").Detach().SetRequiresGrad(true)
+			out := fwd(x, g)
+			closeTo(t, "out", out, c.get("out"), atol, rtol)
+			loss := core.Call1("sum", nil, core.Call1("mul", nil, out, c.get("up")))
+			require.NoError(t, loss.Backward())
+			closeTo(t, "grad x", x.Grad(), c.get("grad/x"), atol, rtol)
+			if m == nil {
+				return
+			}
+			for _, p := range m.NamedParameters() {
+				closeTo(t, fmt.Sprintf("grad %s", p.Name), p.Param.Tensor().Grad(), c.get("grad/"+p.Name), atol, rtol)
+			}
+		})
+	}
+}
+
+// Only the weighted GCN case uses the weights; the others ignore them, as PyG did.
+func nilIfAbsent(c refCase, what string) *core.Tensor {
+	if c.attrs["weighted"] == true {
+		return c.get(what)
+	}
+	return nil
+}
+
+func TestLayersMatchPyGOnCPU(t *testing.T) {
+	runReference(t, core.CPU, core.F64, 1e-10, 1e-9)
+}
+
+func TestLayersMatchPyGOnWebGPU(t *testing.T) {
+	dev := core.Device{Kind: "webgpu"}
+	if _, err := core.BackendFor(dev); err != nil {
+		t.Skipf("no WebGPU adapter here: %v", err)
+	}
+	runReference(t, dev, core.F32, 1e-5, 1e-4)
+}
