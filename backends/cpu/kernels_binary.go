@@ -71,6 +71,30 @@ func binaryKernel(fns binaryFns) core.Kernel {
 					}
 				})
 				return nil
+			case a.Numel() == n && colInner(b.Shape(), out.Shape()) > 0:
+				// Column broadcast (per-row scales, [E, F] * [E, 1]): one b
+				// value per run of inner outputs.
+				inner := colInner(b.Shape(), out.Shape())
+				parallelFor(len(bv), inner, func(lo, hi int) {
+					for r := lo; r < hi; r++ {
+						s := bv[r]
+						for j := r * inner; j < (r+1)*inner; j++ {
+							ov[j] = fns.f32(av[j], s)
+						}
+					}
+				})
+				return nil
+			case b.Numel() == n && colInner(a.Shape(), out.Shape()) > 0:
+				inner := colInner(a.Shape(), out.Shape())
+				parallelFor(len(av), inner, func(lo, hi int) {
+					for r := lo; r < hi; r++ {
+						s := av[r]
+						for j := r * inner; j < (r+1)*inner; j++ {
+							ov[j] = fns.f32(s, bv[j])
+						}
+					}
+				})
+				return nil
 			}
 		}
 		shape := out.Shape()
@@ -104,4 +128,31 @@ func isSuffix(s, shape core.Shape) bool {
 		return false
 	}
 	return core.Shape(shape[len(shape)-len(s):]).Equal(s)
+}
+
+// colInner reports, when b broadcasts against out only along trailing
+// dims (b's shape is out's leading dims then 1s, e.g. [E, 1] against
+// [E, F]), how many consecutive outputs share each b value; 0 otherwise.
+func colInner(b, out core.Shape) int {
+	if len(b) != len(out) || len(b) == 0 {
+		return 0
+	}
+	k := len(b)
+	for k > 0 && b[k-1] == 1 && out[k-1] != 1 {
+		k--
+	}
+	if k == len(b) {
+		return 0 // no broadcast dims at the end
+	}
+	for i := range k {
+		if b[i] != out[i] {
+			return 0
+		}
+	}
+	for _, d := range b[k:] {
+		if d != 1 {
+			return 0
+		}
+	}
+	return out[k:].Numel()
 }

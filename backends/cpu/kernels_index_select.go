@@ -42,9 +42,27 @@ func indexSelectKernel(k *core.KernelCall) error {
 	if err != nil || out.Numel() == 0 {
 		return err
 	}
+	if ax == 0 && x.IsContiguous() {
+		selectRows(x, iv, denseOut(out))
+		return nil
+	}
 	srcAt := selectWalk(x.Offset(), x.Strides(), out.Shape(), ax, iv)
 	copyElements(x.DType().Size(), denseOut(out), host(x), nil, srcAt, nil)
 	return nil
+}
+
+// selectRows is index_select along axis 0 of a contiguous x: whole rows
+// copied as bytes (the gather of message passing, E rows per layer).
+func selectRows(x *core.Tensor, iv []int64, dst []byte) {
+	size := x.DType().Size()
+	row := x.Shape()[1:].Numel() * size
+	src := host(x)[x.Offset()*size:]
+	parallelFor(len(iv), row, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			at := int(iv[j]) * row
+			copy(dst[j*row:(j+1)*row], src[at:at+row])
+		}
+	})
 }
 
 func indexAddKernel(k *core.KernelCall) error {
@@ -61,8 +79,12 @@ func indexAddKernel(k *core.KernelCall) error {
 		copy(denseOut(out), rowMajorBytes(x))
 		return nil
 	}
-	dstAt := selectWalk(0, core.ContiguousStrides(x.Shape()), src.Shape(), ax, iv)
 	alpha := k.Attrs.Float("alpha")
+	if ax == 0 && denseF32(x) && denseF32(src) && out.DType() == core.F32 {
+		addRowsF32(f32s(out), f32s(x), f32s(src), iv, float32(alpha))
+		return nil
+	}
+	dstAt := selectWalk(0, core.ContiguousStrides(x.Shape()), src.Shape(), ax, iv)
 	if out.DType().IsFloat() {
 		acc, sv := readF64(x), readF64(src)
 		for i, t := range dstAt {
@@ -233,4 +255,28 @@ func nonzeroKernel(k *core.KernelCall) error {
 	writeI64(out, coords)
 	k.SetOutputs(out)
 	return nil
+}
+
+// addRowsF32 is index_add along axis 0 in f32 (the backward of the gather
+// above): out = x, then row iv[j] of out += alpha * row j of src, in index
+// order, so the result does not depend on the core count.
+func addRowsF32(out, x, src []float32, iv []int64, alpha float32) {
+	copy(out, x)
+	if len(iv) == 0 {
+		return
+	}
+	row := len(src) / len(iv)
+	for j, v := range iv {
+		d := out[int(v)*row : int(v)*row+row]
+		s := src[j*row : j*row+row]
+		if alpha == 1 {
+			for c := range d {
+				d[c] += s[c]
+			}
+		} else {
+			for c := range d {
+				d[c] += alpha * s[c]
+			}
+		}
+	}
 }
