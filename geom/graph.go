@@ -17,6 +17,7 @@ type Graph struct {
 	src, dst []int64
 	weight   []float64
 	loops    map[float64]*Graph // WithSelfLoops results, made once per fill
+	in, out  *CSR               // adjacencies for samplers, made on first use
 }
 
 // NewGraph checks an edge list (indices in [0, numNodes), one weight per
