@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import _lib
 from . import _index  # noqa: F401 (adds Tensor.__getitem__)
+from . import _mutate  # noqa: F401 (adds Tensor.__setitem__ and the in-place operators)
 from ._dlpack import from_dlpack
 from ._dtype import BY_NAME as _DT
 from ._dtype import DType
@@ -23,6 +24,7 @@ from ._serialize import load as load
 from ._serialize import save as save
 from ._ops import *  # noqa: F403 (every public op, generated)
 from ._ops import METHODS as _METHODS
+from ._array_api import *  # noqa: F403 (the array API's names for ops spelled otherwise)
 from ._tensor import (
     Tensor,
     arange,

@@ -1,0 +1,184 @@
+"""Array API standard names that the op manifest spells differently, made of
+the generated ops (no op of their own, so no kernels to keep in step):
+wt.permute_dims, wt.expand_dims, wt.astype (and Tensor.astype),
+wt.matrix_transpose, wt.vecdot, wt.broadcast_to, wt.moveaxis, wt.clip,
+wt.take, wt.unstack, wt.count_nonzero, wt.isfinite, wt.asarray, wt.empty,
+wt.empty_like, wt.cumulative_sum and the spelled-out elementwise names
+(wt.multiply, wt.less_equal, ...). Defaults and keywords follow the standard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from . import _ops
+from ._dtype import to_dtype
+from ._tensor import Tensor, tensor, zeros
+
+# The standard's spelled-out elementwise names for ops the manifest abbreviates.
+multiply, subtract, divide, negative = _ops.mul, _ops.sub, _ops.div, _ops.neg
+equal, not_equal = _ops.eq, _ops.ne
+less, less_equal, greater, greater_equal = _ops.lt, _ops.le, _ops.gt, _ops.ge
+
+
+def positive(x: Tensor) -> Tensor:
+    """+x: a new tensor with x's values."""
+    return x.detach()
+
+
+def astype(x: Tensor, dtype, /, *, copy: bool = True) -> Tensor:
+    """x converted to dtype; with copy=False and x already of that dtype, x itself."""
+    dt = to_dtype(dtype)
+    if x.dtype == dt:
+        return x.detach() if copy else x
+    return _ops.cast(x, dtype=dt)
+
+
+def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
+    """x with its axes in the given order (wt.permute)."""
+    return _ops.permute(x, dims=list(axes))
+
+
+def expand_dims(x: Tensor, /, *, axis: int = 0) -> Tensor:
+    """x with a new axis of size 1 at axis (wt.unsqueeze)."""
+    return _ops.unsqueeze(x, axis=axis)
+
+
+def matrix_transpose(x: Tensor, /) -> Tensor:
+    """x with its last two axes swapped (x.mT)."""
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose: x has {x.ndim} dimension(s), at least 2 are needed")
+    return _ops.transpose(x, -2, -1)
+
+
+def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
+    """The dot product of x1 and x2 along axis, the other axes broadcast (real dtypes)."""
+    prod = _ops.mul(x1, x2)
+    try:
+        return _ops.sum(prod, axes=axis)
+    finally:
+        prod.close()
+
+
+def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:
+    """x broadcast to shape, without a copy (wt.expand)."""
+    return _ops.expand(x, shape=list(shape))
+
+
+def moveaxis(x: Tensor, source: int | Sequence[int], destination: int | Sequence[int], /) -> Tensor:
+    """x with the axes source moved to the positions destination, the rest in order."""
+    nd = x.ndim
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: {len(src)} source axes but {len(dst)} destinations")
+    for a in src + dst:
+        if not -nd <= a < nd:
+            raise IndexError(f"moveaxis: axis {a} out of range for rank {nd}")
+    src, dst = [a % nd for a in src], [a % nd for a in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError("moveaxis: repeated axes")
+    order = [a for a in range(nd) if a not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return _ops.permute(x, dims=order)
+
+
+def clip(x: Tensor, /, min: float | None = None, max: float | None = None) -> Tensor:
+    """x limited to [min, max] (wt.clamp; scalar bounds)."""
+    return _ops.clamp(x, min=min, max=max)
+
+
+def take(x: Tensor, indices, /, *, axis: int | None = None) -> Tensor:
+    """The elements (or slices along axis) at indices, an integer tensor or list."""
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"take: axis is required for a {x.ndim}-d tensor")
+        axis = 0
+    idx = indices if isinstance(indices, Tensor) else tensor(indices, dtype="i64", device=x.device)
+    try:
+        return _ops.index_select(x, idx, axis=axis)
+    finally:
+        if idx is not indices:
+            idx.close()
+
+
+def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+    """The slices of x along axis, each without that axis."""
+    nd = x.ndim
+    if not -nd <= axis < nd:
+        raise IndexError(f"unstack: axis {axis} out of range for rank {nd}")
+    axis %= nd
+    lead = (slice(None),) * axis
+    return tuple(x[lead + (i,)] for i in range(x.shape[axis]))
+
+
+def count_nonzero(x: Tensor, /, *, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+    """The number of nonzero elements (over axis, else all), as i64."""
+    nz = _ops.ne(x, 0)
+    try:
+        return _ops.sum(nz, axes=axis, keepdim=keepdims)
+    finally:
+        nz.close()
+
+
+def isfinite(x: Tensor, /) -> Tensor:
+    """True where x is neither NaN nor infinite."""
+    nan, inf = _ops.isnan(x), _ops.isinf(x)
+    either = _ops.logical_or(nan, inf)
+    try:
+        return _ops.logical_not(either)
+    finally:
+        for t in (nan, inf, either):
+            t.close()
+
+
+def cumulative_sum(x: Tensor, /, *, axis: int | None = None, include_initial: bool = False) -> Tensor:
+    """Running sums along axis (required unless x is 1-d); include_initial puts a 0 first."""
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"cumulative_sum: axis is required for a {x.ndim}-d tensor")
+        axis = 0
+    out = _ops.cumsum(x, axis=axis)
+    if not include_initial:
+        return out
+    shape = list(out.shape)
+    shape[axis] = 1
+    first = zeros(*shape, dtype=out.dtype, device=out.device)
+    try:
+        return _ops.concat([first, out], axis=axis)
+    finally:
+        first.close()
+        out.close()
+
+
+def asarray(obj, /, *, dtype=None, device: str | None = None, copy: bool | None = None) -> Tensor:
+    """obj as a Tensor: a Tensor itself when nothing needs to change and copy is not True, else a new one."""
+    if isinstance(obj, Tensor):
+        same = (dtype is None or to_dtype(dtype) == obj.dtype) and (device is None or device == obj.device)
+        if same and not copy:
+            return obj
+        if copy is False:
+            raise ValueError("asarray: copy=False, but the dtype or device differs")
+    return tensor(obj, dtype=dtype, device=device)
+
+
+def empty(shape, *, dtype=None, device: str | None = None) -> Tensor:
+    """A new tensor of shape (its values are zeros here)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return zeros(*shape, dtype=dtype, device=device)
+
+
+def empty_like(x: Tensor, /, *, dtype=None, device: str | None = None) -> Tensor:
+    """A new tensor with x's shape (its values are zeros here)."""
+    return zeros(*x.shape, dtype=dtype or x.dtype, device=device or x.device)
+
+
+Tensor.astype = astype  # NumPy's and many array libraries' method spelling
+
+__all__ = [
+    "asarray", "astype", "broadcast_to", "clip", "count_nonzero", "cumulative_sum", "divide", "empty",
+    "empty_like", "equal", "expand_dims", "greater", "greater_equal", "isfinite", "less", "less_equal",
+    "matrix_transpose", "moveaxis", "multiply", "negative", "not_equal", "permute_dims", "positive",
+    "subtract", "take", "unstack", "vecdot",
+]
