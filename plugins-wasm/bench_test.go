@@ -117,3 +117,63 @@ func BenchmarkPluginAdd1NoDeadline_1M(b *testing.B) {
 func BenchmarkPluginAdd1NoDeadline_16(b *testing.B) {
 	benchPluginAdd1(b, NewConfig().WithNoDeadline(), 16)
 }
+
+// Calls from GOMAXPROCS goroutines at once (b.RunParallel): with the pool
+// each runs on an instance of its own; WithMaxInstances(1) is a host with one
+// instance per plugin, where they queue. ns/op is wall time per call, all
+// goroutines together.
+func benchParallel(b *testing.B, n int, run func(x *core.Tensor) error) {
+	vals := make([]float32, n)
+	for i := range vals {
+		vals[i] = float32(i)
+	}
+	x := core.FromSlice(vals, core.Shape{n})
+	b.SetBytes(int64(4 * n))
+	if err := run(x); err != nil { // the first instance, and a warm scratch block
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := run(x); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+func benchPluginAdd1Parallel(b *testing.B, cfg Config, n int) {
+	h := newTestHost(b, cfg)
+	op := loadGood(b, h).Name() + ".add1"
+	benchParallel(b, n, func(x *core.Tensor) error {
+		outs, err := core.Call(op, []*core.Tensor{x}, nil)
+		if err == nil {
+			outs[0].Release()
+		}
+		return err
+	})
+}
+
+func benchBuiltinAddScalarParallel(b *testing.B, n int) {
+	one := core.Scalar(1, core.F32)
+	benchParallel(b, n, func(x *core.Tensor) error {
+		outs, err := core.Call("add", []*core.Tensor{x, one}, nil)
+		if err == nil {
+			outs[0].Release()
+		}
+		return err
+	})
+}
+
+func BenchmarkPluginAdd1Parallel_16(b *testing.B) { benchPluginAdd1Parallel(b, NewConfig(), 16) }
+func BenchmarkPluginAdd1Parallel1Instance_16(b *testing.B) {
+	benchPluginAdd1Parallel(b, NewConfig().WithMaxInstances(1), 16)
+}
+func BenchmarkBuiltinAddScalarParallel_16(b *testing.B) { benchBuiltinAddScalarParallel(b, 16) }
+
+func BenchmarkPluginAdd1Parallel_64K(b *testing.B) { benchPluginAdd1Parallel(b, NewConfig(), 64<<10) }
+func BenchmarkPluginAdd1Parallel1Instance_64K(b *testing.B) {
+	benchPluginAdd1Parallel(b, NewConfig().WithMaxInstances(1), 64<<10)
+}
+func BenchmarkBuiltinAddScalarParallel_64K(b *testing.B) { benchBuiltinAddScalarParallel(b, 64<<10) }

@@ -4,10 +4,14 @@
 // so every SDK can call a plugin's op like a built-in one.
 //
 // A module gets no files, environment, arguments or real clock unless the
-// Config grants them, a memory cap per instance and a deadline per call. A
+// Config grants them, a memory cap per instance and a deadline per call.
+// Each plugin keeps a pool of instances of its compiled module, so calls from
+// several goroutines run at once, each on an instance of its own, up to
+// WithMaxInstances (GOMAXPROCS by default); further calls wait for one. A
 // trap, timeout or lie about its memory becomes an error naming the plugin,
-// the op and the cause; the instance is then dropped and instantiated afresh
-// from the compiled module on the next call, and the host keeps running.
+// the op and the cause; the instance is then closed, never to serve another
+// call, a fresh one is instantiated when a call needs it, and the host keeps
+// running.
 //
 //	h, err := plugins.NewHost(ctx, plugins.NewConfig().WithDeadline(time.Second))
 //	p, err := h.LoadFile(ctx, "build/plugins/example.wasm")

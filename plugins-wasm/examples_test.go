@@ -2,8 +2,10 @@ package plugins_test
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,6 +65,9 @@ func TestGoSwishExample(t *testing.T) {
 	t.Run("swish", testSwish)
 	t.Run("pairwise_sum", testPairwiseSum)
 	t.Run("changing sizes", func(t *testing.T) { callsOfChangingSize(t, "goswish.swish", 0.3112296656009273) })
+	t.Run("concurrent calls", func(t *testing.T) {
+		concurrentCalls(t, "goswish.swish", func(x float64) float64 { return x / (1 + math.Exp(-x)) })
+	})
 }
 
 func testSwish(t *testing.T) {
@@ -122,6 +127,7 @@ func TestCClipExample(t *testing.T) {
 	t.Run("soft_clip", testSoftClip)
 	t.Run("count_above", testCountAbove)
 	t.Run("changing sizes", func(t *testing.T) { callsOfChangingSize(t, "cclip.soft_clip", 0.46211715726000974) })
+	t.Run("concurrent calls", func(t *testing.T) { concurrentCalls(t, "cclip.soft_clip", math.Tanh) })
 }
 
 func testSoftClip(t *testing.T) {
@@ -169,6 +175,34 @@ func callsOfChangingSize(t *testing.T, op string, want float64) {
 		assert.InDelta(t, want, float64(v[0]), 1e-6)
 		assert.InDelta(t, want, float64(v[n-1]), 1e-6)
 	}
+}
+
+// concurrentCalls runs op (default attributes) from several goroutines at
+// once, on inputs of their own and of changing sizes, against want
+// elementwise: each call must get its own answer whichever instance serves it.
+func concurrentCalls(t *testing.T, op string, want func(float64) float64) {
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 12 {
+				n := 1 << (4 + (g+i)%10) // 16 .. 8 Ki elements
+				x := make([]float32, n)
+				for j := range x {
+					x[j] = float32(g-2) + float32(j%7)/4
+				}
+				outs, err := core.Call(op, []*core.Tensor{core.FromSlice(x, core.Shape{n})}, nil)
+				if !assert.NoError(t, err, "goroutine %d, call %d", g, i) {
+					return
+				}
+				y, err := outs[0].Float32s()
+				require.NoError(t, err)
+				for _, j := range []int{0, n / 3, n - 1} {
+					assert.InDelta(t, want(float64(x[j])), float64(y[j]), 1e-6, "goroutine %d, call %d, element %d", g, i, j)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // The allocators behind wt_alloc and wt_free, driven through the ABI the way

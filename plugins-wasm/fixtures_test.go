@@ -21,7 +21,10 @@ import (
 //	2 <p>.record      copies its own call record into y (u8)
 //	3 <p>.attrs       copies the attributes JSON into y (u8)
 //	4 <p>.infer_echo  y's shape comes from wt_infer, which saves its request;
-//	                  the kernel copies that request into y
+//	                  the kernel copies that request into y (state across
+//	                  calls, which ABI.md forbids: it holds only while no
+//	                  other call runs, when the pool, last in first out,
+//	                  hands the kernel the instance wt_infer ran on)
 //
 // Hostile variants replace one piece.
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -30,20 +31,22 @@ const pageSize = 64 << 10
 // Config is the immutable configuration of a Host. Each With method returns
 // a changed copy, so one Config can seed several hosts.
 type Config struct {
-	memoryLimit uint64
-	deadline    time.Duration
-	noDeadline  bool
-	clock       bool
-	random      io.Reader
-	stdout      io.Writer
-	stderr      io.Writer
-	diskCache   bool
-	cacheDir    string
+	memoryLimit  uint64
+	deadline     time.Duration
+	maxInstances int // 0: GOMAXPROCS when the host starts
+	noDeadline   bool
+	clock        bool
+	random       io.Reader
+	stdout       io.Writer
+	stderr       io.Writer
+	diskCache    bool
+	cacheDir     string
 }
 
 // NewConfig returns the defaults: a 256 MiB memory cap per instance, a 10 s
-// deadline per call, and WASI with no files, environment or arguments, a
-// fake clock, deterministic randomness and output discarded.
+// deadline per call, up to GOMAXPROCS instances per plugin, and WASI with no
+// files, environment or arguments, a fake clock, deterministic randomness
+// and output discarded.
 func NewConfig() Config {
 	return Config{memoryLimit: DefaultMemoryLimit, deadline: DefaultDeadline}
 }
@@ -53,27 +56,38 @@ func NewConfig() Config {
 func (c Config) WithMemoryLimit(bytes uint64) Config { c.memoryLimit = bytes; return c }
 
 // WithDeadline bounds every call into a plugin. A call that runs longer is
-// stopped, its instance closed and re-instantiated on the next call.
+// stopped and its instance closed; a fresh one serves later calls.
 func (c Config) WithDeadline(d time.Duration) Config { c.deadline = d; return c }
 
 // WithNoDeadline is for plugins you trust: calls have no deadline, so
 // modules compile without the termination check wazero otherwise puts in
 // every loop (a call out of the module per iteration: tight loops run about
-// ten times faster without it). A call that never returns hangs its caller.
+// ten times faster without it). A call that never returns hangs its caller,
+// and Close, which waits for the calls in flight.
 func (c Config) WithNoDeadline() Config { c.noDeadline = true; return c }
+
+// WithMaxInstances caps the instances of each plugin, and so how many calls
+// into one plugin run at once (the default is GOMAXPROCS when the host
+// starts). Each instance has its own memory, up to the memory limit; a call
+// beyond the cap waits for an instance to come back, and its deadline starts
+// when it runs. A plugin with one instance runs its calls one at a time; 0
+// restores the default, and NewHost refuses a negative n.
+func (c Config) WithMaxInstances(n int) Config { c.maxInstances = n; return c }
 
 // WithClock grants the host's real wall clock, monotonic clock and sleep.
 func (c Config) WithClock() Config { c.clock = true; return c }
 
 // WithRandom grants a source of randomness (for example crypto/rand.Reader)
-// in place of the deterministic one. It must be safe for concurrent use when
-// several plugins run at once.
+// in place of the deterministic one. It must be safe for concurrent use: the
+// instances of a plugin, and several plugins, run at once.
 func (c Config) WithRandom(r io.Reader) Config { c.random = r; return c }
 
-// WithStdout sends the plugins' standard output to w.
+// WithStdout sends the plugins' standard output to w, which must be safe
+// for concurrent use when plugins run more than one instance.
 func (c Config) WithStdout(w io.Writer) Config { c.stdout = w; return c }
 
-// WithStderr sends the plugins' standard error to w.
+// WithStderr sends the plugins' standard error to w, which must be safe
+// for concurrent use like WithStdout's.
 func (c Config) WithStderr(w io.Writer) Config { c.stderr = w; return c }
 
 // WithDiskCache keeps compiled modules in dir across processes as well as in
@@ -87,6 +101,12 @@ func (c Config) validate() (Config, error) {
 	c.memoryLimit = (c.memoryLimit + pageSize - 1) / pageSize * pageSize
 	if c.deadline <= 0 && !c.noDeadline {
 		return c, fmt.Errorf("plugins: deadline %v is not positive", c.deadline)
+	}
+	switch {
+	case c.maxInstances < 0:
+		return c, fmt.Errorf("plugins: max instances %d is negative", c.maxInstances)
+	case c.maxInstances == 0:
+		c.maxInstances = max(runtime.GOMAXPROCS(0), 1)
 	}
 	return c, nil
 }
@@ -223,15 +243,15 @@ func (h *Host) Load(ctx context.Context, name string, wasm []byte) (p *Plugin, e
 		_ = compiled.Close(ctx)
 		return nil, fmt.Errorf("plugin %s: %w", name, err)
 	}
-	p = &Plugin{host: h, name: spec.name, version: spec.version, spec: spec, compiled: compiled, inst: inst,
-		wgsl: map[string]string{}}
+	p = &Plugin{host: h, name: spec.name, version: spec.version, spec: spec, compiled: compiled,
+		pool: newInstancePool(h, compiled, inst), wgsl: map[string]string{}}
 	for _, op := range spec.ops {
 		if op.wgsl != "" {
 			p.wgsl[op.name] = op.wgsl
 		}
 	}
 	if err := bindPlugin(p); err != nil {
-		inst.close()
+		p.pool.close()
 		_ = compiled.Close(ctx)
 		return nil, fmt.Errorf("plugin %s: %w", spec.name, err)
 	}
@@ -304,19 +324,16 @@ func readManifest(inst *instance) (*pluginSpec, error) {
 	return spec, nil
 }
 
-// Plugin is a loaded module: its ops are in the registry and run on its
-// instance, one call at a time.
+// Plugin is a loaded module: its ops are in the registry and run on a pool
+// of its instances, one call per instance at a time (pool.go).
 type Plugin struct {
 	host     *Host
 	name     string
 	version  string
 	spec     *pluginSpec
 	compiled wazero.CompiledModule
+	pool     *instancePool
 	wgsl     map[string]string
-
-	mu     sync.Mutex
-	inst   *instance // nil after a trap or timeout until the next call
-	closed bool
 }
 
 // Name is the plugin's name from its manifest (the prefix of its op names).
@@ -337,52 +354,25 @@ func (p *Plugin) Ops() []string {
 // WGSLSource is the WGSL kernel the manifest carries for op, or "".
 func (p *Plugin) WGSLSource(op string) string { return p.wgsl[op] }
 
-// Close releases the instance. The ops stay registered and fail until the
-// plugin is loaded again; its compiled code stays cached for that.
+// Close closes the plugin's instances: idle ones at once, those in calls as
+// the calls end (Close waits for them, each within the deadline), and calls
+// waiting for an instance fail, as do all later calls. The ops stay
+// registered and fail until the plugin is loaded again; its compiled code
+// stays cached for that.
 func (p *Plugin) Close() error {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	if !p.pool.close() {
 		return nil
 	}
-	p.closed = true
-	p.inst.close()
-	p.inst = nil
-	p.mu.Unlock()
 	unbindPlugin(p)
 	h := p.host
 	h.mu.Lock()
 	h.plugins = slices.DeleteFunc(h.plugins, func(q *Plugin) bool { return q == p })
 	h.mu.Unlock()
+	p.pool.drain()
 	// The compiled module stays open: closing it would drop its machine code
 	// from the process-wide compilation cache, and loading the plugin again
 	// would compile it again.
 	return nil
-}
-
-// withInstance runs fn on the instance, instantiating the module afresh
-// when the last call broke it, and drops the instance when fn breaks it.
-func (p *Plugin) withInstance(fn func(*instance) error) (err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return fmt.Errorf("plugin %s is closed", p.name)
-	}
-	if p.inst == nil {
-		if p.inst, err = p.host.instantiate(context.Background(), p.compiled); err != nil {
-			return fmt.Errorf("plugin %s: %w", p.name, err)
-		}
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = broken(fmt.Errorf("plugin %s: host error: %v", p.name, r))
-		}
-		if isBroken(err) || p.inst.expired {
-			p.inst.close()
-			p.inst = nil
-		}
-	}()
-	return fn(p.inst)
 }
 
 // The ops of plugins live in the process-wide registry, so which plugin

@@ -37,7 +37,7 @@ const maxDecisionBytes = 1 << 20
 
 // Decide sends request (marshalled to JSON) and unmarshals the reply into
 // reply. A trap, a timeout or a malformed reply is an error that names the
-// policy; the instance is rebuilt for the next call.
+// policy; the instance is closed and never serves again.
 func (q *Policy) Decide(request, reply any) error {
 	in, err := json.Marshal(request)
 	if err != nil {

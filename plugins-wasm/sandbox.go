@@ -132,7 +132,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // instance is one instantiation of a plugin's compiled module. It is not safe
-// for concurrent use: the Plugin's mutex serialises every call.
+// for concurrent use: the plugin's pool gives it to one call at a time.
 type instance struct {
 	mod                                 api.Module
 	mem                                 api.Memory
@@ -239,7 +239,7 @@ func (in *instance) call(what string, fn api.Function, args ...uint64) (uint64, 
 		}
 		err = callFailure(what, err, in.deadline)
 		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("%w; the instance was closed and is instantiated afresh on the next call", err)
+			err = fmt.Errorf("%w; the instance was closed, and later calls get one instantiated afresh", err)
 		}
 		return 0, broken(err)
 	}
