@@ -105,18 +105,24 @@ func (c *GCNConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
 		return core.ErrTensor(err)
 	}
 	h := linearNoBias(x, c.LinWeight)
-	dt := h.DType()
-	deg := loops.InDegree(dt)
-	// deg^-1/2 with 0 for isolated nodes (rsqrt(0) = inf), as PyG's masked_fill.
-	inv := op("rsqrt", nil, deg)
-	inv = op("where", nil, op("isinf", nil, inv), core.Scalar(0, dt, g.Device()), inv)
-	norm := op("mul", nil, Gather(inv, loops.Src), Gather(inv, loops.Dst))
-	if loops.Weight != nil {
-		norm = op("mul", nil, norm, castTo(loops.Weight, dt))
-	}
-	msg := op("mul", nil, Gather(h, loops.Src), op("unsqueeze", core.Attrs{"axis": 1}, norm))
-	out := Aggregate(msg, loops.Dst, g.NumNodes, "sum")
-	return op("add", nil, out, c.Bias.Tensor())
+	return op("add", nil, Propagate(loops, h, gcnNorm(loops, h.DType())), c.Bias.Tensor())
+}
+
+// gcnNorm is the per-edge weight deg(src)^-1/2 * w * deg(dst)^-1/2 of a
+// graph with its self loops, made once per graph and dtype (it depends on
+// the edges only; PyG recomputes it unless cached=True).
+func gcnNorm(loops *Graph, dt core.DType) *core.Tensor {
+	return loops.memoize("gcn-norm-"+dt.String(), func() *core.Tensor {
+		deg := loops.InDegree(dt)
+		// deg^-1/2 with 0 for isolated nodes (rsqrt(0) = inf), as PyG's masked_fill.
+		inv := op("rsqrt", nil, deg)
+		inv = op("where", nil, op("isinf", nil, inv), core.Scalar(0, dt, loops.Device()), inv)
+		norm := op("mul", nil, Gather(inv, loops.Src), Gather(inv, loops.Dst))
+		if loops.Weight != nil {
+			norm = op("mul", nil, norm, castTo(loops.Weight, dt))
+		}
+		return norm
+	})
 }
 
 func castTo(t *core.Tensor, dt core.DType) *core.Tensor {
@@ -163,7 +169,17 @@ func (c *SAGEConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
 	if err := checkNodes(x, g, "SAGEConv"); err != nil {
 		return core.ErrTensor(err)
 	}
-	agg := Aggregate(Gather(x, g.Src), g.Dst, g.NumNodes, c.Aggr)
+	var agg *core.Tensor
+	switch c.Aggr {
+	case "sum":
+		agg = Propagate(g, x, nil)
+	case "mean":
+		// 1/in-degree per edge: the mean as one sparse product.
+		deg := op("clamp", core.Attrs{"min": 1.0}, g.InDegree(x.DType()))
+		agg = Propagate(g, x, Gather(op("reciprocal", nil, deg), g.Dst))
+	default:
+		agg = Aggregate(Gather(x, g.Src), g.Dst, g.NumNodes, c.Aggr)
+	}
 	return op("add", nil, c.LinL.Forward(agg), c.LinR.Forward(x))
 }
 
@@ -186,7 +202,7 @@ func (c *GINConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
 	if err := checkNodes(x, g, "GINConv"); err != nil {
 		return core.ErrTensor(err)
 	}
-	agg := Aggregate(Gather(x, g.Src), g.Dst, g.NumNodes, "sum")
+	agg := Propagate(g, x, nil)
 	self := x
 	if c.Eps != 0 {
 		self = op("mul", nil, x, core.Scalar(1+c.Eps, x.DType(), x.Device()))

@@ -1,5 +1,7 @@
 package geom
 
+import "github.com/webtensor/webtensor/core"
+
 // CSR is a compressed adjacency: the neighbours of node v are
 // Nbr[Ptr[v]:Ptr[v+1]], and Edge[k] is the edge id (position in the
 // graph's edge list) of entry k. Kept on the host: samplers walk it.
@@ -47,4 +49,47 @@ func (g *Graph) Out() *CSR {
 		g.out = buildCSR(g.NumNodes, g.src, g.dst)
 	}
 	return g.out
+}
+
+// csrTensors is the incoming adjacency on the graph's device, for spmm:
+// row v holds the edges into v; perm[k] is the edge id of entry k (to put
+// per-edge values in CSR order). Made once per graph.
+type csrTensors struct {
+	indptr, indices, perm *core.Tensor
+}
+
+func (g *Graph) inCSR() (*csrTensors, error) {
+	if g.inT != nil {
+		return g.inT, nil
+	}
+	c := g.In()
+	dev := g.Device()
+	t := &csrTensors{
+		indptr:  core.FromSlice(c.Ptr, core.Shape{len(c.Ptr)}, dev),
+		indices: core.FromSlice(c.Nbr, core.Shape{len(c.Nbr)}, dev),
+		perm:    core.FromSlice(c.Edge, core.Shape{len(c.Edge)}, dev),
+	}
+	if err := firstErr(t.indptr, t.indices, t.perm); err != nil {
+		return nil, err
+	}
+	g.inT = t
+	return t, nil
+}
+
+// Propagate is out[i] = sum over edges e = (j -> i) of w[e] * x[j]: message
+// passing with per-edge scalar weights as one sparse-dense product, so no
+// [E, F] tensor of messages is ever made (the memory of a layer is its
+// input and output). w nil means every edge weighs 1. x is [N, F].
+func Propagate(g *Graph, x, w *core.Tensor) *core.Tensor {
+	c, err := g.inCSR()
+	if err != nil {
+		return core.ErrTensor(err)
+	}
+	var vals *core.Tensor
+	if w == nil {
+		vals = core.Ones(core.Shape{g.NumEdges()}, x.DType(), x.Device())
+	} else {
+		vals = Gather(castTo(w, x.DType()), c.perm)
+	}
+	return core.Call1("spmm", nil, c.indptr, c.indices, vals, x)
 }

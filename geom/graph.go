@@ -18,6 +18,25 @@ type Graph struct {
 	weight   []float64
 	loops    map[float64]*Graph // WithSelfLoops results, made once per fill
 	in, out  *CSR               // adjacencies for samplers, made on first use
+	inT      *csrTensors        // the incoming adjacency on the device, for Propagate
+	memo     map[string]*core.Tensor
+}
+
+// memoize returns the tensor cached under key, making it once with make
+// (per-graph constants such as GCN's normalisation, which depend on the
+// edges only). Failures are not cached.
+func (g *Graph) memoize(key string, build func() *core.Tensor) *core.Tensor {
+	if t, ok := g.memo[key]; ok {
+		return t
+	}
+	t := build()
+	if t.Err() == nil {
+		if g.memo == nil {
+			g.memo = map[string]*core.Tensor{}
+		}
+		g.memo[key] = t
+	}
+	return t
 }
 
 // NewGraph checks an edge list (indices in [0, numNodes), one weight per

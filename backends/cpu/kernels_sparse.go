@@ -252,6 +252,10 @@ func spmmKernel(k *core.KernelCall) error {
 		return err
 	}
 	n := ds[1]
+	if denseF32(values) && denseF32(dense) && out.DType() == core.F32 {
+		spmmF32(p, f32s(values), f32s(dense), f32s(out), n)
+		return nil
+	}
 	v, d := readF64(values), readF64(dense)
 	res := make([]float64, p.rows*n)
 	parallelFor(p.rows, max(1, n*len(p.cols)/max(1, p.rows)), func(lo, hi int) {
@@ -279,6 +283,10 @@ func spmmTransposedKernel(k *core.KernelCall) error {
 		return err
 	}
 	n := dense.Shape()[1]
+	if denseF32(values) && denseF32(dense) && out.DType() == core.F32 {
+		spmmTransposedF32(p, f32s(values), f32s(dense), f32s(out), n)
+		return nil
+	}
 	v, d := readF64(values), readF64(dense)
 	res := make([]float64, out.Numel())
 	parallelFor(n, len(p.cols), func(lo, hi int) {
@@ -316,4 +324,36 @@ func sddmmKernel(k *core.KernelCall) error {
 	})
 	writeF64(out, res)
 	return nil
+}
+
+// spmmF32 is spmm in f32 without widening copies of the dense operand (a
+// graph layer's [N, F] features): each output row accumulates its entries
+// in CSR order, so the result does not depend on the core count.
+func spmmF32(p *csrPattern, v, d, out []float32, n int) {
+	parallelFor(p.rows, max(1, n*len(p.cols)/max(1, p.rows)), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			dst := out[r*n : (r+1)*n]
+			clear(dst)
+			for e := p.indptr[r]; e < p.indptr[r+1]; e++ {
+				w, src := v[e], d[p.cols[e]*n:(p.cols[e]+1)*n]
+				for j := range dst {
+					dst[j] += w * src[j]
+				}
+			}
+		}
+	})
+}
+
+// spmmTransposedF32 scatters v[e] * d[row(e)] into out[cols[e]] in f32; the
+// columns are split across tasks, so no two write one element.
+func spmmTransposedF32(p *csrPattern, v, d, out []float32, n int) {
+	clear(out)
+	parallelFor(n, len(p.cols), func(lo, hi int) {
+		for e, c := range p.cols {
+			w, src, dst := v[e], d[p.rowOf[e]*n:], out[c*n:]
+			for j := lo; j < hi; j++ {
+				dst[j] += w * src[j]
+			}
+		}
+	})
 }
