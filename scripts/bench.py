@@ -182,6 +182,15 @@ def plugin_bench(benchtime):
             if name in ns:
                 ratio = f"{ns[name] / base:.2f}x" if base else "-"
                 rows.append(f"| {what} | {ns[name] / 1e3:.2f} µs | {ratio} |")
+    for size in ("16", "64K"):
+        base = ns.get(f"BuiltinAddScalarParallel_{size}")
+        for name, what in [(f"PluginAdd1Parallel_{size}", f"plugin x+1, {size} f32, 2 goroutines (instance pool)"),
+                           (f"PluginAdd1Parallel1Instance_{size}",
+                            f"plugin x+1, {size} f32, 2 goroutines (WithMaxInstances(1))"),
+                           (f"BuiltinAddScalarParallel_{size}", f"built-in add scalar, {size} f32, 2 goroutines")]:
+            if name in ns:
+                ratio = f"{ns[name] / base:.2f}x" if base else "-"
+                rows.append(f"| {what} | {ns[name] / 1e3:.2f} µs | {ratio} |")
     rt = ROOT / "build" / "plugin-roundtrip-python.txt"
     if rt.exists():
         rows.append(f"| scaffold, build, load and call a new Go plugin from Python (`make python-test`) | "
@@ -247,6 +256,12 @@ Instantiation with a warm compilation cache, and the overhead of a plugin op (a 
 module adding 1.0 to each element) against the built-in op doing the same work. With the default
 per-call deadline wazero checks for cancellation in every loop iteration, which is what makes the
 1M-element plugin op slow; `WithNoDeadline()` shows the cost without it.
+
+The "2 goroutines" rows call the op from both cores at once (`b.RunParallel`; time per call, both
+goroutines together; the ratio is to the built-in op called the same way). A plugin keeps a pool
+of instances, one per call in flight, up to `WithMaxInstances` (default GOMAXPROCS);
+`WithMaxInstances(1)` is the one-instance host, where the calls queue. On a shared machine take
+the best of several runs: `go test -run '^$' -bench Parallel -benchtime 1s -count 10 ./plugins-wasm/`.
 
 {chr(10).join(plugins)}
 """
