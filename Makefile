@@ -7,7 +7,7 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: gpu-deps browser-deps geom-vectors wasm-build run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
+.PHONY: gpu-deps browser-deps geom-bench geom-vectors wasm-build run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
 
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
@@ -107,6 +107,9 @@ generate-check: ## fail when generated code or docs are stale
 	python3 scripts/gen_matmul_vec.py --check
 	$(GO) run ./conformance/cmd/index -check
 	@$(GO) run ./cmd/webtensor ops --markdown | diff -q - docs/ops.md >/dev/null || { echo "docs/ops.md is stale: run make generate"; exit 1; }
+
+geom-bench: $(VENV)/.ref-deps ## GCN and GraphSAGE on a 1M-edge graph, and neighbour sampling, against PyTorch Geometric in one run; updates docs/perf.md
+	$(PY) scripts/bench_geom.py
 
 geom-vectors: $(VENV)/.ref-deps ## regenerate geom/testdata/pyg.safetensors (the GNN layers' reference values) with PyTorch Geometric
 	$(PY) geom/testdata/gen_pyg.py geom/testdata/pyg.safetensors

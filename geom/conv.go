@@ -105,14 +105,16 @@ func (c *GCNConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
 		return core.ErrTensor(err)
 	}
 	h := linearNoBias(x, c.LinWeight)
-	return op("add", nil, Propagate(loops, h, gcnNorm(loops, h.DType())), c.Bias.Tensor())
+	dt := h.DType()
+	prop := propagateConst(loops, h, "gcn-norm", func() *core.Tensor { return gcnNorm(loops, dt) })
+	return op("add", nil, prop, c.Bias.Tensor())
 }
 
 // gcnNorm is the per-edge weight deg(src)^-1/2 * w * deg(dst)^-1/2 of a
-// graph with its self loops, made once per graph and dtype (it depends on
-// the edges only; PyG recomputes it unless cached=True).
+// graph with its self loops; GCNConv makes it once per graph and dtype (it
+// depends on the edges only; PyG recomputes it unless cached=True).
 func gcnNorm(loops *Graph, dt core.DType) *core.Tensor {
-	return loops.memoize("gcn-norm-"+dt.String(), func() *core.Tensor {
+	return func() *core.Tensor {
 		deg := loops.InDegree(dt)
 		// deg^-1/2 with 0 for isolated nodes (rsqrt(0) = inf), as PyG's masked_fill.
 		inv := op("rsqrt", nil, deg)
@@ -122,7 +124,7 @@ func gcnNorm(loops *Graph, dt core.DType) *core.Tensor {
 			norm = op("mul", nil, norm, castTo(loops.Weight, dt))
 		}
 		return norm
-	})
+	}()
 }
 
 func castTo(t *core.Tensor, dt core.DType) *core.Tensor {
@@ -174,9 +176,12 @@ func (c *SAGEConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
 	case "sum":
 		agg = Propagate(g, x, nil)
 	case "mean":
-		// 1/in-degree per edge: the mean as one sparse product.
-		deg := op("clamp", core.Attrs{"min": 1.0}, g.InDegree(x.DType()))
-		agg = Propagate(g, x, Gather(op("reciprocal", nil, deg), g.Dst))
+		// 1/in-degree per edge: the mean as one sparse product (the weights
+		// depend on the edges only: made once per graph).
+		agg = propagateConst(g, x, "mean", func() *core.Tensor {
+			deg := op("clamp", core.Attrs{"min": 1.0}, g.InDegree(x.DType()))
+			return Gather(op("reciprocal", nil, deg), g.Dst)
+		})
 	default:
 		agg = Aggregate(Gather(x, g.Src), g.Dst, g.NumNodes, c.Aggr)
 	}

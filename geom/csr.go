@@ -87,9 +87,29 @@ func Propagate(g *Graph, x, w *core.Tensor) *core.Tensor {
 	}
 	var vals *core.Tensor
 	if w == nil {
-		vals = core.Ones(core.Shape{g.NumEdges()}, x.DType(), x.Device())
+		vals = g.memoize("ones-"+x.DType().String(), func() *core.Tensor {
+			return core.Ones(core.Shape{g.NumEdges()}, x.DType(), x.Device())
+		})
 	} else {
 		vals = Gather(castTo(w, x.DType()), c.perm)
 	}
+	return spmm(c, vals, x)
+}
+
+func spmm(c *csrTensors, vals, x *core.Tensor) *core.Tensor {
 	return core.Call1("spmm", nil, c.indptr, c.indices, vals, x)
+}
+
+// propagateConst is Propagate with edge weights that depend on the graph
+// only (GCN's normalisation, the mean's 1/degree): made by build once, kept
+// in CSR order.
+func propagateConst(g *Graph, x *core.Tensor, key string, build func() *core.Tensor) *core.Tensor {
+	c, err := g.inCSR()
+	if err != nil {
+		return core.ErrTensor(err)
+	}
+	vals := g.memoize("csr-"+key+"-"+x.DType().String(), func() *core.Tensor {
+		return Gather(castTo(build(), x.DType()), c.perm)
+	})
+	return spmm(c, vals, x)
 }
