@@ -97,25 +97,76 @@ public final class Tensor extends TensorOps implements AutoCloseable {
 
     /**
      * Makes this tensor hold {@code value}'s data and closes {@code value} (its
-     * handle moves here); the old data is released. Optimizers use it to update
-     * parameters in place as seen from Java.
+     * handle moves here); the old data is released. A tensor that required
+     * gradients still does (as a fresh leaf, even when {@code value} was a
+     * graph node) and keeps its accumulated gradient, as a torch parameter
+     * keeps {@code .grad} across an optimizer step. Optimizers and
+     * {@code Module.loadStateDict} use it to update parameters in place as
+     * seen from Java: the object, and every reference to it, stays the same.
+     * Call it outside {@link Webtensor#noGrad} scopes (restoring the gradient
+     * backpropagates into the leaf).
      */
     public void assign(Tensor value) {
         if (value == this) {
             return;
         }
-        long nh = value.state.h.getAndSet(0);
-        if (nh == 0) {
-            throw new IllegalStateException("assign: the value is closed");
+        value.handle(); // a closed value fails here, before anything changes
+        boolean trainable = requiresGrad();
+        Tensor grad = trainable ? grad() : null;
+        try {
+            Tensor leaf = value;
+            if (value.requiresGrad()) { // a graph node or a leaf: this must become a fresh leaf
+                leaf = value.detach();
+                value.close();
+            }
+            long nh = leaf.state.h.getAndSet(0);
+            leaf.cleanable.clean();
+            long old = state.h.getAndSet(nh);
+            if (old == 0) {
+                state.h.set(0);
+                Native.free(nh);
+                throw new IllegalStateException("tensor used after close()");
+            }
+            Native.check(Native.free(old));
+            if (trainable) {
+                requiresGrad(true);
+                restoreGrad(grad);
+            }
+        } finally {
+            if (grad != null) {
+                grad.close();
+            }
         }
-        value.cleanable.clean();
-        long old = state.h.getAndSet(nh);
-        if (old == 0) {
-            state.h.set(0);
-            Native.free(nh);
-            throw new IllegalStateException("tensor used after close()");
+    }
+
+    /** Makes grad (moved to this tensor's device) the accumulated gradient of this fresh leaf. */
+    private void restoreGrad(Tensor grad) {
+        if (grad == null) {
+            return;
         }
-        Native.check(Native.free(old));
+        String dev = device();
+        if (grad.device().equals(dev)) {
+            backward(grad); // the ABI has no gradient setter: backpropagating from the leaf stores it
+            return;
+        }
+        try (Tensor moved = grad.to(dev)) {
+            backward(moved);
+        }
+    }
+
+    /**
+     * Another handle to this same tensor (same data, same autograd node), to
+     * close independently: what a module returns when its output is its input
+     * (dropout in eval mode, an empty {@code Sequential}).
+     */
+    public Tensor newHandle() {
+        try {
+            long h = handle();
+            Native.call(Native.RETAIN, h);
+            return wrap(h);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
     }
 
     // ---- construction ----------------------------------------------------------------------
@@ -157,6 +208,11 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     /** A tensor from raw row-major little-endian bytes of any dtype. */
     public static Tensor fromBytes(byte[] raw, DType dtype, long... shape) {
         return copyOf(MemorySegment.ofArray(raw), dtype, shape);
+    }
+
+    /** As {@link #fromBytes(byte[], DType, long...)}, made on {@code device} (null: the default device). */
+    public static Tensor fromBytes(byte[] raw, DType dtype, String device, long... shape) {
+        return copyOf(MemorySegment.ofArray(raw), dtype, device, shape);
     }
 
     /** A 0-d f32 tensor. */
@@ -205,13 +261,19 @@ public final class Tensor extends TensorOps implements AutoCloseable {
 
     /** A copy of {@code data} (any segment) as a new tensor on the default device. */
     static Tensor copyOf(MemorySegment data, DType dtype, long... shape) {
+        return copyOf(data, dtype, null, shape);
+    }
+
+    /** A copy of {@code data} as a new tensor on {@code device} (null or "": the default device). */
+    static Tensor copyOf(MemorySegment data, DType dtype, String device, long... shape) {
         try (Arena arena = Arena.ofConfined()) {
             // Heap segments cannot go to a plain downcall; one copy into native memory.
             MemorySegment src = data.isNative() ? data : arena.allocate(Math.max(data.byteSize(), 1)).copyFrom(data);
             MemorySegment cshape = arena.allocateFrom(JAVA_LONG, shape.length == 0 ? new long[1] : shape);
             MemorySegment out = arena.allocate(JAVA_LONG);
+            MemorySegment cdev = device == null ? MemorySegment.NULL : arena.allocateFrom(device);
             int st = (int) Native.FROM_DATA.invokeExact(src, data.byteSize(), dtype.code(), cshape, shape.length,
-                    MemorySegment.NULL, out);
+                    cdev, out);
             Native.check(st);
             return wrap(out.get(JAVA_LONG, 0));
         } catch (Throwable t) {
@@ -462,9 +524,21 @@ public final class Tensor extends TensorOps implements AutoCloseable {
         }
     }
 
-    /** This tensor (a new handle) when it has dtype d, else a cast copy. */
+    /**
+     * This tensor (a new handle) when it has dtype d, else a cast copy, made on
+     * the CPU for tensors elsewhere: they are read back anyway, and a GPU may
+     * not hold d (WGSL has no f64).
+     */
     private Tensor as(DType d) {
-        return dtype() == d ? detach() : cast(d);
+        if (dtype() == d) {
+            return detach();
+        }
+        if (device().equals("cpu")) {
+            return cast(d);
+        }
+        try (Tensor host = to("cpu")) {
+            return host.cast(d);
+        }
     }
 
     /** The value of a one-element tensor as a double. */

@@ -34,7 +34,9 @@ import java.util.function.Supplier;
  * </pre>
  *
  * A failing case is a result, not a test failure: the report judges the file.
- * Java has no checkpoint save/load, so the file has no training fields.
+ * The file also carries the cross-SDK training check ({@link ConformanceTraining}):
+ * the loss curve, the checkpoint written beside it ({@code java-<device>.ckpt.safetensors})
+ * and which other columns' checkpoints load here.
  */
 class ConformanceRunnerTest {
     static final String OUT = "webtensor.conformance.out", DEVICE = "webtensor.conformance.device";
@@ -44,10 +46,26 @@ class ConformanceRunnerTest {
     void writeResult() throws IOException {
         String device = System.getProperty(DEVICE, "cpu");
         Path out = Path.of(System.getProperty(OUT));
-        Map<String, Object> result = run(device);
-        Files.createDirectories(out.toAbsolutePath().getParent());
+        Files.createDirectories(out.toAbsolutePath().getParent()); // the checkpoint goes there during the run
+        Map<String, Object> result = run(device, out);
         Files.writeString(out, Safetensors.JSON.writer().with(SerializationFeature.INDENT_OUTPUT)
                 .writeValueAsString(result) + "\n");
+    }
+
+    /** The training check itself (runs in `make java-test`): the loss falls, and the checkpoint reloads. */
+    @Test
+    void trainingCheckTrainsAndItsCheckpointLoads(@org.junit.jupiter.api.io.TempDir Path dir) throws IOException {
+        Path ckpt = dir.resolve("java-cpu" + ConformanceTraining.SUFFIX);
+        List<Double> losses = ConformanceTraining.train("cpu", ckpt);
+        org.junit.jupiter.api.Assertions.assertEquals(ConformanceTraining.STEPS, losses.size());
+        org.junit.jupiter.api.Assertions.assertTrue(losses.getLast() < losses.getFirst(), "loss " + losses);
+        Files.copy(ckpt, dir.resolve("other" + ConformanceTraining.SUFFIX));
+        Files.write(dir.resolve("broken" + ConformanceTraining.SUFFIX), new byte[] {1, 2, 3});
+        Map<String, String> loads = ConformanceTraining.loadOthers(ckpt);
+        org.junit.jupiter.api.Assertions.assertEquals("ok", loads.get("other"));
+        org.junit.jupiter.api.Assertions.assertTrue(loads.get("broken").startsWith("IllegalArgumentException: load "),
+                loads.get("broken"));
+        org.junit.jupiter.api.Assertions.assertEquals(2, loads.size(), "its own checkpoint is not counted");
     }
 
     /** The grader itself (runs in `make java-test`): worst ratio, exact integers, NaN and infinities. */
@@ -72,8 +90,8 @@ class ConformanceRunnerTest {
         }
     }
 
-    /** The result of one column: conformance.Result's fields. */
-    static Map<String, Object> run(String device) throws IOException {
+    /** The result of one column (written to out): conformance.Result's fields. */
+    static Map<String, Object> run(String device, Path out) throws IOException {
         String kind = device.split(":", 2)[0];
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("sdk", "java");
@@ -102,6 +120,15 @@ class ConformanceRunnerTest {
         } finally {
             Webtensor.setDefaultDevice(previous);
         }
+        String file = out.toAbsolutePath().toString();
+        Path ckpt = Path.of(file.replaceFirst("\\.json$", "") + ConformanceTraining.SUFFIX);
+        try {
+            result.put("training", ConformanceTraining.train(device, ckpt));
+            result.put("checkpoint", ckpt.toString());
+        } catch (IOException | RuntimeException e) { // a failed training is a result, not a crash
+            result.put("checkpoint", "error: " + e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
+        result.put("loads_checkpoints", ConformanceTraining.loadOthers(ckpt));
         return result;
     }
 

@@ -1,29 +1,36 @@
 package dev.webtensor.nn;
 
+import dev.webtensor.DType;
 import dev.webtensor.Tensor;
-import dev.webtensor.Webtensor;
 
-import java.util.List;
-
-/** y = x W^T + b, with W [out, in] and b [out] drawn from U(-1/sqrt(in), 1/sqrt(in)) as in PyTorch. */
+/**
+ * y = x W^T + b over the last dimension, as torch.nn.Linear. State: weight
+ * [out, in] and bias [out], both drawn from U(+-1/sqrt(in)), weight first (the
+ * same numbers as Go's nn.NewLinear and the other SDKs after the same seed).
+ */
 public final class Linear extends Module {
+    private final long in, out;
     private final Tensor weight;
     private final Tensor bias;
 
-    public Linear(int in, int out) {
+    public Linear(long in, long out) {
         this(in, out, true);
     }
 
-    public Linear(int in, int out, boolean bias) {
-        double bound = 1.0 / Math.sqrt(in);
-        this.weight = uniform(bound, out, in);
-        this.bias = bias ? uniform(bound, out) : null;
+    public Linear(long in, long out, boolean bias) {
+        this(in, out, bias, null, null);
     }
 
-    private static Tensor uniform(double bound, long... shape) {
-        try (var g = Webtensor.noGrad(); Tensor u = Tensor.rand(shape); Tensor s = u.mul(2 * bound)) {
-            return s.sub(bound).requiresGrad(true);
+    /** With the parameters' dtype and device (null: f32, and the default device). */
+    public Linear(long in, long out, boolean bias, DType dtype, String device) {
+        if (in < 0 || out < 0) {
+            throw new IllegalArgumentException("Linear: sizes must be >= 0, got in=" + in + " out=" + out);
         }
+        this.in = in;
+        this.out = out;
+        Tensor[] wb = Init.defaultWeightAndBias(new long[] {out, in}, bias ? out : -1, dtype, device);
+        this.weight = registerParameter("weight", wb[0]);
+        this.bias = registerParameter("bias", wb[1]);
     }
 
     public Tensor weight() {
@@ -37,7 +44,7 @@ public final class Linear extends Module {
 
     @Override
     public Tensor forward(Tensor x) {
-        try (Tensor wt = weight.transpose()) {
+        try (Tensor wt = weight.transpose(0, 1)) {
             Tensor y = x.matmul(wt);
             if (bias == null) {
                 return y;
@@ -49,7 +56,7 @@ public final class Linear extends Module {
     }
 
     @Override
-    public List<Tensor> parameters() {
-        return bias == null ? List.of(weight) : List.of(weight, bias);
+    protected String extraRepr() {
+        return "in_features=" + in + ", out_features=" + out + ", bias=" + (bias != null);
     }
 }

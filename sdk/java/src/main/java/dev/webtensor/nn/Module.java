@@ -1,19 +1,185 @@
 package dev.webtensor.nn;
 
 import dev.webtensor.Tensor;
+import dev.webtensor.Webtensor;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.SequencedMap;
 
 /**
- * A layer or model: a forward function over parameters. Modules own their
- * parameters, so closing a module frees them.
+ * A layer or model, as torch.nn.Module: a forward function over named
+ * parameters and child modules. A module owns its parameters and children,
+ * so closing it frees them all.
+ *
+ * <p>Subclasses register what they hold in their constructor:
+ * {@link #registerParameter} for tensors to train, {@link #registerModule}
+ * for sub-layers. The state-dict names are PyTorch's: a module's own
+ * parameters in registration order, then each child's prefixed with its name
+ * ("0.weight", "0.bias", "2.weight", ...), so checkpoints move between this
+ * SDK, the others and torch.
  */
 public abstract class Module implements AutoCloseable {
-    /** The output for input x (a new tensor the caller closes). */
+    private final SequencedMap<String, Tensor> params = new LinkedHashMap<>();
+    private final SequencedMap<String, Module> children = new LinkedHashMap<>();
+    private boolean training = true;
+
+    /** The output for input x: a new tensor the caller closes. */
     public abstract Tensor forward(Tensor x);
 
-    /** The trainable tensors, in a stable order (optimizers keep state per position). */
-    public abstract List<Tensor> parameters();
+    /**
+     * Registers a trainable tensor under name (null: an absent one, such as a
+     * bias turned off, which has no state-dict entry) and marks it as requiring
+     * gradients. The module owns it from now on. Returns t.
+     */
+    protected final Tensor registerParameter(String name, Tensor t) {
+        checkName(name);
+        if (t != null) {
+            t.requiresGrad(true);
+        }
+        params.put(name, t);
+        return t;
+    }
+
+    /** Registers a child module under name; its parameters appear as "name.param". Returns m. */
+    protected final <M extends Module> M registerModule(String name, M m) {
+        checkName(name);
+        if (m == null) {
+            throw new IllegalArgumentException(getClass().getSimpleName() + ": module " + name + " is null");
+        }
+        children.put(name, m);
+        return m;
+    }
+
+    private void checkName(String name) {
+        String what = getClass().getSimpleName();
+        if (name == null || name.isEmpty() || name.contains(".")) {
+            throw new IllegalArgumentException(what + ": invalid name \"" + name + "\" (non-empty, without '.')");
+        }
+        if (params.containsKey(name) || children.containsKey(name)) {
+            throw new IllegalArgumentException(what + ": " + name + " is registered twice");
+        }
+    }
+
+    /** The parameter registered as name (null for an absent one); throws when there is no such name. */
+    public Tensor parameter(String name) {
+        if (!params.containsKey(name)) {
+            throw new IllegalArgumentException(getClass().getSimpleName() + " has no parameter " + name
+                    + " (it has " + params.keySet() + ")");
+        }
+        return params.get(name);
+    }
+
+    /** Every parameter by state-dict name, this module's first, then its children's, in registration order. */
+    public SequencedMap<String, Tensor> namedParameters() {
+        SequencedMap<String, Tensor> out = new LinkedHashMap<>();
+        collect("", out);
+        return Collections.unmodifiableSequencedMap(out);
+    }
+
+    private void collect(String prefix, SequencedMap<String, Tensor> out) {
+        params.forEach((n, t) -> {
+            if (t != null) {
+                out.put(prefix + n, t);
+            }
+        });
+        children.forEach((n, m) -> m.collect(prefix + n + ".", out));
+    }
+
+    /** The trainable tensors in state-dict order (what an optimizer takes). */
+    public List<Tensor> parameters() {
+        return List.copyOf(namedParameters().values());
+    }
+
+    /** The direct children in registration order. */
+    public List<Module> children() {
+        return List.copyOf(children.values());
+    }
+
+    /**
+     * The state by state-dict name (today: the parameters). The values are the
+     * module's own tensors, not copies: read or save them, do not close them.
+     */
+    public SequencedMap<String, Tensor> stateDict() {
+        return namedParameters();
+    }
+
+    /**
+     * Copies a state dict (from {@link Checkpoints#load} or another model) into
+     * this model's parameters, on their devices. Strict: every name must be
+     * present, no other name may be, and every shape and dtype must agree;
+     * otherwise nothing changes and one {@link IllegalArgumentException} lists
+     * every problem. The given tensors stay the caller's to close.
+     */
+    public void loadStateDict(Map<String, Tensor> state) {
+        SequencedMap<String, Tensor> mine = stateDict();
+        List<String> problems = new ArrayList<>(), missing = new ArrayList<>();
+        mine.forEach((name, t) -> {
+            Tensor v = state.get(name);
+            if (v == null) {
+                missing.add(name);
+                return;
+            }
+            if (!Arrays.equals(v.shape(), t.shape())) {
+                problems.add(name + ": shape " + Arrays.toString(v.shape()) + " in state dict, "
+                        + Arrays.toString(t.shape()) + " in module");
+            }
+            if (v.dtype() != t.dtype()) {
+                problems.add(name + ": dtype " + v.dtype() + " in state dict, " + t.dtype() + " in module");
+            }
+        });
+        List<String> unexpected = state.keySet().stream().filter(k -> !mine.containsKey(k)).sorted().toList();
+        if (!missing.isEmpty()) {
+            problems.add("missing from state dict: " + String.join(", ", missing));
+        }
+        if (!unexpected.isEmpty()) {
+            problems.add("not in module: " + String.join(", ", unexpected));
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException("loadStateDict: the state dict does not match the "
+                    + getClass().getSimpleName() + " (" + problems.size() + " problem(s)):\n  "
+                    + String.join("\n  ", problems));
+        }
+        List<Tensor> values = new ArrayList<>(mine.size());
+        try (var g = Webtensor.noGrad()) {
+            for (Map.Entry<String, Tensor> e : mine.entrySet()) {
+                Tensor v = state.get(e.getKey());
+                String dev = e.getValue().device();
+                values.add(v.device().equals(dev) ? v.detach() : v.to(dev));
+            }
+        } catch (RuntimeException e) {
+            values.forEach(Tensor::close);
+            throw e;
+        }
+        int i = 0;
+        for (Tensor t : mine.values()) { // commit: the values exist, only handles move now
+            t.assign(values.get(i++));
+        }
+    }
+
+    /** Training mode (dropout active) for this module and its children; returns this. */
+    public Module train(boolean on) {
+        training = on;
+        children.values().forEach(m -> m.train(on));
+        return this;
+    }
+
+    public Module train() {
+        return train(true);
+    }
+
+    /** Evaluation mode: {@code train(false)}. */
+    public Module eval() {
+        return train(false);
+    }
+
+    public boolean isTraining() {
+        return training;
+    }
 
     /** Drops every parameter's accumulated gradient. */
     public void zeroGrad() {
@@ -22,10 +188,29 @@ public abstract class Module implements AutoCloseable {
         }
     }
 
+    /** Frees every parameter of this module and its children. Closing twice is harmless. */
     @Override
     public void close() {
         for (Tensor p : parameters()) {
             p.close();
         }
+    }
+
+    /** The arguments shown by {@link #toString}, as torch's extra_repr. */
+    protected String extraRepr() {
+        return "";
+    }
+
+    /** torch's module repr: the class, its arguments and its children, indented. */
+    @Override
+    public String toString() {
+        String head = getClass().getSimpleName() + "(" + extraRepr();
+        if (children.isEmpty()) {
+            return head + ")";
+        }
+        StringBuilder b = new StringBuilder(head).append('\n');
+        children.forEach((n, m) -> b.append("  (").append(n).append("): ")
+                .append(m.toString().replace("\n", "\n  ")).append('\n'));
+        return b.append(')').toString();
     }
 }

@@ -2,34 +2,49 @@ package dev.webtensor.nn;
 
 import dev.webtensor.Tensor;
 
-import java.util.ArrayList;
 import java.util.List;
 
-/** Modules applied in order; the intermediate outputs are closed as soon as the next one exists. */
+/**
+ * Modules applied in order, as torch.nn.Sequential: their parameters are
+ * named "0.weight", "2.bias", ... by position.
+ */
 public final class Sequential extends Module {
     private final List<Module> layers;
 
     public Sequential(Module... layers) {
+        for (int i = 0; i < layers.length; i++) {
+            registerModule(String.valueOf(i), layers[i]);
+        }
         this.layers = List.of(layers);
     }
 
+    /** The layer at position i. */
+    public Module get(int i) {
+        return layers.get(i);
+    }
+
+    public int size() {
+        return layers.size();
+    }
+
+    /**
+     * Each intermediate output is closed as soon as the next layer has used it:
+     * the autograd graph keeps what backward needs on its own.
+     */
     @Override
     public Tensor forward(Tensor x) {
         Tensor cur = null;
         for (Module m : layers) {
-            Tensor next = m.forward(cur == null ? x : cur);
-            if (cur != null) {
-                cur.close(); // the autograd graph keeps what backward needs; the handle is ours to drop
+            Tensor next;
+            try {
+                next = m.forward(cur == null ? x : cur);
+            } finally {
+                if (cur != null) {
+                    cur.close();
+                }
             }
             cur = next;
         }
-        return cur == null ? x.detach() : cur;
-    }
-
-    @Override
-    public List<Tensor> parameters() {
-        List<Tensor> out = new ArrayList<>();
-        layers.forEach(m -> out.addAll(m.parameters()));
-        return out;
+        return cur == null ? x.newHandle() : cur;
     }
 }
