@@ -58,6 +58,9 @@ func checkNodes(x *core.Tensor, g *Graph, layer string) error {
 	if err := firstErr(x); err != nil {
 		return err
 	}
+	if g.Bipartite() {
+		return fmt.Errorf("geom: %s needs one node set; for a bipartite relation use SAGEConv.ForwardBipartite (or HeteroConv)", layer)
+	}
 	if s := x.Shape(); len(s) < 1 || s[0] != g.NumNodes {
 		return fmt.Errorf("geom: %s: features of shape %v for a graph of %d nodes", layer, s, g.NumNodes)
 	}

@@ -146,20 +146,27 @@ type SAGEConv struct {
 
 // NewSAGEConv makes a SAGEConv; aggr is "mean" (PyG's default), "max", "sum" or "min".
 func NewSAGEConv(in, out int, aggr string, o Options) (*SAGEConv, error) {
+	return NewBipartiteSAGEConv(in, in, out, aggr, o)
+}
+
+// NewBipartiteSAGEConv is SAGEConv((inSrc, inDst), out) for a relation
+// between two node sets: lin_l maps the aggregated source features, lin_r
+// the destination's own.
+func NewBipartiteSAGEConv(inSrc, inDst, out int, aggr string, o Options) (*SAGEConv, error) {
 	switch aggr {
 	case "mean", "max", "sum", "min":
 	default:
 		return nil, fmt.Errorf("geom: SAGEConv: unknown aggregation %q (mean, max, sum, min)", aggr)
 	}
-	l, err := nn.NewLinear(in, out, o.devOpt()...)
+	l, err := nn.NewLinear(inSrc, out, o.devOpt()...)
 	if err != nil {
 		return nil, fmt.Errorf("geom: SAGEConv: %w", err)
 	}
-	r, err := nn.NewLinear(in, out, append(o.devOpt(), nn.WithoutBias())...)
+	r, err := nn.NewLinear(inDst, out, append(o.devOpt(), nn.WithoutBias())...)
 	if err != nil {
 		return nil, fmt.Errorf("geom: SAGEConv: %w", err)
 	}
-	c := &SAGEConv{In: in, Out: out, Aggr: aggr, LinL: l, LinR: r}
+	c := &SAGEConv{In: inSrc, Out: out, Aggr: aggr, LinL: l, LinR: r}
 	if err := c.RegisterModule("lin_l", l); err != nil {
 		return nil, err
 	}
@@ -171,19 +178,32 @@ func (c *SAGEConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
 	if err := checkNodes(x, g, "SAGEConv"); err != nil {
 		return core.ErrTensor(err)
 	}
+	return c.ForwardBipartite(x, x, g)
+}
+
+// ForwardBipartite maps source features [NumSrcNodes, inSrc] and
+// destination features [NumNodes, inDst] to [NumNodes, Out] over a
+// relation g.
+func (c *SAGEConv) ForwardBipartite(xSrc, x *core.Tensor, g *Graph) *core.Tensor {
+	if err := firstErr(xSrc, x); err != nil {
+		return core.ErrTensor(err)
+	}
+	if s, d := xSrc.Shape(), x.Shape(); len(s) != 2 || len(d) != 2 || s[0] != g.NumSrcNodes() || d[0] != g.NumNodes {
+		return core.ErrTensor(fmt.Errorf("geom: SAGEConv: features %v -> %v for a relation of %d -> %d nodes", s, d, g.NumSrcNodes(), g.NumNodes))
+	}
 	var agg *core.Tensor
 	switch c.Aggr {
 	case "sum":
-		agg = Propagate(g, x, nil)
+		agg = Propagate(g, xSrc, nil)
 	case "mean":
 		// 1/in-degree per edge: the mean as one sparse product (the weights
 		// depend on the edges only: made once per graph).
-		agg = propagateConst(g, x, "mean", func() *core.Tensor {
+		agg = propagateConst(g, xSrc, "mean", func() *core.Tensor {
 			deg := op("clamp", core.Attrs{"min": 1.0}, g.InDegree(x.DType()))
 			return Gather(op("reciprocal", nil, deg), g.Dst)
 		})
 	default:
-		agg = Aggregate(Gather(x, g.Src), g.Dst, g.NumNodes, c.Aggr)
+		agg = Aggregate(Gather(xSrc, g.Src), g.Dst, g.NumNodes, c.Aggr)
 	}
 	return op("add", nil, c.LinL.Forward(agg), c.LinR.Forward(x))
 }

@@ -46,7 +46,7 @@ func (g *Graph) In() *CSR {
 // Out is the outgoing adjacency (for each node, the destinations of its edges), built once.
 func (g *Graph) Out() *CSR {
 	if g.out == nil {
-		g.out = buildCSR(g.NumNodes, g.src, g.dst)
+		g.out = buildCSR(g.NumSrcNodes(), g.src, g.dst)
 	}
 	return g.out
 }

@@ -11,7 +11,9 @@ import (
 // tensors of shape [E] on the graph's device; the host copies are kept for
 // samplers and checks.
 type Graph struct {
-	NumNodes int
+	NumNodes int  // nodes that receive messages (the destinations)
+	numSrc   int  // nodes that send them, when bipartite
+	bipart   bool // sources and destinations are different node sets
 	Src, Dst *core.Tensor
 	Weight   *core.Tensor // nil: every edge weighs 1
 	src, dst []int64
@@ -76,6 +78,44 @@ func NewGraph(numNodes int, src, dst []int64, weight []float64, dev ...core.Devi
 	return g, nil
 }
 
+// NewBipartite is a graph whose edges go from a set of numSrc nodes to a
+// different set of numDst nodes (one relation of a heterogeneous graph:
+// authors to papers, say). Layers that accept it take the two feature
+// matrices separately.
+func NewBipartite(numSrc, numDst int, src, dst []int64, weight []float64, dev ...core.Device) (*Graph, error) {
+	if numSrc < 0 {
+		return nil, fmt.Errorf("geom: NewBipartite: %d source nodes", numSrc)
+	}
+	for k := range src {
+		if src[k] < 0 || src[k] >= int64(numSrc) {
+			return nil, fmt.Errorf("geom: NewBipartite: edge %d starts at %d, outside the %d source nodes", k, src[k], numSrc)
+		}
+	}
+	// NewGraph checks the destinations (and the source ids against the larger set).
+	g, err := NewGraph(max(numSrc, numDst), src, dst, weight, dev...)
+	if err != nil {
+		return nil, err
+	}
+	for k := range dst {
+		if dst[k] >= int64(numDst) {
+			return nil, fmt.Errorf("geom: NewBipartite: edge %d ends at %d, outside the %d destination nodes", k, dst[k], numDst)
+		}
+	}
+	g.NumNodes, g.numSrc, g.bipart = numDst, numSrc, true
+	return g, nil
+}
+
+// NumSrcNodes is the number of nodes messages come from (NumNodes unless bipartite).
+func (g *Graph) NumSrcNodes() int {
+	if g.bipart {
+		return g.numSrc
+	}
+	return g.NumNodes
+}
+
+// Bipartite reports whether sources and destinations are different node sets.
+func (g *Graph) Bipartite() bool { return g.bipart }
+
 // FromEdgeIndex is NewGraph from PyG's layout: edgeIndex is an integer
 // tensor [2, E] (row 0 the sources), weight an optional [E] tensor.
 func FromEdgeIndex(numNodes int, edgeIndex, weight *core.Tensor, dev ...core.Device) (*Graph, error) {
@@ -113,6 +153,9 @@ func (g *Graph) Device() core.Device { return g.Src.Device() }
 // PyG's add_remaining_self_loops and GATConv's loops do - except that an
 // existing loop's weight is not kept: callers here pass unit weights.
 func (g *Graph) WithSelfLoops(fill float64) (*Graph, error) {
+	if g.bipart {
+		return nil, fmt.Errorf("geom: a bipartite graph (%d -> %d nodes) has no self loops; this layer needs one node set", g.numSrc, g.NumNodes)
+	}
 	if l, ok := g.loops[fill]; ok {
 		return l, nil
 	}

@@ -56,6 +56,9 @@ func (b *subgraphBuilder) finish(numSeeds int, dev []core.Device) (*Subgraph, er
 }
 
 func checkSeeds(g *Graph, seeds []int64) error {
+	if g.Bipartite() {
+		return fmt.Errorf("geom: the samplers walk one node set; this graph is bipartite (%d -> %d nodes)", g.NumSrcNodes(), g.NumNodes)
+	}
 	for _, s := range seeds {
 		if s < 0 || s >= int64(g.NumNodes) {
 			return fmt.Errorf("geom: seed node %d is outside the %d nodes", s, g.NumNodes)

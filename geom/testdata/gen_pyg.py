@@ -70,6 +70,43 @@ case("pool_mean", ident, lambda m, x, ei, w, b: global_mean_pool(x * 1.0, b), {"
 case("pool_max", ident, lambda m, x, ei, w, b: global_max_pool(x * 1.0, b), {"pool": "max"})
 
 path = sys.argv[1] if len(sys.argv) > 1 else "geom/testdata/pyg.safetensors"
+
+
+def hetero():
+    """A HeteroConv of SAGEConvs over authors and papers (sum across relations)."""
+    from torch_geometric.nn import HeteroConv
+
+    counts, dims = {"author": 4, "paper": 5}, {"author": 2, "paper": 3}
+    x = {t: torch.randn(counts[t], dims[t], requires_grad=True) for t in counts}
+    rels = {("author", "writes", "paper"): 7, ("paper", "cites", "paper"): 6, ("paper", "rev_writes", "author"): 5}
+    ei = {}
+    for (s, r, d), e in rels.items():
+        ei[(s, r, d)] = torch.stack([torch.randint(0, counts[s], (e,)), torch.randint(0, counts[d], (e,))])
+    conv = HeteroConv({k: SAGEConv((-1, -1), 3) for k in rels}, aggr="sum").double()
+    with torch.no_grad():
+        conv({t: v.detach() for t, v in x.items()}, ei)  # materialise the lazy layers
+    for p in conv.parameters():
+        torch.nn.init.normal_(p)
+    y = conv(x, ei)
+    loss = 0
+    for t, v in y.items():
+        up = torch.randn_like(v)
+        out[f"hetero/out/{t}"] = v.detach()
+        out[f"hetero/up/{t}"] = up
+        loss = loss + (v * up).sum()
+    loss.backward()
+    for t, v in x.items():
+        out[f"hetero/x/{t}"] = v.detach()
+        out[f"hetero/grad/x/{t}"] = v.grad
+    for (s, r, d), v in ei.items():
+        out[f"hetero/edge_index/{s}__{r}__{d}"] = v
+    for pn, p in conv.named_parameters():
+        out[f"hetero/param/{pn}"] = p.detach().clone()
+        out[f"hetero/grad/{pn}"] = p.grad
+    meta["hetero"] = {"counts": counts, "dims": dims}
+
+
+hetero()
 versions = {"torch_geometric": torch_geometric.__version__, "torch": torch.__version__}
 save_file({k: v.contiguous() for k, v in out.items()}, path, metadata={"cases": json.dumps(meta), **versions})
 print(f"{path}: {len(meta)} cases")
