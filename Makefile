@@ -24,8 +24,9 @@ build: ## build the webtensor CLI into build/
 capi: ## build the C ABI: build/libwebtensor.so (header: capi/include/webtensor.h)
 	$(GO) build -buildmode=c-shared -o build/libwebtensor.so ./capi
 
-run: build ## train the demo model on the best device found (CPU fallback); writes loss.png
+run: build ## train the demos on the best device found (CPU fallback): the spiral MLP (loss.png) and a GCN on a synthetic graph (gnn-loss.png)
 	./build/webtensor run --plot loss.png
+	./build/webtensor run --task gnn --steps 100 --plot gnn-loss.png
 
 # Test-time Python: NumPy and safetensors for the checkpoint interop test,
 # ruff for the Python lint.
