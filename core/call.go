@@ -51,10 +51,24 @@ func suggestOp(name string) string {
 // CallDef is Call with the OpDef already looked up.
 func CallDef(def *OpDef, inputs []*Tensor, attrs Attrs) (outs []*Tensor, err error) {
 	defer catch(def.Name, &err)
+	var traced []*Tensor // the inputs as given (promotion replaces them below)
+	if tb := tracer.Load(); tb != nil {
+		// Only calls made by the traced code are recorded, not the ones an
+		// op makes inside its own implementation.
+		if tb.depth.Add(1) == 1 {
+			defer func() {
+				if err == nil {
+					tb.t.Record(def, traced, attrs, outs)
+				}
+			}()
+		}
+		defer tb.depth.Add(-1)
+	}
 	inputs, err = checkInputs(def, inputs)
 	if err != nil {
 		return nil, err
 	}
+	traced = inputs
 	var a Attrs // nil for an op without attributes (most elementwise ops): no map per call
 	if len(def.Attrs) > 0 || len(attrs) > 0 || def.Random {
 		if a, err = normalizeAttrs(def.Name, def.Attrs, attrs); err != nil {

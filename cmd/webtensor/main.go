@@ -31,7 +31,7 @@ Environment:
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(opsCmd(), doctorCmd(), runCmd(), pluginCmd())
+	root.AddCommand(opsCmd(), doctorCmd(), runCmd(), pluginCmd(), irCmd())
 	return root
 }
 

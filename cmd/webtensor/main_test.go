@@ -118,3 +118,15 @@ func TestDoctor(t *testing.T) {
 		assert.Contains(t, out, "limits: buffer")
 	}
 }
+
+func TestIRShowTracesAndOptimises(t *testing.T) {
+	for _, model := range []string{"mlp", "transformer", "gcn"} {
+		out, err := execute(t, "ir", "show", "--model", model)
+		require.NoError(t, err, out)
+		assert.Contains(t, out, "# "+model+", captured:")
+		assert.Contains(t, out, "# after the passes:")
+		assert.Contains(t, out, "return %")
+	}
+	_, err := execute(t, "ir", "show", "--model", "rnn")
+	assert.ErrorContains(t, err, `--model must be mlp, transformer or gcn, got "rnn"`)
+}

@@ -1,0 +1,122 @@
+package ir
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Value is one tensor of a graph: a graph input, a constant captured from
+// the traced code, or an output of a node.
+type Value struct {
+	ID    int
+	Shape core.Shape
+	DType core.DType
+	// Const holds the tensor of a constant; nil otherwise.
+	Const *core.Tensor
+	// Input is the position of a graph input, -1 otherwise.
+	Input int
+	// Producer is the node that computes it (nil for inputs and constants),
+	// Index which of its outputs.
+	Producer *Node
+	Index    int
+}
+
+// Node is one op call.
+type Node struct {
+	Op      string
+	Attrs   core.Attrs
+	Inputs  []*Value // nil entries: absent optional inputs
+	Outputs []*Value
+}
+
+// Graph is a captured computation: Inputs in order, Nodes in execution
+// order, Outputs the values the function returned.
+type Graph struct {
+	Inputs  []*Value
+	Nodes   []*Node
+	Outputs []*Value
+	nextID  int
+}
+
+func (g *Graph) newValue(shape core.Shape, dt core.DType) *Value {
+	v := &Value{ID: g.nextID, Shape: shape, DType: dt, Input: -1}
+	g.nextID++
+	return v
+}
+
+// String prints the graph one node per line:
+//
+//	%3 = matmul(%0, %1)
+//	%4 = add(%3, const%2 f32[4])  {alpha: 1}
+func (g *Graph) String() string {
+	var b strings.Builder
+	name := func(v *Value) string {
+		switch {
+		case v == nil:
+			return "_"
+		case v.Input >= 0:
+			return fmt.Sprintf("%%in%d", v.Input)
+		case v.Const != nil:
+			return fmt.Sprintf("const%d", v.ID)
+		}
+		return fmt.Sprintf("%%%d", v.ID)
+	}
+	typ := func(v *Value) string { return fmt.Sprintf("%s%v", v.DType, []int(v.Shape)) }
+	for _, v := range g.Inputs {
+		fmt.Fprintf(&b, "input %s: %s\n", name(v), typ(v))
+	}
+	for _, n := range g.Nodes {
+		outs := make([]string, len(n.Outputs))
+		for i, o := range n.Outputs {
+			outs[i] = name(o) + ": " + typ(o)
+		}
+		ins := make([]string, len(n.Inputs))
+		for i, in := range n.Inputs {
+			ins[i] = name(in)
+		}
+		fmt.Fprintf(&b, "%s = %s(%s)%s\n", strings.Join(outs, ", "), n.Op, strings.Join(ins, ", "), attrString(n.Attrs))
+	}
+	outs := make([]string, len(g.Outputs))
+	for i, o := range g.Outputs {
+		outs[i] = name(o)
+	}
+	fmt.Fprintf(&b, "return %s\n", strings.Join(outs, ", "))
+	return b.String()
+}
+
+func attrString(a core.Attrs) string {
+	if len(a) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(a))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %v", k, a[k])
+	}
+	return "  {" + strings.Join(parts, ", ") + "}"
+}
+
+// Stats counts what a graph holds, for `webtensor ir show` and tests.
+type Stats struct{ Nodes, Consts, Inputs, Outputs int }
+
+// Stats of g.
+func (g *Graph) Stats() Stats {
+	s := Stats{Nodes: len(g.Nodes), Inputs: len(g.Inputs), Outputs: len(g.Outputs)}
+	seen := map[*Value]bool{}
+	for _, n := range g.Nodes {
+		for _, v := range n.Inputs {
+			if v != nil && v.Const != nil && !seen[v] {
+				seen[v] = true
+				s.Consts++
+			}
+		}
+	}
+	return s
+}
