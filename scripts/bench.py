@@ -266,7 +266,15 @@ the best of several runs: `go test -run '^$' -bench Parallel -benchtime 1s -coun
 {chr(10).join(plugins)}
 """
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(doc)
+    # Sections other scripts own (and that this run did not produce) are
+    # kept, so a partial `make bench` never drops someone else's numbers.
+    out = Path(args.out)
+    if out.exists():
+        for sec in out.read_text().split("\n## ")[1:]:
+            heading = sec.split("\n", 1)[0]
+            if f"\n## {heading}\n" not in doc:
+                doc = doc.rstrip() + "\n\n## " + sec.rstrip() + "\n"
+    out.write_text(doc)
     print(f"wrote {args.out}")
     # The Python per-op overhead section (scripts/bench_overhead.py, also
     # `make python-overhead`) measures the installed SDK: install it first.

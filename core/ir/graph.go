@@ -24,12 +24,16 @@ type Value struct {
 	Index    int
 }
 
-// Node is one op call.
+// Node is one op call, or (Op "fused") a tree of elementwise ops run as
+// one kernel: Fused is the tree over Inputs, Sub the original nodes (run
+// instead where the device cannot fuse or gradients are needed).
 type Node struct {
 	Op      string
 	Attrs   core.Attrs
 	Inputs  []*Value // nil entries: absent optional inputs
 	Outputs []*Value
+	Fused   *core.FusedExpr
+	Sub     []*Node
 }
 
 // Graph is a captured computation: Inputs in order, Nodes in execution
@@ -77,7 +81,11 @@ func (g *Graph) String() string {
 		for i, in := range n.Inputs {
 			ins[i] = name(in)
 		}
-		fmt.Fprintf(&b, "%s = %s(%s)%s\n", strings.Join(outs, ", "), n.Op, strings.Join(ins, ", "), attrString(n.Attrs))
+		op := n.Op
+		if n.Fused != nil {
+			op = "fused[" + exprString(n.Fused) + "]"
+		}
+		fmt.Fprintf(&b, "%s = %s(%s)%s\n", strings.Join(outs, ", "), op, strings.Join(ins, ", "), attrString(n.Attrs))
 	}
 	outs := make([]string, len(g.Outputs))
 	for i, o := range g.Outputs {
@@ -119,4 +127,15 @@ func (g *Graph) Stats() Stats {
 		}
 	}
 	return s
+}
+
+func exprString(e *core.FusedExpr) string {
+	if e.Op == "" {
+		return fmt.Sprintf("$%d", e.Arg)
+	}
+	args := make([]string, len(e.Args))
+	for i, a := range e.Args {
+		args[i] = exprString(a)
+	}
+	return e.Op + "(" + strings.Join(args, ", ") + ")"
 }

@@ -109,6 +109,9 @@ func (g *Graph) EliminateCommon() int {
 func nodeKey(n *Node) string {
 	var b strings.Builder
 	b.WriteString(n.Op)
+	if n.Fused != nil {
+		b.WriteString(exprString(n.Fused))
+	}
 	for _, v := range n.Inputs {
 		if v == nil {
 			b.WriteString("|_")

@@ -38,6 +38,12 @@ func (g *Graph) Run(inputs ...*core.Tensor) ([]*core.Tensor, error) {
 		for i, v := range n.Inputs {
 			ins[i] = value(v)
 		}
+		if n.Fused != nil {
+			if err := runFused(n, ins, env, value); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		outs, err := core.Call(n.Op, ins, n.Attrs)
 		if err != nil {
 			return nil, fmt.Errorf("ir: Run: %s: %w", n.Op, err)

@@ -1,0 +1,172 @@
+package ir
+
+import (
+	"fmt"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Fusion limits: leaves are storage bindings (the device allows 10 with the
+// output), and a tree is one WGSL expression (a value used twice inside it
+// is computed twice, so trees stay small).
+const (
+	maxFusedLeaves = 8
+	maxFusedOps    = 24
+)
+
+// FuseElementwise replaces trees of elementwise ops - each intermediate
+// used only by the next op of the tree - with fused nodes that dev's backend
+// runs as one kernel (core.MapFuser). It returns how many ops went into
+// fused nodes; a backend that cannot fuse leaves the graph as it is.
+func (g *Graph) FuseElementwise(dev core.Device) (int, error) {
+	b, err := core.BackendFor(dev)
+	if err != nil {
+		return 0, err
+	}
+	fuser, ok := b.(core.MapFuser)
+	if !ok {
+		return 0, nil
+	}
+	uses := map[*Value]int{}
+	for _, n := range g.Nodes {
+		for _, v := range n.Inputs {
+			uses[v]++
+		}
+	}
+	for _, v := range g.Outputs {
+		uses[v] += 2 // an output must stay materialised
+	}
+	fusable := func(n *Node) bool {
+		if n.Fused != nil || len(n.Outputs) != 1 || len(n.Attrs) != 0 || !fuser.Fusable(n.Op, n.Outputs[0].DType) {
+			return false
+		}
+		for _, v := range n.Inputs {
+			if v == nil || v.DType != core.F32 {
+				return false
+			}
+		}
+		return true
+	}
+	absorbed := map[*Node]bool{}
+	replace := map[*Node]*Node{}
+	fusedOps := 0
+	for i := len(g.Nodes) - 1; i >= 0; i-- {
+		root := g.Nodes[i]
+		if absorbed[root] || !fusable(root) {
+			continue
+		}
+		t := &treeBuilder{leafOf: map[*Value]int{}, fusable: fusable, uses: uses, absorbed: absorbed}
+		expr := t.build(root)
+		if t.ops < 2 || len(t.leaves) > maxFusedLeaves {
+			for _, n := range t.sub {
+				delete(absorbed, n)
+			}
+			continue
+		}
+		// Sub in execution order: the tree was walked from the root.
+		sub := make([]*Node, 0, len(t.sub))
+		for _, n := range g.Nodes[:i+1] {
+			if t.in[n] {
+				sub = append(sub, n)
+			}
+		}
+		replace[root] = &Node{Op: "fused", Inputs: t.leaves, Outputs: root.Outputs, Fused: expr, Sub: sub}
+		fusedOps += t.ops
+	}
+	kept := g.Nodes[:0]
+	for _, n := range g.Nodes {
+		if f, ok := replace[n]; ok {
+			kept = append(kept, f)
+		} else if !absorbed[n] {
+			kept = append(kept, n)
+		}
+	}
+	g.Nodes = kept
+	return fusedOps, nil
+}
+
+type treeBuilder struct {
+	leaves   []*Value
+	leafOf   map[*Value]int
+	sub      []*Node
+	in       map[*Node]bool
+	ops      int
+	fusable  func(*Node) bool
+	uses     map[*Value]int
+	absorbed map[*Node]bool
+}
+
+func (t *treeBuilder) build(n *Node) *core.FusedExpr {
+	if t.in == nil {
+		t.in = map[*Node]bool{}
+	}
+	t.ops++
+	t.sub = append(t.sub, n)
+	t.in[n] = true
+	if t.ops > 1 {
+		t.absorbed[n] = true
+	}
+	e := &core.FusedExpr{Op: n.Op}
+	for _, v := range n.Inputs {
+		p := v.Producer
+		if p != nil && t.uses[v] == 1 && !t.absorbed[p] && t.fusable(p) && t.ops < maxFusedOps {
+			e.Args = append(e.Args, t.build(p))
+			continue
+		}
+		idx, ok := t.leafOf[v]
+		if !ok {
+			idx = len(t.leaves)
+			t.leafOf[v] = idx
+			t.leaves = append(t.leaves, v)
+		}
+		e.Args = append(e.Args, &core.FusedExpr{Arg: idx})
+	}
+	return e
+}
+
+// runFused computes a fused node: as one kernel when every input is on a
+// device that fuses and no gradient is being recorded through it, else by
+// running its original nodes.
+func runFused(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor, value func(*Value) *core.Tensor) error {
+	out := n.Outputs[0]
+	if fused, ok := tryFuse(n, ins, out); ok {
+		env[out] = fused
+		return nil
+	}
+	for _, s := range n.Sub {
+		sins := make([]*core.Tensor, len(s.Inputs))
+		for i, v := range s.Inputs {
+			sins[i] = value(v)
+		}
+		outs, err := core.Call(s.Op, sins, s.Attrs)
+		if err != nil {
+			return fmt.Errorf("ir: Run: %s (in a fused node): %w", s.Op, err)
+		}
+		for i, o := range s.Outputs {
+			env[o] = outs[i]
+		}
+	}
+	return nil
+}
+
+func tryFuse(n *Node, ins []*core.Tensor, out *Value) (*core.Tensor, bool) {
+	if len(ins) == 0 {
+		return nil, false
+	}
+	dev := ins[0].Device()
+	for _, t := range ins {
+		if t.Device() != dev || (core.GradEnabled() && t.RequiresGrad()) {
+			return nil, false
+		}
+	}
+	b, err := core.BackendFor(dev)
+	if err != nil {
+		return nil, false
+	}
+	fuser, ok := b.(core.MapFuser)
+	if !ok {
+		return nil, false
+	}
+	t, err := fuser.FuseMap(n.Fused, ins, out.Shape, out.DType)
+	return t, err == nil
+}

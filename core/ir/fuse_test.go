@@ -1,0 +1,111 @@
+package ir
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	_ "github.com/webtensor/webtensor/backends/webgpu"
+	"github.com/webtensor/webtensor/core"
+)
+
+func webgpuOrSkip(t *testing.T) core.Device {
+	t.Helper()
+	dev := core.Device{Kind: "webgpu"}
+	if _, err := core.BackendFor(dev); err != nil {
+		t.Skipf("no WebGPU adapter here: %v", err)
+	}
+	return dev
+}
+
+func randnOn(dev core.Device, seed int, shape ...int) *core.Tensor {
+	return c1("randn", core.Attrs{"shape": shape, "seed": seed, "device": dev.String()})
+}
+
+// Random elementwise programs over broadcast operands, fused on WebGPU,
+// against the same graph run op by op.
+func TestFusedKernelsEqualTheOpsTheyReplace(t *testing.T) {
+	dev := webgpuOrSkip(t)
+	unary := []string{"exp", "tanh", "sin", "neg", "square", "relu", "sigmoid", "abs", "erf"}
+	binary := []string{"add", "sub", "mul", "maximum", "minimum"}
+	fusedAny := 0
+	for seed := range 30 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 11))
+		bias := randnOn(dev, 200+seed, 8)
+		steps := make([][3]int, 4+rng.IntN(10))
+		for i := range steps {
+			steps[i] = [3]int{rng.IntN(3), rng.IntN(32), rng.IntN(32)}
+		}
+		program := func(in []*core.Tensor) ([]*core.Tensor, error) {
+			pool := []*core.Tensor{in[0], in[1], bias}
+			for _, s := range steps {
+				a, b := pool[s[1]%len(pool)], pool[s[2]%len(pool)]
+				if s[0] == 0 {
+					pool = append(pool, c1(unary[s[1]%len(unary)], nil, a))
+				} else {
+					pool = append(pool, c1(binary[s[2]%len(binary)], nil, a, b))
+				}
+			}
+			return []*core.Tensor{pool[len(pool)-1]}, nil
+		}
+		x, y := randnOn(dev, 1, 4, 8), randnOn(dev, 2, 4, 1)
+		g, err := Trace(program, x, y)
+		require.NoError(t, err)
+		_, _, _, err = g.Optimize()
+		require.NoError(t, err)
+		plain, err := g.Run(x, y)
+		require.NoError(t, err)
+		n, err := g.FuseElementwise(dev)
+		require.NoError(t, err)
+		fusedAny += n
+		fused, err := g.Run(x, y)
+		require.NoError(t, err)
+		a, _ := plain[0].Float64s()
+		b, _ := fused[0].Float64s()
+		for i := range a {
+			if !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
+				require.InDelta(t, a[i], b[i], 1e-5+1e-5*math.Abs(a[i]), "seed %d element %d\n%s", seed, i, g)
+			}
+		}
+	}
+	assert.Greater(t, fusedAny, 30, "the programs had chains to fuse")
+}
+
+func TestFusionKeepsGradientsByRunningTheOriginalOps(t *testing.T) {
+	dev := webgpuOrSkip(t)
+	w := randnOn(dev, 3, 8)
+	fn := func(in []*core.Tensor) ([]*core.Tensor, error) {
+		return []*core.Tensor{c1("sum", nil, c1("tanh", nil, c1("mul", nil, c1("add", nil, in[0], w), in[0])))}, nil
+	}
+	x := randnOn(dev, 4, 4, 8)
+	g, err := Trace(fn, x)
+	require.NoError(t, err)
+	n, err := g.FuseElementwise(dev)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+	assert.Contains(t, g.String(), "fused[tanh(mul(add($0, $1), $0))]")
+	xs := x.Detach().SetRequiresGrad(true)
+	out, err := g.Run(xs)
+	require.NoError(t, err)
+	require.NoError(t, out[0].Backward())
+	got, _ := xs.Grad().Float64s()
+	xe := x.Detach().SetRequiresGrad(true)
+	want, _ := fn([]*core.Tensor{xe})
+	require.NoError(t, want[0].Backward())
+	exp, _ := xe.Grad().Float64s()
+	assert.InDeltaSlice(t, exp, got, 1e-6)
+	// The CPU cannot fuse: the graph stays as it is.
+	wc := randn(5, 8)
+	cg, err := Trace(func(in []*core.Tensor) ([]*core.Tensor, error) {
+		return []*core.Tensor{c1("tanh", nil, c1("add", nil, in[0], wc))}, nil
+	}, randn(1, 4, 8))
+	require.NoError(t, err)
+	n, err = cg.FuseElementwise(core.CPU)
+	require.NoError(t, err)
+	assert.Equal(t, 0, n)
+	assert.False(t, strings.Contains(cg.String(), "fused"))
+}
