@@ -112,8 +112,9 @@ generate-check: ## fail when generated code or docs are stale
 geom-bench: $(VENV)/.ref-deps ## GCN and GraphSAGE on a 1M-edge graph, and neighbour sampling, against PyTorch Geometric in one run; updates docs/perf.md
 	$(PY) scripts/bench_geom.py
 
-geom-vectors: $(VENV)/.ref-deps ## regenerate geom/testdata/pyg.safetensors (the GNN layers' reference values) with PyTorch Geometric
+geom-vectors: $(VENV)/.ref-deps ## regenerate geom/testdata/pyg.safetensors and pyg_points.safetensors (the GNN layers' and point-cloud code's reference values) with PyTorch Geometric
 	$(PY) geom/testdata/gen_pyg.py geom/testdata/pyg.safetensors
+	$(PY) geom/testdata/gen_pyg_points.py geom/testdata/pyg_points.safetensors
 
 vectors: $(VENV)/.ref-deps ## regenerate the reference vectors with NumPy and PyTorch
 	rm -rf build/vectors-in

@@ -7,6 +7,11 @@
 // classification, and a stochastic block model generator so demos need no
 // download.
 //
+// For point clouds: exact k-NN and radius search, batched so neighbours
+// stay inside their cloud (KNN, Radius, KNNGraph, RadiusGraph, as
+// torch_cluster's), seeded transforms (NormalizeScale, RandomRotate,
+// RandomJitter) and the DGCNN layers EdgeConv and DynamicEdgeConv.
+//
 // Messages flow along edges from Src to Dst, as PyG's default
 // source_to_target flow: edge_index[0] is the source, edge_index[1] the
 // node that aggregates.
