@@ -108,7 +108,7 @@ func main() {
 		}
 		idLines = append(idLines, fmt.Sprintf("- %s (%s): %s (%.16s...)", c.Name, c.Op, verdict, want))
 	}
-	trainLines, tp, tf, tbad := trainingChecks(cols)
+	trainLines, tp, tf, tbad := trainingChecks(cols, *dir)
 	pass, fails = pass+tp, fails+tf
 	bad = append(bad, tbad...)
 	supported := pass + fails + missing
@@ -137,6 +137,14 @@ func main() {
 	if err := os.WriteFile(*md, []byte(doc), 0o644); err != nil {
 		fail(err)
 	}
+	// Checkpoint paths are where this run wrote them: the committed report
+	// keeps the file name only (runners in temporary folders pass absolute
+	// paths, which name the machine).
+	for i := range cols {
+		if c := cols[i].Checkpoint; c != "" && !strings.HasPrefix(c, "error") {
+			cols[i].Checkpoint = filepath.Base(c)
+		}
+	}
 	raw, _ := json.MarshalIndent(map[string]any{"summary": summary, "parity": parity, "columns": cols}, "", "  ")
 	if err := os.WriteFile(*js, raw, 0o644); err != nil {
 		fail(err)
@@ -155,7 +163,7 @@ func fail(err error) {
 // trainingChecks compares the loss curves of the columns that trained the
 // MLP, loads every column's checkpoint into a Go model and compares the
 // weights, and collects what each SDK reported loading from the others.
-func trainingChecks(cols []conformance.Result) (lines []string, pass, fails int, bad []string) {
+func trainingChecks(cols []conformance.Result, dir string) (lines []string, pass, fails int, bad []string) {
 	var ref *conformance.Result
 	var refVals map[string][]float64
 	close := func(a, b float64) bool { return math.Abs(a-b) <= 1e-3+1e-3*math.Abs(b) }
@@ -170,7 +178,13 @@ func trainingChecks(cols []conformance.Result) (lines []string, pass, fails int,
 			bad = append(bad, fmt.Sprintf("training @ %s: %s", name, c.Checkpoint))
 			continue
 		}
-		vals, err := conformance.CheckpointValues(c.Checkpoint)
+		// Runners write checkpoints next to their results; the path they
+		// report is relative to where they ran, so the results folder wins.
+		ckpt := c.Checkpoint
+		if alt := filepath.Join(dir, filepath.Base(ckpt)); fileExists(alt) {
+			ckpt = alt
+		}
+		vals, err := conformance.CheckpointValues(ckpt)
 		if err != nil {
 			fails++
 			bad = append(bad, fmt.Sprintf("checkpoint of %s does not load in Go: %v", name, err))
@@ -223,4 +237,9 @@ func trainingChecks(cols []conformance.Result) (lines []string, pass, fails int,
 		}
 	}
 	return lines, pass, fails, bad
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
