@@ -78,6 +78,8 @@ typedef enum {
 
 /* A tensor handle. 0 is never valid. */
 typedef int64_t wt_tensor;
+/* A captured graph (see wt_trace_begin); handles are never reused either. */
+typedef int64_t wt_graph;
 
 /* Attribute kinds for wt_op. */
 typedef enum {
@@ -240,6 +242,24 @@ int32_t wt_live_dlpack_exports(int64_t *count);
  * either side are seen by the other. */
 int32_t wt_tensor_from_host_borrowed(const void *data, size_t nbytes, int32_t dtype, const int64_t *shape,
                                      int32_t ndim, int32_t *released, wt_tensor *out);
+/* ---- Graph capture (the IR: core/ir) ------------------------------------------ */
+
+/* A captured computation: wt_trace_begin(inputs), then the ops of one call
+ * of the function (made through wt_op, as usual), then wt_trace_end(outputs)
+ * returns a graph - constants folded, common subexpressions merged, dead ops
+ * dropped, elementwise chains fused into single kernels where the device can
+ * - that wt_graph_run replays on new inputs of the same shapes and dtypes.
+ * Tensors the function used that are not inputs are captured as constants.
+ * One capture at a time per process; wt_trace_abort drops it. */
+int32_t wt_trace_begin(const wt_tensor *inputs, int32_t n_inputs);
+int32_t wt_trace_end(const wt_tensor *outputs, int32_t n_outputs, wt_graph *out);
+int32_t wt_trace_abort(void);
+int32_t wt_graph_run(wt_graph graph, const wt_tensor *inputs, int32_t n_inputs, wt_tensor *outputs, int32_t out_cap,
+                     int32_t *n_outputs);
+/* The graph as text, one op per line (what `webtensor ir show` prints). */
+int32_t wt_graph_text(wt_graph graph, char *buf, size_t cap, size_t *needed);
+int32_t wt_graph_free(wt_graph graph);
+
 /* Run the garbage collector now, so the storages nothing references are
  * released (borrowed imports signal, DLPack deleters run) soon after. */
 int32_t wt_collect(void);

@@ -16,6 +16,7 @@ void test_dlpack_export(void);
 void test_dlpack_import(void);
 void test_dlpack_legacy_and_refusals(void);
 void test_borrowed_import(void);
+void test_graphs(void);
 void test_plugins(void);
 
 static void test_info(void) {
@@ -606,6 +607,7 @@ int main(void) {
   test_dlpack_import();
   test_dlpack_legacy_and_refusals();
   test_borrowed_import();
+  test_graphs();
   test_plugins();
   int64_t end = live_tensors();
   if (!CHECK(end == start)) printf("    %" PRId64 " tensors leaked\n", end - start);

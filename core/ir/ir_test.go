@@ -79,7 +79,7 @@ func TestPassesFoldMergeAndDropDeadCode(t *testing.T) {
 func TestTraceRefusesWhatItCannotCapture(t *testing.T) {
 	x, outside := randn(1, 2), randn(2, 2)
 	_, err := Trace(func(in []*core.Tensor) ([]*core.Tensor, error) { return []*core.Tensor{outside}, nil }, x)
-	assert.ErrorContains(t, err, "output 0 was not computed by the traced function")
+	assert.ErrorContains(t, err, "output 0 was not computed by the traced code")
 	_, err = Trace(func(in []*core.Tensor) ([]*core.Tensor, error) {
 		return []*core.Tensor{c1("matmul", nil, in[0], randn(3, 3))}, nil
 	}, x)

@@ -55,42 +55,93 @@ func cloneAttrs(a core.Attrs) core.Attrs {
 	return out
 }
 
-// Trace runs fn once on the example inputs, recording every op it calls,
-// and returns the graph from the inputs to what fn returns. Tensors fn uses
-// that are neither inputs nor made inside it become constants, held by
-// reference: pass anything that changes between runs (the parameters of a
-// model being trained, whose optimiser replaces their tensors) as an input.
-func Trace(fn func(inputs []*core.Tensor) ([]*core.Tensor, error), examples ...*core.Tensor) (*Graph, error) {
-	traceMu.Lock()
-	defer traceMu.Unlock()
+// Capture is a trace in progress (Begin ... End), for callers that cannot
+// hand over a function: the C ABI records what a Python or JavaScript
+// program does between two calls.
+type Capture struct {
+	r    *recorder
+	prev core.Tracer
+	done bool
+}
+
+// Begin starts capturing the ops called from now on, with inputs as the
+// graph's inputs. One capture at a time per process: End or Abort it.
+func Begin(inputs ...*core.Tensor) (*Capture, error) {
+	if !traceMu.TryLock() {
+		return nil, fmt.Errorf("ir: a capture is already in progress (end or abort it first)")
+	}
 	r := &recorder{g: &Graph{}, values: map[*core.Tensor]*Value{}}
-	for i, t := range examples {
+	for i, t := range inputs {
+		if t == nil {
+			traceMu.Unlock()
+			return nil, fmt.Errorf("ir: capture input %d is nil", i)
+		}
 		if err := t.Err(); err != nil {
-			return nil, fmt.Errorf("ir: Trace: example input %d: %w", i, err)
+			traceMu.Unlock()
+			return nil, fmt.Errorf("ir: capture input %d: %w", i, err)
+		}
+		if _, dup := r.values[t]; dup {
+			traceMu.Unlock()
+			return nil, fmt.Errorf("ir: capture input %d is the same tensor as an earlier one", i)
 		}
 		v := r.g.newValue(t.Shape(), t.DType())
 		v.Input = i
 		r.values[t] = v
 		r.g.Inputs = append(r.g.Inputs, v)
 	}
-	prev := core.SetTracer(r)
-	outs, err := fn(examples)
-	core.SetTracer(prev)
+	return &Capture{r: r, prev: core.SetTracer(r)}, nil
+}
+
+func (c *Capture) stop() {
+	if !c.done {
+		c.done = true
+		core.SetTracer(c.prev)
+		traceMu.Unlock()
+	}
+}
+
+// Abort stops the capture and drops it.
+func (c *Capture) Abort() { c.stop() }
+
+// End stops the capture and returns the graph from its inputs to outputs.
+func (c *Capture) End(outputs ...*core.Tensor) (*Graph, error) {
+	if c.done {
+		return nil, fmt.Errorf("ir: the capture has already ended")
+	}
+	c.stop()
+	if c.r.err != nil {
+		return nil, c.r.err
+	}
+	for i, t := range outputs {
+		if t == nil {
+			return nil, fmt.Errorf("ir: output %d is nil", i)
+		}
+		if err := t.Err(); err != nil {
+			return nil, fmt.Errorf("ir: output %d: %w", i, err)
+		}
+		v, ok := c.r.values[t]
+		if !ok {
+			return nil, fmt.Errorf("ir: output %d was not computed by the traced code (return computed tensors, not inputs or outside tensors)", i)
+		}
+		c.r.g.Outputs = append(c.r.g.Outputs, v)
+	}
+	return c.r.g, nil
+}
+
+// Trace runs fn once on the example inputs, recording every op it calls,
+// and returns the graph from the inputs to what fn returns. Tensors fn uses
+// that are neither inputs nor made inside it become constants, held by
+// reference: pass anything that changes between runs (the parameters of a
+// model being trained, whose optimiser replaces their tensors) as an input.
+func Trace(fn func(inputs []*core.Tensor) ([]*core.Tensor, error), examples ...*core.Tensor) (*Graph, error) {
+	c, err := Begin(examples...)
 	if err != nil {
+		return nil, err
+	}
+	outs, err := fn(examples)
+	if err != nil {
+		c.Abort()
 		return nil, fmt.Errorf("ir: Trace: the traced function failed: %w", err)
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	for i, t := range outs {
-		if err := t.Err(); err != nil {
-			return nil, fmt.Errorf("ir: Trace: output %d: %w", i, err)
-		}
-		v, ok := r.values[t]
-		if !ok {
-			return nil, fmt.Errorf("ir: Trace: output %d was not computed by the traced function (return computed tensors, not inputs or outside tensors)", i)
-		}
-		r.g.Outputs = append(r.g.Outputs, v)
-	}
-	return r.g, nil
+	return c.End(outs...)
 }

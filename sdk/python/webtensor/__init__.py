@@ -13,6 +13,8 @@ from __future__ import annotations
 from . import _lib
 from . import _index  # noqa: F401 (adds Tensor.__getitem__)
 from . import _mutate  # noqa: F401 (adds Tensor.__setitem__ and the in-place operators)
+from ._compile import compile as compile  # noqa: A004 (torch.compile's name)
+from ._compile import trace as trace
 from ._dlpack import from_dlpack
 from ._dtype import BY_NAME as _DT
 from ._dtype import DType
@@ -94,7 +96,8 @@ def manifest() -> dict:
 
 
 __all__ = [
-    "DType", "Tensor", "UnsupportedError", "arange", "default_device", "devices", "from_dlpack", "full",
+    "DType", "Tensor", "UnsupportedError", "arange", "compile", "trace", "default_device", "devices",
+    "from_dlpack", "full",
     "is_tensor", "live_tensors", "load", "manifest", "manual_seed", "nn", "no_grad", "ones", "optim", "rand",
     "randn", "save", "scope", "set_default_device", "tensor", "zeros",
 ]

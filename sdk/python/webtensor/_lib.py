@@ -137,6 +137,12 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_plugin_load": ([_s, *_BUF], _i32),
     "wt_plugin_load_bytes": ([C.c_void_p, _sz, _s, *_BUF], _i32),
     "wt_plugin_ops": ([_s, *_BUF], _i32),
+    "wt_trace_begin": ([_p(_i64), _i32], _i32),
+    "wt_trace_end": ([_p(_i64), _i32, _p(_i64)], _i32),
+    "wt_trace_abort": ([], _i32),
+    "wt_graph_run": ([_i64, _p(_i64), _i32, _p(_i64), _i32, _p(_i32)], _i32),
+    "wt_graph_text": ([_i64, *_BUF], _i32),
+    "wt_graph_free": ([_i64], _i32),
 }
 
 
