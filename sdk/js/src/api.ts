@@ -11,3 +11,4 @@ export * from "./ops.gen.js";
 export * as nn from "./nn.js";
 export * as optim from "./optim.js";
 export { save, load } from "./serialize.js";
+export { Graph, compile, trace } from "./compile.js";

@@ -89,6 +89,14 @@ export interface Binding {
   noGradExit(): void;
   manualSeed(seed: bigint): void;
   liveDLPackExports(): number;
+  /** Graph capture (the C ABI's wt_trace_begin / wt_trace_end): records the ops called in between. */
+  traceBegin(inputs: readonly number[]): void;
+  /** Ends the capture: a graph handle from the inputs to these outputs. */
+  traceEnd(outputs: readonly number[]): number;
+  traceAbort(): void;
+  graphRun(graph: number, inputs: readonly number[]): number[];
+  graphText(graph: number): string;
+  graphFree(graph: number): void;
   /** Loads a WebAssembly plugin (label names it in errors); returns its name and op names. Node only. */
   loadPlugin(wasm: Uint8Array, label: string): { name: string; ops: string[] };
 }

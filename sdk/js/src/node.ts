@@ -93,6 +93,13 @@ const PROTOTYPES = {
   wt_tensor_from_host_borrowed:
     "int32_t wt_tensor_from_host_borrowed(const void *data, size_t nbytes, int32_t dtype, const int64_t *shape, int32_t ndim, void *released, _Out_ int64_t *out)",
   wt_collect: "int32_t wt_collect()",
+  wt_trace_begin: "int32_t wt_trace_begin(const int64_t *inputs, int32_t n)",
+  wt_trace_end: "int32_t wt_trace_end(const int64_t *outputs, int32_t n, _Out_ int64_t *graph)",
+  wt_trace_abort: "int32_t wt_trace_abort()",
+  wt_graph_run:
+    "int32_t wt_graph_run(int64_t graph, const int64_t *inputs, int32_t n, _Out_ int64_t *outputs, int32_t cap, _Out_ int32_t *n_out)",
+  wt_graph_text: "int32_t wt_graph_text(int64_t graph, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_graph_free: "int32_t wt_graph_free(int64_t graph)",
   wt_plugin_load_bytes:
     "int32_t wt_plugin_load_bytes(const void *wasm, size_t n, const char *label, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_plugin_ops: "int32_t wt_plugin_ops(const char *plugin, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
@@ -311,6 +318,27 @@ function nodeBinding(lib: Native): Binding {
     noGradExit: () => check(lib.wt_no_grad_exit()),
     manualSeed: (seed) => check(lib.wt_manual_seed(seed)),
     liveDLPackExports: () => int64((o) => lib.wt_live_dlpack_exports(o)),
+    traceBegin: (inputs) => check(lib.wt_trace_begin(BigInt64Array.from(inputs.length ? inputs : [0], BigInt), inputs.length)),
+    traceEnd: (outputs) =>
+      newHandle((o) => lib.wt_trace_end(BigInt64Array.from(outputs.length ? outputs : [0], BigInt), outputs.length, o)),
+    traceAbort: () => check(lib.wt_trace_abort()),
+    graphRun: (g, inputs) => {
+      const ins = BigInt64Array.from(inputs.length ? inputs : [0], BigInt);
+      let cap = 4;
+      for (;;) {
+        const outs = new BigInt64Array(cap);
+        const n = new Int32Array(1);
+        const st = lib.wt_graph_run(g, ins, inputs.length, outs, cap, n) as number;
+        if (st === ERR_BUFFER_TOO_SMALL && n[0]! > cap) {
+          cap = n[0]!;
+          continue;
+        }
+        check(st);
+        return Array.from(outs.subarray(0, n[0]!), Number);
+      }
+    },
+    graphText: (g) => readString(lib.wt_graph_text, g),
+    graphFree: (g) => check(lib.wt_graph_free(g)),
     loadPlugin: (wasm, label) => {
       const name = readString(lib.wt_plugin_load_bytes, wasm, wasm.byteLength, label);
       return { name, ops: JSON.parse(readString(lib.wt_plugin_ops, name)) as string[] };

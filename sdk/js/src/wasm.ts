@@ -97,6 +97,12 @@ function wasmBinding(go: GoCalls): Binding {
     noGradExit: () => call("noGradExit"),
     manualSeed: (seed) => call("manualSeed", seed.toString()),
     liveDLPackExports: () => 0,
+    traceBegin: (inputs) => call("traceBegin", [...inputs]),
+    traceEnd: (outputs) => call<number>("traceEnd", [...outputs]),
+    traceAbort: () => call("traceAbort"),
+    graphRun: (g, inputs) => call<number[]>("graphRun", g, [...inputs]),
+    graphText: (g) => call<string>("graphText", g),
+    graphFree: (g) => call("graphFree", g),
     loadPlugin: () => {
       throw new Error("webtensor: WebAssembly plugins run in Node (the browser build has no wazero host)");
     },

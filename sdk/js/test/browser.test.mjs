@@ -152,6 +152,25 @@ test("browser: nn and optim train on WebGPU; the checkpoint loads back", async (
   });
 });
 
+test("browser: wt.compile fuses an elementwise chain on WebGPU and equals eager", async () => {
+  await withPage(async ({ page }) => {
+    const r = await page.evaluate(async () => {
+      const { wt } = window;
+      await wt.init();
+      const b = wt.tensor(new Float32Array([0.5, -1, 2, 0.25]));
+      const f = (x) => x.mul(b).add(1).tanh().mul(x);
+      const cf = wt.compile(f);
+      cf(wt.tensor(new Float32Array([1, 2, 3, 4])));
+      const x = wt.tensor(new Float32Array([-1, 0.5, 1, 2]));
+      const got = Array.from(await cf(x).data());
+      const want = Array.from(await f(x).data());
+      return { got, want, text: String([...cf.graphs.values()][0]) };
+    });
+    assert.match(r.text, /fused\[mul\(tanh\(add\(mul\(\$0, \$1\), \$2\)\), \$0\)\]/);
+    r.want.forEach((w, i) => assert.ok(Math.abs(r.got[i] - w) < 1e-5, `${r.got[i]} vs ${w}`));
+  });
+});
+
 test("browser: the example page trains on WebGPU and draws the loss", async () => {
   await withPage(
     async ({ page }) => {

@@ -116,6 +116,9 @@ func main() {
 	for name, fn := range syncCalls() {
 		export(obj, name, fn)
 	}
+	for name, fn := range graphCalls() {
+		export(obj, name, fn)
+	}
 	for name, fn := range asyncCalls() {
 		exportAsync(obj, name, fn)
 	}
