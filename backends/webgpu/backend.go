@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cogentcore/webgpu/wgpu"
 	"github.com/webtensor/webtensor/core"
@@ -27,8 +28,10 @@ type Backend struct {
 	pool    bufferPool
 	staging bufferPool
 	pipes   map[string]*pipeline
-	batch   batch
-	tuner   tuner
+	// kernel cache counters (KernelCacheStats)
+	kernelLookups, kernelHits atomic.Int64
+	batch                     batch
+	tuner                     tuner
 }
 
 func init() {

@@ -58,7 +58,9 @@ func (b *Backend) pipelineWithLayout(key string, nIn, nOut, uniformAt int, rende
 	b.mu.Lock()
 	p := b.pipes[key]
 	b.mu.Unlock()
+	b.kernelLookups.Add(1)
 	if p != nil {
+		b.kernelHits.Add(1)
 		return p, nil
 	}
 	src, err := render()
@@ -278,4 +280,11 @@ func (b *Backend) readback(src *wgpu.Buffer, off, size uint64) ([]byte, error) {
 		return nil, fmt.Errorf("webgpu: unmap: %w", err)
 	}
 	return out, nil
+}
+
+// KernelCacheStats reports how many kernel lookups this device has made
+// and how many found a compiled pipeline (the rest generated and compiled
+// WGSL): after warm-up a training loop should compile nothing.
+func (b *Backend) KernelCacheStats() (lookups, hits int64) {
+	return b.kernelLookups.Load(), b.kernelHits.Load()
 }
