@@ -21,7 +21,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * The 45 functions of capi/include/webtensor.h as FFM downcall handles, the
+ * The functions of capi/include/webtensor.h the SDK uses, as FFM downcall handles, the
  * library loading, and the status-to-exception mapping. Everything else in the
  * SDK calls through here; nothing outside this package sees a raw handle call.
  */
@@ -90,6 +90,12 @@ final class Native {
     static final MethodHandle PLUGIN_LOAD = fn("wt_plugin_load", I, A, A, L, A);
     static final MethodHandle PLUGIN_LOAD_BYTES = fn("wt_plugin_load_bytes", I, A, L, A, A, L, A);
     static final MethodHandle PLUGIN_OPS = fn("wt_plugin_ops", I, A, A, L, A);
+    static final MethodHandle TRACE_BEGIN = fn("wt_trace_begin", I, A, I);
+    static final MethodHandle TRACE_END = fn("wt_trace_end", I, A, I, A);
+    static final MethodHandle TRACE_ABORT = fn("wt_trace_abort", I);
+    static final MethodHandle GRAPH_RUN = fn("wt_graph_run", I, L, A, I, A, I, A);
+    static final MethodHandle GRAPH_TEXT = fn("wt_graph_text", I, L, A, L, A);
+    static final MethodHandle GRAPH_FREE = fn("wt_graph_free", I, L);
 
     static {
         int abi = (int) invoke(ABI);
@@ -229,6 +235,22 @@ final class Native {
                   MemorySegment out, int cap, MemorySegment nOut) {
         try {
             return (int) OP.invokeExact(name, in, nIn, attrs, nAttrs, out, cap, nOut);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    static int graphRun(long graph, MemorySegment in, int nIn, MemorySegment out, int cap, MemorySegment nOut) {
+        try {
+            return (int) GRAPH_RUN.invokeExact(graph, in, nIn, out, cap, nOut);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    static int graphFree(long graph) {
+        try {
+            return (int) GRAPH_FREE.invokeExact(graph);
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -28,7 +28,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * {@link Ops}; both are generated from the manifest. Tensors may be shared between threads.
  */
 public final class Tensor extends TensorOps implements AutoCloseable {
-    private static final Cleaner CLEANER = Cleaner.create();
+    /** Shared with {@link Graph}: one cleaner thread for every native handle of the SDK. */
+    static final Cleaner CLEANER = Cleaner.create();
     private static final java.nio.ByteOrder LE = java.nio.ByteOrder.LITTLE_ENDIAN;
     // Little-endian (the ABI's byte order) and unaligned: they write into byte[]-backed segments.
     private static final ValueLayout.OfFloat LE_FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);

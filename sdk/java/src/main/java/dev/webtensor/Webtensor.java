@@ -5,11 +5,12 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-/** Process-wide functions of the runtime: version, devices, seeds, no-grad scopes, ops by name, plugins. */
+/** Process-wide functions of the runtime: version, devices, seeds, no-grad scopes, ops by name, graph capture, plugins. */
 public final class Webtensor {
     private Webtensor() {}
 
@@ -119,6 +120,32 @@ public final class Webtensor {
      */
     public static Tensor[] op(String name, Tensor[] inputs, Attr... attrs) {
         return Op.call(name, inputs, attrs);
+    }
+
+    /**
+     * Runs {@code fn(examples)} once, recording its ops, and returns them as a
+     * {@link Graph} to replay on new inputs of the same shapes and dtypes. fn
+     * must return tensors it computed or its inputs, not outside tensors; what
+     * it returned is closed once captured, the examples excepted (use
+     * {@link #compile} to keep a first call's result). If fn throws, the capture is dropped and the exception
+     * propagates; a bad output is an {@link IllegalArgumentException} or a
+     * {@link WebtensorException} naming it. The next capture starts cleanly.
+     */
+    public static Graph trace(Function<Tensor[], Tensor[]> fn, Tensor... examples) {
+        Graph.Traced t = Graph.capture(fn, examples);
+        for (Tensor o : t.outputs()) {
+            o.close();
+        }
+        return t.graph();
+    }
+
+    /**
+     * fn compiled: one graph per input signature (shapes, dtypes, devices),
+     * captured on the signature's first call (which returns fn's eager result)
+     * and replayed afterwards. See {@link Compiled}.
+     */
+    public static Compiled compile(Function<Tensor[], Tensor[]> fn) {
+        return new Compiled(fn);
     }
 
     /** Loads a WebAssembly plugin (.wasm) and registers its ops; returns the plugin's name. */
