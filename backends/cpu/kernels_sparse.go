@@ -344,15 +344,36 @@ func spmmF32(p *csrPattern, v, d, out []float32, n int) {
 	})
 }
 
-// spmmTransposedF32 scatters v[e] * d[row(e)] into out[cols[e]] in f32; the
-// columns are split across tasks, so no two write one element.
+// spmmTransposedF32 is out = A^T d in f32 (spmm's gradient for its dense
+// operand): the entries are grouped by column first (a counting sort, O(E)),
+// so each output row is one task that gathers its entries in entry order -
+// row-parallel like spmm, no two tasks writing one row, and the result does
+// not depend on the core count.
 func spmmTransposedF32(p *csrPattern, v, d, out []float32, n int) {
-	clear(out)
-	parallelFor(n, len(p.cols), func(lo, hi int) {
-		for e, c := range p.cols {
-			w, src, dst := v[e], d[p.rowOf[e]*n:], out[c*n:]
-			for j := lo; j < hi; j++ {
-				dst[j] += w * src[j]
+	cols := len(out) / max(n, 1)
+	ptr := make([]int32, cols+1)
+	for _, c := range p.cols {
+		ptr[c+1]++
+	}
+	for c := range cols {
+		ptr[c+1] += ptr[c]
+	}
+	next := append([]int32(nil), ptr[:cols]...)
+	ent := make([]int32, len(p.cols))
+	for e, c := range p.cols {
+		ent[next[c]] = int32(e)
+		next[c]++
+	}
+	parallelFor(cols, max(1, n*len(p.cols)/max(1, cols)), func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			dst := out[c*n : (c+1)*n]
+			clear(dst)
+			for _, e := range ent[ptr[c]:ptr[c+1]] {
+				w, r := v[e], p.rowOf[e]
+				src := d[r*n : (r+1)*n]
+				for j := range dst {
+					dst[j] += w * src[j]
+				}
 			}
 		}
 	})
