@@ -114,17 +114,15 @@ func (c *GCNConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
 // graph with its self loops; GCNConv makes it once per graph and dtype (it
 // depends on the edges only; PyG recomputes it unless cached=True).
 func gcnNorm(loops *Graph, dt core.DType) *core.Tensor {
-	return func() *core.Tensor {
-		deg := loops.InDegree(dt)
-		// deg^-1/2 with 0 for isolated nodes (rsqrt(0) = inf), as PyG's masked_fill.
-		inv := op("rsqrt", nil, deg)
-		inv = op("where", nil, op("isinf", nil, inv), core.Scalar(0, dt, loops.Device()), inv)
-		norm := op("mul", nil, Gather(inv, loops.Src), Gather(inv, loops.Dst))
-		if loops.Weight != nil {
-			norm = op("mul", nil, norm, castTo(loops.Weight, dt))
-		}
-		return norm
-	}()
+	deg := loops.InDegree(dt)
+	// deg^-1/2 with 0 for isolated nodes (rsqrt(0) = inf), as PyG's masked_fill.
+	inv := op("rsqrt", nil, deg)
+	inv = op("where", nil, op("isinf", nil, inv), core.Scalar(0, dt, loops.Device()), inv)
+	norm := op("mul", nil, Gather(inv, loops.Src), Gather(inv, loops.Dst))
+	if loops.Weight != nil {
+		norm = op("mul", nil, norm, castTo(loops.Weight, dt))
+	}
+	return norm
 }
 
 func castTo(t *core.Tensor, dt core.DType) *core.Tensor {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"time"
@@ -92,36 +93,17 @@ func runDemo(cmd *cobra.Command, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	bar := newBar(o.steps, o.quiet)
-	losses := make([]float64, 0, o.steps)
 	start := time.Now()
-	for step := 1; step <= o.steps; step++ {
+	losses, err := trainLoop(out, o.steps, o.quiet, func() (*core.Tensor, error) {
 		opt.ZeroGrad()
 		loss := core.Call1("cross_entropy", nil, model.Forward(x), y)
 		if err := loss.Backward(); err != nil {
-			return fmt.Errorf("step %d: %w", step, err)
+			return nil, err
 		}
-		if err := opt.Step(); err != nil {
-			return fmt.Errorf("step %d: %w", step, err)
-		}
-		l, err := loss.Item()
-		if err != nil {
-			return err
-		}
-		losses = append(losses, l)
-		if bar != nil {
-			bar.Describe(fmt.Sprintf("training  loss %.4f", l))
-			_ = bar.Add(1)
-		}
-		if step == 1 || step%(max(o.steps/6, 1)) == 0 || step == o.steps {
-			if bar != nil {
-				_ = bar.Clear()
-			}
-			fmt.Fprintf(out, "step %4d  loss %.4f\n", step, l)
-		}
-	}
-	if bar != nil {
-		_ = bar.Finish()
+		return loss, opt.Step()
+	})
+	if err != nil {
+		return err
 	}
 	acc, err := accuracy(model, x, y)
 	if err != nil {
@@ -130,12 +112,51 @@ func runDemo(cmd *cobra.Command, o runOptions) error {
 	fmt.Fprintf(out, "final loss %.4f (from %.4f), accuracy %.1f%%, %.2fs (%.1f ms/step)\n",
 		losses[len(losses)-1], losses[0], 100*acc, time.Since(start).Seconds(),
 		float64(time.Since(start).Milliseconds())/float64(o.steps))
-	if o.plot != "" {
-		if err := plotLoss(o.plot, "webtensor run: spiral MLP training loss", losses); err != nil {
-			return err
+	return writePlot(out, o.plot, "webtensor run: spiral MLP training loss", losses)
+}
+
+// trainLoop runs step (one optimisation step returning its loss) steps
+// times with the progress bar, printing the loss six times on the way, and
+// returns the loss curve.
+func trainLoop(out io.Writer, steps int, quiet bool, step func() (*core.Tensor, error)) ([]float64, error) {
+	bar := newBar(steps, quiet)
+	losses := make([]float64, 0, steps)
+	for s := 1; s <= steps; s++ {
+		loss, err := step()
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", s, err)
 		}
-		fmt.Fprintf(out, "loss curve written to %s\n", o.plot)
+		l, err := loss.Item()
+		if err != nil {
+			return nil, err
+		}
+		losses = append(losses, l)
+		if bar != nil {
+			bar.Describe(fmt.Sprintf("training  loss %.4f", l))
+			_ = bar.Add(1)
+		}
+		if s == 1 || s%(max(steps/6, 1)) == 0 || s == steps {
+			if bar != nil {
+				_ = bar.Clear()
+			}
+			fmt.Fprintf(out, "step %4d  loss %.4f\n", s, l)
+		}
 	}
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	return losses, nil
+}
+
+// writePlot writes the loss curve when --plot names a file.
+func writePlot(out io.Writer, path, title string, losses []float64) error {
+	if path == "" {
+		return nil
+	}
+	if err := plotLoss(path, title, losses); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "loss curve written to %s\n", path)
 	return nil
 }
 

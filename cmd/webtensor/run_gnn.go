@@ -50,38 +50,19 @@ func runGNN(cmd *cobra.Command, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	bar := newBar(o.steps, o.quiet)
 	trainX, trainY := d.Train, geom.Gather(d.Y, d.Train)
-	losses := make([]float64, 0, o.steps)
 	start := time.Now()
-	for step := 1; step <= o.steps; step++ {
+	losses, err := trainLoop(out, o.steps, o.quiet, func() (*core.Tensor, error) {
 		opt.ZeroGrad()
 		scores := model.Forward(d.X, d.Graph)
 		loss := core.Call1("cross_entropy", nil, geom.Gather(scores, trainX), trainY)
 		if err := loss.Backward(); err != nil {
-			return fmt.Errorf("step %d: %w", step, err)
+			return nil, err
 		}
-		if err := opt.Step(); err != nil {
-			return fmt.Errorf("step %d: %w", step, err)
-		}
-		l, err := loss.Item()
-		if err != nil {
-			return err
-		}
-		losses = append(losses, l)
-		if bar != nil {
-			bar.Describe(fmt.Sprintf("training  loss %.4f", l))
-			_ = bar.Add(1)
-		}
-		if step == 1 || step%(max(o.steps/6, 1)) == 0 || step == o.steps {
-			if bar != nil {
-				_ = bar.Clear()
-			}
-			fmt.Fprintf(out, "step %4d  loss %.4f\n", step, l)
-		}
-	}
-	if bar != nil {
-		_ = bar.Finish()
+		return loss, opt.Step()
+	})
+	if err != nil {
+		return err
 	}
 	model.Train(false)
 	acc, err := geom.Accuracy(model.Forward(d.X, d.Graph), d.Y, d.Test)
@@ -91,11 +72,5 @@ func runGNN(cmd *cobra.Command, o runOptions) error {
 	fmt.Fprintf(out, "final loss %.4f (from %.4f), test accuracy %.1f%% on %d unseen nodes, %.2fs (%.1f ms/step)\n",
 		losses[len(losses)-1], losses[0], 100*acc, d.Test.Numel(), time.Since(start).Seconds(),
 		float64(time.Since(start).Milliseconds())/float64(o.steps))
-	if o.plot != "" {
-		if err := plotLoss(o.plot, "webtensor run --task gnn: GCN node classification loss", losses); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "loss curve written to %s\n", o.plot)
-	}
-	return nil
+	return writePlot(out, o.plot, "webtensor run --task gnn: GCN node classification loss", losses)
 }

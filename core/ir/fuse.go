@@ -127,23 +127,15 @@ func (t *treeBuilder) build(n *Node) *core.FusedExpr {
 // runFused computes a fused node: as one kernel when every input is on a
 // device that fuses and no gradient is being recorded through it, else by
 // running its original nodes.
-func runFused(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor, value func(*Value) *core.Tensor) error {
+func runFused(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor) error {
 	out := n.Outputs[0]
 	if fused, ok := tryFuse(n, ins, out); ok {
 		env[out] = fused
 		return nil
 	}
 	for _, s := range n.Sub {
-		sins := make([]*core.Tensor, len(s.Inputs))
-		for i, v := range s.Inputs {
-			sins[i] = value(v)
-		}
-		outs, err := core.Call(s.Op, sins, s.Attrs)
-		if err != nil {
-			return fmt.Errorf("ir: Run: %s (in a fused node): %w", s.Op, err)
-		}
-		for i, o := range s.Outputs {
-			env[o] = outs[i]
+		if err := execNode(s, env); err != nil {
+			return fmt.Errorf("%w (in a fused node)", err)
 		}
 	}
 	return nil

@@ -24,39 +24,47 @@ func (g *Graph) Run(inputs ...*core.Tensor) ([]*core.Tensor, error) {
 		}
 		env[v] = t
 	}
-	value := func(v *Value) *core.Tensor {
-		if v == nil {
-			return nil
-		}
-		if v.Const != nil {
-			return v.Const
-		}
-		return env[v]
-	}
 	for _, n := range g.Nodes {
-		ins := make([]*core.Tensor, len(n.Inputs))
-		for i, v := range n.Inputs {
-			ins[i] = value(v)
-		}
-		if n.Fused != nil {
-			if err := runFused(n, ins, env, value); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		outs, err := core.Call(n.Op, ins, n.Attrs)
-		if err != nil {
-			return nil, fmt.Errorf("ir: Run: %s: %w", n.Op, err)
-		}
-		for i, o := range n.Outputs {
-			env[o] = outs[i]
+		if err := execNode(n, env); err != nil {
+			return nil, err
 		}
 	}
 	res := make([]*core.Tensor, len(g.Outputs))
 	for i, v := range g.Outputs {
-		res[i] = value(v)
+		res[i] = valueOf(v, env)
 	}
 	return res, nil
+}
+
+// valueOf is v's tensor: a constant's own, else what env computed (nil for
+// an absent optional input).
+func valueOf(v *Value, env map[*Value]*core.Tensor) *core.Tensor {
+	if v == nil {
+		return nil
+	}
+	if v.Const != nil {
+		return v.Const
+	}
+	return env[v]
+}
+
+// execNode runs one node on the values in env and records its outputs there.
+func execNode(n *Node, env map[*Value]*core.Tensor) error {
+	ins := make([]*core.Tensor, len(n.Inputs))
+	for i, v := range n.Inputs {
+		ins[i] = valueOf(v, env)
+	}
+	if n.Fused != nil {
+		return runFused(n, ins, env)
+	}
+	outs, err := core.Call(n.Op, ins, n.Attrs)
+	if err != nil {
+		return fmt.Errorf("ir: Run: %s: %w", n.Op, err)
+	}
+	for i, o := range n.Outputs {
+		env[o] = outs[i]
+	}
+	return nil
 }
 
 func sameShape(a, b core.Shape) bool {
