@@ -83,7 +83,7 @@ func (g *Graph) String() string {
 		}
 		op := n.Op
 		if n.Fused != nil {
-			op = "fused[" + exprString(n.Fused) + "]"
+			op = n.Op + "[" + exprString(n.Fused) + "]"
 		}
 		fmt.Fprintf(&b, "%s = %s(%s)%s\n", strings.Join(outs, ", "), op, strings.Join(ins, ", "), attrString(n.Attrs))
 	}
