@@ -19,3 +19,13 @@ type MapFuser interface {
 	Fusable(op string, dtype DType) bool
 	FuseMap(e *FusedExpr, inputs []*Tensor, shape Shape, dtype DType) (*Tensor, error)
 }
+
+// MatmulFuser is implemented by backends that fold an elementwise tree into
+// a matrix product's store (an epilogue: bias, activation, residual). In e,
+// input 0 is the product a @ b and input i > 0 is extras[i-1], broadcast to
+// the product's shape. Like MapFuser it records no autograd. Both a and b
+// must be at least 2-D.
+type MatmulFuser interface {
+	MapFuser
+	FuseMatmul(a, b *Tensor, e *FusedExpr, extras []*Tensor) (*Tensor, error)
+}

@@ -2,8 +2,7 @@
 // Slots: 0 M, 1 K, 2 N, 3..6 the row/column strides of a (m, k) and b (k, n);
 // the batch dims are the iteration shape (9..17) with a's and b's batch
 // descriptors as operands 0 and 1. The output is contiguous [batch, M, N].
-@group(0) @binding(3) var<storage, read_write> c: array<{{.Out}}>;
-fn c_store(z: u32, m: u32, n: u32, v: {{.CT}}) { c[(z * pu(0u) + m) * pu(2u) + n] = {{.Store}}; }
+{{template "matmul_store" .}}
 // The vec4 variants are in matmul_vec.wgsl.
 @group(0) @binding(1) var<storage, read> a: array<{{.T}}>;
 @group(0) @binding(2) var<storage, read> b: array<{{.T}}>;
@@ -75,5 +74,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 		workgroupBarrier();
 	}
 	if m < M && n < N { c_store(z, m, n, acc); }
+}
+{{end}}
+{{define "matmul_store"}}
+// c_store writes one element of c through the epilogue: x0 is the product,
+// x1.. the fused extra operands (bias, residual, ...) read at the same
+// output position through their descriptors (batch strides as operands,
+// the m and n strides in the descriptor's last two stride slots).
+{{range .Extras}}@group(0) @binding({{.Binding}}) var<storage, read> e{{.I}}: array<f32>;
+{{end}}@group(0) @binding({{.OutBinding}}) var<storage, read_write> c: array<{{.Out}}>;
+fn c_store(z: u32, m: u32, n: u32, x0: {{.CT}}) {
+{{range .Extras}}	let x{{.X}} = e{{.I}}[u32(loc(z, pu(9u), 10u, {{.Slot}}u) + i32(m) * pi({{.Slot}}u + 7u) + i32(n) * pi({{.Slot}}u + 8u))];
+{{end}}	let v = {{.Epilogue}};
+	c[(z * pu(0u) + m) * pu(2u) + n] = {{.Store}};
 }
 {{end}}

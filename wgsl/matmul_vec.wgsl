@@ -5,8 +5,7 @@
 // workgroup memory and no barriers.
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read_write> c: array<{{.Out}}>;
-fn c_store(z: u32, m: u32, n: u32, v: f32) { c[(z * pu(0u) + m) * pu(2u) + n] = {{.Store}}; }
+{{template "matmul_store" .}}
 {{if eq .Variant "regblock4"}}
 // 8x8 blocks
 

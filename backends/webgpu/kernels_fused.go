@@ -75,4 +75,53 @@ func (b *Backend) FuseMap(e *core.FusedExpr, inputs []*core.Tensor, shape core.S
 	return out, nil
 }
 
-var _ core.MapFuser = (*Backend)(nil)
+// FuseMatmul computes e over the product a @ b (input 0) and extras (inputs
+// 1..) in the matmul kernel's store: one pass instead of one per op.
+func (b *Backend) FuseMatmul(x, y *core.Tensor, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
+	if x.Rank() < 2 || y.Rank() < 2 {
+		return nil, fmt.Errorf("webgpu: fused matmul takes matrices, got shapes %v and %v", x.Shape(), y.Shape())
+	}
+	if len(extras) > maxEpilogueExtras {
+		return nil, fmt.Errorf("webgpu: fused matmul with %d extra inputs; at most %d", len(extras), maxEpilogueExtras)
+	}
+	for i, t := range append([]*core.Tensor{x, y}, extras...) {
+		if t.DType() != core.F32 || t.Device().Kind != "webgpu" {
+			return nil, fmt.Errorf("webgpu: fused matmul input %d is %s on %s; f32 on webgpu only", i, t.DType(), t.Device())
+		}
+	}
+	d, err := core.PlanMatmul(x.Shape(), y.Shape())
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range extras {
+		if t.Rank() > len(d.Out) || !fitsIn(t.Shape(), d.Out) {
+			return nil, fmt.Errorf("webgpu: fused matmul extra %d of shape %v does not broadcast to the product %v", i, t.Shape(), d.Out)
+		}
+	}
+	expr, err := b.fusedExpr(e, len(extras)+1)
+	if err != nil {
+		return nil, err
+	}
+	out, err := core.Empty(b, d.Out, core.F32)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.matmulEpilogue(x, y, out, d.Batch, d.M, d.K, d.N, "", &epilogue{expr: expr, extras: extras}); err != nil {
+		out.Release()
+		return nil, err
+	}
+	return out, nil
+}
+
+// fitsIn says whether shape s broadcasts to target without growing it.
+func fitsIn(s, target core.Shape) bool {
+	lead := len(target) - len(s)
+	for i, v := range s {
+		if v != 1 && v != target[lead+i] {
+			return false
+		}
+	}
+	return true
+}
+
+var _ core.MatmulFuser = (*Backend)(nil)

@@ -72,11 +72,33 @@ func outerKernel(k *core.KernelCall) error {
 // matmul writes out = a @ b over batch dims batch; a is [..., M, K] and b
 // [..., K, N], both broadcast over batch. variant "" asks the tuner.
 func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int, variant string) error {
+	return g.matmulEpilogue(a, b, out, batch, m, kk, n, variant, nil)
+}
+
+// epilogue is elementwise work done as a matmul stores its result, so
+// bias + activation (+ residual) cost no extra pass over memory: expr is a
+// WGSL f32 expression over x0, the product, and x1.., the extras, each
+// broadcast to the output [batch..., M, N].
+type epilogue struct {
+	expr   string
+	extras []*core.Tensor
+}
+
+// maxEpilogueExtras keeps a fused matmul within the 8 storage buffers a
+// WebGPU stage may bind by default (a, b and c take three).
+const maxEpilogueExtras = 5
+
+// matmulEpilogue is matmul with an optional epilogue (nil: plain store).
+func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk, n int, variant string, ep *epilogue) error {
 	if out.Numel() == 0 {
 		return nil
 	}
-	if kk == 0 {
+	if kk == 0 && ep == nil {
 		return g.fill(out, 0)
+	}
+	if ep != nil && (len(ep.extras) > maxEpilogueExtras || len(batch) > wgsl.MaxRank-2) {
+		return fmt.Errorf("webgpu: matmul epilogue with %d extras over %d batch dims; at most %d and %d",
+			len(ep.extras), len(batch), maxEpilogueExtras, wgsl.MaxRank-2)
 	}
 	vec4 := vec4Ready(a, b, batch, kk, n)
 	def := g.tuner.fallback // what runs without measurement
@@ -102,7 +124,7 @@ func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int,
 			variants, class = []string{variantRegBlock4, variantRegBlock16, variantRegBlock, variantTiled}, class+"-v4"
 		}
 		variant = g.tuner.choose("matmul", class, workload, variants, def, func(v string) error {
-			return g.matmul(a, b, out, batch, m, kk, n, v)
+			return g.matmulEpilogue(a, b, out, batch, m, kk, n, v, ep)
 		})
 	}
 	ct := physical(out.DType())
@@ -112,9 +134,20 @@ func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int,
 	if _, isVec := vecBlocks[variant]; isVec {
 		family = "matmul_vec"
 	}
-	p, err := g.pipelineFor(key, 2, 1, func() (string, error) {
+	expr, extras := "x0", []*core.Tensor(nil)
+	if ep != nil {
+		expr, extras = ep.expr, ep.extras
+		key += "|" + expr + fmt.Sprintf("|%d", len(extras))
+	}
+	p, err := g.pipelineFor(key, 2+len(extras), 1, func() (string, error) {
+		type extra struct{ I, X, Binding, Slot int }
+		ex := make([]extra, len(extras))
+		for i := range extras {
+			ex[i] = extra{I: i, X: i + 1, Binding: 3 + i, Slot: wgsl.OperandSlot(2 + i)}
+		}
 		return wgsl.Render(family, map[string]any{"WG": mapWG, "Variant": variant, "T": t, "CT": ct, "Out": ct,
-			"Zero": zeroOf(ct), "Store": storeExpr(out.DType(), "v")})
+			"Zero": zeroOf(ct), "Store": storeExpr(out.DType(), "v"), "Extras": ex, "OutBinding": 3 + len(extras),
+			"Epilogue": expr})
 	})
 	if err != nil {
 		return err
@@ -138,7 +171,15 @@ func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int,
 	}
 	writeOperand(&prm, wgsl.OperandSlot(0), a.Offset(), batchStrides(a, batch))
 	writeOperand(&prm, wgsl.OperandSlot(1), b.Offset(), batchStrides(b, batch))
-	bufs, err := buffers(a, b, out)
+	for i, e := range extras {
+		slot := wgsl.OperandSlot(2 + i)
+		st := broadcastStrides(e, out.Shape())
+		r := len(st)
+		writeOperand(&prm, slot, e.Offset(), st[:r-2])
+		prm.setI(slot+7, st[r-2])
+		prm.setI(slot+8, st[r-1])
+	}
+	bufs, err := buffers(append([]*core.Tensor{a, b}, append(extras, out)...)...)
 	if err != nil {
 		return err
 	}

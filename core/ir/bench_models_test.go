@@ -34,7 +34,7 @@ func benchTransformer(b *testing.B, compiled bool) {
 	if _, _, _, err := g.Optimize(); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := g.FuseElementwise(dev); err != nil {
+	if _, _, err := g.Fuse(dev); err != nil {
 		b.Fatal(err)
 	}
 	run := func() {

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/webtensor/webtensor/core"
 )
@@ -124,15 +125,30 @@ func (t *treeBuilder) build(n *Node) *core.FusedExpr {
 	return e
 }
 
+// fusedRuns and fallbackRuns count fused nodes run as one kernel and those
+// that ran their original ops instead (gradients recorded, a device that
+// cannot fuse, or a kernel the backend refused).
+var fusedRuns, fallbackRuns atomic.Int64
+
+// FusionCounts reports how many fused nodes ran as one kernel and how many
+// fell back to their original ops, since the process started.
+func FusionCounts() (fused, fellBack int64) { return fusedRuns.Load(), fallbackRuns.Load() }
+
 // runFused computes a fused node: as one kernel when every input is on a
 // device that fuses and no gradient is being recorded through it, else by
 // running its original nodes.
 func runFused(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor) error {
 	out := n.Outputs[0]
-	if fused, ok := tryFuse(n, ins, out); ok {
+	try := tryFuse
+	if n.Op == "fused_matmul" {
+		try = func(n *Node, ins []*core.Tensor, _ *Value) (*core.Tensor, bool) { return tryFuseMatmul(n, ins) }
+	}
+	if fused, ok := try(n, ins, out); ok {
+		fusedRuns.Add(1)
 		env[out] = fused
 		return nil
 	}
+	fallbackRuns.Add(1)
 	for _, s := range n.Sub {
 		if err := execNode(s, env); err != nil {
 			return fmt.Errorf("%w (in a fused node)", err)
@@ -142,6 +158,17 @@ func runFused(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor) error {
 }
 
 func tryFuse(n *Node, ins []*core.Tensor, out *Value) (*core.Tensor, bool) {
+	fuser, ok := fuserFor(ins)
+	if !ok {
+		return nil, false
+	}
+	t, err := fuser.FuseMap(n.Fused, ins, out.Shape, out.DType)
+	return t, err == nil
+}
+
+// fuserFor is the fusing backend of ins when they share one device and no
+// gradient is recorded through any of them.
+func fuserFor(ins []*core.Tensor) (core.MapFuser, bool) {
 	if len(ins) == 0 {
 		return nil, false
 	}
@@ -156,9 +183,5 @@ func tryFuse(n *Node, ins []*core.Tensor, out *Value) (*core.Tensor, bool) {
 		return nil, false
 	}
 	fuser, ok := b.(core.MapFuser)
-	if !ok {
-		return nil, false
-	}
-	t, err := fuser.FuseMap(n.Fused, ins, out.Shape, out.DType)
-	return t, err == nil
+	return fuser, ok
 }

@@ -1,0 +1,155 @@
+package ir
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Random matmul programs with elementwise epilogues (bias of several
+// broadcast shapes, activations, residuals; batched and plain; aligned
+// shapes that take the vec4 kernels and odd ones that do not; transposed
+// weights), fused on WebGPU, against the same graph run op by op.
+func TestMatmulEpiloguesEqualTheOpsTheyReplace(t *testing.T) {
+	dev := webgpuOrSkip(t)
+	unary := []string{"relu", "tanh", "sigmoid", "erf", "neg", "exp"}
+	binary := []string{"add", "sub", "mul", "maximum"}
+	folded := 0
+	for seed := range 24 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		dims := []int{3, 4, 8, 13, 16, 32, 68}
+		m, k, n := dims[rng.IntN(len(dims))], dims[rng.IntN(len(dims))], dims[rng.IntN(len(dims))]
+		batched := rng.IntN(2) == 0
+		xShape := []int{m, k}
+		if batched {
+			xShape = []int{2, m, k}
+		}
+		outShape := append(append([]int{}, xShape[:len(xShape)-1]...), n)
+		w := randnOn(dev, 100+seed, k, n)
+		transposed := rng.IntN(3) == 0
+		if transposed {
+			w = c1("transpose", core.Attrs{"dim0": 0, "dim1": 1}, randnOn(dev, 100+seed, n, k))
+		}
+		extraShapes := [][]int{{n}, {m, 1}, outShape, {1, n}}
+		steps := 1 + rng.IntN(4)
+		ops := make([][3]int, steps)
+		for i := range ops {
+			ops[i] = [3]int{rng.IntN(2), rng.IntN(100), rng.IntN(len(extraShapes))}
+		}
+		program := func(in []*core.Tensor) ([]*core.Tensor, error) {
+			y := c1("matmul", nil, in[0], w)
+			for i, s := range ops {
+				if s[0] == 0 {
+					y = c1(unary[s[1]%len(unary)], nil, y)
+					continue
+				}
+				e := randnOn(dev, 300+10*seed+i, extraShapes[s[2]]...)
+				if s[2] == 2 {
+					e = in[1] // a residual: a graph input of the output's shape
+				}
+				y = c1(binary[s[1]%len(binary)], nil, y, e)
+			}
+			return []*core.Tensor{y}, nil
+		}
+		x, res := randnOn(dev, 1, xShape...), randnOn(dev, 2, outShape...)
+		g, err := Trace(program, x, res)
+		require.NoError(t, err)
+		plain, err := g.Run(x, res)
+		require.NoError(t, err)
+		_, err = g.FuseElementwise(dev)
+		require.NoError(t, err)
+		nf, err := g.FuseEpilogues(dev)
+		require.NoError(t, err)
+		folded += nf
+		if nf > 0 {
+			require.Contains(t, g.String(), "fused_matmul[")
+		}
+		_, before := FusionCounts()
+		fused, err := g.Run(x, res)
+		require.NoError(t, err)
+		_, after := FusionCounts()
+		require.Equal(t, before, after, "every fused node ran as one kernel\n%s", g)
+		require.Equal(t, plain[0].Shape(), fused[0].Shape())
+		a, _ := plain[0].Float64s()
+		b, _ := fused[0].Float64s()
+		for i := range a {
+			if !(math.IsInf(a[i], 0) || math.IsNaN(a[i])) {
+				require.InDelta(t, a[i], b[i], 1e-4+1e-4*math.Abs(a[i]), "seed %d element %d\n%s", seed, i, g)
+			}
+		}
+	}
+	assert.Equal(t, 24, folded, "every program ends in an epilogue to fold")
+}
+
+// A product used by two consumers, or returned, keeps its own kernel:
+// folding it would compute it twice or lose it. (Used twice inside one
+// fused tree is fine: the epilogue reads it once.)
+func TestMatmulEpilogueIsOnlyFoldedWhenLegal(t *testing.T) {
+	dev := webgpuOrSkip(t)
+	w, bias := randnOn(dev, 1, 8, 8), randnOn(dev, 2, 8)
+	twice := func(in []*core.Tensor) ([]*core.Tensor, error) {
+		y := c1("matmul", nil, in[0], w)
+		return []*core.Tensor{c1("relu", nil, y), c1("tanh", nil, y)}, nil
+	}
+	returned := func(in []*core.Tensor) ([]*core.Tensor, error) {
+		y := c1("matmul", nil, in[0], w)
+		return []*core.Tensor{y, c1("add", nil, y, bias)}, nil
+	}
+	// The consumer broadcasts the product up to a bigger shape.
+	grows := func(in []*core.Tensor) ([]*core.Tensor, error) {
+		y := c1("matmul", nil, in[0], w)
+		return []*core.Tensor{c1("add", nil, y, in[1])}, nil
+	}
+	x := randnOn(dev, 3, 4, 8)
+	for name, c := range map[string]struct {
+		fn  func([]*core.Tensor) ([]*core.Tensor, error)
+		ins []*core.Tensor
+	}{"used twice": {twice, []*core.Tensor{x}}, "returned": {returned, []*core.Tensor{x}},
+		"broadcast up": {grows, []*core.Tensor{x, randnOn(dev, 4, 3, 4, 8)}}} {
+		g, err := Trace(c.fn, c.ins...)
+		require.NoError(t, err, name)
+		_, err = g.FuseElementwise(dev)
+		require.NoError(t, err, name)
+		n, err := g.FuseEpilogues(dev)
+		require.NoError(t, err, name)
+		assert.Equal(t, 0, n, name)
+		assert.False(t, strings.Contains(g.String(), "fused_matmul"), name)
+	}
+}
+
+// With gradients recorded the fused node runs its original ops, so
+// backward through a compiled graph still works.
+func TestMatmulEpilogueKeepsGradients(t *testing.T) {
+	dev := webgpuOrSkip(t)
+	w, bias := randnOn(dev, 1, 8, 4), randnOn(dev, 2, 4)
+	fn := func(in []*core.Tensor) ([]*core.Tensor, error) {
+		return []*core.Tensor{c1("sum", nil, c1("relu", nil, c1("add", nil, c1("matmul", nil, in[0], w), bias)))}, nil
+	}
+	x := randnOn(dev, 3, 5, 8)
+	g, err := Trace(fn, x)
+	require.NoError(t, err)
+	_, err = g.FuseElementwise(dev)
+	require.NoError(t, err)
+	n, err := g.FuseEpilogues(dev)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "%s", g)
+	xs := x.Detach().SetRequiresGrad(true)
+	_, before := FusionCounts()
+	out, err := g.Run(xs)
+	require.NoError(t, err)
+	_, after := FusionCounts()
+	assert.Equal(t, before+1, after, "with a gradient to record the node ran its original ops")
+	require.NoError(t, out[0].Backward())
+	got, _ := xs.Grad().Float64s()
+	xe := x.Detach().SetRequiresGrad(true)
+	want, _ := fn([]*core.Tensor{xe})
+	require.NoError(t, want[0].Backward())
+	exp, _ := xe.Grad().Float64s()
+	assert.InDeltaSlice(t, exp, got, 1e-5)
+}
