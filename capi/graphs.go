@@ -106,7 +106,7 @@ func wt_trace_end(outputs *C.wt_tensor, n C.int32_t, out *C.wt_graph) (status C.
 		return fail(err)
 	}
 	if len(outs) > 0 {
-		if _, _, err := g.Fuse(outs[0].Device()); err != nil {
+		if _, err := g.Fuse(outs[0].Device()); err != nil {
 			return fail(err)
 		}
 	}

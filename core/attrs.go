@@ -246,3 +246,14 @@ func convertAttr(kind AttrKind, v any) (any, error) {
 	}
 	return nil, bad()
 }
+
+// NormalizeAttrs checks attributes given to op against its specs, converts
+// them to canonical types and fills defaults, as a call does: for code
+// (graph compilers) that hands a recorded call's attributes to a backend.
+func NormalizeAttrs(op string, a Attrs) (Attrs, error) {
+	def, ok := LookupOp(op)
+	if !ok {
+		return nil, fmt.Errorf("unknown op %q", op)
+	}
+	return normalizeAttrs(def.Name, def.Attrs, a)
+}

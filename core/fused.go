@@ -20,12 +20,25 @@ type MapFuser interface {
 	FuseMap(e *FusedExpr, inputs []*Tensor, shape Shape, dtype DType) (*Tensor, error)
 }
 
-// MatmulFuser is implemented by backends that fold an elementwise tree into
-// a matrix product's store (an epilogue: bias, activation, residual). In e,
-// input 0 is the product a @ b and input i > 0 is extras[i-1], broadcast to
-// the product's shape. Like MapFuser it records no autograd. Both a and b
-// must be at least 2-D.
-type MatmulFuser interface {
+// EpilogueFuser is implemented by backends that fold an elementwise tree
+// into the store of a producing op such as matmul or spmm (an epilogue:
+// bias, activation, residual), so the product is never written and read
+// back. TakesEpilogue names the ops that can take one. In e, input 0 is the
+// op's output and input i > 0 is extras[i-1], broadcast to that output's
+// shape. Like MapFuser it records no autograd.
+type EpilogueFuser interface {
 	MapFuser
-	FuseMatmul(a, b *Tensor, e *FusedExpr, extras []*Tensor) (*Tensor, error)
+	TakesEpilogue(op string) bool
+	FuseEpilogue(op string, inputs []*Tensor, attrs Attrs, e *FusedExpr, extras []*Tensor) (*Tensor, error)
+}
+
+// ReduceFuser is implemented by backends that run an elementwise tree as
+// the prologue of a reduction (sum(x * y), mean(square(x - m))), so the
+// tree's result is never written. FusableReduction names the reduction ops;
+// FuseReduce reduces the tree - over inputs broadcast to shape - with op
+// and its attrs. Like MapFuser it records no autograd.
+type ReduceFuser interface {
+	MapFuser
+	FusableReduction(op string) bool
+	FuseReduce(op string, attrs Attrs, e *FusedExpr, inputs []*Tensor, shape Shape) (*Tensor, error)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/wgsl"
 )
 
 // Fused elementwise kernels (core.MapFuser): a tree of map ops compiled into
@@ -28,15 +29,20 @@ func (b *Backend) Fusable(op string, dtype core.DType) bool {
 }
 
 func (b *Backend) fusedExpr(e *core.FusedExpr, nIn int) (string, error) {
+	return b.fusedExprNamed(e, nIn, func(i int) string { return fmt.Sprintf("x%d", i) })
+}
+
+// fusedExprNamed writes e as WGSL with input i read as leaf(i).
+func (b *Backend) fusedExprNamed(e *core.FusedExpr, nIn int, leaf func(int) string) (string, error) {
 	if e.Op == "" {
 		if e.Arg < 0 || e.Arg >= nIn {
 			return "", fmt.Errorf("webgpu: fused expression reads input %d of %d", e.Arg, nIn)
 		}
-		return fmt.Sprintf("x%d", e.Arg), nil
+		return leaf(e.Arg), nil
 	}
 	args := make([]string, len(e.Args))
 	for i, a := range e.Args {
-		s, err := b.fusedExpr(a, nIn)
+		s, err := b.fusedExprNamed(a, nIn, leaf)
 		if err != nil {
 			return "", err
 		}
@@ -75,18 +81,37 @@ func (b *Backend) FuseMap(e *core.FusedExpr, inputs []*core.Tensor, shape core.S
 	return out, nil
 }
 
-// FuseMatmul computes e over the product a @ b (input 0) and extras (inputs
-// 1..) in the matmul kernel's store: one pass instead of one per op.
-func (b *Backend) FuseMatmul(x, y *core.Tensor, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
+// TakesEpilogue names the producers whose store can run a fused tree.
+func (b *Backend) TakesEpilogue(op string) bool { return op == "matmul" || op == "spmm" }
+
+// FuseEpilogue computes e over op's output (input 0) and extras (inputs
+// 1..) in op's store: one pass over memory instead of one per op.
+func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, _ core.Attrs, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
+	if len(extras) > maxEpilogueExtras {
+		return nil, fmt.Errorf("webgpu: %s epilogue with %d extra inputs; at most %d", op, len(extras), maxEpilogueExtras)
+	}
+	for i, t := range extras {
+		if t.DType() != core.F32 || t.Device().Kind != "webgpu" {
+			return nil, fmt.Errorf("webgpu: %s epilogue input %d is %s on %s; f32 on webgpu only", op, i, t.DType(), t.Device())
+		}
+	}
+	switch {
+	case op == "matmul" && len(inputs) == 2:
+		return b.fuseMatmul(inputs[0], inputs[1], e, extras)
+	case op == "spmm" && len(inputs) == 4:
+		return b.fuseSpmm(inputs, e, extras)
+	}
+	return nil, fmt.Errorf("webgpu: %s with %d inputs takes no epilogue", op, len(inputs))
+}
+
+// fuseMatmul computes e over the product x @ y in the matmul kernel's store.
+func (b *Backend) fuseMatmul(x, y *core.Tensor, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
 	if x.Rank() < 2 || y.Rank() < 2 {
 		return nil, fmt.Errorf("webgpu: fused matmul takes matrices, got shapes %v and %v", x.Shape(), y.Shape())
 	}
-	if len(extras) > maxEpilogueExtras {
-		return nil, fmt.Errorf("webgpu: fused matmul with %d extra inputs; at most %d", len(extras), maxEpilogueExtras)
-	}
-	for i, t := range append([]*core.Tensor{x, y}, extras...) {
+	for i, t := range []*core.Tensor{x, y} {
 		if t.DType() != core.F32 || t.Device().Kind != "webgpu" {
-			return nil, fmt.Errorf("webgpu: fused matmul input %d is %s on %s; f32 on webgpu only", i, t.DType(), t.Device())
+			return nil, fmt.Errorf("webgpu: fused matmul operand %d is %s on %s; f32 on webgpu only", i, t.DType(), t.Device())
 		}
 	}
 	d, err := core.PlanMatmul(x.Shape(), y.Shape())
@@ -124,4 +149,54 @@ func fitsIn(s, target core.Shape) bool {
 	return true
 }
 
-var _ core.MatmulFuser = (*Backend)(nil)
+var _ core.EpilogueFuser = (*Backend)(nil)
+
+// fuseSpmm computes e over spmm(indptr, indices, values, dense) in the
+// sparse product's store: thread (r, j) accumulates row r's entries as the
+// plain kernel does, then applies the tree to the sum and the extras at
+// (r, j).
+func (b *Backend) fuseSpmm(ins []*core.Tensor, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
+	indptr, indices, values, dense := ins[0], ins[1], ins[2], ins[3]
+	if values.DType() != core.F32 || dense.DType() != core.F32 || dense.Rank() != 2 || indptr.Rank() != 1 {
+		return nil, fmt.Errorf("webgpu: fused spmm takes f32 values and a 2-D f32 matrix, got %s and %s%v",
+			values.DType(), dense.DType(), dense.Shape())
+	}
+	shape := core.Shape{indptr.Numel() - 1, dense.Shape()[1]}
+	for i, t := range extras {
+		if t.Rank() > 2 || !fitsIn(t.Shape(), shape) {
+			return nil, fmt.Errorf("webgpu: fused spmm extra %d of shape %v does not broadcast to the product %v", i, t.Shape(), shape)
+		}
+	}
+	if _, err := checkedCSR(indptr, indices, dense.Shape()[0]); err != nil {
+		return nil, err
+	}
+	expr, err := b.fusedExpr(e, len(extras)+1)
+	if err != nil {
+		return nil, err
+	}
+	var prm params
+	d, err := spCSRDescs(&prm, indptr, indices, values, dense)
+	if err != nil {
+		return nil, err
+	}
+	prm.setU(0, uint32(shape[1]))
+	body := "\tlet r = t / pu(0u);\n\tlet j = t % pu(0u);\n" + spAccumulate(
+		fmt.Sprintf("u32(in0[sp_at1(r, %du)])", d[0]), fmt.Sprintf("u32(in0[sp_at1(r + 1u, %du)])", d[0]),
+		fmt.Sprintf("\t\tlet c = u32(in1[sp_at1(p, %du)]);\n", d[1]),
+		fmt.Sprintf("in2[sp_at1(p, %du)] * in3[sp_at2(c, j, %du)]", d[2], d[3])) + "\tlet x0 = acc;\n"
+	for i, t := range extras {
+		slot := wgsl.OperandSlot(4 + i)
+		writeOperand(&prm, slot, t.Offset(), broadcastStrides(t, shape))
+		body += fmt.Sprintf("\tlet x%d = in%d[sp_at2(r, j, %du)];\n", i+1, 4+i, slot)
+	}
+	body += "\tout0[t] = " + expr + ";\n"
+	out, err := core.Empty(b, shape, core.F32)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.spRun(append(append([]*core.Tensor{}, ins...), extras...), []*core.Tensor{out}, out.Numel(), body, &prm); err != nil {
+		out.Release()
+		return nil, err
+	}
+	return out, nil
+}

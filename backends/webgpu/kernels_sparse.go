@@ -307,15 +307,20 @@ func spCSRDescs(prm *params, ts ...*core.Tensor) ([]int, error) {
 // spSum is WGSL for a compensated f32 sum of term over p in [lo, hi),
 // stored to out0[t].
 func spSum(lo, hi, pre, term string, out *core.Tensor) string {
+	return spAccumulate(lo, hi, pre, term) + "\tout0[t] = " + storeExpr(out.DType(), "acc") + ";\n"
+}
+
+// spAccumulate is spSum's loop, leaving the sum in acc.
+func spAccumulate(lo, hi, pre, term string) string {
 	return fmt.Sprintf("\tvar acc = 0.0;\n\tvar acc_c = 0.0;\n\tfor (var p = %s; p < %s; p++) {\n%s", lo, hi, pre) +
-		spKahan("acc", term) + "\t}\n\tout0[t] = " + storeExpr(out.DType(), "acc") + ";\n"
+		spKahan("acc", term) + "\t}\n"
 }
 
 // spSpmmKernel: thread (r, j) sums values[e] * dense[cols[e], j] over row
 // r's entries in order.
 func spSpmmKernel(k *core.KernelCall) error {
 	indptr, indices, values, dense, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Inputs[3], k.Outputs[0]
-	if _, _, err := spCSR(indptr, indices, dense.Shape()[0]); err != nil {
+	if _, err := checkedCSR(indptr, indices, dense.Shape()[0]); err != nil {
 		return err
 	}
 	var prm params
@@ -337,25 +342,15 @@ func spSpmmKernel(k *core.KernelCall) error {
 func spSpmmTransposedKernel(k *core.KernelCall) error {
 	values, dense, out := k.Inputs[2], k.Inputs[3], k.Outputs[0]
 	cols := k.Attrs.Int("cols")
-	ptr, idx, err := spCSR(k.Inputs[0], k.Inputs[1], cols)
+	f, err := checkedCSR(k.Inputs[0], k.Inputs[1], cols)
 	if err != nil {
 		return err
 	}
-	csc := spBuckets(idx, cols)
-	rowOf := make([]int, len(idx))
-	for r := 0; r+1 < len(ptr); r++ {
-		for e := ptr[r]; e < ptr[r+1]; e++ {
-			rowOf[e] = r
-		}
-	}
-	for _, e := range csc[cols+1:] {
-		csc = append(csc, rowOf[e])
-	}
-	buckets, err := spUploadI32(k, csc)
+	buckets, err := cscBuckets(k, f, cols)
 	if err != nil {
 		return err
 	}
-	defer buckets.Release()
+	nnz := k.Inputs[1].Numel()
 	var prm params
 	d, err := spCSRDescs(&prm, values, dense)
 	if err != nil {
@@ -363,7 +358,7 @@ func spSpmmTransposedKernel(k *core.KernelCall) error {
 	}
 	prm.setU(0, uint32(dense.Shape()[1]))
 	prm.setU(1, uint32(cols+1))
-	prm.setU(2, uint32(cols+1+len(idx)))
+	prm.setU(2, uint32(cols+1+nnz))
 	body := "\tlet c = t / pu(0u);\n\tlet j = t % pu(0u);\n" + spSum("u32(in2[c])", "u32(in2[c + 1u])",
 		"\t\tlet e = u32(in2[pu(1u) + p]);\n\t\tlet r = u32(in2[pu(2u) + p]);\n",
 		fmt.Sprintf("in0[sp_at1(e, %du)] * in1[sp_at2(r, j, %du)]", d[0], d[1]), out)
@@ -375,10 +370,11 @@ func spSpmmTransposedKernel(k *core.KernelCall) error {
 // dot product of a's row with b's column.
 func spSddmmKernel(k *core.KernelCall) error {
 	indptr, indices, a, bm, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Inputs[3], k.Outputs[0]
-	ptr, _, err := spCSR(indptr, indices, bm.Shape()[1])
+	f, err := checkedCSR(indptr, indices, bm.Shape()[1])
 	if err != nil {
 		return err
 	}
+	ptr := f.ptr
 	var prm params
 	d, err := spCSRDescs(&prm, indptr, indices, a, bm)
 	if err != nil {

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/webtensor/webtensor/core"
@@ -140,8 +141,11 @@ func FusionCounts() (fused, fellBack int64) { return fusedRuns.Load(), fallbackR
 func runFused(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor) error {
 	out := n.Outputs[0]
 	try := tryFuse
-	if n.Op == "fused_matmul" {
-		try = func(n *Node, ins []*core.Tensor, _ *Value) (*core.Tensor, bool) { return tryFuseMatmul(n, ins) }
+	switch {
+	case strings.HasPrefix(n.Op, reducePrefix):
+		try = func(n *Node, ins []*core.Tensor, _ *Value) (*core.Tensor, bool) { return tryFuseReduce(n, ins) }
+	case n.Op != "fused":
+		try = func(n *Node, ins []*core.Tensor, _ *Value) (*core.Tensor, bool) { return tryFuseEpilogue(n, ins) }
 	}
 	if fused, ok := try(n, ins, out); ok {
 		fusedRuns.Add(1)

@@ -87,7 +87,7 @@ func graphCalls() map[string]call {
 				return nil, err
 			}
 			if len(outs) > 0 {
-				if _, _, err := g.Fuse(outs[0].Device()); err != nil {
+				if _, err := g.Fuse(outs[0].Device()); err != nil {
 					return nil, err
 				}
 			}

@@ -9,23 +9,24 @@ import (
 // WebGPU stage may bind by default.
 const maxEpilogueExtras = 5
 
-// FuseEpilogues folds the elementwise work that consumes a matmul - a
-// fused tree from FuseElementwise or a single elementwise op, such as
-// relu(x @ w + b) or x @ w + b + residual - into the matmul's store, so the
-// product is never written to memory and read back. Run it after
-// FuseElementwise. A fold is made only when it is legal: the product has no
-// other use and is not a graph output, the consumer's result has the
-// product's shape (every extra operand broadcasts into it, so each output
-// element is computed from its own product element: no read-write hazard),
-// all operands are f32 matrices (or batches of them) and the extras fit the
-// binding limit. It returns how many matmuls took an epilogue; a backend
-// that cannot fuse leaves the graph as it is.
+// FuseEpilogues folds the elementwise work that consumes a matmul or a
+// sparse product (spmm) - a fused tree from FuseElementwise or a single
+// elementwise op, such as relu(x @ w + b), x @ w + b + residual or
+// relu(spmm(A, h) + b) - into the producer's store, so the product is never
+// written to memory and read back. Run it after FuseElementwise; the fused
+// node is named fused_<op>. A fold is made only when it is legal: the
+// product has no other use and is not a graph output, the consumer's result
+// has the product's shape (every extra operand broadcasts into it, so each
+// output element is computed from its own product element: no read-write
+// hazard), the operands are f32 (matrices, or batches of them, for matmul)
+// and the extras fit the binding limit. It returns how many producers took
+// an epilogue; a backend that cannot fuse leaves the graph as it is.
 func (g *Graph) FuseEpilogues(dev core.Device) (int, error) {
 	b, err := core.BackendFor(dev)
 	if err != nil {
 		return 0, err
 	}
-	fuser, ok := b.(core.MatmulFuser)
+	fuser, ok := b.(core.EpilogueFuser)
 	if !ok {
 		return 0, nil
 	}
@@ -44,7 +45,7 @@ func (g *Graph) FuseEpilogues(dev core.Device) (int, error) {
 	removed := map[*Node]bool{}
 	folded := 0
 	for _, m := range g.Nodes {
-		if !epilogueProducer(m) {
+		if !epilogueProducer(m, fuser) {
 			continue
 		}
 		prod := m.Outputs[0]
@@ -73,8 +74,8 @@ func (g *Graph) FuseEpilogues(dev core.Device) (int, error) {
 		if !ok || len(extras) > maxEpilogueExtras || len(prod.Shape) > 8 {
 			continue
 		}
-		inputs := append([]*Value{m.Inputs[0], m.Inputs[1]}, extras...)
-		replace[c] = &Node{Op: "fused_matmul", Inputs: inputs, Outputs: c.Outputs,
+		inputs := append(append([]*Value{}, m.Inputs...), extras...)
+		replace[c] = &Node{Op: "fused_" + m.Op, Inputs: inputs, Outputs: c.Outputs,
 			Fused: renumber(expr, remap), Sub: append([]*Node{m}, sub...)}
 		removed[m] = true
 		folded++
@@ -91,18 +92,34 @@ func (g *Graph) FuseEpilogues(dev core.Device) (int, error) {
 	return folded, nil
 }
 
-// epilogueProducer says whether n is a matmul of two f32 matrices (or
-// batches of them) whose product could take an epilogue.
-func epilogueProducer(n *Node) bool {
-	if n.Op != "matmul" || n.Fused != nil || len(n.Inputs) != 2 || len(n.Outputs) != 1 || len(n.Attrs) != 0 {
+// epilogueProducer says whether n's output could take an epilogue: a
+// matmul of two f32 matrices (or batches of them), or an spmm of f32 values
+// and a dense f32 matrix.
+func epilogueProducer(n *Node, fuser core.EpilogueFuser) bool {
+	if n.Fused != nil || len(n.Outputs) != 1 || n.Outputs[0].DType != core.F32 || !fuser.TakesEpilogue(n.Op) {
 		return false
 	}
 	for _, v := range n.Inputs {
-		if v == nil || v.DType != core.F32 || len(v.Shape) < 2 {
+		if v == nil {
 			return false
 		}
 	}
-	return n.Outputs[0].DType == core.F32
+	f32 := func(vs ...*Value) bool {
+		for _, v := range vs {
+			if v.DType != core.F32 {
+				return false
+			}
+		}
+		return true
+	}
+	switch n.Op {
+	case "matmul":
+		return len(n.Inputs) == 2 && len(n.Attrs) == 0 && f32(n.Inputs...) &&
+			len(n.Inputs[0].Shape) >= 2 && len(n.Inputs[1].Shape) >= 2
+	case "spmm":
+		return len(n.Inputs) == 4 && f32(n.Inputs[2], n.Inputs[3]) && len(n.Inputs[3].Shape) == 2
+	}
+	return false
 }
 
 // epilogueOf reads consumer c as an elementwise tree: a fused node's own,
@@ -151,28 +168,43 @@ func renumber(e *core.FusedExpr, remap []int) *core.FusedExpr {
 	return out
 }
 
-// tryFuseMatmul runs a fused_matmul node as one kernel where its device
-// can and no gradient is recorded through it.
-func tryFuseMatmul(n *Node, ins []*core.Tensor) (*core.Tensor, bool) {
+// tryFuseEpilogue runs a fused_<op> node as one kernel where its device
+// can and no gradient is recorded through it: the producer (n.Sub[0]) takes
+// the first inputs, the epilogue's extras the rest.
+func tryFuseEpilogue(n *Node, ins []*core.Tensor) (*core.Tensor, bool) {
 	fuser, ok := fuserFor(ins)
 	if !ok {
 		return nil, false
 	}
-	mf, ok := fuser.(core.MatmulFuser)
+	ef, ok := fuser.(core.EpilogueFuser)
 	if !ok {
 		return nil, false
 	}
-	t, err := mf.FuseMatmul(ins[0], ins[1], n.Fused, ins[2:])
+	p := n.Sub[0]
+	k := len(p.Inputs)
+	t, err := ef.FuseEpilogue(p.Op, ins[:k], p.Attrs, n.Fused, ins[k:])
 	return t, err == nil
 }
 
-// Fuse runs both fusion passes for dev: elementwise trees first, then
-// their folding into the matmuls that feed them. It returns how many ops
-// went into elementwise trees and how many matmuls took an epilogue.
-func (g *Graph) Fuse(dev core.Device) (elementwise, epilogues int, err error) {
-	if elementwise, err = g.FuseElementwise(dev); err != nil {
-		return
+// FuseReport says what Fuse did.
+type FuseReport struct {
+	Elementwise int // ops that went into elementwise trees
+	Reductions  int // reductions that took a tree as their prologue
+	Epilogues   int // matmuls and sparse products that took an epilogue
+}
+
+// Fuse runs the fusion passes for dev: elementwise trees first, then their
+// folding into the reductions that consume them and into the matmuls and
+// sparse products that feed them.
+func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
+	var r FuseReport
+	var err error
+	if r.Elementwise, err = g.FuseElementwise(dev); err != nil {
+		return r, err
 	}
-	epilogues, err = g.FuseEpilogues(dev)
-	return
+	if r.Reductions, err = g.FuseReductions(dev); err != nil {
+		return r, err
+	}
+	r.Epilogues, err = g.FuseEpilogues(dev)
+	return r, err
 }

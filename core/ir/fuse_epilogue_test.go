@@ -153,3 +153,57 @@ func TestMatmulEpilogueKeepsGradients(t *testing.T) {
 	exp, _ := xe.Grad().Float64s()
 	assert.InDeltaSlice(t, exp, got, 1e-5)
 }
+
+// Sparse products with epilogues (a GCN layer's bias and ReLU, residuals
+// and [rows, 1] scales), fused on WebGPU, against the same graph op by op.
+func TestSpmmEpiloguesEqualTheOpsTheyReplace(t *testing.T) {
+	dev := webgpuOrSkip(t)
+	folded := 0
+	for seed := range 12 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 5))
+		rows, cols, feats := 5+rng.IntN(40), 3+rng.IntN(30), 1+rng.IntN(20)
+		ptr := []int64{0}
+		var idx []int64
+		for range rows {
+			for range rng.IntN(6) {
+				idx = append(idx, int64(rng.IntN(cols)))
+			}
+			ptr = append(ptr, int64(len(idx)))
+		}
+		indptr := core.FromSlice(ptr, core.Shape{len(ptr)}, dev)
+		indices := core.FromSlice(idx, core.Shape{len(idx)}, dev)
+		values := randnOn(dev, 10+seed, len(idx))
+		bias, scale := randnOn(dev, 20+seed, feats), randnOn(dev, 30+seed, rows, 1)
+		variant := seed % 3
+		program := func(in []*core.Tensor) ([]*core.Tensor, error) {
+			y := c1("spmm", nil, indptr, indices, values, in[0])
+			switch variant {
+			case 0:
+				y = c1("relu", nil, c1("add", nil, y, bias))
+			case 1:
+				y = c1("add", nil, c1("mul", nil, y, scale), in[1])
+			default:
+				y = c1("tanh", nil, y)
+			}
+			return []*core.Tensor{y}, nil
+		}
+		x, res := randnOn(dev, 1, cols, feats), randnOn(dev, 2, rows, feats)
+		g, err := Trace(program, x, res)
+		require.NoError(t, err)
+		plain, err := g.Run(x, res)
+		require.NoError(t, err)
+		rep, err := g.Fuse(dev)
+		require.NoError(t, err)
+		folded += rep.Epilogues
+		require.Contains(t, g.String(), "fused_spmm[", "seed %d", seed)
+		_, before := FusionCounts()
+		fused, err := g.Run(x, res)
+		require.NoError(t, err)
+		_, after := FusionCounts()
+		require.Equal(t, before, after, "every fused node ran as one kernel\n%s", g)
+		a, _ := plain[0].Float64s()
+		b, _ := fused[0].Float64s()
+		assert.InDeltaSlice(t, a, b, 1e-5, "seed %d", seed)
+	}
+	assert.Equal(t, 12, folded)
+}
