@@ -26,7 +26,9 @@ type Value struct {
 
 // Node is one op call, or (Op "fused") a tree of elementwise ops run as
 // one kernel: Fused is the tree over Inputs, Sub the original nodes (run
-// instead where the device cannot fuse or gradients are needed).
+// instead where the device cannot fuse or gradients are needed), or (Op
+// "loop") a counted loop: Body runs Attrs["n"] times on the carried values
+// (the first len(Outputs) inputs) and the outer values it reads (the rest).
 type Node struct {
 	Op      string
 	Attrs   core.Attrs
@@ -34,6 +36,7 @@ type Node struct {
 	Outputs []*Value
 	Fused   *core.FusedExpr
 	Sub     []*Node
+	Body    *Graph
 }
 
 // Graph is a captured computation: Inputs in order, Nodes in execution
@@ -42,7 +45,10 @@ type Graph struct {
 	Inputs  []*Value
 	Nodes   []*Node
 	Outputs []*Value
-	nextID  int
+	// KeepIntermediates stops Run from releasing intermediate tensors after
+	// their last use (see MemoryPlan).
+	KeepIntermediates bool
+	nextID            int
 }
 
 func (g *Graph) newValue(shape core.Shape, dt core.DType) *Value {
@@ -51,12 +57,19 @@ func (g *Graph) newValue(shape core.Shape, dt core.DType) *Value {
 	return v
 }
 
-// String prints the graph one node per line:
+// String prints the graph one node per line, with the node's kind after
+// it unless it is dense, and a loop's body indented below the loop:
 //
-//	%3 = matmul(%0, %1)
-//	%4 = add(%3, const%2 f32[4])  {alpha: 1}
+//	%3: f32[4 2] = matmul(%0, %1)
+//	%4: f32[4 2] = add(%3, const2)  {alpha: 1}
+//	%5: f32[4 2] = spmm(const6, const7, const8, %4)  # sparse
 func (g *Graph) String() string {
 	var b strings.Builder
+	g.write(&b, "")
+	return b.String()
+}
+
+func (g *Graph) write(b *strings.Builder, indent string) {
 	name := func(v *Value) string {
 		switch {
 		case v == nil:
@@ -70,7 +83,7 @@ func (g *Graph) String() string {
 	}
 	typ := func(v *Value) string { return fmt.Sprintf("%s%v", v.DType, []int(v.Shape)) }
 	for _, v := range g.Inputs {
-		fmt.Fprintf(&b, "input %s: %s\n", name(v), typ(v))
+		fmt.Fprintf(b, "%sinput %s: %s\n", indent, name(v), typ(v))
 	}
 	for _, n := range g.Nodes {
 		outs := make([]string, len(n.Outputs))
@@ -85,14 +98,20 @@ func (g *Graph) String() string {
 		if n.Fused != nil {
 			op = n.Op + "[" + exprString(n.Fused) + "]"
 		}
-		fmt.Fprintf(&b, "%s = %s(%s)%s\n", strings.Join(outs, ", "), op, strings.Join(ins, ", "), attrString(n.Attrs))
+		kind := ""
+		if k := n.Kind(); k != KindDense {
+			kind = "  # " + string(k)
+		}
+		fmt.Fprintf(b, "%s%s = %s(%s)%s%s\n", indent, strings.Join(outs, ", "), op, strings.Join(ins, ", "), attrString(n.Attrs), kind)
+		if n.Body != nil {
+			n.Body.write(b, indent+"    ")
+		}
 	}
 	outs := make([]string, len(g.Outputs))
 	for i, o := range g.Outputs {
 		outs[i] = name(o)
 	}
-	fmt.Fprintf(&b, "return %s\n", strings.Join(outs, ", "))
-	return b.String()
+	fmt.Fprintf(b, "%sreturn %s\n", indent, strings.Join(outs, ", "))
 }
 
 func attrString(a core.Attrs) string {

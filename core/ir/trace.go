@@ -3,16 +3,32 @@ package ir
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/webtensor/webtensor/core"
 )
 
 var traceMu sync.Mutex // one capture at a time: the tracer is process-wide
 
+// active is the recorder ops are recorded into: the capture's, or while
+// Loop traces a body, the body's (nil while Loop runs the iterations it does
+// not record). Loop reads it to know whether to record; inBody counts the
+// loop bodies running inside a capture, for clear errors.
+var (
+	active atomic.Pointer[recorder]
+	inBody atomic.Int32
+)
+
 type recorder struct {
 	g      *Graph
 	values map[*core.Tensor]*Value
 	err    error
+	// parent is the enclosing graph's recorder while a loop body is traced;
+	// outer lists the tensors of enclosing graphs the body reads (its
+	// inputs after the carried ones), in the order of the body's inputs.
+	parent *recorder
+	outer  []*core.Tensor
+	closed bool // the capture has ended or been aborted (set on the top recorder)
 }
 
 func (r *recorder) Record(def *core.OpDef, inputs []*core.Tensor, attrs core.Attrs, outs []*core.Tensor) {
@@ -25,15 +41,7 @@ func (r *recorder) Record(def *core.OpDef, inputs []*core.Tensor, attrs core.Att
 			n.Inputs = append(n.Inputs, nil)
 			continue
 		}
-		v, ok := r.values[t]
-		if !ok {
-			// A tensor from outside the trace (a weight, a constant made
-			// before it): captured by reference, as a constant.
-			v = r.g.newValue(t.Shape(), t.DType())
-			v.Const = t
-			r.values[t] = v
-		}
-		n.Inputs = append(n.Inputs, v)
+		n.Inputs = append(n.Inputs, r.use(t))
 	}
 	for i, t := range outs {
 		v := r.g.newValue(t.Shape(), t.DType())
@@ -42,6 +50,35 @@ func (r *recorder) Record(def *core.OpDef, inputs []*core.Tensor, attrs core.Att
 		n.Outputs = append(n.Outputs, v)
 	}
 	r.g.Nodes = append(r.g.Nodes, n)
+}
+
+// use is the value of a tensor the traced code reads. A tensor from outside
+// the trace (a weight, a constant made before it) is captured by reference,
+// as a constant; inside a loop body, one an enclosing graph computes becomes
+// an input of the body.
+func (r *recorder) use(t *core.Tensor) *Value {
+	if v, ok := r.values[t]; ok {
+		return v
+	}
+	v := r.g.newValue(t.Shape(), t.DType())
+	if r.parent != nil && r.parent.computes(t) {
+		v.Input = len(r.g.Inputs)
+		r.g.Inputs = append(r.g.Inputs, v)
+		r.outer = append(r.outer, t)
+	} else {
+		v.Const = t
+	}
+	r.values[t] = v
+	return v
+}
+
+// computes reports whether t is a non-constant value of r's graph or of a
+// graph enclosing it.
+func (r *recorder) computes(t *core.Tensor) bool {
+	if v, ok := r.values[t]; ok {
+		return v.Const == nil
+	}
+	return r.parent != nil && r.parent.computes(t)
 }
 
 func cloneAttrs(a core.Attrs) core.Attrs {
@@ -68,6 +105,9 @@ type Capture struct {
 // graph's inputs. One capture at a time per process: End or Abort it.
 func Begin(inputs ...*core.Tensor) (*Capture, error) {
 	if !traceMu.TryLock() {
+		if inBody.Load() > 0 {
+			return nil, fmt.Errorf("ir: cannot begin a capture inside the body of an ir.Loop being captured: the body is recorded into the enclosing capture (call ir.Loop inside it for a nested loop)")
+		}
 		return nil, fmt.Errorf("ir: a capture is already in progress (end or abort it first)")
 	}
 	r := &recorder{g: &Graph{}, values: map[*core.Tensor]*Value{}}
@@ -89,12 +129,15 @@ func Begin(inputs ...*core.Tensor) (*Capture, error) {
 		r.values[t] = v
 		r.g.Inputs = append(r.g.Inputs, v)
 	}
+	active.Store(r)
 	return &Capture{r: r, prev: core.SetTracer(r)}, nil
 }
 
 func (c *Capture) stop() {
 	if !c.done {
 		c.done = true
+		c.r.closed = true
+		active.Store(nil)
 		core.SetTracer(c.prev)
 		traceMu.Unlock()
 	}
@@ -107,6 +150,9 @@ func (c *Capture) Abort() { c.stop() }
 func (c *Capture) End(outputs ...*core.Tensor) (*Graph, error) {
 	if c.done {
 		return nil, fmt.Errorf("ir: the capture has already ended")
+	}
+	if inBody.Load() > 0 {
+		return nil, fmt.Errorf("ir: End called inside the body of an ir.Loop being captured; end the capture after the loop returns")
 	}
 	c.stop()
 	if c.r.err != nil {
