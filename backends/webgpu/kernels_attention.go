@@ -1,8 +1,10 @@
 package webgpu
 
 import (
-	"github.com/webtensor/webtensor/core"
+	"slices"
 	"strings"
+
+	"github.com/webtensor/webtensor/core"
 )
 
 // Scaled dot-product attention is composed of GPU kernels: two matmuls
@@ -77,7 +79,20 @@ func attentionKernel(k *core.KernelCall) error {
 		return err
 	}
 	defer probs.Release()
-	return copyInto(g, core.Call1("matmul", nil, probs, v), k.Outputs[0], 1)
+	return g.matmulInto(probs, v, k.Outputs[0])
+}
+
+// matmulInto writes a @ b straight into out (contiguous, of the product's
+// shape), saving the copy a core.Call would need.
+func (g *Backend) matmulInto(a, b, out *core.Tensor) error {
+	d, err := core.PlanMatmul(a.Shape(), b.Shape())
+	if err != nil {
+		return err
+	}
+	if d.AVec || d.BVec || !out.IsContiguous() || !slices.Equal(out.Shape(), d.Out) {
+		return copyInto(g, core.Call1("matmul", nil, a, b), out, 1)
+	}
+	return g.matmul(a, b, out, d.Batch, d.M, d.K, d.N, "")
 }
 
 // attentionBackwardKernel: with P the probabilities, dv = P^T g,
@@ -109,7 +124,7 @@ func attentionBackwardKernel(k *core.KernelCall) error {
 		return err
 	}
 	defer probs.Release()
-	if err := copyInto(g, core.Call1("matmul", nil, probs.Transpose(), gr), k.Outputs[2], 1); err != nil {
+	if err := g.matmulInto(probs.Transpose(), gr, k.Outputs[2]); err != nil {
 		return err
 	}
 	dp := core.Call1("matmul", nil, gr, v.Transpose())
