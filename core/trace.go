@@ -31,3 +31,8 @@ func SetTracer(t Tracer) (previous Tracer) {
 	}
 	return nil
 }
+
+// Tracing reports whether a tracer is installed. Code with a fast path that
+// calls a backend directly (a fused kernel, which no tracer would see)
+// takes the plain op calls while one is.
+func Tracing() bool { return tracer.Load() != nil }

@@ -6,9 +6,9 @@ import (
 	"github.com/webtensor/webtensor/core"
 )
 
-// Segment reductions and CSR products. Index values are checked here, not
-// in Infer, because they are data: an id or column out of range, or an
-// indptr that is not a valid CSR row pointer, is an error naming the entry.
+// Segment reductions (the CSR products are in kernels_csr.go). Ids are
+// checked here, not in Infer, because they are data: an id out of range is
+// an error naming the entry.
 
 func init() {
 	register("segment_sum", segmentKernel(segmentSumOp))
@@ -16,9 +16,6 @@ func init() {
 	register("segment_max", segmentKernel(segmentMaxOp))
 	register("_segment_gather", segmentGatherKernel)
 	register("_segment_max_grad", segmentMaxGradKernel)
-	register("spmm", spmmKernel)
-	register("_spmm_transposed", spmmTransposedKernel)
-	register("sddmm", sddmmKernel)
 }
 
 type segmentOp int
@@ -205,176 +202,4 @@ func segmentMaxGradKernel(k *core.KernelCall) error {
 	}
 	writeF64(out, res)
 	return nil
-}
-
-// csrPattern is a validated CSR structure: rowOf[e] is the row of entry e.
-type csrPattern struct {
-	rows   int
-	indptr []int
-	cols   []int
-	rowOf  []int
-}
-
-func readCSR(indptr, indices *core.Tensor, numCols int) (*csrPattern, error) {
-	ptr, cols := readInts(indptr), readInts(indices)
-	p := &csrPattern{rows: len(ptr) - 1, indptr: ptr, cols: cols, rowOf: make([]int, len(cols))}
-	if ptr[0] != 0 {
-		return nil, fmt.Errorf("indptr[0] is %d, want 0", ptr[0])
-	}
-	if ptr[p.rows] != len(cols) {
-		return nil, fmt.Errorf("indptr[%d] is %d, want the number of entries %d", p.rows, ptr[p.rows], len(cols))
-	}
-	for r := 0; r < p.rows; r++ {
-		if ptr[r+1] < ptr[r] {
-			return nil, fmt.Errorf("indptr decreases at %d: %d after %d", r+1, ptr[r+1], ptr[r])
-		}
-	}
-	for r := 0; r < p.rows; r++ {
-		for e := ptr[r]; e < ptr[r+1]; e++ {
-			p.rowOf[e] = r
-		}
-	}
-	for e, c := range cols {
-		if c < 0 || c >= numCols {
-			return nil, fmt.Errorf("indices[%d] = %d is outside [0, %d)", e, c, numCols)
-		}
-	}
-	return p, nil
-}
-
-// spmmKernel computes out[r] = sum over row r's entries e of values[e] *
-// dense[cols[e]], one output row per task.
-func spmmKernel(k *core.KernelCall) error {
-	values, dense, out := k.Inputs[2], k.Inputs[3], k.Outputs[0]
-	ds := dense.Shape()
-	p, err := readCSR(k.Inputs[0], k.Inputs[1], ds[0])
-	if err != nil {
-		return err
-	}
-	n := ds[1]
-	if denseF32(values) && denseF32(dense) && out.DType() == core.F32 {
-		spmmF32(p, f32s(values), f32s(dense), f32s(out), n)
-		return nil
-	}
-	v, d := readF64(values), readF64(dense)
-	res := make([]float64, p.rows*n)
-	parallelFor(p.rows, max(1, n*len(p.cols)/max(1, p.rows)), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			dst := res[r*n : (r+1)*n]
-			for e := p.indptr[r]; e < p.indptr[r+1]; e++ {
-				src := d[p.cols[e]*n : (p.cols[e]+1)*n]
-				for j := range dst {
-					dst[j] += v[e] * src[j]
-				}
-			}
-		}
-	})
-	writeF64(out, res)
-	return nil
-}
-
-// spmmTransposedKernel scatters values[e] * dense[row(e)] into out[cols[e]];
-// the columns of the output are split across tasks, so no two tasks write
-// the same element.
-func spmmTransposedKernel(k *core.KernelCall) error {
-	values, dense, out := k.Inputs[2], k.Inputs[3], k.Outputs[0]
-	p, err := readCSR(k.Inputs[0], k.Inputs[1], k.Attrs.Int("cols"))
-	if err != nil {
-		return err
-	}
-	n := dense.Shape()[1]
-	if denseF32(values) && denseF32(dense) && out.DType() == core.F32 {
-		spmmTransposedF32(p, f32s(values), f32s(dense), f32s(out), n)
-		return nil
-	}
-	v, d := readF64(values), readF64(dense)
-	res := make([]float64, out.Numel())
-	parallelFor(n, len(p.cols), func(lo, hi int) {
-		for e, c := range p.cols {
-			src, dst := d[p.rowOf[e]*n:], res[c*n:]
-			for j := lo; j < hi; j++ {
-				dst[j] += v[e] * src[j]
-			}
-		}
-	})
-	writeF64(out, res)
-	return nil
-}
-
-// sddmmKernel takes one dot product of a's row and b's column per entry.
-func sddmmKernel(k *core.KernelCall) error {
-	a, b, out := k.Inputs[2], k.Inputs[3], k.Outputs[0]
-	bs := b.Shape()
-	p, err := readCSR(k.Inputs[0], k.Inputs[1], bs[1])
-	if err != nil {
-		return err
-	}
-	inner, cols := bs[0], bs[1]
-	av, bv := readF64(a), readF64(b)
-	res := make([]float64, len(p.cols))
-	parallelFor(len(res), inner, func(lo, hi int) {
-		for e := lo; e < hi; e++ {
-			r, c := p.rowOf[e], p.cols[e]
-			s := 0.0
-			for j := 0; j < inner; j++ {
-				s += av[r*inner+j] * bv[j*cols+c]
-			}
-			res[e] = s
-		}
-	})
-	writeF64(out, res)
-	return nil
-}
-
-// spmmF32 is spmm in f32 without widening copies of the dense operand (a
-// graph layer's [N, F] features): each output row accumulates its entries
-// in CSR order, so the result does not depend on the core count.
-func spmmF32(p *csrPattern, v, d, out []float32, n int) {
-	parallelFor(p.rows, max(1, n*len(p.cols)/max(1, p.rows)), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			dst := out[r*n : (r+1)*n]
-			clear(dst)
-			for e := p.indptr[r]; e < p.indptr[r+1]; e++ {
-				w, src := v[e], d[p.cols[e]*n:(p.cols[e]+1)*n]
-				for j := range dst {
-					dst[j] += w * src[j]
-				}
-			}
-		}
-	})
-}
-
-// spmmTransposedF32 is out = A^T d in f32 (spmm's gradient for its dense
-// operand): the entries are grouped by column first (a counting sort, O(E)),
-// so each output row is one task that gathers its entries in entry order -
-// row-parallel like spmm, no two tasks writing one row, and the result does
-// not depend on the core count.
-func spmmTransposedF32(p *csrPattern, v, d, out []float32, n int) {
-	cols := len(out) / max(n, 1)
-	ptr := make([]int32, cols+1)
-	for _, c := range p.cols {
-		ptr[c+1]++
-	}
-	for c := range cols {
-		ptr[c+1] += ptr[c]
-	}
-	next := append([]int32(nil), ptr[:cols]...)
-	ent := make([]int32, len(p.cols))
-	for e, c := range p.cols {
-		ent[next[c]] = int32(e)
-		next[c]++
-	}
-	parallelFor(cols, max(1, n*len(p.cols)/max(1, cols)), func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			dst := out[c*n : (c+1)*n]
-			clear(dst)
-			for _, e := range ent[ptr[c]:ptr[c+1]] {
-				w, r := v[e], p.rowOf[e]
-				src := d[r*n : (r+1)*n]
-				for j := range dst {
-					dst[j] += w * src[j]
-				}
-			}
-		}
-	})
 }

@@ -1,0 +1,304 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Products with a CSR sparse matrix: spmm, its transpose (spmm's gradient
+// for the dense operand) and sddmm. A graph layer calls them on the same
+// adjacency every step, so the index tensors are read in place rather than
+// copied (a copy of 1M i64 indices is as much memory as a 1M x 8 f32
+// feature matrix, per call), and what a check or a regrouping of one
+// structure established is remembered for the tensors' life (csr_cache.go).
+
+func init() {
+	register("spmm", spmmKernel)
+	register("_spmm_transposed", spmmTransposedKernel)
+	register("sddmm", sddmmKernel)
+}
+
+// csrPattern is a validated CSR structure: row r's entries are
+// ptr[r]..ptr[r+1]-1, entry e in column cols[e]. ptr and cols may alias
+// the index tensors' storage: never written.
+type csrPattern struct {
+	rows      int
+	ptr, cols []int64
+	facts     *csrFacts // remembered about this structure; nil when not cached
+}
+
+// int64s is t's elements as int64: the storage itself for a contiguous i64
+// tensor (read only), else a copy.
+func int64s(t *core.Tensor) []int64 {
+	if t.DType() != core.I64 || !t.IsContiguous() || t.Numel() == 0 {
+		return readI64(t)
+	}
+	b := host(t)
+	all := unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), len(b)/8)
+	return all[t.Offset() : t.Offset()+t.Numel()]
+}
+
+// readCSR reads a pattern with numCols columns, checking it unless the same
+// tensors passed the check before.
+func readCSR(indptr, indices *core.Tensor, numCols int) (*csrPattern, error) {
+	ptr, cols := int64s(indptr), int64s(indices)
+	p := &csrPattern{rows: len(ptr) - 1, ptr: ptr, cols: cols}
+	p.facts = cachedCSR(indptr, indices, numCols)
+	if p.facts != nil && p.facts.checked.Load() {
+		return p, nil
+	}
+	if err := p.check(numCols); err != nil {
+		return nil, err
+	}
+	if p.facts != nil {
+		p.facts.checked.Store(true)
+	}
+	return p, nil
+}
+
+func (p *csrPattern) check(numCols int) error {
+	ptr, cols := p.ptr, p.cols
+	if ptr[0] != 0 {
+		return fmt.Errorf("indptr[0] is %d, want 0", ptr[0])
+	}
+	if ptr[p.rows] != int64(len(cols)) {
+		return fmt.Errorf("indptr[%d] is %d, want the number of entries %d", p.rows, ptr[p.rows], len(cols))
+	}
+	for r := 0; r < p.rows; r++ {
+		if ptr[r+1] < ptr[r] {
+			return fmt.Errorf("indptr decreases at %d: %d after %d", r+1, ptr[r+1], ptr[r])
+		}
+	}
+	for e, c := range cols {
+		if c < 0 || c >= int64(numCols) {
+			return fmt.Errorf("indices[%d] = %d is outside [0, %d)", e, c, numCols)
+		}
+	}
+	return nil
+}
+
+// rowCost is the average work of one output row of n columns, for parallelFor.
+func (p *csrPattern) rowCost(n, rows int) int { return max(1, n*len(p.cols)/max(1, rows)) }
+
+// spmmKernel computes out[r] = sum over row r's entries e of values[e] *
+// dense[cols[e]], one output row per task.
+func spmmKernel(k *core.KernelCall) error {
+	values, dense, out := k.Inputs[2], k.Inputs[3], k.Outputs[0]
+	ds := dense.Shape()
+	p, err := readCSR(k.Inputs[0], k.Inputs[1], ds[0])
+	if err != nil {
+		return err
+	}
+	n := ds[1]
+	if denseF32(values) && denseF32(dense) && out.DType() == core.F32 {
+		spmmF32(p, f32s(values), f32s(dense), f32s(out), n, nil)
+		return nil
+	}
+	v, d := readF64(values), readF64(dense)
+	res := make([]float64, p.rows*n)
+	parallelFor(p.rows, p.rowCost(n, p.rows), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			dst := res[r*n : (r+1)*n]
+			for e := p.ptr[r]; e < p.ptr[r+1]; e++ {
+				src := d[int(p.cols[e])*n : int(p.cols[e]+1)*n]
+				for j := range dst {
+					dst[j] += v[e] * src[j]
+				}
+			}
+		}
+	})
+	writeF64(out, res)
+	return nil
+}
+
+// spmmF32 is spmm in f32 without widening copies of the dense operand (a
+// graph layer's [N, F] features): each output row accumulates its entries
+// in CSR order, so the result does not depend on the core count. A non-nil
+// bias [n] is added to each finished row while it is still in cache - the
+// same sum, rounded the same way, as a separate add, without its [rows, n]
+// tensor.
+func spmmF32(p *csrPattern, v, d, out []float32, n int, bias []float32) {
+	parallelFor(p.rows, p.rowCost(n, p.rows), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			dst := out[r*n : (r+1)*n]
+			clear(dst)
+			for e := p.ptr[r]; e < p.ptr[r+1]; e++ {
+				c := int(p.cols[e])
+				w, src := v[e], d[c*n:(c+1)*n]
+				for j := range dst {
+					dst[j] += w * src[j]
+				}
+			}
+			if bias != nil {
+				for j, b := range bias[:len(dst)] {
+					dst[j] += b
+				}
+			}
+		}
+	})
+}
+
+// spmmTransposedKernel is out = A^T dense: values[e] * dense[row(e)] summed
+// into out[cols[e]].
+func spmmTransposedKernel(k *core.KernelCall) error {
+	values, dense, out := k.Inputs[2], k.Inputs[3], k.Outputs[0]
+	p, err := readCSR(k.Inputs[0], k.Inputs[1], k.Attrs.Int("cols"))
+	if err != nil {
+		return err
+	}
+	n := dense.Shape()[1]
+	if denseF32(values) && denseF32(dense) && out.DType() == core.F32 {
+		cols := out.Numel() / max(n, 1)
+		if n == 0 || cols == 0 {
+			clear(f32s(out))
+			return nil
+		}
+		b, err := p.columns(cols)
+		if err != nil {
+			return err
+		}
+		spmmTransposedF32(p, b, f32s(values), f32s(dense), f32s(out), n)
+		return nil
+	}
+	// Other dtypes: the columns of the output are split across tasks, so no
+	// two tasks write one element; entries are visited in order.
+	v, d := readF64(values), readF64(dense)
+	res := make([]float64, out.Numel())
+	parallelFor(n, len(p.cols), func(lo, hi int) {
+		for r := 0; r < p.rows; r++ {
+			src := d[r*n:]
+			for e := p.ptr[r]; e < p.ptr[r+1]; e++ {
+				dst := res[int(p.cols[e])*n:]
+				for j := lo; j < hi; j++ {
+					dst[j] += v[e] * src[j]
+				}
+			}
+		}
+	})
+	writeF64(out, res)
+	return nil
+}
+
+// csrColumns is a pattern's entries grouped by column (a CSC view without
+// the values): column c's entries are ent[ptr[c]:ptr[c+1]], in entry order,
+// from rows row[ptr[c]:ptr[c+1]].
+type csrColumns struct {
+	ptr, ent, row []int32
+}
+
+// columns groups p's entries by column (a counting sort, O(E)), once per
+// structure when the pattern is cached.
+func (p *csrPattern) columns(cols int) (*csrColumns, error) {
+	if p.facts != nil {
+		if b := p.facts.columns.Load(); b != nil {
+			return b, nil
+		}
+	}
+	if len(p.cols) > math.MaxInt32 || p.rows > math.MaxInt32 {
+		return nil, fmt.Errorf("%d entries in %d rows: the transposed product handles at most %d", len(p.cols), p.rows, math.MaxInt32)
+	}
+	b := &csrColumns{ptr: make([]int32, cols+1), ent: make([]int32, len(p.cols)), row: make([]int32, len(p.cols))}
+	for _, c := range p.cols {
+		b.ptr[c+1]++
+	}
+	for c := range cols {
+		b.ptr[c+1] += b.ptr[c]
+	}
+	next := append([]int32(nil), b.ptr[:cols]...)
+	for r := 0; r < p.rows; r++ {
+		for e := p.ptr[r]; e < p.ptr[r+1]; e++ {
+			at := next[p.cols[e]]
+			next[p.cols[e]]++
+			b.ent[at], b.row[at] = int32(e), int32(r)
+		}
+	}
+	if p.facts != nil {
+		p.facts.columns.Store(b)
+	}
+	return b, nil
+}
+
+// spmmTransposedF32 is out = A^T d in f32: each output row (a column of A)
+// is one task that gathers its entries in entry order - row-parallel like
+// spmm, no two tasks writing one row, and the result does not depend on
+// the core count.
+func spmmTransposedF32(p *csrPattern, b *csrColumns, v, d, out []float32, n int) {
+	cols := len(b.ptr) - 1
+	parallelFor(cols, p.rowCost(n, cols), func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			dst := out[c*n : (c+1)*n]
+			clear(dst)
+			for i := b.ptr[c]; i < b.ptr[c+1]; i++ {
+				w, r := v[b.ent[i]], int(b.row[i])
+				src := d[r*n : (r+1)*n]
+				for j := range dst {
+					dst[j] += w * src[j]
+				}
+			}
+		}
+	})
+}
+
+// sddmmKernel takes one dot product of a's row and b's column per entry,
+// one row of the pattern per task.
+func sddmmKernel(k *core.KernelCall) error {
+	a, b, out := k.Inputs[2], k.Inputs[3], k.Outputs[0]
+	bs := b.Shape()
+	p, err := readCSR(k.Inputs[0], k.Inputs[1], bs[1])
+	if err != nil {
+		return err
+	}
+	inner, cols := bs[0], bs[1]
+	av, bv := readF64(a), readF64(b)
+	res := make([]float64, len(p.cols))
+	parallelFor(p.rows, p.rowCost(inner, p.rows), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			for e := p.ptr[r]; e < p.ptr[r+1]; e++ {
+				c := int(p.cols[e])
+				s := 0.0
+				for j := 0; j < inner; j++ {
+					s += av[r*inner+j] * bv[j*cols+c]
+				}
+				res[e] = s
+			}
+		}
+	})
+	writeF64(out, res)
+	return nil
+}
+
+// SpmmBias is spmm(indptr, indices, values, dense) + bias, bias [n] added
+// to every row in the product's store loop: one [rows, n] tensor instead of
+// the product and the sum (a graph convolution's output), with the same
+// values. It takes dense f32 operands only and says so with ok false (the
+// caller then makes the two op calls, which also report any error). Like
+// core's fusers it records no autograd, and no tracer sees it: callers use
+// it only where neither is wanted.
+func (b *Backend) SpmmBias(indptr, indices, values, dense, bias *core.Tensor) (out *core.Tensor, ok bool, err error) {
+	for _, t := range []*core.Tensor{indptr, indices, values, dense, bias} {
+		if t == nil || t.Err() != nil || t.Device() != core.CPU {
+			return nil, false, nil
+		}
+	}
+	ds := dense.Shape()
+	if !denseF32(values) || !denseF32(dense) || !denseF32(bias) || len(ds) != 2 || !bias.Shape().Equal(core.Shape{ds[1]}) ||
+		indptr.Rank() != 1 || indptr.Numel() < 1 || indices.Rank() != 1 || !values.Shape().Equal(indices.Shape()) ||
+		!isIndexDType(indptr.DType()) || !isIndexDType(indices.DType()) {
+		return nil, false, nil
+	}
+	p, err := readCSR(indptr, indices, ds[0])
+	if err != nil {
+		return nil, false, fmt.Errorf("spmm: %w", err)
+	}
+	out, err = core.Empty(b, core.Shape{p.rows, ds[1]}, core.F32)
+	if err != nil {
+		return nil, false, fmt.Errorf("spmm: %w", err)
+	}
+	spmmF32(p, f32s(values), f32s(dense), f32s(out), ds[1], f32s(bias))
+	return out, true, nil
+}
+
+func isIndexDType(d core.DType) bool { return d == core.I64 || d == core.I32 }
