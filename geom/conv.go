@@ -104,10 +104,38 @@ func (c *GCNConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
 	if err != nil {
 		return core.ErrTensor(err)
 	}
+	norm := func(dt core.DType) func() *core.Tensor {
+		return func() *core.Tensor { return gcnNorm(loops, dt) }
+	}
+	if aggregateFirst(x, c.LinWeight, c.In, c.Out) {
+		agg := propagateConst(loops, x, "gcn-norm", norm(x.DType()))
+		h := linearNoBias(agg, c.LinWeight)
+		out := op("add", nil, h, c.Bias.Tensor())
+		release(agg, h)
+		return out
+	}
 	h := linearNoBias(x, c.LinWeight)
-	dt := h.DType()
-	prop := propagateConst(loops, h, "gcn-norm", func() *core.Tensor { return gcnNorm(loops, dt) })
-	return op("add", nil, prop, c.Bias.Tensor())
+	out := propagateConstBias(loops, h, c.Bias.Tensor(), "gcn-norm", norm(h.DType()))
+	release(h)
+	return out
+}
+
+// aggregateFirst says whether a layer of in -> out features should
+// aggregate x over the edges before its linear map w, (A x) W rather than
+// A (x W): the same product in another order, the one with the cheaper
+// sparse products. Those cost edges x width, forward and - where x or w
+// needs a gradient - backward too (w's gradient needs A^T of the output's
+// gradient when the map comes first; x's needs it either way). So a layer
+// whose input needs no gradient (the first: x is the data) aggregates
+// first unless that is twice as wide, and otherwise the narrower side
+// goes through the sparse product (the linear map first, PyG's order, on
+// a tie: the output's bias can then join the product, see
+// propagateConstBias).
+func aggregateFirst(x *core.Tensor, w *nn.Parameter, in, out int) bool {
+	if core.GradEnabled() && w.Tensor().RequiresGrad() && !x.RequiresGrad() {
+		return in < 2*out
+	}
+	return in < out
 }
 
 // gcnNorm is the per-edge weight deg(src)^-1/2 * w * deg(dst)^-1/2 of a
@@ -189,21 +217,48 @@ func (c *SAGEConv) ForwardBipartite(xSrc, x *core.Tensor, g *Graph) *core.Tensor
 	if s, d := xSrc.Shape(), x.Shape(); len(s) != 2 || len(d) != 2 || s[0] != g.NumSrcNodes() || d[0] != g.NumNodes {
 		return core.ErrTensor(fmt.Errorf("geom: SAGEConv: features %v -> %v for a relation of %d -> %d nodes", s, d, g.NumSrcNodes(), g.NumNodes))
 	}
-	var agg *core.Tensor
+	self := c.LinR.Forward(x)
+	var left *core.Tensor
 	switch c.Aggr {
-	case "sum":
-		agg = Propagate(g, xSrc, nil)
-	case "mean":
-		// 1/in-degree per edge: the mean as one sparse product (the weights
-		// depend on the edges only: made once per graph).
-		agg = propagateConst(g, xSrc, "mean", func() *core.Tensor {
-			deg := op("clamp", core.Attrs{"min": 1.0}, g.InDegree(x.DType()))
-			return Gather(op("reciprocal", nil, deg), g.Dst)
-		})
+	case "sum", "mean":
+		left = c.linearAggregate(xSrc, g)
 	default:
-		agg = Aggregate(Gather(xSrc, g.Src), g.Dst, g.NumNodes, c.Aggr)
+		agg := Aggregate(Gather(xSrc, g.Src), g.Dst, g.NumNodes, c.Aggr)
+		left = c.LinL.Forward(agg)
+		release(agg)
 	}
-	return op("add", nil, c.LinL.Forward(agg), c.LinR.Forward(x))
+	out := op("add", nil, left, self)
+	release(left, self)
+	return out
+}
+
+// linearAggregate is lin_l of the sum or mean over the edges into each
+// node, as one sparse product with per-edge weights (1/in-degree for the
+// mean; they depend on the edges only, so they are made once per graph).
+// Both are linear, so lin_l's weight may go before or after the product
+// (see aggregateFirst); its bias is added to the product's output.
+func (c *SAGEConv) linearAggregate(xSrc *core.Tensor, g *Graph) *core.Tensor {
+	key, weights := "ones", func() *core.Tensor { return core.Ones(core.Shape{g.NumEdges()}, xSrc.DType(), xSrc.Device()) }
+	if c.Aggr == "mean" {
+		key, weights = "mean", func() *core.Tensor {
+			deg := op("clamp", core.Attrs{"min": 1.0}, g.InDegree(xSrc.DType()))
+			return Gather(op("reciprocal", nil, deg), g.Dst)
+		}
+	}
+	var bias *core.Tensor
+	if c.LinL.Bias != nil {
+		bias = c.LinL.Bias.Tensor()
+	}
+	if aggregateFirst(xSrc, c.LinL.Weight, c.In, c.Out) {
+		agg := propagateConst(g, xSrc, key, weights)
+		out := c.LinL.Forward(agg)
+		release(agg)
+		return out
+	}
+	h := linearNoBias(xSrc, c.LinL.Weight)
+	out := propagateConstBias(g, h, bias, key, weights)
+	release(h)
+	return out
 }
 
 // GINConv is PyG's GINConv: x'_i = h((1 + eps) x_i + sum_{j -> i} x_j) with

@@ -104,6 +104,12 @@ func spmm(c *csrTensors, vals, x *core.Tensor) *core.Tensor {
 // only (GCN's normalisation, the mean's 1/degree): made by build once, kept
 // in CSR order.
 func propagateConst(g *Graph, x *core.Tensor, key string, build func() *core.Tensor) *core.Tensor {
+	return propagateConstBias(g, x, nil, key, build)
+}
+
+// propagateConstBias is propagateConst plus bias [F] (nil: none) added to
+// every row of the result.
+func propagateConstBias(g *Graph, x, bias *core.Tensor, key string, build func() *core.Tensor) *core.Tensor {
 	c, err := g.inCSR()
 	if err != nil {
 		return core.ErrTensor(err)
@@ -111,5 +117,52 @@ func propagateConst(g *Graph, x *core.Tensor, key string, build func() *core.Ten
 	vals := g.memoize("csr-"+key+"-"+x.DType().String(), func() *core.Tensor {
 		return Gather(castTo(build(), x.DType()), c.perm)
 	})
-	return spmm(c, vals, x)
+	if bias == nil {
+		return spmm(c, vals, x)
+	}
+	if out := fusedSpmmBias(c, vals, x, bias); out != nil {
+		return out
+	}
+	return op("add", nil, spmm(c, vals, x), bias)
+}
+
+// spmmBiasFuser is a backend that adds a bias row inside spmm's store loop
+// (the CPU backend's SpmmBias): a layer's output is then its only [N, F]
+// tensor, instead of the product and the sum.
+type spmmBiasFuser interface {
+	SpmmBias(indptr, indices, values, dense, bias *core.Tensor) (out *core.Tensor, ok bool, err error)
+}
+
+// fusedSpmmBias is spmm(c, vals, x) + bias through the backend's fused path,
+// or nil where that is not taken: the fused call records no gradient and no
+// tracer sees it, so it runs only when neither is wanted.
+func fusedSpmmBias(c *csrTensors, vals, x, bias *core.Tensor) *core.Tensor {
+	if core.Tracing() || (core.GradEnabled() && (x.RequiresGrad() || bias.RequiresGrad() || vals.RequiresGrad())) {
+		return nil
+	}
+	f, ok := x.Backend().(spmmBiasFuser)
+	if !ok {
+		return nil
+	}
+	out, ok, err := f.SpmmBias(c.indptr, c.indices, vals, x, bias)
+	switch {
+	case err != nil:
+		return core.ErrTensor(err)
+	case !ok:
+		return nil
+	}
+	return out
+}
+
+// release frees intermediate tensors a layer made once they are used up,
+// where no gradient is recorded (autograd would keep them for backward) and
+// no tracer watches (a capture may hold them). Inference then holds one
+// layer's tensors at a time rather than leaving the rest to the GC.
+func release(ts ...*core.Tensor) {
+	if core.GradEnabled() || core.Tracing() {
+		return
+	}
+	for _, t := range ts {
+		t.Release()
+	}
 }

@@ -37,11 +37,27 @@ func NewGCN(in, hidden, out int, dropout float64, o Options) (*GCN, error) {
 
 // Forward gives the class scores [N, out] of every node.
 func (m *GCN) Forward(x *core.Tensor, g *Graph) *core.Tensor {
-	h := op("relu", nil, m.Conv1.Forward(x, g))
-	if m.Dropout > 0 && m.Training() {
-		h = op("dropout", core.Attrs{"p": m.Dropout, "training": true}, h)
+	return twoLayers(x, g, m.Conv1, m.Conv2, m.Dropout, m.Training())
+}
+
+// twoLayers is conv2(dropout(relu(conv1(x)))), dropout only while training.
+// Each intermediate is released as soon as the next is made where no
+// gradient is recorded (see release): inference holds at most two [N,
+// hidden] tensors.
+func twoLayers(x *core.Tensor, g *Graph, conv1, conv2 interface {
+	Forward(*core.Tensor, *Graph) *core.Tensor
+}, dropout float64, training bool) *core.Tensor {
+	c := conv1.Forward(x, g)
+	h := op("relu", nil, c)
+	release(c)
+	if dropout > 0 && training {
+		d := op("dropout", core.Attrs{"p": dropout, "training": true}, h)
+		release(h)
+		h = d
 	}
-	return m.Conv2.Forward(h, g)
+	out := conv2.Forward(h, g)
+	release(h)
+	return out
 }
 
 // GraphSAGE is the two-layer SAGEConv classifier: SAGEConv -> ReLU -> dropout -> SAGEConv.
@@ -73,11 +89,7 @@ func NewGraphSAGE(in, hidden, out int, aggr string, dropout float64, o Options) 
 
 // Forward gives the class scores [N, out] of every node.
 func (m *GraphSAGE) Forward(x *core.Tensor, g *Graph) *core.Tensor {
-	h := op("relu", nil, m.Conv1.Forward(x, g))
-	if m.Dropout > 0 && m.Training() {
-		h = op("dropout", core.Attrs{"p": m.Dropout, "training": true}, h)
-	}
-	return m.Conv2.Forward(h, g)
+	return twoLayers(x, g, m.Conv1, m.Conv2, m.Dropout, m.Training())
 }
 
 // Accuracy is the fraction of the nodes idx whose highest score is their label.

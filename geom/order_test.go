@@ -1,0 +1,67 @@
+package geom
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// GCNConv and SAGEConv choose the order of their linear map and sparse
+// product (aggregateFirst) and, where no gradient is recorded, add the bias
+// inside the product (propagateConstBias): every path must give PyG's
+// values. runReference covers an input that needs a gradient; here x is a
+// constant (a first layer), with and without gradients recorded, in f64 and
+// in f32 (the fused path's dtype).
+func TestLayerOrdersMatchPyG(t *testing.T) {
+	tols := map[core.DType][2]float64{core.F64: {1e-10, 1e-9}, core.F32: {1e-5, 1e-4}}
+	for dt, tol := range tols {
+		for _, c := range loadRef(t, dt, core.CPU) {
+			if !strings.HasPrefix(c.name, "gcn") && !strings.HasPrefix(c.name, "sage") {
+				continue
+			}
+			t.Run(dt.String()+"/"+c.name, func(t *testing.T) {
+				m, fwd := layerFor(t, c, dt, core.CPU)
+				g, err := FromEdgeIndex(7, c.get("edge_index"), nilIfAbsent(c, "edge_weight"))
+				require.NoError(t, err)
+				out := fwd(c.get("x"), g)
+				closeTo(t, "out", out, c.get("out"), tol[0], tol[1])
+				require.NoError(t, core.Call1("sum", nil, core.Call1("mul", nil, out, c.get("up"))).Backward())
+				for _, p := range m.NamedParameters() {
+					closeTo(t, "grad "+p.Name, p.Param.Tensor().Grad(), c.get("grad/"+p.Name), tol[0], tol[1])
+				}
+				core.NoGrad(func() { out = fwd(c.get("x"), g) })
+				closeTo(t, "out without gradients", out, c.get("out"), tol[0], tol[1])
+			})
+		}
+	}
+}
+
+type opNames []string
+
+func (o *opNames) Record(def *core.OpDef, _ []*core.Tensor, _ core.Attrs, _ []*core.Tensor) {
+	*o = append(*o, def.Name)
+}
+
+// The fused product calls the backend directly, which a tracer would not
+// see: while one is installed the layer makes the plain op calls.
+func TestFusedBiasStaysVisibleToTracers(t *testing.T) {
+	g, err := NewGraph(3, []int64{0, 1, 2}, []int64{1, 2, 0}, nil)
+	require.NoError(t, err)
+	c, err := NewGCNConv(4, 2, Options{})
+	require.NoError(t, err)
+	x := core.Ones(core.Shape{3, 4}, core.F32)
+	core.EnterNoGrad()
+	defer func() { require.NoError(t, core.ExitNoGrad()) }()
+	want := c.Forward(x, g) // fused, and the per-graph constants made
+	var seen opNames
+	prev := core.SetTracer(&seen)
+	got := c.Forward(x, g)
+	core.SetTracer(prev)
+	assert.Contains(t, seen, "spmm")
+	assert.Contains(t, seen, "add")
+	closeTo(t, "traced", got, want, 0, 0)
+}
