@@ -79,6 +79,9 @@ type bufferPool struct {
 	usage  wgpu.BufferUsage
 	free   map[uint64][]*wgpu.Buffer
 	bytes  uint64
+	// reused and created count the buffers get handed out from the pool
+	// and the ones it had to create (PoolStats).
+	reused, created int64
 }
 
 const maxPooled = 512 << 20
@@ -98,13 +101,24 @@ func (p *bufferPool) get(n uint64) (*wgpu.Buffer, uint64, error) {
 		buf := l[len(l)-1]
 		p.free[c] = l[:len(l)-1]
 		p.bytes -= c
+		p.reused++
 		return buf, c, nil
 	}
 	buf, err := p.device.CreateBuffer(&wgpu.BufferDescriptor{Usage: p.usage, Size: c})
 	if err != nil {
 		return nil, 0, fmt.Errorf("webgpu: allocating a %d-byte buffer: %w", c, err)
 	}
+	p.created++
 	return buf, c, nil
+}
+
+// PoolStats reports how many tensor buffers this device took from its pool
+// of released ones and how many it had to create: a graph run that
+// releases its intermediates (core/ir) turns creations into reuse.
+func (b *Backend) PoolStats() (reused, created int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pool.reused, b.pool.created
 }
 
 func (p *bufferPool) put(buf *wgpu.Buffer, c uint64) {
