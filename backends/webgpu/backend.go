@@ -32,6 +32,7 @@ type Backend struct {
 	kernelLookups, kernelHits atomic.Int64
 	batch                     batch
 	tuner                     tuner
+	disk                      diskCache // sources and tuning decisions kept for the next process
 }
 
 func init() {
@@ -103,6 +104,8 @@ func open(index int) (*Backend, error) {
 	}
 	b.tuner.sync = b.Sync
 	b.tuner.software = b.software
+	b.disk.device = deviceSignature(info, features)
+	b.tuner.disk = &b.disk
 	return b, nil
 }
 
@@ -262,9 +265,10 @@ func Ops() []string {
 func (b *Backend) Limits() wgpu.Limits { return b.limits }
 
 // CompileCheck compiles WGSL source as a one-input kernel under key and
-// reports the compiler's error, for tests and plugin authors.
+// reports the compiler's error, for tests and plugin authors. The source is
+// never kept on disk: the caller's key need not change with its source.
 func (b *Backend) CompileCheck(key, src string) error {
-	_, err := b.pipelineFor(key, 1, 1, func() (string, error) { return src, nil })
+	_, err := b.pipeline(key, 1, 1, 0, false, func() (string, error) { return src, nil })
 	return err
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/webtensor/webtensor/backends/webgpu"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -71,17 +70,25 @@ func TestTunerRemembersAndSurvivesCorruptCache(t *testing.T) {
 	a := core.FromFloat64s(core.F32, core.Shape{96, 96}, randn(core.Shape{96, 96}, 1), gpu)
 	require.NoError(t, a.Matmul(a).Err())
 	require.NoError(t, b.Sync())
-	rec, ok := b.Tuning()["matmul|b0-m6-k6-n6-v4"]
+	const key = "matmul|b0-m6-k6-n6-v4"
+	rec, ok := b.Tuning()[key]
 	require.True(t, ok, "a 96^3 product is timed: %v", b.Tuning())
 	assert.Len(t, rec.Timings, 4)
-	path := b.TuningFile()
-	require.True(t, strings.HasPrefix(path, filepath.Join(os.Getenv("XDG_CACHE_HOME"), "webtensor", "webgpu-tuning-")), path)
+	path := b.TuningFile(key)
+	require.True(t, strings.HasPrefix(path, filepath.Join(os.Getenv("XDG_CACHE_HOME"), "webtensor", "webgpu", "tune-")), path)
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), rec.Variant)
+	// A corrupt entry is ignored: the decision is measured again and the
+	// entry rewritten.
 	require.NoError(t, os.WriteFile(path, []byte("{not json"), 0o644))
-	_, err = webgpu.ReadTuningFile(path, b.Info().DriverDescription)
-	assert.Error(t, err)
+	b.ForgetTuning()
+	corrupt := b.KernelCacheStats().DiskCorrupt
+	require.NoError(t, a.Matmul(a).Err())
+	assert.Equal(t, corrupt+1, b.KernelCacheStats().DiskCorrupt)
+	raw, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), b.Tuning()[key].Variant)
 }
 
 func TestRefusesF64AndOutOfRangeI64(t *testing.T) {

@@ -40,12 +40,12 @@ func TestTrainingLoopHitsTheKernelCache(t *testing.T) {
 		require.NoError(t, err)
 	}
 	step() // warm-up: compiles what the loop needs
-	look0, hit0 := g.KernelCacheStats()
+	before := g.KernelCacheStats()
 	for range 10 {
 		step()
 	}
-	look, hit := g.KernelCacheStats()
-	lookups, hits := look-look0, hit-hit0
+	after := g.KernelCacheStats()
+	lookups, hits := after.Lookups-before.Lookups, after.Hits-before.Hits
 	require.Greater(t, lookups, int64(50))
 	ratio := float64(hits) / float64(lookups)
 	assert.GreaterOrEqual(t, ratio, 0.95, "%d of %d lookups hit", hits, lookups)

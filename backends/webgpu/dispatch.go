@@ -55,6 +55,14 @@ func (b *Backend) pipelineFor(key string, nIn, nOut int, render func() (string, 
 // uniformAt: 0 puts the buffers after it (our kernels), nIn+nOut before it
 // (the plugin WGSL layout of core.OpDef.WGSL).
 func (b *Backend) pipelineWithLayout(key string, nIn, nOut, uniformAt int, render func() (string, error)) (*pipeline, error) {
+	return b.pipeline(key, nIn, nOut, uniformAt, true, render)
+}
+
+// pipeline looks key up in memory, then (when persist) its source on disk,
+// and renders the source only when neither has it. Every key of ours
+// determines its source, so a source from disk is the one render would
+// make; a rendered source is stored once it has compiled.
+func (b *Backend) pipeline(key string, nIn, nOut, uniformAt int, persist bool, render func() (string, error)) (*pipeline, error) {
 	b.mu.Lock()
 	p := b.pipes[key]
 	b.mu.Unlock()
@@ -63,11 +71,25 @@ func (b *Backend) pipelineWithLayout(key string, nIn, nOut, uniformAt int, rende
 		b.kernelHits.Add(1)
 		return p, nil
 	}
-	src, err := render()
-	if err != nil {
-		return nil, err
+	var src string
+	fromDisk := persist && b.disk.load(entryKernel, key, &src)
+	if !fromDisk {
+		var err error
+		if src, err = render(); err != nil {
+			return nil, err
+		}
 	}
 	dumpKernel(key, src)
+	p, err := b.compile(key, src, nIn, nOut, uniformAt)
+	if err == nil && persist && !fromDisk {
+		b.disk.store(entryKernel, key, src)
+	}
+	return p, err
+}
+
+// compile builds the pipeline of src under key, unless another goroutine
+// has meanwhile.
+func (b *Backend) compile(key, src string, nIn, nOut, uniformAt int) (*pipeline, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if p := b.pipes[key]; p != nil {
@@ -107,7 +129,7 @@ func (b *Backend) pipelineWithLayout(key string, nIn, nOut, uniformAt int, rende
 	if err != nil {
 		return nil, fmt.Errorf("webgpu: pipeline of %s: %w", key, err)
 	}
-	p = &pipeline{pipe: pipe, layout: layout, nBufs: nIn + nOut, uniformAt: uint32(uniformAt), bufAt: bufAt}
+	p := &pipeline{pipe: pipe, layout: layout, nBufs: nIn + nOut, uniformAt: uint32(uniformAt), bufAt: bufAt}
 	b.pipes[key] = p
 	return p, nil
 }
@@ -280,11 +302,4 @@ func (b *Backend) readback(src *wgpu.Buffer, off, size uint64) ([]byte, error) {
 		return nil, fmt.Errorf("webgpu: unmap: %w", err)
 	}
 	return out, nil
-}
-
-// KernelCacheStats reports how many kernel lookups this device has made
-// and how many found a compiled pipeline (the rest generated and compiled
-// WGSL): after warm-up a training loop should compile nothing.
-func (b *Backend) KernelCacheStats() (lookups, hits int64) {
-	return b.kernelLookups.Load(), b.kernelHits.Load()
 }

@@ -16,6 +16,12 @@
 // a pool by size class and go back to it only after the batch that used them
 // has been submitted.
 //
+// Compiled pipelines are cached in memory by kernel key. What a new process
+// can reuse, each kernel's WGSL source and the tuner's choice of variant per
+// shape class, is kept on disk (diskCache, under $XDG_CACHE_HOME/webtensor),
+// keyed by format, device and the code it came from; the browser build keeps
+// nothing on disk.
+//
 // A software adapter (Mesa lavapipe, SwiftShader) is never the default
 // device: it is slower than the native CPU backend. Ask for it with
 // WEBTENSOR_DEVICE=webgpu.

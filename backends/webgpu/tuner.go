@@ -1,34 +1,30 @@
 package webgpu
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"github.com/webtensor/webtensor/wgsl"
 )
 
 // tuner picks a kernel variant per (op, shape class) by timing each
-// candidate once on this device, and remembers the winner on disk so the
-// measurement happens once per machine, not once per process. A corrupt or
-// foreign cache file is ignored and rewritten.
+// candidate once on this device, and remembers the winner in the disk cache
+// (one entry per decision) so the measurement happens once per machine, not
+// once per process. A corrupt entry is ignored and rewritten.
 type tuner struct {
 	mu       sync.Mutex
 	device   string
 	fallback string // variant used when measuring is off or pointless
-	path     string
-	loaded   bool
-	choices  map[string]tuneRecord
+	disk     *diskCache
+	choices  map[string]tuneRecord   // decisions made or read by this process
 	history  map[string][]tuneRecord // earlier decisions per key, for rollback
 	sync     func() error
 	policy   Policy
 	software bool
+	timed    atomic.Int64 // variants measured, for KernelCacheStats
 }
 
 // tuneRecord is one decision and the timings behind it (nanoseconds).
@@ -85,8 +81,7 @@ func (b *Backend) RollbackTuning(key string) (tuneRecord, error) {
 	t := &b.tuner
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.load()
-	if _, ok := t.choices[key]; !ok {
+	if _, ok := t.lookup(key); !ok {
 		return tuneRecord{}, fmt.Errorf("webgpu: no tuning decision for %q to roll back", key)
 	}
 	var rec tuneRecord
@@ -96,75 +91,31 @@ func (b *Backend) RollbackTuning(key string) (tuneRecord, error) {
 		rec = tuneRecord{Variant: t.fallback, Reason: "rolled back to the device default"}
 	}
 	t.choices[key] = rec
-	t.save()
+	t.disk.store(entryTuning, key, rec)
 	return rec, nil
 }
 
-type tuneFile struct {
-	Device  string                `json:"device"`
-	Kernels string                `json:"kernels"` // wgsl.Fingerprint of the kernels measured
-	Choices map[string]tuneRecord `json:"choices"`
+func tuneOff() bool { return os.Getenv("WEBTENSOR_TUNE") == "off" }
+
+// lookup finds the decision for key in memory, then on disk (unless tuning
+// is off); the caller holds t.mu.
+func (t *tuner) lookup(key string) (tuneRecord, bool) {
+	t.ensureMaps()
+	if rec, ok := t.choices[key]; ok {
+		return rec, true
+	}
+	var rec tuneRecord
+	if tuneOff() || !t.disk.load(entryTuning, key, &rec) || rec.Variant == "" {
+		return tuneRecord{}, false
+	}
+	t.choices[key] = rec
+	return rec, true
 }
 
-// tuneCachePath is one file per device, so two adapters never overwrite
-// each other's decisions.
-func tuneCachePath(device string) string {
-	dir := os.Getenv("XDG_CACHE_HOME")
-	if dir == "" {
-		var err error
-		if dir, err = os.UserCacheDir(); err != nil {
-			return ""
-		}
-	}
-	sum := sha256.Sum256([]byte(device))
-	return filepath.Join(dir, "webtensor", fmt.Sprintf("webgpu-tuning-%x.json", sum[:6]))
-}
-
-func (t *tuner) load() {
-	if t.loaded {
-		return
-	}
-	t.loaded = true
-	t.choices = map[string]tuneRecord{}
-	t.history = map[string][]tuneRecord{}
-	if os.Getenv("WEBTENSOR_TUNE") == "off" {
-		return
-	}
-	t.path = tuneCachePath(t.device)
-	raw, err := os.ReadFile(t.path)
-	if err != nil {
-		return
-	}
-	var f tuneFile
-	if json.Unmarshal(raw, &f) != nil || f.Device != t.device || f.Kernels != wgsl.Fingerprint() {
-		return // corrupt, another device's, or measured with other kernels: decide afresh
-	}
-	for k, v := range f.Choices {
-		t.choices[k] = v
-	}
-}
-
-// save writes the cache through a temporary file and a rename, so two
-// processes never leave a half-written file behind.
-func (t *tuner) save() {
-	if t.path == "" {
-		return
-	}
-	raw, err := json.MarshalIndent(tuneFile{Device: t.device, Kernels: wgsl.Fingerprint(), Choices: t.choices}, "", "  ")
-	if err != nil {
-		return
-	}
-	if os.MkdirAll(filepath.Dir(t.path), 0o755) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(t.path), "tuning-*.json")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(raw)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), t.path) != nil {
-		os.Remove(tmp.Name())
+// ensureMaps makes the maps ForgetTuning drops; the caller holds t.mu.
+func (t *tuner) ensureMaps() {
+	if t.choices == nil {
+		t.choices, t.history = map[string]tuneRecord{}, map[string][]tuneRecord{}
 	}
 }
 
@@ -175,12 +126,11 @@ func (t *tuner) save() {
 func (t *tuner) choose(kind, class string, workload map[string]int, variants []string, current string, run func(v string) error) string {
 	key := kind + "|" + class
 	t.mu.Lock()
-	t.load()
-	rec, ok := t.choices[key]
-	off := os.Getenv("WEBTENSOR_TUNE") == "off"
+	rec, ok := t.lookup(key)
+	off := tuneOff()
 	policy := t.policy
 	t.mu.Unlock()
-	if ok {
+	if ok && slices.Contains(variants, rec.Variant) {
 		return rec.Variant
 	}
 	if off || len(variants) < 2 || canBlock() != nil {
@@ -222,12 +172,13 @@ func (t *tuner) choose(kind, class string, workload map[string]int, variants []s
 	}
 	rec.Kept = rec.Proposed != "" && rec.Variant == rec.Proposed
 	t.mu.Lock()
+	t.ensureMaps()
 	if prev, ok := t.choices[key]; ok {
 		t.history[key] = append(t.history[key], prev)
 	}
 	t.choices[key] = rec
-	t.save()
 	t.mu.Unlock()
+	t.disk.store(entryTuning, key, rec)
 	return rec.Variant
 }
 
@@ -238,6 +189,7 @@ func (t *tuner) choose(kind, class string, workload map[string]int, variants []s
 // without the repeats (a tiled kernel on a software driver would otherwise
 // cost seconds).
 func (t *tuner) measure(v string, run func(v string) error, best time.Duration) (time.Duration, bool) {
+	t.timed.Add(1)
 	warm := time.Now()
 	if run(v) != nil || t.sync() != nil {
 		return 0, false
@@ -258,47 +210,38 @@ func (t *tuner) measure(v string, run func(v string) error, best time.Duration) 
 	return fastest, true
 }
 
-// Tuning reports the decisions made so far, for doctor and tests.
+// Tuning reports the decisions for this device: those made or read by this
+// process and those on disk, for doctor and tests.
 func (b *Backend) Tuning() map[string]tuneRecord {
-	b.tuner.mu.Lock()
-	defer b.tuner.mu.Unlock()
-	b.tuner.load()
-	out := make(map[string]tuneRecord, len(b.tuner.choices))
-	for k, v := range b.tuner.choices {
+	t := &b.tuner
+	out := map[string]tuneRecord{}
+	if !tuneOff() {
+		t.disk.scan(entryTuning, func(key string, value json.RawMessage) {
+			var rec tuneRecord
+			if json.Unmarshal(value, &rec) == nil && rec.Variant != "" {
+				out[key] = rec
+			}
+		})
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, v := range t.choices {
 		out[k] = v
 	}
 	return out
 }
 
-// ReadTuningFile reads a tuning cache and checks it belongs to device.
-func ReadTuningFile(path, device string) (map[string]tuneRecord, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var f tuneFile
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, fmt.Errorf("tuning cache %s is corrupt (it will be rewritten): %w", path, err)
-	}
-	if !strings.HasPrefix(f.Device, device) {
-		return nil, fmt.Errorf("tuning cache %s is for device %q, not %q", path, f.Device, device)
-	}
-	return f.Choices, nil
-}
-
-// ForgetTuning drops the decisions held in memory; the next workload reads
-// the cache file again (from $XDG_CACHE_HOME as it is then).
+// ForgetTuning drops the decisions held in memory; the next workload looks
+// in the disk cache again, in the directory the environment names then.
 func (b *Backend) ForgetTuning() {
 	b.tuner.mu.Lock()
 	defer b.tuner.mu.Unlock()
-	b.tuner.loaded = false
 	b.tuner.choices, b.tuner.history = nil, nil
+	b.disk.reset()
 }
 
-// TuningFile is where this device's decisions are cached ("" when off).
-func (b *Backend) TuningFile() string {
-	b.tuner.mu.Lock()
-	defer b.tuner.mu.Unlock()
-	b.tuner.load()
-	return b.tuner.path
+// TuningFile is the disk entry holding the decision for key ("matmul|<class>"),
+// "" when the disk cache is off.
+func (b *Backend) TuningFile(key string) string {
+	return b.disk.path(entryTuning, key)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/webtensor/webtensor/backends/webgpu"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -47,11 +48,12 @@ ops each backend implements. Attach its output to bug reports.`,
 				caps := b.Capabilities()
 				fmt.Fprintf(out, "  %-8s ok      %s; %d of %d ops; dtypes %v\n", d, caps.Description, counts[d.Kind], public, caps.DTypes)
 				fmt.Fprintf(out, "           %s\n", smokeTest(d))
-				if kc, ok := b.(interface{ KernelCacheStats() (int64, int64) }); ok {
+				if g, ok := b.(*webgpu.Backend); ok {
 					smokeTest(d) // again: a warm run should find every kernel compiled
-					look, hit := kc.KernelCacheStats()
+					st := g.KernelCacheStats()
 					fmt.Fprintf(out, "           kernel cache: %d kernels compiled, %d lookups, hit ratio %.1f%% (the smoke test ran twice)\n",
-						look-hit, look, 100*float64(hit)/float64(max(look, 1)))
+						st.Lookups-st.Hits, st.Lookups, 100*st.HitRatio())
+					fmt.Fprintf(out, "           %s\n", st)
 				}
 				if caps.Software {
 					fmt.Fprintf(out, "           software emulation: never the default, slower than the cpu backend; use it with --device %s or WEBTENSOR_DEVICE=%s\n", d.Kind, d.Kind)

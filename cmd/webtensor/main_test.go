@@ -106,6 +106,7 @@ func TestOpsManifest(t *testing.T) {
 }
 
 func TestDoctor(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the disk kernel cache, not the user's
 	out, err := execute(t, "doctor")
 	require.NoError(t, err)
 	assert.Contains(t, out, "webtensor "+core.Version)
@@ -115,6 +116,7 @@ func TestDoctor(t *testing.T) {
 	assert.NotContains(t, out, "smoke test FAILED")
 	if _, err := core.BackendFor(core.Device{Kind: "webgpu"}); err == nil {
 		assert.Regexp(t, `webgpu:0 ok .*\n\s+smoke test passed: 10 ops`, out)
+		assert.Regexp(t, `disk cache .*webtensor.*: \d+ hits, \d+ misses, \d+ corrupt, \d+ writes, hit ratio`, out)
 		assert.Contains(t, out, "limits: buffer")
 	}
 }
