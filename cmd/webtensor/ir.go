@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,9 +23,13 @@ func irCmd() *cobra.Command {
 		Use:   "show",
 		Short: "Trace a built-in model and print its graph before and after the passes",
 		Long: `Trace a built-in model (its forward pass on example inputs, on the CPU) into
-the IR, print the graph, run the passes (constant folding, common
-subexpression elimination, dead code elimination) and print it again with
-what each pass removed.
+the IR, print the graph, run the passes (constant folding, layout
+simplification, common subexpression elimination, dead code elimination)
+and print it again with what each pass removed, then the memory plan: the
+peak bytes the graph holds when Run releases each intermediate after its
+last use against all it allocates, and what is freed after which node.
+Nodes that are not dense carry their kind (layout, sparse, segment, fft,
+random, select, control, fused) after a #.
 
 Models: mlp (2-64-64-3), transformer (one encoder layer: layer_norm,
 attention, GELU MLP, residuals), gcn (a GCNConv layer on a small graph).`,
@@ -38,13 +43,19 @@ attention, GELU MLP, residuals), gcn (a GCNConv layer on a small graph).`,
 			out := cmd.OutOrStdout()
 			s := g.Stats()
 			fmt.Fprintf(out, "# %s, captured: %d nodes, %d constants\n%s\n", model, s.Nodes, s.Consts, g)
-			folded, merged, dead, err := g.Optimize()
+			p, err := g.OptimizeStats()
 			if err != nil {
 				return err
 			}
 			s = g.Stats()
-			fmt.Fprintf(out, "# after the passes: %d nodes (%d folded into constants, %d merged, %d dead removed)\n%s",
-				s.Nodes, folded, merged, dead, g)
+			fmt.Fprintf(out, "# after the passes: %d nodes (%d folded into constants, %d layout nodes dropped or merged, %d merged, %d dead removed)\n%s",
+				s.Nodes, p.Folded, p.Layout, p.Merged, p.Dead, g)
+			plan := g.MemoryPlan()
+			fmt.Fprintf(out, "\n# memory plan\n")
+			for _, line := range strings.SplitAfter(strings.TrimSuffix(plan.String(), "\n"), "\n") {
+				fmt.Fprintf(out, "# %s", line)
+			}
+			fmt.Fprintln(out)
 			return nil
 		},
 	}

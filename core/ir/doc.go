@@ -1,13 +1,28 @@
 // Package ir is Polygraph, webtensor's graph IR: Trace captures what a Go
 // function does with tensors as a Graph of registry ops (by running it once
 // on example inputs with a core.Tracer installed), passes simplify the graph
-// (dead code elimination, common subexpression elimination, constant
-// folding), and Run replays it on new inputs through core.Call, so a
-// compiled graph computes exactly what the eager code computes, on any
-// backend, with autograd.
+// (constant folding, layout simplification, common subexpression
+// elimination, dead code elimination), and Run replays it on new inputs
+// through core.Call, so a compiled graph computes exactly what the eager
+// code computes, on any backend, with autograd.
 //
-// A graph is straight-line: control flow in the traced function is taken as
-// it went on the example inputs (shapes and branches are specialised, as
-// torch.jit.trace does). Fusion of op chains into generated kernels builds
-// on this package.
+// Nodes are typed: Node.Kind, derived from the op registry, says whether a
+// node is dense, a layout view, a sparse (CSR) product, a segment
+// reduction, an FFT, a random draw, a select (where), control flow (a loop)
+// or a fused kernel. The passes respect what each kind allows (random nodes
+// are never folded or merged) and the printer marks every node that is not
+// dense.
+//
+// Control flow in the traced function is taken as it went on the example
+// inputs (shapes and branches are specialised, as torch.jit.trace does),
+// with two exceptions the graph keeps: where is an elementwise select, and
+// Loop records a counted loop as one node whose body is a nested graph,
+// traced once and run n times by Run; the passes work inside bodies too.
+//
+// Run releases each intermediate tensor's storage after its last use
+// (MemoryPlan shows what is freed where and the peak bytes held), so a
+// device's buffer pool hands it to a later node; it keeps inputs, constants,
+// outputs and anything sharing their storage, and releases nothing while
+// autograd records the run. Fusion of op chains into generated kernels
+// (fuse.go and the epilogue passes) builds on this package.
 package ir

@@ -23,8 +23,9 @@ import (
 // MemoryPlan is what Run's releasing does to a graph, estimated from the
 // values' shapes: the buffers freed after each node and the peak bytes held
 // with and without release. A view (layout node) shares its input's buffer,
-// so a buffer is freed after the last use of every view of it. Loop bodies
-// count as their own peak, once per loop node.
+// so a buffer is freed after the last use of every view of it; a reshape
+// the strides forbid counts as the copy it makes (see memlayout.go). Loop
+// bodies count as their own peak, once per loop node.
 type MemoryPlan struct {
 	// FreeAfter[i] lists the buffers (named by the value that allocated
 	// them) released once node i has run.
@@ -35,7 +36,8 @@ type MemoryPlan struct {
 	Allocated int64
 	// Peak is the most bytes held at once when each buffer is released
 	// after its last use (graph outputs stay).
-	Peak int64
+	Peak  int64
+	nodes []*Node
 }
 
 // Saved is the fraction of Allocated that releasing saves at the peak.
@@ -49,10 +51,11 @@ func (p *MemoryPlan) Saved() float64 {
 // MemoryPlan computes g's plan. It does not change g; Run follows the same
 // last uses (unless KeepIntermediates is set).
 func (g *Graph) MemoryPlan() *MemoryPlan {
-	p := &MemoryPlan{FreeAfter: make([][]*Value, len(g.Nodes))}
+	p := &MemoryPlan{FreeAfter: make([][]*Value, len(g.Nodes)), nodes: g.Nodes}
 	root := map[*Value]*Value{} // the value whose buffer a value uses
 	last := map[*Value]int{}    // root -> the last node that reads any view of it
 	pinned := map[*Value]bool{}
+	strides := map[*Value][]int{} // each value's layout, as far as known
 	for i, n := range g.Nodes {
 		for _, v := range n.Inputs {
 			if r := root[v]; r != nil {
@@ -60,7 +63,7 @@ func (g *Graph) MemoryPlan() *MemoryPlan {
 			}
 		}
 		for _, o := range n.Outputs {
-			if in := viewSource(n); in != nil {
+			if in := viewSource(n, strides); in != nil {
 				root[o] = root[in] // nil when in is an input or constant: never freed
 			} else {
 				root[o] = o
@@ -120,12 +123,28 @@ func (g *Graph) rootsFreedAt(i int, root map[*Value]*Value, last map[*Value]int,
 	return out
 }
 
-// viewSource is the input whose storage a layout node's output shares.
-func viewSource(n *Node) *Value {
-	if n.Kind() != KindLayout || len(n.Inputs) == 0 {
+// viewSource is the input whose storage a layout node's output shares
+// (nil when the node computes a new buffer, a reshape that copies
+// included); strides follows each value's layout.
+func viewSource(n *Node, strides map[*Value][]int) *Value {
+	o := n.Outputs[0]
+	if n.Kind() != KindLayout || len(n.Inputs) != 1 || n.Inputs[0] == nil {
+		for _, o := range n.Outputs {
+			strides[o] = core.ContiguousStrides(o.Shape)
+		}
 		return nil
 	}
-	return n.Inputs[0]
+	in := n.Inputs[0]
+	st, ok := strides[in]
+	if !ok && in.Producer == nil { // an input or constant
+		st = core.ContiguousStrides(in.Shape)
+	}
+	out, view := viewStrides(n, st)
+	strides[o] = out
+	if !view {
+		return nil
+	}
+	return in
 }
 
 func bufferBytes(v *Value) int64 { return int64(v.Shape.Numel()) * int64(v.DType.Size()) }
@@ -143,7 +162,8 @@ func (p *MemoryPlan) String() string {
 		for j, v := range vs {
 			names[j] = fmt.Sprintf("%%%d (%s)", v.ID, byteSize(bufferBytes(v)))
 		}
-		fmt.Fprintf(&b, "after node %d: free %s\n", i, strings.Join(names, ", "))
+		n := p.nodes[i]
+		fmt.Fprintf(&b, "after node %d (%s -> %%%d): free %s\n", i, n.Op, n.Outputs[0].ID, strings.Join(names, ", "))
 	}
 	return b.String()
 }
