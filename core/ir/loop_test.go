@@ -247,3 +247,22 @@ func TestLoopThroughBeginAndEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, values(t, outs[0]), values(t, got[0]))
 }
+
+// A body may return one tensor for two carried values, and the same tensor
+// may start as two: each position still replays as its own value.
+func TestLoopCarriesOneTensorInTwoPlaces(t *testing.T) {
+	program := func(in []*core.Tensor) ([]*core.Tensor, error) {
+		outs, err := Loop(4, []*core.Tensor{in[0], in[0]}, func(_ int, c []*core.Tensor) ([]*core.Tensor, error) {
+			h := c1("sin", nil, c1("add", nil, c[0], c1("mul", nil, c[1], core.Scalar(2, core.F64))))
+			return []*core.Tensor{h, h}, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return []*core.Tensor{c1("sum", nil, c1("mul", nil, outs[0], outs[1])), outs[1]}, nil
+	}
+	g, err := Trace(program, randn(1, 5))
+	require.NoError(t, err)
+	compareRun(t, g, program, []*core.Tensor{leaf(2, 5)}, "duplicated carried values")
+	compareRun(t, g, program, []*core.Tensor{randn(3, 5)}, "duplicated carried values, released")
+}

@@ -310,11 +310,10 @@ func releaseCarried(old, loopInputs, next []*core.Tensor, body *Graph) {
 		}
 	}
 	body.forConsts(r.pin)
-	seen := map[*core.Tensor]bool{}
+	for _, t := range old { // a carried value may appear twice, or be a view of another
+		r.hold(t)
+	}
 	for _, t := range old {
-		if !seen[t] {
-			seen[t] = true
-			r.drop(t)
-		}
+		r.drop(t)
 	}
 }
