@@ -17,13 +17,13 @@ func irCmd() *cobra.Command {
 		Use:   "ir",
 		Short: "Polygraph, the graph IR: capture a model and show it before and after the passes",
 	}
-	var model string
+	var model, device string
 	var seqLen int
 	show := &cobra.Command{
 		Use:   "show",
 		Short: "Trace a built-in model and print its graph before and after the passes",
-		Long: `Trace a built-in model (its forward pass on example inputs, on the CPU) into
-the IR, print the graph, run the passes (constant folding, layout
+		Long: `Trace a built-in model (its forward pass on example inputs, on the CPU or
+--device) into the IR, print the graph, run the passes (constant folding, layout
 simplification, common subexpression elimination, dead code elimination)
 and print it again with what each pass removed, then the memory plan: the
 peak bytes the graph holds when Run releases each intermediate after its
@@ -31,12 +31,25 @@ last use against all it allocates, and what is freed after which node.
 Nodes that are not dense carry their kind (layout, sparse, segment, fft,
 random, select, control, fused) after a #.
 
+On a device that fuses (webgpu) it then prints the graph after fusion:
+elementwise trees become one kernel (fused), trees feeding a reduction run
+inside it (fused_reduce_<op>) and trees consuming a matmul or sparse
+product run in its store (fused_matmul, fused_spmm).
+
 Models: mlp (2-64-64-3), transformer (one encoder layer: layer_norm,
 attention, GELU MLP, residuals), gcn (a GCNConv layer on a small graph).`,
 		Example: `  webtensor ir show --model transformer
+  webtensor ir show --model transformer --device webgpu
   webtensor ir show --model gcn`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			g, err := traceModel(model, seqLen)
+			dev, err := runDevice(device)
+			if err != nil {
+				return err
+			}
+			if device == "" {
+				dev = core.CPU
+			}
+			g, err := traceModel(model, seqLen, dev)
 			if err != nil {
 				return err
 			}
@@ -56,51 +69,60 @@ attention, GELU MLP, residuals), gcn (a GCNConv layer on a small graph).`,
 				fmt.Fprintf(out, "# %s", line)
 			}
 			fmt.Fprintln(out)
+			rep, err := g.Fuse(dev)
+			if err != nil {
+				return err
+			}
+			if rep != (ir.FuseReport{}) {
+				fmt.Fprintf(out, "\n# after fusion on %s: %d nodes (%d ops in elementwise kernels, %d reductions with a fused prologue, %d epilogues)\n%s",
+					dev, len(g.Nodes), rep.Elementwise, rep.Reductions, rep.Epilogues, g)
+			}
 			return nil
 		},
 	}
 	show.Flags().StringVar(&model, "model", "mlp", "what to trace: mlp, transformer or gcn")
 	show.Flags().IntVar(&seqLen, "seq", 8, "transformer: sequence length of the example input")
+	show.Flags().StringVar(&device, "device", "", "device to trace on (cpu, webgpu); default cpu")
 	cmd.AddCommand(show)
 	return cmd
 }
 
-// traceModel captures one of the built-in models on the CPU.
-func traceModel(model string, seqLen int) (*ir.Graph, error) {
+// traceModel captures one of the built-in models on dev.
+func traceModel(model string, seqLen int, dev core.Device) (*ir.Graph, error) {
 	core.ManualSeed(0)
-	cpu := nn.WithDevice(core.CPU)
+	on := nn.WithDevice(dev)
 	switch model {
 	case "mlp":
-		l1, _ := nn.NewLinear(2, 64, cpu)
-		l2, _ := nn.NewLinear(64, 64, cpu)
-		l3, _ := nn.NewLinear(64, 3, cpu)
+		l1, _ := nn.NewLinear(2, 64, on)
+		l2, _ := nn.NewLinear(64, 64, on)
+		l3, _ := nn.NewLinear(64, 3, on)
 		m, err := nn.NewSequential(l1, &nn.ReLU{}, l2, &nn.ReLU{}, l3)
 		if err != nil {
 			return nil, err
 		}
-		x := core.Call1("randn", core.Attrs{"shape": []int{16, 2}, "device": "cpu"})
+		x := core.Call1("randn", core.Attrs{"shape": []int{16, 2}, "device": dev.String()})
 		return ir.Trace(func(in []*core.Tensor) ([]*core.Tensor, error) { return []*core.Tensor{m.Forward(in[0])}, nil }, x)
 	case "transformer":
 		if seqLen < 1 {
 			return nil, fail("--seq must be at least 1, got %d", seqLen)
 		}
-		l, err := nn.NewTransformerEncoderLayer(32, 4, 64, cpu)
+		l, err := nn.NewTransformerEncoderLayer(32, 4, 64, on)
 		if err != nil {
 			return nil, err
 		}
 		l.Train(false)
-		x := core.Call1("randn", core.Attrs{"shape": []int{2, seqLen, 32}, "device": "cpu"})
+		x := core.Call1("randn", core.Attrs{"shape": []int{2, seqLen, 32}, "device": dev.String()})
 		return ir.Trace(func(in []*core.Tensor) ([]*core.Tensor, error) { return []*core.Tensor{l.Forward(in[0])}, nil }, x)
 	case "gcn":
-		g, err := geom.NewGraph(4, []int64{0, 1, 2, 3}, []int64{1, 2, 3, 0}, nil, core.CPU)
+		g, err := geom.NewGraph(4, []int64{0, 1, 2, 3}, []int64{1, 2, 3, 0}, nil, dev)
 		if err != nil {
 			return nil, err
 		}
-		c, err := geom.NewGCNConv(8, 4, geom.Options{Device: core.CPU})
+		c, err := geom.NewGCNConv(8, 4, geom.Options{Device: dev})
 		if err != nil {
 			return nil, err
 		}
-		x := core.Call1("randn", core.Attrs{"shape": []int{4, 8}, "device": "cpu"})
+		x := core.Call1("randn", core.Attrs{"shape": []int{4, 8}, "device": dev.String()})
 		return ir.Trace(func(in []*core.Tensor) ([]*core.Tensor, error) { return []*core.Tensor{c.Forward(in[0], g)}, nil }, x)
 	}
 	return nil, fail("--model must be mlp, transformer or gcn, got %q", model)

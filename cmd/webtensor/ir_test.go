@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/webtensor/webtensor/core"
 )
 
 func TestIRShowPrintsKindsAndTheMemoryPlan(t *testing.T) {
@@ -18,4 +20,19 @@ func TestIRShowPrintsKindsAndTheMemoryPlan(t *testing.T) {
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "# sparse\n")
 	assert.Contains(t, out, "# segment\n")
+}
+
+func TestIRShowFusesOnWebGPU(t *testing.T) {
+	if _, err := core.BackendFor(core.Device{Kind: "webgpu"}); err != nil {
+		t.Skipf("no WebGPU adapter: %v", err)
+	}
+	out, err := execute(t, "ir", "show", "--model", "transformer", "--device", "webgpu")
+	require.NoError(t, err, out)
+	assert.Regexp(t, `# after fusion on webgpu:0: \d+ nodes \(\d+ ops in elementwise kernels, 0 reductions with a fused prologue, 4 epilogues\)`, out)
+	assert.Regexp(t, `= fused_matmul\[relu\(add\(\$0, \$1\)\)\]\(`, out)
+	out, err = execute(t, "ir", "show", "--model", "gcn", "--device", "webgpu")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "fused_spmm[add($0, $1)]")
+	_, err = execute(t, "ir", "show", "--device", "tpu")
+	assert.Error(t, err)
 }
