@@ -23,6 +23,19 @@
 // (MemoryPlan shows what is freed where and the peak bytes held), so a
 // device's buffer pool hands it to a later node; it keeps inputs, constants,
 // outputs and anything sharing their storage, and releases nothing while
-// autograd records the run. Fusion of op chains into generated kernels
-// (fuse.go and the epilogue passes) builds on this package.
+// autograd records the run.
+//
+// Fuse(dev) turns op chains into generated kernels on a backend that can
+// run them (WebGPU): trees of elementwise ops become one kernel
+// (FuseElementwise, core.MapFuser), a tree feeding a sum or mean runs
+// inside the reduction's loop (FuseReductions, core.ReduceFuser), and a tree
+// consuming a matmul or a sparse product runs in that kernel's store
+// (FuseEpilogues, core.EpilogueFuser) - relu(x @ w + b) or relu(A h + b)
+// write their result once. Each fold is checked legal first (the folded
+// value has no other use, shapes broadcast into the producer's output,
+// binding limits) and the differential tests compare fused and unfused
+// graphs on random programs. A fused node keeps its original nodes and runs
+// them instead where the device cannot fuse or autograd records the run, so
+// gradients through a compiled graph are those of the eager ops
+// (FusionCounts says how often each path ran).
 package ir
