@@ -133,6 +133,21 @@ func record(def *OpDef, inputs, outputs []*Tensor, a Attrs) {
 	}
 }
 
+// RecordFunction records outputs as computed from inputs by one step whose
+// gradient rule is backward (called with the outputs' gradients and which
+// inputs need one; it returns a gradient per input, nil where none, at the
+// input's shape or one that sums to it). Graph compilers use it for work
+// they run as one kernel (a fused elementwise tree) so autograd sees one
+// node instead of the ops it replaced. Nothing is recorded when no input
+// needs a gradient or recording is off.
+func RecordFunction(name string, inputs, outputs []*Tensor, backward func(*GradCtx) ([]*Tensor, error)) {
+	def := &OpDef{Name: name, Inputs: make([]InputSpec, len(inputs)), Backward: backward}
+	if len(def.Inputs) == 0 {
+		return
+	}
+	record(def, inputs, outputs, nil)
+}
+
 // transferDef carries gradients across a device copy made by To.
 var transferDef = &OpDef{Name: "to_device", Doc: "device copy", Inputs: []InputSpec{{Name: "x"}}}
 

@@ -1,14 +1,20 @@
 package core
 
 // FusedExpr is a tree of elementwise ops over numbered inputs: a leaf has
-// Op "" and reads input Arg (broadcast to the result's shape), an inner
-// node applies the registry op Op to Args. Graph compilers (core/ir) hand
-// such trees to a backend that can run them as one kernel.
+// Op "" and reads input Arg (broadcast to the result's shape), a constant
+// has Op FusedConst and its Value, an inner node applies the registry op Op
+// to Args. Graph compilers (core/ir) hand such trees to a backend that can
+// run them as one kernel.
 type FusedExpr struct {
-	Op   string
-	Arg  int
-	Args []*FusedExpr
+	Op    string
+	Arg   int
+	Args  []*FusedExpr
+	Value float64
 }
+
+// FusedConst is the Op of a constant leaf of a FusedExpr (gradient trees
+// need them: d/dx log1p(x) = 1 / (x + 1)).
+const FusedConst = "const"
 
 // MapFuser is implemented by backends that run a FusedExpr as one kernel
 // (one pass over memory instead of one per op). Fusable says whether op can

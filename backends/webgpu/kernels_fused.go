@@ -2,6 +2,9 @@ package webgpu
 
 import (
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/wgsl"
@@ -15,7 +18,7 @@ import (
 var fusableUnary = map[string]bool{
 	"neg": true, "abs": true, "exp": true, "expm1": true, "log": true, "log1p": true, "sqrt": true, "rsqrt": true,
 	"square": true, "reciprocal": true, "sin": true, "cos": true, "tanh": true, "erf": true, "relu": true,
-	"sigmoid": true,
+	"sigmoid": true, "sign": true,
 }
 
 var fusableBinary = map[string]bool{"add": true, "sub": true, "mul": true, "div": true, "maximum": true, "minimum": true}
@@ -34,6 +37,9 @@ func (b *Backend) fusedExpr(e *core.FusedExpr, nIn int) (string, error) {
 
 // fusedExprNamed writes e as WGSL with input i read as leaf(i).
 func (b *Backend) fusedExprNamed(e *core.FusedExpr, nIn int, leaf func(int) string) (string, error) {
+	if e.Op == core.FusedConst {
+		return f32Literal(e.Value), nil
+	}
 	if e.Op == "" {
 		if e.Arg < 0 || e.Arg >= nIn {
 			return "", fmt.Errorf("webgpu: fused expression reads input %d of %d", e.Arg, nIn)
@@ -199,4 +205,21 @@ func (b *Backend) fuseSpmm(ins []*core.Tensor, e *core.FusedExpr, extras []*core
 		return nil, err
 	}
 	return out, nil
+}
+
+// f32Literal writes a constant as a WGSL f32 expression.
+func f32Literal(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "f_nan()"
+	case math.IsInf(v, 1):
+		return "f_inf()"
+	case math.IsInf(v, -1):
+		return "(-f_inf())"
+	}
+	s := strconv.FormatFloat(float64(float32(v)), 'g', -1, 32)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return "f32(" + s + ")"
 }

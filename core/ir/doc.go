@@ -34,8 +34,11 @@
 // write their result once. Each fold is checked legal first (the folded
 // value has no other use, shapes broadcast into the producer's output,
 // binding limits) and the differential tests compare fused and unfused
-// graphs on random programs. A fused node keeps its original nodes and runs
-// them instead where the device cannot fuse or autograd records the run, so
-// gradients through a compiled graph are those of the eager ops
-// (FusionCounts says how often each path ran).
+// graphs on random programs. With autograd recording, a fused tree still
+// runs as one kernel and records one node whose backward is generated too:
+// each input's gradient is itself an elementwise tree (fuse_grad.go), run as
+// one kernel; a folded matmul, spmm or reduction then runs as its own
+// recorded op beside the tree. A fused node keeps its original nodes and
+// runs them where the device cannot fuse (FusionCounts says how often each
+// path ran).
 package ir

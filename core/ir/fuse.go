@@ -135,19 +135,31 @@ var fusedRuns, fallbackRuns atomic.Int64
 // fell back to their original ops, since the process started.
 func FusionCounts() (fused, fellBack int64) { return fusedRuns.Load(), fallbackRuns.Load() }
 
-// runFused computes a fused node: as one kernel when every input is on a
-// device that fuses and no gradient is being recorded through it, else by
-// running its original nodes.
+// runFused computes a fused node as one kernel where its device fuses: with
+// autograd recording, the elementwise tree runs through fuseWithGrad (one
+// kernel forward, one per needed gradient backward) and a producer or
+// reduction it was folded into runs as its own recorded op. Elsewhere (a
+// device that cannot fuse, a kernel the backend refused) it runs its
+// original nodes.
 func runFused(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor) error {
 	out := n.Outputs[0]
-	try := tryFuse
-	switch {
+	var fused *core.Tensor
+	var ok bool
+	var err error
+	switch grad := recordsGrad(ins); {
+	case grad:
+		fused, ok, err = runFusedWithGrad(n, ins, env)
+		if err != nil {
+			return err
+		}
 	case strings.HasPrefix(n.Op, reducePrefix):
-		try = func(n *Node, ins []*core.Tensor, _ *Value) (*core.Tensor, bool) { return tryFuseReduce(n, ins) }
+		fused, ok = tryFuseReduce(n, ins)
 	case n.Op != "fused":
-		try = func(n *Node, ins []*core.Tensor, _ *Value) (*core.Tensor, bool) { return tryFuseEpilogue(n, ins) }
+		fused, ok = tryFuseEpilogue(n, ins)
+	default:
+		fused, ok = tryFuse(n, ins, out)
 	}
-	if fused, ok := try(n, ins, out); ok {
+	if ok {
 		fusedRuns.Add(1)
 		env[out] = fused
 		return nil
@@ -159,6 +171,52 @@ func runFused(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor) error {
 		}
 	}
 	return nil
+}
+
+// recordsGrad says whether autograd records work on ins.
+func recordsGrad(ins []*core.Tensor) bool {
+	if !core.GradEnabled() {
+		return false
+	}
+	for _, t := range ins {
+		if t != nil && t.RequiresGrad() {
+			return true
+		}
+	}
+	return false
+}
+
+// runFusedWithGrad is runFused's recording path: the folded producer (an
+// epilogue's matmul or spmm) or reduction runs as its recorded op around the
+// tree, which runs through fuseWithGrad.
+func runFusedWithGrad(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor) (*core.Tensor, bool, error) {
+	switch {
+	case n.Op == "fused":
+		t, ok := fuseWithGrad(n.Fused, ins, n.Outputs[0].Shape)
+		return t, ok, nil
+	case strings.HasPrefix(n.Op, reducePrefix):
+		r := n.Sub[len(n.Sub)-1]
+		t, ok := fuseWithGrad(n.Fused, ins, r.Inputs[0].Shape)
+		if !ok {
+			return nil, false, nil
+		}
+		res, err := core.Call(r.Op, []*core.Tensor{t}, r.Attrs)
+		if err != nil {
+			return nil, false, fmt.Errorf("ir: Run: %s: %w", r.Op, err)
+		}
+		return res[0], true, nil
+	}
+	p := n.Sub[0]
+	k := len(p.Inputs)
+	if _, ok := deviceFuser(ins); !ok {
+		return nil, false, nil
+	}
+	res, err := core.Call(p.Op, ins[:k], p.Attrs)
+	if err != nil {
+		return nil, false, fmt.Errorf("ir: Run: %s: %w", p.Op, err)
+	}
+	t, ok := fuseWithGrad(n.Fused, append([]*core.Tensor{res[0]}, ins[k:]...), n.Outputs[0].Shape)
+	return t, ok, nil
 }
 
 func tryFuse(n *Node, ins []*core.Tensor, out *Value) (*core.Tensor, bool) {
@@ -173,12 +231,20 @@ func tryFuse(n *Node, ins []*core.Tensor, out *Value) (*core.Tensor, bool) {
 // fuserFor is the fusing backend of ins when they share one device and no
 // gradient is recorded through any of them.
 func fuserFor(ins []*core.Tensor) (core.MapFuser, bool) {
+	if recordsGrad(ins) {
+		return nil, false
+	}
+	return deviceFuser(ins)
+}
+
+// deviceFuser is the fusing backend of ins when they share one device.
+func deviceFuser(ins []*core.Tensor) (core.MapFuser, bool) {
 	if len(ins) == 0 {
 		return nil, false
 	}
 	dev := ins[0].Device()
 	for _, t := range ins {
-		if t.Device() != dev || (core.GradEnabled() && t.RequiresGrad()) {
+		if t.Device() != dev {
 			return nil, false
 		}
 	}

@@ -75,7 +75,7 @@ func TestFusedKernelsEqualTheOpsTheyReplace(t *testing.T) {
 	assert.Greater(t, fusedAny, 30, "the programs had chains to fuse")
 }
 
-func TestFusionKeepsGradientsByRunningTheOriginalOps(t *testing.T) {
+func TestFusionKeepsGradients(t *testing.T) {
 	dev := webgpuOrSkip(t)
 	w := randnOn(dev, 3, 8)
 	fn := func(in []*core.Tensor) ([]*core.Tensor, error) {

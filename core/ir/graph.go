@@ -149,6 +149,9 @@ func (g *Graph) Stats() Stats {
 }
 
 func exprString(e *core.FusedExpr) string {
+	if e.Op == core.FusedConst {
+		return fmt.Sprintf("%g", e.Value)
+	}
 	if e.Op == "" {
 		return fmt.Sprintf("$%d", e.Arg)
 	}
