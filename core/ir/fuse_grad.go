@@ -33,27 +33,33 @@ func bin(op string, a, b *core.FusedExpr) *core.FusedExpr {
 
 // unaryGrad is up * d op(x)/dx, where y is the node op(x) itself.
 var unaryGrad = map[string]func(x, y, up *core.FusedExpr) *core.FusedExpr{
-	"neg":        func(x, y, up *core.FusedExpr) *core.FusedExpr { return un("neg", up) },
-	"abs":        func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, un("sign", x)) },
-	"sign":       func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, cnst(0)) },
-	"exp":        func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, y) },
-	"expm1":      func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, bin("add", y, cnst(1))) },
-	"log":        func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("div", up, x) },
-	"log1p":      func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("div", up, bin("add", x, cnst(1))) },
-	"sqrt":       func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("div", up, bin("mul", y, cnst(2))) },
-	"rsqrt":      func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, bin("mul", bin("div", y, x), cnst(-0.5))) },
+	"neg":   func(x, y, up *core.FusedExpr) *core.FusedExpr { return un("neg", up) },
+	"abs":   func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, un("sign", x)) },
+	"sign":  func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, cnst(0)) },
+	"exp":   func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, y) },
+	"expm1": func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, bin("add", y, cnst(1))) },
+	"log":   func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("div", up, x) },
+	"log1p": func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("div", up, bin("add", x, cnst(1))) },
+	"sqrt":  func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("div", up, bin("mul", y, cnst(2))) },
+	"rsqrt": func(x, y, up *core.FusedExpr) *core.FusedExpr {
+		return bin("mul", up, bin("mul", bin("div", y, x), cnst(-0.5)))
+	},
 	"square":     func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, bin("mul", x, cnst(2))) },
 	"reciprocal": func(x, y, up *core.FusedExpr) *core.FusedExpr { return un("neg", bin("mul", up, un("square", y))) },
 	"sin":        func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, un("cos", x)) },
 	"cos":        func(x, y, up *core.FusedExpr) *core.FusedExpr { return un("neg", bin("mul", up, un("sin", x))) },
-	"tanh":       func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, bin("sub", cnst(1), un("square", y))) },
+	"tanh": func(x, y, up *core.FusedExpr) *core.FusedExpr {
+		return bin("mul", up, bin("sub", cnst(1), un("square", y)))
+	},
 	"erf": func(x, y, up *core.FusedExpr) *core.FusedExpr {
 		return bin("mul", up, bin("mul", un("exp", un("neg", un("square", x))), cnst(2/math.SqrtPi)))
 	},
 	// relu: g where x > 0, else 0 (NaN included): sign(relu(x)) is exactly
 	// that indicator.
-	"relu":    func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, un("sign", un("relu", x))) },
-	"sigmoid": func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, bin("mul", y, bin("sub", cnst(1), y))) },
+	"relu": func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, un("sign", un("relu", x))) },
+	"sigmoid": func(x, y, up *core.FusedExpr) *core.FusedExpr {
+		return bin("mul", up, bin("mul", y, bin("sub", cnst(1), y)))
+	},
 }
 
 // binaryGrad is (up * d op/da, up * d op/db), y the node op(a, b) itself.
