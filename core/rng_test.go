@@ -27,6 +27,16 @@ func TestPhiloxKnownAnswers(t *testing.T) {
 	}
 }
 
+func TestPhiloxPairIsTwoBlocks(t *testing.T) {
+	for i := uint32(0); i < 1000; i++ {
+		key := [2]uint32{i * 2654435761, ^i}
+		a, b := [4]uint32{i, i >> 3, 7, i * 31}, [4]uint32{i + 1, 0, i, 5}
+		gotA, gotB := core.Philox4x32Pair(key, a, b)
+		assert.Equal(t, core.Philox4x32(key, a), gotA)
+		assert.Equal(t, core.Philox4x32(key, b), gotB)
+	}
+}
+
 func TestPhiloxStreamsAreCounterBased(t *testing.T) {
 	// Element i depends only on (seed, offset, i): drawing element 7 alone
 	// equals drawing it as part of a block, and an offset shifts whole blocks.

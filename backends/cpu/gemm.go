@@ -66,6 +66,10 @@ func gemmF32Run(parallel, transA, transB bool, m, n, k int, alpha float32, a []f
 		gemvF32(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc)
 		return
 	}
+	if parallel && m*n <= gemmSplitMaxMN && k >= 2*gemmSplitPiece {
+		gemmSplitK(transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc)
+		return
+	}
 	bp := gemmGetPack(gemmKC * min(gemmRoundUp(n, gemmNR), gemmNC))
 	defer gemmPutPack(bp)
 	for jc := 0; jc < n; jc += gemmNC {
@@ -76,6 +80,50 @@ func gemmF32Run(parallel, transA, transB bool, m, n, k int, alpha float32, a []f
 			gemmPanel(parallel, transA, m, nc, kc, alpha, a, lda, pc, *bp, c[jc:], ldc)
 		}
 	}
+}
+
+// A product with a small output and a long inner dim - a weight's
+// gradient xᵀ g summed over 100k graph nodes, 64 x 100000 x 8 - has too
+// few row blocks and slivers to keep the cores busy without every task
+// packing the same A block (that packing was half such a product's time),
+// and runs one short parallel step per kc panel. gemmSplitK cuts k instead,
+// into pieces of a fixed size, so the result does not depend on the core
+// count: each piece is a serial product into its own partial C, and the
+// partials are added to C in order.
+const (
+	gemmSplitPiece = 16 * gemmKC
+	gemmSplitMaxMN = 128 * 128 // partial C's stay small (pieces x m x n floats)
+)
+
+func gemmSplitK(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	pieces := (k + gemmSplitPiece - 1) / gemmSplitPiece
+	parts := make([]float32, pieces*m*n)
+	parallelFor(pieces, gemmSplitPiece*m*n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			k0 := i * gemmSplitPiece
+			// op(A)[:, k0:] starts k0 columns into A, or k0 rows into Aᵀ's
+			// storage; op(B)[k0:, :] the other way round.
+			ao, bo := k0, k0*ldb
+			if transA {
+				ao = k0 * lda
+			}
+			if transB {
+				bo = k0
+			}
+			ap, bp := a[ao:], b[bo:]
+			gemmF32Serial(transA, transB, m, n, min(gemmSplitPiece, k-k0), alpha, ap, lda, bp, ldb, 0, parts[i*m*n:(i+1)*m*n], n)
+		}
+	})
+	parallelFor(m, n*pieces, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			row := c[r*ldc : r*ldc+n]
+			for i := range pieces {
+				for j, v := range parts[(i*m+r)*n : (i*m+r+1)*n] {
+					row[j] += v
+				}
+			}
+		}
+	})
 }
 
 // gemmPanel multiplies rows 0..m of op(A)[:, pc:pc+kc] by one packed B
@@ -189,6 +237,18 @@ func gemmPackA(trans bool, a []float32, lda, ic, mc, pc, kc int, dst []float32) 
 	for i0 := 0; i0 < mc; i0 += gemmMR {
 		s := dst[(i0/gemmMR)*kp*gemmMR : (i0/gemmMR+1)*kp*gemmMR]
 		clear(s[kc*gemmMR:])
+		if trans && i0+gemmMR <= mc {
+			// A full sliver of op(A) = Aᵀ is gemmMR adjacent elements of
+			// each row of A: copy them row by row rather than walk gemmMR
+			// strided columns one after another.
+			for p := 0; p < kc; p++ {
+				at := (pc+p)*lda + ic + i0
+				for i, v := range a[at : at+gemmMR] {
+					s[p*gemmMR+i] = v
+				}
+			}
+			continue
+		}
 		for i := 0; i < gemmMR; i++ {
 			row := ic + i0 + i
 			switch {

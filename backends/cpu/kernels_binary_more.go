@@ -142,7 +142,7 @@ func minimumOf[T extremumElem](a, b T) T {
 // ewCompareKernel compares promoted inputs: integers exactly in int64 (float64
 // would merge large i64 values), floats in float64.
 func ewCompareKernel(f func(a, b float64) bool, i func(a, b int64) bool) core.Kernel {
-	return binaryKernel(binaryFns{
+	general := binaryKernel(binaryFns{
 		f: func(a, b float64) float64 { return ewBool01(f(a, b)) },
 		i: func(a, b int64) int64 {
 			if i(a, b) {
@@ -151,6 +151,34 @@ func ewCompareKernel(f func(a, b float64) bool, i func(a, b int64) bool) core.Ke
 			return 0
 		},
 	})
+	return func(k *core.KernelCall) error {
+		if ewCompareF32(k, f) {
+			return nil
+		}
+		return general(k)
+	}
+}
+
+// ewCompareF32 compares dense f32 operands - each full-size or a scalar,
+// as in an activation's gradient mask gt(x, 0) - straight into the bool
+// output, without widening copies of both sides (float32 values are exact
+// in float64: the result is the general path's). It reports whether it
+// applied.
+func ewCompareF32(k *core.KernelCall, f func(a, b float64) bool) bool {
+	a, b, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
+	n := out.Numel()
+	fullOrScalar := func(t *core.Tensor) bool { return denseF32(t) && (t.Numel() == n || t.Numel() == 1) }
+	if out.DType() != core.Bool || !out.IsContiguous() || n == 0 || !fullOrScalar(a) || !fullOrScalar(b) {
+		return false
+	}
+	av, bv, dst := f32s(a), f32s(b), ewBoolStorage(out)
+	am, bm := min(len(av)-1, 1), min(len(bv)-1, 1) // 0 for a scalar: index 0 always
+	parallelFor(n, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dst[i] = byte(ewBool01(f(float64(av[i*am]), float64(bv[i*bm]))))
+		}
+	})
+	return true
 }
 
 // ewTruthAs reads t broadcast to shape as truth values: nonzero (NaN

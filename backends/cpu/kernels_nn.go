@@ -202,25 +202,72 @@ func dropoutKernel(k *core.KernelCall) error {
 	}
 	seed, offset := uint64(k.Attrs.Int("seed")), uint64(k.Attrs.Int("offset"))
 	scale := 1 / (1 - p)
-	x := readF64(in)
-	blocks := (len(x) + 3) / 4
-	parallelFor(blocks, 40, func(lo, hi int) {
-		key := [2]uint32{uint32(seed), uint32(seed >> 32)}
-		for b := lo; b < hi; b++ {
-			ctr := offset + uint64(b)
-			bits := core.Philox4x32(key, [4]uint32{uint32(ctr), uint32(ctr >> 32), 0, 0})
-			for lane := 0; lane < 4 && 4*b+lane < len(x); lane++ {
-				u := float64(bits[lane]>>8) * (1.0 / (1 << 24))
-				keep := 0.0
-				if u >= p {
-					keep = scale
-				}
-				x[4*b+lane] *= keep
+	// Element i is kept (times 1/(1-p)) when its uniform draw u, the top 24
+	// bits of its Philox word over 2^24, is >= p - the stream every backend
+	// and SDK shares, one block of four words per four elements. u is exact,
+	// so the test is an integer one against ceil(p * 2^24).
+	// The test is branch-free: kept or not is a coin flip, which a branch
+	// would mispredict half the time.
+	thr := dropoutThreshold(p)
+	key := [2]uint32{uint32(seed), uint32(seed >> 32)}
+	factors := [2]float64{0, scale}
+	factor := func(v uint32) float64 {
+		// v>>8 - thr wraps around (bit 31 set) exactly when v>>8 < thr.
+		return factors[((v>>8-thr)>>31)^1]
+	}
+	n := in.Numel()
+	if denseF32(in) && out.DType() == core.F32 {
+		// f32 straight through: the product in float64 rounded once, as the
+		// general path's write rounds it.
+		x, y := f32s(in), f32s(out)
+		philoxBlocks(n, key, offset, func(i int, bits [4]uint32) {
+			for lane, v := range bits[:min(4, n-i)] {
+				y[i+lane] = float32(float64(x[i+lane]) * factor(v))
 			}
+		})
+		return nil
+	}
+	x := readF64(in)
+	philoxBlocks(n, key, offset, func(i int, bits [4]uint32) {
+		for lane, v := range bits[:min(4, n-i)] {
+			x[i+lane] *= factor(v)
 		}
 	})
 	writeF64(out, x)
 	return nil
+}
+
+// philoxBlocks hands use the Philox block of every four of n elements
+// (counter offset + i/4 under key, stream 0) with its first element's
+// index i, in parallel, two blocks per step (core.Philox4x32Pair).
+func philoxBlocks(n int, key [2]uint32, offset uint64, use func(i int, bits [4]uint32)) {
+	blocks := (n + 3) / 4
+	ctr := func(b int) [4]uint32 {
+		c := offset + uint64(b)
+		return [4]uint32{uint32(c), uint32(c >> 32), 0, 0}
+	}
+	parallelFor((blocks+1)/2, 60, func(lo, hi int) {
+		for q := lo; q < hi; q++ {
+			b := 2 * q
+			first, second := core.Philox4x32Pair(key, ctr(b), ctr(b+1))
+			use(4*b, first)
+			if b+1 < blocks {
+				use(4*b+4, second)
+			}
+		}
+	})
+}
+
+// dropoutThreshold is the least 24-bit draw k with k / 2^24 >= p (2^24,
+// never, for p >= 1 or NaN; 0, always, for p <= 0).
+func dropoutThreshold(p float64) uint32 {
+	switch {
+	case p != p || p >= 1:
+		return 1 << 24
+	case p <= 0:
+		return 0
+	}
+	return uint32(math.Ceil(p * (1 << 24)))
 }
 
 // attentionCall holds an attention call's operands broadcast to the batch

@@ -17,13 +17,13 @@ func init() {
 			writeI64(out, acc)
 			return nil
 		}
-		writeF64(out, reduceF64(in, axes, 0, func(acc, v float64) float64 { return acc + v }))
+		writeF64(out, reduceSum(in, axes))
 		return nil
 	})
 	register("mean", func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
 		axes := core.ReducedAxes(in, k.Attrs)
-		acc := reduceF64(in, axes, 0, func(acc, v float64) float64 { return acc + v })
+		acc := reduceSum(in, axes)
 		n := float64(reducedCount(in.Shape(), axes))
 		for i := range acc {
 			acc[i] /= n
@@ -58,6 +58,42 @@ func reducedCount(shape core.Shape, axes []int) int {
 		n *= shape[a]
 	}
 	return n
+}
+
+// reduceSum sums over the reduced axes in float64, visiting the input in
+// row-major order for every output.
+func reduceSum(in *core.Tensor, axes []int) []float64 {
+	if acc, ok := sumLeadingF32(in, axes); ok {
+		return acc
+	}
+	return reduceF64(in, axes, 0, func(acc, v float64) float64 { return acc + v })
+}
+
+// sumLeadingF32 is reduceSum of a dense f32 tensor over its leading axes (a
+// bias's gradient, summed over the rows): read in place rather than
+// widened into a float64 copy, the outputs split across tasks, each
+// visiting the rows in the same order - the same sums.
+func sumLeadingF32(in *core.Tensor, axes []int) ([]float64, bool) {
+	if !denseF32(in) {
+		return nil, false
+	}
+	for i, a := range axes {
+		if a != i {
+			return nil, false
+		}
+	}
+	shape := in.Shape()
+	rows, inner := shape[:len(axes)].Numel(), shape[len(axes):].Numel()
+	x, acc := f32s(in), make([]float64, inner)
+	parallelFor(inner, rows, func(lo, hi int) {
+		dst := acc[lo:hi]
+		for r := 0; r < rows; r++ {
+			for j, v := range x[r*inner+lo : r*inner+hi] {
+				dst[j] += float64(v)
+			}
+		}
+	})
+	return acc, true
 }
 
 // reduceF64 folds step over the reduced axes, starting every output at init.

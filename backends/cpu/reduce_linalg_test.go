@@ -66,8 +66,9 @@ func rlCall(t *testing.T, op string, a core.Attrs, in ...*core.Tensor) *core.Ten
 func TestMatmulPackedPathAndTransposedViews(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	// Sizes that cross the block sizes (KC=256, MC=64, NC=1024) with ragged
-	// edges, and matrix-vector shapes.
-	for _, dims := range [][3]int{{37, 300, 45}, {130, 70, 9}, {1, 513, 17}, {65, 257, 1}, {3, 5, 1030}} {
+	// edges, matrix-vector shapes, and small outputs over a long k (split
+	// into pieces of 4096, the last one ragged).
+	for _, dims := range [][3]int{{37, 300, 45}, {130, 70, 9}, {1, 513, 17}, {65, 257, 1}, {3, 5, 1030}, {10, 8237, 6}, {70, 12289, 9}} {
 		m, k, n := dims[0], dims[1], dims[2]
 		a, b := rlRandF32(rng, m, k), rlRandF32(rng, k, n)
 		want := rlNaiveMatmul(rlValues(t, a), rlValues(t, b), m, k, n)
