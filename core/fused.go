@@ -7,6 +7,7 @@ package core
 // run them as one kernel.
 type FusedExpr struct {
 	Op    string
+	Attrs Attrs // Op's attributes as called (gelu's approximate)
 	Arg   int
 	Args  []*FusedExpr
 	Value float64
@@ -17,12 +18,12 @@ type FusedExpr struct {
 const FusedConst = "const"
 
 // MapFuser is implemented by backends that run a FusedExpr as one kernel
-// (one pass over memory instead of one per op). Fusable says whether op can
-// appear in a tree; FuseMap computes the tree over inputs into a new tensor
+// (one pass over memory instead of one per op). Fusable says whether op,
+// called with attrs, can appear in a tree; FuseMap computes the tree over inputs into a new tensor
 // of the given shape. Neither records autograd: callers fuse only where no
 // gradient is needed.
 type MapFuser interface {
-	Fusable(op string, dtype DType) bool
+	Fusable(op string, attrs Attrs, dtype DType) bool
 	FuseMap(e *FusedExpr, inputs []*Tensor, shape Shape, dtype DType) (*Tensor, error)
 }
 

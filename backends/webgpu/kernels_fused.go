@@ -18,17 +18,30 @@ import (
 var fusableUnary = map[string]bool{
 	"neg": true, "abs": true, "exp": true, "expm1": true, "log": true, "log1p": true, "sqrt": true, "rsqrt": true,
 	"square": true, "reciprocal": true, "sin": true, "cos": true, "tanh": true, "erf": true, "relu": true,
-	"sigmoid": true, "sign": true,
+	"sigmoid": true, "sign": true, "gelu": true, "silu": true,
 }
 
 var fusableBinary = map[string]bool{"add": true, "sub": true, "mul": true, "div": true, "maximum": true, "minimum": true}
 
-// Fusable reports whether op may appear in a fused tree.
-func (b *Backend) Fusable(op string, dtype core.DType) bool {
+// attrFusable are the fusable ops that take attributes: their expressions
+// choose a formula by them and need no uniform slots (which a fused kernel
+// cannot share between ops).
+var attrFusable = map[string]func(core.Attrs) bool{
+	"gelu": func(a core.Attrs) bool {
+		s, ok := a["approximate"].(string)
+		return a["approximate"] == nil || ok && (s == "none" || s == "tanh")
+	},
+}
+
+// Fusable reports whether op, called with attrs, may appear in a fused tree.
+func (b *Backend) Fusable(op string, attrs core.Attrs, dtype core.DType) bool {
 	if dtype != core.F32 {
 		return false
 	}
-	return fusableUnary[op] || fusableBinary[op]
+	if ok := attrFusable[op]; ok != nil {
+		return ok(attrs)
+	}
+	return len(attrs) == 0 && (fusableUnary[op] || fusableBinary[op])
 }
 
 func (b *Backend) fusedExpr(e *core.FusedExpr, nIn int) (string, error) {
@@ -56,7 +69,7 @@ func (b *Backend) fusedExprNamed(e *core.FusedExpr, nIn int, leaf func(int) stri
 	}
 	switch {
 	case fusableUnary[e.Op] && len(args) == 1:
-		return unaryExprs[e.Op](args[0], "f32", nil, nil), nil
+		return unaryExprs[e.Op](args[0], "f32", e.Attrs, nil), nil
 	case fusableBinary[e.Op] && len(args) == 2:
 		return binaryExprs[e.Op](args[0], args[1], "f32"), nil
 	}

@@ -39,7 +39,7 @@ func (g *Graph) FuseElementwise(dev core.Device) (int, error) {
 		uses[v] += 2 // an output must stay materialised
 	}
 	fusable := func(n *Node) bool {
-		if n.Fused != nil || len(n.Outputs) != 1 || len(n.Attrs) != 0 || !fuser.Fusable(n.Op, n.Outputs[0].DType) {
+		if n.Fused != nil || len(n.Outputs) != 1 || !fuser.Fusable(n.Op, n.Attrs, n.Outputs[0].DType) {
 			return false
 		}
 		for _, v := range n.Inputs {
@@ -108,7 +108,7 @@ func (t *treeBuilder) build(n *Node) *core.FusedExpr {
 	if t.ops > 1 {
 		t.absorbed[n] = true
 	}
-	e := &core.FusedExpr{Op: n.Op}
+	e := &core.FusedExpr{Op: n.Op, Attrs: n.Attrs}
 	for _, v := range n.Inputs {
 		p := v.Producer
 		if p != nil && t.uses[v] == 1 && !t.absorbed[p] && t.fusable(p) && t.ops < maxFusedOps {

@@ -132,10 +132,10 @@ func epilogueOf(c *Node, fuser core.MapFuser) (*core.FusedExpr, []*Value, []*Nod
 		}
 		return c.Fused, c.Inputs, c.Sub, true
 	}
-	if len(c.Outputs) != 1 || len(c.Attrs) != 0 || !fuser.Fusable(c.Op, c.Outputs[0].DType) {
+	if len(c.Outputs) != 1 || !fuser.Fusable(c.Op, c.Attrs, c.Outputs[0].DType) {
 		return nil, nil, nil, false
 	}
-	e := &core.FusedExpr{Op: c.Op}
+	e := &core.FusedExpr{Op: c.Op, Attrs: c.Attrs}
 	var leaves []*Value
 	for _, v := range c.Inputs {
 		if v == nil {

@@ -60,6 +60,17 @@ var unaryGrad = map[string]func(x, y, up *core.FusedExpr) *core.FusedExpr{
 	"sigmoid": func(x, y, up *core.FusedExpr) *core.FusedExpr {
 		return bin("mul", up, bin("mul", y, bin("sub", cnst(1), y)))
 	},
+	// gelu (exact; the tanh form has no rule here): Phi(x) + x phi(x).
+	"gelu": func(x, y, up *core.FusedExpr) *core.FusedExpr {
+		cdf := bin("mul", cnst(0.5), bin("add", cnst(1), un("erf", bin("mul", x, cnst(1/math.Sqrt2)))))
+		pdf := bin("mul", un("exp", bin("mul", un("square", x), cnst(-0.5))), cnst(1/math.Sqrt(2*math.Pi)))
+		return bin("mul", up, bin("add", cdf, bin("mul", x, pdf)))
+	},
+	// silu: s (1 + x (1 - s)) with s = sigmoid(x).
+	"silu": func(x, y, up *core.FusedExpr) *core.FusedExpr {
+		s := un("sigmoid", x)
+		return bin("mul", up, bin("mul", s, bin("add", cnst(1), bin("mul", x, bin("sub", cnst(1), s)))))
+	},
 }
 
 // binaryGrad is (up * d op/da, up * d op/db), y the node op(a, b) itself.
@@ -105,6 +116,8 @@ func gradTrees(e *core.FusedExpr, n int) ([]*core.FusedExpr, bool) {
 				acc[e.Arg] = bin("add", acc[e.Arg], up)
 			}
 			return true
+		case e.Op == "gelu" && e.Attrs["approximate"] != nil && e.Attrs["approximate"] != "none":
+			return false
 		case len(e.Args) == 1 && unaryGrad[e.Op] != nil:
 			return back(e.Args[0], unaryGrad[e.Op](e.Args[0], e, up))
 		case len(e.Args) == 2 && binaryGrad[e.Op] != nil:

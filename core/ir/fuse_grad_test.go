@@ -21,12 +21,16 @@ func TestGradientsThroughFusedKernelsEqualEager(t *testing.T) {
 	one := core.Call1("ones", core.Attrs{"shape": []int{1}, "device": dev.String()})
 	pos := func(a *core.Tensor) *core.Tensor { return c1("add", nil, c1("abs", nil, a), one) }
 	unary := map[int]func(a *core.Tensor) *core.Tensor{}
-	for i, op := range []string{"exp", "tanh", "sin", "cos", "sigmoid", "erf", "square", "neg", "abs", "relu", "expm1"} {
+	for i, op := range []string{"exp", "tanh", "sin", "cos", "sigmoid", "erf", "square", "neg", "abs", "relu", "expm1", "silu"} {
 		unary[i] = func(a *core.Tensor) *core.Tensor { return c1(op, nil, c1("mul", nil, a, c1("mul", nil, one, one))) }
 	}
 	for i, op := range []string{"log", "sqrt", "rsqrt", "reciprocal", "log1p"} {
 		unary[100+i] = func(a *core.Tensor) *core.Tensor { return c1(op, nil, pos(a)) }
 	}
+	unary[200] = func(a *core.Tensor) *core.Tensor {
+		return c1("gelu", core.Attrs{"approximate": "none"}, c1("mul", nil, a, c1("mul", nil, one, one)))
+	}
+	unary[201] = func(a *core.Tensor) *core.Tensor { return c1("gelu", nil, c1("mul", nil, a, c1("mul", nil, one, one))) }
 	keys := make([]int, 0, len(unary))
 	for k := range unary {
 		keys = append(keys, k)

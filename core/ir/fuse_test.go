@@ -30,7 +30,7 @@ func randnOn(dev core.Device, seed int, shape ...int) *core.Tensor {
 // against the same graph run op by op.
 func TestFusedKernelsEqualTheOpsTheyReplace(t *testing.T) {
 	dev := webgpuOrSkip(t)
-	unary := []string{"exp", "tanh", "sin", "neg", "square", "relu", "sigmoid", "abs", "erf"}
+	unary := []string{"exp", "tanh", "sin", "neg", "square", "relu", "sigmoid", "abs", "erf", "gelu", "silu", "sign"}
 	binary := []string{"add", "sub", "mul", "maximum", "minimum"}
 	fusedAny := 0
 	for seed := range 30 {
