@@ -54,21 +54,32 @@ func gemmF32Run(parallel, transA, transB bool, m, n, k int, alpha float32, a []f
 	if m <= 0 || n <= 0 {
 		return
 	}
+	blocked := k > 0 && alpha != 0 && m*n*k > gemmSmall && m != 1 && n != 1
+	split := parallel && m*n <= gemmSplitMaxMN && k >= 2*gemmSplitPiece
+	if blocked && !split {
+		gemmBlocked(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
 	gemmScaleC(m, n, beta, c, ldc)
-	if k <= 0 || alpha == 0 {
-		return
-	}
-	if m*n*k <= gemmSmall {
+	switch {
+	case k <= 0 || alpha == 0:
+	case m*n*k <= gemmSmall:
 		gemmF32Naive(transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc)
-		return
-	}
-	if m == 1 || n == 1 {
+	case m == 1 || n == 1:
 		gemvF32(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc)
-		return
-	}
-	if parallel && m*n <= gemmSplitMaxMN && k >= 2*gemmSplitPiece {
+	default:
 		gemmSplitK(transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc)
-		return
+	}
+}
+
+// gemmBlocked is the packed product. With beta 0 the first k panel stores
+// its products into C instead of adding them to a cleared C: one pass over
+// C less, and no read of it in that panel (a tenth of a tall product with a
+// short k, such as x W with 64 features).
+func gemmBlocked(parallel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	overwrite := beta == 0
+	if !overwrite {
+		gemmScaleC(m, n, beta, c, ldc)
 	}
 	bp := gemmGetPack(gemmKC * min(gemmRoundUp(n, gemmNR), gemmNC))
 	defer gemmPutPack(bp)
@@ -77,7 +88,7 @@ func gemmF32Run(parallel, transA, transB bool, m, n, k int, alpha float32, a []f
 		for pc := 0; pc < k; pc += gemmKC {
 			kc := min(gemmKC, k-pc)
 			gemmPackB(parallel, transB, b, ldb, pc, kc, jc, nc, *bp)
-			gemmPanel(parallel, transA, m, nc, kc, alpha, a, lda, pc, *bp, c[jc:], ldc)
+			gemmPanel(parallel, transA, overwrite && pc == 0, m, nc, kc, alpha, a, lda, pc, *bp, c[jc:], ldc)
 		}
 	}
 }
@@ -130,7 +141,7 @@ func gemmSplitK(transA, transB bool, m, n, k int, alpha float32, a []float32, ld
 // panel (kc x nc) into C. Work is split into tasks of one A block times a
 // range of B slivers, enough tasks to keep every core busy even when m is
 // small (matrix-vector shaped products).
-func gemmPanel(parallel, transA bool, m, nc, kc int, alpha float32, a []float32, lda, pc int, bp []float32, c []float32, ldc int) {
+func gemmPanel(parallel, transA, store bool, m, nc, kc int, alpha float32, a []float32, lda, pc int, bp []float32, c []float32, ldc int) {
 	rowBlocks := (m + gemmMC - 1) / gemmMC
 	slivers := (nc + gemmNR - 1) / gemmNR
 	colChunks := 1
@@ -152,7 +163,7 @@ func gemmPanel(parallel, transA bool, m, nc, kc int, alpha float32, a []float32,
 				continue
 			}
 			gemmPackA(transA, a, lda, ic, mc, pc, kc, *ap)
-			gemmMacroKernel(mc, nc, kc, alpha, *ap, bp, s0, s1, c[ic*ldc:], ldc)
+			gemmMacroKernel(store, mc, nc, kc, alpha, *ap, bp, s0, s1, c[ic*ldc:], ldc)
 		}
 	}
 	if !parallel {
@@ -163,8 +174,10 @@ func gemmPanel(parallel, transA bool, m, nc, kc int, alpha float32, a []float32,
 }
 
 // gemmMacroKernel runs the micro-kernel over B slivers s0..s1 and every A
-// sliver of a packed mc x kc block, adding alpha*product into C.
-func gemmMacroKernel(mc, nc, kc int, alpha float32, ap, bp []float32, s0, s1 int, c []float32, ldc int) {
+// sliver of a packed mc x kc block, adding alpha*product into C - or, with
+// store, writing 0 + alpha*product: what adding to a cleared C gives, bit
+// for bit (-0 included), without reading C.
+func gemmMacroKernel(store bool, mc, nc, kc int, alpha float32, ap, bp []float32, s0, s1 int, c []float32, ldc int) {
 	kp := gemmRoundUp(kc, gemmKU)
 	for s := s0; s < s1; s++ {
 		j0 := s * gemmNR
@@ -177,6 +190,10 @@ func gemmMacroKernel(mc, nc, kc int, alpha float32, ap, bp []float32, s0, s1 int
 			if mr == gemmMR && nr == gemmNR {
 				for i := 0; i < gemmMR; i++ {
 					row := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+2 : (i0+i)*ldc+j0+2]
+					if store {
+						row[0], row[1] = 0+alpha*tile[2*i], 0+alpha*tile[2*i+1]
+						continue
+					}
 					row[0] += alpha * tile[2*i]
 					row[1] += alpha * tile[2*i+1]
 				}
@@ -185,7 +202,11 @@ func gemmMacroKernel(mc, nc, kc int, alpha float32, ap, bp []float32, s0, s1 int
 			for i := 0; i < mr; i++ {
 				row := c[(i0+i)*ldc+j0:]
 				for j := 0; j < nr; j++ {
-					row[j] += alpha * tile[i*gemmNR+j]
+					if store {
+						row[j] = 0 + alpha*tile[i*gemmNR+j]
+					} else {
+						row[j] += alpha * tile[i*gemmNR+j]
+					}
 				}
 			}
 		}
