@@ -108,11 +108,7 @@ func (c *GCNConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
 		return func() *core.Tensor { return gcnNorm(loops, dt) }
 	}
 	if aggregateFirst(x, c.LinWeight, c.In, c.Out) {
-		agg := propagateConst(loops, x, "gcn-norm", norm(x.DType()))
-		h := linearNoBias(agg, c.LinWeight)
-		out := op("add", nil, h, c.Bias.Tensor())
-		release(agg, h)
-		return out
+		return propagateConstLinear(loops, x, c.LinWeight.Tensor(), c.Bias.Tensor(), "gcn-norm", norm(x.DType()))
 	}
 	h := linearNoBias(x, c.LinWeight)
 	out := propagateConstBias(loops, h, c.Bias.Tensor(), "gcn-norm", norm(h.DType()))
@@ -125,17 +121,21 @@ func (c *GCNConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
 // A (x W): the same product in another order, the one with the cheaper
 // sparse products. Those cost edges x width, forward and - where x or w
 // needs a gradient - backward too (w's gradient needs A^T of the output's
-// gradient when the map comes first; x's needs it either way). So a layer
-// whose input needs no gradient (the first: x is the data) aggregates
-// first unless that is twice as wide, and otherwise the narrower side
-// goes through the sparse product (the linear map first, PyG's order, on
-// a tie: the output's bias can then join the product, see
-// propagateConstBias).
+// gradient when the map comes first; x's needs it either way). So the
+// narrower side goes through the sparse product, except that a layer whose
+// input needs no gradient (the first: x is the data) while w does
+// aggregates first unless that is twice as wide. On a tie: in training
+// the map first (PyG's order); without gradients the aggregation, whose
+// rows can then go through the map and take the bias block by block
+// (propagateConstLinear) with no [N, F] intermediate.
 func aggregateFirst(x *core.Tensor, w *nn.Parameter, in, out int) bool {
-	if core.GradEnabled() && w.Tensor().RequiresGrad() && !x.RequiresGrad() {
+	switch grad := core.GradEnabled(); {
+	case grad && x.RequiresGrad():
+		return in < out
+	case grad && w.Tensor().RequiresGrad():
 		return in < 2*out
 	}
-	return in < out
+	return in <= out
 }
 
 // gcnNorm is the per-edge weight deg(src)^-1/2 * w * deg(dst)^-1/2 of a
@@ -250,10 +250,7 @@ func (c *SAGEConv) linearAggregate(xSrc *core.Tensor, g *Graph) *core.Tensor {
 		bias = c.LinL.Bias.Tensor()
 	}
 	if aggregateFirst(xSrc, c.LinL.Weight, c.In, c.Out) {
-		agg := propagateConst(g, xSrc, key, weights)
-		out := c.LinL.Forward(agg)
-		release(agg)
-		return out
+		return propagateConstLinear(g, xSrc, c.LinL.Weight.Tensor(), bias, key, weights)
 	}
 	h := linearNoBias(xSrc, c.LinL.Weight)
 	out := propagateConstBias(g, h, bias, key, weights)

@@ -100,51 +100,90 @@ func spmm(c *csrTensors, vals, x *core.Tensor) *core.Tensor {
 	return core.Call1("spmm", nil, c.indptr, c.indices, vals, x)
 }
 
-// propagateConst is Propagate with edge weights that depend on the graph
-// only (GCN's normalisation, the mean's 1/degree): made by build once, kept
-// in CSR order.
-func propagateConst(g *Graph, x *core.Tensor, key string, build func() *core.Tensor) *core.Tensor {
-	return propagateConstBias(g, x, nil, key, build)
-}
-
-// propagateConstBias is propagateConst plus bias [F] (nil: none) added to
-// every row of the result.
+// propagateConstBias is Propagate with edge weights that depend on the
+// graph only (GCN's normalisation, the mean's 1/degree: made by build once,
+// kept in CSR order), plus bias [F] (nil: none) added to every row.
 func propagateConstBias(g *Graph, x, bias *core.Tensor, key string, build func() *core.Tensor) *core.Tensor {
 	c, err := g.inCSR()
 	if err != nil {
 		return core.ErrTensor(err)
 	}
-	vals := g.memoize("csr-"+key+"-"+x.DType().String(), func() *core.Tensor {
-		return Gather(castTo(build(), x.DType()), c.perm)
-	})
+	vals := constWeights(g, c, x.DType(), key, build)
 	if bias == nil {
 		return spmm(c, vals, x)
 	}
-	if out := fusedSpmmBias(c, vals, x, bias); out != nil {
+	if out := fusedSpmm(vals, x, nil, bias, func(f spmmFuser) (*core.Tensor, bool, error) {
+		return f.SpmmBias(c.indptr, c.indices, vals, x, bias)
+	}); out != nil {
 		return out
 	}
-	return op("add", nil, spmm(c, vals, x), bias)
+	prod := spmm(c, vals, x)
+	out := op("add", nil, prod, bias)
+	release(prod)
+	return out
 }
 
-// spmmBiasFuser is a backend that adds a bias row inside spmm's store loop
-// (the CPU backend's SpmmBias): a layer's output is then its only [N, F]
-// tensor, instead of the product and the sum.
-type spmmBiasFuser interface {
+// constWeights is the per-edge weights build makes, in dtype and CSR order,
+// made once per graph.
+func constWeights(g *Graph, c *csrTensors, dt core.DType, key string, build func() *core.Tensor) *core.Tensor {
+	return g.memoize("csr-"+key+"-"+dt.String(), func() *core.Tensor {
+		return Gather(castTo(build(), dt), c.perm)
+	})
+}
+
+// propagateConstLinear is propagateConstBias without the bias, followed by
+// a linear map: the aggregate times wᵀ (w [out, in]) plus bias [out] (nil:
+// none).
+func propagateConstLinear(g *Graph, x, w, bias *core.Tensor, key string, build func() *core.Tensor) *core.Tensor {
+	c, err := g.inCSR()
+	if err != nil {
+		return core.ErrTensor(err)
+	}
+	vals := constWeights(g, c, x.DType(), key, build)
+	if out := fusedSpmm(vals, x, w, bias, func(f spmmFuser) (*core.Tensor, bool, error) {
+		return f.SpmmLinear(c.indptr, c.indices, vals, x, w, bias)
+	}); out != nil {
+		return out
+	}
+	agg := spmm(c, vals, x)
+	out := op("matmul", nil, agg, op("transpose", nil, w))
+	release(agg)
+	if bias != nil {
+		sum := op("add", nil, out, bias)
+		release(out)
+		out = sum
+	}
+	return out
+}
+
+// spmmFuser is a backend with fused forms of a graph convolution (the CPU
+// backend's): SpmmBias adds a bias row in spmm's store loop, SpmmLinear
+// puts the product's rows through a linear map a block at a time. A
+// layer's output is then its only [N, F] tensor.
+type spmmFuser interface {
 	SpmmBias(indptr, indices, values, dense, bias *core.Tensor) (out *core.Tensor, ok bool, err error)
+	SpmmLinear(indptr, indices, values, x, w, bias *core.Tensor) (out *core.Tensor, ok bool, err error)
 }
 
-// fusedSpmmBias is spmm(c, vals, x) + bias through the backend's fused path,
-// or nil where that is not taken: the fused call records no gradient and no
-// tracer sees it, so it runs only when neither is wanted.
-func fusedSpmmBias(c *csrTensors, vals, x, bias *core.Tensor) *core.Tensor {
-	if core.Tracing() || (core.GradEnabled() && (x.RequiresGrad() || bias.RequiresGrad() || vals.RequiresGrad())) {
+// fusedSpmm runs call on x's backend if it has the fused forms, or returns
+// nil where that is not taken: the fused calls record no gradient and no
+// tracer sees them, so they run only when neither is wanted.
+func fusedSpmm(vals, x, w, bias *core.Tensor, call func(spmmFuser) (*core.Tensor, bool, error)) *core.Tensor {
+	if core.Tracing() {
 		return nil
 	}
-	f, ok := x.Backend().(spmmBiasFuser)
+	if core.GradEnabled() {
+		for _, t := range []*core.Tensor{vals, x, w, bias} {
+			if t != nil && t.RequiresGrad() {
+				return nil
+			}
+		}
+	}
+	f, ok := x.Backend().(spmmFuser)
 	if !ok {
 		return nil
 	}
-	out, ok, err := f.SpmmBias(c.indptr, c.indices, vals, x, bias)
+	out, ok, err := call(f)
 	switch {
 	case err != nil:
 		return core.ErrTensor(err)

@@ -1,6 +1,8 @@
 package geom
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/nn"
 )
 
 // GCNConv and SAGEConv choose the order of their linear map and sparse
@@ -51,17 +54,53 @@ func (o *opNames) Record(def *core.OpDef, _ []*core.Tensor, _ core.Attrs, _ []*c
 func TestFusedBiasStaysVisibleToTracers(t *testing.T) {
 	g, err := NewGraph(3, []int64{0, 1, 2}, []int64{1, 2, 0}, nil)
 	require.NoError(t, err)
-	c, err := NewGCNConv(4, 2, Options{})
-	require.NoError(t, err)
-	x := core.Ones(core.Shape{3, 4}, core.F32)
 	core.EnterNoGrad()
 	defer func() { require.NoError(t, core.ExitNoGrad()) }()
-	want := c.Forward(x, g) // fused, and the per-graph constants made
-	var seen opNames
-	prev := core.SetTracer(&seen)
-	got := c.Forward(x, g)
-	core.SetTracer(prev)
-	assert.Contains(t, seen, "spmm")
-	assert.Contains(t, seen, "add")
-	closeTo(t, "traced", got, want, 0, 0)
+	for _, io := range [][2]int{{4, 2}, {2, 4}} { // SpmmBias, SpmmLinear
+		c, err := NewGCNConv(io[0], io[1], Options{})
+		require.NoError(t, err)
+		x := core.Ones(core.Shape{3, io[0]}, core.F32)
+		want := c.Forward(x, g) // fused, and the per-graph constants made
+		var seen opNames
+		prev := core.SetTracer(&seen)
+		got := c.Forward(x, g)
+		core.SetTracer(prev)
+		assert.Contains(t, seen, "spmm")
+		assert.Contains(t, seen, "matmul")
+		assert.Contains(t, seen, "add")
+		closeTo(t, "traced", got, want, 1e-6, 1e-6)
+	}
+}
+
+// Without gradients a layer that does not narrow its features aggregates
+// first and maps the aggregate block by block with its bias (SpmmLinear on
+// the CPU): the values of the plain op calls a training step makes.
+func TestFusedInferenceMatchesTraining(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	n := 600
+	src, dst := make([]int64, 5*n), make([]int64, 5*n)
+	for i := range src {
+		src[i], dst[i] = rng.Int64N(int64(n)), rng.Int64N(int64(n))
+	}
+	g, err := NewGraph(n, src, dst, nil)
+	require.NoError(t, err)
+	for _, io := range [][2]int{{3, 5}, {8, 8}, {8, 3}} {
+		gcn, err := NewGCNConv(io[0], io[1], Options{})
+		require.NoError(t, err)
+		sage, err := NewSAGEConv(io[0], io[1], "mean", Options{})
+		require.NoError(t, err)
+		require.NoError(t, nn.Uniform(sage.LinL.Bias, -1, 1))
+		require.NoError(t, nn.Uniform(gcn.Bias, -1, 1))
+		xs := make([]float32, n*io[0])
+		for i := range xs {
+			xs[i] = float32(rng.NormFloat64())
+		}
+		x := core.FromSlice(xs, core.Shape{n, io[0]})
+		for name, fwd := range map[string]func(*core.Tensor, *Graph) *core.Tensor{"gcn": gcn.Forward, "sage": sage.Forward} {
+			train := fwd(x.Detach().SetRequiresGrad(true), g)
+			var infer *core.Tensor
+			core.NoGrad(func() { infer = fwd(x, g) })
+			closeTo(t, fmt.Sprintf("%s %v", name, io), infer, train.Detach(), 1e-5, 1e-5)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package cpu_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -34,17 +35,23 @@ func randomF32(rng *rand.Rand, shape ...int) *core.Tensor {
 	return core.FromSlice(v, core.Shape(shape))
 }
 
-type spmmBiaser interface {
+type spmmFuser interface {
 	SpmmBias(indptr, indices, values, dense, bias *core.Tensor) (*core.Tensor, bool, error)
+	SpmmLinear(indptr, indices, values, x, w, bias *core.Tensor) (*core.Tensor, bool, error)
+}
+
+func cpuFuser(t *testing.T) spmmFuser {
+	b, err := core.BackendFor(core.CPU)
+	require.NoError(t, err)
+	f, ok := b.(spmmFuser)
+	require.True(t, ok, "the CPU backend has SpmmBias and SpmmLinear")
+	return f
 }
 
 // SpmmBias adds the bias in spmm's store loop: the same values, bit for
 // bit, as spmm followed by add.
 func TestSpmmBiasEqualsSpmmThenAdd(t *testing.T) {
-	b, err := core.BackendFor(core.CPU)
-	require.NoError(t, err)
-	f, ok := b.(spmmBiaser)
-	require.True(t, ok, "the CPU backend has SpmmBias")
+	f := cpuFuser(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, size := range [][3]int{{1, 1, 1}, {7, 5, 2}, {300, 200, 6}, {2000, 1500, 4}} {
 		ptr, idx, vals := randomCSR(rng, size[0], size[1], size[2])
@@ -64,7 +71,7 @@ func TestSpmmBiasEqualsSpmmThenAdd(t *testing.T) {
 	// the caller's plain op calls report what is wrong.
 	ptr, idx, vals := randomCSR(rng, 4, 3, 2)
 	dense := randomF32(rng, 3, 2)
-	_, ok, err = f.SpmmBias(ptr, idx, core.Call1("cast", core.Attrs{"dtype": core.F64}, vals), dense, randomF32(rng, 2))
+	_, ok, err := f.SpmmBias(ptr, idx, core.Call1("cast", core.Attrs{"dtype": core.F64}, vals), dense, randomF32(rng, 2))
 	assert.False(t, ok)
 	assert.NoError(t, err)
 	_, ok, _ = f.SpmmBias(ptr, idx, vals, dense, randomF32(rng, 3))
@@ -72,6 +79,39 @@ func TestSpmmBiasEqualsSpmmThenAdd(t *testing.T) {
 	// A bad structure is an error, as spmm's.
 	_, _, err = f.SpmmBias(ptr, idx, vals, randomF32(rng, 1, 2), randomF32(rng, 2))
 	assert.ErrorContains(t, err, "is outside [0, 1)")
+}
+
+// SpmmLinear aggregates blocks of rows and maps each through the linear
+// map while in cache: the values of spmm, matmul with wᵀ and add, up to
+// the product's rounding.
+func TestSpmmLinearEqualsItsOps(t *testing.T) {
+	f := cpuFuser(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, size := range [][3]int{{1, 1, 1}, {7, 5, 2}, {257, 300, 6}, {1000, 800, 4}} {
+		ptr, idx, vals := randomCSR(rng, size[0], size[1], size[2])
+		for _, io := range [][2]int{{3, 5}, {64, 64}, {16, 2}} {
+			x, w, bias := randomF32(rng, size[1], io[0]), randomF32(rng, io[1], io[0]), randomF32(rng, io[1])
+			for _, b := range []*core.Tensor{bias, nil} {
+				got, ok, err := f.SpmmLinear(ptr, idx, vals, x, w, b)
+				require.NoError(t, err)
+				require.True(t, ok)
+				want := core.Call1("matmul", nil, core.Call1("spmm", nil, ptr, idx, vals, x), core.Call1("transpose", nil, w))
+				if b != nil {
+					want = core.Call1("add", nil, want, b)
+				}
+				require.Equal(t, want.Shape(), got.Shape())
+				wv, _ := want.Float64s()
+				gv, _ := got.Float64s()
+				for i := range wv {
+					require.InDelta(t, wv[i], gv[i], 1e-5*(1+math.Abs(wv[i])), "%v %v at %d", size, io, i)
+				}
+			}
+		}
+	}
+	ptr, idx, vals := randomCSR(rng, 4, 3, 2)
+	_, ok, err := f.SpmmLinear(ptr, idx, vals, randomF32(rng, 3, 2), randomF32(rng, 5, 3), nil)
+	assert.False(t, ok, "w [5, 3] does not take 2 features")
+	assert.NoError(t, err)
 }
 
 // The products remember a checked structure and its grouping by column

@@ -122,25 +122,33 @@ func spmmKernel(k *core.KernelCall) error {
 // tensor.
 func spmmF32(p *csrPattern, v, d, out []float32, n int, bias []float32) {
 	parallelFor(p.rows, p.rowCost(n, p.rows), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			dst := out[r*n : (r+1)*n]
-			clear(dst)
-			e, end := p.ptr[r], p.ptr[r+1]
-			for ; e+1 < end; e += 2 {
-				c0, c1 := int(p.cols[e]), int(p.cols[e+1])
-				axpy2(dst, v[e], d[c0*n:(c0+1)*n], v[e+1], d[c1*n:(c1+1)*n])
-			}
-			if e < end {
-				c := int(p.cols[e])
-				axpy(dst, v[e], d[c*n:(c+1)*n])
-			}
-			if bias != nil {
-				for j, b := range bias[:len(dst)] {
-					dst[j] += b
-				}
+		rows := &csrPattern{rows: hi - lo, ptr: p.ptr[lo : hi+1], cols: p.cols}
+		spmmRows(rows, v, d, out[lo*n:hi*n], n, bias)
+	})
+}
+
+// spmmRows writes p's rows of the product (plus bias, when not nil) into
+// out, on the calling goroutine. p may be a run of another pattern's rows
+// (ptr a window of its row pointers, cols all of its entries).
+func spmmRows(p *csrPattern, v, d, out []float32, n int, bias []float32) {
+	for r := 0; r < p.rows; r++ {
+		dst := out[r*n : (r+1)*n]
+		clear(dst)
+		e, end := p.ptr[r], p.ptr[r+1]
+		for ; e+1 < end; e += 2 {
+			c0, c1 := int(p.cols[e]), int(p.cols[e+1])
+			axpy2(dst, v[e], d[c0*n:(c0+1)*n], v[e+1], d[c1*n:(c1+1)*n])
+		}
+		if e < end {
+			c := int(p.cols[e])
+			axpy(dst, v[e], d[c*n:(c+1)*n])
+		}
+		if bias != nil {
+			for j, b := range bias[:n] {
+				dst[j] += b
 			}
 		}
-	})
+	}
 }
 
 // axpy is dst += w * src.
@@ -293,36 +301,3 @@ func sddmmKernel(k *core.KernelCall) error {
 	writeF64(out, res)
 	return nil
 }
-
-// SpmmBias is spmm(indptr, indices, values, dense) + bias, bias [n] added
-// to every row in the product's store loop: one [rows, n] tensor instead of
-// the product and the sum (a graph convolution's output), with the same
-// values. It takes dense f32 operands only and says so with ok false (the
-// caller then makes the two op calls, which also report any error). Like
-// core's fusers it records no autograd, and no tracer sees it: callers use
-// it only where neither is wanted.
-func (b *Backend) SpmmBias(indptr, indices, values, dense, bias *core.Tensor) (out *core.Tensor, ok bool, err error) {
-	for _, t := range []*core.Tensor{indptr, indices, values, dense, bias} {
-		if t == nil || t.Err() != nil || t.Device() != core.CPU {
-			return nil, false, nil
-		}
-	}
-	ds := dense.Shape()
-	if !denseF32(values) || !denseF32(dense) || !denseF32(bias) || len(ds) != 2 || !bias.Shape().Equal(core.Shape{ds[1]}) ||
-		indptr.Rank() != 1 || indptr.Numel() < 1 || indices.Rank() != 1 || !values.Shape().Equal(indices.Shape()) ||
-		!isIndexDType(indptr.DType()) || !isIndexDType(indices.DType()) {
-		return nil, false, nil
-	}
-	p, err := readCSR(indptr, indices, ds[0])
-	if err != nil {
-		return nil, false, fmt.Errorf("spmm: %w", err)
-	}
-	out, err = core.Empty(b, core.Shape{p.rows, ds[1]}, core.F32)
-	if err != nil {
-		return nil, false, fmt.Errorf("spmm: %w", err)
-	}
-	spmmF32(p, f32s(values), f32s(dense), f32s(out), ds[1], f32s(bias))
-	return out, true, nil
-}
-
-func isIndexDType(d core.DType) bool { return d == core.I64 || d == core.I32 }
