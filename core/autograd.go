@@ -125,7 +125,10 @@ func record(def *OpDef, inputs, outputs []*Tensor, a Attrs) {
 	if !need {
 		return
 	}
-	n := &node{op: def, inputs: inputs, outputs: outputs, attrs: a}
+	// The node keeps its own copies of the slices: a caller may reuse the
+	// ones it passed or got back (replacing an output in place would
+	// otherwise cut the gradient's path).
+	n := &node{op: def, inputs: slices.Clone(inputs), outputs: slices.Clone(outputs), attrs: a}
 	for i, o := range outputs {
 		if o.dtype.IsFloat() {
 			o.requiresGrad, o.node, o.outIndex = true, n, i

@@ -100,6 +100,9 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		return fmt.Errorf("webgpu: matmul epilogue with %d extras over %d batch dims; at most %d and %d",
 			len(ep.extras), len(batch), maxEpilogueExtras, wgsl.MaxRank-2)
 	}
+	if fa, fo, fep, ok := foldBatchIntoRows(a, b, out, batch, m, ep); ok {
+		return g.matmulEpilogue(fa, b, fo, nil, batch.Numel()*m, kk, n, variant, fep)
+	}
 	vec4 := vec4Ready(a, b, batch, kk, n)
 	def := g.tuner.fallback // what runs without measurement
 	if vec4 && def == variantRegBlock {
@@ -195,6 +198,54 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 	}
 	prm.setI(wgsl.SlotN, threads)
 	return g.run(p, &prm, threads, mapWG, bufs...)
+}
+
+// foldBatchIntoRows views a batched product whose b is one matrix shared by
+// every batch entry (x @ w in a linear layer: [B, M, K] @ [K, N]) as one
+// product of B*M rows, when a's batch dims step through memory like extra
+// rows (and so do the output's and each epilogue operand's). One tall
+// product blocks and tunes far better than B short ones.
+func foldBatchIntoRows(a, b, out *core.Tensor, batch core.Shape, m int, ep *epilogue) (*core.Tensor, *core.Tensor, *epilogue, bool) {
+	if len(batch) == 0 || batch.Numel() <= 1 || b.Rank() != 2 {
+		return nil, nil, nil, false
+	}
+	rows := batch.Numel() * m
+	fold := func(t *core.Tensor, st []int) (*core.Tensor, bool) {
+		// st: t's strides over [batch..., M, cols]; rows merge when each dim
+		// steps by the next one's stride times its size (or all step 0).
+		r := len(st)
+		rowStride := st[r-2]
+		dims := append(append([]int{}, batch...), m)
+		for i := len(dims) - 2; i >= 0; i-- {
+			if st[i] != st[i+1]*dims[i+1] && !(st[i] == 0 && st[i+1] == 0) {
+				return nil, false
+			}
+		}
+		if rowStride == 0 && st[0] != 0 {
+			return nil, false
+		}
+		return core.NewView(t, core.Shape{rows, t.Shape()[t.Rank()-1]}, []int{rowStride, st[r-1]}, t.Offset()), true
+	}
+	as := a.Strides()
+	ra := len(as)
+	fa, ok := fold(a, append(batchStrides(a, batch), as[ra-2], as[ra-1]))
+	if !ok {
+		return nil, nil, nil, false
+	}
+	fo, ok := fold(out, out.Strides())
+	if !ok {
+		return nil, nil, nil, false
+	}
+	if ep == nil {
+		return fa, fo, nil, true
+	}
+	fep := &epilogue{expr: ep.expr, extras: make([]*core.Tensor, len(ep.extras))}
+	for i, e := range ep.extras {
+		if fep.extras[i], ok = fold(e, broadcastStrides(e, out.Shape())); !ok {
+			return nil, nil, nil, false
+		}
+	}
+	return fa, fo, fep, true
 }
 
 // batchStrides are t's strides over the broadcast batch dims (its last two

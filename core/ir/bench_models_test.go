@@ -77,7 +77,14 @@ func benchStep(b *testing.B, model func(*testing.B, core.Device) benchModel, com
 		core.EnterNoGrad()
 		defer func() { _ = core.ExitNoGrad() }()
 	}
-	g, err := Trace(func(in []*core.Tensor) ([]*core.Tensor, error) { return []*core.Tensor{m.forward(in[0])}, nil }, m.x)
+	// Training passes the parameters as graph inputs (the tracer maps them to
+	// inputs by identity), as a compiled training step must: an optimizer
+	// replaces them every step. Inference captures them as constants.
+	ins := []*core.Tensor{m.x}
+	if train {
+		ins = append(ins, m.params...)
+	}
+	g, err := Trace(func(in []*core.Tensor) ([]*core.Tensor, error) { return []*core.Tensor{m.forward(in[0])}, nil }, ins...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,7 +97,7 @@ func benchStep(b *testing.B, model func(*testing.B, core.Device) benchModel, com
 	step := func() {
 		var out *core.Tensor
 		if compiled {
-			outs, err := g.Run(m.x)
+			outs, err := g.Run(ins...)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -108,3 +108,33 @@ func TestGradientsThroughFusedKernelsEqualEager(t *testing.T) {
 	assert.Equal(t, fellBefore, fellAfter, "no fused node fell back to its original ops")
 	assert.Greater(t, after-before, int64(20), "fused kernels ran")
 }
+
+// A captured weight that requires a gradient, read through a layout op the
+// passes fold into a dense constant (x @ w^T), still gets its gradient: the
+// folded constant keeps its autograd path to the weight. (Replacing a
+// folded output by its dense copy once cut that path, when autograd nodes
+// shared the slices they were given.)
+func TestGradientsReachWeightsThroughFoldedConstants(t *testing.T) {
+	w := randn(1, 3, 4).Detach().SetRequiresGrad(true)
+	fn := func(in []*core.Tensor) ([]*core.Tensor, error) {
+		wt := c1("transpose", core.Attrs{"dim0": 0, "dim1": 1}, w)
+		return []*core.Tensor{c1("sum", nil, c1("tanh", nil, c1("matmul", nil, in[0], wt)))}, nil
+	}
+	x := randn(2, 5, 4)
+	g, err := Trace(fn, x)
+	require.NoError(t, err)
+	folded, _, _, err := g.Optimize()
+	require.NoError(t, err)
+	require.Equal(t, 1, folded)
+	w.ZeroGrad()
+	out, err := g.Run(x)
+	require.NoError(t, err)
+	require.NoError(t, out[0].Backward())
+	require.NotNil(t, w.Grad(), "the weight got no gradient through the folded constant")
+	got := values(t, w.Grad())
+	w.ZeroGrad()
+	want, err := fn([]*core.Tensor{x})
+	require.NoError(t, err)
+	require.NoError(t, want[0].Backward())
+	assert.InDeltaSlice(t, values(t, w.Grad()), got, 1e-12)
+}

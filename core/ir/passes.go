@@ -100,9 +100,22 @@ func (g *Graph) FoldConstants() (int, error) {
 			kept = append(kept, n)
 			continue
 		}
+
 		outs, err := core.Call(n.Op, ins, n.Attrs)
 		if err != nil {
 			return folded, fmt.Errorf("ir: folding %s: %w", n.Op, err)
+		}
+		// A folded view (a linear layer's transposed weight) is stored dense:
+		// kernels read contiguous operands fastest - the vec4 matmul needs
+		// contiguous rows - and the copy is made once, not per run.
+		for i, t := range outs {
+			if t != nil && !t.IsContiguous() {
+				dense := core.Call1("contiguous", nil, t)
+				if err := dense.Err(); err != nil {
+					return folded, fmt.Errorf("ir: folding %s: %w", n.Op, err)
+				}
+				outs[i] = dense
+			}
 		}
 		for i, o := range n.Outputs {
 			o.Const, o.Producer = outs[i], nil
