@@ -12,7 +12,7 @@ import (
 )
 
 // Dense f32 operands take fast paths that read them in place (comparisons
-// into bool, dropout, sums over leading axes). The general path reads
+// into bool, where, dropout, sums over leading axes). The general path reads
 // float64: the same values in f64 must give the same bits once rounded to
 // f32, including NaN, infinities and signed zeros.
 func TestF32FastPathsMatchGeneralPaths(t *testing.T) {
@@ -44,6 +44,12 @@ func TestF32FastPathsMatchGeneralPaths(t *testing.T) {
 		y32 := core.Call1("neg", nil, x32)
 		same(op+" full", core.Call1(op, nil, x32, y32), core.Call1(op, nil, x64, core.Call1("cast", core.Attrs{"dtype": core.F64}, y32)))
 	}
+	mask32 := core.Call1("gt", nil, x32, core.Scalar(0, core.F32, core.CPU))
+	mask64 := core.Call1("gt", nil, x64, core.Scalar(0, core.F64, core.CPU))
+	same("where", core.Call1("where", nil, mask32, x32, core.Scalar(-0.5, core.F32, core.CPU)),
+		core.Call1("where", nil, mask64, x64, core.Scalar(-0.5, core.F64, core.CPU)))
+	same("where both full", core.Call1("where", nil, mask32, core.Call1("neg", nil, x32), x32),
+		core.Call1("where", nil, mask64, core.Call1("neg", nil, x64), x64))
 	for _, p := range []float64{0.5, 0.3} {
 		a := core.Attrs{"p": p, "training": true, "seed": 7, "offset": 11}
 		same("dropout", core.Call1("dropout", a, x32), core.Call1("dropout", a, x64))

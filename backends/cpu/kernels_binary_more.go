@@ -19,12 +19,12 @@ func init() {
 	register("minimum", binaryKernel(binaryFns{f: minimumOf[float64], i: minimumOf[int64], f32: minimumOf[float32]}))
 	register("atan2", binaryKernel(binaryFns{f: math.Atan2,
 		f32: func(a, b float32) float32 { return float32(math.Atan2(float64(a), float64(b))) }}))
-	register("eq", ewCompareKernel(func(a, b float64) bool { return a == b }, func(a, b int64) bool { return a == b }))
-	register("ne", ewCompareKernel(func(a, b float64) bool { return a != b }, func(a, b int64) bool { return a != b }))
-	register("lt", ewCompareKernel(func(a, b float64) bool { return a < b }, func(a, b int64) bool { return a < b }))
-	register("le", ewCompareKernel(func(a, b float64) bool { return a <= b }, func(a, b int64) bool { return a <= b }))
-	register("gt", ewCompareKernel(func(a, b float64) bool { return a > b }, func(a, b int64) bool { return a > b }))
-	register("ge", ewCompareKernel(func(a, b float64) bool { return a >= b }, func(a, b int64) bool { return a >= b }))
+	register("eq", ewCompareKernel(cmpEq, func(a, b float64) bool { return a == b }, func(a, b int64) bool { return a == b }))
+	register("ne", ewCompareKernel(cmpNe, func(a, b float64) bool { return a != b }, func(a, b int64) bool { return a != b }))
+	register("lt", ewCompareKernel(cmpLt, func(a, b float64) bool { return a < b }, func(a, b int64) bool { return a < b }))
+	register("le", ewCompareKernel(cmpLe, func(a, b float64) bool { return a <= b }, func(a, b int64) bool { return a <= b }))
+	register("gt", ewCompareKernel(cmpGt, func(a, b float64) bool { return a > b }, func(a, b int64) bool { return a > b }))
+	register("ge", ewCompareKernel(cmpGe, func(a, b float64) bool { return a >= b }, func(a, b int64) bool { return a >= b }))
 	register("logical_and", ewLogicalKernel(func(a, b bool) bool { return a && b }))
 	register("logical_or", ewLogicalKernel(func(a, b bool) bool { return a || b }))
 	register("logical_xor", ewLogicalKernel(func(a, b bool) bool { return a != b }))
@@ -141,7 +141,7 @@ func minimumOf[T extremumElem](a, b T) T {
 
 // ewCompareKernel compares promoted inputs: integers exactly in int64 (float64
 // would merge large i64 values), floats in float64.
-func ewCompareKernel(f func(a, b float64) bool, i func(a, b int64) bool) core.Kernel {
+func ewCompareKernel(op cmpOp, f func(a, b float64) bool, i func(a, b int64) bool) core.Kernel {
 	general := binaryKernel(binaryFns{
 		f: func(a, b float64) float64 { return ewBool01(f(a, b)) },
 		i: func(a, b int64) int64 {
@@ -152,19 +152,33 @@ func ewCompareKernel(f func(a, b float64) bool, i func(a, b int64) bool) core.Ke
 		},
 	})
 	return func(k *core.KernelCall) error {
-		if ewCompareF32(k, f) {
+		if ewCompareF32(k, op) {
 			return nil
 		}
 		return general(k)
 	}
 }
 
+// cmpOp names a comparison for the f32 fast path, whose loops are written
+// out per op: a call through a function value per element cost more than
+// the comparison.
+type cmpOp int
+
+const (
+	cmpEq cmpOp = iota
+	cmpNe
+	cmpLt
+	cmpLe
+	cmpGt
+	cmpGe
+)
+
 // ewCompareF32 compares dense f32 operands - each full-size or a scalar,
 // as in an activation's gradient mask gt(x, 0) - straight into the bool
 // output, without widening copies of both sides (float32 values are exact
 // in float64: the result is the general path's). It reports whether it
 // applied.
-func ewCompareF32(k *core.KernelCall, f func(a, b float64) bool) bool {
+func ewCompareF32(k *core.KernelCall, op cmpOp) bool {
 	a, b, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
 	n := out.Numel()
 	fullOrScalar := func(t *core.Tensor) bool { return denseF32(t) && (t.Numel() == n || t.Numel() == 1) }
@@ -173,12 +187,39 @@ func ewCompareF32(k *core.KernelCall, f func(a, b float64) bool) bool {
 	}
 	av, bv, dst := f32s(a), f32s(b), ewBoolStorage(out)
 	am, bm := min(len(av)-1, 1), min(len(bv)-1, 1) // 0 for a scalar: index 0 always
+	// lt and le are gt and ge with the operands swapped, ne is eq negated.
+	if op == cmpLt || op == cmpLe {
+		av, bv, am, bm = bv, av, bm, am
+		op += cmpGt - cmpLt
+	}
+	var flip byte
+	if op == cmpNe {
+		op, flip = cmpEq, 1
+	}
 	parallelFor(n, 1, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			dst[i] = byte(ewBool01(f(float64(av[i*am]), float64(bv[i*bm]))))
+		switch op {
+		case cmpGt:
+			for i := lo; i < hi; i++ {
+				dst[i] = ewByte(av[i*am] > bv[i*bm])
+			}
+		case cmpGe:
+			for i := lo; i < hi; i++ {
+				dst[i] = ewByte(av[i*am] >= bv[i*bm])
+			}
+		default:
+			for i := lo; i < hi; i++ {
+				dst[i] = ewByte(av[i*am] == bv[i*bm]) ^ flip
+			}
 		}
 	})
 	return true
+}
+
+func ewByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // ewTruthAs reads t broadcast to shape as truth values: nonzero (NaN
@@ -232,11 +273,11 @@ func ewWhereKernel(k *core.KernelCall) error {
 		am, bm := min(len(av)-1, 1), min(len(bv)-1, 1) // 0 for a scalar: index 0 always
 		parallelFor(n, 1, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				if c[i] != 0 {
-					ov[i] = av[i*am]
-				} else {
-					ov[i] = bv[i*bm]
-				}
+				// A bit mask rather than a branch: an activation's mask is a
+				// coin flip per element, which a branch mispredicts.
+				t := uint32(c[i])
+				m := -((t | -t) >> 31) // all ones when c[i] != 0
+				ov[i] = math.Float32frombits(math.Float32bits(av[i*am])&m | math.Float32bits(bv[i*bm])&^m)
 			}
 		})
 		return nil

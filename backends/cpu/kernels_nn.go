@@ -205,55 +205,60 @@ func dropoutKernel(k *core.KernelCall) error {
 	// Element i is kept (times 1/(1-p)) when its uniform draw u, the top 24
 	// bits of its Philox word over 2^24, is >= p - the stream every backend
 	// and SDK shares, one block of four words per four elements. u is exact,
-	// so the test is an integer one against ceil(p * 2^24).
-	// The test is branch-free: kept or not is a coin flip, which a branch
-	// would mispredict half the time.
+	// so the test is an integer one against ceil(p * 2^24), and branch-free:
+	// kept or not is a coin flip, which a branch would mispredict half the
+	// time. v>>8 - thr wraps around (bit 31 set) exactly when v>>8 < thr.
 	thr := dropoutThreshold(p)
-	key := [2]uint32{uint32(seed), uint32(seed >> 32)}
 	factors := [2]float64{0, scale}
-	factor := func(v uint32) float64 {
-		// v>>8 - thr wraps around (bit 31 set) exactly when v>>8 < thr.
-		return factors[((v>>8-thr)>>31)^1]
-	}
+	key := [2]uint32{uint32(seed), uint32(seed >> 32)}
 	n := in.Numel()
 	if denseF32(in) && out.DType() == core.F32 {
 		// f32 straight through: the product in float64 rounded once, as the
 		// general path's write rounds it.
 		x, y := f32s(in), f32s(out)
-		philoxBlocks(n, key, offset, func(i int, bits [4]uint32) {
-			for lane, v := range bits[:min(4, n-i)] {
-				y[i+lane] = float32(float64(x[i+lane]) * factor(v))
+		philoxWords(n, key, offset, func(i int, words []uint32) {
+			xs, ys := x[i:i+len(words)], y[i:i+len(words)]
+			for l, v := range words {
+				ys[l] = float32(float64(xs[l]) * factors[((v>>8-thr)>>31)^1])
 			}
 		})
 		return nil
 	}
 	x := readF64(in)
-	philoxBlocks(n, key, offset, func(i int, bits [4]uint32) {
-		for lane, v := range bits[:min(4, n-i)] {
-			x[i+lane] *= factor(v)
+	philoxWords(n, key, offset, func(i int, words []uint32) {
+		xs := x[i : i+len(words)]
+		for l, v := range words {
+			xs[l] *= factors[((v>>8-thr)>>31)^1]
 		}
 	})
 	writeF64(out, x)
 	return nil
 }
 
-// philoxBlocks hands use the Philox block of every four of n elements
-// (counter offset + i/4 under key, stream 0) with its first element's
-// index i, in parallel, two blocks per step (core.Philox4x32Pair).
-func philoxBlocks(n int, key [2]uint32, offset uint64, use func(i int, bits [4]uint32)) {
-	blocks := (n + 3) / 4
-	ctr := func(b int) [4]uint32 {
-		c := offset + uint64(b)
-		return [4]uint32{uint32(c), uint32(c >> 32), 0, 0}
-	}
-	parallelFor((blocks+1)/2, 60, func(lo, hi int) {
-		for q := lo; q < hi; q++ {
-			b := 2 * q
-			first, second := core.Philox4x32Pair(key, ctr(b), ctr(b+1))
-			use(4*b, first)
-			if b+1 < blocks {
-				use(4*b+4, second)
+// philoxWordsChunk is how many elements' words philoxWords makes per call
+// of its callback (a multiple of 8: two blocks per step).
+const philoxWordsChunk = 1024
+
+// philoxWords hands use the Philox words of n elements - element i's is
+// word i%4 of the block at counter offset + i/4 under key, stream 0 - a
+// chunk at a time with the chunk's first index, in parallel, two blocks per
+// step (core.Philox4x32Pair).
+func philoxWords(n int, key [2]uint32, offset uint64, use func(i int, words []uint32)) {
+	ctr := func(b uint64) [4]uint32 { return [4]uint32{uint32(b), uint32(b >> 32), 0, 0} }
+	chunks := (n + philoxWordsChunk - 1) / philoxWordsChunk
+	parallelFor(chunks, 16*philoxWordsChunk, func(lo, hi int) {
+		var words [philoxWordsChunk]uint32
+		for c := lo; c < hi; c++ {
+			i := c * philoxWordsChunk
+			m := min(philoxWordsChunk, n-i)
+			for j := 0; j < m; j += 8 {
+				b := offset + uint64((i+j)/4)
+				first, second := core.Philox4x32Pair(key, ctr(b), ctr(b+1))
+				w := words[j : j+8 : j+8]
+				w[0], w[1], w[2], w[3] = first[0], first[1], first[2], first[3]
+				w[4], w[5], w[6], w[7] = second[0], second[1], second[2], second[3]
 			}
+			use(i, words[:m])
 		}
 	})
 }
