@@ -3,14 +3,17 @@
 // are dense [B, C, H, W] (1-D convolutions have H = 1) at element offsets.
 // Slots: 0 B, 1 image channels, 2 grid channels, 3 groups, 4..5 image H W,
 // 6..7 grid H W, 20..21 kernel, 22..23 stride, 24..25 padding,
-// 26..27 dilation, 28..30 offsets of the three inputs, 31 has bias.
+// 26..27 dilation, 28..30 offsets of the three inputs, 31 has bias; an
+// epilogue's operands are described over the output shape (rank 9, dims
+// 10..) from operand slot 2 on.
 // Mode grid: out = conv(image, weight) + bias over the grid (conv2d);
 // mode image: the transposed direction (conv_transpose2d);
 // mode wgrad: d weight from image and grid gradient.
 @group(0) @binding(1) var<storage, read> in0: array<f32>;
 @group(0) @binding(2) var<storage, read> in1: array<f32>;
 @group(0) @binding(3) var<storage, read> in2: array<f32>;
-@group(0) @binding(4) var<storage, read_write> out0: array<{{.Out}}>;
+{{range .Extras}}@group(0) @binding({{.Binding}}) var<storage, read> e{{.I}}: array<f32>;
+{{end}}@group(0) @binding({{.OutBinding}}) var<storage, read_write> out0: array<{{.Out}}>;
 
 @compute @workgroup_size({{.WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -88,5 +91,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		}
 	}
 {{end}}
+	// The epilogue (x0 the sum, x1.. fused operands at this output element
+	// through their descriptors over the output shape; "x0" when none).
+	let x0 = acc;
+{{range .Extras}}	let x{{.X}} = e{{.I}}[u32(loc(t, pu(9u), 10u, {{.Slot}}u))];
+{{end}}	let v = {{.Epilogue}};
 	out0[t] = {{.Store}};
 }

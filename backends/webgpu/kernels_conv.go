@@ -26,11 +26,13 @@ func convKernel(geom convGeomFunc, mode string) core.Kernel {
 		if len(k.Inputs) > 2 {
 			bias = k.Inputs[2]
 		}
-		return gpuOf(k).conv(&g, mode, a, b, bias, k.Outputs[0])
+		return gpuOf(k).conv(&g, mode, a, b, bias, k.Outputs[0], nil)
 	}
 }
 
-func (gb *Backend) conv(g *core.ConvGeom, mode string, a, b, bias, out *core.Tensor) error {
+// conv runs one convolution; ep (nil: none) is an elementwise epilogue
+// applied to each output element as it is stored.
+func (gb *Backend) conv(g *core.ConvGeom, mode string, a, b, bias, out *core.Tensor, ep *epilogue) error {
 	n := out.Numel()
 	if n == 0 {
 		return nil
@@ -49,9 +51,23 @@ func (gb *Backend) conv(g *core.ConvGeom, mode string, a, b, bias, out *core.Ten
 		}
 	}
 	key := "conv|" + mode + "|" + out.DType().String()
-	p, err := gb.pipelineFor(key, 3, 1, func() (string, error) {
+	expr, extras := "x0", []*core.Tensor(nil)
+	if ep != nil {
+		if out.Rank() > wgsl.MaxRank || len(ep.extras) > maxEpilogueExtras-1 {
+			return fmt.Errorf("webgpu: conv epilogue with %d extras over %d dims; at most %d and %d",
+				len(ep.extras), out.Rank(), maxEpilogueExtras-1, wgsl.MaxRank)
+		}
+		expr, extras = ep.expr, ep.extras
+		key += fmt.Sprintf("|%s|%d", expr, len(extras))
+	}
+	p, err := gb.pipelineFor(key, 3+len(extras), 1, func() (string, error) {
+		type extra struct{ I, X, Binding, Slot int }
+		ex := make([]extra, len(extras))
+		for i := range extras {
+			ex[i] = extra{I: i, X: i + 1, Binding: 4 + i, Slot: wgsl.OperandSlot(2 + i)}
+		}
 		return wgsl.Render("conv", map[string]any{"WG": mapWG, "Mode": mode, "Out": physical(out.DType()),
-			"Store": storeExpr(out.DType(), "acc")})
+			"Store": storeExpr(out.DType(), "v"), "Extras": ex, "OutBinding": 4 + len(extras), "Epilogue": expr})
 	})
 	if err != nil {
 		return err
@@ -72,7 +88,16 @@ func (gb *Backend) conv(g *core.ConvGeom, mode string, a, b, bias, out *core.Ten
 		prm.setI(31, 1)
 	}
 	prm.setI(wgsl.SlotN, n)
-	bufs, err := buffers(a, b, third, out)
+	if len(extras) > 0 {
+		prm.setI(wgsl.SlotRank, out.Rank())
+		for i, d := range out.Shape() {
+			prm.setI(wgsl.SlotShape+i, d)
+		}
+		for i, e := range extras {
+			writeOperand(&prm, wgsl.OperandSlot(2+i), e.Offset(), broadcastStrides(e, out.Shape()))
+		}
+	}
+	bufs, err := buffers(append([]*core.Tensor{a, b, third}, append(extras, out)...)...)
 	if err != nil {
 		return err
 	}

@@ -101,11 +101,13 @@ func (b *Backend) FuseMap(e *core.FusedExpr, inputs []*core.Tensor, shape core.S
 }
 
 // TakesEpilogue names the producers whose store can run a fused tree.
-func (b *Backend) TakesEpilogue(op string) bool { return op == "matmul" || op == "spmm" }
+func (b *Backend) TakesEpilogue(op string) bool {
+	return op == "matmul" || op == "spmm" || op == "conv2d" || op == "conv1d"
+}
 
 // FuseEpilogue computes e over op's output (input 0) and extras (inputs
 // 1..) in op's store: one pass over memory instead of one per op.
-func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, _ core.Attrs, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
+func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, attrs core.Attrs, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
 	if len(extras) > maxEpilogueExtras {
 		return nil, fmt.Errorf("webgpu: %s epilogue with %d extra inputs; at most %d", op, len(extras), maxEpilogueExtras)
 	}
@@ -119,6 +121,8 @@ func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, _ core.Attrs, e
 		return b.fuseMatmul(inputs[0], inputs[1], e, extras)
 	case op == "spmm" && len(inputs) == 4:
 		return b.fuseSpmm(inputs, e, extras)
+	case (op == "conv2d" || op == "conv1d") && (len(inputs) == 2 || len(inputs) == 3):
+		return b.fuseConv(op, inputs, attrs, e, extras)
 	}
 	return nil, fmt.Errorf("webgpu: %s with %d inputs takes no epilogue", op, len(inputs))
 }
@@ -235,4 +239,72 @@ func f32Literal(v float64) string {
 		s += ".0"
 	}
 	return "f32(" + s + ")"
+}
+
+// fuseConv computes e over a direct convolution (conv2d or conv1d, with its
+// optional bias) in the convolution kernel's store.
+func (b *Backend) fuseConv(op string, ins []*core.Tensor, attrs core.Attrs, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
+	if len(ins) == 3 && ins[2] == nil {
+		ins = ins[:2] // no bias
+	}
+	for i, t := range ins {
+		if t != nil && (t.DType() != core.F32 || t.Device().Kind != "webgpu") {
+			return nil, fmt.Errorf("webgpu: fused %s input %d is %s on %s; f32 on webgpu only", op, i, t.DType(), t.Device())
+		}
+	}
+	a, err := core.NormalizeAttrs(op, attrs)
+	if err != nil {
+		return nil, err
+	}
+	geomOf := core.Conv2dGeom
+	if op == "conv1d" {
+		geomOf = core.Conv1dGeom
+	}
+	g, err := geomOf(ins[0].Shape(), ins[1].Shape(), a)
+	if err != nil {
+		return nil, err
+	}
+	metas, err := inferOp(op, ins, a)
+	if err != nil {
+		return nil, err
+	}
+	shape := metas[0].Shape
+	for i, t := range extras {
+		if t.Rank() > len(shape) || !fitsIn(t.Shape(), shape) {
+			return nil, fmt.Errorf("webgpu: fused %s extra %d of shape %v does not broadcast to the output %v", op, i, t.Shape(), shape)
+		}
+	}
+	expr, err := b.fusedExpr(e, len(extras)+1)
+	if err != nil {
+		return nil, err
+	}
+	out, err := core.Empty(b, shape, core.F32)
+	if err != nil {
+		return nil, err
+	}
+	var bias *core.Tensor
+	if len(ins) > 2 {
+		bias = ins[2]
+	}
+	if err := b.conv(&g, "grid", ins[0], ins[1], bias, out, &epilogue{expr: expr, extras: extras}); err != nil {
+		out.Release()
+		return nil, err
+	}
+	return out, nil
+}
+
+// inferOp is op's output metadata for ins (nil entries: absent optional
+// inputs) and normalised attrs.
+func inferOp(op string, ins []*core.Tensor, a core.Attrs) ([]core.Meta, error) {
+	def, ok := core.LookupOp(op)
+	if !ok || def.Infer == nil {
+		return nil, fmt.Errorf("webgpu: %s has no shape rule", op)
+	}
+	metas := make([]core.Meta, len(ins))
+	for i, t := range ins {
+		if t != nil {
+			metas[i] = t.Meta()
+		}
+	}
+	return def.Infer(metas, a)
 }

@@ -242,11 +242,20 @@ func deviceFuser(ins []*core.Tensor) (core.MapFuser, bool) {
 	if len(ins) == 0 {
 		return nil, false
 	}
-	dev := ins[0].Device()
+	var dev core.Device
+	found := false
 	for _, t := range ins {
-		if t.Device() != dev {
+		if t == nil {
+			continue // an absent optional input
+		}
+		if !found {
+			dev, found = t.Device(), true
+		} else if t.Device() != dev {
 			return nil, false
 		}
+	}
+	if !found {
+		return nil, false
 	}
 	b, err := core.BackendFor(dev)
 	if err != nil {

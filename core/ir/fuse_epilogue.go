@@ -9,8 +9,8 @@ import (
 // WebGPU stage may bind by default.
 const maxEpilogueExtras = 5
 
-// FuseEpilogues folds the elementwise work that consumes a matmul or a
-// sparse product (spmm) - a fused tree from FuseElementwise or a single
+// FuseEpilogues folds the elementwise work that consumes a matmul, a
+// sparse product (spmm) or a convolution - a fused tree from FuseElementwise or a single
 // elementwise op, such as relu(x @ w + b), x @ w + b + residual or
 // relu(spmm(A, h) + b) - into the producer's store, so the product is never
 // written to memory and read back. Run it after FuseElementwise; the fused
@@ -93,14 +93,15 @@ func (g *Graph) FuseEpilogues(dev core.Device) (int, error) {
 }
 
 // epilogueProducer says whether n's output could take an epilogue: a
-// matmul of two f32 matrices (or batches of them), or an spmm of f32 values
-// and a dense f32 matrix.
+// matmul of two f32 matrices (or batches of them), an spmm of f32 values
+// and a dense f32 matrix, or an f32 convolution.
 func epilogueProducer(n *Node, fuser core.EpilogueFuser) bool {
 	if n.Fused != nil || len(n.Outputs) != 1 || n.Outputs[0].DType != core.F32 || !fuser.TakesEpilogue(n.Op) {
 		return false
 	}
-	for _, v := range n.Inputs {
-		if v == nil {
+	conv := n.Op == "conv2d" || n.Op == "conv1d"
+	for i, v := range n.Inputs {
+		if v == nil && !(conv && i == 2) { // a convolution's bias is optional
 			return false
 		}
 	}
@@ -118,6 +119,8 @@ func epilogueProducer(n *Node, fuser core.EpilogueFuser) bool {
 			len(n.Inputs[0].Shape) >= 2 && len(n.Inputs[1].Shape) >= 2
 	case "spmm":
 		return len(n.Inputs) == 4 && f32(n.Inputs[2], n.Inputs[3]) && len(n.Inputs[3].Shape) == 2
+	case "conv2d", "conv1d":
+		return len(n.Inputs) >= 2 && f32(n.Inputs[0], n.Inputs[1]) && (len(n.Inputs) < 3 || n.Inputs[2] == nil || f32(n.Inputs[2]))
 	}
 	return false
 }
@@ -196,15 +199,31 @@ type FuseReport struct {
 // Fuse runs the fusion passes for dev: elementwise trees first, then their
 // folding into the reductions that consume them and into the matmuls and
 // sparse products that feed them.
+// Loop bodies are fused too (their counts are included).
 func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 	var r FuseReport
+	for _, n := range g.Nodes {
+		if n.Body != nil {
+			br, err := n.Body.Fuse(dev)
+			if err != nil {
+				return r, err
+			}
+			r.Elementwise += br.Elementwise
+			r.Reductions += br.Reductions
+			r.Epilogues += br.Epilogues
+		}
+	}
 	var err error
-	if r.Elementwise, err = g.FuseElementwise(dev); err != nil {
+	var k int
+	if k, err = g.FuseElementwise(dev); err != nil {
 		return r, err
 	}
-	if r.Reductions, err = g.FuseReductions(dev); err != nil {
+	r.Elementwise += k
+	if k, err = g.FuseReductions(dev); err != nil {
 		return r, err
 	}
-	r.Epilogues, err = g.FuseEpilogues(dev)
+	r.Reductions += k
+	k, err = g.FuseEpilogues(dev)
+	r.Epilogues += k
 	return r, err
 }
