@@ -29,9 +29,11 @@
 // run them (WebGPU): trees of elementwise ops become one kernel
 // (FuseElementwise, core.MapFuser), a tree feeding a sum or mean runs
 // inside the reduction's loop (FuseReductions, core.ReduceFuser), and a tree
-// consuming a matmul or a sparse product runs in that kernel's store
-// (FuseEpilogues, core.EpilogueFuser) - relu(x @ w + b) or relu(A h + b)
-// write their result once. Each fold is checked legal first (the folded
+// consuming a matmul, a sparse product or a convolution runs in that
+// kernel's store (FuseEpilogues, core.EpilogueFuser) - relu(x @ w + b),
+// relu(A h + b) or relu(conv(x, w) + r) write their result once. Loop
+// bodies are fused like the graph around them. Constant folding stores a
+// folded view dense (a transposed weight), which the vec4 matmul needs. Each fold is checked legal first (the folded
 // value has no other use, shapes broadcast into the producer's output,
 // binding limits) and the differential tests compare fused and unfused
 // graphs on random programs. With autograd recording, a fused tree still
