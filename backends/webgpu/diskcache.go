@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/wgsl"
@@ -100,6 +101,9 @@ func (c *diskCache) status() (dir, off string) {
 	if !c.resolved {
 		c.dir, c.off = cacheDir()
 		c.resolved, c.noWrite = true, false
+		if c.off == "" {
+			prune(c.dir, time.Now())
+		}
 	}
 	return c.dir, c.off
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -283,4 +284,37 @@ func TestDiskCacheHelperProcess(t *testing.T) {
 	default:
 		t.Fatalf("unknown helper mode %q", os.Getenv(helperEnv))
 	}
+}
+
+// Pruning removes abandoned temporary files and, past the cap, the oldest
+// entries; fresh temporary files and other files stay.
+func TestDiskCachePrunesOldEntriesAndAbandonedTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	write := func(name string, age time.Duration) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte("x"), 0o644))
+		require.NoError(t, os.Chtimes(path, now.Add(-age), now.Add(-age)))
+		return path
+	}
+	oldTmp := write(".tmp-123", 2*time.Hour)
+	newTmp := write(".tmp-456", time.Minute)
+	other := write("README", 100*time.Hour)
+	defer func(n int) { maxEntryFiles = n }(maxEntryFiles)
+	maxEntryFiles = 8
+	var entries []string
+	for i := range 12 {
+		entries = append(entries, write(fmt.Sprintf("wgsl-%02d.entry", i), time.Duration(12-i)*time.Minute))
+	}
+	removed := prune(dir, now)
+	assert.Equal(t, 1+6, removed, "the old temporary and the 6 oldest of 12 entries (down to 3/4 of 8)")
+	for i, p := range entries {
+		_, err := os.Stat(p)
+		assert.Equal(t, i >= 6, err == nil, "entry %d (older first)", i)
+	}
+	for path, kept := range map[string]bool{oldTmp: false, newTmp: true, other: true} {
+		_, err := os.Stat(path)
+		assert.Equal(t, kept, err == nil, path)
+	}
+	assert.Zero(t, prune(filepath.Join(dir, "missing"), now), "a missing directory prunes nothing")
 }
