@@ -108,7 +108,7 @@ func (c *GCNConv) Forward(x *core.Tensor, g *Graph) *core.Tensor {
 		return func() *core.Tensor { return gcnNorm(loops, dt) }
 	}
 	if aggregateFirst(x, c.LinWeight, c.In, c.Out) {
-		return propagateConstLinear(loops, x, c.LinWeight.Tensor(), c.Bias.Tensor(), "gcn-norm", norm(x.DType()))
+		return propagateConstLinear(loops, convTerms{x: x, w: c.LinWeight.Tensor(), bias: c.Bias.Tensor()}, "gcn-norm", norm(x.DType()))
 	}
 	h := linearNoBias(x, c.LinWeight)
 	out := propagateConstBias(loops, h, c.Bias.Tensor(), "gcn-norm", norm(h.DType()))
@@ -217,27 +217,28 @@ func (c *SAGEConv) ForwardBipartite(xSrc, x *core.Tensor, g *Graph) *core.Tensor
 	if s, d := xSrc.Shape(), x.Shape(); len(s) != 2 || len(d) != 2 || s[0] != g.NumSrcNodes() || d[0] != g.NumNodes {
 		return core.ErrTensor(fmt.Errorf("geom: SAGEConv: features %v -> %v for a relation of %d -> %d nodes", s, d, g.NumSrcNodes(), g.NumNodes))
 	}
-	self := c.LinR.Forward(x)
-	var left *core.Tensor
-	switch c.Aggr {
-	case "sum", "mean":
-		left = c.linearAggregate(xSrc, g)
-	default:
-		agg := Aggregate(Gather(xSrc, g.Src), g.Dst, g.NumNodes, c.Aggr)
-		left = c.LinL.Forward(agg)
-		release(agg)
+	if c.Aggr == "sum" || c.Aggr == "mean" {
+		return c.linearAggregate(xSrc, x, g)
 	}
-	out := op("add", nil, left, self)
-	release(left, self)
+	agg := Aggregate(Gather(xSrc, g.Src), g.Dst, g.NumNodes, c.Aggr)
+	left, self := c.LinL.Forward(agg), c.LinR.Forward(x)
+	return addTerms(left, self, agg, left, self)
+}
+
+// addTerms is a + b, then releases the intermediates done where no
+// gradient is recorded (see release).
+func addTerms(a, b *core.Tensor, done ...*core.Tensor) *core.Tensor {
+	out := op("add", nil, a, b)
+	release(done...)
 	return out
 }
 
-// linearAggregate is lin_l of the sum or mean over the edges into each
-// node, as one sparse product with per-edge weights (1/in-degree for the
-// mean; they depend on the edges only, so they are made once per graph).
-// Both are linear, so lin_l's weight may go before or after the product
-// (see aggregateFirst); its bias is added to the product's output.
-func (c *SAGEConv) linearAggregate(xSrc *core.Tensor, g *Graph) *core.Tensor {
+// linearAggregate is the layer with the sum or mean over the edges into
+// each node, as one sparse product with per-edge weights (1/in-degree for
+// the mean; they depend on the edges only, so they are made once per
+// graph). Both are linear, so lin_l's weight may go before or after the
+// product (see aggregateFirst); its bias is added to the product's output.
+func (c *SAGEConv) linearAggregate(xSrc, x *core.Tensor, g *Graph) *core.Tensor {
 	key, weights := "ones", func() *core.Tensor { return core.Ones(core.Shape{g.NumEdges()}, xSrc.DType(), xSrc.Device()) }
 	if c.Aggr == "mean" {
 		key, weights = "mean", func() *core.Tensor {
@@ -250,12 +251,14 @@ func (c *SAGEConv) linearAggregate(xSrc *core.Tensor, g *Graph) *core.Tensor {
 		bias = c.LinL.Bias.Tensor()
 	}
 	if aggregateFirst(xSrc, c.LinL.Weight, c.In, c.Out) {
-		return propagateConstLinear(g, xSrc, c.LinL.Weight.Tensor(), bias, key, weights)
+		return propagateConstLinear(g, convTerms{x: xSrc, w: c.LinL.Weight.Tensor(), bias: bias,
+			root: x, wRoot: c.LinR.Weight.Tensor()}, key, weights)
 	}
 	h := linearNoBias(xSrc, c.LinL.Weight)
-	out := propagateConstBias(g, h, bias, key, weights)
+	left := propagateConstBias(g, h, bias, key, weights)
 	release(h)
-	return out
+	self := c.LinR.Forward(x)
+	return addTerms(left, self, left, self)
 }
 
 // GINConv is PyG's GINConv: x'_i = h((1 + eps) x_i + sum_{j -> i} x_j) with

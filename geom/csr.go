@@ -112,15 +112,13 @@ func propagateConstBias(g *Graph, x, bias *core.Tensor, key string, build func()
 	if bias == nil {
 		return spmm(c, vals, x)
 	}
-	if out := fusedSpmm(vals, x, nil, bias, func(f spmmFuser) (*core.Tensor, bool, error) {
+	if out := fusedSpmm(x, []*core.Tensor{vals, bias}, func(f spmmFuser) (*core.Tensor, bool, error) {
 		return f.SpmmBias(c.indptr, c.indices, vals, x, bias)
 	}); out != nil {
 		return out
 	}
 	prod := spmm(c, vals, x)
-	out := op("add", nil, prod, bias)
-	release(prod)
-	return out
+	return addTerms(prod, bias, prod)
 }
 
 // constWeights is the per-edge weights build makes, in dtype and CSR order,
@@ -131,27 +129,35 @@ func constWeights(g *Graph, c *csrTensors, dt core.DType, key string, build func
 	})
 }
 
-// propagateConstLinear is propagateConstBias without the bias, followed by
-// a linear map: the aggregate times wᵀ (w [out, in]) plus bias [out] (nil:
-// none).
-func propagateConstLinear(g *Graph, x, w, bias *core.Tensor, key string, build func() *core.Tensor) *core.Tensor {
+// convTerms is a layer's output A x wᵀ + bias + root wRootᵀ: the aggregate
+// of x over the edges through w [out, in], a bias [out] (nil: none) and a
+// root term (nil: none; SAGE's lin_r of each node's own features).
+type convTerms struct {
+	x, w, bias, root, wRoot *core.Tensor
+}
+
+// propagateConstLinear is t's output with the aggregate taken as in
+// propagateConstBias.
+func propagateConstLinear(g *Graph, t convTerms, key string, build func() *core.Tensor) *core.Tensor {
 	c, err := g.inCSR()
 	if err != nil {
 		return core.ErrTensor(err)
 	}
-	vals := constWeights(g, c, x.DType(), key, build)
-	if out := fusedSpmm(vals, x, w, bias, func(f spmmFuser) (*core.Tensor, bool, error) {
-		return f.SpmmLinear(c.indptr, c.indices, vals, x, w, bias)
+	vals := constWeights(g, c, t.x.DType(), key, build)
+	if out := fusedSpmm(t.x, []*core.Tensor{vals, t.w, t.bias, t.root, t.wRoot}, func(f spmmFuser) (*core.Tensor, bool, error) {
+		return f.SpmmLinear(c.indptr, c.indices, vals, t.x, t.w, t.bias, t.root, t.wRoot)
 	}); out != nil {
 		return out
 	}
-	agg := spmm(c, vals, x)
-	out := op("matmul", nil, agg, op("transpose", nil, w))
+	agg := spmm(c, vals, t.x)
+	out := op("matmul", nil, agg, op("transpose", nil, t.w))
 	release(agg)
-	if bias != nil {
-		sum := op("add", nil, out, bias)
-		release(out)
-		out = sum
+	if t.bias != nil {
+		out = addTerms(out, t.bias, out)
+	}
+	if t.root != nil {
+		r := op("matmul", nil, t.root, op("transpose", nil, t.wRoot))
+		out = addTerms(out, r, out, r)
 	}
 	return out
 }
@@ -162,18 +168,19 @@ func propagateConstLinear(g *Graph, x, w, bias *core.Tensor, key string, build f
 // layer's output is then its only [N, F] tensor.
 type spmmFuser interface {
 	SpmmBias(indptr, indices, values, dense, bias *core.Tensor) (out *core.Tensor, ok bool, err error)
-	SpmmLinear(indptr, indices, values, x, w, bias *core.Tensor) (out *core.Tensor, ok bool, err error)
+	SpmmLinear(indptr, indices, values, x, w, bias, root, wRoot *core.Tensor) (out *core.Tensor, ok bool, err error)
 }
 
 // fusedSpmm runs call on x's backend if it has the fused forms, or returns
 // nil where that is not taken: the fused calls record no gradient and no
-// tracer sees them, so they run only when neither is wanted.
-func fusedSpmm(vals, x, w, bias *core.Tensor, call func(spmmFuser) (*core.Tensor, bool, error)) *core.Tensor {
+// tracer sees them, so they run only when neither is wanted (x and the
+// other operands need no gradient).
+func fusedSpmm(x *core.Tensor, others []*core.Tensor, call func(spmmFuser) (*core.Tensor, bool, error)) *core.Tensor {
 	if core.Tracing() {
 		return nil
 	}
 	if core.GradEnabled() {
-		for _, t := range []*core.Tensor{vals, x, w, bias} {
+		for _, t := range append(others, x) {
 			if t != nil && t.RequiresGrad() {
 				return nil
 			}

@@ -36,15 +36,21 @@ func (b *Backend) SpmmBias(indptr, indices, values, dense, bias *core.Tensor) (o
 // multiplies them out: their [block, in] features stay in cache.
 const spmmLinearBlock = 256
 
-// SpmmLinear is spmm(indptr, indices, values, x) @ wᵀ + bias, w [out, in]
-// and bias [out] (nil: none), computed a block of rows at a time: each
+// SpmmLinear is spmm(indptr, indices, values, x) @ wᵀ + bias + root @
+// wRootᵀ, w [out, in], bias [out] and root [rows, inRoot] with wRoot [out,
+// inRoot] (nil: no bias, no root term; the root term is GraphSAGE's map of
+// each node's own features). It works a block of rows at a time: each
 // block's aggregated features go through the linear map while they are in
-// cache, so the [rows, in] aggregate is never made - the output is the
-// only [rows, out] tensor. The values are those of the three op calls up
-// to the rounding of the product (blocks of rows take gemm's paths for
-// their size).
-func (b *Backend) SpmmLinear(indptr, indices, values, x, w, bias *core.Tensor) (out *core.Tensor, ok bool, err error) {
-	p, in, ok, err := fusedCSR(indptr, indices, values, x, w, bias)
+// cache, and the other terms are added to the block's output, so neither
+// the [rows, in] aggregate nor a [rows, out] term is ever made - the output
+// is the only tensor. The values are those of the op calls (products, then
+// the adds in that order) up to the rounding of the products: blocks of
+// rows take gemm's paths for their size.
+func (b *Backend) SpmmLinear(indptr, indices, values, x, w, bias, root, wRoot *core.Tensor) (out *core.Tensor, ok bool, err error) {
+	if (root == nil) != (wRoot == nil) {
+		return nil, false, nil
+	}
+	p, in, ok, err := fusedCSR(indptr, indices, values, x, w, bias, root, wRoot)
 	if !ok || err != nil {
 		return nil, false, err
 	}
@@ -52,17 +58,27 @@ func (b *Backend) SpmmLinear(indptr, indices, values, x, w, bias *core.Tensor) (
 	if len(ws) != 2 || ws[1] != in || (bias != nil && !bias.Shape().Equal(core.Shape{ws[0]})) {
 		return nil, false, nil
 	}
-	nOut := ws[0]
+	nOut, inRoot := ws[0], 0
+	if root != nil {
+		rs, wrs := root.Shape(), wRoot.Shape()
+		if len(rs) != 2 || rs[0] != p.rows || !wrs.Equal(core.Shape{nOut, rs[1]}) {
+			return nil, false, nil
+		}
+		inRoot = rs[1]
+	}
 	if out, err = core.Empty(b, core.Shape{p.rows, nOut}, core.F32); err != nil {
 		return nil, false, fmt.Errorf("spmm: %w", err)
 	}
 	v, xv, wv, ov := f32s(values), f32s(x), f32s(w), f32s(out)
-	var bv []float32
+	var bv, rv, wrv []float32
 	if bias != nil {
 		bv = f32s(bias)
 	}
+	if root != nil {
+		rv, wrv = f32s(root), f32s(wRoot)
+	}
 	blocks := (p.rows + spmmLinearBlock - 1) / spmmLinearBlock
-	parallelFor(blocks, spmmLinearBlock*(p.rowCost(in, p.rows)+in*nOut), func(lo, hi int) {
+	parallelFor(blocks, spmmLinearBlock*(p.rowCost(in, p.rows)+(in+inRoot)*nOut), func(lo, hi int) {
 		agg := make([]float32, spmmLinearBlock*in)
 		for blk := lo; blk < hi; blk++ {
 			r0, r1 := blk*spmmLinearBlock, min((blk+1)*spmmLinearBlock, p.rows)
@@ -77,6 +93,9 @@ func (b *Backend) SpmmLinear(indptr, indices, values, x, w, bias *core.Tensor) (
 						row[j] += c
 					}
 				}
+			}
+			if rv != nil {
+				gemmF32Serial(false, true, r1-r0, nOut, inRoot, 1, rv[r0*inRoot:], inRoot, wrv, inRoot, 1, dst, nOut)
 			}
 		}
 	})

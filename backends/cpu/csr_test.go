@@ -37,7 +37,7 @@ func randomF32(rng *rand.Rand, shape ...int) *core.Tensor {
 
 type spmmFuser interface {
 	SpmmBias(indptr, indices, values, dense, bias *core.Tensor) (*core.Tensor, bool, error)
-	SpmmLinear(indptr, indices, values, x, w, bias *core.Tensor) (*core.Tensor, bool, error)
+	SpmmLinear(indptr, indices, values, x, w, bias, root, wRoot *core.Tensor) (*core.Tensor, bool, error)
 }
 
 func cpuFuser(t *testing.T) spmmFuser {
@@ -82,22 +82,27 @@ func TestSpmmBiasEqualsSpmmThenAdd(t *testing.T) {
 }
 
 // SpmmLinear aggregates blocks of rows and maps each through the linear
-// map while in cache: the values of spmm, matmul with wᵀ and add, up to
-// the product's rounding.
+// map while in cache, then adds the bias and the root term: the values of
+// spmm, matmul with wᵀ and the adds, up to the products' rounding.
 func TestSpmmLinearEqualsItsOps(t *testing.T) {
 	f := cpuFuser(t)
 	rng := rand.New(rand.NewPCG(9, 10))
+	tr := func(w *core.Tensor) *core.Tensor { return core.Call1("transpose", nil, w) }
 	for _, size := range [][3]int{{1, 1, 1}, {7, 5, 2}, {257, 300, 6}, {1000, 800, 4}} {
 		ptr, idx, vals := randomCSR(rng, size[0], size[1], size[2])
 		for _, io := range [][2]int{{3, 5}, {64, 64}, {16, 2}} {
 			x, w, bias := randomF32(rng, size[1], io[0]), randomF32(rng, io[1], io[0]), randomF32(rng, io[1])
-			for _, b := range []*core.Tensor{bias, nil} {
-				got, ok, err := f.SpmmLinear(ptr, idx, vals, x, w, b)
+			root, wRoot := randomF32(rng, size[0], 7), randomF32(rng, io[1], 7)
+			for _, terms := range [][3]*core.Tensor{{bias, root, wRoot}, {nil, nil, nil}, {bias, nil, nil}, {nil, root, wRoot}} {
+				got, ok, err := f.SpmmLinear(ptr, idx, vals, x, w, terms[0], terms[1], terms[2])
 				require.NoError(t, err)
 				require.True(t, ok)
-				want := core.Call1("matmul", nil, core.Call1("spmm", nil, ptr, idx, vals, x), core.Call1("transpose", nil, w))
-				if b != nil {
-					want = core.Call1("add", nil, want, b)
+				want := core.Call1("matmul", nil, core.Call1("spmm", nil, ptr, idx, vals, x), tr(w))
+				if terms[0] != nil {
+					want = core.Call1("add", nil, want, terms[0])
+				}
+				if terms[1] != nil {
+					want = core.Call1("add", nil, want, core.Call1("matmul", nil, terms[1], tr(terms[2])))
 				}
 				require.Equal(t, want.Shape(), got.Shape())
 				wv, _ := want.Float64s()
@@ -109,9 +114,14 @@ func TestSpmmLinearEqualsItsOps(t *testing.T) {
 		}
 	}
 	ptr, idx, vals := randomCSR(rng, 4, 3, 2)
-	_, ok, err := f.SpmmLinear(ptr, idx, vals, randomF32(rng, 3, 2), randomF32(rng, 5, 3), nil)
+	x := randomF32(rng, 3, 2)
+	_, ok, err := f.SpmmLinear(ptr, idx, vals, x, randomF32(rng, 5, 3), nil, nil, nil)
 	assert.False(t, ok, "w [5, 3] does not take 2 features")
 	assert.NoError(t, err)
+	_, ok, _ = f.SpmmLinear(ptr, idx, vals, x, randomF32(rng, 5, 2), nil, randomF32(rng, 3, 2), randomF32(rng, 5, 2))
+	assert.False(t, ok, "a root term of 3 rows for 4")
+	_, ok, _ = f.SpmmLinear(ptr, idx, vals, x, randomF32(rng, 5, 2), nil, randomF32(rng, 4, 2), nil)
+	assert.False(t, ok, "a root term without its weight")
 }
 
 // The products remember a checked structure and its grouping by column
