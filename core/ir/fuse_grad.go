@@ -179,17 +179,32 @@ func fuseWithGrad(e *core.FusedExpr, ins []*core.Tensor, shape core.Shape) (*cor
 		return nil, false
 	}
 	core.RecordFunction("fused", ins, []*core.Tensor{out}, func(ctx *core.GradCtx) ([]*core.Tensor, error) {
-		withGrad := append(append([]*core.Tensor{}, ins...), ctx.Grad(0))
+		up := ctx.Grad(0)
+		withGrad := append(append([]*core.Tensor{}, ins...), up)
 		res := make([]*core.Tensor, len(ins))
+		// Inputs whose gradient trees are the same tree (both sides of an
+		// add, every input of a sum) share one kernel; a tree that is just
+		// the output's gradient (x + b: each input gets it as it is) needs
+		// none.
+		done := map[string]*core.Tensor{}
 		for i := range ins {
 			if !ctx.Need[i] {
+				continue
+			}
+			if tr := trees[i]; tr.Op == "" && tr.Arg == len(ins) {
+				res[i] = up
+				continue
+			}
+			key := exprString(trees[i])
+			if g, ok := done[key]; ok {
+				res[i] = g
 				continue
 			}
 			g, err := fuser.FuseMap(trees[i], withGrad, shape, core.F32)
 			if err != nil {
 				return nil, err
 			}
-			res[i] = g
+			res[i], done[key] = g, g
 		}
 		return res, nil
 	})
