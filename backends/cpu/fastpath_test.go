@@ -12,7 +12,7 @@ import (
 )
 
 // Dense f32 operands take fast paths that read them in place (comparisons
-// into bool, where, dropout, sums over leading axes). The general path reads
+// into bool, where, relu, dropout, sums over leading axes). The general path reads
 // float64: the same values in f64 must give the same bits once rounded to
 // f32, including NaN, infinities and signed zeros.
 func TestF32FastPathsMatchGeneralPaths(t *testing.T) {
@@ -44,6 +44,7 @@ func TestF32FastPathsMatchGeneralPaths(t *testing.T) {
 		y32 := core.Call1("neg", nil, x32)
 		same(op+" full", core.Call1(op, nil, x32, y32), core.Call1(op, nil, x64, core.Call1("cast", core.Attrs{"dtype": core.F64}, y32)))
 	}
+	same("relu", core.Call1("relu", nil, x32), core.Call1("relu", nil, x64))
 	mask32 := core.Call1("gt", nil, x32, core.Scalar(0, core.F32, core.CPU))
 	mask64 := core.Call1("gt", nil, x64, core.Scalar(0, core.F64, core.CPU))
 	same("where", core.Call1("where", nil, mask32, x32, core.Scalar(-0.5, core.F32, core.CPU)),

@@ -272,11 +272,17 @@ func init() {
 	register("sigmoid", fixedUnary(ewTranscendental(ewSigmoid)))
 	register("relu", fixedUnary(unaryFns{f: ewRelu, i: func(x int64) int64 { return max(x, 0) },
 		f32Loop: func(dst, src []float32) {
+			// A mask instead of a branch (the compiler makes the select a
+			// conditional move): activations are negative about half the
+			// time at random, and a mispredicted branch each time made this
+			// loop about 5x slower. -0 and NaN are not < 0: kept.
+			dst = dst[:len(src)]
 			for i, x := range src {
+				var m uint32
 				if x < 0 {
-					x = 0
+					m = math.MaxUint32
 				}
-				dst[i] = x
+				dst[i] = math.Float32frombits(math.Float32bits(x) &^ m)
 			}
 		}}))
 	register("leaky_relu", unaryKernel(func(a core.Attrs, _ core.DType) unaryFns {
