@@ -10,6 +10,7 @@ docs/perf.md. `make geom-bench`.
 
 import argparse
 import json
+import math
 import re
 import subprocess
 import sys
@@ -99,10 +100,17 @@ LINE = re.compile(r"^BenchmarkLarge(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(.*)$")
 
 
 def go_times(graph, benchtime):
-    cmd = ["go", "test", "-run", "^$", "-bench", "Large", "-benchtime", benchtime, "-count", "1", "./geom/"]
+    # -count 3, best of them: PyG's side is the best of its repeats too.
+    cmd = ["go", "test", "-run", "^$", "-bench", "Large", "-benchtime", benchtime, "-count", "3", "./geom/"]
     print("+", " ".join(cmd), flush=True)
-    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False,
-                         env={**__import__("os").environ, "WEBTENSOR_GEOM_GRAPH": str(graph)})
+    res = subprocess.run(
+        cmd,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**__import__("os").environ, "WEBTENSOR_GEOM_GRAPH": str(graph)},
+    )
     if res.returncode != 0:
         sys.exit(f"go benchmarks failed:\n{res.stdout}\n{res.stderr}")
     out = {}
@@ -111,13 +119,16 @@ def go_times(graph, benchtime):
         if not m:
             continue
         name, ns, rest = m.group(1), float(m.group(2)), m.group(3)
-        out[name] = ns * 1e-9
+        out[name] = min(out.get(name, math.inf), ns * 1e-9)
         for val, unit in re.findall(r"([\d.e+]+) (\S+)", rest):
-            out[f"{name}:{unit}"] = float(val)
+            key = f"{name}:{unit}"
+            # the best run: the least time, memory ratio, ...; the most edges/s
+            pick = max if unit.endswith("/s") else min
+            out[key] = pick(out[key], float(val)) if key in out else float(val)
     return out
 
 
-def section(go, pyg):
+def section(go, pyg, note=""):
     def row(what, key):
         ours, peer = go.get(key), pyg.get(key)
         ratio = f"{peer / ours:.2f}x" if ours and isinstance(peer, float) else "-"
@@ -131,23 +142,28 @@ def section(go, pyg):
     peer_rate = pyg.get("NeighborSampling")
     peer_txt = f"{peer_rate / 1e6:.2f} M" if isinstance(peer_rate, float) else peer_rate
     ratio = f"{ours_rate / peer_rate:.2f}x" if isinstance(peer_rate, float) else "-"
-    rows.append(f"| neighbour sampling [15, 10], batches of 1024 (sampled edges/s) | {ours_rate / 1e6:.2f} M | "
-                f"{peer_txt} | {ratio} (ours / PyG) |")
-    mem = go.get("GCNConvMemory:alloc/dense")
+    rows.append(
+        f"| neighbour sampling [15, 10], batches of 1024 (sampled edges/s) | {ours_rate / 1e6:.2f} M | "
+        f"{peer_txt} | {ratio} (ours / PyG) |"
+    )
+    mem, peak = go.get("GCNConvMemory:alloc/dense"), go.get("GCNConvMemory:peak/dense")
     return f"""{SECTION}
 
 `make geom-bench` (scripts/bench_geom.py): one synthetic graph of {N:,} nodes and {E:,} directed edges
 with {FEAT} features and {CLASSES} classes, written once as .npz and read by both sides; PyG
 {torch_geometric.__version__} on torch {torch.__version__} (CPU, {torch.get_num_threads()} threads) and the geom
 package's Go benchmarks (`go test -bench Large ./geom/`) in the same run, best of several. The target
-is 2x PyG's throughput (a ratio of 2.00x or more).
+is 2x PyG's throughput (a ratio of 2.00x or more).{" " + note if note else ""}
 
 {chr(10).join(rows)}
 
-Memory: one GCNConv forward (64 to 64 features) allocates {mem:.2f}x the bytes of the dense matrices it
-reads and writes (x and its output; the target is at most 1.3x): x W, the sparse product and the bias add
-each make an [N, F] tensor. Message passing itself makes no [E, F] tensor (one spmm over the CSR
-adjacency); fusing the bias into the product is the IR issue's work.
+Memory: one GCNConv forward (64 to 64 features, no gradients) allocates {mem:.2f}x the bytes of the
+dense matrices it reads and writes (x, its output and the weights), and with x and the weights, which
+are resident throughout, its peak is at most {peak:.2f}x of them (the target is at most 1.3x; the graph's
+own index arrays are not counted). Message passing makes no [E, F] tensor (one spmm over the CSR
+adjacency), and without gradients the CPU backend aggregates a block of 256 rows at a time and puts it
+through the linear map and the bias while it is in cache (SpmmLinear; a narrowing layer maps first and
+adds the bias in the product's store loop, SpmmBias), so the output is the only [N, F] tensor made.
 """
 
 
@@ -156,7 +172,7 @@ def update_doc(text, doc):
     start = body.find(SECTION)
     if start >= 0:
         nxt = body.find("\n## ", start + len(SECTION))
-        body = body[:start] + text + (body[nxt + 1:] if nxt >= 0 else "")
+        body = body[:start] + text + (body[nxt + 1 :] if nxt >= 0 else "")
     else:
         body = body.rstrip() + "\n\n" + text
     doc.write_text(body)
@@ -167,6 +183,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--benchtime", default="3x")
     ap.add_argument("--out", default=str(ROOT / "docs" / "perf.md"))
+    ap.add_argument("--note", default="", help="a sentence on the conditions, added to the section")
     args = ap.parse_args()
     graph = ROOT / "build" / "bench" / "geom-graph.npz"
     graph.parent.mkdir(parents=True, exist_ok=True)
@@ -175,7 +192,7 @@ def main():
     pyg = pyg_times(src, dst, x, y, train, args.repeats)
     go = go_times(graph, args.benchtime)
     print(json.dumps({"go": go, "pyg": pyg}, indent=1, default=str))
-    text = section(go, pyg)
+    text = section(go, pyg, args.note)
     print(text)
     update_doc(text, Path(args.out))
     print(f"updated {args.out}")
