@@ -13,23 +13,57 @@ const (
 	variantRegBlock   = "regblock"   // strided scalar loads, 4x4 blocks: any layout and dtype
 	variantRegBlock4  = "regblock4"  // vec4 loads, 8x8 blocks (matmul_vec.wgsl)
 	variantRegBlock16 = "regblock16" // vec4 loads, 16x8 blocks
+	variantNT8        = "nt8"        // a @ W^T: vec4 dot products, 8x8 blocks
+	variantNT16       = "nt16"       // a @ W^T: 16x8 blocks
+	variantTN8        = "tn8"        // x^T @ g: vec4 outer products, 8x8 blocks
+	variantTN16       = "tn16"       // x^T @ g: 16x8 blocks
 	variantTiled      = "tiled"      // 16x16 workgroup-memory tiles
 )
 
-// vecBlocks is the block (rows, columns) of c each thread of a vec4
-// variant owns; scripts/gen_matmul_vec.py writes the kernels.
-var vecBlocks = map[string][2]int{variantRegBlock4: {8, 8}, variantRegBlock16: {16, 8}}
+// vecLayout is which dims of a and b a vec4 variant reads four at a time.
+type vecLayout int
+
+const (
+	layoutNone vecLayout = iota
+	layoutNN             // a's k-rows and b's n-rows contiguous: a @ b
+	layoutNT             // a's and b's k-rows: a @ W^T, W a contiguous [N, K]
+	layoutTN             // a's m-rows and b's n-rows: x^T @ g, x a contiguous [K, M]
+)
+
+// vecVariant is the block (rows, columns) of c each thread of a vec4
+// variant owns and the layout it needs; scripts/gen_matmul_vec.py writes
+// the kernels.
+type vecVariant struct {
+	rows, cols int
+	layout     vecLayout
+}
+
+var vecVariants = map[string]vecVariant{
+	variantRegBlock4: {8, 8, layoutNN}, variantRegBlock16: {16, 8, layoutNN},
+	variantNT8: {8, 8, layoutNT}, variantNT16: {16, 8, layoutNT},
+	variantTN8: {8, 8, layoutTN}, variantTN16: {16, 8, layoutTN},
+}
 
 var matmulVariants = []string{variantRegBlock, variantTiled}
 
-// vec4Ready says whether regblock4 applies: f32 operands whose k-rows of a
-// and n-rows of b are contiguous, 16-byte aligned and a multiple of 4 long.
-func vec4Ready(a, b *core.Tensor, batch core.Shape, kk, n int) bool {
-	if a.DType() != core.F32 || b.DType() != core.F32 || kk%4 != 0 || n%4 != 0 {
-		return false
-	}
-	as, bs := a.Strides(), b.Strides()
-	ra, rb := len(as), len(bs)
+// vecCandidates are what the tuner times for each layout, the class suffix
+// its decisions are kept under, and the untimed default on a software
+// driver (where the scalar regblock is 5-10x slower).
+var vecCandidates = map[vecLayout]struct {
+	variants []string
+	suffix   string
+	def      string
+}{
+	layoutNN: {[]string{variantRegBlock4, variantRegBlock16, variantRegBlock, variantTiled}, "-v4", variantRegBlock4},
+	layoutNT: {[]string{variantNT8, variantNT16, variantRegBlock, variantTiled}, "-nt", variantNT8},
+	layoutTN: {[]string{variantTN8, variantTN16, variantRegBlock, variantTiled}, "-tn", variantTN8},
+}
+
+// vecLayoutOf says which vec4 layout a product of f32 a [.., m, kk] and
+// b [.., kk, n] has, if any: the unit-stride dims must be contiguous, every
+// other stride and offset a multiple of 4 (16-byte aligned vec4s), and the
+// vec4 dims a multiple of 4 long.
+func vecLayoutOf(a, b *core.Tensor, batch core.Shape, m, kk, n int) vecLayout {
 	aligned := func(vs ...int) bool {
 		for _, v := range vs {
 			if v%4 != 0 {
@@ -38,8 +72,22 @@ func vec4Ready(a, b *core.Tensor, batch core.Shape, kk, n int) bool {
 		}
 		return true
 	}
-	return as[ra-1] == 1 && bs[rb-1] == 1 && aligned(as[ra-2], bs[rb-2], a.Offset(), b.Offset()) &&
-		aligned(batchStrides(a, batch)...) && aligned(batchStrides(b, batch)...)
+	if a.DType() != core.F32 || b.DType() != core.F32 || !aligned(a.Offset(), b.Offset()) ||
+		!aligned(batchStrides(a, batch)...) || !aligned(batchStrides(b, batch)...) {
+		return layoutNone
+	}
+	as, bs := a.Strides(), b.Strides()
+	am, ak := as[len(as)-2], as[len(as)-1]
+	bk, bn := bs[len(bs)-2], bs[len(bs)-1]
+	switch {
+	case ak == 1 && bn == 1 && aligned(am, bk, kk, n):
+		return layoutNN
+	case ak == 1 && bk == 1 && aligned(am, bn, kk):
+		return layoutNT
+	case am == 1 && bn == 1 && aligned(ak, bk, m, n):
+		return layoutTN
+	}
+	return layoutNone
 }
 
 // tuneMinWork is the smallest product (M*K*N) worth timing; below it launch
@@ -103,15 +151,16 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 	if fa, fo, fep, ok := foldBatchIntoRows(a, b, out, batch, m, ep); ok {
 		return g.matmulEpilogue(fa, b, fo, nil, batch.Numel()*m, kk, n, variant, fep)
 	}
-	vec4 := vec4Ready(a, b, batch, kk, n)
+	layout := vecLayoutOf(a, b, batch, m, kk, n)
+	cands, vec4 := vecCandidates[layout]
 	def := g.tuner.fallback // what runs without measurement
 	if vec4 && def == variantRegBlock {
-		def = variantRegBlock4
+		def = cands.def
 	}
 	if variant == "" && m*kk*n < tuneMinWork {
 		variant = def
 	}
-	if _, isVec := vecBlocks[variant]; isVec && !vec4 {
+	if vv, isVec := vecVariants[variant]; isVec && vv.layout != layout {
 		variant = variantRegBlock
 	}
 	if variant == variantTiled && (batch.Numel() > 65535 || (m+15)/16 > 65535 || (n+15)/16 > 65535) {
@@ -124,7 +173,7 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		workload := map[string]int{"batch": batch.Numel(), "m": m, "k": kk, "n": n}
 		variants, class := matmulVariants, matmulClass(batch.Numel(), m, kk, n)
 		if vec4 {
-			variants, class = []string{variantRegBlock4, variantRegBlock16, variantRegBlock, variantTiled}, class+"-v4"
+			variants, class = cands.variants, class+cands.suffix
 		}
 		variant = g.tuner.choose("matmul", class, workload, variants, def, func(v string) error {
 			return g.matmulEpilogue(a, b, out, batch, m, kk, n, v, ep)
@@ -134,7 +183,7 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 	t := physical(a.DType())
 	key := fmt.Sprintf("matmul|%s|%s|%s|%s", variant, t, ct, out.DType())
 	family := "matmul"
-	if _, isVec := vecBlocks[variant]; isVec {
+	if _, isVec := vecVariants[variant]; isVec {
 		family = "matmul_vec"
 	}
 	expr, extras := "x0", []*core.Tensor(nil)
@@ -193,8 +242,8 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		return g.runGroups(p, &prm, grid, bufs...)
 	}
 	threads := nb * ((m + 3) / 4) * ((n + 3) / 4)
-	if blk, isVec := vecBlocks[variant]; isVec {
-		threads = nb * ((m + blk[0] - 1) / blk[0]) * ((n + blk[1] - 1) / blk[1])
+	if vv, isVec := vecVariants[variant]; isVec {
+		threads = nb * ((m + vv.rows - 1) / vv.rows) * ((n + vv.cols - 1) / vv.cols)
 	}
 	prm.setI(wgsl.SlotN, threads)
 	return g.run(p, &prm, threads, mapWG, bufs...)
@@ -283,8 +332,10 @@ func init() {
 	register("outer", outerKernel)
 }
 
-// MatmulVariant computes a @ b with the named kernel variant ("regblock" or
-// "tiled"), bypassing the tuner: for tests and benchmarks of each variant.
+// MatmulVariant computes a @ b with the named kernel variant ("regblock",
+// "tiled", or a vec4 one: "regblock4", "nt8", ..., which falls back to
+// "regblock" where the operands' layout does not fit it), bypassing the
+// tuner: for tests and benchmarks of each variant.
 func (g *Backend) MatmulVariant(a, b *core.Tensor, variant string) (*core.Tensor, error) {
 	d, err := core.PlanMatmul(a.Shape(), b.Shape())
 	if err != nil {
