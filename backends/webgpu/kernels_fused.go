@@ -197,6 +197,17 @@ func (b *Backend) fuseSpmm(ins []*core.Tensor, e *core.FusedExpr, extras []*core
 	if err != nil {
 		return nil, err
 	}
+	if spmmVec4(values, dense) {
+		out, err := core.Empty(b, shape, core.F32)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.spmmVec4Run(indptr, indices, values, dense, extras, expr, out); err != nil {
+			out.Release()
+			return nil, err
+		}
+		return out, nil
+	}
 	var prm params
 	d, err := spCSRDescs(&prm, indptr, indices, values, dense)
 	if err != nil {

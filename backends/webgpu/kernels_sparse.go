@@ -22,15 +22,21 @@ import (
 
 // spRun dispatches body over n threads with ins and outs bound in order.
 func (b *Backend) spRun(ins, outs []*core.Tensor, n int, body string, prm *params) error {
-	if n == 0 {
-		return nil
-	}
 	inT, outT := make([]string, len(ins)), make([]string, len(outs))
 	for i, t := range ins {
 		inT[i] = physical(t.DType())
 	}
 	for i, t := range outs {
 		outT[i] = physical(t.DType())
+	}
+	return b.spRunTyped(ins, outs, inT, outT, n, body, prm)
+}
+
+// spRunTyped is spRun with the WGSL element type of each binding given
+// (vec4<f32> for a buffer read four floats at a time).
+func (b *Backend) spRunTyped(ins, outs []*core.Tensor, inT, outT []string, n int, body string, prm *params) error {
+	if n == 0 {
+		return nil
 	}
 	key := fmt.Sprintf("sparse|%s|%s|%s", strings.Join(inT, ","), strings.Join(outT, ","), body)
 	p, err := b.pipelineFor(key, len(ins), len(outs), func() (string, error) {
@@ -322,6 +328,9 @@ func spSpmmKernel(k *core.KernelCall) error {
 	indptr, indices, values, dense, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Inputs[3], k.Outputs[0]
 	if _, err := checkedCSR(indptr, indices, dense.Shape()[0]); err != nil {
 		return err
+	}
+	if spmmVec4(values, dense) && out.DType() == core.F32 && out.Offset() == 0 {
+		return gpuOf(k).spmmVec4Run(indptr, indices, values, dense, nil, "", out)
 	}
 	var prm params
 	d, err := spCSRDescs(&prm, indptr, indices, values, dense)
