@@ -172,7 +172,7 @@ def update_doc(text, doc):
     start = body.find(SECTION)
     if start >= 0:
         nxt = body.find("\n## ", start + len(SECTION))
-        body = body[:start] + text + (body[nxt + 1 :] if nxt >= 0 else "")
+        body = body[:start] + text + ("\n" + body[nxt + 1 :] if nxt >= 0 else "")
     else:
         body = body.rstrip() + "\n\n" + text
     doc.write_text(body)
