@@ -191,7 +191,6 @@ func tryFuseEpilogue(n *Node, ins []*core.Tensor) (*core.Tensor, bool) {
 
 // FuseReport says what Fuse did.
 type FuseReport struct {
-	Dense       int // transposed matmul weights copied dense (DenseMatmulOperands)
 	Elementwise int // ops that went into elementwise trees
 	Reductions  int // reductions that took a tree as their prologue
 	Epilogues   int // matmuls and sparse products that took an epilogue
@@ -209,18 +208,13 @@ func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 			if err != nil {
 				return r, err
 			}
-			r.Dense += br.Dense
 			r.Elementwise += br.Elementwise
 			r.Reductions += br.Reductions
 			r.Epilogues += br.Epilogues
 		}
 	}
-	k, err := g.DenseMatmulOperands(dev)
+	k, err := g.FuseElementwise(dev)
 	if err != nil {
-		return r, err
-	}
-	r.Dense += k
-	if k, err = g.FuseElementwise(dev); err != nil {
 		return r, err
 	}
 	r.Elementwise += k
