@@ -23,9 +23,14 @@ import (
 // GFLOP/s: 4x2x8 ~11.5, 3x2x16 ~12, 2x4x8 ~10.5, plain 2x4 ~6.5, 4x4 ~4,
 // 4x8 with accumulators in memory ~5. The whole GEMM reaches ~10 on one
 // core and 16-19 on two at n=512 (BenchmarkMatmul512 in a quiet moment).
+//
+// Where the CPU has AVX2 and FMA (gemm_amd64.go), a 4x16 assembly
+// micro-kernel takes over: B slivers are 16 columns wide and each k step is
+// two vector loads, four broadcasts and eight fused multiply-adds. Fused
+// multiply-adds round once per step instead of twice, so its results can
+// differ from the Go kernel's in the last bits (they are closer to exact).
 const (
 	gemmMR = 4
-	gemmNR = 2
 	gemmKU = 8 // k unroll of the micro-kernel; packed slivers are zero-padded to it
 	gemmKC = 256
 	gemmMC = 64
@@ -33,6 +38,22 @@ const (
 )
 
 // gemmSmall is the m*n*k below which packing costs more than it saves.
+// gemmNR is the width of a packed B sliver and gemmMicro the micro-kernel
+// for it: it writes the gemmMR x gemmNR product of one A and one B sliver
+// into tile. gemm_amd64.go swaps in the vector kernel where it can run.
+var (
+	gemmNR    = 2
+	gemmMicro = gemmMicro4x2Tile
+)
+
+// gemmMaxNR bounds gemmNR (the size of a macro-kernel's tile buffer).
+const gemmMaxNR = 16
+
+func gemmMicro4x2Tile(ap, bp, tile []float32) {
+	t := gemmMicro4x2(ap, bp)
+	copy(tile, t[:])
+}
+
 const gemmSmall = 16 * 16 * 16
 
 // gemmF32 computes C = alpha*op(A)*op(B) + beta*C on row-major matrices,
@@ -179,23 +200,30 @@ func gemmPanel(parallel, transA, store bool, m, nc, kc int, alpha float32, a []f
 // for bit (-0 included), without reading C.
 func gemmMacroKernel(store bool, mc, nc, kc int, alpha float32, ap, bp []float32, s0, s1 int, c []float32, ldc int) {
 	kp := gemmRoundUp(kc, gemmKU)
+	nrw, micro := gemmNR, gemmMicro
+	var buf [gemmMR * gemmMaxNR]float32
+	tile := buf[:gemmMR*nrw]
 	for s := s0; s < s1; s++ {
-		j0 := s * gemmNR
-		nr := min(gemmNR, nc-j0)
-		bs := bp[s*kp*gemmNR : (s+1)*kp*gemmNR]
+		j0 := s * nrw
+		nr := min(nrw, nc-j0)
+		bs := bp[s*kp*nrw : (s+1)*kp*nrw]
 		for i0 := 0; i0 < mc; i0 += gemmMR {
 			mr := min(gemmMR, mc-i0)
 			as := ap[(i0/gemmMR)*kp*gemmMR : (i0/gemmMR+1)*kp*gemmMR]
-			tile := gemmMicro4x2(as, bs)
-			if mr == gemmMR && nr == gemmNR {
+			micro(as, bs, tile)
+			if mr == gemmMR && nr == nrw {
 				for i := 0; i < gemmMR; i++ {
-					row := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+2 : (i0+i)*ldc+j0+2]
+					row := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+nrw]
+					t := tile[i*nrw : (i+1)*nrw]
 					if store {
-						row[0], row[1] = 0+alpha*tile[2*i], 0+alpha*tile[2*i+1]
+						for j, v := range t {
+							row[j] = 0 + alpha*v
+						}
 						continue
 					}
-					row[0] += alpha * tile[2*i]
-					row[1] += alpha * tile[2*i+1]
+					for j, v := range t {
+						row[j] += alpha * v
+					}
 				}
 				continue
 			}
@@ -203,9 +231,9 @@ func gemmMacroKernel(store bool, mc, nc, kc int, alpha float32, ap, bp []float32
 				row := c[(i0+i)*ldc+j0:]
 				for j := 0; j < nr; j++ {
 					if store {
-						row[j] = 0 + alpha*tile[i*gemmNR+j]
+						row[j] = 0 + alpha*tile[i*nrw+j]
 					} else {
-						row[j] += alpha * tile[i*gemmNR+j]
+						row[j] += alpha * tile[i*nrw+j]
 					}
 				}
 			}
