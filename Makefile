@@ -7,7 +7,7 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: gpu-deps browser-deps geom-bench geom-vectors wasm-build run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
+.PHONY: gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
 
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
@@ -115,6 +115,13 @@ generate-check: ## fail when generated code or docs are stale
 
 geom-bench: $(VENV)/.ref-deps ## GCN and GraphSAGE on a 1M-edge graph, and neighbour sampling, against PyTorch Geometric in one run; updates docs/perf.md
 	$(PY) scripts/bench_geom.py
+
+# PyG's NeighborLoader needs pyg-lib (not on PyPI) or torch-sparse, which for
+# this torch exists only as source: about 25 minutes of C++ on 2 cores, so
+# geom-bench does not require it (its sampling row says n/a without it).
+pyg-sampling-deps: $(VENV)/.ref-deps ## build torch-scatter and torch-sparse from source so geom-bench can time PyG's NeighborLoader
+	$(PY) -m pip install -q --disable-pip-version-check scipy
+	MAX_JOBS=2 $(PY) -m pip install --disable-pip-version-check --no-build-isolation --no-deps torch-scatter==2.1.2 torch-sparse==0.6.18
 
 geom-vectors: $(VENV)/.ref-deps ## regenerate geom/testdata/pyg.safetensors and pyg_points.safetensors (the GNN layers' and point-cloud code's reference values) with PyTorch Geometric
 	$(PY) geom/testdata/gen_pyg.py geom/testdata/pyg.safetensors
