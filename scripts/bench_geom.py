@@ -154,7 +154,8 @@ with {FEAT} features and {CLASSES} classes, written once as .npz and read by bot
 {torch_geometric.__version__} on torch {torch.__version__} (CPU, {torch.get_num_threads()} threads) and the geom
 package's Go benchmarks (`go test -bench Large ./geom/`) in the same run, best of several. The target
 is 2x PyG's throughput (a ratio of 2.00x or more). PyG's NeighborLoader needs pyg-lib (not on PyPI)
-or torch-sparse, built from source by `make pyg-sampling-deps`; without them its row says n/a.{" " + note if note else ""}
+or torch-sparse, built from source by `make pyg-sampling-deps`; without them its row says
+n/a.{" " + note if note else ""}
 
 {chr(10).join(rows)}
 
