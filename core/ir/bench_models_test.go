@@ -27,14 +27,6 @@ type benchModel struct {
 	forward func(*core.Tensor) *core.Tensor
 }
 
-func webgpuForBench(b *testing.B) core.Device {
-	dev := core.Device{Kind: "webgpu"}
-	if _, err := core.BackendFor(dev); err != nil {
-		b.Skipf("no WebGPU adapter: %v", err)
-	}
-	return dev
-}
-
 func transformerModel(b *testing.B, dev core.Device) benchModel {
 	core.ManualSeed(1)
 	l, err := nn.NewTransformerEncoderLayer(64, 4, 256, nn.WithDevice(dev), nn.WithBatchFirst(), nn.WithActivation("gelu"))
@@ -74,7 +66,7 @@ func tensorsOf(ps []*nn.Parameter) []*core.Tensor {
 // alternating the two step by step so a machine's load falls on both alike;
 // it reports each one's mean step time and how much lower compiled is.
 func benchStep(b *testing.B, model func(*testing.B, core.Device) benchModel, train bool) {
-	dev := webgpuForBench(b)
+	dev := webgpuOrSkip(b)
 	m := model(b, dev)
 	if !train {
 		core.EnterNoGrad()

@@ -75,16 +75,23 @@ func (g *Graph) FuseElementwise(dev core.Device) (int, error) {
 		replace[root] = &Node{Op: "fused", Inputs: t.leaves, Outputs: root.Outputs, Fused: expr, Sub: sub}
 		fusedOps += t.ops
 	}
+	g.rewriteNodes(replace, absorbed)
+	return fusedOps, nil
+}
+
+// rewriteNodes puts each fused node in place of the node it replaces and
+// drops the nodes folded into one, keeping execution order: the last step
+// of every fusion pass.
+func (g *Graph) rewriteNodes(replace map[*Node]*Node, removed map[*Node]bool) {
 	kept := g.Nodes[:0]
 	for _, n := range g.Nodes {
 		if f, ok := replace[n]; ok {
 			kept = append(kept, f)
-		} else if !absorbed[n] {
+		} else if !removed[n] {
 			kept = append(kept, n)
 		}
 	}
 	g.Nodes = kept
-	return fusedOps, nil
 }
 
 type treeBuilder struct {

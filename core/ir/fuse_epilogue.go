@@ -80,15 +80,7 @@ func (g *Graph) FuseEpilogues(dev core.Device) (int, error) {
 		removed[m] = true
 		folded++
 	}
-	kept := g.Nodes[:0]
-	for _, n := range g.Nodes {
-		if f, ok := replace[n]; ok {
-			kept = append(kept, f)
-		} else if !removed[n] {
-			kept = append(kept, n)
-		}
-	}
-	g.Nodes = kept
+	g.rewriteNodes(replace, removed)
 	return folded, nil
 }
 

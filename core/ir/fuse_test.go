@@ -13,7 +13,7 @@ import (
 	"github.com/webtensor/webtensor/core"
 )
 
-func webgpuOrSkip(t *testing.T) core.Device {
+func webgpuOrSkip(t testing.TB) core.Device {
 	t.Helper()
 	dev := core.Device{Kind: "webgpu"}
 	if _, err := core.BackendFor(dev); err != nil {
