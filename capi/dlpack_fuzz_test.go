@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"testing"
 	"unsafe"
 
@@ -142,6 +143,10 @@ func FuzzFromDLPack(f *testing.F) {
 				}
 			}
 		}
+		// Like NumPy, the extents other than zero must multiply to within the
+		// element limit even when a zero extent makes the tensor empty:
+		// small extents over many dimensions can pass it too.
+		huge = huge || nonzeroProductExceeds(shape, math.MaxInt32*64)
 		spec.Shape, spec.Strides = shape, strides
 		if fl&8 != 0 {
 			spec.Strides = nil
@@ -274,3 +279,19 @@ func toInts(v []int64) []int {
 }
 
 func core64(v []int) []int64 { return dlInt64s(v) }
+
+// nonzeroProductExceeds reports whether the extents other than zero
+// multiply past limit; negative extents are left to the caller.
+func nonzeroProductExceeds(shape []int64, limit int64) bool {
+	n := int64(1)
+	for _, d := range shape {
+		if d <= 0 {
+			continue
+		}
+		if n > limit/d {
+			return true
+		}
+		n *= d
+	}
+	return false
+}
