@@ -21,18 +21,23 @@ fn flat_id(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
 
 // loc maps the row-major index i over the shape at slots [shp, shp+rank) to
 // an element index of the operand described at slot d (offset, strides).
+// i must lie inside the shape: what remains for the outermost dim is its
+// index without a division. Integer division has no SIMD form on CPUs, so
+// on a software driver it is most of an indexing's cost, and a merged
+// one-dim operand (the common case) needs none.
 fn loc(i: u32, rank: u32, shp: u32, d: u32) -> i32 {
+	if rank == 0u { return pi(d); }
 	var rem = i;
 	var o = pi(d);
-	var k = rank;
+	var k = rank - 1u;
 	loop {
 		if k == 0u { break; }
-		k -= 1u;
 		let s = pu(shp + k);
 		o += i32(rem % s) * pi(d + 1u + k);
 		rem /= s;
+		k -= 1u;
 	}
-	return o;
+	return o + i32(rem) * pi(d + 1u);
 }
 
 fn is_nan(x: f32) -> bool {

@@ -33,6 +33,7 @@ type Backend struct {
 	batch                     batch
 	tuner                     tuner
 	disk                      diskCache // sources and tuning decisions kept for the next process
+	profile                   kernelProfile
 }
 
 func init() {
@@ -233,6 +234,9 @@ func checkDType(d core.DType) error {
 // op definition carries (plugin ops), else nil for core's CPU fallback.
 func (b *Backend) Kernel(op string) core.Kernel {
 	if k := kernels[op]; k != nil {
+		if b.profiling() {
+			return b.profiled(op, k)
+		}
 		return k
 	}
 	if def, ok := core.LookupOp(op); ok && def.WGSL != "" {

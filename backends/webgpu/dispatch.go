@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/cogentcore/webgpu/wgpu"
 	"github.com/webtensor/webtensor/wgsl"
@@ -27,6 +28,7 @@ func (p *params) setF(i int, v float64) { p[i] = math.Float32bits(float32(v)) }
 // binding 0 is the uniform block, then nIn read-only and nOut read-write
 // storage buffers.
 type pipeline struct {
+	key       string // the cache key, which names the kernel in profiles
 	pipe      *wgpu.ComputePipeline
 	layout    *wgpu.BindGroupLayout
 	nBufs     int
@@ -129,7 +131,7 @@ func (b *Backend) compile(key, src string, nIn, nOut, uniformAt int) (*pipeline,
 	if err != nil {
 		return nil, fmt.Errorf("webgpu: pipeline of %s: %w", key, err)
 	}
-	p := &pipeline{pipe: pipe, layout: layout, nBufs: nIn + nOut, uniformAt: uint32(uniformAt), bufAt: bufAt}
+	p := &pipeline{key: key, pipe: pipe, layout: layout, nBufs: nIn + nOut, uniformAt: uint32(uniformAt), bufAt: bufAt}
 	b.pipes[key] = p
 	return p, nil
 }
@@ -169,6 +171,7 @@ func (b *Backend) runGroups(p *pipeline, prm *params, grid [3]uint32, bufs ...*w
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	start := time.Now()
 	if b.batch.n == arenaSlots {
 		if err := b.flushLocked(); err != nil {
 			return err
@@ -196,6 +199,9 @@ func (b *Backend) runGroups(p *pipeline, prm *params, grid [3]uint32, bufs ...*w
 	bt.pass.SetBindGroup(0, bg, nil)
 	bt.pass.DispatchWorkgroups(grid[0], grid[1], grid[2])
 	bt.n++
+	if b.profile.on {
+		return b.profileDispatch(p, start)
+	}
 	return nil
 }
 

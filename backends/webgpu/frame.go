@@ -63,27 +63,41 @@ func (f frame) write(p *params, threads int, ts ...*core.Tensor) error {
 	if len(ts) > maxFrameOperands {
 		return fmt.Errorf("webgpu: reduce frame takes at most %d operands, got %d", maxFrameOperands, len(ts))
 	}
-	p.setI(wgsl.SlotN, threads)
-	p.setI(wgsl.SlotRank, len(f.kept))
+	keptShape, redShape := make([]int, len(f.kept)), make([]int, len(f.reduced))
 	for i, d := range f.kept {
-		p.setI(wgsl.SlotShape+i, f.shape[d])
+		keptShape[i] = f.shape[d]
 	}
-	p.setI(54, f.members())
-	p.setI(55, len(f.reduced))
 	for i, d := range f.reduced {
-		p.setI(56+i, f.shape[d])
+		redShape[i] = f.shape[d]
 	}
+	keptSt, redSt := make([][]int, len(ts)), make([][]int, len(ts))
 	for k, t := range ts {
 		st := broadcastStrides(t, f.shape)
-		kept, red := make([]int, len(f.kept)), make([]int, len(f.reduced))
+		keptSt[k], redSt[k] = make([]int, len(f.kept)), make([]int, len(f.reduced))
 		for i, d := range f.kept {
-			kept[i] = st[d]
+			keptSt[k][i] = st[d]
 		}
 		for i, d := range f.reduced {
-			red[i] = st[d]
+			redSt[k][i] = st[d]
 		}
-		writeOperand(p, 64+18*k, t.Offset(), kept)
-		writeOperand(p, 73+18*k, 0, red)
+	}
+	// Group and member indexes stay row-major over the kept and reduced
+	// dims, so merging them changes no body, only the cost of indexing.
+	keptShape, keptSt = coalesce(keptShape, keptSt)
+	redShape, redSt = coalesce(redShape, redSt)
+	p.setI(wgsl.SlotN, threads)
+	p.setI(wgsl.SlotRank, len(keptShape))
+	for i, n := range keptShape {
+		p.setI(wgsl.SlotShape+i, n)
+	}
+	p.setI(54, f.members())
+	p.setI(55, len(redShape))
+	for i, n := range redShape {
+		p.setI(56+i, n)
+	}
+	for k, t := range ts {
+		writeOperand(p, 64+18*k, t.Offset(), keptSt[k])
+		writeOperand(p, 73+18*k, 0, redSt[k])
 	}
 	return nil
 }
@@ -115,7 +129,7 @@ func (b *Backend) reduceRunWG(f frame, ins []*core.Tensor, out *core.Tensor, per
 	outT := physical(out.DType())
 	key := fmt.Sprintf("reduce|%d|%s|%s|%v|%s", wg, strings.Join(types, ","), outT, perElement, body)
 	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
-		return wgsl.Render("reduce", map[string]any{"WG": wg, "Ins": types, "Out": outT, "PerElement": perElement, "Body": body})
+		return wgsl.Render("reduce", map[string]any{"WG": wg, "Ins": types, "Out": outT, "PerElement": perElement, "Split": false, "Body": body})
 	})
 	if err != nil {
 		return err

@@ -78,6 +78,7 @@ func (b *Backend) fusedExprNamed(e *core.FusedExpr, nIn int, leaf func(int) stri
 
 // FuseMap runs the tree as one map kernel over inputs broadcast to shape.
 func (b *Backend) FuseMap(e *core.FusedExpr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) (*core.Tensor, error) {
+	b.profileOp("fused")
 	if dtype != core.F32 {
 		return nil, fmt.Errorf("webgpu: fused kernels are f32, not %s", dtype)
 	}
@@ -108,6 +109,7 @@ func (b *Backend) TakesEpilogue(op string) bool {
 // FuseEpilogue computes e over op's output (input 0) and extras (inputs
 // 1..) in op's store: one pass over memory instead of one per op.
 func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, attrs core.Attrs, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
+	b.profileOp("fused_" + op)
 	if len(extras) > maxEpilogueExtras {
 		return nil, fmt.Errorf("webgpu: %s epilogue with %d extra inputs; at most %d", op, len(extras), maxEpilogueExtras)
 	}

@@ -16,6 +16,7 @@ func (b *Backend) FusableReduction(op string) bool { return op == "sum" || op ==
 
 // FuseReduce reduces the tree e, over inputs broadcast to shape, with op.
 func (b *Backend) FuseReduce(op string, attrs core.Attrs, e *core.FusedExpr, inputs []*core.Tensor, shape core.Shape) (*core.Tensor, error) {
+	b.profileOp("fused_reduce_" + op)
 	if !b.FusableReduction(op) {
 		return nil, fmt.Errorf("webgpu: %s takes no fused prologue", op)
 	}
@@ -44,13 +45,7 @@ func (b *Backend) FuseReduce(op string, attrs core.Attrs, e *core.FusedExpr, inp
 	if err != nil {
 		return nil, err
 	}
-	body := kahanSum("acc", expr)
-	if op == "mean" {
-		body += store(out, "select(acc / f32(R), f_nan(), R == 0u)")
-	} else {
-		body += store(out, "acc")
-	}
-	if err := b.reduceRun(newFrame(shape, axes), inputs, out, false, body, nil); err != nil {
+	if err := b.sumRun(newFrame(shape, axes), inputs, out, expr, sumFinal(op == "mean")); err != nil {
 		out.Release()
 		return nil, err
 	}

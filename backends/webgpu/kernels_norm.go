@@ -133,10 +133,9 @@ func rowStat(g *Backend, x *core.Tensor, f frame, expr string, eps float64) (*co
 }
 
 // columnSums writes into out the sums of expr over the reduced dims of
-// cols, one thread per kept index.
+// cols.
 func columnSums(g *Backend, cols frame, ins []*core.Tensor, out *core.Tensor, expr string) error {
-	body := kahanSum("acc", expr) + "\tout0[o] = " + storeExpr(out.DType(), "acc") + ";\n"
-	return g.reduceRun(cols, ins, out, false, body, nil)
+	return g.sumRun(cols, ins, out, expr, sumFinal(false))
 }
 
 // layerNormBackwardKernel: with xhat = (x-mean)*rstd and d = g*w,

@@ -38,6 +38,29 @@ func reduceKernel(body func(k *core.KernelCall, x, ct string, p *params) string)
 	}
 }
 
+// splittableSum runs an f32 sum or mean through sumRun, which splits few
+// long groups over more threads; other types take one pass (whole).
+func splittableSum(mean bool, whole core.Kernel) core.Kernel {
+	return func(k *core.KernelCall) error {
+		in, out := k.Inputs[0], k.Outputs[0]
+		if physical(out.DType()) != "f32" {
+			return whole(k)
+		}
+		f := newFrame(in.Shape(), core.ReducedAxes(in, k.Attrs))
+		return gpuOf(k).sumRun(f, k.Inputs[:1], out, conv("v0(o, r)", physical(in.DType()), "f32"), sumFinal(mean))
+	}
+}
+
+// sumFinal is a sum's result, or a mean's (NaN for an empty group).
+func sumFinal(mean bool) func(acc, count string) string {
+	if !mean {
+		return func(acc, _ string) string { return acc }
+	}
+	return func(acc, count string) string {
+		return fmt.Sprintf("select(%[1]s / %[2]s, f_nan(), %[2]s == 0.0)", acc, count)
+	}
+}
+
 func store(out *core.Tensor, e string) string {
 	return "\tout0[o] = " + storeExpr(out.DType(), e) + ";\n"
 }
@@ -188,8 +211,8 @@ func argExtremeKernel(op string) core.Kernel {
 }
 
 func init() {
-	register("sum", reduceKernel(sumBody))
-	register("mean", reduceKernel(meanBody))
+	register("sum", splittableSum(false, reduceKernel(sumBody)))
+	register("mean", splittableSum(true, reduceKernel(meanBody)))
 	register("prod", reduceKernel(prodBody))
 	register("max", reduceKernel(extremeBody(">")))
 	register("min", reduceKernel(extremeBody("<")))

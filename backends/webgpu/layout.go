@@ -62,36 +62,47 @@ func broadcastStrides(t *core.Tensor, shape core.Shape) []int {
 }
 
 func newIteration(shape core.Shape, ts ...*core.Tensor) iteration {
-	it := iteration{strides: make([][]int, len(ts)), offsets: make([]int, len(ts))}
+	it := iteration{offsets: make([]int, len(ts))}
 	full := make([][]int, len(ts))
 	for i, t := range ts {
 		full[i] = broadcastStrides(t, shape)
 		it.offsets[i] = t.Offset()
 	}
+	it.shape, it.strides = coalesce(shape, full)
+	return it
+}
+
+// coalesce drops size-1 dims and merges each dim into the one before it
+// when every operand steps across both evenly, returning the simplified
+// shape and each operand's strides for it. Row-major indexes are the same
+// in both, and fewer dims mean fewer divisions per index.
+func coalesce(shape []int, strides [][]int) ([]int, [][]int) {
+	var out []int
+	outSt := make([][]int, len(strides))
 	for d, n := range shape {
 		if n == 1 {
 			continue
 		}
-		last := len(it.shape) - 1
+		last := len(out) - 1
 		merge := last >= 0
-		for i := range ts {
-			if merge && it.strides[i][last] != full[i][d]*n {
+		for i := range strides {
+			if merge && outSt[i][last] != strides[i][d]*n {
 				merge = false
 			}
 		}
 		if merge {
-			it.shape[last] *= n
-			for i := range ts {
-				it.strides[i][last] = full[i][d]
+			out[last] *= n
+			for i := range strides {
+				outSt[i][last] = strides[i][d]
 			}
 			continue
 		}
-		it.shape = append(it.shape, n)
-		for i := range ts {
-			it.strides[i] = append(it.strides[i], full[i][d])
+		out = append(out, n)
+		for i := range strides {
+			outSt[i] = append(outSt[i], strides[i][d])
 		}
 	}
-	return it
+	return out, outSt
 }
 
 // write puts the iteration into the uniform slots of common.wgsl: the
