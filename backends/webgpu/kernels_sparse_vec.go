@@ -2,6 +2,7 @@ package webgpu
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/wgsl"
@@ -36,37 +37,61 @@ func (g *Backend) spmmVec4Run(indptr, indices, values, dense *core.Tensor, extra
 		return err
 	}
 	rows, nq := indptr.Numel()-1, dense.Shape()[1]/4
+	// Each thread owns span quads spaced nt apart (nt threads per row), so
+	// one read of an entry's column and value serves span gathers.
+	span := spmmSpan(nq)
+	nt := nq / span
 	prm.setU(0, uint32(nq))
 	prm.setU(1, uint32(dense.Offset()/4))
-	body := fmt.Sprintf(`	let nq = pu(0u);
-	let r = t / nq;
-	let q = t %% nq;
-	var acc = vec4<f32>(0.0);
-	var acc_c = vec4<f32>(0.0);
-	for (var p = u32(in0[sp_at1(r, %[1]du)]); p < u32(in0[sp_at1(r + 1u, %[1]du)]); p++) {
-		let c = u32(in1[sp_at1(p, %[2]du)]);
-		let ky = in2[sp_at1(p, %[3]du)] * in3[pu(1u) + c * nq + q] - acc_c;
-		let ks = acc + ky;
-		acc_c = select((ks - acc) - ky, vec4<f32>(0.0), abs(ks) > vec4<f32>(3.40282347e38));
-		acc = ks;
+	prm.setU(2, uint32(nt))
+	var b strings.Builder
+	fmt.Fprintf(&b, `	let nq = pu(0u);
+	let nt = pu(2u);
+	let r = t / nt;
+	let q0 = t %% nt;
+	let base = pu(1u) + q0;
+	var acc: array<vec4<f32>, %[4]d>;
+	var acc_c: array<vec4<f32>, %[4]d>;
+	let pend = u32(in0[sp_at1(r + 1u, %[1]du)]);
+	for (var p = u32(in0[sp_at1(r, %[1]du)]); p < pend; p++) {
+		let row = base + u32(in1[sp_at1(p, %[2]du)]) * nq;
+		let w = in2[sp_at1(p, %[3]du)];
+		for (var j = 0u; j < %[4]du; j++) {
+			let ky = w * in3[row + j * nt] - acc_c[j];
+			let ks = acc[j] + ky;
+			acc_c[j] = select((ks - acc[j]) - ky, vec4<f32>(0.0), abs(ks) > vec4<f32>(3.40282347e38));
+			acc[j] = ks;
+		}
 	}
-`, d[0], d[1], d[2])
+`, d[0], d[1], d[2], span)
+	fmt.Fprintf(&b, "\tfor (var j = 0u; j < %du; j++) {\n\t\tlet q = q0 + j * nt;\n", span)
 	if expr == "" {
-		body += "\tout0[t] = acc;\n"
+		b.WriteString("\t\tout0[r * nq + q] = acc[j];\n\t}\n")
 	} else {
-		body += "\tvar res = acc;\n\tfor (var k = 0u; k < 4u; k++) {\n\t\tlet x0 = acc[k];\n"
+		b.WriteString("\t\tvar res = acc[j];\n\t\tfor (var k = 0u; k < 4u; k++) {\n\t\t\tlet x0 = acc[j][k];\n")
 		shape := core.Shape{rows, 4 * nq}
 		for i, e := range extras {
 			slot := wgsl.OperandSlot(4 + i)
 			writeOperand(&prm, slot, e.Offset(), broadcastStrides(e, shape))
-			body += fmt.Sprintf("\t\tlet x%d = in%d[sp_at2(r, q * 4u + k, %du)];\n", i+1, 4+i, slot)
+			fmt.Fprintf(&b, "\t\t\tlet x%d = in%d[sp_at2(r, q * 4u + k, %du)];\n", i+1, 4+i, slot)
 		}
-		body += "\t\tres[k] = " + expr + ";\n\t}\n\tout0[t] = res;\n"
+		b.WriteString("\t\t\tres[k] = " + expr + ";\n\t\t}\n\t\tout0[r * nq + q] = res;\n\t}\n")
 	}
 	ins := append([]*core.Tensor{indptr, indices, values, dense}, extras...)
 	inT := []string{physical(indptr.DType()), physical(indices.DType()), "f32", "vec4<f32>"}
 	for range extras {
 		inT = append(inT, "f32")
 	}
-	return g.spRunTyped(ins, []*core.Tensor{out}, inT, []string{"vec4<f32>"}, rows*nq, body, &prm)
+	return g.spRunTyped(ins, []*core.Tensor{out}, inT, []string{"vec4<f32>"}, rows*nt, b.String(), &prm)
+}
+
+// spmmSpan is how many quads of a row one thread sums: up to 4 when they
+// divide the row's quads evenly.
+func spmmSpan(nq int) int {
+	for _, s := range []int{4, 2} {
+		if nq%s == 0 {
+			return s
+		}
+	}
+	return 1
 }
