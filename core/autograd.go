@@ -171,6 +171,52 @@ func recordTransfer(in, out *Tensor) *Tensor {
 // tensor unless grad (the gradient of some scalar with respect to t) is given.
 func (t *Tensor) Backward(grad ...*Tensor) (err error) {
 	defer catch("backward", &err)
+	return t.backward(grad, accumulate)
+}
+
+// Gradients returns the gradients of t (a one-element tensor) with respect
+// to each of wrt, as torch.autograd.grad does: nothing is accumulated into
+// any leaf's Grad, and a tensor t does not depend on gets zeros. Each of
+// wrt must be a leaf that requires grad. Every gradient is an op's output,
+// so a traced training step (core/ir) captures the whole backward pass.
+func Gradients(t *Tensor, wrt []*Tensor) (grads []*Tensor, err error) {
+	defer catch("gradients", &err)
+	want := make(map[*Tensor]int, len(wrt))
+	for i, w := range wrt {
+		if err := w.Err(); err != nil {
+			return nil, fmt.Errorf("gradients: wrt %d: %w", i, err)
+		}
+		if !w.requiresGrad || w.node != nil {
+			return nil, fmt.Errorf("gradients: wrt %d (shape %v) is not a leaf that requires grad; call SetRequiresGrad(true) on it before computing t", i, w.shape)
+		}
+		want[w] = i
+	}
+	grads = make([]*Tensor, len(wrt))
+	collect := func(leaf, g *Tensor) error {
+		i, ok := want[leaf]
+		if !ok {
+			return nil
+		}
+		if grads[i] != nil {
+			g = Call1("add", nil, grads[i], g)
+		}
+		grads[i] = g
+		return g.Err()
+	}
+	if err := t.backward(nil, collect); err != nil {
+		return nil, err
+	}
+	for i, g := range grads {
+		if g == nil {
+			grads[i] = ZerosLike(wrt[i])
+		}
+	}
+	return grads, nil
+}
+
+// backward runs the chain rule from t and hands each leaf's gradient to
+// onLeaf.
+func (t *Tensor) backward(grad []*Tensor, onLeaf func(leaf, g *Tensor) error) error {
 	if err := t.Err(); err != nil {
 		return err
 	}
@@ -195,18 +241,18 @@ func (t *Tensor) Backward(grad ...*Tensor) (err error) {
 	gradOff.Add(1)
 	defer gradOff.Add(-1)
 	if t.node == nil {
-		return accumulate(t, g)
+		return onLeaf(t, g)
 	}
 	grads := map[*Tensor]*Tensor{t: g}
 	for _, n := range topoOrder(t.node) {
-		if err := backwardNode(n, grads); err != nil {
+		if err := backwardNode(n, grads, onLeaf); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func backwardNode(n *node, grads map[*Tensor]*Tensor) error {
+func backwardNode(n *node, grads map[*Tensor]*Tensor, onLeaf func(leaf, g *Tensor) error) error {
 	ctx := &GradCtx{Op: n.op, Inputs: n.inputs, Outputs: n.outputs, Attrs: n.attrs,
 		Grads: make([]*Tensor, len(n.outputs)), Need: make([]bool, len(n.inputs))}
 	any := false
@@ -243,7 +289,7 @@ func backwardNode(n *node, grads map[*Tensor]*Tensor) error {
 			gi = gi.Cast(in.dtype)
 		}
 		if in.node == nil {
-			if err := accumulate(in, gi); err != nil {
+			if err := onLeaf(in, gi); err != nil {
 				return err
 			}
 			continue

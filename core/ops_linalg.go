@@ -61,7 +61,8 @@ func inferMatmul(in []Meta, _ Attrs) ([]Meta, error) {
 
 // matmulBackward works on the matrix forms (vectors as 1 x K and K x 1):
 // dA = G Bᵀ and dB = Aᵀ G, summed over the batch dims an operand was
-// broadcast along, then reshaped back to the operand.
+// broadcast along, then reshaped back to the operand. A matrix B under a
+// batched A takes its gradient as one product over all of A's rows.
 func matmulBackward(g *GradCtx) ([]*Tensor, error) {
 	a, b := g.Inputs[0], g.Inputs[1]
 	d, err := PlanMatmul(a.shape, b.shape)
@@ -82,8 +83,17 @@ func matmulBackward(g *GradCtx) ([]*Tensor, error) {
 		res[0] = SumToShape(ga, a2.shape).Reshape(a.shape)
 	}
 	if g.Need[1] {
-		gb := call1("matmul", nil, call1("transpose", nil, a2), g2)
-		res[1] = SumToShape(gb, b2.shape).Reshape(b.shape)
+		if b2.Rank() == 2 && a2.Rank() > 2 {
+			// A batched input times one matrix (a linear layer): the batch
+			// sum is part of one product's inner dimension, Aᵀ G over all
+			// rows, instead of one product per batch entry and then a sum.
+			rows := a2.Numel() / d.K
+			at := call1("transpose", nil, a2.Reshape(Shape{rows, d.K}))
+			res[1] = call1("matmul", nil, at, g2.Reshape(Shape{rows, b2.shape[1]})).Reshape(b.shape)
+		} else {
+			gb := call1("matmul", nil, call1("transpose", nil, a2), g2)
+			res[1] = SumToShape(gb, b2.shape).Reshape(b.shape)
+		}
 	}
 	return res, nil
 }

@@ -95,6 +95,20 @@ func (g *Backend) matmulInto(a, b, out *core.Tensor) error {
 	return g.matmul(a, b, out, d.Batch, d.M, d.K, d.N, "")
 }
 
+// matmulScaledInto writes (a @ b) * scale into out, scaling as the
+// product is stored rather than in a pass of its own.
+func (g *Backend) matmulScaledInto(a, b, out *core.Tensor, scale float64) error {
+	d, err := core.PlanMatmul(a.Shape(), b.Shape())
+	if err != nil {
+		return err
+	}
+	if d.AVec || d.BVec || !out.IsContiguous() || !slices.Equal(out.Shape(), d.Out) {
+		return copyInto(g, core.Call1("matmul", nil, a, b), out, scale)
+	}
+	ep := &epilogue{expr: "x0 * " + f32Literal(scale)}
+	return g.matmulEpilogue(a, b, out, d.Batch, d.M, d.K, d.N, "", ep)
+}
+
 // attentionBackwardKernel: with P the probabilities, dv = P^T g,
 // dS = softmax_backward(P, g v^T), dq = dS k * scale, dk = dS^T q * scale,
 // and for a float mask dmask = dS.
@@ -135,10 +149,10 @@ func attentionBackwardKernel(k *core.KernelCall) error {
 	}
 	defer ds.Release()
 	scale := core.AttentionScale(k.Attrs, sh.E)
-	if err := copyInto(g, core.Call1("matmul", nil, ds, kk), k.Outputs[0], scale); err != nil {
+	if err := g.matmulScaledInto(ds, kk, k.Outputs[0], scale); err != nil {
 		return err
 	}
-	if err := copyInto(g, core.Call1("matmul", nil, ds.Transpose(), q), k.Outputs[1], scale); err != nil {
+	if err := g.matmulScaledInto(ds.Transpose(), q, k.Outputs[1], scale); err != nil {
 		return err
 	}
 	if len(k.Outputs) > 3 {

@@ -65,21 +65,29 @@ func tensorsOf(ps []*nn.Parameter) []*core.Tensor {
 // benchStep times one model eager and compiled, inference or training,
 // alternating the two step by step so a machine's load falls on both alike;
 // it reports each one's mean step time and how much lower compiled is.
+//
+// Inference traces the forward pass with the parameters captured as
+// constants. A training step traces the whole step - forward, the loss and
+// the backward pass to every parameter (core.Gradients) - with the
+// parameters as inputs, as an optimizer that replaces them needs; it
+// returns the loss and the gradients, and eager runs the same function.
 func benchStep(b *testing.B, model func(*testing.B, core.Device) benchModel, train bool) {
 	dev := webgpuOrSkip(b)
 	m := model(b, dev)
-	if !train {
-		core.EnterNoGrad()
-		defer func() { _ = core.ExitNoGrad() }()
-	}
-	// Training passes the parameters as graph inputs (the tracer maps them to
-	// inputs by identity), as a compiled training step must: an optimizer
-	// replaces them every step. Inference captures them as constants.
+	fn := func(in []*core.Tensor) ([]*core.Tensor, error) { return []*core.Tensor{m.forward(in[0])}, nil }
 	ins := []*core.Tensor{m.x}
 	if train {
 		ins = append(ins, m.params...)
+		fn = func(in []*core.Tensor) ([]*core.Tensor, error) {
+			loss := c1("sum", nil, m.forward(in[0]))
+			grads, err := core.Gradients(loss, in[1:])
+			return append([]*core.Tensor{loss}, grads...), err
+		}
+	} else {
+		core.EnterNoGrad()
+		defer func() { _ = core.ExitNoGrad() }()
 	}
-	g, err := Trace(func(in []*core.Tensor) ([]*core.Tensor, error) { return []*core.Tensor{m.forward(in[0])}, nil }, ins...)
+	g, err := Trace(fn, ins...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -91,27 +99,22 @@ func benchStep(b *testing.B, model func(*testing.B, core.Device) benchModel, tra
 	}
 	step := func(compiled bool) time.Duration {
 		start := time.Now()
-		var out *core.Tensor
+		var outs []*core.Tensor
+		var err error
 		if compiled {
-			outs, err := g.Run(ins...)
-			if err != nil {
-				b.Fatal(err)
-			}
-			out = outs[0]
+			// The graph holds the backward pass itself: nothing to record.
+			core.EnterNoGrad()
+			outs, err = g.Run(ins...)
+			_ = core.ExitNoGrad()
 		} else {
-			out = m.forward(m.x)
+			outs, err = fn(ins)
 		}
-		loss := c1("sum", nil, out)
-		if train {
-			for _, p := range m.params {
-				p.ZeroGrad()
-			}
-			if err := loss.Backward(); err != nil {
-				b.Fatal(err)
-			}
-			loss = c1("sum", nil, m.params[0].Grad())
+		if err != nil {
+			b.Fatal(err)
 		}
-		if _, err := loss.Item(); err != nil {
+		// One read at the end makes the step's GPU work count; with
+		// gradients it is of the first parameter's.
+		if _, err := c1("sum", nil, outs[btoi(train)]).Item(); err != nil {
 			b.Fatal(err)
 		}
 		return time.Since(start)
@@ -129,6 +132,13 @@ func benchStep(b *testing.B, model func(*testing.B, core.Device) benchModel, tra
 	b.ReportMetric(compiled.Seconds()*1e3/n, "compiled-ms")
 	b.ReportMetric(100*(1-compiled.Seconds()/eager.Seconds()), "%lower")
 	b.ReportMetric(float64(len(g.Nodes)), "graph-nodes")
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func BenchmarkTransformerLayer(b *testing.B) { benchStep(b, transformerModel, false) }

@@ -12,12 +12,14 @@ import (
 type PassStats struct {
 	Folded int // nodes computed once into constants
 	Layout int // layout nodes removed or merged (SimplifyLayout)
+	Slices int // sums of slice gradients made one concat (CombineSliceGrads)
 	Merged int // duplicate nodes merged
 	Dead   int // nodes whose outputs nothing used
 }
 
 // Optimize applies the passes in order - constant folding, layout
-// simplification, common subexpression elimination, dead code elimination,
+// simplification, slice gradients combined, common subexpression
+// elimination, dead code elimination,
 // each also inside loop bodies - and returns what folding, merging and dead
 // code elimination removed (OptimizeStats has every count).
 func (g *Graph) Optimize() (folded, merged, dead int, err error) {
@@ -33,6 +35,7 @@ func (g *Graph) OptimizeStats() (PassStats, error) {
 		return s, err
 	}
 	s.Layout = g.SimplifyLayout()
+	s.Slices = g.CombineSliceGrads()
 	s.Merged = g.EliminateCommon()
 	s.Dead = g.EliminateDead()
 	return s, nil

@@ -35,6 +35,16 @@ func (r *recorder) Record(def *core.OpDef, inputs []*core.Tensor, attrs core.Att
 	if r.err != nil {
 		return
 	}
+	if shapeOnly[def.Name] && len(outs) == 1 {
+		// ones_like(x) reads only x's shape, dtype and device, which a
+		// graph fixes: its output is the same tensor on every run, so it is
+		// a constant, and what is folded from it (the seed of a backward
+		// pass) is computed once.
+		v := r.g.newValue(outs[0].Shape(), outs[0].DType())
+		v.Const = outs[0].Detach()
+		r.values[outs[0]] = v
+		return
+	}
 	n := &Node{Op: def.Name, Attrs: cloneAttrs(attrs)}
 	for _, t := range inputs {
 		if t == nil {
@@ -51,6 +61,10 @@ func (r *recorder) Record(def *core.OpDef, inputs []*core.Tensor, attrs core.Att
 	}
 	r.g.Nodes = append(r.g.Nodes, n)
 }
+
+// shapeOnly names the ops whose output depends on their input's shape,
+// dtype and device but not its values.
+var shapeOnly = map[string]bool{"ones_like": true, "zeros_like": true, "full_like": true}
 
 // use is the value of a tensor the traced code reads. A tensor from outside
 // the trace (a weight, a constant made before it) is captured by reference,

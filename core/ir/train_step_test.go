@@ -1,0 +1,127 @@
+package ir
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/nn"
+)
+
+// trainStep is a training step as a function of the input and the
+// parameters: a transformer layer's forward, a sum loss and the gradient
+// of every parameter, returned after the loss.
+func trainStep(l *nn.TransformerEncoderLayer, nParams int) func(in []*core.Tensor) ([]*core.Tensor, error) {
+	return func(in []*core.Tensor) ([]*core.Tensor, error) {
+		loss := c1("sum", nil, c1("square", nil, l.Forward(in[0])))
+		grads, err := core.Gradients(loss, in[1:1+nParams])
+		return append([]*core.Tensor{loss}, grads...), err
+	}
+}
+
+// A whole training step traces into one graph: the backward pass is ops
+// like any other, so the passes and fusion reach it. The gradient seed
+// (ones_like of the loss) is a constant, the three slice gradients of the
+// fused q/k/v projection become one concat, and the graph run on new
+// parameter values equals eager - on the CPU in f64, and fused on WebGPU.
+func TestTracedTrainingStepEqualsEager(t *testing.T) {
+	devs := []core.Device{core.CPU}
+	if _, err := core.BackendFor(core.Device{Kind: "webgpu"}); err == nil {
+		devs = append(devs, core.Device{Kind: "webgpu"})
+	}
+	for _, dev := range devs {
+		t.Run(dev.Kind, func(t *testing.T) {
+			dtype, tol := core.F64, 1e-9
+			if dev.Kind == "webgpu" {
+				dtype, tol = core.F32, 2e-3
+			}
+			core.ManualSeed(3)
+			l, err := nn.NewTransformerEncoderLayer(16, 2, 32, nn.WithDevice(dev), nn.WithDType(dtype), nn.WithBatchFirst(), nn.WithActivation("gelu"))
+			require.NoError(t, err)
+			l.Train(false)
+			params := tensorsOf(l.Parameters())
+			x := c1("randn", core.Attrs{"shape": []int{2, 5, 16}, "dtype": dtype, "device": dev.String()})
+			step := trainStep(l, len(params))
+			g, err := Trace(step, append([]*core.Tensor{x}, params...)...)
+			require.NoError(t, err)
+			_, err = g.OptimizeStats()
+			require.NoError(t, err)
+			if dev.Kind == "webgpu" {
+				_, err = g.Fuse(dev)
+				require.NoError(t, err)
+			}
+			text := g.String()
+			require.Contains(t, text, "concat(", "the q/k/v slice gradients were not combined:\n%s", text)
+			require.NotContains(t, text, "_slice_grad", text)
+			require.NotContains(t, text, "ones_like", text)
+
+			// New values for the input and every parameter: nothing about them
+			// may have been captured.
+			x2 := c1("randn", core.Attrs{"shape": []int{2, 5, 16}, "dtype": dtype, "device": dev.String(), "seed": 9})
+			for i, p := range l.Parameters() { // as an optimizer step replaces them
+				require.NoError(t, p.Set(c1("mul", nil, p.Tensor().Detach(), core.Scalar(1.5+0.1*float64(i), dtype, dev))))
+			}
+			ins := append([]*core.Tensor{x2}, tensorsOf(l.Parameters())...)
+			core.EnterNoGrad()
+			got, err := g.Run(ins...)
+			require.NoError(t, core.ExitNoGrad())
+			require.NoError(t, err)
+			want, err := step(ins)
+			require.NoError(t, err)
+			require.Len(t, got, len(want))
+			for i := range want {
+				gv, wv := values(t, got[i]), values(t, want[i])
+				for j := range wv {
+					require.LessOrEqual(t, math.Abs(gv[j]-wv[j]), tol*(1+math.Abs(wv[j])), "output %d element %d", i, j)
+				}
+			}
+		})
+	}
+}
+
+// Slice gradients that overlap or leave a gap are summed as before.
+func TestCombineSliceGradsNeedsAnExactTiling(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		ranges [][2]int
+		concat bool
+	}{
+		{"tiling out of order", [][2]int{{4, 6}, {0, 4}}, true},
+		{"three parts", [][2]int{{0, 2}, {2, 3}, {3, 6}}, true},
+		{"gap", [][2]int{{0, 2}, {3, 6}}, false},
+		{"overlap", [][2]int{{0, 4}, {3, 6}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := randn(1, 3, 6).SetRequiresGrad(true)
+			fn := func(in []*core.Tensor) ([]*core.Tensor, error) {
+				var loss *core.Tensor
+				for k, r := range c.ranges {
+					s := c1("slice", core.Attrs{"axis": 1, "start": r[0], "stop": r[1]}, in[0])
+					term := c1("sum", nil, c1("mul", nil, c1("sin", nil, s), core.Scalar(float64(k+1), core.F64)))
+					if loss == nil {
+						loss = term
+					} else {
+						loss = c1("add", nil, loss, term)
+					}
+				}
+				return core.Gradients(loss, in)
+			}
+			g, err := Trace(fn, w)
+			require.NoError(t, err)
+			s, err := g.OptimizeStats()
+			require.NoError(t, err)
+			require.Equal(t, c.concat, s.Slices == 1, g.String())
+			require.Equal(t, c.concat, strings.Contains(g.String(), "concat("), g.String())
+			core.EnterNoGrad()
+			got, err := g.Run(w)
+			require.NoError(t, core.ExitNoGrad())
+			require.NoError(t, err)
+			want, err := fn([]*core.Tensor{w})
+			require.NoError(t, err)
+			require.InDeltaSlice(t, values(t, want[0]), values(t, got[0]), 1e-12)
+		})
+	}
+}
