@@ -26,22 +26,30 @@ var fusableBinary = map[string]bool{"add": true, "sub": true, "mul": true, "div"
 // attrFusable are the fusable ops that take attributes: their expressions
 // choose a formula by them and need no uniform slots (which a fused kernel
 // cannot share between ops).
-var attrFusable = map[string]func(core.Attrs) bool{
-	"gelu": func(a core.Attrs) bool {
-		s, ok := a["approximate"].(string)
-		return a["approximate"] == nil || ok && (s == "none" || s == "tanh")
-	},
+var attrFusable = map[string]func(core.Attrs) bool{"gelu": geluForm, "_gelu_backward": geluForm}
+
+// geluForm accepts gelu's two formulas, exact and tanh.
+func geluForm(a core.Attrs) bool {
+	s, ok := a["approximate"].(string)
+	return a["approximate"] == nil || ok && (s == "none" || s == "tanh")
 }
 
 // Fusable reports whether op, called with attrs, may appear in a fused tree.
+// Values are f32 except a comparison's, a WGSL bool that only where reads
+// (the graph passes keep bools inside a tree); where, the comparisons and
+// gelu's gradient are what backward passes are made of (relu's gradient is
+// where(x > 0, g, 0)).
 func (b *Backend) Fusable(op string, attrs core.Attrs, dtype core.DType) bool {
+	if compareOps[op] != "" {
+		return dtype == core.Bool && len(attrs) == 0
+	}
 	if dtype != core.F32 {
 		return false
 	}
 	if ok := attrFusable[op]; ok != nil {
 		return ok(attrs)
 	}
-	return len(attrs) == 0 && (fusableUnary[op] || fusableBinary[op])
+	return len(attrs) == 0 && (fusableUnary[op] || fusableBinary[op] || op == "where")
 }
 
 func (b *Backend) fusedExpr(e *core.FusedExpr, nIn int) (string, error) {
@@ -68,6 +76,12 @@ func (b *Backend) fusedExprNamed(e *core.FusedExpr, nIn int, leaf func(int) stri
 		args[i] = s
 	}
 	switch {
+	case compareOps[e.Op] != "" && len(args) == 2:
+		return "(" + args[0] + " " + compareOps[e.Op] + " " + args[1] + ")", nil
+	case e.Op == "where" && len(args) == 3:
+		return "select(" + args[2] + ", " + args[1] + ", " + args[0] + ")", nil
+	case e.Op == "_gelu_backward" && len(args) == 2:
+		return geluGradExpr(args[0], args[1], e.Attrs), nil
 	case fusableUnary[e.Op] && len(args) == 1:
 		return unaryExprs[e.Op](args[0], "f32", e.Attrs, nil), nil
 	case fusableBinary[e.Op] && len(args) == 2:

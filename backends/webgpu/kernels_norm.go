@@ -238,11 +238,15 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 
 // geluBackwardKernel is g * gelu'(x) (exact or tanh form).
 func geluBackwardKernel(k *core.KernelCall) error {
-	e := "(x0 * (0.5 * m_erfc(-x1 * 0.70710678118) + x1 * m_exp(-0.5 * x1 * x1) * 0.3989422804))"
-	if k.Attrs.String("approximate") == "tanh" {
-		e = "(x0 * m_gelu_tanh_grad(x1))"
+	return gpuOf(k).mapRun(k.Inputs[:2], k.Outputs[0], geluGradExpr("x0", "x1", k.Attrs), nil)
+}
+
+// geluGradExpr is g * gelu'(x) as WGSL over the expressions g and x.
+func geluGradExpr(g, x string, a core.Attrs) string {
+	if a.String("approximate") == "tanh" {
+		return "(" + g + " * m_gelu_tanh_grad(" + x + "))"
 	}
-	return gpuOf(k).mapRun(k.Inputs[:2], k.Outputs[0], e, nil)
+	return "(" + g + " * (0.5 * m_erfc(-(" + x + ") * 0.70710678118) + (" + x + ") * m_exp(-0.5 * (" + x + ") * (" + x + ")) * 0.3989422804))"
 }
 
 func init() {

@@ -42,8 +42,10 @@ func (g *Graph) FuseElementwise(dev core.Device) (int, error) {
 		if n.Fused != nil || len(n.Outputs) != 1 || !fuser.Fusable(n.Op, n.Attrs, n.Outputs[0].DType) {
 			return false
 		}
-		for _, v := range n.Inputs {
-			if v == nil || v.DType != core.F32 {
+		for i, v := range n.Inputs {
+			// where's condition may be a bool: a comparison in the same tree
+			// (a bool leaf is refused below).
+			if v == nil || v.DType != core.F32 && !(n.Op == "where" && i == 0 && v.DType == core.Bool) {
 				return false
 			}
 		}
@@ -54,12 +56,12 @@ func (g *Graph) FuseElementwise(dev core.Device) (int, error) {
 	fusedOps := 0
 	for i := len(g.Nodes) - 1; i >= 0; i-- {
 		root := g.Nodes[i]
-		if absorbed[root] || !fusable(root) {
+		if absorbed[root] || !fusable(root) || root.Outputs[0].DType != core.F32 {
 			continue
 		}
 		t := &treeBuilder{leafOf: map[*Value]int{}, fusable: fusable, uses: uses, absorbed: absorbed}
 		expr := t.build(root)
-		if t.ops < 2 || len(t.leaves) > maxFusedLeaves {
+		if t.ops < 2 || len(t.leaves) > maxFusedLeaves || !allF32(t.leaves) {
 			for _, n := range t.sub {
 				delete(absorbed, n)
 			}
@@ -77,6 +79,16 @@ func (g *Graph) FuseElementwise(dev core.Device) (int, error) {
 	}
 	g.rewriteNodes(replace, absorbed)
 	return fusedOps, nil
+}
+
+// allF32 says whether every value is f32: a fused kernel's operands are.
+func allF32(vs []*Value) bool {
+	for _, v := range vs {
+		if v.DType != core.F32 {
+			return false
+		}
+	}
+	return true
 }
 
 // rewriteNodes puts each fused node in place of the node it replaces and

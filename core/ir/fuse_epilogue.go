@@ -156,7 +156,7 @@ func renumber(e *core.FusedExpr, remap []int) *core.FusedExpr {
 	if e.Op == "" {
 		return &core.FusedExpr{Arg: remap[e.Arg]}
 	}
-	out := &core.FusedExpr{Op: e.Op, Args: make([]*core.FusedExpr, len(e.Args))}
+	out := &core.FusedExpr{Op: e.Op, Attrs: e.Attrs, Value: e.Value, Args: make([]*core.FusedExpr, len(e.Args))}
 	for i, a := range e.Args {
 		out.Args[i] = renumber(a, remap)
 	}

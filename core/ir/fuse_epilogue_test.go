@@ -18,8 +18,10 @@ import (
 // weights), fused on WebGPU, against the same graph run op by op.
 func TestMatmulEpiloguesEqualTheOpsTheyReplace(t *testing.T) {
 	dev := webgpuOrSkip(t)
-	unary := []string{"relu", "tanh", "sigmoid", "erf", "neg", "exp"}
-	binary := []string{"add", "sub", "mul", "maximum"}
+	// gelu_tanh is gelu with attributes (which an epilogue must keep);
+	// relu_grad is relu's backward, where(e > 0, y, 0), and gelu_grad gelu's.
+	unary := []string{"relu", "tanh", "sigmoid", "erf", "neg", "exp", "gelu_tanh"}
+	binary := []string{"add", "sub", "mul", "maximum", "relu_grad", "gelu_grad"}
 	folded := 0
 	for seed := range 24 {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
@@ -46,14 +48,25 @@ func TestMatmulEpiloguesEqualTheOpsTheyReplace(t *testing.T) {
 			y := c1("matmul", nil, in[0], w)
 			for i, s := range ops {
 				if s[0] == 0 {
-					y = c1(unary[s[1]%len(unary)], nil, y)
+					if op := unary[s[1]%len(unary)]; op == "gelu_tanh" {
+						y = c1("gelu", core.Attrs{"approximate": "tanh"}, y)
+					} else {
+						y = c1(op, nil, y)
+					}
 					continue
 				}
 				e := randnOn(dev, 300+10*seed+i, extraShapes[s[2]]...)
 				if s[2] == 2 {
 					e = in[1] // a residual: a graph input of the output's shape
 				}
-				y = c1(binary[s[1]%len(binary)], nil, y, e)
+				switch op := binary[s[1]%len(binary)]; op {
+				case "relu_grad":
+					y = c1("where", nil, c1("gt", nil, e, core.Scalar(0, core.F32, dev)), y, c1("zeros_like", nil, y))
+				case "gelu_grad":
+					y = c1("_gelu_backward", core.Attrs{"approximate": "tanh"}, y, c1("add", nil, y, e))
+				default:
+					y = c1(op, nil, y, e)
+				}
 			}
 			return []*core.Tensor{y}, nil
 		}

@@ -33,21 +33,33 @@ func TestFusedKernelsEqualTheOpsTheyReplace(t *testing.T) {
 	unary := []string{"exp", "tanh", "sin", "neg", "square", "relu", "sigmoid", "abs", "erf", "gelu", "silu", "sign"}
 	binary := []string{"add", "sub", "mul", "maximum", "minimum"}
 	fusedAny := 0
+	backwardOps := map[string]int{}
 	for seed := range 30 {
 		rng := rand.New(rand.NewPCG(uint64(seed), 11))
 		bias := randnOn(dev, 200+seed, 8)
 		steps := make([][3]int, 4+rng.IntN(10))
 		for i := range steps {
-			steps[i] = [3]int{rng.IntN(3), rng.IntN(32), rng.IntN(32)}
+			steps[i] = [3]int{rng.IntN(4), rng.IntN(32), rng.IntN(32)}
 		}
+		compare := []string{"gt", "ge", "lt", "le", "eq", "ne"}
 		program := func(in []*core.Tensor) ([]*core.Tensor, error) {
 			pool := []*core.Tensor{in[0], in[1], bias}
 			for _, s := range steps {
 				a, b := pool[s[1]%len(pool)], pool[s[2]%len(pool)]
-				if s[0] == 0 {
+				switch {
+				case s[0] == 0:
 					pool = append(pool, c1(unary[s[1]%len(unary)], nil, a))
-				} else {
+				case s[0] == 1:
 					pool = append(pool, c1(binary[s[2]%len(binary)], nil, a, b))
+				case s[1]%3 == 0:
+					// The ops backward passes are made of: relu's gradient is a
+					// where over a comparison, gelu's its own op.
+					approx := []string{"none", "tanh"}[s[2]%2]
+					g, x := c1("add", nil, a, b), c1("sub", nil, a, b) // one shape, as it needs
+					pool = append(pool, c1("_gelu_backward", core.Attrs{"approximate": approx}, g, x))
+				default:
+					cond := c1(compare[s[2]%len(compare)], nil, a, b)
+					pool = append(pool, c1("where", nil, cond, b, c1("neg", nil, a)))
 				}
 			}
 			return []*core.Tensor{pool[len(pool)-1]}, nil
@@ -62,6 +74,11 @@ func TestFusedKernelsEqualTheOpsTheyReplace(t *testing.T) {
 		n, err := g.FuseElementwise(dev)
 		require.NoError(t, err)
 		fusedAny += n
+		for _, op := range []string{"where(", "_gelu_backward("} {
+			if strings.Contains(g.String(), "fused["+op) || strings.Contains(g.String(), ", "+op) || strings.Contains(g.String(), "("+op) {
+				backwardOps[op]++
+			}
+		}
 		fused, err := g.Run(x, y)
 		require.NoError(t, err)
 		a, _ := plain[0].Float64s()
@@ -73,6 +90,8 @@ func TestFusedKernelsEqualTheOpsTheyReplace(t *testing.T) {
 		}
 	}
 	assert.Greater(t, fusedAny, 30, "the programs had chains to fuse")
+	assert.Positive(t, backwardOps["where("], "a where over a comparison was fused")
+	assert.Positive(t, backwardOps["_gelu_backward("], "gelu's gradient was fused")
 }
 
 func TestFusionKeepsGradients(t *testing.T) {
