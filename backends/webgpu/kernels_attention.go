@@ -1,6 +1,7 @@
 package webgpu
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -74,12 +75,29 @@ func attentionKernel(k *core.KernelCall) error {
 	if mask != nil {
 		mask = mask.Detach()
 	}
-	probs, err := attentionProbs(g, q, kk, mask, k.Attrs, sh)
-	if err != nil {
-		return err
+	out := k.Outputs[0]
+	composed := func() error {
+		probs, err := attentionProbs(g, q, kk, mask, k.Attrs, sh)
+		if err != nil {
+			return err
+		}
+		defer probs.Release()
+		return g.matmulInto(probs, v, out)
 	}
-	defer probs.Release()
-	return g.matmulInto(probs, v, k.Outputs[0])
+	if !attentionFusable(q, kk, v, mask, sh) || !out.IsContiguous() || out.Offset() != 0 {
+		return composed()
+	}
+	// Which is faster depends on the device: on a GPU the one launch, on a
+	// software driver (where a thread's loops cost more than launches) the
+	// composed kernels. The tuner times both once per shape class.
+	fused := func() error {
+		return g.attentionFused(q, kk, v, out, sh, core.AttentionScale(k.Attrs, sh.E), k.Attrs.Bool("is_causal"))
+	}
+	class := fmt.Sprintf("s%d-e%d-ev%d-l%d-b%d", sh.S, sh.E, sh.Ev, bucket(sh.L), bucket(sh.Batch.Numel()))
+	run := map[string]func() error{"fused": fused, "composed": composed}
+	pick := g.tuner.choose("attention", class, map[string]int{"s": sh.S, "e": sh.E, "ev": sh.Ev, "l": sh.L, "batch": sh.Batch.Numel()},
+		[]string{"fused", "composed"}, "fused", func(v string) error { return run[v]() })
+	return run[pick]()
 }
 
 // matmulInto writes a @ b straight into out (contiguous, of the product's

@@ -1,0 +1,79 @@
+package webgpu
+
+import (
+	"fmt"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/wgsl"
+)
+
+// Short-sequence attention in one launch (wgsl/attention.wgsl). The
+// composed path - scores, a softmax kernel, the product with v - costs
+// three launches and a scores tensor per call; for the sequence lengths a
+// workgroup can hold (up to 64 queries' worth of scores per thread and
+// keys and values within workgroup memory) one kernel does it all.
+
+const (
+	attnMaxLen  = 64   // S and E bound the per-thread arrays
+	attnMaxKV   = 2048 // floats of keys (and of values) in workgroup memory
+	attnFusedWG = 64
+)
+
+// attentionFusable says whether q, k, v (no mask) fit the one-launch
+// kernel.
+func attentionFusable(q, k, v, mask *core.Tensor, sh core.SDPAShapes) bool {
+	if mask != nil || q.DType() != core.F32 || k.DType() != core.F32 || v.DType() != core.F32 {
+		return false
+	}
+	if sh.S > attnMaxLen || sh.E > attnMaxLen || sh.S*sh.E > attnMaxKV || sh.S*sh.Ev > attnMaxKV {
+		return false
+	}
+	nb := sh.Batch.Numel()
+	return nb > 0 && nb <= 65535*65535 && len(sh.Batch) <= wgsl.MaxRank
+}
+
+// attentionFused writes softmax(q k^T * scale) v into out ([batch..., L,
+// Ev], contiguous).
+func (g *Backend) attentionFused(q, k, v, out *core.Tensor, sh core.SDPAShapes, scale float64, causal bool) error {
+	key := fmt.Sprintf("attention-fused|%d|%d|%d", sh.S, sh.E, sh.Ev)
+	p, err := g.pipelineFor(key, 3, 1, func() (string, error) {
+		return wgsl.Render("attention", map[string]any{"WG": attnFusedWG, "S": sh.S, "E": sh.E, "Ev": sh.Ev})
+	})
+	if err != nil {
+		return err
+	}
+	var prm params
+	prm.setU(0, uint32(sh.L))
+	prm.setU(1, uint32(sh.S))
+	prm.setU(2, uint32(sh.E))
+	prm.setU(3, uint32(sh.Ev))
+	prm.setF(4, scale)
+	if causal {
+		prm.setU(5, 1)
+	}
+	nb := sh.Batch.Numel()
+	prm.setU(wgsl.SlotN, uint32(nb))
+	// Batch dims (broadcast per operand) merged where all three allow.
+	st := make([][]int, 3)
+	for i, t := range []*core.Tensor{q, k, v} {
+		full := broadcastStrides(t, append(sh.Batch.Clone(), t.Shape()[t.Rank()-2:]...))
+		st[i] = full[:len(sh.Batch)]
+	}
+	shape, strides := coalesce(sh.Batch, st)
+	prm.setU(wgsl.SlotRank, uint32(len(shape)))
+	for d, n := range shape {
+		prm.setU(wgsl.SlotShape+d, uint32(n))
+	}
+	for i, t := range []*core.Tensor{q, k, v} {
+		writeOperand(&prm, wgsl.OperandSlot(i), t.Offset(), strides[i])
+		ts := t.Strides()
+		prm.setI(45+2*i, ts[t.Rank()-2])
+		prm.setI(46+2*i, ts[t.Rank()-1])
+	}
+	bufs, err := buffers(q, k, v, out)
+	if err != nil {
+		return err
+	}
+	x, y := groupsFor(nb, 1)
+	return g.runGroups(p, &prm, [3]uint32{x, y, 1}, bufs...)
+}
