@@ -36,6 +36,7 @@ func (g *Graph) OptimizeStats() (PassStats, error) {
 	}
 	s.Layout = g.SimplifyLayout()
 	s.Slices = g.CombineSliceGrads()
+	s.Layout += g.ConcatBeforeReshape()
 	s.Merged = g.EliminateCommon()
 	s.Dead = g.EliminateDead()
 	return s, nil

@@ -125,3 +125,46 @@ func TestCombineSliceGradsNeedsAnExactTiling(t *testing.T) {
 		})
 	}
 }
+
+// A concat of reshapes that merge the same trailing dims is done before
+// them: concat reads the (permuted) parts through their strides and the
+// reshape of its output is a view. Parts whose trailing dims differ, or
+// a reshape read elsewhere too, are left alone.
+func TestConcatMovesAboveMergingReshapes(t *testing.T) {
+	heads := func(x *core.Tensor) *core.Tensor { // [2, 4, 3, 5] -> [2, 3, 20]
+		return c1("reshape", core.Attrs{"shape": []int{2, 3, x.Shape()[1] * 5}}, c1("permute", core.Attrs{"dims": []int{0, 2, 1, 3}}, x))
+	}
+	cases := []struct {
+		name  string
+		fn    func(in []*core.Tensor) []*core.Tensor
+		moved int
+	}{
+		{"attention heads", func(in []*core.Tensor) []*core.Tensor {
+			return []*core.Tensor{c1("concat", core.Attrs{"axis": -1}, heads(in[0]), heads(in[1]), heads(in[0]))}
+		}, 1},
+		{"different trailing dims", func(in []*core.Tensor) []*core.Tensor {
+			other := c1("reshape", core.Attrs{"shape": []int{2, 3, 20}}, c1("reshape", core.Attrs{"shape": []int{2, 3, 2, 10}}, c1("permute", core.Attrs{"dims": []int{0, 2, 1, 3}}, in[1])))
+			return []*core.Tensor{c1("concat", core.Attrs{"axis": -1}, heads(in[0]), other)}
+		}, 0},
+		{"a part read twice", func(in []*core.Tensor) []*core.Tensor {
+			h := heads(in[0])
+			return []*core.Tensor{c1("concat", core.Attrs{"axis": -1}, h, heads(in[1])), h}
+		}, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fn := func(in []*core.Tensor) ([]*core.Tensor, error) { return c.fn(in), nil }
+			a, b := randn(1, 2, 4, 3, 5), randn(2, 2, 4, 3, 5)
+			g, err := Trace(fn, a, b)
+			require.NoError(t, err)
+			require.Equal(t, c.moved, g.ConcatBeforeReshape(), g.String())
+			got, err := g.Run(a, b)
+			require.NoError(t, err)
+			want := c.fn([]*core.Tensor{a, b})
+			for i := range want {
+				require.Equal(t, want[i].Shape(), got[i].Shape())
+				require.Equal(t, values(t, want[i]), values(t, got[i]))
+			}
+		})
+	}
+}

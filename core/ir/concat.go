@@ -129,3 +129,86 @@ func (s *sliceSum) tiling(out *Value) (int, []*Value, bool) {
 	}
 	return axis, vals, true
 }
+
+// ConcatBeforeReshape moves a concat above the reshapes that feed it, in g
+// and its loop bodies, when each part is a reshape merging the same
+// trailing dims into the concat axis: concat(reshape(u_i)) along the last
+// axis equals reshape(concat(u_i)) along the merged axis. A reshape of a
+// permuted tensor (attention's heads put back in place) is a copy, and
+// concat copies again; after the move concat reads the permuted parts
+// through their strides and the reshape of its fresh output is a view. It
+// returns how many concats it moved.
+func (g *Graph) ConcatBeforeReshape() int {
+	uses := map[*Value]int{}
+	for _, n := range g.Nodes {
+		for _, v := range n.Inputs {
+			uses[v]++
+		}
+	}
+	for _, v := range g.Outputs {
+		uses[v] += 2
+	}
+	moved := 0
+	var nodes []*Node
+	for _, n := range g.Nodes {
+		if n.Body != nil {
+			moved += n.Body.ConcatBeforeReshape()
+		}
+		parts, merged, ok := mergedParts(n, uses)
+		if !ok {
+			nodes = append(nodes, n)
+			continue
+		}
+		out := n.Outputs[0]
+		w := g.newValue(merged, out.DType)
+		cat := &Node{Op: "concat", Attrs: core.Attrs{"axis": len(out.Shape) - 1}, Inputs: parts, Outputs: []*Value{w}}
+		w.Producer = cat
+		re := &Node{Op: "reshape", Attrs: core.Attrs{"shape": []int(out.Shape.Clone())}, Inputs: []*Value{w}, Outputs: n.Outputs}
+		out.Producer = re
+		nodes = append(nodes, cat, re)
+		moved++
+	}
+	g.Nodes = nodes
+	return moved
+}
+
+// mergedParts matches n = concat along its last axis of reshapes, each read
+// only here, of u_i [P..., X_i, T...] to [P..., X_i * prod(T)] with the same
+// P and T for every part; it returns the u_i and the shape of their concat
+// along X.
+func mergedParts(n *Node, uses map[*Value]int) ([]*Value, core.Shape, bool) {
+	if n.Op != "concat" || n.Fused != nil || len(n.Inputs) < 2 || len(n.Outputs) != 1 {
+		return nil, nil, false
+	}
+	out := n.Outputs[0]
+	rank := len(out.Shape)
+	if a, err := core.NormalizeAttrs("concat", n.Attrs); err != nil || rank == 0 || (a.Int("axis") != rank-1 && a.Int("axis") != -1) {
+		return nil, nil, false
+	}
+	var parts []*Value
+	var tail core.Shape
+	merged := core.Shape{}
+	for i, v := range n.Inputs {
+		r := v.Producer
+		if r == nil || r.Op != "reshape" || r.Fused != nil || uses[v] != 1 || len(r.Inputs) != 1 || r.Inputs[0] == nil {
+			return nil, nil, false
+		}
+		u := r.Inputs[0]
+		if u.DType != out.DType || len(u.Shape) <= rank || !sameShape(u.Shape[:rank-1], out.Shape[:rank-1]) ||
+			u.Shape[rank-1:].Numel() != v.Shape[rank-1] {
+			return nil, nil, false
+		}
+		t := u.Shape[rank:]
+		if i == 0 {
+			tail = t
+			merged = append(merged, u.Shape[:rank]...)
+		} else {
+			if !sameShape(t, tail) {
+				return nil, nil, false
+			}
+			merged[rank-1] += u.Shape[rank-1]
+		}
+		parts = append(parts, u)
+	}
+	return parts, append(merged, tail...), true
+}
