@@ -10,7 +10,6 @@
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
 	let i = flat_id(wid, nwg, lid);
 	if i >= pu(8u) { return; }
-	let rank = pu(9u);
-{{range $i, $t := .Ins}}	let x{{$i}} = in{{$i}}[loc(i, rank, 10u, {{operand $i}}u)];
+{{range $i, $t := .Ins}}	let x{{$i}} = in{{$i}}[{{loc $.Rank "i" "10u" (printf "%du" (operand $i)) "9u"}}];
 {{end}}	out0[i] = {{.Expr}};
 }

@@ -9,8 +9,8 @@
 {{range $i, $t := .Ins}}@group(0) @binding({{add $i 1}}) var<storage, read> in{{$i}}: array<{{$t}}>;
 {{end}}@group(0) @binding({{add (len .Ins) 1}}) var<storage, read_write> out0: array<{{.Out}}>;
 
-fn at_k(o: u32, k: u32) -> i32 { return loc(o, pu(9u), 10u, 64u + 18u * k); }
-fn at_r(r: u32, k: u32) -> i32 { return loc(r, pu(55u), 56u, 73u + 18u * k); }
+fn at_k(o: u32, k: u32) -> i32 { return {{loc .KRank "o" "10u" "64u + 18u * k" "9u"}}; }
+fn at_r(r: u32, k: u32) -> i32 { return {{loc .RRank "r" "56u" "73u + 18u * k" "55u"}}; }
 
 // Bodies read operands only at their thread's own group o, so each
 // operand's group offset is found once per thread, not once per read.

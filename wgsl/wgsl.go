@@ -31,6 +31,22 @@ func parsed() (*template.Template, error) {
 var funcs = template.FuncMap{
 	"add":     func(a, b int) int { return a + b },
 	"operand": func(k int) int { return OperandSlot(k) },
+	"loc":     LocCall,
+}
+
+// LocCall is WGSL for common.wgsl's loc(i, rank, shp, d) when the rank is
+// known as the kernel is built (rank >= 0): straight code for ranks 0 to 3.
+// A negative rank reads it from the uniform slot rankSlot at run time.
+func LocCall(rank int, i, shp, d, rankSlot string) string {
+	switch rank {
+	case 0:
+		return "pi(" + d + ")"
+	case 1:
+		return "loc1(" + i + ", " + d + ")"
+	case 2, 3:
+		return fmt.Sprintf("loc%d(%s, %s, %s)", rank, i, shp, d)
+	}
+	return "loc(" + i + ", pu(" + rankSlot + "), " + shp + ", " + d + ")"
 }
 
 // Uniform slot layout shared with common.wgsl.

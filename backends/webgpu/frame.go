@@ -127,18 +127,21 @@ func (b *Backend) reduceRunWG(f frame, ins []*core.Tensor, out *core.Tensor, per
 		types[i] = physical(t.DType())
 	}
 	outT := physical(out.DType())
-	key := fmt.Sprintf("reduce|%d|%s|%s|%v|%s", wg, strings.Join(types, ","), outT, perElement, body)
-	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
-		return wgsl.Render("reduce", map[string]any{"WG": wg, "Ins": types, "Out": outT, "PerElement": perElement, "Split": false, "Body": body})
-	})
-	if err != nil {
-		return err
-	}
 	var prm params
 	if set != nil {
 		set(&prm)
 	}
 	if err := f.write(&prm, threads, append(append([]*core.Tensor{}, ins...), out)...); err != nil {
+		return err
+	}
+	// The merged ranks are part of the kernel: indexing is straight code.
+	kr, rr := int(prm[wgsl.SlotRank]), int(prm[55])
+	key := fmt.Sprintf("reduce|%d|k%d|r%d|%s|%s|%v|%s", wg, kr, rr, strings.Join(types, ","), outT, perElement, body)
+	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
+		return wgsl.Render("reduce", map[string]any{"WG": wg, "KRank": kr, "RRank": rr, "Ins": types, "Out": outT,
+			"PerElement": perElement, "Split": false, "Body": body})
+	})
+	if err != nil {
 		return err
 	}
 	bufs, err := buffers(append(append([]*core.Tensor{}, ins...), out)...)

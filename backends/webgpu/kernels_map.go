@@ -56,18 +56,21 @@ func (b *Backend) mapRunWG(ins []*core.Tensor, out *core.Tensor, expr string, se
 	}
 	outT := physical(out.DType())
 	expr = storeExpr(out.DType(), expr)
-	key := fmt.Sprintf("map|%d|%s|%s|%s", wg, strings.Join(types, ","), outT, expr)
-	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
-		return wgsl.Render("map", map[string]any{"WG": wg, "Ins": types, "Out": outT, "Expr": expr, "Helpers": ""})
-	})
-	if err != nil {
-		return err
-	}
 	var prm params
 	if set != nil {
 		set(&prm)
 	}
-	if err := newIteration(out.Shape(), ins...).write(&prm, n); err != nil {
+	it := newIteration(out.Shape(), ins...)
+	if err := it.write(&prm, n); err != nil {
+		return err
+	}
+	// The iteration's rank is part of the kernel: indexing is straight code.
+	rank := len(it.shape)
+	key := fmt.Sprintf("map|%d|r%d|%s|%s|%s", wg, rank, strings.Join(types, ","), outT, expr)
+	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
+		return wgsl.Render("map", map[string]any{"WG": wg, "Rank": rank, "Ins": types, "Out": outT, "Expr": expr, "Helpers": ""})
+	})
+	if err != nil {
 		return err
 	}
 	bufs, err := buffers(append(append([]*core.Tensor{}, ins...), out)...)

@@ -67,17 +67,19 @@ func (b *Backend) splitRun(f frame, ins []*core.Tensor, partial *core.Tensor, bo
 		types[i] = physical(t.DType())
 	}
 	wg := 64
-	key := fmt.Sprintf("reduce|split|%d|%s|%s", wg, strings.Join(types, ","), body)
-	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
-		return wgsl.Render("reduce", map[string]any{"WG": wg, "Ins": types, "Out": "f32", "PerElement": false, "Split": true, "Body": body})
-	})
-	if err != nil {
-		return err
-	}
 	var prm params
 	// The partial buffer is written at the thread's own index; it takes
 	// no part in the frame, so its descriptor is left zero.
 	if err := f.write(&prm, threads, ins...); err != nil {
+		return err
+	}
+	kr, rr := int(prm[wgsl.SlotRank]), int(prm[55])
+	key := fmt.Sprintf("reduce|split|%d|k%d|r%d|%s|%s", wg, kr, rr, strings.Join(types, ","), body)
+	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
+		return wgsl.Render("reduce", map[string]any{"WG": wg, "KRank": kr, "RRank": rr, "Ins": types, "Out": "f32",
+			"PerElement": false, "Split": true, "Body": body})
+	})
+	if err != nil {
 		return err
 	}
 	prm.setU(50, uint32(parts))
