@@ -112,6 +112,16 @@ func (t *tuner) lookup(key string) (tuneRecord, bool) {
 	return rec, true
 }
 
+// decided reports whether kind and class have a decision (made here or
+// read from disk): a caller whose variants compile several kernels warms
+// them all before the first measurement, so that compiling is not timed.
+func (t *tuner) decided(kind, class string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.lookup(kind + "|" + class)
+	return ok
+}
+
 // ensureMaps makes the maps ForgetTuning drops; the caller holds t.mu.
 func (t *tuner) ensureMaps() {
 	if t.choices == nil {
