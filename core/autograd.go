@@ -109,7 +109,13 @@ func (t *Tensor) Detach() *Tensor {
 	if t.err != nil {
 		return t
 	}
-	return &Tensor{shape: t.shape, strides: t.strides, offset: t.offset, dtype: t.dtype, storage: t.storage, backend: t.backend}
+	out := &Tensor{shape: t.shape, strides: t.strides, offset: t.offset, dtype: t.dtype, storage: t.storage, backend: t.backend}
+	if tb := tracer.Load(); tb != nil {
+		if a, ok := tb.t.(Aliaser); ok {
+			a.Alias(t, out)
+		}
+	}
+	return out
 }
 
 func record(def *OpDef, inputs, outputs []*Tensor, a Attrs) {

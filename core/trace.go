@@ -11,6 +11,14 @@ type Tracer interface {
 	Record(def *OpDef, inputs []*Tensor, attrs Attrs, outs []*Tensor)
 }
 
+// Aliaser is implemented by tracers that follow tensors made without an
+// op call: Alias says that dst holds src's data (Detach made it; Backward
+// detaches each gradient it stores in a leaf's Grad), so a traced value
+// read through dst is src's.
+type Aliaser interface {
+	Alias(src, dst *Tensor)
+}
+
 type tracerBox struct {
 	t     Tracer
 	depth atomic.Int32

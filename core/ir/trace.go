@@ -62,6 +62,14 @@ func (r *recorder) Record(def *core.OpDef, inputs []*core.Tensor, attrs core.Att
 	r.g.Nodes = append(r.g.Nodes, n)
 }
 
+// Alias follows a detached copy of a traced value: it is the same value
+// (core.Aliaser). A gradient stored by Backward in a leaf's Grad is one.
+func (r *recorder) Alias(src, dst *core.Tensor) {
+	if v, ok := r.values[src]; ok {
+		r.values[dst] = v
+	}
+}
+
 // shapeOnly names the ops whose output depends on their input's shape,
 // dtype and device but not its values.
 var shapeOnly = map[string]bool{"ones_like": true, "zeros_like": true, "full_like": true}

@@ -168,3 +168,43 @@ func TestConcatMovesAboveMergingReshapes(t *testing.T) {
 		})
 	}
 }
+
+// A step written with Backward and Grad (as the SDKs' compile traces it)
+// captures the gradients as computed values: the detached copy Backward
+// stores in a leaf's Grad is the same value, not a constant from the trace.
+// Replayed on new inputs, the graph's gradients are the new ones.
+func TestTracedBackwardReturnsComputedGrads(t *testing.T) {
+	w := randn(1, 3, 2).SetRequiresGrad(true)
+	fn := func(in []*core.Tensor) ([]*core.Tensor, error) {
+		w.ZeroGrad()
+		loss := c1("sum", nil, c1("tanh", nil, c1("matmul", nil, in[0], w)))
+		if err := loss.Backward(); err != nil {
+			return nil, err
+		}
+		// A second loss accumulates into the same Grad.
+		if err := c1("sum", nil, c1("mul", nil, w, w)).Backward(); err != nil {
+			return nil, err
+		}
+		return []*core.Tensor{loss, w.Grad()}, nil
+	}
+	x := randn(2, 4, 3)
+	g, err := Trace(fn, x)
+	require.NoError(t, err)
+	require.Nil(t, g.Outputs[1].Const, "the gradient was captured as a constant:\n%s", g)
+	x2 := randn(3, 4, 3)
+	core.EnterNoGrad()
+	got, err := g.Run(x2)
+	require.NoError(t, core.ExitNoGrad())
+	require.NoError(t, err)
+	want, err := fn([]*core.Tensor{x2})
+	require.NoError(t, err)
+	require.InDeltaSlice(t, values(t, want[1]), values(t, got[1]), 1e-12)
+	require.NotEqual(t, values(t, got[1]), values(t, must(fn([]*core.Tensor{x}))[1]), "new input, new gradient")
+}
+
+func must(ts []*core.Tensor, err error) []*core.Tensor {
+	if err != nil {
+		panic(err)
+	}
+	return ts
+}
