@@ -52,3 +52,23 @@ test("compile: gradients flow through a replayed graph", async () => {
     assert.ok(Math.abs(g[i] - want) < 1e-5, `${g[i]} vs ${want}`);
   });
 });
+
+test("compile: a whole training step (forward, backward, the gradient) replays on new values", async () => {
+  const x = wt.tensor(new Float32Array([0.5, -1, 2, 0.25]), [2, 2]);
+  const step = (x, w) => {
+    const loss = x.matmul(w).tanh().square().sum();
+    loss.backward();
+    return [loss, w.grad];
+  };
+  const cf = wt.compile(step);
+  for (const seed of [1, 2, 3]) {
+    const vals = new Float32Array(6).map((_, i) => Math.sin(seed * 7 + i));
+    const [loss, grad] = cf(x, wt.tensor(vals, [2, 3], { requiresGrad: true }));
+    const [wantLoss, wantGrad] = step(x, wt.tensor(vals, [2, 3], { requiresGrad: true }));
+    assert.ok(Math.abs((await loss.data())[0] - (await wantLoss.data())[0]) < 1e-5);
+    const g = await grad.data();
+    const w = await wantGrad.data();
+    g.forEach((v, i) => assert.ok(Math.abs(v - w[i]) < 1e-5, `grad ${i}: ${v} vs ${w[i]}`));
+  }
+  assert.equal(cf.graphs.size, 1);
+});

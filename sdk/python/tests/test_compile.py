@@ -56,3 +56,23 @@ def test_gradients_flow_through_a_compiled_graph():
     loss.backward()
     want = (1 - np.tanh(np.array([0.1, 0.3]) * np.array([2.0, 4.0])) ** 2) * np.array([2.0, 4.0])
     np.testing.assert_allclose(x2.grad.numpy(), want, rtol=1e-5)
+
+
+def test_a_whole_training_step_compiles():
+    # Forward, backward and the gradients returned: the graph holds the
+    # backward pass, and replayed on new values it gives their gradients.
+    def step(x, w):
+        loss = ((x @ w).tanh() ** 2).sum()
+        loss.backward()
+        return loss, w.grad
+
+    cf = wt.compile(step)
+    x = wt.tensor(np.array([[0.5, -1.0], [2.0, 0.25]], dtype=np.float32))
+    for seed in range(3):
+        w = wt.tensor(np.random.default_rng(seed).standard_normal((2, 3)).astype(np.float32), requires_grad=True)
+        loss, grad = cf(x, w)
+        w_eager = wt.tensor(w.numpy(), requires_grad=True)
+        want_loss, want_grad = step(x, w_eager)
+        np.testing.assert_allclose(loss.numpy(), want_loss.numpy(), rtol=1e-5)
+        np.testing.assert_allclose(grad.numpy(), want_grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert len(cf.graphs) == 1

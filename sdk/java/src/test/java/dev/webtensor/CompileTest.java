@@ -144,6 +144,33 @@ class CompileTest {
         }
     }
 
+    /** Forward, backward and the gradient in one graph: replayed on new values, it gives their gradients. */
+    @Test
+    void aWholeTrainingStepCompiles() {
+        Function<Tensor[], Tensor[]> step = in -> {
+            try (Tensor p = in[0].matmul(in[1]); Tensor t = p.tanh(); Tensor sq = t.square()) {
+                Tensor loss = sq.sum();
+                loss.backward();
+                return new Tensor[] {loss, in[1].grad()};
+            }
+        };
+        try (Tensor x = Tensor.of(new float[] {0.5f, -1, 2, 0.25f}, 2, 2); Compiled cf = Webtensor.compile(step)) {
+            for (int seed = 1; seed <= 3; seed++) {
+                float[] vals = new float[6];
+                for (int i = 0; i < vals.length; i++) {
+                    vals[i] = (float) Math.sin(seed * 7 + i);
+                }
+                try (Tensor w = Tensor.of(vals, 2, 3).requiresGrad(true); Tensor we = Tensor.of(vals, 2, 3).requiresGrad(true)) {
+                    Tensor[] got = cf.apply(x, w);
+                    Tensor[] want = step.apply(new Tensor[] {x, we});
+                    assertSameValues(want, got);
+                    closeAll(got, want);
+                }
+            }
+            assertEquals(1, cf.graphCount());
+        }
+    }
+
     /** After a failed capture the library has none in progress: a new one works. */
     private static void assertNextCaptureWorks() {
         try (Tensor x = Tensor.of(new float[] {1, 2});
