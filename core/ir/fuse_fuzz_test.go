@@ -37,9 +37,17 @@ func FuzzFusedGraphs(f *testing.F) {
 			pool := []*core.Tensor{y}
 			for _, b := range prog[1 : len(prog)-1] {
 				a := pool[int(b)%len(pool)]
-				switch b % 3 {
-				case 0:
+				switch {
+				case b%3 == 0:
 					pool = append(pool, c1(unary[int(b/3)%len(unary)], nil, a))
+				case b%11 == 1:
+					// relu's gradient: a where over a comparison.
+					other := consts[int(b/3)%len(consts)]
+					pool = append(pool, c1("where", nil, c1("gt", nil, a, other), other, c1("neg", nil, a)))
+				case b%13 == 2:
+					// gelu's gradient, over two operands of one shape.
+					other := consts[int(b/3)%len(consts)]
+					pool = append(pool, c1("_gelu_backward", nil, c1("add", nil, a, other), c1("sub", nil, a, other)))
 				default:
 					other := consts[int(b/3)%len(consts)]
 					if b%5 == 0 {
