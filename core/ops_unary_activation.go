@@ -20,8 +20,11 @@ func init() {
 			}}),
 		unaryDef(unarySpec{name: "relu", doc: "max(x, 0); NaN stays NaN; integers keep their dtype.",
 			category: "activation", result: unaryKeep, dtypes: numeric, smooth: ewAwayFromKinks,
+			// From the output, as torch's threshold_backward does: out > 0
+			// exactly where x > 0 (NaN in neither), and a graph that no
+			// longer needs x can fold relu into the op that made x.
 			grad: func(x, out, g *Tensor, _ Attrs) *Tensor {
-				return ew("where", ew("gt", x, ewConst(x, 0)), g, ewConst(g, 0))
+				return ew("where", ew("gt", out, ewConst(out, 0)), g, ewConst(g, 0))
 			}}),
 		unaryDef(unarySpec{name: "leaky_relu", doc: "x for x > 0, negative_slope * x otherwise.",
 			category: "activation", result: unaryKeep, dtypes: floatsOnly, smooth: ewAwayFromKinks,
