@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -64,7 +65,7 @@ func tensorsOf(ps []*nn.Parameter) []*core.Tensor {
 
 // benchStep times one model eager and compiled, inference or training,
 // alternating the two step by step so a machine's load falls on both alike;
-// it reports each one's mean step time and how much lower compiled is.
+// it reports each one's median step time and how much lower compiled is.
 //
 // Inference traces the forward pass with the parameters captured as
 // constants. A training step traces the whole step - forward, the loss and
@@ -122,16 +123,27 @@ func benchStep(b *testing.B, model func(*testing.B, core.Device) benchModel, tra
 	step(false)
 	step(true)
 	b.ResetTimer()
-	var eager, compiled time.Duration
-	for range b.N {
-		eager += step(false)
-		compiled += step(true)
+	eager, compiled := make([]time.Duration, b.N), make([]time.Duration, b.N)
+	for i := range b.N {
+		eager[i] = step(false)
+		compiled[i] = step(true)
 	}
-	n := float64(b.N)
-	b.ReportMetric(eager.Seconds()*1e3/n, "eager-ms")
-	b.ReportMetric(compiled.Seconds()*1e3/n, "compiled-ms")
-	b.ReportMetric(100*(1-compiled.Seconds()/eager.Seconds()), "%lower")
+	// Medians: on a shared machine a step now and then takes several times
+	// its usual time, which moves a mean more than the difference measured.
+	e, c := median(eager), median(compiled)
+	b.ReportMetric(e.Seconds()*1e3, "eager-ms")
+	b.ReportMetric(c.Seconds()*1e3, "compiled-ms")
+	b.ReportMetric(100*(1-c.Seconds()/e.Seconds()), "%lower")
 	b.ReportMetric(float64(len(g.Nodes)), "graph-nodes")
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func btoi(b bool) int {
