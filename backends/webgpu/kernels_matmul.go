@@ -259,9 +259,10 @@ func foldBatchIntoRows(a, b, out *core.Tensor, batch core.Shape, m int, ep *epil
 		return nil, nil, nil, false
 	}
 	rows := batch.Numel() * m
-	fold := func(t *core.Tensor, st []int) (*core.Tensor, bool) {
+	fold := func(t *core.Tensor, st []int, cols int) (*core.Tensor, bool) {
 		// st: t's strides over [batch..., M, cols]; rows merge when each dim
-		// steps by the next one's stride times its size (or all step 0).
+		// steps by the next one's stride times its size (or all step 0). t
+		// itself may have fewer dims (an epilogue's bias, or a scalar).
 		r := len(st)
 		rowStride := st[r-2]
 		dims := append(append([]int{}, batch...), m)
@@ -273,15 +274,16 @@ func foldBatchIntoRows(a, b, out *core.Tensor, batch core.Shape, m int, ep *epil
 		if rowStride == 0 && st[0] != 0 {
 			return nil, false
 		}
-		return core.NewView(t, core.Shape{rows, t.Shape()[t.Rank()-1]}, []int{rowStride, st[r-1]}, t.Offset()), true
+		return core.NewView(t, core.Shape{rows, cols}, []int{rowStride, st[r-1]}, t.Offset()), true
 	}
 	as := a.Strides()
 	ra := len(as)
-	fa, ok := fold(a, append(batchStrides(a, batch), as[ra-2], as[ra-1]))
+	fa, ok := fold(a, append(batchStrides(a, batch), as[ra-2], as[ra-1]), a.Shape()[ra-1])
 	if !ok {
 		return nil, nil, nil, false
 	}
-	fo, ok := fold(out, out.Strides())
+	n := out.Shape()[out.Rank()-1]
+	fo, ok := fold(out, out.Strides(), n)
 	if !ok {
 		return nil, nil, nil, false
 	}
@@ -290,7 +292,7 @@ func foldBatchIntoRows(a, b, out *core.Tensor, batch core.Shape, m int, ep *epil
 	}
 	fep := &epilogue{expr: ep.expr, extras: make([]*core.Tensor, len(ep.extras))}
 	for i, e := range ep.extras {
-		if fep.extras[i], ok = fold(e, broadcastStrides(e, out.Shape())); !ok {
+		if fep.extras[i], ok = fold(e, broadcastStrides(e, out.Shape()), n); !ok {
 			return nil, nil, nil, false
 		}
 	}

@@ -27,7 +27,10 @@ type kernelProfile struct {
 // op.
 func (b *Backend) profiled(op string, k core.Kernel) core.Kernel {
 	return func(c *core.KernelCall) error {
-		b.profileOp(op)
+		// A kernel that calls others (attention runs matmuls) gets its own
+		// name back for the dispatches after theirs.
+		prev := b.profileOpSwap(op)
+		defer b.profileOpSwap(prev)
 		return k(c)
 	}
 }
@@ -39,6 +42,18 @@ func (b *Backend) profileOp(op string) {
 		b.profile.op = op
 	}
 	b.mu.Unlock()
+}
+
+// profileOpSwap names the op whose dispatches follow and returns the
+// previous name.
+func (b *Backend) profileOpSwap(op string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	prev := b.profile.op
+	if b.profile.on {
+		b.profile.op = op
+	}
+	return prev
 }
 
 // profiling reports whether a profile is being taken.

@@ -13,7 +13,7 @@ func TestIRShowPrintsKindsAndTheMemoryPlan(t *testing.T) {
 	out, err := execute(t, "ir", "show", "--model", "transformer")
 	require.NoError(t, err, out)
 	assert.Regexp(t, `= permute\(%\d+\)  \{dims: \[0 2 1 3\]\}  # layout\n`, out)
-	assert.Regexp(t, `# after the passes: \d+ nodes \(\d+ folded into constants, \d+ layout nodes dropped or merged, \d+ merged, \d+ dead removed\)`, out)
+	assert.Regexp(t, `# after the passes: \d+ nodes \(\d+ folded into constants, \d+ layout nodes dropped or merged, \d+ slice-gradient sums made concats, \d+ merged, \d+ dead removed\)`, out)
 	assert.Regexp(t, `# memory plan\n# peak \d+\.\d KiB held with buffers released after their last use, \d+\.\d KiB allocated without \(\d+% less\)\n`, out)
 	assert.Regexp(t, `# after node \d+ \(add -> %\d+\): free %\d+ \(`, out)
 	out, err = execute(t, "ir", "show", "--model", "gcn")
@@ -35,4 +35,25 @@ func TestIRShowFusesOnWebGPU(t *testing.T) {
 	assert.Contains(t, out, "fused_spmm[add($0, $1)]")
 	_, err = execute(t, "ir", "show", "--device", "tpu")
 	assert.Error(t, err)
+}
+
+// --train traces a whole training step; its backward pass is in the graph
+// and the passes reach it (the q/k/v slice gradients become a concat).
+// --profile prints each op's kernel time on WebGPU and refuses the CPU.
+func TestIRShowTrainingStepAndProfile(t *testing.T) {
+	out, err := execute(t, "ir", "show", "--model", "transformer", "--train")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "_layer_norm_backward(")
+	assert.Regexp(t, `1 slice-gradient sums made concats`, out)
+	assert.Regexp(t, `= concat\(`, out)
+	_, err = execute(t, "ir", "show", "--model", "mlp", "--profile")
+	assert.ErrorContains(t, err, "--profile needs --device webgpu")
+	if _, err := core.BackendFor(core.Device{Kind: "webgpu"}); err != nil {
+		t.Skipf("no WebGPU adapter: %v", err)
+	}
+	out, err = execute(t, "ir", "show", "--model", "gcn", "--device", "webgpu", "--train", "--profile")
+	require.NoError(t, err, out)
+	assert.Regexp(t, `# kernel profile on webgpu:0, per run`, out)
+	assert.Regexp(t, `# spmm/sparse +1 +\d+\.\d+\n`, out)
+	assert.Regexp(t, `# total +\d+\.\d+\n`, out)
 }

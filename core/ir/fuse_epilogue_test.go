@@ -362,3 +362,30 @@ func TestFusionInsideLoopBodies(t *testing.T) {
 	b, _ := fused[0].Float64s()
 	assert.InDeltaSlice(t, a, b, 1e-5)
 }
+
+// A batched matmul whose epilogue reads scalars (relu's gradient compares
+// with 0 and selects 0) folds its batch into rows with the scalars
+// broadcast; it used to index a scalar's last dim and panic.
+func TestBatchedMatmulEpilogueWithScalarOperands(t *testing.T) {
+	dev := webgpuOrSkip(t)
+	w := randnOn(dev, 3, 5, 7)
+	fn := func(in []*core.Tensor) ([]*core.Tensor, error) {
+		y := c1("matmul", nil, in[0], w)
+		mask := c1("gt", nil, in[1], core.Scalar(0, core.F32, dev))
+		return []*core.Tensor{c1("where", nil, mask, y, core.Scalar(0.5, core.F32, dev))}, nil
+	}
+	x, e := randnOn(dev, 1, 2, 4, 5), randnOn(dev, 2, 2, 4, 7)
+	g, err := Trace(fn, x, e)
+	require.NoError(t, err)
+	want, err := g.Run(x, e)
+	require.NoError(t, err)
+	rep, err := g.Fuse(dev)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Epilogues, g.String())
+	_, before := FusionCounts()
+	got, err := g.Run(x, e)
+	require.NoError(t, err)
+	_, after := FusionCounts()
+	require.Equal(t, before, after, "the fused node ran as one kernel")
+	assert.InDeltaSlice(t, values(t, want[0]), values(t, got[0]), 1e-5)
+}
