@@ -17,6 +17,7 @@ func FuzzFusedGraphs(f *testing.F) {
 	f.Add([]byte{9, 200, 13, 77, 31, 8, 250, 1, 0, 44, 3})
 	f.Add([]byte{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1})
 	f.Add([]byte{255, 0, 128, 64, 32, 16})
+	f.Add([]byte{3, 23, 0}) // a batched product's epilogue reading a scalar (it panicked)
 	f.Fuzz(func(t *testing.T, prog []byte) {
 		dev := core.Device{Kind: "webgpu"}
 		if _, err := core.BackendFor(dev); err != nil {
@@ -28,11 +29,14 @@ func FuzzFusedGraphs(f *testing.F) {
 		unary := []string{"exp", "tanh", "sin", "neg", "square", "relu", "sigmoid", "abs", "erf", "gelu", "silu"}
 		binary := []string{"add", "sub", "mul", "maximum", "minimum"}
 		w := randnOn(dev, 7, 8, 6)
-		consts := []*core.Tensor{randnOn(dev, 8, 6), randnOn(dev, 9, 4, 1), randnOn(dev, 10, 1, 6)}
+		consts := []*core.Tensor{randnOn(dev, 8, 6), randnOn(dev, 9, 4, 1), randnOn(dev, 10, 1, 6), core.Scalar(0.25, core.F32, dev)}
 		program := func(in []*core.Tensor) ([]*core.Tensor, error) {
 			y := in[0]
-			if prog[0]%2 == 1 {
+			switch prog[0] % 4 {
+			case 1, 2:
 				y = c1("matmul", nil, c1("tanh", nil, in[1]), w)
+			case 3: // a batch of two products, folded into rows when fused
+				y = c1("matmul", nil, c1("stack", core.Attrs{"axis": 0}, c1("tanh", nil, in[1]), in[1]), w)
 			}
 			pool := []*core.Tensor{y}
 			for _, b := range prog[1 : len(prog)-1] {
