@@ -150,33 +150,45 @@ func layerNormBackwardKernel(k *core.KernelCall) error {
 // normBackward writes dx (outs[0]) of affineNorm over frame f and, when
 // asked, dweight and dbias (outs[1], outs[2]) summed over sumAxes of f's
 // shape. With xhat = (x-mean)*rstd and d = g*w per group,
-// dx = rstd*(d - mean(d) - xhat*mean(d*xhat)).
+// dx = rstd*(d - mean(d) - xhat*mean(d*xhat)). When the weight gradients
+// are asked for, each group's mean and rstd are computed once (one launch
+// writes both) and read by dx and by the column sums alike.
 func normBackward(g *Backend, f frame, sumAxes []int, x, gr, w *core.Tensor, outs []*core.Tensor, eps float64) error {
+	wantParams := len(outs) >= 3 && (outs[1] != nil || outs[2] != nil)
+	var mean, rstd *core.Tensor
+	if wantParams {
+		stats, err := core.Empty(g, core.Shape{f.groups(), 2}, core.F32)
+		if err != nil {
+			return err
+		}
+		defer stats.Release()
+		body := meanRstdWGSL() + "\tout0[2u * o] = mean;\n\tout0[2u * o + 1u] = rstd;\n"
+		if err := g.reduceRun(f, []*core.Tensor{x}, stats, false, body, func(p *params) { p.setF(0, eps) }); err != nil {
+			return err
+		}
+		mean, rstd = statViews(stats, x.Shape(), f)
+	}
 	ins := []*core.Tensor{x, gr}
 	d := "v1(o, r)"
 	if w != nil {
 		ins = append(ins, w)
 		d = "(v1(o, r) * v2(o, r))"
 	}
+	stat := meanRstdWGSL()
+	if wantParams {
+		k := len(ins)
+		ins = append(ins, mean, rstd)
+		stat = fmt.Sprintf("\tlet mean = v%d(o, 0u);\n\tlet rstd = v%d(o, 0u);\n", k, k+1)
+	}
 	xhat := "((v0(o, r) - mean) * rstd)"
-	body := meanRstdWGSL() + kahanSum("sd", d) + kahanSum("sdx", d+" * "+xhat) +
+	body := stat + kahanSum("sd", d) + kahanSum("sdx", d+" * "+xhat) +
 		"\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(outs[0].DType(), "rstd * ("+d+" - sd / f32(R) - "+xhat+" * (sdx / f32(R)))") + "; }\n"
 	if err := g.reduceRun(f, ins, outs[0], false, body, func(p *params) { p.setF(0, eps) }); err != nil {
 		return err
 	}
-	if len(outs) < 3 || (outs[1] == nil && outs[2] == nil) {
+	if !wantParams {
 		return nil
 	}
-	mean, err := rowStat(g, x, f, kahanSum("sum", "v0(o, r)")+"\tlet stat = sum / f32(R);\n", eps)
-	if err != nil {
-		return err
-	}
-	defer mean.Release()
-	rstd, err := rowStat(g, x, f, meanRstdWGSL()+"\tlet stat = rstd;\n", eps)
-	if err != nil {
-		return err
-	}
-	defer rstd.Release()
 	cols := newFrame(f.shape, sumAxes)
 	if dw := outs[1]; dw != nil {
 		if err := columnSums(g, cols, []*core.Tensor{x, gr, mean, rstd}, dw, "v1(o, r) * (v0(o, r) - v2(o, r)) * v3(o, r)"); err != nil {
@@ -187,6 +199,26 @@ func normBackward(g *Backend, f frame, sumAxes []int, x, gr, w *core.Tensor, out
 		return columnSums(g, cols, []*core.Tensor{gr}, db, "v0(o, r)")
 	}
 	return nil
+}
+
+// statViews are the mean and rstd columns of stats ([groups, 2], one row
+// per group of f) as tensors of x's shape with f's reduced dims of size 1,
+// so they broadcast against x.
+func statViews(stats *core.Tensor, shape core.Shape, f frame) (*core.Tensor, *core.Tensor) {
+	view := shape.Clone()
+	for _, d := range f.reduced {
+		view[d] = 1
+	}
+	strides := make([]int, len(view))
+	acc := 2
+	for i := len(view) - 1; i >= 0; i-- {
+		if view[i] == 1 {
+			continue
+		}
+		strides[i] = acc
+		acc *= view[i]
+	}
+	return core.NewView(stats, view, strides, 0), core.NewView(stats, view, strides, 1)
 }
 
 const rmsScale = "\tlet s = 1.0 / sqrt(q / f32(R) + pf(0u));\n"
