@@ -1,8 +1,8 @@
 // Package ir is Polygraph, webtensor's graph IR: Trace captures what a Go
 // function does with tensors as a Graph of registry ops (by running it once
 // on example inputs with a core.Tracer installed), passes simplify the graph
-// (constant folding, layout simplification, common subexpression
-// elimination, dead code elimination), and Run replays it on new inputs
+// (constant folding, layout simplification, slice gradients combined,
+// common subexpression elimination, dead code elimination), and Run replays it on new inputs
 // through core.Call, so a compiled graph computes exactly what the eager
 // code computes, on any backend, with autograd.
 //
@@ -12,6 +12,16 @@
 // or a fused kernel. The passes respect what each kind allows (random nodes
 // are never folded or merged) and the printer marks every node that is not
 // dense.
+//
+// A whole training step traces into one graph: core.Gradients (or
+// Backward and a leaf's Grad, whose detached copy the tracer follows) runs
+// the backward pass as ordinary op calls, so the graph holds forward and
+// backward and the passes reach both. Two passes are for backward passes:
+// CombineSliceGrads makes the sum of slice gradients that tile an axis (a
+// fused q/k/v projection's) one concat, and ConcatBeforeReshape lets that
+// concat read permuted parts through their strides; ones_like and
+// zeros_like, which read only a shape, are captured as constants, so the
+// seed of a backward pass folds.
 //
 // Control flow in the traced function is taken as it went on the example
 // inputs (shapes and branches are specialised, as torch.jit.trace does),
