@@ -39,6 +39,16 @@ type EpilogueFuser interface {
 	FuseEpilogue(op string, inputs []*Tensor, attrs Attrs, e *FusedExpr, extras []*Tensor) (*Tensor, error)
 }
 
+// EpiloguePairFuser is implemented by backends whose producer can store two
+// trees over its output at once (a pre-activation that the backward pass
+// needs, and its activation): FuseEpiloguePair is FuseEpilogue with a
+// second tree, also, over the same inputs, returned as the second tensor.
+type EpiloguePairFuser interface {
+	EpilogueFuser
+	TakesEpiloguePair(op string) bool
+	FuseEpiloguePair(op string, inputs []*Tensor, attrs Attrs, e, also *FusedExpr, extras []*Tensor) (*Tensor, *Tensor, error)
+}
+
 // ReduceFuser is implemented by backends that run an elementwise tree as
 // the prologue of a reduction (sum(x * y), mean(square(x - m))), so the
 // tree's result is never written. FusableReduction names the reduction ops;

@@ -83,9 +83,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 // the m and n strides in the descriptor's last two stride slots).
 {{range .Extras}}@group(0) @binding({{.Binding}}) var<storage, read> e{{.I}}: array<f32>;
 {{end}}@group(0) @binding({{.OutBinding}}) var<storage, read_write> c: array<{{.Out}}>;
-fn c_store(z: u32, m: u32, n: u32, x0: {{.CT}}) {
+{{if .Also}}@group(0) @binding({{add .OutBinding 1}}) var<storage, read_write> c2: array<f32>;
+{{end}}fn c_store(z: u32, m: u32, n: u32, x0: {{.CT}}) {
 {{range .Extras}}	let x{{.X}} = e{{.I}}[u32(loc(z, pu(9u), 10u, {{.Slot}}u) + i32(m) * pi({{.Slot}}u + 7u) + i32(n) * pi({{.Slot}}u + 8u))];
 {{end}}	let v = {{.Epilogue}};
 	c[(z * pu(0u) + m) * pu(2u) + n] = {{.Store}};
-}
+{{if .Also}}	c2[(z * pu(0u) + m) * pu(2u) + n] = {{.Also}};
+{{end}}}
 {{end}}

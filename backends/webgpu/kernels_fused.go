@@ -143,8 +143,52 @@ func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, attrs core.Attr
 	return nil, fmt.Errorf("webgpu: %s with %d inputs takes no epilogue", op, len(inputs))
 }
 
+// TakesEpiloguePair names the producers that can store two trees: matmul.
+func (b *Backend) TakesEpiloguePair(op string) bool { return op == "matmul" }
+
+// FuseEpiloguePair computes e and also over a matmul's product and extras
+// in its store, returning both.
+func (b *Backend) FuseEpiloguePair(op string, inputs []*core.Tensor, attrs core.Attrs, e, also *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, *core.Tensor, error) {
+	b.profileOp("fused_" + op)
+	if op != "matmul" || len(inputs) != 2 || also == nil {
+		return nil, nil, fmt.Errorf("webgpu: %s with %d inputs stores no second tree", op, len(inputs))
+	}
+	if len(extras) > maxEpilogueExtras-1 {
+		return nil, nil, fmt.Errorf("webgpu: matmul with two epilogues and %d extra inputs; at most %d", len(extras), maxEpilogueExtras-1)
+	}
+	for i, t := range extras {
+		if t.DType() != core.F32 || t.Device().Kind != "webgpu" {
+			return nil, nil, fmt.Errorf("webgpu: matmul epilogue input %d is %s on %s; f32 on webgpu only", i, t.DType(), t.Device())
+		}
+	}
+	alsoExpr, err := b.fusedExpr(also, len(extras)+1)
+	if err != nil {
+		return nil, nil, err
+	}
+	var second *core.Tensor
+	first, err := b.fuseMatmulWith(inputs[0], inputs[1], e, extras, func(shape core.Shape) (*epilogue, error) {
+		if second, err = core.Empty(b, shape, core.F32); err != nil {
+			return nil, err
+		}
+		return &epilogue{also: alsoExpr, out2: second}, nil
+	})
+	if err != nil {
+		if second != nil {
+			second.Release()
+		}
+		return nil, nil, err
+	}
+	return first, second, nil
+}
+
 // fuseMatmul computes e over the product x @ y in the matmul kernel's store.
 func (b *Backend) fuseMatmul(x, y *core.Tensor, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
+	return b.fuseMatmulWith(x, y, e, extras, nil)
+}
+
+// fuseMatmulWith is fuseMatmul; pair, when set, makes the second store for
+// the product's shape (its expression and tensor).
+func (b *Backend) fuseMatmulWith(x, y *core.Tensor, e *core.FusedExpr, extras []*core.Tensor, pair func(core.Shape) (*epilogue, error)) (*core.Tensor, error) {
 	if x.Rank() < 2 || y.Rank() < 2 {
 		return nil, fmt.Errorf("webgpu: fused matmul takes matrices, got shapes %v and %v", x.Shape(), y.Shape())
 	}
@@ -166,11 +210,19 @@ func (b *Backend) fuseMatmul(x, y *core.Tensor, e *core.FusedExpr, extras []*cor
 	if err != nil {
 		return nil, err
 	}
+	ep := &epilogue{expr: expr, extras: extras}
+	if pair != nil {
+		second, err := pair(d.Out)
+		if err != nil {
+			return nil, err
+		}
+		ep.also, ep.out2 = second.also, second.out2
+	}
 	out, err := core.Empty(b, d.Out, core.F32)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.matmulEpilogue(x, y, out, d.Batch, d.M, d.K, d.N, "", &epilogue{expr: expr, extras: extras}); err != nil {
+	if err := b.matmulEpilogue(x, y, out, d.Batch, d.M, d.K, d.N, "", ep); err != nil {
 		out.Release()
 		return nil, err
 	}
@@ -188,7 +240,10 @@ func fitsIn(s, target core.Shape) bool {
 	return true
 }
 
-var _ core.EpilogueFuser = (*Backend)(nil)
+var (
+	_ core.EpilogueFuser     = (*Backend)(nil)
+	_ core.EpiloguePairFuser = (*Backend)(nil)
+)
 
 // fuseSpmm computes e over spmm(indptr, indices, values, dense) in the
 // sparse product's store: thread (r, j) accumulates row r's entries as the

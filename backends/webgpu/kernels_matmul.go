@@ -130,6 +130,11 @@ func (g *Backend) matmul(a, b, out *core.Tensor, batch core.Shape, m, kk, n int,
 type epilogue struct {
 	expr   string
 	extras []*core.Tensor
+	// also, when set, is a second expression over the same values, stored
+	// into out2 (a fresh f32 tensor of the product's shape): a
+	// pre-activation and its activation from one product.
+	also string
+	out2 *core.Tensor
 }
 
 // maxEpilogueExtras keeps a fused matmul within the 8 storage buffers a
@@ -186,12 +191,16 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 	if _, isVec := vecVariants[variant]; isVec {
 		family = "matmul_vec"
 	}
-	expr, extras := "x0", []*core.Tensor(nil)
+	expr, extras, also, nOut := "x0", []*core.Tensor(nil), "", 1
 	if ep != nil {
 		expr, extras = ep.expr, ep.extras
 		key += "|" + expr + fmt.Sprintf("|%d", len(extras))
+		if ep.also != "" {
+			also, nOut = ep.also, 2
+			key += "|also|" + also
+		}
 	}
-	p, err := g.pipelineFor(key, 2+len(extras), 1, func() (string, error) {
+	p, err := g.pipelineFor(key, 2+len(extras), nOut, func() (string, error) {
 		type extra struct{ I, X, Binding, Slot int }
 		ex := make([]extra, len(extras))
 		for i := range extras {
@@ -199,7 +208,7 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		}
 		return wgsl.Render(family, map[string]any{"WG": mapWG, "Variant": variant, "T": t, "CT": ct, "Out": ct,
 			"Zero": zeroOf(ct), "Store": storeExpr(out.DType(), "v"), "Extras": ex, "OutBinding": 3 + len(extras),
-			"Epilogue": expr})
+			"Epilogue": expr, "Also": also})
 	})
 	if err != nil {
 		return err
@@ -231,7 +240,11 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		prm.setI(slot+7, st[r-2])
 		prm.setI(slot+8, st[r-1])
 	}
-	bufs, err := buffers(append([]*core.Tensor{a, b}, append(extras, out)...)...)
+	outs := []*core.Tensor{out}
+	if nOut == 2 {
+		outs = append(outs, ep.out2)
+	}
+	bufs, err := buffers(append([]*core.Tensor{a, b}, append(append([]*core.Tensor{}, extras...), outs...)...)...)
 	if err != nil {
 		return err
 	}
@@ -290,7 +303,12 @@ func foldBatchIntoRows(a, b, out *core.Tensor, batch core.Shape, m int, ep *epil
 	if ep == nil {
 		return fa, fo, nil, true
 	}
-	fep := &epilogue{expr: ep.expr, extras: make([]*core.Tensor, len(ep.extras))}
+	fep := &epilogue{expr: ep.expr, extras: make([]*core.Tensor, len(ep.extras)), also: ep.also}
+	if ep.out2 != nil {
+		if fep.out2, ok = fold(ep.out2, ep.out2.Strides(), n); !ok {
+			return nil, nil, nil, false
+		}
+	}
 	for i, e := range ep.extras {
 		if fep.extras[i], ok = fold(e, broadcastStrides(e, out.Shape()), n); !ok {
 			return nil, nil, nil, false

@@ -166,6 +166,13 @@ func runFused(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor) error {
 	var ok bool
 	var err error
 	switch grad := recordsGrad(ins); {
+	case n.Also != nil && grad:
+		// A pair of stores records no autograd: the original ops run.
+	case n.Also != nil:
+		var second *core.Tensor
+		if fused, second, ok = tryFuseEpiloguePair(n, ins); ok {
+			env[n.Outputs[1]] = second
+		}
 	case grad:
 		fused, ok, err = runFusedWithGrad(n, ins, env)
 		if err != nil {

@@ -186,11 +186,12 @@ type FuseReport struct {
 	Elementwise int // ops that went into elementwise trees
 	Reductions  int // reductions that took a tree as their prologue
 	Epilogues   int // matmuls and sparse products that took an epilogue
+	Pairs       int // fused matmuls that also store a reader of their output
 }
 
 // Fuse runs the fusion passes for dev: elementwise trees first, then their
 // folding into the reductions that consume them and into the matmuls and
-// sparse products that feed them.
+// sparse products that feed them, then second stores (FusePairs).
 // Loop bodies are fused too (their counts are included).
 func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 	var r FuseReport
@@ -203,6 +204,7 @@ func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 			r.Elementwise += br.Elementwise
 			r.Reductions += br.Reductions
 			r.Epilogues += br.Epilogues
+			r.Pairs += br.Pairs
 		}
 	}
 	k, err := g.FuseElementwise(dev)
@@ -214,7 +216,11 @@ func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 		return r, err
 	}
 	r.Reductions += k
-	k, err = g.FuseEpilogues(dev)
+	if k, err = g.FuseEpilogues(dev); err != nil {
+		return r, err
+	}
 	r.Epilogues += k
+	k, err = g.FusePairs(dev)
+	r.Pairs += k
 	return r, err
 }

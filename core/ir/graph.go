@@ -35,8 +35,11 @@ type Node struct {
 	Inputs  []*Value // nil entries: absent optional inputs
 	Outputs []*Value
 	Fused   *core.FusedExpr
-	Sub     []*Node
-	Body    *Graph
+	// Also, on a fused producer with two outputs, is the second output's
+	// tree over the same inputs (FusePairs).
+	Also *core.FusedExpr
+	Sub  []*Node
+	Body *Graph
 }
 
 // Graph is a captured computation: Inputs in order, Nodes in execution
@@ -97,6 +100,9 @@ func (g *Graph) write(b *strings.Builder, indent string) {
 		op := n.Op
 		if n.Fused != nil {
 			op = n.Op + "[" + exprString(n.Fused) + "]"
+			if n.Also != nil {
+				op = n.Op + "[" + exprString(n.Fused) + "; " + exprString(n.Also) + "]"
+			}
 		}
 		kind := ""
 		if k := n.Kind(); k != KindDense {

@@ -177,6 +177,9 @@ func nodeKey(n *Node) string {
 	if n.Fused != nil {
 		b.WriteString(exprString(n.Fused))
 	}
+	if n.Also != nil {
+		b.WriteString(";" + exprString(n.Also))
+	}
 	if n.Body != nil {
 		fmt.Fprintf(&b, "@%p", n.Body) // two loops merge only if they are one
 	}

@@ -1,0 +1,118 @@
+package ir
+
+import (
+	"github.com/webtensor/webtensor/core"
+)
+
+// FusePairs gives a fused matmul a second output when one of its output's
+// readers is a single elementwise op whose other operands already exist
+// where the matmul runs: the product's store writes both, so a
+// pre-activation the backward pass keeps and its activation come from one
+// kernel (x = x0 @ w + b and gelu(x)) instead of a store, a read and a
+// second store. Run after FuseEpilogues; it returns how many it paired.
+// Where the device cannot, or autograd records the run, the original
+// nodes run.
+func (g *Graph) FusePairs(dev core.Device) (int, error) {
+	b, err := core.BackendFor(dev)
+	if err != nil {
+		return 0, err
+	}
+	fuser, ok := b.(core.EpiloguePairFuser)
+	if !ok {
+		return 0, nil
+	}
+	pos := map[*Node]int{}
+	readers := map[*Value][]*Node{}
+	for i, n := range g.Nodes {
+		pos[n] = i
+		for _, v := range n.Inputs {
+			readers[v] = append(readers[v], n)
+		}
+	}
+	removed := map[*Node]bool{}
+	paired := 0
+	for i, f := range g.Nodes {
+		if f.Fused == nil || f.Also != nil || len(f.Outputs) != 1 || len(f.Sub) == 0 || removed[f] ||
+			!fuser.TakesEpiloguePair(f.Sub[0].Op) || "fused_"+f.Sub[0].Op != f.Op {
+			continue
+		}
+		x := f.Outputs[0]
+		for _, c := range readers[x] {
+			also, extras, ok := pairTree(f, c, x, i, pos, fuser)
+			if !ok || removed[c] {
+				continue
+			}
+			f.Also = also
+			f.Inputs = append(f.Inputs, extras...)
+			y := c.Outputs[0]
+			y.Producer, y.Index = f, 1
+			f.Outputs = append(f.Outputs, y)
+			f.Sub = append(f.Sub, c)
+			removed[c] = true
+			paired++
+			break
+		}
+	}
+	g.rewriteNodes(nil, removed)
+	return paired, nil
+}
+
+// pairTree reads c, a reader of f's output x, as a tree over f's inputs:
+// x is f's own tree, c's other operands become extras after f's. It
+// refuses c unless it is one fusable f32 op of x's shape whose other
+// operands are computed before f (at index at), broadcast into x's shape
+// and fit the binding limit.
+func pairTree(f, c *Node, x *Value, at int, pos map[*Node]int, fuser core.EpiloguePairFuser) (*core.FusedExpr, []*Value, bool) {
+	if c.Fused != nil || c.Body != nil || len(c.Outputs) != 1 || c.Outputs[0].DType != core.F32 ||
+		!sameShape(c.Outputs[0].Shape, x.Shape) || !fuser.Fusable(c.Op, c.Attrs, core.F32) {
+		return nil, nil, false
+	}
+	nf := len(f.Inputs) - len(f.Sub[0].Inputs) // f's extras: its leaves after the product
+	e := &core.FusedExpr{Op: c.Op, Attrs: c.Attrs}
+	var extras []*Value
+	for _, v := range c.Inputs {
+		if v == x {
+			e.Args = append(e.Args, f.Fused)
+			continue
+		}
+		if v == nil || v.DType != core.F32 || len(v.Shape) > len(x.Shape) || !fitsShape(v.Shape, x.Shape) {
+			return nil, nil, false
+		}
+		if p := v.Producer; p != nil && pos[p] > at {
+			return nil, nil, false // not yet computed where f runs
+		}
+		extras = append(extras, v)
+		e.Args = append(e.Args, &core.FusedExpr{Arg: nf + len(extras)})
+	}
+	if nf+len(extras) > maxEpilogueExtras-1 {
+		return nil, nil, false
+	}
+	return e, extras, true
+}
+
+// fitsShape says whether s broadcasts into target without growing it.
+func fitsShape(s, target core.Shape) bool {
+	lead := len(target) - len(s)
+	for i, d := range s {
+		if d != 1 && d != target[lead+i] {
+			return false
+		}
+	}
+	return true
+}
+
+// tryFuseEpiloguePair runs a paired node as one kernel where its device can.
+func tryFuseEpiloguePair(n *Node, ins []*core.Tensor) (*core.Tensor, *core.Tensor, bool) {
+	fuser, ok := fuserFor(ins)
+	if !ok {
+		return nil, nil, false
+	}
+	pf, ok := fuser.(core.EpiloguePairFuser)
+	if !ok {
+		return nil, nil, false
+	}
+	p := n.Sub[0]
+	k := len(p.Inputs)
+	a, b, err := pf.FuseEpiloguePair(p.Op, ins[:k], p.Attrs, n.Fused, n.Also, ins[k:])
+	return a, b, err == nil
+}
