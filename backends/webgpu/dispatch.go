@@ -171,7 +171,10 @@ func (b *Backend) runGroups(p *pipeline, prm *params, grid [3]uint32, bufs ...*w
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	start := time.Now()
+	var start time.Time
+	if b.profiling() {
+		start = time.Now()
+	}
 	if b.batch.n == arenaSlots {
 		if err := b.flushLocked(); err != nil {
 			return err
@@ -199,7 +202,7 @@ func (b *Backend) runGroups(p *pipeline, prm *params, grid [3]uint32, bufs ...*w
 	bt.pass.SetBindGroup(0, bg, nil)
 	bt.pass.DispatchWorkgroups(grid[0], grid[1], grid[2])
 	bt.n++
-	if b.profile.on {
+	if b.profiling() {
 		return b.profileDispatch(p, start)
 	}
 	return nil

@@ -119,6 +119,18 @@ func (b *Backend) reduceRunWG(f frame, ins []*core.Tensor, out *core.Tensor, per
 	if perElement {
 		threads *= f.members()
 	}
+	return b.launchReduce(f, ins, out, body, set, threads, wg, reduceMode{perElement: perElement})
+}
+
+// reduceMode is how the reduce template maps threads: one per group, one
+// per (group, member) (perElement), or one per part of a group (split; the
+// part count at slot 50), writing out at the thread's own index.
+type reduceMode struct{ perElement, split bool }
+
+// launchReduce runs body over frame f with threads threads in workgroups
+// of wg. A split launch's output takes no part in the frame: its
+// descriptor stays zero.
+func (b *Backend) launchReduce(f frame, ins []*core.Tensor, out *core.Tensor, body string, set func(*params), threads, wg int, mode reduceMode) error {
 	if threads == 0 {
 		return nil
 	}
@@ -131,20 +143,25 @@ func (b *Backend) reduceRunWG(f frame, ins []*core.Tensor, out *core.Tensor, per
 	if set != nil {
 		set(&prm)
 	}
-	if err := f.write(&prm, threads, append(append([]*core.Tensor{}, ins...), out)...); err != nil {
+	operands := append(append([]*core.Tensor{}, ins...), out)
+	framed := operands
+	if mode.split {
+		framed = ins
+	}
+	if err := f.write(&prm, threads, framed...); err != nil {
 		return err
 	}
 	// The merged ranks are part of the kernel: indexing is straight code.
 	kr, rr := int(prm[wgsl.SlotRank]), int(prm[55])
-	key := fmt.Sprintf("reduce|%d|k%d|r%d|%s|%s|%v|%s", wg, kr, rr, strings.Join(types, ","), outT, perElement, body)
+	key := fmt.Sprintf("reduce|%d|k%d|r%d|%s|%s|%v|%v|%s", wg, kr, rr, strings.Join(types, ","), outT, mode.perElement, mode.split, body)
 	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
 		return wgsl.Render("reduce", map[string]any{"WG": wg, "KRank": kr, "RRank": rr, "Ins": types, "Out": outT,
-			"PerElement": perElement, "Split": false, "Body": body})
+			"PerElement": mode.perElement, "Split": mode.split, "Body": body})
 	})
 	if err != nil {
 		return err
 	}
-	bufs, err := buffers(append(append([]*core.Tensor{}, ins...), out)...)
+	bufs, err := buffers(operands...)
 	if err != nil {
 		return err
 	}

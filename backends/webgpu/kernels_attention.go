@@ -95,18 +95,11 @@ func attentionKernel(k *core.KernelCall) error {
 	}
 	class := fmt.Sprintf("s%d-e%d-ev%d-l%d-b%d", sh.S, sh.E, sh.Ev, bucket(sh.L), bucket(sh.Batch.Numel()))
 	run := map[string]func() error{"fused": fused, "composed": composed}
-	if !g.tuner.decided("attention", class) && !tuneOff() {
-		// The composed variant builds three kernels on first use; building
-		// them before the tuner times anything keeps compile time out of
-		// the comparison (its warm-up would otherwise rule it out).
-		for _, f := range run {
-			if err := f(); err != nil {
-				return err
-			}
-		}
-	}
-	pick := g.tuner.choose("attention", class, map[string]int{"s": sh.S, "e": sh.E, "ev": sh.Ev, "l": sh.L, "batch": sh.Batch.Numel()},
+	pick, err := g.tuner.chooseBuilt("attention", class, map[string]int{"s": sh.S, "e": sh.E, "ev": sh.Ev, "l": sh.L, "batch": sh.Batch.Numel()},
 		[]string{"fused", "composed"}, "fused", func(v string) error { return run[v]() })
+	if err != nil {
+		return err
+	}
 	return run[pick]()
 }
 

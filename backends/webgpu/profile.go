@@ -3,6 +3,7 @@ package webgpu
 import (
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/webtensor/webtensor/core"
@@ -16,9 +17,11 @@ type KernelTime struct {
 	Total  time.Duration
 }
 
-// kernelProfile collects KernelTimes while profiling is on; b.mu guards it.
+// kernelProfile collects KernelTimes while profiling is on; b.mu guards
+// it. on is read without the lock on every op and dispatch, so that code
+// pays one atomic load when nobody profiles.
 type kernelProfile struct {
-	on    bool
+	on    atomic.Bool
 	op    string // the op whose kernel is running
 	times map[string]*KernelTime
 }
@@ -36,32 +39,23 @@ func (b *Backend) profiled(op string, k core.Kernel) core.Kernel {
 }
 
 // profileOp names the op whose dispatches follow, when profiling.
-func (b *Backend) profileOp(op string) {
-	b.mu.Lock()
-	if b.profile.on {
-		b.profile.op = op
-	}
-	b.mu.Unlock()
-}
+func (b *Backend) profileOp(op string) { b.profileOpSwap(op) }
 
 // profileOpSwap names the op whose dispatches follow and returns the
 // previous name.
 func (b *Backend) profileOpSwap(op string) string {
+	if !b.profiling() {
+		return ""
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	prev := b.profile.op
-	if b.profile.on {
-		b.profile.op = op
-	}
+	b.profile.op = op
 	return prev
 }
 
 // profiling reports whether a profile is being taken.
-func (b *Backend) profiling() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.profile.on
-}
+func (b *Backend) profiling() bool { return b.profile.on.Load() }
 
 // StartKernelProfile makes every later dispatch run at once and wait for
 // the GPU, charging the time to its kernel until StopKernelProfile. Waiting
@@ -70,7 +64,8 @@ func (b *Backend) profiling() bool {
 func (b *Backend) StartKernelProfile() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.profile = kernelProfile{on: true, times: map[string]*KernelTime{}}
+	b.profile.op, b.profile.times = "", map[string]*KernelTime{}
+	b.profile.on.Store(true)
 }
 
 // StopKernelProfile ends profiling and returns the kernels by total time,
@@ -82,7 +77,8 @@ func (b *Backend) StopKernelProfile() []KernelTime {
 	for _, t := range b.profile.times {
 		out = append(out, *t)
 	}
-	b.profile = kernelProfile{}
+	b.profile.on.Store(false)
+	b.profile.op, b.profile.times = "", nil
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Total != out[j].Total {
 			return out[i].Total > out[j].Total

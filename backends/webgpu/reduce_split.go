@@ -1,11 +1,9 @@
 package webgpu
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/wgsl"
 )
 
 // A sum with few groups and long ones (a loss summed to a scalar, a bias
@@ -61,32 +59,9 @@ func (b *Backend) sumRun(f frame, ins []*core.Tensor, out *core.Tensor, expr str
 // splitRun is the first launch of a split sum: one thread per part of
 // each group, writing partial (contiguous, groups x parts).
 func (b *Backend) splitRun(f frame, ins []*core.Tensor, partial *core.Tensor, body string, parts, chunk int) error {
-	threads := f.groups() * parts
-	types := make([]string, len(ins))
-	for i, t := range ins {
-		types[i] = physical(t.DType())
+	set := func(p *params) {
+		p.setU(50, uint32(parts))
+		p.setU(51, uint32(chunk))
 	}
-	wg := 64
-	var prm params
-	// The partial buffer is written at the thread's own index; it takes
-	// no part in the frame, so its descriptor is left zero.
-	if err := f.write(&prm, threads, ins...); err != nil {
-		return err
-	}
-	kr, rr := int(prm[wgsl.SlotRank]), int(prm[55])
-	key := fmt.Sprintf("reduce|split|%d|k%d|r%d|%s|%s", wg, kr, rr, strings.Join(types, ","), body)
-	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
-		return wgsl.Render("reduce", map[string]any{"WG": wg, "KRank": kr, "RRank": rr, "Ins": types, "Out": "f32",
-			"PerElement": false, "Split": true, "Body": body})
-	})
-	if err != nil {
-		return err
-	}
-	prm.setU(50, uint32(parts))
-	prm.setU(51, uint32(chunk))
-	bufs, err := buffers(append(append([]*core.Tensor{}, ins...), partial)...)
-	if err != nil {
-		return err
-	}
-	return b.run(p, &prm, threads, wg, bufs...)
+	return b.launchReduce(f, ins, partial, body, set, f.groups()*parts, 64, reduceMode{split: true})
 }

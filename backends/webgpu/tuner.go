@@ -112,14 +112,23 @@ func (t *tuner) lookup(key string) (tuneRecord, bool) {
 	return rec, true
 }
 
-// decided reports whether kind and class have a decision (made here or
-// read from disk): a caller whose variants compile several kernels warms
-// them all before the first measurement, so that compiling is not timed.
-func (t *tuner) decided(kind, class string) bool {
+// chooseBuilt is choose for variants that each build several kernels on
+// first use (attention's composed path builds three): while kind and class
+// are undecided it runs every variant once before timing any, so that
+// building kernels is not what the measurement compares - measure's
+// warm-up rule would otherwise rule such a variant out.
+func (t *tuner) chooseBuilt(kind, class string, workload map[string]int, variants []string, current string, run func(v string) error) (string, error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, ok := t.lookup(kind + "|" + class)
-	return ok
+	_, decided := t.lookup(kind + "|" + class)
+	t.mu.Unlock()
+	if !decided && !tuneOff() && canBlock() == nil {
+		for _, v := range variants {
+			if err := run(v); err != nil {
+				return "", err
+			}
+		}
+	}
+	return t.choose(kind, class, workload, variants, current, run), nil
 }
 
 // ensureMaps makes the maps ForgetTuning drops; the caller holds t.mu.

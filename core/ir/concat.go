@@ -19,15 +19,7 @@ import (
 // nor leaving a gap; anything else is left alone. Results are unchanged:
 // each element of the sum is one part's value plus zeros.
 func (g *Graph) CombineSliceGrads() int {
-	uses := map[*Value]int{}
-	for _, n := range g.Nodes {
-		for _, v := range n.Inputs {
-			uses[v]++
-		}
-	}
-	for _, v := range g.Outputs {
-		uses[v] += 2 // an output stays materialised
-	}
+	uses := g.useCounts()
 	combined := 0
 	removed := map[*Node]bool{}
 	replace := map[*Node]*Node{}
@@ -139,15 +131,7 @@ func (s *sliceSum) tiling(out *Value) (int, []*Value, bool) {
 // through their strides and the reshape of its fresh output is a view. It
 // returns how many concats it moved.
 func (g *Graph) ConcatBeforeReshape() int {
-	uses := map[*Value]int{}
-	for _, n := range g.Nodes {
-		for _, v := range n.Inputs {
-			uses[v]++
-		}
-	}
-	for _, v := range g.Outputs {
-		uses[v] += 2
-	}
+	uses := g.useCounts()
 	moved := 0
 	var nodes []*Node
 	for _, n := range g.Nodes {

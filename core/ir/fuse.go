@@ -29,15 +29,7 @@ func (g *Graph) FuseElementwise(dev core.Device) (int, error) {
 	if !ok {
 		return 0, nil
 	}
-	uses := map[*Value]int{}
-	for _, n := range g.Nodes {
-		for _, v := range n.Inputs {
-			uses[v]++
-		}
-	}
-	for _, v := range g.Outputs {
-		uses[v] += 2 // an output must stay materialised
-	}
+	uses := g.useCounts()
 	fusable := func(n *Node) bool {
 		if n.Fused != nil || len(n.Outputs) != 1 || !fuser.Fusable(n.Op, n.Attrs, n.Outputs[0].DType) {
 			return false

@@ -30,16 +30,12 @@ func (g *Graph) FuseEpilogues(dev core.Device) (int, error) {
 	if !ok {
 		return 0, nil
 	}
-	uses := map[*Value]int{}
+	uses := g.useCounts()
 	consumer := map[*Value]*Node{}
 	for _, n := range g.Nodes {
 		for _, v := range n.Inputs {
-			uses[v]++
 			consumer[v] = n
 		}
-	}
-	for _, v := range g.Outputs {
-		uses[v] += 2
 	}
 	replace := map[*Node]*Node{}
 	removed := map[*Node]bool{}

@@ -60,8 +60,7 @@ func (g *Graph) FusePairs(dev core.Device) (int, error) {
 // pairTree reads c, a reader of f's output x, as a tree over f's inputs:
 // x is f's own tree, c's other operands become extras after f's. It
 // refuses c unless it is one fusable f32 op of x's shape whose other
-// operands are computed before f (at index at), broadcast into x's shape
-// and fit the binding limit.
+// operands are computed before f (at index at) and fit the binding limit.
 func pairTree(f, c *Node, x *Value, at int, pos map[*Node]int, fuser core.EpiloguePairFuser) (*core.FusedExpr, []*Value, bool) {
 	if c.Fused != nil || c.Body != nil || len(c.Outputs) != 1 || c.Outputs[0].DType != core.F32 ||
 		!sameShape(c.Outputs[0].Shape, x.Shape) || !fuser.Fusable(c.Op, c.Attrs, core.F32) {
@@ -75,7 +74,8 @@ func pairTree(f, c *Node, x *Value, at int, pos map[*Node]int, fuser core.Epilog
 			e.Args = append(e.Args, f.Fused)
 			continue
 		}
-		if v == nil || v.DType != core.F32 || len(v.Shape) > len(x.Shape) || !fitsShape(v.Shape, x.Shape) {
+		// c's output has x's shape, so its operands broadcast into it.
+		if v == nil || v.DType != core.F32 {
 			return nil, nil, false
 		}
 		if p := v.Producer; p != nil && pos[p] > at {
@@ -88,17 +88,6 @@ func pairTree(f, c *Node, x *Value, at int, pos map[*Node]int, fuser core.Epilog
 		return nil, nil, false
 	}
 	return e, extras, true
-}
-
-// fitsShape says whether s broadcasts into target without growing it.
-func fitsShape(s, target core.Shape) bool {
-	lead := len(target) - len(s)
-	for i, d := range s {
-		if d != 1 && d != target[lead+i] {
-			return false
-		}
-	}
-	return true
 }
 
 // tryFuseEpiloguePair runs a paired node as one kernel where its device can.

@@ -26,18 +26,12 @@ func (g *Graph) FuseReductions(dev core.Device) (int, error) {
 	if !ok {
 		return 0, nil
 	}
-	uses := map[*Value]int{}
+	uses := g.useCounts()
 	producer := map[*Value]*Node{} // Value.Producer is the captured node, not a fused one that replaced it
 	for _, n := range g.Nodes {
-		for _, v := range n.Inputs {
-			uses[v]++
-		}
 		for _, o := range n.Outputs {
 			producer[o] = n
 		}
-	}
-	for _, v := range g.Outputs {
-		uses[v] += 2
 	}
 	replace := map[*Node]*Node{}
 	removed := map[*Node]bool{}

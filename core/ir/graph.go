@@ -54,6 +54,22 @@ type Graph struct {
 	nextID            int
 }
 
+// useCounts counts the reads of each value by g's nodes, an output of the
+// graph counting twice more: a pass that folds a value read once into its
+// reader must never fold one the caller gets back.
+func (g *Graph) useCounts() map[*Value]int {
+	uses := map[*Value]int{}
+	for _, n := range g.Nodes {
+		for _, v := range n.Inputs {
+			uses[v]++
+		}
+	}
+	for _, v := range g.Outputs {
+		uses[v] += 2
+	}
+	return uses
+}
+
 func (g *Graph) newValue(shape core.Shape, dt core.DType) *Value {
 	v := &Value{ID: g.nextID, Shape: shape, DType: dt, Input: -1}
 	g.nextID++

@@ -26,15 +26,7 @@ import (
 // Results never change: the rewrites only use the static shapes the graph
 // holds, and a node whose attributes it cannot read is left alone.
 func (g *Graph) SimplifyLayout() int {
-	uses := map[*Value]int{}
-	for _, n := range g.Nodes {
-		for _, v := range n.Inputs {
-			uses[v]++
-		}
-	}
-	for _, v := range g.Outputs {
-		uses[v] += 2 // an output stays materialised
-	}
+	uses := g.useCounts()
 	repl := map[*Value]*Value{}
 	dead := map[*Node]bool{}
 	changed := 0

@@ -65,10 +65,7 @@ func TestTracedTrainingStepEqualsEager(t *testing.T) {
 				require.NoError(t, p.Set(c1("mul", nil, p.Tensor().Detach(), core.Scalar(1.5+0.1*float64(i), dtype, dev))))
 			}
 			ins := append([]*core.Tensor{x2}, tensorsOf(l.Parameters())...)
-			core.EnterNoGrad()
-			got, err := g.Run(ins...)
-			require.NoError(t, core.ExitNoGrad())
-			require.NoError(t, err)
+			got := replay(t, g, ins...)
 			want, err := step(ins)
 			require.NoError(t, err)
 			require.Len(t, got, len(want))
@@ -115,10 +112,7 @@ func TestCombineSliceGradsNeedsAnExactTiling(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, c.concat, s.Slices == 1, g.String())
 			require.Equal(t, c.concat, strings.Contains(g.String(), "concat("), g.String())
-			core.EnterNoGrad()
-			got, err := g.Run(w)
-			require.NoError(t, core.ExitNoGrad())
-			require.NoError(t, err)
+			got := replay(t, g, w)
 			want, err := fn([]*core.Tensor{w})
 			require.NoError(t, err)
 			require.InDeltaSlice(t, values(t, want[0]), values(t, got[0]), 1e-12)
@@ -192,10 +186,7 @@ func TestTracedBackwardReturnsComputedGrads(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, g.Outputs[1].Const, "the gradient was captured as a constant:\n%s", g)
 	x2 := randn(3, 4, 3)
-	core.EnterNoGrad()
-	got, err := g.Run(x2)
-	require.NoError(t, core.ExitNoGrad())
-	require.NoError(t, err)
+	got := replay(t, g, x2)
 	want, err := fn([]*core.Tensor{x2})
 	require.NoError(t, err)
 	require.InDeltaSlice(t, values(t, want[1]), values(t, got[1]), 1e-12)
@@ -207,4 +198,15 @@ func must(ts []*core.Tensor, err error) []*core.Tensor {
 		panic(err)
 	}
 	return ts
+}
+
+// replay runs g with autograd off, as a compiled step runs: the graph
+// holds its own backward pass.
+func replay(t *testing.T, g *Graph, ins ...*core.Tensor) []*core.Tensor {
+	t.Helper()
+	core.EnterNoGrad()
+	got, err := g.Run(ins...)
+	require.NoError(t, core.ExitNoGrad())
+	require.NoError(t, err)
+	return got
 }
