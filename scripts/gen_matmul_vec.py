@@ -67,7 +67,8 @@ def kernel(rows: int, nq: int) -> str:
 def store(rows: int, nq: int, in_range: str = "qb + {j}u < nq") -> str:
     """Stores the rows x nq vec4 accumulators c{i}_{j} at (m0 + i, qb + j);
     in_range guards column j of the block (lane j of each vec4)."""
-    out = [f"\tvar cs{j} = array<vec4<f32>, {rows}>(" + ", ".join(f"c{i}_{j}" for i in range(rows)) + ");\n"
+    out = ["\tc_begin(z);\n"]
+    out += [f"\tvar cs{j} = array<vec4<f32>, {rows}>(" + ", ".join(f"c{i}_{j}" for i in range(rows)) + ");\n"
            for j in range(nq)]
     out.append(f"\tfor (var i = 0u; i < {rows}u; i++) {{\n\t\tif m0 + i >= M {{ break; }}\n"
                "\t\tfor (var j = 0u; j < 4u; j++) {\n")

@@ -83,6 +83,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c7_0 += a7.x * b0_0 + a7.y * b1_0 + a7.z * b2_0 + a7.w * b3_0;
 		c7_1 += a7.x * b0_1 + a7.y * b1_1 + a7.z * b2_1 + a7.w * b3_1;
 	}
+	c_begin(z);
 	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
 	var cs1 = array<vec4<f32>, 8>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1);
 	for (var i = 0u; i < 8u; i++) {
@@ -208,6 +209,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c15_0 += a15.x * b0_0 + a15.y * b1_0 + a15.z * b2_0 + a15.w * b3_0;
 		c15_1 += a15.x * b0_1 + a15.y * b1_1 + a15.z * b2_1 + a15.w * b3_1;
 	}
+	c_begin(z);
 	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
 	var cs1 = array<vec4<f32>, 16>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1, c8_1, c9_1, c10_1, c11_1, c12_1, c13_1, c14_1, c15_1);
 	for (var i = 0u; i < 16u; i++) {
@@ -298,6 +300,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c7_0 += vec4<f32>(dot(a7, b0), dot(a7, b1), dot(a7, b2), dot(a7, b3));
 		c7_1 += vec4<f32>(dot(a7, b4), dot(a7, b5), dot(a7, b6), dot(a7, b7));
 	}
+	c_begin(z);
 	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
 	var cs1 = array<vec4<f32>, 8>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1);
 	for (var i = 0u; i < 8u; i++) {
@@ -428,6 +431,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c15_0 += vec4<f32>(dot(a15, b0), dot(a15, b1), dot(a15, b2), dot(a15, b3));
 		c15_1 += vec4<f32>(dot(a15, b4), dot(a15, b5), dot(a15, b6), dot(a15, b7));
 	}
+	c_begin(z);
 	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
 	var cs1 = array<vec4<f32>, 16>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1, c8_1, c9_1, c10_1, c11_1, c12_1, c13_1, c14_1, c15_1);
 	for (var i = 0u; i < 16u; i++) {
@@ -542,6 +546,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		ai += sak;
 		bi += sbk;
 	}
+	c_begin(z);
 	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
 	var cs1 = array<vec4<f32>, 8>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1);
 	for (var i = 0u; i < 8u; i++) {
@@ -716,6 +721,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		ai += sak;
 		bi += sbk;
 	}
+	c_begin(z);
 	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
 	var cs1 = array<vec4<f32>, 16>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1, c8_1, c9_1, c10_1, c11_1, c12_1, c13_1, c14_1, c15_1);
 	for (var i = 0u; i < 16u; i++) {
