@@ -68,13 +68,22 @@ def store(rows: int, nq: int, in_range: str = "qb + {j}u < nq") -> str:
     """Stores the rows x nq vec4 accumulators c{i}_{j} at (m0 + i, qb + j);
     in_range guards column j of the block (lane j of each vec4)."""
     out = ["\tc_begin(z);\n"]
+    # With N a multiple of 4 each accumulator is stored whole: a software
+    # driver's scalar stores are scatters across lanes, and a product with a
+    # short k spends as long storing as multiplying.
+    out.append("{{if .Vec4Store}}")
+    for i in range(rows):
+        out.append(f"\tif m0 + {i}u < M {{\n")
+        out += [f"\t\tif qb + {j}u < nq {{ c_store4(z, m0 + {i}u, qb + {j}u, c{i}_{j}); }}\n" for j in range(nq)]
+        out.append("\t}\n")
+    out.append("}\n{{else}}")
     out += [f"\tvar cs{j} = array<vec4<f32>, {rows}>(" + ", ".join(f"c{i}_{j}" for i in range(rows)) + ");\n"
            for j in range(nq)]
     out.append(f"\tfor (var i = 0u; i < {rows}u; i++) {{\n\t\tif m0 + i >= M {{ break; }}\n"
                "\t\tfor (var j = 0u; j < 4u; j++) {\n")
     out += [f"\t\t\tif {in_range.format(j=j)} {{ c_store(z, m0 + i, (qb + {j}u) * 4u + j, cs{j}[i][j]); }}\n"
             for j in range(nq)]
-    out.append("\t\t}\n\t}\n}\n")
+    out.append("\t\t}\n\t}\n}\n{{end}}")
     return "".join(out)
 
 

@@ -40,7 +40,7 @@ fn loc(i: u32, rank: u32, shp: u32, d: u32) -> i32 {
 	return o + i32(rem) * pi(d + 1u);
 }
 
-// loc1..loc3 are loc for a rank fixed when the kernel is built: straight
+// loc1..loc4 are loc for a rank fixed when the kernel is built: straight
 // code, no loop. A loop whose trip count lives in the uniform block costs a
 // software driver more than the arithmetic (layer norm's reads took twice
 // as long through loc as through loc1).
@@ -54,6 +54,14 @@ fn loc3(i: u32, shp: u32, d: u32) -> i32 {
 	let s1 = pu(shp + 1u);
 	let q = i / s2;
 	return pi(d) + i32(i % s2) * pi(d + 3u) + i32(q % s1) * pi(d + 2u) + i32(q / s1) * pi(d + 1u);
+}
+fn loc4(i: u32, shp: u32, d: u32) -> i32 {
+	let s3 = pu(shp + 3u);
+	let s2 = pu(shp + 2u);
+	let s1 = pu(shp + 1u);
+	let q = i / s3;
+	let q2 = q / s2;
+	return pi(d) + i32(i % s3) * pi(d + 4u) + i32(q % s2) * pi(d + 3u) + i32(q2 % s1) * pi(d + 2u) + i32(q2 / s1) * pi(d + 1u);
 }
 
 fn is_nan(x: f32) -> bool {

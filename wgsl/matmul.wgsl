@@ -84,9 +84,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 // output position through their descriptors (batch strides as operands,
 // the m and n strides in the descriptor's last two stride slots).
 {{range .Extras}}@group(0) @binding({{.Binding}}) var<storage, read> e{{.I}}: array<f32>;
-{{end}}@group(0) @binding({{.OutBinding}}) var<storage, read_write> c: array<{{.Out}}>;
+{{end}}{{if .Vec4Store}}@group(0) @binding({{.OutBinding}}) var<storage, read_write> c: array<vec4<f32>>;
+{{if .Also}}@group(0) @binding({{add .OutBinding 1}}) var<storage, read_write> c2: array<vec4<f32>>;
+{{end}}{{else}}@group(0) @binding({{.OutBinding}}) var<storage, read_write> c: array<{{.Out}}>;
 {{if .Also}}@group(0) @binding({{add .OutBinding 1}}) var<storage, read_write> c2: array<f32>;
-{{end}}{{range .Extras}}var<private> eb{{.I}}: i32;
+{{end}}{{end}}{{range .Extras}}var<private> eb{{.I}}: i32;
 {{end}}
 // c_begin finds each extra operand's offset for batch entry z, once per
 // thread: through loc, whose loop runs on a rank read from the uniform
@@ -96,10 +98,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 fn c_begin(z: u32) {
 {{range .Extras}}	eb{{.I}} = loc(z, pu(9u), 10u, {{.Slot}}u);
 {{end}}}
+{{if .Vec4Store}}
+// c_store4 writes the four elements of c at row m, columns 4q..4q+3, each
+// through the epilogue, as one vec4 (.Vec4Store: N is a multiple of 4 and
+// c holds f32).
+fn c_store4(z: u32, m: u32, q: u32, x: vec4<f32>) {
+	var r: vec4<f32>;
+{{if .Also}}	var r2: vec4<f32>;
+{{end}}	for (var j = 0u; j < 4u; j++) {
+		let n = q * 4u + j;
+		let x0 = x[j];
+{{range .Extras}}		let x{{.X}} = e{{.I}}[u32(eb{{.I}} + i32(m) * pi({{.Slot}}u + 7u) + i32(n) * pi({{.Slot}}u + 8u))];
+{{end}}		let v = {{.Epilogue}};
+		r[j] = v;
+{{if .Also}}		r2[j] = {{.Also}};
+{{end}}	}
+	let o = (z * pu(0u) + m) * (pu(2u) / 4u) + q;
+	c[o] = r;
+{{if .Also}}	c2[o] = r2;
+{{end}}}
+{{else}}
 fn c_store(z: u32, m: u32, n: u32, x0: {{.CT}}) {
 {{range .Extras}}	let x{{.X}} = e{{.I}}[u32(eb{{.I}} + i32(m) * pi({{.Slot}}u + 7u) + i32(n) * pi({{.Slot}}u + 8u))];
 {{end}}	let v = {{.Epilogue}};
 	c[(z * pu(0u) + m) * pu(2u) + n] = {{.Store}};
 {{if .Also}}	c2[(z * pu(0u) + m) * pu(2u) + n] = {{.Also}};
 {{end}}}
-{{end}}
+{{end}}{{end}}

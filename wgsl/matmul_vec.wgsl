@@ -84,7 +84,40 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c7_1 += a7.x * b0_1 + a7.y * b1_1 + a7.z * b2_1 + a7.w * b3_1;
 	}
 	c_begin(z);
-	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
+{{if .Vec4Store}}	if m0 + 0u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 0u, qb + 0u, c0_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 0u, qb + 1u, c0_1); }
+	}
+	if m0 + 1u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 1u, qb + 0u, c1_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 1u, qb + 1u, c1_1); }
+	}
+	if m0 + 2u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 2u, qb + 0u, c2_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 2u, qb + 1u, c2_1); }
+	}
+	if m0 + 3u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 3u, qb + 0u, c3_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 3u, qb + 1u, c3_1); }
+	}
+	if m0 + 4u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 4u, qb + 0u, c4_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 4u, qb + 1u, c4_1); }
+	}
+	if m0 + 5u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 5u, qb + 0u, c5_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 5u, qb + 1u, c5_1); }
+	}
+	if m0 + 6u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 6u, qb + 0u, c6_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 6u, qb + 1u, c6_1); }
+	}
+	if m0 + 7u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 7u, qb + 0u, c7_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 7u, qb + 1u, c7_1); }
+	}
+}
+{{else}}	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
 	var cs1 = array<vec4<f32>, 8>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1);
 	for (var i = 0u; i < 8u; i++) {
 		if m0 + i >= M { break; }
@@ -94,7 +127,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		}
 	}
 }
-{{else if eq .Variant "regblock16"}}
+{{end}}{{else if eq .Variant "regblock16"}}
 // 16x8 blocks
 
 @compute @workgroup_size({{.WG}})
@@ -210,7 +243,72 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c15_1 += a15.x * b0_1 + a15.y * b1_1 + a15.z * b2_1 + a15.w * b3_1;
 	}
 	c_begin(z);
-	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
+{{if .Vec4Store}}	if m0 + 0u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 0u, qb + 0u, c0_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 0u, qb + 1u, c0_1); }
+	}
+	if m0 + 1u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 1u, qb + 0u, c1_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 1u, qb + 1u, c1_1); }
+	}
+	if m0 + 2u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 2u, qb + 0u, c2_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 2u, qb + 1u, c2_1); }
+	}
+	if m0 + 3u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 3u, qb + 0u, c3_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 3u, qb + 1u, c3_1); }
+	}
+	if m0 + 4u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 4u, qb + 0u, c4_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 4u, qb + 1u, c4_1); }
+	}
+	if m0 + 5u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 5u, qb + 0u, c5_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 5u, qb + 1u, c5_1); }
+	}
+	if m0 + 6u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 6u, qb + 0u, c6_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 6u, qb + 1u, c6_1); }
+	}
+	if m0 + 7u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 7u, qb + 0u, c7_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 7u, qb + 1u, c7_1); }
+	}
+	if m0 + 8u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 8u, qb + 0u, c8_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 8u, qb + 1u, c8_1); }
+	}
+	if m0 + 9u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 9u, qb + 0u, c9_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 9u, qb + 1u, c9_1); }
+	}
+	if m0 + 10u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 10u, qb + 0u, c10_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 10u, qb + 1u, c10_1); }
+	}
+	if m0 + 11u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 11u, qb + 0u, c11_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 11u, qb + 1u, c11_1); }
+	}
+	if m0 + 12u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 12u, qb + 0u, c12_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 12u, qb + 1u, c12_1); }
+	}
+	if m0 + 13u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 13u, qb + 0u, c13_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 13u, qb + 1u, c13_1); }
+	}
+	if m0 + 14u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 14u, qb + 0u, c14_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 14u, qb + 1u, c14_1); }
+	}
+	if m0 + 15u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 15u, qb + 0u, c15_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 15u, qb + 1u, c15_1); }
+	}
+}
+{{else}}	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
 	var cs1 = array<vec4<f32>, 16>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1, c8_1, c9_1, c10_1, c11_1, c12_1, c13_1, c14_1, c15_1);
 	for (var i = 0u; i < 16u; i++) {
 		if m0 + i >= M { break; }
@@ -220,7 +318,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		}
 	}
 }
-{{else if eq .Variant "nt8"}}
+{{end}}{{else if eq .Variant "nt8"}}
 // 8x8 blocks
 
 @compute @workgroup_size({{.WG}})
@@ -301,7 +399,40 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c7_1 += vec4<f32>(dot(a7, b4), dot(a7, b5), dot(a7, b6), dot(a7, b7));
 	}
 	c_begin(z);
-	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
+{{if .Vec4Store}}	if m0 + 0u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 0u, qb + 0u, c0_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 0u, qb + 1u, c0_1); }
+	}
+	if m0 + 1u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 1u, qb + 0u, c1_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 1u, qb + 1u, c1_1); }
+	}
+	if m0 + 2u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 2u, qb + 0u, c2_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 2u, qb + 1u, c2_1); }
+	}
+	if m0 + 3u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 3u, qb + 0u, c3_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 3u, qb + 1u, c3_1); }
+	}
+	if m0 + 4u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 4u, qb + 0u, c4_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 4u, qb + 1u, c4_1); }
+	}
+	if m0 + 5u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 5u, qb + 0u, c5_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 5u, qb + 1u, c5_1); }
+	}
+	if m0 + 6u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 6u, qb + 0u, c6_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 6u, qb + 1u, c6_1); }
+	}
+	if m0 + 7u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 7u, qb + 0u, c7_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 7u, qb + 1u, c7_1); }
+	}
+}
+{{else}}	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
 	var cs1 = array<vec4<f32>, 8>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1);
 	for (var i = 0u; i < 8u; i++) {
 		if m0 + i >= M { break; }
@@ -311,7 +442,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		}
 	}
 }
-{{else if eq .Variant "nt16"}}
+{{end}}{{else if eq .Variant "nt16"}}
 // 16x8 blocks
 
 @compute @workgroup_size({{.WG}})
@@ -432,7 +563,72 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c15_1 += vec4<f32>(dot(a15, b4), dot(a15, b5), dot(a15, b6), dot(a15, b7));
 	}
 	c_begin(z);
-	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
+{{if .Vec4Store}}	if m0 + 0u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 0u, qb + 0u, c0_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 0u, qb + 1u, c0_1); }
+	}
+	if m0 + 1u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 1u, qb + 0u, c1_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 1u, qb + 1u, c1_1); }
+	}
+	if m0 + 2u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 2u, qb + 0u, c2_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 2u, qb + 1u, c2_1); }
+	}
+	if m0 + 3u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 3u, qb + 0u, c3_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 3u, qb + 1u, c3_1); }
+	}
+	if m0 + 4u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 4u, qb + 0u, c4_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 4u, qb + 1u, c4_1); }
+	}
+	if m0 + 5u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 5u, qb + 0u, c5_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 5u, qb + 1u, c5_1); }
+	}
+	if m0 + 6u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 6u, qb + 0u, c6_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 6u, qb + 1u, c6_1); }
+	}
+	if m0 + 7u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 7u, qb + 0u, c7_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 7u, qb + 1u, c7_1); }
+	}
+	if m0 + 8u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 8u, qb + 0u, c8_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 8u, qb + 1u, c8_1); }
+	}
+	if m0 + 9u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 9u, qb + 0u, c9_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 9u, qb + 1u, c9_1); }
+	}
+	if m0 + 10u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 10u, qb + 0u, c10_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 10u, qb + 1u, c10_1); }
+	}
+	if m0 + 11u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 11u, qb + 0u, c11_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 11u, qb + 1u, c11_1); }
+	}
+	if m0 + 12u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 12u, qb + 0u, c12_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 12u, qb + 1u, c12_1); }
+	}
+	if m0 + 13u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 13u, qb + 0u, c13_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 13u, qb + 1u, c13_1); }
+	}
+	if m0 + 14u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 14u, qb + 0u, c14_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 14u, qb + 1u, c14_1); }
+	}
+	if m0 + 15u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 15u, qb + 0u, c15_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 15u, qb + 1u, c15_1); }
+	}
+}
+{{else}}	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
 	var cs1 = array<vec4<f32>, 16>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1, c8_1, c9_1, c10_1, c11_1, c12_1, c13_1, c14_1, c15_1);
 	for (var i = 0u; i < 16u; i++) {
 		if m0 + i >= M { break; }
@@ -442,7 +638,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		}
 	}
 }
-{{else if eq .Variant "tn8"}}
+{{end}}{{else if eq .Variant "tn8"}}
 // 8x8 blocks
 
 @compute @workgroup_size({{.WG}})
@@ -547,7 +743,40 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		bi += sbk;
 	}
 	c_begin(z);
-	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
+{{if .Vec4Store}}	if m0 + 0u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 0u, qb + 0u, c0_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 0u, qb + 1u, c0_1); }
+	}
+	if m0 + 1u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 1u, qb + 0u, c1_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 1u, qb + 1u, c1_1); }
+	}
+	if m0 + 2u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 2u, qb + 0u, c2_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 2u, qb + 1u, c2_1); }
+	}
+	if m0 + 3u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 3u, qb + 0u, c3_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 3u, qb + 1u, c3_1); }
+	}
+	if m0 + 4u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 4u, qb + 0u, c4_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 4u, qb + 1u, c4_1); }
+	}
+	if m0 + 5u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 5u, qb + 0u, c5_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 5u, qb + 1u, c5_1); }
+	}
+	if m0 + 6u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 6u, qb + 0u, c6_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 6u, qb + 1u, c6_1); }
+	}
+	if m0 + 7u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 7u, qb + 0u, c7_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 7u, qb + 1u, c7_1); }
+	}
+}
+{{else}}	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
 	var cs1 = array<vec4<f32>, 8>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1);
 	for (var i = 0u; i < 8u; i++) {
 		if m0 + i >= M { break; }
@@ -557,7 +786,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		}
 	}
 }
-{{else if eq .Variant "tn16"}}
+{{end}}{{else if eq .Variant "tn16"}}
 // 16x8 blocks
 
 @compute @workgroup_size({{.WG}})
@@ -722,7 +951,72 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		bi += sbk;
 	}
 	c_begin(z);
-	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
+{{if .Vec4Store}}	if m0 + 0u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 0u, qb + 0u, c0_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 0u, qb + 1u, c0_1); }
+	}
+	if m0 + 1u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 1u, qb + 0u, c1_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 1u, qb + 1u, c1_1); }
+	}
+	if m0 + 2u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 2u, qb + 0u, c2_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 2u, qb + 1u, c2_1); }
+	}
+	if m0 + 3u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 3u, qb + 0u, c3_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 3u, qb + 1u, c3_1); }
+	}
+	if m0 + 4u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 4u, qb + 0u, c4_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 4u, qb + 1u, c4_1); }
+	}
+	if m0 + 5u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 5u, qb + 0u, c5_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 5u, qb + 1u, c5_1); }
+	}
+	if m0 + 6u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 6u, qb + 0u, c6_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 6u, qb + 1u, c6_1); }
+	}
+	if m0 + 7u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 7u, qb + 0u, c7_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 7u, qb + 1u, c7_1); }
+	}
+	if m0 + 8u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 8u, qb + 0u, c8_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 8u, qb + 1u, c8_1); }
+	}
+	if m0 + 9u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 9u, qb + 0u, c9_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 9u, qb + 1u, c9_1); }
+	}
+	if m0 + 10u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 10u, qb + 0u, c10_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 10u, qb + 1u, c10_1); }
+	}
+	if m0 + 11u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 11u, qb + 0u, c11_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 11u, qb + 1u, c11_1); }
+	}
+	if m0 + 12u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 12u, qb + 0u, c12_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 12u, qb + 1u, c12_1); }
+	}
+	if m0 + 13u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 13u, qb + 0u, c13_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 13u, qb + 1u, c13_1); }
+	}
+	if m0 + 14u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 14u, qb + 0u, c14_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 14u, qb + 1u, c14_1); }
+	}
+	if m0 + 15u < M {
+		if qb + 0u < nq { c_store4(z, m0 + 15u, qb + 0u, c15_0); }
+		if qb + 1u < nq { c_store4(z, m0 + 15u, qb + 1u, c15_1); }
+	}
+}
+{{else}}	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
 	var cs1 = array<vec4<f32>, 16>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1, c8_1, c9_1, c10_1, c11_1, c12_1, c13_1, c14_1, c15_1);
 	for (var i = 0u; i < 16u; i++) {
 		if m0 + i >= M { break; }
@@ -732,4 +1026,4 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		}
 	}
 }
-{{end}}
+{{end}}{{end}}

@@ -7,7 +7,8 @@
 //           found through its own layout: 104 rank, 105..112 shape, and the
 //           descriptor of operand 0, so any view is read in place.
 //   copy    out0 at descriptor 1 = in0 at descriptor 0 over the shape at
-//           10..: one input's slab of a concat or stack.
+//           10..: one input's slab of a concat or stack. .Rank, the merged
+//           iteration's, is built in (indexing in straight code).
 //   padgrad out0[i] = the sum of the elements of g (in0, descriptor 0) that
 //           a reflect, replicate or constant pad read from input element i.
 //           Slots: 64+d pad before dim d, 72+d padded size, 80+d mode.
@@ -114,9 +115,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	var v = bitcast<{{index .Outs 0}}>(pu(0u));
 	if !fill { v = in0[loc(flat, pu(104u), 105u, {{operand 0}}u)]; }
 	out0[i] = {{.Store}};
-{{else if eq .Kind "copy"}}	let rank = pu(9u);
-	let v = in0[loc(i, rank, 10u, {{operand 0}}u)];
-	out0[loc(i, rank, 10u, {{operand 1}}u)] = {{.Store}};
+{{else if eq .Kind "copy"}}	let v = in0[{{loc .Rank "i" "10u" (printf "%du" (operand 0)) "9u"}}];
+	out0[{{loc .Rank "i" "10u" (printf "%du" (operand 1)) "9u"}}] = {{.Store}};
 {{else if eq .Kind "padgrad"}}	let rank = pu(9u);
 	var co: array<i32, 8>;
 	var cnt: array<u32, 8>;

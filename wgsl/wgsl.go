@@ -43,7 +43,7 @@ func LocCall(rank int, i, shp, d, rankSlot string) string {
 		return "pi(" + d + ")"
 	case 1:
 		return "loc1(" + i + ", " + d + ")"
-	case 2, 3:
+	case 2, 3, 4:
 		return fmt.Sprintf("loc%d(%s, %s, %s)", rank, i, shp, d)
 	}
 	return "loc(" + i + ", pu(" + rankSlot + "), " + shp + ", " + d + ")"

@@ -117,9 +117,10 @@ func (c *diskCache) reset() {
 
 // entryKey is the full key of entry name of kind: format, kind, device and
 // what the entry was derived from. A kernel source depends on the code that
-// rendered it (codeIdentity); a tuning decision on the kernels it timed.
+// rendered it (codeIdentity); a tuning decision on the kernels it timed
+// and on how they were timed (tuneRule).
 func (c *diskCache) entryKey(kind, name string) string {
-	salt := kernelsFingerprint()
+	salt := fmt.Sprintf("%s|rule%d", kernelsFingerprint(), tuneRule)
 	if kind == entryKernel {
 		salt = codeIdentity()
 	}

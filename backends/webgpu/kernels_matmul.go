@@ -191,6 +191,11 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 	if _, isVec := vecVariants[variant]; isVec {
 		family = "matmul_vec"
 	}
+	// The vec4 kernels store whole vec4s of an f32 c whose rows are too.
+	vec4Store := family == "matmul_vec" && n%4 == 0 && out.DType() == core.F32
+	if vec4Store {
+		key += "|v4store"
+	}
 	expr, extras, also, nOut := "x0", []*core.Tensor(nil), "", 1
 	if ep != nil {
 		expr, extras = ep.expr, ep.extras
@@ -208,7 +213,7 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		}
 		return wgsl.Render(family, map[string]any{"WG": mapWG, "Variant": variant, "T": t, "CT": ct, "Out": ct,
 			"Zero": zeroOf(ct), "Store": storeExpr(out.DType(), "v"), "Extras": ex, "OutBinding": 3 + len(extras),
-			"Epilogue": expr, "Also": also})
+			"Epilogue": expr, "Also": also, "Vec4Store": vec4Store})
 	})
 	if err != nil {
 		return err

@@ -173,11 +173,13 @@ func sxJoinKernel(k *core.KernelCall) error {
 			continue
 		}
 		var prm params
-		if err := newIteration(in.Shape(), in, slab).write(&prm, n); err != nil {
+		it := newIteration(in.Shape(), in, slab)
+		if err := it.write(&prm, n); err != nil {
 			return err
 		}
 		store := storeExpr(out.DType(), conv("v", physical(in.DType()), physical(out.DType())))
-		if err := b.sxRun("shape", "copy", []*core.Tensor{in}, []*core.Tensor{slab}, n, map[string]any{"Store": store}, &prm); err != nil {
+		extra := map[string]any{"Store": store, "Rank": len(it.shape)}
+		if err := b.sxRun("shape", "copy", []*core.Tensor{in}, []*core.Tensor{slab}, n, extra, &prm); err != nil {
 			return err
 		}
 	}

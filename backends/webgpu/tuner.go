@@ -112,25 +112,6 @@ func (t *tuner) lookup(key string) (tuneRecord, bool) {
 	return rec, true
 }
 
-// chooseBuilt is choose for variants that each build several kernels on
-// first use (attention's composed path builds three): while kind and class
-// are undecided it runs every variant once before timing any, so that
-// building kernels is not what the measurement compares - measure's
-// warm-up rule would otherwise rule such a variant out.
-func (t *tuner) chooseBuilt(kind, class string, workload map[string]int, variants []string, current string, run func(v string) error) (string, error) {
-	t.mu.Lock()
-	_, decided := t.lookup(kind + "|" + class)
-	t.mu.Unlock()
-	if !decided && !tuneOff() && canBlock() == nil {
-		for _, v := range variants {
-			if err := run(v); err != nil {
-				return "", err
-			}
-		}
-	}
-	return t.choose(kind, class, workload, variants, current, run), nil
-}
-
 // ensureMaps makes the maps ForgetTuning drops; the caller holds t.mu.
 func (t *tuner) ensureMaps() {
 	if t.choices == nil {
@@ -201,29 +182,36 @@ func (t *tuner) choose(kind, class string, workload map[string]int, variants []s
 	return rec.Variant
 }
 
-// measure times variant v: one warm-up run (which compiles it), then the
-// fastest of three synced runs - the minimum, because on a busy machine
-// interference only ever adds time. A variant whose warm-up alone takes
-// several times the best so far cannot win; its warm-up time is returned
+// tuneRule numbers how measure times variants; it is in the key of every
+// decision on disk, so a change to it makes earlier decisions miss.
+const tuneRule = 2
+
+// measure times variant v: one warm-up run (which builds its kernels),
+// then the fastest of three synced runs - the minimum, because on a busy
+// machine interference only ever adds time. A variant whose first timed run
+// takes several times the best so far cannot win; that time is returned
 // without the repeats (a tiled kernel on a software driver would otherwise
-// cost seconds).
+// cost seconds). The rule looks past the warm-up: building a kernel can
+// take a software driver 100 times its run time, and a variant that builds
+// more code (16-row blocks, or attention's three composed kernels) lost
+// that way to one that runs at half its speed.
 func (t *tuner) measure(v string, run func(v string) error, best time.Duration) (time.Duration, bool) {
 	t.timed.Add(1)
-	warm := time.Now()
 	if run(v) != nil || t.sync() != nil {
 		return 0, false
 	}
-	if w := time.Since(warm); best > 0 && w > 4*best {
-		return w, true
-	}
 	fastest := time.Duration(-1)
-	for range 3 {
+	for i := range 3 {
 		start := time.Now()
 		if run(v) != nil || t.sync() != nil {
 			return 0, false
 		}
-		if d := time.Since(start); fastest < 0 || d < fastest {
+		d := time.Since(start)
+		if fastest < 0 || d < fastest {
 			fastest = d
+		}
+		if i == 0 && best > 0 && d > 4*best {
+			break
 		}
 	}
 	return fastest, true
