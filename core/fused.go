@@ -59,3 +59,12 @@ type ReduceFuser interface {
 	FusableReduction(op string) bool
 	FuseReduce(op string, attrs Attrs, e *FusedExpr, inputs []*Tensor, shape Shape) (*Tensor, error)
 }
+
+// ColumnSumFuser is implemented by backends whose weight-gradient product
+// x^T @ g can also return the sums of g's columns - the bias gradient
+// beside the weight gradient - from the same pass over g.
+// MatmulColumnSums returns a @ b and b's column sums ([N]); an error says
+// it cannot for these operands, and the caller runs the two ops instead.
+type ColumnSumFuser interface {
+	MatmulColumnSums(a, b *Tensor) (*Tensor, *Tensor, error)
+}

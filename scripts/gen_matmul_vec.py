@@ -157,12 +157,31 @@ def kernel_tn(rq: int, nq: int) -> str:
         lines += ["\t\t" + " ".join(f"c{i}_{j} += a{i // 4}_{k}.{'xyzw'[i % 4]} * b{j}_{k};" for j in range(nq)) + "\n"
                   for i in range(rows)]
         return lines
+
+    def colsum(ks: range) -> str:
+        # .ColSum: b's column sums ride along (the bias gradient beside the
+        # weight gradient x^T @ g). Each step's rows are added plainly and
+        # the step's total with Kahan compensation, so the error stays that
+        # of a compensated sum of K/4 terms whatever K is.
+        terms = [" + ".join(f"b{j}_{k}" for k in ks) for j in range(nq)]
+        return "{{if .ColSum}}" + "".join(
+            f"\t\tlet sy{j} = ({terms[j]}) - sc{j};\n\t\tlet st{j} = s{j} + sy{j};\n"
+            f"\t\tsc{j} = select((st{j} - s{j}) - sy{j}, vec4<f32>(0.0), abs(st{j}) > vec4<f32>(3.40282347e38));\n"
+            f"\t\ts{j} = st{j};\n" for j in range(nq)) + "{{end}}"
+    out.append("{{if .ColSum}}" + "".join(f"\tvar s{j} = vec4<f32>(0.0); var sc{j} = vec4<f32>(0.0);\n" for j in range(nq))
+               + "{{end}}")
     out.append("\tvar k = 0u;\n\tfor (; k + 4u <= K; k += 4u) {\n")
     for k in range(4):
         out += step(k)
+    out.append(colsum(range(4)))
     out.append("\t\tai += 4u * sak;\n\t\tbi += 4u * sbk;\n\t}\n\tfor (; k < K; k++) {\n")
     out += step(0)
+    out.append(colsum(range(1)))
     out.append("\t\tai += sak;\n\t\tbi += sbk;\n\t}\n")
+    # The threads of the first row block (each block of columns has one)
+    # write the sums.
+    out.append("{{if .ColSum}}\tif pb == 0u && z == 0u {\n"
+               + "".join(f"\t\tif qb + {j}u < nq {{ cs[qb + {j}u] = s{j}; }}\n" for j in range(nq)) + "\t}\n{{end}}")
     out.append(store(rows, nq))
     return "".join(out)
 

@@ -88,7 +88,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 {{if .Also}}@group(0) @binding({{add .OutBinding 1}}) var<storage, read_write> c2: array<vec4<f32>>;
 {{end}}{{else}}@group(0) @binding({{.OutBinding}}) var<storage, read_write> c: array<{{.Out}}>;
 {{if .Also}}@group(0) @binding({{add .OutBinding 1}}) var<storage, read_write> c2: array<f32>;
-{{end}}{{end}}{{range .Extras}}var<private> eb{{.I}}: i32;
+{{end}}{{end}}{{if .ColSum}}@group(0) @binding({{.ColSumBinding}}) var<storage, read_write> cs: array<vec4<f32>>;
+{{end}}{{range .Extras}}var<private> eb{{.I}}: i32;
 {{end}}
 // c_begin finds each extra operand's offset for batch entry z, once per
 // thread: through loc, whose loop runs on a rank read from the uniform

@@ -673,7 +673,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	var c7_0 = vec4<f32>(0.0); var c7_1 = vec4<f32>(0.0);
 	var ai = u32(loc(z, pu(9u), 10u, 18u)) / 4u;
 	var bi = u32(loc(z, pu(9u), 10u, 27u)) / 4u;
-	var k = 0u;
+{{if .ColSum}}	var s0 = vec4<f32>(0.0); var sc0 = vec4<f32>(0.0);
+	var s1 = vec4<f32>(0.0); var sc1 = vec4<f32>(0.0);
+{{end}}	var k = 0u;
 	for (; k + 4u <= K; k += 4u) {
 		let a0_0 = a[ai + 0u * sak + p0];
 		let a1_0 = a[ai + 0u * sak + p1];
@@ -723,7 +725,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c5_0 += a1_3.y * b0_3; c5_1 += a1_3.y * b1_3;
 		c6_0 += a1_3.z * b0_3; c6_1 += a1_3.z * b1_3;
 		c7_0 += a1_3.w * b0_3; c7_1 += a1_3.w * b1_3;
-		ai += 4u * sak;
+{{if .ColSum}}		let sy0 = (b0_0 + b0_1 + b0_2 + b0_3) - sc0;
+		let st0 = s0 + sy0;
+		sc0 = select((st0 - s0) - sy0, vec4<f32>(0.0), abs(st0) > vec4<f32>(3.40282347e38));
+		s0 = st0;
+		let sy1 = (b1_0 + b1_1 + b1_2 + b1_3) - sc1;
+		let st1 = s1 + sy1;
+		sc1 = select((st1 - s1) - sy1, vec4<f32>(0.0), abs(st1) > vec4<f32>(3.40282347e38));
+		s1 = st1;
+{{end}}		ai += 4u * sak;
 		bi += 4u * sbk;
 	}
 	for (; k < K; k++) {
@@ -739,10 +749,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c5_0 += a1_0.y * b0_0; c5_1 += a1_0.y * b1_0;
 		c6_0 += a1_0.z * b0_0; c6_1 += a1_0.z * b1_0;
 		c7_0 += a1_0.w * b0_0; c7_1 += a1_0.w * b1_0;
-		ai += sak;
+{{if .ColSum}}		let sy0 = (b0_0) - sc0;
+		let st0 = s0 + sy0;
+		sc0 = select((st0 - s0) - sy0, vec4<f32>(0.0), abs(st0) > vec4<f32>(3.40282347e38));
+		s0 = st0;
+		let sy1 = (b1_0) - sc1;
+		let st1 = s1 + sy1;
+		sc1 = select((st1 - s1) - sy1, vec4<f32>(0.0), abs(st1) > vec4<f32>(3.40282347e38));
+		s1 = st1;
+{{end}}		ai += sak;
 		bi += sbk;
 	}
-	c_begin(z);
+{{if .ColSum}}	if pb == 0u && z == 0u {
+		if qb + 0u < nq { cs[qb + 0u] = s0; }
+		if qb + 1u < nq { cs[qb + 1u] = s1; }
+	}
+{{end}}	c_begin(z);
 {{if .Vec4Store}}	if m0 + 0u < M {
 		if qb + 0u < nq { c_store4(z, m0 + 0u, qb + 0u, c0_0); }
 		if qb + 1u < nq { c_store4(z, m0 + 0u, qb + 1u, c0_1); }
@@ -831,7 +853,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	var c15_0 = vec4<f32>(0.0); var c15_1 = vec4<f32>(0.0);
 	var ai = u32(loc(z, pu(9u), 10u, 18u)) / 4u;
 	var bi = u32(loc(z, pu(9u), 10u, 27u)) / 4u;
-	var k = 0u;
+{{if .ColSum}}	var s0 = vec4<f32>(0.0); var sc0 = vec4<f32>(0.0);
+	var s1 = vec4<f32>(0.0); var sc1 = vec4<f32>(0.0);
+{{end}}	var k = 0u;
 	for (; k + 4u <= K; k += 4u) {
 		let a0_0 = a[ai + 0u * sak + p0];
 		let a1_0 = a[ai + 0u * sak + p1];
@@ -921,7 +945,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c13_0 += a3_3.y * b0_3; c13_1 += a3_3.y * b1_3;
 		c14_0 += a3_3.z * b0_3; c14_1 += a3_3.z * b1_3;
 		c15_0 += a3_3.w * b0_3; c15_1 += a3_3.w * b1_3;
-		ai += 4u * sak;
+{{if .ColSum}}		let sy0 = (b0_0 + b0_1 + b0_2 + b0_3) - sc0;
+		let st0 = s0 + sy0;
+		sc0 = select((st0 - s0) - sy0, vec4<f32>(0.0), abs(st0) > vec4<f32>(3.40282347e38));
+		s0 = st0;
+		let sy1 = (b1_0 + b1_1 + b1_2 + b1_3) - sc1;
+		let st1 = s1 + sy1;
+		sc1 = select((st1 - s1) - sy1, vec4<f32>(0.0), abs(st1) > vec4<f32>(3.40282347e38));
+		s1 = st1;
+{{end}}		ai += 4u * sak;
 		bi += 4u * sbk;
 	}
 	for (; k < K; k++) {
@@ -947,10 +979,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c13_0 += a3_0.y * b0_0; c13_1 += a3_0.y * b1_0;
 		c14_0 += a3_0.z * b0_0; c14_1 += a3_0.z * b1_0;
 		c15_0 += a3_0.w * b0_0; c15_1 += a3_0.w * b1_0;
-		ai += sak;
+{{if .ColSum}}		let sy0 = (b0_0) - sc0;
+		let st0 = s0 + sy0;
+		sc0 = select((st0 - s0) - sy0, vec4<f32>(0.0), abs(st0) > vec4<f32>(3.40282347e38));
+		s0 = st0;
+		let sy1 = (b1_0) - sc1;
+		let st1 = s1 + sy1;
+		sc1 = select((st1 - s1) - sy1, vec4<f32>(0.0), abs(st1) > vec4<f32>(3.40282347e38));
+		s1 = st1;
+{{end}}		ai += sak;
 		bi += sbk;
 	}
-	c_begin(z);
+{{if .ColSum}}	if pb == 0u && z == 0u {
+		if qb + 0u < nq { cs[qb + 0u] = s0; }
+		if qb + 1u < nq { cs[qb + 1u] = s1; }
+	}
+{{end}}	c_begin(z);
 {{if .Vec4Store}}	if m0 + 0u < M {
 		if qb + 0u < nq { c_store4(z, m0 + 0u, qb + 0u, c0_0); }
 		if qb + 1u < nq { c_store4(z, m0 + 0u, qb + 1u, c0_1); }

@@ -181,6 +181,43 @@ func (b *Backend) FuseEpiloguePair(op string, inputs []*core.Tensor, attrs core.
 	return first, second, nil
 }
 
+// MatmulColumnSums computes x @ y and the column sums of y in one kernel,
+// for the TN layout of a weight gradient (x a transposed contiguous
+// matrix, y contiguous rows).
+func (b *Backend) MatmulColumnSums(x, y *core.Tensor) (*core.Tensor, *core.Tensor, error) {
+	b.profileOp("matmul_colsum")
+	if x.Rank() != 2 || y.Rank() != 2 {
+		return nil, nil, fmt.Errorf("webgpu: column sums ride on a product of matrices, got shapes %v and %v", x.Shape(), y.Shape())
+	}
+	for i, t := range []*core.Tensor{x, y} {
+		if t.DType() != core.F32 || t.Device().Kind != "webgpu" {
+			return nil, nil, fmt.Errorf("webgpu: matmul operand %d is %s on %s; f32 on webgpu only", i, t.DType(), t.Device())
+		}
+	}
+	m, kk, n := x.Shape()[0], x.Shape()[1], y.Shape()[1]
+	if y.Shape()[0] != kk {
+		return nil, nil, fmt.Errorf("webgpu: matmul of shapes %v and %v: inner sizes differ", x.Shape(), y.Shape())
+	}
+	if m == 0 || vecLayoutOf(x, y, nil, m, kk, n) != layoutTN {
+		return nil, nil, fmt.Errorf("webgpu: column sums ride only on x^T @ g with vec4 rows, got shapes %v and %v", x.Shape(), y.Shape())
+	}
+	out, err := core.Empty(b, core.Shape{m, n}, core.F32)
+	if err != nil {
+		return nil, nil, err
+	}
+	sums, err := core.Empty(b, core.Shape{n}, core.F32)
+	if err != nil {
+		out.Release()
+		return nil, nil, err
+	}
+	if err := b.matmulEpilogue(x, y, out, nil, m, kk, n, "", &epilogue{expr: "x0", colsum: sums}); err != nil {
+		out.Release()
+		sums.Release()
+		return nil, nil, err
+	}
+	return out, sums, nil
+}
+
 // fuseMatmul computes e over the product x @ y in the matmul kernel's store.
 func (b *Backend) fuseMatmul(x, y *core.Tensor, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
 	return b.fuseMatmulWith(x, y, e, extras, nil)

@@ -135,6 +135,9 @@ type epilogue struct {
 	// pre-activation and its activation from one product.
 	also string
 	out2 *core.Tensor
+	// colsum, when set, is a fresh f32 [N] tensor that gets b's column
+	// sums (a TN product only; see matmulColumnSums).
+	colsum *core.Tensor
 }
 
 // maxEpilogueExtras keeps a fused matmul within the 8 storage buffers a
@@ -153,7 +156,8 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		return fmt.Errorf("webgpu: matmul epilogue with %d extras over %d batch dims; at most %d and %d",
 			len(ep.extras), len(batch), maxEpilogueExtras, wgsl.MaxRank-2)
 	}
-	if fa, fo, fep, ok := foldBatchIntoRows(a, b, out, batch, m, ep); ok {
+	colsum := ep != nil && ep.colsum != nil
+	if fa, fo, fep, ok := foldBatchIntoRows(a, b, out, batch, m, ep); ok && !colsum {
 		return g.matmulEpilogue(fa, b, fo, nil, batch.Numel()*m, kk, n, variant, fep)
 	}
 	layout := vecLayoutOf(a, b, batch, m, kk, n)
@@ -174,6 +178,21 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 	if variant == "" && batch.Numel() > 65535 {
 		variant = variantRegBlock
 	}
+	if colsum {
+		// Only the TN kernels sum b's columns. The product's decision
+		// stands when it is one of them; nothing is timed here, since the
+		// class's timings are the plain product's.
+		if layout != layoutTN || len(batch) != 0 {
+			return fmt.Errorf("webgpu: column sums ride only on an unbatched x^T @ g product of vec4 rows, got shapes %v and %v",
+				a.Shape(), b.Shape())
+		}
+		if variant == "" {
+			variant = g.tuner.decided("matmul", matmulClass(1, m, kk, n)+cands.suffix)
+		}
+		if vecVariants[variant].layout != layoutTN {
+			variant = cands.def
+		}
+	}
 	if variant == "" {
 		workload := map[string]int{"batch": batch.Numel(), "m": m, "k": kk, "n": n}
 		variants, class := matmulVariants, matmulClass(batch.Numel(), m, kk, n)
@@ -184,6 +203,7 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 			return g.matmulEpilogue(a, b, out, batch, m, kk, n, v, ep)
 		})
 	}
+
 	ct := physical(out.DType())
 	t := physical(a.DType())
 	key := fmt.Sprintf("matmul|%s|%s|%s|%s", variant, t, ct, out.DType())
@@ -205,6 +225,11 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 			key += "|also|" + also
 		}
 	}
+	colsumBinding := 3 + len(extras) + nOut
+	if colsum {
+		key += "|colsum"
+		nOut++
+	}
 	p, err := g.pipelineFor(key, 2+len(extras), nOut, func() (string, error) {
 		type extra struct{ I, X, Binding, Slot int }
 		ex := make([]extra, len(extras))
@@ -213,7 +238,7 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		}
 		return wgsl.Render(family, map[string]any{"WG": mapWG, "Variant": variant, "T": t, "CT": ct, "Out": ct,
 			"Zero": zeroOf(ct), "Store": storeExpr(out.DType(), "v"), "Extras": ex, "OutBinding": 3 + len(extras),
-			"Epilogue": expr, "Also": also, "Vec4Store": vec4Store})
+			"Epilogue": expr, "Also": also, "Vec4Store": vec4Store, "ColSum": colsum, "ColSumBinding": colsumBinding})
 	})
 	if err != nil {
 		return err
@@ -246,8 +271,11 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		prm.setI(slot+8, st[r-1])
 	}
 	outs := []*core.Tensor{out}
-	if nOut == 2 {
+	if also != "" {
 		outs = append(outs, ep.out2)
+	}
+	if colsum {
+		outs = append(outs, ep.colsum)
 	}
 	bufs, err := buffers(append([]*core.Tensor{a, b}, append(append([]*core.Tensor{}, extras...), outs...)...)...)
 	if err != nil {

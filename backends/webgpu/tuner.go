@@ -112,6 +112,14 @@ func (t *tuner) lookup(key string) (tuneRecord, bool) {
 	return rec, true
 }
 
+// decided is the variant chosen for kind and class, or "" while none is.
+func (t *tuner) decided(kind, class string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rec, _ := t.lookup(kind + "|" + class)
+	return rec.Variant
+}
+
 // ensureMaps makes the maps ForgetTuning drops; the caller holds t.mu.
 func (t *tuner) ensureMaps() {
 	if t.choices == nil {

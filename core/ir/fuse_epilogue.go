@@ -183,11 +183,13 @@ type FuseReport struct {
 	Reductions  int // reductions that took a tree as their prologue
 	Epilogues   int // matmuls and sparse products that took an epilogue
 	Pairs       int // fused matmuls that also store a reader of their output
+	ColumnSums  int // bias gradients summed by their layer's weight-gradient product
 }
 
 // Fuse runs the fusion passes for dev: elementwise trees first, then their
 // folding into the reductions that consume them and into the matmuls and
-// sparse products that feed them, then second stores (FusePairs).
+// sparse products that feed them, then second stores (FusePairs), then
+// bias gradients into weight-gradient products (FuseColumnSums).
 // Loop bodies are fused too (their counts are included).
 func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 	var r FuseReport
@@ -201,6 +203,7 @@ func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 			r.Reductions += br.Reductions
 			r.Epilogues += br.Epilogues
 			r.Pairs += br.Pairs
+			r.ColumnSums += br.ColumnSums
 		}
 	}
 	k, err := g.FuseElementwise(dev)
@@ -216,7 +219,11 @@ func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 		return r, err
 	}
 	r.Epilogues += k
-	k, err = g.FusePairs(dev)
+	if k, err = g.FusePairs(dev); err != nil {
+		return r, err
+	}
 	r.Pairs += k
+	k, err = g.FuseColumnSums(dev)
+	r.ColumnSums += k
 	return r, err
 }

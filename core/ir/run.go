@@ -139,6 +139,8 @@ func execNode(n *Node, env map[*Value]*core.Tensor) error {
 	switch {
 	case n.Fused != nil:
 		return runFused(n, ins, env)
+	case n.Op == colSumOp:
+		return runColumnSums(n, ins, env)
 	case n.Body != nil:
 		return runLoop(n, ins, env, false)
 	}

@@ -50,8 +50,10 @@ func TestTracedTrainingStepEqualsEager(t *testing.T) {
 			_, err = g.OptimizeStats()
 			require.NoError(t, err)
 			if dev.Kind == "webgpu" {
-				_, err = g.Fuse(dev)
+				rep, err := g.Fuse(dev)
 				require.NoError(t, err)
+				// q/k/v, output projection and both feed-forward layers.
+				require.Equal(t, 4, rep.ColumnSums, "bias gradients summed by their weight gradient:\n%s", g)
 			}
 			text := g.String()
 			require.Contains(t, text, "concat(", "the q/k/v slice gradients were not combined:\n%s", text)
@@ -65,7 +67,10 @@ func TestTracedTrainingStepEqualsEager(t *testing.T) {
 				require.NoError(t, p.Set(c1("mul", nil, p.Tensor().Detach(), core.Scalar(1.5+0.1*float64(i), dtype, dev))))
 			}
 			ins := append([]*core.Tensor{x2}, tensorsOf(l.Parameters())...)
+			_, fellBack := FusionCounts()
 			got := replay(t, g, ins...)
+			_, fellBackAfter := FusionCounts()
+			require.Equal(t, fellBack, fellBackAfter, "a fused node ran as its original ops")
 			want, err := step(ins)
 			require.NoError(t, err)
 			require.Len(t, got, len(want))
