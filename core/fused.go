@@ -68,3 +68,13 @@ type ReduceFuser interface {
 type ColumnSumFuser interface {
 	MatmulColumnSums(a, b *Tensor) (*Tensor, *Tensor, error)
 }
+
+// AttentionTransposer is implemented by backends whose attention can write
+// its output [B, H, L, Ev] already transposed into contiguous [B, L, H, Ev]
+// memory, as the projection after multi-head attention reads it.
+// AttentionTransposed takes scaled_dot_product_attention's operands and
+// attributes; an error says it cannot for these, and the caller runs the
+// op and the transpose instead.
+type AttentionTransposer interface {
+	AttentionTransposed(q, k, v, mask *Tensor, attrs Attrs) (*Tensor, error)
+}

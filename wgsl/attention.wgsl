@@ -4,7 +4,9 @@
 // workgroup memory, and each thread owns query rows: its scores, their
 // softmax (torch's safe softmax: a row with every key masked gives zeros)
 // and the weighted sum of values. Slots: 0 L, 1 S, 2 E, 3 Ev, 4 scale,
-// 5 causal, 8 batch entries, 45..50 the row and column strides of q, k, v.
+// 5 causal, 8 batch entries, 45..50 the row and column strides of q, k, v,
+// 54.. out's batch descriptor and 63 its row stride (its columns are
+// contiguous).
 // S, E and Ev are fixed per pipeline.
 @group(0) @binding(1) var<storage, read> in0: array<f32>;
 @group(0) @binding(2) var<storage, read> in1: array<f32>;
@@ -30,6 +32,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	let qo = loc(bh, pu(9u), 10u, 18u);
 	let ko = loc(bh, pu(9u), 10u, 27u);
 	let vo = loc(bh, pu(9u), 10u, 36u);
+	let oo = loc(bh, pu(9u), 10u, 54u);
 	for (var i = lid; i < S * E; i += WG) {
 		ks[i] = in1[u32(ko + i32(i / E) * pi(47u) + i32(i % E) * pi(48u))];
 	}
@@ -50,7 +53,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 			sc[j] = v;
 			if v > m || is_nan(v) { m = v; }
 		}
-		let o = (bh * L + l) * Ev;
+		let o = u32(oo + i32(l) * pi(63u));
 		if m == -f_inf() {
 			for (var e = 0u; e < Ev; e++) { out0[o + e] = 0.0; }
 			continue;

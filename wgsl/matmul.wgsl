@@ -89,14 +89,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 {{end}}{{else}}@group(0) @binding({{.OutBinding}}) var<storage, read_write> c: array<{{.Out}}>;
 {{if .Also}}@group(0) @binding({{add .OutBinding 1}}) var<storage, read_write> c2: array<f32>;
 {{end}}{{end}}{{if .ColSum}}@group(0) @binding({{.ColSumBinding}}) var<storage, read_write> cs: array<vec4<f32>>;
-{{end}}{{range .Extras}}var<private> eb{{.I}}: i32;
+{{end}}var<private> cb: i32;
+{{range .Extras}}var<private> eb{{.I}}: i32;
 {{end}}
 // c_begin finds each extra operand's offset for batch entry z, once per
 // thread: through loc, whose loop runs on a rank read from the uniform
 // block, it was the cost of an epilogue on a software driver (a bias add
 // in the store of a 4000x64x64 product: 1.7 ms of 5.6, against 0.1 ms
 // hoisted).
+// c itself is found the same way, through its descriptor at OutSlot (its
+// batch strides, then its row stride at +7; its columns are contiguous),
+// so a product can be stored into a view: attention writes its heads
+// straight into [batch, L, heads, E] memory.
 fn c_begin(z: u32) {
+	cb = loc(z, pu(9u), 10u, {{.OutSlot}}u);
 {{range .Extras}}	eb{{.I}} = loc(z, pu(9u), 10u, {{.Slot}}u);
 {{end}}}
 {{if .Vec4Store}}
@@ -114,7 +120,7 @@ fn c_store4(z: u32, m: u32, q: u32, x: vec4<f32>) {
 		r[j] = v;
 {{if .Also}}		r2[j] = {{.Also}};
 {{end}}	}
-	let o = (z * pu(0u) + m) * (pu(2u) / 4u) + q;
+	let o = u32(cb + i32(m) * pi({{.OutSlot}}u + 7u)) / 4u + q;
 	c[o] = r;
 {{if .Also}}	c2[o] = r2;
 {{end}}}
@@ -122,7 +128,8 @@ fn c_store4(z: u32, m: u32, q: u32, x: vec4<f32>) {
 fn c_store(z: u32, m: u32, n: u32, x0: {{.CT}}) {
 {{range .Extras}}	let x{{.X}} = e{{.I}}[u32(eb{{.I}} + i32(m) * pi({{.Slot}}u + 7u) + i32(n) * pi({{.Slot}}u + 8u))];
 {{end}}	let v = {{.Epilogue}};
-	c[(z * pu(0u) + m) * pu(2u) + n] = {{.Store}};
-{{if .Also}}	c2[(z * pu(0u) + m) * pu(2u) + n] = {{.Also}};
+	let o = u32(cb + i32(m) * pi({{.OutSlot}}u + 7u) + i32(n));
+	c[o] = {{.Store}};
+{{if .Also}}	c2[o] = {{.Also}};
 {{end}}}
 {{end}}{{end}}

@@ -3,6 +3,8 @@ package webgpu_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -49,4 +51,38 @@ func TestShortAttentionMatchesCPU(t *testing.T) {
 			closeTo(t, run(gpu).To(core.CPU), run(core.CPU), 1e-4)
 		})
 	}
+}
+
+// Attention that writes its heads transposed ([B, L, H, Ev], contiguous)
+// equals the CPU's attention followed by the transpose, on the one-launch
+// kernel and the composed one (keys past its limit), causal or not, with
+// q/k/v as permuted views of one projection; operands that are not
+// [batch, heads, L, E] are refused.
+func TestTransposedAttentionMatchesCPU(t *testing.T) {
+	b := needGPU(t)
+	t.Setenv("WEBTENSOR_TUNE", "off")
+	perm := core.Attrs{"dims": []int{0, 2, 1, 3}}
+	for _, c := range []struct {
+		name   string
+		s      int
+		causal bool
+	}{{"one launch", 6, false}, {"one launch, causal", 6, true}, {"composed", 100, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			qs, ks := core.Shape{2, 6, 3, 8}, core.Shape{2, c.s, 3, 8} // stored [B, L, H, E]
+			qv, kv, vv := randn(qs, 1), randn(ks, 2), randn(ks, 3)
+			heads := func(s core.Shape, vals []float64, dev core.Device) *core.Tensor {
+				return core.Call1("permute", perm, core.FromFloat64s(core.F32, s, vals, dev))
+			}
+			attrs := core.Attrs{"is_causal": c.causal}
+			got, err := b.AttentionTransposed(heads(qs, qv, gpu), heads(ks, kv, gpu), heads(ks, vv, gpu), nil, attrs)
+			require.NoError(t, err)
+			require.True(t, got.IsContiguous())
+			want := core.Call1("permute", perm, core.Call1("scaled_dot_product_attention", attrs,
+				heads(qs, qv, core.CPU), heads(ks, kv, core.CPU), heads(ks, vv, core.CPU)))
+			closeTo(t, got.To(core.CPU), want, 1e-4)
+		})
+	}
+	x := core.FromFloat64s(core.F32, core.Shape{2, 5, 4}, randn(core.Shape{2, 5, 4}, 4), gpu)
+	_, err := b.AttentionTransposed(x, x, x, nil, nil)
+	require.ErrorContains(t, err, "[batch, heads, L, E]")
 }

@@ -63,35 +63,75 @@ func copyInto(g *Backend, src, dst *core.Tensor, scale float64) error {
 }
 
 func attentionKernel(k *core.KernelCall) error {
-	g := gpuOf(k)
-	q, kk, v, mask := k.Inputs[0].Detach(), k.Inputs[1].Detach(), k.Inputs[2].Detach(), k.Inputs[3]
+	mask := k.Inputs[3]
+	if mask != nil {
+		mask = mask.Detach()
+	}
+	return gpuOf(k).attentionInto(k.Inputs[0].Detach(), k.Inputs[1].Detach(), k.Inputs[2].Detach(), mask, k.Attrs, k.Outputs[0])
+}
+
+// AttentionTransposed is scaled_dot_product_attention of q [B, H, L, E]
+// (k and v alike) returning its output already transposed to [B, L, H, Ev]
+// and contiguous, as the projection after attention reads it: the heads
+// are written in place, so the copy that reshaping the transposed output
+// to [B, L, H*Ev] makes is never needed. It records no autograd.
+func (g *Backend) AttentionTransposed(q, k, v, mask *core.Tensor, attrs core.Attrs) (*core.Tensor, error) {
+	g.profileOp("attention_transposed")
+	if q.Rank() != 4 || k.Rank() != 4 || v.Rank() != 4 {
+		return nil, fmt.Errorf("webgpu: transposed attention takes [batch, heads, L, E] operands, got shapes %v, %v and %v",
+			q.Shape(), k.Shape(), v.Shape())
+	}
+	for i, t := range []*core.Tensor{q, k, v, mask} {
+		if t != nil && t.Device().Kind != "webgpu" {
+			return nil, fmt.Errorf("webgpu: attention operand %d is on %s", i, t.Device())
+		}
+	}
+	sh, err := core.AttentionShapes(q.Shape(), k.Shape(), v.Shape())
+	if err != nil {
+		return nil, err
+	}
+	if len(sh.Batch) != 2 || q.DType() != k.DType() || q.DType() != v.DType() {
+		return nil, fmt.Errorf("webgpu: transposed attention needs one dtype and [batch, heads] batch dims, got %v", sh.Batch)
+	}
+	b, h := sh.Batch[0], sh.Batch[1]
+	out, err := core.Empty(g, core.Shape{b, sh.L, h, sh.Ev}, q.DType())
+	if err != nil {
+		return nil, err
+	}
+	heads := core.NewView(out, core.Shape{b, h, sh.L, sh.Ev}, []int{sh.L * h * sh.Ev, sh.Ev, h * sh.Ev, 1}, 0)
+	if err := g.attentionInto(q, k, v, mask, attrs, heads); err != nil {
+		out.Release()
+		return nil, err
+	}
+	return out, nil
+}
+
+// attentionInto writes attention into out, a tensor of the output's shape
+// whose columns are contiguous.
+func (g *Backend) attentionInto(q, kk, v, mask *core.Tensor, attrs core.Attrs, out *core.Tensor) error {
 	sh, err := core.AttentionShapes(q.Shape(), kk.Shape(), v.Shape())
 	if err != nil {
 		return err
 	}
-	if k.Outputs[0].Numel() == 0 {
+	if out.Numel() == 0 {
 		return nil
 	}
-	if mask != nil {
-		mask = mask.Detach()
-	}
-	out := k.Outputs[0]
 	composed := func() error {
-		probs, err := attentionProbs(g, q, kk, mask, k.Attrs, sh)
+		probs, err := attentionProbs(g, q, kk, mask, attrs, sh)
 		if err != nil {
 			return err
 		}
 		defer probs.Release()
 		return g.matmulInto(probs, v, out)
 	}
-	if !attentionFusable(q, kk, v, mask, sh) || !out.IsContiguous() || out.Offset() != 0 {
+	if !attentionFusable(q, kk, v, mask, sh) || !columnsContiguous(out) {
 		return composed()
 	}
 	// Which is faster depends on the device: on a GPU the one launch, on a
 	// software driver (where a thread's loops cost more than launches) the
 	// composed kernels. The tuner times both once per shape class.
 	fused := func() error {
-		return g.attentionFused(q, kk, v, out, sh, core.AttentionScale(k.Attrs, sh.E), k.Attrs.Bool("is_causal"))
+		return g.attentionFused(q, kk, v, out, sh, core.AttentionScale(attrs, sh.E), attrs.Bool("is_causal"))
 	}
 	class := fmt.Sprintf("s%d-e%d-ev%d-l%d-b%d", sh.S, sh.E, sh.Ev, bucket(sh.L), bucket(sh.Batch.Numel()))
 	run := map[string]func() error{"fused": fused, "composed": composed}
@@ -100,14 +140,15 @@ func attentionKernel(k *core.KernelCall) error {
 	return run[pick]()
 }
 
-// matmulInto writes a @ b straight into out (contiguous, of the product's
-// shape), saving the copy a core.Call would need.
+// matmulInto writes a @ b straight into out (of the product's shape, a
+// view whose columns are contiguous will do), saving the copy a core.Call
+// would need.
 func (g *Backend) matmulInto(a, b, out *core.Tensor) error {
 	d, err := core.PlanMatmul(a.Shape(), b.Shape())
 	if err != nil {
 		return err
 	}
-	if d.AVec || d.BVec || !out.IsContiguous() || !slices.Equal(out.Shape(), d.Out) {
+	if d.AVec || d.BVec || !columnsContiguous(out) || !slices.Equal(out.Shape(), d.Out) {
 		return copyInto(g, core.Call1("matmul", nil, a, b), out, 1)
 	}
 	return g.matmul(a, b, out, d.Batch, d.M, d.K, d.N, "")
@@ -120,7 +161,7 @@ func (g *Backend) matmulScaledInto(a, b, out *core.Tensor, scale float64) error 
 	if err != nil {
 		return err
 	}
-	if d.AVec || d.BVec || !out.IsContiguous() || !slices.Equal(out.Shape(), d.Out) {
+	if d.AVec || d.BVec || !columnsContiguous(out) || !slices.Equal(out.Shape(), d.Out) {
 		return copyInto(g, core.Call1("matmul", nil, a, b), out, scale)
 	}
 	ep := &epilogue{expr: "x0 * " + f32Literal(scale)}
@@ -182,4 +223,11 @@ func attentionBackwardKernel(k *core.KernelCall) error {
 func init() {
 	register("scaled_dot_product_attention", attentionKernel)
 	register("_scaled_dot_product_attention_backward", attentionBackwardKernel)
+}
+
+// columnsContiguous says whether a matrix (or batch of them) has unit
+// column stride, as the matmul store needs.
+func columnsContiguous(t *core.Tensor) bool {
+	st := t.Strides()
+	return t.Rank() >= 2 && (st[len(st)-1] == 1 || t.Shape()[t.Rank()-1] <= 1)
 }

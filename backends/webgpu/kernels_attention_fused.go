@@ -33,7 +33,7 @@ func attentionFusable(q, k, v, mask *core.Tensor, sh core.SDPAShapes) bool {
 }
 
 // attentionFused writes softmax(q k^T * scale) v into out ([batch..., L,
-// Ev], contiguous).
+// Ev], its columns contiguous; any batch and row strides).
 func (g *Backend) attentionFused(q, k, v, out *core.Tensor, sh core.SDPAShapes, scale float64, causal bool) error {
 	key := fmt.Sprintf("attention-fused|%d|%d|%d", sh.S, sh.E, sh.Ev)
 	p, err := g.pipelineFor(key, 3, 1, func() (string, error) {
@@ -54,8 +54,8 @@ func (g *Backend) attentionFused(q, k, v, out *core.Tensor, sh core.SDPAShapes, 
 	nb := sh.Batch.Numel()
 	prm.setU(wgsl.SlotN, uint32(nb))
 	// Batch dims (broadcast per operand) merged where all three allow.
-	st := make([][]int, 3)
-	for i, t := range []*core.Tensor{q, k, v} {
+	st := make([][]int, 4)
+	for i, t := range []*core.Tensor{q, k, v, out} {
 		full := broadcastStrides(t, append(sh.Batch.Clone(), t.Shape()[t.Rank()-2:]...))
 		st[i] = full[:len(sh.Batch)]
 	}
@@ -70,6 +70,8 @@ func (g *Backend) attentionFused(q, k, v, out *core.Tensor, sh core.SDPAShapes, 
 		prm.setI(45+2*i, ts[t.Rank()-2])
 		prm.setI(46+2*i, ts[t.Rank()-1])
 	}
+	writeOperand(&prm, wgsl.OperandSlot(4), out.Offset(), strides[3])
+	prm.setI(wgsl.OperandSlot(5), out.Strides()[out.Rank()-2])
 	bufs, err := buffers(q, k, v, out)
 	if err != nil {
 		return err

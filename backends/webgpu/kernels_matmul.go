@@ -64,14 +64,7 @@ var vecCandidates = map[vecLayout]struct {
 // other stride and offset a multiple of 4 (16-byte aligned vec4s), and the
 // vec4 dims a multiple of 4 long.
 func vecLayoutOf(a, b *core.Tensor, batch core.Shape, m, kk, n int) vecLayout {
-	aligned := func(vs ...int) bool {
-		for _, v := range vs {
-			if v%4 != 0 {
-				return false
-			}
-		}
-		return true
-	}
+	aligned := allMultiplesOf4
 	if a.DType() != core.F32 || b.DType() != core.F32 || !aligned(a.Offset(), b.Offset()) ||
 		!aligned(batchStrides(a, batch)...) || !aligned(batchStrides(b, batch)...) {
 		return layoutNone
@@ -106,6 +99,9 @@ func matmulKernel(k *core.KernelCall) error {
 	}
 	if d.BVec {
 		b = b.Reshape(core.Shape{d.K, 1})
+	}
+	if d.AVec || d.BVec { // the kernel writes c as [batch..., M, N]
+		out = out.Reshape(append(d.Batch.Clone(), d.M, d.N))
 	}
 	return gpuOf(k).matmul(a, b, out, d.Batch, d.M, d.K, d.N, "")
 }
@@ -211,8 +207,15 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 	if _, isVec := vecVariants[variant]; isVec {
 		family = "matmul_vec"
 	}
-	// The vec4 kernels store whole vec4s of an f32 c whose rows are too.
-	vec4Store := family == "matmul_vec" && n%4 == 0 && out.DType() == core.F32
+	// c is written through its strides (contiguous columns); the vec4
+	// kernels store whole vec4s of an f32 c whose rows are vec4s too.
+	ost := out.Strides()
+	if ost[len(ost)-1] != 1 && n > 1 {
+		return fmt.Errorf("webgpu: matmul output of shape %v has column stride %d; it must be 1", out.Shape(), ost[len(ost)-1])
+	}
+	outBatch := batchStrides(out, batch)
+	vec4Store := family == "matmul_vec" && n%4 == 0 && out.DType() == core.F32 &&
+		out.Offset()%4 == 0 && ost[len(ost)-2]%4 == 0 && allMultiplesOf4(outBatch...)
 	if vec4Store {
 		key += "|v4store"
 	}
@@ -238,7 +241,8 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		}
 		return wgsl.Render(family, map[string]any{"WG": mapWG, "Variant": variant, "T": t, "CT": ct, "Out": ct,
 			"Zero": zeroOf(ct), "Store": storeExpr(out.DType(), "v"), "Extras": ex, "OutBinding": 3 + len(extras),
-			"Epilogue": expr, "Also": also, "Vec4Store": vec4Store, "ColSum": colsum, "ColSumBinding": colsumBinding})
+			"Epilogue": expr, "Also": also, "Vec4Store": vec4Store, "ColSum": colsum, "ColSumBinding": colsumBinding,
+			"OutSlot": wgsl.OperandSlot(2 + len(extras))})
 	})
 	if err != nil {
 		return err
@@ -270,6 +274,9 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		prm.setI(slot+7, st[r-2])
 		prm.setI(slot+8, st[r-1])
 	}
+	outSlot := wgsl.OperandSlot(2 + len(extras))
+	writeOperand(&prm, outSlot, out.Offset(), outBatch)
+	prm.setI(outSlot+7, ost[len(ost)-2])
 	outs := []*core.Tensor{out}
 	if also != "" {
 		outs = append(outs, ep.out2)
@@ -402,4 +409,15 @@ func (g *Backend) MatmulVariant(a, b *core.Tensor, variant string) (*core.Tensor
 		return nil, err
 	}
 	return out, g.matmul(a, b, out, d.Batch, d.M, d.K, d.N, variant)
+}
+
+// allMultiplesOf4 says whether every v is a multiple of 4 (an offset or
+// stride that keeps vec4s 16-byte aligned).
+func allMultiplesOf4(vs ...int) bool {
+	for _, v := range vs {
+		if v%4 != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -84,8 +84,8 @@ attention, GELU MLP, residuals), gcn (a GCNConv layer on a small graph).`,
 				return err
 			}
 			if rep != (ir.FuseReport{}) {
-				fmt.Fprintf(out, "\n# after fusion on %s: %d nodes (%d ops in elementwise kernels, %d reductions with a fused prologue, %d epilogues, %d second stores, %d bias gradients in their weight gradient)\n%s",
-					dev, len(g.Nodes), rep.Elementwise, rep.Reductions, rep.Epilogues, rep.Pairs, rep.ColumnSums, g)
+				fmt.Fprintf(out, "\n# after fusion on %s: %d nodes (%d ops in elementwise kernels, %d reductions with a fused prologue, %d epilogues, %d second stores, %d bias gradients in their weight gradient, %d attention outputs written transposed)\n%s",
+					dev, len(g.Nodes), rep.Elementwise, rep.Reductions, rep.Epilogues, rep.Pairs, rep.ColumnSums, rep.Attention, g)
 			}
 			if profile {
 				return printKernelProfile(out, g, ins, dev)

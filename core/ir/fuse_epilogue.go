@@ -184,12 +184,14 @@ type FuseReport struct {
 	Epilogues   int // matmuls and sparse products that took an epilogue
 	Pairs       int // fused matmuls that also store a reader of their output
 	ColumnSums  int // bias gradients summed by their layer's weight-gradient product
+	Attention   int // attention outputs written with their heads transposed
 }
 
 // Fuse runs the fusion passes for dev: elementwise trees first, then their
 // folding into the reductions that consume them and into the matmuls and
-// sparse products that feed them, then second stores (FusePairs), then
-// bias gradients into weight-gradient products (FuseColumnSums).
+// sparse products that feed them, then second stores (FusePairs), bias
+// gradients into weight-gradient products (FuseColumnSums) and attention
+// that writes its heads transposed (FuseAttentionTranspose).
 // Loop bodies are fused too (their counts are included).
 func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 	var r FuseReport
@@ -204,6 +206,7 @@ func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 			r.Epilogues += br.Epilogues
 			r.Pairs += br.Pairs
 			r.ColumnSums += br.ColumnSums
+			r.Attention += br.Attention
 		}
 	}
 	k, err := g.FuseElementwise(dev)
@@ -223,7 +226,11 @@ func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 		return r, err
 	}
 	r.Pairs += k
-	k, err = g.FuseColumnSums(dev)
+	if k, err = g.FuseColumnSums(dev); err != nil {
+		return r, err
+	}
 	r.ColumnSums += k
+	k, err = g.FuseAttentionTranspose(dev)
+	r.Attention += k
 	return r, err
 }

@@ -141,6 +141,8 @@ func execNode(n *Node, env map[*Value]*core.Tensor) error {
 		return runFused(n, ins, env)
 	case n.Op == colSumOp:
 		return runColumnSums(n, ins, env)
+	case n.Op == attnTransposedOp:
+		return runAttentionTransposed(n, ins, env)
 	case n.Body != nil:
 		return runLoop(n, ins, env, false)
 	}

@@ -54,6 +54,7 @@ func TestTracedTrainingStepEqualsEager(t *testing.T) {
 				require.NoError(t, err)
 				// q/k/v, output projection and both feed-forward layers.
 				require.Equal(t, 4, rep.ColumnSums, "bias gradients summed by their weight gradient:\n%s", g)
+				require.Equal(t, 1, rep.Attention, "attention writing its heads transposed:\n%s", g)
 			}
 			text := g.String()
 			require.Contains(t, text, "concat(", "the q/k/v slice gradients were not combined:\n%s", text)
