@@ -92,9 +92,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	}
 {{end}}
 	// The epilogue (x0 the sum, x1.. fused operands at this output element
-	// through their descriptors over the output shape; "x0" when none).
+	// through their descriptors over the output shape, of rank .Rank, built
+	// in; "x0" when none).
 	let x0 = acc;
-{{range .Extras}}	let x{{.X}} = e{{.I}}[u32(loc(t, pu(9u), 10u, {{.Slot}}u))];
+{{range .Extras}}	let x{{.X}} = e{{.I}}[u32({{loc $.Rank "t" "10u" (printf "%du" .Slot) "9u"}})];
 {{end}}	let v = {{.Epilogue}};
 	out0[t] = {{.Store}};
 }

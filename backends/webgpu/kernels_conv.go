@@ -58,7 +58,7 @@ func (gb *Backend) conv(g *core.ConvGeom, mode string, a, b, bias, out *core.Ten
 				len(ep.extras), out.Rank(), maxEpilogueExtras-1, wgsl.MaxRank)
 		}
 		expr, extras = ep.expr, ep.extras
-		key += fmt.Sprintf("|%s|%d", expr, len(extras))
+		key += fmt.Sprintf("|%s|%d|r%d", expr, len(extras), out.Rank())
 	}
 	p, err := gb.pipelineFor(key, 3+len(extras), 1, func() (string, error) {
 		type extra struct{ I, X, Binding, Slot int }
@@ -67,7 +67,8 @@ func (gb *Backend) conv(g *core.ConvGeom, mode string, a, b, bias, out *core.Ten
 			ex[i] = extra{I: i, X: i + 1, Binding: 4 + i, Slot: wgsl.OperandSlot(2 + i)}
 		}
 		return wgsl.Render("conv", map[string]any{"WG": mapWG, "Mode": mode, "Out": physical(out.DType()),
-			"Store": storeExpr(out.DType(), "v"), "Extras": ex, "OutBinding": 4 + len(extras), "Epilogue": expr})
+			"Store": storeExpr(out.DType(), "v"), "Extras": ex, "OutBinding": 4 + len(extras), "Epilogue": expr,
+			"Rank": out.Rank()})
 	})
 	if err != nil {
 		return err
