@@ -71,12 +71,22 @@ def store(rows: int, nq: int, in_range: str = "qb + {j}u < nq") -> str:
     # With N a multiple of 4 each accumulator is stored whole: a software
     # driver's scalar stores are scatters across lanes, and a product with a
     # short k spends as long storing as multiplying.
-    out.append("{{if .Vec4Store}}")
+    out.append("{{if .Vec4Store}}{{if .Also}}")
     for i in range(rows):
         out.append(f"\tif m0 + {i}u < M {{\n")
         out += [f"\t\tif qb + {j}u < nq {{ c_store4(z, m0 + {i}u, qb + {j}u, c{i}_{j}); }}\n" for j in range(nq)]
         out.append("\t}\n")
     out.append("}\n{{else}}")
+    # Every row and column of the block through the epilogue first (rows
+    # and columns past c's edge read clamped, in-bounds operands), then
+    # the stores.
+    out += [f"\tlet e{i}_{j} = c_epi4(min(m0 + {i}u, M - 1u), min(qb + {j}u, nq - 1u), c{i}_{j});\n"
+            for i in range(rows) for j in range(nq)]
+    for i in range(rows):
+        out.append(f"\tif m0 + {i}u < M {{\n")
+        out += [f"\t\tif qb + {j}u < nq {{ c_put4(m0 + {i}u, qb + {j}u, e{i}_{j}); }}\n" for j in range(nq)]
+        out.append("\t}\n")
+    out.append("}\n{{end}}{{else}}")
     out += [f"\tvar cs{j} = array<vec4<f32>, {rows}>(" + ", ".join(f"c{i}_{j}" for i in range(rows)) + ");\n"
            for j in range(nq)]
     out.append(f"\tfor (var i = 0u; i < {rows}u; i++) {{\n\t\tif m0 + i >= M {{ break; }}\n"

@@ -92,6 +92,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 {{end}}var<private> cb: i32;
 {{range .Extras}}var<private> eb{{.I}}: i32;
 {{end}}
+// Extra operand I is read at row m, column n through its descriptor at
+// Slot; an operand broadcast along rows or columns (a bias: Rows false)
+// leaves that term out, so the address is the same for every row.
 // c_begin finds each extra operand's offset for batch entry z, once per
 // thread: through loc, whose loop runs on a rank read from the uniform
 // block, it was the cost of an epilogue on a software driver (a bias add
@@ -105,31 +108,51 @@ fn c_begin(z: u32) {
 	cb = loc(z, pu(9u), 10u, {{.OutSlot}}u);
 {{range .Extras}}	eb{{.I}} = loc(z, pu(9u), 10u, {{.Slot}}u);
 {{end}}}
-{{if .Vec4Store}}
+{{if .Vec4Store}}{{if .Also}}
 // c_store4 writes the four elements of c at row m, columns 4q..4q+3, each
 // through the epilogue, as one vec4 (.Vec4Store: N is a multiple of 4 and
-// c holds f32).
+// c holds f32), and the second tree's four into c2.
 fn c_store4(z: u32, m: u32, q: u32, x: vec4<f32>) {
 	var r: vec4<f32>;
-{{if .Also}}	var r2: vec4<f32>;
-{{end}}	for (var j = 0u; j < 4u; j++) {
+	var r2: vec4<f32>;
+	for (var j = 0u; j < 4u; j++) {
 		let n = q * 4u + j;
 		let x0 = x[j];
-{{range .Extras}}		let x{{.X}} = e{{.I}}[u32(eb{{.I}} + i32(m) * pi({{.Slot}}u + 7u) + i32(n) * pi({{.Slot}}u + 8u))];
+{{range .Extras}}		let x{{.X}} = e{{.I}}[{{template "matmul_extra_at" .}}];
 {{end}}		let v = {{.Epilogue}};
 		r[j] = v;
-{{if .Also}}		r2[j] = {{.Also}};
-{{end}}	}
+		r2[j] = {{.Also}};
+	}
 	let o = u32(cb + i32(m) * pi({{.OutSlot}}u + 7u)) / 4u + q;
 	c[o] = r;
-{{if .Also}}	c2[o] = r2;
-{{end}}}
+	c2[o] = r2;
+}
 {{else}}
+// c_epi4 is the epilogue of the four elements of c at row m, columns
+// 4q..4q+3 (.Vec4Store: N is a multiple of 4 and c holds f32); c_put4
+// stores them as one vec4. A thread computes its whole block before it
+// stores any of it, so reads that repeat across its rows (a bias) are
+// loads the compiler can share, not reloads after each store.
+fn c_epi4(m: u32, q: u32, x: vec4<f32>) -> vec4<f32> {
+	var r: vec4<f32>;
+	for (var j = 0u; j < 4u; j++) {
+		let n = q * 4u + j;
+		let x0 = x[j];
+{{range .Extras}}		let x{{.X}} = e{{.I}}[{{template "matmul_extra_at" .}}];
+{{end}}		r[j] = {{.Epilogue}};
+	}
+	return r;
+}
+fn c_put4(m: u32, q: u32, r: vec4<f32>) {
+	c[u32(cb + i32(m) * pi({{.OutSlot}}u + 7u)) / 4u + q] = r;
+}
+{{end}}{{else}}
 fn c_store(z: u32, m: u32, n: u32, x0: {{.CT}}) {
-{{range .Extras}}	let x{{.X}} = e{{.I}}[u32(eb{{.I}} + i32(m) * pi({{.Slot}}u + 7u) + i32(n) * pi({{.Slot}}u + 8u))];
+{{range .Extras}}	let x{{.X}} = e{{.I}}[{{template "matmul_extra_at" .}}];
 {{end}}	let v = {{.Epilogue}};
 	let o = u32(cb + i32(m) * pi({{.OutSlot}}u + 7u) + i32(n));
 	c[o] = {{.Store}};
 {{if .Also}}	c2[o] = {{.Also}};
 {{end}}}
 {{end}}{{end}}
+{{define "matmul_extra_at"}}u32(eb{{.I}}{{if .Rows}} + i32(m) * pi({{.Slot}}u + 7u){{end}}{{if .Cols}} + i32(n) * pi({{.Slot}}u + 8u){{end}}){{end}}

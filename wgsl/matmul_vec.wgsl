@@ -84,7 +84,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c7_1 += a7.x * b0_1 + a7.y * b1_1 + a7.z * b2_1 + a7.w * b3_1;
 	}
 	c_begin(z);
-{{if .Vec4Store}}	if m0 + 0u < M {
+{{if .Vec4Store}}{{if .Also}}	if m0 + 0u < M {
 		if qb + 0u < nq { c_store4(z, m0 + 0u, qb + 0u, c0_0); }
 		if qb + 1u < nq { c_store4(z, m0 + 0u, qb + 1u, c0_1); }
 	}
@@ -117,7 +117,56 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		if qb + 1u < nq { c_store4(z, m0 + 7u, qb + 1u, c7_1); }
 	}
 }
-{{else}}	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
+{{else}}	let e0_0 = c_epi4(min(m0 + 0u, M - 1u), min(qb + 0u, nq - 1u), c0_0);
+	let e0_1 = c_epi4(min(m0 + 0u, M - 1u), min(qb + 1u, nq - 1u), c0_1);
+	let e1_0 = c_epi4(min(m0 + 1u, M - 1u), min(qb + 0u, nq - 1u), c1_0);
+	let e1_1 = c_epi4(min(m0 + 1u, M - 1u), min(qb + 1u, nq - 1u), c1_1);
+	let e2_0 = c_epi4(min(m0 + 2u, M - 1u), min(qb + 0u, nq - 1u), c2_0);
+	let e2_1 = c_epi4(min(m0 + 2u, M - 1u), min(qb + 1u, nq - 1u), c2_1);
+	let e3_0 = c_epi4(min(m0 + 3u, M - 1u), min(qb + 0u, nq - 1u), c3_0);
+	let e3_1 = c_epi4(min(m0 + 3u, M - 1u), min(qb + 1u, nq - 1u), c3_1);
+	let e4_0 = c_epi4(min(m0 + 4u, M - 1u), min(qb + 0u, nq - 1u), c4_0);
+	let e4_1 = c_epi4(min(m0 + 4u, M - 1u), min(qb + 1u, nq - 1u), c4_1);
+	let e5_0 = c_epi4(min(m0 + 5u, M - 1u), min(qb + 0u, nq - 1u), c5_0);
+	let e5_1 = c_epi4(min(m0 + 5u, M - 1u), min(qb + 1u, nq - 1u), c5_1);
+	let e6_0 = c_epi4(min(m0 + 6u, M - 1u), min(qb + 0u, nq - 1u), c6_0);
+	let e6_1 = c_epi4(min(m0 + 6u, M - 1u), min(qb + 1u, nq - 1u), c6_1);
+	let e7_0 = c_epi4(min(m0 + 7u, M - 1u), min(qb + 0u, nq - 1u), c7_0);
+	let e7_1 = c_epi4(min(m0 + 7u, M - 1u), min(qb + 1u, nq - 1u), c7_1);
+	if m0 + 0u < M {
+		if qb + 0u < nq { c_put4(m0 + 0u, qb + 0u, e0_0); }
+		if qb + 1u < nq { c_put4(m0 + 0u, qb + 1u, e0_1); }
+	}
+	if m0 + 1u < M {
+		if qb + 0u < nq { c_put4(m0 + 1u, qb + 0u, e1_0); }
+		if qb + 1u < nq { c_put4(m0 + 1u, qb + 1u, e1_1); }
+	}
+	if m0 + 2u < M {
+		if qb + 0u < nq { c_put4(m0 + 2u, qb + 0u, e2_0); }
+		if qb + 1u < nq { c_put4(m0 + 2u, qb + 1u, e2_1); }
+	}
+	if m0 + 3u < M {
+		if qb + 0u < nq { c_put4(m0 + 3u, qb + 0u, e3_0); }
+		if qb + 1u < nq { c_put4(m0 + 3u, qb + 1u, e3_1); }
+	}
+	if m0 + 4u < M {
+		if qb + 0u < nq { c_put4(m0 + 4u, qb + 0u, e4_0); }
+		if qb + 1u < nq { c_put4(m0 + 4u, qb + 1u, e4_1); }
+	}
+	if m0 + 5u < M {
+		if qb + 0u < nq { c_put4(m0 + 5u, qb + 0u, e5_0); }
+		if qb + 1u < nq { c_put4(m0 + 5u, qb + 1u, e5_1); }
+	}
+	if m0 + 6u < M {
+		if qb + 0u < nq { c_put4(m0 + 6u, qb + 0u, e6_0); }
+		if qb + 1u < nq { c_put4(m0 + 6u, qb + 1u, e6_1); }
+	}
+	if m0 + 7u < M {
+		if qb + 0u < nq { c_put4(m0 + 7u, qb + 0u, e7_0); }
+		if qb + 1u < nq { c_put4(m0 + 7u, qb + 1u, e7_1); }
+	}
+}
+{{end}}{{else}}	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
 	var cs1 = array<vec4<f32>, 8>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1);
 	for (var i = 0u; i < 8u; i++) {
 		if m0 + i >= M { break; }
@@ -243,7 +292,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c15_1 += a15.x * b0_1 + a15.y * b1_1 + a15.z * b2_1 + a15.w * b3_1;
 	}
 	c_begin(z);
-{{if .Vec4Store}}	if m0 + 0u < M {
+{{if .Vec4Store}}{{if .Also}}	if m0 + 0u < M {
 		if qb + 0u < nq { c_store4(z, m0 + 0u, qb + 0u, c0_0); }
 		if qb + 1u < nq { c_store4(z, m0 + 0u, qb + 1u, c0_1); }
 	}
@@ -308,7 +357,104 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		if qb + 1u < nq { c_store4(z, m0 + 15u, qb + 1u, c15_1); }
 	}
 }
-{{else}}	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
+{{else}}	let e0_0 = c_epi4(min(m0 + 0u, M - 1u), min(qb + 0u, nq - 1u), c0_0);
+	let e0_1 = c_epi4(min(m0 + 0u, M - 1u), min(qb + 1u, nq - 1u), c0_1);
+	let e1_0 = c_epi4(min(m0 + 1u, M - 1u), min(qb + 0u, nq - 1u), c1_0);
+	let e1_1 = c_epi4(min(m0 + 1u, M - 1u), min(qb + 1u, nq - 1u), c1_1);
+	let e2_0 = c_epi4(min(m0 + 2u, M - 1u), min(qb + 0u, nq - 1u), c2_0);
+	let e2_1 = c_epi4(min(m0 + 2u, M - 1u), min(qb + 1u, nq - 1u), c2_1);
+	let e3_0 = c_epi4(min(m0 + 3u, M - 1u), min(qb + 0u, nq - 1u), c3_0);
+	let e3_1 = c_epi4(min(m0 + 3u, M - 1u), min(qb + 1u, nq - 1u), c3_1);
+	let e4_0 = c_epi4(min(m0 + 4u, M - 1u), min(qb + 0u, nq - 1u), c4_0);
+	let e4_1 = c_epi4(min(m0 + 4u, M - 1u), min(qb + 1u, nq - 1u), c4_1);
+	let e5_0 = c_epi4(min(m0 + 5u, M - 1u), min(qb + 0u, nq - 1u), c5_0);
+	let e5_1 = c_epi4(min(m0 + 5u, M - 1u), min(qb + 1u, nq - 1u), c5_1);
+	let e6_0 = c_epi4(min(m0 + 6u, M - 1u), min(qb + 0u, nq - 1u), c6_0);
+	let e6_1 = c_epi4(min(m0 + 6u, M - 1u), min(qb + 1u, nq - 1u), c6_1);
+	let e7_0 = c_epi4(min(m0 + 7u, M - 1u), min(qb + 0u, nq - 1u), c7_0);
+	let e7_1 = c_epi4(min(m0 + 7u, M - 1u), min(qb + 1u, nq - 1u), c7_1);
+	let e8_0 = c_epi4(min(m0 + 8u, M - 1u), min(qb + 0u, nq - 1u), c8_0);
+	let e8_1 = c_epi4(min(m0 + 8u, M - 1u), min(qb + 1u, nq - 1u), c8_1);
+	let e9_0 = c_epi4(min(m0 + 9u, M - 1u), min(qb + 0u, nq - 1u), c9_0);
+	let e9_1 = c_epi4(min(m0 + 9u, M - 1u), min(qb + 1u, nq - 1u), c9_1);
+	let e10_0 = c_epi4(min(m0 + 10u, M - 1u), min(qb + 0u, nq - 1u), c10_0);
+	let e10_1 = c_epi4(min(m0 + 10u, M - 1u), min(qb + 1u, nq - 1u), c10_1);
+	let e11_0 = c_epi4(min(m0 + 11u, M - 1u), min(qb + 0u, nq - 1u), c11_0);
+	let e11_1 = c_epi4(min(m0 + 11u, M - 1u), min(qb + 1u, nq - 1u), c11_1);
+	let e12_0 = c_epi4(min(m0 + 12u, M - 1u), min(qb + 0u, nq - 1u), c12_0);
+	let e12_1 = c_epi4(min(m0 + 12u, M - 1u), min(qb + 1u, nq - 1u), c12_1);
+	let e13_0 = c_epi4(min(m0 + 13u, M - 1u), min(qb + 0u, nq - 1u), c13_0);
+	let e13_1 = c_epi4(min(m0 + 13u, M - 1u), min(qb + 1u, nq - 1u), c13_1);
+	let e14_0 = c_epi4(min(m0 + 14u, M - 1u), min(qb + 0u, nq - 1u), c14_0);
+	let e14_1 = c_epi4(min(m0 + 14u, M - 1u), min(qb + 1u, nq - 1u), c14_1);
+	let e15_0 = c_epi4(min(m0 + 15u, M - 1u), min(qb + 0u, nq - 1u), c15_0);
+	let e15_1 = c_epi4(min(m0 + 15u, M - 1u), min(qb + 1u, nq - 1u), c15_1);
+	if m0 + 0u < M {
+		if qb + 0u < nq { c_put4(m0 + 0u, qb + 0u, e0_0); }
+		if qb + 1u < nq { c_put4(m0 + 0u, qb + 1u, e0_1); }
+	}
+	if m0 + 1u < M {
+		if qb + 0u < nq { c_put4(m0 + 1u, qb + 0u, e1_0); }
+		if qb + 1u < nq { c_put4(m0 + 1u, qb + 1u, e1_1); }
+	}
+	if m0 + 2u < M {
+		if qb + 0u < nq { c_put4(m0 + 2u, qb + 0u, e2_0); }
+		if qb + 1u < nq { c_put4(m0 + 2u, qb + 1u, e2_1); }
+	}
+	if m0 + 3u < M {
+		if qb + 0u < nq { c_put4(m0 + 3u, qb + 0u, e3_0); }
+		if qb + 1u < nq { c_put4(m0 + 3u, qb + 1u, e3_1); }
+	}
+	if m0 + 4u < M {
+		if qb + 0u < nq { c_put4(m0 + 4u, qb + 0u, e4_0); }
+		if qb + 1u < nq { c_put4(m0 + 4u, qb + 1u, e4_1); }
+	}
+	if m0 + 5u < M {
+		if qb + 0u < nq { c_put4(m0 + 5u, qb + 0u, e5_0); }
+		if qb + 1u < nq { c_put4(m0 + 5u, qb + 1u, e5_1); }
+	}
+	if m0 + 6u < M {
+		if qb + 0u < nq { c_put4(m0 + 6u, qb + 0u, e6_0); }
+		if qb + 1u < nq { c_put4(m0 + 6u, qb + 1u, e6_1); }
+	}
+	if m0 + 7u < M {
+		if qb + 0u < nq { c_put4(m0 + 7u, qb + 0u, e7_0); }
+		if qb + 1u < nq { c_put4(m0 + 7u, qb + 1u, e7_1); }
+	}
+	if m0 + 8u < M {
+		if qb + 0u < nq { c_put4(m0 + 8u, qb + 0u, e8_0); }
+		if qb + 1u < nq { c_put4(m0 + 8u, qb + 1u, e8_1); }
+	}
+	if m0 + 9u < M {
+		if qb + 0u < nq { c_put4(m0 + 9u, qb + 0u, e9_0); }
+		if qb + 1u < nq { c_put4(m0 + 9u, qb + 1u, e9_1); }
+	}
+	if m0 + 10u < M {
+		if qb + 0u < nq { c_put4(m0 + 10u, qb + 0u, e10_0); }
+		if qb + 1u < nq { c_put4(m0 + 10u, qb + 1u, e10_1); }
+	}
+	if m0 + 11u < M {
+		if qb + 0u < nq { c_put4(m0 + 11u, qb + 0u, e11_0); }
+		if qb + 1u < nq { c_put4(m0 + 11u, qb + 1u, e11_1); }
+	}
+	if m0 + 12u < M {
+		if qb + 0u < nq { c_put4(m0 + 12u, qb + 0u, e12_0); }
+		if qb + 1u < nq { c_put4(m0 + 12u, qb + 1u, e12_1); }
+	}
+	if m0 + 13u < M {
+		if qb + 0u < nq { c_put4(m0 + 13u, qb + 0u, e13_0); }
+		if qb + 1u < nq { c_put4(m0 + 13u, qb + 1u, e13_1); }
+	}
+	if m0 + 14u < M {
+		if qb + 0u < nq { c_put4(m0 + 14u, qb + 0u, e14_0); }
+		if qb + 1u < nq { c_put4(m0 + 14u, qb + 1u, e14_1); }
+	}
+	if m0 + 15u < M {
+		if qb + 0u < nq { c_put4(m0 + 15u, qb + 0u, e15_0); }
+		if qb + 1u < nq { c_put4(m0 + 15u, qb + 1u, e15_1); }
+	}
+}
+{{end}}{{else}}	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
 	var cs1 = array<vec4<f32>, 16>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1, c8_1, c9_1, c10_1, c11_1, c12_1, c13_1, c14_1, c15_1);
 	for (var i = 0u; i < 16u; i++) {
 		if m0 + i >= M { break; }
@@ -399,7 +545,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c7_1 += vec4<f32>(dot(a7, b4), dot(a7, b5), dot(a7, b6), dot(a7, b7));
 	}
 	c_begin(z);
-{{if .Vec4Store}}	if m0 + 0u < M {
+{{if .Vec4Store}}{{if .Also}}	if m0 + 0u < M {
 		if qb + 0u < nq { c_store4(z, m0 + 0u, qb + 0u, c0_0); }
 		if qb + 1u < nq { c_store4(z, m0 + 0u, qb + 1u, c0_1); }
 	}
@@ -432,7 +578,56 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		if qb + 1u < nq { c_store4(z, m0 + 7u, qb + 1u, c7_1); }
 	}
 }
-{{else}}	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
+{{else}}	let e0_0 = c_epi4(min(m0 + 0u, M - 1u), min(qb + 0u, nq - 1u), c0_0);
+	let e0_1 = c_epi4(min(m0 + 0u, M - 1u), min(qb + 1u, nq - 1u), c0_1);
+	let e1_0 = c_epi4(min(m0 + 1u, M - 1u), min(qb + 0u, nq - 1u), c1_0);
+	let e1_1 = c_epi4(min(m0 + 1u, M - 1u), min(qb + 1u, nq - 1u), c1_1);
+	let e2_0 = c_epi4(min(m0 + 2u, M - 1u), min(qb + 0u, nq - 1u), c2_0);
+	let e2_1 = c_epi4(min(m0 + 2u, M - 1u), min(qb + 1u, nq - 1u), c2_1);
+	let e3_0 = c_epi4(min(m0 + 3u, M - 1u), min(qb + 0u, nq - 1u), c3_0);
+	let e3_1 = c_epi4(min(m0 + 3u, M - 1u), min(qb + 1u, nq - 1u), c3_1);
+	let e4_0 = c_epi4(min(m0 + 4u, M - 1u), min(qb + 0u, nq - 1u), c4_0);
+	let e4_1 = c_epi4(min(m0 + 4u, M - 1u), min(qb + 1u, nq - 1u), c4_1);
+	let e5_0 = c_epi4(min(m0 + 5u, M - 1u), min(qb + 0u, nq - 1u), c5_0);
+	let e5_1 = c_epi4(min(m0 + 5u, M - 1u), min(qb + 1u, nq - 1u), c5_1);
+	let e6_0 = c_epi4(min(m0 + 6u, M - 1u), min(qb + 0u, nq - 1u), c6_0);
+	let e6_1 = c_epi4(min(m0 + 6u, M - 1u), min(qb + 1u, nq - 1u), c6_1);
+	let e7_0 = c_epi4(min(m0 + 7u, M - 1u), min(qb + 0u, nq - 1u), c7_0);
+	let e7_1 = c_epi4(min(m0 + 7u, M - 1u), min(qb + 1u, nq - 1u), c7_1);
+	if m0 + 0u < M {
+		if qb + 0u < nq { c_put4(m0 + 0u, qb + 0u, e0_0); }
+		if qb + 1u < nq { c_put4(m0 + 0u, qb + 1u, e0_1); }
+	}
+	if m0 + 1u < M {
+		if qb + 0u < nq { c_put4(m0 + 1u, qb + 0u, e1_0); }
+		if qb + 1u < nq { c_put4(m0 + 1u, qb + 1u, e1_1); }
+	}
+	if m0 + 2u < M {
+		if qb + 0u < nq { c_put4(m0 + 2u, qb + 0u, e2_0); }
+		if qb + 1u < nq { c_put4(m0 + 2u, qb + 1u, e2_1); }
+	}
+	if m0 + 3u < M {
+		if qb + 0u < nq { c_put4(m0 + 3u, qb + 0u, e3_0); }
+		if qb + 1u < nq { c_put4(m0 + 3u, qb + 1u, e3_1); }
+	}
+	if m0 + 4u < M {
+		if qb + 0u < nq { c_put4(m0 + 4u, qb + 0u, e4_0); }
+		if qb + 1u < nq { c_put4(m0 + 4u, qb + 1u, e4_1); }
+	}
+	if m0 + 5u < M {
+		if qb + 0u < nq { c_put4(m0 + 5u, qb + 0u, e5_0); }
+		if qb + 1u < nq { c_put4(m0 + 5u, qb + 1u, e5_1); }
+	}
+	if m0 + 6u < M {
+		if qb + 0u < nq { c_put4(m0 + 6u, qb + 0u, e6_0); }
+		if qb + 1u < nq { c_put4(m0 + 6u, qb + 1u, e6_1); }
+	}
+	if m0 + 7u < M {
+		if qb + 0u < nq { c_put4(m0 + 7u, qb + 0u, e7_0); }
+		if qb + 1u < nq { c_put4(m0 + 7u, qb + 1u, e7_1); }
+	}
+}
+{{end}}{{else}}	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
 	var cs1 = array<vec4<f32>, 8>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1);
 	for (var i = 0u; i < 8u; i++) {
 		if m0 + i >= M { break; }
@@ -563,7 +758,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		c15_1 += vec4<f32>(dot(a15, b4), dot(a15, b5), dot(a15, b6), dot(a15, b7));
 	}
 	c_begin(z);
-{{if .Vec4Store}}	if m0 + 0u < M {
+{{if .Vec4Store}}{{if .Also}}	if m0 + 0u < M {
 		if qb + 0u < nq { c_store4(z, m0 + 0u, qb + 0u, c0_0); }
 		if qb + 1u < nq { c_store4(z, m0 + 0u, qb + 1u, c0_1); }
 	}
@@ -628,7 +823,104 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		if qb + 1u < nq { c_store4(z, m0 + 15u, qb + 1u, c15_1); }
 	}
 }
-{{else}}	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
+{{else}}	let e0_0 = c_epi4(min(m0 + 0u, M - 1u), min(qb + 0u, nq - 1u), c0_0);
+	let e0_1 = c_epi4(min(m0 + 0u, M - 1u), min(qb + 1u, nq - 1u), c0_1);
+	let e1_0 = c_epi4(min(m0 + 1u, M - 1u), min(qb + 0u, nq - 1u), c1_0);
+	let e1_1 = c_epi4(min(m0 + 1u, M - 1u), min(qb + 1u, nq - 1u), c1_1);
+	let e2_0 = c_epi4(min(m0 + 2u, M - 1u), min(qb + 0u, nq - 1u), c2_0);
+	let e2_1 = c_epi4(min(m0 + 2u, M - 1u), min(qb + 1u, nq - 1u), c2_1);
+	let e3_0 = c_epi4(min(m0 + 3u, M - 1u), min(qb + 0u, nq - 1u), c3_0);
+	let e3_1 = c_epi4(min(m0 + 3u, M - 1u), min(qb + 1u, nq - 1u), c3_1);
+	let e4_0 = c_epi4(min(m0 + 4u, M - 1u), min(qb + 0u, nq - 1u), c4_0);
+	let e4_1 = c_epi4(min(m0 + 4u, M - 1u), min(qb + 1u, nq - 1u), c4_1);
+	let e5_0 = c_epi4(min(m0 + 5u, M - 1u), min(qb + 0u, nq - 1u), c5_0);
+	let e5_1 = c_epi4(min(m0 + 5u, M - 1u), min(qb + 1u, nq - 1u), c5_1);
+	let e6_0 = c_epi4(min(m0 + 6u, M - 1u), min(qb + 0u, nq - 1u), c6_0);
+	let e6_1 = c_epi4(min(m0 + 6u, M - 1u), min(qb + 1u, nq - 1u), c6_1);
+	let e7_0 = c_epi4(min(m0 + 7u, M - 1u), min(qb + 0u, nq - 1u), c7_0);
+	let e7_1 = c_epi4(min(m0 + 7u, M - 1u), min(qb + 1u, nq - 1u), c7_1);
+	let e8_0 = c_epi4(min(m0 + 8u, M - 1u), min(qb + 0u, nq - 1u), c8_0);
+	let e8_1 = c_epi4(min(m0 + 8u, M - 1u), min(qb + 1u, nq - 1u), c8_1);
+	let e9_0 = c_epi4(min(m0 + 9u, M - 1u), min(qb + 0u, nq - 1u), c9_0);
+	let e9_1 = c_epi4(min(m0 + 9u, M - 1u), min(qb + 1u, nq - 1u), c9_1);
+	let e10_0 = c_epi4(min(m0 + 10u, M - 1u), min(qb + 0u, nq - 1u), c10_0);
+	let e10_1 = c_epi4(min(m0 + 10u, M - 1u), min(qb + 1u, nq - 1u), c10_1);
+	let e11_0 = c_epi4(min(m0 + 11u, M - 1u), min(qb + 0u, nq - 1u), c11_0);
+	let e11_1 = c_epi4(min(m0 + 11u, M - 1u), min(qb + 1u, nq - 1u), c11_1);
+	let e12_0 = c_epi4(min(m0 + 12u, M - 1u), min(qb + 0u, nq - 1u), c12_0);
+	let e12_1 = c_epi4(min(m0 + 12u, M - 1u), min(qb + 1u, nq - 1u), c12_1);
+	let e13_0 = c_epi4(min(m0 + 13u, M - 1u), min(qb + 0u, nq - 1u), c13_0);
+	let e13_1 = c_epi4(min(m0 + 13u, M - 1u), min(qb + 1u, nq - 1u), c13_1);
+	let e14_0 = c_epi4(min(m0 + 14u, M - 1u), min(qb + 0u, nq - 1u), c14_0);
+	let e14_1 = c_epi4(min(m0 + 14u, M - 1u), min(qb + 1u, nq - 1u), c14_1);
+	let e15_0 = c_epi4(min(m0 + 15u, M - 1u), min(qb + 0u, nq - 1u), c15_0);
+	let e15_1 = c_epi4(min(m0 + 15u, M - 1u), min(qb + 1u, nq - 1u), c15_1);
+	if m0 + 0u < M {
+		if qb + 0u < nq { c_put4(m0 + 0u, qb + 0u, e0_0); }
+		if qb + 1u < nq { c_put4(m0 + 0u, qb + 1u, e0_1); }
+	}
+	if m0 + 1u < M {
+		if qb + 0u < nq { c_put4(m0 + 1u, qb + 0u, e1_0); }
+		if qb + 1u < nq { c_put4(m0 + 1u, qb + 1u, e1_1); }
+	}
+	if m0 + 2u < M {
+		if qb + 0u < nq { c_put4(m0 + 2u, qb + 0u, e2_0); }
+		if qb + 1u < nq { c_put4(m0 + 2u, qb + 1u, e2_1); }
+	}
+	if m0 + 3u < M {
+		if qb + 0u < nq { c_put4(m0 + 3u, qb + 0u, e3_0); }
+		if qb + 1u < nq { c_put4(m0 + 3u, qb + 1u, e3_1); }
+	}
+	if m0 + 4u < M {
+		if qb + 0u < nq { c_put4(m0 + 4u, qb + 0u, e4_0); }
+		if qb + 1u < nq { c_put4(m0 + 4u, qb + 1u, e4_1); }
+	}
+	if m0 + 5u < M {
+		if qb + 0u < nq { c_put4(m0 + 5u, qb + 0u, e5_0); }
+		if qb + 1u < nq { c_put4(m0 + 5u, qb + 1u, e5_1); }
+	}
+	if m0 + 6u < M {
+		if qb + 0u < nq { c_put4(m0 + 6u, qb + 0u, e6_0); }
+		if qb + 1u < nq { c_put4(m0 + 6u, qb + 1u, e6_1); }
+	}
+	if m0 + 7u < M {
+		if qb + 0u < nq { c_put4(m0 + 7u, qb + 0u, e7_0); }
+		if qb + 1u < nq { c_put4(m0 + 7u, qb + 1u, e7_1); }
+	}
+	if m0 + 8u < M {
+		if qb + 0u < nq { c_put4(m0 + 8u, qb + 0u, e8_0); }
+		if qb + 1u < nq { c_put4(m0 + 8u, qb + 1u, e8_1); }
+	}
+	if m0 + 9u < M {
+		if qb + 0u < nq { c_put4(m0 + 9u, qb + 0u, e9_0); }
+		if qb + 1u < nq { c_put4(m0 + 9u, qb + 1u, e9_1); }
+	}
+	if m0 + 10u < M {
+		if qb + 0u < nq { c_put4(m0 + 10u, qb + 0u, e10_0); }
+		if qb + 1u < nq { c_put4(m0 + 10u, qb + 1u, e10_1); }
+	}
+	if m0 + 11u < M {
+		if qb + 0u < nq { c_put4(m0 + 11u, qb + 0u, e11_0); }
+		if qb + 1u < nq { c_put4(m0 + 11u, qb + 1u, e11_1); }
+	}
+	if m0 + 12u < M {
+		if qb + 0u < nq { c_put4(m0 + 12u, qb + 0u, e12_0); }
+		if qb + 1u < nq { c_put4(m0 + 12u, qb + 1u, e12_1); }
+	}
+	if m0 + 13u < M {
+		if qb + 0u < nq { c_put4(m0 + 13u, qb + 0u, e13_0); }
+		if qb + 1u < nq { c_put4(m0 + 13u, qb + 1u, e13_1); }
+	}
+	if m0 + 14u < M {
+		if qb + 0u < nq { c_put4(m0 + 14u, qb + 0u, e14_0); }
+		if qb + 1u < nq { c_put4(m0 + 14u, qb + 1u, e14_1); }
+	}
+	if m0 + 15u < M {
+		if qb + 0u < nq { c_put4(m0 + 15u, qb + 0u, e15_0); }
+		if qb + 1u < nq { c_put4(m0 + 15u, qb + 1u, e15_1); }
+	}
+}
+{{end}}{{else}}	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
 	var cs1 = array<vec4<f32>, 16>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1, c8_1, c9_1, c10_1, c11_1, c12_1, c13_1, c14_1, c15_1);
 	for (var i = 0u; i < 16u; i++) {
 		if m0 + i >= M { break; }
@@ -765,7 +1057,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		if qb + 1u < nq { cs[qb + 1u] = s1; }
 	}
 {{end}}	c_begin(z);
-{{if .Vec4Store}}	if m0 + 0u < M {
+{{if .Vec4Store}}{{if .Also}}	if m0 + 0u < M {
 		if qb + 0u < nq { c_store4(z, m0 + 0u, qb + 0u, c0_0); }
 		if qb + 1u < nq { c_store4(z, m0 + 0u, qb + 1u, c0_1); }
 	}
@@ -798,7 +1090,56 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		if qb + 1u < nq { c_store4(z, m0 + 7u, qb + 1u, c7_1); }
 	}
 }
-{{else}}	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
+{{else}}	let e0_0 = c_epi4(min(m0 + 0u, M - 1u), min(qb + 0u, nq - 1u), c0_0);
+	let e0_1 = c_epi4(min(m0 + 0u, M - 1u), min(qb + 1u, nq - 1u), c0_1);
+	let e1_0 = c_epi4(min(m0 + 1u, M - 1u), min(qb + 0u, nq - 1u), c1_0);
+	let e1_1 = c_epi4(min(m0 + 1u, M - 1u), min(qb + 1u, nq - 1u), c1_1);
+	let e2_0 = c_epi4(min(m0 + 2u, M - 1u), min(qb + 0u, nq - 1u), c2_0);
+	let e2_1 = c_epi4(min(m0 + 2u, M - 1u), min(qb + 1u, nq - 1u), c2_1);
+	let e3_0 = c_epi4(min(m0 + 3u, M - 1u), min(qb + 0u, nq - 1u), c3_0);
+	let e3_1 = c_epi4(min(m0 + 3u, M - 1u), min(qb + 1u, nq - 1u), c3_1);
+	let e4_0 = c_epi4(min(m0 + 4u, M - 1u), min(qb + 0u, nq - 1u), c4_0);
+	let e4_1 = c_epi4(min(m0 + 4u, M - 1u), min(qb + 1u, nq - 1u), c4_1);
+	let e5_0 = c_epi4(min(m0 + 5u, M - 1u), min(qb + 0u, nq - 1u), c5_0);
+	let e5_1 = c_epi4(min(m0 + 5u, M - 1u), min(qb + 1u, nq - 1u), c5_1);
+	let e6_0 = c_epi4(min(m0 + 6u, M - 1u), min(qb + 0u, nq - 1u), c6_0);
+	let e6_1 = c_epi4(min(m0 + 6u, M - 1u), min(qb + 1u, nq - 1u), c6_1);
+	let e7_0 = c_epi4(min(m0 + 7u, M - 1u), min(qb + 0u, nq - 1u), c7_0);
+	let e7_1 = c_epi4(min(m0 + 7u, M - 1u), min(qb + 1u, nq - 1u), c7_1);
+	if m0 + 0u < M {
+		if qb + 0u < nq { c_put4(m0 + 0u, qb + 0u, e0_0); }
+		if qb + 1u < nq { c_put4(m0 + 0u, qb + 1u, e0_1); }
+	}
+	if m0 + 1u < M {
+		if qb + 0u < nq { c_put4(m0 + 1u, qb + 0u, e1_0); }
+		if qb + 1u < nq { c_put4(m0 + 1u, qb + 1u, e1_1); }
+	}
+	if m0 + 2u < M {
+		if qb + 0u < nq { c_put4(m0 + 2u, qb + 0u, e2_0); }
+		if qb + 1u < nq { c_put4(m0 + 2u, qb + 1u, e2_1); }
+	}
+	if m0 + 3u < M {
+		if qb + 0u < nq { c_put4(m0 + 3u, qb + 0u, e3_0); }
+		if qb + 1u < nq { c_put4(m0 + 3u, qb + 1u, e3_1); }
+	}
+	if m0 + 4u < M {
+		if qb + 0u < nq { c_put4(m0 + 4u, qb + 0u, e4_0); }
+		if qb + 1u < nq { c_put4(m0 + 4u, qb + 1u, e4_1); }
+	}
+	if m0 + 5u < M {
+		if qb + 0u < nq { c_put4(m0 + 5u, qb + 0u, e5_0); }
+		if qb + 1u < nq { c_put4(m0 + 5u, qb + 1u, e5_1); }
+	}
+	if m0 + 6u < M {
+		if qb + 0u < nq { c_put4(m0 + 6u, qb + 0u, e6_0); }
+		if qb + 1u < nq { c_put4(m0 + 6u, qb + 1u, e6_1); }
+	}
+	if m0 + 7u < M {
+		if qb + 0u < nq { c_put4(m0 + 7u, qb + 0u, e7_0); }
+		if qb + 1u < nq { c_put4(m0 + 7u, qb + 1u, e7_1); }
+	}
+}
+{{end}}{{else}}	var cs0 = array<vec4<f32>, 8>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0);
 	var cs1 = array<vec4<f32>, 8>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1);
 	for (var i = 0u; i < 8u; i++) {
 		if m0 + i >= M { break; }
@@ -995,7 +1336,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		if qb + 1u < nq { cs[qb + 1u] = s1; }
 	}
 {{end}}	c_begin(z);
-{{if .Vec4Store}}	if m0 + 0u < M {
+{{if .Vec4Store}}{{if .Also}}	if m0 + 0u < M {
 		if qb + 0u < nq { c_store4(z, m0 + 0u, qb + 0u, c0_0); }
 		if qb + 1u < nq { c_store4(z, m0 + 0u, qb + 1u, c0_1); }
 	}
@@ -1060,7 +1401,104 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		if qb + 1u < nq { c_store4(z, m0 + 15u, qb + 1u, c15_1); }
 	}
 }
-{{else}}	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
+{{else}}	let e0_0 = c_epi4(min(m0 + 0u, M - 1u), min(qb + 0u, nq - 1u), c0_0);
+	let e0_1 = c_epi4(min(m0 + 0u, M - 1u), min(qb + 1u, nq - 1u), c0_1);
+	let e1_0 = c_epi4(min(m0 + 1u, M - 1u), min(qb + 0u, nq - 1u), c1_0);
+	let e1_1 = c_epi4(min(m0 + 1u, M - 1u), min(qb + 1u, nq - 1u), c1_1);
+	let e2_0 = c_epi4(min(m0 + 2u, M - 1u), min(qb + 0u, nq - 1u), c2_0);
+	let e2_1 = c_epi4(min(m0 + 2u, M - 1u), min(qb + 1u, nq - 1u), c2_1);
+	let e3_0 = c_epi4(min(m0 + 3u, M - 1u), min(qb + 0u, nq - 1u), c3_0);
+	let e3_1 = c_epi4(min(m0 + 3u, M - 1u), min(qb + 1u, nq - 1u), c3_1);
+	let e4_0 = c_epi4(min(m0 + 4u, M - 1u), min(qb + 0u, nq - 1u), c4_0);
+	let e4_1 = c_epi4(min(m0 + 4u, M - 1u), min(qb + 1u, nq - 1u), c4_1);
+	let e5_0 = c_epi4(min(m0 + 5u, M - 1u), min(qb + 0u, nq - 1u), c5_0);
+	let e5_1 = c_epi4(min(m0 + 5u, M - 1u), min(qb + 1u, nq - 1u), c5_1);
+	let e6_0 = c_epi4(min(m0 + 6u, M - 1u), min(qb + 0u, nq - 1u), c6_0);
+	let e6_1 = c_epi4(min(m0 + 6u, M - 1u), min(qb + 1u, nq - 1u), c6_1);
+	let e7_0 = c_epi4(min(m0 + 7u, M - 1u), min(qb + 0u, nq - 1u), c7_0);
+	let e7_1 = c_epi4(min(m0 + 7u, M - 1u), min(qb + 1u, nq - 1u), c7_1);
+	let e8_0 = c_epi4(min(m0 + 8u, M - 1u), min(qb + 0u, nq - 1u), c8_0);
+	let e8_1 = c_epi4(min(m0 + 8u, M - 1u), min(qb + 1u, nq - 1u), c8_1);
+	let e9_0 = c_epi4(min(m0 + 9u, M - 1u), min(qb + 0u, nq - 1u), c9_0);
+	let e9_1 = c_epi4(min(m0 + 9u, M - 1u), min(qb + 1u, nq - 1u), c9_1);
+	let e10_0 = c_epi4(min(m0 + 10u, M - 1u), min(qb + 0u, nq - 1u), c10_0);
+	let e10_1 = c_epi4(min(m0 + 10u, M - 1u), min(qb + 1u, nq - 1u), c10_1);
+	let e11_0 = c_epi4(min(m0 + 11u, M - 1u), min(qb + 0u, nq - 1u), c11_0);
+	let e11_1 = c_epi4(min(m0 + 11u, M - 1u), min(qb + 1u, nq - 1u), c11_1);
+	let e12_0 = c_epi4(min(m0 + 12u, M - 1u), min(qb + 0u, nq - 1u), c12_0);
+	let e12_1 = c_epi4(min(m0 + 12u, M - 1u), min(qb + 1u, nq - 1u), c12_1);
+	let e13_0 = c_epi4(min(m0 + 13u, M - 1u), min(qb + 0u, nq - 1u), c13_0);
+	let e13_1 = c_epi4(min(m0 + 13u, M - 1u), min(qb + 1u, nq - 1u), c13_1);
+	let e14_0 = c_epi4(min(m0 + 14u, M - 1u), min(qb + 0u, nq - 1u), c14_0);
+	let e14_1 = c_epi4(min(m0 + 14u, M - 1u), min(qb + 1u, nq - 1u), c14_1);
+	let e15_0 = c_epi4(min(m0 + 15u, M - 1u), min(qb + 0u, nq - 1u), c15_0);
+	let e15_1 = c_epi4(min(m0 + 15u, M - 1u), min(qb + 1u, nq - 1u), c15_1);
+	if m0 + 0u < M {
+		if qb + 0u < nq { c_put4(m0 + 0u, qb + 0u, e0_0); }
+		if qb + 1u < nq { c_put4(m0 + 0u, qb + 1u, e0_1); }
+	}
+	if m0 + 1u < M {
+		if qb + 0u < nq { c_put4(m0 + 1u, qb + 0u, e1_0); }
+		if qb + 1u < nq { c_put4(m0 + 1u, qb + 1u, e1_1); }
+	}
+	if m0 + 2u < M {
+		if qb + 0u < nq { c_put4(m0 + 2u, qb + 0u, e2_0); }
+		if qb + 1u < nq { c_put4(m0 + 2u, qb + 1u, e2_1); }
+	}
+	if m0 + 3u < M {
+		if qb + 0u < nq { c_put4(m0 + 3u, qb + 0u, e3_0); }
+		if qb + 1u < nq { c_put4(m0 + 3u, qb + 1u, e3_1); }
+	}
+	if m0 + 4u < M {
+		if qb + 0u < nq { c_put4(m0 + 4u, qb + 0u, e4_0); }
+		if qb + 1u < nq { c_put4(m0 + 4u, qb + 1u, e4_1); }
+	}
+	if m0 + 5u < M {
+		if qb + 0u < nq { c_put4(m0 + 5u, qb + 0u, e5_0); }
+		if qb + 1u < nq { c_put4(m0 + 5u, qb + 1u, e5_1); }
+	}
+	if m0 + 6u < M {
+		if qb + 0u < nq { c_put4(m0 + 6u, qb + 0u, e6_0); }
+		if qb + 1u < nq { c_put4(m0 + 6u, qb + 1u, e6_1); }
+	}
+	if m0 + 7u < M {
+		if qb + 0u < nq { c_put4(m0 + 7u, qb + 0u, e7_0); }
+		if qb + 1u < nq { c_put4(m0 + 7u, qb + 1u, e7_1); }
+	}
+	if m0 + 8u < M {
+		if qb + 0u < nq { c_put4(m0 + 8u, qb + 0u, e8_0); }
+		if qb + 1u < nq { c_put4(m0 + 8u, qb + 1u, e8_1); }
+	}
+	if m0 + 9u < M {
+		if qb + 0u < nq { c_put4(m0 + 9u, qb + 0u, e9_0); }
+		if qb + 1u < nq { c_put4(m0 + 9u, qb + 1u, e9_1); }
+	}
+	if m0 + 10u < M {
+		if qb + 0u < nq { c_put4(m0 + 10u, qb + 0u, e10_0); }
+		if qb + 1u < nq { c_put4(m0 + 10u, qb + 1u, e10_1); }
+	}
+	if m0 + 11u < M {
+		if qb + 0u < nq { c_put4(m0 + 11u, qb + 0u, e11_0); }
+		if qb + 1u < nq { c_put4(m0 + 11u, qb + 1u, e11_1); }
+	}
+	if m0 + 12u < M {
+		if qb + 0u < nq { c_put4(m0 + 12u, qb + 0u, e12_0); }
+		if qb + 1u < nq { c_put4(m0 + 12u, qb + 1u, e12_1); }
+	}
+	if m0 + 13u < M {
+		if qb + 0u < nq { c_put4(m0 + 13u, qb + 0u, e13_0); }
+		if qb + 1u < nq { c_put4(m0 + 13u, qb + 1u, e13_1); }
+	}
+	if m0 + 14u < M {
+		if qb + 0u < nq { c_put4(m0 + 14u, qb + 0u, e14_0); }
+		if qb + 1u < nq { c_put4(m0 + 14u, qb + 1u, e14_1); }
+	}
+	if m0 + 15u < M {
+		if qb + 0u < nq { c_put4(m0 + 15u, qb + 0u, e15_0); }
+		if qb + 1u < nq { c_put4(m0 + 15u, qb + 1u, e15_1); }
+	}
+}
+{{end}}{{else}}	var cs0 = array<vec4<f32>, 16>(c0_0, c1_0, c2_0, c3_0, c4_0, c5_0, c6_0, c7_0, c8_0, c9_0, c10_0, c11_0, c12_0, c13_0, c14_0, c15_0);
 	var cs1 = array<vec4<f32>, 16>(c0_1, c1_1, c2_1, c3_1, c4_1, c5_1, c6_1, c7_1, c8_1, c9_1, c10_1, c11_1, c12_1, c13_1, c14_1, c15_1);
 	for (var i = 0u; i < 16u; i++) {
 		if m0 + i >= M { break; }

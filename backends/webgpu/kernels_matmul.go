@@ -223,6 +223,10 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 	if ep != nil {
 		expr, extras = ep.expr, ep.extras
 		key += "|" + expr + fmt.Sprintf("|%d", len(extras))
+		for _, e := range extras { // which of m and n each extra varies along
+			st := broadcastStrides(e, out.Shape())
+			key += fmt.Sprintf("|%t%t", st[len(st)-2] != 0, st[len(st)-1] != 0)
+		}
 		if ep.also != "" {
 			also, nOut = ep.also, 2
 			key += "|also|" + also
@@ -234,10 +238,15 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		nOut++
 	}
 	p, err := g.pipelineFor(key, 2+len(extras), nOut, func() (string, error) {
-		type extra struct{ I, X, Binding, Slot int }
+		type extra struct {
+			I, X, Binding, Slot int
+			Rows, Cols          bool // it varies along c's rows, columns
+		}
 		ex := make([]extra, len(extras))
-		for i := range extras {
-			ex[i] = extra{I: i, X: i + 1, Binding: 3 + i, Slot: wgsl.OperandSlot(2 + i)}
+		for i, e := range extras {
+			st := broadcastStrides(e, out.Shape())
+			ex[i] = extra{I: i, X: i + 1, Binding: 3 + i, Slot: wgsl.OperandSlot(2 + i),
+				Rows: st[len(st)-2] != 0, Cols: st[len(st)-1] != 0}
 		}
 		return wgsl.Render(family, map[string]any{"WG": mapWG, "Variant": variant, "T": t, "CT": ct, "Out": ct,
 			"Zero": zeroOf(ct), "Store": storeExpr(out.DType(), "v"), "Extras": ex, "OutBinding": 3 + len(extras),
