@@ -178,8 +178,8 @@ def kernel_tn(rq: int, nq: int) -> str:
             f"\t\tlet sy{j} = ({terms[j]}) - sc{j};\n\t\tlet st{j} = s{j} + sy{j};\n"
             f"\t\tsc{j} = select((st{j} - s{j}) - sy{j}, vec4<f32>(0.0), abs(st{j}) > vec4<f32>(3.40282347e38));\n"
             f"\t\ts{j} = st{j};\n" for j in range(nq)) + "{{end}}"
-    out.append("{{if .ColSum}}" + "".join(f"\tvar s{j} = vec4<f32>(0.0); var sc{j} = vec4<f32>(0.0);\n" for j in range(nq))
-               + "{{end}}")
+    sums = "".join(f"\tvar s{j} = vec4<f32>(0.0); var sc{j} = vec4<f32>(0.0);\n" for j in range(nq))
+    out.append("{{if .ColSum}}" + sums + "{{end}}")
     out.append("\tvar k = 0u;\n\tfor (; k + 4u <= K; k += 4u) {\n")
     for k in range(4):
         out += step(k)
