@@ -15,7 +15,7 @@ import (
 func TestSpmmFourWideMatchesCPU(t *testing.T) {
 	needGPU(t)
 	gpu := core.Device{Kind: "webgpu"}
-	for seed, f := range []int{4, 8, 64, 12, 6} {
+	for seed, f := range []int{4, 8, 64, 12, 6, 32, 24} { // quads per thread: 1, 2, 8, 1, scalar, 8, 2
 		rng := rand.New(rand.NewPCG(uint64(seed), 9))
 		rows, cols := 50, 40
 		ptr := []int64{0}
