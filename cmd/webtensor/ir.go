@@ -37,7 +37,11 @@ random, select, control, fused) after a #.
 On a device that fuses (webgpu) it then prints the graph after fusion:
 elementwise trees become one kernel (fused), trees feeding a reduction run
 inside it (fused_reduce_<op>) and trees consuming a matmul or sparse
-product run in its store (fused_matmul, fused_spmm).
+product run in its store (fused_matmul, fused_spmm); a bias gradient is
+summed by its weight gradient's product (fused_matmul_colsum), attention
+writes its heads transposed for the projection after it
+(fused_attention_transposed), and each constant weight is stored in the
+layout that measured faster on the device.
 
 With --train the graph is a whole training step - the forward pass, a
 sum loss and the gradient of every parameter (core.Gradients), the
@@ -84,8 +88,8 @@ attention, GELU MLP, residuals), gcn (a GCNConv layer on a small graph).`,
 				return err
 			}
 			if rep != (ir.FuseReport{}) {
-				fmt.Fprintf(out, "\n# after fusion on %s: %d nodes (%d ops in elementwise kernels, %d reductions with a fused prologue, %d epilogues, %d second stores, %d bias gradients in their weight gradient, %d attention outputs written transposed)\n%s",
-					dev, len(g.Nodes), rep.Elementwise, rep.Reductions, rep.Epilogues, rep.Pairs, rep.ColumnSums, rep.Attention, g)
+				fmt.Fprintf(out, "\n# after fusion on %s: %d nodes (%d ops in elementwise kernels, %d reductions with a fused prologue, %d epilogues, %d second stores, %d bias gradients in their weight gradient, %d attention outputs written transposed, %d weights in their other layout)\n%s",
+					dev, len(g.Nodes), rep.Elementwise, rep.Reductions, rep.Epilogues, rep.Pairs, rep.ColumnSums, rep.Attention, rep.Layouts, g)
 			}
 			if profile {
 				return printKernelProfile(out, g, ins, dev)

@@ -185,13 +185,16 @@ type FuseReport struct {
 	Pairs       int // fused matmuls that also store a reader of their output
 	ColumnSums  int // bias gradients summed by their layer's weight-gradient product
 	Attention   int // attention outputs written with their heads transposed
+	Layouts     int // constant weights whose other layout measured faster
 }
 
 // Fuse runs the fusion passes for dev: elementwise trees first, then their
 // folding into the reductions that consume them and into the matmuls and
 // sparse products that feed them, then second stores (FusePairs), bias
 // gradients into weight-gradient products (FuseColumnSums) and attention
-// that writes its heads transposed (FuseAttentionTranspose).
+// that writes its heads transposed (FuseAttentionTranspose); last, each
+// constant weight takes the layout that measured faster
+// (ChooseWeightLayouts).
 // Loop bodies are fused too (their counts are included).
 func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 	var r FuseReport
@@ -207,6 +210,7 @@ func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 			r.Pairs += br.Pairs
 			r.ColumnSums += br.ColumnSums
 			r.Attention += br.Attention
+			r.Layouts += br.Layouts
 		}
 	}
 	k, err := g.FuseElementwise(dev)
@@ -230,7 +234,11 @@ func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 		return r, err
 	}
 	r.ColumnSums += k
-	k, err = g.FuseAttentionTranspose(dev)
+	if k, err = g.FuseAttentionTranspose(dev); err != nil {
+		return r, err
+	}
 	r.Attention += k
+	k, err = g.ChooseWeightLayouts(dev)
+	r.Layouts += k
 	return r, err
 }
