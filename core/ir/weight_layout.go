@@ -57,7 +57,7 @@ func (g *Graph) ChooseWeightLayouts(dev core.Device) (int, error) {
 func constWeight(n *Node) (*Value, bool) {
 	p := n
 	if n.Op != "matmul" {
-		if n.Fused == nil || len(n.Sub) == 0 || n.Sub[0].Op != "matmul" || "fused_matmul" != n.Op {
+		if n.Fused == nil || len(n.Sub) == 0 || n.Sub[0].Op != "matmul" || n.Op != "fused_matmul" {
 			return nil, false
 		}
 		p = n.Sub[0]
