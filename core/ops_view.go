@@ -34,10 +34,11 @@ func resolveShape(from Shape, to []int) (Shape, error) {
 	return out, nil
 }
 
-// reshapeStrides computes strides for viewing t as shape without a copy,
-// merging and splitting runs of dims that are contiguous with each other
-// (PyTorch's computeStride); ok=false when no view exists.
-func reshapeStrides(oldShape Shape, oldStrides []int, shape Shape) ([]int, bool) {
+// ReshapeStrides computes strides for viewing a tensor of oldShape and
+// oldStrides as shape without a copy, merging and splitting runs of dims
+// that are contiguous with each other (PyTorch's computeStride); ok=false
+// when no view exists. The IR's layout planning asks the same question.
+func ReshapeStrides(oldShape Shape, oldStrides []int, shape Shape) ([]int, bool) {
 	if oldShape.Numel() == 0 || len(oldShape) == 0 {
 		return ContiguousStrides(shape), true
 	}
@@ -87,7 +88,7 @@ func init() {
 				if err != nil {
 					return ViewSpec{}, false, err
 				}
-				st, ok := reshapeStrides(t.shape, t.strides, s)
+				st, ok := ReshapeStrides(t.shape, t.strides, s)
 				return ViewSpec{Shape: s, Strides: st, Offset: t.offset}, ok, nil
 			},
 			Backward: viewBack(reshapeBack),
@@ -125,7 +126,7 @@ func init() {
 					shape = append(shape, t.shape[s:e+1].Numel())
 					shape = append(shape, t.shape[e+1:]...)
 				}
-				st, ok := reshapeStrides(t.shape, t.strides, shape)
+				st, ok := ReshapeStrides(t.shape, t.strides, shape)
 				return ViewSpec{Shape: shape, Strides: st, Offset: t.offset}, ok, nil
 			},
 			Backward: viewBack(reshapeBack),

@@ -20,7 +20,7 @@ func viewStrides(n *Node, in []int) (out []int, view bool) {
 	}
 	switch {
 	case reshapeLike[n.Op]:
-		st, ok := reshapeStrides(x.Shape, in, o.Shape)
+		st, ok := core.ReshapeStrides(x.Shape, in, o.Shape)
 		if !ok {
 			return core.ContiguousStrides(o.Shape), false
 		}
@@ -56,37 +56,4 @@ func viewStrides(n *Node, in []int) (out []int, view bool) {
 		return st, true
 	}
 	return nil, true
-}
-
-// reshapeStrides is core's rule for a reshape without a copy: the strides
-// of shape over a tensor of oldShape and oldStrides, if a view can have them.
-func reshapeStrides(oldShape core.Shape, oldStrides []int, shape core.Shape) ([]int, bool) {
-	if oldShape.Numel() == 0 || len(oldShape) == 0 {
-		return core.ContiguousStrides(shape), true
-	}
-	newStrides := make([]int, len(shape))
-	viewD := len(shape) - 1
-	chunkBase := oldStrides[len(oldStrides)-1]
-	tensorN, viewN := 1, 1
-	for d := len(oldShape) - 1; d >= 0; d-- {
-		tensorN *= oldShape[d]
-		if d == 0 || (oldShape[d-1] != 1 && oldStrides[d-1] != tensorN*chunkBase) {
-			for viewD >= 0 && (viewN < tensorN || shape[viewD] == 1) {
-				newStrides[viewD] = viewN * chunkBase
-				viewN *= shape[viewD]
-				viewD--
-			}
-			if viewN != tensorN {
-				return nil, false
-			}
-			if d > 0 {
-				chunkBase = oldStrides[d-1]
-				tensorN, viewN = 1, 1
-			}
-		}
-	}
-	if viewD != -1 {
-		return nil, false
-	}
-	return newStrides, true
 }
