@@ -182,6 +182,12 @@ func runFused(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor) error {
 		env[out] = fused
 		return nil
 	}
+	return runOriginal(n, env)
+}
+
+// runOriginal runs the ops a fused node replaced, one by one: where the
+// device cannot fuse them, or autograd records the run.
+func runOriginal(n *Node, env map[*Value]*core.Tensor) error {
 	fallbackRuns.Add(1)
 	for _, s := range n.Sub {
 		if err := execNode(s, env); err != nil {
@@ -189,6 +195,17 @@ func runFused(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor) error {
 		}
 	}
 	return nil
+}
+
+// readers lists, for each value, the nodes of g that read it.
+func (g *Graph) readers() map[*Value][]*Node {
+	r := map[*Value][]*Node{}
+	for _, n := range g.Nodes {
+		for _, v := range n.Inputs {
+			r[v] = append(r[v], n)
+		}
+	}
+	return r
 }
 
 // recordsGrad says whether autograd records work on ins.

@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/webtensor/webtensor/core"
@@ -27,12 +26,7 @@ func (g *Graph) FuseAttentionTranspose(dev core.Device) (int, error) {
 		return 0, nil
 	}
 	uses := g.useCounts()
-	readers := map[*Value][]*Node{}
-	for _, n := range g.Nodes {
-		for _, v := range n.Inputs {
-			readers[v] = append(readers[v], n)
-		}
-	}
+	readers := g.readers()
 	replace, removed := map[*Node]*Node{}, map[*Node]bool{}
 	for _, a := range g.Nodes {
 		if a.Op != "scaled_dot_product_attention" || a.Fused != nil || len(a.Outputs) != 1 || len(a.Outputs[0].Shape) != 4 {
@@ -71,11 +65,5 @@ func runAttentionTransposed(n *Node, ins []*core.Tensor, env map[*Value]*core.Te
 			}
 		}
 	}
-	fallbackRuns.Add(1)
-	for _, s := range n.Sub {
-		if err := execNode(s, env); err != nil {
-			return fmt.Errorf("%w (in a fused node)", err)
-		}
-	}
-	return nil
+	return runOriginal(n, env)
 }

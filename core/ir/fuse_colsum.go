@@ -26,12 +26,7 @@ func (g *Graph) FuseColumnSums(dev core.Device) (int, error) {
 	if _, ok := b.(core.ColumnSumFuser); !ok {
 		return 0, nil
 	}
-	readers := map[*Value][]*Node{}
-	for _, n := range g.Nodes {
-		for _, v := range n.Inputs {
-			readers[v] = append(readers[v], n)
-		}
-	}
+	readers := g.readers()
 	replace, removed := map[*Node]*Node{}, map[*Node]bool{}
 	for _, s := range g.Nodes {
 		grad, ok := biasGradOf(s)
@@ -190,11 +185,5 @@ func runColumnSums(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor) err
 			}
 		}
 	}
-	fallbackRuns.Add(1)
-	for _, s := range n.Sub {
-		if err := execNode(s, env); err != nil {
-			return fmt.Errorf("%w (in a fused node)", err)
-		}
-	}
-	return nil
+	return runOriginal(n, env)
 }

@@ -198,47 +198,41 @@ type FuseReport struct {
 // Loop bodies are fused too (their counts are included).
 func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 	var r FuseReport
+	passes := []struct {
+		run   func(core.Device) (int, error)
+		count *int
+	}{
+		{g.FuseElementwise, &r.Elementwise}, {g.FuseReductions, &r.Reductions}, {g.FuseEpilogues, &r.Epilogues},
+		{g.FusePairs, &r.Pairs}, {g.FuseColumnSums, &r.ColumnSums}, {g.FuseAttentionTranspose, &r.Attention},
+		{g.ChooseWeightLayouts, &r.Layouts},
+	}
 	for _, n := range g.Nodes {
-		if n.Body != nil {
-			br, err := n.Body.Fuse(dev)
-			if err != nil {
-				return r, err
-			}
-			r.Elementwise += br.Elementwise
-			r.Reductions += br.Reductions
-			r.Epilogues += br.Epilogues
-			r.Pairs += br.Pairs
-			r.ColumnSums += br.ColumnSums
-			r.Attention += br.Attention
-			r.Layouts += br.Layouts
+		if n.Body == nil {
+			continue
+		}
+		br, err := n.Body.Fuse(dev)
+		if err != nil {
+			return r, err
+		}
+		r.add(br)
+	}
+	for _, p := range passes {
+		k, err := p.run(dev)
+		*p.count += k
+		if err != nil {
+			return r, err
 		}
 	}
-	k, err := g.FuseElementwise(dev)
-	if err != nil {
-		return r, err
-	}
-	r.Elementwise += k
-	if k, err = g.FuseReductions(dev); err != nil {
-		return r, err
-	}
-	r.Reductions += k
-	if k, err = g.FuseEpilogues(dev); err != nil {
-		return r, err
-	}
-	r.Epilogues += k
-	if k, err = g.FusePairs(dev); err != nil {
-		return r, err
-	}
-	r.Pairs += k
-	if k, err = g.FuseColumnSums(dev); err != nil {
-		return r, err
-	}
-	r.ColumnSums += k
-	if k, err = g.FuseAttentionTranspose(dev); err != nil {
-		return r, err
-	}
-	r.Attention += k
-	k, err = g.ChooseWeightLayouts(dev)
-	r.Layouts += k
-	return r, err
+	return r, nil
+}
+
+// add counts what a loop body's Fuse did into r.
+func (r *FuseReport) add(b FuseReport) {
+	r.Elementwise += b.Elementwise
+	r.Reductions += b.Reductions
+	r.Epilogues += b.Epilogues
+	r.Pairs += b.Pairs
+	r.ColumnSums += b.ColumnSums
+	r.Attention += b.Attention
+	r.Layouts += b.Layouts
 }

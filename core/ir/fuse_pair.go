@@ -22,13 +22,10 @@ func (g *Graph) FusePairs(dev core.Device) (int, error) {
 		return 0, nil
 	}
 	pos := map[*Node]int{}
-	readers := map[*Value][]*Node{}
 	for i, n := range g.Nodes {
 		pos[n] = i
-		for _, v := range n.Inputs {
-			readers[v] = append(readers[v], n)
-		}
 	}
+	readers := g.readers()
 	removed := map[*Node]bool{}
 	paired := 0
 	for i, f := range g.Nodes {
