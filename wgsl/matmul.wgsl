@@ -108,31 +108,13 @@ fn c_begin(z: u32) {
 	cb = loc(z, pu(9u), 10u, {{.OutSlot}}u);
 {{range .Extras}}	eb{{.I}} = loc(z, pu(9u), 10u, {{.Slot}}u);
 {{end}}}
-{{if .Vec4Store}}{{if .Also}}
-// c_store4 writes the four elements of c at row m, columns 4q..4q+3, each
-// through the epilogue, as one vec4 (.Vec4Store: N is a multiple of 4 and
-// c holds f32), and the second tree's four into c2.
-fn c_store4(z: u32, m: u32, q: u32, x: vec4<f32>) {
-	var r: vec4<f32>;
-	var r2: vec4<f32>;
-	for (var j = 0u; j < 4u; j++) {
-		let n = q * 4u + j;
-		let x0 = x[j];
-{{range .Extras}}		let x{{.X}} = e{{.I}}[{{template "matmul_extra_at" .}}];
-{{end}}		let v = {{.Epilogue}};
-		r[j] = v;
-		r2[j] = {{.Also}};
-	}
-	let o = u32(cb + i32(m) * pi({{.OutSlot}}u + 7u)) / 4u + q;
-	c[o] = r;
-	c2[o] = r2;
-}
-{{else}}
+{{if .Vec4Store}}
 // c_epi4 is the epilogue of the four elements of c at row m, columns
-// 4q..4q+3 (.Vec4Store: N is a multiple of 4 and c holds f32); c_put4
-// stores them as one vec4. A thread computes its whole block before it
-// stores any of it, so reads that repeat across its rows (a bias) are
-// loads the compiler can share, not reloads after each store.
+// 4q..4q+3 (.Vec4Store: N is a multiple of 4 and c holds f32), c_also4
+// the second tree's (FusePairs); c_put4 and c_put4_also store them as one
+// vec4 each. A thread computes its whole block before it stores any of it,
+// so reads that repeat across its rows (a bias) are loads the compiler can
+// share, not reloads after each store.
 fn c_epi4(m: u32, q: u32, x: vec4<f32>) -> vec4<f32> {
 	var r: vec4<f32>;
 	for (var j = 0u; j < 4u; j++) {
@@ -145,6 +127,20 @@ fn c_epi4(m: u32, q: u32, x: vec4<f32>) -> vec4<f32> {
 }
 fn c_put4(m: u32, q: u32, r: vec4<f32>) {
 	c[u32(cb + i32(m) * pi({{.OutSlot}}u + 7u)) / 4u + q] = r;
+}
+{{if .Also}}fn c_also4(m: u32, q: u32, x: vec4<f32>) -> vec4<f32> {
+	var r: vec4<f32>;
+	for (var j = 0u; j < 4u; j++) {
+		let n = q * 4u + j;
+		let x0 = x[j];
+{{range .Extras}}		let x{{.X}} = e{{.I}}[{{template "matmul_extra_at" .}}];
+{{end}}		let v = {{.Epilogue}};
+		r[j] = {{.Also}};
+	}
+	return r;
+}
+fn c_put4_also(m: u32, q: u32, r: vec4<f32>) {
+	c2[u32(cb + i32(m) * pi({{.OutSlot}}u + 7u)) / 4u + q] = r;
 }
 {{end}}{{else}}
 fn c_store(z: u32, m: u32, n: u32, x0: {{.CT}}) {

@@ -11,7 +11,7 @@ import (
 // shape class.
 const (
 	variantRegBlock   = "regblock"   // strided scalar loads, 4x4 blocks: any layout and dtype
-	variantRegBlock4  = "regblock4"  // vec4 loads, 8x8 blocks (matmul_vec.wgsl)
+	variantRegBlock4  = "regblock4"  // vec4 loads, 8x8 blocks (matmul_vec_nn.wgsl)
 	variantRegBlock16 = "regblock16" // vec4 loads, 16x8 blocks
 	variantNT8        = "nt8"        // a @ W^T: vec4 dot products, 8x8 blocks
 	variantNT16       = "nt16"       // a @ W^T: 16x8 blocks
@@ -132,7 +132,7 @@ type epilogue struct {
 	also string
 	out2 *core.Tensor
 	// colsum, when set, is a fresh f32 [N] tensor that gets b's column
-	// sums (a TN product only; see matmulColumnSums).
+	// sums (a TN product only; see MatmulColumnSums).
 	colsum *core.Tensor
 }
 
@@ -199,7 +199,6 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 			return g.matmulEpilogue(a, b, out, batch, m, kk, n, v, ep)
 		})
 	}
-
 	ct := physical(out.DType())
 	t := physical(a.DType())
 	key := fmt.Sprintf("matmul|%s|%s|%s|%s", variant, t, ct, out.DType())
@@ -220,11 +219,13 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		key += "|v4store"
 	}
 	expr, extras, also, nOut := "x0", []*core.Tensor(nil), "", 1
+	var extraStrides [][]int // each extra's strides over out's shape
 	if ep != nil {
 		expr, extras = ep.expr, ep.extras
 		key += "|" + expr + fmt.Sprintf("|%d", len(extras))
 		for _, e := range extras { // which of m and n each extra varies along
 			st := broadcastStrides(e, out.Shape())
+			extraStrides = append(extraStrides, st)
 			key += fmt.Sprintf("|%t%t", st[len(st)-2] != 0, st[len(st)-1] != 0)
 		}
 		if ep.also != "" {
@@ -243,8 +244,7 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 			Rows, Cols          bool // it varies along c's rows, columns
 		}
 		ex := make([]extra, len(extras))
-		for i, e := range extras {
-			st := broadcastStrides(e, out.Shape())
+		for i, st := range extraStrides {
 			ex[i] = extra{I: i, X: i + 1, Binding: 3 + i, Slot: wgsl.OperandSlot(2 + i),
 				Rows: st[len(st)-2] != 0, Cols: st[len(st)-1] != 0}
 		}
@@ -277,7 +277,7 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 	writeOperand(&prm, wgsl.OperandSlot(1), b.Offset(), batchStrides(b, batch))
 	for i, e := range extras {
 		slot := wgsl.OperandSlot(2 + i)
-		st := broadcastStrides(e, out.Shape())
+		st := extraStrides[i]
 		r := len(st)
 		writeOperand(&prm, slot, e.Offset(), st[:r-2])
 		prm.setI(slot+7, st[r-2])
