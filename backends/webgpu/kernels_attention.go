@@ -143,19 +143,10 @@ func (g *Backend) attentionInto(q, kk, v, mask *core.Tensor, attrs core.Attrs, o
 // matmulInto writes a @ b straight into out (of the product's shape, a
 // view whose columns are contiguous will do), saving the copy a core.Call
 // would need.
-func (g *Backend) matmulInto(a, b, out *core.Tensor) error {
-	d, err := core.PlanMatmul(a.Shape(), b.Shape())
-	if err != nil {
-		return err
-	}
-	if d.AVec || d.BVec || !columnsContiguous(out) || !slices.Equal(out.Shape(), d.Out) {
-		return copyInto(g, core.Call1("matmul", nil, a, b), out, 1)
-	}
-	return g.matmul(a, b, out, d.Batch, d.M, d.K, d.N, "")
-}
+func (g *Backend) matmulInto(a, b, out *core.Tensor) error { return g.matmulScaledInto(a, b, out, 1) }
 
-// matmulScaledInto writes (a @ b) * scale into out, scaling as the
-// product is stored rather than in a pass of its own.
+// matmulScaledInto is matmulInto of (a @ b) * scale, scaling as the product
+// is stored rather than in a pass of its own.
 func (g *Backend) matmulScaledInto(a, b, out *core.Tensor, scale float64) error {
 	d, err := core.PlanMatmul(a.Shape(), b.Shape())
 	if err != nil {
@@ -164,7 +155,10 @@ func (g *Backend) matmulScaledInto(a, b, out *core.Tensor, scale float64) error 
 	if d.AVec || d.BVec || !columnsContiguous(out) || !slices.Equal(out.Shape(), d.Out) {
 		return copyInto(g, core.Call1("matmul", nil, a, b), out, scale)
 	}
-	ep := &epilogue{expr: "x0 * " + f32Literal(scale)}
+	var ep *epilogue
+	if scale != 1 {
+		ep = &epilogue{expr: "x0 * " + f32Literal(scale)}
+	}
 	return g.matmulEpilogue(a, b, out, d.Batch, d.M, d.K, d.N, "", ep)
 }
 

@@ -96,10 +96,8 @@ func (b *Backend) FuseMap(e *core.FusedExpr, inputs []*core.Tensor, shape core.S
 	if dtype != core.F32 {
 		return nil, fmt.Errorf("webgpu: fused kernels are f32, not %s", dtype)
 	}
-	for i, t := range inputs {
-		if t.DType() != core.F32 || t.Device().Kind != "webgpu" {
-			return nil, fmt.Errorf("webgpu: fused input %d is %s on %s", i, t.DType(), t.Device())
-		}
+	if err := f32OnGPU("fused input", inputs); err != nil {
+		return nil, err
 	}
 	expr, err := b.fusedExpr(e, len(inputs))
 	if err != nil {
@@ -127,10 +125,8 @@ func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, attrs core.Attr
 	if len(extras) > maxEpilogueExtras {
 		return nil, fmt.Errorf("webgpu: %s epilogue with %d extra inputs; at most %d", op, len(extras), maxEpilogueExtras)
 	}
-	for i, t := range extras {
-		if t.DType() != core.F32 || t.Device().Kind != "webgpu" {
-			return nil, fmt.Errorf("webgpu: %s epilogue input %d is %s on %s; f32 on webgpu only", op, i, t.DType(), t.Device())
-		}
+	if err := f32OnGPU(op+" epilogue input", extras); err != nil {
+		return nil, err
 	}
 	switch {
 	case op == "matmul" && len(inputs) == 2:
@@ -156,29 +152,10 @@ func (b *Backend) FuseEpiloguePair(op string, inputs []*core.Tensor, attrs core.
 	if len(extras) > maxEpilogueExtras-1 {
 		return nil, nil, fmt.Errorf("webgpu: matmul with two epilogues and %d extra inputs; at most %d", len(extras), maxEpilogueExtras-1)
 	}
-	for i, t := range extras {
-		if t.DType() != core.F32 || t.Device().Kind != "webgpu" {
-			return nil, nil, fmt.Errorf("webgpu: matmul epilogue input %d is %s on %s; f32 on webgpu only", i, t.DType(), t.Device())
-		}
-	}
-	alsoExpr, err := b.fusedExpr(also, len(extras)+1)
-	if err != nil {
+	if err := f32OnGPU("matmul epilogue input", extras); err != nil {
 		return nil, nil, err
 	}
-	var second *core.Tensor
-	first, err := b.fuseMatmulWith(inputs[0], inputs[1], e, extras, func(shape core.Shape) (*epilogue, error) {
-		if second, err = core.Empty(b, shape, core.F32); err != nil {
-			return nil, err
-		}
-		return &epilogue{also: alsoExpr, out2: second}, nil
-	})
-	if err != nil {
-		if second != nil {
-			second.Release()
-		}
-		return nil, nil, err
-	}
-	return first, second, nil
+	return b.fuseMatmulWith(inputs[0], inputs[1], e, also, extras)
 }
 
 // MatmulColumnSums computes x @ y and the column sums of y in one kernel,
@@ -189,10 +166,8 @@ func (b *Backend) MatmulColumnSums(x, y *core.Tensor) (*core.Tensor, *core.Tenso
 	if x.Rank() != 2 || y.Rank() != 2 {
 		return nil, nil, fmt.Errorf("webgpu: column sums ride on a product of matrices, got shapes %v and %v", x.Shape(), y.Shape())
 	}
-	for i, t := range []*core.Tensor{x, y} {
-		if t.DType() != core.F32 || t.Device().Kind != "webgpu" {
-			return nil, nil, fmt.Errorf("webgpu: matmul operand %d is %s on %s; f32 on webgpu only", i, t.DType(), t.Device())
-		}
+	if err := f32OnGPU("matmul operand", []*core.Tensor{x, y}); err != nil {
+		return nil, nil, err
 	}
 	m, kk, n := x.Shape()[0], x.Shape()[1], y.Shape()[1]
 	if y.Shape()[0] != kk {
@@ -220,50 +195,64 @@ func (b *Backend) MatmulColumnSums(x, y *core.Tensor) (*core.Tensor, *core.Tenso
 
 // fuseMatmul computes e over the product x @ y in the matmul kernel's store.
 func (b *Backend) fuseMatmul(x, y *core.Tensor, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
-	return b.fuseMatmulWith(x, y, e, extras, nil)
+	out, _, err := b.fuseMatmulWith(x, y, e, nil, extras)
+	return out, err
 }
 
-// fuseMatmulWith is fuseMatmul; pair, when set, makes the second store for
-// the product's shape (its expression and tensor).
-func (b *Backend) fuseMatmulWith(x, y *core.Tensor, e *core.FusedExpr, extras []*core.Tensor, pair func(core.Shape) (*epilogue, error)) (*core.Tensor, error) {
+// fuseMatmulWith is fuseMatmul that, when also is set, stores that second
+// tree too and returns it as the second tensor.
+func (b *Backend) fuseMatmulWith(x, y *core.Tensor, e, also *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, *core.Tensor, error) {
 	if x.Rank() < 2 || y.Rank() < 2 {
-		return nil, fmt.Errorf("webgpu: fused matmul takes matrices, got shapes %v and %v", x.Shape(), y.Shape())
+		return nil, nil, fmt.Errorf("webgpu: fused matmul takes matrices, got shapes %v and %v", x.Shape(), y.Shape())
 	}
-	for i, t := range []*core.Tensor{x, y} {
-		if t.DType() != core.F32 || t.Device().Kind != "webgpu" {
-			return nil, fmt.Errorf("webgpu: fused matmul operand %d is %s on %s; f32 on webgpu only", i, t.DType(), t.Device())
-		}
+	if err := f32OnGPU("fused matmul operand", []*core.Tensor{x, y}); err != nil {
+		return nil, nil, err
 	}
 	d, err := core.PlanMatmul(x.Shape(), y.Shape())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i, t := range extras {
 		if t.Rank() > len(d.Out) || !fitsIn(t.Shape(), d.Out) {
-			return nil, fmt.Errorf("webgpu: fused matmul extra %d of shape %v does not broadcast to the product %v", i, t.Shape(), d.Out)
+			return nil, nil, fmt.Errorf("webgpu: fused matmul extra %d of shape %v does not broadcast to the product %v", i, t.Shape(), d.Out)
 		}
 	}
-	expr, err := b.fusedExpr(e, len(extras)+1)
-	if err != nil {
-		return nil, err
+	ep := &epilogue{extras: extras}
+	if ep.expr, err = b.fusedExpr(e, len(extras)+1); err != nil {
+		return nil, nil, err
 	}
-	ep := &epilogue{expr: expr, extras: extras}
-	if pair != nil {
-		second, err := pair(d.Out)
-		if err != nil {
-			return nil, err
+	if also != nil {
+		if ep.also, err = b.fusedExpr(also, len(extras)+1); err != nil {
+			return nil, nil, err
 		}
-		ep.also, ep.out2 = second.also, second.out2
 	}
 	out, err := core.Empty(b, d.Out, core.F32)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if also != nil {
+		if ep.out2, err = core.Empty(b, d.Out, core.F32); err != nil {
+			out.Release()
+			return nil, nil, err
+		}
 	}
 	if err := b.matmulEpilogue(x, y, out, d.Batch, d.M, d.K, d.N, "", ep); err != nil {
 		out.Release()
-		return nil, err
+		ep.out2.Release() // Release takes nil
+		return nil, nil, err
 	}
-	return out, nil
+	return out, ep.out2, nil
+}
+
+// f32OnGPU refuses any of ts (nil ones aside) that is not f32 on WebGPU,
+// naming it as what, by position.
+func f32OnGPU(what string, ts []*core.Tensor) error {
+	for i, t := range ts {
+		if t != nil && (t.DType() != core.F32 || t.Device().Kind != "webgpu") {
+			return fmt.Errorf("webgpu: %s %d is %s on %s; f32 on webgpu only", what, i, t.DType(), t.Device())
+		}
+	}
+	return nil
 }
 
 // fitsIn says whether shape s broadcasts to target without growing it.
@@ -366,10 +355,8 @@ func (b *Backend) fuseConv(op string, ins []*core.Tensor, attrs core.Attrs, e *c
 	if len(ins) == 3 && ins[2] == nil {
 		ins = ins[:2] // no bias
 	}
-	for i, t := range ins {
-		if t != nil && (t.DType() != core.F32 || t.Device().Kind != "webgpu") {
-			return nil, fmt.Errorf("webgpu: fused %s input %d is %s on %s; f32 on webgpu only", op, i, t.DType(), t.Device())
-		}
+	if err := f32OnGPU("fused "+op+" input", ins); err != nil {
+		return nil, err
 	}
 	a, err := core.NormalizeAttrs(op, attrs)
 	if err != nil {

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -9,15 +10,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	_ "github.com/webtensor/webtensor/backends/webgpu"
+	"github.com/webtensor/webtensor/backends/webgpu"
 	"github.com/webtensor/webtensor/core"
 )
 
 func webgpuOrSkip(t testing.TB) core.Device {
 	t.Helper()
 	dev := core.Device{Kind: "webgpu"}
-	if _, err := core.BackendFor(dev); err != nil {
+	switch _, err := core.BackendFor(dev); {
+	case errors.Is(err, webgpu.ErrNoAdapter):
 		t.Skipf("no WebGPU adapter here: %v", err)
+	case err != nil:
+		t.Fatalf("a WebGPU adapter exists but the backend did not open: %v", err)
 	}
 	return dev
 }

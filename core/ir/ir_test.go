@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -23,6 +24,29 @@ func values(t *testing.T, x *core.Tensor) []float64 {
 	v, err := x.Float64s()
 	require.NoError(t, err)
 	return v
+}
+
+// requireClose fails unless got has want's outputs, every element within
+// tol of want's relative to 1 + |want|.
+func requireClose(t *testing.T, want, got []*core.Tensor, tol float64) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		wv, gv := values(t, want[i]), values(t, got[i])
+		require.Len(t, gv, len(wv), "output %d", i)
+		for j := range wv {
+			require.LessOrEqual(t, math.Abs(gv[j]-wv[j]), tol*(1+math.Abs(wv[j])), "output %d element %d", i, j)
+		}
+	}
+}
+
+// fallbacksDuring runs fn and returns how many fused nodes ran as their
+// original ops meanwhile.
+func fallbacksDuring(fn func()) int64 {
+	_, before := FusionCounts()
+	fn()
+	_, after := FusionCounts()
+	return after - before
 }
 
 func TestTraceAnMLPAndRunItOnNewInputs(t *testing.T) {

@@ -1,8 +1,11 @@
 package ir
 
 import (
+	"fmt"
 	"os"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/webtensor/webtensor/core"
@@ -35,14 +38,26 @@ func (g *Graph) ChooseWeightLayouts(dev core.Device) (int, error) {
 		if !ok {
 			continue
 		}
+		key := layoutKey(n, dev)
+		faster, known := layoutChoices.Load(key)
+		if known && !faster.(bool) {
+			continue
+		}
 		alt := g.newValue(w.Shape, w.DType)
 		alt.Const = core.Call1("contiguous", nil, w.Const.Transpose()).Transpose()
 		if err := alt.Const.Err(); err != nil {
 			return changed, err
 		}
-		// A product that fails here keeps its layout: Run reports its
-		// error where the caller expects one.
-		if faster, err := timeLayouts(n, w, alt, dev, syncer.Sync); err == nil && faster {
+		if !known {
+			// A product that fails here keeps its layout: Run reports its
+			// error where the caller expects one.
+			f, err := timeLayouts(n, w, alt, dev, syncer.Sync)
+			faster = err == nil && f
+			if err == nil {
+				layoutChoices.Store(key, faster)
+			}
+		}
+		if faster.(bool) {
 			swapInput(n, w, alt)
 			changed++
 		} else {
@@ -50,6 +65,29 @@ func (g *Graph) ChooseWeightLayouts(dev core.Device) (int, error) {
 		}
 	}
 	return changed, nil
+}
+
+// layoutChoices remembers what timing chose per device and product, so a
+// model compiled again in this process (another input signature, a
+// training step after inference) is not timed again.
+var layoutChoices sync.Map // layoutKey -> bool (the other layout is faster)
+
+// layoutKey names a product for layoutChoices: its device, op, fused trees
+// and operand shapes.
+func layoutKey(n *Node, dev core.Device) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s", dev, n.Op)
+	for _, e := range []*core.FusedExpr{n.Fused, n.Also} {
+		if e != nil {
+			b.WriteString("|" + exprString(e))
+		}
+	}
+	for _, v := range n.Inputs {
+		if v != nil {
+			fmt.Fprintf(&b, "|%v", []int(v.Shape))
+		}
+	}
+	return b.String()
 }
 
 // constWeight is the constant f32 matrix n multiplies by, for a plain or

@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,12 +36,7 @@ func TestWeightLayoutsKeepResults(t *testing.T) {
 		t.Helper()
 		got, err := g.Run(x)
 		require.NoError(t, err)
-		for i := range want {
-			gv, wv := values(t, got[i]), values(t, want[i])
-			for j := range wv {
-				require.LessOrEqual(t, math.Abs(gv[j]-wv[j]), 1e-4*(1+math.Abs(wv[j])), "output %d element %d", i, j)
-			}
-		}
+		requireClose(t, want, got, 1e-4)
 	}
 
 	g := trace()
