@@ -1,6 +1,7 @@
 package webgpu
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -57,13 +58,17 @@ func theInstance() *wgpu.Instance {
 	return instance
 }
 
+// ErrNoAdapter says this machine offers no WebGPU adapter at all (as
+// opposed to one that failed): what a test may skip for.
+var ErrNoAdapter = errors.New("no adapter found")
+
 func open(index int) (*Backend, error) {
 	if err := canBlock(); err != nil {
 		return nil, fmt.Errorf("webgpu: the browser opens its GPU only in the async init (await wt.init()), not in a synchronous call")
 	}
 	inst := theInstance()
 	if inst == nil {
-		return nil, fmt.Errorf("webgpu: no wgpu instance could be created")
+		return nil, fmt.Errorf("webgpu: no wgpu instance could be created: %w", ErrNoAdapter)
 	}
 	adapter, err := pickAdapter(inst, index)
 	if err != nil {
@@ -115,7 +120,7 @@ func open(index int) (*Backend, error) {
 func pickAdapter(inst *wgpu.Instance, index int) (*wgpu.Adapter, error) {
 	ads := inst.EnumerateAdapters(&wgpu.InstanceEnumerateAdapterOptons{Backends: wgpu.InstanceBackendPrimary})
 	if len(ads) == 0 {
-		return nil, fmt.Errorf("webgpu: no adapter found (no Vulkan, Metal or DX12 driver; on Debian install mesa-vulkan-drivers for a software one)")
+		return nil, fmt.Errorf("webgpu: %w (no Vulkan, Metal or DX12 driver; on Debian install mesa-vulkan-drivers for a software one)", ErrNoAdapter)
 	}
 	rank := func(t wgpu.AdapterType) int {
 		switch t {

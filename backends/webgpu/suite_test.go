@@ -1,6 +1,7 @@
 package webgpu_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -45,8 +46,11 @@ func TestMain(m *testing.M) {
 func needGPU(t *testing.T) *webgpu.Backend {
 	t.Helper()
 	b, err := core.BackendFor(gpu)
-	if err != nil {
+	switch {
+	case errors.Is(err, webgpu.ErrNoAdapter):
 		t.Skipf("no WebGPU adapter: %v", err)
+	case err != nil:
+		t.Fatalf("a WebGPU adapter exists but the backend did not open: %v", err)
 	}
 	return b.(*webgpu.Backend)
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/webtensor/webtensor/backends/webgpu"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -22,10 +24,20 @@ func TestIRShowPrintsKindsAndTheMemoryPlan(t *testing.T) {
 	assert.Contains(t, out, "# segment\n")
 }
 
-func TestIRShowFusesOnWebGPU(t *testing.T) {
-	if _, err := core.BackendFor(core.Device{Kind: "webgpu"}); err != nil {
+// needWebGPU skips when this machine has no WebGPU adapter, and fails when
+// one exists but the backend does not open.
+func needWebGPU(t *testing.T) {
+	t.Helper()
+	switch _, err := core.BackendFor(core.Device{Kind: "webgpu"}); {
+	case errors.Is(err, webgpu.ErrNoAdapter):
 		t.Skipf("no WebGPU adapter: %v", err)
+	case err != nil:
+		t.Fatalf("a WebGPU adapter exists but the backend did not open: %v", err)
 	}
+}
+
+func TestIRShowFusesOnWebGPU(t *testing.T) {
+	needWebGPU(t)
 	out, err := execute(t, "ir", "show", "--model", "transformer", "--device", "webgpu")
 	require.NoError(t, err, out)
 	assert.Regexp(t, `# after fusion on webgpu:0: \d+ nodes \(\d+ ops in elementwise kernels, 0 reductions with a fused prologue, 4 epilogues, 0 second stores, 0 bias gradients in their weight gradient, 1 attention outputs written transposed, \d+ weights in their other layout\)`, out)
@@ -48,9 +60,7 @@ func TestIRShowTrainingStepAndProfile(t *testing.T) {
 	assert.Regexp(t, `= concat\(`, out)
 	_, err = execute(t, "ir", "show", "--model", "mlp", "--profile")
 	assert.ErrorContains(t, err, "--profile needs --device webgpu")
-	if _, err := core.BackendFor(core.Device{Kind: "webgpu"}); err != nil {
-		t.Skipf("no WebGPU adapter: %v", err)
-	}
+	needWebGPU(t)
 	out, err = execute(t, "ir", "show", "--model", "gcn", "--device", "webgpu", "--train", "--profile")
 	require.NoError(t, err, out)
 	assert.Regexp(t, `# kernel profile on webgpu:0, per run`, out)
