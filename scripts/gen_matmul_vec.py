@@ -1,6 +1,7 @@
 """Writes the vec4 register-blocked matmul kernels, unrolled for two block
 shapes per operand layout: wgsl/matmul_vec.wgsl (the bindings and the
-choice of layout) and one file per layout, wgsl/matmul_vec_{nn,nt,tn}.wgsl.
+choice of layout), one file per layout, wgsl/matmul_vec_{nn,nt,tn}.wgsl,
+and the stores they share by block shape, wgsl/matmul_vec_store.wgsl.
 Run it after editing (make generate does); --check fails when a file is
 stale (make generate-check).
 
@@ -61,11 +62,26 @@ def kernel(rows: int, nq: int) -> str:
         out += [f"\t\tc{i}_{j} += a{i}.x * b0_{j} + a{i}.y * b1_{j} + a{i}.z * b2_{j} + a{i}.w * b3_{j};\n"
                 for j in range(nq)]
     out.append("\t}\n")
-    out.append(store(rows, nq))
+    out.append(store_call(rows, nq))
     return "".join(out)
 
 
-def store(rows: int, nq: int, in_range: str = "qb + {j}u < nq") -> str:
+# Both guards store() takes: whole vec4 columns, or columns one by one (the
+# NT kernels, whose N need not be a multiple of 4).
+WHOLE, RAGGED = "qb + {j}u < nq", "(qb + {j}u) * 4u + j < N"
+
+
+def store_name(rows: int, nq: int, ragged: bool = False) -> str:
+    return f"matmul_vec_store_{rows}x{nq}" + ("_ragged" if ragged else "")
+
+
+def store_call(rows: int, nq: int, ragged: bool = False) -> str:
+    """A kernel's store: the block's store code, shared by every kernel with
+    the same block (templates are textual, so it reads the kernel's locals)."""
+    return f'{{{{template "{store_name(rows, nq, ragged)}" .}}}}\n}}\n'
+
+
+def store(rows: int, nq: int, in_range: str = WHOLE) -> str:
     """Stores the rows x nq vec4 accumulators c{i}_{j} at (m0 + i, qb + j);
     in_range guards column j of the block (lane j of each vec4)."""
     out = ["\tc_begin(z);\n"]
@@ -84,14 +100,14 @@ def store(rows: int, nq: int, in_range: str = "qb + {j}u < nq") -> str:
         out += [f"\t\tif qb + {j}u < nq {{ c_put4(m0 + {i}u, qb + {j}u, e{i}_{j});"
                 f"{{{{if .Also}}}} c_put4_also(m0 + {i}u, qb + {j}u, f{i}_{j});{{{{end}}}} }}\n" for j in range(nq)]
         out.append("\t}\n")
-    out.append("}\n{{else}}")
+    out.append("{{else}}")
     out += [f"\tvar cs{j} = array<vec4<f32>, {rows}>(" + ", ".join(f"c{i}_{j}" for i in range(rows)) + ");\n"
            for j in range(nq)]
     out.append(f"\tfor (var i = 0u; i < {rows}u; i++) {{\n\t\tif m0 + i >= M {{ break; }}\n"
                "\t\tfor (var j = 0u; j < 4u; j++) {\n")
     out += [f"\t\t\tif {in_range.format(j=j)} {{ c_store(z, m0 + i, (qb + {j}u) * 4u + j, cs{j}[i][j]); }}\n"
             for j in range(nq)]
-    out.append("\t\t}\n\t}\n}\n{{end}}")
+    out.append("\t\t}\n\t}\n{{end}}")
     return "".join(out)
 
 
@@ -128,7 +144,7 @@ def kernel_nt(rows: int, nq: int) -> str:
         out += [f"\t\tc{i}_{j} += vec4<f32>(" + ", ".join(f"dot(a{i}, b{4 * j + e})" for e in range(4)) + ");\n"
                 for j in range(nq)]
     out.append("\t}\n")
-    out.append(store(rows, nq, "(qb + {j}u) * 4u + j < N"))
+    out.append(store_call(rows, nq, ragged=True))
     return "".join(out)
 
 
@@ -190,7 +206,7 @@ def kernel_tn(rq: int, nq: int) -> str:
     # write the sums.
     out.append("{{if .ColSum}}\tif pb == 0u && z == 0u {\n"
                + "".join(f"\t\tif qb + {j}u < nq {{ cs[qb + {j}u] = s{j}; }}\n" for j in range(nq)) + "\t}\n{{end}}")
-    out.append(store(rows, nq))
+    out.append(store_call(rows, nq))
     return "".join(out)
 
 
@@ -232,6 +248,12 @@ def main() -> None:
 """ + "".join(choice) + "{{end}}\n"}
     for layout, kernels in layouts.items():
         files[f"matmul_vec_{layout}.wgsl"] = layout_file(layout, kernels)
+    blocks = sorted({(rows, nq, layout == "nt") for layout, kernels in layouts.items() for _, rows, nq, _ in kernels})
+    stores = []
+    for rows, nq, ragged in blocks:
+        body = store(rows, nq, RAGGED if ragged else WHOLE)
+        stores.append(f'{{{{define "{store_name(rows, nq, ragged)}"}}}}{body}{{{{end}}}}\n')
+    files["matmul_vec_store.wgsl"] = HEADER + "// Each block shape's store, shared by its kernels.\n" + "".join(stores)
     wgsl = Path(__file__).resolve().parent.parent.joinpath("wgsl")
     for name, text in files.items():
         target = wgsl.joinpath(name)
