@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/webtensor/webtensor/core"
 )
@@ -20,6 +21,17 @@ const (
 	exprNumber exprKind = iota
 	exprName
 	exprCall
+)
+
+// Limits on one expression. Real rules are small (the swish example nests
+// 7 calls deep in 20 nodes); the limits keep a hostile manifest, which may be
+// 16 MB, from costing the host much. The depth bounds every recursive walk
+// over a parsed expression (check, eval) and the chain of ops a backward
+// pass builds from it, so none can exhaust the goroutine stack: before this
+// limit, 3,000,000 nested calls overflowed it in the parser.
+const (
+	maxExprDepth = 256    // nested calls, counting the outermost
+	maxExprNodes = 10_000 // numbers, names and calls in one expression
 )
 
 type expr struct {
@@ -184,8 +196,10 @@ func lookupName(def *core.OpDef, g *core.GradCtx, name string, ref *core.Tensor)
 // ---- parsing ----
 
 type parser struct {
-	src string
-	pos int
+	src   string
+	pos   int
+	depth int // calls open at pos
+	nodes int
 }
 
 func parseExpr(src string) (*expr, error) {
@@ -202,7 +216,44 @@ func parseExpr(src string) (*expr, error) {
 }
 
 func (p *parser) errf(format string, args ...any) error {
-	return fmt.Errorf("at column %d of %q: %s", p.pos+1, p.src, fmt.Sprintf(format, args...))
+	return fmt.Errorf("at column %d of %s: %s", p.pos+1, quoteShort(p.src, p.pos), fmt.Sprintf(format, args...))
+}
+
+// clip shortens a string from a manifest to at most keep bytes (on a rune
+// boundary) for an error message, saying how long it was: a manifest may
+// hold 16 MB strings.
+func clip(s string, keep int) string {
+	if len(s) <= keep {
+		return s
+	}
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:keep], len(s))
+}
+
+// quoteShort quotes src whole when it is short, or else the part around pos:
+// an error about a 16 MB expression must not carry it.
+func quoteShort(src string, pos int) string {
+	const keep = 40
+	if len(src) <= 2*keep {
+		return strconv.Quote(src)
+	}
+	from, to := max(pos-keep, 0), min(pos+keep, len(src))
+	for from > 0 && !utf8.RuneStart(src[from]) {
+		from--
+	}
+	for to < len(src) && !utf8.RuneStart(src[to]) {
+		to++
+	}
+	q := strconv.Quote(src[from:to])
+	if from > 0 {
+		q = "..." + q
+	}
+	if to < len(src) {
+		q += "..."
+	}
+	return fmt.Sprintf("%s (%d bytes)", q, len(src))
 }
 
 func (p *parser) space() {
@@ -251,6 +302,9 @@ func (p *parser) number() (float64, error) {
 }
 
 func (p *parser) expr() (*expr, error) {
+	if p.nodes++; p.nodes > maxExprNodes {
+		return nil, p.errf("more than %d numbers, names and calls in one expression", maxExprNodes)
+	}
 	c := p.peek()
 	switch {
 	case c == 0:
@@ -263,6 +317,10 @@ func (p *parser) expr() (*expr, error) {
 		if !p.eat('(') {
 			return &expr{kind: exprName, name: name}, nil
 		}
+		if p.depth++; p.depth > maxExprDepth {
+			return nil, p.errf("calls nest more than %d deep", maxExprDepth)
+		}
+		defer func() { p.depth-- }()
 		call := &expr{kind: exprCall, name: name, attrs: core.Attrs{}}
 		if p.eat(')') {
 			return call, nil
@@ -308,6 +366,8 @@ func (p *parser) arg(call *expr) error {
 	return nil
 }
 
+// literal reads an attribute value: a list holds scalars only (every list
+// attribute kind is flat), so literals never nest.
 func (p *parser) literal() (any, error) {
 	c := p.peek()
 	switch {
@@ -326,6 +386,9 @@ func (p *parser) literal() (any, error) {
 			return list, nil
 		}
 		for {
+			if p.peek() == '[' {
+				return nil, p.errf("lists in attribute values hold numbers, strings or booleans, not lists")
+			}
 			v, err := p.literal()
 			if err != nil {
 				return nil, err

@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,4 +53,54 @@ func TestBackwardExpressionErrors(t *testing.T) {
 	}
 	_, err := BackwardFromExpressions(def, map[string]string{"w": "grad"})
 	assert.ErrorContains(t, err, `"w" is not an input (inputs: x)`)
+}
+
+// nestCalls wraps inner in depth calls of op: op(op(...inner...)).
+func nestCalls(op, inner string, depth int) string {
+	return strings.Repeat(op+"(", depth) + inner + strings.Repeat(")", depth)
+}
+
+func TestBackwardExpressionLimits(t *testing.T) {
+	def := &core.OpDef{Name: "t.deep", Inputs: []core.InputSpec{{Name: "x"}}, Outputs: []string{"y"}}
+
+	// The reproducer: 3,000,000 nested calls (15 MB, under the manifest's
+	// 16 MB) overflowed the goroutine stack in the parser and killed the process.
+	_, err := BackwardFromExpressions(def, map[string]string{"x": nestCalls("neg", "grad", 3_000_000)})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "backward of t.deep, input x: at column 1029 of ...\"neg(neg(")
+	assert.ErrorContains(t, err, "calls nest more than 256 deep")
+	assert.ErrorContains(t, err, "(15000004 bytes)", "the error says how long the expression is")
+	assert.Less(t, len(err.Error()), 400, "the error quotes the expression around the problem, not all of it")
+
+	// One level past the limit fails; the limit itself parses, checks and
+	// evaluates (256 negations are the identity).
+	_, err = BackwardFromExpressions(def, map[string]string{"x": nestCalls("neg", "grad", maxExprDepth+1)})
+	assert.ErrorContains(t, err, "calls nest more than 256 deep")
+	bw, err := BackwardFromExpressions(def, map[string]string{"x": nestCalls("neg", "grad", maxExprDepth)})
+	require.NoError(t, err)
+	x := core.FromSlice([]float32{1, 2}, core.Shape{2})
+	g := &core.GradCtx{Op: def, Inputs: []*core.Tensor{x}, Outputs: []*core.Tensor{x},
+		Grads: []*core.Tensor{core.FromSlice([]float32{3, -4}, core.Shape{2})}, Need: []bool{true}}
+	res, err := bw(g)
+	require.NoError(t, err)
+	v, err := res[0].Float32s()
+	require.NoError(t, err)
+	assert.Equal(t, []float32{3, -4}, v)
+
+	// Attribute lists are flat, so a literal cannot nest either.
+	_, err = BackwardFromExpressions(def, map[string]string{"x": "sum(grad, axes=" + strings.Repeat("[", 3_000_000) + ")"})
+	assert.ErrorContains(t, err, "lists in attribute values hold numbers, strings or booleans, not lists")
+
+	// A wide expression is bounded as well: every node costs an op call at
+	// backward time.
+	_, err = BackwardFromExpressions(def, map[string]string{"x": "add(grad" + strings.Repeat(", grad", maxExprNodes) + ")"})
+	assert.ErrorContains(t, err, "more than 10000 numbers, names and calls in one expression")
+}
+
+func TestQuoteShort(t *testing.T) {
+	assert.Equal(t, `"mul(grad, x"`, quoteShort("mul(grad, x", 3))
+	long := strings.Repeat("a", 100) + "é" + strings.Repeat("b", 100)
+	q := quoteShort(long, 100)
+	assert.Equal(t, `..."`+strings.Repeat("a", 40)+`é`+strings.Repeat("b", 38)+`"... (202 bytes)`, q,
+		"cut on rune boundaries")
 }

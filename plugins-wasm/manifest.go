@@ -142,7 +142,7 @@ func parseManifest(raw []byte) (*pluginSpec, error) {
 	}
 	var m manifestJSON
 	if err := decodeStrict(raw, &m); err != nil {
-		return nil, fmt.Errorf("manifest is not the JSON ABI.md describes: %v", err)
+		return nil, fmt.Errorf("manifest is not the JSON ABI.md describes: %s", clip(err.Error(), 512))
 	}
 	if err := checkIdent("manifest", m.Name); err != nil {
 		return nil, err
@@ -171,7 +171,7 @@ func parseManifest(raw []byte) (*pluginSpec, error) {
 		}
 		op, err := parseOp(m.Name, i, o)
 		if err != nil {
-			return nil, fmt.Errorf("manifest: op %d (%s): %v", i, o.Name, err)
+			return nil, fmt.Errorf("manifest: op %d (%s): %v", i, clip(o.Name, maxNameLen), err)
 		}
 		if seen[op.name] {
 			return nil, fmt.Errorf("manifest: op %d: %s is declared twice", i, op.name)
@@ -184,9 +184,9 @@ func parseManifest(raw []byte) (*pluginSpec, error) {
 		case pol == nil:
 			return nil, fmt.Errorf("manifest: policy %d is null", i)
 		case strings.TrimSpace(pol.Doc) == "":
-			return nil, fmt.Errorf("manifest: policy %d (%s): missing \"doc\"", i, pol.Name)
+			return nil, fmt.Errorf("manifest: policy %d (%s): missing \"doc\"", i, clip(pol.Name, maxNameLen))
 		case slices.Contains(spec.policies, pol.Name):
-			return nil, fmt.Errorf("manifest: policy %d: %s is declared twice", i, pol.Name)
+			return nil, fmt.Errorf("manifest: policy %d: %s is declared twice", i, clip(pol.Name, maxNameLen))
 		}
 		if err := checkIdent("policy", pol.Name); err != nil {
 			return nil, fmt.Errorf("manifest: policy %d: %v", i, err)
@@ -211,7 +211,7 @@ func decodeStrict(raw []byte, v any) error {
 func parseOp(plugin string, index int, o *opJSON) (*opSpec, error) {
 	short, ok := strings.CutPrefix(o.Name, plugin+".")
 	if !ok {
-		return nil, fmt.Errorf("name %q must be %q followed by the op's name", o.Name, plugin+".")
+		return nil, fmt.Errorf("name %q must be %q followed by the op's name", clip(o.Name, maxNameLen), plugin+".")
 	}
 	if err := checkIdent("op", short); err != nil {
 		return nil, err
@@ -250,7 +250,7 @@ func parseOp(plugin string, index int, o *opJSON) (*opSpec, error) {
 	for i, a := range o.Attrs {
 		s, err := parseAttr(a)
 		if err != nil {
-			return nil, fmt.Errorf("attr %d (%s): %v", i, a.Name, err)
+			return nil, fmt.Errorf("attr %d (%s): %v", i, clip(a.Name, maxNameLen), err)
 		}
 		if err := claim("attr", a.Name); err != nil {
 			return nil, err
@@ -260,7 +260,7 @@ func parseOp(plugin string, index int, o *opJSON) (*opSpec, error) {
 	for i, out := range o.Outputs {
 		r, err := parseOutput(out, op.inputs)
 		if err != nil {
-			return nil, fmt.Errorf("output %d (%s): %v", i, out.Name, err)
+			return nil, fmt.Errorf("output %d (%s): %v", i, clip(out.Name, maxNameLen), err)
 		}
 		if err := claim("output", out.Name); err != nil {
 			return nil, err
@@ -283,7 +283,7 @@ func parseOp(plugin string, index int, o *opJSON) (*opSpec, error) {
 		i := slices.IndexFunc(op.inputs, func(s core.InputSpec) bool { return s.Name == in })
 		switch {
 		case i < 0:
-			return nil, fmt.Errorf("backward names %q, which is not an input", in)
+			return nil, fmt.Errorf("backward names %q, which is not an input", clip(in, maxNameLen))
 		case op.inputs[i].NoGrad:
 			return nil, fmt.Errorf("backward names input %q, which is marked no_grad", in)
 		case strings.TrimSpace(src) == "":
@@ -333,7 +333,7 @@ func parseDTypeName(name string) (core.DType, error) {
 			return d, nil
 		}
 	}
-	return core.Invalid, fmt.Errorf("unknown dtype %q (want one of f32 f16 bf16 f64 i64 i32 u32 i16 i8 u8 bool)", name)
+	return core.Invalid, fmt.Errorf("unknown dtype %q (want one of f32 f16 bf16 f64 i64 i32 u32 i16 i8 u8 bool)", clip(name, 32))
 }
 
 var attrKinds = map[string]core.AttrKind{"int": core.AttrInt, "float": core.AttrFloat, "bool": core.AttrBool,
@@ -345,7 +345,7 @@ func parseAttr(a attrJSON) (core.AttrSpec, error) {
 	}
 	kind, ok := attrKinds[a.Kind]
 	if !ok {
-		return core.AttrSpec{}, fmt.Errorf("kind %q is not one of int float bool string ints floats dtype", a.Kind)
+		return core.AttrSpec{}, fmt.Errorf("kind %q is not one of int float bool string ints floats dtype", clip(a.Kind, 32))
 	}
 	s := core.AttrSpec{Name: a.Name, Kind: kind, Required: a.Required, Doc: a.Doc}
 	if len(a.Enum) > 0 {
@@ -363,10 +363,10 @@ func parseAttr(a attrJSON) (core.AttrSpec, error) {
 	}
 	v, err := attrDefault(kind, raw)
 	if err != nil {
-		return s, fmt.Errorf("default %s: %v", raw, err)
+		return s, fmt.Errorf("default %s: %v", clip(string(raw), 64), err)
 	}
 	if kind == core.AttrString && len(s.Enum) > 0 && !slices.Contains(s.Enum, v.(string)) {
-		return s, fmt.Errorf("default %q is not in the enum %v", v, s.Enum)
+		return s, fmt.Errorf("default %q is not in the enum %s", clip(v.(string), 64), clip(fmt.Sprint(s.Enum), 256))
 	}
 	s.Default = v
 	return s, nil
@@ -426,14 +426,14 @@ func attrDefault(kind core.AttrKind, raw []byte) (any, error) {
 func jsonInt(v any) (int, error) {
 	n, ok := v.(json.Number)
 	if !ok {
-		return 0, fmt.Errorf("%v is not a number", v)
+		return 0, fmt.Errorf("%s is not a number", clip(fmt.Sprint(v), 64))
 	}
 	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
 		return int(i), nil
 	}
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<62 {
-		return 0, fmt.Errorf("%v is not an integer", n)
+		return 0, fmt.Errorf("%s is not an integer", clip(string(n), 64))
 	}
 	return int(f), nil
 }
@@ -441,11 +441,11 @@ func jsonInt(v any) (int, error) {
 func jsonFloat(v any) (float64, error) {
 	n, ok := v.(json.Number)
 	if !ok {
-		return 0, fmt.Errorf("%v is not a number", v)
+		return 0, fmt.Errorf("%s is not a number", clip(fmt.Sprint(v), 64))
 	}
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil {
-		return 0, fmt.Errorf("%v is not a finite float", n)
+		return 0, fmt.Errorf("%s is not a finite float", clip(string(n), 64))
 	}
 	return f, nil
 }
@@ -495,11 +495,11 @@ func parseOutput(o outputJSON, inputs []core.InputSpec) (outputRule, error) {
 func inputRule(rule string, inputs []core.InputSpec) (int, error) {
 	digits, ok := strings.CutPrefix(rule, "input:")
 	if !ok {
-		return 0, fmt.Errorf("%q is not a rule", rule)
+		return 0, fmt.Errorf("%q is not a rule", clip(rule, 64))
 	}
 	n, err := strconv.Atoi(digits)
 	if err != nil || n < 0 || strconv.Itoa(n) != digits {
-		return 0, fmt.Errorf("%q: %q is not an input number", rule, digits)
+		return 0, fmt.Errorf("%q: %q is not an input number", clip(rule, 64), clip(digits, 32))
 	}
 	if n >= len(inputs) {
 		return 0, fmt.Errorf("%q names input %d, the op has %d input(s)", rule, n, len(inputs))
