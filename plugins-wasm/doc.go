@@ -4,7 +4,9 @@
 // so every SDK can call a plugin's op like a built-in one.
 //
 // A module gets no files, environment, arguments or real clock unless the
-// Config grants them, a memory cap per instance and a deadline per call.
+// Config grants them, a memory cap per instance and a deadline per call;
+// loading is bounded by a compile deadline and a cap on the control blocks
+// of one function (compile.go, codecheck.go).
 // Each plugin keeps a pool of instances of its compiled module, so calls from
 // several goroutines run at once, each on an instance of its own, up to
 // WithMaxInstances (GOMAXPROCS by default); further calls wait for one. A

@@ -41,14 +41,22 @@ type Config struct {
 	stderr       io.Writer
 	diskCache    bool
 	cacheDir     string
+
+	compileDeadline   time.Duration
+	maxFunctionBlocks int
+	envErr            error // a malformed WEBTENSOR_PLUGIN_* variable, reported by NewHost
 }
 
 // NewConfig returns the defaults: a 256 MiB memory cap per instance, a 10 s
-// deadline per call, up to GOMAXPROCS instances per plugin, and WASI with no
+// deadline per call, up to GOMAXPROCS instances per plugin, WASI with no
 // files, environment or arguments, a fake clock, deterministic randomness
-// and output discarded.
+// and output discarded, and compile limits (a 30 s compile deadline, at most
+// 10,000 control blocks per function) that WEBTENSOR_PLUGIN_COMPILE_DEADLINE
+// and WEBTENSOR_PLUGIN_MAX_BLOCKS override (compile.go).
 func NewConfig() Config {
-	return Config{memoryLimit: DefaultMemoryLimit, deadline: DefaultDeadline}
+	c := Config{memoryLimit: DefaultMemoryLimit, deadline: DefaultDeadline,
+		compileDeadline: DefaultCompileDeadline, maxFunctionBlocks: DefaultMaxFunctionBlocks}
+	return c.fromEnv()
 }
 
 // WithMemoryLimit caps the linear memory of each plugin instance, rounded up
@@ -94,7 +102,26 @@ func (c Config) WithStderr(w io.Writer) Config { c.stderr = w; return c }
 // memory; an empty dir means $XDG_CACHE_HOME/webtensor/wasm.
 func (c Config) WithDiskCache(dir string) Config { c.diskCache, c.cacheDir = true, dir; return c }
 
+// WithCompileDeadline bounds compiling a module at load (a cache hit costs
+// nothing). wazero stops between functions, so a load can overrun it by the
+// time of the functions in flight, which WithMaxFunctionBlocks bounds.
+func (c Config) WithCompileDeadline(d time.Duration) Config { c.compileDeadline = d; return c }
+
+// WithMaxFunctionBlocks caps the control blocks (block, loop, if) of one
+// function of a module; a module with a larger function is refused before
+// it compiles, because its compile time grows with their square.
+func (c Config) WithMaxFunctionBlocks(n int) Config { c.maxFunctionBlocks = n; return c }
+
 func (c Config) validate() (Config, error) {
+	if c.envErr != nil {
+		return c, c.envErr
+	}
+	if c.compileDeadline <= 0 {
+		return c, fmt.Errorf("plugins: compile deadline %v is not positive", c.compileDeadline)
+	}
+	if c.maxFunctionBlocks <= 0 {
+		return c, fmt.Errorf("plugins: max function blocks %d is not positive", c.maxFunctionBlocks)
+	}
 	if c.memoryLimit == 0 || c.memoryLimit > 1<<32 {
 		return c, fmt.Errorf("plugins: memory limit of %d bytes is not in (0, 4 GiB]", c.memoryLimit)
 	}
@@ -234,9 +261,9 @@ func (h *Host) Load(ctx context.Context, name string, wasm []byte) (p *Plugin, e
 	if h.isClosed() {
 		return nil, fmt.Errorf("plugin %s: the host is closed", name)
 	}
-	compiled, err := h.rt.CompileModule(ctx, wasm)
+	compiled, err := h.compile(ctx, wasm)
 	if err != nil {
-		return nil, fmt.Errorf("plugin %s: cannot compile: %v", name, err)
+		return nil, fmt.Errorf("plugin %s: cannot compile: %w", name, err)
 	}
 	inst, spec, err := h.open(ctx, compiled, wasm)
 	if err != nil {
