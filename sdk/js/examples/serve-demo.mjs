@@ -8,5 +8,5 @@ import { serve } from "../test/browser/serve.mjs";
 const here = dirname(fileURLToPath(import.meta.url));
 const port = Number(process.env.PORT ?? 8080);
 const { url } = await serve({ "/webtensor/": join(here, ".."), "/": join(here, "browser") }, port);
-console.log(`webtensor demo: open ${url}/index.html in a browser with WebGPU (Chrome, Edge; Firefox or Safari with it on)`);
+console.log(`webtensor demo: open ${url}/ in a browser with WebGPU (Chrome, Edge; Firefox or Safari with it on)`);
 console.log("it trains on the page's GPU and draws the loss; Ctrl-C stops the server");

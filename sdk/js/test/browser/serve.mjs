@@ -1,7 +1,8 @@
 // A static file server for the browser tests, the benchmark and the demo,
 // on 127.0.0.1 only: URL prefixes map to folders (the installed package,
 // the test files, the reference vectors). Only GET of files under a mapped
-// folder; nothing else is reachable.
+// folder; nothing else is reachable. A folder answers with its index.html,
+// as any static server does, so the address the demo prints opens its page.
 
 import { createReadStream, statSync } from "node:fs";
 import { createServer } from "node:http";
@@ -12,6 +13,14 @@ const TYPES = {
   ".json": "application/json", ".wasm": "application/wasm", ".css": "text/css", ".map": "application/json",
   ".safetensors": "application/octet-stream",
 };
+
+function statOrNull(file) {
+  try {
+    return statSync(file);
+  } catch {
+    return null;
+  }
+}
 
 /** Serves roots ({"/prefix/": folder}); resolves to {url, close()} once listening on 127.0.0.1. */
 export function serve(roots, port = 0) {
@@ -28,23 +37,32 @@ export function serve(roots, port = 0) {
       res.writeHead(403).end("outside the served folder");
       return;
     }
-    let st;
-    try {
-      st = statSync(file);
-    } catch {
+    let st = statOrNull(file);
+    if (st === null) {
       res.writeHead(404).end(`not found: ${path}`);
       return;
     }
-    if (!st.isFile()) {
-      res.writeHead(404).end(`not a file: ${path}`);
+    let served = file;
+    if (st.isDirectory()) {
+      if (!path.endsWith("/")) {
+        // The page's relative URLs resolve against the folder only with
+        // the slash, so send the browser there first.
+        res.writeHead(301, { location: path + "/" }).end();
+        return;
+      }
+      served = join(file, "index.html");
+      st = statOrNull(served);
+    }
+    if (st === null || !st.isFile()) {
+      res.writeHead(404).end(`not a file: ${path}${served === file ? "" : " (and no index.html in it)"}`);
       return;
     }
     res.writeHead(200, {
-      "content-type": TYPES[extname(file)] ?? "application/octet-stream",
+      "content-type": TYPES[extname(served)] ?? "application/octet-stream",
       "content-length": st.size,
       "cache-control": "no-store",
     });
-    createReadStream(file).pipe(res);
+    createReadStream(served).pipe(res);
   });
   return new Promise((resolve, reject) => {
     server.once("error", reject);
