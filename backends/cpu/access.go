@@ -31,7 +31,7 @@ func indexMap(t *core.Tensor, shape core.Shape) []int {
 // repeats an element).
 func stridedPositions(offset int, shape core.Shape, strides []int) []int {
 	n := shape.Numel()
-	out := make([]int, n)
+	out := tempInts(n)
 	if n == 0 {
 		return out
 	}
@@ -70,10 +70,11 @@ func isDense(t *core.Tensor, shape core.Shape) bool {
 // readF64 returns t's elements in logical order as float64.
 func readF64(t *core.Tensor) []float64 { return readF64As(t, t.Shape()) }
 
-// readF64As reads t broadcast to shape.
+// readF64As reads t broadcast to shape into a checked temporary, walking
+// t's layout (no index map).
 func readF64As(t *core.Tensor, shape core.Shape) []float64 {
 	b, d := host(t), t.DType()
-	out := make([]float64, shape.Numel())
+	out := tempF64(shape.Numel())
 	if len(out) == 0 {
 		return out
 	}
@@ -90,28 +91,40 @@ func readF64As(t *core.Tensor, shape core.Shape) []float64 {
 		}
 		return out
 	}
-	for i, p := range indexMap(t, shape) {
-		out[i] = core.GetF64(d, b, p)
-	}
+	w := walk{shape: shape.Clone(), strides: [][]int{viewStrides(t, shape)}, base: []int{t.Offset()}}
+	w.coalesce()
+	i, step := 0, w.step(0)
+	w.runs(func(pos []int, n int) {
+		gatherF64(out[i:i+n], d, b, pos[0], step)
+		i += n
+	})
 	return out
 }
 
 // readI64 returns t's elements in logical order as int64.
 func readI64(t *core.Tensor) []int64 { return readI64As(t, t.Shape()) }
 
+// readI64As is readF64As in int64.
 func readI64As(t *core.Tensor, shape core.Shape) []int64 {
 	b, d := host(t), t.DType()
-	out := make([]int64, shape.Numel())
-	for i, p := range indexMap(t, shape) {
-		out[i] = core.GetI64(d, b, p)
+	out := tempI64(shape.Numel())
+	if len(out) == 0 {
+		return out
 	}
+	w := walk{shape: shape.Clone(), strides: [][]int{viewStrides(t, shape)}, base: []int{t.Offset()}}
+	w.coalesce()
+	i, step := 0, w.step(0)
+	w.runs(func(pos []int, n int) {
+		gatherI64(out[i:i+n], d, b, pos[0], step)
+		i += n
+	})
 	return out
 }
 
 // readInts reads an index tensor as ints.
 func readInts(t *core.Tensor) []int {
 	v := readI64(t)
-	out := make([]int, len(v))
+	out := tempInts(len(v))
 	for i, x := range v {
 		out[i] = int(x)
 	}

@@ -176,7 +176,7 @@ func register(name string, k core.Kernel) {
 	if _, dup := kernels[name]; dup {
 		panic("cpu: kernel registered twice: " + name)
 	}
-	kernels[name] = k
+	kernels[name] = guardTemps(k)
 }
 
 var kernelsMu sync.RWMutex

@@ -224,36 +224,64 @@ func maskedSelectGradKernel(k *core.KernelCall) error {
 	return nil
 }
 
+// nonzeroKernel streams x twice: to count (a dim x broadcasts is read once
+// and its copies counted, so a huge view is counted in the time of its
+// distinct elements and its too large output refused by the allocator), then
+// to write the coordinates, which it tracks as one position per dim.
 func nonzeroKernel(k *core.KernelCall) error {
 	x := k.Inputs[0]
 	shape := x.Shape()
 	rank := len(shape)
-	var coords []int64
-	idx := make([]int64, rank)
-	for _, v := range readF64(x) {
-		if v != 0 {
-			coords = append(coords, idx...)
-		}
-		for d := rank - 1; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < int64(shape[d]) {
-				break
-			}
-			idx[d] = 0
+	count := walk{shape: shape.Clone(), strides: [][]int{x.Strides()}, base: []int{x.Offset()}}
+	mult := 1
+	for d, st := range x.Strides() {
+		if st == 0 && shape[d] > 1 {
+			mult *= shape[d]
+			count.shape[d] = 1
 		}
 	}
+	count.coalesce()
 	n := 0
-	if rank > 0 {
-		n = len(coords) / rank
-	} else if x.Numel() == 1 && readF64(x)[0] != 0 {
-		n = 1
-	}
+	runsF64(&count, x, func(_ []int, v []float64) {
+		for _, e := range v {
+			if e != 0 {
+				n++
+			}
+		}
+	})
+	n *= mult
 	out, err := k.Alloc(core.Shape{n, rank}, core.I64)
 	if err != nil {
 		return err
 	}
-	writeI64(out, coords)
 	k.SetOutputs(out)
+	if n == 0 || rank == 0 {
+		return nil
+	}
+	w := walk{shape: shape.Clone(), strides: [][]int{x.Strides()}, base: make([]int, rank+1)}
+	w.base[0] = x.Offset()
+	for d := range rank {
+		coord := make([]int, rank)
+		coord[d] = 1
+		w.strides = append(w.strides, coord)
+	}
+	w.coalesce()
+	steps := make([]int, rank+1)
+	for s := range steps {
+		steps[s] = w.step(s)
+	}
+	b, at := host(out), out.Offset()
+	runsF64(&w, x, func(pos []int, v []float64) {
+		for j, e := range v {
+			if e == 0 {
+				continue
+			}
+			for d := range rank {
+				core.PutI64(core.I64, b, at+d, int64(pos[1+d]+j*steps[1+d]))
+			}
+			at += rank
+		}
+	})
 	return nil
 }
 

@@ -4,17 +4,20 @@ import (
 	"github.com/webtensor/webtensor/core"
 )
 
+// Reductions stream their input (stream.go): a view may broadcast a few
+// elements to more than memory holds, so none is widened into a copy. A
+// reduced dim that the view broadcasts (stride 0) is read once: max, min,
+// any and all are unchanged by repeats, and a sum of m equal groups is m
+// times one group, formed as a product and rounded once (m additions would
+// round m times). Every other input is summed in row-major order, the same
+// steps as a sequential loop.
+
 func init() {
 	register("sum", func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
 		axes := core.ReducedAxes(in, k.Attrs)
 		if !out.DType().IsFloat() {
-			v := readI64(in)
-			acc := make([]int64, out.Numel())
-			for i, o := range reduceIndex(in.Shape(), axes) {
-				acc[o] += v[i]
-			}
-			writeI64(out, acc)
+			writeI64(out, sumI64(in, axes))
 			return nil
 		}
 		writeF64(out, reduceSum(in, axes))
@@ -66,7 +69,67 @@ func reduceSum(in *core.Tensor, axes []int) []float64 {
 	if acc, ok := sumLeadingF32(in, axes); ok {
 		return acc
 	}
-	return reduceF64(in, axes, 0, func(acc, v float64) float64 { return acc + v })
+	w, mult := reduction(in, axes, true)
+	acc := tempF64(outCount(in.Shape(), axes))
+	addRunsF64(&w, in, acc, nil)
+	scaleF64(acc, mult)
+	return acc
+}
+
+// addRunsF64 adds every element (f of it, when f is not nil) into its
+// output, in row-major order.
+func addRunsF64(w *walk, in *core.Tensor, acc []float64, f func(float64) float64) {
+	ostep := w.step(1)
+	runsF64(w, in, func(pos []int, v []float64) {
+		if f != nil {
+			for k, x := range v {
+				v[k] = f(x)
+			}
+		}
+		o := pos[1]
+		if ostep == 0 { // the run lies in one group: keep the sum in a register
+			a := acc[o]
+			for _, x := range v {
+				a += x
+			}
+			acc[o] = a
+			return
+		}
+		for k, x := range v {
+			acc[o+k*ostep] += x
+		}
+	})
+}
+
+// scaleF64 multiplies sums of one group by the number of times the group
+// repeats (mult > 1 only where a reduced dim broadcasts).
+func scaleF64(acc []float64, mult int) {
+	if mult == 1 {
+		return
+	}
+	m := float64(mult)
+	for i := range acc {
+		acc[i] *= m
+	}
+}
+
+// sumI64 sums integers exactly (wrapping like PyTorch); a group repeated
+// mult times is mult times one, the same in wrapping arithmetic.
+func sumI64(in *core.Tensor, axes []int) []int64 {
+	w, mult := reduction(in, axes, true)
+	acc := tempI64(outCount(in.Shape(), axes))
+	ostep := w.step(1)
+	runsI64(&w, in, func(pos []int, v []int64) {
+		for k, x := range v {
+			acc[pos[1]+k*ostep] += x
+		}
+	})
+	if mult > 1 {
+		for i := range acc {
+			acc[i] *= int64(mult)
+		}
+	}
+	return acc
 }
 
 // sumLeadingF32 is reduceSum of a dense f32 tensor over its leading axes (a
@@ -84,7 +147,7 @@ func sumLeadingF32(in *core.Tensor, axes []int) ([]float64, bool) {
 	}
 	shape := in.Shape()
 	rows, inner := shape[:len(axes)].Numel(), shape[len(axes):].Numel()
-	x, acc := f32s(in), make([]float64, inner)
+	x, acc := f32s(in), tempF64(inner)
 	parallelFor(inner, rows, func(lo, hi int) {
 		dst := acc[lo:hi]
 		for r := 0; r < rows; r++ {
@@ -94,19 +157,4 @@ func sumLeadingF32(in *core.Tensor, axes []int) ([]float64, bool) {
 		}
 	})
 	return acc, true
-}
-
-// reduceF64 folds step over the reduced axes, starting every output at init.
-func reduceF64(in *core.Tensor, axes []int, init float64, step func(acc, v float64) float64) []float64 {
-	shape := in.Shape()
-	outN := core.ReduceShape(shape, axes, false).Numel()
-	acc := make([]float64, outN)
-	for i := range acc {
-		acc[i] = init
-	}
-	v := readF64(in)
-	for i, o := range reduceIndex(shape, axes) {
-		acc[o] = step(acc[o], v[i])
-	}
-	return acc
 }

@@ -8,17 +8,42 @@ import (
 
 // Kernels of core/ops_reduce_more.go. Floating inputs reduce in float64 and
 // round once into the output; integer inputs reduce in int64 so that i64
-// values beyond 2^53 stay exact and overflow wraps like PyTorch's.
+// values beyond 2^53 stay exact and overflow wraps like PyTorch's. The
+// reductions stream their input and read a broadcast reduced dim once, as
+// kernels_reduce.go says: a group repeated m times counts m times in sums
+// and is raised to the m-th power in products.
 
 func init() {
 	register("prod", func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
 		axes := core.ReducedAxes(in, k.Attrs)
+		w, mult := reduction(in, axes, true)
+		ostep, n := w.step(1), outCount(in.Shape(), axes)
 		if !out.DType().IsFloat() {
-			writeI64(out, reduceExactInt(in, axes, 1, func(acc, v int64) int64 { return acc * v }))
+			acc := fillI64(n, 1)
+			runsI64(&w, in, func(pos []int, v []int64) {
+				for k, x := range v {
+					acc[pos[1]+k*ostep] *= x
+				}
+			})
+			for i := range acc {
+				acc[i] = powWrap(acc[i], mult)
+			}
+			writeI64(out, acc)
 			return nil
 		}
-		writeF64(out, reduceF64(in, axes, 1, func(acc, v float64) float64 { return acc * v }))
+		acc := fillF64(n, 1)
+		runsF64(&w, in, func(pos []int, v []float64) {
+			for k, x := range v {
+				acc[pos[1]+k*ostep] *= x
+			}
+		})
+		if mult > 1 {
+			for i := range acc {
+				acc[i] = math.Pow(acc[i], float64(mult))
+			}
+		}
+		writeF64(out, acc)
 		return nil
 	})
 	register("max", extremeKernel(1))
@@ -39,18 +64,17 @@ func init() {
 	register("_cumprod_grad", cumprodGradKernel)
 }
 
-// reduceExactInt is reduceF64 in exact integer arithmetic.
-func reduceExactInt(in *core.Tensor, axes []int, init int64, step func(acc, v int64) int64) []int64 {
-	shape := in.Shape()
-	acc := make([]int64, core.ReduceShape(shape, axes, false).Numel())
-	for i := range acc {
-		acc[i] = init
+// powWrap is x^m in wrapping int64 arithmetic (the product of m copies of
+// x, whatever the order), by squaring.
+func powWrap(x int64, m int) int64 {
+	r := int64(1)
+	for ; m > 0; m >>= 1 {
+		if m&1 == 1 {
+			r *= x
+		}
+		x *= x
 	}
-	v := readI64(in)
-	for i, o := range reduceIndex(shape, axes) {
-		acc[o] = step(acc[o], v[i])
-	}
-	return acc
+	return r
 }
 
 // extremeBeats reports whether v replaces best in a search for the largest
@@ -68,31 +92,43 @@ func extremeKernel(dir int) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
 		axes := core.ReducedAxes(in, k.Attrs)
+		w, _ := reduction(in, axes, true)
+		ostep, n := w.step(1), outCount(in.Shape(), axes)
 		if !in.DType().IsFloat() {
 			init := int64(math.MinInt64)
 			if dir < 0 {
 				init = math.MaxInt64
 			}
-			writeI64(out, reduceExactInt(in, axes, init, func(a, b int64) int64 {
-				if extremeBeats(dir, a, b) {
-					return b
+			acc := fillI64(n, init)
+			runsI64(&w, in, func(pos []int, v []int64) {
+				for k, x := range v {
+					if o := pos[1] + k*ostep; extremeBeats(dir, acc[o], x) {
+						acc[o] = x
+					}
 				}
-				return a
-			}))
+			})
+			writeI64(out, acc)
 			return nil
 		}
-		writeF64(out, reduceF64(in, axes, math.Inf(-dir), func(a, b float64) float64 {
-			if a == a && (b != b || extremeBeats(dir, a, b)) {
-				return b
+		acc := fillF64(n, math.Inf(-dir))
+		runsF64(&w, in, func(pos []int, v []float64) {
+			for k, x := range v {
+				if o := pos[1] + k*ostep; acc[o] == acc[o] && (x != x || extremeBeats(dir, acc[o], x)) {
+					acc[o] = x
+				}
 			}
-			return a
-		}))
+		})
+		writeF64(out, acc)
 		return nil
 	}
 }
 
 // argExtremeKernel returns the first index whose value is better than every
-// earlier one; the first NaN wins and ends the search, as in PyTorch.
+// earlier one; the first NaN wins and ends the search, as in PyTorch. It
+// streams the input with a third position, the index being searched (along
+// the axis, or row-major for a flat search). A dim the input broadcasts
+// holds copies: their first comes first, so it is walked at index 0 only -
+// except a kept dim of an axis search, whose outputs all need filling.
 func argExtremeKernel(dir int) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
@@ -100,41 +136,54 @@ func argExtremeKernel(dir int) core.Kernel {
 		if err != nil {
 			return err
 		}
-		outer, n, inner := 1, in.Numel(), 1
-		if !flat {
-			outer, n, inner = axisSplit(in.Shape(), axis)
-		}
-		res := make([]int64, outer*inner)
-		if in.DType().IsFloat() {
-			v := readF64(in)
-			for o := 0; o < outer; o++ {
-				for r := 0; r < inner; r++ {
-					base := o*n*inner + r
-					best, at := v[base], 0
-					for j := 1; j < n && best == best; j++ {
-						if x := v[base+j*inner]; x != x || extremeBeats(dir, best, x) {
-							best, at = x, j
-						}
-					}
-					res[o*inner+r] = int64(at)
-				}
-			}
+		flat = flat || in.Rank() == 0
+		shape, ist := in.Shape(), in.Strides()
+		ost, jst := make([]int, len(shape)), make([]int, len(shape))
+		if flat {
+			jst = rowMajor(shape)
 		} else {
-			v := readI64(in)
-			for o := 0; o < outer; o++ {
-				for r := 0; r < inner; r++ {
-					base := o*n*inner + r
-					best, at := v[base], 0
-					for j := 1; j < n; j++ {
-						if x := v[base+j*inner]; extremeBeats(dir, best, x) {
-							best, at = x, j
-						}
-					}
-					res[o*inner+r] = int64(at)
+			rest := rowMajor(core.ReduceShape(shape, []int{axis}, false))
+			for d, r := 0, 0; d < len(shape); d++ {
+				if d != axis {
+					ost[d] = rest[r]
+					r++
 				}
 			}
+			jst[axis] = 1
 		}
-		writeI64(out, res)
+		for d := range shape {
+			if ist[d] == 0 && (flat || d == axis) {
+				shape[d] = min(shape[d], 1)
+			}
+		}
+		w := walk{shape: shape, strides: [][]int{ist, ost, jst}, base: []int{in.Offset(), 0, 0}}
+		w.coalesce()
+		ostep, js := w.step(1), w.step(2)
+		at := fillI64(out.Numel(), -1)
+		if in.DType().IsFloat() {
+			best := tempF64(len(at))
+			runsF64(&w, in, func(pos []int, v []float64) {
+				for k, x := range v {
+					o := pos[1] + k*ostep
+					switch b := best[o]; {
+					case at[o] < 0:
+						best[o], at[o] = x, int64(pos[2]+k*js)
+					case b == b && (x != x || extremeBeats(dir, b, x)):
+						best[o], at[o] = x, int64(pos[2]+k*js)
+					}
+				}
+			})
+		} else {
+			best := tempI64(len(at))
+			runsI64(&w, in, func(pos []int, v []int64) {
+				for k, x := range v {
+					if o := pos[1] + k*ostep; at[o] < 0 || extremeBeats(dir, best[o], x) {
+						best[o], at[o] = x, int64(pos[2]+k*js)
+					}
+				}
+			})
+		}
+		writeI64(out, at)
 		return nil
 	}
 }
@@ -148,20 +197,23 @@ func varianceKernel(sqrt bool) core.Kernel {
 		axes := core.ReducedAxes(in, k.Attrs)
 		shape := in.Shape()
 		n := float64(reducedCount(shape, axes))
-		v := readF64(in)
-		idx := reduceIndex(shape, axes)
-		mean := make([]float64, out.Numel())
-		for i, o := range idx {
-			mean[o] += v[i]
-		}
+		w, mult := reduction(in, axes, true)
+		mean := tempF64(out.Numel())
+		addRunsF64(&w, in, mean, nil)
+		scaleF64(mean, mult)
 		for o := range mean {
 			mean[o] /= n
 		}
-		ss := make([]float64, len(mean))
-		for i, o := range idx {
-			d := v[i] - mean[o]
-			ss[o] += d * d
-		}
+		ss := tempF64(len(mean))
+		ostep := w.step(1)
+		runsF64(&w, in, func(pos []int, v []float64) {
+			for k, x := range v {
+				o := pos[1] + k*ostep
+				d := x - mean[o]
+				ss[o] += d * d
+			}
+		})
+		scaleF64(ss, mult)
 		div := math.Max(n-float64(k.Attrs.Int("correction")), 0)
 		for o := range ss {
 			ss[o] /= div
@@ -179,29 +231,31 @@ func varianceKernel(sqrt bool) core.Kernel {
 func logsumexpKernel(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
 	axes := core.ReducedAxes(in, k.Attrs)
-	shape := in.Shape()
-	v := readF64(in)
-	idx := reduceIndex(shape, axes)
-	m := make([]float64, out.Numel())
-	for o := range m {
-		m[o] = math.Inf(-1)
-	}
-	for i, o := range idx {
-		if x := v[i]; x > m[o] || x != x {
-			if m[o] == m[o] {
-				m[o] = x
+	w, mult := reduction(in, axes, true)
+	ostep := w.step(1)
+	m := fillF64(out.Numel(), math.Inf(-1))
+	runsF64(&w, in, func(pos []int, v []float64) {
+		for k, x := range v {
+			if o := pos[1] + k*ostep; x > m[o] || x != x {
+				if m[o] == m[o] {
+					m[o] = x
+				}
 			}
 		}
-	}
+	})
 	for o, x := range m {
 		if math.IsInf(x, 0) {
 			m[o] = 0
 		}
 	}
-	s := make([]float64, len(m))
-	for i, o := range idx {
-		s[o] += math.Exp(v[i] - m[o])
-	}
+	s := tempF64(len(m))
+	runsF64(&w, in, func(pos []int, v []float64) {
+		for k, x := range v {
+			o := pos[1] + k*ostep
+			s[o] += math.Exp(x - m[o])
+		}
+	})
+	scaleF64(s, mult)
 	for o := range s {
 		s[o] = math.Log(s[o]) + m[o]
 	}
@@ -213,41 +267,45 @@ func vectorNormKernel(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
 	axes := core.ReducedAxes(in, k.Attrs)
 	ord := k.Attrs.Float("ord")
-	v := readF64(in)
-	idx := reduceIndex(in.Shape(), axes)
-	acc := make([]float64, out.Numel())
+	w, mult := reduction(in, axes, true)
+	ostep := w.step(1)
+	var acc []float64
 	switch {
 	case math.IsInf(ord, 0):
 		dir := int(math.Copysign(1, ord))
-		for o := range acc {
-			acc[o] = math.Inf(-dir)
-		}
-		for i, o := range idx {
-			if x := math.Abs(v[i]); acc[o] == acc[o] && (x != x || extremeBeats(dir, acc[o], x)) {
-				acc[o] = x
+		acc = fillF64(out.Numel(), math.Inf(-dir))
+		runsF64(&w, in, func(pos []int, v []float64) {
+			for k, x := range v {
+				o := pos[1] + k*ostep
+				if x = math.Abs(x); acc[o] == acc[o] && (x != x || extremeBeats(dir, acc[o], x)) {
+					acc[o] = x
+				}
 			}
-		}
+		})
 	case ord == 0:
-		for i, o := range idx {
-			if v[i] != 0 {
-				acc[o]++
+		acc = tempF64(out.Numel())
+		addRunsF64(&w, in, acc, func(x float64) float64 {
+			if x != 0 {
+				return 1
 			}
-		}
+			return 0
+		})
+		scaleF64(acc, mult)
 	case ord == 1:
-		for i, o := range idx {
-			acc[o] += math.Abs(v[i])
-		}
+		acc = tempF64(out.Numel())
+		addRunsF64(&w, in, acc, math.Abs)
+		scaleF64(acc, mult)
 	case ord == 2:
-		for i, o := range idx {
-			acc[o] += v[i] * v[i]
-		}
+		acc = tempF64(out.Numel())
+		addRunsF64(&w, in, acc, func(x float64) float64 { return x * x })
+		scaleF64(acc, mult)
 		for o := range acc {
 			acc[o] = math.Sqrt(acc[o])
 		}
 	default:
-		for i, o := range idx {
-			acc[o] += math.Pow(math.Abs(v[i]), ord)
-		}
+		acc = tempF64(out.Numel())
+		addRunsF64(&w, in, acc, func(x float64) float64 { return math.Pow(math.Abs(x), ord) })
+		scaleF64(acc, mult)
 		for o := range acc {
 			acc[o] = math.Pow(acc[o], 1/ord)
 		}
@@ -308,7 +366,7 @@ func anyAllKernel(all bool) core.Kernel {
 		axes := core.ReducedAxes(in, k.Attrs)
 		// any starts false and turns true at a non-zero element; all starts
 		// true and turns false at a zero one.
-		res := make([]int64, out.Numel())
+		res := tempI64(out.Numel())
 		start, hit := int64(0), int64(1)
 		if all {
 			start, hit = 1, 0
@@ -316,19 +374,25 @@ func anyAllKernel(all bool) core.Kernel {
 		for o := range res {
 			res[o] = start
 		}
-		idx := reduceIndex(in.Shape(), axes)
-		var nonzero func(i int) bool
+		w, _ := reduction(in, axes, true)
+		ostep := w.step(1)
+		// Floats are read as floats: NaN is true, and -0 false.
 		if in.DType().IsFloat() {
-			v := readF64(in)
-			nonzero = func(i int) bool { return v[i] != 0 }
+			runsF64(&w, in, func(pos []int, v []float64) {
+				for k, x := range v {
+					if (x != 0) != all {
+						res[pos[1]+k*ostep] = hit
+					}
+				}
+			})
 		} else {
-			v := readI64(in)
-			nonzero = func(i int) bool { return v[i] != 0 }
-		}
-		for i, o := range idx {
-			if nonzero(i) != all {
-				res[o] = hit
-			}
+			runsI64(&w, in, func(pos []int, v []int64) {
+				for k, x := range v {
+					if (x != 0) != all {
+						res[pos[1]+k*ostep] = hit
+					}
+				}
+			})
 		}
 		writeI64(out, res)
 		return nil
@@ -339,15 +403,16 @@ func anyAllKernel(all bool) core.Kernel {
 // reduction, in row-major order: group o is members[start[o]:start[o+1]].
 func groupMembers(shape core.Shape, axes []int) (start, members []int) {
 	idx := reduceIndex(shape, axes)
-	start = make([]int, core.ReduceShape(shape, axes, false).Numel()+1)
+	start = tempInts(outCount(shape, axes) + 1)
 	for _, o := range idx {
 		start[o+1]++
 	}
 	for o := 1; o < len(start); o++ {
 		start[o] += start[o-1]
 	}
-	fill := append([]int{}, start[:len(start)-1]...)
-	members = make([]int, len(idx))
+	fill := tempInts(len(start) - 1)
+	copy(fill, start)
+	members = tempInts(len(idx))
 	for i, o := range idx {
 		members[fill[o]] = i
 		fill[o]++
@@ -361,7 +426,7 @@ func prodGradKernel(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
 	start, members := groupMembers(in.Shape(), core.ReducedAxes(in, k.Attrs))
 	v := readF64(in)
-	res := make([]float64, len(v))
+	res := tempF64(len(v))
 	for o := 0; o+1 < len(start); o++ {
 		group := members[start[o]:start[o+1]]
 		prefix := 1.0
@@ -387,13 +452,13 @@ func extremeGradKernel(k *core.KernelCall) error {
 	axes := core.ReducedAxes(x, k.Attrs)
 	v, at := readF64(x), readF64As(r, shape)
 	idx := reduceIndex(shape, axes)
-	count := make([]float64, core.ReduceShape(shape, axes, false).Numel())
+	count := tempF64(outCount(shape, axes))
 	for i, o := range idx {
 		if v[i] == at[i] {
 			count[o]++
 		}
 	}
-	res := make([]float64, len(v))
+	res := tempF64(len(v))
 	for i, o := range idx {
 		if v[i] == at[i] {
 			res[i] = 1 / count[o]
@@ -412,7 +477,7 @@ func vectorNormGradKernel(k *core.KernelCall) error {
 	shape := x.Shape()
 	ord := k.Attrs.Float("ord")
 	v, n, g := readF64(x), readF64As(k.Inputs[1], shape), readF64As(k.Inputs[2], shape)
-	res := make([]float64, len(v))
+	res := tempF64(len(v))
 	switch {
 	case ord == 0:
 	case ord == 1:
@@ -429,7 +494,7 @@ func vectorNormGradKernel(k *core.KernelCall) error {
 		axes := core.ReducedAxes(x, k.Attrs)
 		idx := reduceIndex(shape, axes)
 		isMax := func(i int) bool { return math.Abs(v[i]) == n[i] || (v[i] != v[i] && n[i] != n[i]) }
-		count := make([]float64, core.ReduceShape(shape, axes, false).Numel())
+		count := tempF64(outCount(shape, axes))
 		for i, o := range idx {
 			if isMax(i) {
 				count[o]++
@@ -482,7 +547,7 @@ func cumprodGradKernel(k *core.KernelCall) error {
 	}
 	outer, n, inner := axisSplit(x.Shape(), axis)
 	v, g := readF64(x), readF64(k.Inputs[1])
-	res := make([]float64, len(v))
+	res := tempF64(len(v))
 	eachAxisLine(outer, n, inner, func(at func(j int) int) {
 		s := 0.0
 		for j := n - 1; j >= 0; j-- {
