@@ -48,7 +48,7 @@ func einsumKernel(k *core.KernelCall) error {
 			copy(f32s(out), res)
 			return nil
 		}
-		vals := make([]float64, len(res))
+		vals := tempF64(len(res))
 		for i, v := range res {
 			vals[i] = float64(v)
 		}
@@ -64,7 +64,7 @@ func readAsF32(t *core.Tensor) []float32 {
 		return slices.Clone(f32s(t))
 	}
 	v := readF64(t)
-	out := make([]float32, len(v))
+	out := tempF32(len(v))
 	for i, x := range v {
 		out[i] = float32(x)
 	}

@@ -192,7 +192,7 @@ func loadAs[T convFloat](t *core.Tensor) []T {
 		return any(f32s(t)).([]T)
 	}
 	wide := readF64(t)
-	out := make([]float32, len(wide))
+	out := tempF32(len(wide))
 	for i, v := range wide {
 		out[i] = float32(v)
 	}

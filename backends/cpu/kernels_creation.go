@@ -26,7 +26,7 @@ func init() {
 func arangeKernel(k *core.KernelCall) error {
 	out := k.Outputs[0]
 	start, step := k.Attrs.Float("start"), k.Attrs.Float("step")
-	vals := make([]float64, out.Numel())
+	vals := tempF64(out.Numel())
 	for i := range vals {
 		vals[i] = start + float64(i)*step
 	}
@@ -136,7 +136,7 @@ func randomFloatKernel(draw drawFn) core.Kernel {
 		out := k.Outputs[0]
 		seed, offset := philoxKey(k.Attrs)
 		d := out.DType()
-		vals := make([]float64, out.Numel())
+		vals := tempF64(out.Numel())
 		parallelFor(len(vals), 32, func(lo, hi int) {
 			u0, u1 := newPhiloxStream(seed, offset, 0), newPhiloxStream(seed, offset, 1)
 			for i := lo; i < hi; i++ {
@@ -155,7 +155,7 @@ func randintKernel(k *core.KernelCall) error {
 	seed, offset := philoxKey(k.Attrs)
 	low, high := int64(k.Attrs.Int("low")), int64(k.Attrs.Int("high"))
 	span := uint64(high) - uint64(low)
-	vals := make([]int64, out.Numel())
+	vals := tempI64(out.Numel())
 	parallelFor(len(vals), 32, func(lo, hi int) {
 		s := newPhiloxStream(seed, offset, 0)
 		for i := lo; i < hi; i++ {

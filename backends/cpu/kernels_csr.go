@@ -98,7 +98,7 @@ func spmmKernel(k *core.KernelCall) error {
 		return nil
 	}
 	v, d := readF64(values), readF64(dense)
-	res := make([]float64, p.rows*n)
+	res := tempF64(p.rows * n)
 	parallelFor(p.rows, p.rowCost(n, p.rows), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			dst := res[r*n : (r+1)*n]
@@ -196,7 +196,7 @@ func spmmTransposedKernel(k *core.KernelCall) error {
 	// Other dtypes: the columns of the output are split across tasks, so no
 	// two tasks write one element; entries are visited in order.
 	v, d := readF64(values), readF64(dense)
-	res := make([]float64, out.Numel())
+	res := tempF64(out.Numel())
 	parallelFor(n, len(p.cols), func(lo, hi int) {
 		for r := 0; r < p.rows; r++ {
 			src := d[r*n:]
@@ -285,7 +285,7 @@ func sddmmKernel(k *core.KernelCall) error {
 	}
 	inner, cols := bs[0], bs[1]
 	av, bv := readF64(a), readF64(b)
-	res := make([]float64, len(p.cols))
+	res := tempF64(len(p.cols))
 	parallelFor(p.rows, p.rowCost(inner, p.rows), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			for e := p.ptr[r]; e < p.ptr[r+1]; e++ {

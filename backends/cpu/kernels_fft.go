@@ -171,7 +171,7 @@ func complexFFTKernel(inverse bool) core.Kernel {
 		l, n := inShape[axis], out.Shape()[axis]
 		layout := fftLayoutAround(inShape[:len(inShape)-1], axis)
 		scale := complex(core.FFTScale(k.Attrs.String("norm"), n, inverse), 0)
-		src, dst := readF64(x), make([]float64, out.Numel())
+		src, dst := readF64(x), tempF64(out.Numel())
 		p := planFFT(n)
 		fftForEachLine(layout, p, func(o, i int, buf, scratch []complex128) {
 			for t := range buf {
@@ -210,7 +210,7 @@ func rfftKernel(k *core.KernelCall) error {
 	}
 	layout := fftLayoutAround(inShape, axis)
 	scale := complex(core.FFTScale(k.Attrs.String("norm"), n, false), 0)
-	src, dst := readF64(x), make([]float64, out.Numel())
+	src, dst := readF64(x), tempF64(out.Numel())
 	p := planFFT(n)
 	fftForEachLine(layout, p, func(o, i int, buf, scratch []complex128) {
 		for t := range buf {
@@ -241,7 +241,7 @@ func irfftKernel(k *core.KernelCall) error {
 	bins := n/2 + 1
 	layout := fftLayoutAround(inShape[:len(inShape)-1], axis)
 	scale := core.FFTScale(k.Attrs.String("norm"), n, true)
-	src, dst := readF64(x), make([]float64, out.Numel())
+	src, dst := readF64(x), tempF64(out.Numel())
 	p := planFFT(n)
 	fftForEachLine(layout, p, func(o, i int, buf, scratch []complex128) {
 		for t := range buf {
@@ -275,7 +275,7 @@ func resizeAxisKernel(k *core.KernelCall) error {
 	axis := fftAxis(k, len(inShape))
 	l, n := inShape[axis], out.Shape()[axis]
 	layout := fftLayoutAround(inShape, axis)
-	src, dst := readF64(x), make([]float64, out.Numel())
+	src, dst := readF64(x), tempF64(out.Numel())
 	keep := min(l, n) * layout.inner
 	for o := 0; o < layout.outer; o++ {
 		copy(dst[o*n*layout.inner:o*n*layout.inner+keep], src[o*l*layout.inner:o*l*layout.inner+keep])

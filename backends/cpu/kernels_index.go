@@ -130,7 +130,7 @@ func gatherKernel(k *core.KernelCall) error {
 		return err
 	}
 	w := walkAlong(x.Offset(), x.Strides(), idx.Shape(), ax)
-	srcAt := make([]int, len(iv))
+	srcAt := tempInts(len(iv))
 	for i, v := range iv {
 		srcAt[i] = w.at(i, v)
 	}
@@ -144,7 +144,7 @@ func scatterKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	dstAt := make([]int, len(iv))
+	dstAt := tempInts(len(iv))
 	for i, v := range iv {
 		dstAt[i] = w.at(i, v)
 	}
@@ -157,7 +157,7 @@ func scatterKernel(k *core.KernelCall) error {
 // writes to and the storage position in src of the value it carries.
 func scatterTargets(k *core.KernelCall, iv []int64, w axisWalk) (dstAt, srcAt []int) {
 	src, idx := k.Inputs[2], k.Inputs[1]
-	dstAt = make([]int, len(iv))
+	dstAt = tempInts(len(iv))
 	for i, v := range iv {
 		dstAt[i] = w.at(i, v)
 	}
@@ -174,7 +174,7 @@ func scatterReduceKernel(k *core.KernelCall, reduce string, include bool) error 
 	sb, sd := host(src), src.DType()
 	if out.DType().IsFloat() {
 		acc := readF64(x)
-		vals := make([]float64, len(srcAt))
+		vals := tempF64(len(srcAt))
 		for i, p := range srcAt {
 			vals[i] = core.GetF64(sd, sb, p)
 		}
@@ -184,7 +184,7 @@ func scatterReduceKernel(k *core.KernelCall, reduce string, include bool) error 
 		return nil
 	}
 	acc := readI64(x)
-	vals := make([]int64, len(srcAt))
+	vals := tempI64(len(srcAt))
 	for i, p := range srcAt {
 		vals[i] = core.GetI64(sd, sb, p)
 	}
@@ -286,16 +286,16 @@ func scatterExtremumGradKernel(k *core.KernelCall) error {
 		}
 		return 0
 	}
-	count := make([]float64, len(xv))
+	count := tempF64(len(xv))
 	for t := range xv {
 		count[t] = eq(xv[t], ov[t])
 	}
-	targets, sv := make([]int, len(iv)), make([]float64, len(iv))
+	targets, sv := tempInts(len(iv)), tempF64(len(iv))
 	for i, v := range iv {
 		targets[i], sv[i] = w.at(i, v), core.GetF64(sd, sb, srcPos[i])
 		count[targets[i]] += eq(sv[i], ov[targets[i]])
 	}
-	gx, gs := make([]float64, len(xv)), make([]float64, src.Numel())
+	gx, gs := tempF64(len(xv)), tempF64(src.Numel())
 	for t := range xv {
 		gx[t] = eq(xv[t], ov[t]) * (gv[t] / count[t])
 	}
@@ -337,7 +337,7 @@ func takeAlongAxisKernel(k *core.KernelCall) error {
 	}
 	w := walkAlong(x.Offset(), strides, os, ax)
 	iv := readI64As(idx, os)
-	srcAt := make([]int, len(iv))
+	srcAt := tempInts(len(iv))
 	for i, v := range iv {
 		wv, err := wrapIndex(v, xs[ax], ax)
 		if err != nil {

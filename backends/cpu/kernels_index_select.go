@@ -109,7 +109,7 @@ func embeddingKernel(k *core.KernelCall) error {
 		return err
 	}
 	dim := ws[1]
-	srcAt := make([]int, len(iv)*dim)
+	srcAt := tempInts(len(iv) * dim)
 	for j, v := range iv {
 		row := w.Offset() + int(v)*st[0]
 		for d := 0; d < dim; d++ {
@@ -144,7 +144,7 @@ func oneHotKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	vals := make([]int64, out.Numel())
+	vals := tempI64(out.Numel())
 	for i, v := range iv {
 		vals[int64(i)*classes+v] = 1
 	}
@@ -205,7 +205,7 @@ func maskedSelectGradKernel(k *core.KernelCall) error {
 	g, mask, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
 	gAt := indexMap(g, g.Shape())
 	bits := maskBits(mask, out.Shape())
-	srcAt := make([]int, len(bits))
+	srcAt := tempInts(len(bits))
 	next := 0
 	for i, on := range bits {
 		srcAt[i] = -1

@@ -99,9 +99,9 @@ func matmulKernel(k *core.KernelCall) error {
 	case core.F32:
 		matmulF32(a, b, d, f32s(out))
 	case core.F16, core.BF16:
-		c := make([]float32, out.Numel())
+		c := tempF32(out.Numel())
 		matmulF32(a, b, d, c)
-		vals := make([]float64, len(c))
+		vals := tempF64(len(c))
 		for i, v := range c {
 			vals[i] = float64(v)
 		}
@@ -135,7 +135,7 @@ func f32Operand(t *core.Tensor, rows, cols int, left bool, batch core.Shape) ([]
 		}
 	}
 	v := readF64(t)
-	dense := make([]float32, len(v))
+	dense := tempF32(len(v))
 	for i, x := range v {
 		dense[i] = float32(x)
 	}
@@ -205,7 +205,7 @@ func outerKernel(k *core.KernelCall) error {
 	n, m := a.Numel(), b.Numel()
 	if out.DType().IsFloat() {
 		av, bv := readF64(a), readF64(b)
-		res := make([]float64, n*m)
+		res := tempF64(n * m)
 		for i, x := range av {
 			row := res[i*m : (i+1)*m]
 			for j, y := range bv {
@@ -216,7 +216,7 @@ func outerKernel(k *core.KernelCall) error {
 		return nil
 	}
 	av, bv := readI64(a), readI64(b)
-	res := make([]int64, n*m)
+	res := tempI64(n * m)
 	for i, x := range av {
 		for j, y := range bv {
 			res[i*m+j] = x * y

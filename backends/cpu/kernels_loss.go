@@ -182,10 +182,10 @@ func classLossBackwardKernel(nll bool) core.Kernel {
 			return err
 		}
 		up := l.rowUpstream(readF64(k.Inputs[2]))
-		dx := make([]float64, len(l.x))
+		dx := tempF64(len(l.x))
 		var dt []float64
 		if l.probs != nil {
-			dt = make([]float64, len(l.x))
+			dt = tempF64(len(l.x))
 		}
 		parallelFor(l.rows(), l.c*16, func(lo, hi int) {
 			lp := make([]float64, l.c)

@@ -49,7 +49,7 @@ func softmaxKernel(logOut bool) core.Kernel {
 			return nil
 		}
 		x := readF64(in)
-		y := make([]float64, len(x))
+		y := tempF64(len(x))
 		nnForLines(outer, n, inner, func(base int) { softmaxLine(x, y, base, n, inner, logOut) })
 		writeF64(out, y)
 		return nil
@@ -147,7 +147,7 @@ func softmaxBackwardKernel(logOut bool) core.Kernel {
 			return nil
 		}
 		y, g := readF64(yt), readF64(gt)
-		dx := make([]float64, len(y))
+		dx := tempF64(len(y))
 		nnForLines(outer, n, inner, func(base int) {
 			var s float64
 			for j := 0; j < n; j++ {
@@ -347,7 +347,7 @@ func attentionKernel(k *core.KernelCall) error {
 		return err
 	}
 	L, S, Ev := at.L, at.S, at.Ev
-	out := make([]float64, at.batch*L*Ev)
+	out := tempF64(at.batch * L * Ev)
 	parallelFor(at.batch*L, S*(at.E+Ev)*2, func(lo, hi int) {
 		p := make([]float64, S)
 		for r := lo; r < hi; r++ {
@@ -376,7 +376,7 @@ func attentionBackwardKernel(k *core.KernelCall) error {
 	}
 	L, S, E, Ev := at.L, at.S, at.E, at.Ev
 	g := readF64(k.Inputs[3])
-	P, dS, dq := make([]float64, at.batch*L*S), make([]float64, at.batch*L*S), make([]float64, at.batch*L*E)
+	P, dS, dq := tempF64(at.batch*L*S), tempF64(at.batch*L*S), tempF64(at.batch*L*E)
 	parallelFor(at.batch*L, S*(E+Ev)*3, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			b, i := r/L, r%L
@@ -402,7 +402,7 @@ func attentionBackwardKernel(k *core.KernelCall) error {
 			}
 		}
 	})
-	dk, dv := make([]float64, at.batch*S*E), make([]float64, at.batch*S*Ev)
+	dk, dv := tempF64(at.batch*S*E), tempF64(at.batch*S*Ev)
 	parallelFor(at.batch*S, L*(E+Ev)*2, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			b, j := r/S, r%S

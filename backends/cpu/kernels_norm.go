@@ -151,7 +151,7 @@ func layerNormBackwardKernel(k *core.KernelCall) error {
 		return nil
 	}
 	xv, gv, wv := readF64(x), readF64(g), nnOptF64(w)
-	xhat, dx := make([]float64, len(xv)), make([]float64, len(xv))
+	xhat, dx := tempF64(len(xv)), tempF64(len(xv))
 	parallelFor(rows, n*10, func(lo, hi int) {
 		d := make([]float64, n)
 		for r := lo; r < hi; r++ {
@@ -304,7 +304,7 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 	rows, n := normRows(x.Shape(), k.Attrs.Ints("normalized_shape"))
 	eps := core.RMSNormEps(k.Attrs, x.DType())
 	xv, gv, wv := readF64(x), readF64(g), nnOptF64(w)
-	dx, scale := make([]float64, len(xv)), make([]float64, rows)
+	dx, scale := tempF64(len(xv)), tempF64(rows)
 	parallelFor(rows, n*6, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			xr, gr := xv[r*n:(r+1)*n], gv[r*n:(r+1)*n]
@@ -370,7 +370,7 @@ func groupNormBackwardKernel(k *core.KernelCall) error {
 	cg := c / groups
 	m := cg * s
 	xv, gv, wv := readF64(x), readF64(g), nnOptF64(w)
-	xhat, dx := make([]float64, len(xv)), make([]float64, len(xv))
+	xhat, dx := tempF64(len(xv)), tempF64(len(xv))
 	parallelFor(n*groups, m*10, func(lo, hi int) {
 		d := make([]float64, m)
 		for grp := lo; grp < hi; grp++ {
@@ -485,10 +485,10 @@ func batchNormBackwardKernel(k *core.KernelCall) error {
 		a = 1
 	}
 	count := float64(n * s)
-	xhat, dx := make([]float64, len(xv)), make([]float64, len(xv))
+	xhat, dx := tempF64(len(xv)), tempF64(len(xv))
 	parallelFor(c, n*s*12, func(lo, hi int) {
 		idx := make([]int, 0, n*s)
-		xh, d, dr := make([]float64, n*s), make([]float64, n*s), make([]float64, n*s)
+		xh, d, dr := tempF64(n*s), tempF64(n*s), tempF64(n*s)
 		for ch := lo; ch < hi; ch++ {
 			idx = idx[:0]
 			for bi := 0; bi < n; bi++ {

@@ -73,14 +73,14 @@ func maxPoolKernel(k *core.KernelCall) error {
 	}
 	planes, inSize, outSize := g.Batch*g.C, g.In[0]*g.In[1], g.Out[0]*g.Out[1]
 	if x.DType().IsFloat() {
-		res := make([]float64, out.Numel())
+		res := tempF64(out.Numel())
 		forPlanes(planes, readF64(x), inSize, res, outSize, poolCost(&g), func(in, o []float64) {
 			maxWindows(&g, in, math.Inf(-1), func(i int, best float64, _ int) { o[i] = best })
 		})
 		writeF64(out, res)
 		return nil
 	}
-	res := make([]int64, out.Numel())
+	res := tempI64(out.Numel())
 	forPlanes(planes, readI64(x), inSize, res, outSize, poolCost(&g), func(in, o []int64) {
 		maxWindows(&g, in, lowestInt(x.DType()), func(i int, best int64, _ int) { o[i] = best })
 	})
@@ -112,7 +112,7 @@ func maxPoolBackwardKernel(k *core.KernelCall) error {
 	}
 	planes, inSize, outSize := g.Batch*g.C, g.In[0]*g.In[1], g.Out[0]*g.Out[1]
 	gy, xs := readF64(grad), readF64(x)
-	dx := make([]float64, out.Numel())
+	dx := tempF64(out.Numel())
 	parallelFor(planes, poolCost(&g), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			gp, dp := gy[p*outSize:(p+1)*outSize], dx[p*inSize:(p+1)*inSize]
@@ -133,7 +133,7 @@ func avgPoolKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	res := make([]float64, out.Numel())
+	res := tempF64(out.Numel())
 	forPlanes(g.Batch*g.C, readF64(x), g.In[0]*g.In[1], res, g.Out[0]*g.Out[1], poolCost(&g), func(in, o []float64) {
 		for oh := 0; oh < g.Out[0]; oh++ {
 			for ow := 0; ow < g.Out[1]; ow++ {
@@ -160,7 +160,7 @@ func avgPoolBackwardKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	dx := make([]float64, out.Numel())
+	dx := tempF64(out.Numel())
 	forPlanes(g.Batch*g.C, readF64(grad), g.Out[0]*g.Out[1], dx, g.In[0]*g.In[1], poolCost(&g), func(gy, d []float64) {
 		for oh := 0; oh < g.Out[0]; oh++ {
 			for ow := 0; ow < g.Out[1]; ow++ {
@@ -200,7 +200,7 @@ func adaptivePoolKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	res := make([]float64, out.Numel())
+	res := tempF64(out.Numel())
 	forPlanes(g.Batch*g.C, readF64(x), g.In[0]*g.In[1], res, g.Out[0]*g.Out[1], adaptiveCost(&g), func(in, o []float64) {
 		adaptiveCells(&g, func(i, h0, h1, w0, w1 int) {
 			sum := 0.0
@@ -223,7 +223,7 @@ func adaptivePoolBackwardKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	dx := make([]float64, out.Numel())
+	dx := tempF64(out.Numel())
 	forPlanes(g.Batch*g.C, readF64(grad), g.Out[0]*g.Out[1], dx, g.In[0]*g.In[1], adaptiveCost(&g), func(gy, d []float64) {
 		adaptiveCells(&g, func(i, h0, h1, w0, w1 int) {
 			share := gy[i] / float64((h1-h0)*(w1-w0))
@@ -283,7 +283,7 @@ func interpolateKernel(k *core.KernelCall) error {
 		return err
 	}
 	rows, cols := interpTaps(&g, 0), interpTaps(&g, 1)
-	res := make([]float64, out.Numel())
+	res := tempF64(out.Numel())
 	forPlanes(g.Batch*g.C, readF64(x), g.In[0]*g.In[1], res, g.Out[0]*g.Out[1], 4*g.Out[0]*g.Out[1], func(in, o []float64) {
 		if g.Mode == "nearest" {
 			// A copy, not a weighted sum, so -0 and NaN payloads pass through.
@@ -303,7 +303,7 @@ func interpolateBackwardKernel(k *core.KernelCall) error {
 		return err
 	}
 	rows, cols := interpTaps(&g, 0), interpTaps(&g, 1)
-	dx := make([]float64, out.Numel())
+	dx := tempF64(out.Numel())
 	forPlanes(g.Batch*g.C, readF64(grad), g.Out[0]*g.Out[1], dx, g.In[0]*g.In[1], 4*g.Out[0]*g.Out[1], func(gy, d []float64) {
 		interpVisit(&g, rows, cols, func(oi, ii int, wt float64) { d[ii] += wt * gy[oi] })
 	})

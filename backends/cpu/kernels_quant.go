@@ -20,7 +20,7 @@ func quantizeKernel(k *core.KernelCall) error {
 		return err
 	}
 	vals := readF64(x)
-	q := make([]int64, len(vals))
+	q := tempI64(len(vals))
 	parallelFor(len(vals), 8, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			q[i] = p.Quantize(float32(vals[i]), p.Channel(shape, i))
@@ -38,7 +38,7 @@ func dequantizeKernel(k *core.KernelCall) error {
 		return err
 	}
 	ints := readI64(q)
-	vals := make([]float64, len(ints))
+	vals := tempF64(len(ints))
 	parallelFor(len(ints), 8, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			vals[i] = float64(p.Dequantize(ints[i], p.Channel(shape, i)))

@@ -315,7 +315,7 @@ func repeatInterleaveKernel(k *core.KernelCall) error {
 		return nil
 	}
 	if !k.Attrs.Has("axis") {
-		m := make([]int, out.Numel())
+		m := tempInts(out.Numel())
 		for o := range m {
 			m[o] = o / r
 		}
@@ -416,7 +416,7 @@ func padGradKernel(k *core.KernelCall) error {
 	g, out := k.Inputs[0], k.Outputs[0]
 	in := out.Shape()
 	maps := padMaps(in, g.Shape(), k.Attrs.Ints("pads"), k.Attrs.String("mode"))
-	acc := make([]float64, out.Numel())
+	acc := tempF64(out.Numel())
 	strides := core.ContiguousStrides(in)
 	gv := readF64(g)
 	idx := make([]int, len(maps))

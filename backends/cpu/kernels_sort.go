@@ -103,7 +103,7 @@ func sortedLane(keys sortKeys, l lanes, lane int, descending bool) []int {
 func writeSelection(x, values, indices *core.Tensor, l lanes, k int, pick func(lane int) []int) {
 	outLanes := lanes{outer: l.outer, n: k, inner: l.inner}
 	srcAt := make([]int, outLanes.count()*k)
-	pos := make([]int64, len(srcAt))
+	pos := tempI64(len(srcAt))
 	xAt := indexMap(x, x.Shape())
 	parallelFor(l.count(), l.n*4, func(lo, hi int) {
 		for lane := lo; lane < hi; lane++ {

@@ -71,7 +71,7 @@ func segmentKernel(op segmentOp) core.Kernel {
 			return nil
 		}
 		x := readF64(data)
-		acc := make([]float64, segments*inner)
+		acc := tempF64(segments * inner)
 		count, firstRow := make([]int, segments), make([]int, segments)
 		for row, s := range ids {
 			if count[s] == 0 {
@@ -127,7 +127,7 @@ func segmentStep(op segmentOp, acc, v float64, first bool) float64 {
 }
 
 func segmentReduceInt(x []int64, ids []int, segments, inner int, op segmentOp) []int64 {
-	acc := make([]int64, segments*inner)
+	acc := tempI64(segments * inner)
 	seen := make([]bool, segments)
 	for row, s := range ids {
 		dst, src := acc[s*inner:(s+1)*inner], x[row*inner:(row+1)*inner]
@@ -153,7 +153,7 @@ func segmentGatherKernel(k *core.KernelCall) error {
 	inner := x.Shape()[1:].Numel()
 	if !x.DType().IsFloat() {
 		src := readI64(x)
-		dst := make([]int64, len(ids)*inner)
+		dst := tempI64(len(ids) * inner)
 		for row, s := range ids {
 			copy(dst[row*inner:(row+1)*inner], src[s*inner:(s+1)*inner])
 		}
@@ -161,7 +161,7 @@ func segmentGatherKernel(k *core.KernelCall) error {
 		return nil
 	}
 	src := readF64(x)
-	dst := make([]float64, len(ids)*inner)
+	dst := tempF64(len(ids) * inner)
 	for row, s := range ids {
 		copy(dst[row*inner:(row+1)*inner], src[s*inner:(s+1)*inner])
 	}
@@ -180,7 +180,7 @@ func segmentMaxGradKernel(k *core.KernelCall) error {
 	}
 	inner := data.Shape()[1:].Numel()
 	x, m, g := readF64(data), readF64(maxes), readF64(grad)
-	ties := make([]float64, segments*inner)
+	ties := tempF64(segments * inner)
 	hit := func(row, s, j int) bool {
 		a, b := x[row*inner+j], m[s*inner+j]
 		return a == b || (a != a && b != b)
@@ -192,7 +192,7 @@ func segmentMaxGradKernel(k *core.KernelCall) error {
 			}
 		}
 	}
-	res := make([]float64, len(x))
+	res := tempF64(len(x))
 	for row, s := range ids {
 		for j := 0; j < inner; j++ {
 			if hit(row, s, j) {

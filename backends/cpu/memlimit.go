@@ -120,6 +120,12 @@ func tempF64(n int) []float64 {
 	return make([]float64, n)
 }
 
+// tempF32 is a zeroed float32 temporary of n elements, checked.
+func tempF32(n int) []float32 {
+	checkTemp(n, 4, "float32")
+	return make([]float32, n)
+}
+
 // tempI64 is a zeroed int64 temporary of n elements, checked.
 func tempI64(n int) []int64 {
 	checkTemp(n, 8, "int64")
