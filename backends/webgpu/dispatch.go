@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cogentcore/webgpu/wgpu"
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/wgsl"
 )
 
@@ -23,6 +24,12 @@ type params [wgsl.ParamSlots]uint32
 func (p *params) setU(i int, v uint32)  { p[i] = v }
 func (p *params) setI(i int, v int)     { p[i] = uint32(int32(v)) }
 func (p *params) setF(i int, v float64) { p[i] = math.Float32bits(float32(v)) }
+
+// setScalars puts an expression's scalar attributes in slots 0..7.
+func (p *params) setScalars(s *lower.Scalars) {
+	w := s.Words()
+	copy(p[:lower.NumScalars], w[:])
+}
 
 // pipeline is a compiled kernel with its explicit bind group layout:
 // binding 0 is the uniform block, then nIn read-only and nOut read-write

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/wgsl"
 )
@@ -72,7 +73,7 @@ func (f frame) write(p *params, threads int, ts ...*core.Tensor) error {
 	}
 	keptSt, redSt := make([][]int, len(ts)), make([][]int, len(ts))
 	for k, t := range ts {
-		st := broadcastStrides(t, f.shape)
+		st := lower.BroadcastStrides(t, f.shape)
 		keptSt[k], redSt[k] = make([]int, len(f.kept)), make([]int, len(f.reduced))
 		for i, d := range f.kept {
 			keptSt[k][i] = st[d]
@@ -83,8 +84,8 @@ func (f frame) write(p *params, threads int, ts ...*core.Tensor) error {
 	}
 	// Group and member indexes stay row-major over the kept and reduced
 	// dims, so merging them changes no body, only the cost of indexing.
-	keptShape, keptSt = coalesce(keptShape, keptSt)
-	redShape, redSt = coalesce(redShape, redSt)
+	keptShape, keptSt = lower.Coalesce(keptShape, keptSt)
+	redShape, redSt = lower.Coalesce(redShape, redSt)
 	p.setI(wgsl.SlotN, threads)
 	p.setI(wgsl.SlotRank, len(keptShape))
 	for i, n := range keptShape {

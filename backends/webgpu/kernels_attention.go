@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -157,7 +158,7 @@ func (g *Backend) matmulScaledInto(a, b, out *core.Tensor, scale float64) error 
 	}
 	var ep *epilogue
 	if scale != 1 {
-		ep = &epilogue{expr: "x0 * " + f32Literal(scale)}
+		ep = &epilogue{expr: "x0 * " + lower.F32Literal(scale)}
 	}
 	return g.matmulEpilogue(a, b, out, d.Batch, d.M, d.K, d.N, "", ep)
 }

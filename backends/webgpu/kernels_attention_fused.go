@@ -3,6 +3,7 @@ package webgpu
 import (
 	"fmt"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/wgsl"
 )
@@ -56,10 +57,10 @@ func (g *Backend) attentionFused(q, k, v, out *core.Tensor, sh core.SDPAShapes, 
 	// Batch dims (broadcast per operand) merged where all three allow.
 	st := make([][]int, 4)
 	for i, t := range []*core.Tensor{q, k, v, out} {
-		full := broadcastStrides(t, append(sh.Batch.Clone(), t.Shape()[t.Rank()-2:]...))
+		full := lower.BroadcastStrides(t, append(sh.Batch.Clone(), t.Shape()[t.Rank()-2:]...))
 		st[i] = full[:len(sh.Batch)]
 	}
-	shape, strides := coalesce(sh.Batch, st)
+	shape, strides := lower.Coalesce(sh.Batch, st)
 	prm.setU(wgsl.SlotRank, uint32(len(shape)))
 	for d, n := range shape {
 		prm.setU(wgsl.SlotShape+d, uint32(n))

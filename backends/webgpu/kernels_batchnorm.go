@@ -1,8 +1,9 @@
 package webgpu
 
 import (
-	"github.com/webtensor/webtensor/core"
 	"strings"
+
+	"github.com/webtensor/webtensor/core"
 )
 
 // Group and batch normalisation reuse the row-norm machinery on reshaped

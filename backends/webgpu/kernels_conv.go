@@ -3,6 +3,7 @@ package webgpu
 import (
 	"fmt"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/wgsl"
 )
@@ -95,7 +96,7 @@ func (gb *Backend) conv(g *core.ConvGeom, mode string, a, b, bias, out *core.Ten
 			prm.setI(wgsl.SlotShape+i, d)
 		}
 		for i, e := range extras {
-			writeOperand(&prm, wgsl.OperandSlot(2+i), e.Offset(), broadcastStrides(e, out.Shape()))
+			writeOperand(&prm, wgsl.OperandSlot(2+i), e.Offset(), lower.BroadcastStrides(e, out.Shape()))
 		}
 	}
 	bufs, err := buffers(append([]*core.Tensor{a, b, third}, append(extras, out)...)...)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -46,14 +47,14 @@ func arangeKernel(k *core.KernelCall) error {
 	if ct != "f32" && integral(start, step) {
 		prm.setI(0, int(start))
 		prm.setI(1, int(step))
-		e = conv("(pi(0u) + i32(i) * pi(1u))", "i32", ct)
+		e = lower.Conv("(pi(0u) + i32(i) * pi(1u))", "i32", ct)
 	} else {
 		prm.setF(0, start)
 		prm.setF(1, step)
 		e = "(pf(0u) + f32(i) * pf(1u))"
 		if ct != "f32" {
-			e = conv("trunc("+e+")", "f32", "i32")
-			e = conv(e, "i32", ct)
+			e = lower.Conv("trunc("+e+")", "f32", "i32")
+			e = lower.Conv(e, "i32", ct)
 		}
 	}
 	return gpuOf(k).mapRun(nil, out, e, func(p *params) { *p = prm })
@@ -81,7 +82,7 @@ func linspaceKernel(k *core.KernelCall) error {
 	prm.setI(4, n-1)
 	e := "select(pf(1u) - pf(2u) * f32(pu(4u) - i), pf(0u) + pf(2u) * f32(i), i < pu(3u) || pu(4u) == 0u)"
 	if ct != "f32" {
-		e = conv(conv("trunc("+e+")", "f32", "i32"), "i32", ct)
+		e = lower.Conv(lower.Conv("trunc("+e+")", "f32", "i32"), "i32", ct)
 	}
 	return gpuOf(k).mapRun(nil, out, e, func(p *params) { *p = prm })
 }
@@ -90,7 +91,7 @@ func eyeKernel(k *core.KernelCall) error {
 	out := k.Outputs[0]
 	ct := physical(out.DType())
 	one := map[string]string{"f32": "1.0", "i32": "1", "u32": "1u"}[ct]
-	e := "select(" + zeroOf(ct) + ", " + one + ", i / pu(0u) == i % pu(0u))"
+	e := "select(" + lower.Zero(ct) + ", " + one + ", i / pu(0u) == i % pu(0u))"
 	return gpuOf(k).mapRun(nil, out, e, func(p *params) { p.setI(0, out.Shape()[1]) })
 }
 

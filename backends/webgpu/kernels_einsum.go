@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -62,7 +63,7 @@ func einsumKernel(k *core.KernelCall) error {
 	terms := make([]string, len(k.Inputs))
 	for i, t := range k.Inputs {
 		views[i] = labelView(t, p.Operands[i], labels, sizes)
-		terms[i] = conv(fmt.Sprintf("v%d(o, r)", i), physical(t.DType()), physical(out.DType()))
+		terms[i] = lower.Conv(fmt.Sprintf("v%d(o, r)", i), physical(t.DType()), physical(out.DType()))
 	}
 	ct := physical(out.DType())
 	prod := strings.Join(terms, " * ")
@@ -70,7 +71,7 @@ func einsumKernel(k *core.KernelCall) error {
 	if ct == "f32" {
 		body = kahanSum("acc", prod)
 	} else {
-		body = fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) { acc += %s; }\n", zeroOf(ct), prod)
+		body = fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) { acc += %s; }\n", lower.Zero(ct), prod)
 	}
 	body += store(out, "acc")
 	return gpuOf(k).reduceRun(newFrame(core.Shape(sizes), summed), views, out, false, body, nil)
@@ -112,7 +113,7 @@ func einsumScatterKernel(k *core.KernelCall) error {
 	}
 	diag := core.NewView(out, core.Shape(sizes), vs, out.Offset())
 	src := core.NewView(x, core.Shape(sizes), xs, x.Offset())
-	body := "\tout0[oat(o, 0u)] = " + storeExpr(out.DType(), conv("v0(o, 0u)", physical(x.DType()), physical(out.DType()))) + ";\n"
+	body := "\tout0[oat(o, 0u)] = " + storeExpr(out.DType(), lower.Conv("v0(o, 0u)", physical(x.DType()), physical(out.DType()))) + ";\n"
 	return g.reduceRun(newFrame(core.Shape(sizes), nil), []*core.Tensor{src}, diag, false, body, nil)
 }
 

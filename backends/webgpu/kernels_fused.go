@@ -2,10 +2,8 @@ package webgpu
 
 import (
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/wgsl"
 )
@@ -15,41 +13,10 @@ import (
 // its inputs once and writes once instead of once per op. Only ops whose
 // expressions need no attribute slots take part; f32 only.
 
-var fusableUnary = map[string]bool{
-	"neg": true, "abs": true, "exp": true, "expm1": true, "log": true, "log1p": true, "sqrt": true, "rsqrt": true,
-	"square": true, "reciprocal": true, "sin": true, "cos": true, "tanh": true, "erf": true, "relu": true,
-	"sigmoid": true, "sign": true, "gelu": true, "silu": true,
-}
-
-var fusableBinary = map[string]bool{"add": true, "sub": true, "mul": true, "div": true, "maximum": true, "minimum": true}
-
-// attrFusable are the fusable ops that take attributes: their expressions
-// choose a formula by them and need no uniform slots (which a fused kernel
-// cannot share between ops).
-var attrFusable = map[string]func(core.Attrs) bool{"gelu": geluForm, "_gelu_backward": geluForm}
-
-// geluForm accepts gelu's two formulas, exact and tanh.
-func geluForm(a core.Attrs) bool {
-	s, ok := a["approximate"].(string)
-	return a["approximate"] == nil || ok && (s == "none" || s == "tanh")
-}
-
-// Fusable reports whether op, called with attrs, may appear in a fused tree.
-// Values are f32 except a comparison's, a WGSL bool that only where reads
-// (the graph passes keep bools inside a tree); where, the comparisons and
-// gelu's gradient are what backward passes are made of (relu's gradient is
-// where(x > 0, g, 0)).
+// Fusable reports whether op, called with attrs, may appear in a fused tree
+// (lower.Fusable: the dialect is shared with the CUDA backend).
 func (b *Backend) Fusable(op string, attrs core.Attrs, dtype core.DType) bool {
-	if compareOps[op] != "" {
-		return dtype == core.Bool && len(attrs) == 0
-	}
-	if dtype != core.F32 {
-		return false
-	}
-	if ok := attrFusable[op]; ok != nil {
-		return ok(attrs)
-	}
-	return len(attrs) == 0 && (fusableUnary[op] || fusableBinary[op] || op == "where")
+	return lower.Fusable(op, attrs, dtype)
 }
 
 func (b *Backend) fusedExpr(e *core.FusedExpr, nIn int) (string, error) {
@@ -58,36 +25,11 @@ func (b *Backend) fusedExpr(e *core.FusedExpr, nIn int) (string, error) {
 
 // fusedExprNamed writes e as WGSL with input i read as leaf(i).
 func (b *Backend) fusedExprNamed(e *core.FusedExpr, nIn int, leaf func(int) string) (string, error) {
-	if e.Op == core.FusedConst {
-		return f32Literal(e.Value), nil
+	s, err := lower.Fused(e, nIn, leaf)
+	if err != nil {
+		return "", fmt.Errorf("webgpu: %w", err)
 	}
-	if e.Op == "" {
-		if e.Arg < 0 || e.Arg >= nIn {
-			return "", fmt.Errorf("webgpu: fused expression reads input %d of %d", e.Arg, nIn)
-		}
-		return leaf(e.Arg), nil
-	}
-	args := make([]string, len(e.Args))
-	for i, a := range e.Args {
-		s, err := b.fusedExprNamed(a, nIn, leaf)
-		if err != nil {
-			return "", err
-		}
-		args[i] = s
-	}
-	switch {
-	case compareOps[e.Op] != "" && len(args) == 2:
-		return "(" + args[0] + " " + compareOps[e.Op] + " " + args[1] + ")", nil
-	case e.Op == "where" && len(args) == 3:
-		return "select(" + args[2] + ", " + args[1] + ", " + args[0] + ")", nil
-	case e.Op == "_gelu_backward" && len(args) == 2:
-		return geluGradExpr(args[0], args[1], e.Attrs), nil
-	case fusableUnary[e.Op] && len(args) == 1:
-		return unaryExprs[e.Op](args[0], "f32", e.Attrs, nil), nil
-	case fusableBinary[e.Op] && len(args) == 2:
-		return binaryExprs[e.Op](args[0], args[1], "f32"), nil
-	}
-	return "", fmt.Errorf("webgpu: %s with %d operands cannot be fused", e.Op, len(args))
+	return s, nil
 }
 
 // FuseMap runs the tree as one map kernel over inputs broadcast to shape.
@@ -317,7 +259,7 @@ func (b *Backend) fuseSpmm(ins []*core.Tensor, e *core.FusedExpr, extras []*core
 		fmt.Sprintf("in2[sp_at1(p, %du)] * in3[sp_at2(c, j, %du)]", d[2], d[3])) + "\tlet x0 = acc;\n"
 	for i, t := range extras {
 		slot := wgsl.OperandSlot(4 + i)
-		writeOperand(&prm, slot, t.Offset(), broadcastStrides(t, shape))
+		writeOperand(&prm, slot, t.Offset(), lower.BroadcastStrides(t, shape))
 		body += fmt.Sprintf("\tlet x%d = in%d[sp_at2(r, j, %du)];\n", i+1, 4+i, slot)
 	}
 	body += "\tout0[t] = " + expr + ";\n"
@@ -330,23 +272,6 @@ func (b *Backend) fuseSpmm(ins []*core.Tensor, e *core.FusedExpr, extras []*core
 		return nil, err
 	}
 	return out, nil
-}
-
-// f32Literal writes a constant as a WGSL f32 expression.
-func f32Literal(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "f_nan()"
-	case math.IsInf(v, 1):
-		return "f_inf()"
-	case math.IsInf(v, -1):
-		return "(-f_inf())"
-	}
-	s := strconv.FormatFloat(float64(float32(v)), 'g', -1, 32)
-	if !strings.ContainsAny(s, ".e") {
-		s += ".0"
-	}
-	return "f32(" + s + ")"
 }
 
 // fuseConv computes e over a direct convolution (conv2d or conv1d, with its

@@ -3,6 +3,7 @@ package webgpu
 import (
 	"fmt"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/wgsl"
 )
@@ -116,9 +117,9 @@ func sxTakeAlongAxisKernel(k *core.KernelCall) error {
 	if err := sxCheckIndices(idx, x.Shape()[ax], ax, true); err != nil || out.Numel() == 0 {
 		return err
 	}
-	xs := broadcastStrides(x, out.Shape())
+	xs := lower.BroadcastStrides(x, out.Shape())
 	xs[ax] = x.Strides()[ax]
-	return gpuOf(k).sxTake(x, idx, out, sxZeroAt(xs, ax), xs[ax], x.Shape()[ax], broadcastStrides(idx, out.Shape()))
+	return gpuOf(k).sxTake(x, idx, out, sxZeroAt(xs, ax), xs[ax], x.Shape()[ax], lower.BroadcastStrides(idx, out.Shape()))
 }
 
 func sxIndexSelectKernel(k *core.KernelCall) error {
@@ -325,7 +326,7 @@ func sxWrapIndexKernel(k *core.KernelCall) error {
 	if err := sxCheckIndices(in, size, 0, true); err != nil {
 		return err
 	}
-	v := conv("x0", physical(in.DType()), "i32")
+	v := lower.Conv("x0", physical(in.DType()), "i32")
 	e := fmt.Sprintf("select(%s, %s + pi(0u), %s < 0)", v, v, v)
 	return gpuOf(k).mapRun(k.Inputs[:1], out, e, func(p *params) { p.setI(0, size) })
 }
@@ -385,6 +386,6 @@ func sxMaskedFillKernel(k *core.KernelCall) error {
 	}
 	ct := physical(out.DType())
 	get := map[string]string{"f32": "pf(0u)", "i32": "pi(0u)", "u32": "pu(0u)"}[ct]
-	e := "select(" + conv("x0", physical(k.Inputs[0].DType()), ct) + ", " + get + ", x1 != 0u)"
+	e := "select(" + lower.Conv("x0", physical(k.Inputs[0].DType()), ct) + ", " + get + ", x1 != 0u)"
 	return gpuOf(k).mapRun(k.Inputs[:2], out, e, func(p *params) { p.setU(0, word) })
 }

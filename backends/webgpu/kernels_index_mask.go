@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/wgsl"
 )
@@ -151,7 +152,7 @@ func sxMaskedSelectGradKernel(k *core.KernelCall) error {
 	c.plan(&prm)
 	prm.setI(3, g.Offset())
 	prm.setI(4, g.Strides()[0])
-	extra := map[string]any{"Flag": c.flag, "Zero": zeroOf(physical(out.DType())), "Store": storeExpr(out.DType(), "v")}
+	extra := map[string]any{"Flag": c.flag, "Zero": lower.Zero(physical(out.DType())), "Store": storeExpr(out.DType(), "v")}
 	return gpuOf(k).sxRun("index", "unmask", []*core.Tensor{mask, c.offsets, g}, []*core.Tensor{out}, c.blocks, extra, &prm)
 }
 
@@ -166,7 +167,7 @@ func sxNonzeroKernel(k *core.KernelCall) error {
 		return err
 	}
 	writeOperand(&prm, wgsl.OperandSlot(0), x.Offset(), x.Strides())
-	c, err := sxCount(k, x, x.Numel(), truthy("f", physical(x.DType())), prm)
+	c, err := sxCount(k, x, x.Numel(), lower.Truthy("f", physical(x.DType())), prm)
 	if err != nil {
 		return err
 	}

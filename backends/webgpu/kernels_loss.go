@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/wgsl"
 )
@@ -260,38 +261,8 @@ func lpClassLayout(x *core.Tensor, ops []*core.Tensor, kinds []string) iteration
 		}
 		full[i] = st
 	}
-	return lpMerge(shape, full, offs)
-}
-
-// lpMerge builds an iteration from full stride vectors the way
-// newIteration does: size-1 dims dropped, dims contiguous in every operand
-// merged.
-func lpMerge(shape core.Shape, full [][]int, offs []int) iteration {
-	it := iteration{strides: make([][]int, len(full)), offsets: offs}
-	for d, n := range shape {
-		if n == 1 {
-			continue
-		}
-		last := len(it.shape) - 1
-		merge := last >= 0
-		for i := range full {
-			if merge && it.strides[i][last] != full[i][d]*n {
-				merge = false
-			}
-		}
-		if merge {
-			it.shape[last] *= n
-			for i := range full {
-				it.strides[i][last] = full[i][d]
-			}
-			continue
-		}
-		it.shape = append(it.shape, n)
-		for i := range full {
-			it.strides[i] = append(it.strides[i], full[i][d])
-		}
-	}
-	return it
+	shape2, strides := lower.Coalesce(shape, full)
+	return iteration{lower.Iteration{Shape: shape2, Strides: strides, Offsets: offs}}
 }
 
 // lpCheckLabels refuses class targets outside [0, C) other than

@@ -65,7 +65,7 @@ func (b *Backend) mapRunWG(ins []*core.Tensor, out *core.Tensor, expr string, se
 		return err
 	}
 	// The iteration's rank is part of the kernel: indexing is straight code.
-	rank := len(it.shape)
+	rank := len(it.Shape)
 	key := fmt.Sprintf("map|%d|r%d|%s|%s|%s", wg, rank, strings.Join(types, ","), outT, expr)
 	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
 		return wgsl.Render("map", map[string]any{"WG": wg, "Rank": rank, "Ins": types, "Out": outT, "Expr": expr, "Helpers": ""})
@@ -78,14 +78,6 @@ func (b *Backend) mapRunWG(ins []*core.Tensor, out *core.Tensor, expr string, se
 		return err
 	}
 	return b.run(p, &prm, n, wg, bufs...)
-}
-
-// conv converts the WGSL value v of physical type from to type to.
-func conv(v, from, to string) string {
-	if from == to {
-		return v
-	}
-	return to + "(" + v + ")"
 }
 
 // storeExpr narrows a value of d's physical type to what d can hold: f16
@@ -106,30 +98,4 @@ func storeExpr(d core.DType, e string) string {
 		return "select(0u, 1u, " + e + " != 0u)"
 	}
 	return e
-}
-
-// boolOf turns a WGSL bool expression into the u32 that stores a bool.
-func boolOf(cond string) string { return "select(0u, 1u, " + cond + ")" }
-
-// truthy is the WGSL condition "v is nonzero" for a physical type (NaN is
-// nonzero, like Python's bool(float('nan'))).
-func truthy(v, t string) string {
-	switch t {
-	case "f32":
-		return "(" + v + " != 0.0 || is_nan(" + v + "))"
-	case "i32":
-		return "(" + v + " != 0)"
-	}
-	return "(" + v + " != 0u)"
-}
-
-// zeroOf is the literal zero of a physical type.
-func zeroOf(t string) string {
-	switch t {
-	case "f32":
-		return "0.0"
-	case "i32":
-		return "0"
-	}
-	return "0u"
 }

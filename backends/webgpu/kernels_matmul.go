@@ -3,6 +3,7 @@ package webgpu
 import (
 	"fmt"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/wgsl"
 )
@@ -224,7 +225,7 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		expr, extras = ep.expr, ep.extras
 		key += "|" + expr + fmt.Sprintf("|%d", len(extras))
 		for _, e := range extras { // which of m and n each extra varies along
-			st := broadcastStrides(e, out.Shape())
+			st := lower.BroadcastStrides(e, out.Shape())
 			extraStrides = append(extraStrides, st)
 			key += fmt.Sprintf("|%t%t", st[len(st)-2] != 0, st[len(st)-1] != 0)
 		}
@@ -249,7 +250,7 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 				Rows: st[len(st)-2] != 0, Cols: st[len(st)-1] != 0}
 		}
 		return wgsl.Render(family, map[string]any{"WG": mapWG, "Variant": variant, "T": t, "CT": ct, "Out": ct,
-			"Zero": zeroOf(ct), "Store": storeExpr(out.DType(), "v"), "Extras": ex, "OutBinding": 3 + len(extras),
+			"Zero": lower.Zero(ct), "Store": storeExpr(out.DType(), "v"), "Extras": ex, "OutBinding": 3 + len(extras),
 			"Epilogue": expr, "Also": also, "Vec4Store": vec4Store, "ColSum": colsum, "ColSumBinding": colsumBinding,
 			"OutSlot": wgsl.OperandSlot(2 + len(extras))})
 	})
@@ -359,7 +360,7 @@ func foldBatchIntoRows(a, b, out *core.Tensor, batch core.Shape, m int, ep *epil
 		}
 	}
 	for i, e := range ep.extras {
-		if fep.extras[i], ok = fold(e, broadcastStrides(e, out.Shape()), n); !ok {
+		if fep.extras[i], ok = fold(e, lower.BroadcastStrides(e, out.Shape()), n); !ok {
 			return nil, nil, nil, false
 		}
 	}

@@ -3,6 +3,7 @@ package webgpu
 import (
 	"fmt"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -270,15 +271,7 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 
 // geluBackwardKernel is g * gelu'(x) (exact or tanh form).
 func geluBackwardKernel(k *core.KernelCall) error {
-	return gpuOf(k).mapRun(k.Inputs[:2], k.Outputs[0], geluGradExpr("x0", "x1", k.Attrs), nil)
-}
-
-// geluGradExpr is g * gelu'(x) as WGSL over the expressions g and x.
-func geluGradExpr(g, x string, a core.Attrs) string {
-	if a.String("approximate") == "tanh" {
-		return "(" + g + " * m_gelu_tanh_grad(" + x + "))"
-	}
-	return "(" + g + " * (0.5 * m_erfc(-(" + x + ") * 0.70710678118) + (" + x + ") * m_exp(-0.5 * (" + x + ") * (" + x + ")) * 0.3989422804))"
+	return gpuOf(k).mapRun(k.Inputs[:2], k.Outputs[0], lower.GeluGrad("x0", "x1", k.Attrs), nil)
 }
 
 func init() {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -33,7 +34,7 @@ func reduceKernel(body func(k *core.KernelCall, x, ct string, p *params) string)
 		f := newFrame(in.Shape(), core.ReducedAxes(in, k.Attrs))
 		ct := physical(out.DType())
 		var prm params
-		src := body(k, conv("v0(o, r)", physical(in.DType()), ct), ct, &prm)
+		src := body(k, lower.Conv("v0(o, r)", physical(in.DType()), ct), ct, &prm)
 		return gpuOf(k).reduceRun(f, k.Inputs[:1], out, false, src, func(p *params) { *p = prm })
 	}
 }
@@ -47,7 +48,7 @@ func splittableSum(mean bool, whole core.Kernel) core.Kernel {
 			return whole(k)
 		}
 		f := newFrame(in.Shape(), core.ReducedAxes(in, k.Attrs))
-		return gpuOf(k).sumRun(f, k.Inputs[:1], out, conv("v0(o, r)", physical(in.DType()), "f32"), sumFinal(mean))
+		return gpuOf(k).sumRun(f, k.Inputs[:1], out, lower.Conv("v0(o, r)", physical(in.DType()), "f32"), sumFinal(mean))
 	}
 }
 
@@ -69,7 +70,7 @@ func sumBody(k *core.KernelCall, x, ct string, _ *params) string {
 	if ct == "f32" {
 		return kahanSum("acc", x) + store(k.Outputs[0], "acc")
 	}
-	return fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) { acc += %s; }\n", zeroOf(ct), x) + store(k.Outputs[0], "acc")
+	return fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) { acc += %s; }\n", lower.Zero(ct), x) + store(k.Outputs[0], "acc")
 }
 
 func meanBody(k *core.KernelCall, x, _ string, _ *params) string {
@@ -110,9 +111,9 @@ func anyAllBody(all bool) func(k *core.KernelCall, x, ct string, _ *params) stri
 		init, join, stop = "true", "&&", "!acc"
 	}
 	return func(k *core.KernelCall, _, _ string, _ *params) string {
-		cond := truthy("v", physical(k.Inputs[0].DType()))
+		cond := lower.Truthy("v", physical(k.Inputs[0].DType()))
 		return fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) { let v = v0(o, r); acc = acc %s %s; if %s { break; } }\n",
-			init, join, cond, stop) + store(k.Outputs[0], boolOf("acc"))
+			init, join, cond, stop) + store(k.Outputs[0], lower.BoolOf("acc"))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -33,11 +34,11 @@ func scanKernel(op string) core.Kernel {
 		}
 		out := k.Outputs[0]
 		ct := physical(out.DType())
-		init := zeroOf(ct)
+		init := lower.Zero(ct)
 		if op == "*" {
 			init = map[string]string{"f32": "1.0", "i32": "1", "u32": "1u"}[ct]
 		}
-		x := conv("v0(o, r)", physical(k.Inputs[0].DType()), ct)
+		x := lower.Conv("v0(o, r)", physical(k.Inputs[0].DType()), ct)
 		body := fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) {\n\t\tacc = acc %s %s;\n\t\tout0[oat(o, r)] = %s;\n\t}\n",
 			init, op, x, storeExpr(out.DType(), "acc"))
 		return gpuOf(k).reduceRun(f, k.Inputs[:1], out, false, body, nil)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/wgsl"
 )
@@ -132,15 +133,15 @@ func (b *Backend) sxRemap(src, out *core.Tensor, outShape core.Shape, dims []sxD
 	}
 	// The source's own layout, merged, so a contiguous one is one dim.
 	it := newIteration(src.Shape(), src)
-	if len(it.shape) > wgsl.MaxRank {
-		return fmt.Errorf("webgpu: a %d-dim strided source; the GPU kernels take at most %d", len(it.shape), wgsl.MaxRank)
+	if len(it.Shape) > wgsl.MaxRank {
+		return fmt.Errorf("webgpu: a %d-dim strided source; the GPU kernels take at most %d", len(it.Shape), wgsl.MaxRank)
 	}
-	prm.setI(104, len(it.shape))
-	for d, n := range it.shape {
+	prm.setI(104, len(it.Shape))
+	for d, n := range it.Shape {
 		prm.setI(105+d, n)
 	}
-	writeOperand(&prm, wgsl.OperandSlot(0), it.offsets[0], it.strides[0])
-	store := storeExpr(out.DType(), conv("v", physical(src.DType()), physical(out.DType())))
+	writeOperand(&prm, wgsl.OperandSlot(0), it.Offsets[0], it.Strides[0])
+	store := storeExpr(out.DType(), lower.Conv("v", physical(src.DType()), physical(out.DType())))
 	return b.sxRun("shape", "remap", []*core.Tensor{src}, []*core.Tensor{out}, out.Numel(), map[string]any{"Store": store}, &prm)
 }
 
@@ -177,8 +178,8 @@ func sxJoinKernel(k *core.KernelCall) error {
 		if err := it.write(&prm, n); err != nil {
 			return err
 		}
-		store := storeExpr(out.DType(), conv("v", physical(in.DType()), physical(out.DType())))
-		extra := map[string]any{"Store": store, "Rank": len(it.shape)}
+		store := storeExpr(out.DType(), lower.Conv("v", physical(in.DType()), physical(out.DType())))
+		extra := map[string]any{"Store": store, "Rank": len(it.Shape)}
 		if err := b.sxRun("shape", "copy", []*core.Tensor{in}, []*core.Tensor{slab}, n, extra, &prm); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/wgsl"
 )
@@ -189,14 +190,14 @@ func spSegmentKernel(op spSegOp) core.Kernel {
 			if ct == "f32" {
 				nan = "is_nan(v)"
 			}
-			body += fmt.Sprintf("\tvar acc = %s;\n\tfor (var p = lo; p < hi; p++) {\n\t\tlet v = %s;\n\t\tif p == lo || %s || v > acc { acc = v; }\n\t}\n", zeroOf(ct), x, nan)
+			body += fmt.Sprintf("\tvar acc = %s;\n\tfor (var p = lo; p < hi; p++) {\n\t\tlet v = %s;\n\t\tif p == lo || %s || v > acc { acc = v; }\n\t}\n", lower.Zero(ct), x, nan)
 		case ct == "f32":
 			body += "\tvar acc = 0.0;\n\tvar acc_c = 0.0;\n\tfor (var p = lo; p < hi; p++) {\n" + spKahan("acc", x) + "\t}\n"
 			if op == spSegMean {
 				res = "select(acc / f32(hi - lo), 0.0, hi == lo)"
 			}
 		default:
-			body += fmt.Sprintf("\tvar acc = %s;\n\tfor (var p = lo; p < hi; p++) { acc += %s; }\n", zeroOf(ct), x)
+			body += fmt.Sprintf("\tvar acc = %s;\n\tfor (var p = lo; p < hi; p++) { acc += %s; }\n", lower.Zero(ct), x)
 		}
 		body += "\tout0[t] = " + storeExpr(out.DType(), res) + ";\n"
 		return gpuOf(k).spRun([]*core.Tensor{data, buckets}, k.Outputs, out.Numel(), body, &prm)

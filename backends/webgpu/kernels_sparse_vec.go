@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/wgsl"
 )
@@ -72,7 +73,7 @@ func (g *Backend) spmmVec4Run(indptr, indices, values, dense *core.Tensor, extra
 		shape := core.Shape{rows, 4 * nq}
 		for i, e := range extras {
 			slot := wgsl.OperandSlot(4 + i)
-			writeOperand(&prm, slot, e.Offset(), broadcastStrides(e, shape))
+			writeOperand(&prm, slot, e.Offset(), lower.BroadcastStrides(e, shape))
 			fmt.Fprintf(&b, "\t\t\tlet x%d = in%d[sp_at2(r, q * 4u + k, %du)];\n", i+1, 4+i, slot)
 		}
 		b.WriteString("\t\t\tres[k] = " + expr + ";\n\t\t}\n\t\tout0[r * nq + q] = res;\n\t}\n")

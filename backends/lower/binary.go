@@ -1,0 +1,78 @@
+package lower
+
+import "fmt"
+
+// BinaryExpr builds an op's expression from a and b, both already in the
+// compute type ct.
+type BinaryExpr func(a, b, ct string) string
+
+func infix(op string) BinaryExpr {
+	return func(a, b, _ string) string { return "(" + a + " " + op + " " + b + ")" }
+}
+
+// Binary maps each arithmetic binary op to its expression.
+var Binary = map[string]BinaryExpr{
+	"add":   infix("+"),
+	"sub":   infix("-"),
+	"mul":   infix("*"),
+	"div":   infix("/"),
+	"atan2": func(a, b, _ string) string { return "m_atan2(" + a + ", " + b + ")" },
+	"maximum": func(a, b, ct string) string {
+		return fmt.Sprintf("select(%s, %s, %s > %s || %s)", a, b, b, a, IsNaN(b, ct))
+	},
+	"minimum": func(a, b, ct string) string {
+		return fmt.Sprintf("select(%s, %s, %s < %s || %s)", a, b, b, a, IsNaN(b, ct))
+	},
+	"pow": func(a, b, ct string) string {
+		switch {
+		case IsFloat(ct):
+			return "f_pow(" + a + ", " + b + ")"
+		case IsSigned(ct):
+			return "i_pow(" + a + ", " + b + ")"
+		}
+		return "bitcast<u32>(i_pow(bitcast<i32>(" + a + "), bitcast<i32>(" + b + ")))"
+	},
+	"floor_divide": func(a, b, ct string) string {
+		switch {
+		case IsFloat(ct):
+			return "f_floordiv(" + a + ", " + b + ")"
+		case IsSigned(ct):
+			return "i_floordiv(" + a + ", " + b + ")"
+		}
+		return "(" + a + " / " + b + ")"
+	},
+	"remainder": func(a, b, ct string) string {
+		switch {
+		case IsFloat(ct):
+			return "f_rem(" + a + ", " + b + ")"
+		case IsSigned(ct):
+			return "i_rem(" + a + ", " + b + ")"
+		}
+		return "(" + a + " % " + b + ")"
+	},
+}
+
+// Compare maps the comparison ops to their infix operators.
+var Compare = map[string]string{"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+// Logical maps the logical binary ops to the operator joining their
+// operands' truth values.
+var Logical = map[string]string{"logical_and": "&&", "logical_or": "||", "logical_xor": "!="}
+
+// CompareType is the type two operands are compared in: their own when
+// they share it, else f32 (f64 when either is f64).
+func CompareType(ta, tb string) string {
+	switch {
+	case ta == tb:
+		return ta
+	case ta == F64 || tb == F64:
+		return F64
+	}
+	return F32
+}
+
+// Where picks a (of type ta) where cond (a u32 bool) is set, else b, in
+// the compute type ct.
+func Where(cond, a, ta, b, tb, ct string) string {
+	return fmt.Sprintf("select(%s, %s, %s != 0u)", Conv(b, tb, ct), Conv(a, ta, ct), cond)
+}

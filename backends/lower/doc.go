@@ -1,0 +1,19 @@
+// Package lower is the per-op lowering the GPU backends share: each
+// elementwise op is described once, as an expression in a small dialect,
+// and every GPU target compiles that same description. The dialect is
+// WGSL's expression syntax: operands x0, x1, ...; infix arithmetic,
+// comparison, logical and bitwise operators; select(f, t, cond);
+// bitcast<T>(v); conversions T(v) for T in f32, f64, i32, i64, u32; the
+// prelude helpers (m_exp, f_pow, is_nan, ...) both targets define; and the
+// scalar slots pf(k), pi(k), pu(k) that Scalars fills.
+//
+// backends/webgpu uses the expressions as WGSL directly; backends/cuda
+// translates them to CUDA C++ (float literals and a few builtin names) and
+// compiles them with NVRTC. Compute types are "f32", "i32" and "u32" on
+// WebGPU, which holds every dtype in 32-bit words; CUDA adds "f64" and
+// "i64" for the dtypes it holds natively.
+//
+// The package also holds what an elementwise launch needs to know about
+// its operands whatever the target: the broadcast strides and the
+// coalesced iteration space (Iteration).
+package lower

@@ -1,0 +1,89 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Fused elementwise trees (core.FusedExpr) become one expression over the
+// leaves, so a chain like gelu(x * w + b) reads its inputs once and writes
+// once instead of once per op. Only ops whose expressions need no scalar
+// slots take part (a fused kernel cannot share slots between ops); values
+// are f32.
+
+var fusableUnary = map[string]bool{
+	"neg": true, "abs": true, "exp": true, "expm1": true, "log": true, "log1p": true, "sqrt": true, "rsqrt": true,
+	"square": true, "reciprocal": true, "sin": true, "cos": true, "tanh": true, "erf": true, "relu": true,
+	"sigmoid": true, "sign": true, "gelu": true, "silu": true,
+}
+
+var fusableBinary = map[string]bool{"add": true, "sub": true, "mul": true, "div": true, "maximum": true, "minimum": true}
+
+// attrFusable are the fusable ops that take attributes: their expressions
+// choose a formula by them and need no scalar slots.
+var attrFusable = map[string]func(core.Attrs) bool{"gelu": geluForm, "_gelu_backward": geluForm}
+
+// geluForm accepts gelu's two formulas, exact and tanh.
+func geluForm(a core.Attrs) bool {
+	s, ok := a["approximate"].(string)
+	return a["approximate"] == nil || ok && (s == "none" || s == "tanh")
+}
+
+// Fusable reports whether op, called with attrs, may appear in a fused
+// tree. Values are f32 except a comparison's, a bool that only where reads
+// (the graph passes keep bools inside a tree); where, the comparisons and
+// gelu's gradient are what backward passes are made of (relu's gradient is
+// where(x > 0, g, 0)).
+func Fusable(op string, attrs core.Attrs, dtype core.DType) bool {
+	if Compare[op] != "" {
+		return dtype == core.Bool && len(attrs) == 0
+	}
+	if dtype != core.F32 {
+		return false
+	}
+	if ok := attrFusable[op]; ok != nil {
+		return ok(attrs)
+	}
+	return len(attrs) == 0 && (fusableUnary[op] || fusableBinary[op] || op == "where")
+}
+
+// Fused writes the tree e as an f32 expression with input i read as
+// leaf(i); nIn bounds the inputs a leaf may name.
+func Fused(e *core.FusedExpr, nIn int, leaf func(int) string) (string, error) {
+	if e.Op == core.FusedConst {
+		return F32Literal(e.Value), nil
+	}
+	if e.Op == "" {
+		if e.Arg < 0 || e.Arg >= nIn {
+			return "", fmt.Errorf("fused expression reads input %d of %d", e.Arg, nIn)
+		}
+		return leaf(e.Arg), nil
+	}
+	args := make([]string, len(e.Args))
+	for i, a := range e.Args {
+		s, err := Fused(a, nIn, leaf)
+		if err != nil {
+			return "", err
+		}
+		args[i] = s
+	}
+	switch {
+	case Compare[e.Op] != "" && len(args) == 2:
+		return "(" + args[0] + " " + Compare[e.Op] + " " + args[1] + ")", nil
+	case e.Op == "where" && len(args) == 3:
+		return "select(" + args[2] + ", " + args[1] + ", " + args[0] + ")", nil
+	case e.Op == "_gelu_backward" && len(args) == 2:
+		return GeluGrad(args[0], args[1], e.Attrs), nil
+	case fusableUnary[e.Op] && len(args) == 1:
+		return Unary[e.Op](args[0], F32, e.Attrs, nil), nil
+	case fusableBinary[e.Op] && len(args) == 2:
+		return Binary[e.Op](args[0], args[1], F32), nil
+	}
+	return "", fmt.Errorf("%s with %d operands cannot be fused", e.Op, len(args))
+}
+
+// FusedX is Fused with input i read as the operand xi.
+func FusedX(e *core.FusedExpr, nIn int) (string, error) {
+	return Fused(e, nIn, func(i int) string { return fmt.Sprintf("x%d", i) })
+}
