@@ -9,89 +9,34 @@ import (
 	"github.com/webtensor/webtensor/wgsl"
 )
 
-// frame splits an input shape into kept and reduced dims for the reduce
-// family (wgsl/reduce.wgsl); operands are walked through their own strides
-// in both parts.
-type frame struct {
-	shape   core.Shape
-	kept    []int // dims of shape that index the groups, in order
-	reduced []int // dims reduced inside each group, in order
-}
+// frame is lower's kept/reduced split with WebGPU's uniform encoding
+// (wgsl/reduce.wgsl).
+type frame struct{ lower.Frame }
+
+func newFrame(shape core.Shape, axes []int) frame { return frame{lower.NewFrame(shape, axes)} }
 
 // maxFrameOperands fits the operand descriptors (18 slots each from slot
 // 64) in the 256-slot uniform block.
 const maxFrameOperands = 8
 
-func newFrame(shape core.Shape, axes []int) frame {
-	f := frame{shape: shape}
-	isRed := map[int]bool{}
-	for _, a := range axes {
-		isRed[a] = true
-	}
-	for d := range shape {
-		if isRed[d] {
-			f.reduced = append(f.reduced, d)
-		} else {
-			f.kept = append(f.kept, d)
-		}
-	}
-	return f
-}
-
-func (f frame) groups() int {
-	n := 1
-	for _, d := range f.kept {
-		n *= f.shape[d]
-	}
-	return n
-}
-
-func (f frame) members() int {
-	n := 1
-	for _, d := range f.reduced {
-		n *= f.shape[d]
-	}
-	return n
-}
-
 // write fills the frame slots for operands ts, each broadcast to the
 // frame's shape. (A per-group output is indexed by group directly, so its
 // descriptor goes unused.)
 func (f frame) write(p *params, threads int, ts ...*core.Tensor) error {
-	if len(f.kept) > wgsl.MaxRank || len(f.reduced) > wgsl.MaxRank {
-		return fmt.Errorf("webgpu: a reduction over %d dims keeping %d; the GPU kernels take at most %d of each", len(f.reduced), len(f.kept), wgsl.MaxRank)
+	if len(f.Kept) > wgsl.MaxRank || len(f.Reduced) > wgsl.MaxRank {
+		return fmt.Errorf("webgpu: a reduction over %d dims keeping %d; the GPU kernels take at most %d of each", len(f.Reduced), len(f.Kept), wgsl.MaxRank)
 	}
 	if len(ts) > maxFrameOperands {
 		return fmt.Errorf("webgpu: reduce frame takes at most %d operands, got %d", maxFrameOperands, len(ts))
 	}
-	keptShape, redShape := make([]int, len(f.kept)), make([]int, len(f.reduced))
-	for i, d := range f.kept {
-		keptShape[i] = f.shape[d]
-	}
-	for i, d := range f.reduced {
-		redShape[i] = f.shape[d]
-	}
-	keptSt, redSt := make([][]int, len(ts)), make([][]int, len(ts))
-	for k, t := range ts {
-		st := lower.BroadcastStrides(t, f.shape)
-		keptSt[k], redSt[k] = make([]int, len(f.kept)), make([]int, len(f.reduced))
-		for i, d := range f.kept {
-			keptSt[k][i] = st[d]
-		}
-		for i, d := range f.reduced {
-			redSt[k][i] = st[d]
-		}
-	}
-	// Group and member indexes stay row-major over the kept and reduced
-	// dims, so merging them changes no body, only the cost of indexing.
-	keptShape, keptSt = lower.Coalesce(keptShape, keptSt)
-	redShape, redSt = lower.Coalesce(redShape, redSt)
+	l := f.Layout(ts...)
+	keptShape, redShape, keptSt, redSt := l.KeptShape, l.RedShape, l.KeptStrides, l.RedStrides
 	p.setI(wgsl.SlotN, threads)
 	p.setI(wgsl.SlotRank, len(keptShape))
 	for i, n := range keptShape {
 		p.setI(wgsl.SlotShape+i, n)
 	}
-	p.setI(54, f.members())
+	p.setI(54, f.Members())
 	p.setI(55, len(redShape))
 	for i, n := range redShape {
 		p.setI(56+i, n)
@@ -107,18 +52,18 @@ func (f frame) write(p *params, threads int, ts ...*core.Tensor) error {
 // per-element mode there is one thread per (group, member), otherwise one
 // per group.
 func (b *Backend) reduceRun(f frame, ins []*core.Tensor, out *core.Tensor, perElement bool, body string, set func(*params)) error {
-	threads := f.groups()
+	threads := f.Groups()
 	if perElement {
-		threads *= f.members()
+		threads *= f.Members()
 	}
 	wg := b.workgroupFor("reduce", threads, func(wg int) error { return b.reduceRunWG(f, ins, out, perElement, body, set, wg) })
 	return b.reduceRunWG(f, ins, out, perElement, body, set, wg)
 }
 
 func (b *Backend) reduceRunWG(f frame, ins []*core.Tensor, out *core.Tensor, perElement bool, body string, set func(*params), wg int) error {
-	threads := f.groups()
+	threads := f.Groups()
 	if perElement {
-		threads *= f.members()
+		threads *= f.Members()
 	}
 	return b.launchReduce(f, ins, out, body, set, threads, wg, reduceMode{perElement: perElement})
 }

@@ -122,7 +122,7 @@ func affineNorm(g *Backend, f frame, x, w, b, out *core.Tensor, eps float64) err
 // keepdim-shaped f32 tensor that broadcasts against x.
 func rowStat(g *Backend, x *core.Tensor, f frame, expr string, eps float64) (*core.Tensor, error) {
 	shape := x.Shape()
-	for _, d := range f.reduced {
+	for _, d := range f.Reduced {
 		shape[d] = 1
 	}
 	st, err := core.Empty(g, shape, core.F32)
@@ -145,7 +145,7 @@ func columnSums(g *Backend, cols frame, ins []*core.Tensor, out *core.Tensor, ex
 func layerNormBackwardKernel(k *core.KernelCall) error {
 	x := k.Inputs[0]
 	f := normFrame(x, k.Attrs)
-	return normBackward(gpuOf(k), f, f.kept, x, k.Inputs[1], k.Inputs[2], k.Outputs, k.Attrs.Float("eps"))
+	return normBackward(gpuOf(k), f, f.Kept, x, k.Inputs[1], k.Inputs[2], k.Outputs, k.Attrs.Float("eps"))
 }
 
 // normBackward writes dx (outs[0]) of affineNorm over frame f and, when
@@ -158,7 +158,7 @@ func normBackward(g *Backend, f frame, sumAxes []int, x, gr, w *core.Tensor, out
 	wantParams := len(outs) >= 3 && (outs[1] != nil || outs[2] != nil)
 	var mean, rstd *core.Tensor
 	if wantParams {
-		stats, err := core.Empty(g, core.Shape{f.groups(), 2}, core.F32)
+		stats, err := core.Empty(g, core.Shape{f.Groups(), 2}, core.F32)
 		if err != nil {
 			return err
 		}
@@ -190,7 +190,7 @@ func normBackward(g *Backend, f frame, sumAxes []int, x, gr, w *core.Tensor, out
 	if !wantParams {
 		return nil
 	}
-	cols := newFrame(f.shape, sumAxes)
+	cols := newFrame(f.Shape, sumAxes)
 	if dw := outs[1]; dw != nil {
 		if err := columnSums(g, cols, []*core.Tensor{x, gr, mean, rstd}, dw, "v1(o, r) * (v0(o, r) - v2(o, r)) * v3(o, r)"); err != nil {
 			return err
@@ -207,7 +207,7 @@ func normBackward(g *Backend, f frame, sumAxes []int, x, gr, w *core.Tensor, out
 // so they broadcast against x.
 func statViews(stats *core.Tensor, shape core.Shape, f frame) (*core.Tensor, *core.Tensor) {
 	view := shape.Clone()
-	for _, d := range f.reduced {
+	for _, d := range f.Reduced {
 		view[d] = 1
 	}
 	strides := make([]int, len(view))
@@ -266,7 +266,7 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 		return err
 	}
 	defer scale.Release()
-	return columnSums(g, newFrame(f.shape, f.kept), []*core.Tensor{x, gr, scale}, k.Outputs[1], "v1(o, r) * v0(o, r) * v2(o, r)")
+	return columnSums(g, newFrame(f.Shape, f.Kept), []*core.Tensor{x, gr, scale}, k.Outputs[1], "v1(o, r) * v0(o, r) * v2(o, r)")
 }
 
 // geluBackwardKernel is g * gelu'(x) (exact or tanh form).

@@ -20,9 +20,9 @@ import (
 // for desc (the inputs, then any frame-shaped outputs, so that oatk works);
 // the buffers bound are ins then outs.
 func (b *Backend) spSortRun(f frame, ins, outs, desc []*core.Tensor, perElement bool, body string, set func(*params)) error {
-	threads := f.groups()
+	threads := f.Groups()
 	if perElement {
-		threads *= f.members()
+		threads *= f.Members()
 	}
 	if threads == 0 {
 		return nil

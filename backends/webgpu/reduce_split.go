@@ -22,7 +22,7 @@ const (
 // splitParts is the number of parts each group of f is summed in; 1 means
 // one pass.
 func splitParts(f frame) int {
-	groups, members := f.groups(), f.members()
+	groups, members := f.Groups(), f.Members()
 	if members < splitMinMembers || groups >= splitThreads/2 {
 		return 1
 	}
@@ -39,7 +39,7 @@ func (b *Backend) sumRun(f frame, ins []*core.Tensor, out *core.Tensor, expr str
 		body := kahanSum("acc", expr) + "\tout0[o] = " + storeExpr(out.DType(), final("acc", "f32(R)")) + ";\n"
 		return b.reduceRun(f, ins, out, false, body, nil)
 	}
-	groups, members := f.groups(), f.members()
+	groups, members := f.Groups(), f.Members()
 	partial, err := core.Empty(b, core.Shape{groups, parts}, core.F32)
 	if err != nil {
 		return err
@@ -63,5 +63,5 @@ func (b *Backend) splitRun(f frame, ins []*core.Tensor, partial *core.Tensor, bo
 		p.setU(50, uint32(parts))
 		p.setU(51, uint32(chunk))
 	}
-	return b.launchReduce(f, ins, partial, body, set, f.groups()*parts, 64, reduceMode{split: true})
+	return b.launchReduce(f, ins, partial, body, set, f.Groups()*parts, 64, reduceMode{split: true})
 }
