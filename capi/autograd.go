@@ -79,16 +79,3 @@ func wt_tensor_detach(h C.wt_tensor, out *C.wt_tensor) (status C.int32_t) {
 		return statusOK
 	})
 }
-
-//export wt_no_grad_enter
-func wt_no_grad_enter() (status C.int32_t) {
-	defer guard(&status)
-	core.EnterNoGrad()
-	return statusOK
-}
-
-//export wt_no_grad_exit
-func wt_no_grad_exit() (status C.int32_t) {
-	defer guard(&status)
-	return done(core.ExitNoGrad())
-}

@@ -143,7 +143,8 @@ func wt_graph_run(h C.wt_graph, inputs *C.wt_tensor, n C.int32_t, outputs *C.wt_
 	if err != nil {
 		return fail(err)
 	}
-	res, err := g.Run(ins...)
+	var res []*core.Tensor
+	underThreadGrad(func() { res, err = g.Run(ins...) })
 	if err != nil {
 		return fail(err)
 	}

@@ -168,7 +168,7 @@ func wt_op(name *C.char, inputs *C.wt_tensor, nInputs C.int32_t, attrs *C.wt_att
 		_, err := core.Call(strings.Clone(op), ins, a)
 		return fail(err)
 	}
-	outs, err := core.CallDef(def, ins, a)
+	outs, err := core.CallDef(def, detachedIfNoGrad(ins), a)
 	if err != nil {
 		return fail(err)
 	}

@@ -266,7 +266,9 @@ func wt_tensor_to_host(h C.wt_tensor, dst unsafe.Pointer, capacity C.size_t) (st
 func wt_tensor_contiguous(h C.wt_tensor, out *C.wt_tensor) (status C.int32_t) {
 	defer guard(&status)
 	return withTensor(h, out == nil, "wt_tensor_contiguous", func(t *core.Tensor) C.int32_t {
-		return outputShared(h, t, t.Contiguous(), out)
+		var res *core.Tensor
+		underThreadGrad(func() { res = t.Contiguous() })
+		return outputShared(h, t, res, out)
 	})
 }
 
@@ -298,6 +300,8 @@ func wt_tensor_to_device(h C.wt_tensor, device *C.char, out *C.wt_tensor) (statu
 		if err != nil {
 			return fail(err)
 		}
-		return outputShared(h, t, t.To(dev[0]), out)
+		var res *core.Tensor
+		underThreadGrad(func() { res = t.To(dev[0]) })
+		return outputShared(h, t, res, out)
 	})
 }

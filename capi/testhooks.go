@@ -130,6 +130,16 @@ func callSetRequiresGrad(h int64, on bool) int32 {
 	return int32(wt_tensor_set_requires_grad(C.wt_tensor(h), v))
 }
 
+func callNoGradEnter() int32 { return int32(wt_no_grad_enter()) }
+
+func callNoGradExit() int32 { return int32(wt_no_grad_exit()) }
+
+func callRequiresGrad(h int64) (int32, bool) {
+	var on C.int32_t
+	st := wt_tensor_requires_grad(C.wt_tensor(h), &on)
+	return int32(st), on != 0
+}
+
 func callManifest() (int32, string) {
 	var needed C.size_t
 	wt_manifest_json(nil, 0, &needed)

@@ -3,7 +3,6 @@ package core
 import (
 	"fmt"
 	"slices"
-	"sync/atomic"
 )
 
 // Reverse-mode autograd over a tape: every op call whose inputs require a
@@ -38,39 +37,6 @@ func (g *GradCtx) Grad(i int) *Tensor {
 		return g.Grads[i]
 	}
 	return ZerosLike(g.Outputs[i])
-}
-
-var gradOff atomic.Int32
-
-// GradEnabled reports whether op calls are being recorded. The switch is
-// process-wide (Go has no goroutine-local state): use NoGrad around
-// inference and optimiser updates, not concurrently with training on
-// another goroutine.
-func GradEnabled() bool { return gradOff.Load() == 0 }
-
-// NoGrad runs fn without recording ops for autograd.
-func NoGrad(fn func()) {
-	gradOff.Add(1)
-	defer gradOff.Add(-1)
-	fn()
-}
-
-// EnterNoGrad and ExitNoGrad bracket a no-grad scope across calls, for the C
-// ABI and SDK context managers that cannot pass a closure. Calls nest; an
-// exit without an enter is an error.
-func EnterNoGrad() { gradOff.Add(1) }
-
-// ExitNoGrad ends the innermost scope opened by EnterNoGrad.
-func ExitNoGrad() error {
-	for {
-		n := gradOff.Load()
-		if n <= 0 {
-			return fmt.Errorf("no_grad exit without a matching enter")
-		}
-		if gradOff.CompareAndSwap(n, n-1) {
-			return nil
-		}
-	}
 }
 
 // RequiresGrad reports whether gradients flow to or through t.
@@ -119,7 +85,7 @@ func (t *Tensor) Detach() *Tensor {
 }
 
 func record(def *OpDef, inputs, outputs []*Tensor, a Attrs) {
-	if !GradEnabled() || def.Backward == nil {
+	if def.Backward == nil {
 		return
 	}
 	need := false
@@ -128,7 +94,9 @@ func record(def *OpDef, inputs, outputs []*Tensor, a Attrs) {
 			need = true
 		}
 	}
-	if !need {
+	// Grad mode last: while a goroutine is in NoGrad, asking costs a
+	// goroutine-id lookup, which ops on tensors that need no gradient skip.
+	if !need || !GradEnabled() {
 		return
 	}
 	// The node keeps its own copies of the slices: a caller may reuse the
@@ -233,19 +201,21 @@ func (t *Tensor) backward(grad []*Tensor, onLeaf func(leaf, g *Tensor) error) er
 	if len(grad) > 0 && grad[0] != nil {
 		g = grad[0]
 		if err := g.Err(); err != nil {
-			return err
+			return fmt.Errorf("backward: gradient: %w", err)
+		}
+		if g.storage == nil {
+			return fmt.Errorf("backward: gradient: %w", ErrReleased)
 		}
 		if !g.shape.Equal(t.shape) {
 			return fmt.Errorf("backward: gradient shape %v differs from tensor shape %v", g.shape, t.shape)
 		}
+		g = g.Detach()
 	} else {
 		if t.Numel() != 1 {
 			return fmt.Errorf("backward: tensor has shape %v; pass a gradient or reduce it to one element first", t.shape)
 		}
 		g = OnesLike(t)
 	}
-	gradOff.Add(1)
-	defer gradOff.Add(-1)
 	if t.node == nil {
 		return onLeaf(t, g)
 	}
@@ -259,7 +229,9 @@ func (t *Tensor) backward(grad []*Tensor, onLeaf func(leaf, g *Tensor) error) er
 }
 
 func backwardNode(n *node, grads map[*Tensor]*Tensor, onLeaf func(leaf, g *Tensor) error) error {
-	ctx := &GradCtx{Op: n.op, Inputs: n.inputs, Outputs: n.outputs, Attrs: n.attrs,
+	// The rule sees detached tensors: what it computes from them is not
+	// recorded, without switching recording off for anyone else.
+	ctx := &GradCtx{Op: n.op, Inputs: detachAll(n.inputs), Outputs: detachAll(n.outputs), Attrs: n.attrs,
 		Grads: make([]*Tensor, len(n.outputs)), Need: make([]bool, len(n.inputs))}
 	any := false
 	for i, o := range n.outputs {
@@ -309,6 +281,23 @@ func backwardNode(n *node, grads map[*Tensor]*Tensor, onLeaf func(leaf, g *Tenso
 		grads[in] = gi
 	}
 	return nil
+}
+
+// detachAll detaches each tensor, keeping nils and repeats (x * x) as they
+// are.
+func detachAll(ts []*Tensor) []*Tensor {
+	out := make([]*Tensor, len(ts))
+	for i, t := range ts {
+		if t == nil {
+			continue
+		}
+		if j := slices.Index(ts[:i], t); j >= 0 {
+			out[i] = out[j]
+			continue
+		}
+		out[i] = t.Detach()
+	}
+	return out
 }
 
 func accumulate(leaf, g *Tensor) error {

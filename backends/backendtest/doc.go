@@ -3,4 +3,6 @@
 // op of the registry against the NumPy/PyTorch reference vectors, forward and
 // backward, on that backend's device, and RunGradCheck, which checks every
 // differentiable sample against central finite differences in float64.
+// RunConcurrentAutograd trains from several goroutines at once and requires
+// the gradients of a serial run, bit for bit.
 package backendtest

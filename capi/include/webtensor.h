@@ -34,7 +34,8 @@
  *   even when it refers to the same tensor as the input.
  * - Threads: every function may be called from any thread, concurrently.
  *   Tensors may be shared between threads; ops read their inputs only.
- *   The no-grad scope (wt_no_grad_enter/exit) is process-wide.
+ *   The no-grad scope (wt_no_grad_enter/exit) belongs to the calling thread,
+ *   like the last error: other threads keep recording for autograd.
  * - Strings are UTF-8 and NUL-terminated.
  */
 #ifndef WEBTENSOR_H
@@ -197,8 +198,9 @@ int32_t wt_tensor_grad(wt_tensor t, wt_tensor *grad);
 int32_t wt_tensor_zero_grad(wt_tensor t);
 /* A tensor sharing t's data, cut from the autograd graph. */
 int32_t wt_tensor_detach(wt_tensor t, wt_tensor *out);
-/* Ops between enter and exit are not recorded. Scopes nest; process-wide.
- * An exit without a matching enter is WT_ERR_INVALID. */
+/* Ops the calling thread makes between enter and exit are not recorded
+ * (other threads' are). Scopes nest per thread. An exit without a matching
+ * enter on the same thread is WT_ERR_INVALID. */
 int32_t wt_no_grad_enter(void);
 int32_t wt_no_grad_exit(void);
 

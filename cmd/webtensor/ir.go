@@ -180,8 +180,7 @@ func printKernelProfile(out io.Writer, g *ir.Graph, ins []*core.Tensor, dev core
 	if !ok {
 		return fail("--profile needs --device webgpu, got %s", dev)
 	}
-	core.EnterNoGrad()
-	defer func() { _ = core.ExitNoGrad() }()
+	defer core.NoGradScope()()
 	if _, err := g.Run(ins...); err != nil { // builds every kernel first
 		return err
 	}

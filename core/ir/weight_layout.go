@@ -143,8 +143,7 @@ func timeLayouts(n *Node, w, alt *Value, dev core.Device, sync func() error) (bo
 		env[v] = t
 		made = append(made, t)
 	}
-	core.EnterNoGrad()
-	defer func() { _ = core.ExitNoGrad() }()
+	defer core.NoGradScope()()
 	run := func() error {
 		if err := execNode(n, env); err != nil {
 			return err

@@ -1,0 +1,14 @@
+package webgpu_test
+
+import (
+	"testing"
+
+	"github.com/webtensor/webtensor/backends/backendtest"
+)
+
+// Goroutines training and evaluating at once on the GPU get the serial
+// gradients.
+func TestConcurrentAutograd(t *testing.T) {
+	needGPU(t)
+	backendtest.RunConcurrentAutograd(t, gpu)
+}
