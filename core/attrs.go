@@ -36,6 +36,10 @@ type AttrSpec struct {
 	Required bool
 	Enum     []string
 	Doc      string
+	// KeepInt, on a float attribute, keeps an integer value as an int
+	// instead of a float64, so that it stays exact beyond 2^53 (arange's
+	// bounds). Float reads it either way; IntValue tells which it is.
+	KeepInt bool
 }
 
 // Attrs holds attribute values by name. Call normalises user-supplied values
@@ -49,8 +53,21 @@ func (a Attrs) Has(name string) bool { v, ok := a[name]; return ok && v != nil }
 // Int returns an int attribute (0 when absent).
 func (a Attrs) Int(name string) int { v, _ := a[name].(int); return v }
 
-// Float returns a float attribute (0 when absent).
-func (a Attrs) Float(name string) float64 { v, _ := a[name].(float64); return v }
+// Float returns a float attribute (0 when absent), also one kept as an
+// int (AttrSpec.KeepInt).
+func (a Attrs) Float(name string) float64 {
+	switch v := a[name].(type) {
+	case float64:
+		return v
+	case int:
+		return float64(v)
+	}
+	return 0
+}
+
+// IntValue returns a float attribute kept as an int (AttrSpec.KeepInt)
+// and true, or 0 and false when it holds a float or is absent.
+func (a Attrs) IntValue(name string) (int, bool) { v, ok := a[name].(int); return v, ok }
 
 // Bool returns a bool attribute (false when absent).
 func (a Attrs) Bool(name string) bool { v, _ := a[name].(bool); return v }
@@ -92,6 +109,9 @@ func normalizeAttrs(op string, specs []AttrSpec, in Attrs) (Attrs, error) {
 			continue
 		}
 		cv, err := convertAttr(s.Kind, v)
+		if s.KeepInt && s.Kind == AttrFloat && isGoInt(v) {
+			cv, err = convertAttr(AttrInt, v)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: attribute %q: %v", op, s.Name, err)
 		}
@@ -140,6 +160,8 @@ func toInt(v any) (int, bool) {
 			return 0, false
 		}
 		return int(x), true
+	case uint:
+		return toInt(uint64(x))
 	case float64:
 		if x == math.Trunc(x) && math.Abs(x) < 1<<62 {
 			return int(x), true
@@ -148,6 +170,15 @@ func toInt(v any) (int, bool) {
 		return toInt(float64(x))
 	}
 	return 0, false
+}
+
+// isGoInt reports whether v has one of Go's integer types.
+func isGoInt(v any) bool {
+	switch v.(type) {
+	case int, int64, int32, int16, int8, uint, uint64, uint32, uint16, uint8:
+		return true
+	}
+	return false
 }
 
 func toFloat(v any) (float64, bool) {

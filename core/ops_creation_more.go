@@ -23,37 +23,111 @@ func arangeLength(start, stop, step float64) (int, error) {
 		return 0, fmt.Errorf("step %v goes away from stop: start %v, stop %v", step, start, stop)
 	}
 	n := math.Ceil((stop - start) / step)
-	if n > math.MaxInt32*64 {
+	if n > maxArange {
 		return 0, fmt.Errorf("arange(%v, %v, %v) has too many elements (%v)", start, stop, step, n)
 	}
 	return int(n), nil
 }
 
-func arangeIntegral(vs ...float64) bool {
-	for _, v := range vs {
-		if v != math.Trunc(v) {
-			return false
-		}
+const maxArange = math.MaxInt32 * 64
+
+// ArangeInts returns arange's start and step as integers, and true, when
+// start, stop and step are all integers: given as ints (kept exactly, see
+// AttrSpec.KeepInt) or as floats holding integers of at most 2^53. Such a
+// range is computed in int64, exactly; any other in float64.
+func ArangeInts(a Attrs) (start, step int64, ok bool) {
+	s, ok1 := exactInt(a, "start")
+	_, ok2 := exactInt(a, "stop")
+	d, ok3 := exactInt(a, "step")
+	return s, d, ok1 && ok2 && ok3
+}
+
+func exactInt(a Attrs, name string) (int64, bool) {
+	if i, ok := a.IntValue(name); ok {
+		return int64(i), true
 	}
-	return true
+	f := a.Float(name)
+	if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// arangeIntLength is arangeLength in exact integer arithmetic: stop-start
+// may not fit an int64 (arange(-2^63, 2^63-1)), but its magnitude fits a
+// uint64.
+func arangeIntLength(start, stop, step int64) (int, error) {
+	if step == 0 {
+		return 0, fmt.Errorf("step must be non-zero")
+	}
+	if (step > 0 && stop < start) || (step < 0 && stop > start) {
+		return 0, fmt.Errorf("step %d goes away from stop: start %d, stop %d", step, start, stop)
+	}
+	span, mag := uint64(stop)-uint64(start), uint64(step)
+	if step < 0 {
+		span, mag = uint64(start)-uint64(stop), -uint64(step)
+	}
+	n := span / mag
+	if span%mag != 0 {
+		n++
+	}
+	if n > maxArange {
+		return 0, fmt.Errorf("arange(%d, %d, %d) has too many elements (%d)", start, stop, step, n)
+	}
+	return int(n), nil
+}
+
+// ArangeAt is element i of an integer arange: computed in wrapping
+// arithmetic, which is exact because the value lies between start and stop.
+func ArangeAt(start, step int64, i int) int64 {
+	return int64(uint64(start) + uint64(i)*uint64(step))
+}
+
+// intRange is the range of an integer dtype.
+func intRange(d DType) (lo, hi int64) {
+	switch d {
+	case I32:
+		return math.MinInt32, math.MaxInt32
+	case U32:
+		return 0, math.MaxUint32
+	case I16:
+		return math.MinInt16, math.MaxInt16
+	case I8:
+		return math.MinInt8, math.MaxInt8
+	case U8:
+		return 0, math.MaxUint8
+	}
+	return math.MinInt64, math.MaxInt64
 }
 
 func inferArange(_ []Meta, a Attrs) ([]Meta, error) {
-	start, stop, step := a.Float("start"), a.Float("stop"), a.Float("step")
-	n, err := arangeLength(start, stop, step)
-	if err != nil {
-		return nil, err
-	}
 	// Like torch.arange: integral bounds give i64, anything else f32.
+	start, step, ints := ArangeInts(a)
 	d := F32
 	switch {
 	case a.Has("dtype"):
 		d = a.DType("dtype")
-	case arangeIntegral(start, stop, step):
+	case ints:
 		d = I64
 	}
 	if d == Bool {
 		return nil, fmt.Errorf("dtype bool is not supported, want a numeric dtype")
+	}
+	if !ints {
+		n, err := arangeLength(a.Float("start"), a.Float("stop"), a.Float("step"))
+		return []Meta{{Shape: Shape{n}, DType: d}}, err
+	}
+	stop, _ := exactInt(a, "stop")
+	n, err := arangeIntLength(start, stop, step)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 && !d.IsFloat() {
+		lo, hi := intRange(d)
+		first, last := start, ArangeAt(start, step, n-1)
+		if min(first, last) < lo || max(first, last) > hi {
+			return nil, fmt.Errorf("values from %d to %d do not fit %s (%d..%d)", first, last, d, lo, hi)
+		}
 	}
 	return []Meta{{Shape: Shape{n}, DType: d}}, nil
 }
@@ -176,9 +250,9 @@ func init() {
 		&OpDef{
 			Name: "arange", Category: "creation", Doc: "Values start, start+step, ... below stop (1-D); integral bounds give i64 unless dtype says otherwise.",
 			Attrs: []AttrSpec{
-				{Name: "start", Kind: AttrFloat, Default: 0.0, Doc: "first value"},
-				{Name: "stop", Kind: AttrFloat, Required: true, Doc: "end of the range (exclusive)"},
-				{Name: "step", Kind: AttrFloat, Default: 1.0, Doc: "spacing; may be negative"},
+				{Name: "start", Kind: AttrFloat, Default: 0.0, KeepInt: true, Doc: "first value"},
+				{Name: "stop", Kind: AttrFloat, Required: true, KeepInt: true, Doc: "end of the range (exclusive)"},
+				{Name: "step", Kind: AttrFloat, Default: 1.0, KeepInt: true, Doc: "spacing; may be negative"},
 				{Name: "dtype", Kind: AttrDType, Doc: "element type; absent: i64 for integral start/stop/step, else f32"},
 				{Name: "device", Kind: AttrString, Default: "", Doc: "device; empty means the default device"},
 			},

@@ -21,10 +21,26 @@ func init() {
 	register("bernoulli", bernoulliKernel)
 }
 
-// arangeKernel computes start + i*step in float64 and converts once, so an
-// integer dtype gets exact values for integral bounds.
+// arangeKernel computes integer ranges in int64 (exact beyond 2^53, core
+// checked that they fit the dtype) and others as start + i*step in float64,
+// converted once.
 func arangeKernel(k *core.KernelCall) error {
 	out := k.Outputs[0]
+	if start, step, ok := core.ArangeInts(k.Attrs); ok {
+		if out.DType().IsFloat() {
+			vals := tempF64(out.Numel())
+			for i := range vals {
+				vals[i] = float64(core.ArangeAt(start, step, i))
+			}
+			writeF64(out, vals)
+			return nil
+		}
+		b, d, off := host(out), out.DType(), out.Offset()
+		for i := range out.Numel() {
+			core.PutI64(d, b, off+i, core.ArangeAt(start, step, i))
+		}
+		return nil
+	}
 	start, step := k.Attrs.Float("start"), k.Attrs.Float("step")
 	vals := tempF64(out.Numel())
 	for i := range vals {

@@ -2,6 +2,7 @@ package webgpu
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
 	"github.com/webtensor/webtensor/backends/lower"
@@ -27,28 +28,32 @@ func fillKernel(value func(core.Attrs) float64) core.Kernel {
 	return func(k *core.KernelCall) error { return gpuOf(k).fill(k.Outputs[0], value(k.Attrs)) }
 }
 
-func integral(vs ...float64) bool {
-	for _, v := range vs {
-		if v != math.Trunc(v) || math.Abs(v) > math.MaxInt32 {
-			return false
-		}
-	}
-	return true
-}
-
-// arangeKernel is start + i*step; integer dtypes with integral bounds
-// compute in i32, so the values are exact.
+// arangeKernel is start + i*step; integer ranges compute in i32 (exact),
+// which holds i64 here, so one with a value outside int32 is refused rather
+// than wrapped.
 func arangeKernel(k *core.KernelCall) error {
 	out := k.Outputs[0]
-	start, step := k.Attrs.Float("start"), k.Attrs.Float("step")
 	ct := physical(out.DType())
 	var prm params
 	var e string
-	if ct != "f32" && integral(start, step) {
+	if start, step, ok := core.ArangeInts(k.Attrs); ok && ct != "f32" {
+		if n := out.Numel(); n > 0 {
+			first, last := start, core.ArangeAt(start, step, n-1)
+			if out.DType() == core.I64 && (min(first, last) < math.MinInt32 || max(first, last) > math.MaxInt32) {
+				return fmt.Errorf("values from %d to %d do not fit the 32-bit integers WebGPU holds i64 in; make the range on the CPU", first, last)
+			}
+		}
 		prm.setI(0, int(start))
 		prm.setI(1, int(step))
 		e = lower.Conv("(pi(0u) + i32(i) * pi(1u))", "i32", ct)
 	} else {
+		start, step := k.Attrs.Float("start"), k.Attrs.Float("step")
+		if ct != "f32" {
+			last := start + float64(max(out.Numel()-1, 0))*step
+			if math.Abs(start) > math.MaxInt32 || math.Abs(last) > math.MaxInt32 {
+				return fmt.Errorf("values from %v to %v do not fit the 32-bit integers WebGPU computes %s in; make the range on the CPU", start, last, out.DType())
+			}
+		}
 		prm.setF(0, start)
 		prm.setF(1, step)
 		e = "(pf(0u) + f32(i) * pf(1u))"
