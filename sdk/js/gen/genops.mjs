@@ -61,6 +61,7 @@ function gen(manifest) {
   const flush = () => {
     const n = Object.keys(files).length + 1;
     const out = [...HEADER];
+    out.push('import { attrsOf } from "./check.js";');
     out.push('import { Tensor, op, op1 } from "./core.js";');
     out.push('import type { TensorLike } from "./core.js";');
     out.push('import type { DType } from "./dtype.js";');
@@ -115,9 +116,14 @@ function gen(manifest) {
     const call = multiOutput(o) ? "op" : "op1";
     const inputsExpr = names.length === 1 && names[0].variadic ? names[0].n
       : `[${names.map((x) => (x.variadic ? `...${x.n}` : x.n)).join(", ")}]`;
+    // attrsOf checks every key against the op's attributes, so a misspelt
+    // or unsupported one (requiresGrad on a creation op) is a TypeError, not
+    // silently dropped; an op without attributes checks the argument after
+    // its inputs, where a JavaScript caller may pass options all the same.
+    const attrNames = `{ ${attrs.map((a) => `${camel(a.name)}: ${JSON.stringify(a.name)}`).join(", ")} }`;
     const attrExpr = attrs.length
-      ? `{ ${attrs.map((a) => `${a.name}: options?.${camel(a.name)}`).join(", ")} }`
-      : "{}";
+      ? `attrsOf(${JSON.stringify(o.name)}, options, ${attrNames})`
+      : `attrsOf(${JSON.stringify(o.name)}, arguments[${params.length}], {})`;
     const doc = [comment(o.doc)];
     if (o.outputs) doc.push(`Outputs: ${o.outputs.join(", ")}.`);
     doc.push(...params.map((p) => p.doc));

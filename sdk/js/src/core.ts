@@ -3,6 +3,7 @@
 import { DTYPES, DataTypeMap, DType, TypedArray, dtypeFromCode, dtypeOfArray, toDType } from "./dtype.js";
 import { ATTR_KIND, maybeNative, native } from "./binding.js";
 import type { AttrEntry, AttrKind } from "./binding.js";
+import { MAX_RANK, checkElement, checkOptions, checkRank, checkShape, describe } from "./check.js";
 
 /** What an op accepts where a tensor goes: a Tensor, or a number made into a 0-d tensor like its neighbours. */
 export type TensorLike = Tensor | number | boolean;
@@ -226,31 +227,57 @@ export interface TensorOptions {
 
 type Nested = number | boolean | bigint | Nested[];
 
-function flatten(data: Nested, shape: number[], depth: number, out: (number | boolean | bigint)[]): void {
+/** Flattens nested arrays into out, recording the shape; path is where data sits, for errors. */
+function flatten(data: Nested, shape: number[], path: number[], out: (number | boolean | bigint)[]): void {
+  const depth = path.length;
   if (!Array.isArray(data)) {
     if (depth !== shape.length) throw new Error(`webtensor: tensor(): ragged nested array at depth ${depth}`);
+    checkElement(data, "", () => path);
     out.push(data);
     return;
   }
+  if (depth === MAX_RANK) {
+    throw new RangeError(`webtensor: tensor(): arrays nested more than ${MAX_RANK} deep, the most dimensions a tensor may have`);
+  }
   if (depth === shape.length) shape.push(data.length);
   else if (shape[depth] !== data.length) throw new Error(`webtensor: tensor(): ragged nested array at depth ${depth}`);
-  for (const x of data) flatten(x, shape, depth + 1, out);
+  for (let i = 0; i < data.length; i++) {
+    path.push(i);
+    flatten(data[i]!, shape, path, out);
+    path.pop();
+  }
 }
 
-function fromFlat(vals: (number | boolean | bigint)[], dt: DType): TypedArray {
-  const a = new DTYPES[dt].array(vals.length);
+/** The index of flat element i in shape, for errors. */
+function unravel(i: number, shape: readonly number[]): number[] {
+  const index = new Array<number>(shape.length);
+  for (let d = shape.length - 1; d >= 0; d--) {
+    index[d] = i % shape[d]!;
+    i = Math.floor(i / shape[d]!);
+  }
+  return index;
+}
+
+function fromFlat(vals: (number | boolean | bigint)[], dt: DType, shape: readonly number[]): TypedArray {
+  const a = new DTYPES[dt].array(vals.length) as unknown as (number | bigint)[];
+  const integer = !DTYPES[dt].floating && dt !== "bool";
   for (let i = 0; i < vals.length; i++) {
     const v = vals[i]!;
-    (a as unknown as (number | bigint)[])[i] =
-      dt === "i64" ? BigInt(typeof v === "boolean" ? Number(v) : typeof v === "number" ? Math.trunc(v) : v) : Number(v);
+    if (integer) checkElement(v, dt, () => unravel(i, shape));
+    if (dt === "bool") a[i] = v ? 1 : 0; // truthiness, as NumPy's astype(bool): a bool byte is 0 or 1
+    else if (dt === "i64") a[i] = typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v)));
+    else a[i] = Number(v);
   }
-  return a;
+  return a as unknown as TypedArray;
 }
 
-function checkShape(shape: readonly number[]): void {
-  if (!Array.isArray(shape)) throw new TypeError(`webtensor: shape must be an array of integers, got ${String(shape)}`);
-  for (const s of shape) {
-    if (!Number.isInteger(s) || s < 0) throw new TypeError(`webtensor: bad shape [${shape.join(", ")}]: extents are integers >= 0`);
+/** Checks the values of creation options (their keys are checked by checkOptions). */
+function checkCreation(what: string, options: { device?: unknown; requiresGrad?: unknown }): void {
+  if (options.device !== undefined && options.device !== null && typeof options.device !== "string") {
+    throw new TypeError(`webtensor: ${what}: device is a string such as "cpu" or "webgpu", got ${describe(options.device)}`);
+  }
+  if (options.requiresGrad !== undefined && typeof options.requiresGrad !== "boolean") {
+    throw new TypeError(`webtensor: ${what}: requiresGrad is a boolean, got ${describe(options.requiresGrad)}`);
   }
 }
 
@@ -261,6 +288,8 @@ function checkShape(shape: readonly number[]): void {
  */
 export function tensor(data: TypedArray | Nested, shape?: readonly number[], options: TensorOptions = {}): Tensor {
   const rt = native();
+  checkOptions("tensor()", options, ["dtype", "device", "requiresGrad"]);
+  checkCreation("tensor()", options);
   let arr: TypedArray;
   let dt: DType;
   if (ArrayBuffer.isView(data)) {
@@ -275,11 +304,11 @@ export function tensor(data: TypedArray | Nested, shape?: readonly number[], opt
   } else {
     const flat: (number | boolean | bigint)[] = [];
     const inferred: number[] = [];
-    flatten(data, inferred, 0, flat);
+    flatten(data, inferred, [], flat);
     dt = options.dtype !== undefined ? toDType(options.dtype) :
       flat.length && flat.every((v) => typeof v === "boolean") ? "bool" :
       flat.length && flat.every((v) => typeof v === "bigint") ? "i64" : "f32";
-    arr = fromFlat(flat, dt);
+    arr = fromFlat(flat, dt, inferred);
     shape ??= inferred;
   }
   checkShape(shape);
@@ -296,13 +325,19 @@ export function tensor(data: TypedArray | Nested, shape?: readonly number[], opt
  * A CPU tensor that shares a typed array's memory, as torch.from_numpy
  * shares a NumPy array's: no copy, and writes through either side are seen
  * by the other. The package keeps the array alive until the runtime has
- * let go of it (after every tensor, view and result sharing it is gone).
- * In the browser the WebAssembly module has its own memory, so this copies.
+ * let go of it (after every tensor, view and result sharing it is gone),
+ * and pins its ArrayBuffer (Node): from then on postMessage and
+ * structuredClone copy it instead of transferring it, and transfer() throws
+ * while the tensor uses it, since detaching it would free the tensor's
+ * memory. In the browser the WebAssembly module has its own memory, and a
+ * resizable ArrayBuffer could shrink: those are copied.
  * f16 and bf16 come as raw bits in a Uint16Array and need {dtype}.
  */
 export function fromArray(data: TypedArray, shape?: readonly number[], options: { dtype?: DType; requiresGrad?: boolean } = {}): Tensor {
   const rt = native();
-  if (!ArrayBuffer.isView(data)) throw new TypeError(`webtensor: fromArray() takes a typed array, got ${String(data)}`);
+  if (!ArrayBuffer.isView(data)) throw new TypeError(`webtensor: fromArray() takes a typed array, got ${describe(data)}`);
+  checkOptions("fromArray()", options, ["dtype", "requiresGrad"]);
+  checkCreation("fromArray()", options);
   const dt = options.dtype !== undefined ? toDType(options.dtype) : dtypeOfArray(data);
   const halfBits = data instanceof Uint16Array && (dt === "f16" || dt === "bf16");
   const natural = halfBits ? dt : dtypeOfArray(data);
@@ -379,8 +414,7 @@ function guessKind(v: AttrValue): AttrKind {
 }
 
 function attrEntry(op: string, name: string, kind: AttrKind, v: AttrValue): AttrEntry {
-  const bad = (want: string) =>
-    new TypeError(`webtensor: ${op}: attribute ${name} is ${want}, got ${typeof v === "string" ? JSON.stringify(v) : String(v)}`);
+  const bad = (want: string) => new TypeError(`webtensor: ${op}: attribute ${name} is ${want}, got ${describe(v)}`);
   const code = ATTR_KIND[kind];
   switch (kind) {
     case "int":
@@ -425,9 +459,10 @@ function prepare(name: string, inputs: readonly (TensorLike | null | undefined)[
     let kind = kinds?.get(k);
     if (kinds && !kind) {
       const known = [...kinds.keys()].join(", ") || "none";
-      throw new Error(`webtensor: op ${name} has no attribute ${k} (attributes: ${known})`);
+      throw new TypeError(`webtensor: op ${name} has no attribute ${k} (attributes: ${known})`);
     }
     kind ??= guessKind(v);
+    if (k === "shape" && kind === "ints" && Array.isArray(v)) checkRank(v, `${name}: attribute shape`);
     entries.push(attrEntry(name, k, kind, v));
   }
   const ref = inputs.find((x): x is Tensor => x instanceof Tensor);

@@ -72,15 +72,20 @@ export function toDType(d: unknown): DType {
   throw new TypeError(`webtensor: unknown dtype ${JSON.stringify(d)} (one of ${Object.keys(DTYPES).join(", ")})`);
 }
 
+// By the array's own tag, not instanceof: an array made in another realm
+// (a vm context, an iframe) has other constructors.
+const BY_TAG: Record<string, DType> = {
+  Float32Array: "f32", Float64Array: "f64", BigInt64Array: "i64", Int32Array: "i32", Uint32Array: "u32",
+  Int16Array: "i16", Int8Array: "i8", Uint8Array: "u8",
+};
+
 /** The dtype a typed array holds by default; Uint16Array is ambiguous (f16 or bf16) and needs a dtype. */
 export function dtypeOfArray(a: TypedArray): DType {
-  if (a instanceof Float32Array) return "f32";
-  if (a instanceof Float64Array) return "f64";
-  if (a instanceof BigInt64Array) return "i64";
-  if (a instanceof Int32Array) return "i32";
-  if (a instanceof Uint32Array) return "u32";
-  if (a instanceof Int16Array) return "i16";
-  if (a instanceof Int8Array) return "i8";
-  if (a instanceof Uint8Array) return "u8";
-  throw new TypeError("webtensor: a Uint16Array holds f16 or bf16 bits; pass { dtype: 'f16' } or { dtype: 'bf16' }");
+  const tag = (a as { [Symbol.toStringTag]?: string })[Symbol.toStringTag] ?? "";
+  const d = BY_TAG[tag];
+  if (d !== undefined) return d;
+  if (tag === "Uint16Array") {
+    throw new TypeError("webtensor: a Uint16Array holds f16 or bf16 bits; pass { dtype: 'f16' } or { dtype: 'bf16' }");
+  }
+  throw new TypeError(`webtensor: a ${tag || typeof a} has no webtensor dtype (Uint8ClampedArray, BigUint64Array and Float16Array are not supported)`);
 }
