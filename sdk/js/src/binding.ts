@@ -52,7 +52,8 @@ export interface Binding {
   fromData(data: TypedArray, dtype: number, shape: readonly number[], device: string | null): number;
   /**
    * A CPU tensor sharing data's memory (no copy), or null where the runtime
-   * cannot share JavaScript memory (the browser's module has its own).
+   * cannot share JavaScript memory (the browser's module has its own) or
+   * cannot keep it in place (a resizable ArrayBuffer, which could shrink).
    */
   fromHostBorrowed(data: TypedArray, dtype: number, shape: readonly number[]): number | null;
   /** Collects, then returns how many lent arrays the runtime still uses. */

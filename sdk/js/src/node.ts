@@ -13,6 +13,7 @@ import { ABI_VERSION, ERR_BUFFER_TOO_SMALL, OK, WebtensorError } from "./binding
 import type { AttrEntry, Binding } from "./binding.js";
 import { DTYPES, dtypeFromCode } from "./dtype.js";
 import type { TypedArray } from "./dtype.js";
+import { pin, unpin } from "./lend.js";
 
 // koffi is CommonJS; createRequire keeps this file plain ESM without
 // depending on Node's CJS named-export detection.
@@ -182,8 +183,15 @@ const exportRegistry = new FinalizationRegistry<{ managed: unknown; deleter: (p:
 const lent = new Set<{ data: TypedArray; flag: Int32Array }>();
 let sweeper: ReturnType<typeof setInterval> | null = null;
 
+const lentBuffer = (buf: ArrayBufferLike): boolean => [...lent].some((e) => e.data.buffer === buf);
+
 function sweep(): void {
-  for (const e of lent) if (Atomics.load(e.flag, 0) === 1) lent.delete(e);
+  for (const e of lent) {
+    if (Atomics.load(e.flag, 0) === 1) {
+      lent.delete(e);
+      unpin(e.data, lentBuffer);
+    }
+  }
   if (lent.size === 0 && sweeper) {
     clearInterval(sweeper);
     sweeper = null;
@@ -247,13 +255,22 @@ function nodeBinding(lib: Native): Binding {
       ),
     fromHostBorrowed: (data, dtype, shape) => {
       sweep();
+      if (!pin(data)) return null; // the caller copies it (lend.ts)
       const flag = new Int32Array(1);
-      const h = newHandle((o) =>
-        lib.wt_tensor_from_host_borrowed(data, data.byteLength, dtype, BigInt64Array.from(shape, BigInt), shape.length, flag, o),
-      );
+      let h: number;
+      try {
+        h = newHandle((o) =>
+          lib.wt_tensor_from_host_borrowed(data, data.byteLength, dtype, BigInt64Array.from(shape, BigInt), shape.length, flag, o),
+        );
+      } catch (e) {
+        unpin(data, lentBuffer);
+        throw e;
+      }
       if (Atomics.load(flag, 0) !== 1) {
         lent.add({ data, flag });
         sweeper ??= setInterval(sweep, 1000).unref();
+      } else {
+        unpin(data, lentBuffer);
       }
       return h;
     },
