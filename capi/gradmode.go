@@ -63,7 +63,7 @@ func wt_no_grad_enter() (status C.int32_t) {
 func wt_no_grad_exit() (status C.int32_t) {
 	defer guard(&status)
 	if C.wt_thread_no_grad() <= 0 {
-		return fail(invalid("wt_no_grad_exit: no wt_no_grad_enter is open on this thread"))
+		return fail(invalid("wt_no_grad_exit: no_grad exit without a matching enter on this thread"))
 	}
 	C.wt_thread_no_grad_add(-1)
 	threadScopes.Add(-1)

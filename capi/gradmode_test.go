@@ -45,7 +45,7 @@ func TestNoGradScopeIsPerThread(t *testing.T) {
 			callFree(outs[0])
 		}
 		assert.Equal(t, int32(statusInvalid), callNoGradExit(), "an exit on a thread with no scope")
-		assert.Contains(t, lastError(), "no wt_no_grad_enter is open on this thread")
+		assert.Contains(t, lastError(), "without a matching enter on this thread")
 		close(checked)
 	}()
 	wg.Wait()

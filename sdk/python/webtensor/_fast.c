@@ -318,6 +318,11 @@ static int prepare_attrs(call_t *c, PyObject *attrs) {
         } else if (strcmp(k, "bool") == 0 && is_int(v)) {
             a->kind = WT_ATTR_BOOL;
             a->i = PyObject_IsTrue(v);
+        } else if (strcmp(k, "float") == 0 && PyLong_CheckExact(v)) {
+            /* An integer goes as one, as in _tensor._attr: arange's bounds keep it
+             * exact. One beyond int64 overflows and falls back to the Python code. */
+            a->kind = WT_ATTR_INT;
+            a->i = PyLong_AsLongLongAndOverflow(v, &overflow);
         } else if (strcmp(k, "float") == 0 && (PyFloat_CheckExact(v) || is_int(v))) {
             a->kind = WT_ATTR_FLOAT;
             a->f = PyFloat_AsDouble(v);

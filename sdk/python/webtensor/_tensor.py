@@ -32,12 +32,31 @@ _STRUCT_CODES = {
 # ---- calling ops -----------------------------------------------------------------
 
 
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
+def _int64(name: str, value) -> int:
+    """value as an int that fits wt_attr's int64 (ctypes would wrap it silently)."""
+    v = int(value)
+    if not _I64_MIN <= v <= _I64_MAX:
+        raise OverflowError(f"attribute {name}: {v} is outside int64 ({_I64_MIN}..{_I64_MAX})")
+    return v
+
+
+def _is_int64(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and _I64_MIN <= int(value) <= _I64_MAX
+
+
 def _attr(name: str, kind: str, value, keep: list) -> _lib.Attr:
     """One wt_attr; `keep` holds the buffers the struct points into until the call returns."""
     a = _lib.Attr()
     a.name = name.encode()
     keep.append(a.name)
     if kind == "int":
+        a.kind, a.i = _lib.ATTR_INT, _int64(name, value)
+    elif kind == "float" and _is_int64(value):
+        # An integer goes as one: attributes that keep integers exact (arange's
+        # bounds) get every digit; the others convert it as float() would.
         a.kind, a.i = _lib.ATTR_INT, int(value)
     elif kind == "float":
         a.kind, a.f = _lib.ATTR_FLOAT, float(value)
@@ -49,7 +68,7 @@ def _attr(name: str, kind: str, value, keep: list) -> _lib.Attr:
     elif kind == "dtype":
         a.kind, a.i = _lib.ATTR_DTYPE, to_dtype(value).code
     elif kind == "ints":
-        vals = [int(v) for v in value] if isinstance(value, (list, tuple)) else [int(value)]
+        vals = [_int64(name, v) for v in value] if isinstance(value, (list, tuple)) else [_int64(name, value)]
         arr = (C.c_int64 * max(len(vals), 1))(*vals)
         keep.append(arr)
         a.kind, a.ints, a.len = _lib.ATTR_INTS, C.cast(arr, C.POINTER(C.c_int64)), len(vals)
@@ -267,9 +286,14 @@ def rand(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
-    """Evenly spaced values in [start, stop); integer arguments give i64 unless dtype says otherwise."""
+    """Evenly spaced values in [start, stop); integer arguments give i64 unless dtype says otherwise.
+
+    Integer bounds are exact (computed in int64); ones outside int64 are an error."""
     if stop is None:
         start, stop = 0, start
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, numbers.Integral) and not _I64_MIN <= int(v) <= _I64_MAX:
+            raise OverflowError(f"arange: {name} {int(v)} is outside int64 ({_I64_MIN}..{_I64_MAX})")
     if dtype is None and all(isinstance(v, numbers.Integral) for v in (start, stop, step)):
         dtype = "i64"
     attrs = [("start", "float", start), ("stop", "float", stop), ("step", "float", step)]
@@ -510,7 +534,10 @@ class Tensor:
 
     def backward(self, grad: Tensor | None = None) -> None:
         """Backpropagate from this tensor (one element, or pass its gradient)."""
-        call("wt_backward", self._live(), grad._h if grad is not None else 0)
+        if grad is not None and not isinstance(grad, Tensor):
+            raise TypeError(f"backward: grad must be a Tensor or None, got {type(grad).__name__}")
+        # A closed gradient raises here: its handle, 0, would mean "no gradient".
+        call("wt_backward", self._live(), grad._live() if grad is not None else 0)
 
     @property
     def grad(self) -> Tensor | None:
@@ -624,7 +651,9 @@ def manual_seed(seed: int) -> None:
 
 
 class no_grad:
-    """`with wt.no_grad():` (or @wt.no_grad()): ops inside are not recorded (process-wide)."""
+    """`with wt.no_grad():` (or @wt.no_grad()): ops this thread makes inside are not recorded.
+
+    The scope belongs to the thread (as in PyTorch): other threads keep recording."""
 
     def __enter__(self):
         call("wt_no_grad_enter")
