@@ -1,13 +1,11 @@
 package safetensors
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 
 	"github.com/webtensor/webtensor/core"
@@ -45,7 +43,7 @@ func ParseDType(s string) (core.DType, error) {
 			return d, nil
 		}
 	}
-	return core.Invalid, fmt.Errorf("unsupported safetensors dtype %q", s)
+	return core.Invalid, fmt.Errorf("unsupported safetensors dtype %q (webtensor reads F64 F32 F16 BF16 I64 I32 U32 I16 I8 U8 BOOL)", clip(s))
 }
 
 type entry struct {
@@ -110,67 +108,18 @@ func Encode(w io.Writer, tensors map[string]Tensor, metadata map[string]string) 
 	return nil
 }
 
-// Decode parses a whole safetensors file held in memory. Tensor data
-// aliases buf.
+// Decode parses a whole safetensors file held in memory (ParseHeader checks
+// it). Tensor data aliases buf.
 func Decode(buf []byte) (*File, error) {
-	if len(buf) < 8 {
-		return nil, fmt.Errorf("safetensors: file is %d bytes, too short for the 8-byte header length", len(buf))
+	h, err := ParseHeader(buf, int64(len(buf)))
+	if err != nil {
+		return nil, err
 	}
-	hl := binary.LittleEndian.Uint64(buf[:8])
-	if hl > maxHeader || hl > uint64(len(buf)-8) {
-		return nil, fmt.Errorf("safetensors: header length %d exceeds the file (%d bytes) or the %d-byte limit: file truncated or not safetensors", hl, len(buf), maxHeader)
-	}
-	data := buf[8+hl:]
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(buf[8 : 8+hl]))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("safetensors: header is not valid JSON: %v", err)
-	}
-	f := &File{Tensors: map[string]Tensor{}, Metadata: map[string]string{}}
-	type span struct {
-		name     string
-		from, to int
-	}
-	var spans []span
-	for name, msg := range raw {
-		if name == "__metadata__" {
-			if err := json.Unmarshal(msg, &f.Metadata); err != nil {
-				return nil, fmt.Errorf("safetensors: __metadata__ must map strings to strings: %v", err)
-			}
-			continue
-		}
-		var e entry
-		if err := json.Unmarshal(msg, &e); err != nil {
-			return nil, fmt.Errorf("safetensors: tensor %q: bad header entry: %v", name, err)
-		}
-		d, err := ParseDType(e.DType)
-		if err != nil {
-			return nil, fmt.Errorf("safetensors: tensor %q: %v", name, err)
-		}
-		shape := core.Shape(e.Shape)
-		if err := shape.Validate(); err != nil {
-			return nil, fmt.Errorf("safetensors: tensor %q: %v", name, err)
-		}
-		from, to := e.Offsets[0], e.Offsets[1]
-		if from < 0 || to < from || to > len(data) {
-			return nil, fmt.Errorf("safetensors: tensor %q: data offsets [%d, %d] outside the %d data bytes (truncated file?)", name, from, to, len(data))
-		}
-		if want := shape.Numel() * d.Size(); to-from != want {
-			return nil, fmt.Errorf("safetensors: tensor %q: %d data bytes, shape %v of %s needs %d", name, to-from, shape, d, want)
-		}
-		f.Tensors[name] = Tensor{DType: d, Shape: shape, Data: data[from:to:to]}
-		spans = append(spans, span{name, from, to})
-	}
-	sort.Slice(spans, func(i, j int) bool {
-		return spans[i].from < spans[j].from || (spans[i].from == spans[j].from && spans[i].to < spans[j].to)
-	})
-	end := 0
-	for _, s := range spans {
-		if s.from < end {
-			return nil, fmt.Errorf("safetensors: tensor %q overlaps another tensor's data", s.name)
-		}
-		end = s.to
-		f.Names = append(f.Names, s.name)
+	data := buf[h.DataStart:]
+	f := &File{Tensors: make(map[string]Tensor, len(h.Entries)), Metadata: h.Metadata}
+	for _, e := range h.Entries {
+		f.Tensors[e.Name] = Tensor{DType: e.DType, Shape: e.Shape, Data: data[e.Begin:e.End:e.End]}
+		f.Names = append(f.Names, e.Name)
 	}
 	return f, nil
 }
@@ -186,39 +135,6 @@ func ReadFile(path string) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, nil
-}
-
-// WriteFile writes atomically: a temporary file in the same directory is
-// written, synced and renamed over path, so a failed save never leaves a
-// broken file where a good one was.
-func WriteFile(path string, tensors map[string]Tensor, metadata map[string]string) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = Encode(tmp, tensors, metadata); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if dir, derr := os.Open(filepath.Dir(path)); derr == nil {
-		dir.Sync() // make the rename durable; best effort on filesystems without directory sync
-		dir.Close()
-	}
-	return nil
 }
 
 // FromTensor copies a core tensor's values (waiting for the device).

@@ -3,8 +3,10 @@ package safetensors
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -90,15 +92,35 @@ func FuzzDecode(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte{})
 	f.Add(withHeader([]byte(`{"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}`), make([]byte, 4)))
+	for _, c := range readCorpus(f) {
+		if c.Fill == nil || c.Fill.Times < 1000 {
+			f.Add(c.bytes(f))
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		file, err := Decode(b)
 		if err != nil {
+			if strings.Contains(err.Error(), "\n") || len(err.Error()) > 1024 {
+				t.Fatalf("not one short line: %q", err)
+			}
 			return
 		}
+		h, err := ParseHeader(b, int64(len(b)))
+		if err != nil {
+			t.Fatalf("Decode accepts what ParseHeader refuses: %v", err)
+		}
+		total := 0
 		for name, tn := range file.Tensors {
 			if tn.Shape.Numel()*tn.DType.Size() != len(tn.Data) {
 				t.Fatalf("%s: decoded size mismatch", name)
 			}
+			total += len(tn.Data)
+		}
+		if int64(total) != int64(len(b))-h.DataStart {
+			t.Fatalf("the tensors hold %d bytes of %d data bytes", total, int64(len(b))-h.DataStart)
+		}
+		if !json.Valid(h.JSON()) {
+			t.Fatalf("JSON() is not JSON: %s", h.JSON())
 		}
 	})
 }
