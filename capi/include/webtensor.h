@@ -279,6 +279,24 @@ int32_t wt_plugin_load_bytes(const void *wasm, size_t nbytes, const char *label,
 /* The op names of a loaded plugin as a JSON array of strings. */
 int32_t wt_plugin_ops(const char *plugin, char *buf, size_t cap, size_t *needed);
 
+/* ---- Checkpoints (safetensors) -------------------------------------------------- */
+
+/* Checks a safetensors file as every webtensor loader does, so the SDKs read
+ * checkpoints through one validator (core/safetensors ParseHeader): buf holds
+ * the file's first nbytes bytes (at least the 8-byte header length and the
+ * header; the whole file will do) and file_size is the whole file's length.
+ * name labels the file in the error message (a path; NULL or "" for none).
+ * On success writes, as JSON:
+ *   {"data_start": 8 + the header's length, "metadata": {"key": "value", ...},
+ *    "tensors": [{"name": "w", "dtype": "f32", "shape": [2, 3], "offsets": [0, 24]}, ...]}
+ * with the tensors in the order of their data and offsets relative to
+ * data_start; they tile [0, file_size - data_start) exactly. A malformed file
+ * (framing, JSON, a name given twice, shapes or offsets that are not plain
+ * integers or do not fit, gaps, overlaps, trailing bytes) is WT_ERR_INVALID
+ * with a message naming the file and the problem. */
+int32_t wt_safetensors_header(const void *buf, size_t nbytes, uint64_t file_size, const char *name, char *json,
+                              size_t cap, size_t *needed);
+
 #endif /* WT_NO_PROTOTYPES */
 
 #ifdef __cplusplus

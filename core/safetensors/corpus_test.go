@@ -2,8 +2,6 @@ package safetensors
 
 import (
 	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,66 +12,28 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/webtensor/webtensor/core/safetensors/safetensorstest"
 )
 
-// corpusCase is one file of testdata/malformed.json (its doc says how a
-// case becomes bytes); every SDK reads the same corpus.
-type corpusCase struct {
-	Name      string   `json:"name"`
-	RawHex    *string  `json:"raw_hex"`
-	Length    string   `json:"length"`
-	Header    string   `json:"header"`
-	HeaderHex string   `json:"header_hex"`
-	Fill      *fill    `json:"fill"`
-	Data      int      `json:"data"`
-	Want      *string  `json:"want"`
-	Tensors   []string `json:"tensors"`
-}
-
-type fill struct {
-	Text  string `json:"text"`
-	Times int    `json:"times"`
-}
-
-func (c corpusCase) bytes(t testing.TB) []byte {
-	if c.RawHex != nil {
-		b, err := hex.DecodeString(*c.RawHex)
-		require.NoError(t, err)
-		return b
-	}
-	header := []byte(c.Header)
-	if c.HeaderHex != "" {
-		var err error
-		header, err = hex.DecodeString(c.HeaderHex)
-		require.NoError(t, err)
-	}
-	if c.Fill != nil {
-		header = []byte(strings.Replace(string(header), "@@", strings.Repeat(c.Fill.Text, c.Fill.Times), 1))
-	}
-	length := uint64(len(header))
-	if c.Length != "" {
-		var err error
-		length, err = strconv.ParseUint(c.Length, 10, 64)
-		require.NoError(t, err)
-	}
-	out := binary.LittleEndian.AppendUint64(nil, length)
-	return append(append(out, header...), make([]byte, c.Data)...)
-}
-
-func readCorpus(t testing.TB) []corpusCase {
-	raw, err := os.ReadFile(filepath.Join("testdata", "malformed.json"))
+func readCorpus(t testing.TB) []safetensorstest.Case {
+	cases, err := safetensorstest.Cases()
 	require.NoError(t, err)
-	var corpus struct{ Cases []corpusCase }
-	require.NoError(t, json.Unmarshal(raw, &corpus))
-	require.Greater(t, len(corpus.Cases), 40)
-	return corpus.Cases
+	require.Greater(t, len(cases), 40)
+	return cases
+}
+
+func caseBytes(t testing.TB, c safetensorstest.Case) []byte {
+	b, err := c.Bytes()
+	require.NoError(t, err)
+	return b
 }
 
 func TestMalformedCorpus(t *testing.T) {
 	dir := t.TempDir()
 	for i, c := range readCorpus(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			b := c.bytes(t)
+			b := caseBytes(t, c)
 			f, err := Decode(b)
 			path := filepath.Join(dir, strconv.Itoa(i)+".safetensors")
 			require.NoError(t, os.WriteFile(path, b, 0o644))

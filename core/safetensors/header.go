@@ -56,8 +56,11 @@ type Entry struct {
 // fileSize bytes whose first bytes are prefix (at least the 8-byte header
 // length and the header; the whole file will do).
 func ParseHeader(prefix []byte, fileSize int64) (*Header, error) {
-	if fileSize < 8 || len(prefix) < 8 {
+	if fileSize < 8 {
 		return nil, fmt.Errorf("safetensors: file is %d bytes, too short for the 8-byte header length", fileSize)
+	}
+	if len(prefix) < 8 {
+		return nil, fmt.Errorf("safetensors: %d bytes given of the file's 8-byte header length", len(prefix))
 	}
 	hl := binary.LittleEndian.Uint64(prefix[:8])
 	if hl > maxHeader || hl > uint64(fileSize-8) {

@@ -94,7 +94,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(withHeader([]byte(`{"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}`), make([]byte, 4)))
 	for _, c := range readCorpus(f) {
 		if c.Fill == nil || c.Fill.Times < 1000 {
-			f.Add(c.bytes(f))
+			f.Add(caseBytes(f, c))
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
