@@ -1,0 +1,93 @@
+//go:build linux && cgo
+
+package cuda_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/webtensor/webtensor/backends/backendtest"
+	_ "github.com/webtensor/webtensor/backends/cpu"
+	"github.com/webtensor/webtensor/backends/cuda"
+	"github.com/webtensor/webtensor/core"
+)
+
+var dryDevice = core.Device{Kind: "cuda-dry"}
+
+// useRepoVenv points the library search at the repository's .venv, where
+// `make test` installs PyTorch and with it NVRTC and cuBLAS (pip's nvidia
+// wheels), unless the caller chose a place.
+func useRepoVenv() {
+	if os.Getenv("WEBTENSOR_PYTHON_SITE") != "" || os.Getenv("WEBTENSOR_CUDA_LIBS") != "" {
+		return
+	}
+	sites, _ := filepath.Glob("../../.venv/lib/python3*/site-packages")
+	for i, s := range sites {
+		if abs, err := filepath.Abs(s); err == nil {
+			sites[i] = abs
+		}
+	}
+	os.Setenv("WEBTENSOR_PYTHON_SITE", strings.Join(sites, string(os.PathListSeparator)))
+}
+
+func init() {
+	core.RegisterBackend("cuda-dry", -100, func() (core.Backend, error) {
+		useRepoVenv()
+		return cuda.NewCompileOnly(90)
+	})
+}
+
+// needNVRTC skips when NVRTC cannot be found on this machine, saying so.
+func needNVRTC(t *testing.T) *cuda.Backend {
+	t.Helper()
+	b, err := core.BackendFor(dryDevice)
+	if err != nil {
+		t.Skipf("NVRTC is not installed here (pip install nvidia-cuda-nvrtc, or PyTorch): %v", err)
+	}
+	return b.(*cuda.Backend)
+}
+
+// TestKernelsCompile runs the whole op suite on the compile-only backend:
+// every kernel the suite needs is generated and compiled by NVRTC for
+// sm_90, so a code generation mistake fails here, without a GPU.
+func TestKernelsCompile(t *testing.T) {
+	needNVRTC(t)
+	dir := t.TempDir()
+	t.Setenv("WEBTENSOR_CACHE_DIR", dir)
+	backendtest.RunExercise(t, dryDevice, func(err error) bool {
+		var ce *cuda.CompileError
+		return !errors.As(err, &ce) && !strings.Contains(err.Error(), "cuda:")
+	})
+}
+
+var emuDevice = core.Device{Kind: "cuda-emu"}
+
+func init() {
+	core.RegisterBackend("cuda-emu", -100, func() (core.Backend, error) { return cuda.NewEmulated() })
+}
+
+// needEmulator returns the emulated CUDA backend, skipping when this
+// machine has no C++ compiler to build its kernels with.
+func needEmulator(t *testing.T) *cuda.Backend {
+	t.Helper()
+	b, err := core.BackendFor(emuDevice)
+	if err != nil {
+		t.Skipf("no C++ compiler for the CUDA emulator: %v", err)
+	}
+	return b.(*cuda.Backend)
+}
+
+// The CUDA kernels' results: the shared op suite on the emulator, which
+// runs the same kernel sources on the CPU.
+func TestEmulatedOpsMatchReference(t *testing.T) {
+	needEmulator(t)
+	backendtest.RunVectors(t, emuDevice)
+}
+
+func TestEmulatedGradients(t *testing.T) {
+	needEmulator(t)
+	backendtest.RunGradCheck(t, emuDevice)
+}

@@ -1,0 +1,66 @@
+package cuda
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+
+	"github.com/webtensor/webtensor/core/config"
+)
+
+// diskCache keeps compiled kernels (CUBIN) between processes, keyed by the
+// target (architecture and NVRTC version, the folder) and the hash of the
+// source (the file), so a kernel is compiled once per machine.
+type diskCache struct {
+	dir string // "" when disabled
+}
+
+func newDiskCache(target string) diskCache {
+	if config.Bool("WEBTENSOR_NO_DISK_CACHE") {
+		return diskCache{}
+	}
+	root := config.String("WEBTENSOR_CACHE_DIR")
+	if root == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return diskCache{}
+		}
+		root = filepath.Join(base, "webtensor")
+	}
+	return diskCache{dir: filepath.Join(root, "cuda", target)}
+}
+
+func sourceKey(src string) string {
+	h := sha256.Sum256([]byte(src))
+	return hex.EncodeToString(h[:16])
+}
+
+// load returns the cached image of src, if any.
+func (c diskCache) load(src string) ([]byte, bool) {
+	if c.dir == "" {
+		return nil, false
+	}
+	b, err := os.ReadFile(filepath.Join(c.dir, sourceKey(src)+".cubin"))
+	return b, err == nil && len(b) > 0
+}
+
+// store writes the image atomically (a temporary file renamed), so a
+// reader never sees half a kernel; failures only cost a recompile.
+func (c diskCache) store(src string, image []byte) {
+	if c.dir == "" {
+		return
+	}
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return
+	}
+	f, err := os.CreateTemp(c.dir, ".tmp-*")
+	if err != nil {
+		return
+	}
+	_, werr := f.Write(image)
+	cerr := f.Close()
+	if werr != nil || cerr != nil || os.Rename(f.Name(), filepath.Join(c.dir, sourceKey(src)+".cubin")) != nil {
+		os.Remove(f.Name())
+	}
+}
