@@ -83,6 +83,7 @@ FUZZTIME ?= 100000x
 fuzz-short: ## run every fuzzer briefly (CI); FUZZTIME=5000000x for a real session
 	$(GO) test ./core/safetensors -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./backends/cpu -run '^$$' -fuzz '^FuzzOps$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./backends/cpu -run '^$$' -fuzz '^FuzzBroadcastReduce$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./capi -run '^$$' -fuzz '^FuzzOp$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./capi -run '^$$' -fuzz '^FuzzFromData$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./capi -run '^$$' -fuzz '^FuzzFromDLPack$$' -fuzztime $(FUZZTIME)

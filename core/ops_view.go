@@ -165,6 +165,11 @@ func init() {
 						return ViewSpec{}, false, fmt.Errorf("cannot expand %v to %v: dim %d is %d, not 1", t.shape, want, i-off, d)
 					}
 				}
+				// A view holds no memory, but its element count must still
+				// be an int: [2^36, 2^30] would wrap to 0 elements.
+				if err := shape.Validate(); err != nil {
+					return ViewSpec{}, false, err
+				}
 				return ViewSpec{Shape: shape, Strides: st, Offset: t.offset}, true, nil
 			},
 			Backward: viewBack(func(g, x *Tensor, _ Attrs) *Tensor { return SumToShape(g, x.shape) }),

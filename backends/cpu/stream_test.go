@@ -180,7 +180,12 @@ func TestHugeBroadcastViewsReduceWithoutMaterialising(t *testing.T) {
 	assert.Equal(t, float64(float32(n/2)), item(t, core.Call1("sum", nil, half)))
 	assert.Equal(t, float64(n/2), item(t, core.Call1("sum", nil, expandOnes(t, core.I64, n/2))))
 
-	_, err := core.Call("nonzero", []*core.Tensor{y}, nil)
+	// A view whose element count would overflow an int is refused.
+	_, err := core.Call("expand", []*core.Tensor{expandOnes(t, core.F32, 1)}, core.Attrs{"shape": []int{1 << 36, 1 << 30}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "too many elements")
+
+	_, err = core.Call("nonzero", []*core.Tensor{y}, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "nonzero")
 	assert.Contains(t, err.Error(), "800000000000 bytes")
