@@ -309,9 +309,18 @@ public final class Tensor extends TensorOps implements AutoCloseable {
         return Ops.full(shape, value);
     }
 
-    /** 0, 1, ..., stop-1 (i64 for an integral stop, as in PyTorch). */
+    /** 0, 1, ..., stop-1 (i64, as in PyTorch). */
     public static Tensor arange(long stop) {
-        return Ops.arange(stop, 0, 1, DType.I64, null);
+        return arange(0, stop, 1);
+    }
+
+    /**
+     * start, start+step, ... below stop (i64), exact over the whole long range:
+     * the bounds go to the library as integers, not through double.
+     */
+    public static Tensor arange(long start, long stop, long step) {
+        return Op.call1("arange", new Tensor[] {},
+                Attr.ofInt("start", start), Attr.ofInt("stop", stop), Attr.ofInt("step", step));
     }
 
     /** start, start+step, ... below stop (f32). */

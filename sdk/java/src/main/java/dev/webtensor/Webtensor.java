@@ -107,8 +107,11 @@ public final class Webtensor {
     }
 
     /**
-     * {@code try (var g = Webtensor.noGrad()) { ... }}: ops inside are not
-     * recorded. The scope is process-wide (the ABI's), not per thread.
+     * {@code try (var g = Webtensor.noGrad()) { ... }}: ops this thread makes
+     * inside are not recorded; other threads keep recording. The scope belongs
+     * to the OS thread (the ABI's), so close it on the thread that opened it,
+     * and open it on a platform thread: a virtual thread may move between OS
+     * threads.
      */
     public static NoGrad noGrad() {
         return new NoGrad();
