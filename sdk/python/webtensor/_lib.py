@@ -143,6 +143,7 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_graph_run": ([_i64, _p(_i64), _i32, _p(_i64), _i32, _p(_i32)], _i32),
     "wt_graph_text": ([_i64, *_BUF], _i32),
     "wt_graph_free": ([_i64], _i32),
+    "wt_safetensors_header": ([C.c_void_p, _sz, _u64, _s, *_BUF], _i32),
 }
 
 

@@ -4,7 +4,11 @@ The files are what the Go nn package writes (nn.Save: names sorted, compact
 JSON header padded with spaces to 8 bytes, metadata {"format": "pt"}) and what
 safetensors.torch.save_file writes, so a state dict saved here loads with
 safetensors.torch.load_file + torch's load_state_dict, in Go with nn.Load, and
-the other way round. Pure Python: no NumPy or safetensors package needed.
+the other way round. No NumPy or safetensors package needed.
+
+Loading reads the file's layout from the library (wt_safetensors_header, Go's
+one validator of safetensors headers), so a malformed file is refused as in
+every other SDK: a ValueError naming the file and the problem.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import json
 import os
 import struct
 import tempfile
+import time
 from collections import OrderedDict
 from typing import Any
 
@@ -23,8 +28,10 @@ from ._tensor import Tensor, _from_bytes
 
 _TO_ST = {"f64": "F64", "f32": "F32", "f16": "F16", "bf16": "BF16", "i64": "I64", "i32": "I32", "u32": "U32",
           "i16": "I16", "i8": "I8", "u8": "U8", "bool": "BOOL"}
-_FROM_ST = {v: BY_NAME[k] for k, v in _TO_ST.items()}
 _MAX_HEADER = 100 << 20
+# A temporary without its writer's PID in its name (an older version's) is
+# stale once untouched this long (core/safetensors/save.go).
+_STALE_AFTER = 3600.0
 
 
 def _tensor_bytes(t: Tensor) -> bytes:
@@ -65,7 +72,8 @@ def save(state_dict: Any, path: str | os.PathLike, metadata: dict[str, str] | No
     hj = json.dumps(ordered, separators=(",", ":"), ensure_ascii=False).encode()
     hj += b" " * (-(8 + len(hj)) % 8)
     path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".tmp-", dir=os.path.dirname(path) or ".")
+    _remove_stale_temps(path)
+    fd, tmp = tempfile.mkstemp(prefix=f"{_temp_prefix(path)}{os.getpid()}-", dir=os.path.dirname(path) or ".")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(struct.pack("<Q", len(hj)))
@@ -83,57 +91,99 @@ def save(state_dict: Any, path: str | os.PathLike, metadata: dict[str, str] | No
         raise
 
 
+def _temp_prefix(path: str) -> str:
+    """What every SDK names a save's temporary beside path, before the writer's PID."""
+    return "." + os.path.basename(path) + ".tmp-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, under another user
+    return True
+
+
+def _remove_stale_temps(path: str) -> list[str]:
+    """Removes the temporaries of earlier saves to path whose writer has exited
+    (a save killed mid-write left one, up to the checkpoint's size, forever), or,
+    for names without a PID, untouched for an hour; a save in progress in a live
+    process is left alone. Best effort, as Go's safetensors.RemoveStaleTemps."""
+    folder, prefix = os.path.dirname(path) or ".", _temp_prefix(path)
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        full = os.path.join(folder, name)
+        pid_text, dash, _ = name[len(prefix):].partition("-")
+        try:
+            if not os.path.isfile(full) or os.path.islink(full):
+                continue
+            if dash and pid_text.isdigit() and int(pid_text) > 0:
+                stale = not _pid_alive(int(pid_text))
+            else:
+                stale = time.time() - os.path.getmtime(full) > _STALE_AFTER
+            if stale:
+                os.unlink(full)
+                removed.append(name)
+        except (OSError, ValueError, OverflowError):
+            continue
+    return removed
+
+
+def _header(buf: Any, nbytes: int, file_size: int, path: str) -> dict[str, Any]:
+    """The layout of a safetensors file from the library's validator: buf holds
+    the file's first nbytes bytes. Malformed: ValueError naming path."""
+    ptr = (C.c_char * max(nbytes, 1)).from_buffer(buf) if nbytes else None
+    name = path.encode(errors="surrogateescape")
+    needed = C.c_size_t(0)
+    cap = max(256, 2 * nbytes + 256) if nbytes < (1 << 20) else 1 << 20
+    while True:
+        out = C.create_string_buffer(cap)
+        st = _lib.lib.wt_safetensors_header(ptr, nbytes, file_size, name, out, cap, C.byref(needed))
+        if st == _lib.ERR_BUFFER_TOO_SMALL and needed.value > cap:
+            cap = needed.value
+            continue
+        if st == _lib.ERR_INVALID:
+            # One error type for every malformed file, whatever words its message holds.
+            raise ValueError(_lib.lib.wt_last_error().decode(errors="replace"))
+        _lib.check(st)
+        return json.loads(out.value)
+
+
 def load(path: str | os.PathLike, device: str | None = None) -> OrderedDict[str, Tensor]:
     """Read a safetensors file (from wt.save, Go's nn.Save or safetensors.torch)
     into an ordered dict name -> Tensor (file order) on device (default: the
-    default device). Module.load_state_dict takes the result."""
+    default device). Module.load_state_dict takes the result. A malformed file
+    is a ValueError naming it and the problem."""
+    path = os.fspath(path)
     with open(path, "rb") as f:
         buf = bytearray(f.read())
-    if len(buf) < 8:
-        raise ValueError(f"load {path}: {len(buf)} bytes, too short for safetensors")
-    (hl,) = struct.unpack_from("<Q", buf, 0)
-    if hl > _MAX_HEADER or hl > len(buf) - 8:
-        raise ValueError(f"load {path}: header length {hl} exceeds the file: truncated or not safetensors")
-    try:
-        header = json.loads(bytes(buf[8 : 8 + hl]))
-    except ValueError as e:
-        raise ValueError(f"load {path}: the header is not valid JSON: {e}") from None
-    base, size = 8 + hl, len(buf) - 8 - hl
-    entries = []
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        dt = _FROM_ST.get(e.get("dtype"))
-        if dt is None:
-            raise ValueError(f"load {path}: tensor {name!r}: unsupported dtype {e.get('dtype')!r}")
-        shape = [int(s) for s in e["shape"]]
-        lo, hi = (int(o) for o in e["data_offsets"])
-        n = 1
-        for s in shape:
-            if s < 0:
-                raise ValueError(f"load {path}: tensor {name!r}: bad shape {shape}")
-            n *= s
-        if lo < 0 or hi < lo or hi > size or hi - lo != n * dt.itemsize:
-            raise ValueError(f"load {path}: tensor {name!r}: data offsets [{lo}, {hi}] do not fit shape "
-                             f"{shape} of {dt.name} within {size} data bytes")
-        entries.append((lo, hi, name, dt, shape))
-    entries.sort()
+    info = _header(buf, len(buf), len(buf), path)
+    base = info["data_start"]
     out: OrderedDict[str, Tensor] = OrderedDict()
-    end = 0
-    for lo, hi, name, dt, shape in entries:
-        if lo < end:
-            raise ValueError(f"load {path}: tensor {name!r} overlaps another tensor's data")
-        end = hi
+    for t in info["tensors"]:
+        lo, hi = t["offsets"]
         nbytes = hi - lo
-        ptr = (C.c_char * max(nbytes, 1)).from_buffer(buf, base + lo) if nbytes else None
-        out[name] = _from_bytes(ptr, nbytes, dt, shape, device)
+        ptr = (C.c_char * nbytes).from_buffer(buf, base + lo) if nbytes else None
+        out[t["name"]] = _from_bytes(ptr, nbytes, BY_NAME[t["dtype"]], t["shape"], device)
     return out
 
 
 def load_metadata(path: str | os.PathLike) -> dict[str, str]:
-    """The __metadata__ of a safetensors file."""
+    """The __metadata__ of a safetensors file (reading only its header)."""
+    path = os.fspath(path)
     with open(path, "rb") as f:
-        (hl,) = struct.unpack("<Q", f.read(8))
-        if hl > _MAX_HEADER:
-            raise ValueError(f"load {path}: header length {hl} too large")
-        return dict(json.loads(f.read(hl)).get("__metadata__", {}))
+        size = os.fstat(f.fileno()).st_size
+        head = bytearray(f.read(8))
+        if len(head) == 8:
+            (hl,) = struct.unpack("<Q", head)
+            if hl <= min(_MAX_HEADER, size - 8):
+                head += f.read(hl)
+    return dict(_header(head, len(head), size, path)["metadata"])
