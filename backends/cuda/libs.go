@@ -89,7 +89,7 @@ func (e *CompileError) Error() string {
 	if len(log) > 4000 {
 		log = log[:4000] + "..."
 	}
-	return fmt.Sprintf("cuda: NVRTC could not compile kernel %s: %s\n%s", e.Name, e.Msg, log)
+	return fmt.Sprintf("cuda: could not compile kernel %s: %s\n%s", e.Name, e.Msg, log)
 }
 
 // nvrtcCompile compiles src for arch (sm_NN). cubin says whether to return

@@ -151,3 +151,26 @@ template <int G, class ACC> __device__ __forceinline__ void group_reduce(ACC &ac
     __syncthreads();
   }
 }
+
+// SoftAcc: the running maximum m and sum s of exp(x - m) of online
+// softmax; NaN, once met, is both. exp(x - x) rather than 1 keeps the
+// two-pass form's results for infinite members (exp(inf - inf) is NaN).
+template <class T> struct SoftAcc {
+  T m, s;
+  u32 n, pad;
+  __device__ void init() { m = (T)0; s = (T)0; n = 0; }
+  __device__ void push(T x, i64) {
+    if (n++ == 0) { m = x; s = w_exp(x - x); return; }
+    if (nan_(m)) return;
+    if (nan_(x)) { m = x; s = x; return; }
+    if (x > m) { s = s * w_exp(m - x) + w_exp(x - x); m = x; }
+    else s += w_exp(x - m);
+  }
+  __device__ void merge(const SoftAcc &o) {
+    if (o.n == 0 || nan_(m)) return;
+    if (n == 0 || nan_(o.m)) { *this = o; return; }
+    n += o.n;
+    if (o.m > m) { s = s * w_exp(m - o.m) + o.s; m = o.m; }
+    else s += o.s * w_exp(o.m - m);
+  }
+};

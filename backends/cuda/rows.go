@@ -1,0 +1,180 @@
+//go:build linux && cgo
+
+package cuda
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/webtensor/webtensor/backends/lower"
+	"github.com/webtensor/webtensor/core"
+)
+
+// Row programs: softmax, the norms and their gradients. A group of G
+// threads owns one row (a frame group); it makes one or more passes over
+// the row's members, each accumulating statistics that the group merges
+// and shares, then a last pass writes each member's outputs. Rows up to a
+// few thousand members stay in L1/L2 between passes, so the extra passes
+// cost little memory traffic.
+
+// rowStat is one statistic of a pass: an accumulator (cu/reduce.cuh or
+// cu/rows.cuh) pushed value (C++ over the operands x0..) per member; later
+// code reads it as the accumulator named name.
+type rowStat struct{ name, acc, value string }
+
+// rowPass is one pass over a row: its statistics, then C++ that every
+// thread of the group runs once they are merged, declaring per-row values
+// from them (R is the member count) for later passes and the writes.
+type rowPass struct {
+	stats []rowStat
+	then  string
+}
+
+type rowProgram struct {
+	op     string
+	frame  lower.Frame
+	ins    []*core.Tensor
+	outs   []*core.Tensor // shaped like the frame, written per member
+	passes []rowPass
+	// writes are the per-member C++ values of outs.
+	writes []string
+	// rowOut (optional) receives len(rowWrites) values per row, at
+	// rowOut[o*len + i]: statistics a later kernel reads.
+	rowOut    *core.Tensor
+	rowWrites []string
+	sc        *lower.Scalars
+}
+
+func (b *Backend) rows(p rowProgram) error {
+	f := p.frame
+	O, R := f.Groups(), f.Members()
+	if O == 0 {
+		return nil
+	}
+	all := append(append([]*core.Tensor{}, p.ins...), p.outs...)
+	extra := 0
+	if p.rowOut != nil {
+		extra = 1
+	}
+	if len(all)+extra > maxOps {
+		return fmt.Errorf("cuda: %s: %d operands; a row kernel takes at most %d", p.op, len(all), maxOps-extra)
+	}
+	l := f.Layout(all...)
+	if len(l.KeptShape) > maxKeptRank || len(l.RedShape) > maxReduceRank {
+		return fmt.Errorf("cuda: %s: %d kept and %d reduced dims after merging; kernels take at most %d and %d",
+			p.op, len(l.KeptShape), len(l.RedShape), maxKeptRank, maxReduceRank)
+	}
+	var a wtArgs
+	ops := make([]operand, len(all))
+	for k, t := range all {
+		ptr, err := ptrOf(t)
+		if err != nil {
+			return err
+		}
+		a.Buf[k] = ptr
+		a.Off[k] = int64(l.Offsets[k])
+		for d, s := range l.KeptStrides[k] {
+			a.St[k][d] = int64(s)
+		}
+		for d, s := range l.RedStrides[k] {
+			a.St[k][maxKeptRank+d] = int64(s)
+		}
+		ops[k] = operand{storage: storageType(t.DType()), compute: computeType(t.DType())}
+	}
+	if p.rowOut != nil {
+		ptr, err := ptrOf(p.rowOut)
+		if err != nil {
+			return err
+		}
+		a.Buf[len(all)] = ptr
+	}
+	for d, s := range l.KeptShape {
+		a.Shape[d] = int64(s)
+	}
+	for d, s := range l.RedShape {
+		a.Shape[maxKeptRank+d] = int64(s)
+	}
+	if p.sc != nil {
+		a.setScalars(p.sc)
+	}
+	g := 1
+	if R > 1 {
+		g = min(256, max(32, nextPow2((R+7)/8)))
+	}
+	a.N, a.S[0] = int64(O), int64(R)
+	wide := reduceNeeds64(O, R, 1, l, all)
+	s := reduceShape{keptRank: len(l.KeptShape), redRank: len(l.RedShape), g: g, wide: wide}
+	src := rowSource(p, ops, s)
+	key := "rows|" + src
+	k, err := b.kernelFor(key, func() (string, error) { return src, nil })
+	if err != nil {
+		return fmt.Errorf("cuda: %s: %w", p.op, err)
+	}
+	perBlock := reduceBlock / g
+	blocks := (O + perBlock - 1) / perBlock
+	grid := [3]uint32{uint32(min(blocks, max(b.props.sms, 1)*32)), 1, 1}
+	return b.launch(launchSpec{op: p.op, k: k, grid: grid, block: reduceBlock}, &a)
+}
+
+func rowSource(p rowProgram, ops []operand, s reduceShape) string {
+	var sb strings.Builder
+	sb.WriteString(reduceLib)
+	fmt.Fprintf(&sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const WtArgs A) {\n", reduceBlock, entry)
+	fmt.Fprintf(&sb, "typedef %s idx;\nconstexpr int G = %d;\nconstexpr int GPB = %d / G;\n", idxType(s.wide), s.g, reduceBlock)
+	sb.WriteString("const idx O = (idx)A.n, R = (idx)A.s[0];\nconst int lane = threadIdx.x % G, grp = threadIdx.x / G;\n")
+	for k, o := range ops {
+		fmt.Fprintf(&sb, "%s* __restrict__ in%d = (%s*)A.buf[%d];\n", o.storage, k, o.storage, k)
+	}
+	if p.rowOut != nil {
+		st := storageType(p.rowOut.DType())
+		fmt.Fprintf(&sb, "%s* __restrict__ rowout = (%s*)A.buf[%d];\n", st, st, len(ops))
+	}
+	for _, pass := range p.passes {
+		for _, st := range pass.stats {
+			fmt.Fprintf(&sb, "__shared__ %s sh_%s[8];\n__shared__ %s bc_%s[GPB];\n", st.acc, st.name, st.acc, st.name)
+		}
+	}
+	sb.WriteString("for (idx job0 = (idx)blockIdx.x * GPB; job0 < O; job0 += (idx)gridDim.x * GPB) {\n")
+	sb.WriteString("const idx o = job0 + grp;\nconst bool live = o < O;\n")
+	sb.WriteString(keptOffsets(len(ops), s.keptRank))
+	load := func() string {
+		var lb strings.Builder
+		lb.WriteString(memberOffsets(len(ops), s.redRank))
+		for k, o := range ops[:len(p.ins)] {
+			fmt.Fprintf(&lb, "const %s x%d = ld(in%d[kb%d + ro%d]);\n", o.compute, k, k, k, k)
+		}
+		return lb.String()
+	}
+	for _, pass := range p.passes {
+		for _, st := range pass.stats {
+			fmt.Fprintf(&sb, "%s %s;\n%s.init();\n", st.acc, st.name, st.name)
+		}
+		sb.WriteString("if (live) for (idx r = lane; r < R; r += G) {\n" + load())
+		for _, st := range pass.stats {
+			fmt.Fprintf(&sb, "%s.push(%s, (i64)r);\n", st.name, st.value)
+		}
+		sb.WriteString("}\n")
+		for _, st := range pass.stats {
+			fmt.Fprintf(&sb, "group_reduce<G>(%s, sh_%s);\n", st.name, st.name)
+			fmt.Fprintf(&sb, "if (G > 1) {\nif (lane == 0) bc_%s[grp] = %s;\n__syncthreads();\n%s = bc_%s[grp];\n__syncthreads();\n}\n", st.name, st.name, st.name, st.name)
+		}
+		sb.WriteString(pass.then + "\n")
+	}
+	if p.rowOut != nil {
+		sb.WriteString("if (live && lane == 0) {\n")
+		for i, w := range p.rowWrites {
+			fmt.Fprintf(&sb, "put(&rowout[o * %d + %d], %s);\n", len(p.rowWrites), i, w)
+		}
+		sb.WriteString("}\n")
+	}
+	if len(p.outs) > 0 {
+		sb.WriteString("if (live) for (idx r = lane; r < R; r += G) {\n" + load())
+		for i, w := range p.writes {
+			k := len(p.ins) + i
+			fmt.Fprintf(&sb, "put(&in%d[kb%d + ro%d], %s);\n", k, k, k, w)
+		}
+		sb.WriteString("}\n")
+	}
+	sb.WriteString("}\n}\n")
+	return sb.String()
+}
