@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // Reverse-mode autograd over a tape: every op call whose inputs require a
@@ -300,7 +301,14 @@ func detachAll(ts []*Tensor) []*Tensor {
 	return out
 }
 
+// accumulateMu serialises accumulation into leaves' Grad: goroutines that
+// run Backward through graphs sharing a leaf (shared weights) must each add
+// their gradient, not overwrite one another's.
+var accumulateMu sync.Mutex
+
 func accumulate(leaf, g *Tensor) error {
+	accumulateMu.Lock()
+	defer accumulateMu.Unlock()
 	if leaf.grad == nil {
 		leaf.grad = g.Detach()
 		return nil

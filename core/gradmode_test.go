@@ -145,3 +145,25 @@ func TestConcurrentBackwardMatchesSerial(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// Goroutines that run Backward through graphs sharing a leaf each add their
+// gradient to its Grad.
+func TestConcurrentBackwardAccumulatesIntoASharedLeaf(t *testing.T) {
+	w := leaf(1, 2, 3)
+	const workers, iters = 8, 300
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range iters {
+				assert.NoError(t, core.Call1("sum", nil, core.Call1("mul", nil, w, w)).Backward())
+			}
+		}()
+	}
+	wg.Wait()
+	g, err := w.Grad().Float32s()
+	require.NoError(t, err)
+	n := float32(workers * iters)
+	assert.Equal(t, []float32{2 * n, 4 * n, 6 * n}, g)
+}
