@@ -100,6 +100,14 @@ export interface Binding {
   graphFree(graph: number): void;
   /** Loads a WebAssembly plugin (label names it in errors); returns its name and op names. Node only. */
   loadPlugin(wasm: Uint8Array, label: string): { name: string; ops: string[] };
+  /**
+   * Checks a safetensors file with the runtime's validator (the C ABI's
+   * wt_safetensors_header): prefix is its first bytes (at least the 8-byte
+   * length and the header), fileSize its length, name what errors call it.
+   * Returns the layout as JSON; a malformed file throws WebtensorError
+   * (WT_ERR_INVALID) naming the file and the problem.
+   */
+  safetensorsHeader(prefix: Uint8Array, fileSize: number, name: string): string;
 }
 
 let bound: Binding | null = null;

@@ -104,6 +104,8 @@ const PROTOTYPES = {
   wt_plugin_load_bytes:
     "int32_t wt_plugin_load_bytes(const void *wasm, size_t n, const char *label, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_plugin_ops: "int32_t wt_plugin_ops(const char *plugin, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_safetensors_header:
+    "int32_t wt_safetensors_header(const void *buf, size_t nbytes, uint64_t file_size, const char *name, _Out_ uint8_t *json, size_t cap, _Out_ size_t *needed)",
 } as const;
 
 type NativeFn = (...args: any[]) => any;
@@ -360,6 +362,8 @@ function nodeBinding(lib: Native): Binding {
       const name = readString(lib.wt_plugin_load_bytes, wasm, wasm.byteLength, label);
       return { name, ops: JSON.parse(readString(lib.wt_plugin_ops, name)) as string[] };
     },
+    safetensorsHeader: (prefix, fileSize, name) =>
+      readString(lib.wt_safetensors_header, prefix, prefix.byteLength, BigInt(fileSize), name),
   };
   return b;
 }

@@ -5,17 +5,37 @@
 // PyTorch (safetensors.torch.load_file), and the other way round.
 //
 // Bytes in and out, so the same code runs in Node and in the browser; the
-// Node entry adds saveFile/loadFile.
+// Node entry adds saveFile/loadFile. Loading reads the file's layout from the
+// runtime's validator (Go's, the one every SDK uses), so a malformed file is
+// refused as everywhere else: a WebtensorError naming the file and the problem.
 
+import { native } from "./binding.js";
 import { Tensor, tensor } from "./core.js";
-import { DTYPES } from "./dtype.js";
+import { DTYPES, toDType } from "./dtype.js";
 import type { DType } from "./dtype.js";
 import type { Module } from "./nn.js";
 
 const TO_ST: Record<DType, string> = { f64: "F64", f32: "F32", f16: "F16", bf16: "BF16", i64: "I64", i32: "I32",
   u32: "U32", i16: "I16", i8: "I8", u8: "U8", bool: "BOOL" };
-const FROM_ST = Object.fromEntries(Object.entries(TO_ST).map(([k, v]) => [v, k as DType])) as Record<string, DType>;
+// Headers past this the validator refuses anyway: only this much goes to it.
 const MAX_HEADER = 100 << 20;
+
+/** The layout wt_safetensors_header describes (capi/include/webtensor.h). */
+interface Layout {
+  data_start: number;
+  metadata: Record<string, string>;
+  tensors: { name: string; dtype: string; shape: number[]; offsets: [number, number] }[];
+}
+
+/** Checks bytes with the runtime's validator and returns their layout; name labels them in errors. */
+function layout(bytes: Uint8Array, name = ""): Layout {
+  let n = Math.min(bytes.length, 8);
+  if (bytes.length >= 8) {
+    const hl = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true);
+    if (hl <= BigInt(MAX_HEADER)) n = Math.min(bytes.length, 8 + Number(hl));
+  }
+  return JSON.parse(native().safetensorsHeader(bytes.subarray(0, n), bytes.length, name)) as Layout;
+}
 
 type StateDict = Map<string, Tensor> | Record<string, Tensor>;
 
@@ -60,49 +80,20 @@ export async function save(state: StateDict | Module, metadata: Record<string, s
 /**
  * Reads safetensors bytes (from save, Go's nn.Save, Python's wt.save or
  * safetensors.torch) into name -> Tensor in file order, on device (default:
- * the default device). Module.loadStateDict takes the result.
+ * the default device). Module.loadStateDict takes the result. name says what
+ * to call the bytes in errors (loadFile passes the path).
  */
-export function load(bytes: Uint8Array, device?: string): Map<string, Tensor> {
-  const where = "webtensor: load";
-  if (bytes.length < 8) throw new Error(`${where}: ${bytes.length} bytes, too short for safetensors`);
-  const hl = Number(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getBigUint64(0, true));
-  if (hl > MAX_HEADER || hl > bytes.length - 8) {
-    throw new Error(`${where}: header length ${hl} exceeds the ${bytes.length}-byte file: truncated or not safetensors`);
-  }
-  let header: Record<string, { dtype?: string; shape?: number[]; data_offsets?: number[] }>;
-  try {
-    header = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(8, 8 + hl)));
-  } catch (e) {
-    throw new Error(`${where}: the header is not valid JSON: ${(e as Error).message}`);
-  }
-  const base = 8 + hl;
-  const size = bytes.length - base;
-  const entries: [number, number, string, DType, number[]][] = [];
-  for (const [name, e] of Object.entries(header)) {
-    if (name === "__metadata__") continue;
-    const dt = FROM_ST[e?.dtype ?? ""];
-    if (!dt) throw new Error(`${where}: tensor ${JSON.stringify(name)}: unsupported dtype ${JSON.stringify(e?.dtype)}`);
-    const shape = e.shape;
-    const off = e.data_offsets;
-    if (!Array.isArray(shape) || !shape.every((s) => Number.isInteger(s) && s >= 0)) {
-      throw new Error(`${where}: tensor ${JSON.stringify(name)}: bad shape ${JSON.stringify(shape)}`);
-    }
-    const n = shape.reduce((a, b) => a * b, 1);
-    const [lo, hi] = Array.isArray(off) ? off : [-1, -1];
-    if (!Number.isInteger(lo) || !Number.isInteger(hi) || lo! < 0 || hi! < lo! || hi! > size || hi! - lo! !== n * DTYPES[dt].size) {
-      throw new Error(`${where}: tensor ${JSON.stringify(name)}: data offsets ${JSON.stringify(off)} do not fit shape [${shape}] of ${dt} within ${size} data bytes`);
-    }
-    entries.push([lo!, hi!, name, dt, shape]);
-  }
-  entries.sort((a, b) => a[0] - b[0]);
+export function load(bytes: Uint8Array, device?: string, name = ""): Map<string, Tensor> {
+  const { data_start: base, tensors } = layout(bytes, name);
   const out = new Map<string, Tensor>();
   try {
-    for (const [lo, hi, name, dt, shape] of entries) {
+    for (const { name: key, dtype, shape, offsets: [lo, hi] } of tensors) {
+      const dt = toDType(dtype);
       // a copy, aligned for the typed array (a Node Buffer's slice() would be a view)
       const raw = new Uint8Array(hi - lo);
       raw.set(bytes.subarray(base + lo, base + hi));
       const arr = new DTYPES[dt].array(raw.buffer, 0, (hi - lo) / DTYPES[dt].size);
-      out.set(name, tensor(arr, shape, { dtype: dt, device }));
+      out.set(key, tensor(arr, shape, { dtype: dt, device }));
     }
   } catch (e) {
     for (const t of out.values()) t.dispose();

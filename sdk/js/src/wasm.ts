@@ -106,6 +106,7 @@ function wasmBinding(go: GoCalls): Binding {
     loadPlugin: () => {
       throw new Error("webtensor: WebAssembly plugins run in Node (the browser build has no wazero host)");
     },
+    safetensorsHeader: (prefix, fileSize, name) => call<string>("safetensorsHeader", prefix, fileSize, name),
   };
 }
 
