@@ -240,6 +240,39 @@ template <class T> __device__ __forceinline__ T i_pow(T a, T b) {
 __device__ __forceinline__ f32 f_pow(f32 a, f32 b) { return powf(a, b); }
 __device__ __forceinline__ f64 f_pow(f64 a, f64 b) { return pow(a, b); }
 
+// ---- Philox4x32-10 (core/rng.go) ---------------------------------------------
+// philox_bits is element i's 32 bits of a stream under the seed and offset
+// in A.i[0] and A.i[1]: lane i%4 of block offset + i/4.
+__device__ __forceinline__ u32 philox_bits(const WtArgs &A, i64 i, u32 stream) {
+  const u64 seed = (u64)A.i[0], block = (u64)A.i[1] + (u64)i / 4;
+  u32 k0 = (u32)seed, k1 = (u32)(seed >> 32);
+  u32 c0 = (u32)block, c1 = (u32)(block >> 32), c2 = stream, c3 = 0;
+#pragma unroll
+  for (int r = 0; r < 10; r++) {
+    const u64 p0 = (u64)0xD2511F53u * c0, p1 = (u64)0xCD9E8D57u * c2;
+    const u32 n0 = (u32)(p1 >> 32) ^ c1 ^ k0, n2 = (u32)(p0 >> 32) ^ c3 ^ k1;
+    c1 = (u32)p1;
+    c3 = (u32)p0;
+    c0 = n0;
+    c2 = n2;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  switch (i % 4) {
+    case 0: return c0;
+    case 1: return c1;
+    case 2: return c2;
+  }
+  return c3;
+}
+
+// philox_normal is core.PhiloxNormal: Box-Muller over streams 0 and 1.
+__device__ __forceinline__ f64 philox_normal(const WtArgs &A, i64 i) {
+  const f64 a = (f64)(philox_bits(A, i, 0u) >> 8) * (1.0 / 16777216.0);
+  const f64 b = (f64)(philox_bits(A, i, 1u) >> 8) * (1.0 / 16777216.0);
+  return sqrt(-2.0 * log(1.0 - a)) * cos(2.0 * 3.141592653589793 * b);
+}
+
 // ---- indexing and errors ---------------------------------------------------
 
 // wt_fail records the first failed check of the launch: code (which check,
