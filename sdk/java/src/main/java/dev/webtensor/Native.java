@@ -96,6 +96,7 @@ final class Native {
     static final MethodHandle GRAPH_RUN = fn("wt_graph_run", I, L, A, I, A, I, A);
     static final MethodHandle GRAPH_TEXT = fn("wt_graph_text", I, L, A, L, A);
     static final MethodHandle GRAPH_FREE = fn("wt_graph_free", I, L);
+    static final MethodHandle SAFETENSORS_HEADER = fn("wt_safetensors_header", I, A, L, L, A, A, L, A);
 
     static {
         int abi = (int) invoke(ABI);

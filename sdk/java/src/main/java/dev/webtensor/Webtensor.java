@@ -170,6 +170,25 @@ public final class Webtensor {
         }
     }
 
+    /**
+     * Checks a safetensors file with the library's validator (wt_safetensors_header, the
+     * one every SDK uses) and describes its layout as JSON: {@code {"data_start": n,
+     * "metadata": {...}, "tensors": [{"name", "dtype", "shape", "offsets"}, ...]}}, the
+     * tensors in data order. prefix holds the file's first bytes (at least the 8-byte
+     * length and the header), fileSize is its length and name what errors call it. A
+     * malformed file is a {@link WebtensorException} ({@code INVALID}) naming it and the
+     * problem. {@code nn.Checkpoints} loads through it.
+     */
+    public static String safetensorsHeader(byte[] prefix, long fileSize, String name) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocate(Math.max(prefix.length, 1)).copyFrom(MemorySegment.ofArray(prefix));
+            MemorySegment l = arena.allocateFrom(name);
+            long n = prefix.length;
+            return Native.readString((buf, cap, needed) ->
+                    (int) Native.SAFETENSORS_HEADER.invokeExact(p, n, fileSize, l, buf, cap, needed));
+        }
+    }
+
     /** The op names of a loaded plugin, as the JSON array the library returns. */
     public static String pluginOpsJson(String plugin) {
         try (Arena arena = Arena.ofConfined()) {

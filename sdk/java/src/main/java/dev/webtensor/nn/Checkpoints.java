@@ -2,27 +2,33 @@ package dev.webtensor.nn;
 
 import dev.webtensor.DType;
 import dev.webtensor.Tensor;
+import dev.webtensor.Webtensor;
+import dev.webtensor.WebtensorException;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.Comparator;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SequencedMap;
 import java.util.TreeMap;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Checkpoints in the safetensors format, byte for byte what Go's nn.Save and
@@ -39,11 +45,17 @@ import java.util.TreeMap;
  *
  * I/O failures are {@link IOException}s; a malformed file or a state dict
  * that does not fit is an {@link IllegalArgumentException} that says what and where.
+ * Files are checked by the library's validator ({@link Webtensor#safetensorsHeader},
+ * the one every SDK uses), so a file is refused here exactly when Go, Python
+ * and JavaScript refuse it, with the same message.
  */
 public final class Checkpoints {
     private Checkpoints() {}
 
+    /** Headers past this the validator refuses anyway: no more is read or handed to it. */
     private static final long MAX_HEADER = 100L << 20;
+    /** How long a temporary without its writer's PID (an older version's) must be untouched to be stale. */
+    private static final long STALE_AFTER_MILLIS = 3_600_000;
     private static final Map<String, String> PT = Map.of("format", "pt");
 
     // ---- writing ------------------------------------------------------------------------
@@ -142,9 +154,11 @@ public final class Checkpoints {
     private static void write(Path path, byte[] bytes) throws IOException {
         Path abs = path.toAbsolutePath();
         Path dir = abs.getParent();
-        Path tmp = Files.createTempFile(dir, "." + abs.getFileName() + ".tmp-", "");
+        removeStaleTemps(abs);
+        Path tmp = dir.resolve(tempPrefix(abs) + ProcessHandle.current().pid() + "-"
+                + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()));
         try {
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW)) {
                 ByteBuffer b = ByteBuffer.wrap(bytes);
                 while (b.hasRemaining()) {
                     ch.write(b);
@@ -167,6 +181,47 @@ public final class Checkpoints {
         }
     }
 
+    /** What every SDK names a save's temporary beside path, before the writer's PID. */
+    private static String tempPrefix(Path abs) {
+        return "." + abs.getFileName() + ".tmp-";
+    }
+
+    /**
+     * Removes the temporaries of earlier saves to path whose writer has exited (a save
+     * killed mid-write left one, up to the checkpoint's size, forever), or, for names
+     * without a PID, untouched for an hour; a save in progress in a live process is left
+     * alone. Best effort, as Go's safetensors.RemoveStaleTemps.
+     */
+    static void removeStaleTemps(Path abs) {
+        String prefix = tempPrefix(abs);
+        try (DirectoryStream<Path> temps = Files.newDirectoryStream(abs.getParent(),
+                p -> p.getFileName().toString().startsWith(prefix))) {
+            for (Path t : temps) {
+                try {
+                    String rest = t.getFileName().toString().substring(prefix.length());
+                    if (Files.isRegularFile(t, LinkOption.NOFOLLOW_LINKS) && stale(t, rest)) {
+                        Files.deleteIfExists(t);
+                    }
+                } catch (IOException | RuntimeException ignored) {
+                    // gone already, or not ours to remove
+                }
+            }
+        } catch (IOException ignored) {
+            // an unreadable directory: the save itself will say so
+        }
+    }
+
+    private static boolean stale(Path t, String rest) throws IOException {
+        int dash = rest.indexOf('-');
+        if (dash > 0 && rest.substring(0, dash).chars().allMatch(Character::isDigit) && dash <= 18) {
+            long pid = Long.parseLong(rest.substring(0, dash));
+            if (pid > 0) {
+                return ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true);
+            }
+        }
+        return System.currentTimeMillis() - Files.getLastModifiedTime(t).toMillis() > STALE_AFTER_MILLIS;
+    }
+
     // ---- reading ------------------------------------------------------------------------
 
     /** The tensors of a safetensors file by name, in file order, on the default device. The caller closes them. */
@@ -177,7 +232,7 @@ public final class Checkpoints {
     /** As {@link #load(Path)}, on device (null: the default device). */
     public static SequencedMap<String, Tensor> load(Path path, String device) throws IOException {
         byte[] bytes = Files.readAllBytes(path);
-        return decode(bytes, device, "load " + path);
+        return decode(bytes, device, path.toString());
     }
 
     /**
@@ -203,68 +258,63 @@ public final class Checkpoints {
 
     /** As {@link #fromBytes(byte[])}, on device (null: the default device). */
     public static SequencedMap<String, Tensor> fromBytes(byte[] bytes, String device) {
-        return decode(bytes, device, "load");
+        return decode(bytes, device, "");
     }
 
-    /** The __metadata__ of a safetensors file (empty when it has none). */
+    /** The __metadata__ of a safetensors file (empty when it has none); reads only its header. */
     public static Map<String, String> metadata(Path path) throws IOException {
-        byte[] bytes = Files.readAllBytes(path);
+        byte[] prefix;
+        long size;
+        try (InputStream in = Files.newInputStream(path)) {
+            size = Files.size(path);
+            byte[] len = in.readNBytes(8);
+            long hl = len.length == 8 ? ByteBuffer.wrap(len).order(ByteOrder.LITTLE_ENDIAN).getLong() : -1;
+            byte[] head = hl >= 0 && hl <= Math.min(MAX_HEADER, size - 8) ? in.readNBytes((int) hl) : new byte[0];
+            prefix = ByteBuffer.allocate(len.length + head.length).put(len).put(head).array();
+        }
         Map<String, String> out = new LinkedHashMap<>();
-        Object meta = header(bytes, "load " + path).get("__metadata__");
-        if (meta instanceof Map<?, ?> mm) {
+        if (layout(prefix, size, path.toString()).get("metadata") instanceof Map<?, ?> mm) {
             mm.forEach((k, v) -> out.put(String.valueOf(k), String.valueOf(v)));
         }
         return Collections.unmodifiableMap(out);
     }
 
-    private record Entry(String name, DType dtype, long[] shape, long from, long to) {}
-
-    private static Map<?, ?> header(byte[] bytes, String where) {
-        if (bytes.length < 8) {
-            throw new IllegalArgumentException(where + ": " + bytes.length + " bytes, too short for safetensors");
-        }
-        long hl = ByteBuffer.wrap(bytes, 0, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
-        if (hl < 0 || hl > MAX_HEADER || hl > bytes.length - 8) {
-            throw new IllegalArgumentException(where + ": header length " + Long.toUnsignedString(hl)
-                    + " exceeds the " + bytes.length + "-byte file: truncated or not safetensors");
-        }
-        Object h;
+    /**
+     * The layout of a safetensors file from the library's validator; a malformed file is
+     * an IllegalArgumentException naming it (name) and the problem.
+     */
+    private static Map<?, ?> layout(byte[] prefix, long fileSize, String name) {
         try {
-            h = Json.parse(StandardCharsets.UTF_8.newDecoder()
-                    .decode(ByteBuffer.wrap(bytes, 8, (int) hl)).toString());
-        } catch (java.nio.charset.CharacterCodingException | IllegalArgumentException e) {
-            throw new IllegalArgumentException(where + ": the header is not valid JSON: " + e.getMessage());
+            return (Map<?, ?>) Json.parse(Webtensor.safetensorsHeader(prefix, fileSize, name));
+        } catch (WebtensorException e) {
+            if (e.status() == WebtensorException.INVALID) {
+                throw new IllegalArgumentException(e.getMessage(), e);
+            }
+            throw e;
         }
-        if (!(h instanceof Map<?, ?> m)) {
-            throw new IllegalArgumentException(where + ": the header is not a JSON object");
-        }
-        return m;
     }
 
-    private static SequencedMap<String, Tensor> decode(byte[] bytes, String device, String where) {
-        Map<?, ?> header = header(bytes, where);
-        int base = 8 + (int) ByteBuffer.wrap(bytes, 0, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
-        long size = bytes.length - base;
-        List<Entry> entries = new ArrayList<>();
-        for (Map.Entry<?, ?> e : header.entrySet()) {
-            String name = (String) e.getKey();
-            if (!name.equals("__metadata__")) {
-                entries.add(entry(name, e.getValue(), size, where));
+    private static SequencedMap<String, Tensor> decode(byte[] bytes, String device, String name) {
+        // Only the header goes to the validator: the file's first 8 + header-length bytes.
+        int n = Math.min(bytes.length, 8);
+        if (bytes.length >= 8) {
+            long hl = ByteBuffer.wrap(bytes, 0, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+            if (hl >= 0 && hl <= MAX_HEADER) {
+                n = (int) Math.min(bytes.length, 8 + hl);
             }
         }
-        entries.sort(Comparator.comparingLong(Entry::from).thenComparingLong(Entry::to));
-        long end = 0;
-        for (Entry e : entries) {
-            if (e.from() < end) {
-                throw new IllegalArgumentException(where + ": tensor \"" + e.name() + "\" overlaps another tensor's data");
-            }
-            end = e.to();
-        }
+        Map<?, ?> layout = layout(Arrays.copyOf(bytes, n), bytes.length, name);
+        int base = Math.toIntExact((Long) layout.get("data_start"));
         SequencedMap<String, Tensor> out = new LinkedHashMap<>();
         try {
-            for (Entry e : entries) {
-                byte[] raw = Arrays.copyOfRange(bytes, base + (int) e.from(), base + (int) e.to());
-                out.put(e.name(), Tensor.fromBytes(raw, e.dtype(), device, e.shape()));
+            for (Object o : (List<?>) layout.get("tensors")) {
+                Map<?, ?> t = (Map<?, ?>) o;
+                List<?> off = (List<?>) t.get("offsets");
+                int from = base + Math.toIntExact((Long) off.get(0));
+                int to = base + Math.toIntExact((Long) off.get(1));
+                long[] shape = ((List<?>) t.get("shape")).stream().mapToLong(x -> (Long) x).toArray();
+                byte[] raw = Arrays.copyOfRange(bytes, from, to);
+                out.put((String) t.get("name"), Tensor.fromBytes(raw, dtype((String) t.get("dtype")), device, shape));
             }
         } catch (RuntimeException ex) {
             out.values().forEach(Tensor::close);
@@ -273,52 +323,13 @@ public final class Checkpoints {
         return out;
     }
 
-    private static Entry entry(String name, Object value, long size, String where) {
-        String what = where + ": tensor \"" + name + "\"";
-        if (!(value instanceof Map<?, ?> m)) {
-            throw new IllegalArgumentException(what + ": the entry is not an object");
-        }
-        DType dt = null;
+    /** The DType of a webtensor dtype name ("f32"). */
+    private static DType dtype(String label) {
         for (DType d : DType.values()) {
-            if (stName(d).equals(m.get("dtype"))) {
-                dt = d;
+            if (d.label().equals(label)) {
+                return d;
             }
         }
-        if (dt == null) {
-            throw new IllegalArgumentException(what + ": unsupported dtype " + m.get("dtype"));
-        }
-        long[] shape = longs(m.get("shape"), -1);
-        if (shape == null || Arrays.stream(shape).anyMatch(s -> s < 0)) {
-            throw new IllegalArgumentException(what + ": bad shape " + m.get("shape"));
-        }
-        long[] off = longs(m.get("data_offsets"), 2);
-        long n = dt.byteSize();
-        try {
-            for (long s : shape) {
-                n = Math.multiplyExact(n, s);
-            }
-        } catch (ArithmeticException overflow) {
-            n = -1; // fits no offsets
-        }
-        if (off == null || off[0] < 0 || off[1] < off[0] || off[1] > size || off[1] - off[0] != n) {
-            throw new IllegalArgumentException(what + ": data offsets " + m.get("data_offsets") + " do not fit shape "
-                    + Arrays.toString(shape) + " of " + dt + " within " + size + " data bytes");
-        }
-        return new Entry(name, dt, shape, off[0], off[1]);
-    }
-
-    /** A JSON array of integers (of length n when n >= 0), or null. */
-    private static long[] longs(Object v, int n) {
-        if (!(v instanceof List<?> l) || (n >= 0 && l.size() != n)) {
-            return null;
-        }
-        long[] out = new long[l.size()];
-        for (int i = 0; i < out.length; i++) {
-            if (!(l.get(i) instanceof Long x)) {
-                return null;
-            }
-            out[i] = x;
-        }
-        return out;
+        throw new IllegalStateException("the library described a tensor of dtype " + label + ", which this SDK lacks");
     }
 }

@@ -13,6 +13,8 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -163,34 +165,87 @@ class CheckpointsTest {
         }
     }
 
-    @Test
-    void malformedFilesSayWhatIsWrong() {
-        byte[] good;
-        try (Tensor t = Tensor.of(new float[] {1, 2})) {
-            good = Checkpoints.toBytes(Map.of("t", t));
-        }
-        assertProblem(new byte[3], "3 bytes, too short for safetensors");
-        assertProblem(java.util.Arrays.copyOf(good, 20), "exceeds the 20-byte file: truncated or not safetensors");
-        assertProblem(java.util.Arrays.copyOf(good, good.length - 1), "data offsets [0, 8] do not fit shape [2] of f32 within 7 data bytes");
-        assertProblem(withHeader("{\"t\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]"),
-                "the header is not valid JSON");
-        assertProblem(withHeader("{\"t\":{\"dtype\":\"F8\",\"shape\":[2],\"data_offsets\":[0,8]}}"),
-                "tensor \"t\": unsupported dtype F8");
-        assertProblem(withHeader("{\"t\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}"),
-                "tensor \"t\": bad shape [-2]");
-        assertProblem(withHeader("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-                + "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}"), "overlaps another tensor's data");
-    }
+    /** The shared corpus of malformed (and odd but valid) files every SDK treats alike. */
+    static final Path CORPUS = Path.of(System.getProperty("webtensor.repo", "../.."), "core", "safetensors", "testdata",
+            "malformed.json");
 
-    /** A file with this header (padded) and 8 data bytes. */
-    static byte[] withHeader(String json) {
-        byte[] h = json.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(8 + h.length + 8).order(ByteOrder.LITTLE_ENDIAN).putLong(h.length).put(h)
+    /** The file of one corpus case (the corpus's doc says how). */
+    static byte[] caseBytes(Map<?, ?> c) {
+        if (c.get("raw_hex") instanceof String hex) {
+            return HexFormat.of().parseHex(hex);
+        }
+        byte[] header = c.get("header_hex") instanceof String hex ? HexFormat.of().parseHex(hex)
+                : ((String) c.get("header")).getBytes(StandardCharsets.UTF_8);
+        if (c.get("fill") instanceof Map<?, ?> fill) {
+            String h = new String(header, StandardCharsets.ISO_8859_1);
+            String with = ((String) fill.get("text")).repeat(Math.toIntExact((Long) fill.get("times")));
+            header = h.replaceFirst("@@", with).getBytes(StandardCharsets.ISO_8859_1);
+        }
+        long length = c.get("length") instanceof String l ? Long.parseUnsignedLong(l) : header.length;
+        int data = Math.toIntExact((Long) c.get("data"));
+        return ByteBuffer.allocate(8 + header.length + data).order(ByteOrder.LITTLE_ENDIAN).putLong(length).put(header)
                 .array();
     }
 
-    static void assertProblem(byte[] file, String want) {
-        var e = assertThrows(IllegalArgumentException.class, () -> Checkpoints.fromBytes(file));
-        assertTrue(e.getMessage().startsWith("load: ") && e.getMessage().contains(want), e.getMessage());
+    /**
+     * Every malformed file of the corpus is one IllegalArgumentException naming the file and
+     * the problem (the library's validator decides, as in Go, Python and JavaScript); the
+     * valid ones load.
+     */
+    @Test
+    void malformedCorpus() throws IOException {
+        List<?> cases = (List<?>) ((Map<?, ?>) Json.parse(Files.readString(CORPUS))).get("cases");
+        assertTrue(cases.size() > 40);
+        for (Object o : cases) {
+            Map<?, ?> c = (Map<?, ?>) o;
+            Path p = dir.resolve("model.safetensors");
+            Files.write(p, caseBytes(c));
+            String want = (String) c.get("want");
+            if (want == null) {
+                SequencedMap<String, Tensor> state = Checkpoints.load(p);
+                assertEquals(c.get("tensors"), List.copyOf(state.keySet()), (String) c.get("name"));
+                state.values().forEach(Tensor::close);
+                assertTrue(Checkpoints.metadata(p).isEmpty());
+                continue;
+            }
+            for (var load : List.<org.junit.jupiter.api.function.Executable>of(() -> Checkpoints.load(p),
+                    () -> Checkpoints.metadata(p))) {
+                var e = assertThrows(IllegalArgumentException.class, load, (String) c.get("name"));
+                assertTrue(e.getMessage().startsWith(p + ": safetensors: ") && e.getMessage().contains(want),
+                        c.get("name") + ": " + e.getMessage());
+            }
+            var e = assertThrows(IllegalArgumentException.class, () -> Checkpoints.fromBytes(Files.readAllBytes(p)));
+            assertTrue(e.getMessage().startsWith("safetensors: ") && e.getMessage().contains(want), e.getMessage());
+        }
+    }
+
+    /** A temporary of a save killed mid-write goes on the next save to that path; a live writer's stays. */
+    @Test
+    void saveRemovesTemporariesOfKilledSaves() throws IOException, InterruptedException {
+        Process done = new ProcessBuilder(ProcessHandle.current().info().command().orElseThrow(), "-version")
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        done.waitFor();
+        long dead = done.pid();
+        String killed = temp(".m.safetensors.tmp-" + dead + "-abc", 0);
+        String live = temp(".m.safetensors.tmp-" + ProcessHandle.current().pid() + "-xyz", 0);
+        String old = temp(".m.safetensors.tmp-1234567", 7_200_000); // an older version's, long untouched
+        String recent = temp(".m.safetensors.tmp-7654321", 60_000);
+        String other = temp(".n.safetensors.tmp-" + dead + "-1", 0);
+        try (Tensor t = Tensor.of(new float[] {1})) {
+            Checkpoints.save(Map.of("t", t), dir.resolve("m.safetensors"));
+        }
+        List<String> left;
+        try (var files = Files.list(dir)) {
+            left = files.map(f -> f.getFileName().toString()).sorted().toList();
+        }
+        assertEquals(List.of(live, recent, other, "m.safetensors").stream().sorted().toList(), left,
+                "removed " + killed + " and " + old);
+    }
+
+    private String temp(String name, long ageMillis) throws IOException {
+        Path p = dir.resolve(name);
+        Files.write(p, new byte[4096]);
+        Files.setLastModifiedTime(p, FileTime.fromMillis(System.currentTimeMillis() - ageMillis));
+        return name;
     }
 }
