@@ -114,7 +114,6 @@ func syncCalls() map[string]call {
 		"contiguous": func(args []js.Value) (any, error) { return unary(args, (*core.Tensor).Contiguous) },
 		"detach":     func(args []js.Value) (any, error) { return unary(args, (*core.Tensor).Detach) },
 		"op":         runOp,
-		"safetensorsHeader": safetensorsHeader,
 		"manifest": func([]js.Value) (any, error) {
 			m, err := json.Marshal(core.BuildManifest())
 			return string(m), err
@@ -170,6 +169,7 @@ func syncCalls() map[string]call {
 			core.ManualSeed(seed)
 			return nil, nil
 		},
+		"safetensorsHeader": safetensorsHeader,
 	}
 }
 
