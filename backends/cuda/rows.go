@@ -43,6 +43,11 @@ type rowProgram struct {
 	rowOut    *core.Tensor
 	rowWrites []string
 	sc        *lower.Scalars
+	// check (optional) is a C++ condition on the row (reading operands at
+	// their row offsets kb0..), tested once per row, that makes it invalid: the kernel reports it
+	// (wt_fail with checkValue and the row) and checkMsg words the error.
+	check, checkValue string
+	checkMsg          func(code uint32, value, row int64) string
 }
 
 func (b *Backend) rows(p rowProgram) error {
@@ -113,7 +118,7 @@ func (b *Backend) rows(p rowProgram) error {
 	perBlock := reduceBlock / g
 	blocks := (O + perBlock - 1) / perBlock
 	grid := [3]uint32{uint32(min(blocks, max(b.props.sms, 1)*32)), 1, 1}
-	return b.launch(launchSpec{op: p.op, k: k, grid: grid, block: reduceBlock}, &a)
+	return b.launch(launchSpec{op: p.op, k: k, grid: grid, block: reduceBlock, check: p.checkMsg}, &a)
 }
 
 func rowSource(p rowProgram, ops []operand, s reduceShape) string {
@@ -144,6 +149,9 @@ func rowSource(p rowProgram, ops []operand, s reduceShape) string {
 			fmt.Fprintf(&lb, "const %s x%d = ld(in%d[kb%d + ro%d]);\n", o.compute, k, k, k, k)
 		}
 		return lb.String()
+	}
+	if p.check != "" {
+		fmt.Fprintf(&sb, "if (live && lane == 0 && (%s)) wt_fail(A, 2, (i64)(%s), (i64)o);\n", p.check, p.checkValue)
 	}
 	for _, pass := range p.passes {
 		for _, st := range pass.stats {

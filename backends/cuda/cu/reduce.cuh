@@ -174,3 +174,13 @@ template <class T> struct SoftAcc {
     else s += o.s * w_exp(o.m - m);
   }
 };
+
+// P2 and Sum2Acc sum two values at once (a loss and its divisor).
+struct P2 { f64 a, b; };
+__device__ __forceinline__ P2 p2(f64 a, f64 b) { P2 p; p.a = a; p.b = b; return p; }
+struct Sum2Acc {
+  f64 a, b;
+  __device__ void init() { a = 0; b = 0; }
+  __device__ void push(P2 v, i64) { a += v.a; b += v.b; }
+  __device__ void merge(const Sum2Acc &o) { a += o.a; b += o.b; }
+};
