@@ -21,8 +21,9 @@ test("a folder answers with its index.html; without the slash it redirects to it
   mkdirSync(join(root, "sub"));
   writeFileSync(join(root, "sub", "index.html"), "<title>sub page</title>");
   mkdirSync(join(root, "empty"));
-  const srv = await serve({ "/": root });
+  const srv = await serve({ "/": root, "/slash/": `${root}/` });
   t.after(() => srv.close());
+  assert.match(await (await fetch(`${srv.url}/slash/`)).text(), /root page/, "a folder given with a trailing slash");
 
   const top = await fetch(`${srv.url}/`);
   assert.equal(top.status, 200);

@@ -6,7 +6,7 @@
 
 import { createReadStream, statSync } from "node:fs";
 import { createServer } from "node:http";
-import { extname, join, normalize, sep } from "node:path";
+import { extname, join, normalize, resolve, sep } from "node:path";
 
 const TYPES = {
   ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript",
@@ -26,12 +26,13 @@ function statOrNull(file) {
 export function serve(roots, port = 0) {
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    const prefix = Object.keys(roots).find((p) => path.startsWith(p));
+    // The longest prefix wins, so "/" can sit beside "/webtensor/" in any order.
+    const prefix = Object.keys(roots).filter((p) => path.startsWith(p)).sort((a, b) => b.length - a.length)[0];
     if (req.method !== "GET" || !prefix) {
       res.writeHead(404).end(`not found: ${path}`);
       return;
     }
-    const root = normalize(roots[prefix]);
+    const root = resolve(roots[prefix]); // absolute, without a trailing slash
     const file = normalize(join(root, path.slice(prefix.length)));
     if (file !== root && !file.startsWith(root + sep)) {
       res.writeHead(403).end("outside the served folder");
