@@ -69,7 +69,7 @@ func matmulKernel(k *core.KernelCall) error {
 		b = core.NewView(b, core.Shape{d.K, 1}, []int{b.Strides()[0], 0}, b.Offset())
 	}
 	c := core.NewView(out, d.MatrixShape(), contiguousStrides(d.MatrixShape()), out.Offset())
-	return cudaOf(k).matmulInto("matmul", a, b, c, d.Batch, d.M, d.K, d.N)
+	return cudaOf(k).matmulInto("matmul", a, b, c, d.Batch, d.M, d.K, d.N, 1)
 }
 
 func contiguousStrides(s core.Shape) []int {
@@ -82,14 +82,19 @@ func contiguousStrides(s core.Shape) []int {
 	return st
 }
 
-// matmulInto computes c = a @ b for a [.., M, K], b [.., K, N] broadcast to
-// batch and c [batch.., M, N] contiguous.
-func (g *Backend) matmulInto(op string, a, b, c *core.Tensor, batch core.Shape, M, K, N int) error {
+// matmulInto computes c = alpha a @ b for a [.., M, K], b [.., K, N]
+// broadcast to batch and c [batch.., M, N] contiguous. c may be f32 where
+// a and b are f16 or bf16 (cuBLAS accumulates in f32 either way).
+func (g *Backend) matmulInto(op string, a, b, c *core.Tensor, batch core.Shape, M, K, N int, alpha float64) error {
 	if c.Numel() == 0 {
 		return nil
 	}
 	at, ok := blasType(a.DType())
-	if !ok || a.DType() != b.DType() {
+	ct, cok := blasType(c.DType())
+	if !ok || !cok || a.DType() != b.DType() || (c.DType() != a.DType() && c.DType() != core.F32) {
+		if alpha != 1 {
+			return fmt.Errorf("cuda: %s: a scaled product of %s operands", op, a.DType())
+		}
 		return g.matmulByReduction(op, a, b, c, batch, M, K, N)
 	}
 	if K == 0 {
@@ -112,7 +117,7 @@ func (g *Backend) matmulInto(op string, a, b, c *core.Tensor, batch core.Shape, 
 		if err := firstErr(a, b); err != nil {
 			return err
 		}
-		return g.matmulInto(op, a, b, c, batch, M, K, N)
+		return g.matmulInto(op, a, b, c, batch, M, K, N, alpha)
 	}
 	cs := contiguousStrides(append(batch.Clone(), M, N))
 	bshape, bst := lower.Coalesce(batch, [][]int{as[:nb], bs[:nb], cs[:nb]})
@@ -123,12 +128,12 @@ func (g *Backend) matmulInto(op string, a, b, c *core.Tensor, batch core.Shape, 
 	case a.DType() == core.F32 && g.tf32.Load():
 		compute = computeF32FastTF32
 	}
-	size := uint64(a.DType().Size())
+	size, csize := uint64(a.DType().Size()), uint64(c.DType().Size())
 	pa, pb, pc := mustPtr(a), mustPtr(b), mustPtr(c)
 	// Row-major C = A B is column-major C^T = B^T A^T: cuBLAS's first
 	// operand is B, its second A.
-	args := gemmArgs{transA: btr, transB: atr, m: N, n: M, k: K, alpha: 1, beta: 0,
-		lda: bld, ldb: ald, ldc: N, dtypeAB: at, dtypeC: at, compute: compute, batch: 1}
+	args := gemmArgs{transA: btr, transB: atr, m: N, n: M, k: K, alpha: alpha, beta: 0,
+		lda: bld, ldb: ald, ldc: N, dtypeAB: at, dtypeC: ct, compute: compute, batch: 1}
 	inner := 1
 	if len(bshape) > 0 {
 		inner = bshape[len(bshape)-1]
@@ -150,7 +155,7 @@ func (g *Backend) matmulInto(op string, a, b, c *core.Tensor, batch core.Shape, 
 			offB += idx * bst[0][dd]
 			offC += idx * bst[2][dd]
 		}
-		args.a, args.b, args.c = pb+uint64(offA)*size, pa+uint64(offB)*size, pc+uint64(offC)*size
+		args.a, args.b, args.c = pb+uint64(offA)*size, pa+uint64(offB)*size, pc+uint64(offC)*csize
 		if err := g.gemm(op, &args); err != nil {
 			return err
 		}

@@ -113,6 +113,7 @@ __device__ __forceinline__ bool is_nan(f64 x) { return x != x; }
 __device__ __forceinline__ bool is_inf(f32 x) { return (__float_as_uint(x) & 0x7fffffffu) == 0x7f800000u; }
 __device__ __forceinline__ bool is_inf(f64 x) { return (__double_as_longlong(x) & 0x7fffffffffffffffLL) == 0x7ff0000000000000LL; }
 __device__ __forceinline__ f32 f_nan() { return __uint_as_float(0x7fc00000u); }
+__device__ __forceinline__ f64 wt_inf64() { return __longlong_as_double(0x7ff0000000000000LL); }
 __device__ __forceinline__ f32 f_inf() { return __uint_as_float(0x7f800000u); }
 
 // WGSL builtins under w_ names, so they cannot clash with CUDA's overloads.

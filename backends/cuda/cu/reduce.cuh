@@ -153,25 +153,34 @@ template <int G, class ACC> __device__ __forceinline__ void group_reduce(ACC &ac
 }
 
 // SoftAcc: the running maximum m and sum s of exp(x - m) of online
-// softmax; NaN, once met, is both. exp(x - x) rather than 1 keeps the
-// two-pass form's results for infinite members (exp(inf - inf) is NaN).
+// softmax, equal to the two-pass form's: NaN, once met, is both; -inf
+// members add nothing (a row of them keeps m = -inf and s = 0, and every
+// use of such a row then gives NaN, as exp(-inf - -inf) does); exp(x - x)
+// rather than 1 makes a +inf maximum give NaN as the two-pass form does.
 template <class T> struct SoftAcc {
   T m, s;
   u32 n, pad;
+  __device__ static T term(T x, T m) { return (x < m && is_inf(x)) ? (T)0 : w_exp(x - m); }
   __device__ void init() { m = (T)0; s = (T)0; n = 0; }
   __device__ void push(T x, i64) {
-    if (n++ == 0) { m = x; s = w_exp(x - x); return; }
-    if (nan_(m)) return;
-    if (nan_(x)) { m = x; s = x; return; }
-    if (x > m) { s = s * w_exp(m - x) + w_exp(x - x); m = x; }
-    else s += w_exp(x - m);
+    if (n > 0 && nan_(m)) return;
+    if (nan_(x)) { m = x; s = x; n++; return; }
+    if (n == 0 || x > m) {
+      const T neg_inf = -(T)wt_inf64();
+      s = (n == 0 ? (T)0 : s * w_exp(m - x)) + (x == neg_inf ? (T)0 : w_exp(x - x));
+      m = x;
+    } else if (x != -(T)wt_inf64()) {
+      s += w_exp(x - m);
+    }
+    n++;
   }
   __device__ void merge(const SoftAcc &o) {
-    if (o.n == 0 || nan_(m)) return;
-    if (n == 0 || nan_(o.m)) { *this = o; return; }
-    n += o.n;
+    if (o.n == 0) return;
+    if (n == 0 || nan_(o.m)) { if (!(n > 0 && nan_(m))) *this = o; return; }
+    if (nan_(m)) return;
     if (o.m > m) { s = s * w_exp(m - o.m) + o.s; m = o.m; }
-    else s += o.s * w_exp(o.m - m);
+    else if (o.m != -(T)wt_inf64()) s += o.s * w_exp(o.m - m);
+    n += o.n;
   }
 };
 
