@@ -165,10 +165,7 @@ func argExtremeKernel(dir int) core.Kernel {
 			runsF64(&w, in, func(pos []int, v []float64) {
 				for k, x := range v {
 					o := pos[1] + k*ostep
-					switch b := best[o]; {
-					case at[o] < 0:
-						best[o], at[o] = x, int64(pos[2]+k*js)
-					case b == b && (x != x || extremeBeats(dir, b, x)):
+					if b := best[o]; at[o] < 0 || (b == b && (x != x || extremeBeats(dir, b, x))) {
 						best[o], at[o] = x, int64(pos[2]+k*js)
 					}
 				}
