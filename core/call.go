@@ -303,8 +303,9 @@ func fallbackToCPU(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor,
 	if err != nil {
 		return nil, wrapOp(def.Name, err)
 	}
+	countFallback(b.Device(), def.Name)
 	if _, dup := warned.LoadOrStore(def.Name+"@"+b.Device().String(), true); !dup && WarnWriter != nil {
-		fmt.Fprintf(WarnWriter, "webtensor: warning: %s has no %s kernel; running it on the CPU\n", def.Name, b.Device())
+		fmt.Fprintf(WarnWriter, "webtensor: warning: %s has no %s kernel; running it on the CPU (core.Fallbacks counts these)\n", def.Name, b.Device())
 	}
 	host := make([]*Tensor, len(inputs))
 	for i, t := range inputs {

@@ -10,7 +10,6 @@ package cuda
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -60,9 +59,6 @@ const (
 	cuErrIllegalAddr   = 700
 	cuErrLaunchFailed  = 719
 )
-
-// ErrOutOfMemory marks a failed device allocation (errors.Is).
-var ErrOutOfMemory = errors.New("out of CUDA device memory")
 
 // cuError is a failed driver call.
 type cuError struct {
