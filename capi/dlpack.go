@@ -72,7 +72,7 @@ func wt_to_dlpack_versioned(h C.wt_tensor, out **C.DLManagedTensorVersioned) (st
 	if plan.copied {
 		m.flags |= C.DLPACK_FLAG_BITMASK_IS_COPIED
 	}
-	fillDLTensor(&m.dl_tensor, plan.t, block, C.sizeof_DLManagedTensorVersioned)
+	fillDLTensor(&m.dl_tensor, plan, block, C.sizeof_DLManagedTensorVersioned)
 	C.wt_internal_dlpack_init_export_versioned(m, C.int64_t(registerExport(plan.t.Storage(), block)))
 	*out = m
 	return statusOK
@@ -96,7 +96,7 @@ func wt_to_dlpack(h C.wt_tensor, out **C.DLManagedTensor) (status C.int32_t) {
 		return fail(err)
 	}
 	m := (*C.DLManagedTensor)(block)
-	fillDLTensor(&m.dl_tensor, plan.t, block, C.sizeof_DLManagedTensor)
+	fillDLTensor(&m.dl_tensor, plan, block, C.sizeof_DLManagedTensor)
 	C.wt_internal_dlpack_init_export(m, C.int64_t(registerExport(plan.t.Storage(), block)))
 	*out = m
 	return statusOK
@@ -146,7 +146,8 @@ func registerExport(keep core.Storage, block unsafe.Pointer) int64 {
 }
 
 type exportPlan struct {
-	t        *core.Tensor // on the CPU, its storage C memory
+	t        *core.Tensor  // on the CPU, its storage C memory; or on a GPU
+	device   deviceStorage // t's storage when it is shared as device memory
 	copied   bool
 	readOnly bool
 }
@@ -165,6 +166,14 @@ func planExport(fn string, h int64) (exportPlan, error) {
 	}
 	if _, err := toDLDataType(t.DType()); err != nil {
 		return exportPlan{}, errf(statusUnsupported, "%s: %v", fn, err)
+	}
+	if ds, ok := t.Storage().(deviceStorage); ok && t.Device().Kind == "cuda" {
+		// Device memory is shared as it is, once queued work on it is done,
+		// so the consumer may read it on any stream.
+		if err := syncDevice(t.Device()); err != nil {
+			return exportPlan{}, fmt.Errorf("%s: tensor %d: %w", fn, h, err)
+		}
+		return exportPlan{t: t, device: ds, readOnly: e.readOnly}, nil
 	}
 	if t.Device().Kind == core.CPU.Kind && cpu.IsForeign(t.Storage()) {
 		hs, ok := t.Storage().(core.HostStorage)
@@ -201,9 +210,10 @@ func allocExportBlock(fn string, header C.size_t, ndim int) (unsafe.Pointer, err
 	return block, nil
 }
 
-// fillDLTensor describes t in dl; its shape and strides arrays follow the
-// header in block.
-func fillDLTensor(dl *C.DLTensor, t *core.Tensor, block unsafe.Pointer, header C.size_t) {
+// fillDLTensor describes the plan's tensor in dl; its shape and strides
+// arrays follow the header in block.
+func fillDLTensor(dl *C.DLTensor, plan exportPlan, block unsafe.Pointer, header C.size_t) {
+	t := plan.t
 	ndim := t.Rank()
 	arrays := unsafe.Add(block, int(header))
 	shape := unsafe.Slice((*C.int64_t)(arrays), 2*ndim)
@@ -217,6 +227,13 @@ func fillDLTensor(dl *C.DLTensor, t *core.Tensor, block unsafe.Pointer, header C
 	dl.strides = (*C.int64_t)(unsafe.Add(arrays, 8*ndim))
 	dl.ndim = C.int32_t(ndim)
 	dl.dtype, _ = toDLDataType(t.DType()) // planExport checked it
+	if plan.device != nil {
+		dl.device.device_type = C.kDLCUDA
+		dl.device.device_id = C.int32_t(t.Device().Index)
+		dl.data = unsafe.Add(unsafe.Pointer(nil), uintptr(plan.device.Pointer())) // device memory: never touched here
+		dl.byte_offset = C.uint64_t(t.Offset() * t.DType().Size())
+		return
+	}
 	dl.device.device_type = C.kDLCPU
 	dl.device.device_id = 0
 	host := t.Storage().(core.HostStorage).Host()
@@ -322,7 +339,10 @@ func wt_from_dlpack(src *C.DLManagedTensor, out *C.wt_tensor) (status C.int32_t)
 // importDLTensor validates dl and adopts its memory; release (the
 // producer's deleter) becomes the storage's to call, but only on success.
 func importDLTensor(fn string, dl *C.DLTensor, readOnly bool, release func()) (int64, error) {
-	lay, err := readDLLayout(fn, dl)
+	if uint32(dl.device.device_type) == C.kDLCUDA {
+		return importDeviceTensor(fn, dl, readOnly, release)
+	}
+	lay, err := readDLLayout(fn, dl, false)
 	if err != nil {
 		return 0, err
 	}
@@ -348,15 +368,15 @@ type dlLayout struct {
 
 // readDLLayout checks every field a producer controls before any memory is
 // touched.
-func readDLLayout(fn string, dl *C.DLTensor) (dlLayout, error) {
+func readDLLayout(fn string, dl *C.DLTensor, device bool) (dlLayout, error) {
 	dev := uint32(dl.device.device_type)
-	if dev != C.kDLCPU && dev != C.kDLCUDAHost {
+	if dev != C.kDLCPU && dev != C.kDLCUDAHost && !(dev == C.kDLCUDA && device) {
 		name, ok := dlDeviceNames[dev]
 		if !ok {
 			name = "unknown"
 		}
-		return dlLayout{}, errf(statusUnsupported, "%s: DLPack device %s (device_type %d, device_id %d) is not host memory; "+
-			"only kDLCPU and kDLCUDAHost tensors can be imported (copy it to the CPU first)", fn, name, dev, int32(dl.device.device_id))
+		return dlLayout{}, errf(statusUnsupported, "%s: DLPack device %s (device_type %d, device_id %d) is not supported; "+
+			"kDLCPU, kDLCUDAHost and (with the CUDA backend) kDLCUDA tensors can be imported (copy it to the CPU first)", fn, name, dev, int32(dl.device.device_id))
 	}
 	dtype, err := fromDLDataType(dl.dtype)
 	if err != nil {

@@ -48,3 +48,11 @@ func NewCompileOnly(int) (*Backend, error) { return nil, errUnsupported }
 
 // NewEmulated is unavailable.
 func NewEmulated() (*Backend, error) { return nil, errUnsupported }
+
+// DeviceMemory is unavailable.
+func (b *Backend) DeviceMemory() (free, total uint64, err error) { return 0, 0, errUnsupported }
+
+// WrapDevicePointer is unavailable.
+func (b *Backend) WrapDevicePointer(uint64, core.DType, int, func()) (core.Storage, error) {
+	return nil, errUnsupported
+}

@@ -134,6 +134,28 @@ int32_t wt_device_name(int32_t index, char *buf, size_t cap, size_t *needed);
 int32_t wt_default_device(char *buf, size_t cap, size_t *needed);
 /* Make `device` the default; fails if it does not open. */
 int32_t wt_set_default_device(const char *device);
+/* Wait until every op queued on `device` has finished. A check a kernel
+ * failed since the last wait (an index out of range) is returned here. */
+int32_t wt_device_sync(const char *device);
+/* What `device` is and how it uses memory, as JSON: "device", "description",
+ * "software", "fallbacks" (op calls that ran on the CPU instead) and, for
+ * CUDA, "cuda" (GPU, compute capability, driver and library versions),
+ * "memory" (the caching allocator's counters), "device_free_bytes",
+ * "device_total_bytes" and "allow_tf32". */
+int32_t wt_device_info_json(const char *device, char *buf, size_t cap, size_t *needed);
+/* Give a device's cached, unused memory back to its driver (CUDA); tensors
+ * keep theirs. Other devices: nothing to do. */
+int32_t wt_device_empty_cache(const char *device);
+/* Set a device option. "allow_tf32" (CUDA): 1 lets f32 matrix products use
+ * TF32 tensor cores (off by default, so f32 means f32). */
+int32_t wt_device_set_option(const char *device, const char *name, int64_t value);
+/* The stream `device` queues its work on (CUDA: a CUstream; 0 elsewhere),
+ * for DLPack's stream exchange: a producer asked to share memory with this
+ * stream makes its pending writes visible to it. */
+int32_t wt_device_stream(const char *device, uint64_t *stream);
+/* Op calls that ran on the CPU instead of their device (no kernel there),
+ * as JSON [{"device", "op", "count"}]; reset != 0 clears the counts. */
+int32_t wt_fallbacks_json(int32_t reset, char *buf, size_t cap, size_t *needed);
 
 /* ---- Tensors ---------------------------------------------------------------- */
 
@@ -215,8 +237,10 @@ int32_t wt_set_rng_state(uint64_t seed, uint64_t offset);
 /* ---- DLPack ----------------------------------------------------------------------- */
 
 /* Export t as a versioned DLPack tensor (DLPack >= 1.0). CPU tensors are
- * shared without a copy; tensors on another device are synchronised and
- * copied to host memory (flags has DLPACK_FLAG_BITMASK_IS_COPIED). Strides
+ * shared without a copy; CUDA tensors are shared as kDLCUDA device memory
+ * once the device's queued work is done (so any consumer stream may read
+ * them); tensors on another device are synchronised and copied to host
+ * memory (flags has DLPACK_FLAG_BITMASK_IS_COPIED). Strides
  * are always filled in, so views are shared with their layout, not copied. The
  * consumer owns *out and must call (*out)->deleter(*out) exactly once; the
  * data stays valid until then, even if t is freed. */
@@ -226,7 +250,9 @@ int32_t wt_to_dlpack(wt_tensor t, DLManagedTensor **out);
 /* Import a versioned DLPack tensor. On success the library owns `src` and
  * calls src->deleter exactly once (from any thread) when the tensor and all
  * views of it are gone; the data is shared when it is CPU memory with a
- * usable layout. On failure the caller still owns src. Size-1 dimensions may
+ * usable layout, or kDLCUDA memory of a device the CUDA backend opens (the
+ * producer must have finished writing it, or written it on the stream
+ * wt_device_stream names). On failure the caller still owns src. Size-1 dimensions may
  * have any stride, strides may be NULL (row-major), byte_offset may be
  * non-zero; read-only tensors stay read-only on re-export. */
 int32_t wt_from_dlpack_versioned(DLManagedTensorVersioned *src, wt_tensor *out);
