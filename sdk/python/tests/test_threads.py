@@ -1,11 +1,15 @@
 """Autograd from several Python threads at once: grad mode and no_grad belong to the
 thread (issue 26: backward switched recording off for the whole process)."""
 
+import os
 import threading
 
 import numpy as np
+import pytest
 
 import webtensor as wt
+
+os.environ.setdefault("NODEVICE_SELECT", "1")
 
 
 def _run(workers, fn):
@@ -25,22 +29,30 @@ def _run(workers, fn):
     return errors
 
 
-def test_threads_backward_get_the_single_threaded_gradients():
-    w = wt.ones(64, 64, requires_grad=True)
+_DEVICES = ["cpu"] + [
+    pytest.param("webgpu", marks=pytest.mark.skipif(
+        not any(d.startswith("webgpu") for d in wt.devices()), reason="no WebGPU adapter here"))
+]
+
+
+@pytest.mark.parametrize("device", _DEVICES)
+def test_threads_backward_get_the_single_threaded_gradients(device):
+    iters = 1000 if device == "cpu" else 100  # a software GPU is slow
+    w = wt.ones(64, 64, requires_grad=True, device=device)
     (w * w + w).sum().backward()
     want = w.grad.numpy().copy()
     np.testing.assert_array_equal(want, np.full((64, 64), 3.0, dtype=np.float32))
     wrong = []
 
     def train(_):
-        for _ in range(1000):
-            w = wt.ones(64, 64, requires_grad=True)
+        for _ in range(iters):
+            w = wt.ones(64, 64, requires_grad=True, device=device)
             (w * w + w).sum().backward()
             if not np.array_equal(w.grad.numpy(), want):
                 wrong.append(1)
 
     assert _run(4, train) == []
-    assert not wrong, f"{len(wrong)} of 4000 gradients differ from the single-threaded one"
+    assert not wrong, f"{len(wrong)} of {4 * iters} gradients differ from the single-threaded one"
 
 
 def test_no_grad_belongs_to_its_thread():
