@@ -13,6 +13,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"unsafe"
+
+	"github.com/webtensor/webtensor/core"
 )
 
 // Status codes, as in webtensor.h.
@@ -68,7 +70,7 @@ func fail(err error) C.int32_t {
 		status = ae.status
 	} else if strings.Contains(err.Error(), "cannot allocate") {
 		status = statusOOM
-	} else if strings.Contains(err.Error(), "no backend") {
+	} else if errors.Is(err, core.ErrDeviceUnavailable) || strings.Contains(err.Error(), "no backend") {
 		status = statusUnsupported
 	}
 	setError(err.Error())

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -41,6 +42,17 @@ func ParseDevice(s string) (Device, error) {
 	}
 	return d, nil
 }
+
+// ErrDeviceUnavailable marks (errors.Is) a device whose backend did not
+// open on this machine: no GPU, no driver, a library missing. Its message
+// is the backend's, saying which.
+var ErrDeviceUnavailable = errors.New("device unavailable")
+
+type unavailable struct{ err error }
+
+func (u unavailable) Error() string        { return u.err.Error() }
+func (u unavailable) Unwrap() error        { return u.err }
+func (u unavailable) Is(target error) bool { return target == ErrDeviceUnavailable }
 
 // Storage is a backend's buffer. Its size is in bytes.
 type Storage interface {
@@ -161,6 +173,9 @@ func BackendFor(d Device) (Backend, error) {
 		defer func() {
 			if r := recover(); r != nil {
 				e.err = fmt.Errorf("opening backend %s: %v", d.Kind, r)
+			}
+			if e.err != nil {
+				e.err = unavailable{e.err}
 			}
 		}()
 		e.b, e.err = e.open()

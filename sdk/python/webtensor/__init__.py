@@ -64,6 +64,7 @@ _attach_methods()
 
 from . import nn as nn  # noqa: E402 (torch-style layers, optimizers over the ops above)
 from . import optim as optim  # noqa: E402
+from . import cuda as cuda  # noqa: E402
 
 
 def live_tensors() -> int:
@@ -88,6 +89,19 @@ def set_default_device(device: str) -> None:
     _lib.call("wt_set_default_device", device.encode())
 
 
+def fallbacks(reset: bool = False) -> list[dict]:
+    """Op calls that ran on the CPU instead of their device (no kernel
+    there), as [{"device", "op", "count"}]; reset clears the counts."""
+    import json
+
+    return json.loads(_lib.read_string("wt_fallbacks_json", 1 if reset else 0))
+
+
+def synchronize(device: str) -> None:
+    """Wait for every op queued on device (WebGPU, CUDA), raising a failed check."""
+    _lib.call("wt_device_sync", device.encode())
+
+
 def manifest() -> dict:
     """The op manifest (ops, inputs, attributes, dtypes, backends)."""
     import json
@@ -96,8 +110,8 @@ def manifest() -> dict:
 
 
 __all__ = [
-    "DType", "Tensor", "UnsupportedError", "arange", "compile", "trace", "default_device", "devices",
-    "from_dlpack", "full",
+    "DType", "Tensor", "UnsupportedError", "arange", "compile", "cuda", "trace", "default_device", "devices",
+    "fallbacks", "from_dlpack", "full", "synchronize",
     "is_tensor", "live_tensors", "load", "manifest", "manual_seed", "nn", "no_grad", "ones", "optim", "rand",
     "randn", "save", "scope", "set_default_device", "tensor", "zeros",
 ]

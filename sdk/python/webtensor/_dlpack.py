@@ -23,7 +23,7 @@ from . import _lib
 from ._lib import DLManagedTensor, DLManagedTensorVersioned, call, lib
 from ._tensor import Tensor
 
-KDL_CPU = 1
+KDL_CPU, KDL_CUDA = 1, 2
 NAME_V, USED_V = b"dltensor_versioned", b"used_dltensor_versioned"
 NAME_L, USED_L = b"dltensor", b"used_dltensor"
 
@@ -53,19 +53,27 @@ def _capsule_destructor(cap):
 
 
 def dlpack_device(t: Tensor) -> tuple[int, int]:
-    """(device_type, device_id): CPU tensors are kDLCPU; others are exported as host copies."""
+    """(device_type, device_id): CUDA tensors are kDLCUDA device memory; every
+    other tensor is kDLCPU (the C ABI copies WebGPU tensors to host memory)."""
     dev = t.device
-    if dev == "cpu":
-        return (KDL_CPU, 0)
-    return (KDL_CPU, 0)  # the C ABI copies non-CPU tensors to host memory on export
+    if dev.startswith("cuda"):
+        return (KDL_CUDA, int(dev.partition(":")[2] or 0))
+    return (KDL_CPU, 0)
 
 
 def to_capsule(t: Tensor, stream=None, max_version=None, dl_device=None, copy=None):
-    if stream is not None and stream != -1:
+    here = dlpack_device(t)
+    if stream is not None and stream != -1 and here[0] != KDL_CUDA:
         raise BufferError(f"__dlpack__: stream {stream!r} given for a CPU export")
-    if dl_device is not None and tuple(dl_device) != (KDL_CPU, 0):
-        raise BufferError(f"__dlpack__: cannot export to device {tuple(dl_device)}; only (1, 0) (CPU)")
+    # A CUDA export is made once the device's queued work is done, so the
+    # consumer's stream (whatever it is) may read it at once.
     src = t.contiguous().to(t.dtype) if copy else t
+    if dl_device is not None and tuple(dl_device) != here:
+        if tuple(dl_device) != (KDL_CPU, 0):
+            raise BufferError(f"__dlpack__: cannot export a {t.device} tensor to device {tuple(dl_device)}; "
+                              f"it can go to {here} or (1, 0) (CPU)")
+        src = t.to("cpu")
+        copy = True
     try:
         if max_version is not None and max_version[0] >= 1:
             out = C.POINTER(DLManagedTensorVersioned)()
@@ -141,10 +149,18 @@ def from_dlpack(x, *, device=None, copy=None) -> Tensor:
     if isinstance(x, Tensor):
         t = x.detach()
     elif hasattr(x, "__dlpack__"):
+        kwargs = {}
+        dev = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (KDL_CPU, 0)
+        if int(dev[0]) == KDL_CUDA:
+            # The producer makes its pending writes visible to the stream
+            # our kernels run on.
+            stream = C.c_uint64()
+            call("wt_device_stream", f"cuda:{int(dev[1])}".encode(), C.byref(stream))
+            kwargs["stream"] = stream.value
         try:
-            cap = x.__dlpack__(max_version=(1, 1))
+            cap = x.__dlpack__(max_version=(1, 1), **kwargs)
         except TypeError:  # a producer from before the versioned protocol
-            cap = x.__dlpack__()
+            cap = x.__dlpack__(**kwargs)
         t = from_capsule(cap)
     elif type(x).__name__ == "PyCapsule":
         t = from_capsule(x)

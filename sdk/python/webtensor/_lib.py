@@ -101,6 +101,12 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_device_name": ([_i32, *_BUF], _i32),
     "wt_default_device": (_BUF, _i32),
     "wt_set_default_device": ([_s], _i32),
+    "wt_device_sync": ([_s], _i32),
+    "wt_device_info_json": ([_s, *_BUF], _i32),
+    "wt_device_empty_cache": ([_s], _i32),
+    "wt_device_set_option": ([_s, _s, _i64], _i32),
+    "wt_device_stream": ([_s, _p(_u64)], _i32),
+    "wt_fallbacks_json": ([_i32, *_BUF], _i32),
     "wt_tensor_from_data": ([C.c_void_p, _sz, _i32, _p(_i64), _i32, _s, _p(_i64)], _i32),
     "wt_tensor_zeros": ([_i32, _p(_i64), _i32, _s, _p(_i64)], _i32),
     "wt_tensor_retain": ([_i64], _i32),
@@ -152,8 +158,25 @@ def library_path() -> str:
     return os.environ.get("WEBTENSOR_LIBRARY") or str(Path(__file__).with_name("libwebtensor.so"))
 
 
+def _python_sites() -> str:
+    """This interpreter's site-packages folders, where pip's nvidia-* wheels
+    (PyTorch's CUDA libraries: NVRTC, cuBLAS) live, for the CUDA backend's
+    library search. It must be in the environment before the library loads:
+    the Go runtime reads the environment once, when it starts."""
+    import site
+    import sys
+
+    dirs = list(getattr(site, "getsitepackages", lambda: [])())
+    user = getattr(site, "getusersitepackages", lambda: "")()
+    if user:
+        dirs.append(user)
+    dirs += [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+    return os.pathsep.join(dict.fromkeys(dirs))
+
+
 def _load() -> C.CDLL:
     path = library_path()
+    os.environ.setdefault("WEBTENSOR_PYTHON_SITE", _python_sites())
     try:
         lib = C.CDLL(path)
     except OSError as e:
