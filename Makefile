@@ -7,7 +7,7 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
+.PHONY: device-build gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
 
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
@@ -89,6 +89,14 @@ fuzz-short: ## run every fuzzer briefly (CI); FUZZTIME=5000000x for a real sessi
 	$(GO) test ./capi -run '^$$' -fuzz '^FuzzFromDLPack$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./plugins-wasm -run '^$$' -fuzz '^FuzzManifest$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./plugins-wasm -run '^$$' -fuzz '^FuzzCodeCheck$$' -fuzztime $(FUZZTIME)
+
+device-build: ## build what scripts/device-check.sh runs on a GPU machine, which has no Go toolchain (build/device)
+	rm -rf build/device && mkdir -p build/device
+	$(GO) test -c -ldflags='-s -w' -o build/device/cuda.test ./backends/cuda
+	$(GO) test -c -ldflags='-s -w' -o build/device/bench.test ./bench
+	$(GO) test -c -ldflags='-s -w' -o build/device/webgpu.test ./backends/webgpu
+	$(GO) build -ldflags='-s -w' -buildmode=c-shared -o build/device/libwebtensor.so ./capi
+	gzip -9 build/device/*.test build/device/libwebtensor.so
 
 capi-test: plugins ## the C ABI's C tests (plain, AddressSanitizer, cgocheck2) and the NumPy/PyTorch DLPack round trip
 	WT_TEST_PLUGIN=$(abspath build/plugins/cclip.wasm) bash capi/test/run.sh build/capi-test

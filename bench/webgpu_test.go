@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"flag"
 	"fmt"
 	"testing"
 
@@ -44,12 +45,20 @@ func runGPU(b *testing.B, g *webgpu.Backend, work float64, unit string, fn func(
 	b.ReportMetric(work*float64(b.N)/b.Elapsed().Seconds()/1e9, unit)
 }
 
+// matmul4096 times only the tuned 4096 product (the GPU device check's
+// comparison with the CUDA backend; far too slow for a software driver).
+var matmul4096 = flag.Bool("matmul4096", false, "BenchmarkWebGPUMatmul: only the tuned 4096 x 4096 product")
+
 func BenchmarkWebGPUMatmul(b *testing.B) {
 	g := gpuBackend(b)
-	for _, n := range []int{256, 512, 1024, 2048} {
+	sizes := []int{256, 512, 1024, 2048}
+	if *matmul4096 {
+		sizes = []int{4096}
+	}
+	for _, n := range sizes {
 		x, y := randn(b, n, n).To(gpuDev), randn(b, n, n).To(gpuDev)
 		for _, v := range []string{"tuned", "regblock16", "regblock4", "regblock", "tiled"} {
-			if n == 2048 && v != "tuned" && v != "regblock16" {
+			if (n == 2048 && v != "tuned" && v != "regblock16") || (n == 4096 && v != "tuned") {
 				continue // the slow variants take minutes at 2048 on a software driver
 			}
 			b.Run(fmt.Sprintf("%s/%d", v, n), func(b *testing.B) {

@@ -7,11 +7,15 @@ import (
 	"runtime"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/config"
 	"github.com/webtensor/webtensor/core/safetensors"
 )
 
 // VectorsDir is conformance/vectors in this source tree.
 func VectorsDir() string {
+	if d := config.String("WEBTENSOR_VECTORS"); d != "" {
+		return d
+	}
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "vectors")
 }

@@ -21,6 +21,8 @@ func RunExercise(t *testing.T, dev core.Device, valueErr func(error) bool) {
 	dir := conformance.VectorsDir()
 	for _, def := range conformance.OpsWithSamples() {
 		t.Run(def.Name, func(t *testing.T) {
+			// Ops compile their kernels in parallel (NVRTC is thread-safe).
+			t.Parallel()
 			v, err := conformance.LoadVectors(dir, def.Name)
 			require.NoError(t, err, "reference vectors for %s (run `make vectors`)", def.Name)
 			byName := map[string]core.Sample{}

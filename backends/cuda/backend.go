@@ -171,12 +171,16 @@ func (b *Backend) Device() core.Device { return core.Device{Kind: b.kind, Index:
 // memory is fake and reads return zeros. Tests use it on machines without
 // a GPU to compile the kernels of the whole op suite with NVRTC; it needs
 // only NVRTC (found as the real backend finds it). Its device kind is
-// cuda-dry.
+// cuda-dry. What it compiles goes to the real backend's disk cache, so a
+// parallel compile-only run warms the cache for a GPU of that architecture
+// (and the same multiprocessor count, 132, which shapes some kernels).
 func NewCompileOnly(arch int) (*Backend, error) {
-	if _, _, err := loadNVRTC(""); err != nil {
+	_, version, err := loadNVRTC("")
+	if err != nil {
 		return nil, err
 	}
-	b := newBackend("cuda-dry", 0, &dryDevice{fakeMemory: fakeMemory{next: 1 << 20}, arch: arch},
+	dev := &dryDevice{fakeMemory: fakeMemory{next: 1 << 20}, arch: arch, disk: newDiskCache(fmt.Sprintf("sm_%d-nvrtc%s", arch, version))}
+	b := newBackend("cuda-dry", 0, dev,
 		deviceProps{name: "compile-only", sms: 132})
 	b.info = Info{Name: "compile-only", Arch: fmt.Sprintf("sm_%d", arch)}
 	return b, b.initErrWord()

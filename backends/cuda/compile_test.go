@@ -55,8 +55,6 @@ func needNVRTC(t *testing.T) *cuda.Backend {
 // sm_90, so a code generation mistake fails here, without a GPU.
 func TestKernelsCompile(t *testing.T) {
 	needNVRTC(t)
-	dir := t.TempDir()
-	t.Setenv("WEBTENSOR_CACHE_DIR", dir)
 	backendtest.RunExercise(t, dryDevice, func(err error) bool {
 		var ce *cuda.CompileError
 		return !errors.As(err, &ce) && !strings.Contains(err.Error(), "cuda:")

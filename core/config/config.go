@@ -33,6 +33,7 @@ func init() {
 		Var{Name: "WEBTENSOR_DEVICE", Doc: "the default device (cpu, webgpu, webgpu:N, cuda, cuda:N); by default the best that opens", API: "core.SetDefaultDevice / wt.set_default_device"},
 		Var{Name: "WEBTENSOR_CACHE_DIR", Doc: "the folder of the on-disk kernel caches; by default webtensor under the user's cache folder (XDG_CACHE_HOME)"},
 		Var{Name: "WEBTENSOR_NO_DISK_CACHE", Default: "0", Doc: "1 keeps compiled kernels and tuning choices in memory only"},
+		Var{Name: "WEBTENSOR_VECTORS", Doc: "the conformance reference vectors' folder, for test binaries run away from their source tree (the GPU device check)"},
 		Var{Name: "WEBTENSOR_CUDA_DRIVER", Doc: "path of libcuda.so.1 when the dynamic linker does not find it"},
 		Var{Name: "WEBTENSOR_CUDA_LIBS", Doc: "folders (':'-separated) searched first for NVRTC and cuBLAS (libnvrtc.so.N, libcublas.so.N)"},
 		Var{Name: "WEBTENSOR_PYTHON_SITE", Doc: "site-packages folders whose nvidia/* wheels may hold NVRTC and cuBLAS; the Python SDK sets it"},

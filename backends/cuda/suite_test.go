@@ -1,0 +1,104 @@
+//go:build linux && cgo
+
+package cuda_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/webtensor/webtensor/backends/backendtest"
+	"github.com/webtensor/webtensor/backends/cuda"
+	"github.com/webtensor/webtensor/conformance"
+	"github.com/webtensor/webtensor/core"
+)
+
+// The shared suite on a real GPU. These skip only when this machine has no
+// CUDA device (no driver library, or a driver that sees no GPU); a device
+// whose backend fails to open (NVRTC or cuBLAS missing, say) fails them.
+
+var gpu = core.Device{Kind: "cuda"}
+
+func needCUDA(t *testing.T) *cuda.Backend {
+	t.Helper()
+	useRepoVenv()
+	b, err := core.BackendFor(gpu)
+	switch {
+	case errors.Is(err, cuda.ErrNoDevice):
+		t.Skipf("no CUDA device: %v", err)
+	case err != nil:
+		t.Fatalf("a CUDA device exists but the backend did not open: %v", err)
+	}
+	return b.(*cuda.Backend)
+}
+
+func TestCUDAOpsMatchReference(t *testing.T) {
+	b := needCUDA(t)
+	t.Logf("device: %s", b.Capabilities().Description)
+	backendtest.RunVectors(t, gpu)
+}
+
+func TestCUDAGradientsMatchFiniteDifferences(t *testing.T) {
+	needCUDA(t)
+	backendtest.RunGradCheck(t, gpu)
+}
+
+func TestCUDAConcurrentAutograd(t *testing.T) {
+	needCUDA(t)
+	backendtest.RunConcurrentAutograd(t, gpu)
+}
+
+// TestCUDAKernelCoverage lists the ops that have no CUDA kernel yet (they
+// run on the CPU behind the GPU, counted as fallbacks).
+func TestCUDAKernelCoverage(t *testing.T) {
+	have := map[string]bool{}
+	for _, op := range cuda.Ops() {
+		have[op] = true
+	}
+	var missing []string
+	n := 0
+	for _, def := range core.Ops() {
+		if def.View != nil {
+			continue
+		}
+		n++
+		if !have[def.Name] {
+			missing = append(missing, def.Name)
+		}
+	}
+	sort.Strings(missing)
+	t.Logf("cuda kernels: %d of %d ops that need one; without: %s", n-len(missing), n, strings.Join(missing, " "))
+}
+
+// TestCUDAConformanceColumn writes the Go SDK's cuda column of the
+// conformance report to $WT_CONFORMANCE_OUT (the device check sets it).
+func TestCUDAConformanceColumn(t *testing.T) {
+	out := os.Getenv("WT_CONFORMANCE_OUT")
+	if out == "" {
+		t.Skip("WT_CONFORMANCE_OUT is not set (the device check sets it)")
+	}
+	core.WarnWriter = nil
+	res := conformance.Result{SDK: "go", Backend: "cuda", Ops: map[string]conformance.OpResult{}}
+	if b, err := core.BackendFor(gpu); err != nil {
+		res.Detail = "unavailable: " + err.Error()
+	} else {
+		res.Detail = b.Capabilities().Description
+		dir := conformance.VectorsDir()
+		for _, def := range conformance.OpsWithSamples() {
+			v, err := conformance.LoadVectors(dir, def.Name)
+			if err != nil {
+				res.Ops[def.Name] = conformance.OpResult{Status: "fail", Detail: err.Error()}
+				continue
+			}
+			res.Ops[def.Name] = conformance.RunOp(def, v, gpu)
+		}
+		res.Identity = conformance.RunIdentity(gpu)
+	}
+	raw, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(out, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
