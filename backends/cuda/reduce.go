@@ -125,6 +125,7 @@ func (b *Backend) reduce(r reduction) error {
 type reduceShape struct {
 	keptRank, redRank, g int
 	wide                 bool
+	cache                int // row programs: members per thread kept in registers (0: none)
 }
 
 // reduceShape picks the group size and the number of parts per group.

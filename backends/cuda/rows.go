@@ -109,6 +109,9 @@ func (b *Backend) rows(p rowProgram) error {
 	a.N, a.S[0] = int64(O), int64(R)
 	wide := reduceNeeds64(O, R, 1, l, all)
 	s := reduceShape{keptRank: len(l.KeptShape), redRank: len(l.RedShape), g: g, wide: wide}
+	if k := (R + g - 1) / g; R > 0 && k <= maxCachedPerThread {
+		s.cache = k
+	}
 	src := rowSource(p, ops, s)
 	key := "rows|" + src
 	k, err := b.kernelFor(key, func() (string, error) { return src, nil })
@@ -120,6 +123,13 @@ func (b *Backend) rows(p rowProgram) error {
 	grid := [3]uint32{uint32(min(blocks, max(b.props.sms, 1)*32)), 1, 1}
 	return b.launch(launchSpec{op: p.op, k: k, grid: grid, block: reduceBlock, check: p.checkMsg}, &a)
 }
+
+// maxCachedPerThread bounds the members a thread keeps in registers: a row
+// of up to G*32 members (8192 at G = 256) is read from memory once, every
+// pass after the first walking the registers, instead of once per pass
+// (softmax and layer norm took 1.8x their bandwidth floor on an H200
+// reading twice).
+const maxCachedPerThread = 32
 
 func rowSource(p rowProgram, ops []operand, s reduceShape) string {
 	var sb strings.Builder
@@ -142,26 +152,55 @@ func rowSource(p rowProgram, ops []operand, s reduceShape) string {
 	sb.WriteString("for (idx job0 = (idx)blockIdx.x * GPB; job0 < O; job0 += (idx)gridDim.x * GPB) {\n")
 	sb.WriteString("const idx o = job0 + grp;\nconst bool live = o < O;\n")
 	sb.WriteString(keptOffsets(len(ops), s.keptRank))
+	nIn := len(p.ins)
 	load := func() string {
 		var lb strings.Builder
 		lb.WriteString(memberOffsets(len(ops), s.redRank))
-		for k, o := range ops[:len(p.ins)] {
+		for k, o := range ops[:nIn] {
 			fmt.Fprintf(&lb, "const %s x%d = ld(in%d[kb%d + ro%d]);\n", o.compute, k, k, k, k)
 		}
 		return lb.String()
+	}
+	// members writes a loop over the thread's members with x0.. defined:
+	// from registers (cached mode, the K members lane + u*G) or from memory.
+	members := func(body string, offsets bool) string {
+		if s.cache == 0 {
+			return "if (live) for (idx r = lane; r < R; r += G) {\n" + load() + body + "}\n"
+		}
+		var mb strings.Builder
+		fmt.Fprintf(&mb, "if (live) {\n#pragma unroll\nfor (int u = 0; u < %d; u++) {\nconst idx r = lane + (idx)u * G;\nif (r < R) {\n", s.cache)
+		if offsets {
+			mb.WriteString(memberOffsets(len(ops), s.redRank))
+		}
+		for k, o := range ops[:nIn] {
+			fmt.Fprintf(&mb, "const %s x%d = c%d[u];\n", o.compute, k, k)
+		}
+		mb.WriteString(body + "}\n}\n}\n")
+		return mb.String()
+	}
+	if s.cache > 0 {
+		for k, o := range ops[:nIn] {
+			fmt.Fprintf(&sb, "%s c%d[%d];\n", o.compute, k, s.cache)
+		}
+		fmt.Fprintf(&sb, "if (live) {\n#pragma unroll\nfor (int u = 0; u < %d; u++) {\nconst idx r = lane + (idx)u * G;\nif (r < R) {\n", s.cache)
+		sb.WriteString(memberOffsets(len(ops), s.redRank))
+		for k := range ops[:nIn] {
+			fmt.Fprintf(&sb, "c%d[u] = ld(in%d[kb%d + ro%d]);\n", k, k, k, k)
+		}
+		sb.WriteString("}\n}\n}\n")
 	}
 	if p.check != "" {
 		fmt.Fprintf(&sb, "if (live && lane == 0 && (%s)) wt_fail(A, 2, (i64)(%s), (i64)o);\n", p.check, p.checkValue)
 	}
 	for _, pass := range p.passes {
+		var push strings.Builder
 		for _, st := range pass.stats {
 			fmt.Fprintf(&sb, "%s %s;\n%s.init();\n", st.acc, st.name, st.name)
+			fmt.Fprintf(&push, "%s.push(%s, (i64)r);\n", st.name, st.value)
 		}
-		sb.WriteString("if (live) for (idx r = lane; r < R; r += G) {\n" + load())
-		for _, st := range pass.stats {
-			fmt.Fprintf(&sb, "%s.push(%s, (i64)r);\n", st.name, st.value)
+		if len(pass.stats) > 0 {
+			sb.WriteString(members(push.String(), false))
 		}
-		sb.WriteString("}\n")
 		for _, st := range pass.stats {
 			fmt.Fprintf(&sb, "group_reduce<G>(%s, sh_%s);\n", st.name, st.name)
 			fmt.Fprintf(&sb, "if (G > 1) {\nif (lane == 0) bc_%s[grp] = %s;\n__syncthreads();\n%s = bc_%s[grp];\n__syncthreads();\n}\n", st.name, st.name, st.name, st.name)
@@ -176,12 +215,12 @@ func rowSource(p rowProgram, ops []operand, s reduceShape) string {
 		sb.WriteString("}\n")
 	}
 	if len(p.outs) > 0 {
-		sb.WriteString("if (live) for (idx r = lane; r < R; r += G) {\n" + load())
+		var wb strings.Builder
 		for i, w := range p.writes {
-			k := len(p.ins) + i
-			fmt.Fprintf(&sb, "put(&in%d[kb%d + ro%d], %s);\n", k, k, k, w)
+			k := nIn + i
+			fmt.Fprintf(&wb, "put(&in%d[kb%d + ro%d], %s);\n", k, k, k, w)
 		}
-		sb.WriteString("}\n")
+		sb.WriteString(members(wb.String(), true))
 	}
 	sb.WriteString("}\n}\n")
 	return sb.String()
