@@ -27,6 +27,15 @@ type MapFuser interface {
 	FuseMap(e *FusedExpr, inputs []*Tensor, shape Shape, dtype DType) (*Tensor, error)
 }
 
+// ExactFuser is a MapFuser whose fused trees round exactly as the chain of
+// their ops run one by one on the same backend (IEEE operations, no
+// contraction of a*b+c), so a caller may fuse without changing a single
+// bit - an optimiser step, which every SDK must compute identically.
+type ExactFuser interface {
+	MapFuser
+	FusesExactly() bool
+}
+
 // EpilogueFuser is implemented by backends that fold an elementwise tree
 // into the store of a producing op such as matmul or spmm (an epilogue:
 // bias, activation, residual), so the product is never written and read

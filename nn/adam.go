@@ -93,6 +93,10 @@ func (o *Adam) Step() error {
 			if p.Grad() == nil {
 				continue
 			}
+			if u, ok := o.fusedUpdate(i, p); ok {
+				updates = append(updates, u)
+				continue
+			}
 			updates = append(updates, o.update(i, p))
 		}
 	})

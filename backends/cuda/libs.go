@@ -99,7 +99,10 @@ func nvrtcCompile(name, src string, arch int, cubin bool, extra []string) ([]byt
 	if !cubin {
 		target = fmt.Sprintf("--gpu-architecture=compute_%d", arch)
 	}
-	opts := append([]string{target, "--std=c++17", "-default-device"}, extra...)
+	// No contraction of a*b+c into one rounding (fmad): a kernel's
+	// arithmetic then rounds op by op like the CPU backend's and an unfused
+	// op chain's, so fused kernels (FusesExactly) give the same bits.
+	opts := append([]string{target, "--std=c++17", "-default-device", "--fmad=false"}, extra...)
 	copts := make([]*C.char, len(opts))
 	for i, o := range opts {
 		copts[i] = C.CString(o)
