@@ -143,9 +143,9 @@ func oneHotKernel(k *core.KernelCall) error {
 		out.Release()
 		return err
 	}
-	if k.Attrs.Int("num_classes") < 0 && classes == 0 {
-		// Every index is negative: the check has failed; say so now, as
-		// the CPU does, rather than return an empty tensor.
+	if classes == 0 && idx.Numel() > 0 {
+		// Every index is out of range (negative, when inferred): say so
+		// now, as the CPU does, since nobody reads an empty output.
 		if err := b.Sync(); err != nil {
 			out.Release()
 			return err
