@@ -88,15 +88,15 @@ func (b *Backend) mapRunGuarded(op string, ins []*core.Tensor, out *core.Tensor,
 	}
 	types = append(types, computeType(out.DType()))
 	wide := needs64(n, it, ins)
-	body := translate(expr, single(types...))
 	cond := ""
 	var msg func(uint32, int64, int64) string
 	if g != nil {
-		cond, msg = translate(g.cond, single(types...)), g.msg
+		cond, msg = g.cond, g.msg
 	}
-	key := mapKey(ops, storageType(out.DType()), rank, wide, body) + "|" + cond
+	key := mapKey(ops, storageType(out.DType()), rank, wide, expr, cond)
 	k, err := b.kernelFor(key, func() (string, error) {
-		return mapSource(ops, storageType(out.DType()), rank, wide, body, cond), nil
+		one := single(types...)
+		return mapSource(ops, storageType(out.DType()), rank, wide, translate(expr, one), translate(cond, one)), nil
 	})
 	if err != nil {
 		return fmt.Errorf("cuda: %s: %w", op, err)
@@ -104,13 +104,29 @@ func (b *Backend) mapRunGuarded(op string, ins []*core.Tensor, out *core.Tensor,
 	return b.launch(launchSpec{op: op, k: k, grid: b.gridFor(int64((n+mapUnroll-1)/mapUnroll), mapBlock), block: mapBlock, check: msg}, &a)
 }
 
-func mapKey(ops []operand, out string, rank int, wide bool, body string) string {
+// mapKey names a map kernel; it is built on every call, so without fmt.
+func mapKey(ops []operand, out string, rank int, wide bool, body, guard string) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "map|r%d|w%v|%s|", rank, wide, out)
-	for _, o := range ops {
-		fmt.Fprintf(&sb, "%s:%v,", o.storage, o.contiguous)
+	sb.Grow(len(body) + len(guard) + 16*len(ops) + 32)
+	sb.WriteString("map|r")
+	sb.WriteByte(byte('0' + rank))
+	if wide {
+		sb.WriteString("|w|")
+	} else {
+		sb.WriteString("|n|")
 	}
-	sb.WriteString("|" + body)
+	sb.WriteString(out)
+	for _, o := range ops {
+		sb.WriteByte('|')
+		sb.WriteString(o.storage)
+		if o.contiguous {
+			sb.WriteByte('+')
+		}
+	}
+	sb.WriteByte('|')
+	sb.WriteString(body)
+	sb.WriteByte('|')
+	sb.WriteString(guard)
 	return sb.String()
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // kfunc is a compiled kernel.
@@ -69,6 +70,8 @@ type launchSpec struct {
 	check  func(code uint32, a, b int64) string // nil: the kernel checks nothing
 }
 
+var argPool = sync.Pool{New: func() any { return new(wtArgs) }}
+
 // launch queues one kernel on the stream.
 func (b *Backend) launch(l launchSpec, a *wtArgs) error {
 	if err := b.usable(); err != nil {
@@ -90,7 +93,14 @@ func (b *Backend) launch(l launchSpec, a *wtArgs) error {
 		b.recent = append(b.recent, l.op)
 	}
 	b.mu.Unlock()
-	if err := b.dev.run(l.k.h, l.grid, l.block, l.shared, a.bytes()); err != nil {
+	// The block goes to the driver from a pooled copy: a caller's args
+	// then stay on its stack (the cgo call would move them to the heap,
+	// 1.4 KB per launch), and the driver copies them during the call.
+	pooled := argPool.Get().(*wtArgs)
+	*pooled = *a
+	err := b.dev.run(l.k.h, l.grid, l.block, l.shared, pooled.bytes())
+	argPool.Put(pooled)
+	if err != nil {
 		return b.fault(l.op, err)
 	}
 	if b.syncAll {

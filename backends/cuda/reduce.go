@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math/bits"
+	"strconv"
 	"strings"
 
 	"github.com/webtensor/webtensor/backends/lower"
@@ -177,10 +178,24 @@ func reduceNeeds64(O, R, parts int, l lower.FrameLayout, ts []*core.Tensor) bool
 
 func (b *Backend) reduceLaunch(r reduction, ops []operand, s reduceShape, mode int, value string, a *wtArgs, jobs int) error {
 	out := storageType(r.out.DType())
-	key := fmt.Sprintf("reduce|m%d|k%d|r%d|g%d|w%v|%s|%s|%s|%s", mode, s.keptRank, s.redRank, s.g, s.wide, r.acc, out, r.final, value)
-	for _, o := range ops {
-		key += "|" + o.storage
+	var kb strings.Builder
+	kb.WriteString("reduce|")
+	for _, v := range []int{mode, s.keptRank, s.redRank, s.g} {
+		kb.WriteString(strconv.Itoa(v))
+		kb.WriteByte(',')
 	}
+	if s.wide {
+		kb.WriteByte('w')
+	}
+	for _, part := range []string{r.acc, out, r.final, value} {
+		kb.WriteByte('|')
+		kb.WriteString(part)
+	}
+	for _, o := range ops {
+		kb.WriteByte('|')
+		kb.WriteString(o.storage)
+	}
+	key := kb.String()
 	k, err := b.kernelFor(key, func() (string, error) { return reduceSource(r, ops, s, mode, value, out), nil })
 	if err != nil {
 		return fmt.Errorf("cuda: %s: %w", r.op, err)

@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/webtensor/webtensor/backends/lower"
@@ -112,9 +113,7 @@ func (b *Backend) rows(p rowProgram) error {
 	if k := (R + g - 1) / g; R > 0 && k <= maxCachedPerThread {
 		s.cache = k
 	}
-	src := rowSource(p, ops, s)
-	key := "rows|" + src
-	k, err := b.kernelFor(key, func() (string, error) { return src, nil })
+	k, err := b.kernelFor(rowKey(p, ops, s), func() (string, error) { return rowSource(p, ops, s), nil })
 	if err != nil {
 		return fmt.Errorf("cuda: %s: %w", p.op, err)
 	}
@@ -122,6 +121,42 @@ func (b *Backend) rows(p rowProgram) error {
 	blocks := (O + perBlock - 1) / perBlock
 	grid := [3]uint32{uint32(min(blocks, max(b.props.sms, 1)*32)), 1, 1}
 	return b.launch(launchSpec{op: p.op, k: k, grid: grid, block: reduceBlock, check: p.checkMsg}, &a)
+}
+
+// rowKey names a row kernel by everything its source depends on; it is
+// built on every call, so it is short and made without fmt.
+func rowKey(p rowProgram, ops []operand, s reduceShape) string {
+	var sb strings.Builder
+	sb.WriteString("rows|")
+	for _, v := range []int{s.keptRank, s.redRank, s.g, s.cache, len(p.ins), len(p.outs)} {
+		sb.WriteString(strconv.Itoa(v))
+		sb.WriteByte(',')
+	}
+	if s.wide {
+		sb.WriteByte('w')
+	}
+	for _, o := range ops {
+		sb.WriteString(o.storage)
+		sb.WriteByte(',')
+	}
+	for _, pass := range p.passes {
+		sb.WriteString("|P")
+		for _, st := range pass.stats {
+			sb.WriteString(st.name + ":" + st.acc + ":" + st.value + ";")
+		}
+		sb.WriteString(pass.then)
+	}
+	for _, w := range p.writes {
+		sb.WriteString("|W" + w)
+	}
+	if p.rowOut != nil {
+		sb.WriteString("|O" + storageType(p.rowOut.DType()))
+		for _, w := range p.rowWrites {
+			sb.WriteString(";" + w)
+		}
+	}
+	sb.WriteString("|C" + p.check + ";" + p.checkValue)
+	return sb.String()
 }
 
 // maxCachedPerThread bounds the members a thread keeps in registers: a row
