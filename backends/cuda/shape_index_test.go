@@ -140,10 +140,10 @@ func near(got, want, tol float64) bool {
 	return tol > 0 && math.Abs(got-want) <= tol*(1+math.Abs(want))
 }
 
-// runDiff calls the op on the CPU and on the emulator and compares.
-func runDiff(t *testing.T, emu *cuda.Backend, c diffCase) {
+// runDiff calls the op on the CPU and on dev (b's device) and compares.
+func runDiff(t *testing.T, b *cuda.Backend, dev core.Device, c diffCase) {
 	t.Helper()
-	require.NotNil(t, emu.Kernel(c.op), "%s has no CUDA kernel: the emulator would run the CPU's", c.op)
+	require.NotNil(t, b.Kernel(c.op), "%s has no CUDA kernel: %s would run the CPU's", c.op, dev)
 	call := func(dev core.Device) []*core.Tensor {
 		ins := make([]*core.Tensor, len(c.args))
 		for i, a := range c.args {
@@ -154,7 +154,7 @@ func runDiff(t *testing.T, emu *cuda.Backend, c diffCase) {
 		require.NoError(t, err, "%s on %s", c.op, dev)
 		return outs
 	}
-	want, got := call(cpuDev), call(emuDevice)
+	want, got := call(cpuDev), call(dev)
 	require.Len(t, got, len(want))
 	for j := range want {
 		wv, err := want[j].Float64s()
@@ -354,8 +354,52 @@ func TestEmulatedShapeIndexMatchCPU(t *testing.T) {
 	emu := needEmulator(t)
 	rng := rand.New(rand.NewPCG(7, 11))
 	for _, c := range append(shapeCases(rng), indexCases(rng)...) {
-		t.Run(c.name, func(t *testing.T) { runDiff(t, emu, c) })
+		t.Run(c.name, func(t *testing.T) { runDiff(t, emu, emuDevice, c) })
 	}
+}
+
+// TestCUDAShapeIndexMatchCPU runs the cases on a real GPU, where threads
+// race for real, and adds sizes the emulator would take long over: heavy
+// contention on a few scatter targets (narrow dtypes share their CAS
+// words), compactions over thousands of blocks.
+func TestCUDAShapeIndexMatchCPU(t *testing.T) {
+	b := needCUDA(t)
+	rng := rand.New(rand.NewPCG(7, 11))
+	for _, c := range append(append(shapeCases(rng), indexCases(rng)...), stressCases(rng)...) {
+		t.Run(c.name, func(t *testing.T) { runDiff(t, b, gpu, c) })
+	}
+}
+
+func stressCases(rng *rand.Rand) []diffCase {
+	var cs []diffCase
+	for _, d := range []core.DType{core.F32, core.F16, core.I8, core.I64, core.U8} {
+		cs = append(cs, diffCase{name: "stress_scatter_add_" + d.String(), op: "scatter_add", attrs: core.Attrs{"axis": 0}, tol: 10 * sumTol(d),
+			args: []arg{rnd(rng, d, 16, 8), ints(rng, core.I64, 0, 16, 131072, 8), rnd(rng, d, 131072, 8)}})
+	}
+	for _, d := range []core.DType{core.BF16, core.I16, core.F64, core.U8} {
+		for _, reduce := range []string{"amax", "amin", "mean"} {
+			cs = append(cs, diffCase{name: "stress_scatter_reduce_" + reduce + "_" + d.String(), op: "scatter_reduce", tol: 10 * sumTol(d),
+				attrs: core.Attrs{"axis": 1, "reduce": reduce, "include_self": d == core.F64},
+				args:  []arg{rnd(rng, d, 6, 10), ints(rng, core.I32, 0, 10, 6, 100000), rnd(rng, d, 6, 100000)}})
+		}
+	}
+	big := core.Shape{4000, 3000}
+	mask := boolMask(rng, 0.3, 4000, 1)
+	n := 0
+	for _, v := range mask.vals {
+		n += int(v) * 3000
+	}
+	return append(cs,
+		diffCase{name: "stress_index_add", op: "index_add", attrs: core.Attrs{"alpha": 0.5}, tol: 1e-4,
+			args: []arg{rnd(rng, core.F32, 64, 32), ints(rng, core.I64, 0, 64, 200000), rnd(rng, core.F32, 200000, 32)}},
+		diffCase{name: "stress_gather", op: "gather", args: []arg{rnd(rng, core.F32, 1000, 512).permuted(1, 0), ints(rng, core.I64, 0, 512, 4000, 1000)}},
+		diffCase{name: "stress_masked_select", op: "masked_select", args: []arg{rnd(rng, core.F32, big...), boolMask(rng, 0.3, 3000)}},
+		diffCase{name: "stress_masked_select_grad", op: "_masked_select_grad", attrs: core.Attrs{"shape": []int(big)}, args: []arg{rnd(rng, core.F32, n), mask}},
+		diffCase{name: "stress_nonzero", op: "nonzero", args: []arg{ints(rng, core.I8, -1, 2, 200, 300, 400).permuted(2, 0, 1)}},
+		diffCase{name: "stress_one_hot", op: "one_hot", args: []arg{ints(rng, core.I32, 0, 1000, 5000)}},
+		diffCase{name: "stress_pad_grad", op: "_pad_grad", attrs: core.Attrs{"pads": []int{40, 50, 7, 3}, "mode": "replicate", "shape": []int{16, 64, 64}},
+			args: []arg{rnd(rng, core.F32, 16, 74, 154)}},
+	)
 }
 
 // TestShapeIndexKernelsCompile compiles the kernels of every case above
@@ -388,6 +432,15 @@ func TestShapeIndexKernelsCompile(t *testing.T) {
 // the CPU's message, naming the op, and the backend works on after it.
 func TestEmulatedIndexChecks(t *testing.T) {
 	needEmulator(t)
+	runIndexChecks(t, emuDevice)
+}
+
+func TestCUDAIndexChecks(t *testing.T) {
+	needCUDA(t)
+	runIndexChecks(t, gpu)
+}
+
+func runIndexChecks(t *testing.T, dev core.Device) {
 	x := arg{d: core.F64, shape: core.Shape{2, 3}, vals: []float64{0, 1, 2, 3, 4, 5}}
 	i := func(v ...float64) arg { return arg{d: core.I64, shape: core.Shape{len(v)}, vals: v} }
 	m := func(v ...float64) arg { return arg{d: core.I64, shape: core.Shape{1, len(v)}, vals: v} }
@@ -419,13 +472,13 @@ func TestEmulatedIndexChecks(t *testing.T) {
 			require.Error(t, want, "the CPU accepts this case")
 			_, msg, ok := strings.Cut(want.Error(), c.op+": ")
 			require.True(t, ok, "the CPU's error names the op: %v", want)
-			got := callErr(c, emuDevice)
+			got := callErr(c, dev)
 			if assert.Error(t, got) {
 				assert.Contains(t, got.Error(), msg)
 				assert.Contains(t, got.Error(), c.op)
 			}
 			// The error was reported once: the device works on.
-			y := core.Call1("flip", nil, x.on(emuDevice))
+			y := core.Call1("flip", nil, x.on(dev))
 			v, err := y.Float64s()
 			require.NoError(t, err)
 			assert.Equal(t, []float64{5, 4, 3, 2, 1, 0}, v)
