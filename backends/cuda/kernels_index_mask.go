@@ -62,9 +62,9 @@ func (c *compaction) offs() string { return fmt.Sprintf("p%d", len(c.g.ops)-1) }
 const blockRange = "__shared__ u64 sh[WT_SCAN_BLOCK / 32];\nconst idx per = (idx)A.s[30];\n" +
 	"const idx lo = (idx)blockIdx.x * per, hi = lo + per < n ? lo + per : n;\n"
 
-// count runs the counting and the scan; check (optional C++, after the
-// scan, with the total in carry) may fail the op.
-func (b *Backend) count(c *compaction, check string) error {
+// countSelected runs the counting and the scan; check (optional C++,
+// after the scan, with the total in carry) may fail the op.
+func (b *Backend) countSelected(c *compaction, check string) error {
 	g, n := c.g, c.g.numel()
 	var sb strings.Builder
 	sb.WriteString(g.prologue(indexLib+scanLib, n))
@@ -93,9 +93,10 @@ func (c *compaction) total() (int, error) {
 	return int(v[0]), nil
 }
 
-// write runs the writing pass: write is C++ run for every element of the
-// range (live) with f its flag and q its output position when set.
-func (b *Backend) write(c *compaction, write string) error {
+// writeSelected runs the writing pass: write is C++ run for every
+// element of the block's range, with f its flag and q its output position
+// when set.
+func (b *Backend) writeSelected(c *compaction, write string) error {
 	g, n := c.g, c.g.numel()
 	var sb strings.Builder
 	sb.WriteString(g.prologue(indexLib+scanLib, n))
@@ -136,7 +137,7 @@ func maskedSelectKernel(k *core.KernelCall) error {
 		return err
 	}
 	defer c.offsets.Release()
-	if err := b.count(c, ""); err != nil {
+	if err := b.countSelected(c, ""); err != nil {
 		return err
 	}
 	n, err := c.total()
@@ -150,7 +151,7 @@ func maskedSelectKernel(k *core.KernelCall) error {
 	if n > 0 {
 		// The output goes in before the offsets (the last operand).
 		g.ops = append(g.ops[:2], positional(out, len(g.shape), true), g.ops[2])
-		if err := b.write(c, fmt.Sprintf("if (f) p2[(idx)A.off[2] + (idx)q] = p1[%s];", g.at(1))); err != nil {
+		if err := b.writeSelected(c, fmt.Sprintf("if (f) p2[(idx)A.off[2] + (idx)q] = p1[%s];", g.at(1))); err != nil {
 			out.Release()
 			return err
 		}
@@ -185,11 +186,11 @@ func maskedSelectGradKernel(k *core.KernelCall) error {
 		return err
 	}
 	defer c.offsets.Release()
-	if err := b.count(c, "if (carry != (u64)A.s[28]) wt_fail(A, 1, A.s[28], (i64)carry);"); err != nil {
+	if err := b.countSelected(c, "if (carry != (u64)A.s[28]) wt_fail(A, 1, A.s[28], (i64)carry);"); err != nil {
 		return err
 	}
 	w := fmt.Sprintf("p2[%s] = f && q < (u64)A.s[28] ? p1[(idx)A.off[1] + (idx)q * (idx)A.s[27]] : %s;", g.at(2), zeroElem(out.DType()))
-	return b.write(c, w)
+	return b.writeSelected(c, w)
 }
 
 // nonzeroKernel writes the coordinates of x's non-zero elements (NaN
@@ -214,7 +215,7 @@ func nonzeroKernel(k *core.KernelCall) error {
 		return err
 	}
 	defer c.offsets.Release()
-	if err := b.count(c, ""); err != nil {
+	if err := b.countSelected(c, ""); err != nil {
 		return err
 	}
 	n, err := c.total()
@@ -233,7 +234,7 @@ func nonzeroKernel(k *core.KernelCall) error {
 			fmt.Fprintf(&w, "p1[(idx)A.off[1] + (idx)q * %d + %d] = (i64)c%d;\n", rank, d, d)
 		}
 		w.WriteString("}")
-		if err := b.write(c, w.String()); err != nil {
+		if err := b.writeSelected(c, w.String()); err != nil {
 			out.Release()
 			return err
 		}
