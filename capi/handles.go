@@ -74,12 +74,13 @@ func retain(h int64) error {
 }
 
 // release drops a reference; the tensor is forgotten with its last one (its
-// memory goes when nothing else, such as a DLPack export, still uses it).
+// memory goes when nothing else, such as a DLPack export, still uses it:
+// see closed.noteClosed).
 func release(h int64) error {
 	handles.Lock()
-	defer handles.Unlock()
 	e, ok := handles.m[h]
 	if !ok {
+		defer handles.Unlock()
 		if h > 0 && h < handles.next {
 			return errf(statusHandle, "tensor handle %d was already freed (double free)", h)
 		}
@@ -90,6 +91,10 @@ func release(h int64) error {
 		delete(handles.m, h)
 	} else {
 		handles.m[h] = e
+	}
+	handles.Unlock()
+	if e.refs == 0 {
+		closed.noteClosed(e.t)
 	}
 	return nil
 }

@@ -28,7 +28,12 @@ type Backend struct {
 
 	pool    bufferPool
 	staging bufferPool
-	pipes   map[string]*pipeline
+	gc      gpuPacer
+	// unsubmitted counts bytes written through the queue since the last
+	// submission: wgpu-native holds a staging copy of each until one.
+	unsubmitted uint64
+	polling     bool // a goroutine polls until the queue is empty (reclaimLocked)
+	pipes       map[string]*pipeline
 	// kernel cache counters (KernelCacheStats)
 	kernelLookups, kernelHits atomic.Int64
 	batch                     batch
@@ -190,8 +195,12 @@ func (b *Backend) Upload(dtype core.DType, data []byte) (core.Storage, error) {
 	}
 	if len(words) > 0 {
 		if err := b.writeBuffer(s.slot.buf, 0, words); err != nil {
-			s.Release()
+			s.cleanup.Stop()
+			b.retireLocked(s.slot)
 			return nil, fmt.Errorf("webgpu: upload of %d bytes: %w", len(words), err)
+		}
+		if b.unsubmitted >= uploadSubmitBytes {
+			b.reclaimLocked()
 		}
 	}
 	return s, nil

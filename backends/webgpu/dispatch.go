@@ -52,6 +52,8 @@ type batch struct {
 	n       int
 	groups  []*wgpu.BindGroup
 	retired []*slot
+	// retiredBytes is the size of the buffers in retired.
+	retiredBytes uint64
 }
 
 // pipelineFor returns the cached pipeline for key, compiling render()'s
@@ -255,14 +257,15 @@ func (b *Backend) flushLocked() error {
 		return fmt.Errorf("webgpu: writing kernel parameters: %w", err)
 	}
 	b.queue.Submit(cmd)
+	b.unsubmitted = 0
 	cmd.Release()
 	for _, g := range bt.groups {
 		g.Release()
 	}
 	for _, sl := range bt.retired {
-		b.pool.put(sl.buf, sl.size)
+		b.putLocked(&b.pool, sl.buf, sl.size)
 	}
-	bt.groups, bt.retired, bt.n = bt.groups[:0], bt.retired[:0], 0
+	bt.groups, bt.retired, bt.retiredBytes, bt.n = bt.groups[:0], bt.retired[:0], 0, 0
 	return nil
 }
 
@@ -294,7 +297,7 @@ func (b *Backend) readback(src *wgpu.Buffer, off, size uint64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer b.staging.put(stage, class)
+	defer b.putLocked(&b.staging, stage, class)
 	enc, err := b.device.CreateCommandEncoder(nil)
 	if err != nil {
 		return nil, fmt.Errorf("webgpu: command encoder: %w", err)
@@ -308,6 +311,7 @@ func (b *Backend) readback(src *wgpu.Buffer, off, size uint64) ([]byte, error) {
 		return nil, fmt.Errorf("webgpu: finishing readback: %w", err)
 	}
 	b.queue.Submit(cmd)
+	b.unsubmitted = 0
 	cmd.Release()
 	if err := b.mapRead(stage, size); err != nil {
 		return nil, err

@@ -14,7 +14,11 @@
 // submitted together when a result is read back (or a batch fills up), with
 // the uniform parameters of the whole batch written once. Buffers come from
 // a pool by size class and go back to it only after the batch that used them
-// has been submitted.
+// has been submitted; the pool keeps at most 256 MiB of buffers of up to
+// 64 MiB, destroys the rest when released and has wgpu-native free them
+// once the GPU is done (EmptyCache drops the pool too). A tensor closed
+// through the C ABI is freed by the collection its close prompts
+// (capi/closed.go).
 //
 // Compiled pipelines are cached in memory by kernel key. What a new process
 // can reuse, each kernel's WGSL source and the tuner's choice of variant per

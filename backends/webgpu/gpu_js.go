@@ -136,6 +136,13 @@ func takeDeviceErrors() error {
 	return fmt.Errorf("webgpu: the browser's WebGPU reported an error in earlier work, so its results are not valid: %s", msg)
 }
 
+// uploadSubmitBytes: the browser keeps no staging copy for us.
+const uploadSubmitBytes = 1 << 62
+
+// reclaimLocked has nothing to do in the browser: it frees a destroyed
+// buffer itself once the GPU is done with it.
+func (b *Backend) reclaimLocked() {}
+
 // writeBuffer copies data into buf at offset. The library's WriteBuffer
 // hands WebGPU a view of the module's memory, which is empty if the Go heap
 // grows (and with it the memory) before the browser reads it: seen as

@@ -23,6 +23,7 @@ func watchErrors(*wgpu.Device) {}
 
 // writeBuffer copies data into buf at offset.
 func (b *Backend) writeBuffer(buf *wgpu.Buffer, offset uint64, data []byte) error {
+	b.unsubmitted += uint64(len(data))
 	return b.queue.WriteBuffer(buf, offset, data)
 }
 
@@ -98,4 +99,46 @@ func Adapters() []AdapterReport {
 		out = append(out, r)
 	}
 	return out
+}
+
+// uploadSubmitBytes bounds the staging copies wgpu-native keeps for writes
+// not yet submitted: past it an upload submits them (reclaimLocked).
+// Uploads with no kernel after them (tensors made from host data and
+// closed) otherwise held a staging copy each for as long as nothing ran.
+const uploadSubmitBytes = 64 << 20
+
+// reclaimLocked makes wgpu-native free what it holds for us: queued writes
+// are submitted (an empty submission carries them), which frees their
+// staging copies once done, and polling frees the buffers destroyed since
+// work using them finished. Work still running keeps both, so a goroutine
+// polls until the queue is empty: without it a destroyed buffer lived
+// until the next kernel or read happened to poll. The caller holds b.mu.
+func (b *Backend) reclaimLocked() {
+	if b.unsubmitted > 0 {
+		b.queue.Submit()
+		b.unsubmitted = 0
+	}
+	if !b.device.Poll(false, nil) && !b.polling {
+		b.polling = true
+		go b.pollUntilIdle()
+	}
+}
+
+// pollUntilIdle polls, under b.mu (poll runs callbacks that other calls
+// wait on), until no submitted work is left.
+func (b *Backend) pollUntilIdle() {
+	nap := 100 * time.Microsecond
+	for {
+		time.Sleep(nap)
+		nap = min(2*nap, 10*time.Millisecond)
+		b.mu.Lock()
+		idle := b.device.Poll(false, nil)
+		if idle {
+			b.polling = false
+		}
+		b.mu.Unlock()
+		if idle {
+			return
+		}
+	}
 }

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"runtime"
+	"sync/atomic"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// A closed handle only forgets its tensor: the storage may still be used
+// by a view, an autograd graph, a compiled graph or a DLPack export, and
+// only the collector can tell, so a storage's memory (C memory on the CPU,
+// device memory on a GPU) goes when its cleanup runs after a collection.
+// The collector sees neither kind of memory, and the Go heap barely grows
+// while tensors are made and closed, so without a push nothing collects:
+// 30 closed 100 MB WebGPU tensors a round kept their memory for good
+// (RSS 3.4 to 13.3 GiB over four rounds with no tensor alive). So once the
+// storage bytes of tensors closed since the last collection reach
+// closedGCBytes, a collection starts, and another after it while closes
+// went on meanwhile: memory returns to what live tensors hold within a
+// collection's time of the close.
+type closedPacer struct {
+	bytes   atomic.Int64 // storage bytes of the tensors closed since the last collection began
+	running atomic.Bool
+}
+
+var closed closedPacer
+
+const closedGCBytes = 64 << 20
+
+// noteClosed counts the storage of a tensor whose last handle was freed.
+func (p *closedPacer) noteClosed(t *core.Tensor) {
+	s := t.Storage()
+	if s == nil {
+		return
+	}
+	if p.bytes.Add(int64(s.Len())) < closedGCBytes || !p.running.CompareAndSwap(false, true) {
+		return
+	}
+	go p.collect()
+}
+
+func (p *closedPacer) collect() {
+	for {
+		p.bytes.Store(0)
+		runtime.GC()
+		if p.bytes.Load() < closedGCBytes {
+			break
+		}
+	}
+	p.running.Store(false)
+	// A close between the check and the store above found a collection
+	// still running and started none.
+	if p.bytes.Load() >= closedGCBytes && p.running.CompareAndSwap(false, true) {
+		go p.collect()
+	}
+}
