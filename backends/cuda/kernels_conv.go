@@ -103,10 +103,11 @@ func (b *Backend) fold(op string, g *core.ConvGeom, cols, bias, out *core.Tensor
 	shape := []int{nb, g.ImageC, g.Image[0], g.Image[1]}
 	view := core.NewView(out, core.Shape(shape), ost[:], out.Offset()+n0*ost[0])
 	k := &genKernel{op: op, shape: shape}
-	k.ops = []genOp{{t: view, offset: view.Offset(), strides: ost[:], out: true}, {t: cols, offset: cols.Offset(), strides: []int{1}}}
+	k.ops = []genOp{{t: view, offset: view.Offset(), strides: ost[:], out: true}, {t: cols, offset: cols.Offset(), strides: make([]int, 4)}}
 	biasTerm := ""
 	if bias != nil {
-		k.ops = append(k.ops, genOp{t: bias, offset: bias.Offset(), strides: bias.Strides()})
+		// Read by the body through A.st[2][0]; walked over nothing.
+		k.ops = append(k.ops, genOp{t: bias, offset: bias.Offset(), strides: []int{bias.Strides()[0], 0, 0, 0}})
 		biasTerm = "acc += (f64)ld(p2[(idx)A.off[2] + c * (idx)A.st[2][0]]);\n"
 	}
 	geomParams(k, g, s)
