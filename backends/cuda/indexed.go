@@ -197,38 +197,77 @@ func coords(rank int) string {
 
 // runIndexed launches g with body as each thread's work.
 func (b *Backend) runIndexed(g *genKernel, body string) error {
+	return b.runIndexedKeyed(g, body, func() string { return body })
+}
+
+// runIndexedKeyed launches g, each thread running the C++ body renders.
+// The source is rendered only when the kernel is not compiled yet, since
+// building it takes longer than a launch: key must tell apart every body
+// the call site renders, besides what g's signature does (sig).
+func (b *Backend) runIndexedKeyed(g *genKernel, key string, body func() string) error {
 	n := g.numel()
 	if n == 0 {
 		return nil
 	}
-	var sb strings.Builder
-	sb.WriteString(g.prologue(indexLib, n))
-	fmt.Fprintf(&sb, "for (idx i = (idx)blockIdx.x * %d + (idx)threadIdx.x; i < n; i += (idx)gridDim.x * %d) {\n", genBlock, genBlock)
-	sb.WriteString(coords(len(g.shape)))
-	sb.WriteString(body)
-	sb.WriteString("\n}\n}\n")
-	return b.launchIndexed(g, n, b.gridFor(n, genBlock), sb.String())
+	return b.launchIndexed(g, n, b.gridFor(n, genBlock), "gen|"+key, func(wide bool) string {
+		var sb strings.Builder
+		sb.WriteString(g.prologue(wide))
+		fmt.Fprintf(&sb, "for (idx i = (idx)blockIdx.x * %d + (idx)threadIdx.x; i < n; i += (idx)gridDim.x * %d) {\n", genBlock, genBlock)
+		sb.WriteString(coords(len(g.shape)))
+		sb.WriteString(body())
+		sb.WriteString("\n}\n}\n")
+		return sb.String()
+	})
 }
 
-// prologue is a kernel's source up to its body: the library, the entry,
-// idx, n (the thread count) and the operand pointers.
-func (g *genKernel) prologue(lib string, n int64) string {
+// sig is what an indexed kernel's source depends on besides its call
+// site's choices: the rank, 64-bit positions, and each operand's storage
+// type, whether it is written and whether it is walked in order (at).
+func (g *genKernel) sig(wide bool) string {
+	buf := make([]byte, 0, 64)
+	buf = append(buf, '|', byte('0'+len(g.shape)))
+	if wide {
+		buf = append(buf, 'w')
+	}
+	for _, o := range g.ops {
+		buf = append(buf, '|')
+		buf = append(buf, o.t.DType().String()...)
+		if o.out {
+			buf = append(buf, 'o')
+		}
+		if inOrder(g.shape, o.strides) {
+			buf = append(buf, 'c')
+		}
+	}
+	return string(buf)
+}
+
+// prologue is a kernel's source up to its body: the entry, idx, n (the
+// thread count) and the operand pointers.
+func (g *genKernel) prologue(wide bool) string {
 	var sb strings.Builder
-	sb.WriteString(lib)
 	fmt.Fprintf(&sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const WtArgs A) {\n", genBlock, entry)
-	fmt.Fprintf(&sb, "typedef %s idx;\nconst idx n = (idx)A.n;\n", idxType(g.wide(n)))
+	fmt.Fprintf(&sb, "typedef %s idx;\nconst idx n = (idx)A.n;\n", idxType(wide))
 	sb.WriteString(g.decls())
 	return sb.String()
 }
 
-// launchIndexed compiles src (made from g's prologue) and launches it on
-// grid blocks of genBlock threads with n in A.n.
-func (b *Backend) launchIndexed(g *genKernel, n int64, grid [3]uint32, src string) error {
+// launchIndexed launches the kernel key (with g's signature) on grid
+// blocks of genBlock threads with n in A.n; render makes its source from
+// g's prologue on first use. Keys starting "scan" get cu/scan.cuh too.
+func (b *Backend) launchIndexed(g *genKernel, n int64, grid [3]uint32, key string, render func(wide bool) string) error {
 	a, err := g.args(n)
 	if err != nil {
 		return err
 	}
-	k, err := b.kernelFor("gen|"+src, func() (string, error) { return src, nil })
+	wide := g.wide(n)
+	k, err := b.kernelFor(key+g.sig(wide), func() (string, error) {
+		lib := indexLib
+		if strings.HasPrefix(key, "scan") {
+			lib += scanLib
+		}
+		return lib + render(wide), nil
+	})
 	if err != nil {
 		return fmt.Errorf("cuda: %s: %w", g.op, err)
 	}

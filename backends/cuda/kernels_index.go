@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
@@ -40,10 +41,11 @@ func (b *Backend) take(op string, xw genOp, along int64, iw genOp, out *core.Ten
 	if wrap {
 		w = "(v < 0 ? v + (i64)A.s[1] : v)"
 	}
-	body := fmt.Sprintf("const i64 v = (i64)ld(p1[%s]);\nconst i64 w = %s;\n", g.at(1), w) +
-		fmt.Sprintf("if (w < 0 || w >= (i64)A.s[1]) { wt_fail(A, 1, v, 0); p2[%s] = %s; }\n", g.at(2), zeroElem(out.DType())) +
-		fmt.Sprintf("else p2[%s] = p0[%s + w * (i64)A.s[0]];\n", g.at(2), g.at(0))
-	return b.runIndexed(g, body)
+	return b.runIndexedKeyed(g, "take|"+w, func() string {
+		return fmt.Sprintf("const i64 v = (i64)ld(p1[%s]);\nconst i64 w = %s;\n", g.at(1), w) +
+			fmt.Sprintf("if (w < 0 || w >= (i64)A.s[1]) { wt_fail(A, 1, v, 0); p2[%s] = %s; }\n", g.at(2), zeroElem(out.DType())) +
+			fmt.Sprintf("else p2[%s] = p0[%s + w * (i64)A.s[0]];\n", g.at(2), g.at(0))
+	})
 }
 
 func gatherKernel(k *core.KernelCall) error {
@@ -114,9 +116,10 @@ func wrapIndexKernel(k *core.KernelCall) error {
 	g := &genKernel{op: "_wrap_index", shape: in.Shape(), ops: []genOp{walkOf(in, in.Shape()), written(out)}, check: outOfBounds(0, size)}
 	g.param(0, int64(size))
 	g.coalesce(-1)
-	body := fmt.Sprintf("const i64 v = (i64)ld(p0[%s]);\nconst i64 w = v < 0 ? v + (i64)A.s[0] : v;\n", g.at(0)) +
-		fmt.Sprintf("if (w < 0 || w >= (i64)A.s[0]) { wt_fail(A, 1, v, 0); p1[%s] = 0; }\nelse p1[%s] = w;\n", g.at(1), g.at(1))
-	return cudaOf(k).runIndexed(g, body)
+	return cudaOf(k).runIndexedKeyed(g, "wrapindex", func() string {
+		return fmt.Sprintf("const i64 v = (i64)ld(p0[%s]);\nconst i64 w = v < 0 ? v + (i64)A.s[0] : v;\n", g.at(0)) +
+			fmt.Sprintf("if (w < 0 || w >= (i64)A.s[0]) { wt_fail(A, 1, v, 0); p1[%s] = 0; }\nelse p1[%s] = w;\n", g.at(1), g.at(1))
+	})
 }
 
 // oneHotKernel writes 1 where the last coordinate equals the index. Without
@@ -195,13 +198,15 @@ func (b *Backend) oneHot(idx, out *core.Tensor, classes int64) error {
 		g.ops = []genOp{{t: idx, offset: idx.Offset(), strides: append(idx.Strides(), 0)}, written(out)}
 	}
 	g.coalesce(-1)
-	body := fmt.Sprintf("const i64 v = (i64)ld(p0[%s]);\n", g.at(0)) +
-		"if (v < 0) wt_fail(A, 1, v, 0);\nelse if (v >= (i64)A.s[0]) wt_fail(A, 2, v, 0);\n"
-	if classes > 0 {
-		// The output is contiguous: i mod classes is the class coordinate.
-		body += fmt.Sprintf("p1[%s] = v == (i64)(i %% (idx)A.s[0]) ? 1 : 0;\n", g.at(1))
-	}
-	return b.runIndexed(g, body)
+	return b.runIndexedKeyed(g, "onehot|"+strconv.FormatBool(classes > 0), func() string {
+		body := fmt.Sprintf("const i64 v = (i64)ld(p0[%s]);\n", g.at(0)) +
+			"if (v < 0) wt_fail(A, 1, v, 0);\nelse if (v >= (i64)A.s[0]) wt_fail(A, 2, v, 0);\n"
+		if classes > 0 {
+			// The output is contiguous: i mod classes is the class coordinate.
+			body += fmt.Sprintf("p1[%s] = v == (i64)(i %% (idx)A.s[0]) ? 1 : 0;\n", g.at(1))
+		}
+		return body
+	})
 }
 
 // maskedFillKernel takes value, stored in x's dtype as the CPU stores it

@@ -27,10 +27,12 @@ func init() {
 
 // compaction is the plan of one: the iteration and operands (g; the
 // offsets buffer is its last operand), the C++ that sets f for element i
-// (flag), and the blocks, each covering per elements.
+// (flag, told apart from others by flagKey), and the blocks, each
+// covering per elements.
 type compaction struct {
 	g       *genKernel
-	flag    string
+	flagKey string
+	flag    func() string
 	blocks  int
 	per     int
 	offsets *core.Tensor // i64 [blocks+1]: each block's first position, then the total
@@ -38,7 +40,7 @@ type compaction struct {
 
 // newCompaction plans g's iteration and allocates the offsets; the caller
 // releases them.
-func (b *Backend) newCompaction(g *genKernel, flag string) (*compaction, error) {
+func (b *Backend) newCompaction(g *genKernel, flagKey string, flag func() string) (*compaction, error) {
 	n := int(g.numel())
 	blocks := max(min((n+genBlock-1)/genBlock, max(b.props.sms, 1)*32), 1)
 	per := (n + blocks - 1) / blocks
@@ -52,7 +54,7 @@ func (b *Backend) newCompaction(g *genKernel, flag string) (*compaction, error) 
 	g.ops = append(g.ops, genOp{t: offsets, strides: make([]int, rank), out: true})
 	g.param(30, int64(per))
 	g.param(29, int64(blocks))
-	return &compaction{g: g, flag: flag, blocks: blocks, per: per, offsets: offsets}, nil
+	return &compaction{g: g, flagKey: flagKey, flag: flag, blocks: blocks, per: per, offsets: offsets}, nil
 }
 
 // offs names the offsets operand in kernel sources.
@@ -63,25 +65,30 @@ const blockRange = "__shared__ u64 sh[WT_SCAN_BLOCK / 32];\nconst idx per = (idx
 	"const idx lo = (idx)blockIdx.x * per, hi = lo + per < n ? lo + per : n;\n"
 
 // countSelected runs the counting and the scan; check (optional C++,
-// after the scan, with the total in carry) may fail the op.
+// after the scan, with the total in carry; a constant) may fail the op.
 func (b *Backend) countSelected(c *compaction, check string) error {
 	g, n := c.g, c.g.numel()
-	var sb strings.Builder
-	sb.WriteString(g.prologue(indexLib+scanLib, n))
-	sb.WriteString(blockRange)
-	fmt.Fprintf(&sb, "u64 cnt = 0;\nfor (idx i = lo + (idx)threadIdx.x; i < hi; i += %d) {\n%sbool f = false;\n%s\nif (f) cnt++;\n}\n", genBlock, coords(len(g.shape)), c.flag)
-	fmt.Fprintf(&sb, "u64 tot;\nwt_block_scan(cnt, sh, tot);\nif (threadIdx.x == 0) %s[blockIdx.x] = (i64)tot;\n}\n", c.offs())
-	if err := b.launchIndexed(g, n, [3]uint32{uint32(c.blocks), 1, 1}, sb.String()); err != nil {
+	err := b.launchIndexed(g, n, [3]uint32{uint32(c.blocks), 1, 1}, "scancount|"+c.flagKey, func(wide bool) string {
+		var sb strings.Builder
+		sb.WriteString(g.prologue(wide))
+		sb.WriteString(blockRange)
+		fmt.Fprintf(&sb, "u64 cnt = 0;\nfor (idx i = lo + (idx)threadIdx.x; i < hi; i += %d) {\n%sbool f = false;\n%s\nif (f) cnt++;\n}\n", genBlock, coords(len(g.shape)), c.flag())
+		fmt.Fprintf(&sb, "u64 tot;\nwt_block_scan(cnt, sh, tot);\nif (threadIdx.x == 0) %s[blockIdx.x] = (i64)tot;\n}\n", c.offs())
+		return sb.String()
+	})
+	if err != nil {
 		return err
 	}
 	// The scan: one block walks the counts in tiles.
-	sb.Reset()
-	sb.WriteString(g.prologue(indexLib+scanLib, n))
-	sb.WriteString("__shared__ u64 sh[WT_SCAN_BLOCK / 32];\nconst idx P = (idx)A.s[29];\nu64 carry = 0;\n")
-	fmt.Fprintf(&sb, "for (idx j0 = 0; j0 < P; j0 += %d) {\nconst idx j = j0 + (idx)threadIdx.x;\n", genBlock)
-	fmt.Fprintf(&sb, "const u64 v = j < P ? (u64)%[1]s[j] : 0;\nu64 tot;\nconst u64 pre = wt_block_scan(v, sh, tot);\nif (j < P) %[1]s[j] = (i64)(carry + pre);\ncarry += tot;\n}\n", c.offs())
-	fmt.Fprintf(&sb, "if (threadIdx.x == 0) {\n%s[P] = (i64)carry;\n%s\n}\n}\n", c.offs(), check)
-	return b.launchIndexed(g, n, [3]uint32{1, 1, 1}, sb.String())
+	return b.launchIndexed(g, n, [3]uint32{1, 1, 1}, "scanscan|"+check, func(wide bool) string {
+		var sb strings.Builder
+		sb.WriteString(g.prologue(wide))
+		sb.WriteString("__shared__ u64 sh[WT_SCAN_BLOCK / 32];\nconst idx P = (idx)A.s[29];\nu64 carry = 0;\n")
+		fmt.Fprintf(&sb, "for (idx j0 = 0; j0 < P; j0 += %d) {\nconst idx j = j0 + (idx)threadIdx.x;\n", genBlock)
+		fmt.Fprintf(&sb, "const u64 v = j < P ? (u64)%[1]s[j] : 0;\nu64 tot;\nconst u64 pre = wt_block_scan(v, sh, tot);\nif (j < P) %[1]s[j] = (i64)(carry + pre);\ncarry += tot;\n}\n", c.offs())
+		fmt.Fprintf(&sb, "if (threadIdx.x == 0) {\n%s[P] = (i64)carry;\n%s\n}\n}\n", c.offs(), check)
+		return sb.String()
+	})
 }
 
 // total reads back the number of selected elements.
@@ -93,24 +100,28 @@ func (c *compaction) total() (int, error) {
 	return int(v[0]), nil
 }
 
-// writeSelected runs the writing pass: write is C++ run for every
+// writeSelected runs the writing pass: write renders the C++ run for every
 // element of the block's range, with f its flag and q its output position
-// when set.
-func (b *Backend) writeSelected(c *compaction, write string) error {
+// when set; writeKey tells it apart from others.
+func (b *Backend) writeSelected(c *compaction, writeKey string, write func() string) error {
 	g, n := c.g, c.g.numel()
-	var sb strings.Builder
-	sb.WriteString(g.prologue(indexLib+scanLib, n))
-	sb.WriteString(blockRange)
-	fmt.Fprintf(&sb, "u64 base = (u64)%s[blockIdx.x];\n", c.offs())
-	fmt.Fprintf(&sb, "for (idx i0 = lo; i0 < hi; i0 += %d) {\nconst idx i = i0 + (idx)threadIdx.x;\nbool f = false;\n", genBlock)
-	fmt.Fprintf(&sb, "if (i < hi) {\n%s%s\n}\n", coords(len(g.shape)), c.flag)
-	sb.WriteString("u64 tot;\nconst u64 q = base + wt_block_scan(f ? 1 : 0, sh, tot);\n")
-	fmt.Fprintf(&sb, "if (i < hi) {\n%s%s\n}\nbase += tot;\n}\n}\n", coords(len(g.shape)), write)
-	return b.launchIndexed(g, n, [3]uint32{uint32(c.blocks), 1, 1}, sb.String())
+	return b.launchIndexed(g, n, [3]uint32{uint32(c.blocks), 1, 1}, "scanwrite|"+c.flagKey+"|"+writeKey, func(wide bool) string {
+		var sb strings.Builder
+		sb.WriteString(g.prologue(wide))
+		sb.WriteString(blockRange)
+		fmt.Fprintf(&sb, "u64 base = (u64)%s[blockIdx.x];\n", c.offs())
+		fmt.Fprintf(&sb, "for (idx i0 = lo; i0 < hi; i0 += %d) {\nconst idx i = i0 + (idx)threadIdx.x;\nbool f = false;\n", genBlock)
+		fmt.Fprintf(&sb, "if (i < hi) {\n%s%s\n}\n", coords(len(g.shape)), c.flag())
+		sb.WriteString("u64 tot;\nconst u64 q = base + wt_block_scan(f ? 1 : 0, sh, tot);\n")
+		fmt.Fprintf(&sb, "if (i < hi) {\n%s%s\n}\nbase += tot;\n}\n}\n", coords(len(g.shape)), write())
+		return sb.String()
+	})
 }
 
-// maskFlag is the C++ flag of a bool mask operand k.
-func maskFlag(g *genKernel, k int) string { return fmt.Sprintf("f = ld(p%d[%s]) != 0u;", k, g.at(k)) }
+// maskFlag is the C++ flag of a bool mask operand 0.
+func maskFlag(g *genKernel) func() string {
+	return func() string { return fmt.Sprintf("f = ld(p0[%s]) != 0u;", g.at(0)) }
+}
 
 // positional is an operand the kernel indexes by output position, not by
 // the iteration (its strides over it are zero).
@@ -132,7 +143,7 @@ func maskedSelectKernel(k *core.KernelCall) error {
 	}
 	g := &genKernel{op: "masked_select", shape: s, ops: []genOp{walkOf(mask, s), walkOf(x, s)}}
 	g.coalesce(-1)
-	c, err := b.newCompaction(g, maskFlag(g, 0))
+	c, err := b.newCompaction(g, "mask", maskFlag(g))
 	if err != nil {
 		return err
 	}
@@ -151,7 +162,8 @@ func maskedSelectKernel(k *core.KernelCall) error {
 	if n > 0 {
 		// The output goes in before the offsets (the last operand).
 		g.ops = append(g.ops[:2], positional(out, len(g.shape), true), g.ops[2])
-		if err := b.writeSelected(c, fmt.Sprintf("if (f) p2[(idx)A.off[2] + (idx)q] = p1[%s];", g.at(1))); err != nil {
+		write := func() string { return fmt.Sprintf("if (f) p2[(idx)A.off[2] + (idx)q] = p1[%s];", g.at(1)) }
+		if err := b.writeSelected(c, "select", write); err != nil {
 			out.Release()
 			return err
 		}
@@ -181,7 +193,7 @@ func maskedSelectGradKernel(k *core.KernelCall) error {
 	g.param(27, int64(gr.Strides()[0]))
 	g.coalesce(-1)
 	b := cudaOf(k)
-	c, err := b.newCompaction(g, maskFlag(g, 0))
+	c, err := b.newCompaction(g, "mask", maskFlag(g))
 	if err != nil {
 		return err
 	}
@@ -189,8 +201,9 @@ func maskedSelectGradKernel(k *core.KernelCall) error {
 	if err := b.countSelected(c, "if (carry != (u64)A.s[28]) wt_fail(A, 1, A.s[28], (i64)carry);"); err != nil {
 		return err
 	}
-	w := fmt.Sprintf("p2[%s] = f && q < (u64)A.s[28] ? p1[(idx)A.off[1] + (idx)q * (idx)A.s[27]] : %s;", g.at(2), zeroElem(out.DType()))
-	return b.writeSelected(c, w)
+	return b.writeSelected(c, "grad", func() string {
+		return fmt.Sprintf("p2[%s] = f && q < (u64)A.s[28] ? p1[(idx)A.off[1] + (idx)q * (idx)A.s[27]] : %s;", g.at(2), zeroElem(out.DType()))
+	})
 }
 
 // nonzeroKernel writes the coordinates of x's non-zero elements (NaN
@@ -208,9 +221,11 @@ func nonzeroKernel(k *core.KernelCall) error {
 	ct := computeType(x.DType())
 	g := &genKernel{op: "nonzero", shape: s, ops: []genOp{walkOf(x, s)}}
 	g.ops[0].strides = x.Strides()
-	flag := fmt.Sprintf("{ const %s xv = ld(p0[%s]);\nf = %s; }", ct, g.at(0), translate(lower.Truthy("xv", ct), single(ct)))
+	flag := func() string {
+		return fmt.Sprintf("{ const %s xv = ld(p0[%s]);\nf = %s; }", ct, g.at(0), translate(lower.Truthy("xv", ct), single(ct)))
+	}
 	b := cudaOf(k)
-	c, err := b.newCompaction(g, flag)
+	c, err := b.newCompaction(g, "nonzero", flag)
 	if err != nil {
 		return err
 	}
@@ -228,13 +243,16 @@ func nonzeroKernel(k *core.KernelCall) error {
 	}
 	if n > 0 && rank > 0 {
 		g.ops = append(g.ops[:1], positional(out, rank, true), g.ops[1])
-		var w strings.Builder
-		w.WriteString("if (f) {\n")
-		for d := range rank {
-			fmt.Fprintf(&w, "p1[(idx)A.off[1] + (idx)q * %d + %d] = (i64)c%d;\n", rank, d, d)
+		write := func() string {
+			var w strings.Builder
+			w.WriteString("if (f) {\n")
+			for d := range rank {
+				fmt.Fprintf(&w, "p1[(idx)A.off[1] + (idx)q * %d + %d] = (i64)c%d;\n", rank, d, d)
+			}
+			w.WriteString("}")
+			return w.String()
 		}
-		w.WriteString("}")
-		if err := b.writeSelected(c, w.String()); err != nil {
+		if err := b.writeSelected(c, "coords", write); err != nil {
 			out.Release()
 			return err
 		}

@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
@@ -156,26 +157,34 @@ func (b *Backend) scatterPass(j scatterJob, acc, count *core.Tensor, action stri
 	g.param(1, int64(size))
 	g.coalesce(-1)
 	accD := acc.DType()
-	var do string
-	switch action {
-	case "set":
-		do = fmt.Sprintf("p2[t] = p1[%s];", g.at(1))
-	case "reset":
+	if action == "reset" {
 		g.param(31, identityBits(j.reduce, accD))
-		do = fmt.Sprintf("p2[t] = wt_from_bits<%s>(A.s[31]);", storageType(accD))
-	case "sum":
-		do = "wt_atomic_add(&p2[t], " + j.value(g, accD) + ");"
-	case "mean":
-		do = fmt.Sprintf("wt_atomic_add(&p2[t], %s);\natomicAdd((u64*)&p3[%s + v * (i64)A.s[0]], 1ull);", j.value(g, accD), g.at(3))
-	case "amax", "amin":
-		do = fmt.Sprintf("wt_atomic_ext<%v>(&p2[t], %s);", action == "amax", j.value(g, accD))
+	}
+	switch action {
+	case "set", "reset", "sum", "mean", "amax", "amin":
 	default:
 		return fmt.Errorf("cuda: %s: unknown reduction %q", j.op, action)
 	}
-	body := fmt.Sprintf("const i64 v = (i64)ld(p0[%s]);\n", g.at(0)) +
-		"if (v < 0 || v >= (i64)A.s[1]) wt_fail(A, 1, v, 0);\nelse {\n" +
-		fmt.Sprintf("const i64 t = %s + v * (i64)A.s[0];\n", g.at(2)) + do + "\n}\n"
-	return b.runIndexed(g, body)
+	// The body depends on the action, on alpha being 1, and otherwise on
+	// what the kernel's signature holds (acc's dtype among them).
+	return b.runIndexedKeyed(g, "scatter|"+action+"|"+strconv.FormatBool(j.alpha != 1), func() string {
+		var do string
+		switch action {
+		case "set":
+			do = fmt.Sprintf("p2[t] = p1[%s];", g.at(1))
+		case "reset":
+			do = fmt.Sprintf("p2[t] = wt_from_bits<%s>(A.s[31]);", storageType(accD))
+		case "sum":
+			do = "wt_atomic_add(&p2[t], " + j.value(g, accD) + ");"
+		case "mean":
+			do = fmt.Sprintf("wt_atomic_add(&p2[t], %s);\natomicAdd((u64*)&p3[%s + v * (i64)A.s[0]], 1ull);", j.value(g, accD), g.at(3))
+		default:
+			do = fmt.Sprintf("wt_atomic_ext<%v>(&p2[t], %s);", action == "amax", j.value(g, accD))
+		}
+		return fmt.Sprintf("const i64 v = (i64)ld(p0[%s]);\n", g.at(0)) +
+			"if (v < 0 || v >= (i64)A.s[1]) wt_fail(A, 1, v, 0);\nelse {\n" +
+			fmt.Sprintf("const i64 t = %s + v * (i64)A.s[0];\n", g.at(2)) + do + "\n}\n"
+	})
 }
 
 // value is the C++ of the src value (operand 1, times alpha) in the
@@ -271,11 +280,13 @@ func scatterExtremumGradKernel(k *core.KernelCall) error {
 	gc.param(2, rAlong)
 	gc.param(3, cAlong)
 	gc.coalesce(-1)
-	body := fmt.Sprintf("const i64 v = (i64)ld(p0[%s]);\n", gc.at(0)) +
-		"if (v < 0 || v >= (i64)A.s[1]) wt_fail(A, 1, v, 0);\nelse {\n" +
-		fmt.Sprintf("const u64 add = (ld(p1[%s]) == ld(p2[%s + v * (i64)A.s[2]]) ? 1ull : 0ull) + (%s ? 0ull : 1ull << 32);\n", gc.at(1), gc.at(2), inc) +
-		fmt.Sprintf("if (add != 0) atomicAdd((u64*)&p3[%s + v * (i64)A.s[3]], add);\n}\n", gc.at(3))
-	if err := b.runIndexed(gc, body); err != nil {
+	err = b.runIndexedKeyed(gc, "extcount|"+inc, func() string {
+		return fmt.Sprintf("const i64 v = (i64)ld(p0[%s]);\n", gc.at(0)) +
+			"if (v < 0 || v >= (i64)A.s[1]) wt_fail(A, 1, v, 0);\nelse {\n" +
+			fmt.Sprintf("const u64 add = (ld(p1[%s]) == ld(p2[%s + v * (i64)A.s[2]]) ? 1ull : 0ull) + (%s ? 0ull : 1ull << 32);\n", gc.at(1), gc.at(2), inc) +
+			fmt.Sprintf("if (add != 0) atomicAdd((u64*)&p3[%s + v * (i64)A.s[3]], add);\n}\n", gc.at(3))
+	})
+	if err != nil {
 		return err
 	}
 	if err := b.extremumSrcGrad(op, g, idx, src, res, cnt, gs, ax, size); err != nil {
@@ -285,10 +296,11 @@ func scatterExtremumGradKernel(k *core.KernelCall) error {
 	gk := &genKernel{op: op, shape: x.Shape(),
 		ops: []genOp{walkOf(x, x.Shape()), walkOf(res, x.Shape()), walkOf(g, x.Shape()), walkOf(cnt, x.Shape()), written(gx)}}
 	gk.coalesce(-1)
-	body = fmt.Sprintf("const u64 cw = (u64)p3[%s];\n", gk.at(3)) +
-		fmt.Sprintf("f64 r = (ld(p0[%s]) == ld(p1[%s]) ? 1.0 : 0.0) * ((f64)ld(p2[%s]) / (f64)(cw & 0xffffffffull));\n", gk.at(0), gk.at(1), gk.at(2)) +
-		fmt.Sprintf("if (!%s && (cw >> 32) != 0) r = 0.0;\nput(&p4[%s], r);\n", inc, gk.at(4))
-	return b.runIndexed(gk, body)
+	return b.runIndexedKeyed(gk, "extx|"+inc, func() string {
+		return fmt.Sprintf("const u64 cw = (u64)p3[%s];\n", gk.at(3)) +
+			fmt.Sprintf("f64 r = (ld(p0[%s]) == ld(p1[%s]) ? 1.0 : 0.0) * ((f64)ld(p2[%s]) / (f64)(cw & 0xffffffffull));\n", gk.at(0), gk.at(1), gk.at(2)) +
+			fmt.Sprintf("if (!%s && (cw >> 32) != 0) r = 0.0;\nput(&p4[%s], r);\n", inc, gk.at(4))
+	})
 }
 
 // extremumSrcGrad writes src's gradient: eq(src, result) * g / N at its
@@ -303,15 +315,18 @@ func (b *Backend) extremumSrcGrad(op string, g, idx, src, res, cnt, gs *core.Ten
 	k.param(2, gAlong)
 	k.param(3, rAlong)
 	k.param(4, cAlong)
-	inside := "true"
 	for d, n := range idx.Shape() {
 		k.param(16+d, int64(n))
-		inside += fmt.Sprintf(" && c%d < (idx)A.s[%d]", d, 16+d)
 	}
-	body := "f64 r = 0.0;\n" +
-		fmt.Sprintf("if (%s) {\nconst i64 v = (i64)ld(p1[%s]);\nif (v >= 0 && v < (i64)A.s[1]) {\n", inside, k.at(1)) +
-		fmt.Sprintf("const u64 cw = (u64)p4[%s + v * (i64)A.s[4]];\n", k.at(4)) +
-		fmt.Sprintf("r = (ld(p0[%s]) == ld(p3[%s + v * (i64)A.s[3]]) ? 1.0 : 0.0) * ((f64)ld(p2[%s + v * (i64)A.s[2]]) / (f64)(cw & 0xffffffffull));\n", k.at(0), k.at(3), k.at(2)) +
-		"}\n}\n" + fmt.Sprintf("put(&p5[%s], r);\n", k.at(5))
-	return b.runIndexed(k, body)
+	return b.runIndexedKeyed(k, "extsrc", func() string {
+		inside := "true"
+		for d := range idx.Rank() {
+			inside += fmt.Sprintf(" && c%d < (idx)A.s[%d]", d, 16+d)
+		}
+		return "f64 r = 0.0;\n" +
+			fmt.Sprintf("if (%s) {\nconst i64 v = (i64)ld(p1[%s]);\nif (v >= 0 && v < (i64)A.s[1]) {\n", inside, k.at(1)) +
+			fmt.Sprintf("const u64 cw = (u64)p4[%s + v * (i64)A.s[4]];\n", k.at(4)) +
+			fmt.Sprintf("r = (ld(p0[%s]) == ld(p3[%s + v * (i64)A.s[3]]) ? 1.0 : 0.0) * ((f64)ld(p2[%s + v * (i64)A.s[2]]) / (f64)(cw & 0xffffffffull));\n", k.at(0), k.at(3), k.at(2)) +
+			"}\n}\n" + fmt.Sprintf("put(&p5[%s], r);\n", k.at(5))
+	})
 }

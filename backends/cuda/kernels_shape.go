@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/webtensor/webtensor/backends/lower"
@@ -113,22 +114,25 @@ func (b *Backend) copyPieces(op string, whole *core.Tensor, ps []piece, ax int, 
 		}
 		g.ops = append(g.ops, genOp{t: whole, offset: whole.Offset() + lo*wst[ax], strides: wst, out: join})
 		a := g.coalesce(ax)
-		var body strings.Builder
-		fmt.Fprintf(&body, "const idx ca = c%d;\n", a)
-		for j := range chunk {
-			if j > 0 {
-				body.WriteString("else ")
+		body := func() string {
+			var body strings.Builder
+			fmt.Fprintf(&body, "const idx ca = c%d;\n", a)
+			for j := range chunk {
+				if j > 0 {
+					body.WriteString("else ")
+				}
+				if j < n-1 {
+					fmt.Fprintf(&body, "if (ca < (idx)A.s[%d]) ", j)
+				}
+				if join {
+					fmt.Fprintf(&body, "p%d[%s] = p%d[%s];\n", n, g.at(n), j, g.at(j))
+				} else {
+					fmt.Fprintf(&body, "p%d[%s] = p%d[%s];\n", j, g.at(j), n, g.at(n))
+				}
 			}
-			if j < n-1 {
-				fmt.Fprintf(&body, "if (ca < (idx)A.s[%d]) ", j)
-			}
-			if join {
-				fmt.Fprintf(&body, "p%d[%s] = p%d[%s];\n", n, g.at(n), j, g.at(j))
-			} else {
-				fmt.Fprintf(&body, "p%d[%s] = p%d[%s];\n", j, g.at(j), n, g.at(n))
-			}
+			return body.String()
 		}
-		if err := b.runIndexed(g, body.String()); err != nil {
+		if err := b.runIndexedKeyed(g, "pieces|"+strconv.FormatBool(join)+"|"+strconv.Itoa(n)+"|"+strconv.Itoa(a), body); err != nil {
 			return err
 		}
 	}
@@ -293,19 +297,25 @@ func (b *Backend) remap(op string, src, out *core.Tensor, dims []remapDim, fill 
 		{t: out, offset: out.Offset(), strides: core.ContiguousStrides(shape), out: true},
 	}}
 	g.param(31, fill)
-	var body strings.Builder
-	body.WriteString("bool fill = false;\n")
-	pos := "(idx)A.off[0]"
+	kinds := make([]byte, len(dims))
 	for d, m := range dims {
 		g.param(3*d, int64(m.a))
 		g.param(3*d+1, int64(m.b))
 		g.param(3*d+2, int64(m.n))
-		fmt.Fprintf(&body, remapCode[m.kind], d, 3*d, 3*d+1, 3*d+2)
-		pos += fmt.Sprintf(" + s%d * (idx)A.st[0][%d]", d, d)
+		kinds[d] = byte('a' + m.kind)
 	}
-	t := storageType(out.DType())
-	fmt.Fprintf(&body, "if (fill) p1[%s] = wt_from_bits<%s>(A.s[31]);\nelse p1[%s] = p0[%s];\n", g.at(1), t, g.at(1), pos)
-	return b.runIndexed(g, body.String())
+	return b.runIndexedKeyed(g, "remap|"+string(kinds), func() string {
+		var body strings.Builder
+		body.WriteString("bool fill = false;\n")
+		pos := "(idx)A.off[0]"
+		for d, m := range dims {
+			fmt.Fprintf(&body, remapCode[m.kind], d, 3*d, 3*d+1, 3*d+2)
+			pos += fmt.Sprintf(" + s%d * (idx)A.st[0][%d]", d, d)
+		}
+		t := storageType(out.DType())
+		fmt.Fprintf(&body, "if (fill) p1[%s] = wt_from_bits<%s>(A.s[31]);\nelse p1[%s] = p0[%s];\n", g.at(1), t, g.at(1), pos)
+		return body.String()
+	})
 }
 
 // rolled is the remap of a dim of size n rolled by shift.
@@ -370,14 +380,19 @@ func (b *Backend) rollFlat(in, out *core.Tensor, shift int) error {
 	}}
 	g.param(0, int64(r.a))
 	g.param(1, int64(n))
-	var body strings.Builder
-	body.WriteString("idx q = i + (idx)A.s[0];\nif (q >= (idx)A.s[1]) q -= (idx)A.s[1];\nidx src = (idx)A.off[0];\n")
-	for d := len(it.Shape) - 1; d >= 0; d-- {
-		g.param(8+d, int64(it.Shape[d]))
-		fmt.Fprintf(&body, "src += (q %% (idx)A.s[%d]) * (idx)A.st[0][%d];\nq /= (idx)A.s[%d];\n", 8+d, d, 8+d)
+	for d, m := range it.Shape {
+		g.param(8+d, int64(m))
 	}
-	fmt.Fprintf(&body, "p1[%s] = p0[src];\n", g.at(1))
-	return b.runIndexed(g, body.String())
+	rank := len(it.Shape)
+	return b.runIndexedKeyed(g, "rollflat|"+strconv.Itoa(rank), func() string {
+		var body strings.Builder
+		body.WriteString("idx q = i + (idx)A.s[0];\nif (q >= (idx)A.s[1]) q -= (idx)A.s[1];\nidx src = (idx)A.off[0];\n")
+		for d := rank - 1; d >= 0; d-- {
+			fmt.Fprintf(&body, "src += (q %% (idx)A.s[%d]) * (idx)A.st[0][%d];\nq /= (idx)A.s[%d];\n", 8+d, d, 8+d)
+		}
+		fmt.Fprintf(&body, "p1[%s] = p0[src];\n", g.at(1))
+		return body.String()
+	})
 }
 
 // sliceGradKernel writes g at the slice positions of a zero tensor: along
@@ -452,21 +467,27 @@ func padGradKernel(k *core.KernelCall) error {
 		{t: g, offset: g.Offset(), strides: g.Strides()},
 		written(out),
 	}}
-	var body, loops strings.Builder
-	pos := "(idx)A.off[0]"
 	gs := g.Shape()
+	kinds := make([]byte, len(s))
 	for d := range s {
 		gk.param(3*d, int64(dims[d].a))
 		gk.param(3*d+1, int64(s[d]))
 		gk.param(3*d+2, int64(gs[d]))
-		fmt.Fprintf(&body, "const idx a%[1]d = (idx)A.s[%[2]d], n%[1]d = (idx)A.s[%[3]d], m%[1]d = (idx)A.s[%[4]d];\n"+
-			"idx lo%[1]d[3], hi%[1]d[3];\nint nr%[1]d = 0;\n", d, 3*d, 3*d+1, 3*d+2)
-		fmt.Fprintf(&body, padGradCode[dims[d].kind], d)
-		fmt.Fprintf(&loops, "for (int q%[1]d = 0; q%[1]d < nr%[1]d; q%[1]d++) for (idx g%[1]d = lo%[1]d[q%[1]d]; g%[1]d < hi%[1]d[q%[1]d]; g%[1]d++)\n", d)
-		pos += fmt.Sprintf(" + g%d * (idx)A.st[0][%d]", d, d)
+		kinds[d] = byte('a' + dims[d].kind)
 	}
-	body.WriteString("f64 acc = 0.0;\n")
-	body.WriteString(loops.String())
-	fmt.Fprintf(&body, "acc += (f64)ld(p0[%s]);\nput(&p1[%s], acc);\n", pos, gk.at(1))
-	return cudaOf(k).runIndexed(gk, body.String())
+	return cudaOf(k).runIndexedKeyed(gk, "padgrad|"+string(kinds), func() string {
+		var body, loops strings.Builder
+		pos := "(idx)A.off[0]"
+		for d := range s {
+			fmt.Fprintf(&body, "const idx a%[1]d = (idx)A.s[%[2]d], n%[1]d = (idx)A.s[%[3]d], m%[1]d = (idx)A.s[%[4]d];\n"+
+				"idx lo%[1]d[3], hi%[1]d[3];\nint nr%[1]d = 0;\n", d, 3*d, 3*d+1, 3*d+2)
+			fmt.Fprintf(&body, padGradCode[dims[d].kind], d)
+			fmt.Fprintf(&loops, "for (int q%[1]d = 0; q%[1]d < nr%[1]d; q%[1]d++) for (idx g%[1]d = lo%[1]d[q%[1]d]; g%[1]d < hi%[1]d[q%[1]d]; g%[1]d++)\n", d)
+			pos += fmt.Sprintf(" + g%d * (idx)A.st[0][%d]", d, d)
+		}
+		body.WriteString("f64 acc = 0.0;\n")
+		body.WriteString(loops.String())
+		fmt.Fprintf(&body, "acc += (f64)ld(p0[%s]);\nput(&p1[%s], acc);\n", pos, gk.at(1))
+		return body.String()
+	})
 }
