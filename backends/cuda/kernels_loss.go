@@ -362,3 +362,86 @@ func init() {
 	}
 	register("_pointwise_loss_backward", pointwiseLossBackwardKernel)
 }
+
+// bceOperands views input, target, weight and pos_weight (the last two
+// optional) over the input's shape, and names them in f64.
+func bceOperands(ins []*core.Tensor, x *core.Tensor) (ops []*core.Tensor, w, lw, pw string) {
+	shape := x.Shape()
+	view := func(t *core.Tensor) *core.Tensor {
+		return core.NewView(t, shape, lower.BroadcastStrides(t, shape), t.Offset())
+	}
+	ops = []*core.Tensor{x, view(ins[1])}
+	w, lw, pw = "1.0", "1.0", "0.0"
+	if ins[2] != nil {
+		w = fmt.Sprintf("f64(x%d)", len(ops))
+		ops = append(ops, view(ins[2]))
+	}
+	if ins[3] != nil {
+		p := fmt.Sprintf("f64(x%d)", len(ops))
+		ops = append(ops, view(ins[3]))
+		lw, pw = "(1.0 + ("+p+" - 1.0) * f64(x1))", "("+p+" - 1.0)"
+	}
+	return ops, w, lw, pw
+}
+
+// softplusNeg is log(1 + exp(-x)) without overflow, of an f64 expression.
+func softplusNeg(x string) string {
+	return "(m_log1p(m_exp(-abs(" + x + "))) + max(-(" + x + "), 0.0))"
+}
+
+// bceKernel: loss = w*((1-t)*x + lw*log(1 + exp(-x))), the stable form
+// PyTorch uses, reduced as asked.
+func bceKernel(k *core.KernelCall) error {
+	x, out := k.Inputs[0], k.Outputs[0]
+	ops, w, lw, _ := bceOperands(k.Inputs, x)
+	const xd, td = "f64(x0)", "f64(x1)"
+	e := w + " * ((1.0 - " + td + ") * " + xd + " + " + lw + " * " + softplusNeg(xd) + ")"
+	b := cudaOf(k)
+	if r := k.Attrs.String("reduction"); r != "none" {
+		final := "acc.s"
+		if r == "mean" {
+			final = "acc.s / (f64)R"
+		}
+		all := make([]int, x.Rank())
+		for i := range all {
+			all[i] = i
+		}
+		return b.reduce(reduction{op: "binary_cross_entropy_with_logits", frame: lower.NewFrame(x.Shape(), all), ins: ops, out: out,
+			acc: "SumAcc<f64>", value: e, final: final})
+	}
+	return b.mapRun("binary_cross_entropy_with_logits", ops, out, e, nil)
+}
+
+// bceBackwardKernel: d/dx = u*w*((1-t) - lw/(1 + exp(x))), d/dt =
+// u*w*(-x + (pos_weight-1)*log(1 + exp(-x))), with u the upstream share.
+func bceBackwardKernel(k *core.KernelCall) error {
+	x, t, g := k.Inputs[0], k.Inputs[1], k.Inputs[2]
+	ops, w, lw, pw := bceOperands([]*core.Tensor{x, t, k.Inputs[3], k.Inputs[4]}, x)
+	shape := x.Shape()
+	var sc lower.Scalars
+	u := fmt.Sprintf("f64(x%d)", len(ops))
+	switch k.Attrs.String("reduction") {
+	case "none":
+		ops = append(ops, core.NewView(g, shape, lower.BroadcastStrides(g, shape), g.Offset()))
+	case "mean":
+		ops = append(ops, scalarOverShape(g, shape))
+		sc.SetF(0, float64(shape.Numel()))
+		u = "(" + u + " / pf(0u))"
+	default:
+		ops = append(ops, scalarOverShape(g, shape))
+	}
+	const xd, td = "f64(x0)", "f64(x1)"
+	uw := "(" + u + " * " + w + ")"
+	b := cudaOf(k)
+	dx := uw + " * ((1.0 - " + td + ") - " + lw + " / (1.0 + m_exp(" + xd + ")))"
+	if err := b.mapRun("_binary_cross_entropy_with_logits_backward", ops, k.Outputs[0], dx, &sc); err != nil {
+		return err
+	}
+	dt := uw + " * (-" + xd + " + " + pw + " * " + softplusNeg(xd) + ")"
+	return b.mapRun("_binary_cross_entropy_with_logits_backward", ops, k.Outputs[1], dt, &sc)
+}
+
+func init() {
+	register("binary_cross_entropy_with_logits", bceKernel)
+	register("_binary_cross_entropy_with_logits_backward", bceBackwardKernel)
+}

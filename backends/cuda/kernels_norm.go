@@ -11,8 +11,8 @@ import (
 
 // Softmax, layer norm and RMS norm, forward and backward, as row programs
 // (rows.go). Softmax keeps a running maximum and sum in one pass (online
-// softmax) in the compute type; the norms take their moments in f64
-// (Welford's update, so a large mean costs no precision), and the weight
+// softmax) in the compute type; the norms take their moments in f64 in
+// two passes as the CPU does (so a large mean costs no precision), and the weight
 // gradients sum over rows in a reduction reading per-row statistics the
 // first kernel saved.
 
@@ -84,10 +84,15 @@ func present(ts ...*core.Tensor) ([]*core.Tensor, []string) {
 	return out, names
 }
 
-// momentsPass is Welford's mean and variance of x0, declaring the row's
-// mean and rstd = 1/sqrt(var + eps), eps in pf(0).
-var momentsPass = rowPass{stats: []rowStat{{name: "mv", acc: "VarAcc", value: "x0"}},
-	then: "const f64 mean = mv.mean, rstd = 1.0 / sqrt(mv.m2 / (f64)R + pf(0));"}
+// momentPasses are the CPU's two passes (nnMeanRstd): the mean of x0,
+// then the biased variance around it, declaring mean and rstd =
+// 1/sqrt(var + eps), eps in pf(0). A row held in registers makes the
+// second pass cost no memory traffic.
+var momentPasses = []rowPass{
+	{stats: []rowStat{{name: "ms", acc: "SumAcc<f64>", value: "(f64)x0"}}, then: "const f64 mean = ms.s / (f64)R;"},
+	{stats: []rowStat{{name: "mq", acc: "SumAcc<f64>", value: "((f64)x0 - mean) * ((f64)x0 - mean)"}},
+		then: "const f64 rstd = 1.0 / sqrt(mq.s / (f64)R + pf(0));"},
+}
 
 func layerNormKernel(k *core.KernelCall) error {
 	x, w, b := k.Inputs[0], k.Inputs[1], k.Inputs[2]
@@ -102,7 +107,7 @@ func layerNormKernel(k *core.KernelCall) error {
 	var sc lower.Scalars
 	sc.SetF(0, k.Attrs.Float("eps"))
 	return cudaOf(k).rows(rowProgram{op: "layer_norm", frame: normFrame(x, k.Attrs), ins: ins, outs: k.Outputs[:1],
-		passes: []rowPass{momentsPass}, writes: []string{y}, sc: &sc})
+		passes: momentPasses, writes: []string{y}, sc: &sc})
 }
 
 // layerNormBackwardKernel: with xhat = (x-mean)*rstd and d = g*w,
@@ -121,7 +126,7 @@ func layerNormBackwardKernel(k *core.KernelCall) error {
 	sc.SetF(0, k.Attrs.Float("eps"))
 	wantParams := len(k.Outputs) >= 3 && (k.Outputs[1] != nil || k.Outputs[2] != nil)
 	p := rowProgram{op: "_layer_norm_backward", frame: f, ins: ins, outs: k.Outputs[:1], sc: &sc,
-		passes: []rowPass{momentsPass, {stats: []rowStat{{name: "sd", acc: "SumAcc<f64>", value: d}, {name: "sdx", acc: "SumAcc<f64>", value: d + " * " + xhat}}}},
+		passes: append(append([]rowPass{}, momentPasses...), rowPass{stats: []rowStat{{name: "sd", acc: "SumAcc<f64>", value: d}, {name: "sdx", acc: "SumAcc<f64>", value: d + " * " + xhat}}}),
 		writes: []string{"rstd * (" + d + " - sd.s / (f64)R - " + xhat + " * (sdx.s / (f64)R))"}}
 	b := cudaOf(k)
 	if !wantParams {
