@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/webtensor/webtensor/backends/backendtest"
 	"github.com/webtensor/webtensor/backends/cuda"
 	"github.com/webtensor/webtensor/conformance"
@@ -101,4 +103,20 @@ func TestCUDAConformanceColumn(t *testing.T) {
 	if err := os.WriteFile(out, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Without a GPU the backend must say why, naming what it looked for; the
+// rest of the process carries on.
+func TestAbsentDriverSaysWhy(t *testing.T) {
+	_, _, err := cuda.Probe()
+	if err == nil {
+		t.Skip("a CUDA device is present")
+	}
+	require.ErrorIs(t, err, cuda.ErrNoDevice)
+	_, err = core.BackendFor(gpu)
+	require.Error(t, err)
+	require.ErrorIs(t, err, core.ErrDeviceUnavailable)
+	require.Contains(t, err.Error(), "libcuda.so.1", "the message names the driver library it looked for")
+	x := core.Call1("add", nil, core.FromSlice([]float32{1}, core.Shape{1}), core.FromSlice([]float32{2}, core.Shape{1}))
+	require.NoError(t, x.Err(), "the CPU works regardless")
 }
