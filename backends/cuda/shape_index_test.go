@@ -505,3 +505,83 @@ func callErr(c diffCase, dev core.Device) error {
 	}
 	return nil
 }
+
+// BenchmarkCUDAShapeIndex times the kernels on large tensors (b.N calls
+// queued, then one synchronisation) and reports the bandwidth of the bytes
+// each must read and write, to compare with the GPU's copy bandwidth.
+func BenchmarkCUDAShapeIndex(b *testing.B) {
+	useRepoVenv()
+	be, err := core.BackendFor(gpu)
+	if err != nil {
+		b.Skipf("no CUDA device: %v", err)
+	}
+	g := be.(*cuda.Backend)
+	on := func(t *core.Tensor) *core.Tensor {
+		if err := t.Err(); err != nil {
+			b.Fatal(err)
+		}
+		return t
+	}
+	randn := func(shape ...int) *core.Tensor {
+		return on(core.Call1("randn", core.Attrs{"shape": shape, "seed": 1, "device": "cuda", "dtype": core.F32}))
+	}
+	randint := func(high int, shape ...int) *core.Tensor {
+		return on(core.Call1("randint", core.Attrs{"shape": shape, "low": 0, "high": high, "seed": 2, "device": "cuda", "dtype": core.I64}))
+	}
+	const M = 1 << 20
+	x := randn(8192, 8192) // 256 MiB
+	rows := randn(M, 128)
+	mask := on(core.Call1("gt", nil, randn(8192, 8192), core.Scalar(0.0, core.F32, gpu)))
+	col := randint(8192, 8192, 8192)
+	edges := randint(M/8, 2*M)
+	gathered := on(core.Call1("index_select", nil, rows, edges))
+	cases := []struct {
+		name  string
+		bytes float64 // read and written
+		fn    func() *core.Tensor
+	}{
+		{"concat_axis1", 2 * 2 * 4 * 8192 * 8192, func() *core.Tensor { return core.Call1("concat", core.Attrs{"axis": 1}, x, x) }},
+		{"split_4", 2 * 4 * 8192 * 8192, func() *core.Tensor {
+			outs, _ := core.Call("split", []*core.Tensor{x}, core.Attrs{"sections": 4, "axis": 1})
+			for _, o := range outs[1:] {
+				o.Release()
+			}
+			return outs[0]
+		}},
+		{"flip", 2 * 4 * 8192 * 8192, func() *core.Tensor { return core.Call1("flip", core.Attrs{"axes": []int{1}}, x) }},
+		{"roll", 2 * 4 * 8192 * 8192, func() *core.Tensor {
+			return core.Call1("roll", core.Attrs{"shifts": []int{3, 5}, "axes": []int{0, 1}}, x)
+		}},
+		{"pad_reflect", 2 * 4 * 8192 * 8192, func() *core.Tensor { return core.Call1("pad", core.Attrs{"pads": []int{2, 2}, "mode": "reflect"}, x) }},
+		{"gather_axis1", (4 + 8 + 4) * 8192 * 8192, func() *core.Tensor { return core.Call1("gather", core.Attrs{"axis": 1}, x, col) }},
+		{"index_select_rows", (2*4*128 + 8) * 2 * M, func() *core.Tensor { return core.Call1("index_select", nil, rows, edges) }},
+		{"index_add_rows", (4*128+8)*2*M + 2*4*128*M/8, func() *core.Tensor {
+			return core.Call1("index_add", nil, firstRows(rows, M/8), edges, gathered)
+		}},
+		{"masked_select", (4 + 2*1 + 4*0.5) * 8192 * 8192, func() *core.Tensor { return core.Call1("masked_select", nil, x, mask) }},
+		{"nonzero", (2*1 + 16*0.5) * 8192 * 8192, func() *core.Tensor { return core.Call1("nonzero", nil, mask) }},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			for range 2 {
+				on(c.fn()).Release()
+			}
+			if err := g.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				on(c.fn()).Release()
+			}
+			if err := g.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(c.bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
+}
+
+// firstRows is a view of the first n rows of t.
+func firstRows(t *core.Tensor, n int) *core.Tensor {
+	return core.Call1("slice", core.Attrs{"axis": 0, "stop": n}, t)
+}
