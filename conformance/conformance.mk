@@ -1,5 +1,7 @@
 # The cross-SDK conformance suite: every SDK runs every reference case
-# through its public API on each backend it has and writes a result file;
+# through its public API on each backend it has (cpu, webgpu and cuda; a
+# device this machine lacks gives a column of "-" with the reason) and
+# writes a result file;
 # the report tool prints the parity table and writes conformance/report.md.
 # The top-level Makefile includes this file.
 
@@ -27,13 +29,13 @@ JAVA_CONFORMANCE = ( $(JAVA_MVN) test -Dtest=ConformanceRunnerTest -Dwebtensor.c
 
 conformance: python-sdk build/c_runner java ## every SDK x backend runs every reference case; prints the parity table, writes conformance/report.md
 	rm -rf $(CONF_OUT) && mkdir -p $(CONF_OUT)
-	NODEVICE_SELECT=1 ./build/c_runner conformance/vectors cpu $(CONF_OUT)/c-cpu.json
-	NODEVICE_SELECT=1 ./build/c_runner conformance/vectors webgpu $(CONF_OUT)/c-webgpu.json
-	NODEVICE_SELECT=1 $(GO) run ./conformance/cmd/run -device cpu -out $(CONF_OUT)/go-cpu.json
-	NODEVICE_SELECT=1 $(GO) run ./conformance/cmd/run -device webgpu -out $(CONF_OUT)/go-webgpu.json
-	NODEVICE_SELECT=1 $(PY) conformance/runners/python_runner.py --device cpu --out $(CONF_OUT)/python-cpu.json
-	NODEVICE_SELECT=1 $(PY) conformance/runners/python_runner.py --device webgpu --out $(CONF_OUT)/python-webgpu.json
+	for dev in cpu webgpu cuda; do \
+		NODEVICE_SELECT=1 ./build/c_runner conformance/vectors $$dev $(CONF_OUT)/c-$$dev.json && \
+		NODEVICE_SELECT=1 $(GO) run ./conformance/cmd/run -device $$dev -out $(CONF_OUT)/go-$$dev.json && \
+		NODEVICE_SELECT=1 $(PY) conformance/runners/python_runner.py --device $$dev --out $(CONF_OUT)/python-$$dev.json || exit 1; \
+	done
 	export NODEVICE_SELECT=1 && $(call JAVA_CONFORMANCE,cpu)
 	export NODEVICE_SELECT=1 && $(call JAVA_CONFORMANCE,webgpu)
+	export NODEVICE_SELECT=1 && $(call JAVA_CONFORMANCE,cuda)
 	$(MAKE) --no-print-directory js-conformance
 	$(GO) run ./conformance/cmd/report -results $(CONF_OUT)

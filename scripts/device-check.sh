@@ -4,10 +4,10 @@
 # Go toolchain), it runs in order, each step under its own time limit:
 #   smoke         the CUDA backend opens and runs a few ops (stops here if not)
 #   warm          every kernel of the op suite compiled in parallel (NVRTC)
+#   bench         bench/cuda_test.go against PyTorch CUDA in the same run
 #   suite         the shared op suite, finite differences, threads, coverage
 #   conformance   the Go and Python cuda columns of the conformance report
 #   pytest        the Python SDK's CUDA tests (DLPack with PyTorch, memory)
-#   bench         bench/cuda_test.go against PyTorch CUDA in the same run
 #   webgpu        if the GPU has a Vulkan driver: the WebGPU suite and its
 #                 4096 matmul against the CUDA backend's
 # Logs and results go to build/device-out and, packed as device-logs.tgz with
@@ -36,6 +36,8 @@ step() {
 	[ $rc -ne 0 ] && verdict="FAILED rc=$rc"
 	[ $rc -eq 124 ] && verdict="TIMED OUT after ${limit}s"
 	SUMMARY+=("$name: $verdict")
+	# Results come back even if the device's time runs out mid-run.
+	[ -n "$RESULTS" ] && echo "$name: $verdict ($(($(date +%s) - START))s)" >>"$RESULTS/summary.txt"
 	grep -E -- '--- FAIL|^FAIL|panic:|Error' "$OUT/$name.log" | head -n 20
 	tail -n 4 "$OUT/$name.log"
 	return $rc
@@ -70,8 +72,13 @@ if ! step smoke 90 backends/cuda "$D/cuda.test" -test.v -test.run 'TestCUDAOpsMa
 fi
 
 want warm && step warm 150 backends/cuda "$D/cuda.test" -test.run 'TestKernelsCompile' -test.parallel 16
+if want bench; then
+	step bench-go 180 bench "$D/bench.test" -test.run '^$' -test.bench 'CUDA' -test.benchtime 20x -test.count 3
+	step bench 180 . python3 scripts/bench_cuda.py --go "$OUT/bench-go.log" --out "$OUT/bench.json"
+fi
 if want suite; then
-	step suite 240 backends/cuda "$D/cuda.test" -test.v -test.run 'TestCUDA(OpsMatchReference|GradientsMatchFiniteDifferences|ConcurrentAutograd|KernelCoverage)'
+	SUITE=${SUITE:-'TestCUDA(OpsMatchReference|GradientsMatchFiniteDifferences|ConcurrentAutograd|KernelCoverage)'}
+	step suite 240 backends/cuda "$D/cuda.test" -test.v -test.run "$SUITE"
 	grep -E 'cuda kernels:|device:' "$OUT/suite.log" | head -n 3
 fi
 if want conformance; then
@@ -79,10 +86,6 @@ if want conformance; then
 	step conformance-py 150 . python3 conformance/runners/python_runner.py --device cuda --out "$OUT/python-cuda.json"
 fi
 want pytest && step pytest 120 . python3 -m pytest -q -p no:cacheprovider sdk/python/tests/test_cuda.py sdk/python/tests/test_dlpack.py
-if want bench; then
-	step bench-go 180 bench "$D/bench.test" -test.run '^$' -test.bench 'CUDA' -test.benchtime 20x -test.count 3
-	step bench 180 . python3 scripts/bench_cuda.py --go "$OUT/bench-go.log" --out "$OUT/bench.json"
-fi
 
 # WebGPU on the same GPU, through its Vulkan driver (the loader comes in
 # .gl, as the device notes describe).
@@ -97,6 +100,7 @@ if ! want webgpu; then
 	:
 elif [ -n "${VK_DRIVER_FILES:-}" ]; then
 	step webgpu-suite 150 backends/webgpu "$D/webgpu.test" -test.v -test.run 'TestOpsMatchReference|TestKernelCoverage'
+	[ -n "$RESULTS" ] && grep -E -- '^(--- FAIL|    --- FAIL)' "$OUT/webgpu-suite.log" | head -n 40 >"$RESULTS/webgpu-failures.txt"
 	grep -E 'adapter|webgpu kernels' "$OUT/webgpu-suite.log" | head -n 3
 	step webgpu-bench 120 bench "$D/bench.test" -test.run '^$' -test.bench 'WebGPUMatmul|CUDAMatmul/f32' -matmul4096 -test.benchtime 10x -test.count 2
 else
@@ -110,6 +114,5 @@ grep -hE '^Benchmark(WebGPUMatmul|CUDAMatmul/f32)' "$OUT/webgpu-bench.log" 2>/de
 
 if [ -n "$RESULTS" ]; then
 	tar czf "$RESULTS/device-logs.tgz" -C "$OUT" .
-	cp "$OUT/bench.json" "$RESULTS/" 2>/dev/null
-	printf '%s\n' "${SUMMARY[@]}" >"$RESULTS/summary.txt"
+	cp "$OUT/bench.json" "$OUT/go-cuda.json" "$OUT/python-cuda.json" "$RESULTS/" 2>/dev/null
 fi

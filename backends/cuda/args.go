@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"strconv"
 	"unsafe"
 
 	"github.com/webtensor/webtensor/backends/lower"
@@ -60,4 +61,19 @@ func argOffsets() map[string]uintptr {
 		"i": unsafe.Offsetof(a.I), "u": unsafe.Offsetof(a.U), "s": unsafe.Offsetof(a.S),
 		"err": unsafe.Offsetof(a.Err), "launch": unsafe.Offsetof(a.Launch),
 	}
+}
+
+// argsLayoutSource is a kernel that compiles only if WtArgs has wtArgs's
+// size and, with offsets (the host compiler's __builtin_offsetof; NVRTC has
+// none), its field offsets. CUDA lays out a kernel parameter's struct as
+// the host compiler does, so the host's layout is the device's.
+func argsLayoutSource(offsets bool) string {
+	src := ""
+	if offsets {
+		for name, off := range argOffsets() {
+			src += "static_assert(__builtin_offsetof(WtArgs, " + name + ") == " + strconv.Itoa(int(off)) + ", \"WtArgs." + name + " moved\");\n"
+		}
+	}
+	src += "static_assert(sizeof(WtArgs) == " + strconv.Itoa(int(unsafe.Sizeof(wtArgs{}))) + ", \"WtArgs changed size\");\n"
+	return src + "extern \"C\" __global__ void " + entry + "(const WtArgs A) {}\n"
 }

@@ -308,3 +308,11 @@ func (b *Backend) SetAllowTF32(on bool) { b.tf32.Store(on) }
 
 // AllowTF32 says whether f32 products may use TF32.
 func (b *Backend) AllowTF32() bool { return b.tf32.Load() }
+
+// CheckArgsLayout compiles a kernel that asserts WtArgs's field offsets
+// and size equal the Go mirror's (wtArgs), for tests.
+func (b *Backend) CheckArgsLayout() error {
+	_, emulated := b.dev.(*emuDevice)
+	_, err := b.dev.build("args_layout", prelude+"\n"+argsLayoutSource(emulated))
+	return err
+}

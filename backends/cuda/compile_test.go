@@ -89,3 +89,14 @@ func TestEmulatedGradients(t *testing.T) {
 	needEmulator(t)
 	backendtest.RunGradCheck(t, emuDevice)
 }
+
+// WtArgs in cu/prelude.cuh and wtArgs in args.go must agree byte for byte:
+// the host compiler checks every field's offset, NVRTC the size.
+func TestArgsLayout(t *testing.T) {
+	if err := needEmulator(t).CheckArgsLayout(); err != nil {
+		t.Fatal("host layout:", err)
+	}
+	if err := needNVRTC(t).CheckArgsLayout(); err != nil {
+		t.Fatal("NVRTC's size:", err)
+	}
+}

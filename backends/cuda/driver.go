@@ -36,7 +36,7 @@ const (
 // loadLib tries candidates in order and returns the path that loaded, or
 // an error listing every attempt.
 func loadLib(lib int, what string, candidates []string) (string, error) {
-	var tried []string
+	var missing, failed []string
 	buf := (*C.char)(C.malloc(1024))
 	defer C.free(unsafe.Pointer(buf))
 	for _, p := range candidates {
@@ -46,9 +46,18 @@ func loadLib(lib int, what string, candidates []string) (string, error) {
 		if rc == 0 {
 			return p, nil
 		}
-		tried = append(tried, C.GoString(buf))
+		// A file that is not there is expected; one that is there and
+		// does not load (another architecture, a symbol missing) is news.
+		if msg := C.GoString(buf); strings.Contains(msg, "No such file") {
+			missing = append(missing, p)
+		} else {
+			failed = append(failed, msg)
+		}
 	}
-	return "", fmt.Errorf("%s not found; tried: %s", what, strings.Join(tried, "; "))
+	if len(failed) > 0 {
+		return "", fmt.Errorf("%s did not load: %s", what, strings.Join(failed, "; "))
+	}
+	return "", fmt.Errorf("%s is not installed (looked for %s)", what, strings.Join(missing, ", "))
 }
 
 // CUDA error codes the backend treats specially.

@@ -15,15 +15,6 @@ import (
 // (reduce.go) with i64 accumulation. Operands are read in place whenever
 // their matrices are row- or column-major with one stride per batch.
 
-// matView is one operand of a product as cuBLAS reads it: a matrix of
-// rows x cols at element offset off, with leading dimension ld, stored
-// row-major (trans false) or column-major (trans true).
-type matView struct {
-	ptr   devicePtr
-	ld    int
-	trans bool
-}
-
 // blasLayout says how cuBLAS can read a rows x cols matrix with strides
 // (sr, sc), or ok false when it cannot without a copy.
 func blasLayout(rows, cols, sr, sc int) (ld int, trans, ok bool) {

@@ -12,13 +12,14 @@ import (
 	"strings"
 
 	_ "github.com/webtensor/webtensor/backends/cpu"
+	_ "github.com/webtensor/webtensor/backends/cuda"
 	_ "github.com/webtensor/webtensor/backends/webgpu"
 	"github.com/webtensor/webtensor/conformance"
 	"github.com/webtensor/webtensor/core"
 )
 
 func main() {
-	device := flag.String("device", "cpu", "device to run on (cpu, webgpu)")
+	device := flag.String("device", "cpu", "device to run on (cpu, webgpu, cuda)")
 	out := flag.String("out", "", "result file to write (default: stdout)")
 	flag.Parse()
 	core.WarnWriter = nil
