@@ -45,6 +45,8 @@ type rowSorter struct {
 	emit string
 	// name stands for keygen and emit in the kernel cache.
 	name string
+	// lib is more C++ library that keygen or emit call (or "").
+	lib string
 }
 
 func (s *rowSorter) keyType() string {
@@ -143,7 +145,7 @@ func sortEmit(s *rowSorter, final bool, at string) string {
 func (b *Backend) sortTileLaunch(s rowSorter, lk *laneKernel, jobs int64, final bool) error {
 	return b.runLanes(lk, sortKey("tile", &s, final), b.blocksFor(jobs, laneBlock), func() string {
 		var sb strings.Builder
-		sb.WriteString(lk.prologue(sortLib))
+		sb.WriteString(lk.prologue(sortLib, s.lib))
 		fmt.Fprintf(&sb, "typedef %s K;\n", s.keyType())
 		sb.WriteString(`const idx rows = (idx)A.n, n = (idx)A.s[0], kk = (idx)A.s[1], seg = (idx)A.s[2], tiles = (idx)A.s[3], runLen = (idx)A.s[4];
 __shared__ K sk[WT_SORT_TILE];
@@ -192,7 +194,7 @@ const u32 ix = si[t];
 func (b *Backend) sortMergeLaunch(s rowSorter, lk *laneKernel, total int64, final bool) error {
 	return b.runLanes(lk, sortKey("merge", &s, final), b.gridFor(total, laneBlock), func() string {
 		var sb strings.Builder
-		sb.WriteString(lk.prologue(sortLib))
+		sb.WriteString(lk.prologue(sortLib, s.lib))
 		fmt.Fprintf(&sb, "typedef %s K;\n", s.keyType())
 		srcAt := len(lk.ops) - 1
 		if !final {
