@@ -9,6 +9,7 @@ import "C"
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"github.com/webtensor/webtensor/backends/cuda"
@@ -102,6 +103,9 @@ func wt_device_empty_cache(device *C.char) (status C.int32_t) {
 	if err != nil {
 		return fail(err)
 	}
+	// Closed tensors free their storage in cleanups after a collection
+	// (closed.go); collect first so memory the caller closed is returned too.
+	runtime.GC()
 	if cb, ok := b.(*cuda.Backend); ok {
 		if err := cb.EmptyCache(); err != nil {
 			return fail(err)

@@ -258,6 +258,16 @@ int32_t wt_to_dlpack(wt_tensor t, DLManagedTensor **out);
 int32_t wt_from_dlpack_versioned(DLManagedTensorVersioned *src, wt_tensor *out);
 /* Import a legacy DLManagedTensor; same rules. */
 int32_t wt_from_dlpack(DLManagedTensor *src, wt_tensor *out);
+/* For an SDK that hands exports to CPython as PyCapsules: a capsule
+ * destructor written in C, since one written in Python cannot run while
+ * the consumer's exception is pending (NumPy's from_dlpack drops a capsule
+ * it rejects after setting its BufferError). It calls the deleter of a
+ * capsule still named "dltensor_versioned" or "dltensor" (never one a
+ * consumer renamed "used_*") with the pending exception set aside.
+ * python_api holds the running interpreter's PyCapsule_IsValid,
+ * PyCapsule_GetPointer, PyErr_Fetch and PyErr_Restore, so the library links
+ * no Python; *destructor receives the function to give PyCapsule_New. */
+int32_t wt_python_capsule_destructor(void *const python_api[4], void (**destructor)(void *));
 /* Number of DLPack exports whose deleter has not run yet (for leak checks). */
 int32_t wt_live_dlpack_exports(int64_t *count);
 /* Zero-copy input without a deleter, for hosts that cannot be called back

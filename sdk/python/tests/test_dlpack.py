@@ -13,11 +13,25 @@ torch = pytest.importorskip("torch")
 
 @pytest.fixture(autouse=True)
 def exports_released():
+    # These are host-memory exchanges: on a machine with a GPU the default
+    # device would be it (test_cuda.py covers that exchange).
+    previous = wt.default_device()
+    wt.set_default_device("cpu")
     gc.collect()
     before = _lib.live_dlpack_exports()
     yield
     gc.collect()
+    wt.set_default_device(previous)
     assert _lib.live_dlpack_exports() == before, "DLPack exports not released"
+
+
+def test_rejected_capsule_raises_the_consumers_error_and_frees_the_export():
+    # NumPy has no bfloat16: it raises while dropping our capsule, whose
+    # destructor must then run with that exception pending (in C).
+    t = wt.tensor([1.0, 2.0]).to("bfloat16")
+    for _ in range(3):
+        with pytest.raises((BufferError, RuntimeError, TypeError), match="(?i)dtype"):
+            np.from_dlpack(t)
 
 
 def test_numpy_from_webtensor_shares_memory():

@@ -30,26 +30,28 @@ NAME_L, USED_L = b"dltensor", b"used_dltensor"
 _api = C.pythonapi
 _api.PyCapsule_New.restype = C.py_object
 _api.PyCapsule_New.argtypes = [C.c_void_p, C.c_char_p, C.c_void_p]
-_api.PyCapsule_IsValid.restype = C.c_int
-_api.PyCapsule_IsValid.argtypes = [C.c_void_p, C.c_char_p]
 _api.PyCapsule_GetPointer.restype = C.c_void_p
 _api.PyCapsule_GetPointer.argtypes = [C.py_object, C.c_char_p]
 _api.PyCapsule_SetName.restype = C.c_int
 _api.PyCapsule_SetName.argtypes = [C.py_object, C.c_char_p]
 _api.PyCapsule_GetName.restype = C.c_char_p
 _api.PyCapsule_GetName.argtypes = [C.py_object]
-_CAPSULE_DESTRUCTOR = C.CFUNCTYPE(None, C.c_void_p)
 
 
-@_CAPSULE_DESTRUCTOR
-def _capsule_destructor(cap):
-    for name, struct in ((NAME_V, DLManagedTensorVersioned), (NAME_L, DLManagedTensor)):
-        if _api.PyCapsule_IsValid(cap, name):
-            ptr = _api.PyCapsule_GetPointer(C.cast(cap, C.py_object), name)
-            m = C.cast(ptr, C.POINTER(struct)).contents
-            if m.deleter:
-                m.deleter(ptr)
-            return
+def _capsule_destructor() -> C.c_void_p:
+    """The library's C destructor for our capsules. CPython may destroy a
+    capsule while the consumer's exception is pending (NumPy rejecting a
+    CUDA or bfloat16 tensor does), when no Python code can run, so the
+    destructor is C that sets the exception aside; it calls these four
+    CPython functions of this interpreter."""
+    fns = [_api.PyCapsule_IsValid, _api.PyCapsule_GetPointer, _api.PyErr_Fetch, _api.PyErr_Restore]
+    table = (C.c_void_p * 4)(*(C.cast(f, C.c_void_p) for f in fns))
+    out = C.c_void_p()
+    call("wt_python_capsule_destructor", table, C.byref(out))
+    return out
+
+
+_DESTRUCTOR = _capsule_destructor()
 
 
 def dlpack_device(t: Tensor) -> tuple[int, int]:
@@ -80,10 +82,10 @@ def to_capsule(t: Tensor, stream=None, max_version=None, dl_device=None, copy=No
             call("wt_to_dlpack_versioned", src._live(), C.byref(out))
             if copy:
                 out.contents.flags |= _lib.FLAG_IS_COPIED
-            return _api.PyCapsule_New(C.cast(out, C.c_void_p), NAME_V, C.cast(_capsule_destructor, C.c_void_p))
+            return _api.PyCapsule_New(C.cast(out, C.c_void_p), NAME_V, _DESTRUCTOR)
         out_l = C.POINTER(DLManagedTensor)()
         call("wt_to_dlpack", src._live(), C.byref(out_l))
-        return _api.PyCapsule_New(C.cast(out_l, C.c_void_p), NAME_L, C.cast(_capsule_destructor, C.c_void_p))
+        return _api.PyCapsule_New(C.cast(out_l, C.c_void_p), NAME_L, _DESTRUCTOR)
     finally:
         if src is not t:
             src.close()

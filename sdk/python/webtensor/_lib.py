@@ -140,6 +140,7 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_from_dlpack_versioned": ([C.c_void_p, _p(_i64)], _i32),
     "wt_from_dlpack": ([C.c_void_p, _p(_i64)], _i32),
     "wt_live_dlpack_exports": ([_p(_i64)], _i32),
+    "wt_python_capsule_destructor": ([C.c_void_p, _p(C.c_void_p)], _i32),
     "wt_plugin_load": ([_s, *_BUF], _i32),
     "wt_plugin_load_bytes": ([C.c_void_p, _sz, _s, *_BUF], _i32),
     "wt_plugin_ops": ([_s, *_BUF], _i32),
