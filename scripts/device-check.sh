@@ -96,10 +96,15 @@ fi
 for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json; do
 	[ -f "$icd" ] && export VK_DRIVER_FILES=$icd && break
 done
+# NVIDIA's Vulkan driver is libGLX_nvidia, which needs the GL dispatch
+# libraries (libglvnd0, libgl1, libegl1 come in .gl too).
+for egl in /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json /usr/share/glvnd/egl_vendor.d/10_nvidia.json; do
+	[ -f "$egl" ] && export __EGL_VENDOR_LIBRARY_FILENAMES=$egl && break
+done
 if ! want webgpu; then
 	:
 elif [ -n "${VK_DRIVER_FILES:-}" ]; then
-	step webgpu-suite 150 backends/webgpu "$D/webgpu.test" -test.v -test.run 'TestOpsMatchReference|TestKernelCoverage'
+	VK_LOADER_DEBUG=error,warn step webgpu-suite 150 backends/webgpu "$D/webgpu.test" -test.v -test.run 'TestOpsMatchReference|TestKernelCoverage'
 	[ -n "$RESULTS" ] && grep -E -- '^(--- FAIL|    --- FAIL)' "$OUT/webgpu-suite.log" | head -n 40 >"$RESULTS/webgpu-failures.txt"
 	grep -E 'adapter|webgpu kernels' "$OUT/webgpu-suite.log" | head -n 3
 	step webgpu-bench 120 bench "$D/bench.test" -test.run '^$' -test.bench 'WebGPUMatmul|CUDAMatmul/f32' -matmul4096 -test.benchtime 10x -test.count 2

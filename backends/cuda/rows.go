@@ -31,6 +31,14 @@ type rowPass struct {
 	then  string
 }
 
+// rowDerived is C++ value (over x0.. and what passes before it declared)
+// named name, of the first operand's compute type, available from pass
+// after+1 on and in the writes.
+type rowDerived struct {
+	name, value string
+	after       int
+}
+
 type rowProgram struct {
 	op     string
 	frame  lower.Frame
@@ -39,6 +47,11 @@ type rowProgram struct {
 	passes []rowPass
 	// writes are the per-member C++ values of outs.
 	writes []string
+	// derived (optional) is a per-member value that later passes and the
+	// writes read by name: kept in registers beside a cached row (so an
+	// exp is taken once per member, not once per pass), recomputed from
+	// the member otherwise.
+	derived *rowDerived
 	// rowOut (optional) receives len(rowWrites) values per row, at
 	// rowOut[o*len + i]: statistics a later kernel reads.
 	rowOut    *core.Tensor
@@ -155,6 +168,9 @@ func rowKey(p rowProgram, ops []operand, s reduceShape) string {
 			sb.WriteString(";" + w)
 		}
 	}
+	if d := p.derived; d != nil {
+		sb.WriteString("|D" + strconv.Itoa(d.after) + d.name + "=" + d.value)
+	}
 	sb.WriteString("|C" + p.check + ";" + p.checkValue)
 	return sb.String()
 }
@@ -198,9 +214,15 @@ func rowSource(p rowProgram, ops []operand, s reduceShape) string {
 	}
 	// members writes a loop over the thread's members with x0.. defined:
 	// from registers (cached mode, the K members lane + u*G) or from memory.
-	members := func(body string, offsets bool) string {
+	members := func(body string, offsets, derived bool) string {
 		if s.cache == 0 {
+			if derived {
+				body = fmt.Sprintf("const %s %s = %s;\n", ops[0].compute, p.derived.name, p.derived.value) + body
+			}
 			return "if (live) for (idx r = lane; r < R; r += G) {\n" + load() + body + "}\n"
+		}
+		if derived {
+			body = fmt.Sprintf("const %s %s = d_%s[u];\n", ops[0].compute, p.derived.name, p.derived.name) + body
 		}
 		var mb strings.Builder
 		fmt.Fprintf(&mb, "if (live) {\n#pragma unroll\nfor (int u = 0; u < %d; u++) {\nconst idx r = lane + (idx)u * G;\nif (r < R) {\n", s.cache)
@@ -227,20 +249,25 @@ func rowSource(p rowProgram, ops []operand, s reduceShape) string {
 	if p.check != "" {
 		fmt.Fprintf(&sb, "if (live && lane == 0 && (%s)) wt_fail(A, 2, (i64)(%s), (i64)o);\n", p.check, p.checkValue)
 	}
-	for _, pass := range p.passes {
+	for i, pass := range p.passes {
+		withDerived := p.derived != nil && i > p.derived.after
 		var push strings.Builder
 		for _, st := range pass.stats {
 			fmt.Fprintf(&sb, "%s %s;\n%s.init();\n", st.acc, st.name, st.name)
 			fmt.Fprintf(&push, "%s.push(%s, (i64)r);\n", st.name, st.value)
 		}
 		if len(pass.stats) > 0 {
-			sb.WriteString(members(push.String(), false))
+			sb.WriteString(members(push.String(), false, withDerived))
 		}
 		for _, st := range pass.stats {
 			fmt.Fprintf(&sb, "group_reduce<G>(%s, sh_%s);\n", st.name, st.name)
 			fmt.Fprintf(&sb, "if (G > 1) {\nif (lane == 0) bc_%s[grp] = %s;\n__syncthreads();\n%s = bc_%s[grp];\n__syncthreads();\n}\n", st.name, st.name, st.name, st.name)
 		}
 		sb.WriteString(pass.then + "\n")
+		if d := p.derived; d != nil && d.after == i && s.cache > 0 {
+			fmt.Fprintf(&sb, "%s d_%s[%d];\n", ops[0].compute, d.name, s.cache)
+			sb.WriteString(members(fmt.Sprintf("d_%s[u] = %s;\n", d.name, d.value), false, false))
+		}
 	}
 	if p.rowOut != nil {
 		sb.WriteString("if (live && lane == 0) {\n")
@@ -255,7 +282,7 @@ func rowSource(p rowProgram, ops []operand, s reduceShape) string {
 			k := nIn + i
 			fmt.Fprintf(&wb, "put(&in%d[kb%d + ro%d], %s);\n", k, k, k, w)
 		}
-		sb.WriteString(members(wb.String(), true))
+		sb.WriteString(members(wb.String(), true, p.derived != nil))
 	}
 	sb.WriteString("}\n}\n")
 	return sb.String()

@@ -3,6 +3,7 @@
 package cuda_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,5 +36,48 @@ func TestLongRowsMatchCPU(t *testing.T) {
 			require.NoError(t, err)
 			require.InDeltaSlice(t, want, got, 1e-5)
 		})
+	}
+}
+
+// Softmax of rows holding NaN, infinities and -inf runs (masked attention
+// scores) must give the CPU's NaN, 0 and 1 in the same places, in rows held
+// in registers and in long rows alike.
+func TestSoftmaxNonFiniteRowsMatchCPU(t *testing.T) {
+	needEmulator(t)
+	inf := math.Inf(1)
+	for _, n := range []int{7, 10000} {
+		rows := [][]float64{
+			{math.NaN()}, {inf}, {-inf}, {-inf, -inf}, {inf, inf}, {-inf, 0}, {1e30, -1e30},
+		}
+		data := make([]float32, 0, len(rows)*n)
+		for _, r := range rows {
+			for i := range n {
+				v := 0.25 * float64(i%5)
+				if i < len(r) {
+					v = r[i]
+				}
+				if len(r) == 2 && r[0] == r[1] && math.IsInf(r[0], -1) {
+					v = -inf // the whole row masked
+				}
+				data = append(data, float32(v))
+			}
+		}
+		x := core.FromSlice(data, core.Shape{len(rows), n})
+		for _, op := range []string{"softmax", "log_softmax"} {
+			want, err := core.Call1(op, core.Attrs{"axis": -1}, x).Float64s()
+			require.NoError(t, err)
+			got, err := core.Call1(op, core.Attrs{"axis": -1}, x.To(emuDevice)).Float64s()
+			require.NoError(t, err)
+			for i := range want {
+				switch {
+				case math.IsNaN(want[i]):
+					require.True(t, math.IsNaN(got[i]), "%s n=%d at %d: want NaN, got %v", op, n, i, got[i])
+				case math.IsInf(want[i], 0):
+					require.Equal(t, want[i], got[i], "%s n=%d at %d", op, n, i)
+				default:
+					require.InDelta(t, want[i], got[i], 1e-6, "%s n=%d at %d", op, n, i)
+				}
+			}
+		}
 	}
 }
