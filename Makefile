@@ -117,12 +117,14 @@ generate: ## regenerate code and docs derived from the op registry, and the unro
 	python3 scripts/gen_matmul_vec.py
 	$(GO) run ./conformance/cmd/index
 	mkdir -p docs && $(GO) run ./cmd/webtensor ops --markdown > docs/ops.md
+	$(GO) run ./cmd/webtensor config --markdown > docs/config.md
 
 generate-check: ## fail when generated code or docs are stale
 	$(GO) run ./core/gen/methods -check
 	python3 scripts/gen_matmul_vec.py --check
 	$(GO) run ./conformance/cmd/index -check
 	@$(GO) run ./cmd/webtensor ops --markdown | diff -q - docs/ops.md >/dev/null || { echo "docs/ops.md is stale: run make generate"; exit 1; }
+	@$(GO) run ./cmd/webtensor config --markdown | diff -q - docs/config.md >/dev/null || { echo "docs/config.md is stale: run make generate"; exit 1; }
 
 geom-bench: $(VENV)/.ref-deps ## GCN and GraphSAGE on a 1M-edge graph, and neighbour sampling, against PyTorch Geometric in one run; updates docs/perf.md
 	$(PY) scripts/bench_geom.py

@@ -3,11 +3,12 @@ package core
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/webtensor/webtensor/core/config"
 )
 
 // Device names where a tensor lives: a backend kind and an index.
@@ -231,7 +232,7 @@ func DefaultDevice() Device {
 		return d
 	}
 	backendsMu.Unlock()
-	if env := os.Getenv("WEBTENSOR_DEVICE"); env != "" {
+	if env := config.String("WEBTENSOR_DEVICE"); env != "" {
 		if d, err := ParseDevice(env); err == nil {
 			if _, err := BackendFor(d); err == nil {
 				return d

@@ -3,8 +3,9 @@ package core
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime/debug"
+
+	"github.com/webtensor/webtensor/core/config"
 )
 
 // OpError is an error raised while calling an op: it names the op.
@@ -44,7 +45,7 @@ func errTensor(err error) *Tensor { return &Tensor{err: err} }
 func catch(op string, err *error) {
 	if r := recover(); r != nil {
 		*err = opErr(op, "internal error: %v", r)
-		if os.Getenv("WEBTENSOR_DEBUG_PANIC") != "" {
+		if config.Bool("WEBTENSOR_DEBUG_PANIC") {
 			debug.PrintStack()
 		}
 	}

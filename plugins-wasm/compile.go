@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/webtensor/webtensor/core/config"
 )
 
 // Loading is bounded like calling: a module whose code would take the
@@ -30,14 +31,14 @@ const (
 )
 
 func (c Config) fromEnv() Config {
-	if v, ok := os.LookupEnv(envCompileDeadline); ok && v != "" {
+	if v := config.String(envCompileDeadline); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
 			c.envErr = fmt.Errorf("plugins: %s=%q is not a positive duration (like 90s or 2m)", envCompileDeadline, v)
 		}
 		c.compileDeadline = d
 	}
-	if v, ok := os.LookupEnv(envMaxBlocks); ok && v != "" {
+	if v := config.String(envMaxBlocks); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
 			c.envErr = fmt.Errorf("plugins: %s=%q is not a positive integer", envMaxBlocks, v)

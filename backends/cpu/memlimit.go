@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/config"
 )
 
 // A Go allocation larger than the machine's memory is a fatal runtime error,
@@ -25,7 +26,7 @@ var (
 func maxAllocBytes() int64 {
 	limitOnce.Do(func() {
 		limit = 1 << 40
-		if v, err := strconv.ParseInt(os.Getenv("WEBTENSOR_CPU_MAX_BYTES"), 10, 64); err == nil && v > 0 {
+		if v, err := strconv.ParseInt(config.String("WEBTENSOR_CPU_MAX_BYTES"), 10, 64); err == nil && v > 0 {
 			limit = v
 			return
 		}

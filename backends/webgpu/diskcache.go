@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/config"
 	"github.com/webtensor/webtensor/wgsl"
 )
 
@@ -76,10 +77,10 @@ type diskEntry struct {
 // it, else $XDG_CACHE_HOME/webtensor, else os.UserCacheDir()/webtensor.
 // Entries sit in a webgpu folder under it, apart from other caches there.
 func cacheDir() (dir, off string) {
-	if v := os.Getenv("WEBTENSOR_NO_DISK_CACHE"); v != "" && v != "0" {
-		return "", "WEBTENSOR_NO_DISK_CACHE=" + v
+	if config.Bool("WEBTENSOR_NO_DISK_CACHE") {
+		return "", "WEBTENSOR_NO_DISK_CACHE=" + config.String("WEBTENSOR_NO_DISK_CACHE")
 	}
-	if d := os.Getenv("WEBTENSOR_CACHE_DIR"); d != "" {
+	if d := config.String("WEBTENSOR_CACHE_DIR"); d != "" {
 		return filepath.Join(d, "webgpu"), ""
 	}
 	base := os.Getenv("XDG_CACHE_HOME")

@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/webtensor/webtensor/core/config"
 )
 
 // dumpKernel writes a kernel's source to $WEBTENSOR_DUMP_WGSL, if set, named
 // by its cache key, so users can read and profile what runs.
 func dumpKernel(key, src string) {
-	dir := os.Getenv("WEBTENSOR_DUMP_WGSL")
+	dir := config.String("WEBTENSOR_DUMP_WGSL")
 	if dir == "" {
 		return
 	}

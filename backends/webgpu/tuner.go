@@ -3,11 +3,12 @@ package webgpu
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/webtensor/webtensor/core/config"
 )
 
 // tuner picks a kernel variant per (op, shape class) by timing each
@@ -95,7 +96,7 @@ func (b *Backend) RollbackTuning(key string) (tuneRecord, error) {
 	return rec, nil
 }
 
-func tuneOff() bool { return os.Getenv("WEBTENSOR_TUNE") == "off" }
+func tuneOff() bool { return config.String("WEBTENSOR_TUNE") == "off" }
 
 // lookup finds the decision for key in memory, then on disk (unless tuning
 // is off); the caller holds t.mu.

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"sort"
 
 	"github.com/spf13/cobra"
 
+	"github.com/webtensor/webtensor/backends/cuda"
 	"github.com/webtensor/webtensor/backends/webgpu"
 	"github.com/webtensor/webtensor/core"
 )
@@ -16,9 +16,12 @@ func doctorCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
 		Short: "Report versions, devices and what each backend can do",
-		Long: `Print the webtensor and Go versions, the machine, every backend compiled
-in with whether it opened (and why not), the default device, and how many
-ops each backend implements. Attach its output to bug reports.`,
+		Long: `Print the webtensor and Go versions, the machine, the WEBTENSOR_* settings
+in effect, every backend compiled in with whether it opened (and why not)
+and how many ops it implements, a quick check of each device, the GPU,
+driver and libraries the CUDA backend found, the WebGPU adapters, the ops
+that fell back to the CPU, and the default device. Attach its output to
+bug reports.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
 			m := core.BuildManifest()
@@ -27,9 +30,7 @@ ops each backend implements. Attach its output to bug reports.`,
 				fmt.Fprintf(out, " (commit %.12s)", m.Commit)
 			}
 			fmt.Fprintf(out, "\n%s %s/%s, %d CPUs\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
-			if env := os.Getenv("WEBTENSOR_DEVICE"); env != "" {
-				fmt.Fprintf(out, "WEBTENSOR_DEVICE=%s\n", env)
-			}
+			printConfig(out)
 			devs, failed := core.Devices()
 			public := 0
 			counts := map[string]int{}
@@ -55,6 +56,9 @@ ops each backend implements. Attach its output to bug reports.`,
 						st.Lookups-st.Hits, st.Lookups, 100*st.HitRatio())
 					fmt.Fprintf(out, "           %s\n", st)
 				}
+				if c, ok := b.(*cuda.Backend); ok {
+					printCUDA(out, c)
+				}
 				if caps.Software {
 					fmt.Fprintf(out, "           software emulation: never the default, slower than the cpu backend; use it with --device %s or WEBTENSOR_DEVICE=%s\n", d.Kind, d.Kind)
 				}
@@ -68,6 +72,7 @@ ops each backend implements. Attach its output to bug reports.`,
 				fmt.Fprintf(out, "  %-8s absent  %v\n", k, failed[k])
 			}
 			printAdapters(out)
+			printFallbacks(out)
 			fmt.Fprintf(out, "\ndefault device: %s\n", core.DefaultDevice())
 			return nil
 		},

@@ -31,7 +31,7 @@ Environment:
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(opsCmd(), doctorCmd(), runCmd(), pluginCmd(), irCmd())
+	root.AddCommand(opsCmd(), doctorCmd(), configCmd(), runCmd(), pluginCmd(), irCmd())
 	return root
 }
 

@@ -107,6 +107,8 @@ func TestOpsManifest(t *testing.T) {
 
 func TestDoctor(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the disk kernel cache, not the user's
+	t.Setenv("WEBTENSOR_TUNE", "off")
+	t.Setenv("WEBTENSOR_DEVCE", "cuda") // misspelt
 	out, err := execute(t, "doctor")
 	require.NoError(t, err)
 	assert.Contains(t, out, "webtensor "+core.Version)
@@ -114,11 +116,30 @@ func TestDoctor(t *testing.T) {
 	assert.Contains(t, out, "default device: cpu")
 	assert.Contains(t, out, "webgpu adapters:")
 	assert.NotContains(t, out, "smoke test FAILED")
+	assert.Contains(t, out, "WEBTENSOR_TUNE=off")
+	assert.Contains(t, out, "WEBTENSOR_DEVCE is not a webtensor setting")
+	assert.Contains(t, out, "CPU fallbacks:")
+	if _, err := core.BackendFor(core.Device{Kind: "cuda"}); err == nil {
+		assert.Regexp(t, `GPU: .*compute capability`, out)
+	} else {
+		assert.Regexp(t, `cuda +absent +cuda: `, out)
+	}
 	if _, err := core.BackendFor(core.Device{Kind: "webgpu"}); err == nil {
 		assert.Regexp(t, `webgpu:0 ok .*\n\s+smoke test passed: 10 ops`, out)
 		assert.Regexp(t, `disk cache .*webtensor.*: \d+ hits, \d+ misses, \d+ corrupt, \d+ writes, hit ratio`, out)
 		assert.Contains(t, out, "limits: buffer")
 	}
+}
+
+func TestConfigListsSettings(t *testing.T) {
+	t.Setenv("WEBTENSOR_CUDA_SYNC", "1")
+	out, err := execute(t, "config")
+	require.NoError(t, err)
+	assert.Regexp(t, `WEBTENSOR_CUDA_SYNC +1 `, out)
+	assert.Regexp(t, `WEBTENSOR_NO_DISK_CACHE +0 \(default\)`, out)
+	md, err := execute(t, "config", "--markdown")
+	require.NoError(t, err)
+	assert.Contains(t, md, "| `WEBTENSOR_DEVICE` |")
 }
 
 func TestIRShowTracesAndOptimises(t *testing.T) {

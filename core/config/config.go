@@ -18,6 +18,10 @@ type Var struct {
 	Default string
 	Doc     string
 	API     string // the call with the same effect, where one exists
+	// ReadBy says who reads it when the Go library does not: an SDK, the
+	// build or a test. It is declared all the same, so that doctor knows
+	// the name and docs/config.md lists it.
+	ReadBy string
 }
 
 var vars = map[string]Var{}
@@ -40,6 +44,24 @@ func init() {
 		Var{Name: "WEBTENSOR_CUDA_TF32", Default: "0", Doc: "1 lets f32 matrix products on CUDA use TF32 tensor cores (about 10 mantissa bits); off so that f32 means f32", API: "cuda.SetAllowTF32 / wt.cuda.set_allow_tf32"},
 		Var{Name: "WEBTENSOR_CUDA_SYNC", Default: "0", Doc: "1 waits for every CUDA kernel as it is launched, so an asynchronous fault names the op that caused it (slow; for debugging)"},
 		Var{Name: "WEBTENSOR_CUDA_ARCH", Doc: "the sm_NN NVRTC compiles for, when not the device's own (for example to test code generation without a GPU)"},
+		Var{Name: "WEBTENSOR_CPU_MAX_BYTES", Doc: "the most bytes one CPU tensor may take; by default the machine's memory (a larger request fails with a clear error instead of being killed)"},
+		Var{Name: "WEBTENSOR_TUNE", Doc: "off skips measuring kernel variants and weight layouts (WebGPU, graph IR) and takes the defaults"},
+		Var{Name: "WEBTENSOR_DUMP_WGSL", Doc: "a folder to write every WGSL kernel compiled, named by its cache key, to read or profile"},
+		Var{Name: "WEBTENSOR_WGPU_LOG", Doc: "1 lets wgpu-native log below its error level (warnings, info)"},
+		Var{Name: "WEBTENSOR_DEBUG_PANIC", Doc: "1 prints the stack of an internal error (a panic turned into an error) to find the bug"},
+		Var{Name: "WEBTENSOR_PLUGIN_COMPILE_DEADLINE", Doc: "the longest compiling one plugin module may take (a Go duration: 90s, 2m); by default 30s", API: "plugins.Config.WithCompileDeadline"},
+		Var{Name: "WEBTENSOR_LIBRARY", ReadBy: "the Python, Node and Java SDKs", Doc: "path of another build of libwebtensor.so to load instead of the one the package ships"},
+		Var{Name: "WEBTENSOR_CTYPES_ONLY", Default: "0", ReadBy: "the Python SDK", Doc: "1 runs ops through ctypes only, without the optional C extension that makes small ops faster"},
+		Var{Name: "WEBTENSOR_PREBUILT_LIBRARY", ReadBy: "the Python wheel build (setup.py)", Doc: "a libwebtensor.so to package instead of building one with Go"},
+		Var{Name: "WEBTENSOR_CHROMIUM", ReadBy: "the browser tests (make test)", Doc: "a Chromium binary for the browser build's tests when chromium is not on PATH"},
+		Var{Name: "WEBTENSOR_PYTHON", ReadBy: "tests (nn)", Doc: "the Python with PyTorch that interop tests run; make test sets it to .venv's"},
+		Var{Name: "WEBTENSOR_GEOM_GRAPH", ReadBy: "tests (geom benchmarks)", Doc: "a graph file for the large-graph geom benchmarks"},
+		Var{Name: "WEBTENSOR_DISKCACHE_ROUNDS", ReadBy: "tests (webgpu)", Doc: "rounds of the WebGPU disk-cache measurement"},
+		Var{Name: "WEBTENSOR_DISKCACHE_REPORT", ReadBy: "tests (webgpu)", Doc: "the file the WebGPU disk-cache measurement writes its report to"},
+		Var{Name: "WEBTENSOR_PACKAGE", ReadBy: "tests (browser)", Doc: "the installed npm package's folder the browser tests serve, when not node_modules/webtensor beside them"},
+		Var{Name: "WEBTENSOR_DISKCACHE_HELPER", ReadBy: "tests (webgpu)", Doc: "set by the WebGPU disk-cache test in the child process it starts"},
+		Var{Name: "WEBTENSOR_TEST_PLUGIN", ReadBy: "tests (plugins)", Doc: "a plugin module for the SDKs' plugin tests"},
+		Var{Name: "WEBTENSOR_PLUGIN_MAX_BLOCKS", Doc: "the most basic blocks a plugin function may have before its compilation is refused; by default plugins-wasm's limit", API: "plugins.Config.WithMaxFunctionBlocks"},
 	)
 }
 
@@ -68,6 +90,31 @@ func Bool(name string) bool {
 		return true
 	}
 	return false
+}
+
+// Markdown renders the variables as docs/config.md.
+func Markdown() string {
+	var sb strings.Builder
+	sb.WriteString("# Environment variables\n\n")
+	sb.WriteString("Generated from core/config by `webtensor config --markdown` (`make generate`); `webtensor doctor`\n")
+	sb.WriteString("shows the ones set and flags WEBTENSOR_* names that are not settings. Each has an API call\n")
+	sb.WriteString("with the same effect where one is listed; the call wins over the variable.\n\n")
+	sb.WriteString("| Variable | Default | Read by | Effect | API |\n|---|---|---|---|---|\n")
+	for _, v := range Vars() {
+		readBy := v.ReadBy
+		if readBy == "" {
+			readBy = "the library"
+		}
+		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s | %s |\n", v.Name, cell(v.Default), readBy, v.Doc, cell(v.API))
+	}
+	return sb.String()
+}
+
+func cell(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return "`" + s + "`"
 }
 
 // Vars lists the declared variables by name.

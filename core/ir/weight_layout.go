@@ -2,13 +2,13 @@ package ir
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/config"
 )
 
 // ChooseWeightLayouts picks, by measurement on dev, how each constant
@@ -29,7 +29,7 @@ func (g *Graph) ChooseWeightLayouts(dev core.Device) (int, error) {
 		return 0, err
 	}
 	syncer, ok := b.(interface{ Sync() error })
-	if !ok || os.Getenv("WEBTENSOR_TUNE") == "off" {
+	if !ok || config.String("WEBTENSOR_TUNE") == "off" {
 		return 0, nil
 	}
 	changed := 0
