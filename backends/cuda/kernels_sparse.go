@@ -120,6 +120,16 @@ func (b *Backend) segmentCheck(ids *core.Tensor, segments int, sorted bool) func
 	}
 }
 
+// waitIfEmpty makes an op whose output is empty, and so is never read,
+// wait for its checks (the only work its kernel did): a bad index then
+// fails the call itself, as on the CPU, rather than a later read.
+func (b *Backend) waitIfEmpty(out *core.Tensor, err error) error {
+	if err != nil || out.Numel() > 0 {
+		return err
+	}
+	return b.Sync()
+}
+
 // csrProblem is the CPU's first complaint about a CSR structure, or "".
 func csrProblem(ptr, cols []int64, numCols int) string {
 	rows := len(ptr) - 1
@@ -215,7 +225,7 @@ func segmentKernel(op string, kind segmentKind) core.Kernel {
 			if sorted {
 				lk.s[3] = 1
 			}
-			return b.segmentReduce(lk, kind, data.DType().IsFloat(), false)
+			return b.waitIfEmpty(out, b.segmentReduce(lk, kind, data.DType().IsFloat(), false))
 		}
 		if n >= 1<<31 {
 			return fmt.Errorf("cuda: %s: %d rows; unsorted ids are grouped for fewer than 2^31", op, n)
@@ -296,7 +306,7 @@ func segmentGatherKernel(k *core.KernelCall) error {
 	lk.check = b.segmentCheck(ids, rows, false)
 	total := n * core.Shape(kept).Numel()
 	lk.s[0], lk.s[1], lk.s[2] = int64(rows), int64(n), int64(max(total, n))
-	return b.runLanes(lk, "segather", b.gridFor(lk.s[2], laneBlock), func() string {
+	return b.waitIfEmpty(out, b.runLanes(lk, "segather", b.gridFor(lk.s[2], laneBlock), func() string {
 		var sb strings.Builder
 		sb.WriteString(lk.prologue(indexLib, sparseLib))
 		sb.WriteString("const idx L = (idx)A.n, M = (idx)A.s[0], N = (idx)A.s[1], T = (idx)A.s[2];\n" + gridLoop)
@@ -305,7 +315,7 @@ func segmentGatherKernel(k *core.KernelCall) error {
 		sb.WriteString("const i64 v = wt_ix(" + at(2) + ", WT_ALONG(2), row);\nconst idx o = wt_lane<KR>(A, 0, lane) + row * WT_ALONG(0);\n")
 		sb.WriteString("if (v < 0 || v >= M) p0[o] = " + zeroElem(out.DType()) + ";\nelse p0[o] = p1[wt_lane<KR>(A, 1, lane) + v * WT_ALONG(1)];\n}\n}\n")
 		return sb.String()
-	})
+	}))
 }
 
 // segmentMaxGradKernel shares each segment's gradient among the rows that
@@ -340,7 +350,7 @@ func segmentMaxGradKernel(k *core.KernelCall) error {
 			"if (i >= N * L) continue;\n" + row + "if (v < 0 || v >= S) continue;\n" + hit +
 			"if (hit) atomicAdd(&p3[v * L + lane], 1u);\n}\n}\n"
 	})
-	if err != nil {
+	if err = b.waitIfEmpty(out, err); err != nil || out.Numel() == 0 {
 		return err
 	}
 	lk2, err := newLanes("_segment_max_grad", kept, laneWalk(data, 0, false, false), laneWalk(maxes, 0, false, false), vecOp(ids, false),
@@ -399,7 +409,7 @@ func spmmKernel(k *core.KernelCall) error {
 	c.set(lk, c.rows*ds[1])
 	lk.s[3] = int64(ds[1])
 	acc := accOf(out.DType())
-	return b.runLanes(lk, "spmm|"+acc, b.gridFor(lk.s[2], laneBlock), func() string {
+	return b.waitIfEmpty(out, b.runLanes(lk, "spmm|"+acc, b.gridFor(lk.s[2], laneBlock), func() string {
 		return lk.prologue(sparseLib) + csrHead + `const idx n = (idx)A.s[3];
 if (i >= R * n) continue;
 const idx r = i / n, j = i - r * n;
@@ -415,7 +425,7 @@ put(&p0[(idx)A.off[0] + r * WT_ALONG(0) + j * WT_PAIR(0)], acc);
 }
 }
 `
-	})
+	}))
 }
 
 // spmmTransposedKernel is A^T dense: the entries are sorted by column
@@ -467,7 +477,7 @@ func spmmTransposedKernel(k *core.KernelCall) error {
 	c.set(lk, c.cols*n)
 	lk.s[3] = int64(n)
 	acc := accOf(out.DType())
-	return b.runLanes(lk, "spmmt|"+acc+map[bool]string{true: "g", false: "d"}[grouped], b.gridFor(lk.s[2], laneBlock), func() string {
+	return b.waitIfEmpty(out, b.runLanes(lk, "spmmt|"+acc+map[bool]string{true: "g", false: "d"}[grouped], b.gridFor(lk.s[2], laneBlock), func() string {
 		var sb strings.Builder
 		sb.WriteString(lk.prologue(sparseLib) + csrHead + "const idx n = (idx)A.s[3];\nif (i >= C * n) continue;\nconst idx c = i / n, j = i - c * n;\n" + acc + " acc = 0;\n")
 		if grouped {
@@ -481,7 +491,7 @@ acc = acc + (` + acc + `)ld(p3[(idx)A.off[3] + e * WT_ALONG(3)]) * (` + acc + `)
 		}
 		sb.WriteString("put(&p0[(idx)A.off[0] + c * WT_ALONG(0) + j * WT_PAIR(0)], acc);\n}\n}\n")
 		return sb.String()
-	})
+	}))
 }
 
 // sddmmKernel: one thread per entry takes the dot product of its row of a
@@ -498,7 +508,7 @@ func sddmmKernel(k *core.KernelCall) error {
 	lk.check = b.csrCheck(indptr, indices, c.cols)
 	c.set(lk, c.entries)
 	lk.s[3] = int64(bs[0])
-	return b.runLanes(lk, "sddmm", b.gridFor(lk.s[2], laneBlock), func() string {
+	return b.waitIfEmpty(out, b.runLanes(lk, "sddmm", b.gridFor(lk.s[2], laneBlock), func() string {
 		return lk.prologue(sparseLib) + csrHead + `const idx K = (idx)A.s[3];
 if (i >= E) continue;
 const i64 c = wt_ix(p2 + (idx)A.off[2], WT_ALONG(2), i);
@@ -512,5 +522,5 @@ put(&p0[(idx)A.off[0] + i * WT_ALONG(0)], s);
 }
 }
 `
-	})
+	}))
 }
