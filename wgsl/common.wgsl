@@ -281,3 +281,50 @@ fn m_gelu_tanh_grad(x: f32) -> f32 {
 	let s = m_sigmoid(1.5957691216 * (x + 0.044715 * x * x * x));
 	return s + 2.0 * x * s * (1.0 - s) * 0.7978845608 * (1.0 + 0.134145 * x * x);
 }
+// Checked i32 arithmetic, for results the GPU holds in i32 for a wider
+// dtype (i64): whether the exact result leaves the i32 range.
+fn i_add_ovf(a: i32, b: i32, r: i32) -> bool { return ((a ^ r) & (b ^ r)) < 0; }
+fn i_sub_ovf(a: i32, b: i32, r: i32) -> bool { return ((a ^ b) & (a ^ r)) < 0; }
+fn i_mul_ovf(a: i32, b: i32) -> bool {
+	if a == 0 || b == 0 { return false; }
+	if (a == -1 && b == -2147483648) || (b == -1 && a == -2147483648) { return true; }
+	return (a * b) / b != a;
+}
+// i_pow_ovf: whether a^n (n >= 0) leaves i32.
+fn i_pow_ovf(a: i32, n: i32) -> bool {
+	if n <= 0 || a == 0 || a == 1 || a == -1 { return false; }
+	if n >= 32 { return true; }
+	var r = 1;
+	for (var k = 0; k < n; k++) {
+		if i_mul_ovf(r, a) { return true; }
+		r = r * a;
+	}
+	return false;
+}
+// f_pow_repeat is a^m by squaring: the product of m copies of a, for a
+// reduced dim a view broadcasts m times.
+fn f_pow_repeat(a: f32, m: u32) -> f32 {
+	var r = 1.0;
+	var b = a;
+	var n = m;
+	loop {
+		if n == 0u { break; }
+		if (n & 1u) == 1u { r = r * b; }
+		n = n >> 1u;
+		if n != 0u { b = b * b; }
+	}
+	return r;
+}
+// u_pow is a^n wrapping in u32, by squaring.
+fn u_pow(a: u32, n: u32) -> u32 {
+	var r = 1u;
+	var b = a;
+	var e = n;
+	loop {
+		if e == 0u { break; }
+		if (e & 1u) == 1u { r = r * b; }
+		e = e >> 1u;
+		b = b * b;
+	}
+	return r;
+}

@@ -5,10 +5,15 @@
 // operand can be a strided or broadcast view. The backend supplies the body:
 // in per-group mode thread o owns kept index o and loops over r; in
 // per-element mode thread t owns (o, r) = (t / R, t % R); in split mode
-// thread t owns part t % P (P at slot 50) of group t / P.
+// thread t owns part t % P (P at slot 50) of group t / P. With Flag, a
+// body may call fail().
 {{range $i, $t := .Ins}}@group(0) @binding({{add $i 1}}) var<storage, read> in{{$i}}: array<{{$t}}>;
 {{end}}@group(0) @binding({{add (len .Ins) 1}}) var<storage, read_write> out0: array<{{.Out}}>;
-
+{{if .Flag}}@group(0) @binding({{add (len .Ins) 2}}) var<storage, read_write> flag: array<atomic<u32>>;
+// fail marks the launch failed (a result the output cannot hold); the host
+// reads the flag and fails the op.
+fn fail() { atomicOr(&flag[0], 1u); }
+{{end}}
 fn at_k(o: u32, k: u32) -> i32 { return {{loc .KRank "o" "10u" "64u + 18u * k" "9u"}}; }
 fn at_r(r: u32, k: u32) -> i32 { return {{loc .RRank "r" "56u" "73u + 18u * k" "55u"}}; }
 

@@ -33,6 +33,8 @@ type Backend struct {
 	// submission: wgpu-native holds a staging copy of each until one.
 	unsubmitted uint64
 	polling     bool // a goroutine polls until the queue is empty (reclaimLocked)
+	loopOnce    sync.Once
+	loops       int // the driver's loop limit per invocation, 0 if none (loopLimit)
 	pipes       map[string]*pipeline
 	// kernel cache counters (KernelCacheStats)
 	kernelLookups, kernelHits atomic.Int64

@@ -2,7 +2,10 @@ package webgpu
 
 import (
 	"fmt"
+	"math"
 	"sync"
+
+	"github.com/webtensor/webtensor/core"
 )
 
 // Some kernels check their inputs' values before launching (indices in
@@ -52,4 +55,38 @@ func runDeferredChecks() error {
 		}
 	}
 	return nil
+}
+
+// Some failures are found by the kernel itself: an integer result that the
+// GPU cannot hold. Such a kernel gets a flag, one zeroed word it marks
+// (wgsl's fail(), or a map kernel's guard), and the op reads it back after
+// the launch and fails with the kernel family's error, as validate does for
+// checks made before a launch.
+
+// errI64Range is the error of an i64 result outside the i32 range.
+var errI64Range = fmt.Errorf("a result does not fit the 32-bit integers WebGPU holds i64 in ([%d, %d]); compute it on device cpu, or cast to f32 first",
+	math.MinInt32, math.MaxInt32)
+
+// newFlag makes a zeroed one-word flag for a launch.
+func (b *Backend) newFlag() (*core.Tensor, error) {
+	f := core.FromBytes(core.U32, core.Shape{1}, make([]byte, 4), b.Device())
+	return f, f.Err()
+}
+
+// checkFlag fails op with errs[i] when a launch marked bit i of flag (the
+// lowest such), and releases the flag.
+func (b *Backend) checkFlag(op string, flag *core.Tensor, errs ...error) error {
+	return validate(op, func() error {
+		defer flag.Release()
+		v, err := flag.Int64s()
+		if err != nil {
+			return err
+		}
+		for i, e := range errs {
+			if v[0]&(1<<i) != 0 {
+				return e
+			}
+		}
+		return nil
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/cogentcore/webgpu/wgpu"
@@ -18,17 +19,70 @@ const (
 	arenaSlots = 256
 )
 
-// params is the uniform block of one dispatch.
-type params [wgsl.ParamSlots]uint32
+// params is the uniform block of one dispatch. WGSL has only 32-bit
+// integers, so every count, dim, stride and offset a kernel reads must fit
+// in one: setI and setN record the first value that does not, and the
+// launch (runGroups) is refused naming it, where the value used to wrap
+// (a sum over a 2^32+5-element broadcast view counted 5 members).
+type params struct {
+	w        [wgsl.ParamSlots]uint32
+	overflow *slotOverflow
+}
 
-func (p *params) setU(i int, v uint32)  { p[i] = v }
-func (p *params) setI(i int, v int)     { p[i] = uint32(int32(v)) }
-func (p *params) setF(i int, v float64) { p[i] = math.Float32bits(float32(v)) }
+// slotOverflow is a value that did not fit its uniform slot.
+type slotOverflow struct {
+	slot  int
+	value int
+}
+
+func (p *params) setU(i int, v uint32)  { p.w[i] = v }
+func (p *params) setF(i int, v float64) { p.w[i] = math.Float32bits(float32(v)) }
+
+// setI stores a signed value (read with pi), which must fit in an i32.
+func (p *params) setI(i int, v int) {
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		p.noteOverflow(i, v)
+	}
+	p.w[i] = uint32(int32(v))
+}
+
+// setN stores a count, dim or index (read with pu), which must lie in
+// [0, 2^31): kernels mix it with i32 strides and offsets.
+func (p *params) setN(i int, v int) {
+	if v < 0 || v > math.MaxInt32 {
+		p.noteOverflow(i, v)
+	}
+	p.w[i] = uint32(v)
+}
+
+func (p *params) noteOverflow(i, v int) {
+	if p.overflow == nil {
+		p.overflow = &slotOverflow{slot: i, value: v}
+	}
+}
+
+// check refuses a launch whose parameters did not fit.
+func (p *params) check(kernel string) error {
+	if o := p.overflow; o != nil {
+		return fmt.Errorf("webgpu: %s: a count, size, stride or offset of %d (uniform slot %d) does not fit the 32-bit integers GPU kernels index with (at most %d); split the work or use device cpu",
+			kernelName(kernel), o.value, o.slot, math.MaxInt32)
+	}
+	return nil
+}
+
+// kernelName is the family of a pipeline key ("reduce", "map", ...), which
+// is all of it a user can act on.
+func kernelName(key string) string {
+	if i := strings.IndexByte(key, '|'); i > 0 {
+		return key[:i] + " kernel"
+	}
+	return key
+}
 
 // setScalars puts an expression's scalar attributes in slots 0..7.
 func (p *params) setScalars(s *lower.Scalars) {
 	w := s.Words()
-	copy(p[:lower.NumScalars], w[:])
+	copy(p.w[:lower.NumScalars], w[:])
 }
 
 // pipeline is a compiled kernel with its explicit bind group layout:
@@ -156,10 +210,15 @@ func groupsFor(n, wg int) (x, y uint32) {
 }
 
 // run records one dispatch of p over n threads (workgroups of wg) with
-// buffers bound in order after the uniform block.
+// buffers bound in order after the uniform block. Thread ids are u32 and
+// compared with an i32-sized count, so n must stay below 2^31.
 func (b *Backend) run(p *pipeline, prm *params, n, wg int, bufs ...*wgpu.Buffer) error {
 	if n == 0 {
 		return nil
+	}
+	if n > math.MaxInt32 {
+		return fmt.Errorf("webgpu: %s: %d threads in one launch; GPU thread ids are 32-bit (at most %d); split the work or use device cpu",
+			kernelName(p.key), n, math.MaxInt32)
 	}
 	x, y := groupsFor(n, wg)
 	return b.runGroups(p, prm, [3]uint32{x, y, 1}, bufs...)
@@ -167,6 +226,9 @@ func (b *Backend) run(p *pipeline, prm *params, n, wg int, bufs ...*wgpu.Buffer)
 
 // runGroups records one dispatch of an explicit grid.
 func (b *Backend) runGroups(p *pipeline, prm *params, grid [3]uint32, bufs ...*wgpu.Buffer) error {
+	if err := prm.check(p.key); err != nil {
+		return err
+	}
 	for _, g := range grid {
 		if g == 0 {
 			return nil
@@ -194,7 +256,7 @@ func (b *Backend) runGroups(p *pipeline, prm *params, grid [3]uint32, bufs ...*w
 	}
 	bt := &b.batch
 	off := bt.n * paramBytes
-	for i, v := range prm {
+	for i, v := range prm.w {
 		binary.LittleEndian.PutUint32(bt.arena[off+4*i:], v)
 	}
 	entries := make([]wgpu.BindGroupEntry, 0, len(bufs)+1)

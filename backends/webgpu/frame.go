@@ -70,8 +70,15 @@ func (b *Backend) reduceRunWG(f frame, ins []*core.Tensor, out *core.Tensor, per
 
 // reduceMode is how the reduce template maps threads: one per group, one
 // per (group, member) (perElement), or one per part of a group (split; the
-// part count at slot 50), writing out at the thread's own index.
-type reduceMode struct{ perElement, split bool }
+// part count at slot 50), writing out at the thread's own index. A launch
+// with a flag (a zeroed U32 tensor, see newFlag) lets its body call fail().
+// trips, when set, is how many members a thread's loops visit (else the
+// group's size, or a split part's).
+type reduceMode struct {
+	perElement, split bool
+	flag              *core.Tensor
+	trips             int
+}
 
 // launchReduce runs body over frame f with threads threads in workgroups
 // of wg. A split launch's output takes no part in the frame: its
@@ -98,11 +105,26 @@ func (b *Backend) launchReduce(f frame, ins []*core.Tensor, out *core.Tensor, bo
 		return err
 	}
 	// The merged ranks are part of the kernel: indexing is straight code.
-	kr, rr := int(prm[wgsl.SlotRank]), int(prm[55])
-	key := fmt.Sprintf("reduce|%d|k%d|r%d|%s|%s|%v|%v|%s", wg, kr, rr, strings.Join(types, ","), outT, mode.perElement, mode.split, body)
-	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
+	kr, rr := int(prm.w[wgsl.SlotRank]), int(prm.w[55])
+	trips := f.Members()
+	switch {
+	case mode.trips > 0:
+		trips = mode.trips
+	case mode.split:
+		trips = int(prm.w[51])
+	}
+	if err := b.checkLoops(body, trips, rr); err != nil {
+		return err
+	}
+	flagged := mode.flag != nil
+	key := fmt.Sprintf("reduce|%d|k%d|r%d|%s|%s|%v|%v|%v|%s", wg, kr, rr, strings.Join(types, ","), outT, mode.perElement, mode.split, flagged, body)
+	nOut := 1
+	if flagged {
+		nOut, operands = 2, append(operands, mode.flag)
+	}
+	p, err := b.pipelineFor(key, len(ins), nOut, func() (string, error) {
 		return wgsl.Render("reduce", map[string]any{"WG": wg, "KRank": kr, "RRank": rr, "Ins": types, "Out": outT,
-			"PerElement": mode.perElement, "Split": mode.split, "Body": body})
+			"PerElement": mode.perElement, "Split": mode.split, "Flag": flagged, "Body": body})
 	})
 	if err != nil {
 		return err

@@ -44,16 +44,16 @@ func (g *Backend) attentionFused(q, k, v, out *core.Tensor, sh core.SDPAShapes, 
 		return err
 	}
 	var prm params
-	prm.setU(0, uint32(sh.L))
-	prm.setU(1, uint32(sh.S))
-	prm.setU(2, uint32(sh.E))
-	prm.setU(3, uint32(sh.Ev))
+	prm.setN(0, sh.L)
+	prm.setN(1, sh.S)
+	prm.setN(2, sh.E)
+	prm.setN(3, sh.Ev)
 	prm.setF(4, scale)
 	if causal {
 		prm.setU(5, 1)
 	}
 	nb := sh.Batch.Numel()
-	prm.setU(wgsl.SlotN, uint32(nb))
+	prm.setN(wgsl.SlotN, nb)
 	// Batch dims (broadcast per operand) merged where all three allow.
 	st := make([][]int, 4)
 	for i, t := range []*core.Tensor{q, k, v, out} {
@@ -61,9 +61,9 @@ func (g *Backend) attentionFused(q, k, v, out *core.Tensor, sh core.SDPAShapes, 
 		st[i] = full[:len(sh.Batch)]
 	}
 	shape, strides := lower.Coalesce(sh.Batch, st)
-	prm.setU(wgsl.SlotRank, uint32(len(shape)))
+	prm.setN(wgsl.SlotRank, len(shape))
 	for d, n := range shape {
-		prm.setU(wgsl.SlotShape+d, uint32(n))
+		prm.setN(wgsl.SlotShape+d, n)
 	}
 	for i, t := range []*core.Tensor{q, k, v} {
 		writeOperand(&prm, wgsl.OperandSlot(i), t.Offset(), strides[i])

@@ -67,14 +67,12 @@ func einsumKernel(k *core.KernelCall) error {
 	}
 	ct := physical(out.DType())
 	prod := strings.Join(terms, " * ")
-	var body string
+	f := newFrame(core.Shape(sizes), summed)
 	if ct == "f32" {
-		body = kahanSum("acc", prod)
-	} else {
-		body = fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) { acc += %s; }\n", lower.Zero(ct), prod)
+		return gpuOf(k).sumRun(f, views, out, prod, sumFinal(false))
 	}
-	body += store(out, "acc")
-	return gpuOf(k).reduceRun(newFrame(core.Shape(sizes), summed), views, out, false, body, nil)
+	body := fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) { acc += %s; }\n", lower.Zero(ct), prod)
+	return gpuOf(k).reduceRun(f, views, out, false, body+"\tout0[o] = "+storeExpr(out.DType(), "acc")+";\n", nil)
 }
 
 // einsumScatterKernel is the adjoint of taking diagonals and summing dims:

@@ -252,7 +252,7 @@ func (b *Backend) fuseSpmm(ins []*core.Tensor, e *core.FusedExpr, extras []*core
 	if err != nil {
 		return nil, err
 	}
-	prm.setU(0, uint32(shape[1]))
+	prm.setN(0, shape[1])
 	body := "\tlet r = t / pu(0u);\n\tlet j = t % pu(0u);\n" + spAccumulate(
 		fmt.Sprintf("u32(in0[sp_at1(r, %du)])", d[0]), fmt.Sprintf("u32(in0[sp_at1(r + 1u, %du)])", d[0]),
 		fmt.Sprintf("\t\tlet c = u32(in1[sp_at1(p, %du)]);\n", d[1]),

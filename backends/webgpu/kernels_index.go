@@ -254,7 +254,7 @@ func sxIndexAddKernel(k *core.KernelCall) error {
 	if ct == "f32" {
 		var p params
 		p.setF(0, alpha)
-		word = p[0]
+		word = p.w[0]
 	} else {
 		word = uint32(int32(int64(alpha)))
 	}

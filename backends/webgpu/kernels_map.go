@@ -17,8 +17,42 @@ const mapWG = 64
 // that set fills in. Large launches use the workgroup size the tuner
 // measured fastest for their size class on this device.
 func (b *Backend) mapRun(ins []*core.Tensor, out *core.Tensor, expr string, set func(*params)) error {
-	wg := b.workgroupFor("map", out.Numel(), func(wg int) error { return b.mapRunWG(ins, out, expr, set, wg) })
-	return b.mapRunWG(ins, out, expr, set, wg)
+	wg := b.workgroupFor("map", out.Numel(), func(wg int) error { return b.mapRunWG(ins, out, expr, "", nil, set, wg) })
+	return b.mapRunWG(ins, out, expr, "", nil, set, wg)
+}
+
+// guard is a condition over a map kernel's inputs x0, x1, ... and its
+// result res under which the op fails with err.
+type guard struct {
+	cond string
+	err  error
+}
+
+// mapRunGuarded is mapRun for an op that fails where one of guards holds
+// for some element: the kernel marks the guard's bit in a flag and the op
+// returns the error of the first guard marked.
+func (b *Backend) mapRunGuarded(op string, ins []*core.Tensor, out *core.Tensor, expr string, guards []guard, set func(*params)) error {
+	if len(guards) == 0 {
+		return b.mapRun(ins, out, expr, set)
+	}
+	if out.Numel() == 0 {
+		return nil
+	}
+	flag, err := b.newFlag()
+	if err != nil {
+		return err
+	}
+	code := ""
+	errs := make([]error, len(guards))
+	for i, g := range guards {
+		code += fmt.Sprintf("\tif %s { atomicOr(&flag[0], %du); }\n", g.cond, 1<<i)
+		errs[i] = g.err
+	}
+	if err := b.mapRunWG(ins, out, expr, code, flag, set, mapWG); err != nil {
+		flag.Release()
+		return err
+	}
+	return b.checkFlag(op, flag, errs...)
 }
 
 // workgroupSizes are the sizes the tuner tries for the big families; small
@@ -45,7 +79,7 @@ func (b *Backend) workgroupFor(family string, n int, run func(wg int) error) int
 	return wg
 }
 
-func (b *Backend) mapRunWG(ins []*core.Tensor, out *core.Tensor, expr string, set func(*params), wg int) error {
+func (b *Backend) mapRunWG(ins []*core.Tensor, out *core.Tensor, expr, guard string, flag *core.Tensor, set func(*params), wg int) error {
 	n := out.Numel()
 	if n == 0 {
 		return nil
@@ -67,13 +101,18 @@ func (b *Backend) mapRunWG(ins []*core.Tensor, out *core.Tensor, expr string, se
 	// The iteration's rank is part of the kernel: indexing is straight code.
 	rank := len(it.Shape)
 	key := fmt.Sprintf("map|%d|r%d|%s|%s|%s", wg, rank, strings.Join(types, ","), outT, expr)
-	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
-		return wgsl.Render("map", map[string]any{"WG": wg, "Rank": rank, "Ins": types, "Out": outT, "Expr": expr, "Helpers": ""})
+	operands, nOut := append(append([]*core.Tensor{}, ins...), out), 1
+	if guard != "" {
+		key += "|guards " + guard
+		operands, nOut = append(operands, flag), 2
+	}
+	p, err := b.pipelineFor(key, len(ins), nOut, func() (string, error) {
+		return wgsl.Render("map", map[string]any{"WG": wg, "Rank": rank, "Ins": types, "Out": outT, "Expr": expr, "Guard": guard, "Helpers": ""})
 	})
 	if err != nil {
 		return err
 	}
-	bufs, err := buffers(append(append([]*core.Tensor{}, ins...), out)...)
+	bufs, err := buffers(operands...)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func lpRandom(k *core.KernelCall, mode string, in *core.Tensor, intConv string, 
 	prm.setU(1, uint32(seed>>32))
 	prm.setU(2, uint32(offset))
 	prm.setU(3, uint32(offset>>32))
-	prm.setU(7, uint32(n))
+	prm.setN(7, n)
 	set(&prm)
 	ts := []*core.Tensor{out}
 	nIn := 0

@@ -127,7 +127,7 @@ func spTopkKernel(k *core.KernelCall) error {
 	largest := k.Attrs.Bool("largest")
 	return gpuOf(k).spSortRun(f, k.Inputs[:1], k.Outputs, []*core.Tensor{x, vals, idx}, perElement, body, func(p *params) {
 		p.setU(0, spFlag(largest))
-		p.setU(1, uint32(n))
+		p.setN(1, n)
 	})
 }
 

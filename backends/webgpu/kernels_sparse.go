@@ -178,8 +178,8 @@ func spSegmentKernel(op spSegOp) core.Kernel {
 			return err
 		}
 		defer buckets.Release()
-		prm.setU(0, uint32(inner))
-		prm.setU(1, uint32(segments+1))
+		prm.setN(0, inner)
+		prm.setN(1, segments+1)
 		ct := physical(data.DType())
 		x := fmt.Sprintf("in0[sp_row(u32(in1[pu(1u) + p]), j, %du)]", d)
 		body := "\tlet s = t / pu(0u);\n\tlet j = t % pu(0u);\n\tlet lo = u32(in1[s]);\n\tlet hi = u32(in1[s + 1u]);\n"
@@ -220,7 +220,7 @@ func spSegmentGatherKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	prm.setU(0, uint32(inner))
+	prm.setN(0, inner)
 	body := fmt.Sprintf("\tlet s = u32(in1[sp_at1(t / pu(0u), %du)]);\n\tout0[t] = %s;\n", di,
 		storeExpr(out.DType(), fmt.Sprintf("in0[sp_row(s, t %% pu(0u), %du)]", dx)))
 	return gpuOf(k).spRun([]*core.Tensor{x, idsT}, k.Outputs, out.Numel(), body, &prm)
@@ -249,8 +249,8 @@ func spSegmentMaxGradKernel(k *core.KernelCall) error {
 			return err
 		}
 	}
-	prm.setU(0, uint32(inner))
-	prm.setU(1, uint32(segments+1))
+	prm.setN(0, inner)
+	prm.setN(1, segments+1)
 	body := fmt.Sprintf(`	let i = t / pu(0u);
 	let j = t %% pu(0u);
 	let s = u32(in1[sp_at1(i, %[2]du)]);
@@ -338,7 +338,7 @@ func spSpmmKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	prm.setU(0, uint32(dense.Shape()[1]))
+	prm.setN(0, dense.Shape()[1])
 	body := "\tlet r = t / pu(0u);\n\tlet j = t % pu(0u);\n" + spSum(
 		fmt.Sprintf("u32(in0[sp_at1(r, %du)])", d[0]), fmt.Sprintf("u32(in0[sp_at1(r + 1u, %du)])", d[0]),
 		fmt.Sprintf("\t\tlet c = u32(in1[sp_at1(p, %du)]);\n", d[1]),
@@ -366,9 +366,9 @@ func spSpmmTransposedKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	prm.setU(0, uint32(dense.Shape()[1]))
-	prm.setU(1, uint32(cols+1))
-	prm.setU(2, uint32(cols+1+nnz))
+	prm.setN(0, dense.Shape()[1])
+	prm.setN(1, cols+1)
+	prm.setN(2, cols+1+nnz)
 	body := "\tlet c = t / pu(0u);\n\tlet j = t % pu(0u);\n" + spSum("u32(in2[c])", "u32(in2[c + 1u])",
 		"\t\tlet e = u32(in2[pu(1u) + p]);\n\t\tlet r = u32(in2[pu(2u) + p]);\n",
 		fmt.Sprintf("in0[sp_at1(e, %du)] * in1[sp_at2(r, j, %du)]", d[0], d[1]), out)
@@ -390,8 +390,8 @@ func spSddmmKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	prm.setU(0, uint32(len(ptr)-1))
-	prm.setU(1, uint32(a.Shape()[1]))
+	prm.setN(0, len(ptr)-1)
+	prm.setN(1, a.Shape()[1])
 	body := fmt.Sprintf(`	var lo = 0u;
 	var hi = pu(0u);
 	loop {

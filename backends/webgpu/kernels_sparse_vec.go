@@ -42,9 +42,9 @@ func (g *Backend) spmmVec4Run(indptr, indices, values, dense *core.Tensor, extra
 	// one read of an entry's column and value serves span gathers.
 	span := spmmSpan(nq)
 	nt := nq / span
-	prm.setU(0, uint32(nq))
-	prm.setU(1, uint32(dense.Offset()/4))
-	prm.setU(2, uint32(nt))
+	prm.setN(0, nq)
+	prm.setN(1, dense.Offset()/4)
+	prm.setN(2, nt)
 	var b strings.Builder
 	fmt.Fprintf(&b, `	let nq = pu(0u);
 	let nt = pu(2u);

@@ -1,0 +1,86 @@
+package webgpu_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/core"
+)
+
+// Issue 26, item 8: the GPU holds i64 in i32 (uploads past it are refused),
+// and i64 results past it wrapped silently. An elementwise op or cast whose
+// i64 result leaves i32 now fails naming the op; results inside it are
+// the CPU's exactly.
+func TestI64ResultsAreExactOrRefused(t *testing.T) {
+	needGPU(t)
+	i64 := func(vals ...float64) *core.Tensor { return core.FromFloat64s(core.I64, core.Shape{len(vals)}, vals) }
+	big, small := i64(1<<30, -(1<<30), 3), i64(-(1<<30)-1, -5, 7)
+	minI32 := i64(-2147483648, 4)
+	cases := []struct {
+		op     string
+		attrs  core.Attrs
+		in     []*core.Tensor
+		refuse bool
+	}{
+		{"add", nil, []*core.Tensor{big, big}, true},
+		{"add", nil, []*core.Tensor{big, small}, false},
+		{"sub", nil, []*core.Tensor{small, big}, true},
+		{"sub", nil, []*core.Tensor{big, big}, false},
+		{"mul", nil, []*core.Tensor{big, i64(2, 2, 2)}, true},
+		{"mul", nil, []*core.Tensor{i64(1<<15, -(1 << 16), 3), i64(1<<15, 1<<15, -7)}, false},
+		{"pow", nil, []*core.Tensor{i64(2, 3, -2), i64(31, 19, 31)}, true},
+		{"pow", nil, []*core.Tensor{i64(2, 3, -2), i64(30, 19, 31)}, false},
+		{"floor_divide", nil, []*core.Tensor{minI32, i64(-1, 2)}, true},
+		{"floor_divide", nil, []*core.Tensor{minI32, i64(1, -3)}, false},
+		{"neg", nil, []*core.Tensor{minI32}, true},
+		{"abs", nil, []*core.Tensor{minI32}, true},
+		{"neg", nil, []*core.Tensor{small}, false},
+		{"square", nil, []*core.Tensor{i64(46341)}, true},
+		{"square", nil, []*core.Tensor{i64(46340, -7)}, false},
+		{"cast", core.Attrs{"dtype": core.I64}, []*core.Tensor{core.FromFloat64s(core.F32, core.Shape{2}, []float64{3e9, 1})}, true},
+		{"cast", core.Attrs{"dtype": core.I64}, []*core.Tensor{core.FromFloat64s(core.F32, core.Shape{2}, []float64{-2147483648, 2.5})}, false},
+		{"cast", core.Attrs{"dtype": core.I64}, []*core.Tensor{core.FromFloat64s(core.U32, core.Shape{2}, []float64{1 << 31, 1})}, true},
+	}
+	for _, c := range cases {
+		gin := make([]*core.Tensor, len(c.in))
+		for i, t := range c.in {
+			gin[i] = t.To(gpu)
+		}
+		got, err := core.Call1(c.op, c.attrs, gin...).Int64s()
+		if c.refuse {
+			require.ErrorContains(t, err, c.op+": a result does not fit the 32-bit integers WebGPU holds i64 in", "%s %v", c.op, c.in)
+			continue
+		}
+		require.NoError(t, err, "%s %v", c.op, c.in)
+		want, err := core.Call1(c.op, c.attrs, c.in...).Int64s()
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "%s %v", c.op, c.in)
+	}
+}
+
+// Issue 26, item 10: one rule for integer division on every backend:
+// x // 0, x % 0 and 0 ** -n (1 / 0^n, which gave 0) fail the same way as
+// on the CPU; other negative powers truncate as PyTorch's do.
+func TestIntegerDivisionByZeroIsAnErrorOnTheGPU(t *testing.T) {
+	needGPU(t)
+	i32 := func(shape core.Shape, vals ...float64) *core.Tensor { return core.FromFloat64s(core.I32, shape, vals) }
+	for _, c := range []struct {
+		op   string
+		a, b *core.Tensor
+	}{
+		{"floor_divide", i32(core.Shape{3}, 1, 2, 3), i32(core.Shape{3}, 1, 0, 2)},
+		{"remainder", i32(core.Shape{3}, 1, 2, 3), i32(core.Shape{1}, 0)},
+		{"pow", i32(core.Shape{2, 1}, 2, 0), i32(core.Shape{2}, 3, -1)},
+	} {
+		_, cpuErr := core.Call1(c.op, nil, c.a, c.b).Int64s()
+		_, gpuErr := core.Call1(c.op, nil, c.a.To(gpu), c.b.To(gpu)).Int64s()
+		require.Error(t, cpuErr, c.op)
+		require.ErrorContains(t, gpuErr, c.op+": integer division by zero", c.op)
+		assert.Equal(t, cpuErr.Error(), gpuErr.Error(), "the same error on both backends")
+	}
+	a, b := i32(core.Shape{4}, 2, -1, -1, 1), i32(core.Shape{4}, -1, -3, -4, -7)
+	got, err := core.Call1("pow", nil, a.To(gpu), b.To(gpu)).Int64s()
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, -1, 1, 1}, got)
+}

@@ -1,0 +1,112 @@
+package webgpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Mesa's software Vulkan driver (lavapipe, llvmpipe) ends shader loops
+// early without an error: each invocation may run 65,535 loop iterations
+// in all, counted over every loop it executes (LP_MAX_TGSI_LOOP_ITERATIONS
+// in gallivm, which guards against hung shaders). A sum over a group of
+// 70,000 members returned 65,535, and a broadcast view of 2^28 ones summed
+// to 134,217,472. Kernels that loop per thread must stay under the limit:
+// the reductions split their groups into parts short enough (reduce_split.go);
+// frame kernels whose loops would pass it are refused (checkLoops). The
+// limit is measured once per device, not assumed from the driver's name.
+
+// loopProbeTrips is how far the probe asks a loop to run.
+const loopProbeTrips = 1 << 20
+
+// loopLimit is the most loop iterations this device lets one invocation
+// run, or 0 when the probe found no limit (or could not run it).
+func (b *Backend) loopLimit() int {
+	b.loopOnce.Do(func() {
+		n, err := b.probeLoopLimit()
+		if err == nil && n < loopProbeTrips {
+			b.loops = n
+		}
+	})
+	return b.loops
+}
+
+// loopBudget is the loop length a split reduction gives one thread: a
+// sixteenth of the limit leaves room for a body's second loop and for the
+// loops of generic indexing (loc runs one per dim of a rank above 4), or no
+// bound where the device has no limit.
+func (b *Backend) loopBudget() int {
+	if l := b.loopLimit(); l > 0 {
+		return max(l/16, 1)
+	}
+	return 0
+}
+
+// probeLoopLimit counts the iterations a loop of loopProbeTrips runs,
+// with the count from the uniform block so the compiler cannot fold it.
+func (b *Backend) probeLoopLimit() (int, error) {
+	if canBlock() != nil {
+		return loopProbeTrips, nil // the browser's drivers have no such limit
+	}
+	const src = `struct Params { m: array<vec4<u32>, 64>, }
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> out0: array<u32>;
+@compute @workgroup_size(1)
+fn main() {
+	var n = 0u;
+	for (var i = 0u; i < P.m[0][0]; i++) { n += P.m[0][1]; }
+	out0[0] = n;
+}
+`
+	p, err := b.pipelineFor("loop-probe", 0, 1, func() (string, error) { return src, nil })
+	if err != nil {
+		return 0, err
+	}
+	b.mu.Lock()
+	s, err := b.newStorage(core.U32, 1)
+	b.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	defer s.Release()
+	var prm params
+	prm.setN(0, loopProbeTrips)
+	prm.setN(1, 1)
+	if err := b.run(p, &prm, 1, 1, s.slot.buf); err != nil {
+		return 0, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	words, err := b.readback(s.slot.buf, 0, 4)
+	if err != nil {
+		return 0, err
+	}
+	return int(binary.LittleEndian.Uint32(words)), nil
+}
+
+// rLoop matches the header of a loop over a frame's members (r < R, j < R,
+// j = R down to 0, or a split part's range).
+var rLoop = regexp.MustCompile(`for \(var \w+ = [^;]*;[^;]*\bR\b`)
+
+// checkLoops refuses a frame launch whose threads would each loop more
+// than the device allows: trips members per loop over them in body, the
+// loops of generic indexing included (rank is the reduced rank).
+func (b *Backend) checkLoops(body string, trips, rank int) error {
+	limit := b.loopLimit()
+	if limit == 0 {
+		return nil
+	}
+	loops := max(len(rLoop.FindAllStringIndex(body, -1)), 1)
+	perRead := 1
+	if rank > 4 {
+		perRead = rank // loc loops once per dim past the first
+	}
+	if total := loops * trips * perRead; total > limit {
+		return fmt.Errorf("webgpu: a kernel would loop about %d times in one GPU thread (%d passes over %d members), but this driver (%s) silently stops every shader loop after %d iterations in all, which would give a wrong result; use device cpu for this size",
+			total, loops, trips, strings.TrimSpace(b.info.DriverDescription), limit)
+	}
+	return nil
+}
