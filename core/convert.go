@@ -83,19 +83,51 @@ func GetI64(d DType, b []byte, i int) int64 {
 	case Bool:
 		return int64(b[i] & 1)
 	}
-	return floatToI64(GetF64(d, b, i))
+	return FloatToInt(I64, GetF64(d, b, i))
 }
 
-func floatToI64(f float64) int64 {
+// FloatToInt is the one rule by which a float becomes a value of integer
+// dtype d, in a cast and wherever else a float is stored into an integer
+// element: NaN becomes 0, other values truncate toward zero and saturate at
+// the ends of d's range (+-inf included). Every backend follows it (the
+// GPU kernels through backends/lower's FloatToInt). PyTorch and NumPy
+// leave out-of-range and NaN conversions undefined (they follow the C
+// cast of the machine: x86 gives INT_MIN for NaN, then wraps to the
+// width), and the array API calls them implementation-defined; saturating
+// is what Rust's as, Java, WGSL and CUDA's conversions do, and what every
+// backend can compute exactly.
+func FloatToInt(d DType, f float64) int64 {
+	lo, hi := IntRange(d)
 	switch {
 	case f != f:
 		return 0
-	case f >= 9.2233720368547758e18:
-		return math.MaxInt64
-	case f <= -9.2233720368547758e18:
-		return math.MinInt64
+	case f <= float64(lo):
+		return lo
+	case f >= float64(hi):
+		// float64(hi) rounds up to 2^63 for i64, the first value past it.
+		return hi
 	}
 	return int64(f)
+}
+
+// IntRange is the smallest and largest value of integer dtype d (bool: 0
+// and 1).
+func IntRange(d DType) (lo, hi int64) {
+	switch d {
+	case I32:
+		return math.MinInt32, math.MaxInt32
+	case U32:
+		return 0, math.MaxUint32
+	case I16:
+		return math.MinInt16, math.MaxInt16
+	case I8:
+		return math.MinInt8, math.MaxInt8
+	case U8:
+		return 0, math.MaxUint8
+	case Bool:
+		return 0, 1
+	}
+	return math.MinInt64, math.MaxInt64
 }
 
 // PutF64 writes v into element i of a dtype's byte buffer.
@@ -117,7 +149,7 @@ func PutF64(d DType, b []byte, i int, v float64) {
 			b[i] = 0
 		}
 	default:
-		PutI64(d, b, i, floatToI64(v))
+		PutI64(d, b, i, FloatToInt(d, v))
 	}
 }
 

@@ -231,7 +231,7 @@ func (x *Tensor) Floor(attrs ...Attrs) *Tensor {
 	return Call1("floor", mergeAttrs(attrs), x)
 }
 
-// FloorDivide: a / b rounded toward -inf (Python's //); integer division by zero is an error.
+// FloorDivide: a / b rounded toward -inf (Python's //); integer division by zero is an error (as is 0 ** -n, see pow).
 func (a *Tensor) FloorDivide(b *Tensor, attrs ...Attrs) *Tensor {
 	return Call1("floor_divide", mergeAttrs(attrs), a, b)
 }
@@ -503,7 +503,7 @@ func (x *Tensor) Permute(attrs ...Attrs) *Tensor {
 	return Call1("permute", mergeAttrs(attrs), x)
 }
 
-// Pow: a to the power b; integer powers are exact and wrap, negative integer exponents give 0 unless |a| = 1.
+// Pow: a to the power b; integer powers are exact and wrap, a negative integer exponent gives 1 / a^-b truncated toward zero (0 unless |a| = 1), and 0 to a negative integer power is an integer division by zero, an error like x // 0.
 func (a *Tensor) Pow(b *Tensor, attrs ...Attrs) *Tensor {
 	return Call1("pow", mergeAttrs(attrs), a, b)
 }
@@ -560,7 +560,7 @@ func (x *Tensor) ReLU(attrs ...Attrs) *Tensor {
 	return Call1("relu", mergeAttrs(attrs), x)
 }
 
-// Remainder: a - b * floor(a / b): the result has the sign of b (Python's %).
+// Remainder: a - b * floor(a / b): the result has the sign of b (Python's %); an integer remainder by zero is an error, as integer division by zero is.
 func (a *Tensor) Remainder(b *Tensor, attrs ...Attrs) *Tensor {
 	return Call1("remainder", mergeAttrs(attrs), a, b)
 }

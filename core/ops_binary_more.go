@@ -68,13 +68,13 @@ func ewWhereGrad(c *GradCtx) ([]*Tensor, error) {
 
 func init() {
 	MustRegister(
-		ewWithDTypes(binaryDef("floor_divide", "a / b rounded toward -inf (Python's //); integer division by zero is an error.",
+		ewWithDTypes(binaryDef("floor_divide", "a / b rounded toward -inf (Python's //); integer division by zero is an error (as is 0 ** -n, see pow).",
 			nil, ewDivisionSamples()), numeric),
-		ewWithDTypes(binaryDef("remainder", "a - b * floor(a / b): the result has the sign of b (Python's %).",
+		ewWithDTypes(binaryDef("remainder", "a - b * floor(a / b): the result has the sign of b (Python's %); an integer remainder by zero is an error, as integer division by zero is.",
 			binaryGrad(func(a, b, o, g *Tensor) *Tensor { return g },
 				func(a, b, o, g *Tensor) *Tensor { return ew("neg", ew("mul", g, ew("floor_divide", a, b))) }),
 			ewDivisionSamples()), numeric),
-		ewWithDTypes(binaryDef("pow", "a to the power b; integer powers are exact and wrap, negative integer exponents give 0 unless |a| = 1.",
+		ewWithDTypes(binaryDef("pow", "a to the power b; integer powers are exact and wrap, a negative integer exponent gives 1 / a^-b truncated toward zero (0 unless |a| = 1), and 0 to a negative integer power is an integer division by zero, an error like x // 0.",
 			binaryGrad(powGradBase, powGradExponent),
 			[]Sample{
 				{Name: "positive_base", Inputs: []Gen{GU(F32, 0.5, 2, 3, 4), G(F32, 3, 4)}},

@@ -1,6 +1,9 @@
 package core
 
+import "math"
+
 func init() {
+	nan, inf := math.NaN(), math.Inf(1)
 	MustRegister(
 		&OpDef{
 			Name: "contiguous", Category: "types", Doc: "Dense row-major copy of a (possibly strided) tensor.",
@@ -12,7 +15,7 @@ func init() {
 			},
 		},
 		&OpDef{
-			Name: "cast", Category: "types", Doc: "Convert to another dtype (floats to ints truncate toward zero, like NumPy astype).",
+			Name: "cast", Category: "types", Doc: "Convert to another dtype. Floats to integers truncate toward zero and saturate at the target's range, NaN giving 0 (PyTorch and NumPy leave NaN and out-of-range values undefined; see core.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is true).",
 			Inputs: []InputSpec{{Name: "x"}},
 			Attrs:  []AttrSpec{{Name: "dtype", Kind: AttrDType, Required: true, Doc: "target dtype"}},
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
@@ -32,6 +35,24 @@ func init() {
 				{Name: "i64_to_f32", Inputs: []Gen{GI(I64, -100, 100, 6)}, Attrs: Attrs{"dtype": F32}},
 				{Name: "f32_to_bool", Inputs: []Gen{GV(F32, []float64{0, 1, -2, 0.5}, 4)}, Attrs: Attrs{"dtype": Bool}, NoGrad: true},
 				{Name: "i32_to_u8", Inputs: []Gen{GI(I32, 0, 255, 6)}, Attrs: Attrs{"dtype": U8}},
+				// The rule at the edges: NaN, infinities, values past the
+				// range (saturate), fractions beside the ends (truncate).
+				{Name: "f32_to_i32_special", Inputs: []Gen{GV(F32, []float64{nan, inf, -inf, 3e9, -3e9, 2147483520, -2147483648, 1.9, -1.9, 0}, 10)},
+					Attrs: Attrs{"dtype": I32}, NoGrad: true},
+				{Name: "f32_to_u8_special", Inputs: []Gen{GV(F32, []float64{nan, inf, -inf, 300, -5, 255.9, -0.9, 7.5}, 8)},
+					Attrs: Attrs{"dtype": U8}, NoGrad: true},
+				{Name: "f32_to_i8_special", Inputs: []Gen{GV(F32, []float64{200, -200, nan, -128.9, 127.9, -1.5}, 6)},
+					Attrs: Attrs{"dtype": I8}, NoGrad: true},
+				{Name: "f32_to_i16_special", Inputs: []Gen{GV(F32, []float64{40000, -40000, inf, nan, -32768.5, 32767.5}, 6)},
+					Attrs: Attrs{"dtype": I16}, NoGrad: true},
+				{Name: "f32_to_u32_special", Inputs: []Gen{GV(F32, []float64{5e9, -1, nan, inf, 4294967040, 1.5}, 6)},
+					Attrs: Attrs{"dtype": U32}, NoGrad: true},
+				// Within i32, which WebGPU holds i64 in; i64's own ends are
+				// core's unit tests.
+				{Name: "f32_to_i64_special", Inputs: []Gen{GV(F32, []float64{nan, -2147483648, 2147483520, -1.5, 1.5, 0}, 6)},
+					Attrs: Attrs{"dtype": I64}, NoGrad: true},
+				{Name: "f64_to_i32_special", Inputs: []Gen{GV(F64, []float64{nan, -inf, 2147483647.9, -2147483648.9, 1e300}, 5)},
+					Attrs: Attrs{"dtype": I32}, NoGrad: true},
 			},
 		},
 	)

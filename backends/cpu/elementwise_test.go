@@ -81,6 +81,8 @@ func TestFloatDivisionByZeroGivesInfinities(t *testing.T) {
 	assertSameFloats(t, []float64{ewNaN, ewNaN}, r, "remainder by 0")
 }
 
+// One rule for integer division (issue 26, item 10): x // 0, x % 0 and
+// 0 ** -n (which is 1 / 0^n; it used to give 0) are errors.
 func TestIntegerDivisionByZeroIsAnError(t *testing.T) {
 	for _, op := range []string{"floor_divide", "remainder"} {
 		a := core.FromSlice([]int64{1, 2, 3}, core.Shape{3})
@@ -89,11 +91,21 @@ func TestIntegerDivisionByZeroIsAnError(t *testing.T) {
 		require.Error(t, out.Err(), op)
 		assert.Contains(t, out.Err().Error(), op+": integer division by zero")
 	}
+	// Broadcast: the zero base meets the negative exponent only in the
+	// second row.
+	a := core.FromSlice([]int32{2, 0}, core.Shape{2, 1})
+	b := core.FromSlice([]int32{3, -1}, core.Shape{2})
+	out := core.Call1("pow", nil, a, b)
+	require.Error(t, out.Err())
+	assert.Contains(t, out.Err().Error(), "pow: integer division by zero")
+	v, err := core.Call1("pow", nil, core.FromSlice([]int32{2, 0}, core.Shape{2, 1}), core.FromSlice([]int32{3, 1}, core.Shape{2})).Int64s()
+	require.NoError(t, err)
+	assert.Equal(t, []int64{8, 2, 0, 0}, v, "no negative exponent with a zero base")
 }
 
 func TestIntegerPowIsExact(t *testing.T) {
 	a := core.FromSlice([]int64{2, -2, 3, 1, -1, -1, 0, 3}, core.Shape{8})
-	b := core.FromSlice([]int64{62, 3, -1, -5, -3, -4, -1, 0}, core.Shape{8})
+	b := core.FromSlice([]int64{62, 3, -1, -5, -3, -4, 1, 0}, core.Shape{8})
 	out, v := ewRun(t, "pow", nil, a, b)
 	assert.Equal(t, core.I64, out.DType())
 	got, err := out.Int64s()

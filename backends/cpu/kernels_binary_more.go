@@ -3,6 +3,7 @@ package cpu
 import (
 	"errors"
 	"math"
+	"slices"
 
 	"github.com/webtensor/webtensor/core"
 )
@@ -14,7 +15,7 @@ import (
 func init() {
 	register("floor_divide", rejectIntZeroDivisor(binaryKernel(binaryFns{f: floorDivF64, i: floorDivI64})))
 	register("remainder", rejectIntZeroDivisor(binaryKernel(binaryFns{f: remainderF64, i: remainderI64})))
-	register("pow", binaryKernel(binaryFns{f: math.Pow, i: powI64}))
+	register("pow", rejectZeroToNegativePower(binaryKernel(binaryFns{f: math.Pow, i: powI64})))
 	register("maximum", binaryKernel(binaryFns{f: maximumOf[float64], i: maximumOf[int64], f32: maximumOf[float32]}))
 	register("minimum", binaryKernel(binaryFns{f: minimumOf[float64], i: minimumOf[int64], f32: minimumOf[float32]}))
 	register("atan2", binaryKernel(binaryFns{f: math.Atan2,
@@ -31,7 +32,15 @@ func init() {
 	register("where", ewWhereKernel)
 }
 
-var errIntDivisionByZero = errors.New("integer division by zero")
+// Integer division by zero is an error wherever it hides: x // 0, x % 0
+// and 0 ** -n, which is 1 / 0^n (the rule core's floor_divide, remainder
+// and pow state, and every backend follows). PyTorch raises for the first
+// two and gives 0 for the third; NumPy raises for every negative integer
+// power.
+var (
+	errIntDivisionByZero   = errors.New("integer division by zero")
+	errZeroToNegativePower = errors.New("integer division by zero: 0 to a negative power has no integer value")
+)
 
 // rejectIntZeroDivisor reports integer division by zero as an error, as
 // PyTorch does, instead of letting the Go runtime panic.
@@ -43,6 +52,25 @@ func rejectIntZeroDivisor(k core.Kernel) core.Kernel {
 				if v == 0 {
 					return errIntDivisionByZero
 				}
+			}
+		}
+		return k(kc)
+	}
+}
+
+// rejectZeroToNegativePower reports 0 ** -n on integers as the integer
+// division by zero it is.
+func rejectZeroToNegativePower(k core.Kernel) core.Kernel {
+	return func(kc *core.KernelCall) error {
+		a, b, out := kc.Inputs[0], kc.Inputs[1], kc.Outputs[0]
+		if out.DType().IsFloat() || out.Numel() == 0 || !slices.ContainsFunc(readI64(b), func(v int64) bool { return v < 0 }) {
+			return k(kc)
+		}
+		shape := out.Shape()
+		av, bv := readI64As(a, shape), readI64As(b, shape)
+		for i, e := range bv {
+			if e < 0 && av[i] == 0 {
+				return errZeroToNegativePower
 			}
 		}
 		return k(kc)
@@ -97,7 +125,9 @@ func remainderI64(a, b int64) int64 {
 }
 
 // powI64 is exact integer exponentiation that wraps on overflow like the
-// dtype does. A negative exponent gives 0 unless |a| = 1 (PyTorch's rule).
+// dtype does. A negative exponent gives 1 / a^-b truncated toward zero: 0
+// unless |a| = 1 (PyTorch's rule); a is never 0 there
+// (rejectZeroToNegativePower).
 func powI64(a, b int64) int64 {
 	if b < 0 {
 		switch {

@@ -52,6 +52,23 @@ var Binary = map[string]BinaryExpr{
 	},
 }
 
+// IntDivisionByZero is the condition, over a and b in integer compute type
+// ct, under which op has no integer result and fails as an integer division
+// by zero: x // 0, x % 0 and 0 ** -n (which is 1 / 0^n); "" for an op that
+// always has one. One rule for the three ops, on every backend (see
+// core's floor_divide, remainder and pow).
+func IntDivisionByZero(op, a, b, ct string) string {
+	switch op {
+	case "floor_divide", "remainder":
+		return b + " == " + Zero(ct)
+	case "pow":
+		if IsSigned(ct) {
+			return a + " == " + Zero(ct) + " && " + b + " < " + Zero(ct)
+		}
+	}
+	return ""
+}
+
 // Compare maps the comparison ops to their infix operators.
 var Compare = map[string]string{"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 

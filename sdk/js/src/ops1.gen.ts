@@ -248,7 +248,7 @@ export interface CastOptions {
 }
 
 /**
- * Convert to another dtype (floats to ints truncate toward zero, like NumPy astype).
+ * Convert to another dtype. Floats to integers truncate toward zero and saturate at the target's range, NaN giving 0 (PyTorch and NumPy leave NaN and out-of-range values undefined; see core.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is true).
  * @param x input
  * @param options the attributes (see CastOptions)
  */
@@ -619,7 +619,7 @@ declare module "./core.js" {
     bernoulli(options?: BernoulliOptions): Tensor;
     /** Binary cross entropy of sigmoid(input) against targets in [0, 1], computed stably from logits; optional weight and pos_weight broadcast to the input. */
     binaryCrossEntropyWithLogits(target: TensorLike, weight?: TensorLike | null, posWeight?: TensorLike | null, options?: BinaryCrossEntropyWithLogitsOptions): Tensor;
-    /** Convert to another dtype (floats to ints truncate toward zero, like NumPy astype). */
+    /** Convert to another dtype. Floats to integers truncate toward zero and saturate at the target's range, NaN giving 0 (PyTorch and NumPy leave NaN and out-of-range values undefined; see core.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is true). */
     cast(options: CastOptions): Tensor;
     /** Smallest integer >= x; integers are returned unchanged. */
     ceil(): Tensor;

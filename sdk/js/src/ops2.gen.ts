@@ -96,7 +96,7 @@ export function floor(x: TensorLike): Tensor {
 }
 
 /**
- * a / b rounded toward -inf (Python's //); integer division by zero is an error.
+ * a / b rounded toward -inf (Python's //); integer division by zero is an error (as is 0 ** -n, see pow).
  * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
  * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
  */
@@ -602,7 +602,7 @@ declare module "./core.js" {
     flip(options?: FlipOptions): Tensor;
     /** Largest integer <= x; integers are returned unchanged. */
     floor(): Tensor;
-    /** a / b rounded toward -inf (Python's //); integer division by zero is an error. */
+    /** a / b rounded toward -inf (Python's //); integer division by zero is an error (as is 0 ** -n, see pow). */
     floorDivide(b: TensorLike): Tensor;
     /** value with the shape (and dtype) of x. */
     fullLike(options: FullLikeOptions): Tensor;

@@ -252,7 +252,7 @@ export function permute(x: TensorLike, options: PermuteOptions): Tensor {
 }
 
 /**
- * a to the power b; integer powers are exact and wrap, negative integer exponents give 0 unless |a| = 1.
+ * a to the power b; integer powers are exact and wrap, a negative integer exponent gives 1 / a^-b truncated toward zero (0 unless |a| = 1), and 0 to a negative integer power is an integer division by zero, an error like x // 0.
  * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
  * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
  */
@@ -425,7 +425,7 @@ export function relu(x: TensorLike): Tensor {
 }
 
 /**
- * a - b * floor(a / b): the result has the sign of b (Python's %).
+ * a - b * floor(a / b): the result has the sign of b (Python's %); an integer remainder by zero is an error, as integer division by zero is.
  * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
  * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
  */
@@ -625,7 +625,7 @@ declare module "./core.js" {
     pad(options: PadOptions): Tensor;
     /** Reorder dims (a view). */
     permute(options: PermuteOptions): Tensor;
-    /** a to the power b; integer powers are exact and wrap, negative integer exponents give 0 unless |a| = 1. */
+    /** a to the power b; integer powers are exact and wrap, a negative integer exponent gives 1 / a^-b truncated toward zero (0 unless |a| = 1), and 0 to a negative integer power is an integer division by zero, an error like x // 0. */
     pow(b: TensorLike): Tensor;
     /** Product over axes (bool and small integers multiply as i64, like PyTorch). */
     prod(options?: ProdOptions): Tensor;
@@ -639,7 +639,7 @@ declare module "./core.js" {
     reciprocal(): Tensor;
     /** max(x, 0); NaN stays NaN; integers keep their dtype. */
     relu(): Tensor;
-    /** a - b * floor(a / b): the result has the sign of b (Python's %). */
+    /** a - b * floor(a / b): the result has the sign of b (Python's %); an integer remainder by zero is an error, as integer division by zero is. */
     remainder(b: TensorLike): Tensor;
     /** Repeat each element repeats times along axis (absent axis: of the flattened tensor). */
     repeatInterleave(options: RepeatInterleaveOptions): Tensor;

@@ -24,7 +24,9 @@ def div(a: TensorLike, b: TensorLike) -> Tensor:
 
 
 def floor_divide(a: TensorLike, b: TensorLike) -> Tensor:
-    """a / b rounded toward -inf (Python's //); integer division by zero is an error."""
+    """a / b rounded toward -inf (Python's //); integer division by zero is an error (as is 0 ** -n, see
+    pow).
+    """
     return run_op('floor_divide', [a, b], [])[0]
 
 
@@ -44,14 +46,17 @@ def mul(a: TensorLike, b: TensorLike) -> Tensor:
 
 
 def pow(a: TensorLike, b: TensorLike) -> Tensor:
-    """a to the power b; integer powers are exact and wrap, negative integer exponents give 0 unless |a| =
-    1.
+    """a to the power b; integer powers are exact and wrap, a negative integer exponent gives 1 / a^-b
+    truncated toward zero (0 unless |a| = 1), and 0 to a negative integer power is an integer division
+    by zero, an error like x // 0.
     """
     return run_op('pow', [a, b], [])[0]
 
 
 def remainder(a: TensorLike, b: TensorLike) -> Tensor:
-    """a - b * floor(a / b): the result has the sign of b (Python's %)."""
+    """a - b * floor(a / b): the result has the sign of b (Python's %); an integer remainder by zero is an
+    error, as integer division by zero is.
+    """
     return run_op('remainder', [a, b], [])[0]
 
 

@@ -144,7 +144,8 @@ public abstract class OpsPart1 {
     }
 
     /**
-     * a / b rounded toward -inf (Python's //); integer division by zero is an error.
+     * a / b rounded toward -inf (Python's //); integer division by zero is an error (as is 0 ** -n,
+     * see pow).
      *
      * @param a input
      * @param b input
@@ -184,8 +185,9 @@ public abstract class OpsPart1 {
     }
 
     /**
-     * a to the power b; integer powers are exact and wrap, negative integer exponents give 0 unless
-     * |a| = 1.
+     * a to the power b; integer powers are exact and wrap, a negative integer exponent gives 1 / a^-b
+     * truncated toward zero (0 unless |a| = 1), and 0 to a negative integer power is an integer
+     * division by zero, an error like x // 0.
      *
      * @param a input
      * @param b input
@@ -195,7 +197,8 @@ public abstract class OpsPart1 {
     }
 
     /**
-     * a - b * floor(a / b): the result has the sign of b (Python's %).
+     * a - b * floor(a / b): the result has the sign of b (Python's %); an integer remainder by zero is
+     * an error, as integer division by zero is.
      *
      * @param a input
      * @param b input

@@ -622,7 +622,10 @@ public abstract class OpsPart4 extends OpsPart3 {
     // ---- types ----
 
     /**
-     * Convert to another dtype (floats to ints truncate toward zero, like NumPy astype).
+     * Convert to another dtype. Floats to integers truncate toward zero and saturate at the target's
+     * range, NaN giving 0 (PyTorch and NumPy leave NaN and out-of-range values undefined; see
+     * core.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is
+     * true).
      *
      * @param x input
      * @param dtype target dtype (required)

@@ -80,7 +80,7 @@ abstract class TensorOpsPart1 {
         return Ops.div((Tensor) this, b);
     }
 
-    /** a / b rounded toward -inf (Python's //); integer division by zero is an error. See {@link Ops#floorDivide}. */
+    /** a / b rounded toward -inf (Python's //); integer division by zero is an error (as is 0 ** -n, see pow). See {@link Ops#floorDivide}. */
     public Tensor floorDivide(Tensor b) {
         return Ops.floorDivide((Tensor) this, b);
     }
@@ -100,12 +100,12 @@ abstract class TensorOpsPart1 {
         return Ops.mul((Tensor) this, b);
     }
 
-    /** a to the power b; integer powers are exact and wrap, negative integer exponents give 0 unless |a| = 1. See {@link Ops#pow}. */
+    /** a to the power b; integer powers are exact and wrap, a negative integer exponent gives 1 / a^-b truncated toward zero (0 unless |a| = 1), and 0 to a negative integer power is an integer division by zero, an error like x // 0. See {@link Ops#pow}. */
     public Tensor pow(Tensor b) {
         return Ops.pow((Tensor) this, b);
     }
 
-    /** a - b * floor(a / b): the result has the sign of b (Python's %). See {@link Ops#remainder}. */
+    /** a - b * floor(a / b): the result has the sign of b (Python's %); an integer remainder by zero is an error, as integer division by zero is. See {@link Ops#remainder}. */
     public Tensor remainder(Tensor b) {
         return Ops.remainder((Tensor) this, b);
     }
