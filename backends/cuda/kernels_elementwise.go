@@ -65,17 +65,19 @@ func whereKernel(k *core.KernelCall) error {
 	return cudaOf(k).mapRun("where", k.Inputs[:3], out, lower.Where("x0", "x1", ta, "x2", tb, ct), nil)
 }
 
-// castKernel converts with the CPU backend's rule (core.PutF64): a float
-// becomes an integer through i64, truncating toward zero, NaN to 0 and
-// saturating at the i64 range (what a PTX conversion does), then wraps to
-// the target's width like a C cast; anything to bool tests nonzero (NaN
-// is nonzero).
+// castKernel converts by core's rule (core.FloatToInt): a float becomes
+// an integer truncated toward zero and saturated at the target's range,
+// NaN giving 0, written with lower.FloatToInt so that no conversion sees
+// a value outside its type (C++ leaves that undefined); integers to
+// narrower integers wrap like a C cast; anything to bool tests nonzero
+// (NaN is nonzero).
 func castKernel(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
-	inT := computeType(in.DType())
+	inT, ct := computeType(in.DType()), computeType(out.DType())
 	e := "x0"
 	if lower.IsFloat(inT) && !out.DType().IsFloat() && out.DType() != core.Bool {
-		e = "i64(x0)"
+		lo, hi := core.IntRange(out.DType())
+		e = lower.FloatToInt("x0", inT, ct, lo, hi)
 	}
 	return cudaOf(k).mapRun("cast", k.Inputs[:1], out, e, nil)
 }
