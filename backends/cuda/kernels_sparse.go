@@ -221,7 +221,7 @@ func segmentKernel(op string, kind segmentKind) core.Kernel {
 				return err
 			}
 			lk.check = check
-			lk.s[0], lk.s[1], lk.s[2] = int64(segments), int64(n), int64(max(total, n))
+			lk.s[0], lk.s[1] = int64(segments), int64(n)
 			if sorted {
 				lk.s[3] = 1
 			}
@@ -258,7 +258,7 @@ func segmentKernel(op string, kind segmentKind) core.Kernel {
 		if err != nil {
 			return err
 		}
-		lk.s[0], lk.s[1], lk.s[2] = int64(segments), int64(n), int64(total)
+		lk.s[0], lk.s[1] = int64(segments), int64(n)
 		return b.segmentReduce(lk, kind, data.DType().IsFloat(), true)
 	}
 }
@@ -268,28 +268,88 @@ func segmentKernel(op string, kind segmentKind) core.Kernel {
 // rows in order. Direct (grouped false): operand 2 is the ids themselves,
 // which the first threads also check; grouped: operands 2 and 3 are the
 // sorted ids and the rows they came from.
+//
+// Few long segments (a pooling over whole graphs: 32 segments of 64
+// features over 100k rows) would leave the GPU nearly idle, each thread
+// walking thousands of rows: then each segment's rows are cut into C
+// equal chunks, one thread per (segment, chunk, lane), and a second
+// kernel folds each element's C partials in chunk order, so the result
+// does not depend on timing (the sums differ from the CPU's by the
+// grouping only, in f64).
 func (b *Backend) segmentReduce(lk *laneKernel, kind segmentKind, float, grouped bool) error {
+	segs, n, lanes := int(lk.s[0]), int(lk.s[1]), lk.lanes()
+	chunks := 1
+	if out := segs * lanes; out > 0 {
+		target := max(b.props.sms, 1) * 1024
+		chunks = max(1, min((n/segs+15)/16, (target+out-1)/out, 4096))
+	}
+	lk.s[4] = int64(chunks)
+	lk.s[2] = int64(segs * chunks * lanes)
+	if !grouped {
+		lk.s[2] = max(lk.s[2], int64(n))
+	}
 	key := "seg|" + strconv.Itoa(int(kind)) + map[bool]string{true: "f", false: "i"}[float] + map[bool]string{true: "g", false: "d"}[grouped]
-	return b.runLanes(lk, key, b.gridFor(lk.s[2], laneBlock), func() string {
+	if chunks == 1 {
+		return b.runLanes(lk, key, b.gridFor(lk.s[2], laneBlock), func() string { return segmentSource(lk, kind, float, grouped, false) })
+	}
+	part, err := b.scratch(segs*chunks*lanes, core.I64)
+	if err != nil {
+		return err
+	}
+	defer part.Release()
+	cnt, err := b.scratch(segs*chunks*lanes, core.U32)
+	if err != nil {
+		return err
+	}
+	defer cnt.Release()
+	pl := lk.with(flatOp(part, true), flatOp(cnt, true))
+	if err := b.runLanes(pl, key+"|part", b.gridFor(pl.s[2], laneBlock), func() string { return segmentSource(pl, kind, float, grouped, true) }); err != nil {
+		return err
+	}
+	fold := lk.with()
+	fold.ops = []laneOp{lk.ops[0], flatOp(part, false), flatOp(cnt, false)}
+	return b.runLanes(fold, "segfold|"+strconv.Itoa(int(kind))+map[bool]string{true: "f", false: "i"}[float], b.gridFor(int64(segs*lanes), laneBlock), func() string {
 		init, step, fin := segmentAcc(kind, float)
-		var sb strings.Builder
-		sb.WriteString(lk.prologue(sparseLib))
-		sb.WriteString("const idx L = (idx)A.n, S = (idx)A.s[0], N = (idx)A.s[1], T = (idx)A.s[2], total = S * L;\n")
-		sb.WriteString(gridLoop)
-		ids, row := at(2)+", WT_ALONG(2)", "r"
-		if grouped {
-			ids, row = "p2, 1", "(idx)p3[r]"
-		} else {
-			sb.WriteString("if (i < N) {\nconst i64 v = wt_ix(" + ids + ", i);\n")
-			sb.WriteString("if (v < 0 || v >= S) wt_fail(A, 1, i, v);\nelse if (A.s[3] && i > 0 && v < wt_ix(" + ids + ", i - 1)) wt_fail(A, 2, i, v);\n}\n")
-		}
-		sb.WriteString("if (i >= total) continue;\nconst idx s = i / L, lane = i - s * L;\n")
-		fmt.Fprintf(&sb, "const idx lo = wt_count_below(%[1]s, N, s), hi = wt_count_below(%[1]s, N, s + 1);\n", ids)
-		sb.WriteString("const idx db = wt_lane<KR>(A, 1, lane);\n" + init)
-		sb.WriteString("for (idx r = lo; r < hi; r++) {\nconst auto x = ld(p1[db + " + row + " * WT_ALONG(1)]);\n" + step + "}\n" + fin)
-		sb.WriteString("put(&p0[wt_lane<KR>(A, 0, lane) + s * WT_ALONG(0)], acc);\n}\n}\n")
-		return sb.String()
+		acc := map[bool]string{true: "f64", false: "i64"}[float]
+		return fold.prologue() + "const idx L = (idx)A.n, S = (idx)A.s[0], C = (idx)A.s[4];\n" +
+			"for (idx i = (idx)blockIdx.x * blockDim.x + threadIdx.x; i < S * L; i += (idx)gridDim.x * blockDim.x) {\n" +
+			"const idx s = i / L, lane = i - s * L;\nidx lo = 0, hi = 0;\n" + init +
+			"for (idx c = 0; c < C; c++) {\nconst idx q = (s * C + c) * L + lane;\nif (p2[q] == 0) continue;\nhi += p2[q];\n" +
+			"const " + acc + " x = bitcast<" + acc + ">(p1[q]);\n" + step + "}\n" + fin +
+			"put(&p0[wt_lane<KR>(A, 0, lane) + s * WT_ALONG(0)], acc);\n}\n}\n"
 	})
+}
+
+// segmentSource is the kernel of segmentReduce: the whole fold of each
+// output element, or (part) the fold of each chunk into the partials
+// (the operands after the walks: values as i64 bits, and row counts).
+func segmentSource(lk *laneKernel, kind segmentKind, float, grouped, part bool) string {
+	init, step, fin := segmentAcc(kind, float)
+	var sb strings.Builder
+	sb.WriteString(lk.prologue(sparseLib))
+	sb.WriteString("const idx L = (idx)A.n, S = (idx)A.s[0], N = (idx)A.s[1], T = (idx)A.s[2], C = (idx)A.s[4], total = S * C * L;\n")
+	sb.WriteString(gridLoop)
+	ids, row := at(2)+", WT_ALONG(2)", "r"
+	if grouped {
+		ids, row = "p2, 1", "(idx)p3[r]"
+	} else {
+		sb.WriteString("if (i < N) {\nconst i64 v = wt_ix(" + ids + ", i);\n")
+		sb.WriteString("if (v < 0 || v >= S) wt_fail(A, 1, i, v);\nelse if (A.s[3] && i > 0 && v < wt_ix(" + ids + ", i - 1)) wt_fail(A, 2, i, v);\n}\n")
+	}
+	sb.WriteString("if (i >= total) continue;\nconst idx s = i / (C * L), c = (i - s * C * L) / L, lane = i - (s * C + c) * L;\n")
+	fmt.Fprintf(&sb, "idx lo = wt_count_below(%[1]s, N, s), hi = wt_count_below(%[1]s, N, s + 1);\n", ids)
+	if part {
+		sb.WriteString("{\nconst idx a = lo + (hi - lo) * c / C, z = lo + (hi - lo) * (c + 1) / C;\nlo = a;\nhi = z;\n}\n")
+	}
+	sb.WriteString("const idx db = wt_lane<KR>(A, 1, lane);\n" + init)
+	sb.WriteString("for (idx r = lo; r < hi; r++) {\nconst auto x = ld(p1[db + " + row + " * WT_ALONG(1)]);\n" + step + "}\n")
+	if part {
+		m := len(lk.ops) - 2
+		fmt.Fprintf(&sb, "p%d[i] = bitcast<i64>(acc);\np%d[i] = (u32)(hi - lo);\n}\n}\n", m, m+1)
+		return sb.String()
+	}
+	sb.WriteString(fin + "put(&p0[wt_lane<KR>(A, 0, lane) + s * WT_ALONG(0)], acc);\n}\n}\n")
+	return sb.String()
 }
 
 // segmentGatherKernel copies row ids[i] of x to row i of the output

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/backends/cuda"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -88,6 +89,20 @@ func sortCases(rng *rand.Rand) []diffCase {
 	)
 }
 
+// runs is n sorted ids: segment k from starts[k] on (the last segment is
+// empty).
+func runs(n int, starts ...int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		for k, s := range starts {
+			if i >= s {
+				v[i] = float64(k)
+			}
+		}
+	}
+	return v
+}
+
 // csr is a random CSR pattern of rows x cols with about per entries per
 // row: unsorted columns, duplicates and empty rows.
 func csr(rng *rand.Rand, d core.DType, rows, cols, per int) (ptr, idx arg) {
@@ -156,6 +171,15 @@ func sparseCases(rng *rand.Rand) []diffCase {
 			args: []arg{rnd(rng, core.F64, 5000, 2), ints(rng, core.I64, 0, 290, 5000)}},
 		diffCase{name: "segment_mean_long_i32", op: "segment_mean", attrs: core.Attrs{"num_segments": 40}, tol: 1e-5,
 			args: []arg{rnd(rng, core.F32, 4500), ints(rng, core.I32, 0, 40, 4500)}},
+		// Few long segments: chunks of rows, their partials folded in order.
+		diffCase{name: "segment_sum_pool", op: "segment_sum", attrs: core.Attrs{"num_segments": 3}, tol: 1e-5,
+			args: []arg{rnd(rng, core.F32, 3000, 4).permuted(0, 1), ints(rng, core.I64, 0, 3, 3000)}},
+		diffCase{name: "segment_mean_pool_sorted", op: "segment_mean", attrs: core.Attrs{"num_segments": 4, "sorted": true}, tol: 1e-12,
+			args: []arg{rnd(rng, core.F64, 2000, 3), {d: core.I32, shape: core.Shape{2000}, vals: runs(2000, 0, 500, 1700)}}},
+		diffCase{name: "segment_max_pool_special", op: "segment_max", attrs: core.Attrs{"num_segments": 2},
+			args: []arg{special(rng, core.F32, 4000).shaped(2000, 2), ints(rng, core.I32, 0, 2, 2000)}},
+		diffCase{name: "segment_max_pool_i16", op: "segment_max", attrs: core.Attrs{"num_segments": 3}, args: []arg{rnd(rng, core.I16, 3000), ints(rng, core.I64, 0, 3, 3000)}},
+		diffCase{name: "segment_sum_pool_u8", op: "segment_sum", attrs: core.Attrs{"num_segments": 2}, args: []arg{rnd(rng, core.U8, 3000, 2), ints(rng, core.I64, 0, 2, 3000)}},
 		diffCase{name: "segment_sum_empty_segments", op: "segment_sum", attrs: core.Attrs{"num_segments": 0}, args: []arg{rnd(rng, core.F32, 0, 3), ints(rng, core.I64, 0, 1, 0)}},
 		diffCase{name: "spmm_big", op: "spmm", tol: 1e-5, args: []arg{ptr, idx, rnd(rng, core.F32, entries), rnd(rng, core.F32, 300, 33)}},
 		diffCase{name: "spmm_transposed_big", op: "_spmm_transposed", attrs: core.Attrs{"cols": 300}, tol: 1e-5,
@@ -254,4 +278,64 @@ func runSparseChecks(t *testing.T, dev core.Device) {
 			assert.Equal(t, []float64{2, 1, 0}, v)
 		})
 	}
+}
+
+// BenchmarkCUDALaneOps times the sort, sparse and Fourier kernels on a
+// real GPU at sizes models use (each op's inputs made once; the time per
+// call includes waiting for the device).
+func BenchmarkCUDALaneOps(bm *testing.B) {
+	be, err := core.BackendFor(gpu)
+	if err != nil {
+		bm.Skipf("no CUDA device: %v", err)
+	}
+	b := be.(*cuda.Backend)
+	rng := rand.New(rand.NewPCG(1, 1))
+	ptr, idx := csr(rng, core.I64, 100000, 100000, 10)
+	entries := int(idx.shape[0])
+	for _, c := range []diffCase{
+		{name: "sort_64x100k_f32", op: "sort", args: []arg{rnd(rng, core.F32, 64, 100000)}},
+		{name: "sort_4096x512_f32", op: "sort", args: []arg{rnd(rng, core.F32, 4096, 512)}},
+		{name: "topk50_32x128k_f32", op: "topk", attrs: core.Attrs{"k": 50}, args: []arg{rnd(rng, core.F32, 32, 128000)}},
+		{name: "segment_sum_pool_32_of_100kx64", op: "segment_sum", attrs: core.Attrs{"num_segments": 32, "sorted": true},
+			args: []arg{rnd(rng, core.F32, 100000, 64), {d: core.I64, shape: core.Shape{100000}, vals: runs(100000, seq32(100000)...)}}},
+		{name: "segment_sum_unsorted_1Mx16", op: "segment_sum", attrs: core.Attrs{"num_segments": 50000}, args: []arg{rnd(rng, core.F32, 1000000, 16), ints(rng, core.I64, 0, 50000, 1000000)}},
+		{name: "spmm_100k_1M_x64", op: "spmm", args: []arg{ptr, idx, rnd(rng, core.F32, entries), rnd(rng, core.F32, 100000, 64)}},
+		{name: "spmm_transposed_100k_1M_x64", op: "_spmm_transposed", attrs: core.Attrs{"cols": 100000}, args: []arg{ptr, idx, rnd(rng, core.F32, entries), rnd(rng, core.F32, 100000, 64)}},
+		{name: "fft_4096x512_f32", op: "fft", args: []arg{rnd(rng, core.F32, 4096, 512, 2)}},
+		{name: "fft_1M_f32", op: "fft", args: []arg{rnd(rng, core.F32, 1 << 20, 2)}},
+		{name: "rfft_256x1000_f32", op: "rfft", args: []arg{rnd(rng, core.F32, 256, 1000)}},
+	} {
+		bm.Run(c.name, func(bm *testing.B) {
+			ins := make([]*core.Tensor, len(c.args))
+			for i, a := range c.args {
+				ins[i] = a.on(gpu)
+			}
+			run := func() {
+				outs, err := core.Call(c.op, ins, c.attrs)
+				if err == nil {
+					err = b.Sync()
+				}
+				if err != nil {
+					bm.Fatal(err)
+				}
+				for _, o := range outs {
+					o.Release()
+				}
+			}
+			run()
+			bm.ResetTimer()
+			for range bm.N {
+				run()
+			}
+		})
+	}
+}
+
+// seq32 is 32 even segment starts over n rows.
+func seq32(n int) []int {
+	s := make([]int, 32)
+	for i := range s {
+		s[i] = i * n / 32
+	}
+	return s
 }
