@@ -302,7 +302,7 @@ func BenchmarkCUDALaneOps(bm *testing.B) {
 		{name: "spmm_100k_1M_x64", op: "spmm", args: []arg{ptr, idx, rnd(rng, core.F32, entries), rnd(rng, core.F32, 100000, 64)}},
 		{name: "spmm_transposed_100k_1M_x64", op: "_spmm_transposed", attrs: core.Attrs{"cols": 100000}, args: []arg{ptr, idx, rnd(rng, core.F32, entries), rnd(rng, core.F32, 100000, 64)}},
 		{name: "fft_4096x512_f32", op: "fft", args: []arg{rnd(rng, core.F32, 4096, 512, 2)}},
-		{name: "fft_1M_f32", op: "fft", args: []arg{rnd(rng, core.F32, 1 << 20, 2)}},
+		{name: "fft_1M_f32", op: "fft", args: []arg{rnd(rng, core.F32, 1<<20, 2)}},
 		{name: "rfft_256x1000_f32", op: "rfft", args: []arg{rnd(rng, core.F32, 256, 1000)}},
 	} {
 		bm.Run(c.name, func(bm *testing.B) {
