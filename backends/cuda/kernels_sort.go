@@ -289,7 +289,7 @@ func withOps(c *compaction, m int, more ...genOp) {
 func (u *uniqueOut) sortedWrite(c *compaction, end string) error {
 	more := []genOp{positional(u.xc, 1, false), positional(u.values, 1, true)}
 	var w strings.Builder
-	w.WriteString("const idx e = (idx)p1[i];\nconst idx gid = f ? (idx)q : (idx)q - 1;\n")
+	w.WriteString("const idx e = (idx)(u32)p1[i];\nconst idx gid = f ? (idx)q : (idx)q - 1;\n")
 	w.WriteString("if (f) p3[(idx)A.off[3] + (idx)q] = p2[(idx)A.off[2] + e];\n")
 	key := "usw"
 	if u.inv != nil {
@@ -347,7 +347,7 @@ func (u *uniqueOut) firstOccurrence(c *compaction, end string, n int) error {
 		return err
 	}
 	withOps(c, 2, positional(mark, 1, true), positional(gidOf, 1, true), positional(cnt, 1, true))
-	w := "const idx e = (idx)p1[i];\nconst idx gid = f ? (idx)q : (idx)q - 1;\np3[e] = gid;\nif (f) p2[e] = 1;\n" + countCode("p4", end)
+	w := "const idx e = (idx)(u32)p1[i];\nconst idx gid = f ? (idx)q : (idx)q - 1;\np3[e] = gid;\nif (f) p2[e] = 1;\n" + countCode("p4", end)
 	if err := b.writeSelected(c, "ufo1", func() string { return w }); err != nil {
 		return err
 	}
