@@ -84,3 +84,61 @@ func TestIntegerDivisionByZeroIsAnErrorOnTheGPU(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, -1, 1, 1}, got)
 }
+
+// Running sums and products of integers are i64 too: exact while every
+// element fits i32, refused when one does not.
+func TestI64ScansAreExactOrRefused(t *testing.T) {
+	needGPU(t)
+	i32 := func(vals ...float64) *core.Tensor { return core.FromFloat64s(core.I32, core.Shape{len(vals)}, vals) }
+	for _, c := range []struct {
+		op     string
+		x      *core.Tensor
+		refuse bool
+	}{
+		{"cumsum", i32(1<<30, 1<<30, -(1 << 30)), true},
+		{"cumsum", i32(1<<30, -(1 << 30), -(1 << 30), -(1 << 30), 5), false},
+		{"cumsum", core.FromFloat64s(core.U8, core.Shape{3}, []float64{255, 255, 3}), false},
+		{"cumprod", i32(1<<16, 1<<15, 0), true},
+		{"cumprod", i32(1<<16, -(1 << 15), 0, 1<<20), false},
+	} {
+		attrs := core.Attrs{"axis": 0}
+		got, err := core.Call1(c.op, attrs, c.x.To(gpu)).Int64s()
+		if c.refuse {
+			require.ErrorContains(t, err, c.op+": a result does not fit the 32-bit integers WebGPU holds i64 in", "%s %v", c.op, c.x)
+			continue
+		}
+		require.NoError(t, err)
+		want, err := core.Call1(c.op, attrs, c.x).Int64s()
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "%s %v", c.op, c.x)
+	}
+}
+
+// Integer products into i64 (matmul, outer, einsum) sum exact 64-bit
+// products and are refused past i32; the matmul kernels accumulated in
+// i32 and wrapped.
+func TestI64ProductsAreExactOrRefused(t *testing.T) {
+	needGPU(t)
+	a := core.FromFloat64s(core.I64, core.Shape{2, 3, 4}, []float64{
+		1 << 15, -(1 << 15), 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+		-1, 2, -3, 4, 5, -6, 7, -8, 9, 10, -11, 12})
+	b := core.FromFloat64s(core.I64, core.Shape{4, 2}, []float64{1 << 15, 1, 1 << 15, -2, 3, 4, 5, 6})
+	run := func(f func(a, b *core.Tensor) *core.Tensor) {
+		want, err := f(a, b).Int64s()
+		require.NoError(t, err)
+		got, err := f(a.To(gpu), b.To(gpu)).Int64s()
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
+	run(func(a, b *core.Tensor) *core.Tensor { return a.Matmul(b) })
+	run(func(a, b *core.Tensor) *core.Tensor {
+		return core.Call1("einsum", core.Attrs{"equation": "bij,jk->bk"}, a, b)
+	})
+	big := core.FromFloat64s(core.I64, core.Shape{1, 2}, []float64{1 << 16, 1 << 16}, gpu)
+	col := core.FromFloat64s(core.I64, core.Shape{2, 1}, []float64{1 << 15, 1 << 15}, gpu)
+	_, err := big.Matmul(col).Int64s()
+	require.ErrorContains(t, err, "matmul: a result does not fit the 32-bit integers WebGPU holds i64 in")
+	v, err := core.FromFloat64s(core.I64, core.Shape{1, 2}, []float64{1 << 16, -(1 << 16)}, gpu).Matmul(col).Int64s()
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0}, v, "each product passes i32, their sum does not")
+}

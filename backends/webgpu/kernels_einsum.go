@@ -71,6 +71,9 @@ func einsumKernel(k *core.KernelCall) error {
 	if ct == "f32" {
 		return gpuOf(k).sumRun(f, views, out, prod, sumFinal(false))
 	}
+	if out.DType() == core.I64 {
+		return gpuOf(k).einsumI64(f, views, out, terms)
+	}
 	body := fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) { acc += %s; }\n", lower.Zero(ct), prod)
 	return gpuOf(k).reduceRun(f, views, out, false, body+"\tout0[o] = "+storeExpr(out.DType(), "acc")+";\n", nil)
 }

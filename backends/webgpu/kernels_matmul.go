@@ -2,6 +2,7 @@ package webgpu
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
@@ -10,6 +11,36 @@ import (
 
 // matmul variants (wgsl/matmul.wgsl); the tuner picks one per device and
 // shape class.
+
+// kStep is how far along K one loop iteration of a variant's threads gets:
+// on a device with a loop limit (looplimit.go) K / kStep must stay under
+// it. Measured on lavapipe: regblock was wrong from K = 66,000, the vec4
+// kernels from 270,000, tiled still right there.
+func kStep(variant string) int {
+	switch variant {
+	case variantRegBlock:
+		return 1
+	case variantTiled:
+		return 16
+	}
+	return 4
+}
+
+// loopSafeMatmul keeps a product's K loop within the device's loop limit:
+// a variant that would pass it gives way to the tiled kernel, and a K too
+// long even for that is refused (it would be silently wrong).
+func (g *Backend) loopSafeMatmul(variant string, kk int, batch core.Shape, m, n int, colsum bool) (string, error) {
+	limit := g.loopLimit() * 3 / 4 // room for the kernel's other loops
+	if limit == 0 || kk/kStep(variant) < limit {
+		return variant, nil
+	}
+	tiledFits := batch.Numel() <= 65535 && (m+15)/16 <= 65535 && (n+15)/16 <= 65535
+	if !colsum && tiledFits && kk/kStep(variantTiled) < limit {
+		return variantTiled, nil
+	}
+	return "", fmt.Errorf("webgpu: a matmul over K = %d would loop about %d times in one GPU thread, but this driver (%s) silently stops every shader loop after %d iterations in all, which would give a wrong result; use device cpu for this size",
+		kk, kk/kStep(variant), strings.TrimSpace(g.info.DriverDescription), g.loopLimit())
+}
 const (
 	variantRegBlock   = "regblock"   // strided scalar loads, 4x4 blocks: any layout and dtype
 	variantRegBlock4  = "regblock4"  // vec4 loads, 8x8 blocks (matmul_vec_nn.wgsl)
@@ -104,6 +135,9 @@ func matmulKernel(k *core.KernelCall) error {
 	if d.AVec || d.BVec { // the kernel writes c as [batch..., M, N]
 		out = out.Reshape(append(d.Batch.Clone(), d.M, d.N))
 	}
+	if out.DType() == core.I64 {
+		return gpuOf(k).matmulI64(a, b, out, d.Batch, d.M, d.K, d.N)
+	}
 	return gpuOf(k).matmul(a, b, out, d.Batch, d.M, d.K, d.N, "")
 }
 
@@ -111,6 +145,9 @@ func matmulKernel(k *core.KernelCall) error {
 func outerKernel(k *core.KernelCall) error {
 	a, b, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
 	m, n := a.Shape()[0], b.Shape()[0]
+	if out.DType() == core.I64 {
+		return gpuOf(k).matmulI64(a.Reshape(core.Shape{m, 1}), b.Reshape(core.Shape{1, n}), out, nil, m, 1, n)
+	}
 	return gpuOf(k).matmul(a.Reshape(core.Shape{m, 1}), b.Reshape(core.Shape{1, n}), out, nil, m, 1, n, "")
 }
 
@@ -199,6 +236,10 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		variant = g.tuner.choose("matmul", class, workload, variants, def, func(v string) error {
 			return g.matmulEpilogue(a, b, out, batch, m, kk, n, v, ep)
 		})
+	}
+	variant, err := g.loopSafeMatmul(variant, kk, batch, m, n, colsum)
+	if err != nil {
+		return err
 	}
 	ct := physical(out.DType())
 	t := physical(a.DType())

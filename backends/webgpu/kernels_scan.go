@@ -33,6 +33,9 @@ func scanKernel(op string) core.Kernel {
 			return err
 		}
 		out := k.Outputs[0]
+		if out.DType() == core.I64 {
+			return gpuOf(k).scanI64(k.Op.Name, op, f, k.Inputs[0], out)
+		}
 		ct := physical(out.DType())
 		init := lower.Zero(ct)
 		if op == "*" {
@@ -43,6 +46,59 @@ func scanKernel(op string) core.Kernel {
 			init, op, x, storeExpr(out.DType(), "acc"))
 		return gpuOf(k).reduceRun(f, k.Inputs[:1], out, false, body, nil)
 	}
+}
+
+// scanI64 is an integer running sum or product into i64, which the GPU
+// holds in i32: a sum runs exact in two words and a product tracks
+// overflow, and an element outside i32 fails the op (it wrapped).
+func (b *Backend) scanI64(name, op string, f frame, in, out *core.Tensor) error {
+	x := "v0(o, r)"
+	if physical(in.DType()) == "u32" {
+		x = "bitcast<i32>(v0(o, r))" // a u32 past i32 shows as negative: caught below
+	}
+	var body string
+	if op == "+" {
+		hi := "select(0, -1, a < 0)"
+		if physical(in.DType()) == "u32" {
+			x, hi = "v0(o, r)", "0"
+		}
+		body = fmt.Sprintf(`	var lo = 0u;
+	var hi = 0;
+	for (var r = 0u; r < R; r++) {
+		let a = %s;
+		let s = lo + bitcast<u32>(a);
+		hi = hi + %s + select(0, 1, s < lo);
+		lo = s;
+		let v = bitcast<i32>(lo);
+		if hi != select(0, -1, v < 0) { fail(); }
+		out0[oat(o, r)] = v;
+	}
+`, x, hi)
+	} else {
+		big := "false"
+		if physical(in.DType()) == "u32" {
+			big = "v0(o, r) > 0x7fffffffu"
+		}
+		body = fmt.Sprintf(`	var v = 1;
+	var zero = false;
+	for (var r = 0u; r < R; r++) {
+		let a = %s;
+		if a == 0 { zero = true; }
+		if !zero && (%s || i_mul_ovf(v, a)) { fail(); }
+		v = v * a;
+		out0[oat(o, r)] = v;
+	}
+`, x, big)
+	}
+	flag, err := b.newFlag()
+	if err != nil {
+		return err
+	}
+	if err := b.launchReduce(f, []*core.Tensor{in}, out, body, nil, f.Groups(), mapWG, reduceMode{flag: flag}); err != nil {
+		flag.Release()
+		return err
+	}
+	return b.checkFlag(name, flag, errI64Range)
 }
 
 // cumprodGradKernel: grad_i = P_{i-1} * S_i, P the running product before

@@ -3,6 +3,7 @@ package webgpu
 import (
 	"fmt"
 
+	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -118,4 +119,44 @@ func intProdReducer(exact bool) reducer {
 		final: final,
 		next:  []string{"v0(o, r)", "bitcast<u32>(v1(o, r))"},
 	}
+}
+
+// matmulI64 is an integer product into i64, which the GPU holds in i32: a
+// reduction over K of [batch..., M, N, K] whose members are the exact
+// 64-bit products a[m, k] * b[k, n] (i_mul_wide), summed in two words like
+// an integer sum, the result refused when it leaves i32 (the matmul
+// kernels accumulate in i32 and wrapped).
+func (g *Backend) matmulI64(a, b, out *core.Tensor, batch core.Shape, m, kk, n int) error {
+	if out.Numel() == 0 {
+		return nil
+	}
+	ar, br := a.Rank(), b.Rank()
+	as, bs := a.Strides(), b.Strides()
+	av := core.NewView(a, append(a.Shape()[:ar-1:ar-1], 1, kk), append(as[:ar-1:ar-1], 0, as[ar-1]), a.Offset())
+	bv := core.NewView(b, append(b.Shape()[:br-2:br-2], 1, n, kk), append(bs[:br-2:br-2], 0, bs[br-1], bs[br-2]), b.Offset())
+	shape := append(batch.Clone(), m, n, kk)
+	d := distinctFrame(shape, []int{len(shape) - 1}, av, bv)
+	red := intSumReducer(true)
+	red.set = d.setRepeat
+	term := lower.Conv("v0(o, r)", physical(a.DType()), "i32") + ", " + lower.Conv("v1(o, r)", physical(b.DType()), "i32")
+	return g.runReducer("matmul", d.f, d.ins, out, red, []string{"i_mul_wide(" + term + ").x", "bitcast<i32>(i_mul_wide(" + term + ").y)"})
+}
+
+// einsumI64 sums products of one or two integer terms into i64 exactly,
+// as matmulI64 does; more terms would need wider products than it keeps.
+func (g *Backend) einsumI64(f frame, views []*core.Tensor, out *core.Tensor, terms []string) error {
+	var read []string
+	switch len(terms) {
+	case 1:
+		read = []string{"bitcast<u32>(" + terms[0] + ")", "select(0, -1, " + terms[0] + " < 0)"}
+	case 2:
+		w := "i_mul_wide(" + terms[0] + ", " + terms[1] + ")"
+		read = []string{w + ".x", "bitcast<i32>(" + w + ".y)"}
+	default:
+		return fmt.Errorf("webgpu: an einsum of %d integer operands into i64 is not exact here (the GPU holds i64 in i32 and multiplies two at a time); use device cpu", len(terms))
+	}
+	d := distinctFrame(f.Shape, f.Reduced, views...)
+	red := intSumReducer(true)
+	red.set = d.setRepeat
+	return g.runReducer("einsum", d.f, d.ins, out, red, read)
 }

@@ -179,11 +179,28 @@ func TestIntegerReductionsAreExactOrRefused(t *testing.T) {
 }
 
 // A count, size or stride past what a WGSL u32/i32 holds is refused with
-// an error that says so, where it used to wrap into a wrong result.
+// an error that says so, where it used to wrap into a wrong result: here
+// the size of the axis an index_select checks its indices against.
 func TestCountsPastThirtyTwoBitsAreRefused(t *testing.T) {
 	needGPU(t)
-	a := core.Call1("expand", core.Attrs{"shape": []int{1, 1<<31 + 3}}, core.FromFloat64s(core.F32, core.Shape{1, 1}, []float64{1}, gpu))
-	b := core.Call1("expand", core.Attrs{"shape": []int{1<<31 + 3, 1}}, core.FromFloat64s(core.F32, core.Shape{1, 1}, []float64{1}, gpu))
-	_, err := a.Matmul(b).Float64s()
+	x := core.Call1("expand", core.Attrs{"shape": []int{1<<31 + 3, 2}}, core.FromFloat64s(core.F32, core.Shape{1, 2}, []float64{1, 2}, gpu))
+	idx := core.FromFloat64s(core.I64, core.Shape{2}, []float64{5, 1 << 30}, gpu)
+	_, err := core.Call1("index_select", core.Attrs{"axis": 0}, x, idx).Float64s()
+	require.ErrorContains(t, err, "2147483651")
 	require.ErrorContains(t, err, "does not fit the 32-bit integers GPU kernels index with")
+}
+
+// A matmul's threads loop over K: on a device with a loop limit the
+// register-blocked kernels stopped short (wrong from K = 66,000, the vec4
+// ones from 270,000); such products now take the tiled kernel.
+func TestLongInnerProductsMatchCPU(t *testing.T) {
+	needGPU(t)
+	const k = 70000
+	a := core.FromFloat64s(core.F32, core.Shape{4, k}, randn(core.Shape{4, k}, 21))
+	b := core.FromFloat64s(core.F32, core.Shape{k, 3}, randn(core.Shape{k, 3}, 22))
+	want := a.Matmul(b)
+	closeTo(t, a.To(gpu).Matmul(b.To(gpu)).To(core.CPU), want, 1e-3)
+	// b^T stored row-major: the a @ W^T layout.
+	bt := b.Transpose().Contiguous().To(gpu).Transpose()
+	closeTo(t, a.To(gpu).Matmul(bt).To(core.CPU), want, 1e-3)
 }
