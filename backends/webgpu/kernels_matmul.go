@@ -41,6 +41,7 @@ func (g *Backend) loopSafeMatmul(variant string, kk int, batch core.Shape, m, n 
 	return "", fmt.Errorf("webgpu: a matmul over K = %d would loop about %d times in one GPU thread, but this driver (%s) silently stops every shader loop after %d iterations in all, which would give a wrong result; use device cpu for this size",
 		kk, kk/kStep(variant), strings.TrimSpace(g.info.DriverDescription), g.loopLimit())
 }
+
 const (
 	variantRegBlock   = "regblock"   // strided scalar loads, 4x4 blocks: any layout and dtype
 	variantRegBlock4  = "regblock4"  // vec4 loads, 8x8 blocks (matmul_vec_nn.wgsl)
