@@ -11,6 +11,16 @@ import (
 
 // matmul variants (wgsl/matmul.wgsl); the tuner picks one per device and
 // shape class.
+const (
+	variantRegBlock   = "regblock"   // strided scalar loads, 4x4 blocks: any layout and dtype
+	variantRegBlock4  = "regblock4"  // vec4 loads, 8x8 blocks (matmul_vec_nn.wgsl)
+	variantRegBlock16 = "regblock16" // vec4 loads, 16x8 blocks
+	variantNT8        = "nt8"        // a @ W^T: vec4 dot products, 8x8 blocks
+	variantNT16       = "nt16"       // a @ W^T: 16x8 blocks
+	variantTN8        = "tn8"        // x^T @ g: vec4 outer products, 8x8 blocks
+	variantTN16       = "tn16"       // x^T @ g: 16x8 blocks
+	variantTiled      = "tiled"      // 16x16 workgroup-memory tiles
+)
 
 // kStep is how far along K one loop iteration of a variant's threads gets:
 // on a device with a loop limit (looplimit.go) K / kStep must stay under
@@ -41,17 +51,6 @@ func (g *Backend) loopSafeMatmul(variant string, kk int, batch core.Shape, m, n 
 	return "", fmt.Errorf("webgpu: a matmul over K = %d would loop about %d times in one GPU thread, but this driver (%s) silently stops every shader loop after %d iterations in all, which would give a wrong result; use device cpu for this size",
 		kk, kk/kStep(variant), strings.TrimSpace(g.info.DriverDescription), g.loopLimit())
 }
-
-const (
-	variantRegBlock   = "regblock"   // strided scalar loads, 4x4 blocks: any layout and dtype
-	variantRegBlock4  = "regblock4"  // vec4 loads, 8x8 blocks (matmul_vec_nn.wgsl)
-	variantRegBlock16 = "regblock16" // vec4 loads, 16x8 blocks
-	variantNT8        = "nt8"        // a @ W^T: vec4 dot products, 8x8 blocks
-	variantNT16       = "nt16"       // a @ W^T: 16x8 blocks
-	variantTN8        = "tn8"        // x^T @ g: vec4 outer products, 8x8 blocks
-	variantTN16       = "tn16"       // x^T @ g: 16x8 blocks
-	variantTiled      = "tiled"      // 16x16 workgroup-memory tiles
-)
 
 // vecLayout is which dims of a and b a vec4 variant reads four at a time.
 type vecLayout int
