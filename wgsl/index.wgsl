@@ -45,7 +45,19 @@ fn sx_inside(i: u32) -> bool {
 }
 
 fn sx_eq(a: f32, b: f32) -> f32 { return select(0.0, 1.0, a == b); }
-
+{{if .Checked}}
+// ck_add and ck_mul are + and * on the i32 that holds an i64: a result
+// past it marks out1, a flag the host reads to fail the op.
+fn ck_add(a: i32, b: i32) -> i32 {
+	let r = a + b;
+	if i_add_ovf(a, b, r) { out1[0] = 1u; }
+	return r;
+}
+fn ck_mul(a: i32, b: i32) -> i32 {
+	if i_mul_ovf(a, b) { out1[0] = 1u; }
+	return a * b;
+}
+{{end}}
 @compute @workgroup_size({{.WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
 	let i = flat_id(wid, nwg, lid);

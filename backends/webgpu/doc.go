@@ -8,7 +8,16 @@
 // i32 holds i32, i16, i8 and i64 (narrowed on upload with a range check);
 // u32 holds u32, u8 and bool. f64 is refused with an error that says to cast,
 // since WGSL has no f64. Conversions happen on upload and download, so the
-// rest of the runtime sees the dtype it asked for.
+// rest of the runtime sees the dtype it asked for. An i64 result is exact
+// or the op fails: integer sums and products keep 64 bits where they
+// accumulate, and a kernel whose i64 result leaves i32 marks a flag that
+// fails the op (checks.go). Every count, size and index a kernel gets must
+// fit 32 bits, or the launch is refused (WGSL has no wider integers).
+//
+// Mesa's lavapipe stops each shader invocation's loops after 65,535
+// iterations, silently: the limit is measured (looplimit.go), reductions
+// split their groups to stay under it, and kernels that would pass it are
+// refused or take a variant that does not.
 //
 // Work is batched: kernels are encoded into one command buffer and
 // submitted together when a result is read back (or a batch fills up), with

@@ -142,3 +142,41 @@ func TestI64ProductsAreExactOrRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0}, v, "each product passes i32, their sum does not")
 }
+
+// Scatter sums into i64 (scatter_add, scatter_reduce, index_add) fail when
+// they pass i32 instead of wrapping; within it they are the CPU's.
+func TestI64ScatterSumsAreExactOrRefused(t *testing.T) {
+	needGPU(t)
+	x := core.FromFloat64s(core.I64, core.Shape{3}, []float64{1, 2, 3})
+	idx := core.FromFloat64s(core.I64, core.Shape{4}, []float64{0, 0, 2, 1})
+	for _, c := range []struct {
+		src    []float64
+		refuse bool
+	}{
+		{[]float64{1 << 30, 1 << 30, 5, -7}, true},
+		{[]float64{1 << 29, 1 << 29, 1 << 30, -7}, false},
+	} {
+		src := core.FromFloat64s(core.I64, core.Shape{4}, c.src)
+		for name, run := range map[string]func(x, idx, src *core.Tensor) *core.Tensor{
+			"scatter_add": func(x, idx, src *core.Tensor) *core.Tensor {
+				return core.Call1("scatter_add", core.Attrs{"axis": 0}, x, idx, src)
+			},
+			"scatter_reduce": func(x, idx, src *core.Tensor) *core.Tensor {
+				return core.Call1("scatter_reduce", core.Attrs{"axis": 0, "reduce": "sum"}, x, idx, src)
+			},
+			"index_add": func(x, idx, src *core.Tensor) *core.Tensor {
+				return core.Call1("index_add", core.Attrs{"axis": 0}, x, idx, src)
+			},
+		} {
+			got, err := run(x.To(gpu), idx.To(gpu), src.To(gpu)).Int64s()
+			if c.refuse {
+				require.ErrorContains(t, err, "passes the 32-bit integers WebGPU holds i64 in", name)
+				continue
+			}
+			require.NoError(t, err, name)
+			want, err := run(x, idx, src).Int64s()
+			require.NoError(t, err)
+			assert.Equal(t, want, got, name)
+		}
+	}
+}

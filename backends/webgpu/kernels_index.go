@@ -2,6 +2,7 @@ package webgpu
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
@@ -208,7 +209,46 @@ func (b *Backend) sxScatterRun(x, idx, src, out *core.Tensor, ax, loop int, idxS
 	sxAxisDesc(&prm, 1, idx.Offset(), idxStrides, ax)
 	sxAxisDesc(&prm, 2, src.Offset(), srcStrides, ax)
 	extra["Store"] = storeExpr(out.DType(), "v")
-	return b.sxRun("index", "scatter", []*core.Tensor{x, idx, src}, []*core.Tensor{out}, out.Numel(), extra, &prm)
+	// Each thread loops over the index entries along the axis.
+	if err := b.checkLoops("", loop, 1); err != nil {
+		return err
+	}
+	if extra["Checked"] != true {
+		return b.sxRun("index", "scatter", []*core.Tensor{x, idx, src}, []*core.Tensor{out}, out.Numel(), extra, &prm)
+	}
+	flag, err := b.newFlag()
+	if err != nil {
+		return err
+	}
+	if err := b.sxRun("index", "scatter", []*core.Tensor{x, idx, src}, []*core.Tensor{out, flag}, out.Numel(), extra, &prm); err != nil {
+		flag.Release()
+		return err
+	}
+	return b.checkFlag("scatter", flag, errI64Scatter)
+}
+
+// errI64Scatter fails an i64 scatter sum or product that passes the i32
+// the GPU holds i64 in, even on the way to a result that would fit: the
+// kernel combines in i32.
+var errI64Scatter = fmt.Errorf("a sum or product passes the 32-bit integers WebGPU holds i64 in ([%d, %d]); compute it on device cpu, or cast to f32 first",
+	math.MinInt32, math.MaxInt32)
+
+// checkedI64 makes a scatter's sums fail on i64 overflow (out is i64):
+// + and * become ck_add and ck_mul.
+func checkedI64(out *core.Tensor, extra map[string]any) {
+	if out.DType() != core.I64 {
+		return
+	}
+	c := extra["Combine"].(string)
+	switch c {
+	case "(a + b)":
+		c = "ck_add(a, b)"
+	case "(a + pi(3u) * b)":
+		c = "ck_add(a, ck_mul(pi(3u), b))"
+	default:
+		return
+	}
+	extra["Combine"], extra["Checked"] = c, true
 }
 
 // sxScatterBounds is the index shape off the axis and x's size along it.
@@ -232,6 +272,7 @@ func sxScatterKernel(k *core.KernelCall, reduce string, include bool) error {
 	if reduce == "mean" {
 		extra["Mean"] = sxMean(ct)
 	}
+	checkedI64(out, extra)
 	bounds := sxScatterBounds(x.Shape(), idx.Shape(), ax)
 	return gpuOf(k).sxScatterRun(x, idx, src, out, ax, idx.Shape()[ax], idx.Strides(), src.Strides(), bounds, extra, include, 0)
 }
@@ -263,6 +304,7 @@ func sxIndexAddKernel(k *core.KernelCall) error {
 		is[ax] = idx.Strides()[0]
 	}
 	extra := map[string]any{"Combine": "(a + " + get + " * b)", "Mean": ""}
+	checkedI64(out, extra)
 	return gpuOf(k).sxScatterRun(x, idx, src, out, ax, idx.Numel(), is, src.Strides(), x.Shape(), extra, true, word)
 }
 

@@ -44,7 +44,7 @@ func (b *Backend) sxRun(family, kind string, ins, outs []*core.Tensor, threads i
 	for i, t := range outs {
 		outT[i] = physical(t.DType())
 	}
-	data := map[string]any{"WG": mapWG, "Kind": kind, "Ins": inT, "Outs": outT}
+	data := map[string]any{"WG": mapWG, "Kind": kind, "Ins": inT, "Outs": outT, "Checked": false}
 	for k, v := range extra {
 		data[k] = v
 	}
