@@ -288,6 +288,21 @@ func lpClassSetup(k *core.KernelCall, kind string, nll bool, g, w *core.Tensor, 
 	n, c, s := core.ClassLayout(x.Shape())
 	probs := t.DType().IsFloat()
 	var prm params
+	// A row's thread loops over its classes three times (the maximum, the
+	// sum of exponentials, the loss terms), and each read of an operand at
+	// a class runs loc's loop over the input's dims; a vocabulary past the
+	// driver's loop limit would be cut short (on lavapipe 16,000 classes
+	// already were).
+	reads := 1
+	if w != nil {
+		reads++
+	}
+	if probs {
+		reads++
+	}
+	if err := gpuOf(k).checkLoops("", 3*c*(1+reads*max(x.Rank()-1, 1)), 1); err != nil {
+		return nil, prm, nil, 0, err
+	}
 	ignore := int64(k.Attrs.Int("ignore_index"))
 	if !probs && check {
 		if err := validate(kind, func() error { return lpCheckLabels(t, c, ignore) }); err != nil {

@@ -204,3 +204,34 @@ func TestLongInnerProductsMatchCPU(t *testing.T) {
 	bt := b.Transpose().Contiguous().To(gpu).Transpose()
 	closeTo(t, a.To(gpu).Matmul(bt).To(core.CPU), want, 1e-3)
 }
+
+// Kernels whose threads loop over a whole row (softmax, layer norm, scans,
+// class losses) are right or refused on a device with a loop limit, never
+// cut short: on lavapipe a layer norm over 40,000 and a cross entropy over
+// 16,000 classes came out wrong without an error.
+func TestLongRowsAreRightOrRefused(t *testing.T) {
+	needGPU(t)
+	x := core.FromFloat64s(core.F32, core.Shape{2, 40000}, randn(core.Shape{2, 40000}, 31))
+	labels := core.FromFloat64s(core.I64, core.Shape{2}, []float64{3, 39000})
+	cases := map[string]func(x *core.Tensor, labels *core.Tensor) *core.Tensor{
+		"softmax":     func(x, _ *core.Tensor) *core.Tensor { return core.Call1("softmax", core.Attrs{"axis": 1}, x) },
+		"log_softmax": func(x, _ *core.Tensor) *core.Tensor { return core.Call1("log_softmax", core.Attrs{"axis": 1}, x) },
+		"layer_norm": func(x, _ *core.Tensor) *core.Tensor {
+			return core.Call1("layer_norm", core.Attrs{"normalized_shape": []int{40000}}, x)
+		},
+		"cumsum": func(x, _ *core.Tensor) *core.Tensor {
+			return core.Call1("cumsum", core.Attrs{"axis": 1}, core.Call1("concat", core.Attrs{"axis": 1}, x, x))
+		},
+		"cross_entropy": func(x, l *core.Tensor) *core.Tensor { return core.Call1("cross_entropy", nil, x, l) },
+	}
+	for name, f := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := f(x.To(gpu), labels.To(gpu))
+			if err := got.Err(); err != nil {
+				require.ErrorContains(t, err, "silently stops every shader loop after")
+				return
+			}
+			closeTo(t, got.To(core.CPU), f(x, labels), 1e-3)
+		})
+	}
+}
