@@ -37,6 +37,8 @@ func TestI64ResultsAreExactOrRefused(t *testing.T) {
 		{"abs", nil, []*core.Tensor{minI32}, true},
 		{"neg", nil, []*core.Tensor{small}, false},
 		{"square", nil, []*core.Tensor{i64(46341)}, true},
+		{"clamp", core.Attrs{"min": float64(1 << 40)}, []*core.Tensor{small}, true},
+		{"clamp", core.Attrs{"min": -3, "max": float64(1 << 40)}, []*core.Tensor{small}, false},
 		{"square", nil, []*core.Tensor{i64(46340, -7)}, false},
 		{"cast", core.Attrs{"dtype": core.I64}, []*core.Tensor{core.FromFloat64s(core.F32, core.Shape{2}, []float64{3e9, 1})}, true},
 		{"cast", core.Attrs{"dtype": core.I64}, []*core.Tensor{core.FromFloat64s(core.F32, core.Shape{2}, []float64{-2147483648, 2.5})}, false},

@@ -21,7 +21,7 @@ func unaryKernel(op string, expr lower.UnaryExpr) core.Kernel {
 			e = lower.Conv(e, ct, physical(out.DType()))
 		}
 		set := func(p *params) { p.setScalars(&sc) }
-		return gpuOf(k).mapRunGuarded(op, k.Inputs[:1], out, e, i64UnaryGuards(op, in, out, x), set)
+		return gpuOf(k).mapRunGuarded(op, k.Inputs[:1], out, e, i64UnaryGuards(op, in, out, x, k.Attrs), set)
 	}
 }
 
@@ -54,7 +54,7 @@ func castKernel(k *core.KernelCall) error {
 // i64UnaryGuards fail a unary op whose i64 result leaves the i32 the GPU
 // holds it in, given x, the input in the compute type (none when it
 // cannot).
-func i64UnaryGuards(op string, in, out *core.Tensor, x string) []guard {
+func i64UnaryGuards(op string, in, out *core.Tensor, x string, a core.Attrs) []guard {
 	if out.DType() != core.I64 {
 		return nil
 	}
@@ -64,6 +64,12 @@ func i64UnaryGuards(op string, in, out *core.Tensor, x string) []guard {
 		g = x + " == i32(-2147483648)"
 	case "square":
 		g = "i_mul_ovf(" + x + ", " + x + ")"
+	case "clamp":
+		// A bound past i32 that takes effect makes every element that bound
+		// (the slot holds it saturated at i32).
+		if (a.Has("min") && a.Float("min") > math.MaxInt32) || (a.Has("max") && a.Float("max") < math.MinInt32) {
+			g = "true"
+		}
 	}
 	if physical(in.DType()) == "u32" { // a u32 past 2^31 is no i32
 		g = joinGuards("x0 > 2147483647u", g)
