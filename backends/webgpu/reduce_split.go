@@ -61,8 +61,9 @@ type reducer struct {
 	set     func(*params)                           // slots every level's bodies read
 }
 
-// run reduces frame f of inputs ins into out; first are the read
-// expressions of the inputs.
+// runReducer reduces frame f of inputs ins into out by red; first are the
+// read expressions of the inputs. A reducer that may fail gets a flag, and
+// op fails with errI64Range when its last level marked it.
 func (b *Backend) runReducer(op string, f frame, ins []*core.Tensor, out *core.Tensor, red reducer, first []string) error {
 	var flag *core.Tensor
 	if red.flagged && f.Groups() > 0 {
@@ -82,6 +83,8 @@ func (b *Backend) runReducer(op string, f frame, ins []*core.Tensor, out *core.T
 	return b.checkFlag(op, flag, errI64Range)
 }
 
+// reduceLevels runs one level, splitting f's groups when planSplit says
+// so, and recurses on the partials.
 func (b *Backend) reduceLevels(f frame, ins []*core.Tensor, out *core.Tensor, red reducer, read []string, flag *core.Tensor) error {
 	groups, members := f.Groups(), f.Members()
 	plan := b.planSplit(groups, members)
