@@ -56,8 +56,9 @@ browser-deps: ## install Debian's Chromium (the browser tests' headless browser)
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; \
 	else echo "no chromium and no apt-get: set WEBTENSOR_CHROMIUM to a Chromium binary"; exit 1; fi
 
-wasm-build: ## the core, CPU and WebGPU backends build for js/wasm (the browser SDK's base)
+wasm-build: ## the core, CPU and WebGPU backends and the browser bridge (sdk/js/wasm) build for js/wasm
 	GOOS=js GOARCH=wasm $(GO) build ./core ./backends/cpu ./backends/webgpu
+	GOOS=js GOARCH=wasm $(GO) build -o /dev/null ./sdk/js/wasm
 
 test: $(VENV)/.ref-deps lint generate-check wasm-build plugins gpu-deps build ## run every test (what CI runs)
 	@echo "--- devices (the WebGPU tests run on the webgpu line's driver):"
@@ -102,8 +103,15 @@ capi-test: plugins ## the C ABI's C tests (plain, AddressSanitizer, cgocheck2) a
 	WT_TEST_PLUGIN=$(abspath build/plugins/cclip.wasm) bash capi/test/run.sh build/capi-test
 	$(PY) capi/test/dlpack_roundtrip.py build/capi-test/plain/libwebtensor.so
 
+# `go build ./...` and `go vet ./...` are the first commands a Go developer
+# types, so both must pass at the root. sdk/js/wasm exists only for js/wasm
+# (every file, doc.go included, is constrained to it, so ./... skips it on
+# other platforms): it and the js/wasm halves of the packages under it are
+# vetted for js/wasm here.
 vet:
+	$(GO) build ./...
 	$(GO) vet ./...
+	GOOS=js GOARCH=wasm $(GO) vet ./sdk/js/wasm ./core ./backends/cpu ./backends/webgpu
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -1,3 +1,5 @@
+//go:build js && wasm
+
 // Command wasm is the browser half of the JavaScript SDK: the Go core, the
 // CPU backend and the WebGPU backend (on navigator.gpu) compiled to
 // WebAssembly, exposing on globalThis.__webtensor the calls the SDK's
