@@ -233,10 +233,25 @@ func metas(inputs []*Tensor, buf []Meta) []Meta {
 	return m
 }
 
+// MaxRank is the most dimensions a tensor may have, at the C ABI and in
+// every op's result: kernels keep per-dim arrays of fixed size, and a
+// chain of unsqueezes must not build what no SDK could take back.
+const MaxRank = 64
+
+func checkRank(op string, s Shape) error {
+	if len(s) > MaxRank {
+		return opErr(op, "the result would have %d dimensions; at most %d are supported", len(s), MaxRank)
+	}
+	return nil
+}
+
 func callView(def *OpDef, t *Tensor, a Attrs) (*Tensor, error) {
 	v, ok, err := def.View(t, a)
 	if err != nil {
 		return nil, wrapOp(def.Name, err)
+	}
+	if err := checkRank(def.Name, v.Shape); err != nil {
+		return nil, err
 	}
 	if !ok {
 		c := t.Contiguous()
@@ -256,6 +271,11 @@ func runKernel(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor, err
 	ms, err := def.Infer(metas(inputs, kc.metas[:]), a)
 	if err != nil {
 		return nil, wrapOp(def.Name, err)
+	}
+	for _, m := range ms {
+		if err := checkRank(def.Name, m.Shape); err != nil {
+			return nil, err
+		}
 	}
 	if def.Random {
 		fillRandomAttrs(a, ms)

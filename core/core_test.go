@@ -178,3 +178,19 @@ func TestAutogradAccumulatesAndNoGrad(t *testing.T) {
 	assert.Equal(t, []float64{8, 12}, g)
 	assert.ErrorContains(t, core.FromSlice([]int32{1}, core.Shape{1}).SetRequiresGrad(true).Err(), "only floating-point")
 }
+
+// Issue 26, item 14: no op builds a tensor of more than core.MaxRank dims (a
+// chain of unsqueezes reached any rank).
+func TestResultRankIsBounded(t *testing.T) {
+	x := core.FromSlice([]float32{1}, core.Shape{})
+	for i := 0; i < core.MaxRank; i++ {
+		x = core.Call1("unsqueeze", core.Attrs{"axis": 0}, x)
+		if !assert.NoError(t, x.Err(), "rank %d", i+1) {
+			return
+		}
+	}
+	y := core.Call1("unsqueeze", core.Attrs{"axis": 0}, x)
+	assert.ErrorContains(t, y.Err(), "unsqueeze: the result would have 65 dimensions; at most 64 are supported")
+	z := core.Call1("reshape", core.Attrs{"shape": make([]int, core.MaxRank+1)}, core.FromSlice([]float32{}, core.Shape{0}))
+	assert.ErrorContains(t, z.Err(), "at most 64 are supported")
+}
