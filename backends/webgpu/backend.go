@@ -3,7 +3,6 @@ package webgpu
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/cogentcore/webgpu/wgpu"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/config"
 )
 
 // Backend is one WebGPU device. All of its state is guarded by mu: kernels
@@ -53,14 +53,14 @@ var (
 	instance     *wgpu.Instance
 )
 
-// theInstance is the process's one wgpu instance: a second CreateInstance
-// with a descriptor aborts in wgpu-native.
+// theInstance is the process's one wgpu instance (newInstance says how it
+// is made and why).
 func theInstance() *wgpu.Instance {
 	instanceOnce.Do(func() {
-		if os.Getenv("WEBTENSOR_WGPU_LOG") == "" {
+		if config.String("WEBTENSOR_WGPU_LOG") == "" {
 			wgpu.SetLogLevel(wgpu.LogLevelError)
 		}
-		instance = wgpu.CreateInstance(nil)
+		instance = newInstance()
 	})
 	return instance
 }

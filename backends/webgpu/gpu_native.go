@@ -82,7 +82,8 @@ type AdapterReport struct {
 	Limits                      wgpu.Limits
 }
 
-// Adapters lists every adapter the wgpu instance sees, on any backend.
+// Adapters lists every adapter the wgpu instance sees: those of Vulkan,
+// Metal and DX12, the backends it serves (newInstance).
 func Adapters() []AdapterReport {
 	inst := theInstance()
 	if inst == nil {

@@ -7,15 +7,6 @@ import pytest
 
 import webtensor as wt
 
-try:
-    # torch.optim imports torch._dynamo, whose Triton probe (torch.utils._triton.has_triton,
-    # which loads the CUDA driver) segfaults once the WebGPU backend has started the Vulkan
-    # loader (wt.devices()). Importing it first, before any test module asks for devices,
-    # runs the probe while it is still safe; it is cached afterwards.
-    import torch._dynamo  # noqa: F401
-except ImportError:
-    pass
-
 
 @pytest.fixture
 def no_leaks():
