@@ -6,18 +6,17 @@ import (
 	"testing"
 
 	"github.com/webtensor/webtensor/backends/webgpu"
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 )
 
-var gpuDev = core.Device{Kind: "webgpu"}
+var gpuDev = webgputest.Device
 
-// gpuBackend skips the WebGPU benchmarks when no adapter exists.
+// gpuBackend skips the WebGPU benchmarks when no adapter exists, and fails
+// them when one exists but the backend does not open.
 func gpuBackend(b *testing.B) *webgpu.Backend {
-	be, err := core.BackendFor(gpuDev)
-	if err != nil {
-		b.Skipf("no WebGPU adapter: %v", err)
-	}
-	return be.(*webgpu.Backend)
+	b.Helper()
+	return webgputest.Need(b)
 }
 
 // runGPU is run with a device sync per call, so the time is the GPU's, not

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/nn"
 )
@@ -82,10 +83,8 @@ func TestEdgeConvMatchesPyGOnCPU(t *testing.T) {
 }
 
 func TestEdgeConvMatchesPyGOnWebGPU(t *testing.T) {
-	dev := core.Device{Kind: "webgpu"}
-	if _, err := core.BackendFor(dev); err != nil {
-		t.Skipf("no WebGPU adapter here: %v", err)
-	}
+	dev := webgputest.Device
+	webgputest.Need(t)
 	runEdgeConvReference(t, dev, core.F32, 1e-5, 1e-4)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/safetensors"
 )
@@ -106,10 +107,8 @@ func TestSearchMatchesReferenceOnCPU(t *testing.T) {
 }
 
 func TestSearchMatchesReferenceOnWebGPU(t *testing.T) {
-	dev := core.Device{Kind: "webgpu"}
-	if _, err := core.BackendFor(dev); err != nil {
-		t.Skipf("no WebGPU adapter here: %v", err)
-	}
+	dev := webgputest.Device
+	webgputest.Need(t)
 	// f32 points: the grids stay exact; the random clouds hold no near-tie
 	// that rounding to f32 would flip.
 	runSearchReference(t, dev, core.F32)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	_ "github.com/webtensor/webtensor/backends/cpu"
-	_ "github.com/webtensor/webtensor/backends/webgpu"
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/safetensors"
 	"github.com/webtensor/webtensor/nn"
@@ -148,17 +148,15 @@ func TestLayersMatchPyGOnCPU(t *testing.T) {
 }
 
 func TestLayersMatchPyGOnWebGPU(t *testing.T) {
-	dev := core.Device{Kind: "webgpu"}
-	if _, err := core.BackendFor(dev); err != nil {
-		t.Skipf("no WebGPU adapter here: %v", err)
-	}
+	dev := webgputest.Device
+	webgputest.Need(t)
 	runReference(t, dev, core.F32, 1e-5, 1e-4)
 }
 
 func TestHeteroConvMatchesPyG(t *testing.T) {
 	devs := map[core.Device][3]float64{core.CPU: {float64(core.F64), 1e-10, 1e-9}}
-	if _, err := core.BackendFor(core.Device{Kind: "webgpu"}); err == nil {
-		devs[core.Device{Kind: "webgpu"}] = [3]float64{float64(core.F32), 1e-4, 1e-4}
+	if webgputest.Present(t) {
+		devs[webgputest.Device] = [3]float64{float64(core.F32), 1e-4, 1e-4}
 	}
 	for dev, tol := range devs {
 		t.Run(dev.String(), func(t *testing.T) {

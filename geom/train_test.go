@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/nn"
 )
@@ -74,10 +75,8 @@ func TestGCNLearnsTheBlocks(t *testing.T) {
 
 func testDevices(t *testing.T) []core.Device {
 	devs := []core.Device{core.CPU}
-	if _, err := core.BackendFor(core.Device{Kind: "webgpu"}); err == nil {
-		devs = append(devs, core.Device{Kind: "webgpu"})
-	} else {
-		t.Logf("no WebGPU adapter (%v): CPU only", err)
+	if webgputest.Present(t) {
+		devs = append(devs, webgputest.Device)
 	}
 	return devs
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -37,10 +38,8 @@ func TestTransformsMatchPyGOnCPU(t *testing.T) {
 }
 
 func TestTransformsMatchPyGOnWebGPU(t *testing.T) {
-	dev := core.Device{Kind: "webgpu"}
-	if _, err := core.BackendFor(dev); err != nil {
-		t.Skipf("no WebGPU adapter here: %v", err)
-	}
+	dev := webgputest.Device
+	webgputest.Need(t)
 	runTransformReference(t, dev, core.F32, 1e-5, 1e-5)
 }
 
@@ -81,11 +80,8 @@ func cloudStats(v []float64) (mean [3]float64, maxAbs, maxNorm float64) {
 func forDevices(t *testing.T, run func(t *testing.T, dev core.Device, dt core.DType, tol float64)) {
 	t.Run("cpu", func(t *testing.T) { run(t, core.CPU, core.F64, 1e-12) })
 	t.Run("webgpu", func(t *testing.T) {
-		dev := core.Device{Kind: "webgpu"}
-		if _, err := core.BackendFor(dev); err != nil {
-			t.Skipf("no WebGPU adapter here: %v", err)
-		}
-		run(t, dev, core.F32, 2e-6)
+		webgputest.Need(t)
+		run(t, webgputest.Device, core.F32, 2e-6)
 	})
 }
 
@@ -167,10 +163,8 @@ func TestRandomJitter(t *testing.T) {
 // A seed gives the same uniform jitter on every backend (Philox draws with
 // 24 bits, exact in f32).
 func TestRandomJitterSameAcrossDevices(t *testing.T) {
-	dev := core.Device{Kind: "webgpu"}
-	if _, err := core.BackendFor(dev); err != nil {
-		t.Skipf("no WebGPU adapter here: %v", err)
-	}
+	dev := webgputest.Device
+	webgputest.Need(t)
 	j := RandomJitter{Translate: []float64{0.25}}
 	x := core.Zeros(core.Shape{100, 3}, core.F32)
 	require.InDeltaSlice(t, values(t, j.Apply(x, 5)), values(t, j.Apply(x.To(dev), 5)), 1e-7)

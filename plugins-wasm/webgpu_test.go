@@ -1,12 +1,11 @@
 package plugins_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/webtensor/webtensor/backends/webgpu"
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -14,16 +13,10 @@ import (
 // (not through the CPU behind it), forward and backward, and agrees with
 // its wasm CPU kernel.
 func TestPluginWGSLRunsOnWebGPU(t *testing.T) {
-	if os.Getenv("XDG_RUNTIME_DIR") == "" {
-		t.Setenv("NODEVICE_SELECT", "1")
-	}
-	gpu := core.Device{Kind: "webgpu"}
-	be, err := core.BackendFor(gpu)
-	if err != nil {
-		t.Skipf("no WebGPU adapter: %v", err)
-	}
+	gpu := webgputest.Device
+	be := webgputest.Need(t)
 	loadExample(t, "cclip.wasm")
-	require.NotNil(t, be.(*webgpu.Backend).Kernel("cclip.soft_clip"), "the WGSL kernel is used on webgpu")
+	require.NotNil(t, be.Kernel("cclip.soft_clip"), "the WGSL kernel is used on webgpu")
 	vals := []float32{-3, -1, -0.25, 0, 0.5, 2, 4}
 	up := []float32{1, 2, 3, 4, 5, 6, 7}
 	attrs := core.Attrs{"limit": 1.5}
@@ -53,15 +46,8 @@ func TestPluginWGSLRunsOnWebGPU(t *testing.T) {
 // steers the WebGPU backend's matmul variant: its proposal is timed against
 // the current choice, recorded with its reason, and can be rolled back.
 func TestDefaultPolicyTunesWebGPUMatmul(t *testing.T) {
-	if os.Getenv("XDG_RUNTIME_DIR") == "" {
-		t.Setenv("NODEVICE_SELECT", "1")
-	}
-	gpu := core.Device{Kind: "webgpu"}
-	be, err := core.BackendFor(gpu)
-	if err != nil {
-		t.Skipf("no WebGPU adapter: %v", err)
-	}
-	g := be.(*webgpu.Backend)
+	gpu := webgputest.Device
+	g := webgputest.Need(t)
 	p := loadExample(t, "policy-kernel-variant.wasm")
 	assert.Equal(t, []string{"kernel_variant"}, p.Policies())
 	pol, err := p.Policy("kernel_variant")

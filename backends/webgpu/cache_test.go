@@ -14,12 +14,8 @@ import (
 // kernel cache's hit ratio over the next 10 steps is at least 95% (the IR
 // issue's target; here it is all of them).
 func TestTrainingLoopHitsTheKernelCache(t *testing.T) {
-	dev := core.Device{Kind: "webgpu"}
-	b, err := core.BackendFor(dev)
-	if err != nil {
-		t.Skipf("no WebGPU adapter: %v", err)
-	}
-	g := b.(*Backend)
+	dev := testGPU
+	g := gpuBackend(t)
 	core.ManualSeed(3)
 	l1, err := nn.NewLinear(8, 32, nn.WithDevice(dev))
 	require.NoError(t, err)

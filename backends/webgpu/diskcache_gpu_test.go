@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,26 +23,15 @@ import (
 // measured and rendered, corrupt entries are rebuilt, and two processes may
 // share one cache.
 
-var testGPU = core.Device{Kind: "webgpu"}
-
-// gpuBackend is this process's WebGPU backend; the test skips, saying why,
-// when the machine has no adapter.
-func gpuBackend(t *testing.T) *Backend {
-	t.Helper()
-	b, err := core.BackendFor(testGPU)
-	if err != nil {
-		t.Skipf("no WebGPU adapter: %v", err)
-	}
-	return b.(*Backend)
-}
-
 // forgetCaches makes b behave like a newly opened device towards its
-// caches: no compiled pipelines, no decisions in memory, the cache
+// caches: no compiled pipelines, no decisions in memory, the loop limit to
+// be probed again (its probe kernel is a cache entry too), the cache
 // directory read from the environment again. (Dropped pipelines are not
 // released: work already submitted may still use them.)
 func forgetCaches(b *Backend) {
 	b.mu.Lock()
 	b.pipes = map[string]*pipeline{}
+	b.loopOnce, b.loops = sync.Once{}, 0
 	b.mu.Unlock()
 	b.ForgetTuning()
 }

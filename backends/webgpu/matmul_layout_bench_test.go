@@ -16,11 +16,7 @@ import (
 //
 //	go test ./backends/webgpu/ -run '^$' -bench MatmulLayouts -benchtime 20x
 func BenchmarkMatmulLayouts(b *testing.B) {
-	g, err := core.BackendFor(testGPU)
-	if err != nil {
-		b.Skipf("no WebGPU adapter: %v", err)
-	}
-	gb := g.(*Backend)
+	gb := gpuBackend(b)
 	cases := []struct {
 		name string
 		c    layoutCase

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/webtensor/webtensor/backends/webgpu"
-	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 )
 
 func TestIRShowPrintsKindsAndTheMemoryPlan(t *testing.T) {
@@ -28,12 +26,7 @@ func TestIRShowPrintsKindsAndTheMemoryPlan(t *testing.T) {
 // one exists but the backend does not open.
 func needWebGPU(t *testing.T) {
 	t.Helper()
-	switch _, err := core.BackendFor(core.Device{Kind: "webgpu"}); {
-	case errors.Is(err, webgpu.ErrNoAdapter):
-		t.Skipf("no WebGPU adapter: %v", err)
-	case err != nil:
-		t.Fatalf("a WebGPU adapter exists but the backend did not open: %v", err)
-	}
+	webgputest.Need(t)
 }
 
 func TestIRShowFusesOnWebGPU(t *testing.T) {

@@ -16,10 +16,7 @@ func geluByHand(x, k0, k1, half, one *core.Tensor) *core.Tensor {
 }
 
 func benchGELU(b *testing.B, fuse bool) {
-	dev := core.Device{Kind: "webgpu"}
-	if _, err := core.BackendFor(dev); err != nil {
-		b.Skipf("no WebGPU adapter: %v", err)
-	}
+	dev := webgpuOrSkip(b)
 	k := func(v float64) *core.Tensor { return core.Scalar(v, core.F32, dev) }
 	k0, k1, half, one := k(0.7978845608), k(0.044715), k(0.5), k(1)
 	x := c1("randn", core.Attrs{"shape": []int{1 << 20}, "device": dev.String()})

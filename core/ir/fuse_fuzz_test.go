@@ -19,10 +19,7 @@ func FuzzFusedGraphs(f *testing.F) {
 	f.Add([]byte{255, 0, 128, 64, 32, 16})
 	f.Add([]byte{3, 23, 0}) // a batched product's epilogue reading a scalar (it panicked)
 	f.Fuzz(func(t *testing.T, prog []byte) {
-		dev := core.Device{Kind: "webgpu"}
-		if _, err := core.BackendFor(dev); err != nil {
-			t.Skipf("no WebGPU adapter here: %v", err)
-		}
+		dev := webgpuOrSkip(t)
 		if len(prog) < 2 || len(prog) > 64 {
 			return
 		}

@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -10,20 +9,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/webtensor/webtensor/backends/webgpu"
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 )
 
+// webgpuOrSkip is the WebGPU device; it skips t only where the machine has
+// no adapter (webgputest.Need).
 func webgpuOrSkip(t testing.TB) core.Device {
 	t.Helper()
-	dev := core.Device{Kind: "webgpu"}
-	switch _, err := core.BackendFor(dev); {
-	case errors.Is(err, webgpu.ErrNoAdapter):
-		t.Skipf("no WebGPU adapter here: %v", err)
-	case err != nil:
-		t.Fatalf("a WebGPU adapter exists but the backend did not open: %v", err)
-	}
-	return dev
+	webgputest.Need(t)
+	return webgputest.Device
 }
 
 func randnOn(dev core.Device, seed int, shape ...int) *core.Tensor {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/nn"
 )
@@ -28,8 +29,8 @@ func trainStep(l *nn.TransformerEncoderLayer, nParams int) func(in []*core.Tenso
 // parameter values equals eager - on the CPU in f64, and fused on WebGPU.
 func TestTracedTrainingStepEqualsEager(t *testing.T) {
 	devs := []core.Device{core.CPU}
-	if _, err := core.BackendFor(core.Device{Kind: "webgpu"}); err == nil {
-		devs = append(devs, core.Device{Kind: "webgpu"})
+	if webgputest.Present(t) {
+		devs = append(devs, webgputest.Device)
 	}
 	for _, dev := range devs {
 		t.Run(dev.Kind, func(t *testing.T) {

@@ -1,0 +1,7 @@
+// Package webgputest opens the WebGPU device for tests, the same way
+// everywhere: a test skips, saying so, only on a machine with no WebGPU
+// adapter at all, and fails, with the error, where an adapter exists but the
+// backend does not open, so a broken driver or a bug in opening the device
+// cannot pass as "no GPU here". (The backend's own in-package tests cannot
+// import it and keep a copy of Need.)
+package webgputest
