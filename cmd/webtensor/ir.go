@@ -99,7 +99,7 @@ attention, GELU MLP, residuals), gcn (a GCNConv layer on a small graph).`,
 	}
 	show.Flags().StringVar(&model, "model", "mlp", "what to trace: mlp, transformer or gcn")
 	show.Flags().IntVar(&seqLen, "seq", 8, "transformer: sequence length of the example input")
-	show.Flags().StringVar(&device, "device", "", "device to trace on (cpu, webgpu); default cpu")
+	show.Flags().StringVar(&device, "device", "", deviceFlagUsage("cpu"))
 	show.Flags().BoolVar(&train, "train", false, "trace a whole training step: forward, a sum loss and every parameter's gradient")
 	show.Flags().BoolVar(&profile, "profile", false, "with --device webgpu: run the fused graph and print each op's kernel time")
 	cmd.AddCommand(show)

@@ -22,16 +22,18 @@ func rootCmd() *cobra.Command {
 		Use:   "webtensor",
 		Short: "A portable tensor and machine-learning runtime",
 		Long: `webtensor runs the same tensor programs on every device: a pure-Go CPU
-backend today, WebGPU and CUDA backends as they land.
+backend, WebGPU (Vulkan, Metal, DX12) and CUDA.
 
 Environment:
-  WEBTENSOR_DEVICE   device to use by default (cpu, webgpu, cuda:0); the best
-                     device that opens is used when unset`,
+  WEBTENSOR_DEVICE   device to use by default (one of the devices below); the
+                     best device that opens is used when unset
+  webtensor config lists every setting.`,
 		Version:       core.Version,
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
 	root.AddCommand(opsCmd(), doctorCmd(), configCmd(), runCmd(), pluginCmd(), irCmd())
+	withDevicesHelp(root)
 	return root
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -92,7 +93,7 @@ func TestOpsManifest(t *testing.T) {
 	}
 	require.Contains(t, byName, "conv2d")
 	want := []string{"cpu"}
-	if _, err := core.BackendFor(core.Device{Kind: "webgpu"}); err == nil {
+	if webgputest.Present(t) {
 		want = []string{"webgpu", "cpu"} // an adapter exists here: conv2d has a WGSL kernel
 	}
 	assert.Equal(t, want, byName["conv2d"].Backends)
@@ -108,7 +109,9 @@ func TestOpsManifest(t *testing.T) {
 func TestDoctor(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the disk kernel cache, not the user's
 	t.Setenv("WEBTENSOR_TUNE", "off")
-	t.Setenv("WEBTENSOR_DEVCE", "cuda") // misspelt
+	// misspelt (and split, so core/config's scan of the tree for the names
+	// the code reads does not take it for one)
+	t.Setenv("WEBTENSOR_"+"DEVCE", "cuda")
 	out, err := execute(t, "doctor")
 	require.NoError(t, err)
 	assert.Contains(t, out, "webtensor "+core.Version)
@@ -117,14 +120,14 @@ func TestDoctor(t *testing.T) {
 	assert.Contains(t, out, "webgpu adapters:")
 	assert.NotContains(t, out, "smoke test FAILED")
 	assert.Contains(t, out, "WEBTENSOR_TUNE=off")
-	assert.Contains(t, out, "WEBTENSOR_DEVCE is not a webtensor setting")
+	assert.Contains(t, out, "WEBTENSOR_"+"DEVCE is not a webtensor setting")
 	assert.Contains(t, out, "CPU fallbacks:")
 	if _, err := core.BackendFor(core.Device{Kind: "cuda"}); err == nil {
 		assert.Regexp(t, `GPU: .*compute capability`, out)
 	} else {
 		assert.Regexp(t, `cuda +absent +cuda: `, out)
 	}
-	if _, err := core.BackendFor(core.Device{Kind: "webgpu"}); err == nil {
+	if webgputest.Present(t) {
 		assert.Regexp(t, `webgpu:0 ok .*\n\s+smoke test passed: 10 ops`, out)
 		assert.Regexp(t, `disk cache .*webtensor.*: \d+ hits, \d+ misses, \d+ corrupt, \d+ writes, hit ratio`, out)
 		assert.Contains(t, out, "limits: buffer")
@@ -152,4 +155,45 @@ func TestIRShowTracesAndOptimises(t *testing.T) {
 	}
 	_, err := execute(t, "ir", "show", "--model", "rnn")
 	assert.ErrorContains(t, err, `--model must be mlp, transformer or gcn, got "rnn"`)
+}
+
+// Help offers only devices that exist: the flags name the kinds compiled in,
+// and the help of every command that takes a device ends with the devices
+// that open here and the reason each other kind does not; no absent device
+// is offered with an index (cuda:0 on a machine without CUDA).
+func TestHelpOffersOnlyDevicesThatExist(t *testing.T) {
+	ok, failed := core.Devices()
+	var here []string
+	for _, d := range ok {
+		here = append(here, d.String())
+	}
+	kinds := core.BackendKinds()
+	require.Contains(t, kinds, "cuda", "the CLI compiles the CUDA backend in")
+	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"ir", "show", "--help"}} {
+		out, err := execute(t, args...)
+		require.NoError(t, err, out)
+		assert.Contains(t, out, "compiled in: "+strings.Join(kinds, ", ")+" (best first)", args)
+		var open string
+		for _, line := range strings.Split(out, "\n") {
+			if rest, found := strings.CutPrefix(strings.TrimSpace(line), "open here:"); found {
+				open = strings.TrimSpace(rest)
+			}
+		}
+		names := strings.Split(open, ", ")
+		for i := range names {
+			names[i], _, _ = strings.Cut(names[i], " (")
+		}
+		assert.Equal(t, here, names, "%v: open here: %q", args, open)
+		for k := range failed {
+			assert.Regexp(t, `absent: +`+k+`: `, out, args)
+			assert.NotRegexp(t, `\b`+k+`:\d`, out, "%v offers an absent %s device", args, k)
+		}
+		if args[0] != "--help" {
+			assert.Contains(t, out, "--device string", args)
+			assert.Contains(t, out, "device: cuda, webgpu or cpu, with :N", args)
+		}
+	}
+	out, err := execute(t, "ops", "--help")
+	require.NoError(t, err)
+	assert.NotContains(t, out, "open here:", "ops takes no device")
 }

@@ -49,7 +49,7 @@ nodes, 16 noisy features) from 30% of the labels; the accuracy is on the rest.`,
 	f.IntVar(&o.points, "points", 200, "points per spiral")
 	f.Float64Var(&o.lr, "lr", 0.01, "Adam learning rate")
 	f.Uint64Var(&o.seed, "seed", 0, "random seed (data and weights)")
-	f.StringVar(&o.device, "device", "", "device (cpu, webgpu, cuda:0); default: the best that opens")
+	f.StringVar(&o.device, "device", "", deviceFlagUsage("the best that opens"))
 	f.StringVar(&o.plot, "plot", "", "write the loss curve to this file (.png, .svg or .pdf)")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress bar")
 	f.StringVar(&o.task, "task", "spirals", "what to train: spirals (an MLP) or gnn (a GCN on a synthetic graph)")
@@ -170,7 +170,7 @@ func runDevice(name string) (core.Device, error) {
 		return d, err
 	}
 	if _, err := core.BackendFor(d); err != nil {
-		return d, fail("device %s is not available: %v (run `webtensor doctor` to see the devices)", d, err)
+		return d, fail("device %s is not available: %v (devices here: %s; `webtensor doctor` says more)", d, err, openHere())
 	}
 	return d, nil
 }
