@@ -5,7 +5,7 @@ to docs/perf.md.
 The Go side is `go test -bench` over ./bench (the public API on the default
 device); the peers are timed here, median of repeated runs after a warm-up.
 OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset by the Makefile for this
-command only, so NumPy runs its best OpenBLAS kernel (see shared/DESIGN.md).
+command only, so NumPy runs its best OpenBLAS kernel (see docs/DESIGN.md).
 """
 
 import argparse
