@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"github.com/webtensor/webtensor/abi"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -124,7 +125,7 @@ func hostAlloc(n int) (cpu.HostMemory, error) {
 func alignedC(size, n int) (unsafe.Pointer, error) {
 	var p unsafe.Pointer
 	if C.posix_memalign(&p, 64, C.size_t(size)) != 0 || p == nil {
-		return nil, errf(statusOOM, "cannot allocate %d bytes of host memory", n)
+		return nil, abi.Errorf(abi.StatusOutOfMemory, "cannot allocate %d bytes of host memory", n)
 	}
 	return p, nil
 }

@@ -7,75 +7,41 @@ package main
 import "C"
 
 import (
-	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/abi"
 )
 
 //export wt_tensor_set_requires_grad
 func wt_tensor_set_requires_grad(h C.wt_tensor, on C.int32_t) (status C.int32_t) {
 	defer guard(&status)
-	return withTensor(h, false, "wt_tensor_set_requires_grad", func(t *core.Tensor) C.int32_t {
-		return done(t.SetRequiresGrad(on != 0).Err())
-	})
+	return done(abi.TensorSetRequiresGrad(int64(h), on != 0))
 }
 
 //export wt_tensor_requires_grad
 func wt_tensor_requires_grad(h C.wt_tensor, on *C.int32_t) (status C.int32_t) {
 	defer guard(&status)
-	return withTensor(h, on == nil, "wt_tensor_requires_grad", func(t *core.Tensor) C.int32_t {
-		*on = 0
-		if t.RequiresGrad() {
-			*on = 1
-		}
-		return statusOK
-	})
+	return get("wt_tensor_requires_grad", on, tensorHandle(abi.TensorRequiresGrad, h), bool32)
 }
 
 //export wt_backward
 func wt_backward(h C.wt_tensor, grad C.wt_tensor) (status C.int32_t) {
 	defer guard(&status)
-	return withTensor(h, false, "wt_backward", func(t *core.Tensor) C.int32_t {
-		if grad == 0 {
-			return done(t.Backward())
-		}
-		g, err := tensorOf(int64(grad))
-		if err != nil {
-			return fail(prefix(err, "wt_backward: gradient"))
-		}
-		return done(t.Backward(g))
-	})
+	return done(abi.Backward(int64(h), int64(grad)))
 }
 
 //export wt_tensor_grad
 func wt_tensor_grad(h C.wt_tensor, grad *C.wt_tensor) (status C.int32_t) {
 	defer guard(&status)
-	return withTensor(h, grad == nil, "wt_tensor_grad", func(t *core.Tensor) C.int32_t {
-		g := t.Grad()
-		if g == nil {
-			*grad = 0
-			return statusOK
-		}
-		return output(g, grad)
-	})
+	return get("wt_tensor_grad", grad, tensorHandle(abi.TensorGrad, h), func(g int64) C.wt_tensor { return C.wt_tensor(g) })
 }
 
 //export wt_tensor_zero_grad
 func wt_tensor_zero_grad(h C.wt_tensor) (status C.int32_t) {
 	defer guard(&status)
-	return withTensor(h, false, "wt_tensor_zero_grad", func(t *core.Tensor) C.int32_t {
-		t.ZeroGrad()
-		return statusOK
-	})
+	return done(abi.TensorZeroGrad(int64(h)))
 }
 
 //export wt_tensor_detach
 func wt_tensor_detach(h C.wt_tensor, out *C.wt_tensor) (status C.int32_t) {
 	defer guard(&status)
-	return withTensor(h, out == nil, "wt_tensor_detach", func(t *core.Tensor) C.int32_t {
-		e, err := lookup(int64(h))
-		if err != nil {
-			return fail(err)
-		}
-		*out = C.wt_tensor(newHandle(t.Detach(), e.readOnly))
-		return statusOK
-	})
+	return get("wt_tensor_detach", out, tensorHandle(abi.TensorDetach, h), func(d int64) C.wt_tensor { return C.wt_tensor(d) })
 }

@@ -7,10 +7,10 @@ package main
 import "C"
 
 import (
-	"runtime"
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/webtensor/webtensor/abi"
 	"github.com/webtensor/webtensor/backends/cpu"
 	"github.com/webtensor/webtensor/core"
 )
@@ -26,27 +26,28 @@ import (
 func wt_tensor_from_host_borrowed(data unsafe.Pointer, nbytes C.size_t, dtype C.int32_t, shape *C.int64_t, ndim C.int32_t, released *C.int32_t, out *C.wt_tensor) (status C.int32_t) {
 	defer guard(&status)
 	if out == nil || released == nil {
-		return fail(invalid("wt_tensor_from_host_borrowed: out or released is NULL"))
+		return invalid("wt_tensor_from_host_borrowed: out or released is NULL")
 	}
 	l, err := parseLayout(dtype, shape, ndim, nil)
 	if err != nil {
 		return fail(err)
 	}
-	size := l.dtype.Size()
-	want := l.shape.Numel() * size
-	if int(nbytes) != want {
-		return fail(invalid("data has %d bytes, shape %v of %s needs %d", uint64(nbytes), l.shape, l.dtype, want))
+	size := l.DType.Size()
+	want, err := l.DataSize(uint64(nbytes))
+	if err != nil {
+		return fail(err)
 	}
 	flag := (*int32)(unsafe.Pointer(released))
 	if want == 0 {
 		atomic.StoreInt32(flag, 1) // nothing to borrow
-		return output(core.Zeros(l.shape, l.dtype, core.CPU), out)
+		h, err := abi.NewOutput(core.Zeros(l.Shape, l.DType, core.CPU))
+		return setHandle(h, err, out)
 	}
 	if data == nil {
-		return fail(invalid("wt_tensor_from_host_borrowed: data is NULL for %d bytes", want))
+		return invalid("wt_tensor_from_host_borrowed: data is NULL for %d bytes", want)
 	}
 	if uintptr(data)%uintptr(size) != 0 {
-		return fail(invalid("wt_tensor_from_host_borrowed: data at %p is not aligned to %d bytes for %s", data, size, l.dtype))
+		return invalid("wt_tensor_from_host_borrowed: data at %p is not aligned to %d bytes for %s", data, size, l.DType)
 	}
 	backend, err := core.BackendFor(core.CPU)
 	if err != nil {
@@ -55,16 +56,7 @@ func wt_tensor_from_host_borrowed(data unsafe.Pointer, nbytes C.size_t, dtype C.
 	atomic.StoreInt32(flag, 0)
 	mem := unsafe.Slice((*byte)(data), want)
 	storage := cpu.WrapHost(mem, func() { atomic.StoreInt32(flag, 1) })
-	t := core.WrapStorage(backend, storage, l.shape, core.ContiguousStrides(l.shape), 0, l.dtype)
-	return output(t, out)
-}
-
-//export wt_collect
-func wt_collect() (status C.int32_t) {
-	defer guard(&status)
-	// A collection queues the cleanups of unreachable storages (their
-	// releases); they run on their own goroutine soon after, not within
-	// this call, so a caller waiting for a flag polls.
-	runtime.GC()
-	return statusOK
+	t := core.WrapStorage(backend, storage, l.Shape, core.ContiguousStrides(l.Shape), 0, l.DType)
+	h, err := abi.NewOutput(t)
+	return setHandle(h, err, out)
 }

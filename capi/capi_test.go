@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"encoding/json"
+	"github.com/webtensor/webtensor/abi"
 	"math"
 	"strings"
 	"sync"
@@ -12,6 +13,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
+)
+
+// The statuses as the int32 the call hooks return.
+const (
+	statusInvalid     = int32(abi.StatusInvalid)
+	statusHandle      = int32(abi.StatusHandle)
+	statusUnsupported = int32(abi.StatusUnsupported)
+	statusOOM         = int32(abi.StatusOutOfMemory)
+	statusBuffer      = int32(abi.StatusBufferTooSmall)
+	statusInternal    = int32(abi.StatusInternal)
 )
 
 func f32bytes(vals ...float32) []byte {
@@ -57,11 +68,11 @@ func TestOpThroughTheABI(t *testing.T) {
 	assert.Equal(t, []float32{6, 15}, f32s(raw))
 
 	// Multi-output op with too little room: nothing is created.
-	before := liveHandles()
+	before := abi.LiveTensors()
 	st, _, n = callOp("topk", false, []int64{a}, []goAttr{{Name: "k", Kind: 1, I: 2}}, 1)
 	assert.Equal(t, int32(statusBuffer), st)
 	assert.Equal(t, int32(2), n)
-	assert.Equal(t, before, liveHandles())
+	assert.Equal(t, before, abi.LiveTensors())
 	for _, h := range append(outs, a, b) {
 		assert.Equal(t, int32(statusOK), callFree(h))
 	}
@@ -150,7 +161,7 @@ func TestManifestJSON(t *testing.T) {
 }
 
 func TestHandlesFromManyGoroutines(t *testing.T) {
-	before := liveHandles()
+	before := abi.LiveTensors()
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
@@ -158,7 +169,7 @@ func TestHandlesFromManyGoroutines(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 200; i++ {
 				st, h := callFromData(f32bytes(1, 2), 8, 1, []int64{2}, 1, "")
-				if st != statusOK {
+				if st != int32(statusOK) {
 					t.Error(lastError())
 					return
 				}
@@ -171,7 +182,7 @@ func TestHandlesFromManyGoroutines(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	assert.Equal(t, before, liveHandles())
+	assert.Equal(t, before, abi.LiveTensors())
 }
 
 // FuzzOp feeds random op names, handles and attribute bags to wt_op: every
@@ -224,7 +235,7 @@ func FuzzFromData(f *testing.F) {
 		if st == statusInternal {
 			t.Fatal(lastError())
 		}
-		if st == statusOK {
+		if st == int32(statusOK) {
 			assert.Equal(t, int32(statusOK), callFree(h))
 		}
 	})

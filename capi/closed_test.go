@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/webtensor/webtensor/abi"
 	"testing"
 	"time"
 
@@ -42,10 +43,10 @@ func TestClosedTensorsReturnTheirMemory(t *testing.T) {
 			}
 			// Within a collection's time, with no allocation to prompt one.
 			deadline := time.Now().Add(10 * time.Second)
-			for held()-before > closedGCBytes && time.Now().Before(deadline) {
+			for held()-before > abi.ClosedGCBytes && time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
 			}
-			require.LessOrEqual(t, held()-before, int64(closedGCBytes),
+			require.LessOrEqual(t, held()-before, int64(abi.ClosedGCBytes),
 				fmt.Sprintf("bytes still held after closing %d tensors of %d MiB", count, size>>20))
 		})
 	}

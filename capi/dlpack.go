@@ -18,7 +18,9 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/webtensor/webtensor/abi"
 	"github.com/webtensor/webtensor/backends/cpu"
+	"github.com/webtensor/webtensor/backends/cuda"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -33,9 +35,6 @@ import (
 // (cpu.WrapHost); the storage calls the producer's deleter once, when it is
 // released or collected. Everything is validated before anything is adopted,
 // so on an error the caller still owns the struct.
-
-// maxDLPackRank bounds ndim: a larger value is garbage, not a tensor.
-const maxDLPackRank = 64
 
 var dlExports = struct {
 	sync.Mutex
@@ -53,7 +52,7 @@ func wt_to_dlpack_versioned(h C.wt_tensor, out **C.DLManagedTensorVersioned) (st
 	defer guard(&status)
 	const fn = "wt_to_dlpack_versioned"
 	if out == nil {
-		return fail(invalid("%s: out is NULL", fn))
+		return invalid("%s: out is NULL", fn)
 	}
 	plan, err := planExport(fn, int64(h))
 	if err != nil {
@@ -83,7 +82,7 @@ func wt_to_dlpack(h C.wt_tensor, out **C.DLManagedTensor) (status C.int32_t) {
 	defer guard(&status)
 	const fn = "wt_to_dlpack"
 	if out == nil {
-		return fail(invalid("%s: out is NULL", fn))
+		return invalid("%s: out is NULL", fn)
 	}
 	// The legacy struct has no flags: read-only and copied are not
 	// expressible, as with every pre-1.0 producer.
@@ -106,7 +105,7 @@ func wt_to_dlpack(h C.wt_tensor, out **C.DLManagedTensor) (status C.int32_t) {
 func wt_live_dlpack_exports(count *C.int64_t) (status C.int32_t) {
 	defer guard(&status)
 	if count == nil {
-		return fail(invalid("wt_live_dlpack_exports: count is NULL"))
+		return invalid("wt_live_dlpack_exports: count is NULL")
 	}
 	*count = C.int64_t(liveDLPackExports())
 	return statusOK
@@ -156,34 +155,33 @@ type exportPlan struct {
 // memory on the CPU, else a C-memory copy (a GPU tensor, or CPU storage in
 // the Go heap, whose address C must not keep).
 func planExport(fn string, h int64) (exportPlan, error) {
-	e, err := lookup(h)
+	t, readOnly, err := abi.Lookup(h)
 	if err != nil {
 		return exportPlan{}, err
 	}
-	t := e.t
 	if err := t.Err(); err != nil {
-		return exportPlan{}, invalid("%s: tensor %d carries an error: %v", fn, h, err)
+		return exportPlan{}, abi.Invalidf("%s: tensor %d carries an error: %v", fn, h, err)
 	}
 	if _, err := toDLDataType(t.DType()); err != nil {
-		return exportPlan{}, errf(statusUnsupported, "%s: %v", fn, err)
+		return exportPlan{}, abi.Errorf(abi.StatusUnsupported, "%s: %v", fn, err)
 	}
 	if ds, ok := t.Storage().(deviceStorage); ok && t.Device().Kind == "cuda" {
 		// Device memory is shared as it is, once queued work on it is done,
 		// so the consumer may read it on any stream.
-		if err := syncDevice(t.Device()); err != nil {
+		if err := abi.SyncDevice(t.Device()); err != nil {
 			return exportPlan{}, fmt.Errorf("%s: tensor %d: %w", fn, h, err)
 		}
-		return exportPlan{t: t, device: ds, readOnly: e.readOnly}, nil
+		return exportPlan{t: t, device: ds, readOnly: readOnly}, nil
 	}
 	if t.Device().Kind == core.CPU.Kind && cpu.IsForeign(t.Storage()) {
 		hs, ok := t.Storage().(core.HostStorage)
 		if !ok {
-			return exportPlan{}, errf(statusInternal, "%s: CPU storage %T is not host memory", fn, t.Storage())
+			return exportPlan{}, abi.Errorf(abi.StatusInternal, "%s: CPU storage %T is not host memory", fn, t.Storage())
 		}
 		if hs.Host() == nil && t.Numel() > 0 {
-			return exportPlan{}, invalid("%s: tensor %d: %v", fn, h, core.ErrReleased)
+			return exportPlan{}, abi.Invalidf("%s: tensor %d: %v", fn, h, core.ErrReleased)
 		}
-		return exportPlan{t: t, readOnly: e.readOnly}, nil
+		return exportPlan{t: t, readOnly: readOnly}, nil
 	}
 	raw, err := t.Bytes() // waits for the device
 	if err != nil {
@@ -194,9 +192,9 @@ func planExport(fn string, h int64) (exportPlan, error) {
 		return exportPlan{}, fmt.Errorf("%s: copying tensor %d to host memory: %w", fn, h, err)
 	}
 	if !cpu.IsForeign(c.Storage()) {
-		return exportPlan{}, errf(statusInternal, "%s: the CPU backend has no C host allocator", fn)
+		return exportPlan{}, abi.Errorf(abi.StatusInternal, "%s: the CPU backend has no C host allocator", fn)
 	}
-	return exportPlan{t: c, copied: true, readOnly: e.readOnly}, nil
+	return exportPlan{t: c, copied: true, readOnly: readOnly}, nil
 }
 
 // allocExportBlock allocates the managed struct (header bytes, zeroed)
@@ -205,7 +203,7 @@ func allocExportBlock(fn string, header C.size_t, ndim int) (unsafe.Pointer, err
 	size := header + C.size_t(2*8*ndim)
 	block := C.calloc(1, size)
 	if block == nil {
-		return nil, errf(statusOOM, "%s: cannot allocate %d bytes for the DLPack struct", fn, int(size))
+		return nil, abi.Errorf(abi.StatusOutOfMemory, "%s: cannot allocate %d bytes for the DLPack struct", fn, int(size))
 	}
 	return block, nil
 }
@@ -305,12 +303,12 @@ func wt_from_dlpack_versioned(src *C.DLManagedTensorVersioned, out *C.wt_tensor)
 	defer guard(&status)
 	const fn = "wt_from_dlpack_versioned"
 	if src == nil || out == nil {
-		return fail(invalid("%s: src or out is NULL", fn))
+		return invalid("%s: src or out is NULL", fn)
 	}
 	// Only major 1 exists: a new major may change the struct's layout, and
 	// 0 means the producer never filled the version in.
 	if v := src.version; v.major != 1 {
-		return fail(errf(statusUnsupported, "%s: DLPack version %d.%d is not supported (want major version 1)", fn, v.major, v.minor))
+		return fail(abi.Errorf(abi.StatusUnsupported, "%s: DLPack version %d.%d is not supported (want major version 1)", fn, v.major, v.minor))
 	}
 	readOnly := src.flags&C.DLPACK_FLAG_BITMASK_READ_ONLY != 0
 	h, err := importDLTensor(fn, &src.dl_tensor, readOnly, func() { C.wt_internal_dlpack_call_deleter_versioned(src) })
@@ -326,7 +324,7 @@ func wt_from_dlpack(src *C.DLManagedTensor, out *C.wt_tensor) (status C.int32_t)
 	defer guard(&status)
 	const fn = "wt_from_dlpack"
 	if src == nil || out == nil {
-		return fail(invalid("%s: src or out is NULL", fn))
+		return invalid("%s: src or out is NULL", fn)
 	}
 	h, err := importDLTensor(fn, &src.dl_tensor, false, func() { C.wt_internal_dlpack_call_deleter(src) })
 	if err != nil {
@@ -353,7 +351,7 @@ func importDLTensor(fn string, dl *C.DLTensor, readOnly bool, release func()) (i
 	// Nothing below can fail, so the deleter is ours only when we succeed.
 	storage := cpu.WrapHost(lay.span, release)
 	t := core.WrapStorage(cpuBackend, storage, lay.shape, lay.strides, lay.offset, lay.dtype)
-	return newHandle(t, readOnly), nil
+	return abi.NewHandle(t, readOnly), nil
 }
 
 // dlLayout is a validated DLTensor: the bytes it may touch, and the view
@@ -375,19 +373,19 @@ func readDLLayout(fn string, dl *C.DLTensor, device bool) (dlLayout, error) {
 		if !ok {
 			name = "unknown"
 		}
-		return dlLayout{}, errf(statusUnsupported, "%s: DLPack device %s (device_type %d, device_id %d) is not supported; "+
+		return dlLayout{}, abi.Errorf(abi.StatusUnsupported, "%s: DLPack device %s (device_type %d, device_id %d) is not supported; "+
 			"kDLCPU, kDLCUDAHost and (with the CUDA backend) kDLCUDA tensors can be imported (copy it to the CPU first)", fn, name, dev, int32(dl.device.device_id))
 	}
 	dtype, err := fromDLDataType(dl.dtype)
 	if err != nil {
-		return dlLayout{}, errf(statusUnsupported, "%s: %v", fn, err)
+		return dlLayout{}, abi.Errorf(abi.StatusUnsupported, "%s: %v", fn, err)
 	}
 	ndim := int(dl.ndim)
-	if ndim < 0 || ndim > maxDLPackRank {
-		return dlLayout{}, invalid("%s: ndim %d is out of range 0..%d", fn, ndim, maxDLPackRank)
+	if ndim < 0 || ndim > abi.MaxRank {
+		return dlLayout{}, abi.Invalidf("%s: ndim %d is out of range 0..%d", fn, ndim, abi.MaxRank)
 	}
 	if ndim > 0 && dl.shape == nil {
-		return dlLayout{}, invalid("%s: shape is NULL with ndim %d", fn, ndim)
+		return dlLayout{}, abi.Invalidf("%s: shape is NULL with ndim %d", fn, ndim)
 	}
 	shape, err := readDLShape(fn, dl, ndim)
 	if err != nil {
@@ -402,7 +400,7 @@ func readDLLayout(fn string, dl *C.DLTensor, device bool) (dlLayout, error) {
 		return lay, nil
 	}
 	if dl.data == nil {
-		return dlLayout{}, invalid("%s: data is NULL but shape %v has %d elements", fn, []int(shape), numel)
+		return dlLayout{}, abi.Invalidf("%s: data is NULL but shape %v has %d elements", fn, []int(shape), numel)
 	}
 	if dl.strides != nil {
 		raw := unsafe.Slice((*C.int64_t)(dl.strides), ndim)
@@ -428,12 +426,12 @@ func readDLShape(fn string, dl *C.DLTensor, ndim int) (core.Shape, error) {
 	raw := unsafe.Slice((*C.int64_t)(dl.shape), ndim)
 	for i, d := range raw {
 		if d < 0 || int64(int(d)) != int64(d) {
-			return nil, invalid("%s: shape %v has a negative or oversized extent at dim %d", fn, int64s(raw), i)
+			return nil, abi.Invalidf("%s: shape %v has a negative or oversized extent at dim %d", fn, int64s(raw), i)
 		}
 		shape[i] = int(d)
 	}
 	if err := shape.Validate(); err != nil {
-		return nil, invalid("%s: %v", fn, err)
+		return nil, abi.Invalidf("%s: %v", fn, err)
 	}
 	return shape, nil
 }
@@ -454,7 +452,7 @@ func finishSpan(fn string, dl *C.DLTensor, lay dlLayout) (dlLayout, error) {
 		s := int64(lay.strides[i])
 		steps := int64(n - 1)
 		if s > posLimit/steps || s < -posLimit/steps {
-			return dlLayout{}, invalid("%s: stride %d of dim %d (extent %d) reaches beyond any addressable memory", fn, s, i, n)
+			return dlLayout{}, abi.Invalidf("%s: stride %d of dim %d (extent %d) reaches beyond any addressable memory", fn, s, i, n)
 		}
 		if s > 0 {
 			hi += s * steps
@@ -462,23 +460,23 @@ func finishSpan(fn string, dl *C.DLTensor, lay dlLayout) (dlLayout, error) {
 			lo += s * steps
 		}
 		if hi > posLimit || lo < -posLimit {
-			return dlLayout{}, invalid("%s: strides %v with shape %v reach beyond any addressable memory", fn, lay.strides, []int(lay.shape))
+			return dlLayout{}, abi.Invalidf("%s: strides %v with shape %v reach beyond any addressable memory", fn, lay.strides, []int(lay.shape))
 		}
 	}
 	byteOffset := uint64(dl.byte_offset)
 	base := uint64(uintptr(dl.data))
 	if byteOffset > math.MaxInt64 || base+byteOffset < base {
-		return dlLayout{}, invalid("%s: byte_offset %d overflows the address space (data %p)", fn, byteOffset, dl.data)
+		return dlLayout{}, abi.Invalidf("%s: byte_offset %d overflows the address space (data %p)", fn, byteOffset, dl.data)
 	}
 	first := base + byteOffset
 	if first%uint64(size) != 0 {
-		return dlLayout{}, invalid("%s: the first element (data %p + byte_offset %d = 0x%x) is not aligned to the %d-byte size of %s",
+		return dlLayout{}, abi.Invalidf("%s: the first element (data %p + byte_offset %d = 0x%x) is not aligned to the %d-byte size of %s",
 			fn, dl.data, byteOffset, first, size, lay.dtype)
 	}
 	below := uint64(-lo * size) // bytes before the first element that negative strides reach
 	spanBytes := uint64((hi - lo + 1) * size)
 	if below > first || first-below == 0 || first-below+spanBytes < first-below || first-below+spanBytes == 0 {
-		return dlLayout{}, invalid("%s: data %p + byte_offset %d with strides %v and shape %v wraps around the address space",
+		return dlLayout{}, abi.Invalidf("%s: data %p + byte_offset %d with strides %v and shape %v wraps around the address space",
 			fn, dl.data, byteOffset, lay.strides, []int(lay.shape))
 	}
 	start := unsafe.Add(dl.data, int64(byteOffset)+lo*size)
@@ -493,4 +491,45 @@ func int64s(raw []C.int64_t) []int64 {
 		out[i] = int64(v)
 	}
 	return out
+}
+
+// deviceStorage is GPU storage shared through DLPack as device memory.
+type deviceStorage interface {
+	core.Storage
+	Pointer() uint64
+}
+
+// importDeviceTensor adopts kDLCUDA memory as CUDA storage: nothing is
+// read here; the CUDA backend checks that the address is its device's
+// memory before wrapping it.
+func importDeviceTensor(fn string, dl *C.DLTensor, readOnly bool, release func()) (int64, error) {
+	lay, err := readDLLayout(fn, dl, true)
+	if err != nil {
+		return 0, err
+	}
+	d := core.Device{Kind: "cuda", Index: int(dl.device.device_id)}
+	b, err := core.BackendFor(d)
+	if err != nil {
+		return 0, abi.Errorf(abi.StatusUnsupported, "%s: a kDLCUDA tensor on device %d, but %s does not open: %v", fn, int32(dl.device.device_id), d, err)
+	}
+	cb, ok := b.(*cuda.Backend)
+	if !ok {
+		return 0, abi.Errorf(abi.StatusInternal, "%s: backend of %s is %T", fn, d, b)
+	}
+	var addr uint64
+	numel := len(lay.span) / lay.dtype.Size()
+	if lay.shape.Numel() > 0 {
+		addr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(lay.span))))
+	} else {
+		numel = 0
+	}
+	storage, err := cb.WrapDevicePointer(addr, lay.dtype, numel, release)
+	if err != nil {
+		return 0, abi.Errorf(abi.StatusUnsupported, "%s: %v", fn, err)
+	}
+	t := core.WrapStorage(b, storage, lay.shape, lay.strides, lay.offset, lay.dtype)
+	if t.Err() != nil {
+		return 0, fmt.Errorf("%s: %w", fn, t.Err())
+	}
+	return abi.NewHandle(t, readOnly), nil
 }

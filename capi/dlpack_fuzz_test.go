@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/webtensor/webtensor/abi"
 	"math"
 	"testing"
 	"unsafe"
@@ -110,7 +111,7 @@ func FuzzFromDLPack(f *testing.F) {
 			ndim = int(int32(b.u64()))
 		}
 		spec.Ndim = int32(ndim)
-		if ndim < 0 || ndim > maxDLPackRank {
+		if ndim < 0 || ndim > abi.MaxRank {
 			reject()
 			ndim = 0
 		}
@@ -216,13 +217,13 @@ func FuzzFromDLPack(f *testing.F) {
 		if st == statusInternal {
 			t.Fatalf("internal error: %s", lastError())
 		}
-		if st != statusOK {
+		if st != int32(statusOK) {
 			require.NotEqual(t, mustAccept, want, "rejected a valid tensor: %s (spec %+v)", lastError(), spec)
 			require.Zero(t, dlProducerCalls(p), "deleter ran after a failed import")
 			return
 		}
 		require.NotEqual(t, mustReject, want, "accepted a malformed tensor (spec %+v)", spec)
-		x, err := tensorOf(h)
+		x, err := abi.TensorOf(h)
 		require.NoError(t, err)
 		require.Equal(t, dtype, x.DType())
 		if readable {
@@ -233,7 +234,7 @@ func FuzzFromDLPack(f *testing.F) {
 			require.Zero(t, x.Numel())
 		}
 		x.Storage().Release()
-		require.NoError(t, release(h))
+		require.NoError(t, abi.TensorFree(h))
 		require.Equal(t, int64(1), dlProducerCalls(p))
 	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/webtensor/webtensor/abi"
 	"runtime"
 	"sync"
 	"testing"
@@ -52,12 +53,12 @@ func dlCPUHandle(t *testing.T, vals []float32, shape core.Shape) (int64, *core.T
 	x := core.FromSlice(vals, shape, core.CPU)
 	require.NoError(t, x.Err())
 	require.True(t, cpu.IsForeign(x.Storage()), "alloc.go should make CPU storage C memory")
-	return newHandle(x, false), x
+	return abi.NewHandle(x, false), x
 }
 
 func dlValues(t *testing.T, h int64) []float32 {
 	t.Helper()
-	x, err := tensorOf(h)
+	x, err := abi.TensorOf(h)
 	require.NoError(t, err)
 	v, err := x.Float32s()
 	require.NoError(t, err)
@@ -124,12 +125,12 @@ func TestDLPackRoundTrip(t *testing.T) {
 			assert.Equal(t, []float32{1, 2, 3, 4, 42, 6}, dlValues(t, h2))
 			assert.Equal(t, []float32{1, 2, 3, 4, 42, 6}, dlValues(t, h))
 
-			require.NoError(t, release(h))
+			require.NoError(t, abi.TensorFree(h))
 			runtime.GC()
 			n, _ = dlLiveExports(false)
 			assert.Equal(t, int64(1), n, "the import still holds the export")
 			assert.Equal(t, []float32{1, 2, 3, 4, 42, 6}, dlValues(t, h2))
-			require.NoError(t, release(h2))
+			require.NoError(t, abi.TensorFree(h2))
 			requireNoDLExports(t)
 		})
 	}
@@ -144,7 +145,7 @@ func TestDLPackExportOutlivesHandle(t *testing.T) {
 			h, _ := dlCPUHandle(t, vals, core.Shape{1024})
 			m, st := exportDLPack(v.versioned, h, false)
 			require.Equal(t, int32(statusOK), st, lastError())
-			require.NoError(t, release(h))
+			require.NoError(t, abi.TensorFree(h))
 			var churn []*core.Tensor
 			for i := range 20 {
 				runtime.GC()
@@ -175,10 +176,10 @@ func TestDLPackImportDeleterRunsOnce(t *testing.T) {
 			defer dlCFree(p)
 			h, st := importDLPack(v.versioned, dlProducerManaged(p, v.versioned), false)
 			require.Equal(t, int32(statusOK), st, lastError())
-			x, err := tensorOf(h)
+			x, err := abi.TensorOf(h)
 			require.NoError(t, err)
 			view := core.NewView(x, core.Shape{2}, []int{2}, 1) // column 1 outlives the handle
-			require.NoError(t, release(h))
+			require.NoError(t, abi.TensorFree(h))
 			for range 5 {
 				runtime.GC()
 				time.Sleep(time.Millisecond)
@@ -263,16 +264,16 @@ func TestDLPackImportLayouts(t *testing.T) {
 				require.Equal(t, int32(statusOK), st, lastError())
 				assert.Equal(t, c.want(), dlValues(t, h))
 				if c.name == "size-1 dims with odd strides" {
-					x, _ := tensorOf(h)
+					x, _ := abi.TensorOf(h)
 					assert.Equal(t, []int{3, 3, 1, 1}, x.Strides(), "a size-1 dim's stride becomes the row-major one")
 				}
 				// Shared, not copied: a write through the producer's memory shows.
 				unsafe.Slice((*float32)(data), c.bufLen)[int(c.byteOffset/4)] = -5
 				assert.Equal(t, float32(-5), dlValues(t, h)[0])
-				x, _ := tensorOf(h)
+				x, _ := abi.TensorOf(h)
 				x.Storage().Release() // deterministic: runs the deleter now
 				assert.Equal(t, int64(1), dlProducerCalls(p))
-				require.NoError(t, release(h))
+				require.NoError(t, abi.TensorFree(h))
 			})
 		}
 	}
@@ -280,7 +281,7 @@ func TestDLPackImportLayouts(t *testing.T) {
 
 func TestDLPackExportViews(t *testing.T) {
 	h, base := dlCPUHandle(t, []float32{0, 1, 2, 3, 4, 5}, core.Shape{2, 3})
-	defer release(h)
+	defer abi.TensorFree(h)
 	views := []struct {
 		name           string
 		shape          core.Shape
@@ -296,8 +297,8 @@ func TestDLPackExportViews(t *testing.T) {
 	for _, v := range dlVersions {
 		for _, c := range views {
 			t.Run(v.name+"/"+c.name, func(t *testing.T) {
-				hv := newHandle(core.NewView(base, c.shape, c.strides, c.offset), false)
-				defer release(hv)
+				hv := abi.NewHandle(core.NewView(base, c.shape, c.strides, c.offset), false)
+				defer abi.TensorFree(hv)
 				m, st := exportDLPack(v.versioned, hv, false)
 				require.Equal(t, int32(statusOK), st, lastError())
 				s, _ := dlReadManaged(v.versioned, m)
@@ -306,9 +307,9 @@ func TestDLPackExportViews(t *testing.T) {
 				h2, st := importDLPack(v.versioned, m, false)
 				require.Equal(t, int32(statusOK), st, lastError())
 				assert.Equal(t, c.want, dlValues(t, h2))
-				x, _ := tensorOf(h2)
+				x, _ := abi.TensorOf(h2)
 				x.Storage().Release() // runs our own export's deleter
-				require.NoError(t, release(h2))
+				require.NoError(t, abi.TensorFree(h2))
 				n, _ := dlLiveExports(false)
 				assert.Zero(t, n)
 			})
@@ -336,8 +337,8 @@ func TestDLPackExportCopiesGoMemory(t *testing.T) {
 	require.NoError(t, err)
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(&[]float32{7, 8, 9}[0])), 12)
 	st := &dlGoStorage{b: append([]byte{}, raw...)}
-	h := newHandle(core.WrapStorage(b, st, core.Shape{3}, nil, 0, core.F32), false)
-	defer release(h)
+	h := abi.NewHandle(core.WrapStorage(b, st, core.Shape{3}, nil, 0, core.F32), false)
+	defer abi.TensorFree(h)
 	m, status := exportDLPack(true, h, false)
 	require.Equal(t, int32(statusOK), status, lastError())
 	s, _ := dlReadManaged(true, m)
@@ -357,16 +358,16 @@ func TestDLPackReadOnly(t *testing.T) {
 	defer dlCFree(p)
 	h, st := importDLPack(true, dlProducerManaged(p, true), false)
 	require.Equal(t, int32(statusOK), st, lastError())
-	e, err := lookup(h)
+	x, readOnly, err := abi.Lookup(h)
 	require.NoError(t, err)
-	assert.True(t, e.readOnly)
+	assert.True(t, readOnly)
 	m, st := exportDLPack(true, h, false)
 	require.Equal(t, int32(statusOK), st, lastError())
 	s, _ := dlReadManaged(true, m)
 	assert.Equal(t, uint64(flagReadOnly), s.Flags)
 	dlCallDeleter(true, m)
-	e.t.Storage().Release()
-	require.NoError(t, release(h))
+	x.Storage().Release()
+	require.NoError(t, abi.TensorFree(h))
 	assert.Equal(t, int64(1), dlProducerCalls(p))
 }
 
@@ -380,8 +381,8 @@ func TestDLPackDTypes(t *testing.T) {
 			t.Run(fmt.Sprint(d, "/", v.name), func(t *testing.T) {
 				x := core.FromFloat64s(d, core.Shape{2}, []float64{1, 0})
 				require.NoError(t, x.Err())
-				h := newHandle(x, false)
-				defer release(h)
+				h := abi.NewHandle(x, false)
+				defer abi.TensorFree(h)
 				m, st := exportDLPack(v.versioned, h, false)
 				require.Equal(t, int32(statusOK), st, lastError())
 				s, _ := dlReadManaged(v.versioned, m)
@@ -389,13 +390,13 @@ func TestDLPackDTypes(t *testing.T) {
 				assert.Equal(t, uint16(1), s.Lanes)
 				h2, st := importDLPack(v.versioned, m, false)
 				require.Equal(t, int32(statusOK), st, lastError())
-				y, _ := tensorOf(h2)
+				y, _ := abi.TensorOf(h2)
 				assert.Equal(t, d, y.DType())
 				got, err := y.Float64s()
 				require.NoError(t, err)
 				assert.Equal(t, []float64{1, 0}, got)
 				y.Storage().Release()
-				require.NoError(t, release(h2))
+				require.NoError(t, abi.TensorFree(h2))
 			})
 		}
 	}
@@ -409,7 +410,7 @@ func TestDLPackEmpty(t *testing.T) {
 	defer dlCFree(p)
 	h, st := importDLPack(true, dlProducerManaged(p, true), false)
 	require.Equal(t, int32(statusOK), st, lastError())
-	x, _ := tensorOf(h)
+	x, _ := abi.TensorOf(h)
 	assert.Equal(t, core.Shape{0, 3}, x.Shape())
 	assert.Equal(t, []float32{}, dlValues(t, h))
 	// Re-exported, it gets a non-NULL data pointer (some consumers insist).
@@ -419,7 +420,7 @@ func TestDLPackEmpty(t *testing.T) {
 	assert.NotNil(t, s.Data)
 	dlCallDeleter(true, m)
 	x.Storage().Release()
-	require.NoError(t, release(h))
+	require.NoError(t, abi.TensorFree(h))
 	assert.Equal(t, int64(1), dlProducerCalls(p))
 }
 
@@ -491,18 +492,18 @@ func TestDLPackMalformed(t *testing.T) {
 			h, _ := dlCPUHandle(t, []float32{1}, core.Shape{1})
 			_, st = exportDLPack(v.versioned, h, true)
 			assert.Equal(t, int32(statusInvalid), st)
-			require.NoError(t, release(h))
+			require.NoError(t, abi.TensorFree(h))
 			_, st = exportDLPack(v.versioned, h, false)
 			assert.Equal(t, int32(statusHandle), st, "a freed handle")
 			// A view whose storage was released through another tensor.
 			h, x := dlCPUHandle(t, []float32{1, 2}, core.Shape{2})
-			hv := newHandle(core.NewView(x, core.Shape{1}, []int{1}, 1), false)
+			hv := abi.NewHandle(core.NewView(x, core.Shape{1}, []int{1}, 1), false)
 			x.Release()
 			_, st = exportDLPack(v.versioned, hv, false)
 			assert.Equal(t, int32(statusInvalid), st)
 			assert.Contains(t, lastError(), "released")
-			require.NoError(t, release(h))
-			require.NoError(t, release(hv))
+			require.NoError(t, abi.TensorFree(h))
+			require.NoError(t, abi.TensorFree(hv))
 		})
 	}
 	_, st := dlLiveExports(true)
@@ -513,7 +514,7 @@ func TestDLPackMalformed(t *testing.T) {
 // goroutines and from threads Go did not create.
 func TestDLPackDeletersFromManyThreads(t *testing.T) {
 	h, _ := dlCPUHandle(t, dlIota(8), core.Shape{8})
-	defer release(h)
+	defer abi.TensorFree(h)
 	const n = 16
 	ms := make([]unsafe.Pointer, n)
 	for i := range ms {

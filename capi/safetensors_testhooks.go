@@ -6,7 +6,11 @@ package main
 */
 import "C"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/webtensor/webtensor/abi"
+)
 
 // callSafetensorsHeader calls wt_safetensors_header with the file's first
 // nbytes bytes in C memory, as a C caller would, growing the output buffer
@@ -27,7 +31,7 @@ func callSafetensorsHeader(file []byte, nbytes int, name string) (status int32, 
 		s := C.GoString(buf)
 		C.free(unsafe.Pointer(buf))
 		switch {
-		case st == statusBuffer && needed > capacity:
+		case st == C.int32_t(abi.StatusBufferTooSmall) && needed > capacity:
 			capacity = needed
 		case st != statusOK:
 			return int32(st), "", lastError()

@@ -176,5 +176,5 @@ func opLoop(name string, inputs []int64, n int) int32 {
 			}
 		}
 	}
-	return statusOK
+	return int32(statusOK)
 }

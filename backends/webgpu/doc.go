@@ -27,7 +27,7 @@
 // 64 MiB, destroys the rest when released and has wgpu-native free them
 // once the GPU is done (EmptyCache drops the pool too). A tensor closed
 // through the C ABI is freed by the collection its close prompts
-// (capi/closed.go).
+// (abi/closed.go).
 //
 // Compiled pipelines are cached in memory by kernel key. What a new process
 // can reuse, each kernel's WGSL source and the tuner's choice of variant per

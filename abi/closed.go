@@ -1,4 +1,4 @@
-package main
+package abi
 
 import (
 	"runtime"
@@ -16,7 +16,7 @@ import (
 // 30 closed 100 MB WebGPU tensors a round kept their memory for good
 // (RSS 3.4 to 13.3 GiB over four rounds with no tensor alive). So once the
 // storage bytes of tensors closed since the last collection reach
-// closedGCBytes, a collection starts, and another after it while closes
+// ClosedGCBytes, a collection starts, and another after it while closes
 // went on meanwhile: memory returns to what live tensors hold within a
 // collection's time of the close.
 type closedPacer struct {
@@ -26,7 +26,8 @@ type closedPacer struct {
 
 var closed closedPacer
 
-const closedGCBytes = 64 << 20
+// ClosedGCBytes is how many bytes of closed tensors start a collection.
+const ClosedGCBytes = 64 << 20
 
 // noteClosed counts the storage of a tensor whose last handle was freed.
 func (p *closedPacer) noteClosed(t *core.Tensor) {
@@ -34,7 +35,7 @@ func (p *closedPacer) noteClosed(t *core.Tensor) {
 	if s == nil {
 		return
 	}
-	if p.bytes.Add(int64(s.Len())) < closedGCBytes || !p.running.CompareAndSwap(false, true) {
+	if p.bytes.Add(int64(s.Len())) < ClosedGCBytes || !p.running.CompareAndSwap(false, true) {
 		return
 	}
 	go p.collect()
@@ -44,14 +45,14 @@ func (p *closedPacer) collect() {
 	for {
 		p.bytes.Store(0)
 		runtime.GC()
-		if p.bytes.Load() < closedGCBytes {
+		if p.bytes.Load() < ClosedGCBytes {
 			break
 		}
 	}
 	p.running.Store(false)
 	// A close between the check and the store above found a collection
 	// still running and started none.
-	if p.bytes.Load() >= closedGCBytes && p.running.CompareAndSwap(false, true) {
+	if p.bytes.Load() >= ClosedGCBytes && p.running.CompareAndSwap(false, true) {
 		go p.collect()
 	}
 }

@@ -1,0 +1,21 @@
+// Package abi is webtensor's one ABI in Go types: every function of the C
+// header capi/include/webtensor.h, less the C (pointers, buffers, NUL
+// strings, per-thread messages). It holds the tensor handle table, the
+// status codes and the mapping from Go errors to them, the decoding of op
+// attributes, and the calls themselves: tensors, ops, autograd, graph
+// capture, devices, random numbers, checkpoint headers and plugins.
+//
+// Two thin layers sit on it, so the ABI exists once: capi (cgo) turns C
+// arguments into these Go values and results back into caller buffers, and
+// the browser bridge (sdk/js/wasm, syscall/js) does the same with
+// JavaScript values. A function here is named after the header's (Op for
+// wt_op, TensorShape for wt_tensor_shape) and its errors say what the
+// header's would, so an SDK sees the same codes and messages on Node, in
+// the browser, in Python and in Java.
+//
+// The name is the one thing both layers share: the application binary
+// interface, of which the C header is one rendering and the browser's
+// __webtensor object the other. The package is free of cgo so the js/wasm
+// build can use it; it imports no backend (the binaries choose theirs),
+// except the CUDA backend's extras, which are compiled where CUDA exists.
+package abi
