@@ -1,21 +1,22 @@
 // The browser runtime: the Go core compiled to WebAssembly (sdk/js/wasm),
-// started with Go's wasm_exec.js, as a Binding. The module's calls are on
-// globalThis.__webtensor; each returns its value or an Error with a
-// `status`, which becomes a WebtensorError here.
+// started with Go's wasm_exec.js, as a Binding. The module exports the C
+// ABI's functions (capi/include/webtensor.h) under their header names on
+// globalThis.__webtensor (sdk/js/wasm/doc.go says how each reads in
+// JavaScript), so this file maps Binding onto them as node.ts maps it onto
+// the native library. Each returns its value or an Error with a `status`,
+// which becomes a WebtensorError here.
 
-import { ERR_INVALID, WebtensorError } from "./binding.js";
+import { ABI_VERSION, ERR_INVALID, WebtensorError } from "./binding.js";
 import type { AttrEntry, Binding } from "./binding.js";
 import type { TypedArray } from "./dtype.js";
 
-/** What sdk/js/wasm/calls.go exports. */
+/** The module's functions: webtensor.h's (sdk/js/wasm/table.go), their async twins and wt_browser_init. */
 interface GoCalls {
-  abiVersion: number;
-  version: string;
-  init(preferGPU: boolean): Promise<[string, string]>;
-  read(h: number): Promise<Uint8Array>;
-  toDeviceAsync(h: number, device: string): Promise<number>;
-  opAsync(name: string, inputs: number[], attrs: unknown[]): Promise<number[]>;
-  backwardAsync(h: number, grad: number): Promise<void>;
+  wt_browser_init(preferGPU: boolean): Promise<[string, string]>;
+  wt_tensor_to_host_async(h: number, dst: Uint8Array): Promise<void>;
+  wt_tensor_to_device_async(h: number, device: string): Promise<number>;
+  wt_op_async(name: string, inputs: number[], attrs: unknown[]): Promise<number[]>;
+  wt_backward_async(h: number, grad: number): Promise<void>;
   [sync: string]: unknown;
 }
 
@@ -59,54 +60,54 @@ function wasmBinding(go: GoCalls): Binding {
     if (r instanceof Error) rethrow(r);
     return r as T;
   };
-  type Info = [number, number[], number[], string, boolean, boolean];
-  const info = (h: number) => call<Info>("info", h);
+  const abi = call<number>("wt_abi_version");
+  if (abi !== ABI_VERSION) throw new Error(`webtensor: webtensor.wasm has C ABI version ${abi}, this package needs ${ABI_VERSION}`);
   return {
     platform: "browser",
-    version: () => go.version,
-    devices: () => call<string[]>("devices"),
-    defaultDevice: () => call<string>("defaultDevice"),
-    setDefaultDevice: (d) => call("setDefaultDevice", d),
-    fromData: (data, dtype, shape, device) => call<number>("fromData", bytes(data), dtype, [...shape], device),
+    version: () => call<string>("wt_version"),
+    devices: () => Array.from({ length: call<number>("wt_device_count") }, (_, i) => call<string>("wt_device_name", i)),
+    defaultDevice: () => call<string>("wt_default_device"),
+    setDefaultDevice: (d) => call("wt_set_default_device", d),
+    fromData: (data, dtype, shape, device) => call<number>("wt_tensor_from_data", bytes(data), dtype, [...shape], device),
     fromHostBorrowed: () => null, // the module's memory is its own: fromArray copies
     lentArrays: () => 0,
-    free: (h) => call("free", h),
-    liveTensors: () => call<number>("liveTensors"),
-    dtype: (h) => info(h)[0],
-    shape: (h) => info(h)[1],
-    strides: (h) => info(h)[2],
-    device: (h) => info(h)[3],
-    isContiguous: (h) => info(h)[4],
-    readSync: (h, dst) => bytes(dst).set(call<Uint8Array>("readSync", h)),
-    read: async (h, dst) => bytes(dst).set(await settle(go.read(h))),
+    free: (h) => call("wt_tensor_free", h),
+    liveTensors: () => call<number>("wt_live_tensors"),
+    dtype: (h) => call<number>("wt_tensor_dtype", h),
+    shape: (h) => call<number[]>("wt_tensor_shape", h),
+    strides: (h) => call<number[]>("wt_tensor_strides", h),
+    device: (h) => call<string>("wt_tensor_device", h),
+    isContiguous: (h) => call<boolean>("wt_tensor_is_contiguous", h),
+    readSync: (h, dst) => call("wt_tensor_to_host", h, bytes(dst)),
+    read: (h, dst) => settle(go.wt_tensor_to_host_async(h, bytes(dst))),
     view: () => null, // the module's memory moves when it grows: reads copy
-    toDevice: (h, d) => call<number>("toDevice", h, d),
-    toDeviceAsync: (h, d) => settle(go.toDeviceAsync(h, d)),
-    contiguous: (h) => call<number>("contiguous", h),
-    detach: (h) => call<number>("detach", h),
-    op: (name, inputs, attrs) => call<number[]>("op", name, [...inputs], plainAttrs(attrs)),
-    opAsync: (name, inputs, attrs) => settle(go.opAsync(name, [...inputs], plainAttrs(attrs))),
-    manifest: () => call<string>("manifest"),
-    requiresGrad: (h) => info(h)[5],
-    setRequiresGrad: (h, on) => call("setRequiresGrad", h, on),
-    backward: (h, g) => call("backward", h, g),
-    backwardAsync: (h, g) => settle(go.backwardAsync(h, g)),
-    grad: (h) => call<number>("grad", h),
-    zeroGrad: (h) => call("zeroGrad", h),
-    noGradEnter: () => call("noGradEnter"),
-    noGradExit: () => call("noGradExit"),
-    manualSeed: (seed) => call("manualSeed", seed.toString()),
-    liveDLPackExports: () => 0,
-    traceBegin: (inputs) => call("traceBegin", [...inputs]),
-    traceEnd: (outputs) => call<number>("traceEnd", [...outputs]),
-    traceAbort: () => call("traceAbort"),
-    graphRun: (g, inputs) => call<number[]>("graphRun", g, [...inputs]),
-    graphText: (g) => call<string>("graphText", g),
-    graphFree: (g) => call("graphFree", g),
+    toDevice: (h, d) => call<number>("wt_tensor_to_device", h, d),
+    toDeviceAsync: (h, d) => settle(go.wt_tensor_to_device_async(h, d)),
+    contiguous: (h) => call<number>("wt_tensor_contiguous", h),
+    detach: (h) => call<number>("wt_tensor_detach", h),
+    op: (name, inputs, attrs) => call<number[]>("wt_op", name, [...inputs], plainAttrs(attrs)),
+    opAsync: (name, inputs, attrs) => settle(go.wt_op_async(name, [...inputs], plainAttrs(attrs))),
+    manifest: () => call<string>("wt_manifest_json"),
+    requiresGrad: (h) => call<boolean>("wt_tensor_requires_grad", h),
+    setRequiresGrad: (h, on) => call("wt_tensor_set_requires_grad", h, on),
+    backward: (h, g) => call("wt_backward", h, g),
+    backwardAsync: (h, g) => settle(go.wt_backward_async(h, g)),
+    grad: (h) => call<number>("wt_tensor_grad", h),
+    zeroGrad: (h) => call("wt_tensor_zero_grad", h),
+    noGradEnter: () => call("wt_no_grad_enter"),
+    noGradExit: () => call("wt_no_grad_exit"),
+    manualSeed: (seed) => call("wt_manual_seed", seed.toString()), // uint64 crosses as a decimal string
+    liveDLPackExports: () => 0, // no DLPack in the browser
+    traceBegin: (inputs) => call("wt_trace_begin", [...inputs]),
+    traceEnd: (outputs) => call<number>("wt_trace_end", [...outputs]),
+    traceAbort: () => call("wt_trace_abort"),
+    graphRun: (g, inputs) => call<number[]>("wt_graph_run", g, [...inputs]),
+    graphText: (g) => call<string>("wt_graph_text", g),
+    graphFree: (g) => call("wt_graph_free", g),
     loadPlugin: () => {
-      throw new Error("webtensor: WebAssembly plugins run in Node (the browser build has no wazero host)");
+      throw new Error("webtensor: WebAssembly plugins run in Node (the browser build has no plugin host)");
     },
-    safetensorsHeader: (prefix, fileSize, name) => call<string>("safetensorsHeader", prefix, fileSize, name),
+    safetensorsHeader: (prefix, fileSize, name) => call<string>("wt_safetensors_header", prefix, fileSize, name),
   };
 }
 
@@ -155,7 +156,7 @@ export async function loadBrowser(opts: BrowserInitOptions = {}): Promise<{ bind
   }
   let device: string;
   let why: string;
-  [device, why] = await settle(calls.init(want !== "cpu" && hasGPU));
+  [device, why] = await settle(calls.wt_browser_init(want !== "cpu" && hasGPU));
   if (!hasGPU) why = "this browser has no WebGPU (navigator.gpu)";
   else if (why && want !== "cpu") console.warn(`webtensor: WebGPU is not used (${why}); using the CPU backend`);
   return { binding: wasmBinding(calls), device, why };

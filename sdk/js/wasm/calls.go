@@ -3,270 +3,356 @@
 package main
 
 import (
-	"encoding/json"
 	"strconv"
 	"syscall/js"
 
+	"github.com/webtensor/webtensor/abi"
 	"github.com/webtensor/webtensor/core"
 )
 
-func handleOut(t *core.Tensor) (any, error) { return newHandle(t) }
+// The calls of table.go that need more than one abi call's plumbing.
 
-func bytesToJS(raw []byte) js.Value {
-	u := js.Global().Get("Uint8Array").New(len(raw))
-	js.CopyBytesToJS(u, raw)
-	return u
-}
+// noGradDepth is the page's no-grad depth: JavaScript calls from one
+// thread, so one variable is what capi's C thread-local is per thread.
+var noGradDepth int32
 
-// readBytes returns the tensor's elements, row-major, as a Uint8Array.
-func readBytes(args []js.Value) (any, error) {
-	t, err := tensorArg(args, 0)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := t.Bytes()
-	if err != nil {
-		return nil, err
-	}
-	return bytesToJS(raw), nil
-}
+func inNoGrad() bool { return abi.InNoGrad(func() *int32 { return &noGradDepth }) }
 
-func toDevice(args []js.Value) (any, error) {
-	t, err := tensorArg(args, 0)
-	if err != nil {
-		return nil, err
-	}
-	dev, err := deviceArg(args, 1)
-	if err != nil || dev == nil {
-		return nil, invalid("toDevice needs a device name")
-	}
-	return handleOut(t.To(dev[0]))
-}
-
-func deviceNames() []any {
-	devs, _ := core.Devices()
-	out := make([]any, len(devs))
-	for i, d := range devs {
-		out[i] = d.String()
-	}
-	return out
-}
-
-func syncCalls() map[string]call {
-	return map[string]call{
-		"fromData": func(args []js.Value) (any, error) {
-			code, err := intArg(args, 1, "dtype")
-			if err != nil {
-				return nil, err
-			}
-			dt, err := dtypeOf(code)
-			if err != nil {
-				return nil, err
-			}
-			dims, err := intList(args[2], "shape", maxDims)
-			if err != nil {
-				return nil, err
-			}
-			shape := core.Shape(dims)
-			for _, d := range dims {
-				if d < 0 {
-					return nil, invalid("bad shape %v: extents are integers >= 0", dims)
-				}
-			}
-			dev, err := deviceArg(args, 3)
-			if err != nil {
-				return nil, err
-			}
-			src := args[0]
-			want := shape.Numel() * dt.Size()
-			if src.Type() != js.TypeObject || src.Get("byteLength").Int() != want {
-				return nil, invalid("data has %v bytes, shape %v of %s needs %d", src.Get("byteLength"), shape, dt, want)
-			}
-			raw := make([]byte, want)
-			js.CopyBytesToGo(raw, src)
-			return handleOut(core.FromBytes(dt, shape, raw, dev...))
-		},
-		"free": func(args []js.Value) (any, error) {
-			h, err := intArg(args, 0, "tensor handle")
-			if err != nil {
-				return nil, err
-			}
-			return nil, release(h)
-		},
-		"retain": func(args []js.Value) (any, error) {
-			h, err := intArg(args, 0, "tensor handle")
-			if err != nil {
-				return nil, err
-			}
-			return nil, retain(h)
-		},
-		"liveTensors": func([]js.Value) (any, error) { return len(table), nil },
-		"info": func(args []js.Value) (any, error) {
-			t, err := tensorArg(args, 0)
-			if err != nil {
-				return nil, err
-			}
-			return []any{int(t.DType()), ints(t.Shape()), ints(t.Strides()), t.Device().String(),
-				t.IsContiguous(), t.RequiresGrad()}, nil
-		},
-		"readSync":   readBytes,
-		"toDevice":   toDevice,
-		"contiguous": func(args []js.Value) (any, error) { return unary(args, (*core.Tensor).Contiguous) },
-		"detach":     func(args []js.Value) (any, error) { return unary(args, (*core.Tensor).Detach) },
-		"op":         runOp,
-		"manifest": func([]js.Value) (any, error) {
-			m, err := json.Marshal(core.BuildManifest())
-			return string(m), err
-		},
-		"devices":       func([]js.Value) (any, error) { return deviceNames(), nil },
-		"defaultDevice": func([]js.Value) (any, error) { return core.DefaultDevice().String(), nil },
-		"setDefaultDevice": func(args []js.Value) (any, error) {
-			dev, err := deviceArg(args, 0)
-			if err != nil || dev == nil {
-				return nil, invalid("setDefaultDevice needs a device name")
-			}
-			if err := core.SetDefaultDevice(dev[0]); err != nil {
-				return nil, &abiError{statusUnsupported, "device " + dev[0].String() + ": " + err.Error()}
-			}
-			return nil, nil
-		},
-		"setRequiresGrad": func(args []js.Value) (any, error) {
-			t, err := tensorArg(args, 0)
-			if err != nil {
-				return nil, err
-			}
-			return nil, t.SetRequiresGrad(len(args) > 1 && args[1].Truthy()).Err()
-		},
-		"backward": backward,
-		"grad": func(args []js.Value) (any, error) {
-			t, err := tensorArg(args, 0)
-			if err != nil {
-				return nil, err
-			}
-			if g := t.Grad(); g != nil {
-				return handleOut(g)
-			}
-			return 0, nil
-		},
-		"zeroGrad": func(args []js.Value) (any, error) {
-			t, err := tensorArg(args, 0)
-			if err == nil {
-				t.ZeroGrad()
-			}
-			return nil, err
-		},
-		"noGradEnter": func([]js.Value) (any, error) { core.EnterNoGrad(); return nil, nil },
-		"noGradExit":  func([]js.Value) (any, error) { return nil, core.ExitNoGrad() },
-		"manualSeed": func(args []js.Value) (any, error) {
-			s, err := stringArg(args, 0, "seed")
-			if err != nil {
-				return nil, err
-			}
-			seed, err := strconv.ParseUint(s, 10, 64)
-			if err != nil {
-				return nil, invalid("seed %q is not an unsigned 64-bit integer", s)
-			}
-			core.ManualSeed(seed)
-			return nil, nil
-		},
-		"safetensorsHeader": safetensorsHeader,
-	}
-}
-
-func asyncCalls() map[string]call {
-	return map[string]call{
-		"read":          readBytes,
-		"toDeviceAsync": toDevice,
-		// The async forms of op and backward: the same calls on a goroutine
-		// that may wait for the GPU, for what must read GPU memory to
-		// proceed (an output shape that depends on the data, sparse
-		// structure, ...).
-		"opAsync":       runOp,
-		"backwardAsync": backward,
-		// init opens the WebGPU device (its adapter and device promises need
-		// the event loop) and makes it the default unless the page asked for
-		// the CPU; it resolves to [default device, why WebGPU is not used].
-		"init": func(args []js.Value) (any, error) {
-			preferGPU := len(args) == 0 || args[0].Truthy()
-			_, gpuErr := core.BackendFor(core.Device{Kind: "webgpu"})
-			why := ""
-			switch {
-			case !preferGPU:
-				why = "the CPU backend was asked for"
-			case gpuErr != nil:
-				why = gpuErr.Error()
-			default:
-				if err := core.SetDefaultDevice(core.Device{Kind: "webgpu"}); err != nil {
-					why = err.Error()
-				}
-			}
-			if why != "" {
-				if err := core.SetDefaultDevice(core.CPU); err != nil {
-					return nil, err
-				}
-			}
-			return []any{core.DefaultDevice().String(), why}, nil
-		},
-	}
-}
-
-func unary(args []js.Value, f func(*core.Tensor) *core.Tensor) (any, error) {
-	t, err := tensorArg(args, 0)
-	if err != nil {
-		return nil, err
-	}
-	return handleOut(f(t))
-}
-
-// runOp calls a registry op: op(name, [handles; 0 = absent], attrs) -> [handles].
-func runOp(args []js.Value) (any, error) {
-	name, err := stringArg(args, 0, "op name")
-	if err != nil {
-		return nil, err
-	}
-	hs, err := intList(args[1], name+": inputs", maxInputs)
-	if err != nil {
-		return nil, err
-	}
-	ins := make([]*core.Tensor, len(hs))
-	for i, h := range hs {
-		if h == 0 {
-			continue
-		}
-		if ins[i], err = tensorOf(h); err != nil {
-			return nil, &abiError{statusHandle, name + ": input " + strconv.Itoa(i) + ": " + err.Error()}
-		}
-	}
-	var attrs core.Attrs
-	if len(args) > 2 {
-		if attrs, err = attrsArg(args[2]); err != nil {
-			return nil, &abiError{statusInvalid, name + ": " + err.Error()}
-		}
-	}
-	outs, err := core.Call(name, ins, attrs)
-	if err != nil {
-		return nil, err
-	}
-	res := make([]any, len(outs))
-	for i, o := range outs {
-		if res[i], err = newHandle(o); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
-}
-
-func backward(args []js.Value) (any, error) {
-	t, err := tensorArg(args, 0)
-	if err != nil {
-		return nil, err
-	}
-	if h, _ := intArg(args, 1, "gradient"); h != 0 {
-		g, err := tensorOf(h)
+// onHandle is a call taking a handle and returning nothing.
+func onHandle(f func(int64) error) call {
+	return func(a args) (any, error) {
+		h, err := a.handle(0)
 		if err != nil {
 			return nil, err
 		}
-		return nil, t.Backward(g)
+		return nil, f(h)
 	}
-	return nil, t.Backward()
+}
+
+// ofHandle is a call taking a handle and returning one value.
+func ofHandle[R any](f func(int64) (R, error)) call {
+	return func(a args) (any, error) {
+		h, err := a.handle(0)
+		if err != nil {
+			return nil, err
+		}
+		return f(h)
+	}
+}
+
+// onDevice is a call taking a device name and returning nothing.
+func onDevice(f func(string) error) call {
+	return func(a args) (any, error) {
+		d, err := a.str(0, "device")
+		if err != nil {
+			return nil, err
+		}
+		return nil, f(d)
+	}
+}
+
+func ints(xs []int, err error) (any, error) {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out, err
+}
+
+func handleList(outs abi.Outputs) []any {
+	hs := make([]int64, outs.Len())
+	outs.Handles(hs)
+	res := make([]any, len(hs))
+	for i, h := range hs {
+		res[i] = h
+	}
+	return res
+}
+
+func statusString(a args) (any, error) {
+	s, err := a.int(0, "status")
+	if err != nil {
+		return nil, err
+	}
+	return abi.StatusString(abi.Status(s)), nil
+}
+
+func deviceName(a args) (any, error) {
+	i, err := a.int(0, "index")
+	if err != nil {
+		return nil, err
+	}
+	return abi.DeviceName(i)
+}
+
+func deviceInfo(a args) (any, error) {
+	d, err := a.str(0, "device")
+	if err != nil {
+		return nil, err
+	}
+	return abi.DeviceInfoJSON(d)
+}
+
+func deviceSetOption(a args) (any, error) {
+	d, err := a.str(0, "device")
+	if err != nil {
+		return nil, err
+	}
+	name, err := a.str(1, "name")
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.int(2, "value")
+	if err != nil {
+		return nil, err
+	}
+	return nil, abi.DeviceSetOption(d, name, v)
+}
+
+func deviceStream(a args) (any, error) {
+	d, err := a.str(0, "device")
+	if err != nil {
+		return nil, err
+	}
+	s, err := abi.DeviceStream(d)
+	return strconv.FormatUint(s, 10), err
+}
+
+func fallbacks(a args) (any, error) {
+	fb, err := abi.FallbacksJSON()
+	if err == nil && a.bool(0) {
+		abi.ResetFallbacks()
+	}
+	return fb, err
+}
+
+// layout reads (dtype, shape, device) from argument i on.
+func layout(a args, i int) (abi.Layout, error) {
+	dtype, err := a.int(i, "dtype")
+	if err != nil {
+		return abi.Layout{}, err
+	}
+	dims, err := a.ints(i+1, "shape")
+	if err != nil {
+		return abi.Layout{}, err
+	}
+	dev, err := a.optStr(i+2, "device")
+	if err != nil {
+		return abi.Layout{}, err
+	}
+	return abi.ParseLayout(dtype, dims, dev)
+}
+
+// tensorFromData(data: Uint8Array, dtype, shape, device | null) -> handle
+func tensorFromData(a args) (any, error) {
+	l, err := layout(a, 1)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := a.bytes(0, "data", func(n int) error { _, err := l.DataSize(uint64(n)); return err })
+	if err != nil {
+		return nil, err
+	}
+	return abi.TensorFromData(l, raw)
+}
+
+// tensorZeros(dtype, shape, device | null) -> handle
+func tensorZeros(a args) (any, error) {
+	l, err := layout(a, 0)
+	if err != nil {
+		return nil, err
+	}
+	return abi.TensorZeros(l)
+}
+
+// tensorToHost(h, dst: Uint8Array) copies the elements into dst.
+func tensorToHost(a args) (any, error) {
+	h, err := a.handle(0)
+	if err != nil {
+		return nil, err
+	}
+	dst, err := a.uint8Array(1, "dst")
+	if err != nil {
+		return nil, err
+	}
+	n, err := abi.TensorHostSize(h)
+	if err != nil {
+		return nil, err
+	}
+	if capacity := dst.Get("byteLength").Int(); capacity < n {
+		return nil, abi.Errorf(abi.StatusBufferTooSmall, "wt_tensor_to_host: buffer of %d bytes is too small: %d needed", capacity, n)
+	}
+	raw, err := abi.TensorToHost(h)
+	if err != nil {
+		return nil, err
+	}
+	js.CopyBytesToJS(dst, raw[:n])
+	return nil, nil
+}
+
+func tensorContiguous(a args) (any, error) {
+	h, err := a.handle(0)
+	if err != nil {
+		return nil, err
+	}
+	return abi.TensorContiguous(h, a.noGrad)
+}
+
+func tensorToDevice(a args) (any, error) {
+	h, err := a.handle(0)
+	if err != nil {
+		return nil, err
+	}
+	d, err := a.optStr(1, "device")
+	if err != nil {
+		return nil, err
+	}
+	return abi.TensorToDevice(h, d, a.noGrad)
+}
+
+// op(name, inputs: handles (0 = absent), attrs: [name, kind, value][]) -> handles
+func op(a args) (any, error) {
+	name, err := a.str(0, "op name")
+	if err != nil {
+		return nil, err
+	}
+	ins, err := a.ints(1, name+": inputs")
+	if err != nil {
+		return nil, err
+	}
+	var attrs jsAttrs
+	if len(a.v) > 2 {
+		attrs.v = a.v[2]
+	}
+	outs, err := abi.Op(name, ins, attrs, a.noGrad)
+	if err != nil {
+		return nil, err
+	}
+	return handleList(outs), nil
+}
+
+func setRequiresGrad(a args) (any, error) {
+	h, err := a.handle(0)
+	if err != nil {
+		return nil, err
+	}
+	return nil, abi.TensorSetRequiresGrad(h, a.bool(1))
+}
+
+// backward(h, grad: a handle, 0 for none)
+func backward(a args) (any, error) {
+	h, err := a.handle(0)
+	if err != nil {
+		return nil, err
+	}
+	var g int64
+	if !a.absent(1) {
+		if g, err = a.int(1, "gradient handle"); err != nil {
+			return nil, err
+		}
+	}
+	return nil, abi.Backward(h, g)
+}
+
+func manualSeed(a args) (any, error) {
+	s, err := a.uint64(0, "seed")
+	if err == nil {
+		abi.ManualSeed(s)
+	}
+	return nil, err
+}
+
+func rngState(args) (any, error) {
+	s, o := abi.RNGState()
+	return []any{strconv.FormatUint(s, 10), strconv.FormatUint(o, 10)}, nil
+}
+
+func setRNGState(a args) (any, error) {
+	s, err := a.uint64(0, "seed")
+	if err != nil {
+		return nil, err
+	}
+	o, err := a.uint64(1, "offset")
+	if err != nil {
+		return nil, err
+	}
+	abi.SetRNGState(s, o)
+	return nil, nil
+}
+
+func traceBegin(a args) (any, error) {
+	ins, err := a.ints(0, "inputs")
+	if err != nil {
+		return nil, err
+	}
+	return nil, abi.TraceBegin(ins)
+}
+
+func traceEnd(a args) (any, error) {
+	outs, err := a.ints(0, "outputs")
+	if err != nil {
+		abi.TraceAbort() // the capture ends either way, as in the C ABI
+		return nil, err
+	}
+	return abi.TraceEnd(outs)
+}
+
+// graphRun(graph, inputs) -> handles
+func graphRun(a args) (any, error) {
+	g, err := a.int(0, "graph handle")
+	if err != nil {
+		return nil, err
+	}
+	ins, err := a.ints(1, "inputs")
+	if err != nil {
+		return nil, err
+	}
+	outs, err := abi.GraphRun(g, ins, a.noGrad)
+	if err != nil {
+		return nil, err
+	}
+	return handleList(outs), nil
+}
+
+// safetensorsHeader(prefix: Uint8Array, fileSize, name) -> layout JSON
+func safetensorsHeader(a args) (any, error) {
+	size, err := a.int(1, "file size")
+	if err == nil && size < 0 {
+		err = abi.Invalidf("file size %d is negative", size)
+	}
+	if err != nil {
+		return nil, err
+	}
+	name, err := a.optStr(2, "name")
+	if err != nil {
+		return nil, err
+	}
+	prefix, err := a.bytes(0, "prefix", func(n int) error { return abi.CheckSafetensorsPrefix(uint64(n), uint64(size)) })
+	if err != nil {
+		return nil, err
+	}
+	return abi.SafetensorsHeader(prefix, uint64(size), name)
+}
+
+// browserInit(preferGPU) -> [default device, why WebGPU is not used ("" when it is)]
+func browserInit(a args) (any, error) {
+	preferGPU := len(a.v) == 0 || a.v[0].Truthy()
+	_, gpuErr := core.BackendFor(core.Device{Kind: "webgpu"})
+	why := ""
+	switch {
+	case !preferGPU:
+		why = "the CPU backend was asked for"
+	case gpuErr != nil:
+		why = gpuErr.Error()
+	default:
+		if err := core.SetDefaultDevice(core.Device{Kind: "webgpu"}); err != nil {
+			why = err.Error()
+		}
+	}
+	if why != "" {
+		if err := core.SetDefaultDevice(core.CPU); err != nil {
+			return nil, err
+		}
+	}
+	return []any{core.DefaultDevice().String(), why}, nil
 }

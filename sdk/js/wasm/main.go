@@ -3,106 +3,67 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"runtime/debug"
 	"strings"
 	"syscall/js"
 
+	"github.com/webtensor/webtensor/abi"
 	"github.com/webtensor/webtensor/backends/webgpu"
-	"github.com/webtensor/webtensor/core"
 
 	_ "github.com/webtensor/webtensor/backends/cpu"
 )
 
-// The ABI's status codes (capi/include/webtensor.h), so the SDK maps errors
-// the same way in Node and in the browser.
-const (
-	statusInvalid     = 1
-	statusHandle      = 2
-	statusUnsupported = 3
-	statusOOM         = 4
-	statusInternal    = 6
-)
+// call is one function of the bridge (table.go).
+type call func(args) (any, error)
 
-type abiError struct {
-	status int
-	msg    string
-}
-
-func (e *abiError) Error() string { return e.msg }
-
-func invalid(format string, args ...any) error {
-	return &abiError{statusInvalid, fmt.Sprintf(format, args...)}
-}
-
-// jsError turns err into the Error object the binding rethrows.
+// jsError turns err into the Error object the binding rethrows: the
+// status and message are abi's, as the C ABI's are.
 func jsError(err error) js.Value {
-	status := statusInvalid
-	var ae *abiError
-	switch msg := err.Error(); {
-	case errors.As(err, &ae):
-		status = ae.status
-	case strings.Contains(msg, "cannot allocate"):
-		status = statusOOM
-	case strings.Contains(msg, "no backend"):
-		status = statusUnsupported
-	}
 	e := js.Global().Get("Error").New(err.Error())
-	e.Set("status", status)
+	e.Set("status", int(abi.StatusOf(err)))
 	// Core wraps kernel errors by message, so the sentinel is found by text.
 	e.Set("needsAsync", strings.Contains(err.Error(), webgpu.ErrNeedsEventLoop.Error()))
 	return e
 }
 
-func recovered(r any) error {
-	stack := string(debug.Stack())
-	if len(stack) > 600 {
-		stack = stack[:600]
-	}
-	return &abiError{statusInternal, fmt.Sprintf("internal error (please report): %v\n%s", r, stack)}
-}
-
-type call func(args []js.Value) (any, error)
-
 // export registers a synchronous call: panics become internal errors and
 // GPU waits inside it are refused (see doc.go).
 func export(obj js.Value, name string, fn call) {
-	obj.Set(name, js.FuncOf(func(_ js.Value, args []js.Value) (res any) {
+	obj.Set(name, js.FuncOf(func(_ js.Value, v []js.Value) (res any) {
 		exit := webgpu.EnterSyncCall()
 		defer exit()
 		defer func() {
 			if r := recover(); r != nil {
-				res = jsError(recovered(r))
+				res = jsError(abi.Recovered(r))
 			}
 		}()
-		v, err := fn(args)
+		out, err := fn(args{v: v, noGrad: inNoGrad()})
 		if err != nil {
 			return jsError(err)
 		}
-		return v
+		return out
 	}))
 }
 
 // exportAsync registers a call that may wait for the GPU: it runs on its own
-// goroutine, so the event loop stays free, and settles a Promise.
+// goroutine, so the event loop stays free, and settles a Promise. The grad
+// mode is the caller's when it called, not when the goroutine runs.
 func exportAsync(obj js.Value, name string, fn call) {
-	obj.Set(name, js.FuncOf(func(_ js.Value, args []js.Value) any {
-		args = append([]js.Value(nil), args...)
+	obj.Set(name, js.FuncOf(func(_ js.Value, v []js.Value) any {
+		a := args{v: append([]js.Value(nil), v...), noGrad: inNoGrad()}
 		return js.Global().Get("Promise").New(js.FuncOf(func(_ js.Value, pr []js.Value) any {
 			resolve, reject := pr[0], pr[1]
 			go func() {
 				defer func() {
 					if r := recover(); r != nil {
-						reject.Invoke(jsError(recovered(r)))
+						reject.Invoke(jsError(abi.Recovered(r)))
 					}
 				}()
-				v, err := fn(args)
+				out, err := fn(a)
 				if err != nil {
 					reject.Invoke(jsError(err))
 					return
 				}
-				resolve.Invoke(v)
+				resolve.Invoke(out)
 			}()
 			return nil
 		}))
@@ -111,16 +72,19 @@ func exportAsync(obj js.Value, name string, fn call) {
 
 func main() {
 	obj := js.Global().Get("Object").New()
-	obj.Set("abiVersion", 1)
-	obj.Set("version", core.Version)
-	for name, fn := range syncCalls() {
+	for name, fn := range calls {
 		export(obj, name, fn)
 	}
-	for name, fn := range graphCalls() {
-		export(obj, name, fn)
+	for _, name := range asyncTwins {
+		exportAsync(obj, name+"_async", calls[name])
 	}
-	for name, fn := range asyncCalls() {
+	for name, fn := range browserOnly {
 		exportAsync(obj, name, fn)
+	}
+	for name, why := range omitted { // a clear error rather than "not a function"
+		export(obj, name, func(args) (any, error) {
+			return nil, abi.Errorf(abi.StatusUnsupported, "%s is not in the browser build: %s", name, why)
+		})
 	}
 	js.Global().Set("__webtensor", obj)
 	if ready := js.Global().Get("__webtensorReady"); ready.Type() == js.TypeFunction {

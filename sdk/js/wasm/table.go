@@ -1,0 +1,111 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"github.com/webtensor/webtensor/abi"
+	"github.com/webtensor/webtensor/core"
+)
+
+// The bridge's function set: webtensor.h's, under the header's names, as
+// doc.go says they read in JavaScript. abi's tests parse this file and hold
+// calls equal to the header's functions less omitted.
+
+// calls are exported synchronously on globalThis.__webtensor.
+var calls = map[string]call{
+	// version and build
+	"wt_version":       func(args) (any, error) { return core.Version, nil },
+	"wt_abi_version":   func(args) (any, error) { return abi.Version, nil },
+	"wt_build_info":    func(args) (any, error) { return abi.BuildInfo(), nil },
+	"wt_status_string": statusString,
+
+	// devices
+	"wt_device_count":       func(args) (any, error) { return abi.DeviceCount(), nil },
+	"wt_device_name":        deviceName,
+	"wt_default_device":     func(args) (any, error) { return abi.DefaultDevice(), nil },
+	"wt_set_default_device": onDevice(abi.SetDefaultDevice),
+	"wt_device_sync":        onDevice(abi.DeviceSync),
+	"wt_device_info_json":   deviceInfo,
+	"wt_device_empty_cache": onDevice(abi.DeviceEmptyCache),
+	"wt_device_set_option":  deviceSetOption,
+	"wt_device_stream":      deviceStream,
+	"wt_fallbacks_json":     fallbacks,
+
+	// tensors
+	"wt_tensor_from_data":     tensorFromData,
+	"wt_tensor_zeros":         tensorZeros,
+	"wt_tensor_retain":        onHandle(abi.TensorRetain),
+	"wt_tensor_free":          onHandle(abi.TensorFree),
+	"wt_live_tensors":         func(args) (any, error) { return abi.LiveTensors(), nil },
+	"wt_tensor_ndim":          ofHandle(abi.TensorNDim),
+	"wt_tensor_shape":         ofHandle(func(h int64) (any, error) { return ints(abi.TensorShape(h)) }),
+	"wt_tensor_strides":       ofHandle(func(h int64) (any, error) { return ints(abi.TensorStrides(h)) }),
+	"wt_tensor_numel":         ofHandle(abi.TensorNumel),
+	"wt_tensor_dtype":         ofHandle(func(h int64) (any, error) { d, err := abi.TensorDType(h); return int(d), err }),
+	"wt_tensor_device":        ofHandle(abi.TensorDevice),
+	"wt_tensor_is_contiguous": ofHandle(abi.TensorIsContiguous),
+	"wt_tensor_to_host":       tensorToHost,
+	"wt_tensor_contiguous":    tensorContiguous,
+	"wt_tensor_to_device":     tensorToDevice,
+
+	// ops
+	"wt_op":            op,
+	"wt_manifest_json": func(args) (any, error) { return abi.ManifestJSON() },
+
+	// autograd
+	"wt_tensor_set_requires_grad": setRequiresGrad,
+	"wt_tensor_requires_grad":     ofHandle(abi.TensorRequiresGrad),
+	"wt_backward":                 backward,
+	"wt_tensor_grad":              ofHandle(abi.TensorGrad),
+	"wt_tensor_zero_grad":         onHandle(abi.TensorZeroGrad),
+	"wt_tensor_detach":            ofHandle(abi.TensorDetach),
+	"wt_no_grad_enter":            func(args) (any, error) { abi.NoGradEnter(&noGradDepth); return nil, nil },
+	"wt_no_grad_exit":             func(args) (any, error) { return nil, abi.NoGradExit(&noGradDepth) },
+
+	// random numbers
+	"wt_manual_seed":   manualSeed,
+	"wt_rng_state":     rngState,
+	"wt_set_rng_state": setRNGState,
+
+	// graph capture
+	"wt_trace_begin": traceBegin,
+	"wt_trace_end":   traceEnd,
+	"wt_trace_abort": func(args) (any, error) { abi.TraceAbort(); return nil, nil },
+	"wt_graph_run":   graphRun,
+	"wt_graph_text":  ofHandle(abi.GraphText),
+	"wt_graph_free":  onHandle(abi.GraphFree),
+	"wt_collect":     func(args) (any, error) { abi.Collect(); return nil, nil },
+
+	// checkpoints
+	"wt_safetensors_header": safetensorsHeader,
+}
+
+// asyncTwins are the calls that may wait for the GPU: each is exported a
+// second time as NAME_async, which runs on its own goroutine and returns a
+// Promise, for what must read GPU memory to proceed (a copy to the host, an
+// output shape that depends on the data, sparse structure, ...).
+var asyncTwins = []string{"wt_tensor_to_host", "wt_tensor_to_device", "wt_op", "wt_backward", "wt_graph_run", "wt_device_sync"}
+
+// browserOnly are the calls the header has no counterpart of, all async.
+var browserOnly = map[string]call{
+	// wt_browser_init opens the WebGPU device (its adapter and device
+	// promises need the event loop) and makes it the default unless the page
+	// asked for the CPU; it resolves to [default device, why WebGPU is not used].
+	"wt_browser_init": browserInit,
+}
+
+// omitted are the header's functions the browser has not, and why; each is
+// exported as a call that fails (WT_ERR_UNSUPPORTED) saying so.
+var omitted = map[string]string{
+	"wt_last_error":                "errors come back as Error objects carrying the message and the status",
+	"wt_to_dlpack_versioned":       "DLPack shares C memory; the page's JavaScript cannot reach the module's",
+	"wt_to_dlpack":                 "DLPack shares C memory; the page's JavaScript cannot reach the module's",
+	"wt_from_dlpack_versioned":     "DLPack shares C memory; the page's JavaScript cannot reach the module's",
+	"wt_from_dlpack":               "DLPack shares C memory; the page's JavaScript cannot reach the module's",
+	"wt_live_dlpack_exports":       "there are no DLPack exports (the binding reports 0)",
+	"wt_python_capsule_destructor": "for CPython only",
+	"wt_tensor_from_host_borrowed": "the module cannot lend the page's memory: wt_tensor_from_data copies",
+	"wt_plugin_load":               "no plugin host in the browser build (abi/plugins.go), nor a file system",
+	"wt_plugin_load_bytes":         "no plugin host in the browser build (abi/plugins.go)",
+	"wt_plugin_ops":                "no plugin host in the browser build (abi/plugins.go)",
+}
