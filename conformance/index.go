@@ -86,6 +86,11 @@ type Result struct {
 	// LoadsCheckpoints records, per other column's checkpoint, whether this
 	// SDK loaded it ("ok" or the error).
 	LoadsCheckpoints map[string]string `json:"loads_checkpoints,omitempty"`
+	// Fallbacks is what the SDK's fallback call returned after the run (the
+	// counts reset before it): op calls that ran on the CPU instead of the
+	// column's device, and declared host work. nil: the runner could not
+	// ask (a binding without the call).
+	Fallbacks []core.Fallback `json:"fallbacks"`
 }
 
 // IdentityCase is a seeded random tensor every SDK makes through its own

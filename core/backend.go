@@ -49,6 +49,18 @@ func ParseDevice(s string) (Device, error) {
 // is the backend's, saying which.
 var ErrDeviceUnavailable = errors.New("device unavailable")
 
+// ErrNoDevice marks (errors.Is) the one ErrDeviceUnavailable that is not a
+// failure: this machine has no such device at all (no GPU adapter, no
+// driver). Backends wrap it in their own no-device errors (webgpu's
+// ErrNoAdapter, cuda's ErrNoDevice). Any other reason a backend does not
+// open is a fault, which a test or conformance column must not skip over.
+// Its text is in the message on purpose: SDKs over the C ABI, which see
+// WT_ERR_UNSUPPORTED and the message only, recognise it by NoDeviceText.
+var ErrNoDevice = errors.New(NoDeviceText)
+
+// NoDeviceText is ErrNoDevice's message.
+const NoDeviceText = "no such device on this machine"
+
 type unavailable struct{ err error }
 
 func (u unavailable) Error() string        { return u.err.Error() }

@@ -323,7 +323,7 @@ func fallbackToCPU(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor,
 	if err != nil {
 		return nil, wrapOp(def.Name, err)
 	}
-	countFallback(b.Device(), def.Name)
+	countFallback(b.Device(), def.Name, FallbackCPU)
 	if _, dup := warned.LoadOrStore(def.Name+"@"+b.Device().String(), true); !dup && WarnWriter != nil {
 		fmt.Fprintf(WarnWriter, "webtensor: warning: %s has no %s kernel; running it on the CPU (core.Fallbacks counts these)\n", def.Name, b.Device())
 	}

@@ -43,6 +43,10 @@ type ManifestOp struct {
 	View           bool            `json:"view,omitempty"`
 	Backends       []string        `json:"backends"`
 	Samples        int             `json:"samples"`
+	// HostWork maps a backend kind to what its kernel for the op does on
+	// the host (DeclareHostWork); absent where every kernel stays on its
+	// device.
+	HostWork map[string]string `json:"host_work,omitempty"`
 }
 
 // Manifest is the machine-readable op list (`webtensor ops --json`).
@@ -50,19 +54,29 @@ type Manifest struct {
 	Version string       `json:"version"`
 	Commit  string       `json:"commit,omitempty"`
 	Ops     []ManifestOp `json:"ops"`
+	// HostWork is every declaration of host-side work, of ops and of
+	// library functions outside the registry alike.
+	HostWork []HostWork `json:"host_work,omitempty"`
 }
 
 // BuildManifest describes every registered op and which of the backends
 // that open on this machine implement it. View ops run in core and count as
 // implemented everywhere.
 func BuildManifest() Manifest {
-	m := Manifest{Version: Version, Commit: buildCommit()}
+	m := Manifest{Version: Version, Commit: buildCommit(), HostWork: DeclaredHostWork()}
+	hostWork := map[string]map[string]string{}
+	for _, h := range m.HostWork {
+		if hostWork[h.Op] == nil {
+			hostWork[h.Op] = map[string]string{}
+		}
+		hostWork[h.Op][h.Backend] = h.Reason
+	}
 	devs, _ := Devices()
 	for _, d := range Ops() {
 		op := ManifestOp{Name: d.Name, Category: d.Category, Doc: d.Doc, Outputs: d.Outputs,
 			Differentiable: d.Differentiable(), Random: d.Random, Dynamic: d.Dynamic,
 			Internal: d.Internal, View: d.View != nil, Samples: len(d.Samples),
-			Inputs: []ManifestInput{}, Attrs: []ManifestAttr{}, Backends: []string{}}
+			Inputs: []ManifestInput{}, Attrs: []ManifestAttr{}, Backends: []string{}, HostWork: hostWork[d.Name]}
 		for _, in := range d.Inputs {
 			mi := ManifestInput{Name: in.Name, Optional: in.Optional, Variadic: in.Variadic, NoGrad: in.NoGrad}
 			for _, dt := range in.DTypes {

@@ -15,4 +15,9 @@
 // Messages flow along edges from Src to Dst, as PyG's default
 // source_to_target flow: edge_index[0] is the source, edge_index[1] the
 // node that aggregates.
+//
+// Not everything here runs on the points' or edges' device: neighbour
+// search picks neighbours on the host, and a Graph keeps host copies of its
+// endpoints. hostwork.go declares that work (docs/ops.md lists it) and
+// counts each call that does it on a GPU (core.Fallbacks, kind "host").
 package geom

@@ -130,6 +130,7 @@ func FromEdgeIndex(numNodes int, edgeIndex, weight *core.Tensor, dev ...core.Dev
 	if err != nil {
 		return nil, fmt.Errorf("geom: FromEdgeIndex: %w", err)
 	}
+	countHostWork(edgeIndex, hostFromEdgeIndex)
 	var w []float64
 	if weight != nil {
 		if w, err = weight.Float64s(); err != nil {

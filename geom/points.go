@@ -245,8 +245,10 @@ func (s Searcher) search(fn string, x, y, batchX, batchY *core.Tensor, q query) 
 	var rows [][]int32
 	switch m {
 	case KDTree:
+		countHostWork(x, hostSearchKDTree)
 		rows, err = kdSearch(fn, x, y, d, clouds, q)
 	case BruteForce:
+		countHostWork(x, hostSearchBrute)
 		rows, err = s.bruteSearch(fn, x, y, clouds, q)
 	default:
 		err = fmt.Errorf("geom: %s: unknown search method %v", fn, m)

@@ -1,7 +1,6 @@
 package webgpu
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -66,8 +65,9 @@ func theInstance() *wgpu.Instance {
 }
 
 // ErrNoAdapter says this machine offers no WebGPU adapter at all (as
-// opposed to one that failed): what a test may skip for.
-var ErrNoAdapter = errors.New("no adapter found")
+// opposed to one that failed): what a test may skip for. It is
+// core.ErrNoDevice too, so conformance and the SDKs tell it from a fault.
+var ErrNoAdapter = fmt.Errorf("no adapter found: %w", core.ErrNoDevice)
 
 func open(index int) (*Backend, error) {
 	if err := canBlock(); err != nil {

@@ -229,7 +229,7 @@ func (b *Backend) fuseSpmm(ins []*core.Tensor, e *core.FusedExpr, extras []*core
 			return nil, fmt.Errorf("webgpu: fused spmm extra %d of shape %v does not broadcast to the product %v", i, t.Shape(), shape)
 		}
 	}
-	if _, err := checkedCSR(indptr, indices, dense.Shape()[0]); err != nil {
+	if _, err := checkedCSR("spmm", indptr, indices, dense.Shape()[0]); err != nil {
 		return nil, err
 	}
 	expr, err := b.fusedExpr(e, len(extras)+1)

@@ -10,10 +10,11 @@ import (
 )
 
 // Gather and scatter along an axis, index_select, index_add, embedding,
-// one_hot and masked_fill (wgsl/index.wgsl). Index values are read back to
-// the host and checked before the kernel runs, so an out-of-range index is
-// the same error as on the CPU backend rather than a wrong read; the sync
-// costs less than a silent bad answer. Scatter-style ops are deterministic:
+// one_hot and masked_fill (wgsl/index.wgsl). Index values are checked on
+// the GPU before the kernel runs (checkOnDevice: one flag word comes back,
+// the indices only to word a failure), so an out-of-range index is the same
+// error as on the CPU backend rather than a wrong read; the wait for the
+// flag costs less than a silent bad answer. Scatter-style ops are deterministic:
 // one thread per OUTPUT element loops over the index entries along the axis
 // and combines those that name it, in the CPU's order, so there are no
 // float atomics and sums do not depend on scheduling.
@@ -35,13 +36,29 @@ func init() {
 	register("masked_fill", sxMaskedFillKernel)
 }
 
-// sxCheckIndices reads idx back and rejects values outside [0, size), or
-// [-size, size) when negatives wrap, with the CPU backend's message.
+// sxCheckIndices rejects values of idx outside [0, size), or [-size, size)
+// when negatives wrap, with the CPU backend's message. The check runs on
+// the GPU (checkOnDevice); idx is read back only to word a failure.
 func sxCheckIndices(idx *core.Tensor, size, axis int, wrap bool) error {
 	if idx.Numel() == 0 {
 		return nil
 	}
-	return validate("indexing", func() error { return sxCheckRange(idx, size, axis, wrap) })
+	b, err := core.BackendFor(idx.Device())
+	if err != nil {
+		return err
+	}
+	g, ok := b.(*Backend)
+	if !ok {
+		return fmt.Errorf("webgpu: indices on %v, not on the GPU", idx.Device())
+	}
+	lo := 0
+	if wrap {
+		lo = -size
+	}
+	v := asI32(idx.DType())
+	bad := fmt.Sprintf("%s < pi(0u) || %s >= pi(1u)", v, v)
+	return g.checkOnDevice("indexing", idx, bad, func(p *params) { p.setI(0, lo); p.setI(1, size) },
+		func() error { return sxCheckRange(idx, size, axis, wrap) })
 }
 
 func sxCheckRange(idx *core.Tensor, size, axis int, wrap bool) error {
@@ -373,34 +390,41 @@ func sxWrapIndexKernel(k *core.KernelCall) error {
 	return gpuOf(k).mapRun(k.Inputs[:1], out, e, func(p *params) { p.setI(0, size) })
 }
 
-// sxOneHotKernel reads the indices back (num_classes may have to be
-// inferred from them, and they are checked), then writes the output on the
-// GPU.
+// sxOneHotKernel checks the indices on the GPU (an inferred num_classes is
+// the GPU's maximum plus one: one value comes back to size the output),
+// then writes the output on the GPU.
 func sxOneHotKernel(k *core.KernelCall) error {
 	idx := k.Inputs[0]
-	var iv []int64
-	if idx.Numel() > 0 {
-		var err error
-		if iv, err = idx.Int64s(); err != nil {
-			return err
-		}
-	}
 	classes := int64(k.Attrs.Int("num_classes"))
 	if classes < 0 {
-		if len(iv) == 0 {
+		if idx.Numel() == 0 {
 			return fmt.Errorf("cannot infer num_classes from an empty tensor; give num_classes")
 		}
-		for _, v := range iv {
-			classes = max(classes, v+1)
+		top, err := core.Call1("max", nil, idx).Int64s()
+		if err != nil {
+			return err
 		}
+		classes = max(top[0]+1, 0)
 	}
-	for _, v := range iv {
-		switch {
-		case v < 0:
-			return fmt.Errorf("class index %d is negative", v)
-		case v >= classes:
-			return fmt.Errorf("class index %d is out of range for num_classes %d", v, classes)
+	v := asI32(idx.DType())
+	bad := fmt.Sprintf("%s < 0 || %s >= pi(0u)", v, v)
+	explain := func() error {
+		iv, err := idx.Int64s()
+		if err != nil {
+			return err
 		}
+		for _, v := range iv {
+			switch {
+			case v < 0:
+				return fmt.Errorf("class index %d is negative", v)
+			case v >= classes:
+				return fmt.Errorf("class index %d is out of range for num_classes %d", v, classes)
+			}
+		}
+		return nil
+	}
+	if err := gpuOf(k).checkOnDevice("one_hot", idx, bad, func(p *params) { p.setI(0, int(classes)) }, explain); err != nil {
+		return err
 	}
 	out, err := k.Alloc(append(idx.Shape(), int(classes)), core.I64)
 	if err != nil {

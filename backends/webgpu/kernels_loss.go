@@ -2,6 +2,7 @@ package webgpu
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/webtensor/webtensor/backends/lower"
@@ -281,6 +282,22 @@ func lpCheckLabels(t *core.Tensor, c int, ignore int64) error {
 	return nil
 }
 
+// lpCheckLabelsOnDevice is lpCheckLabels run on the GPU: the targets are
+// read back only to word a failure. An ignore_index outside i32 matches no
+// target the GPU holds (i64 is held as i32), so it is switched off there.
+func lpCheckLabelsOnDevice(b *Backend, kind string, t *core.Tensor, c int, ignore int64) error {
+	v := asI32(t.DType())
+	bad := fmt.Sprintf("(pi(2u) == 0 || %s != pi(1u)) && (%s < 0 || %s >= pi(0u))", v, v, v)
+	fits := ignore >= math.MinInt32 && ignore <= math.MaxInt32
+	return b.checkOnDevice(kind, t, bad, func(p *params) {
+		p.setI(0, c)
+		if fits {
+			p.setI(1, int(ignore))
+			p.setI(2, 1)
+		}
+	}, func() error { return lpCheckLabels(t, c, ignore) })
+}
+
 // lpClassSetup validates the targets (when check) and fills the class kernels' data
 // and slots for x, target, the optional g (scalar or per row) and weight.
 func lpClassSetup(k *core.KernelCall, kind string, nll bool, g, w *core.Tensor, check bool) (map[string]any, params, []*core.Tensor, int, error) {
@@ -305,7 +322,7 @@ func lpClassSetup(k *core.KernelCall, kind string, nll bool, g, w *core.Tensor, 
 	}
 	ignore := int64(k.Attrs.Int("ignore_index"))
 	if !probs && check {
-		if err := validate(kind, func() error { return lpCheckLabels(t, c, ignore) }); err != nil {
+		if err := lpCheckLabelsOnDevice(gpuOf(k), kind, t, c, ignore); err != nil {
 			return nil, prm, nil, 0, err
 		}
 	}

@@ -124,10 +124,10 @@ func lpRandint(k *core.KernelCall) error {
 }
 
 // lpBernoulli compares each 24-bit uniform with p. Probabilities outside
-// [0, 1] are an error, as on the CPU; checking them costs a readback, which
-// is cheaper than a mask silently drawn from nonsense.
+// [0, 1] are an error, as on the CPU; the GPU checks them (checkOnDevice)
+// and p is read back only to word a failure.
 func lpBernoulli(k *core.KernelCall) error {
-	err := validate("bernoulli", func() error {
+	err := gpuOf(k).checkOnDevice("bernoulli", k.Inputs[0], "is_nan(x0) || x0 < 0.0 || x0 > 1.0", nil, func() error {
 		probs, err := k.Inputs[0].Float64s()
 		if err != nil {
 			return err

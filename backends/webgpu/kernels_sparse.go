@@ -16,10 +16,14 @@ import (
 // Kahan compensation to stay near the CPU's f64 accumulation.
 //
 // Index tensors are data, and a bad id must be an error as on the CPU, so
-// each kernel reads its (small) index tensors back to the host to validate
-// them. Having them there, the host also buckets rows by segment (and CSR
-// entries by column) with a stable counting sort and uploads the buckets,
-// so each output thread visits only its own rows instead of all of them.
+// the segment reductions and CSR products read their (small) index tensors
+// back to the host to validate them. Having them there, the host also
+// buckets rows by segment (and CSR entries by column) with a stable
+// counting sort and uploads the buckets, so each output thread visits only
+// its own rows instead of all of them. That is host work inside a GPU op:
+// declared in init (docs/ops.md lists it) and counted per call that does it
+// (core.CountHostWork, kind "host" in the fallback report). _segment_gather
+// only checks its ids, which it does on the GPU (checkOnDevice).
 
 // spRun dispatches body over n threads with ins and outs bound in order.
 func (b *Backend) spRun(ins, outs []*core.Tensor, n int, body string, prm *params) error {
@@ -167,6 +171,7 @@ func spSegmentKernel(op spSegOp) core.Kernel {
 		if err != nil {
 			return err
 		}
+		core.CountHostWork(k.Backend.Device(), k.Op.Name)
 		var prm params
 		inner := spRowShape(&prm, data.Shape())
 		d, err := spDesc(&prm, 0, data)
@@ -207,7 +212,12 @@ func spSegmentKernel(op spSegOp) core.Kernel {
 // spSegmentGatherKernel copies row ids[i] of x to row i of the output.
 func spSegmentGatherKernel(k *core.KernelCall) error {
 	x, idsT, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
-	if _, err := spSegmentIDs(idsT, x.Shape()[0], false); err != nil {
+	rows := x.Shape()[0]
+	v := asI32(idsT.DType())
+	err := gpuOf(k).checkOnDevice("_segment_gather", idsT, fmt.Sprintf("%s < 0 || %s >= pi(0u)", v, v),
+		func(p *params) { p.setI(0, rows) },
+		func() error { _, err := spSegmentIDs(idsT, rows, false); return err })
+	if err != nil {
 		return err
 	}
 	var prm params
@@ -236,6 +246,7 @@ func spSegmentMaxGradKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
+	core.CountHostWork(k.Backend.Device(), k.Op.Name)
 	buckets, err := spUploadI32(k, spBuckets(ids, segments))
 	if err != nil {
 		return err
@@ -327,7 +338,7 @@ func spAccumulate(lo, hi, pre, term string) string {
 // r's entries in order.
 func spSpmmKernel(k *core.KernelCall) error {
 	indptr, indices, values, dense, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Inputs[3], k.Outputs[0]
-	if _, err := checkedCSR(indptr, indices, dense.Shape()[0]); err != nil {
+	if _, err := checkedCSR("spmm", indptr, indices, dense.Shape()[0]); err != nil {
 		return err
 	}
 	if spmmVec4(values, dense) && out.DType() == core.F32 && out.Offset() == 0 {
@@ -352,7 +363,7 @@ func spSpmmKernel(k *core.KernelCall) error {
 func spSpmmTransposedKernel(k *core.KernelCall) error {
 	values, dense, out := k.Inputs[2], k.Inputs[3], k.Outputs[0]
 	cols := k.Attrs.Int("cols")
-	f, err := checkedCSR(k.Inputs[0], k.Inputs[1], cols)
+	f, err := checkedCSR(k.Op.Name, k.Inputs[0], k.Inputs[1], cols)
 	if err != nil {
 		return err
 	}
@@ -380,7 +391,7 @@ func spSpmmTransposedKernel(k *core.KernelCall) error {
 // dot product of a's row with b's column.
 func spSddmmKernel(k *core.KernelCall) error {
 	indptr, indices, a, bm, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Inputs[3], k.Outputs[0]
-	f, err := checkedCSR(indptr, indices, bm.Shape()[1])
+	f, err := checkedCSR(k.Op.Name, indptr, indices, bm.Shape()[1])
 	if err != nil {
 		return err
 	}
@@ -405,6 +416,14 @@ func spSddmmKernel(k *core.KernelCall) error {
 }
 
 func init() {
+	const buckets = "reads segment_ids back to check them and groups the rows by segment with a counting sort, uploading the groups (each call)"
+	const csr = "reads indptr and indices back to check the CSR structure, once per structure (remembered while the tensors live)"
+	for _, op := range []string{"segment_sum", "segment_mean", "segment_max", "_segment_max_grad"} {
+		core.DeclareHostWork("webgpu", op, buckets)
+	}
+	core.DeclareHostWork("webgpu", "spmm", csr+"; fused spmm nodes of a compiled graph too")
+	core.DeclareHostWork("webgpu", "sddmm", csr)
+	core.DeclareHostWork("webgpu", "_spmm_transposed", csr+", and groups the entries by column there, uploading the groups (once per structure)")
 	register("segment_sum", spSegmentKernel(spSegSum))
 	register("segment_mean", spSegmentKernel(spSegMean))
 	register("segment_max", spSegmentKernel(spSegMax))

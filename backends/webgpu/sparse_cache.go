@@ -36,8 +36,9 @@ var csrCache = struct {
 }{m: map[csrKey]*csrFacts{}}
 
 // checkedCSR validates indptr/indices for cols columns once per structure
-// and returns its remembered facts.
-func checkedCSR(indptr, indices *core.Tensor, cols int) (*csrFacts, error) {
+// and returns its remembered facts. op is the op to count the host work
+// of, when a structure is read back.
+func checkedCSR(op string, indptr, indices *core.Tensor, cols int) (*csrFacts, error) {
 	key := csrKey{ptr: weak.Make(indptr), idx: weak.Make(indices), cols: cols}
 	csrCache.Lock()
 	f := csrCache.m[key]
@@ -49,6 +50,7 @@ func checkedCSR(indptr, indices *core.Tensor, cols int) (*csrFacts, error) {
 	if err != nil {
 		return nil, err
 	}
+	core.CountHostWork(indptr.Device(), op)
 	f = &csrFacts{ptr: ptr, idx: idx}
 	csrCache.Lock()
 	if old := csrCache.m[key]; old != nil {
@@ -81,6 +83,7 @@ func cscBuckets(k *core.KernelCall, f *csrFacts, cols int) (*core.Tensor, error)
 	if f.buckets != nil {
 		return f.buckets, nil
 	}
+	core.CountHostWork(k.Backend.Device(), k.Op.Name)
 	csc := spBuckets(f.idx, cols)
 	rowOf := make([]int, len(f.idx))
 	for r := 0; r+1 < len(f.ptr); r++ {

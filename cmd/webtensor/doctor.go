@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
@@ -20,7 +21,9 @@ func doctorCmd() *cobra.Command {
 in effect, every backend compiled in with whether it opened (and why not)
 and how many ops it implements, a quick check of each device, the GPU,
 driver and libraries the CUDA backend found, the WebGPU adapters, the ops
-that fell back to the CPU, and the default device. Attach its output to
+that fell back to the CPU or did host-side work, and the default device.
+A backend is "absent" when the machine has no such device and "FAILED"
+when it has one that did not open. Attach its output to
 bug reports.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
@@ -68,8 +71,14 @@ bug reports.`,
 				kinds = append(kinds, k)
 			}
 			sort.Strings(kinds)
+			// absent: no such device here; FAILED: the device is there
+			// but its backend did not open, which is a fault to report.
 			for _, k := range kinds {
-				fmt.Fprintf(out, "  %-8s absent  %v\n", k, failed[k])
+				state := "FAILED"
+				if errors.Is(failed[k], core.ErrNoDevice) {
+					state = "absent"
+				}
+				fmt.Fprintf(out, "  %-8s %-7s %v\n", k, state, failed[k])
 			}
 			printAdapters(out)
 			printFallbacks(out)

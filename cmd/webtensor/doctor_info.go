@@ -44,15 +44,28 @@ func printCUDA(out io.Writer, b *cuda.Backend) {
 }
 
 // printFallbacks lists the op calls that ran on the CPU instead of the
-// device asked for (no kernel there) since the process started.
+// device asked for (no kernel there), and the calls whose device kernel did
+// declared host-side work, since the process started (here: the smoke
+// tests).
 func printFallbacks(out io.Writer) {
-	fb := core.Fallbacks()
-	if len(fb) == 0 {
-		fmt.Fprintln(out, "\nCPU fallbacks: none (every op ran on the device asked for)")
-		return
+	var cpu, host []core.Fallback
+	for _, f := range core.Fallbacks() {
+		if f.Kind == core.FallbackHost {
+			host = append(host, f)
+		} else {
+			cpu = append(cpu, f)
+		}
 	}
-	fmt.Fprintln(out, "\nCPU fallbacks (ops with no kernel on the device, run on the CPU and counted):")
-	for _, f := range fb {
-		fmt.Fprintf(out, "  %-8s %-24s %d\n", f.Device, f.Op, f.Count)
+	if len(cpu) == 0 {
+		fmt.Fprintln(out, "\nCPU fallbacks: none (every op ran on the device asked for)")
+	} else {
+		fmt.Fprintln(out, "\nCPU fallbacks (ops with no kernel on the device, run on the CPU and counted):")
+		for _, f := range cpu {
+			fmt.Fprintf(out, "  %-8s %-24s %d\n", f.Device, f.Op, f.Count)
+		}
+	}
+	fmt.Fprintf(out, "host-side work in device kernels: %d kinds declared (webtensor ops --markdown lists them)\n", len(core.DeclaredHostWork()))
+	for _, f := range host {
+		fmt.Fprintf(out, "  %-8s %-24s %d  %s\n", f.Device, f.Op, f.Count, f.Reason)
 	}
 }

@@ -59,4 +59,25 @@ func writeOpsMarkdown(w io.Writer, m core.Manifest) {
 		}
 	}
 	fmt.Fprintf(w, "\n%d ops.\n", total)
+	writeHostWork(w, m.HostWork)
+}
+
+// writeHostWork lists the kernels and library functions that do part of
+// their work on the host although their data is on a device: each call of
+// one is counted in the fallback report (kind "host").
+func writeHostWork(w io.Writer, hw []core.HostWork) {
+	if len(hw) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n## Host-side work on devices\n\nThese kernels and library functions read device memory back and "+
+		"compute part of the op on the host. Every call that does is counted: `webtensor doctor`, the SDKs' fallback "+
+		"calls (`wt.fallbacks()`, kind `host`) and the conformance report's host-work column.\n\n"+
+		"| op | backend | what the host does |\n|---|---|---|\n")
+	for _, h := range hw {
+		backend := h.Backend
+		if backend == core.AnyDevice {
+			backend = "any device"
+		}
+		fmt.Fprintf(w, "| `%s` | %s | %s |\n", h.Op, backend, strings.ReplaceAll(h.Reason, "|", "\\|"))
+	}
 }

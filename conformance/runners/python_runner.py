@@ -210,6 +210,22 @@ def holds(device: str, case, tensors) -> bool:
     return True
 
 
+# core.NoDeviceText: the C ABI's message says so when the machine has no
+# such device at all (no adapter, no driver), as opposed to a backend that
+# failed to open, which fails the column (conformance/columns.go).
+NO_DEVICE = "no such device on this machine"
+
+
+def open_problem(device: str) -> str:
+    """'' when device opens, else the column's detail: "unavailable: ..."
+    (no such device here) or "open failed: ..." (a fault)."""
+    try:
+        wt.synchronize(device)
+        return ""
+    except Exception as e:  # the library's message says which
+        return ("unavailable: " if NO_DEVICE in str(e) else "open failed: ") + str(e)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu")
@@ -220,9 +236,11 @@ def main():
     kind = args.device.split(":")[0]
     result = {"sdk": "python", "backend": kind, "ops": {},
               "detail": f"webtensor {wt.__version__}, Python {sys.version.split()[0]}, NumPy {np.__version__}"}
-    if not any(d.split(":")[0] == kind for d in wt.devices()):
-        result["detail"] = f"unavailable: no {kind} device here"
+    why = open_problem(args.device)
+    if why:
+        result["detail"] = why
     else:
+        wt.fallbacks(reset=True)
         for op, entry in sorted(index["ops"].items()):
             meta, tensors = read_safetensors(VECTORS / entry["file"])
             cases = json.loads(meta["cases"])
@@ -254,6 +272,7 @@ def main():
         except Exception as e:
             result["checkpoint"] = f"error: {type(e).__name__}: {e}"
         result["loads_checkpoints"] = load_others(ckpt)
+        result["fallbacks"] = wt.fallbacks()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2))
 

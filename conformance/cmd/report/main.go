@@ -1,8 +1,11 @@
 // Command report reads the result files the SDK runners wrote and prints
 // the parity table: one row per op, one column per SDK x backend, each cell
 // pass, FAIL (with the worst tolerance ratio), n/a (the backend holds none
-// of the case's dtypes) or missing. It writes conformance/report.md and
-// report.json and exits 1 when a supported cell is not a pass.
+// of the case's dtypes) or missing, and a Columns table with each column's
+// CPU fallbacks and declared host-side work (devices.go). It writes
+// conformance/report.md and report.json and exits 1 when a supported cell
+// is not a pass, a device column fell back to the CPU, or a device this
+// machine has did not open.
 package main
 
 import (
@@ -52,14 +55,22 @@ func main() {
 	}
 	lines := []string{"| " + strings.Join(head, " | ") + " |", "|" + strings.Repeat("---|", len(head))}
 	var pass, fails, missing, na int
-	var bad []string
+	dev := checkDevices(cols)
+	bad := dev.bad
+	fails += dev.fails
 	for _, op := range ops {
 		row := []string{op}
-		for _, c := range cols {
+		for i, c := range cols {
 			r, ok := c.Ops[op]
 			switch {
-			case strings.HasPrefix(c.Detail, "unavailable"):
+			case c.Unavailable():
 				row = append(row, "-") // no such device on this machine: not a supported cell
+			case c.OpenFailed():
+				row = append(row, "FAIL (did not open)") // named once in dev.bad
+				fails++
+			case ok && r.Status != "fail" && dev.fellBack[i][op]:
+				row = append(row, "FAIL (ran on the CPU)") // named in dev.bad
+				fails++
 			case !ok:
 				row = append(row, "missing")
 				missing++
@@ -84,7 +95,7 @@ func main() {
 		want := ""
 		agree := true
 		for _, col := range cols {
-			if strings.HasPrefix(col.Detail, "unavailable") {
+			if !col.Ran() {
 				continue
 			}
 			got, ok := col.Identity[c.Name]
@@ -118,19 +129,17 @@ func main() {
 	}
 	summary := fmt.Sprintf("%d ops x %d columns: %d pass, %d fail, %d missing, %d n/a; parity %.2f%%",
 		len(ops), len(cols), pass, fails, missing, na, parity)
-	var cols2 []string
-	for _, c := range cols {
-		cols2 = append(cols2, fmt.Sprintf("- `%s / %s`: %s", c.SDK, c.Backend, c.Detail))
-	}
 	doc := "# Conformance report\n\nWritten by `make conformance`: every SDK runs every reference case " +
-		"through its public API on each backend it has (see conformance/README.md).\n\n" + summary + "\n\nColumns:\n\n" +
-		strings.Join(cols2, "\n") + "\n\nSeeded random streams, made through each SDK's own API:\n\n" +
+		"through its public API on each backend it has (see conformance/README.md).\n\n" + summary + "\n\nColumns " +
+		"(a device column fails when any op call ran on the CPU; host-side work is listed, and must be declared):\n\n" +
+		strings.Join(dev.rows, "\n") + "\n\nSeeded random streams, made through each SDK's own API:\n\n" +
 		strings.Join(idLines, "\n") + "\n\nA 4-16-3 MLP trained for 20 Adam steps from the same seed in every SDK with an nn library, " +
 		"and its checkpoints loaded across SDKs:\n\n" + strings.Join(trainLines, "\n") + "\n\n" + strings.Join(lines, "\n") + "\n"
 	if len(bad) > 0 {
 		doc += "\nNot passing:\n\n- " + strings.Join(bad, "\n- ") + "\n"
 	}
 	fmt.Println(strings.Join(lines, "\n"))
+	fmt.Println(strings.Join(dev.rows, "\n"))
 	fmt.Println(strings.Join(idLines, "\n"))
 	fmt.Println(strings.Join(trainLines, "\n"))
 	fmt.Println(summary)
@@ -170,7 +179,7 @@ func trainingChecks(cols []conformance.Result, dir string) (lines []string, pass
 	for i := range cols {
 		c := &cols[i]
 		name := c.SDK + "/" + c.Backend
-		if strings.HasPrefix(c.Detail, "unavailable") || (c.Checkpoint == "" && c.Training == nil) {
+		if !c.Ran() || (c.Checkpoint == "" && c.Training == nil) {
 			continue // no such device, or an SDK without an nn library (C)
 		}
 		if strings.HasPrefix(c.Checkpoint, "error") || len(c.Training) != conformance.TrainSteps {

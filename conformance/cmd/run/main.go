@@ -22,7 +22,8 @@ func main() {
 	device := flag.String("device", "cpu", "device to run on (cpu, webgpu, cuda)")
 	out := flag.String("out", "", "result file to write (default: stdout)")
 	flag.Parse()
-	core.WarnWriter = nil
+	// The CPU-fallback warning stays on (core.WarnWriter): a fallback in a
+	// device column is a failure, and its warning says which op.
 	dev, err := core.ParseDevice(*device)
 	if err != nil {
 		fail(err)
@@ -30,10 +31,11 @@ func main() {
 	res := conformance.Result{SDK: "go", Backend: dev.Kind, Ops: map[string]conformance.OpResult{}}
 	b, err := core.BackendFor(dev)
 	if err != nil {
-		// No such device here: every op is missing from this column, which
-		// the report shows (and counts) instead of a runner crash.
-		res.Detail = "unavailable: " + err.Error()
+		// No such device here ("-"), or one whose backend failed to open
+		// (the report fails the column): written, not a runner crash.
+		res.Detail = conformance.OpenDetail(err)
 	} else {
+		core.ResetFallbacks()
 		res.Detail = b.Capabilities().Description
 		dir := conformance.VectorsDir()
 		for _, def := range conformance.OpsWithSamples() {
@@ -52,6 +54,7 @@ func main() {
 				res.Training, res.Checkpoint = nil, "error: "+err.Error()
 			}
 		}
+		res.Fallbacks = append([]core.Fallback{}, core.Fallbacks()...)
 	}
 	raw, _ := json.MarshalIndent(res, "", "  ")
 	if *out == "" {

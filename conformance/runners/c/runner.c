@@ -404,7 +404,18 @@ static void identity(FILE *out, const char *dev) {
     if (p) wt_tensor_free(p);
     if (cpu) wt_tensor_free(cpu);
   }
-  fprintf(out, "\n  }\n");
+  fprintf(out, "\n  },\n");
+}
+
+/* read_fallbacks is wt_fallbacks_json's report (malloc'd; NULL on failure);
+ * reset clears the counts once read. */
+static char *read_fallbacks(int reset) {
+  size_t need = 0;
+  wt_fallbacks_json(0, NULL, 0, &need);
+  char *buf = malloc(need + 1);
+  if (buf && wt_fallbacks_json(reset, buf, need + 1, &need) == WT_OK) return buf;
+  free(buf);
+  return NULL;
 }
 
 static void json_string(FILE *out, const char *s) {
@@ -424,6 +435,11 @@ static const jval *manifest_op(const jval *manifest, const char *name) {
     if (!strcmp(jstr(ops->items[i], "name", ""), name)) return ops->items[i];
   return NULL;
 }
+
+/* core.NoDeviceText: the library's message says so when the machine has no
+ * such device at all (no adapter, no driver), as opposed to a backend that
+ * failed to open, which fails the column (conformance/columns.go). */
+static const char *NO_DEVICE = "no such device on this machine";
 
 static int device_present(const char *dev) {
   int32_t n = 0;
@@ -448,10 +464,17 @@ int main(int argc, char **argv) {
   if (!out) return perror(argv[3]), 1;
   fprintf(out, "{\n  \"sdk\": \"c\",\n  \"backend\": \"%s\",\n", kind);
   if (!device_present(dev)) {
-    fprintf(out, "  \"detail\": \"unavailable: no %s device here\",\n  \"ops\": {}\n}\n", kind);
+    /* wt_set_default_device fails saying why: no such device, or a fault. */
+    const char *msg = wt_set_default_device(dev) ? wt_last_error() : "opens but is not in the device list";
+    char detail[2048];
+    snprintf(detail, sizeof detail, "%s: %s", strstr(msg, NO_DEVICE) ? "unavailable" : "open failed", msg);
+    fprintf(out, "  \"detail\": ");
+    json_string(out, detail);
+    fprintf(out, ",\n  \"ops\": {}\n}\n");
     fclose(out);
     return 0;
   }
+  free(read_fallbacks(1));
   fprintf(out, "  \"detail\": \"libwebtensor %s through webtensor.h (ABI %d)\",\n", wt_version(), wt_abi_version());
   size_t n;
   snprintf(path, sizeof path, "%s/index.json", dir);
@@ -508,7 +531,9 @@ int main(int argc, char **argv) {
   }
   fprintf(out, "\n  },\n");
   identity(out, dev);
-  fprintf(out, "}\n");
+  char *fb = read_fallbacks(0);
+  fprintf(out, "  \"fallbacks\": %s\n}\n", fb ? fb : "null");
+  free(fb);
   fclose(out);
   json_free(index), json_free(manifest), free(itext), free(mtext);
   int64_t live = 0;

@@ -1,7 +1,7 @@
 // The Tensor class, construction, calling ops by name, tidy and autograd.
 
 import { DTYPES, DataTypeMap, DType, TypedArray, dtypeFromCode, dtypeOfArray, toDType } from "./dtype.js";
-import { ATTR_KIND, maybeNative, native } from "./binding.js";
+import { ATTR_KIND, ERR_UNSUPPORTED, WebtensorError, maybeNative, native } from "./binding.js";
 import type { AttrEntry, AttrKind } from "./binding.js";
 import { MAX_RANK, checkElement, checkOptions, checkRank, checkShape, describe } from "./check.js";
 
@@ -603,6 +603,46 @@ export function version(): string {
 /** The devices whose backend opens here, best first ("cpu", "webgpu:0", ...). */
 export function devices(): string[] {
   return native().devices();
+}
+
+/**
+ * One entry of fallbacks(): calls of an op on a device that ran on the CPU
+ * instead (kind "cpu": the device has no kernel for it), or whose device
+ * kernel did declared work on the host (kind "host", reason saying what;
+ * docs/ops.md lists those).
+ */
+export interface Fallback {
+  readonly device: string;
+  readonly op: string;
+  readonly count: number;
+  readonly kind: "cpu" | "host";
+  readonly reason?: string;
+}
+
+/**
+ * What a runtime needs to serve fallbacks(): the C ABI's wt_fallbacks_json
+ * (JSON text; reset clears the counts after reading). The Node binding has
+ * it; a binding without it (the browser's, for now) makes fallbacks() throw
+ * WT_ERR_UNSUPPORTED rather than report "none". It belongs in Binding once
+ * every runtime serves it.
+ */
+export interface FallbackSource {
+  fallbacks(reset: boolean): string;
+}
+
+/**
+ * The op calls that ran on the CPU instead of their device, and those whose
+ * device kernel did host-side work, since the start or the last reset;
+ * reset clears the counts after reading them.
+ */
+export function fallbacks(reset = false): Fallback[] {
+  const src = native() as Partial<FallbackSource>;
+  if (typeof src.fallbacks !== "function") {
+    throw new WebtensorError(ERR_UNSUPPORTED, `webtensor: fallbacks() is not available in the ${native().platform} runtime`);
+  }
+  const raw = JSON.parse(src.fallbacks(reset)) as Array<Omit<Fallback, "kind"> & { kind?: Fallback["kind"] }>;
+  // Libraries before the kind field counted CPU fallbacks only.
+  return raw.map((f) => Object.freeze({ ...f, kind: f.kind ?? "cpu" }));
 }
 
 export function defaultDevice(): string {

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import type * as KoffiNS from "koffi";
 import { ABI_VERSION, ERR_BUFFER_TOO_SMALL, OK, WebtensorError } from "./binding.js";
 import type { AttrEntry, Binding } from "./binding.js";
+import type { FallbackSource } from "./core.js";
 import { DTYPES, dtypeFromCode } from "./dtype.js";
 import type { TypedArray } from "./dtype.js";
 import { pin, unpin } from "./lend.js";
@@ -104,6 +105,7 @@ const PROTOTYPES = {
   wt_plugin_load_bytes:
     "int32_t wt_plugin_load_bytes(const void *wasm, size_t n, const char *label, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_plugin_ops: "int32_t wt_plugin_ops(const char *plugin, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_fallbacks_json: "int32_t wt_fallbacks_json(int32_t reset, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_safetensors_header:
     "int32_t wt_safetensors_header(const void *buf, size_t nbytes, uint64_t file_size, const char *name, _Out_ uint8_t *json, size_t cap, _Out_ size_t *needed)",
 } as const;
@@ -240,10 +242,11 @@ function attrStructs(attrs: readonly AttrEntry[]): Record<string, unknown>[] {
   });
 }
 
-/** The C ABI as a Binding. */
+/** The C ABI as a Binding (and a FallbackSource, until Binding has it). */
 function nodeBinding(lib: Native): Binding {
-  const b: Binding = {
+  const b: Binding & FallbackSource = {
     platform: "node",
+    fallbacks: (reset) => readString(lib.wt_fallbacks_json, reset ? 1 : 0),
     version: () => lib.wt_version() as string,
     devices: () => {
       const n = int32((o) => lib.wt_device_count(o));

@@ -207,10 +207,12 @@ export async function conformance(wt, index, { sdk, device, detail, load, digest
   const runCase = caseRunner(wt, index);
   const kind = device.split(":")[0];
   const result = { sdk, backend: kind, ops: {}, detail };
-  if (!wt.devices().some((d) => d.split(":")[0] === kind)) {
-    result.detail = `unavailable: no ${kind} device here`;
+  const why = openProblem(wt, device);
+  if (why) {
+    result.detail = why;
     return result;
   }
+  countFallbacks(wt, true);
   const ops = Object.entries(index.ops).sort(([a], [b]) => (a < b ? -1 : 1));
   for (const [k, [op, entry]] of ops.entries()) {
     progress?.(k, ops.length, op);
@@ -246,6 +248,40 @@ export async function conformance(wt, index, { sdk, device, detail, load, digest
     }
   }
   return result;
+}
+
+// core.NoDeviceText: the runtime's message says so when the machine has no
+// such device at all (no adapter, no driver), as opposed to a backend that
+// failed to open, which fails the column (conformance/columns.go).
+export const NO_DEVICE = "no such device on this machine";
+
+/** "" when device opens, else the column's detail: "unavailable: ..." (no such device here) or "open failed: ...". */
+export function openProblem(wt, device) {
+  const kind = device.split(":")[0];
+  if (wt.devices().some((d) => d.split(":")[0] === kind)) return "";
+  const previous = wt.defaultDevice();
+  try {
+    wt.setDefaultDevice(device); // fails, saying why
+    wt.setDefaultDevice(previous);
+    return `open failed: ${device} opens but is not in devices()`;
+  } catch (e) {
+    return `${e.message.includes(NO_DEVICE) ? "unavailable" : "open failed"}: ${e.message}`;
+  }
+}
+
+/**
+ * The runtime's fallback report (wt.fallbacks(), after reset when asked), or
+ * undefined where the runtime cannot give one (the browser's, for now):
+ * the report then says "not reported" rather than "none".
+ */
+export function countFallbacks(wt, reset = false) {
+  if (typeof wt.fallbacks !== "function") return undefined;
+  try {
+    return wt.fallbacks(reset);
+  } catch (e) {
+    if (e.code === "WT_ERR_UNSUPPORTED") return undefined;
+    throw e;
+  }
 }
 
 /**

@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import * as wt from "webtensor";
-import { conformance, loadsCheckpoint, trainMLP } from "./cases.mjs";
+import { conformance, countFallbacks, loadsCheckpoint, trainMLP } from "./cases.mjs";
 import { VECTORS } from "./helpers.mjs";
 
 const arg = (name, def) => {
@@ -54,6 +54,8 @@ if (!result.detail.startsWith("unavailable")) {
     if (other === ckpt) continue;
     result.loads_checkpoints[f.replace(/\.ckpt\.safetensors$/, "")] = loadsCheckpoint(wt, new Uint8Array(readFileSync(other)));
   }
+  // Counted since conformance() reset them: the cases, streams and training.
+  result.fallbacks = countFallbacks(wt);
 }
 writeFileSync(out, JSON.stringify(result, null, 2));
 const failed = Object.entries(result.ops).filter(([, r]) => r.status === "fail");

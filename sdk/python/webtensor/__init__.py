@@ -91,7 +91,10 @@ def set_default_device(device: str) -> None:
 
 def fallbacks(reset: bool = False) -> list[dict]:
     """Op calls that ran on the CPU instead of their device (no kernel
-    there), as [{"device", "op", "count"}]; reset clears the counts."""
+    there, "kind": "cpu"), and calls whose device kernel did declared work
+    on the host ("kind": "host", with a "reason"; docs/ops.md lists them),
+    as [{"device", "op", "count", "kind", "reason"}] since the start or
+    the last reset; reset clears the counts after reading them."""
     import json
 
     return json.loads(_lib.read_string("wt_fallbacks_json", 1 if reset else 0))

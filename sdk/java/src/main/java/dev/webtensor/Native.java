@@ -54,6 +54,7 @@ final class Native {
     static final MethodHandle DEVICE_NAME = fn("wt_device_name", I, I, A, L, A);
     static final MethodHandle DEFAULT_DEVICE = fn("wt_default_device", I, A, L, A);
     static final MethodHandle SET_DEFAULT_DEVICE = fn("wt_set_default_device", I, A);
+    static final MethodHandle FALLBACKS = fn("wt_fallbacks_json", I, I, A, L, A);
     static final MethodHandle FROM_DATA = fn("wt_tensor_from_data", I, A, L, I, A, I, A, A);
     static final MethodHandle ZEROS = fn("wt_tensor_zeros", I, I, A, I, A, A);
     static final MethodHandle RETAIN = fn("wt_tensor_retain", I, L);

@@ -50,6 +50,22 @@ public final class Webtensor {
         return out;
     }
 
+    /**
+     * The op calls that ran on the CPU instead of their device (kind "cpu": no
+     * kernel there) and those whose device kernel did declared host-side work
+     * (kind "host", with a reason; docs/ops.md lists them), since the start or
+     * the last reset; reset clears the counts after reading them.
+     */
+    public static List<Fallback> fallbacks(boolean reset) {
+        return Fallback.parse(fallbacksJson(reset));
+    }
+
+    /** {@link #fallbacks} as the library's JSON: {@code [{"device", "op", "count", "kind", "reason"}]}. */
+    public static String fallbacksJson(boolean reset) {
+        int r = reset ? 1 : 0;
+        return Native.readString((buf, cap, needed) -> (int) Native.FALLBACKS.invokeExact(r, buf, cap, needed));
+    }
+
     /** The device new tensors go to when none is named. */
     public static String defaultDevice() {
         return Native.readString((buf, cap, needed) -> (int) Native.DEFAULT_DEVICE.invokeExact(buf, cap, needed));

@@ -98,11 +98,12 @@ class ConformanceRunnerTest {
         result.put("backend", kind);
         List<String> here = Webtensor.devices().stream().filter(d -> d.split(":", 2)[0].equals(kind)).toList();
         if (here.isEmpty()) {
-            result.put("detail", "unavailable: no " + kind + " device here (devices: " + Webtensor.devices() + ")");
+            result.put("detail", openProblem(device));
             result.put("ops", Map.of());
             return result;
         }
         result.put("detail", "webtensor " + Webtensor.version() + " on " + here.get(0) + ", Java " + Runtime.version());
+        Webtensor.fallbacks(true);
         VectorIndex index = VectorIndex.get();
         Map<String, JsonNode> specs = new HashMap<>();
         for (JsonNode op : Safetensors.JSON.readTree(Webtensor.manifestJson()).get("ops")) {
@@ -129,7 +130,28 @@ class ConformanceRunnerTest {
             result.put("checkpoint", "error: " + e.getClass().getSimpleName() + ": " + e.getMessage());
         }
         result.put("loads_checkpoints", ConformanceTraining.loadOthers(ckpt));
+        // Counted since the reset above: the cases, streams and training.
+        result.put("fallbacks", Safetensors.JSON.readTree(Webtensor.fallbacksJson(false)));
         return result;
+    }
+
+    /**
+     * core.NoDeviceText: the library's message says so when the machine has no
+     * such device at all (no adapter, no driver), as opposed to a backend that
+     * failed to open, which fails the column (conformance/columns.go).
+     */
+    static final String NO_DEVICE = "no such device on this machine";
+
+    /** The detail of a column whose device is not listed: "unavailable: ..." or "open failed: ...". */
+    static String openProblem(String device) {
+        String previous = Webtensor.defaultDevice();
+        try {
+            Webtensor.setDefaultDevice(device); // fails, saying why
+            Webtensor.setDefaultDevice(previous);
+            return "open failed: " + device + " opens but is not in devices()";
+        } catch (WebtensorException e) {
+            return (e.getMessage().contains(NO_DEVICE) ? "unavailable: " : "open failed: ") + e.getMessage();
+        }
     }
 
     /** conformance.OpResult for one op. */
