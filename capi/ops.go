@@ -76,7 +76,11 @@ func wt_op(name *C.char, inputs *C.wt_tensor, nInputs C.int32_t, attrs *C.wt_att
 	if err != nil {
 		return fail(abi.Prefix(err, "%s", op))
 	}
-	outs, err := abi.Op(op, ins, cAttrs{attrs, nAttrs}, threadNoGrad())
+	var al abi.AttrList // nil when there are none: boxing cAttrs costs an op an allocation
+	if nAttrs != 0 {
+		al = cAttrs{attrs, nAttrs}
+	}
+	outs, err := abi.Op(op, ins, al, threadNoGrad())
 	if err != nil {
 		return fail(err)
 	}
