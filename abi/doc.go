@@ -15,7 +15,10 @@
 //
 // The name is the one thing both layers share: the application binary
 // interface, of which the C header is one rendering and the browser's
-// __webtensor object the other. The package is free of cgo so the js/wasm
-// build can use it; it imports no backend (the binaries choose theirs),
-// except the CUDA backend's extras, which are compiled where CUDA exists.
+// __webtensor object the other. It is not an API for Go programs, which use
+// core directly; it speaks in handles, codes and the header's messages
+// because its callers cross a language boundary. The package is free of cgo
+// so the js/wasm build can use it, and imports no backend (the binaries
+// choose theirs) except for the CUDA backend's extras (cuda.go), compiled
+// where CUDA can exist.
 package abi
