@@ -177,16 +177,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	let v = in0[lp_ix(src, plane, i32(tr.x), i32(tc.x))];
 {{- end}}
 {{- else if eq .Kind "max_bwd"}}
-	// Windows covering (h, w) in increasing output order: ki falling.
+	// The windows covering (h, w), in increasing output order (the CPU's):
+	// output oh covers h when h + pad - oh * stride is a multiple of the
+	// dilation below kernel * dilation. Looping over the covering range
+	// rather than the kernel keeps a thread's loops short: a software
+	// driver runs a loop, even one no thread of a SIMD group needs, for
+	// every thread of the group (see backends/webgpu/looplimit.go).
 	var v = 0.0;
-	for (var ki = lp_g(5u) - 1; ki >= 0; ki--) {
-		let th = h + lp_g(9u) - ki * lp_g(11u);
-		if th < 0 || th % lp_g(7u) != 0 || th / lp_g(7u) >= lp_g(3u) { continue; }
-		let oh = th / lp_g(7u);
-		for (var kj = lp_g(6u) - 1; kj >= 0; kj--) {
-			let tw = w + lp_g(10u) - kj * lp_g(12u);
-			if tw < 0 || tw % lp_g(8u) != 0 || tw / lp_g(8u) >= lp_g(4u) { continue; }
-			let ow = tw / lp_g(8u);
+	let oh_lo = max(0, (h + lp_g(9u) - (lp_g(5u) - 1) * lp_g(11u) + lp_g(7u) - 1) / lp_g(7u));
+	let oh_hi = min(lp_g(3u) - 1, (h + lp_g(9u)) / lp_g(7u));
+	let ow_lo = max(0, (w + lp_g(10u) - (lp_g(6u) - 1) * lp_g(12u) + lp_g(8u) - 1) / lp_g(8u));
+	let ow_hi = min(lp_g(4u) - 1, (w + lp_g(10u)) / lp_g(8u));
+	for (var oh = oh_lo; oh <= oh_hi; oh++) {
+		if (h + lp_g(9u) - oh * lp_g(7u)) % lp_g(11u) != 0 { continue; }
+		for (var ow = ow_lo; ow <= ow_hi; ow++) {
+			if (w + lp_g(10u) - ow * lp_g(8u)) % lp_g(12u) != 0 { continue; }
 			let at = lp_max_at({{operand 1}}u, plane, oh, ow);
 			if at.x == h && at.y == w {
 				v += in0[lp_ix(src, plane, oh, ow)];

@@ -15,9 +15,14 @@
 // fit 32 bits, or the launch is refused (WGSL has no wider integers).
 //
 // Mesa's lavapipe stops each shader invocation's loops after 65,535
-// iterations, silently: the limit is measured (looplimit.go), reductions
-// split their groups to stay under it, and kernels that would pass it are
-// refused or take a variant that does not.
+// iterations, silently (counted over all of its loops, and over the
+// threads of a SIMD group): the limit is measured (looplimit.go).
+// Reductions split their groups to stay under it; convolutions, pooling,
+// scans, sparse products and segment ops, and the row kernels of softmax
+// and the norms split their work the same way where one thread's share
+// would pass it; other kernels that would pass it (sorting, Fourier
+// transforms, scatters, i64 scans) are refused with an error naming it, or
+// take a variant that does not.
 //
 // Work is batched: kernels are encoded into one command buffer and
 // submitted together when a result is read back (or a batch fills up), with

@@ -70,14 +70,15 @@ func (b *Backend) reduceRunWG(f frame, ins []*core.Tensor, out *core.Tensor, per
 
 // reduceMode is how the reduce template maps threads: one per group, one
 // per (group, member) (perElement), or one per part of a group (split; the
-// part count at slot 50), writing out at the thread's own index. A launch
-// with a flag (a zeroed U32 tensor, see newFlag) lets its body call fail().
-// trips, when set, is how many members a thread's loops visit (else the
-// group's size, or a split part's).
+// part count at slot 50), writing out at the thread's own index, or through
+// the frame like the other modes when framedOut (a split scan writes every
+// member). A launch with a flag (a zeroed U32 tensor, see newFlag) lets its
+// body call fail(). trips, when set, is how many members a thread's loops
+// visit (else the group's size, or a split part's).
 type reduceMode struct {
-	perElement, split bool
-	flag              *core.Tensor
-	trips             int
+	perElement, split, framedOut bool
+	flag                         *core.Tensor
+	trips                        int
 }
 
 // launchReduce runs body over frame f with threads threads in workgroups
@@ -98,7 +99,7 @@ func (b *Backend) launchReduce(f frame, ins []*core.Tensor, out *core.Tensor, bo
 	}
 	operands := append(append([]*core.Tensor{}, ins...), out)
 	framed := operands
-	if mode.split {
+	if mode.split && !mode.framedOut {
 		framed = ins
 	}
 	if err := f.write(&prm, threads, framed...); err != nil {
@@ -112,6 +113,8 @@ func (b *Backend) launchReduce(f frame, ins []*core.Tensor, out *core.Tensor, bo
 		trips = mode.trips
 	case mode.split:
 		trips = int(prm.w[51])
+	case mode.perElement && !rLoop.MatchString(body):
+		trips = 0 // a thread of its own member, and no loop over the others
 	}
 	if err := b.checkLoops(body, trips, rr); err != nil {
 		return err

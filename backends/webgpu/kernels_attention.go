@@ -47,11 +47,33 @@ func attentionProbs(g *Backend, q, k, mask *core.Tensor, a core.Attrs, sh core.S
 		"\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(probs.DType(), "m_exp("+at("r")+" - m) / s") + "; }\n"
 	scale := core.AttentionScale(a, sh.E)
 	f := newFrame(scores.Shape(), []int{scores.Rank() - 1})
-	if err := g.reduceRun(f, ins, probs, false, body, func(p *params) { p.setF(0, scale); p.setI(1, sh.L) }); err != nil {
+	set := func(p *params) { p.setF(0, scale); p.setI(1, sh.L) }
+	if !g.frameFits(body, f) {
+		// Rows of keys too long for one thread (norm_long.go): the logits
+		// one thread per score, then their softmax by reductions.
+		err = g.attentionProbsLong(f, ins, "\tout0[oat(o, r)] = "+at("r")+";\n", set, probs)
+	} else {
+		err = g.reduceRun(f, ins, probs, false, body, set)
+	}
+	if err != nil {
 		probs.Release()
 		return nil, err
 	}
 	return probs, nil
+}
+
+// attentionProbsLong writes the safe softmax of the logits body writes
+// (one thread per score) into probs.
+func (g *Backend) attentionProbsLong(f frame, ins []*core.Tensor, body string, set func(*params), probs *core.Tensor) error {
+	logits, err := core.Empty(g, f.Shape, core.F32)
+	if err != nil {
+		return err
+	}
+	defer logits.Release()
+	if err := g.reduceRun(f, ins, logits, true, body, set); err != nil {
+		return err
+	}
+	return g.softmaxLong(f, logits, probs, false, true)
 }
 
 // copyInto writes src*scale into dst (same shape).
@@ -125,7 +147,7 @@ func (g *Backend) attentionInto(q, kk, v, mask *core.Tensor, attrs core.Attrs, o
 		defer probs.Release()
 		return g.matmulInto(probs, v, out)
 	}
-	if !attentionFusable(q, kk, v, mask, sh) || !columnsContiguous(out) {
+	if !attentionFusable(q, kk, v, mask, sh) || !columnsContiguous(out) || !g.loopsFit(attentionFusedTrips(sh)) {
 		return composed()
 	}
 	// Which is faster depends on the device: on a GPU the one launch, on a

@@ -33,6 +33,17 @@ func attentionFusable(q, k, v, mask *core.Tensor, sh core.SDPAShapes) bool {
 	return nb > 0 && nb <= 65535*65535 && len(sh.Batch) <= wgsl.MaxRank
 }
 
+// attentionFusedTrips bounds the loop iterations of one thread of the
+// fused kernel: its share of the key and value loads, then per query row
+// (every WG-th of L) the query, the scores, the softmax and the weighted
+// sum. A long L on a device with a loop limit (looplimit.go) takes the
+// composed path, whose loops are each over one row.
+func attentionFusedTrips(sh core.SDPAShapes) int {
+	row := sh.E + sh.S*(1+sh.E) + sh.Ev + 2*sh.S + sh.Ev*(1+sh.S) + 1
+	loads := (sh.S*sh.E+attnFusedWG-1)/attnFusedWG + (sh.S*sh.Ev+attnFusedWG-1)/attnFusedWG
+	return (sh.L+attnFusedWG-1)/attnFusedWG*row + loads + 4*wgsl.MaxRank + 16
+}
+
 // attentionFused writes softmax(q k^T * scale) v into out ([batch..., L,
 // Ev], its columns contiguous; any batch and row strides).
 func (g *Backend) attentionFused(q, k, v, out *core.Tensor, sh core.SDPAShapes, scale float64, causal bool) error {

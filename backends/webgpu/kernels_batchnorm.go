@@ -54,8 +54,20 @@ func groupNormBackwardKernel(k *core.KernelCall) error {
 		reshaped(k.Inputs[2], ws), outs, k.Attrs.Float("eps"))
 }
 
-// batchStats writes per-channel mean and biased variance of x [N, C, S].
+// batchStats writes per-channel mean and biased variance of x [N, C, S]:
+// by split reductions where a channel is too long for one thread's loops
+// (norm_long.go).
 func batchStats(g *Backend, x *core.Tensor, f frame) (mean, variance *core.Tensor, err error) {
+	if !g.frameFits(meanRstdWGSL(), f) {
+		if mean, err = g.groupReduce(f, []*core.Tensor{x}, "v0(o, r)", sumFinal(true)); err != nil {
+			return nil, nil, err
+		}
+		variance, err = g.groupReduce(f, []*core.Tensor{x, mean}, "(v0(o, r) - v1(o, r)) * (v0(o, r) - v1(o, r))", sumFinal(true))
+		if err != nil {
+			mean.Release()
+		}
+		return mean, variance, err
+	}
 	mean, err = rowStat(g, x, f, kahanSum("sum", "v0(o, r)")+"\tlet stat = sum / f32(R);\n", 0)
 	if err != nil {
 		return nil, nil, err
@@ -179,6 +191,16 @@ func batchNormBackwardKernel(k *core.KernelCall) error {
 	}
 	set := func(p *params) { p.setF(0, k.Attrs.Float("eps")); p.setF(1, a) }
 	body := stats + pre + "\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(k.Outputs[0].DType(), dx) + "; }\n"
+	if !g.frameFits(body, f) {
+		var opt [5]*core.Tensor
+		for i := range opt {
+			if t := k.Inputs[2+i]; t != nil {
+				opt[i] = reshaped(t, chans)
+			}
+		}
+		outs := append([]*core.Tensor{reshaped(k.Outputs[0], xs)}, k.Outputs[1:]...)
+		return g.batchNormBackwardLong(f, ins[0], ins[1], opt, outs, training, a, k.Attrs.Float("eps"))
+	}
 	if err := g.reduceRun(f, ins, reshaped(k.Outputs[0], xs), false, body, set); err != nil {
 		return err
 	}

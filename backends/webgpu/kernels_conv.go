@@ -51,29 +51,23 @@ func (gb *Backend) conv(g *core.ConvGeom, mode string, a, b, bias, out *core.Ten
 			return err
 		}
 	}
-	key := "conv|" + mode + "|" + out.DType().String()
-	expr, extras := "x0", []*core.Tensor(nil)
-	if ep != nil {
-		if out.Rank() > wgsl.MaxRank || len(ep.extras) > maxEpilogueExtras-1 {
-			return fmt.Errorf("webgpu: conv epilogue with %d extras over %d dims; at most %d and %d",
-				len(ep.extras), out.Rank(), maxEpilogueExtras-1, wgsl.MaxRank)
-		}
-		expr, extras = ep.expr, ep.extras
-		key += fmt.Sprintf("|%s|%d|r%d", expr, len(extras), out.Rank())
+	if ep != nil && (out.Rank() > wgsl.MaxRank || len(ep.extras) > maxEpilogueExtras-1) {
+		return fmt.Errorf("webgpu: conv epilogue with %d extras over %d dims; at most %d and %d",
+			len(ep.extras), out.Rank(), maxEpilogueExtras-1, wgsl.MaxRank)
 	}
-	p, err := gb.pipelineFor(key, 3+len(extras), 1, func() (string, error) {
-		type extra struct{ I, X, Binding, Slot int }
-		ex := make([]extra, len(extras))
-		for i := range extras {
-			ex[i] = extra{I: i, X: i + 1, Binding: 4 + i, Slot: wgsl.OperandSlot(2 + i)}
-		}
-		return wgsl.Render("conv", map[string]any{"WG": mapWG, "Mode": mode, "Out": physical(out.DType()),
-			"Store": storeExpr(out.DType(), "v"), "Extras": ex, "OutBinding": 4 + len(extras), "Epilogue": expr,
-			"Rank": out.Rank()})
-	})
-	if err != nil {
-		return err
+	terms, trips := convTerms(g, mode)
+	if !gb.loopsFit(trips) {
+		return gb.convSplit(g, mode, terms, a, b, third, bias != nil, out, ep)
 	}
+	prm := convParams(g, a, b, third)
+	if bias != nil {
+		prm.setI(31, 1)
+	}
+	return gb.convLaunch(mode, false, &prm, []*core.Tensor{a, b, third}, out, ep, n)
+}
+
+// convParams fills the geometry slots of conv.wgsl.
+func convParams(g *core.ConvGeom, a, b, third *core.Tensor) params {
 	var prm params
 	batch := g.Batch
 	if !g.Batched {
@@ -86,24 +80,46 @@ func (gb *Backend) conv(g *core.ConvGeom, mode string, a, b, bias, out *core.Ten
 		g.Dilation[0], g.Dilation[1], a.Offset(), b.Offset(), third.Offset()} {
 		prm.setI(20+i, v)
 	}
-	if bias != nil {
-		prm.setI(31, 1)
+	return prm
+}
+
+// convLaunch runs conv.wgsl's mode over threads threads with inputs ins
+// (three) into out; a split launch writes partials and takes no epilogue.
+func (gb *Backend) convLaunch(mode string, split bool, prm *params, ins []*core.Tensor, out *core.Tensor, ep *epilogue, threads int) error {
+	key := fmt.Sprintf("conv|%s|%v|%s", mode, split, out.DType())
+	expr, extras := "x0", []*core.Tensor(nil)
+	if ep != nil {
+		expr, extras = ep.expr, ep.extras
+		key += fmt.Sprintf("|%s|%d|r%d", expr, len(extras), out.Rank())
 	}
-	prm.setI(wgsl.SlotN, n)
+	p, err := gb.pipelineFor(key, 3+len(extras), 1, func() (string, error) {
+		type extra struct{ I, X, Binding, Slot int }
+		ex := make([]extra, len(extras))
+		for i := range extras {
+			ex[i] = extra{I: i, X: i + 1, Binding: 4 + i, Slot: wgsl.OperandSlot(2 + i)}
+		}
+		return wgsl.Render("conv", map[string]any{"WG": mapWG, "Mode": mode, "Split": split, "Out": physical(out.DType()),
+			"Store": storeExpr(out.DType(), "v"), "Extras": ex, "OutBinding": 4 + len(extras), "Epilogue": expr,
+			"Rank": out.Rank()})
+	})
+	if err != nil {
+		return err
+	}
+	prm.setI(wgsl.SlotN, threads)
 	if len(extras) > 0 {
 		prm.setI(wgsl.SlotRank, out.Rank())
 		for i, d := range out.Shape() {
 			prm.setI(wgsl.SlotShape+i, d)
 		}
 		for i, e := range extras {
-			writeOperand(&prm, wgsl.OperandSlot(2+i), e.Offset(), lower.BroadcastStrides(e, out.Shape()))
+			writeOperand(prm, wgsl.OperandSlot(2+i), e.Offset(), lower.BroadcastStrides(e, out.Shape()))
 		}
 	}
-	bufs, err := buffers(append([]*core.Tensor{a, b, third}, append(extras, out)...)...)
+	bufs, err := buffers(append(ins, append(extras, out)...)...)
 	if err != nil {
 		return err
 	}
-	return gb.run(p, &prm, n, mapWG, bufs...)
+	return gb.run(p, prm, threads, mapWG, bufs...)
 }
 
 func init() {

@@ -14,6 +14,13 @@ func (g *Backend) fftRun(mode string, real bool, x, out *core.Tensor, axis, l, n
 	if threads == 0 {
 		return nil
 	}
+	// Each output is a direct sum over the input along the axis, one step
+	// per term: a length past the device's loop limit (looplimit.go) is
+	// refused, not cut short.
+	terms := map[string]int{"c2c": min(l, n), "c2r": min(bins, l)}[mode]
+	if err := g.checkTrips(fmt.Sprintf("a Fourier transform of length %d (a direct sum per bin)", n), terms+16); err != nil {
+		return err
+	}
 	x = x.Contiguous()
 	if err := x.Err(); err != nil {
 		return err

@@ -229,12 +229,31 @@ func (b *Backend) fuseSpmm(ins []*core.Tensor, e *core.FusedExpr, extras []*core
 			return nil, fmt.Errorf("webgpu: fused spmm extra %d of shape %v does not broadcast to the product %v", i, t.Shape(), shape)
 		}
 	}
-	if _, err := checkedCSR("spmm", indptr, indices, dense.Shape()[0]); err != nil {
+	f, err := checkedCSR("spmm", indptr, indices, dense.Shape()[0])
+	if err != nil {
 		return nil, err
 	}
 	expr, err := b.fusedExpr(e, len(extras)+1)
 	if err != nil {
 		return nil, err
+	}
+	if b.spmmChunkSize(f, values, dense) > 0 {
+		// Rows too long for one thread: the product in chunks
+		// (sparse_chunks.go), then the tree as a map.
+		prod := core.Call1("spmm", nil, indptr, indices, values, dense)
+		if err := prod.Err(); err != nil {
+			return nil, err
+		}
+		defer prod.Release()
+		out, err := core.Empty(b, shape, core.F32)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.mapRun(append([]*core.Tensor{prod}, extras...), out, expr, nil); err != nil {
+			out.Release()
+			return nil, err
+		}
+		return out, nil
 	}
 	if spmmVec4(values, dense) {
 		out, err := core.Empty(b, shape, core.F32)

@@ -341,6 +341,11 @@ func sxScatterExtremumGradKernel(k *core.KernelCall) error {
 		return err
 	}
 	b := gpuOf(k)
+	// Each thread loops over the index entries along the axis, as the
+	// scatter does.
+	if err := b.checkLoops("", idx.Shape()[ax]+4*x.Rank(), 1); err != nil {
+		return err
+	}
 	ins := []*core.Tensor{g, x, idx, src, res}
 	set := func(p *params, shape, bounds core.Shape, full bool) error {
 		if err := sxShape(p, shape); err != nil {

@@ -16,7 +16,11 @@ import (
 // row-major order from its offset. Only the total comes back to the host,
 // to size the output of the dynamic ops (and to check g's length for the
 // gradient). Blocks are about sqrt(n) long, so neither the per-block loops
-// nor the one-thread scan grows faster than sqrt(n).
+// nor the one-thread scan grows faster than sqrt(n). On a device with a
+// loop limit (looplimit.go) blocks are cut shorter where a block's walk,
+// with the indexing loops of each step, would pass it (a rank-4 mask of
+// 67M elements would), and a count whose blocks would then be too many for
+// the scan's thread is refused.
 
 func init() {
 	register("masked_select", sxMaskedSelectKernel)
@@ -43,14 +47,23 @@ func (c *sxCompaction) release() {
 
 // sxCount counts, over the thread shape already in prm (n elements), the
 // elements of src (operand 0's descriptor in prm) for which flag holds.
-func sxCount(k *core.KernelCall, src *core.Tensor, n int, flag string, prm params) (*sxCompaction, error) {
+// step is how many loop iterations the costliest of the op's block walks
+// runs per element (1, plus its indexing loops).
+func sxCount(k *core.KernelCall, src *core.Tensor, n int, flag string, prm params, step int) (*sxCompaction, error) {
 	c := &sxCompaction{n: n, flag: flag}
 	if n == 0 {
 		return c, nil
 	}
-	c.block = max(256, int(math.Ceil(math.Sqrt(float64(n)))))
-	c.blocks = (n + c.block - 1) / c.block
 	b := gpuOf(k)
+	c.block = max(256, int(math.Ceil(math.Sqrt(float64(n)))))
+	if limit := b.loopLimit(); limit > 0 && c.block*step > limit-64 {
+		c.block = max((limit-64)/step, 1)
+	}
+	c.blocks = (n + c.block - 1) / c.block
+	what := fmt.Sprintf("a stream compaction of %d elements in %d blocks of %d", n, c.blocks, c.block)
+	if err := b.checkTrips(what, max(c.block*step, c.blocks)+64); err != nil {
+		return nil, err
+	}
 	counts, err := k.Alloc(core.Shape{c.blocks}, core.U32)
 	if err != nil {
 		return nil, err
@@ -107,7 +120,7 @@ func sxMaskedSelectKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	c, err := sxCount(k, mask, s.Numel(), "f != 0u", prm)
+	c, err := sxCount(k, mask, s.Numel(), "f != 0u", prm, 1+2*locTrips(int(prm.w[wgsl.SlotRank])))
 	if err != nil {
 		return err
 	}
@@ -138,7 +151,7 @@ func sxMaskedSelectGradKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	c, err := sxCount(k, mask, out.Numel(), "f != 0u", prm)
+	c, err := sxCount(k, mask, out.Numel(), "f != 0u", prm, 1+locTrips(int(prm.w[wgsl.SlotRank])))
 	if err != nil {
 		return err
 	}
@@ -167,7 +180,7 @@ func sxNonzeroKernel(k *core.KernelCall) error {
 		return err
 	}
 	writeOperand(&prm, wgsl.OperandSlot(0), x.Offset(), x.Strides())
-	c, err := sxCount(k, x, x.Numel(), lower.Truthy("f", physical(x.DType())), prm)
+	c, err := sxCount(k, x, x.Numel(), lower.Truthy("f", physical(x.DType())), prm, 1+locTrips(len(s))+len(s))
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,9 @@ import (
 // Softmax and the row norms run one thread per row (a frame group), reading
 // the row up to three times; the weight gradients of the norms sum over
 // rows in a second launch with one thread per column, using per-row
-// statistics saved by a first one. Everything is deterministic.
+// statistics saved by a first one. Everything is deterministic. Rows too
+// long for one thread on a device with a loop limit take norm_long.go's
+// path.
 
 func softmaxFrame(k *core.KernelCall) (frame, error) {
 	x := k.Inputs[0]
@@ -42,6 +44,9 @@ func softmaxKernel(logOut bool) core.Kernel {
 		} else {
 			body += "\tlet inv = 1.0 / s;\n\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), "m_exp(v0(o, r) - m) * inv") + "; }\n"
 		}
+		if !gpuOf(k).frameFits(body, f) {
+			return gpuOf(k).softmaxLong(f, k.Inputs[0], out, logOut, false)
+		}
 		return gpuOf(k).reduceRun(f, k.Inputs[:1], out, false, body, nil)
 	}
 }
@@ -60,6 +65,9 @@ func softmaxBackwardKernel(logOut bool) core.Kernel {
 			body = kahanSum("s", "v1(o, r)") + "\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), "v1(o, r) - m_exp(v0(o, r)) * s") + "; }\n"
 		} else {
 			body = kahanSum("s", "v1(o, r) * v0(o, r)") + "\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), "v0(o, r) * (v1(o, r) - s)") + "; }\n"
+		}
+		if !gpuOf(k).frameFits(body, f) {
+			return gpuOf(k).softmaxBackwardLong(f, k.Inputs[0], k.Inputs[1], out, logOut)
 		}
 		return gpuOf(k).reduceRun(f, k.Inputs[:2], out, false, body, nil)
 	}
@@ -115,6 +123,9 @@ func affineNorm(g *Backend, f frame, x, w, b, out *core.Tensor, eps float64) err
 		y = fmt.Sprintf("%s + v%d(o, r)", y, next)
 	}
 	body := meanRstdWGSL() + "\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), y) + "; }\n"
+	if !g.frameFits(body, f) {
+		return g.affineNormLong(f, x, w, b, out, eps)
+	}
 	return g.reduceRun(f, ins, out, false, body, func(p *params) { p.setF(0, eps) })
 }
 
@@ -155,6 +166,11 @@ func layerNormBackwardKernel(k *core.KernelCall) error {
 // are asked for, each group's mean and rstd are computed once (one launch
 // writes both) and read by dx and by the column sums alike.
 func normBackward(g *Backend, f frame, sumAxes []int, x, gr, w *core.Tensor, outs []*core.Tensor, eps float64) error {
+	// The dx kernel reads a group five times (the statistics, two sums, the
+	// result).
+	if !g.frameFits(meanRstdWGSL()+kahanSum("sd", "")+kahanSum("sdx", "")+wholeLoop, f) {
+		return g.normBackwardLong(f, sumAxes, x, gr, w, outs, eps)
+	}
 	wantParams := len(outs) >= 3 && (outs[1] != nil || outs[2] != nil)
 	var mean, rstd *core.Tensor
 	if wantParams {
@@ -236,6 +252,9 @@ func rmsNormKernel(k *core.KernelCall) error {
 	body := kahanSum("q", "v0(o, r) * v0(o, r)") + rmsScale +
 		"\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), y) + "; }\n"
 	eps := core.RMSNormEps(k.Attrs, x.DType())
+	if !gpuOf(k).frameFits(body, f) {
+		return gpuOf(k).rmsNormLong(f, x, w, out, eps)
+	}
 	return gpuOf(k).reduceRun(f, ins, out, false, body, func(p *params) { p.setF(0, eps) })
 }
 
@@ -255,13 +274,23 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 	body := kahanSum("q", "v0(o, r) * v0(o, r)") + rmsScale + kahanSum("dot", d+" * v0(o, r)") +
 		"\tlet c = s * s * s * dot / f32(R);\n" +
 		"\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(k.Outputs[0].DType(), "s * "+d+" - c * v0(o, r)") + "; }\n"
-	if err := g.reduceRun(f, ins, k.Outputs[0], false, body, func(p *params) { p.setF(0, eps) }); err != nil {
+	if !g.frameFits(body, f) {
+		if err := g.rmsNormBackwardLong(f, x, gr, w, k.Outputs[0], eps); err != nil {
+			return err
+		}
+	} else if err := g.reduceRun(f, ins, k.Outputs[0], false, body, func(p *params) { p.setF(0, eps) }); err != nil {
 		return err
 	}
 	if len(k.Outputs) < 2 || k.Outputs[1] == nil {
 		return nil
 	}
-	scale, err := rowStat(g, x, f, kahanSum("q", "v0(o, r) * v0(o, r)")+rmsScale+"\tlet stat = s;\n", eps)
+	var scale *core.Tensor
+	var err error
+	if stat := kahanSum("q", "v0(o, r) * v0(o, r)") + rmsScale + "\tlet stat = s;\n"; g.frameFits(stat, f) {
+		scale, err = rowStat(g, x, f, stat, eps)
+	} else {
+		scale, err = g.rmsScale(f, x, eps)
+	}
 	if err != nil {
 		return err
 	}

@@ -59,10 +59,14 @@ func lpLowest(d core.DType) string {
 	return "-f_inf()"
 }
 
-// lpPoolRun runs pool.wgsl's kind over out's elements with the data input
-// src (and the forward input x for max_bwd).
+// lpPoolRun runs pool.wgsl's kind over the call's output with the data
+// input src (and the forward input x for max_bwd).
 func lpPoolRun(k *core.KernelCall, kind string, bilinear bool, prm *params, src, x *core.Tensor) error {
-	out := k.Outputs[0]
+	return gpuOf(k).lpPoolLaunch(kind, bilinear, prm, src, x, k.Outputs[0])
+}
+
+// lpPoolLaunch runs pool.wgsl's kind over out's elements.
+func (b *Backend) lpPoolLaunch(kind string, bilinear bool, prm *params, src, x, out *core.Tensor) error {
 	n := out.Numel()
 	if n == 0 {
 		return nil
@@ -80,7 +84,6 @@ func lpPoolRun(k *core.KernelCall, kind string, bilinear bool, prm *params, src,
 		ts = append(ts, x)
 		lpPlaneOperand(prm, 1, x)
 	}
-	b := gpuOf(k)
 	p, err := b.pipelineFor(key, len(ts), 1, func() (string, error) { return wgsl.Render("pool", data) })
 	if err != nil {
 		return err
@@ -98,9 +101,18 @@ func lpMaxPool(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
+	return gpuOf(k).lpPooled("max", g, k.Inputs[0], k.Outputs[0])
+}
+
+// lpPoolBackward runs the gradient kind over g, refused where its threads
+// would pass the device's loop limit (what names the windows).
+func lpPoolBackward(k *core.KernelCall, kind, what string, g core.PoolGeom, src, x *core.Tensor) error {
+	if err := gpuOf(k).checkTrips(what, lpTrips(kind, g)); err != nil {
+		return err
+	}
 	var prm params
 	lpPoolParams(&prm, g)
-	return lpPoolRun(k, "max", false, &prm, k.Inputs[0], nil)
+	return lpPoolRun(k, kind, false, &prm, src, x)
 }
 
 func lpMaxPoolBackward(k *core.KernelCall) error {
@@ -108,9 +120,8 @@ func lpMaxPoolBackward(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	var prm params
-	lpPoolParams(&prm, g)
-	return lpPoolRun(k, "max_bwd", false, &prm, k.Inputs[0], k.Inputs[1])
+	what := fmt.Sprintf("max pooling's gradient over %v windows with stride %v", g.Kernel, g.Stride)
+	return lpPoolBackward(k, "max_bwd", what, g, k.Inputs[0], k.Inputs[1])
 }
 
 func lpAvgPool(k *core.KernelCall) error {
@@ -118,9 +129,7 @@ func lpAvgPool(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	var prm params
-	lpPoolParams(&prm, g)
-	return lpPoolRun(k, "avg", false, &prm, k.Inputs[0], nil)
+	return gpuOf(k).lpPooled("avg", g, k.Inputs[0], k.Outputs[0])
 }
 
 func lpAvgPoolBackward(k *core.KernelCall) error {
@@ -128,9 +137,8 @@ func lpAvgPoolBackward(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	var prm params
-	lpPoolParams(&prm, g)
-	return lpPoolRun(k, "avg_bwd", false, &prm, k.Inputs[0], nil)
+	what := fmt.Sprintf("average pooling's gradient over %v windows with stride %v", g.Kernel, g.Stride)
+	return lpPoolBackward(k, "avg_bwd", what, g, k.Inputs[0], nil)
 }
 
 func lpAdaptivePool(k *core.KernelCall) error {
@@ -138,9 +146,7 @@ func lpAdaptivePool(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	var prm params
-	lpPoolParams(&prm, g)
-	return lpPoolRun(k, "adaptive", false, &prm, k.Inputs[0], nil)
+	return gpuOf(k).lpPooled("adaptive", g, k.Inputs[0], k.Outputs[0])
 }
 
 func lpAdaptivePoolBackward(k *core.KernelCall) error {
@@ -149,9 +155,8 @@ func lpAdaptivePoolBackward(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	var prm params
-	lpPoolParams(&prm, g)
-	return lpPoolRun(k, "adaptive_bwd", false, &prm, k.Inputs[0], nil)
+	what := fmt.Sprintf("adaptive pooling's gradient from %v to %v", g.In, g.Out)
+	return lpPoolBackward(k, "adaptive_bwd", what, g, k.Inputs[0], nil)
 }
 
 // lpInterpParams fills the geometry slots of interpolate: per dim the rule
@@ -209,9 +214,7 @@ func lpInterpolateBackward(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	var prm params
-	lpInterpParams(&prm, g)
-	return lpPoolRun(k, "interp_bwd", g.Mode == "bilinear", &prm, k.Inputs[0], nil)
+	return gpuOf(k).lpInterpBackward(g, k.Inputs[0], k.Outputs[0])
 }
 
 func init() {

@@ -41,11 +41,22 @@ func scanKernel(op string) core.Kernel {
 		if op == "*" {
 			init = map[string]string{"f32": "1.0", "i32": "1", "u32": "1u"}[ct]
 		}
-		x := lower.Conv("v0(o, r)", physical(k.Inputs[0].DType()), ct)
-		body := fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) {\n\t\tacc = acc %s %s;\n\t\tout0[oat(o, r)] = %s;\n\t}\n",
-			init, op, x, storeExpr(out.DType(), "acc"))
-		return gpuOf(k).reduceRun(f, k.Inputs[:1], out, false, body, nil)
+		return gpuOf(k).scanRun(f, op, init, ct, k.Inputs[0], out)
 	}
+}
+
+// scanRun writes the running op ("+" or "*", from init, in compute type
+// ct) of in along f's reduced dim into out: one thread per line, or where
+// a line is longer than the device's loop limit lets a thread walk, in
+// parts (scanParts).
+func (b *Backend) scanRun(f frame, op, init, ct string, in, out *core.Tensor) error {
+	x := lower.Conv("v0(o, r)", physical(in.DType()), ct)
+	if !b.loopsFit(f.Members() + 16) {
+		return b.scanParts(f, op, init, ct, x, in, out)
+	}
+	body := fmt.Sprintf("\tvar acc = %s;\n\tfor (var r = 0u; r < R; r++) {\n\t\tacc = acc %s %s;\n\t\tout0[oat(o, r)] = %s;\n\t}\n",
+		init, op, x, storeExpr(out.DType(), "acc"))
+	return b.reduceRun(f, []*core.Tensor{in}, out, false, body, nil)
 }
 
 // scanI64 is an integer running sum or product into i64, which the GPU
@@ -150,6 +161,16 @@ func extremeGradKernel(k *core.KernelCall) error {
 		res = 1.0 / n;
 	}
 	out0[oat(o, r)] = ` + storeExpr(k.Outputs[0].DType(), "res") + ";\n"
+	if g := gpuOf(k); !g.frameFits(body, f) {
+		// Each member counts its group's ties: past the loop limit the
+		// count is a reduction and the shares a map.
+		n, err := g.groupReduce(f, k.Inputs[:2], "select(0.0, 1.0, v0(o, r) == v1(o, r))", sumFinal(false))
+		if err != nil {
+			return err
+		}
+		defer n.Release()
+		return g.mapRun([]*core.Tensor{k.Inputs[0], k.Inputs[1], n}, k.Outputs[0], "select(0.0, 1.0 / x2, x0 == x1)", nil)
+	}
 	return gpuOf(k).reduceRun(f, k.Inputs[:2], k.Outputs[0], true, body, nil)
 }
 
@@ -180,5 +201,15 @@ func normGradKernel(k *core.KernelCall) error {
 	var ties = 0.0;
 	` + map[bool]string{true: "for (var j = 0u; j < R; j++) { if m_is_top(v0(o, j), n) { ties += 1.0; } }", false: ""}[math.IsInf(ord, 0)] + `
 	out0[oat(o, r)] = ` + storeExpr(k.Outputs[0].DType(), res) + ";\n"
+	if g := gpuOf(k); math.IsInf(ord, 0) && !g.frameFits(body, f) {
+		// The ties of the max-norm are counted by a reduction instead.
+		ties, err := g.groupReduce(f, k.Inputs[:2], "select(0.0, 1.0, m_is_top(v0(o, r), v1(o, r)))", sumFinal(false))
+		if err != nil {
+			return err
+		}
+		defer ties.Release()
+		return g.mapRun([]*core.Tensor{k.Inputs[0], k.Inputs[1], k.Inputs[2], ties}, k.Outputs[0],
+			"select(0.0, m_sgn(x0) * x2 / x3, m_is_top(x0, x1))", nil)
+	}
 	return gpuOf(k).reduceRun(f, k.Inputs[:3], k.Outputs[0], true, body, func(p *params) { *p = prm })
 }

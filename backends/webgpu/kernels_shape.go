@@ -334,7 +334,38 @@ func sxPadGradKernel(k *core.KernelCall) error {
 			prm.setI(80+d, mode)
 		}
 	}
+	if err := gpuOf(k).checkTrips(fmt.Sprintf("a %s pad's gradient (pads %v)", k.Attrs.String("mode"), pads), sxPadGradTrips(s, pads, mode)); err != nil {
+		return err
+	}
 	writeOperand(&prm, wgsl.OperandSlot(0), g.Offset(), g.Strides())
 	store := storeExpr(out.DType(), "v")
 	return gpuOf(k).sxRun("shape", "padgrad", []*core.Tensor{g}, []*core.Tensor{out}, out.Numel(), map[string]any{"Store": store}, &prm)
+}
+
+// sxPadGradTrips bounds the loop iterations of one padgrad thread over
+// input shape s: per dim a count of the padded positions that read the
+// element (one for constant, up to three for reflect, an edge element and
+// its whole run for replicate), then a step per combination, each walking
+// the dims. A replicate pad of 300 on both sides of an image gives its
+// corners 90,601 combinations, past a software driver's loop limit
+// (looplimit.go).
+func sxPadGradTrips(s core.Shape, pads []int, mode int) int {
+	combos, counting := 1, 0
+	for d, n := range s {
+		count := 1
+		if p := len(s) - 1 - d; 2*p < len(pads) {
+			before, after := max(pads[2*p], 0), max(pads[2*p+1], 0)
+			switch {
+			case mode == 2:
+				count = 3
+			case mode == 3 && n == 1:
+				count = before + after + 1
+			case mode == 3:
+				count = max(before, after) + 1
+			}
+		}
+		combos = min(combos, 1<<40/count) * count // saturates: a bound, not a count
+		counting += count + 1
+	}
+	return counting + combos*(1+len(s)) + 16
 }

@@ -14,12 +14,17 @@ import (
 // when its index is lower, and writes itself to that position. That is the
 // CPU's stable sort with NaN largest, needs no scratch and no barriers, and
 // costs O(n) per element: right for the short rows sort, topk and unique
-// usually see. Rows are reduce frames, so strided inputs cost no copy.
+// usually see. Rows are reduce frames, so strided inputs cost no copy. A
+// row longer than a device's loop limit allows (looplimit.go: lavapipe
+// stops a thread after 65,535 loop steps) is refused rather than sorted
+// wrong; at that length each thread's O(n) walk is slow anyway.
 
 // spSortRun dispatches body over frame f. Operand descriptors are written
 // for desc (the inputs, then any frame-shaped outputs, so that oatk works);
-// the buffers bound are ins then outs.
-func (b *Backend) spSortRun(f frame, ins, outs, desc []*core.Tensor, perElement bool, body string, set func(*params)) error {
+// the buffers bound are ins then outs. Every body loops once over a row
+// (or less), reading a member per step: what names the work for the
+// refusal of a row longer than the device's loop limit allows.
+func (b *Backend) spSortRun(what string, f frame, ins, outs, desc []*core.Tensor, perElement bool, body string, set func(*params)) error {
 	threads := f.Groups()
 	if perElement {
 		threads *= f.Members()
@@ -46,6 +51,12 @@ func (b *Backend) spSortRun(f frame, ins, outs, desc []*core.Tensor, perElement 
 		set(&prm)
 	}
 	if err := f.write(&prm, threads, desc...); err != nil {
+		return err
+	}
+	// Each step reads a member through loc over the kept and the reduced
+	// dims; the writes after the loop read a few more.
+	perRead := locTrips(int(prm.w[wgsl.SlotRank])) + locTrips(int(prm.w[55]))
+	if err := b.checkTrips(fmt.Sprintf("%s over rows of %d", what, f.Members()), f.Members()*(1+perRead)+4*perRead+16); err != nil {
 		return err
 	}
 	bufs, err := buffers(append(append([]*core.Tensor{}, ins...), outs...)...)
@@ -92,13 +103,14 @@ func spSortKernel(k *core.KernelCall) error {
 		body += "\tout0[oat0(o, p)] = i32(r);\n"
 	}
 	descending := k.Attrs.Bool("descending")
-	return gpuOf(k).spSortRun(f, k.Inputs[:1], k.Outputs, append([]*core.Tensor{x}, k.Outputs...), true, body,
+	return gpuOf(k).spSortRun("a sort", f, k.Inputs[:1], k.Outputs, append([]*core.Tensor{x}, k.Outputs...), true, body,
 		func(p *params) { p.setU(0, spFlag(descending)) })
 }
 
 // spTopkKernel keeps the members of rank below k. Sorted output writes each
-// at its rank, one thread per element; unsorted output keeps index order,
-// so one thread per row walks the row and appends the chosen ones.
+// at its rank, one thread per element; unsorted output keeps index order:
+// a first launch writes every member's rank, then each kept member counts
+// the kept members before it to find its place.
 func spTopkKernel(k *core.KernelCall) error {
 	x, vals, idx := k.Inputs[0], k.Outputs[0], k.Outputs[1]
 	f, err := spLaneFrame(x, k.Attrs)
@@ -109,26 +121,33 @@ func spTopkKernel(k *core.KernelCall) error {
 	if n == 0 {
 		return nil
 	}
-	store := storeExpr(vals.DType(), "v0(o, r)")
-	body := "\tlet p = sp_rank(o, r);\n\tif p < pu(1u) {\n\t\tout0[oat0(o, p)] = " + store + ";\n\t\tout1[oat1(o, p)] = i32(r);\n\t}\n"
-	perElement := true
-	if !k.Attrs.Bool("sorted") {
-		perElement = false
-		body = `	var q = 0u;
-	for (var r = 0u; r < R && q < pu(1u); r++) {
-		if sp_rank(o, r) < pu(1u) {
-			out0[oat0(o, q)] = ` + store + `;
-			out1[oat1(o, q)] = i32(r);
-			q++;
-		}
-	}
-`
-	}
 	largest := k.Attrs.Bool("largest")
-	return gpuOf(k).spSortRun(f, k.Inputs[:1], k.Outputs, []*core.Tensor{x, vals, idx}, perElement, body, func(p *params) {
+	set := func(p *params) {
 		p.setU(0, spFlag(largest))
 		p.setN(1, n)
-	})
+	}
+	store := storeExpr(vals.DType(), "v0(o, r)")
+	b := gpuOf(k)
+	if k.Attrs.Bool("sorted") {
+		body := "\tlet p = sp_rank(o, r);\n\tif p < pu(1u) {\n\t\tout0[oat0(o, p)] = " + store + ";\n\t\tout1[oat1(o, p)] = i32(r);\n\t}\n"
+		return b.spSortRun("topk", f, k.Inputs[:1], k.Outputs, []*core.Tensor{x, vals, idx}, true, body, set)
+	}
+	ranks, err := spScratch(k, x.Shape())
+	if err != nil {
+		return err
+	}
+	defer ranks.Release()
+	body1 := "\tout0[oat0(o, r)] = i32(sp_rank(o, r));\n"
+	if err := b.spSortRun("topk", f, k.Inputs[:1], []*core.Tensor{ranks}, []*core.Tensor{x, ranks}, true, body1, set); err != nil {
+		return err
+	}
+	body2 := `	if u32(v1(o, r)) >= pu(1u) { return; }
+	var q = 0u;
+	for (var j = 0u; j < r; j++) { if u32(v1(o, j)) < pu(1u) { q++; } }
+	out0[oat0(o, q)] = ` + store + `;
+	out1[oat1(o, q)] = i32(r);
+`
+	return b.spSortRun("topk", f, []*core.Tensor{x, ranks}, k.Outputs, []*core.Tensor{x, ranks, vals, idx}, true, body2, set)
 }
 
 // spScratch is an i32 work tensor on the kernel's backend; the caller
@@ -187,7 +206,7 @@ func spUniqueKernel(k *core.KernelCall) error {
 	}
 	out0[oat0(o, r)] = i32(f);
 `
-	if err := b.spSortRun(f, in, []*core.Tensor{first}, []*core.Tensor{x, first}, true, body1, nil); err != nil {
+	if err := b.spSortRun("unique", f, in, []*core.Tensor{first}, []*core.Tensor{x, first}, true, body1, nil); err != nil {
 		return err
 	}
 	body2 := `	let x = v0(o, r);
@@ -207,7 +226,7 @@ func spUniqueKernel(k *core.KernelCall) error {
 	out0[oat0(o, r)] = i32(g);
 `
 	}
-	if err := b.spSortRun(f, []*core.Tensor{x, first}, []*core.Tensor{inv}, []*core.Tensor{x, first, inv}, true, body2, nil); err != nil {
+	if err := b.spSortRun("unique", f, []*core.Tensor{x, first}, []*core.Tensor{inv}, []*core.Tensor{x, first, inv}, true, body2, nil); err != nil {
 		return err
 	}
 	groups := 0
@@ -217,7 +236,7 @@ func spUniqueKernel(k *core.KernelCall) error {
 			return err
 		}
 		body3 := "\tvar c = 0u;\n\tfor (var j = 0u; j < R; j++) { if u32(v0(0u, j)) == j { c++; } }\n\tout0[0] = i32(c);\n"
-		if err := b.spSortRun(f, []*core.Tensor{first}, []*core.Tensor{cnt}, []*core.Tensor{first}, false, body3, nil); err != nil {
+		if err := b.spSortRun("unique", f, []*core.Tensor{first}, []*core.Tensor{cnt}, []*core.Tensor{first}, false, body3, nil); err != nil {
 			return err
 		}
 		raw, err := cnt.Bytes()
@@ -243,7 +262,7 @@ func spUniqueKernel(k *core.KernelCall) error {
 		body4 += "\tvar c = 0;\n\tfor (var j = r; j < R; j++) { if u32(v1(o, j)) == r { c++; } }\n\tout1[g] = c;\n"
 	}
 	ins4 := []*core.Tensor{x, first, inv}
-	if err := b.spSortRun(f, ins4, outs, ins4, true, body4, nil); err != nil {
+	if err := b.spSortRun("unique", f, ins4, outs, ins4, true, body4, nil); err != nil {
 		return err
 	}
 	if inv != nil && k.Attrs.Bool("return_inverse") {

@@ -3,6 +3,7 @@ package webgpu
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/webtensor/webtensor/backends/lower"
@@ -178,35 +179,70 @@ func spSegmentKernel(op spSegOp) core.Kernel {
 		if err != nil {
 			return err
 		}
-		buckets, err := spUploadI32(k, spBuckets(ids, segments))
+		prm.setN(0, inner)
+		ct := physical(data.DType())
+		x := fmt.Sprintf("in0[sp_row(u32(in1[pu(1u) + p]), j, %du)]", d)
+		sorted := spBuckets(ids, segments)
+		starts, items := sorted[:segments+1], sorted[segments+1:]
+		b := gpuOf(k)
+		size := b.spChunkSize(spLongest(starts), 1+locTrips(data.Rank()))
+		if size == 0 {
+			buckets, err := spUploadI32(k, sorted)
+			if err != nil {
+				return err
+			}
+			defer buckets.Release()
+			prm.setN(1, segments+1)
+			return b.spRun([]*core.Tensor{data, buckets}, k.Outputs, out.Numel(), spSegmentBody(op, ct, x, out.DType()), &prm)
+		}
+		// Segments too long for one thread: their chunks first (see
+		// sparse_chunks.go), a mean as a sum.
+		chunks, first := spChunks(starts, size)
+		buckets, err := spUploadI32(k, append(append([]int{}, chunks...), items...))
 		if err != nil {
 			return err
 		}
 		defer buckets.Release()
-		prm.setN(0, inner)
-		prm.setN(1, segments+1)
-		ct := physical(data.DType())
-		x := fmt.Sprintf("in0[sp_row(u32(in1[pu(1u) + p]), j, %du)]", d)
-		body := "\tlet s = t / pu(0u);\n\tlet j = t % pu(0u);\n\tlet lo = u32(in1[s]);\n\tlet hi = u32(in1[s + 1u]);\n"
-		res := "acc"
-		switch {
-		case op == spSegMax:
-			nan := "false"
-			if ct == "f32" {
-				nan = "is_nan(v)"
-			}
-			body += fmt.Sprintf("\tvar acc = %s;\n\tfor (var p = lo; p < hi; p++) {\n\t\tlet v = %s;\n\t\tif p == lo || %s || v > acc { acc = v; }\n\t}\n", lower.Zero(ct), x, nan)
-		case ct == "f32":
-			body += "\tvar acc = 0.0;\n\tvar acc_c = 0.0;\n\tfor (var p = lo; p < hi; p++) {\n" + spKahan("acc", x) + "\t}\n"
-			if op == spSegMean {
-				res = "select(acc / f32(hi - lo), 0.0, hi == lo)"
-			}
-		default:
-			body += fmt.Sprintf("\tvar acc = %s;\n\tfor (var p = lo; p < hi; p++) { acc += %s; }\n", lower.Zero(ct), x)
+		prm.setN(1, len(chunks))
+		partials, err := b.spPartials(chunks, inner, ct)
+		if err != nil {
+			return err
 		}
-		body += "\tout0[t] = " + storeExpr(out.DType(), res) + ";\n"
-		return gpuOf(k).spRun([]*core.Tensor{data, buckets}, k.Outputs, out.Numel(), body, &prm)
+		defer partials.Release()
+		part := op
+		combine := map[spSegOp]spCombineOp{spSegSum: spCombineSum, spSegMean: spCombineMean, spSegMax: spCombineMax}[op]
+		if op == spSegMean {
+			part = spSegSum
+		}
+		if err := b.spRun([]*core.Tensor{data, buckets}, []*core.Tensor{partials}, partials.Numel(), spSegmentBody(part, ct, x, partials.DType()), &prm); err != nil {
+			return err
+		}
+		return b.spCombine(k, partials, chunks, first, inner, combine, ct, out)
 	}
+}
+
+// spSegmentBody is the segment kernel's WGSL: thread t reduces x (over the
+// entry p) for element t % pu(0u) of segment t / pu(0u), whose entries are
+// in1[s] to in1[s + 1] into out0[t] (of dtype out).
+func spSegmentBody(op spSegOp, ct, x string, out core.DType) string {
+	body := "\tlet s = t / pu(0u);\n\tlet j = t % pu(0u);\n\tlet lo = u32(in1[s]);\n\tlet hi = u32(in1[s + 1u]);\n"
+	res := "acc"
+	switch {
+	case op == spSegMax:
+		nan := "false"
+		if ct == "f32" {
+			nan = "is_nan(v)"
+		}
+		body += fmt.Sprintf("\tvar acc = %s;\n\tfor (var p = lo; p < hi; p++) {\n\t\tlet v = %s;\n\t\tif p == lo || %s || v > acc { acc = v; }\n\t}\n", lower.Zero(ct), x, nan)
+	case ct == "f32":
+		body += "\tvar acc = 0.0;\n\tvar acc_c = 0.0;\n\tfor (var p = lo; p < hi; p++) {\n" + spKahan("acc", x) + "\t}\n"
+		if op == spSegMean {
+			res = "select(acc / f32(hi - lo), 0.0, hi == lo)"
+		}
+	default:
+		body += fmt.Sprintf("\tvar acc = %s;\n\tfor (var p = lo; p < hi; p++) { acc += %s; }\n", lower.Zero(ct), x)
+	}
+	return body + "\tout0[t] = " + storeExpr(out, res) + ";\n"
 }
 
 // spSegmentGatherKernel copies row ids[i] of x to row i of the output.
@@ -247,7 +283,12 @@ func spSegmentMaxGradKernel(k *core.KernelCall) error {
 		return err
 	}
 	core.CountHostWork(k.Backend.Device(), k.Op.Name)
-	buckets, err := spUploadI32(k, spBuckets(ids, segments))
+	sorted := spBuckets(ids, segments)
+	// Each element recounts its segment's ties, a walk over the segment.
+	if gpuOf(k).spChunkSize(spLongest(sorted[:segments+1]), 1+locTrips(data.Rank())) > 0 {
+		return spSegmentMaxGradLong(k)
+	}
+	buckets, err := spUploadI32(k, sorted)
 	if err != nil {
 		return err
 	}
@@ -338,23 +379,28 @@ func spAccumulate(lo, hi, pre, term string) string {
 // r's entries in order.
 func spSpmmKernel(k *core.KernelCall) error {
 	indptr, indices, values, dense, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Inputs[3], k.Outputs[0]
-	if _, err := checkedCSR("spmm", indptr, indices, dense.Shape()[0]); err != nil {
-		return err
-	}
-	if spmmVec4(values, dense) && out.DType() == core.F32 && out.Offset() == 0 {
-		return gpuOf(k).spmmVec4Run(indptr, indices, values, dense, nil, "", out)
-	}
-	var prm params
-	d, err := spCSRDescs(&prm, indptr, indices, values, dense)
+	f, err := checkedCSR("spmm", indptr, indices, dense.Shape()[0])
 	if err != nil {
 		return err
 	}
-	prm.setN(0, dense.Shape()[1])
-	body := "\tlet r = t / pu(0u);\n\tlet j = t % pu(0u);\n" + spSum(
-		fmt.Sprintf("u32(in0[sp_at1(r, %du)])", d[0]), fmt.Sprintf("u32(in0[sp_at1(r + 1u, %du)])", d[0]),
-		fmt.Sprintf("\t\tlet c = u32(in1[sp_at1(p, %du)]);\n", d[1]),
-		fmt.Sprintf("in2[sp_at1(p, %du)] * in3[sp_at2(c, j, %du)]", d[2], d[3]), out)
-	return gpuOf(k).spRun(k.Inputs, k.Outputs, out.Numel(), body, &prm)
+	b := gpuOf(k)
+	if size := b.spmmChunkSize(f, values, dense); size > 0 {
+		return b.spmmChunked(k, f.ptr, size, indices, values, dense, out)
+	}
+	if spmmVec4(values, dense) && out.DType() == core.F32 && out.Offset() == 0 {
+		return b.spmmVec4Run(indptr, indices, values, dense, nil, "", out)
+	}
+	return b.spmmRun(indptr, indices, values, dense, out)
+}
+
+// spmmChunkSize is the chunk length rows of structure f need on this
+// device (0: none): the vec4 kernel loops over its quads per entry.
+func (b *Backend) spmmChunkSize(f *csrFacts, values, dense *core.Tensor) int {
+	step := 1
+	if spmmVec4(values, dense) {
+		step += spmmSpan(dense.Shape()[1] / 4)
+	}
+	return b.spChunkSize(spLongest(f.ptr), step)
 }
 
 // spSpmmTransposedKernel: thread (c, j) sums values[e] * dense[row(e), j]
@@ -367,7 +413,7 @@ func spSpmmTransposedKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	buckets, err := cscBuckets(k, f, cols)
+	buckets, colStarts, err := cscBuckets(k, f, cols)
 	if err != nil {
 		return err
 	}
@@ -377,13 +423,36 @@ func spSpmmTransposedKernel(k *core.KernelCall) error {
 	if err != nil {
 		return err
 	}
-	prm.setN(0, dense.Shape()[1])
+	n := dense.Shape()[1]
+	prm.setN(0, n)
 	prm.setN(1, cols+1)
 	prm.setN(2, cols+1+nnz)
-	body := "\tlet c = t / pu(0u);\n\tlet j = t % pu(0u);\n" + spSum("u32(in2[c])", "u32(in2[c + 1u])",
-		"\t\tlet e = u32(in2[pu(1u) + p]);\n\t\tlet r = u32(in2[pu(2u) + p]);\n",
-		fmt.Sprintf("in0[sp_at1(e, %du)] * in1[sp_at2(r, j, %du)]", d[0], d[1]), out)
-	return gpuOf(k).spRun([]*core.Tensor{values, dense, buckets}, k.Outputs, out.Numel(), body, &prm)
+	term := fmt.Sprintf("in0[sp_at1(e, %du)] * in1[sp_at2(r, j, %du)]", d[0], d[1])
+	pre := "\t\tlet e = u32(in2[pu(1u) + p]);\n\t\tlet r = u32(in2[pu(2u) + p]);\n"
+	b := gpuOf(k)
+	size := b.spChunkSize(spLongest(colStarts), 1)
+	if size == 0 {
+		body := "\tlet c = t / pu(0u);\n\tlet j = t % pu(0u);\n" + spSum("u32(in2[c])", "u32(in2[c + 1u])", pre, term, out)
+		return b.spRun([]*core.Tensor{values, dense, buckets}, k.Outputs, out.Numel(), body, &prm)
+	}
+	// Columns too long for one thread: their chunks' sums (sparse_chunks.go),
+	// each chunk's range read from in3.
+	chunks, first := spChunks(colStarts, size)
+	starts, err := spUploadI32(k, chunks)
+	if err != nil {
+		return err
+	}
+	defer starts.Release()
+	partials, err := b.spPartials(chunks, n, "f32")
+	if err != nil {
+		return err
+	}
+	defer partials.Release()
+	body := "\tlet c = t / pu(0u);\n\tlet j = t % pu(0u);\n" + spSum("u32(in3[c])", "u32(in3[c + 1u])", pre, term, partials)
+	if err := b.spRun([]*core.Tensor{values, dense, buckets, starts}, []*core.Tensor{partials}, partials.Numel(), body, &prm); err != nil {
+		return err
+	}
+	return b.spCombine(k, partials, chunks, first, n, spCombineSum, "f32", out)
 }
 
 // spSddmmKernel: thread e finds its row by binary search in indptr (the
@@ -403,6 +472,11 @@ func spSddmmKernel(k *core.KernelCall) error {
 	}
 	prm.setN(0, len(ptr)-1)
 	prm.setN(1, a.Shape()[1])
+	// Each entry's thread searches its row, then walks the inner dim.
+	search := bits.Len(uint(len(ptr))) + 2
+	if err := gpuOf(k).checkTrips(fmt.Sprintf("sddmm over an inner dim of %d", a.Shape()[1]), search+a.Shape()[1]+16); err != nil {
+		return err
+	}
 	body := fmt.Sprintf(`	var lo = 0u;
 	var hi = pu(0u);
 	loop {

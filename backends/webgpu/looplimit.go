@@ -89,7 +89,7 @@ fn main() {
 
 // rLoop matches the header of a loop over a frame's members (r < R, j < R,
 // j = R down to 0, or a split part's range).
-var rLoop = regexp.MustCompile(`for \(var \w+ = [^;]*;[^;]*\bR\b`)
+var rLoop = regexp.MustCompile(`for \(var \w+ = [^;]*\bR\b|for \(var \w+ = [^;]*;[^;]*\bR\b`)
 
 // checkLoops refuses a frame launch whose threads would each loop more
 // than the device allows: trips members per loop over them in body, the
@@ -105,8 +105,34 @@ func (b *Backend) checkLoops(body string, trips, rank int) error {
 		perRead = rank // loc loops once per dim past the first
 	}
 	if total := loops * trips * perRead; total > limit {
-		return fmt.Errorf("webgpu: a kernel would loop about %d times in one GPU thread (%d passes over %d members), but this driver (%s) silently stops every shader loop after %d iterations in all, which would give a wrong result; use device cpu for this size",
-			total, loops, trips, strings.TrimSpace(b.info.DriverDescription), limit)
+		return b.loopError(fmt.Sprintf("a kernel (%d passes over %d members)", loops, trips), total)
 	}
 	return nil
+}
+
+// locTrips is how many loop iterations one read through common.wgsl's
+// loc costs at a run-time rank: one per dim past the first.
+func locTrips(rank int) int { return max(rank-1, 0) }
+
+// loopsFit says whether threads that each loop trips times in all stay
+// within the device's loop limit (always, on a device without one).
+func (b *Backend) loopsFit(trips int) bool {
+	limit := b.loopLimit()
+	return limit == 0 || trips <= limit
+}
+
+// checkTrips refuses a launch whose threads would each loop about trips
+// times when that passes the device's loop limit; what names the work
+// ("a sort over rows of 70000") for the message.
+func (b *Backend) checkTrips(what string, trips int) error {
+	if b.loopsFit(trips) {
+		return nil
+	}
+	return b.loopError(what, trips)
+}
+
+// loopError is the error of a launch refused for the loop limit.
+func (b *Backend) loopError(what string, trips int) error {
+	return fmt.Errorf("webgpu: %s would loop about %d times in one GPU thread, but this driver (%s) silently stops every shader loop after %d iterations in all, which would give a wrong result; use device cpu for this size",
+		what, trips, strings.TrimSpace(b.info.DriverDescription), b.loopLimit())
 }

@@ -25,9 +25,10 @@ type csrKey struct {
 
 // csrFacts is what one check established about a structure.
 type csrFacts struct {
-	ptr     []int        // indptr on the host
-	idx     []int        // indices on the host, until the buckets are built from them
-	buckets *core.Tensor // the transposed product's column buckets, when built
+	ptr       []int        // indptr on the host
+	idx       []int        // indices on the host, until the buckets are built from them
+	buckets   *core.Tensor // the transposed product's column buckets, when built
+	colStarts []int        // where each column's entries start in the buckets, and their count
 }
 
 var csrCache = struct {
@@ -76,12 +77,12 @@ func forgetCSR(key csrKey) {
 
 // cscBuckets returns the transposed product's column buckets for a checked
 // structure (cols+1 starts, the entries by column, then their rows),
-// building and uploading them on first use.
-func cscBuckets(k *core.KernelCall, f *csrFacts, cols int) (*core.Tensor, error) {
+// building and uploading them on first use, and the starts on the host.
+func cscBuckets(k *core.KernelCall, f *csrFacts, cols int) (*core.Tensor, []int, error) {
 	csrCache.Lock()
 	defer csrCache.Unlock()
 	if f.buckets != nil {
-		return f.buckets, nil
+		return f.buckets, f.colStarts, nil
 	}
 	core.CountHostWork(k.Backend.Device(), k.Op.Name)
 	csc := spBuckets(f.idx, cols)
@@ -96,8 +97,8 @@ func cscBuckets(k *core.KernelCall, f *csrFacts, cols int) (*core.Tensor, error)
 	}
 	buckets, err := spUploadI32(k, csc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	f.buckets, f.idx = buckets, nil
-	return buckets, nil
+	f.buckets, f.idx, f.colStarts = buckets, nil, append([]int{}, csc[:cols+1]...)
+	return buckets, f.colStarts, nil
 }
