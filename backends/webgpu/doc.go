@@ -21,8 +21,8 @@
 // scans, sparse products and segment ops, and the row kernels of softmax
 // and the norms split their work the same way where one thread's share
 // would pass it; other kernels that would pass it (sorting, Fourier
-// transforms, scatters, i64 scans) are refused with an error naming it, or
-// take a variant that does not.
+// transforms, scatters, i64 running products) are refused with an error
+// naming it, or take a variant that does not.
 //
 // Work is batched: kernels are encoded into one command buffer and
 // submitted together when a result is read back (or a batch fills up), with

@@ -226,8 +226,9 @@ func (b *Backend) sxScatterRun(x, idx, src, out *core.Tensor, ax, loop int, idxS
 	sxAxisDesc(&prm, 1, idx.Offset(), idxStrides, ax)
 	sxAxisDesc(&prm, 2, src.Offset(), srcStrides, ax)
 	extra["Store"] = storeExpr(out.DType(), "v")
-	// Each thread loops over the index entries along the axis.
-	if err := b.checkLoops("", loop, 1); err != nil {
+	// Each thread loops over the index entries along the axis, after
+	// finding its coordinate (loops over the dims).
+	if err := b.checkLoops("", loop+4*x.Rank(), 1); err != nil {
 		return err
 	}
 	if extra["Checked"] != true {

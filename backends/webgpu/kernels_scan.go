@@ -73,6 +73,9 @@ func (b *Backend) scanI64(name, op string, f frame, in, out *core.Tensor) error 
 		if physical(in.DType()) == "u32" {
 			x, hi = "v0(o, r)", "0"
 		}
+		if !b.loopsFit(f.Members() + 16) {
+			return b.scanI64Parts(name, f, in, out, x, hi)
+		}
 		body = fmt.Sprintf(`	var lo = 0u;
 	var hi = 0;
 	for (var r = 0u; r < R; r++) {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -33,11 +34,25 @@ func TestScansPastLoopLimit(t *testing.T) {
 	for name, f := range right {
 		t.Run(name, func(t *testing.T) { pastLimit(t, f, 1e-3, false) })
 	}
-	refusable := map[string]func(d core.Device) []*core.Tensor{
-		// Exact i64 sums keep two words per step in one walk.
-		"cumsum of integers": func(d core.Device) []*core.Tensor {
-			return outputs("cumsum", core.Attrs{"axis": 0}, core.Call1("cast", core.Attrs{"dtype": "i32"}, positive(core.Shape{70000}, 1, d)))
+	// Integers sum into i64 exactly, in two words.
+	exact := map[string]func(d core.Device) []*core.Tensor{
+		"cumsum of i32 into i64": func(d core.Device) []*core.Tensor {
+			x := core.Call1("sub", nil, scale(positive(core.Shape{2, 70000}, 1, d), 1e4), scale(positive(core.Shape{2, 70000}, 2, d), 1e4))
+			return outputs("cumsum", core.Attrs{"axis": 1}, core.Call1("cast", core.Attrs{"dtype": "i32"}, x))
 		},
+		"cumsum of bools": func(d core.Device) []*core.Tensor {
+			return outputs("cumsum", core.Attrs{"axis": 0}, core.Call1("gt", nil, positive(core.Shape{70000, 2}, 1, d), positive(core.Shape{1}, 2, d)))
+		},
+	}
+	for name, f := range exact {
+		t.Run(name, func(t *testing.T) { pastLimit(t, f, 0, false) })
+	}
+	// A running sum that leaves the i32 the GPU holds i64 in fails there.
+	t.Run("cumsum past i32", func(t *testing.T) {
+		x := core.Call1("cast", core.Attrs{"dtype": "i32"}, scale(positive(core.Shape{70000}, 1, gpu), 1e5))
+		require.ErrorContains(t, core.Call1("cumsum", core.Attrs{"axis": 0}, x).Err(), "32-bit integers")
+	})
+	refusable := map[string]func(d core.Device) []*core.Tensor{
 		// Two walks over 40,000.
 		"cumprod's gradient": func(d core.Device) []*core.Tensor {
 			return withGrads(func(ts ...*core.Tensor) *core.Tensor {
