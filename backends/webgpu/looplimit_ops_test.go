@@ -79,7 +79,7 @@ func withGrads(f func(ts ...*core.Tensor) *core.Tensor, leaves ...*core.Tensor) 
 }
 
 func TestConvolutionsPastLoopLimit(t *testing.T) {
-	needGPU(t)
+	backend := needGPU(t)
 	cases := map[string]func(d core.Device) []*core.Tensor{
 		// A 1x1 weight gradient over a 260x260 image: 67,860 iterations.
 		"weight gradient over a large image": func(d core.Device) []*core.Tensor {
@@ -110,6 +110,17 @@ func TestConvolutionsPastLoopLimit(t *testing.T) {
 	for name, f := range cases {
 		t.Run(name, func(t *testing.T) { pastLimit(t, f, 1e-4, false) })
 	}
+	// A fused epilogue is applied once the parts are added.
+	t.Run("conv1d with a fused epilogue", func(t *testing.T) {
+		x, w, b, extra := positive(core.Shape{2, 1, 70000}, 1, core.CPU), positive(core.Shape{3, 1, 70000}, 2, core.CPU),
+			positive(core.Shape{3}, 3, core.CPU), positive(core.Shape{2, 3, 1}, 4, core.CPU)
+		leaf := func(i int) *core.FusedExpr { return &core.FusedExpr{Arg: i} }
+		e := &core.FusedExpr{Op: "relu", Args: []*core.FusedExpr{{Op: "sub", Args: []*core.FusedExpr{leaf(0), leaf(1)}}}}
+		got, err := backend.FuseEpilogue("conv1d", []*core.Tensor{x.To(gpu), w.To(gpu), b.To(gpu)}, nil, e, []*core.Tensor{extra.To(gpu)})
+		require.NoError(t, err)
+		want := core.Call1("relu", nil, core.Call1("sub", nil, core.Call1("conv1d", nil, x, w, b), extra))
+		closeTo(t, got.To(core.CPU), want, 1e-4)
+	})
 }
 
 func TestPoolingPastLoopLimit(t *testing.T) {

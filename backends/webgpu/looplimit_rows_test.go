@@ -131,7 +131,7 @@ func TestNormsPastLoopLimit(t *testing.T) {
 }
 
 func TestSparsePastLoopLimit(t *testing.T) {
-	needGPU(t)
+	backend := needGPU(t)
 	const n = 70000
 	// Segment 0 holds all but six rows, segment 2 the six; 1 and 3 are
 	// empty.
@@ -183,6 +183,14 @@ func TestSparsePastLoopLimit(t *testing.T) {
 	for name, f := range cases {
 		t.Run(name, func(t *testing.T) { pastLimit(t, f, 1e-4, false) })
 	}
+	t.Run("spmm with a fused epilogue", func(t *testing.T) {
+		p, i, v := csr(core.CPU)
+		dense, extra := positive(core.Shape{n, 8}, 3, core.CPU), positive(core.Shape{8}, 4, core.CPU)
+		e := &core.FusedExpr{Op: "mul", Args: []*core.FusedExpr{{Arg: 0}, {Arg: 1}}}
+		got, err := backend.FuseEpilogue("spmm", []*core.Tensor{p.To(gpu), i.To(gpu), v.To(gpu), dense.To(gpu)}, nil, e, []*core.Tensor{extra.To(gpu)})
+		require.NoError(t, err)
+		closeTo(t, got.To(core.CPU), core.Call1("mul", nil, core.Call1("spmm", nil, p, i, v, dense), extra), 1e-4)
+	})
 	// An entry's dot product walks the inner dim.
 	t.Run("sddmm", func(t *testing.T) {
 		pastLimit(t, func(d core.Device) []*core.Tensor {
