@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import webtensor as wt
+from conftest import webgpu_or_none
 from webtensor import nn
 from webtensor.nn import functional as F
 
@@ -17,7 +18,7 @@ os.environ.setdefault("NODEVICE_SELECT", "1")
 
 torch = pytest.importorskip("torch")
 GO_REF = Path(__file__).parent / "testdata" / "go_ref.safetensors"
-WEBGPU = next((d for d in wt.devices() if d.startswith("webgpu")), None)
+WEBGPU = webgpu_or_none()
 needs_webgpu = pytest.mark.skipif(
     WEBGPU is None, reason="no WebGPU adapter here (install a Vulkan driver, e.g. mesa-vulkan-drivers)"
 )

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import webtensor as wt
+from conftest import webgpu_or_none
 from webtensor import nn
 from webtensor.nn import functional as F
 
@@ -16,7 +17,7 @@ os.environ.setdefault("NODEVICE_SELECT", "1")
 
 torch = pytest.importorskip("torch")
 GO_REF = Path(__file__).parent / "testdata" / "go_ref.safetensors"
-WEBGPU = next((d for d in wt.devices() if d.startswith("webgpu")), None)
+WEBGPU = webgpu_or_none()
 
 X = np.array([0.5, -1, 2, 0, 1, 1, -0.5, 0.25, -2, 0.3, 0.7, 1.5], np.float32).reshape(3, 4)
 Y = np.array([2, 0, 1])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import webtensor as wt
+from conftest import webgpu_or_none
 
 os.environ.setdefault("NODEVICE_SELECT", "1")
 
@@ -31,7 +32,7 @@ def _run(workers, fn):
 
 _DEVICES = ["cpu"] + [
     pytest.param("webgpu", marks=pytest.mark.skipif(
-        not any(d.startswith("webgpu") for d in wt.devices()), reason="no WebGPU adapter here"))
+        webgpu_or_none() is None, reason="no WebGPU adapter here"))
 ]
 
 

@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 import webtensor as wt
+from conftest import webgpu_or_none
 
 os.environ.setdefault("NODEVICE_SELECT", "1")
 
 pytestmark = pytest.mark.skipif(
-    not any(d.startswith("webgpu") for d in wt.devices()),
+    webgpu_or_none() is None,
     reason="no WebGPU adapter here (install a Vulkan driver, e.g. mesa-vulkan-drivers)",
 )
 
