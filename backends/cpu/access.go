@@ -1,8 +1,6 @@
 package cpu
 
 import (
-	"runtime"
-	"sync"
 	"unsafe"
 
 	"github.com/webtensor/webtensor/core"
@@ -178,42 +176,3 @@ func f32s(t *core.Tensor) []float32 {
 
 // denseF32 reports whether t is a contiguous f32 tensor.
 func denseF32(t *core.Tensor) bool { return t.DType() == core.F32 && t.IsContiguous() }
-
-// parallelMin is the work (n*cost) below which parallelFor runs inline.
-const parallelMin = 1 << 15
-
-// parallelFor splits [0, n) into chunks over the cores when the work is
-// large enough to pay for goroutines; cost is the work per index.
-func parallelFor(n, cost int, fn func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers <= 1 || n*cost < parallelMin || n < 2 {
-		fn(0, n)
-		return
-	}
-	workers = min(workers, n)
-	chunk := (n + workers - 1) / workers
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var crashed any
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// A panic in a worker would kill the process; carry it back to
-			// the caller's goroutine, where core turns it into an error.
-			defer func() {
-				if r := recover(); r != nil {
-					mu.Lock()
-					crashed = r
-					mu.Unlock()
-				}
-			}()
-			fn(lo, hi)
-		}()
-	}
-	wg.Wait()
-	if crashed != nil {
-		panic(crashed)
-	}
-}

@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"runtime"
 	"sync"
 )
 
@@ -166,7 +165,7 @@ func gemmPanel(parallel, transA, store bool, m, nc, kc int, alpha float32, a []f
 	rowBlocks := (m + gemmMC - 1) / gemmMC
 	slivers := (nc + gemmNR - 1) / gemmNR
 	colChunks := 1
-	workers := runtime.GOMAXPROCS(0)
+	workers := NumThreads()
 	if parallel && rowBlocks < 2*workers {
 		colChunks = min(slivers, (2*workers+rowBlocks-1)/rowBlocks)
 	}

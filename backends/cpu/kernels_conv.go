@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"runtime"
 	"sync"
 
 	"github.com/webtensor/webtensor/core"
@@ -84,7 +83,7 @@ var (
 // the serial product when there are enough of them, else in order with the
 // parallel product, so one large image still uses every core.
 func (g gemms[T]) run(n, cost int, task func(lo, hi int, gemm gemmFunc[T])) {
-	if n >= runtime.GOMAXPROCS(0) {
+	if n >= NumThreads() {
 		parallelFor(n, cost, func(lo, hi int) { task(lo, hi, g.serial) })
 		return
 	}
@@ -205,7 +204,7 @@ func convImage[T convFloat](g *core.ConvGeom, grid, weight, bias, image []T, gem
 		}
 	}
 	inOrder := func(n, _ int, fn func(lo, hi int)) { fn(0, n) }
-	if s.units >= runtime.GOMAXPROCS(0) {
+	if s.units >= NumThreads() {
 		parallelFor(s.units, s.rows*s.gridC*s.gridSize, func(lo, hi int) {
 			cols := scratchAs[T](&s)
 			for u := lo; u < hi; u++ {
