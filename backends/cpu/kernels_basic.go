@@ -18,7 +18,9 @@ func init() {
 }
 
 // copyKernel writes input 0 into the (dense) output, converting dtype.
-// Integer-to-integer copies go through int64 so no precision is lost.
+// Contiguous casts between f32 and f16, bf16 or i32 run the vector
+// conversions (ew_convert.go); integer-to-integer copies go through int64
+// so no precision is lost, the rest through float64.
 func copyKernel(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
 	if in.DType() == out.DType() {
@@ -31,6 +33,9 @@ func copyKernel(k *core.KernelCall) error {
 		for i, p := range indexMap(in, in.Shape()) {
 			copy(dst[i*size:(i+1)*size], src[p*size:(p+1)*size])
 		}
+		return nil
+	}
+	if castFast(in, out) {
 		return nil
 	}
 	if !in.DType().IsFloat() && !out.DType().IsFloat() {

@@ -16,8 +16,8 @@ func init() {
 	register("floor_divide", rejectIntZeroDivisor(binaryKernel(binaryFns{f: floorDivF64, i: floorDivI64})))
 	register("remainder", rejectIntZeroDivisor(binaryKernel(binaryFns{f: remainderF64, i: remainderI64})))
 	register("pow", rejectZeroToNegativePower(binaryKernel(binaryFns{f: math.Pow, i: powI64})))
-	register("maximum", binaryKernel(binaryFns{f: maximumOf[float64], i: maximumOf[int64], f32: maximumOf[float32]}))
-	register("minimum", binaryKernel(binaryFns{f: minimumOf[float64], i: minimumOf[int64], f32: minimumOf[float32]}))
+	register("maximum", binaryKernel(binaryFns{vec: binMax, f: maximumOf[float64], i: maximumOf[int64]}))
+	register("minimum", binaryKernel(binaryFns{vec: binMin, f: minimumOf[float64], i: minimumOf[int64]}))
 	register("atan2", binaryKernel(binaryFns{f: math.Atan2,
 		f32: func(a, b float32) float32 { return float32(math.Atan2(float64(a), float64(b))) }}))
 	register("eq", ewCompareKernel(cmpEq, func(a, b float64) bool { return a == b }, func(a, b int64) bool { return a == b }))
@@ -169,9 +169,12 @@ func minimumOf[T extremumElem](a, b T) T {
 	return a
 }
 
-// ewCompareKernel compares promoted inputs: integers exactly in int64 (float64
-// would merge large i64 values), floats in float64.
-func ewCompareKernel(op cmpOp, f func(a, b float64) bool, i func(a, b int64) bool) core.Kernel {
+// ewCompareKernel compares promoted inputs: f32, f16 and bf16 in float32
+// (exact: every such value is a float32) and i32 and i64 in their own type,
+// into the bool output directly; other dtypes and layouts through the
+// general path, integers exactly in int64 (float64 would merge large i64
+// values), floats in float64.
+func ewCompareKernel(op ewCmp, f func(a, b float64) bool, i func(a, b int64) bool) core.Kernel {
 	general := binaryKernel(binaryFns{
 		f: func(a, b float64) float64 { return ewBool01(f(a, b)) },
 		i: func(a, b int64) int64 {
@@ -182,67 +185,12 @@ func ewCompareKernel(op cmpOp, f func(a, b float64) bool, i func(a, b int64) boo
 		},
 	})
 	return func(k *core.KernelCall) error {
-		if ewCompareF32(k, op) {
+		a, b, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
+		if compareFloat(op, a, b, out) || compareInt(op, a, b, out) {
 			return nil
 		}
 		return general(k)
 	}
-}
-
-// cmpOp names a comparison for the f32 fast path, whose loops are written
-// out per op: a call through a function value per element cost more than
-// the comparison.
-type cmpOp int
-
-const (
-	cmpEq cmpOp = iota
-	cmpNe
-	cmpLt
-	cmpLe
-	cmpGt
-	cmpGe
-)
-
-// ewCompareF32 compares dense f32 operands - each full-size or a scalar,
-// as in an activation's gradient mask gt(x, 0) - straight into the bool
-// output, without widening copies of both sides (float32 values are exact
-// in float64: the result is the general path's). It reports whether it
-// applied.
-func ewCompareF32(k *core.KernelCall, op cmpOp) bool {
-	a, b, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
-	n := out.Numel()
-	fullOrScalar := func(t *core.Tensor) bool { return denseF32(t) && (t.Numel() == n || t.Numel() == 1) }
-	if out.DType() != core.Bool || !out.IsContiguous() || n == 0 || !fullOrScalar(a) || !fullOrScalar(b) {
-		return false
-	}
-	av, bv, dst := f32s(a), f32s(b), ewBoolStorage(out)
-	am, bm := min(len(av)-1, 1), min(len(bv)-1, 1) // 0 for a scalar: index 0 always
-	// lt and le are gt and ge with the operands swapped, ne is eq negated.
-	if op == cmpLt || op == cmpLe {
-		av, bv, am, bm = bv, av, bm, am
-		op += cmpGt - cmpLt
-	}
-	var flip byte
-	if op == cmpNe {
-		op, flip = cmpEq, 1
-	}
-	parallelFor(n, 1, func(lo, hi int) {
-		switch op {
-		case cmpGt:
-			for i := lo; i < hi; i++ {
-				dst[i] = ewByte(av[i*am] > bv[i*bm])
-			}
-		case cmpGe:
-			for i := lo; i < hi; i++ {
-				dst[i] = ewByte(av[i*am] >= bv[i*bm])
-			}
-		default:
-			for i := lo; i < hi; i++ {
-				dst[i] = ewByte(av[i*am] == bv[i*bm]) ^ flip
-			}
-		}
-	})
-	return true
 }
 
 func ewByte(b bool) byte {
@@ -286,32 +234,16 @@ func ewLogicalKernel(fn func(a, b bool) bool) core.Kernel {
 	}
 }
 
-// ewWhereKernel selects elementwise. Dense f32 operands of the output's shape
-// with a dense condition are copied directly; otherwise values are read in
-// the output dtype's domain (int64 for integer and bool outputs, so no
-// integer loses precision).
+// ewWhereKernel selects elementwise. A dense bool condition with dense or
+// single-value operands of the output's dtype selects in place
+// (ew_int.go); otherwise values are read in the output dtype's domain
+// (int64 for integer and bool outputs, so no integer loses precision).
 func ewWhereKernel(k *core.KernelCall) error {
 	cond, a, b, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Outputs[0]
-	shape := out.Shape()
-	n := shape.Numel()
-	// Dense f32 operands, each either full-size or a scalar (the common
-	// where(mask, g, 0) of activation gradients), skip the general
-	// broadcast path.
-	fullOrScalar := func(t *core.Tensor) bool { return denseF32(t) && (t.Numel() == n || t.Numel() == 1) }
-	if out.DType() == core.F32 && fullOrScalar(a) && fullOrScalar(b) && cond.IsContiguous() && cond.Numel() == n {
-		c, av, bv, ov := ewBoolStorage(cond), f32s(a), f32s(b), f32s(out)
-		am, bm := min(len(av)-1, 1), min(len(bv)-1, 1) // 0 for a scalar: index 0 always
-		parallelFor(n, 1, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				// A bit mask rather than a branch: an activation's mask is a
-				// coin flip per element, which a branch mispredicts.
-				t := uint32(c[i])
-				m := -((t | -t) >> 31) // all ones when c[i] != 0
-				ov[i] = math.Float32frombits(math.Float32bits(av[i*am])&m | math.Float32bits(bv[i*bm])&^m)
-			}
-		})
+	if whereFast(cond, a, b, out) {
 		return nil
 	}
+	shape := out.Shape()
 	take := ewTruthAs(cond, shape)
 	if !out.DType().IsFloat() {
 		av, bv := readI64As(a, shape), readI64As(b, shape)

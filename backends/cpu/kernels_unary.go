@@ -8,49 +8,36 @@ import (
 
 // unaryFns are the scalar functions of one elementwise unary op. f is
 // required; i (exact integer math, for ops whose integer inputs give integer
-// outputs) and f32 (the float32 fast path) are optional, and f32Loop replaces
-// the per-element f32 call for ops so cheap that the call would dominate.
-// cost is the work per element relative to an add: it decides when splitting
-// over cores pays.
+// outputs) and f32 (the float32 path, also taken by f16 and bf16) are
+// optional, f32Loop replaces the per-element f32 call for ops so cheap that
+// the call would dominate, and vec names the op's vector kernel, which
+// replaces both where the CPU has it (ew_simd.go). cost is the work per
+// element relative to an add: it decides when splitting over cores pays.
 type unaryFns struct {
 	f       func(x float64) float64
 	i       func(x int64) int64
 	f32     func(x float32) float32
 	f32Loop func(dst, src []float32)
+	vec     ewUn
 	cost    int
 }
 
+// vectorised is fns with the vector kernel v.
+func vectorised(v ewUn, fns unaryFns) unaryFns {
+	fns.vec = v
+	return fns
+}
+
 // unaryKernel runs the functions build returns for the call's attributes and
-// output dtype. Dense f32 in and out takes the float32 path in parallel;
-// integer in and out uses int64 math; everything else reads float64 in
-// logical order, so every dtype and layout rounds once, on the final write.
+// output dtype. f32, f16 and bf16 in and out run in float32 (ew_plan.go),
+// through the vector kernel where there is one; integer in and out uses
+// int64 math; everything else reads float64 in logical order, so every
+// dtype and layout rounds once, on the final write.
 func unaryKernel(build func(a core.Attrs, out core.DType) unaryFns) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
 		fns := build(k.Attrs, out.DType())
-		n := out.Numel()
-		cost := max(fns.cost, 1)
-		if (fns.f32 != nil || fns.f32Loop != nil) && out.DType() == core.F32 && denseF32(in) {
-			src, dst := f32s(in), f32s(out)
-			if n*cost < parallelMin { // small: the loop itself, no closures to allocate
-				if fns.f32Loop != nil {
-					fns.f32Loop(dst, src)
-				} else {
-					for i, x := range src {
-						dst[i] = fns.f32(x)
-					}
-				}
-				return nil
-			}
-			loop := fns.f32Loop
-			if loop == nil {
-				loop = func(dst, src []float32) {
-					for i, x := range src {
-						dst[i] = fns.f32(x)
-					}
-				}
-			}
-			parallelFor(n, cost, func(lo, hi int) { loop(dst[lo:hi], src[lo:hi]) })
+		if unaryFloat(fns, in, out) {
 			return nil
 		}
 		if fns.i != nil && !in.DType().IsFloat() && !out.DType().IsFloat() {
@@ -62,7 +49,7 @@ func unaryKernel(build func(a core.Attrs, out core.DType) unaryFns) core.Kernel 
 			return nil
 		}
 		v := readF64(in)
-		parallelFor(n, cost, func(lo, hi int) {
+		parallelFor(out.Numel(), max(fns.cost, 1), func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				v[i] = fns.f(v[i])
 			}
@@ -244,9 +231,9 @@ func softplusFns(a core.Attrs, _ core.DType) unaryFns {
 }
 
 func init() {
-	register("neg", fixedUnary(unaryFns{f: func(x float64) float64 { return -x },
+	register("neg", fixedUnary(unaryFns{vec: unNeg, f: func(x float64) float64 { return -x },
 		i: func(x int64) int64 { return -x }, f32: func(x float32) float32 { return -x }}))
-	register("abs", fixedUnary(unaryFns{f: math.Abs,
+	register("abs", fixedUnary(unaryFns{vec: unAbs, f: math.Abs,
 		i: func(x int64) int64 {
 			if x < 0 {
 				return -x
@@ -255,22 +242,23 @@ func init() {
 		},
 		f32: func(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }}))
 	register("sign", fixedUnary(unaryFns{f: ewSignF64, i: ewSignI64, f32: ewThrough64(ewSignF64)}))
-	register("square", fixedUnary(unaryFns{f: func(x float64) float64 { return x * x },
+	register("square", fixedUnary(unaryFns{vec: unSquare, f: func(x float64) float64 { return x * x },
 		i: func(x int64) int64 { return x * x }, f32: func(x float32) float32 { return x * x }}))
-	register("exp", fixedUnary(ewTranscendental(math.Exp)))
+	register("exp", fixedUnary(vectorised(unExp, ewTranscendental(math.Exp))))
 	register("expm1", fixedUnary(ewTranscendental(math.Expm1)))
-	register("log", fixedUnary(ewTranscendental(math.Log)))
+	register("log", fixedUnary(vectorised(unLog, ewTranscendental(math.Log))))
 	register("log1p", fixedUnary(ewTranscendental(math.Log1p)))
-	register("sqrt", fixedUnary(ewTranscendental(math.Sqrt)))
+	register("sqrt", fixedUnary(vectorised(unSqrt, ewTranscendental(math.Sqrt))))
 	register("rsqrt", fixedUnary(ewTranscendental(func(x float64) float64 { return 1 / math.Sqrt(x) })))
 	register("reciprocal", fixedUnary(ewTranscendental(func(x float64) float64 { return 1 / x })))
-	register("sin", fixedUnary(ewTranscendental(math.Sin)))
-	register("cos", fixedUnary(ewTranscendental(math.Cos)))
+	register("sin", fixedUnary(vectorised(unSin, ewTranscendental(math.Sin))))
+	register("cos", fixedUnary(vectorised(unCos, ewTranscendental(math.Cos))))
 	register("tan", fixedUnary(ewTranscendental(math.Tan)))
-	register("tanh", fixedUnary(ewTranscendental(math.Tanh)))
-	register("erf", fixedUnary(ewTranscendental(math.Erf)))
-	register("sigmoid", fixedUnary(ewTranscendental(ewSigmoid)))
-	register("relu", fixedUnary(unaryFns{f: ewRelu, i: func(x int64) int64 { return max(x, 0) },
+	register("tanh", fixedUnary(vectorised(unTanh, ewTranscendental(math.Tanh))))
+	register("erf", fixedUnary(vectorised(unErf, ewTranscendental(math.Erf))))
+	register("sigmoid", fixedUnary(vectorised(unSigmoid, ewTranscendental(ewSigmoid))))
+	register("relu", fixedUnary(unaryFns{vec: unRelu, f: ewRelu, i: func(x int64) int64 { return max(x, 0) },
+		f32: ewThrough64(ewRelu),
 		f32Loop: func(dst, src []float32) {
 			// A mask instead of a branch (the compiler makes the select a
 			// conditional move): activations are negative about half the
@@ -307,9 +295,9 @@ func init() {
 	}))
 	register("gelu", unaryKernel(func(a core.Attrs, _ core.DType) unaryFns {
 		if a.String("approximate") == "tanh" {
-			return ewTranscendental(geluTanh)
+			return vectorised(unGeluTanh, ewTranscendental(geluTanh))
 		}
-		return ewTranscendental(geluExact)
+		return vectorised(unGelu, ewTranscendental(geluExact))
 	}))
 	register("_gelu_backward", func(k *core.KernelCall) error {
 		slope := geluExactGrad
@@ -321,7 +309,7 @@ func init() {
 			f32: func(g, x float32) float32 { return float32(float64(g) * slope(float64(x))) },
 		})(k)
 	})
-	register("silu", fixedUnary(ewTranscendental(func(x float64) float64 { return x / (1 + math.Exp(-x)) })))
+	register("silu", fixedUnary(vectorised(unSilu, ewTranscendental(func(x float64) float64 { return x / (1 + math.Exp(-x)) }))))
 	register("softplus", unaryKernel(softplusFns))
 	register("floor", fixedUnary(unaryFns{f: math.Floor, i: ewIdentityI64, f32: ewThrough64(math.Floor)}))
 	register("ceil", fixedUnary(unaryFns{f: math.Ceil, i: ewIdentityI64, f32: ewThrough64(math.Ceil)}))

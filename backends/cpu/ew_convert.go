@@ -1,0 +1,226 @@
+package cpu
+
+import (
+	"unsafe"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Conversions between float32 and the dtypes the elementwise kernels
+// compute through it: f16 and bf16 (every op on them runs in float32
+// blocks, as PyTorch's CPU kernels do, rounding once on the store: for +,
+// -, *, / and sqrt that is exactly the general path's float64 result
+// rounded, since float32 has more than twice their precision) and int32.
+// Each rounds exactly as core's scalar conversions, which the Go loops
+// call.
+
+// u16view, i32view and i64view reinterpret aligned storage bytes.
+func u16view(b []byte) []uint16 {
+	if len(b) < 2 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
+}
+
+func i32view(b []byte) []int32 {
+	if len(b) < 4 {
+		return nil
+	}
+	return unsafe.Slice((*int32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+func i64view(b []byte) []int64 {
+	if len(b) < 8 {
+		return nil
+	}
+	return unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), len(b)/8)
+}
+
+// narrowF32 converts src into 16-bit dst (bf16 or f16), with the vector
+// kernel or fn per element.
+func narrowF32(bf16 bool, fn func(float32) uint16, dst []uint16, src []float32) {
+	n := len(src)
+	if simdLevel == simdNone {
+		for i, x := range src {
+			dst[i] = fn(x)
+		}
+		return
+	}
+	body := n &^ (ewLanes - 1)
+	if body > 0 {
+		vecNarrow(wide(), bf16, &dst[0], &src[0], body)
+	}
+	if body < n {
+		var st [ewLanes]float32
+		var ot [ewLanes]uint16
+		copy(st[:], src[body:])
+		vecNarrow(wide(), bf16, &ot[0], &st[0], ewLanes)
+		copy(dst[body:n], ot[:])
+	}
+}
+
+// widenF32 converts 16-bit src (bf16 or f16) into dst, with the vector
+// kernel or fn per element.
+func widenF32(bf16 bool, fn func(uint16) float32, dst []float32, src []uint16) {
+	n := len(src)
+	if simdLevel == simdNone {
+		for i, x := range src {
+			dst[i] = fn(x)
+		}
+		return
+	}
+	body := n &^ (ewLanes - 1)
+	if body > 0 {
+		vecWiden(wide(), bf16, &dst[0], &src[0], body)
+	}
+	if body < n {
+		var st [ewLanes]uint16
+		var ot [ewLanes]float32
+		copy(st[:], src[body:])
+		vecWiden(wide(), bf16, &ot[0], &st[0], ewLanes)
+		copy(dst[body:n], ot[:])
+	}
+}
+
+func f32ToF16(dst []uint16, src []float32)  { narrowF32(false, core.F16Bits, dst, src) }
+func f32ToBF16(dst []uint16, src []float32) { narrowF32(true, core.BF16Bits, dst, src) }
+func f16ToF32(dst []float32, src []uint16)  { widenF32(false, core.F16Float, dst, src) }
+func bf16ToF32(dst []float32, src []uint16) { widenF32(true, core.BF16Float, dst, src) }
+
+// f32ToI32 is core.FloatToInt into int32: truncation, NaN to 0, saturation.
+func f32ToI32(dst []int32, src []float32) {
+	n := len(src)
+	if simdLevel == simdNone {
+		for i, x := range src {
+			dst[i] = int32(core.FloatToInt(core.I32, float64(x)))
+		}
+		return
+	}
+	body := n &^ (ewLanes - 1)
+	if body > 0 {
+		vecF32ToI32(wide(), &dst[0], &src[0], body)
+	}
+	if body < n {
+		var st [ewLanes]float32
+		var ot [ewLanes]int32
+		copy(st[:], src[body:])
+		vecF32ToI32(wide(), &ot[0], &st[0], ewLanes)
+		copy(dst[body:n], ot[:])
+	}
+}
+
+// i32ToF32 rounds each int32 to the nearest float32, ties to even.
+func i32ToF32(dst []float32, src []int32) {
+	n := len(src)
+	if simdLevel == simdNone {
+		for i, x := range src {
+			dst[i] = float32(x)
+		}
+		return
+	}
+	body := n &^ (ewLanes - 1)
+	if body > 0 {
+		vecI32ToF32(wide(), &dst[0], &src[0], body)
+	}
+	if body < n {
+		var st [ewLanes]int32
+		var ot [ewLanes]float32
+		copy(st[:], src[body:])
+		vecI32ToF32(wide(), &ot[0], &st[0], ewLanes)
+		copy(dst[body:n], ot[:])
+	}
+}
+
+// halfFloat reports whether d is computed through float32 blocks.
+func halfFloat(d core.DType) bool { return d == core.F16 || d == core.BF16 }
+
+// floatBlock is a dtype the block kernels read and write as float32.
+func floatBlock(d core.DType) bool { return d == core.F32 || halfFloat(d) }
+
+// loadF32 converts n elements of a float-block dtype, starting at element
+// pos of b and stepping by step (0: one value repeated, which it reads
+// once into dst[0] and reports by returning a one-element slice), into
+// dst. f32 data with step 1 is returned in place, without a copy.
+func loadF32(dst []float32, d core.DType, b []byte, pos, step, n int) []float32 {
+	if step == 0 {
+		n = 1
+	}
+	switch d {
+	case core.F32:
+		v := f32view(b)
+		if step <= 1 {
+			return v[pos : pos+n]
+		}
+		for k := range n {
+			dst[k] = v[pos+k*step]
+		}
+	case core.F16, core.BF16:
+		v := u16view(b)
+		bf16 := d == core.BF16
+		switch {
+		case step <= 1 && bf16:
+			bf16ToF32(dst[:n], v[pos:pos+n])
+		case step <= 1:
+			f16ToF32(dst[:n], v[pos:pos+n])
+		case bf16:
+			for k := range n {
+				dst[k] = core.BF16Float(v[pos+k*step])
+			}
+		default:
+			for k := range n {
+				dst[k] = core.F16Float(v[pos+k*step])
+			}
+		}
+	}
+	return dst[:n]
+}
+
+// storeF32 writes float32 values into a contiguous float-block output
+// from element pos on (f32 outputs are written in place by the kernels
+// and need no store).
+func storeF32(d core.DType, b []byte, pos int, src []float32) {
+	switch d {
+	case core.F32:
+		copy(f32view(b)[pos:], src)
+	case core.F16:
+		f32ToF16(u16view(b)[pos:pos+len(src)], src)
+	case core.BF16:
+		f32ToBF16(u16view(b)[pos:pos+len(src)], src)
+	}
+}
+
+// castFast converts a contiguous input between f32 and f16, bf16 or i32
+// (either way) with the vector kernels, in parallel, and reports whether
+// it applied.
+func castFast(in, out *core.Tensor) bool {
+	from, to := in.DType(), out.DType()
+	if !in.IsContiguous() || in.Numel() == 0 || (from != core.F32 && to != core.F32) {
+		return false
+	}
+	other := from
+	if from == core.F32 {
+		other = to
+	}
+	if other != core.F16 && other != core.BF16 && other != core.I32 {
+		return false
+	}
+	n := in.Numel()
+	src, dst := host(in)[in.Offset()*from.Size():], host(out)[out.Offset()*to.Size():]
+	parallelFor(n, 2, func(lo, hi int) {
+		switch {
+		case from == core.F32 && to == core.F16:
+			f32ToF16(u16view(dst)[lo:hi], f32view(src)[lo:hi])
+		case from == core.F32 && to == core.BF16:
+			f32ToBF16(u16view(dst)[lo:hi], f32view(src)[lo:hi])
+		case from == core.F32 && to == core.I32:
+			f32ToI32(i32view(dst)[lo:hi], f32view(src)[lo:hi])
+		case from == core.F16:
+			f16ToF32(f32view(dst)[lo:hi], u16view(src)[lo:hi])
+		case from == core.BF16:
+			bf16ToF32(f32view(dst)[lo:hi], u16view(src)[lo:hi])
+		default:
+			i32ToF32(f32view(dst)[lo:hi], i32view(src)[lo:hi])
+		}
+	})
+	return true
+}
