@@ -18,6 +18,39 @@ const (
 	DetailOpenFailed  = "open failed: "
 )
 
+// RunColumn is the Go SDK's column for dev: every op's cases, the random
+// streams and, when checkpoint is not "", the training check saving its
+// weights there, with the fallbacks counted from a reset before it. A
+// device that does not open gives a column saying why (OpenDetail).
+func RunColumn(dev core.Device, checkpoint string) Result {
+	res := Result{SDK: "go", Backend: dev.Kind, Ops: map[string]OpResult{}}
+	b, err := core.BackendFor(dev)
+	if err != nil {
+		res.Detail = OpenDetail(err)
+		return res
+	}
+	core.ResetFallbacks()
+	res.Detail = b.Capabilities().Description
+	dir := VectorsDir()
+	for _, def := range OpsWithSamples() {
+		v, err := LoadVectors(dir, def.Name)
+		if err != nil {
+			res.Ops[def.Name] = OpResult{Status: "fail", Detail: err.Error()}
+			continue
+		}
+		res.Ops[def.Name] = RunOp(def, v, dev)
+	}
+	res.Identity = RunIdentity(dev)
+	if checkpoint != "" {
+		res.Checkpoint = checkpoint
+		if res.Training, err = TrainMLP(dev, checkpoint); err != nil {
+			res.Training, res.Checkpoint = nil, "error: "+err.Error()
+		}
+	}
+	res.Fallbacks = append([]core.Fallback{}, core.Fallbacks()...)
+	return res
+}
+
 // OpenDetail is the Detail of a column whose backend did not open with err.
 func OpenDetail(err error) string {
 	if errors.Is(err, core.ErrNoDevice) {
