@@ -133,6 +133,11 @@ generate-check: ## fail when generated code or docs are stale
 	$(GO) run ./conformance/cmd/index -check
 	@$(GO) run ./cmd/webtensor ops --markdown | diff -q - docs/ops.md >/dev/null || { echo "docs/ops.md is stale: run make generate"; exit 1; }
 	@$(GO) run ./cmd/webtensor config --markdown | diff -q - docs/config.md >/dev/null || { echo "docs/config.md is stale: run make generate"; exit 1; }
+	@d=$$(mktemp -d) && (cd backends/cpu/_asm && $(GO) run . -out $$d/ew_amd64.s -stubs $$d/ew_stubs_amd64.go -pkg cpu -dispatch $$d/ew_dispatch_amd64.go) && \
+		for f in ew_amd64.s ew_stubs_amd64.go ew_dispatch_amd64.go; do \
+			tail -n +2 $$d/$$f > $$d/new; tail -n +2 backends/cpu/$$f > $$d/old; \
+			cmp -s $$d/new $$d/old || { echo "backends/cpu/$$f is stale: run make generate"; rm -rf $$d; exit 1; }; \
+		done; rm -rf $$d
 
 geom-bench: $(VENV)/.ref-deps ## GCN and GraphSAGE on a 1M-edge graph, and neighbour sampling, against PyTorch Geometric in one run; updates docs/perf.md
 	$(PY) scripts/bench_geom.py

@@ -4,15 +4,25 @@
 // Most kernels read their inputs into float64 (or int64 for integer math) in
 // logical order, compute, and write the output dtype, so every dtype and every
 // strided layout shares one code path and rounds once. The ops that dominate
-// training time (matmul, convolution, softmax, normalisation, elementwise f32)
-// have float32 fast paths and run in parallel over the cores.
+// training time have their own paths: matmul, convolution, softmax and
+// normalisation in float32, and the elementwise ops (arithmetic,
+// comparisons, where, casts, activations, transcendentals) in float32 for
+// f32, f16 and bf16 and in their own type for i32 and i64, reading every
+// layout in place (ew_plan.go).
 //
-// One kernel is assembly: the float32 GEMM's micro-kernel on amd64 with
-// AVX2 and FMA (gemm_amd64.s), four times the Go kernel's speed, since Go
-// has no vector intrinsics. It is still no cgo, the Go kernel remains the
-// fallback everywhere else, and both are tested against a float64
-// reference. Fused multiply-adds round once per step, so float32 products
-// may differ in the last bits between machines with and without it.
+// The hot loops are assembly on amd64, since Go has no vector intrinsics:
+// the float32 GEMM's micro-kernel (gemm_amd64.s, AVX2 and FMA) and the
+// elementwise kernels (ew_amd64.s, AVX2 or AVX-512, generated from one
+// source by _asm with avo), picked at start by CPU features. It is still no
+// cgo; Go loops remain the fallback everywhere else (js/wasm, arm64) and
+// the reference the kernels are tested against. Fused multiply-adds round
+// once per step, so float32 products may differ in the last bits between
+// machines with and without them, and the vector exp, log, tanh, erf, sin,
+// ... are polynomials a few ulps from the float64 results the Go loops
+// round, far inside the registry's tolerances.
+//
+// Kernels run in parallel on one worker pool (pool.go), NumThreads wide:
+// GOMAXPROCS unless SetNumThreads or WEBTENSOR_NUM_THREADS says otherwise.
 //
 // Importing the package registers the "cpu" backend with core.
 package cpu
