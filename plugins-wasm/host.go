@@ -16,7 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"github.com/webtensor/webtensor/backends/cpu"
+	_ "github.com/webtensor/webtensor/backends/cpu" // a plugin's kernels run on the CPU device
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -452,7 +452,7 @@ func bindPlugin(p *Plugin) error {
 		if _, taken := core.LookupOp(op.name); taken {
 			return fmt.Errorf("op %s is already registered", op.name)
 		}
-		if cpu.HasKernel(op.name) {
+		if core.LookupKernel("cpu", op.name) != nil {
 			return fmt.Errorf("op %s already has a CPU kernel", op.name)
 		}
 	}
@@ -480,7 +480,7 @@ func bindPlugin(p *Plugin) error {
 			return err
 		}
 		bindings[op.name] = b // registered: from now on only rebinding is possible
-		if err := cpu.RegisterKernel(op.name, cpuKernel(op.name, b)); err != nil {
+		if err := core.RegisterKernel("cpu", op.name, cpuKernel(op.name, b)); err != nil {
 			return err
 		}
 	}

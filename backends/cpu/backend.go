@@ -169,41 +169,13 @@ func (*Backend) Download(s core.Storage, off int, dst []byte) error {
 	return nil
 }
 
-var kernels = map[string]core.Kernel{}
-
-// register installs a CPU kernel; called from init functions.
+// register installs a built-in CPU kernel in core's registry; called from
+// init functions. Built-ins are wrapped to turn a refused temporary into
+// the kernel's error (guardTemps); a plugin's kernels, registered through
+// core.RegisterKernel, manage no temporaries of ours.
 func register(name string, k core.Kernel) {
-	if _, dup := kernels[name]; dup {
-		panic("cpu: kernel registered twice: " + name)
-	}
-	kernels[name] = guardTemps(k)
-}
-
-var kernelsMu sync.RWMutex
-
-// RegisterKernel installs the CPU kernel of an op registered at run time (a
-// WebAssembly plugin's op). Built-in kernels register at init.
-func RegisterKernel(name string, k core.Kernel) error {
-	kernelsMu.Lock()
-	defer kernelsMu.Unlock()
-	if _, dup := kernels[name]; dup {
-		return fmt.Errorf("cpu: a kernel for %q is already registered", name)
-	}
-	kernels[name] = k
-	return nil
+	core.MustRegisterKernel("cpu", name, guardTemps(k))
 }
 
 // Kernel returns the CPU kernel of op, or nil.
-func (*Backend) Kernel(op string) core.Kernel {
-	kernelsMu.RLock()
-	defer kernelsMu.RUnlock()
-	return kernels[op]
-}
-
-// HasKernel reports whether the CPU backend implements op (for the manifest).
-func HasKernel(op string) bool {
-	kernelsMu.RLock()
-	defer kernelsMu.RUnlock()
-	_, ok := kernels[op]
-	return ok
-}
+func (*Backend) Kernel(op string) core.Kernel { return core.LookupKernel("cpu", op) }

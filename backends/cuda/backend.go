@@ -265,28 +265,11 @@ func (b *Backend) Sync() error {
 
 // Kernel returns the backend's kernel for op, or nil for core's CPU
 // fallback.
-func (b *Backend) Kernel(op string) core.Kernel { return kernels[op] }
+func (b *Backend) Kernel(op string) core.Kernel { return core.LookupKernel("cuda", op) }
 
-// kernels maps op names to their CUDA kernels; the kernels_*.go files fill
-// it in init.
-var kernels = map[string]core.Kernel{}
-
-func register(op string, k core.Kernel) {
-	if _, dup := kernels[op]; dup {
-		panic("cuda: two kernels for " + op)
-	}
-	kernels[op] = k
-}
-
-// Ops lists the ops with a CUDA kernel.
-func Ops() []string {
-	out := make([]string, 0, len(kernels))
-	for k := range kernels {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+// register installs a built-in CUDA kernel in core's registry; the
+// kernels_*.go files call it from init.
+func register(op string, k core.Kernel) { core.MustRegisterKernel("cuda", op, k) }
 
 // MemoryStats reports the allocator's counters.
 func (b *Backend) MemoryStats() MemoryStats { return b.alloc.snapshot() }

@@ -25,9 +25,6 @@ type Backend struct{ core.Backend }
 // Probe says why there is no CUDA device.
 func Probe() (devices int, driverVersion int, err error) { return 0, 0, errUnsupported }
 
-// Ops lists no ops: this build has no kernels.
-func Ops() []string { return nil }
-
 // Info is empty.
 func (b *Backend) Info() Info { return Info{} }
 

@@ -57,7 +57,7 @@ func TestCUDAConcurrentAutograd(t *testing.T) {
 // run on the CPU behind the GPU, counted as fallbacks).
 func TestCUDAKernelCoverage(t *testing.T) {
 	have := map[string]bool{}
-	for _, op := range cuda.Ops() {
+	for _, op := range core.KernelOps("cuda") {
 		have[op] = true
 	}
 	var missing []string

@@ -249,7 +249,7 @@ func checkDType(d core.DType) error {
 // Kernel returns the WGSL kernel for op: a built-in one, else the WGSL an
 // op definition carries (plugin ops), else nil for core's CPU fallback.
 func (b *Backend) Kernel(op string) core.Kernel {
-	if k := kernels[op]; k != nil {
+	if k := core.LookupKernel("webgpu", op); k != nil {
 		if b.profiling() {
 			return b.profiled(op, k)
 		}
@@ -261,25 +261,9 @@ func (b *Backend) Kernel(op string) core.Kernel {
 	return nil
 }
 
-// kernels maps op names to their WebGPU kernels; the kernels_*.go files
-// fill it in init.
-var kernels = map[string]core.Kernel{}
-
-func register(op string, k core.Kernel) {
-	if _, dup := kernels[op]; dup {
-		panic("webgpu: two kernels for " + op)
-	}
-	kernels[op] = k
-}
-
-// Ops lists the ops with a WebGPU kernel.
-func Ops() []string {
-	out := make([]string, 0, len(kernels))
-	for k := range kernels {
-		out = append(out, k)
-	}
-	return out
-}
+// register installs a built-in WebGPU kernel in core's registry; the
+// kernels_*.go files call it from init.
+func register(op string, k core.Kernel) { core.MustRegisterKernel("webgpu", op, k) }
 
 // Limits are the device limits the backend asked for and got.
 func (b *Backend) Limits() wgpu.Limits { return b.limits }

@@ -60,7 +60,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 func TestKernelCoverage(t *testing.T) {
 	needGPU(t)
 	have := map[string]bool{}
-	for _, op := range webgpu.Ops() {
+	for _, op := range core.KernelOps("webgpu") {
 		have[op] = true
 	}
 	var missing []string
