@@ -22,14 +22,15 @@ type ewPlan struct {
 
 // newEwPlan plans the walk of out over ins (at most three inputs).
 func newEwPlan(out *core.Tensor, ins ...*core.Tensor) *ewPlan {
-	shape := out.Shape()
-	p := &ewPlan{n: shape.Numel(), flat: true}
+	p := &ewPlan{n: out.Numel(), flat: true}
 	for s, t := range ins {
 		p.base[s] = t.Offset()
 		switch {
 		case t.Numel() == 1:
 			p.steps[s] = 0
-		case isDense(t, shape):
+		case t.IsContiguous() && t.Numel() == p.n:
+			// Broadcasting that keeps the element count repeats nothing:
+			// the operand is in the output's order.
 			p.steps[s] = 1
 		default:
 			p.flat = false
@@ -39,6 +40,7 @@ func newEwPlan(out *core.Tensor, ins ...*core.Tensor) *ewPlan {
 	if p.flat {
 		return p
 	}
+	shape := out.Shape()
 	strides := make([][]int, len(ins)+1)
 	base := make([]int, len(ins)+1)
 	for s, t := range ins {
