@@ -112,6 +112,14 @@ type Capabilities struct {
 	// NarrowI64 says i64 is held as i32: values outside the i32 range are
 	// refused with an error rather than stored.
 	NarrowI64 bool
+	// MaxKernelBuffers is how many tensors one kernel can bind, inputs and
+	// outputs together (WebGPU's storage buffers per shader stage, CUDA's
+	// operand slots); 0 means no limit. Graph compilers (core/ir) size
+	// fused kernels by it instead of assuming one device's number.
+	MaxKernelBuffers int
+	// MaxKernelRank is the most dims a kernel's shape descriptors hold;
+	// 0 means no limit.
+	MaxKernelRank int
 }
 
 // Backend is one device's memory and kernels. It is small on purpose: the

@@ -10,6 +10,7 @@ import (
 	"github.com/cogentcore/webgpu/wgpu"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/config"
+	"github.com/webtensor/webtensor/wgsl"
 )
 
 // Backend is one WebGPU device. All of its state is guarded by mu: kernels
@@ -164,7 +165,8 @@ func (b *Backend) Capabilities() core.Capabilities {
 		}
 	}
 	desc := fmt.Sprintf("%s (%s, %s)", strings.TrimSpace(b.info.DriverDescription), b.info.BackendType, b.info.AdapterType)
-	return core.Capabilities{DTypes: dts, Description: desc, Software: b.software, NarrowI64: true}
+	return core.Capabilities{DTypes: dts, Description: desc, Software: b.software, NarrowI64: true,
+		MaxKernelBuffers: b.maxBuffers(), MaxKernelRank: wgsl.MaxRank}
 }
 
 // Info describes the adapter, for tests and doctor.
@@ -264,6 +266,14 @@ func (b *Backend) Kernel(op string) core.Kernel {
 // register installs a built-in WebGPU kernel in core's registry; the
 // kernels_*.go files call it from init.
 func register(op string, k core.Kernel) { core.MustRegisterKernel("webgpu", op, k) }
+
+// maxBuffers is how many storage buffers one kernel may bind: 8 by
+// WebGPU's default, up to 10 where the adapter offers them (open).
+func (b *Backend) maxBuffers() int { return int(b.limits.MaxStorageBuffersPerShaderStage) }
+
+// epilogueRoom is how many extra operands an epilogue may read in a kernel
+// that binds bound buffers already (its producer's operands and outputs).
+func (b *Backend) epilogueRoom(bound int) int { return b.maxBuffers() - bound }
 
 // Limits are the device limits the backend asked for and got.
 func (b *Backend) Limits() wgpu.Limits { return b.limits }

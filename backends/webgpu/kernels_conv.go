@@ -51,9 +51,9 @@ func (gb *Backend) conv(g *core.ConvGeom, mode string, a, b, bias, out *core.Ten
 			return err
 		}
 	}
-	if ep != nil && (out.Rank() > wgsl.MaxRank || len(ep.extras) > maxEpilogueExtras-1) {
+	if room := gb.epilogueRoom(epilogueBound("conv2d")); ep != nil && (out.Rank() > wgsl.MaxRank || len(ep.extras) > room) {
 		return fmt.Errorf("webgpu: conv epilogue with %d extras over %d dims; at most %d and %d",
-			len(ep.extras), out.Rank(), maxEpilogueExtras-1, wgsl.MaxRank)
+			len(ep.extras), out.Rank(), room, wgsl.MaxRank)
 	}
 	terms, trips := convTerms(g, mode)
 	if !gb.loopsFit(trips) {

@@ -64,8 +64,8 @@ func (b *Backend) TakesEpilogue(op string) bool {
 // 1..) in op's store: one pass over memory instead of one per op.
 func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, attrs core.Attrs, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
 	b.profileOp("fused_" + op)
-	if len(extras) > maxEpilogueExtras {
-		return nil, fmt.Errorf("webgpu: %s epilogue with %d extra inputs; at most %d", op, len(extras), maxEpilogueExtras)
+	if room := b.epilogueRoom(epilogueBound(op)); len(extras) > room {
+		return nil, fmt.Errorf("webgpu: %s epilogue with %d extra inputs; at most %d", op, len(extras), room)
 	}
 	if err := f32OnGPU(op+" epilogue input", extras); err != nil {
 		return nil, err
@@ -81,6 +81,19 @@ func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, attrs core.Attr
 	return nil, fmt.Errorf("webgpu: %s with %d inputs takes no epilogue", op, len(inputs))
 }
 
+// epilogueBound is how many buffers op's kernel binds besides an
+// epilogue's extras: its operands and its output. A convolution binds a
+// third operand with or without a bias.
+func epilogueBound(op string) int {
+	switch op {
+	case "spmm":
+		return 5 // indptr, indices, values, dense, out
+	case "conv2d", "conv1d":
+		return 4 // x, weight, bias (or a stand-in), out
+	}
+	return 3 // a matmul's a, b and out
+}
+
 // TakesEpiloguePair names the producers that can store two trees: matmul.
 func (b *Backend) TakesEpiloguePair(op string) bool { return op == "matmul" }
 
@@ -91,8 +104,8 @@ func (b *Backend) FuseEpiloguePair(op string, inputs []*core.Tensor, attrs core.
 	if op != "matmul" || len(inputs) != 2 || also == nil {
 		return nil, nil, fmt.Errorf("webgpu: %s with %d inputs stores no second tree", op, len(inputs))
 	}
-	if len(extras) > maxEpilogueExtras-1 {
-		return nil, nil, fmt.Errorf("webgpu: matmul with two epilogues and %d extra inputs; at most %d", len(extras), maxEpilogueExtras-1)
+	if room := b.epilogueRoom(epilogueBound(op) + 1); len(extras) > room {
+		return nil, nil, fmt.Errorf("webgpu: matmul with two epilogues and %d extra inputs; at most %d", len(extras), room)
 	}
 	if err := f32OnGPU("matmul epilogue input", extras); err != nil {
 		return nil, nil, err

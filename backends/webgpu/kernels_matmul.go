@@ -174,10 +174,6 @@ type epilogue struct {
 	colsum *core.Tensor
 }
 
-// maxEpilogueExtras keeps a fused matmul within the 8 storage buffers a
-// WebGPU stage may bind by default (a, b and c take three).
-const maxEpilogueExtras = 5
-
 // matmulEpilogue is matmul with an optional epilogue (nil: plain store).
 func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk, n int, variant string, ep *epilogue) error {
 	if out.Numel() == 0 {
@@ -186,9 +182,18 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 	if kk == 0 && ep == nil {
 		return g.fill(out, 0)
 	}
-	if ep != nil && (len(ep.extras) > maxEpilogueExtras || len(batch) > wgsl.MaxRank-2) {
-		return fmt.Errorf("webgpu: matmul epilogue with %d extras over %d batch dims; at most %d and %d",
-			len(ep.extras), len(batch), maxEpilogueExtras, wgsl.MaxRank-2)
+	if ep != nil {
+		bound := epilogueBound("matmul") // a, b, out; a second output or the column sums bind one more each
+		if ep.also != "" {
+			bound++
+		}
+		if ep.colsum != nil {
+			bound++
+		}
+		if room := g.epilogueRoom(bound); len(ep.extras) > room || len(batch) > wgsl.MaxRank-2 {
+			return fmt.Errorf("webgpu: matmul epilogue with %d extras over %d batch dims; at most %d and %d",
+				len(ep.extras), len(batch), room, wgsl.MaxRank-2)
+		}
 	}
 	colsum := ep != nil && ep.colsum != nil
 	if fa, fo, fep, ok := foldBatchIntoRows(a, b, out, batch, m, ep); ok && !colsum {

@@ -45,7 +45,7 @@
 // bodies are fused like the graph around them. Constant folding stores a
 // folded view dense (a transposed weight), which the vec4 matmul needs. Each fold is checked legal first (the folded
 // value has no other use, shapes broadcast into the producer's output,
-// binding limits) and the differential tests compare fused and unfused
+// the device's binding and rank limits from its core.Capabilities) and the differential tests compare fused and unfused
 // graphs on random programs. With autograd recording, a fused tree still
 // runs as one kernel and records one node whose backward is generated too:
 // each input's gradient is itself an elementwise tree (fuse_grad.go), run as

@@ -2,19 +2,52 @@ package ir
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 
 	"github.com/webtensor/webtensor/core"
 )
 
-// Fusion limits: leaves are storage bindings (the device allows 10 with the
-// output), and a tree is one WGSL expression (a value used twice inside it
-// is computed twice, so trees stay small).
-const (
-	maxFusedLeaves = 8
-	maxFusedOps    = 24
-)
+// maxFusedOps bounds a tree's ops: a tree is one expression in the
+// generated kernel, and a value used twice inside it is computed twice, so
+// trees stay small. How many leaves a tree may read is the device's
+// (kernelLimits).
+const maxFusedOps = 24
+
+// kernelLimits are what one kernel of a device can bind and index
+// (core.Capabilities; 0: no limit). The passes size fused nodes by them:
+// a node the backend cannot bind would be refused at run time and run its
+// original ops, unfused.
+type kernelLimits struct{ buffers, rank int }
+
+func limitsOf(b core.Backend) kernelLimits {
+	c := b.Capabilities()
+	return kernelLimits{buffers: c.MaxKernelBuffers, rank: c.MaxKernelRank}
+}
+
+// room is how many more tensors fit in a kernel that binds bound others.
+func (l kernelLimits) room(bound int) int {
+	if l.buffers <= 0 {
+		return math.MaxInt
+	}
+	return l.buffers - bound
+}
+
+// rankFits says whether a kernel can index a result of rank dims.
+func (l kernelLimits) rankFits(rank int) bool { return l.rank <= 0 || rank <= l.rank }
+
+// operandSlots is how many operands n's op binds: every input its op
+// declares, an absent optional one included, since kernels commonly bind a
+// stand-in for it (WebGPU's convolution binds a third operand either way);
+// reserving the slot never makes a node the device cannot bind.
+func operandSlots(n *Node) int {
+	k := len(n.Inputs)
+	if def, ok := core.LookupOp(n.Op); ok {
+		k = max(k, len(def.Inputs))
+	}
+	return k
+}
 
 // FuseElementwise replaces trees of elementwise ops - each intermediate
 // used only by the next op of the tree - with fused nodes that dev's backend
@@ -29,6 +62,10 @@ func (g *Graph) FuseElementwise(dev core.Device) (int, error) {
 	if !ok {
 		return 0, nil
 	}
+	// A tree's leaves share its kernel with the output and, in the
+	// backward kernels of a run that records autograd, with the upstream
+	// gradient (fuseWithGrad).
+	maxLeaves := limitsOf(b).room(2)
 	uses := g.useCounts()
 	fusable := func(n *Node) bool {
 		if n.Fused != nil || len(n.Outputs) != 1 || !fuser.Fusable(n.Op, n.Attrs, n.Outputs[0].DType) {
@@ -53,7 +90,7 @@ func (g *Graph) FuseElementwise(dev core.Device) (int, error) {
 		}
 		t := &treeBuilder{leafOf: map[*Value]int{}, fusable: fusable, uses: uses, absorbed: absorbed}
 		expr := t.build(root)
-		if t.ops < 2 || len(t.leaves) > maxFusedLeaves || !allF32(t.leaves) {
+		if t.ops < 2 || len(t.leaves) > maxLeaves || !allF32(t.leaves) {
 			for _, n := range t.sub {
 				delete(absorbed, n)
 			}

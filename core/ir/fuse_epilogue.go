@@ -4,11 +4,6 @@ import (
 	"github.com/webtensor/webtensor/core"
 )
 
-// maxEpilogueExtras bounds the tensors an epilogue reads besides the
-// product: with a, b and the output they fill the 8 storage buffers a
-// WebGPU stage may bind by default.
-const maxEpilogueExtras = 5
-
 // FuseEpilogues folds the elementwise work that consumes a matmul, a
 // sparse product (spmm) or a convolution - a fused tree from FuseElementwise or a single
 // elementwise op, such as relu(x @ w + b), x @ w + b + residual or
@@ -19,7 +14,8 @@ const maxEpilogueExtras = 5
 // has the product's shape (every extra operand broadcasts into it, so each
 // output element is computed from its own product element: no read-write
 // hazard), the operands are f32 (matrices, or batches of them, for matmul)
-// and the extras fit the binding limit. It returns how many producers took
+// and the extras fit the device's binding limit beside the producer's
+// operands and output (core.Capabilities). It returns how many producers took
 // an epilogue; a backend that cannot fuse leaves the graph as it is.
 func (g *Graph) FuseEpilogues(dev core.Device) (int, error) {
 	b, err := core.BackendFor(dev)
@@ -30,6 +26,7 @@ func (g *Graph) FuseEpilogues(dev core.Device) (int, error) {
 	if !ok {
 		return 0, nil
 	}
+	lim := limitsOf(b)
 	uses := g.useCounts()
 	consumer := map[*Value]*Node{}
 	for _, n := range g.Nodes {
@@ -67,7 +64,7 @@ func (g *Graph) FuseEpilogues(dev core.Device) (int, error) {
 			remap[i] = len(extras) + 1
 			extras = append(extras, v)
 		}
-		if !ok || len(extras) > maxEpilogueExtras || len(prod.Shape) > 8 {
+		if !ok || len(extras) > lim.room(operandSlots(m)+1) || !lim.rankFits(len(prod.Shape)) {
 			continue
 		}
 		inputs := append(append([]*Value{}, m.Inputs...), extras...)

@@ -21,6 +21,7 @@ func (g *Graph) FusePairs(dev core.Device) (int, error) {
 	if !ok {
 		return 0, nil
 	}
+	lim := limitsOf(b)
 	pos := map[*Node]int{}
 	for i, n := range g.Nodes {
 		pos[n] = i
@@ -35,7 +36,7 @@ func (g *Graph) FusePairs(dev core.Device) (int, error) {
 		}
 		x := f.Outputs[0]
 		for _, c := range readers[x] {
-			also, extras, ok := pairTree(f, c, x, i, pos, fuser)
+			also, extras, ok := pairTree(f, c, x, i, pos, fuser, lim)
 			if !ok || removed[c] {
 				continue
 			}
@@ -57,8 +58,9 @@ func (g *Graph) FusePairs(dev core.Device) (int, error) {
 // pairTree reads c, a reader of f's output x, as a tree over f's inputs:
 // x is f's own tree, c's other operands become extras after f's. It
 // refuses c unless it is one fusable f32 op of x's shape whose other
-// operands are computed before f (at index at) and fit the binding limit.
-func pairTree(f, c *Node, x *Value, at int, pos map[*Node]int, fuser core.EpiloguePairFuser) (*core.FusedExpr, []*Value, bool) {
+// operands are computed before f (at index at) and fit the binding limit
+// beside the producer's operands and its two outputs.
+func pairTree(f, c *Node, x *Value, at int, pos map[*Node]int, fuser core.EpiloguePairFuser, lim kernelLimits) (*core.FusedExpr, []*Value, bool) {
 	if c.Fused != nil || c.Body != nil || len(c.Outputs) != 1 || c.Outputs[0].DType != core.F32 ||
 		!sameShape(c.Outputs[0].Shape, x.Shape) || !fuser.Fusable(c.Op, c.Attrs, core.F32) {
 		return nil, nil, false
@@ -81,7 +83,7 @@ func pairTree(f, c *Node, x *Value, at int, pos map[*Node]int, fuser core.Epilog
 		extras = append(extras, v)
 		e.Args = append(e.Args, &core.FusedExpr{Arg: nf + len(extras)})
 	}
-	if nf+len(extras) > maxEpilogueExtras-1 {
+	if nf+len(extras) > lim.room(operandSlots(f.Sub[0])+2) {
 		return nil, nil, false
 	}
 	return e, extras, true

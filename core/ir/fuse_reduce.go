@@ -26,6 +26,10 @@ func (g *Graph) FuseReductions(dev core.Device) (int, error) {
 	if !ok {
 		return 0, nil
 	}
+	// A reduction kernel may bind a flag or partial sums beside its output
+	// (split and checked reductions): its prologue gets one leaf less than
+	// an elementwise tree.
+	maxLeaves := limitsOf(b).room(3)
 	uses := g.useCounts()
 	producer := map[*Value]*Node{} // Value.Producer is the captured node, not a fused one that replaced it
 	for _, n := range g.Nodes {
@@ -47,7 +51,7 @@ func (g *Graph) FuseReductions(dev core.Device) (int, error) {
 			continue
 		}
 		expr, leaves, sub, ok := epilogueOf(p, fuser)
-		if !ok || len(leaves) >= maxFusedLeaves {
+		if !ok || len(leaves) > maxLeaves {
 			continue
 		}
 		for _, l := range leaves {
