@@ -33,7 +33,7 @@ generators read.`,
 				return enc.Encode(m)
 			}
 			if markdown {
-				writeOpsMarkdown(cmd.OutOrStdout(), m)
+				fmt.Fprint(cmd.OutOrStdout(), m.Markdown())
 				return nil
 			}
 			if len(args) > 0 {

@@ -1,19 +1,19 @@
-package main
+package core
 
 import (
 	"fmt"
 	"io"
 	"sort"
 	"strings"
-
-	"github.com/webtensor/webtensor/core"
 )
 
-// writeOpsMarkdown renders the op reference (docs/ops.md) from the manifest.
-// Backends are left out: they depend on the machine, the reference must not.
-func writeOpsMarkdown(w io.Writer, m core.Manifest) {
-	fmt.Fprintf(w, "# Op reference\n\nGenerated from the op registry by `make generate` (`webtensor ops --markdown`); do not edit.\n")
-	byCat := map[string][]core.ManifestOp{}
+// Markdown renders the op reference (docs/ops.md, `webtensor ops --markdown`)
+// from the manifest. Backends are left out: they depend on the machine, the
+// reference must not.
+func (m Manifest) Markdown() string {
+	var w strings.Builder
+	fmt.Fprintf(&w, "# Op reference\n\nGenerated from the op registry by `make generate` (`webtensor ops --markdown`); do not edit.\n")
+	byCat := map[string][]ManifestOp{}
 	for _, op := range m.Ops {
 		if !op.Internal {
 			byCat[op.Category] = append(byCat[op.Category], op)
@@ -26,7 +26,7 @@ func writeOpsMarkdown(w io.Writer, m core.Manifest) {
 	sort.Strings(cats)
 	total := 0
 	for _, c := range cats {
-		fmt.Fprintf(w, "\n## %s\n\n| op | inputs | attributes | grad | description |\n|---|---|---|---|---|\n", c)
+		fmt.Fprintf(&w, "\n## %s\n\n| op | inputs | attributes | grad | description |\n|---|---|---|---|---|\n", c)
 		for _, op := range byCat[c] {
 			total++
 			ins := make([]string, len(op.Inputs))
@@ -54,18 +54,19 @@ func writeOpsMarkdown(w io.Writer, m core.Manifest) {
 			if op.Differentiable {
 				grad = "yes"
 			}
-			fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |\n", op.Name, strings.Join(ins, ", "),
+			fmt.Fprintf(&w, "| `%s` | %s | %s | %s | %s |\n", op.Name, strings.Join(ins, ", "),
 				strings.ReplaceAll(strings.Join(attrs, "<br>"), "|", "\\|"), grad, strings.ReplaceAll(op.Doc, "|", "\\|"))
 		}
 	}
-	fmt.Fprintf(w, "\n%d ops.\n", total)
-	writeHostWork(w, m.HostWork)
+	fmt.Fprintf(&w, "\n%d ops.\n", total)
+	writeHostWork(&w, m.HostWork)
+	return w.String()
 }
 
 // writeHostWork lists the kernels and library functions that do part of
 // their work on the host although their data is on a device: each call of
 // one is counted in the fallback report (kind "host").
-func writeHostWork(w io.Writer, hw []core.HostWork) {
+func writeHostWork(w io.Writer, hw []HostWork) {
 	if len(hw) == 0 {
 		return
 	}
@@ -75,7 +76,7 @@ func writeHostWork(w io.Writer, hw []core.HostWork) {
 		"| op | backend | what the host does |\n|---|---|---|\n")
 	for _, h := range hw {
 		backend := h.Backend
-		if backend == core.AnyDevice {
+		if backend == AnyDevice {
 			backend = "any device"
 		}
 		fmt.Fprintf(w, "| `%s` | %s | %s |\n", h.Op, backend, strings.ReplaceAll(h.Reason, "|", "\\|"))
