@@ -7,7 +7,7 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: device-build gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
+.PHONY: device-build gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check size-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
 
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
@@ -116,23 +116,31 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-lint: $(VENV)/.test-deps fmt-check vet ## gofmt, go vet, staticcheck and ruff
+# The 850-line limit is for hand-written code: a file whose first line says
+# "Code generated ... DO NOT EDIT." is grouped by meaning, however long.
+size-check: ## fail when a hand-written source file has more than 850 lines
+	@big=$$(git ls-files '*.go' '*.s' '*.py' '*.pyi' '*.c' '*.h' '*.ts' '*.js' '*.mjs' '*.java' '*.wgsl' | \
+		while read -r f; do \
+			[ -f "$$f" ] && [ $$(wc -l < "$$f") -gt 850 ] || continue; \
+			head -n 1 "$$f" | grep -qE '^(//|#|<!--) Code generated .* DO NOT EDIT\.' || echo "  $$f: $$(wc -l < "$$f") lines"; \
+		done); \
+	if [ -n "$$big" ]; then echo "hand-written files over 850 lines (split them by responsibility):"; echo "$$big"; exit 1; fi
+
+lint: $(VENV)/.test-deps fmt-check size-check vet ## gofmt, the file-size limit, go vet, staticcheck and ruff
 	$(GO) run $(STATICCHECK) ./...
 	$(VENV)/bin/ruff check .
 
-generate: ## regenerate code and docs derived from the op registry, and the unrolled WGSL
+# One command regenerates everything generated: go generate runs core's line
+# (internal/gen: core/methods_gen.go, docs/ops.md, docs/config.md, the
+# conformance index and the three SDKs' op code, all from the op registry),
+# wgsl's (scripts/gen_matmul_vec.py: the unrolled matmul WGSL) and the CPU
+# backend's (its elementwise assembly).
+generate: ## regenerate everything generated: Go methods, docs/ops.md, docs/config.md, the conformance index, the SDKs' op code, the unrolled WGSL, the CPU assembly
 	$(GO) generate ./...
-	python3 scripts/gen_matmul_vec.py
-	$(GO) run ./conformance/cmd/index
-	mkdir -p docs && $(GO) run ./cmd/webtensor ops --markdown > docs/ops.md
-	$(GO) run ./cmd/webtensor config --markdown > docs/config.md
 
-generate-check: ## fail when generated code or docs are stale
-	$(GO) run ./core/gen/methods -check
+generate-check: ## fail when any generated file differs from what make generate writes
+	$(GO) run ./internal/gen -check
 	python3 scripts/gen_matmul_vec.py --check
-	$(GO) run ./conformance/cmd/index -check
-	@$(GO) run ./cmd/webtensor ops --markdown | diff -q - docs/ops.md >/dev/null || { echo "docs/ops.md is stale: run make generate"; exit 1; }
-	@$(GO) run ./cmd/webtensor config --markdown | diff -q - docs/config.md >/dev/null || { echo "docs/config.md is stale: run make generate"; exit 1; }
 	@d=$$(mktemp -d) && (cd backends/cpu/_asm && $(GO) run . -out $$d/ew_amd64.s -stubs $$d/ew_stubs_amd64.go -pkg cpu -dispatch $$d/ew_dispatch_amd64.go) && \
 		for f in ew_amd64.s ew_stubs_amd64.go ew_dispatch_amd64.go; do \
 			tail -n +2 $$d/$$f > $$d/new; tail -n +2 backends/cpu/$$f > $$d/old; \
@@ -157,7 +165,7 @@ vectors: $(VENV)/.ref-deps ## regenerate the reference vectors with NumPy and Py
 	rm -rf build/vectors-in
 	$(GO) run ./conformance/gen/export -dir build/vectors-in
 	$(PY) conformance/gen/make_vectors.py --inputs build/vectors-in --dir conformance/vectors
-	$(GO) run ./conformance/cmd/index
+	$(GO) run ./internal/gen
 
 # scripts/bench.py rewrites docs/perf.md; js-bench then adds its section.
 bench: $(VENV)/.ref-deps build ## benchmarks side by side with NumPy and PyTorch, and the browser build against TensorFlow.js; writes docs/perf.md

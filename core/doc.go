@@ -11,6 +11,8 @@
 // error instead (like bufio.Scanner): an op on a tensor that holds an error
 // returns a tensor holding the same error, and Err reports it, so model code
 // reads as a chain and checks once.
-//go:generate go run ./gen/methods
-
 package core
+
+// Everything derived from the registry: methods_gen.go, docs/ops.md, the
+// conformance index and the SDKs' op code (internal/gen, `make generate`).
+//go:generate go run ../internal/gen

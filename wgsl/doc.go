@@ -7,3 +7,6 @@
 // appear in the source: they travel in the uniform block declared by
 // common.wgsl, so one pipeline serves every shape.
 package wgsl
+
+// The unrolled matmul_vec*.wgsl kernels (`make generate`).
+//go:generate python3 ../scripts/gen_matmul_vec.py

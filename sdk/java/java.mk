@@ -2,7 +2,7 @@
 # Maven runs on JDK 22+ (FFM is final there); the machines have Temurin 25,
 # while the default `java` may be older, so JAVA_HOME is set for Maven here.
 
-.PHONY: java java-test java-install java-generate java-generate-check
+.PHONY: java java-test java-install
 
 JDK        ?= $(or $(wildcard /usr/lib/jvm/temurin-25-jdk-amd64),$(JAVA_HOME))
 MVN        ?= mvn
@@ -23,13 +23,3 @@ java-test: java ## the Java SDK's JUnit tests (reference vectors, zero copy, err
 
 java-install: java ## install dev.webtensor:webtensor into the local Maven repository (~/.m2)
 	$(JAVA_MVN) install -DskipTests
-
-java-generate: ## regenerate the Java op methods (sdk/java/src/main/java/dev/webtensor/Ops*.java) from the manifest
-	mkdir -p build
-	$(GO) run ./cmd/webtensor ops --json > build/manifest.json
-	cd sdk/java && $(JDK)/bin/java gen/GenOps.java --manifest ../../build/manifest.json
-
-java-generate-check: ## fail when the generated Java op methods are stale
-	mkdir -p build
-	$(GO) run ./cmd/webtensor ops --json > build/manifest.json
-	cd sdk/java && $(JDK)/bin/java gen/GenOps.java --manifest ../../build/manifest.json --check

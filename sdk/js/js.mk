@@ -1,7 +1,7 @@
 # The JavaScript SDK's Node half (sdk/js): included by the top-level Makefile
 # (needs GO from it). Node 20+ and npm; koffi comes from the npm registry.
 
-.PHONY: npm wasm-sdk serve-demo js-test js-generate js-generate-check js-conformance js-bench
+.PHONY: npm wasm-sdk serve-demo js-test js-conformance js-bench
 
 # The browser half: the Go core, CPU and WebGPU backends as one WebAssembly
 # module (sdk/js/wasm), with the wasm_exec.js of the Go that built it (the
@@ -37,7 +37,7 @@ JS_PLAYWRIGHT = playwright-core@$$(node -p 'require("$(abspath sdk/js/package-lo
 # The tests run against the tarball installed into an empty folder (as a user
 # would get it), not against the source tree; the vectors come from the repo.
 # The browser tests serve that installed package to Debian's Chromium.
-js-test: npm js-generate-check browser-deps plugins ## the JS SDK's tests (node --test: Node, and the browser build in headless Chromium) and a tsc --strict consumer, against the installed tarball
+js-test: npm browser-deps plugins ## the JS SDK's tests (node --test: Node, and the browser build in headless Chromium) and a tsc --strict consumer, against the installed tarball
 	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	echo '{"name": "webtensor-js-test", "private": true, "type": "module"}' > $$d/package.json; \
 	(cd $$d && $(NPM) install --no-audit --no-fund --loglevel=error $(abspath $(JS_TARBALL)) $(JS_PLAYWRIGHT)); \
@@ -50,16 +50,6 @@ js-test: npm js-generate-check browser-deps plugins ## the JS SDK's tests (node 
 		WEBTENSOR_TEST_PLUGIN=$(abspath build/plugins/cclip.wasm) node --test --test-concurrency=1 *.test.mjs > test.log 2>&1) || rc=$$?; \
 	if [ $$rc -ne 0 ]; then grep -v XDG_RUNTIME_DIR $$d/test.log | grep -E -A20 '^not ok' | head -n 80; fi; \
 	grep -E '^# (tests|pass|fail|duration_ms)' $$d/test.log; exit $$rc
-
-js-generate: ## regenerate the Node op functions (sdk/js/src/ops*.gen.ts) from the manifest
-	mkdir -p build
-	$(GO) run ./cmd/webtensor ops --json > build/manifest.json
-	node sdk/js/gen/genops.mjs --manifest build/manifest.json
-
-js-generate-check: ## fail when the generated Node op functions are stale
-	mkdir -p build
-	$(GO) run ./cmd/webtensor ops --json > build/manifest.json
-	node sdk/js/gen/genops.mjs --manifest build/manifest.json --check
 
 # The conformance columns node / {cpu, webgpu} and browser / {webgpu, cpu}
 # (conformance/README.md): the runners run from the installed tarball, like

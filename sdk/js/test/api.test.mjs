@@ -73,6 +73,19 @@ test("ops as functions and methods, multi-output, scalars, wt.op by name", () =>
   });
 });
 
+test("every public op of the library's manifest is a function (make generate writes them)", () => {
+  const camel = (s) => s.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+  const ops = wt.manifest().ops.filter((o) => !o.internal && !o.name.startsWith("_"));
+  assert.ok(ops.length > 100, `the manifest lists ${ops.length} public ops`);
+  const missing = ops.map((o) => camel(o.name)).filter((n) => typeof wt[n] !== "function");
+  assert.deepEqual(missing, []);
+  const x = wt.tensor(new Float32Array([1, 2]), [2]);
+  assert.equal(typeof x.softmax, "function"); // methods of several category files
+  assert.equal(typeof x.relu, "function");
+  assert.equal(typeof x.sum, "function");
+  x.dispose();
+});
+
 test("autograd: requiresGrad, backward, grad, noGrad", () => {
   wt.tidy(() => {
     const w = wt.tensor(new Float32Array([1, 2, 3]), [3], { requiresGrad: true });

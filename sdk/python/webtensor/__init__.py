@@ -5,7 +5,7 @@
     y = wt.softmax(x @ x.T, axis=-1)
 
 Every public op of the manifest is a function here (webtensor._ops, generated
-by gen_ops.py) and, where its first argument is a tensor, a Tensor method.
+by `make generate`) and, where its first argument is a tensor, a Tensor method.
 """
 
 from __future__ import annotations

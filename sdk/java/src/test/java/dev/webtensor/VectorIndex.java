@@ -12,7 +12,7 @@ import java.util.TreeMap;
 /**
  * conformance/vectors/index.json: the ops with their files and {@code tol_scale},
  * the base tolerance per dtype and {@code grad_tol_scale}. The registry writes it
- * (go run ./conformance/cmd/index), so the Java tests grade exactly as the other
+ * (make generate), so the Java tests grade exactly as the other
  * SDKs do and cannot drift from core.Tolerances or an op's TolScale.
  */
 final class VectorIndex {

@@ -1,0 +1,11 @@
+// Command gen writes every file derived from the op registry: core's typed
+// Go methods, docs/ops.md, docs/config.md, the conformance index and the op
+// code of the Python, JavaScript and Java SDKs. `make generate` runs it
+// (through core's go:generate line); `make generate-check`, in CI, runs it
+// with -check, which writes nothing and fails naming each stale file.
+//
+// One program instead of a generator per SDK, so that adding an op is one
+// OpDef and one command, and the SDKs cannot drift apart. Generated files
+// start with a "Code generated ... DO NOT EDIT." line, are grouped by op
+// category, and are exempt from the 850-line rule (make size-check).
+package main
