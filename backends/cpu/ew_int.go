@@ -41,18 +41,40 @@ func binaryInt(op ewBin, a, b, out *core.Tensor) bool {
 	if !p.flatSteps(2) {
 		return false
 	}
-	if d == core.I32 {
-		av, bv, ov := i32view(host(a)), i32view(host(b)), i32view(host(out))
-		p.run(1, func(pos, steps [4]int, m int) {
-			binInt(op, ov[pos[2]:pos[2]+m], av[pos[0]:pos[0]+max(m*steps[0], 1)], bv[pos[1]:pos[1]+max(m*steps[1], 1)])
-		})
-		return true
+	t := intTask{bin: op, d: d, a: host(a), b: host(b), out: host(out)}
+	if p.inline(1) {
+		t.run(p.base, p.steps, p.n)
+	} else {
+		p.run(1, t.run)
 	}
-	av, bv, ov := i64view(host(a)), i64view(host(b)), i64view(host(out))
-	p.run(1, func(pos, steps [4]int, m int) {
-		binInt(op, ov[pos[2]:pos[2]+m], av[pos[0]:pos[0]+max(m*steps[0], 1)], bv[pos[1]:pos[1]+max(m*steps[1], 1)])
-	})
 	return true
+}
+
+// intTask is one i32 or i64 op, arithmetic (bin) or a comparison (cmp),
+// over dense or single-value operands.
+type intTask struct {
+	bin       ewBin
+	cmp       ewCmp
+	compare   bool
+	d         core.DType
+	a, b, out []byte
+}
+
+func (t intTask) run(pos, steps [4]int, m int) {
+	if m == 0 {
+		return
+	}
+	an, bn := max(m*steps[0], 1), max(m*steps[1], 1)
+	switch {
+	case t.compare && t.d == core.I32:
+		cmpInt(t.cmp, t.out[pos[2]:pos[2]+m], i32view(t.a)[pos[0]:pos[0]+an], i32view(t.b)[pos[1]:pos[1]+bn])
+	case t.compare:
+		cmpInt(t.cmp, t.out[pos[2]:pos[2]+m], i64view(t.a)[pos[0]:pos[0]+an], i64view(t.b)[pos[1]:pos[1]+bn])
+	case t.d == core.I32:
+		binInt(t.bin, i32view(t.out)[pos[2]:pos[2]+m], i32view(t.a)[pos[0]:pos[0]+an], i32view(t.b)[pos[1]:pos[1]+bn])
+	default:
+		binInt(t.bin, i64view(t.out)[pos[2]:pos[2]+m], i64view(t.a)[pos[0]:pos[0]+an], i64view(t.b)[pos[1]:pos[1]+bn])
+	}
 }
 
 // intKernelFor is the vector kernel of op on T, or intBinCount.
@@ -152,18 +174,12 @@ func compareInt(op ewCmp, a, b, out *core.Tensor) bool {
 	if !p.flatSteps(2) {
 		return false
 	}
-	ob := host(out)
-	if d == core.I32 {
-		av, bv := i32view(host(a)), i32view(host(b))
-		p.run(1, func(pos, steps [4]int, m int) {
-			cmpInt(op, ob[pos[2]:pos[2]+m], av[pos[0]:pos[0]+max(m*steps[0], 1)], bv[pos[1]:pos[1]+max(m*steps[1], 1)])
-		})
-		return true
+	t := intTask{cmp: op, compare: true, d: d, a: host(a), b: host(b), out: host(out)}
+	if p.inline(1) {
+		t.run(p.base, p.steps, p.n)
+	} else {
+		p.run(1, t.run)
 	}
-	av, bv := i64view(host(a)), i64view(host(b))
-	p.run(1, func(pos, steps [4]int, m int) {
-		cmpInt(op, ob[pos[2]:pos[2]+m], av[pos[0]:pos[0]+max(m*steps[0], 1)], bv[pos[1]:pos[1]+max(m*steps[1], 1)])
-	})
 	return true
 }
 
@@ -211,26 +227,42 @@ func whereFast(cond, a, b, out *core.Tensor) bool {
 	if !p.flatSteps(3) || p.steps[0] != 1 {
 		return false
 	}
-	cb, ab, bb, ob := host(cond), host(a), host(b), host(out)
-	p.run(1, func(pos, steps [4]int, m int) {
-		c := cb[pos[0] : pos[0]+m]
-		am, bm := max(m*steps[1], 1), max(m*steps[2], 1)
-		switch d.Size() {
-		case 1:
-			whereBits(ob[pos[3]:pos[3]+m], c, ab[pos[1]:pos[1]+am], bb[pos[2]:pos[2]+bm])
-		case 2:
-			whereBits(u16view(ob)[pos[3]:pos[3]+m], c, u16view(ab)[pos[1]:pos[1]+am], u16view(bb)[pos[2]:pos[2]+bm])
-		case 4:
-			if d == core.F32 {
-				whereF32(f32view(ob)[pos[3]:pos[3]+m], c, f32view(ab)[pos[1]:pos[1]+am], f32view(bb)[pos[2]:pos[2]+bm])
-				return
-			}
-			whereBits(u32view(ob)[pos[3]:pos[3]+m], c, u32view(ab)[pos[1]:pos[1]+am], u32view(bb)[pos[2]:pos[2]+bm])
-		default:
-			whereBits(u64view(ob)[pos[3]:pos[3]+m], c, u64view(ab)[pos[1]:pos[1]+am], u64view(bb)[pos[2]:pos[2]+bm])
-		}
-	})
+	t := whereTask{d: d, c: host(cond), a: host(a), b: host(b), out: host(out)}
+	if p.inline(1) {
+		t.run(p.base, p.steps, p.n)
+	} else {
+		p.run(1, t.run)
+	}
 	return true
+}
+
+// whereTask is one where over a dense condition and dense or single-value
+// operands.
+type whereTask struct {
+	d            core.DType
+	c, a, b, out []byte
+}
+
+func (t whereTask) run(pos, steps [4]int, m int) {
+	if m == 0 {
+		return
+	}
+	c := t.c[pos[0] : pos[0]+m]
+	an, bn := max(m*steps[1], 1), max(m*steps[2], 1)
+	switch t.d.Size() {
+	case 1:
+		whereBits(t.out[pos[3]:pos[3]+m], c, t.a[pos[1]:pos[1]+an], t.b[pos[2]:pos[2]+bn])
+	case 2:
+		whereBits(u16view(t.out)[pos[3]:pos[3]+m], c, u16view(t.a)[pos[1]:pos[1]+an], u16view(t.b)[pos[2]:pos[2]+bn])
+	case 4:
+		if t.d == core.F32 {
+			whereF32(f32view(t.out)[pos[3]:pos[3]+m], c, f32view(t.a)[pos[1]:pos[1]+an], f32view(t.b)[pos[2]:pos[2]+bn])
+			return
+		}
+		whereBits(u32view(t.out)[pos[3]:pos[3]+m], c, u32view(t.a)[pos[1]:pos[1]+an], u32view(t.b)[pos[2]:pos[2]+bn])
+	default:
+		whereBits(u64view(t.out)[pos[3]:pos[3]+m], c, u64view(t.a)[pos[1]:pos[1]+an], u64view(t.b)[pos[2]:pos[2]+bn])
+	}
 }
 
 func whereBits[T bitsElem](dst []T, c []byte, a, b []T) {

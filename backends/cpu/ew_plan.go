@@ -21,8 +21,8 @@ type ewPlan struct {
 }
 
 // newEwPlan plans the walk of out over ins (at most three inputs).
-func newEwPlan(out *core.Tensor, ins ...*core.Tensor) *ewPlan {
-	p := &ewPlan{n: out.Numel(), flat: true}
+func newEwPlan(out *core.Tensor, ins ...*core.Tensor) ewPlan {
+	p := ewPlan{n: out.Numel(), flat: true}
 	for s, t := range ins {
 		p.base[s] = t.Offset()
 		switch {
@@ -59,6 +59,14 @@ func newEwPlan(out *core.Tensor, ins ...*core.Tensor) *ewPlan {
 	return p
 }
 
+// inline reports whether the plan runs on the caller in one piece: one
+// flat run too small to split. Each op checks it before making the
+// closure run takes, so a small op allocates nothing (most of its cost at
+// a few elements is the call itself).
+func (p *ewPlan) inline(cost int) bool {
+	return p.flat && (p.n < 2 || p.n*cost < parallelMin || NumThreads() <= 1)
+}
+
 // run calls fn over every run, in parallel when the work (cost per
 // element) is large enough: pos[s] is operand s's storage index of the
 // run's first element, steps[s] its step.
@@ -67,21 +75,23 @@ func (p *ewPlan) run(cost int, fn func(pos, steps [4]int, m int)) {
 		return
 	}
 	if p.flat {
+		base, steps := p.base, p.steps
 		parallelFor(p.n, cost, func(lo, hi int) {
 			var pos [4]int
 			for s := range pos {
-				pos[s] = p.base[s] + lo*p.steps[s]
+				pos[s] = base[s] + lo*steps[s]
 			}
-			fn(pos, p.steps, hi-lo)
+			fn(pos, steps, hi-lo)
 		})
 		return
 	}
 	// Split the outermost dim of the walk; each chunk walks its rows.
-	outer := p.w.shape[0]
+	pw := p.w
+	outer := pw.shape[0]
 	parallelFor(outer, p.n/outer, func(lo, hi int) {
-		w := walk{shape: append([]int{hi - lo}, p.w.shape[1:]...), strides: p.w.strides, base: make([]int, len(p.w.base))}
+		w := walk{shape: append([]int{hi - lo}, pw.shape[1:]...), strides: pw.strides, base: make([]int, len(pw.base))}
 		for s := range w.base {
-			w.base[s] = p.w.base[s] + lo*p.w.strides[s][0]
+			w.base[s] = pw.base[s] + lo*pw.strides[s][0]
 		}
 		var steps [4]int
 		for s := range w.base {
@@ -107,28 +117,46 @@ func binaryFloat(op ewBin, f32 func(a, b float32) float32, a, b, out *core.Tenso
 	if !floatBlock(d) || a.DType() != d || b.DType() != d || (op == binNone && f32 == nil) {
 		return false
 	}
-	ab, bb, ob := host(a), host(b), host(out)
+	t := binTask{op: op, f32: f32, d: d, a: host(a), b: host(b), out: host(out)}
 	cost := 1
 	if op == binNone {
 		cost = 8
 	}
-	newEwPlan(out, a, b).run(cost, func(pos, steps [4]int, m int) {
-		if d == core.F32 && steps[0] <= 1 && steps[1] <= 1 {
-			x := loadF32(nil, d, ab, pos[0], steps[0], m)
-			y := loadF32(nil, d, bb, pos[1], steps[1], m)
-			binBlock(op, f32, f32view(ob)[pos[2]:pos[2]+m], x, y)
-			return
-		}
-		var xb, yb, ob32 [ewBlock]float32
-		for off := 0; off < m; off += ewBlock {
-			k := min(ewBlock, m-off)
-			x := loadF32(xb[:], d, ab, pos[0]+off*steps[0], steps[0], k)
-			y := loadF32(yb[:], d, bb, pos[1]+off*steps[1], steps[1], k)
-			binBlock(op, f32, ob32[:k], x, y)
-			storeF32(d, ob, pos[2]+off, ob32[:k])
-		}
-	})
+	p := newEwPlan(out, a, b)
+	if p.inline(cost) {
+		t.run(p.base, p.steps, p.n)
+	} else {
+		p.run(cost, t.run)
+	}
 	return true
+}
+
+// binTask is one binary op over the storage of its operands.
+type binTask struct {
+	op        ewBin
+	f32       func(a, b float32) float32
+	d         core.DType
+	a, b, out []byte
+}
+
+func (t binTask) run(pos, steps [4]int, m int) {
+	if m == 0 {
+		return
+	}
+	if t.d == core.F32 && steps[0] <= 1 && steps[1] <= 1 {
+		x := loadF32(nil, t.d, t.a, pos[0], steps[0], m)
+		y := loadF32(nil, t.d, t.b, pos[1], steps[1], m)
+		binBlock(t.op, t.f32, f32view(t.out)[pos[2]:pos[2]+m], x, y)
+		return
+	}
+	var xb, yb, ob [ewBlock]float32
+	for off := 0; off < m; off += ewBlock {
+		k := min(ewBlock, m-off)
+		x := loadF32(xb[:], t.d, t.a, pos[0]+off*steps[0], steps[0], k)
+		y := loadF32(yb[:], t.d, t.b, pos[1]+off*steps[1], steps[1], k)
+		binBlock(t.op, t.f32, ob[:k], x, y)
+		storeF32(t.d, t.out, pos[2]+off, ob[:k])
+	}
 }
 
 // binBlock computes one block of a binary op: op's kernel, or f32 per
@@ -151,23 +179,40 @@ func compareFloat(op ewCmp, a, b, out *core.Tensor) bool {
 	if !floatBlock(d) || b.DType() != d || out.DType() != core.Bool {
 		return false
 	}
-	ab, bb, ob := host(a), host(b), host(out)
-	newEwPlan(out, a, b).run(1, func(pos, steps [4]int, m int) {
-		if d == core.F32 && steps[0] <= 1 && steps[1] <= 1 {
-			x := loadF32(nil, d, ab, pos[0], steps[0], m)
-			y := loadF32(nil, d, bb, pos[1], steps[1], m)
-			cmpF32(op, ob[pos[2]:pos[2]+m], x, y)
-			return
-		}
-		var xb, yb [ewBlock]float32
-		for off := 0; off < m; off += ewBlock {
-			k := min(ewBlock, m-off)
-			x := loadF32(xb[:], d, ab, pos[0]+off*steps[0], steps[0], k)
-			y := loadF32(yb[:], d, bb, pos[1]+off*steps[1], steps[1], k)
-			cmpF32(op, ob[pos[2]+off:pos[2]+off+k], x, y)
-		}
-	})
+	t := cmpTask{op: op, d: d, a: host(a), b: host(b), out: host(out)}
+	p := newEwPlan(out, a, b)
+	if p.inline(1) {
+		t.run(p.base, p.steps, p.n)
+	} else {
+		p.run(1, t.run)
+	}
 	return true
+}
+
+// cmpTask is one comparison over the storage of its operands.
+type cmpTask struct {
+	op        ewCmp
+	d         core.DType
+	a, b, out []byte
+}
+
+func (t cmpTask) run(pos, steps [4]int, m int) {
+	if m == 0 {
+		return
+	}
+	if t.d == core.F32 && steps[0] <= 1 && steps[1] <= 1 {
+		x := loadF32(nil, t.d, t.a, pos[0], steps[0], m)
+		y := loadF32(nil, t.d, t.b, pos[1], steps[1], m)
+		cmpF32(t.op, t.out[pos[2]:pos[2]+m], x, y)
+		return
+	}
+	var xb, yb [ewBlock]float32
+	for off := 0; off < m; off += ewBlock {
+		k := min(ewBlock, m-off)
+		x := loadF32(xb[:], t.d, t.a, pos[0]+off*steps[0], steps[0], k)
+		y := loadF32(yb[:], t.d, t.b, pos[1]+off*steps[1], steps[1], k)
+		cmpF32(t.op, t.out[pos[2]+off:pos[2]+off+k], x, y)
+	}
 }
 
 // unaryFloat runs a unary op from a float-block dtype into the same dtype
@@ -181,28 +226,46 @@ func unaryFloat(fns unaryFns, in, out *core.Tensor) bool {
 	if fns.f32 == nil && (d != core.F32 || !isDense(in, out.Shape())) {
 		return false // only a loop over dense f32
 	}
-	ib, ob := host(in), host(out)
-	newEwPlan(out, in).run(max(fns.cost, 1), func(pos, steps [4]int, m int) {
-		if d == core.F32 && steps[0] == 1 {
-			unDirect(&fns, f32view(ob)[pos[1]:pos[1]+m], f32view(ib)[pos[0]:pos[0]+m])
-			return
-		}
-		var xb, ob32 [ewBlock]float32
-		for off := 0; off < m; off += ewBlock {
-			k := min(ewBlock, m-off)
-			x := loadF32(xb[:], d, ib, pos[0]+off*steps[0], steps[0], k)
-			if len(x) < k { // a broadcast value: compute once, repeat
-				unBlock(&fns, ob32[:1], x)
-				for i := 1; i < k; i++ {
-					ob32[i] = ob32[0]
-				}
-			} else {
-				unBlock(&fns, ob32[:k], x)
-			}
-			storeF32(d, ob, pos[1]+off, ob32[:k])
-		}
-	})
+	t := unTask{fns: fns, d: d, in: host(in), out: host(out)}
+	cost := max(fns.cost, 1)
+	p := newEwPlan(out, in)
+	if p.inline(cost) {
+		t.run(p.base, p.steps, p.n)
+	} else {
+		p.run(cost, t.run)
+	}
 	return true
+}
+
+// unTask is one unary op over the storage of its operands.
+type unTask struct {
+	fns     unaryFns
+	d       core.DType
+	in, out []byte
+}
+
+func (t unTask) run(pos, steps [4]int, m int) {
+	if m == 0 {
+		return
+	}
+	if t.d == core.F32 && steps[0] == 1 {
+		unDirect(&t.fns, f32view(t.out)[pos[1]:pos[1]+m], f32view(t.in)[pos[0]:pos[0]+m])
+		return
+	}
+	var xb, ob [ewBlock]float32
+	for off := 0; off < m; off += ewBlock {
+		k := min(ewBlock, m-off)
+		x := loadF32(xb[:], t.d, t.in, pos[0]+off*steps[0], steps[0], k)
+		if len(x) < k { // a broadcast value: compute once, repeat
+			unBlock(&t.fns, ob[:1], x)
+			for i := 1; i < k; i++ {
+				ob[i] = ob[0]
+			}
+		} else {
+			unBlock(&t.fns, ob[:k], x)
+		}
+		storeF32(t.d, t.out, pos[1]+off, ob[:k])
+	}
 }
 
 // unDirect computes a unary op over f32 data in place: its vector kernel,
