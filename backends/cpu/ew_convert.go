@@ -189,6 +189,24 @@ func storeF32(d core.DType, b []byte, pos int, src []float32) {
 	}
 }
 
+// castRange converts elements [lo, hi) for castFast.
+func castRange(from, to core.DType, dst, src []byte, lo, hi int) {
+	switch {
+	case from == core.F32 && to == core.F16:
+		f32ToF16(u16view(dst)[lo:hi], f32view(src)[lo:hi])
+	case from == core.F32 && to == core.BF16:
+		f32ToBF16(u16view(dst)[lo:hi], f32view(src)[lo:hi])
+	case from == core.F32 && to == core.I32:
+		f32ToI32(i32view(dst)[lo:hi], f32view(src)[lo:hi])
+	case from == core.F16:
+		f16ToF32(f32view(dst)[lo:hi], u16view(src)[lo:hi])
+	case from == core.BF16:
+		bf16ToF32(f32view(dst)[lo:hi], u16view(src)[lo:hi])
+	default:
+		i32ToF32(f32view(dst)[lo:hi], i32view(src)[lo:hi])
+	}
+}
+
 // castFast converts a contiguous input between f32 and f16, bf16 or i32
 // (either way) with the vector kernels, in parallel, and reports whether
 // it applied.
@@ -206,21 +224,10 @@ func castFast(in, out *core.Tensor) bool {
 	}
 	n := in.Numel()
 	src, dst := host(in)[in.Offset()*from.Size():], host(out)[out.Offset()*to.Size():]
-	parallelFor(n, 2, func(lo, hi int) {
-		switch {
-		case from == core.F32 && to == core.F16:
-			f32ToF16(u16view(dst)[lo:hi], f32view(src)[lo:hi])
-		case from == core.F32 && to == core.BF16:
-			f32ToBF16(u16view(dst)[lo:hi], f32view(src)[lo:hi])
-		case from == core.F32 && to == core.I32:
-			f32ToI32(i32view(dst)[lo:hi], f32view(src)[lo:hi])
-		case from == core.F16:
-			f16ToF32(f32view(dst)[lo:hi], u16view(src)[lo:hi])
-		case from == core.BF16:
-			bf16ToF32(f32view(dst)[lo:hi], u16view(src)[lo:hi])
-		default:
-			i32ToF32(f32view(dst)[lo:hi], i32view(src)[lo:hi])
-		}
-	})
+	if n*2 < parallelMin || NumThreads() <= 1 {
+		castRange(from, to, dst, src, 0, n) // no closure: nothing allocated
+	} else {
+		parallelFor(n, 2, func(lo, hi int) { castRange(from, to, dst, src, lo, hi) })
+	}
 	return true
 }
