@@ -151,7 +151,8 @@ func TestStatusOf(t *testing.T) {
 	assert.Equal(t, StatusInternal, StatusOf(err))
 	assert.Contains(t, err.Error(), "internal error (please report): boom")
 	assert.Equal(t, "buffer too small", StatusString(StatusBufferTooSmall))
-	assert.Equal(t, "unknown status", StatusString(7))
+	assert.Equal(t, "i/o error", StatusString(StatusIO))
+	assert.Equal(t, "unknown status", StatusString(8))
 }
 
 // A scope is its caller's: ops under it get detached inputs, an exit

@@ -140,7 +140,7 @@ func TestHeaderConstants(t *testing.T) {
 	for name, s := range map[string]Status{"WT_OK": StatusOK, "WT_ERR_INVALID": StatusInvalid,
 		"WT_ERR_HANDLE": StatusHandle, "WT_ERR_UNSUPPORTED": StatusUnsupported,
 		"WT_ERR_OUT_OF_MEMORY": StatusOutOfMemory, "WT_ERR_BUFFER_TOO_SMALL": StatusBufferTooSmall,
-		"WT_ERR_INTERNAL": StatusInternal} {
+		"WT_ERR_INTERNAL": StatusInternal, "WT_ERR_IO": StatusIO} {
 		assert.Equal(t, int(s), define(name), name)
 	}
 	for name, k := range map[string]AttrKind{"WT_ATTR_INT": AttrInt, "WT_ATTR_FLOAT": AttrFloat,

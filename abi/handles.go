@@ -18,6 +18,7 @@ const (
 	MaxAttrs    = 256
 	MaxAttrList = 1 << 20
 	MaxRank     = core.MaxRank // ndim, everywhere in the ABI (DLPack producers included)
+	MaxParams   = 1 << 20      // the parameters an optimiser or a clip takes: a model may have many
 )
 
 type entry struct {
@@ -166,7 +167,17 @@ func resolveInputs(hs []int64) (inputs, error) {
 // tensorList resolves a list of required handles (graph inputs and
 // outputs); what names the list in errors.
 func tensorList(hs []int64, what string) ([]*core.Tensor, error) {
-	if err := CheckCount(what+": count", int64(len(hs)), MaxInputs); err != nil {
+	return boundedList(hs, what, MaxInputs)
+}
+
+// paramList is tensorList for a model's parameters, of which there may be
+// more than an op has inputs.
+func paramList(hs []int64, what string) ([]*core.Tensor, error) {
+	return boundedList(hs, what, MaxParams)
+}
+
+func boundedList(hs []int64, what string, limit int) ([]*core.Tensor, error) {
+	if err := CheckCount(what+": count", int64(len(hs)), limit); err != nil {
 		return nil, err
 	}
 	out := make([]*core.Tensor, len(hs))

@@ -24,10 +24,11 @@ const (
 	StatusOutOfMemory    Status = 4
 	StatusBufferTooSmall Status = 5
 	StatusInternal       Status = 6 // a bug, reported instead of crashing
+	StatusIO             Status = 7 // the file system refused (a missing folder, permissions, a full disk)
 )
 
 var statusNames = [...]string{"ok", "invalid argument", "unknown or freed tensor handle", "unsupported",
-	"out of memory", "buffer too small", "internal error"}
+	"out of memory", "buffer too small", "internal error", "i/o error"}
 
 // StatusString is wt_status_string: a short English name of a status.
 func StatusString(s Status) string {

@@ -87,3 +87,18 @@ type ColumnSumFuser interface {
 type AttentionTransposer interface {
 	AttentionTransposed(q, k, v, mask *Tensor, attrs Attrs) (*Tensor, error)
 }
+
+// MultiMapFuser is implemented by backends that run several trees over the
+// same inputs as one kernel: each element's thread evaluates every tree and
+// stores one output per tree, so an optimiser step (a parameter, its
+// moments) reads its inputs once and launches once per parameter. Inputs
+// are broadcast to shape; the outputs are new contiguous tensors of shape
+// and dtype. Trees round as MapFuser's do: exactly as their op chains on a
+// backend whose FusesExactly is true (an ExactFuser, or the CPU backend,
+// which is the reference the chains define). An error means the backend
+// cannot run these trees (an op it does not fuse, too many buffers for one
+// kernel, a dtype it does not fuse) and the caller runs the op chain.
+type MultiMapFuser interface {
+	FuseMaps(trees []*FusedExpr, inputs []*Tensor, shape Shape, dtype DType) ([]*Tensor, error)
+	FusesExactly() bool
+}

@@ -1,11 +1,6 @@
 package nn
 
-import (
-	"fmt"
-	"math"
-
-	"github.com/webtensor/webtensor/core"
-)
+import "math"
 
 // AdamConfig holds torch.optim.Adam's and AdamW's settings. Start from
 // DefaultAdam or DefaultAdamW: a zero beta is a legitimate setting, so zero
@@ -32,6 +27,17 @@ func DefaultAdamW() AdamConfig {
 	return c
 }
 
+// validate rejects what torch rejects, in torch's words; kind is "Adam" or
+// "AdamW".
+func (c AdamConfig) validate(kind string) error {
+	return firstError(
+		checkHyper(c.LR >= 0, kind, "learning rate", c.LR),
+		checkHyper(c.Eps >= 0, kind, "epsilon", c.Eps),
+		checkHyper(c.Beta1 >= 0 && c.Beta1 < 1, kind, "beta parameter at index 0", c.Beta1),
+		checkHyper(c.Beta2 >= 0 && c.Beta2 < 1, kind, "beta parameter at index 1", c.Beta2),
+		checkHyper(c.WeightDecay >= 0, kind, "weight decay", c.WeightDecay))
+}
+
 // Adam is torch.optim.Adam (decoupled=false) or torch.optim.AdamW
 // (decoupled=true), with the same update equations as torch's single-tensor
 // implementation:
@@ -41,18 +47,9 @@ func DefaultAdamW() AdamConfig {
 //	v̂ = max(v̂, v) with AMSGrad, else v
 //	p = p - lr/(1-β1ᵗ) · m / (√v̂/√(1-β2ᵗ) + eps)
 type Adam struct {
-	kind      string
+	optimizer
 	cfg       AdamConfig
 	decoupled bool
-	params    paramSet
-	states    []adamState
-}
-
-type adamState struct {
-	step        int
-	expAvg      *core.Tensor
-	expAvgSq    *core.Tensor
-	maxExpAvgSq *core.Tensor // AMSGrad only
 }
 
 // NewAdam makes an Adam optimiser over params.
@@ -66,94 +63,54 @@ func NewAdamW(params []*Parameter, cfg AdamConfig) (*Adam, error) {
 }
 
 func newAdam(kind string, params []*Parameter, cfg AdamConfig, decoupled bool) (*Adam, error) {
-	switch {
-	case cfg.LR < 0:
-		return nil, fmt.Errorf("nn: %s: invalid learning rate %g", kind, cfg.LR)
-	case cfg.Eps < 0:
-		return nil, fmt.Errorf("nn: %s: invalid epsilon %g", kind, cfg.Eps)
-	case cfg.Beta1 < 0 || cfg.Beta1 >= 1:
-		return nil, fmt.Errorf("nn: %s: invalid beta1 %g (want 0 <= beta1 < 1)", kind, cfg.Beta1)
-	case cfg.Beta2 < 0 || cfg.Beta2 >= 1:
-		return nil, fmt.Errorf("nn: %s: invalid beta2 %g (want 0 <= beta2 < 1)", kind, cfg.Beta2)
-	case cfg.WeightDecay < 0:
-		return nil, fmt.Errorf("nn: %s: invalid weight decay %g", kind, cfg.WeightDecay)
+	if err := cfg.validate(kind); err != nil {
+		return nil, err
 	}
-	ps, err := newParamSet(kind, params)
+	o, err := newOptimizer(kind, params)
 	if err != nil {
 		return nil, err
 	}
-	return &Adam{kind: kind, cfg: cfg, decoupled: decoupled, params: ps, states: make([]adamState, len(ps))}, nil
+	return &Adam{optimizer: o, cfg: cfg, decoupled: decoupled}, nil
 }
 
 // Step applies one update.
-func (o *Adam) Step() error {
-	var updates []update
-	core.NoGrad(func() {
-		for i, p := range o.params {
-			if p.Grad() == nil {
-				continue
-			}
-			if u, ok := o.fusedUpdate(i, p); ok {
-				updates = append(updates, u)
-				continue
-			}
-			updates = append(updates, o.update(i, p))
-		}
-	})
-	return commit(o.kind, o.params, updates, func(u update) {
-		s := &o.states[u.index]
-		s.step++
-		s.expAvg, s.expAvgSq = u.state[0], u.state[1]
-		if o.cfg.AMSGrad {
-			s.maxExpAvgSq = u.state[2]
-		}
-	})
-}
+func (o *Adam) Step() error { return o.step(o.build) }
 
-func (o *Adam) update(i int, p *Parameter) update {
-	c, s := o.cfg, o.states[i]
-	x := p.Tensor()
-	wd := c.WeightDecay
+func (o *Adam) build(s *stepTrees) fx {
+	c := o.cfg
+	x, wd := s.X, c.WeightDecay
 	if o.decoupled {
-		x = mulScalar(x, 1-c.LR*wd)
+		x = fMulScalar(x, 1-c.LR*wd)
 		wd = 0
 	}
-	g := effectiveGrad(p, c.Maximize, wd)
-	m, v, vmax := s.expAvg, s.expAvgSq, s.maxExpAvgSq
-	if m == nil {
-		m, v = core.ZerosLike(x), core.ZerosLike(x)
-		if c.AMSGrad {
-			vmax = core.ZerosLike(x)
-		}
-	}
-	m = lerp(m, g, 1-c.Beta1)
-	v = add(mulScalar(v, c.Beta2), mulScalar(mul(g, g), 1-c.Beta2))
-	step := float64(s.step + 1)
+	g := s.grad(c.Maximize, wd)
+	m := fLerp(s.Prev("exp_avg", fConst(0)), g, 1-c.Beta1)
+	v := fOp("add", fMulScalar(s.Prev("exp_avg_sq", fConst(0)), c.Beta2), fMulScalar(fOp("mul", g, g), 1-c.Beta2))
+	s.Set("exp_avg", m)
+	s.Set("exp_avg_sq", v)
+	step := float64(s.Step)
 	stepSize := c.LR / (1 - math.Pow(c.Beta1, step))
 	bc2Sqrt := math.Sqrt(1 - math.Pow(c.Beta2, step))
 	second := v
-	state := []*core.Tensor{m, v}
 	if c.AMSGrad {
-		vmax = op("maximum", nil, vmax, v)
-		second = vmax
-		state = append(state, vmax)
+		second = fOp("maximum", s.Prev("max_exp_avg_sq", fConst(0)), v)
+		s.Set("max_exp_avg_sq", second)
 	}
-	denom := addScalar(div(op("sqrt", nil, second), scalarLike(second, bc2Sqrt)), c.Eps)
-	x = sub(x, mulScalar(div(m, denom), stepSize))
-	return update{index: i, value: x, state: state}
+	denom := fAddScalar(fOp("div", fOp("sqrt", second), fConst(bc2Sqrt)), c.Eps)
+	return fOp("sub", x, fMulScalar(fOp("div", m, denom), stepSize))
 }
 
-// lerp is torch's lerp: start + w·(end-start), computed from the nearer end
-// as torch's kernel does so that the rounding matches.
-func lerp(start, end *core.Tensor, w float64) *core.Tensor {
-	if w < 0.5 {
-		return add(start, mulScalar(sub(end, start), w))
-	}
-	return sub(end, mulScalar(sub(end, start), 1-w))
-}
+// Config is the current settings.
+func (o *Adam) Config() AdamConfig { return o.cfg }
 
-// ZeroGrad drops every parameter's gradient.
-func (o *Adam) ZeroGrad() { o.params.ZeroGrad() }
+// SetConfig changes the settings (the state is kept).
+func (o *Adam) SetConfig(c AdamConfig) error {
+	if err := c.validate(o.kind); err != nil {
+		return err
+	}
+	o.cfg = c
+	return nil
+}
 
 // LR is the current learning rate.
 func (o *Adam) LR() float64 { return o.cfg.LR }

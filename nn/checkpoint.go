@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/webtensor/webtensor/core"
@@ -50,7 +51,15 @@ func Load(path string, m Module) error {
 // LoadStateDict sets m's state from named tensors, with the checks of Load.
 func LoadStateDict(m Module, tensors map[string]safetensors.Tensor) error {
 	state := m.StateDict()
-	if err := checkStateDict(state, tensors); err != nil {
+	mine := make([]NamedTensor, len(state))
+	for i, s := range state {
+		mine[i] = NamedTensor{Name: s.Name, Tensor: s.Value.Tensor()}
+	}
+	given := make([]StateEntry, 0, len(tensors))
+	for name, t := range tensors {
+		given = append(given, StateEntry{Name: name, Shape: t.Shape, DType: t.DType})
+	}
+	if err := MatchStateDict(mine, given, "module", "file", true); err != nil {
 		return err
 	}
 	values := make([]*core.Tensor, len(state))
@@ -68,44 +77,76 @@ func LoadStateDict(m Module, tensors map[string]safetensors.Tensor) error {
 	return nil
 }
 
-// checkStateDict lists every missing, unexpected and mismatched entry.
-func checkStateDict(state []NamedState, tensors map[string]safetensors.Tensor) error {
+// NamedTensor is a tensor under its state-dict name.
+type NamedTensor struct {
+	Name   string
+	Tensor *core.Tensor
+}
+
+// StateEntry is what MatchStateDict compares of a given value: its name,
+// shape and dtype.
+type StateEntry struct {
+	Name  string
+	Shape core.Shape
+	DType core.DType
+}
+
+// MatchStateDict checks given values against a module's state as every
+// loader does (nn.Load here, load_state_dict in each SDK through the ABI)
+// and lists every problem in one error: names whose shape or dtype
+// differs, then, when strict, the names missing from the values and the
+// names the module does not have. module and source name the two sides
+// in the message ("the Sequential", "state dict" or "file").
+func MatchStateDict(state []NamedTensor, given []StateEntry, module, source string, strict bool) error {
+	byName := make(map[string]StateEntry, len(given))
+	for _, g := range given {
+		byName[g.Name] = g
+	}
 	var problems, missing []string
 	want := make(map[string]bool, len(state))
 	for _, s := range state {
 		want[s.Name] = true
-		got, ok := tensors[s.Name]
+		got, ok := byName[s.Name]
 		if !ok {
 			missing = append(missing, s.Name)
 			continue
 		}
-		t := s.Value.Tensor()
+		t := s.Tensor
 		if err := t.Err(); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: module value: %v", s.Name, err))
 			continue
 		}
 		if !got.Shape.Equal(t.Shape()) {
-			problems = append(problems, fmt.Sprintf("%s: shape %v in file, %v in module", s.Name, got.Shape, t.Shape()))
+			problems = append(problems, fmt.Sprintf("%s: shape %s in %s, %s in module", s.Name, shapeList(got.Shape), source, shapeList(t.Shape())))
 		}
 		if got.DType != t.DType() {
-			problems = append(problems, fmt.Sprintf("%s: dtype %s in file, %s in module", s.Name, got.DType, t.DType()))
+			problems = append(problems, fmt.Sprintf("%s: dtype %s in %s, %s in module", s.Name, got.DType, source, t.DType()))
 		}
 	}
 	var unexpected []string
-	for name := range tensors {
+	for name := range byName {
 		if !want[name] {
 			unexpected = append(unexpected, name)
 		}
 	}
 	sort.Strings(unexpected)
-	if len(missing) > 0 {
-		problems = append(problems, "missing from file: "+strings.Join(missing, ", "))
+	if strict && len(missing) > 0 {
+		problems = append(problems, "missing from "+source+": "+strings.Join(missing, ", "))
 	}
-	if len(unexpected) > 0 {
+	if strict && len(unexpected) > 0 {
 		problems = append(problems, "not in module: "+strings.Join(unexpected, ", "))
 	}
 	if len(problems) == 0 {
 		return nil
 	}
-	return fmt.Errorf("state dict does not match the module (%d problem(s)):\n  %s", len(problems), strings.Join(problems, "\n  "))
+	return fmt.Errorf("the %s does not match the %s (%d problem(s)):\n  %s", source, module, len(problems), strings.Join(problems, "\n  "))
+}
+
+// shapeList writes a shape as every SDK prints one: [4, 3].
+func shapeList(s core.Shape) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = strconv.Itoa(d)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }

@@ -58,7 +58,7 @@ func TestLoadReportsEveryMismatch(t *testing.T) {
 	err := nn.Load(path, m)
 	require.Error(t, err)
 	for _, want := range []string{
-		"0.weight: shape [5 3] in file, [4 3] in module",
+		"0.weight: shape [5, 3] in file, [4, 3] in module",
 		"0.bias: shape [5] in file, [4] in module",
 		"3.weight: dtype f64 in file, f32 in module",
 		"missing from file: 1.weight, 1.bias, 1.running_mean, 1.running_var, 1.num_batches_tracked",

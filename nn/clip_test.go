@@ -64,3 +64,30 @@ func TestClipGradValue(t *testing.T) {
 	assert.Equal(t, []float64{2, -2, 1.5}, values(t, ps[0].Grad()))
 	assert.ErrorContains(t, nn.ClipGradValue(ps, -1), "clip must be >= 0")
 }
+
+// torch's clip_grad_norm_ with norm_type inf and 1, on the gradients of
+// TestClipGradNormMatchesTorch; the total stays on the device as a tensor.
+func TestClipGradNormPMatchesTorch(t *testing.T) {
+	cases := []struct {
+		p     float64
+		total float64
+		a, b  []float64
+	}{
+		{math.Inf(1), 4, []float64{0.7499998125000469, -0.9999997500000625, 0.37499990625002344},
+			[]float64{0.12499996875000781, 0.49999987500003124, -0.24999993750001562, 0.062499984375003904}},
+		{1, 12.25, []float64{0.24489793919200498, -0.32653058558933995, 0.12244896959600249},
+			[]float64{0.040816323198667494, 0.16326529279466998, -0.08163264639733499, 0.020408161599333747}},
+	}
+	for _, c := range cases {
+		ps := paramsWithGrads(t, core.FromSlice([]float64{3, -4, 1.5}, core.Shape{3}),
+			core.FromSlice([]float64{0.5, 2, -1, 0.25}, core.Shape{2, 2}))
+		total, err := nn.ClipGradNormP(ps, 1, c.p)
+		require.NoError(t, err)
+		assert.Equal(t, core.Shape{}, total.Shape())
+		assert.InDeltaSlice(t, []float64{c.total}, values(t, total), 1e-15)
+		assert.InDeltaSlice(t, c.a, values(t, ps[0].Grad()), 1e-15)
+		assert.InDeltaSlice(t, c.b, values(t, ps[1].Grad()), 1e-15)
+	}
+	_, err := nn.ClipGradNormP(nil, 1, 0)
+	assert.ErrorContains(t, err, "norm type")
+}

@@ -1,7 +1,15 @@
 // Package nn builds models on top of core: modules (Linear, Conv2d,
 // LayerNorm, MultiheadAttention, TransformerEncoderLayer, ...), their
-// initialisers, the optimisers SGD, Adam and AdamW, learning-rate schedules,
-// gradient clipping and safetensors checkpoints.
+// initialisers, the optimisers SGD, Adam, AdamW, RMSprop and Adagrad,
+// learning-rate schedules, gradient clipping and safetensors checkpoints.
+// These exist once, here: the ABI (package abi) exports them, so the Python,
+// JavaScript and Java SDKs train with this code and get its bits.
+//
+// Each optimiser's update is written once, as elementwise trees over a
+// parameter, its gradient and its state (optim_trees.go); a backend that
+// fuses (core.MultiMapFuser: the CPU's loop, WebGPU's and CUDA's generated
+// kernels) runs a parameter's whole step as one pass, and the trees run op
+// by op elsewhere.
 //
 // It follows PyTorch wherever PyTorch has an answer: parameter and buffer
 // names match torch.nn's state_dict keys, so a checkpoint written here loads

@@ -85,6 +85,34 @@ func NewParameter(t *core.Tensor) (*Parameter, error) {
 	return &Parameter{t: leaf}, nil
 }
 
+// ParameterOf makes a parameter whose value is t itself, not a detached
+// copy as NewParameter makes: for a caller that keeps t elsewhere and reads
+// the parameter's value back after an optimiser step (the ABI, whose
+// handles hold the tensors the SDKs see). t must be a leaf that requires a
+// gradient.
+func ParameterOf(t *core.Tensor) (*Parameter, error) {
+	p := &Parameter{}
+	return p, p.Bind(t)
+}
+
+// Bind makes t itself the parameter's value, gradient included (see
+// ParameterOf): the ABI's optimisers rebind their parameters to what the
+// handles hold before each step, since an SDK may have swapped a value in
+// since (a loaded state dict).
+func (p *Parameter) Bind(t *core.Tensor) error {
+	if err := t.Err(); err != nil {
+		return err
+	}
+	switch {
+	case !t.IsLeaf():
+		return fmt.Errorf("nn: parameter: the tensor is not a leaf (it was computed from others; detach it)")
+	case !t.RequiresGrad():
+		return fmt.Errorf("nn: parameter: the tensor does not require a gradient")
+	}
+	p.t = t
+	return nil
+}
+
 // Tensor is the current value; use it in forward computations so that
 // gradients reach the parameter.
 func (p *Parameter) Tensor() *core.Tensor { return p.t }

@@ -2,6 +2,8 @@ package nn
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/webtensor/webtensor/core"
 )
@@ -18,6 +20,21 @@ type Optimizer interface {
 	LR() float64
 	// SetLR changes the learning rate; schedules call it.
 	SetLR(lr float64)
+	// State is every parameter's state, in parameter order: what torch's
+	// state_dict()["state"] holds, under torch's names.
+	State() []ParamState
+	// LoadState replaces the state (one entry per parameter, as State
+	// returns it); tensors go to their parameter's device and floating
+	// dtype. It checks everything before it changes anything.
+	LoadState(states []ParamState) error
+}
+
+// ParamState is one parameter's optimiser state: how many updates it has
+// had and its tensors by torch's names ("exp_avg", "momentum_buffer", ...).
+// A parameter that was never updated has Step 0 and no tensors.
+type ParamState struct {
+	Step    int
+	Tensors map[string]*core.Tensor
 }
 
 // paramSet is the parameter list every optimiser keeps.
@@ -25,25 +42,92 @@ type paramSet []*Parameter
 
 func newParamSet(kind string, params []*Parameter) (paramSet, error) {
 	if len(params) == 0 {
-		return nil, fmt.Errorf("nn: %s: no parameters to optimise", kind)
+		return nil, fmt.Errorf("%s: no parameters to optimise (the parameter list is empty)", kind)
 	}
 	seen := make(map[*Parameter]bool, len(params))
 	for i, p := range params {
 		if p == nil {
-			return nil, fmt.Errorf("nn: %s: parameter %d is nil", kind, i)
+			return nil, fmt.Errorf("%s: parameter %d is nil", kind, i)
 		}
 		if seen[p] {
-			return nil, fmt.Errorf("nn: %s: parameter %d appears twice", kind, i)
+			return nil, fmt.Errorf("%s: parameter %d appears twice", kind, i)
 		}
 		seen[p] = true
 	}
 	return append(paramSet{}, params...), nil
 }
 
-func (ps paramSet) ZeroGrad() {
-	for _, p := range ps {
+// optimizer is what the optimisers share: the parameters, their state, and
+// a step that builds each parameter's update from the optimiser's rule and
+// commits all of them or none.
+type optimizer struct {
+	kind   string
+	params paramSet
+	state  []ParamState
+}
+
+func newOptimizer(kind string, params []*Parameter) (optimizer, error) {
+	ps, err := newParamSet(kind, params)
+	if err != nil {
+		return optimizer{}, err
+	}
+	return optimizer{kind: kind, params: ps, state: make([]ParamState, len(ps))}, nil
+}
+
+// ZeroGrad drops every parameter's gradient.
+func (o *optimizer) ZeroGrad() {
+	for _, p := range o.params {
 		p.ZeroGrad()
 	}
+}
+
+// State is a copy of every parameter's state.
+func (o *optimizer) State() []ParamState {
+	out := make([]ParamState, len(o.state))
+	for i, s := range o.state {
+		out[i] = ParamState{Step: s.Step, Tensors: maps.Clone(s.Tensors)}
+	}
+	return out
+}
+
+// LoadState installs states after checking them all: a tensor must have
+// its parameter's shape, and floating ones take its dtype (torch casts
+// them on load too); every tensor moves to its parameter's device.
+func (o *optimizer) LoadState(states []ParamState) error {
+	if len(states) != len(o.params) {
+		return fmt.Errorf("%s: load state: %d parameter states for %d parameters", o.kind, len(states), len(o.params))
+	}
+	next := make([]ParamState, len(states))
+	for i, s := range states {
+		p := o.params[i].Tensor()
+		if s.Step < 0 {
+			return fmt.Errorf("%s: load state: parameter %d: step %d is negative", o.kind, i, s.Step)
+		}
+		next[i] = ParamState{Step: s.Step, Tensors: make(map[string]*core.Tensor, len(s.Tensors))}
+		for _, name := range slices.Sorted(maps.Keys(s.Tensors)) {
+			t := s.Tensors[name]
+			if err := t.Err(); err != nil {
+				return fmt.Errorf("%s: load state: parameter %d: %s: %w", o.kind, i, name, err)
+			}
+			if !t.Shape().Equal(p.Shape()) {
+				return fmt.Errorf("%s: load state: parameter %d: %s has shape %v, the parameter %v", o.kind, i, name, t.Shape(), p.Shape())
+			}
+			var v *core.Tensor
+			core.NoGrad(func() {
+				v = t.Detach()
+				if v.DType() != p.DType() && v.DType().IsFloat() {
+					v = v.Cast(p.DType())
+				}
+				v = v.To(p.Device())
+			})
+			if err := v.Err(); err != nil {
+				return fmt.Errorf("%s: load state: parameter %d: %s: %w", o.kind, i, name, err)
+			}
+			next[i].Tensors[name] = v
+		}
+	}
+	o.state = next
+	return nil
 }
 
 // update is one parameter's new value and optimiser state, computed before
@@ -51,28 +135,64 @@ func (ps paramSet) ZeroGrad() {
 type update struct {
 	index int
 	value *core.Tensor
-	state []*core.Tensor
+	state map[string]*core.Tensor
 }
 
-// commit checks every computed tensor, then installs the new values. The
-// shape check catches a gradient set by hand that broadcasts against its
-// parameter, which would otherwise silently reshape the parameter.
-func commit(kind string, ps paramSet, updates []update, install func(u update)) error {
+// step runs build for every parameter that has a gradient, then commits.
+func (o *optimizer) step(build rule) error {
+	var updates []update
+	core.NoGrad(func() {
+		for i, p := range o.params {
+			if p.Grad() != nil {
+				updates = append(updates, o.update(i, p, build))
+			}
+		}
+	})
+	// The shape check catches a gradient set by hand that broadcasts against
+	// its parameter, which would otherwise silently reshape the parameter.
 	for _, u := range updates {
-		err := firstErr(append([]*core.Tensor{u.value}, u.state...)...)
+		err := firstErr(u.value)
+		for _, t := range u.state {
+			if err == nil {
+				err = firstErr(t)
+			}
+		}
 		if err == nil {
-			err = checkReplacement(ps[u.index].t, u.value)
+			err = checkReplacement(o.params[u.index].t, u.value)
 		}
 		if err != nil {
-			return fmt.Errorf("nn: %s step, parameter %d: %w", kind, u.index, err)
+			return fmt.Errorf("%s step, parameter %d: %w", o.kind, u.index, err)
 		}
 	}
 	for _, u := range updates {
-		p := ps[u.index]
+		p := o.params[u.index]
 		p.t = leafWithGrad(u.value, p.t.Grad())
-		install(u)
+		o.state[u.index] = ParamState{Step: o.state[u.index].Step + 1, Tensors: u.state}
 	}
 	return nil
+}
+
+// update builds parameter i's trees over its value, gradient and state
+// (leaves 0, 1 and 2... in the state's name order) and runs them.
+func (o *optimizer) update(i int, p *Parameter, build rule) update {
+	prev := o.state[i]
+	x := p.Tensor()
+	ins := []*core.Tensor{x, p.Grad()}
+	s := &stepTrees{X: fLeaf(0), G: fLeaf(1), Step: prev.Step + 1, prev: map[string]fx{}}
+	for _, name := range slices.Sorted(maps.Keys(prev.Tensors)) {
+		s.prev[name] = fLeaf(len(ins))
+		ins = append(ins, prev.Tensors[name])
+	}
+	trees := []fx{build(s)}
+	for _, name := range s.names {
+		trees = append(trees, s.next[name])
+	}
+	outs := runTrees(trees, ins, x)
+	u := update{index: i, value: outs[0], state: make(map[string]*core.Tensor, len(s.names))}
+	for k, name := range s.names {
+		u.state[name] = outs[1+k]
+	}
+	return u
 }
 
 // leafWithGrad makes a parameter value from a tensor computed under NoGrad
@@ -83,104 +203,70 @@ func leafWithGrad(v, grad *core.Tensor) *core.Tensor {
 	return leaf
 }
 
-// effectiveGrad is the gradient an update uses: negated when maximising,
-// with L2 weight decay folded in when wd is not zero.
-func effectiveGrad(p *Parameter, maximize bool, wd float64) *core.Tensor {
-	g := p.Grad()
+// rule is an optimiser's update of one parameter, written once as trees
+// (optim_trees.go): the tree of the new value is returned, those of the
+// new state tensors are set on s.
+type rule func(s *stepTrees) fx
+
+// stepTrees is what a rule builds from: the leaves of the parameter (X)
+// and its gradient (G), the state before this step, and the step's number
+// (1 on the first).
+type stepTrees struct {
+	X, G  fx
+	Step  int
+	prev  map[string]fx
+	next  map[string]fx
+	names []string
+}
+
+// Prev is the state tensor name before this step, or init when the
+// parameter has none yet (its first step, or an option just turned on).
+func (s *stepTrees) Prev(name string, init fx) fx {
+	if t, ok := s.prev[name]; ok {
+		return t
+	}
+	return init
+}
+
+// Set makes t the state tensor name after this step.
+func (s *stepTrees) Set(name string, t fx) {
+	if s.next == nil {
+		s.next = map[string]fx{}
+	}
+	if _, ok := s.next[name]; !ok {
+		s.names = append(s.names, name)
+	}
+	s.next[name] = t
+}
+
+// grad is the gradient an update uses: negated when maximising, with L2
+// weight decay wd·x folded in when wd is not zero.
+func (s *stepTrees) grad(maximize bool, wd float64) fx {
+	g := s.G
 	if maximize {
-		g = op("neg", nil, g)
+		g = fOp("neg", g)
 	}
 	if wd != 0 {
-		g = add(g, mulScalar(p.Tensor(), wd))
+		g = fOp("add", g, fMulScalar(s.X, wd))
 	}
 	return g
 }
 
-// SGDConfig holds torch.optim.SGD's settings; the zero value is plain SGD
-// with learning rate 0, so set LR.
-type SGDConfig struct {
-	LR          float64
-	Momentum    float64
-	Dampening   float64
-	Nesterov    bool
-	WeightDecay float64
-	Maximize    bool
-}
-
-// SGD is stochastic gradient descent with optional momentum, dampening,
-// Nesterov momentum and weight decay, following torch.optim.SGD exactly:
-//
-//	g = grad + wd·p
-//	buf = g (first step) or momentum·buf + (1-dampening)·g
-//	g = g + momentum·buf (Nesterov) or buf
-//	p = p - lr·g
-type SGD struct {
-	cfg     SGDConfig
-	params  paramSet
-	buffers []*core.Tensor
-}
-
-// NewSGD makes an SGD optimiser over params.
-func NewSGD(params []*Parameter, cfg SGDConfig) (*SGD, error) {
-	switch {
-	case cfg.LR < 0:
-		return nil, fmt.Errorf("nn: SGD: invalid learning rate %g", cfg.LR)
-	case cfg.Momentum < 0:
-		return nil, fmt.Errorf("nn: SGD: invalid momentum %g", cfg.Momentum)
-	case cfg.WeightDecay < 0:
-		return nil, fmt.Errorf("nn: SGD: invalid weight decay %g", cfg.WeightDecay)
-	case cfg.Nesterov && (cfg.Momentum <= 0 || cfg.Dampening != 0):
-		return nil, fmt.Errorf("nn: SGD: Nesterov momentum needs momentum > 0 and zero dampening (got momentum %g, dampening %g)", cfg.Momentum, cfg.Dampening)
+// checkHyper returns "<kind>: invalid <what>: <v>" unless ok, torch's
+// wording, so every SDK reports a bad setting the same way.
+func checkHyper(ok bool, kind, what string, v float64) error {
+	if ok {
+		return nil
 	}
-	ps, err := newParamSet("SGD", params)
-	if err != nil {
-		return nil, err
-	}
-	return &SGD{cfg: cfg, params: ps, buffers: make([]*core.Tensor, len(ps))}, nil
+	return fmt.Errorf("%s: invalid %s: %v", kind, what, v)
 }
 
-// Step applies one SGD update.
-func (o *SGD) Step() error {
-	var updates []update
-	core.NoGrad(func() {
-		for i, p := range o.params {
-			if p.Grad() == nil {
-				continue
-			}
-			updates = append(updates, o.update(i, p))
-		}
-	})
-	return commit("SGD", o.params, updates, func(u update) {
-		if len(u.state) > 0 {
-			o.buffers[u.index] = u.state[0]
-		}
-	})
-}
-
-func (o *SGD) update(i int, p *Parameter) update {
-	c := o.cfg
-	g := effectiveGrad(p, c.Maximize, c.WeightDecay)
-	var state []*core.Tensor
-	if c.Momentum != 0 {
-		buf := g
-		if prev := o.buffers[i]; prev != nil {
-			buf = add(mulScalar(prev, c.Momentum), mulScalar(g, 1-c.Dampening))
-		}
-		state = []*core.Tensor{buf}
-		if c.Nesterov {
-			g = add(g, mulScalar(buf, c.Momentum))
-		} else {
-			g = buf
+// firstError returns the first non-nil error.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
-	return update{index: i, value: sub(p.Tensor(), mulScalar(g, c.LR)), state: state}
+	return nil
 }
-
-// ZeroGrad drops every parameter's gradient.
-func (o *SGD) ZeroGrad() { o.params.ZeroGrad() }
-
-// LR is the current learning rate.
-func (o *SGD) LR() float64 { return o.cfg.LR }
-
-// SetLR changes the learning rate.
-func (o *SGD) SetLR(lr float64) { o.cfg.LR = lr }

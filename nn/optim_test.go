@@ -79,6 +79,21 @@ func TestOptimizersMatchTorch(t *testing.T) {
 			c.LR, c.WeightDecay, c.AMSGrad, c.Maximize = 0.01, 0.1, true, true
 			return nn.NewAdamW(ps, c)
 		}, []float64{1.0155231630959465, 0.7919367567630646, 0.19043629683154495, -0.5079226038922303, -0.9695886475835214, -0.9548148227196533}},
+		{"RMSprop default", func(ps []*nn.Parameter) (nn.Optimizer, error) {
+			return nn.NewRMSprop(ps, nn.DefaultRMSprop())
+		}, []float64{0.9298909066794061, 0.6676998383752283, 0.10642554584878466, -0.5288657926679713, -0.8388518161882943, -0.8681158635718644}},
+		{"RMSprop centered momentum=0.9 wd=0.1 alpha=0.9", func(ps []*nn.Parameter) (nn.Optimizer, error) {
+			return nn.NewRMSprop(ps, nn.RMSpropConfig{LR: 0.01, Alpha: 0.9, Eps: 1e-8, WeightDecay: 0.1, Momentum: 0.9, Centered: true})
+		}, []float64{0.7346748906745703, 0.6020621723009315, 0.07433613643392768, -0.5153341157945429, -0.7661480834307307, -0.8200907240659774}},
+		{"RMSprop maximize eps=1e-3 momentum=0.5", func(ps []*nn.Parameter) (nn.Optimizer, error) {
+			return nn.NewRMSprop(ps, nn.RMSpropConfig{LR: 0.02, Alpha: 0.99, Eps: 1e-3, Momentum: 0.5, Maximize: true})
+		}, []float64{1.3301476642195258, 1.1656590892317815, 0.4066770505951463, -0.4798626705722117, -1.3722703171217765, -1.1969881576916266}},
+		{"Adagrad default", func(ps []*nn.Parameter) (nn.Optimizer, error) {
+			return nn.NewAdagrad(ps, nn.DefaultAdagrad())
+		}, []float64{0.9929386382643401, 0.7550939711903853, 0.16359473876985015, -0.5072058844339343, -0.9318493083536945, -0.9296015619144812}},
+		{"Adagrad lr_decay=0.1 wd=0.05 init=0.5 maximize", func(ps []*nn.Parameter) (nn.Optimizer, error) {
+			return nn.NewAdagrad(ps, nn.AdagradConfig{LR: 0.1, LRDecay: 0.1, WeightDecay: 0.05, InitialAccumulatorValue: 0.5, Eps: 1e-10, Maximize: true})
+		}, []float64{1.0387441196322864, 0.8524461038911669, 0.2309757527344819, -0.5197594085013963, -1.0321049254419836, -0.9963511795203344}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -146,7 +161,7 @@ func TestOptimizerConfigValidation(t *testing.T) {
 	bad := nn.DefaultAdam()
 	bad.Beta2 = 1
 	_, err = nn.NewAdam(p, bad)
-	assert.ErrorContains(t, err, "beta2")
+	assert.ErrorContains(t, err, "beta parameter at index 1")
 	_, err = nn.NewAdamW(nil, nn.DefaultAdamW())
 	assert.ErrorContains(t, err, "no parameters")
 	_, err = nn.NewAdam([]*nn.Parameter{p[0], p[0]}, nn.DefaultAdam())

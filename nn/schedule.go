@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"sort"
 )
 
 // Schedule gives the learning rate at a step, from the optimiser's base
@@ -36,6 +37,66 @@ func (s StepLR) LR(base float64, step int) float64 {
 func (s StepLR) Validate() error {
 	if s.StepSize < 1 {
 		return fmt.Errorf("nn: StepLR: step size must be >= 1, got %d", s.StepSize)
+	}
+	return nil
+}
+
+// MultiStepLR is torch's MultiStepLR: the rate is multiplied by Gamma at
+// each milestone step (milestones increasing).
+type MultiStepLR struct {
+	Milestones []int
+	Gamma      float64
+}
+
+// LR is base·Gamma^(the number of milestones <= step).
+func (s MultiStepLR) LR(base float64, step int) float64 {
+	n := sort.SearchInts(s.Milestones, step+1)
+	return base * math.Pow(s.Gamma, float64(n))
+}
+
+// Validate rejects milestones that are not increasing.
+func (s MultiStepLR) Validate() error {
+	for i, m := range s.Milestones {
+		if m < 0 || (i > 0 && m <= s.Milestones[i-1]) {
+			return fmt.Errorf("nn: MultiStepLR: milestones must be increasing and >= 0, got %v", s.Milestones)
+		}
+	}
+	return nil
+}
+
+// ExponentialLR is torch's ExponentialLR: the rate is multiplied by Gamma
+// every step.
+type ExponentialLR struct {
+	Gamma float64
+}
+
+// LR is base·Gamma^step.
+func (s ExponentialLR) LR(base float64, step int) float64 {
+	return base * math.Pow(s.Gamma, float64(step))
+}
+
+// LinearLR is torch's LinearLR: the factor on the base rate moves linearly
+// from StartFactor to EndFactor over TotalIters steps, then stays.
+type LinearLR struct {
+	StartFactor, EndFactor float64
+	TotalIters             int
+}
+
+// LR is base·(StartFactor + (EndFactor-StartFactor)·min(step, TotalIters)/TotalIters).
+func (s LinearLR) LR(base float64, step int) float64 {
+	if s.TotalIters <= 0 {
+		return base * s.EndFactor
+	}
+	frac := float64(min(step, s.TotalIters)) / float64(s.TotalIters)
+	return base * (s.StartFactor + (s.EndFactor-s.StartFactor)*frac)
+}
+
+// Validate rejects what torch rejects: a start factor outside (0, 1], an
+// end factor outside [0, 1], a negative length.
+func (s LinearLR) Validate() error {
+	if !(s.StartFactor > 0 && s.StartFactor <= 1) || !(s.EndFactor >= 0 && s.EndFactor <= 1) || s.TotalIters < 0 {
+		return fmt.Errorf("nn: LinearLR: want 0 < StartFactor <= 1, 0 <= EndFactor <= 1 and TotalIters >= 0, got %v, %v and %d",
+			s.StartFactor, s.EndFactor, s.TotalIters)
 	}
 	return nil
 }
@@ -140,6 +201,10 @@ func WarmupCosine(warmup, total int, etaMin float64) (Sequence, error) {
 	}
 	return s, s.Validate()
 }
+
+// ValidateSchedule checks s as NewScheduler does: not nil, and its
+// Validate method, where it has one, passes.
+func ValidateSchedule(s Schedule) error { return validateSchedule(s) }
 
 func validateSchedule(s Schedule) error {
 	if s == nil {

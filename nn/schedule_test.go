@@ -33,6 +33,12 @@ func TestSchedulesMatchTorch(t *testing.T) {
 			nn.Sequence{Schedules: []nn.Schedule{nn.LinearWarmup{Steps: 3, StartFactor: 0.25}, nn.CosineAnnealingLR{TMax: 7}}, Milestones: []int{3}},
 			[]float64{0.025, 0.05, 0.07500000000000001, 0.1, 0.09504844339512096, 0.08117449009293669, 0.061126046697815725,
 				0.03887395330218429, 0.018825509907063328, 0.004951556604879048, 0.0, 0.004951556604879043, 0.018825509907063314}},
+		{"MultiStepLR(milestones=[2, 5], gamma=0.5)", nn.MultiStepLR{Milestones: []int{2, 5}, Gamma: 0.5},
+			[]float64{0.1, 0.1, 0.05, 0.05, 0.05, 0.025, 0.025, 0.025}},
+		{"ExponentialLR(gamma=0.9)", nn.ExponentialLR{Gamma: 0.9},
+			[]float64{0.1, 0.09000000000000001, 0.08100000000000002, 0.07290000000000002, 0.06561000000000002, 0.05904900000000002}},
+		{"LinearLR(start_factor=0.5, end_factor=0.1, total_iters=4)", nn.LinearLR{StartFactor: 0.5, EndFactor: 0.1, TotalIters: 4},
+			[]float64{0.05, 0.04000000000000001, 0.030000000000000006, 0.020000000000000004, 0.01, 0.01, 0.01}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

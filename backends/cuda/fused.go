@@ -49,6 +49,46 @@ func (b *Backend) FuseMap(e *core.FusedExpr, inputs []*core.Tensor, shape core.S
 	return out, nil
 }
 
+// FuseMaps runs the trees as one map kernel with one output per tree: an
+// optimiser's whole step for a parameter in one launch. Like FuseMap it is
+// f32 only (the lowering's dialect); f64 parameters run the op chain. The
+// constants travel in the launch's scalar slots (lower.FusedHoisted), so a
+// new learning rate or bias correction does not compile a new kernel.
+func (b *Backend) FuseMaps(trees []*core.FusedExpr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) ([]*core.Tensor, error) {
+	if dtype != core.F32 {
+		return nil, fmt.Errorf("cuda: fused kernels are f32, not %s", dtype)
+	}
+	for i, t := range inputs {
+		if t.DType() != core.F32 || t.Backend() != core.Backend(b) {
+			return nil, fmt.Errorf("cuda: fused input %d is %s on %s; f32 on %s only", i, t.DType(), t.Device(), b.Device())
+		}
+	}
+	var sc lower.Scalars
+	exprs, err := lower.FusedHoisted(trees, len(inputs), &sc)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: %w", err)
+	}
+	outs := make([]*core.Tensor, len(trees))
+	release := func() {
+		for _, o := range outs {
+			if o != nil {
+				o.Release()
+			}
+		}
+	}
+	for i := range trees {
+		if outs[i], err = core.Empty(b, shape, core.F32); err != nil {
+			release()
+			return nil, err
+		}
+	}
+	if err := b.mapRunOuts("fused", inputs, outs, exprs, &sc, nil); err != nil {
+		release()
+		return nil, err
+	}
+	return outs, nil
+}
+
 // TakesEpilogue names the producers whose output a fused tree may follow.
 func (b *Backend) TakesEpilogue(op string) bool { return op == "matmul" }
 
@@ -67,5 +107,6 @@ func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, attrs core.Attr
 
 var (
 	_ core.ExactFuser    = (*Backend)(nil)
+	_ core.MultiMapFuser = (*Backend)(nil)
 	_ core.EpilogueFuser = (*Backend)(nil)
 )

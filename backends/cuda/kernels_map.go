@@ -45,15 +45,26 @@ type guard struct {
 
 // mapRunGuarded is mapRun with a guard (nil: none).
 func (b *Backend) mapRunGuarded(op string, ins []*core.Tensor, out *core.Tensor, expr string, sc *lower.Scalars, g *guard) error {
+	return b.mapRunOuts(op, ins, []*core.Tensor{out}, []string{expr}, sc, g)
+}
+
+// mapRunOuts is mapRunGuarded with one expression per output, all of one
+// shape: each thread computes every expression at its element, so several
+// results (an optimiser step's parameter and moments) cost one launch and
+// one read of the inputs.
+func (b *Backend) mapRunOuts(op string, ins, outs []*core.Tensor, exprs []string, sc *lower.Scalars, g *guard) error {
+	out := outs[0]
 	n := out.Numel()
 	if n == 0 {
 		return nil
 	}
-	if len(ins)+1 > maxOps {
-		return fmt.Errorf("cuda: %s: %d operands; a kernel takes at most %d", op, len(ins)+1, maxOps)
+	if len(ins)+len(outs) > maxOps {
+		return fmt.Errorf("cuda: %s: %d operands; a kernel takes at most %d", op, len(ins)+len(outs), maxOps)
 	}
-	if !out.IsContiguous() {
-		return fmt.Errorf("cuda: %s: the output must be contiguous", op)
+	for _, o := range outs {
+		if !o.IsContiguous() || !o.Shape().Equal(out.Shape()) {
+			return fmt.Errorf("cuda: %s: the outputs must be contiguous, of one shape", op)
+		}
 	}
 	it := lower.NewIteration(out.Shape(), append(append([]*core.Tensor{}, ins...), out)...)
 	rank := len(it.Shape)
@@ -66,7 +77,7 @@ func (b *Backend) mapRunGuarded(op string, ins []*core.Tensor, out *core.Tensor,
 		a.Shape[d] = int64(s)
 	}
 	ops := make([]operand, len(ins))
-	types := make([]string, 0, len(ins)+1)
+	types := make([]string, 0, len(ins)+len(outs))
 	for k, t := range ins {
 		p, err := ptrOf(t)
 		if err != nil {
@@ -77,26 +88,34 @@ func (b *Backend) mapRunGuarded(op string, ins []*core.Tensor, out *core.Tensor,
 		ops[k] = operand{storage: storageType(t.DType()), compute: computeType(t.DType()), contiguous: inOrder(it.Shape, it.Strides[k])}
 		types = append(types, ops[k].compute)
 	}
-	p, err := ptrOf(out)
-	if err != nil {
-		return err
+	outTypes := make([]string, len(outs))
+	for j, o := range outs {
+		p, err := ptrOf(o)
+		if err != nil {
+			return err
+		}
+		a.Buf[len(ins)+j] = p
+		a.Off[len(ins)+j] = int64(o.Offset())
+		outTypes[j] = storageType(o.DType())
+		types = append(types, computeType(o.DType()))
 	}
-	a.Buf[len(ins)] = p
-	a.Off[len(ins)] = int64(out.Offset())
 	if sc != nil {
 		a.setScalars(sc)
 	}
-	types = append(types, computeType(out.DType()))
 	wide := needs64(n, it, ins)
 	cond := ""
 	var msg func(uint32, int64, int64) string
 	if g != nil {
 		cond, msg = g.cond, g.msg
 	}
-	key := mapKey(ops, storageType(out.DType()), rank, wide, expr, cond)
+	key := mapKey(ops, strings.Join(outTypes, ","), rank, wide, strings.Join(exprs, "|"), cond)
 	k, err := b.kernelFor(key, func() (string, error) {
 		one := single(types...)
-		return mapSource(ops, storageType(out.DType()), rank, wide, translate(expr, one), translate(cond, one)), nil
+		bodies := make([]string, len(exprs))
+		for j, e := range exprs {
+			bodies[j] = translate(e, one)
+		}
+		return mapSource(ops, outTypes, rank, wide, bodies, translate(cond, one)), nil
 	})
 	if err != nil {
 		return fmt.Errorf("cuda: %s: %w", op, err)
@@ -214,14 +233,16 @@ func idxType(wide bool) string {
 	return "int"
 }
 
-func mapSource(ops []operand, out string, rank int, wide bool, expr, guard string) string {
+func mapSource(ops []operand, outs []string, rank int, wide bool, exprs []string, guard string) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const WtArgs A) {\n", mapBlock, entry)
 	fmt.Fprintf(&sb, "typedef %s idx;\nconst idx n = (idx)A.n;\n", idxType(wide))
 	for k, o := range ops {
 		fmt.Fprintf(&sb, "const %s* __restrict__ in%d = (const %s*)A.buf[%d];\n", o.storage, k, o.storage, k)
 	}
-	fmt.Fprintf(&sb, "%s* __restrict__ out = (%s*)A.buf[%d];\n", out, out, len(ops))
+	for j, out := range outs {
+		fmt.Fprintf(&sb, "%s* __restrict__ out%d = (%s*)A.buf[%d];\n", out, j, out, len(ops)+j)
+	}
 	allInOrder := true
 	for _, o := range ops {
 		allInOrder = allInOrder && o.contiguous
@@ -245,6 +266,9 @@ func mapSource(ops []operand, out string, rank int, wide bool, expr, guard strin
 	if guard != "" {
 		fmt.Fprintf(&sb, "if (%s) { wt_fail(A, 1, (i64)i, 0); }\n", guard)
 	}
-	fmt.Fprintf(&sb, "put(&out[(idx)A.off[%d] + i], %s);\n}\n}\n}\n}\n", len(ops), expr)
+	for j, e := range exprs {
+		fmt.Fprintf(&sb, "put(&out%d[(idx)A.off[%d] + i], %s);\n", j, len(ops)+j, e)
+	}
+	sb.WriteString("}\n}\n}\n}\n")
 	return sb.String()
 }

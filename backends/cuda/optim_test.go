@@ -11,32 +11,37 @@ import (
 	"github.com/webtensor/webtensor/nn"
 )
 
-// Adam's fused step (one kernel per output on a backend that fuses
-// exactly) gives the CPU's op chain's bits, for Adam and AdamW with every
-// option, over three steps.
-func TestFusedAdamMatchesCPUBitForBit(t *testing.T) {
+// Every optimiser's fused step (one kernel per parameter, core.MultiMapFuser)
+// gives the CPU's bits, with every option, over three steps.
+func TestFusedOptimisersMatchCPUBitForBit(t *testing.T) {
 	needEmulator(t)
-	configs := map[string]struct {
-		cfg       nn.AdamConfig
-		decoupled bool
-	}{
-		"adam":         {nn.DefaultAdam(), false},
-		"adamw":        {nn.DefaultAdamW(), true},
-		"wd_amsgrad":   {nn.AdamConfig{LR: 0.01, Beta1: 0.8, Beta2: 0.99, Eps: 1e-6, WeightDecay: 0.1, AMSGrad: true}, false},
-		"maximize_lr1": {nn.AdamConfig{LR: 1, Beta1: 0.3, Beta2: 0.5, Eps: 1e-3, Maximize: true}, true},
+	configs := map[string]func([]*nn.Parameter) (nn.Optimizer, error){
+		"adam":  func(p []*nn.Parameter) (nn.Optimizer, error) { return nn.NewAdam(p, nn.DefaultAdam()) },
+		"adamw": func(p []*nn.Parameter) (nn.Optimizer, error) { return nn.NewAdamW(p, nn.DefaultAdamW()) },
+		"wd_amsgrad": func(p []*nn.Parameter) (nn.Optimizer, error) {
+			return nn.NewAdam(p, nn.AdamConfig{LR: 0.01, Beta1: 0.8, Beta2: 0.99, Eps: 1e-6, WeightDecay: 0.1, AMSGrad: true})
+		},
+		"maximize_lr1": func(p []*nn.Parameter) (nn.Optimizer, error) {
+			return nn.NewAdamW(p, nn.AdamConfig{LR: 1, Beta1: 0.3, Beta2: 0.5, Eps: 1e-3, Maximize: true})
+		},
+		"sgd_nesterov": func(p []*nn.Parameter) (nn.Optimizer, error) {
+			return nn.NewSGD(p, nn.SGDConfig{LR: 0.1, Momentum: 0.9, Nesterov: true, WeightDecay: 0.01})
+		},
+		"rmsprop_centered": func(p []*nn.Parameter) (nn.Optimizer, error) {
+			return nn.NewRMSprop(p, nn.RMSpropConfig{LR: 0.01, Alpha: 0.9, Eps: 1e-8, WeightDecay: 0.1, Momentum: 0.9, Centered: true})
+		},
+		"adagrad": func(p []*nn.Parameter) (nn.Optimizer, error) {
+			return nn.NewAdagrad(p, nn.AdagradConfig{LR: 0.1, LRDecay: 0.1, InitialAccumulatorValue: 0.5, Eps: 1e-10})
+		},
 	}
-	for name, c := range configs {
+	for name, newOpt := range configs {
 		t.Run(name, func(t *testing.T) {
 			var results [2][]float32
 			for d, dev := range []core.Device{core.CPU, emuDevice} {
 				w := core.Call1("randn", core.Attrs{"shape": []int{7, 5}, "seed": 11}).To(dev)
 				p, err := nn.NewParameter(w)
 				require.NoError(t, err)
-				newOpt := nn.NewAdam
-				if c.decoupled {
-					newOpt = nn.NewAdamW
-				}
-				opt, err := newOpt([]*nn.Parameter{p}, c.cfg)
+				opt, err := newOpt([]*nn.Parameter{p})
 				require.NoError(t, err)
 				for step := range 3 {
 					g := core.Call1("randn", core.Attrs{"shape": []int{7, 5}, "seed": 20 + step}).To(dev)
@@ -48,5 +53,22 @@ func TestFusedAdamMatchesCPUBitForBit(t *testing.T) {
 			}
 			require.Equal(t, results[0], results[1])
 		})
+	}
+}
+
+// FuseMaps is one kernel with an output per tree.
+func TestFuseMapsWritesEveryTree(t *testing.T) {
+	b := needEmulator(t)
+	x := core.FromSlice([]float32{1, 2, 3}, core.Shape{3}).To(emuDevice)
+	y := core.FromSlice([]float32{4, 5, 6}, core.Shape{3}).To(emuDevice)
+	leaf := func(i int) *core.FusedExpr { return &core.FusedExpr{Arg: i} }
+	sum := &core.FusedExpr{Op: "add", Args: []*core.FusedExpr{leaf(0), leaf(1)}}
+	prod := &core.FusedExpr{Op: "mul", Args: []*core.FusedExpr{sum, leaf(1)}}
+	outs, err := b.FuseMaps([]*core.FusedExpr{sum, prod, leaf(0)}, []*core.Tensor{x, y}, core.Shape{3}, core.F32)
+	require.NoError(t, err)
+	for i, want := range [][]float32{{5, 7, 9}, {20, 35, 54}, {1, 2, 3}} {
+		got, err := outs[i].Float32s()
+		require.NoError(t, err)
+		require.Equal(t, want, got)
 	}
 }

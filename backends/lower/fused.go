@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/webtensor/webtensor/core"
 )
@@ -51,8 +52,13 @@ func Fusable(op string, attrs core.Attrs, dtype core.DType) bool {
 // Fused writes the tree e as an f32 expression with input i read as
 // leaf(i); nIn bounds the inputs a leaf may name.
 func Fused(e *core.FusedExpr, nIn int, leaf func(int) string) (string, error) {
+	return fused(e, nIn, leaf, func(c *core.FusedExpr) string { return F32Literal(c.Value) })
+}
+
+// fused is Fused with constant c written as konst(c).
+func fused(e *core.FusedExpr, nIn int, leaf func(int) string, konst func(*core.FusedExpr) string) (string, error) {
 	if e.Op == core.FusedConst {
-		return F32Literal(e.Value), nil
+		return konst(e), nil
 	}
 	if e.Op == "" {
 		if e.Arg < 0 || e.Arg >= nIn {
@@ -62,7 +68,7 @@ func Fused(e *core.FusedExpr, nIn int, leaf func(int) string) (string, error) {
 	}
 	args := make([]string, len(e.Args))
 	for i, a := range e.Args {
-		s, err := Fused(a, nIn, leaf)
+		s, err := fused(a, nIn, leaf, konst)
 		if err != nil {
 			return "", err
 		}
@@ -86,4 +92,37 @@ func Fused(e *core.FusedExpr, nIn int, leaf func(int) string) (string, error) {
 // FusedX is Fused with input i read as the operand xi.
 func FusedX(e *core.FusedExpr, nIn int) (string, error) {
 	return Fused(e, nIn, func(i int) string { return fmt.Sprintf("x%d", i) })
+}
+
+// FusedHoisted writes trees as FusedX does, but reads their constants from
+// the scalar slots pf(k), which s receives, instead of writing them into
+// the source: one compiled kernel then serves every value of them (an
+// optimiser's learning rate and bias corrections change every step, and a
+// kernel per step would compile forever). Constants are given slots in the
+// order they are met, one per node, up to NumScalars; the rest, and NaN
+// and infinities, stay literals. A slot holds the value at full width and
+// f32(pf(k)) rounds it to f32 as the literal would.
+func FusedHoisted(trees []*core.FusedExpr, nIn int, s *Scalars) ([]string, error) {
+	slots := map[*core.FusedExpr]int{}
+	konst := func(c *core.FusedExpr) string {
+		k, ok := slots[c]
+		if !ok {
+			if len(slots) >= NumScalars || math.IsNaN(c.Value) || math.IsInf(c.Value, 0) {
+				return F32Literal(c.Value)
+			}
+			k = len(slots)
+			slots[c] = k
+			s.SetF(k, c.Value)
+		}
+		return fmt.Sprintf("f32(pf(%du))", k)
+	}
+	out := make([]string, len(trees))
+	for i, e := range trees {
+		expr, err := fused(e, nIn, func(i int) string { return fmt.Sprintf("x%d", i) }, konst)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = expr
+	}
+	return out, nil
 }

@@ -61,6 +61,7 @@ extern "C" {
 #define WT_ERR_OUT_OF_MEMORY 4    /* an allocation failed */
 #define WT_ERR_BUFFER_TOO_SMALL 5 /* the caller's buffer is too small; *needed says how large */
 #define WT_ERR_INTERNAL 6         /* a bug in webtensor (reported instead of crashing) */
+#define WT_ERR_IO 7               /* the file system refused: a missing file or folder, permissions, a full disk */
 
 /* Element types; the values match core.DType. */
 typedef enum {
@@ -81,6 +82,10 @@ typedef enum {
 typedef int64_t wt_tensor;
 /* A captured graph (see wt_trace_begin); handles are never reused either. */
 typedef int64_t wt_graph;
+/* An optimiser (see wt_optimizer_new) and a state dict (see wt_state_new):
+ * handles, never reused, like tensors'. */
+typedef int64_t wt_optimizer;
+typedef int64_t wt_state;
 
 /* Attribute kinds for wt_op. */
 typedef enum {
@@ -332,6 +337,112 @@ int32_t wt_plugin_ops(const char *plugin, char *buf, size_t cap, size_t *needed)
  * with a message naming the file and the problem. */
 int32_t wt_safetensors_header(const void *buf, size_t nbytes, uint64_t file_size, const char *name, char *json,
                               size_t cap, size_t *needed);
+
+/* ---- Training: optimisers, schedules, clipping ---------------------------------- */
+
+/* An optimiser of torch.optim over params (leaf tensors that require
+ * gradients): kind is "sgd", "adam", "adamw", "rmsprop" or "adagrad";
+ * settings are torch's keyword arguments as attributes (WT_ATTR_FLOAT or
+ * WT_ATTR_INT numbers, WT_ATTR_BOOL flags, betas as WT_ATTR_FLOATS):
+ *   sgd:     lr (1e-3), momentum, dampening, weight_decay, nesterov, maximize
+ *   adam:    lr (1e-3), betas (0.9, 0.999), eps (1e-8), weight_decay, amsgrad, maximize
+ *   adamw:   as adam, weight_decay 1e-2
+ *   rmsprop: lr (1e-2), alpha (0.99), eps (1e-8), weight_decay, momentum, centered, maximize
+ *   adagrad: lr (1e-2), lr_decay, weight_decay, initial_accumulator_value, eps (1e-10), maximize
+ * (the others 0 or false). An unknown or invalid setting is WT_ERR_INVALID
+ * with torch's wording. The optimiser refers to the parameters by handle:
+ * each step reads what the handles hold then and points them at the new
+ * values (same handle numbers, still leaves that require gradients, with
+ * their gradients), so every holder of a handle sees the update; free the
+ * optimiser before or after its parameters, but step it only while they
+ * live. */
+int32_t wt_optimizer_new(const char *kind, const wt_tensor *params, int32_t n_params, const wt_attr *settings,
+                         int32_t n_settings, wt_optimizer *out);
+/* Change settings (a schedule's lr, say); the others and the state stay. */
+int32_t wt_optimizer_set(wt_optimizer opt, const wt_attr *settings, int32_t n_settings);
+/* One update of every parameter that has a gradient (the others are left
+ * alone), each parameter's in one fused kernel on a device that fuses (the
+ * CPU, WebGPU and CUDA for f32; the CPU for f64 too), op by op elsewhere.
+ * All or nothing: a failed step changes no parameter and no state. */
+int32_t wt_optimizer_step(wt_optimizer opt);
+/* Drop every parameter's gradient (torch's zero_grad(set_to_none=True)). */
+int32_t wt_optimizer_zero_grad(wt_optimizer opt);
+/* The optimiser's state as a new state dict: for each parameter updated so
+ * far, "<index>.step" (an i64 scalar) and its tensors under torch's names,
+ * "<index>.exp_avg", "<index>.momentum_buffer", ... */
+int32_t wt_optimizer_state(wt_optimizer opt, wt_state *out);
+/* Replace the state with a state dict named as wt_optimizer_state names it
+ * (tensors go to each parameter's device and floating dtype; shapes must
+ * match); all or nothing. */
+int32_t wt_optimizer_load_state(wt_optimizer opt, wt_state state);
+int32_t wt_optimizer_free(wt_optimizer opt);
+/* The learning rate at step (0 before the first scheduler step) of a
+ * torch.optim.lr_scheduler schedule, from the base rate: a pure function,
+ * so an SDK's scheduler keeps its step count and calls this. kind and
+ * settings: "step" (step_size, gamma 0.1), "multistep" (milestones as
+ * WT_ATTR_INTS, gamma 0.1), "exponential" (gamma), "cosine" (t_max,
+ * eta_min 0), "linear" (start_factor 1/3, end_factor 1, total_iters 5),
+ * "warmup_cosine" (warmup, total, eta_min 0: linear warm-up from 0, then
+ * cosine annealing). Bad settings are WT_ERR_INVALID at any step. */
+int32_t wt_lr_schedule(const char *kind, const wt_attr *settings, int32_t n_settings, double base_lr, int64_t step,
+                       double *lr);
+/* torch.nn.utils.clip_grad_norm_: the gradients of params (those without
+ * one are skipped) are scaled by min(1, max_norm / (total + 1e-6)), total
+ * being their norm_type-norm (a p > 0, or INFINITY for the largest |g|).
+ * It all happens on the device, nothing waits: *total_norm is a new 0-d
+ * tensor (f32, or f64 when a gradient is f64). */
+int32_t wt_clip_grad_norm(const wt_tensor *params, int32_t n_params, double max_norm, double norm_type,
+                          wt_tensor *total_norm);
+/* torch.nn.utils.clip_grad_value_: every gradient element into [-clip, clip]. */
+int32_t wt_clip_grad_value(const wt_tensor *params, int32_t n_params, double clip_value);
+
+/* ---- State dicts and checkpoints --------------------------------------------------- */
+
+/* A state dict: named tensors in order, with string metadata, what a
+ * checkpoint holds. Files are safetensors, as torch's safetensors writes
+ * them (names sorted, a compact header padded to 8 bytes), so every SDK's
+ * checkpoints load in every other and in torch. */
+int32_t wt_state_new(wt_state *out);
+int32_t wt_state_free(wt_state s);
+/* Append t under name (a name given twice, "" or "__metadata__" is
+ * WT_ERR_INVALID). The state holds the tensor itself, so t may be freed
+ * afterwards, and remembers the handle for wt_state_assign. */
+int32_t wt_state_put(wt_state s, const char *name, wt_tensor t);
+int32_t wt_state_count(wt_state s, int32_t *count);
+/* Entry index's name, and its tensor as a new handle. */
+int32_t wt_state_name(wt_state s, int32_t index, char *buf, size_t cap, size_t *needed);
+int32_t wt_state_get(wt_state s, int32_t index, wt_tensor *out);
+/* The file's __metadata__: set key (again: replaced); read the entries in
+ * key order by index. */
+int32_t wt_state_set_metadata(wt_state s, const char *key, const char *value);
+int32_t wt_state_metadata_count(wt_state s, int32_t *count);
+int32_t wt_state_metadata_key(wt_state s, int32_t index, char *buf, size_t cap, size_t *needed);
+int32_t wt_state_metadata_value(wt_state s, int32_t index, char *buf, size_t cap, size_t *needed);
+/* Write the state to path as safetensors (waiting for the devices): the
+ * bytes go to a temporary file beside path (".NAME.tmp-PID-..."), synced
+ * and renamed over path, so a failed save never leaves a broken file where
+ * a good one was; the temporaries of earlier saves to path whose writer
+ * has exited are removed first. File system errors are WT_ERR_IO. */
+int32_t wt_state_save(wt_state s, const char *path);
+/* The same file's bytes, into buf (the buffer protocol: *needed is known
+ * before any tensor is read). */
+int32_t wt_state_to_bytes(wt_state s, void *buf, size_t cap, size_t *needed);
+/* Read a safetensors file (checked as wt_safetensors_header checks it: a
+ * malformed file is WT_ERR_INVALID naming path and the problem) into a new
+ * state dict, in file order, the tensors on device (NULL or "": the
+ * default). metadata_only != 0 reads only the header: no entries. */
+int32_t wt_state_load(const char *path, const char *device, int32_t metadata_only, wt_state *out);
+/* The same from a file's bytes; name labels them in errors (NULL: none). */
+int32_t wt_state_from_bytes(const void *buf, size_t nbytes, const char *device, const char *name, wt_state *out);
+/* Load values into a module: module is a state dict of the module's
+ * tensors (wt_state_put of its parameters and buffers), and each handle put
+ * there is pointed at the value of the same name, moved to its device, all
+ * or none. Every name, shape and dtype must match (strict != 0; otherwise
+ * names on one side only are skipped), else WT_ERR_INVALID lists every
+ * problem ("the state dict does not match the <module_name> (2 problem(s)):
+ * ..."). A tensor that required a gradient stays a leaf that does, with its
+ * gradient, as torch's load_state_dict leaves p.grad. */
+int32_t wt_state_assign(wt_state module, wt_state values, int32_t strict, const char *module_name);
 
 #endif /* WT_NO_PROTOTYPES */
 

@@ -18,6 +18,7 @@ void test_dlpack_legacy_and_refusals(void);
 void test_borrowed_import(void);
 void test_graphs(void);
 void test_plugins(void);
+void test_train(void);
 
 static void test_info(void) {
   CHECK(strcmp(wt_last_error(), "") == 0); /* nothing failed yet on this thread */
@@ -609,6 +610,7 @@ int main(void) {
   test_borrowed_import();
   test_graphs();
   test_plugins();
+  test_train();
   int64_t end = live_tensors();
   if (!CHECK(end == start)) printf("    %" PRId64 " tensors leaked\n", end - start);
   printf("%d passed, %d failed\n", passed, failed);

@@ -55,10 +55,37 @@ type entry struct {
 // Encode writes tensors (sorted by name, as the reference writer does) and
 // metadata to w.
 func Encode(w io.Writer, tensors map[string]Tensor, metadata map[string]string) error {
+	head, names, err := EncodeHeader(tensors, metadata)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		t := tensors[n]
+		if want := t.Shape.Numel() * t.DType.Size(); want != len(t.Data) {
+			return fmt.Errorf("safetensors: tensor %q has %d bytes, shape %v of %s needs %d", n, len(t.Data), t.Shape, t.DType, want)
+		}
+	}
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if _, err := w.Write(tensors[n].Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EncodeHeader is what Encode writes before the data: the 8-byte length
+// and the header padded with spaces so the data starts 8-byte aligned,
+// from the tensors' dtypes and shapes alone (Data is not read), and the
+// names in the order their data follows. A caller sizes a buffer for the
+// whole file with it before reading any tensor from its device.
+func EncodeHeader(tensors map[string]Tensor, metadata map[string]string) ([]byte, []string, error) {
 	names := make([]string, 0, len(tensors))
 	for n := range tensors {
 		if n == "__metadata__" {
-			return fmt.Errorf("safetensors: tensor name %q is reserved", n)
+			return nil, nil, fmt.Errorf("safetensors: tensor name %q is reserved", n)
 		}
 		names = append(names, n)
 	}
@@ -72,40 +99,27 @@ func Encode(w io.Writer, tensors map[string]Tensor, metadata map[string]string) 
 		t := tensors[n]
 		dn, ok := dtypeNames[t.DType]
 		if !ok {
-			return fmt.Errorf("safetensors: tensor %q has unsupported dtype %v", n, t.DType)
+			return nil, nil, fmt.Errorf("safetensors: tensor %q has unsupported dtype %v", n, t.DType)
 		}
-		if want := t.Shape.Numel() * t.DType.Size(); want != len(t.Data) {
-			return fmt.Errorf("safetensors: tensor %q has %d bytes, shape %v of %s needs %d", n, len(t.Data), t.Shape, t.DType, want)
-		}
+		size := t.Shape.Numel() * t.DType.Size()
 		shape := []int(t.Shape)
 		if shape == nil {
 			shape = []int{}
 		}
-		header[n] = entry{DType: dn, Shape: shape, Offsets: [2]int{off, off + len(t.Data)}}
-		off += len(t.Data)
+		header[n] = entry{DType: dn, Shape: shape, Offsets: [2]int{off, off + size}}
+		off += size
 	}
 	hj, err := json.Marshal(header)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	// Pad the header with spaces so the data starts 8-byte aligned.
 	for (8+len(hj))%8 != 0 {
 		hj = append(hj, ' ')
 	}
-	var lenBuf [8]byte
-	binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(hj)))
-	if _, err := w.Write(lenBuf[:]); err != nil {
-		return err
-	}
-	if _, err := w.Write(hj); err != nil {
-		return err
-	}
-	for _, n := range names {
-		if _, err := w.Write(tensors[n].Data); err != nil {
-			return err
-		}
-	}
-	return nil
+	out := make([]byte, 8, 8+len(hj))
+	binary.LittleEndian.PutUint64(out, uint64(len(hj)))
+	return append(out, hj...), names, nil
 }
 
 // Decode parses a whole safetensors file held in memory (ParseHeader checks

@@ -16,7 +16,8 @@
 //     wt_last_error); `needsAsync` marks a call that must wait for the GPU.
 //   - Out-parameters become the return value: one is returned as it is,
 //     several (wt_rng_state) as an array; int32 flags are booleans.
-//   - A (buf, cap, needed) string output is the returned string; a
+//   - A (buf, cap, needed) string output is the returned string (the
+//     bytes of wt_state_to_bytes, a returned Uint8Array); a
 //     (pointer, count) input is one array or typed array (its length is the
 //     count); (outputs, out_cap, n_outputs) is the returned array of
 //     handles; wt_tensor_to_host fills a Uint8Array, its capacity being the
@@ -24,7 +25,7 @@
 //   - Handles and counts are Numbers (exact below 2^53); uint64 values
 //     (seeds, the RNG offset, streams) are decimal strings, since a Number
 //     cannot hold them.
-//   - Functions that need C memory or a plugin host are omitted, each with
+//   - Functions that need C memory, a plugin host or a file system are omitted, each with
 //     its reason in table.go (calling one fails with WT_ERR_UNSUPPORTED and
 //     that reason); wt_browser_init and the *_async twins exist only here.
 //

@@ -76,15 +76,41 @@ var calls = map[string]call{
 	"wt_graph_free":  onHandle(abi.GraphFree),
 	"wt_collect":     func(args) (any, error) { abi.Collect(); return nil, nil },
 
-	// checkpoints
-	"wt_safetensors_header": safetensorsHeader,
+	// checkpoints and state dicts
+	"wt_safetensors_header":   safetensorsHeader,
+	"wt_state_new":            func(args) (any, error) { return abi.StateNew(), nil },
+	"wt_state_free":           onHandle(abi.StateFree),
+	"wt_state_put":            statePut,
+	"wt_state_count":          ofHandle(abi.StateCount),
+	"wt_state_name":           stateIndexed(abi.StateName),
+	"wt_state_get":            stateIndexed(abi.StateGet),
+	"wt_state_set_metadata":   stateSetMetadata,
+	"wt_state_metadata_count": ofHandle(func(s int64) (int, error) { m, err := abi.StateMetadata(s); return len(m), err }),
+	"wt_state_metadata_key":   metadataPart(0),
+	"wt_state_metadata_value": metadataPart(1),
+	"wt_state_to_bytes":       stateToBytes,
+	"wt_state_from_bytes":     stateFromBytes,
+	"wt_state_assign":         stateAssign,
+
+	// training
+	"wt_optimizer_new":        optimizerNew,
+	"wt_optimizer_set":        optimizerSet,
+	"wt_optimizer_step":       onHandle(abi.OptimizerStep),
+	"wt_optimizer_zero_grad":  onHandle(abi.OptimizerZeroGrad),
+	"wt_optimizer_state":      ofHandle(abi.OptimizerState),
+	"wt_optimizer_load_state": optimizerLoadState,
+	"wt_optimizer_free":       onHandle(abi.OptimizerFree),
+	"wt_lr_schedule":          lrSchedule,
+	"wt_clip_grad_norm":       clipGradNorm,
+	"wt_clip_grad_value":      clipGradValue,
 }
 
 // asyncTwins are the calls that may wait for the GPU: each is exported a
 // second time as NAME_async, which runs on its own goroutine and returns a
 // Promise, for what must read GPU memory to proceed (a copy to the host, an
 // output shape that depends on the data, sparse structure, ...).
-var asyncTwins = []string{"wt_tensor_to_host", "wt_tensor_to_device", "wt_op", "wt_backward", "wt_graph_run", "wt_device_sync"}
+var asyncTwins = []string{"wt_tensor_to_host", "wt_tensor_to_device", "wt_op", "wt_backward", "wt_graph_run", "wt_device_sync",
+	"wt_state_to_bytes"}
 
 // browserOnly are the calls the header has no counterpart of, all async.
 var browserOnly = map[string]call{
@@ -108,4 +134,6 @@ var omitted = map[string]string{
 	"wt_plugin_load":               "no plugin host in the browser build (abi/plugins.go), nor a file system",
 	"wt_plugin_load_bytes":         "no plugin host in the browser build (abi/plugins.go)",
 	"wt_plugin_ops":                "no plugin host in the browser build (abi/plugins.go)",
+	"wt_state_save":                "no file system: wt_state_to_bytes gives the file's bytes",
+	"wt_state_load":                "no file system: wt_state_from_bytes reads a file's bytes",
 }

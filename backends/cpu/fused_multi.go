@@ -1,0 +1,303 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// Several elementwise trees over the same inputs in one fused loop
+// (core.MultiMapFuser): an optimiser's step - the parameter and each of its
+// state tensors - reads its inputs once, in cache-sized blocks, instead of
+// making about fifteen tensors one op at a time. Each node rounds to the
+// dtype as its op's kernel does (f32 and f64 arithmetic is IEEE, square
+// root correctly rounded, maximum lets NaN win and keeps the first of
+// equals), so the loop gives the op chain's bits: the CPU is the reference
+// that defines them. Only the ops an optimiser uses are here; a tree with
+// another op, or inputs that are not dense and of the output's shape, is
+// refused and its caller runs the chain.
+
+// fusedBlock is how many elements one pass over the program covers: every
+// slot of a block stays in L1.
+const fusedBlock = 512
+
+// FusesExactly is true: the loop rounds as the ops do.
+func (*Backend) FusesExactly() bool { return true }
+
+// FuseMaps computes every tree over inputs into a new tensor of shape.
+func (b *Backend) FuseMaps(trees []*core.FusedExpr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) ([]*core.Tensor, error) {
+	if dtype != core.F32 && dtype != core.F64 {
+		return nil, fmt.Errorf("cpu: fused loops are f32 or f64, not %s", dtype)
+	}
+	for i, t := range inputs {
+		if t.DType() != dtype || !isDense(t, shape) || t.Device() != core.CPU {
+			return nil, fmt.Errorf("cpu: fused input %d is %s %v on %s, want dense %s %v on the CPU", i, t.DType(), t.Shape(), t.Device(), dtype, shape)
+		}
+	}
+	prog, err := compileFused(trees, len(inputs))
+	if err != nil {
+		return nil, err
+	}
+	outs := make([]*core.Tensor, len(trees))
+	for i := range outs {
+		if outs[i], err = core.Empty(b, shape, dtype); err != nil {
+			return nil, err
+		}
+	}
+	if dtype == core.F32 {
+		runFused[float32](prog, inputs, outs, shape.Numel())
+	} else {
+		runFused[float64](prog, inputs, outs, shape.Numel())
+	}
+	return outs, nil
+}
+
+// fusedInstr computes slot dst from slots a and b (b unused by unary ops),
+// reads input arg into it (opLeaf) or holds the constant val (opConst).
+type fusedInstr struct {
+	op     fusedOp
+	a, b   int
+	arg    int
+	val    float64
+	scalar bool // the slot is one value for every element (built from constants only)
+}
+
+type fusedOp uint8
+
+const (
+	opLeaf fusedOp = iota
+	opConst
+	opAdd
+	opSub
+	opMul
+	opDiv
+	opMaximum
+	opNeg
+	opSqrt
+)
+
+var fusedOps = map[string]fusedOp{"add": opAdd, "sub": opSub, "mul": opMul, "div": opDiv,
+	"maximum": opMaximum, "neg": opNeg, "sqrt": opSqrt}
+
+// fusedProgram is the trees in evaluation order, one slot per distinct
+// node (a subtree shared between trees is computed once); outs are the
+// trees' slots.
+type fusedProgram struct {
+	code []fusedInstr
+	outs []int
+}
+
+func compileFused(trees []*core.FusedExpr, nIn int) (fusedProgram, error) {
+	var p fusedProgram
+	slot := map[*core.FusedExpr]int{}
+	var emit func(e *core.FusedExpr) (int, error)
+	emit = func(e *core.FusedExpr) (int, error) {
+		if s, ok := slot[e]; ok {
+			return s, nil
+		}
+		var in fusedInstr
+		switch e.Op {
+		case "":
+			if e.Arg < 0 || e.Arg >= nIn {
+				return 0, fmt.Errorf("cpu: fused leaf reads input %d of %d", e.Arg, nIn)
+			}
+			in = fusedInstr{op: opLeaf, arg: e.Arg}
+		case core.FusedConst:
+			in = fusedInstr{op: opConst, val: e.Value, scalar: true}
+		default:
+			op, ok := fusedOps[e.Op]
+			if !ok || len(e.Attrs) > 0 {
+				return 0, fmt.Errorf("cpu: %s is not fused", e.Op)
+			}
+			unary := op == opNeg || op == opSqrt
+			if (unary && len(e.Args) != 1) || (!unary && len(e.Args) != 2) {
+				return 0, fmt.Errorf("cpu: fused %s with %d operands", e.Op, len(e.Args))
+			}
+			a, err := emit(e.Args[0])
+			if err != nil {
+				return 0, err
+			}
+			in = fusedInstr{op: op, a: a, scalar: p.code[a].scalar}
+			if !unary {
+				if in.b, err = emit(e.Args[1]); err != nil {
+					return 0, err
+				}
+				in.scalar = in.scalar && p.code[in.b].scalar
+			}
+		}
+		p.code = append(p.code, in)
+		slot[e] = len(p.code) - 1
+		return len(p.code) - 1, nil
+	}
+	for _, t := range trees {
+		s, err := emit(t)
+		if err != nil {
+			return fusedProgram{}, err
+		}
+		p.outs = append(p.outs, s)
+	}
+	return p, nil
+}
+
+type fusedFloat interface{ ~float32 | ~float64 }
+
+// view is a dense tensor's elements as T.
+func view[T fusedFloat](t *core.Tensor) []T {
+	n := t.Numel()
+	if n == 0 {
+		return nil
+	}
+	b := host(t)
+	all := unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/int(unsafe.Sizeof(T(0))))
+	return all[t.Offset() : t.Offset()+n]
+}
+
+func runFused[T fusedFloat](p fusedProgram, inputs, outs []*core.Tensor, n int) {
+	ins := make([][]T, len(inputs))
+	for i, t := range inputs {
+		ins[i] = view[T](t)
+	}
+	dst := make([][]T, len(outs))
+	for i, t := range outs {
+		dst[i] = view[T](t)
+	}
+	blocks := (n + fusedBlock - 1) / fusedBlock
+	parallelFor(blocks, fusedBlock*len(p.code), func(lo, hi int) {
+		slots := make([][]T, len(p.code))
+		scalars := make([]T, len(p.code))
+		scratch := make([]T, len(p.code)*fusedBlock)
+		for blk := lo; blk < hi; blk++ {
+			from := blk * fusedBlock
+			m := min(fusedBlock, n-from)
+			for s, in := range p.code {
+				if in.scalar {
+					scalars[s] = scalarOf[T](in, scalars)
+					continue
+				}
+				if in.op == opLeaf {
+					slots[s] = ins[in.arg][from : from+m]
+					continue
+				}
+				slots[s] = scratch[s*fusedBlock : s*fusedBlock+m]
+				evalFused(s, in, slots, scalars, p.code)
+			}
+			for k, s := range p.outs {
+				out := dst[k][from : from+m]
+				if p.code[s].scalar {
+					for i := range out {
+						out[i] = scalars[s]
+					}
+				} else {
+					copy(out, slots[s])
+				}
+			}
+		}
+	})
+}
+
+// scalarOf is a constant slot's value, or an op over constant slots.
+func scalarOf[T fusedFloat](in fusedInstr, sc []T) T {
+	switch in.op {
+	case opConst:
+		return T(in.val)
+	case opNeg:
+		return -sc[in.a]
+	case opSqrt:
+		return T(math.Sqrt(float64(sc[in.a])))
+	}
+	return apply(in.op, sc[in.a], sc[in.b])
+}
+
+// apply is one binary op on two values, rounded to T.
+func apply[T fusedFloat](op fusedOp, x, y T) T {
+	switch op {
+	case opAdd:
+		return x + y
+	case opSub:
+		return x - y
+	case opMul:
+		return x * y
+	case opDiv:
+		return x / y
+	}
+	if y > x || y != y { // maximum: NaN wins, the first of equals stays (-0 before 0)
+		return y
+	}
+	return x
+}
+
+// evalFused fills slot s's block from its operands; an operand that is a
+// scalar slot is read from scalars. The loops are per op and operand kind
+// so each is a plain loop the compiler keeps tight.
+func evalFused[T fusedFloat](s int, in fusedInstr, slots [][]T, scalars []T, code []fusedInstr) {
+	out := slots[s]
+	switch in.op {
+	case opNeg:
+		for i, x := range slots[in.a][:len(out)] {
+			out[i] = -x
+		}
+		return
+	case opSqrt:
+		for i, x := range slots[in.a][:len(out)] {
+			out[i] = T(math.Sqrt(float64(x)))
+		}
+		return
+	}
+	switch {
+	case code[in.a].scalar:
+		x, ys := scalars[in.a], slots[in.b][:len(out)]
+		for i, y := range ys {
+			out[i] = apply(in.op, x, y)
+		}
+	case code[in.b].scalar:
+		xs, y := slots[in.a][:len(out)], scalars[in.b]
+		switch in.op {
+		case opAdd:
+			for i, x := range xs {
+				out[i] = x + y
+			}
+		case opSub:
+			for i, x := range xs {
+				out[i] = x - y
+			}
+		case opMul:
+			for i, x := range xs {
+				out[i] = x * y
+			}
+		case opDiv:
+			for i, x := range xs {
+				out[i] = x / y
+			}
+		default:
+			for i, x := range xs {
+				out[i] = apply(in.op, x, y)
+			}
+		}
+	default:
+		xs, ys := slots[in.a][:len(out)], slots[in.b][:len(out)]
+		switch in.op {
+		case opAdd:
+			for i, x := range xs {
+				out[i] = x + ys[i]
+			}
+		case opSub:
+			for i, x := range xs {
+				out[i] = x - ys[i]
+			}
+		case opMul:
+			for i, x := range xs {
+				out[i] = x * ys[i]
+			}
+		case opDiv:
+			for i, x := range xs {
+				out[i] = x / ys[i]
+			}
+		default:
+			for i, x := range xs {
+				out[i] = apply(in.op, x, ys[i])
+			}
+		}
+	}
+}

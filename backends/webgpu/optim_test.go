@@ -1,0 +1,69 @@
+package webgpu
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/nn"
+)
+
+// Every optimiser's step is one fused kernel per parameter (FuseMaps) and
+// agrees with the CPU within the f32 tolerance over three steps. Adam with
+// AMSGrad needs 9 storage buffers: where the device allows fewer it runs
+// the op chain, which must agree too.
+func TestFusedOptimisersMatchCPU(t *testing.T) {
+	g := gpuBackend(t)
+	configs := map[string]func([]*nn.Parameter) (nn.Optimizer, error){
+		"adam": func(p []*nn.Parameter) (nn.Optimizer, error) { return nn.NewAdam(p, nn.DefaultAdam()) },
+		"adamw_amsgrad": func(p []*nn.Parameter) (nn.Optimizer, error) {
+			return nn.NewAdamW(p, nn.AdamConfig{LR: 0.01, Beta1: 0.8, Beta2: 0.99, Eps: 1e-6, WeightDecay: 0.1, AMSGrad: true})
+		},
+		"sgd_nesterov": func(p []*nn.Parameter) (nn.Optimizer, error) {
+			return nn.NewSGD(p, nn.SGDConfig{LR: 0.1, Momentum: 0.9, Nesterov: true, WeightDecay: 0.01})
+		},
+		"rmsprop_centered": func(p []*nn.Parameter) (nn.Optimizer, error) {
+			return nn.NewRMSprop(p, nn.RMSpropConfig{LR: 0.01, Alpha: 0.9, Eps: 1e-8, WeightDecay: 0.1, Momentum: 0.9, Centered: true})
+		},
+		"adagrad": func(p []*nn.Parameter) (nn.Optimizer, error) {
+			return nn.NewAdagrad(p, nn.AdagradConfig{LR: 0.1, LRDecay: 0.1, InitialAccumulatorValue: 0.5, Eps: 1e-10})
+		},
+	}
+	tol := core.Tolerances[core.F32]
+	for name, newOpt := range configs {
+		t.Run(name, func(t *testing.T) {
+			var results [2][]float64
+			for d, dev := range []core.Device{core.CPU, testGPU} {
+				w := core.Call1("randn", core.Attrs{"shape": []int{37, 5}, "seed": 11}).To(dev)
+				p, err := nn.NewParameter(w)
+				require.NoError(t, err)
+				opt, err := newOpt([]*nn.Parameter{p})
+				require.NoError(t, err)
+				for step := range 3 {
+					p.SetGrad(core.Call1("randn", core.Attrs{"shape": []int{37, 5}, "seed": 20 + step}).To(dev))
+					require.NoError(t, opt.Step())
+				}
+				results[d], err = p.Tensor().Float64s()
+				require.NoError(t, err)
+			}
+			for i, want := range results[0] {
+				assert.True(t, tol.Close(results[1][i], want), "%s[%d]: webgpu %v, cpu %v", name, i, results[1][i], want)
+			}
+		})
+	}
+
+	x := core.FromSlice([]float32{1, 2, 3}, core.Shape{3}).To(testGPU)
+	y := core.FromSlice([]float32{4, 5, 6}, core.Shape{3}).To(testGPU)
+	leaf := func(i int) *core.FusedExpr { return &core.FusedExpr{Arg: i} }
+	sum := &core.FusedExpr{Op: "add", Args: []*core.FusedExpr{leaf(0), leaf(1)}}
+	prod := &core.FusedExpr{Op: "mul", Args: []*core.FusedExpr{sum, leaf(1)}}
+	outs, err := g.FuseMaps([]*core.FusedExpr{sum, prod, leaf(0)}, []*core.Tensor{x, y}, core.Shape{3}, core.F32)
+	require.NoError(t, err, "FuseMaps runs three trees as one kernel")
+	for i, want := range [][]float32{{5, 7, 9}, {20, 35, 54}, {1, 2, 3}} {
+		got, err := outs[i].Float32s()
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
+}

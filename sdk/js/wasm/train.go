@@ -1,0 +1,226 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"syscall/js"
+
+	"github.com/webtensor/webtensor/abi"
+)
+
+// The training and checkpoint calls of table.go: optimisers, schedules,
+// clipping and state dicts, with the same rules as the others (settings
+// are [name, kind, value] attributes as wt_op's, handles are Numbers,
+// bytes are Uint8Arrays).
+
+// float reads a number argument.
+func (a args) float(i int, what string) (float64, error) {
+	v, err := a.at(i, what)
+	if err != nil {
+		return 0, err
+	}
+	if v.Type() != js.TypeNumber {
+		return 0, abi.Invalidf("%s must be a number, got %s", what, v.Type())
+	}
+	return v.Float(), nil
+}
+
+// settings reads argument i as attributes (absent: none).
+func (a args) settings(i int) jsAttrs {
+	if a.absent(i) {
+		return jsAttrs{v: js.Null()}
+	}
+	return jsAttrs{v: a.v[i]}
+}
+
+// optimizerNew(kind, params: handles, settings) -> optimizer handle
+func optimizerNew(a args) (any, error) {
+	kind, err := a.str(0, "kind")
+	if err != nil {
+		return nil, err
+	}
+	ps, err := a.ints(1, "params")
+	if err != nil {
+		return nil, err
+	}
+	return abi.OptimizerNew(kind, ps, a.settings(2))
+}
+
+// optimizerSet(optimizer, settings)
+func optimizerSet(a args) (any, error) {
+	h, err := a.int(0, "optimizer handle")
+	if err != nil {
+		return nil, err
+	}
+	return nil, abi.OptimizerSet(h, a.settings(1))
+}
+
+// optimizerLoadState(optimizer, state)
+func optimizerLoadState(a args) (any, error) {
+	h, err := a.int(0, "optimizer handle")
+	if err != nil {
+		return nil, err
+	}
+	s, err := a.int(1, "state handle")
+	if err != nil {
+		return nil, err
+	}
+	return nil, abi.OptimizerLoadState(h, s)
+}
+
+// lrSchedule(kind, settings, base, step) -> lr
+func lrSchedule(a args) (any, error) {
+	kind, err := a.str(0, "kind")
+	if err != nil {
+		return nil, err
+	}
+	base, err := a.float(2, "base_lr")
+	if err != nil {
+		return nil, err
+	}
+	step, err := a.int(3, "step")
+	if err != nil {
+		return nil, err
+	}
+	return abi.LRSchedule(kind, a.settings(1), base, step)
+}
+
+// clipGradNorm(params, maxNorm, normType) -> the total norm's handle
+func clipGradNorm(a args) (any, error) {
+	ps, err := a.ints(0, "params")
+	if err != nil {
+		return nil, err
+	}
+	maxNorm, err := a.float(1, "max_norm")
+	if err != nil {
+		return nil, err
+	}
+	normType, err := a.float(2, "norm_type")
+	if err != nil {
+		return nil, err
+	}
+	return abi.ClipGradNorm(ps, maxNorm, normType)
+}
+
+// clipGradValue(params, clip)
+func clipGradValue(a args) (any, error) {
+	ps, err := a.ints(0, "params")
+	if err != nil {
+		return nil, err
+	}
+	clip, err := a.float(1, "clip_value")
+	if err != nil {
+		return nil, err
+	}
+	return nil, abi.ClipGradValue(ps, clip)
+}
+
+// statePut(state, name, tensor)
+func statePut(a args) (any, error) {
+	s, err := a.int(0, "state handle")
+	if err != nil {
+		return nil, err
+	}
+	name, err := a.str(1, "name")
+	if err != nil {
+		return nil, err
+	}
+	t, err := a.handle(2)
+	if err != nil {
+		return nil, err
+	}
+	return nil, abi.StatePut(s, name, t)
+}
+
+// stateIndexed is a call taking a state handle and an entry index.
+func stateIndexed[R any](f func(s int64, i int) (R, error)) call {
+	return func(a args) (any, error) {
+		s, err := a.int(0, "state handle")
+		if err != nil {
+			return nil, err
+		}
+		i, err := a.int(1, "index")
+		if err != nil {
+			return nil, err
+		}
+		return f(s, int(i))
+	}
+}
+
+// metadataPart reads part (0: key, 1: value) of metadata entry i.
+func metadataPart(part int) call {
+	return stateIndexed(func(s int64, i int) (string, error) {
+		m, err := abi.StateMetadata(s)
+		if err != nil {
+			return "", err
+		}
+		e, err := abi.MetadataEntry(m, i)
+		return e[part], err
+	})
+}
+
+// stateSetMetadata(state, key, value)
+func stateSetMetadata(a args) (any, error) {
+	s, err := a.int(0, "state handle")
+	if err != nil {
+		return nil, err
+	}
+	k, err := a.str(1, "key")
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.str(2, "value")
+	if err != nil {
+		return nil, err
+	}
+	return nil, abi.StateSetMetadata(s, k, v)
+}
+
+// stateToBytes(state) -> Uint8Array
+func stateToBytes(a args) (any, error) {
+	s, err := a.int(0, "state handle")
+	if err != nil {
+		return nil, err
+	}
+	raw, err := abi.StateEncode(s)
+	if err != nil {
+		return nil, err
+	}
+	out := js.Global().Get("Uint8Array").New(len(raw))
+	js.CopyBytesToJS(out, raw)
+	return out, nil
+}
+
+// stateFromBytes(bytes: Uint8Array, device, name) -> state handle
+func stateFromBytes(a args) (any, error) {
+	raw, err := a.bytes(0, "bytes", nil)
+	if err != nil {
+		return nil, err
+	}
+	d, err := a.optStr(1, "device")
+	if err != nil {
+		return nil, err
+	}
+	name, err := a.optStr(2, "name")
+	if err != nil {
+		return nil, err
+	}
+	return abi.StateDecode(raw, d, name)
+}
+
+// stateAssign(module, values, strict, moduleName)
+func stateAssign(a args) (any, error) {
+	m, err := a.int(0, "module state handle")
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.int(1, "values state handle")
+	if err != nil {
+		return nil, err
+	}
+	name, err := a.optStr(3, "module name")
+	if err != nil {
+		return nil, err
+	}
+	return nil, abi.StateAssign(m, v, a.bool(2), name)
+}
