@@ -55,8 +55,8 @@ var optimKinds = map[string]*optimKind{
 			}
 			return o.(*nn.SGD).SetConfig(c)
 		}},
-	"adam":    adamKind("Adam", nn.DefaultAdam, nn.NewAdam),
-	"adamw":   adamKind("AdamW", nn.DefaultAdamW, nn.NewAdamW),
+	"adam":  adamKind("Adam", nn.DefaultAdam, nn.NewAdam),
+	"adamw": adamKind("AdamW", nn.DefaultAdamW, nn.NewAdamW),
 	"rmsprop": {"RMSprop",
 		func(ps []*nn.Parameter, s *settings) (nn.Optimizer, error) {
 			c := nn.DefaultRMSprop()

@@ -111,4 +111,3 @@ func LRSchedule(kind string, attrs AttrList, base float64, step int64) (float64,
 	}
 	return sched.LR(base, int(step)), nil
 }
-
