@@ -374,6 +374,236 @@ done:
 	VZEROUPPER
 	RET
 
+// func ewGeluGradF32AVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ewGeluGradF32AVX2(SB), NOSPLIT, $0-48
+	MOVQ   dst+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   ai+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   bi+32(FP), SI
+	MOVQ   n+40(FP), DI
+	MOVQ   DX, R8
+	IMUL3Q $0x00000008, R8, R8
+	MOVQ   R8, DX
+	IMUL3Q $0x00000001, DX, DX
+	IMUL3Q $0x00000008, SI, SI
+	MOVQ   SI, DX
+	IMUL3Q $0x00000001, DX, DX
+
+single:
+	TESTQ        DI, DI
+	JE           done
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (BX), Y1
+	VMULPS       ewcbf3504f3<>+0(SB), Y1, Y2
+	VANDPS       ewc7fffffff<>+0(SB), Y2, Y3
+	VCMPPS       $0x11, ewc3f000000<>+0(SB), Y3, Y4
+	VMULPS       Y3, Y3, Y5
+	VMOVUPS      ewcb77a692e<>+0(SB), Y6
+	VFMADD213PS  ewc38fcd193<>+0(SB), Y5, Y6
+	VFMADD213PS  ewcba6016da<>+0(SB), Y5, Y6
+	VFMADD213PS  ewc3bab2de7<>+0(SB), Y5, Y6
+	VFMADD213PS  ewcbcdc1672<>+0(SB), Y5, Y6
+	VFMADD213PS  ewc3de71791<>+0(SB), Y5, Y6
+	VFMADD213PS  ewcbec093a3<>+0(SB), Y5, Y6
+	VFMADD213PS  ewc3f906ebb<>+0(SB), Y5, Y6
+	VMULPS       Y3, Y6, Y6
+	VMOVUPS      ewc3f000000<>+0(SB), Y5
+	VFMADD213PS  ewc3f800000<>+0(SB), Y3, Y5
+	VMOVUPS      ewc3f800000<>+0(SB), Y3
+	VDIVPS       Y5, Y3, Y5
+	VMOVUPS      ewc3e2ef945<>+0(SB), Y3
+	VFMADD213PS  ewcbf527892<>+0(SB), Y5, Y3
+	VFMADD213PS  ewc3fbe87b0<>+0(SB), Y5, Y3
+	VFMADD213PS  ewcbf914e5d<>+0(SB), Y5, Y3
+	VFMADD213PS  ewc3e8ec7cc<>+0(SB), Y5, Y3
+	VFMADD213PS  ewcbe3ec24c<>+0(SB), Y5, Y3
+	VFMADD213PS  ewc3dc636c9<>+0(SB), Y5, Y3
+	VFMADD213PS  ewc3ebf88fb<>+0(SB), Y5, Y3
+	VFMADD213PS  ewc3f8000c7<>+0(SB), Y5, Y3
+	VFMADD213PS  ewcbfa1fc4e<>+0(SB), Y5, Y3
+	VMOVUPS      ewc41a00000<>+0(SB), Y7
+	VANDPS       ewc7fffffff<>+0(SB), Y1, Y8
+	VMINPS       Y8, Y7, Y7
+	VMULPS       Y7, Y7, Y8
+	VMOVUPS      Y8, Y9
+	VFMSUB231PS  Y7, Y7, Y9
+	VFNMADD231PS ewc3f000000<>+0(SB), Y8, Y3
+	VFNMADD231PS ewc3f000000<>+0(SB), Y9, Y3
+	VMOVUPS      ewcc2d00000<>+0(SB), Y7
+	VMAXPS       Y3, Y7, Y7
+	VMOVUPS      ewc42b1999a<>+0(SB), Y3
+	VMINPS       Y7, Y3, Y7
+	VMULPS       ewc3fb8aa3b<>+0(SB), Y7, Y3
+	VROUNDPS     $0x00, Y3, Y3
+	VFNMADD231PS ewc3f318000<>+0(SB), Y3, Y7
+	VFNMADD231PS ewcb95e8083<>+0(SB), Y3, Y7
+	VMOVUPS      ewc39506967<>+0(SB), Y8
+	VFMADD213PS  ewc3ab743ce<>+0(SB), Y7, Y8
+	VFMADD213PS  ewc3c088908<>+0(SB), Y7, Y8
+	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Y7, Y8
+	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Y7, Y8
+	VFMADD213PS  ewc3f000000<>+0(SB), Y7, Y8
+	VMULPS       Y7, Y7, Y9
+	VFMADD213PS  Y7, Y9, Y8
+	VADDPS       ewc3f800000<>+0(SB), Y8, Y8
+	VCVTPS2DQ    Y3, Y3
+	VPSRAD       $0x01, Y3, Y7
+	VPSUBD       Y7, Y3, Y3
+	VPADDD       ewc0000007f<>+0(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       ewc0000007f<>+0(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VMULPS       Y7, Y8, Y8
+	VMULPS       Y3, Y8, Y8
+	VMULPS       Y5, Y8, Y8
+	VANDPS       ewc80000000<>+0(SB), Y2, Y3
+	VXORPS       Y3, Y6, Y6
+	VMOVUPS      ewc3f800000<>+0(SB), Y3
+	VSUBPS       Y6, Y3, Y3
+	VMOVUPS      ewc40000000<>+0(SB), Y5
+	VSUBPS       Y8, Y5, Y5
+	VPXOR        Y6, Y6, Y6
+	VCMPPS       $0x1e, Y6, Y2, Y2
+	VBLENDVPS    Y2, Y8, Y5, Y2
+	VBLENDVPS    Y4, Y3, Y2, Y2
+	VMULPS       ewc3f000000<>+0(SB), Y2, Y2
+	VMOVUPS      ewc41a00000<>+0(SB), Y3
+	VANDPS       ewc7fffffff<>+0(SB), Y1, Y4
+	VMINPS       Y4, Y3, Y3
+	VMULPS       Y3, Y3, Y4
+	VMOVUPS      Y4, Y5
+	VFMSUB231PS  Y3, Y3, Y5
+	VPXOR        Y3, Y3, Y3
+	VFNMADD231PS ewc3f000000<>+0(SB), Y4, Y3
+	VFNMADD231PS ewc3f000000<>+0(SB), Y5, Y3
+	VMOVUPS      ewcc2d00000<>+0(SB), Y4
+	VMAXPS       Y3, Y4, Y4
+	VMOVUPS      ewc42b1999a<>+0(SB), Y3
+	VMINPS       Y4, Y3, Y4
+	VMULPS       ewc3fb8aa3b<>+0(SB), Y4, Y3
+	VROUNDPS     $0x00, Y3, Y3
+	VFNMADD231PS ewc3f318000<>+0(SB), Y3, Y4
+	VFNMADD231PS ewcb95e8083<>+0(SB), Y3, Y4
+	VMOVUPS      ewc39506967<>+0(SB), Y5
+	VFMADD213PS  ewc3ab743ce<>+0(SB), Y4, Y5
+	VFMADD213PS  ewc3c088908<>+0(SB), Y4, Y5
+	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Y4, Y5
+	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Y4, Y5
+	VFMADD213PS  ewc3f000000<>+0(SB), Y4, Y5
+	VMULPS       Y4, Y4, Y6
+	VFMADD213PS  Y4, Y6, Y5
+	VADDPS       ewc3f800000<>+0(SB), Y5, Y5
+	VCVTPS2DQ    Y3, Y3
+	VPSRAD       $0x01, Y3, Y4
+	VPSUBD       Y4, Y3, Y3
+	VPADDD       ewc0000007f<>+0(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VPADDD       ewc0000007f<>+0(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VMULPS       Y4, Y5, Y5
+	VMULPS       Y3, Y5, Y5
+	VMULPS       ewc3ecc422a<>+0(SB), Y5, Y5
+	VFMADD231PS  Y5, Y1, Y2
+	VMULPS       Y2, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	ADDQ         $0x00000020, AX
+	ADDQ         R8, CX
+	ADDQ         SI, BX
+	SUBQ         $0x00000008, DI
+	JMP          single
+
+done:
+	VZEROUPPER
+	RET
+
+// func ewGeluTanhGradF32AVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ewGeluTanhGradF32AVX2(SB), NOSPLIT, $0-48
+	MOVQ   dst+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   ai+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   bi+32(FP), SI
+	MOVQ   n+40(FP), DI
+	MOVQ   DX, R8
+	IMUL3Q $0x00000008, R8, R8
+	MOVQ   R8, DX
+	IMUL3Q $0x00000001, DX, DX
+	IMUL3Q $0x00000008, SI, SI
+	MOVQ   SI, DX
+	IMUL3Q $0x00000001, DX, DX
+
+single:
+	TESTQ        DI, DI
+	JE           done
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (BX), Y1
+	VMOVUPS      ewcc1a00000<>+0(SB), Y2
+	VMAXPS       Y1, Y2, Y2
+	VMOVUPS      ewc41a00000<>+0(SB), Y3
+	VMINPS       Y2, Y3, Y2
+	VMULPS       Y2, Y2, Y3
+	VMOVUPS      ewc3d922279<>+0(SB), Y4
+	VFMADD213PS  ewc3fcc422a<>+0(SB), Y3, Y4
+	VMULPS       Y2, Y4, Y4
+	VORPS        ewc80000000<>+0(SB), Y4, Y5
+	VMOVUPS      ewcc2d00000<>+0(SB), Y6
+	VMAXPS       Y5, Y6, Y6
+	VMOVUPS      ewc42b1999a<>+0(SB), Y5
+	VMINPS       Y6, Y5, Y6
+	VMULPS       ewc3fb8aa3b<>+0(SB), Y6, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS ewc3f318000<>+0(SB), Y5, Y6
+	VFNMADD231PS ewcb95e8083<>+0(SB), Y5, Y6
+	VMOVUPS      ewc39506967<>+0(SB), Y7
+	VFMADD213PS  ewc3ab743ce<>+0(SB), Y6, Y7
+	VFMADD213PS  ewc3c088908<>+0(SB), Y6, Y7
+	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Y6, Y7
+	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Y6, Y7
+	VFMADD213PS  ewc3f000000<>+0(SB), Y6, Y7
+	VMULPS       Y6, Y6, Y8
+	VFMADD213PS  Y6, Y8, Y7
+	VADDPS       ewc3f800000<>+0(SB), Y7, Y7
+	VCVTPS2DQ    Y5, Y5
+	VPSRAD       $0x01, Y5, Y6
+	VPSUBD       Y6, Y5, Y5
+	VPADDD       ewc0000007f<>+0(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VPADDD       ewc0000007f<>+0(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y6, Y7, Y7
+	VMULPS       Y5, Y7, Y7
+	VMOVUPS      ewc3f800000<>+0(SB), Y5
+	VADDPS       ewc3f800000<>+0(SB), Y7, Y6
+	VDIVPS       Y6, Y5, Y5
+	VMULPS       Y5, Y7, Y7
+	VPXOR        Y6, Y6, Y6
+	VCMPPS       $0x1d, Y6, Y4, Y4
+	VBLENDVPS    Y4, Y5, Y7, Y4
+	VMOVUPS      ewc3f800000<>+0(SB), Y5
+	VSUBPS       Y4, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VMOVUPS      ewc3e5b33b6<>+0(SB), Y6
+	VFMADD213PS  ewc3fcc422a<>+0(SB), Y3, Y6
+	VMULPS       Y2, Y6, Y6
+	VFMADD231PS  Y6, Y5, Y4
+	VANDPS       ewc7fffffff<>+0(SB), Y1, Y1
+	VCMPPS       $0x00, ewc7f800000<>+0(SB), Y1, Y1
+	VBLENDVPS    Y1, ewc7fc00000<>+0(SB), Y4, Y1
+	VMULPS       Y1, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	ADDQ         $0x00000020, AX
+	ADDQ         R8, CX
+	ADDQ         SI, BX
+	SUBQ         $0x00000008, DI
+	JMP          single
+
+done:
+	VZEROUPPER
+	RET
+
 // func ewAddI32AVX2(dst *byte, a *byte, ai int, b *byte, bi int, n int)
 // Requires: AVX, AVX2
 TEXT ·ewAddI32AVX2(SB), NOSPLIT, $0-48
@@ -2568,6 +2798,212 @@ single:
 	ADDQ      R9, BX
 	SUBQ      $0x00000010, DI
 	JMP       single
+
+done:
+	VZEROUPPER
+	RET
+
+// func ewGeluGradF32AVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·ewGeluGradF32AVX512(SB), NOSPLIT, $0-48
+	MOVQ   dst+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   ai+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   bi+32(FP), SI
+	MOVQ   n+40(FP), DI
+	MOVQ   DX, R8
+	IMUL3Q $0x00000010, R8, R8
+	MOVQ   R8, DX
+	IMUL3Q $0x00000001, DX, DX
+	IMUL3Q $0x00000010, SI, SI
+	MOVQ   SI, DX
+	IMUL3Q $0x00000001, DX, DX
+
+single:
+	TESTQ        DI, DI
+	JE           done
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (BX), Z1
+	VMULPS       ewcbf3504f3<>+0(SB), Z1, Z2
+	VANDPS       ewc7fffffff<>+0(SB), Z2, Z3
+	VCMPPS       $0x11, ewc3f000000<>+0(SB), Z3, K1
+	VMULPS       Z3, Z3, Z4
+	VMOVUPS      ewcb77a692e<>+0(SB), Z5
+	VFMADD213PS  ewc38fcd193<>+0(SB), Z4, Z5
+	VFMADD213PS  ewcba6016da<>+0(SB), Z4, Z5
+	VFMADD213PS  ewc3bab2de7<>+0(SB), Z4, Z5
+	VFMADD213PS  ewcbcdc1672<>+0(SB), Z4, Z5
+	VFMADD213PS  ewc3de71791<>+0(SB), Z4, Z5
+	VFMADD213PS  ewcbec093a3<>+0(SB), Z4, Z5
+	VFMADD213PS  ewc3f906ebb<>+0(SB), Z4, Z5
+	VMULPS       Z3, Z5, Z5
+	VMOVUPS      ewc3f000000<>+0(SB), Z4
+	VFMADD213PS  ewc3f800000<>+0(SB), Z3, Z4
+	VMOVUPS      ewc3f800000<>+0(SB), Z3
+	VDIVPS       Z4, Z3, Z4
+	VMOVUPS      ewc3e2ef945<>+0(SB), Z3
+	VFMADD213PS  ewcbf527892<>+0(SB), Z4, Z3
+	VFMADD213PS  ewc3fbe87b0<>+0(SB), Z4, Z3
+	VFMADD213PS  ewcbf914e5d<>+0(SB), Z4, Z3
+	VFMADD213PS  ewc3e8ec7cc<>+0(SB), Z4, Z3
+	VFMADD213PS  ewcbe3ec24c<>+0(SB), Z4, Z3
+	VFMADD213PS  ewc3dc636c9<>+0(SB), Z4, Z3
+	VFMADD213PS  ewc3ebf88fb<>+0(SB), Z4, Z3
+	VFMADD213PS  ewc3f8000c7<>+0(SB), Z4, Z3
+	VFMADD213PS  ewcbfa1fc4e<>+0(SB), Z4, Z3
+	VMOVUPS      ewc41a00000<>+0(SB), Z10
+	VANDPS       ewc7fffffff<>+0(SB), Z1, Z11
+	VMINPS       Z11, Z10, Z10
+	VMULPS       Z10, Z10, Z11
+	VMOVUPS      Z11, Z12
+	VFMSUB231PS  Z10, Z10, Z12
+	VFNMADD231PS ewc3f000000<>+0(SB), Z11, Z3
+	VFNMADD231PS ewc3f000000<>+0(SB), Z12, Z3
+	VMOVUPS      ewcc2d00000<>+0(SB), Z10
+	VMAXPS       Z3, Z10, Z10
+	VMOVUPS      ewc42b1999a<>+0(SB), Z3
+	VMINPS       Z10, Z3, Z10
+	VMULPS       ewc3fb8aa3b<>+0(SB), Z10, Z3
+	VRNDSCALEPS  $0x00, Z3, Z3
+	VFNMADD231PS ewc3f318000<>+0(SB), Z3, Z10
+	VFNMADD231PS ewcb95e8083<>+0(SB), Z3, Z10
+	VMOVUPS      ewc39506967<>+0(SB), Z11
+	VFMADD213PS  ewc3ab743ce<>+0(SB), Z10, Z11
+	VFMADD213PS  ewc3c088908<>+0(SB), Z10, Z11
+	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Z10, Z11
+	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Z10, Z11
+	VFMADD213PS  ewc3f000000<>+0(SB), Z10, Z11
+	VMULPS       Z10, Z10, Z12
+	VFMADD213PS  Z10, Z12, Z11
+	VADDPS       ewc3f800000<>+0(SB), Z11, Z11
+	VSCALEFPS    Z3, Z11, Z11
+	VMULPS       Z4, Z11, Z11
+	VANDPS       ewc80000000<>+0(SB), Z2, Z3
+	VXORPS       Z3, Z5, Z5
+	VMOVUPS      ewc3f800000<>+0(SB), Z3
+	VSUBPS       Z5, Z3, Z3
+	VMOVUPS      ewc40000000<>+0(SB), Z4
+	VSUBPS       Z11, Z4, Z4
+	VPXORD       Z6, Z6, Z6
+	VCMPPS       $0x1e, Z6, Z2, K2
+	VBLENDMPS    Z11, Z4, K2, Z7
+	VBLENDMPS    Z3, Z7, K1, Z8
+	VMULPS       ewc3f000000<>+0(SB), Z8, Z8
+	VMOVUPS      ewc41a00000<>+0(SB), Z2
+	VANDPS       ewc7fffffff<>+0(SB), Z1, Z3
+	VMINPS       Z3, Z2, Z2
+	VMULPS       Z2, Z2, Z3
+	VMOVUPS      Z3, Z4
+	VFMSUB231PS  Z2, Z2, Z4
+	VPXORD       Z9, Z9, Z9
+	VFNMADD231PS ewc3f000000<>+0(SB), Z3, Z9
+	VFNMADD231PS ewc3f000000<>+0(SB), Z4, Z9
+	VMOVUPS      ewcc2d00000<>+0(SB), Z2
+	VMAXPS       Z9, Z2, Z2
+	VMOVUPS      ewc42b1999a<>+0(SB), Z3
+	VMINPS       Z2, Z3, Z2
+	VMULPS       ewc3fb8aa3b<>+0(SB), Z2, Z3
+	VRNDSCALEPS  $0x00, Z3, Z3
+	VFNMADD231PS ewc3f318000<>+0(SB), Z3, Z2
+	VFNMADD231PS ewcb95e8083<>+0(SB), Z3, Z2
+	VMOVUPS      ewc39506967<>+0(SB), Z4
+	VFMADD213PS  ewc3ab743ce<>+0(SB), Z2, Z4
+	VFMADD213PS  ewc3c088908<>+0(SB), Z2, Z4
+	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Z2, Z4
+	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Z2, Z4
+	VFMADD213PS  ewc3f000000<>+0(SB), Z2, Z4
+	VMULPS       Z2, Z2, Z5
+	VFMADD213PS  Z2, Z5, Z4
+	VADDPS       ewc3f800000<>+0(SB), Z4, Z4
+	VSCALEFPS    Z3, Z4, Z4
+	VMULPS       ewc3ecc422a<>+0(SB), Z4, Z4
+	VFMADD231PS  Z4, Z1, Z8
+	VMULPS       Z8, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	ADDQ         $0x00000040, AX
+	ADDQ         R8, CX
+	ADDQ         SI, BX
+	SUBQ         $0x00000010, DI
+	JMP          single
+
+done:
+	VZEROUPPER
+	RET
+
+// func ewGeluTanhGradF32AVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·ewGeluTanhGradF32AVX512(SB), NOSPLIT, $0-48
+	MOVQ   dst+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   ai+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   bi+32(FP), SI
+	MOVQ   n+40(FP), DI
+	MOVQ   DX, R8
+	IMUL3Q $0x00000010, R8, R8
+	MOVQ   R8, DX
+	IMUL3Q $0x00000001, DX, DX
+	IMUL3Q $0x00000010, SI, SI
+	MOVQ   SI, DX
+	IMUL3Q $0x00000001, DX, DX
+
+single:
+	TESTQ        DI, DI
+	JE           done
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (BX), Z1
+	VMOVUPS      ewcc1a00000<>+0(SB), Z2
+	VMAXPS       Z1, Z2, Z2
+	VMOVUPS      ewc41a00000<>+0(SB), Z3
+	VMINPS       Z2, Z3, Z2
+	VMULPS       Z2, Z2, Z3
+	VMOVUPS      ewc3d922279<>+0(SB), Z7
+	VFMADD213PS  ewc3fcc422a<>+0(SB), Z3, Z7
+	VMULPS       Z2, Z7, Z7
+	VORPS        ewc80000000<>+0(SB), Z7, Z8
+	VMOVUPS      ewcc2d00000<>+0(SB), Z9
+	VMAXPS       Z8, Z9, Z9
+	VMOVUPS      ewc42b1999a<>+0(SB), Z8
+	VMINPS       Z9, Z8, Z9
+	VMULPS       ewc3fb8aa3b<>+0(SB), Z9, Z8
+	VRNDSCALEPS  $0x00, Z8, Z8
+	VFNMADD231PS ewc3f318000<>+0(SB), Z8, Z9
+	VFNMADD231PS ewcb95e8083<>+0(SB), Z8, Z9
+	VMOVUPS      ewc39506967<>+0(SB), Z10
+	VFMADD213PS  ewc3ab743ce<>+0(SB), Z9, Z10
+	VFMADD213PS  ewc3c088908<>+0(SB), Z9, Z10
+	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Z9, Z10
+	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Z9, Z10
+	VFMADD213PS  ewc3f000000<>+0(SB), Z9, Z10
+	VMULPS       Z9, Z9, Z11
+	VFMADD213PS  Z9, Z11, Z10
+	VADDPS       ewc3f800000<>+0(SB), Z10, Z10
+	VSCALEFPS    Z8, Z10, Z10
+	VMOVUPS      ewc3f800000<>+0(SB), Z8
+	VADDPS       ewc3f800000<>+0(SB), Z10, Z9
+	VDIVPS       Z9, Z8, Z8
+	VMULPS       Z8, Z10, Z10
+	VPXORD       Z4, Z4, Z4
+	VCMPPS       $0x1d, Z4, Z7, K1
+	VBLENDMPS    Z8, Z10, K1, Z5
+	VMOVUPS      ewc3f800000<>+0(SB), Z7
+	VSUBPS       Z5, Z7, Z7
+	VMULPS       Z5, Z7, Z7
+	VMOVUPS      ewc3e5b33b6<>+0(SB), Z8
+	VFMADD213PS  ewc3fcc422a<>+0(SB), Z3, Z8
+	VMULPS       Z2, Z8, Z8
+	VFMADD231PS  Z8, Z7, Z5
+	VANDPS       ewc7fffffff<>+0(SB), Z1, Z1
+	VCMPPS       $0x00, ewc7f800000<>+0(SB), Z1, K1
+	VBLENDMPS    ewc7fc00000<>+0(SB), Z5, K1, Z6
+	VMULPS       Z6, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	ADDQ         $0x00000040, AX
+	ADDQ         R8, CX
+	ADDQ         SI, BX
+	SUBQ         $0x00000010, DI
+	JMP          single
 
 done:
 	VZEROUPPER
@@ -4856,6 +5292,24 @@ DATA ewc3e4cceac<>+56(SB)/4, $0x3e4cceac
 DATA ewc3e4cceac<>+60(SB)/4, $0x3e4cceac
 GLOBL ewc3e4cceac<>(SB), RODATA|NOPTR, $64
 
+DATA ewc3e5b33b6<>+0(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+4(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+8(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+12(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+16(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+20(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+24(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+28(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+32(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+36(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+40(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+44(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+48(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+52(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+56(SB)/4, $0x3e5b33b6
+DATA ewc3e5b33b6<>+60(SB)/4, $0x3e5b33b6
+GLOBL ewc3e5b33b6<>(SB), RODATA|NOPTR, $64
+
 DATA ewc3e8ec7cc<>+0(SB)/4, $0x3e8ec7cc
 DATA ewc3e8ec7cc<>+4(SB)/4, $0x3e8ec7cc
 DATA ewc3e8ec7cc<>+8(SB)/4, $0x3e8ec7cc
@@ -4909,6 +5363,24 @@ DATA ewc3ebf88fb<>+52(SB)/4, $0x3ebf88fb
 DATA ewc3ebf88fb<>+56(SB)/4, $0x3ebf88fb
 DATA ewc3ebf88fb<>+60(SB)/4, $0x3ebf88fb
 GLOBL ewc3ebf88fb<>(SB), RODATA|NOPTR, $64
+
+DATA ewc3ecc422a<>+0(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+4(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+8(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+12(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+16(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+20(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+24(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+28(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+32(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+36(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+40(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+44(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+48(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+52(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+56(SB)/4, $0x3ecc422a
+DATA ewc3ecc422a<>+60(SB)/4, $0x3ecc422a
+GLOBL ewc3ecc422a<>(SB), RODATA|NOPTR, $64
 
 DATA ewc3f000000<>+0(SB)/4, $0x3f000000
 DATA ewc3f000000<>+4(SB)/4, $0x3f000000
@@ -5683,6 +6155,24 @@ DATA ewcbfa1fc4e<>+52(SB)/4, $0xbfa1fc4e
 DATA ewcbfa1fc4e<>+56(SB)/4, $0xbfa1fc4e
 DATA ewcbfa1fc4e<>+60(SB)/4, $0xbfa1fc4e
 GLOBL ewcbfa1fc4e<>(SB), RODATA|NOPTR, $64
+
+DATA ewcc1a00000<>+0(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+4(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+8(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+12(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+16(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+20(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+24(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+28(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+32(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+36(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+40(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+44(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+48(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+52(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+56(SB)/4, $0xc1a00000
+DATA ewcc1a00000<>+60(SB)/4, $0xc1a00000
+GLOBL ewcc1a00000<>(SB), RODATA|NOPTR, $64
 
 DATA ewcc1b80000<>+0(SB)/4, $0xc1b80000
 DATA ewcc1b80000<>+4(SB)/4, $0xc1b80000

@@ -31,6 +31,14 @@ func vecBinF32(wide bool, op ewBin, dst, a *float32, ai int, b *float32, bi int,
 		ewMinF32AVX512(dst, a, ai, b, bi, n)
 	case !wide && op == binMin:
 		ewMinF32AVX2(dst, a, ai, b, bi, n)
+	case wide && op == binGeluGrad:
+		ewGeluGradF32AVX512(dst, a, ai, b, bi, n)
+	case !wide && op == binGeluGrad:
+		ewGeluGradF32AVX2(dst, a, ai, b, bi, n)
+	case wide && op == binGeluTanhGrad:
+		ewGeluTanhGradF32AVX512(dst, a, ai, b, bi, n)
+	case !wide && op == binGeluTanhGrad:
+		ewGeluTanhGradF32AVX2(dst, a, ai, b, bi, n)
 	}
 }
 

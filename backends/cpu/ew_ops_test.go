@@ -208,3 +208,29 @@ func mustF64(t *testing.T, x *core.Tensor) []float64 {
 	require.NoError(t, err)
 	return v
 }
+
+// gelu's backward runs as a binary vector kernel (the incoming gradient
+// times the slope): within the registry's tolerance of the float64 path.
+func TestGeluBackwardMatchesTheGeneralPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, n := range []int{1, 17, 1000} {
+		for _, d := range []core.DType{core.F32, core.F16, core.BF16} {
+			// x has every special value; g is finite (an infinite gradient
+			// times a slope that underflows in float32 only is NaN here and
+			// ±inf in float64, see closeGeluGrad).
+			_, x := ewInputs(rng, d, n)
+			gv := make([]float64, n)
+			for i := range gv {
+				gv[i] = rng.NormFloat64()
+			}
+			g := core.FromFloat64s(d, core.Shape{n}, gv)
+			for _, approx := range []string{"none", "tanh"} {
+				a := core.Attrs{"approximate": approx}
+				f64 := core.Attrs{"dtype": core.F64}
+				want := core.Call1("cast", core.Attrs{"dtype": d},
+					core.Call1("_gelu_backward", a, core.Call1("cast", f64, g), core.Call1("cast", f64, x)))
+				ewSame(t, "gelu backward "+approx+" "+d.String(), core.Call1("_gelu_backward", a, g, x), want, false)
+			}
+		}
+	}
+}

@@ -26,6 +26,8 @@ const (
 	binDiv
 	binMax
 	binMin
+	binGeluGrad     // g·gelu'(x), the exact form
+	binGeluTanhGrad // g·gelu'(x), the tanh form
 	binCount
 )
 
@@ -177,6 +179,14 @@ func binF32Go(op ewBin, dst, a, b []float32) {
 	case binMin:
 		for i := range dst {
 			dst[i] = minimumOf(a[i*am], b[i*bm])
+		}
+	case binGeluGrad, binGeluTanhGrad:
+		slope := geluExactGrad
+		if op == binGeluTanhGrad {
+			slope = geluTanhGrad
+		}
+		for i := range dst {
+			dst[i] = float32(float64(a[i*am]) * slope(float64(b[i*bm])))
 		}
 	}
 }

@@ -34,6 +34,16 @@ func ewMaxF32AVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
 //go:noescape
 func ewMinF32AVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
 
+// ewGeluGradF32AVX2 sets dst[i] = a[i] GeluGrad b[i]; ai and bi are 4 bytes per element or 0 for a broadcast buffer.
+//
+//go:noescape
+func ewGeluGradF32AVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+
+// ewGeluTanhGradF32AVX2 sets dst[i] = a[i] GeluTanhGrad b[i]; ai and bi are 4 bytes per element or 0 for a broadcast buffer.
+//
+//go:noescape
+func ewGeluTanhGradF32AVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+
 // ewAddI32AVX2 is the wrapping integer op over n elements; ai and bi are the element size or 0 for a broadcast buffer.
 //
 //go:noescape
@@ -220,6 +230,16 @@ func ewMaxF32AVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
 //
 //go:noescape
 func ewMinF32AVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+
+// ewGeluGradF32AVX512 sets dst[i] = a[i] GeluGrad b[i]; ai and bi are 4 bytes per element or 0 for a broadcast buffer.
+//
+//go:noescape
+func ewGeluGradF32AVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+
+// ewGeluTanhGradF32AVX512 sets dst[i] = a[i] GeluTanhGrad b[i]; ai and bi are 4 bytes per element or 0 for a broadcast buffer.
+//
+//go:noescape
+func ewGeluTanhGradF32AVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
 
 // ewAddI32AVX512 is the wrapping integer op over n elements; ai and bi are the element size or 0 for a broadcast buffer.
 //

@@ -299,15 +299,15 @@ func init() {
 		}
 		return vectorised(unGelu, ewTranscendental(geluExact))
 	}))
+	geluBackward := func(slope func(float64) float64, vec ewBin) core.Kernel {
+		return binaryKernel(binaryFns{vec: vec, f: func(g, x float64) float64 { return g * slope(x) }})
+	}
+	geluBackwardExact, geluBackwardTanh := geluBackward(geluExactGrad, binGeluGrad), geluBackward(geluTanhGrad, binGeluTanhGrad)
 	register("_gelu_backward", func(k *core.KernelCall) error {
-		slope := geluExactGrad
 		if k.Attrs.String("approximate") == "tanh" {
-			slope = geluTanhGrad
+			return geluBackwardTanh(k)
 		}
-		return binaryKernel(binaryFns{
-			f:   func(g, x float64) float64 { return g * slope(x) },
-			f32: func(g, x float32) float32 { return float32(float64(g) * slope(float64(x))) },
-		})(k)
+		return geluBackwardExact(k)
 	})
 	register("silu", fixedUnary(vectorised(unSilu, ewTranscendental(func(x float64) float64 { return x / (1 + math.Exp(-x)) }))))
 	register("softplus", unaryKernel(softplusFns))

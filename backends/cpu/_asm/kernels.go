@@ -32,15 +32,19 @@ func extremum(minimum bool) binaryOp {
 }
 
 var floatBinary = []struct {
-	name string
-	op   binaryOp
+	name   string
+	op     binaryOp
+	unroll int
 }{
-	{"Add", func(s *isa, a VecVirtual, b Mem, d VecVirtual) { VADDPS(b, a, d) }},
-	{"Sub", func(s *isa, a VecVirtual, b Mem, d VecVirtual) { VSUBPS(b, a, d) }},
-	{"Mul", func(s *isa, a VecVirtual, b Mem, d VecVirtual) { VMULPS(b, a, d) }},
-	{"Div", func(s *isa, a VecVirtual, b Mem, d VecVirtual) { VDIVPS(b, a, d) }},
-	{"Max", extremum(false)},
-	{"Min", extremum(true)},
+	{"Add", func(s *isa, a VecVirtual, b Mem, d VecVirtual) { VADDPS(b, a, d) }, 4},
+	{"Sub", func(s *isa, a VecVirtual, b Mem, d VecVirtual) { VSUBPS(b, a, d) }, 4},
+	{"Mul", func(s *isa, a VecVirtual, b Mem, d VecVirtual) { VMULPS(b, a, d) }, 4},
+	{"Div", func(s *isa, a VecVirtual, b Mem, d VecVirtual) { VDIVPS(b, a, d) }, 4},
+	{"Max", extremum(false), 4},
+	{"Min", extremum(true), 4},
+	// gelu's backward: the incoming gradient a times the slope at b.
+	{"GeluGrad", func(s *isa, g VecVirtual, x Mem, d VecVirtual) { VMULPS(s.geluSlope(s.load(x)), g, d) }, 1},
+	{"GeluTanhGrad", func(s *isa, g VecVirtual, x Mem, d VecVirtual) { VMULPS(s.geluTanhSlope(s.load(x)), g, d) }, 1},
 }
 
 // intBinary are the integer ops with a vector instruction on both sets
@@ -65,7 +69,7 @@ func genBinary(s *isa) {
 		dst, a, b := arrayParam("dst", 4), broadcastParam("a", "ai", 4), broadcastParam("b", "bi", 4)
 		n := GP64()
 		Load(Param("n"), n)
-		s.loops(n, []*stream{dst, a, b}, 4, func(j int) {
+		s.loops(n, []*stream{dst, a, b}, op.unroll, func(j int) {
 			av, d := s.load(a.at(s, j)), s.vec()
 			op.op(s, av, b.at(s, j), d)
 			VMOVUPS(d, dst.at(s, j))

@@ -253,9 +253,16 @@ func (s *isa) erf(x VecVirtual) VecVirtual {
 	return y
 }
 
-// gelu is x·Φ(x) with Φ(x) = erfc(-x/√2)/2, the reference's form, which
-// keeps relative accuracy in the negative tail (no 1 + erf cancellation).
+// gelu is x·Φ(x).
 func (s *isa) gelu(x VecVirtual) VecVirtual {
+	y := s.normCDF(x)
+	VMULPS(x, y, y)
+	return y
+}
+
+// normCDF is Φ(x) = erfc(-x/√2)/2, the reference's form, which keeps
+// relative accuracy in the negative tail (no 1 + erf cancellation).
+func (s *isa) normCDF(x VecVirtual) VecVirtual {
 	z := s.vec()
 	VMULPS(cf(-1/math.Sqrt2), x, z)
 	small, es, ec := s.erfParts(s.abs(z), x)
@@ -268,8 +275,54 @@ func (s *isa) gelu(x VecVirtual) VecVirtual {
 	far := s.blend(s.cmp(cmpGT, z, s.zero()), ec, two)
 	y := s.blend(small, near, far)
 	VMULPS(cf(0.5), y, y)
-	VMULPS(x, y, y)
 	return y
+}
+
+// geluSlope is the exact gelu's derivative Φ(x) + x·φ(x), with
+// φ(x) = e^{-x²/2}/√(2π) and -x²/2 formed exactly as in erfParts.
+func (s *isa) geluSlope(x VecVirtual) VecVirtual {
+	cdf := s.normCDF(x)
+	xc := s.load(cf(20))
+	VMINPS(s.abs(x), xc, xc) // past 20 the density underflows anyway
+	hi, lo := s.vec(), s.vec()
+	VMULPS(xc, xc, hi)
+	VMOVUPS(hi, lo)
+	VFMSUB231PS(xc, xc, lo) // xc*xc - hi, exactly
+	arg := s.zero()
+	VFNMADD231PS(cf(0.5), hi, arg)
+	VFNMADD231PS(cf(0.5), lo, arg)
+	pdf := s.exp(arg)
+	VMULPS(cf(float32(1/math.Sqrt(2*math.Pi))), pdf, pdf)
+	VFMADD231PS(pdf, x, cdf) // cdf + x*pdf
+	return cdf
+}
+
+// geluTanhSlope is the tanh form's derivative as the reference writes it:
+// s + 2x·s(1-s)·√(2/π)(1 + 3·0.044715x²) with s = sigmoid(2u), in which
+// 1 + tanh and 1 - tanh² do not cancel in the negative tail.
+func (s *isa) geluTanhSlope(x VecVirtual) VecVirtual {
+	const k = 0.7978845608028654
+	// x is clamped to ±20, past which s(1 - s) is 0 anyway, so that the
+	// cubic cannot overflow into 0·inf.
+	xc := s.load(cf(-20))
+	VMAXPS(x, xc, xc) // VMAXPS and VMINPS return their first operand (x) on NaN
+	hi := s.load(cf(20))
+	VMINPS(xc, hi, xc)
+	x2 := s.vec()
+	VMULPS(xc, xc, x2)
+	u := s.load(cf(2 * k * 0.044715))
+	VFMADD213PS(cf(2*k), x2, u) // 2k + 2k·0.044715x²
+	VMULPS(xc, u, u)            // 2u
+	sg := s.sigmoid(u)
+	one := s.load(cf(1))
+	VSUBPS(sg, one, one) // 1 - s
+	VMULPS(sg, one, one) // s(1-s)
+	q := s.load(cf(6 * k * 0.044715))
+	VFMADD213PS(cf(2*k), x2, q) // 2k(1 + 3·0.044715x²)
+	VMULPS(xc, q, q)
+	VFMADD231PS(q, one, sg) // s + s(1-s)·q
+	// At ±inf the reference's 2x·s(1-s) is inf·0: NaN.
+	return s.blend(s.cmp(cmpEQ, s.abs(x), cf(float32(math.Inf(1)))), cu(0x7fc00000), sg)
 }
 
 // trigBound is the largest |x| the three-part reduction below keeps
