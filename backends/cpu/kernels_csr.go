@@ -50,34 +50,13 @@ func readCSR(indptr, indices *core.Tensor, numCols int) (*csrPattern, error) {
 	if p.facts != nil && p.facts.checked.Load() {
 		return p, nil
 	}
-	if err := p.check(numCols); err != nil {
+	if err := core.CheckCSR(ptr, cols, numCols); err != nil {
 		return nil, err
 	}
 	if p.facts != nil {
 		p.facts.checked.Store(true)
 	}
 	return p, nil
-}
-
-func (p *csrPattern) check(numCols int) error {
-	ptr, cols := p.ptr, p.cols
-	if ptr[0] != 0 {
-		return fmt.Errorf("indptr[0] is %d, want 0", ptr[0])
-	}
-	if ptr[p.rows] != int64(len(cols)) {
-		return fmt.Errorf("indptr[%d] is %d, want the number of entries %d", p.rows, ptr[p.rows], len(cols))
-	}
-	for r := 0; r < p.rows; r++ {
-		if ptr[r+1] < ptr[r] {
-			return fmt.Errorf("indptr decreases at %d: %d after %d", r+1, ptr[r+1], ptr[r])
-		}
-	}
-	for e, c := range cols {
-		if c < 0 || c >= int64(numCols) {
-			return fmt.Errorf("indices[%d] = %d is outside [0, %d)", e, c, numCols)
-		}
-	}
-	return nil
 }
 
 // rowCost is the average work of one output row of n columns, for parallelFor.

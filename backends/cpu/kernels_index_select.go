@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/webtensor/webtensor/core"
 )
@@ -123,22 +124,12 @@ func embeddingKernel(k *core.KernelCall) error {
 func oneHotKernel(k *core.KernelCall) error {
 	idx := k.Inputs[0]
 	iv := readI64(idx)
-	classes := int64(k.Attrs.Int("num_classes"))
-	if classes < 0 {
-		if len(iv) == 0 {
-			return fmt.Errorf("cannot infer num_classes from an empty tensor; give num_classes")
-		}
-		for _, v := range iv {
-			classes = max(classes, v+1)
-		}
+	classes, err := core.OneHotClasses(k.Attrs, len(iv), func() (int64, error) { return slices.Max(iv), nil })
+	if err != nil {
+		return err
 	}
-	for _, v := range iv {
-		switch {
-		case v < 0:
-			return fmt.Errorf("class index %d is negative", v)
-		case v >= classes:
-			return fmt.Errorf("class index %d is out of range for num_classes %d", v, classes)
-		}
+	if err := core.CheckOneHot(iv, classes); err != nil {
+		return err
 	}
 	out, err := k.Alloc(append(idx.Shape(), int(classes)), core.I64)
 	if err != nil {

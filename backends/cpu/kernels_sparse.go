@@ -1,10 +1,6 @@
 package cpu
 
-import (
-	"fmt"
-
-	"github.com/webtensor/webtensor/core"
-)
+import "github.com/webtensor/webtensor/core"
 
 // Segment reductions (the CSR products are in kernels_csr.go). Ids are
 // checked here, not in Infer, because they are data: an id out of range is
@@ -26,17 +22,12 @@ const (
 	segmentMaxOp
 )
 
-// segmentIDs reads and range-checks the ids; with sorted set it also checks
-// that they never decrease, as the caller promised.
+// segmentIDs reads the ids and checks them (core.CheckSegmentIDs): in
+// range and, with sorted set, never decreasing, as the caller promised.
 func segmentIDs(ids *core.Tensor, segments int, sorted bool) ([]int, error) {
 	v := readInts(ids)
-	for i, s := range v {
-		if s < 0 || s >= segments {
-			return nil, fmt.Errorf("segment_ids[%d] = %d is outside [0, %d)", i, s, segments)
-		}
-		if sorted && i > 0 && s < v[i-1] {
-			return nil, fmt.Errorf("sorted is true but segment_ids[%d] = %d follows %d", i, s, v[i-1])
-		}
+	if err := core.CheckSegmentIDs(v, segments, sorted); err != nil {
+		return nil, err
 	}
 	return v, nil
 }

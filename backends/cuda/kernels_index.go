@@ -127,16 +127,9 @@ func wrapIndexKernel(k *core.KernelCall) error {
 func oneHotKernel(k *core.KernelCall) error {
 	idx := k.Inputs[0]
 	b := cudaOf(k)
-	classes := int64(k.Attrs.Int("num_classes"))
-	if classes < 0 {
-		if idx.Numel() == 0 {
-			return fmt.Errorf("cannot infer num_classes from an empty tensor; give num_classes")
-		}
-		top, err := b.largest("one_hot", idx)
-		if err != nil {
-			return err
-		}
-		classes = max(top+1, 0)
+	classes, err := core.OneHotClasses(k.Attrs, idx.Numel(), func() (int64, error) { return b.largest("one_hot", idx) })
+	if err != nil {
+		return err
 	}
 	out, err := k.Alloc(append(idx.Shape(), int(classes)), core.I64)
 	if err != nil {
@@ -185,10 +178,11 @@ func (b *Backend) largest(op string, t *core.Tensor) (int64, error) {
 // (with no classes, one thread per index only checks).
 func (b *Backend) oneHot(idx, out *core.Tensor, classes int64) error {
 	g := &genKernel{op: "one_hot", check: func(code uint32, v, _ int64) string {
-		if code == 1 {
-			return fmt.Sprintf("class index %d is negative", v)
+		// The failing value says which rule it broke (code 1: negative).
+		if err := core.OneHotIndexError(v, classes); err != nil {
+			return err.Error()
 		}
-		return fmt.Sprintf("class index %d is out of range for num_classes %d", v, classes)
+		return fmt.Sprintf("class index %d failed check %d for num_classes %d", v, code, classes)
 	}}
 	g.param(0, classes)
 	if classes == 0 {

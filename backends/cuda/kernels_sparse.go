@@ -91,26 +91,14 @@ func (b *Backend) readIndexVector(t *core.Tensor) ([]int64, error) {
 	return out, nil
 }
 
-// segmentProblem is the CPU's first complaint about segment ids, or "".
-func segmentProblem(ids []int64, segments int, sorted bool) string {
-	for i, s := range ids {
-		if s < 0 || s >= int64(segments) {
-			return fmt.Sprintf("segment_ids[%d] = %d is outside [0, %d)", i, s, segments)
-		}
-		if sorted && i > 0 && s < ids[i-1] {
-			return fmt.Sprintf("sorted is true but segment_ids[%d] = %d follows %d", i, s, ids[i-1])
-		}
-	}
-	return ""
-}
-
 // segmentCheck words a failed id check (code 1: id i is v, out of range;
-// 2: id i, v, decreases).
+// 2: id i, v, decreases): core's rule over the ids read back, which names
+// the first bad id as every backend does, else the device's own report.
 func (b *Backend) segmentCheck(ids *core.Tensor, segments int, sorted bool) func(uint32, int64, int64) string {
 	return func(code uint32, i, v int64) string {
 		if all, err := b.readIndexVector(ids); err == nil {
-			if msg := segmentProblem(all, segments, sorted); msg != "" {
-				return msg
+			if err := core.CheckSegmentIDs(all, segments, sorted); err != nil {
+				return err.Error()
 			}
 		}
 		if code == 2 {
@@ -130,36 +118,15 @@ func (b *Backend) waitIfEmpty(out *core.Tensor, err error) error {
 	return b.Sync()
 }
 
-// csrProblem is the CPU's first complaint about a CSR structure, or "".
-func csrProblem(ptr, cols []int64, numCols int) string {
-	rows := len(ptr) - 1
-	switch {
-	case ptr[0] != 0:
-		return fmt.Sprintf("indptr[0] is %d, want 0", ptr[0])
-	case ptr[rows] != int64(len(cols)):
-		return fmt.Sprintf("indptr[%d] is %d, want the number of entries %d", rows, ptr[rows], len(cols))
-	}
-	for r := 0; r < rows; r++ {
-		if ptr[r+1] < ptr[r] {
-			return fmt.Sprintf("indptr decreases at %d: %d after %d", r+1, ptr[r+1], ptr[r])
-		}
-	}
-	for e, c := range cols {
-		if c < 0 || c >= int64(numCols) {
-			return fmt.Sprintf("indices[%d] = %d is outside [0, %d)", e, c, numCols)
-		}
-	}
-	return ""
-}
-
-// csrCheck words a failed CSR check (wt_csr_check's codes).
+// csrCheck words a failed CSR check (wt_csr_check's codes): core's rule
+// over the structure read back, else the device's own report.
 func (b *Backend) csrCheck(indptr, indices *core.Tensor, numCols int) func(uint32, int64, int64) string {
 	return func(code uint32, x, y int64) string {
 		ptr, err1 := b.readIndexVector(indptr)
 		cols, err2 := b.readIndexVector(indices)
-		if err1 == nil && err2 == nil && len(ptr) > 0 {
-			if msg := csrProblem(ptr, cols, numCols); msg != "" {
-				return msg
+		if err1 == nil && err2 == nil {
+			if err := core.CheckCSR(ptr, cols, numCols); err != nil {
+				return err.Error()
 			}
 		}
 		rows, entries := indptr.Numel()-1, indices.Numel()

@@ -401,16 +401,15 @@ func sxWrapIndexKernel(k *core.KernelCall) error {
 // then writes the output on the GPU.
 func sxOneHotKernel(k *core.KernelCall) error {
 	idx := k.Inputs[0]
-	classes := int64(k.Attrs.Int("num_classes"))
-	if classes < 0 {
-		if idx.Numel() == 0 {
-			return fmt.Errorf("cannot infer num_classes from an empty tensor; give num_classes")
-		}
+	classes, err := core.OneHotClasses(k.Attrs, idx.Numel(), func() (int64, error) {
 		top, err := core.Call1("max", nil, idx).Int64s()
 		if err != nil {
-			return err
+			return 0, err
 		}
-		classes = max(top[0]+1, 0)
+		return top[0], nil
+	})
+	if err != nil {
+		return err
 	}
 	v := asI32(idx.DType())
 	bad := fmt.Sprintf("%s < 0 || %s >= pi(0u)", v, v)
@@ -419,15 +418,7 @@ func sxOneHotKernel(k *core.KernelCall) error {
 		if err != nil {
 			return err
 		}
-		for _, v := range iv {
-			switch {
-			case v < 0:
-				return fmt.Errorf("class index %d is negative", v)
-			case v >= classes:
-				return fmt.Errorf("class index %d is out of range for num_classes %d", v, classes)
-			}
-		}
-		return nil
+		return core.CheckOneHot(iv, classes)
 	}
 	if err := gpuOf(k).checkOnDevice("one_hot", idx, bad, func(p *params) { p.setI(0, int(classes)) }, explain); err != nil {
 		return err

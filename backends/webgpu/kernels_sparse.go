@@ -107,19 +107,15 @@ func spUploadI32(k *core.KernelCall, vals []int) (*core.Tensor, error) {
 	return core.WrapStorage(k.Backend, s, core.Shape{len(vals)}, nil, 0, core.I32), nil
 }
 
-// spSegmentIDs reads and range-checks segment ids, with the CPU's messages.
+// spSegmentIDs reads segment ids to the host and checks them
+// (core.CheckSegmentIDs).
 func spSegmentIDs(ids *core.Tensor, segments int, sorted bool) ([]int, error) {
 	v, err := spInts(ids)
 	if err != nil {
 		return nil, err
 	}
-	for i, s := range v {
-		if s < 0 || s >= segments {
-			return nil, fmt.Errorf("segment_ids[%d] = %d is outside [0, %d)", i, s, segments)
-		}
-		if sorted && i > 0 && s < v[i-1] {
-			return nil, fmt.Errorf("sorted is true but segment_ids[%d] = %d follows %d", i, s, v[i-1])
-		}
+	if err := core.CheckSegmentIDs(v, segments, sorted); err != nil {
+		return nil, err
 	}
 	return v, nil
 }
@@ -322,8 +318,7 @@ func spSegmentMaxGradKernel(k *core.KernelCall) error {
 	return gpuOf(k).spRun([]*core.Tensor{data, idsT, maxes, grad, buckets}, k.Outputs, out.Numel(), body, &prm)
 }
 
-// spCSR reads and checks a CSR pattern as the CPU does: indptr starts at 0,
-// never decreases and ends at the entry count; columns lie in [0, cols).
+// spCSR reads a CSR pattern to the host and checks it (core.CheckCSR).
 func spCSR(indptr, indices *core.Tensor, cols int) (ptr, idx []int, err error) {
 	if ptr, err = spInts(indptr); err != nil {
 		return nil, nil, err
@@ -331,22 +326,8 @@ func spCSR(indptr, indices *core.Tensor, cols int) (ptr, idx []int, err error) {
 	if idx, err = spInts(indices); err != nil {
 		return nil, nil, err
 	}
-	rows := len(ptr) - 1
-	if ptr[0] != 0 {
-		return nil, nil, fmt.Errorf("indptr[0] is %d, want 0", ptr[0])
-	}
-	if ptr[rows] != len(idx) {
-		return nil, nil, fmt.Errorf("indptr[%d] is %d, want the number of entries %d", rows, ptr[rows], len(idx))
-	}
-	for r := range rows {
-		if ptr[r+1] < ptr[r] {
-			return nil, nil, fmt.Errorf("indptr decreases at %d: %d after %d", r+1, ptr[r+1], ptr[r])
-		}
-	}
-	for e, c := range idx {
-		if c < 0 || c >= cols {
-			return nil, nil, fmt.Errorf("indices[%d] = %d is outside [0, %d)", e, c, cols)
-		}
+	if err := core.CheckCSR(ptr, idx, cols); err != nil {
+		return nil, nil, err
 	}
 	return ptr, idx, nil
 }

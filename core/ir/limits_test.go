@@ -25,7 +25,7 @@ func (f limitedFuser) Capabilities() core.Capabilities {
 	return core.Capabilities{MaxKernelBuffers: f.buffers, MaxKernelRank: 8}
 }
 func (limitedFuser) Fusable(op string, _ core.Attrs, _ core.DType) bool { return op == "add" }
-func (limitedFuser) TakesEpilogue(op string) bool                      { return op == "matmul" || op == "spmm" }
+func (limitedFuser) TakesEpilogue(op string) bool                       { return op == "matmul" || op == "spmm" }
 
 var errNotRun = errors.New("limitedFuser runs nothing")
 
