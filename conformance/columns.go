@@ -18,11 +18,11 @@ const (
 	DetailOpenFailed  = "open failed: "
 )
 
-// RunColumn is the Go SDK's column for dev: every op's cases, the random
-// streams and, when checkpoint is not "", the training check saving its
-// weights there, with the fallbacks counted from a reset before it. A
+// RunColumn is the Go SDK's column for dev: every op's cases and the
+// random streams, with the fallbacks counted from a reset before them. The
+// runner adds the training check (conformance/training, which needs nn). A
 // device that does not open gives a column saying why (OpenDetail).
-func RunColumn(dev core.Device, checkpoint string) Result {
+func RunColumn(dev core.Device) Result {
 	res := Result{SDK: "go", Backend: dev.Kind, Ops: map[string]OpResult{}}
 	b, err := core.BackendFor(dev)
 	if err != nil {
@@ -41,12 +41,6 @@ func RunColumn(dev core.Device, checkpoint string) Result {
 		res.Ops[def.Name] = RunOp(def, v, dev)
 	}
 	res.Identity = RunIdentity(dev)
-	if checkpoint != "" {
-		res.Checkpoint = checkpoint
-		if res.Training, err = TrainMLP(dev, checkpoint); err != nil {
-			res.Training, res.Checkpoint = nil, "error: "+err.Error()
-		}
-	}
 	res.Fallbacks = append([]core.Fallback{}, core.Fallbacks()...)
 	return res
 }

@@ -21,10 +21,10 @@ func TestColumnsOfDevicesThatDoNotOpen(t *testing.T) {
 	core.RegisterBackend("conf-broken", -1, func() (core.Backend, error) {
 		return nil, errors.New("conf-broken: the driver refused a device")
 	})
-	absent := conformance.RunColumn(core.Device{Kind: "conf-absent"}, "")
+	absent := conformance.RunColumn(core.Device{Kind: "conf-absent"})
 	assert.True(t, absent.Unavailable(), absent.Detail)
 	assert.False(t, absent.Ran())
-	broken := conformance.RunColumn(core.Device{Kind: "conf-broken"}, "")
+	broken := conformance.RunColumn(core.Device{Kind: "conf-broken"})
 	assert.True(t, broken.OpenFailed(), broken.Detail)
 	assert.True(t, strings.HasSuffix(broken.Detail, "the driver refused a device"), broken.Detail)
 	assert.False(t, broken.Unavailable() || broken.Ran())

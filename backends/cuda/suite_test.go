@@ -85,7 +85,7 @@ func TestCUDAConformanceColumn(t *testing.T) {
 	// The conformance runner's own column (fallbacks counted, the warning
 	// on, a GPU that fails to open an "open failed" column), without the
 	// training check.
-	res := conformance.RunColumn(gpu, "")
+	res := conformance.RunColumn(gpu)
 	raw, _ := json.MarshalIndent(res, "", "  ")
 	if err := os.WriteFile(out, raw, 0o644); err != nil {
 		t.Fatal(err)

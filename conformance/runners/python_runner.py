@@ -153,7 +153,7 @@ def identity(device: str) -> dict:
 
 
 def train(device: str, ckpt: Path) -> list:
-    """The cross-SDK training check (conformance/training.go): the same MLP
+    """The cross-SDK training check (conformance/training): the same MLP
     after the same seed, 20 Adam steps on the same seeded data; saves the
     final weights to ckpt and returns the loss curve."""
     from webtensor import nn, optim

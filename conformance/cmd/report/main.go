@@ -20,6 +20,7 @@ import (
 
 	_ "github.com/webtensor/webtensor/backends/cpu"
 	"github.com/webtensor/webtensor/conformance"
+	"github.com/webtensor/webtensor/conformance/training"
 )
 
 func main() {
@@ -182,7 +183,7 @@ func trainingChecks(cols []conformance.Result, dir string) (lines []string, pass
 		if !c.Ran() || (c.Checkpoint == "" && c.Training == nil) {
 			continue // no such device, or an SDK without an nn library (C)
 		}
-		if strings.HasPrefix(c.Checkpoint, "error") || len(c.Training) != conformance.TrainSteps {
+		if strings.HasPrefix(c.Checkpoint, "error") || len(c.Training) != training.Steps {
 			fails++
 			bad = append(bad, fmt.Sprintf("training @ %s: %s", name, c.Checkpoint))
 			continue
@@ -193,7 +194,7 @@ func trainingChecks(cols []conformance.Result, dir string) (lines []string, pass
 		if alt := filepath.Join(dir, filepath.Base(ckpt)); fileExists(alt) {
 			ckpt = alt
 		}
-		vals, err := conformance.CheckpointValues(ckpt)
+		vals, err := training.CheckpointValues(ckpt)
 		if err != nil {
 			fails++
 			bad = append(bad, fmt.Sprintf("checkpoint of %s does not load in Go: %v", name, err))

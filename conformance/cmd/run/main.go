@@ -15,6 +15,7 @@ import (
 	_ "github.com/webtensor/webtensor/backends/cuda"
 	_ "github.com/webtensor/webtensor/backends/webgpu"
 	"github.com/webtensor/webtensor/conformance"
+	"github.com/webtensor/webtensor/conformance/training"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -36,7 +37,10 @@ func main() {
 	}
 	// The CPU-fallback warning stays on (core.WarnWriter): a fallback in a
 	// device column is a failure, and its warning says which op.
-	res := conformance.RunColumn(dev, checkpoint)
+	res := conformance.RunColumn(dev)
+	if checkpoint != "" {
+		training.Record(&res, dev, checkpoint)
+	}
 	raw, _ := json.MarshalIndent(res, "", "  ")
 	if *out == "" {
 		fmt.Println(string(raw))

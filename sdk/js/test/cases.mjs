@@ -285,7 +285,7 @@ export function countFallbacks(wt, reset = false) {
 }
 
 /**
- * The cross-SDK training check (conformance/training.go): the same MLP after
+ * The cross-SDK training check (conformance/training): the same MLP after
  * the same seed, 20 Adam steps on the same seeded data. Resolves to the loss
  * curve and the final weights as safetensors bytes.
  */

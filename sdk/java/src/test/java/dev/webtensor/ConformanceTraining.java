@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The cross-SDK training check (conformance/training.go) through the public
+ * The cross-SDK training check (conformance/training) through the public
  * Java API, step for step as python_runner.py's train and load_others: the
  * same MLP after the same seed, 20 Adam steps on the same seeded data, its
  * checkpoint saved beside the result file, and every other column's

@@ -1,26 +1,23 @@
-package conformance
+package training
 
 import (
 	"fmt"
 
+	"github.com/webtensor/webtensor/conformance"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/nn"
 )
 
-// The cross-SDK training check: every SDK with an nn library builds the
-// same MLP (4-16-3) after the same seed, trains it for TrainSteps steps of
-// Adam on the same seeded data, records the loss curve and saves a
-// checkpoint; the report requires the curves to agree and every SDK's
-// checkpoint to load into every other's model with the same values.
+// The check's constants: every SDK uses the same ones.
 const (
-	TrainSeed  = 2026
-	TrainSteps = 20
-	TrainLR    = 0.05
+	Seed  = 2026 // core.ManualSeed before the model is built
+	Steps = 20   // Adam steps, one loss each
+	LR    = 0.05 // Adam's learning rate
 )
 
-// TrainMLP runs the check on dev through the public Go API and saves the
-// final weights to ckpt.
-func TrainMLP(dev core.Device, ckpt string) ([]float64, error) {
+// Run runs the check on dev through the public Go API and saves the final
+// weights to ckpt (none when ""). It returns the loss of each step.
+func Run(dev core.Device, ckpt string) ([]float64, error) {
 	if err := core.SetDefaultDevice(dev); err != nil {
 		return nil, err
 	}
@@ -32,13 +29,13 @@ func TrainMLP(dev core.Device, ckpt string) ([]float64, error) {
 	x := core.Call1("randn", core.Attrs{"shape": []int{32, 4}, "seed": 11, "device": dev.String()})
 	y := core.Call1("randint", core.Attrs{"shape": []int{32}, "low": 0, "high": 3, "seed": 12, "device": dev.String()})
 	cfg := nn.DefaultAdam()
-	cfg.LR = TrainLR
+	cfg.LR = LR
 	opt, err := nn.NewAdam(model.Parameters(), cfg)
 	if err != nil {
 		return nil, err
 	}
-	losses := make([]float64, 0, TrainSteps)
-	for range TrainSteps {
+	losses := make([]float64, 0, Steps)
+	for range Steps {
 		opt.ZeroGrad()
 		loss := core.Call1("cross_entropy", nil, model.Forward(x), y)
 		if err := loss.Backward(); err != nil {
@@ -61,8 +58,21 @@ func TrainMLP(dev core.Device, ckpt string) ([]float64, error) {
 	return losses, nil
 }
 
+// Record runs the check on dev into res, a column of the Go runner
+// (conformance.RunColumn), saving the weights to ckpt: its losses, or the
+// error in place of the checkpoint's path, and its CPU fallbacks added to
+// the column's, which counts from a reset before its cases.
+func Record(res *conformance.Result, dev core.Device, ckpt string) {
+	res.Checkpoint = ckpt
+	var err error
+	if res.Training, err = Run(dev, ckpt); err != nil {
+		res.Training, res.Checkpoint = nil, "error: "+err.Error()
+	}
+	res.Fallbacks = append([]core.Fallback{}, core.Fallbacks()...)
+}
+
 func trainModel() (*nn.Sequential, error) {
-	core.ManualSeed(TrainSeed)
+	core.ManualSeed(Seed)
 	l1, err := nn.NewLinear(4, 16)
 	if err != nil {
 		return nil, err
