@@ -398,77 +398,61 @@ single:
 	VMOVUPS      (BX), Y1
 	VMULPS       ewcbf3504f3<>+0(SB), Y1, Y2
 	VANDPS       ewc7fffffff<>+0(SB), Y2, Y3
-	VCMPPS       $0x11, ewc3f000000<>+0(SB), Y3, Y4
-	VMULPS       Y3, Y3, Y5
-	VMOVUPS      ewcb77a692e<>+0(SB), Y6
-	VFMADD213PS  ewc38fcd193<>+0(SB), Y5, Y6
-	VFMADD213PS  ewcba6016da<>+0(SB), Y5, Y6
-	VFMADD213PS  ewc3bab2de7<>+0(SB), Y5, Y6
-	VFMADD213PS  ewcbcdc1672<>+0(SB), Y5, Y6
-	VFMADD213PS  ewc3de71791<>+0(SB), Y5, Y6
-	VFMADD213PS  ewcbec093a3<>+0(SB), Y5, Y6
-	VFMADD213PS  ewc3f906ebb<>+0(SB), Y5, Y6
-	VMULPS       Y3, Y6, Y6
-	VMOVUPS      ewc3f000000<>+0(SB), Y5
-	VFMADD213PS  ewc3f800000<>+0(SB), Y3, Y5
+	VMOVUPS      ewc3f000000<>+0(SB), Y4
+	VFMADD213PS  ewc3f800000<>+0(SB), Y3, Y4
 	VMOVUPS      ewc3f800000<>+0(SB), Y3
-	VDIVPS       Y5, Y3, Y5
+	VDIVPS       Y4, Y3, Y4
 	VMOVUPS      ewc3e2ef945<>+0(SB), Y3
-	VFMADD213PS  ewcbf527892<>+0(SB), Y5, Y3
-	VFMADD213PS  ewc3fbe87b0<>+0(SB), Y5, Y3
-	VFMADD213PS  ewcbf914e5d<>+0(SB), Y5, Y3
-	VFMADD213PS  ewc3e8ec7cc<>+0(SB), Y5, Y3
-	VFMADD213PS  ewcbe3ec24c<>+0(SB), Y5, Y3
-	VFMADD213PS  ewc3dc636c9<>+0(SB), Y5, Y3
-	VFMADD213PS  ewc3ebf88fb<>+0(SB), Y5, Y3
-	VFMADD213PS  ewc3f8000c7<>+0(SB), Y5, Y3
-	VFMADD213PS  ewcbfa1fc4e<>+0(SB), Y5, Y3
-	VMOVUPS      ewc41a00000<>+0(SB), Y7
-	VANDPS       ewc7fffffff<>+0(SB), Y1, Y8
-	VMINPS       Y8, Y7, Y7
-	VMULPS       Y7, Y7, Y8
-	VMOVUPS      Y8, Y9
-	VFMSUB231PS  Y7, Y7, Y9
-	VFNMADD231PS ewc3f000000<>+0(SB), Y8, Y3
-	VFNMADD231PS ewc3f000000<>+0(SB), Y9, Y3
-	VMOVUPS      ewcc2d00000<>+0(SB), Y7
-	VMAXPS       Y3, Y7, Y7
+	VFMADD213PS  ewcbf527892<>+0(SB), Y4, Y3
+	VFMADD213PS  ewc3fbe87b0<>+0(SB), Y4, Y3
+	VFMADD213PS  ewcbf914e5d<>+0(SB), Y4, Y3
+	VFMADD213PS  ewc3e8ec7cc<>+0(SB), Y4, Y3
+	VFMADD213PS  ewcbe3ec24c<>+0(SB), Y4, Y3
+	VFMADD213PS  ewc3dc636c9<>+0(SB), Y4, Y3
+	VFMADD213PS  ewc3ebf88fb<>+0(SB), Y4, Y3
+	VFMADD213PS  ewc3f8000c7<>+0(SB), Y4, Y3
+	VFMADD213PS  ewcbfa1fc4e<>+0(SB), Y4, Y3
+	VMOVUPS      ewc41a00000<>+0(SB), Y5
+	VANDPS       ewc7fffffff<>+0(SB), Y1, Y6
+	VMINPS       Y6, Y5, Y5
+	VMULPS       Y5, Y5, Y6
+	VMOVUPS      Y6, Y7
+	VFMSUB231PS  Y5, Y5, Y7
+	VFNMADD231PS ewc3f000000<>+0(SB), Y6, Y3
+	VFNMADD231PS ewc3f000000<>+0(SB), Y7, Y3
+	VMOVUPS      ewcc2d00000<>+0(SB), Y5
+	VMAXPS       Y3, Y5, Y5
 	VMOVUPS      ewc42b1999a<>+0(SB), Y3
-	VMINPS       Y7, Y3, Y7
-	VMULPS       ewc3fb8aa3b<>+0(SB), Y7, Y3
+	VMINPS       Y5, Y3, Y5
+	VMULPS       ewc3fb8aa3b<>+0(SB), Y5, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VFNMADD231PS ewc3f318000<>+0(SB), Y3, Y7
-	VFNMADD231PS ewcb95e8083<>+0(SB), Y3, Y7
-	VMOVUPS      ewc39506967<>+0(SB), Y8
-	VFMADD213PS  ewc3ab743ce<>+0(SB), Y7, Y8
-	VFMADD213PS  ewc3c088908<>+0(SB), Y7, Y8
-	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Y7, Y8
-	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Y7, Y8
-	VFMADD213PS  ewc3f000000<>+0(SB), Y7, Y8
-	VMULPS       Y7, Y7, Y9
-	VFMADD213PS  Y7, Y9, Y8
-	VADDPS       ewc3f800000<>+0(SB), Y8, Y8
+	VFNMADD231PS ewc3f318000<>+0(SB), Y3, Y5
+	VFNMADD231PS ewcb95e8083<>+0(SB), Y3, Y5
+	VMOVUPS      ewc39506967<>+0(SB), Y6
+	VFMADD213PS  ewc3ab743ce<>+0(SB), Y5, Y6
+	VFMADD213PS  ewc3c088908<>+0(SB), Y5, Y6
+	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Y5, Y6
+	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Y5, Y6
+	VFMADD213PS  ewc3f000000<>+0(SB), Y5, Y6
+	VMULPS       Y5, Y5, Y7
+	VFMADD213PS  Y5, Y7, Y6
+	VADDPS       ewc3f800000<>+0(SB), Y6, Y6
 	VCVTPS2DQ    Y3, Y3
-	VPSRAD       $0x01, Y3, Y7
-	VPSUBD       Y7, Y3, Y3
-	VPADDD       ewc0000007f<>+0(SB), Y7, Y7
-	VPSLLD       $0x17, Y7, Y7
+	VPSRAD       $0x01, Y3, Y5
+	VPSUBD       Y5, Y3, Y3
+	VPADDD       ewc0000007f<>+0(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
 	VPADDD       ewc0000007f<>+0(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
-	VMULPS       Y7, Y8, Y8
-	VMULPS       Y3, Y8, Y8
-	VMULPS       Y5, Y8, Y8
-	VANDPS       ewc80000000<>+0(SB), Y2, Y3
-	VXORPS       Y3, Y6, Y6
+	VMULPS       Y5, Y6, Y6
+	VMULPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VMULPS       ewc3f000000<>+0(SB), Y6, Y6
 	VMOVUPS      ewc3f800000<>+0(SB), Y3
 	VSUBPS       Y6, Y3, Y3
-	VMOVUPS      ewc40000000<>+0(SB), Y5
-	VSUBPS       Y8, Y5, Y5
-	VPXOR        Y6, Y6, Y6
-	VCMPPS       $0x1e, Y6, Y2, Y2
-	VBLENDVPS    Y2, Y8, Y5, Y2
-	VBLENDVPS    Y4, Y3, Y2, Y2
-	VMULPS       ewc3f000000<>+0(SB), Y2, Y2
+	VPXOR        Y4, Y4, Y4
+	VCMPPS       $0x1e, Y4, Y2, Y2
+	VBLENDVPS    Y2, Y6, Y3, Y2
 	VMOVUPS      ewc41a00000<>+0(SB), Y3
 	VANDPS       ewc7fffffff<>+0(SB), Y1, Y4
 	VMINPS       Y4, Y3, Y3
@@ -1875,77 +1859,61 @@ single:
 	VMOVUPS      (CX), Y0
 	VMULPS       ewcbf3504f3<>+0(SB), Y0, Y1
 	VANDPS       ewc7fffffff<>+0(SB), Y1, Y2
-	VCMPPS       $0x11, ewc3f000000<>+0(SB), Y2, Y3
-	VMULPS       Y2, Y2, Y4
-	VMOVUPS      ewcb77a692e<>+0(SB), Y5
-	VFMADD213PS  ewc38fcd193<>+0(SB), Y4, Y5
-	VFMADD213PS  ewcba6016da<>+0(SB), Y4, Y5
-	VFMADD213PS  ewc3bab2de7<>+0(SB), Y4, Y5
-	VFMADD213PS  ewcbcdc1672<>+0(SB), Y4, Y5
-	VFMADD213PS  ewc3de71791<>+0(SB), Y4, Y5
-	VFMADD213PS  ewcbec093a3<>+0(SB), Y4, Y5
-	VFMADD213PS  ewc3f906ebb<>+0(SB), Y4, Y5
-	VMULPS       Y2, Y5, Y5
-	VMOVUPS      ewc3f000000<>+0(SB), Y4
-	VFMADD213PS  ewc3f800000<>+0(SB), Y2, Y4
+	VMOVUPS      ewc3f000000<>+0(SB), Y3
+	VFMADD213PS  ewc3f800000<>+0(SB), Y2, Y3
 	VMOVUPS      ewc3f800000<>+0(SB), Y2
-	VDIVPS       Y4, Y2, Y4
+	VDIVPS       Y3, Y2, Y3
 	VMOVUPS      ewc3e2ef945<>+0(SB), Y2
-	VFMADD213PS  ewcbf527892<>+0(SB), Y4, Y2
-	VFMADD213PS  ewc3fbe87b0<>+0(SB), Y4, Y2
-	VFMADD213PS  ewcbf914e5d<>+0(SB), Y4, Y2
-	VFMADD213PS  ewc3e8ec7cc<>+0(SB), Y4, Y2
-	VFMADD213PS  ewcbe3ec24c<>+0(SB), Y4, Y2
-	VFMADD213PS  ewc3dc636c9<>+0(SB), Y4, Y2
-	VFMADD213PS  ewc3ebf88fb<>+0(SB), Y4, Y2
-	VFMADD213PS  ewc3f8000c7<>+0(SB), Y4, Y2
-	VFMADD213PS  ewcbfa1fc4e<>+0(SB), Y4, Y2
-	VMOVUPS      ewc41a00000<>+0(SB), Y6
-	VANDPS       ewc7fffffff<>+0(SB), Y0, Y7
-	VMINPS       Y7, Y6, Y6
-	VMULPS       Y6, Y6, Y7
-	VMOVUPS      Y7, Y8
-	VFMSUB231PS  Y6, Y6, Y8
-	VFNMADD231PS ewc3f000000<>+0(SB), Y7, Y2
-	VFNMADD231PS ewc3f000000<>+0(SB), Y8, Y2
-	VMOVUPS      ewcc2d00000<>+0(SB), Y6
-	VMAXPS       Y2, Y6, Y6
+	VFMADD213PS  ewcbf527892<>+0(SB), Y3, Y2
+	VFMADD213PS  ewc3fbe87b0<>+0(SB), Y3, Y2
+	VFMADD213PS  ewcbf914e5d<>+0(SB), Y3, Y2
+	VFMADD213PS  ewc3e8ec7cc<>+0(SB), Y3, Y2
+	VFMADD213PS  ewcbe3ec24c<>+0(SB), Y3, Y2
+	VFMADD213PS  ewc3dc636c9<>+0(SB), Y3, Y2
+	VFMADD213PS  ewc3ebf88fb<>+0(SB), Y3, Y2
+	VFMADD213PS  ewc3f8000c7<>+0(SB), Y3, Y2
+	VFMADD213PS  ewcbfa1fc4e<>+0(SB), Y3, Y2
+	VMOVUPS      ewc41a00000<>+0(SB), Y4
+	VANDPS       ewc7fffffff<>+0(SB), Y0, Y5
+	VMINPS       Y5, Y4, Y4
+	VMULPS       Y4, Y4, Y5
+	VMOVUPS      Y5, Y6
+	VFMSUB231PS  Y4, Y4, Y6
+	VFNMADD231PS ewc3f000000<>+0(SB), Y5, Y2
+	VFNMADD231PS ewc3f000000<>+0(SB), Y6, Y2
+	VMOVUPS      ewcc2d00000<>+0(SB), Y4
+	VMAXPS       Y2, Y4, Y4
 	VMOVUPS      ewc42b1999a<>+0(SB), Y2
-	VMINPS       Y6, Y2, Y6
-	VMULPS       ewc3fb8aa3b<>+0(SB), Y6, Y2
+	VMINPS       Y4, Y2, Y4
+	VMULPS       ewc3fb8aa3b<>+0(SB), Y4, Y2
 	VROUNDPS     $0x00, Y2, Y2
-	VFNMADD231PS ewc3f318000<>+0(SB), Y2, Y6
-	VFNMADD231PS ewcb95e8083<>+0(SB), Y2, Y6
-	VMOVUPS      ewc39506967<>+0(SB), Y7
-	VFMADD213PS  ewc3ab743ce<>+0(SB), Y6, Y7
-	VFMADD213PS  ewc3c088908<>+0(SB), Y6, Y7
-	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Y6, Y7
-	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Y6, Y7
-	VFMADD213PS  ewc3f000000<>+0(SB), Y6, Y7
-	VMULPS       Y6, Y6, Y8
-	VFMADD213PS  Y6, Y8, Y7
-	VADDPS       ewc3f800000<>+0(SB), Y7, Y7
+	VFNMADD231PS ewc3f318000<>+0(SB), Y2, Y4
+	VFNMADD231PS ewcb95e8083<>+0(SB), Y2, Y4
+	VMOVUPS      ewc39506967<>+0(SB), Y5
+	VFMADD213PS  ewc3ab743ce<>+0(SB), Y4, Y5
+	VFMADD213PS  ewc3c088908<>+0(SB), Y4, Y5
+	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Y4, Y5
+	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Y4, Y5
+	VFMADD213PS  ewc3f000000<>+0(SB), Y4, Y5
+	VMULPS       Y4, Y4, Y6
+	VFMADD213PS  Y4, Y6, Y5
+	VADDPS       ewc3f800000<>+0(SB), Y5, Y5
 	VCVTPS2DQ    Y2, Y2
-	VPSRAD       $0x01, Y2, Y6
-	VPSUBD       Y6, Y2, Y2
-	VPADDD       ewc0000007f<>+0(SB), Y6, Y6
-	VPSLLD       $0x17, Y6, Y6
+	VPSRAD       $0x01, Y2, Y4
+	VPSUBD       Y4, Y2, Y2
+	VPADDD       ewc0000007f<>+0(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
 	VPADDD       ewc0000007f<>+0(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
-	VMULPS       Y6, Y7, Y7
-	VMULPS       Y2, Y7, Y7
-	VMULPS       Y4, Y7, Y7
-	VANDPS       ewc80000000<>+0(SB), Y1, Y2
-	VXORPS       Y2, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VMULPS       Y2, Y5, Y5
+	VMULPS       Y3, Y5, Y5
+	VMULPS       ewc3f000000<>+0(SB), Y5, Y5
 	VMOVUPS      ewc3f800000<>+0(SB), Y2
 	VSUBPS       Y5, Y2, Y2
-	VMOVUPS      ewc40000000<>+0(SB), Y4
-	VSUBPS       Y7, Y4, Y4
-	VPXOR        Y5, Y5, Y5
-	VCMPPS       $0x1e, Y5, Y1, Y1
-	VBLENDVPS    Y1, Y7, Y4, Y1
-	VBLENDVPS    Y3, Y2, Y1, Y1
-	VMULPS       ewc3f000000<>+0(SB), Y1, Y1
+	VPXOR        Y3, Y3, Y3
+	VCMPPS       $0x1e, Y3, Y1, Y1
+	VBLENDVPS    Y1, Y5, Y2, Y1
 	VMULPS       Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 	ADDQ         $0x00000020, AX
@@ -2827,17 +2795,6 @@ single:
 	VMOVUPS      (BX), Z1
 	VMULPS       ewcbf3504f3<>+0(SB), Z1, Z2
 	VANDPS       ewc7fffffff<>+0(SB), Z2, Z3
-	VCMPPS       $0x11, ewc3f000000<>+0(SB), Z3, K1
-	VMULPS       Z3, Z3, Z4
-	VMOVUPS      ewcb77a692e<>+0(SB), Z5
-	VFMADD213PS  ewc38fcd193<>+0(SB), Z4, Z5
-	VFMADD213PS  ewcba6016da<>+0(SB), Z4, Z5
-	VFMADD213PS  ewc3bab2de7<>+0(SB), Z4, Z5
-	VFMADD213PS  ewcbcdc1672<>+0(SB), Z4, Z5
-	VFMADD213PS  ewc3de71791<>+0(SB), Z4, Z5
-	VFMADD213PS  ewcbec093a3<>+0(SB), Z4, Z5
-	VFMADD213PS  ewc3f906ebb<>+0(SB), Z4, Z5
-	VMULPS       Z3, Z5, Z5
 	VMOVUPS      ewc3f000000<>+0(SB), Z4
 	VFMADD213PS  ewc3f800000<>+0(SB), Z3, Z4
 	VMOVUPS      ewc3f800000<>+0(SB), Z3
@@ -2852,55 +2809,50 @@ single:
 	VFMADD213PS  ewc3ebf88fb<>+0(SB), Z4, Z3
 	VFMADD213PS  ewc3f8000c7<>+0(SB), Z4, Z3
 	VFMADD213PS  ewcbfa1fc4e<>+0(SB), Z4, Z3
-	VMOVUPS      ewc41a00000<>+0(SB), Z10
-	VANDPS       ewc7fffffff<>+0(SB), Z1, Z11
-	VMINPS       Z11, Z10, Z10
-	VMULPS       Z10, Z10, Z11
-	VMOVUPS      Z11, Z12
-	VFMSUB231PS  Z10, Z10, Z12
-	VFNMADD231PS ewc3f000000<>+0(SB), Z11, Z3
-	VFNMADD231PS ewc3f000000<>+0(SB), Z12, Z3
-	VMOVUPS      ewcc2d00000<>+0(SB), Z10
-	VMAXPS       Z3, Z10, Z10
+	VMOVUPS      ewc41a00000<>+0(SB), Z8
+	VANDPS       ewc7fffffff<>+0(SB), Z1, Z9
+	VMINPS       Z9, Z8, Z8
+	VMULPS       Z8, Z8, Z9
+	VMOVUPS      Z9, Z10
+	VFMSUB231PS  Z8, Z8, Z10
+	VFNMADD231PS ewc3f000000<>+0(SB), Z9, Z3
+	VFNMADD231PS ewc3f000000<>+0(SB), Z10, Z3
+	VMOVUPS      ewcc2d00000<>+0(SB), Z8
+	VMAXPS       Z3, Z8, Z8
 	VMOVUPS      ewc42b1999a<>+0(SB), Z3
-	VMINPS       Z10, Z3, Z10
-	VMULPS       ewc3fb8aa3b<>+0(SB), Z10, Z3
+	VMINPS       Z8, Z3, Z8
+	VMULPS       ewc3fb8aa3b<>+0(SB), Z8, Z3
 	VRNDSCALEPS  $0x00, Z3, Z3
-	VFNMADD231PS ewc3f318000<>+0(SB), Z3, Z10
-	VFNMADD231PS ewcb95e8083<>+0(SB), Z3, Z10
-	VMOVUPS      ewc39506967<>+0(SB), Z11
-	VFMADD213PS  ewc3ab743ce<>+0(SB), Z10, Z11
-	VFMADD213PS  ewc3c088908<>+0(SB), Z10, Z11
-	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Z10, Z11
-	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Z10, Z11
-	VFMADD213PS  ewc3f000000<>+0(SB), Z10, Z11
-	VMULPS       Z10, Z10, Z12
-	VFMADD213PS  Z10, Z12, Z11
-	VADDPS       ewc3f800000<>+0(SB), Z11, Z11
-	VSCALEFPS    Z3, Z11, Z11
-	VMULPS       Z4, Z11, Z11
-	VANDPS       ewc80000000<>+0(SB), Z2, Z3
-	VXORPS       Z3, Z5, Z5
+	VFNMADD231PS ewc3f318000<>+0(SB), Z3, Z8
+	VFNMADD231PS ewcb95e8083<>+0(SB), Z3, Z8
+	VMOVUPS      ewc39506967<>+0(SB), Z9
+	VFMADD213PS  ewc3ab743ce<>+0(SB), Z8, Z9
+	VFMADD213PS  ewc3c088908<>+0(SB), Z8, Z9
+	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Z8, Z9
+	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Z8, Z9
+	VFMADD213PS  ewc3f000000<>+0(SB), Z8, Z9
+	VMULPS       Z8, Z8, Z10
+	VFMADD213PS  Z8, Z10, Z9
+	VADDPS       ewc3f800000<>+0(SB), Z9, Z9
+	VSCALEFPS    Z3, Z9, Z9
+	VMULPS       Z4, Z9, Z9
+	VMULPS       ewc3f000000<>+0(SB), Z9, Z9
 	VMOVUPS      ewc3f800000<>+0(SB), Z3
-	VSUBPS       Z5, Z3, Z3
-	VMOVUPS      ewc40000000<>+0(SB), Z4
-	VSUBPS       Z11, Z4, Z4
-	VPXORD       Z6, Z6, Z6
-	VCMPPS       $0x1e, Z6, Z2, K2
-	VBLENDMPS    Z11, Z4, K2, Z7
-	VBLENDMPS    Z3, Z7, K1, Z8
-	VMULPS       ewc3f000000<>+0(SB), Z8, Z8
+	VSUBPS       Z9, Z3, Z3
+	VPXORD       Z5, Z5, Z5
+	VCMPPS       $0x1e, Z5, Z2, K1
+	VBLENDMPS    Z9, Z3, K1, Z6
 	VMOVUPS      ewc41a00000<>+0(SB), Z2
 	VANDPS       ewc7fffffff<>+0(SB), Z1, Z3
 	VMINPS       Z3, Z2, Z2
 	VMULPS       Z2, Z2, Z3
 	VMOVUPS      Z3, Z4
 	VFMSUB231PS  Z2, Z2, Z4
-	VPXORD       Z9, Z9, Z9
-	VFNMADD231PS ewc3f000000<>+0(SB), Z3, Z9
-	VFNMADD231PS ewc3f000000<>+0(SB), Z4, Z9
+	VPXORD       Z7, Z7, Z7
+	VFNMADD231PS ewc3f000000<>+0(SB), Z3, Z7
+	VFNMADD231PS ewc3f000000<>+0(SB), Z4, Z7
 	VMOVUPS      ewcc2d00000<>+0(SB), Z2
-	VMAXPS       Z9, Z2, Z2
+	VMAXPS       Z7, Z2, Z2
 	VMOVUPS      ewc42b1999a<>+0(SB), Z3
 	VMINPS       Z2, Z3, Z2
 	VMULPS       ewc3fb8aa3b<>+0(SB), Z2, Z3
@@ -2913,13 +2865,13 @@ single:
 	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Z2, Z4
 	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Z2, Z4
 	VFMADD213PS  ewc3f000000<>+0(SB), Z2, Z4
-	VMULPS       Z2, Z2, Z5
-	VFMADD213PS  Z2, Z5, Z4
+	VMULPS       Z2, Z2, Z8
+	VFMADD213PS  Z2, Z8, Z4
 	VADDPS       ewc3f800000<>+0(SB), Z4, Z4
 	VSCALEFPS    Z3, Z4, Z4
 	VMULPS       ewc3ecc422a<>+0(SB), Z4, Z4
-	VFMADD231PS  Z4, Z1, Z8
-	VMULPS       Z8, Z0, Z0
+	VFMADD231PS  Z4, Z1, Z6
+	VMULPS       Z6, Z0, Z0
 	VMOVUPS      Z0, (AX)
 	ADDQ         $0x00000040, AX
 	ADDQ         R8, CX
@@ -4173,17 +4125,6 @@ single:
 	VMOVUPS      (CX), Z0
 	VMULPS       ewcbf3504f3<>+0(SB), Z0, Z1
 	VANDPS       ewc7fffffff<>+0(SB), Z1, Z2
-	VCMPPS       $0x11, ewc3f000000<>+0(SB), Z2, K1
-	VMULPS       Z2, Z2, Z3
-	VMOVUPS      ewcb77a692e<>+0(SB), Z4
-	VFMADD213PS  ewc38fcd193<>+0(SB), Z3, Z4
-	VFMADD213PS  ewcba6016da<>+0(SB), Z3, Z4
-	VFMADD213PS  ewc3bab2de7<>+0(SB), Z3, Z4
-	VFMADD213PS  ewcbcdc1672<>+0(SB), Z3, Z4
-	VFMADD213PS  ewc3de71791<>+0(SB), Z3, Z4
-	VFMADD213PS  ewcbec093a3<>+0(SB), Z3, Z4
-	VFMADD213PS  ewc3f906ebb<>+0(SB), Z3, Z4
-	VMULPS       Z2, Z4, Z4
 	VMOVUPS      ewc3f000000<>+0(SB), Z3
 	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z3
 	VMOVUPS      ewc3f800000<>+0(SB), Z2
@@ -4198,46 +4139,41 @@ single:
 	VFMADD213PS  ewc3ebf88fb<>+0(SB), Z3, Z2
 	VFMADD213PS  ewc3f8000c7<>+0(SB), Z3, Z2
 	VFMADD213PS  ewcbfa1fc4e<>+0(SB), Z3, Z2
-	VMOVUPS      ewc41a00000<>+0(SB), Z8
-	VANDPS       ewc7fffffff<>+0(SB), Z0, Z9
-	VMINPS       Z9, Z8, Z8
-	VMULPS       Z8, Z8, Z9
-	VMOVUPS      Z9, Z10
-	VFMSUB231PS  Z8, Z8, Z10
-	VFNMADD231PS ewc3f000000<>+0(SB), Z9, Z2
-	VFNMADD231PS ewc3f000000<>+0(SB), Z10, Z2
-	VMOVUPS      ewcc2d00000<>+0(SB), Z8
-	VMAXPS       Z2, Z8, Z8
+	VMOVUPS      ewc41a00000<>+0(SB), Z6
+	VANDPS       ewc7fffffff<>+0(SB), Z0, Z7
+	VMINPS       Z7, Z6, Z6
+	VMULPS       Z6, Z6, Z7
+	VMOVUPS      Z7, Z8
+	VFMSUB231PS  Z6, Z6, Z8
+	VFNMADD231PS ewc3f000000<>+0(SB), Z7, Z2
+	VFNMADD231PS ewc3f000000<>+0(SB), Z8, Z2
+	VMOVUPS      ewcc2d00000<>+0(SB), Z6
+	VMAXPS       Z2, Z6, Z6
 	VMOVUPS      ewc42b1999a<>+0(SB), Z2
-	VMINPS       Z8, Z2, Z8
-	VMULPS       ewc3fb8aa3b<>+0(SB), Z8, Z2
+	VMINPS       Z6, Z2, Z6
+	VMULPS       ewc3fb8aa3b<>+0(SB), Z6, Z2
 	VRNDSCALEPS  $0x00, Z2, Z2
-	VFNMADD231PS ewc3f318000<>+0(SB), Z2, Z8
-	VFNMADD231PS ewcb95e8083<>+0(SB), Z2, Z8
-	VMOVUPS      ewc39506967<>+0(SB), Z9
-	VFMADD213PS  ewc3ab743ce<>+0(SB), Z8, Z9
-	VFMADD213PS  ewc3c088908<>+0(SB), Z8, Z9
-	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Z8, Z9
-	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Z8, Z9
-	VFMADD213PS  ewc3f000000<>+0(SB), Z8, Z9
-	VMULPS       Z8, Z8, Z10
-	VFMADD213PS  Z8, Z10, Z9
-	VADDPS       ewc3f800000<>+0(SB), Z9, Z9
-	VSCALEFPS    Z2, Z9, Z9
-	VMULPS       Z3, Z9, Z9
-	VANDPS       ewc80000000<>+0(SB), Z1, Z2
-	VXORPS       Z2, Z4, Z4
-	VMOVUPS      ewc3f800000<>+0(SB), Z2
-	VSUBPS       Z4, Z2, Z2
-	VMOVUPS      ewc40000000<>+0(SB), Z3
-	VSUBPS       Z9, Z3, Z3
-	VPXORD       Z5, Z5, Z5
-	VCMPPS       $0x1e, Z5, Z1, K2
-	VBLENDMPS    Z9, Z3, K2, Z6
-	VBLENDMPS    Z2, Z6, K1, Z7
+	VFNMADD231PS ewc3f318000<>+0(SB), Z2, Z6
+	VFNMADD231PS ewcb95e8083<>+0(SB), Z2, Z6
+	VMOVUPS      ewc39506967<>+0(SB), Z7
+	VFMADD213PS  ewc3ab743ce<>+0(SB), Z6, Z7
+	VFMADD213PS  ewc3c088908<>+0(SB), Z6, Z7
+	VFMADD213PS  ewc3d2aa9c1<>+0(SB), Z6, Z7
+	VFMADD213PS  ewc3e2aaaaa<>+0(SB), Z6, Z7
+	VFMADD213PS  ewc3f000000<>+0(SB), Z6, Z7
+	VMULPS       Z6, Z6, Z8
+	VFMADD213PS  Z6, Z8, Z7
+	VADDPS       ewc3f800000<>+0(SB), Z7, Z7
+	VSCALEFPS    Z2, Z7, Z7
+	VMULPS       Z3, Z7, Z7
 	VMULPS       ewc3f000000<>+0(SB), Z7, Z7
-	VMULPS       Z0, Z7, Z7
-	VMOVUPS      Z7, (AX)
+	VMOVUPS      ewc3f800000<>+0(SB), Z2
+	VSUBPS       Z7, Z2, Z2
+	VPXORD       Z4, Z4, Z4
+	VCMPPS       $0x1e, Z4, Z1, K1
+	VBLENDMPS    Z7, Z2, K1, Z5
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, (AX)
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x00000040, CX
 	SUBQ         $0x00000010, DX
