@@ -7,7 +7,7 @@
 //
 // Each optimiser's update is written once, as elementwise trees over a
 // parameter, its gradient and its state (optim_trees.go); a backend that
-// fuses (core.MultiMapFuser: the CPU's loop, WebGPU's and CUDA's generated
+// fuses (fusion.MultiMapFuser: the CPU's loop, WebGPU's and CUDA's generated
 // kernels) runs a parameter's whole step as one pass, and the trees run op
 // by op elsewhere.
 //

@@ -2,11 +2,12 @@ package nn
 
 import (
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // Every optimiser's update is written once, as elementwise trees over the
-// parameter, its gradient and its state (core.FusedExpr). A backend that
-// runs several trees as one kernel (core.MultiMapFuser: the CPU's fused
+// parameter, its gradient and its state (fusion.Expr). A backend that
+// runs several trees as one kernel (fusion.MultiMapFuser: the CPU's fused
 // loop, WebGPU's and CUDA's generated kernels) computes a parameter's whole
 // update in one pass; elsewhere, and for what a backend does not fuse, the
 // trees run op by op through the registry (the op chain). The CPU's loop
@@ -15,11 +16,11 @@ import (
 // contract a*b+c, so its kernels agree with its op chain within the f32
 // tolerance (core/tolerance.go), as its ops agree with the CPU's.
 
-type fx = *core.FusedExpr
+type fx = *fusion.Expr
 
-func fLeaf(i int) fx                 { return &core.FusedExpr{Arg: i} }
-func fConst(v float64) fx            { return &core.FusedExpr{Op: core.FusedConst, Value: v} }
-func fOp(name string, args ...fx) fx { return &core.FusedExpr{Op: name, Args: args} }
+func fLeaf(i int) fx                 { return &fusion.Expr{Arg: i} }
+func fConst(v float64) fx            { return &fusion.Expr{Op: fusion.Const, Value: v} }
+func fOp(name string, args ...fx) fx { return &fusion.Expr{Op: name, Args: args} }
 
 // fMulScalar and fAddScalar skip the op that changes nothing, as torch's
 // formulas (and the chain they replace) do.
@@ -63,7 +64,7 @@ var fuse = fuseTrees
 // input is like's shape, dtype and device (a gradient that broadcasts is
 // left to the chain, whose result the step then refuses).
 func fuseTrees(trees []fx, ins []*core.Tensor, like *core.Tensor) ([]*core.Tensor, bool) {
-	fuser, ok := like.Backend().(core.MultiMapFuser)
+	fuser, ok := like.Backend().(fusion.MultiMapFuser)
 	if !ok || like.Err() != nil {
 		return nil, false
 	}
@@ -94,7 +95,7 @@ func chainTrees(trees []fx, ins []*core.Tensor, like *core.Tensor) []*core.Tenso
 		switch e.Op {
 		case "":
 			t = ins[e.Arg]
-		case core.FusedConst:
+		case fusion.Const:
 			t = scalarLike(like, e.Value)
 		default:
 			args := make([]*core.Tensor, len(e.Args))

@@ -6,10 +6,11 @@ import (
 	"unsafe"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // Several elementwise trees over the same inputs in one fused loop
-// (core.MultiMapFuser): an optimiser's step - the parameter and each of its
+// (fusion.MultiMapFuser): an optimiser's step - the parameter and each of its
 // state tensors - reads its inputs once, in cache-sized blocks, instead of
 // making about fifteen tensors one op at a time. Each node rounds to the
 // dtype as its op's kernel does (f32 and f64 arithmetic is IEEE, square
@@ -27,7 +28,7 @@ const fusedBlock = 512
 func (*Backend) FusesExactly() bool { return true }
 
 // FuseMaps computes every tree over inputs into a new tensor of shape.
-func (b *Backend) FuseMaps(trees []*core.FusedExpr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) ([]*core.Tensor, error) {
+func (b *Backend) FuseMaps(trees []*fusion.Expr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) ([]*core.Tensor, error) {
 	if dtype != core.F32 && dtype != core.F64 {
 		return nil, fmt.Errorf("cpu: fused loops are f32 or f64, not %s", dtype)
 	}
@@ -89,11 +90,11 @@ type fusedProgram struct {
 	outs []int
 }
 
-func compileFused(trees []*core.FusedExpr, nIn int) (fusedProgram, error) {
+func compileFused(trees []*fusion.Expr, nIn int) (fusedProgram, error) {
 	var p fusedProgram
-	slot := map[*core.FusedExpr]int{}
-	var emit func(e *core.FusedExpr) (int, error)
-	emit = func(e *core.FusedExpr) (int, error) {
+	slot := map[*fusion.Expr]int{}
+	var emit func(e *fusion.Expr) (int, error)
+	emit = func(e *fusion.Expr) (int, error) {
 		if s, ok := slot[e]; ok {
 			return s, nil
 		}
@@ -104,7 +105,7 @@ func compileFused(trees []*core.FusedExpr, nIn int) (fusedProgram, error) {
 				return 0, fmt.Errorf("cpu: fused leaf reads input %d of %d", e.Arg, nIn)
 			}
 			in = fusedInstr{op: opLeaf, arg: e.Arg}
-		case core.FusedConst:
+		case fusion.Const:
 			in = fusedInstr{op: opConst, val: e.Value, scalar: true}
 		default:
 			op, ok := fusedOps[e.Op]

@@ -7,9 +7,10 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
-// The graph IR's fusion on CUDA (core.MapFuser, core.EpilogueFuser): an
+// The graph IR's fusion on CUDA (fusion.MapFuser, fusion.EpilogueFuser): an
 // elementwise tree is one map kernel over its leaves, from the same
 // lowering the WebGPU backend fuses with (backends/lower); an epilogue runs
 // as that kernel over the product cuBLAS wrote, so a bias and activation
@@ -25,7 +26,7 @@ func (b *Backend) Fusable(op string, attrs core.Attrs, dtype core.DType) bool {
 func (b *Backend) FusesExactly() bool { return true }
 
 // FuseMap runs the tree as one map kernel over inputs broadcast to shape.
-func (b *Backend) FuseMap(e *core.FusedExpr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) (*core.Tensor, error) {
+func (b *Backend) FuseMap(e *fusion.Expr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) (*core.Tensor, error) {
 	if dtype != core.F32 {
 		return nil, fmt.Errorf("cuda: fused kernels are f32, not %s", dtype)
 	}
@@ -54,7 +55,7 @@ func (b *Backend) FuseMap(e *core.FusedExpr, inputs []*core.Tensor, shape core.S
 // f32 only (the lowering's dialect); f64 parameters run the op chain. The
 // constants travel in the launch's scalar slots (lower.FusedHoisted), so a
 // new learning rate or bias correction does not compile a new kernel.
-func (b *Backend) FuseMaps(trees []*core.FusedExpr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) ([]*core.Tensor, error) {
+func (b *Backend) FuseMaps(trees []*fusion.Expr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) ([]*core.Tensor, error) {
 	if dtype != core.F32 {
 		return nil, fmt.Errorf("cuda: fused kernels are f32, not %s", dtype)
 	}
@@ -93,7 +94,7 @@ func (b *Backend) FuseMaps(trees []*core.FusedExpr, inputs []*core.Tensor, shape
 func (b *Backend) TakesEpilogue(op string) bool { return op == "matmul" }
 
 // FuseEpilogue computes e over op's output (input 0 of the tree) and extras.
-func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, attrs core.Attrs, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
+func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, attrs core.Attrs, e *fusion.Expr, extras []*core.Tensor) (*core.Tensor, error) {
 	if op != "matmul" || len(inputs) != 2 {
 		return nil, fmt.Errorf("cuda: %s with %d inputs takes no epilogue", op, len(inputs))
 	}
@@ -106,7 +107,7 @@ func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, attrs core.Attr
 }
 
 var (
-	_ core.ExactFuser    = (*Backend)(nil)
-	_ core.MultiMapFuser = (*Backend)(nil)
-	_ core.EpilogueFuser = (*Backend)(nil)
+	_ fusion.ExactFuser    = (*Backend)(nil)
+	_ fusion.MultiMapFuser = (*Backend)(nil)
+	_ fusion.EpilogueFuser = (*Backend)(nil)
 )

@@ -8,10 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 	"github.com/webtensor/webtensor/nn"
 )
 
-// Every optimiser's fused step (one kernel per parameter, core.MultiMapFuser)
+// Every optimiser's fused step (one kernel per parameter, fusion.MultiMapFuser)
 // gives the CPU's bits, with every option, over three steps.
 func TestFusedOptimisersMatchCPUBitForBit(t *testing.T) {
 	needEmulator(t)
@@ -61,10 +62,10 @@ func TestFuseMapsWritesEveryTree(t *testing.T) {
 	b := needEmulator(t)
 	x := core.FromSlice([]float32{1, 2, 3}, core.Shape{3}).To(emuDevice)
 	y := core.FromSlice([]float32{4, 5, 6}, core.Shape{3}).To(emuDevice)
-	leaf := func(i int) *core.FusedExpr { return &core.FusedExpr{Arg: i} }
-	sum := &core.FusedExpr{Op: "add", Args: []*core.FusedExpr{leaf(0), leaf(1)}}
-	prod := &core.FusedExpr{Op: "mul", Args: []*core.FusedExpr{sum, leaf(1)}}
-	outs, err := b.FuseMaps([]*core.FusedExpr{sum, prod, leaf(0)}, []*core.Tensor{x, y}, core.Shape{3}, core.F32)
+	leaf := func(i int) *fusion.Expr { return &fusion.Expr{Arg: i} }
+	sum := &fusion.Expr{Op: "add", Args: []*fusion.Expr{leaf(0), leaf(1)}}
+	prod := &fusion.Expr{Op: "mul", Args: []*fusion.Expr{sum, leaf(1)}}
+	outs, err := b.FuseMaps([]*fusion.Expr{sum, prod, leaf(0)}, []*core.Tensor{x, y}, core.Shape{3}, core.F32)
 	require.NoError(t, err)
 	for i, want := range [][]float32{{5, 7, 9}, {20, 35, 54}, {1, 2, 3}} {
 		got, err := outs[i].Float32s()

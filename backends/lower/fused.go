@@ -5,9 +5,10 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
-// Fused elementwise trees (core.FusedExpr) become one expression over the
+// Fused elementwise trees (fusion.Expr) become one expression over the
 // leaves, so a chain like gelu(x * w + b) reads its inputs once and writes
 // once instead of once per op. Only ops whose expressions need no scalar
 // slots take part (a fused kernel cannot share slots between ops); values
@@ -51,13 +52,13 @@ func Fusable(op string, attrs core.Attrs, dtype core.DType) bool {
 
 // Fused writes the tree e as an f32 expression with input i read as
 // leaf(i); nIn bounds the inputs a leaf may name.
-func Fused(e *core.FusedExpr, nIn int, leaf func(int) string) (string, error) {
-	return fused(e, nIn, leaf, func(c *core.FusedExpr) string { return F32Literal(c.Value) })
+func Fused(e *fusion.Expr, nIn int, leaf func(int) string) (string, error) {
+	return fused(e, nIn, leaf, func(c *fusion.Expr) string { return F32Literal(c.Value) })
 }
 
 // fused is Fused with constant c written as konst(c).
-func fused(e *core.FusedExpr, nIn int, leaf func(int) string, konst func(*core.FusedExpr) string) (string, error) {
-	if e.Op == core.FusedConst {
+func fused(e *fusion.Expr, nIn int, leaf func(int) string, konst func(*fusion.Expr) string) (string, error) {
+	if e.Op == fusion.Const {
 		return konst(e), nil
 	}
 	if e.Op == "" {
@@ -90,7 +91,7 @@ func fused(e *core.FusedExpr, nIn int, leaf func(int) string, konst func(*core.F
 }
 
 // FusedX is Fused with input i read as the operand xi.
-func FusedX(e *core.FusedExpr, nIn int) (string, error) {
+func FusedX(e *fusion.Expr, nIn int) (string, error) {
 	return Fused(e, nIn, func(i int) string { return fmt.Sprintf("x%d", i) })
 }
 
@@ -102,9 +103,9 @@ func FusedX(e *core.FusedExpr, nIn int) (string, error) {
 // order they are met, one per node, up to NumScalars; the rest, and NaN
 // and infinities, stay literals. A slot holds the value at full width and
 // f32(pf(k)) rounds it to f32 as the literal would.
-func FusedHoisted(trees []*core.FusedExpr, nIn int, s *Scalars) ([]string, error) {
-	slots := map[*core.FusedExpr]int{}
-	konst := func(c *core.FusedExpr) string {
+func FusedHoisted(trees []*fusion.Expr, nIn int, s *Scalars) ([]string, error) {
+	slots := map[*fusion.Expr]int{}
+	konst := func(c *fusion.Expr) string {
 		k, ok := slots[c]
 		if !ok {
 			if len(slots) >= NumScalars || math.IsNaN(c.Value) || math.IsInf(c.Value, 0) {

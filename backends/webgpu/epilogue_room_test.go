@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // chainOps alternate so that a kernel binding one extra in another's place
@@ -15,10 +16,10 @@ import (
 var chainOps = []string{"add", "mul", "sub", "maximum"}
 
 // chainTree is ((x0 op1 x1) op2 x2) ... over n leaves.
-func chainTree(n int) *core.FusedExpr {
-	e := &core.FusedExpr{Arg: 0}
+func chainTree(n int) *fusion.Expr {
+	e := &fusion.Expr{Arg: 0}
 	for i := 1; i < n; i++ {
-		e = &core.FusedExpr{Op: chainOps[i%len(chainOps)], Args: []*core.FusedExpr{e, {Arg: i}}}
+		e = &fusion.Expr{Op: chainOps[i%len(chainOps)], Args: []*fusion.Expr{e, {Arg: i}}}
 	}
 	return e
 }
@@ -99,7 +100,7 @@ func TestEpiloguesTakeAsManyExtrasAsTheDeviceBinds(t *testing.T) {
 	// A pair stores a second tree: one buffer less for extras.
 	n := buffers - 4
 	extras := extrasOf(n, core.Shape{7}, core.Shape{5, 7})
-	also := &core.FusedExpr{Op: "relu", Args: []*core.FusedExpr{chainTree(n + 1)}}
+	also := &fusion.Expr{Op: "relu", Args: []*fusion.Expr{chainTree(n + 1)}}
 	got, got2, err := b.FuseEpiloguePair("matmul", onGPU([]*core.Tensor{x, w}), nil, chainTree(n+1), also, onGPU(extras))
 	require.NoError(t, err)
 	want := chainRef(core.Call1("matmul", nil, x, w), extras)

@@ -5,10 +5,11 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 	"github.com/webtensor/webtensor/wgsl"
 )
 
-// Fused elementwise kernels (core.MapFuser): a tree of map ops compiled into
+// Fused elementwise kernels (fusion.MapFuser): a tree of map ops compiled into
 // one WGSL expression over the leaves, so a chain like gelu(x * w + b) reads
 // its inputs once and writes once instead of once per op. Only ops whose
 // expressions need no attribute slots take part; f32 only.
@@ -19,12 +20,12 @@ func (b *Backend) Fusable(op string, attrs core.Attrs, dtype core.DType) bool {
 	return lower.Fusable(op, attrs, dtype)
 }
 
-func (b *Backend) fusedExpr(e *core.FusedExpr, nIn int) (string, error) {
+func (b *Backend) fusedExpr(e *fusion.Expr, nIn int) (string, error) {
 	return b.fusedExprNamed(e, nIn, func(i int) string { return fmt.Sprintf("x%d", i) })
 }
 
 // fusedExprNamed writes e as WGSL with input i read as leaf(i).
-func (b *Backend) fusedExprNamed(e *core.FusedExpr, nIn int, leaf func(int) string) (string, error) {
+func (b *Backend) fusedExprNamed(e *fusion.Expr, nIn int, leaf func(int) string) (string, error) {
 	s, err := lower.Fused(e, nIn, leaf)
 	if err != nil {
 		return "", fmt.Errorf("webgpu: %w", err)
@@ -33,7 +34,7 @@ func (b *Backend) fusedExprNamed(e *core.FusedExpr, nIn int, leaf func(int) stri
 }
 
 // FuseMap runs the tree as one map kernel over inputs broadcast to shape.
-func (b *Backend) FuseMap(e *core.FusedExpr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) (*core.Tensor, error) {
+func (b *Backend) FuseMap(e *fusion.Expr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) (*core.Tensor, error) {
 	b.profileOp("fused")
 	if dtype != core.F32 {
 		return nil, fmt.Errorf("webgpu: fused kernels are f32, not %s", dtype)
@@ -62,7 +63,7 @@ func (b *Backend) TakesEpilogue(op string) bool {
 
 // FuseEpilogue computes e over op's output (input 0) and extras (inputs
 // 1..) in op's store: one pass over memory instead of one per op.
-func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, attrs core.Attrs, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
+func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, attrs core.Attrs, e *fusion.Expr, extras []*core.Tensor) (*core.Tensor, error) {
 	b.profileOp("fused_" + op)
 	if room := b.epilogueRoom(epilogueBound(op)); len(extras) > room {
 		return nil, fmt.Errorf("webgpu: %s epilogue with %d extra inputs; at most %d", op, len(extras), room)
@@ -99,7 +100,7 @@ func (b *Backend) TakesEpiloguePair(op string) bool { return op == "matmul" }
 
 // FuseEpiloguePair computes e and also over a matmul's product and extras
 // in its store, returning both.
-func (b *Backend) FuseEpiloguePair(op string, inputs []*core.Tensor, attrs core.Attrs, e, also *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, *core.Tensor, error) {
+func (b *Backend) FuseEpiloguePair(op string, inputs []*core.Tensor, attrs core.Attrs, e, also *fusion.Expr, extras []*core.Tensor) (*core.Tensor, *core.Tensor, error) {
 	b.profileOp("fused_" + op)
 	if op != "matmul" || len(inputs) != 2 || also == nil {
 		return nil, nil, fmt.Errorf("webgpu: %s with %d inputs stores no second tree", op, len(inputs))
@@ -149,14 +150,14 @@ func (b *Backend) MatmulColumnSums(x, y *core.Tensor) (*core.Tensor, *core.Tenso
 }
 
 // fuseMatmul computes e over the product x @ y in the matmul kernel's store.
-func (b *Backend) fuseMatmul(x, y *core.Tensor, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
+func (b *Backend) fuseMatmul(x, y *core.Tensor, e *fusion.Expr, extras []*core.Tensor) (*core.Tensor, error) {
 	out, _, err := b.fuseMatmulWith(x, y, e, nil, extras)
 	return out, err
 }
 
 // fuseMatmulWith is fuseMatmul that, when also is set, stores that second
 // tree too and returns it as the second tensor.
-func (b *Backend) fuseMatmulWith(x, y *core.Tensor, e, also *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, *core.Tensor, error) {
+func (b *Backend) fuseMatmulWith(x, y *core.Tensor, e, also *fusion.Expr, extras []*core.Tensor) (*core.Tensor, *core.Tensor, error) {
 	if x.Rank() < 2 || y.Rank() < 2 {
 		return nil, nil, fmt.Errorf("webgpu: fused matmul takes matrices, got shapes %v and %v", x.Shape(), y.Shape())
 	}
@@ -222,15 +223,15 @@ func fitsIn(s, target core.Shape) bool {
 }
 
 var (
-	_ core.EpilogueFuser     = (*Backend)(nil)
-	_ core.EpiloguePairFuser = (*Backend)(nil)
+	_ fusion.EpilogueFuser     = (*Backend)(nil)
+	_ fusion.EpiloguePairFuser = (*Backend)(nil)
 )
 
 // fuseSpmm computes e over spmm(indptr, indices, values, dense) in the
 // sparse product's store: thread (r, j) accumulates row r's entries as the
 // plain kernel does, then applies the tree to the sum and the extras at
 // (r, j).
-func (b *Backend) fuseSpmm(ins []*core.Tensor, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
+func (b *Backend) fuseSpmm(ins []*core.Tensor, e *fusion.Expr, extras []*core.Tensor) (*core.Tensor, error) {
 	indptr, indices, values, dense := ins[0], ins[1], ins[2], ins[3]
 	if values.DType() != core.F32 || dense.DType() != core.F32 || dense.Rank() != 2 || indptr.Rank() != 1 {
 		return nil, fmt.Errorf("webgpu: fused spmm takes f32 values and a 2-D f32 matrix, got %s and %s%v",
@@ -308,7 +309,7 @@ func (b *Backend) fuseSpmm(ins []*core.Tensor, e *core.FusedExpr, extras []*core
 
 // fuseConv computes e over a direct convolution (conv2d or conv1d, with its
 // optional bias) in the convolution kernel's store.
-func (b *Backend) fuseConv(op string, ins []*core.Tensor, attrs core.Attrs, e *core.FusedExpr, extras []*core.Tensor) (*core.Tensor, error) {
+func (b *Backend) fuseConv(op string, ins []*core.Tensor, attrs core.Attrs, e *fusion.Expr, extras []*core.Tensor) (*core.Tensor, error) {
 	if len(ins) == 3 && ins[2] == nil {
 		ins = ins[:2] // no bias
 	}

@@ -6,11 +6,12 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 	"github.com/webtensor/webtensor/wgsl"
 )
 
 // Several fused trees over the same inputs in one kernel
-// (core.MultiMapFuser, wgsl/map_multi.wgsl): each thread evaluates every
+// (fusion.MultiMapFuser, wgsl/map_multi.wgsl): each thread evaluates every
 // tree at its element and stores one output per tree. An optimiser's step
 // - a parameter and its moments - is one launch per parameter instead of
 // about fifteen. The shader compiler may contract a*b+c into a fused
@@ -26,7 +27,7 @@ func (b *Backend) FusesExactly() bool { return false }
 // correction reuses the kernel. A launch needs one storage buffer per input and per
 // output: past the device's limit it is refused and the caller runs the
 // op chain (Adam with AMSGrad needs 9; lavapipe and browsers allow 10).
-func (b *Backend) FuseMaps(trees []*core.FusedExpr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) ([]*core.Tensor, error) {
+func (b *Backend) FuseMaps(trees []*fusion.Expr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) ([]*core.Tensor, error) {
 	b.profileOp("fused")
 	if dtype != core.F32 {
 		return nil, fmt.Errorf("webgpu: fused kernels are f32, not %s", dtype)
@@ -90,4 +91,4 @@ func (b *Backend) mapMultiRun(ins, outs []*core.Tensor, exprs []string, sc *lowe
 	return b.run(p, &prm, n, mapWG, bufs...)
 }
 
-var _ core.MultiMapFuser = (*Backend)(nil)
+var _ fusion.MultiMapFuser = (*Backend)(nil)

@@ -4,9 +4,10 @@ import (
 	"fmt"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
-// Reductions with a fused prologue (core.ReduceFuser): the elementwise tree
+// Reductions with a fused prologue (fusion.ReduceFuser): the elementwise tree
 // is evaluated inside the reduction loop on each member of a group, reading
 // its leaves through the reduce family's broadcast operand descriptors, so
 // sum(x * y) reads x and y once and never writes x * y.
@@ -15,7 +16,7 @@ import (
 func (b *Backend) FusableReduction(op string) bool { return op == "sum" || op == "mean" }
 
 // FuseReduce reduces the tree e, over inputs broadcast to shape, with op.
-func (b *Backend) FuseReduce(op string, attrs core.Attrs, e *core.FusedExpr, inputs []*core.Tensor, shape core.Shape) (*core.Tensor, error) {
+func (b *Backend) FuseReduce(op string, attrs core.Attrs, e *fusion.Expr, inputs []*core.Tensor, shape core.Shape) (*core.Tensor, error) {
 	b.profileOp("fused_reduce_" + op)
 	if !b.FusableReduction(op) {
 		return nil, fmt.Errorf("webgpu: %s takes no fused prologue", op)
@@ -52,4 +53,4 @@ func (b *Backend) FuseReduce(op string, attrs core.Attrs, e *core.FusedExpr, inp
 	return out, nil
 }
 
-var _ core.ReduceFuser = (*Backend)(nil)
+var _ fusion.ReduceFuser = (*Backend)(nil)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // Mesa's lavapipe stops every shader loop after 65,535 iterations per
@@ -114,8 +115,8 @@ func TestConvolutionsPastLoopLimit(t *testing.T) {
 	t.Run("conv1d with a fused epilogue", func(t *testing.T) {
 		x, w, b, extra := positive(core.Shape{2, 1, 70000}, 1, core.CPU), positive(core.Shape{3, 1, 70000}, 2, core.CPU),
 			positive(core.Shape{3}, 3, core.CPU), positive(core.Shape{2, 3, 1}, 4, core.CPU)
-		leaf := func(i int) *core.FusedExpr { return &core.FusedExpr{Arg: i} }
-		e := &core.FusedExpr{Op: "relu", Args: []*core.FusedExpr{{Op: "sub", Args: []*core.FusedExpr{leaf(0), leaf(1)}}}}
+		leaf := func(i int) *fusion.Expr { return &fusion.Expr{Arg: i} }
+		e := &fusion.Expr{Op: "relu", Args: []*fusion.Expr{{Op: "sub", Args: []*fusion.Expr{leaf(0), leaf(1)}}}}
 		got, err := backend.FuseEpilogue("conv1d", []*core.Tensor{x.To(gpu), w.To(gpu), b.To(gpu)}, nil, e, []*core.Tensor{extra.To(gpu)})
 		require.NoError(t, err)
 		want := core.Call1("relu", nil, core.Call1("sub", nil, core.Call1("conv1d", nil, x, w, b), extra))

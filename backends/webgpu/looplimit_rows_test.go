@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // Ops whose thread walks a whole row, channel, line or segment, past the
@@ -186,7 +187,7 @@ func TestSparsePastLoopLimit(t *testing.T) {
 	t.Run("spmm with a fused epilogue", func(t *testing.T) {
 		p, i, v := csr(core.CPU)
 		dense, extra := positive(core.Shape{n, 8}, 3, core.CPU), positive(core.Shape{8}, 4, core.CPU)
-		e := &core.FusedExpr{Op: "mul", Args: []*core.FusedExpr{{Arg: 0}, {Arg: 1}}}
+		e := &fusion.Expr{Op: "mul", Args: []*fusion.Expr{{Arg: 0}, {Arg: 1}}}
 		got, err := backend.FuseEpilogue("spmm", []*core.Tensor{p.To(gpu), i.To(gpu), v.To(gpu), dense.To(gpu)}, nil, e, []*core.Tensor{extra.To(gpu)})
 		require.NoError(t, err)
 		closeTo(t, got.To(core.CPU), core.Call1("mul", nil, core.Call1("spmm", nil, p, i, v, dense), extra), 1e-4)

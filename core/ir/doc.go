@@ -37,10 +37,10 @@
 //
 // Fuse(dev) turns op chains into generated kernels on a backend that can
 // run them (WebGPU): trees of elementwise ops become one kernel
-// (FuseElementwise, core.MapFuser), a tree feeding a sum or mean runs
-// inside the reduction's loop (FuseReductions, core.ReduceFuser), and a tree
+// (FuseElementwise, fusion.MapFuser), a tree feeding a sum or mean runs
+// inside the reduction's loop (FuseReductions, fusion.ReduceFuser), and a tree
 // consuming a matmul, a sparse product or a convolution runs in that
-// kernel's store (FuseEpilogues, core.EpilogueFuser) - relu(x @ w + b),
+// kernel's store (FuseEpilogues, fusion.EpilogueFuser) - relu(x @ w + b),
 // relu(A h + b) or relu(conv(x, w) + r) write their result once. Loop
 // bodies are fused like the graph around them. Constant folding stores a
 // folded view dense (a transposed weight), which the vec4 matmul needs. Each fold is checked legal first (the folded

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // maxFusedOps bounds a tree's ops: a tree is one expression in the
@@ -51,14 +52,14 @@ func operandSlots(n *Node) int {
 
 // FuseElementwise replaces trees of elementwise ops - each intermediate
 // used only by the next op of the tree - with fused nodes that dev's backend
-// runs as one kernel (core.MapFuser). It returns how many ops went into
+// runs as one kernel (fusion.MapFuser). It returns how many ops went into
 // fused nodes; a backend that cannot fuse leaves the graph as it is.
 func (g *Graph) FuseElementwise(dev core.Device) (int, error) {
 	b, err := core.BackendFor(dev)
 	if err != nil {
 		return 0, err
 	}
-	fuser, ok := b.(core.MapFuser)
+	fuser, ok := b.(fusion.MapFuser)
 	if !ok {
 		return 0, nil
 	}
@@ -146,7 +147,7 @@ type treeBuilder struct {
 	absorbed map[*Node]bool
 }
 
-func (t *treeBuilder) build(n *Node) *core.FusedExpr {
+func (t *treeBuilder) build(n *Node) *fusion.Expr {
 	if t.in == nil {
 		t.in = map[*Node]bool{}
 	}
@@ -156,7 +157,7 @@ func (t *treeBuilder) build(n *Node) *core.FusedExpr {
 	if t.ops > 1 {
 		t.absorbed[n] = true
 	}
-	e := &core.FusedExpr{Op: n.Op, Attrs: n.Attrs}
+	e := &fusion.Expr{Op: n.Op, Attrs: n.Attrs}
 	for _, v := range n.Inputs {
 		p := v.Producer
 		if p != nil && t.uses[v] == 1 && !t.absorbed[p] && t.fusable(p) && t.ops < maxFusedOps {
@@ -169,7 +170,7 @@ func (t *treeBuilder) build(n *Node) *core.FusedExpr {
 			t.leafOf[v] = idx
 			t.leaves = append(t.leaves, v)
 		}
-		e.Args = append(e.Args, &core.FusedExpr{Arg: idx})
+		e.Args = append(e.Args, &fusion.Expr{Arg: idx})
 	}
 	return e
 }
@@ -302,7 +303,7 @@ func tryFuse(n *Node, ins []*core.Tensor, out *Value) (*core.Tensor, bool) {
 
 // fuserFor is the fusing backend of ins when they share one device and no
 // gradient is recorded through any of them.
-func fuserFor(ins []*core.Tensor) (core.MapFuser, bool) {
+func fuserFor(ins []*core.Tensor) (fusion.MapFuser, bool) {
 	if recordsGrad(ins) {
 		return nil, false
 	}
@@ -310,7 +311,7 @@ func fuserFor(ins []*core.Tensor) (core.MapFuser, bool) {
 }
 
 // deviceFuser is the fusing backend of ins when they share one device.
-func deviceFuser(ins []*core.Tensor) (core.MapFuser, bool) {
+func deviceFuser(ins []*core.Tensor) (fusion.MapFuser, bool) {
 	if len(ins) == 0 {
 		return nil, false
 	}
@@ -333,6 +334,6 @@ func deviceFuser(ins []*core.Tensor) (core.MapFuser, bool) {
 	if err != nil {
 		return nil, false
 	}
-	fuser, ok := b.(core.MapFuser)
+	fuser, ok := b.(fusion.MapFuser)
 	return fuser, ok
 }

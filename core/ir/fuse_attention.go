@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // attnTransposedOp names a node that computes multi-head attention and
@@ -22,7 +23,7 @@ func (g *Graph) FuseAttentionTranspose(dev core.Device) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, ok := b.(core.AttentionTransposer); !ok {
+	if _, ok := b.(fusion.AttentionTransposer); !ok {
 		return 0, nil
 	}
 	uses := g.useCounts()
@@ -53,7 +54,7 @@ func (g *Graph) FuseAttentionTranspose(dev core.Device) (int, error) {
 // where the device can, else the two ops it replaced.
 func runAttentionTransposed(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor) error {
 	if f, ok := fuserFor(ins); ok {
-		if at, ok := f.(core.AttentionTransposer); ok {
+		if at, ok := f.(fusion.AttentionTransposer); ok {
 			var mask *core.Tensor
 			if len(ins) > 3 {
 				mask = ins[3]

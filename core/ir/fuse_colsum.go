@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // colSumOp names a node that computes a weight gradient x^T @ g and the
@@ -23,7 +24,7 @@ func (g *Graph) FuseColumnSums(dev core.Device) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, ok := b.(core.ColumnSumFuser); !ok {
+	if _, ok := b.(fusion.ColumnSumFuser); !ok {
 		return 0, nil
 	}
 	readers := g.readers()
@@ -172,7 +173,7 @@ func (g *Graph) sortNodes() {
 // the device can, else the product and the sum it replaced.
 func runColumnSums(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor) error {
 	if f, ok := fuserFor(ins); ok {
-		if cs, ok := f.(core.ColumnSumFuser); ok {
+		if cs, ok := f.(fusion.ColumnSumFuser); ok {
 			prod, sums, err := cs.MatmulColumnSums(ins[0], ins[1])
 			if err == nil {
 				shaped, err := core.Call("reshape", []*core.Tensor{sums}, core.Attrs{"shape": []int(n.Outputs[1].Shape)})

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // FuseEpilogues folds the elementwise work that consumes a matmul, a
@@ -22,7 +23,7 @@ func (g *Graph) FuseEpilogues(dev core.Device) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	fuser, ok := b.(core.EpilogueFuser)
+	fuser, ok := b.(fusion.EpilogueFuser)
 	if !ok {
 		return 0, nil
 	}
@@ -80,7 +81,7 @@ func (g *Graph) FuseEpilogues(dev core.Device) (int, error) {
 // epilogueProducer says whether n's output could take an epilogue: a
 // matmul of two f32 matrices (or batches of them), an spmm of f32 values
 // and a dense f32 matrix, or an f32 convolution.
-func epilogueProducer(n *Node, fuser core.EpilogueFuser) bool {
+func epilogueProducer(n *Node, fuser fusion.EpilogueFuser) bool {
 	if n.Fused != nil || len(n.Outputs) != 1 || n.Outputs[0].DType != core.F32 || !fuser.TakesEpilogue(n.Op) {
 		return false
 	}
@@ -113,7 +114,7 @@ func epilogueProducer(n *Node, fuser core.EpilogueFuser) bool {
 // epilogueOf reads consumer c as an elementwise tree: a fused node's own,
 // or one fusable op over its inputs. It returns the tree, its leaves and
 // the original nodes it stands for.
-func epilogueOf(c *Node, fuser core.MapFuser) (*core.FusedExpr, []*Value, []*Node, bool) {
+func epilogueOf(c *Node, fuser fusion.MapFuser) (*fusion.Expr, []*Value, []*Node, bool) {
 	if c.Fused != nil {
 		if c.Op != "fused" {
 			return nil, nil, nil, false
@@ -123,7 +124,7 @@ func epilogueOf(c *Node, fuser core.MapFuser) (*core.FusedExpr, []*Value, []*Nod
 	if len(c.Outputs) != 1 || !fuser.Fusable(c.Op, c.Attrs, c.Outputs[0].DType) {
 		return nil, nil, nil, false
 	}
-	e := &core.FusedExpr{Op: c.Op, Attrs: c.Attrs}
+	e := &fusion.Expr{Op: c.Op, Attrs: c.Attrs}
 	var leaves []*Value
 	for _, v := range c.Inputs {
 		if v == nil {
@@ -139,17 +140,17 @@ func epilogueOf(c *Node, fuser core.MapFuser) (*core.FusedExpr, []*Value, []*Nod
 			idx = len(leaves)
 			leaves = append(leaves, v)
 		}
-		e.Args = append(e.Args, &core.FusedExpr{Arg: idx})
+		e.Args = append(e.Args, &fusion.Expr{Arg: idx})
 	}
 	return e, leaves, []*Node{c}, true
 }
 
 // renumber copies e with each leaf's Arg mapped through remap.
-func renumber(e *core.FusedExpr, remap []int) *core.FusedExpr {
+func renumber(e *fusion.Expr, remap []int) *fusion.Expr {
 	if e.Op == "" {
-		return &core.FusedExpr{Arg: remap[e.Arg]}
+		return &fusion.Expr{Arg: remap[e.Arg]}
 	}
-	out := &core.FusedExpr{Op: e.Op, Attrs: e.Attrs, Value: e.Value, Args: make([]*core.FusedExpr, len(e.Args))}
+	out := &fusion.Expr{Op: e.Op, Attrs: e.Attrs, Value: e.Value, Args: make([]*fusion.Expr, len(e.Args))}
 	for i, a := range e.Args {
 		out.Args[i] = renumber(a, remap)
 	}
@@ -164,7 +165,7 @@ func tryFuseEpilogue(n *Node, ins []*core.Tensor) (*core.Tensor, bool) {
 	if !ok {
 		return nil, false
 	}
-	ef, ok := fuser.(core.EpilogueFuser)
+	ef, ok := fuser.(fusion.EpilogueFuser)
 	if !ok {
 		return nil, false
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // Gradients through fused kernels. A fused elementwise tree f(x0..xn) has,
@@ -21,70 +22,70 @@ import (
 // recomputed inside it, so it grows with depth times size.
 const maxGradOps = 400
 
-func cnst(v float64) *core.FusedExpr { return &core.FusedExpr{Op: core.FusedConst, Value: v} }
+func cnst(v float64) *fusion.Expr { return &fusion.Expr{Op: fusion.Const, Value: v} }
 
-func un(op string, a *core.FusedExpr) *core.FusedExpr {
-	return &core.FusedExpr{Op: op, Args: []*core.FusedExpr{a}}
+func un(op string, a *fusion.Expr) *fusion.Expr {
+	return &fusion.Expr{Op: op, Args: []*fusion.Expr{a}}
 }
 
-func bin(op string, a, b *core.FusedExpr) *core.FusedExpr {
-	return &core.FusedExpr{Op: op, Args: []*core.FusedExpr{a, b}}
+func bin(op string, a, b *fusion.Expr) *fusion.Expr {
+	return &fusion.Expr{Op: op, Args: []*fusion.Expr{a, b}}
 }
 
 // unaryGrad is up * d op(x)/dx, where y is the node op(x) itself.
-var unaryGrad = map[string]func(x, y, up *core.FusedExpr) *core.FusedExpr{
-	"neg":   func(x, y, up *core.FusedExpr) *core.FusedExpr { return un("neg", up) },
-	"abs":   func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, un("sign", x)) },
-	"sign":  func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, cnst(0)) },
-	"exp":   func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, y) },
-	"expm1": func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, bin("add", y, cnst(1))) },
-	"log":   func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("div", up, x) },
-	"log1p": func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("div", up, bin("add", x, cnst(1))) },
-	"sqrt":  func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("div", up, bin("mul", y, cnst(2))) },
-	"rsqrt": func(x, y, up *core.FusedExpr) *core.FusedExpr {
+var unaryGrad = map[string]func(x, y, up *fusion.Expr) *fusion.Expr{
+	"neg":   func(x, y, up *fusion.Expr) *fusion.Expr { return un("neg", up) },
+	"abs":   func(x, y, up *fusion.Expr) *fusion.Expr { return bin("mul", up, un("sign", x)) },
+	"sign":  func(x, y, up *fusion.Expr) *fusion.Expr { return bin("mul", up, cnst(0)) },
+	"exp":   func(x, y, up *fusion.Expr) *fusion.Expr { return bin("mul", up, y) },
+	"expm1": func(x, y, up *fusion.Expr) *fusion.Expr { return bin("mul", up, bin("add", y, cnst(1))) },
+	"log":   func(x, y, up *fusion.Expr) *fusion.Expr { return bin("div", up, x) },
+	"log1p": func(x, y, up *fusion.Expr) *fusion.Expr { return bin("div", up, bin("add", x, cnst(1))) },
+	"sqrt":  func(x, y, up *fusion.Expr) *fusion.Expr { return bin("div", up, bin("mul", y, cnst(2))) },
+	"rsqrt": func(x, y, up *fusion.Expr) *fusion.Expr {
 		return bin("mul", up, bin("mul", bin("div", y, x), cnst(-0.5)))
 	},
-	"square":     func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, bin("mul", x, cnst(2))) },
-	"reciprocal": func(x, y, up *core.FusedExpr) *core.FusedExpr { return un("neg", bin("mul", up, un("square", y))) },
-	"sin":        func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, un("cos", x)) },
-	"cos":        func(x, y, up *core.FusedExpr) *core.FusedExpr { return un("neg", bin("mul", up, un("sin", x))) },
-	"tanh": func(x, y, up *core.FusedExpr) *core.FusedExpr {
+	"square":     func(x, y, up *fusion.Expr) *fusion.Expr { return bin("mul", up, bin("mul", x, cnst(2))) },
+	"reciprocal": func(x, y, up *fusion.Expr) *fusion.Expr { return un("neg", bin("mul", up, un("square", y))) },
+	"sin":        func(x, y, up *fusion.Expr) *fusion.Expr { return bin("mul", up, un("cos", x)) },
+	"cos":        func(x, y, up *fusion.Expr) *fusion.Expr { return un("neg", bin("mul", up, un("sin", x))) },
+	"tanh": func(x, y, up *fusion.Expr) *fusion.Expr {
 		return bin("mul", up, bin("sub", cnst(1), un("square", y)))
 	},
-	"erf": func(x, y, up *core.FusedExpr) *core.FusedExpr {
+	"erf": func(x, y, up *fusion.Expr) *fusion.Expr {
 		return bin("mul", up, bin("mul", un("exp", un("neg", un("square", x))), cnst(2/math.SqrtPi)))
 	},
 	// relu: g where x > 0, else 0 (NaN included): sign(relu(x)) is exactly
 	// that indicator.
-	"relu": func(x, y, up *core.FusedExpr) *core.FusedExpr { return bin("mul", up, un("sign", un("relu", x))) },
-	"sigmoid": func(x, y, up *core.FusedExpr) *core.FusedExpr {
+	"relu": func(x, y, up *fusion.Expr) *fusion.Expr { return bin("mul", up, un("sign", un("relu", x))) },
+	"sigmoid": func(x, y, up *fusion.Expr) *fusion.Expr {
 		return bin("mul", up, bin("mul", y, bin("sub", cnst(1), y)))
 	},
 	// gelu (exact; the tanh form has no rule here): Phi(x) + x phi(x).
-	"gelu": func(x, y, up *core.FusedExpr) *core.FusedExpr {
+	"gelu": func(x, y, up *fusion.Expr) *fusion.Expr {
 		cdf := bin("mul", cnst(0.5), bin("add", cnst(1), un("erf", bin("mul", x, cnst(1/math.Sqrt2)))))
 		pdf := bin("mul", un("exp", bin("mul", un("square", x), cnst(-0.5))), cnst(1/math.Sqrt(2*math.Pi)))
 		return bin("mul", up, bin("add", cdf, bin("mul", x, pdf)))
 	},
 	// silu: s (1 + x (1 - s)) with s = sigmoid(x).
-	"silu": func(x, y, up *core.FusedExpr) *core.FusedExpr {
+	"silu": func(x, y, up *fusion.Expr) *fusion.Expr {
 		s := un("sigmoid", x)
 		return bin("mul", up, bin("mul", s, bin("add", cnst(1), bin("mul", x, bin("sub", cnst(1), s)))))
 	},
 }
 
 // binaryGrad is (up * d op/da, up * d op/db), y the node op(a, b) itself.
-var binaryGrad = map[string]func(a, b, y, up *core.FusedExpr) (*core.FusedExpr, *core.FusedExpr){
-	"add": func(a, b, y, up *core.FusedExpr) (*core.FusedExpr, *core.FusedExpr) { return up, up },
-	"sub": func(a, b, y, up *core.FusedExpr) (*core.FusedExpr, *core.FusedExpr) { return up, un("neg", up) },
-	"mul": func(a, b, y, up *core.FusedExpr) (*core.FusedExpr, *core.FusedExpr) {
+var binaryGrad = map[string]func(a, b, y, up *fusion.Expr) (*fusion.Expr, *fusion.Expr){
+	"add": func(a, b, y, up *fusion.Expr) (*fusion.Expr, *fusion.Expr) { return up, up },
+	"sub": func(a, b, y, up *fusion.Expr) (*fusion.Expr, *fusion.Expr) { return up, un("neg", up) },
+	"mul": func(a, b, y, up *fusion.Expr) (*fusion.Expr, *fusion.Expr) {
 		return bin("mul", up, b), bin("mul", up, a)
 	},
-	"div": func(a, b, y, up *core.FusedExpr) (*core.FusedExpr, *core.FusedExpr) {
+	"div": func(a, b, y, up *fusion.Expr) (*fusion.Expr, *fusion.Expr) {
 		return bin("div", up, b), un("neg", bin("div", bin("mul", up, y), b))
 	},
-	"maximum": func(a, b, y, up *core.FusedExpr) (*core.FusedExpr, *core.FusedExpr) { return extremumShares(a, b, up) },
-	"minimum": func(a, b, y, up *core.FusedExpr) (*core.FusedExpr, *core.FusedExpr) {
+	"maximum": func(a, b, y, up *fusion.Expr) (*fusion.Expr, *fusion.Expr) { return extremumShares(a, b, up) },
+	"minimum": func(a, b, y, up *fusion.Expr) (*fusion.Expr, *fusion.Expr) {
 		gb, ga := extremumShares(a, b, up)
 		return ga, gb
 	},
@@ -93,7 +94,7 @@ var binaryGrad = map[string]func(a, b, y, up *core.FusedExpr) (*core.FusedExpr, 
 // extremumShares splits up between a and b as maximum's gradient does: all
 // to the larger, half each on a tie. With s = sign(a - b), a's share is
 // (1 + s) / 2 and b's (1 - s) / 2.
-func extremumShares(a, b, up *core.FusedExpr) (*core.FusedExpr, *core.FusedExpr) {
+func extremumShares(a, b, up *fusion.Expr) (*fusion.Expr, *fusion.Expr) {
 	s := un("sign", bin("sub", a, b))
 	half := bin("mul", up, cnst(0.5))
 	return bin("mul", half, bin("add", cnst(1), s)), bin("mul", half, bin("sub", cnst(1), s))
@@ -102,12 +103,12 @@ func extremumShares(a, b, up *core.FusedExpr) (*core.FusedExpr, *core.FusedExpr)
 // gradTrees returns, for a tree over n inputs, the tree of each input's
 // gradient over n+1 inputs (the same ones, then the output's gradient as
 // input n); false when an op has no rule here or a tree grows too big.
-func gradTrees(e *core.FusedExpr, n int) ([]*core.FusedExpr, bool) {
-	acc := make([]*core.FusedExpr, n)
-	var back func(e, up *core.FusedExpr) bool
-	back = func(e, up *core.FusedExpr) bool {
+func gradTrees(e *fusion.Expr, n int) ([]*fusion.Expr, bool) {
+	acc := make([]*fusion.Expr, n)
+	var back func(e, up *fusion.Expr) bool
+	back = func(e, up *fusion.Expr) bool {
 		switch {
-		case e.Op == core.FusedConst:
+		case e.Op == fusion.Const:
 			return true
 		case e.Op == "":
 			if acc[e.Arg] == nil {
@@ -126,7 +127,7 @@ func gradTrees(e *core.FusedExpr, n int) ([]*core.FusedExpr, bool) {
 		}
 		return false
 	}
-	if !back(e, &core.FusedExpr{Arg: n}) {
+	if !back(e, &fusion.Expr{Arg: n}) {
 		return nil, false
 	}
 	for i, t := range acc {
@@ -140,7 +141,7 @@ func gradTrees(e *core.FusedExpr, n int) ([]*core.FusedExpr, bool) {
 	return acc, true
 }
 
-func size(e *core.FusedExpr) int {
+func size(e *fusion.Expr) int {
 	n := 1
 	for _, a := range e.Args {
 		n += size(a)
@@ -149,11 +150,11 @@ func size(e *core.FusedExpr) int {
 }
 
 // gradCache keeps each fused tree's gradient trees (trees are immutable).
-var gradCache sync.Map // *core.FusedExpr -> []*core.FusedExpr (nil: none)
+var gradCache sync.Map // *fusion.Expr -> []*fusion.Expr (nil: none)
 
-func cachedGradTrees(e *core.FusedExpr, n int) ([]*core.FusedExpr, bool) {
+func cachedGradTrees(e *fusion.Expr, n int) ([]*fusion.Expr, bool) {
 	if v, ok := gradCache.Load(e); ok {
-		trees := v.([]*core.FusedExpr)
+		trees := v.([]*fusion.Expr)
 		return trees, trees != nil
 	}
 	trees, ok := gradTrees(e, n)
@@ -165,7 +166,7 @@ func cachedGradTrees(e *core.FusedExpr, n int) ([]*core.FusedExpr, bool) {
 // where autograd records, records one node whose backward runs each needed
 // gradient tree as one kernel. It returns false where the device cannot
 // fuse or a rule is missing, leaving the caller to run the original ops.
-func fuseWithGrad(e *core.FusedExpr, ins []*core.Tensor, shape core.Shape) (*core.Tensor, bool) {
+func fuseWithGrad(e *fusion.Expr, ins []*core.Tensor, shape core.Shape) (*core.Tensor, bool) {
 	fuser, ok := deviceFuser(ins)
 	if !ok {
 		return nil, false

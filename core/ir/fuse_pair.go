@@ -2,6 +2,7 @@ package ir
 
 import (
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // FusePairs gives a fused matmul a second output when one of its output's
@@ -17,7 +18,7 @@ func (g *Graph) FusePairs(dev core.Device) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	fuser, ok := b.(core.EpiloguePairFuser)
+	fuser, ok := b.(fusion.EpiloguePairFuser)
 	if !ok {
 		return 0, nil
 	}
@@ -60,13 +61,13 @@ func (g *Graph) FusePairs(dev core.Device) (int, error) {
 // refuses c unless it is one fusable f32 op of x's shape whose other
 // operands are computed before f (at index at) and fit the binding limit
 // beside the producer's operands and its two outputs.
-func pairTree(f, c *Node, x *Value, at int, pos map[*Node]int, fuser core.EpiloguePairFuser, lim kernelLimits) (*core.FusedExpr, []*Value, bool) {
+func pairTree(f, c *Node, x *Value, at int, pos map[*Node]int, fuser fusion.EpiloguePairFuser, lim kernelLimits) (*fusion.Expr, []*Value, bool) {
 	if c.Fused != nil || c.Body != nil || len(c.Outputs) != 1 || c.Outputs[0].DType != core.F32 ||
 		!sameShape(c.Outputs[0].Shape, x.Shape) || !fuser.Fusable(c.Op, c.Attrs, core.F32) {
 		return nil, nil, false
 	}
 	nf := len(f.Inputs) - len(f.Sub[0].Inputs) // f's extras: its leaves after the product
-	e := &core.FusedExpr{Op: c.Op, Attrs: c.Attrs}
+	e := &fusion.Expr{Op: c.Op, Attrs: c.Attrs}
 	var extras []*Value
 	for _, v := range c.Inputs {
 		if v == x {
@@ -81,7 +82,7 @@ func pairTree(f, c *Node, x *Value, at int, pos map[*Node]int, fuser core.Epilog
 			return nil, nil, false // not yet computed where f runs
 		}
 		extras = append(extras, v)
-		e.Args = append(e.Args, &core.FusedExpr{Arg: nf + len(extras)})
+		e.Args = append(e.Args, &fusion.Expr{Arg: nf + len(extras)})
 	}
 	if nf+len(extras) > lim.room(operandSlots(f.Sub[0])+2) {
 		return nil, nil, false
@@ -95,7 +96,7 @@ func tryFuseEpiloguePair(n *Node, ins []*core.Tensor) (*core.Tensor, *core.Tenso
 	if !ok {
 		return nil, nil, false
 	}
-	pf, ok := fuser.(core.EpiloguePairFuser)
+	pf, ok := fuser.(fusion.EpiloguePairFuser)
 	if !ok {
 		return nil, nil, false
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // reducePrefix names nodes that reduce a fused tree: fused_reduce_<op>.
@@ -22,7 +23,7 @@ func (g *Graph) FuseReductions(dev core.Device) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	fuser, ok := b.(core.ReduceFuser)
+	fuser, ok := b.(fusion.ReduceFuser)
 	if !ok {
 		return 0, nil
 	}
@@ -79,7 +80,7 @@ func tryFuseReduce(n *Node, ins []*core.Tensor) (*core.Tensor, bool) {
 	if !ok {
 		return nil, false
 	}
-	rf, ok := fuser.(core.ReduceFuser)
+	rf, ok := fuser.(fusion.ReduceFuser)
 	if !ok {
 		return nil, false
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // Value is one tensor of a graph: a graph input, a constant captured from
@@ -34,10 +35,10 @@ type Node struct {
 	Attrs   core.Attrs
 	Inputs  []*Value // nil entries: absent optional inputs
 	Outputs []*Value
-	Fused   *core.FusedExpr
+	Fused   *fusion.Expr
 	// Also, on a fused producer with two outputs, is the second output's
 	// tree over the same inputs (FusePairs).
-	Also *core.FusedExpr
+	Also *fusion.Expr
 	Sub  []*Node
 	Body *Graph
 }
@@ -170,8 +171,8 @@ func (g *Graph) Stats() Stats {
 	return s
 }
 
-func exprString(e *core.FusedExpr) string {
-	if e.Op == core.FusedConst {
+func exprString(e *fusion.Expr) string {
+	if e.Op == fusion.Const {
 		return fmt.Sprintf("%g", e.Value)
 	}
 	if e.Op == "" {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // limitedFuser is a fusing backend that only decides: its capabilities say
@@ -29,10 +30,10 @@ func (limitedFuser) TakesEpilogue(op string) bool                       { return
 
 var errNotRun = errors.New("limitedFuser runs nothing")
 
-func (limitedFuser) FuseMap(*core.FusedExpr, []*core.Tensor, core.Shape, core.DType) (*core.Tensor, error) {
+func (limitedFuser) FuseMap(*fusion.Expr, []*core.Tensor, core.Shape, core.DType) (*core.Tensor, error) {
 	return nil, errNotRun
 }
-func (limitedFuser) FuseEpilogue(string, []*core.Tensor, core.Attrs, *core.FusedExpr, []*core.Tensor) (*core.Tensor, error) {
+func (limitedFuser) FuseEpilogue(string, []*core.Tensor, core.Attrs, *fusion.Expr, []*core.Tensor) (*core.Tensor, error) {
 	return nil, errNotRun
 }
 

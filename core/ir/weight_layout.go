@@ -9,6 +9,7 @@ import (
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/config"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // ChooseWeightLayouts picks, by measurement on dev, how each constant
@@ -77,7 +78,7 @@ var layoutChoices sync.Map // layoutKey -> bool (the other layout is faster)
 func layoutKey(n *Node, dev core.Device) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s|%s", dev, n.Op)
-	for _, e := range []*core.FusedExpr{n.Fused, n.Also} {
+	for _, e := range []*fusion.Expr{n.Fused, n.Also} {
 		if e != nil {
 			b.WriteString("|" + exprString(e))
 		}

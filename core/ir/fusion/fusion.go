@@ -1,30 +1,32 @@
-package core
+package fusion
 
-// FusedExpr is a tree of elementwise ops over numbered inputs: a leaf has
+import "github.com/webtensor/webtensor/core"
+
+// Expr is a tree of elementwise ops over numbered inputs: a leaf has
 // Op "" and reads input Arg (broadcast to the result's shape), a constant
-// has Op FusedConst and its Value, an inner node applies the registry op Op
+// has Op Const and its Value, an inner node applies the registry op Op
 // to Args. Graph compilers (core/ir) hand such trees to a backend that can
 // run them as one kernel.
-type FusedExpr struct {
+type Expr struct {
 	Op    string
-	Attrs Attrs // Op's attributes as called (gelu's approximate)
+	Attrs core.Attrs // Op's attributes as called (gelu's approximate)
 	Arg   int
-	Args  []*FusedExpr
+	Args  []*Expr
 	Value float64
 }
 
-// FusedConst is the Op of a constant leaf of a FusedExpr (gradient trees
+// Const is the Op of a constant leaf of an Expr (gradient trees
 // need them: d/dx log1p(x) = 1 / (x + 1)).
-const FusedConst = "const"
+const Const = "const"
 
-// MapFuser is implemented by backends that run a FusedExpr as one kernel
+// MapFuser is implemented by backends that run an Expr as one kernel
 // (one pass over memory instead of one per op). Fusable says whether op,
 // called with attrs, can appear in a tree; FuseMap computes the tree over inputs into a new tensor
 // of the given shape. Neither records autograd: callers fuse only where no
 // gradient is needed.
 type MapFuser interface {
-	Fusable(op string, attrs Attrs, dtype DType) bool
-	FuseMap(e *FusedExpr, inputs []*Tensor, shape Shape, dtype DType) (*Tensor, error)
+	Fusable(op string, attrs core.Attrs, dtype core.DType) bool
+	FuseMap(e *Expr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) (*core.Tensor, error)
 }
 
 // ExactFuser is a MapFuser whose fused trees round exactly as the chain of
@@ -45,7 +47,7 @@ type ExactFuser interface {
 type EpilogueFuser interface {
 	MapFuser
 	TakesEpilogue(op string) bool
-	FuseEpilogue(op string, inputs []*Tensor, attrs Attrs, e *FusedExpr, extras []*Tensor) (*Tensor, error)
+	FuseEpilogue(op string, inputs []*core.Tensor, attrs core.Attrs, e *Expr, extras []*core.Tensor) (*core.Tensor, error)
 }
 
 // EpiloguePairFuser is implemented by backends whose producer can store two
@@ -55,7 +57,7 @@ type EpilogueFuser interface {
 type EpiloguePairFuser interface {
 	EpilogueFuser
 	TakesEpiloguePair(op string) bool
-	FuseEpiloguePair(op string, inputs []*Tensor, attrs Attrs, e, also *FusedExpr, extras []*Tensor) (*Tensor, *Tensor, error)
+	FuseEpiloguePair(op string, inputs []*core.Tensor, attrs core.Attrs, e, also *Expr, extras []*core.Tensor) (*core.Tensor, *core.Tensor, error)
 }
 
 // ReduceFuser is implemented by backends that run an elementwise tree as
@@ -66,7 +68,7 @@ type EpiloguePairFuser interface {
 type ReduceFuser interface {
 	MapFuser
 	FusableReduction(op string) bool
-	FuseReduce(op string, attrs Attrs, e *FusedExpr, inputs []*Tensor, shape Shape) (*Tensor, error)
+	FuseReduce(op string, attrs core.Attrs, e *Expr, inputs []*core.Tensor, shape core.Shape) (*core.Tensor, error)
 }
 
 // ColumnSumFuser is implemented by backends whose weight-gradient product
@@ -75,7 +77,7 @@ type ReduceFuser interface {
 // MatmulColumnSums returns a @ b and b's column sums ([N]); an error says
 // it cannot for these operands, and the caller runs the two ops instead.
 type ColumnSumFuser interface {
-	MatmulColumnSums(a, b *Tensor) (*Tensor, *Tensor, error)
+	MatmulColumnSums(a, b *core.Tensor) (*core.Tensor, *core.Tensor, error)
 }
 
 // AttentionTransposer is implemented by backends whose attention can write
@@ -85,7 +87,7 @@ type ColumnSumFuser interface {
 // attributes; an error says it cannot for these, and the caller runs the
 // op and the transpose instead.
 type AttentionTransposer interface {
-	AttentionTransposed(q, k, v, mask *Tensor, attrs Attrs) (*Tensor, error)
+	AttentionTransposed(q, k, v, mask *core.Tensor, attrs core.Attrs) (*core.Tensor, error)
 }
 
 // MultiMapFuser is implemented by backends that run several trees over the
@@ -99,6 +101,6 @@ type AttentionTransposer interface {
 // cannot run these trees (an op it does not fuse, too many buffers for one
 // kernel, a dtype it does not fuse) and the caller runs the op chain.
 type MultiMapFuser interface {
-	FuseMaps(trees []*FusedExpr, inputs []*Tensor, shape Shape, dtype DType) ([]*Tensor, error)
+	FuseMaps(trees []*Expr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) ([]*core.Tensor, error)
 	FusesExactly() bool
 }
