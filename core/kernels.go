@@ -69,3 +69,21 @@ func KernelOps(kind string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// MissingKernels lists, sorted, the registry's ops that need a kernel and
+// have none for kind (a view needs none: core makes it), and says how many
+// need one: what a backend's coverage test reports, and what would run on
+// the CPU behind that backend.
+func MissingKernels(kind string) (missing []string, needed int) {
+	for _, def := range Ops() {
+		if def.View != nil {
+			continue
+		}
+		needed++
+		if LookupKernel(kind, def.Name) == nil {
+			missing = append(missing, def.Name)
+		}
+	}
+	sort.Strings(missing)
+	return missing, needed
+}

@@ -30,3 +30,18 @@ func TestKernelRegistry(t *testing.T) {
 	assert.Nil(t, core.LookupKernel("reg-b", "op2"))
 	assert.Panics(t, func() { core.MustRegisterKernel("reg-b", "op1", k) })
 }
+
+// A kind with no kernels misses every op but the views, which core makes.
+func TestMissingKernels(t *testing.T) {
+	missing, needed := core.MissingKernels("reg-nothing")
+	assert.Equal(t, needed, len(missing))
+	views := 0
+	for _, def := range core.Ops() {
+		if def.View != nil {
+			views++
+		}
+	}
+	assert.Positive(t, views)
+	assert.Equal(t, len(core.Ops())-views, needed)
+	assert.IsIncreasing(t, missing)
+}

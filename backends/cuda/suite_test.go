@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"sort"
 	"strings"
 	"testing"
 
@@ -56,22 +55,7 @@ func TestCUDAConcurrentAutograd(t *testing.T) {
 // TestCUDAKernelCoverage lists the ops that have no CUDA kernel yet (they
 // run on the CPU behind the GPU, counted as fallbacks).
 func TestCUDAKernelCoverage(t *testing.T) {
-	have := map[string]bool{}
-	for _, op := range core.KernelOps("cuda") {
-		have[op] = true
-	}
-	var missing []string
-	n := 0
-	for _, def := range core.Ops() {
-		if def.View != nil {
-			continue
-		}
-		n++
-		if !have[def.Name] {
-			missing = append(missing, def.Name)
-		}
-	}
-	sort.Strings(missing)
+	missing, n := core.MissingKernels("cuda")
 	t.Logf("cuda kernels: %d of %d ops that need one; without: %s", n-len(missing), n, strings.Join(missing, " "))
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"testing"
 
@@ -59,23 +58,8 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 // so a new op cannot quietly run on the CPU behind the GPU.
 func TestKernelCoverage(t *testing.T) {
 	needGPU(t)
-	have := map[string]bool{}
-	for _, op := range core.KernelOps("webgpu") {
-		have[op] = true
-	}
-	var missing []string
-	kernelOps := 0
-	for _, def := range core.Ops() {
-		if def.View != nil {
-			continue // views are layouts made by core; no kernel runs
-		}
-		kernelOps++
-		if !have[def.Name] {
-			missing = append(missing, def.Name)
-		}
-	}
-	sort.Strings(missing)
-	t.Logf("webgpu kernels: %d of %d ops that need one", kernelOps-len(missing), kernelOps)
+	missing, needed := core.MissingKernels("webgpu")
+	t.Logf("webgpu kernels: %d of %d ops that need one", needed-len(missing), needed)
 	if len(missing) > 0 {
 		t.Errorf("ops without a WebGPU kernel (they would run on the CPU behind it): %s", strings.Join(missing, " "))
 	}
