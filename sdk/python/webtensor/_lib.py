@@ -8,13 +8,14 @@ the Python exception that fits the status and the library's message.
 from __future__ import annotations
 
 import ctypes as C
+import errno
 import os
 import re
 from pathlib import Path
 
 # ---- status codes and dtypes (webtensor.h) -----------------------------------
 
-OK, ERR_INVALID, ERR_HANDLE, ERR_UNSUPPORTED, ERR_OOM, ERR_BUFFER_TOO_SMALL, ERR_INTERNAL = range(7)
+OK, ERR_INVALID, ERR_HANDLE, ERR_UNSUPPORTED, ERR_OOM, ERR_BUFFER_TOO_SMALL, ERR_INTERNAL, ERR_IO = range(8)
 ATTR_INT, ATTR_FLOAT, ATTR_BOOL, ATTR_STRING, ATTR_INTS, ATTR_FLOATS, ATTR_DTYPE = range(1, 8)
 ABI_VERSION = 1
 
@@ -151,6 +152,31 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_graph_text": ([_i64, *_BUF], _i32),
     "wt_graph_free": ([_i64], _i32),
     "wt_safetensors_header": ([C.c_void_p, _sz, _u64, _s, *_BUF], _i32),
+    "wt_optimizer_new": ([_s, _p(_i64), _i32, _p(Attr), _i32, _p(_i64)], _i32),
+    "wt_optimizer_set": ([_i64, _p(Attr), _i32], _i32),
+    "wt_optimizer_step": ([_i64], _i32),
+    "wt_optimizer_zero_grad": ([_i64], _i32),
+    "wt_optimizer_state": ([_i64, _p(_i64)], _i32),
+    "wt_optimizer_load_state": ([_i64, _i64], _i32),
+    "wt_optimizer_free": ([_i64], _i32),
+    "wt_lr_schedule": ([_s, _p(Attr), _i32, C.c_double, _i64, _p(C.c_double)], _i32),
+    "wt_clip_grad_norm": ([_p(_i64), _i32, C.c_double, C.c_double, _p(_i64)], _i32),
+    "wt_clip_grad_value": ([_p(_i64), _i32, C.c_double], _i32),
+    "wt_state_new": ([_p(_i64)], _i32),
+    "wt_state_free": ([_i64], _i32),
+    "wt_state_put": ([_i64, _s, _i64], _i32),
+    "wt_state_count": ([_i64, _p(_i32)], _i32),
+    "wt_state_name": ([_i64, _i32, *_BUF], _i32),
+    "wt_state_get": ([_i64, _i32, _p(_i64)], _i32),
+    "wt_state_set_metadata": ([_i64, _s, _s], _i32),
+    "wt_state_metadata_count": ([_i64, _p(_i32)], _i32),
+    "wt_state_metadata_key": ([_i64, _i32, *_BUF], _i32),
+    "wt_state_metadata_value": ([_i64, _i32, *_BUF], _i32),
+    "wt_state_save": ([_i64, _s], _i32),
+    "wt_state_to_bytes": ([_i64, C.c_void_p, _sz, _p(_sz)], _i32),
+    "wt_state_load": ([_s, _s, _i32, _p(_i64)], _i32),
+    "wt_state_from_bytes": ([C.c_void_p, _sz, _s, _s, _p(_i64)], _i32),
+    "wt_state_assign": ([_i64, _i64, _i32, _s], _i32),
 }
 
 
@@ -197,6 +223,10 @@ lib = _load()
 
 _TYPE_WORDS = re.compile(r"\b(dtype|dtypes|kind|floating-point tensors)\b")
 _INDEX_WORDS = re.compile(r"out of range|out of bounds")
+# The file system's words (Go's os errors) and the errno that makes OSError
+# the matching subclass (FileNotFoundError, PermissionError, ...).
+_IO_ERRNOS = {"no such file or directory": errno.ENOENT, "permission denied": errno.EACCES,
+              "is a directory": errno.EISDIR, "not a directory": errno.ENOTDIR, "no space left": errno.ENOSPC}
 
 
 def error_for(status: int, message: str) -> Exception:
@@ -211,6 +241,9 @@ def error_for(status: int, message: str) -> Exception:
         return UnsupportedError(message)
     if status == ERR_OOM:
         return MemoryError(message)
+    if status == ERR_IO:
+        code = next((n for words, n in _IO_ERRNOS.items() if words in message), errno.EIO)
+        return OSError(code, message)
     name = lib.wt_status_string(status).decode()
     return RuntimeError(f"{message} ({name})" if status == ERR_INTERNAL else message)
 

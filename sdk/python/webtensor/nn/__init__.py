@@ -11,7 +11,7 @@
     wt.save(model.state_dict(), "model.safetensors")  # loads in torch and in Go
 """
 
-from . import functional, init
+from . import functional, init, utils
 from .layers import (
     BatchNorm1d,
     BatchNorm2d,
@@ -38,5 +38,5 @@ from .module import Module, ModuleList, Parameter, Sequential
 __all__ = [
     "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU",
     "Identity", "LayerNorm", "Linear", "MSELoss", "Module", "ModuleList", "MultiheadAttention", "Parameter", "ReLU",
-    "Sequential", "SiLU", "Sigmoid", "Softmax", "Tanh", "functional", "init",
+    "Sequential", "SiLU", "Sigmoid", "Softmax", "Tanh", "functional", "init", "utils",
 ]

@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import _lib
 from .._dtype import BY_NAME, DType, to_dtype
+from .._state import State
 from .._tensor import Tensor, tensor
 
 # ---- handle plumbing ----------------------------------------------------------------
@@ -337,45 +338,30 @@ class Module:
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> _IncompatibleKeys:
         """Set parameters and buffers from state_dict (webtensor Tensors, NumPy
         arrays or torch tensors). Shapes and dtypes must match; with strict,
-        missing and unexpected names are errors too. Nothing changes unless
-        everything loads; values go to each parameter's device."""
+        missing and unexpected names are errors too (one RuntimeError lists
+        every problem). Nothing changes unless everything loads; values go to
+        each parameter's device, and the Parameter objects keep their identity
+        and gradients (the library points their handles at the values)."""
         entries = list(self._state_items())
         names = {n for n, _ in entries}
         missing = [n for n, _ in entries if n not in state_dict]
         unexpected = sorted(k for k in state_dict if k not in names)
-        problems: list[str] = []
-        values: list[tuple[Tensor, Tensor]] = []
         temps: list[Tensor] = []
         try:
-            for name, t in entries:
-                if name not in state_dict:
-                    continue
-                v = _as_tensor(state_dict[name])
-                if v is not state_dict[name]:
-                    temps.append(v)
-                if tuple(v.shape) != tuple(t.shape):
-                    problems.append(f"{name}: shape {list(v.shape)} in state dict, {list(t.shape)} in module")
-                if v.dtype.name != t.dtype.name:
-                    problems.append(f"{name}: dtype {v.dtype.name} in state dict, {t.dtype.name} in module")
-                values.append((t, v))
-            if strict and missing:
-                problems.append("missing from state dict: " + ", ".join(missing))
-            if strict and unexpected:
-                problems.append("not in module: " + ", ".join(unexpected))
-            if problems:
-                raise RuntimeError(
-                    f"Error(s) in loading state_dict for {type(self).__name__} ({len(problems)} problem(s)):\n  "
-                    + "\n  ".join(problems)
-                )
-            moved = []
-            for t, v in values:
-                m = v.to(t.device) if v.device != t.device else v.detach()
-                moved.append((t, m))
-            for t, m in moved:
-                _replace(t, m)
+            values = []
+            for k, v in state_dict.items():
+                t = _as_tensor(v)
+                if t is not v:
+                    temps.append(t)
+                values.append((k, t))
+            with State.of(entries) as mine, State.of(values) as given:
+                st = _lib.lib.wt_state_assign(mine._h, given._h, 1 if strict else 0, type(self).__name__.encode())
+                if st == _lib.ERR_INVALID:
+                    raise RuntimeError("load_state_dict: " + _lib.lib.wt_last_error().decode(errors="replace"))
+                _lib.check(st)
         finally:
-            for v in temps:
-                v.close()
+            for t in temps:
+                t.close()
         return _IncompatibleKeys(missing, unexpected)
 
     # -- devices and dtypes
