@@ -124,8 +124,8 @@ func OptimizerNew(kind string, params []int64, attrs AttrList) (int64, error) {
 	boxes := make([]*nn.Parameter, len(ts))
 	seen := map[*core.Tensor]int{}
 	for i, t := range ts {
-		if j, dup := seen[t]; dup {
-			return 0, Invalidf("%s: parameter %d appears twice (as parameter %d)", k.name, i, j)
+		if _, dup := seen[t]; dup {
+			return 0, Invalidf("%s: parameter %d appears twice", k.name, i)
 		}
 		seen[t] = i
 		if err := checkParameter(k.name, i, t); err != nil {

@@ -29,7 +29,7 @@ final class Native {
     private Native() {}
 
     static final int OK = 0, ERR_INVALID = 1, ERR_HANDLE = 2, ERR_UNSUPPORTED = 3, ERR_OOM = 4,
-            ERR_BUFFER_TOO_SMALL = 5, ERR_INTERNAL = 6;
+            ERR_BUFFER_TOO_SMALL = 5, ERR_INTERNAL = 6, ERR_IO = 7;
     static final int ABI_VERSION = 1;
     /** Where the jar carries the library (filled by `make java`). */
     static final String RESOURCE = "/dev/webtensor/native/linux-x86_64/libwebtensor.so";
@@ -98,6 +98,32 @@ final class Native {
     static final MethodHandle GRAPH_TEXT = fn("wt_graph_text", I, L, A, L, A);
     static final MethodHandle GRAPH_FREE = fn("wt_graph_free", I, L);
     static final MethodHandle SAFETENSORS_HEADER = fn("wt_safetensors_header", I, A, L, L, A, A, L, A);
+    // Training and state dicts (StateDict, NativeOptimizer, Webtensor's lrSchedule and clipping).
+    static final MethodHandle OPTIMIZER_NEW = fn("wt_optimizer_new", I, A, A, I, A, I, A);
+    static final MethodHandle OPTIMIZER_SET = fn("wt_optimizer_set", I, L, A, I);
+    static final MethodHandle OPTIMIZER_STEP = fn("wt_optimizer_step", I, L);
+    static final MethodHandle OPTIMIZER_ZERO_GRAD = fn("wt_optimizer_zero_grad", I, L);
+    static final MethodHandle OPTIMIZER_STATE = fn("wt_optimizer_state", I, L, A);
+    static final MethodHandle OPTIMIZER_LOAD_STATE = fn("wt_optimizer_load_state", I, L, L);
+    static final MethodHandle OPTIMIZER_FREE = fn("wt_optimizer_free", I, L);
+    static final MethodHandle LR_SCHEDULE = fn("wt_lr_schedule", I, A, A, I, JAVA_DOUBLE, L, A);
+    static final MethodHandle CLIP_GRAD_NORM = fn("wt_clip_grad_norm", I, A, I, JAVA_DOUBLE, JAVA_DOUBLE, A);
+    static final MethodHandle CLIP_GRAD_VALUE = fn("wt_clip_grad_value", I, A, I, JAVA_DOUBLE);
+    static final MethodHandle STATE_NEW = fn("wt_state_new", I, A);
+    static final MethodHandle STATE_FREE = fn("wt_state_free", I, L);
+    static final MethodHandle STATE_PUT = fn("wt_state_put", I, L, A, L);
+    static final MethodHandle STATE_COUNT = fn("wt_state_count", I, L, A);
+    static final MethodHandle STATE_NAME = fn("wt_state_name", I, L, I, A, L, A);
+    static final MethodHandle STATE_GET = fn("wt_state_get", I, L, I, A);
+    static final MethodHandle STATE_SET_METADATA = fn("wt_state_set_metadata", I, L, A, A);
+    static final MethodHandle STATE_METADATA_COUNT = fn("wt_state_metadata_count", I, L, A);
+    static final MethodHandle STATE_METADATA_KEY = fn("wt_state_metadata_key", I, L, I, A, L, A);
+    static final MethodHandle STATE_METADATA_VALUE = fn("wt_state_metadata_value", I, L, I, A, L, A);
+    static final MethodHandle STATE_SAVE = fn("wt_state_save", I, L, A);
+    static final MethodHandle STATE_TO_BYTES = fn("wt_state_to_bytes", I, L, A, L, A);
+    static final MethodHandle STATE_LOAD = fn("wt_state_load", I, A, A, I, A);
+    static final MethodHandle STATE_FROM_BYTES = fn("wt_state_from_bytes", I, A, L, A, A, A);
+    static final MethodHandle STATE_ASSIGN = fn("wt_state_assign", I, L, L, I, A);
 
     static {
         int abi = (int) invoke(ABI);

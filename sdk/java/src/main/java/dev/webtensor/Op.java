@@ -66,6 +66,19 @@ final class Op {
         return out[0];
     }
 
+    /** attrs as a wt_attr array in arena (NULL for none); null entries are left out. */
+    static MemorySegment encodeAll(Arena arena, java.util.List<Attr> attrs) {
+        java.util.List<Attr> given = attrs.stream().filter(java.util.Objects::nonNull).toList();
+        if (given.isEmpty()) {
+            return MemorySegment.NULL;
+        }
+        MemorySegment out = arena.allocate(Native.ATTR, given.size());
+        for (int k = 0; k < given.size(); k++) {
+            encode(arena, out.asSlice(k * Native.ATTR.byteSize(), Native.ATTR.byteSize()), given.get(k));
+        }
+        return out;
+    }
+
     private static void encode(Arena arena, MemorySegment s, Attr a) {
         s.set(java.lang.foreign.ValueLayout.ADDRESS, 0, arena.allocateFrom(a.name()));
         s.set(JAVA_INT, 8, a.kind().code);

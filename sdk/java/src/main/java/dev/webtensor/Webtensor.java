@@ -205,6 +205,48 @@ public final class Webtensor {
         }
     }
 
+    /**
+     * The learning rate at step (0 before the first scheduler step) of a
+     * torch.optim.lr_scheduler schedule, from base: a pure function of the
+     * runtime (wt_lr_schedule), so {@code optim}'s schedulers agree with every
+     * SDK's. kind: "step", "multistep", "exponential", "cosine", "linear" or
+     * "warmup_cosine", with torch's settings as attributes.
+     */
+    public static double lrSchedule(String kind, List<Attr> settings, double base, long step) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment lr = arena.allocate(java.lang.foreign.ValueLayout.JAVA_DOUBLE);
+            int n = (int) settings.stream().filter(java.util.Objects::nonNull).count();
+            Native.call(Native.LR_SCHEDULE, arena.allocateFrom(kind), Op.encodeAll(arena, settings), n, base, step, lr);
+            return lr.get(java.lang.foreign.ValueLayout.JAVA_DOUBLE, 0);
+        }
+    }
+
+    /**
+     * torch.nn.utils.clip_grad_norm_: scales the gradients of params so that
+     * their total normType-norm ({@code Double.POSITIVE_INFINITY}: the largest
+     * |g|) is at most maxNorm, on the device; returns the total norm before
+     * clipping (a 0-d tensor the caller closes). Parameters without a gradient
+     * are skipped.
+     */
+    public static Tensor clipGradNorm(List<Tensor> params, double maxNorm, double normType) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_LONG);
+            Native.call(Native.CLIP_GRAD_NORM, NativeOptimizer.handles(arena, params), params.size(), maxNorm, normType, out);
+            return Tensor.wrap(out.get(JAVA_LONG, 0));
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(params);
+        }
+    }
+
+    /** torch.nn.utils.clip_grad_value_: every gradient element of params into [-clip, clip]. */
+    public static void clipGradValue(List<Tensor> params, double clip) {
+        try (Arena arena = Arena.ofConfined()) {
+            Native.call(Native.CLIP_GRAD_VALUE, NativeOptimizer.handles(arena, params), params.size(), clip);
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(params);
+        }
+    }
+
     /** The op names of a loaded plugin, as the JSON array the library returns. */
     public static String pluginOpsJson(String plugin) {
         try (Arena arena = Arena.ofConfined()) {

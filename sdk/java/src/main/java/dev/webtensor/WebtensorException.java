@@ -19,6 +19,8 @@ public class WebtensorException extends RuntimeException {
     public static final int BUFFER_TOO_SMALL = 5;
     /** WT_ERR_INTERNAL: a bug in webtensor, reported instead of crashing. */
     public static final int INTERNAL = 6;
+    /** WT_ERR_IO: the file system refused (a missing folder, permissions, a full disk). */
+    public static final int IO = 7;
 
     private final int status;
     private final String statusName;

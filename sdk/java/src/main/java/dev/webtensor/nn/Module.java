@@ -1,10 +1,9 @@
 package dev.webtensor.nn;
 
+import dev.webtensor.StateDict;
 import dev.webtensor.Tensor;
-import dev.webtensor.Webtensor;
+import dev.webtensor.WebtensorException;
 
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -113,51 +112,18 @@ public abstract class Module implements AutoCloseable {
      * this model's parameters, on their devices. Strict: every name must be
      * present, no other name may be, and every shape and dtype must agree;
      * otherwise nothing changes and one {@link IllegalArgumentException} lists
-     * every problem. The given tensors stay the caller's to close.
+     * every problem (the runtime's checker, worded as in every SDK). The
+     * parameter objects stay the same and keep their gradients; the given
+     * tensors stay the caller's to close.
      */
     public void loadStateDict(Map<String, Tensor> state) {
-        SequencedMap<String, Tensor> mine = stateDict();
-        List<String> problems = new ArrayList<>(), missing = new ArrayList<>();
-        mine.forEach((name, t) -> {
-            Tensor v = state.get(name);
-            if (v == null) {
-                missing.add(name);
-                return;
+        try (StateDict mine = StateDict.of(stateDict(), Map.of()); StateDict given = StateDict.of(state, Map.of())) {
+            given.loadInto(mine, true, getClass().getSimpleName());
+        } catch (WebtensorException e) {
+            if (e.status() == WebtensorException.INVALID) {
+                throw new IllegalArgumentException("loadStateDict: " + e.getMessage(), e);
             }
-            if (!Arrays.equals(v.shape(), t.shape())) {
-                problems.add(name + ": shape " + Arrays.toString(v.shape()) + " in state dict, "
-                        + Arrays.toString(t.shape()) + " in module");
-            }
-            if (v.dtype() != t.dtype()) {
-                problems.add(name + ": dtype " + v.dtype() + " in state dict, " + t.dtype() + " in module");
-            }
-        });
-        List<String> unexpected = state.keySet().stream().filter(k -> !mine.containsKey(k)).sorted().toList();
-        if (!missing.isEmpty()) {
-            problems.add("missing from state dict: " + String.join(", ", missing));
-        }
-        if (!unexpected.isEmpty()) {
-            problems.add("not in module: " + String.join(", ", unexpected));
-        }
-        if (!problems.isEmpty()) {
-            throw new IllegalArgumentException("loadStateDict: the state dict does not match the "
-                    + getClass().getSimpleName() + " (" + problems.size() + " problem(s)):\n  "
-                    + String.join("\n  ", problems));
-        }
-        List<Tensor> values = new ArrayList<>(mine.size());
-        try (var g = Webtensor.noGrad()) {
-            for (Map.Entry<String, Tensor> e : mine.entrySet()) {
-                Tensor v = state.get(e.getKey());
-                String dev = e.getValue().device();
-                values.add(v.device().equals(dev) ? v.detach() : v.to(dev));
-            }
-        } catch (RuntimeException e) {
-            values.forEach(Tensor::close);
             throw e;
-        }
-        int i = 0;
-        for (Tensor t : mine.values()) { // commit: the values exist, only handles move now
-            t.assign(values.get(i++));
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.webtensor.optim;
 
+import dev.webtensor.Attr;
 import dev.webtensor.Tensor;
 
 import java.util.List;
@@ -56,7 +57,6 @@ public class Adam extends Optimizer {
     }
 
     private final Options o;
-    private final boolean decoupled;
 
     public Adam(List<Tensor> params, double lr) {
         this(params, defaults().withLr(lr));
@@ -68,67 +68,18 @@ public class Adam extends Optimizer {
 
     /** Throws IllegalArgumentException for a negative lr, eps or weight decay, or a beta outside [0, 1). */
     public Adam(List<Tensor> params, Options options) {
-        this(params, options, false);
+        this("adam", params, options);
     }
 
-    Adam(List<Tensor> params, Options o, boolean decoupled) {
-        super(params);
-        String name = getClass().getSimpleName();
-        require(o.lr() >= 0, name, "learning rate", o.lr());
-        require(o.eps() >= 0, name, "epsilon", o.eps());
-        require(o.beta1() >= 0 && o.beta1() < 1, name, "beta parameter at index 0", o.beta1());
-        require(o.beta2() >= 0 && o.beta2() < 1, name, "beta parameter at index 1", o.beta2());
-        require(o.weightDecay() >= 0, name, "weight decay", o.weightDecay());
+    Adam(String kind, List<Tensor> params, Options o) {
+        super(kind, params, o.lr(), List.of(Attr.of("lr", o.lr()), Attr.of("betas", o.beta1(), o.beta2()),
+                Attr.of("eps", o.eps()), Attr.of("weight_decay", o.weightDecay()), Attr.of("amsgrad", o.amsgrad()),
+                Attr.of("maximize", o.maximize())));
         this.o = o;
-        this.decoupled = decoupled;
     }
 
+    /** The settings, with the learning rate in use now. */
     public Options options() {
-        return o;
-    }
-
-    @Override
-    protected Tensor update(Tensor p, Tensor grad, ParamState prev, ParamState next, Temps t) {
-        double lr = o.lr(), b1 = o.beta1(), b2 = o.beta2(), eps = o.eps(), wd = o.weightDecay();
-        Tensor x = p;
-        if (decoupled) {
-            x = t.mul(x, 1 - lr * wd);
-            wd = 0;
-        }
-        Tensor g = t.effectiveGrad(p, grad, o.maximize(), wd);
-        Tensor m = prev.get("exp_avg"), v = prev.get("exp_avg_sq"), vmax = prev.get("max_exp_avg_sq");
-        if (m == null) {
-            m = t.add(x.zerosLike());
-            v = t.add(x.zerosLike());
-            if (o.amsgrad()) {
-                vmax = t.add(x.zerosLike());
-            }
-        }
-        m = lerp(m, g, 1 - b1, t);
-        v = t.add(t.mul(v, b2).add(t.mul(t.add(g.mul(g)), 1 - b2)));
-        long step = next.step();
-        double stepSize = lr / (1 - Math.pow(b1, step));
-        double bc2Sqrt = Math.sqrt(1 - Math.pow(b2, step));
-        next.put("exp_avg", m);
-        next.put("exp_avg_sq", v);
-        Tensor second = v;
-        if (o.amsgrad()) {
-            second = t.add(vmax.maximum(v));
-            next.put("max_exp_avg_sq", second);
-        }
-        Tensor denom = t.add(t.add(second.sqrt()).div(bc2Sqrt));
-        if (eps != 0) {
-            denom = t.add(denom.add(eps));
-        }
-        return x.sub(t.mul(t.add(m.div(denom)), stepSize));
-    }
-
-    /** torch's lerp, computed from the nearer end as its kernel does. */
-    private static Tensor lerp(Tensor start, Tensor end, double w, Temps t) {
-        Tensor d = t.add(end.sub(start));
-        if (w < 0.5) {
-            return t.add(start.add(t.mul(d, w)));
-        }
-        return t.add(end.sub(t.mul(d, 1 - w)));
+        return o.withLr(lr());
     }
 }

@@ -20,6 +20,6 @@ public final class AdamW extends Adam {
     }
 
     public AdamW(List<Tensor> params, Options options) {
-        super(params, options, true);
+        super("adamw", params, options);
     }
 }

@@ -1,5 +1,6 @@
 package dev.webtensor.optim;
 
+import dev.webtensor.Attr;
 import dev.webtensor.Tensor;
 
 import java.util.List;
@@ -65,31 +66,14 @@ public final class SGD extends Optimizer {
 
     /** Throws IllegalArgumentException for a negative (or NaN) lr, momentum or weight decay, or Nesterov without momentum. */
     public SGD(List<Tensor> params, Options options) {
-        super(params);
-        require(options.lr() >= 0, "SGD", "learning rate", options.lr());
-        require(options.momentum() >= 0, "SGD", "momentum", options.momentum());
-        require(Double.isFinite(options.dampening()), "SGD", "dampening", options.dampening());
-        require(options.weightDecay() >= 0, "SGD", "weight decay", options.weightDecay());
-        if (options.nesterov() && (options.momentum() <= 0 || options.dampening() != 0)) {
-            throw new IllegalArgumentException("SGD: Nesterov momentum requires a momentum and zero dampening (got"
-                    + " momentum " + options.momentum() + ", dampening " + options.dampening() + ")");
-        }
+        super("sgd", params, options.lr(), List.of(Attr.of("lr", options.lr()), Attr.of("momentum", options.momentum()),
+                Attr.of("dampening", options.dampening()), Attr.of("weight_decay", options.weightDecay()),
+                Attr.of("nesterov", options.nesterov()), Attr.of("maximize", options.maximize())));
         this.o = options;
     }
 
+    /** The settings, with the learning rate in use now. */
     public Options options() {
-        return o;
-    }
-
-    @Override
-    protected Tensor update(Tensor p, Tensor grad, ParamState prev, ParamState next, Temps t) {
-        Tensor g = t.effectiveGrad(p, grad, o.maximize(), o.weightDecay());
-        if (o.momentum() != 0) {
-            Tensor old = prev.get("momentum_buffer");
-            Tensor buf = old == null ? g : t.add(t.mul(old, o.momentum()).add(t.mul(g, 1 - o.dampening())));
-            next.put("momentum_buffer", buf);
-            g = o.nesterov() ? t.add(g.add(t.mul(buf, o.momentum()))) : buf;
-        }
-        return p.sub(t.mul(g, o.lr()));
+        return o.withLr(lr());
     }
 }
