@@ -14,6 +14,7 @@ export const ERR_UNSUPPORTED = 3;
 export const ERR_OUT_OF_MEMORY = 4;
 export const ERR_BUFFER_TOO_SMALL = 5;
 export const ERR_INTERNAL = 6;
+export const ERR_IO = 7;
 export const ABI_VERSION = 1;
 
 /** wt_attr_kind codes (capi/include/webtensor.h). */
@@ -23,7 +24,7 @@ export type AttrKind = keyof typeof ATTR_KIND;
 /** One op attribute as it crosses: name, wt_attr_kind code, and a value already checked against the kind. */
 export type AttrEntry = readonly [name: string, kind: number, value: number | bigint | boolean | string | readonly number[]];
 
-const STATUS_NAMES = ["ok", "invalid", "handle", "unsupported", "out_of_memory", "buffer_too_small", "internal"];
+const STATUS_NAMES = ["ok", "invalid", "handle", "unsupported", "out_of_memory", "buffer_too_small", "internal", "io"];
 
 /** An error reported by the runtime: `status` is the WT_ERR_* code, the message is the runtime's. */
 export class WebtensorError extends Error {
@@ -108,6 +109,44 @@ export interface Binding {
    * (WT_ERR_INVALID) naming the file and the problem.
    */
   safetensorsHeader(prefix: Uint8Array, fileSize: number, name: string): string;
+
+  // Training (webtensor.h's wt_optimizer_*, wt_lr_schedule, wt_clip_grad_*):
+  // settings are attributes as an op's; an optimiser updates the tensors
+  // behind its parameter handles in place (the handles stay the same).
+  optimizerNew(kind: string, params: readonly number[], settings: readonly AttrEntry[]): number;
+  optimizerSet(opt: number, settings: readonly AttrEntry[]): void;
+  optimizerStep(opt: number): void;
+  optimizerZeroGrad(opt: number): void;
+  /** The optimiser's state as a new state dict ("<index>.<name>" entries). */
+  optimizerState(opt: number): number;
+  optimizerLoadState(opt: number, state: number): void;
+  optimizerFree(opt: number): void;
+  lrSchedule(kind: string, settings: readonly AttrEntry[], base: number, step: number): number;
+  /** Clips in place on the device; returns the total norm's handle (a 0-d tensor). */
+  clipGradNorm(params: readonly number[], maxNorm: number, normType: number): number;
+  clipGradValue(params: readonly number[], clip: number): void;
+
+  // State dicts and checkpoints (wt_state_*): named tensors with metadata.
+  stateNew(): number;
+  stateFree(s: number): void;
+  statePut(s: number, name: string, t: number): void;
+  stateCount(s: number): number;
+  stateName(s: number, i: number): string;
+  /** Entry i's tensor under a new handle. */
+  stateGet(s: number, i: number): number;
+  stateSetMetadata(s: number, key: string, value: string): void;
+  stateMetadataCount(s: number): number;
+  stateMetadataKey(s: number, i: number): string;
+  stateMetadataValue(s: number, i: number): string;
+  /** Writes the safetensors file atomically (Node only: the browser has no file system). */
+  stateSave(s: number, path: string): void;
+  /** The safetensors file's bytes, waiting for the device. */
+  stateToBytes(s: number): Promise<Uint8Array>;
+  /** Reads a safetensors file (Node only); metadataOnly reads just its header. */
+  stateLoad(path: string, device: string | null, metadataOnly: boolean): number;
+  stateFromBytes(bytes: Uint8Array, device: string | null, name: string): number;
+  /** Points the handles put into module at the values of the same names, all or none. */
+  stateAssign(module: number, values: number, strict: boolean, moduleName: string): void;
 }
 
 let bound: Binding | null = null;

@@ -57,26 +57,6 @@ export class Tensor {
     native().free(h);
   }
 
-  /**
-   * @internal Takes over other's handle (other is left disposed), keeping this
-   * object: how optimizers and loadStateDict update a parameter that models
-   * and optimizers hold by reference. requiresGrad carries over from this.
-   */
-  _adopt(other: Tensor): void {
-    const h = other.handle;
-    const grad = this.#h ? this.requiresGrad : false;
-    other.#h = 0;
-    registry.unregister(other);
-    if (this.#h) {
-      registry.unregister(this);
-      native().free(this.#h);
-    }
-    this.#h = h;
-    this.#shape = this.#dtype = this.#device = undefined;
-    registry.register(this, h, this);
-    if (grad && !this.requiresGrad) this.requiresGrad = true;
-  }
-
   [Symbol.dispose](): void {
     this.dispose();
   }

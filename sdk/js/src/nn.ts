@@ -2,9 +2,26 @@
 // have in common, and initialisation drawn like theirs (the same seed gives
 // the same weights in Go, Python, Java and JavaScript).
 
+import { WebtensorError, native } from "./binding.js";
 import { Tensor, noGrad } from "./core.js";
 import type { DType } from "./dtype.js";
 import * as ops from "./ops.gen.js";
+import { stateOf } from "./serialize.js";
+
+/**
+ * Scales the gradients of params so that their total normType-norm is at
+ * most maxNorm (torch.nn.utils.clip_grad_norm_), on the device; returns the
+ * total norm before clipping, a 0-d tensor. Parameters without a gradient
+ * are skipped.
+ */
+export function clipGradNorm(params: Iterable<Tensor>, maxNorm: number, normType = 2): Tensor {
+  return new Tensor(native().clipGradNorm([...params].map((p) => p.handle), maxNorm, normType));
+}
+
+/** Clamps every gradient element of params into [-clip, clip] (torch.nn.utils.clip_grad_value_). */
+export function clipGradValue(params: Iterable<Tensor>, clip: number): void {
+  native().clipGradValue([...params].map((p) => p.handle), clip);
+}
 
 /** U(lo, hi) drawn as Go's nn and Python's init do: rand * (hi - lo) + lo, skipping * 1 and + 0. */
 function uniform(shape: readonly number[], lo: number, hi: number, dtype?: DType, device?: string): Tensor {
@@ -91,34 +108,27 @@ export class Module {
   }
 
   /**
-   * Copies a state dict (from wt.nn.load or another model) into this model's
-   * parameters, on their devices. Strict: every name must match and every
-   * shape agree, else nothing is changed and the error lists the problems.
+   * Copies a state dict (from wt.load or another model) into this model's
+   * parameters, on their devices; the parameter objects (and their handles)
+   * stay. Strict: every name must match and every shape and dtype agree,
+   * else nothing is changed and one error lists every problem.
    */
   loadStateDict(state: Map<string, Tensor> | Record<string, Tensor>): void {
-    const given = state instanceof Map ? state : new Map(Object.entries(state));
-    const mine = this.stateDict();
-    const problems: string[] = [];
-    for (const [n, t] of mine) {
-      const v = given.get(n);
-      if (!v) problems.push(`missing ${n}`);
-      else if (v.shape.join(",") !== t.shape.join(",")) problems.push(`${n}: shape [${v.shape}] vs the model's [${t.shape}]`);
-    }
-    for (const n of given.keys()) if (!mine.has(n)) problems.push(`unexpected ${n}`);
-    if (problems.length) throw new Error(`webtensor: loadStateDict: ${problems.join("; ")}`);
-    noGrad(() => {
-      for (const [n, t] of mine) {
-        const v = given.get(n)!;
-        const onDevice = v.device === t.device ? v : v.to(t.device);
-        const cast = onDevice.dtype === t.dtype ? onDevice : ops.cast(onDevice, { dtype: t.dtype });
-        const dense = ops.contiguous(cast);
-        const copy = dense.detach();
-        dense.dispose();
-        if (cast !== v) cast.dispose();
-        if (onDevice !== v && onDevice !== cast) onDevice.dispose();
-        t._adopt(copy);
+    const rt = native();
+    const mine = stateOf(this.stateDict());
+    try {
+      const given = stateOf(state instanceof Map ? state : Object.entries(state));
+      try {
+        rt.stateAssign(mine, given, true, this.constructor.name);
+      } catch (e) {
+        if (e instanceof WebtensorError) throw new WebtensorError(e.status, `loadStateDict: ${e.message}`);
+        throw e;
+      } finally {
+        rt.stateFree(given);
       }
-    });
+    } finally {
+      rt.stateFree(mine);
+    }
   }
 
   /** Training mode (dropout active) on this module and its children. */

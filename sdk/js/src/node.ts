@@ -108,6 +108,37 @@ const PROTOTYPES = {
   wt_fallbacks_json: "int32_t wt_fallbacks_json(int32_t reset, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_safetensors_header:
     "int32_t wt_safetensors_header(const void *buf, size_t nbytes, uint64_t file_size, const char *name, _Out_ uint8_t *json, size_t cap, _Out_ size_t *needed)",
+  wt_optimizer_new:
+    "int32_t wt_optimizer_new(const char *kind, const int64_t *params, int32_t n, const wt_attr *settings, int32_t ns, _Out_ int64_t *out)",
+  wt_optimizer_set: "int32_t wt_optimizer_set(int64_t opt, const wt_attr *settings, int32_t ns)",
+  wt_optimizer_step: "int32_t wt_optimizer_step(int64_t opt)",
+  wt_optimizer_zero_grad: "int32_t wt_optimizer_zero_grad(int64_t opt)",
+  wt_optimizer_state: "int32_t wt_optimizer_state(int64_t opt, _Out_ int64_t *out)",
+  wt_optimizer_load_state: "int32_t wt_optimizer_load_state(int64_t opt, int64_t state)",
+  wt_optimizer_free: "int32_t wt_optimizer_free(int64_t opt)",
+  wt_lr_schedule:
+    "int32_t wt_lr_schedule(const char *kind, const wt_attr *settings, int32_t ns, double base, int64_t step, _Out_ double *lr)",
+  wt_clip_grad_norm:
+    "int32_t wt_clip_grad_norm(const int64_t *params, int32_t n, double max_norm, double norm_type, _Out_ int64_t *total)",
+  wt_clip_grad_value: "int32_t wt_clip_grad_value(const int64_t *params, int32_t n, double clip)",
+  wt_state_new: "int32_t wt_state_new(_Out_ int64_t *out)",
+  wt_state_free: "int32_t wt_state_free(int64_t s)",
+  wt_state_put: "int32_t wt_state_put(int64_t s, const char *name, int64_t t)",
+  wt_state_count: "int32_t wt_state_count(int64_t s, _Out_ int32_t *n)",
+  wt_state_name: "int32_t wt_state_name(int64_t s, int32_t i, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_state_get: "int32_t wt_state_get(int64_t s, int32_t i, _Out_ int64_t *out)",
+  wt_state_set_metadata: "int32_t wt_state_set_metadata(int64_t s, const char *key, const char *value)",
+  wt_state_metadata_count: "int32_t wt_state_metadata_count(int64_t s, _Out_ int32_t *n)",
+  wt_state_metadata_key:
+    "int32_t wt_state_metadata_key(int64_t s, int32_t i, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_state_metadata_value:
+    "int32_t wt_state_metadata_value(int64_t s, int32_t i, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_state_save: "int32_t wt_state_save(int64_t s, const char *path)",
+  wt_state_to_bytes: "int32_t wt_state_to_bytes(int64_t s, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_state_load: "int32_t wt_state_load(const char *path, const char *device, int32_t metadata_only, _Out_ int64_t *out)",
+  wt_state_from_bytes:
+    "int32_t wt_state_from_bytes(const void *buf, size_t n, const char *device, const char *name, _Out_ int64_t *out)",
+  wt_state_assign: "int32_t wt_state_assign(int64_t module, int64_t values, int32_t strict, const char *name)",
 } as const;
 
 type NativeFn = (...args: any[]) => any;
@@ -367,8 +398,59 @@ function nodeBinding(lib: Native): Binding {
     },
     safetensorsHeader: (prefix, fileSize, name) =>
       readString(lib.wt_safetensors_header, prefix, prefix.byteLength, BigInt(fileSize), name),
+    ...trainingCalls(lib),
   };
   return b;
+}
+
+/** The training and state-dict calls of the Binding (webtensor.h's wt_optimizer_*, wt_state_*, ...). */
+function trainingCalls(lib: Native) {
+  const settings = (attrs: readonly AttrEntry[]) => (attrs.length ? attrStructs(attrs) : null);
+  const list = (hs: readonly number[]) => BigInt64Array.from(hs.length ? hs : [0], BigInt);
+  return {
+    optimizerNew: (kind: string, params: readonly number[], s: readonly AttrEntry[]) =>
+      newHandle((o) => lib.wt_optimizer_new(kind, list(params), params.length, settings(s), s.length, o)),
+    optimizerSet: (opt: number, s: readonly AttrEntry[]) => check(lib.wt_optimizer_set(opt, settings(s), s.length)),
+    optimizerStep: (opt: number) => check(lib.wt_optimizer_step(opt)),
+    optimizerZeroGrad: (opt: number) => check(lib.wt_optimizer_zero_grad(opt)),
+    optimizerState: (opt: number) => newHandle((o) => lib.wt_optimizer_state(opt, o)),
+    optimizerLoadState: (opt: number, state: number) => check(lib.wt_optimizer_load_state(opt, state)),
+    optimizerFree: (opt: number) => check(lib.wt_optimizer_free(opt)),
+    lrSchedule: (kind: string, s: readonly AttrEntry[], base: number, step: number) => {
+      const lr = new Float64Array(1);
+      check(lib.wt_lr_schedule(kind, settings(s), s.length, base, step, lr));
+      return lr[0]!;
+    },
+    clipGradNorm: (params: readonly number[], maxNorm: number, normType: number) =>
+      newHandle((o) => lib.wt_clip_grad_norm(list(params), params.length, maxNorm, normType, o)),
+    clipGradValue: (params: readonly number[], clip: number) =>
+      check(lib.wt_clip_grad_value(list(params), params.length, clip)),
+    stateNew: () => newHandle((o) => lib.wt_state_new(o)),
+    stateFree: (s: number) => check(lib.wt_state_free(s)),
+    statePut: (s: number, name: string, t: number) => check(lib.wt_state_put(s, name, t)),
+    stateCount: (s: number) => int32((o) => lib.wt_state_count(s, o)),
+    stateName: (s: number, i: number) => readString(lib.wt_state_name, s, i),
+    stateGet: (s: number, i: number) => newHandle((o) => lib.wt_state_get(s, i, o)),
+    stateSetMetadata: (s: number, k: string, v: string) => check(lib.wt_state_set_metadata(s, k, v)),
+    stateMetadataCount: (s: number) => int32((o) => lib.wt_state_metadata_count(s, o)),
+    stateMetadataKey: (s: number, i: number) => readString(lib.wt_state_metadata_key, s, i),
+    stateMetadataValue: (s: number, i: number) => readString(lib.wt_state_metadata_value, s, i),
+    stateSave: (s: number, path: string) => check(lib.wt_state_save(s, path)),
+    stateToBytes: async (s: number) => {
+      const needed = new BigUint64Array(1);
+      const st = lib.wt_state_to_bytes(s, null, 0, needed) as number;
+      if (st !== ERR_BUFFER_TOO_SMALL) check(st);
+      const out = new Uint8Array(Number(needed[0]));
+      check(lib.wt_state_to_bytes(s, out, out.length, needed));
+      return out;
+    },
+    stateLoad: (path: string, device: string | null, metadataOnly: boolean) =>
+      newHandle((o) => lib.wt_state_load(path, device, metadataOnly ? 1 : 0, o)),
+    stateFromBytes: (bytes: Uint8Array, device: string | null, name: string) =>
+      newHandle((o) => lib.wt_state_from_bytes(bytes, bytes.byteLength, device, name, o)),
+    stateAssign: (module: number, values: number, strict: boolean, name: string) =>
+      check(lib.wt_state_assign(module, values, strict ? 1 : 0, name)),
+  };
 }
 
 let binding: Binding | null = null;

@@ -1,77 +1,116 @@
-// wt.optim: SGD, Adam and AdamW with torch's update formulas and defaults,
-// the same equations (term for term) as the Go nn package and the Python
-// SDK, so the same seed trains to the same losses in every SDK.
-//
-// A step computes every new value without autograd first and only then
-// installs them into the parameter objects (Tensor._adopt), so a failing op
-// leaves every parameter as it was and models keep their references.
+// wt.optim: SGD, Adam, AdamW, RMSprop and Adagrad with torch's defaults and
+// update formulas, and torch's learning-rate schedules. The runtime runs
+// them (Go's nn optimisers through wt_optimizer_*, the schedules' closed
+// forms through wt_lr_schedule), so every SDK computes the same bits; a step
+// updates each parameter in place (the Tensor objects and their handles
+// stay), in one fused kernel per parameter where the device fuses, and a
+// failed step changes nothing. Options are the idiom here: change
+// `opt.options.lr` (as the schedulers do) and the next step uses it.
 
-import { Tensor, noGrad, tidy } from "./core.js";
-import * as ops from "./ops.gen.js";
+import { ATTR_KIND, maybeNative, native } from "./binding.js";
+import type { AttrEntry } from "./binding.js";
+import { Tensor } from "./core.js";
+
+type Setting = number | boolean | readonly number[];
+
+/** Settings as the runtime takes them: torch's snake_case names, op attributes. */
+function settings(values: Record<string, Setting>): AttrEntry[] {
+  return Object.entries(values).map(([k, v]): AttrEntry => {
+    const name = k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (typeof v === "boolean") return [name, ATTR_KIND.bool, v];
+    if (typeof v === "number") return [name, Number.isInteger(v) ? ATTR_KIND.int : ATTR_KIND.float, v];
+    return [name, v.every((x) => Number.isInteger(x)) ? ATTR_KIND.ints : ATTR_KIND.floats, [...v]];
+  });
+}
+
+const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+// An optimiser the program drops without dispose() is freed when collected.
+const registry = new FinalizationRegistry<number>((h) => maybeNative()?.optimizerFree(h));
 
 type State = Record<string, Tensor | number>;
 
-function mul(t: Tensor, v: number): Tensor {
-  return v === 1 ? t : ops.mul(t, v);
-}
-
-/** The gradient an update uses: negated when maximising, plus wd * p (L2) when wd != 0. */
-function effectiveGrad(p: Tensor, grad: Tensor, maximize: boolean, wd: number): Tensor {
-  const g = maximize ? ops.neg(grad) : grad;
-  return wd !== 0 ? ops.add(g, mul(p, wd)) : g;
-}
-
-/** torch's lerp, computed from the nearer end as its kernel does. */
-function lerp(start: Tensor, end: Tensor, w: number): Tensor {
-  return w < 0.5 ? ops.add(start, mul(ops.sub(end, start), w)) : ops.sub(end, mul(ops.sub(end, start), 1 - w));
-}
-
-/** The base of the optimizers: parameters, per-parameter state, zeroGrad and the all-or-nothing step. */
+/** The base of the optimizers: parameters, options, step, zeroGrad and the state under torch's names (camelCase). */
 export abstract class Optimizer {
   readonly params: Tensor[];
-  readonly state = new Map<Tensor, State>();
+  abstract readonly options: { lr: number };
+  protected abstract readonly kind: string;
+  #h = 0;
+  #handles: number[] = [];
+  #pushed = "";
 
   constructor(params: Iterable<Tensor>) {
     this.params = [...params];
-    if (this.params.length === 0) throw new Error(`webtensor: ${this.constructor.name}: no parameters to optimise`);
   }
 
-  protected abstract update(p: Tensor, grad: Tensor, state: State): [Tensor, State];
-
-  zeroGrad(): void {
-    for (const p of this.params) p.zeroGrad();
+  /** The runtime's optimizer, made (or made afresh over new handles, keeping its state) and given the current options. */
+  protected sync(): number {
+    const rt = native();
+    const handles = this.params.map((p) => p.handle);
+    const opts = settings(this.options as unknown as Record<string, Setting>);
+    const key = JSON.stringify(opts);
+    if (!this.#h || handles.some((h, i) => h !== this.#handles[i])) {
+      const h = rt.optimizerNew(this.kind, handles, opts);
+      if (this.#h) {
+        const st = rt.optimizerState(this.#h);
+        try {
+          rt.optimizerLoadState(h, st);
+        } finally {
+          rt.stateFree(st);
+        }
+        this.#free();
+      }
+      this.#h = h;
+      this.#handles = handles;
+      registry.register(this, h, this);
+    } else if (key !== this.#pushed) {
+      rt.optimizerSet(this.#h, opts);
+    }
+    this.#pushed = key;
+    return this.#h;
   }
 
   /** One update of every parameter that has a gradient (the others are left alone). */
   step(): void {
-    const updates = noGrad(() =>
-      tidy(() => {
-        const out: [Tensor, Tensor, State][] = [];
-        for (const p of this.params) {
-          const g = p.grad;
-          if (!g) continue;
-          const [value, st] = this.update(p, g, this.state.get(p) ?? {});
-          if (value.shape.join(",") !== p.shape.join(",") || value.dtype !== p.dtype) {
-            throw new Error(`webtensor: ${this.constructor.name} step: the gradient of a parameter of shape [${p.shape}] has shape [${g.shape}]`);
-          }
-          out.push([p, value, st]);
-        }
-        return out.map(([p, v, st]) => ({ p, v, st }));
-      }),
-    );
-    for (const { p, v, st } of updates) {
-      // commit: nothing can fail past here
-      const old = this.state.get(p) ?? {};
-      p._adopt(v);
-      this.state.set(p, st);
-      for (const x of Object.values(old)) if (x instanceof Tensor && !Object.values(st).includes(x)) x.dispose();
-    }
+    native().optimizerStep(this.sync());
   }
 
-  /** Frees the optimizer's state tensors (moments, momentum buffers). */
+  zeroGrad(): void {
+    native().optimizerZeroGrad(this.sync());
+  }
+
+  /** Each updated parameter's state (step, expAvg, ...): new tensors the caller disposes. */
+  get state(): Map<Tensor, State> {
+    const rt = native();
+    const s = rt.optimizerState(this.sync());
+    const out = new Map<Tensor, State>();
+    try {
+      for (let i = 0; i < rt.stateCount(s); i++) {
+        const [index, key] = rt.stateName(s, i).split(/\.(.*)/s) as [string, string];
+        const p = this.params[Number(index)]!;
+        const st = out.get(p) ?? {};
+        const t = new Tensor(rt.stateGet(s, i));
+        if (key === "step") {
+          st.step = Number(t.item());
+          t.dispose();
+        } else st[camel(key)] = t;
+        out.set(p, st);
+      }
+    } finally {
+      rt.stateFree(s);
+    }
+    return out;
+  }
+
+  #free(): void {
+    registry.unregister(this);
+    native().optimizerFree(this.#h);
+    this.#h = 0;
+  }
+
+  /** Frees the optimizer's state (moments, momentum buffers); the parameters stay. */
   dispose(): void {
-    for (const st of this.state.values()) for (const x of Object.values(st)) if (x instanceof Tensor) x.dispose();
-    this.state.clear();
+    if (this.#h) this.#free();
   }
 }
 
@@ -86,30 +125,12 @@ export interface SGDOptions {
 
 /** torch.optim.SGD: buf = momentum*buf + (1-dampening)*g; p -= lr * (nesterov ? g + momentum*buf : buf). */
 export class SGD extends Optimizer {
+  protected readonly kind = "sgd";
   readonly options: Required<SGDOptions>;
   constructor(params: Iterable<Tensor>, opts: SGDOptions = {}) {
     super(params);
     this.options = { lr: 1e-3, momentum: 0, dampening: 0, weightDecay: 0, nesterov: false, maximize: false, ...opts };
-    const o = this.options;
-    if (o.lr < 0) throw new Error(`webtensor: SGD: invalid learning rate ${o.lr}`);
-    if (o.momentum < 0) throw new Error(`webtensor: SGD: invalid momentum ${o.momentum}`);
-    if (o.weightDecay < 0) throw new Error(`webtensor: SGD: invalid weightDecay ${o.weightDecay}`);
-    if (o.nesterov && (o.momentum <= 0 || o.dampening !== 0)) {
-      throw new Error("webtensor: SGD: Nesterov momentum requires a momentum and zero dampening");
-    }
-  }
-
-  protected update(p: Tensor, grad: Tensor, state: State): [Tensor, State] {
-    const o = this.options;
-    let g = effectiveGrad(p, grad, o.maximize, o.weightDecay);
-    const st: State = {};
-    if (o.momentum !== 0) {
-      const prev = state.momentumBuffer as Tensor | undefined;
-      const buf = prev ? ops.add(mul(prev, o.momentum), mul(g, 1 - o.dampening)) : ops.contiguous(g);
-      st.momentumBuffer = buf;
-      g = o.nesterov ? ops.add(g, mul(buf, o.momentum)) : buf;
-    }
-    return [ops.sub(p, mul(g, o.lr)), st];
+    this.sync();
   }
 }
 
@@ -124,53 +145,124 @@ export interface AdamOptions {
 
 /** torch.optim.Adam: m = lerp(m, g, 1-b1); v = b2 v + (1-b2) g^2; p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps). */
 export class Adam extends Optimizer {
+  protected readonly kind: string = "adam";
   readonly options: Required<AdamOptions>;
-  protected decoupled = false;
   constructor(params: Iterable<Tensor>, opts: AdamOptions = {}) {
     super(params);
     this.options = { lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, amsgrad: false, maximize: false, ...opts };
-    const { lr, betas, eps, weightDecay } = this.options;
-    const name = this.constructor.name;
-    if (lr < 0) throw new Error(`webtensor: ${name}: invalid learning rate ${lr}`);
-    if (eps < 0) throw new Error(`webtensor: ${name}: invalid epsilon ${eps}`);
-    betas.forEach((b, i) => {
-      if (!(b >= 0 && b < 1)) throw new Error(`webtensor: ${name}: invalid beta parameter at index ${i}: ${b}`);
-    });
-    if (weightDecay < 0) throw new Error(`webtensor: ${name}: invalid weightDecay ${weightDecay}`);
-  }
-
-  protected update(p: Tensor, grad: Tensor, state: State): [Tensor, State] {
-    const { lr, betas, eps, amsgrad, maximize } = this.options;
-    let wd = this.options.weightDecay;
-    const [b1, b2] = betas;
-    let x = p;
-    if (this.decoupled) {
-      x = mul(x, 1 - lr * wd);
-      wd = 0;
-    }
-    const g = effectiveGrad(p, grad, maximize, wd);
-    let m = (state.expAvg as Tensor | undefined) ?? ops.zerosLike(x);
-    let v = (state.expAvgSq as Tensor | undefined) ?? ops.zerosLike(x);
-    m = lerp(m, g, 1 - b1);
-    v = ops.add(mul(v, b2), mul(ops.mul(g, g), 1 - b2));
-    const step = ((state.step as number | undefined) ?? 0) + 1;
-    const stepSize = lr / (1 - b1 ** step);
-    const bc2Sqrt = Math.sqrt(1 - b2 ** step);
-    const st: State = { step, expAvg: m, expAvgSq: v };
-    let second = v;
-    if (amsgrad) {
-      second = st.maxExpAvgSq = ops.maximum((state.maxExpAvgSq as Tensor | undefined) ?? ops.zerosLike(x), v);
-    }
-    let denom = ops.div(ops.sqrt(second), bc2Sqrt);
-    if (eps !== 0) denom = ops.add(denom, eps);
-    return [ops.sub(x, mul(ops.div(m, denom), stepSize)), st];
+    if (new.target === Adam) this.sync();
   }
 }
 
 /** torch.optim.AdamW: Adam with decoupled weight decay (p *= 1 - lr*wd before the update); weightDecay defaults to 0.01. */
 export class AdamW extends Adam {
+  protected override readonly kind = "adamw";
   constructor(params: Iterable<Tensor>, opts: AdamOptions = {}) {
     super(params, { weightDecay: 0.01, ...opts });
-    this.decoupled = true;
+    this.sync();
+  }
+}
+
+export interface RMSpropOptions {
+  lr?: number;
+  alpha?: number;
+  eps?: number;
+  weightDecay?: number;
+  momentum?: number;
+  centered?: boolean;
+  maximize?: boolean;
+}
+
+/** torch.optim.RMSprop: v = alpha v + (1-alpha) g^2; p -= lr * g / (sqrt(v) + eps), centered and with momentum as torch's. */
+export class RMSprop extends Optimizer {
+  protected readonly kind = "rmsprop";
+  readonly options: Required<RMSpropOptions>;
+  constructor(params: Iterable<Tensor>, opts: RMSpropOptions = {}) {
+    super(params);
+    this.options = { lr: 1e-2, alpha: 0.99, eps: 1e-8, weightDecay: 0, momentum: 0, centered: false, maximize: false, ...opts };
+    this.sync();
+  }
+}
+
+export interface AdagradOptions {
+  lr?: number;
+  lrDecay?: number;
+  weightDecay?: number;
+  initialAccumulatorValue?: number;
+  eps?: number;
+  maximize?: boolean;
+}
+
+/** torch.optim.Adagrad: sum += g^2; p -= lr / (1 + (t-1) lrDecay) * g / (sqrt(sum) + eps). */
+export class Adagrad extends Optimizer {
+  protected readonly kind = "adagrad";
+  readonly options: Required<AdagradOptions>;
+  constructor(params: Iterable<Tensor>, opts: AdagradOptions = {}) {
+    super(params);
+    this.options = { lr: 1e-2, lrDecay: 0, weightDecay: 0, initialAccumulatorValue: 0, eps: 1e-10, maximize: false, ...opts };
+    this.sync();
+  }
+}
+
+/**
+ * The base of the learning-rate schedules (torch.optim.lr_scheduler's closed
+ * forms, computed by the runtime): step() after the optimizer's sets its
+ * options.lr for the next step.
+ */
+export abstract class LRScheduler {
+  /** Steps taken (torch's last_epoch). */
+  lastEpoch = -1;
+  readonly baseLr: number;
+  #lastLr = 0;
+
+  constructor(readonly optimizer: Optimizer, private readonly kind: string, private readonly values: Record<string, Setting>) {
+    this.baseLr = optimizer.options.lr;
+    this.step();
+  }
+
+  step(): void {
+    this.lastEpoch++;
+    this.#lastLr = native().lrSchedule(this.kind, settings(this.values), this.baseLr, this.lastEpoch);
+    this.optimizer.options.lr = this.#lastLr;
+  }
+
+  /** The rate the optimizer uses now. */
+  get lastLr(): number {
+    return this.#lastLr;
+  }
+}
+
+/** lr = base * gamma^floor(epoch / stepSize). */
+export class StepLR extends LRScheduler {
+  constructor(optimizer: Optimizer, opts: { stepSize: number; gamma?: number }) {
+    super(optimizer, "step", { stepSize: opts.stepSize, gamma: opts.gamma ?? 0.1 });
+  }
+}
+
+/** lr = base * gamma^(milestones passed). */
+export class MultiStepLR extends LRScheduler {
+  constructor(optimizer: Optimizer, opts: { milestones: number[]; gamma?: number }) {
+    super(optimizer, "multistep", { milestones: [...opts.milestones].sort((a, b) => a - b), gamma: opts.gamma ?? 0.1 });
+  }
+}
+
+/** lr = base * gamma^epoch. */
+export class ExponentialLR extends LRScheduler {
+  constructor(optimizer: Optimizer, opts: { gamma: number }) {
+    super(optimizer, "exponential", { gamma: opts.gamma });
+  }
+}
+
+/** lr = etaMin + (base - etaMin) * (1 + cos(pi * epoch / tMax)) / 2. */
+export class CosineAnnealingLR extends LRScheduler {
+  constructor(optimizer: Optimizer, opts: { tMax: number; etaMin?: number }) {
+    super(optimizer, "cosine", { tMax: opts.tMax, etaMin: opts.etaMin ?? 0 });
+  }
+}
+
+/** lr = base * (startFactor + (endFactor - startFactor) * min(epoch, totalIters) / totalIters). */
+export class LinearLR extends LRScheduler {
+  constructor(optimizer: Optimizer, opts: { startFactor?: number; endFactor?: number; totalIters?: number } = {}) {
+    super(optimizer, "linear", { startFactor: opts.startFactor ?? 1 / 3, endFactor: opts.endFactor ?? 1, totalIters: opts.totalIters ?? 5 });
   }
 }

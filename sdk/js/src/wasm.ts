@@ -17,6 +17,7 @@ interface GoCalls {
   wt_tensor_to_device_async(h: number, device: string): Promise<number>;
   wt_op_async(name: string, inputs: number[], attrs: unknown[]): Promise<number[]>;
   wt_backward_async(h: number, grad: number): Promise<void>;
+  wt_state_to_bytes_async(s: number): Promise<Uint8Array>;
   [sync: string]: unknown;
 }
 
@@ -108,6 +109,35 @@ function wasmBinding(go: GoCalls): Binding {
       throw new Error("webtensor: WebAssembly plugins run in Node (the browser build has no plugin host)");
     },
     safetensorsHeader: (prefix, fileSize, name) => call<string>("wt_safetensors_header", prefix, fileSize, name),
+    optimizerNew: (kind, params, s) => call<number>("wt_optimizer_new", kind, [...params], plainAttrs(s)),
+    optimizerSet: (opt, s) => call("wt_optimizer_set", opt, plainAttrs(s)),
+    optimizerStep: (opt) => call("wt_optimizer_step", opt),
+    optimizerZeroGrad: (opt) => call("wt_optimizer_zero_grad", opt),
+    optimizerState: (opt) => call<number>("wt_optimizer_state", opt),
+    optimizerLoadState: (opt, state) => call("wt_optimizer_load_state", opt, state),
+    optimizerFree: (opt) => call("wt_optimizer_free", opt),
+    lrSchedule: (kind, s, base, step) => call<number>("wt_lr_schedule", kind, plainAttrs(s), base, step),
+    clipGradNorm: (params, maxNorm, normType) => call<number>("wt_clip_grad_norm", [...params], maxNorm, normType),
+    clipGradValue: (params, clip) => call("wt_clip_grad_value", [...params], clip),
+    stateNew: () => call<number>("wt_state_new"),
+    stateFree: (s) => call("wt_state_free", s),
+    statePut: (s, name, t) => call("wt_state_put", s, name, t),
+    stateCount: (s) => call<number>("wt_state_count", s),
+    stateName: (s, i) => call<string>("wt_state_name", s, i),
+    stateGet: (s, i) => call<number>("wt_state_get", s, i),
+    stateSetMetadata: (s, k, v) => call("wt_state_set_metadata", s, k, v),
+    stateMetadataCount: (s) => call<number>("wt_state_metadata_count", s),
+    stateMetadataKey: (s, i) => call<string>("wt_state_metadata_key", s, i),
+    stateMetadataValue: (s, i) => call<string>("wt_state_metadata_value", s, i),
+    stateSave: () => {
+      throw new Error("webtensor: the browser has no file system: save() gives the checkpoint's bytes");
+    },
+    stateToBytes: (s) => settle(go.wt_state_to_bytes_async(s)),
+    stateLoad: () => {
+      throw new Error("webtensor: the browser has no file system: load() reads a checkpoint's bytes");
+    },
+    stateFromBytes: (bytes, device, name) => call<number>("wt_state_from_bytes", bytes, device, name),
+    stateAssign: (module, values, strict, name) => call("wt_state_assign", module, values, strict, name),
   };
 }
 
