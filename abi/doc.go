@@ -3,7 +3,11 @@
 // strings, per-thread messages). It holds the tensor handle table, the
 // status codes and the mapping from Go errors to them, the decoding of op
 // attributes, and the calls themselves: tensors, ops, autograd, graph
-// capture, devices, random numbers, checkpoint headers and plugins.
+// capture, devices, random numbers, checkpoint headers, plugins, and
+// training - nn's optimisers over the SDKs' parameter handles (which a step
+// points at the new values), learning-rate schedules, gradient clipping and
+// state dicts (checkpoints saved, loaded and loaded into a module) - so an
+// SDK's optim and checkpoint code is only its language's idioms.
 //
 // Two thin layers sit on it, so the ABI exists once: capi (cgo) turns C
 // arguments into these Go values and results back into caller buffers, and
