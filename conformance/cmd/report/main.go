@@ -12,9 +12,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -177,6 +179,18 @@ func trainingChecks(cols []conformance.Result, dir string) (lines []string, pass
 	var ref *conformance.Result
 	var refVals map[string][]float64
 	close := func(a, b float64) bool { return math.Abs(a-b) <= 1e-3+1e-3*math.Abs(b) }
+	// Every SDK trains with the same Go optimiser (issue 19, item 2), so on
+	// one device their curves and weights must agree bit for bit; across
+	// devices the tolerance above applies. The browser's WebGPU is another
+	// implementation (the page's navigator.gpu, whose shader compiler rounds
+	// in its own way), so it is a device of its own; its CPU backend is the
+	// same Go code as everyone's.
+	type run struct {
+		name   string
+		losses []float64
+		vals   map[string][]float64
+	}
+	firstOn := map[string]run{}
 	for i := range cols {
 		c := &cols[i]
 		name := c.SDK + "/" + c.Backend
@@ -199,6 +213,19 @@ func trainingChecks(cols []conformance.Result, dir string) (lines []string, pass
 			fails++
 			bad = append(bad, fmt.Sprintf("checkpoint of %s does not load in Go: %v", name, err))
 			continue
+		}
+		note, bitOK := "", true
+		device := c.Backend
+		if c.SDK == "browser" && device != "cpu" {
+			device += " in the browser"
+		}
+		if same, seen := firstOn[device]; !seen {
+			firstOn[device] = run{name, c.Training, vals}
+		} else if diff := bitDiff(same.losses, c.Training, same.vals, vals); diff != "" {
+			bitOK, note = false, "not bit-identical to "+same.name
+			bad = append(bad, fmt.Sprintf("training @ %s: not bit-identical to %s: %s", name, same.name, diff))
+		} else {
+			note = "bit-identical to " + same.name
 		}
 		if ref == nil {
 			ref, refVals = c, vals
@@ -225,11 +252,14 @@ func trainingChecks(cols []conformance.Result, dir string) (lines []string, pass
 			}
 		}
 		verdict := "same curve and weights as the reference"
-		if !ok {
+		if !ok || !bitOK {
 			verdict = "DIFFERS"
 			fails++
 		} else {
 			pass++
+		}
+		if note != "" {
+			verdict += "; " + note
 		}
 		lines = append(lines, fmt.Sprintf("- %s: loss %.4f -> %.4f, %s", name, c.Training[0], c.Training[len(c.Training)-1], verdict))
 	}
@@ -247,6 +277,31 @@ func trainingChecks(cols []conformance.Result, dir string) (lines []string, pass
 		}
 	}
 	return lines, pass, fails, bad
+}
+
+// bitDiff names the first loss or weight where two runs differ in any bit
+// ("" when none does).
+func bitDiff(lossA, lossB []float64, valsA, valsB map[string][]float64) string {
+	if len(lossA) != len(lossB) {
+		return fmt.Sprintf("the curve's length (%d, %d)", len(lossA), len(lossB))
+	}
+	for k := range lossA {
+		if math.Float64bits(lossA[k]) != math.Float64bits(lossB[k]) {
+			return fmt.Sprintf("the loss of step %d (%v, %v)", k, lossA[k], lossB[k])
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(valsA)) {
+		a, b := valsA[key], valsB[key]
+		if len(a) != len(b) {
+			return fmt.Sprintf("%s's length", key)
+		}
+		for j := range a {
+			if math.Float64bits(a[j]) != math.Float64bits(b[j]) {
+				return fmt.Sprintf("%s[%d] (%v, %v)", key, j, a[j], b[j])
+			}
+		}
+	}
+	return ""
 }
 
 func fileExists(p string) bool {
