@@ -49,7 +49,7 @@ def torch_cases() -> dict[str, tuple[float, str]]:
     for name, dt in (("f32", torch.float32), ("bf16", torch.bfloat16)):
         x = torch.randn(n, n, device=dev, dtype=dt, generator=g)
         y = torch.randn(n, n, device=dev, dtype=dt, generator=g)
-        s = timed(lambda: x @ y, 50)
+        s = timed(lambda x=x, y=y: x @ y, 50)
         out[f"matmul/{name}"] = (2 * n**3 / s / 1e12, "TFLOP/s")
     m = 64 << 20
     x, y = torch.randn(m, device=dev, generator=g), torch.randn(m, device=dev, generator=g)
