@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/webtensor/webtensor/core"
@@ -18,6 +19,10 @@ type buffer struct {
 	cleanup runtime.Cleanup
 	free    *hostFree
 	owner   any // HostMemory.Owner, kept reachable with the buffer
+
+	blk   atomic.Pointer[block] // the cache's block (alloc.go), returned on release
+	dirty atomic.Bool           // a recycled block not yet cleared: Host clears it
+	mu    sync.Mutex            // serialises that clear
 }
 
 // hostFree runs a foreign buffer's free function once, from Release or from
@@ -30,11 +35,33 @@ type hostFree struct {
 
 func (f *hostFree) run() { f.once.Do(f.fn) }
 
-func (b *buffer) Len() int     { return len(b.buf) }
-func (b *buffer) Host() []byte { return b.buf }
+func (b *buffer) Len() int { return len(b.buf) }
+
+// Host is the storage's memory, cleared first if it is a recycled block
+// no kernel has claimed (see fillsOutputs).
+func (b *buffer) Host() []byte {
+	if b.dirty.Load() {
+		b.mu.Lock()
+		if b.dirty.Load() {
+			clear(b.buf)
+			b.dirty.Store(false)
+		}
+		b.mu.Unlock()
+	}
+	return b.buf
+}
+
+// claim marks a dirty buffer clean without clearing it: its caller writes
+// every byte before anyone reads one.
+func (b *buffer) claim() { b.dirty.Store(false) }
 
 func (b *buffer) Release() {
 	b.buf = nil
+	if blk := b.blk.Swap(nil); blk != nil {
+		b.cleanup.Stop()
+		memCache.put(blk)
+		return
+	}
 	if b.free != nil {
 		b.cleanup.Stop()
 		b.free.run()
@@ -60,8 +87,12 @@ var hostAlloc HostAllocator
 
 // SetHostAllocator makes the CPU backend allocate through a (for example
 // C.malloc, so the C ABI can export tensors through DLPack without copying).
-// Install it before any tensor is made; nil restores Go memory.
-func SetHostAllocator(a HostAllocator) { hostAlloc = a }
+// Install it before any tensor is made; nil restores Go memory. The
+// cache's free blocks, from the previous allocator, are let go.
+func SetHostAllocator(a HostAllocator) {
+	hostAlloc = a
+	_ = theBackend.EmptyCache()
+}
 
 // WrapHost adopts memory owned elsewhere (an imported DLPack tensor) as CPU
 // storage without copying; release is called exactly once, when the storage
@@ -101,7 +132,8 @@ func (*Backend) Capabilities() core.Capabilities {
 	return core.Capabilities{DTypes: core.AllDTypes, Description: "pure Go"}
 }
 
-// Alloc returns zeroed, 8-byte aligned memory.
+// Alloc returns 8-byte aligned memory that reads as zeros (a recycled block
+// is cleared on first access unless a kernel claims it, alloc.go).
 func (*Backend) Alloc(d core.DType, numel int) (core.Storage, error) {
 	if numel < 0 {
 		return nil, fmt.Errorf("alloc: negative element count %d", numel)
@@ -112,9 +144,12 @@ func (*Backend) Alloc(d core.DType, numel int) (core.Storage, error) {
 	return newBuffer(numel * d.Size())
 }
 
-// newBuffer allocates zeroed storage from the host allocator, if one is
-// installed, else from the Go heap.
+// newBuffer allocates storage that reads as zeros: from the cache, else
+// from the host allocator, if one is installed, else from the Go heap.
 func newBuffer(n int) (*buffer, error) {
+	if b, ok, err := cachedBuffer(n); ok {
+		return b, err
+	}
 	if hostAlloc == nil {
 		return &buffer{buf: alignedBytes(n)}, nil
 	}
@@ -148,6 +183,7 @@ func (b *Backend) Upload(d core.DType, data []byte) (core.Storage, error) {
 	if err != nil {
 		return nil, err
 	}
+	buf.claim()
 	copy(buf.buf, data)
 	return buf, nil
 }
@@ -171,10 +207,16 @@ func (*Backend) Download(s core.Storage, off int, dst []byte) error {
 
 // register installs a built-in CPU kernel in core's registry; called from
 // init functions. Built-ins are wrapped to turn a refused temporary into
-// the kernel's error (guardTemps); a plugin's kernels, registered through
-// core.RegisterKernel, manage no temporaries of ours.
+// the kernel's error (guardTemps) and, for those that write all of their
+// outputs, to take recycled memory uncleared (claimOutputs); a plugin's
+// kernels, registered through core.RegisterKernel, manage no temporaries
+// of ours and see cleared outputs.
 func register(name string, k core.Kernel) {
-	core.MustRegisterKernel("cpu", name, guardTemps(k))
+	k = guardTemps(k)
+	if fillsOutputs[name] {
+		k = claimOutputs(k)
+	}
+	core.MustRegisterKernel("cpu", name, k)
 }
 
 // Kernel returns the CPU kernel of op, or nil.

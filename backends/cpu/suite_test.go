@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/webtensor/webtensor/backends/backendtest"
+	"github.com/webtensor/webtensor/backends/cpu"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -12,3 +13,11 @@ import (
 func TestOpsMatchReference(t *testing.T) { backendtest.RunVectors(t, core.CPU) }
 
 func TestGradientsMatchFiniteDifferences(t *testing.T) { backendtest.RunGradCheck(t, core.CPU) }
+
+// The suite again with every output a recycled block full of NaN bytes:
+// a kernel that takes its output uncleared (fillsOutputs) and skips an
+// element shows it here.
+func TestOpsMatchReferenceOnRecycledMemory(t *testing.T) {
+	defer cpu.PoisonCacheForTest()()
+	backendtest.RunVectors(t, core.CPU)
+}

@@ -60,10 +60,14 @@ func (m *hostMeter) measure(fn func()) (peak, frees int64) {
 
 func withMeter(t *testing.T) *hostMeter {
 	m := &hostMeter{}
+	// The CPU backend's cache would keep released blocks instead of
+	// freeing them: the meter counts what the graph allocates and frees.
+	limit := cpu.SetCacheLimit(0)
 	cpu.SetHostAllocator(m.alloc)
 	gc := debug.SetGCPercent(-1)
 	t.Cleanup(func() {
 		cpu.SetHostAllocator(nil)
+		cpu.SetCacheLimit(limit)
 		debug.SetGCPercent(gc)
 	})
 	return m

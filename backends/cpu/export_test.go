@@ -1,0 +1,12 @@
+package cpu
+
+// PoisonCacheForTest makes every cached storage start as NaN bytes and
+// every storage of a byte or more come from the cache, until restore runs.
+func PoisonCacheForTest() (restore func()) {
+	min, old := cacheMinBytes, SetCacheLimit(1<<30)
+	poisonCache, cacheMinBytes = true, 1
+	return func() {
+		poisonCache, cacheMinBytes = false, min
+		SetCacheLimit(old)
+	}
+}
