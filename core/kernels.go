@@ -36,6 +36,7 @@ func RegisterKernel(kind, op string, k Kernel) error {
 		return fmt.Errorf("a %s kernel for %q is already registered", kind, op)
 	}
 	kernels[key] = k
+	recordSite(kind, op)
 	return nil
 }
 

@@ -133,6 +133,7 @@ func Register(def *OpDef) error {
 		return fmt.Errorf("register %s: op already registered", def.Name)
 	}
 	registry[def.Name] = def
+	recordSite("", def.Name)
 	return nil
 }
 

@@ -106,7 +106,7 @@ var attentionMaskTypes = append(slices.Clone(floatsOnly), Bool)
 func init() {
 	MustRegister(
 		&OpDef{
-			Name: "scaled_dot_product_attention", Category: "nn",
+			Name: "scaled_dot_product_attention", Category: "attention",
 			Doc: "softmax(q k^T * scale + mask) v over the last two dims, with broadcast batch dims; attn_mask is bool (true attends) or additive float.",
 			Inputs: []InputSpec{{Name: "q", DTypes: floatsOnly}, {Name: "k", DTypes: floatsOnly}, {Name: "v", DTypes: floatsOnly},
 				{Name: "attn_mask", DTypes: attentionMaskTypes, Optional: true}},
@@ -137,7 +137,7 @@ func init() {
 			},
 		},
 		&OpDef{
-			Name: "_scaled_dot_product_attention_backward", Category: "nn", Internal: true,
+			Name: "_scaled_dot_product_attention_backward", Category: "attention", Internal: true,
 			Doc: "Gradients of scaled_dot_product_attention: dq, dk, dv (broadcast batch shape) and, for a float mask, dmask.",
 			Inputs: []InputSpec{{Name: "q", DTypes: floatsOnly}, {Name: "k", DTypes: floatsOnly}, {Name: "v", DTypes: floatsOnly},
 				{Name: "g", DTypes: floatsOnly}, {Name: "attn_mask", DTypes: attentionMaskTypes, Optional: true}},

@@ -3,7 +3,7 @@ package core
 import "fmt"
 
 // Linear algebra: matmul with torch.matmul's rules for 1-D operands and
-// broadcast batch dims, and the outer product. Einsum lives in ops_einsum.go.
+// broadcast batch dims, and the outer product. Einsum lives in ops_linalg_einsum.go.
 
 // MatmulDims is the shape logic of torch.matmul: a 1-D left operand is a row
 // vector and a 1-D right operand a column vector, whose added dim is dropped

@@ -191,7 +191,7 @@ func nnAffine(d DType, c int) []Gen { return []Gen{G(d, c), G(d, c)} }
 func init() {
 	MustRegister(
 		&OpDef{
-			Name: "layer_norm", Category: "nn", Doc: "Normalise over the trailing normalized_shape dims to zero mean and unit variance, then scale and shift.",
+			Name: "layer_norm", Category: "norm", Doc: "Normalise over the trailing normalized_shape dims to zero mean and unit variance, then scale and shift.",
 			Inputs: []InputSpec{{Name: "x", DTypes: floatsOnly}, {Name: "weight", DTypes: floatsOnly, Optional: true}, {Name: "bias", DTypes: floatsOnly, Optional: true}},
 			Attrs:  []AttrSpec{normalizedShapeAttr(), normEpsAttr(1e-5)},
 			Infer:  inferLayerNorm,
@@ -210,7 +210,7 @@ func init() {
 			},
 		},
 		&OpDef{
-			Name: "_layer_norm_backward", Category: "nn", Internal: true, Doc: "Gradients of layer_norm: dx, dweight, dbias from x, upstream g and weight.",
+			Name: "_layer_norm_backward", Category: "norm", Internal: true, Doc: "Gradients of layer_norm: dx, dweight, dbias from x, upstream g and weight.",
 			Inputs: []InputSpec{{Name: "x", DTypes: floatsOnly}, {Name: "g", DTypes: floatsOnly}, {Name: "weight", DTypes: floatsOnly, Optional: true}},
 			Attrs:  []AttrSpec{normalizedShapeAttr(), normEpsAttr(1e-5)},
 			Infer:  inferNormBackward(2, normTrailingShape, inferLayerNorm),
@@ -220,7 +220,7 @@ func init() {
 			},
 		},
 		&OpDef{
-			Name: "rms_norm", Category: "nn", Doc: "Divide by the root mean square over the trailing normalized_shape dims, then scale.",
+			Name: "rms_norm", Category: "norm", Doc: "Divide by the root mean square over the trailing normalized_shape dims, then scale.",
 			Inputs: []InputSpec{{Name: "x", DTypes: floatsOnly}, {Name: "weight", DTypes: floatsOnly, Optional: true}},
 			Attrs: []AttrSpec{normalizedShapeAttr(),
 				{Name: "eps", Kind: AttrFloat, Doc: "added to the mean square; absent means torch.finfo(dtype).eps"}},
@@ -239,7 +239,7 @@ func init() {
 			},
 		},
 		&OpDef{
-			Name: "_rms_norm_backward", Category: "nn", Internal: true, Doc: "Gradients of rms_norm: dx, dweight from x, upstream g and weight.",
+			Name: "_rms_norm_backward", Category: "norm", Internal: true, Doc: "Gradients of rms_norm: dx, dweight from x, upstream g and weight.",
 			Inputs: []InputSpec{{Name: "x", DTypes: floatsOnly}, {Name: "g", DTypes: floatsOnly}, {Name: "weight", DTypes: floatsOnly, Optional: true}},
 			Attrs: []AttrSpec{normalizedShapeAttr(),
 				{Name: "eps", Kind: AttrFloat, Doc: "added to the mean square; absent means torch.finfo(dtype).eps"}},
@@ -250,7 +250,7 @@ func init() {
 			},
 		},
 		&OpDef{
-			Name: "group_norm", Category: "nn", Doc: "Normalise x [N, C, ...] over groups of C/num_groups channels and all spatial dims, then scale and shift per channel.",
+			Name: "group_norm", Category: "norm", Doc: "Normalise x [N, C, ...] over groups of C/num_groups channels and all spatial dims, then scale and shift per channel.",
 			Inputs: []InputSpec{{Name: "x", DTypes: floatsOnly}, {Name: "weight", DTypes: floatsOnly, Optional: true}, {Name: "bias", DTypes: floatsOnly, Optional: true}},
 			Attrs:  []AttrSpec{{Name: "num_groups", Kind: AttrInt, Required: true, Doc: "number of channel groups; divides C"}, normEpsAttr(1e-5)},
 			Infer:  inferGroupNorm,
@@ -268,7 +268,7 @@ func init() {
 			},
 		},
 		&OpDef{
-			Name: "_group_norm_backward", Category: "nn", Internal: true, Doc: "Gradients of group_norm: dx, dweight, dbias from x, upstream g and weight.",
+			Name: "_group_norm_backward", Category: "norm", Internal: true, Doc: "Gradients of group_norm: dx, dweight, dbias from x, upstream g and weight.",
 			Inputs: []InputSpec{{Name: "x", DTypes: floatsOnly}, {Name: "g", DTypes: floatsOnly}, {Name: "weight", DTypes: floatsOnly, Optional: true}},
 			Attrs:  []AttrSpec{{Name: "num_groups", Kind: AttrInt, Required: true, Doc: "number of channel groups; divides C"}, normEpsAttr(1e-5)},
 			Infer:  inferNormBackward(2, normChannelShape, inferGroupNorm),
@@ -279,7 +279,7 @@ func init() {
 		},
 		batchNormDef(),
 		&OpDef{
-			Name: "_batch_norm_backward", Category: "nn", Internal: true,
+			Name: "_batch_norm_backward", Category: "norm", Internal: true,
 			Doc: "Gradients of batch_norm: dx, dweight, dbias from x, the upstream gradients of y and of the new running statistics, and the running statistics and weight.",
 			Inputs: []InputSpec{{Name: "x", DTypes: floatsOnly}, {Name: "g", DTypes: floatsOnly},
 				{Name: "running_mean", DTypes: floatsOnly, Optional: true}, {Name: "running_var", DTypes: floatsOnly, Optional: true},
@@ -305,7 +305,7 @@ func batchNormAttrs() []AttrSpec {
 
 func batchNormDef() *OpDef {
 	return &OpDef{
-		Name: "batch_norm", Category: "nn",
+		Name: "batch_norm", Category: "norm",
 		Doc: "Normalise x [N, C, ...] per channel with batch statistics (training) or running ones; also returns the updated running mean and variance.",
 		Inputs: []InputSpec{{Name: "x", DTypes: floatsOnly},
 			{Name: "running_mean", DTypes: floatsOnly, Optional: true, NoGrad: true}, {Name: "running_var", DTypes: floatsOnly, Optional: true, NoGrad: true},

@@ -5,9 +5,8 @@ import (
 	"math"
 )
 
-// Rounding, clamping and value tests. Rounding ops have a zero gradient
-// almost everywhere, as in PyTorch; the tests of values give bool and are not
-// differentiable.
+// Rounding and clamping. Rounding ops have a zero gradient almost
+// everywhere, as in PyTorch.
 
 func ewCheckClamp(in Meta, a Attrs) error {
 	if !a.Has("min") && !a.Has("max") {
@@ -94,14 +93,5 @@ func init() {
 			grad: func(x, _, g *Tensor, _ Attrs) *Tensor {
 				return ewZeroWhere(ew("logical_or", ew("isnan", x), ew("isinf", x)), g)
 			}}),
-		unaryDef(unarySpec{name: "logical_not", doc: "True where x is zero (NaN counts as nonzero).",
-			category: "logical", result: unaryBool,
-			extra: []Sample{{Name: "bool", Inputs: []Gen{ewBoolGen(2, 3)}}}}),
-		unaryDef(unarySpec{name: "isnan", doc: "True where x is NaN (never for integers).",
-			category: "logical", result: unaryBool,
-			extra: []Sample{{Name: "special_f16", Inputs: []Gen{G(F16, 12).WithKind("special")}}}}),
-		unaryDef(unarySpec{name: "isinf", doc: "True where x is +inf or -inf (never for integers).",
-			category: "logical", result: unaryBool,
-			extra: []Sample{{Name: "special_f64", Inputs: []Gen{G(F64, 12).WithKind("special")}}}}),
 	)
 }

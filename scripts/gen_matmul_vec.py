@@ -1,7 +1,8 @@
 """Writes the vec4 register-blocked matmul kernels, unrolled for two block
-shapes per operand layout: wgsl/matmul_vec.wgsl (the bindings and the
-choice of layout), one file per layout, wgsl/matmul_vec_{nn,nt,tn}.wgsl,
-and the stores they share by block shape, wgsl/matmul_vec_store.wgsl.
+shapes per operand layout: wgsl/linalg_matmul_vec.wgsl (the bindings and
+the choice of layout), one file per layout,
+wgsl/linalg_matmul_vec_{nn,nt,tn}.wgsl, and the stores they share by block
+shape, wgsl/linalg_matmul_vec_store.wgsl.
 Run it after editing (make generate does); --check fails when a file is
 stale (make generate-check).
 
@@ -236,24 +237,25 @@ def main() -> None:
         names = " ".join(f'(eq .Variant "{name}")' for name, *_ in kernels)
         keyword = "{{if" if i == 0 else "{{else if"
         choice.append(f'{keyword} or {names}}}}}{{{{template "matmul_vec_{layout}" .}}}}')
-    files = {"matmul_vec.wgsl": HEADER + """// Register-blocked matmul on vec4s for f32 operands with contiguous,
+    files = {"linalg_matmul_vec.wgsl": HEADER + """// Register-blocked matmul on vec4s for f32 operands with contiguous,
 // 16-byte aligned rows (the host checks which layout holds): regblock*
-// a's k-rows and b's n-rows (matmul_vec_nn.wgsl), nt* a's and b's k-rows
-// (a @ W^T, matmul_vec_nt.wgsl), tn* a's m-rows and b's n-rows (x^T @ g,
-// matmul_vec_tn.wgsl). Slots as in matmul.wgsl. Each thread owns a block
+// a's k-rows and b's n-rows (linalg_matmul_vec_nn.wgsl), nt* a's and b's
+// k-rows (a @ W^T, linalg_matmul_vec_nt.wgsl), tn* a's m-rows and b's n-rows
+// (x^T @ g, linalg_matmul_vec_tn.wgsl). Slots as in linalg_matmul.wgsl. Each thread owns a block
 // of c kept in registers, with no workgroup memory and no barriers.
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;
 {{template "matmul_store" .}}
 """ + "".join(choice) + "{{end}}\n"}
     for layout, kernels in layouts.items():
-        files[f"matmul_vec_{layout}.wgsl"] = layout_file(layout, kernels)
+        files[f"linalg_matmul_vec_{layout}.wgsl"] = layout_file(layout, kernels)
     blocks = sorted({(rows, nq, layout == "nt") for layout, kernels in layouts.items() for _, rows, nq, _ in kernels})
     stores = []
     for rows, nq, ragged in blocks:
         body = store(rows, nq, RAGGED if ragged else WHOLE)
         stores.append(f'{{{{define "{store_name(rows, nq, ragged)}"}}}}{body}{{{{end}}}}\n')
-    files["matmul_vec_store.wgsl"] = HEADER + "// Each block shape's store, shared by its kernels.\n" + "".join(stores)
+    store_note = "// Each block shape's store, shared by its kernels.\n"
+    files["linalg_matmul_vec_store.wgsl"] = HEADER + store_note + "".join(stores)
     wgsl = Path(__file__).resolve().parent.parent.joinpath("wgsl")
     for name, text in files.items():
         target = wgsl.joinpath(name)

@@ -8,5 +8,5 @@
 // common.wgsl, so one pipeline serves every shape.
 package wgsl
 
-// The unrolled matmul_vec*.wgsl kernels (`make generate`).
+// The unrolled linalg_matmul_vec*.wgsl kernels (`make generate`).
 //go:generate python3 ../scripts/gen_matmul_vec.py

@@ -268,6 +268,8 @@ func (b *Backend) Sync() error {
 // fallback.
 func (b *Backend) Kernel(op string) core.Kernel { return core.LookupKernel("cuda", op) }
 
+func cudaOf(k *core.KernelCall) *Backend { return k.Backend.(*Backend) }
+
 // register installs a built-in CUDA kernel in core's registry; the
 // kernels_*.go files call it from init.
 func register(op string, k core.Kernel) { core.MustRegisterKernel("cuda", op, k) }

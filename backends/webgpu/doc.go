@@ -11,12 +11,12 @@
 // rest of the runtime sees the dtype it asked for. An i64 result is exact
 // or the op fails: integer sums and products keep 64 bits where they
 // accumulate, and a kernel whose i64 result leaves i32 marks a flag that
-// fails the op (checks.go). Every count, size and index a kernel gets must
+// fails the op (gpu_checks.go). Every count, size and index a kernel gets must
 // fit 32 bits, or the launch is refused (WGSL has no wider integers).
 //
 // Mesa's lavapipe stops each shader invocation's loops after 65,535
 // iterations, silently (counted over all of its loops, and over the
-// threads of a SIMD group): the limit is measured (looplimit.go).
+// threads of a SIMD group): the limit is measured (gpu_looplimit.go).
 // Reductions split their groups to stay under it; convolutions, pooling,
 // scans, sparse products and segment ops, and the row kernels of softmax
 // and the norms split their work the same way where one thread's share

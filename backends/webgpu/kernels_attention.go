@@ -49,7 +49,7 @@ func attentionProbs(g *Backend, q, k, mask *core.Tensor, a core.Attrs, sh core.S
 	f := newFrame(scores.Shape(), []int{scores.Rank() - 1})
 	set := func(p *params) { p.setF(0, scale); p.setI(1, sh.L) }
 	if !g.frameFits(body, f) {
-		// Rows of keys too long for one thread (norm_long.go): the logits
+		// Rows of keys too long for one thread (launch_rows_long.go): the logits
 		// one thread per score, then their softmax by reductions.
 		err = g.attentionProbsLong(f, ins, "\tout0[oat(o, r)] = "+at("r")+";\n", set, probs)
 	} else {

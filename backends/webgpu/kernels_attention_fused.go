@@ -36,7 +36,7 @@ func attentionFusable(q, k, v, mask *core.Tensor, sh core.SDPAShapes) bool {
 // attentionFusedTrips bounds the loop iterations of one thread of the
 // fused kernel: its share of the key and value loads, then per query row
 // (every WG-th of L) the query, the scores, the softmax and the weighted
-// sum. A long L on a device with a loop limit (looplimit.go) takes the
+// sum. A long L on a device with a loop limit (gpu_looplimit.go) takes the
 // composed path, whose loops are each over one row.
 func attentionFusedTrips(sh core.SDPAShapes) int {
 	row := sh.E + sh.S*(1+sh.E) + sh.Ev + 2*sh.S + sh.Ev*(1+sh.S) + 1

@@ -74,23 +74,6 @@ func i64BinaryGuard(op string, a, b, out *core.Tensor, x, y string) string {
 	return g
 }
 
-func compareKernel(op string) core.Kernel {
-	return func(k *core.KernelCall) error {
-		ta, tb := physical(k.Inputs[0].DType()), physical(k.Inputs[1].DType())
-		ct := lower.CompareType(ta, tb)
-		e := lower.BoolOf(lower.Conv("x0", ta, ct) + " " + op + " " + lower.Conv("x1", tb, ct))
-		return gpuOf(k).mapRun(k.Inputs[:2], k.Outputs[0], e, nil)
-	}
-}
-
-func logicalKernel(op string) core.Kernel {
-	return func(k *core.KernelCall) error {
-		ta, tb := physical(k.Inputs[0].DType()), physical(k.Inputs[1].DType())
-		e := lower.BoolOf(lower.Truthy("x0", ta) + " " + op + " " + lower.Truthy("x1", tb))
-		return gpuOf(k).mapRun(k.Inputs[:2], k.Outputs[0], e, nil)
-	}
-}
-
 // whereKernel picks a where cond is true, else b.
 func whereKernel(k *core.KernelCall) error {
 	out := k.Outputs[0]
@@ -103,12 +86,6 @@ func whereKernel(k *core.KernelCall) error {
 func init() {
 	for op, e := range lower.Binary {
 		register(op, binaryKernel(op, e))
-	}
-	for op, sym := range lower.Compare {
-		register(op, compareKernel(sym))
-	}
-	for op, sym := range lower.Logical {
-		register(op, logicalKernel(sym))
 	}
 	register("where", whereKernel)
 }

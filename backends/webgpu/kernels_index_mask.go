@@ -17,7 +17,7 @@ import (
 // to size the output of the dynamic ops (and to check g's length for the
 // gradient). Blocks are about sqrt(n) long, so neither the per-block loops
 // nor the one-thread scan grows faster than sqrt(n). On a device with a
-// loop limit (looplimit.go) blocks are cut shorter where a block's walk,
+// loop limit (gpu_looplimit.go) blocks are cut shorter where a block's walk,
 // with the indexing loops of each step, would pass it (a rank-4 mask of
 // 67M elements would), and a count whose blocks would then be too many for
 // the scan's thread is refused.

@@ -3,75 +3,14 @@ package webgpu
 import (
 	"fmt"
 
-	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 )
 
-// Softmax and the row norms run one thread per row (a frame group), reading
-// the row up to three times; the weight gradients of the norms sum over
-// rows in a second launch with one thread per column, using per-row
-// statistics saved by a first one. Everything is deterministic. Rows too
-// long for one thread on a device with a loop limit take norm_long.go's
-// path.
-
-func softmaxFrame(k *core.KernelCall) (frame, error) {
-	x := k.Inputs[0]
-	axis, err := core.SoftmaxAxis(x.Shape(), k.Attrs)
-	if err != nil {
-		return frame{}, err
-	}
-	if x.Rank() == 0 {
-		return newFrame(x.Shape(), nil), nil
-	}
-	return newFrame(x.Shape(), []int{axis}), nil
-}
-
-// rowMax is WGSL for the row maximum of v0 into m, NaN winning.
-const rowMax = `	var m = v0(o, 0u);
-	for (var r = 1u; r < R; r++) { let v = v0(o, r); if v > m || is_nan(v) { m = v; } }
-`
-
-func softmaxKernel(logOut bool) core.Kernel {
-	return func(k *core.KernelCall) error {
-		f, err := softmaxFrame(k)
-		if err != nil {
-			return err
-		}
-		out := k.Outputs[0]
-		body := rowMax + kahanSum("s", "m_exp(v0(o, r) - m)")
-		if logOut {
-			body += "\tlet shift = m + m_log(s);\n\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), "v0(o, r) - shift") + "; }\n"
-		} else {
-			body += "\tlet inv = 1.0 / s;\n\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), "m_exp(v0(o, r) - m) * inv") + "; }\n"
-		}
-		if !gpuOf(k).frameFits(body, f) {
-			return gpuOf(k).softmaxLong(f, k.Inputs[0], out, logOut, false)
-		}
-		return gpuOf(k).reduceRun(f, k.Inputs[:1], out, false, body, nil)
-	}
-}
-
-// softmaxBackwardKernel: y*(g - sum(g*y)) for softmax, g - exp(y)*sum(g)
-// for log_softmax, from the forward output y.
-func softmaxBackwardKernel(logOut bool) core.Kernel {
-	return func(k *core.KernelCall) error {
-		f, err := softmaxFrame(k)
-		if err != nil {
-			return err
-		}
-		out := k.Outputs[0]
-		var body string
-		if logOut {
-			body = kahanSum("s", "v1(o, r)") + "\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), "v1(o, r) - m_exp(v0(o, r)) * s") + "; }\n"
-		} else {
-			body = kahanSum("s", "v1(o, r) * v0(o, r)") + "\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), "v0(o, r) * (v1(o, r) - s)") + "; }\n"
-		}
-		if !gpuOf(k).frameFits(body, f) {
-			return gpuOf(k).softmaxBackwardLong(f, k.Inputs[0], k.Inputs[1], out, logOut)
-		}
-		return gpuOf(k).reduceRun(f, k.Inputs[:2], out, false, body, nil)
-	}
-}
+// The row norms run one thread per row (a frame group), reading the row up
+// to three times; the weight gradients sum over rows in a second launch
+// with one thread per column, using per-row statistics saved by a first
+// one. Everything is deterministic. Rows too long for one thread on a
+// device with a loop limit take kernels_norm_long.go's path.
 
 // normFrame splits x into rows and the trailing normalized_shape dims.
 func normFrame(x *core.Tensor, a core.Attrs) frame {
@@ -298,19 +237,9 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 	return columnSums(g, newFrame(f.Shape, f.Kept), []*core.Tensor{x, gr, scale}, k.Outputs[1], "v1(o, r) * v0(o, r) * v2(o, r)")
 }
 
-// geluBackwardKernel is g * gelu'(x) (exact or tanh form).
-func geluBackwardKernel(k *core.KernelCall) error {
-	return gpuOf(k).mapRun(k.Inputs[:2], k.Outputs[0], lower.GeluGrad("x0", "x1", k.Attrs), nil)
-}
-
 func init() {
-	register("softmax", softmaxKernel(false))
-	register("log_softmax", softmaxKernel(true))
-	register("_softmax_backward", softmaxBackwardKernel(false))
-	register("_log_softmax_backward", softmaxBackwardKernel(true))
 	register("layer_norm", layerNormKernel)
 	register("_layer_norm_backward", layerNormBackwardKernel)
 	register("rms_norm", rmsNormKernel)
 	register("_rms_norm_backward", rmsNormBackwardKernel)
-	register("_gelu_backward", geluBackwardKernel)
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/webtensor/webtensor/core"
 )
 
-// Reductions run through the levels of reduce_split.go over the distinct
-// members of their input (reduce_repeat.go). Float sums use Kahan
+// Reductions run through the levels of launch_reduce.go over the distinct
+// members of their input (launch_reduce_repeat.go). Float sums use Kahan
 // compensation, so a long f32 sum stays within the tolerance of the CPU's
 // f64 accumulation. Integer sums and products, whose dtype is i64, are
 // computed exactly in two 32-bit words (sums) or with overflow tracking

@@ -348,7 +348,7 @@ func sxPadGradKernel(k *core.KernelCall) error {
 // its whole run for replicate), then a step per combination, each walking
 // the dims. A replicate pad of 300 on both sides of an image gives its
 // corners 90,601 combinations, past a software driver's loop limit
-// (looplimit.go).
+// (gpu_looplimit.go).
 func sxPadGradTrips(s core.Shape, pads []int, mode int) int {
 	combos, counting := 1, 0
 	for d, n := range s {

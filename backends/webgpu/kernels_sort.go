@@ -15,7 +15,7 @@ import (
 // CPU's stable sort with NaN largest, needs no scratch and no barriers, and
 // costs O(n) per element: right for the short rows sort, topk and unique
 // usually see. Rows are reduce frames, so strided inputs cost no copy. A
-// row longer than a device's loop limit allows (looplimit.go: lavapipe
+// row longer than a device's loop limit allows (gpu_looplimit.go: lavapipe
 // stops a thread after 65,535 loop steps) is refused rather than sorted
 // wrong; at that length each thread's O(n) walk is slow anyway.
 

@@ -192,7 +192,7 @@ func spSegmentKernel(op spSegOp) core.Kernel {
 			return b.spRun([]*core.Tensor{data, buckets}, k.Outputs, out.Numel(), spSegmentBody(op, ct, x, out.DType()), &prm)
 		}
 		// Segments too long for one thread: their chunks first (see
-		// sparse_chunks.go), a mean as a sum.
+		// kernels_sparse_chunks.go), a mean as a sum.
 		chunks, first := spChunks(starts, size)
 		buckets, err := spUploadI32(k, append(append([]int{}, chunks...), items...))
 		if err != nil {
@@ -416,7 +416,7 @@ func spSpmmTransposedKernel(k *core.KernelCall) error {
 		body := "\tlet c = t / pu(0u);\n\tlet j = t % pu(0u);\n" + spSum("u32(in2[c])", "u32(in2[c + 1u])", pre, term, out)
 		return b.spRun([]*core.Tensor{values, dense, buckets}, k.Outputs, out.Numel(), body, &prm)
 	}
-	// Columns too long for one thread: their chunks' sums (sparse_chunks.go),
+	// Columns too long for one thread: their chunks' sums (kernels_kernels_sparse_chunks.go),
 	// each chunk's range read from in3.
 	chunks, first := spChunks(colStarts, size)
 	starts, err := spUploadI32(k, chunks)

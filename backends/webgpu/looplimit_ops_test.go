@@ -11,7 +11,7 @@ import (
 
 // Mesa's lavapipe stops every shader loop after 65,535 iterations per
 // thread, counted over all its loops and over the threads of a SIMD group,
-// without an error (backends/webgpu/looplimit.go). These tests run each op
+// without an error (backends/webgpu/gpu_looplimit.go). These tests run each op
 // whose threads loop over an input-sized range just past that limit, with
 // the smallest sizes that cross it, and require the CPU's answer, or, for
 // the ops refused there, the error that names the limit. On a GPU without

@@ -93,7 +93,7 @@ func TestBroadcastReductionsCountEveryMember(t *testing.T) {
 }
 
 // Mesa's lavapipe stops a shader's loops after 65,535 iterations in all,
-// silently (looplimit.go): a sum over a group of 70,000 gave 65,535. The
+// silently (gpu_looplimit.go): a sum over a group of 70,000 gave 65,535. The
 // reductions split every group into parts a thread may loop over, on any
 // device: here many groups (which alone would not be split) of 70,000, and
 // few long ones, which need several levels.

@@ -106,6 +106,21 @@ func TestOpsManifest(t *testing.T) {
 	assert.ErrorContains(t, err, `unknown op "nosuchop"`)
 }
 
+// TestOpsCategories: --category offers the registry's categories, and
+// filters by them.
+func TestOpsCategories(t *testing.T) {
+	out, err := execute(t, "ops", "--help")
+	require.NoError(t, err)
+	assert.Contains(t, out, "only ops of this category (activation, attention, binary,")
+	assert.NotContains(t, out, "neural")
+	out, err = execute(t, "ops", "--category", "norm")
+	require.NoError(t, err)
+	assert.Contains(t, out, "layer_norm")
+	assert.NotContains(t, out, "softmax")
+	_, err = execute(t, "ops", "--category", "neural")
+	assert.ErrorContains(t, err, `unknown category "neural": the categories are activation, attention,`)
+}
+
 func TestDoctor(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the disk kernel cache, not the user's
 	t.Setenv("WEBTENSOR_TUNE", "off")

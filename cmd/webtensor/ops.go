@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -22,7 +24,7 @@ implement it, and its doc line. With names, print each op's inputs and
 attributes in full. --json prints the machine-readable manifest that the SDK
 generators read.`,
 		Example: `  webtensor ops
-  webtensor ops --category neural
+  webtensor ops --category norm
   webtensor ops conv2d softmax
   webtensor ops --json > manifest.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -38,6 +40,9 @@ generators read.`,
 			}
 			if len(args) > 0 {
 				return describeOps(cmd, m, args)
+			}
+			if category != "" && !slices.Contains(opCategories(), category) {
+				return fail("unknown category %q: the categories are %s", category, strings.Join(opCategories(), ", "))
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "OP\tCATEGORY\tGRAD\tBACKENDS\tDOC")
@@ -61,8 +66,22 @@ generators read.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the manifest as JSON")
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "print the op reference as Markdown (docs/ops.md)")
 	cmd.Flags().BoolVar(&internal, "internal", false, "include internal helper ops (used by backward rules)")
-	cmd.Flags().StringVar(&category, "category", "", "only ops of this category (creation, unary, binary, reduce, linalg, shape, index, neural, sparse, spectral, types)")
+	cmd.Flags().StringVar(&category, "category", "", "only ops of this category ("+strings.Join(opCategories(), ", ")+")")
 	return cmd
+}
+
+// opCategories lists, sorted, the categories of the registry's ops: the
+// names the op files are grouped by in core, each backend and the
+// reference scripts.
+func opCategories() []string {
+	var cats []string
+	for _, d := range core.Ops() {
+		if !slices.Contains(cats, d.Category) {
+			cats = append(cats, d.Category)
+		}
+	}
+	sort.Strings(cats)
+	return cats
 }
 
 func describeOps(cmd *cobra.Command, m core.Manifest, names []string) error {

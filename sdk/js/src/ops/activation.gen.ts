@@ -54,6 +54,21 @@ export function leakyRelu(x: TensorLike, options?: LeakyReluOptions): Tensor {
   return op1("leaky_relu", [x], attrsOf("leaky_relu", options, { negativeSlope: "negative_slope" }));
 }
 
+/** Attributes of {@link logSoftmax}. */
+export interface LogSoftmaxOptions {
+  /** axis the distribution is taken over (default -1) */
+  axis?: number;
+}
+
+/**
+ * Log of softmax along axis, computed stably as x - max - log(sum(exp(x - max))).
+ * @param x input (f32, f16, bf16, f64)
+ * @param options the attributes (see LogSoftmaxOptions)
+ */
+export function logSoftmax(x: TensorLike, options?: LogSoftmaxOptions): Tensor {
+  return op1("log_softmax", [x], attrsOf("log_softmax", options, { axis: "axis" }));
+}
+
 /**
  * max(x, 0); NaN stays NaN; integers keep their dtype.
  * Outputs: y.
@@ -79,6 +94,21 @@ export function sigmoid(x: TensorLike): Tensor {
  */
 export function silu(x: TensorLike): Tensor {
   return op1("silu", [x], attrsOf("silu", arguments[1], {}));
+}
+
+/** Attributes of {@link softmax}. */
+export interface SoftmaxOptions {
+  /** axis the distribution is taken over (default -1) */
+  axis?: number;
+}
+
+/**
+ * Softmax along axis: exp(x - max) / sum(exp(x - max)).
+ * @param x input (f32, f16, bf16, f64)
+ * @param options the attributes (see SoftmaxOptions)
+ */
+export function softmax(x: TensorLike, options?: SoftmaxOptions): Tensor {
+  return op1("softmax", [x], attrsOf("softmax", options, { axis: "axis" }));
 }
 
 /** Attributes of {@link softplus}. */
@@ -107,12 +137,16 @@ declare module "../core.js" {
     gelu(options?: GeluOptions): Tensor;
     /** x for x > 0, negative_slope * x otherwise. */
     leakyRelu(options?: LeakyReluOptions): Tensor;
+    /** Log of softmax along axis, computed stably as x - max - log(sum(exp(x - max))). */
+    logSoftmax(options?: LogSoftmaxOptions): Tensor;
     /** max(x, 0); NaN stays NaN; integers keep their dtype. */
     relu(): Tensor;
     /** Logistic function 1 / (1 + exp(-x)); integers give f32. */
     sigmoid(): Tensor;
     /** x * sigmoid(x) (swish). */
     silu(): Tensor;
+    /** Softmax along axis: exp(x - max) / sum(exp(x - max)). */
+    softmax(options?: SoftmaxOptions): Tensor;
     /** log(1 + exp(beta*x)) / beta, and x itself where beta*x > threshold. */
     softplus(options?: SoftplusOptions): Tensor;
   }
@@ -123,9 +157,11 @@ const methods: Record<string, (...args: never[]) => unknown> = {
   elu,
   gelu,
   leakyRelu,
+  logSoftmax,
   relu,
   sigmoid,
   silu,
+  softmax,
   softplus,
 };
 for (const [name, fn] of Object.entries(methods)) {

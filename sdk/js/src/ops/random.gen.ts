@@ -24,6 +24,27 @@ export function bernoulli(p: TensorLike, options?: BernoulliOptions): Tensor {
   return op1("bernoulli", [p], attrsOf("bernoulli", options, { seed: "seed", offset: "offset" }));
 }
 
+/** Attributes of {@link dropout}. */
+export interface DropoutOptions {
+  /** probability of zeroing an element (default 0.5) */
+  p?: number;
+  /** apply dropout; false makes the op the identity (default true) */
+  training?: boolean;
+  /** Philox key; drawn from the global generator when absent */
+  seed?: number;
+  /** Philox counter offset; drawn from the global generator when absent */
+  offset?: number;
+}
+
+/**
+ * Zero each element with probability p and scale the rest by 1/(1-p); identity when not training.
+ * @param x input (f32, f16, bf16, f64)
+ * @param options the attributes (see DropoutOptions)
+ */
+export function dropout(x: TensorLike, options?: DropoutOptions): Tensor {
+  return op1("dropout", [x], attrsOf("dropout", options, { p: "p", training: "training", seed: "seed", offset: "offset" }));
+}
+
 /** Attributes of {@link rand}. */
 export interface RandOptions {
   /** shape of the result */
@@ -136,6 +157,8 @@ declare module "../core.js" {
   interface Tensor {
     /** 1 where a uniform draw is below p, else 0 (same shape and dtype as p). */
     bernoulli(options?: BernoulliOptions): Tensor;
+    /** Zero each element with probability p and scale the rest by 1/(1-p); identity when not training. */
+    dropout(options?: DropoutOptions): Tensor;
     /** Uniform draws in [0, 1) with the shape (and dtype) of x. */
     randLike(options?: RandLikeOptions): Tensor;
     /** Standard normal draws with the shape (and dtype) of x. */
@@ -146,6 +169,7 @@ declare module "../core.js" {
 // The methods call the functions above with the tensor as the first input.
 const methods: Record<string, (...args: never[]) => unknown> = {
   bernoulli,
+  dropout,
   randLike,
   randnLike,
 };

@@ -6,10 +6,15 @@ from .activation import (
     elu,
     gelu,
     leaky_relu,
+    log_softmax,
     relu,
     sigmoid,
     silu,
+    softmax,
     softplus,
+)
+from .attention import (
+    scaled_dot_product_attention,
 )
 from .binary import (
     add,
@@ -83,15 +88,11 @@ from .loss import (
     nll_loss,
     smooth_l1_loss,
 )
-from .nn import (
+from .norm import (
     batch_norm,
-    dropout,
     group_norm,
     layer_norm,
-    log_softmax,
     rms_norm,
-    scaled_dot_product_attention,
-    softmax,
 )
 from .pool import (
     adaptive_avg_pool2d,
@@ -105,6 +106,7 @@ from .quantization import (
 )
 from .random import (
     bernoulli,
+    dropout,
     rand,
     rand_like,
     randint,

@@ -35,6 +35,15 @@ def leaky_relu(x: TensorLike, negative_slope: float = 0.01) -> Tensor:
     return run_op('leaky_relu', [x], [('negative_slope', 'float', negative_slope)])[0]
 
 
+def log_softmax(x: TensorLike, axis: int = -1) -> Tensor:
+    """Log of softmax along axis, computed stably as x - max - log(sum(exp(x - max))).
+
+    Args:
+        axis: axis the distribution is taken over
+    """
+    return run_op('log_softmax', [x], [('axis', 'int', axis)])[0]
+
+
 def relu(x: TensorLike) -> Tensor:
     """max(x, 0); NaN stays NaN; integers keep their dtype."""
     return run_op('relu', [x], [])[0]
@@ -48,6 +57,15 @@ def sigmoid(x: TensorLike) -> Tensor:
 def silu(x: TensorLike) -> Tensor:
     """x * sigmoid(x) (swish)."""
     return run_op('silu', [x], [])[0]
+
+
+def softmax(x: TensorLike, axis: int = -1) -> Tensor:
+    """Softmax along axis: exp(x - max) / sum(exp(x - max)).
+
+    Args:
+        axis: axis the distribution is taken over
+    """
+    return run_op('softmax', [x], [('axis', 'int', axis)])[0]
 
 
 def softplus(x: TensorLike, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

@@ -20,6 +20,25 @@ def bernoulli(p: TensorLike, seed: int | None = None, offset: int | None = None)
     return run_op('bernoulli', [p], [('seed', 'int', seed), ('offset', 'int', offset)])[0]
 
 
+def dropout(
+    x: TensorLike,
+    p: float = 0.5,
+    training: bool = True,
+    seed: int | None = None,
+    offset: int | None = None,
+) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p); identity when not training.
+
+    Args:
+        p: probability of zeroing an element
+        training: apply dropout; false makes the op the identity
+        seed: Philox key; drawn from the global generator when absent
+        offset: Philox counter offset; drawn from the global generator when absent
+    """
+    return run_op('dropout',
+        [x], [('p', 'float', p), ('training', 'bool', training), ('seed', 'int', seed), ('offset', 'int', offset)])[0]
+
+
 def rand(
     shape: int | Sequence[int],
     dtype: DTypeLike = 'f32',

@@ -62,6 +62,24 @@ public abstract class OpsActivation {
     }
 
     /**
+     * Log of softmax along axis, computed stably as x - max - log(sum(exp(x - max))).
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor logSoftmax(Tensor x) {
+        return Op.call1("log_softmax", new Tensor[] {x});
+    }
+
+    /**
+     * Log of softmax along axis, computed stably as x - max - log(sum(exp(x - max))).
+     *
+     * @param x input
+     * @param axis axis the distribution is taken over (default -1)
+     */
+    public static Tensor logSoftmax(Tensor x, long axis) {
+        return Op.call1("log_softmax", new Tensor[] {x}, Attr.ofInt("axis", axis));
+    }
+
+    /**
      * max(x, 0); NaN stays NaN; integers keep their dtype.
      *
      * @param x input
@@ -86,6 +104,24 @@ public abstract class OpsActivation {
      */
     public static Tensor silu(Tensor x) {
         return Op.call1("silu", new Tensor[] {x});
+    }
+
+    /**
+     * Softmax along axis: exp(x - max) / sum(exp(x - max)).
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor softmax(Tensor x) {
+        return Op.call1("softmax", new Tensor[] {x});
+    }
+
+    /**
+     * Softmax along axis: exp(x - max) / sum(exp(x - max)).
+     *
+     * @param x input
+     * @param axis axis the distribution is taken over (default -1)
+     */
+    public static Tensor softmax(Tensor x, long axis) {
+        return Op.call1("softmax", new Tensor[] {x}, Attr.ofInt("axis", axis));
     }
 
     /**

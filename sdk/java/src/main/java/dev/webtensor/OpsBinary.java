@@ -3,7 +3,7 @@
 package dev.webtensor;
 
 /** The binary ops as static functions (generated); call them through Ops. */
-public abstract class OpsBinary extends OpsActivation {
+public abstract class OpsBinary extends OpsAttention {
     OpsBinary() {}
 
     /**

@@ -3,7 +3,7 @@
 package dev.webtensor;
 
 /** The pool ops as static functions (generated); call them through Ops. */
-public abstract class OpsPool extends OpsNn {
+public abstract class OpsPool extends OpsNorm {
     OpsPool() {}
 
     /**

@@ -30,6 +30,33 @@ public abstract class OpsRandom extends OpsQuantization {
     }
 
     /**
+     * Zero each element with probability p and scale the rest by 1/(1-p); identity when not training.
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor dropout(Tensor x) {
+        return Op.call1("dropout", new Tensor[] {x});
+    }
+
+    /**
+     * Zero each element with probability p and scale the rest by 1/(1-p); identity when not training.
+     *
+     * @param x input
+     * @param p probability of zeroing an element (default 0.5)
+     * @param training apply dropout; false makes the op the identity (default true)
+     * @param seed Philox key; drawn from the global generator when absent (null: the library's
+     * default)
+     * @param offset Philox counter offset; drawn from the global generator when absent (null: the
+     * library's default)
+     */
+    public static Tensor dropout(Tensor x, double p, boolean training, Long seed, Long offset) {
+        return Op.call1("dropout", new Tensor[] {x},
+                Attr.ofFloat("p", p),
+                Attr.ofBool("training", training),
+                Attr.ofInt("seed", seed),
+                Attr.ofInt("offset", offset));
+    }
+
+    /**
      * Uniform draws in [0, 1) from the Philox stream.
      * Optional inputs and attributes take the library's defaults.
      */

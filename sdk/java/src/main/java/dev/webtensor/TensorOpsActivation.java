@@ -36,6 +36,16 @@ abstract class TensorOpsActivation {
         return Ops.leakyRelu((Tensor) this, negativeSlope);
     }
 
+    /** Log of softmax along axis, computed stably as x - max - log(sum(exp(x - max))). See {@link Ops#logSoftmax}. */
+    public Tensor logSoftmax() {
+        return Ops.logSoftmax((Tensor) this);
+    }
+
+    /** Log of softmax along axis, computed stably as x - max - log(sum(exp(x - max))). See {@link Ops#logSoftmax}. */
+    public Tensor logSoftmax(long axis) {
+        return Ops.logSoftmax((Tensor) this, axis);
+    }
+
     /** max(x, 0); NaN stays NaN; integers keep their dtype. See {@link Ops#relu}. */
     public Tensor relu() {
         return Ops.relu((Tensor) this);
@@ -49,6 +59,16 @@ abstract class TensorOpsActivation {
     /** x * sigmoid(x) (swish). See {@link Ops#silu}. */
     public Tensor silu() {
         return Ops.silu((Tensor) this);
+    }
+
+    /** Softmax along axis: exp(x - max) / sum(exp(x - max)). See {@link Ops#softmax}. */
+    public Tensor softmax() {
+        return Ops.softmax((Tensor) this);
+    }
+
+    /** Softmax along axis: exp(x - max) / sum(exp(x - max)). See {@link Ops#softmax}. */
+    public Tensor softmax(long axis) {
+        return Ops.softmax((Tensor) this, axis);
     }
 
     /** log(1 + exp(beta*x)) / beta, and x itself where beta*x &gt; threshold. See {@link Ops#softplus}. */

@@ -3,7 +3,7 @@
 package dev.webtensor;
 
 /** Tensor methods of the binary ops (generated); Tensor extends this through TensorOps. */
-abstract class TensorOpsBinary extends TensorOpsActivation {
+abstract class TensorOpsBinary extends TensorOpsAttention {
     TensorOpsBinary() {}
 
     /** a + b, elementwise with broadcasting. See {@link Ops#add}. */

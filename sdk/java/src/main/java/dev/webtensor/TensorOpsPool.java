@@ -3,7 +3,7 @@
 package dev.webtensor;
 
 /** Tensor methods of the pool ops (generated); Tensor extends this through TensorOps. */
-abstract class TensorOpsPool extends TensorOpsNn {
+abstract class TensorOpsPool extends TensorOpsNorm {
     TensorOpsPool() {}
 
     /** 2-D average pooling to a fixed output size, as torch.nn.functional.adaptive_avg_pool2d. See {@link Ops#adaptiveAvgPool2d}. */

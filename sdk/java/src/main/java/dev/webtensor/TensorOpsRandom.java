@@ -16,6 +16,16 @@ abstract class TensorOpsRandom extends TensorOpsQuantization {
         return Ops.bernoulli((Tensor) this, seed, offset);
     }
 
+    /** Zero each element with probability p and scale the rest by 1/(1-p); identity when not training. See {@link Ops#dropout}. */
+    public Tensor dropout() {
+        return Ops.dropout((Tensor) this);
+    }
+
+    /** Zero each element with probability p and scale the rest by 1/(1-p); identity when not training. See {@link Ops#dropout}. */
+    public Tensor dropout(double p, boolean training, Long seed, Long offset) {
+        return Ops.dropout((Tensor) this, p, training, seed, offset);
+    }
+
     /** Uniform draws in [0, 1) with the shape (and dtype) of x. See {@link Ops#randLike}. */
     public Tensor randLike() {
         return Ops.randLike((Tensor) this);
