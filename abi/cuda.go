@@ -24,13 +24,6 @@ func cudaInfo(b core.Backend, info map[string]any) {
 	info["allow_tf32"] = cb.AllowTF32()
 }
 
-func cudaEmptyCache(b core.Backend) error {
-	if cb, ok := b.(*cuda.Backend); ok {
-		return cb.EmptyCache()
-	}
-	return nil
-}
-
 // cudaSetTF32 reports whether b is a CUDA device, which alone has TF32.
 func cudaSetTF32(b core.Backend, on bool) bool {
 	cb, ok := b.(*cuda.Backend)

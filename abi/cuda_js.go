@@ -8,6 +8,4 @@ import "github.com/webtensor/webtensor/core"
 
 func cudaInfo(core.Backend, map[string]any) {}
 
-func cudaEmptyCache(core.Backend) error { return nil }
-
 func cudaSetTF32(core.Backend, bool) bool { return false }

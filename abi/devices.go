@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"runtime"
 
+	"github.com/webtensor/webtensor/backends/cpu"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -93,6 +94,9 @@ func DeviceInfoJSON(device string) (string, error) {
 	caps := b.Capabilities()
 	info := map[string]any{"device": d.String(), "description": caps.Description, "software": caps.Software,
 		"fallbacks": core.FallbackCount(d)}
+	if cb, ok := b.(*cpu.Backend); ok {
+		info["memory"] = cb.MemoryStats()
+	}
 	cudaInfo(b, info)
 	out, err := json.Marshal(info)
 	return string(out), err
@@ -107,8 +111,15 @@ func DeviceEmptyCache(device string) error {
 	// Closed tensors free their storage in cleanups after a collection
 	// (closed.go); collect first so memory the caller closed is returned too.
 	runtime.GC()
-	return cudaEmptyCache(b)
+	if c, ok := b.(cacher); ok {
+		return c.EmptyCache()
+	}
+	return nil
 }
+
+// cacher is a backend that keeps freed memory for reuse (the CPU's and
+// CUDA's caching allocators).
+type cacher interface{ EmptyCache() error }
 
 // DeviceSetOption is wt_device_set_option.
 func DeviceSetOption(device, name string, value int64) error {

@@ -143,13 +143,14 @@ int32_t wt_set_default_device(const char *device);
  * failed since the last wait (an index out of range) is returned here. */
 int32_t wt_device_sync(const char *device);
 /* What `device` is and how it uses memory, as JSON: "device", "description",
- * "software", "fallbacks" (op calls that ran on the CPU instead) and, for
- * CUDA, "cuda" (GPU, compute capability, driver and library versions),
- * "memory" (the caching allocator's counters), "device_free_bytes",
- * "device_total_bytes" and "allow_tf32". */
+ * "software", "fallbacks" (op calls that ran on the CPU instead), "memory"
+ * (the caching allocator's counters, CPU and CUDA) and, for CUDA, "cuda"
+ * (GPU, compute capability, driver and library versions),
+ * "device_free_bytes", "device_total_bytes" and "allow_tf32". */
 int32_t wt_device_info_json(const char *device, char *buf, size_t cap, size_t *needed);
-/* Give a device's cached, unused memory back to its driver (CUDA); tensors
- * keep theirs. Other devices: nothing to do. */
+/* Give a device's cached, unused memory back (the CPU's and CUDA's caching
+ * allocators keep freed blocks for reuse); tensors keep theirs. Other
+ * devices: nothing to do. */
 int32_t wt_device_empty_cache(const char *device);
 /* Set a device option. "allow_tf32" (CUDA): 1 lets f32 matrix products use
  * TF32 tensor cores (off by default, so f32 means f32). */
