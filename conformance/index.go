@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Index is conformance/vectors/index.json: what every SDK's runner needs
@@ -41,7 +42,7 @@ func BuildIndex() Index {
 		Strided: "an input marked strided is a non-contiguous view: its strides are twice the contiguous ones " +
 			"(every dim), over a zero-filled base of 2*numel elements holding the values at those positions; " +
 			"equivalently base.reshape(shape[:-1] + [2*shape[-1]])[..., ::2]",
-		GradTolScale: core.GradTolScale,
+		GradTolScale: kernelkit.GradTolScale,
 		Compare: "NaN matches NaN, infinities must match exactly, integers and bools exactly, floats within " +
 			"the op's tolerance for the output dtype (gradients: both terms times grad_tol_scale); gradients are " +
 			"of sum(out_j * up_j) over the outputs that have an upstream tensor",

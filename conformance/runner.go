@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 	"github.com/webtensor/webtensor/core/safetensors"
 )
 
@@ -135,7 +136,7 @@ func runCase(def *core.OpDef, s core.Sample, c CaseSpec, v *Vectors, dev core.De
 		if g == nil {
 			g = core.ZerosLike(ins[i])
 		}
-		w, err := grade(g, want, def.Tolerance(want.DType), core.GradTolScale)
+		w, err := grade(g, want, def.Tolerance(want.DType), kernelkit.GradTolScale)
 		worst = math.Max(worst, w)
 		if err != nil {
 			return worst, fmt.Errorf("gradient of input %d: %v", i, err)

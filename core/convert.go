@@ -4,32 +4,13 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/x448/float16"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Element conversions between a dtype's little-endian bytes and float64 or
 // int64. Backends and SDK glue share them so every path rounds the same way:
 // floats to narrower floats round to nearest even; floats to integers
 // truncate toward zero, as NumPy's astype does; NaN becomes 0.
-
-// F16Bits converts to IEEE half precision, rounding to nearest even.
-func F16Bits(f float32) uint16 { return uint16(float16.Fromfloat32(f)) }
-
-// F16Float converts IEEE half precision to float32.
-func F16Float(b uint16) float32 { return float16.Frombits(b).Float32() }
-
-// BF16Bits converts to bfloat16, rounding to nearest even; NaN stays NaN.
-func BF16Bits(f float32) uint16 {
-	u := math.Float32bits(f)
-	if f != f {
-		return uint16(u>>16) | 0x40
-	}
-	u += 0x7FFF + (u>>16)&1
-	return uint16(u >> 16)
-}
-
-// BF16Float converts bfloat16 to float32.
-func BF16Float(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
 
 // GetF64 reads element i of a dtype's byte buffer as float64.
 func GetF64(d DType, b []byte, i int) float64 {
@@ -40,9 +21,9 @@ func GetF64(d DType, b []byte, i int) float64 {
 	case F64:
 		return math.Float64frombits(le.Uint64(b[8*i:]))
 	case F16:
-		return float64(F16Float(le.Uint16(b[2*i:])))
+		return float64(numerics.F16Float(le.Uint16(b[2*i:])))
 	case BF16:
-		return float64(BF16Float(le.Uint16(b[2*i:])))
+		return float64(numerics.BF16Float(le.Uint16(b[2*i:])))
 	case I64:
 		return float64(int64(le.Uint64(b[8*i:])))
 	case I32:
@@ -139,9 +120,9 @@ func PutF64(d DType, b []byte, i int, v float64) {
 	case F64:
 		le.PutUint64(b[8*i:], math.Float64bits(v))
 	case F16:
-		le.PutUint16(b[2*i:], F16Bits(float32(v)))
+		le.PutUint16(b[2*i:], numerics.F16Bits(float32(v)))
 	case BF16:
-		le.PutUint16(b[2*i:], BF16Bits(float32(v)))
+		le.PutUint16(b[2*i:], numerics.BF16Bits(float32(v)))
 	case Bool:
 		if v != 0 {
 			b[i] = 1

@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"math"
 	"slices"
 )
 
@@ -40,14 +39,6 @@ func AttentionShapes(q, k, v Shape) (SDPAShapes, error) {
 		return SDPAShapes{}, fmt.Errorf("batch dims: %w", err)
 	}
 	return SDPAShapes{Batch: batch, L: q[lq-2], S: k[lk-2], E: q[lq-1], Ev: v[lv-1]}, nil
-}
-
-// AttentionScale is the "scale" attribute, or 1/sqrt(E).
-func AttentionScale(a Attrs, e int) float64 {
-	if a.Has("scale") {
-		return a.Float("scale")
-	}
-	return 1 / math.Sqrt(float64(e))
 }
 
 func inferAttention(in []Meta, a Attrs) ([]Meta, error) {

@@ -78,23 +78,6 @@ func normTrailingShape(_ Shape, a Attrs) Shape { return Shape(a.Ints("normalized
 
 func normChannelShape(x Shape, _ Attrs) Shape { return Shape{x[1]} }
 
-// RMSNormEps is rms_norm's epsilon: the attribute, or the machine epsilon
-// of the dtype as in torch.finfo(dtype).eps.
-func RMSNormEps(a Attrs, d DType) float64 {
-	if a.Has("eps") {
-		return a.Float("eps")
-	}
-	switch d {
-	case F16:
-		return 0x1p-10
-	case BF16:
-		return 0x1p-7
-	case F64:
-		return 0x1p-52
-	}
-	return 0x1p-23
-}
-
 func inferGroupNorm(in []Meta, a Attrs) ([]Meta, error) {
 	x := in[0].Shape
 	if len(x) < 2 {

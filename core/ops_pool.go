@@ -158,12 +158,6 @@ func AdaptivePool2dGeom(x Shape, outputSize []int) (PoolGeom, error) {
 	return g, nil
 }
 
-// AdaptiveRange is the input range [start, end) that adaptive pooling
-// averages into output index o: floor(o*in/out) to ceil((o+1)*in/out).
-func AdaptiveRange(o, in, out int) (start, end int) {
-	return o * in / out, ((o+1)*in + out - 1) / out
-}
-
 // InterpGeom is a resolved interpolate call on a 4-D input.
 type InterpGeom struct {
 	Batch, C     int

@@ -6,7 +6,7 @@ import (
 )
 
 // Random tensors and dropout. They draw from the counter-based Philox
-// stream (rng.go): element i of a call with attributes seed and offset is a
+// stream (numerics/philox.go): element i of a call with attributes seed and offset is a
 // pure function of (seed, offset, i), so every backend and SDK reproduces
 // the same tensor.
 

@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"math"
 )
 
 // Discrete Fourier transforms along one axis, with torch.fft's conventions.
@@ -25,18 +24,6 @@ func fftAttrs(nDoc string) []AttrSpec {
 		{Name: "axis", Kind: AttrInt, Default: -1, Doc: "axis of the transform (over the complex dims for complex-pair tensors)"},
 		{Name: "norm", Kind: AttrString, Default: "backward", Enum: fftNorms, Doc: "which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or forward"},
 	}
-}
-
-// FFTScale is the factor a transform of length n applies for a norm mode;
-// inverse selects the inverse direction.
-func FFTScale(norm string, n int, inverse bool) float64 {
-	switch {
-	case norm == "ortho":
-		return 1 / math.Sqrt(float64(n))
-	case (norm == "forward") != inverse:
-		return 1 / float64(n)
-	}
-	return 1
 }
 
 func dualNorm(norm string) string {

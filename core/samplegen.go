@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Sample inputs are generated from the Philox stream keyed by the op and
@@ -25,10 +27,10 @@ func (g Gen) Generate(seed uint64) []float64 {
 	n := g.Shape.Numel()
 	out := make([]float64, n)
 	for i := range out {
-		u := PhiloxUniform(seed, 0, i)
+		u := numerics.PhiloxUniform(seed, 0, i)
 		switch g.Kind {
 		case "", "randn":
-			out[i] = PhiloxNormal(seed, 0, i)
+			out[i] = numerics.PhiloxNormal(seed, 0, i)
 		case "uniform":
 			out[i] = g.Lo + u*(g.Hi-g.Lo)
 		case "positive":
@@ -43,7 +45,7 @@ func (g Gen) Generate(seed uint64) []float64 {
 			if i%2 == 0 {
 				out[i] = specialValues[(i/2)%len(specialValues)]
 			} else {
-				out[i] = PhiloxNormal(seed, 0, i)
+				out[i] = numerics.PhiloxNormal(seed, 0, i)
 			}
 		case "values":
 			if len(g.Values) > 0 {

@@ -15,9 +15,6 @@ var Tolerances = map[DType]Tol{
 	BF16: {Atol: 1e-2, Rtol: 1.6e-2},
 }
 
-// GradTolScale widens tolerances for gradients, which chain several ops.
-const GradTolScale = 10
-
 // Tolerance is the tolerance of this op's outputs of dtype d.
 func (d *OpDef) Tolerance(dt DType) Tol {
 	t := Tolerances[dt]

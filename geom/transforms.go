@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Point-cloud transforms on positions pos [N, D] (one cloud), as PyG's
@@ -68,7 +69,7 @@ type RandomRotate struct {
 // Angle is the rotation, in degrees, Apply uses for seed: the first element
 // of "rand" with that seed, mapped to the range.
 func (r RandomRotate) Angle(seed uint64) float64 {
-	u := core.PhiloxUniform(seed, 0, 0)
+	u := numerics.PhiloxUniform(seed, 0, 0)
 	return r.Degrees[0] + (r.Degrees[1]-r.Degrees[0])*u
 }
 

@@ -1,4 +1,4 @@
-// Philox4x32-10 random kernels (core/rng.go): one thread per counter block,
+// Philox4x32-10 random kernels (core/numerics/philox.go): one thread per counter block,
 // writing the four elements 4t..4t+3 that the block's lanes give, so every
 // element is the same pure function of (seed, offset, i) as on the CPU.
 // Slots: 0,1 seed lo/hi; 2,3 offset lo/hi; 4..6 per mode; 7 numel; 8 blocks.
@@ -83,7 +83,7 @@ fn lp_cos2pi(b: f32) -> f32 {
 	}
 }
 
-// lp_normal is Box-Muller over the draws of streams 0 and 1 (core.PhiloxNormal).
+// lp_normal is Box-Muller over the draws of streams 0 and 1 (numerics.PhiloxNormal).
 fn lp_normal(b0: u32, b1: u32) -> f32 {
 	let u = 1.0 - lp_uniform24(b0);
 	return sqrt(-2.0 * lp_log(u)) * lp_cos2pi(lp_uniform24(b1));

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/conformance"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 	"github.com/webtensor/webtensor/core/safetensors"
 )
 
@@ -88,8 +89,8 @@ func checkCase(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c 
 			g = core.ZerosLike(ins[i])
 		}
 		tol := def.Tolerance(want.DType)
-		tol.Atol *= core.GradTolScale
-		tol.Rtol *= core.GradTolScale
+		tol.Atol *= kernelkit.GradTolScale
+		tol.Rtol *= kernelkit.GradTolScale
 		compare(t, fmt.Sprintf("gradient of input %d", i), g, want, tol)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Hand-computed cases, adjoint identities on inputs large enough to split
@@ -112,7 +113,7 @@ func cpRand(d core.DType, shape ...int) *core.Tensor {
 	s := core.Shape(shape)
 	vals := make([]float64, s.Numel())
 	for i := range vals {
-		vals[i] = 2*core.PhiloxUniform(uint64(len(vals)), 7, i) - 1
+		vals[i] = 2*numerics.PhiloxUniform(uint64(len(vals)), 7, i) - 1
 	}
 	return core.FromFloat64s(d, s, vals)
 }

@@ -4,10 +4,11 @@ import (
 	"sync/atomic"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // What the CSR kernels established about one structure (indptr, indices,
-// columns) is remembered for the tensors' life (core.PairCache): a GNN
+// columns) is remembered for the tensors' life (kernelkit.PairCache): a GNN
 // layer multiplies by the same adjacency every step, and after the first
 // call the check (a pass over every index) and the regrouping for the
 // backward product (a counting sort with scattered writes) are skipped.
@@ -20,7 +21,7 @@ type csrFacts struct {
 	columns atomic.Pointer[csrColumns]
 }
 
-var csrCache core.PairCache[*csrFacts]
+var csrCache kernelkit.PairCache[*csrFacts]
 
 // cachedCSR returns the facts remembered for (indptr, indices, cols),
 // making an empty entry on first sight; nil when the tensors cannot be

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Conversions between float32 and the dtypes the elementwise kernels
@@ -82,10 +83,10 @@ func widenF32(bf16 bool, fn func(uint16) float32, dst []float32, src []uint16) {
 	}
 }
 
-func f32ToF16(dst []uint16, src []float32)  { narrowF32(false, core.F16Bits, dst, src) }
-func f32ToBF16(dst []uint16, src []float32) { narrowF32(true, core.BF16Bits, dst, src) }
-func f16ToF32(dst []float32, src []uint16)  { widenF32(false, core.F16Float, dst, src) }
-func bf16ToF32(dst []float32, src []uint16) { widenF32(true, core.BF16Float, dst, src) }
+func f32ToF16(dst []uint16, src []float32)  { narrowF32(false, numerics.F16Bits, dst, src) }
+func f32ToBF16(dst []uint16, src []float32) { narrowF32(true, numerics.BF16Bits, dst, src) }
+func f16ToF32(dst []float32, src []uint16)  { widenF32(false, numerics.F16Float, dst, src) }
+func bf16ToF32(dst []float32, src []uint16) { widenF32(true, numerics.BF16Float, dst, src) }
 
 // f32ToI32 is core.FloatToInt into int32: truncation, NaN to 0, saturation.
 func f32ToI32(dst []int32, src []float32) {
@@ -164,11 +165,11 @@ func loadF32(dst []float32, d core.DType, b []byte, pos, step, n int) []float32 
 			f16ToF32(dst[:n], v[pos:pos+n])
 		case bf16:
 			for k := range n {
-				dst[k] = core.BF16Float(v[pos+k*step])
+				dst[k] = numerics.BF16Float(v[pos+k*step])
 			}
 		default:
 			for k := range n {
-				dst[k] = core.F16Float(v[pos+k*step])
+				dst[k] = numerics.F16Float(v[pos+k*step])
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // The vector kernels against the Go loops they replace (exact for
@@ -207,13 +208,13 @@ func TestVectorConversionsMatchCore(t *testing.T) {
 			i32 := make([]int32, n)
 			f32ToI32(i32, src)
 			for i, x := range src {
-				want := core.F16Bits(x)
+				want := numerics.F16Bits(x)
 				if x != x {
-					require.True(t, core.F16Float(h[i]) != core.F16Float(h[i]), "f16 of NaN %08x", math.Float32bits(x))
+					require.True(t, numerics.F16Float(h[i]) != numerics.F16Float(h[i]), "f16 of NaN %08x", math.Float32bits(x))
 				} else {
 					require.Equal(t, want, h[i], "f16 of %v (%08x)", x, math.Float32bits(x))
 				}
-				require.Equal(t, core.BF16Bits(x), bf[i], "bf16 of %v (%08x)", x, math.Float32bits(x))
+				require.Equal(t, numerics.BF16Bits(x), bf[i], "bf16 of %v (%08x)", x, math.Float32bits(x))
 				require.Equal(t, int32(core.FloatToInt(core.I32, float64(x))), i32[i], "i32 of %v", x)
 			}
 			back, want := make([]float32, n), make([]float32, n)
@@ -223,11 +224,11 @@ func TestVectorConversionsMatchCore(t *testing.T) {
 			}
 			f16ToF32(back, bits)
 			for i, b := range bits {
-				require.True(t, sameF32(core.F16Float(b), back[i]), "f16 %04x", b)
+				require.True(t, sameF32(numerics.F16Float(b), back[i]), "f16 %04x", b)
 			}
 			bf16ToF32(back, bits)
 			for i, b := range bits {
-				require.True(t, sameF32(core.BF16Float(b), back[i]), "bf16 %04x", b)
+				require.True(t, sameF32(numerics.BF16Float(b), back[i]), "bf16 %04x", b)
 			}
 			ints := make([]int32, n)
 			for i := range ints {
@@ -410,7 +411,7 @@ func FuzzVectorMatchesGo(f *testing.F) {
 			f32ToF16(h, a)
 			for i, x := range a {
 				if x == x {
-					require.Equal(t, core.F16Bits(x), h[i])
+					require.Equal(t, numerics.F16Bits(x), h[i])
 				}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Kernels for ranges, identity matrices and the Philox-based random ops.
@@ -111,11 +112,11 @@ func newPhiloxStream(seed, offset uint64, stream uint32) *philoxStream {
 	return &philoxStream{key: [2]uint32{uint32(seed), uint32(seed >> 32)}, offset: offset, stream: stream}
 }
 
-// bits returns element i's 32 bits; it must agree with core.PhiloxBits.
+// bits returns element i's 32 bits; it must agree with numerics.PhiloxBits.
 func (p *philoxStream) bits(i int) uint32 {
 	block := p.offset + uint64(i)/4
 	if !p.valid || block != p.block {
-		p.lanes = core.Philox4x32(p.key, [4]uint32{uint32(block), uint32(block >> 32), p.stream, 0})
+		p.lanes = numerics.Philox4x32(p.key, [4]uint32{uint32(block), uint32(block >> 32), p.stream, 0})
 		p.block, p.valid = block, true
 	}
 	return p.lanes[i%4]
@@ -125,7 +126,7 @@ func (p *philoxStream) bits(i int) uint32 {
 type drawFn func(d core.DType, u0, u1 *philoxStream, i int) float64
 
 // uniformOf keeps as many of the top bits as d has significand bits (24
-// for f32 and f64, as core.PhiloxUniform), so that rounding to the output
+// for f32 and f64, as numerics.PhiloxUniform), so that rounding to the output
 // dtype can never produce 1.
 func uniformOf(d core.DType, u0, _ *philoxStream, i int) float64 {
 	digits := 24
@@ -138,7 +139,7 @@ func uniformOf(d core.DType, u0, _ *philoxStream, i int) float64 {
 	return float64(u0.bits(i)>>(32-digits)) / float64(uint32(1)<<digits)
 }
 
-// normalOf is core.PhiloxNormal: Box-Muller over streams 0 and 1.
+// normalOf is numerics.PhiloxNormal: Box-Muller over streams 0 and 1.
 func normalOf(_ core.DType, u0, u1 *philoxStream, i int) float64 {
 	a := float64(u0.bits(i)>>8) * (1.0 / (1 << 24))
 	b := float64(u1.bits(i)>>8) * (1.0 / (1 << 24))

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Products with a CSR sparse matrix: spmm, its transpose (spmm's gradient
@@ -50,7 +51,7 @@ func readCSR(indptr, indices *core.Tensor, numCols int) (*csrPattern, error) {
 	if p.facts != nil && p.facts.checked.Load() {
 		return p, nil
 	}
-	if err := core.CheckCSR(ptr, cols, numCols); err != nil {
+	if err := kernelkit.CheckCSR(ptr, cols, numCols); err != nil {
 		return nil, err
 	}
 	if p.facts != nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // FFT kernels: an iterative radix-2 transform for powers of two and
@@ -170,7 +171,7 @@ func complexFFTKernel(inverse bool) core.Kernel {
 		axis := fftAxis(k, len(inShape)-1)
 		l, n := inShape[axis], out.Shape()[axis]
 		layout := fftLayoutAround(inShape[:len(inShape)-1], axis)
-		scale := complex(core.FFTScale(k.Attrs.String("norm"), n, inverse), 0)
+		scale := complex(kernelkit.FFTScale(k.Attrs.String("norm"), n, inverse), 0)
 		src, dst := readF64(x), tempF64(out.Numel())
 		p := planFFT(n)
 		fftForEachLine(layout, p, func(o, i int, buf, scratch []complex128) {
@@ -209,7 +210,7 @@ func rfftKernel(k *core.KernelCall) error {
 		n = k.Attrs.Int("n")
 	}
 	layout := fftLayoutAround(inShape, axis)
-	scale := complex(core.FFTScale(k.Attrs.String("norm"), n, false), 0)
+	scale := complex(kernelkit.FFTScale(k.Attrs.String("norm"), n, false), 0)
 	src, dst := readF64(x), tempF64(out.Numel())
 	p := planFFT(n)
 	fftForEachLine(layout, p, func(o, i int, buf, scratch []complex128) {
@@ -240,7 +241,7 @@ func irfftKernel(k *core.KernelCall) error {
 	m, n := inShape[axis], out.Shape()[axis]
 	bins := n/2 + 1
 	layout := fftLayoutAround(inShape[:len(inShape)-1], axis)
-	scale := core.FFTScale(k.Attrs.String("norm"), n, true)
+	scale := kernelkit.FFTScale(k.Attrs.String("norm"), n, true)
 	src, dst := readF64(x), tempF64(out.Numel())
 	p := planFFT(n)
 	fftForEachLine(layout, p, func(o, i int, buf, scratch []complex128) {

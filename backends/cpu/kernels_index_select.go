@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Whole-slice indexing, masks, nonzero and one_hot. Dynamic ops (one_hot,
@@ -124,11 +125,11 @@ func embeddingKernel(k *core.KernelCall) error {
 func oneHotKernel(k *core.KernelCall) error {
 	idx := k.Inputs[0]
 	iv := readI64(idx)
-	classes, err := core.OneHotClasses(k.Attrs, len(iv), func() (int64, error) { return slices.Max(iv), nil })
+	classes, err := kernelkit.OneHotClasses(k.Attrs, len(iv), func() (int64, error) { return slices.Max(iv), nil })
 	if err != nil {
 		return err
 	}
-	if err := core.CheckOneHot(iv, classes); err != nil {
+	if err := kernelkit.CheckOneHot(iv, classes); err != nil {
 		return err
 	}
 	out, err := k.Alloc(append(idx.Shape(), int(classes)), core.I64)

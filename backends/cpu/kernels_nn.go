@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Softmax-family, dropout and attention kernels. Softmax of dense f32 over
@@ -242,7 +244,7 @@ const philoxWordsChunk = 1024
 // philoxWords hands use the Philox words of n elements - element i's is
 // word i%4 of the block at counter offset + i/4 under key, stream 0 - a
 // chunk at a time with the chunk's first index, in parallel, two blocks per
-// step (core.Philox4x32Pair).
+// step (numerics.Philox4x32Pair).
 func philoxWords(n int, key [2]uint32, offset uint64, use func(i int, words []uint32)) {
 	ctr := func(b uint64) [4]uint32 { return [4]uint32{uint32(b), uint32(b >> 32), 0, 0} }
 	chunks := (n + philoxWordsChunk - 1) / philoxWordsChunk
@@ -253,7 +255,7 @@ func philoxWords(n int, key [2]uint32, offset uint64, use func(i int, words []ui
 			m := min(philoxWordsChunk, n-i)
 			for j := 0; j < m; j += 8 {
 				b := offset + uint64((i+j)/4)
-				first, second := core.Philox4x32Pair(key, ctr(b), ctr(b+1))
+				first, second := numerics.Philox4x32Pair(key, ctr(b), ctr(b+1))
 				w := words[j : j+8 : j+8]
 				w[0], w[1], w[2], w[3] = first[0], first[1], first[2], first[3]
 				w[4], w[5], w[6], w[7] = second[0], second[1], second[2], second[3]
@@ -292,7 +294,7 @@ func readAttention(kc *core.KernelCall, mask *core.Tensor) (*attentionCall, erro
 		return nil, err
 	}
 	at := &attentionCall{SDPAShapes: sh, batch: sh.Batch.Numel(),
-		scale: core.AttentionScale(kc.Attrs, sh.E), causal: kc.Attrs.Bool("is_causal")}
+		scale: kernelkit.AttentionScale(kc.Attrs, sh.E), causal: kc.Attrs.Bool("is_causal")}
 	b := sh.Batch
 	at.q = readF64As(q, append(b.Clone(), sh.L, sh.E))
 	at.k = readF64As(k, append(b.Clone(), sh.S, sh.E))

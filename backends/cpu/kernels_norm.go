@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Normalisation kernels and their backward ops. Statistics are accumulated
@@ -261,7 +262,7 @@ func rmsInvRoot(x []float64, eps float64) float64 {
 func rmsNormKernel(k *core.KernelCall) error {
 	x, w, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
 	rows, n := normRows(x.Shape(), k.Attrs.Ints("normalized_shape"))
-	eps := core.RMSNormEps(k.Attrs, x.DType())
+	eps := kernelkit.RMSNormEps(k.Attrs, x.DType())
 	if nnDenseF32(x, w) {
 		src, dst, wv := f32s(x), f32s(out), nnOptF32(w)
 		parallelFor(rows, n*4, func(lo, hi int) {
@@ -302,7 +303,7 @@ func rmsNormKernel(k *core.KernelCall) error {
 func rmsNormBackwardKernel(k *core.KernelCall) error {
 	x, g, w := k.Inputs[0], k.Inputs[1], k.Inputs[2]
 	rows, n := normRows(x.Shape(), k.Attrs.Ints("normalized_shape"))
-	eps := core.RMSNormEps(k.Attrs, x.DType())
+	eps := kernelkit.RMSNormEps(k.Attrs, x.DType())
 	xv, gv, wv := readF64(x), readF64(g), nnOptF64(w)
 	dx, scale := tempF64(len(xv)), tempF64(rows)
 	parallelFor(rows, n*6, func(lo, hi int) {

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Pooling and resampling kernels. Each works plane by plane (one batch item
@@ -182,9 +183,9 @@ func avgPoolBackwardKernel(k *core.KernelCall) error {
 // window [h0,h1) x [w0,w1).
 func adaptiveCells(g *core.PoolGeom, visit func(o, h0, h1, w0, w1 int)) {
 	for oh := 0; oh < g.Out[0]; oh++ {
-		h0, h1 := core.AdaptiveRange(oh, g.In[0], g.Out[0])
+		h0, h1 := kernelkit.AdaptiveRange(oh, g.In[0], g.Out[0])
 		for ow := 0; ow < g.Out[1]; ow++ {
-			w0, w1 := core.AdaptiveRange(ow, g.In[1], g.Out[1])
+			w0, w1 := kernelkit.AdaptiveRange(ow, g.In[1], g.Out[1])
 			visit(oh*g.Out[1]+ow, h0, h1, w0, w1)
 		}
 	}

@@ -1,6 +1,9 @@
 package cpu
 
-import "github.com/webtensor/webtensor/core"
+import (
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
+)
 
 // Segment reductions (the CSR products are in kernels_csr.go). Ids are
 // checked here, not in Infer, because they are data: an id out of range is
@@ -22,11 +25,11 @@ const (
 	segmentMaxOp
 )
 
-// segmentIDs reads the ids and checks them (core.CheckSegmentIDs): in
+// segmentIDs reads the ids and checks them (kernelkit.CheckSegmentIDs): in
 // range and, with sorted set, never decreasing, as the caller promised.
 func segmentIDs(ids *core.Tensor, segments int, sorted bool) ([]int, error) {
 	v := readInts(ids)
-	if err := core.CheckSegmentIDs(v, segments, sorted); err != nil {
+	if err := kernelkit.CheckSegmentIDs(v, segments, sorted); err != nil {
 		return nil, err
 	}
 	return v, nil

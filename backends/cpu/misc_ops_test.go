@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	_ "github.com/webtensor/webtensor/backends/cpu"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Focused tests of the creation, random, quantisation, sparse and spectral
@@ -86,9 +87,9 @@ func TestMiscRandomMatchesCoreStream(t *testing.T) {
 	z := miscVals(t, miscCall(t, "randn", core.Attrs{"shape": []int{n}, "seed": seed, "offset": offset, "dtype": core.F64}))
 	r := miscVals(t, miscCall(t, "randint", core.Attrs{"shape": []int{n}, "low": -7, "high": 1000, "seed": seed, "offset": offset}))
 	for i := 0; i < n; i++ {
-		require.Equal(t, core.PhiloxUniform(seed, offset, i), u[i], "element %d", i)
-		require.Equal(t, core.PhiloxNormal(seed, offset, i), z[i], "element %d", i)
-		require.Equal(t, float64(-7+int64(core.PhiloxBits(seed, offset, i, 0)%1007)), r[i], "element %d", i)
+		require.Equal(t, numerics.PhiloxUniform(seed, offset, i), u[i], "element %d", i)
+		require.Equal(t, numerics.PhiloxNormal(seed, offset, i), z[i], "element %d", i)
+		require.Equal(t, float64(-7+int64(numerics.PhiloxBits(seed, offset, i, 0)%1007)), r[i], "element %d", i)
 	}
 }
 

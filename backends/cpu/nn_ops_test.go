@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Focused tests of the neural-network ops: hand-computed values, a few
@@ -55,7 +57,7 @@ func nnErr(t *testing.T, want, op string, a core.Attrs, in ...*core.Tensor) {
 func nnRandom(n int, seed uint64) []float64 {
 	out := make([]float64, n)
 	for i := range out {
-		out[i] = 4*core.PhiloxUniform(seed, 0, i) - 2
+		out[i] = 4*numerics.PhiloxUniform(seed, 0, i) - 2
 	}
 	return out
 }
@@ -141,7 +143,7 @@ func TestDropoutMaskAndScale(t *testing.T) {
 	got := nnRun1(t, "dropout", a, x)
 	kept := 0
 	for i, v := range got {
-		if core.PhiloxUniform(seed, offset, i) >= p {
+		if numerics.PhiloxUniform(seed, offset, i) >= p {
 			assert.InDelta(t, 1/(1-p), v, 1e-6, "element %d", i)
 			kept++
 		} else {
@@ -230,7 +232,7 @@ func TestRMSNorm(t *testing.T) {
 	got = nnRun1(t, "rms_norm", core.Attrs{"normalized_shape": []int{2}, "eps": 0.5}, x, nnF64([]float64{2, -1}, 2))
 	s = 1 / math.Sqrt(13)
 	assert.InDeltaSlice(t, []float64{6 * s, -4 * s, 0, 0}, got, 1e-15)
-	assert.InDelta(t, 0x1p-10, core.RMSNormEps(core.Attrs{}, core.F16), 0)
+	assert.InDelta(t, 0x1p-10, kernelkit.RMSNormEps(core.Attrs{}, core.F16), 0)
 	fast := nnRun1(t, "rms_norm", core.Attrs{"normalized_shape": []int{48}}, nnF32(nnRandom(480, 8), 10, 48))
 	general := nnRun1(t, "rms_norm", core.Attrs{"normalized_shape": []int{48}, "eps": 0x1p-23}, nnF64(nnRandom(480, 8), 10, 48))
 	assert.InDeltaSlice(t, general, fast, 2e-6)

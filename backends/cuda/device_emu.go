@@ -35,8 +35,8 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/config"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // emuDevice runs kernels on the CPU: each kernel's CUDA source, between
@@ -211,7 +211,7 @@ func (d *emuDevice) gemm(g *gemmArgs) error {
 		case cudaR64F:
 			return *(*float64)(ptr(base + uint64(8*i)))
 		case cudaR16F:
-			return float64(core.F16Float(*(*uint16)(ptr(base + uint64(2*i)))))
+			return float64(numerics.F16Float(*(*uint16)(ptr(base + uint64(2*i)))))
 		case cudaR16BF:
 			return float64(math.Float32frombits(uint32(*(*uint16)(ptr(base + uint64(2*i)))) << 16))
 		}
@@ -224,9 +224,9 @@ func (d *emuDevice) gemm(g *gemmArgs) error {
 		case cudaR64F:
 			*(*float64)(ptr(base + uint64(8*i))) = v
 		case cudaR16F:
-			*(*uint16)(ptr(base + uint64(2*i))) = core.F16Bits(float32(v))
+			*(*uint16)(ptr(base + uint64(2*i))) = numerics.F16Bits(float32(v))
 		case cudaR16BF:
-			*(*uint16)(ptr(base + uint64(2*i))) = core.BF16Bits(float32(v))
+			*(*uint16)(ptr(base + uint64(2*i))) = numerics.BF16Bits(float32(v))
 		}
 	}
 	d.mu.Lock()

@@ -5,6 +5,7 @@ package cuda
 import (
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Scaled dot-product attention as cuBLAS products around a softmax row
@@ -29,7 +30,7 @@ func newAttention(kc *core.KernelCall, mask *core.Tensor) (*attention, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &attention{sh: sh, scale: core.AttentionScale(kc.Attrs, sh.E), causal: kc.Attrs.Bool("is_causal"), scoreT: q.DType()}
+	a := &attention{sh: sh, scale: kernelkit.AttentionScale(kc.Attrs, sh.E), causal: kc.Attrs.Bool("is_causal"), scoreT: q.DType()}
 	if a.scoreT == core.F16 || a.scoreT == core.BF16 {
 		a.scoreT = core.F32
 	}

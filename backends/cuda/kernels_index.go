@@ -8,6 +8,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Reads through an index (gather, take_along_axis, index_select,
@@ -127,7 +128,7 @@ func wrapIndexKernel(k *core.KernelCall) error {
 func oneHotKernel(k *core.KernelCall) error {
 	idx := k.Inputs[0]
 	b := cudaOf(k)
-	classes, err := core.OneHotClasses(k.Attrs, idx.Numel(), func() (int64, error) { return b.largest("one_hot", idx) })
+	classes, err := kernelkit.OneHotClasses(k.Attrs, idx.Numel(), func() (int64, error) { return b.largest("one_hot", idx) })
 	if err != nil {
 		return err
 	}
@@ -179,7 +180,7 @@ func (b *Backend) largest(op string, t *core.Tensor) (int64, error) {
 func (b *Backend) oneHot(idx, out *core.Tensor, classes int64) error {
 	g := &genKernel{op: "one_hot", check: func(code uint32, v, _ int64) string {
 		// The failing value says which rule it broke (code 1: negative).
-		if err := core.OneHotIndexError(v, classes); err != nil {
+		if err := kernelkit.OneHotIndexError(v, classes); err != nil {
 			return err.Error()
 		}
 		return fmt.Sprintf("class index %d failed check %d for num_classes %d", v, code, classes)

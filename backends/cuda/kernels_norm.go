@@ -7,6 +7,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Layer norm and RMS norm, forward and backward, as row programs
@@ -150,7 +151,7 @@ func rmsNormKernel(k *core.KernelCall) error {
 		y += " * " + names[1]
 	}
 	var sc lower.Scalars
-	sc.SetF(0, core.RMSNormEps(k.Attrs, x.DType()))
+	sc.SetF(0, kernelkit.RMSNormEps(k.Attrs, x.DType()))
 	return cudaOf(k).rows(rowProgram{op: "rms_norm", frame: normFrame(x, k.Attrs), ins: ins, outs: k.Outputs[:1],
 		passes: []rowPass{squaresPass}, writes: []string{y}, sc: &sc})
 }
@@ -166,7 +167,7 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 		d = "((f64)x1 * " + names[2] + ")"
 	}
 	var sc lower.Scalars
-	sc.SetF(0, core.RMSNormEps(k.Attrs, x.DType()))
+	sc.SetF(0, kernelkit.RMSNormEps(k.Attrs, x.DType()))
 	p := rowProgram{op: "_rms_norm_backward", frame: f, ins: ins, outs: k.Outputs[:1], sc: &sc,
 		passes: []rowPass{{stats: []rowStat{{name: "q", acc: "SumAcc<f64>", value: "(f64)x0 * x0"}, {name: "dot", acc: "SumAcc<f64>", value: d + " * x0"}},
 			then: rmsScale + "const f64 c = s * s * s * dot.s / (f64)R;"}},

@@ -11,7 +11,7 @@ import (
 )
 
 // Random ops and dropout: map kernels written from the element index i.
-// They draw the CPU backend's Philox4x32-10 stream (core/rng.go) with
+// They draw the CPU backend's Philox4x32-10 stream (core/numerics/philox.go) with
 // 64-bit integers and f64 arithmetic, so a seed gives the same tensor on
 // both devices.
 

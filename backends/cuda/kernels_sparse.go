@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Segment reductions and CSR products with the CPU backend's semantics
@@ -97,7 +98,7 @@ func (b *Backend) readIndexVector(t *core.Tensor) ([]int64, error) {
 func (b *Backend) segmentCheck(ids *core.Tensor, segments int, sorted bool) func(uint32, int64, int64) string {
 	return func(code uint32, i, v int64) string {
 		if all, err := b.readIndexVector(ids); err == nil {
-			if err := core.CheckSegmentIDs(all, segments, sorted); err != nil {
+			if err := kernelkit.CheckSegmentIDs(all, segments, sorted); err != nil {
 				return err.Error()
 			}
 		}
@@ -125,7 +126,7 @@ func (b *Backend) csrCheck(indptr, indices *core.Tensor, numCols int) func(uint3
 		ptr, err1 := b.readIndexVector(indptr)
 		cols, err2 := b.readIndexVector(indices)
 		if err1 == nil && err2 == nil {
-			if err := core.CheckCSR(ptr, cols, numCols); err != nil {
+			if err := kernelkit.CheckCSR(ptr, cols, numCols); err != nil {
 				return err.Error()
 			}
 		}

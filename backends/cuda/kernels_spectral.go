@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // fft, ifft, rfft, irfft and _resize_axis with the CPU backend's
@@ -346,7 +347,7 @@ func complexFFTKernel(op string, inverse bool) core.Kernel {
 		axis := fftAxisOf(k, x.Rank()-1)
 		l, n := x.Shape()[axis], out.Shape()[axis]
 		return cudaOf(k).fft(fftJob{op: op, mode: c2c, x: x, out: out, axis: axis, n: n, lin: l, nout: n, inverse: inverse,
-			scale: core.FFTScale(k.Attrs.String("norm"), n, inverse)})
+			scale: kernelkit.FFTScale(k.Attrs.String("norm"), n, inverse)})
 	}
 }
 
@@ -359,7 +360,7 @@ func rfftKernel(k *core.KernelCall) error {
 		n = k.Attrs.Int("n")
 	}
 	return cudaOf(k).fft(fftJob{op: "rfft", mode: r2c, x: x, out: out, axis: axis, n: n, lin: l, nout: out.Shape()[axis],
-		scale: core.FFTScale(k.Attrs.String("norm"), n, false)})
+		scale: kernelkit.FFTScale(k.Attrs.String("norm"), n, false)})
 }
 
 func irfftKernel(k *core.KernelCall) error {
@@ -367,7 +368,7 @@ func irfftKernel(k *core.KernelCall) error {
 	axis := fftAxisOf(k, x.Rank()-1)
 	n := out.Shape()[axis]
 	return cudaOf(k).fft(fftJob{op: "irfft", mode: c2r, x: x, out: out, axis: axis, n: n, lin: x.Shape()[axis], nout: n, inverse: true,
-		scale: core.FFTScale(k.Attrs.String("norm"), n, true)})
+		scale: kernelkit.FFTScale(k.Attrs.String("norm"), n, true)})
 }
 
 // resizeAxisKernel copies the common prefix of the axis (raw elements) and

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // physical is the WGSL element type that holds a dtype on the GPU.
@@ -37,7 +38,7 @@ func toPhysical(d core.DType, data []byte) ([]byte, error) {
 		var w uint32
 		switch d {
 		case core.F16:
-			w = math.Float32bits(core.F16Float(le.Uint16(data[2*i:])))
+			w = math.Float32bits(numerics.F16Float(le.Uint16(data[2*i:])))
 		case core.BF16:
 			w = uint32(le.Uint16(data[2*i:])) << 16
 		case core.I16:
@@ -80,9 +81,9 @@ func fromPhysical(d core.DType, words, dst []byte) error {
 		w := le.Uint32(words[4*i:])
 		switch d {
 		case core.F16:
-			le.PutUint16(dst[2*i:], core.F16Bits(math.Float32frombits(w)))
+			le.PutUint16(dst[2*i:], numerics.F16Bits(math.Float32frombits(w)))
 		case core.BF16:
-			le.PutUint16(dst[2*i:], core.BF16Bits(math.Float32frombits(w)))
+			le.PutUint16(dst[2*i:], numerics.BF16Bits(math.Float32frombits(w)))
 		case core.I16:
 			le.PutUint16(dst[2*i:], uint16(w))
 		case core.I8, core.U8:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Scaled dot-product attention is composed of GPU kernels: two matmuls
@@ -45,7 +46,7 @@ func attentionProbs(g *Backend, q, k, mask *core.Tensor, a core.Attrs, sh core.S
 		"\tif m == -f_inf() {\n\t\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = 0.0; }\n\t\treturn;\n\t}\n" +
 		kahanSum("s", "m_exp("+at("r")+" - m)") +
 		"\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(probs.DType(), "m_exp("+at("r")+" - m) / s") + "; }\n"
-	scale := core.AttentionScale(a, sh.E)
+	scale := kernelkit.AttentionScale(a, sh.E)
 	f := newFrame(scores.Shape(), []int{scores.Rank() - 1})
 	set := func(p *params) { p.setF(0, scale); p.setI(1, sh.L) }
 	if !g.frameFits(body, f) {
@@ -154,7 +155,7 @@ func (g *Backend) attentionInto(q, kk, v, mask *core.Tensor, attrs core.Attrs, o
 	// software driver (where a thread's loops cost more than launches) the
 	// composed kernels. The tuner times both once per shape class.
 	fused := func() error {
-		return g.attentionFused(q, kk, v, out, sh, core.AttentionScale(attrs, sh.E), attrs.Bool("is_causal"))
+		return g.attentionFused(q, kk, v, out, sh, kernelkit.AttentionScale(attrs, sh.E), attrs.Bool("is_causal"))
 	}
 	class := fmt.Sprintf("s%d-e%d-ev%d-l%d-b%d", sh.S, sh.E, sh.Ev, bucket(sh.L), bucket(sh.Batch.Numel()))
 	run := map[string]func() error{"fused": fused, "composed": composed}
@@ -224,7 +225,7 @@ func attentionBackwardKernel(k *core.KernelCall) error {
 		return err
 	}
 	defer ds.Release()
-	scale := core.AttentionScale(k.Attrs, sh.E)
+	scale := kernelkit.AttentionScale(k.Attrs, sh.E)
 	if err := g.matmulScaledInto(ds, kk, k.Outputs[0], scale); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 	"github.com/webtensor/webtensor/wgsl"
 )
 
@@ -401,7 +402,7 @@ func sxWrapIndexKernel(k *core.KernelCall) error {
 // then writes the output on the GPU.
 func sxOneHotKernel(k *core.KernelCall) error {
 	idx := k.Inputs[0]
-	classes, err := core.OneHotClasses(k.Attrs, idx.Numel(), func() (int64, error) {
+	classes, err := kernelkit.OneHotClasses(k.Attrs, idx.Numel(), func() (int64, error) {
 		top, err := core.Call1("max", nil, idx).Int64s()
 		if err != nil {
 			return 0, err
@@ -418,7 +419,7 @@ func sxOneHotKernel(k *core.KernelCall) error {
 		if err != nil {
 			return err
 		}
-		return core.CheckOneHot(iv, classes)
+		return kernelkit.CheckOneHot(iv, classes)
 	}
 	if err := gpuOf(k).checkOnDevice("one_hot", idx, bad, func(p *params) { p.setI(0, int(classes)) }, explain); err != nil {
 		return err

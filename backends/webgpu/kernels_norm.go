@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // The row norms run one thread per row (a frame group), reading the row up
@@ -190,7 +191,7 @@ func rmsNormKernel(k *core.KernelCall) error {
 	}
 	body := kahanSum("q", "v0(o, r) * v0(o, r)") + rmsScale +
 		"\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), y) + "; }\n"
-	eps := core.RMSNormEps(k.Attrs, x.DType())
+	eps := kernelkit.RMSNormEps(k.Attrs, x.DType())
 	if !gpuOf(k).frameFits(body, f) {
 		return gpuOf(k).rmsNormLong(f, x, w, out, eps)
 	}
@@ -203,7 +204,7 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 	g := gpuOf(k)
 	x, gr, w := k.Inputs[0], k.Inputs[1], k.Inputs[2]
 	f := normFrame(x, k.Attrs)
-	eps := core.RMSNormEps(k.Attrs, x.DType())
+	eps := kernelkit.RMSNormEps(k.Attrs, x.DType())
 	ins := []*core.Tensor{x, gr}
 	d := "v1(o, r)"
 	if w != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 	"github.com/webtensor/webtensor/wgsl"
 )
 
@@ -108,13 +109,13 @@ func spUploadI32(k *core.KernelCall, vals []int) (*core.Tensor, error) {
 }
 
 // spSegmentIDs reads segment ids to the host and checks them
-// (core.CheckSegmentIDs).
+// (kernelkit.CheckSegmentIDs).
 func spSegmentIDs(ids *core.Tensor, segments int, sorted bool) ([]int, error) {
 	v, err := spInts(ids)
 	if err != nil {
 		return nil, err
 	}
-	if err := core.CheckSegmentIDs(v, segments, sorted); err != nil {
+	if err := kernelkit.CheckSegmentIDs(v, segments, sorted); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -318,7 +319,7 @@ func spSegmentMaxGradKernel(k *core.KernelCall) error {
 	return gpuOf(k).spRun([]*core.Tensor{data, idsT, maxes, grad, buckets}, k.Outputs, out.Numel(), body, &prm)
 }
 
-// spCSR reads a CSR pattern to the host and checks it (core.CheckCSR).
+// spCSR reads a CSR pattern to the host and checks it (kernelkit.CheckCSR).
 func spCSR(indptr, indices *core.Tensor, cols int) (ptr, idx []int, err error) {
 	if ptr, err = spInts(indptr); err != nil {
 		return nil, nil, err
@@ -326,7 +327,7 @@ func spCSR(indptr, indices *core.Tensor, cols int) (ptr, idx []int, err error) {
 	if idx, err = spInts(indices); err != nil {
 		return nil, nil, err
 	}
-	if err := core.CheckCSR(ptr, idx, cols); err != nil {
+	if err := kernelkit.CheckCSR(ptr, idx, cols); err != nil {
 		return nil, nil, err
 	}
 	return ptr, idx, nil

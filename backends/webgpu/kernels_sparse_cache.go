@@ -4,13 +4,14 @@ import (
 	"sync"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // The CSR products validate their index tensors on the host, which costs a
 // read-back (a GPU sync) per call, and the transposed product also builds
 // and uploads column buckets. A structure that passed once passes for its
 // tensors' whole life: the checked structure and its buckets are
-// remembered per (indptr, indices, columns) (core.PairCache), the buckets
+// remembered per (indptr, indices, columns) (kernelkit.PairCache), the buckets
 // released when the entry is dropped. A GNN layer calls spmm on the same
 // adjacency every step; after the first call it runs without a sync.
 
@@ -24,7 +25,7 @@ type csrFacts struct {
 	colStarts []int        // where each column's entries start in the buckets, and their count
 }
 
-var csrCache = core.PairCache[*csrFacts]{Drop: func(f *csrFacts) {
+var csrCache = kernelkit.PairCache[*csrFacts]{Drop: func(f *csrFacts) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.buckets != nil {

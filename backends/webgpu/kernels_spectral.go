@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 	"github.com/webtensor/webtensor/wgsl"
 )
 
@@ -79,7 +80,7 @@ func complexFFTKernel(inverse bool) core.Kernel {
 		if inverse {
 			sign = 1
 		}
-		scale := core.FFTScale(k.Attrs.String("norm"), n, inverse)
+		scale := kernelkit.FFTScale(k.Attrs.String("norm"), n, inverse)
 		return gpuOf(k).fftRun("c2c", false, x, out, axis, l, n, n, scale, sign, out.Numel()/2)
 	}
 }
@@ -96,7 +97,7 @@ func rfftKernel(k *core.KernelCall) error {
 		n = k.Attrs.Int("n")
 	}
 	bins := out.Shape()[axis]
-	scale := core.FFTScale(k.Attrs.String("norm"), n, false)
+	scale := kernelkit.FFTScale(k.Attrs.String("norm"), n, false)
 	return gpuOf(k).fftRun("c2c", true, x, out, axis, l, n, bins, scale, -1, out.Numel()/2)
 }
 
@@ -109,7 +110,7 @@ func irfftKernel(k *core.KernelCall) error {
 		return err
 	}
 	m, n := x.Shape()[axis], out.Shape()[axis]
-	scale := core.FFTScale(k.Attrs.String("norm"), n, true)
+	scale := kernelkit.FFTScale(k.Attrs.String("norm"), n, true)
 	return gpuOf(k).fftRun("c2r", false, x, out, axis, m, n, n/2+1, scale, 1, out.Numel())
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 	"github.com/webtensor/webtensor/nn"
 )
 
@@ -194,7 +195,7 @@ func spirals(n, classes int, seed uint64, dev core.Device) (x, y *core.Tensor) {
 	for c := 0; c < classes; c++ {
 		for i := 0; i < n; i++ {
 			r := float64(i) / float64(n-1)
-			theta := float64(c)*4 + r*4 + 0.2*core.PhiloxNormal(seed, 1<<40, c*n+i)
+			theta := float64(c)*4 + r*4 + 0.2*numerics.PhiloxNormal(seed, 1<<40, c*n+i)
 			xs = append(xs, float32(r*math.Sin(theta)), float32(r*math.Cos(theta)))
 			ys = append(ys, int64(c))
 		}

@@ -169,7 +169,7 @@ func genWhere(s *isa) {
 }
 
 func genCasts(s *isa) {
-	// f32 -> f16 and back with F16C, rounding to nearest even as core.F16Bits.
+	// f32 -> f16 and back with F16C, rounding to nearest even as numerics.F16Bits.
 	TEXT("ewF32ToF16"+s.name, NOSPLIT, "func(dst *uint16, src *float32, n int)")
 	Pragma("noescape")
 	Doc("ewF32ToF16" + s.name + " converts to IEEE half precision, rounding to nearest even.")
@@ -196,7 +196,7 @@ func genCasts(s *isa) {
 	RET()
 
 	// bf16 is the top half of a float32, rounded to nearest even as
-	// core.BF16Bits does: add 0x7fff plus the lowest kept bit; NaN keeps
+	// numerics.BF16Bits does: add 0x7fff plus the lowest kept bit; NaN keeps
 	// its top bits with the quiet bit set.
 	TEXT("ewF32ToBF16"+s.name, NOSPLIT, "func(dst *uint16, src *float32, n int)")
 	Pragma("noescape")

@@ -241,7 +241,7 @@ template <class T> __device__ __forceinline__ T i_pow(T a, T b) {
 __device__ __forceinline__ f32 f_pow(f32 a, f32 b) { return powf(a, b); }
 __device__ __forceinline__ f64 f_pow(f64 a, f64 b) { return pow(a, b); }
 
-// ---- Philox4x32-10 (core/rng.go) ---------------------------------------------
+// ---- Philox4x32-10 (core/numerics/philox.go) --------------------------------
 // philox_bits is element i's 32 bits of a stream under the seed and offset
 // in A.i[0] and A.i[1]: lane i%4 of block offset + i/4.
 __device__ __forceinline__ u32 philox_bits(const WtArgs &A, i64 i, u32 stream) {
@@ -267,7 +267,7 @@ __device__ __forceinline__ u32 philox_bits(const WtArgs &A, i64 i, u32 stream) {
   return c3;
 }
 
-// philox_normal is core.PhiloxNormal: Box-Muller over streams 0 and 1.
+// philox_normal is numerics.PhiloxNormal: Box-Muller over streams 0 and 1.
 __device__ __forceinline__ f64 philox_normal(const WtArgs &A, i64 i) {
   const f64 a = (f64)(philox_bits(A, i, 0u) >> 8) * (1.0 / 16777216.0);
   const f64 b = (f64)(philox_bits(A, i, 1u) >> 8) * (1.0 / 16777216.0);

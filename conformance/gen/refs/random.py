@@ -1,6 +1,6 @@
 """Reference results for the random ops and dropout (core/ops_random.go).
 
-Our Philox4x32-10 stream (core/rng.go) is re-derived here with NumPy, since
+Our Philox4x32-10 stream (core/numerics/philox.go) is re-derived here with NumPy, since
 torch does not use it; dropout applies its mask with PyTorch.
 """
 

@@ -1,9 +1,11 @@
-package core
+package kernelkit
 
 import (
 	"runtime"
 	"sync"
 	"weak"
+
+	"github.com/webtensor/webtensor/core"
 )
 
 // PairCache remembers what a backend established about a pair of tensors
@@ -24,12 +26,12 @@ type PairCache[F any] struct {
 }
 
 type pairKey struct {
-	a, b weak.Pointer[Tensor]
+	a, b weak.Pointer[core.Tensor]
 	size int
 }
 
 // Load returns the entry for (a, b, size), if there is one.
-func (c *PairCache[F]) Load(a, b *Tensor, size int) (F, bool) {
+func (c *PairCache[F]) Load(a, b *core.Tensor, size int) (F, bool) {
 	key := pairKey{weak.Make(a), weak.Make(b), size}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -39,7 +41,7 @@ func (c *PairCache[F]) Load(a, b *Tensor, size int) (F, bool) {
 
 // Store keeps f for (a, b, size) unless an entry is there already (another
 // caller got there first), and returns the entry kept.
-func (c *PairCache[F]) Store(a, b *Tensor, size int, f F) F {
+func (c *PairCache[F]) Store(a, b *core.Tensor, size int, f F) F {
 	key := pairKey{weak.Make(a), weak.Make(b), size}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,4 +1,4 @@
-package core_test
+package kernelkit_test
 
 import (
 	"runtime"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // An entry is found again for the same tensors and size only; the first
@@ -17,7 +18,7 @@ import (
 // collected, and the cache keeps neither alive.
 func TestPairCacheRemembersForTheTensorsLife(t *testing.T) {
 	var dropped atomic.Int32
-	c := core.PairCache[*int]{Drop: func(*int) { dropped.Add(1) }}
+	c := kernelkit.PairCache[*int]{Drop: func(*int) { dropped.Add(1) }}
 	b := core.FromSlice([]int64{0}, core.Shape{1})
 	one, two := 1, 2
 	func() { // a, like a graph's adjacency, lives only here

@@ -1,0 +1,4 @@
+package kernelkit
+
+// GradTolScale widens tolerances for gradients, which chain several ops.
+const GradTolScale = 10
