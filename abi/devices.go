@@ -188,3 +188,22 @@ func SetRNGState(seed, offset uint64) { core.SetRNGState(seed, offset) }
 // storages (their releases); they run on their own goroutine soon after,
 // not within this call, so a caller waiting for a released flag polls.
 func Collect() { runtime.GC() }
+
+// tuned is a backend that chooses kernel variants by measuring them (WebGPU).
+type tuned interface{ TuningJSON() ([]byte, error) }
+
+// DeviceTuningJSON is wt_device_tuning_json: the device's kernel-variant decisions
+// as a JSON object ("op|class" to the variant kept, its timings and any
+// policy's proposal); {} for a device that tunes nothing.
+func DeviceTuningJSON(device string) (string, error) {
+	_, b, err := deviceArg("wt_device_tuning_json", device)
+	if err != nil {
+		return "", err
+	}
+	t, ok := b.(tuned)
+	if !ok {
+		return "{}", nil
+	}
+	js, err := t.TuningJSON()
+	return string(js), err
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/webtensor/webtensor/backends/webgpu"
 	plugins "github.com/webtensor/webtensor/plugins-wasm"
 )
 
@@ -83,4 +84,42 @@ func PluginOps(plugin string) (string, error) {
 	}
 	js, err := json.Marshal(p.Ops())
 	return string(js), err
+}
+
+// The WebGPU tuner's policy comes from this host: WEBTENSOR_TUNING_POLICY
+// names a module that is loaded here when the first WebGPU device opens.
+func init() {
+	webgpu.SetPolicyLoader(func(spec string) (webgpu.Policy, error) {
+		h, err := host()
+		if err != nil {
+			return nil, err
+		}
+		q, err := h.LoadPolicy(context.Background(), spec)
+		if err != nil {
+			return nil, err
+		}
+		return q, nil
+	})
+}
+
+// TuningPolicySet is wt_tuning_policy_set: the WebGPU tuner of every device
+// asks the loaded plugin's policy (its only one when policy is "") which
+// kernel variant to try; plugin "" goes back to timing every variant.
+func TuningPolicySet(plugin, policy string) error {
+	if plugin == "" {
+		webgpu.SetDefaultPolicy(nil)
+		return nil
+	}
+	pluginHost.mu.Lock()
+	p, found := pluginHost.byID[plugin]
+	pluginHost.mu.Unlock()
+	if !found {
+		return Invalidf("wt_tuning_policy_set: no plugin %q is loaded (load it with wt_plugin_load first)", plugin)
+	}
+	q, err := p.PolicyOrOnly(policy)
+	if err != nil {
+		return Invalidf("wt_tuning_policy_set: %v", err)
+	}
+	webgpu.SetDefaultPolicy(q)
+	return nil
 }

@@ -75,6 +75,17 @@ func wt_device_info_json(device *C.char, buf *C.char, capacity C.size_t, needed 
 	return writeResult(info, err, buf, capacity, needed)
 }
 
+//export wt_device_tuning_json
+func wt_device_tuning_json(device *C.char, buf *C.char, capacity C.size_t, needed *C.size_t) (status C.int32_t) {
+	defer guard(&status)
+	name, err := deviceName("wt_device_tuning_json", device)
+	if err != nil {
+		return fail(err)
+	}
+	js, err := abi.DeviceTuningJSON(name)
+	return writeResult(js, err, buf, capacity, needed)
+}
+
 //export wt_device_empty_cache
 func wt_device_empty_cache(device *C.char) (status C.int32_t) {
 	defer guard(&status)

@@ -42,3 +42,11 @@ func wt_plugin_ops(plugin *C.char, buf *C.char, capacity C.size_t, needed *C.siz
 	ops, err := abi.PluginOps(name)
 	return writeResult(ops, err, buf, capacity, needed)
 }
+
+//export wt_tuning_policy_set
+func wt_tuning_policy_set(plugin *C.char, policy *C.char) (status C.int32_t) {
+	defer guard(&status)
+	name, _ := goString(plugin)
+	pol, _ := goString(policy)
+	return done(abi.TuningPolicySet(name, pol))
+}

@@ -1,9 +1,11 @@
 package plugins
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Policy is one decision a loaded module answers, JSON in and JSON out,
@@ -26,6 +28,35 @@ func (p *Plugin) Policy(name string) (*Policy, error) {
 		return nil, fmt.Errorf("plugin %s has no policy %q (it has: %v)", p.name, name, p.spec.policies)
 	}
 	return &Policy{p: p, name: name, index: i}, nil
+}
+
+// PolicyOrOnly returns the named policy, or, for "", the module's only
+// one (an error names them when it has several or none).
+func (p *Plugin) PolicyOrOnly(name string) (*Policy, error) {
+	if name != "" {
+		return p.Policy(name)
+	}
+	switch len(p.spec.policies) {
+	case 1:
+		return p.Policy(p.spec.policies[0])
+	case 0:
+		return nil, fmt.Errorf("plugin %s declares no policy", p.name)
+	}
+	return nil, fmt.Errorf("plugin %s has several policies %v: name one (module.wasm#policy)", p.name, p.spec.policies)
+}
+
+// LoadPolicy loads the module spec names, "module.wasm" or
+// "module.wasm#policy", and returns that policy (PolicyOrOnly).
+func (h *Host) LoadPolicy(ctx context.Context, spec string) (*Policy, error) {
+	path, name, _ := strings.Cut(spec, "#")
+	if path == "" {
+		return nil, fmt.Errorf("policy %q names no module file", spec)
+	}
+	p, err := h.LoadFile(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return p.PolicyOrOnly(name)
 }
 
 // PolicyName is "<plugin>.<policy>", for decision records.

@@ -120,6 +120,10 @@ func open(index int) (*Backend, error) {
 	b.tuner.software = b.software
 	b.disk.device = deviceSignature(info, features)
 	b.tuner.disk = &b.disk
+	if err := adoptPolicy(b); err != nil {
+		dev.Release()
+		return nil, err
+	}
 	return b, nil
 }
 

@@ -148,6 +148,10 @@ int32_t wt_device_sync(const char *device);
  * (GPU, compute capability, driver and library versions),
  * "device_free_bytes", "device_total_bytes" and "allow_tf32". */
 int32_t wt_device_info_json(const char *device, char *buf, size_t cap, size_t *needed);
+/* The device's kernel-variant decisions as a JSON object: "op|class" to
+ * {"variant", "timings_ns", and when a tuning policy was asked "policy",
+ * "proposed", "reason", "kept"}; {} for a device that tunes nothing. */
+int32_t wt_device_tuning_json(const char *device, char *buf, size_t cap, size_t *needed);
 /* Give a device's cached, unused memory back (the CPU's and CUDA's caching
  * allocators keep freed blocks for reuse); tensors keep theirs. Other
  * devices: nothing to do. */
@@ -320,6 +324,13 @@ int32_t wt_plugin_load_bytes(const void *wasm, size_t nbytes, const char *label,
                              size_t cap, size_t *needed);
 /* The op names of a loaded plugin as a JSON array of strings. */
 int32_t wt_plugin_ops(const char *plugin, char *buf, size_t cap, size_t *needed);
+/* Make the WebGPU tuner of every device, open or opened later, ask a loaded
+ * plugin's policy which kernel variant to try (the proposal is still timed
+ * and kept only when faster). `policy` NULL or "" takes the plugin's only
+ * policy; `plugin` NULL or "" goes back to timing every variant. The
+ * default policy is build/plugins/policy-kernel-variant.wasm (make plugins);
+ * WEBTENSOR_TUNING_POLICY=module.wasm[#policy] does the same at start. */
+int32_t wt_tuning_policy_set(const char *plugin, const char *policy);
 
 /* ---- Checkpoints (safetensors) -------------------------------------------------- */
 

@@ -26,6 +26,9 @@ func printAdapters(out io.Writer) {
 	if b, err := core.BackendFor(core.Device{Kind: "webgpu"}); err == nil {
 		g := b.(*webgpu.Backend)
 		fmt.Fprintf(out, "  in use: %s; requested features: %v\n", g.Capabilities().Description, g.Features())
+		if name := webgpu.DefaultPolicyName(); name != "" {
+			fmt.Fprintf(out, "  tuning policy: %s\n", name)
+		}
 		for key, rec := range g.Tuning() {
 			line := fmt.Sprintf("  tuned %s -> %s %v", key, rec.Variant, rec.Timings)
 			if rec.Policy != "" {

@@ -34,6 +34,7 @@ Environment:
 	}
 	root.AddCommand(opsCmd(), doctorCmd(), configCmd(), runCmd(), pluginCmd(), irCmd())
 	withDevicesHelp(root)
+	withTuningPolicy(root)
 	return root
 }
 

@@ -2,9 +2,10 @@
 
 export {
   Tensor, tensor, fromArray, lentArrays, op, op1, opAsync, tidy, dispose, noGrad, manualSeed, liveTensors, liveDLPackExports,
-  version, devices, device, defaultDevice, setDefaultDevice, fallbacks, manifest, loadPluginBytes,
+  version, devices, device, defaultDevice, setDefaultDevice, fallbacks, manifest, loadPluginBytes, setTuningPolicy,
+  deviceTuning,
 } from "./core.js";
-export type { TensorLike, TensorOptions, Attrs, AttrValue, Plugin, Fallback } from "./core.js";
+export type { TensorLike, TensorOptions, Attrs, AttrValue, Plugin, Fallback, TuningDecision } from "./core.js";
 export type { DType, TypedArray, DataTypeMap } from "./dtype.js";
 export { WebtensorError } from "./binding.js";
 export * from "./ops.gen.js";

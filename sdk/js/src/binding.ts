@@ -101,6 +101,10 @@ export interface Binding {
   graphFree(graph: number): void;
   /** Loads a WebAssembly plugin (label names it in errors); returns its name and op names. Node only. */
   loadPlugin(wasm: Uint8Array, label: string): { name: string; ops: string[] };
+  /** wt_tuning_policy_set: the WebGPU tuner asks a loaded plugin's policy ("" plugin: none). Node only. */
+  setTuningPolicy(plugin: string, policy: string): void;
+  /** wt_device_tuning_json: a device's kernel-variant decisions as JSON. */
+  deviceTuning(device: string): string;
   /**
    * Checks a safetensors file with the runtime's validator (the C ABI's
    * wt_safetensors_header): prefix is its first bytes (at least the 8-byte

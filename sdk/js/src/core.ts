@@ -647,6 +647,35 @@ export interface Plugin {
   call(op: string, inputs: readonly (TensorLike | null | undefined)[], attrs?: Attrs): Tensor[];
 }
 
+/** One kernel-variant decision of a device's tuner (deviceTuning). */
+export interface TuningDecision {
+  /** The variant in use. */
+  readonly variant: string;
+  /** Each variant measured, in nanoseconds. */
+  readonly timings_ns?: Readonly<Record<string, number>>;
+  /** When a tuning policy was asked: its name, what it proposed and why, and whether the proposal won. */
+  readonly policy?: string;
+  readonly proposed?: string;
+  readonly reason?: string;
+  readonly kept?: boolean;
+  readonly error?: string;
+}
+
+/**
+ * Makes the WebGPU tuner of every device ask a loaded plugin's tuning policy
+ * which kernel variant to try (the proposal is still timed and kept only when
+ * faster); null goes back to timing every variant. `policy` names one of the
+ * module's policies when it has several. Node only.
+ */
+export function setTuningPolicy(plugin: Plugin | null, policy = ""): void {
+  native().setTuningPolicy(plugin ? plugin.name : "", policy);
+}
+
+/** A device's kernel-variant decisions, keyed "op|class"; {} for a device that tunes nothing (the CPU). */
+export function deviceTuning(device = "webgpu"): Record<string, TuningDecision> {
+  return JSON.parse(native().deviceTuning(device)) as Record<string, TuningDecision>;
+}
+
 /** Loads a plugin module (bytes of a .wasm built for plugins-wasm/ABI.md) into the runtime's sandbox. */
 export function loadPluginBytes(wasm: Uint8Array, label = "plugin.wasm"): Plugin {
   const { name, ops } = native().loadPlugin(wasm, label);

@@ -1,10 +1,11 @@
 // The package's Node entry: `import * as wt from "webtensor"` in Node.
 
 import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { bind, native, setLoader } from "./binding.js";
-import { loadPluginBytes } from "./core.js";
+import { loadPluginBytes, setTuningPolicy as setTuningPolicyOf } from "./core.js";
 import type { Plugin } from "./core.js";
-import { loadNode } from "./node.js";
+import { libraryPath, loadNode } from "./node.js";
 import { entriesOf, readState, stateOf } from "./serialize.js";
 import type { Module } from "./nn.js";
 import type { Tensor } from "./core.js";
@@ -38,6 +39,30 @@ export function loadPlugin(wasm: string | Uint8Array): Plugin {
     return loadPluginBytes(bytes, wasm);
   }
   return loadPluginBytes(wasm);
+}
+
+const policyPlugins = new Map<string, Plugin>();
+
+/**
+ * The kernel-variant tuning policy the package ships
+ * (plugins-wasm/policies/kernel-variant, in prebuilds/).
+ */
+export function defaultPolicyPath(): string {
+  return join(dirname(libraryPath()), "..", "policy-kernel-variant.wasm");
+}
+
+/**
+ * Makes the WebGPU tuner ask a tuning policy which kernel variant to try:
+ * a loaded Plugin, the path of a policy module, "default" (the one the
+ * package ships) or null (time every variant, the default).
+ */
+export function setTuningPolicy(plugin: Plugin | string | null = "default", policy = ""): void {
+  if (typeof plugin === "string") {
+    const path = resolve(plugin === "default" ? defaultPolicyPath() : plugin);
+    if (!policyPlugins.has(path)) policyPlugins.set(path, loadPlugin(path));
+    plugin = policyPlugins.get(path)!;
+  }
+  setTuningPolicyOf(plugin, policy);
 }
 
 /**

@@ -105,6 +105,8 @@ const PROTOTYPES = {
   wt_plugin_load_bytes:
     "int32_t wt_plugin_load_bytes(const void *wasm, size_t n, const char *label, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_plugin_ops: "int32_t wt_plugin_ops(const char *plugin, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_tuning_policy_set: "int32_t wt_tuning_policy_set(const char *plugin, const char *policy)",
+  wt_device_tuning_json: "int32_t wt_device_tuning_json(const char *device, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_fallbacks_json: "int32_t wt_fallbacks_json(int32_t reset, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_safetensors_header:
     "int32_t wt_safetensors_header(const void *buf, size_t nbytes, uint64_t file_size, const char *name, _Out_ uint8_t *json, size_t cap, _Out_ size_t *needed)",
@@ -396,6 +398,8 @@ function nodeBinding(lib: Native): Binding {
       const name = readString(lib.wt_plugin_load_bytes, wasm, wasm.byteLength, label);
       return { name, ops: JSON.parse(readString(lib.wt_plugin_ops, name)) as string[] };
     },
+    setTuningPolicy: (plugin, policy) => check(lib.wt_tuning_policy_set(plugin, policy)),
+    deviceTuning: (device) => readString(lib.wt_device_tuning_json, device),
     safetensorsHeader: (prefix, fileSize, name) =>
       readString(lib.wt_safetensors_header, prefix, prefix.byteLength, BigInt(fileSize), name),
     ...trainingCalls(lib),

@@ -108,6 +108,10 @@ function wasmBinding(go: GoCalls): Binding {
     loadPlugin: () => {
       throw new Error("webtensor: WebAssembly plugins run in Node (the browser build has no plugin host)");
     },
+    setTuningPolicy: () => {
+      throw new Error("webtensor: tuning policies are WebAssembly plugins, which run in Node (the browser build has no plugin host)");
+    },
+    deviceTuning: (device) => call<string>("wt_device_tuning_json", device),
     safetensorsHeader: (prefix, fileSize, name) => call<string>("wt_safetensors_header", prefix, fileSize, name),
     optimizerNew: (kind, params, s) => call<number>("wt_optimizer_new", kind, [...params], plainAttrs(s)),
     optimizerSet: (opt, s) => call("wt_optimizer_set", opt, plainAttrs(s)),

@@ -157,3 +157,11 @@ test("fromArray: a CPU tensor shares the typed array's memory both ways, and let
   assert.equal(lent, before + 1, "every lent array is released once nothing uses it");
   assert.equal(view[0], 1);
 });
+
+test("tuning policies: the default one ships in the package and loads; the CPU tunes nothing", () => {
+  wt.setTuningPolicy("default");
+  wt.setTuningPolicy("default"); // loaded once, set again
+  wt.setTuningPolicy(null);
+  assert.deepEqual(wt.deviceTuning("cpu"), {});
+  assert.throws(() => wt.setTuningPolicy("/no/such/policy.wasm"), /cannot read plugin/);
+});

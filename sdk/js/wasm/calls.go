@@ -85,12 +85,16 @@ func deviceName(a args) (any, error) {
 	return abi.DeviceName(i)
 }
 
-func deviceInfo(a args) (any, error) {
-	d, err := a.str(0, "device")
-	if err != nil {
-		return nil, err
+// deviceJSON calls fn, a device's report as JSON, with the device named
+// by the first argument.
+func deviceJSON(fn func(device string) (string, error)) call {
+	return func(a args) (any, error) {
+		d, err := a.str(0, "device")
+		if err != nil {
+			return nil, err
+		}
+		return fn(d)
 	}
-	return abi.DeviceInfoJSON(d)
 }
 
 func deviceSetOption(a args) (any, error) {

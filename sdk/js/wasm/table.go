@@ -25,7 +25,8 @@ var calls = map[string]call{
 	"wt_default_device":     func(args) (any, error) { return abi.DefaultDevice(), nil },
 	"wt_set_default_device": onDevice(abi.SetDefaultDevice),
 	"wt_device_sync":        onDevice(abi.DeviceSync),
-	"wt_device_info_json":   deviceInfo,
+	"wt_device_info_json":   deviceJSON(abi.DeviceInfoJSON),
+	"wt_device_tuning_json": deviceJSON(abi.DeviceTuningJSON),
 	"wt_device_empty_cache": onDevice(abi.DeviceEmptyCache),
 	"wt_device_set_option":  deviceSetOption,
 	"wt_device_stream":      deviceStream,
@@ -134,6 +135,7 @@ var omitted = map[string]string{
 	"wt_plugin_load":               "no plugin host in the browser build (abi/plugins.go), nor a file system",
 	"wt_plugin_load_bytes":         "no plugin host in the browser build (abi/plugins.go)",
 	"wt_plugin_ops":                "no plugin host in the browser build (abi/plugins.go)",
+	"wt_tuning_policy_set":         "no plugin host in the browser build (abi/plugins.go)",
 	"wt_state_save":                "no file system: wt_state_to_bytes gives the file's bytes",
 	"wt_state_load":                "no file system: wt_state_from_bytes reads a file's bytes",
 }

@@ -1,9 +1,11 @@
 """WebAssembly plugins from Python: load a module, call its ops by name and
 as attributes, differentiate through them, and the scaffold round trip."""
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -70,3 +72,48 @@ def test_scaffold_build_load_call_round_trip(tmp_path):
     print(f"\nplugin round trip (scaffold, build, load, call from Python): {seconds:.1f} s")
     (ROOT / "build").mkdir(exist_ok=True)
     (ROOT / "build" / "plugin-roundtrip-python.txt").write_text(f"{seconds:.1f}\n")
+
+
+def test_tuning_policy_set_and_cleared():
+    wt.set_tuning_policy("default")
+    wt.set_tuning_policy("default")  # the module is loaded once
+    wt.set_tuning_policy(None)
+    assert wt.device_tuning("cpu") == {}, "the CPU tunes nothing"
+    with pytest.raises(ValueError, match="no plugin"):
+        wt._lib.call("wt_tuning_policy_set", b"not-loaded", None)
+
+
+@pytest.mark.skipif(not CCLIP.exists(), reason="run `make plugins` to build build/plugins/cclip.wasm")
+def test_a_plugin_without_a_policy_is_refused():
+    with pytest.raises(ValueError, match="declares no policy"):
+        wt.set_tuning_policy(CCLIP)
+
+
+def test_default_policy_steers_webgpu_matmul_from_the_environment(tmp_path):
+    """WEBTENSOR_TUNING_POLICY loads the default policy when WebGPU opens; its
+    proposal for a new matmul class is timed and recorded with its reason."""
+    from conftest import webgpu_or_none
+
+    if webgpu_or_none() is None:
+        pytest.skip("no WebGPU adapter here (install a Vulkan driver, e.g. mesa-vulkan-drivers)")
+    code = (
+        "import json, numpy as np, webtensor as wt\n"
+        "a = wt.tensor(np.ones((96, 80), np.float32)).to('webgpu')\n"
+        "b = wt.tensor(np.ones((80, 72), np.float32)).to('webgpu')\n"
+        "assert float((a @ b).numpy()[0, 0]) == 80.0\n"
+        "print(json.dumps(wt.device_tuning('webgpu')))\n"
+    )
+    env = {**os.environ, "WEBTENSOR_CACHE_DIR": str(tmp_path), "NODEVICE_SELECT": "1",
+           "WEBTENSOR_TUNING_POLICY": wt._plugins.default_policy_path()}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    decisions = json.loads(out.stdout.strip().splitlines()[-1])
+    asked = [rec for key, rec in decisions.items() if key.startswith("matmul|") and rec.get("policy")]
+    assert asked, f"no matmul decision asked the policy: {decisions}"
+    assert asked[0]["policy"] == "tuning.kernel_variant"
+    assert asked[0]["reason"] and asked[0]["proposed"]
+
+    env["WEBTENSOR_TUNING_POLICY"] = str(tmp_path / "missing.wasm")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode != 0
+    assert "WEBTENSOR_TUNING_POLICY" in out.stderr and "missing.wasm" in out.stderr

@@ -21,7 +21,9 @@ from ._dtype import DType
 from ._lib import UnsupportedError
 from ._plugins import Plugin as Plugin
 from ._plugins import call as call
+from ._plugins import device_tuning as device_tuning
 from ._plugins import load_plugin as load_plugin
+from ._plugins import set_tuning_policy as set_tuning_policy
 from ._serialize import load as load
 from ._serialize import save as save
 from ._ops import *  # noqa: F403 (every public op, generated)

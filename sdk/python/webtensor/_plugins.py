@@ -63,3 +63,49 @@ def load_plugin(path: str | os.PathLike) -> Plugin:
     name = _lib.read_string("wt_plugin_load", os.fsencode(path))
     _specs.clear()
     return Plugin(name)
+
+
+# Modules loaded by set_tuning_policy, by path: loading one twice is an error.
+_policy_modules: dict[str, Plugin] = {}
+
+
+def default_policy_path() -> str:
+    """The kernel-variant tuning policy the package ships
+    (plugins-wasm/policies/kernel-variant, built into the wheel)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "policy-kernel-variant.wasm")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(
+            f"{path} is missing: this package was built without the default tuning policy "
+            "(build it with `make plugins` and pass build/plugins/policy-kernel-variant.wasm)"
+        )
+    return path
+
+
+def set_tuning_policy(plugin: Plugin | str | os.PathLike | None = "default", policy: str | None = None) -> None:
+    """Make the WebGPU tuner ask a tuning policy which kernel variant to try
+    for each new workload; the proposal is still timed and kept only when it
+    is faster, and `wt.device_tuning()` shows every decision with its reason.
+
+    `plugin` is a loaded Plugin, the path of a policy module, "default" (the
+    policy the package ships) or None (time every variant, the default);
+    `policy` names one of the module's policies when it has several.
+
+        wt.set_tuning_policy("default")
+    """
+    if plugin is None:
+        _lib.call("wt_tuning_policy_set", None, None)
+        return
+    if not isinstance(plugin, Plugin):
+        path = default_policy_path() if plugin == "default" else os.fspath(plugin)
+        path = os.path.abspath(path)
+        if path not in _policy_modules:
+            _policy_modules[path] = load_plugin(path)
+        plugin = _policy_modules[path]
+    _lib.call("wt_tuning_policy_set", plugin.name.encode(), policy.encode() if policy else None)
+
+
+def device_tuning(device: str = "webgpu") -> dict:
+    """The kernel-variant decisions of `device`: "op|class" to the variant
+    kept, its timings in ns and, when a policy was asked, its proposal and
+    reason. {} for a device that tunes nothing (the CPU)."""
+    return json.loads(_lib.read_string("wt_device_tuning_json", device.encode()))

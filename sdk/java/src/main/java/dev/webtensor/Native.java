@@ -91,6 +91,8 @@ final class Native {
     static final MethodHandle PLUGIN_LOAD = fn("wt_plugin_load", I, A, A, L, A);
     static final MethodHandle PLUGIN_LOAD_BYTES = fn("wt_plugin_load_bytes", I, A, L, A, A, L, A);
     static final MethodHandle PLUGIN_OPS = fn("wt_plugin_ops", I, A, A, L, A);
+    static final MethodHandle TUNING_POLICY_SET = fn("wt_tuning_policy_set", I, A, A);
+    static final MethodHandle DEVICE_TUNING = fn("wt_device_tuning_json", I, A, A, L, A);
     static final MethodHandle TRACE_BEGIN = fn("wt_trace_begin", I, A, I);
     static final MethodHandle TRACE_END = fn("wt_trace_end", I, A, I, A);
     static final MethodHandle TRACE_ABORT = fn("wt_trace_abort", I);

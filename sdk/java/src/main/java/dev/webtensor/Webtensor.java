@@ -247,6 +247,59 @@ public final class Webtensor {
         }
     }
 
+    /** Policy modules loaded by {@link #setTuningPolicy(String)}, by where they came from: loading one twice is an error. */
+    private static final java.util.Map<String, String> POLICY_PLUGINS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Makes the WebGPU tuner of every device ask a tuning policy which kernel
+     * variant to try (the proposal is still timed and kept only when faster):
+     * "default" (the policy the jar carries), the path of a policy module, or
+     * null to go back to timing every variant.
+     */
+    public static void setTuningPolicy(String module) {
+        if (module == null) {
+            setTuningPolicy(null, null);
+            return;
+        }
+        String plugin = POLICY_PLUGINS.computeIfAbsent(module, m -> m.equals("default")
+                ? loadPlugin(defaultPolicy(), "policy-kernel-variant.wasm")
+                : loadPlugin(Path.of(m)));
+        setTuningPolicy(plugin, null);
+    }
+
+    /** {@link #setTuningPolicy(String)} with a plugin already loaded and, when it has several, the policy's name. */
+    public static void setTuningPolicy(String plugin, String policy) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = plugin == null ? MemorySegment.NULL : arena.allocateFrom(plugin);
+            MemorySegment q = policy == null ? MemorySegment.NULL : arena.allocateFrom(policy);
+            Native.call(Native.TUNING_POLICY_SET, p, q);
+        }
+    }
+
+    private static byte[] defaultPolicy() {
+        try (var in = Webtensor.class.getResourceAsStream("policy-kernel-variant.wasm")) {
+            if (in == null) {
+                throw new IllegalStateException("webtensor: this jar was built without the default tuning policy "
+                        + "(make java copies build/plugins/policy-kernel-variant.wasm into it)");
+            }
+            return in.readAllBytes();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * A device's kernel-variant decisions as JSON: "op|class" to the variant
+     * kept, its timings and any tuning policy's proposal; {} for a device that
+     * tunes nothing (the CPU).
+     */
+    public static String deviceTuningJson(String device) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment d = arena.allocateFrom(device);
+            return Native.readString((buf, cap, needed) -> (int) Native.DEVICE_TUNING.invokeExact(d, buf, cap, needed));
+        }
+    }
+
     /** The op names of a loaded plugin, as the JSON array the library returns. */
     public static String pluginOpsJson(String plugin) {
         try (Arena arena = Arena.ofConfined()) {

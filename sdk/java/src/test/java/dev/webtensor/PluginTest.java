@@ -43,4 +43,14 @@ class PluginTest {
         assertTrue(dup.getMessage().contains("cclip"), dup.getMessage());
         assertThrows(WebtensorException.class, () -> Webtensor.loadPlugin(new byte[] {0, 1, 2}, "garbage.wasm"));
     }
+
+    /** The jar carries the default tuning policy; it loads once, is set and cleared; the CPU tunes nothing. */
+    @Test
+    void defaultTuningPolicyLoads() {
+        Webtensor.setTuningPolicy("default");
+        Webtensor.setTuningPolicy("default");
+        Webtensor.setTuningPolicy((String) null);
+        assertEquals("{}", Webtensor.deviceTuningJson("cpu"));
+        assertThrows(WebtensorException.class, () -> Webtensor.setTuningPolicy("not-loaded", null));
+    }
 }
