@@ -5,15 +5,19 @@
 // logical order, compute, and write the output dtype, so every dtype and every
 // strided layout shares one code path and rounds once. The ops that dominate
 // training time have their own paths: matmul, convolution, softmax and
-// normalisation in float32, and the elementwise ops (arithmetic,
+// normalisation in float32, the reductions through one deterministic plan
+// that reads every layout in place (reduce_plan.go: float64 block sums
+// combined with compensation, the same bits on any number of threads and
+// for a view as for its copy), and the elementwise ops (arithmetic,
 // comparisons, where, casts, activations, transcendentals) in float32 for
 // f32, f16 and bf16 and in their own type for i32 and i64, reading every
 // layout in place (ew_plan.go).
 //
 // The hot loops are assembly on amd64, since Go has no vector intrinsics:
-// the float32 GEMM's micro-kernel (gemm_amd64.s, AVX2 and FMA) and the
-// elementwise kernels (ew_amd64.s, AVX2 or AVX-512, generated from one
-// source by _asm with avo), picked at start by CPU features. It is still no
+// the float32 GEMM's micro-kernel (gemm_amd64.s, AVX2 and FMA), the
+// elementwise kernels (ew_amd64.s) and the reduction and row kernels
+// (reduce_amd64.s), AVX2 or AVX-512, generated from one source by _asm
+// with avo, picked at start by CPU features. It is still no
 // cgo; Go loops remain the fallback everywhere else (js/wasm, arm64) and
 // the reference the kernels are tested against. Fused multiply-adds round
 // once per step, so float32 products may differ in the last bits between

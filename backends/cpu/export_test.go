@@ -10,3 +10,11 @@ func PoisonCacheForTest() (restore func()) {
 		SetCacheLimit(old)
 	}
 }
+
+// WithoutSIMDForTest runs the kernels on their Go loops, as on js/wasm
+// and arm64, until restore runs.
+func WithoutSIMDForTest() (restore func()) {
+	saved := simdLevel
+	simdLevel = simdNone
+	return func() { simdLevel = saved }
+}

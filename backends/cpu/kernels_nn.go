@@ -10,8 +10,9 @@ import (
 
 // Softmax-family, dropout and attention kernels. Softmax of dense f32 over
 // the last axis, the shape of every attention and classifier head, runs on
-// float32 rows in parallel with float64 sums; everything else goes through
-// float64 lines of any stride.
+// float32 rows in parallel through the row kernels (rows_simd.go): float32
+// exponentials, float64 sums; everything else goes through float64 lines
+// of any stride.
 
 func init() {
 	register("softmax", softmaxKernel(false))
@@ -64,33 +65,17 @@ func softmaxRowF32(x, y []float32, logOut bool) {
 	if len(x) == 0 {
 		return
 	}
-	m := x[0]
-	for _, v := range x[1:] {
-		if v > m || v != v {
-			m = v
-		}
+	m, nan := extremeF32(true, false, x)
+	if nan {
+		m = float32(math.NaN())
 	}
-	mf := float64(m)
-	var sum float64
 	if logOut {
-		for _, v := range x {
-			sum += math.Exp(float64(v) - mf)
-		}
-		shift := mf + math.Log(sum)
-		for i, v := range x {
-			y[i] = float32(float64(v) - shift)
-		}
+		s := expSumF32(nil, x, m)
+		sub2F32(y, x, m, float32(math.Log(s)))
 		return
 	}
-	for i, v := range x {
-		e := math.Exp(float64(v) - mf)
-		y[i] = float32(e)
-		sum += e
-	}
-	inv := 1 / sum
-	for i, v := range y {
-		y[i] = float32(float64(v) * inv)
-	}
+	s := expSumF32(y, x, m)
+	axpbF32(y, y, float32(1/s), 0)
 }
 
 // softmaxLine is softmax (or log_softmax) of n elements stride apart; x and
@@ -175,22 +160,12 @@ func softmaxBackwardKernel(logOut bool) core.Kernel {
 }
 
 func softmaxBackwardRowF32(y, g, dx []float32, logOut bool) {
-	var s float64
 	if logOut {
-		for _, v := range g {
-			s += float64(v)
-		}
-		for i := range dx {
-			dx[i] = float32(float64(g[i]) - math.Exp(float64(y[i]))*s)
-		}
+		softmaxGradF32(true, dx, y, g, float32(sumF32(formSum, g)))
 		return
 	}
-	for i, v := range g {
-		s += float64(v) * float64(y[i])
-	}
-	for i := range dx {
-		dx[i] = float32(float64(y[i]) * (float64(g[i]) - s))
-	}
+	_, gy := normDotsF32(y, g, nil, 0)
+	softmaxGradF32(false, dx, y, g, float32(gy))
 }
 
 // dropoutKernel keeps element i (row-major) when its Philox uniform is at

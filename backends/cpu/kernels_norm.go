@@ -8,9 +8,13 @@ import (
 )
 
 // Normalisation kernels and their backward ops. Statistics are accumulated
-// in float64 with two passes (mean, then squared deviations), which keeps the
-// variance accurate for inputs with a large mean. layer_norm and rms_norm
-// have dense float32 forward paths, parallel over rows.
+// in float64 about a shift near the mean (two passes, mean then squared
+// deviations; one pass about the row's first element for dense f32
+// rows), which keeps the variance accurate for inputs with a large mean.
+// Every op has a dense float32 path through the row kernels
+// (rows_simd.go), parallel over rows (kernels_norm_f32.go for group and
+// batch norm); weight and bias gradients sum the rows in blocks fixed by
+// the shape, folded in order, so any thread count gives the same bits.
 
 func init() {
 	register("layer_norm", layerNormKernel)
@@ -76,18 +80,17 @@ func nnMeanRstd(x []float64, eps float64) (mean, rstd float64) {
 	return mean, 1 / math.Sqrt(q/float64(len(x))+eps)
 }
 
+// nnMeanRstdF32 is nnMeanRstd of float32 values in one pass: sums of d
+// and d² with d = x - x[0], in float64, give the mean and the variance
+// without the cancellation of sum(x²) - n*mean² (the shift is within a
+// few deviations of the mean unless x[0] is an outlier of many).
 func nnMeanRstdF32(x []float32, eps float64) (mean, rstd float64) {
-	var s float64
-	for _, v := range x {
-		s += float64(v)
+	if len(x) == 0 {
+		return math.NaN(), math.NaN()
 	}
-	mean = s / float64(len(x))
-	var q float64
-	for _, v := range x {
-		d := float64(v) - mean
-		q += d * d
-	}
-	return mean, 1 / math.Sqrt(q/float64(len(x))+eps)
+	n, k := float64(len(x)), float64(x[0])
+	s1, s2 := shiftSumsF32(x, k)
+	return k + s1/n, 1 / math.Sqrt(math.Max(s2-s1*s1/n, 0)/n+eps)
 }
 
 // nnAffine returns w[i]*v + b[i] with absent weight 1 and bias 0.
@@ -111,17 +114,7 @@ func layerNormKernel(k *core.KernelCall) error {
 			for r := lo; r < hi; r++ {
 				xr, yr := src[r*n:(r+1)*n], dst[r*n:(r+1)*n]
 				mean, rstd := nnMeanRstdF32(xr, eps)
-				m, s := float32(mean), float32(rstd)
-				for i, v := range xr {
-					y := (v - m) * s
-					if wv != nil {
-						y *= wv[i]
-					}
-					if bv != nil {
-						y += bv[i]
-					}
-					yr[i] = y
-				}
+				normF32(yr, xr, wv, bv, float32(mean), float32(rstd))
 			}
 		})
 		return nil
@@ -182,48 +175,52 @@ func layerNormBackwardKernel(k *core.KernelCall) error {
 
 // layerNormBackwardF32 is layerNormBackwardKernel on dense f32 data, with
 // float64 sums; the row statistics are kept so that the column pass for
-// dweight and dbias does not recompute them.
+// dweight and dbias does not recompute them. Per row, with d = g*w and
+// dots sd = sum(d), sdx = sum(d*(x-m)):
+// dx = rstd*d - rstd*sd/n - (x-m)*rstd³*sdx/n.
 func layerNormBackwardF32(k *core.KernelCall, rows, n int, eps float64) {
 	xs, gs, ws, dx := f32s(k.Inputs[0]), f32s(k.Inputs[1]), nnOptF32(k.Inputs[2]), f32s(k.Outputs[0])
-	mean, rstd := make([]float64, rows), make([]float64, rows)
-	parallelFor(rows, n*10, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			xr, gr, dr := xs[r*n:(r+1)*n], gs[r*n:(r+1)*n], dx[r*n:(r+1)*n]
-			m, s := nnMeanRstdF32(xr, eps)
-			mean[r], rstd[r] = m, s
-			var sd, sdx float64
-			for i, v := range xr {
-				d := float64(gr[i])
-				if ws != nil {
-					d *= float64(ws[i])
-				}
-				sd += d
-				sdx += d * (float64(v) - m) * s
-			}
-			sd, sdx = sd/float64(n), sdx/float64(n)
-			for i, v := range xr {
-				d := float64(gr[i])
-				if ws != nil {
-					d *= float64(ws[i])
-				}
-				dr[i] = float32(s * (d - sd - (float64(v)-m)*s*sdx))
-			}
-		}
-	})
-	dw, db := make([]float64, n), make([]float64, n)
-	parallelFor(n, rows*3, func(lo, hi int) {
-		for r := 0; r < rows; r++ {
-			m, s := mean[r], rstd[r]
-			gr := gs[r*n+lo : r*n+hi]
-			for i, v := range xs[r*n+lo : r*n+hi] {
-				g := float64(gr[i])
-				dw[lo+i] += g * (float64(v) - m) * s
-				db[lo+i] += g
-			}
-		}
+	nf := float64(n)
+	dw, db := nnRowsWithColumnSums(xs, gs, rows, n, func(r int) (float64, float64) {
+		xr, gr := xs[r*n:(r+1)*n], gs[r*n:(r+1)*n]
+		m, s := nnMeanRstdF32(xr, eps)
+		sd, sdx := normDotsF32(xr, gr, ws, m)
+		normGradF32(dx[r*n:(r+1)*n], xr, gr, ws, float32(m), float32(s), float32(-s*sd/nf), float32(-s*s*s*sdx/nf))
+		return m, s
 	})
 	writeF64(k.Outputs[1], dw)
 	writeF64(k.Outputs[2], db)
+}
+
+// nnRowsWithColumnSums calls row for every row of [rows, n] data, which
+// returns the row's mean and scale, and sums g*((x-mean)*scale) and g
+// per column while the row is in cache. Rows run in blocks fixed by the
+// shape, each summed into its own partials, which fold in order: the
+// same sums on any number of threads.
+func nnRowsWithColumnSums(xs, gs []float32, rows, n int, row func(r int) (mean, scale float64)) (dw, db []float64) {
+	per := max(64, (rows+255)/256)
+	blocks := (rows + per - 1) / per
+	parts := tempF64(2 * blocks * n)
+	parallelFor(blocks, per*n*12, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			pw, pb := parts[2*b*n:(2*b+1)*n], parts[(2*b+1)*n:(2*b+2)*n]
+			for r := b * per; r < min(rows, (b+1)*per); r++ {
+				m, s := row(r)
+				normColsF32(pw, pb, xs[r*n:(r+1)*n], gs[r*n:(r+1)*n], m, s)
+			}
+		}
+	})
+	dw, db = make([]float64, n), make([]float64, n)
+	parallelFor(n, blocks*2, func(lo, hi int) {
+		for b := range blocks {
+			pw, pb := parts[2*b*n:(2*b+1)*n], parts[(2*b+1)*n:(2*b+2)*n]
+			for j := lo; j < hi; j++ {
+				dw[j] += pw[j]
+				db[j] += pb[j]
+			}
+		}
+	})
+	return dw, db
 }
 
 // nnWeightAt is w[i], or 1 when there is no weight.
@@ -268,18 +265,8 @@ func rmsNormKernel(k *core.KernelCall) error {
 		parallelFor(rows, n*4, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				xr, yr := src[r*n:(r+1)*n], dst[r*n:(r+1)*n]
-				var q float64
-				for _, v := range xr {
-					q += float64(v) * float64(v)
-				}
-				s := float32(1 / math.Sqrt(q/float64(n)+eps))
-				for i, v := range xr {
-					if wv != nil {
-						yr[i] = v * s * wv[i]
-					} else {
-						yr[i] = v * s
-					}
-				}
+				s := 1 / math.Sqrt(sumF32(formSq, xr)/float64(n)+eps)
+				normF32(yr, xr, wv, nil, 0, float32(s))
 			}
 		})
 		return nil
@@ -304,6 +291,10 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 	x, g, w := k.Inputs[0], k.Inputs[1], k.Inputs[2]
 	rows, n := normRows(x.Shape(), k.Attrs.Ints("normalized_shape"))
 	eps := kernelkit.RMSNormEps(k.Attrs, x.DType())
+	if nnDenseF32(x, g, w) {
+		rmsNormBackwardF32(k, rows, n, eps)
+		return nil
+	}
 	xv, gv, wv := readF64(x), readF64(g), nnOptF64(w)
 	dx, scale := tempF64(len(xv)), tempF64(rows)
 	parallelFor(rows, n*6, func(lo, hi int) {
@@ -334,6 +325,20 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 	return nil
 }
 
+// rmsNormBackwardF32 is rmsNormBackwardKernel on dense f32 data: per row,
+// with d = g*w and sdx = sum(d*x), dx = s*d - x*s³*sdx/n.
+func rmsNormBackwardF32(k *core.KernelCall, rows, n int, eps float64) {
+	xs, gs, ws, dx := f32s(k.Inputs[0]), f32s(k.Inputs[1]), nnOptF32(k.Inputs[2]), f32s(k.Outputs[0])
+	dw, _ := nnRowsWithColumnSums(xs, gs, rows, n, func(r int) (float64, float64) {
+		xr, gr := xs[r*n:(r+1)*n], gs[r*n:(r+1)*n]
+		s := 1 / math.Sqrt(sumF32(formSq, xr)/float64(n)+eps)
+		_, sdx := normDotsF32(xr, gr, ws, 0)
+		normGradF32(dx[r*n:(r+1)*n], xr, gr, ws, 0, float32(s), 0, float32(-s*s*s*sdx/float64(n)))
+		return 0, s
+	})
+	writeF64(k.Outputs[1], dw)
+}
+
 // nnNCS views x [N, C, ...] as N x C x S.
 func nnNCS(x core.Shape) (n, c, s int) {
 	s = 1
@@ -347,6 +352,10 @@ func groupNormKernel(k *core.KernelCall) error {
 	x, w, b, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Outputs[0]
 	n, c, s := nnNCS(x.Shape())
 	groups, eps := k.Attrs.Int("num_groups"), k.Attrs.Float("eps")
+	if nnDenseF32(x, w, b) {
+		groupNormF32(k, n, c, s, groups, eps)
+		return nil
+	}
 	cg := c / groups
 	m := cg * s
 	xv, wv, bv := readF64(x), nnOptF64(w), nnOptF64(b)
@@ -368,6 +377,10 @@ func groupNormBackwardKernel(k *core.KernelCall) error {
 	x, g, w := k.Inputs[0], k.Inputs[1], k.Inputs[2]
 	n, c, s := nnNCS(x.Shape())
 	groups, eps := k.Attrs.Int("num_groups"), k.Attrs.Float("eps")
+	if nnDenseF32(x, g, w) {
+		groupNormBackwardF32(k, n, c, s, groups, eps)
+		return nil
+	}
 	cg := c / groups
 	m := cg * s
 	xv, gv, wv := readF64(x), readF64(g), nnOptF64(w)
@@ -435,6 +448,10 @@ func batchStats(x []float64, n, c, s, ch int) (mean, variance float64) {
 func batchNormKernel(k *core.KernelCall) error {
 	x, rmT, rvT, w, b := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Inputs[3], k.Inputs[4]
 	n, c, s := nnNCS(x.Shape())
+	if nnDenseF32(x, w, b) {
+		batchNormF32(k, n, c, s)
+		return nil
+	}
 	training, momentum, eps := k.Attrs.Bool("training"), k.Attrs.Float("momentum"), k.Attrs.Float("eps")
 	xv, rm, rv, wv, bv := readF64(x), nnOptF64(rmT), nnOptF64(rvT), nnOptF64(w), nnOptF64(b)
 	newMean, newVar := make([]float64, c), make([]float64, c)
@@ -477,6 +494,10 @@ func batchNormKernel(k *core.KernelCall) error {
 func batchNormBackwardKernel(k *core.KernelCall) error {
 	x, g := k.Inputs[0], k.Inputs[1]
 	n, c, s := nnNCS(x.Shape())
+	if nnDenseF32(x, g, k.Inputs[4]) {
+		batchNormBackwardF32(k, n, c, s)
+		return nil
+	}
 	training, momentum, eps := k.Attrs.Bool("training"), k.Attrs.Float("momentum"), k.Attrs.Float("eps")
 	xv, gv := readF64(x), readF64(g)
 	rm, rv, wv := nnOptF64(k.Inputs[2]), nnOptF64(k.Inputs[3]), nnOptF64(k.Inputs[4])

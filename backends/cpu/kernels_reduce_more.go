@@ -6,44 +6,23 @@ import (
 	"github.com/webtensor/webtensor/core"
 )
 
-// Kernels of core/ops_reduce_more.go. Floating inputs reduce in float64 and
-// round once into the output; integer inputs reduce in int64 so that i64
-// values beyond 2^53 stay exact and overflow wraps like PyTorch's. The
-// reductions stream their input and read a broadcast reduced dim once, as
-// kernels_reduce.go says: a group repeated m times counts m times in sums
-// and is raised to the m-th power in products.
+// Kernels of core/ops_reduce_more.go. Floating inputs reduce in float64 (or
+// exactly, extremes in their own type) and round once into the output;
+// integer inputs reduce in int64 so that i64 values beyond 2^53 stay
+// exact and overflow wraps like PyTorch's. The reductions read their
+// input in place through the plan and read a broadcast reduced dim once,
+// as kernels_reduce.go says: a group repeated m times counts m times in
+// sums and is raised to the m-th power in products.
 
 func init() {
 	register("prod", func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
 		axes := core.ReducedAxes(in, k.Attrs)
-		w, mult := reduction(in, axes, true)
-		ostep, n := w.step(1), outCount(in.Shape(), axes)
 		if !out.DType().IsFloat() {
-			acc := fillI64(n, 1)
-			runsI64(&w, in, func(pos []int, v []int64) {
-				for k, x := range v {
-					acc[pos[1]+k*ostep] *= x
-				}
-			})
-			for i := range acc {
-				acc[i] = powWrap(acc[i], mult)
-			}
-			writeI64(out, acc)
+			writeI64(out, planProdsI64(in, axes))
 			return nil
 		}
-		acc := fillF64(n, 1)
-		runsF64(&w, in, func(pos []int, v []float64) {
-			for k, x := range v {
-				acc[pos[1]+k*ostep] *= x
-			}
-		})
-		if mult > 1 {
-			for i := range acc {
-				acc[i] = math.Pow(acc[i], float64(mult))
-			}
-		}
-		writeF64(out, acc)
+		writeF64(out, planProds(in, axes))
 		return nil
 	})
 	register("max", extremeKernel(1))
@@ -92,33 +71,11 @@ func extremeKernel(dir int) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
 		axes := core.ReducedAxes(in, k.Attrs)
-		w, _ := reduction(in, axes, true)
-		ostep, n := w.step(1), outCount(in.Shape(), axes)
 		if !in.DType().IsFloat() {
-			init := int64(math.MinInt64)
-			if dir < 0 {
-				init = math.MaxInt64
-			}
-			acc := fillI64(n, init)
-			runsI64(&w, in, func(pos []int, v []int64) {
-				for k, x := range v {
-					if o := pos[1] + k*ostep; extremeBeats(dir, acc[o], x) {
-						acc[o] = x
-					}
-				}
-			})
-			writeI64(out, acc)
+			writeI64(out, planExtremesI64(in, axes, dir > 0))
 			return nil
 		}
-		acc := fillF64(n, math.Inf(-dir))
-		runsF64(&w, in, func(pos []int, v []float64) {
-			for k, x := range v {
-				if o := pos[1] + k*ostep; acc[o] == acc[o] && (x != x || extremeBeats(dir, acc[o], x)) {
-					acc[o] = x
-				}
-			}
-		})
-		writeF64(out, acc)
+		writeF64(out, planExtremes(in, axes, dir > 0, false))
 		return nil
 	}
 }
@@ -137,6 +94,17 @@ func argExtremeKernel(dir int) core.Kernel {
 			return err
 		}
 		flat = flat || in.Rank() == 0
+		axes := []int{axis}
+		if flat {
+			axes = make([]int, in.Rank())
+			for d := range axes {
+				axes[d] = d
+			}
+		}
+		if at, ok := planArgExtremes(in, axes, dir > 0); ok {
+			writeI64(out, at)
+			return nil
+		}
 		shape, ist := in.Shape(), in.Strides()
 		ost, jst := make([]int, len(shape)), make([]int, len(shape))
 		if flat {
@@ -192,25 +160,12 @@ func varianceKernel(sqrt bool) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
 		axes := core.ReducedAxes(in, k.Attrs)
-		shape := in.Shape()
-		n := float64(reducedCount(shape, axes))
-		w, mult := reduction(in, axes, true)
-		mean := tempF64(out.Numel())
-		addRunsF64(&w, in, mean, nil)
-		scaleF64(mean, mult)
+		n := float64(reducedCount(in.Shape(), axes))
+		mean := planSums(in, axes, formSum)
 		for o := range mean {
 			mean[o] /= n
 		}
-		ss := tempF64(len(mean))
-		ostep := w.step(1)
-		runsF64(&w, in, func(pos []int, v []float64) {
-			for k, x := range v {
-				o := pos[1] + k*ostep
-				d := x - mean[o]
-				ss[o] += d * d
-			}
-		})
-		scaleF64(ss, mult)
+		ss := planDeviations(in, axes, mean)
 		div := math.Max(n-float64(k.Attrs.Int("correction")), 0)
 		for o := range ss {
 			ss[o] /= div
@@ -225,34 +180,19 @@ func varianceKernel(sqrt bool) core.Kernel {
 
 // logsumexpKernel follows PyTorch: shift by the maximum unless it is
 // infinite (then by 0, so all -inf gives -inf and any +inf gives +inf).
+// The float32 kinds take their exponentials in float32 (a few ulps, far
+// below the output's rounding), summed in float64.
 func logsumexpKernel(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
 	axes := core.ReducedAxes(in, k.Attrs)
-	w, mult := reduction(in, axes, true)
-	ostep := w.step(1)
-	m := fillF64(out.Numel(), math.Inf(-1))
-	runsF64(&w, in, func(pos []int, v []float64) {
-		for k, x := range v {
-			if o := pos[1] + k*ostep; x > m[o] || x != x {
-				if m[o] == m[o] {
-					m[o] = x
-				}
-			}
-		}
-	})
+	m := planExtremes(in, axes, true, false)
 	for o, x := range m {
 		if math.IsInf(x, 0) {
 			m[o] = 0
 		}
 	}
-	s := tempF64(len(m))
-	runsF64(&w, in, func(pos []int, v []float64) {
-		for k, x := range v {
-			o := pos[1] + k*ostep
-			s[o] += math.Exp(x - m[o])
-		}
-	})
-	scaleF64(s, mult)
+	s := planSumsMap(in, axes, func(g int, x float64) float64 { return math.Exp(x - m[g]) },
+		func(g int, x []float32) float64 { return expSumF32(nil, x, float32(m[g])) })
 	for o := range s {
 		s[o] = math.Log(s[o]) + m[o]
 	}
@@ -264,45 +204,21 @@ func vectorNormKernel(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
 	axes := core.ReducedAxes(in, k.Attrs)
 	ord := k.Attrs.Float("ord")
-	w, mult := reduction(in, axes, true)
-	ostep := w.step(1)
 	var acc []float64
 	switch {
 	case math.IsInf(ord, 0):
-		dir := int(math.Copysign(1, ord))
-		acc = fillF64(out.Numel(), math.Inf(-dir))
-		runsF64(&w, in, func(pos []int, v []float64) {
-			for k, x := range v {
-				o := pos[1] + k*ostep
-				if x = math.Abs(x); acc[o] == acc[o] && (x != x || extremeBeats(dir, acc[o], x)) {
-					acc[o] = x
-				}
-			}
-		})
+		acc = planExtremes(in, axes, ord > 0, true)
 	case ord == 0:
-		acc = tempF64(out.Numel())
-		addRunsF64(&w, in, acc, func(x float64) float64 {
-			if x != 0 {
-				return 1
-			}
-			return 0
-		})
-		scaleF64(acc, mult)
+		acc = planSums(in, axes, formNz)
 	case ord == 1:
-		acc = tempF64(out.Numel())
-		addRunsF64(&w, in, acc, math.Abs)
-		scaleF64(acc, mult)
+		acc = planSums(in, axes, formAbs)
 	case ord == 2:
-		acc = tempF64(out.Numel())
-		addRunsF64(&w, in, acc, func(x float64) float64 { return x * x })
-		scaleF64(acc, mult)
+		acc = planSums(in, axes, formSq)
 		for o := range acc {
 			acc[o] = math.Sqrt(acc[o])
 		}
 	default:
-		acc = tempF64(out.Numel())
-		addRunsF64(&w, in, acc, func(x float64) float64 { return math.Pow(math.Abs(x), ord) })
-		scaleF64(acc, mult)
+		acc = planSumsMap(in, axes, func(_ int, x float64) float64 { return math.Pow(math.Abs(x), ord) }, nil)
 		for o := range acc {
 			acc[o] = math.Pow(acc[o], 1/ord)
 		}
@@ -357,39 +273,18 @@ func eachAxisLine(outer, n, inner int, fn func(at func(j int) int)) {
 	}
 }
 
+// anyAllKernel counts the non-zero elements of every group (NaN is true,
+// -0 false): any wants one, all every one.
 func anyAllKernel(all bool) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
 		axes := core.ReducedAxes(in, k.Attrs)
-		// any starts false and turns true at a non-zero element; all starts
-		// true and turns false at a zero one.
+		n := float64(reducedCount(in.Shape(), axes))
 		res := tempI64(out.Numel())
-		start, hit := int64(0), int64(1)
-		if all {
-			start, hit = 1, 0
-		}
-		for o := range res {
-			res[o] = start
-		}
-		w, _ := reduction(in, axes, true)
-		ostep := w.step(1)
-		// Floats are read as floats: NaN is true, and -0 false.
-		if in.DType().IsFloat() {
-			runsF64(&w, in, func(pos []int, v []float64) {
-				for k, x := range v {
-					if (x != 0) != all {
-						res[pos[1]+k*ostep] = hit
-					}
-				}
-			})
-		} else {
-			runsI64(&w, in, func(pos []int, v []int64) {
-				for k, x := range v {
-					if (x != 0) != all {
-						res[pos[1]+k*ostep] = hit
-					}
-				}
-			})
+		for o, c := range planSums(in, axes, formNz) {
+			if (all && c == n) || (!all && c > 0) {
+				res[o] = 1
+			}
 		}
 		writeI64(out, res)
 		return nil

@@ -219,22 +219,54 @@ func runsI64(w *walk, t *core.Tensor, fn func(pos []int, vals []int64)) {
 // gatherF64 reads len(dst) elements of dtype d from b, starting at element
 // pos and stepping by step, as float64.
 func gatherF64(dst []float64, d core.DType, b []byte, pos, step int) {
-	if d == core.F32 {
+	switch d {
+	case core.F32:
 		v := f32view(b)
 		for k := range dst {
 			dst[k] = float64(v[pos+k*step])
 		}
-		return
-	}
-	for k := range dst {
-		dst[k] = core.GetF64(d, b, pos+k*step)
+	case core.F64:
+		v := f64view(b)
+		for k := range dst {
+			dst[k] = v[pos+k*step]
+		}
+	case core.I32:
+		v := i32view(b)
+		for k := range dst {
+			dst[k] = float64(v[pos+k*step])
+		}
+	default:
+		for k := range dst {
+			dst[k] = core.GetF64(d, b, pos+k*step)
+		}
 	}
 }
 
 // gatherI64 is gatherF64 in int64.
 func gatherI64(dst []int64, d core.DType, b []byte, pos, step int) {
-	for k := range dst {
-		dst[k] = core.GetI64(d, b, pos+k*step)
+	switch d {
+	case core.I64:
+		v := i64view(b)
+		for k := range dst {
+			dst[k] = v[pos+k*step]
+		}
+	case core.I32:
+		v := i32view(b)
+		for k := range dst {
+			dst[k] = int64(v[pos+k*step])
+		}
+	case core.U8:
+		for k := range dst {
+			dst[k] = int64(b[pos+k*step])
+		}
+	case core.Bool:
+		for k := range dst {
+			dst[k] = int64(b[pos+k*step] & 1)
+		}
+	default:
+		for k := range dst {
+			dst[k] = core.GetI64(d, b, pos+k*step)
+		}
 	}
 }
 

@@ -21,3 +21,10 @@ func TestOpsMatchReferenceOnRecycledMemory(t *testing.T) {
 	defer cpu.PoisonCacheForTest()()
 	backendtest.RunVectors(t, core.CPU)
 }
+
+// The vectors again on the Go loops that stand in for the vector kernels
+// where there are none (js/wasm, arm64).
+func TestOpsMatchReferenceOnTheGoLoops(t *testing.T) {
+	defer cpu.WithoutSIMDForTest()()
+	backendtest.RunVectors(t, core.CPU)
+}

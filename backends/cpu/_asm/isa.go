@@ -120,7 +120,11 @@ func (s *isa) orInto(m Register, flag GPVirtual) {
 // emitted once as 64 bytes (16 copies) that an AVX2 or AVX-512 operand reads.
 var constants = map[uint32]bool{}
 
-func constName(bits uint32) string { return fmt.Sprintf("ewc%08x", bits) }
+// constPrefix starts every constant's symbol: each generated file has its
+// own, since the files share one package.
+var constPrefix = "ewc"
+
+func constName(bits uint32) string { return fmt.Sprintf("%s%08x", constPrefix, bits) }
 
 // cu is a full-vector memory operand of the 32-bit pattern bits.
 func cu(bits uint32) Mem {

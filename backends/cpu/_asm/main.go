@@ -1,7 +1,9 @@
-// Command asmgen writes backends/cpu's elementwise assembly
-// (ew_amd64.s and its Go declarations, ew_stubs_amd64.go) with avo: every
-// kernel is written once against the isa type and emitted for AVX2 and
-// AVX-512. Run it through go generate in backends/cpu.
+// Command asmgen writes backends/cpu's assembly with avo: the elementwise
+// kernels (-kernels ew: ew_amd64.s and its Go declarations,
+// ew_stubs_amd64.go) or the reductions and row kernels (-kernels reduce:
+// reduce_amd64.s, reduce_stubs_amd64.go). Every kernel is written once
+// against the isa type and emitted for AVX2 and AVX-512. Run it through go
+// generate in backends/cpu.
 package main
 
 import (
@@ -12,11 +14,18 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-var dispatch = flag.String("dispatch", "", "write the Go switches that call the kernels to this file")
+var (
+	dispatch = flag.String("dispatch", "", "write the Go switches that call the kernels to this file")
+	kernels  = flag.String("kernels", "ew", "which kernels to write: ew (elementwise) or reduce (reductions and row kernels)")
+)
 
 func main() {
 	flag.Parse()
 	ConstraintExpr("amd64")
+	if *kernels == "reduce" {
+		genReduceFile()
+		return
+	}
 	for _, s := range []*isa{avx2, avx512} {
 		genBinary(s)
 		genCompare(s)
