@@ -45,3 +45,34 @@ func BenchmarkConv2dBackward(b *testing.B) {
 	}
 	cpReportGFlops(b, 2*cpConvFlops)
 }
+
+// BenchmarkConv2dForwardBackward is one training step of the layer: the
+// forward and both gradient products, the work PyTorch's conv2d forward
+// plus backward does for an input and a weight that require grad.
+func BenchmarkConv2dForwardBackward(b *testing.B) {
+	x := cpRand(core.F32, cpBatch, cpChannels, cpSize, cpSize)
+	w := cpRand(core.F32, cpChannels, cpChannels, cpKernel, cpKernel)
+	gy := cpRand(core.F32, cpBatch, cpChannels, cpSize, cpSize)
+	b.ResetTimer()
+	for b.Loop() {
+		y := core.Call1("conv2d", core.Attrs{"padding": 1}, x, w)
+		dx := core.Call1("conv_transpose2d", core.Attrs{"padding": 1}, gy, w)
+		dw := core.Call1("_conv2d_weight_grad", core.Attrs{"padding": 1, "kernel_size": cpKernel}, x, gy)
+		if y.Err() != nil || dx.Err() != nil || dw.Err() != nil {
+			b.Fatal(y.Err(), dx.Err(), dw.Err())
+		}
+	}
+	cpReportGFlops(b, 3*cpConvFlops)
+}
+
+// BenchmarkMaxPool2d is a 2x2, stride 2 max pooling of the layer's output.
+func BenchmarkMaxPool2d(b *testing.B) {
+	x := cpRand(core.F32, cpBatch, cpChannels, cpSize, cpSize)
+	b.ResetTimer()
+	for b.Loop() {
+		if y := core.Call1("max_pool2d", core.Attrs{"kernel_size": 2}, x); y.Err() != nil {
+			b.Fatal(y.Err())
+		}
+	}
+	b.ReportMetric(4*cpBatch*cpChannels*cpSize*cpSize*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}

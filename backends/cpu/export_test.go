@@ -18,3 +18,10 @@ func WithoutSIMDForTest() (restore func()) {
 	simdLevel = simdNone
 	return func() { simdLevel = saved }
 }
+
+// SetNumThreadsForTest runs kernels on n threads until restore runs.
+func SetNumThreadsForTest(n int) (restore func()) {
+	saved := int(threadsSet.Load())
+	SetNumThreads(n)
+	return func() { SetNumThreads(saved) }
+}

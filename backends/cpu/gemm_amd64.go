@@ -12,6 +12,25 @@ import (
 //go:noescape
 func gemmMicro4x16AVX2(ap, bp *float32, kp int, tile *float32)
 
+//go:noescape
+func gemmMicro4x16AVX2C(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int)
+
+// gemmMicro4x16Full runs the assembly kernel that writes a full 4x16 tile
+// of C itself (gemmMicroFull's contract). Slices too short for the tile
+// panic here rather than let the assembly read or write past them.
+func gemmMicro4x16Full(ap, bp, c []float32, ldc int, alpha float32, accumulate bool) {
+	kp := len(ap) / gemmMR
+	_, _ = bp[kp*16-1], c[3*ldc+15]
+	if kp%2 != 0 {
+		panic("gemm: packed sliver length not a multiple of the unroll")
+	}
+	acc := 0
+	if accumulate {
+		acc = 1
+	}
+	gemmMicro4x16AVX2C(unsafe.SliceData(ap), unsafe.SliceData(bp), kp, unsafe.SliceData(c), ldc, alpha, acc)
+}
+
 // gemmMicro4x16 runs the assembly kernel over slivers of kp k-steps.
 func gemmMicro4x16(ap, bp, tile []float32) {
 	kp := len(ap) / gemmMR
@@ -24,6 +43,6 @@ func gemmMicro4x16(ap, bp, tile []float32) {
 
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		gemmNR, gemmMicro = 16, gemmMicro4x16
+		gemmNR, gemmMicro, gemmMicroFull = 16, gemmMicro4x16, gemmMicro4x16Full
 	}
 }

@@ -15,15 +15,21 @@ func TestGemmMicroKernelsMatchFloat64(t *testing.T) {
 		name  string
 		nr    int
 		micro func(ap, bp, tile []float32)
+		full  func(ap, bp, c []float32, ldc int, alpha float32, accumulate bool)
 	}
-	kernels := []kernel{{"go-4x2", 2, gemmMicro4x2Tile}}
+	kernels := []kernel{{"go-4x2", 2, gemmMicro4x2Tile, nil}}
 	if gemmNR != 2 {
-		kernels = append(kernels, kernel{"vector", gemmNR, gemmMicro})
+		kernels = append(kernels, kernel{"vector", gemmNR, gemmMicro, nil})
+		if gemmMicroFull != nil {
+			kernels = append(kernels, kernel{"vector-full", gemmNR, gemmMicro, gemmMicroFull})
+		}
 	}
-	defer func(nr int, m func(ap, bp, tile []float32)) { gemmNR, gemmMicro = nr, m }(gemmNR, gemmMicro)
+	defer func(nr int, m func(ap, bp, tile []float32), f func(ap, bp, c []float32, ldc int, alpha float32, accumulate bool)) {
+		gemmNR, gemmMicro, gemmMicroFull = nr, m, f
+	}(gemmNR, gemmMicro, gemmMicroFull)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, kr := range kernels {
-		gemmNR, gemmMicro = kr.nr, kr.micro
+		gemmNR, gemmMicro, gemmMicroFull = kr.nr, kr.micro, kr.full
 		for _, d := range [][3]int{{37, 53, 29}, {64, 64, 64}, {5, 130, 300}, {129, 17, 8}, {70, 3, 1000}} {
 			m, n, k := d[0], d[1], d[2]
 			for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {

@@ -12,11 +12,50 @@ import (
 // and grid gradient.
 
 func init() {
-	register("conv2d", convKernel(core.Conv2dGeom, runGrid[float32], runGrid[float64]))
-	register("conv1d", convKernel(core.Conv1dGeom, runGrid[float32], runGrid[float64]))
-	register("_conv_transpose2d_input_grad", convKernel(core.ConvTransposeInputGradGeom, runGrid[float32], runGrid[float64]))
-	register("conv_transpose2d", convKernel(core.ConvTranspose2dGeom, runImage[float32], runImage[float64]))
-	register("_conv2d_weight_grad", convKernel(core.ConvWeightGradGeom, runWeightGrad[float32], runWeightGrad[float64]))
+	register("conv2d", convKernel(core.Conv2dGeom, runGridF32, runGrid[float64]))
+	register("conv1d", convKernel(core.Conv1dGeom, runGridF32, runGrid[float64]))
+	register("_conv_transpose2d_input_grad", convKernel(core.ConvTransposeInputGradGeom, runGridF32, runGrid[float64]))
+	register("conv_transpose2d", convKernel(core.ConvTranspose2dGeom, runImageF32, runImage[float64]))
+	register("_conv2d_weight_grad", convKernel(core.ConvWeightGradGeom, runWeightGradF32, runWeightGrad[float64]))
+}
+
+// runGridF32, runImageF32 and runWeightGradF32 take the packed path
+// (conv_packed.go) where it applies, else the generic float32 one.
+func runGridF32(k *core.KernelCall, g *core.ConvGeom, gemm gemms[float32]) {
+	if !convPacked() {
+		runGrid(k, g, gemm)
+		return
+	}
+	out := k.Outputs[0]
+	grid, w := resultAs[float32](out), windowOf(g)
+	convForwardPacked(&w, g.Batch, g.Groups, g.ImageC/g.Groups, g.GridC/g.Groups,
+		loadAs[float32](k.Inputs[0]), loadAs[float32](k.Inputs[1]), bias[float32](k), grid)
+	storeAs(out, grid)
+}
+
+func runImageF32(k *core.KernelCall, g *core.ConvGeom, gemm gemms[float32]) {
+	if !convPacked() || g.Stride != [2]int{1, 1} {
+		runImage(k, g, gemm)
+		return
+	}
+	out := k.Outputs[0]
+	image := resultAs[float32](out)
+	w, flipped := transposedAsForward(g, loadAs[float32](k.Inputs[1]))
+	convForwardPacked(&w, g.Batch, g.Groups, g.GridC/g.Groups, g.ImageC/g.Groups,
+		loadAs[float32](k.Inputs[0]), flipped, bias[float32](k), image)
+	storeAs(out, image)
+}
+
+func runWeightGradF32(k *core.KernelCall, g *core.ConvGeom, gemm gemms[float32]) {
+	if !convPacked() {
+		runWeightGrad(k, g, gemm)
+		return
+	}
+	out := k.Outputs[0]
+	dw, w := resultAs[float32](out), windowOf(g)
+	convWeightGradPacked(&w, g.Batch, g.Groups, g.ImageC/g.Groups, g.GridC/g.Groups,
+		loadAs[float32](k.Inputs[0]), loadAs[float32](k.Inputs[1]), dw)
+	storeAs(out, dw)
 }
 
 // convGeomFunc resolves the geometry of an op from its first two inputs.

@@ -37,7 +37,7 @@ func forPlanes[S, D any](n int, src []S, inSize int, dst []D, outSize, cost int,
 // maximum and its plane index, the way PyTorch picks them: the first maximum
 // in scan order wins and a NaN beats everything (a later NaN wins again).
 // A window lying entirely in the padding reports empty and index -1.
-func maxWindows[T int64 | float64](g *core.PoolGeom, plane []T, empty T, visit func(o int, best T, at int)) {
+func maxWindows[T int64 | float64 | float32](g *core.PoolGeom, plane []T, empty T, visit func(o int, best T, at int)) {
 	ih, iw := g.In[0], g.In[1]
 	for oh := 0; oh < g.Out[0]; oh++ {
 		h0 := oh*g.Stride[0] - g.Padding[0]
@@ -73,6 +73,10 @@ func maxPoolKernel(k *core.KernelCall) error {
 		return err
 	}
 	planes, inSize, outSize := g.Batch*g.C, g.In[0]*g.In[1], g.Out[0]*g.Out[1]
+	if poolF32(x, out) {
+		maxPoolF32(&g, x, out)
+		return nil
+	}
 	if x.DType().IsFloat() {
 		res := tempF64(out.Numel())
 		forPlanes(planes, readF64(x), inSize, res, outSize, poolCost(&g), func(in, o []float64) {
@@ -133,6 +137,10 @@ func avgPoolKernel(k *core.KernelCall) error {
 	g, err := core.Pool2dGeom(x.Shape(), k.Attrs, false)
 	if err != nil {
 		return err
+	}
+	if poolF32(x, out) {
+		avgPoolF32(&g, x, out)
+		return nil
 	}
 	res := tempF64(out.Numel())
 	forPlanes(g.Batch*g.C, readF64(x), g.In[0]*g.In[1], res, g.Out[0]*g.Out[1], poolCost(&g), func(in, o []float64) {
