@@ -189,6 +189,20 @@ func SetRNGState(seed, offset uint64) { core.SetRNGState(seed, offset) }
 // not within this call, so a caller waiting for a released flag polls.
 func Collect() { runtime.GC() }
 
+// SetNumThreads is wt_set_num_threads: how many threads the CPU backend's
+// kernels use (torch.set_num_threads); n <= 0 restores the default
+// (GOMAXPROCS; WEBTENSOR_NUM_THREADS when set).
+func SetNumThreads(n int64) error {
+	if n > 1<<16 {
+		return Invalidf("wt_set_num_threads: %d threads is more than any machine has (at most 65536; 0 restores the default)", n)
+	}
+	cpu.SetNumThreads(int(n))
+	return nil
+}
+
+// NumThreads is wt_get_num_threads: the threads a CPU op may use now.
+func NumThreads() int64 { return int64(cpu.NumThreads()) }
+
 // tuned is a backend that chooses kernel variants by measuring them (WebGPU).
 type tuned interface{ TuningJSON() ([]byte, error) }
 

@@ -129,6 +129,22 @@ func wt_device_stream(device *C.char, stream *C.uint64_t) (status C.int32_t) {
 	return statusOK
 }
 
+//export wt_set_num_threads
+func wt_set_num_threads(n C.int32_t) (status C.int32_t) {
+	defer guard(&status)
+	return done(abi.SetNumThreads(int64(n)))
+}
+
+//export wt_get_num_threads
+func wt_get_num_threads(n *C.int32_t) (status C.int32_t) {
+	defer guard(&status)
+	if n == nil {
+		return invalid("wt_get_num_threads: n is NULL")
+	}
+	*n = C.int32_t(abi.NumThreads())
+	return statusOK
+}
+
 //export wt_fallbacks_json
 func wt_fallbacks_json(reset C.int32_t, buf *C.char, capacity C.size_t, needed *C.size_t) (status C.int32_t) {
 	defer guard(&status)

@@ -163,6 +163,11 @@ int32_t wt_device_set_option(const char *device, const char *name, int64_t value
  * for DLPack's stream exchange: a producer asked to share memory with this
  * stream makes its pending writes visible to it. */
 int32_t wt_device_stream(const char *device, uint64_t *stream);
+/* How many threads the CPU backend's kernels use (torch.set_num_threads):
+ * n <= 0 restores the default, GOMAXPROCS or WEBTENSOR_NUM_THREADS. Small
+ * ops stay on the calling thread whatever the count. */
+int32_t wt_set_num_threads(int32_t n);
+int32_t wt_get_num_threads(int32_t *n);
 /* Op calls that ran on the CPU instead of their device (no kernel there),
  * as JSON [{"device", "op", "count"}]; reset != 0 clears the counts. */
 int32_t wt_fallbacks_json(int32_t reset, char *buf, size_t cap, size_t *needed);

@@ -91,6 +91,11 @@ export interface Binding {
   noGradExit(): void;
   manualSeed(seed: bigint): void;
   liveDLPackExports(): number;
+  /** wt_fallbacks_json: op calls that ran off their device, as JSON; reset clears the counts after reading. */
+  fallbacks(reset: boolean): string;
+  /** wt_set_num_threads / wt_get_num_threads: the CPU backend's thread count (n <= 0: the default). */
+  setNumThreads(n: number): void;
+  getNumThreads(): number;
   /** Graph capture (the C ABI's wt_trace_begin / wt_trace_end): records the ops called in between. */
   traceBegin(inputs: readonly number[]): void;
   /** Ends the capture: a graph handle from the inputs to these outputs. */

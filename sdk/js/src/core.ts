@@ -1,7 +1,7 @@
 // The Tensor class, construction, calling ops by name, tidy and autograd.
 
 import { DTYPES, DataTypeMap, DType, TypedArray, dtypeFromCode, dtypeOfArray, toDType } from "./dtype.js";
-import { ATTR_KIND, ERR_UNSUPPORTED, WebtensorError, maybeNative, native } from "./binding.js";
+import { ATTR_KIND, maybeNative, native } from "./binding.js";
 import type { AttrEntry, AttrKind } from "./binding.js";
 import { MAX_RANK, checkElement, checkOptions, checkRank, checkShape, describe } from "./check.js";
 
@@ -600,29 +600,29 @@ export interface Fallback {
 }
 
 /**
- * What a runtime needs to serve fallbacks(): the C ABI's wt_fallbacks_json
- * (JSON text; reset clears the counts after reading). The Node binding has
- * it; a binding without it (the browser's, for now) makes fallbacks() throw
- * WT_ERR_UNSUPPORTED rather than report "none". It belongs in Binding once
- * every runtime serves it.
- */
-export interface FallbackSource {
-  fallbacks(reset: boolean): string;
-}
-
-/**
  * The op calls that ran on the CPU instead of their device, and those whose
  * device kernel did host-side work, since the start or the last reset;
  * reset clears the counts after reading them.
  */
 export function fallbacks(reset = false): Fallback[] {
-  const src = native() as Partial<FallbackSource>;
-  if (typeof src.fallbacks !== "function") {
-    throw new WebtensorError(ERR_UNSUPPORTED, `webtensor: fallbacks() is not available in the ${native().platform} runtime`);
-  }
-  const raw = JSON.parse(src.fallbacks(reset)) as Array<Omit<Fallback, "kind"> & { kind?: Fallback["kind"] }>;
+  const raw = JSON.parse(native().fallbacks(reset)) as Array<Omit<Fallback, "kind"> & { kind?: Fallback["kind"] }>;
   // Libraries before the kind field counted CPU fallbacks only.
   return raw.map((f) => Object.freeze({ ...f, kind: f.kind ?? "cpu" }));
+}
+
+/**
+ * Sets how many threads the CPU backend's kernels use, like
+ * torch.set_num_threads; n <= 0 restores the default (the machine's cores,
+ * or WEBTENSOR_NUM_THREADS). The browser build runs on one thread.
+ */
+export function setNumThreads(n: number): void {
+  if (!Number.isInteger(n)) throw new TypeError(`webtensor: setNumThreads needs an integer, got ${n}`);
+  native().setNumThreads(n);
+}
+
+/** The threads a CPU op may use now. */
+export function getNumThreads(): number {
+  return native().getNumThreads();
 }
 
 export function defaultDevice(): string {

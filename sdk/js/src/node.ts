@@ -11,7 +11,6 @@ import { fileURLToPath } from "node:url";
 import type * as KoffiNS from "koffi";
 import { ABI_VERSION, ERR_BUFFER_TOO_SMALL, OK, WebtensorError } from "./binding.js";
 import type { AttrEntry, Binding } from "./binding.js";
-import type { FallbackSource } from "./core.js";
 import { DTYPES, dtypeFromCode } from "./dtype.js";
 import type { TypedArray } from "./dtype.js";
 import { pin, unpin } from "./lend.js";
@@ -107,6 +106,8 @@ const PROTOTYPES = {
   wt_plugin_ops: "int32_t wt_plugin_ops(const char *plugin, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_tuning_policy_set: "int32_t wt_tuning_policy_set(const char *plugin, const char *policy)",
   wt_device_tuning_json: "int32_t wt_device_tuning_json(const char *device, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_set_num_threads: "int32_t wt_set_num_threads(int32_t n)",
+  wt_get_num_threads: "int32_t wt_get_num_threads(_Out_ int32_t *n)",
   wt_fallbacks_json: "int32_t wt_fallbacks_json(int32_t reset, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_safetensors_header:
     "int32_t wt_safetensors_header(const void *buf, size_t nbytes, uint64_t file_size, const char *name, _Out_ uint8_t *json, size_t cap, _Out_ size_t *needed)",
@@ -275,11 +276,13 @@ function attrStructs(attrs: readonly AttrEntry[]): Record<string, unknown>[] {
   });
 }
 
-/** The C ABI as a Binding (and a FallbackSource, until Binding has it). */
+/** The C ABI as a Binding. */
 function nodeBinding(lib: Native): Binding {
-  const b: Binding & FallbackSource = {
+  const b: Binding = {
     platform: "node",
     fallbacks: (reset) => readString(lib.wt_fallbacks_json, reset ? 1 : 0),
+    setNumThreads: (n) => check(lib.wt_set_num_threads(n)),
+    getNumThreads: () => int32((o) => lib.wt_get_num_threads(o)),
     version: () => lib.wt_version() as string,
     devices: () => {
       const n = int32((o) => lib.wt_device_count(o));

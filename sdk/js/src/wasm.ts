@@ -99,6 +99,9 @@ function wasmBinding(go: GoCalls): Binding {
     noGradExit: () => call("wt_no_grad_exit"),
     manualSeed: (seed) => call("wt_manual_seed", seed.toString()), // uint64 crosses as a decimal string
     liveDLPackExports: () => 0, // no DLPack in the browser
+    fallbacks: (reset) => call<string>("wt_fallbacks_json", reset),
+    setNumThreads: (n) => call("wt_set_num_threads", n),
+    getNumThreads: () => call<number>("wt_get_num_threads"),
     traceBegin: (inputs) => call("wt_trace_begin", [...inputs]),
     traceEnd: (outputs) => call<number>("wt_trace_end", [...outputs]),
     traceAbort: () => call("wt_trace_abort"),

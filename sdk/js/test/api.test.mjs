@@ -199,3 +199,21 @@ test("a missing native library is a clear Error from init()", async () => {
   }
   assert.match(out, /the native library \/nonexistent\/libwebtensor\.so is missing/);
 });
+
+test("threads: setNumThreads like torch.set_num_threads; results do not depend on it", () => {
+  const before = wt.getNumThreads();
+  assert.ok(before >= 1);
+  const x = wt.tensor(Float32Array.from({ length: 1 << 16 }, (_, i) => Math.sin(i)));
+  const want = wt.tidy(() => wt.sum(wt.exp(x)).item());
+  try {
+    wt.setNumThreads(1);
+    assert.equal(wt.getNumThreads(), 1);
+    assert.equal(wt.tidy(() => wt.sum(wt.exp(x)).item()), want);
+    assert.throws(() => wt.setNumThreads(1.5), TypeError);
+    assert.throws(() => wt.setNumThreads(1 << 20), /at most 65536/);
+  } finally {
+    wt.setNumThreads(0);
+    wt.dispose([x]);
+  }
+  assert.equal(wt.getNumThreads(), before);
+});

@@ -38,7 +38,8 @@ test("browser: init opens WebGPU and ops run on it", async () => {
         acc = next;
       }
       const out = { device: wt.device(), why: wt.whyNotWebGPU(), yDevice: y.device, y: Array.from(await y.data()),
-        m: Array.from(await m.data()), shape: m.shape, acc: (await acc.data())[0] };
+        m: Array.from(await m.data()), shape: m.shape, acc: (await acc.data())[0],
+        fallbacks: wt.fallbacks(true), threads: wt.getNumThreads() };
       wt.dispose([x, xt, y, m, acc]);
       out.liveAfter = wt.liveTensors();
       return out;
@@ -52,6 +53,8 @@ test("browser: init opens WebGPU and ops run on it", async () => {
     assert.deepEqual(r.shape, [2, 2]);
     assert.equal(r.acc, 3000);
     assert.equal(r.liveAfter, 0);
+    assert.deepEqual(r.fallbacks.filter((f) => f.kind === "cpu"), [], "every op ran on WebGPU");
+    assert.equal(r.threads, 1, "Go's wasm port runs one thread");
   });
 });
 

@@ -122,6 +122,14 @@ func deviceStream(a args) (any, error) {
 	return strconv.FormatUint(s, 10), err
 }
 
+func setNumThreads(a args) (any, error) {
+	n, err := a.int(0, "n")
+	if err != nil {
+		return nil, err
+	}
+	return nil, abi.SetNumThreads(n)
+}
+
 func fallbacks(a args) (any, error) {
 	fb, err := abi.FallbacksJSON()
 	if err == nil && a.bool(0) {

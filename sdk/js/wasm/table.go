@@ -31,6 +31,8 @@ var calls = map[string]call{
 	"wt_device_set_option":  deviceSetOption,
 	"wt_device_stream":      deviceStream,
 	"wt_fallbacks_json":     fallbacks,
+	"wt_set_num_threads":    setNumThreads,
+	"wt_get_num_threads":    func(args) (any, error) { return abi.NumThreads(), nil },
 
 	// tensors
 	"wt_tensor_from_data":     tensorFromData,

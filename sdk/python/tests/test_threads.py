@@ -82,3 +82,23 @@ def test_no_grad_exit_on_another_thread_is_an_error():
     errors = _run(1, lambda _: scope.__exit__(None, None, None))
     scope.__exit__(None, None, None)
     assert len(errors) == 1 and "without a matching enter on this thread" in errors[0]
+
+
+def test_set_num_threads_like_torch():
+    """wt.set_num_threads sets the CPU backend's kernel threads; the bits of
+    a result do not depend on it."""
+    before = wt.get_num_threads()
+    assert before >= 1
+    x = wt.tensor(np.sin(np.arange(1 << 16, dtype=np.float32)))
+    want = wt.exp(x).sum().item()
+    try:
+        wt.set_num_threads(1)
+        assert wt.get_num_threads() == 1
+        assert wt.exp(x).sum().item() == want
+        with pytest.raises(TypeError):
+            wt.set_num_threads(1.5)
+        with pytest.raises(ValueError, match="at most 65536"):
+            wt.set_num_threads(1 << 20)
+    finally:
+        wt.set_num_threads(0)
+    assert wt.get_num_threads() == before

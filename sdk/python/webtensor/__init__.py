@@ -91,6 +91,24 @@ def set_default_device(device: str) -> None:
     _lib.call("wt_set_default_device", device.encode())
 
 
+def set_num_threads(n: int) -> None:
+    """How many threads the CPU backend's kernels use, like
+    torch.set_num_threads; n <= 0 restores the default (the process's CPU
+    quota, or WEBTENSOR_NUM_THREADS). Small ops stay on one thread."""
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"set_num_threads: need an int, got {type(n).__name__}")
+    _lib.call("wt_set_num_threads", n)
+
+
+def get_num_threads() -> int:
+    """The threads a CPU op may use now (torch.get_num_threads)."""
+    import ctypes
+
+    n = ctypes.c_int32()
+    _lib.call("wt_get_num_threads", ctypes.byref(n))
+    return n.value
+
+
 def fallbacks(reset: bool = False) -> list[dict]:
     """Op calls that ran on the CPU instead of their device (no kernel
     there, "kind": "cpu"), and calls whose device kernel did declared work

@@ -109,6 +109,8 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_device_set_option": ([_s, _s, _i64], _i32),
     "wt_device_stream": ([_s, _p(_u64)], _i32),
     "wt_fallbacks_json": ([_i32, *_BUF], _i32),
+    "wt_set_num_threads": ([_i32], _i32),
+    "wt_get_num_threads": ([_p(_i32)], _i32),
     "wt_tensor_from_data": ([C.c_void_p, _sz, _i32, _p(_i64), _i32, _s, _p(_i64)], _i32),
     "wt_tensor_zeros": ([_i32, _p(_i64), _i32, _s, _p(_i64)], _i32),
     "wt_tensor_retain": ([_i64], _i32),

@@ -55,6 +55,8 @@ final class Native {
     static final MethodHandle DEFAULT_DEVICE = fn("wt_default_device", I, A, L, A);
     static final MethodHandle SET_DEFAULT_DEVICE = fn("wt_set_default_device", I, A);
     static final MethodHandle FALLBACKS = fn("wt_fallbacks_json", I, I, A, L, A);
+    static final MethodHandle SET_NUM_THREADS = fn("wt_set_num_threads", I, I);
+    static final MethodHandle GET_NUM_THREADS = fn("wt_get_num_threads", I, A);
     static final MethodHandle FROM_DATA = fn("wt_tensor_from_data", I, A, L, I, A, I, A, A);
     static final MethodHandle ZEROS = fn("wt_tensor_zeros", I, I, A, I, A, A);
     static final MethodHandle RETAIN = fn("wt_tensor_retain", I, L);

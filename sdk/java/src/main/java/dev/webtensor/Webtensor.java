@@ -66,6 +66,23 @@ public final class Webtensor {
         return Native.readString((buf, cap, needed) -> (int) Native.FALLBACKS.invokeExact(r, buf, cap, needed));
     }
 
+    /**
+     * How many threads the CPU backend's kernels use, like torch.set_num_threads;
+     * n <= 0 restores the default (the process's CPU quota, or WEBTENSOR_NUM_THREADS).
+     */
+    public static void setNumThreads(int n) {
+        Native.call(Native.SET_NUM_THREADS, n);
+    }
+
+    /** The threads a CPU op may use now. */
+    public static int getNumThreads() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment c = arena.allocate(JAVA_INT);
+            Native.call(Native.GET_NUM_THREADS, c);
+            return c.get(JAVA_INT, 0);
+        }
+    }
+
     /** The device new tensors go to when none is named. */
     public static String defaultDevice() {
         return Native.readString((buf, cap, needed) -> (int) Native.DEFAULT_DEVICE.invokeExact(buf, cap, needed));

@@ -8,6 +8,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
@@ -52,5 +53,19 @@ class FallbacksTest {
         assertEquals(1, host.count());
         assertFalse(host.reason().isEmpty(), "host work says what the host does");
         assertEquals(List.of(), Webtensor.fallbacks(false), "reset cleared the counts");
+    }
+
+    /** setNumThreads like torch.set_num_threads: 1 runs ops on one thread, 0 restores the default. */
+    @Test
+    void numThreadsCanBeSetAndRestored() {
+        int before = Webtensor.getNumThreads();
+        try {
+            Webtensor.setNumThreads(1);
+            assertEquals(1, Webtensor.getNumThreads());
+            assertThrows(WebtensorException.class, () -> Webtensor.setNumThreads(1 << 20));
+        } finally {
+            Webtensor.setNumThreads(0);
+        }
+        assertEquals(before, Webtensor.getNumThreads());
     }
 }
