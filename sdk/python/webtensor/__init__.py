@@ -95,7 +95,9 @@ def set_num_threads(n: int) -> None:
     """How many threads the CPU backend's kernels use, like
     torch.set_num_threads; n <= 0 restores the default (the process's CPU
     quota, or WEBTENSOR_NUM_THREADS). Small ops stay on one thread."""
-    if not isinstance(n, int) or isinstance(n, bool):
+    import builtins  # bool and int are dtypes in this namespace
+
+    if not isinstance(n, builtins.int) or isinstance(n, builtins.bool):
         raise TypeError(f"set_num_threads: need an int, got {type(n).__name__}")
     _lib.call("wt_set_num_threads", n)
 
