@@ -1,0 +1,41 @@
+// Package diffuse is webtensor's diffusion library. This first piece holds
+// the noise schedulers of diffusers 0.42, under diffusers' class names and
+// with its semantics: DDPMScheduler, DDIMScheduler, PNDMScheduler,
+// LMSDiscreteScheduler, EulerDiscreteScheduler,
+// EulerAncestralDiscreteScheduler and DPMSolverMultistepScheduler
+// (DPM-Solver++ 2M and the SDE variant, orders 1 to 3), with the linear,
+// scaled_linear and squaredcos_cap_v2 beta schedules, epsilon,
+// v_prediction and sample prediction, linspace, leading and trailing
+// timestep spacing and Karras sigmas.
+//
+// A scheduler comes from a diffusers scheduler_config.json (ParseConfig,
+// then New) or from Defaults and a few fields. Options webtensor does not
+// implement (thresholding, rescale_betas_zero_snr, exponential or beta
+// sigmas, ...) load only at their diffusers defaults, so a file
+// save_pretrained wrote loads, and one that needs a missing feature fails
+// naming the option; an unknown option fails naming the option and the
+// scheduler.
+//
+// Why the coefficients are float32 host arithmetic: diffusers computes them
+// with 0-dim float32 tensors on float32 tables (alphas_cumprod, sigmas).
+// Computing them in float64 would be "more exact" yet differ from
+// diffusers by float32 rounding in every step, and multistep solvers divide
+// by differences of nearby lambdas, which magnifies that. So the tables are
+// built as torch builds them (cumprod accumulated in float64, rounded per
+// element) and each coefficient is the same float32 expression; where
+// diffusers uses Python or NumPy float64 (timestep spacing, interpolation,
+// Karras ramps, LMS's integrated coefficients), so does this package. The
+// tensor work is a handful of elementwise ops with those scalars, in the
+// sample's dtype on the sample's device, so a loop runs where its latents
+// live (CPU, WebGPU, CUDA) and float32 latents stay float32.
+//
+// Stochastic steps take their noise from a Noise function: SeededNoise uses
+// core's Philox stream (the same numbers on every device), and tests pass
+// the exact noise diffusers drew. Multistep schedulers count their steps as
+// diffusers does, and Step checks that t is the timestep the count is at,
+// rather than silently mixing histories.
+//
+// The reference vectors in testdata come from diffusers itself
+// (testdata/make_scheduler_refs.py): every scheduler's full loop over a
+// spread of configurations, replayed step by step by the tests.
+package diffuse
