@@ -188,25 +188,7 @@ func cmpInt[T intElem](op ewCmp, dst []byte, a, b []T) {
 		a, b = b, a
 		op += cmpGt - cmpLt
 	}
-	am, bm := min(len(a)-1, 1), min(len(b)-1, 1)
-	switch op {
-	case cmpGt:
-		for i := range dst {
-			dst[i] = ewByte(a[i*am] > b[i*bm])
-		}
-	case cmpGe:
-		for i := range dst {
-			dst[i] = ewByte(a[i*am] >= b[i*bm])
-		}
-	case cmpEq:
-		for i := range dst {
-			dst[i] = ewByte(a[i*am] == b[i*bm])
-		}
-	case cmpNe:
-		for i := range dst {
-			dst[i] = ewByte(a[i*am] != b[i*bm])
-		}
-	}
+	cmpGo(op, dst, a, b)
 }
 
 type bitsElem interface {

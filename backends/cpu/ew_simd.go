@@ -200,7 +200,7 @@ func cmpF32(op ewCmp, dst []byte, a, b []float32) {
 	}
 	n := len(dst)
 	if simdLevel == simdNone || n == 0 {
-		cmpF32Go(op, dst, a, b)
+		cmpGo(op, dst, a, b)
 		return
 	}
 	var ab, bb [ewBroadcast]float32
@@ -220,7 +220,10 @@ func cmpF32(op ewCmp, dst []byte, a, b []float32) {
 	}
 }
 
-func cmpF32Go(op ewCmp, dst []byte, a, b []float32) {
+// cmpGo is the scalar comparison loop of cmpF32 and cmpInt, for the four
+// ops left once they have swapped Lt and Le into Gt and Ge; a and b each
+// have len(dst) elements or one.
+func cmpGo[T ~float32 | intElem](op ewCmp, dst []byte, a, b []T) {
 	am, bm := min(len(a)-1, 1), min(len(b)-1, 1)
 	switch op {
 	case cmpGt:
