@@ -156,18 +156,8 @@ func binF32(op ewBin, dst, a, b []float32) {
 func binF32Go(op ewBin, dst, a, b []float32) {
 	am, bm := min(len(a)-1, 1), min(len(b)-1, 1)
 	switch op {
-	case binAdd:
-		for i := range dst {
-			dst[i] = a[i*am] + b[i*bm]
-		}
-	case binSub:
-		for i := range dst {
-			dst[i] = a[i*am] - b[i*bm]
-		}
-	case binMul:
-		for i := range dst {
-			dst[i] = a[i*am] * b[i*bm]
-		}
+	case binAdd, binSub, binMul:
+		binArithGo(op, dst, a, b)
 	case binDiv:
 		for i := range dst {
 			dst[i] = a[i*am] / b[i*bm]
@@ -187,6 +177,26 @@ func binF32Go(op ewBin, dst, a, b []float32) {
 		}
 		for i := range dst {
 			dst[i] = float32(float64(a[i*am]) * slope(float64(b[i*bm])))
+		}
+	}
+}
+
+// binArithGo is the Go loop of add, sub and mul, the same for f32 and
+// the integers (binF32Go, binIntGo); am and bm are 0 for a single value.
+func binArithGo[T ~float32 | intElem](op ewBin, dst, a, b []T) {
+	am, bm := min(len(a)-1, 1), min(len(b)-1, 1)
+	switch op {
+	case binAdd:
+		for i := range dst {
+			dst[i] = a[i*am] + b[i*bm]
+		}
+	case binSub:
+		for i := range dst {
+			dst[i] = a[i*am] - b[i*bm]
+		}
+	case binMul:
+		for i := range dst {
+			dst[i] = a[i*am] * b[i*bm]
 		}
 	}
 }
