@@ -178,45 +178,33 @@ func prodGo[T floatElem](x []T) float64 {
 // abs, ignoring NaN, and whether x holds NaN; ±Inf when x is empty. The
 // sign of a zero result is unspecified (the caller fixes it).
 func extremeF32(max, abs bool, x []float32) (float32, bool) {
-	body := vecBody(len(x))
-	if body == 0 {
-		return extremeGo(max, abs, x)
-	}
-	w, p := wide(), &x[0]
-	var r float32
-	var nan bool
-	switch {
-	case max && abs:
-		r, nan = vecMaxAbsF32(w, p, body)
-	case max:
-		r, nan = vecMaxF32(w, p, body)
-	case abs:
-		r, nan = vecMinAbsF32(w, p, body)
-	default:
-		r, nan = vecMinF32(w, p, body)
-	}
-	t, tnan := extremeGo(max, abs, x[body:])
-	return betterOf(max, r, t), nan || tnan
+	return extremeVec(max, abs, x, vecMaxAbsF32, vecMaxF32, vecMinAbsF32, vecMinF32)
 }
 
 func extremeF64(max, abs bool, x []float64) (float64, bool) {
+	return extremeVec(max, abs, x, vecMaxAbsF64, vecMaxF64, vecMinAbsF64, vecMinF64)
+}
+
+// extremeVecKernel is the signature of the vector max/min kernels.
+type extremeVecKernel[T floatElem] func(wide bool, x *T, n int) (T, bool)
+
+// extremeVec is extremeF32 and extremeF64 over their dtype's four vector
+// kernels: the body through the one max and abs pick, the tail in Go.
+func extremeVec[T floatElem](max, abs bool, x []T, maxAbs, maxOf, minAbs, minOf extremeVecKernel[T]) (T, bool) {
 	body := vecBody(len(x))
 	if body == 0 {
 		return extremeGo(max, abs, x)
 	}
-	w, p := wide(), &x[0]
-	var r float64
-	var nan bool
+	k := minOf
 	switch {
 	case max && abs:
-		r, nan = vecMaxAbsF64(w, p, body)
+		k = maxAbs
 	case max:
-		r, nan = vecMaxF64(w, p, body)
+		k = maxOf
 	case abs:
-		r, nan = vecMinAbsF64(w, p, body)
-	default:
-		r, nan = vecMinF64(w, p, body)
+		k = minAbs
 	}
+	r, nan := k(wide(), &x[0], body)
 	t, tnan := extremeGo(max, abs, x[body:])
 	return betterOf(max, r, t), nan || tnan
 }
