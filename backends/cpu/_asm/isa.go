@@ -59,24 +59,32 @@ const (
 )
 
 // cmp is the mask of lanes where a pred b.
-func (s *isa) cmp(pred uint8, a, b Op) Register {
+func (s *isa) cmp(pred uint8, a, b Op) Register { return s.cmpBy(VCMPPS, pred, a, b) }
+
+// blend is m ? t : f, lane by lane, into a new register.
+func (s *isa) blend(m Register, t, f Op) VecVirtual { return s.blendBy(VBLENDMPS, VBLENDVPS, m, t, f) }
+
+// cmpBy is cmp (float32 lanes) or cmpPD (float64 lanes) by their compare
+// instruction: into a k register on AVX-512, a vector mask on AVX2.
+func (s *isa) cmpBy(vcmp func(...Op), pred uint8, a, b Op) Register {
 	if s.wide {
 		k := K()
-		VCMPPS(U8(pred), b, a, k)
+		vcmp(U8(pred), b, a, k)
 		return k
 	}
 	m := YMM()
-	VCMPPS(U8(pred), b, a, m)
+	vcmp(U8(pred), b, a, m)
 	return m
 }
 
-// blend is m ? t : f, lane by lane, into a new register.
-func (s *isa) blend(m Register, t, f Op) VecVirtual {
+// blendBy is blend or blendPD by their AVX-512 (k mask) and AVX2 (vector
+// mask) blend instructions.
+func (s *isa) blendBy(masked func(...Op), vector func(m, t, f, d Op), m Register, t, f Op) VecVirtual {
 	d := s.vec()
 	if s.wide {
-		VBLENDMPS(t, f, m, d)
+		masked(t, f, m, d)
 	} else {
-		VBLENDVPS(m, t, f, d)
+		vector(m, t, f, d)
 	}
 	return d
 }

@@ -187,26 +187,11 @@ func emitIota() {
 }
 
 // cmpPD is the mask of float64 lanes where a pred b.
-func (s *isa) cmpPD(pred uint8, a, b Op) Register {
-	if s.wide {
-		k := K()
-		VCMPPD(U8(pred), b, a, k)
-		return k
-	}
-	m := YMM()
-	VCMPPD(U8(pred), b, a, m)
-	return m
-}
+func (s *isa) cmpPD(pred uint8, a, b Op) Register { return s.cmpBy(VCMPPD, pred, a, b) }
 
 // blendPD is m ? t : f on float64 lanes.
 func (s *isa) blendPD(m Register, t, f Op) VecVirtual {
-	d := s.vec()
-	if s.wide {
-		VBLENDMPD(t, f, m, d)
-	} else {
-		VBLENDVPD(m, t, f, d)
-	}
-	return d
+	return s.blendBy(VBLENDMPD, VBLENDVPD, m, t, f)
 }
 
 // blendInto sets d = m ? t : d, lane by lane, in place (a loop's state
