@@ -37,46 +37,50 @@ func i64view(b []byte) []int64 {
 	return unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), len(b)/8)
 }
 
-// vecConvert runs vector conversion kernel k over src into dst: the whole
-// vectors in place, the tail through padded buffers (k reads and writes
-// whole vectors).
-func vecConvert[S, D any](k func(dst *D, src *S, n int), dst []D, src []S) {
-	n := len(src)
-	body := n &^ (ewLanes - 1)
-	if body > 0 {
-		k(&dst[0], &src[0], body)
-	}
-	if body < n {
-		var st [ewLanes]S
-		var ot [ewLanes]D
-		copy(st[:], src[body:])
-		k(&ot[0], &st[0], ewLanes)
-		copy(dst[body:n], ot[:])
-	}
-}
-
 // narrowF32 converts src into 16-bit dst (bf16 or f16), with the vector
 // kernel or fn per element.
 func narrowF32(bf16 bool, fn func(float32) uint16, dst []uint16, src []float32) {
+	n := len(src)
 	if simdLevel == simdNone {
 		for i, x := range src {
 			dst[i] = fn(x)
 		}
 		return
 	}
-	vecConvert(func(d *uint16, s *float32, n int) { vecNarrow(wide(), bf16, d, s, n) }, dst, src)
+	body := n &^ (ewLanes - 1)
+	if body > 0 {
+		vecNarrow(wide(), bf16, &dst[0], &src[0], body)
+	}
+	if body < n {
+		var st [ewLanes]float32
+		var ot [ewLanes]uint16
+		copy(st[:], src[body:])
+		vecNarrow(wide(), bf16, &ot[0], &st[0], ewLanes)
+		copy(dst[body:n], ot[:])
+	}
 }
 
 // widenF32 converts 16-bit src (bf16 or f16) into dst, with the vector
 // kernel or fn per element.
 func widenF32(bf16 bool, fn func(uint16) float32, dst []float32, src []uint16) {
+	n := len(src)
 	if simdLevel == simdNone {
 		for i, x := range src {
 			dst[i] = fn(x)
 		}
 		return
 	}
-	vecConvert(func(d *float32, s *uint16, n int) { vecWiden(wide(), bf16, d, s, n) }, dst, src)
+	body := n &^ (ewLanes - 1)
+	if body > 0 {
+		vecWiden(wide(), bf16, &dst[0], &src[0], body)
+	}
+	if body < n {
+		var st [ewLanes]uint16
+		var ot [ewLanes]float32
+		copy(st[:], src[body:])
+		vecWiden(wide(), bf16, &ot[0], &st[0], ewLanes)
+		copy(dst[body:n], ot[:])
+	}
 }
 
 func f32ToF16(dst []uint16, src []float32)  { narrowF32(false, numerics.F16Bits, dst, src) }
@@ -86,24 +90,46 @@ func bf16ToF32(dst []float32, src []uint16) { widenF32(true, numerics.BF16Float,
 
 // f32ToI32 is core.FloatToInt into int32: truncation, NaN to 0, saturation.
 func f32ToI32(dst []int32, src []float32) {
+	n := len(src)
 	if simdLevel == simdNone {
 		for i, x := range src {
 			dst[i] = int32(core.FloatToInt(core.I32, float64(x)))
 		}
 		return
 	}
-	vecConvert(func(d *int32, s *float32, n int) { vecF32ToI32(wide(), d, s, n) }, dst, src)
+	body := n &^ (ewLanes - 1)
+	if body > 0 {
+		vecF32ToI32(wide(), &dst[0], &src[0], body)
+	}
+	if body < n {
+		var st [ewLanes]float32
+		var ot [ewLanes]int32
+		copy(st[:], src[body:])
+		vecF32ToI32(wide(), &ot[0], &st[0], ewLanes)
+		copy(dst[body:n], ot[:])
+	}
 }
 
 // i32ToF32 rounds each int32 to the nearest float32, ties to even.
 func i32ToF32(dst []float32, src []int32) {
+	n := len(src)
 	if simdLevel == simdNone {
 		for i, x := range src {
 			dst[i] = float32(x)
 		}
 		return
 	}
-	vecConvert(func(d *float32, s *int32, n int) { vecI32ToF32(wide(), d, s, n) }, dst, src)
+	body := n &^ (ewLanes - 1)
+	if body > 0 {
+		vecI32ToF32(wide(), &dst[0], &src[0], body)
+	}
+	if body < n {
+		var st [ewLanes]int32
+		var ot [ewLanes]float32
+		copy(st[:], src[body:])
+		vecI32ToF32(wide(), &ot[0], &st[0], ewLanes)
+		copy(dst[body:n], ot[:])
+	}
 }
 
 // halfFloat reports whether d is computed through float32 blocks.

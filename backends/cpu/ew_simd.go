@@ -135,30 +135,18 @@ func binF32(op ewBin, dst, a, b []float32) {
 		binF32Go(op, dst, a, b)
 		return
 	}
-	vecPairF32(dst, a, b, func(d *float32, ap *float32, ai int, bp *float32, bi int, n int) {
-		vecBinF32(wide(), op, d, ap, ai, bp, bi, n)
-	})
-}
-
-// vecPairF32 runs k, a vector kernel of two float32 operands a and b (each
-// len(dst) elements or one, read through operandF32), over dst: the whole
-// vectors in place, the tail through padded buffers. binF32 and cmpF32
-// share it; whereF32 has a third operand to pad.
-func vecPairF32[D any](dst []D, a, b []float32, k func(d *D, ap *float32, ai int, bp *float32, bi int, n int)) {
-	n := len(dst)
 	var ab, bb [ewBroadcast]float32
 	ap, ai := operandF32(a, &ab)
 	bp, bi := operandF32(b, &bb)
 	body := n &^ (ewLanes - 1)
 	if body > 0 {
-		k(&dst[0], ap, ai, bp, bi, body)
+		vecBinF32(wide(), op, &dst[0], ap, ai, bp, bi, body)
 	}
 	if body < n {
-		var at, bt [ewLanes]float32
-		var ot [ewLanes]D
+		var at, bt, ot [ewLanes]float32
 		ap, ai = tailF32(a, body, ap, ai, &at)
 		bp, bi = tailF32(b, body, bp, bi, &bt)
-		k(&ot[0], ap, ai, bp, bi, ewLanes)
+		vecBinF32(wide(), op, &ot[0], ap, ai, bp, bi, ewLanes)
 		copy(dst[body:], ot[:])
 	}
 }
@@ -225,9 +213,21 @@ func cmpF32(op ewCmp, dst []byte, a, b []float32) {
 		cmpGo(op, dst, a, b)
 		return
 	}
-	vecPairF32(dst, a, b, func(d *byte, ap *float32, ai int, bp *float32, bi int, n int) {
-		vecCmpF32(wide(), op, d, ap, ai, bp, bi, n)
-	})
+	var ab, bb [ewBroadcast]float32
+	ap, ai := operandF32(a, &ab)
+	bp, bi := operandF32(b, &bb)
+	body := n &^ (ewLanes - 1)
+	if body > 0 {
+		vecCmpF32(wide(), op, &dst[0], ap, ai, bp, bi, body)
+	}
+	if body < n {
+		var at, bt [ewLanes]float32
+		var ot [ewLanes]byte
+		ap, ai = tailF32(a, body, ap, ai, &at)
+		bp, bi = tailF32(b, body, bp, bi, &bt)
+		vecCmpF32(wide(), op, &ot[0], ap, ai, bp, bi, ewLanes)
+		copy(dst[body:], ot[:])
+	}
 }
 
 // cmpGo is the scalar comparison loop of cmpF32 and cmpInt, for the four
