@@ -38,40 +38,33 @@ type floatElem interface{ ~float32 | ~float64 }
 
 // sumF32 is the float64 sum of form f of x.
 func sumF32(f sumForm, x []float32) float64 {
-	body := vecBody(len(x))
-	var s float64
-	if body > 0 {
-		w, p := wide(), &x[0]
-		switch f {
-		case formSum:
-			s = vecSumF32(w, p, body)
-		case formAbs:
-			s = vecSumAbsF32(w, p, body)
-		case formSq:
-			s = vecSumSqF32(w, p, body)
-		default:
-			s = vecCountNzF32(w, p, body)
-		}
-	}
-	return s + sumGo(f, x[body:])
+	return sumVec(f, x, vecSumF32, vecSumAbsF32, vecSumSqF32, vecCountNzF32)
 }
 
 // sumF64 is sumF32 of float64 values.
 func sumF64(f sumForm, x []float64) float64 {
+	return sumVec(f, x, vecSumF64, vecSumAbsF64, vecSumSqF64, vecCountNzF64)
+}
+
+// sumVecKernel is the signature of the vector sum kernels.
+type sumVecKernel[T floatElem] func(wide bool, x *T, n int) float64
+
+// sumVec is sumF32 and sumF64 over their dtype's four vector kernels, one
+// per form: the body through the form's kernel, the tail in Go.
+func sumVec[T floatElem](f sumForm, x []T, sum, abs, sq, countNz sumVecKernel[T]) float64 {
 	body := vecBody(len(x))
 	var s float64
 	if body > 0 {
-		w, p := wide(), &x[0]
+		k := countNz
 		switch f {
 		case formSum:
-			s = vecSumF64(w, p, body)
+			k = sum
 		case formAbs:
-			s = vecSumAbsF64(w, p, body)
+			k = abs
 		case formSq:
-			s = vecSumSqF64(w, p, body)
-		default:
-			s = vecCountNzF64(w, p, body)
+			k = sq
 		}
+		s = k(wide(), &x[0], body)
 	}
 	return s + sumGo(f, x[body:])
 }
