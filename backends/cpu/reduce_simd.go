@@ -321,37 +321,31 @@ func sumInt64(x []int64) int64 {
 
 // colSumF32 adds form f of x[i] to acc[i].
 func colSumF32(f sumForm, acc []float64, x []float32) {
-	body := vecBody(len(x))
-	if body > 0 {
-		w, a, p := wide(), &acc[0], &x[0]
-		switch f {
-		case formSum:
-			vecColSumF32(w, a, p, body)
-		case formAbs:
-			vecColSumAbsF32(w, a, p, body)
-		case formSq:
-			vecColSumSqF32(w, a, p, body)
-		default:
-			vecColCountNzF32(w, a, p, body)
-		}
-	}
-	colSumGo(f, acc[body:], x[body:])
+	colSumVec(f, acc, x, vecColSumF32, vecColSumAbsF32, vecColSumSqF32, vecColCountNzF32)
 }
 
 func colSumF64(f sumForm, acc []float64, x []float64) {
+	colSumVec(f, acc, x, vecColSumF64, vecColSumAbsF64, vecColSumSqF64, vecColCountNzF64)
+}
+
+// colSumVecKernel is the signature of the vector column-sum kernels.
+type colSumVecKernel[T floatElem] func(wide bool, acc *float64, x *T, n int)
+
+// colSumVec is colSumF32 and colSumF64 over their dtype's four vector
+// kernels, one per form: the body through the form's kernel, the tail in Go.
+func colSumVec[T floatElem](f sumForm, acc []float64, x []T, sum, abs, sq, countNz colSumVecKernel[T]) {
 	body := vecBody(len(x))
 	if body > 0 {
-		w, a, p := wide(), &acc[0], &x[0]
+		k := countNz
 		switch f {
 		case formSum:
-			vecColSumF64(w, a, p, body)
+			k = sum
 		case formAbs:
-			vecColSumAbsF64(w, a, p, body)
+			k = abs
 		case formSq:
-			vecColSumSqF64(w, a, p, body)
-		default:
-			vecColCountNzF64(w, a, p, body)
+			k = sq
 		}
+		k(wide(), &acc[0], &x[0], body)
 	}
 	colSumGo(f, acc[body:], x[body:])
 }
