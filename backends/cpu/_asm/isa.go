@@ -145,15 +145,21 @@ func cf(f float32) Mem { return cu(math.Float32bits(f)) }
 
 // emitConstants writes the DATA of every constant used.
 func emitConstants() {
-	keys := make([]uint32, 0, len(constants))
-	for k := range constants {
+	emitConstantsOf(constants, constName, 4, func(k uint32) Constant { return U32(k) })
+}
+
+// emitConstantsOf writes each constant of set, in order, as a 64-byte
+// vector of size-byte copies of it (emitConstants, emitConstants64).
+func emitConstantsOf[K uint32 | uint64](set map[K]bool, name func(K) string, size int, value func(K) Constant) {
+	keys := make([]K, 0, len(set))
+	for k := range set {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	for _, k := range keys {
-		GLOBL(constName(k), RODATA|NOPTR)
-		for i := 0; i < 16; i++ {
-			DATA(4*i, U32(k))
+		GLOBL(name(k), RODATA|NOPTR)
+		for i := 0; i < 64/size; i++ {
+			DATA(size*i, value(k))
 		}
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -163,17 +162,7 @@ func cq(bits uint64) Mem {
 func cd(f float64) Mem { return cq(math.Float64bits(f)) }
 
 func emitConstants64() {
-	keys := make([]uint64, 0, len(constants64))
-	for k := range constants64 {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	for _, k := range keys {
-		GLOBL(const64Name(k), RODATA|NOPTR)
-		for i := 0; i < 8; i++ {
-			DATA(8*i, U64(k))
-		}
-	}
+	emitConstantsOf(constants64, const64Name, 8, func(k uint64) Constant { return U64(k) })
 }
 
 // laneIndex is the int32 lanes 0, 1, ..., 15: each lane's first index.
