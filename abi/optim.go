@@ -40,70 +40,41 @@ type optimKind struct {
 }
 
 var optimKinds = map[string]*optimKind{
-	"sgd": {"SGD",
-		func(ps []*nn.Parameter, s *settings) (nn.Optimizer, error) {
-			c := nn.DefaultSGD()
-			if err := s.sgd(&c); err != nil {
-				return nil, err
-			}
-			return nn.NewSGD(ps, c)
-		},
-		func(o nn.Optimizer, s *settings) error {
-			c := o.(*nn.SGD).Config()
-			if err := s.sgd(&c); err != nil {
-				return err
-			}
-			return o.(*nn.SGD).SetConfig(c)
-		}},
-	"adam":  adamKind("Adam", nn.DefaultAdam, nn.NewAdam),
-	"adamw": adamKind("AdamW", nn.DefaultAdamW, nn.NewAdamW),
-	"rmsprop": {"RMSprop",
-		func(ps []*nn.Parameter, s *settings) (nn.Optimizer, error) {
-			c := nn.DefaultRMSprop()
-			if err := s.rmsprop(&c); err != nil {
-				return nil, err
-			}
-			return nn.NewRMSprop(ps, c)
-		},
-		func(o nn.Optimizer, s *settings) error {
-			c := o.(*nn.RMSprop).Config()
-			if err := s.rmsprop(&c); err != nil {
-				return err
-			}
-			return o.(*nn.RMSprop).SetConfig(c)
-		}},
-	"adagrad": {"Adagrad",
-		func(ps []*nn.Parameter, s *settings) (nn.Optimizer, error) {
-			c := nn.DefaultAdagrad()
-			if err := s.adagrad(&c); err != nil {
-				return nil, err
-			}
-			return nn.NewAdagrad(ps, c)
-		},
-		func(o nn.Optimizer, s *settings) error {
-			c := o.(*nn.Adagrad).Config()
-			if err := s.adagrad(&c); err != nil {
-				return err
-			}
-			return o.(*nn.Adagrad).SetConfig(c)
-		}},
+	"sgd":     kindOf("SGD", nn.DefaultSGD, (*settings).sgd, nn.NewSGD),
+	"adam":    kindOf("Adam", nn.DefaultAdam, (*settings).adam, nn.NewAdam),
+	"adamw":   kindOf("AdamW", nn.DefaultAdamW, (*settings).adam, nn.NewAdamW),
+	"rmsprop": kindOf("RMSprop", nn.DefaultRMSprop, (*settings).rmsprop, nn.NewRMSprop),
+	"adagrad": kindOf("Adagrad", nn.DefaultAdagrad, (*settings).adagrad, nn.NewAdagrad),
 }
 
-func adamKind(name string, defaults func() nn.AdamConfig, newOpt func([]*nn.Parameter, nn.AdamConfig) (*nn.Adam, error)) *optimKind {
+// configurable is an nn optimiser whose settings are read and changed as
+// one C.
+type configurable[C any] interface {
+	nn.Optimizer
+	Config() C
+	SetConfig(C) error
+}
+
+// kindOf is the optimKind of every nn optimiser alike: made from its
+// defaults with the settings read over them, and changed by reading the
+// settings over its current configuration.
+func kindOf[C any, O configurable[C]](name string, defaults func() C, read func(*settings, *C) error,
+	newOpt func([]*nn.Parameter, C) (O, error)) *optimKind {
 	return &optimKind{name,
 		func(ps []*nn.Parameter, s *settings) (nn.Optimizer, error) {
 			c := defaults()
-			if err := s.adam(&c); err != nil {
+			if err := read(s, &c); err != nil {
 				return nil, err
 			}
 			return newOpt(ps, c)
 		},
 		func(o nn.Optimizer, s *settings) error {
-			c := o.(*nn.Adam).Config()
-			if err := s.adam(&c); err != nil {
+			opt := o.(O)
+			c := opt.Config()
+			if err := read(s, &c); err != nil {
 				return err
 			}
-			return o.(*nn.Adam).SetConfig(c)
+			return opt.SetConfig(c)
 		}}
 }
 

@@ -137,6 +137,21 @@ func normalizeAttrs(op string, specs []AttrSpec, in Attrs) (Attrs, error) {
 	return out, nil
 }
 
+// convertAll converts every element of x with conv (ints and floats
+// attributes given as other slice types); false at the first element conv
+// refuses.
+func convertAll[S, D any](x []S, conv func(S) (D, bool)) ([]D, bool) {
+	out := make([]D, len(x))
+	for i, e := range x {
+		v, ok := conv(e)
+		if !ok {
+			return nil, false
+		}
+		out[i] = v
+	}
+	return out, true
+}
+
 func toInt(v any) (int, bool) {
 	switch x := v.(type) {
 	case int:
@@ -229,21 +244,13 @@ func convertAttr(kind AttrKind, v any) (any, error) {
 		case Shape:
 			return []int(slices.Clone(x)), nil
 		case []int64:
-			out := make([]int, len(x))
-			for i, e := range x {
-				out[i] = int(e)
-			}
+			out, _ := convertAll(x, func(e int64) (int, bool) { return int(e), true })
 			return out, nil
 		case []any:
-			out := make([]int, len(x))
-			for i, e := range x {
-				n, ok := toInt(e)
-				if !ok {
-					return nil, bad()
-				}
-				out[i] = n
+			if out, ok := convertAll(x, toInt); ok {
+				return out, nil
 			}
-			return out, nil
+			return nil, bad()
 		default:
 			if i, ok := toInt(v); ok {
 				return []int{i}, nil
@@ -254,21 +261,13 @@ func convertAttr(kind AttrKind, v any) (any, error) {
 		case []float64:
 			return slices.Clone(x), nil
 		case []float32:
-			out := make([]float64, len(x))
-			for i, e := range x {
-				out[i] = float64(e)
-			}
+			out, _ := convertAll(x, func(e float32) (float64, bool) { return float64(e), true })
 			return out, nil
 		case []any:
-			out := make([]float64, len(x))
-			for i, e := range x {
-				f, ok := toFloat(e)
-				if !ok {
-					return nil, bad()
-				}
-				out[i] = f
+			if out, ok := convertAll(x, toFloat); ok {
+				return out, nil
 			}
-			return out, nil
+			return nil, bad()
 		default:
 			if f, ok := toFloat(v); ok {
 				return []float64{f}, nil

@@ -80,23 +80,6 @@ func ArangeAt(start, step int64, i int) int64 {
 	return int64(uint64(start) + uint64(i)*uint64(step))
 }
 
-// intRange is the range of an integer dtype.
-func intRange(d DType) (lo, hi int64) {
-	switch d {
-	case I32:
-		return math.MinInt32, math.MaxInt32
-	case U32:
-		return 0, math.MaxUint32
-	case I16:
-		return math.MinInt16, math.MaxInt16
-	case I8:
-		return math.MinInt8, math.MaxInt8
-	case U8:
-		return 0, math.MaxUint8
-	}
-	return math.MinInt64, math.MaxInt64
-}
-
 func inferArange(_ []Meta, a Attrs) ([]Meta, error) {
 	// Like torch.arange: integral bounds give i64, anything else f32.
 	start, step, ints := ArangeInts(a)
@@ -120,7 +103,7 @@ func inferArange(_ []Meta, a Attrs) ([]Meta, error) {
 		return nil, err
 	}
 	if n > 0 && !d.IsFloat() {
-		lo, hi := intRange(d)
+		lo, hi := IntRange(d)
 		first, last := start, ArangeAt(start, step, n-1)
 		if min(first, last) < lo || max(first, last) > hi {
 			return nil, fmt.Errorf("values from %d to %d do not fit %s (%d..%d)", first, last, d, lo, hi)

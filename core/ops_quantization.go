@@ -37,7 +37,7 @@ func ParseQuantParams(shape Shape, q DType, a Attrs) (QuantParams, error) {
 		return QuantParams{}, fmt.Errorf("quantised dtype must be i8 or u8, got %s", q)
 	}
 	p := QuantParams{Axis: -1}
-	p.QMin, p.QMax = IntDTypeRange(q)
+	p.QMin, p.QMax = IntRange(q)
 	channels := 1
 	if a.Has("axis") {
 		ax, err := NormAxis(a.Int("axis"), len(shape))

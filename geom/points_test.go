@@ -1,7 +1,6 @@
 package geom
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 )
 
 // Neighbour search against the reference in testdata/pyg_points.safetensors
@@ -24,24 +22,7 @@ import (
 
 func loadPointRef(t *testing.T, dt core.DType, dev core.Device) []refCase {
 	t.Helper()
-	f, err := safetensors.ReadFile("testdata/pyg_points.safetensors")
-	require.NoError(t, err, "testdata/pyg_points.safetensors (make geom-vectors)")
-	var meta map[string]map[string]any
-	require.NoError(t, json.Unmarshal([]byte(f.Metadata["cases"]), &meta))
-	var out []refCase
-	for name, attrs := range meta {
-		out = append(out, refCase{name: name, attrs: attrs, get: func(what string) *core.Tensor {
-			st, ok := f.Tensors[name+"/"+what]
-			if !ok {
-				return nil
-			}
-			x := st.ToTensor()
-			if x.DType().IsFloat() && x.DType() != dt {
-				x = core.Call1("cast", core.Attrs{"dtype": dt}, x)
-			}
-			return x.To(dev)
-		}})
-	}
+	out := loadRefFile(t, "testdata/pyg_points.safetensors", dt, dev)
 	slices.SortFunc(out, func(a, b refCase) int { return strings.Compare(a.name, b.name) })
 	return out
 }

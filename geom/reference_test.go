@@ -30,8 +30,16 @@ type refCase struct {
 
 func loadRef(t *testing.T, dt core.DType, dev core.Device) []refCase {
 	t.Helper()
-	f, err := safetensors.ReadFile("testdata/pyg.safetensors")
-	require.NoError(t, err, "testdata/pyg.safetensors (make geom-vectors)")
+	return loadRefFile(t, "testdata/pyg.safetensors", dt, dev)
+}
+
+// loadRefFile reads the cases of a reference file written by a
+// testdata/gen_pyg*.py script (`make geom-vectors`), in map order: each
+// case's tensors come on dev, the float ones cast to dt.
+func loadRefFile(t *testing.T, path string, dt core.DType, dev core.Device) []refCase {
+	t.Helper()
+	f, err := safetensors.ReadFile(path)
+	require.NoError(t, err, path+" (make geom-vectors)")
 	var meta map[string]map[string]any
 	require.NoError(t, json.Unmarshal([]byte(f.Metadata["cases"]), &meta))
 	var out []refCase

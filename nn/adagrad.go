@@ -38,10 +38,7 @@ type Adagrad struct {
 
 // NewAdagrad makes an Adagrad optimiser over params.
 func NewAdagrad(params []*Parameter, cfg AdagradConfig) (*Adagrad, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	o, err := newOptimizer("Adagrad", params)
+	o, err := newOptimizer("Adagrad", params, cfg.Validate())
 	if err != nil {
 		return nil, err
 	}

@@ -63,10 +63,7 @@ func NewAdamW(params []*Parameter, cfg AdamConfig) (*Adam, error) {
 }
 
 func newAdam(kind string, params []*Parameter, cfg AdamConfig, decoupled bool) (*Adam, error) {
-	if err := cfg.validate(kind); err != nil {
-		return nil, err
-	}
-	o, err := newOptimizer(kind, params)
+	o, err := newOptimizer(kind, params, cfg.validate(kind))
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,13 @@ type optimizer struct {
 	state  []ParamState
 }
 
-func newOptimizer(kind string, params []*Parameter) (optimizer, error) {
+// newOptimizer makes the shared part of an optimiser of kind over params,
+// failing first with invalid, its settings' Validate error, so that every
+// optimiser rejects bad settings before bad parameters.
+func newOptimizer(kind string, params []*Parameter, invalid error) (optimizer, error) {
+	if invalid != nil {
+		return optimizer{}, invalid
+	}
 	ps, err := newParamSet(kind, params)
 	if err != nil {
 		return optimizer{}, err

@@ -39,10 +39,7 @@ type RMSprop struct {
 
 // NewRMSprop makes an RMSprop optimiser over params.
 func NewRMSprop(params []*Parameter, cfg RMSpropConfig) (*RMSprop, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	o, err := newOptimizer("RMSprop", params)
+	o, err := newOptimizer("RMSprop", params, cfg.Validate())
 	if err != nil {
 		return nil, err
 	}

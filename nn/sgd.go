@@ -47,10 +47,7 @@ type SGD struct {
 
 // NewSGD makes an SGD optimiser over params.
 func NewSGD(params []*Parameter, cfg SGDConfig) (*SGD, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	o, err := newOptimizer("SGD", params)
+	o, err := newOptimizer("SGD", params, cfg.Validate())
 	if err != nil {
 		return nil, err
 	}

@@ -37,24 +37,7 @@ func RunExercise(t *testing.T, dev core.Device, valueErr func(error) bool) {
 }
 
 func exerciseCase(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c conformance.CaseSpec, v *conformance.Vectors, valueErr func(error) bool) {
-	skipUnstorable(t, dev, c, v)
-	ins := make([]*core.Tensor, len(c.Inputs))
-	for i, spec := range c.Inputs {
-		if spec.Absent {
-			continue
-		}
-		st, ok := v.Tensor(c.Name, "in", i)
-		require.True(t, ok, "input %d missing from vector file", i)
-		ins[i] = core.MakeLayout(st.DType, st.Shape, conformance.Values(st), spec.Strided, dev)
-		require.NoError(t, ins[i].Err())
-		if c.Grad && spec.Grad {
-			ins[i].SetRequiresGrad(true)
-		}
-	}
-	attrs := s.ResolvedAttrs(def)
-	if hasAttr(def, "device") && attrs.String("device") == "" {
-		attrs["device"] = dev.String()
-	}
+	ins, attrs := caseCall(t, dev, def, s, c, v)
 	outs, err := core.CallDef(def, ins, attrs)
 	if err != nil && valueErr(err) {
 		t.Skipf("%s refused the values it read back on %s: %v", def.Name, dev, err)

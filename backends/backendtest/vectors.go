@@ -34,7 +34,12 @@ func RunVectors(t *testing.T, dev core.Device) {
 	}
 }
 
-func checkCase(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c conformance.CaseSpec, v *conformance.Vectors) {
+// caseCall is the call of case c (sample s of def) on dev, as RunVectors
+// and RunExercise both make it: the vector file's inputs laid out as the
+// case says (requiring grad where it is differentiable) and the sample's
+// attributes. It skips a case whose dtypes dev cannot store.
+func caseCall(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c conformance.CaseSpec, v *conformance.Vectors) ([]*core.Tensor, core.Attrs) {
+	t.Helper()
 	skipUnstorable(t, dev, c, v)
 	ins := make([]*core.Tensor, len(c.Inputs))
 	for i, spec := range c.Inputs {
@@ -53,6 +58,11 @@ func checkCase(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c 
 	if hasAttr(def, "device") && attrs.String("device") == "" {
 		attrs["device"] = dev.String() // creation ops: make them on dev, not the default device
 	}
+	return ins, attrs
+}
+
+func checkCase(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c conformance.CaseSpec, v *conformance.Vectors) {
+	ins, attrs := caseCall(t, dev, def, s, c, v)
 	outs, err := core.CallDef(def, ins, attrs)
 	require.NoError(t, err)
 	require.Len(t, outs, len(c.Outputs))

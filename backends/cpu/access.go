@@ -28,14 +28,21 @@ func indexMap(t *core.Tensor, shape core.Shape) []int {
 // row-major order over shape (indexMap with explicit strides; a stride of 0
 // repeats an element).
 func stridedPositions(offset int, shape core.Shape, strides []int) []int {
-	n := shape.Numel()
-	out := tempInts(n)
-	if n == 0 {
-		return out
+	out := tempInts(shape.Numel())
+	fillStridedPositions(out, offset, shape, strides)
+	return out
+}
+
+// fillStridedPositions is stridedPositions into out, which has one slot
+// per element of shape (matrixBatchOffsets keeps its list, so it cannot
+// take a temporary one).
+func fillStridedPositions(out []int, offset int, shape core.Shape, strides []int) {
+	if len(out) == 0 {
+		return
 	}
 	idx := make([]int, len(shape))
 	pos := offset
-	for i := 0; i < n; i++ {
+	for i := range out {
 		out[i] = pos
 		for d := len(shape) - 1; d >= 0; d-- {
 			idx[d]++
@@ -47,7 +54,6 @@ func stridedPositions(offset int, shape core.Shape, strides []int) []int {
 			idx[d] = 0
 		}
 	}
-	return out
 }
 
 // axisSplit views shape as outer x n x inner around axis, the layout of a

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // The einsum kernel contracts the operands pairwise, left to right. Each
@@ -183,22 +184,8 @@ func (a einsumArray[T]) permute(order []int) einsumArray[T] {
 // einsumContract multiplies two arrays and sums the labels they share that
 // keep rejects; shared labels keep accepts become batch dims.
 func einsumContract[T linalgElem](a, b einsumArray[T], keep func(l int) bool) einsumArray[T] {
-	var batch, contracted, aFree, bFree []int
-	for _, l := range a.labels {
-		switch {
-		case !slices.Contains(b.labels, l):
-			aFree = append(aFree, l)
-		case keep(l):
-			batch = append(batch, l)
-		default:
-			contracted = append(contracted, l)
-		}
-	}
-	for _, l := range b.labels {
-		if !slices.Contains(a.labels, l) {
-			bFree = append(bFree, l)
-		}
-	}
+	split := kernelkit.SplitEinsumLabels(a.labels, b.labels, keep)
+	batch, contracted, aFree, bFree := split.Batch, split.Contracted, split.AFree, split.BFree
 	a = a.permute(slices.Concat(batch, aFree, contracted))
 	b = b.permute(slices.Concat(batch, contracted, bFree))
 	size := func(x einsumArray[T], from, n int) int { return core.Shape(x.shape[from : from+n]).Numel() }

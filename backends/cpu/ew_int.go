@@ -140,18 +140,8 @@ func binInt[T intElem](op ewBin, dst, a, b []T) {
 func binIntGo[T intElem](op ewBin, dst, a, b []T) {
 	am, bm := min(len(a)-1, 1), min(len(b)-1, 1)
 	switch op {
-	case binAdd:
-		for i := range dst {
-			dst[i] = a[i*am] + b[i*bm]
-		}
-	case binSub:
-		for i := range dst {
-			dst[i] = a[i*am] - b[i*bm]
-		}
-	case binMul:
-		for i := range dst {
-			dst[i] = a[i*am] * b[i*bm]
-		}
+	case binAdd, binSub, binMul:
+		binArithGo(op, dst, a, b)
 	case binMax:
 		for i := range dst {
 			dst[i] = max(a[i*am], b[i*bm])
@@ -188,25 +178,7 @@ func cmpInt[T intElem](op ewCmp, dst []byte, a, b []T) {
 		a, b = b, a
 		op += cmpGt - cmpLt
 	}
-	am, bm := min(len(a)-1, 1), min(len(b)-1, 1)
-	switch op {
-	case cmpGt:
-		for i := range dst {
-			dst[i] = ewByte(a[i*am] > b[i*bm])
-		}
-	case cmpGe:
-		for i := range dst {
-			dst[i] = ewByte(a[i*am] >= b[i*bm])
-		}
-	case cmpEq:
-		for i := range dst {
-			dst[i] = ewByte(a[i*am] == b[i*bm])
-		}
-	case cmpNe:
-		for i := range dst {
-			dst[i] = ewByte(a[i*am] != b[i*bm])
-		}
-	}
+	cmpGo(op, dst, a, b)
 }
 
 type bitsElem interface {

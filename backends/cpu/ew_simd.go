@@ -156,18 +156,8 @@ func binF32(op ewBin, dst, a, b []float32) {
 func binF32Go(op ewBin, dst, a, b []float32) {
 	am, bm := min(len(a)-1, 1), min(len(b)-1, 1)
 	switch op {
-	case binAdd:
-		for i := range dst {
-			dst[i] = a[i*am] + b[i*bm]
-		}
-	case binSub:
-		for i := range dst {
-			dst[i] = a[i*am] - b[i*bm]
-		}
-	case binMul:
-		for i := range dst {
-			dst[i] = a[i*am] * b[i*bm]
-		}
+	case binAdd, binSub, binMul:
+		binArithGo(op, dst, a, b)
 	case binDiv:
 		for i := range dst {
 			dst[i] = a[i*am] / b[i*bm]
@@ -191,6 +181,26 @@ func binF32Go(op ewBin, dst, a, b []float32) {
 	}
 }
 
+// binArithGo is the Go loop of add, sub and mul, the same for f32 and
+// the integers (binF32Go, binIntGo); am and bm are 0 for a single value.
+func binArithGo[T ~float32 | intElem](op ewBin, dst, a, b []T) {
+	am, bm := min(len(a)-1, 1), min(len(b)-1, 1)
+	switch op {
+	case binAdd:
+		for i := range dst {
+			dst[i] = a[i*am] + b[i*bm]
+		}
+	case binSub:
+		for i := range dst {
+			dst[i] = a[i*am] - b[i*bm]
+		}
+	case binMul:
+		for i := range dst {
+			dst[i] = a[i*am] * b[i*bm]
+		}
+	}
+}
+
 // cmpF32 sets dst[i] to 1 where a[i] op b[i], else 0; a and b each have
 // len(dst) elements or one.
 func cmpF32(op ewCmp, dst []byte, a, b []float32) {
@@ -200,7 +210,7 @@ func cmpF32(op ewCmp, dst []byte, a, b []float32) {
 	}
 	n := len(dst)
 	if simdLevel == simdNone || n == 0 {
-		cmpF32Go(op, dst, a, b)
+		cmpGo(op, dst, a, b)
 		return
 	}
 	var ab, bb [ewBroadcast]float32
@@ -220,7 +230,10 @@ func cmpF32(op ewCmp, dst []byte, a, b []float32) {
 	}
 }
 
-func cmpF32Go(op ewCmp, dst []byte, a, b []float32) {
+// cmpGo is the scalar comparison loop of cmpF32 and cmpInt, for the four
+// ops left once they have swapped Lt and Le into Gt and Ge; a and b each
+// have len(dst) elements or one.
+func cmpGo[T ~float32 | intElem](op ewCmp, dst []byte, a, b []T) {
 	am, bm := min(len(a)-1, 1), min(len(b)-1, 1)
 	switch op {
 	case cmpGt:

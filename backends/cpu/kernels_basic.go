@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Kernels for the ops core itself relies on: copies, casts, fills.
@@ -9,12 +10,7 @@ import (
 func init() {
 	register("contiguous", copyKernel)
 	register("cast", copyKernel)
-	register("zeros", fillKernel(func(core.Attrs) float64 { return 0 }))
-	register("zeros_like", fillKernel(func(core.Attrs) float64 { return 0 }))
-	register("ones", fillKernel(func(core.Attrs) float64 { return 1 }))
-	register("ones_like", fillKernel(func(core.Attrs) float64 { return 1 }))
-	register("full", fillKernel(func(a core.Attrs) float64 { return a.Float("value") }))
-	register("full_like", fillKernel(func(a core.Attrs) float64 { return a.Float("value") }))
+	kernelkit.RegisterFills(register, fillKernel)
 }
 
 // copyKernel writes input 0 into the (dense) output, converting dtype.

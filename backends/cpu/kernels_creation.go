@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 	"github.com/webtensor/webtensor/core/numerics"
 )
 
@@ -57,16 +58,12 @@ func arangeKernel(k *core.KernelCall) error {
 func linspaceKernel(k *core.KernelCall) error {
 	out := k.Outputs[0]
 	n := out.Numel()
-	start, stop := k.Attrs.Float("start"), k.Attrs.Float("stop")
-	if !out.DType().IsFloat() {
-		start, stop = math.Trunc(start), math.Trunc(stop)
-	}
+	start, stop, step := kernelkit.LinspaceBounds(k.Attrs, n, !out.DType().IsFloat())
 	vals := make([]float64, n)
 	if n == 1 {
 		vals[0] = start
 	}
 	if n > 1 {
-		step := (stop - start) / float64(n-1)
 		half := n / 2
 		for i := range vals {
 			if i < half {

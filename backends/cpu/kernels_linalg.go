@@ -53,22 +53,8 @@ func matrixBatchOffsets(batch core.Shape, own core.Shape, strides []int, base in
 			st[lead+i] = strides[i]
 		}
 	}
-	n := batch.Numel()
-	offs := make([]int, n)
-	idx := make([]int, len(batch))
-	pos := base
-	for i := 0; i < n; i++ {
-		offs[i] = pos
-		for d := len(batch) - 1; d >= 0; d-- {
-			idx[d]++
-			pos += st[d]
-			if idx[d] < batch[d] {
-				break
-			}
-			pos -= st[d] * batch[d]
-			idx[d] = 0
-		}
-	}
+	offs := make([]int, batch.Numel())
+	fillStridedPositions(offs, base, batch, st)
 	return offs
 }
 

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Kernels of core/ops_reduce_more.go. Floating inputs reduce in float64 (or
@@ -89,17 +90,9 @@ func extremeKernel(dir int) core.Kernel {
 func argExtremeKernel(dir int) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
-		axis, flat, err := core.ArgReduceAxis(in.Rank(), k.Attrs)
+		axis, axes, flat, err := kernelkit.ArgReduceAxes(in.Rank(), k.Attrs)
 		if err != nil {
 			return err
-		}
-		flat = flat || in.Rank() == 0
-		axes := []int{axis}
-		if flat {
-			axes = make([]int, in.Rank())
-			for d := range axes {
-				axes[d] = d
-			}
 		}
 		if at, ok := planArgExtremes(in, axes, dir > 0); ok {
 			writeI64(out, at)

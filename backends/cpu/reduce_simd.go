@@ -38,40 +38,33 @@ type floatElem interface{ ~float32 | ~float64 }
 
 // sumF32 is the float64 sum of form f of x.
 func sumF32(f sumForm, x []float32) float64 {
-	body := vecBody(len(x))
-	var s float64
-	if body > 0 {
-		w, p := wide(), &x[0]
-		switch f {
-		case formSum:
-			s = vecSumF32(w, p, body)
-		case formAbs:
-			s = vecSumAbsF32(w, p, body)
-		case formSq:
-			s = vecSumSqF32(w, p, body)
-		default:
-			s = vecCountNzF32(w, p, body)
-		}
-	}
-	return s + sumGo(f, x[body:])
+	return sumVec(f, x, vecSumF32, vecSumAbsF32, vecSumSqF32, vecCountNzF32)
 }
 
 // sumF64 is sumF32 of float64 values.
 func sumF64(f sumForm, x []float64) float64 {
+	return sumVec(f, x, vecSumF64, vecSumAbsF64, vecSumSqF64, vecCountNzF64)
+}
+
+// sumVecKernel is the signature of the vector sum kernels.
+type sumVecKernel[T floatElem] func(wide bool, x *T, n int) float64
+
+// sumVec is sumF32 and sumF64 over their dtype's four vector kernels, one
+// per form: the body through the form's kernel, the tail in Go.
+func sumVec[T floatElem](f sumForm, x []T, sum, abs, sq, countNz sumVecKernel[T]) float64 {
 	body := vecBody(len(x))
 	var s float64
 	if body > 0 {
-		w, p := wide(), &x[0]
+		k := countNz
 		switch f {
 		case formSum:
-			s = vecSumF64(w, p, body)
+			k = sum
 		case formAbs:
-			s = vecSumAbsF64(w, p, body)
+			k = abs
 		case formSq:
-			s = vecSumSqF64(w, p, body)
-		default:
-			s = vecCountNzF64(w, p, body)
+			k = sq
 		}
+		s = k(wide(), &x[0], body)
 	}
 	return s + sumGo(f, x[body:])
 }
@@ -178,45 +171,33 @@ func prodGo[T floatElem](x []T) float64 {
 // abs, ignoring NaN, and whether x holds NaN; ±Inf when x is empty. The
 // sign of a zero result is unspecified (the caller fixes it).
 func extremeF32(max, abs bool, x []float32) (float32, bool) {
-	body := vecBody(len(x))
-	if body == 0 {
-		return extremeGo(max, abs, x)
-	}
-	w, p := wide(), &x[0]
-	var r float32
-	var nan bool
-	switch {
-	case max && abs:
-		r, nan = vecMaxAbsF32(w, p, body)
-	case max:
-		r, nan = vecMaxF32(w, p, body)
-	case abs:
-		r, nan = vecMinAbsF32(w, p, body)
-	default:
-		r, nan = vecMinF32(w, p, body)
-	}
-	t, tnan := extremeGo(max, abs, x[body:])
-	return betterOf(max, r, t), nan || tnan
+	return extremeVec(max, abs, x, vecMaxAbsF32, vecMaxF32, vecMinAbsF32, vecMinF32)
 }
 
 func extremeF64(max, abs bool, x []float64) (float64, bool) {
+	return extremeVec(max, abs, x, vecMaxAbsF64, vecMaxF64, vecMinAbsF64, vecMinF64)
+}
+
+// extremeVecKernel is the signature of the vector max/min kernels.
+type extremeVecKernel[T floatElem] func(wide bool, x *T, n int) (T, bool)
+
+// extremeVec is extremeF32 and extremeF64 over their dtype's four vector
+// kernels: the body through the one max and abs pick, the tail in Go.
+func extremeVec[T floatElem](max, abs bool, x []T, maxAbs, maxOf, minAbs, minOf extremeVecKernel[T]) (T, bool) {
 	body := vecBody(len(x))
 	if body == 0 {
 		return extremeGo(max, abs, x)
 	}
-	w, p := wide(), &x[0]
-	var r float64
-	var nan bool
+	k := minOf
 	switch {
 	case max && abs:
-		r, nan = vecMaxAbsF64(w, p, body)
+		k = maxAbs
 	case max:
-		r, nan = vecMaxF64(w, p, body)
+		k = maxOf
 	case abs:
-		r, nan = vecMinAbsF64(w, p, body)
-	default:
-		r, nan = vecMinF64(w, p, body)
+		k = minAbs
 	}
+	r, nan := k(wide(), &x[0], body)
 	t, tnan := extremeGo(max, abs, x[body:])
 	return betterOf(max, r, t), nan || tnan
 }
@@ -340,37 +321,31 @@ func sumInt64(x []int64) int64 {
 
 // colSumF32 adds form f of x[i] to acc[i].
 func colSumF32(f sumForm, acc []float64, x []float32) {
-	body := vecBody(len(x))
-	if body > 0 {
-		w, a, p := wide(), &acc[0], &x[0]
-		switch f {
-		case formSum:
-			vecColSumF32(w, a, p, body)
-		case formAbs:
-			vecColSumAbsF32(w, a, p, body)
-		case formSq:
-			vecColSumSqF32(w, a, p, body)
-		default:
-			vecColCountNzF32(w, a, p, body)
-		}
-	}
-	colSumGo(f, acc[body:], x[body:])
+	colSumVec(f, acc, x, vecColSumF32, vecColSumAbsF32, vecColSumSqF32, vecColCountNzF32)
 }
 
 func colSumF64(f sumForm, acc []float64, x []float64) {
+	colSumVec(f, acc, x, vecColSumF64, vecColSumAbsF64, vecColSumSqF64, vecColCountNzF64)
+}
+
+// colSumVecKernel is the signature of the vector column-sum kernels.
+type colSumVecKernel[T floatElem] func(wide bool, acc *float64, x *T, n int)
+
+// colSumVec is colSumF32 and colSumF64 over their dtype's four vector
+// kernels, one per form: the body through the form's kernel, the tail in Go.
+func colSumVec[T floatElem](f sumForm, acc []float64, x []T, sum, abs, sq, countNz colSumVecKernel[T]) {
 	body := vecBody(len(x))
 	if body > 0 {
-		w, a, p := wide(), &acc[0], &x[0]
+		k := countNz
 		switch f {
 		case formSum:
-			vecColSumF64(w, a, p, body)
+			k = sum
 		case formAbs:
-			vecColSumAbsF64(w, a, p, body)
+			k = abs
 		case formSq:
-			vecColSumSqF64(w, a, p, body)
-		default:
-			vecColCountNzF64(w, a, p, body)
+			k = sq
 		}
+		k(wide(), &acc[0], &x[0], body)
 	}
 	colSumGo(f, acc[body:], x[body:])
 }

@@ -3,14 +3,11 @@
 package cuda_test
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-	"github.com/webtensor/webtensor/backends/cuda"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -144,20 +141,5 @@ func TestLaneKernelsCompile(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	cs := append(sortCases(rng), sparseCases(rng)...)
 	cs = append(append(append(cs, fftCases(rng)...), quantCases(rng)...), einsumCases(rng)...)
-	for _, c := range cs {
-		t.Run(c.name, func(t *testing.T) {
-			ins := make([]*core.Tensor, len(c.args))
-			for i, a := range c.args {
-				ins[i] = a.on(dryDevice)
-			}
-			outs, err := core.Call(c.op, ins, c.attrs)
-			var ce *cuda.CompileError
-			require.False(t, errors.As(err, &ce), "%v", err)
-			require.NoError(t, err)
-			for _, o := range outs {
-				_, err := o.Float64s()
-				require.NoError(t, err)
-			}
-		})
-	}
+	compileCases(t, cs)
 }

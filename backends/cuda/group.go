@@ -39,33 +39,10 @@ func (b *Backend) group(p groupLoop) error {
 	if len(all) > maxOps {
 		return fmt.Errorf("cuda: %s: %d operands; a kernel takes at most %d", p.op, len(all), maxOps)
 	}
-	l := p.frame.Layout(all...)
-	if len(l.KeptShape) > maxKeptRank || len(l.RedShape) > maxReduceRank {
-		return fmt.Errorf("cuda: %s: %d kept and %d reduced dims after merging; kernels take at most %d and %d",
-			p.op, len(l.KeptShape), len(l.RedShape), maxKeptRank, maxReduceRank)
-	}
 	var a wtArgs
-	ops := make([]operand, len(all))
-	for k, t := range all {
-		ptr, err := ptrOf(t)
-		if err != nil {
-			return err
-		}
-		a.Buf[k] = ptr
-		a.Off[k] = int64(l.Offsets[k])
-		for d, s := range l.KeptStrides[k] {
-			a.St[k][d] = int64(s)
-		}
-		for d, s := range l.RedStrides[k] {
-			a.St[k][maxKeptRank+d] = int64(s)
-		}
-		ops[k] = operand{storage: storageType(t.DType()), compute: computeType(t.DType())}
-	}
-	for d, s := range l.KeptShape {
-		a.Shape[d] = int64(s)
-	}
-	for d, s := range l.RedShape {
-		a.Shape[maxKeptRank+d] = int64(s)
+	l, ops, err := frameArgs(p.op, p.frame, all, &a)
+	if err != nil {
+		return err
 	}
 	if p.sc != nil {
 		a.setScalars(p.sc)

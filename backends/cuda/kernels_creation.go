@@ -3,10 +3,9 @@
 package cuda
 
 import (
-	"math"
-
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Creation ops: map kernels with no inputs, written from the element
@@ -57,14 +56,7 @@ func arangeKernel(k *core.KernelCall) error {
 func linspaceKernel(k *core.KernelCall) error {
 	out := k.Outputs[0]
 	n := out.Numel()
-	start, stop := k.Attrs.Float("start"), k.Attrs.Float("stop")
-	if !out.DType().IsFloat() {
-		start, stop = math.Trunc(start), math.Trunc(stop)
-	}
-	step := 0.0
-	if n > 1 {
-		step = (stop - start) / float64(n-1)
-	}
+	start, stop, step := kernelkit.LinspaceBounds(k.Attrs, n, !out.DType().IsFloat())
 	var sc lower.Scalars
 	sc.SetF(0, start)
 	sc.SetF(1, stop)
@@ -83,15 +75,7 @@ func eyeKernel(k *core.KernelCall) error {
 }
 
 func init() {
-	zero := func(core.Attrs) float64 { return 0 }
-	one := func(core.Attrs) float64 { return 1 }
-	value := func(a core.Attrs) float64 { return a.Float("value") }
-	register("zeros", fillKernel(zero))
-	register("zeros_like", fillKernel(zero))
-	register("ones", fillKernel(one))
-	register("ones_like", fillKernel(one))
-	register("full", fillKernel(value))
-	register("full_like", fillKernel(value))
+	kernelkit.RegisterFills(register, fillKernel)
 	register("arange", arangeKernel)
 	register("linspace", linspaceKernel)
 	register("eye", eyeKernel)

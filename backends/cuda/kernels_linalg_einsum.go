@@ -10,6 +10,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // einsum follows the CPU backend's plan (backends/cpu/einsum.go): each
@@ -194,22 +195,8 @@ func (e *einsumRun) matrix(a einArr, batch, rows, cols []int) (*core.Tensor, int
 // contract multiplies a and b, summing the labels they share that keep
 // rejects; shared labels keep accepts become batch dims.
 func (e *einsumRun) contract(a, b einArr, keep func(l int) bool) (einArr, error) {
-	var batch, contracted, aFree, bFree []int
-	for _, l := range a.labels {
-		switch {
-		case !slices.Contains(b.labels, l):
-			aFree = append(aFree, l)
-		case keep(l):
-			batch = append(batch, l)
-		default:
-			contracted = append(contracted, l)
-		}
-	}
-	for _, l := range b.labels {
-		if !slices.Contains(a.labels, l) {
-			bFree = append(bFree, l)
-		}
-	}
+	split := kernelkit.SplitEinsumLabels(a.labels, b.labels, keep)
+	batch, contracted, aFree, bFree := split.Batch, split.Contracted, split.AFree, split.BFree
 	am, m, k, err := e.matrix(a, batch, aFree, contracted)
 	if err != nil {
 		return einArr{}, err

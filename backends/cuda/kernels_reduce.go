@@ -8,6 +8,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Reductions accumulate floats in f64 and integers in i64 whatever their
@@ -106,16 +107,9 @@ func normOp(k *core.KernelCall, ct string, sc *lower.Scalars) (string, string, s
 func argExtremeKernel(op string, max bool) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
-		axis, flat, err := core.ArgReduceAxis(in.Rank(), k.Attrs)
+		_, axes, _, err := kernelkit.ArgReduceAxes(in.Rank(), k.Attrs)
 		if err != nil {
 			return err
-		}
-		axes := []int{axis}
-		if flat {
-			axes = make([]int, in.Rank())
-			for i := range axes {
-				axes[i] = i
-			}
 		}
 		ct := computeType(in.DType())
 		return cudaOf(k).reduce(reduction{op: op, frame: lower.NewFrame(in.Shape(), axes), ins: k.Inputs[:1], out: out,

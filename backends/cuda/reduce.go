@@ -50,35 +50,14 @@ func (b *Backend) reduce(r reduction) error {
 	if len(r.ins)+2 > maxOps {
 		return fmt.Errorf("cuda: %s: %d operands; a reduction takes at most %d", r.op, len(r.ins), maxOps-2)
 	}
-	l := f.Layout(r.ins...)
-	if len(l.KeptShape) > maxKeptRank || len(l.RedShape) > maxReduceRank {
-		return fmt.Errorf("cuda: %s: %d kept and %d reduced dims after merging; kernels take at most %d and %d",
-			r.op, len(l.KeptShape), len(l.RedShape), maxKeptRank, maxReduceRank)
-	}
 	var a wtArgs
-	ops := make([]operand, len(r.ins))
-	types := []string{}
-	for k, t := range r.ins {
-		p, err := ptrOf(t)
-		if err != nil {
-			return err
-		}
-		a.Buf[k] = p
-		a.Off[k] = int64(l.Offsets[k])
-		for d, s := range l.KeptStrides[k] {
-			a.St[k][d] = int64(s)
-		}
-		for d, s := range l.RedStrides[k] {
-			a.St[k][maxKeptRank+d] = int64(s)
-		}
-		ops[k] = operand{storage: storageType(t.DType()), compute: computeType(t.DType())}
-		types = append(types, ops[k].compute)
+	l, ops, err := frameArgs(r.op, f, r.ins, &a)
+	if err != nil {
+		return err
 	}
-	for d, s := range l.KeptShape {
-		a.Shape[d] = int64(s)
-	}
-	for d, s := range l.RedShape {
-		a.Shape[maxKeptRank+d] = int64(s)
+	types := make([]string, len(ops))
+	for k, o := range ops {
+		types[k] = o.compute
 	}
 	outPtr, err := ptrOf(r.out)
 	if err != nil {
@@ -147,6 +126,41 @@ func (b *Backend) reduceShape(O, R int, l lower.FrameLayout) (g, parts int) {
 		parts = min((want+O*g-1)/(O*g), (R+g*64-1)/(g*64))
 	}
 	return g, max(parts, 1)
+}
+
+// frameArgs lays operands ts out over frame f for a frame kernel (a
+// reduction, a row program, a group loop) into a: each operand's pointer,
+// offset and kept and reduced strides, and the merged shape. It returns the
+// layout and each operand's storage and compute types.
+func frameArgs(op string, f lower.Frame, ts []*core.Tensor, a *wtArgs) (lower.FrameLayout, []operand, error) {
+	l := f.Layout(ts...)
+	if len(l.KeptShape) > maxKeptRank || len(l.RedShape) > maxReduceRank {
+		return l, nil, fmt.Errorf("cuda: %s: %d kept and %d reduced dims after merging; kernels take at most %d and %d",
+			op, len(l.KeptShape), len(l.RedShape), maxKeptRank, maxReduceRank)
+	}
+	ops := make([]operand, len(ts))
+	for k, t := range ts {
+		ptr, err := ptrOf(t)
+		if err != nil {
+			return l, nil, err
+		}
+		a.Buf[k] = ptr
+		a.Off[k] = int64(l.Offsets[k])
+		for d, s := range l.KeptStrides[k] {
+			a.St[k][d] = int64(s)
+		}
+		for d, s := range l.RedStrides[k] {
+			a.St[k][maxKeptRank+d] = int64(s)
+		}
+		ops[k] = operand{storage: storageType(t.DType()), compute: computeType(t.DType())}
+	}
+	for d, s := range l.KeptShape {
+		a.Shape[d] = int64(s)
+	}
+	for d, s := range l.RedShape {
+		a.Shape[maxKeptRank+d] = int64(s)
+	}
+	return l, ops, nil
 }
 
 func nextPow2(n int) int {

@@ -78,27 +78,10 @@ func (b *Backend) rows(p rowProgram) error {
 	if len(all)+extra > maxOps {
 		return fmt.Errorf("cuda: %s: %d operands; a row kernel takes at most %d", p.op, len(all), maxOps-extra)
 	}
-	l := f.Layout(all...)
-	if len(l.KeptShape) > maxKeptRank || len(l.RedShape) > maxReduceRank {
-		return fmt.Errorf("cuda: %s: %d kept and %d reduced dims after merging; kernels take at most %d and %d",
-			p.op, len(l.KeptShape), len(l.RedShape), maxKeptRank, maxReduceRank)
-	}
 	var a wtArgs
-	ops := make([]operand, len(all))
-	for k, t := range all {
-		ptr, err := ptrOf(t)
-		if err != nil {
-			return err
-		}
-		a.Buf[k] = ptr
-		a.Off[k] = int64(l.Offsets[k])
-		for d, s := range l.KeptStrides[k] {
-			a.St[k][d] = int64(s)
-		}
-		for d, s := range l.RedStrides[k] {
-			a.St[k][maxKeptRank+d] = int64(s)
-		}
-		ops[k] = operand{storage: storageType(t.DType()), compute: computeType(t.DType())}
+	l, ops, err := frameArgs(p.op, f, all, &a)
+	if err != nil {
+		return err
 	}
 	if p.rowOut != nil {
 		ptr, err := ptrOf(p.rowOut)
@@ -106,12 +89,6 @@ func (b *Backend) rows(p rowProgram) error {
 			return err
 		}
 		a.Buf[len(all)] = ptr
-	}
-	for d, s := range l.KeptShape {
-		a.Shape[d] = int64(s)
-	}
-	for d, s := range l.RedShape {
-		a.Shape[maxKeptRank+d] = int64(s)
 	}
 	if p.sc != nil {
 		a.setScalars(p.sc)

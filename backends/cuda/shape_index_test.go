@@ -3,7 +3,6 @@
 package cuda_test
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -411,22 +410,7 @@ func stressCases(rng *rand.Rand) []diffCase {
 func TestShapeIndexKernelsCompile(t *testing.T) {
 	needNVRTC(t)
 	rng := rand.New(rand.NewPCG(7, 11))
-	for _, c := range append(shapeCases(rng), indexCases(rng)...) {
-		t.Run(c.name, func(t *testing.T) {
-			ins := make([]*core.Tensor, len(c.args))
-			for i, a := range c.args {
-				ins[i] = a.on(dryDevice)
-			}
-			outs, err := core.Call(c.op, ins, c.attrs)
-			var ce *cuda.CompileError
-			require.False(t, errors.As(err, &ce), "%v", err)
-			require.NoError(t, err)
-			for _, o := range outs {
-				_, err := o.Float64s()
-				require.NoError(t, err)
-			}
-		})
-	}
+	compileCases(t, append(shapeCases(rng), indexCases(rng)...))
 }
 
 // TestEmulatedIndexChecks: a bad index fails the op at the next read with

@@ -18,10 +18,7 @@ func softmaxFrame(k *core.KernelCall) (frame, error) {
 	if err != nil {
 		return frame{}, err
 	}
-	if x.Rank() == 0 {
-		return newFrame(x.Shape(), nil), nil
-	}
-	return newFrame(x.Shape(), []int{axis}), nil
+	return lineFrame(x, axis), nil
 }
 
 // rowMax is WGSL for the row maximum of v0 into m, NaN winning.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // Creation ops write their output from the thread index alone (map kernels
@@ -70,15 +71,8 @@ func arangeKernel(k *core.KernelCall) error {
 func linspaceKernel(k *core.KernelCall) error {
 	out := k.Outputs[0]
 	n := out.Numel()
-	start, stop := k.Attrs.Float("start"), k.Attrs.Float("stop")
 	ct := physical(out.DType())
-	if ct != "f32" {
-		start, stop = math.Trunc(start), math.Trunc(stop)
-	}
-	step := 0.0
-	if n > 1 {
-		step = (stop - start) / float64(n-1)
-	}
+	start, stop, step := kernelkit.LinspaceBounds(k.Attrs, n, ct != "f32")
 	var prm params
 	prm.setF(0, start)
 	prm.setF(1, stop)
@@ -101,15 +95,7 @@ func eyeKernel(k *core.KernelCall) error {
 }
 
 func init() {
-	zero := func(core.Attrs) float64 { return 0 }
-	one := func(core.Attrs) float64 { return 1 }
-	value := func(a core.Attrs) float64 { return a.Float("value") }
-	register("zeros", fillKernel(zero))
-	register("zeros_like", fillKernel(zero))
-	register("ones", fillKernel(one))
-	register("ones_like", fillKernel(one))
-	register("full", fillKernel(value))
-	register("full_like", fillKernel(value))
+	kernelkit.RegisterFills(register, fillKernel)
 	register("arange", arangeKernel)
 	register("linspace", linspaceKernel)
 	register("eye", eyeKernel)

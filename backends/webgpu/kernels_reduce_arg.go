@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
 // argmax and argmin find the first index of the best value; the first NaN
@@ -17,16 +18,9 @@ import (
 func argExtremeKernel(op string) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
-		axis, flat, err := core.ArgReduceAxis(in.Rank(), k.Attrs)
+		_, axes, _, err := kernelkit.ArgReduceAxes(in.Rank(), k.Attrs)
 		if err != nil {
 			return err
-		}
-		axes := []int{axis}
-		if flat {
-			axes = make([]int, in.Rank())
-			for i := range axes {
-				axes[i] = i
-			}
 		}
 		return gpuOf(k).argRun(in, axes, out, op)
 	}

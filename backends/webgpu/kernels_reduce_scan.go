@@ -18,10 +18,16 @@ func scanFrame(k *core.KernelCall) (frame, error) {
 	if err != nil {
 		return frame{}, err
 	}
+	return lineFrame(x, axis), nil
+}
+
+// lineFrame is the frame whose groups are x's lines along axis (softmax's
+// rows, a scan's lines); a scalar is one group of one.
+func lineFrame(x *core.Tensor, axis int) frame {
 	if x.Rank() == 0 {
-		return newFrame(x.Shape(), nil), nil
+		return newFrame(x.Shape(), nil)
 	}
-	return newFrame(x.Shape(), []int{axis}), nil
+	return newFrame(x.Shape(), []int{axis})
 }
 
 // scanKernel is a running sum ("+") or product ("*") along the axis, one

@@ -222,10 +222,23 @@ func spSegmentKernel(op spSegOp) core.Kernel {
 // entry p) for element t % pu(0u) of segment t / pu(0u), whose entries are
 // in1[s] to in1[s + 1] into out0[t] (of dtype out).
 func spSegmentBody(op spSegOp, ct, x string, out core.DType) string {
+	count := ""
+	if op == spSegMean {
+		count = "f32(hi - lo)"
+	}
+	return spFoldBody(op == spSegMax, count, ct, x, out)
+}
+
+// spFoldBody is the WGSL both the segment kernel and spCombine fold with:
+// thread t folds x over the entries p from lo = in1[s] to hi = in1[s + 1]
+// (s = t / pu(0u), j = t % pu(0u)) into out0[t] of dtype out. isMax takes
+// the maximum (NaN wins), else the sum, Kahan-compensated in f32, there
+// divided by count (a WGSL f32 of lo and hi; empty for none) for a mean.
+func spFoldBody(isMax bool, count, ct, x string, out core.DType) string {
 	body := "\tlet s = t / pu(0u);\n\tlet j = t % pu(0u);\n\tlet lo = u32(in1[s]);\n\tlet hi = u32(in1[s + 1u]);\n"
 	res := "acc"
 	switch {
-	case op == spSegMax:
+	case isMax:
 		nan := "false"
 		if ct == "f32" {
 			nan = "is_nan(v)"
@@ -233,8 +246,8 @@ func spSegmentBody(op spSegOp, ct, x string, out core.DType) string {
 		body += fmt.Sprintf("\tvar acc = %s;\n\tfor (var p = lo; p < hi; p++) {\n\t\tlet v = %s;\n\t\tif p == lo || %s || v > acc { acc = v; }\n\t}\n", lower.Zero(ct), x, nan)
 	case ct == "f32":
 		body += "\tvar acc = 0.0;\n\tvar acc_c = 0.0;\n\tfor (var p = lo; p < hi; p++) {\n" + spKahan("acc", x) + "\t}\n"
-		if op == spSegMean {
-			res = "select(acc / f32(hi - lo), 0.0, hi == lo)"
+		if count != "" {
+			res = "select(acc / " + count + ", 0.0, hi == lo)"
 		}
 	default:
 		body += fmt.Sprintf("\tvar acc = %s;\n\tfor (var p = lo; p < hi; p++) { acc += %s; }\n", lower.Zero(ct), x)

@@ -3,7 +3,6 @@ package webgpu
 import (
 	"fmt"
 
-	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -81,25 +80,11 @@ func (b *Backend) spCombine(k *core.KernelCall, partials *core.Tensor, chunks, f
 	var prm params
 	prm.setN(0, inner)
 	prm.setN(1, keys+1)
-	x := "in0[p * pu(0u) + j]"
-	body := "\tlet s = t / pu(0u);\n\tlet j = t % pu(0u);\n\tlet lo = u32(in1[s]);\n\tlet hi = u32(in1[s + 1u]);\n"
-	res := "acc"
-	switch {
-	case op == spCombineMax:
-		nan := "false"
-		if ct == "f32" {
-			nan = "is_nan(v)"
-		}
-		body += fmt.Sprintf("\tvar acc = %s;\n\tfor (var p = lo; p < hi; p++) {\n\t\tlet v = %s;\n\t\tif p == lo || %s || v > acc { acc = v; }\n\t}\n", lower.Zero(ct), x, nan)
-	case ct == "f32":
-		body += "\tvar acc = 0.0;\n\tvar acc_c = 0.0;\n\tfor (var p = lo; p < hi; p++) {\n" + spKahan("acc", x) + "\t}\n"
-		if op == spCombineMean {
-			res = "select(acc / f32(in1[pu(1u) + hi] - in1[pu(1u) + lo]), 0.0, hi == lo)"
-		}
-	default:
-		body += fmt.Sprintf("\tvar acc = %s;\n\tfor (var p = lo; p < hi; p++) { acc += %s; }\n", lower.Zero(ct), x)
+	count := ""
+	if op == spCombineMean {
+		count = "f32(in1[pu(1u) + hi] - in1[pu(1u) + lo])"
 	}
-	body += "\tout0[t] = " + storeExpr(out.DType(), res) + ";\n"
+	body := spFoldBody(op == spCombineMax, count, ct, "in0[p * pu(0u) + j]", out.DType())
 	return b.spRun([]*core.Tensor{partials, index}, []*core.Tensor{out}, out.Numel(), body, &prm)
 }
 

@@ -13,57 +13,29 @@ mismatch, naming it.
 
 import ctypes as C
 import gc
+import importlib.util
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import torch
 
 # ---- the C structs (dlpack.h) -------------------------------------------------
+# The Python SDK's mirror of dlpack.h, loaded by path: importing the webtensor
+# package would load its own libwebtensor, not the one under test.
 
-
-class DLDevice(C.Structure):
-    _fields_ = [("device_type", C.c_int32), ("device_id", C.c_int32)]
-
-
-class DLDataType(C.Structure):
-    _fields_ = [("code", C.c_uint8), ("bits", C.c_uint8), ("lanes", C.c_uint16)]
-
-
-class DLTensor(C.Structure):
-    _fields_ = [
-        ("data", C.c_void_p),
-        ("device", DLDevice),
-        ("ndim", C.c_int32),
-        ("dtype", DLDataType),
-        ("shape", C.POINTER(C.c_int64)),
-        ("strides", C.POINTER(C.c_int64)),
-        ("byte_offset", C.c_uint64),
-    ]
-
-
-DELETER = C.CFUNCTYPE(None, C.c_void_p)
-
-
-class DLManagedTensor(C.Structure):
-    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", C.c_void_p), ("deleter", DELETER)]
-
-
-class DLPackVersion(C.Structure):
-    _fields_ = [("major", C.c_uint32), ("minor", C.c_uint32)]
-
-
-class DLManagedTensorVersioned(C.Structure):
-    _fields_ = [
-        ("version", DLPackVersion),
-        ("manager_ctx", C.c_void_p),
-        ("deleter", DELETER),
-        ("flags", C.c_uint64),
-        ("dl_tensor", DLTensor),
-    ]
-
-
-FLAG_READ_ONLY, FLAG_IS_COPIED = 1, 2
+_spec = importlib.util.spec_from_file_location(
+    "_dlpack_h", Path(__file__).resolve().parents[2] / "sdk/python/webtensor/_dlpack_h.py"
+)
+_dlpack_h = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_dlpack_h)
+DLTensor, DLManagedTensor, DLManagedTensorVersioned = (
+    _dlpack_h.DLTensor,
+    _dlpack_h.DLManagedTensor,
+    _dlpack_h.DLManagedTensorVersioned,
+)
+FLAG_READ_ONLY = _dlpack_h.FLAG_READ_ONLY
 
 # Capsule names: PyCapsule keeps the char pointer, so these must live as long
 # as the process (module constants do).

@@ -6,7 +6,8 @@
 //   - kernelkit: rules only kernels apply, with the words of their errors
 //     (CheckSegmentIDs, CheckCSR, CheckOneHot, OneHotClasses), attribute
 //     defaults only kernels read (AttentionScale, RMSNormEps, FFTScale,
-//     AdaptiveRange), PairCache (a value derived from two tensors, kept for
+//     AdaptiveRange), the values creation kernels fill with (RegisterFills,
+//     LinspaceBounds), PairCache (a value derived from two tensors, kept for
 //     their lifetime) and GradTolScale for test suites.
 //   - core/numerics: Philox4x32-10 and the f16/bf16 conversions, which core
 //     uses itself and so cannot live here (this package imports core).

@@ -59,24 +59,32 @@ const (
 )
 
 // cmp is the mask of lanes where a pred b.
-func (s *isa) cmp(pred uint8, a, b Op) Register {
+func (s *isa) cmp(pred uint8, a, b Op) Register { return s.cmpBy(VCMPPS, pred, a, b) }
+
+// blend is m ? t : f, lane by lane, into a new register.
+func (s *isa) blend(m Register, t, f Op) VecVirtual { return s.blendBy(VBLENDMPS, VBLENDVPS, m, t, f) }
+
+// cmpBy is cmp (float32 lanes) or cmpPD (float64 lanes) by their compare
+// instruction: into a k register on AVX-512, a vector mask on AVX2.
+func (s *isa) cmpBy(vcmp func(...Op), pred uint8, a, b Op) Register {
 	if s.wide {
 		k := K()
-		VCMPPS(U8(pred), b, a, k)
+		vcmp(U8(pred), b, a, k)
 		return k
 	}
 	m := YMM()
-	VCMPPS(U8(pred), b, a, m)
+	vcmp(U8(pred), b, a, m)
 	return m
 }
 
-// blend is m ? t : f, lane by lane, into a new register.
-func (s *isa) blend(m Register, t, f Op) VecVirtual {
+// blendBy is blend or blendPD by their AVX-512 (k mask) and AVX2 (vector
+// mask) blend instructions.
+func (s *isa) blendBy(masked func(...Op), vector func(m, t, f, d Op), m Register, t, f Op) VecVirtual {
 	d := s.vec()
 	if s.wide {
-		VBLENDMPS(t, f, m, d)
+		masked(t, f, m, d)
 	} else {
-		VBLENDVPS(m, t, f, d)
+		vector(m, t, f, d)
 	}
 	return d
 }
@@ -137,15 +145,21 @@ func cf(f float32) Mem { return cu(math.Float32bits(f)) }
 
 // emitConstants writes the DATA of every constant used.
 func emitConstants() {
-	keys := make([]uint32, 0, len(constants))
-	for k := range constants {
+	emitConstantsOf(constants, constName, 4, func(k uint32) Constant { return U32(k) })
+}
+
+// emitConstantsOf writes each constant of set, in order, as a 64-byte
+// vector of size-byte copies of it (emitConstants, emitConstants64).
+func emitConstantsOf[K uint32 | uint64](set map[K]bool, name func(K) string, size int, value func(K) Constant) {
+	keys := make([]K, 0, len(set))
+	for k := range set {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	for _, k := range keys {
-		GLOBL(constName(k), RODATA|NOPTR)
-		for i := 0; i < 16; i++ {
-			DATA(4*i, U32(k))
+		GLOBL(name(k), RODATA|NOPTR)
+		for i := 0; i < 64/size; i++ {
+			DATA(size*i, value(k))
 		}
 	}
 }

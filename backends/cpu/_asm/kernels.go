@@ -170,41 +170,21 @@ func genWhere(s *isa) {
 
 func genCasts(s *isa) {
 	// f32 -> f16 and back with F16C, rounding to nearest even as numerics.F16Bits.
-	TEXT("ewF32ToF16"+s.name, NOSPLIT, "func(dst *uint16, src *float32, n int)")
-	Pragma("noescape")
-	Doc("ewF32ToF16" + s.name + " converts to IEEE half precision, rounding to nearest even.")
-	dst, src := arrayParam("dst", 2), arrayParam("src", 4)
-	n := GP64()
-	Load(Param("n"), n)
-	s.loops(n, []*stream{dst, src}, 4, func(j int) {
+	genCast(s, "ewF32ToF16", "uint16", "float32", "converts to IEEE half precision, rounding to nearest even.", func(dst, src *stream, j int) {
 		v := s.load(src.at(s, j))
 		VCVTPS2PH(U8(0), v, dst.at(s, j))
 	})
-	RET()
 
-	TEXT("ewF16ToF32"+s.name, NOSPLIT, "func(dst *float32, src *uint16, n int)")
-	Pragma("noescape")
-	Doc("ewF16ToF32" + s.name + " widens IEEE half precision (exact).")
-	dst, src = arrayParam("dst", 4), arrayParam("src", 2)
-	n = GP64()
-	Load(Param("n"), n)
-	s.loops(n, []*stream{dst, src}, 4, func(j int) {
+	genCast(s, "ewF16ToF32", "float32", "uint16", "widens IEEE half precision (exact).", func(dst, src *stream, j int) {
 		v := s.vec()
 		VCVTPH2PS(src.at(s, j), v)
 		VMOVUPS(v, dst.at(s, j))
 	})
-	RET()
 
 	// bf16 is the top half of a float32, rounded to nearest even as
 	// numerics.BF16Bits does: add 0x7fff plus the lowest kept bit; NaN keeps
 	// its top bits with the quiet bit set.
-	TEXT("ewF32ToBF16"+s.name, NOSPLIT, "func(dst *uint16, src *float32, n int)")
-	Pragma("noescape")
-	Doc("ewF32ToBF16" + s.name + " rounds to bfloat16, nearest even; NaN stays NaN.")
-	dst, src = arrayParam("dst", 2), arrayParam("src", 4)
-	n = GP64()
-	Load(Param("n"), n)
-	s.loops(n, []*stream{dst, src}, 4, func(j int) {
+	genCast(s, "ewF32ToBF16", "uint16", "float32", "rounds to bfloat16, nearest even; NaN stays NaN.", func(dst, src *stream, j int) {
 		u := s.load(src.at(s, j))
 		lsb, r := s.vec(), s.vec()
 		VPSRLD(U8(16), u, lsb)
@@ -219,32 +199,18 @@ func genCasts(s *isa) {
 		r = s.blend(nan, q, r)
 		s.narrow32To16(r, dst.at(s, j))
 	})
-	RET()
 
-	TEXT("ewBF16ToF32"+s.name, NOSPLIT, "func(dst *float32, src *uint16, n int)")
-	Pragma("noescape")
-	Doc("ewBF16ToF32" + s.name + " widens bfloat16 (exact).")
-	dst, src = arrayParam("dst", 4), arrayParam("src", 2)
-	n = GP64()
-	Load(Param("n"), n)
-	s.loops(n, []*stream{dst, src}, 4, func(j int) {
+	genCast(s, "ewBF16ToF32", "float32", "uint16", "widens bfloat16 (exact).", func(dst, src *stream, j int) {
 		v := s.vec()
 		VPMOVZXWD(src.at(s, j), v)
 		VPSLLD(U8(16), v, v)
 		VMOVUPS(v, dst.at(s, j))
 	})
-	RET()
 
 	// f32 -> i32 as core.FloatToInt: truncate, NaN to 0, saturate.
 	// VCVTTPS2DQ gives 0x80000000 for NaN and both overflows, which is
 	// already right below the range.
-	TEXT("ewF32ToI32"+s.name, NOSPLIT, "func(dst *int32, src *float32, n int)")
-	Pragma("noescape")
-	Doc("ewF32ToI32" + s.name + " truncates toward zero, saturating; NaN becomes 0.")
-	dst, src = arrayParam("dst", 4), arrayParam("src", 4)
-	n = GP64()
-	Load(Param("n"), n)
-	s.loops(n, []*stream{dst, src}, 4, func(j int) {
+	genCast(s, "ewF32ToI32", "int32", "float32", "truncates toward zero, saturating; NaN becomes 0.", func(dst, src *stream, j int) {
 		x := s.load(src.at(s, j))
 		r := s.vec()
 		VCVTTPS2DQ(x, r)
@@ -254,19 +220,26 @@ func genCasts(s *isa) {
 		r = s.blend(nan, s.zero(), r)
 		VMOVUPS(r, dst.at(s, j))
 	})
-	RET()
 
-	TEXT("ewI32ToF32"+s.name, NOSPLIT, "func(dst *float32, src *int32, n int)")
-	Pragma("noescape")
-	Doc("ewI32ToF32" + s.name + " converts, rounding to nearest even.")
-	dst, src = arrayParam("dst", 4), arrayParam("src", 4)
-	n = GP64()
-	Load(Param("n"), n)
-	s.loops(n, []*stream{dst, src}, 4, func(j int) {
+	genCast(s, "ewI32ToF32", "float32", "int32", "converts, rounding to nearest even.", func(dst, src *stream, j int) {
 		v := s.vec()
 		VCVTDQ2PS(src.at(s, j), v)
 		VMOVUPS(v, dst.at(s, j))
 	})
+}
+
+// genCast writes conversion kernel name (func(dst *dt, src *st, n int))
+// with its doc line: the prologue every cast shares, then body for each
+// vector j of the loop.
+func genCast(s *isa, name, dt, st, doc string, body func(dst, src *stream, j int)) {
+	size := map[string]int{"uint16": 2, "int32": 4, "float32": 4}
+	TEXT(name+s.name, NOSPLIT, "func(dst *"+dt+", src *"+st+", n int)")
+	Pragma("noescape")
+	Doc(name + s.name + " " + doc)
+	dst, src := arrayParam("dst", size[dt]), arrayParam("src", size[st])
+	n := GP64()
+	Load(Param("n"), n)
+	s.loops(n, []*stream{dst, src}, 4, func(j int) { body(dst, src, j) })
 	RET()
 }
 

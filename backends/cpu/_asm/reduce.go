@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -163,17 +162,7 @@ func cq(bits uint64) Mem {
 func cd(f float64) Mem { return cq(math.Float64bits(f)) }
 
 func emitConstants64() {
-	keys := make([]uint64, 0, len(constants64))
-	for k := range constants64 {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	for _, k := range keys {
-		GLOBL(const64Name(k), RODATA|NOPTR)
-		for i := 0; i < 8; i++ {
-			DATA(8*i, U64(k))
-		}
-	}
+	emitConstantsOf(constants64, const64Name, 8, func(k uint64) Constant { return U64(k) })
 }
 
 // laneIndex is the int32 lanes 0, 1, ..., 15: each lane's first index.
@@ -187,26 +176,11 @@ func emitIota() {
 }
 
 // cmpPD is the mask of float64 lanes where a pred b.
-func (s *isa) cmpPD(pred uint8, a, b Op) Register {
-	if s.wide {
-		k := K()
-		VCMPPD(U8(pred), b, a, k)
-		return k
-	}
-	m := YMM()
-	VCMPPD(U8(pred), b, a, m)
-	return m
-}
+func (s *isa) cmpPD(pred uint8, a, b Op) Register { return s.cmpBy(VCMPPD, pred, a, b) }
 
 // blendPD is m ? t : f on float64 lanes.
 func (s *isa) blendPD(m Register, t, f Op) VecVirtual {
-	d := s.vec()
-	if s.wide {
-		VBLENDMPD(t, f, m, d)
-	} else {
-		VBLENDVPD(m, t, f, d)
-	}
-	return d
+	return s.blendBy(VBLENDMPD, VBLENDVPD, m, t, f)
 }
 
 // blendInto sets d = m ? t : d, lane by lane, in place (a loop's state

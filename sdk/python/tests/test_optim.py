@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 
 import webtensor as wt
-from conftest import webgpu_or_none
+from conftest import OPTIM_X as X
+from conftest import OPTIM_Y as Y
+from conftest import check_steps_match_torch, webgpu_or_none
+from conftest import optim_models as models
 from webtensor import nn
 from webtensor.nn import functional as F
 
@@ -18,9 +21,6 @@ os.environ.setdefault("NODEVICE_SELECT", "1")
 torch = pytest.importorskip("torch")
 GO_REF = Path(__file__).parent / "testdata" / "go_ref.safetensors"
 WEBGPU = webgpu_or_none()
-
-X = np.array([0.5, -1, 2, 0, 1, 1, -0.5, 0.25, -2, 0.3, 0.7, 1.5], np.float32).reshape(3, 4)
-Y = np.array([2, 0, 1])
 
 CASES = {
     "sgd": (wt.optim.SGD, torch.optim.SGD, dict(lr=0.1)),
@@ -36,38 +36,9 @@ CASES = {
 }
 
 
-def models(seed=11, device=None):
-    wt.manual_seed(seed)
-    m = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
-    if device:
-        m.to(device)
-    tm = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
-    tm.load_state_dict({k: torch.from_numpy(np.array(v.numpy())) for k, v in m.state_dict().items()})
-    return m, tm
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_steps_match_torch(case, no_leaks):
-    ours, theirs, kw = CASES[case]
-    m, tm = models()
-    opt, topt = ours(m.parameters(), **kw), theirs(tm.parameters(), **kw, foreach=False)
-    x, y, tx, ty = wt.tensor(X), wt.tensor(Y), torch.tensor(X), torch.tensor(Y)
-    for _ in range(4):
-        opt.zero_grad()
-        topt.zero_grad()
-        F.cross_entropy(m(x), y).backward()
-        torch.nn.functional.cross_entropy(tm(tx), ty).backward()
-        opt.step()
-        topt.step()
-        for (name, p), tp in zip(m.named_parameters(), tm.parameters(), strict=True):
-            np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
-    # torch's state under torch's names
-    for p, tp in zip(m.parameters(), tm.parameters(), strict=True):
-        for k, v in topt.state[tp].items():
-            if k == "step":
-                assert opt.state[p][k] == int(v)
-            else:
-                np.testing.assert_allclose(opt.state[p][k].numpy(), v.numpy(), rtol=1e-5, atol=1e-7, err_msg=k)
+    check_steps_match_torch(*CASES[case], state_atol=1e-7)
 
 
 def test_steps_match_go_nn_exactly(no_leaks):

@@ -13,6 +13,20 @@ import os
 import re
 from pathlib import Path
 
+# The DLPack structs (dlpack.h) live in _dlpack_h, shared with capi/test;
+# re-exported here, where the rest of the package and its users find them.
+from ._dlpack_h import (  # noqa: F401
+    DELETER,
+    FLAG_IS_COPIED,
+    FLAG_READ_ONLY,
+    DLDataType,
+    DLDevice,
+    DLManagedTensor,
+    DLManagedTensorVersioned,
+    DLPackVersion,
+    DLTensor,
+)
+
 # ---- status codes and dtypes (webtensor.h) -----------------------------------
 
 OK, ERR_INVALID, ERR_HANDLE, ERR_UNSUPPORTED, ERR_OOM, ERR_BUFFER_TOO_SMALL, ERR_INTERNAL, ERR_IO = range(8)
@@ -22,53 +36,6 @@ ABI_VERSION = 1
 
 class UnsupportedError(RuntimeError):
     """A valid request the library cannot serve (absent device, dtype, DLPack layout)."""
-
-
-# ---- DLPack structs (dlpack.h) ------------------------------------------------
-
-
-class DLDevice(C.Structure):
-    _fields_ = [("device_type", C.c_int32), ("device_id", C.c_int32)]
-
-
-class DLDataType(C.Structure):
-    _fields_ = [("code", C.c_uint8), ("bits", C.c_uint8), ("lanes", C.c_uint16)]
-
-
-class DLTensor(C.Structure):
-    _fields_ = [
-        ("data", C.c_void_p),
-        ("device", DLDevice),
-        ("ndim", C.c_int32),
-        ("dtype", DLDataType),
-        ("shape", C.POINTER(C.c_int64)),
-        ("strides", C.POINTER(C.c_int64)),
-        ("byte_offset", C.c_uint64),
-    ]
-
-
-DELETER = C.CFUNCTYPE(None, C.c_void_p)
-
-
-class DLManagedTensor(C.Structure):
-    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", C.c_void_p), ("deleter", DELETER)]
-
-
-class DLPackVersion(C.Structure):
-    _fields_ = [("major", C.c_uint32), ("minor", C.c_uint32)]
-
-
-class DLManagedTensorVersioned(C.Structure):
-    _fields_ = [
-        ("version", DLPackVersion),
-        ("manager_ctx", C.c_void_p),
-        ("deleter", DELETER),
-        ("flags", C.c_uint64),
-        ("dl_tensor", DLTensor),
-    ]
-
-
-FLAG_READ_ONLY, FLAG_IS_COPIED = 1, 2
 
 
 class Attr(C.Structure):

@@ -8,7 +8,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
@@ -177,23 +176,8 @@ public final class Graph implements AutoCloseable {
     public Tensor[] run(Tensor... inputs) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment in = handles(arena, inputs, "input");
-            MemorySegment nOut = arena.allocate(JAVA_INT);
-            int cap = Math.max(outputs, 1);
-            while (true) {
-                MemorySegment out = arena.allocate(JAVA_LONG, cap);
-                int st = Native.graphRun(handle(), in, inputs.length, out, cap, nOut);
-                int got = nOut.get(JAVA_INT, 0);
-                if (st == Native.ERR_BUFFER_TOO_SMALL && got > cap) {
-                    cap = got;
-                    continue;
-                }
-                Native.check(st);
-                Tensor[] res = new Tensor[got];
-                for (int i = 0; i < got; i++) {
-                    res[i] = Tensor.wrap(out.getAtIndex(JAVA_LONG, i));
-                }
-                return res;
-            }
+            return Op.outputs(arena, Math.max(outputs, 1),
+                    (out, cap, nOut) -> Native.graphRun(handle(), in, inputs.length, out, cap, nOut));
         } finally {
             // Neither the inputs' nor this graph's Cleaner may free a handle the library is reading.
             Reference.reachabilityFence(inputs);

@@ -34,26 +34,42 @@ final class Op {
                 }
             }
             MemorySegment cname = arena.allocateFrom(name);
-            MemorySegment nOut = arena.allocate(JAVA_INT);
-            int cap = FIRST_CAP;
-            while (true) {
-                MemorySegment out = arena.allocate(JAVA_LONG, cap);
-                int st = Native.op(cname, in, inputs.length, cattrs, n, out, cap, nOut);
-                int got = nOut.get(JAVA_INT, 0);
-                if (st == Native.ERR_BUFFER_TOO_SMALL && got > cap) {
-                    cap = got;
-                    continue;
-                }
-                Native.check(st);
-                Tensor[] res = new Tensor[got];
-                for (int i = 0; i < got; i++) {
-                    res[i] = Tensor.wrap(out.getAtIndex(JAVA_LONG, i));
-                }
-                return res;
-            }
+            final int nAttrs = n;
+            return outputs(arena, FIRST_CAP,
+                    (out, cap, nOut) -> Native.op(cname, in, inputs.length, cattrs, nAttrs, out, cap, nOut));
         } finally {
             // The inputs' Cleaners must not free a handle while the library reads it.
             Reference.reachabilityFence(inputs);
+        }
+    }
+
+    /** A native call that writes up to cap output handles into out and their count into nOut. */
+    @FunctionalInterface
+    interface OutputsCall {
+        int call(MemorySegment out, int cap, MemorySegment nOut);
+    }
+
+    /**
+     * Runs c with room for cap outputs, again with the room the library asks for when
+     * that was too little (WT_ERR_BUFFER_TOO_SMALL), and wraps the handles it wrote:
+     * the output protocol of wt_op and wt_graph_run alike.
+     */
+    static Tensor[] outputs(Arena arena, int cap, OutputsCall c) {
+        MemorySegment nOut = arena.allocate(JAVA_INT);
+        while (true) {
+            MemorySegment out = arena.allocate(JAVA_LONG, cap);
+            int st = c.call(out, cap, nOut);
+            int got = nOut.get(JAVA_INT, 0);
+            if (st == Native.ERR_BUFFER_TOO_SMALL && got > cap) {
+                cap = got;
+                continue;
+            }
+            Native.check(st);
+            Tensor[] res = new Tensor[got];
+            for (int i = 0; i < got; i++) {
+                res[i] = Tensor.wrap(out.getAtIndex(JAVA_LONG, i));
+            }
+            return res;
         }
     }
 
