@@ -2,7 +2,8 @@ package core
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Random tensors and dropout. They draw from the counter-based Philox
@@ -33,23 +34,6 @@ func inferRandLike(in []Meta, a Attrs) ([]Meta, error) {
 	return m, requireFloatDType(m[0].DType)
 }
 
-// IntDTypeRange is the inclusive value range of an integer dtype.
-func IntDTypeRange(d DType) (lo, hi int64) {
-	switch d {
-	case I8:
-		return math.MinInt8, math.MaxInt8
-	case U8:
-		return 0, math.MaxUint8
-	case I16:
-		return math.MinInt16, math.MaxInt16
-	case I32:
-		return math.MinInt32, math.MaxInt32
-	case U32:
-		return 0, math.MaxUint32
-	}
-	return math.MinInt64, math.MaxInt64
-}
-
 func inferRandint(in []Meta, a Attrs) ([]Meta, error) {
 	m, err := inferCreation(in, a)
 	if err != nil {
@@ -63,7 +47,7 @@ func inferRandint(in []Meta, a Attrs) ([]Meta, error) {
 		return nil, fmt.Errorf("dtype bool is not supported, want a numeric dtype")
 	}
 	if d.IsInt() {
-		lo, hi := IntDTypeRange(d)
+		lo, hi := oprules.IntDTypeRange(d)
 		if int64(low) < lo || int64(high-1) > hi {
 			return nil, fmt.Errorf("range [%d, %d) does not fit %s ([%d, %d])", low, high, d, lo, hi)
 		}

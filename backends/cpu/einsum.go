@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // The einsum kernel contracts the operands pairwise, left to right. Each
@@ -32,7 +33,7 @@ func einsumKernel(k *core.KernelCall) error {
 	for i, t := range k.Inputs {
 		shapes[i] = t.Shape()
 	}
-	p, err := core.ParseEinsum(k.Attrs.String("equation"), shapes)
+	p, err := oprules.ParseEinsum(k.Attrs.String("equation"), shapes)
 	if err != nil {
 		return err
 	}
@@ -71,7 +72,7 @@ func readAsF32(t *core.Tensor) []float32 {
 	return out
 }
 
-func runEinsum[T linalgElem](p *core.EinsumPlan, ins []*core.Tensor, read func(*core.Tensor) []T) []T {
+func runEinsum[T linalgElem](p *oprules.EinsumPlan, ins []*core.Tensor, read func(*core.Tensor) []T) []T {
 	arrays := make([]einsumArray[T], len(ins))
 	for i, t := range ins {
 		arrays[i] = einsumOperand(t, p.Operands[i], p.Sizes, read)
@@ -228,7 +229,7 @@ func batchedProduct[T linalgElem](a, b []T, bt, m, k, n int) []T {
 		gemmBatchedF32(af, la, any(b).([]float32), lb, m, n, k, any(c).([]float32))
 		return c
 	}
-	d := core.MatmulDims{Batch: core.Shape{bt}, M: m, K: k, N: n}
+	d := oprules.MatmulDims{Batch: core.Shape{bt}, M: m, K: k, N: n}
 	return matmulLoop(a, b, la, lb, d)
 }
 
@@ -238,7 +239,7 @@ func batchedProduct[T linalgElem](a, b []T, bt, m, k, n int) []T {
 func einsumScatterKernel(k *core.KernelCall) error {
 	x, out := k.Inputs[0], k.Outputs[0]
 	eq := k.Attrs.String("equation")
-	from, err := core.ParseEinsumScatter(eq, x.Shape(), out.Shape())
+	from, err := oprules.ParseEinsumScatter(eq, x.Shape(), out.Shape())
 	if err != nil {
 		return err
 	}

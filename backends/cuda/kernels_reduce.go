@@ -8,6 +8,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Reductions accumulate floats in f64 and integers in i64 whatever their
@@ -35,7 +36,7 @@ func reduceKernel(op string, build reduceOp) core.Kernel {
 		ct := computeType(in.DType())
 		var sc lower.Scalars
 		acc, value, final := build(k, ct, &sc)
-		return cudaOf(k).reduce(reduction{op: op, frame: lower.NewFrame(in.Shape(), core.ReducedAxes(in, k.Attrs)),
+		return cudaOf(k).reduce(reduction{op: op, frame: lower.NewFrame(in.Shape(), oprules.ReducedAxes(in.Rank(), k.Attrs)),
 			ins: k.Inputs[:1], out: out, acc: acc, value: value, final: final, sc: &sc})
 	}
 }
@@ -106,7 +107,7 @@ func normOp(k *core.KernelCall, ct string, sc *lower.Scalars) (string, string, s
 func argExtremeKernel(op string, max bool) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
-		axis, flat, err := core.ArgReduceAxis(in.Rank(), k.Attrs)
+		axis, flat, err := oprules.ArgReduceAxis(in.Rank(), k.Attrs)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // argmax and argmin find the first index of the best value; the first NaN
@@ -17,7 +18,7 @@ import (
 func argExtremeKernel(op string) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
-		axis, flat, err := core.ArgReduceAxis(in.Rank(), k.Attrs)
+		axis, flat, err := oprules.ArgReduceAxis(in.Rank(), k.Attrs)
 		if err != nil {
 			return err
 		}

@@ -235,7 +235,7 @@ func genCasts(s *isa) {
 	})
 	RET()
 
-	// f32 -> i32 as core.FloatToInt: truncate, NaN to 0, saturate.
+	// f32 -> i32 as numerics.FloatToInt: truncate, NaN to 0, saturate.
 	// VCVTTPS2DQ gives 0x80000000 for NaN and both overflows, which is
 	// already right below the range.
 	TEXT("ewF32ToI32"+s.name, NOSPLIT, "func(dst *int32, src *float32, n int)")
