@@ -1,167 +1,15 @@
 package core
 
-import (
-	"encoding/binary"
-	"math"
+import "github.com/webtensor/webtensor/core/numerics"
 
-	"github.com/webtensor/webtensor/core/numerics"
-)
-
-// Element conversions between a dtype's little-endian bytes and float64 or
-// int64. Backends and SDK glue share them so every path rounds the same way:
-// floats to narrower floats round to nearest even; floats to integers
-// truncate toward zero, as NumPy's astype does; NaN becomes 0.
-
-// GetF64 reads element i of a dtype's byte buffer as float64.
-func GetF64(d DType, b []byte, i int) float64 {
-	le := binary.LittleEndian
-	switch d {
-	case F32:
-		return float64(math.Float32frombits(le.Uint32(b[4*i:])))
-	case F64:
-		return math.Float64frombits(le.Uint64(b[8*i:]))
-	case F16:
-		return float64(numerics.F16Float(le.Uint16(b[2*i:])))
-	case BF16:
-		return float64(numerics.BF16Float(le.Uint16(b[2*i:])))
-	case I64:
-		return float64(int64(le.Uint64(b[8*i:])))
-	case I32:
-		return float64(int32(le.Uint32(b[4*i:])))
-	case U32:
-		return float64(le.Uint32(b[4*i:]))
-	case I16:
-		return float64(int16(le.Uint16(b[2*i:])))
-	case I8:
-		return float64(int8(b[i]))
-	case U8:
-		return float64(b[i])
-	case Bool:
-		if b[i] != 0 {
-			return 1
-		}
-		return 0
-	}
-	return 0
-}
-
-// GetI64 reads element i as int64 (floats truncate toward zero).
-func GetI64(d DType, b []byte, i int) int64 {
-	le := binary.LittleEndian
-	switch d {
-	case I64:
-		return int64(le.Uint64(b[8*i:]))
-	case I32:
-		return int64(int32(le.Uint32(b[4*i:])))
-	case U32:
-		return int64(le.Uint32(b[4*i:]))
-	case I16:
-		return int64(int16(le.Uint16(b[2*i:])))
-	case I8:
-		return int64(int8(b[i]))
-	case U8:
-		return int64(b[i])
-	case Bool:
-		return int64(b[i] & 1)
-	}
-	return FloatToInt(I64, GetF64(d, b, i))
-}
-
-// FloatToInt is the one rule by which a float becomes a value of integer
-// dtype d, in a cast and wherever else a float is stored into an integer
-// element: NaN becomes 0, other values truncate toward zero and saturate at
-// the ends of d's range (+-inf included). Every backend follows it (the
-// GPU kernels through backends/lower's FloatToInt). PyTorch and NumPy
-// leave out-of-range and NaN conversions undefined (they follow the C
-// cast of the machine: x86 gives INT_MIN for NaN, then wraps to the
-// width), and the array API calls them implementation-defined; saturating
-// is what Rust's as, Java, WGSL and CUDA's conversions do, and what every
-// backend can compute exactly.
-func FloatToInt(d DType, f float64) int64 {
-	lo, hi := IntRange(d)
-	switch {
-	case f != f:
-		return 0
-	case f <= float64(lo):
-		return lo
-	case f >= float64(hi):
-		// float64(hi) rounds up to 2^63 for i64, the first value past it.
-		return hi
-	}
-	return int64(f)
-}
-
-// IntRange is the smallest and largest value of integer dtype d (bool: 0
-// and 1).
-func IntRange(d DType) (lo, hi int64) {
-	switch d {
-	case I32:
-		return math.MinInt32, math.MaxInt32
-	case U32:
-		return 0, math.MaxUint32
-	case I16:
-		return math.MinInt16, math.MaxInt16
-	case I8:
-		return math.MinInt8, math.MaxInt8
-	case U8:
-		return 0, math.MaxUint8
-	case Bool:
-		return 0, 1
-	}
-	return math.MinInt64, math.MaxInt64
-}
-
-// PutF64 writes v into element i of a dtype's byte buffer.
-func PutF64(d DType, b []byte, i int, v float64) {
-	le := binary.LittleEndian
-	switch d {
-	case F32:
-		le.PutUint32(b[4*i:], math.Float32bits(float32(v)))
-	case F64:
-		le.PutUint64(b[8*i:], math.Float64bits(v))
-	case F16:
-		le.PutUint16(b[2*i:], numerics.F16Bits(float32(v)))
-	case BF16:
-		le.PutUint16(b[2*i:], numerics.BF16Bits(float32(v)))
-	case Bool:
-		if v != 0 {
-			b[i] = 1
-		} else {
-			b[i] = 0
-		}
-	default:
-		PutI64(d, b, i, FloatToInt(d, v))
-	}
-}
-
-// PutI64 writes an integer into element i (wrapping like a C cast).
-func PutI64(d DType, b []byte, i int, v int64) {
-	le := binary.LittleEndian
-	switch d {
-	case I64:
-		le.PutUint64(b[8*i:], uint64(v))
-	case I32, U32:
-		le.PutUint32(b[4*i:], uint32(v))
-	case I16:
-		le.PutUint16(b[2*i:], uint16(v))
-	case I8, U8:
-		b[i] = byte(v)
-	case Bool:
-		if v != 0 {
-			b[i] = 1
-		} else {
-			b[i] = 0
-		}
-	default:
-		PutF64(d, b, i, float64(v))
-	}
-}
+// Whole buffers in a dtype's little-endian bytes, through core/numerics'
+// element codec (GetF64, PutF64, ...), for SDK glue and file formats.
 
 // EncodeF64 converts values to a dtype's bytes.
 func EncodeF64(d DType, vals []float64) []byte {
 	b := make([]byte, len(vals)*d.Size())
 	for i, v := range vals {
-		PutF64(d, b, i, v)
+		numerics.PutF64(d, b, i, v)
 	}
 	return b
 }
@@ -171,7 +19,7 @@ func DecodeF64(d DType, b []byte) []float64 {
 	n := len(b) / d.Size()
 	out := make([]float64, n)
 	for i := range out {
-		out[i] = GetF64(d, b, i)
+		out[i] = numerics.GetF64(d, b, i)
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // The one rule for a float becoming an integer (issue 26, item 10): NaN is
@@ -28,11 +29,11 @@ func TestFloatToIntSaturatesAndMapsNaNToZero(t *testing.T) {
 		{core.U32, 5e9, math.MaxUint32}, {core.U32, -1, 0},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, core.FloatToInt(c.d, c.in), "%v %v", c.d, c.in)
+		assert.Equal(t, c.want, numerics.FloatToInt(c.d, c.in), "%v %v", c.d, c.in)
 		// Storing a float into an integer element follows the same rule.
 		b := make([]byte, c.d.Size())
-		core.PutF64(c.d, b, 0, c.in)
-		assert.Equal(t, c.want, core.GetI64(c.d, b, 0), "PutF64 %v %v", c.d, c.in)
+		numerics.PutF64(c.d, b, 0, c.in)
+		assert.Equal(t, c.want, numerics.GetI64(c.d, b, 0), "PutF64 %v %v", c.d, c.in)
 	}
 	// A cast follows it on the CPU backend's tensors too.
 	x := core.FromFloat64s(core.F32, core.Shape{4}, []float64{nan, inf, 300, -7.5})

@@ -14,15 +14,28 @@
 //     BuildManifest) and fallback counts. It is also the contract a backend
 //     or plugin implements and registers with: Backend, Storage, Kernel,
 //     KernelCall, Capabilities, RegisterBackend, RegisterKernel,
-//     DeclareHostWork, OpDef and Register, and the op rules its kernels
-//     share with the OpDef's shape inference (the Conv2dGeom family,
-//     SoftmaxAxis, PlanMatmul, GetF64/PutF64, ...), which stay here because
-//     core applies them itself.
-//   - core/kernelkit is the backend and plugin author's kit: the checks and
-//     attribute defaults only kernels apply, and PairCache.
+//     DeclareHostWork, OpDef and Register, and the sample inputs an OpDef
+//     declares (Gen, Sample, MakeLayout).
+//   - core/types declares the value types: DType (with its constants,
+//     ParseDType and PromoteTypes), Shape and Attrs. Core repeats every one
+//     of its names (type aliases, constants, thin functions), so model code
+//     never imports it; it exists so the packages below core can be typed
+//     on the same values. It imports nothing of webtensor.
+//   - core/oprules is the first half of the backend and plugin author's
+//     kit: the rules an OpDef's shape inference shares with its kernels (the
+//     Conv2dGeom, Pool2dGeom and InterpolateGeom families, AttentionShapes,
+//     PlanMatmul, ParseEinsum, SoftmaxAxis, ReducedAxes, ArgReduceAxis,
+//     ScanAxis, ArangeInts, ParseQuantParams, ClassLayout, ReshapeStrides,
+//     NormAxis, ...). Core calls them, so they sit below it (imports only
+//     core/types); core's NormAxis, NormAxes, BroadcastShapes, ReduceShape
+//     and ContiguousStrides are the same functions, kept for model code.
+//   - core/kernelkit is the other half: the checks and attribute defaults
+//     only kernels apply, PairCache and GradTolScale. It imports core.
 //   - core/numerics holds the arithmetic core and every backend must compute
-//     bit for bit alike: the Philox4x32-10 stream and f16/bf16 conversion.
-//     It imports nothing of webtensor; core uses it, unexported.
+//     bit for bit alike: the Philox4x32-10 stream (and SampleSeed, the key
+//     of a sample input), f16/bf16 conversion and the element codec
+//     (GetF64/PutF64/GetI64/PutI64, FloatToInt, IntRange). It imports only
+//     core/types; core uses it, unexported.
 //
 // Errors never panic through this API. Tensor-returning methods carry a sticky
 // error instead (like bufio.Scanner): an op on a tensor that holds an error

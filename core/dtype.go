@@ -1,155 +1,42 @@
 package core
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/webtensor/webtensor/core/types"
 
-// DType is the element type of a tensor.
-type DType uint8
+// DType is the element type of a tensor (core/types declares it, with its
+// methods).
+type DType = types.DType
 
 // The dtypes a tensor can hold. F64 and I64 exist for interop; a backend that
 // cannot hold them says so when asked to allocate one.
 const (
-	Invalid DType = iota
-	F32
-	F16
-	BF16
-	F64
-	I64
-	I32
-	U32
-	I16
-	I8
-	U8
-	Bool
+	Invalid = types.Invalid
+	F32     = types.F32
+	F16     = types.F16
+	BF16    = types.BF16
+	F64     = types.F64
+	I64     = types.I64
+	I32     = types.I32
+	U32     = types.U32
+	I16     = types.I16
+	I8      = types.I8
+	U8      = types.U8
+	Bool    = types.Bool
 )
 
-var dtypeNames = [...]string{Invalid: "invalid", F32: "f32", F16: "f16", BF16: "bf16", F64: "f64",
-	I64: "i64", I32: "i32", U32: "u32", I16: "i16", I8: "i8", U8: "u8", Bool: "bool"}
-
-var dtypeSizes = [...]int{F32: 4, F16: 2, BF16: 2, F64: 8, I64: 8, I32: 4, U32: 4, I16: 2, I8: 1, U8: 1, Bool: 1}
-
 // AllDTypes lists every valid dtype, floats first.
-var AllDTypes = []DType{F32, F16, BF16, F64, I64, I32, U32, I16, I8, U8, Bool}
+var AllDTypes = types.AllDTypes
 
 // FloatDTypes lists the floating-point dtypes.
-var FloatDTypes = []DType{F32, F16, BF16, F64}
+var FloatDTypes = types.FloatDTypes
 
 // IntDTypes lists the integer dtypes (bool excluded).
-var IntDTypes = []DType{I64, I32, U32, I16, I8, U8}
-
-func (d DType) String() string {
-	if int(d) < len(dtypeNames) {
-		return dtypeNames[d]
-	}
-	return fmt.Sprintf("dtype(%d)", uint8(d))
-}
-
-// Size is the width of one element in bytes.
-func (d DType) Size() int {
-	if d == Invalid || int(d) >= len(dtypeSizes) {
-		return 0
-	}
-	return dtypeSizes[d]
-}
-
-// Valid reports whether d is one of the defined dtypes.
-func (d DType) Valid() bool { return d > Invalid && d <= Bool }
-
-// IsFloat reports whether d is a floating-point dtype.
-func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d == F64 }
-
-// IsInt reports whether d is an integer dtype (bool excluded).
-func (d DType) IsInt() bool { return d >= I64 && d <= U8 }
-
-// IsSigned reports whether d can hold negative values.
-func (d DType) IsSigned() bool { return d.IsFloat() || d == I64 || d == I32 || d == I16 || d == I8 }
+var IntDTypes = types.IntDTypes
 
 // ParseDType accepts our names and the common NumPy/PyTorch spellings.
-func ParseDType(s string) (DType, error) {
-	switch strings.ToLower(strings.TrimPrefix(s, "torch.")) {
-	case "f32", "float32", "float":
-		return F32, nil
-	case "f16", "float16", "half":
-		return F16, nil
-	case "bf16", "bfloat16":
-		return BF16, nil
-	case "f64", "float64", "double":
-		return F64, nil
-	case "i64", "int64", "long":
-		return I64, nil
-	case "i32", "int32", "int":
-		return I32, nil
-	case "u32", "uint32":
-		return U32, nil
-	case "i16", "int16", "short":
-		return I16, nil
-	case "i8", "int8":
-		return I8, nil
-	case "u8", "uint8":
-		return U8, nil
-	case "bool", "b8":
-		return Bool, nil
-	}
-	return Invalid, fmt.Errorf("unknown dtype %q (want one of f32 f16 bf16 f64 i64 i32 u32 i16 i8 u8 bool)", s)
-}
-
-// category orders dtype kinds for promotion: bool < int < float.
-func (d DType) category() int {
-	switch {
-	case d == Bool:
-		return 0
-	case d.IsInt():
-		return 1
-	default:
-		return 2
-	}
-}
+func ParseDType(s string) (DType, error) { return types.ParseDType(s) }
 
 // PromoteTypes returns the dtype two operands are computed in, following
 // PyTorch's rules for tensors of equal standing: a higher category wins, and
 // within a category the wider type wins (f16 with bf16 gives f32; a signed
 // with an unsigned integer gives the next signed type wide enough).
-func PromoteTypes(a, b DType) DType {
-	if a == b {
-		return a
-	}
-	if a.category() != b.category() {
-		if a.category() > b.category() {
-			return a
-		}
-		return b
-	}
-	if a.IsFloat() {
-		if (a == F16 && b == BF16) || (a == BF16 && b == F16) {
-			return F32
-		}
-		if a.Size() >= b.Size() {
-			return a
-		}
-		return b
-	}
-	// integers
-	if a.IsSigned() == b.IsSigned() {
-		if a.Size() >= b.Size() {
-			return a
-		}
-		return b
-	}
-	s, u := a, b
-	if !a.IsSigned() {
-		s, u = b, a
-	}
-	if s.Size() > u.Size() {
-		return s
-	}
-	switch u.Size() {
-	case 1:
-		return I16
-	case 2:
-		return I32
-	default:
-		return I64
-	}
-}
+func PromoteTypes(a, b DType) DType { return types.PromoteTypes(a, b) }

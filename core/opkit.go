@@ -1,5 +1,7 @@
 package core
 
+import "github.com/webtensor/webtensor/core/oprules"
+
 // Helpers for declaring ops: common inference rules and sample builders.
 
 // Tensor-input dtype sets used by InputSpec.DTypes.
@@ -41,7 +43,7 @@ func InferBroadcast(in []Meta, _ Attrs) ([]Meta, error) {
 		meta [1]Meta
 		dims [4]int
 	})
-	if err := broadcastInto(r.dims[:rank:rank], shapes); err != nil {
+	if err := oprules.BroadcastInto(r.dims[:rank:rank], shapes); err != nil {
 		return nil, err
 	}
 	r.meta[0] = Meta{Shape: r.dims[:rank:rank], DType: in[0].DType}

@@ -1,6 +1,10 @@
 package core
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/webtensor/webtensor/core/oprules"
+)
 
 // Activations over an axis (softmax, log_softmax).
 // The softmax backward rules are internal ops with fast kernels; they carry
@@ -12,14 +16,8 @@ func softmaxAttrs() []AttrSpec {
 	return []AttrSpec{{Name: "axis", Kind: AttrInt, Default: -1, Doc: "axis the distribution is taken over"}}
 }
 
-// SoftmaxAxis normalises the softmax axis. A scalar behaves as a
-// one-element vector (axis 0 or -1), as in PyTorch.
-func SoftmaxAxis(shape Shape, a Attrs) (int, error) {
-	return NormAxis(a.Int("axis"), max(len(shape), 1))
-}
-
 func inferSoftmax(in []Meta, a Attrs) ([]Meta, error) {
-	if _, err := SoftmaxAxis(in[0].Shape, a); err != nil {
+	if _, err := oprules.SoftmaxAxis(in[0].Shape, a); err != nil {
 		return nil, err
 	}
 	return InferSame(in, a)
@@ -38,7 +36,7 @@ func softmaxAxisSum(t *Tensor, a Attrs) *Tensor {
 	if t.Rank() == 0 {
 		return t
 	}
-	ax, _ := SoftmaxAxis(t.shape, a)
+	ax, _ := oprules.SoftmaxAxis(t.shape, a)
 	return call1("sum", Attrs{"axes": []int{ax}, "keepdim": true}, t)
 }
 

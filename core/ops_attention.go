@@ -3,6 +3,8 @@ package core
 import (
 	"fmt"
 	"slices"
+
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Scaled dot-product attention with PyTorch's semantics: batch dims of q, k
@@ -10,43 +12,12 @@ import (
 // whose keys are all masked out gives zeros (torch's safe softmax) rather
 // than NaN.
 
-// SDPAShapes is the geometry of an attention call: the broadcast batch
-// shape, query length L, key length S, head dim E and value dim Ev.
-type SDPAShapes struct {
-	Batch       Shape
-	L, S, E, Ev int
-}
-
-// Scores is the shape of the attention matrix, [batch..., L, S].
-func (s SDPAShapes) Scores() Shape { return append(s.Batch.Clone(), s.L, s.S) }
-
-// AttentionShapes checks q [..., L, E], k [..., S, E], v [..., S, Ev].
-func AttentionShapes(q, k, v Shape) (SDPAShapes, error) {
-	for i, s := range []Shape{q, k, v} {
-		if len(s) < 2 {
-			return SDPAShapes{}, fmt.Errorf("%s must have at least 2 dims [..., length, dim], got %v", []string{"query", "key", "value"}[i], s)
-		}
-	}
-	lq, lk, lv := len(q), len(k), len(v)
-	if q[lq-1] != k[lk-1] {
-		return SDPAShapes{}, fmt.Errorf("query dim %d differs from key dim %d (query %v, key %v)", q[lq-1], k[lk-1], q, k)
-	}
-	if k[lk-2] != v[lv-2] {
-		return SDPAShapes{}, fmt.Errorf("key length %d differs from value length %d (key %v, value %v)", k[lk-2], v[lv-2], k, v)
-	}
-	batch, err := BroadcastShapes(q[:lq-2], k[:lk-2], v[:lv-2])
-	if err != nil {
-		return SDPAShapes{}, fmt.Errorf("batch dims: %w", err)
-	}
-	return SDPAShapes{Batch: batch, L: q[lq-2], S: k[lk-2], E: q[lq-1], Ev: v[lv-1]}, nil
-}
-
 func inferAttention(in []Meta, a Attrs) ([]Meta, error) {
 	q, k, v, mask := in[0], in[1], in[2], in[3]
 	if k.DType != q.DType || v.DType != q.DType {
 		return nil, fmt.Errorf("query, key and value dtypes differ: %s, %s, %s", q.DType, k.DType, v.DType)
 	}
-	sh, err := AttentionShapes(q.Shape, k.Shape, v.Shape)
+	sh, err := oprules.AttentionShapes(q.Shape, k.Shape, v.Shape)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +45,7 @@ func inferAttentionBackward(in []Meta, a Attrs) ([]Meta, error) {
 	if !in[3].Shape.Equal(fwd[0].Shape) || in[3].DType != fwd[0].DType {
 		return nil, fmt.Errorf("gradient %v %s does not match the output %v %s", in[3].Shape, in[3].DType, fwd[0].Shape, fwd[0].DType)
 	}
-	sh, _ := AttentionShapes(in[0].Shape, in[1].Shape, in[2].Shape)
+	sh, _ := oprules.AttentionShapes(in[0].Shape, in[1].Shape, in[2].Shape)
 	d := in[0].DType
 	out := []Meta{{Shape: append(sh.Batch.Clone(), sh.L, sh.E), DType: d},
 		{Shape: append(sh.Batch.Clone(), sh.S, sh.E), DType: d},

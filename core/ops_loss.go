@@ -3,6 +3,8 @@ package core
 import (
 	"fmt"
 	"slices"
+
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Loss functions with torch.nn.functional's semantics: "reduction" is mean,
@@ -25,19 +27,6 @@ func lossOutput(perElement Shape, d DType, a Attrs) []Meta {
 		return []Meta{{Shape: perElement.Clone(), DType: d}}
 	}
 	return []Meta{{Shape: Shape{}, DType: d}}
-}
-
-// ClassLayout views a classification input as N x C x S: [C] is one row,
-// [N, C, d1, ...] has N*d1*... rows of C classes, S apart.
-func ClassLayout(x Shape) (n, c, s int) {
-	if len(x) == 1 {
-		return 1, x[0], 1
-	}
-	s = 1
-	for _, d := range x[2:] {
-		s *= d
-	}
-	return x[0], x[1], s
 }
 
 // classRowShape is x without its class dim.
@@ -69,7 +58,7 @@ func checkClassTargets(x, target, weight Meta, allowProbs bool) error {
 	default:
 		return fmt.Errorf("targets must be integer class indices, got %s", target.DType)
 	}
-	_, c, _ := ClassLayout(x.Shape)
+	_, c, _ := oprules.ClassLayout(x.Shape)
 	return normCheckParam("weight", weight, Shape{c}, x.DType)
 }
 

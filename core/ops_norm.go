@@ -1,6 +1,10 @@
 package core
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/webtensor/webtensor/core/oprules"
+)
 
 // Normalisation layers. Their backward rules are internal ops with CPU
 // kernels: the closed-form gradients recompute the statistics from x, which
@@ -97,18 +101,6 @@ func inferGroupNorm(in []Meta, a Attrs) ([]Meta, error) {
 	return InferSame(in[:1], a)
 }
 
-// BatchNormCount is the number of values each channel's statistics are
-// taken over: every dim but the channel dim 1.
-func BatchNormCount(x Shape) int {
-	n := 1
-	for i, d := range x {
-		if i != 1 {
-			n *= d
-		}
-	}
-	return n
-}
-
 // inferBatchNorm checks x [N, C, ...] and the optional running_mean,
 // running_var, weight, bias (in that order from in[1]).
 func inferBatchNorm(in []Meta, a Attrs) ([]Meta, error) {
@@ -129,7 +121,7 @@ func inferBatchNorm(in []Meta, a Attrs) ([]Meta, error) {
 	if !training && in[1].DType == Invalid {
 		return nil, fmt.Errorf("running_mean and running_var are required when training is false")
 	}
-	if n := BatchNormCount(x.Shape); training && n <= 1 {
+	if n := oprules.BatchNormCount(x.Shape); training && n <= 1 {
 		return nil, fmt.Errorf("training needs more than 1 value per channel, input %v has %d", x.Shape, n)
 	}
 	return []Meta{{Shape: x.Shape.Clone(), DType: x.DType}, {Shape: c, DType: x.DType}, {Shape: c.Clone(), DType: x.DType}}, nil

@@ -2,6 +2,8 @@ package core
 
 import (
 	"fmt"
+
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Random tensors and dropout. They draw from the counter-based Philox
@@ -45,7 +47,7 @@ func inferRandint(in []Meta, a Attrs) ([]Meta, error) {
 		return nil, fmt.Errorf("dtype bool is not supported, want a numeric dtype")
 	}
 	if d.IsInt() {
-		lo, hi := IntRange(d)
+		lo, hi := numerics.IntRange(d)
 		if int64(low) < lo || int64(high-1) > hi {
 			return nil, fmt.Errorf("range [%d, %d) does not fit %s ([%d, %d])", low, high, d, lo, hi)
 		}

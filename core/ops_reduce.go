@@ -1,5 +1,7 @@
 package core
 
+import "github.com/webtensor/webtensor/core/oprules"
+
 // Reductions over any set of axes (nil: all) with keepdim.
 
 func reduceAttrs() []AttrSpec {
@@ -18,19 +20,13 @@ func InferReduce(in []Meta, a Attrs) ([]Meta, error) {
 	return []Meta{{Shape: ReduceShape(in[0].Shape, axes, a.Bool("keepdim")), DType: in[0].DType}}, nil
 }
 
-// ReducedAxes returns the normalised axes of a reduction call.
-func ReducedAxes(t *Tensor, a Attrs) []int {
-	axes, _ := NormAxes(a.Ints("axes"), t.Rank())
-	return axes
-}
-
 // ExpandReduced reshapes a reduction result (or its gradient) so that it
 // broadcasts against the input: reduced axes come back as size 1.
 func ExpandReduced(g *Tensor, in *Tensor, a Attrs) *Tensor {
 	if a.Bool("keepdim") {
 		return g
 	}
-	return g.Reshape(ReduceShape(in.shape, ReducedAxes(in, a), true))
+	return g.Reshape(ReduceShape(in.shape, oprules.ReducedAxes(in.Rank(), a), true))
 }
 
 func reduceSamples(extra ...Sample) []Sample {
@@ -71,7 +67,7 @@ func init() {
 			Backward: func(g *GradCtx) ([]*Tensor, error) {
 				x := g.Inputs[0]
 				n := 1
-				for _, ax := range ReducedAxes(x, g.Attrs) {
+				for _, ax := range oprules.ReducedAxes(x.Rank(), g.Attrs) {
 					n *= x.shape[ax]
 				}
 				gr := call1("div", nil, ExpandReduced(g.Grads[0], x, g.Attrs), Scalar(float64(n), x.dtype, x.Device()))

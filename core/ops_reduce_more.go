@@ -3,6 +3,8 @@ package core
 import (
 	"fmt"
 	"math"
+
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Reductions beyond sum and mean: products, extremes and their positions,
@@ -66,20 +68,9 @@ func inferReduceFloat(in []Meta, a Attrs) ([]Meta, error) {
 	return m, nil
 }
 
-// ArgReduceAxis resolves the "axis" attribute of argmax/argmin: flat is true
-// when the axis is absent and the tensor is searched as if flattened. A
-// rank-0 tensor accepts axis 0 or -1, like PyTorch.
-func ArgReduceAxis(rank int, a Attrs) (axis int, flat bool, err error) {
-	if !a.Has("axis") {
-		return 0, true, nil
-	}
-	axis, err = NormAxis(a.Int("axis"), max(rank, 1))
-	return axis, false, err
-}
-
 func inferArgReduce(in []Meta, a Attrs) ([]Meta, error) {
 	s := in[0].Shape
-	axis, flat, err := ArgReduceAxis(len(s), a)
+	axis, flat, err := oprules.ArgReduceAxis(len(s), a)
 	if err != nil {
 		return nil, err
 	}
@@ -101,28 +92,15 @@ func inferArgReduce(in []Meta, a Attrs) ([]Meta, error) {
 	return []Meta{{Shape: ReduceShape(s, []int{axis}, keep), DType: I64}}, nil
 }
 
-// ScanAxis resolves the "axis" attribute of cumsum/cumprod (a rank-0 tensor
-// accepts 0 and -1).
-func ScanAxis(rank int, a Attrs) (int, error) { return NormAxis(a.Int("axis"), max(rank, 1)) }
-
 func inferScan(in []Meta, a Attrs) ([]Meta, error) {
-	if _, err := ScanAxis(len(in[0].Shape), a); err != nil {
+	if _, err := oprules.ScanAxis(len(in[0].Shape), a); err != nil {
 		return nil, err
 	}
 	return []Meta{{Shape: in[0].Shape.Clone(), DType: accumulateDType(in[0].DType)}}, nil
 }
 
-// ValidNormOrd reports whether ord is a vector-norm order we compute:
-// 0 (count of non-zeros), any p > 0, +inf (max |x|) or -inf (min |x|).
-func ValidNormOrd(ord float64) error {
-	if math.IsNaN(ord) || (ord < 0 && !math.IsInf(ord, -1)) {
-		return fmt.Errorf("ord %v is not supported (want 0, a positive number, inf or -inf)", ord)
-	}
-	return nil
-}
-
 func inferNorm(in []Meta, a Attrs) ([]Meta, error) {
-	if err := ValidNormOrd(a.Float("ord")); err != nil {
+	if err := oprules.ValidNormOrd(a.Float("ord")); err != nil {
 		return nil, err
 	}
 	if math.IsInf(a.Float("ord"), 0) {
@@ -134,7 +112,7 @@ func inferNorm(in []Meta, a Attrs) ([]Meta, error) {
 // reducedElems is the number of input elements behind each output element.
 func reducedElems(x *Tensor, a Attrs) int {
 	n := 1
-	for _, ax := range ReducedAxes(x, a) {
+	for _, ax := range oprules.ReducedAxes(x.Rank(), a) {
 		n *= x.shape[ax]
 	}
 	return n
@@ -266,7 +244,7 @@ func init() {
 				if x.Rank() == 0 {
 					return []*Tensor{gr}, nil
 				}
-				axis, _ := ScanAxis(x.Rank(), g.Attrs)
+				axis, _ := oprules.ScanAxis(x.Rank(), g.Attrs)
 				total := call1("sum", Attrs{"axes": []int{axis}, "keepdim": true}, gr)
 				return []*Tensor{call1("add", nil, call1("sub", nil, total, call1("cumsum", g.Attrs, gr)), gr)}, nil
 			},
@@ -400,7 +378,7 @@ func registerReduceGrads() {
 			Attrs: []AttrSpec{{Name: "axes", Kind: AttrInts, Doc: "reduced axes; absent means all"},
 				{Name: "ord", Kind: AttrFloat, Default: 2.0, Doc: "order of the norm"}},
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
-				if err := ValidNormOrd(a.Float("ord")); err != nil {
+				if err := oprules.ValidNormOrd(a.Float("ord")); err != nil {
 					return nil, err
 				}
 				for i, name := range []string{"n", "g"} {
@@ -425,7 +403,7 @@ func registerReduceGrads() {
 				if !in[0].Shape.Equal(in[1].Shape) {
 					return nil, fmt.Errorf("g has shape %v, x has shape %v", in[1].Shape, in[0].Shape)
 				}
-				if _, err := ScanAxis(len(in[0].Shape), a); err != nil {
+				if _, err := oprules.ScanAxis(len(in[0].Shape), a); err != nil {
 					return nil, err
 				}
 				return InferSame(in, a)

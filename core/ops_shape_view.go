@@ -1,6 +1,10 @@
 package core
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/webtensor/webtensor/core/oprules"
+)
 
 // View ops: no kernel runs, the output shares the input's storage. Their
 // backward rules are other ops, so gradients flow through views.
@@ -34,41 +38,6 @@ func resolveShape(from Shape, to []int) (Shape, error) {
 	return out, nil
 }
 
-// ReshapeStrides computes strides for viewing a tensor of oldShape and
-// oldStrides as shape without a copy, merging and splitting runs of dims
-// that are contiguous with each other (PyTorch's computeStride); ok=false
-// when no view exists. The IR's layout planning asks the same question.
-func ReshapeStrides(oldShape Shape, oldStrides []int, shape Shape) ([]int, bool) {
-	if oldShape.Numel() == 0 || len(oldShape) == 0 {
-		return ContiguousStrides(shape), true
-	}
-	newStrides := make([]int, len(shape))
-	viewD := len(shape) - 1
-	chunkBase := oldStrides[len(oldStrides)-1]
-	tensorN, viewN := 1, 1
-	for d := len(oldShape) - 1; d >= 0; d-- {
-		tensorN *= oldShape[d]
-		if d == 0 || (oldShape[d-1] != 1 && oldStrides[d-1] != tensorN*chunkBase) {
-			for viewD >= 0 && (viewN < tensorN || shape[viewD] == 1) {
-				newStrides[viewD] = viewN * chunkBase
-				viewN *= shape[viewD]
-				viewD--
-			}
-			if viewN != tensorN {
-				return nil, false
-			}
-			if d > 0 {
-				chunkBase = oldStrides[d-1]
-				tensorN, viewN = 1, 1
-			}
-		}
-	}
-	if viewD != -1 {
-		return nil, false
-	}
-	return newStrides, true
-}
-
 func viewBack(fn func(g *Tensor, x *Tensor, a Attrs) *Tensor) func(*GradCtx) ([]*Tensor, error) {
 	return func(c *GradCtx) ([]*Tensor, error) {
 		return []*Tensor{fn(c.Grads[0], c.Inputs[0], c.Attrs)}, nil
@@ -88,7 +57,7 @@ func init() {
 				if err != nil {
 					return ViewSpec{}, false, err
 				}
-				st, ok := ReshapeStrides(t.shape, t.strides, s)
+				st, ok := oprules.ReshapeStrides(t.shape, t.strides, s)
 				return ViewSpec{Shape: s, Strides: st, Offset: t.offset}, ok, nil
 			},
 			Backward: viewBack(reshapeBack),
@@ -126,7 +95,7 @@ func init() {
 					shape = append(shape, t.shape[s:e+1].Numel())
 					shape = append(shape, t.shape[e+1:]...)
 				}
-				st, ok := ReshapeStrides(t.shape, t.strides, shape)
+				st, ok := oprules.ReshapeStrides(t.shape, t.strides, shape)
 				return ViewSpec{Shape: shape, Strides: st, Offset: t.offset}, ok, nil
 			},
 			Backward: viewBack(reshapeBack),
@@ -300,22 +269,5 @@ func permutation(dims []int, rank int) ([]int, error) {
 	if len(dims) != rank {
 		return nil, fmt.Errorf("dims %v has %d entries, tensor has rank %d", dims, len(dims), rank)
 	}
-	return NormAxesOrdered(dims, rank)
-}
-
-// NormAxesOrdered normalises axes keeping their order; duplicates rejected.
-func NormAxesOrdered(axes []int, rank int) ([]int, error) {
-	seen := make([]bool, rank)
-	out := make([]int, len(axes))
-	for i, a := range axes {
-		n, err := NormAxis(a, rank)
-		if err != nil {
-			return nil, err
-		}
-		if seen[n] {
-			return nil, fmt.Errorf("axis %d repeated in %v", a, axes)
-		}
-		seen[n], out[i] = true, n
-	}
-	return out, nil
+	return oprules.NormAxesOrdered(dims, rank)
 }

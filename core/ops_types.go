@@ -15,7 +15,7 @@ func init() {
 			},
 		},
 		&OpDef{
-			Name: "cast", Category: "types", Doc: "Convert to another dtype. Floats to integers truncate toward zero and saturate at the target's range, NaN giving 0 (PyTorch and NumPy leave NaN and out-of-range values undefined; see core.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is true).",
+			Name: "cast", Category: "types", Doc: "Convert to another dtype. Floats to integers truncate toward zero and saturate at the target's range, NaN giving 0 (PyTorch and NumPy leave NaN and out-of-range values undefined; see numerics.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is true).",
 			Inputs: []InputSpec{{Name: "x"}},
 			Attrs:  []AttrSpec{{Name: "dtype", Kind: AttrDType, Required: true, Doc: "target dtype"}},
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {

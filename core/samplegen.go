@@ -1,23 +1,14 @@
 package core
 
 import (
-	"fmt"
-	"hash/fnv"
 	"math"
 
 	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Sample inputs are generated from the Philox stream keyed by the op and
-// sample name, so the export tool, the gradient checker and every backend
-// see the same values without storing them.
-
-// SampleSeed is the Philox key for a sample's inputs.
-func SampleSeed(op, sample string, input int) uint64 {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%s/%s/%d", op, sample, input)
-	return h.Sum64()
-}
+// sample name (numerics.SampleSeed), so the export tool, the gradient
+// checker and every backend see the same values without storing them.
 
 var specialValues = []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 3e4, 1e-30, -2.5e-39}
 
@@ -117,7 +108,7 @@ func (s Sample) ResolvedAttrs(def *OpDef) Attrs {
 func (s Sample) MakeInputs(op string, dev Device) []*Tensor {
 	out := make([]*Tensor, len(s.Inputs))
 	for i, g := range s.Inputs {
-		out[i] = g.Make(SampleSeed(op, s.Name, i), dev)
+		out[i] = g.Make(numerics.SampleSeed(op, s.Name, i), dev)
 	}
 	return out
 }

@@ -1,176 +1,30 @@
 package core
 
 import (
-	"fmt"
-	"math"
+	"github.com/webtensor/webtensor/core/oprules"
+	"github.com/webtensor/webtensor/core/types"
 )
 
-// Shape is the extent of each dimension. A nil or empty Shape is a scalar.
-type Shape []int
+// Shape is the extent of each dimension. A nil or empty Shape is a scalar
+// (core/types declares it, with its methods).
+type Shape = types.Shape
 
-// Numel is the number of elements (1 for a scalar).
-func (s Shape) Numel() int {
-	n := 1
-	for _, d := range s {
-		n *= d
-	}
-	return n
-}
-
-// Rank is the number of dimensions.
-func (s Shape) Rank() int { return len(s) }
-
-// Clone returns a copy that does not alias s.
-func (s Shape) Clone() Shape { return append(Shape{}, s...) }
-
-// Equal reports whether two shapes are the same.
-func (s Shape) Equal(o Shape) bool {
-	if len(s) != len(o) {
-		return false
-	}
-	for i := range s {
-		if s[i] != o[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func (s Shape) String() string { return fmt.Sprint([]int(s)) }
-
-// Validate rejects negative extents and element counts that overflow.
-func (s Shape) Validate() error {
-	n := 1
-	for _, d := range s {
-		if d < 0 {
-			return fmt.Errorf("negative dimension in shape %v", []int(s))
-		}
-		if d != 0 && n > math.MaxInt32*64/d {
-			return fmt.Errorf("shape %v has too many elements", []int(s))
-		}
-		n *= d
-	}
-	return nil
-}
+// The shape rules below are core/oprules', repeated here for model code.
 
 // ContiguousStrides returns row-major strides in elements.
-func ContiguousStrides(s Shape) []int {
-	st := make([]int, len(s))
-	acc := 1
-	for i := len(s) - 1; i >= 0; i-- {
-		st[i] = acc
-		acc *= s[i]
-	}
-	return st
-}
+func ContiguousStrides(s Shape) []int { return oprules.ContiguousStrides(s) }
 
 // BroadcastShapes returns the NumPy broadcast of the given shapes.
-func BroadcastShapes(shapes ...Shape) (Shape, error) {
-	rank := 0
-	for _, s := range shapes {
-		rank = max(rank, len(s))
-	}
-	out := make(Shape, rank)
-	if err := broadcastInto(out, shapes); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// broadcastInto writes the broadcast of shapes into out, whose length is
-// their largest rank.
-func broadcastInto(out Shape, shapes []Shape) error {
-	rank := len(out)
-	for i := range out {
-		out[i] = 1
-	}
-	for _, s := range shapes {
-		off := rank - len(s)
-		for i, d := range s {
-			o := out[off+i]
-			switch {
-			case o == d || d == 1:
-			case o == 1:
-				out[off+i] = d
-			default:
-				return fmt.Errorf("shapes %v cannot be broadcast together (dim %d: %d vs %d)", shapesString(shapes), off+i-rank, o, d)
-			}
-		}
-	}
-	return nil
-}
-
-func shapesString(shapes []Shape) string {
-	s := ""
-	for i, sh := range shapes {
-		if i > 0 {
-			s += " and "
-		}
-		s += sh.String()
-	}
-	return s
-}
+func BroadcastShapes(shapes ...Shape) (Shape, error) { return oprules.BroadcastShapes(shapes...) }
 
 // NormAxis maps a possibly negative axis into [0, rank).
-func NormAxis(axis, rank int) (int, error) {
-	a := axis
-	if a < 0 {
-		a += rank
-	}
-	if a < 0 || a >= rank {
-		if rank == 0 {
-			return 0, fmt.Errorf("axis %d out of range for a scalar (rank 0)", axis)
-		}
-		return 0, fmt.Errorf("axis %d out of range for rank %d (valid: %d..%d)", axis, rank, -rank, rank-1)
-	}
-	return a, nil
-}
+func NormAxis(axis, rank int) (int, error) { return oprules.NormAxis(axis, rank) }
 
 // NormAxes normalises a list of axes; nil means every axis. Duplicates are
 // rejected. The result is sorted ascending.
-func NormAxes(axes []int, rank int) ([]int, error) {
-	if axes == nil {
-		out := make([]int, rank)
-		for i := range out {
-			out[i] = i
-		}
-		return out, nil
-	}
-	seen := make([]bool, rank)
-	out := make([]int, 0, len(axes))
-	for _, a := range axes {
-		n, err := NormAxis(a, rank)
-		if err != nil {
-			return nil, err
-		}
-		if seen[n] {
-			return nil, fmt.Errorf("axis %d repeated in %v", a, axes)
-		}
-		seen[n] = true
-		out = append(out, n)
-	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out, nil
-}
+func NormAxes(axes []int, rank int) ([]int, error) { return oprules.NormAxes(axes, rank) }
 
 // ReduceShape is the shape after reducing axes (sorted, normalised).
 func ReduceShape(s Shape, axes []int, keepdim bool) Shape {
-	red := make([]bool, len(s))
-	for _, a := range axes {
-		red[a] = true
-	}
-	out := Shape{}
-	for i, d := range s {
-		switch {
-		case !red[i]:
-			out = append(out, d)
-		case keepdim:
-			out = append(out, 1)
-		}
-	}
-	return out
+	return oprules.ReduceShape(s, axes, keepdim)
 }

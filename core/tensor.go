@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"unsafe"
+
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Tensor is an n-dimensional array on a device. Several tensors may share one
@@ -189,7 +191,7 @@ func FromSlice[T Number](data []T, shape Shape, dev ...Device) *Tensor {
 	if _, isInt := any(z).(int); isInt {
 		raw = make([]byte, 8*len(data))
 		for i, v := range data {
-			PutI64(I64, raw, i, int64(any(v).(int)))
+			numerics.PutI64(I64, raw, i, int64(any(v).(int)))
 		}
 	} else if len(data) > 0 {
 		raw = append([]byte{}, unsafe.Slice((*byte)(unsafe.Pointer(&data[0])), len(data)*d.Size())...)
@@ -296,7 +298,7 @@ func (t *Tensor) Int64s() ([]int64, error) {
 	}
 	out := make([]int64, t.Numel())
 	for i := range out {
-		out[i] = GetI64(t.dtype, b, i)
+		out[i] = numerics.GetI64(t.dtype, b, i)
 	}
 	return out, nil
 }

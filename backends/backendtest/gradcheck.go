@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/conformance"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // maxProbes bounds the finite-difference probes per input; larger inputs
@@ -48,7 +49,7 @@ func gradCheck(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, sp
 		if !g.Absent {
 			// Round through the sample's dtype so the f64 inputs are the
 			// same values the f32 case sees.
-			vals[i] = core.DecodeF64(g.DType, core.EncodeF64(g.DType, g.Generate(core.SampleSeed(def.Name, s.Name, i))))
+			vals[i] = core.DecodeF64(g.DType, core.EncodeF64(g.DType, g.Generate(numerics.SampleSeed(def.Name, s.Name, i))))
 		}
 	}
 	build := func(grad bool) []*core.Tensor {
@@ -82,7 +83,7 @@ func gradCheck(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, sp
 			}
 			if ups[j] == nil {
 				g := core.Gen{Shape: o.Shape(), DType: core.F64}
-				ups[j] = core.FromFloat64s(core.F64, o.Shape(), g.Generate(core.SampleSeed(def.Name, s.Name, 100+j)), dev)
+				ups[j] = core.FromFloat64s(core.F64, o.Shape(), g.Generate(numerics.SampleSeed(def.Name, s.Name, 100+j)), dev)
 			}
 			term := core.Call1("sum", nil, core.Call1("mul", nil, o.Cast(core.F64), ups[j]))
 			if total == nil {

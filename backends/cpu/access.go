@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // host returns the raw bytes of t's storage.
@@ -91,7 +92,7 @@ func readF64As(t *core.Tensor, shape core.Shape) []float64 {
 			return out
 		}
 		for i := range out {
-			out[i] = core.GetF64(d, b, off+i)
+			out[i] = numerics.GetF64(d, b, off+i)
 		}
 		return out
 	}
@@ -150,7 +151,7 @@ func writeF64(t *core.Tensor, vals []float64) {
 		return
 	}
 	for i, v := range vals {
-		core.PutF64(d, b, off+i, v)
+		numerics.PutF64(d, b, off+i, v)
 	}
 }
 
@@ -159,7 +160,7 @@ func writeI64(t *core.Tensor, vals []int64) {
 	b, d := host(t), t.DType()
 	off := t.Offset()
 	for i, v := range vals {
-		core.PutI64(d, b, off+i, v)
+		numerics.PutI64(d, b, off+i, v)
 	}
 }
 

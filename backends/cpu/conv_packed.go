@@ -1,8 +1,6 @@
 package cpu
 
-import (
-	"github.com/webtensor/webtensor/core"
-)
+import "github.com/webtensor/webtensor/core/oprules"
 
 // The float32 convolutions where the vector micro-kernel runs: instead of
 // unfolding the image into an im2col matrix that the GEMM then copies again
@@ -292,7 +290,7 @@ func convWeightGradPacked(w *window, batch, groups, inC, outC int, image, grad, 
 // dilation*(kernel-1) - padding, and the weight regrouped per group from
 // (grid channel, image channel, kh, kw) to (image channel, grid channel,
 // kh flipped, kw flipped).
-func transposedAsForward(g *core.ConvGeom, weight []float32) (window, []float32) {
+func transposedAsForward(g *oprules.ConvGeom, weight []float32) (window, []float32) {
 	s := windowOf(g)
 	w := window{ih: s.gh, iw: s.gw, gh: s.ih, gw: s.iw, kh: s.kh, kw: s.kw, sh: 1, sw: 1,
 		ph: s.dh*(s.kh-1) - s.ph, pw: s.dw*(s.kw-1) - s.pw, dh: s.dh, dw: s.dw}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/numerics"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Hand-computed cases, adjoint identities on inputs large enough to split
@@ -146,7 +147,7 @@ func TestConvAdjointIdentities(t *testing.T) {
 				x, w := cpRand(d, c.x...), cpRand(d, c.w...)
 				y := cpCall(t, "conv2d", c.attrs, x, w)
 				gy := cpRand(d, y.Shape()...)
-				g, err := core.Conv2dGeom(x.Shape(), w.Shape(), cpAttrs(c.attrs))
+				g, err := oprules.Conv2dGeom(x.Shape(), w.Shape(), cpAttrs(c.attrs))
 				require.NoError(t, err)
 				ta := core.Attrs{"output_padding": g.TransposedOutputPadding()}
 				wa := core.Attrs{"kernel_size": []int{c.w[2], c.w[3]}}

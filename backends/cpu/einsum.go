@@ -6,6 +6,7 @@ import (
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // The einsum kernel contracts the operands pairwise, left to right. Each
@@ -33,7 +34,7 @@ func einsumKernel(k *core.KernelCall) error {
 	for i, t := range k.Inputs {
 		shapes[i] = t.Shape()
 	}
-	p, err := core.ParseEinsum(k.Attrs.String("equation"), shapes)
+	p, err := oprules.ParseEinsum(k.Attrs.String("equation"), shapes)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func readAsF32(t *core.Tensor) []float32 {
 	return out
 }
 
-func runEinsum[T linalgElem](p *core.EinsumPlan, ins []*core.Tensor, read func(*core.Tensor) []T) []T {
+func runEinsum[T linalgElem](p *oprules.EinsumPlan, ins []*core.Tensor, read func(*core.Tensor) []T) []T {
 	arrays := make([]einsumArray[T], len(ins))
 	for i, t := range ins {
 		arrays[i] = einsumOperand(t, p.Operands[i], p.Sizes, read)
@@ -215,7 +216,7 @@ func batchedProduct[T linalgElem](a, b []T, bt, m, k, n int) []T {
 		gemmBatchedF32(af, la, any(b).([]float32), lb, m, n, k, any(c).([]float32))
 		return c
 	}
-	d := core.MatmulDims{Batch: core.Shape{bt}, M: m, K: k, N: n}
+	d := oprules.MatmulDims{Batch: core.Shape{bt}, M: m, K: k, N: n}
 	return matmulLoop(a, b, la, lb, d)
 }
 
@@ -225,7 +226,7 @@ func batchedProduct[T linalgElem](a, b []T, bt, m, k, n int) []T {
 func einsumScatterKernel(k *core.KernelCall) error {
 	x, out := k.Inputs[0], k.Outputs[0]
 	eq := k.Attrs.String("equation")
-	from, err := core.ParseEinsumScatter(eq, x.Shape(), out.Shape())
+	from, err := oprules.ParseEinsumScatter(eq, x.Shape(), out.Shape())
 	if err != nil {
 		return err
 	}

@@ -88,12 +88,12 @@ func f32ToBF16(dst []uint16, src []float32) { narrowF32(true, numerics.BF16Bits,
 func f16ToF32(dst []float32, src []uint16)  { widenF32(false, numerics.F16Float, dst, src) }
 func bf16ToF32(dst []float32, src []uint16) { widenF32(true, numerics.BF16Float, dst, src) }
 
-// f32ToI32 is core.FloatToInt into int32: truncation, NaN to 0, saturation.
+// f32ToI32 is numerics.FloatToInt into int32: truncation, NaN to 0, saturation.
 func f32ToI32(dst []int32, src []float32) {
 	n := len(src)
 	if simdLevel == simdNone {
 		for i, x := range src {
-			dst[i] = int32(core.FloatToInt(core.I32, float64(x)))
+			dst[i] = int32(numerics.FloatToInt(core.I32, float64(x)))
 		}
 		return
 	}

@@ -215,7 +215,7 @@ func TestVectorConversionsMatchCore(t *testing.T) {
 					require.Equal(t, want, h[i], "f16 of %v (%08x)", x, math.Float32bits(x))
 				}
 				require.Equal(t, numerics.BF16Bits(x), bf[i], "bf16 of %v (%08x)", x, math.Float32bits(x))
-				require.Equal(t, int32(core.FloatToInt(core.I32, float64(x))), i32[i], "i32 of %v", x)
+				require.Equal(t, int32(numerics.FloatToInt(core.I32, float64(x))), i32[i], "i32 of %v", x)
 			}
 			back, want := make([]float32, n), make([]float32, n)
 			bits := make([]uint16, n)

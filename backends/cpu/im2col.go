@@ -2,6 +2,8 @@ package cpu
 
 import (
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Convolutions run as matrix products: im2col unfolds the image under every
@@ -62,7 +64,7 @@ type window struct {
 	dh, dw         int
 }
 
-func windowOf(g *core.ConvGeom) window {
+func windowOf(g *oprules.ConvGeom) window {
 	return window{ih: g.Image[0], iw: g.Image[1], gh: g.Grid[0], gw: g.Grid[1],
 		kh: g.Kernel[0], kw: g.Kernel[1], sh: g.Stride[0], sw: g.Stride[1],
 		ph: g.Padding[0], pw: g.Padding[1], dh: g.Dilation[0], dw: g.Dilation[1]}
@@ -221,7 +223,7 @@ func storeAs[T convFloat](t *core.Tensor, vals []T) {
 		}
 		b, d, off := host(t), t.DType(), t.Offset()
 		for i, x := range v {
-			core.PutF64(d, b, off+i, float64(x))
+			numerics.PutF64(d, b, off+i, float64(x))
 		}
 	}
 }

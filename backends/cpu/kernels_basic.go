@@ -3,6 +3,7 @@ package cpu
 import (
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Kernels for the ops core itself relies on: copies, casts, fills.
@@ -60,7 +61,7 @@ func fillKernel(value func(core.Attrs) float64) core.Kernel {
 		}
 		b, dt := host(out), out.DType()
 		for i := 0; i < n; i++ {
-			core.PutF64(dt, b, i, v)
+			numerics.PutF64(dt, b, i, v)
 		}
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Convolution kernels. Every op is one of three products over a ConvGeom
@@ -12,16 +13,16 @@ import (
 // and grid gradient.
 
 func init() {
-	register("conv2d", convKernel(core.Conv2dGeom, runGridF32, runGrid[float64]))
-	register("conv1d", convKernel(core.Conv1dGeom, runGridF32, runGrid[float64]))
-	register("_conv_transpose2d_input_grad", convKernel(core.ConvTransposeInputGradGeom, runGridF32, runGrid[float64]))
-	register("conv_transpose2d", convKernel(core.ConvTranspose2dGeom, runImageF32, runImage[float64]))
-	register("_conv2d_weight_grad", convKernel(core.ConvWeightGradGeom, runWeightGradF32, runWeightGrad[float64]))
+	register("conv2d", convKernel(oprules.Conv2dGeom, runGridF32, runGrid[float64]))
+	register("conv1d", convKernel(oprules.Conv1dGeom, runGridF32, runGrid[float64]))
+	register("_conv_transpose2d_input_grad", convKernel(oprules.ConvTransposeInputGradGeom, runGridF32, runGrid[float64]))
+	register("conv_transpose2d", convKernel(oprules.ConvTranspose2dGeom, runImageF32, runImage[float64]))
+	register("_conv2d_weight_grad", convKernel(oprules.ConvWeightGradGeom, runWeightGradF32, runWeightGrad[float64]))
 }
 
 // runGridF32, runImageF32 and runWeightGradF32 take the packed path
 // (conv_packed.go) where it applies, else the generic float32 one.
-func runGridF32(k *core.KernelCall, g *core.ConvGeom, gemm gemms[float32]) {
+func runGridF32(k *core.KernelCall, g *oprules.ConvGeom, gemm gemms[float32]) {
 	if !convPacked() {
 		runGrid(k, g, gemm)
 		return
@@ -33,7 +34,7 @@ func runGridF32(k *core.KernelCall, g *core.ConvGeom, gemm gemms[float32]) {
 	storeAs(out, grid)
 }
 
-func runImageF32(k *core.KernelCall, g *core.ConvGeom, gemm gemms[float32]) {
+func runImageF32(k *core.KernelCall, g *oprules.ConvGeom, gemm gemms[float32]) {
 	if !convPacked() || g.Stride != [2]int{1, 1} {
 		runImage(k, g, gemm)
 		return
@@ -46,7 +47,7 @@ func runImageF32(k *core.KernelCall, g *core.ConvGeom, gemm gemms[float32]) {
 	storeAs(out, image)
 }
 
-func runWeightGradF32(k *core.KernelCall, g *core.ConvGeom, gemm gemms[float32]) {
+func runWeightGradF32(k *core.KernelCall, g *oprules.ConvGeom, gemm gemms[float32]) {
 	if !convPacked() {
 		runWeightGrad(k, g, gemm)
 		return
@@ -59,12 +60,12 @@ func runWeightGradF32(k *core.KernelCall, g *core.ConvGeom, gemm gemms[float32])
 }
 
 // convGeomFunc resolves the geometry of an op from its first two inputs.
-type convGeomFunc func(a, b core.Shape, attrs core.Attrs) (core.ConvGeom, error)
+type convGeomFunc func(a, b core.Shape, attrs core.Attrs) (oprules.ConvGeom, error)
 
 // convKernel resolves the geometry and runs the f64 instantiation for f64
 // outputs, the f32 one (f16 and bf16 compute in f32) for everything else.
-func convKernel(geom convGeomFunc, f32 func(*core.KernelCall, *core.ConvGeom, gemms[float32]),
-	f64 func(*core.KernelCall, *core.ConvGeom, gemms[float64])) core.Kernel {
+func convKernel(geom convGeomFunc, f32 func(*core.KernelCall, *oprules.ConvGeom, gemms[float32]),
+	f64 func(*core.KernelCall, *oprules.ConvGeom, gemms[float64])) core.Kernel {
 	return func(k *core.KernelCall) error {
 		g, err := geom(k.Inputs[0].Shape(), k.Inputs[1].Shape(), k.Attrs)
 		if err != nil {
@@ -87,21 +88,21 @@ func bias[T convFloat](k *core.KernelCall) []T {
 	return nil
 }
 
-func runGrid[T convFloat](k *core.KernelCall, g *core.ConvGeom, gemm gemms[T]) {
+func runGrid[T convFloat](k *core.KernelCall, g *oprules.ConvGeom, gemm gemms[T]) {
 	out := k.Outputs[0]
 	grid := resultAs[T](out)
 	convGrid(g, loadAs[T](k.Inputs[0]), loadAs[T](k.Inputs[1]), bias[T](k), grid, gemm)
 	storeAs(out, grid)
 }
 
-func runImage[T convFloat](k *core.KernelCall, g *core.ConvGeom, gemm gemms[T]) {
+func runImage[T convFloat](k *core.KernelCall, g *oprules.ConvGeom, gemm gemms[T]) {
 	out := k.Outputs[0]
 	image := resultAs[T](out)
 	convImage(g, loadAs[T](k.Inputs[0]), loadAs[T](k.Inputs[1]), bias[T](k), image, gemm)
 	storeAs(out, image)
 }
 
-func runWeightGrad[T convFloat](k *core.KernelCall, g *core.ConvGeom, gemm gemms[T]) {
+func runWeightGrad[T convFloat](k *core.KernelCall, g *oprules.ConvGeom, gemm gemms[T]) {
 	out := k.Outputs[0]
 	dw := resultAs[T](out)
 	convWeightGrad(g, loadAs[T](k.Inputs[0]), loadAs[T](k.Inputs[1]), dw, gemm)
@@ -141,7 +142,7 @@ type convShape struct {
 	blk, nblks int // grid columns per task and tasks per unit
 }
 
-func shapeOf(g *core.ConvGeom) convShape {
+func shapeOf(g *oprules.ConvGeom) convShape {
 	s := convShape{w: windowOf(g), imageC: g.ImageC / g.Groups, gridC: g.GridC / g.Groups, units: g.Batch * g.Groups}
 	s.rows = s.imageC * s.w.kh * s.w.kw
 	s.imageSize, s.gridSize = s.w.ih*s.w.iw, s.w.gh*s.w.gw
@@ -161,7 +162,7 @@ func scratchAs[T convFloat](s *convShape) []T {
 // convGrid computes grid = weight x im2col(image) (+ bias) for every batch
 // item and group. Tasks are column blocks of one unit, so the unfolded block
 // is reused from cache by the product and tasks never share output.
-func convGrid[T convFloat](g *core.ConvGeom, image, weight, bias, grid []T, gemm gemms[T]) {
+func convGrid[T convFloat](g *oprules.ConvGeom, image, weight, bias, grid []T, gemm gemms[T]) {
 	s := shapeOf(g)
 	if s.gridSize == 0 || s.units == 0 {
 		return
@@ -206,7 +207,7 @@ func unfoldAs[T convFloat](s *convShape, image []T, j0, j1 int, cols []T) ([]T, 
 // order, since neighbouring windows add into the same pixels; with many
 // units each core takes whole units, else the product spreads over the
 // cores and the scatter over image channels, whose planes are disjoint.
-func convImage[T convFloat](g *core.ConvGeom, grid, weight, bias, image []T, gemm gemms[T]) {
+func convImage[T convFloat](g *oprules.ConvGeom, grid, weight, bias, image []T, gemm gemms[T]) {
 	s := shapeOf(g)
 	clear(image)
 	if s.units == 0 || s.imageSize == 0 {
@@ -261,7 +262,7 @@ func convImage[T convFloat](g *core.ConvGeom, grid, weight, bias, image []T, gem
 // convWeightGrad accumulates dW = grad x im2col(image)ᵀ over batch items.
 // Tasks are column blocks as in convGrid; each worker sums into its own
 // copy of dW, and the copies are added at the end.
-func convWeightGrad[T convFloat](g *core.ConvGeom, image, grad, dw []T, gemm gemms[T]) {
+func convWeightGrad[T convFloat](g *oprules.ConvGeom, image, grad, dw []T, gemm gemms[T]) {
 	s := shapeOf(g)
 	clear(dw)
 	if s.gridSize == 0 || s.units == 0 {

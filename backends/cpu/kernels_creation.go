@@ -7,6 +7,7 @@ import (
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
 	"github.com/webtensor/webtensor/core/numerics"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Kernels for ranges, identity matrices and the Philox-based random ops.
@@ -28,18 +29,18 @@ func init() {
 // converted once.
 func arangeKernel(k *core.KernelCall) error {
 	out := k.Outputs[0]
-	if start, step, ok := core.ArangeInts(k.Attrs); ok {
+	if start, step, ok := oprules.ArangeInts(k.Attrs); ok {
 		if out.DType().IsFloat() {
 			vals := tempF64(out.Numel())
 			for i := range vals {
-				vals[i] = float64(core.ArangeAt(start, step, i))
+				vals[i] = float64(oprules.ArangeAt(start, step, i))
 			}
 			writeF64(out, vals)
 			return nil
 		}
 		b, d, off := host(out), out.DType(), out.Offset()
 		for i := range out.Numel() {
-			core.PutI64(d, b, off+i, core.ArangeAt(start, step, i))
+			numerics.PutI64(d, b, off+i, oprules.ArangeAt(start, step, i))
 		}
 		return nil
 	}
@@ -83,7 +84,7 @@ func eyeKernel(k *core.KernelCall) error {
 	clear(host(out))
 	b, d := host(out), out.DType()
 	for i := 0; i < min(s[0], s[1]); i++ {
-		core.PutF64(d, b, out.Offset()+i*s[1]+i, 1)
+		numerics.PutF64(d, b, out.Offset()+i*s[1]+i, 1)
 	}
 	return nil
 }

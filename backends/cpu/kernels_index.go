@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Gather and scatter along an axis. Every kernel reads and checks all index
@@ -176,7 +177,7 @@ func scatterReduceKernel(k *core.KernelCall, reduce string, include bool) error 
 		acc := readF64(x)
 		vals := tempF64(len(srcAt))
 		for i, p := range srcAt {
-			vals[i] = core.GetF64(sd, sb, p)
+			vals[i] = numerics.GetF64(sd, sb, p)
 		}
 		reduceInto(acc, dstAt, vals, reduce, include, floatCombiner(reduce),
 			func(sum float64, n int) float64 { return sum / float64(n) })
@@ -186,7 +187,7 @@ func scatterReduceKernel(k *core.KernelCall, reduce string, include bool) error 
 	acc := readI64(x)
 	vals := tempI64(len(srcAt))
 	for i, p := range srcAt {
-		vals[i] = core.GetI64(sd, sb, p)
+		vals[i] = numerics.GetI64(sd, sb, p)
 	}
 	reduceInto(acc, dstAt, vals, reduce, include, intCombiner(reduce), floorDiv)
 	writeI64(out, acc)
@@ -292,7 +293,7 @@ func scatterExtremumGradKernel(k *core.KernelCall) error {
 	}
 	targets, sv := tempInts(len(iv)), tempF64(len(iv))
 	for i, v := range iv {
-		targets[i], sv[i] = w.at(i, v), core.GetF64(sd, sb, srcPos[i])
+		targets[i], sv[i] = w.at(i, v), numerics.GetF64(sd, sb, srcPos[i])
 		count[targets[i]] += eq(sv[i], ov[targets[i]])
 	}
 	gx, gs := tempF64(len(xv)), tempF64(src.Numel())

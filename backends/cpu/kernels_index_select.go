@@ -6,6 +6,7 @@ import (
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Whole-slice indexing, masks, nonzero and one_hot. Dynamic ops (one_hot,
@@ -166,7 +167,7 @@ func maskedFillKernel(k *core.KernelCall) error {
 		}
 	}
 	fill := alignedBytes(8)
-	core.PutF64(out.DType(), fill, 0, k.Attrs.Float("value"))
+	numerics.PutF64(out.DType(), fill, 0, k.Attrs.Float("value"))
 	copyElements(out.DType().Size(), denseOut(out), host(x), nil, srcAt, fill)
 	return nil
 }
@@ -269,7 +270,7 @@ func nonzeroKernel(k *core.KernelCall) error {
 				continue
 			}
 			for d := range rank {
-				core.PutI64(core.I64, b, at+d, int64(pos[1+d]+j*steps[1+d]))
+				numerics.PutI64(core.I64, b, at+d, int64(pos[1+d]+j*steps[1+d]))
 			}
 			at += rank
 		}

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Kernels of core/ops_linalg.go. f32 products go to gemmF32 straight from
@@ -74,7 +75,7 @@ func gemmForm(rows, cols, rs, cs int) (trans bool, ld int, ok bool) {
 
 func matmulKernel(k *core.KernelCall) error {
 	a, b, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
-	d, err := core.PlanMatmul(a.Shape(), b.Shape())
+	d, err := oprules.PlanMatmul(a.Shape(), b.Shape())
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func matmulKernel(k *core.KernelCall) error {
 }
 
 // denseMatrixLayouts describes both operands after reading them in logical order.
-func denseMatrixLayouts(a, b *core.Tensor, d core.MatmulDims) (matLayout, matLayout) {
+func denseMatrixLayouts(a, b *core.Tensor, d oprules.MatmulDims) (matLayout, matLayout) {
 	return matrixLayoutOf(a.Shape(), core.ContiguousStrides(a.Shape()), 0, true, d.Batch),
 		matrixLayoutOf(b.Shape(), core.ContiguousStrides(b.Shape()), 0, false, d.Batch)
 }
@@ -132,7 +133,7 @@ func f32Operand(t *core.Tensor, rows, cols int, left bool, batch core.Shape) ([]
 // whole matrices in parallel rather than parallelising inside each one.
 const matmulSmallBatch = 64 * 64 * 64
 
-func matmulF32(a, b *core.Tensor, d core.MatmulDims, c []float32) {
+func matmulF32(a, b *core.Tensor, d oprules.MatmulDims, c []float32) {
 	av, la := f32Operand(a, d.M, d.K, true, d.Batch)
 	bv, lb := f32Operand(b, d.K, d.N, false, d.Batch)
 	gemmBatchedF32(av, la, bv, lb, d.M, d.N, d.K, c)
@@ -166,7 +167,7 @@ type linalgElem interface{ float32 | float64 | int64 }
 
 // matmulLoop is the direct product for f64 and integers, parallel over the
 // rows of every matrix in the batch.
-func matmulLoop[T linalgElem](av, bv []T, la, lb matLayout, d core.MatmulDims) []T {
+func matmulLoop[T linalgElem](av, bv []T, la, lb matLayout, d oprules.MatmulDims) []T {
 	m, n, kk := d.M, d.N, d.K
 	c := make([]T, len(la.offs)*m*n)
 	parallelFor(len(la.offs)*m, n*max(kk, 1), func(lo, hi int) {

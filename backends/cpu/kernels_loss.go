@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Loss kernels. Per-element (or per-row) losses are computed in parallel and
@@ -40,7 +41,7 @@ func readClassLoss(k *core.KernelCall, weight *core.Tensor) (*classLoss, error) 
 	x, t := k.Inputs[0], k.Inputs[1]
 	l := &classLoss{x: readF64(x), weight: nnOptF64(weight), ignore: int64(k.Attrs.Int("ignore_index")),
 		smoothing: k.Attrs.Float("label_smoothing"), reduction: k.Attrs.String("reduction")}
-	l.n, l.c, l.s = core.ClassLayout(x.Shape())
+	l.n, l.c, l.s = oprules.ClassLayout(x.Shape())
 	if t.DType().IsFloat() {
 		l.probs = readF64(t)
 		return l, nil

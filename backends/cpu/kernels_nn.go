@@ -6,6 +6,7 @@ import (
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
 	"github.com/webtensor/webtensor/core/numerics"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Softmax-family, dropout and attention kernels. Softmax of dense f32 over
@@ -37,7 +38,7 @@ func nnForLines(outer, n, inner int, fn func(base int)) {
 func softmaxKernel(logOut bool) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
-		axis, err := core.SoftmaxAxis(in.Shape(), k.Attrs)
+		axis, err := oprules.SoftmaxAxis(in.Shape(), k.Attrs)
 		if err != nil {
 			return err
 		}
@@ -119,7 +120,7 @@ func softmaxLine(x, y []float64, base, n, stride int, logOut bool) {
 func softmaxBackwardKernel(logOut bool) core.Kernel {
 	return func(k *core.KernelCall) error {
 		yt, gt, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
-		axis, err := core.SoftmaxAxis(yt.Shape(), k.Attrs)
+		axis, err := oprules.SoftmaxAxis(yt.Shape(), k.Attrs)
 		if err != nil {
 			return err
 		}
@@ -255,7 +256,7 @@ func dropoutThreshold(p float64) uint32 {
 // attentionCall holds an attention call's operands broadcast to the batch
 // shape as float64, with the mask made additive (a false bool is -inf).
 type attentionCall struct {
-	core.SDPAShapes
+	oprules.SDPAShapes
 	batch         int
 	q, k, v, mask []float64
 	scale         float64
@@ -264,7 +265,7 @@ type attentionCall struct {
 
 func readAttention(kc *core.KernelCall, mask *core.Tensor) (*attentionCall, error) {
 	q, k, v := kc.Inputs[0], kc.Inputs[1], kc.Inputs[2]
-	sh, err := core.AttentionShapes(q.Shape(), k.Shape(), v.Shape())
+	sh, err := oprules.AttentionShapes(q.Shape(), k.Shape(), v.Shape())
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Pooling and resampling kernels. Each works plane by plane (one batch item
@@ -37,7 +38,7 @@ func forPlanes[S, D any](n int, src []S, inSize int, dst []D, outSize, cost int,
 // maximum and its plane index, the way PyTorch picks them: the first maximum
 // in scan order wins and a NaN beats everything (a later NaN wins again).
 // A window lying entirely in the padding reports empty and index -1.
-func maxWindows[T int64 | float64 | float32](g *core.PoolGeom, plane []T, empty T, visit func(o int, best T, at int)) {
+func maxWindows[T int64 | float64 | float32](g *oprules.PoolGeom, plane []T, empty T, visit func(o int, best T, at int)) {
 	ih, iw := g.In[0], g.In[1]
 	for oh := 0; oh < g.Out[0]; oh++ {
 		h0 := oh*g.Stride[0] - g.Padding[0]
@@ -64,11 +65,11 @@ func maxWindows[T int64 | float64 | float32](g *core.PoolGeom, plane []T, empty 
 	}
 }
 
-func poolCost(g *core.PoolGeom) int { return g.Out[0] * g.Out[1] * g.Kernel[0] * g.Kernel[1] }
+func poolCost(g *oprules.PoolGeom) int { return g.Out[0] * g.Out[1] * g.Kernel[0] * g.Kernel[1] }
 
 func maxPoolKernel(k *core.KernelCall) error {
 	x, out := k.Inputs[0], k.Outputs[0]
-	g, err := core.Pool2dGeom(x.Shape(), k.Attrs, true)
+	g, err := oprules.Pool2dGeom(x.Shape(), k.Attrs, true)
 	if err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func lowestInt(d core.DType) int64 {
 
 func maxPoolBackwardKernel(k *core.KernelCall) error {
 	grad, x, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
-	g, err := core.Pool2dGeom(x.Shape(), k.Attrs, true)
+	g, err := oprules.Pool2dGeom(x.Shape(), k.Attrs, true)
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func maxPoolBackwardKernel(k *core.KernelCall) error {
 
 func avgPoolKernel(k *core.KernelCall) error {
 	x, out := k.Inputs[0], k.Outputs[0]
-	g, err := core.Pool2dGeom(x.Shape(), k.Attrs, false)
+	g, err := oprules.Pool2dGeom(x.Shape(), k.Attrs, false)
 	if err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ func avgPoolKernel(k *core.KernelCall) error {
 
 func avgPoolBackwardKernel(k *core.KernelCall) error {
 	grad, out := k.Inputs[0], k.Outputs[0]
-	g, err := core.Pool2dGeom(k.Attrs.Ints("input_shape"), k.Attrs, false)
+	g, err := oprules.Pool2dGeom(k.Attrs.Ints("input_shape"), k.Attrs, false)
 	if err != nil {
 		return err
 	}
@@ -189,7 +190,7 @@ func avgPoolBackwardKernel(k *core.KernelCall) error {
 
 // adaptiveCells visits every output cell of adaptive pooling with its input
 // window [h0,h1) x [w0,w1).
-func adaptiveCells(g *core.PoolGeom, visit func(o, h0, h1, w0, w1 int)) {
+func adaptiveCells(g *oprules.PoolGeom, visit func(o, h0, h1, w0, w1 int)) {
 	for oh := 0; oh < g.Out[0]; oh++ {
 		h0, h1 := kernelkit.AdaptiveRange(oh, g.In[0], g.Out[0])
 		for ow := 0; ow < g.Out[1]; ow++ {
@@ -201,11 +202,11 @@ func adaptiveCells(g *core.PoolGeom, visit func(o, h0, h1, w0, w1 int)) {
 
 // adaptiveCost bounds the work of one plane: along a dim the windows cover
 // at most in + out elements in all (each overlaps the next by one at most).
-func adaptiveCost(g *core.PoolGeom) int { return (g.In[0] + g.Out[0]) * (g.In[1] + g.Out[1]) }
+func adaptiveCost(g *oprules.PoolGeom) int { return (g.In[0] + g.Out[0]) * (g.In[1] + g.Out[1]) }
 
 func adaptivePoolKernel(k *core.KernelCall) error {
 	x, out := k.Inputs[0], k.Outputs[0]
-	g, err := core.AdaptivePool2dGeom(x.Shape(), k.Attrs.Ints("output_size"))
+	g, err := oprules.AdaptivePool2dGeom(x.Shape(), k.Attrs.Ints("output_size"))
 	if err != nil {
 		return err
 	}
@@ -228,7 +229,7 @@ func adaptivePoolKernel(k *core.KernelCall) error {
 func adaptivePoolBackwardKernel(k *core.KernelCall) error {
 	grad, out := k.Inputs[0], k.Outputs[0]
 	s := grad.Shape()
-	g, err := core.AdaptivePool2dGeom(k.Attrs.Ints("input_shape"), s[len(s)-2:])
+	g, err := oprules.AdaptivePool2dGeom(k.Attrs.Ints("input_shape"), s[len(s)-2:])
 	if err != nil {
 		return err
 	}
@@ -256,7 +257,7 @@ type taps struct {
 }
 
 // interpTaps precomputes the taps of every output index of dim.
-func interpTaps(g *core.InterpGeom, dim int) []taps {
+func interpTaps(g *oprules.InterpGeom, dim int) []taps {
 	out := make([]taps, g.Out[dim])
 	for i := range out {
 		if g.Mode == "nearest" {
@@ -271,7 +272,7 @@ func interpTaps(g *core.InterpGeom, dim int) []taps {
 
 // interpVisit calls visit for every (output, input, weight) triple of a
 // plane; the forward gathers along it and the backward scatters.
-func interpVisit(g *core.InterpGeom, rows, cols []taps, visit func(o, i int, wt float64)) {
+func interpVisit(g *oprules.InterpGeom, rows, cols []taps, visit func(o, i int, wt float64)) {
 	iw := g.In[1]
 	for oh, r := range rows {
 		for ow, c := range cols {
@@ -287,7 +288,7 @@ func interpVisit(g *core.InterpGeom, rows, cols []taps, visit func(o, i int, wt 
 
 func interpolateKernel(k *core.KernelCall) error {
 	x, out := k.Inputs[0], k.Outputs[0]
-	g, err := core.InterpolateGeom(x.Shape(), k.Attrs)
+	g, err := oprules.InterpolateGeom(x.Shape(), k.Attrs)
 	if err != nil {
 		return err
 	}
@@ -307,7 +308,7 @@ func interpolateKernel(k *core.KernelCall) error {
 
 func interpolateBackwardKernel(k *core.KernelCall) error {
 	grad, out := k.Inputs[0], k.Outputs[0]
-	g, err := core.InterpolateGeom(k.Attrs.Ints("input_shape"), k.Attrs)
+	g, err := oprules.InterpolateGeom(k.Attrs.Ints("input_shape"), k.Attrs)
 	if err != nil {
 		return err
 	}

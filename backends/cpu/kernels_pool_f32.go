@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Dense float32 pooling reads and writes float32 in place: the generic
@@ -18,7 +19,7 @@ func poolF32(x, out *core.Tensor) bool { return denseF32(x) && out.DType() == co
 // maxPoolF32 is max_pool2d on dense float32. Non-overlapping 2x2 windows
 // inside the image (the common downsampling layer) have their own loop;
 // every other geometry scans windows as maxWindows does.
-func maxPoolF32(g *core.PoolGeom, x, out *core.Tensor) {
+func maxPoolF32(g *oprules.PoolGeom, x, out *core.Tensor) {
 	inSize, outSize := g.In[0]*g.In[1], g.Out[0]*g.Out[1]
 	halves := g.Kernel == [2]int{2, 2} && g.Stride == [2]int{2, 2} && g.Padding == [2]int{} &&
 		g.Dilation == [2]int{1, 1} && 2*g.Out[0] <= g.In[0] && 2*g.Out[1] <= g.In[1]
@@ -61,7 +62,7 @@ func bit(b bool) uint32 {
 
 // avgPoolF32 is avg_pool2d on dense float32, summing each window in
 // float64 as the generic kernel does.
-func avgPoolF32(g *core.PoolGeom, x, out *core.Tensor) {
+func avgPoolF32(g *oprules.PoolGeom, x, out *core.Tensor) {
 	forPlanes(g.Batch*g.C, f32s(x), g.In[0]*g.In[1], f32s(out), g.Out[0]*g.Out[1], poolCost(g), func(in, o []float32) {
 		for oh := 0; oh < g.Out[0]; oh++ {
 			for ow := 0; ow < g.Out[1]; ow++ {

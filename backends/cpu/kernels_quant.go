@@ -2,10 +2,11 @@ package cpu
 
 import (
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Kernels for affine 8-bit quantisation; the per-element arithmetic lives in
-// core.QuantParams so that every backend rounds the same way.
+// oprules.QuantParams so that every backend rounds the same way.
 
 func init() {
 	register("quantize", quantizeKernel)
@@ -15,7 +16,7 @@ func init() {
 func quantizeKernel(k *core.KernelCall) error {
 	x, out := k.Inputs[0], k.Outputs[0]
 	shape := x.Shape()
-	p, err := core.ParseQuantParams(shape, out.DType(), k.Attrs)
+	p, err := oprules.ParseQuantParams(shape, out.DType(), k.Attrs)
 	if err != nil {
 		return err
 	}
@@ -33,7 +34,7 @@ func quantizeKernel(k *core.KernelCall) error {
 func dequantizeKernel(k *core.KernelCall) error {
 	q, out := k.Inputs[0], k.Outputs[0]
 	shape := q.Shape()
-	p, err := core.ParseQuantParams(shape, q.DType(), k.Attrs)
+	p, err := oprules.ParseQuantParams(shape, q.DType(), k.Attrs)
 	if err != nil {
 		return err
 	}

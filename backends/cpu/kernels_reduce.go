@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Reductions read their input in place through the plan of
@@ -17,7 +18,7 @@ import (
 func init() {
 	register("sum", func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
-		axes := core.ReducedAxes(in, k.Attrs)
+		axes := oprules.ReducedAxes(in.Rank(), k.Attrs)
 		if !out.DType().IsFloat() {
 			writeI64(out, planSumsI64(in, axes))
 			return nil
@@ -27,7 +28,7 @@ func init() {
 	})
 	register("mean", func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
-		axes := core.ReducedAxes(in, k.Attrs)
+		axes := oprules.ReducedAxes(in.Rank(), k.Attrs)
 		acc := planSums(in, axes, formSum)
 		n := float64(reducedCount(in.Shape(), axes))
 		for i := range acc {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Kernels of core/ops_reduce_more.go. Floating inputs reduce in float64 (or
@@ -18,7 +19,7 @@ import (
 func init() {
 	register("prod", func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
-		axes := core.ReducedAxes(in, k.Attrs)
+		axes := oprules.ReducedAxes(in.Rank(), k.Attrs)
 		if !out.DType().IsFloat() {
 			writeI64(out, planProdsI64(in, axes))
 			return nil
@@ -71,7 +72,7 @@ func extremeBeats[T int64 | float64](dir int, best, v T) bool {
 func extremeKernel(dir int) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
-		axes := core.ReducedAxes(in, k.Attrs)
+		axes := oprules.ReducedAxes(in.Rank(), k.Attrs)
 		if !in.DType().IsFloat() {
 			writeI64(out, planExtremesI64(in, axes, dir > 0))
 			return nil
@@ -152,7 +153,7 @@ func argExtremeKernel(dir int) core.Kernel {
 func varianceKernel(sqrt bool) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
-		axes := core.ReducedAxes(in, k.Attrs)
+		axes := oprules.ReducedAxes(in.Rank(), k.Attrs)
 		n := float64(reducedCount(in.Shape(), axes))
 		mean := planSums(in, axes, formSum)
 		for o := range mean {
@@ -177,7 +178,7 @@ func varianceKernel(sqrt bool) core.Kernel {
 // below the output's rounding), summed in float64.
 func logsumexpKernel(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
-	axes := core.ReducedAxes(in, k.Attrs)
+	axes := oprules.ReducedAxes(in.Rank(), k.Attrs)
 	m := planExtremes(in, axes, true, false)
 	for o, x := range m {
 		if math.IsInf(x, 0) {
@@ -195,7 +196,7 @@ func logsumexpKernel(k *core.KernelCall) error {
 
 func vectorNormKernel(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
-	axes := core.ReducedAxes(in, k.Attrs)
+	axes := oprules.ReducedAxes(in.Rank(), k.Attrs)
 	ord := k.Attrs.Float("ord")
 	var acc []float64
 	switch {
@@ -225,7 +226,7 @@ func vectorNormKernel(k *core.KernelCall) error {
 func cumulativeKernel(identity float64, stepF func(acc, v float64) float64, stepI func(acc, v int64) int64) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
-		axis, err := core.ScanAxis(in.Rank(), k.Attrs)
+		axis, err := oprules.ScanAxis(in.Rank(), k.Attrs)
 		if err != nil {
 			return err
 		}
@@ -271,7 +272,7 @@ func eachAxisLine(outer, n, inner int, fn func(at func(j int) int)) {
 func anyAllKernel(all bool) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
-		axes := core.ReducedAxes(in, k.Attrs)
+		axes := oprules.ReducedAxes(in.Rank(), k.Attrs)
 		n := float64(reducedCount(in.Shape(), axes))
 		res := tempI64(out.Numel())
 		for o, c := range planSums(in, axes, formNz) {
@@ -309,7 +310,7 @@ func groupMembers(shape core.Shape, axes []int) (start, members []int) {
 // as prefix * suffix, which stays exact when the group holds zeros.
 func prodGradKernel(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
-	start, members := groupMembers(in.Shape(), core.ReducedAxes(in, k.Attrs))
+	start, members := groupMembers(in.Shape(), oprules.ReducedAxes(in.Rank(), k.Attrs))
 	v := readF64(in)
 	res := tempF64(len(v))
 	for o := 0; o+1 < len(start); o++ {
@@ -334,7 +335,7 @@ func prodGradKernel(k *core.KernelCall) error {
 func extremeGradKernel(k *core.KernelCall) error {
 	x, r, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
 	shape := x.Shape()
-	axes := core.ReducedAxes(x, k.Attrs)
+	axes := oprules.ReducedAxes(x.Rank(), k.Attrs)
 	v, at := readF64(x), readF64As(r, shape)
 	idx := reduceIndex(shape, axes)
 	count := tempF64(outCount(shape, axes))
@@ -376,7 +377,7 @@ func vectorNormGradKernel(k *core.KernelCall) error {
 			}
 		}
 	case math.IsInf(ord, 0):
-		axes := core.ReducedAxes(x, k.Attrs)
+		axes := oprules.ReducedAxes(x.Rank(), k.Attrs)
 		idx := reduceIndex(shape, axes)
 		isMax := func(i int) bool { return math.Abs(v[i]) == n[i] || (v[i] != v[i] && n[i] != n[i]) }
 		count := tempF64(outCount(shape, axes))
@@ -426,7 +427,7 @@ func signOrNaN(x float64) float64 {
 // zeros in x are exact.
 func cumprodGradKernel(k *core.KernelCall) error {
 	x, out := k.Inputs[0], k.Outputs[0]
-	axis, err := core.ScanAxis(x.Rank(), k.Attrs)
+	axis, err := oprules.ScanAxis(x.Rank(), k.Attrs)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Shape copies move raw element bytes, so every dtype is copied exactly.
@@ -405,7 +406,7 @@ func padKernel(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
 	mode := k.Attrs.String("mode")
 	fill := alignedBytes(8)
-	core.PutF64(out.DType(), fill, 0, k.Attrs.Float("value"))
+	numerics.PutF64(out.DType(), fill, 0, k.Attrs.Float("value"))
 	remapCopy(out, layoutOf(in), padMaps(in.Shape(), out.Shape(), k.Attrs.Ints("pads"), mode), fill)
 	return nil
 }

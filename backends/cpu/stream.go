@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Streaming over strided layouts. A view can broadcast a few bytes to more
@@ -237,7 +238,7 @@ func gatherF64(dst []float64, d core.DType, b []byte, pos, step int) {
 		}
 	default:
 		for k := range dst {
-			dst[k] = core.GetF64(d, b, pos+k*step)
+			dst[k] = numerics.GetF64(d, b, pos+k*step)
 		}
 	}
 }
@@ -265,7 +266,7 @@ func gatherI64(dst []int64, d core.DType, b []byte, pos, step int) {
 		}
 	default:
 		for k := range dst {
-			dst[k] = core.GetI64(d, b, pos+k*step)
+			dst[k] = numerics.GetI64(d, b, pos+k*step)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Indexed kernels: the launch the shape and index ops share where the
@@ -274,11 +275,11 @@ func (b *Backend) launchIndexed(g *genKernel, n int64, grid [3]uint32, key strin
 	return b.launch(launchSpec{op: g.op, k: k, grid: grid, block: genBlock, check: g.check}, &a)
 }
 
-// fillBits is value stored as dtype d by the CPU's rule (core.PutF64), as
+// fillBits is value stored as dtype d by the CPU's rule (numerics.PutF64), as
 // raw bits for wt_from_bits.
 func fillBits(d core.DType, value float64) int64 {
 	raw := make([]byte, 8)
-	core.PutF64(d, raw, 0, value)
+	numerics.PutF64(d, raw, 0, value)
 	return int64(binary.LittleEndian.Uint64(raw))
 }
 

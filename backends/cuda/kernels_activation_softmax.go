@@ -5,6 +5,7 @@ package cuda
 import (
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Softmax and log_softmax, forward and backward, as row programs
@@ -13,7 +14,7 @@ import (
 
 func softmaxFrame(k *core.KernelCall) (lower.Frame, error) {
 	x := k.Inputs[0]
-	axis, err := core.SoftmaxAxis(x.Shape(), k.Attrs)
+	axis, err := oprules.SoftmaxAxis(x.Shape(), k.Attrs)
 	if err != nil {
 		return lower.Frame{}, err
 	}

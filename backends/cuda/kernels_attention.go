@@ -6,6 +6,7 @@ import (
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Scaled dot-product attention as cuBLAS products around a softmax row
@@ -16,7 +17,7 @@ import (
 
 // attention is one call's operands, viewed with the broadcast batch dims.
 type attention struct {
-	sh      core.SDPAShapes
+	sh      oprules.SDPAShapes
 	q, k, v *core.Tensor
 	mask    *core.Tensor // over the scores' shape, or nil
 	scale   float64
@@ -26,7 +27,7 @@ type attention struct {
 
 func newAttention(kc *core.KernelCall, mask *core.Tensor) (*attention, error) {
 	q, k, v := kc.Inputs[0], kc.Inputs[1], kc.Inputs[2]
-	sh, err := core.AttentionShapes(q.Shape(), k.Shape(), v.Shape())
+	sh, err := oprules.AttentionShapes(q.Shape(), k.Shape(), v.Shape())
 	if err != nil {
 		return nil, err
 	}

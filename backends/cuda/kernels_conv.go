@@ -6,10 +6,11 @@ import (
 	"fmt"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Convolutions as cuBLAS products over unfolded windows (im2col), with
-// core.ConvGeom's three directions (the same geometry shape inference and
+// oprules.ConvGeom's three directions (the same geometry shape inference and
 // every other backend use):
 //   grid from image (conv1d, conv2d, a transposed convolution's input
 //     gradient): grid[n, g] = W[g] @ cols[n, g];
@@ -28,7 +29,7 @@ type convSizes struct {
 	batch, groups, cg, og, k, p int
 }
 
-func sizesOf(g *core.ConvGeom) convSizes {
+func sizesOf(g *oprules.ConvGeom) convSizes {
 	s := convSizes{batch: 1, groups: g.Groups, cg: g.ImageC / g.Groups, og: g.GridC / g.Groups,
 		k: g.Kernel[0] * g.Kernel[1], p: g.Grid[0] * g.Grid[1]}
 	if g.Batched {
@@ -39,7 +40,7 @@ func sizesOf(g *core.ConvGeom) convSizes {
 
 // nchw views t (laid out as the geometry's image or grid side, batched or
 // not, 1-D or 2-D) as [N, C, H, W] strides.
-func nchw(t *core.Tensor, g *core.ConvGeom) [4]int {
+func nchw(t *core.Tensor, g *oprules.ConvGeom) [4]int {
 	st := t.Strides()
 	var out [4]int
 	i := 0
@@ -56,7 +57,7 @@ func nchw(t *core.Tensor, g *core.ConvGeom) [4]int {
 }
 
 // geomParams puts the window geometry in A.s[10..] for the kernels.
-func geomParams(k *genKernel, g *core.ConvGeom, s convSizes) {
+func geomParams(k *genKernel, g *oprules.ConvGeom, s convSizes) {
 	for i, v := range []int{s.k, g.Kernel[1], g.Grid[1], g.Stride[0], g.Stride[1], g.Dilation[0], g.Dilation[1],
 		g.Padding[0], g.Padding[1], s.cg, g.Image[0], g.Image[1], g.Kernel[0], g.Grid[0], s.groups} {
 		k.param(10+i, int64(v))
@@ -73,7 +74,7 @@ const idx IH = (idx)A.s[20], IW = (idx)A.s[21], KH = (idx)A.s[22], GH = (idx)A.s
 // element (n, g, ck, p) at cols' contiguous position for the iteration
 // order given by batchInner (false: [nb, groups, cg*k, p]; true: [groups,
 // cg*k, nb, p], the weight gradient's).
-func (b *Backend) unfold(op string, g *core.ConvGeom, image, cols *core.Tensor, n0, nb int, batchInner bool) error {
+func (b *Backend) unfold(op string, g *oprules.ConvGeom, image, cols *core.Tensor, n0, nb int, batchInner bool) error {
 	s := sizesOf(g)
 	st := nchw(image, g)
 	shape := []int{nb, s.groups, s.cg * s.k, s.p}
@@ -97,7 +98,7 @@ p0[` + k.at(0) + `] = (ih >= 0 && ih < IH && iw >= 0 && iw < IW)
 
 // fold sums each image element's windows from cols [nb, groups, cg*k, p]
 // (plus the bias of its channel) into out's batch items [n0, n0+nb).
-func (b *Backend) fold(op string, g *core.ConvGeom, cols, bias, out *core.Tensor, n0, nb int) error {
+func (b *Backend) fold(op string, g *oprules.ConvGeom, cols, bias, out *core.Tensor, n0, nb int) error {
 	s := sizesOf(g)
 	ost := nchw(out, g)
 	shape := []int{nb, g.ImageC, g.Image[0], g.Image[1]}
@@ -134,7 +135,7 @@ func (s convSizes) chunk(d core.DType) int {
 }
 
 // convGrid computes the grid (out) from image a and weight w, adding bias.
-func (b *Backend) convGrid(op string, g *core.ConvGeom, a, w, bias, out *core.Tensor) error {
+func (b *Backend) convGrid(op string, g *oprules.ConvGeom, a, w, bias, out *core.Tensor) error {
 	s := sizesOf(g)
 	wv := core.NewView(w, core.Shape{s.groups, s.og, s.cg * s.k}, []int{s.og * s.cg * s.k, s.cg * s.k, 1}, w.Offset())
 	if !w.IsContiguous() {
@@ -173,7 +174,7 @@ func (b *Backend) convGrid(op string, g *core.ConvGeom, a, w, bias, out *core.Te
 
 // convImage computes the image (out) from grid a and weight w (a
 // transposed convolution), adding bias.
-func (b *Backend) convImage(op string, g *core.ConvGeom, a, w, bias, out *core.Tensor) error {
+func (b *Backend) convImage(op string, g *oprules.ConvGeom, a, w, bias, out *core.Tensor) error {
 	s := sizesOf(g)
 	wc := w
 	if !w.IsContiguous() {
@@ -217,7 +218,7 @@ func (b *Backend) convImage(op string, g *core.ConvGeom, a, w, bias, out *core.T
 
 // convWeightGrad computes dW (out) from image a and grid gradient gr,
 // summing over the batch in the product's inner dim (chunk by chunk).
-func (b *Backend) convWeightGrad(op string, g *core.ConvGeom, a, gr, out *core.Tensor) error {
+func (b *Backend) convWeightGrad(op string, g *oprules.ConvGeom, a, gr, out *core.Tensor) error {
 	s := sizesOf(g)
 	gst := nchw(gr, g)
 	chunk := s.chunk(a.DType())
@@ -275,7 +276,7 @@ func (b *Backend) convWeightGrad(op string, g *core.ConvGeom, a, gr, out *core.T
 	return nil
 }
 
-type convGeomFunc func(a, b core.Shape, attrs core.Attrs) (core.ConvGeom, error)
+type convGeomFunc func(a, b core.Shape, attrs core.Attrs) (oprules.ConvGeom, error)
 
 func convKernel(op string, geom convGeomFunc, mode string) core.Kernel {
 	return func(k *core.KernelCall) error {
@@ -307,9 +308,9 @@ func convKernel(op string, geom convGeomFunc, mode string) core.Kernel {
 }
 
 func init() {
-	register("conv2d", convKernel("conv2d", core.Conv2dGeom, "grid"))
-	register("conv1d", convKernel("conv1d", core.Conv1dGeom, "grid"))
-	register("_conv_transpose2d_input_grad", convKernel("_conv_transpose2d_input_grad", core.ConvTransposeInputGradGeom, "grid"))
-	register("conv_transpose2d", convKernel("conv_transpose2d", core.ConvTranspose2dGeom, "image"))
-	register("_conv2d_weight_grad", convKernel("_conv2d_weight_grad", core.ConvWeightGradGeom, "wgrad"))
+	register("conv2d", convKernel("conv2d", oprules.Conv2dGeom, "grid"))
+	register("conv1d", convKernel("conv1d", oprules.Conv1dGeom, "grid"))
+	register("_conv_transpose2d_input_grad", convKernel("_conv_transpose2d_input_grad", oprules.ConvTransposeInputGradGeom, "grid"))
+	register("conv_transpose2d", convKernel("conv_transpose2d", oprules.ConvTranspose2dGeom, "image"))
+	register("_conv2d_weight_grad", convKernel("_conv2d_weight_grad", oprules.ConvWeightGradGeom, "wgrad"))
 }

@@ -6,13 +6,14 @@ import (
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Creation ops: map kernels with no inputs, written from the element
 // index i.
 
 // toStorage is the expression that stores the f64 value v into dtype d as
-// the CPU does (core.PutF64): integers through i64, truncating and
+// the CPU does (numerics.PutF64): integers through i64, truncating and
 // saturating, then wrapping to their width.
 func toStorage(d core.DType, v string) string {
 	if d.IsFloat() || d == core.Bool {
@@ -36,7 +37,7 @@ func arangeKernel(k *core.KernelCall) error {
 	out := k.Outputs[0]
 	var sc lower.Scalars
 	var e string
-	if start, step, ok := core.ArangeInts(k.Attrs); ok {
+	if start, step, ok := oprules.ArangeInts(k.Attrs); ok {
 		sc.SetI(0, start)
 		sc.SetI(1, step)
 		e = "i64(u64(pi(0u)) + u64(i) * u64(pi(1u)))"

@@ -9,6 +9,7 @@ import (
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Reads through an index (gather, take_along_axis, index_select,
@@ -205,24 +206,24 @@ func (b *Backend) oneHot(idx, out *core.Tensor, classes int64) error {
 }
 
 // maskedFillKernel takes value, stored in x's dtype as the CPU stores it
-// (core.PutF64), where the broadcast mask is set.
+// (numerics.PutF64), where the broadcast mask is set.
 func maskedFillKernel(k *core.KernelCall) error {
 	out := k.Outputs[0]
 	d := out.DType()
 	ct := computeType(d)
 	var sc lower.Scalars
 	raw := make([]byte, 8)
-	core.PutF64(d, raw, 0, k.Attrs.Float("value"))
+	numerics.PutF64(d, raw, 0, k.Attrs.Float("value"))
 	var fill string
 	switch {
 	case lower.IsFloat(ct):
-		sc.SetF(0, core.GetF64(d, raw, 0))
+		sc.SetF(0, numerics.GetF64(d, raw, 0))
 		fill = lower.Conv("pf(0u)", lower.F64, ct)
 	case ct == lower.U32:
-		sc.SetU(0, uint32(core.GetI64(d, raw, 0)))
+		sc.SetU(0, uint32(numerics.GetI64(d, raw, 0)))
 		fill = "pu(0u)"
 	default:
-		sc.SetI(0, core.GetI64(d, raw, 0))
+		sc.SetI(0, numerics.GetI64(d, raw, 0))
 		fill = lower.Conv("pi(0u)", lower.I64, ct)
 	}
 	e := "select(" + lower.Conv("x0", computeType(k.Inputs[0].DType()), ct) + ", " + fill + ", x1 != 0u)"

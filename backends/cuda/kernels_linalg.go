@@ -7,6 +7,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Matrix products go to cuBLAS (cublasGemmStridedBatchedEx): f32 with f32
@@ -49,7 +50,7 @@ func blasType(d core.DType) (int, bool) {
 
 func matmulKernel(k *core.KernelCall) error {
 	a, b, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
-	d, err := core.PlanMatmul(a.Shape(), b.Shape())
+	d, err := oprules.PlanMatmul(a.Shape(), b.Shape())
 	if err != nil {
 		return err
 	}

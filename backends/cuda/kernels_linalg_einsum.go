@@ -11,6 +11,7 @@ import (
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // einsum follows the CPU backend's plan (backends/cpu/einsum.go): each
@@ -228,7 +229,7 @@ func einsumKernel(k *core.KernelCall) error {
 	for i, t := range k.Inputs {
 		shapes[i] = t.Shape()
 	}
-	p, err := core.ParseEinsum(k.Attrs.String("equation"), shapes)
+	p, err := oprules.ParseEinsum(k.Attrs.String("equation"), shapes)
 	if err != nil {
 		return err
 	}
@@ -288,7 +289,7 @@ func einsumKernel(k *core.KernelCall) error {
 func einsumScatterKernel(k *core.KernelCall) error {
 	x, out := k.Inputs[0], k.Outputs[0]
 	eq := k.Attrs.String("equation")
-	from, err := core.ParseEinsumScatter(eq, x.Shape(), out.Shape())
+	from, err := oprules.ParseEinsumScatter(eq, x.Shape(), out.Shape())
 	if err != nil {
 		return err
 	}

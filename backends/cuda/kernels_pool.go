@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Pooling and resampling, one thread per element of a contiguous result
@@ -27,7 +28,7 @@ func planeStrides(t *core.Tensor) []int {
 }
 
 // poolParams puts a pooling geometry in A.s[10..].
-func poolParams(k *genKernel, g *core.PoolGeom) {
+func poolParams(k *genKernel, g *oprules.PoolGeom) {
 	div := g.DivisorOverride
 	cip := 0
 	if g.CountIncludePad {
@@ -77,7 +78,7 @@ auto adaptive = [&](idx o, idx nin, idx nout, idx &lo, idx &hi) { lo = o * nin /
 
 // poolRun runs body once per element of out ([N, C, H, W] or [C, H, W]),
 // with operand 0 out, 1 src and 2 x (max_pool2d's input, for its gradient).
-func (b *Backend) poolRun(op string, g *core.PoolGeom, out, src, x *core.Tensor, body string) error {
+func (b *Backend) poolRun(op string, g *oprules.PoolGeom, out, src, x *core.Tensor, body string) error {
 	st := planeStrides(out)
 	shape := []int{max(g.Batch, 1), g.C, 0, 0}
 	os := out.Shape()
@@ -114,7 +115,7 @@ func lowest(d core.DType) string {
 
 func maxPoolKernel(k *core.KernelCall) error {
 	x, out := k.Inputs[0], k.Outputs[0]
-	g, err := core.Pool2dGeom(x.Shape(), k.Attrs, true)
+	g, err := oprules.Pool2dGeom(x.Shape(), k.Attrs, true)
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func maxPoolKernel(k *core.KernelCall) error {
 // maxPoolBackwardKernel: each input element sums the gradients of the
 // windows (in increasing output order) whose maximum it is.
 func maxPoolBackwardKernel(k *core.KernelCall) error {
-	g, err := core.Pool2dGeom(k.Inputs[1].Shape(), k.Attrs, true)
+	g, err := oprules.Pool2dGeom(k.Inputs[1].Shape(), k.Attrs, true)
 	if err != nil {
 		return err
 	}
@@ -156,7 +157,7 @@ put(&p0[at(0, n, c, h, w)], acc);
 }
 
 func avgPoolKernel(k *core.KernelCall) error {
-	g, err := core.Pool2dGeom(k.Inputs[0].Shape(), k.Attrs, false)
+	g, err := oprules.Pool2dGeom(k.Inputs[0].Shape(), k.Attrs, false)
 	if err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ put(&p0[at(0, n, c, h, w)], (h0 < h1 && w0 < w1) ? sum / div : 0.0);
 }
 
 func avgPoolBackwardKernel(k *core.KernelCall) error {
-	g, err := core.Pool2dGeom(k.Attrs.Ints("input_shape"), k.Attrs, false)
+	g, err := oprules.Pool2dGeom(k.Attrs.Ints("input_shape"), k.Attrs, false)
 	if err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ put(&p0[at(0, n, c, h, w)], acc);
 }
 
 func adaptivePoolKernel(k *core.KernelCall) error {
-	g, err := core.AdaptivePool2dGeom(k.Inputs[0].Shape(), k.Attrs.Ints("output_size"))
+	g, err := oprules.AdaptivePool2dGeom(k.Inputs[0].Shape(), k.Attrs.Ints("output_size"))
 	if err != nil {
 		return err
 	}
@@ -206,7 +207,7 @@ put(&p0[at(0, n, c, h, w)], sum / (f64)((h1 - h0) * (w1 - w0)));
 
 func adaptivePoolBackwardKernel(k *core.KernelCall) error {
 	s := k.Inputs[0].Shape()
-	g, err := core.AdaptivePool2dGeom(k.Attrs.Ints("input_shape"), s[len(s)-2:])
+	g, err := oprules.AdaptivePool2dGeom(k.Attrs.Ints("input_shape"), s[len(s)-2:])
 	if err != nil {
 		return err
 	}
@@ -232,7 +233,7 @@ put(&p0[at(0, n, c, h, w)], acc);
 // core's own rules so every backend blends the same inputs, followed by
 // each input index's range [lo, hi) of outputs that tap it (taps never
 // decrease along a dim), for the gradient's gather.
-func (b *Backend) interpTaps(g *core.InterpGeom) (*core.Tensor, error) {
+func (b *Backend) interpTaps(g *oprules.InterpGeom) (*core.Tensor, error) {
 	vals := make([]float64, 0, 4*(g.Out[0]+g.Out[1])+2*(g.In[0]+g.In[1]))
 	var ranges []float64
 	for d := range 2 {
@@ -268,7 +269,7 @@ func (b *Backend) interpTaps(g *core.InterpGeom) (*core.Tensor, error) {
 
 // interpRun runs body per element of out with operand 0 out, 1 src, 2 the
 // taps (rows first, then columns from 4*OH), geometry in A.s.
-func (b *Backend) interpRun(op string, g *core.InterpGeom, out, src *core.Tensor, body string) error {
+func (b *Backend) interpRun(op string, g *oprules.InterpGeom, out, src *core.Tensor, body string) error {
 	taps, err := b.interpTaps(g)
 	if err != nil {
 		return err
@@ -293,7 +294,7 @@ auto cover = [&](int d, idx i, int j) -> idx { return (idx)p2[4 * (OH + OW) + (d
 
 func interpolateKernel(k *core.KernelCall) error {
 	x, out := k.Inputs[0], k.Outputs[0]
-	g, err := core.InterpolateGeom(x.Shape(), k.Attrs)
+	g, err := oprules.InterpolateGeom(x.Shape(), k.Attrs)
 	if err != nil {
 		return err
 	}
@@ -319,7 +320,7 @@ put(&p0[at(0, h, w)], acc);
 // interpolateBackwardKernel gathers, per input element, the outputs whose
 // taps reach it, in increasing output order as the CPU scatters them.
 func interpolateBackwardKernel(k *core.KernelCall) error {
-	g, err := core.InterpolateGeom(k.Attrs.Ints("input_shape"), k.Attrs)
+	g, err := oprules.InterpolateGeom(k.Attrs.Ints("input_shape"), k.Attrs)
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,10 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
-// Affine 8-bit quantisation as elementwise maps with core.QuantParams'
+// Affine 8-bit quantisation as elementwise maps with oprules.QuantParams'
 // arithmetic (so PyTorch's): x rounded to f32, times the f32 reciprocal of
 // the scale, rounded half to even, clamped to the range less the zero
 // point before it is added (so huge values never overflow the integer
@@ -27,7 +28,7 @@ func init() {
 // quantOperands uploads one parameter per channel (the scales, or their
 // f32 reciprocals when inv) and the zero points (i32), as views
 // broadcast over shape.
-func quantOperands(b *Backend, p core.QuantParams, shape core.Shape, inv bool) (scale, zp *core.Tensor, err error) {
+func quantOperands(b *Backend, p oprules.QuantParams, shape core.Shape, inv bool) (scale, zp *core.Tensor, err error) {
 	c := len(p.Scales)
 	fs, zs := make([]byte, 4*c), make([]byte, 4*c)
 	for i, s := range p.Scales {
@@ -68,7 +69,7 @@ func quantizeExpr(inv, zp string) string {
 
 func quantizeKernel(k *core.KernelCall) error {
 	x, out := k.Inputs[0], k.Outputs[0]
-	p, err := core.ParseQuantParams(x.Shape(), out.DType(), k.Attrs)
+	p, err := oprules.ParseQuantParams(x.Shape(), out.DType(), k.Attrs)
 	if err != nil {
 		return err
 	}
@@ -93,7 +94,7 @@ func quantizeKernel(k *core.KernelCall) error {
 // dequantizeKernel is (q - zero_point) * scale in f32, as on the CPU.
 func dequantizeKernel(k *core.KernelCall) error {
 	q, out := k.Inputs[0], k.Outputs[0]
-	p, err := core.ParseQuantParams(q.Shape(), q.DType(), k.Attrs)
+	p, err := oprules.ParseQuantParams(q.Shape(), q.DType(), k.Attrs)
 	if err != nil {
 		return err
 	}

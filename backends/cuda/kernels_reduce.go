@@ -9,6 +9,7 @@ import (
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Reductions accumulate floats in f64 and integers in i64 whatever their
@@ -36,7 +37,7 @@ func reduceKernel(op string, build reduceOp) core.Kernel {
 		ct := computeType(in.DType())
 		var sc lower.Scalars
 		acc, value, final := build(k, ct, &sc)
-		return cudaOf(k).reduce(reduction{op: op, frame: lower.NewFrame(in.Shape(), core.ReducedAxes(in, k.Attrs)),
+		return cudaOf(k).reduce(reduction{op: op, frame: lower.NewFrame(in.Shape(), oprules.ReducedAxes(in.Rank(), k.Attrs)),
 			ins: k.Inputs[:1], out: out, acc: acc, value: value, final: final, sc: &sc})
 	}
 }

@@ -7,13 +7,14 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Scans and the reductions' sequential gradients as group loops (group.go),
 // each the CPU's loop over a line (backends/cpu/kernels_reduce_more.go).
 
 func scanFrame(x *core.Tensor, a core.Attrs) (lower.Frame, error) {
-	axis, err := core.ScanAxis(x.Rank(), a)
+	axis, err := oprules.ScanAxis(x.Rank(), a)
 	if err != nil {
 		return lower.Frame{}, err
 	}
@@ -70,7 +71,7 @@ for (idx j = 0; j < R; j++) {
 // and suffix products (exact with zeros).
 func prodGradKernel(k *core.KernelCall) error {
 	x := k.Inputs[0]
-	f := lower.NewFrame(x.Shape(), core.ReducedAxes(x, k.Attrs))
+	f := lower.NewFrame(x.Shape(), oprules.ReducedAxes(x.Rank(), k.Attrs))
 	const body = `f64 prefix = 1;
 for (idx r = 0; r < R; r++) { W1(r, prefix); prefix *= (f64)X0(r); }
 f64 suffix = 1;
@@ -83,7 +84,7 @@ for (idx r = R - 1; r >= 0; r--) { W1(r, (f64)ld(in1[ro1(r)]) * suffix); suffix 
 // value of their group (x1, broadcast over it).
 func extremeGradKernel(k *core.KernelCall) error {
 	x := k.Inputs[0]
-	f := lower.NewFrame(x.Shape(), core.ReducedAxes(x, k.Attrs))
+	f := lower.NewFrame(x.Shape(), oprules.ReducedAxes(x.Rank(), k.Attrs))
 	const body = `f64 count = 0;
 for (idx r = 0; r < R; r++) if ((f64)X0(r) == (f64)X1(r)) count += 1;
 for (idx r = 0; r < R; r++) W2(r, (f64)X0(r) == (f64)X1(r) ? 1.0 / count : 0.0);
@@ -98,7 +99,7 @@ for (idx r = 0; r < R; r++) W2(r, (f64)X0(r) == (f64)X1(r) ? 1.0 / count : 0.0);
 // gradient, both broadcast over the group.
 func normGradKernel(k *core.KernelCall) error {
 	x := k.Inputs[0]
-	f := lower.NewFrame(x.Shape(), core.ReducedAxes(x, k.Attrs))
+	f := lower.NewFrame(x.Shape(), oprules.ReducedAxes(x.Rank(), k.Attrs))
 	ord := k.Attrs.Float("ord")
 	var sc lower.Scalars
 	sc.SetF(0, ord)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // Segment reductions and CSR products with the CPU backend's semantics
@@ -87,7 +88,7 @@ func (b *Backend) readIndexVector(t *core.Tensor) ([]int64, error) {
 	}
 	out := make([]int64, n)
 	for i := range out {
-		out[i] = core.GetI64(t.DType(), raw, t.Offset()+i*st-lo)
+		out[i] = numerics.GetI64(t.DType(), raw, t.Offset()+i*st-lo)
 	}
 	return out, nil
 }

@@ -5,9 +5,10 @@ package cuda
 import (
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
-// castKernel converts by core's rule (core.FloatToInt): a float becomes
+// castKernel converts by core's rule (numerics.FloatToInt): a float becomes
 // an integer truncated toward zero and saturated at the target's range,
 // NaN giving 0, written with lower.FloatToInt so that no conversion sees
 // a value outside its type (C++ leaves that undefined); integers to
@@ -18,7 +19,7 @@ func castKernel(k *core.KernelCall) error {
 	inT, ct := computeType(in.DType()), computeType(out.DType())
 	e := "x0"
 	if lower.IsFloat(inT) && !out.DType().IsFloat() && out.DType() != core.Bool {
-		lo, hi := core.IntRange(out.DType())
+		lo, hi := numerics.IntRange(out.DType())
 		e = lower.FloatToInt("x0", inT, ct, lo, hi)
 	}
 	return cudaOf(k).mapRun("cast", k.Inputs[:1], out, e, nil)

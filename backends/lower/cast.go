@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// FloatToInt is core.FloatToInt in the dialect: float v of compute type ft
+// FloatToInt is numerics.FloatToInt in the dialect: float v of compute type ft
 // becomes a value in [lo, hi] of integer compute type ct: NaN gives 0,
 // other values truncate toward zero and saturate at the ends of the range.
 // The bounds are tested in ft (lo and hi+1 are exact there for every

@@ -6,6 +6,7 @@ import (
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/ir/fusion"
+	"github.com/webtensor/webtensor/core/oprules"
 	"github.com/webtensor/webtensor/wgsl"
 )
 
@@ -164,7 +165,7 @@ func (b *Backend) fuseMatmulWith(x, y *core.Tensor, e, also *fusion.Expr, extras
 	if err := f32OnGPU("fused matmul operand", []*core.Tensor{x, y}); err != nil {
 		return nil, nil, err
 	}
-	d, err := core.PlanMatmul(x.Shape(), y.Shape())
+	d, err := oprules.PlanMatmul(x.Shape(), y.Shape())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -320,9 +321,9 @@ func (b *Backend) fuseConv(op string, ins []*core.Tensor, attrs core.Attrs, e *f
 	if err != nil {
 		return nil, err
 	}
-	geomOf := core.Conv2dGeom
+	geomOf := oprules.Conv2dGeom
 	if op == "conv1d" {
-		geomOf = core.Conv1dGeom
+		geomOf = oprules.Conv1dGeom
 	}
 	g, err := geomOf(ins[0].Shape(), ins[1].Shape(), a)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Softmax and log_softmax run one thread per row (a frame group), reading
@@ -14,7 +15,7 @@ import (
 
 func softmaxFrame(k *core.KernelCall) (frame, error) {
 	x := k.Inputs[0]
-	axis, err := core.SoftmaxAxis(x.Shape(), k.Attrs)
+	axis, err := oprules.SoftmaxAxis(x.Shape(), k.Attrs)
 	if err != nil {
 		return frame{}, err
 	}

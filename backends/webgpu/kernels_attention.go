@@ -8,6 +8,7 @@ import (
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Scaled dot-product attention is composed of GPU kernels: two matmuls
@@ -18,7 +19,7 @@ import (
 
 // attentionProbs returns softmax(q k^T * scale + mask) with causal and
 // boolean masks applied, shape [batch..., L, S].
-func attentionProbs(g *Backend, q, k, mask *core.Tensor, a core.Attrs, sh core.SDPAShapes) (*core.Tensor, error) {
+func attentionProbs(g *Backend, q, k, mask *core.Tensor, a core.Attrs, sh oprules.SDPAShapes) (*core.Tensor, error) {
 	scores := core.Call1("matmul", nil, q, k.Transpose())
 	if err := scores.Err(); err != nil {
 		return nil, err
@@ -110,7 +111,7 @@ func (g *Backend) AttentionTransposed(q, k, v, mask *core.Tensor, attrs core.Att
 			return nil, fmt.Errorf("webgpu: attention operand %d is on %s", i, t.Device())
 		}
 	}
-	sh, err := core.AttentionShapes(q.Shape(), k.Shape(), v.Shape())
+	sh, err := oprules.AttentionShapes(q.Shape(), k.Shape(), v.Shape())
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +134,7 @@ func (g *Backend) AttentionTransposed(q, k, v, mask *core.Tensor, attrs core.Att
 // attentionInto writes attention into out, a tensor of the output's shape
 // whose columns are contiguous.
 func (g *Backend) attentionInto(q, kk, v, mask *core.Tensor, attrs core.Attrs, out *core.Tensor) error {
-	sh, err := core.AttentionShapes(q.Shape(), kk.Shape(), v.Shape())
+	sh, err := oprules.AttentionShapes(q.Shape(), kk.Shape(), v.Shape())
 	if err != nil {
 		return err
 	}
@@ -172,7 +173,7 @@ func (g *Backend) matmulInto(a, b, out *core.Tensor) error { return g.matmulScal
 // matmulScaledInto is matmulInto of (a @ b) * scale, scaling as the product
 // is stored rather than in a pass of its own.
 func (g *Backend) matmulScaledInto(a, b, out *core.Tensor, scale float64) error {
-	d, err := core.PlanMatmul(a.Shape(), b.Shape())
+	d, err := oprules.PlanMatmul(a.Shape(), b.Shape())
 	if err != nil {
 		return err
 	}
@@ -192,7 +193,7 @@ func (g *Backend) matmulScaledInto(a, b, out *core.Tensor, scale float64) error 
 func attentionBackwardKernel(k *core.KernelCall) error {
 	g := gpuOf(k)
 	q, kk, v, gr, mask := k.Inputs[0].Detach(), k.Inputs[1].Detach(), k.Inputs[2].Detach(), k.Inputs[3].Detach(), k.Inputs[4]
-	sh, err := core.AttentionShapes(q.Shape(), kk.Shape(), v.Shape())
+	sh, err := oprules.AttentionShapes(q.Shape(), kk.Shape(), v.Shape())
 	if err != nil {
 		return err
 	}

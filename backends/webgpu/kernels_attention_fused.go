@@ -5,6 +5,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 	"github.com/webtensor/webtensor/wgsl"
 )
 
@@ -22,7 +23,7 @@ const (
 
 // attentionFusable says whether q, k, v (no mask) fit the one-launch
 // kernel.
-func attentionFusable(q, k, v, mask *core.Tensor, sh core.SDPAShapes) bool {
+func attentionFusable(q, k, v, mask *core.Tensor, sh oprules.SDPAShapes) bool {
 	if mask != nil || q.DType() != core.F32 || k.DType() != core.F32 || v.DType() != core.F32 {
 		return false
 	}
@@ -38,7 +39,7 @@ func attentionFusable(q, k, v, mask *core.Tensor, sh core.SDPAShapes) bool {
 // (every WG-th of L) the query, the scores, the softmax and the weighted
 // sum. A long L on a device with a loop limit (gpu_looplimit.go) takes the
 // composed path, whose loops are each over one row.
-func attentionFusedTrips(sh core.SDPAShapes) int {
+func attentionFusedTrips(sh oprules.SDPAShapes) int {
 	row := sh.E + sh.S*(1+sh.E) + sh.Ev + 2*sh.S + sh.Ev*(1+sh.S) + 1
 	loads := (sh.S*sh.E+attnFusedWG-1)/attnFusedWG + (sh.S*sh.Ev+attnFusedWG-1)/attnFusedWG
 	return (sh.L+attnFusedWG-1)/attnFusedWG*row + loads + 4*wgsl.MaxRank + 16
@@ -46,7 +47,7 @@ func attentionFusedTrips(sh core.SDPAShapes) int {
 
 // attentionFused writes softmax(q k^T * scale) v into out ([batch..., L,
 // Ev], its columns contiguous; any batch and row strides).
-func (g *Backend) attentionFused(q, k, v, out *core.Tensor, sh core.SDPAShapes, scale float64, causal bool) error {
+func (g *Backend) attentionFused(q, k, v, out *core.Tensor, sh oprules.SDPAShapes, scale float64, causal bool) error {
 	key := fmt.Sprintf("attention-fused|%d|%d|%d", sh.S, sh.E, sh.Ev)
 	p, err := g.pipelineFor(key, 3, 1, func() (string, error) {
 		return wgsl.Render("attention", map[string]any{"WG": attnFusedWG, "S": sh.S, "E": sh.E, "Ev": sh.Ev})

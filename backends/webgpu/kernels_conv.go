@@ -5,6 +5,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 	"github.com/webtensor/webtensor/wgsl"
 )
 
@@ -14,7 +15,7 @@ import (
 // transposed convolution), image from grid (conv_transpose2d), and the
 // weight gradient.
 
-type convGeomFunc func(a, b core.Shape, attrs core.Attrs) (core.ConvGeom, error)
+type convGeomFunc func(a, b core.Shape, attrs core.Attrs) (oprules.ConvGeom, error)
 
 func convKernel(geom convGeomFunc, mode string) core.Kernel {
 	return func(k *core.KernelCall) error {
@@ -33,7 +34,7 @@ func convKernel(geom convGeomFunc, mode string) core.Kernel {
 
 // conv runs one convolution; ep (nil: none) is an elementwise epilogue
 // applied to each output element as it is stored.
-func (gb *Backend) conv(g *core.ConvGeom, mode string, a, b, bias, out *core.Tensor, ep *epilogue) error {
+func (gb *Backend) conv(g *oprules.ConvGeom, mode string, a, b, bias, out *core.Tensor, ep *epilogue) error {
 	n := out.Numel()
 	if n == 0 {
 		return nil
@@ -67,7 +68,7 @@ func (gb *Backend) conv(g *core.ConvGeom, mode string, a, b, bias, out *core.Ten
 }
 
 // convParams fills the geometry slots of conv.wgsl.
-func convParams(g *core.ConvGeom, a, b, third *core.Tensor) params {
+func convParams(g *oprules.ConvGeom, a, b, third *core.Tensor) params {
 	var prm params
 	batch := g.Batch
 	if !g.Batched {
@@ -123,9 +124,9 @@ func (gb *Backend) convLaunch(mode string, split bool, prm *params, ins []*core.
 }
 
 func init() {
-	register("conv2d", convKernel(core.Conv2dGeom, "grid"))
-	register("conv1d", convKernel(core.Conv1dGeom, "grid"))
-	register("_conv_transpose2d_input_grad", convKernel(core.ConvTransposeInputGradGeom, "grid"))
-	register("conv_transpose2d", convKernel(core.ConvTranspose2dGeom, "image"))
-	register("_conv2d_weight_grad", convKernel(core.ConvWeightGradGeom, "wgrad"))
+	register("conv2d", convKernel(oprules.Conv2dGeom, "grid"))
+	register("conv1d", convKernel(oprules.Conv1dGeom, "grid"))
+	register("_conv_transpose2d_input_grad", convKernel(oprules.ConvTransposeInputGradGeom, "grid"))
+	register("conv_transpose2d", convKernel(oprules.ConvTranspose2dGeom, "image"))
+	register("_conv2d_weight_grad", convKernel(oprules.ConvWeightGradGeom, "wgrad"))
 }

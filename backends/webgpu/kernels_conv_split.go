@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // A convolution's thread loops over every term of its output element: the
@@ -19,7 +20,7 @@ import (
 // convTerms is how many terms an output element of mode sums, and how
 // many loop iterations its thread runs doing so in the nested loops (each
 // loop level counts), with room for the epilogue's indexing.
-func convTerms(g *core.ConvGeom, mode string) (terms, trips int) {
+func convTerms(g *oprules.ConvGeom, mode string) (terms, trips int) {
 	kh, kw := g.Kernel[0], g.Kernel[1]
 	switch mode {
 	case "image":
@@ -39,7 +40,7 @@ func convTerms(g *core.ConvGeom, mode string) (terms, trips int) {
 
 // convSplit runs a convolution of terms terms per output element as
 // partial sums and their sum (see the file comment).
-func (gb *Backend) convSplit(g *core.ConvGeom, mode string, terms int, a, b, third *core.Tensor, hasBias bool, out *core.Tensor, ep *epilogue) error {
+func (gb *Backend) convSplit(g *oprules.ConvGeom, mode string, terms int, a, b, third *core.Tensor, hasBias bool, out *core.Tensor, ep *epilogue) error {
 	n := out.Numel()
 	chunk := max(gb.loopLimit()/2, 1)
 	parts := (terms + chunk - 1) / chunk

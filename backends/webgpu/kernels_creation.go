@@ -8,6 +8,7 @@ import (
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Creation ops write their output from the thread index alone (map kernels
@@ -37,9 +38,9 @@ func arangeKernel(k *core.KernelCall) error {
 	ct := physical(out.DType())
 	var prm params
 	var e string
-	if start, step, ok := core.ArangeInts(k.Attrs); ok && ct != "f32" {
+	if start, step, ok := oprules.ArangeInts(k.Attrs); ok && ct != "f32" {
 		if n := out.Numel(); n > 0 {
-			first, last := start, core.ArangeAt(start, step, n-1)
+			first, last := start, oprules.ArangeAt(start, step, n-1)
 			if out.DType() == core.I64 && (min(first, last) < math.MinInt32 || max(first, last) > math.MaxInt32) {
 				return fmt.Errorf("values from %d to %d do not fit the 32-bit integers WebGPU holds i64 in; make the range on the CPU", first, last)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 	"github.com/webtensor/webtensor/wgsl"
 )
 
@@ -122,7 +123,7 @@ const tuneMinWork = 64 * 64 * 64
 // matmulOperands views a and b as batch x matrix with broadcast batch dims.
 func matmulKernel(k *core.KernelCall) error {
 	a, b, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
-	d, err := core.PlanMatmul(a.Shape(), b.Shape())
+	d, err := oprules.PlanMatmul(a.Shape(), b.Shape())
 	if err != nil {
 		return err
 	}
@@ -453,7 +454,7 @@ func init() {
 // "regblock" where the operands' layout does not fit it), bypassing the
 // tuner: for tests and benchmarks of each variant.
 func (g *Backend) MatmulVariant(a, b *core.Tensor, variant string) (*core.Tensor, error) {
-	d, err := core.PlanMatmul(a.Shape(), b.Shape())
+	d, err := oprules.PlanMatmul(a.Shape(), b.Shape())
 	if err != nil {
 		return nil, err
 	}

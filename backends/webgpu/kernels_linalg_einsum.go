@@ -6,6 +6,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Einsum runs as one reduction over label space: every operand is viewed
@@ -36,7 +37,7 @@ func einsumKernel(k *core.KernelCall) error {
 	for i, t := range k.Inputs {
 		shapes[i] = t.Shape()
 	}
-	p, err := core.ParseEinsum(k.Attrs.String("equation"), shapes)
+	p, err := oprules.ParseEinsum(k.Attrs.String("equation"), shapes)
 	if err != nil {
 		return err
 	}
@@ -85,7 +86,7 @@ func einsumScatterKernel(k *core.KernelCall) error {
 	g := gpuOf(k)
 	x, out := k.Inputs[0], k.Outputs[0]
 	eq := k.Attrs.String("equation")
-	if _, err := core.ParseEinsumScatter(eq, x.Shape(), out.Shape()); err != nil {
+	if _, err := oprules.ParseEinsumScatter(eq, x.Shape(), out.Shape()); err != nil {
 		return err
 	}
 	if err := g.fill(out, 0); err != nil {

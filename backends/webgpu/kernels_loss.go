@@ -7,6 +7,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 	"github.com/webtensor/webtensor/wgsl"
 )
 
@@ -302,7 +303,7 @@ func lpCheckLabelsOnDevice(b *Backend, kind string, t *core.Tensor, c int, ignor
 // and slots for x, target, the optional g (scalar or per row) and weight.
 func lpClassSetup(k *core.KernelCall, kind string, nll bool, g, w *core.Tensor, check bool) (map[string]any, params, []*core.Tensor, int, error) {
 	x, t := k.Inputs[0], k.Inputs[1]
-	n, c, s := core.ClassLayout(x.Shape())
+	n, c, s := oprules.ClassLayout(x.Shape())
 	probs := t.DType().IsFloat()
 	var prm params
 	// A row's thread loops over its classes three times (the maximum, the

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 	"github.com/webtensor/webtensor/wgsl"
 )
 
@@ -32,7 +33,7 @@ func lpPlaneOperand(p *params, k int, t *core.Tensor) {
 }
 
 // lpPoolParams fills the pooling geometry slots.
-func lpPoolParams(p *params, g core.PoolGeom) {
+func lpPoolParams(p *params, g oprules.PoolGeom) {
 	vals := []int{g.C, g.In[0], g.In[1], g.Out[0], g.Out[1], g.Kernel[0], g.Kernel[1], g.Stride[0], g.Stride[1],
 		g.Padding[0], g.Padding[1], g.Dilation[0], g.Dilation[1], 0, g.DivisorOverride}
 	if g.CountIncludePad {
@@ -97,7 +98,7 @@ func (b *Backend) lpPoolLaunch(kind string, bilinear bool, prm *params, src, x, 
 }
 
 func lpMaxPool(k *core.KernelCall) error {
-	g, err := core.Pool2dGeom(k.Inputs[0].Shape(), k.Attrs, true)
+	g, err := oprules.Pool2dGeom(k.Inputs[0].Shape(), k.Attrs, true)
 	if err != nil {
 		return err
 	}
@@ -106,7 +107,7 @@ func lpMaxPool(k *core.KernelCall) error {
 
 // lpPoolBackward runs the gradient kind over g, refused where its threads
 // would pass the device's loop limit (what names the windows).
-func lpPoolBackward(k *core.KernelCall, kind, what string, g core.PoolGeom, src, x *core.Tensor) error {
+func lpPoolBackward(k *core.KernelCall, kind, what string, g oprules.PoolGeom, src, x *core.Tensor) error {
 	if err := gpuOf(k).checkTrips(what, lpTrips(kind, g)); err != nil {
 		return err
 	}
@@ -116,7 +117,7 @@ func lpPoolBackward(k *core.KernelCall, kind, what string, g core.PoolGeom, src,
 }
 
 func lpMaxPoolBackward(k *core.KernelCall) error {
-	g, err := core.Pool2dGeom(k.Inputs[1].Shape(), k.Attrs, true)
+	g, err := oprules.Pool2dGeom(k.Inputs[1].Shape(), k.Attrs, true)
 	if err != nil {
 		return err
 	}
@@ -125,7 +126,7 @@ func lpMaxPoolBackward(k *core.KernelCall) error {
 }
 
 func lpAvgPool(k *core.KernelCall) error {
-	g, err := core.Pool2dGeom(k.Inputs[0].Shape(), k.Attrs, false)
+	g, err := oprules.Pool2dGeom(k.Inputs[0].Shape(), k.Attrs, false)
 	if err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func lpAvgPool(k *core.KernelCall) error {
 }
 
 func lpAvgPoolBackward(k *core.KernelCall) error {
-	g, err := core.Pool2dGeom(k.Attrs.Ints("input_shape"), k.Attrs, false)
+	g, err := oprules.Pool2dGeom(k.Attrs.Ints("input_shape"), k.Attrs, false)
 	if err != nil {
 		return err
 	}
@@ -142,7 +143,7 @@ func lpAvgPoolBackward(k *core.KernelCall) error {
 }
 
 func lpAdaptivePool(k *core.KernelCall) error {
-	g, err := core.AdaptivePool2dGeom(k.Inputs[0].Shape(), k.Attrs.Ints("output_size"))
+	g, err := oprules.AdaptivePool2dGeom(k.Inputs[0].Shape(), k.Attrs.Ints("output_size"))
 	if err != nil {
 		return err
 	}
@@ -151,7 +152,7 @@ func lpAdaptivePool(k *core.KernelCall) error {
 
 func lpAdaptivePoolBackward(k *core.KernelCall) error {
 	s := k.Inputs[0].Shape()
-	g, err := core.AdaptivePool2dGeom(k.Attrs.Ints("input_shape"), s[len(s)-2:])
+	g, err := oprules.AdaptivePool2dGeom(k.Attrs.Ints("input_shape"), s[len(s)-2:])
 	if err != nil {
 		return err
 	}
@@ -163,7 +164,7 @@ func lpAdaptivePoolBackward(k *core.KernelCall) error {
 // core's NearestSource or LinearSource applies and its scale, rounded to
 // f32 as PyTorch's nearest rule is (bilinear's float64 scale loses its low
 // bits here, a difference far inside the f32 tolerance).
-func lpInterpParams(p *params, g core.InterpGeom) {
+func lpInterpParams(p *params, g oprules.InterpGeom) {
 	for i, v := range []int{g.C, g.In[0], g.In[1], g.Out[0], g.Out[1]} {
 		p.setI(lpGeomSlot+i, v)
 	}
@@ -200,7 +201,7 @@ func lpInterpParams(p *params, g core.InterpGeom) {
 }
 
 func lpInterpolate(k *core.KernelCall) error {
-	g, err := core.InterpolateGeom(k.Inputs[0].Shape(), k.Attrs)
+	g, err := oprules.InterpolateGeom(k.Inputs[0].Shape(), k.Attrs)
 	if err != nil {
 		return err
 	}
@@ -210,7 +211,7 @@ func lpInterpolate(k *core.KernelCall) error {
 }
 
 func lpInterpolateBackward(k *core.KernelCall) error {
-	g, err := core.InterpolateGeom(k.Attrs.Ints("input_shape"), k.Attrs)
+	g, err := oprules.InterpolateGeom(k.Attrs.Ints("input_shape"), k.Attrs)
 	if err != nil {
 		return err
 	}

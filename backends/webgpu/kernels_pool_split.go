@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Pooling threads loop over a window (forward) or over the windows that
@@ -21,7 +22,7 @@ import (
 
 // lpTrips bounds the loop iterations one thread of pool.wgsl's kind runs
 // over g: every level of a nested loop counts.
-func lpTrips(kind string, g core.PoolGeom) int {
+func lpTrips(kind string, g oprules.PoolGeom) int {
 	k0, k1 := g.Kernel[0], g.Kernel[1]
 	window := k0 * (1 + k1)
 	switch kind {
@@ -50,7 +51,7 @@ func lpCover(n, m int) int { return (n+m-1)/m + 1 }
 // lpPooled writes pooling kind ("max", "avg", "adaptive") of src over g
 // into out: in one pass, or in one pass per dim where one pass would pass
 // the device's loop limit.
-func (b *Backend) lpPooled(kind string, g core.PoolGeom, src, out *core.Tensor) error {
+func (b *Backend) lpPooled(kind string, g oprules.PoolGeom, src, out *core.Tensor) error {
 	if b.loopsFit(lpTrips(kind, g)) {
 		var prm params
 		lpPoolParams(&prm, g)
@@ -81,7 +82,7 @@ func (b *Backend) lpPooled(kind string, g core.PoolGeom, src, out *core.Tensor) 
 // lpSeparate splits pooling g into a pass over rows (the window's height,
 // each column on its own) and one over columns of the first's result. An
 // override of the divisor divides once: the rows are summed.
-func lpSeparate(kind string, g core.PoolGeom) (rows, cols core.PoolGeom) {
+func lpSeparate(kind string, g oprules.PoolGeom) (rows, cols oprules.PoolGeom) {
 	rows, cols = g, g
 	rows.Out[1] = g.In[1]
 	cols.In[0] = g.Out[0]
@@ -103,7 +104,7 @@ func lpSeparate(kind string, g core.PoolGeom) (rows, cols core.PoolGeom) {
 // outputs (bilinear's two taps, a clamped half cell at either edge; with
 // aligned corners the cells are (out-1)/(in-1)): on lavapipe 2x3 to
 // 270x301, 68,000 iterations, came out wrong.
-func lpInterpTrips(g core.InterpGeom) int {
+func lpInterpTrips(g oprules.InterpGeom) int {
 	search := bits.Len(uint(g.Out[0])) + bits.Len(uint(g.Out[1])) + 4
 	reach := func(d int) int {
 		cell := (g.Out[d] + max(g.In[d]-1, 1) - 1) / max(g.In[d]-1, 1)
@@ -115,7 +116,7 @@ func lpInterpTrips(g core.InterpGeom) int {
 // lpInterpBackward writes interpolate's gradient of grad over g into out:
 // in one pass, or where that would pass the device's loop limit, through
 // the columns first (an [H_out, W_in] intermediate) and then the rows.
-func (b *Backend) lpInterpBackward(g core.InterpGeom, grad, out *core.Tensor) error {
+func (b *Backend) lpInterpBackward(g oprules.InterpGeom, grad, out *core.Tensor) error {
 	bilinear := g.Mode == "bilinear"
 	if b.loopsFit(lpInterpTrips(g)) {
 		var prm params

@@ -5,17 +5,18 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Affine 8-bit quantisation as elementwise maps. The per-channel scales
 // (as f32 reciprocals for quantize, which multiplies by them exactly as
-// core.QuantParams does) and zero points are uploaded as small tensors and
+// oprules.QuantParams does) and zero points are uploaded as small tensors and
 // read through a view that steps along the channel axis only, so per-tensor
 // and per-channel parameters take one path and strided inputs cost no copy.
 
 // spQuantOperands uploads one parameter per channel (inverse scales when
 // inv is set, else scales, then zero points) as views broadcast over shape.
-func spQuantOperands(k *core.KernelCall, p core.QuantParams, shape core.Shape, inv bool) (scale, zp *core.Tensor, err error) {
+func spQuantOperands(k *core.KernelCall, p oprules.QuantParams, shape core.Shape, inv bool) (scale, zp *core.Tensor, err error) {
 	c := len(p.Scales)
 	fs, zs := make([]byte, 4*c), make([]byte, 4*c)
 	for i, s := range p.Scales {
@@ -54,7 +55,7 @@ func spQuantOperands(k *core.KernelCall, p core.QuantParams, shape core.Shape, i
 // point is added, so huge values never overflow the conversion to i32.
 func spQuantizeKernel(k *core.KernelCall) error {
 	x, out := k.Inputs[0], k.Outputs[0]
-	p, err := core.ParseQuantParams(x.Shape(), out.DType(), k.Attrs)
+	p, err := oprules.ParseQuantParams(x.Shape(), out.DType(), k.Attrs)
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func spQuantizeKernel(k *core.KernelCall) error {
 // spDequantizeKernel is (q - zero_point) * scale in f32, as on the CPU.
 func spDequantizeKernel(k *core.KernelCall) error {
 	q, out := k.Inputs[0], k.Outputs[0]
-	p, err := core.ParseQuantParams(q.Shape(), q.DType(), k.Attrs)
+	p, err := oprules.ParseQuantParams(q.Shape(), q.DType(), k.Attrs)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Reductions run through the levels of launch_reduce.go over the distinct
@@ -56,7 +57,7 @@ func sumFinal(mean bool) func(acc, count string) string {
 func sumKernel(mean bool) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
-		f := newFrame(in.Shape(), core.ReducedAxes(in, k.Attrs))
+		f := newFrame(in.Shape(), oprules.ReducedAxes(in.Rank(), k.Attrs))
 		if physical(out.DType()) == "f32" {
 			return gpuOf(k).sumRun(f, k.Inputs[:1], out, inputF32(in), sumFinal(mean))
 		}
@@ -85,7 +86,7 @@ func chainSet(sets ...func(*params)) func(*params) {
 
 func prodKernel(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
-	axes := core.ReducedAxes(in, k.Attrs)
+	axes := oprules.ReducedAxes(in.Rank(), k.Attrs)
 	if physical(out.DType()) != "f32" {
 		return gpuOf(k).intReduce("prod", newFrame(in.Shape(), axes), in, out, intProd)
 	}
@@ -136,7 +137,7 @@ func extremeKernel(op string) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
 		ct := physical(in.DType())
-		d := distinctFrame(in.Shape(), core.ReducedAxes(in, k.Attrs), in)
+		d := distinctFrame(in.Shape(), oprules.ReducedAxes(in.Rank(), k.Attrs), in)
 		return gpuOf(k).runReducer(k.Op.Name, d.f, d.ins, out, extremeReducer(op, ct, out.DType()), []string{"v0(o, r)"})
 	}
 }
@@ -157,7 +158,7 @@ func anyAllKernel(all bool) core.Kernel {
 			final: "\tout0[o] = " + storeExpr(out.DType(), lower.BoolOf("acc")) + ";\n",
 			next:  []string{"(v0(o, r) != 0u)"},
 		}
-		d := distinctFrame(in.Shape(), core.ReducedAxes(in, k.Attrs), in)
+		d := distinctFrame(in.Shape(), oprules.ReducedAxes(in.Rank(), k.Attrs), in)
 		return gpuOf(k).runReducer(k.Op.Name, d.f, d.ins, out, red, []string{lower.Truthy("v0(o, r)", physical(in.DType()))})
 	}
 }
@@ -190,7 +191,7 @@ func varKernel(sqrt bool) core.Kernel {
 	return func(k *core.KernelCall) error {
 		in, out := k.Inputs[0], k.Outputs[0]
 		b := gpuOf(k)
-		d := distinctFrame(in.Shape(), core.ReducedAxes(in, k.Attrs), in)
+		d := distinctFrame(in.Shape(), oprules.ReducedAxes(in.Rank(), k.Attrs), in)
 		count := func(p *params) { p.setF(40, float64(d.f.Members())) }
 		mean, meanView, err := b.stat(k.Op.Name, d, sumReducer(core.F32, sumFinal(true), count), inputF32(in))
 		if err != nil {
@@ -217,7 +218,7 @@ func varKernel(sqrt bool) core.Kernel {
 func logsumexpKernel(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
 	b := gpuOf(k)
-	d := distinctFrame(in.Shape(), core.ReducedAxes(in, k.Attrs), in)
+	d := distinctFrame(in.Shape(), oprules.ReducedAxes(in.Rank(), k.Attrs), in)
 	mx, mxView, err := b.stat(k.Op.Name, d, extremeReducer(">", "f32", core.F32), inputF32(in))
 	if err != nil {
 		return err
@@ -244,7 +245,7 @@ func logsumexpKernel(k *core.KernelCall) error {
 func normKernel(k *core.KernelCall) error {
 	in, out := k.Inputs[0], k.Outputs[0]
 	b := gpuOf(k)
-	axes := core.ReducedAxes(in, k.Attrs)
+	axes := oprules.ReducedAxes(in.Rank(), k.Attrs)
 	ord := k.Attrs.Float("ord")
 	abs := func(x string) string { return "abs(" + x + ")" }
 	sum := func(expr func(x string) string, final func(acc, count string) string, set func(*params)) error {

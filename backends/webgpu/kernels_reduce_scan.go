@@ -6,6 +6,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Scans and the reduction gradients that need a whole group at once. Each
@@ -14,7 +15,7 @@ import (
 
 func scanFrame(k *core.KernelCall) (frame, error) {
 	x := k.Inputs[0]
-	axis, err := core.ScanAxis(x.Rank(), k.Attrs)
+	axis, err := oprules.ScanAxis(x.Rank(), k.Attrs)
 	if err != nil {
 		return frame{}, err
 	}
@@ -148,7 +149,7 @@ func cumprodGradKernel(k *core.KernelCall) error {
 // its group (prefix times suffix, so zeros are exact).
 func prodGradKernel(k *core.KernelCall) error {
 	x := k.Inputs[0]
-	f := newFrame(x.Shape(), core.ReducedAxes(x, k.Attrs))
+	f := newFrame(x.Shape(), oprules.ReducedAxes(x.Rank(), k.Attrs))
 	body := `	var p = 1.0;
 	for (var j = 0u; j < R; j++) {
 		if j != r { p *= v0(o, j); }
@@ -161,7 +162,7 @@ func prodGradKernel(k *core.KernelCall) error {
 // value v (broadcast over the group).
 func extremeGradKernel(k *core.KernelCall) error {
 	x := k.Inputs[0]
-	f := newFrame(x.Shape(), core.ReducedAxes(x, k.Attrs))
+	f := newFrame(x.Shape(), oprules.ReducedAxes(x.Rank(), k.Attrs))
 	body := `	let want = v1(o, r);
 	var res = 0.0;
 	if v0(o, r) == want {
@@ -187,7 +188,7 @@ func extremeGradKernel(k *core.KernelCall) error {
 // inputs x, the norm n and the upstream gradient g, both broadcast.
 func normGradKernel(k *core.KernelCall) error {
 	x := k.Inputs[0]
-	f := newFrame(x.Shape(), core.ReducedAxes(x, k.Attrs))
+	f := newFrame(x.Shape(), oprules.ReducedAxes(x.Rank(), k.Attrs))
 	ord := k.Attrs.Float("ord")
 	var res string
 	var prm params

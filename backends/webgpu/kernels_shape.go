@@ -6,6 +6,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 	"github.com/webtensor/webtensor/wgsl"
 )
 
@@ -75,11 +76,11 @@ func sxShape(p *params, s core.Shape) error {
 	return nil
 }
 
-// sxFillWord is value converted to d as the CPU backend does (core.PutF64),
+// sxFillWord is value converted to d as the CPU backend does (numerics.PutF64),
 // in d's GPU word.
 func sxFillWord(d core.DType, value float64) (uint32, error) {
 	raw := make([]byte, 8)
-	core.PutF64(d, raw, 0, value)
+	numerics.PutF64(d, raw, 0, value)
 	w, err := toPhysical(d, raw[:d.Size()])
 	if err != nil {
 		return 0, err

@@ -5,11 +5,12 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // castKernel converts between dtypes by core's rule: floats to integers
 // truncate toward zero and saturate at the target's range, NaN to 0
-// (core.FloatToInt); integers to narrower integers wrap (storeExpr);
+// (numerics.FloatToInt); integers to narrower integers wrap (storeExpr);
 // anything to bool tests nonzero. An i64 target is held in i32, so a value
 // past i32 fails the cast.
 func castKernel(k *core.KernelCall) error {
@@ -21,7 +22,7 @@ func castKernel(k *core.KernelCall) error {
 	case out.DType() == core.Bool:
 		e = lower.BoolOf(lower.Truthy("x0", inT))
 	case inT == "f32" && outT != "f32":
-		lo, hi := core.IntRange(out.DType())
+		lo, hi := numerics.IntRange(out.DType())
 		if out.DType() == core.I64 {
 			lo, hi = math.MinInt32, math.MaxInt32
 			guards = []guard{{"!is_nan(x0) && !(x0 >= -2147483648.0 && x0 < 2147483648.0)", errI64Range}}

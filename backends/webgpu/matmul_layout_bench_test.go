@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // BenchmarkMatmulLayouts times the transposed layouts of a linear layer
@@ -30,7 +30,7 @@ func BenchmarkMatmulLayouts(b *testing.B) {
 	}
 	for _, c := range cases {
 		x, y := c.c.operands(testGPU)
-		d, err := core.PlanMatmul(x.Shape(), y.Shape())
+		d, err := oprules.PlanMatmul(x.Shape(), y.Shape())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // The transposed layouts a linear layer makes (x @ W^T forward, x^T @ g for
@@ -79,7 +80,7 @@ func (c layoutCase) built() layoutCase {
 func TestTransposedLayoutsAreDetected(t *testing.T) {
 	for _, c := range layoutCases {
 		a, b := c.built().operands(core.Device{Kind: "cpu"})
-		d, err := core.PlanMatmul(a.Shape(), b.Shape())
+		d, err := oprules.PlanMatmul(a.Shape(), b.Shape())
 		require.NoError(t, err)
 		assert.Equal(t, c.layout, vecLayoutOf(a, b, d.Batch, d.M, d.K, d.N), "%v", c)
 	}
@@ -135,7 +136,7 @@ func TestTunerTimesTransposedLayouts(t *testing.T) {
 
 // matmulWith runs a @ b with variant v and epilogue ep (nil: plain).
 func matmulWith(g *Backend, a, b *core.Tensor, v string, ep *epilogue) (*core.Tensor, error) {
-	d, err := core.PlanMatmul(a.Shape(), b.Shape())
+	d, err := oprules.PlanMatmul(a.Shape(), b.Shape())
 	if err != nil {
 		return nil, err
 	}

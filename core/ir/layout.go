@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // SimplifyLayout removes layout nodes that change nothing and merges
@@ -169,7 +170,7 @@ func permOf(n *Node) ([]int, bool) {
 	if !ok || len(dims) != rank {
 		return nil, false
 	}
-	p, err := core.NormAxesOrdered(dims, rank)
+	p, err := oprules.NormAxesOrdered(dims, rank)
 	return p, err == nil
 }
 

@@ -1,6 +1,9 @@
 package ir
 
-import "github.com/webtensor/webtensor/core"
+import (
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
+)
 
 // Static strides for the memory plan: a view op either shares its input's
 // buffer or, for a reshape the strides forbid, copies into a new one, as
@@ -20,7 +23,7 @@ func viewStrides(n *Node, in []int) (out []int, view bool) {
 	}
 	switch {
 	case reshapeLike[n.Op]:
-		st, ok := core.ReshapeStrides(x.Shape, in, o.Shape)
+		st, ok := oprules.ReshapeStrides(x.Shape, in, o.Shape)
 		if !ok {
 			return core.ContiguousStrides(o.Shape), false
 		}

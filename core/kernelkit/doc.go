@@ -9,12 +9,16 @@
 //     AdaptiveRange), the values creation kernels fill with (RegisterFills,
 //     LinspaceBounds), PairCache (a value derived from two tensors, kept for
 //     their lifetime) and GradTolScale for test suites.
-//   - core/numerics: Philox4x32-10 and the f16/bf16 conversions, which core
-//     uses itself and so cannot live here (this package imports core).
+//   - core/oprules: the rules an op's shape inference shares with its
+//     kernels (Conv2dGeom, SoftmaxAxis, PlanMatmul, ParseEinsum,
+//     ReducedAxes, ...). Core applies those itself, so they live below core
+//     rather than here (this package imports core).
+//   - core/numerics: Philox4x32-10, the f16/bf16 conversions and the
+//     element codec (GetF64/PutF64/GetI64/PutI64, FloatToInt, IntRange),
+//     for the same reason.
+//   - core/types: DType, Shape and Attrs, which core aliases; kernels name
+//     them through core.
 //   - core: what a backend implements or registers with (Backend, Storage,
 //     Kernel, KernelCall, RegisterBackend, RegisterKernel, DeclareHostWork,
-//     Empty, NewView, WrapStorage) and the rules an op's shape inference
-//     shares with its kernels (Conv2dGeom, SoftmaxAxis, PlanMatmul,
-//     GetF64/PutF64, ...): core applies those itself, so they stay beside
-//     the OpDef that uses them.
+//     Empty, NewView, WrapStorage).
 package kernelkit

@@ -1,12 +1,15 @@
 package kernelkit
 
-import "github.com/webtensor/webtensor/core"
+import (
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
+)
 
 // ArgReduceAxes resolves argmax/argmin's "axis" for a kernel: the axis,
 // whether the search is over the flattened tensor (no axis, or a scalar),
 // and the axes the kernel reduces: that axis, or all of them when flat.
 func ArgReduceAxes(rank int, a core.Attrs) (axis int, axes []int, flat bool, err error) {
-	axis, flat, err = core.ArgReduceAxis(rank, a)
+	axis, flat, err = oprules.ArgReduceAxis(rank, a)
 	if err != nil {
 		return 0, nil, false, err
 	}

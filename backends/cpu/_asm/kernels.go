@@ -207,7 +207,7 @@ func genCasts(s *isa) {
 		VMOVUPS(v, dst.at(s, j))
 	})
 
-	// f32 -> i32 as core.FloatToInt: truncate, NaN to 0, saturate.
+	// f32 -> i32 as numerics.FloatToInt: truncate, NaN to 0, saturate.
 	// VCVTTPS2DQ gives 0x80000000 for NaN and both overflows, which is
 	// already right below the range.
 	genCast(s, "ewF32ToI32", "int32", "float32", "truncates toward zero, saturating; NaN becomes 0.", func(dst, src *stream, j int) {

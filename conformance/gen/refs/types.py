@@ -9,7 +9,7 @@ from ._util import _TORCH_DTYPES, _fresh_all
 
 
 def _cast(x, dt):
-    """x.to(dt), except floats to integers follow webtensor's rule (core.FloatToInt):
+    """x.to(dt), except floats to integers follow webtensor's rule (numerics.FloatToInt):
     NaN becomes 0 and other values truncate toward zero and saturate at the target's
     range. PyTorch and NumPy leave NaN and out-of-range conversions undefined (they
     inherit the machine's C cast: x86 gives INT_MIN, then wraps to the width), so

@@ -14,7 +14,7 @@ export interface CastOptions {
 }
 
 /**
- * Convert to another dtype. Floats to integers truncate toward zero and saturate at the target's range, NaN giving 0 (PyTorch and NumPy leave NaN and out-of-range values undefined; see core.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is true).
+ * Convert to another dtype. Floats to integers truncate toward zero and saturate at the target's range, NaN giving 0 (PyTorch and NumPy leave NaN and out-of-range values undefined; see numerics.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is true).
  * @param x input
  * @param options the attributes (see CastOptions)
  */
@@ -32,7 +32,7 @@ export function contiguous(x: TensorLike): Tensor {
 
 declare module "../core.js" {
   interface Tensor {
-    /** Convert to another dtype. Floats to integers truncate toward zero and saturate at the target's range, NaN giving 0 (PyTorch and NumPy leave NaN and out-of-range values undefined; see core.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is true). */
+    /** Convert to another dtype. Floats to integers truncate toward zero and saturate at the target's range, NaN giving 0 (PyTorch and NumPy leave NaN and out-of-range values undefined; see numerics.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is true). */
     cast(options: CastOptions): Tensor;
     /** Dense row-major copy of a (possibly strided) tensor. */
     contiguous(): Tensor;

@@ -11,7 +11,8 @@ from ._types import DTypeLike, TensorLike
 def cast(x: TensorLike, dtype: DTypeLike) -> Tensor:
     """Convert to another dtype. Floats to integers truncate toward zero and saturate at the target's
     range, NaN giving 0 (PyTorch and NumPy leave NaN and out-of-range values undefined; see
-    core.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is true).
+    numerics.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is
+    true).
 
     Args:
         dtype: target dtype

@@ -9,7 +9,7 @@ public abstract class OpsTypes extends OpsSpectral {
     /**
      * Convert to another dtype. Floats to integers truncate toward zero and saturate at the target's
      * range, NaN giving 0 (PyTorch and NumPy leave NaN and out-of-range values undefined; see
-     * core.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is
+     * numerics.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is
      * true).
      *
      * @param x input

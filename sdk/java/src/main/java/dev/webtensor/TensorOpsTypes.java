@@ -6,7 +6,7 @@ package dev.webtensor;
 abstract class TensorOpsTypes extends TensorOpsSpectral {
     TensorOpsTypes() {}
 
-    /** Convert to another dtype. Floats to integers truncate toward zero and saturate at the target's range, NaN giving 0 (PyTorch and NumPy leave NaN and out-of-range values undefined; see core.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is true). See {@link Ops#cast}. */
+    /** Convert to another dtype. Floats to integers truncate toward zero and saturate at the target's range, NaN giving 0 (PyTorch and NumPy leave NaN and out-of-range values undefined; see numerics.FloatToInt); integers to narrower integers wrap; anything to bool tests nonzero (NaN is true). See {@link Ops#cast}. */
     public Tensor cast(DType dtype) {
         return Ops.cast((Tensor) this, dtype);
     }
