@@ -46,9 +46,15 @@
 // sinusoidal timestep embedding is computed on the host (large-argument
 // sin and cos are where GPU approximations lose digits).
 //
+// Pipeline is unconditional sampling, diffusers' DDPMPipeline and
+// DDIMPipeline loop for any Scheduler and any Denoiser (NewUNet2DPipeline
+// sets it up for a UNet2DModel): Generate returns images in [0, 1] as
+// (B, C, H, W) tensors on the model's device, the same for a seed.
+//
 // The reference vectors in testdata come from diffusers itself:
 // every scheduler's full loop over a spread of configurations
 // (testdata/make_scheduler_refs.py), replayed step by step by the tests,
 // and tiny seeded UNets saved with save_pretrained beside their outputs
+// and the DDPM and DDIM pipelines' images with the noise they drew
 // (testdata/make_unet_refs.py).
 package diffuse

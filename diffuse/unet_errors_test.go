@@ -122,3 +122,24 @@ func TestUNet2DForwardErrors(t *testing.T) {
 	_, err = LoadUNet2D(filepath.Join("testdata", "unet2d_tiny"), WithDType(core.I32))
 	require.ErrorContains(t, err, "dtype i32 is not a float dtype")
 }
+
+func TestPipelineErrors(t *testing.T) {
+	m, err := LoadUNet2D(filepath.Join("testdata", "unet2d_tiny"))
+	require.NoError(t, err)
+	cfg, _ := Defaults("DDIMScheduler")
+	s, err := New("DDIMScheduler", cfg)
+	require.NoError(t, err)
+	p := NewUNet2DPipeline(m, s)
+	_, err = p.Generate(1, 2, nil)
+	require.ErrorContains(t, err, "no Noise")
+	_, err = p.Generate(0, 2, SeededNoise(1))
+	require.ErrorContains(t, err, "batch 0, want >= 1")
+	_, err = p.Generate(1, 0, SeededNoise(1))
+	require.Error(t, err)
+
+	// A pipeline whose image shape disagrees with the model fails in the
+	// model, naming the sample's shape.
+	p.Channels = 4
+	_, err = p.Generate(1, 2, SeededNoise(1))
+	require.ErrorContains(t, err, "step 0 (t=500): diffuse: UNet2DModel.Forward: sample has shape [1 4 16 16]")
+}

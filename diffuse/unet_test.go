@@ -141,3 +141,80 @@ func TestUNet2DStateDictNames(t *testing.T) {
 		require.Equal(t, want, got, name)
 	}
 }
+
+// replayPipeline runs diffusers' pipeline pname with the noise it drew and
+// returns the worst relative error of the images.
+func replayPipeline(t *testing.T, r *unetRefs, pname string, dev core.Device) float64 {
+	ref, ok := r.Pipelines[pname]
+	require.True(t, ok, pname)
+	m, err := LoadUNet2D(filepath.Join("testdata", "unet2d_tiny"), WithDevice(dev))
+	require.NoError(t, err)
+	cfg, err := ParseConfig([]byte(ref.Scheduler))
+	require.NoError(t, err)
+	cfg.Eta = ref.Eta
+	s, err := New(cfg.Class, cfg)
+	require.NoError(t, err)
+	st := r.tensors.Tensors["pipe_"+pname+"/noise"]
+	k := 0
+	noise := func(shape core.Shape, dtype core.DType, d core.Device) (*core.Tensor, error) {
+		if k >= ref.NoiseDraws {
+			return nil, fmt.Errorf("draw %d: diffusers drew only %d times", k, ref.NoiseDraws)
+		}
+		n := len(st.Data) / st.Shape[0]
+		x := safetensors.Tensor{DType: st.DType, Shape: st.Shape[1:], Data: st.Data[k*n : (k+1)*n]}.ToTensor(d)
+		k++
+		return x, x.Err()
+	}
+	p := NewUNet2DPipeline(m, s)
+	img, err := p.Generate(2, ref.Steps, noise)
+	require.NoError(t, err)
+	require.Equal(t, ref.NoiseDraws, k, "noise draws")
+	e := relMaxErr(t, img, r.get(t, "pipe_"+pname+"/images", core.CPU))
+	require.Less(t, e, pipeTol, pname)
+	return e
+}
+
+// pipeTol bounds the images' error relative to their largest value (1):
+// the UNet's 1e-6 differences pass through DDPM's and DDIM's steps, whose
+// coefficients (up to 1/sqrt(alpha_cumprod) ~ 150 at t = 999 before
+// clipping) magnify them.
+const pipeTol = 1e-4
+
+func TestPipelineMatchesDiffusers(t *testing.T) {
+	r := loadUNetRefs(t)
+	for _, pname := range []string{"ddpm", "ddim"} {
+		t.Run(pname, func(t *testing.T) {
+			t.Logf("worst error: %.2g", replayPipeline(t, r, pname, core.CPU))
+		})
+	}
+}
+
+func TestPipelineOnWebGPU(t *testing.T) {
+	webgputest.Need(t)
+	r := loadUNetRefs(t)
+	for _, pname := range []string{"ddpm", "ddim"} {
+		t.Run(pname, func(t *testing.T) {
+			t.Logf("worst error: %.2g", replayPipeline(t, r, pname, webgputest.Device))
+		})
+	}
+}
+
+// A seeded pipeline makes the same images twice, and another seed others.
+func TestPipelineDeterministic(t *testing.T) {
+	m, err := LoadUNet2D(filepath.Join("testdata", "unet2d_tiny"))
+	require.NoError(t, err)
+	run := func(seed uint64) []float64 {
+		cfg, _ := Defaults("DDPMScheduler")
+		s, err := New("DDPMScheduler", cfg)
+		require.NoError(t, err)
+		img, err := NewUNet2DPipeline(m, s).Generate(1, 3, SeededNoise(seed))
+		require.NoError(t, err)
+		require.Equal(t, core.Shape{1, 3, 16, 16}, img.Shape())
+		v, err := img.Float64s()
+		require.NoError(t, err)
+		return v
+	}
+	a := run(7)
+	require.Equal(t, a, run(7))
+	require.NotEqual(t, a, run(8))
+}
