@@ -1,6 +1,6 @@
-// Package diffuse is webtensor's diffusion library. This first piece holds
-// the noise schedulers of diffusers 0.42, under diffusers' class names and
-// with its semantics: DDPMScheduler, DDIMScheduler, PNDMScheduler,
+// Package diffuse is webtensor's diffusion library: diffusers' noise
+// schedulers and models, loaded from diffusers' own files. The schedulers
+// of diffusers 0.42 keep diffusers' class names and semantics: DDPMScheduler, DDIMScheduler, PNDMScheduler,
 // LMSDiscreteScheduler, EulerDiscreteScheduler,
 // EulerAncestralDiscreteScheduler and DPMSolverMultistepScheduler
 // (DPM-Solver++ 2M and the SDE variant, orders 1 to 3), with the linear,
@@ -35,7 +35,26 @@
 // diffusers does, and Step checks that t is the timestep the count is at,
 // rather than silently mixing histories.
 //
-// The reference vectors in testdata come from diffusers itself
-// (testdata/make_scheduler_refs.py): every scheduler's full loop over a
-// spread of configurations, replayed step by step by the tests.
+// The models: UNet2DModel (LoadUNet2D) reads a directory save_pretrained
+// wrote, config.json and diffusion_pytorch_model.safetensors, with
+// diffusers' parameter names (its StateDict is the file's). The weights
+// are built straight from the file's tensors, on the device and in the
+// dtype asked for, and must be exactly the ones the config implies: the
+// load fails listing every missing, misshaped or unexpected tensor, and a
+// config value webtensor does not implement fails naming the key. Forward
+// runs on the sample's device without recording for autograd; only the
+// sinusoidal timestep embedding is computed on the host (large-argument
+// sin and cos are where GPU approximations lose digits).
+//
+// Pipeline is unconditional sampling, diffusers' DDPMPipeline and
+// DDIMPipeline loop for any Scheduler and any Denoiser (NewUNet2DPipeline
+// sets it up for a UNet2DModel): Generate returns images in [0, 1] as
+// (B, C, H, W) tensors on the model's device, the same for a seed.
+//
+// The reference vectors in testdata come from diffusers itself:
+// every scheduler's full loop over a spread of configurations
+// (testdata/make_scheduler_refs.py), replayed step by step by the tests,
+// and tiny seeded UNets saved with save_pretrained beside their outputs
+// and the DDPM and DDIM pipelines' images with the noise they drew
+// (testdata/make_unet_refs.py).
 package diffuse

@@ -1,0 +1,245 @@
+package diffuse
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// UNet2DConfig holds a UNet2DModel's options, spelled as diffusers'
+// config.json spells them. ParseUNet2DConfig fills it from a file; the
+// zero values of the optional fields mean diffusers' defaults.
+type UNet2DConfig struct {
+	SampleSize           int      // sample_size (height = width; informational, the pipeline's default)
+	InChannels           int      // in_channels
+	OutChannels          int      // out_channels
+	CenterInputSample    bool     // center_input_sample: the model sees 2·sample - 1
+	TimeEmbeddingDim     int      // time_embedding_dim: 0 means 4·block_out_channels[0]
+	FreqShift            float64  // freq_shift
+	FlipSinToCos         bool     // flip_sin_to_cos
+	DownBlockTypes       []string // down_block_types: DownBlock2D, AttnDownBlock2D
+	MidBlock             bool     // mid_block_type: UNetMidBlock2D (true) or null
+	UpBlockTypes         []string // up_block_types: UpBlock2D, AttnUpBlock2D
+	BlockOutChannels     []int    // block_out_channels
+	LayersPerBlock       int      // layers_per_block
+	MidBlockScaleFactor  float64  // mid_block_scale_factor
+	DownsamplePadding    int      // downsample_padding: 0 pads right and bottom by one, as diffusers does
+	NormNumGroups        int      // norm_num_groups
+	AttnNormNumGroups    int      // attn_norm_num_groups: 0 (null) means norm_num_groups, none with scale_shift
+	NormEps              float64  // norm_eps
+	AttentionHeadDim     int      // attention_head_dim: 0 (null) means one head over all channels
+	ResnetTimeScaleShift string   // resnet_time_scale_shift: default or scale_shift
+	AddAttention         bool     // add_attention (the mid block's)
+}
+
+// unetDefaults are UNet2DModel's __init__ defaults.
+func unetDefaults() UNet2DConfig {
+	return UNet2DConfig{InChannels: 3, OutChannels: 3, FlipSinToCos: true,
+		DownBlockTypes:   []string{"DownBlock2D", "AttnDownBlock2D", "AttnDownBlock2D", "AttnDownBlock2D"},
+		UpBlockTypes:     []string{"AttnUpBlock2D", "AttnUpBlock2D", "AttnUpBlock2D", "UpBlock2D"},
+		BlockOutChannels: []int{224, 448, 672, 896}, LayersPerBlock: 2, MidBlock: true,
+		MidBlockScaleFactor: 1, DownsamplePadding: 1, NormNumGroups: 32, NormEps: 1e-5,
+		AttentionHeadDim: 8, ResnetTimeScaleShift: "default", AddAttention: true}
+}
+
+// unetKey reads one config.json key into c, or refuses its value.
+type unetKey func(c *UNet2DConfig, raw json.RawMessage) error
+
+// only accepts a key at the one value webtensor implements (JSON null
+// stands for Python's None).
+func only(want ...string) unetKey {
+	return func(_ *UNet2DConfig, raw json.RawMessage) error {
+		got := string(bytes.TrimSpace(raw))
+		if slices.Contains(want, got) {
+			return nil
+		}
+		return fmt.Errorf("value %s is not supported (webtensor implements %s)", got, strings.Join(want, " or "))
+	}
+}
+
+func into[T any](field func(*UNet2DConfig) *T) unetKey {
+	return func(c *UNet2DConfig, raw json.RawMessage) error {
+		return json.Unmarshal(raw, field(c))
+	}
+}
+
+// nullableInt reads an int key where null means 0 (diffusers' None).
+func nullableInt(field func(*UNet2DConfig) *int) unetKey {
+	return func(c *UNet2DConfig, raw json.RawMessage) error {
+		var v *int
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return err
+		}
+		*field(c) = 0
+		if v != nil {
+			*field(c) = *v
+		}
+		return nil
+	}
+}
+
+var unetKeys = map[string]unetKey{
+	"_class_name":         only(`"UNet2DModel"`),
+	"_diffusers_version":  func(*UNet2DConfig, json.RawMessage) error { return nil },
+	"_name_or_path":       func(*UNet2DConfig, json.RawMessage) error { return nil },
+	"sample_size":         sampleSize,
+	"in_channels":         into(func(c *UNet2DConfig) *int { return &c.InChannels }),
+	"out_channels":        into(func(c *UNet2DConfig) *int { return &c.OutChannels }),
+	"center_input_sample": into(func(c *UNet2DConfig) *bool { return &c.CenterInputSample }),
+	"time_embedding_type": only(`"positional"`),
+	"time_embedding_dim":  nullableInt(func(c *UNet2DConfig) *int { return &c.TimeEmbeddingDim }),
+	"freq_shift":          into(func(c *UNet2DConfig) *float64 { return &c.FreqShift }),
+	"flip_sin_to_cos":     into(func(c *UNet2DConfig) *bool { return &c.FlipSinToCos }),
+	"down_block_types":    into(func(c *UNet2DConfig) *[]string { return &c.DownBlockTypes }),
+	"up_block_types":      into(func(c *UNet2DConfig) *[]string { return &c.UpBlockTypes }),
+	"mid_block_type": func(c *UNet2DConfig, raw json.RawMessage) error {
+		if err := only(`"UNetMidBlock2D"`, "null")(c, raw); err != nil {
+			return err
+		}
+		c.MidBlock = string(bytes.TrimSpace(raw)) != "null"
+		return nil
+	},
+	"block_out_channels":     into(func(c *UNet2DConfig) *[]int { return &c.BlockOutChannels }),
+	"layers_per_block":       into(func(c *UNet2DConfig) *int { return &c.LayersPerBlock }),
+	"mid_block_scale_factor": into(func(c *UNet2DConfig) *float64 { return &c.MidBlockScaleFactor }),
+	"downsample_padding":     into(func(c *UNet2DConfig) *int { return &c.DownsamplePadding }),
+	"downsample_type":        only(`"conv"`),
+	"upsample_type":          only(`"conv"`),
+	// Dropout acts only in training; inference ignores its rate.
+	"dropout":                 func(*UNet2DConfig, json.RawMessage) error { return nil },
+	"act_fn":                  only(`"silu"`, `"swish"`),
+	"attention_head_dim":      nullableInt(func(c *UNet2DConfig) *int { return &c.AttentionHeadDim }),
+	"norm_num_groups":         into(func(c *UNet2DConfig) *int { return &c.NormNumGroups }),
+	"attn_norm_num_groups":    nullableInt(func(c *UNet2DConfig) *int { return &c.AttnNormNumGroups }),
+	"norm_eps":                into(func(c *UNet2DConfig) *float64 { return &c.NormEps }),
+	"resnet_time_scale_shift": into(func(c *UNet2DConfig) *string { return &c.ResnetTimeScaleShift }),
+	"add_attention":           into(func(c *UNet2DConfig) *bool { return &c.AddAttention }),
+	"class_embed_type":        only("null"),
+	"num_class_embeds":        only("null"),
+	// Used only by the "learned" time embedding, which is refused above.
+	"num_train_timesteps": func(*UNet2DConfig, json.RawMessage) error { return nil },
+}
+
+// sampleSize takes an int or a [h, w] pair of equal sides.
+func sampleSize(c *UNet2DConfig, raw json.RawMessage) error {
+	var pair []int
+	if json.Unmarshal(raw, &pair) == nil && pair != nil {
+		if len(pair) != 2 || pair[0] != pair[1] {
+			return fmt.Errorf("value %s is not supported (webtensor takes one side or two equal ones)", raw)
+		}
+		c.SampleSize = pair[0]
+		return nil
+	}
+	var v *int
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	c.SampleSize = 0
+	if v != nil {
+		c.SampleSize = *v
+	}
+	return nil
+}
+
+// ParseUNet2DConfig reads a UNet2DModel config.json. A key webtensor does
+// not know, or a value of one it does not implement (a Fourier time
+// embedding, class embeddings, ResNet up/downsamplers, another block
+// type), fails naming the key.
+func ParseUNet2DConfig(data []byte) (UNet2DConfig, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return UNet2DConfig{}, fmt.Errorf("diffuse: UNet2DModel config: %w", err)
+	}
+	c := unetDefaults()
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		read, ok := unetKeys[k]
+		if !ok {
+			return c, fmt.Errorf("diffuse: UNet2DModel config: unknown key %q", k)
+		}
+		if err := read(&c, raw[k]); err != nil {
+			return c, fmt.Errorf("diffuse: UNet2DModel config: %s: %w", k, err)
+		}
+	}
+	return c, c.validate()
+}
+
+// validate checks what the model's construction relies on.
+func (c *UNet2DConfig) validate() error {
+	fail := func(key, format string, args ...any) error {
+		return fmt.Errorf("diffuse: UNet2DModel config: %s: "+format, append([]any{key}, args...)...)
+	}
+	n := len(c.BlockOutChannels)
+	switch {
+	case n == 0:
+		return fail("block_out_channels", "empty")
+	case len(c.DownBlockTypes) != n:
+		return fail("down_block_types", "%d types for %d block_out_channels", len(c.DownBlockTypes), n)
+	case len(c.UpBlockTypes) != n:
+		return fail("up_block_types", "%d types for %d block_out_channels", len(c.UpBlockTypes), n)
+	case c.InChannels < 1:
+		return fail("in_channels", "%d, want >= 1", c.InChannels)
+	case c.OutChannels < 1:
+		return fail("out_channels", "%d, want >= 1", c.OutChannels)
+	case c.LayersPerBlock < 1:
+		return fail("layers_per_block", "%d, want >= 1", c.LayersPerBlock)
+	case c.NormNumGroups < 1:
+		return fail("norm_num_groups", "%d, want >= 1", c.NormNumGroups)
+	case c.AttnNormNumGroups < 0:
+		return fail("attn_norm_num_groups", "%d, want >= 1 or null", c.AttnNormNumGroups)
+	case c.NormEps <= 0:
+		return fail("norm_eps", "%v, want > 0", c.NormEps)
+	case c.MidBlockScaleFactor == 0:
+		return fail("mid_block_scale_factor", "0 divides by zero")
+	case c.AttentionHeadDim < 0:
+		return fail("attention_head_dim", "%d, want >= 1 or null", c.AttentionHeadDim)
+	case c.TimeEmbeddingDim < 0:
+		return fail("time_embedding_dim", "%d, want >= 1 or null", c.TimeEmbeddingDim)
+	case c.DownsamplePadding < 0:
+		return fail("downsample_padding", "%d, want >= 0", c.DownsamplePadding)
+	case c.ResnetTimeScaleShift != "default" && c.ResnetTimeScaleShift != "scale_shift":
+		return fail("resnet_time_scale_shift", "%q is not supported (webtensor implements default and scale_shift)", c.ResnetTimeScaleShift)
+	}
+	for i, ch := range c.BlockOutChannels {
+		if ch < 1 || ch%c.NormNumGroups != 0 {
+			return fail("block_out_channels", "%v: entry %d is not a positive multiple of norm_num_groups %d", c.BlockOutChannels, i, c.NormNumGroups)
+		}
+		if c.AttentionHeadDim > ch {
+			return fail("attention_head_dim", "%d is wider than block_out_channels[%d] = %d (no whole head fits)", c.AttentionHeadDim, i, ch)
+		}
+	}
+	for i, t := range c.DownBlockTypes {
+		if t != "DownBlock2D" && t != "AttnDownBlock2D" {
+			return fail("down_block_types", "%q (entry %d) is not supported (webtensor implements DownBlock2D and AttnDownBlock2D)", t, i)
+		}
+	}
+	for i, t := range c.UpBlockTypes {
+		if t != "UpBlock2D" && t != "AttnUpBlock2D" {
+			return fail("up_block_types", "%q (entry %d) is not supported (webtensor implements UpBlock2D and AttnUpBlock2D)", t, i)
+		}
+	}
+	return nil
+}
+
+// timeEmbedDim is the width of the time embedding the ResNets take.
+func (c *UNet2DConfig) timeEmbedDim() int {
+	if c.TimeEmbeddingDim > 0 {
+		return c.TimeEmbeddingDim
+	}
+	return 4 * c.BlockOutChannels[0]
+}
+
+// headDim is the attention head width of a block of ch channels.
+func (c *UNet2DConfig) headDim(ch int) int {
+	if c.AttentionHeadDim > 0 {
+		return c.AttentionHeadDim
+	}
+	return ch
+}
