@@ -20,10 +20,19 @@ func init() {
 	register("_conv2d_weight_grad", convKernel(oprules.ConvWeightGradGeom, runWeightGradF32, runWeightGrad[float64]))
 }
 
+// packedFits reports whether the packed path applies: it needs the gemm's
+// micro-kernel and a product of non-zero size on every side; an empty dim
+// (the fuzzer's [1 0 1 1] weight: a depth of 0) is the generic path's,
+// which writes the bias or zeros.
+func packedFits(g *oprules.ConvGeom) bool {
+	return convPacked() && g.Batch > 0 && g.Groups > 0 && g.ImageC > 0 && g.GridC > 0 &&
+		g.Image[0]*g.Image[1] > 0 && g.Grid[0]*g.Grid[1] > 0 && g.Kernel[0]*g.Kernel[1] > 0
+}
+
 // runGridF32, runImageF32 and runWeightGradF32 take the packed path
 // (conv_packed.go) where it applies, else the generic float32 one.
 func runGridF32(k *core.KernelCall, g *oprules.ConvGeom, gemm gemms[float32]) {
-	if !convPacked() {
+	if !packedFits(g) {
 		runGrid(k, g, gemm)
 		return
 	}
@@ -35,7 +44,7 @@ func runGridF32(k *core.KernelCall, g *oprules.ConvGeom, gemm gemms[float32]) {
 }
 
 func runImageF32(k *core.KernelCall, g *oprules.ConvGeom, gemm gemms[float32]) {
-	if !convPacked() || g.Stride != [2]int{1, 1} {
+	if !packedFits(g) || g.Stride != [2]int{1, 1} {
 		runImage(k, g, gemm)
 		return
 	}
@@ -48,7 +57,7 @@ func runImageF32(k *core.KernelCall, g *oprules.ConvGeom, gemm gemms[float32]) {
 }
 
 func runWeightGradF32(k *core.KernelCall, g *oprules.ConvGeom, gemm gemms[float32]) {
-	if !convPacked() {
+	if !packedFits(g) {
 		runWeightGrad(k, g, gemm)
 		return
 	}
