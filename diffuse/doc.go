@@ -46,6 +46,16 @@
 // sinusoidal timestep embedding is computed on the host (large-argument
 // sin and cos are where GPU approximations lose digits).
 //
+// AutoencoderKL (LoadAutoencoderKL) is diffusers' VAE from a vae/ folder
+// save_pretrained wrote, loaded with the same strictness: Encode gives
+// the posterior, a DiagonalGaussian (Mean, LogVar clamped to [-30, 20];
+// Sample(noise) is Mean + exp(LogVar/2)·noise, Mode the mean), and Decode
+// maps latents to images. Neither applies scaling_factor (pipelines do,
+// as in diffusers). DecodeTiled is diffusers' enable_tiling decode:
+// overlapping latent tiles decoded one by one and blended linearly across
+// the overlap, which bounds the activations (and the mid block's
+// attention, quadratic in the latent's area) by the tile size.
+//
 // Pipeline is unconditional sampling, diffusers' DDPMPipeline and
 // DDIMPipeline loop for any Scheduler and any Denoiser (NewUNet2DPipeline
 // sets it up for a UNet2DModel): Generate returns images in [0, 1] as
@@ -56,5 +66,7 @@
 // (testdata/make_scheduler_refs.py), replayed step by step by the tests,
 // and tiny seeded UNets saved with save_pretrained beside their outputs
 // and the DDPM and DDIM pipelines' images with the noise they drew
-// (testdata/make_unet_refs.py).
+// (testdata/make_unet_refs.py), and tiny seeded AutoencoderKLs with their
+// encodings, posterior samples (with the noise drawn) and plain and tiled
+// decodes (testdata/make_vae_refs.py).
 package diffuse

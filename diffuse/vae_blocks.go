@@ -1,0 +1,194 @@
+package diffuse
+
+import (
+	"fmt"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/nn"
+)
+
+// The VAE's blocks. They reuse the UNet's parts (conv, group norm, the
+// attention, the samplers) but not its ResNet: diffusers builds the VAE's
+// ResnetBlock2Ds with temb_channels None, so they have no time_emb_proj,
+// and the UNet's resnet always has one.
+
+// plainResnet is ResnetBlock2D without time conditioning: norm1, SiLU,
+// conv1, norm2, SiLU, conv2, plus the input (through conv_shortcut when
+// the widths differ).
+type plainResnet struct {
+	nn.Base
+	norm1, norm2 *nn.GroupNorm
+	conv1, conv2 *nn.Conv2d
+	shortcut     *nn.Conv2d // nil when in == out
+}
+
+func (w *weights) plainResnet(name string, groups, in, out int) *plainResnet {
+	r := &plainResnet{}
+	r.norm1 = w.groupNorm(name+".norm1", groups, in, vaeEps)
+	r.conv1 = w.conv(name+".conv1", in, out, 3, 1, 1)
+	r.norm2 = w.groupNorm(name+".norm2", groups, out, vaeEps)
+	r.conv2 = w.conv(name+".conv2", out, out, 3, 1, 1)
+	children := []nn.NamedModule{{Name: "norm1", Module: r.norm1}, {Name: "conv1", Module: r.conv1},
+		{Name: "norm2", Module: r.norm2}, {Name: "conv2", Module: r.conv2}}
+	if in != out {
+		r.shortcut = w.conv(name+".conv_shortcut", in, out, 1, 1, 0)
+		children = append(children, nn.NamedModule{Name: "conv_shortcut", Module: r.shortcut})
+	}
+	w.register(&r.Base, nil, children...)
+	return r
+}
+
+func (r *plainResnet) forward(x *core.Tensor, meter *activationMeter) *core.Tensor {
+	h := r.conv1.Forward(r.norm1.Forward(x).SiLU())
+	h = r.conv2.Forward(r.norm2.Forward(h).SiLU())
+	meter.see(h)
+	if r.shortcut != nil {
+		x = r.shortcut.Forward(x)
+	}
+	return x.Add(h)
+}
+
+// vaeDownBlock is DownEncoderBlock2D: ResNets, then (except in the last
+// block) a padding-0 stride-2 conv.
+type vaeDownBlock struct {
+	nn.Base
+	resnets []*plainResnet
+	down    *downsample // nil in the last block
+}
+
+func (w *weights) vaeDownBlock(name string, groups, in, out, layers int, addDown bool) *vaeDownBlock {
+	d := &vaeDownBlock{}
+	resnets := make([]nn.Module, layers)
+	for i := range layers {
+		resIn := out
+		if i == 0 {
+			resIn = in
+		}
+		r := w.plainResnet(fmt.Sprintf("%s.resnets.%d", name, i), groups, resIn, out)
+		d.resnets, resnets[i] = append(d.resnets, r), r
+	}
+	children := []nn.NamedModule{{Name: "resnets", Module: w.list(resnets...)}}
+	if addDown {
+		d.down = w.downsample(name+".downsamplers.0", out, 0)
+		children = append(children, nn.NamedModule{Name: "downsamplers", Module: w.list(d.down)})
+	}
+	w.register(&d.Base, nil, children...)
+	return d
+}
+
+// vaeUpBlock is UpDecoderBlock2D: ResNets, then (except in the last block)
+// nearest doubling and a conv.
+type vaeUpBlock struct {
+	nn.Base
+	resnets []*plainResnet
+	up      *upsample // nil in the last block
+}
+
+func (w *weights) vaeUpBlock(name string, groups, in, out, layers int, addUp bool) *vaeUpBlock {
+	u := &vaeUpBlock{}
+	resnets := make([]nn.Module, layers)
+	for i := range layers {
+		resIn := out
+		if i == 0 {
+			resIn = in
+		}
+		r := w.plainResnet(fmt.Sprintf("%s.resnets.%d", name, i), groups, resIn, out)
+		u.resnets, resnets[i] = append(u.resnets, r), r
+	}
+	children := []nn.NamedModule{{Name: "resnets", Module: w.list(resnets...)}}
+	if addUp {
+		u.up = w.upsample(name+".upsamplers.0", out)
+		children = append(children, nn.NamedModule{Name: "upsamplers", Module: w.list(u.up)})
+	}
+	w.register(&u.Base, nil, children...)
+	return u
+}
+
+// vaeMidBlock is UNetMidBlock2D as the VAE builds it: a ResNet, one
+// single-head attention over all positions (when mid_block_add_attention;
+// diffusers passes attention_head_dim = the width), another ResNet, all
+// with output scale 1.
+type vaeMidBlock struct {
+	nn.Base
+	resnets [2]*plainResnet
+	attn    *attention // nil without mid_block_add_attention
+}
+
+func (w *weights) vaeMidBlock(name string, groups, ch int, addAttn bool) *vaeMidBlock {
+	m := &vaeMidBlock{}
+	var children []nn.NamedModule
+	if addAttn {
+		m.attn = w.attention(name+".attentions.0", ch, ch, groups, vaeEps, 1)
+		children = append(children, nn.NamedModule{Name: "attentions", Module: w.list(m.attn)})
+	}
+	for i := range m.resnets {
+		m.resnets[i] = w.plainResnet(fmt.Sprintf("%s.resnets.%d", name, i), groups, ch, ch)
+	}
+	children = append(children, nn.NamedModule{Name: "resnets", Module: w.list(m.resnets[0], m.resnets[1])})
+	w.register(&m.Base, nil, children...)
+	return m
+}
+
+func (m *vaeMidBlock) forward(h *core.Tensor, meter *activationMeter) *core.Tensor {
+	h = m.resnets[0].forward(h, meter)
+	if m.attn != nil {
+		meter.seeScores(h)
+		h = m.attn.forward(h)
+		meter.see(h)
+	}
+	return m.resnets[1].forward(h, meter)
+}
+
+// vaeEncoder is diffusers' Encoder with double_z: its output has
+// 2·latent_channels channels, the mean's and the log variance's.
+type vaeEncoder struct {
+	nn.Base
+	convIn  *nn.Conv2d
+	downs   []*vaeDownBlock
+	mid     *vaeMidBlock
+	normOut *nn.GroupNorm
+	convOut *nn.Conv2d
+}
+
+func (e *vaeEncoder) forward(x *core.Tensor) *core.Tensor {
+	h := e.convIn.Forward(x)
+	for _, d := range e.downs {
+		for _, r := range d.resnets {
+			h = r.forward(h, nil)
+		}
+		if d.down != nil {
+			h = d.down.forward(h)
+		}
+	}
+	h = e.mid.forward(h, nil)
+	return e.convOut.Forward(e.normOut.Forward(h).SiLU())
+}
+
+// vaeDecoder is diffusers' Decoder with group norms (not the spatial norm
+// of MoVQ).
+type vaeDecoder struct {
+	nn.Base
+	convIn  *nn.Conv2d
+	mid     *vaeMidBlock
+	ups     []*vaeUpBlock
+	normOut *nn.GroupNorm
+	convOut *nn.Conv2d
+}
+
+func (d *vaeDecoder) forward(z *core.Tensor, meter *activationMeter) *core.Tensor {
+	h := d.convIn.Forward(z)
+	meter.see(h)
+	h = d.mid.forward(h, meter)
+	for _, u := range d.ups {
+		for _, r := range u.resnets {
+			h = r.forward(h, meter)
+		}
+		if u.up != nil {
+			h = u.up.forward(h)
+			meter.see(h)
+		}
+	}
+	h = d.convOut.Forward(d.normOut.Forward(h).SiLU())
+	meter.see(h)
+	return h
+}

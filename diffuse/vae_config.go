@@ -1,0 +1,170 @@
+package diffuse
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// AutoencoderKLConfig holds an AutoencoderKL's options, spelled as
+// diffusers' config.json spells them. ParseAutoencoderKLConfig fills it
+// from a file.
+type AutoencoderKLConfig struct {
+	InChannels       int      // in_channels: the images' channels
+	OutChannels      int      // out_channels: the decoded images' channels
+	DownBlockTypes   []string // down_block_types: DownEncoderBlock2D
+	UpBlockTypes     []string // up_block_types: UpDecoderBlock2D
+	BlockOutChannels []int    // block_out_channels
+	LayersPerBlock   int      // layers_per_block (the decoder's blocks have one more)
+	LatentChannels   int      // latent_channels
+	NormNumGroups    int      // norm_num_groups
+	SampleSize       int      // sample_size (height = width; diffusers' default tile size)
+	// ScalingFactor (scaling_factor) is what pipelines multiply the
+	// latents by after encoding and divide them by before decoding; the
+	// model itself does not apply it, as diffusers' does not.
+	ScalingFactor float64
+	// ForceUpcast (force_upcast) tells diffusers' pipelines to run the VAE
+	// in float32 when the rest runs in float16; informational here, where
+	// the caller picks the dtype (WithDType).
+	ForceUpcast          bool
+	UseQuantConv         bool // use_quant_conv: a 1×1 conv on the encoder's moments
+	UsePostQuantConv     bool // use_post_quant_conv: a 1×1 conv on the latents before decoding
+	MidBlockAddAttention bool // mid_block_add_attention: self-attention in both mid blocks
+}
+
+// vaeDefaults are AutoencoderKL's __init__ defaults.
+func vaeDefaults() AutoencoderKLConfig {
+	return AutoencoderKLConfig{InChannels: 3, OutChannels: 3,
+		DownBlockTypes: []string{"DownEncoderBlock2D"}, UpBlockTypes: []string{"UpDecoderBlock2D"},
+		BlockOutChannels: []int{64}, LayersPerBlock: 1, LatentChannels: 4, NormNumGroups: 32,
+		SampleSize: 32, ScalingFactor: 0.18215, ForceUpcast: true, UseQuantConv: true,
+		UsePostQuantConv: true, MidBlockAddAttention: true}
+}
+
+type vaeKey func(c *AutoencoderKLConfig, raw json.RawMessage) error
+
+// vaeField reads a key into the field p points at. JSON null would leave
+// the default in place silently, so it is refused: these keys have no
+// None in diffusers.
+func vaeField(p func(*AutoencoderKLConfig) any) vaeKey {
+	return func(c *AutoencoderKLConfig, raw json.RawMessage) error {
+		if string(bytes.TrimSpace(raw)) == "null" {
+			return fmt.Errorf("value null is not supported")
+		}
+		return json.Unmarshal(raw, p(c))
+	}
+}
+
+// vaeOnly accepts a key at the values webtensor implements.
+func vaeOnly(want ...string) vaeKey {
+	return func(_ *AutoencoderKLConfig, raw json.RawMessage) error { return only(want...)(nil, raw) }
+}
+
+func vaeIgnore(*AutoencoderKLConfig, json.RawMessage) error { return nil }
+
+var vaeKeys = map[string]vaeKey{
+	"_class_name":        vaeOnly(`"AutoencoderKL"`),
+	"_diffusers_version": vaeIgnore,
+	"_name_or_path":      vaeIgnore,
+	"in_channels":        vaeField(func(c *AutoencoderKLConfig) any { return &c.InChannels }),
+	"out_channels":       vaeField(func(c *AutoencoderKLConfig) any { return &c.OutChannels }),
+	"down_block_types":   vaeField(func(c *AutoencoderKLConfig) any { return &c.DownBlockTypes }),
+	"up_block_types":     vaeField(func(c *AutoencoderKLConfig) any { return &c.UpBlockTypes }),
+	"block_out_channels": vaeField(func(c *AutoencoderKLConfig) any { return &c.BlockOutChannels }),
+	"layers_per_block":   vaeField(func(c *AutoencoderKLConfig) any { return &c.LayersPerBlock }),
+	"act_fn":             vaeOnly(`"silu"`, `"swish"`),
+	"latent_channels":    vaeField(func(c *AutoencoderKLConfig) any { return &c.LatentChannels }),
+	"norm_num_groups":    vaeField(func(c *AutoencoderKLConfig) any { return &c.NormNumGroups }),
+	"sample_size": func(c *AutoencoderKLConfig, raw json.RawMessage) error {
+		// The UNet's reader: an int, or a pair of equal sides.
+		var u UNet2DConfig
+		err := sampleSize(&u, raw)
+		c.SampleSize = u.SampleSize
+		return err
+	},
+	"scaling_factor": vaeField(func(c *AutoencoderKLConfig) any { return &c.ScalingFactor }),
+	// A shift (Flux's and SD3's VAEs) and per-channel latent statistics
+	// are pipeline-side normalisations webtensor does not carry yet;
+	// refusing them keeps a caller from silently mis-scaling latents.
+	"shift_factor":            vaeOnly("null"),
+	"latents_mean":            vaeOnly("null"),
+	"latents_std":             vaeOnly("null"),
+	"force_upcast":            vaeField(func(c *AutoencoderKLConfig) any { return &c.ForceUpcast }),
+	"use_quant_conv":          vaeField(func(c *AutoencoderKLConfig) any { return &c.UseQuantConv }),
+	"use_post_quant_conv":     vaeField(func(c *AutoencoderKLConfig) any { return &c.UsePostQuantConv }),
+	"mid_block_add_attention": vaeField(func(c *AutoencoderKLConfig) any { return &c.MidBlockAddAttention }),
+}
+
+// ParseAutoencoderKLConfig reads an AutoencoderKL config.json. A key
+// webtensor does not know, or a value of one it does not implement
+// (another block type or activation, a shift factor, latent statistics),
+// fails naming the key.
+func ParseAutoencoderKLConfig(data []byte) (AutoencoderKLConfig, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return AutoencoderKLConfig{}, fmt.Errorf("diffuse: AutoencoderKL config: %w", err)
+	}
+	c := vaeDefaults()
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		read, ok := vaeKeys[k]
+		if !ok {
+			return c, fmt.Errorf("diffuse: AutoencoderKL config: unknown key %q", k)
+		}
+		if err := read(&c, raw[k]); err != nil {
+			return c, fmt.Errorf("diffuse: AutoencoderKL config: %s: %w", k, err)
+		}
+	}
+	return c, c.validate()
+}
+
+// validate checks what the model's construction relies on.
+func (c *AutoencoderKLConfig) validate() error {
+	fail := func(key, format string, args ...any) error {
+		return fmt.Errorf("diffuse: AutoencoderKL config: %s: "+format, append([]any{key}, args...)...)
+	}
+	n := len(c.BlockOutChannels)
+	switch {
+	case n == 0:
+		return fail("block_out_channels", "empty")
+	case len(c.DownBlockTypes) != n:
+		return fail("down_block_types", "%d types for %d block_out_channels", len(c.DownBlockTypes), n)
+	case len(c.UpBlockTypes) != n:
+		return fail("up_block_types", "%d types for %d block_out_channels", len(c.UpBlockTypes), n)
+	case c.InChannels < 1:
+		return fail("in_channels", "%d, want >= 1", c.InChannels)
+	case c.OutChannels < 1:
+		return fail("out_channels", "%d, want >= 1", c.OutChannels)
+	case c.LatentChannels < 1:
+		return fail("latent_channels", "%d, want >= 1", c.LatentChannels)
+	case c.LayersPerBlock < 1:
+		return fail("layers_per_block", "%d, want >= 1", c.LayersPerBlock)
+	case c.NormNumGroups < 1:
+		return fail("norm_num_groups", "%d, want >= 1", c.NormNumGroups)
+	}
+	for i, ch := range c.BlockOutChannels {
+		if ch < 1 || ch%c.NormNumGroups != 0 {
+			return fail("block_out_channels", "%v: entry %d is not a positive multiple of norm_num_groups %d", c.BlockOutChannels, i, c.NormNumGroups)
+		}
+	}
+	for i, t := range c.DownBlockTypes {
+		if t != "DownEncoderBlock2D" {
+			return fail("down_block_types", "%q (entry %d) is not supported (webtensor implements DownEncoderBlock2D)", t, i)
+		}
+	}
+	for i, t := range c.UpBlockTypes {
+		if t != "UpDecoderBlock2D" {
+			return fail("up_block_types", "%q (entry %d) is not supported (webtensor implements UpDecoderBlock2D)", t, i)
+		}
+	}
+	return nil
+}
+
+// scale is the ratio of image to latent side: one halving per level
+// below the last.
+func (c *AutoencoderKLConfig) scale() int { return 1 << (len(c.BlockOutChannels) - 1) }

@@ -1,0 +1,178 @@
+package diffuse
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/safetensors"
+)
+
+// brokenVAE copies testdata/vae_tiny into a temporary directory, letting
+// editConfig change config.json's text and edit the tensors.
+func brokenVAE(t *testing.T, editConfig func(string) string, edit func(map[string]safetensors.Tensor)) string {
+	t.Helper()
+	src := filepath.Join("testdata", "vae_tiny")
+	dir := t.TempDir()
+	cfg, err := os.ReadFile(filepath.Join(src, "config.json"))
+	require.NoError(t, err)
+	if editConfig != nil {
+		edited := editConfig(string(cfg))
+		require.NotEqual(t, string(cfg), edited, "the config edit changed nothing")
+		cfg = []byte(edited)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644))
+	f, err := safetensors.ReadFile(filepath.Join(src, "diffusion_pytorch_model.safetensors"))
+	require.NoError(t, err)
+	tensors := map[string]safetensors.Tensor{}
+	for k, v := range f.Tensors {
+		tensors[k] = v
+	}
+	if edit != nil {
+		edit(tensors)
+	}
+	require.NoError(t, safetensors.WriteFile(filepath.Join(dir, "diffusion_pytorch_model.safetensors"), tensors, f.Metadata))
+	return dir
+}
+
+func replaceOnce(old, new string) func(string) string {
+	return func(s string) string { return strings.Replace(s, old, new, 1) }
+}
+
+func TestLoadAutoencoderKLCheckpointErrors(t *testing.T) {
+	dir := brokenVAE(t, nil, func(m map[string]safetensors.Tensor) {
+		delete(m, "encoder.mid_block.attentions.0.to_q.weight")
+	})
+	_, err := LoadAutoencoderKL(dir)
+	require.ErrorContains(t, err, "tensor encoder.mid_block.attentions.0.to_q.weight is missing (want shape [32 32])")
+
+	dir = brokenVAE(t, nil, func(m map[string]safetensors.Tensor) {
+		w := m["decoder.conv_in.weight"]
+		m["decoder.conv_in.weight"] = safetensors.Tensor{DType: w.DType, Shape: core.Shape{32, 4, 9}, Data: w.Data}
+	})
+	_, err = LoadAutoencoderKL(dir)
+	require.ErrorContains(t, err, "tensor decoder.conv_in.weight has shape [32 4 9], want [32 4 3 3]")
+
+	// The UNet's time projection has no place in the VAE's ResNets.
+	dir = brokenVAE(t, nil, func(m map[string]safetensors.Tensor) {
+		m["decoder.up_blocks.0.resnets.0.time_emb_proj.weight"] = m["decoder.conv_in.bias"]
+	})
+	_, err = LoadAutoencoderKL(dir)
+	require.ErrorContains(t, err, "tensor decoder.up_blocks.0.resnets.0.time_emb_proj.weight is not a parameter of the model")
+
+	// A config that disagrees with the weights: every misfit is listed.
+	dir = brokenVAE(t, replaceOnce(`"use_quant_conv": true`, `"use_quant_conv": false`), nil)
+	_, err = LoadAutoencoderKL(dir)
+	require.ErrorContains(t, err, "tensor quant_conv.weight is not a parameter of the model")
+	require.ErrorContains(t, err, "tensor quant_conv.bias is not a parameter of the model")
+	dir = brokenVAE(t, replaceOnce(`"layers_per_block": 1`, `"layers_per_block": 2`), nil)
+	_, err = LoadAutoencoderKL(dir)
+	require.ErrorContains(t, err, "tensor encoder.down_blocks.0.resnets.1.norm1.weight is missing")
+	require.ErrorContains(t, err, "tensor decoder.up_blocks.1.resnets.2.conv1.weight is missing")
+	dir = brokenVAE(t, replaceOnce(`"mid_block_add_attention": true`, `"mid_block_add_attention": false`), nil)
+	_, err = LoadAutoencoderKL(dir)
+	require.ErrorContains(t, err, "tensor decoder.mid_block.attentions.0.group_norm.weight is not a parameter of the model")
+
+	// Half-precision files load, converted to the model's dtype.
+	dir = brokenVAE(t, nil, func(m map[string]safetensors.Tensor) {
+		for k, v := range m {
+			m[k], _ = safetensors.FromTensor(v.ToTensor().Cast(core.F16))
+		}
+	})
+	model, err := LoadAutoencoderKL(dir)
+	require.NoError(t, err)
+	require.Equal(t, core.F32, model.DType())
+
+	_, err = LoadAutoencoderKL(t.TempDir())
+	require.ErrorContains(t, err, "config.json")
+	_, err = LoadAutoencoderKL(filepath.Join("testdata", "vae_tiny"), WithDType(core.I32))
+	require.ErrorContains(t, err, "dtype i32 is not a float dtype")
+}
+
+func TestAutoencoderKLConfigErrors(t *testing.T) {
+	for _, tc := range []struct{ old, new, want string }{
+		{`"DownEncoderBlock2D",`, `"AttnDownEncoderBlock2D",`, `down_block_types: "AttnDownEncoderBlock2D" (entry 0) is not supported`},
+		{`"UpDecoderBlock2D"
+  ]`, `"AttnUpDecoderBlock2D"
+  ]`, `up_block_types: "AttnUpDecoderBlock2D" (entry 1) is not supported`},
+		{`"act_fn": "silu"`, `"act_fn": "gelu"`, `act_fn: value "gelu" is not supported (webtensor implements "silu" or "swish")`},
+		{`"shift_factor": null`, `"shift_factor": 0.1159`, "shift_factor: value 0.1159 is not supported"},
+		{`"latents_mean": null`, `"latents_mean": [0.1, 0.2, 0.3, 0.4]`, "latents_mean: value [0.1, 0.2, 0.3, 0.4] is not supported"},
+		{`"_class_name": "AutoencoderKL"`, `"_class_name": "AutoencoderTiny"`, `_class_name: value "AutoencoderTiny" is not supported`},
+		{`"norm_num_groups": 8`, `"norm_num_groups": 5`, "block_out_channels: [16 32]: entry 0 is not a positive multiple of norm_num_groups 5"},
+		{`"in_channels": 3`, `"in_channels": null`, "in_channels: value null is not supported"},
+		{`"latent_channels": 4`, `"latent_channels": 0`, "latent_channels: 0, want >= 1"},
+		{`"block_out_channels": [
+    16,
+    32
+  ]`, `"block_out_channels": [32]`, "down_block_types: 2 types for 1 block_out_channels"},
+		{`"sample_size": 32`, `"sample_size": [32, 48]`, "sample_size: value [32, 48] is not supported"},
+		{`"force_upcast": true`, `"force_upcast": true, "norm_type": "spatial"`, `unknown key "norm_type"`},
+	} {
+		_, err := LoadAutoencoderKL(brokenVAE(t, replaceOnce(tc.old, tc.new), nil))
+		require.ErrorContains(t, err, "diffuse: AutoencoderKL config: "+tc.want, tc.new)
+	}
+	// The pair form of sample_size, as some hub configs write it.
+	_, err := LoadAutoencoderKL(brokenVAE(t, replaceOnce(`"sample_size": 32`, `"sample_size": [32, 32]`), nil))
+	require.NoError(t, err)
+}
+
+func TestAutoencoderKLInputErrors(t *testing.T) {
+	m, err := LoadAutoencoderKL(filepath.Join("testdata", "vae_tiny"))
+	require.NoError(t, err)
+	randn := func(shape ...int) *core.Tensor {
+		x, err := SeededNoise(1)(core.Shape(shape), core.F32, core.CPU)
+		require.NoError(t, err)
+		return x
+	}
+
+	_, err = m.Encode(randn(1, 4, 8, 8))
+	require.ErrorContains(t, err, "AutoencoderKL.Encode: images have shape [1 4 8 8], want (batch, 3, height, width) (in_channels 3)")
+	_, err = m.Encode(randn(3, 8, 8))
+	require.ErrorContains(t, err, "images have shape [3 8 8]")
+	_, err = m.Encode(randn(1, 3, 1, 8))
+	require.ErrorContains(t, err, "height and width >= 2")
+	_, err = m.Encode(randn(1, 3, 8, 8).Cast(core.F64))
+	require.ErrorContains(t, err, "images have dtype f64, the model f32")
+	// Odd sides halve down, as diffusers' padded strided conv does.
+	post, err := m.Encode(randn(1, 3, 7, 9))
+	require.NoError(t, err)
+	require.Equal(t, core.Shape{1, 4, 3, 4}, post.Mean.Shape())
+
+	_, err = post.Sample(randn(1, 4, 4, 4))
+	require.ErrorContains(t, err, "DiagonalGaussian.Sample: noise has shape [1 4 4 4], the mean [1 4 3 4]")
+	_, err = post.Sample(randn(1, 4, 3, 4).Cast(core.F64))
+	require.ErrorContains(t, err, "noise has dtype f64, the mean f32")
+
+	_, err = m.Decode(randn(1, 3, 4, 4))
+	require.ErrorContains(t, err, "AutoencoderKL.Decode: latents have shape [1 3 4 4], want (batch, 4, height, width) (latent_channels 4)")
+	_, err = m.DecodeTiled(randn(1, 8, 4, 4), 4, 1)
+	require.ErrorContains(t, err, "AutoencoderKL.DecodeTiled: latents have shape [1 8 4 4], want (batch, 4, height, width)")
+
+	z := randn(1, 4, 6, 6)
+	_, err = m.DecodeTiled(z, 2, 2)
+	require.ErrorContains(t, err, "tile of 2 latent pixels is not larger than the overlap 2")
+	_, err = m.DecodeTiled(z, 2, 3)
+	require.ErrorContains(t, err, "tile of 2 latent pixels is not larger than the overlap 3")
+	_, err = m.DecodeTiled(z, 0, 0)
+	require.ErrorContains(t, err, "tile of 0 latent pixels, want >= 1")
+	_, err = m.DecodeTiled(z, 4, -1)
+	require.ErrorContains(t, err, "overlap -1, want >= 0")
+
+	// A latent no larger than a tile decodes whole, as in diffusers; tiles
+	// without overlap are plain concatenation of tile decodes.
+	whole, err := m.Decode(z)
+	require.NoError(t, err)
+	one, err := m.DecodeTiled(z, 6, 1)
+	require.NoError(t, err)
+	require.Zero(t, relMaxErr(t, one, whole))
+	quarters, err := m.DecodeTiled(z, 3, 0)
+	require.NoError(t, err)
+	corner, err := m.Decode(sliceAxis(sliceAxis(z, 2, 3, 6), 3, 0, 3))
+	require.NoError(t, err)
+	require.Zero(t, relMaxErr(t, sliceAxis(sliceAxis(quarters, 2, 6, 12), 3, 0, 6), corner))
+}
