@@ -75,6 +75,29 @@ func TestCondPipelineOnWebGPU(t *testing.T) {
 	}
 }
 
+// On WebGPU too, a seeded run gives bit-identical latents twice.
+func TestCondPipelineDeterministicOnWebGPU(t *testing.T) {
+	webgputest.Need(t)
+	r := loadCondRefs(t)
+	dev := webgputest.Device
+	m, err := LoadUNet2DCondition(filepath.Join("testdata", "unet2dcond_tiny"), WithDevice(dev))
+	require.NoError(t, err)
+	pr := Prompts{Embeds: r.get(t, "pipe/prompt_embeds", dev), Negative: r.get(t, "pipe/negative_prompt_embeds", dev),
+		GuidanceScale: 6}
+	run := func() []float64 {
+		cfg, _ := Defaults("EulerAncestralDiscreteScheduler")
+		s, err := New("EulerAncestralDiscreteScheduler", cfg)
+		require.NoError(t, err)
+		x, err := NewUNet2DConditionPipeline(m, s).Sample(pr, 3, SeededNoise(7))
+		require.NoError(t, err)
+		require.Equal(t, dev, x.Device())
+		v, err := x.Float64s()
+		require.NoError(t, err)
+		return v
+	}
+	require.Equal(t, run(), run())
+}
+
 // A seeded run gives bit-identical latents twice, and another seed others;
 // a shared (1, ...) negative embedding is the same as repeating it.
 func TestCondPipelineDeterministic(t *testing.T) {

@@ -248,14 +248,14 @@ func (m *UNet2DConditionModel) checkInputs(x, ctx *core.Tensor) error {
 			op, c, s[0], m.Config.CrossAttentionDim, m.Config.CrossAttentionDim)
 	}
 	for _, in := range []struct {
-		what string
-		t    *core.Tensor
-	}{{"sample", x}, {"encoder hidden states", ctx}} {
+		what, has, is string
+		t             *core.Tensor
+	}{{"sample", "has", "is", x}, {"encoder hidden states", "have", "are", ctx}} {
 		if in.t.DType() != m.dtype {
-			return fmt.Errorf("%s: %s have dtype %s, the model %s", op, in.what, in.t.DType(), m.dtype)
+			return fmt.Errorf("%s: %s %s dtype %s, the model %s", op, in.what, in.has, in.t.DType(), m.dtype)
 		}
 		if in.t.Device() != m.dev {
-			return fmt.Errorf("%s: %s are on %s, the model on %s", op, in.what, in.t.Device(), m.dev)
+			return fmt.Errorf("%s: %s %s on %s, the model on %s", op, in.what, in.is, in.t.Device(), m.dev)
 		}
 	}
 	return nil
