@@ -46,6 +46,17 @@
 // sinusoidal timestep embedding is computed on the host (large-argument
 // sin and cos are where GPU approximations lose digits).
 //
+// UNet2DConditionModel (LoadUNet2DCondition), Stable Diffusion's latent
+// UNet, loads the same way and with the same strictness: diffusers'
+// CrossAttnDownBlock2D, CrossAttnUpBlock2D, DownBlock2D, UpBlock2D and
+// UNetMidBlock2DCrossAttn, whose Transformer2DModels (group norm, 1×1-conv
+// or linear projections, BasicTransformerBlocks of self-attention,
+// cross-attention and a GEGLU feed-forward) attend to encoder hidden
+// states. Its config keys are diffusers'; attention_head_dim is, as in
+// diffusers, the number of heads unless num_attention_heads is set, and
+// may be a list per block. Forward(sample, t, encoderHiddenStates) runs on
+// any device.
+//
 // AutoencoderKL (LoadAutoencoderKL) is diffusers' VAE from a vae/ folder
 // save_pretrained wrote, loaded with the same strictness: Encode gives
 // the posterior, a DiagonalGaussian (Mean, LogVar clamped to [-30, 20];
@@ -61,12 +72,21 @@
 // sets it up for a UNet2DModel): Generate returns images in [0, 1] as
 // (B, C, H, W) tensors on the model's device, the same for a seed.
 //
+// CondPipeline is text-conditioned sampling with classifier-free
+// guidance, StableDiffusionPipeline's denoising loop: given prompt and
+// negative-prompt embeddings (Prompts; the text encoder belongs to another
+// library), a guidance scale, steps and a Noise, Sample returns the
+// latents, batched over prompts and images per prompt, bit-identical for
+// a seed on one device.
+//
 // The reference vectors in testdata come from diffusers itself:
 // every scheduler's full loop over a spread of configurations
 // (testdata/make_scheduler_refs.py), replayed step by step by the tests,
 // and tiny seeded UNets saved with save_pretrained beside their outputs
 // and the DDPM and DDIM pipelines' images with the noise they drew
-// (testdata/make_unet_refs.py), and tiny seeded AutoencoderKLs with their
-// encodings, posterior samples (with the noise drawn) and plain and tiled
-// decodes (testdata/make_vae_refs.py).
+// (testdata/make_unet_refs.py), tiny UNet2DConditionModels with their
+// outputs and StableDiffusionPipeline's guided latents for DDIM, Euler and
+// Euler ancestral (testdata/make_cond_refs.py), and tiny seeded
+// AutoencoderKLs with their encodings, posterior samples (with the noise
+// drawn) and plain and tiled decodes (testdata/make_vae_refs.py).
 package diffuse

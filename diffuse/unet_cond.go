@@ -1,0 +1,292 @@
+package diffuse
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/safetensors"
+	"github.com/webtensor/webtensor/nn"
+)
+
+// UNet2DConditionModel is diffusers' UNet2DConditionModel, Stable
+// Diffusion's latent UNet: UNet2DModel's ResNet levels and positional
+// timestep embedding, with Transformer2DModels after the ResNets of the
+// cross-attention blocks, which attend to encoder hidden states (a text
+// encoder's output). Its StateDict holds diffusers' parameter names.
+type UNet2DConditionModel struct {
+	nn.Base
+	Config UNet2DConditionConfig
+
+	dev       core.Device
+	dtype     core.DType
+	convIn    *nn.Conv2d
+	time1     *nn.Linear
+	time2     *nn.Linear
+	downs     []condDown
+	mid       *crossMidBlock // nil when mid_block_type is null
+	ups       []condUp
+	normOut   *nn.GroupNorm
+	convOut   *nn.Conv2d
+	timeFreqs []float32
+}
+
+// condDown is a down block of either kind; exactly one field is set.
+type condDown struct {
+	plain *downBlock
+	cross *crossDownBlock
+}
+
+func (d condDown) forward(h, embAct, ctx *core.Tensor) (*core.Tensor, []*core.Tensor) {
+	if d.cross != nil {
+		return d.cross.forward(h, embAct, ctx)
+	}
+	return d.plain.forward(h, embAct)
+}
+
+// condUp is an up block of either kind; exactly one field is set.
+type condUp struct {
+	plain *upBlock
+	cross *crossUpBlock
+}
+
+// layers is how many down-path states the block consumes.
+func (u condUp) layers() int {
+	if u.cross != nil {
+		return len(u.cross.resnets)
+	}
+	return len(u.plain.resnets)
+}
+
+func (u condUp) forward(h *core.Tensor, skips []*core.Tensor, embAct, ctx *core.Tensor) *core.Tensor {
+	if u.cross != nil {
+		return u.cross.forward(h, skips, embAct, ctx)
+	}
+	return u.plain.forward(h, skips, embAct)
+}
+
+// LoadUNet2DCondition loads a UNet2DConditionModel saved by diffusers'
+// save_pretrained (a Stable Diffusion checkpoint's unet/ folder): dir holds
+// config.json and diffusion_pytorch_model.safetensors. As with LoadUNet2D,
+// every tensor the config implies must be in the file with its shape, the
+// file may hold no other, and the error lists every one that is missing,
+// misshaped or unexpected.
+func LoadUNet2DCondition(dir string, opts ...LoadOption) (*UNet2DConditionModel, error) {
+	o := loadOptions{dev: core.CPU, dtype: core.F32}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if !o.dtype.IsFloat() {
+		return nil, fmt.Errorf("diffuse: LoadUNet2DCondition: dtype %s is not a float dtype", o.dtype)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, fmt.Errorf("diffuse: LoadUNet2DCondition: %w", err)
+	}
+	cfg, err := ParseUNet2DConditionConfig(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w (in %s)", err, filepath.Join(dir, "config.json"))
+	}
+	path := filepath.Join(dir, "diffusion_pytorch_model.safetensors")
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("diffuse: LoadUNet2DCondition: %w", err)
+	}
+	w, err := newWeights(f, o.dev, o.dtype)
+	if err != nil {
+		return nil, fmt.Errorf("diffuse: LoadUNet2DCondition: %w", err)
+	}
+	m := buildUNet2DCondition(cfg, w)
+	if err := w.check(path); err != nil {
+		return nil, err
+	}
+	m.dev, m.dtype = o.dev, o.dtype
+	return m, nil
+}
+
+// buildUNet2DCondition builds the modules in diffusers' registration
+// order, so StateDict lists the tensors as torch's state_dict does.
+func buildUNet2DCondition(cfg UNet2DConditionConfig, w *weights) *UNet2DConditionModel {
+	m := &UNet2DConditionModel{Config: cfg}
+	ch := cfg.BlockOutChannels
+	n := len(ch)
+	temb := cfg.timeEmbedDim()
+	b := condBlock{unetBlock: unetBlock{groups: cfg.NormNumGroups, eps: cfg.NormEps, temb: temb,
+		scaleShift: cfg.ResnetTimeScaleShift == "scale_shift"},
+		ctxDim: cfg.CrossAttentionDim, layers: cfg.TransformerLayers, linearProj: cfg.UseLinearProjection,
+		upcast: cfg.UpcastAttention}
+
+	m.convIn = w.conv("conv_in", cfg.InChannels, ch[0], 3, 1, 1)
+	m.time1 = w.linear("time_embedding.linear_1", ch[0], temb)
+	m.time2 = w.linear("time_embedding.linear_2", temb, temb)
+	timeEmb := &list{}
+	w.register(&timeEmb.Base, nil, nn.NamedModule{Name: "linear_1", Module: m.time1}, nn.NamedModule{Name: "linear_2", Module: m.time2})
+
+	downs := make([]nn.Module, n)
+	for i, kind := range cfg.DownBlockTypes {
+		in, name := ch[max(i-1, 0)], fmt.Sprintf("down_blocks.%d", i)
+		var d condDown
+		if kind == "CrossAttnDownBlock2D" {
+			d.cross = w.crossDownBlock(name, b, in, ch[i], cfg.LayersPerBlock[i], cfg.heads(i), i < n-1, cfg.DownsamplePadding)
+			downs[i] = d.cross
+		} else {
+			d.plain = w.downBlock(name, b.unetBlock, false, in, ch[i], cfg.LayersPerBlock[i], 0, i < n-1, cfg.DownsamplePadding)
+			downs[i] = d.plain
+		}
+		m.downs = append(m.downs, d)
+	}
+	// Registration order is diffusers' __init__ order: the time embedding,
+	// then down_blocks, up_blocks, mid_block (assigned after the up blocks'
+	// list is created), which only matters for StateDict's listing.
+	children := []nn.NamedModule{{Name: "conv_in", Module: m.convIn}, {Name: "time_embedding", Module: timeEmb},
+		{Name: "down_blocks", Module: w.list(downs...)}}
+	ups := make([]nn.Module, n)
+	for i, kind := range cfg.UpBlockTypes {
+		out := ch[n-1-i]
+		prev := ch[n-1-max(i-1, 0)]
+		in := ch[n-1-min(i+1, n-1)]
+		name, layers := fmt.Sprintf("up_blocks.%d", i), cfg.LayersPerBlock[n-1-i]+1
+		var u condUp
+		if kind == "CrossAttnUpBlock2D" {
+			u.cross = w.crossUpBlock(name, b, in, out, prev, layers, cfg.heads(n-1-i), i < n-1)
+			ups[i] = u.cross
+		} else {
+			u.plain = w.upBlock(name, b.unetBlock, false, in, out, prev, layers, 0, i < n-1)
+			ups[i] = u.plain
+		}
+		m.ups = append(m.ups, u)
+	}
+	children = append(children, nn.NamedModule{Name: "up_blocks", Module: w.list(ups...)})
+	if cfg.MidBlock {
+		m.mid = w.crossMidBlock("mid_block", b, ch[n-1], cfg.heads(n-1), cfg.MidBlockScaleFactor)
+		children = append(children, nn.NamedModule{Name: "mid_block", Module: m.mid})
+	}
+	m.normOut = w.groupNorm("conv_norm_out", cfg.NormNumGroups, ch[0], cfg.NormEps)
+	m.convOut = w.conv("conv_out", ch[0], cfg.OutChannels, 3, 1, 1)
+	children = append(children, nn.NamedModule{Name: "conv_norm_out", Module: m.normOut}, nn.NamedModule{Name: "conv_out", Module: m.convOut})
+	w.register(&m.Base, nil, children...)
+	m.timeFreqs = timestepFreqs(ch[0], cfg.FreqShift)
+	return m
+}
+
+// Device is where the weights live; Forward takes its inputs there.
+func (m *UNet2DConditionModel) Device() core.Device { return m.dev }
+
+// DType is the weights' dtype; Forward takes inputs of it.
+func (m *UNet2DConditionModel) DType() core.DType { return m.dtype }
+
+// Forward predicts the model output (noise, for an epsilon model) for
+// sample (B, in_channels, H, W) at timestep t, the same for every batch
+// element, conditioned on encoderHiddenStates (B, sequence,
+// cross_attention_dim), e.g. CLIP's last hidden state for B prompts. H and
+// W must be divisible by 2^(len(block_out_channels)-1). As in UNet2DModel,
+// t is used as given (pass integer timesteps for an integer schedule), and
+// nothing is recorded for autograd.
+func (m *UNet2DConditionModel) Forward(sample *core.Tensor, t float64, encoderHiddenStates *core.Tensor) (*core.Tensor, error) {
+	if err := m.checkInputs(sample, encoderHiddenStates); err != nil {
+		return nil, err
+	}
+	ts := make([]float64, dimOf(sample, 0))
+	for i := range ts {
+		ts[i] = t
+	}
+	return m.forward(sample, ts, encoderHiddenStates)
+}
+
+// ForwardTimesteps is Forward with the timesteps as a tensor: 0-dim (one
+// for the batch) or (B) (one per batch element), on any device; their
+// values are read to the host for the sinusoidal embedding.
+func (m *UNet2DConditionModel) ForwardTimesteps(sample, timesteps, encoderHiddenStates *core.Tensor) (*core.Tensor, error) {
+	if err := m.checkInputs(sample, encoderHiddenStates); err != nil {
+		return nil, err
+	}
+	if err := timesteps.Err(); err != nil {
+		return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: timesteps: %w", err)
+	}
+	b := dimOf(sample, 0)
+	vals, err := timesteps.Float64s()
+	if err != nil {
+		return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: timesteps: %w", err)
+	}
+	switch {
+	case timesteps.Rank() == 0:
+		v := vals[0]
+		vals = make([]float64, b)
+		for i := range vals {
+			vals[i] = v
+		}
+	case timesteps.Rank() != 1 || len(vals) != b:
+		return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: timesteps have shape %v, want [] or [%d] (the batch)", timesteps.Shape(), b)
+	}
+	return m.forward(sample, vals, encoderHiddenStates)
+}
+
+func (m *UNet2DConditionModel) checkInputs(x, ctx *core.Tensor) error {
+	const op = "diffuse: UNet2DConditionModel.Forward"
+	if err := x.Err(); err != nil {
+		return fmt.Errorf("%s: sample: %w", op, err)
+	}
+	if ctx == nil {
+		return fmt.Errorf("%s: encoder hidden states are nil (the model is conditional)", op)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: encoder hidden states: %w", op, err)
+	}
+	s, c := x.Shape(), ctx.Shape()
+	if len(s) != 4 || s[1] != m.Config.InChannels {
+		return fmt.Errorf("%s: sample has shape %v, want (batch, %d, height, width) (in_channels %d)",
+			op, s, m.Config.InChannels, m.Config.InChannels)
+	}
+	f := 1 << (len(m.Config.BlockOutChannels) - 1)
+	if s[2]%f != 0 || s[3]%f != 0 || s[2] == 0 || s[3] == 0 {
+		return fmt.Errorf("%s: sample is %d×%d; height and width must be positive multiples of %d (%d downsamplings)",
+			op, s[2], s[3], f, len(m.Config.BlockOutChannels)-1)
+	}
+	if len(c) != 3 || c[0] != s[0] || c[1] < 1 || c[2] != m.Config.CrossAttentionDim {
+		return fmt.Errorf("%s: encoder hidden states have shape %v, want (%d, sequence, %d) (the sample's batch, cross_attention_dim %d)",
+			op, c, s[0], m.Config.CrossAttentionDim, m.Config.CrossAttentionDim)
+	}
+	for _, in := range []struct {
+		what, has, is string
+		t             *core.Tensor
+	}{{"sample", "has", "is", x}, {"encoder hidden states", "have", "are", ctx}} {
+		if in.t.DType() != m.dtype {
+			return fmt.Errorf("%s: %s %s dtype %s, the model %s", op, in.what, in.has, in.t.DType(), m.dtype)
+		}
+		if in.t.Device() != m.dev {
+			return fmt.Errorf("%s: %s %s on %s, the model on %s", op, in.what, in.is, in.t.Device(), m.dev)
+		}
+	}
+	return nil
+}
+
+func (m *UNet2DConditionModel) forward(x *core.Tensor, ts []float64, ctx *core.Tensor) (*core.Tensor, error) {
+	defer core.NoGradScope()()
+	if m.Config.CenterInputSample {
+		x = mul(x, 2).Sub(scalarLike(x, 1))
+	}
+	emb := timestepEmbedding(m.timeFreqs, m.Config.BlockOutChannels[0], m.Config.FlipSinToCos, ts, m.dtype, m.dev)
+	embAct := m.time2.Forward(m.time1.Forward(emb).SiLU()).SiLU()
+
+	h := m.convIn.Forward(x)
+	skips := []*core.Tensor{h}
+	for _, d := range m.downs {
+		var outs []*core.Tensor
+		h, outs = d.forward(h, embAct, ctx)
+		skips = append(skips, outs...)
+	}
+	if m.mid != nil {
+		h = m.mid.forward(h, embAct, ctx)
+	}
+	for _, u := range m.ups {
+		k := u.layers()
+		h = u.forward(h, skips[len(skips)-k:], embAct, ctx)
+		skips = skips[:len(skips)-k]
+	}
+	h = m.convOut.Forward(m.normOut.Forward(h).SiLU())
+	if err := h.Err(); err != nil {
+		return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: %w", err)
+	}
+	return h, nil
+}
