@@ -15,7 +15,7 @@ const wt = () => window.wt;
 const tf = () => window.tf;
 
 /** Seeded standard normal numbers (mulberry32 and Box-Muller), scaled. */
-function normals(count, seed, scale = 1) {
+export function normals(count, seed, scale = 1) {
   let s = seed >>> 0;
   const uniform = () => {
     s = (s + 0x6d2b79f5) >>> 0;
@@ -58,7 +58,7 @@ async function result(c) {
 
 // ---- the two libraries, behind one shape: {run(): tensor, read, free, close} ----
 
-function wtMatmul(n, device) {
+export function wtMatmul(n, device) {
   const opts = device ? { device } : {};
   const a = wt().tensor(normals(n * n, 1), [n, n], opts);
   const b = wt().tensor(normals(n * n, 2), [n, n], opts);
@@ -70,7 +70,7 @@ function wtMatmul(n, device) {
   };
 }
 
-function tfMatmul(n) {
+export function tfMatmul(n) {
   const a = tf().tensor2d(normals(n * n, 1), [n, n]);
   const b = tf().tensor2d(normals(n * n, 2), [n, n]);
   return {
@@ -189,7 +189,7 @@ async function pipelined(c, n) {
  * protocol above; n is chosen from the warm-up so one pipelined rep takes
  * about repMs, the same n for both.
  */
-async function compare(name, cases, { reps, warmup, repMs, maxN }) {
+export async function compare(name, cases, { reps, warmup, repMs, maxN }) {
   const libs = Object.keys(cases);
   const first = {};
   let slowest = 0;
@@ -225,7 +225,7 @@ async function compare(name, cases, { reps, warmup, repMs, maxN }) {
   return out;
 }
 
-async function adapterInfo() {
+export async function adapterInfo() {
   const a = navigator.gpu ? await navigator.gpu.requestAdapter() : null;
   const i = a?.info ?? {};
   return [i.vendor, i.architecture, i.description].filter(Boolean).join(" / ") || "unknown";
@@ -239,7 +239,7 @@ async function adapterInfo() {
 export async function run(opts) {
   const W = wt();
   const T = tf();
-  await W.init();
+  await W.init({ device: "webgpu" });
   if (W.device() !== "webgpu:0") throw new Error(`webtensor is not on WebGPU: ${W.whyNotWebGPU()}`);
   await T.setBackend("webgpu");
   await T.ready();

@@ -9,10 +9,13 @@
 import { ABI_VERSION, ERR_INVALID, WebtensorError } from "./binding.js";
 import type { AttrEntry, Binding } from "./binding.js";
 import type { TypedArray } from "./dtype.js";
+import { chooseDevice } from "./choice.js";
+import type { Calibration, DeviceChoice } from "./choice.js";
 
 /** The module's functions: webtensor.h's (sdk/js/wasm/table.go), their async twins and wt_browser_init. */
 interface GoCalls {
-  wt_browser_init(preferGPU: boolean): Promise<[string, string]>;
+  wt_browser_init(preferGPU: boolean): Promise<[string, string, string, boolean]>;
+  wt_browser_calibrate(): Promise<Calibration>;
   wt_tensor_to_host_async(h: number, dst: Uint8Array): Promise<void>;
   wt_tensor_to_device_async(h: number, device: string): Promise<number>;
   wt_op_async(name: string, inputs: number[], attrs: unknown[]): Promise<number[]>;
@@ -28,7 +31,13 @@ export interface BrowserInitOptions {
   wasmURL?: string | URL;
   /** Where Go's wasm_exec.js is; default: next to webtensor.wasm. */
   wasmExecURL?: string | URL;
-  /** "auto" (default): WebGPU when the browser offers it, else the CPU with a warning; "cpu": the CPU backend. */
+  /**
+   * "auto" (default): WebGPU on a hardware adapter; on a software one
+   * (SwiftShader) whichever of WebGPU and the CPU backend a short calibration
+   * finds faster (cached per adapter and version); the CPU with a warning
+   * when the browser has no WebGPU. "webgpu": WebGPU whenever it opens;
+   * "cpu": the CPU backend.
+   */
   device?: "auto" | "webgpu" | "cpu";
 }
 
@@ -165,8 +174,8 @@ async function fetchModule(url: URL): Promise<WebAssembly.Module> {
   }
 }
 
-/** Fetches, compiles and starts the Go module; resolves when its calls are ready. */
-export async function loadBrowser(opts: BrowserInitOptions = {}): Promise<{ binding: Binding; device: string; why: string }> {
+/** Fetches, compiles and starts the Go module, chooses the default device; resolves when its calls are ready. */
+export async function loadBrowser(opts: BrowserInitOptions = {}): Promise<{ binding: Binding; choice: DeviceChoice; why: string }> {
   const wasmURL = new URL(opts.wasmURL ?? "./wasm/webtensor.wasm", import.meta.url);
   const execURL = new URL(opts.wasmExecURL ?? "./wasm_exec.js", wasmURL);
   const g = globalThis as unknown as { Go?: GoClass; __webtensor?: GoCalls; __webtensorReady?: (c: GoCalls) => void };
@@ -186,15 +195,16 @@ export async function loadBrowser(opts: BrowserInitOptions = {}): Promise<{ bind
     throw new Error("webtensor: the WebAssembly module exited");
   });
   const calls = await Promise.race([ready, exited]);
+  const binding = wasmBinding(calls);
   const hasGPU = typeof navigator !== "undefined" && "gpu" in navigator && !!(navigator as { gpu?: unknown }).gpu;
   const want = opts.device ?? "auto";
   if (want === "webgpu" && !hasGPU) {
     console.warn("webtensor: this browser has no WebGPU (navigator.gpu); using the CPU backend");
   }
-  let device: string;
-  let why: string;
-  [device, why] = await settle(calls.wt_browser_init(want !== "cpu" && hasGPU));
-  if (!hasGPU) why = "this browser has no WebGPU (navigator.gpu)";
-  else if (why && want !== "cpu") console.warn(`webtensor: WebGPU is not used (${why}); using the CPU backend`);
-  return { binding: wasmBinding(calls), device, why };
+  const [device, why, adapter, software] = await settle(calls.wt_browser_init(want !== "cpu" && hasGPU));
+  if (hasGPU && why && want !== "cpu") console.warn(`webtensor: WebGPU is not used (${why}); using the CPU backend`);
+  const choice = await chooseDevice(binding, { want, hasGPU, device, why, adapter, software }, () =>
+    settle(calls.wt_browser_calibrate()),
+  );
+  return { binding, choice, why: choice.device.startsWith("webgpu") ? "" : choice.reason };
 }
