@@ -1,6 +1,6 @@
 // The benchmark's page side: webtensor (window.wt) against TensorFlow.js
-// (window.tf) on the WebGPU backend of both, and on their CPU backends for
-// one extra row. One protocol drives both libraries, alternating them rep by
+// (window.tf) on the WebGPU backend of both (the CPU path's rows, against
+// TF.js's wasm and cpu backends, are cpu.mjs's). One protocol drives both libraries, alternating them rep by
 // rep so a busy machine slows both alike:
 //   pipelined: n ops (or training steps) queued back to back, then one
 //     readback of the last result with `await data()`; time / n.
@@ -221,6 +221,7 @@ export async function compare(name, cases, { reps, warmup, repMs, maxN }) {
   for (const lib of libs) {
     out[lib] = Object.fromEntries(Object.entries(samples[lib]).map(([k, v]) => [k, median(v)]));
   }
+  out.ratio = out.tfjs.ms / out.webtensor.ms; // peer time / ours, pipelined: above 1, webtensor is faster
   console.log(`${name}: n=${n} webtensor ${out.webtensor.ms.toFixed(2)} ms, tfjs ${out.tfjs.ms.toFixed(2)} ms`);
   return out;
 }
@@ -232,9 +233,9 @@ export async function adapterInfo() {
 }
 
 /**
- * Runs every case; opts: {sizes, mlp: {batch, inputs, hidden, outputs, lr},
- * cpu: matmul size for the CPU row (0: none), reps, warmup, repMs, maxN}.
- * Resolves to {env, results}.
+ * Runs the WebGPU cases; opts: {sizes, mlp: {batch, inputs, hidden, outputs,
+ * lr}, reps, warmup, repMs, maxN}. Resolves to {env, results}. The CPU
+ * path's rows are cpu.mjs's.
  */
 export async function run(opts) {
   const W = wt();
@@ -261,12 +262,5 @@ export async function run(opts) {
   const m = opts.mlp;
   const mlpName = `MLP step ${m.inputs}-${m.hidden}-${m.outputs}, batch ${m.batch}`;
   results.push({ device: "webgpu", ...(await compare(mlpName, { webtensor: wtTrain(m), tfjs: tfTrain(m) }, p)) });
-  if (opts.cpu) {
-    await T.setBackend("cpu");
-    if (T.getBackend() !== "cpu") throw new Error(`TensorFlow.js is on ${T.getBackend()}, not cpu`);
-    const c = await compare(`matmul ${opts.cpu}`, { webtensor: wtMatmul(opts.cpu, "cpu"), tfjs: tfMatmul(opts.cpu) }, p);
-    results.push({ device: "cpu", ...c });
-    await T.setBackend("webgpu");
-  }
   return { env, results };
 }
