@@ -23,6 +23,8 @@ export interface DeviceChoice {
   adapter: string;
   /** Whether that adapter is a software one (SwiftShader, llvmpipe). */
   software: boolean;
+  /** What runs the CPU backend's matrix products: "wasm SIMD (...)" or "Go (...why not SIMD)". */
+  cpuKernels: string;
 }
 
 /** One calibration: the workload's median time on each device, in milliseconds. */
@@ -40,17 +42,19 @@ export interface Opened {
   why: string; // why WebGPU did not open ("" when it did)
   adapter: string;
   software: boolean;
+  cpuKernels: string; // DeviceChoice.cpuKernels
+  simd: boolean; // whether the CPU backend runs the wasm SIMD kernels
 }
 
 const KEY_PREFIX = "webtensor:device-choice:";
 
 /**
- * The cache key: the runtime's version and the adapter, so a new release
- * (other kernels) or another adapter (a browser update, a GPU switched on)
- * measures again.
+ * The cache key: the runtime's version, the CPU kernels and the adapter, so
+ * a new release (other kernels), a page without the SIMD module or another
+ * adapter (a browser update, a GPU switched on) measures again.
  */
-export function cacheKey(version: string, adapter: string): string {
-  return `${KEY_PREFIX}${version}:${adapter}`;
+export function cacheKey(version: string, simd: boolean, adapter: string): string {
+  return `${KEY_PREFIX}${version}:${simd ? "simd" : "go"}:${adapter}`;
 }
 
 function storage(): Storage | null {
@@ -98,7 +102,7 @@ export async function chooseDevice(
   o: Opened,
   calibrate: () => Promise<Calibration>,
 ): Promise<DeviceChoice> {
-  const base = { adapter: o.adapter, software: o.software, timings: null, cached: false };
+  const base = { adapter: o.adapter, software: o.software, timings: null, cached: false, cpuKernels: o.cpuKernels };
   if (!o.hasGPU) return { ...base, device: o.device, reason: "this browser has no WebGPU (navigator.gpu)" };
   if (o.want === "cpu") return { ...base, device: o.device, reason: 'the CPU backend was asked for (init({device: "cpu"}))' };
   if (o.why) return { ...base, device: o.device, reason: o.why };
@@ -108,7 +112,7 @@ export async function chooseDevice(
   if (!o.software) {
     return { ...base, device: o.device, reason: `a hardware WebGPU adapter (${o.adapter}), taken without calibrating` };
   }
-  const key = cacheKey(b.version(), o.adapter);
+  const key = cacheKey(b.version(), o.simd, o.adapter);
   let timings = readCached(key);
   const cached = timings !== null;
   if (!timings) {

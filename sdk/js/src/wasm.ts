@@ -32,6 +32,12 @@ export interface BrowserInitOptions {
   /** Where Go's wasm_exec.js is; default: next to webtensor.wasm. */
   wasmExecURL?: string | URL;
   /**
+   * The CPU backend's wasm SIMD kernels (webtensor-simd.wasm, next to
+   * webtensor.wasm); false runs the pure-Go kernels. Without the file, or
+   * in a browser without wasm SIMD, the Go kernels run.
+   */
+  simd?: boolean;
+  /**
    * "auto" (default): WebGPU on a hardware adapter; on a software one
    * (SwiftShader) whichever of WebGPU and the CPU backend a short calibration
    * finds faster (cached per adapter and version); the CPU with a warning
@@ -157,6 +163,40 @@ function wasmBinding(go: GoCalls): Binding {
   };
 }
 
+/** The SIMD module's exports (sdk/js/wasm/simd/gemm.c). */
+interface SimdKernels {
+  sgemm_macro(...args: number[]): void;
+}
+
+/** The SIMD kernels' module, or why there is none (a missing file, no wasm SIMD). */
+async function simdModule(url: URL): Promise<WebAssembly.Module | string> {
+  try {
+    const res = await fetch(url);
+    if (!res.ok) return `${url}: HTTP ${res.status}`;
+    return await WebAssembly.compile(await res.arrayBuffer());
+  } catch (e) {
+    return `${url}: ${(e as Error).message}`;
+  }
+}
+
+/**
+ * The imports a webtensor.wasm built with -tags wtsimd needs
+ * (backends/cpu/gemm_wasmsimd.go): they forward to the SIMD module once it
+ * is instantiated on the Go instance's memory, which exists only after Go's
+ * module is; until then, and when it is absent, available() says 0 and Go
+ * runs its own kernels.
+ */
+function simdImports(): { imports: WebAssembly.ModuleImports; attach(k: SimdKernels): void } {
+  let kernels: SimdKernels | null = null;
+  return {
+    imports: {
+      available: () => (kernels ? 1 : 0),
+      sgemm_macro: (...a: number[]) => kernels!.sgemm_macro(...a),
+    },
+    attach: (k) => (kernels = k),
+  };
+}
+
 async function fetchModule(url: URL): Promise<WebAssembly.Module> {
   let res: Response;
   try {
@@ -187,10 +227,26 @@ export async function loadBrowser(opts: BrowserInitOptions = {}): Promise<{ bind
     }
     if (!g.Go) throw new Error(`webtensor: ${execURL} did not define Go (is it Go's wasm_exec.js?)`);
   }
-  const module = await fetchModule(wasmURL);
+  const [module, simd] = await Promise.all([
+    fetchModule(wasmURL),
+    opts.simd === false ? Promise.resolve("turned off (init({simd: false}))") : simdModule(new URL("./webtensor-simd.wasm", wasmURL)),
+  ]);
   const go = new g.Go!();
   const ready = new Promise<GoCalls>((resolve) => (g.__webtensorReady = resolve));
+  const forward = simdImports();
+  go.importObject["webtensor_simd"] = forward.imports;
   const instance = await WebAssembly.instantiate(module, go.importObject);
+  // Attached before go.run: the CPU backend asks available() in its init.
+  let simdWhy = typeof simd === "string" ? simd : "";
+  if (typeof simd !== "string") {
+    try {
+      const memory = instance.exports["mem"] as WebAssembly.Memory;
+      const k = await WebAssembly.instantiate(simd, { env: { memory } });
+      forward.attach(k.exports as unknown as SimdKernels);
+    } catch (e) {
+      simdWhy = `cannot instantiate it on the Go module's memory: ${(e as Error).message}`;
+    }
+  }
   const exited = go.run(instance).then(() => {
     throw new Error("webtensor: the WebAssembly module exited");
   });
@@ -203,7 +259,9 @@ export async function loadBrowser(opts: BrowserInitOptions = {}): Promise<{ bind
   }
   const [device, why, adapter, software] = await settle(calls.wt_browser_init(want !== "cpu" && hasGPU));
   if (hasGPU && why && want !== "cpu") console.warn(`webtensor: WebGPU is not used (${why}); using the CPU backend`);
-  const choice = await chooseDevice(binding, { want, hasGPU, device, why, adapter, software }, () =>
+  const cpuKernels = simdWhy ? `Go (no wasm SIMD kernels: ${simdWhy})` : "wasm SIMD (webtensor-simd.wasm)";
+  const opened = { want, hasGPU, device, why, adapter, software, cpuKernels, simd: !simdWhy };
+  const choice = await chooseDevice(binding, opened, () =>
     settle(calls.wt_browser_calibrate()),
   );
   return { binding, choice, why: choice.device.startsWith("webgpu") ? "" : choice.reason };

@@ -155,6 +155,38 @@ test("browser: a hardware adapter is taken without calibrating", async () => {
   );
 });
 
+test("browser: the CPU backend's wasm SIMD GEMM gives the Go kernels' bits", async () => {
+  // Products with full and partial tiles, transposed operands, several k panels.
+  const run = (simd) =>
+    page_.evaluate(async (simd) => {
+      const { wt } = window;
+      await wt.init({ device: "cpu", simd });
+      const mat = (r, c, k) => wt.tensor(Float32Array.from({ length: r * c }, (_, i) => Math.sin(i * k) * 0.5), [r, c]);
+      const shapes = [[256, 256, 256], [37, 53, 29], [130, 300, 70], [5, 600, 9], [64, 1030, 17]];
+      const out = [];
+      for (const [m, k, n] of shapes) {
+        const a = mat(m, k, 0.37);
+        const b = mat(k, n, 0.91);
+        const bt = mat(n, k, 0.53);
+        for (const y of [wt.matmul(a, b), wt.matmul(a, wt.transpose(bt)), wt.matmul(wt.transpose(a), mat(m, n, 0.11))]) {
+          out.push(Array.from(new Uint32Array((await y.data()).buffer)));
+        }
+      }
+      return { bits: out, kernels: wt.deviceChoice().cpuKernels };
+    }, simd);
+  let page_;
+  await withPage(async ({ page }) => {
+    page_ = page;
+    const withSIMD = await run(true);
+    await reload(page);
+    const withoutSIMD = await run(false);
+    assert.match(withSIMD.kernels, /^wasm SIMD/);
+    assert.match(withoutSIMD.kernels, /^Go \(no wasm SIMD kernels: turned off/);
+    assert.equal(withSIMD.bits.length, 15);
+    withSIMD.bits.forEach((b, i) => assert.deepEqual(b, withoutSIMD.bits[i], `product ${i}: the same bits`));
+  });
+});
+
 test("browser: without WebGPU it warns and runs on the CPU", async () => {
   const hide = () => Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined, configurable: true });
   await withPage(
