@@ -126,6 +126,13 @@ function cpuPath(report) {
         `the bar is 0.5): ${met.length === rows.length ? "met in every row" : `met in ${met.length} of ${rows.length} rows`}.`,
     );
   }
+  if (rows.some((r) => r.case.startsWith("MLP"))) {
+    says.push(
+      "TF.js's wasm training step takes several times what its own matmul rate predicts for the step's " +
+        "~0.5 GFLOP (not investigated: its other kernels, the transposed products of the backward pass or Adam), " +
+        "so the MLP ratio says less about matrix speed than the matmul rows do.",
+    );
+  }
   if (c) says.push(`Left to itself, \`wt.init()\` in this browser chose ${c.device}: ${c.reason}.`);
   return says.join(" ");
 }
