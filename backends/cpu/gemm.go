@@ -46,10 +46,16 @@ const (
 // gemmMR x gemmNR tile of C (row stride ldc) as 0 + alpha*product, or adds
 // alpha*product with accumulate. It saves the tile buffer's round trip
 // through memory and the Go loop over it, a fifth of a product's time.
+//
+// gemmMacro, where the build has one (nil elsewhere), replaces the whole
+// macro-kernel (gemmMacroKernel's contract): the browser build's wasm SIMD
+// kernel (gemm_wasmsimd.go), which costs a crossing into another module per
+// call and so is called per A block, not per tile.
 var (
 	gemmNR        = 2
 	gemmMicro     = gemmMicro4x2Tile
 	gemmMicroFull func(ap, bp, c []float32, ldc int, alpha float32, accumulate bool)
+	gemmMacro     func(store bool, mc, nc, kc int, alpha float32, ap, bp []float32, s0, s1 int, c []float32, ldc int)
 )
 
 // gemmMaxNR bounds gemmNR (the size of a macro-kernel's tile buffer).
@@ -205,6 +211,10 @@ func gemmPanel(parallel, transA, store bool, m, nc, kc int, alpha float32, a []f
 // store, writing 0 + alpha*product: what adding to a cleared C gives, bit
 // for bit (-0 included), without reading C.
 func gemmMacroKernel(store bool, mc, nc, kc int, alpha float32, ap, bp []float32, s0, s1 int, c []float32, ldc int) {
+	if gemmMacro != nil {
+		gemmMacro(store, mc, nc, kc, alpha, ap, bp, s0, s1, c, ldc)
+		return
+	}
 	kp := gemmRoundUp(kc, gemmKU)
 	nrw, micro, full := gemmNR, gemmMicro, gemmMicroFull
 	var buf [gemmMR * gemmMaxNR]float32

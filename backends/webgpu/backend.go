@@ -82,7 +82,7 @@ func open(index int) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := adapter.GetInfo()
+	info := adapterInfo(adapter)
 	supported := adapter.GetLimits().Limits
 	want := wgpu.DefaultLimits()
 	// Ask for the larger buffer limits the adapter offers: big tensors

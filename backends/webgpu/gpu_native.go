@@ -17,6 +17,9 @@ func canBlock() error { return nil }
 // register-blocked kernel on software adapters (see open).
 const defaultMatmul = variantTiled
 
+// adapterInfo is wgpu-native's own description of the adapter.
+func adapterInfo(a *wgpu.Adapter) wgpu.AdapterInfo { return a.GetInfo() }
+
 // watchErrors: wgpu-native reports validation errors through the calls
 // themselves.
 func watchErrors(*wgpu.Device) {}

@@ -1,6 +1,6 @@
 // The benchmark's page side: webtensor (window.wt) against TensorFlow.js
-// (window.tf) on the WebGPU backend of both, and on their CPU backends for
-// one extra row. One protocol drives both libraries, alternating them rep by
+// (window.tf) on the WebGPU backend of both (the CPU path's rows, against
+// TF.js's wasm and cpu backends, are cpu.mjs's). One protocol drives both libraries, alternating them rep by
 // rep so a busy machine slows both alike:
 //   pipelined: n ops (or training steps) queued back to back, then one
 //     readback of the last result with `await data()`; time / n.
@@ -15,7 +15,7 @@ const wt = () => window.wt;
 const tf = () => window.tf;
 
 /** Seeded standard normal numbers (mulberry32 and Box-Muller), scaled. */
-function normals(count, seed, scale = 1) {
+export function normals(count, seed, scale = 1) {
   let s = seed >>> 0;
   const uniform = () => {
     s = (s + 0x6d2b79f5) >>> 0;
@@ -58,7 +58,7 @@ async function result(c) {
 
 // ---- the two libraries, behind one shape: {run(): tensor, read, free, close} ----
 
-function wtMatmul(n, device) {
+export function wtMatmul(n, device) {
   const opts = device ? { device } : {};
   const a = wt().tensor(normals(n * n, 1), [n, n], opts);
   const b = wt().tensor(normals(n * n, 2), [n, n], opts);
@@ -70,7 +70,7 @@ function wtMatmul(n, device) {
   };
 }
 
-function tfMatmul(n) {
+export function tfMatmul(n) {
   const a = tf().tensor2d(normals(n * n, 1), [n, n]);
   const b = tf().tensor2d(normals(n * n, 2), [n, n]);
   return {
@@ -189,7 +189,7 @@ async function pipelined(c, n) {
  * protocol above; n is chosen from the warm-up so one pipelined rep takes
  * about repMs, the same n for both.
  */
-async function compare(name, cases, { reps, warmup, repMs, maxN }) {
+export async function compare(name, cases, { reps, warmup, repMs, maxN }) {
   const libs = Object.keys(cases);
   const first = {};
   let slowest = 0;
@@ -221,25 +221,26 @@ async function compare(name, cases, { reps, warmup, repMs, maxN }) {
   for (const lib of libs) {
     out[lib] = Object.fromEntries(Object.entries(samples[lib]).map(([k, v]) => [k, median(v)]));
   }
+  out.ratio = out.tfjs.ms / out.webtensor.ms; // peer time / ours, pipelined: above 1, webtensor is faster
   console.log(`${name}: n=${n} webtensor ${out.webtensor.ms.toFixed(2)} ms, tfjs ${out.tfjs.ms.toFixed(2)} ms`);
   return out;
 }
 
-async function adapterInfo() {
+export async function adapterInfo() {
   const a = navigator.gpu ? await navigator.gpu.requestAdapter() : null;
   const i = a?.info ?? {};
   return [i.vendor, i.architecture, i.description].filter(Boolean).join(" / ") || "unknown";
 }
 
 /**
- * Runs every case; opts: {sizes, mlp: {batch, inputs, hidden, outputs, lr},
- * cpu: matmul size for the CPU row (0: none), reps, warmup, repMs, maxN}.
- * Resolves to {env, results}.
+ * Runs the WebGPU cases; opts: {sizes, mlp: {batch, inputs, hidden, outputs,
+ * lr}, reps, warmup, repMs, maxN}. Resolves to {env, results}. The CPU
+ * path's rows are cpu.mjs's.
  */
 export async function run(opts) {
   const W = wt();
   const T = tf();
-  await W.init();
+  await W.init({ device: "webgpu" });
   if (W.device() !== "webgpu:0") throw new Error(`webtensor is not on WebGPU: ${W.whyNotWebGPU()}`);
   await T.setBackend("webgpu");
   await T.ready();
@@ -261,12 +262,5 @@ export async function run(opts) {
   const m = opts.mlp;
   const mlpName = `MLP step ${m.inputs}-${m.hidden}-${m.outputs}, batch ${m.batch}`;
   results.push({ device: "webgpu", ...(await compare(mlpName, { webtensor: wtTrain(m), tfjs: tfTrain(m) }, p)) });
-  if (opts.cpu) {
-    await T.setBackend("cpu");
-    if (T.getBackend() !== "cpu") throw new Error(`TensorFlow.js is on ${T.getBackend()}, not cpu`);
-    const c = await compare(`matmul ${opts.cpu}`, { webtensor: wtMatmul(opts.cpu, "cpu"), tfjs: tfMatmul(opts.cpu) }, p);
-    results.push({ device: "cpu", ...c });
-    await T.setBackend("webgpu");
-  }
   return { env, results };
 }

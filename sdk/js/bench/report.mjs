@@ -7,13 +7,13 @@ const ratio = (tf, ours) => (tf / ours).toFixed(2);
 /** The results as a Markdown table: per-op times (ms), TF.js / webtensor ratios (> 1: webtensor faster). */
 export function table(report) {
   const head = [
-    "case", "backend", "webtensor ms", "TF.js ms", "TF.js/webtensor",
+    "case", "webtensor on", "TF.js backend", "webtensor ms", "TF.js ms", "TF.js/webtensor",
     "single+read webtensor ms", "single+read TF.js ms", "single TF.js/webtensor",
     "dispatch webtensor ms", "dispatch TF.js ms",
   ];
   const rows = report.results.map((r) => [
-    r.case, r.device, ms(r.webtensor.ms), ms(r.tfjs.ms), ratio(r.tfjs.ms, r.webtensor.ms),
-    ms(r.webtensor.single), ms(r.tfjs.single), ratio(r.tfjs.single, r.webtensor.single),
+    r.case, r.device, (r.peer ?? `tfjs-${r.device}`).replace(/^tfjs-/, ""), ms(r.webtensor.ms), ms(r.tfjs.ms),
+    ratio(r.tfjs.ms, r.webtensor.ms), ms(r.webtensor.single), ms(r.tfjs.single), ratio(r.tfjs.single, r.webtensor.single),
     ms(r.webtensor.dispatch), ms(r.tfjs.dispatch),
   ]);
   return [head, head.map(() => "---"), ...rows].map((r) => `| ${r.join(" | ")} |`).join("\n");
@@ -30,6 +30,7 @@ const range = (xs) => {
 /** Where webtensor stands, from the numbers: which rows it wins, by how much. */
 function standing(report) {
   const gpu = report.results.filter((r) => r.device === "webgpu");
+  if (!gpu.length) return "The WebGPU rows were not run (--no-gpu).";
   const ratios = gpu.map((r) => r.tfjs.ms / r.webtensor.ms);
   const slower = gpu.filter((r) => r.tfjs.ms < r.webtensor.ms || r.tfjs.single < r.webtensor.single);
   const dispatch = gpu.map((r) => r.webtensor.dispatch / r.tfjs.dispatch);
@@ -49,7 +50,7 @@ export function section(report) {
   const m = o.mlp;
   const text = `${HEADING}
 
-Measured by \`make js-bench\` on ${e.date} (${e.hostCores} cores shared with other work; ${e.browser} headless, WebGPU on
+Measured by \`make js-bench\` on ${e.date} at commit ${e.commit ?? "unknown"} (${e.hostCores} cores shared with other work; ${e.browser} headless, WebGPU on
 ${e.adapter}, Chromium's software WebGPU, which runs the compute shaders on the same CPU cores; webtensor ${e.webtensor}
 on ${e.webtensorDevice}; TensorFlow.js ${e.tfjs} with @tensorflow/tfjs-backend-webgpu, \`tf.getBackend()\` = ${e.tfjsBackend}).
 \`make js-bench\` runs \`sdk/js/bench/run.mjs\` on a copy of the built package (\`make npm\`), with TensorFlow.js from
@@ -69,12 +70,17 @@ ${table(report)}
 Cases: matmul of two n x n f32 matrices; one SGD step (forward, softmax cross entropy averaged over the batch,
 backward, update, lr ${m.lr}) of a ${m.inputs}-${m.hidden}-${m.outputs} ReLU MLP at batch ${m.batch}, written as each library's users write it
 (webtensor: \`loss.backward()\`, new parameters made under \`noGrad\`; TF.js: \`tf.train.sgd(lr).minimize\` over
-variables). The cpu row is webtensor's CPU backend (Go compiled to WebAssembly, one thread) against TF.js's
-'cpu' backend (plain JavaScript), matmul ${o.cpu}.
+variables).${o.cpu ? ` The cpu rows are webtensor's CPU path (the Go core compiled to WebAssembly, one thread: Go's wasm
+port has none) against TF.js's \`wasm\` backend (@tensorflow/tfjs-backend-wasm ${e.tfjs}, XNNPACK, ${wasmBuild(e)}; its .wasm
+files served from node_modules through \`setWasmPaths\`) and its \`cpu\` backend (plain JavaScript): matmul ${o.cpu.sizes.join(" and ")}
+and one Adam step (lr ${o.cpu.mlp.lr}, torch's epsilon 1e-8 on both; TF.js: \`tf.train.adam\`) of a
+${o.cpu.mlp.inputs}-${o.cpu.mlp.hidden}-${o.cpu.mlp.hidden}-${o.cpu.mlp.outputs} ReLU MLP at batch ${o.cpu.mlp.batch}.` : ""}
 
 ${standing(report)}
 
-- The GPU time decides these rows, and SwiftShader runs a GPU program as CPU threads. TF.js's WebGPU matmul
+${cpuPath(report)}
+
+- The GPU time decides the WebGPU rows, and SwiftShader runs a GPU program as CPU threads. TF.js's WebGPU matmul
   (its default, packed program) stages tiles in workgroup shared memory between barriers, which costs a CPU
   emulation dearly; its other programs (\`WEBGPU_MATMUL_PROGRAM_TYPE\`) were no faster at 512 (split-K 1.1-1.2 s,
   the small-output one 2 s, the reduce one over WebGPU's dispatch limits). webtensor's browser build uses its
@@ -98,4 +104,35 @@ function nRange(report) {
   const lo = Math.min(...ns);
   const hi = Math.max(...ns);
   return lo === hi ? `= ${lo}` : `${lo} to ${hi}`;
+}
+
+/** How TF.js's wasm backend ran: its SIMD build or not, and its threads. */
+function wasmBuild(e) {
+  const w = e.tfjsWasm;
+  if (!w) return "build not recorded";
+  return `${w.simd ? "SIMD" : "no SIMD"} build, ${w.threads} thread${w.threads === 1 ? "" : "s"}`;
+}
+
+/** The CPU path's standing against TF.js's wasm backend (issue 27's bar: at least 0.5 of its speed) and wt.init()'s choice. */
+function cpuPath(report) {
+  const rows = report.results.filter((r) => r.device === "cpu" && r.peer === "tfjs-wasm");
+  const c = report.env.deviceChoice;
+  const says = [];
+  if (rows.length) {
+    const met = rows.filter((r) => r.tfjs.ms / r.webtensor.ms >= 0.5);
+    const list = (xs) => xs.map((r) => `${r.case} ${ratio(r.tfjs.ms, r.webtensor.ms)}`).join(", ");
+    says.push(
+      `Against TF.js's wasm backend the CPU path runs at ${list(rows)} of its speed (TF.js time / webtensor time; ` +
+        `the bar is 0.5): ${met.length === rows.length ? "met in every row" : `met in ${met.length} of ${rows.length} rows`}.`,
+    );
+  }
+  if (rows.some((r) => r.case.startsWith("MLP"))) {
+    says.push(
+      "TF.js's wasm training step takes several times what its own matmul rate predicts for the step's " +
+        "~0.5 GFLOP (not investigated: its other kernels, the transposed products of the backward pass or Adam), " +
+        "so the MLP ratio says less about matrix speed than the matmul rows do.",
+    );
+  }
+  if (c) says.push(`Left to itself, \`wt.init()\` in this browser chose ${c.device}: ${c.reason}.`);
+  return says.join(" ");
 }

@@ -5,7 +5,7 @@
 // node_modules and the page, on 127.0.0.1 only; prints a table, writes the
 // results as JSON and, with --doc, its section of docs/perf.md.
 //
-//   node sdk/js/bench/run.mjs [--reps 5] [--quick] [--no-cpu]
+//   node sdk/js/bench/run.mjs [--reps 5] [--quick] [--no-cpu] [--no-gpu]
 //        [--out build/bench/js-tfjs.json] [--doc docs/perf.md]
 //   node sdk/js/bench/run.mjs --from build/bench/js-tfjs.json --doc docs/perf.md
 //        (the table and the section again from a saved run, running nothing)
@@ -13,6 +13,7 @@
 // `make js-bench` builds the package, installs this folder's dependencies
 // (npm ci) and runs it with --doc docs/perf.md.
 
+import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { availableParallelism } from "node:os";
@@ -31,6 +32,7 @@ const { values: args } = parseArgs({
     reps: { type: "string", default: "5" },
     quick: { type: "boolean", default: false },
     "no-cpu": { type: "boolean", default: false },
+    "no-gpu": { type: "boolean", default: false },
     out: { type: "string", default: join(root, "build", "bench", "js-tfjs.json") },
     doc: { type: "string" },
     from: { type: "string" },
@@ -56,7 +58,8 @@ function privatePackage() {
 
 function tfjsDir() {
   const dir = join(here, "node_modules", "@tensorflow");
-  if (!existsSync(join(dir, "tfjs", "dist", "tf.min.js")) || !existsSync(join(dir, "tfjs-backend-webgpu", "dist"))) {
+  const parts = ["tfjs/dist/tf.min.js", "tfjs-backend-webgpu/dist", "tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm"];
+  if (!parts.every((p) => existsSync(join(dir, p)))) {
     throw new Error("TensorFlow.js is not installed: run `npm ci` in sdk/js/bench (make js-bench does)");
   }
   return dir;
@@ -76,12 +79,41 @@ function updateDoc(file, heading, text) {
   writeFileSync(file, out);
 }
 
+/** The commit measured: short hash, "+dirty" when the tree has changes. */
+function commit() {
+  try {
+    const git = (...a) => execFileSync("git", ["-C", root, ...a], { encoding: "utf8" }).trim();
+    return git("rev-parse", "--short", "HEAD") + (git("status", "--porcelain", "--untracked-files=no") ? "+dirty" : "");
+  } catch {
+    return "unknown";
+  }
+}
+
+/** Opens bench.html in a fresh context (so no cached decision) and resolves to what page(fn, arg) returns. */
+async function onPage(browser, url, fn, arg) {
+  const page = await browser.newPage();
+  try {
+    page.on("console", (m) => console.log(`  [page] ${m.text()}`));
+    page.on("pageerror", (e) => console.log(`  [page error] ${e.message}`));
+    await page.goto(url);
+    await page.waitForFunction(() => window.pageReady === true, null, { timeout: 60_000 });
+    return await page.evaluate(fn, arg);
+  } finally {
+    await page.close();
+  }
+}
+
 /** Runs the page's benchmark; resolves to its report. */
 async function measure() {
   const opts = {
     sizes: [256, 512, 1024],
     mlp: { batch: 256, inputs: 784, hidden: 256, outputs: 10, lr: 0.05 },
-    cpu: args["no-cpu"] ? 0 : 256,
+    gpu: !args["no-gpu"],
+    // The CPU path against TF.js's wasm (XNNPACK) and cpu backends, one thread each (issue 27, deliverable 7).
+    cpu: args["no-cpu"]
+      ? null
+      : { sizes: [256, 1024], mlp: { batch: 128, inputs: 784, hidden: 512, outputs: 10, lr: 1e-3 }, peers: ["wasm", "cpu"],
+          wasmPaths: "/tf/tfjs-backend-wasm/dist/" },
     reps: args.quick ? 3 : Number(args.reps),
     warmup: 3,
     repMs: args.quick ? 150 : 400,
@@ -90,15 +122,20 @@ async function measure() {
   const pkg = privatePackage();
   const srv = await serve({ "/webtensor/": pkg, "/tf/": tfjsDir(), "/bench/": here });
   const browser = await launch();
+  const url = `${srv.url}/bench/bench.html`;
   try {
-    const page = await browser.newPage();
-    page.on("console", (m) => console.log(`  [page] ${m.text()}`));
-    page.on("pageerror", (e) => console.log(`  [page error] ${e.message}`));
-    await page.goto(`${srv.url}/bench/bench.html`);
-    await page.waitForFunction(() => window.pageReady === true, null, { timeout: 60_000 });
     const started = Date.now();
-    const report = await page.evaluate((o) => window.bench.run(o), opts);
+    // What wt.init() chooses in this browser when left to itself (a fresh page, nothing cached).
+    const choice = await onPage(browser, url, async () => {
+      await window.wt.init();
+      return window.wt.deviceChoice();
+    });
+    const timing = { reps: opts.reps, warmup: opts.warmup, repMs: opts.repMs, maxN: opts.maxN };
+    const gpu = opts.gpu ? await onPage(browser, url, (o) => window.bench.run(o), opts) : { env: {}, results: [] };
+    const cpu = opts.cpu ? await onPage(browser, url, (o) => window.cpuBench.run(o), { ...opts.cpu, ...timing }) : { env: {}, results: [] };
+    const report = { env: { ...cpu.env, ...gpu.env, deviceChoice: choice }, results: [...gpu.results, ...cpu.results] };
     report.env.date = new Date().toISOString().slice(0, 10);
+    report.env.commit = commit();
     report.env.seconds = Math.round((Date.now() - started) / 1000);
     report.env.hostCores = availableParallelism();
     report.options = opts;
@@ -120,7 +157,7 @@ async function main() {
   }
   const wrong = report.results.filter((r) => !r.agree);
   if (wrong.length) {
-    const what = wrong.map((r) => `${r.case} (${r.device}): max |difference| ${r.maxAbsDiff} at scale ${r.maxAbs}`);
+    const what = wrong.map((r) => `${r.case} (${r.device}${r.peer ? ` vs ${r.peer}` : ""}): max |difference| ${r.maxAbsDiff} at scale ${r.maxAbs}`);
     throw new Error(`webtensor and TensorFlow.js disagree: ${what.join("; ")}`);
   }
   if (args.doc) {

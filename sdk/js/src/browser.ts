@@ -5,24 +5,30 @@
 import { bind } from "./binding.js";
 import { loadBrowser } from "./wasm.js";
 import type { BrowserInitOptions } from "./wasm.js";
+import type { DeviceChoice } from "./choice.js";
 
 export * from "./api.js";
 export type { BrowserInitOptions } from "./wasm.js";
+export type { DeviceChoice, Calibration } from "./choice.js";
 
 let started: Promise<void> | null = null;
 let why = "";
+let choice: DeviceChoice | null = null;
 
 /**
  * Fetches and starts webtensor.wasm (by default from the package's
  * dist/wasm/, next to this file) and opens the WebGPU device when the browser
- * has one; without WebGPU it warns and uses the CPU backend. `wt.device()`
- * then says which. Calling it again returns the first call's promise.
+ * has one; without WebGPU it warns and uses the CPU backend. On a software
+ * adapter (SwiftShader) it times both on a short workload and keeps the
+ * faster (`wt.deviceChoice()` says which and why). `wt.device()` then says
+ * which. Calling it again returns the first call's promise.
  */
 export function init(options: BrowserInitOptions = {}): Promise<void> {
   started ??= loadBrowser(options).then(
     (r) => {
       bind(r.binding);
       why = r.why;
+      choice = r.choice;
     },
     (e) => {
       started = null; // a failed start (a missing file) may be retried
@@ -35,4 +41,14 @@ export function init(options: BrowserInitOptions = {}): Promise<void> {
 /** Why the runtime is not on WebGPU ("" when it is). */
 export function whyNotWebGPU(): string {
   return why;
+}
+
+/**
+ * The default device init() chose and why: a hardware adapter taken as it
+ * is, the page's `device` option, no WebGPU, or a software adapter's
+ * calibration (its timings, and whether they came from an earlier page's
+ * cache). Null before init() has resolved.
+ */
+export function deviceChoice(): DeviceChoice | null {
+  return choice === null ? null : { ...choice, timings: choice.timings && { ...choice.timings } };
 }

@@ -9,10 +9,13 @@
 import { ABI_VERSION, ERR_INVALID, WebtensorError } from "./binding.js";
 import type { AttrEntry, Binding } from "./binding.js";
 import type { TypedArray } from "./dtype.js";
+import { chooseDevice } from "./choice.js";
+import type { Calibration, DeviceChoice } from "./choice.js";
 
 /** The module's functions: webtensor.h's (sdk/js/wasm/table.go), their async twins and wt_browser_init. */
 interface GoCalls {
-  wt_browser_init(preferGPU: boolean): Promise<[string, string]>;
+  wt_browser_init(preferGPU: boolean): Promise<[string, string, string, boolean]>;
+  wt_browser_calibrate(): Promise<Calibration>;
   wt_tensor_to_host_async(h: number, dst: Uint8Array): Promise<void>;
   wt_tensor_to_device_async(h: number, device: string): Promise<number>;
   wt_op_async(name: string, inputs: number[], attrs: unknown[]): Promise<number[]>;
@@ -28,7 +31,19 @@ export interface BrowserInitOptions {
   wasmURL?: string | URL;
   /** Where Go's wasm_exec.js is; default: next to webtensor.wasm. */
   wasmExecURL?: string | URL;
-  /** "auto" (default): WebGPU when the browser offers it, else the CPU with a warning; "cpu": the CPU backend. */
+  /**
+   * The CPU backend's wasm SIMD kernels (webtensor-simd.wasm, next to
+   * webtensor.wasm); false runs the pure-Go kernels. Without the file, or
+   * in a browser without wasm SIMD, the Go kernels run.
+   */
+  simd?: boolean;
+  /**
+   * "auto" (default): WebGPU on a hardware adapter; on a software one
+   * (SwiftShader) whichever of WebGPU and the CPU backend a short calibration
+   * finds faster (cached per adapter and version); the CPU with a warning
+   * when the browser has no WebGPU. "webgpu": WebGPU whenever it opens;
+   * "cpu": the CPU backend.
+   */
   device?: "auto" | "webgpu" | "cpu";
 }
 
@@ -148,6 +163,40 @@ function wasmBinding(go: GoCalls): Binding {
   };
 }
 
+/** The SIMD module's exports (sdk/js/wasm/simd/gemm.c). */
+interface SimdKernels {
+  sgemm_macro(...args: number[]): void;
+}
+
+/** The SIMD kernels' module, or why there is none (a missing file, no wasm SIMD). */
+async function simdModule(url: URL): Promise<WebAssembly.Module | string> {
+  try {
+    const res = await fetch(url);
+    if (!res.ok) return `${url}: HTTP ${res.status}`;
+    return await WebAssembly.compile(await res.arrayBuffer());
+  } catch (e) {
+    return `${url}: ${(e as Error).message}`;
+  }
+}
+
+/**
+ * The imports a webtensor.wasm built with -tags wtsimd needs
+ * (backends/cpu/gemm_wasmsimd.go): they forward to the SIMD module once it
+ * is instantiated on the Go instance's memory, which exists only after Go's
+ * module is; until then, and when it is absent, available() says 0 and Go
+ * runs its own kernels.
+ */
+function simdImports(): { imports: WebAssembly.ModuleImports; attach(k: SimdKernels): void } {
+  let kernels: SimdKernels | null = null;
+  return {
+    imports: {
+      available: () => (kernels ? 1 : 0),
+      sgemm_macro: (...a: number[]) => kernels!.sgemm_macro(...a),
+    },
+    attach: (k) => (kernels = k),
+  };
+}
+
 async function fetchModule(url: URL): Promise<WebAssembly.Module> {
   let res: Response;
   try {
@@ -165,8 +214,8 @@ async function fetchModule(url: URL): Promise<WebAssembly.Module> {
   }
 }
 
-/** Fetches, compiles and starts the Go module; resolves when its calls are ready. */
-export async function loadBrowser(opts: BrowserInitOptions = {}): Promise<{ binding: Binding; device: string; why: string }> {
+/** Fetches, compiles and starts the Go module, chooses the default device; resolves when its calls are ready. */
+export async function loadBrowser(opts: BrowserInitOptions = {}): Promise<{ binding: Binding; choice: DeviceChoice; why: string }> {
   const wasmURL = new URL(opts.wasmURL ?? "./wasm/webtensor.wasm", import.meta.url);
   const execURL = new URL(opts.wasmExecURL ?? "./wasm_exec.js", wasmURL);
   const g = globalThis as unknown as { Go?: GoClass; __webtensor?: GoCalls; __webtensorReady?: (c: GoCalls) => void };
@@ -178,23 +227,42 @@ export async function loadBrowser(opts: BrowserInitOptions = {}): Promise<{ bind
     }
     if (!g.Go) throw new Error(`webtensor: ${execURL} did not define Go (is it Go's wasm_exec.js?)`);
   }
-  const module = await fetchModule(wasmURL);
+  const [module, simd] = await Promise.all([
+    fetchModule(wasmURL),
+    opts.simd === false ? Promise.resolve("turned off (init({simd: false}))") : simdModule(new URL("./webtensor-simd.wasm", wasmURL)),
+  ]);
   const go = new g.Go!();
   const ready = new Promise<GoCalls>((resolve) => (g.__webtensorReady = resolve));
+  const forward = simdImports();
+  go.importObject["webtensor_simd"] = forward.imports;
   const instance = await WebAssembly.instantiate(module, go.importObject);
+  // Attached before go.run: the CPU backend asks available() in its init.
+  let simdWhy = typeof simd === "string" ? simd : "";
+  if (typeof simd !== "string") {
+    try {
+      const memory = instance.exports["mem"] as WebAssembly.Memory;
+      const k = await WebAssembly.instantiate(simd, { env: { memory } });
+      forward.attach(k.exports as unknown as SimdKernels);
+    } catch (e) {
+      simdWhy = `cannot instantiate it on the Go module's memory: ${(e as Error).message}`;
+    }
+  }
   const exited = go.run(instance).then(() => {
     throw new Error("webtensor: the WebAssembly module exited");
   });
   const calls = await Promise.race([ready, exited]);
+  const binding = wasmBinding(calls);
   const hasGPU = typeof navigator !== "undefined" && "gpu" in navigator && !!(navigator as { gpu?: unknown }).gpu;
   const want = opts.device ?? "auto";
   if (want === "webgpu" && !hasGPU) {
     console.warn("webtensor: this browser has no WebGPU (navigator.gpu); using the CPU backend");
   }
-  let device: string;
-  let why: string;
-  [device, why] = await settle(calls.wt_browser_init(want !== "cpu" && hasGPU));
-  if (!hasGPU) why = "this browser has no WebGPU (navigator.gpu)";
-  else if (why && want !== "cpu") console.warn(`webtensor: WebGPU is not used (${why}); using the CPU backend`);
-  return { binding: wasmBinding(calls), device, why };
+  const [device, why, adapter, software] = await settle(calls.wt_browser_init(want !== "cpu" && hasGPU));
+  if (hasGPU && why && want !== "cpu") console.warn(`webtensor: WebGPU is not used (${why}); using the CPU backend`);
+  const cpuKernels = simdWhy ? `Go (no wasm SIMD kernels: ${simdWhy})` : "wasm SIMD (webtensor-simd.wasm)";
+  const opened = { want, hasGPU, device, why, adapter, software, cpuKernels, simd: !simdWhy };
+  const choice = await chooseDevice(binding, opened, () =>
+    settle(calls.wt_browser_calibrate()),
+  );
+  return { binding, choice, why: choice.device.startsWith("webgpu") ? "" : choice.reason };
 }

@@ -23,7 +23,7 @@ test("browser: init opens WebGPU and ops run on it", async () => {
   await withPage(async ({ page }) => {
     const r = await page.evaluate(async () => {
       const { wt } = window;
-      await wt.init();
+      await wt.init({ device: "webgpu" });
       const x = wt.tensor(new Float32Array([1, 2, 3, 4, 5, 6]), [2, 3]);
       const y = wt.tidy(() => wt.softmax(x, { axis: -1 }).mul(2));
       const xt = wt.transpose(x);
@@ -37,7 +37,7 @@ test("browser: init opens WebGPU and ops run on it", async () => {
         wt.dispose([t, acc]);
         acc = next;
       }
-      const out = { device: wt.device(), why: wt.whyNotWebGPU(), yDevice: y.device, y: Array.from(await y.data()),
+      const out = { device: wt.device(), why: wt.whyNotWebGPU(), choice: wt.deviceChoice(), yDevice: y.device, y: Array.from(await y.data()),
         m: Array.from(await m.data()), shape: m.shape, acc: (await acc.data())[0],
         fallbacks: wt.fallbacks(true), threads: wt.getNumThreads() };
       wt.dispose([x, xt, y, m, acc]);
@@ -46,6 +46,9 @@ test("browser: init opens WebGPU and ops run on it", async () => {
     });
     assert.equal(r.device, "webgpu:0", `WebGPU was expected (why not: ${r.why})`);
     assert.equal(r.yDevice, "webgpu:0");
+    assert.equal(r.choice.device, "webgpu:0");
+    assert.match(r.choice.reason, /WebGPU was asked for/);
+    assert.equal(r.choice.timings, null, "a forced WebGPU is not calibrated");
     const e = [1, 2, 3].map(Math.exp);
     const s = e.reduce((a, b) => a + b);
     r.y.slice(0, 3).forEach((v, i) => assert.ok(Math.abs(v - (2 * e[i]) / s) < 1e-5, `softmax ${i}: ${v}`));
@@ -60,7 +63,7 @@ test("browser: init opens WebGPU and ops run on it", async () => {
 
 test("browser: every reference vector passes on WebGPU", async () => {
   await withPage(async ({ page }) => {
-    const r = await browserConformance(page, "webgpu");
+    const r = await browserConformance(page, "webgpu", { device: "webgpu" });
     assert.match(r.detail, /runtime device webgpu/, "WebGPU must be in use");
     assert.deepEqual(failures(r), []);
     assert.ok(Object.values(r.ops).filter((x) => x.status === "pass").length > 150);
@@ -75,6 +78,115 @@ test("browser: every reference vector passes on the CPU backend", async () => {
   });
 });
 
+// The calibration's choice as the page sees it, and the cache entries it left.
+async function initAuto(page) {
+  return page.evaluate(async () => {
+    const { wt } = window;
+    await wt.init();
+    const entries = Object.keys(localStorage).filter((k) => k.startsWith("webtensor:device-choice:"));
+    const y = wt.add(wt.tensor([1, 2]), 3);
+    return { device: wt.device(), why: wt.whyNotWebGPU(), choice: wt.deviceChoice(), entries,
+      stored: entries.map((k) => localStorage.getItem(k)), y: Array.from(await y.data()), yDevice: y.device };
+  });
+}
+
+async function reload(page) {
+  await page.reload();
+  await page.waitForFunction(() => window.pageReady === true, null, { timeout: 60_000 });
+}
+
+test("browser: on a software adapter init() measures WebGPU against the CPU and caches the choice", async () => {
+  await withPage(async ({ page }) => {
+    const first = await initAuto(page);
+    const c = first.choice;
+    assert.equal(c.software, true, `headless Chromium's adapter is a software one: ${c.adapter}`);
+    assert.equal(c.cached, false);
+    assert.ok(c.timings.cpu > 0 && c.timings.webgpu > 0, JSON.stringify(c.timings));
+    const want = c.timings.cpu < c.timings.webgpu ? "cpu" : "webgpu:0";
+    assert.equal(c.device, want, "the faster one is the default");
+    assert.equal(first.device, want);
+    assert.equal(first.yDevice, want);
+    assert.deepEqual(first.y, [4, 5]);
+    assert.match(c.reason, /software WebGPU adapter; a calibration .* took [\d.]+ ms on the CPU backend and [\d.]+ ms on WebGPU/);
+    assert.equal(first.why, want === "cpu" ? c.reason : "");
+    assert.equal(first.entries.length, 1, "one cache entry");
+    assert.ok(first.entries[0].includes(c.adapter), `keyed by the adapter: ${first.entries[0]}`);
+
+    // A new page load takes the cached decision without measuring.
+    await reload(page);
+    const second = await initAuto(page);
+    assert.equal(second.choice.cached, true);
+    assert.deepEqual(second.choice.timings, c.timings);
+    assert.equal(second.device, want);
+    assert.match(second.choice.reason, /an earlier page's calibration/);
+
+    // A corrupt entry is ignored: the next load measures again and replaces it.
+    await page.evaluate((k) => localStorage.setItem(k, '{"webgpu": "fast", "cpu": -1'), first.entries[0]);
+    await reload(page);
+    const third = await initAuto(page);
+    assert.equal(third.choice.cached, false);
+    assert.ok(third.choice.timings.cpu > 0 && third.choice.timings.webgpu > 0);
+    assert.deepEqual(JSON.parse(third.stored[0]), third.choice.timings);
+  });
+});
+
+test("browser: a hardware adapter is taken without calibrating", async () => {
+  // Chromium here has only SwiftShader: the adapter's info is made to say a GPU.
+  const fakeGPU = () => {
+    Object.defineProperty(GPUAdapter.prototype, "info", {
+      configurable: true,
+      get: () => ({ vendor: "acme", architecture: "rdna9", device: "", description: "Acme Radeon 9000", isFallbackAdapter: false }),
+    });
+    if ("isFallbackAdapter" in GPUAdapter.prototype) {
+      Object.defineProperty(GPUAdapter.prototype, "isFallbackAdapter", { configurable: true, get: () => false });
+    }
+  };
+  await withPage(
+    async ({ page }) => {
+      const r = await initAuto(page);
+      assert.equal(r.device, "webgpu:0");
+      assert.equal(r.choice.software, false);
+      assert.equal(r.choice.adapter, "Acme Radeon 9000");
+      assert.equal(r.choice.timings, null);
+      assert.match(r.choice.reason, /hardware WebGPU adapter \(Acme Radeon 9000\), taken without calibrating/);
+      assert.deepEqual(r.entries, [], "nothing cached");
+    },
+    { initScript: fakeGPU },
+  );
+});
+
+test("browser: the CPU backend's wasm SIMD GEMM gives the Go kernels' bits", async () => {
+  // Products with full and partial tiles, transposed operands, several k panels.
+  const run = (simd) =>
+    page_.evaluate(async (simd) => {
+      const { wt } = window;
+      await wt.init({ device: "cpu", simd });
+      const mat = (r, c, k) => wt.tensor(Float32Array.from({ length: r * c }, (_, i) => Math.sin(i * k) * 0.5), [r, c]);
+      const shapes = [[256, 256, 256], [37, 53, 29], [130, 300, 70], [5, 600, 9], [64, 1030, 17]];
+      const out = [];
+      for (const [m, k, n] of shapes) {
+        const a = mat(m, k, 0.37);
+        const b = mat(k, n, 0.91);
+        const bt = mat(n, k, 0.53);
+        for (const y of [wt.matmul(a, b), wt.matmul(a, wt.transpose(bt)), wt.matmul(wt.transpose(a), mat(m, n, 0.11))]) {
+          out.push(Array.from(new Uint32Array((await y.data()).buffer)));
+        }
+      }
+      return { bits: out, kernels: wt.deviceChoice().cpuKernels };
+    }, simd);
+  let page_;
+  await withPage(async ({ page }) => {
+    page_ = page;
+    const withSIMD = await run(true);
+    await reload(page);
+    const withoutSIMD = await run(false);
+    assert.match(withSIMD.kernels, /^wasm SIMD/);
+    assert.match(withoutSIMD.kernels, /^Go \(no wasm SIMD kernels: turned off/);
+    assert.equal(withSIMD.bits.length, 15);
+    withSIMD.bits.forEach((b, i) => assert.deepEqual(b, withoutSIMD.bits[i], `product ${i}: the same bits`));
+  });
+});
+
 test("browser: without WebGPU it warns and runs on the CPU", async () => {
   const hide = () => Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined, configurable: true });
   await withPage(
@@ -83,10 +195,11 @@ test("browser: without WebGPU it warns and runs on the CPU", async () => {
         const { wt } = window;
         await wt.init({ device: "webgpu" });
         const y = wt.add(wt.tensor([1, 2]), 3);
-        return { device: wt.device(), why: wt.whyNotWebGPU(), y: Array.from(y.dataSync()) };
+        return { device: wt.device(), why: wt.whyNotWebGPU(), choice: wt.deviceChoice(), y: Array.from(y.dataSync()) };
       });
       assert.equal(r.device, "cpu");
       assert.match(r.why, /no WebGPU/);
+      assert.equal(r.choice.timings, null);
       assert.deepEqual(r.y, [4, 5]);
       assert.ok(logs.some((l) => l.startsWith("warning:") && /no WebGPU/.test(l)), `a warning: ${logs.join(" | ")}`);
     },
@@ -109,7 +222,7 @@ test("browser: bad input gives clear errors", async () => {
       const out = {};
       out.beforeInit = await msg(() => wt.tensor([1]));
       out.missingWasm = await msg(() => wt.init({ wasmURL: "/webtensor/dist/wasm/nope.wasm" }));
-      await wt.init();
+      await wt.init({ device: "webgpu" });
       const a = wt.tensor(new Float32Array(6), [2, 3]);
       const b = wt.tensor(new Float32Array(4), [4]);
       out.shape = await msg(() => wt.matmul(a, b));
@@ -143,7 +256,7 @@ test("browser: nn and optim train on WebGPU; the checkpoint loads back", async (
   await withPage(async ({ page }) => {
     const r = await page.evaluate(async () => {
       const { wt, cases } = window;
-      await wt.init();
+      await wt.init({ device: "webgpu" });
       const { losses, checkpoint } = await cases.trainMLP(wt, "webgpu:0");
       return { device: wt.device(), losses, loads: cases.loadsCheckpoint(wt, checkpoint), live: wt.liveTensors() };
     });
@@ -159,7 +272,7 @@ test("browser: wt.compile fuses an elementwise chain on WebGPU and equals eager"
   await withPage(async ({ page }) => {
     const r = await page.evaluate(async () => {
       const { wt } = window;
-      await wt.init();
+      await wt.init({ device: "webgpu" });
       const b = wt.tensor(new Float32Array([0.5, -1, 2, 0.25]));
       const f = (x) => x.mul(b).add(1).tanh().mul(x);
       const cf = wt.compile(f);
@@ -177,7 +290,7 @@ test("browser: wt.compile fuses an elementwise chain on WebGPU and equals eager"
 test("browser: the example page trains on WebGPU and draws the loss", async () => {
   await withPage(
     async ({ page }) => {
-      await page.goto(page.url().replace(/\/test\/browser\/page\.html.*/, "/demo/index.html?steps=40"));
+      await page.goto(page.url().replace(/\/test\/browser\/page\.html.*/, "/demo/index.html?steps=40&device=webgpu"));
       await page.waitForFunction(() => window.demo && (window.demo.done || window.demo.error), null, { timeout: 120_000 });
       const r = await page.evaluate(() => {
         const c = document.getElementById("loss");

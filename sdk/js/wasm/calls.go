@@ -7,6 +7,7 @@ import (
 	"syscall/js"
 
 	"github.com/webtensor/webtensor/abi"
+	"github.com/webtensor/webtensor/backends/webgpu"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -346,7 +347,8 @@ func safetensorsHeader(a args) (any, error) {
 	return abi.SafetensorsHeader(prefix, uint64(size), name)
 }
 
-// browserInit(preferGPU) -> [default device, why WebGPU is not used ("" when it is)]
+// browserInit(preferGPU) -> [default device, why WebGPU is not used ("" when
+// it is), the WebGPU adapter's description, whether it is a software one]
 func browserInit(a args) (any, error) {
 	preferGPU := len(a.v) == 0 || a.v[0].Truthy()
 	_, gpuErr := core.BackendFor(core.Device{Kind: "webgpu"})
@@ -366,5 +368,14 @@ func browserInit(a args) (any, error) {
 			return nil, err
 		}
 	}
-	return []any{core.DefaultDevice().String(), why}, nil
+	desc, software := "", false
+	if gpuErr == nil {
+		if b, err := core.BackendFor(core.Device{Kind: "webgpu"}); err == nil {
+			software = b.Capabilities().Software
+			if w, ok := b.(*webgpu.Backend); ok {
+				desc = w.Info().DriverDescription // the adapter's words, without Capabilities' decoration
+			}
+		}
+	}
+	return []any{core.DefaultDevice().String(), why, desc, software}, nil
 }

@@ -36,6 +36,10 @@
 // output shape depends on the data) and the device opening
 // (wt_browser_init) run on their own goroutine and return a Promise.
 //
-// Build: GOOS=js GOARCH=wasm go build -o webtensor.wasm ./sdk/js/wasm
-// (`make wasm-sdk`, which also copies Go's wasm_exec.js next to it).
+// Build: GOOS=js GOARCH=wasm go build -tags wtsimd -o webtensor.wasm ./sdk/js/wasm
+// (`make wasm-sdk`, which also builds the wasm SIMD kernels,
+// webtensor-simd.wasm, from simd/ and copies Go's wasm_exec.js next to it).
+// With -tags wtsimd the module imports webtensor_simd.* (backends/cpu/
+// gemm_wasmsimd.go), which the SDK's loader provides; without it the module
+// runs under a plain wasm_exec.js and the CPU backend uses its Go kernels.
 package main

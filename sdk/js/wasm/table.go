@@ -119,8 +119,12 @@ var asyncTwins = []string{"wt_tensor_to_host", "wt_tensor_to_device", "wt_op", "
 var browserOnly = map[string]call{
 	// wt_browser_init opens the WebGPU device (its adapter and device
 	// promises need the event loop) and makes it the default unless the page
-	// asked for the CPU; it resolves to [default device, why WebGPU is not used].
+	// asked for the CPU; it resolves to [default device, why WebGPU is not
+	// used, the adapter's description, whether it is a software adapter].
 	"wt_browser_init": browserInit,
+	// wt_browser_calibrate times a short workload on webgpu:0 and the CPU
+	// (calibrate.go); it resolves to {webgpu, cpu} in ms and the workload.
+	"wt_browser_calibrate": calibrate,
 }
 
 // omitted are the header's functions the browser has not, and why; each is

@@ -3,7 +3,10 @@
 
 import * as wt from "webtensor";
 
-const STEPS = Number(new URLSearchParams(location.search).get("steps") ?? 300);
+const params = new URLSearchParams(location.search);
+const STEPS = Number(params.get("steps") ?? 300);
+// ?device=webgpu keeps the GPU even where the CPU measured faster (a software adapter).
+const DEVICE = params.get("device") ?? "auto";
 const status = document.getElementById("status");
 const demo = (window.demo = { done: false, losses: [], device: "", error: "" });
 
@@ -60,9 +63,9 @@ function drawPoints(canvas, xs, pred) {
 }
 
 async function main() {
-  await wt.init();
+  await wt.init({ device: DEVICE });
   demo.device = wt.device();
-  const where = demo.device.startsWith("webgpu") ? "the GPU (WebGPU)" : `the CPU (${wt.whyNotWebGPU()})`;
+  const where = demo.device.startsWith("webgpu") ? "the GPU (WebGPU)" : `the CPU (${wt.deviceChoice().reason})`;
   const { xs, ys } = spirals();
   const x = wt.tensor(xs, [ys.length, 2]);
   const y = wt.tensor(ys, [ys.length]);
