@@ -26,10 +26,12 @@ SDK_C_SRC   := plugins-wasm/sdk/c/wtplugin.h
 plugins: $(PLUGINS_OUT)/goswish.wasm $(PLUGINS_OUT)/cclip.wasm $(PLUGINS_OUT)/policy-kernel-variant.wasm ## build the example plugins and the default tuning policy into build/plugins/
 
 # Installs clang and lld only when the C toolchain for wasm32 is missing.
+# llvm brings llvm-objdump, which checks the browser's SIMD kernels (sdk/js/js.mk).
 plugins-toolchain:
-	@if ! command -v $(WASM_CC) >/dev/null 2>&1 || ! { command -v wasm-ld-14 || command -v wasm-ld; } >/dev/null 2>&1; then \
-		echo "installing clang and lld (wasm32 C toolchain)"; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq clang lld; \
+	@if ! command -v $(WASM_CC) >/dev/null 2>&1 || ! { command -v wasm-ld-14 || command -v wasm-ld; } >/dev/null 2>&1 \
+		|| ! { command -v llvm-objdump || command -v llvm-objdump-14; } >/dev/null 2>&1; then \
+		echo "installing clang, lld and llvm (wasm32 C toolchain)"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq clang lld llvm; \
 	fi
 
 # The default tuning policy the WebGPU backend can consult (see ABI.md, "Policies").
