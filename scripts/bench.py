@@ -1,11 +1,21 @@
 """`make bench`: webtensor's Go benchmarks and the same work in NumPy and
 PyTorch (CPU) in one run, printed as a table of rates and ratios and written
-to docs/perf.md.
+to docs/perf.md (each section this script owns is replaced in place; the
+others are left as they are).
 
 The Go side is `go test -bench` over ./bench (the public API on the default
-device); the peers are timed here, median of repeated runs after a warm-up.
-OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset by the Makefile for this
-command only, so NumPy runs its best OpenBLAS kernel (see docs/DESIGN.md).
+device), the median of -count runs; the peers are timed here, interleaved
+round by round after a warm-up, median of the rounds. Every side runs on the
+same number of threads: WEBTENSOR_NUM_THREADS if set, else the CPUs this
+process may use; the table says what each side reported. The Python rows
+(an MLP training step, `a + b` on 8 elements) go through the installed
+webtensor SDK. OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset by the
+Makefile for this command only, so NumPy runs its best OpenBLAS kernel (see
+docs/DESIGN.md).
+
+    scripts/bench.sh              # the full run (`make bench`); writes docs/perf.md
+    scripts/bench.sh --cpu-only   # the CPU table and the Python overhead section only
+    scripts/bench.sh --quick      # plumbing check: 1 iteration, 1 round; writes a temp file
 """
 
 import argparse
@@ -16,44 +26,199 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import torch
+
+def thread_count():
+    """The thread count for every side: WEBTENSOR_NUM_THREADS, else the CPUs
+    this process may run on."""
+    env = os.environ.get("WEBTENSOR_NUM_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+THREADS = thread_count()
+# Set before NumPy and PyTorch load, since OpenBLAS and OpenMP read them once;
+# the Go benchmarks and the webtensor SDK read WEBTENSOR_NUM_THREADS.
+for _var in ("WEBTENSOR_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ[_var] = str(THREADS)
+os.environ.setdefault("NODEVICE_SELECT", "1")  # quiet Vulkan loader probing (see backends/webgpu)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+torch.set_num_threads(THREADS)
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import bench_overhead  # noqa: E402
+
+# Work per call, matching bench/bench_test.go and bench/bench_cpu_test.go:
+# Go benchmark name -> (work, unit). GB/s counts the bytes an op must read
+# and write once; GFLOP/s the products' flops.
+EW_N = 4 << 20
+ROWS = 4096 * 1024
+WORK = {f"Matmul/{n}": (2.0 * n ** 3, "GFLOP/s") for n in (256, 512, 1024, 2048)}
+WORK.update({f"Elementwise/{op}": (3 * 4.0 * EW_N, "GB/s") for op in ("add", "mul")})
+WORK.update({f"Elementwise/{op}": (2 * 4.0 * EW_N, "GB/s") for op in ("exp", "tanh", "gelu")})
+WORK["Sum"] = (4.0 * ROWS, "GB/s")
+WORK["SumAll"] = (4.0 * ROWS, "GB/s")
+WORK["Softmax"] = (2 * 4.0 * ROWS, "GB/s")
+WORK["SoftmaxFwdBwd"] = (5 * 4.0 * ROWS, "GB/s")
+WORK["LayerNorm"] = (2 * 4.0 * ROWS, "GB/s")
+WORK["LayerNormFwdBwd"] = (5 * 4.0 * ROWS, "GB/s")
+WORK["Conv2d"] = (2.0 * 8 * 64 * 32 * 32 * 64 * 9, "GFLOP/s")
+WORK["Conv2dFwdBwd"] = (3 * 2.0 * 8 * 64 * 32 * 32 * 64 * 9, "GFLOP/s")
+WORK["TrainStep"] = (3 * 2.0 * 128 * (784 * 512 + 512 * 512 + 512 * 10), "GFLOP/s")
+WORK["PyTrainStep"] = WORK["TrainStep"]
+TF_D, TF_HEADS, TF_FF, TF_BATCH, TF_SEQ = 256, 4, 1024, 8, 128
+WORK["TransformerStep"] = (3 * (2.0 * TF_BATCH * TF_SEQ * (4 * TF_D * TF_D + 2 * TF_D * TF_FF)
+                                + 2 * 2.0 * TF_BATCH * TF_SEQ * TF_SEQ * TF_D), "GFLOP/s")
+
+# The CPU table, in order: (case, label, peer the ratio target is against,
+# target). Peer: "torch", "numpy", or "best" (the faster of the two). The
+# targets are the ones issue 27 states; None where it states none.
+CASES = [
+    ("Elementwise/add", "add, 4M f32", "torch", None),
+    ("Elementwise/mul", "mul, 4M f32", "torch", None),
+    ("Elementwise/exp", "exp, 4M f32", "torch", None),
+    ("Elementwise/tanh", "tanh, 4M f32", "torch", None),
+    ("Elementwise/gelu", "gelu (erf), 4M f32", "torch", None),
+    ("Sum", "sum over the last axis, 4096x1024", "best", 0.8),
+    ("SumAll", "sum of everything, 4096x1024", "best", 0.8),
+    ("Softmax", "softmax, 4096x1024, forward", "torch", 0.8),
+    ("SoftmaxFwdBwd", "softmax, 4096x1024, forward+backward", "torch", 0.8),
+    ("LayerNorm", "layer_norm, 4096x1024, forward", "torch", 0.8),
+    ("LayerNormFwdBwd", "layer_norm, 4096x1024, forward+backward", "torch", 0.8),
+    ("Matmul/256", "sgemm 256", "numpy", None),
+    ("Matmul/512", "sgemm 512", "numpy", None),
+    ("Matmul/1024", "sgemm 1024", "numpy", None),
+    ("Matmul/2048", "sgemm 2048", "numpy", None),
+    ("Conv2d", "conv2d 8x64x32x32, 64 3x3, forward", "torch", 0.7),
+    ("Conv2dFwdBwd", "conv2d 8x64x32x32, 64 3x3, forward+backward", "torch", 0.7),
+    ("TrainStep", "MLP 784-512-512-10 step, batch 128, Adam (Go)", "torch", None),
+    ("PyTrainStep", "MLP 784-512-512-10 step, batch 128, Adam (from Python)", "torch", None),
+    ("TransformerStep", "transformer encoder layer step (Go)", "torch", None),
+    ("AddSmall", "`a + b`, 8 f32, from Python", "torch", None),
+]
+PEER_NAME = {"torch": "PyTorch", "numpy": "NumPy", "best": "the faster"}
+
+# WebGPU cases: Go benchmark name -> the CPU case it is compared with.
+GPU_CASES = {f"WebGPUMatmul/{v}/{n}": f"Matmul/{n}" for n in (256, 512, 1024, 2048)
+             for v in ("tuned", "regblock16", "regblock4", "regblock", "tiled")}
+GPU_CASES.update({f"WebGPU{c}": c for c in ("Conv2d", "Softmax", "LayerNorm", "Sum", "TrainStep")})
 
 
-def timeit(fn, min_time=1.0, repeats=5):
-    fn()
-    runs = []
+def interleaved(fns, repeats=5, min_time=1.0):
+    """Seconds per call of each fn (a dict): two warm-up calls each, a batch
+    size per fn that takes about min_time/repeats, then `repeats` rounds in
+    which the fns take turns; the median of the rounds."""
+    batch = {}
+    for name, fn in fns.items():
+        fn()
+        start = time.perf_counter()
+        fn()
+        one = max(time.perf_counter() - start, 1e-7)
+        batch[name] = max(1, int(min_time / repeats / one))
+    runs = {name: [] for name in fns}
     for _ in range(repeats):
-        n, start = 0, time.perf_counter()
-        while True:
-            fn()
-            n += 1
-            el = time.perf_counter() - start
-            if el >= min_time / repeats:
-                break
-        runs.append(el / n)
-    return statistics.median(runs)
+        for name, fn in fns.items():
+            n = batch[name]
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            runs[name].append((time.perf_counter() - start) / n)
+    return {name: statistics.median(r) for name, r in runs.items()}
 
 
-def peers():
-    """Seconds per call for each case, for NumPy and PyTorch."""
+def fwd_bwd(fn, x, g, *leaves):
+    """A forward and backward call with upstream gradient g, clearing the
+    leaves' .grad so nothing accumulates (the Go side releases them)."""
+    def step():
+        fn(x).backward(g)
+        for t in leaves:
+            t.grad = None
+    return step
+
+
+def torch_mlp():
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
+                                torch.nn.ReLU(), torch.nn.Linear(512, 10))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    xb, yb = torch.randn(128, 784), torch.randint(0, 10, (128,))
+
+    def step():
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(xb), yb).backward()
+        opt.step()
+    return step
+
+
+def webtensor_mlp():
+    """The same step from Python through the webtensor SDK."""
+    import webtensor as wt
+
+    wt.set_num_threads(THREADS)
+    wt.manual_seed(1)
+    nn = wt.nn
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+    opt = wt.optim.Adam(model.parameters(), lr=1e-3)
+    rng = np.random.default_rng(1)
+    xb = wt.tensor(rng.standard_normal((128, 784), dtype=np.float32))
+    yb = wt.tensor(rng.integers(0, 10, 128).astype(np.int64))
+
+    def step():
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(xb), yb).backward()
+        opt.step()
+    return step, wt.get_num_threads()
+
+
+def torch_transformer():
+    torch.manual_seed(1)
+    layer = torch.nn.TransformerEncoderLayer(TF_D, TF_HEADS, TF_FF, dropout=0.0, batch_first=True)
+    opt = torch.optim.Adam(layer.parameters(), lr=1e-3)
+    x = torch.randn(TF_BATCH, TF_SEQ, TF_D)
+    target = torch.randn(TF_BATCH, TF_SEQ, TF_D)
+
+    def step():
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(layer(x), target).backward()
+        opt.step()
+    return step
+
+
+def peers(repeats, min_time):
+    """Seconds per call for each case, for NumPy and PyTorch (and webtensor
+    from Python: "webtensor"), and the thread count the SDK reported."""
     out = {}
+
+    def add(case, **fns):
+        res = interleaved(fns, repeats, min_time)
+        out.setdefault(case, {}).update(res)
+
     rng = np.random.default_rng(1)
     for n in (256, 512, 1024, 2048):
         a = rng.standard_normal((n, n), dtype=np.float32)
         b = rng.standard_normal((n, n), dtype=np.float32)
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-        out[f"Matmul/{n}"] = {"numpy": timeit(lambda a=a, b=b: a @ b), "torch": timeit(lambda ta=ta, tb=tb: ta @ tb)}
-    x = torch.randn(8, 64, 32, 32)
-    w = torch.randn(64, 64, 3, 3)
-    out["Conv2d"] = {"torch": timeit(lambda: torch.nn.functional.conv2d(x, w, padding=1))}
+        add(f"Matmul/{n}", numpy=lambda a=a, b=b: a @ b, torch=lambda ta=ta, tb=tb: ta @ tb)
+    na = rng.standard_normal(EW_N, dtype=np.float32)
+    nb = rng.standard_normal(EW_N, dtype=np.float32)
+    ta, tb = torch.from_numpy(na), torch.from_numpy(nb)
+    add("Elementwise/add", numpy=lambda: na + nb, torch=lambda: ta + tb)
+    add("Elementwise/mul", numpy=lambda: na * nb, torch=lambda: ta * tb)
+    add("Elementwise/exp", numpy=lambda: np.exp(na), torch=lambda: torch.exp(ta))
+    add("Elementwise/tanh", numpy=lambda: np.tanh(na), torch=lambda: torch.tanh(ta))
+    add("Elementwise/gelu", torch=lambda: torch.nn.functional.gelu(ta))
     s = rng.standard_normal((4096, 1024), dtype=np.float32)
     ts = torch.from_numpy(s)
+    add("Sum", numpy=lambda: s.sum(axis=-1), torch=lambda: ts.sum(-1))
+    add("SumAll", numpy=lambda: s.sum(), torch=lambda: ts.sum())
 
     def np_softmax():
         e = np.exp(s - s.max(axis=-1, keepdims=True))
@@ -64,38 +229,59 @@ def peers():
         v = s.var(axis=-1, keepdims=True)
         return (s - m) / np.sqrt(v + 1e-5)
 
-    out["Softmax"] = {"numpy": timeit(np_softmax), "torch": timeit(lambda: torch.softmax(ts, -1))}
-    out["LayerNorm"] = {"numpy": timeit(np_layer_norm),
-                        "torch": timeit(lambda: torch.nn.functional.layer_norm(ts, (1024,)))}
-    torch.manual_seed(1)
-    model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
-                                torch.nn.ReLU(), torch.nn.Linear(512, 10))
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    xb, yb = torch.randn(128, 784), torch.randint(0, 10, (128,))
+    add("Softmax", numpy=np_softmax, torch=lambda: torch.softmax(ts, -1))
+    add("LayerNorm", numpy=np_layer_norm, torch=lambda: torch.nn.functional.layer_norm(ts, (1024,)))
+    xg = ts.clone().requires_grad_(True)
+    g = torch.randn(4096, 1024)
+    add("SoftmaxFwdBwd", torch=fwd_bwd(lambda x: torch.softmax(x, -1), xg, g, xg))
+    add("LayerNormFwdBwd", torch=fwd_bwd(lambda x: torch.nn.functional.layer_norm(x, (1024,)), xg, g, xg))
+    x = torch.randn(8, 64, 32, 32)
+    w = torch.randn(64, 64, 3, 3)
+    add("Conv2d", torch=lambda: torch.nn.functional.conv2d(x, w, padding=1))
+    xc, wc = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+    gc = torch.randn(8, 64, 32, 32)
+    add("Conv2dFwdBwd", torch=fwd_bwd(lambda v: torch.nn.functional.conv2d(v, wc, padding=1), xc, gc, xc, wc))
+    tstep = torch_mlp()
+    add("TrainStep", torch=tstep)
+    wstep, wt_threads = webtensor_mlp()
+    add("PyTrainStep", webtensor=wstep, torch=tstep)
+    add("TransformerStep", torch=torch_transformer())
+    return out, wt_threads
 
-    def step():
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(xb), yb)
-        loss.backward()
-        opt.step()
 
-    out["TrainStep"] = {"torch": timeit(step)}
-    out["Sum"] = {"numpy": timeit(lambda: s.sum(axis=-1)), "torch": timeit(lambda: ts.sum(-1))}
-    return out
+LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+([\d.]+) (\S+))?")
 
 
-# Work per call, matching bench/bench_test.go.
-WORK = {f"Matmul/{n}": (2.0 * n ** 3, "GFLOP/s") for n in (256, 512, 1024, 2048)}
-WORK["Conv2d"] = (2.0 * 8 * 64 * 32 * 32 * 64 * 9, "GFLOP/s")
-WORK["Softmax"] = (2.0 * 4 * 4096 * 1024, "GB/s")
-WORK["LayerNorm"] = (2.0 * 4 * 4096 * 1024, "GB/s")
-WORK["TrainStep"] = (3 * 2.0 * 128 * (784 * 512 + 512 * 512 + 512 * 10), "GFLOP/s")
-WORK["Sum"] = (4.0 * 4096 * 1024, "GB/s")
+def go_bench(benchtime, count, skip):
+    """Median seconds per call of each Go benchmark over `count` runs, and
+    the thread count the CPU backend reported (BenchmarkCPUThreads)."""
+    cmd = ["go", "test", "-run", "^$", "-bench", ".", "-benchtime", benchtime, "-count", str(count), "./bench/"]
+    if skip:
+        cmd[4:4] = ["-skip", skip]
+    print("+", " ".join(cmd), flush=True)
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        sys.exit(f"go benchmarks failed:\n{res.stdout}\n{res.stderr}")
+    runs, threads = {}, None
+    for line in res.stdout.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        if m.group(4) == "threads":
+            threads = int(float(m.group(3)))
+        elif m.group(4) in ("GFLOP/s", "GB/s"):
+            runs.setdefault(m.group(1), []).append(float(m.group(2)) * 1e-9)
+    return {k: statistics.median(v) for k, v in runs.items()}, threads
 
-# WebGPU cases: Go benchmark name -> the CPU case it is compared with.
-GPU_CASES = {f"WebGPUMatmul/{v}/{n}": f"Matmul/{n}" for n in (256, 512, 1024, 2048)
-             for v in ("tuned", "regblock16", "regblock4", "regblock", "tiled")}
-GPU_CASES.update({f"WebGPU{c}": c for c in ("Conv2d", "Softmax", "LayerNorm", "Sum", "TrainStep")})
+
+def stamp():
+    """Today's date and the short commit, '+dirty' when the tree has changes."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                            check=False).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True,
+                           check=False).stdout.strip()
+    return datetime.date.today().isoformat(), commit + ("+dirty" if dirty else "")
+
 
 def rate(work, seconds):
     return work / seconds / 1e9 if seconds else None
@@ -109,7 +295,33 @@ def fmt(r):
     return f"{r:.2f}" if r else "-"
 
 
-LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) (GFLOP/s|GB/s)")
+def cpu_rows(go, ref):
+    """The CPU table. Ratios are peer time / webtensor time (above 1:
+    webtensor is faster); the target applies to the ratio against the
+    case's peer, and "meets" says whether this run reached it."""
+    head = ["case", "unit", "webtensor", "NumPy", "PyTorch", "NumPy time / ours", "PyTorch time / ours",
+            "target", "meets"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for case, label, peer, target in CASES:
+        p = ref.get(case, {})
+        ours = p.get("webtensor") if "webtensor" in p else go.get(case)
+        tn, tt = p.get("numpy"), p.get("torch")
+        if case == "AddSmall":
+            unit = "µs per op"
+            cells = [f"{t * 1e6:.2f}" if t else "-" for t in (ours, tn, tt)]
+        else:
+            work, unit = WORK[case]
+            cells = [fmt(rate(work, t)) for t in (ours, tn, tt)]
+        # time ratios: peer time / ours
+        rn, rt = ratio(tn, ours), ratio(tt, ours)
+        versus = {"torch": tt, "numpy": tn, "best": min((t for t in (tn, tt) if t), default=None)}[peer]
+        if target is None:
+            tcell, meets = "-", "-"
+        else:
+            tcell = f"≥{target} vs {PEER_NAME[peer]}"
+            meets = "-" if not (ours and versus) else ("yes" if versus / ours >= target else "**no**")
+        rows.append("| " + " | ".join([label, unit, *cells, rn, rt, tcell, meets]) + " |")
+    return rows
 
 
 def gpu_table(go, ref):
@@ -137,20 +349,6 @@ def adapter_line():
         if line.strip().startswith("webgpu:0"):
             return line.split("ok", 1)[-1].split(";")[0].strip()
     return "no WebGPU adapter"
-
-
-def go_bench(benchtime):
-    cmd = ["go", "test", "-run", "^$", "-bench", ".", "-benchtime", benchtime, "-count", "1", "./bench/"]
-    print("+", " ".join(cmd), flush=True)
-    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
-    if res.returncode != 0:
-        sys.exit(f"go benchmarks failed:\n{res.stdout}\n{res.stderr}")
-    out = {}
-    for line in res.stdout.splitlines():
-        m = LINE.match(line)
-        if m:
-            out[m.group(1)] = float(m.group(2)) * 1e-9
-    return out
 
 
 PLUGIN_LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op")
@@ -198,49 +396,108 @@ def plugin_bench(benchtime):
     return rows
 
 
+def replace_section(body, heading, text):
+    """body with the section `heading` (a '## ' line; None for the part
+    before the first one) replaced by text, in place; a new section goes at
+    the end."""
+    text = text.rstrip() + "\n"
+    if heading is None:
+        nxt = body.find("\n## ")
+        return text + ("\n" + body[nxt + 1:] if nxt >= 0 else "")
+    start = body.find(f"\n{heading}\n")
+    if start < 0:
+        return body.rstrip() + "\n\n" + text
+    nxt = body.find("\n## ", start + 1)
+    return body[:start + 1] + text + ("\n" + body[nxt + 1:] if nxt >= 0 else "")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--benchtime", default="2s", help="go test -benchtime per case")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "perf.md"))
+    ap.add_argument("--benchtime", default="1s", help="go test -benchtime per case and run")
+    ap.add_argument("--count", type=int, default=5, help="go test -count: the Go figure is the median of the runs")
+    ap.add_argument("--repeats", type=int, default=5, help="interleaved rounds for the peers (median)")
+    ap.add_argument("--rounds", type=int, default=15, help="rounds of the Python per-op overhead section")
+    ap.add_argument("--cpu-only", action="store_true", help="skip the WebGPU and plugin benchmarks")
+    ap.add_argument("--no-sdk-install", action="store_true", help="use the installed Python SDK as it is")
+    ap.add_argument("--quick", action="store_true",
+                    help="check the plumbing: 1 iteration per Go case, 1 round per peer, no WebGPU, plugins or "
+                         "SDK install; writes a temp file unless --out is given, marked not for comparison")
+    ap.add_argument("--out", help="the doc to update (default docs/perf.md; a temp file with --quick)")
     args = ap.parse_args()
-    go = go_bench(args.benchtime)
-    plugins = plugin_bench("1s")
-    print("timing NumPy and PyTorch ...", flush=True)
-    ref = peers()
-    rows = []
-    for case, (work, unit) in WORK.items():
-        g = go.get(case)
-        p = ref.get(case, {})
-        np_r, th_r, go_r = (rate(work, p.get("numpy")), rate(work, p.get("torch")), rate(work, g))
-        rows.append([case, unit, fmt(go_r), fmt(np_r), fmt(th_r), ratio(go_r, np_r), ratio(go_r, th_r)])
-    head = ["case", "unit", "webtensor (cpu)", "NumPy", "PyTorch", "webtensor/NumPy", "webtensor/PyTorch"]
-    table = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    table += ["| " + " | ".join(r) + " |" for r in rows]
+    min_time = 1.0
+    if args.quick:
+        args.benchtime, args.count, args.repeats, args.rounds, min_time = "1x", 1, 1, 2, 0.05
+        args.cpu_only = args.no_sdk_install = True
+    if args.out is None:
+        args.out = (str(Path(tempfile.gettempdir()) / "webtensor-perf-quick.md") if args.quick
+                    else str(ROOT / "docs" / "perf.md"))
+    date, commit = stamp()
+    if not args.no_sdk_install:
+        # The Python rows and the overhead section measure the installed SDK:
+        # install this tree's first.
+        subprocess.run(["make", "--no-print-directory", "python-sdk"], cwd=ROOT, check=True)
+    go, go_threads = go_bench(args.benchtime, args.count, "WebGPU|CUDA" if args.cpu_only else "")
+    plugins = [] if args.cpu_only else plugin_bench("1s")
+    print("timing NumPy, PyTorch and the Python SDK ...", flush=True)
+    ref, wt_threads = peers(args.repeats, min_time)
+    overhead, _ = bench_overhead.measure(args.rounds)
+    (w, _), (t, _), (n, _) = overhead["a + b"]
+    ref["AddSmall"] = {"webtensor": w, "torch": t, "numpy": n}
+    table = cpu_rows(go, ref)
     print("\n".join(table))
-    gpu = gpu_table(go, ref)
-    print("\n".join(gpu))
-    adapter = adapter_line()
     gover = subprocess.run(["go", "version"], capture_output=True, text=True, check=True).stdout.strip()
+    threads = (f"webtensor {go_threads} (Go benchmarks, cpu.NumThreads) and {wt_threads} (Python SDK), "
+               f"PyTorch {torch.get_num_threads()}, NumPy's OpenBLAS {os.environ['OPENBLAS_NUM_THREADS']}")
+    if go_threads != THREADS or wt_threads != THREADS or torch.get_num_threads() != THREADS:
+        print(f"warning: thread counts differ: {threads}", file=sys.stderr)
+    quick = ("**quick (not for comparison)**: one iteration per Go case and one round per peer, to check "
+             "the plumbing.\n\n" if args.quick else "")
     env = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
-           f"NumPy {np.__version__}, PyTorch {torch.__version__} ({torch.get_num_threads()} threads), {gover}")
-    doc = f"""# Performance
+           f"NumPy {np.__version__}, PyTorch {torch.__version__}, {gover}")
+    by = "`scripts/bench.sh --quick`" if args.quick else "`make bench`"
+    cpu = f"""# Performance
 
-Measured by `make bench` on {datetime.date.today().isoformat()} ({env}).
-Rates are higher-is-better; a ratio above 1 means webtensor is faster than the peer.
-The webtensor column runs through the public op API on the CPU backend (pure Go, no cgo).
-NumPy runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (its best kernel).
-Peer cases without a NumPy equivalent (convolution, a training step) show '-'.
+{quick}Measured by {by} on {date} at commit {commit} ({env}).
+Threads: {threads}.
+The webtensor column runs through the public op API on the CPU backend (pure Go, no cgo), the
+median of {args.count} `go test -bench` runs of {args.benchtime}; NumPy and PyTorch are timed in one
+process, taking turns round by round after a warm-up, the median of {args.repeats} rounds. The two
+"from Python" rows time webtensor's Python SDK in that process too, interleaved with PyTorch.
+Rates are higher-is-better; a ratio is the peer's time over webtensor's (above 1: webtensor is
+faster). The target is issue 27's, for the ratio against the peer it names ("the faster": the
+faster of NumPy and PyTorch); "-" where the issue sets none. NumPy runs with OPENBLAS_CORETYPE
+and OPENBLAS_L2_SIZE unset (its best kernel); cases it has no op for show '-'.
 
 {chr(10).join(table)}
 
-Cases: matmul of two n x n f32 matrices; conv2d 8x64x32x32 with 64 3x3 filters, padding 1;
-softmax and layer_norm over the last axis of a 4096x1024 f32 tensor (GB/s counts one read and one
-write); one training step (forward, cross-entropy, backward, Adam) of a 784-512-512-10 MLP at batch 128.
+Cases: elementwise ops on 4M f32 (GB/s counts each input read and the output written once); sum
+over the last axis and over everything of a 4096x1024 f32 tensor (GB/s read); softmax and
+layer_norm (no affine) over the last axis of 4096x1024 f32, forward (one read and one write) and
+forward+backward with a random upstream gradient (five passes: x, y; then y or x, dy, dx); sgemm of
+two n x n f32 matrices (2n³ flops); conv2d 8x64x32x32 with 64 3x3 filters, padding 1, forward and
+forward+backward (gradients of input and filters: 3x the forward's flops); one training step
+(forward, cross-entropy, backward, Adam) of a 784-512-512-10 ReLU MLP at batch 128, in Go and from
+Python; one training step (forward, mean squared error against a fixed target, backward, Adam) of a
+transformer encoder layer (d_model {TF_D}, {TF_HEADS} heads, feed-forward {TF_FF}, ReLU, post-norm, dropout 0,
+batch {TF_BATCH} x sequence {TF_SEQ}, batch first; torch.nn.TransformerEncoderLayer against
+nn.NewTransformerEncoderLayer): its flops are 3x the forward's products (the four d x d projections
+and the two feed-forward layers per token, q·kᵀ and the weighted sum of v per head), elementwise
+work and Adam not counted; the training-step flop counts follow the same rule. `a + b` is the Python
+per-op overhead section's measurement (below: best of its {args.rounds} rounds), in µs per op.
+"""
+    out = Path(args.out)
+    body = out.read_text() if out.exists() else ("" if args.quick else "# Performance\n")
+    if args.quick and not body and (ROOT / "docs" / "perf.md").exists():
+        body = (ROOT / "docs" / "perf.md").read_text()
+    body = replace_section(body, None, cpu)
+    if not args.cpu_only:
+        gpu = gpu_table(go, ref)
+        print("\n".join(gpu))
+        adapter = adapter_line()
+        body = replace_section(body, "## WebGPU backend", f"""## WebGPU backend
 
-## WebGPU backend
-
-On {adapter}, in the same run. GPU times include a device sync per call, so they are the
-kernels' time, not the time to queue them. Matmul rows show the tuned choice and every variant:
+On {adapter}, in the same run ({date}, commit {commit}). GPU times include a device sync per call, so they are
+the kernels' time, not the time to queue them. Matmul rows show the tuned choice and every variant:
 `regblock16`/`regblock4` are the vec4 register-blocked kernels (16x8 and 8x8 blocks of c per
 thread, for aligned f32 rows), `regblock` the strided scalar one, `tiled` the shared-memory one
 real GPUs favour; the tuner times them once per device and shape class. Conv2d is a direct
@@ -249,9 +506,10 @@ software driver they run far below the CPU backend; the training step is the MLP
 every op on the GPU.
 
 {chr(10).join(gpu)}
+""")
+        body = replace_section(body, "## WebAssembly plugins (wazero)", f"""## WebAssembly plugins (wazero)
 
-## WebAssembly plugins (wazero)
-
+Measured in the same run ({date}, commit {commit}).
 Instantiation with a warm compilation cache, and the overhead of a plugin op (a hand-assembled
 module adding 1.0 to each element) against the built-in op doing the same work. With the default
 per-call deadline wazero checks for cancellation in every loop iteration, which is what makes the
@@ -264,23 +522,14 @@ of instances, one per call in flight, up to `WithMaxInstances` (default GOMAXPRO
 the best of several runs: `go test -run '^$' -bench Parallel -benchtime 1s -count 10 ./plugins-wasm/`.
 
 {chr(10).join(plugins)}
-"""
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    # Sections other scripts own (and that this run did not produce) are
-    # kept, so a partial `make bench` never drops someone else's numbers.
-    out = Path(args.out)
-    if out.exists():
-        for sec in out.read_text().split("\n## ")[1:]:
-            heading = sec.split("\n", 1)[0]
-            if f"\n## {heading}\n" not in doc:
-                doc = doc.rstrip() + "\n\n## " + sec.rstrip() + "\n"
-    out.write_text(doc)
-    print(f"wrote {args.out}")
+""")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(body)
     # The Python per-op overhead section (scripts/bench_overhead.py, also
-    # `make python-overhead`) measures the installed SDK: install it first.
-    subprocess.run(["make", "--no-print-directory", "python-sdk"], cwd=ROOT, check=True)
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_overhead.py"), "--out", args.out], cwd=ROOT,
-                   check=True, env={**os.environ, "NODEVICE_SELECT": "1"})
+    # `make python-overhead`), from the same measurement as the `a + b` row.
+    text = bench_overhead.section(args.rounds, False if args.quick else None, res=overhead)
+    bench_overhead.update_doc(text, out)
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

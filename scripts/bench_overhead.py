@@ -118,14 +118,16 @@ def table(res, slow, go):
     return rows
 
 
-def section(rounds=15, with_go=None):
-    """The docs/perf.md section, measured now."""
+def section(rounds=15, with_go=None, res=None):
+    """The docs/perf.md section, measured now (or from res, measure()'s
+    result, when scripts/bench.py has taken it already for its own table)."""
     import numpy as np
     import torch
 
     from webtensor import _tensor
 
-    res, _ = measure(rounds)
+    if res is None:
+        res, _ = measure(rounds)
     slow = ctypes_only(rounds)
     if with_go is None:
         with_go = shutil.which("go") is not None
