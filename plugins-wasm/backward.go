@@ -210,7 +210,9 @@ func parseExpr(src string) (*expr, error) {
 	}
 	p.space()
 	if p.pos != len(p.src) {
-		return nil, p.errf("unexpected %q", p.src[p.pos:])
+		// The rest of the expression can be megabytes: clip it as the
+		// column's context is.
+		return nil, p.errf("unexpected %q", clip(p.src[p.pos:], 40))
 	}
 	return e, nil
 }
