@@ -9,8 +9,10 @@ import (
 )
 
 // Kernels of the binary ops beyond add/sub/mul/div: Python-style division,
-// powers, extrema, comparisons, logical connectives and where. Inputs of the
-// promoted ops share a dtype; logical ops and where see their inputs as given.
+// powers, extrema and where, and the kernel builders of the comparisons and
+// logical connectives (registered in kernels_compare.go and
+// kernels_logical.go). Inputs of the promoted ops share a dtype; logical ops
+// and where see their inputs as given.
 
 func init() {
 	register("floor_divide", rejectIntZeroDivisor(binaryKernel(binaryFns{f: floorDivF64, i: floorDivI64})))
@@ -20,15 +22,6 @@ func init() {
 	register("minimum", binaryKernel(binaryFns{vec: binMin, f: minimumOf[float64], i: minimumOf[int64]}))
 	register("atan2", binaryKernel(binaryFns{f: math.Atan2,
 		f32: func(a, b float32) float32 { return float32(math.Atan2(float64(a), float64(b))) }}))
-	register("eq", ewCompareKernel(cmpEq, func(a, b float64) bool { return a == b }, func(a, b int64) bool { return a == b }))
-	register("ne", ewCompareKernel(cmpNe, func(a, b float64) bool { return a != b }, func(a, b int64) bool { return a != b }))
-	register("lt", ewCompareKernel(cmpLt, func(a, b float64) bool { return a < b }, func(a, b int64) bool { return a < b }))
-	register("le", ewCompareKernel(cmpLe, func(a, b float64) bool { return a <= b }, func(a, b int64) bool { return a <= b }))
-	register("gt", ewCompareKernel(cmpGt, func(a, b float64) bool { return a > b }, func(a, b int64) bool { return a > b }))
-	register("ge", ewCompareKernel(cmpGe, func(a, b float64) bool { return a >= b }, func(a, b int64) bool { return a >= b }))
-	register("logical_and", ewLogicalKernel(func(a, b bool) bool { return a && b }))
-	register("logical_or", ewLogicalKernel(func(a, b bool) bool { return a || b }))
-	register("logical_xor", ewLogicalKernel(func(a, b bool) bool { return a != b }))
 	register("where", ewWhereKernel)
 }
 

@@ -1,27 +1,19 @@
 package cpu
 
 import (
-	"fmt"
-	"math"
-
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/kernelkit"
 	"github.com/webtensor/webtensor/core/numerics"
 	"github.com/webtensor/webtensor/core/oprules"
 )
 
-// Kernels for ranges, identity matrices and the Philox-based random ops.
+// Kernels of the creation ops: ranges, identity matrices and fills.
 
 func init() {
 	register("arange", arangeKernel)
 	register("linspace", linspaceKernel)
 	register("eye", eyeKernel)
-	register("rand", randomFloatKernel(uniformOf))
-	register("rand_like", randomFloatKernel(uniformOf))
-	register("randn", randomFloatKernel(normalOf))
-	register("randn_like", randomFloatKernel(normalOf))
-	register("randint", randintKernel)
-	register("bernoulli", bernoulliKernel)
+	kernelkit.RegisterFills(register, fillKernel)
 }
 
 // arangeKernel computes integer ranges in int64 (exact beyond 2^53, core
@@ -89,120 +81,26 @@ func eyeKernel(k *core.KernelCall) error {
 	return nil
 }
 
-// philoxKey reads the seed and offset attributes that core filled in. The
-// seed travels as an int; converting back recovers the full 64 bits.
-func philoxKey(a core.Attrs) (seed, offset uint64) {
-	return uint64(a.Int("seed")), uint64(a.Int("offset"))
-}
-
-// philoxStream yields the raw bits of consecutive elements of one stream,
-// running Philox once per block of four rather than once per element.
-type philoxStream struct {
-	key    [2]uint32
-	offset uint64
-	stream uint32
-	block  uint64
-	lanes  [4]uint32
-	valid  bool
-}
-
-func newPhiloxStream(seed, offset uint64, stream uint32) *philoxStream {
-	return &philoxStream{key: [2]uint32{uint32(seed), uint32(seed >> 32)}, offset: offset, stream: stream}
-}
-
-// bits returns element i's 32 bits; it must agree with numerics.PhiloxBits.
-func (p *philoxStream) bits(i int) uint32 {
-	block := p.offset + uint64(i)/4
-	if !p.valid || block != p.block {
-		p.lanes = numerics.Philox4x32(p.key, [4]uint32{uint32(block), uint32(block >> 32), p.stream, 0})
-		p.block, p.valid = block, true
-	}
-	return p.lanes[i%4]
-}
-
-// drawFn turns element i's draws into a value of dtype d.
-type drawFn func(d core.DType, u0, u1 *philoxStream, i int) float64
-
-// uniformOf keeps as many of the top bits as d has significand bits (24
-// for f32 and f64, as numerics.PhiloxUniform), so that rounding to the output
-// dtype can never produce 1.
-func uniformOf(d core.DType, u0, _ *philoxStream, i int) float64 {
-	digits := 24
-	switch d {
-	case core.F16:
-		digits = 11
-	case core.BF16:
-		digits = 8
-	}
-	return float64(u0.bits(i)>>(32-digits)) / float64(uint32(1)<<digits)
-}
-
-// normalOf is numerics.PhiloxNormal: Box-Muller over streams 0 and 1.
-func normalOf(_ core.DType, u0, u1 *philoxStream, i int) float64 {
-	a := float64(u0.bits(i)>>8) * (1.0 / (1 << 24))
-	b := float64(u1.bits(i)>>8) * (1.0 / (1 << 24))
-	return math.Sqrt(-2*math.Log(1-a)) * math.Cos(2*math.Pi*b)
-}
-
-// randomFloatKernel fills the output with draw in parallel; each chunk has
-// its own stream cursors, and element i depends only on i.
-func randomFloatKernel(draw drawFn) core.Kernel {
+func fillKernel(value func(core.Attrs) float64) core.Kernel {
 	return func(k *core.KernelCall) error {
 		out := k.Outputs[0]
-		seed, offset := philoxKey(k.Attrs)
-		d := out.DType()
-		vals := tempF64(out.Numel())
-		parallelFor(len(vals), 32, func(lo, hi int) {
-			u0, u1 := newPhiloxStream(seed, offset, 0), newPhiloxStream(seed, offset, 1)
-			for i := lo; i < hi; i++ {
-				vals[i] = draw(d, u0, u1, i)
+		v := value(k.Attrs)
+		if v == 0 {
+			clear(host(out))
+			return nil
+		}
+		n := out.Numel()
+		if out.DType() == core.F32 {
+			d := f32s(out)
+			for i := range d {
+				d[i] = float32(v)
 			}
-		})
-		writeF64(out, vals)
+			return nil
+		}
+		b, dt := host(out), out.DType()
+		for i := 0; i < n; i++ {
+			numerics.PutF64(dt, b, i, v)
+		}
 		return nil
 	}
-}
-
-// randintKernel maps 32 random bits to low + bits mod (high-low) in uint64
-// arithmetic, so ranges up to the whole int64 span do not overflow.
-func randintKernel(k *core.KernelCall) error {
-	out := k.Outputs[0]
-	seed, offset := philoxKey(k.Attrs)
-	low, high := int64(k.Attrs.Int("low")), int64(k.Attrs.Int("high"))
-	span := uint64(high) - uint64(low)
-	vals := tempI64(out.Numel())
-	parallelFor(len(vals), 32, func(lo, hi int) {
-		s := newPhiloxStream(seed, offset, 0)
-		for i := lo; i < hi; i++ {
-			vals[i] = int64(uint64(low) + uint64(s.bits(i))%span)
-		}
-	})
-	writeI64(out, vals)
-	return nil
-}
-
-// bernoulliKernel compares each 24-bit uniform draw with p. Probabilities
-// outside [0, 1] (or NaN) are an error, as in PyTorch.
-func bernoulliKernel(k *core.KernelCall) error {
-	p, out := k.Inputs[0], k.Outputs[0]
-	seed, offset := philoxKey(k.Attrs)
-	probs := readF64(p)
-	for i, v := range probs {
-		if !(v >= 0 && v <= 1) {
-			return fmt.Errorf("probability %v at flat index %d is outside [0, 1]", v, i)
-		}
-	}
-	parallelFor(len(probs), 32, func(lo, hi int) {
-		s := newPhiloxStream(seed, offset, 0)
-		for i := lo; i < hi; i++ {
-			u := float64(s.bits(i)>>8) * (1.0 / (1 << 24))
-			if u < probs[i] {
-				probs[i] = 1
-			} else {
-				probs[i] = 0
-			}
-		}
-	})
-	writeF64(out, probs)
-	return nil
 }

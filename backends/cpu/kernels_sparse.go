@@ -5,7 +5,7 @@ import (
 	"github.com/webtensor/webtensor/core/kernelkit"
 )
 
-// Segment reductions (the CSR products are in kernels_csr.go). Ids are
+// Segment reductions (the CSR products are in kernels_sparse_csr.go). Ids are
 // checked here, not in Infer, because they are data: an id out of range is
 // an error naming the entry.
 

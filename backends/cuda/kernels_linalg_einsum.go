@@ -14,7 +14,7 @@ import (
 	"github.com/webtensor/webtensor/core/oprules"
 )
 
-// einsum follows the CPU backend's plan (backends/cpu/einsum.go): each
+// einsum follows the CPU backend's plan (backends/cpu/kernels_linalg_einsum.go): each
 // operand is viewed with one dim per distinct label (a repeated label's
 // strides add up, walking the diagonal; size-1 dims broadcast), the
 // operands are contracted pairwise left to right, labels no later step

@@ -13,7 +13,7 @@ import (
 )
 
 // Segment reductions and CSR products with the CPU backend's semantics
-// (backends/cpu/kernels_sparse.go, kernels_csr.go). Every sum is
+// (backends/cpu/kernels_sparse.go, kernels_sparse_csr.go). Every sum is
 // deterministic and taken in the CPU's order, without atomics: one thread
 // per output element walks its own rows or entries in index order (f64
 // accumulation, or f32 where the CPU's CSR product sums f32). Where the

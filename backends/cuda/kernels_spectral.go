@@ -13,7 +13,7 @@ import (
 )
 
 // fft, ifft, rfft, irfft and _resize_axis with the CPU backend's
-// algorithms and normalisation (backends/cpu/kernels_fft.go): a radix-2
+// algorithms and normalisation (backends/cpu/kernels_spectral.go): a radix-2
 // transform for powers of two and Bluestein's chirp-z convolution (over
 // the power of two m >= 2n-1) for other lengths; an inverse is the
 // conjugate of the forward transform of the conjugate, as there. f32

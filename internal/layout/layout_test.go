@@ -25,23 +25,6 @@ const root = "../.."
 // for plugin WGSL kernels is named for it.
 const pluginCategory = "plugin"
 
-// cpuAwaitingSplit lists the CPU backend's files that still hold kernels of
-// more categories than their name says, and which: the CPU files were
-// being edited for other work when the others were renamed (issue 19). An
-// entry goes when its file is renamed or split; the rule then holds for
-// the CPU as for the GPU backends.
-var cpuAwaitingSplit = map[string][]string{
-	"kernels_basic.go":       {"creation", "types"},
-	"kernels_binary_more.go": {"binary", "compare", "logical"},
-	"kernels_creation.go":    {"creation", "random"},
-	"kernels_csr.go":         {"sparse"},
-	"kernels_fft.go":         {"spectral"},
-	"einsum.go":              {"linalg"},
-	"kernels_nn.go":          {"activation", "attention", "random"},
-	"kernels_quant.go":       {"quantization"},
-	"kernels_unary.go":       {"unary", "activation", "logical"},
-}
-
 // categories is the set of op categories in the registry, plus plugin.
 func categories(t *testing.T) map[string]bool {
 	cats := map[string]bool{pluginCategory: true}
@@ -93,23 +76,10 @@ func TestOpDefsAndKernelsLiveUnderTheirCategory(t *testing.T) {
 			}
 			dir, file := site(path)
 			assert.Equal(t, folder, dir, "op %s: %s kernel registered outside backends/%s (%s)", d.Name, kind, folder, path)
-			if allowed, ok := cpuAwaitingSplit[file]; ok && kind == "cpu" {
-				assert.Contains(t, allowed, d.Category, "op %s: backends/cpu/%s may hold only %v until it is split", d.Name, file, allowed)
-				continue
-			}
 			assert.Equal(t, d.Category, categoryOf(file, "kernels_", ".go", cats),
 				"op %s (category %s): %s kernel registered in backends/%s/%s, want kernels_%s*.go",
 				d.Name, d.Category, kind, folder, file, d.Category)
 		}
-	}
-}
-
-// TestCPUFilesAwaitingSplitExist keeps cpuAwaitingSplit honest: an entry
-// for a file that was renamed away must go.
-func TestCPUFilesAwaitingSplitExist(t *testing.T) {
-	for file := range cpuAwaitingSplit {
-		_, err := os.Stat(filepath.Join(root, "backends", "cpu", file))
-		assert.NoError(t, err, "backends/cpu/%s is gone: drop it from cpuAwaitingSplit", file)
 	}
 }
 
@@ -182,7 +152,7 @@ func TestFilesAreNamedForCategories(t *testing.T) {
 			assert.NotEmpty(t, categoryOf(f, "ops_", ".go", cats), "%s/%s is not named for an op category", dir, f)
 		}
 	}
-	for _, dir := range []string{"backends/webgpu", "backends/cuda"} {
+	for _, dir := range []string{"backends/cpu", "backends/webgpu", "backends/cuda"} {
 		for _, f := range names(t, dir, "kernels_*.go") {
 			assert.NotEmpty(t, categoryOf(f, "kernels_", ".go", cats), "%s/%s is not named for an op category", dir, f)
 		}

@@ -2,16 +2,13 @@ package cpu
 
 import (
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/kernelkit"
-	"github.com/webtensor/webtensor/core/numerics"
 )
 
-// Kernels for the ops core itself relies on: copies, casts, fills.
+// Kernels of the types ops: contiguous copies and casts.
 
 func init() {
 	register("contiguous", copyKernel)
 	register("cast", copyKernel)
-	kernelkit.RegisterFills(register, fillKernel)
 }
 
 // copyKernel writes input 0 into the (dense) output, converting dtype.
@@ -41,28 +38,4 @@ func copyKernel(k *core.KernelCall) error {
 	}
 	writeF64(out, readF64(in))
 	return nil
-}
-
-func fillKernel(value func(core.Attrs) float64) core.Kernel {
-	return func(k *core.KernelCall) error {
-		out := k.Outputs[0]
-		v := value(k.Attrs)
-		if v == 0 {
-			clear(host(out))
-			return nil
-		}
-		n := out.Numel()
-		if out.DType() == core.F32 {
-			d := f32s(out)
-			for i := range d {
-				d[i] = float32(v)
-			}
-			return nil
-		}
-		b, dt := host(out), out.DType()
-		for i := 0; i < n; i++ {
-			numerics.PutF64(dt, b, i, v)
-		}
-		return nil
-	}
 }

@@ -1,0 +1,19 @@
+package cpu
+
+import "math"
+
+// Kernels of the logical ops: the connectives (ewLogicalKernel, in
+// kernels_binary_more.go), logical_not, isnan and isinf (elementwise unary,
+// kernels_unary.go).
+
+func init() {
+	register("logical_and", ewLogicalKernel(func(a, b bool) bool { return a && b }))
+	register("logical_or", ewLogicalKernel(func(a, b bool) bool { return a || b }))
+	register("logical_xor", ewLogicalKernel(func(a, b bool) bool { return a != b }))
+	register("logical_not", fixedUnary(unaryFns{f: func(x float64) float64 { return ewBool01(x == 0) },
+		i: func(x int64) int64 { return int64(ewBool01(x == 0)) }}))
+	register("isnan", fixedUnary(unaryFns{f: func(x float64) float64 { return ewBool01(x != x) },
+		i: func(int64) int64 { return 0 }}))
+	register("isinf", fixedUnary(unaryFns{f: func(x float64) float64 { return ewBool01(math.IsInf(x, 0)) },
+		i: func(int64) int64 { return 0 }}))
+}
