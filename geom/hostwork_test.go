@@ -1,14 +1,13 @@
 package geom_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	_ "github.com/webtensor/webtensor/backends/cpu"
-	"github.com/webtensor/webtensor/backends/webgpu"
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/geom"
 )
@@ -17,12 +16,8 @@ import (
 // host; each call says so in core.Fallbacks, with the declared reason, and
 // the same calls on the CPU report nothing.
 func TestHostWorkOnDevicesIsCounted(t *testing.T) {
-	gpu := core.Device{Kind: "webgpu"}
-	if _, err := core.BackendFor(gpu); errors.Is(err, webgpu.ErrNoAdapter) {
-		t.Skipf("no WebGPU adapter on this machine: %v", err)
-	} else {
-		require.NoError(t, err, "an adapter exists but the WebGPU backend did not open")
-	}
+	gpu := webgputest.Device
+	webgputest.Need(t)
 	pts := core.FromSlice([]float32{0, 0, 1, 0, 0, 1, 5, 5}, core.Shape{4, 2})
 	edges := core.FromSlice([]int64{0, 1, 2, 1, 2, 3}, core.Shape{2, 3})
 	for _, dev := range []core.Device{core.CPU, gpu} {

@@ -1,27 +1,15 @@
 package webgpu_test
 
 import (
-	"errors"
 	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/webtensor/webtensor/backends/webgpu"
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 )
-
-// gpuOrSkip skips only where this machine has no WebGPU adapter, and fails
-// where one exists but the backend does not open.
-func gpuOrSkip(t *testing.T) {
-	t.Helper()
-	_, err := core.BackendFor(gpu)
-	if errors.Is(err, webgpu.ErrNoAdapter) {
-		t.Skipf("no WebGPU adapter on this machine: %v", err)
-	}
-	require.NoError(t, err, "an adapter exists but the WebGPU backend did not open")
-}
 
 // checkCase is one op call whose data the backend must check.
 type checkCase struct {
@@ -36,7 +24,7 @@ type checkCase struct {
 // probabilities) accept what the CPU accepts with the same results, and
 // refuse what it refuses with its message, naming the first bad value.
 func TestDeviceChecksAgreeWithTheCPU(t *testing.T) {
-	gpuOrSkip(t)
+	webgputest.Need(t)
 	x := core.FromSlice([]float32{1, 2, 3, 4, 5, 6}, core.Shape{3, 2})
 	i64 := func(v ...int64) *core.Tensor { return core.FromSlice(v, core.Shape{len(v)}) }
 	i32 := func(v ...int32) *core.Tensor { return core.FromSlice(v, core.Shape{len(v)}) }
@@ -103,7 +91,7 @@ func TestDeviceChecksAgreeWithTheCPU(t *testing.T) {
 // bucket rows on the host) do, with their declared reason, and the CSR
 // products do once per structure.
 func TestHostWorkIsCounted(t *testing.T) {
-	gpuOrSkip(t)
+	webgputest.Need(t)
 	dev := core.Device{Kind: "webgpu"}
 	x := core.FromSlice([]float32{1, 2, 3, 4, 5, 6}, core.Shape{3, 2}).To(dev)
 	ids := core.FromSlice([]int64{0, 1, 1}, core.Shape{3}).To(dev)
