@@ -84,6 +84,9 @@ func CallDef(def *OpDef, inputs []*Tensor, attrs Attrs) (outs []*Tensor, err err
 			return nil, wrapOp(def.Name, err)
 		}
 	}
+	if def.Compose != nil {
+		return callComposed(def, inputs, a)
+	}
 	if def.View != nil {
 		out, err := callView(def, inputs[0], a)
 		if err != nil {
@@ -243,6 +246,20 @@ func checkRank(op string, s Shape) error {
 		return opErr(op, "the result would have %d dimensions; at most %d are supported", len(s), MaxRank)
 	}
 	return nil
+}
+
+// callComposed runs an op defined by other ops. Autograd records those
+// ops, not this one: their backward rules are its gradient.
+func callComposed(def *OpDef, inputs []*Tensor, a Attrs) ([]*Tensor, error) {
+	var buf [4]Meta
+	if _, err := def.Infer(metas(inputs, buf[:]), a); err != nil {
+		return nil, wrapOp(def.Name, err)
+	}
+	outs, err := def.Compose(inputs, a)
+	if err != nil {
+		return nil, wrapOp(def.Name, err)
+	}
+	return outs, nil
 }
 
 func callView(def *OpDef, t *Tensor, a Attrs) (*Tensor, error) {

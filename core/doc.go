@@ -6,6 +6,10 @@
 // OpDef (inputs, typed attributes, shape and dtype inference, backward rule,
 // doc line, sample cases) and every other artefact — the manifest, the SDK
 // methods, the backend test suite, the reference vectors — is derived from it.
+// An elementwise op can carry its arithmetic (Pointwise), from which every
+// backend derives its kernel (RegisterKernelDeriver), and an op made of
+// other ops its composition (Compose), which every backend runs as is: such
+// ops are added without writing a kernel (docs/adding-an-op.md).
 //
 // Three packages share the work, by reader:
 //   - core (this package) is the user's API: tensors and their ops (Call,

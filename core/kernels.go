@@ -19,7 +19,23 @@ type kernelKey struct{ kind, op string }
 var (
 	kernelsMu sync.RWMutex // plugins register while other goroutines dispatch
 	kernels   = map[kernelKey]Kernel{}
+	derived   = map[kernelKey]Kernel{} // built by a deriver on first lookup
+	derivers  = map[string]KernelDeriver{}
 )
+
+// KernelDeriver builds a backend kind's kernel for an op from the op's own
+// description (its Pointwise arithmetic), or returns nil when it cannot.
+// A backend registers one so that an op described once runs on it without
+// a kernel written for it - a plugin's op too.
+type KernelDeriver func(def *OpDef) Kernel
+
+// RegisterKernelDeriver installs kind's deriver; a registered kernel
+// always takes precedence over a derived one.
+func RegisterKernelDeriver(kind string, d KernelDeriver) {
+	kernelsMu.Lock()
+	derivers[kind] = d
+	kernelsMu.Unlock()
+}
 
 // RegisterKernel installs k as the kernel of op on backends of kind
 // ("cpu", "webgpu", "cuda"). A kernel, once registered, is never replaced:
@@ -48,25 +64,61 @@ func MustRegisterKernel(kind, op string, k Kernel) {
 	}
 }
 
-// LookupKernel returns kind's kernel for op, or nil when there is none
+// LookupKernel returns kind's kernel for op: the registered one, else one
+// kind's deriver builds from the op's Pointwise description, else nil
 // (core then runs the op on the CPU and counts the fallback).
 func LookupKernel(kind, op string) Kernel {
+	key := kernelKey{kind, op}
 	kernelsMu.RLock()
-	k := kernels[kernelKey{kind, op}]
+	k, ok := kernels[key]
+	if !ok {
+		k, ok = derived[key]
+	}
+	d := derivers[kind]
 	kernelsMu.RUnlock()
+	if ok || d == nil {
+		return k
+	}
+	def, found := LookupOp(op)
+	if !found || def.Pointwise == nil {
+		return nil
+	}
+	k = d(def)
+	if k == nil {
+		return nil
+	}
+	kernelsMu.Lock()
+	defer kernelsMu.Unlock()
+	if reg, ok := kernels[key]; ok { // registered while this one was built
+		return reg
+	}
+	if prev, ok := derived[key]; ok {
+		return prev
+	}
+	derived[key] = k
 	return k
 }
 
-// KernelOps lists, sorted, the ops with a registered kernel for kind.
+// KernelOps lists, sorted, the ops with a kernel for kind, derived ones
+// included.
 func KernelOps(kind string) []string {
+	seen := map[string]bool{}
 	kernelsMu.RLock()
-	var out []string
 	for key := range kernels {
 		if key.kind == kind {
-			out = append(out, key.op)
+			seen[key.op] = true
 		}
 	}
 	kernelsMu.RUnlock()
+	for _, def := range Ops() {
+		if def.Pointwise != nil && !seen[def.Name] && LookupKernel(kind, def.Name) != nil {
+			seen[def.Name] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for op := range seen {
+		out = append(out, op)
+	}
 	sort.Strings(out)
 	return out
 }
@@ -77,8 +129,8 @@ func KernelOps(kind string) []string {
 // the CPU behind that backend.
 func MissingKernels(kind string) (missing []string, needed int) {
 	for _, def := range Ops() {
-		if def.View != nil {
-			continue
+		if def.View != nil || def.Compose != nil {
+			continue // no kernel: a view shares storage, a Compose op runs its parts
 		}
 		needed++
 		if LookupKernel(kind, def.Name) == nil {

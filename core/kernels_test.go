@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,17 +32,99 @@ func TestKernelRegistry(t *testing.T) {
 	assert.Panics(t, func() { core.MustRegisterKernel("reg-b", "op1", k) })
 }
 
-// A kind with no kernels misses every op but the views, which core makes.
+// A kind with no kernels misses every op but the views, which core makes,
+// and the Compose ops, which run their parts.
 func TestMissingKernels(t *testing.T) {
 	missing, needed := core.MissingKernels("reg-nothing")
 	assert.Equal(t, needed, len(missing))
-	views := 0
+	views, composed := 0, 0
 	for _, def := range core.Ops() {
-		if def.View != nil {
+		switch {
+		case def.View != nil:
 			views++
+		case def.Compose != nil:
+			composed++
 		}
 	}
 	assert.Positive(t, views)
-	assert.Equal(t, len(core.Ops())-views, needed)
+	assert.Positive(t, composed)
+	assert.Equal(t, len(core.Ops())-views-composed, needed)
 	assert.IsIncreasing(t, missing)
+}
+
+// A kind's deriver builds the kernel of an op described by its arithmetic
+// on first lookup, once; a registered kernel takes precedence over it, and
+// ops without a Pointwise description are never derived.
+func TestKernelDeriver(t *testing.T) {
+	built := 0
+	core.RegisterKernelDeriver("reg-derive", func(def *core.OpDef) core.Kernel {
+		built++
+		return func(*core.KernelCall) error { return nil }
+	})
+	assert.NotNil(t, core.LookupKernel("reg-derive", "hypot"))
+	assert.NotNil(t, core.LookupKernel("reg-derive", "hypot"))
+	assert.Equal(t, 1, built, "a derived kernel is built once")
+	assert.Nil(t, core.LookupKernel("reg-derive", "matmul"), "matmul has no Pointwise description")
+	assert.Contains(t, core.KernelOps("reg-derive"), "asin")
+
+	calls := 0
+	own := func(*core.KernelCall) error { calls++; return nil }
+	require.NoError(t, core.RegisterKernel("reg-derive", "hypot", own))
+	require.NoError(t, core.LookupKernel("reg-derive", "hypot")(nil))
+	assert.Equal(t, 1, calls, "the registered kernel replaces the derived one")
+}
+
+// Register refuses a Pointwise or Compose description the backends could
+// not use, naming the op and the problem.
+func TestPointwiseAndComposeChecks(t *testing.T) {
+	infer := core.InferSame
+	f := func(core.Attrs) func(float64) float64 { return func(x float64) float64 { return x } }
+	expr := func(a []string, _ string, _ core.Attrs, _ core.ScalarSlots) string { return a[0] }
+	one := []core.InputSpec{{Name: "x"}}
+	cases := []struct {
+		def  *core.OpDef
+		want string
+	}{
+		{&core.OpDef{Name: "pw_no_expr", Doc: "d", Inputs: one, Infer: infer, Pointwise: &core.Pointwise{F: f}},
+			"register pw_no_expr: Pointwise has no Expr, so the GPU backends could not run it"},
+		{&core.OpDef{Name: "pw_none", Doc: "d", Inputs: one, Infer: infer, Pointwise: &core.Pointwise{Expr: expr}},
+			"register pw_none: Pointwise needs exactly one of F (one input) and F2 (two inputs)"},
+		{&core.OpDef{Name: "pw_arity", Doc: "d", Inputs: []core.InputSpec{{Name: "a"}, {Name: "b"}}, Infer: infer,
+			Pointwise: &core.Pointwise{F: f, Expr: expr}},
+			"register pw_arity: Pointwise with F takes exactly 1 required input(s), the OpDef declares 2"},
+		{&core.OpDef{Name: "pw_attrs2", Doc: "d", Inputs: []core.InputSpec{{Name: "a"}, {Name: "b"}}, Infer: infer,
+			Attrs:     []core.AttrSpec{{Name: "k", Kind: core.AttrFloat, Default: 1.0, Doc: "k"}},
+			Pointwise: &core.Pointwise{F2: func(core.Attrs) func(a, b float64) float64 { return nil }, Expr: expr}},
+			"register pw_attrs2: a two-input Pointwise op cannot take attributes (GPU binary kernels have none), it has 1"},
+		{&core.OpDef{Name: "compose_bw", Doc: "d", Inputs: one, Infer: infer,
+			Compose:  func(in []*core.Tensor, _ core.Attrs) ([]*core.Tensor, error) { return in, nil },
+			Backward: func(*core.GradCtx) ([]*core.Tensor, error) { return nil, nil }},
+			"register compose_bw: a Compose op is defined by other ops only: no Pointwise, View, Backward or WGSL"},
+	}
+	for _, c := range cases {
+		assert.EqualError(t, core.Register(c.def), c.want)
+		_, registered := core.LookupOp(c.def.Name)
+		assert.False(t, registered, c.def.Name)
+	}
+}
+
+// A Compose op checks its inputs under its own name, then runs its parts;
+// autograd reaches through them (isfinite's parts have no gradient, so its
+// input is NoGrad and the op is not differentiable).
+func TestComposeOp(t *testing.T) {
+	x := core.FromFloat64s(core.F32, core.Shape{4}, []float64{1, math.NaN(), math.Inf(-1), math.Copysign(0, -1)})
+	out, err := core.Call("isfinite", []*core.Tensor{x}, nil)
+	require.NoError(t, err)
+	got, err := out[0].Float64s()
+	require.NoError(t, err)
+	assert.Equal(t, []float64{1, 0, 0, 1}, got)
+	sb, err := core.Call("signbit", []*core.Tensor{x}, nil)
+	require.NoError(t, err)
+	got, err = sb[0].Float64s()
+	require.NoError(t, err)
+	assert.Equal(t, []float64{0, 0, 1, 1}, got, "-inf and -0 have the sign bit")
+	def, _ := core.LookupOp("isfinite")
+	assert.False(t, def.Differentiable())
+	_, err = core.Call("isfinite", []*core.Tensor{x, x}, nil)
+	assert.ErrorContains(t, err, "isfinite: takes 1 input(s)")
 }

@@ -7,6 +7,16 @@ func (x *Tensor) Abs(attrs ...Attrs) *Tensor {
 	return Call1("abs", mergeAttrs(attrs), x)
 }
 
+// Acos: Inverse cosine in [0, pi] (NaN outside [-1, 1]); integers give f32.
+func (x *Tensor) Acos(attrs ...Attrs) *Tensor {
+	return Call1("acos", mergeAttrs(attrs), x)
+}
+
+// Acosh: Inverse hyperbolic cosine (NaN below 1); integers give f32.
+func (x *Tensor) Acosh(attrs ...Attrs) *Tensor {
+	return Call1("acosh", mergeAttrs(attrs), x)
+}
+
 // AdaptiveAvgPool2d: 2-D average pooling to a fixed output size, as torch.nn.functional.adaptive_avg_pool2d.
 // Attributes: output_size.
 func (input *Tensor) AdaptiveAvgPool2d(attrs ...Attrs) *Tensor {
@@ -49,9 +59,29 @@ func (x *Tensor) Argsort(attrs ...Attrs) *Tensor {
 	return Call1("argsort", mergeAttrs(attrs), x)
 }
 
+// Asin: Inverse sine in [-pi/2, pi/2] (NaN outside [-1, 1]); integers give f32.
+func (x *Tensor) Asin(attrs ...Attrs) *Tensor {
+	return Call1("asin", mergeAttrs(attrs), x)
+}
+
+// Asinh: Inverse hyperbolic sine; integers give f32.
+func (x *Tensor) Asinh(attrs ...Attrs) *Tensor {
+	return Call1("asinh", mergeAttrs(attrs), x)
+}
+
+// Atan: Inverse tangent in [-pi/2, pi/2]; integers give f32.
+func (x *Tensor) Atan(attrs ...Attrs) *Tensor {
+	return Call1("atan", mergeAttrs(attrs), x)
+}
+
 // Atan2: Angle of the point (b, a) in radians, in [-pi, pi]; integers give f32.
 func (a *Tensor) Atan2(b *Tensor, attrs ...Attrs) *Tensor {
 	return Call1("atan2", mergeAttrs(attrs), a, b)
+}
+
+// Atanh: Inverse hyperbolic tangent (±inf at ±1, NaN beyond); integers give f32.
+func (x *Tensor) Atanh(attrs ...Attrs) *Tensor {
+	return Call1("atanh", mergeAttrs(attrs), x)
 }
 
 // AvgPool2d: 2-D average pooling over NCHW input, as torch.nn.functional.avg_pool2d.
@@ -119,9 +149,19 @@ func (input *Tensor) ConvTranspose2d(weight *Tensor, bias *Tensor, attrs ...Attr
 	return Call1("conv_transpose2d", mergeAttrs(attrs), input, weight, bias)
 }
 
+// Copysign: |a| with the sign (bit) of b, -0 and NaN included, with broadcasting; integers give f32.
+func (a *Tensor) Copysign(b *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("copysign", mergeAttrs(attrs), a, b)
+}
+
 // Cos: Cosine (radians); integers give f32.
 func (x *Tensor) Cos(attrs ...Attrs) *Tensor {
 	return Call1("cos", mergeAttrs(attrs), x)
+}
+
+// Cosh: Hyperbolic cosine; integers give f32.
+func (x *Tensor) Cosh(attrs ...Attrs) *Tensor {
+	return Call1("cosh", mergeAttrs(attrs), x)
 }
 
 // CrossEntropy: Cross entropy of logits [N, C, ...] (or [C]) with class-index or class-probability targets; optional class weights and label smoothing.
@@ -270,6 +310,11 @@ func (a *Tensor) Gt(b *Tensor, attrs ...Attrs) *Tensor {
 	return Call1("gt", mergeAttrs(attrs), a, b)
 }
 
+// Hypot: sqrt(a² + b²) without overflow or underflow, elementwise with broadcasting; integers give f32.
+func (a *Tensor) Hypot(b *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("hypot", mergeAttrs(attrs), a, b)
+}
+
 // IFFT: Inverse discrete Fourier transform of complex pairs [..., 2] along one axis.
 // Attributes: n, axis, norm.
 func (x *Tensor) IFFT(attrs ...Attrs) *Tensor {
@@ -298,6 +343,11 @@ func (input *Tensor) Interpolate(attrs ...Attrs) *Tensor {
 // Attributes: n, axis, norm.
 func (x *Tensor) IRFFT(attrs ...Attrs) *Tensor {
 	return Call1("irfft", mergeAttrs(attrs), x)
+}
+
+// Isfinite: True where x is neither NaN nor ±inf (always for integers).
+func (x *Tensor) Isfinite(attrs ...Attrs) *Tensor {
+	return Call1("isfinite", mergeAttrs(attrs), x)
 }
 
 // Isinf: True where x is +inf or -inf (never for integers).
@@ -344,15 +394,30 @@ func (x *Tensor) Log(attrs ...Attrs) *Tensor {
 	return Call1("log", mergeAttrs(attrs), x)
 }
 
+// Log10: Base-10 logarithm; integers give f32.
+func (x *Tensor) Log10(attrs ...Attrs) *Tensor {
+	return Call1("log10", mergeAttrs(attrs), x)
+}
+
 // Log1p: log(1 + x), accurate near 0; integers give f32.
 func (x *Tensor) Log1p(attrs ...Attrs) *Tensor {
 	return Call1("log1p", mergeAttrs(attrs), x)
+}
+
+// Log2: Base-2 logarithm; integers give f32.
+func (x *Tensor) Log2(attrs ...Attrs) *Tensor {
+	return Call1("log2", mergeAttrs(attrs), x)
 }
 
 // LogSoftmax: Log of softmax along axis, computed stably as x - max - log(sum(exp(x - max))).
 // Attributes: axis.
 func (x *Tensor) LogSoftmax(attrs ...Attrs) *Tensor {
 	return Call1("log_softmax", mergeAttrs(attrs), x)
+}
+
+// Logaddexp: log(exp(a) + exp(b)) without overflow, with broadcasting; integers give f32.
+func (a *Tensor) Logaddexp(b *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("logaddexp", mergeAttrs(attrs), a, b)
 }
 
 // LogicalAnd: Both a and b are nonzero.
@@ -656,6 +721,11 @@ func (x *Tensor) Sign(attrs ...Attrs) *Tensor {
 	return Call1("sign", mergeAttrs(attrs), x)
 }
 
+// Signbit: True where the sign bit of x is set: negative values, -0 and negative NaNs.
+func (x *Tensor) Signbit(attrs ...Attrs) *Tensor {
+	return Call1("signbit", mergeAttrs(attrs), x)
+}
+
 // SiLU: x * sigmoid(x) (swish).
 func (x *Tensor) SiLU(attrs ...Attrs) *Tensor {
 	return Call1("silu", mergeAttrs(attrs), x)
@@ -664,6 +734,11 @@ func (x *Tensor) SiLU(attrs ...Attrs) *Tensor {
 // Sin: Sine (radians); integers give f32.
 func (x *Tensor) Sin(attrs ...Attrs) *Tensor {
 	return Call1("sin", mergeAttrs(attrs), x)
+}
+
+// Sinh: Hyperbolic sine; integers give f32.
+func (x *Tensor) Sinh(attrs ...Attrs) *Tensor {
+	return Call1("sinh", mergeAttrs(attrs), x)
 }
 
 // Slice: x[start:stop:step] along one axis with Python semantics (a view).
@@ -778,6 +853,11 @@ func (x *Tensor) Topk(attrs ...Attrs) ([]*Tensor, error) {
 // Attributes: dim0, dim1.
 func (x *Tensor) Transpose(attrs ...Attrs) *Tensor {
 	return Call1("transpose", mergeAttrs(attrs), x)
+}
+
+// Trunc: Rounds toward zero; integers are returned unchanged.
+func (x *Tensor) Trunc(attrs ...Attrs) *Tensor {
+	return Call1("trunc", mergeAttrs(attrs), x)
 }
 
 // Unique: Distinct values of the flattened x, then (when asked) the i64 inverse indices (x's shape) and i64 counts; NaNs are all distinct.

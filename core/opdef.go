@@ -82,6 +82,17 @@ type OpDef struct {
 	// ceil(n/64) of them. See plugins-wasm/ABI.md.
 	WGSL string
 
+	// Pointwise, when set, is an elementwise op's arithmetic, from which
+	// every backend derives its kernel (pointwise.go).
+	Pointwise *Pointwise
+
+	// Compose, when set, defines the op by other registry ops: every
+	// backend runs those (no kernel of its own and no CPU fallback),
+	// autograd records them so the op needs no Backward, and a traced graph
+	// keeps the op as one node that replays through Compose. Infer still
+	// checks the inputs first, so errors name this op.
+	Compose func(in []*Tensor, a Attrs) ([]*Tensor, error)
+
 	Random   bool // draws from the Philox stream: seed/offset attributes are filled by Call
 	Dynamic  bool // output shapes depend on input values
 	Internal bool // a helper for backward rules; not exposed as an SDK method
@@ -97,8 +108,24 @@ type ViewSpec struct {
 	Offset  int
 }
 
-// Differentiable reports whether the op has a backward rule.
-func (d *OpDef) Differentiable() bool { return d.Backward != nil }
+// Differentiable reports whether the op has a backward rule, its own or,
+// for a Compose op, its parts' (a part without one fails when a gradient is
+// asked for, naming that part): a Compose op is differentiable in the
+// inputs not marked NoGrad.
+func (d *OpDef) Differentiable() bool {
+	if d.Backward != nil {
+		return true
+	}
+	if d.Compose == nil {
+		return false
+	}
+	for _, in := range d.Inputs {
+		if !in.NoGrad {
+			return true
+		}
+	}
+	return false
+}
 
 var (
 	registryMu sync.RWMutex
@@ -116,6 +143,12 @@ func Register(def *OpDef) error {
 	}
 	if def.Doc == "" {
 		return fmt.Errorf("register %s: missing doc line", def.Name)
+	}
+	if err := checkPointwise(def); err != nil {
+		return err
+	}
+	if def.Compose != nil && (def.Pointwise != nil || def.View != nil || def.Backward != nil || def.WGSL != "") {
+		return fmt.Errorf("register %s: a Compose op is defined by other ops only: no Pointwise, View, Backward or WGSL", def.Name)
 	}
 	for i, in := range def.Inputs {
 		if in.Variadic && i != len(def.Inputs)-1 {

@@ -1,6 +1,9 @@
 package core
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Activation functions. GELU's backward is a fused internal op: it runs on
 // every transformer layer, and written with registry ops it would be a dozen
@@ -9,6 +12,29 @@ import "fmt"
 func geluApproximateAttr() AttrSpec {
 	return AttrSpec{Name: "approximate", Kind: AttrString, Default: "none", Enum: []string{"none", "tanh"},
 		Doc: "none: x·Φ(x) with the exact normal CDF; tanh: the tanh approximation"}
+}
+
+func leakyRelu(x, slope float64) float64 {
+	if x > 0 {
+		return x
+	}
+	return x * slope
+}
+
+func elu(x, alpha float64) float64 {
+	if x > 0 {
+		return x
+	}
+	return alpha * math.Expm1(x)
+}
+
+// softplus is log1p(exp(beta·x)) / beta, and x itself past the threshold,
+// where exp would overflow and the curve is the line to f32 precision.
+func softplus(x, beta, threshold float64) float64 {
+	if x*beta > threshold {
+		return x
+	}
+	return math.Log1p(math.Exp(x*beta)) / beta
 }
 
 func init() {
@@ -30,6 +56,17 @@ func init() {
 			category: "activation", result: unaryKeep, dtypes: floatsOnly, smooth: ewAwayFromKinks,
 			attrs: []AttrSpec{{Name: "negative_slope", Kind: AttrFloat, Default: 0.01, Doc: "slope for x <= 0"}},
 			extra: []Sample{{Name: "slope_0.2", Inputs: []Gen{ewAwayFromKinks(F32, 2, 5)}, Attrs: Attrs{"negative_slope": 0.2}}},
+			pointwise: &Pointwise{
+				F: func(a Attrs) func(float64) float64 {
+					slope := a.Float("negative_slope")
+					return func(x float64) float64 { return leakyRelu(x, slope) }
+				},
+				Expr: func(v []string, _ string, a Attrs, s ScalarSlots) string {
+					s.SetF(0, a.Float("negative_slope"))
+					return fmt.Sprintf("select(pf(0u) * %s, %s, %s > 0.0)", v[0], v[0], v[0])
+				},
+				Cost: 1,
+			},
 			grad: func(x, out, g *Tensor, a Attrs) *Tensor {
 				slope := ew("mul", g, ewConst(g, a.Float("negative_slope")))
 				return ew("where", ew("gt", x, ewConst(x, 0)), g, slope)
@@ -38,6 +75,18 @@ func init() {
 			category: "activation", result: unaryKeep, dtypes: floatsOnly,
 			attrs: []AttrSpec{{Name: "alpha", Kind: AttrFloat, Default: 1.0, Doc: "scale of the negative part"}},
 			extra: []Sample{{Name: "alpha_0.5", Inputs: []Gen{ewAwayFromKinks(F32, 3, 4)}, Attrs: Attrs{"alpha": 0.5}}},
+			pointwise: &Pointwise{
+				F: func(a Attrs) func(float64) float64 {
+					alpha := a.Float("alpha")
+					return func(x float64) float64 { return elu(x, alpha) }
+				},
+				// NaN takes the x branch: alpha·expm1(NaN) is NaN anyway, but
+				// a driver may fold the select the other way.
+				Expr: func(v []string, _ string, a Attrs, s ScalarSlots) string {
+					s.SetF(0, a.Float("alpha"))
+					return fmt.Sprintf("select(pf(0u) * m_expm1(%s), %s, %s > 0.0 || is_nan(%s))", v[0], v[0], v[0], v[0])
+				},
+			},
 			// below 0 the derivative alpha*exp(x) is out + alpha
 			grad: func(x, out, g *Tensor, a Attrs) *Tensor {
 				neg := ew("mul", g, ew("add", out, ewConst(out, a.Float("alpha"))))
@@ -69,6 +118,17 @@ func init() {
 			},
 			extra: []Sample{{Name: "beta2_threshold3", Inputs: []Gen{ewAwayFromKinks(F32, 3, 4)},
 				Attrs: Attrs{"beta": 2.0, "threshold": 3.0}}},
+			pointwise: &Pointwise{
+				F: func(a Attrs) func(float64) float64 {
+					beta, threshold := a.Float("beta"), a.Float("threshold")
+					return func(x float64) float64 { return softplus(x, beta, threshold) }
+				},
+				Expr: func(v []string, _ string, a Attrs, s ScalarSlots) string {
+					s.SetF(0, a.Float("beta"))
+					s.SetF(1, a.Float("threshold"))
+					return fmt.Sprintf("select(m_log1p(m_exp(%s * pf(0u))) / pf(0u), %s, %s * pf(0u) > pf(1u))", v[0], v[0], v[0])
+				},
+			},
 			grad: func(x, out, g *Tensor, a Attrs) *Tensor {
 				z := ew("mul", x, ewConst(x, a.Float("beta")))
 				smooth := ew("mul", g, ew("sigmoid", z))

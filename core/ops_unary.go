@@ -35,6 +35,10 @@ type unarySpec struct {
 	extra       []Sample // more samples; one named like a generated sample replaces it
 
 	grad func(x, out, g *Tensor, a Attrs) *Tensor
+
+	// pointwise is the op's arithmetic, from which every backend derives
+	// its kernel (core.Pointwise); nil where the backends register kernels.
+	pointwise *Pointwise
 }
 
 func unaryDef(s unarySpec) *OpDef {
@@ -45,7 +49,7 @@ func unaryDef(s unarySpec) *OpDef {
 	def := &OpDef{
 		Name: s.name, Category: cat, Doc: s.doc,
 		Inputs: []InputSpec{{Name: "x", DTypes: s.dtypes}}, Outputs: []string{"y"},
-		Attrs: s.attrs, Infer: s.infer, Samples: s.samples(),
+		Attrs: s.attrs, Infer: s.infer, Samples: s.samples(), Pointwise: s.pointwise,
 	}
 	if s.grad != nil {
 		grad := s.grad

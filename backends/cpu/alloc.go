@@ -375,8 +375,8 @@ var fillsOutputs = setOf(
 	"add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum", "atan2",
 	"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "where",
 	"neg", "abs", "sign", "square", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "reciprocal",
-	"sin", "cos", "tan", "tanh", "erf", "sigmoid", "relu", "leaky_relu", "elu", "gelu", "_gelu_backward",
-	"silu", "softplus", "floor", "ceil", "round", "clamp", "nan_to_num", "logical_not", "isnan", "isinf",
+	"sin", "cos", "tan", "tanh", "erf", "sigmoid", "relu", "gelu", "_gelu_backward",
+	"silu", "floor", "ceil", "round", "clamp", "nan_to_num", "logical_not", "isnan", "isinf",
 	"contiguous", "cast",
 	// products and convolutions (a product with beta 0 stores; col2im clears first)
 	"matmul", "conv2d", "conv1d", "conv_transpose2d", "_conv_transpose2d_input_grad", "_conv2d_weight_grad",

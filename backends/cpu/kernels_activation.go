@@ -6,8 +6,7 @@ import (
 	"github.com/webtensor/webtensor/core"
 )
 
-// Kernels of the elementwise activation ops (sigmoid, relu, gelu, silu,
-// softplus, ...) and gelu's backward, on the unary and binary elementwise
+// Kernels of the elementwise activation ops (sigmoid, relu, gelu, silu) and gelu's backward, on the unary and binary elementwise
 // paths of kernels_unary.go and kernels_binary.go; softmax is in
 // kernels_activation_softmax.go.
 
@@ -29,26 +28,6 @@ func init() {
 				dst[i] = math.Float32frombits(math.Float32bits(x) &^ m)
 			}
 		}}))
-	register("leaky_relu", unaryKernel(func(a core.Attrs, _ core.DType) unaryFns {
-		slope := a.Float("negative_slope")
-		f := func(x float64) float64 {
-			if x > 0 {
-				return x
-			}
-			return x * slope
-		}
-		return unaryFns{f: f, f32: ewThrough64(f)}
-	}))
-	register("elu", unaryKernel(func(a core.Attrs, _ core.DType) unaryFns {
-		alpha := a.Float("alpha")
-		f := func(x float64) float64 {
-			if x > 0 {
-				return x
-			}
-			return alpha * math.Expm1(x)
-		}
-		return unaryFns{f: f, f32: ewThrough64(f), cost: 8}
-	}))
 	register("gelu", unaryKernel(func(a core.Attrs, _ core.DType) unaryFns {
 		if a.String("approximate") == "tanh" {
 			return vectorised(unGeluTanh, ewTranscendental(geluTanh))
@@ -66,7 +45,6 @@ func init() {
 		return geluBackwardExact(k)
 	})
 	register("silu", fixedUnary(vectorised(unSilu, ewTranscendental(func(x float64) float64 { return x / (1 + math.Exp(-x)) }))))
-	register("softplus", unaryKernel(softplusFns))
 }
 
 // ewRelu keeps NaN and -0, as PyTorch's relu does.
@@ -105,15 +83,4 @@ func geluExactGrad(x float64) float64 {
 func geluTanhGrad(x float64) float64 {
 	s := ewSigmoid(2 * sqrt2OverPi * (x + geluCubic*x*x*x))
 	return s + 2*x*s*(1-s)*sqrt2OverPi*(1+3*geluCubic*x*x)
-}
-
-func softplusFns(a core.Attrs, _ core.DType) unaryFns {
-	beta, threshold := a.Float("beta"), a.Float("threshold")
-	f := func(x float64) float64 {
-		if x*beta > threshold {
-			return x
-		}
-		return math.Log1p(math.Exp(x*beta)) / beta
-	}
-	return unaryFns{f: f, f32: ewThrough64(f), cost: 8}
 }

@@ -47,7 +47,10 @@ func Fusable(op string, attrs core.Attrs, dtype core.DType) bool {
 	if ok := attrFusable[op]; ok != nil {
 		return ok(attrs)
 	}
-	return len(attrs) == 0 && (fusableUnary[op] || fusableBinary[op] || op == "where")
+	if len(attrs) > 0 {
+		return false
+	}
+	return fusableUnary[op] || fusableBinary[op] || op == "where" || fusablePointwise(op, 1) || fusablePointwise(op, 2)
 }
 
 // Fused writes the tree e as an f32 expression with input i read as
@@ -86,6 +89,9 @@ func fused(e *fusion.Expr, nIn int, leaf func(int) string, konst func(*fusion.Ex
 		return Unary[e.Op](args[0], F32, e.Attrs, nil), nil
 	case fusableBinary[e.Op] && len(args) == 2:
 		return Binary[e.Op](args[0], args[1], F32), nil
+	case fusablePointwise(e.Op, len(args)):
+		def, _ := core.LookupOp(e.Op)
+		return def.Pointwise.Expr(args, F32, nil, nil), nil
 	}
 	return "", fmt.Errorf("%s with %d operands cannot be fused", e.Op, len(args))
 }

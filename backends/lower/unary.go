@@ -65,26 +65,13 @@ var Unary = map[string]UnaryExpr{
 		z := Zero(ct)
 		return fmt.Sprintf("select(%s, %s, %s > %s || %s)", z, v, v, z, IsNaN(v, ct))
 	},
-	"leaky_relu": func(v, _ string, a core.Attrs, s *Scalars) string {
-		s.SetF(0, a.Float("negative_slope"))
-		return fmt.Sprintf("select(pf(0u) * %s, %s, %s > 0.0)", v, v, v)
-	},
-	"elu": func(v, _ string, a core.Attrs, s *Scalars) string {
-		s.SetF(0, a.Float("alpha"))
-		return fmt.Sprintf("select(pf(0u) * m_expm1(%s), %s, %s > 0.0 || is_nan(%s))", v, v, v, v)
-	},
 	"gelu": func(v, _ string, a core.Attrs, _ *Scalars) string {
 		if a.String("approximate") == "tanh" {
 			return fmt.Sprintf("(%s * m_sigmoid(1.5957691216 * (%s + 0.044715 * %s * %s * %s)))", v, v, v, v, v)
 		}
 		return fmt.Sprintf("(0.5 * %s * m_erfc(-%s * 0.70710678118))", v, v)
 	},
-	"silu": func(v, _ string, _ core.Attrs, _ *Scalars) string { return "(" + v + " * m_sigmoid(" + v + "))" },
-	"softplus": func(v, _ string, a core.Attrs, s *Scalars) string {
-		s.SetF(0, a.Float("beta"))
-		s.SetF(1, a.Float("threshold"))
-		return fmt.Sprintf("select(m_log1p(m_exp(%s * pf(0u))) / pf(0u), %s, %s * pf(0u) > pf(1u))", v, v, v)
-	},
+	"silu":  func(v, _ string, _ core.Attrs, _ *Scalars) string { return "(" + v + " * m_sigmoid(" + v + "))" },
 	"floor": floatOnly(func(v string) string { return "floor(" + v + ")" }),
 	"ceil":  floatOnly(func(v string) string { return "ceil(" + v + ")" }),
 	"round": floatOnly(func(v string) string { return "round(" + v + ")" }),

@@ -26,5 +26,8 @@ REFS = {
     "maximum": _plain(torch.maximum),
     "minimum": _plain(torch.minimum),
     "atan2": _float_result(torch.atan2),
+    "hypot": _float_result(torch.hypot),
+    "copysign": _float_result(torch.copysign),
+    "logaddexp": _float_result(torch.logaddexp),
     "where": _plain(torch.where),
 }

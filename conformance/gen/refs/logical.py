@@ -1,5 +1,6 @@
 """Reference functions for the logical ops: the connectives, logical_not,
-isnan and isinf (core/ops_logical.go).
+isnan and isinf (core/ops_logical.go), isfinite and signbit
+(core/ops_logical_float.go).
 """
 
 import torch
@@ -14,4 +15,6 @@ REFS = {
     "logical_not": _plain(torch.logical_not),
     "isnan": _plain(torch.isnan),
     "isinf": _plain(torch.isinf),
+    "isfinite": _plain(torch.isfinite),
+    "signbit": _plain(torch.signbit),
 }

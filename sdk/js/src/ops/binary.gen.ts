@@ -25,6 +25,15 @@ export function atan2(a: TensorLike, b: TensorLike): Tensor {
 }
 
 /**
+ * |a| with the sign (bit) of b, -0 and NaN included, with broadcasting; integers give f32.
+ * @param a input
+ * @param b input
+ */
+export function copysign(a: TensorLike, b: TensorLike): Tensor {
+  return op1("copysign", [a, b], attrsOf("copysign", arguments[2], {}));
+}
+
+/**
  * a / b, true division with broadcasting; integer inputs give f32.
  * @param a input
  * @param b input
@@ -40,6 +49,24 @@ export function div(a: TensorLike, b: TensorLike): Tensor {
  */
 export function floorDivide(a: TensorLike, b: TensorLike): Tensor {
   return op1("floor_divide", [a, b], attrsOf("floor_divide", arguments[2], {}));
+}
+
+/**
+ * sqrt(a² + b²) without overflow or underflow, elementwise with broadcasting; integers give f32.
+ * @param a input
+ * @param b input
+ */
+export function hypot(a: TensorLike, b: TensorLike): Tensor {
+  return op1("hypot", [a, b], attrsOf("hypot", arguments[2], {}));
+}
+
+/**
+ * log(exp(a) + exp(b)) without overflow, with broadcasting; integers give f32.
+ * @param a input
+ * @param b input
+ */
+export function logaddexp(a: TensorLike, b: TensorLike): Tensor {
+  return op1("logaddexp", [a, b], attrsOf("logaddexp", arguments[2], {}));
 }
 
 /**
@@ -113,10 +140,16 @@ declare module "../core.js" {
     add(b: TensorLike): Tensor;
     /** Angle of the point (b, a) in radians, in [-pi, pi]; integers give f32. */
     atan2(b: TensorLike): Tensor;
+    /** |a| with the sign (bit) of b, -0 and NaN included, with broadcasting; integers give f32. */
+    copysign(b: TensorLike): Tensor;
     /** a / b, true division with broadcasting; integer inputs give f32. */
     div(b: TensorLike): Tensor;
     /** a / b rounded toward -inf (Python's //); integer division by zero is an error (as is 0 ** -n, see pow). */
     floorDivide(b: TensorLike): Tensor;
+    /** sqrt(a² + b²) without overflow or underflow, elementwise with broadcasting; integers give f32. */
+    hypot(b: TensorLike): Tensor;
+    /** log(exp(a) + exp(b)) without overflow, with broadcasting; integers give f32. */
+    logaddexp(b: TensorLike): Tensor;
     /** Elementwise maximum; NaN wins. */
     maximum(b: TensorLike): Tensor;
     /** Elementwise minimum; NaN wins. */
@@ -138,8 +171,11 @@ declare module "../core.js" {
 const methods: Record<string, (...args: never[]) => unknown> = {
   add,
   atan2,
+  copysign,
   div,
   floorDivide,
+  hypot,
+  logaddexp,
   maximum,
   minimum,
   mul,

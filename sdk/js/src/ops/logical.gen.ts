@@ -7,6 +7,15 @@ import { Tensor, op1 } from "../core.js";
 import type { TensorLike } from "../core.js";
 
 /**
+ * True where x is neither NaN nor ±inf (always for integers).
+ * Outputs: y.
+ * @param x input
+ */
+export function isfinite(x: TensorLike): Tensor {
+  return op1("isfinite", [x], attrsOf("isfinite", arguments[1], {}));
+}
+
+/**
  * True where x is +inf or -inf (never for integers).
  * Outputs: y.
  * @param x input
@@ -63,8 +72,19 @@ export function logicalXor(a: TensorLike, b: TensorLike): Tensor {
   return op1("logical_xor", [a, b], attrsOf("logical_xor", arguments[2], {}));
 }
 
+/**
+ * True where the sign bit of x is set: negative values, -0 and negative NaNs.
+ * Outputs: y.
+ * @param x input
+ */
+export function signbit(x: TensorLike): Tensor {
+  return op1("signbit", [x], attrsOf("signbit", arguments[1], {}));
+}
+
 declare module "../core.js" {
   interface Tensor {
+    /** True where x is neither NaN nor ±inf (always for integers). */
+    isfinite(): Tensor;
     /** True where x is +inf or -inf (never for integers). */
     isinf(): Tensor;
     /** True where x is NaN (never for integers). */
@@ -77,17 +97,21 @@ declare module "../core.js" {
     logicalOr(b: TensorLike): Tensor;
     /** Exactly one of a and b is nonzero. */
     logicalXor(b: TensorLike): Tensor;
+    /** True where the sign bit of x is set: negative values, -0 and negative NaNs. */
+    signbit(): Tensor;
   }
 }
 
 // The methods call the functions above with the tensor as the first input.
 const methods: Record<string, (...args: never[]) => unknown> = {
+  isfinite,
   isinf,
   isnan,
   logicalAnd,
   logicalNot,
   logicalOr,
   logicalXor,
+  signbit,
 };
 for (const [name, fn] of Object.entries(methods)) {
   Object.defineProperty(Tensor.prototype, name, {

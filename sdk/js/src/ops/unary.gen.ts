@@ -16,6 +16,60 @@ export function abs(x: TensorLike): Tensor {
 }
 
 /**
+ * Inverse cosine in [0, pi] (NaN outside [-1, 1]); integers give f32.
+ * Outputs: y.
+ * @param x input
+ */
+export function acos(x: TensorLike): Tensor {
+  return op1("acos", [x], attrsOf("acos", arguments[1], {}));
+}
+
+/**
+ * Inverse hyperbolic cosine (NaN below 1); integers give f32.
+ * Outputs: y.
+ * @param x input
+ */
+export function acosh(x: TensorLike): Tensor {
+  return op1("acosh", [x], attrsOf("acosh", arguments[1], {}));
+}
+
+/**
+ * Inverse sine in [-pi/2, pi/2] (NaN outside [-1, 1]); integers give f32.
+ * Outputs: y.
+ * @param x input
+ */
+export function asin(x: TensorLike): Tensor {
+  return op1("asin", [x], attrsOf("asin", arguments[1], {}));
+}
+
+/**
+ * Inverse hyperbolic sine; integers give f32.
+ * Outputs: y.
+ * @param x input
+ */
+export function asinh(x: TensorLike): Tensor {
+  return op1("asinh", [x], attrsOf("asinh", arguments[1], {}));
+}
+
+/**
+ * Inverse tangent in [-pi/2, pi/2]; integers give f32.
+ * Outputs: y.
+ * @param x input
+ */
+export function atan(x: TensorLike): Tensor {
+  return op1("atan", [x], attrsOf("atan", arguments[1], {}));
+}
+
+/**
+ * Inverse hyperbolic tangent (±inf at ±1, NaN beyond); integers give f32.
+ * Outputs: y.
+ * @param x input
+ */
+export function atanh(x: TensorLike): Tensor {
+  return op1("atanh", [x], attrsOf("atanh", arguments[1], {}));
+}
+
+/**
  * Smallest integer >= x; integers are returned unchanged.
  * Outputs: y.
  * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
@@ -49,6 +103,15 @@ export function clamp(x: TensorLike, options?: ClampOptions): Tensor {
  */
 export function cos(x: TensorLike): Tensor {
   return op1("cos", [x], attrsOf("cos", arguments[1], {}));
+}
+
+/**
+ * Hyperbolic cosine; integers give f32.
+ * Outputs: y.
+ * @param x input
+ */
+export function cosh(x: TensorLike): Tensor {
+  return op1("cosh", [x], attrsOf("cosh", arguments[1], {}));
 }
 
 /**
@@ -97,12 +160,30 @@ export function log(x: TensorLike): Tensor {
 }
 
 /**
+ * Base-10 logarithm; integers give f32.
+ * Outputs: y.
+ * @param x input
+ */
+export function log10(x: TensorLike): Tensor {
+  return op1("log10", [x], attrsOf("log10", arguments[1], {}));
+}
+
+/**
  * log(1 + x), accurate near 0; integers give f32.
  * Outputs: y.
  * @param x input
  */
 export function log1p(x: TensorLike): Tensor {
   return op1("log1p", [x], attrsOf("log1p", arguments[1], {}));
+}
+
+/**
+ * Base-2 logarithm; integers give f32.
+ * Outputs: y.
+ * @param x input
+ */
+export function log2(x: TensorLike): Tensor {
+  return op1("log2", [x], attrsOf("log2", arguments[1], {}));
 }
 
 /** Attributes of {@link nanToNum}. */
@@ -180,6 +261,15 @@ export function sin(x: TensorLike): Tensor {
 }
 
 /**
+ * Hyperbolic sine; integers give f32.
+ * Outputs: y.
+ * @param x input
+ */
+export function sinh(x: TensorLike): Tensor {
+  return op1("sinh", [x], attrsOf("sinh", arguments[1], {}));
+}
+
+/**
  * Square root (NaN below 0); integers give f32.
  * Outputs: y.
  * @param x input
@@ -215,16 +305,39 @@ export function tanh(x: TensorLike): Tensor {
   return op1("tanh", [x], attrsOf("tanh", arguments[1], {}));
 }
 
+/**
+ * Rounds toward zero; integers are returned unchanged.
+ * Outputs: y.
+ * @param x input
+ */
+export function trunc(x: TensorLike): Tensor {
+  return op1("trunc", [x], attrsOf("trunc", arguments[1], {}));
+}
+
 declare module "../core.js" {
   interface Tensor {
     /** |x|; the most negative integer stays as it is (two's complement). */
     abs(): Tensor;
+    /** Inverse cosine in [0, pi] (NaN outside [-1, 1]); integers give f32. */
+    acos(): Tensor;
+    /** Inverse hyperbolic cosine (NaN below 1); integers give f32. */
+    acosh(): Tensor;
+    /** Inverse sine in [-pi/2, pi/2] (NaN outside [-1, 1]); integers give f32. */
+    asin(): Tensor;
+    /** Inverse hyperbolic sine; integers give f32. */
+    asinh(): Tensor;
+    /** Inverse tangent in [-pi/2, pi/2]; integers give f32. */
+    atan(): Tensor;
+    /** Inverse hyperbolic tangent (±inf at ±1, NaN beyond); integers give f32. */
+    atanh(): Tensor;
     /** Smallest integer >= x; integers are returned unchanged. */
     ceil(): Tensor;
     /** Limit x to [min, max] (either may be absent; min > max gives max). Integer tensors keep their dtype: bounds round inward. */
     clamp(options?: ClampOptions): Tensor;
     /** Cosine (radians); integers give f32. */
     cos(): Tensor;
+    /** Hyperbolic cosine; integers give f32. */
+    cosh(): Tensor;
     /** Gauss error function; integers give f32. */
     erf(): Tensor;
     /** e to the power x; integers give f32. */
@@ -235,8 +348,12 @@ declare module "../core.js" {
     floor(): Tensor;
     /** Natural logarithm; integers give f32. */
     log(): Tensor;
+    /** Base-10 logarithm; integers give f32. */
+    log10(): Tensor;
     /** log(1 + x), accurate near 0; integers give f32. */
     log1p(): Tensor;
+    /** Base-2 logarithm; integers give f32. */
+    log2(): Tensor;
     /** Replace NaN by nan, +inf by posinf and -inf by neginf (defaults: 0 and the dtype's largest and lowest finite values). */
     nanToNum(options?: NanToNumOptions): Tensor;
     /** -x; unsigned integers wrap around. */
@@ -251,6 +368,8 @@ declare module "../core.js" {
     sign(): Tensor;
     /** Sine (radians); integers give f32. */
     sin(): Tensor;
+    /** Hyperbolic sine; integers give f32. */
+    sinh(): Tensor;
     /** Square root (NaN below 0); integers give f32. */
     sqrt(): Tensor;
     /** x * x; integers wrap around on overflow. */
@@ -259,21 +378,32 @@ declare module "../core.js" {
     tan(): Tensor;
     /** Hyperbolic tangent; integers give f32. */
     tanh(): Tensor;
+    /** Rounds toward zero; integers are returned unchanged. */
+    trunc(): Tensor;
   }
 }
 
 // The methods call the functions above with the tensor as the first input.
 const methods: Record<string, (...args: never[]) => unknown> = {
   abs,
+  acos,
+  acosh,
+  asin,
+  asinh,
+  atan,
+  atanh,
   ceil,
   clamp,
   cos,
+  cosh,
   erf,
   exp,
   expm1,
   floor,
   log,
+  log10,
   log1p,
+  log2,
   nanToNum,
   neg,
   reciprocal,
@@ -281,10 +411,12 @@ const methods: Record<string, (...args: never[]) => unknown> = {
   rsqrt,
   sign,
   sin,
+  sinh,
   sqrt,
   square,
   tan,
   tanh,
+  trunc,
 };
 for (const [name, fn] of Object.entries(methods)) {
   Object.defineProperty(Tensor.prototype, name, {

@@ -18,6 +18,11 @@ def atan2(a: TensorLike, b: TensorLike) -> Tensor:
     return run_op('atan2', [a, b], [])[0]
 
 
+def copysign(a: TensorLike, b: TensorLike) -> Tensor:
+    """|a| with the sign (bit) of b, -0 and NaN included, with broadcasting; integers give f32."""
+    return run_op('copysign', [a, b], [])[0]
+
+
 def div(a: TensorLike, b: TensorLike) -> Tensor:
     """a / b, true division with broadcasting; integer inputs give f32."""
     return run_op('div', [a, b], [])[0]
@@ -28,6 +33,16 @@ def floor_divide(a: TensorLike, b: TensorLike) -> Tensor:
     pow).
     """
     return run_op('floor_divide', [a, b], [])[0]
+
+
+def hypot(a: TensorLike, b: TensorLike) -> Tensor:
+    """sqrt(a² + b²) without overflow or underflow, elementwise with broadcasting; integers give f32."""
+    return run_op('hypot', [a, b], [])[0]
+
+
+def logaddexp(a: TensorLike, b: TensorLike) -> Tensor:
+    """log(exp(a) + exp(b)) without overflow, with broadcasting; integers give f32."""
+    return run_op('logaddexp', [a, b], [])[0]
 
 
 def maximum(a: TensorLike, b: TensorLike) -> Tensor:

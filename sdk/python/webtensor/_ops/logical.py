@@ -8,6 +8,11 @@ from .._tensor import Tensor, run_op
 from ._types import TensorLike
 
 
+def isfinite(x: TensorLike) -> Tensor:
+    """True where x is neither NaN nor ±inf (always for integers)."""
+    return run_op('isfinite', [x], [])[0]
+
+
 def isinf(x: TensorLike) -> Tensor:
     """True where x is +inf or -inf (never for integers)."""
     return run_op('isinf', [x], [])[0]
@@ -36,3 +41,8 @@ def logical_or(a: TensorLike, b: TensorLike) -> Tensor:
 def logical_xor(a: TensorLike, b: TensorLike) -> Tensor:
     """Exactly one of a and b is nonzero."""
     return run_op('logical_xor', [a, b], [])[0]
+
+
+def signbit(x: TensorLike) -> Tensor:
+    """True where the sign bit of x is set: negative values, -0 and negative NaNs."""
+    return run_op('signbit', [x], [])[0]

@@ -13,6 +13,36 @@ def abs(x: TensorLike) -> Tensor:
     return run_op('abs', [x], [])[0]
 
 
+def acos(x: TensorLike) -> Tensor:
+    """Inverse cosine in [0, pi] (NaN outside [-1, 1]); integers give f32."""
+    return run_op('acos', [x], [])[0]
+
+
+def acosh(x: TensorLike) -> Tensor:
+    """Inverse hyperbolic cosine (NaN below 1); integers give f32."""
+    return run_op('acosh', [x], [])[0]
+
+
+def asin(x: TensorLike) -> Tensor:
+    """Inverse sine in [-pi/2, pi/2] (NaN outside [-1, 1]); integers give f32."""
+    return run_op('asin', [x], [])[0]
+
+
+def asinh(x: TensorLike) -> Tensor:
+    """Inverse hyperbolic sine; integers give f32."""
+    return run_op('asinh', [x], [])[0]
+
+
+def atan(x: TensorLike) -> Tensor:
+    """Inverse tangent in [-pi/2, pi/2]; integers give f32."""
+    return run_op('atan', [x], [])[0]
+
+
+def atanh(x: TensorLike) -> Tensor:
+    """Inverse hyperbolic tangent (±inf at ±1, NaN beyond); integers give f32."""
+    return run_op('atanh', [x], [])[0]
+
+
 def ceil(x: TensorLike) -> Tensor:
     """Smallest integer >= x; integers are returned unchanged."""
     return run_op('ceil', [x], [])[0]
@@ -32,6 +62,11 @@ def clamp(x: TensorLike, min: float | None = None, max: float | None = None) -> 
 def cos(x: TensorLike) -> Tensor:
     """Cosine (radians); integers give f32."""
     return run_op('cos', [x], [])[0]
+
+
+def cosh(x: TensorLike) -> Tensor:
+    """Hyperbolic cosine; integers give f32."""
+    return run_op('cosh', [x], [])[0]
 
 
 def erf(x: TensorLike) -> Tensor:
@@ -59,9 +94,19 @@ def log(x: TensorLike) -> Tensor:
     return run_op('log', [x], [])[0]
 
 
+def log10(x: TensorLike) -> Tensor:
+    """Base-10 logarithm; integers give f32."""
+    return run_op('log10', [x], [])[0]
+
+
 def log1p(x: TensorLike) -> Tensor:
     """log(1 + x), accurate near 0; integers give f32."""
     return run_op('log1p', [x], [])[0]
+
+
+def log2(x: TensorLike) -> Tensor:
+    """Base-2 logarithm; integers give f32."""
+    return run_op('log2', [x], [])[0]
 
 
 def nan_to_num(
@@ -112,6 +157,11 @@ def sin(x: TensorLike) -> Tensor:
     return run_op('sin', [x], [])[0]
 
 
+def sinh(x: TensorLike) -> Tensor:
+    """Hyperbolic sine; integers give f32."""
+    return run_op('sinh', [x], [])[0]
+
+
 def sqrt(x: TensorLike) -> Tensor:
     """Square root (NaN below 0); integers give f32."""
     return run_op('sqrt', [x], [])[0]
@@ -130,3 +180,8 @@ def tan(x: TensorLike) -> Tensor:
 def tanh(x: TensorLike) -> Tensor:
     """Hyperbolic tangent; integers give f32."""
     return run_op('tanh', [x], [])[0]
+
+
+def trunc(x: TensorLike) -> Tensor:
+    """Rounds toward zero; integers are returned unchanged."""
+    return run_op('trunc', [x], [])[0]

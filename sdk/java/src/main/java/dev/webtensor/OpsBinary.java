@@ -27,6 +27,16 @@ public abstract class OpsBinary extends OpsAttention {
     }
 
     /**
+     * |a| with the sign (bit) of b, -0 and NaN included, with broadcasting; integers give f32.
+     *
+     * @param a input
+     * @param b input
+     */
+    public static Tensor copysign(Tensor a, Tensor b) {
+        return Op.call1("copysign", new Tensor[] {a, b});
+    }
+
+    /**
      * a / b, true division with broadcasting; integer inputs give f32.
      *
      * @param a input
@@ -45,6 +55,26 @@ public abstract class OpsBinary extends OpsAttention {
      */
     public static Tensor floorDivide(Tensor a, Tensor b) {
         return Op.call1("floor_divide", new Tensor[] {a, b});
+    }
+
+    /**
+     * sqrt(a² + b²) without overflow or underflow, elementwise with broadcasting; integers give f32.
+     *
+     * @param a input
+     * @param b input
+     */
+    public static Tensor hypot(Tensor a, Tensor b) {
+        return Op.call1("hypot", new Tensor[] {a, b});
+    }
+
+    /**
+     * log(exp(a) + exp(b)) without overflow, with broadcasting; integers give f32.
+     *
+     * @param a input
+     * @param b input
+     */
+    public static Tensor logaddexp(Tensor a, Tensor b) {
+        return Op.call1("logaddexp", new Tensor[] {a, b});
     }
 
     /**

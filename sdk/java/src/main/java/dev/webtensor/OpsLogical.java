@@ -7,6 +7,15 @@ public abstract class OpsLogical extends OpsLinalg {
     OpsLogical() {}
 
     /**
+     * True where x is neither NaN nor ±inf (always for integers).
+     *
+     * @param x input
+     */
+    public static Tensor isfinite(Tensor x) {
+        return Op.call1("isfinite", new Tensor[] {x});
+    }
+
+    /**
      * True where x is +inf or -inf (never for integers).
      *
      * @param x input
@@ -61,5 +70,14 @@ public abstract class OpsLogical extends OpsLinalg {
      */
     public static Tensor logicalXor(Tensor a, Tensor b) {
         return Op.call1("logical_xor", new Tensor[] {a, b});
+    }
+
+    /**
+     * True where the sign bit of x is set: negative values, -0 and negative NaNs.
+     *
+     * @param x input
+     */
+    public static Tensor signbit(Tensor x) {
+        return Op.call1("signbit", new Tensor[] {x});
     }
 }

@@ -16,6 +16,60 @@ public abstract class OpsUnary extends OpsTypes {
     }
 
     /**
+     * Inverse cosine in [0, pi] (NaN outside [-1, 1]); integers give f32.
+     *
+     * @param x input
+     */
+    public static Tensor acos(Tensor x) {
+        return Op.call1("acos", new Tensor[] {x});
+    }
+
+    /**
+     * Inverse hyperbolic cosine (NaN below 1); integers give f32.
+     *
+     * @param x input
+     */
+    public static Tensor acosh(Tensor x) {
+        return Op.call1("acosh", new Tensor[] {x});
+    }
+
+    /**
+     * Inverse sine in [-pi/2, pi/2] (NaN outside [-1, 1]); integers give f32.
+     *
+     * @param x input
+     */
+    public static Tensor asin(Tensor x) {
+        return Op.call1("asin", new Tensor[] {x});
+    }
+
+    /**
+     * Inverse hyperbolic sine; integers give f32.
+     *
+     * @param x input
+     */
+    public static Tensor asinh(Tensor x) {
+        return Op.call1("asinh", new Tensor[] {x});
+    }
+
+    /**
+     * Inverse tangent in [-pi/2, pi/2]; integers give f32.
+     *
+     * @param x input
+     */
+    public static Tensor atan(Tensor x) {
+        return Op.call1("atan", new Tensor[] {x});
+    }
+
+    /**
+     * Inverse hyperbolic tangent (±inf at ±1, NaN beyond); integers give f32.
+     *
+     * @param x input
+     */
+    public static Tensor atanh(Tensor x) {
+        return Op.call1("atanh", new Tensor[] {x});
+    }
+
+    /**
      * Smallest integer &gt;= x; integers are returned unchanged.
      *
      * @param x input
@@ -52,6 +106,15 @@ public abstract class OpsUnary extends OpsTypes {
      */
     public static Tensor cos(Tensor x) {
         return Op.call1("cos", new Tensor[] {x});
+    }
+
+    /**
+     * Hyperbolic cosine; integers give f32.
+     *
+     * @param x input
+     */
+    public static Tensor cosh(Tensor x) {
+        return Op.call1("cosh", new Tensor[] {x});
     }
 
     /**
@@ -100,12 +163,30 @@ public abstract class OpsUnary extends OpsTypes {
     }
 
     /**
+     * Base-10 logarithm; integers give f32.
+     *
+     * @param x input
+     */
+    public static Tensor log10(Tensor x) {
+        return Op.call1("log10", new Tensor[] {x});
+    }
+
+    /**
      * log(1 + x), accurate near 0; integers give f32.
      *
      * @param x input
      */
     public static Tensor log1p(Tensor x) {
         return Op.call1("log1p", new Tensor[] {x});
+    }
+
+    /**
+     * Base-2 logarithm; integers give f32.
+     *
+     * @param x input
+     */
+    public static Tensor log2(Tensor x) {
+        return Op.call1("log2", new Tensor[] {x});
     }
 
     /**
@@ -190,6 +271,15 @@ public abstract class OpsUnary extends OpsTypes {
     }
 
     /**
+     * Hyperbolic sine; integers give f32.
+     *
+     * @param x input
+     */
+    public static Tensor sinh(Tensor x) {
+        return Op.call1("sinh", new Tensor[] {x});
+    }
+
+    /**
      * Square root (NaN below 0); integers give f32.
      *
      * @param x input
@@ -223,5 +313,14 @@ public abstract class OpsUnary extends OpsTypes {
      */
     public static Tensor tanh(Tensor x) {
         return Op.call1("tanh", new Tensor[] {x});
+    }
+
+    /**
+     * Rounds toward zero; integers are returned unchanged.
+     *
+     * @param x input
+     */
+    public static Tensor trunc(Tensor x) {
+        return Op.call1("trunc", new Tensor[] {x});
     }
 }

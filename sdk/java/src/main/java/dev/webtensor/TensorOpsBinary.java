@@ -16,6 +16,11 @@ abstract class TensorOpsBinary extends TensorOpsAttention {
         return Ops.atan2((Tensor) this, b);
     }
 
+    /** |a| with the sign (bit) of b, -0 and NaN included, with broadcasting; integers give f32. See {@link Ops#copysign}. */
+    public Tensor copysign(Tensor b) {
+        return Ops.copysign((Tensor) this, b);
+    }
+
     /** a / b, true division with broadcasting; integer inputs give f32. See {@link Ops#div}. */
     public Tensor div(Tensor b) {
         return Ops.div((Tensor) this, b);
@@ -24,6 +29,16 @@ abstract class TensorOpsBinary extends TensorOpsAttention {
     /** a / b rounded toward -inf (Python's //); integer division by zero is an error (as is 0 ** -n, see pow). See {@link Ops#floorDivide}. */
     public Tensor floorDivide(Tensor b) {
         return Ops.floorDivide((Tensor) this, b);
+    }
+
+    /** sqrt(a² + b²) without overflow or underflow, elementwise with broadcasting; integers give f32. See {@link Ops#hypot}. */
+    public Tensor hypot(Tensor b) {
+        return Ops.hypot((Tensor) this, b);
+    }
+
+    /** log(exp(a) + exp(b)) without overflow, with broadcasting; integers give f32. See {@link Ops#logaddexp}. */
+    public Tensor logaddexp(Tensor b) {
+        return Ops.logaddexp((Tensor) this, b);
     }
 
     /** Elementwise maximum; NaN wins. See {@link Ops#maximum}. */

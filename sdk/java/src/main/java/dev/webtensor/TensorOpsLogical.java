@@ -6,6 +6,11 @@ package dev.webtensor;
 abstract class TensorOpsLogical extends TensorOpsLinalg {
     TensorOpsLogical() {}
 
+    /** True where x is neither NaN nor ±inf (always for integers). See {@link Ops#isfinite}. */
+    public Tensor isfinite() {
+        return Ops.isfinite((Tensor) this);
+    }
+
     /** True where x is +inf or -inf (never for integers). See {@link Ops#isinf}. */
     public Tensor isinf() {
         return Ops.isinf((Tensor) this);
@@ -34,5 +39,10 @@ abstract class TensorOpsLogical extends TensorOpsLinalg {
     /** Exactly one of a and b is nonzero. See {@link Ops#logicalXor}. */
     public Tensor logicalXor(Tensor b) {
         return Ops.logicalXor((Tensor) this, b);
+    }
+
+    /** True where the sign bit of x is set: negative values, -0 and negative NaNs. See {@link Ops#signbit}. */
+    public Tensor signbit() {
+        return Ops.signbit((Tensor) this);
     }
 }

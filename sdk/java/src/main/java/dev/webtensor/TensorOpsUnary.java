@@ -11,6 +11,36 @@ abstract class TensorOpsUnary extends TensorOpsTypes {
         return Ops.abs((Tensor) this);
     }
 
+    /** Inverse cosine in [0, pi] (NaN outside [-1, 1]); integers give f32. See {@link Ops#acos}. */
+    public Tensor acos() {
+        return Ops.acos((Tensor) this);
+    }
+
+    /** Inverse hyperbolic cosine (NaN below 1); integers give f32. See {@link Ops#acosh}. */
+    public Tensor acosh() {
+        return Ops.acosh((Tensor) this);
+    }
+
+    /** Inverse sine in [-pi/2, pi/2] (NaN outside [-1, 1]); integers give f32. See {@link Ops#asin}. */
+    public Tensor asin() {
+        return Ops.asin((Tensor) this);
+    }
+
+    /** Inverse hyperbolic sine; integers give f32. See {@link Ops#asinh}. */
+    public Tensor asinh() {
+        return Ops.asinh((Tensor) this);
+    }
+
+    /** Inverse tangent in [-pi/2, pi/2]; integers give f32. See {@link Ops#atan}. */
+    public Tensor atan() {
+        return Ops.atan((Tensor) this);
+    }
+
+    /** Inverse hyperbolic tangent (±inf at ±1, NaN beyond); integers give f32. See {@link Ops#atanh}. */
+    public Tensor atanh() {
+        return Ops.atanh((Tensor) this);
+    }
+
     /** Smallest integer &gt;= x; integers are returned unchanged. See {@link Ops#ceil}. */
     public Tensor ceil() {
         return Ops.ceil((Tensor) this);
@@ -29,6 +59,11 @@ abstract class TensorOpsUnary extends TensorOpsTypes {
     /** Cosine (radians); integers give f32. See {@link Ops#cos}. */
     public Tensor cos() {
         return Ops.cos((Tensor) this);
+    }
+
+    /** Hyperbolic cosine; integers give f32. See {@link Ops#cosh}. */
+    public Tensor cosh() {
+        return Ops.cosh((Tensor) this);
     }
 
     /** Gauss error function; integers give f32. See {@link Ops#erf}. */
@@ -56,9 +91,19 @@ abstract class TensorOpsUnary extends TensorOpsTypes {
         return Ops.log((Tensor) this);
     }
 
+    /** Base-10 logarithm; integers give f32. See {@link Ops#log10}. */
+    public Tensor log10() {
+        return Ops.log10((Tensor) this);
+    }
+
     /** log(1 + x), accurate near 0; integers give f32. See {@link Ops#log1p}. */
     public Tensor log1p() {
         return Ops.log1p((Tensor) this);
+    }
+
+    /** Base-2 logarithm; integers give f32. See {@link Ops#log2}. */
+    public Tensor log2() {
+        return Ops.log2((Tensor) this);
     }
 
     /** Replace NaN by nan, +inf by posinf and -inf by neginf (defaults: 0 and the dtype's largest and lowest finite values). See {@link Ops#nanToNum}. */
@@ -101,6 +146,11 @@ abstract class TensorOpsUnary extends TensorOpsTypes {
         return Ops.sin((Tensor) this);
     }
 
+    /** Hyperbolic sine; integers give f32. See {@link Ops#sinh}. */
+    public Tensor sinh() {
+        return Ops.sinh((Tensor) this);
+    }
+
     /** Square root (NaN below 0); integers give f32. See {@link Ops#sqrt}. */
     public Tensor sqrt() {
         return Ops.sqrt((Tensor) this);
@@ -119,5 +169,10 @@ abstract class TensorOpsUnary extends TensorOpsTypes {
     /** Hyperbolic tangent; integers give f32. See {@link Ops#tanh}. */
     public Tensor tanh() {
         return Ops.tanh((Tensor) this);
+    }
+
+    /** Rounds toward zero; integers are returned unchanged. See {@link Ops#trunc}. */
+    public Tensor trunc() {
+        return Ops.trunc((Tensor) this);
     }
 }

@@ -1,0 +1,19 @@
+package webgpu
+
+import (
+	"github.com/webtensor/webtensor/backends/lower"
+	"github.com/webtensor/webtensor/core"
+)
+
+// WebGPU kernels of ops described by their arithmetic (core.Pointwise):
+// the op's own expression on the same elementwise launch as lower.Unary's
+// and lower.Binary's ops, built when the op is first looked up.
+
+func init() { core.RegisterKernelDeriver("webgpu", derivePointwise) }
+
+func derivePointwise(def *core.OpDef) core.Kernel {
+	if def.Pointwise.F2 != nil {
+		return binaryKernel(def.Name, lower.PointwiseBinary(def))
+	}
+	return unaryKernel(def.Name, lower.PointwiseUnary(def))
+}
