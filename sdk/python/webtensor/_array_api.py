@@ -2,7 +2,7 @@
 the generated ops (no op of their own, so no kernels to keep in step):
 wt.permute_dims, wt.expand_dims, wt.astype (and Tensor.astype),
 wt.matrix_transpose, wt.vecdot, wt.broadcast_to, wt.moveaxis, wt.clip,
-wt.take, wt.unstack, wt.count_nonzero, wt.isfinite, wt.asarray, wt.empty,
+wt.take, wt.unstack, wt.count_nonzero, wt.asarray, wt.empty,
 wt.empty_like, wt.cumulative_sum and the spelled-out elementwise names
 (wt.multiply, wt.less_equal, ...). Defaults and keywords follow the standard.
 """
@@ -122,17 +122,6 @@ def count_nonzero(x: Tensor, /, *, axis: int | Sequence[int] | None = None, keep
         nz.close()
 
 
-def isfinite(x: Tensor, /) -> Tensor:
-    """True where x is neither NaN nor infinite."""
-    nan, inf = _ops.isnan(x), _ops.isinf(x)
-    either = _ops.logical_or(nan, inf)
-    try:
-        return _ops.logical_not(either)
-    finally:
-        for t in (nan, inf, either):
-            t.close()
-
-
 def cumulative_sum(x: Tensor, /, *, axis: int | None = None, include_initial: bool = False) -> Tensor:
     """Running sums along axis (required unless x is 1-d); include_initial puts a 0 first."""
     if axis is None:
@@ -178,7 +167,7 @@ Tensor.astype = astype  # NumPy's and many array libraries' method spelling
 
 __all__ = [
     "asarray", "astype", "broadcast_to", "clip", "count_nonzero", "cumulative_sum", "divide", "empty",
-    "empty_like", "equal", "expand_dims", "greater", "greater_equal", "isfinite", "less", "less_equal",
+    "empty_like", "equal", "expand_dims", "greater", "greater_equal", "less", "less_equal",
     "matrix_transpose", "moveaxis", "multiply", "negative", "not_equal", "permute_dims", "positive",
     "subtract", "take", "unstack", "vecdot",
 ]
