@@ -11,8 +11,8 @@ import (
 // kernels_activation_softmax.go.
 
 func init() {
-	register("sigmoid", fixedUnary(vectorised(unSigmoid, ewTranscendental(ewSigmoid))))
-	register("relu", fixedUnary(unaryFns{vec: unRelu, f: ewRelu, i: func(x int64) int64 { return max(x, 0) },
+	registerFixedUnary("sigmoid", vectorised(unSigmoid, ewTranscendental(ewSigmoid)))
+	registerFixedUnary("relu", unaryFns{vec: unRelu, f: ewRelu, i: func(x int64) int64 { return max(x, 0) },
 		f32: ewThrough64(ewRelu),
 		f32Loop: func(dst, src []float32) {
 			// A mask instead of a branch (the compiler makes the select a
@@ -27,13 +27,13 @@ func init() {
 				}
 				dst[i] = math.Float32frombits(math.Float32bits(x) &^ m)
 			}
-		}}))
-	register("gelu", unaryKernel(func(a core.Attrs, _ core.DType) unaryFns {
+		}})
+	registerUnary("gelu", func(a core.Attrs, _ core.DType) unaryFns {
 		if a.String("approximate") == "tanh" {
 			return vectorised(unGeluTanh, ewTranscendental(geluTanh))
 		}
 		return vectorised(unGelu, ewTranscendental(geluExact))
-	}))
+	})
 	geluBackward := func(slope func(float64) float64, vec ewBin) core.Kernel {
 		return binaryKernel(binaryFns{vec: vec, f: func(g, x float64) float64 { return g * slope(x) }})
 	}
@@ -44,7 +44,7 @@ func init() {
 		}
 		return geluBackwardExact(k)
 	})
-	register("silu", fixedUnary(vectorised(unSilu, ewTranscendental(func(x float64) float64 { return x / (1 + math.Exp(-x)) }))))
+	registerFixedUnary("silu", vectorised(unSilu, ewTranscendental(func(x float64) float64 { return x / (1 + math.Exp(-x)) })))
 }
 
 // ewRelu keeps NaN and -0, as PyTorch's relu does.

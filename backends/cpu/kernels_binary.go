@@ -16,13 +16,13 @@ type binaryFns struct {
 }
 
 func init() {
-	register("add", binaryKernel(binaryFns{vec: binAdd,
-		f: func(a, b float64) float64 { return a + b }, i: func(a, b int64) int64 { return a + b }}))
-	register("sub", binaryKernel(binaryFns{vec: binSub,
-		f: func(a, b float64) float64 { return a - b }, i: func(a, b int64) int64 { return a - b }}))
-	register("mul", binaryKernel(binaryFns{vec: binMul,
-		f: func(a, b float64) float64 { return a * b }, i: func(a, b int64) int64 { return a * b }}))
-	register("div", binaryKernel(binaryFns{vec: binDiv, f: func(a, b float64) float64 { return a / b }}))
+	registerBinary("add", binaryFns{vec: binAdd,
+		f: func(a, b float64) float64 { return a + b }, i: func(a, b int64) int64 { return a + b }})
+	registerBinary("sub", binaryFns{vec: binSub,
+		f: func(a, b float64) float64 { return a - b }, i: func(a, b int64) int64 { return a - b }})
+	registerBinary("mul", binaryFns{vec: binMul,
+		f: func(a, b float64) float64 { return a * b }, i: func(a, b int64) int64 { return a * b }})
+	registerBinary("div", binaryFns{vec: binDiv, f: func(a, b float64) float64 { return a / b }})
 }
 
 // binaryKernel runs fns over broadcast inputs. Inputs and output of one

@@ -18,10 +18,10 @@ func init() {
 	register("floor_divide", rejectIntZeroDivisor(binaryKernel(binaryFns{f: floorDivF64, i: floorDivI64})))
 	register("remainder", rejectIntZeroDivisor(binaryKernel(binaryFns{f: remainderF64, i: remainderI64})))
 	register("pow", rejectZeroToNegativePower(binaryKernel(binaryFns{f: math.Pow, i: powI64})))
-	register("maximum", binaryKernel(binaryFns{vec: binMax, f: maximumOf[float64], i: maximumOf[int64]}))
-	register("minimum", binaryKernel(binaryFns{vec: binMin, f: minimumOf[float64], i: minimumOf[int64]}))
-	register("atan2", binaryKernel(binaryFns{f: math.Atan2,
-		f32: func(a, b float32) float32 { return float32(math.Atan2(float64(a), float64(b))) }}))
+	registerBinary("maximum", binaryFns{vec: binMax, f: maximumOf[float64], i: maximumOf[int64]})
+	registerBinary("minimum", binaryFns{vec: binMin, f: minimumOf[float64], i: minimumOf[int64]})
+	registerBinary("atan2", binaryFns{f: math.Atan2,
+		f32: func(a, b float32) float32 { return float32(math.Atan2(float64(a), float64(b))) }})
 	register("where", ewWhereKernel)
 }
 

@@ -59,9 +59,29 @@ func unaryKernel(build func(a core.Attrs, out core.DType) unaryFns) core.Kernel 
 	}
 }
 
-// fixedUnary is unaryKernel for ops without attributes.
-func fixedUnary(fns unaryFns) core.Kernel {
-	return unaryKernel(func(core.Attrs, core.DType) unaryFns { return fns })
+// ewUnaryFns and ewBinaryFns are the elementwise ops' functions by op
+// name, for the fused loops (fused_map.go), which must round exactly as
+// the ops' kernels do.
+var (
+	ewUnaryFns  = map[string]func(core.Attrs, core.DType) unaryFns{}
+	ewBinaryFns = map[string]binaryFns{}
+)
+
+// registerUnary registers op's unaryKernel and keeps its functions.
+func registerUnary(op string, build func(a core.Attrs, out core.DType) unaryFns) {
+	ewUnaryFns[op] = build
+	register(op, unaryKernel(build))
+}
+
+// registerFixedUnary is registerUnary for ops without attributes.
+func registerFixedUnary(op string, fns unaryFns) {
+	registerUnary(op, func(core.Attrs, core.DType) unaryFns { return fns })
+}
+
+// registerBinary registers op's binaryKernel and keeps its functions.
+func registerBinary(op string, fns binaryFns) {
+	ewBinaryFns[op] = fns
+	register(op, binaryKernel(fns))
 }
 
 // ewThrough64 gives the float32 path of a float64 function: the result is the
@@ -182,34 +202,34 @@ func nanToNumFns(a core.Attrs, d core.DType) unaryFns {
 }
 
 func init() {
-	register("neg", fixedUnary(unaryFns{vec: unNeg, f: func(x float64) float64 { return -x },
-		i: func(x int64) int64 { return -x }, f32: func(x float32) float32 { return -x }}))
-	register("abs", fixedUnary(unaryFns{vec: unAbs, f: math.Abs,
+	registerFixedUnary("neg", unaryFns{vec: unNeg, f: func(x float64) float64 { return -x },
+		i: func(x int64) int64 { return -x }, f32: func(x float32) float32 { return -x }})
+	registerFixedUnary("abs", unaryFns{vec: unAbs, f: math.Abs,
 		i: func(x int64) int64 {
 			if x < 0 {
 				return -x
 			}
 			return x
 		},
-		f32: func(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }}))
-	register("sign", fixedUnary(unaryFns{f: ewSignF64, i: ewSignI64, f32: ewThrough64(ewSignF64)}))
-	register("square", fixedUnary(unaryFns{vec: unSquare, f: func(x float64) float64 { return x * x },
-		i: func(x int64) int64 { return x * x }, f32: func(x float32) float32 { return x * x }}))
-	register("exp", fixedUnary(vectorised(unExp, ewTranscendental(math.Exp))))
-	register("expm1", fixedUnary(ewTranscendental(math.Expm1)))
-	register("log", fixedUnary(vectorised(unLog, ewTranscendental(math.Log))))
-	register("log1p", fixedUnary(ewTranscendental(math.Log1p)))
-	register("sqrt", fixedUnary(vectorised(unSqrt, ewTranscendental(math.Sqrt))))
-	register("rsqrt", fixedUnary(ewTranscendental(func(x float64) float64 { return 1 / math.Sqrt(x) })))
-	register("reciprocal", fixedUnary(ewTranscendental(func(x float64) float64 { return 1 / x })))
-	register("sin", fixedUnary(vectorised(unSin, ewTranscendental(math.Sin))))
-	register("cos", fixedUnary(vectorised(unCos, ewTranscendental(math.Cos))))
-	register("tan", fixedUnary(ewTranscendental(math.Tan)))
-	register("tanh", fixedUnary(vectorised(unTanh, ewTranscendental(math.Tanh))))
-	register("erf", fixedUnary(vectorised(unErf, ewTranscendental(math.Erf))))
-	register("floor", fixedUnary(unaryFns{f: math.Floor, i: ewIdentityI64, f32: ewThrough64(math.Floor)}))
-	register("ceil", fixedUnary(unaryFns{f: math.Ceil, i: ewIdentityI64, f32: ewThrough64(math.Ceil)}))
-	register("round", fixedUnary(unaryFns{f: math.RoundToEven, i: ewIdentityI64, f32: ewThrough64(math.RoundToEven)}))
-	register("clamp", unaryKernel(clampFns))
-	register("nan_to_num", unaryKernel(nanToNumFns))
+		f32: func(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }})
+	registerFixedUnary("sign", unaryFns{f: ewSignF64, i: ewSignI64, f32: ewThrough64(ewSignF64)})
+	registerFixedUnary("square", unaryFns{vec: unSquare, f: func(x float64) float64 { return x * x },
+		i: func(x int64) int64 { return x * x }, f32: func(x float32) float32 { return x * x }})
+	registerFixedUnary("exp", vectorised(unExp, ewTranscendental(math.Exp)))
+	registerFixedUnary("expm1", ewTranscendental(math.Expm1))
+	registerFixedUnary("log", vectorised(unLog, ewTranscendental(math.Log)))
+	registerFixedUnary("log1p", ewTranscendental(math.Log1p))
+	registerFixedUnary("sqrt", vectorised(unSqrt, ewTranscendental(math.Sqrt)))
+	registerFixedUnary("rsqrt", ewTranscendental(func(x float64) float64 { return 1 / math.Sqrt(x) }))
+	registerFixedUnary("reciprocal", ewTranscendental(func(x float64) float64 { return 1 / x }))
+	registerFixedUnary("sin", vectorised(unSin, ewTranscendental(math.Sin)))
+	registerFixedUnary("cos", vectorised(unCos, ewTranscendental(math.Cos)))
+	registerFixedUnary("tan", ewTranscendental(math.Tan))
+	registerFixedUnary("tanh", vectorised(unTanh, ewTranscendental(math.Tanh)))
+	registerFixedUnary("erf", vectorised(unErf, ewTranscendental(math.Erf)))
+	registerFixedUnary("floor", unaryFns{f: math.Floor, i: ewIdentityI64, f32: ewThrough64(math.Floor)})
+	registerFixedUnary("ceil", unaryFns{f: math.Ceil, i: ewIdentityI64, f32: ewThrough64(math.Ceil)})
+	registerFixedUnary("round", unaryFns{f: math.RoundToEven, i: ewIdentityI64, f32: ewThrough64(math.RoundToEven)})
+	registerUnary("clamp", clampFns)
+	registerUnary("nan_to_num", nanToNumFns)
 }

@@ -1,0 +1,267 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
+)
+
+// The graph IR's elementwise fusion on the CPU (fusion.MapFuser): a tree
+// such as gelu(x·w + b) runs as one loop over cache-sized blocks, each
+// node applied to the block with the same functions its op's kernel uses
+// (the vector kernels, or the float32 and float64 functions), so the fused
+// result has the bits of the op chain and only the tree's inputs and
+// output cross memory. One pass instead of one per op is what the memory
+// bound chains of a training step gain: gelu(x·w + b) over 4M f32 took
+// 4.3 ms fused against 6.5 ms op by op (BenchmarkCPUFusedChain in core/ir,
+// 2 cores).
+
+// mapBlock is the elements one node covers per step: a few blocks of
+// intermediate values stay in L1 and L2 while the tree is evaluated.
+const mapBlock = 2048
+
+// Fusable reports whether op, with attrs and an f32 result, has its
+// functions here: the unary and binary ops with float32 kernels and the
+// ops described by their arithmetic (core.Pointwise).
+func (*Backend) Fusable(op string, attrs core.Attrs, dtype core.DType) bool {
+	if dtype != core.F32 {
+		return false
+	}
+	_, un := ewUnaryFns[op]
+	_, bin := ewBinaryFns[op]
+	if un || bin {
+		return true
+	}
+	def, ok := core.LookupOp(op)
+	return ok && def.Pointwise != nil && core.LookupKernel("cpu", op) != nil
+}
+
+// mapNode is one node of a compiled tree: a leaf reads input arg, a
+// constant is val, an operator applies un or bin to its operand slots.
+type mapNode struct {
+	leaf  bool
+	arg   int
+	konst bool
+	val   float32
+	un    *unaryFns
+	bin   *binaryFns
+	a, b  int // operand slots
+}
+
+// FuseMap computes the tree e over inputs (broadcast to shape) into a new
+// f32 tensor of shape.
+func (b *Backend) FuseMap(e *fusion.Expr, inputs []*core.Tensor, shape core.Shape, dtype core.DType) (*core.Tensor, error) {
+	if dtype != core.F32 {
+		return nil, fmt.Errorf("cpu: fused trees are f32, not %s", dtype)
+	}
+	nodes, err := compileMap(e, len(inputs))
+	if err != nil {
+		return nil, err
+	}
+	leaves := make([]mapLeaf, len(inputs))
+	for i, t := range inputs {
+		if leaves[i], err = newMapLeaf(t, shape); err != nil {
+			return nil, fmt.Errorf("cpu: fused input %d: %w", i, err)
+		}
+	}
+	out, err := core.Empty(b, shape, core.F32)
+	if err != nil {
+		return nil, err
+	}
+	n := shape.Numel()
+	if n == 0 {
+		return out, nil
+	}
+	dst := f32view(host(out))[out.Offset() : out.Offset()+n]
+	blocks := (n + mapBlock - 1) / mapBlock
+	parallelFor(blocks, mapBlock*len(nodes), func(lo, hi int) {
+		slots := make([][]float32, len(nodes))
+		scratch := make([]float32, len(nodes)*mapBlock)
+		for blk := lo; blk < hi; blk++ {
+			from := blk * mapBlock
+			m := min(mapBlock, n-from)
+			last := len(nodes) - 1
+			for s := range nodes {
+				buf := scratch[s*mapBlock : s*mapBlock+m]
+				if s == last {
+					buf = dst[from : from+m] // the root writes the output in place
+				}
+				slots[s] = evalMapNode(&nodes[s], slots, buf, leaves, from)
+			}
+			if root := slots[last]; len(root) == 1 && m > 1 { // a tree of constants and scalars
+				for i := range m {
+					dst[from+i] = root[0]
+				}
+			}
+		}
+	})
+	return out, nil
+}
+
+// compileMap lists e's nodes in evaluation order (operands first, the
+// root last); a node shared within the tree is computed once.
+func compileMap(e *fusion.Expr, nIn int) ([]mapNode, error) {
+	var nodes []mapNode
+	seen := map[*fusion.Expr]int{}
+	var emit func(e *fusion.Expr) (int, error)
+	emit = func(e *fusion.Expr) (int, error) {
+		if s, ok := seen[e]; ok {
+			return s, nil
+		}
+		var nd mapNode
+		switch e.Op {
+		case "":
+			if e.Arg < 0 || e.Arg >= nIn {
+				return 0, fmt.Errorf("cpu: fused leaf reads input %d of %d", e.Arg, nIn)
+			}
+			nd = mapNode{leaf: true, arg: e.Arg}
+		case fusion.Const:
+			nd = mapNode{konst: true, val: float32(e.Value)}
+		default:
+			var err error
+			if nd, err = mapOperator(e); err != nil {
+				return 0, err
+			}
+			args := make([]int, len(e.Args))
+			for i, a := range e.Args {
+				if args[i], err = emit(a); err != nil {
+					return 0, err
+				}
+			}
+			nd.a = args[0]
+			if nd.bin != nil {
+				nd.b = args[1]
+			}
+		}
+		nodes = append(nodes, nd)
+		seen[e] = len(nodes) - 1
+		return len(nodes) - 1, nil
+	}
+	_, err := emit(e)
+	return nodes, err
+}
+
+// mapOperator finds the functions of e's op, as its kernel would run them
+// for e's attributes on f32 data.
+func mapOperator(e *fusion.Expr) (mapNode, error) {
+	arity := len(e.Args)
+	// A tree keeps the attributes as called; the kernel sees them with
+	// their defaults filled.
+	attrs, err := core.NormalizeAttrs(e.Op, e.Attrs)
+	if err != nil {
+		return mapNode{}, fmt.Errorf("cpu: fused %s: %w", e.Op, err)
+	}
+	if build, ok := ewUnaryFns[e.Op]; ok && arity == 1 {
+		fns := build(attrs, core.F32)
+		return mapNode{un: withF32(fns)}, nil
+	}
+	if fns, ok := ewBinaryFns[e.Op]; ok && arity == 2 && len(attrs) == 0 {
+		return mapNode{bin: binWithF32(fns)}, nil
+	}
+	if def, ok := core.LookupOp(e.Op); ok && def.Pointwise != nil {
+		p := def.Pointwise
+		switch {
+		case p.F != nil && arity == 1:
+			f := p.F(attrs)
+			return mapNode{un: &unaryFns{f: f, f32: ewThrough64(f)}}, nil
+		case p.F2 != nil && arity == 2:
+			return mapNode{bin: binWithF32(binaryFns{f: p.F2(nil)})}, nil
+		}
+	}
+	return mapNode{}, fmt.Errorf("cpu: %s with %d operands is not fused", e.Op, arity)
+}
+
+// withF32 gives fns a float32 function where it has only the float64 one:
+// the f64 path rounds f's result once, as float32(f(x)) does.
+func withF32(fns unaryFns) *unaryFns {
+	if fns.f32 == nil {
+		fns.f32 = ewThrough64(fns.f)
+	}
+	return &fns
+}
+
+func binWithF32(fns binaryFns) *binaryFns {
+	if fns.vec == binNone && fns.f32 == nil {
+		f := fns.f
+		fns.f32 = func(a, b float32) float32 { return float32(f(float64(a), float64(b))) }
+	}
+	return &fns
+}
+
+// evalMapNode returns node s's values for the block at from: a slice of
+// the block's length, or of length 1 for a uniform node.
+func evalMapNode(nd *mapNode, slots [][]float32, buf []float32, leaves []mapLeaf, from int) []float32 {
+	switch {
+	case nd.leaf:
+		return leaves[nd.arg].block(buf, from, len(buf))
+	case nd.konst:
+		buf[0] = nd.val
+		return buf[:1]
+	case nd.un != nil:
+		x := slots[nd.a]
+		out := buf[:len(x)]
+		unDirect(nd.un, out, x)
+		return out
+	}
+	x, y := slots[nd.a], slots[nd.b]
+	out := buf[:max(len(x), len(y))]
+	binBlock(nd.bin.vec, nd.bin.f32, out, x, y)
+	return out
+}
+
+// mapLeaf reads one input's elements for a block of the output: a dense
+// input in place, a single value as one, an input broadcast along leading
+// dimensions by wrapping around it, anything else from a dense copy.
+type mapLeaf struct {
+	data   []float32
+	period int // the output repeats data every period elements
+}
+
+func newMapLeaf(t *core.Tensor, shape core.Shape) (mapLeaf, error) {
+	if t.DType() != core.F32 || t.Device() != core.CPU {
+		return mapLeaf{}, fmt.Errorf("is %s on %s, want f32 on the CPU", t.DType(), t.Device())
+	}
+	if t.Numel() == 1 {
+		v, err := t.Float64s()
+		if err != nil {
+			return mapLeaf{}, err
+		}
+		return mapLeaf{data: []float32{float32(v[0])}, period: 1}, nil
+	}
+	if !t.IsContiguous() || !trailingOf(t.Shape(), shape) {
+		dense := t.Expand(core.Attrs{"shape": []int(shape)}).Contiguous()
+		if err := dense.Err(); err != nil {
+			return mapLeaf{}, err
+		}
+		t = dense
+	}
+	n := t.Numel()
+	return mapLeaf{data: f32view(host(t))[t.Offset() : t.Offset()+n], period: n}, nil
+}
+
+// trailingOf reports whether in, without its leading 1s, is the trailing
+// dimensions of out: its elements then repeat along out's leading ones.
+func trailingOf(in, out core.Shape) bool {
+	for len(in) > 0 && in[0] == 1 {
+		in = in[1:]
+	}
+	if len(in) > len(out) {
+		return false
+	}
+	return in.Equal(out[len(out)-len(in):])
+}
+
+func (l mapLeaf) block(buf []float32, from, m int) []float32 {
+	if l.period == 1 {
+		return l.data[:1]
+	}
+	if start := from % l.period; start+m <= l.period {
+		return l.data[start : start+m] // in place: a dense input, or a block within one period
+	}
+	for i := 0; i < m; {
+		start := (from + i) % l.period
+		i += copy(buf[i:m], l.data[start:])
+	}
+	return buf[:m]
+}
