@@ -21,6 +21,12 @@ func inferMatmul(in []Meta, _ Attrs) ([]Meta, error) {
 // dA = G Bᵀ and dB = Aᵀ G, summed over the batch dims an operand was
 // broadcast along, then reshaped back to the operand. A matrix B under a
 // batched A takes its gradient as one product over all of A's rows.
+// transposedMatrix reports whether t is the transpose of a contiguous
+// matrix (strides [1, rows]).
+func transposedMatrix(t *Tensor) bool {
+	return t.Rank() == 2 && t.shape[0] > 1 && t.shape[1] > 1 && t.strides[0] == 1 && t.strides[1] == t.shape[0]
+}
+
 func matmulBackward(g *GradCtx) ([]*Tensor, error) {
 	a, b := g.Inputs[0], g.Inputs[1]
 	d, err := oprules.PlanMatmul(a.shape, b.shape)
@@ -41,13 +47,22 @@ func matmulBackward(g *GradCtx) ([]*Tensor, error) {
 		res[0] = SumToShape(ga, a2.shape).Reshape(a.shape)
 	}
 	if g.Need[1] {
-		if b2.Rank() == 2 && a2.Rank() > 2 {
+		if b2.Rank() == 2 && a2.Rank() >= 2 && (a2.Rank() > 2 || transposedMatrix(b2)) {
 			// A batched input times one matrix (a linear layer): the batch
 			// sum is part of one product's inner dimension, Aᵀ G over all
 			// rows, instead of one product per batch entry and then a sum.
 			rows := a2.Numel() / d.K
-			at := call1("transpose", nil, a2.Reshape(Shape{rows, d.K}))
-			res[1] = call1("matmul", nil, at, g2.Reshape(Shape{rows, b2.shape[1]})).Reshape(b.shape)
+			a2r, g2r := a2.Reshape(Shape{rows, d.K}), g2.Reshape(Shape{rows, b2.shape[1]})
+			if transposedMatrix(b2) {
+				// b is a weight's transpose (x @ Wᵀ): (Gᵀ A)ᵀ is the same
+				// product laid out as b, so W's gradient arrives contiguous
+				// and the optimiser reads it densely (the MLP step's Adam
+				// ran its chain over strided gradients otherwise).
+				gbt := call1("matmul", nil, call1("transpose", nil, g2r), a2r)
+				res[1] = call1("transpose", nil, gbt) // b2 is b: a matrix
+			} else {
+				res[1] = call1("matmul", nil, call1("transpose", nil, a2r), g2r).Reshape(b.shape)
+			}
 		} else {
 			gb := call1("matmul", nil, call1("transpose", nil, a2), g2)
 			res[1] = SumToShape(gb, b2.shape).Reshape(b.shape)
