@@ -181,6 +181,17 @@ func runFused[T fusedFloat](p fusedProgram, inputs, outs []*core.Tensor, n int) 
 	for i, t := range outs {
 		dst[i] = view[T](t)
 	}
+	// A tree's root is computed straight into its output (no copy); a slot
+	// that is the root of several trees is copied into the others.
+	direct := make([]int, len(p.code))
+	for s := range direct {
+		direct[s] = -1
+	}
+	for k, s := range p.outs {
+		if in := p.code[s]; direct[s] < 0 && !in.scalar && in.op != opLeaf {
+			direct[s] = k
+		}
+	}
 	blocks := (n + fusedBlock - 1) / fusedBlock
 	parallelFor(blocks, fusedBlock*len(p.code), func(lo, hi int) {
 		slots := make([][]T, len(p.code))
@@ -198,10 +209,17 @@ func runFused[T fusedFloat](p fusedProgram, inputs, outs []*core.Tensor, n int) 
 					slots[s] = ins[in.arg][from : from+m]
 					continue
 				}
-				slots[s] = scratch[s*fusedBlock : s*fusedBlock+m]
+				if k := direct[s]; k >= 0 {
+					slots[s] = dst[k][from : from+m]
+				} else {
+					slots[s] = scratch[s*fusedBlock : s*fusedBlock+m]
+				}
 				evalFused(s, in, slots, scalars, p.code)
 			}
 			for k, s := range p.outs {
+				if direct[s] == k {
+					continue
+				}
 				out := dst[k][from : from+m]
 				if p.code[s].scalar {
 					for i := range out {
