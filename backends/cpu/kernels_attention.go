@@ -9,7 +9,8 @@ import (
 )
 
 // Kernels of the attention ops: scaled dot-product attention and its
-// backward, in float64.
+// backward, in float64 (dense f32 calls take the products of
+// kernels_attention_f32.go).
 
 func init() {
 	register("scaled_dot_product_attention", attentionKernel)
@@ -83,6 +84,9 @@ func (at *attentionCall) probs(b, i int, p []float64) {
 }
 
 func attentionKernel(k *core.KernelCall) error {
+	if attentionF32Forward(k) {
+		return nil
+	}
 	at, err := readAttention(k, k.Inputs[3])
 	if err != nil {
 		return err
@@ -111,6 +115,9 @@ func attentionKernel(k *core.KernelCall) error {
 // dS = P*(dP - rowsum(P*dP)); dq = scale dS k, dk = scale dS^T q, dv = P^T g,
 // and dS itself is the gradient of an additive mask.
 func attentionBackwardKernel(k *core.KernelCall) error {
+	if attentionF32Backward(k) {
+		return nil
+	}
 	at, err := readAttention(k, k.Inputs[4])
 	if err != nil {
 		return err

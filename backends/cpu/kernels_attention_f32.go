@@ -1,0 +1,141 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/oprules"
+)
+
+// Attention on dense f32 operands through the packed gemm: per batch entry
+// and head, scores = scale·Q Kᵀ, row softmax, out = P V, and backward
+// dP = G Vᵀ, dS = P∘(dP - rowsum(P∘dP)), dQ = scale·dS K,
+// dK = scale·dSᵀ Q, dV = Pᵀ G - five products instead of the float64
+// loops of kernels_attention.go, which the transformer step spent 60% of
+// its time in. Broadcast batch dims, masks and a requested mask gradient
+// take the float64 kernels. Outputs are dense (core allocates them).
+
+// attentionF32 holds a dense f32 call's operands per batch entry.
+type attentionF32 struct {
+	oprules.SDPAShapes
+	batch   int
+	q, k, v []float32
+	scale   float32
+	causal  bool
+}
+
+// readAttentionF32 returns the call's f32 views, or false when it is not
+// the dense, unmasked, unbroadcast case this path covers.
+func readAttentionF32(kc *core.KernelCall, mask *core.Tensor) (*attentionF32, bool) {
+	q, k, v := kc.Inputs[0], kc.Inputs[1], kc.Inputs[2]
+	if mask != nil || q.DType() != core.F32 || k.DType() != core.F32 || v.DType() != core.F32 {
+		return nil, false
+	}
+	sh, err := oprules.AttentionShapes(q.Shape(), k.Shape(), v.Shape())
+	if err != nil {
+		return nil, false
+	}
+	b := sh.Batch
+	if !q.Shape().Equal(append(b.Clone(), sh.L, sh.E)) || !k.Shape().Equal(append(b.Clone(), sh.S, sh.E)) ||
+		!v.Shape().Equal(append(b.Clone(), sh.S, sh.Ev)) {
+		return nil, false
+	}
+	return &attentionF32{SDPAShapes: sh, batch: b.Numel(), q: f32Logical(q), k: f32Logical(k), v: f32Logical(v),
+		scale: float32(kernelkit.AttentionScale(kc.Attrs, sh.E)), causal: kc.Attrs.Bool("is_causal")}, true
+}
+
+// f32Data is a dense f32 tensor's elements.
+func f32Data(t *core.Tensor) []float32 {
+	return f32view(host(t))[t.Offset() : t.Offset()+t.Numel()]
+}
+
+// f32Logical is an f32 tensor's elements in logical order: in place when
+// dense, else gathered (a multi-head layer's q, k and v are transposed
+// views of one projection); f32 through float64 and back is exact.
+func f32Logical(t *core.Tensor) []float32 {
+	if t.IsContiguous() {
+		return f32Data(t)
+	}
+	v := readF64(t)
+	out := tempF32(len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
+}
+
+// probs fills p (L x S) with entry b's attention weights (a causal row i
+// attends to keys 0..i, so none is empty).
+func (at *attentionF32) probs(b int, p []float32) {
+	L, S, E := at.L, at.S, at.E
+	gemmF32Serial(false, true, L, S, E, at.scale, at.q[b*L*E:(b+1)*L*E], E, at.k[b*S*E:(b+1)*S*E], E, 0, p, S)
+	ninf := float32(math.Inf(-1))
+	for i := range L {
+		row := p[i*S : (i+1)*S]
+		if at.causal {
+			for j := i + 1; j < S; j++ {
+				row[j] = ninf
+			}
+		}
+		softmaxRowF32(row, row, false)
+	}
+}
+
+func attentionF32Forward(k *core.KernelCall) bool {
+	at, ok := readAttentionF32(k, k.Inputs[3])
+	if !ok || k.Outputs[0].DType() != core.F32 {
+		return false
+	}
+	L, S, Ev := at.L, at.S, at.Ev
+	out := f32Data(k.Outputs[0])
+	probs := tempF32(at.batch * L * S) // checked here: a refusal inside a worker would not reach guardTemps
+	parallelFor(at.batch, L*S*(at.E+Ev)*2, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			p := probs[b*L*S : (b+1)*L*S]
+			at.probs(b, p)
+			gemmF32Serial(false, false, L, Ev, S, 1, p, S, at.v[b*S*Ev:(b+1)*S*Ev], Ev, 0, out[b*L*Ev:(b+1)*L*Ev], Ev)
+		}
+	})
+	return true
+}
+
+func attentionF32Backward(k *core.KernelCall) bool {
+	at, ok := readAttentionF32(k, k.Inputs[4])
+	g := k.Inputs[3]
+	if !ok || len(k.Outputs) != 3 || g.DType() != core.F32 || !g.Shape().Equal(append(at.Batch.Clone(), at.L, at.Ev)) {
+		return false
+	}
+	for _, o := range k.Outputs {
+		if o.DType() != core.F32 {
+			return false
+		}
+	}
+	L, S, E, Ev := at.L, at.S, at.E, at.Ev
+	gd, dq, dk, dv := f32Logical(g), f32Data(k.Outputs[0]), f32Data(k.Outputs[1]), f32Data(k.Outputs[2])
+	probs, dscores := tempF32(at.batch*L*S), tempF32(at.batch*L*S)
+	parallelFor(at.batch, L*S*(E+Ev)*5, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			p, ds := probs[b*L*S:(b+1)*L*S], dscores[b*L*S:(b+1)*L*S]
+			qb, kb, vb := at.q[b*L*E:(b+1)*L*E], at.k[b*S*E:(b+1)*S*E], at.v[b*S*Ev:(b+1)*S*Ev]
+			gb := gd[b*L*Ev : (b+1)*L*Ev]
+			at.probs(b, p)
+			gemmF32Serial(false, true, L, S, Ev, 1, gb, Ev, vb, Ev, 0, ds, S) // dP
+			for i := range L {
+				pr, dr := p[i*S:(i+1)*S], ds[i*S:(i+1)*S]
+				var total float64
+				for j, pj := range pr {
+					total += float64(pj) * float64(dr[j])
+				}
+				t := float32(total)
+				for j, pj := range pr {
+					dr[j] = pj * (dr[j] - t)
+				}
+			}
+			gemmF32Serial(false, false, L, E, S, at.scale, ds, S, kb, E, 0, dq[b*L*E:(b+1)*L*E], E)
+			gemmF32Serial(true, false, S, E, L, at.scale, ds, S, qb, E, 0, dk[b*S*E:(b+1)*S*E], E)
+			gemmF32Serial(true, false, S, Ev, L, 1, p, S, gb, Ev, 0, dv[b*S*Ev:(b+1)*S*Ev], Ev)
+		}
+	})
+	return true
+}
