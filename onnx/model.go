@@ -15,10 +15,12 @@ import (
 	pb "github.com/webtensor/webtensor/onnx/internal/onnxpb"
 )
 
-// MinOpset is the oldest default-domain opset the importer accepts: the
-// operators' semantics are those of opset 13 and later (Softmax over one
-// axis, axes as inputs of Squeeze, Unsqueeze and ReduceSum, ...).
-const MinOpset = 13
+// MinOpset is the oldest default-domain opset the importer accepts. The
+// operators follow their current definitions; those whose meaning changed
+// after opset 7 without an attribute or input that gives the old form away
+// (the old forms' attributes are refused by name) are listed in
+// semanticsSince and refused in older models.
+const MinOpset = 7
 
 // Dim is one dimension of a declared input or output: a fixed size, or a
 // symbolic one (Param, ONNX's dim_param) bound when the model runs. Size is

@@ -42,6 +42,16 @@ func Operators() []string {
 	return names
 }
 
+// semanticsSince is the opset from which an operator means what the
+// importer implements, where older versions differ silently: Softmax's
+// family coerced the input to 2-D, Squeeze and Unsqueeze took axes as an
+// attribute, TopK had k as one, Resize had different inputs.
+var semanticsSince = map[string]int64{
+	"Softmax": 13, "LogSoftmax": 13, "Hardmax": 13, "Squeeze": 13, "Unsqueeze": 13,
+	"Resize": 11, "TopK": 10, "Clip": 11, "Pad": 11, "Slice": 10, "Dropout": 12, "Split": 13,
+	"BatchNormalization": 9,
+}
+
 // node is one NodeProto, checked at load.
 type node struct {
 	pb      *pb.NodeProto
@@ -63,6 +73,9 @@ func newNode(np *pb.NodeProto, opset int64) (*node, error) {
 		n.spec = &opSpec{attrs: constantAttrs}
 	} else if n.spec = operators[np.GetOpType()]; n.spec == nil {
 		return nil, n.errorf("operator %s is not supported", np.GetOpType())
+	}
+	if since := semanticsSince[np.GetOpType()]; opset < since {
+		return nil, n.errorf("%s before opset %d (the model imports opset %d) is not supported", np.GetOpType(), since, opset)
 	}
 	for _, a := range np.GetAttribute() {
 		name := a.GetName()
