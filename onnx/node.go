@@ -102,6 +102,9 @@ func (n *node) label() string {
 	if name := n.pb.GetName(); name != "" {
 		return fmt.Sprintf("node %q (%s)", name, n.pb.GetOpType())
 	}
+	if len(n.outputs) == 0 {
+		return fmt.Sprintf("an unnamed node %s without outputs", n.pb.GetOpType())
+	}
 	return fmt.Sprintf("node %s producing %q", n.pb.GetOpType(), n.outputs[0])
 }
 
