@@ -196,7 +196,7 @@ func build(mp *pb.ModelProto, dev core.Device, src *tensorSource) (*Model, error
 		defined[info.Name] = true
 		m.Inputs = append(m.Inputs, info)
 	}
-	nodes, err := sortNodes(g.GetNode(), defined, opset)
+	nodes, err := sortNodes(g.GetNode(), defined, opset, dev)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func build(mp *pb.ModelProto, dev core.Device, src *tensorSource) (*Model, error
 	}
 	m.lastUse = map[string]int{}
 	for i, n := range m.nodes {
-		for _, in := range n.inputs {
+		for _, in := range n.reads() {
 			m.lastUse[in] = i
 		}
 	}
@@ -278,11 +278,11 @@ func valueInfo(vi *pb.ValueInfoProto) (ValueInfo, error) {
 // output defined once) and orders them so each runs after what it reads:
 // ONNX requires graphs sorted already, but exporters do not always comply,
 // and a cycle or a missing input is an error naming the node.
-func sortNodes(list []*pb.NodeProto, defined map[string]bool, opset int64) ([]*node, error) {
+func sortNodes(list []*pb.NodeProto, defined map[string]bool, opset int64, dev core.Device) ([]*node, error) {
 	producer := map[string]int{}
 	nodes := make([]*node, len(list))
 	for i, np := range list {
-		n, err := newNode(np, opset)
+		n, err := newNode(np, opset, dev)
 		if err != nil {
 			return nil, err
 		}
@@ -304,7 +304,7 @@ func sortNodes(list []*pb.NodeProto, defined map[string]bool, opset int64) ([]*n
 	waiting := make([]int, len(nodes))
 	readers := map[string][]int{}
 	for i, n := range nodes {
-		for _, in := range n.inputs {
+		for _, in := range n.reads() {
 			if in == "" || defined[in] {
 				continue
 			}

@@ -60,9 +60,23 @@ type node struct {
 	outputs []string
 	attrs   map[string]*pb.AttributeProto
 	opset   int64
+	// branches are the subgraphs of control flow (If), built at load;
+	// implicit lists the outer values they read, which the node depends
+	// on as it does on its inputs.
+	branches map[string]*subgraph
+	implicit []string
 }
 
-func newNode(np *pb.NodeProto, opset int64) (*node, error) {
+// reads is every value the node depends on: its inputs and the outer
+// values its subgraphs use.
+func (n *node) reads() []string {
+	if len(n.implicit) == 0 {
+		return n.inputs
+	}
+	return append(append([]string{}, n.inputs...), n.implicit...)
+}
+
+func newNode(np *pb.NodeProto, opset int64, dev core.Device) (*node, error) {
 	n := &node{pb: np, inputs: np.GetInput(), outputs: np.GetOutput(), attrs: map[string]*pb.AttributeProto{}, opset: opset}
 	switch np.GetDomain() {
 	case "", "ai.onnx":
@@ -92,6 +106,20 @@ func newNode(np *pb.NodeProto, opset int64) (*node, error) {
 	}
 	if len(n.outputs) == 0 {
 		return nil, n.errorf("the node has no outputs")
+	}
+	for name, a := range n.attrs {
+		if a.GetType() != pb.AttributeProto_GRAPH {
+			continue
+		}
+		sub, free, err := buildSubgraph(a.GetG(), opset, dev)
+		if err != nil {
+			return nil, n.errorf("attribute %q: %v", name, err)
+		}
+		if n.branches == nil {
+			n.branches = map[string]*subgraph{}
+		}
+		n.branches[name] = sub
+		n.implicit = append(n.implicit, free...)
 	}
 	return n, nil
 }
@@ -230,13 +258,6 @@ func (c *ctx) attrString(name, def string) string {
 func (c *ctx) attrInts(name string) ([]int64, bool) {
 	if a := c.attr(name, pb.AttributeProto_INTS); a != nil {
 		return a.GetInts(), true
-	}
-	return nil, false
-}
-
-func (c *ctx) attrFloats(name string) ([]float32, bool) {
-	if a := c.attr(name, pb.AttributeProto_FLOATS); a != nil {
-		return a.GetFloats(), true
 	}
 	return nil, false
 }

@@ -112,7 +112,7 @@ func (m *Model) run(inputs []*core.Tensor, named map[string]*core.Tensor) ([]*co
 		if err := m.exec(n, st); err != nil {
 			return nil, fmt.Errorf("onnx: %w", err)
 		}
-		for _, in := range n.inputs {
+		for _, in := range n.reads() {
 			if m.lastUse[in] == i && !m.outputSet[in] && m.consts[in] == nil {
 				delete(st.vals, in) // let the garbage collector have it
 			}

@@ -54,16 +54,6 @@ func dtypeOf(t int32) (core.DType, error) {
 	return core.Invalid, fmt.Errorf("element type %s is not supported (webtensor holds f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8 and bool)", name)
 }
 
-// onnxType is the inverse of dtypeOf, for Cast-like attributes written back.
-func onnxType(d core.DType) int32 {
-	for t := range pb.TensorProto_DataType_name {
-		if got, err := dtypeOf(t); err == nil && got == d {
-			return t
-		}
-	}
-	return 0
-}
-
 // checkDims validates a declared shape and returns it as a core.Shape.
 func checkDims(dims []int64) (core.Shape, error) {
 	shape := make(core.Shape, len(dims))
