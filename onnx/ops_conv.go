@@ -25,7 +25,7 @@ func init() {
 	def(nil, global("max"), "GlobalMaxPool")
 	def([]string{"p"}, func(c *ctx) ([]*core.Tensor, error) {
 		x := c.in(0)
-		return one(call("norm", core.Attrs{"axes": spatialAxes(x), "keepdim": true, "ord": c.attrFloat("p", 2)}, x))
+		return one(call("norm", core.Attrs{"axes": spatialAxes(x), "keepdim": true, "ord": float64(c.attrInt("p", 2))}, x))
 	}, "GlobalLpPool")
 }
 
@@ -320,7 +320,7 @@ func lpPool(c *ctx) ([]*core.Tensor, error) {
 	if checkNoDilation(c, w); !ok || c.err != nil {
 		return nil, nil
 	}
-	p := c.attrFloat("p", 2)
+	p := float64(c.attrInt("p", 2))
 	size := 1
 	for _, k := range w.kernel {
 		size *= k
