@@ -7,7 +7,7 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: device-build gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check size-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
+.PHONY: onnx-proto device-build gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check size-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
 
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
@@ -32,7 +32,7 @@ run: build ## train the demos on the best device found (CPU fallback): the spira
 # ruff for the Python lint.
 $(VENV)/.test-deps:
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check numpy safetensors ruff
+	$(PY) -m pip install -q --disable-pip-version-check numpy safetensors ruff onnx==1.23.2
 	touch $@
 
 # Reference-time Python: PyTorch too (vectors, benchmarks, DLPack interop tests).
@@ -91,6 +91,7 @@ fuzz-short: ## run every fuzzer briefly (CI); FUZZTIME=5000000x for a real sessi
 	$(GO) test ./capi -run '^$$' -fuzz '^FuzzOp$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./capi -run '^$$' -fuzz '^FuzzFromData$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./capi -run '^$$' -fuzz '^FuzzFromDLPack$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./onnx -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./plugins-wasm -run '^$$' -fuzz '^FuzzManifest$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./plugins-wasm -run '^$$' -fuzz '^FuzzCodeCheck$$' -fuzztime $(FUZZTIME)
 
@@ -140,6 +141,11 @@ lint: $(VENV)/.test-deps fmt-check size-check vet ## gofmt, the file-size limit,
 # backend's (its elementwise assembly).
 generate: ## regenerate everything generated: Go methods, docs/ops.md, docs/config.md, the conformance index, the SDKs' op code, the unrolled WGSL, the CPU assembly
 	$(GO) generate ./...
+
+# The ONNX protobuf types (onnx/internal/onnxpb/onnx.pb.go) need protoc and
+# protoc-gen-go, which CI lacks, so they are regenerated here, not by generate.
+onnx-proto: ## regenerate onnx/internal/onnxpb/onnx.pb.go from onnx.proto (needs protoc, protoc-gen-go v1.36.12)
+	sh onnx/internal/onnxpb/generate.sh
 
 generate-check: ## fail when any generated file differs from what make generate writes
 	$(GO) run ./internal/gen -check

@@ -1,0 +1,40 @@
+package onnx
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/webtensor/webtensor/core"
+	pb "github.com/webtensor/webtensor/onnx/internal/onnxpb"
+)
+
+// FuzzLoad feeds arbitrary bytes to LoadBytes: malformed, truncated or
+// hostile models (huge dims, cycles, missing inputs, bad external data)
+// must give an error, never a panic, a hang or a huge allocation. The
+// seeds are valid models and a few broken ones, so mutations explore
+// both the protobuf decoder and the importer's checks.
+func FuzzLoad(f *testing.F) {
+	mlp := marshal(mlpModel())
+	f.Add(mlp)
+	f.Add(mlp[:len(mlp)/2])
+	f.Add(marshal(externalModel("w.bin")))
+	f.Add(marshal(externalModel("../../etc/passwd")))
+	f.Add(marshal(modelProto([]*pb.NodeProto{
+		nodeProto("Add", "p", []string{"x", "q_out"}, []string{"p_out"}),
+		nodeProto("Relu", "q", []string{"p_out"}, []string{"q_out"})},
+		[]*pb.ValueInfoProto{vi("x", pb.TensorProto_FLOAT, 2)}, []*pb.ValueInfoProto{vi("q_out", pb.TensorProto_FLOAT, 2)})))
+	f.Add(marshal(modelProto(nil, nil, []*pb.ValueInfoProto{vi("y", pb.TensorProto_FLOAT)},
+		&pb.TensorProto{Name: proto.String("y"), Dims: []int64{1 << 30, 1 << 30, 1 << 30}, DataType: proto.Int32(1)})))
+	f.Add(marshal(modelProto([]*pb.NodeProto{nodeProto("Constant", "c", nil, []string{"y"},
+		&pb.AttributeProto{Name: proto.String("value"), Type: pb.AttributeProto_TENSOR.Enum(),
+			T: &pb.TensorProto{Dims: []int64{3}, DataType: proto.Int32(7), Int64Data: []int64{1, 2}}})},
+		nil, []*pb.ValueInfoProto{vi("y", pb.TensorProto_INT64, 3)})))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := LoadBytes(data, WithDevice(core.CPU), WithDir(dir))
+		if err == nil && m == nil {
+			t.Fatal("LoadBytes returned neither a model nor an error")
+		}
+	})
+}

@@ -1,0 +1,151 @@
+package onnx
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/webtensor/webtensor/core"
+	pb "github.com/webtensor/webtensor/onnx/internal/onnxpb"
+)
+
+// Control flow: If runs one of its two subgraphs, chosen by a condition
+// read on the host, so a traced graph holds the branch taken (as
+// ir.Trace specialises any Go branch).
+
+func init() {
+	def([]string{"then_branch", "else_branch"}, ifOp, "If")
+}
+
+// subgraph is a control-flow body, checked and sorted at load like the
+// main graph. It reads values of the graphs around it by name.
+type subgraph struct {
+	nodes   []*node
+	consts  map[string]*core.Tensor
+	outputs []string
+}
+
+// freeNames lists the values g reads but does not define (its inputs,
+// initializers or nodes' outputs), through nested subgraphs too.
+func freeNames(g *pb.GraphProto) []string {
+	own := map[string]bool{"": true}
+	for _, vi := range g.GetInput() {
+		own[vi.GetName()] = true
+	}
+	for _, tp := range g.GetInitializer() {
+		own[tp.GetName()] = true
+	}
+	for _, n := range g.GetNode() {
+		for _, out := range n.GetOutput() {
+			own[out] = true
+		}
+	}
+	var free []string
+	seen := map[string]bool{}
+	use := func(name string) {
+		if !own[name] && !seen[name] {
+			seen[name] = true
+			free = append(free, name)
+		}
+	}
+	for _, n := range g.GetNode() {
+		for _, in := range n.GetInput() {
+			use(in)
+		}
+		for _, a := range n.GetAttribute() {
+			if a.GetG() != nil {
+				for _, name := range freeNames(a.GetG()) {
+					use(name)
+				}
+			}
+		}
+	}
+	for _, vi := range g.GetOutput() {
+		use(vi.GetName())
+	}
+	return free
+}
+
+func buildSubgraph(g *pb.GraphProto, opset int64, dev core.Device) (*subgraph, []string, error) {
+	if g == nil {
+		return nil, nil, errors.New("holds no graph")
+	}
+	if len(g.GetInput()) > 0 {
+		return nil, nil, fmt.Errorf("a subgraph with %d inputs (a loop body) is not supported", len(g.GetInput()))
+	}
+	sub := &subgraph{consts: map[string]*core.Tensor{}}
+	defined := map[string]bool{}
+	for _, tp := range g.GetInitializer() {
+		t, err := decodeTensor(tp, dev, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("initializer %q: %w", tp.GetName(), err)
+		}
+		sub.consts[tp.GetName()] = t
+		defined[tp.GetName()] = true
+	}
+	free := freeNames(g)
+	for _, name := range free {
+		defined[name] = true
+	}
+	nodes, err := sortNodes(g.GetNode(), defined, opset, dev)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, n := range nodes {
+		if n.pb.GetOpType() != "Constant" {
+			sub.nodes = append(sub.nodes, n)
+			continue
+		}
+		t, err := constantValue(n, dev)
+		if err != nil {
+			return nil, nil, n.wrap(err)
+		}
+		sub.consts[n.outputs[0]] = t
+	}
+	for _, vi := range g.GetOutput() {
+		sub.outputs = append(sub.outputs, vi.GetName())
+	}
+	return sub, free, nil
+}
+
+// run executes the subgraph in the enclosing run's state: names are
+// unique across a model's graphs, so its values sit beside the outer ones.
+func (g *subgraph) run(m *Model, st *runState) ([]*core.Tensor, error) {
+	for name, t := range g.consts {
+		st.vals[name] = t
+	}
+	for _, n := range g.nodes {
+		for _, in := range n.reads() {
+			if in != "" && st.vals[in] == nil {
+				return nil, n.errorf("input %q is not available here", in)
+			}
+		}
+		if err := m.exec(n, st); err != nil {
+			return nil, err
+		}
+	}
+	outs := make([]*core.Tensor, len(g.outputs))
+	for i, name := range g.outputs {
+		if outs[i] = st.vals[name]; outs[i] == nil {
+			return nil, fmt.Errorf("subgraph output %q was not computed", name)
+		}
+	}
+	return outs, nil
+}
+
+func ifOp(c *ctx) ([]*core.Tensor, error) {
+	cond, ok := c.scalar(0)
+	if !ok {
+		c.fail("the condition is missing")
+		return nil, nil
+	}
+	name := "else_branch"
+	if cond != 0 {
+		name = "then_branch"
+	}
+	g := c.n.branches[name]
+	if g == nil {
+		c.fail("attribute %q is missing", name)
+		return nil, nil
+	}
+	return g.run(c.m, c.run)
+}

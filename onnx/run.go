@@ -1,0 +1,206 @@
+package onnx
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// runState is one run's values by name and the host copies of integer
+// tensors read so far (a run owns it; the Model is only read).
+type runState struct {
+	vals map[string]*core.Tensor
+	ints map[*core.Tensor][]int64
+}
+
+// hostInts reads an integer tensor's values, from the model's or the
+// run's host copy when there is one.
+func (r *runState) hostInts(m *Model, t *core.Tensor) ([]int64, error) {
+	if v, ok := m.hostInts[t]; ok {
+		return v, nil
+	}
+	if v, ok := r.ints[t]; ok {
+		return v, nil
+	}
+	if t.DType().IsFloat() {
+		return nil, fmt.Errorf("dtype %s is not an integer type", t.DType())
+	}
+	v, err := t.Int64s()
+	if err != nil {
+		return nil, err
+	}
+	r.ints[t] = v
+	return v, nil
+}
+
+// Run runs the model on named inputs and returns every graph output by
+// name. Inputs on another device are copied to the model's; symbolic
+// dimensions are bound from the inputs and must agree across them.
+func (m *Model) Run(inputs map[string]*core.Tensor) (map[string]*core.Tensor, error) {
+	ordered := make([]*core.Tensor, len(m.Inputs))
+	for i, in := range m.Inputs {
+		ordered[i] = inputs[in.Name]
+	}
+	for name := range inputs {
+		if !m.isInput(name) {
+			return nil, fmt.Errorf("onnx: the model has no input %q (inputs: %s)", name, m.inputNames())
+		}
+	}
+	outs, err := m.run(ordered, inputs)
+	if err != nil {
+		return nil, err
+	}
+	res := make(map[string]*core.Tensor, len(outs))
+	for i, o := range m.Outputs {
+		res[o.Name] = outs[i]
+	}
+	return res, nil
+}
+
+// Call runs the model on inputs in Inputs order and returns the outputs in
+// Outputs order. It has the signature ir.Trace captures.
+func (m *Model) Call(inputs []*core.Tensor) ([]*core.Tensor, error) {
+	if len(inputs) != len(m.Inputs) {
+		return nil, fmt.Errorf("onnx: the model takes %d inputs (%s), got %d", len(m.Inputs), m.inputNames(), len(inputs))
+	}
+	return m.run(inputs, nil)
+}
+
+func (m *Model) isInput(name string) bool {
+	for _, in := range m.Inputs {
+		if in.Name == name {
+			return true
+		}
+	}
+	return m.defaults[name]
+}
+
+func (m *Model) inputNames() string {
+	names := make([]string, len(m.Inputs))
+	for i, in := range m.Inputs {
+		names[i] = in.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func (m *Model) run(inputs []*core.Tensor, named map[string]*core.Tensor) ([]*core.Tensor, error) {
+	st := &runState{vals: make(map[string]*core.Tensor, len(m.consts)+len(m.nodes)), ints: map[*core.Tensor][]int64{}}
+	for name, t := range m.consts {
+		st.vals[name] = t
+	}
+	for name := range m.defaults { // an initializer a caller may override
+		if t := named[name]; t != nil {
+			st.vals[name] = t.To(m.dev)
+		}
+	}
+	bound := map[string]boundDim{}
+	for i, info := range m.Inputs {
+		t := inputs[i]
+		if t == nil {
+			return nil, fmt.Errorf("onnx: input %q is missing", info.Name)
+		}
+		if err := t.Err(); err != nil {
+			return nil, fmt.Errorf("onnx: input %q: %w", info.Name, err)
+		}
+		if err := info.check(t, bound); err != nil {
+			return nil, fmt.Errorf("onnx: input %q: %w", info.Name, err)
+		}
+		st.vals[info.Name] = t.To(m.dev)
+	}
+	for i, n := range m.nodes {
+		if err := m.exec(n, st); err != nil {
+			return nil, fmt.Errorf("onnx: %w", err)
+		}
+		for _, in := range n.reads() {
+			if m.lastUse[in] == i && !m.outputSet[in] && m.consts[in] == nil {
+				delete(st.vals, in) // let the garbage collector have it
+			}
+		}
+	}
+	outs := make([]*core.Tensor, len(m.Outputs))
+	for i, o := range m.Outputs {
+		outs[i] = st.vals[o.Name]
+		if outs[i] == nil {
+			return nil, fmt.Errorf("onnx: output %q was not computed", o.Name)
+		}
+	}
+	return outs, nil
+}
+
+// boundDim remembers which input first fixed a symbolic dimension.
+type boundDim struct {
+	size  int
+	input string
+}
+
+func (info ValueInfo) check(t *core.Tensor, bound map[string]boundDim) error {
+	if info.DType != core.Invalid && t.DType() != info.DType {
+		return fmt.Errorf("dtype %s, the model declares %s", t.DType(), info.DType)
+	}
+	if info.Dims == nil {
+		return nil
+	}
+	shape := t.Shape()
+	if len(shape) != len(info.Dims) {
+		return fmt.Errorf("shape %v has rank %d, the model declares rank %d", shape, len(shape), len(info.Dims))
+	}
+	for i, d := range info.Dims {
+		switch {
+		case d.Param != "":
+			if b, ok := bound[d.Param]; ok && b.size != shape[i] {
+				return fmt.Errorf("dim %d (%s) is %d, but input %q set %s to %d", i, d.Param, shape[i], b.input, d.Param, b.size)
+			}
+			bound[d.Param] = boundDim{shape[i], info.Name}
+		case d.Size >= 0 && int64(shape[i]) != d.Size:
+			return fmt.Errorf("shape %v: dim %d is %d, the model declares %d", shape, i, shape[i], d.Size)
+		}
+	}
+	return nil
+}
+
+// exec runs one node, checking what its operator returned.
+func (m *Model) exec(n *node, st *runState) (err error) {
+	defer func() {
+		// An operator's own arithmetic on shapes must not take the caller
+		// down on a malformed model: report it against the node instead.
+		if r := recover(); r != nil {
+			err = n.errorf("internal error: %v", r)
+		}
+	}()
+	c := &ctx{n: n, m: m, run: st, ins: make([]*core.Tensor, len(n.inputs))}
+	for i, name := range n.inputs {
+		if name != "" {
+			c.ins[i] = st.vals[name]
+		}
+	}
+	for i := len(n.outputs); i > 0; i-- {
+		if n.outputs[i-1] != "" {
+			c.nout = i
+			break
+		}
+	}
+	outs, err := n.spec.run(c)
+	if c.err != nil {
+		return n.wrap(c.err)
+	}
+	if err != nil {
+		return n.wrap(err)
+	}
+	if len(outs) < c.nout {
+		return n.errorf("%d outputs are asked for, the importer computes %d", c.nout, len(outs))
+	}
+	for i, name := range n.outputs {
+		if name == "" {
+			continue
+		}
+		if outs[i] == nil {
+			return n.errorf("output %d (%q) is not supported", i, name)
+		}
+		if err := outs[i].Err(); err != nil {
+			return n.wrap(err)
+		}
+		st.vals[name] = outs[i]
+	}
+	return nil
+}
