@@ -38,8 +38,8 @@ func newVocab(m map[string]int) (vocab, error) {
 }
 
 func (v vocab) tokenToID(tok string) (int, bool) { id, ok := v.ids[tok]; return id, ok }
-func (v vocab) idToToken(id int) (string, bool) { tok, ok := v.tokens[id]; return tok, ok }
-func (v vocab) size() int                       { return len(v.ids) }
+func (v vocab) idToToken(id int) (string, bool)  { tok, ok := v.tokens[id]; return tok, ok }
+func (v vocab) size() int                        { return len(v.ids) }
 
 func parseModel(raw json.RawMessage) (tokenModel, error) {
 	typ, err := componentType(raw)

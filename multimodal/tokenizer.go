@@ -54,15 +54,15 @@ func LoadTokenizer(path string) (*Tokenizer, error) {
 // tokenizerFile is tokenizer.json's top level; the components stay raw
 // until their "type" picks the Go type that reads them.
 type tokenizerFile struct {
-	Version       string            `json:"version"`
-	Truncation    *truncationJSON   `json:"truncation"`
-	Padding       *paddingJSON      `json:"padding"`
-	AddedTokens   []addedTokenJSON  `json:"added_tokens"`
-	Normalizer    json.RawMessage   `json:"normalizer"`
-	PreTokenizer  json.RawMessage   `json:"pre_tokenizer"`
-	PostProcessor json.RawMessage   `json:"post_processor"`
-	Decoder       json.RawMessage   `json:"decoder"`
-	Model         json.RawMessage   `json:"model"`
+	Version       string           `json:"version"`
+	Truncation    *truncationJSON  `json:"truncation"`
+	Padding       *paddingJSON     `json:"padding"`
+	AddedTokens   []addedTokenJSON `json:"added_tokens"`
+	Normalizer    json.RawMessage  `json:"normalizer"`
+	PreTokenizer  json.RawMessage  `json:"pre_tokenizer"`
+	PostProcessor json.RawMessage  `json:"post_processor"`
+	Decoder       json.RawMessage  `json:"decoder"`
+	Model         json.RawMessage  `json:"model"`
 }
 
 // ParseTokenizer reads the contents of a tokenizer.json. A component type

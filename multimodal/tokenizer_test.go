@@ -16,8 +16,8 @@ import (
 // tokenizer and two byte-level BPE tokenizers (testdata/make_refs.py).
 
 type tokenizerRefs struct {
-	Corpus     []string                     `json:"corpus"`
-	Pairs      [][2]string                  `json:"pairs"`
+	Corpus     []string                      `json:"corpus"`
+	Pairs      [][2]string                   `json:"pairs"`
 	Tokenizers map[string][]tokenizerRefCase `json:"tokenizers"`
 }
 
