@@ -130,6 +130,9 @@ func (w *weights) bertLayer(name string, cfg BertConfig) *bertLayer {
 // forward maps h (B, S, H) to (B, S, H); keep (B, 1, 1, S), bool, says
 // which keys each query may attend to (padding is masked out).
 func (l *bertLayer) forward(h, keep *core.Tensor) *core.Tensor {
+	if h.Err() != nil {
+		return h
+	}
 	s := h.Shape()
 	b, n := s[0], s[1]
 	split := func(t *core.Tensor) *core.Tensor {

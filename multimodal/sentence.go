@@ -133,6 +133,10 @@ func (e *SentenceEncoder) loadTransformer(dir string, opts []LoadOption) error {
 		// and guessing which would give silently different ids.
 		return fmt.Errorf("multimodal: LoadSentenceEncoder: sentence_bert_config.json: do_lower_case true is not supported")
 	}
+	if n := tok.VocabSize(); n > e.Model.Config.VocabSize {
+		// An id past the embedding table would fail at the first Encode.
+		return fmt.Errorf("multimodal: LoadSentenceEncoder: tokenizer.json has %d tokens, more than the model's vocab_size %d", n, e.Model.Config.VocabSize)
+	}
 	e.MaxSeqLength = e.Model.Config.MaxPositionEmbeddings
 	if st.MaxSeqLength != nil {
 		e.MaxSeqLength = min(*st.MaxSeqLength, e.MaxSeqLength)
