@@ -35,8 +35,6 @@ func only[C any](want ...string) configKey[C] {
 	}
 }
 
-func ignore[C any](*C, json.RawMessage) error { return nil }
-
 // genericKeys are transformers' PretrainedConfig keys that do not change
 // what an encoder computes in inference (training switches, generation
 // defaults, label names, bookkeeping); every model config accepts them.

@@ -77,11 +77,11 @@ func parseWordPiece(raw json.RawMessage) (*wordPiece, error) {
 		MaxChars *int           `json:"max_input_chars_per_word"`
 	}
 	if err := json.Unmarshal(raw, &j); err != nil {
-		return nil, fmt.Errorf("WordPiece: %w", err)
+		return nil, fmt.Errorf("in WordPiece: %w", err)
 	}
 	v, err := newVocab(j.Vocab)
 	if err != nil {
-		return nil, fmt.Errorf("WordPiece: %w", err)
+		return nil, fmt.Errorf("in WordPiece: %w", err)
 	}
 	w := &wordPiece{vocab: v, unk: j.Unk, prefix: "##", maxChars: 100}
 	if j.Prefix != nil {
@@ -92,7 +92,7 @@ func parseWordPiece(raw json.RawMessage) (*wordPiece, error) {
 	}
 	id, ok := v.ids[j.Unk]
 	if !ok {
-		return nil, fmt.Errorf("WordPiece: unk_token %q is not in the vocab", j.Unk)
+		return nil, fmt.Errorf("in WordPiece: unk_token %q is not in the vocab", j.Unk)
 	}
 	w.unkID = id
 	return w, nil
@@ -158,15 +158,15 @@ func parseBPE(raw json.RawMessage) (*bpe, error) {
 		IgnoreMerges bool              `json:"ignore_merges"`
 	}
 	if err := json.Unmarshal(raw, &j); err != nil {
-		return nil, fmt.Errorf("BPE: %w", err)
+		return nil, fmt.Errorf("in BPE: %w", err)
 	}
 	if j.Dropout != nil && *j.Dropout != 0 {
 		// Dropout makes encoding random; it is a training-time option.
-		return nil, fmt.Errorf("BPE: dropout %g is not supported (only null or 0)", *j.Dropout)
+		return nil, fmt.Errorf("in BPE: dropout %g is not supported (only null or 0)", *j.Dropout)
 	}
 	v, err := newVocab(j.Vocab)
 	if err != nil {
-		return nil, fmt.Errorf("BPE: %w", err)
+		return nil, fmt.Errorf("in BPE: %w", err)
 	}
 	b := &bpe{vocab: v, merges: make(map[[2]int]merge, len(j.Merges)), unkID: -1,
 		fuseUnk: j.FuseUnk, byteFallback: j.ByteFallback, ignoreMerges: j.IgnoreMerges}
@@ -179,21 +179,21 @@ func parseBPE(raw json.RawMessage) (*bpe, error) {
 	if j.Unk != nil {
 		id, ok := v.ids[*j.Unk]
 		if !ok {
-			return nil, fmt.Errorf("BPE: unk_token %q is not in the vocab", *j.Unk)
+			return nil, fmt.Errorf("in BPE: unk_token %q is not in the vocab", *j.Unk)
 		}
 		b.unk, b.unkID = *j.Unk, id
 	}
 	for rank, m := range j.Merges {
 		l, r, err := parseMerge(m)
 		if err != nil {
-			return nil, fmt.Errorf("BPE: merges[%d]: %w", rank, err)
+			return nil, fmt.Errorf("in BPE: merges[%d]: %w", rank, err)
 		}
 		lid, lok := v.ids[l]
 		rid, rok := v.ids[r]
 		merged := l + strings.TrimPrefix(r, b.prefix)
 		mid, mok := v.ids[merged]
 		if !lok || !rok || !mok {
-			return nil, fmt.Errorf("BPE: merges[%d] %q + %q: a token of the merge or its result %q is not in the vocab", rank, l, r, merged)
+			return nil, fmt.Errorf("in BPE: merges[%d] %q + %q: a token of the merge or its result %q is not in the vocab", rank, l, r, merged)
 		}
 		if _, dup := b.merges[[2]int{lid, rid}]; !dup {
 			b.merges[[2]int{lid, rid}] = merge{rank, mid}

@@ -46,7 +46,7 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 			Lowercase          bool  `json:"lowercase"`
 		}
 		if err := json.Unmarshal(raw, &b); err != nil {
-			return nil, fmt.Errorf("BertNormalizer: %w", err)
+			return nil, fmt.Errorf("in BertNormalizer: %w", err)
 		}
 		n := bertNormalizer{clean: b.CleanText, chinese: b.HandleChineseChars, lower: b.Lowercase, strip: b.Lowercase}
 		if b.StripAccents != nil {
@@ -72,7 +72,7 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 			Right bool `json:"strip_right"`
 		}
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("Strip: %w", err)
+			return nil, fmt.Errorf("in Strip: %w", err)
 		}
 		return strip(s), nil
 	case "Prepend":
@@ -80,7 +80,7 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 			Prepend string `json:"prepend"`
 		}
 		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, fmt.Errorf("Prepend: %w", err)
+			return nil, fmt.Errorf("in Prepend: %w", err)
 		}
 		return prepend(p.Prepend), nil
 	case "Replace":
@@ -89,11 +89,11 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 			Content string      `json:"content"`
 		}
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, fmt.Errorf("Replace: %w", err)
+			return nil, fmt.Errorf("in Replace: %w", err)
 		}
 		re, err := r.Pattern.compile()
 		if err != nil {
-			return nil, fmt.Errorf("Replace: %w", err)
+			return nil, fmt.Errorf("in Replace: %w", err)
 		}
 		return replace{re: re, with: r.Content}, nil
 	case "Sequence":
@@ -101,13 +101,13 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 			Normalizers []json.RawMessage `json:"normalizers"`
 		}
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("Sequence: %w", err)
+			return nil, fmt.Errorf("in Sequence: %w", err)
 		}
 		var seq sequenceNormalizer
 		for i, r := range s.Normalizers {
 			n, err := parseNormalizer(r)
 			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
+				return nil, fmt.Errorf("in Sequence[%d]: %w", i, err)
 			}
 			if n != nil {
 				seq = append(seq, n)

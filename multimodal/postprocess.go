@@ -27,7 +27,7 @@ func parsePostProcessor(raw json.RawMessage) (postProcessor, error) {
 			Cls [2]json.RawMessage `json:"cls"`
 		}
 		if err := json.Unmarshal(raw, &j); err != nil {
-			return nil, fmt.Errorf("%s: %w", typ, err)
+			return nil, fmt.Errorf("in %s: %w", typ, err)
 		}
 		var p pairProcessing
 		if err := readSpecial(j.Sep, &p.sep); err != nil {
@@ -46,19 +46,19 @@ func parsePostProcessor(raw json.RawMessage) (postProcessor, error) {
 			Processors []json.RawMessage `json:"processors"`
 		}
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("Sequence: %w", err)
+			return nil, fmt.Errorf("in Sequence: %w", err)
 		}
 		var found postProcessor = identityPost{}
 		for i, r := range s.Processors {
 			p, err := parsePostProcessor(r)
 			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
+				return nil, fmt.Errorf("in Sequence[%d]: %w", i, err)
 			}
 			if _, id := p.(identityPost); id || p == nil {
 				continue
 			}
 			if _, id := found.(identityPost); !id {
-				return nil, fmt.Errorf("Sequence: more than one processor that adds tokens is not supported")
+				return nil, fmt.Errorf("in Sequence: more than one processor that adds tokens is not supported")
 			}
 			found = p
 		}
@@ -167,12 +167,12 @@ func parseTemplate(raw json.RawMessage) (*template, error) {
 		} `json:"special_tokens"`
 	}
 	if err := json.Unmarshal(raw, &j); err != nil {
-		return nil, fmt.Errorf("TemplateProcessing: %w", err)
+		return nil, fmt.Errorf("in TemplateProcessing: %w", err)
 	}
 	t := &template{specials: map[string][]specialToken{}}
 	for name, s := range j.SpecialTokens {
 		if len(s.IDs) != len(s.Tokens) {
-			return nil, fmt.Errorf("TemplateProcessing: special token %q has %d ids and %d tokens", name, len(s.IDs), len(s.Tokens))
+			return nil, fmt.Errorf("in TemplateProcessing: special token %q has %d ids and %d tokens", name, len(s.IDs), len(s.Tokens))
 		}
 		for i := range s.IDs {
 			t.specials[name] = append(t.specials[name], specialToken{s.Tokens[i], s.IDs[i]})
@@ -184,13 +184,13 @@ func parseTemplate(raw json.RawMessage) (*template, error) {
 			switch {
 			case p.SpecialToken != nil:
 				if _, ok := t.specials[p.SpecialToken.ID]; !ok {
-					return nil, fmt.Errorf("TemplateProcessing: %s[%d]: special token %q is not in special_tokens", which, i, p.SpecialToken.ID)
+					return nil, fmt.Errorf("in TemplateProcessing: %s[%d]: special token %q is not in special_tokens", which, i, p.SpecialToken.ID)
 				}
 				out = append(out, templatePiece{special: p.SpecialToken.ID, typeID: p.SpecialToken.TypeID})
 			case p.Sequence != nil && (p.Sequence.ID == "A" || p.Sequence.ID == "B"):
 				out = append(out, templatePiece{seq: p.Sequence.ID, typeID: p.Sequence.TypeID})
 			default:
-				return nil, fmt.Errorf("TemplateProcessing: %s[%d] is neither a special token nor sequence A or B", which, i)
+				return nil, fmt.Errorf("in TemplateProcessing: %s[%d] is neither a special token nor sequence A or B", which, i)
 			}
 		}
 		return out, nil

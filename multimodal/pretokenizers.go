@@ -52,7 +52,7 @@ func parsePreTokenizer(raw json.RawMessage) (preTokenizer, error) {
 			UseRegex       *bool `json:"use_regex"`
 		}
 		if err := json.Unmarshal(raw, &j); err != nil {
-			return nil, fmt.Errorf("ByteLevel: %w", err)
+			return nil, fmt.Errorf("in ByteLevel: %w", err)
 		}
 		if j.AddPrefixSpace != nil {
 			b.addPrefixSpace = *j.AddPrefixSpace
@@ -68,16 +68,16 @@ func parsePreTokenizer(raw json.RawMessage) (preTokenizer, error) {
 			Invert   bool        `json:"invert"`
 		}
 		if err := json.Unmarshal(raw, &j); err != nil {
-			return nil, fmt.Errorf("Split: %w", err)
+			return nil, fmt.Errorf("in Split: %w", err)
 		}
 		re, err := j.Pattern.compile()
 		if err != nil {
-			return nil, fmt.Errorf("Split: %w", err)
+			return nil, fmt.Errorf("in Split: %w", err)
 		}
 		switch j.Behavior {
 		case "Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous":
 		default:
-			return nil, fmt.Errorf("Split: behavior %q is not one of Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous", j.Behavior)
+			return nil, fmt.Errorf("in Split: behavior %q is not one of Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous", j.Behavior)
 		}
 		return regexSplit{re: re, behavior: j.Behavior, invert: j.Invert}, nil
 	case "Sequence":
@@ -85,13 +85,13 @@ func parsePreTokenizer(raw json.RawMessage) (preTokenizer, error) {
 			PreTokenizers []json.RawMessage `json:"pretokenizers"`
 		}
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("Sequence: %w", err)
+			return nil, fmt.Errorf("in Sequence: %w", err)
 		}
 		var seq sequencePre
 		for i, r := range s.PreTokenizers {
 			p, err := parsePreTokenizer(r)
 			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
+				return nil, fmt.Errorf("in Sequence[%d]: %w", i, err)
 			}
 			if p != nil {
 				seq = append(seq, p)

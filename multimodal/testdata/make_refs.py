@@ -90,7 +90,7 @@ def encodings(tok, batch, add_special, with_tokens):
     out = [{"ids": e.ids, "type_ids": e.type_ids, "attention_mask": e.attention_mask,
             "special_tokens_mask": e.special_tokens_mask} for e in encs]
     if with_tokens:
-        for o, e in zip(out, encs):
+        for o, e in zip(out, encs, strict=True):
             o["tokens"] = e.tokens
     return out
 
@@ -230,7 +230,8 @@ def gpt2_tokenizer():
         processors.TemplateProcessing(
             single="<|startoftranscript|> <|en|> $A <|endoftext|>",
             pair="<|startoftranscript|> $A <|transcribe|> $B:1 <|endoftext|>:1",
-            special_tokens=[(s, ids[s]) for s in ["<|startoftranscript|>", "<|en|>", "<|transcribe|>", "<|endoftext|>"]]),
+            special_tokens=[(s, ids[s]) for s in
+                            ["<|startoftranscript|>", "<|en|>", "<|transcribe|>", "<|endoftext|>"]]),
     ])
     return t
 
