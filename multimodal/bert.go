@@ -145,20 +145,6 @@ func (l *bertLayer) forward(h, keep *core.Tensor) *core.Tensor {
 	return l.outLN.Forward(l.out.Forward(activate(l.inter.Forward(h), l.act)).Add(h))
 }
 
-// activate applies a transformers hidden_act: "gelu" is the exact erf
-// form, "gelu_new" and "gelu_pytorch_tanh" the tanh approximation.
-func activate(x *core.Tensor, act string) *core.Tensor {
-	switch act {
-	case "gelu_new", "gelu_pytorch_tanh":
-		return x.GELU(core.Attrs{"approximate": "tanh"})
-	case "relu":
-		return x.ReLU()
-	case "silu", "swish":
-		return x.SiLU()
-	}
-	return x.GELU()
-}
-
 // Device is where the weights live; Forward takes tensors there.
 func (m *BertModel) Device() core.Device { return m.dev }
 

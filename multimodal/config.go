@@ -109,7 +109,7 @@ type BertConfig struct {
 	NumHiddenLayers       int     // num_hidden_layers
 	NumAttentionHeads     int     // num_attention_heads
 	IntermediateSize      int     // intermediate_size
-	HiddenAct             string  // hidden_act: gelu, gelu_new, gelu_pytorch_tanh, relu, silu
+	HiddenAct             string  // hidden_act: see activationNames
 	MaxPositionEmbeddings int     // max_position_embeddings
 	TypeVocabSize         int     // type_vocab_size
 	LayerNormEps          float64 // layer_norm_eps
@@ -140,9 +140,6 @@ var bertKeys = map[string]configKey[BertConfig]{
 	"is_encoder_decoder":      only[BertConfig]("false"),
 }
 
-// activations maps hidden_act to the op that computes it.
-var activations = map[string]bool{"gelu": true, "gelu_new": true, "gelu_pytorch_tanh": true, "relu": true, "silu": true, "swish": true}
-
 // ParseBertConfig reads a BERT config.json. A key webtensor does not know,
 // or a value it does not implement (relative positions, a decoder, another
 // activation), fails naming the key.
@@ -162,7 +159,7 @@ func ParseBertConfig(data []byte) (BertConfig, error) {
 			c.HiddenSize, c.NumAttentionHeads)
 	}
 	if !activations[c.HiddenAct] {
-		return BertConfig{}, fmt.Errorf("multimodal: BERT config: key \"hidden_act\": %q is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish)", c.HiddenAct)
+		return BertConfig{}, fmt.Errorf("multimodal: BERT config: key \"hidden_act\": %q is not supported (supported: %s)", c.HiddenAct, activationNames)
 	}
 	return c, nil
 }

@@ -117,7 +117,7 @@ func TestBertConfigErrors(t *testing.T) {
 	for _, c := range []struct{ from, to, want string }{
 		{`"model_type": "bert"`, `"model_type": "roberta"`, `key "model_type": value "roberta" is not supported (supported: "bert")`},
 		{`"position_embedding_type": "absolute"`, `"position_embedding_type": "relative_key"`, `key "position_embedding_type": value "relative_key" is not supported`},
-		{`"hidden_act": "gelu"`, `"hidden_act": "quick_gelu"`, `key "hidden_act": "quick_gelu" is not supported`},
+		{`"hidden_act": "gelu"`, `"hidden_act": "mish"`, `key "hidden_act": "mish" is not supported`},
 		{`"num_attention_heads": 2`, `"num_attention_heads": 3`, "hidden_size 8 is not a multiple of num_attention_heads 3"},
 		{`"pad_token_id": 0`, `"pad_token_id": 0, "is_decoder": true`, `key "is_decoder": value true is not supported`},
 		{`"pad_token_id": 0`, `"pad_token_id": 0, "rotary_dim": 4`, `key "rotary_dim" is not supported`},

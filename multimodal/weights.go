@@ -139,6 +139,32 @@ func (w *weights) linear(name string, in, out int) *nn.Linear {
 	return l
 }
 
+// linearBias is a Linear whose bias the config may leave out (ViT's
+// qkv_bias, CLIP's projections).
+func (w *weights) linearBias(name string, in, out int, bias bool) *nn.Linear {
+	if bias {
+		return w.linear(name, in, out)
+	}
+	l := &nn.Linear{In: in, Out: out}
+	l.Weight = w.param(name+".weight", out, in)
+	w.register(&l.Base, []nn.NamedParameter{{Name: "weight", Param: l.Weight}})
+	return l
+}
+
+// patchConv is a patch embedding's conv: kernel and stride the patch size.
+func (w *weights) patchConv(name string, in, out, patch int, bias bool) *nn.Conv2d {
+	c := &nn.Conv2d{ConvGeometry: nn.ConvGeometry{In: in, Out: out, Kernel: []int{patch, patch},
+		Stride: []int{patch, patch}, Padding: []int{0, 0}, Dilation: []int{1, 1}, Groups: 1}}
+	c.Weight = w.param(name+".weight", out, in, patch, patch)
+	params := []nn.NamedParameter{{Name: "weight", Param: c.Weight}}
+	if bias {
+		c.Bias = w.param(name+".bias", out)
+		params = append(params, nn.NamedParameter{Name: "bias", Param: c.Bias})
+	}
+	w.register(&c.Base, params)
+	return c
+}
+
 func (w *weights) layerNorm(name string, dim int, eps float64) *nn.LayerNorm {
 	l := &nn.LayerNorm{NormalizedShape: core.Shape{dim}, Eps: eps}
 	l.Weight, l.Bias = w.param(name+".weight", dim), w.param(name+".bias", dim)

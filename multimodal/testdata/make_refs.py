@@ -14,6 +14,13 @@ It writes
   gpt2_bpe/tokenizer.json           a small GPT-2/Whisper-layout byte-level BPE trained here
   tokenizer_refs.json               ids, type ids and masks the tokenizers library gives
   minilm_refs.json, .safetensors    MiniLM's hidden states and sentence embeddings
+  vit_cls/, vit_model/, clip_tiny/  tiny seeded ViTForImageClassification, ViTModel and
+                                    CLIPModel checkpoints (save_pretrained)
+  vision_refs.safetensors           their inputs and outputs
+
+The BPE trainer breaks ties between equally frequent pairs in hash order, so
+a rerun may reorder a few merges of the trained tokenizers; everything that
+depends on them is written by the same run.
 """
 
 import json
@@ -284,6 +291,83 @@ def minilm_refs():
         json.dump({"sentences": SENTENCES, "hidden_states_batch": 3}, f, ensure_ascii=False, indent=1)
 
 
+def randomize(model):
+    """Spreads the weights: transformers' init (std 0.02, LayerNorm 1 and 0)
+    makes nearly constant activations that would hide a wrong layer."""
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("logit_scale"):
+                continue
+            noise = torch.randn(p.shape, generator=g) * 0.1
+            p.copy_(1 + noise if ("norm" in name or "layrnorm" in name) and name.endswith("weight") else noise * 2)
+
+
+def vision_refs():
+    tensors = {}
+    torch.manual_seed(0)
+    models = {
+        "vit_cls": transformers.ViTForImageClassification(transformers.ViTConfig(
+            hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=32,
+            patch_size=8, num_labels=5, hidden_act="gelu")),
+        # The variant: no q/k/v biases, the tanh GELU, another eps and
+        # non-square patches of a non-RGB image, and the pooler.
+        "vit_model": transformers.ViTModel(transformers.ViTConfig(
+            hidden_size=24, num_hidden_layers=3, num_attention_heads=2, intermediate_size=40, image_size=24,
+            patch_size=6, num_channels=2, qkv_bias=False, hidden_act="gelu_new", layer_norm_eps=1e-6)),
+    }
+    for name, model in models.items():
+        randomize(model)
+        model.eval().save_pretrained(os.path.join(HERE, name))
+        c = model.config
+        pixels = torch.randn(2, c.num_channels, c.image_size, c.image_size)
+        with torch.no_grad():
+            out = model(pixels, output_hidden_states=True)
+            base = model.vit(pixels) if name == "vit_cls" else out
+        tensors[name + "/pixel_values"] = pixels.numpy()
+        tensors[name + "/last_hidden_state"] = base.last_hidden_state.numpy()
+        tensors[name + "/hidden_states_1"] = out.hidden_states[1].numpy()
+        if name == "vit_cls":
+            tensors[name + "/logits"] = out.logits.numpy()
+        else:
+            tensors[name + "/pooler_output"] = out.pooler_output.numpy()
+
+    # CLIP with the CLIP-layout tokenizer trained above as its tokenizer.
+    tok = Tokenizer.from_file(os.path.join(HERE, "clip_bpe", "tokenizer.json"))
+    eos, bos = tok.token_to_id("<|endoftext|>"), tok.token_to_id("<|startoftext|>")
+    cfg = transformers.CLIPConfig(
+        text_config=dict(vocab_size=tok.get_vocab_size(), hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                         num_attention_heads=4, max_position_embeddings=77, eos_token_id=eos, bos_token_id=bos,
+                         pad_token_id=eos),
+        vision_config=dict(hidden_size=40, intermediate_size=56, num_hidden_layers=2, num_attention_heads=5,
+                           image_size=32, patch_size=8, hidden_act="gelu"),
+        projection_dim=16)
+    clip = transformers.CLIPModel(cfg)
+    randomize(clip)
+    clip.eval().save_pretrained(os.path.join(HERE, "clip_tiny"))
+    shutil.copy(os.path.join(HERE, "clip_bpe", "tokenizer.json"), os.path.join(HERE, "clip_tiny", "tokenizer.json"))
+    texts = ["a photo of a cat", "a photo of a dog", "a painting of a house by the sea"]
+    encs = tok.encode_batch(texts)
+    ids = torch.tensor([e.ids for e in encs])
+    mask = torch.tensor([e.attention_mask for e in encs])
+    pixels = torch.randn(2, 3, 32, 32)
+    with torch.no_grad():
+        out = clip(input_ids=ids, attention_mask=mask, pixel_values=pixels)
+    tensors["clip/input_ids"] = ids.numpy()
+    tensors["clip/attention_mask"] = mask.numpy()
+    tensors["clip/pixel_values"] = pixels.numpy()
+    tensors["clip/text_last_hidden_state"] = out.text_model_output.last_hidden_state.numpy()
+    tensors["clip/text_pooler_output"] = out.text_model_output.pooler_output.numpy()
+    tensors["clip/vision_pooler_output"] = out.vision_model_output.pooler_output.numpy()
+    tensors["clip/text_embeds"] = out.text_embeds.numpy()
+    tensors["clip/image_embeds"] = out.image_embeds.numpy()
+    tensors["clip/logits_per_image"] = out.logits_per_image.numpy()
+    save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, os.path.join(HERE, "vision_refs.safetensors"))
+    with open(os.path.join(HERE, "vision_refs.json"), "w") as f:
+        json.dump({"clip_texts": texts}, f, indent=1)
+
+
 if __name__ == "__main__":
     tokenizer_refs()
     minilm_refs()
+    vision_refs()

@@ -1,0 +1,101 @@
+package multimodal
+
+import (
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/safetensors"
+	"github.com/webtensor/webtensor/nn"
+)
+
+// The vision reference vectors: tiny seeded ViTForImageClassification,
+// ViTModel and CLIPModel checkpoints that transformers saved, with their
+// inputs and outputs (testdata/make_refs.py).
+
+// visionTol is relative to the largest reference value, as miniLMTol.
+const visionTol = 1e-4
+
+type visionRefs struct{ tensors *safetensors.File }
+
+func loadVisionRefs(t *testing.T) *visionRefs {
+	t.Helper()
+	f, err := safetensors.ReadFile(filepath.Join("testdata", "vision_refs.safetensors"))
+	require.NoError(t, err)
+	return &visionRefs{f}
+}
+
+func (r *visionRefs) get(t *testing.T, name string, dev core.Device) *core.Tensor {
+	t.Helper()
+	st, ok := r.tensors.Tensors[name]
+	require.True(t, ok, "reference tensor %s", name)
+	return st.ToTensor(dev)
+}
+
+func (r *visionRefs) check(t *testing.T, name string, got *core.Tensor) {
+	t.Helper()
+	e := relMaxErr(t, got, r.get(t, name, core.CPU))
+	t.Logf("%s: relative error %.2g", name, e)
+	require.Less(t, e, visionTol, name)
+}
+
+func checkViT(t *testing.T, dev core.Device) {
+	r := loadVisionRefs(t)
+	cls, err := LoadViTForImageClassification(filepath.Join("testdata", "vit_cls"), WithDevice(dev))
+	require.NoError(t, err)
+	require.Len(t, cls.ViT.Config.Labels, 5)
+	out, err := cls.ViT.Forward(r.get(t, "vit_cls/pixel_values", dev))
+	require.NoError(t, err)
+	require.Nil(t, out.PoolerOutput)
+	r.check(t, "vit_cls/last_hidden_state", out.LastHiddenState)
+	r.check(t, "vit_cls/hidden_states_1", out.HiddenStates[1])
+	logits, err := cls.Forward(r.get(t, "vit_cls/pixel_values", dev))
+	require.NoError(t, err)
+	r.check(t, "vit_cls/logits", logits)
+
+	m, err := LoadViTModel(filepath.Join("testdata", "vit_model"), WithDevice(dev))
+	require.NoError(t, err)
+	out, err = m.Forward(r.get(t, "vit_model/pixel_values", dev))
+	require.NoError(t, err)
+	r.check(t, "vit_model/last_hidden_state", out.LastHiddenState)
+	r.check(t, "vit_model/hidden_states_1", out.HiddenStates[1])
+	r.check(t, "vit_model/pooler_output", out.PoolerOutput)
+}
+
+func TestViTMatchesTransformers(t *testing.T) { checkViT(t, core.CPU) }
+
+func TestViTOnWebGPU(t *testing.T) {
+	webgputest.Need(t)
+	checkViT(t, webgputest.Device)
+}
+
+// requireStateDictIsFile checks that m's state dict names are the
+// checkpoint's, so nn.Save writes a file transformers loads.
+func requireStateDictIsFile(t *testing.T, m nn.Module, path string) {
+	t.Helper()
+	f, err := safetensors.ReadFile(path)
+	require.NoError(t, err)
+	var want, got []string
+	for k := range f.Tensors {
+		want = append(want, k)
+	}
+	for _, s := range m.StateDict() {
+		got = append(got, s.Name)
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	require.Equal(t, want, got)
+}
+
+func TestVisionStateDictNames(t *testing.T) {
+	cls, err := LoadViTForImageClassification(filepath.Join("testdata", "vit_cls"))
+	require.NoError(t, err)
+	requireStateDictIsFile(t, cls, filepath.Join("testdata", "vit_cls", "model.safetensors"))
+	m, err := LoadViTModel(filepath.Join("testdata", "vit_model"))
+	require.NoError(t, err)
+	requireStateDictIsFile(t, m, filepath.Join("testdata", "vit_model", "model.safetensors"))
+}
