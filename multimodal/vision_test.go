@@ -73,6 +73,61 @@ func TestViTOnWebGPU(t *testing.T) {
 	checkViT(t, webgputest.Device)
 }
 
+func checkCLIP(t *testing.T, dev core.Device) {
+	r := loadVisionRefs(t)
+	dir := filepath.Join("testdata", "clip_tiny")
+	m, err := LoadCLIPModel(dir, WithDevice(dev))
+	require.NoError(t, err)
+	tok, err := LoadTokenizer(filepath.Join(dir, "tokenizer.json"))
+	require.NoError(t, err)
+	texts := []string{"a photo of a cat", "a photo of a dog", "a painting of a house by the sea"}
+	encs, err := tok.EncodeBatch(texts, true)
+	require.NoError(t, err)
+	in, err := BatchTensors(encs, dev)
+	require.NoError(t, err)
+	for name, got := range map[string]*core.Tensor{"clip/input_ids": in.IDs, "clip/attention_mask": in.AttentionMask} {
+		want, err := r.get(t, name, core.CPU).Int64s()
+		require.NoError(t, err)
+		g, err := got.Int64s()
+		require.NoError(t, err)
+		require.Equal(t, want, g, name)
+	}
+	pixels := r.get(t, "clip/pixel_values", dev)
+
+	text, err := m.EncodeText(in.IDs, in.AttentionMask)
+	require.NoError(t, err)
+	r.check(t, "clip/text_last_hidden_state", text.LastHiddenState)
+	r.check(t, "clip/text_pooler_output", text.PoolerOutput)
+	image, err := m.EncodeImage(pixels)
+	require.NoError(t, err)
+	r.check(t, "clip/vision_pooler_output", image.PoolerOutput)
+	feats, err := m.TextFeatures(in.IDs, in.AttentionMask)
+	require.NoError(t, err)
+	r.check(t, "clip/text_features", feats)
+	feats, err = m.ImageFeatures(pixels)
+	require.NoError(t, err)
+	r.check(t, "clip/image_features", feats)
+	out, err := m.Forward(in.IDs, in.AttentionMask, pixels)
+	require.NoError(t, err)
+	r.check(t, "clip/text_embeds", out.TextEmbeds)
+	r.check(t, "clip/image_embeds", out.ImageEmbeds)
+	r.check(t, "clip/logits_per_image", out.LogitsPerImage)
+
+	probs, err := m.ZeroShot(tok, texts, pixels)
+	require.NoError(t, err)
+	want := r.get(t, "clip/logits_per_image", core.CPU).Softmax(core.Attrs{"axis": -1})
+	e := relMaxErr(t, probs, want)
+	t.Logf("zero-shot probabilities: relative error %.2g", e)
+	require.Less(t, e, visionTol)
+}
+
+func TestCLIPMatchesTransformers(t *testing.T) { checkCLIP(t, core.CPU) }
+
+func TestCLIPOnWebGPU(t *testing.T) {
+	webgputest.Need(t)
+	checkCLIP(t, webgputest.Device)
+}
+
 // requireStateDictIsFile checks that m's state dict names are the
 // checkpoint's, so nn.Save writes a file transformers loads.
 func requireStateDictIsFile(t *testing.T, m nn.Module, path string) {
@@ -98,4 +153,7 @@ func TestVisionStateDictNames(t *testing.T) {
 	m, err := LoadViTModel(filepath.Join("testdata", "vit_model"))
 	require.NoError(t, err)
 	requireStateDictIsFile(t, m, filepath.Join("testdata", "vit_model", "model.safetensors"))
+	clip, err := LoadCLIPModel(filepath.Join("testdata", "clip_tiny"))
+	require.NoError(t, err)
+	requireStateDictIsFile(t, clip, filepath.Join("testdata", "clip_tiny", "model.safetensors"))
 }

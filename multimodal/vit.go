@@ -122,14 +122,14 @@ type ViTModel struct {
 	nn.Base
 	Config ViTConfig
 
-	dev     core.Device
-	dtype   core.DType
-	cls     *nn.Parameter
-	pos     *nn.Parameter
-	patch   *nn.Conv2d
-	layers  []*preNormLayer
-	norm    *nn.LayerNorm
-	pooler  *nn.Linear // nil without one
+	dev    core.Device
+	dtype  core.DType
+	cls    *nn.Parameter
+	pos    *nn.Parameter
+	patch  *nn.Conv2d
+	layers []*preNormLayer
+	norm   *nn.LayerNorm
+	pooler *nn.Linear // nil without one
 }
 
 // ViTForImageClassification is a ViTModel (without pooler) and a linear

@@ -357,8 +357,15 @@ def vision_refs():
     tensors["clip/attention_mask"] = mask.numpy()
     tensors["clip/pixel_values"] = pixels.numpy()
     tensors["clip/text_last_hidden_state"] = out.text_model_output.last_hidden_state.numpy()
-    tensors["clip/text_pooler_output"] = out.text_model_output.pooler_output.numpy()
-    tensors["clip/vision_pooler_output"] = out.vision_model_output.pooler_output.numpy()
+    # The towers' own outputs: transformers 5 puts the projected features
+    # in the combined output's text_model_output.pooler_output.
+    with torch.no_grad():
+        text_pooled = clip.text_model(input_ids=ids, attention_mask=mask).pooler_output
+        image_pooled = clip.vision_model(pixel_values=pixels).pooler_output
+        tensors["clip/text_features"] = clip.text_projection(text_pooled).numpy()
+        tensors["clip/image_features"] = clip.visual_projection(image_pooled).numpy()
+    tensors["clip/text_pooler_output"] = text_pooled.numpy()
+    tensors["clip/vision_pooler_output"] = image_pooled.numpy()
     tensors["clip/text_embeds"] = out.text_embeds.numpy()
     tensors["clip/image_embeds"] = out.image_embeds.numpy()
     tensors["clip/logits_per_image"] = out.logits_per_image.numpy()
