@@ -10,6 +10,7 @@ require (
 	github.com/tetratelabs/wazero v1.12.0
 	github.com/x448/float16 v0.8.4
 	golang.org/x/sys v0.46.0
+	golang.org/x/text v0.28.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/protobuf v1.36.12
 )
@@ -28,5 +29,4 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/term v0.44.0 // indirect
-	golang.org/x/text v0.28.0 // indirect
 )
