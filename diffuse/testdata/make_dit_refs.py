@@ -1,0 +1,72 @@
+"""Reference vectors for diffuse's DiTTransformer2DModel, made by diffusers (test-only; CI never runs this).
+
+Run from the repository root with the project's Python (PyTorch, diffusers 0.42):
+
+    python diffuse/testdata/make_dit_refs.py
+
+It builds tiny DiTTransformer2DModels with seeded random weights (diffusers' own initialisation),
+writes each with save_pretrained into testdata/<name>/ (config.json and
+diffusion_pytorch_model.safetensors), and records in dit_refs.safetensors, in float32 on the CPU,
+a seeded batch and the model's output (noise and learned sigma channels) for per-element timesteps
+and class labels (one of them the null class classifier-free guidance uses), a timestep shared by
+the batch, and an input larger than sample_size (the patch embedding then recomputes its
+positional table). dit_refs.json names the models and the inputs.
+"""
+
+import json
+import os
+
+import torch
+from diffusers import DiTTransformer2DModel
+from safetensors.torch import save_file
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+MODELS = {
+    # DiT's own layout (adaLN-Zero, tanh GELU, learned sigma: twice the input channels out), tiny.
+    "dit_tiny": dict(
+        num_attention_heads=2, attention_head_dim=8, in_channels=4, out_channels=8, num_layers=2,
+        sample_size=8, patch_size=2, num_embeds_ada_norm=10,
+    ),
+    # The other options: affine norms, no q/k/v bias, exact GELU, patch 1, out_channels defaulted.
+    "dit_variant": dict(
+        num_attention_heads=3, attention_head_dim=4, in_channels=3, out_channels=None, num_layers=1,
+        sample_size=4, patch_size=1, num_embeds_ada_norm=7, norm_elementwise_affine=True,
+        attention_bias=False, activation_fn="gelu", norm_eps=1e-6,
+    ),
+}
+TIMESTEPS = [999, 37]
+SHARED_T = 500
+
+
+def main():
+    tensors, meta = {}, {"models": list(MODELS), "timesteps": TIMESTEPS, "shared_timestep": SHARED_T, "labels": {}}
+    for name, cfg in MODELS.items():
+        torch.manual_seed(len(name))
+        model = DiTTransformer2DModel(**cfg).eval()
+        model.save_pretrained(os.path.join(HERE, name), safe_serialization=True)
+        c, s = cfg["in_channels"], cfg["sample_size"]
+        n = cfg["num_embeds_ada_norm"]
+        labels = [3 % n, n]  # n is the null class (the table has n + 1 rows)
+        meta["labels"][name] = labels
+        gen = torch.Generator().manual_seed(1)
+        x = torch.randn((2, c, s, s), generator=gen)
+        big = torch.randn((1, c, s + 2 * cfg["patch_size"], s + 2 * cfg["patch_size"]), generator=gen)
+        lab = torch.tensor(labels)
+        with torch.no_grad():
+            out = model(x, timestep=torch.tensor(TIMESTEPS), class_labels=lab).sample
+            shared = model(x, timestep=torch.tensor([SHARED_T] * 2), class_labels=lab).sample
+            out_big = model(big, timestep=torch.tensor([TIMESTEPS[1]]), class_labels=lab[:1]).sample
+        tensors[f"{name}/sample"] = x
+        tensors[f"{name}/out"] = out
+        tensors[f"{name}/out_shared"] = shared
+        tensors[f"{name}/sample_big"] = big
+        tensors[f"{name}/out_big"] = out_big
+    save_file({k: v.contiguous() for k, v in tensors.items()}, os.path.join(HERE, "dit_refs.safetensors"))
+    with open(os.path.join(HERE, "dit_refs.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
