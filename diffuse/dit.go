@@ -26,10 +26,10 @@ type DiTTransformer2DModel struct {
 
 	dev       core.Device
 	dtype     core.DType
-	patch     *nn.Conv2d // pos_embed.proj
+	patch     *convLayer // pos_embed.proj
 	blocks    []*ditBlock
-	projOut1  *nn.Linear
-	projOut2  *nn.Linear
+	projOut1  *linearLayer
+	projOut2  *linearLayer
 	timeFreqs []float32
 
 	mu  sync.Mutex
@@ -106,13 +106,13 @@ func buildDiT(cfg DiTConfig, w *weights) *DiTTransformer2DModel {
 // scale modulate.
 type ditBlock struct {
 	nn.Base
-	time1, time2 *nn.Linear // norm1.emb.timestep_embedder
+	time1, time2 *linearLayer // norm1.emb.timestep_embedder
 	labels       *nn.Embedding
-	ada          *nn.Linear // norm1.linear
+	ada          *linearLayer // norm1.linear
 	attn         *crossAttention
 	norm3        *nn.LayerNorm
-	ffProj       *nn.Linear // ff.net.0.proj
-	ffOut        *nn.Linear // ff.net.2
+	ffProj       *linearLayer // ff.net.0.proj
+	ffOut        *linearLayer // ff.net.2
 	gelu         string     // the GELU's approximate attribute
 	eps          float64
 }

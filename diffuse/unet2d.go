@@ -22,14 +22,14 @@ type UNet2DModel struct {
 
 	dev       core.Device
 	dtype     core.DType
-	convIn    *nn.Conv2d
-	time1     *nn.Linear // time_embedding.linear_1
-	time2     *nn.Linear // time_embedding.linear_2
+	convIn    *convLayer
+	time1     *linearLayer // time_embedding.linear_1
+	time2     *linearLayer // time_embedding.linear_2
 	downs     []*downBlock
 	mid       *midBlock // nil when mid_block_type is null
 	ups       []*upBlock
 	normOut   *nn.GroupNorm
-	convOut   *nn.Conv2d
+	convOut   *convLayer
 	timeFreqs []float32 // the sinusoidal embedding's frequencies
 }
 

@@ -107,16 +107,16 @@ func (w *weights) check(path string) error {
 	return fmt.Errorf("diffuse: %s does not match the model's config (%d problem(s)):\n  %s", path, len(problems), strings.Join(problems, "\n  "))
 }
 
-func (w *weights) conv(name string, in, out, k, stride, pad int) *nn.Conv2d {
-	c := &nn.Conv2d{ConvGeometry: nn.ConvGeometry{In: in, Out: out, Kernel: []int{k, k},
-		Stride: []int{stride, stride}, Padding: []int{pad, pad}, Dilation: []int{1, 1}, Groups: 1}}
+func (w *weights) conv(name string, in, out, k, stride, pad int) *convLayer {
+	c := &convLayer{Conv2d: nn.Conv2d{ConvGeometry: nn.ConvGeometry{In: in, Out: out, Kernel: []int{k, k},
+		Stride: []int{stride, stride}, Padding: []int{pad, pad}, Dilation: []int{1, 1}, Groups: 1}}}
 	c.Weight, c.Bias = w.param(name+".weight", out, in, k, k), w.param(name+".bias", out)
 	w.register(&c.Base, []nn.NamedParameter{{Name: "weight", Param: c.Weight}, {Name: "bias", Param: c.Bias}})
 	return c
 }
 
-func (w *weights) linear(name string, in, out int) *nn.Linear {
-	l := &nn.Linear{In: in, Out: out}
+func (w *weights) linear(name string, in, out int) *linearLayer {
+	l := &linearLayer{Linear: nn.Linear{In: in, Out: out}}
 	l.Weight, l.Bias = w.param(name+".weight", out, in), w.param(name+".bias", out)
 	w.register(&l.Base, []nn.NamedParameter{{Name: "weight", Param: l.Weight}, {Name: "bias", Param: l.Bias}})
 	return l
@@ -147,9 +147,9 @@ func (w *weights) list(items ...nn.Module) *list {
 type resnet struct {
 	nn.Base
 	norm1, norm2 *nn.GroupNorm
-	conv1, conv2 *nn.Conv2d
-	timeProj     *nn.Linear
-	shortcut     *nn.Conv2d // nil when in == out
+	conv1, conv2 *convLayer
+	timeProj     *linearLayer
+	shortcut     *convLayer // nil when in == out
 	scaleShift   bool
 	outScale     float64
 }
@@ -217,7 +217,7 @@ func (r *resnet) forward(x, tembAct *core.Tensor) *core.Tensor {
 type attention struct {
 	nn.Base
 	norm          *nn.GroupNorm // nil without norm groups
-	q, k, v, out  *nn.Linear
+	q, k, v, out  *linearLayer
 	heads, hdim   int
 	rescaleOutput float64
 }
@@ -271,7 +271,7 @@ func (a *attention) forward(x *core.Tensor) *core.Tensor {
 // and right.
 type downsample struct {
 	nn.Base
-	conv   *nn.Conv2d
+	conv   *convLayer
 	padEnd bool
 }
 
@@ -292,7 +292,7 @@ func (d *downsample) forward(x *core.Tensor) *core.Tensor {
 // then a 3×3 conv.
 type upsample struct {
 	nn.Base
-	conv *nn.Conv2d
+	conv *convLayer
 }
 
 func (w *weights) upsample(name string, ch int) *upsample {

@@ -14,8 +14,8 @@ import (
 // hold them between the ResNets of unet_blocks.go. As there, each is built
 // from the checkpoint's tensors under diffusers' parameter names.
 
-func (w *weights) linearNoBias(name string, in, out int) *nn.Linear {
-	l := &nn.Linear{In: in, Out: out}
+func (w *weights) linearNoBias(name string, in, out int) *linearLayer {
+	l := &linearLayer{Linear: nn.Linear{In: in, Out: out}}
 	l.Weight = w.param(name+".weight", out, in)
 	w.register(&l.Base, []nn.NamedParameter{{Name: "weight", Param: l.Weight}})
 	return l
@@ -34,7 +34,7 @@ func (w *weights) layerNorm(name string, dim int, eps float64) *nn.LayerNorm {
 // no norm, no residual (the block adds it).
 type crossAttention struct {
 	nn.Base
-	q, k, v, out *nn.Linear
+	q, k, v, out *linearLayer
 	heads, hdim  int
 	upcast       bool
 }
@@ -89,7 +89,7 @@ func (a *crossAttention) forward(x, ctx *core.Tensor) *core.Tensor {
 // second, and net.2 maps back (net.1 is a parameterless dropout).
 type feedForward struct {
 	nn.Base
-	proj, out *nn.Linear
+	proj, out *linearLayer
 	inner     int
 }
 
@@ -153,8 +153,8 @@ func (t *transformerBlock) forward(h, ctx *core.Tensor) *core.Tensor {
 type transformer2D struct {
 	nn.Base
 	norm            *nn.GroupNorm
-	inConv, outConv *nn.Conv2d // without use_linear_projection
-	inLin, outLin   *nn.Linear // with it
+	inConv, outConv *convLayer // without use_linear_projection
+	inLin, outLin   *linearLayer // with it
 	blocks          []*transformerBlock
 	inner           int
 }
