@@ -113,7 +113,7 @@ type ditBlock struct {
 	norm3        *nn.LayerNorm
 	ffProj       *linearLayer // ff.net.0.proj
 	ffOut        *linearLayer // ff.net.2
-	gelu         string     // the GELU's approximate attribute
+	gelu         string       // the GELU's approximate attribute
 	eps          float64
 }
 

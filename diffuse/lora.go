@@ -51,7 +51,7 @@ type LoRALayer struct {
 	Down, Up *core.Tensor
 	// Alpha is the layer's alpha; its scale is Alpha/Rank (or
 	// Alpha/√Rank with RSLoRA).
-	Alpha float64
+	Alpha  float64
 	RSLoRA bool
 }
 

@@ -43,9 +43,11 @@ func (c *convLayer) Forward(x *core.Tensor) *core.Tensor {
 // modules (linears, or a conv with the layer's geometry and a 1×1 conv),
 // and the scale on their product.
 type lowRank struct {
-	down, up interface{ Forward(*core.Tensor) *core.Tensor }
-	base     float64 // the layer's alpha/rank
-	scale    float64 // base × the adapter's scale
+	down, up interface {
+		Forward(*core.Tensor) *core.Tensor
+	}
+	base  float64 // the layer's alpha/rank
+	scale float64 // base × the adapter's scale
 }
 
 // Adaptable is a model LoRA adapters apply to: UNet2DModel,

@@ -153,7 +153,7 @@ func (t *transformerBlock) forward(h, ctx *core.Tensor) *core.Tensor {
 type transformer2D struct {
 	nn.Base
 	norm            *nn.GroupNorm
-	inConv, outConv *convLayer // without use_linear_projection
+	inConv, outConv *convLayer   // without use_linear_projection
 	inLin, outLin   *linearLayer // with it
 	blocks          []*transformerBlock
 	inner           int
