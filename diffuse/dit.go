@@ -128,7 +128,7 @@ func (w *weights) ditBlock(name string, cfg DiTConfig) *ditBlock {
 	// LabelEmbedding keeps a row for the null class when its dropout
 	// probability (0.1, fixed by CombinedTimestepLabelEmbeddings) is > 0.
 	rows := cfg.NumEmbedsAdaNorm + 1
-	b.labels = &nn.Embedding{Num: rows, Dim: d, Weight: w.param(name+".norm1.emb.class_embedder.embedding_table.weight", rows, d)}
+	b.labels = &nn.Embedding{Num: rows, Dim: d, Weight: w.param(name+".norm1.emb.class_embedder.embedding_table.weight", normalInit, rows, d)}
 	w.register(&b.labels.Base, []nn.NamedParameter{{Name: "weight", Param: b.labels.Weight}})
 	b.ada = w.linear(name+".norm1.linear", d, 6*d)
 	b.attn = w.crossAttention(name+".attn1", d, d, cfg.NumAttentionHeads, cfg.AttentionHeadDim, cfg.UpcastAttention, cfg.AttentionBias)

@@ -16,14 +16,14 @@ import (
 
 func (w *weights) linearNoBias(name string, in, out int) *linearLayer {
 	l := &linearLayer{Linear: nn.Linear{In: in, Out: out}}
-	l.Weight = w.param(name+".weight", out, in)
+	l.Weight = w.param(name+".weight", uniformInit(in), out, in)
 	w.register(&l.Base, []nn.NamedParameter{{Name: "weight", Param: l.Weight}})
 	return l
 }
 
 func (w *weights) layerNorm(name string, dim int, eps float64) *nn.LayerNorm {
 	l := &nn.LayerNorm{NormalizedShape: core.Shape{dim}, Eps: eps}
-	l.Weight, l.Bias = w.param(name+".weight", dim), w.param(name+".bias", dim)
+	l.Weight, l.Bias = w.param(name+".weight", onesInit, dim), w.param(name+".bias", zerosInit, dim)
 	w.register(&l.Base, []nn.NamedParameter{{Name: "weight", Param: l.Weight}, {Name: "bias", Param: l.Bias}})
 	return l
 }
