@@ -49,7 +49,9 @@ type paramInit struct {
 	bound float64 // 'u': 1/sqrt(fan_in), what kaiming_uniform(a=√5) gives weights and torch gives biases
 }
 
-func uniformInit(fanIn int) paramInit { return paramInit{kind: 'u', bound: 1 / math.Sqrt(float64(fanIn))} }
+func uniformInit(fanIn int) paramInit {
+	return paramInit{kind: 'u', bound: 1 / math.Sqrt(float64(fanIn))}
+}
 
 var (
 	onesInit   = paramInit{kind: '1'}
