@@ -138,3 +138,54 @@ func TestDiTLoadMismatch(t *testing.T) {
 	require.ErrorContains(t, err, "tensor transformer_blocks.2.attn1.to_q.weight is missing (want shape [16 16])")
 	require.ErrorContains(t, err, "tensor proj_out_2.weight has shape [32 16], want [16 16]")
 }
+
+// DiTPipeline against diffusers' with the noise it drew.
+func testDiTPipeline(t *testing.T, dev core.Device) {
+	b, err := os.ReadFile("testdata/dit_refs.json")
+	require.NoError(t, err)
+	var meta struct {
+		Labels    []int `json:"pipe_labels"`
+		Pipelines map[string]struct {
+			Steps         int     `json:"steps"`
+			GuidanceScale float64 `json:"guidance_scale"`
+			NoiseDraws    int     `json:"noise_draws"`
+			Scheduler     string  `json:"scheduler"`
+		} `json:"pipelines"`
+	}
+	require.NoError(t, json.Unmarshal(b, &meta))
+	r := loadDiTRefs(t)
+	m, err := LoadDiT(filepath.Join("testdata", "dit_pipe"), WithDevice(dev))
+	require.NoError(t, err)
+	vae, err := LoadAutoencoderKL(filepath.Join("testdata", "vae_tiny"), WithDevice(dev))
+	require.NoError(t, err)
+	names := make([]string, 0, len(meta.Pipelines))
+	for name := range meta.Pipelines {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		run := meta.Pipelines[name]
+		t.Run(name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(run.Scheduler))
+			require.NoError(t, err)
+			s, err := New(cfg.Class, cfg)
+			require.NoError(t, err)
+			img2 := &img2imgRefs{unetRefs: r.unetRefs}
+			k := 0
+			p := &DiTPipeline{Model: m, Scheduler: s, VAE: vae, GuidanceScale: run.GuidanceScale}
+			images, err := p.Generate(meta.Labels, run.Steps, img2.replayNoise(t, "pipe_"+name, run.NoiseDraws, &k))
+			require.NoError(t, err)
+			require.Equal(t, run.NoiseDraws, k, "noise draws")
+			e := relMaxErr(t, images, r.get(t, "pipe_"+name+"/images", core.CPU))
+			require.Less(t, e, condPipeTol)
+			t.Logf("worst error: %.2g", e)
+		})
+	}
+}
+
+func TestDiTPipelineMatchesDiffusers(t *testing.T) { testDiTPipeline(t, core.CPU) }
+
+func TestDiTPipelineOnWebGPU(t *testing.T) {
+	webgputest.Need(t)
+	testDiTPipeline(t, webgputest.Device)
+}

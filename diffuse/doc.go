@@ -76,7 +76,9 @@
 // adaLN-Zero blocks (each with its own timestep and class-label
 // embedding), the modulated final layer and the unpatchify; with
 // out_channels twice in_channels the output carries the learned variance
-// after the noise (LearnedSigma).
+// after the noise (LearnedSigma). DiTPipeline is diffusers' DiTPipeline:
+// class-label guidance against the null class, the scheduler stepping the
+// doubled batch as diffusers does, and the VAE decode.
 //
 // Pipeline is unconditional sampling, diffusers' DDPMPipeline and
 // DDIMPipeline loop for any Scheduler and any Denoiser (NewUNet2DPipeline

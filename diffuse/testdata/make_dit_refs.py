@@ -11,13 +11,20 @@ a seeded batch and the model's output (noise and learned sigma channels) for per
 and class labels (one of them the null class classifier-free guidance uses), a timestep shared by
 the batch, and an input larger than sample_size (the patch embedding then recomputes its
 positional table). dit_refs.json names the models and the inputs.
+
+It also runs DiTPipeline (classifier-free guidance on class labels, the null class 1000, the learned
+sigma split off) on dit_pipe, a tiny model with DiT's 1000 classes, and the tiny VAE of
+make_vae_refs.py, for a deterministic and a stochastic scheduler, recording the images and every
+noise tensor drawn (randn_tensor is patched in the pipeline's and DDPM's modules).
 """
 
 import json
 import os
 
 import torch
-from diffusers import DiTTransformer2DModel
+from diffusers import AutoencoderKL, DDPMScheduler, DiTPipeline, DiTTransformer2DModel, DPMSolverMultistepScheduler
+from diffusers.pipelines.dit import pipeline_dit
+from diffusers.schedulers import scheduling_ddpm
 from safetensors.torch import save_file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -37,6 +44,51 @@ MODELS = {
 }
 TIMESTEPS = [999, 37]
 SHARED_T = 500
+# DiTPipeline hard-codes the null class 1000, so its model has DiT's 1000 classes.
+PIPE_MODEL = dict(num_attention_heads=2, attention_head_dim=8, in_channels=4, out_channels=8, num_layers=1,
+                  sample_size=8, patch_size=2, num_embeds_ada_norm=1000)
+# scheduler, steps, guidance scale
+PIPELINES = {"dpm": (DPMSolverMultistepScheduler, 6, 4.0), "ddpm": (DDPMScheduler, 4, 1.5),
+             "unguided": (DPMSolverMultistepScheduler, 3, 1.0)}
+PIPE_LABELS = [3, 917]
+
+
+def record_noise(drawn):
+    """Make the pipeline's and DDPM's randn_tensor record what it returns, in call order."""
+    for m in (pipeline_dit, scheduling_ddpm):
+        orig = m.randn_tensor
+
+        def rec(*args, _orig=orig, **kwargs):
+            x = _orig(*args, **kwargs)
+            drawn.append(x.clone())
+            return x
+
+        m.randn_tensor = rec
+
+
+def pipelines(tensors, meta):
+    torch.manual_seed(7)
+    model = DiTTransformer2DModel(**PIPE_MODEL).eval()
+    model.save_pretrained(os.path.join(HERE, "dit_pipe"), safe_serialization=True)
+    vae = AutoencoderKL.from_pretrained(os.path.join(HERE, "vae_tiny")).eval()
+    drawn = []
+    record_noise(drawn)
+    meta["pipe_labels"], meta["pipelines"] = PIPE_LABELS, {}
+    for name, (cls, steps, scale) in PIPELINES.items():
+        drawn.clear()
+        sched = cls()
+        pipe = DiTPipeline(transformer=model, vae=vae, scheduler=sched)
+        pipe.set_progress_bar_config(disable=True)
+        with torch.no_grad():
+            images = pipe(class_labels=PIPE_LABELS, guidance_scale=scale, num_inference_steps=steps,
+                          generator=torch.Generator().manual_seed(9), output_type="pt").images
+        tensors[f"pipe_{name}/images"] = images.contiguous()
+        for i, z in enumerate(drawn):
+            tensors[f"pipe_{name}/noise_{i}"] = z.contiguous()
+        cfg = {k: v for k, v in sched.config.items() if not k.startswith("_")}
+        cfg["_class_name"] = cls.__name__
+        meta["pipelines"][name] = {"steps": steps, "guidance_scale": scale, "noise_draws": len(drawn),
+                                   "scheduler": json.dumps(cfg)}
 
 
 def main():
@@ -62,6 +114,7 @@ def main():
         tensors[f"{name}/out_shared"] = shared
         tensors[f"{name}/sample_big"] = big
         tensors[f"{name}/out_big"] = out_big
+    pipelines(tensors, meta)
     save_file({k: v.contiguous() for k, v in tensors.items()}, os.path.join(HERE, "dit_refs.safetensors"))
     with open(os.path.join(HERE, "dit_refs.json"), "w") as f:
         json.dump(meta, f, indent=1)
