@@ -117,10 +117,11 @@
 // and the DDPM and DDIM pipelines' images with the noise they drew
 // (testdata/make_unet_refs.py), tiny UNet2DConditionModels with their
 // outputs and StableDiffusionPipeline's guided latents for DDIM, Euler and
-// Euler ancestral (testdata/make_cond_refs.py), and tiny seeded
+// Euler ancestral (testdata/make_cond_refs.py), tiny seeded
 // AutoencoderKLs with their encodings, posterior samples (with the noise
 // drawn) and plain and tiled decodes (testdata/make_vae_refs.py), tiny
-// seeded DiTs with their outputs (testdata/make_dit_refs.py),
+// seeded DiTs with their outputs and DiTPipeline's images with the noise
+// it drew (testdata/make_dit_refs.py),
 // StableDiffusionImg2ImgPipeline over seven scheduler runs and
 // pixel-space img2img (testdata/make_img2img_refs.py), and a seeded PEFT
 // LoRA/LoCon with its kohya rewrite and the outputs diffusers gives with
