@@ -1,6 +1,7 @@
 """Reference vectors for diffuse's DiTTransformer2DModel, made by diffusers (test-only; CI never runs this).
 
-Run from the repository root with the project's Python (PyTorch, diffusers 0.42):
+Run from the repository root with the project's Python (PyTorch, diffusers 0.42), after make_vae_refs.py
+(the pipeline decodes with its tiny VAE):
 
     python diffuse/testdata/make_dit_refs.py
 
