@@ -193,6 +193,7 @@ type pndm struct {
 	n        int // num_inference_steps
 	prk      int // how many of the timesteps are PRK steps
 	counter  int
+	begin    int // the loop's first step (img2img starts part-way)
 	ets      []*core.Tensor
 	curModel *core.Tensor // nil is diffusers' cur_model_output = 0
 	curX     *core.Tensor
@@ -245,7 +246,20 @@ func (s *pndm) SetTimesteps(n int) error {
 		all, s.prk = append(prk, plms...), len(prk)
 	}
 	s.timesteps, s.n = all, n
-	s.counter, s.ets, s.curModel, s.curX = 0, nil, nil, nil
+	s.counter, s.begin, s.ets, s.curModel, s.curX = 0, 0, nil, nil, nil
+	return nil
+}
+
+// setBegin starts the loop at step i. diffusers' PNDMScheduler has no
+// set_begin_index: its counter starts at 0 wherever the loop begins, which
+// is what the PLMS steps count (their warm-up), so only the timestep check
+// is offset. The PRK warm-up looks timesteps up by the counter in the full
+// schedule, so starting it part-way would mix two positions; it is refused.
+func (s *pndm) setBegin(i int) error {
+	if i > 0 && s.prk > 0 {
+		return fmt.Errorf("diffuse: PNDMScheduler: a loop that starts at step %d cannot run the PRK warm-up; set skip_prk_steps", i)
+	}
+	s.begin = i
 	return nil
 }
 
@@ -267,7 +281,7 @@ func (s *pndm) Step(m *core.Tensor, t float64, x *core.Tensor, _ Noise) (*core.T
 	if err := sameShape(name, m, x); err != nil {
 		return nil, err
 	}
-	if err := expectStep(name, s.timesteps, s.counter, t); err != nil {
+	if err := expectStep(name, s.timesteps, s.begin+s.counter, t); err != nil {
 		return nil, err
 	}
 	n := s.n

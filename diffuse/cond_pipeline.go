@@ -76,14 +76,7 @@ func (p *CondPipeline) Sample(pr Prompts, steps int, noise Noise) (*core.Tensor,
 	case pr.ImagesPerPrompt < 0:
 		return nil, fmt.Errorf("%s: ImagesPerPrompt %d, want >= 1 (or 0 for 1)", op, pr.ImagesPerPrompt)
 	}
-	dtype := p.DType
-	if dtype == core.Invalid {
-		dtype = core.F32
-	}
-	dev := p.Device
-	if dev.Kind == "" {
-		dev = core.CPU
-	}
+	dtype, dev := placement(p.DType, p.Device)
 	ctx, batch, guided, err := pr.context(dtype, dev)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
@@ -105,7 +98,13 @@ func (p *CondPipeline) Sample(pr Prompts, steps int, noise Noise) (*core.Tensor,
 	if sigma := p.Scheduler.InitNoiseSigma(); sigma != 1 {
 		x = mul(x, sigma)
 	}
-	for i, t := range p.Scheduler.Timesteps() {
+	return p.denoise(x, p.Scheduler.Timesteps(), ctx, batch, guided, pr.GuidanceScale, noise)
+}
+
+// denoise runs the guided loop from latents x (batch) over timesteps ts.
+func (p *CondPipeline) denoise(x *core.Tensor, ts []float64, ctx *core.Tensor, batch int, guided bool, scale float64, noise Noise) (*core.Tensor, error) {
+	const op = "diffuse: CondPipeline"
+	for i, t := range ts {
 		in := x
 		if guided {
 			in = core.Concat([]*core.Tensor{x, x}, core.Attrs{"axis": 0})
@@ -121,7 +120,7 @@ func (p *CondPipeline) Sample(pr Prompts, steps int, noise Noise) (*core.Tensor,
 		if guided {
 			uncond := out.Slice(core.Attrs{"axis": 0, "start": 0, "stop": batch})
 			cond := out.Slice(core.Attrs{"axis": 0, "start": batch, "stop": 2 * batch})
-			out = uncond.Add(mul(cond.Sub(uncond), pr.GuidanceScale))
+			out = uncond.Add(mul(cond.Sub(uncond), scale))
 		}
 		if x, err = p.Scheduler.Step(out, t, x, noise); err != nil {
 			return nil, fmt.Errorf("%s: step %d (t=%v): %w", op, i, t, err)

@@ -42,9 +42,12 @@
 // dtype asked for, and must be exactly the ones the config implies: the
 // load fails listing every missing, misshaped or unexpected tensor, and a
 // config value webtensor does not implement fails naming the key. Forward
-// runs on the sample's device without recording for autograd; only the
-// sinusoidal timestep embedding is computed on the host (large-argument
-// sin and cos are where GPU approximations lose digits).
+// runs on the sample's device; only the sinusoidal timestep embedding is
+// computed on the host (large-argument sin and cos are where GPU
+// approximations lose digits). A loaded model is in eval mode and records
+// nothing for autograd; NewUNet2D builds one with drawn weights (torch's
+// default initialisation, seeded) in training mode, whose Forward does
+// record, so a DDPM loss trains it (webtensor run --task diffusion).
 //
 // UNet2DConditionModel (LoadUNet2DCondition), Stable Diffusion's latent
 // UNet, loads the same way and with the same strictness: diffusers'
@@ -67,6 +70,16 @@
 // the overlap, which bounds the activations (and the mid block's
 // attention, quadratic in the latent's area) by the tile size.
 //
+// DiTTransformer2DModel (LoadDiT) is DiT's class-conditional transformer:
+// a strided-conv patch embedding plus a fixed 2-D sin-cos table (computed
+// on the host, recomputed for other input sizes as diffusers does),
+// adaLN-Zero blocks (each with its own timestep and class-label
+// embedding), the modulated final layer and the unpatchify; with
+// out_channels twice in_channels the output carries the learned variance
+// after the noise (LearnedSigma). DiTPipeline is diffusers' DiTPipeline:
+// class-label guidance against the null class, the scheduler stepping the
+// doubled batch as diffusers does, and the VAE decode.
+//
 // Pipeline is unconditional sampling, diffusers' DDPMPipeline and
 // DDIMPipeline loop for any Scheduler and any Denoiser (NewUNet2DPipeline
 // sets it up for a UNet2DModel): Generate returns images in [0, 1] as
@@ -79,6 +92,24 @@
 // latents, batched over prompts and images per prompt, bit-identical for
 // a seed on one device.
 //
+// img2img has StableDiffusionImg2ImgPipeline's semantics: strength picks
+// the last int(steps·strength) steps of the schedule, the scheduler is
+// placed at the first of them (set_begin_index), the starting image or
+// latents are noised there by AddNoise and denoised over the rest.
+// Pipeline.SampleFrom does it in the model's own (pixel) space,
+// CondPipeline.SampleFrom on latents with guidance, and Img2ImgPipeline
+// adds the VAE: images in [0, 1] encoded, the posterior sampled and
+// scaled, the latents decoded.
+//
+// LoRA (LoadLoRA) reads low-rank adapters for linear layers and LoCon for
+// convolutions from safetensors in diffusers/PEFT naming (lora_A/lora_B,
+// alpha from the lora_adapter_metadata header) or kohya's
+// (lora_unet_..._lora_down/lora_up/alpha). Apply adds them to a model's
+// forward at a scale that can change (SetScale) or be removed; Merge adds
+// them into the weights and Unmerge takes them out again. Layers the model
+// lacks, or shapes that do not fit, fail naming the layer, so a LoRA for
+// another model does not half-apply.
+//
 // The reference vectors in testdata come from diffusers itself:
 // every scheduler's full loop over a spread of configurations
 // (testdata/make_scheduler_refs.py), replayed step by step by the tests,
@@ -86,7 +117,13 @@
 // and the DDPM and DDIM pipelines' images with the noise they drew
 // (testdata/make_unet_refs.py), tiny UNet2DConditionModels with their
 // outputs and StableDiffusionPipeline's guided latents for DDIM, Euler and
-// Euler ancestral (testdata/make_cond_refs.py), and tiny seeded
+// Euler ancestral (testdata/make_cond_refs.py), tiny seeded
 // AutoencoderKLs with their encodings, posterior samples (with the noise
-// drawn) and plain and tiled decodes (testdata/make_vae_refs.py).
+// drawn) and plain and tiled decodes (testdata/make_vae_refs.py), tiny
+// seeded DiTs with their outputs and DiTPipeline's images with the noise
+// it drew (testdata/make_dit_refs.py),
+// StableDiffusionImg2ImgPipeline over seven scheduler runs and
+// pixel-space img2img (testdata/make_img2img_refs.py), and a seeded PEFT
+// LoRA/LoCon with its kohya rewrite and the outputs diffusers gives with
+// them (testdata/make_lora_refs.py).
 package diffuse

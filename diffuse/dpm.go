@@ -101,6 +101,13 @@ func (s *dpm) SetTimesteps(n int) error {
 
 func (s *dpm) InitNoiseSigma() float64 { return 1 }
 
+// setBegin places the loop at step i, diffusers' set_begin_index; the
+// solver's history starts empty there, so its first steps are lower order.
+func (s *dpm) setBegin(i int) error {
+	s.step = i
+	return nil
+}
+
 func (s *dpm) ScaleModelInput(x *core.Tensor, t float64) (*core.Tensor, error) {
 	return result(s.Name(), "ScaleModelInput", x)
 }

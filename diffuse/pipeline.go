@@ -53,14 +53,7 @@ func (p *Pipeline) Sample(batch, steps int, noise Noise) (*core.Tensor, error) {
 	case p.Channels < 1 || p.Height < 1 || p.Width < 1:
 		return nil, fmt.Errorf("diffuse: Pipeline: image shape %d×%d×%d (channels×height×width) must be positive", p.Channels, p.Height, p.Width)
 	}
-	dtype := p.DType
-	if dtype == core.Invalid {
-		dtype = core.F32
-	}
-	dev := p.Device
-	if dev.Kind == "" {
-		dev = core.CPU
-	}
+	dtype, dev := placement(p.DType, p.Device)
 	if err := p.Scheduler.SetTimesteps(steps); err != nil {
 		return nil, fmt.Errorf("diffuse: Pipeline: %w", err)
 	}
@@ -78,7 +71,12 @@ func (p *Pipeline) Sample(batch, steps int, noise Noise) (*core.Tensor, error) {
 	if sigma := p.Scheduler.InitNoiseSigma(); sigma != 1 {
 		x = mul(x, sigma)
 	}
-	for i, t := range p.Scheduler.Timesteps() {
+	return p.denoise(x, p.Scheduler.Timesteps(), noise)
+}
+
+// denoise runs the loop from x over timesteps ts.
+func (p *Pipeline) denoise(x *core.Tensor, ts []float64, noise Noise) (*core.Tensor, error) {
+	for i, t := range ts {
 		in, err := p.Scheduler.ScaleModelInput(x, t)
 		if err != nil {
 			return nil, fmt.Errorf("diffuse: Pipeline: step %d (t=%v): %w", i, t, err)
@@ -107,4 +105,15 @@ func (p *Pipeline) Generate(batch, steps int, noise Noise) (*core.Tensor, error)
 		return nil, fmt.Errorf("diffuse: Pipeline: %w", err)
 	}
 	return img, nil
+}
+
+// placement is a pipeline's dtype and device, F32 on the CPU when unset.
+func placement(dtype core.DType, dev core.Device) (core.DType, core.Device) {
+	if dtype == core.Invalid {
+		dtype = core.F32
+	}
+	if dev.Kind == "" {
+		dev = core.CPU
+	}
+	return dtype, dev
 }

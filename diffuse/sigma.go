@@ -79,6 +79,12 @@ func (s *sigmaSched) SetTimesteps(n int) error {
 	return nil
 }
 
+// setBegin places the loop at step i, diffusers' set_begin_index.
+func (s *sigmaSched) setBegin(i int) error {
+	s.step = i
+	return nil
+}
+
 func (s *sigmaSched) InitNoiseSigma() float64 {
 	m := float32(0)
 	for _, v := range s.sigmas {
@@ -168,7 +174,10 @@ func (s *sigmaSched) lmsStep(x, deriv *core.Tensor, i int) *core.Tensor {
 	}
 	order := min(i+1, maxOrder)
 	var acc *core.Tensor
-	for k := 0; k < order; k++ {
+	// A loop begun part-way (img2img) has fewer derivatives than the order
+	// its position implies; diffusers zips the coefficients with the
+	// derivatives it has, so the surplus coefficients go unused.
+	for k := 0; k < min(order, len(s.derivs)); k++ {
 		term := mul(s.derivs[len(s.derivs)-1-k], s.lmsCoefficient(order, i, k))
 		if acc == nil {
 			acc = term

@@ -22,14 +22,14 @@ type UNet2DModel struct {
 
 	dev       core.Device
 	dtype     core.DType
-	convIn    *nn.Conv2d
-	time1     *nn.Linear // time_embedding.linear_1
-	time2     *nn.Linear // time_embedding.linear_2
+	convIn    *convLayer
+	time1     *linearLayer // time_embedding.linear_1
+	time2     *linearLayer // time_embedding.linear_2
 	downs     []*downBlock
 	mid       *midBlock // nil when mid_block_type is null
 	ups       []*upBlock
 	normOut   *nn.GroupNorm
-	convOut   *nn.Conv2d
+	convOut   *convLayer
 	timeFreqs []float32 // the sinusoidal embedding's frequencies
 }
 
@@ -81,6 +81,37 @@ func LoadUNet2D(dir string, opts ...LoadOption) (*UNet2DModel, error) {
 	}
 	m := buildUNet2D(cfg, w)
 	if err := w.check(path); err != nil {
+		return nil, err
+	}
+	m.dev, m.dtype = o.dev, o.dtype
+	m.Train(false)
+	return m, nil
+}
+
+// NewUNet2D builds a UNet2DModel of cfg with freshly drawn weights (torch's
+// default initialisation of each layer, from core's Philox stream at seed,
+// so a seed gives the same model on every device), in training mode: its
+// Forward records for autograd, so a loss on its output can be
+// backpropagated into StateDict's parameters. cfg comes from
+// ParseUNet2DConfig or DefaultUNet2DConfig with fields changed.
+func NewUNet2D(cfg UNet2DConfig, seed uint64, opts ...LoadOption) (*UNet2DModel, error) {
+	o := loadOptions{dev: core.CPU, dtype: core.F32}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if !o.dtype.IsFloat() {
+		return nil, fmt.Errorf("diffuse: NewUNet2D: dtype %s is not a float dtype", o.dtype)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	w, err := newWeights(nil, o.dev, o.dtype)
+	if err != nil {
+		return nil, fmt.Errorf("diffuse: NewUNet2D: %w", err)
+	}
+	w.seed = seed
+	m := buildUNet2D(cfg, w)
+	if err := w.check("NewUNet2D"); err != nil {
 		return nil, err
 	}
 	m.dev, m.dtype = o.dev, o.dtype
@@ -149,7 +180,9 @@ func (m *UNet2DModel) DType() core.DType { return m.dtype }
 // diffusers truncates a Python float timestep to an integer here (it
 // makes a long tensor); webtensor uses t as given, as diffusers does for a
 // float tensor, so pass integer timesteps to match an integer schedule.
-// Forward records nothing for autograd: the model is for inference.
+// Forward records for autograd only in training mode (Train(true), the
+// mode NewUNet2D's models start in); a loaded model starts in eval mode,
+// where inference pays nothing for autograd.
 func (m *UNet2DModel) Forward(sample *core.Tensor, t float64) (*core.Tensor, error) {
 	if err := m.checkSample(sample); err != nil {
 		return nil, err
@@ -214,7 +247,9 @@ func (m *UNet2DModel) checkSample(x *core.Tensor) error {
 }
 
 func (m *UNet2DModel) forward(x *core.Tensor, ts []float64) (*core.Tensor, error) {
-	defer core.NoGradScope()()
+	if !m.Training() {
+		defer core.NoGradScope()()
+	}
 	if m.Config.CenterInputSample {
 		x = mul(x, 2).Sub(scalarLike(x, 1))
 	}

@@ -24,7 +24,9 @@ import (
 // device in its dtype, and keeps a list of every problem (a missing tensor,
 // a misshaped one) so that one error names them all.
 type weights struct {
-	file     *safetensors.File
+	file     *safetensors.File // nil when the weights are drawn (seed)
+	seed     uint64
+	offset   int64 // the Philox stream's position, advanced by every draw
 	dev      core.Device
 	dtype    core.DType
 	used     map[string]bool
@@ -40,9 +42,54 @@ func newWeights(f *safetensors.File, dev core.Device, dtype core.DType) (*weight
 	return &weights{file: f, dev: dev, dtype: dtype, used: map[string]bool{}, dummy: dummy}, nil
 }
 
-// param is tensor name, which must have the given shape.
-func (w *weights) param(name string, shape ...int) *nn.Parameter {
+// paramInit is how a parameter is drawn when a model is built without a
+// checkpoint: torch's default initialisation of its layer.
+type paramInit struct {
+	kind  byte    // 'u' uniform in [-bound, bound], '1' ones, '0' zeros, 'n' standard normal
+	bound float64 // 'u': 1/sqrt(fan_in), what kaiming_uniform(a=√5) gives weights and torch gives biases
+}
+
+func uniformInit(fanIn int) paramInit {
+	return paramInit{kind: 'u', bound: 1 / math.Sqrt(float64(fanIn))}
+}
+
+var (
+	onesInit   = paramInit{kind: '1'}
+	zerosInit  = paramInit{kind: '0'}
+	normalInit = paramInit{kind: 'n'}
+)
+
+// draw makes a parameter of shape by ini from the weights' Philox stream.
+func (w *weights) draw(ini paramInit, shape core.Shape) *core.Tensor {
+	attrs := core.Attrs{"shape": []int(shape), "dtype": core.F32, "seed": int64(w.seed), "offset": w.offset}
+	var t *core.Tensor
+	switch ini.kind {
+	case 'u':
+		t = mul(core.Rand(attrs), 2*ini.bound).Sub(core.Scalar(ini.bound, core.F32))
+		w.offset += int64(shape.Numel())
+	case 'n':
+		t = core.Randn(attrs)
+		w.offset += int64(shape.Numel())
+	case '1':
+		t = core.Ones(shape, core.F32)
+	default:
+		t = core.Zeros(shape, core.F32)
+	}
+	return t.Cast(w.dtype).To(w.dev)
+}
+
+// param is tensor name, which must have the given shape; without a
+// checkpoint it is drawn by ini.
+func (w *weights) param(name string, ini paramInit, shape ...int) *nn.Parameter {
 	w.used[name] = true
+	if w.file == nil {
+		p, err := nn.NewParameter(w.draw(ini, core.Shape(shape)))
+		if err != nil {
+			w.problems = append(w.problems, fmt.Sprintf("tensor %s: %v", name, err))
+			return w.dummy
+		}
+		return p
+	}
 	st, ok := w.file.Tensors[name]
 	want := core.Shape(shape)
 	switch {
@@ -91,9 +138,11 @@ func (w *weights) register(base *nn.Base, params []nn.NamedParameter, children .
 // not have, in one error.
 func (w *weights) check(path string) error {
 	var extra []string
-	for name := range w.file.Tensors {
-		if !w.used[name] {
-			extra = append(extra, name)
+	if w.file != nil {
+		for name := range w.file.Tensors {
+			if !w.used[name] {
+				extra = append(extra, name)
+			}
 		}
 	}
 	sort.Strings(extra)
@@ -107,24 +156,25 @@ func (w *weights) check(path string) error {
 	return fmt.Errorf("diffuse: %s does not match the model's config (%d problem(s)):\n  %s", path, len(problems), strings.Join(problems, "\n  "))
 }
 
-func (w *weights) conv(name string, in, out, k, stride, pad int) *nn.Conv2d {
-	c := &nn.Conv2d{ConvGeometry: nn.ConvGeometry{In: in, Out: out, Kernel: []int{k, k},
-		Stride: []int{stride, stride}, Padding: []int{pad, pad}, Dilation: []int{1, 1}, Groups: 1}}
-	c.Weight, c.Bias = w.param(name+".weight", out, in, k, k), w.param(name+".bias", out)
+func (w *weights) conv(name string, in, out, k, stride, pad int) *convLayer {
+	c := &convLayer{Conv2d: nn.Conv2d{ConvGeometry: nn.ConvGeometry{In: in, Out: out, Kernel: []int{k, k},
+		Stride: []int{stride, stride}, Padding: []int{pad, pad}, Dilation: []int{1, 1}, Groups: 1}}}
+	ini := uniformInit(in * k * k)
+	c.Weight, c.Bias = w.param(name+".weight", ini, out, in, k, k), w.param(name+".bias", ini, out)
 	w.register(&c.Base, []nn.NamedParameter{{Name: "weight", Param: c.Weight}, {Name: "bias", Param: c.Bias}})
 	return c
 }
 
-func (w *weights) linear(name string, in, out int) *nn.Linear {
-	l := &nn.Linear{In: in, Out: out}
-	l.Weight, l.Bias = w.param(name+".weight", out, in), w.param(name+".bias", out)
+func (w *weights) linear(name string, in, out int) *linearLayer {
+	l := &linearLayer{Linear: nn.Linear{In: in, Out: out}}
+	l.Weight, l.Bias = w.param(name+".weight", uniformInit(in), out, in), w.param(name+".bias", uniformInit(in), out)
 	w.register(&l.Base, []nn.NamedParameter{{Name: "weight", Param: l.Weight}, {Name: "bias", Param: l.Bias}})
 	return l
 }
 
 func (w *weights) groupNorm(name string, groups, ch int, eps float64) *nn.GroupNorm {
 	g := &nn.GroupNorm{Groups: groups, Channels: ch, Eps: eps}
-	g.Weight, g.Bias = w.param(name+".weight", ch), w.param(name+".bias", ch)
+	g.Weight, g.Bias = w.param(name+".weight", onesInit, ch), w.param(name+".bias", zerosInit, ch)
 	w.register(&g.Base, []nn.NamedParameter{{Name: "weight", Param: g.Weight}, {Name: "bias", Param: g.Bias}})
 	return g
 }
@@ -147,9 +197,9 @@ func (w *weights) list(items ...nn.Module) *list {
 type resnet struct {
 	nn.Base
 	norm1, norm2 *nn.GroupNorm
-	conv1, conv2 *nn.Conv2d
-	timeProj     *nn.Linear
-	shortcut     *nn.Conv2d // nil when in == out
+	conv1, conv2 *convLayer
+	timeProj     *linearLayer
+	shortcut     *convLayer // nil when in == out
 	scaleShift   bool
 	outScale     float64
 }
@@ -217,7 +267,7 @@ func (r *resnet) forward(x, tembAct *core.Tensor) *core.Tensor {
 type attention struct {
 	nn.Base
 	norm          *nn.GroupNorm // nil without norm groups
-	q, k, v, out  *nn.Linear
+	q, k, v, out  *linearLayer
 	heads, hdim   int
 	rescaleOutput float64
 }
@@ -271,7 +321,7 @@ func (a *attention) forward(x *core.Tensor) *core.Tensor {
 // and right.
 type downsample struct {
 	nn.Base
-	conv   *nn.Conv2d
+	conv   *convLayer
 	padEnd bool
 }
 
@@ -292,7 +342,7 @@ func (d *downsample) forward(x *core.Tensor) *core.Tensor {
 // then a 3×3 conv.
 type upsample struct {
 	nn.Base
-	conv *nn.Conv2d
+	conv *convLayer
 }
 
 func (w *weights) upsample(name string, ch int) *upsample {

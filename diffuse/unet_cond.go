@@ -21,14 +21,14 @@ type UNet2DConditionModel struct {
 
 	dev       core.Device
 	dtype     core.DType
-	convIn    *nn.Conv2d
-	time1     *nn.Linear
-	time2     *nn.Linear
+	convIn    *convLayer
+	time1     *linearLayer
+	time2     *linearLayer
 	downs     []condDown
 	mid       *crossMidBlock // nil when mid_block_type is null
 	ups       []condUp
 	normOut   *nn.GroupNorm
-	convOut   *nn.Conv2d
+	convOut   *convLayer
 	timeFreqs []float32
 }
 

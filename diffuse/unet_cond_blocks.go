@@ -14,37 +14,41 @@ import (
 // hold them between the ResNets of unet_blocks.go. As there, each is built
 // from the checkpoint's tensors under diffusers' parameter names.
 
-func (w *weights) linearNoBias(name string, in, out int) *nn.Linear {
-	l := &nn.Linear{In: in, Out: out}
-	l.Weight = w.param(name+".weight", out, in)
+func (w *weights) linearNoBias(name string, in, out int) *linearLayer {
+	l := &linearLayer{Linear: nn.Linear{In: in, Out: out}}
+	l.Weight = w.param(name+".weight", uniformInit(in), out, in)
 	w.register(&l.Base, []nn.NamedParameter{{Name: "weight", Param: l.Weight}})
 	return l
 }
 
 func (w *weights) layerNorm(name string, dim int, eps float64) *nn.LayerNorm {
 	l := &nn.LayerNorm{NormalizedShape: core.Shape{dim}, Eps: eps}
-	l.Weight, l.Bias = w.param(name+".weight", dim), w.param(name+".bias", dim)
+	l.Weight, l.Bias = w.param(name+".weight", onesInit, dim), w.param(name+".bias", zerosInit, dim)
 	w.register(&l.Base, []nn.NamedParameter{{Name: "weight", Param: l.Weight}, {Name: "bias", Param: l.Bias}})
 	return l
 }
 
 // crossAttention is diffusers' Attention as BasicTransformerBlock builds
-// it: bias-free q, k, v projections (k and v from the context's width),
+// it: q, k, v projections (bias-free unless attention_bias) (k and v from the context's width),
 // multi-head scaled dot-product attention, and a biased output projection;
 // no norm, no residual (the block adds it).
 type crossAttention struct {
 	nn.Base
-	q, k, v, out *nn.Linear
+	q, k, v, out *linearLayer
 	heads, hdim  int
 	upcast       bool
 }
 
-func (w *weights) crossAttention(name string, dim, ctxDim, heads, hdim int, upcast bool) *crossAttention {
+func (w *weights) crossAttention(name string, dim, ctxDim, heads, hdim int, upcast, qkvBias bool) *crossAttention {
 	inner := heads * hdim
 	a := &crossAttention{heads: heads, hdim: hdim, upcast: upcast}
-	a.q = w.linearNoBias(name+".to_q", dim, inner)
-	a.k = w.linearNoBias(name+".to_k", ctxDim, inner)
-	a.v = w.linearNoBias(name+".to_v", ctxDim, inner)
+	proj := w.linearNoBias
+	if qkvBias { // DiT's attention_bias
+		proj = w.linear
+	}
+	a.q = proj(name+".to_q", dim, inner)
+	a.k = proj(name+".to_k", ctxDim, inner)
+	a.v = proj(name+".to_v", ctxDim, inner)
 	a.out = w.linear(name+".to_out.0", inner, dim)
 	w.register(&a.Base, nil, nn.NamedModule{Name: "to_q", Module: a.q}, nn.NamedModule{Name: "to_k", Module: a.k},
 		nn.NamedModule{Name: "to_v", Module: a.v}, nn.NamedModule{Name: "to_out", Module: w.list(a.out)})
@@ -85,7 +89,7 @@ func (a *crossAttention) forward(x, ctx *core.Tensor) *core.Tensor {
 // second, and net.2 maps back (net.1 is a parameterless dropout).
 type feedForward struct {
 	nn.Base
-	proj, out *nn.Linear
+	proj, out *linearLayer
 	inner     int
 }
 
@@ -125,9 +129,9 @@ func (w *weights) transformerBlock(name string, dim, ctxDim, heads, hdim int, up
 	const eps = 1e-5
 	t := &transformerBlock{}
 	t.norm1 = w.layerNorm(name+".norm1", dim, eps)
-	t.attn1 = w.crossAttention(name+".attn1", dim, dim, heads, hdim, upcast)
+	t.attn1 = w.crossAttention(name+".attn1", dim, dim, heads, hdim, upcast, false)
 	t.norm2 = w.layerNorm(name+".norm2", dim, eps)
-	t.attn2 = w.crossAttention(name+".attn2", dim, ctxDim, heads, hdim, upcast)
+	t.attn2 = w.crossAttention(name+".attn2", dim, ctxDim, heads, hdim, upcast, false)
 	t.norm3 = w.layerNorm(name+".norm3", dim, eps)
 	t.ff = w.feedForward(name+".ff", dim)
 	w.register(&t.Base, nil, nn.NamedModule{Name: "norm1", Module: t.norm1}, nn.NamedModule{Name: "attn1", Module: t.attn1},
@@ -149,8 +153,8 @@ func (t *transformerBlock) forward(h, ctx *core.Tensor) *core.Tensor {
 type transformer2D struct {
 	nn.Base
 	norm            *nn.GroupNorm
-	inConv, outConv *nn.Conv2d // without use_linear_projection
-	inLin, outLin   *nn.Linear // with it
+	inConv, outConv *convLayer   // without use_linear_projection
+	inLin, outLin   *linearLayer // with it
 	blocks          []*transformerBlock
 	inner           int
 }

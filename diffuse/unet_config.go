@@ -35,6 +35,10 @@ type UNet2DConfig struct {
 	AddAttention         bool     // add_attention (the mid block's)
 }
 
+// DefaultUNet2DConfig is UNet2DModel's __init__ defaults (a 256-pixel
+// DDPM's UNet), to shrink for NewUNet2D.
+func DefaultUNet2DConfig() UNet2DConfig { return unetDefaults() }
+
 // unetDefaults are UNet2DModel's __init__ defaults.
 func unetDefaults() UNet2DConfig {
 	return UNet2DConfig{InChannels: 3, OutChannels: 3, FlipSinToCos: true,

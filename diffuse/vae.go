@@ -29,8 +29,8 @@ type AutoencoderKL struct {
 	dtype         core.DType
 	enc           *vaeEncoder
 	dec           *vaeDecoder
-	quantConv     *nn.Conv2d // nil without use_quant_conv
-	postQuantConv *nn.Conv2d // nil without use_post_quant_conv
+	quantConv     *convLayer // nil without use_quant_conv
+	postQuantConv *convLayer // nil without use_post_quant_conv
 }
 
 // LoadAutoencoderKL loads an AutoencoderKL saved by diffusers'

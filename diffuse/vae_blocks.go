@@ -18,8 +18,8 @@ import (
 type plainResnet struct {
 	nn.Base
 	norm1, norm2 *nn.GroupNorm
-	conv1, conv2 *nn.Conv2d
-	shortcut     *nn.Conv2d // nil when in == out
+	conv1, conv2 *convLayer
+	shortcut     *convLayer // nil when in == out
 }
 
 func (w *weights) plainResnet(name string, groups, in, out int) *plainResnet {
@@ -143,11 +143,11 @@ func (m *vaeMidBlock) forward(h *core.Tensor, meter *activationMeter) *core.Tens
 // 2·latent_channels channels, the mean's and the log variance's.
 type vaeEncoder struct {
 	nn.Base
-	convIn  *nn.Conv2d
+	convIn  *convLayer
 	downs   []*vaeDownBlock
 	mid     *vaeMidBlock
 	normOut *nn.GroupNorm
-	convOut *nn.Conv2d
+	convOut *convLayer
 }
 
 func (e *vaeEncoder) forward(x *core.Tensor) *core.Tensor {
@@ -168,11 +168,11 @@ func (e *vaeEncoder) forward(x *core.Tensor) *core.Tensor {
 // of MoVQ).
 type vaeDecoder struct {
 	nn.Base
-	convIn  *nn.Conv2d
+	convIn  *convLayer
 	mid     *vaeMidBlock
 	ups     []*vaeUpBlock
 	normOut *nn.GroupNorm
-	convOut *nn.Conv2d
+	convOut *convLayer
 }
 
 func (d *vaeDecoder) forward(z *core.Tensor, meter *activationMeter) *core.Tensor {

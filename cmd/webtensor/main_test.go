@@ -68,11 +68,39 @@ func TestRunGNNTrainsAGCN(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// The diffusion demo trains a UNet for a few steps (the loss falls from
+// the first step's), samples, and writes the image grid and the loss plot.
+func TestRunDiffusionTrainsAndSamples(t *testing.T) {
+	dir := t.TempDir()
+	images, plot := filepath.Join(dir, "digits.png"), filepath.Join(dir, "loss.png")
+	out, err := execute(t, "run", "--task", "diffusion", "--steps", "12", "--hidden", "8", "--batch", "8",
+		"--samples", "6", "--sample-steps", "3", "--device", "cpu", "--quiet", "--images", images, "--plot", plot)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "DDPM on drawn 16x16 digits, UNet2DModel 8-16")
+	assert.Contains(t, out, "sampled 6 digits with DDIM in 3 steps")
+	var first, last float64
+	for _, line := range strings.Split(out, "\n") {
+		if n, _ := fmt.Sscanf(line, "final loss %f (from %f)", &last, &first); n == 2 {
+			break
+		}
+	}
+	assert.Less(t, last, first, out)
+	for _, path := range []string{images, plot} {
+		png, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.True(t, bytes.HasPrefix(png, []byte("\x89PNG")), "%s is a PNG", path)
+	}
+}
+
 func TestRunRejectsBadFlags(t *testing.T) {
 	_, err := execute(t, "run", "--task", "vision")
-	assert.ErrorContains(t, err, `--task must be spirals or gnn, got "vision"`)
+	assert.ErrorContains(t, err, `--task must be spirals, gnn or diffusion, got "vision"`)
 	_, err = execute(t, "run", "--task", "gnn", "--blocks", "1")
 	assert.ErrorContains(t, err, "--blocks and --block-size at least 2")
+	_, err = execute(t, "run", "--task", "diffusion", "--hidden", "12")
+	assert.ErrorContains(t, err, "--hidden must be a positive multiple of 8 for the UNet's group norms (got 12)")
+	_, err = execute(t, "run", "--task", "diffusion", "--sample-steps", "2000")
+	assert.ErrorContains(t, err, "--sample-steps 2000 is more than the 1000 training timesteps")
 	_, err = execute(t, "run", "--steps", "0")
 	assert.ErrorContains(t, err, "--steps")
 	_, err = execute(t, "run", "--lr", "-1")

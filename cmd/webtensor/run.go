@@ -17,6 +17,9 @@ import (
 
 type runOptions struct {
 	steps, hidden, points int
+	batch, samples        int // diffusion
+	sampleSteps           int
+	images                string
 	lr                    float64
 	blocks, blockSize     int
 	seed                  uint64
@@ -28,7 +31,7 @@ func runCmd() *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "Train a demo model (spiral classification, or GNN node classification) on the best device",
+		Short: "Train a demo model (spiral classification, GNN node classification, or a diffusion model) on the best device",
 		Long: `Train a demo model on the best device found (--device to choose), with a
 progress bar, the loss printed as it falls and the final accuracy; --plot
 writes the loss curve as an image.
@@ -37,10 +40,15 @@ writes the loss curve as an image.
 three interleaved spirals.
 --task gnn: a two-layer GCN (geom package) classifies the nodes of a
 synthetic stochastic-block-model graph (--blocks communities of --block-size
-nodes, 16 noisy features) from 30% of the labels; the accuracy is on the rest.`,
+nodes, 16 noisy features) from 30% of the labels; the accuracy is on the rest.
+--task diffusion: a DDPM (a UNet2DModel of --hidden and twice --hidden
+channels, diffuse package) learns to denoise 16x16 digits the command draws
+itself, then DDIM samples --samples new ones in --sample-steps steps into a
+PNG grid (--images).`,
 		Example: `  webtensor run
   webtensor run --plot loss.png --steps 500
   webtensor run --task gnn --plot gnn-loss.png
+  webtensor run --task diffusion --images digits.png --plot diffusion-loss.png
   webtensor run --device cpu --seed 7 --lr 0.005`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd, o) },
 	}
@@ -53,9 +61,13 @@ nodes, 16 noisy features) from 30% of the labels; the accuracy is on the rest.`,
 	f.StringVar(&o.device, "device", "", deviceFlagUsage("the best that opens"))
 	f.StringVar(&o.plot, "plot", "", "write the loss curve to this file (.png, .svg or .pdf)")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress bar")
-	f.StringVar(&o.task, "task", "spirals", "what to train: spirals (an MLP) or gnn (a GCN on a synthetic graph)")
+	f.StringVar(&o.task, "task", "spirals", "what to train: spirals (an MLP), gnn (a GCN on a synthetic graph) or diffusion (a DDPM on drawn digits)")
 	f.IntVar(&o.blocks, "blocks", 4, "gnn: communities (classes) in the graph")
 	f.IntVar(&o.blockSize, "block-size", 500, "gnn: nodes per community")
+	f.IntVar(&o.batch, "batch", 32, "diffusion: images per training step")
+	f.IntVar(&o.samples, "samples", 16, "diffusion: images to sample after training")
+	f.IntVar(&o.sampleSteps, "sample-steps", 50, "diffusion: DDIM sampling steps")
+	f.StringVar(&o.images, "images", "diffusion-samples.png", "diffusion: write the sampled images to this PNG (empty: don't)")
 	return cmd
 }
 
@@ -64,8 +76,10 @@ func runDemo(cmd *cobra.Command, o runOptions) error {
 	case "spirals":
 	case "gnn":
 		return runGNN(cmd, o)
+	case "diffusion":
+		return runDiffusion(cmd, o)
 	default:
-		return fail("--task must be spirals or gnn, got %q", o.task)
+		return fail("--task must be spirals, gnn or diffusion, got %q", o.task)
 	}
 	if o.steps <= 0 || o.hidden <= 0 || o.points <= 1 {
 		return fail("--steps, --hidden must be positive and --points at least 2 (got %d, %d, %d)", o.steps, o.hidden, o.points)
