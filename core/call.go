@@ -49,7 +49,14 @@ func suggestOp(name string) string {
 }
 
 // CallDef is Call with the OpDef already looked up.
-func CallDef(def *OpDef, inputs []*Tensor, attrs Attrs) (outs []*Tensor, err error) {
+func CallDef(def *OpDef, inputs []*Tensor, attrs Attrs) ([]*Tensor, error) {
+	if o := observer.Load(); o != nil {
+		return observedCall(*o, def, inputs, attrs)
+	}
+	return callDef(def, inputs, attrs)
+}
+
+func callDef(def *OpDef, inputs []*Tensor, attrs Attrs) (outs []*Tensor, err error) {
 	defer catch(def.Name, &err)
 	var traced []*Tensor // the inputs as given (promotion replaces them below)
 	if tb := tracer.Load(); tb != nil {

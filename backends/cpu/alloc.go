@@ -160,6 +160,10 @@ func (*Backend) MemoryStats() MemoryStats {
 	return s
 }
 
+// MemoryInUse is the bytes live storages hold (what a trace's memory
+// counter shows).
+func (b *Backend) MemoryInUse() int64 { return b.MemoryStats().InUse }
+
 // EmptyCache lets every free block go, so the backend holds only the memory
 // of live storages. It starts no collection: tensors dropped but not yet
 // collected keep theirs until one runs.

@@ -67,6 +67,10 @@ func argOffsets() map[string]uintptr {
 // size and, with offsets (the host compiler's __builtin_offsetof; NVRTC has
 // none), its field offsets. CUDA lays out a kernel parameter's struct as
 // the host compiler does, so the host's layout is the device's.
+// entry is the name every generated kernel is compiled under (here, not in
+// launch.go, so that the package builds without cgo too).
+const entry = "wt_kernel"
+
 func argsLayoutSource(offsets bool) string {
 	src := ""
 	if offsets {

@@ -277,6 +277,10 @@ func register(op string, k core.Kernel) { core.MustRegisterKernel("cuda", op, k)
 // MemoryStats reports the allocator's counters.
 func (b *Backend) MemoryStats() MemoryStats { return b.alloc.snapshot() }
 
+// MemoryInUse is the bytes tensors hold (what a trace's memory counter
+// shows).
+func (b *Backend) MemoryInUse() int64 { return int64(b.alloc.snapshot().Allocated) }
+
 // EmptyCache returns cached blocks to the driver (tensors keep theirs).
 func (b *Backend) EmptyCache() error { return b.alloc.emptyCache() }
 

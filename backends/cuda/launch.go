@@ -15,8 +15,6 @@ type kfunc struct {
 	h   kernelHandle
 }
 
-// entry is the name every generated kernel is compiled under.
-const entry = "wt_kernel"
 
 // kernelFor returns the compiled kernel for key, rendering and compiling
 // its source on first use (NVRTC, or the disk cache). Compiling happens

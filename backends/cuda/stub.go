@@ -31,6 +31,9 @@ func (b *Backend) Info() Info { return Info{} }
 // MemoryStats is empty.
 func (b *Backend) MemoryStats() MemoryStats { return MemoryStats{} }
 
+// MemoryInUse is 0: without cgo there is no CUDA memory.
+func (b *Backend) MemoryInUse() int64 { return 0 }
+
 // EmptyCache does nothing.
 func (b *Backend) EmptyCache() error { return errUnsupported }
 

@@ -167,6 +167,10 @@ func (b *Backend) MemoryStats() MemoryStats {
 	return MemoryStats{Live: b.gc.live.Load(), Pooled: int64(b.pool.bytes + b.staging.bytes)}
 }
 
+// MemoryInUse is the bytes of live buffers (what a trace's memory counter
+// shows).
+func (b *Backend) MemoryInUse() int64 { return b.MemoryStats().Live }
+
 // EmptyCache destroys every pooled buffer, tensor and staging alike, so the
 // device holds only the memory of live tensors.
 func (b *Backend) EmptyCache() error {
