@@ -4,8 +4,8 @@
 // and chrome://tracing open), and draws a flame graph of where the time
 // went (SVG, and pprof's profile format for `go tool pprof`).
 //
-// A recording starts with Start (Go), wt_trace_start (the C ABI, so every
-// SDK), `wt.trace(path)` (Python) or the WEBTENSOR_TRACE variable, which
+// A recording starts with Start (Go), wt_profile_start (the C ABI, so every
+// SDK), `wt.profile(path)` (Python) or the WEBTENSOR_TRACE variable, which
 // traces a whole process from its first op to its exit. Each trace carries
 // the environment it ran in (versions, devices, the effective
 // configuration), so one shared file says where it came from. The CLI's

@@ -15,6 +15,8 @@ func (f *Frame) WritePprof(w io.Writer) error {
 		SampleType: []*profile.ValueType{{Type: "time", Unit: "nanoseconds"}, {Type: "calls", Unit: "count"}},
 		PeriodType: &profile.ValueType{Type: "time", Unit: "nanoseconds"},
 		Period:     1,
+		// pprof shows the last sample type unless told; time is the point.
+		DefaultSampleType: "time",
 	}
 	funcs := map[string]*profile.Location{}
 	loc := func(name string) *profile.Location {

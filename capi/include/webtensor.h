@@ -172,6 +172,22 @@ int32_t wt_get_num_threads(int32_t *n);
  * as JSON [{"device", "op", "count"}]; reset != 0 clears the counts. */
 int32_t wt_fallbacks_json(int32_t reset, char *buf, size_t cap, size_t *needed);
 
+/* ---- Tracing ---------------------------------------------------------------- */
+/* Record every op call of the process (op, device, shapes, dtypes, bytes,
+ * time, device memory) as a Chrome trace that Perfetto opens. flags: 1 waits
+ * for the device after each op, so GPU ops carry their execution time. One
+ * recording runs at a time. WEBTENSOR_TRACE=path starts one when the library
+ * loads; wt_profile_exit_path gives that path ("" when unset), where the SDKs
+ * write the trace at exit. */
+int32_t wt_profile_start(int32_t flags);
+/* End the recording and keep its trace for wt_profile_write / wt_profile_json. */
+int32_t wt_profile_stop(void);
+/* The kept trace (a running recording is stopped first) as a file ... */
+int32_t wt_profile_write(const char *path);
+/* ... or as JSON text. */
+int32_t wt_profile_json(char *buf, size_t cap, size_t *needed);
+int32_t wt_profile_exit_path(char *buf, size_t cap, size_t *needed);
+
 /* ---- Tensors ---------------------------------------------------------------- */
 
 /* A new tensor holding a copy of `nbytes` of row-major little-endian data.

@@ -12,7 +12,10 @@ import (
 )
 
 func main() {
-	if err := rootCmd().Execute(); err != nil {
+	stop := traceFromConfig()
+	err := rootCmd().Execute()
+	stop()
+	if err != nil {
 		os.Exit(1)
 	}
 }
@@ -32,7 +35,7 @@ Environment:
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(opsCmd(), doctorCmd(), configCmd(), runCmd(), pluginCmd(), irCmd())
+	root.AddCommand(opsCmd(), doctorCmd(), configCmd(), runCmd(), pluginCmd(), irCmd(), traceCmd(), flameCmd())
 	withDevicesHelp(root)
 	withTuningPolicy(root)
 	return root

@@ -44,6 +44,7 @@ func init() {
 		Var{Name: "WEBTENSOR_CUDA_TF32", Default: "0", Doc: "1 lets f32 matrix products on CUDA use TF32 tensor cores (about 10 mantissa bits); off so that f32 means f32", API: "cuda.SetAllowTF32 / wt.cuda.set_allow_tf32"},
 		Var{Name: "WEBTENSOR_CUDA_SYNC", Default: "0", Doc: "1 waits for every CUDA kernel as it is launched, so an asynchronous fault names the op that caused it (slow; for debugging)"},
 		Var{Name: "WEBTENSOR_CUDA_ARCH", Doc: "the sm_NN NVRTC compiles for, when not the device's own (for example to test code generation without a GPU)"},
+		Var{Name: "WEBTENSOR_TRACE", Doc: "a path: record every op call of the process as a Chrome trace and write it there at exit (Python, Node, Java, the CLI)", API: "trace.Start / wt_profile_start / wt.profile"},
 		Var{Name: "WEBTENSOR_NUM_THREADS", Doc: "how many threads the CPU backend's kernels use; by default GOMAXPROCS (the process's CPU quota)", API: "cpu.SetNumThreads / wt_set_num_threads / wt.set_num_threads"},
 		Var{Name: "WEBTENSOR_CPU_CACHE_BYTES", Doc: "the most bytes of freed CPU storage kept for reuse by new tensors; 0 turns the cache off; by default 1 GiB or an eighth of the machine's memory, whichever is less", API: "cpu.SetCacheLimit"},
 		Var{Name: "WEBTENSOR_CPU_MAX_BYTES", Doc: "the most bytes one CPU tensor may take; by default the machine's memory (a larger request fails with a clear error instead of being killed)"},

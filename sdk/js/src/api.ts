@@ -2,7 +2,7 @@
 
 export {
   Tensor, tensor, fromArray, lentArrays, op, op1, opAsync, tidy, dispose, noGrad, manualSeed, liveTensors, liveDLPackExports,
-  version, devices, device, defaultDevice, setDefaultDevice, fallbacks, setNumThreads, getNumThreads, manifest, loadPluginBytes, setTuningPolicy,
+  version, devices, device, defaultDevice, setDefaultDevice, fallbacks, profile, setNumThreads, getNumThreads, manifest, loadPluginBytes, setTuningPolicy,
   deviceTuning,
 } from "./core.js";
 export type { TensorLike, TensorOptions, Attrs, AttrValue, Plugin, Fallback, TuningDecision } from "./core.js";

@@ -93,6 +93,10 @@ export interface Binding {
   liveDLPackExports(): number;
   /** wt_fallbacks_json: op calls that ran off their device, as JSON; reset clears the counts after reading. */
   fallbacks(reset: boolean): string;
+  /** wt_profile_start / wt_profile_stop / wt_profile_json: an op-call trace (flags 1: sync after each op). */
+  profileStart(flags: number): void;
+  profileStop(): void;
+  profileJSON(): string;
   /** wt_set_num_threads / wt_get_num_threads: the CPU backend's thread count (n <= 0: the default). */
   setNumThreads(n: number): void;
   getNumThreads(): number;

@@ -611,6 +611,24 @@ export function fallbacks(reset = false): Fallback[] {
 }
 
 /**
+ * Records every op call of fn (op, device, shapes, dtypes, bytes, time,
+ * device memory) and returns the Chrome trace as JSON text, which Perfetto
+ * opens and `webtensor flame` draws; sync waits for the device after each
+ * op so GPU ops carry their execution time. The recording is the runtime's
+ * (the C ABI's wt_profile_*), the same in every SDK.
+ */
+export async function profile(fn: () => unknown | Promise<unknown>, opts: { sync?: boolean } = {}): Promise<string> {
+  const b = native();
+  b.profileStart(opts.sync ? 1 : 0);
+  try {
+    await fn();
+  } finally {
+    b.profileStop();
+  }
+  return b.profileJSON();
+}
+
+/**
  * Sets how many threads the CPU backend's kernels use, like
  * torch.set_num_threads; n <= 0 restores the default (the machine's cores,
  * or WEBTENSOR_NUM_THREADS). The browser build runs on one thread.

@@ -107,6 +107,9 @@ const PROTOTYPES = {
   wt_tuning_policy_set: "int32_t wt_tuning_policy_set(const char *plugin, const char *policy)",
   wt_device_tuning_json: "int32_t wt_device_tuning_json(const char *device, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_set_num_threads: "int32_t wt_set_num_threads(int32_t n)",
+  wt_profile_start: "int32_t wt_profile_start(int32_t flags)",
+  wt_profile_stop: "int32_t wt_profile_stop(void)",
+  wt_profile_json: "int32_t wt_profile_json(_Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_get_num_threads: "int32_t wt_get_num_threads(_Out_ int32_t *n)",
   wt_fallbacks_json: "int32_t wt_fallbacks_json(int32_t reset, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_safetensors_header:
@@ -282,6 +285,9 @@ function nodeBinding(lib: Native): Binding {
     platform: "node",
     fallbacks: (reset) => readString(lib.wt_fallbacks_json, reset ? 1 : 0),
     setNumThreads: (n) => check(lib.wt_set_num_threads(n)),
+    profileStart: (flags) => check(lib.wt_profile_start(flags)),
+    profileStop: () => check(lib.wt_profile_stop()),
+    profileJSON: () => readString(lib.wt_profile_json),
     getNumThreads: () => int32((o) => lib.wt_get_num_threads(o)),
     version: () => lib.wt_version() as string,
     devices: () => {

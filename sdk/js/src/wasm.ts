@@ -116,6 +116,9 @@ function wasmBinding(go: GoCalls): Binding {
     liveDLPackExports: () => 0, // no DLPack in the browser
     fallbacks: (reset) => call<string>("wt_fallbacks_json", reset),
     setNumThreads: (n) => call("wt_set_num_threads", n),
+    profileStart: (flags) => call("wt_profile_start", flags),
+    profileStop: () => call("wt_profile_stop"),
+    profileJSON: () => call<string>("wt_profile_json"),
     getNumThreads: () => call<number>("wt_get_num_threads"),
     traceBegin: (inputs) => call("wt_trace_begin", [...inputs]),
     traceEnd: (outputs) => call<number>("wt_trace_end", [...outputs]),

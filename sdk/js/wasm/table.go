@@ -34,6 +34,17 @@ var calls = map[string]call{
 	"wt_set_num_threads":    setNumThreads,
 	"wt_get_num_threads":    func(args) (any, error) { return abi.NumThreads(), nil },
 
+	// op-call traces
+	"wt_profile_start": func(a args) (any, error) {
+		flags, err := a.int(0, "flags")
+		if err != nil {
+			return nil, err
+		}
+		return nil, abi.TraceStart(flags)
+	},
+	"wt_profile_stop": func(args) (any, error) { return nil, abi.TraceStop() },
+	"wt_profile_json": func(args) (any, error) { return abi.TraceJSON() },
+
 	// tensors
 	"wt_tensor_from_data":     tensorFromData,
 	"wt_tensor_zeros":         tensorZeros,
@@ -144,4 +155,6 @@ var omitted = map[string]string{
 	"wt_tuning_policy_set":         "no plugin host in the browser build (abi/plugins.go)",
 	"wt_state_save":                "no file system: wt_state_to_bytes gives the file's bytes",
 	"wt_state_load":                "no file system: wt_state_from_bytes reads a file's bytes",
+	"wt_profile_write":             "no file system: wt_profile_json gives the trace's text",
+	"wt_profile_exit_path":         "no environment variables or process exit in a page",
 }

@@ -24,6 +24,7 @@ from ._plugins import call as call
 from ._plugins import device_tuning as device_tuning
 from ._plugins import load_plugin as load_plugin
 from ._plugins import set_tuning_policy as set_tuning_policy
+from ._profile import profile as profile
 from ._serialize import load as load
 from ._serialize import save as save
 from ._ops import *  # noqa: F403 (every public op, generated)
@@ -136,7 +137,7 @@ def manifest() -> dict:
 
 __all__ = [
     "DType", "Tensor", "UnsupportedError", "arange", "compile", "cuda", "trace", "default_device", "devices",
-    "fallbacks", "from_dlpack", "full", "synchronize",
+    "fallbacks", "from_dlpack", "full", "profile", "synchronize",
     "is_tensor", "live_tensors", "load", "manifest", "manual_seed", "nn", "no_grad", "ones", "optim", "rand",
     "randn", "save", "scope", "set_default_device", "tensor", "zeros",
 ]

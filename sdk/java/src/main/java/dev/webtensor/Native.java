@@ -57,6 +57,11 @@ final class Native {
     static final MethodHandle FALLBACKS = fn("wt_fallbacks_json", I, I, A, L, A);
     static final MethodHandle SET_NUM_THREADS = fn("wt_set_num_threads", I, I);
     static final MethodHandle GET_NUM_THREADS = fn("wt_get_num_threads", I, A);
+    static final MethodHandle PROFILE_START = fn("wt_profile_start", I, I);
+    static final MethodHandle PROFILE_STOP = fn("wt_profile_stop", I);
+    static final MethodHandle PROFILE_WRITE = fn("wt_profile_write", I, A);
+    static final MethodHandle PROFILE_JSON = fn("wt_profile_json", I, A, L, A);
+    static final MethodHandle PROFILE_EXIT_PATH = fn("wt_profile_exit_path", I, A, L, A);
     static final MethodHandle FROM_DATA = fn("wt_tensor_from_data", I, A, L, I, A, I, A, A);
     static final MethodHandle ZEROS = fn("wt_tensor_zeros", I, I, A, I, A, A);
     static final MethodHandle RETAIN = fn("wt_tensor_retain", I, L);
@@ -134,6 +139,17 @@ final class Native {
         if (abi != ABI_VERSION) {
             throw new UnsatisfiedLinkError("webtensor: the loaded libwebtensor has C ABI version " + abi
                     + ", this SDK needs " + ABI_VERSION);
+        }
+        // WEBTENSOR_TRACE=path: the library records from its first op; write the trace when the JVM exits.
+        String tracePath = readString((buf, cap, needed) -> (int) PROFILE_EXIT_PATH.invokeExact(buf, cap, needed));
+        if (!tracePath.isEmpty()) {
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try (Arena arena = Arena.ofConfined()) {
+                    call(PROFILE_WRITE, arena.allocateFrom(tracePath));
+                } catch (RuntimeException e) {
+                    System.err.println("webtensor: could not write the trace WEBTENSOR_TRACE asked for: " + e.getMessage());
+                }
+            }, "webtensor-trace"));
         }
     }
 

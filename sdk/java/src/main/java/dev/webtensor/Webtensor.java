@@ -67,6 +67,22 @@ public final class Webtensor {
     }
 
     /**
+     * Records every op call {@code body} makes (op, device, shapes, dtypes, bytes, time,
+     * device memory) and returns the Chrome trace as JSON, which Perfetto opens and
+     * {@code webtensor flame} draws; sync waits for the device after each op so GPU ops
+     * carry their execution time. The recording is the runtime's (wt_profile_*).
+     */
+    public static String profile(Runnable body, boolean sync) {
+        Native.call(Native.PROFILE_START, sync ? 1 : 0);
+        try {
+            body.run();
+        } finally {
+            Native.call(Native.PROFILE_STOP);
+        }
+        return Native.readString((buf, cap, needed) -> (int) Native.PROFILE_JSON.invokeExact(buf, cap, needed));
+    }
+
+    /**
      * How many threads the CPU backend's kernels use, like torch.set_num_threads;
      * n <= 0 restores the default (the process's CPU quota, or WEBTENSOR_NUM_THREADS).
      */
