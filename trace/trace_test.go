@@ -67,13 +67,13 @@ func TestRecordWriteReadValidate(t *testing.T) {
 // Validate names the event and the rule it breaks.
 func TestValidateRejectsMalformedTraces(t *testing.T) {
 	cases := map[string]string{
-		`[]`:                 "not a JSON object",
-		`{"events": []}`:     "no traceEvents array",
-		`{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0}]}`:           "traceEvents[0]: a: complete event with dur <nil>",
-		`{"traceEvents": [{"ph": "B", "name": "a", "pid": 1, "tid": 1, "ts": 0}]}`:           `phase "B"`,
+		`[]`:             "not a JSON object",
+		`{"events": []}`: "no traceEvents array",
+		`{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 0}]}`:             "traceEvents[0]: a: complete event with dur <nil>",
+		`{"traceEvents": [{"ph": "B", "name": "a", "pid": 1, "tid": 1, "ts": 0}]}`:             `phase "B"`,
 		`{"traceEvents": [{"ph": "X", "name": "a", "pid": "p", "tid": 1, "ts": 0, "dur": 1}]}`: "pid is p",
-		`{"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0}]}`:          "process_name without args.name",
-		`{"traceEvents": [{"ph": "C", "name": "m", "pid": 1, "ts": 1, "args": {"x": "y"}}]}`:  "counter m: x is y",
+		`{"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0}]}`:           "process_name without args.name",
+		`{"traceEvents": [{"ph": "C", "name": "m", "pid": 1, "ts": 1, "args": {"x": "y"}}]}`:   "counter m: x is y",
 	}
 	for in, want := range cases {
 		assert.ErrorContains(t, trace.Validate([]byte(in)), want, in)
@@ -145,4 +145,3 @@ func BenchmarkFlameOf1000Calls(b *testing.B) {
 		require.NoError(b, root.WritePprof(&pb))
 	}
 }
-

@@ -82,7 +82,8 @@ func traceFromConfig() (stop func()) {
 	}
 	return func() {
 		var buf bytes.Buffer
-		if err := rec.Stop().WriteJSON(&buf); err == nil {
+		err := rec.Stop().WriteJSON(&buf)
+		if err == nil {
 			err = os.WriteFile(path, buf.Bytes(), 0o644)
 		}
 		if err != nil {
