@@ -150,7 +150,9 @@ func gpuConcat(n *node) string {
 	return strings.Join(parts, " + ")
 }
 
-func isIdent(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+func isIdent(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
 
 // addReference adds the op's PyTorch reference to the category's REFS.
 func addReference(repo string, spec Spec, torch string, binary bool) (File, error) {
