@@ -90,7 +90,7 @@ func BuildManifest() Manifest {
 		}
 		for _, dev := range devs {
 			b, err := BackendFor(dev)
-			if err == nil && (d.View != nil || b.Kernel(d.Name) != nil) {
+			if err == nil && (d.View != nil || d.Compose != nil || b.Kernel(d.Name) != nil) {
 				op.Backends = append(op.Backends, dev.Kind)
 			}
 		}

@@ -14,14 +14,18 @@ import (
 )
 
 func doctorCmd() *cobra.Command {
-	return &cobra.Command{
+	var measureDevices bool
+	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Report versions, devices and what each backend can do",
 		Long: `Print the webtensor and Go versions, the machine, the WEBTENSOR_* settings
 in effect, every backend compiled in with whether it opened (and why not)
 and how many ops it implements, a quick check of each device, the GPU,
 driver and libraries the CUDA backend found, the WebGPU adapters, the ops
-that fell back to the CPU or did host-side work, and the default device.
+that fell back to the CPU or did host-side work, and the default device;
+it checks the CPU threads and the Vulkan drivers WebGPU can load, and
+measures each device's memory bandwidth and matmul throughput (--measure=false
+skips that).
 A backend is "absent" when the machine has no such device and "FAILED"
 when it has one that did not open. Attach its output to
 bug reports.`,
@@ -52,6 +56,9 @@ bug reports.`,
 				caps := b.Capabilities()
 				fmt.Fprintf(out, "  %-8s ok      %s; %d of %d ops; dtypes %v\n", d, caps.Description, counts[d.Kind], public, caps.DTypes)
 				fmt.Fprintf(out, "           %s\n", smokeTest(d))
+				if measureDevices {
+					fmt.Fprintf(out, "           %s\n", measure(d))
+				}
 				if g, ok := b.(*webgpu.Backend); ok {
 					smokeTest(d) // again: a warm run should find every kernel compiled
 					st := g.KernelCacheStats()
@@ -80,10 +87,13 @@ bug reports.`,
 				}
 				fmt.Fprintf(out, "  %-8s %-7s %v\n", k, state, failed[k])
 			}
+			printEnvironmentChecks(out)
 			printAdapters(out)
 			printFallbacks(out)
 			fmt.Fprintf(out, "\ndefault device: %s\n", core.DefaultDevice())
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&measureDevices, "measure", true, "time a + b and a matmul on each device (about a second each)")
+	return cmd
 }
