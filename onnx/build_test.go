@@ -34,10 +34,6 @@ func nodeProto(op, name string, inputs, outputs []string, attrs ...*pb.Attribute
 	return &pb.NodeProto{OpType: proto.String(op), Name: proto.String(name), Input: inputs, Output: outputs, Attribute: attrs}
 }
 
-func intAttr(name string, v int64) *pb.AttributeProto {
-	return &pb.AttributeProto{Name: proto.String(name), Type: pb.AttributeProto_INT.Enum(), I: proto.Int64(v)}
-}
-
 // f32Tensor is an initializer with raw little-endian data.
 func f32Tensor(name string, dims []int64, vals []float32) *pb.TensorProto {
 	raw := make([]byte, 4*len(vals))

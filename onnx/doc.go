@@ -30,5 +30,19 @@
 // ONNX's node tests (the onnx Python package's cases) run through
 // TestNodeTests against testdata/node_pass.txt and node_fail.txt (the
 // reason for each failure), and node_pass_webgpu.txt for the WebGPU
-// backend.
+// backend. Real models exported by torch.onnx (testdata/make_models.py: a
+// ResNet-18 layout, a ViT, a GPT-2-style decoder with past keys and
+// values, and all-MiniLM-L6-v2 with its real weights, exported by `make
+// onnx-models`) are held to onnxruntime's outputs on the CPU and WebGPU
+// (TestRealModelsMatchOnnxruntime).
+//
+// Export goes the other way: a traced graph (ir.Trace, Model.Compile) is
+// written as an ONNX model (opset 20) op by op, fused nodes as the ops
+// they fused, an op without an ONNX form an error naming the node; the
+// tests import the exports back, and make_models.py check-export runs
+// them in onnxruntime.
+//
+// The SDKs reach the importer through the C ABI's wt_onnx_* (package abi),
+// so Python, Node, the browser and Java load and run models with this code
+// and see its errors.
 package onnx

@@ -86,6 +86,8 @@ typedef int64_t wt_graph;
  * handles, never reused, like tensors'. */
 typedef int64_t wt_optimizer;
 typedef int64_t wt_state;
+/* An imported ONNX model (see wt_onnx_load); handles are never reused. */
+typedef int64_t wt_onnx;
 
 /* Attribute kinds for wt_op. */
 typedef enum {
@@ -476,6 +478,44 @@ int32_t wt_state_from_bytes(const void *buf, size_t nbytes, const char *device, 
  * ..."). A tensor that required a gradient stays a leaf that does, with its
  * gradient, as torch's load_state_dict leaves p.grad. */
 int32_t wt_state_assign(wt_state module, wt_state values, int32_t strict, const char *module_name);
+
+/* ---- ONNX models (the importer: onnx/) ----------------------------------------- */
+
+/* Import an ONNX model (opset 7 and later, the operators onnx/doc.go lists)
+ * with its weights on device (NULL or "": the default). Every node's
+ * operator and attributes are checked here: an unsupported one is
+ * WT_ERR_INVALID naming the node and its op_type; a malformed or hostile
+ * protobuf (huge dims, cycles, missing initializers) is WT_ERR_INVALID too,
+ * never a crash. wt_onnx_load reads external data files beside path (never
+ * outside its folder); a missing or unreadable file is WT_ERR_IO.
+ * wt_onnx_load_bytes reads a serialized ModelProto (only during the call)
+ * and refuses external data, having no folder to read it from. */
+int32_t wt_onnx_load(const char *path, const char *device, wt_onnx *out);
+int32_t wt_onnx_load_bytes(const void *buf, size_t nbytes, const char *device, wt_onnx *out);
+/* Tensors a run returned stay valid after the model is freed. */
+int32_t wt_onnx_free(wt_onnx model);
+/* The graph's inputs a caller supplies (initializers excluded) and its
+ * outputs, by index in the model's order. */
+int32_t wt_onnx_input_count(wt_onnx model, int32_t *count);
+int32_t wt_onnx_input_name(wt_onnx model, int32_t index, char *buf, size_t cap, size_t *needed);
+int32_t wt_onnx_output_count(wt_onnx model, int32_t *count);
+int32_t wt_onnx_output_name(wt_onnx model, int32_t index, char *buf, size_t cap, size_t *needed);
+/* The model as JSON: {"opset": 17, "device": "cpu", "inputs": [{"name": "x",
+ * "dtype": "f32", "shape": [1, "batch", null]}], "outputs": [...]}: a dim is
+ * a number, a symbolic name (ONNX's dim_param) or null; a shape is null
+ * when the rank is not declared, a dtype "" when the type is not. */
+int32_t wt_onnx_info_json(wt_onnx model, char *buf, size_t cap, size_t *needed);
+/* Run the model: inputs[i] is the tensor named names[i] (a graph input, or
+ * an initializer the graph also lists as an input, to override it); every
+ * input must be given once, with the declared dtype and rank, and symbolic
+ * dims must agree across inputs. Inputs on another device are copied to the
+ * model's. The outputs come as new handles in wt_onnx_output_name order;
+ * with out_cap below wt_onnx_output_count the status is
+ * WT_ERR_BUFFER_TOO_SMALL, *n_outputs is set and no handle is made (the
+ * model has run: size outputs by the count beforehand). An operator that
+ * fails names its node. */
+int32_t wt_onnx_run(wt_onnx model, const char *const *names, const wt_tensor *inputs, int32_t n_inputs,
+                    wt_tensor *outputs, int32_t out_cap, int32_t *n_outputs);
 
 #endif /* WT_NO_PROTOTYPES */
 

@@ -19,6 +19,7 @@ void test_borrowed_import(void);
 void test_graphs(void);
 void test_plugins(void);
 void test_train(void);
+void test_onnx(void);
 
 static void test_info(void) {
   CHECK(strcmp(wt_last_error(), "") == 0); /* nothing failed yet on this thread */
@@ -611,6 +612,7 @@ int main(void) {
   test_graphs();
   test_plugins();
   test_train();
+  test_onnx();
   int64_t end = live_tensors();
   if (!CHECK(end == start)) printf("    %" PRId64 " tensors leaked\n", end - start);
   printf("%d passed, %d failed\n", passed, failed);

@@ -13,3 +13,4 @@ export * as nn from "./nn.js";
 export * as optim from "./optim.js";
 export { save, load } from "./serialize.js";
 export { Graph, compile, trace } from "./compile.js";
+export * as onnx from "./onnx.js";

@@ -160,6 +160,18 @@ export interface Binding {
   stateFromBytes(bytes: Uint8Array, device: string | null, name: string): number;
   /** Points the handles put into module at the values of the same names, all or none. */
   stateAssign(module: number, values: number, strict: boolean, moduleName: string): void;
+
+  // ONNX models (wt_onnx_*): the importer is the runtime's; a run's inputs
+  // cross as parallel arrays of names and handles.
+  /** Imports a model file (Node only: the browser has no file system). */
+  onnxLoad(path: string, device: string | null): number;
+  /** Imports a serialized model; async because the browser uploads its weights on its own goroutine. */
+  onnxLoadBytes(bytes: Uint8Array, device: string | null): Promise<number>;
+  /** wt_onnx_info_json: the opset, the device and the declared inputs and outputs. */
+  onnxInfo(model: number): string;
+  /** The outputs' handles in the model's output order. */
+  onnxRun(model: number, names: readonly string[], inputs: readonly number[]): Promise<number[]>;
+  onnxFree(model: number): void;
 }
 
 let bound: Binding | null = null;

@@ -145,6 +145,12 @@ const PROTOTYPES = {
   wt_state_from_bytes:
     "int32_t wt_state_from_bytes(const void *buf, size_t n, const char *device, const char *name, _Out_ int64_t *out)",
   wt_state_assign: "int32_t wt_state_assign(int64_t module, int64_t values, int32_t strict, const char *name)",
+  wt_onnx_load: "int32_t wt_onnx_load(const char *path, const char *device, _Out_ int64_t *out)",
+  wt_onnx_load_bytes: "int32_t wt_onnx_load_bytes(const void *buf, size_t n, const char *device, _Out_ int64_t *out)",
+  wt_onnx_info_json: "int32_t wt_onnx_info_json(int64_t m, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_onnx_run:
+    "int32_t wt_onnx_run(int64_t m, const char **names, const int64_t *inputs, int32_t n, _Out_ int64_t *outputs, int32_t cap, _Out_ int32_t *n_out)",
+  wt_onnx_free: "int32_t wt_onnx_free(int64_t m)",
 } as const;
 
 type NativeFn = (...args: any[]) => any;
@@ -463,6 +469,19 @@ function trainingCalls(lib: Native) {
       newHandle((o) => lib.wt_state_from_bytes(bytes, bytes.byteLength, device, name, o)),
     stateAssign: (module: number, values: number, strict: boolean, name: string) =>
       check(lib.wt_state_assign(module, values, strict ? 1 : 0, name)),
+    onnxLoad: (path: string, device: string | null) => newHandle((o) => lib.wt_onnx_load(path, device, o)),
+    onnxLoadBytes: async (bytes: Uint8Array, device: string | null) =>
+      newHandle((o) => lib.wt_onnx_load_bytes(bytes, bytes.byteLength, device, o)),
+    onnxInfo: (m: number) => readString(lib.wt_onnx_info_json, m),
+    onnxRun: async (m: number, names: readonly string[], inputs: readonly number[]) => {
+      // The info's output count sizes the outputs: the model runs once.
+      const cap = Math.max((JSON.parse(readString(lib.wt_onnx_info_json, m)) as { outputs: unknown[] }).outputs.length, 1);
+      const outs = new BigInt64Array(cap);
+      const n = new Int32Array(1);
+      check(lib.wt_onnx_run(m, names.length ? [...names] : null, list(inputs), inputs.length, outs, cap, n));
+      return Array.from(outs.subarray(0, n[0]!), Number);
+    },
+    onnxFree: (m: number) => check(lib.wt_onnx_free(m)),
   };
 }
 

@@ -21,6 +21,8 @@ interface GoCalls {
   wt_op_async(name: string, inputs: number[], attrs: unknown[]): Promise<number[]>;
   wt_backward_async(h: number, grad: number): Promise<void>;
   wt_state_to_bytes_async(s: number): Promise<Uint8Array>;
+  wt_onnx_load_bytes_async(bytes: Uint8Array, device: string | null): Promise<number>;
+  wt_onnx_run_async(model: number, names: string[], inputs: number[]): Promise<number[]>;
   [sync: string]: unknown;
 }
 
@@ -163,6 +165,13 @@ function wasmBinding(go: GoCalls): Binding {
     },
     stateFromBytes: (bytes, device, name) => call<number>("wt_state_from_bytes", bytes, device, name),
     stateAssign: (module, values, strict, name) => call("wt_state_assign", module, values, strict, name),
+    onnxLoad: () => {
+      throw new Error("webtensor: the browser has no file system: onnx.load() takes the model's bytes");
+    },
+    onnxLoadBytes: (bytes, device) => settle(go.wt_onnx_load_bytes_async(bytes, device)),
+    onnxInfo: (m) => call<string>("wt_onnx_info_json", m),
+    onnxRun: (m, names, inputs) => settle(go.wt_onnx_run_async(m, [...names], [...inputs])),
+    onnxFree: (m) => call("wt_onnx_free", m),
   };
 }
 

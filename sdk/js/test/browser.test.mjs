@@ -11,6 +11,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { browserConformance, withPage } from "./browser/harness.mjs";
+import { ONNX_TESTDATA } from "./helpers.mjs";
 
 // The example page: copied next to the tests by make js-test, else the repo's.
 const here = dirname(fileURLToPath(import.meta.url));
@@ -285,6 +286,31 @@ test("browser: wt.compile fuses an elementwise chain on WebGPU and equals eager"
     assert.match(r.text, /fused\[mul\(tanh\(add\(mul\(\$0, \$1\), \$2\)\), \$0\)\]/);
     r.want.forEach((w, i) => assert.ok(Math.abs(r.got[i] - w) < 1e-5, `${r.got[i]} vs ${w}`));
   });
+});
+
+test("browser: wt.onnx.load(bytes) runs a model on WebGPU with named inputs", async () => {
+  await withPage(
+    async ({ page }) => {
+      const r = await page.evaluate(async () => {
+        const { wt, cases } = window;
+        await wt.init({ device: "webgpu" });
+        const bytes = new Uint8Array(await (await fetch("/onnx/sdk_model.onnx")).arrayBuffer());
+        const expected = await (await fetch("/onnx/sdk_model.json")).json();
+        const problems = await cases.onnxSdkModel(wt, bytes, expected, "webgpu:0");
+        let fileError = "";
+        try {
+          await wt.onnx.load("model.onnx");
+        } catch (e) {
+          fileError = e.message;
+        }
+        return { problems, fileError, live: wt.liveTensors() };
+      });
+      assert.deepEqual(r.problems, []);
+      assert.match(r.fileError, /no file system/);
+      assert.equal(r.live, 0, "every tensor freed");
+    },
+    { extraRoots: { "/onnx/": ONNX_TESTDATA } },
+  );
 });
 
 test("browser: the example page trains on WebGPU and draws the loss", async () => {

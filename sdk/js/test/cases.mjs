@@ -331,3 +331,50 @@ export function loadsCheckpoint(wt, bytes) {
     model.dispose();
   }
 }
+
+// The SDKs' ONNX model (onnx/testdata/make_sdk_model.py: y = relu(x @ W + b)
+// * scale, top = argmax(y, 1)) loaded from its bytes onto device, run with
+// named inputs and with its initializer b overridden by name, against the
+// outputs onnx's reference evaluator gave (expected: sdk_model.json).
+// Returns the problems found (none: []).
+export async function onnxSdkModel(wt, bytes, expected, device) {
+  const problems = [];
+  const close = (got, want, what) => {
+    if (got.length !== want.length || got.some((g, i) => Math.abs(g - want[i]) > 1e-5)) {
+      problems.push(`${what}: ${[...got]} vs ${want}`);
+    }
+  };
+  const model = await wt.onnx.load(bytes, { device });
+  if (model.inputNames.join() !== "x,scale") problems.push(`inputs ${model.inputNames}`);
+  if (model.outputNames.join() !== "y,top") problems.push(`outputs ${model.outputNames}`);
+  if (JSON.stringify(model.inputs[0].shape) !== '["batch",4]') problems.push(`x's shape ${JSON.stringify(model.inputs[0].shape)}`);
+  if (model.opset !== 17 || model.device !== device) problems.push(`opset ${model.opset}, device ${model.device}`);
+  const x = wt.tensor(new Float32Array(expected.inputs.x.data), expected.inputs.x.shape, { device });
+  const scale = wt.tensor(new Float32Array(expected.inputs.scale), [1], { device });
+  const b = wt.tensor(new Float32Array(expected.override_b), [3], { device });
+  const out = await model.run({ scale, x });
+  if (Object.keys(out).join() !== "y,top") problems.push(`output names ${Object.keys(out)}`);
+  close(await out.y.data(), expected.outputs.y.data, "y");
+  if (out.top.dtype !== "i64") problems.push(`top's dtype ${out.top.dtype}`);
+  close([...(await out.top.data())].map(Number), expected.outputs.top, "top");
+  const out2 = await model.run({ x, scale, b });
+  close(await out2.y.data(), expected.outputs_with_b.y, "y with b");
+  close([...(await out2.top.data())].map(Number), expected.outputs_with_b.top, "top with b");
+  try {
+    await model.run({ x, scale, z: x });
+    problems.push("an unknown input name was accepted");
+  } catch (e) {
+    if (!/the model has no input "z" \(inputs: x, scale\)/.test(e.message)) problems.push(`unknown input: ${e.message}`);
+  }
+  model.dispose();
+  // The outputs outlive the model.
+  close(await out.y.data(), expected.outputs.y.data, "y after dispose");
+  try {
+    await model.run({ x, scale });
+    problems.push("a disposed model ran");
+  } catch (e) {
+    if (!/after dispose/.test(e.message)) problems.push(`disposed: ${e.message}`);
+  }
+  wt.dispose([x, scale, b, out.y, out.top, out2.y, out2.top]);
+  return problems;
+}

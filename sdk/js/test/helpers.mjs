@@ -5,3 +5,6 @@ import { join } from "node:path";
 
 export const VECTORS =
   process.env.WEBTENSOR_VECTORS ?? join(fileURLToPath(import.meta.url), "..", "..", "..", "..", "conformance", "vectors");
+
+// The ONNX test model and its expected outputs (onnx/testdata/make_sdk_model.py), found from the vectors' repo.
+export const ONNX_TESTDATA = join(VECTORS, "..", "..", "onnx", "testdata");

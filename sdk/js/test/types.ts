@@ -13,10 +13,16 @@ const dt: wt.DType = z.dtype;
 const kept = wt.tidy(() => ({ a: x.relu(), b: [x.exp()] }));
 kept.a.dispose();
 wt.dispose([parts, y, z, kept]);
+const model: wt.onnx.Model = await wt.onnx.load(new Uint8Array(0), { device: "cpu" });
+const outs: Record<string, wt.Tensor> = await model.run({ x });
+const info: readonly wt.onnx.ValueInfo[] = model.inputs;
+model.dispose();
+// @ts-expect-error onnx inputs are tensors
+await model.run({ x: [1, 2] });
 // @ts-expect-error reshape needs its shape
 wt.reshape(x);
 // @ts-expect-error axis is a number
 x.softmax({ axis: "1" });
 // @ts-expect-error not a dtype
 x.cast({ dtype: "f128" });
-console.log(d.length, dt);
+console.log(d.length, dt, outs, info);

@@ -117,6 +117,16 @@ var calls = map[string]call{
 	"wt_lr_schedule":          lrSchedule,
 	"wt_clip_grad_norm":       clipGradNorm,
 	"wt_clip_grad_value":      clipGradValue,
+
+	// ONNX models
+	"wt_onnx_load_bytes":   onnxLoadBytes,
+	"wt_onnx_free":         onHandle(abi.OnnxFree),
+	"wt_onnx_input_count":  onnxCount(false),
+	"wt_onnx_input_name":   onnxNameAt(false),
+	"wt_onnx_output_count": onnxCount(true),
+	"wt_onnx_output_name":  onnxNameAt(true),
+	"wt_onnx_info_json":    ofHandle(abi.OnnxInfoJSON),
+	"wt_onnx_run":          onnxRun,
 }
 
 // asyncTwins are the calls that may wait for the GPU: each is exported a
@@ -124,7 +134,7 @@ var calls = map[string]call{
 // Promise, for what must read GPU memory to proceed (a copy to the host, an
 // output shape that depends on the data, sparse structure, ...).
 var asyncTwins = []string{"wt_tensor_to_host", "wt_tensor_to_device", "wt_op", "wt_backward", "wt_graph_run", "wt_device_sync",
-	"wt_state_to_bytes"}
+	"wt_state_to_bytes", "wt_onnx_load_bytes", "wt_onnx_run"}
 
 // browserOnly are the calls the header has no counterpart of, all async.
 var browserOnly = map[string]call{
@@ -157,4 +167,5 @@ var omitted = map[string]string{
 	"wt_state_load":                "no file system: wt_state_from_bytes reads a file's bytes",
 	"wt_profile_write":             "no file system: wt_profile_json gives the trace's text",
 	"wt_profile_exit_path":         "no environment variables or process exit in a page",
+	"wt_onnx_load":                 "no file system: wt_onnx_load_bytes reads a model's bytes",
 }

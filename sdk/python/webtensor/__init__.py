@@ -68,6 +68,7 @@ _attach_methods()
 from . import nn as nn  # noqa: E402 (torch-style layers, optimizers over the ops above)
 from . import optim as optim  # noqa: E402
 from . import cuda as cuda  # noqa: E402
+from . import onnx as onnx  # noqa: E402
 
 
 def live_tensors() -> int:

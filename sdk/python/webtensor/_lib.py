@@ -153,6 +153,15 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_state_load": ([_s, _s, _i32, _p(_i64)], _i32),
     "wt_state_from_bytes": ([C.c_void_p, _sz, _s, _s, _p(_i64)], _i32),
     "wt_state_assign": ([_i64, _i64, _i32, _s], _i32),
+    "wt_onnx_load": ([_s, _s, _p(_i64)], _i32),
+    "wt_onnx_load_bytes": ([C.c_void_p, _sz, _s, _p(_i64)], _i32),
+    "wt_onnx_free": ([_i64], _i32),
+    "wt_onnx_input_count": ([_i64, _p(_i32)], _i32),
+    "wt_onnx_input_name": ([_i64, _i32, *_BUF], _i32),
+    "wt_onnx_output_count": ([_i64, _p(_i32)], _i32),
+    "wt_onnx_output_name": ([_i64, _i32, *_BUF], _i32),
+    "wt_onnx_info_json": ([_i64, *_BUF], _i32),
+    "wt_onnx_run": ([_i64, _p(_s), _p(_i64), _i32, _p(_i64), _i32, _p(_i32)], _i32),
 }
 
 

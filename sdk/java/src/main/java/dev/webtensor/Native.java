@@ -133,6 +133,16 @@ final class Native {
     static final MethodHandle STATE_LOAD = fn("wt_state_load", I, A, A, I, A);
     static final MethodHandle STATE_FROM_BYTES = fn("wt_state_from_bytes", I, A, L, A, A, A);
     static final MethodHandle STATE_ASSIGN = fn("wt_state_assign", I, L, L, I, A);
+    // ONNX models (Onnx).
+    static final MethodHandle ONNX_LOAD = fn("wt_onnx_load", I, A, A, A);
+    static final MethodHandle ONNX_LOAD_BYTES = fn("wt_onnx_load_bytes", I, A, L, A, A);
+    static final MethodHandle ONNX_FREE = fn("wt_onnx_free", I, L);
+    static final MethodHandle ONNX_INPUT_COUNT = fn("wt_onnx_input_count", I, L, A);
+    static final MethodHandle ONNX_INPUT_NAME = fn("wt_onnx_input_name", I, L, I, A, L, A);
+    static final MethodHandle ONNX_OUTPUT_COUNT = fn("wt_onnx_output_count", I, L, A);
+    static final MethodHandle ONNX_OUTPUT_NAME = fn("wt_onnx_output_name", I, L, I, A, L, A);
+    static final MethodHandle ONNX_INFO_JSON = fn("wt_onnx_info_json", I, L, A, L, A);
+    static final MethodHandle ONNX_RUN = fn("wt_onnx_run", I, L, A, A, I, A, I, A);
 
     static {
         int abi = (int) invoke(ABI);

@@ -1,0 +1,180 @@
+package abi
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/onnx"
+)
+
+// ONNX models (wt_onnx_*): the importer (package onnx) behind a handle, so
+// every SDK loads and runs a model through the same Go code and sees the
+// same errors; an SDK only turns its language's mapping of names to tensors
+// into the two parallel lists OnnxRun takes and zips the outputs with
+// their names.
+
+var onnxModels = newObjects[*onnx.Model]("onnx model")
+
+// OnnxLoad is wt_onnx_load: the model at path, its weights on device ("":
+// the default). External data files are read beside it.
+func OnnxLoad(path, device string) (int64, error) {
+	if path == "" {
+		return 0, Invalidf("wt_onnx_load: path is NULL or empty")
+	}
+	opts, err := onnxOptions(device)
+	if err != nil {
+		return 0, err
+	}
+	m, err := onnx.Load(path, opts...)
+	if err != nil {
+		// The file system's refusals (the model or an external data file
+		// missing, unreadable) are WT_ERR_IO; everything else the model's.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return 0, Errorf(StatusIO, "wt_onnx_load: %v", err)
+		}
+		return 0, Invalidf("%s: %v", path, err)
+	}
+	return onnxModels.add(m), nil
+}
+
+// OnnxLoadBytes is wt_onnx_load_bytes: a serialized ModelProto. Without a
+// file there is no directory to read external data from, so a model that
+// has some is refused (by the importer, naming the tensor).
+func OnnxLoadBytes(data []byte, device string) (int64, error) {
+	opts, err := onnxOptions(device)
+	if err != nil {
+		return 0, err
+	}
+	m, err := onnx.LoadBytes(data, opts...)
+	if err != nil {
+		return 0, Invalidf("%v", err)
+	}
+	return onnxModels.add(m), nil
+}
+
+func onnxOptions(device string) ([]onnx.Option, error) {
+	dev, err := ParseDevice(device)
+	if err != nil {
+		return nil, err
+	}
+	if len(dev) == 0 {
+		return nil, nil
+	}
+	return []onnx.Option{onnx.WithDevice(dev[0])}, nil
+}
+
+// OnnxFree is wt_onnx_free; tensors a run returned stay valid.
+func OnnxFree(h int64) error { return onnxModels.free(h) }
+
+// OnnxNames are the names of a model's inputs (those a caller supplies:
+// initializers excluded) or, with outputs, of its outputs, in the model's
+// order: what wt_onnx_input_name and wt_onnx_output_name index.
+func OnnxNames(h int64, outputs bool) ([]string, error) {
+	m, err := onnxModels.get(h)
+	if err != nil {
+		return nil, err
+	}
+	infos := m.Inputs
+	if outputs {
+		infos = m.Outputs
+	}
+	names := make([]string, len(infos))
+	for i, vi := range infos {
+		names[i] = vi.Name
+	}
+	return names, nil
+}
+
+// NameAt is names[i], or an error naming the range; what says whose names.
+func NameAt(names []string, i int, what string) (string, error) {
+	if i < 0 || i >= len(names) {
+		return "", Invalidf("%s index %d out of range (0..%d)", what, i, len(names)-1)
+	}
+	return names[i], nil
+}
+
+// onnxValue is one input or output in wt_onnx_info_json: a dim is a
+// number, a symbolic name (ONNX's dim_param) or null (not declared).
+type onnxValue struct {
+	Name  string `json:"name"`
+	DType string `json:"dtype"`
+	Shape []any  `json:"shape"`
+}
+
+// OnnxInfoJSON is wt_onnx_info_json: the opset, the device and the
+// declared inputs and outputs.
+func OnnxInfoJSON(h int64) (string, error) {
+	m, err := onnxModels.get(h)
+	if err != nil {
+		return "", err
+	}
+	values := func(infos []onnx.ValueInfo) []onnxValue {
+		out := make([]onnxValue, len(infos))
+		for i, vi := range infos {
+			v := onnxValue{Name: vi.Name, Shape: []any{}}
+			if vi.DType != core.Invalid {
+				v.DType = vi.DType.String()
+			}
+			if vi.Dims == nil {
+				v.Shape = nil // rank unknown
+			}
+			for _, d := range vi.Dims {
+				switch {
+				case d.Param != "":
+					v.Shape = append(v.Shape, d.Param)
+				case d.Size < 0:
+					v.Shape = append(v.Shape, nil)
+				default:
+					v.Shape = append(v.Shape, d.Size)
+				}
+			}
+			out[i] = v
+		}
+		return out
+	}
+	b, err := json.Marshal(map[string]any{"opset": m.Opset, "device": m.Device().String(),
+		"inputs": values(m.Inputs), "outputs": values(m.Outputs)})
+	return string(b), err
+}
+
+// OnnxRun is wt_onnx_run: the model on the tensors behind handles, each
+// named by names[i] (an input, or an initializer the model lets a caller
+// override); the outputs come in the model's output order.
+func OnnxRun(h int64, names []string, handles []int64, noGrad bool) (Outputs, error) {
+	m, err := onnxModels.get(h)
+	if err != nil {
+		return Outputs{}, err
+	}
+	if len(names) != len(handles) {
+		return Outputs{}, Invalidf("wt_onnx_run: %d names for %d inputs", len(names), len(handles))
+	}
+	ins, err := resolveInputs(handles)
+	if err != nil {
+		return Outputs{}, Prefix(err, "wt_onnx_run")
+	}
+	in := make(map[string]*core.Tensor, len(names))
+	for i, name := range names {
+		if ins.ts[i] == nil {
+			return Outputs{}, Invalidf("wt_onnx_run: input %d (%q) is handle 0", i, name)
+		}
+		if _, dup := in[name]; dup {
+			return Outputs{}, Invalidf("wt_onnx_run: input %q is given twice", name)
+		}
+		in[name] = ins.ts[i]
+	}
+	var res map[string]*core.Tensor
+	underGrad(noGrad, func() { res, err = m.Run(in) })
+	if err != nil {
+		return Outputs{}, err
+	}
+	outs := make([]*core.Tensor, len(m.Outputs))
+	for i, o := range m.Outputs {
+		outs[i] = res[o.Name]
+	}
+	// An output may be an input passed through (an Identity graph): a
+	// read-only import stays read-only under its new handle.
+	return Outputs{ts: outs, readOnly: ins.readOnly}, nil
+}

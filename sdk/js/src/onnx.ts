@@ -1,0 +1,105 @@
+// ONNX models: wt.onnx.load(bytes) imports a model with the runtime's
+// importer (the Go package onnx, through the C ABI's wt_onnx_* in Node and
+// the WebAssembly module in the browser), and model.run({name: tensor})
+// runs it. Every check and every error is the runtime's; this file only
+// turns a record of tensors into the names and handles the runtime takes.
+
+import { maybeNative, native } from "./binding.js";
+import { Tensor } from "./core.js";
+
+/** A declared input or output: a dim is a number, a symbolic name (ONNX's dim_param) or null (undeclared). */
+export interface ValueInfo {
+  readonly name: string;
+  /** "f32", "i64", ...; "" when the model does not declare it. */
+  readonly dtype: string;
+  /** null when the model does not declare the rank. */
+  readonly shape: readonly (number | string | null)[] | null;
+}
+
+interface Info {
+  opset: number;
+  device: string;
+  inputs: ValueInfo[];
+  outputs: ValueInfo[];
+}
+
+const modelRegistry = new FinalizationRegistry<number>((m) => {
+  try {
+    maybeNative()?.onnxFree(m);
+  } catch {
+    // already freed, or the runtime is going away
+  }
+});
+
+/** An imported ONNX model. `dispose()` frees it (the GC does too); tensors it returned stay valid. */
+export class Model {
+  #m: number;
+  /** The inputs a caller supplies (initializers excluded), in the model's order. */
+  readonly inputs: readonly ValueInfo[];
+  readonly outputs: readonly ValueInfo[];
+  /** The default domain's opset version. */
+  readonly opset: number;
+  /** Where the weights live and the operators run. */
+  readonly device: string;
+
+  /** @internal */
+  constructor(handle: number) {
+    this.#m = handle;
+    const info = JSON.parse(native().onnxInfo(handle)) as Info;
+    this.inputs = info.inputs;
+    this.outputs = info.outputs;
+    this.opset = info.opset;
+    this.device = info.device;
+    modelRegistry.register(this, handle, this);
+  }
+
+  get inputNames(): string[] {
+    return this.inputs.map((v) => v.name);
+  }
+
+  get outputNames(): string[] {
+    return this.outputs.map((v) => v.name);
+  }
+
+  /**
+   * Runs the model on named inputs (an initializer the graph lists as an
+   * input may be given too, to override it) and resolves to the outputs by
+   * name, in the model's order. Inputs on another device are copied to the
+   * model's.
+   */
+  async run(inputs: Readonly<Record<string, Tensor>>): Promise<Record<string, Tensor>> {
+    if (!this.#m) throw new Error("webtensor: onnx model used after dispose()");
+    const names = Object.keys(inputs);
+    const handles = names.map((n) => {
+      const t = inputs[n];
+      if (!(t instanceof Tensor)) throw new TypeError(`webtensor: onnx input ${JSON.stringify(n)} is not a Tensor`);
+      return t.handle;
+    });
+    const outs = await native().onnxRun(this.#m, names, handles);
+    const res: Record<string, Tensor> = {};
+    this.outputs.forEach((o, i) => (res[o.name] = new Tensor(outs[i]!)));
+    return res;
+  }
+
+  dispose(): void {
+    const m = this.#m;
+    if (!m) return;
+    this.#m = 0;
+    modelRegistry.unregister(this);
+    native().onnxFree(m);
+  }
+}
+
+/**
+ * Imports an ONNX model from its bytes or, in Node, a file path (whose
+ * folder external data files are read from), its weights on device (default:
+ * the default device). An unsupported operator or a malformed file rejects
+ * with a WebtensorError naming the node and the problem.
+ */
+export async function load(source: Uint8Array | string, options: { device?: string } = {}): Promise<Model> {
+  const rt = native();
+  const device = options.device ?? null;
+  if (typeof source === "string") return new Model(rt.onnxLoad(source, device));
+  if (!(source instanceof Uint8Array)) throw new TypeError("webtensor: onnx.load takes a Uint8Array of the model's bytes or a path");
+  return new Model(await rt.onnxLoadBytes(source, device));
+}
