@@ -110,7 +110,7 @@ func extractorFor(t *testing.T, settings map[string]any) (*WhisperFeatureExtract
 	return fe, normalize
 }
 
-func checkFeatures(t *testing.T, dev core.Device) {
+func checkLogMel(t *testing.T, dev core.Device) {
 	r := loadWhisperRefs(t)
 	require.NotEmpty(t, r.Audio)
 	for _, c := range r.Audio {
@@ -140,11 +140,11 @@ func checkFeatures(t *testing.T, dev core.Device) {
 	}
 }
 
-func TestWhisperFeaturesMatchTransformers(t *testing.T) { checkFeatures(t, core.CPU) }
+func TestWhisperFeaturesMatchTransformers(t *testing.T) { checkLogMel(t, core.CPU) }
 
 func TestWhisperFeaturesOnWebGPU(t *testing.T) {
 	webgputest.Need(t)
-	checkFeatures(t, webgputest.Device)
+	checkLogMel(t, webgputest.Device)
 }
 
 func TestMelFilterBankMatchesTransformers(t *testing.T) {
