@@ -214,12 +214,13 @@ IMAGE_CASES = [
     ("vit_bilinear", "ViTImageProcessorPil", {"size": {"height": 24, "width": 24}}, [(37, 53), (16, 16), (24, 24)]),
     ("clip_bicubic", "CLIPImageProcessorPil", {"size": {"shortest_edge": 20}, "crop_size": {"height": 18, "width": 18}},
      [(45, 31), (12, 40), (20, 20)]),
-    # Upsampling, lanczos and a crop larger than the resized image (padded).
+    # Lanczos, and a crop taller than the resized image (zero padded).
     ("clip_lanczos_pad", "CLIPImageProcessorPil",
-     {"size": {"shortest_edge": 14}, "crop_size": {"height": 16, "width": 12}, "resample": 1}, [(9, 7)]),
-    ("vit_box_hamming", "ViTImageProcessorPil", {"size": {"height": 10, "width": 13}, "resample": 5,
-                                                 "image_mean": [0.1, 0.2, 0.3], "image_std": [0.9, 0.8, 0.7]},
+     {"size": {"shortest_edge": 14}, "crop_size": {"height": 20, "width": 12}, "resample": 1}, [(9, 7)]),
+    ("vit_hamming", "ViTImageProcessorPil", {"size": {"height": 10, "width": 13}, "resample": 5,
+                                             "image_mean": [0.1, 0.2, 0.3], "image_std": [0.9, 0.8, 0.7]},
      [(33, 29)]),
+    ("vit_box", "ViTImageProcessorPil", {"size": {"height": 7, "width": 9}, "resample": 4}, [(33, 29)]),
     ("vit_bicubic_up", "ViTImageProcessorPil", {"size": {"height": 29, "width": 17}, "resample": 3}, [(11, 8)]),
 ]
 
@@ -251,13 +252,13 @@ def image_refs():
 
 
 def main():
+    image_refs()
     tensors, meta = {}, {}
     audio_refs(tensors, meta)
     whisper_refs(tensors, meta)
     save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, os.path.join(HERE, "whisper_refs.safetensors"))
     with open(os.path.join(HERE, "whisper_refs.json"), "w") as f:
         json.dump(meta, f, ensure_ascii=False, indent=1)
-    image_refs()
 
 
 if __name__ == "__main__":
