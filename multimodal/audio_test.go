@@ -45,6 +45,13 @@ type whisperRefs struct {
 		Texts        []string `json:"texts"`
 		MinTop2Gap   float64  `json:"min_top2_gap"`
 	} `json:"generate"`
+	GenerateDetect struct {
+		MaxNewTokens     int            `json:"max_new_tokens"`
+		ForcedDecoderIDs [][2]*int      `json:"forced_decoder_ids"`
+		LangToID         map[string]int `json:"lang_to_id"`
+		Detected         []int          `json:"detected"`
+		Sequences        [][]int        `json:"sequences"`
+	} `json:"generate_detect"`
 }
 
 func loadWhisperRefs(t *testing.T) *whisperRefs {

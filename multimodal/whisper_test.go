@@ -119,6 +119,16 @@ func checkWhisper(t *testing.T, dev core.Device) {
 		require.NoError(t, err)
 		require.Equal(t, g.Texts[i], text)
 	}
+
+	// A null language with lang_to_id: detected per row, then the prompt.
+	d := r.GenerateDetect
+	m.Generation.ForcedDecoderIDs, m.Generation.LangToID = d.ForcedDecoderIDs, d.LangToID
+	detected, err := m.detectLanguage(enc.LastHiddenState, 2)
+	require.NoError(t, err)
+	require.Equal(t, d.Detected, detected)
+	seqs, err = m.Generate(feats, GenerateOptions{MaxNewTokens: d.MaxNewTokens})
+	require.NoError(t, err)
+	require.Equal(t, d.Sequences, padRows(seqs, m.Generation.PadTokenID))
 }
 
 // padRows pads rows to the longest with pad, as transformers' Whisper

@@ -21,6 +21,7 @@ The Whisper tokenizer's merges depend on the BPE trainer's tie order, as
 make_refs.py says; everything that depends on them is written here too.
 """
 
+import copy
 import json
 import os
 import shutil
@@ -190,6 +191,19 @@ def whisper_refs(tensors, meta):
     tensors["whisper/encoder_hidden_states_1"] = out.encoder_hidden_states[1].numpy()
     tensors["whisper/decoder_hidden_states_1"] = out.decoder_hidden_states[1].numpy()
     tensors["whisper/logits"] = out.logits.numpy()
+    # Language detection: forced_decoder_ids leave the language null and
+    # lang_to_id names the candidates. Two ordinary ids stand in for
+    # languages too: the random decoder prefers one for each input (by
+    # 1e-3, far above float32 error), so the rows' prompts differ.
+    gc = copy.deepcopy(model.generation_config)
+    gc.forced_decoder_ids = [[1, None], [2, ids["<|transcribe|>"]]]
+    gc.lang_to_id = {"<|en|>": ids["<|en|>"], "<|de|>": ids["<|de|>"], "<|xa|>": 164, "<|xb|>": 501}
+    with torch.no_grad():
+        detected = model.detect_language(feats, generation_config=gc)
+        gen_detect = model.generate(feats, generation_config=gc, do_sample=False, max_new_tokens=8)
+    meta["generate_detect"] = {"max_new_tokens": 8, "forced_decoder_ids": gc.forced_decoder_ids,
+                               "lang_to_id": gc.lang_to_id, "detected": detected.tolist(),
+                               "sequences": gen_detect.tolist()}
     gen = gen.numpy()
     meta["generate"] = {"max_new_tokens": MAX_NEW_TOKENS, "sequences": gen.tolist(),
                         "texts": [tok.decode(g.tolist(), skip_special_tokens=True) for g in gen],
