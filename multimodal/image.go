@@ -166,7 +166,7 @@ func imageKeys(kind string) map[string]configKey[ImageProcessor] {
 	}
 	return map[string]configKey[ImageProcessor]{
 		"image_processor_type":   func(*ImageProcessor, json.RawMessage) error { return nil }, // read first
-		"feature_extractor_type": skipKey[ImageProcessor],                                   // older files name the class here too
+		"feature_extractor_type": skipKey[ImageProcessor],                                     // older files name the class here too
 		"processor_class":        skipKey[ImageProcessor],
 		"do_resize":              field(func(c *ImageProcessor) any { return &c.DoResize }),
 		"size":                   size(func(c *ImageProcessor) *ImageSize { return &c.Size }, kind != "CLIPImageProcessor"),
