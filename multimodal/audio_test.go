@@ -45,6 +45,15 @@ type whisperRefs struct {
 		Texts        []string `json:"texts"`
 		MinTop2Gap   float64  `json:"min_top2_gap"`
 	} `json:"generate"`
+	GenerateBeam []struct {
+		NumBeams     int `json:"num_beams"`
+		MaxNewTokens int `json:"max_new_tokens"`
+		Settings     struct {
+			LengthPenalty *float64 `json:"length_penalty"`
+			EarlyStopping any      `json:"early_stopping"`
+		} `json:"settings"`
+		Sequences [][]int `json:"sequences"`
+	} `json:"generate_beam"`
 	GenerateDetect struct {
 		MaxNewTokens     int            `json:"max_new_tokens"`
 		ForcedDecoderIDs [][2]*int      `json:"forced_decoder_ids"`

@@ -43,8 +43,9 @@
 // LoadWhisperForConditionalGeneration) are transformers' Whisper: the
 // convolutional encoder and the decoder with causal self-attention and
 // cross-attention, a DecoderCache holding every layer's keys and values,
-// and Generate, greedy decoding with that cache that gives the ids
-// transformers' generate(do_sample=False) gives for one window of audio:
+// and Generate, greedy decoding or beam search (num_beams, length_penalty,
+// early_stopping) with that cache that gives the ids transformers'
+// generate(do_sample=False) gives for one window of audio:
 // the prompt from decoder_start_token_id, forced_decoder_ids (with
 // language detection when the language is null) and
 // no_timestamps_token_id, suppress_tokens and begin_suppress_tokens, and

@@ -34,7 +34,8 @@ func whisperDefaults() WhisperConfig {
 	return WhisperConfig{VocabSize: 51865, NumMelBins: 80, DModel: 384, EncoderLayers: 4, DecoderLayers: 4,
 		EncoderAttentionHeads: 6, DecoderAttentionHeads: 6, EncoderFFNDim: 1536, DecoderFFNDim: 1536,
 		MaxSourcePositions: 1500, MaxTargetPositions: 448, ActivationFunction: "gelu", TieWordEmbeddings: true,
-		generation: WhisperGenerationConfig{DecoderStartTokenID: 50257, EOSTokenIDs: []int{50256}, PadTokenID: 50256}}
+		generation: WhisperGenerationConfig{DecoderStartTokenID: 50257, EOSTokenIDs: []int{50256}, PadTokenID: 50256,
+			NumBeams: 1, LengthPenalty: 1, EarlyStopping: "false"}}
 }
 
 // skipKey accepts a key that only training, other heads or long-form
@@ -136,6 +137,26 @@ type WhisperGenerationConfig struct {
 	// forced language, Generate detects the language as transformers does.
 	LangToID  map[string]int
 	MaxLength int // max_length: new tokens when Generate is given none (default 20)
+	// NumBeams (num_beams) above 1 makes Generate search with that many
+	// beams; LengthPenalty (length_penalty, default 1) divides a finished
+	// beam's log-probability by its length to that power; EarlyStopping
+	// (early_stopping) is "false", "true" or "never", as transformers'.
+	NumBeams      int
+	LengthPenalty float64
+	EarlyStopping string
+}
+
+// earlyStopping reads early_stopping: true, false or "never".
+func earlyStopping(g *WhisperGenerationConfig, raw json.RawMessage) error {
+	switch s := string(raw); s {
+	case "true", "false":
+		g.EarlyStopping = s
+	case `"never"`:
+		g.EarlyStopping = "never"
+	default:
+		return fmt.Errorf("value %s is not supported (supported: true, false, \"never\")", s)
+	}
+	return nil
 }
 
 // eosIDs reads eos_token_id, one id or a list.
@@ -176,8 +197,10 @@ var whisperGenerationKeys = map[string]configKey[WhisperGenerationConfig]{
 	"is_multilingual": skipKey[WhisperGenerationConfig], "alignment_heads": skipKey[WhisperGenerationConfig],
 	"max_initial_timestamp_index": skipKey[WhisperGenerationConfig], "prev_sot_token_id": skipKey[WhisperGenerationConfig],
 	"return_timestamps": only[WhisperGenerationConfig]("false"),
-	"num_beams":         only[WhisperGenerationConfig]("1"),
 	"do_sample":         only[WhisperGenerationConfig]("false"),
+	"num_beams":         genKey(func(g *WhisperGenerationConfig) any { return &g.NumBeams }),
+	"length_penalty":    genKey(func(g *WhisperGenerationConfig) any { return &g.LengthPenalty }),
+	"early_stopping":    earlyStopping,
 }
 
 // loadWhisperGeneration reads dir/generation_config.json, or falls back to

@@ -80,11 +80,14 @@ type GenerateOptions struct {
 	// MaxNewTokens bounds the generated ids; 0 takes the generation
 	// config's max_length (default 20) as transformers does.
 	MaxNewTokens int
+	// NumBeams above 1 searches with that many beams; 0 takes the
+	// generation config's num_beams.
+	NumBeams int
 }
 
-// Generate transcribes features (B, num_mel_bins, frames) greedily with
-// a KV cache, as transformers' generate(do_sample=False) does for audio
-// of one window: the prompt is decoder_start_token_id, then
+// Generate transcribes features (B, num_mel_bins, frames) greedily, or
+// with beam search when asked (see whisper_beam.go), with a KV cache, as
+// transformers' generate(do_sample=False) does for audio of one window: the prompt is decoder_start_token_id, then
 // forced_decoder_ids (the language detected when forced as null and
 // lang_to_id is given), then no_timestamps_token_id; suppress_tokens are
 // never picked and begin_suppress_tokens not first; a row ends at an
@@ -107,6 +110,20 @@ func (m *WhisperForConditionalGeneration) Generate(features *core.Tensor, opts G
 	maxNew, err := m.maxNewTokens(len(prompts[0]), opts.MaxNewTokens)
 	if err != nil {
 		return fail(err)
+	}
+	beams := opts.NumBeams
+	if beams == 0 {
+		beams = m.Generation.NumBeams
+	}
+	if beams < 0 {
+		return fail(fmt.Errorf("NumBeams is %d, must be >= 0", beams))
+	}
+	if beams > 1 {
+		out, err := m.generateBeam(enc.LastHiddenState, prompts, maxNew, beams)
+		if err != nil {
+			return fail(err)
+		}
+		return out, nil
 	}
 	g := m.Generation
 	cache := m.Model.NewDecoderCache(enc.LastHiddenState)

@@ -120,6 +120,21 @@ func checkWhisper(t *testing.T, dev core.Device) {
 		require.Equal(t, g.Texts[i], text)
 	}
 
+	require.NotEmpty(t, r.GenerateBeam)
+	for _, c := range r.GenerateBeam {
+		m.Generation.LengthPenalty, m.Generation.EarlyStopping = 1, "false"
+		if c.Settings.LengthPenalty != nil {
+			m.Generation.LengthPenalty = *c.Settings.LengthPenalty
+		}
+		if c.Settings.EarlyStopping != nil {
+			m.Generation.EarlyStopping = fmt.Sprint(c.Settings.EarlyStopping)
+		}
+		seqs, err := m.Generate(feats, GenerateOptions{MaxNewTokens: c.MaxNewTokens, NumBeams: c.NumBeams})
+		require.NoError(t, err)
+		t.Logf("%d beams, length penalty %g, early stopping %s: %v", c.NumBeams, m.Generation.LengthPenalty, m.Generation.EarlyStopping, seqs)
+		require.Equal(t, c.Sequences, padRows(seqs, m.Generation.PadTokenID), "%d beams", c.NumBeams)
+	}
+
 	// A null language with lang_to_id: detected per row, then the prompt.
 	d := r.GenerateDetect
 	m.Generation.ForcedDecoderIDs, m.Generation.LangToID = d.ForcedDecoderIDs, d.LangToID
@@ -245,6 +260,15 @@ func TestWhisperGenerationConfig(t *testing.T) {
 	prompts, err = m2.prompts(nil, 1)
 	require.NoError(t, err)
 	require.Equal(t, [][]int{{601}}, prompts)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(`{"num_beams": 5, "early_stopping": "never"}`), 0o644))
+	m2, err = LoadWhisperForConditionalGeneration(dir)
+	require.NoError(t, err)
+	require.Equal(t, 5, m2.Generation.NumBeams)
+	require.Equal(t, "never", m2.Generation.EarlyStopping)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(`{"early_stopping": "sometimes"}`), 0o644))
+	_, err = LoadWhisperForConditionalGeneration(dir)
+	require.ErrorContains(t, err, `key "early_stopping": value "sometimes" is not supported`)
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(`{"return_timestamps": true}`), 0o644))
 	_, err = LoadWhisperForConditionalGeneration(dir)

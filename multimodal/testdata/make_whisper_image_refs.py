@@ -204,6 +204,18 @@ def whisper_refs(tensors, meta):
     meta["generate_detect"] = {"max_new_tokens": 8, "forced_decoder_ids": gc.forced_decoder_ids,
                                "lang_to_id": gc.lang_to_id, "detected": detected.tolist(),
                                "sequences": gen_detect.tolist()}
+    # Beam search, with the prompt and suppression of the greedy case:
+    # transformers' defaults (length_penalty 1, early_stopping false), then
+    # the other early-stopping rules and length penalties.
+    beams = []
+    cases = [(3, 10, {}), (4, 30, {}), (3, 12, {"length_penalty": 0.0, "early_stopping": "never"}),
+             (2, 16, {"length_penalty": 2.0, "early_stopping": True})]
+    for n_beams, n_new, settings in cases:
+        with torch.no_grad():
+            out_beam = model.generate(feats, do_sample=False, num_beams=n_beams, max_new_tokens=n_new, **settings)
+        beams.append({"num_beams": n_beams, "max_new_tokens": n_new, "settings": settings,
+                      "sequences": out_beam.tolist()})
+    meta["generate_beam"] = beams
     gen = gen.numpy()
     meta["generate"] = {"max_new_tokens": MAX_NEW_TOKENS, "sequences": gen.tolist(),
                         "texts": [tok.decode(g.tolist(), skip_special_tokens=True) for g in gen],
