@@ -25,10 +25,11 @@ type addedTokenJSON struct {
 // normalized content), leftmost-longest, and the text between matches is
 // what the normalizer, pre-tokenizer and model tokenize.
 type addedVocab struct {
-	ids    map[string]int
-	tokens map[int]string
-	raw    []addedToken
-	norm   []addedToken
+	ids     map[string]int
+	tokens  map[int]string
+	special map[int]bool // the ids Decode leaves out when asked to skip special tokens
+	raw     []addedToken
+	norm    []addedToken
 }
 
 type addedToken struct {
@@ -43,7 +44,7 @@ type piece struct {
 }
 
 func newAddedVocab(list []addedTokenJSON, m tokenModel) (*addedVocab, error) {
-	a := &addedVocab{ids: map[string]int{}, tokens: map[int]string{}}
+	a := &addedVocab{ids: map[string]int{}, tokens: map[int]string{}, special: map[int]bool{}}
 	for _, t := range list {
 		if t.Content == "" {
 			return nil, fmt.Errorf("added token %d has empty content", t.ID)
@@ -55,6 +56,9 @@ func newAddedVocab(list []addedTokenJSON, m tokenModel) (*addedVocab, error) {
 			return nil, fmt.Errorf("added token %q has id %d but the vocabulary gives it %d", t.Content, t.ID, id)
 		}
 		a.ids[t.Content], a.tokens[t.ID] = t.ID, t.Content
+		if t.Special {
+			a.special[t.ID] = true
+		}
 		tok := addedToken{addedTokenJSON: t, pattern: t.Content}
 		if t.Normalized {
 			a.norm = append(a.norm, tok)

