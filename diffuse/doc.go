@@ -101,6 +101,21 @@
 // adds the VAE: images in [0, 1] encoded, the posterior sampled and
 // scaled, the latents decoded.
 //
+// ControlNetModel (LoadControlNet) is diffusers' ControlNet, loaded from
+// a save_pretrained folder with the same strictness: the UNet's encoder
+// half with its own weights, the control image's conditioning embedding
+// (convolutions, SiLU, stride-2 levels; "bgr" channel order flipped), and
+// a 1×1 "zero" convolution per down-path state and for the mid block.
+// Forward returns ControlResiduals times conditioning_scale, which
+// UNet2DConditionModel.ForwardControlled adds to its skip connections and
+// mid block. CondPipeline.Control wires it into sampling as
+// StableDiffusionControlNetPipeline does (guess mode off): the ControlNet
+// sees the same scaled, guidance-doubled latents and prompts as the UNet,
+// the control image is repeated per prompt and image, and
+// control_guidance_start/end open a window of steps outside which the
+// UNet runs alone; SampleFrom and Img2ImgPipeline give
+// StableDiffusionControlNetImg2ImgPipeline.
+//
 // LoRA (LoadLoRA) reads low-rank adapters for linear layers and LoCon for
 // convolutions from safetensors in diffusers/PEFT naming (lora_A/lora_B,
 // alpha from the lora_adapter_metadata header) or kohya's
@@ -121,7 +136,10 @@
 // AutoencoderKLs with their encodings, posterior samples (with the noise
 // drawn) and plain and tiled decodes (testdata/make_vae_refs.py), tiny
 // seeded DiTs with their outputs and DiTPipeline's images with the noise
-// it drew (testdata/make_dit_refs.py),
+// it drew (testdata/make_dit_refs.py), tiny seeded ControlNets (stored in
+// float16) with their residuals and the UNet's output with them, and the
+// ControlNet txt2img and img2img pipelines' latents and images with their
+// control windows (testdata/make_controlnet_refs.py),
 // StableDiffusionImg2ImgPipeline over seven scheduler runs and
 // pixel-space img2img (testdata/make_img2img_refs.py), and a seeded PEFT
 // LoRA/LoCon with its kohya rewrite and the outputs diffusers gives with

@@ -112,10 +112,7 @@ func buildUNet2DCondition(cfg UNet2DConditionConfig, w *weights) *UNet2DConditio
 	ch := cfg.BlockOutChannels
 	n := len(ch)
 	temb := cfg.timeEmbedDim()
-	b := condBlock{unetBlock: unetBlock{groups: cfg.NormNumGroups, eps: cfg.NormEps, temb: temb,
-		scaleShift: cfg.ResnetTimeScaleShift == "scale_shift"},
-		ctxDim: cfg.CrossAttentionDim, layers: cfg.TransformerLayers, linearProj: cfg.UseLinearProjection,
-		upcast: cfg.UpcastAttention}
+	b := condBlockOf(&cfg)
 
 	m.convIn = w.conv("conv_in", cfg.InChannels, ch[0], 3, 1, 1)
 	m.time1 = w.linear("time_embedding.linear_1", ch[0], temb)
@@ -123,19 +120,8 @@ func buildUNet2DCondition(cfg UNet2DConditionConfig, w *weights) *UNet2DConditio
 	timeEmb := &list{}
 	w.register(&timeEmb.Base, nil, nn.NamedModule{Name: "linear_1", Module: m.time1}, nn.NamedModule{Name: "linear_2", Module: m.time2})
 
-	downs := make([]nn.Module, n)
-	for i, kind := range cfg.DownBlockTypes {
-		in, name := ch[max(i-1, 0)], fmt.Sprintf("down_blocks.%d", i)
-		var d condDown
-		if kind == "CrossAttnDownBlock2D" {
-			d.cross = w.crossDownBlock(name, b, in, ch[i], cfg.LayersPerBlock[i], cfg.heads(i), i < n-1, cfg.DownsamplePadding)
-			downs[i] = d.cross
-		} else {
-			d.plain = w.downBlock(name, b.unetBlock, false, in, ch[i], cfg.LayersPerBlock[i], 0, i < n-1, cfg.DownsamplePadding)
-			downs[i] = d.plain
-		}
-		m.downs = append(m.downs, d)
-	}
+	var downs []nn.Module
+	m.downs, downs = buildCondDowns(&cfg, w)
 	// Registration order is diffusers' __init__ order: the time embedding,
 	// then down_blocks, up_blocks, mid_block (assigned after the up blocks'
 	// list is created), which only matters for StateDict's listing.
@@ -191,7 +177,24 @@ func (m *UNet2DConditionModel) Forward(sample *core.Tensor, t float64, encoderHi
 	for i := range ts {
 		ts[i] = t
 	}
-	return m.forward(sample, ts, encoderHiddenStates)
+	return m.forward(sample, ts, encoderHiddenStates, nil)
+}
+
+// ForwardControlled is Forward with a ControlNet's residuals added, as
+// diffusers' down_block_additional_residuals and
+// mid_block_additional_residual are: each down residual to the matching
+// skip connection before the up path reads it, the mid residual to the
+// mid block's output. They must be the ControlNet's for this sample (the
+// same batch and shapes); res nil is Forward.
+func (m *UNet2DConditionModel) ForwardControlled(sample *core.Tensor, t float64, encoderHiddenStates *core.Tensor, res *ControlResiduals) (*core.Tensor, error) {
+	if err := m.checkInputs(sample, encoderHiddenStates); err != nil {
+		return nil, err
+	}
+	ts := make([]float64, dimOf(sample, 0))
+	for i := range ts {
+		ts[i] = t
+	}
+	return m.forward(sample, ts, encoderHiddenStates, res)
 }
 
 // ForwardTimesteps is Forward with the timesteps as a tensor: 0-dim (one
@@ -219,7 +222,7 @@ func (m *UNet2DConditionModel) ForwardTimesteps(sample, timesteps, encoderHidden
 	case timesteps.Rank() != 1 || len(vals) != b:
 		return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: timesteps have shape %v, want [] or [%d] (the batch)", timesteps.Shape(), b)
 	}
-	return m.forward(sample, vals, encoderHiddenStates)
+	return m.forward(sample, vals, encoderHiddenStates, nil)
 }
 
 func (m *UNet2DConditionModel) checkInputs(x, ctx *core.Tensor) error {
@@ -261,7 +264,7 @@ func (m *UNet2DConditionModel) checkInputs(x, ctx *core.Tensor) error {
 	return nil
 }
 
-func (m *UNet2DConditionModel) forward(x *core.Tensor, ts []float64, ctx *core.Tensor) (*core.Tensor, error) {
+func (m *UNet2DConditionModel) forward(x *core.Tensor, ts []float64, ctx *core.Tensor, res *ControlResiduals) (*core.Tensor, error) {
 	defer core.NoGradScope()()
 	if m.Config.CenterInputSample {
 		x = mul(x, 2).Sub(scalarLike(x, 1))
@@ -276,8 +279,20 @@ func (m *UNet2DConditionModel) forward(x *core.Tensor, ts []float64, ctx *core.T
 		h, outs = d.forward(h, embAct, ctx)
 		skips = append(skips, outs...)
 	}
+	if res != nil {
+		if err := addResiduals(skips, res); err != nil {
+			return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: %w", err)
+		}
+	}
 	if m.mid != nil {
 		h = m.mid.forward(h, embAct, ctx)
+	}
+	// diffusers adds the mid residual whether or not there is a mid block.
+	if res != nil {
+		if !res.Mid.Shape().Equal(h.Shape()) {
+			return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: mid residual has shape %v, the mid block's output %v", res.Mid.Shape(), h.Shape())
+		}
+		h = h.Add(res.Mid)
 	}
 	for _, u := range m.ups {
 		k := u.layers()
