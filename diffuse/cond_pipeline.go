@@ -120,6 +120,14 @@ func (p *CondPipeline) control(pr Prompts, guided bool, dtype core.DType, dev co
 // with the ControlNet of ctrl when it is not nil.
 func (p *CondPipeline) denoise(x *core.Tensor, ts []float64, ctx *core.Tensor, batch int, guided bool, scale float64, ctrl *controlRun, noise Noise) (*core.Tensor, error) {
 	const op = "diffuse: CondPipeline"
+	// ctx is one tensor for the whole run, so the models' cross-attention
+	// keys and values are computed once (see CacheCrossAttention).
+	if c, ok := p.Model.(interface{ CacheCrossAttention() func() }); ok {
+		defer c.CacheCrossAttention()()
+	}
+	if ctrl != nil {
+		defer ctrl.c.Net.CacheCrossAttention()()
+	}
 	for i, t := range ts {
 		in := x
 		if guided {

@@ -70,6 +70,15 @@
 // the overlap, which bounds the activations (and the mid block's
 // attention, quadratic in the latent's area) by the tile size.
 //
+// TiledDenoiser is MultiDiffusion-style tiled sampling for latents larger
+// than the UNet should see at once: every step runs the model on
+// overlapping windows and blends the predictions with weights that fall
+// off linearly toward the windows' inner edges. The cross-attention layers
+// cache the text's keys and values while a run holds them
+// (CacheCrossAttention, which CondPipeline takes for every run), so they
+// are projected once per run rather than once per step, tile and
+// guidance half.
+//
 // DiTTransformer2DModel (LoadDiT) is DiT's class-conditional transformer:
 // a strided-conv patch embedding plus a fixed 2-D sin-cos table (computed
 // on the host, recomputed for other input sizes as diffusers does),
