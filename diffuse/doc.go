@@ -60,6 +60,15 @@
 // may be a list per block. Forward(sample, t, encoderHiddenStates) runs on
 // any device.
 //
+// LoadUNet2DConditionStreamed loads the same model with its weights left
+// in the memory-mapped checkpoint (core/safetensors reads whole files;
+// this maps the file, or reads tensor by tensor where nothing maps): each
+// stage's tensors (the time embedding and conv_in, every down block, the
+// mid block, every up block, the head) are copied in when Forward reaches
+// the stage and dropped after it, so a forward holds the largest stage's
+// weights, not the model's. Outputs are bit-identical to the loaded
+// model's; WeightMemory reports the bytes held now and at the peak.
+//
 // AutoencoderKL (LoadAutoencoderKL) is diffusers' VAE from a vae/ folder
 // save_pretrained wrote, loaded with the same strictness: Encode gives
 // the posterior, a DiagonalGaussian (Mean, LogVar clamped to [-30, 20];

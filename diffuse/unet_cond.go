@@ -30,6 +30,7 @@ type UNet2DConditionModel struct {
 	normOut   *nn.GroupNorm
 	convOut   *convLayer
 	timeFreqs []float32
+	stream    *weightStream // set by LoadUNet2DConditionStreamed
 }
 
 // condDown is a down block of either kind; exactly one field is set.
@@ -43,6 +44,13 @@ func (d condDown) forward(h, embAct, ctx *core.Tensor) (*core.Tensor, []*core.Te
 		return d.cross.forward(h, embAct, ctx)
 	}
 	return d.plain.forward(h, embAct)
+}
+
+func (d condDown) module() nn.Module {
+	if d.cross != nil {
+		return d.cross
+	}
+	return d.plain
 }
 
 // condUp is an up block of either kind; exactly one field is set.
@@ -66,6 +74,13 @@ func (u condUp) forward(h *core.Tensor, skips []*core.Tensor, embAct, ctx *core.
 	return u.plain.forward(h, skips, embAct)
 }
 
+func (u condUp) module() nn.Module {
+	if u.cross != nil {
+		return u.cross
+	}
+	return u.plain
+}
+
 // LoadUNet2DCondition loads a UNet2DConditionModel saved by diffusers'
 // save_pretrained (a Stable Diffusion checkpoint's unet/ folder): dir holds
 // config.json and diffusion_pytorch_model.safetensors. As with LoadUNet2D,
@@ -73,35 +88,55 @@ func (u condUp) forward(h *core.Tensor, skips []*core.Tensor, embAct, ctx *core.
 // file may hold no other, and the error lists every one that is missing,
 // misshaped or unexpected.
 func LoadUNet2DCondition(dir string, opts ...LoadOption) (*UNet2DConditionModel, error) {
+	return loadUNet2DCondition(dir, false, opts)
+}
+
+func loadUNet2DCondition(dir string, streamed bool, opts []LoadOption) (*UNet2DConditionModel, error) {
+	op := "diffuse: LoadUNet2DCondition"
+	if streamed {
+		op += "Streamed"
+	}
 	o := loadOptions{dev: core.CPU, dtype: core.F32}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if !o.dtype.IsFloat() {
-		return nil, fmt.Errorf("diffuse: LoadUNet2DCondition: dtype %s is not a float dtype", o.dtype)
+		return nil, fmt.Errorf("%s: dtype %s is not a float dtype", op, o.dtype)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadUNet2DCondition: %w", err)
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	cfg, err := ParseUNet2DConditionConfig(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w (in %s)", err, filepath.Join(dir, "config.json"))
 	}
 	path := filepath.Join(dir, "diffusion_pytorch_model.safetensors")
-	f, err := safetensors.ReadFile(path)
+	var f *safetensors.File
+	var ckpt *mappedCheckpoint
+	if streamed {
+		ckpt, err = openCheckpoint(path)
+	} else {
+		f, err = safetensors.ReadFile(path)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadUNet2DCondition: %w", err)
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	w, err := newWeights(f, o.dev, o.dtype)
 	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadUNet2DCondition: %w", err)
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	if streamed {
+		w.stream = newWeightStream(ckpt, o.dev, o.dtype)
 	}
 	m := buildUNet2DCondition(cfg, w)
 	if err := w.check(path); err != nil {
+		if ckpt != nil {
+			ckpt.close()
+		}
 		return nil, err
 	}
-	m.dev, m.dtype = o.dev, o.dtype
+	m.dev, m.dtype, m.stream = o.dev, o.dtype, w.stream
 	return m, nil
 }
 
@@ -269,15 +304,24 @@ func (m *UNet2DConditionModel) forward(x *core.Tensor, ts []float64, ctx *core.T
 	if m.Config.CenterInputSample {
 		x = mul(x, 2).Sub(scalarLike(x, 1))
 	}
+	// With streamed weights each stage's are loaded just before it runs
+	// and released after (use and done do nothing otherwise).
+	if err := m.use(m.time1, m.time2, m.convIn); err != nil {
+		return nil, err
+	}
 	emb := timestepEmbedding(m.timeFreqs, m.Config.BlockOutChannels[0], m.Config.FlipSinToCos, ts, m.dtype, m.dev)
 	embAct := m.time2.Forward(m.time1.Forward(emb).SiLU()).SiLU()
-
 	h := m.convIn.Forward(x)
+	m.done(m.time1, m.time2, m.convIn)
 	skips := []*core.Tensor{h}
 	for _, d := range m.downs {
+		if err := m.use(d.module()); err != nil {
+			return nil, err
+		}
 		var outs []*core.Tensor
 		h, outs = d.forward(h, embAct, ctx)
 		skips = append(skips, outs...)
+		m.done(d.module())
 	}
 	if res != nil {
 		if err := addResiduals(skips, res); err != nil {
@@ -285,7 +329,11 @@ func (m *UNet2DConditionModel) forward(x *core.Tensor, ts []float64, ctx *core.T
 		}
 	}
 	if m.mid != nil {
+		if err := m.use(m.mid); err != nil {
+			return nil, err
+		}
 		h = m.mid.forward(h, embAct, ctx)
+		m.done(m.mid)
 	}
 	// diffusers adds the mid residual whether or not there is a mid block.
 	if res != nil {
@@ -295,10 +343,18 @@ func (m *UNet2DConditionModel) forward(x *core.Tensor, ts []float64, ctx *core.T
 		h = h.Add(res.Mid)
 	}
 	for _, u := range m.ups {
+		if err := m.use(u.module()); err != nil {
+			return nil, err
+		}
 		k := u.layers()
 		h = u.forward(h, skips[len(skips)-k:], embAct, ctx)
 		skips = skips[:len(skips)-k]
+		m.done(u.module())
 	}
+	if err := m.use(m.normOut, m.convOut); err != nil {
+		return nil, err
+	}
+	defer m.done(m.normOut, m.convOut)
 	h = m.convOut.Forward(m.normOut.Forward(h).SiLU())
 	if err := h.Err(); err != nil {
 		return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: %w", err)
