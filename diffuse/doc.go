@@ -162,4 +162,10 @@
 // pixel-space img2img (testdata/make_img2img_refs.py), and a seeded PEFT
 // LoRA/LoCon with its kohya rewrite and the outputs diffusers gives with
 // them (testdata/make_lora_refs.py).
+//
+// bench_test.go's BenchmarkUNet2DConditionForward and
+// BenchmarkSchedulerLoop time a small SD-like UNet (testdata/bench_unet.json)
+// and 20-step scheduler loops on the CPU and WebGPU;
+// testdata/bench_diffusers.py runs them beside the same work in diffusers,
+// in one run on the same threads.
 package diffuse
