@@ -50,6 +50,9 @@ type CondPipeline struct {
 	Channels, Height, Width int
 	DType                   core.DType
 	Device                  core.Device
+	// Control, when set, steers every run (Sample and SampleFrom) with a
+	// ControlNet; the Model must then be a ControlledDenoiser.
+	Control *Control
 }
 
 // NewUNet2DConditionPipeline makes the pipeline of m: latents of its
@@ -81,6 +84,10 @@ func (p *CondPipeline) Sample(pr Prompts, steps int, noise Noise) (*core.Tensor,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
+	ctrl, err := p.control(pr, guided, dtype, dev)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
 	if err := p.Scheduler.SetTimesteps(steps); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
@@ -98,12 +105,29 @@ func (p *CondPipeline) Sample(pr Prompts, steps int, noise Noise) (*core.Tensor,
 	if sigma := p.Scheduler.InitNoiseSigma(); sigma != 1 {
 		x = mul(x, sigma)
 	}
-	return p.denoise(x, p.Scheduler.Timesteps(), ctx, batch, guided, pr.GuidanceScale, noise)
+	return p.denoise(x, p.Scheduler.Timesteps(), ctx, batch, guided, pr.GuidanceScale, ctrl, noise)
 }
 
-// denoise runs the guided loop from latents x (batch) over timesteps ts.
-func (p *CondPipeline) denoise(x *core.Tensor, ts []float64, ctx *core.Tensor, batch int, guided bool, scale float64, noise Noise) (*core.Tensor, error) {
+// control prepares p.Control for a run of pr, nil without one.
+func (p *CondPipeline) control(pr Prompts, guided bool, dtype core.DType, dev core.Device) (*controlRun, error) {
+	if p.Control == nil {
+		return nil, nil
+	}
+	return p.Control.prepare(p.Model, dimOf(pr.Embeds, 0), max(pr.ImagesPerPrompt, 1), guided, dtype, dev)
+}
+
+// denoise runs the guided loop from latents x (batch) over timesteps ts,
+// with the ControlNet of ctrl when it is not nil.
+func (p *CondPipeline) denoise(x *core.Tensor, ts []float64, ctx *core.Tensor, batch int, guided bool, scale float64, ctrl *controlRun, noise Noise) (*core.Tensor, error) {
 	const op = "diffuse: CondPipeline"
+	// ctx is one tensor for the whole run, so the models' cross-attention
+	// keys and values are computed once (see CacheCrossAttention).
+	if c, ok := p.Model.(interface{ CacheCrossAttention() func() }); ok {
+		defer c.CacheCrossAttention()()
+	}
+	if ctrl != nil {
+		defer ctrl.c.Net.CacheCrossAttention()()
+	}
 	for i, t := range ts {
 		in := x
 		if guided {
@@ -113,7 +137,12 @@ func (p *CondPipeline) denoise(x *core.Tensor, ts []float64, ctx *core.Tensor, b
 		if err != nil {
 			return nil, fmt.Errorf("%s: step %d (t=%v): %w", op, i, t, err)
 		}
-		out, err := p.Model.Forward(in, t, ctx)
+		var out *core.Tensor
+		if ctrl != nil {
+			out, err = ctrl.forward(in, t, ctx, i, len(ts))
+		} else {
+			out, err = p.Model.Forward(in, t, ctx)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: step %d (t=%v): %w", op, i, t, err)
 		}

@@ -60,6 +60,15 @@
 // may be a list per block. Forward(sample, t, encoderHiddenStates) runs on
 // any device.
 //
+// LoadUNet2DConditionStreamed loads the same model with its weights left
+// in the memory-mapped checkpoint (core/safetensors reads whole files;
+// this maps the file, or reads tensor by tensor where nothing maps): each
+// stage's tensors (the time embedding and conv_in, every down block, the
+// mid block, every up block, the head) are copied in when Forward reaches
+// the stage and dropped after it, so a forward holds the largest stage's
+// weights, not the model's. Outputs are bit-identical to the loaded
+// model's; WeightMemory reports the bytes held now and at the peak.
+//
 // AutoencoderKL (LoadAutoencoderKL) is diffusers' VAE from a vae/ folder
 // save_pretrained wrote, loaded with the same strictness: Encode gives
 // the posterior, a DiagonalGaussian (Mean, LogVar clamped to [-30, 20];
@@ -69,6 +78,15 @@
 // overlapping latent tiles decoded one by one and blended linearly across
 // the overlap, which bounds the activations (and the mid block's
 // attention, quadratic in the latent's area) by the tile size.
+//
+// TiledDenoiser is MultiDiffusion-style tiled sampling for latents larger
+// than the UNet should see at once: every step runs the model on
+// overlapping windows and blends the predictions with weights that fall
+// off linearly toward the windows' inner edges. The cross-attention layers
+// cache the text's keys and values while a run holds them
+// (CacheCrossAttention, which CondPipeline takes for every run), so they
+// are projected once per run rather than once per step, tile and
+// guidance half.
 //
 // DiTTransformer2DModel (LoadDiT) is DiT's class-conditional transformer:
 // a strided-conv patch embedding plus a fixed 2-D sin-cos table (computed
@@ -101,6 +119,21 @@
 // adds the VAE: images in [0, 1] encoded, the posterior sampled and
 // scaled, the latents decoded.
 //
+// ControlNetModel (LoadControlNet) is diffusers' ControlNet, loaded from
+// a save_pretrained folder with the same strictness: the UNet's encoder
+// half with its own weights, the control image's conditioning embedding
+// (convolutions, SiLU, stride-2 levels; "bgr" channel order flipped), and
+// a 1×1 "zero" convolution per down-path state and for the mid block.
+// Forward returns ControlResiduals times conditioning_scale, which
+// UNet2DConditionModel.ForwardControlled adds to its skip connections and
+// mid block. CondPipeline.Control wires it into sampling as
+// StableDiffusionControlNetPipeline does (guess mode off): the ControlNet
+// sees the same scaled, guidance-doubled latents and prompts as the UNet,
+// the control image is repeated per prompt and image, and
+// control_guidance_start/end open a window of steps outside which the
+// UNet runs alone; SampleFrom and Img2ImgPipeline give
+// StableDiffusionControlNetImg2ImgPipeline.
+//
 // LoRA (LoadLoRA) reads low-rank adapters for linear layers and LoCon for
 // convolutions from safetensors in diffusers/PEFT naming (lora_A/lora_B,
 // alpha from the lora_adapter_metadata header) or kohya's
@@ -121,9 +154,18 @@
 // AutoencoderKLs with their encodings, posterior samples (with the noise
 // drawn) and plain and tiled decodes (testdata/make_vae_refs.py), tiny
 // seeded DiTs with their outputs and DiTPipeline's images with the noise
-// it drew (testdata/make_dit_refs.py),
+// it drew (testdata/make_dit_refs.py), tiny seeded ControlNets (stored in
+// float16) with their residuals and the UNet's output with them, and the
+// ControlNet txt2img and img2img pipelines' latents and images with their
+// control windows (testdata/make_controlnet_refs.py),
 // StableDiffusionImg2ImgPipeline over seven scheduler runs and
 // pixel-space img2img (testdata/make_img2img_refs.py), and a seeded PEFT
 // LoRA/LoCon with its kohya rewrite and the outputs diffusers gives with
 // them (testdata/make_lora_refs.py).
+//
+// bench_test.go's BenchmarkUNet2DConditionForward and
+// BenchmarkSchedulerLoop time a small SD-like UNet (testdata/bench_unet.json)
+// and 20-step scheduler loops on the CPU and WebGPU;
+// testdata/bench_diffusers.py runs them beside the same work in diffusers,
+// in one run on the same threads.
 package diffuse

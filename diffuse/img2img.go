@@ -131,6 +131,10 @@ func (p *CondPipeline) SampleFrom(latents *core.Tensor, strength float64, pr Pro
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
+	ctrl, err := p.control(pr, guided, dtype, dev)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
 	n := dimOf(latents, 0)
 	switch {
 	case batch%n != 0 || batch < n:
@@ -154,7 +158,7 @@ func (p *CondPipeline) SampleFrom(latents *core.Tensor, strength float64, pr Pro
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	return p.denoise(x, ts, ctx, batch, guided, pr.GuidanceScale, noise)
+	return p.denoise(x, ts, ctx, batch, guided, pr.GuidanceScale, ctrl, noise)
 }
 
 // Img2ImgPipeline is StableDiffusionImg2ImgPipeline without its text

@@ -271,6 +271,11 @@ func (l *LoRA) Merge(m Adaptable, scale float64) error { return l.merge(m, scale
 func (l *LoRA) Unmerge(m Adaptable, scale float64) error { return l.merge(m, -scale, "Unmerge") }
 
 func (l *LoRA) merge(m Adaptable, scale float64, op string) error {
+	if u, ok := m.(*UNet2DConditionModel); ok && u.stream != nil {
+		// Its weights stay in the file between uses; a merge would write
+		// into placeholders. Apply (unmerged, at run time) works instead.
+		return fmt.Errorf("diffuse: LoRA.%s: the UNet streams its weights from the checkpoint (LoadUNet2DConditionStreamed); apply the LoRA with Apply, or load the UNet whole", op)
+	}
 	mine, targets, err := l.match(m)
 	if err != nil {
 		return err

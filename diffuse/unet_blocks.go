@@ -24,7 +24,8 @@ import (
 // device in its dtype, and keeps a list of every problem (a missing tensor,
 // a misshaped one) so that one error names them all.
 type weights struct {
-	file     *safetensors.File // nil when the weights are drawn (seed)
+	file     *safetensors.File // nil when the weights are drawn (seed) or streamed
+	stream   *weightStream     // set when the weights stay in the mapped file until used
 	seed     uint64
 	offset   int64 // the Philox stream's position, advanced by every draw
 	dev      core.Device
@@ -82,6 +83,9 @@ func (w *weights) draw(ini paramInit, shape core.Shape) *core.Tensor {
 // checkpoint it is drawn by ini.
 func (w *weights) param(name string, ini paramInit, shape ...int) *nn.Parameter {
 	w.used[name] = true
+	if w.stream != nil {
+		return w.streamedParam(name, core.Shape(shape))
+	}
 	if w.file == nil {
 		p, err := nn.NewParameter(w.draw(ini, core.Shape(shape)))
 		if err != nil {
@@ -103,19 +107,21 @@ func (w *weights) param(name string, ini paramInit, shape ...int) *nn.Parameter 
 		w.problems = append(w.problems, fmt.Sprintf("tensor %s has dtype %s, want a float dtype", name, st.DType))
 		return w.dummy
 	}
-	var t *core.Tensor
-	if st.DType == w.dtype {
-		t = st.ToTensor(w.dev)
-	} else {
-		// Cast on the CPU: WebGPU refuses f64, and a checkpoint may hold it.
-		t = st.ToTensor(core.CPU).Cast(w.dtype).To(w.dev)
-	}
-	p, err := nn.NewParameter(t)
+	p, err := nn.NewParameter(tensorFor(st, w.dtype, w.dev))
 	if err != nil {
 		w.problems = append(w.problems, fmt.Sprintf("tensor %s: %v", name, err))
 		return w.dummy
 	}
 	return p
+}
+
+// tensorFor is a checkpoint's tensor on dev in dtype.
+func tensorFor(st safetensors.Tensor, dtype core.DType, dev core.Device) *core.Tensor {
+	if st.DType == dtype {
+		return st.ToTensor(dev)
+	}
+	// Cast on the CPU: WebGPU refuses f64, and a checkpoint may hold it.
+	return st.ToTensor(core.CPU).Cast(dtype).To(dev)
 }
 
 // register adds a module's parameters and children; the names are fixed
@@ -140,6 +146,13 @@ func (w *weights) check(path string) error {
 	var extra []string
 	if w.file != nil {
 		for name := range w.file.Tensors {
+			if !w.used[name] {
+				extra = append(extra, name)
+			}
+		}
+	}
+	if w.stream != nil {
+		for name := range w.stream.entries {
 			if !w.used[name] {
 				extra = append(extra, name)
 			}

@@ -30,6 +30,7 @@ type UNet2DConditionModel struct {
 	normOut   *nn.GroupNorm
 	convOut   *convLayer
 	timeFreqs []float32
+	stream    *weightStream // set by LoadUNet2DConditionStreamed
 }
 
 // condDown is a down block of either kind; exactly one field is set.
@@ -43,6 +44,13 @@ func (d condDown) forward(h, embAct, ctx *core.Tensor) (*core.Tensor, []*core.Te
 		return d.cross.forward(h, embAct, ctx)
 	}
 	return d.plain.forward(h, embAct)
+}
+
+func (d condDown) module() nn.Module {
+	if d.cross != nil {
+		return d.cross
+	}
+	return d.plain
 }
 
 // condUp is an up block of either kind; exactly one field is set.
@@ -66,6 +74,13 @@ func (u condUp) forward(h *core.Tensor, skips []*core.Tensor, embAct, ctx *core.
 	return u.plain.forward(h, skips, embAct)
 }
 
+func (u condUp) module() nn.Module {
+	if u.cross != nil {
+		return u.cross
+	}
+	return u.plain
+}
+
 // LoadUNet2DCondition loads a UNet2DConditionModel saved by diffusers'
 // save_pretrained (a Stable Diffusion checkpoint's unet/ folder): dir holds
 // config.json and diffusion_pytorch_model.safetensors. As with LoadUNet2D,
@@ -73,35 +88,55 @@ func (u condUp) forward(h *core.Tensor, skips []*core.Tensor, embAct, ctx *core.
 // file may hold no other, and the error lists every one that is missing,
 // misshaped or unexpected.
 func LoadUNet2DCondition(dir string, opts ...LoadOption) (*UNet2DConditionModel, error) {
+	return loadUNet2DCondition(dir, false, opts)
+}
+
+func loadUNet2DCondition(dir string, streamed bool, opts []LoadOption) (*UNet2DConditionModel, error) {
+	op := "diffuse: LoadUNet2DCondition"
+	if streamed {
+		op += "Streamed"
+	}
 	o := loadOptions{dev: core.CPU, dtype: core.F32}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if !o.dtype.IsFloat() {
-		return nil, fmt.Errorf("diffuse: LoadUNet2DCondition: dtype %s is not a float dtype", o.dtype)
+		return nil, fmt.Errorf("%s: dtype %s is not a float dtype", op, o.dtype)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadUNet2DCondition: %w", err)
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	cfg, err := ParseUNet2DConditionConfig(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w (in %s)", err, filepath.Join(dir, "config.json"))
 	}
 	path := filepath.Join(dir, "diffusion_pytorch_model.safetensors")
-	f, err := safetensors.ReadFile(path)
+	var f *safetensors.File
+	var ckpt *mappedCheckpoint
+	if streamed {
+		ckpt, err = openCheckpoint(path)
+	} else {
+		f, err = safetensors.ReadFile(path)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadUNet2DCondition: %w", err)
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	w, err := newWeights(f, o.dev, o.dtype)
 	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadUNet2DCondition: %w", err)
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	if streamed {
+		w.stream = newWeightStream(ckpt, o.dev, o.dtype)
 	}
 	m := buildUNet2DCondition(cfg, w)
 	if err := w.check(path); err != nil {
+		if ckpt != nil {
+			ckpt.close()
+		}
 		return nil, err
 	}
-	m.dev, m.dtype = o.dev, o.dtype
+	m.dev, m.dtype, m.stream = o.dev, o.dtype, w.stream
 	return m, nil
 }
 
@@ -112,10 +147,7 @@ func buildUNet2DCondition(cfg UNet2DConditionConfig, w *weights) *UNet2DConditio
 	ch := cfg.BlockOutChannels
 	n := len(ch)
 	temb := cfg.timeEmbedDim()
-	b := condBlock{unetBlock: unetBlock{groups: cfg.NormNumGroups, eps: cfg.NormEps, temb: temb,
-		scaleShift: cfg.ResnetTimeScaleShift == "scale_shift"},
-		ctxDim: cfg.CrossAttentionDim, layers: cfg.TransformerLayers, linearProj: cfg.UseLinearProjection,
-		upcast: cfg.UpcastAttention}
+	b := condBlockOf(&cfg)
 
 	m.convIn = w.conv("conv_in", cfg.InChannels, ch[0], 3, 1, 1)
 	m.time1 = w.linear("time_embedding.linear_1", ch[0], temb)
@@ -123,19 +155,8 @@ func buildUNet2DCondition(cfg UNet2DConditionConfig, w *weights) *UNet2DConditio
 	timeEmb := &list{}
 	w.register(&timeEmb.Base, nil, nn.NamedModule{Name: "linear_1", Module: m.time1}, nn.NamedModule{Name: "linear_2", Module: m.time2})
 
-	downs := make([]nn.Module, n)
-	for i, kind := range cfg.DownBlockTypes {
-		in, name := ch[max(i-1, 0)], fmt.Sprintf("down_blocks.%d", i)
-		var d condDown
-		if kind == "CrossAttnDownBlock2D" {
-			d.cross = w.crossDownBlock(name, b, in, ch[i], cfg.LayersPerBlock[i], cfg.heads(i), i < n-1, cfg.DownsamplePadding)
-			downs[i] = d.cross
-		} else {
-			d.plain = w.downBlock(name, b.unetBlock, false, in, ch[i], cfg.LayersPerBlock[i], 0, i < n-1, cfg.DownsamplePadding)
-			downs[i] = d.plain
-		}
-		m.downs = append(m.downs, d)
-	}
+	var downs []nn.Module
+	m.downs, downs = buildCondDowns(&cfg, w)
 	// Registration order is diffusers' __init__ order: the time embedding,
 	// then down_blocks, up_blocks, mid_block (assigned after the up blocks'
 	// list is created), which only matters for StateDict's listing.
@@ -191,7 +212,24 @@ func (m *UNet2DConditionModel) Forward(sample *core.Tensor, t float64, encoderHi
 	for i := range ts {
 		ts[i] = t
 	}
-	return m.forward(sample, ts, encoderHiddenStates)
+	return m.forward(sample, ts, encoderHiddenStates, nil)
+}
+
+// ForwardControlled is Forward with a ControlNet's residuals added, as
+// diffusers' down_block_additional_residuals and
+// mid_block_additional_residual are: each down residual to the matching
+// skip connection before the up path reads it, the mid residual to the
+// mid block's output. They must be the ControlNet's for this sample (the
+// same batch and shapes); res nil is Forward.
+func (m *UNet2DConditionModel) ForwardControlled(sample *core.Tensor, t float64, encoderHiddenStates *core.Tensor, res *ControlResiduals) (*core.Tensor, error) {
+	if err := m.checkInputs(sample, encoderHiddenStates); err != nil {
+		return nil, err
+	}
+	ts := make([]float64, dimOf(sample, 0))
+	for i := range ts {
+		ts[i] = t
+	}
+	return m.forward(sample, ts, encoderHiddenStates, res)
 }
 
 // ForwardTimesteps is Forward with the timesteps as a tensor: 0-dim (one
@@ -219,7 +257,7 @@ func (m *UNet2DConditionModel) ForwardTimesteps(sample, timesteps, encoderHidden
 	case timesteps.Rank() != 1 || len(vals) != b:
 		return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: timesteps have shape %v, want [] or [%d] (the batch)", timesteps.Shape(), b)
 	}
-	return m.forward(sample, vals, encoderHiddenStates)
+	return m.forward(sample, vals, encoderHiddenStates, nil)
 }
 
 func (m *UNet2DConditionModel) checkInputs(x, ctx *core.Tensor) error {
@@ -261,29 +299,62 @@ func (m *UNet2DConditionModel) checkInputs(x, ctx *core.Tensor) error {
 	return nil
 }
 
-func (m *UNet2DConditionModel) forward(x *core.Tensor, ts []float64, ctx *core.Tensor) (*core.Tensor, error) {
+func (m *UNet2DConditionModel) forward(x *core.Tensor, ts []float64, ctx *core.Tensor, res *ControlResiduals) (*core.Tensor, error) {
 	defer core.NoGradScope()()
 	if m.Config.CenterInputSample {
 		x = mul(x, 2).Sub(scalarLike(x, 1))
 	}
+	// With streamed weights each stage's are loaded just before it runs
+	// and released after (use and done do nothing otherwise).
+	if err := m.use(m.time1, m.time2, m.convIn); err != nil {
+		return nil, err
+	}
 	emb := timestepEmbedding(m.timeFreqs, m.Config.BlockOutChannels[0], m.Config.FlipSinToCos, ts, m.dtype, m.dev)
 	embAct := m.time2.Forward(m.time1.Forward(emb).SiLU()).SiLU()
-
 	h := m.convIn.Forward(x)
+	m.done(m.time1, m.time2, m.convIn)
 	skips := []*core.Tensor{h}
 	for _, d := range m.downs {
+		if err := m.use(d.module()); err != nil {
+			return nil, err
+		}
 		var outs []*core.Tensor
 		h, outs = d.forward(h, embAct, ctx)
 		skips = append(skips, outs...)
+		m.done(d.module())
+	}
+	if res != nil {
+		if err := addResiduals(skips, res); err != nil {
+			return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: %w", err)
+		}
 	}
 	if m.mid != nil {
+		if err := m.use(m.mid); err != nil {
+			return nil, err
+		}
 		h = m.mid.forward(h, embAct, ctx)
+		m.done(m.mid)
+	}
+	// diffusers adds the mid residual whether or not there is a mid block.
+	if res != nil {
+		if !res.Mid.Shape().Equal(h.Shape()) {
+			return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: mid residual has shape %v, the mid block's output %v", res.Mid.Shape(), h.Shape())
+		}
+		h = h.Add(res.Mid)
 	}
 	for _, u := range m.ups {
+		if err := m.use(u.module()); err != nil {
+			return nil, err
+		}
 		k := u.layers()
 		h = u.forward(h, skips[len(skips)-k:], embAct, ctx)
 		skips = skips[:len(skips)-k]
+		m.done(u.module())
 	}
+	if err := m.use(m.normOut, m.convOut); err != nil {
+		return nil, err
+	}
+	defer m.done(m.normOut, m.convOut)
 	h = m.convOut.Forward(m.normOut.Forward(h).SiLU())
 	if err := h.Err(); err != nil {
 		return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: %w", err)

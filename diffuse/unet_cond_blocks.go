@@ -37,6 +37,21 @@ type crossAttention struct {
 	q, k, v, out *linearLayer
 	heads, hdim  int
 	upcast       bool
+	kv           kvCache
+}
+
+// kvCache holds one cross-attention layer's projected keys and values for
+// the encoder states they came from. The encoder states of a sampling run
+// are one tensor for every step (and every tile of a tiled step), and the
+// projections depend on nothing else, so computing them once per run
+// saves two matmuls per layer per call. It is only on while a run holds
+// it (cacheCrossAttention): a cache left on across runs would serve stale
+// keys after the weights change (a LoRA applied or rescaled).
+type kvCache struct {
+	on       bool
+	ctx      *core.Tensor // the encoder states k and v were projected from
+	k, v     *core.Tensor // split into heads: (B, heads, S, hdim)
+	computed int          // cross-attention projections computed, for tests
 }
 
 func (w *weights) crossAttention(name string, dim, ctxDim, heads, hdim int, upcast, qkvBias bool) *crossAttention {
@@ -58,7 +73,8 @@ func (w *weights) crossAttention(name string, dim, ctxDim, heads, hdim int, upca
 // forward attends from x (B, L, dim) to ctx (B, S, ctxDim), or to x itself
 // when ctx is nil.
 func (a *crossAttention) forward(x, ctx *core.Tensor) *core.Tensor {
-	if ctx == nil {
+	self := ctx == nil
+	if self {
 		ctx = x
 	}
 	if x.Err() != nil {
@@ -71,7 +87,19 @@ func (a *crossAttention) forward(x, ctx *core.Tensor) *core.Tensor {
 	split := func(t *core.Tensor, n int) *core.Tensor {
 		return t.Reshape(core.Shape{b, n, a.heads, a.hdim}).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}})
 	}
-	q, k, v := split(a.q.Forward(x), l), split(a.k.Forward(ctx), s), split(a.v.Forward(ctx), s)
+	q := split(a.q.Forward(x), l)
+	var k, v *core.Tensor
+	if a.kv.on && a.kv.ctx == ctx {
+		k, v = a.kv.k, a.kv.v
+	} else {
+		k, v = split(a.k.Forward(ctx), s), split(a.v.Forward(ctx), s)
+		if !self {
+			a.kv.computed++
+			if a.kv.on {
+				a.kv.ctx, a.kv.k, a.kv.v = ctx, k, v
+			}
+		}
+	}
 	dtype := q.DType()
 	// upcast_attention exists because half-precision scores overflow in
 	// Stable Diffusion 2; diffusers' fused SDPA processor ignores the flag,
@@ -344,3 +372,50 @@ func (m *crossMidBlock) forward(h, embAct, ctx *core.Tensor) *core.Tensor {
 	h = m.attn.forward(m.resnets[0].forward(h, embAct), ctx)
 	return m.resnets[1].forward(h, embAct)
 }
+
+// crossAttentions lists the cross-attention layers under m.
+func crossAttentions(m nn.Module) []*crossAttention {
+	var out []*crossAttention
+	var walk func(m nn.Module)
+	walk = func(m nn.Module) {
+		if a, ok := m.(*crossAttention); ok {
+			out = append(out, a)
+		}
+		if c, ok := m.(interface{ Children() []nn.NamedModule }); ok {
+			for _, child := range c.Children() {
+				walk(child.Module)
+			}
+		}
+	}
+	walk(m)
+	return out
+}
+
+// cacheCrossAttention turns the keys-and-values cache of every
+// cross-attention layer under m on, and returns the function that turns
+// it off and drops what it holds. Self-attention is never cached (its
+// keys come from the sample).
+func cacheCrossAttention(m nn.Module) (release func()) {
+	layers := crossAttentions(m)
+	for _, a := range layers {
+		a.kv = kvCache{on: true, computed: a.kv.computed}
+	}
+	return func() {
+		for _, a := range layers {
+			a.kv = kvCache{computed: a.kv.computed}
+		}
+	}
+}
+
+// CacheCrossAttention makes the model compute each cross-attention
+// layer's keys and values once per encoder-states tensor until release is
+// called: a sampling loop passes the same encoder states at every step
+// and (tiled) to every tile, so the text's projections are computed once
+// per run. CondPipeline does this itself for every run; call it directly
+// only around a loop of your own, and do not change the weights (apply,
+// merge or rescale a LoRA) before release. Not safe for concurrent use.
+func (m *UNet2DConditionModel) CacheCrossAttention() (release func()) { return cacheCrossAttention(m) }
+
+// CacheCrossAttention is UNet2DConditionModel's, for the ControlNet's own
+// cross-attention layers.
+func (m *ControlNetModel) CacheCrossAttention() (release func()) { return cacheCrossAttention(m) }

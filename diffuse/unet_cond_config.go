@@ -231,9 +231,13 @@ func ParseUNet2DConditionConfig(data []byte) (UNet2DConditionConfig, error) {
 
 // validate expands the per-block keys and checks what the model's
 // construction relies on.
-func (c *UNet2DConditionConfig) validate() error {
+func (c *UNet2DConditionConfig) validate() error { return c.validateAs("UNet2DConditionModel") }
+
+// validateAs is validate with errors naming model's config (a ControlNet
+// shares these options).
+func (c *UNet2DConditionConfig) validateAs(model string) error {
 	fail := func(key, format string, args ...any) error {
-		return fmt.Errorf("diffuse: UNet2DConditionModel config: %s: "+format, append([]any{key}, args...)...)
+		return fmt.Errorf("diffuse: %s config: %s: "+format, append([]any{model, key}, args...)...)
 	}
 	n := len(c.BlockOutChannels)
 	if n == 0 {
