@@ -34,13 +34,16 @@ func (g *Graph) FuseColumnSums(dev core.Device) (int, error) {
 		if !ok {
 			continue
 		}
-		m := weightGradBeside(grad, readers, removed)
-		if m == nil || dependsOn(m.Inputs[0], s) {
+		m, transposed := weightGradBeside(grad, readers, removed)
+		if m == nil || dependsOn(m.Inputs[0], s) || dependsOn(m.Inputs[1], s) {
 			continue
 		}
 		prod, sums := m.Outputs[0], s.Outputs[0]
 		f := &Node{Op: colSumOp, Inputs: []*Value{m.Inputs[0], m.Inputs[1], grad},
 			Outputs: []*Value{prod, sums}, Sub: []*Node{m, s}}
+		if transposed {
+			f.Attrs = core.Attrs{"transposed": true}
+		}
 		prod.Producer, prod.Index = f, 0
 		sums.Producer, sums.Index = f, 1
 		replace[m], removed[s], removed[m] = f, true, true
@@ -84,8 +87,10 @@ func biasGradOf(s *Node) (*Value, bool) {
 }
 
 // weightGradBeside finds a plain 2-D f32 matmul whose second operand is
-// grad or grad viewed as [rows, N] with grad's last dim N.
-func weightGradBeside(grad *Value, readers map[*Value][]*Node, removed map[*Node]bool) *Node {
+// grad or grad viewed as [rows, N] with grad's last dim N (x^T @ g), or,
+// transposed, whose first operand is that view's transpose (g^T @ x: the
+// gradient of a weight used as x @ W^T, laid out as W).
+func weightGradBeside(grad *Value, readers map[*Value][]*Node, removed map[*Node]bool) (*Node, bool) {
 	n := grad.Shape[len(grad.Shape)-1]
 	rows := grad.Shape.Numel() / max(n, 1)
 	cands := []*Value{grad}
@@ -96,18 +101,44 @@ func weightGradBeside(grad *Value, readers map[*Value][]*Node, removed map[*Node
 			}
 		}
 	}
+	plain := func(m *Node) bool {
+		return m.Op == "matmul" && m.Fused == nil && !removed[m] && len(m.Inputs) == 2 && m.Inputs[0] != nil && m.Inputs[1] != nil
+	}
+	f32Matrix := func(v *Value) bool { return len(v.Shape) == 2 && v.DType == core.F32 }
 	for _, b := range cands {
 		if len(b.Shape) != 2 {
 			continue
 		}
 		for _, m := range readers[b] {
-			if m.Op == "matmul" && m.Fused == nil && !removed[m] && len(m.Inputs) == 2 && m.Inputs[1] == b &&
-				m.Inputs[0] != nil && len(m.Inputs[0].Shape) == 2 && m.Inputs[0].DType == core.F32 {
-				return m
+			if plain(m) && m.Inputs[1] == b && f32Matrix(m.Inputs[0]) {
+				return m, false
+			}
+		}
+		for _, t := range readers[b] {
+			if t.Op != "transpose" || t.Fused != nil || len(t.Outputs) != 1 || !swapsMatrix(t) {
+				continue
+			}
+			for _, m := range readers[t.Outputs[0]] {
+				if plain(m) && m.Inputs[0] == t.Outputs[0] && f32Matrix(m.Inputs[1]) {
+					return m, true
+				}
 			}
 		}
 	}
-	return nil
+	return nil, false
+}
+
+// swapsMatrix says whether a transpose node swaps a matrix's two dims.
+func swapsMatrix(t *Node) bool {
+	d0, d1 := -2, -1
+	if t.Attrs.Has("dim0") {
+		d0 = t.Attrs.Int("dim0")
+	}
+	if t.Attrs.Has("dim1") {
+		d1 = t.Attrs.Int("dim1")
+	}
+	d0, d1 = (d0+2)%2, (d1+2)%2
+	return d0 != d1
 }
 
 // dependsOn says whether v is computed, at any depth, from n's outputs.
@@ -174,7 +205,16 @@ func (g *Graph) sortNodes() {
 func runColumnSums(n *Node, ins []*core.Tensor, env map[*Value]*core.Tensor) error {
 	if f, ok := fuserFor(ins); ok {
 		if cs, ok := f.(fusion.ColumnSumFuser); ok {
-			prod, sums, err := cs.MatmulColumnSums(ins[0], ins[1])
+			a, b := ins[0], ins[1]
+			transposed := n.Attrs.Bool("transposed")
+			if transposed { // g^T @ x is (x^T @ g)^T: the same product with g second
+				a, b = b.Transpose(), a.Transpose()
+			}
+			prod, sums, err := cs.MatmulColumnSums(a, b)
+			if err == nil && transposed {
+				prod = prod.Transpose()
+				err = prod.Err()
+			}
 			if err == nil {
 				shaped, err := core.Call("reshape", []*core.Tensor{sums}, core.Attrs{"shape": []int(n.Outputs[1].Shape)})
 				if err != nil {
