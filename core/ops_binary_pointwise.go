@@ -125,14 +125,16 @@ func init() {
 	MustRegister(
 		&OpDef{
 			Name: "nextafter", Category: "binary", Outputs: []string{"out"},
-			Doc: "The next value of the dtype (f32 or f64) after a toward b, with broadcasting; b when a equals b, NaN when either is NaN.",
-			Inputs: []InputSpec{{Name: "a", DTypes: []DType{F32, F64}, NoGrad: true}, {Name: "b", DTypes: []DType{F32, F64}, NoGrad: true}},
+			Doc:     "The next value of the dtype (f32 or f64) after a toward b, with broadcasting; b when a equals b, NaN when either is NaN.",
+			Inputs:  []InputSpec{{Name: "a", DTypes: []DType{F32, F64}, NoGrad: true}, {Name: "b", DTypes: []DType{F32, F64}, NoGrad: true}},
 			Promote: true, Infer: InferBroadcast,
 			Pointwise: &Pointwise{
 				F2:      func(Attrs) func(a, b float64) float64 { return nextafter },
 				Single2: func(Attrs) func(a, b float32) float32 { return nextafter32 },
-				Expr:    func(args []string, ct string, _ Attrs, _ ScalarSlots) string { return nextafterExpr(args[0], args[1], ct) },
-				Cost:    2,
+				Expr: func(args []string, ct string, _ Attrs, _ ScalarSlots) string {
+					return nextafterExpr(args[0], args[1], ct)
+				},
+				Cost: 2,
 			},
 			Samples: nextafterSamples(),
 		},
