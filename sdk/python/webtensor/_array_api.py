@@ -29,6 +29,16 @@ def positive(x: Tensor) -> Tensor:
     return x.detach()
 
 
+def sign(x: Tensor, /) -> Tensor:
+    """-1, 0 or 1 by the sign of x, and NaN for NaN as the standard says
+    (x.sign() keeps PyTorch's 0 for NaN)."""
+    out = _ops.sign(x)
+    if not x.dtype.is_floating:
+        return out
+    with scope() as s:
+        return s.keep(_ops.where(_ops.isnan(x), x, out))
+
+
 def astype(x: Tensor, dtype, /, *, copy: bool = True, device: str | None = None) -> Tensor:
     """x converted to dtype (and moved to device); with copy=False and
     nothing to change, x itself."""
@@ -247,8 +257,8 @@ Tensor.__array_namespace__ = _array_namespace
 Tensor.to_device = _to_device
 
 __all__ = [
-    "asarray", "astype", "broadcast_to", "clip", "count_nonzero", "cumulative_prod", "cumulative_sum", "divide", "empty",
-    "empty_like", "equal", "expand_dims", "greater", "greater_equal", "less", "less_equal",
+    "asarray", "astype", "broadcast_to", "clip", "count_nonzero", "cumulative_prod", "cumulative_sum", "divide",
+    "empty", "empty_like", "equal", "expand_dims", "greater", "greater_equal", "less", "less_equal",
     "matrix_transpose", "moveaxis", "multiply", "negative", "not_equal", "permute_dims", "positive",
-    "prod", "std", "subtract", "sum", "take", "unstack", "var", "vecdot",
+    "prod", "sign", "std", "subtract", "sum", "take", "unstack", "var", "vecdot",
 ]
