@@ -13,6 +13,21 @@ func ParseDType(code int64) (core.DType, error) {
 	return dt, nil
 }
 
+// PromoteTypes is wt_promote_types: the dtype an op with promoting inputs
+// (add, where, ...) computes two operands of dtypes a and b in, so an SDK's
+// result_type agrees with what the ops do.
+func PromoteTypes(a, b int64) (int64, error) {
+	da, err := ParseDType(a)
+	if err != nil {
+		return 0, err
+	}
+	db, err := ParseDType(b)
+	if err != nil {
+		return 0, err
+	}
+	return int64(core.PromoteTypes(da, db)), nil
+}
+
 // ParseShape checks extents: at most MaxRank of them, each 0..2^40, and
 // an element count a tensor can hold.
 func ParseShape(dims []int64) (core.Shape, error) {

@@ -47,3 +47,16 @@ func wt_collect() (status C.int32_t) {
 	abi.Collect()
 	return statusOK
 }
+
+//export wt_promote_types
+func wt_promote_types(a, b C.int32_t, out *C.int32_t) (status C.int32_t) {
+	defer guard(&status)
+	if out == nil {
+		return invalid("wt_promote_types: out is NULL")
+	}
+	d, err := abi.PromoteTypes(int64(a), int64(b))
+	if err == nil {
+		*out = C.int32_t(d)
+	}
+	return done(err)
+}

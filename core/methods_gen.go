@@ -108,6 +108,36 @@ func (input *Tensor) BinaryCrossEntropyWithLogits(target *Tensor, weight *Tensor
 	return Call1("binary_cross_entropy_with_logits", mergeAttrs(attrs), input, target, weight, pos_weight)
 }
 
+// BitwiseAnd: a & b on integers and bools, with broadcasting.
+func (a *Tensor) BitwiseAnd(b *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("bitwise_and", mergeAttrs(attrs), a, b)
+}
+
+// BitwiseInvert: ~x: every bit flipped on integers, logical not on bools.
+func (x *Tensor) BitwiseInvert(attrs ...Attrs) *Tensor {
+	return Call1("bitwise_invert", mergeAttrs(attrs), x)
+}
+
+// BitwiseLeftShift: a << b on integers, wrapping like the dtype; a count outside [0, bits) gives 0.
+func (a *Tensor) BitwiseLeftShift(b *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("bitwise_left_shift", mergeAttrs(attrs), a, b)
+}
+
+// BitwiseOr: a | b on integers and bools, with broadcasting.
+func (a *Tensor) BitwiseOr(b *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("bitwise_or", mergeAttrs(attrs), a, b)
+}
+
+// BitwiseRightShift: a >> b on integers, filling with the sign bit; a count outside [0, bits) shifts every bit out.
+func (a *Tensor) BitwiseRightShift(b *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("bitwise_right_shift", mergeAttrs(attrs), a, b)
+}
+
+// BitwiseXor: a ^ b on integers and bools, with broadcasting.
+func (a *Tensor) BitwiseXor(b *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("bitwise_xor", mergeAttrs(attrs), a, b)
+}
+
 // Ceil: Smallest integer >= x; integers are returned unchanged.
 func (x *Tensor) Ceil(attrs ...Attrs) *Tensor {
 	return Call1("ceil", mergeAttrs(attrs), x)
@@ -526,6 +556,11 @@ func (a *Tensor) Ne(b *Tensor, attrs ...Attrs) *Tensor {
 // Neg: -x; unsigned integers wrap around.
 func (x *Tensor) Neg(attrs ...Attrs) *Tensor {
 	return Call1("neg", mergeAttrs(attrs), x)
+}
+
+// Nextafter: The next value of the dtype (f32 or f64) after a toward b, with broadcasting; b when a equals b, NaN when either is NaN.
+func (a *Tensor) Nextafter(b *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("nextafter", mergeAttrs(attrs), a, b)
 }
 
 // NLLLoss: Negative log-likelihood of log-probabilities [N, C, ...] (or [C]) at class-index targets, with optional class weights.

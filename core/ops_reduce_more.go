@@ -122,14 +122,14 @@ func reducedElems(x *Tensor, a Attrs) int {
 func keepdimAttrs(a Attrs) Attrs { return Attrs{"axes": a["axes"], "keepdim": true} }
 
 func varAttrs() []AttrSpec {
-	return append(reduceAttrs(), AttrSpec{Name: "correction", Kind: AttrInt, Default: 1,
-		Doc: "the divisor is N - correction (1: unbiased, 0: population)"})
+	return append(reduceAttrs(), AttrSpec{Name: "correction", Kind: AttrFloat, Default: 1.0,
+		Doc: "the divisor is N - correction (1: unbiased, 0: population; the array API allows fractions)"})
 }
 
 // varianceDivisor is N - correction, clamped at 0 like PyTorch (so too
 // few elements give inf or NaN rather than a negative variance).
 func varianceDivisor(x *Tensor, a Attrs) float64 {
-	return math.Max(float64(reducedElems(x, a)-a.Int("correction")), 0)
+	return math.Max(float64(reducedElems(x, a))-a.Float("correction"), 0)
 }
 
 // centredOverAxes is x minus its mean over the reduced axes.
@@ -314,6 +314,7 @@ func argExtremeDef(name, doc string) *OpDef {
 func momentSamples() []Sample {
 	return reduceSamples(
 		Sample{Name: "population", Inputs: []Gen{G(F32, 3, 5)}, Attrs: Attrs{"axes": []int{1}, "correction": 0}},
+		Sample{Name: "half_correction", Inputs: []Gen{G(F32, 2, 7)}, Attrs: Attrs{"axes": []int{1}, "correction": 0.5}},
 		Sample{Name: "correction2", Inputs: []Gen{G(F64, 2, 6)}, Attrs: Attrs{"axes": []int{-1}, "correction": 2, "keepdim": true}},
 		Sample{Name: "f16", Inputs: []Gen{G(F16, 2, 5)}, Attrs: Attrs{"axes": []int{1}}},
 		Sample{Name: "special", Inputs: []Gen{G(F32, 2, 8).WithKind("special")}, Attrs: Attrs{"axes": []int{1}}, NoGrad: true})

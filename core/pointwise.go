@@ -1,6 +1,9 @@
 package core
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Pointwise describes an elementwise op's arithmetic once, for every
 // backend: the CPU backend builds the op's kernel from F or F2 (broadcast,
@@ -20,6 +23,11 @@ type Pointwise struct {
 	// F2 is the same for a two-input op (inputs broadcast as for add).
 	// GPU binary kernels take no attributes, so an op with F2 has none.
 	F2 func(a Attrs) func(x, y float64) float64
+	// Single2, when set, is F2 for f32 operands, for an op whose float32
+	// result is not its float64 result rounded (nextafter steps one float32
+	// ulp, not one float64 ulp). f16 and bf16 would take the same float32
+	// path, so an op that sets it accepts neither.
+	Single2 func(a Attrs) func(x, y float32) float32
 	// Expr writes the op as an expression over args (one per input, each
 	// already an expression of compute type ct, "f32" for float inputs).
 	// A float attribute is passed through slot k with s.SetF(k, v) and read
@@ -60,8 +68,21 @@ func checkPointwise(def *OpDef) error {
 	case p.F2 != nil && len(def.Attrs) > 0:
 		return fmt.Errorf("register %s: a two-input Pointwise op cannot take attributes (GPU binary kernels have none), it has %d",
 			def.Name, len(def.Attrs))
+	case p.Single2 != nil && (p.F2 == nil || !refusesHalves(def.Inputs)):
+		return fmt.Errorf("register %s: Pointwise.Single2 needs F2 and inputs whose DTypes exclude f16 and bf16", def.Name)
 	case def.View != nil || def.Random || def.Dynamic:
 		return fmt.Errorf("register %s: a Pointwise op cannot be a view, random or dynamic", def.Name)
 	}
 	return nil
+}
+
+// refusesHalves reports whether every input lists its dtypes and none of
+// them is f16 or bf16.
+func refusesHalves(in []InputSpec) bool {
+	for _, spec := range in {
+		if spec.DTypes == nil || slices.Contains(spec.DTypes, F16) || slices.Contains(spec.DTypes, BF16) {
+			return false
+		}
+	}
+	return true
 }

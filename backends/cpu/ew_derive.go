@@ -27,12 +27,21 @@ func derivePointwise(def *core.OpDef) core.Kernel {
 			return unaryFns{f: f, f32: ewThrough64(f), cost: cost}
 		})
 	case p.F2 != nil:
-		f := p.F2(nil)
-		k = binaryKernel(binaryFns{f: f, f32: func(a, b float32) float32 { return float32(f(float64(a), float64(b))) }})
+		k = binaryKernel(pointwiseBinary(p))
 	default:
 		return nil
 	}
 	// Both paths write every output element, so a recycled block needs no
 	// clearing (fillsOutputs); temporaries are guarded as for built-ins.
 	return claimOutputs(guardTemps(k))
+}
+
+// pointwiseBinary is the binaryFns of a two-input Pointwise: F2, and for
+// float32 Single2 where the op has one, else F2 rounded once.
+func pointwiseBinary(p *core.Pointwise) binaryFns {
+	f := p.F2(nil)
+	if p.Single2 != nil {
+		return binaryFns{f: f, f32: p.Single2(nil)}
+	}
+	return binaryFns{f: f, f32: func(a, b float32) float32 { return float32(f(float64(a), float64(b))) }}
 }

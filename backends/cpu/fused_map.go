@@ -166,7 +166,8 @@ func mapOperator(e *fusion.Expr) (mapNode, error) {
 			f := p.F(attrs)
 			return mapNode{un: &unaryFns{f: f, f32: ewThrough64(f)}}, nil
 		case p.F2 != nil && arity == 2:
-			return mapNode{bin: binWithF32(binaryFns{f: p.F2(nil)})}, nil
+			fns := pointwiseBinary(p)
+			return mapNode{bin: &fns}, nil
 		}
 	}
 	return mapNode{}, fmt.Errorf("cpu: %s with %d operands is not fused", e.Op, arity)

@@ -160,7 +160,7 @@ func varianceKernel(sqrt bool) core.Kernel {
 			mean[o] /= n
 		}
 		ss := planDeviations(in, axes, mean)
-		div := math.Max(n-float64(k.Attrs.Int("correction")), 0)
+		div := math.Max(n-k.Attrs.Float("correction"), 0)
 		for o := range ss {
 			ss[o] /= div
 			if sqrt {

@@ -72,7 +72,7 @@ func anyAllOp(all bool) reduceOp {
 
 func varOp(sqrt bool) reduceOp {
 	return func(k *core.KernelCall, _ string, sc *lower.Scalars) (string, string, string) {
-		sc.SetF(0, float64(k.Attrs.Int("correction")))
+		sc.SetF(0, k.Attrs.Float("correction"))
 		final := "acc.m2 / fmax(acc.n - pf(0), 0.0)"
 		if sqrt {
 			final = "sqrt(" + final + ")"

@@ -50,6 +50,45 @@ var Binary = map[string]BinaryExpr{
 		}
 		return "(" + a + " % " + b + ")"
 	},
+	"bitwise_and":         infix("&"),
+	"bitwise_or":          infix("|"),
+	"bitwise_xor":         infix("^"),
+	"bitwise_left_shift":  shiftLeft,
+	"bitwise_right_shift": shiftRight,
+}
+
+// shiftCount is b as the unsigned count a shift of compute type ct takes,
+// and the width of ct in bits. i64 exists on CUDA only, where u64 does too.
+func shiftCount(b, ct string) (count string, bits int) {
+	if ct == I64 {
+		return "u64(" + b + ")", 64
+	}
+	return "u32(" + b + ")", 32
+}
+
+// shiftLeft is a << b as the CPU computes it: 0 for a count outside
+// [0, bits) (WGSL would take the count modulo the width, C++ leaves it
+// undefined, so the shifted count is masked and the result selected), and
+// a signed value shifted as its unsigned bits, which C++ defines.
+func shiftLeft(a, b, ct string) string {
+	c, bits := shiftCount(b, ct)
+	shifted := fmt.Sprintf("(%s << (%s & %du))", a, c, bits-1)
+	if IsSigned(ct) {
+		ut := map[string]string{I32: U32, I64: "u64"}[ct]
+		shifted = fmt.Sprintf("%s(%s(%s) << (%s & %du))", ct, ut, a, c, bits-1)
+	}
+	return fmt.Sprintf("select(%s, %s, %s < %du)", Zero(ct), shifted, c, bits)
+}
+
+// shiftRight is a >> b as the CPU computes it: a count outside [0, bits)
+// shifts every bit out, leaving the sign fill of a signed a and 0 of an
+// unsigned one.
+func shiftRight(a, b, ct string) string {
+	c, bits := shiftCount(b, ct)
+	if IsSigned(ct) {
+		return fmt.Sprintf("(%s >> select(%s, %du, %s > %du))", a, c, bits-1, c, bits-1)
+	}
+	return fmt.Sprintf("select(%s, (%s >> (%s & %du)), %s < %du)", Zero(ct), a, c, bits-1, c, bits)
 }
 
 // IntDivisionByZero is the condition, over a and b in integer compute type

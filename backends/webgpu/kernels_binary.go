@@ -65,6 +65,10 @@ func i64BinaryGuard(op string, a, b, out *core.Tensor, x, y string) string {
 		g = "i_pow_ovf(" + x + ", " + y + ")"
 	case "floor_divide":
 		g = x + " == i32(-2147483648) && " + y + " == -1"
+	case "bitwise_left_shift":
+		// Bits shifted past the i32 the GPU holds (a count of 32 to 63, or
+		// a shift that does not undo); counts outside [0, 64) give 0.
+		g = fmt.Sprintf("%s != 0 && u32(%s) < 64u && (u32(%s) > 31u || (res >> u32(%s)) != %s)", x, y, y, y, x)
 	}
 	for i, t := range []*core.Tensor{a, b} { // a u32 past 2^31 is no i32
 		if physical(t.DType()) == "u32" {

@@ -205,7 +205,7 @@ func varKernel(sqrt bool) core.Kernel {
 			}
 			return v
 		}
-		set := chainSet(count, d.setRepeat, func(p *params) { p.setF(0, float64(k.Attrs.Int("correction"))) })
+		set := chainSet(count, d.setRepeat, func(p *params) { p.setF(0, k.Attrs.Float("correction")) })
 		x, m := inputF32(in), fmt.Sprintf("v%d(o, r)", len(d.ins))
 		return b.runReducer(k.Op.Name, d.f, withStat(d.ins, meanView), out, sumReducer(out.DType(), final, set),
 			[]string{"(" + x + " - " + m + ") * (" + x + " - " + m + ")"})

@@ -267,6 +267,14 @@ int32_t wt_manual_seed(uint64_t seed);
 int32_t wt_rng_state(uint64_t *seed, uint64_t *offset);
 int32_t wt_set_rng_state(uint64_t seed, uint64_t offset);
 
+/* ---- Dtypes ------------------------------------------------------------------------ */
+
+/* The dtype ops that promote their inputs (add, where, ...) compute
+ * operands of dtypes a and b in: the higher kind wins (bool < integer <
+ * float), then the wider type; a signed with an unsigned integer gives a
+ * signed type holding both, f16 with bf16 gives f32. */
+int32_t wt_promote_types(int32_t a, int32_t b, int32_t *out);
+
 /* ---- DLPack ----------------------------------------------------------------------- */
 
 /* Export t as a versioned DLPack tensor (DLPack >= 1.0). CPU tensors are

@@ -8,7 +8,8 @@ upstream gradients, and writes inputs and results to conformance/vectors
 (leaving a file untouched when nothing in it changed).
 
 Floating inputs are upcast to float64 before the reference runs, so results
-are the exact values rounded once to the dtype Go's shape inference declares.
+are the exact values rounded once to the dtype Go's shape inference declares;
+a reference marked native_dtypes (refs/_util.py) gets them as they are.
 Usage: python make_vectors.py [--inputs DIR] [--dir DIR] [--op NAME]
 """
 
@@ -77,7 +78,7 @@ def run_case(op, fn, case, tensors):
             leaves.append(None)
             continue
         t = tensors[f"{case['name']}/in{i}"]
-        if t.is_floating_point():
+        if t.is_floating_point() and not getattr(fn, "native_dtypes", False):
             t = t.to(torch.float64)
             if case["grad"] and spec.get("grad"):
                 t = t.clone().requires_grad_(True)

@@ -41,6 +41,15 @@ def _float_result(fn):
     return lambda ins, a: fn(*[_float(x) for x in ins])
 
 
+def _native_dtypes(fn):
+    """fn given its float inputs in their own dtypes, not upcast to float64:
+    for ops whose result depends on the dtype's precision (nextafter steps
+    one float32 ulp), where the float64 result rounded would be wrong."""
+    ref = _plain(fn)
+    ref.native_dtypes = True
+    return ref
+
+
 def _plain(fn):
     return lambda ins, a: fn(*ins)
 

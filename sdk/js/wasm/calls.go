@@ -275,6 +275,18 @@ func manualSeed(a args) (any, error) {
 	return nil, err
 }
 
+func promoteTypes(a args) (any, error) {
+	x, err := a.int(0, "a")
+	if err != nil {
+		return nil, err
+	}
+	y, err := a.int(1, "b")
+	if err != nil {
+		return nil, err
+	}
+	return abi.PromoteTypes(x, y)
+}
+
 func rngState(args) (any, error) {
 	s, o := abi.RNGState()
 	return []any{strconv.FormatUint(s, 10), strconv.FormatUint(o, 10)}, nil

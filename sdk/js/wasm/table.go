@@ -81,6 +81,9 @@ var calls = map[string]call{
 	"wt_rng_state":     rngState,
 	"wt_set_rng_state": setRNGState,
 
+	// dtypes
+	"wt_promote_types": promoteTypes,
+
 	// graph capture
 	"wt_trace_begin": traceBegin,
 	"wt_trace_end":   traceEnd,

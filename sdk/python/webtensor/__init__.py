@@ -29,11 +29,9 @@ from ._serialize import load as load
 from ._serialize import save as save
 from ._ops import *  # noqa: F403 (every public op, generated)
 from ._ops import METHODS as _METHODS
-from ._array_api import *  # noqa: F403 (the array API's names for ops spelled otherwise)
 from ._tensor import (
     Tensor,
     arange,
-    full,
     is_tensor,
     manual_seed,
     no_grad,
@@ -44,6 +42,17 @@ from ._tensor import (
     tensor,
     zeros,
 )
+
+# The array API standard (version 2024.12) over the ops above: its names
+# for ops spelled otherwise, its defaults where PyTorch's differ (a
+# Tensor method keeps PyTorch's), its dtype functions and constants.
+from ._array_api import *  # noqa: F403, E402
+from ._array_api_dtypes import *  # noqa: F403, E402
+from ._array_api_dtypes import __array_api_version__ as __array_api_version__  # noqa: E402
+from ._array_api_dtypes import __array_namespace_info__ as __array_namespace_info__  # noqa: E402
+from ._array_api_search import *  # noqa: F403, E402
+from ._array_api_shape import *  # noqa: F403, E402
+from ._array_api_shape import full as full  # noqa: E402 (the standard's full: an int fill gives i64)
 
 __version__ = _lib.version()
 

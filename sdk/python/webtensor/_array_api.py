@@ -3,8 +3,11 @@ the generated ops (no op of their own, so no kernels to keep in step):
 wt.permute_dims, wt.expand_dims, wt.astype (and Tensor.astype),
 wt.matrix_transpose, wt.vecdot, wt.broadcast_to, wt.moveaxis, wt.clip,
 wt.take, wt.unstack, wt.count_nonzero, wt.asarray, wt.empty,
-wt.empty_like, wt.cumulative_sum and the spelled-out elementwise names
-(wt.multiply, wt.less_equal, ...). Defaults and keywords follow the standard.
+wt.empty_like, wt.cumulative_sum, wt.cumulative_prod, the statistics
+with the standard's defaults (wt.var and wt.std divide by N unless given a
+correction; the Tensor methods keep PyTorch's N - 1) and the spelled-out
+elementwise names (wt.multiply, wt.less_equal, ...). Defaults and keywords
+follow the standard.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from collections.abc import Sequence
 
 from . import _ops
 from ._dtype import to_dtype
-from ._tensor import Tensor, tensor, zeros
+from ._tensor import Tensor, scope, tensor, zeros
 
 # The standard's spelled-out elementwise names for ops the manifest abbreviates.
 multiply, subtract, divide, negative = _ops.mul, _ops.sub, _ops.div, _ops.neg
@@ -26,9 +29,26 @@ def positive(x: Tensor) -> Tensor:
     return x.detach()
 
 
-def astype(x: Tensor, dtype, /, *, copy: bool = True) -> Tensor:
-    """x converted to dtype; with copy=False and x already of that dtype, x itself."""
+def sign(x: Tensor, /) -> Tensor:
+    """-1, 0 or 1 by the sign of x, and NaN for NaN as the standard says
+    (x.sign() keeps PyTorch's 0 for NaN)."""
+    out = _ops.sign(x)
+    if not x.dtype.is_floating:
+        return out
+    with scope() as s:
+        return s.keep(_ops.where(_ops.isnan(x), x, out))
+
+
+def astype(x: Tensor, dtype, /, *, copy: bool = True, device: str | None = None) -> Tensor:
+    """x converted to dtype (and moved to device); with copy=False and
+    nothing to change, x itself."""
     dt = to_dtype(dtype)
+    if device is not None and device != x.device:
+        moved = x.to(device)
+        out = astype(moved, dt, copy=False)
+        if out is not moved:
+            moved.close()
+        return out
     if x.dtype == dt:
         return x.detach() if copy else x
     return _ops.cast(x, dtype=dt)
@@ -84,9 +104,23 @@ def moveaxis(x: Tensor, source: int | Sequence[int], destination: int | Sequence
     return _ops.permute(x, dims=order)
 
 
-def clip(x: Tensor, /, min: float | None = None, max: float | None = None) -> Tensor:
-    """x limited to [min, max] (wt.clamp; scalar bounds)."""
-    return _ops.clamp(x, min=min, max=max)
+def clip(x: Tensor, /, min: float | Tensor | None = None, max: float | Tensor | None = None) -> Tensor:
+    """x limited to [min, max]: scalar bounds (wt.clamp) or tensors that
+    broadcast with x; a NaN bound gives NaN, and the result keeps x's shape
+    and dtype."""
+    if not isinstance(min, Tensor) and not isinstance(max, Tensor):
+        return _ops.clamp(x, min=min, max=max)
+    with scope() as s:
+        out = x
+        if min is not None:
+            lo = min if isinstance(min, Tensor) else tensor(min, dtype=x.dtype, device=x.device)
+            out = _ops.maximum(out, lo)
+        if max is not None:
+            hi = max if isinstance(max, Tensor) else tensor(max, dtype=x.dtype, device=x.device)
+            out = _ops.minimum(out, hi)
+        if out.shape != x.shape:
+            raise ValueError(f"clip: the bounds broadcast x's shape {list(x.shape)} to {list(out.shape)}")
+        return s.keep(out if out.dtype == x.dtype else _ops.cast(out, dtype=x.dtype))
 
 
 def take(x: Tensor, indices, /, *, axis: int | None = None) -> Tensor:
@@ -122,23 +156,61 @@ def count_nonzero(x: Tensor, /, *, axis: int | Sequence[int] | None = None, keep
         nz.close()
 
 
-def cumulative_sum(x: Tensor, /, *, axis: int | None = None, include_initial: bool = False) -> Tensor:
+def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype=None, include_initial: bool = False) -> Tensor:
     """Running sums along axis (required unless x is 1-d); include_initial puts a 0 first."""
+    return _cumulative("cumulative_sum", _ops.cumsum, 0, x, axis, dtype, include_initial)
+
+
+def _with_dtype(op, x: Tensor, dtype):
+    """op(x) computed in dtype when one is given (the standard's sum, prod and
+    cumulative_* keyword)."""
+    if dtype is None or to_dtype(dtype) == x.dtype:
+        return op(x)
+    with scope() as s:
+        return s.keep(op(_ops.cast(x, dtype=to_dtype(dtype))))
+
+
+def sum(x: Tensor, /, axes=None, keepdim: bool = False, *, axis=None, dtype=None, keepdims=None) -> Tensor:  # noqa: A001
+    """The sum over axes (all when None); integers and bools sum as i64, unless dtype says otherwise."""
+    return _with_dtype(lambda v: _ops.sum(v, axes, keepdim, axis=axis, keepdims=keepdims), x, dtype)
+
+
+def prod(x: Tensor, /, axes=None, keepdim: bool = False, *, axis=None, dtype=None, keepdims=None) -> Tensor:
+    """The product over axes (all when None); integers and bools multiply as i64, unless dtype says otherwise."""
+    return _with_dtype(lambda v: _ops.prod(v, axes, keepdim, axis=axis, keepdims=keepdims), x, dtype)
+
+
+def var(x: Tensor, /, axes=None, keepdim: bool = False, correction: float = 0.0, *, axis=None,
+        keepdims=None) -> Tensor:
+    """The variance over axes with divisor N - correction: 0 (the population
+    variance) by default, as the standard says; x.var() keeps PyTorch's 1."""
+    return _ops.var(x, axes, keepdim, correction, axis=axis, keepdims=keepdims)
+
+
+def std(x: Tensor, /, axes=None, keepdim: bool = False, correction: float = 0.0, *, axis=None,
+        keepdims=None) -> Tensor:
+    """The standard deviation over axes with divisor N - correction, 0 by
+    default (the standard's); x.std() keeps PyTorch's 1."""
+    return _ops.std(x, axes, keepdim, correction, axis=axis, keepdims=keepdims)
+
+
+def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype=None, include_initial: bool = False) -> Tensor:
+    """Running products along axis (required unless x is 1-d); include_initial puts a 1 first."""
+    return _cumulative("cumulative_prod", _ops.cumprod, 1, x, axis, dtype, include_initial)
+
+
+def _cumulative(name, op, initial, x, axis, dtype, include_initial) -> Tensor:
     if axis is None:
         if x.ndim != 1:
-            raise ValueError(f"cumulative_sum: axis is required for a {x.ndim}-d tensor")
+            raise ValueError(f"{name}: axis is required for a {x.ndim}-d tensor")
         axis = 0
-    out = _ops.cumsum(x, axis=axis)
-    if not include_initial:
-        return out
-    shape = list(out.shape)
-    shape[axis] = 1
-    first = zeros(*shape, dtype=out.dtype, device=out.device)
-    try:
-        return _ops.concat([first, out], axis=axis)
-    finally:
-        first.close()
-        out.close()
+    with scope() as s:
+        out = _with_dtype(lambda v: op(v, axis=axis), x, dtype)
+        if include_initial:
+            shape = list(out.shape)
+            shape[axis] = 1
+            out = _ops.concat([_ops.full(shape, initial, dtype=out.dtype, device=out.device), out], axis=axis)
+        return s.keep(out)
 
 
 def asarray(obj, /, *, dtype=None, device: str | None = None, copy: bool | None = None) -> Tensor:
@@ -163,11 +235,30 @@ def empty_like(x: Tensor, /, *, dtype=None, device: str | None = None) -> Tensor
     return zeros(*x.shape, dtype=dtype or x.dtype, device=device or x.device)
 
 
+def _array_namespace(self: Tensor, /, *, api_version: str | None = None):
+    """The module of the array API functions for this tensor: webtensor itself."""
+    import webtensor
+
+    if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+        raise ValueError(f"__array_namespace__: api_version {api_version!r} is not one webtensor implements "
+                         "(2021.12 ... 2024.12)")
+    return webtensor
+
+
+def _to_device(self: Tensor, device: str, /, *, stream=None) -> Tensor:
+    """A copy on device (self, when it is there already)."""
+    if stream is not None:
+        raise ValueError("to_device: webtensor orders its device work itself; pass stream=None")
+    return self if device == self.device else self.to(device)
+
+
 Tensor.astype = astype  # NumPy's and many array libraries' method spelling
+Tensor.__array_namespace__ = _array_namespace
+Tensor.to_device = _to_device
 
 __all__ = [
-    "asarray", "astype", "broadcast_to", "clip", "count_nonzero", "cumulative_sum", "divide", "empty",
-    "empty_like", "equal", "expand_dims", "greater", "greater_equal", "less", "less_equal",
+    "asarray", "astype", "broadcast_to", "clip", "count_nonzero", "cumulative_prod", "cumulative_sum", "divide",
+    "empty", "empty_like", "equal", "expand_dims", "greater", "greater_equal", "less", "less_equal",
     "matrix_transpose", "moveaxis", "multiply", "negative", "not_equal", "permute_dims", "positive",
-    "subtract", "take", "unstack", "vecdot",
+    "prod", "sign", "std", "subtract", "sum", "take", "unstack", "var", "vecdot",
 ]

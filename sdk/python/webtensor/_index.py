@@ -2,7 +2,9 @@
 and unsqueeze ops, plus one integer or boolean tensor/list index.
 
 Supported: ints, slices with any step, None, ..., and as the only index an
-integer array (index_select along axis 0) or a boolean mask (masked_select).
+integer array (index_select along axis 0) or a boolean mask of the shape
+of the tensor's leading axes (the selected elements, or slices when the
+mask has fewer axes than the tensor).
 """
 
 from __future__ import annotations
@@ -46,12 +48,35 @@ def _slice_axis(t: Tensor, axis: int, n: int, s: slice) -> Tensor:
     return out
 
 
+def _mask(x: Tensor, m: Tensor) -> Tensor:
+    """x[m] for a boolean m of the shape of x's leading axes: the selected
+    slices, in row-major order, stacked along one new first axis."""
+    k, shape = m.ndim, x.shape
+    if tuple(m.shape) != shape[:k] or k == 0:
+        raise IndexError(f"boolean index of shape {list(m.shape)} does not match the leading axes of a tensor "
+                         f"of shape {list(shape)}")
+    if k == len(shape):
+        return op1("masked_select", [x, m])
+    n = 1
+    for d in shape[:k]:
+        n *= d
+    rows = op1("reshape", [x], [("shape", "ints", [n, *shape[k:]])])
+    flat = op1("reshape", [m], [("shape", "ints", [n])])
+    coords = op1("nonzero", [flat])
+    idx = op1("reshape", [coords], [("shape", "ints", [-1])])
+    try:
+        return op1("index_select", [rows, idx], [("axis", "int", 0)])
+    finally:
+        for t in (rows, flat, coords, idx):
+            t.close()
+
+
 def getitem(self: Tensor, index) -> Tensor:
     if isinstance(index, (Tensor, list)) or type(index).__name__ == "ndarray":
         idx = index if isinstance(index, Tensor) else tensor(index)
         try:
             if idx.dtype.name == "bool":
-                return op1("masked_select", [self, idx])
+                return _mask(self, idx)
             return op1("index_select", [self, idx], [("axis", "int", 0)])
         finally:
             if idx is not index:

@@ -109,6 +109,7 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_no_grad_enter": ([], _i32),
     "wt_no_grad_exit": ([], _i32),
     "wt_manual_seed": ([_u64], _i32),
+    "wt_promote_types": ([_i32, _i32, _p(_i32)], _i32),
     "wt_rng_state": ([_p(_u64), _p(_u64)], _i32),
     "wt_set_rng_state": ([_u64, _u64], _i32),
     "wt_to_dlpack_versioned": ([_i64, _p(_p(DLManagedTensorVersioned))], _i32),

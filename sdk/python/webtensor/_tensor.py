@@ -559,10 +559,15 @@ class Tensor:
     __matmul__, __rmatmul__ = _binary("matmul"), _binary("matmul", True)
     __eq__, __ne__ = _binary("eq"), _binary("ne")  # type: ignore[assignment]
     __lt__, __le__, __gt__, __ge__ = _binary("lt"), _binary("le"), _binary("gt"), _binary("ge")
-    __and__, __or__, __xor__ = _binary("logical_and"), _binary("logical_or"), _binary("logical_xor")
+    # Bitwise on integers, logical on bools (the array API's and NumPy's &, |, ^, ~).
+    __and__, __rand__ = _binary("bitwise_and"), _binary("bitwise_and", True)
+    __or__, __ror__ = _binary("bitwise_or"), _binary("bitwise_or", True)
+    __xor__, __rxor__ = _binary("bitwise_xor"), _binary("bitwise_xor", True)
+    __lshift__, __rlshift__ = _binary("bitwise_left_shift"), _binary("bitwise_left_shift", True)
+    __rshift__, __rrshift__ = _binary("bitwise_right_shift"), _binary("bitwise_right_shift", True)
     __hash__ = object.__hash__
 
-    __neg__, __abs__, __invert__ = _unary("neg"), _unary("abs"), _unary("logical_not")
+    __neg__, __abs__, __invert__ = _unary("neg"), _unary("abs"), _unary("bitwise_invert")
 
     def __pos__(self) -> Tensor:
         return self

@@ -25,6 +25,60 @@ export function atan2(a: TensorLike, b: TensorLike): Tensor {
 }
 
 /**
+ * a & b on integers and bools, with broadcasting.
+ * @param a input (i64, i32, u32, i16, i8, u8, bool)
+ * @param b input (i64, i32, u32, i16, i8, u8, bool)
+ */
+export function bitwiseAnd(a: TensorLike, b: TensorLike): Tensor {
+  return op1("bitwise_and", [a, b], attrsOf("bitwise_and", arguments[2], {}));
+}
+
+/**
+ * ~x: every bit flipped on integers, logical not on bools.
+ * Outputs: y.
+ * @param x input (i64, i32, u32, i16, i8, u8, bool)
+ */
+export function bitwiseInvert(x: TensorLike): Tensor {
+  return op1("bitwise_invert", [x], attrsOf("bitwise_invert", arguments[1], {}));
+}
+
+/**
+ * a << b on integers, wrapping like the dtype; a count outside [0, bits) gives 0.
+ * @param a input (i64, i32, u32, i16, i8, u8)
+ * @param b input (i64, i32, u32, i16, i8, u8)
+ */
+export function bitwiseLeftShift(a: TensorLike, b: TensorLike): Tensor {
+  return op1("bitwise_left_shift", [a, b], attrsOf("bitwise_left_shift", arguments[2], {}));
+}
+
+/**
+ * a | b on integers and bools, with broadcasting.
+ * @param a input (i64, i32, u32, i16, i8, u8, bool)
+ * @param b input (i64, i32, u32, i16, i8, u8, bool)
+ */
+export function bitwiseOr(a: TensorLike, b: TensorLike): Tensor {
+  return op1("bitwise_or", [a, b], attrsOf("bitwise_or", arguments[2], {}));
+}
+
+/**
+ * a >> b on integers, filling with the sign bit; a count outside [0, bits) shifts every bit out.
+ * @param a input (i64, i32, u32, i16, i8, u8)
+ * @param b input (i64, i32, u32, i16, i8, u8)
+ */
+export function bitwiseRightShift(a: TensorLike, b: TensorLike): Tensor {
+  return op1("bitwise_right_shift", [a, b], attrsOf("bitwise_right_shift", arguments[2], {}));
+}
+
+/**
+ * a ^ b on integers and bools, with broadcasting.
+ * @param a input (i64, i32, u32, i16, i8, u8, bool)
+ * @param b input (i64, i32, u32, i16, i8, u8, bool)
+ */
+export function bitwiseXor(a: TensorLike, b: TensorLike): Tensor {
+  return op1("bitwise_xor", [a, b], attrsOf("bitwise_xor", arguments[2], {}));
+}
+
+/**
  * |a| with the sign (bit) of b, -0 and NaN included, with broadcasting; integers give f32.
  * @param a input
  * @param b input
@@ -97,6 +151,16 @@ export function mul(a: TensorLike, b: TensorLike): Tensor {
 }
 
 /**
+ * The next value of the dtype (f32 or f64) after a toward b, with broadcasting; b when a equals b, NaN when either is NaN.
+ * Outputs: out.
+ * @param a input (f32, f64)
+ * @param b input (f32, f64)
+ */
+export function nextafter(a: TensorLike, b: TensorLike): Tensor {
+  return op1("nextafter", [a, b], attrsOf("nextafter", arguments[2], {}));
+}
+
+/**
  * a to the power b; integer powers are exact and wrap, a negative integer exponent gives 1 / a^-b truncated toward zero (0 unless |a| = 1), and 0 to a negative integer power is an integer division by zero, an error like x // 0.
  * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
  * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
@@ -140,6 +204,18 @@ declare module "../core.js" {
     add(b: TensorLike): Tensor;
     /** Angle of the point (b, a) in radians, in [-pi, pi]; integers give f32. */
     atan2(b: TensorLike): Tensor;
+    /** a & b on integers and bools, with broadcasting. */
+    bitwiseAnd(b: TensorLike): Tensor;
+    /** ~x: every bit flipped on integers, logical not on bools. */
+    bitwiseInvert(): Tensor;
+    /** a << b on integers, wrapping like the dtype; a count outside [0, bits) gives 0. */
+    bitwiseLeftShift(b: TensorLike): Tensor;
+    /** a | b on integers and bools, with broadcasting. */
+    bitwiseOr(b: TensorLike): Tensor;
+    /** a >> b on integers, filling with the sign bit; a count outside [0, bits) shifts every bit out. */
+    bitwiseRightShift(b: TensorLike): Tensor;
+    /** a ^ b on integers and bools, with broadcasting. */
+    bitwiseXor(b: TensorLike): Tensor;
     /** |a| with the sign (bit) of b, -0 and NaN included, with broadcasting; integers give f32. */
     copysign(b: TensorLike): Tensor;
     /** a / b, true division with broadcasting; integer inputs give f32. */
@@ -156,6 +232,8 @@ declare module "../core.js" {
     minimum(b: TensorLike): Tensor;
     /** a * b, elementwise with broadcasting. */
     mul(b: TensorLike): Tensor;
+    /** The next value of the dtype (f32 or f64) after a toward b, with broadcasting; b when a equals b, NaN when either is NaN. */
+    nextafter(b: TensorLike): Tensor;
     /** a to the power b; integer powers are exact and wrap, a negative integer exponent gives 1 / a^-b truncated toward zero (0 unless |a| = 1), and 0 to a negative integer power is an integer division by zero, an error like x // 0. */
     pow(b: TensorLike): Tensor;
     /** a - b * floor(a / b): the result has the sign of b (Python's %); an integer remainder by zero is an error, as integer division by zero is. */
@@ -171,6 +249,12 @@ declare module "../core.js" {
 const methods: Record<string, (...args: never[]) => unknown> = {
   add,
   atan2,
+  bitwiseAnd,
+  bitwiseInvert,
+  bitwiseLeftShift,
+  bitwiseOr,
+  bitwiseRightShift,
+  bitwiseXor,
   copysign,
   div,
   floorDivide,
@@ -179,6 +263,7 @@ const methods: Record<string, (...args: never[]) => unknown> = {
   maximum,
   minimum,
   mul,
+  nextafter,
   pow,
   remainder,
   sub,

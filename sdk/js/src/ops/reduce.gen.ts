@@ -214,7 +214,7 @@ export interface StdOptions {
   axes?: readonly number[];
   /** keep reduced axes as size 1 (default false) */
   keepdim?: boolean;
-  /** the divisor is N - correction (1: unbiased, 0: population) (default 1) */
+  /** the divisor is N - correction (1: unbiased, 0: population; the array API allows fractions) (default 1) */
   correction?: number;
 }
 
@@ -250,7 +250,7 @@ export interface VarOptions {
   axes?: readonly number[];
   /** keep reduced axes as size 1 (default false) */
   keepdim?: boolean;
-  /** the divisor is N - correction (1: unbiased, 0: population) (default 1) */
+  /** the divisor is N - correction (1: unbiased, 0: population; the array API allows fractions) (default 1) */
   correction?: number;
 }
 

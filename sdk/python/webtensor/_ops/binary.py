@@ -18,6 +18,36 @@ def atan2(a: TensorLike, b: TensorLike) -> Tensor:
     return run_op('atan2', [a, b], [])[0]
 
 
+def bitwise_and(a: TensorLike, b: TensorLike) -> Tensor:
+    """a & b on integers and bools, with broadcasting."""
+    return run_op('bitwise_and', [a, b], [])[0]
+
+
+def bitwise_invert(x: TensorLike) -> Tensor:
+    """~x: every bit flipped on integers, logical not on bools."""
+    return run_op('bitwise_invert', [x], [])[0]
+
+
+def bitwise_left_shift(a: TensorLike, b: TensorLike) -> Tensor:
+    """a << b on integers, wrapping like the dtype; a count outside [0, bits) gives 0."""
+    return run_op('bitwise_left_shift', [a, b], [])[0]
+
+
+def bitwise_or(a: TensorLike, b: TensorLike) -> Tensor:
+    """a | b on integers and bools, with broadcasting."""
+    return run_op('bitwise_or', [a, b], [])[0]
+
+
+def bitwise_right_shift(a: TensorLike, b: TensorLike) -> Tensor:
+    """a >> b on integers, filling with the sign bit; a count outside [0, bits) shifts every bit out."""
+    return run_op('bitwise_right_shift', [a, b], [])[0]
+
+
+def bitwise_xor(a: TensorLike, b: TensorLike) -> Tensor:
+    """a ^ b on integers and bools, with broadcasting."""
+    return run_op('bitwise_xor', [a, b], [])[0]
+
+
 def copysign(a: TensorLike, b: TensorLike) -> Tensor:
     """|a| with the sign (bit) of b, -0 and NaN included, with broadcasting; integers give f32."""
     return run_op('copysign', [a, b], [])[0]
@@ -58,6 +88,13 @@ def minimum(a: TensorLike, b: TensorLike) -> Tensor:
 def mul(a: TensorLike, b: TensorLike) -> Tensor:
     """a * b, elementwise with broadcasting."""
     return run_op('mul', [a, b], [])[0]
+
+
+def nextafter(a: TensorLike, b: TensorLike) -> Tensor:
+    """The next value of the dtype (f32 or f64) after a toward b, with broadcasting; b when a equals b, NaN
+    when either is NaN.
+    """
+    return run_op('nextafter', [a, b], [])[0]
 
 
 def pow(a: TensorLike, b: TensorLike) -> Tensor:

@@ -261,7 +261,7 @@ def std(
     x: TensorLike,
     axes: int | Sequence[int] | None = None,
     keepdim: bool = False,
-    correction: int = 1,
+    correction: float = 1.0,
     *,
     axis: int | Sequence[int] | None = None,
     keepdims: bool | None = None,
@@ -271,7 +271,8 @@ def std(
     Args:
         axes: axes to reduce; absent means all
         keepdim: keep reduced axes as size 1
-        correction: the divisor is N - correction (1: unbiased, 0: population)
+        correction: the divisor is N - correction (1: unbiased, 0: population; the array API allows
+            fractions)
 
     Also accepts the array API's axis= (for axes) and keepdims= (for keepdim).
     """
@@ -280,7 +281,7 @@ def std(
     if keepdims is not None:
         keepdim = keepdims
     return run_op('std',
-        [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim), ('correction', 'int', correction)])[0]
+        [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim), ('correction', 'float', correction)])[0]
 
 
 def sum(
@@ -310,7 +311,7 @@ def var(
     x: TensorLike,
     axes: int | Sequence[int] | None = None,
     keepdim: bool = False,
-    correction: int = 1,
+    correction: float = 1.0,
     *,
     axis: int | Sequence[int] | None = None,
     keepdims: bool | None = None,
@@ -320,7 +321,8 @@ def var(
     Args:
         axes: axes to reduce; absent means all
         keepdim: keep reduced axes as size 1
-        correction: the divisor is N - correction (1: unbiased, 0: population)
+        correction: the divisor is N - correction (1: unbiased, 0: population; the array API allows
+            fractions)
 
     Also accepts the array API's axis= (for axes) and keepdims= (for keepdim).
     """
@@ -329,4 +331,4 @@ def var(
     if keepdims is not None:
         keepdim = keepdims
     return run_op('var',
-        [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim), ('correction', 'int', correction)])[0]
+        [x], [('axes', 'ints', axes), ('keepdim', 'bool', keepdim), ('correction', 'float', correction)])[0]

@@ -27,6 +27,66 @@ public abstract class OpsBinary extends OpsAttention {
     }
 
     /**
+     * a &amp; b on integers and bools, with broadcasting.
+     *
+     * @param a input
+     * @param b input
+     */
+    public static Tensor bitwiseAnd(Tensor a, Tensor b) {
+        return Op.call1("bitwise_and", new Tensor[] {a, b});
+    }
+
+    /**
+     * ~x: every bit flipped on integers, logical not on bools.
+     *
+     * @param x input
+     */
+    public static Tensor bitwiseInvert(Tensor x) {
+        return Op.call1("bitwise_invert", new Tensor[] {x});
+    }
+
+    /**
+     * a &lt;&lt; b on integers, wrapping like the dtype; a count outside [0, bits) gives 0.
+     *
+     * @param a input
+     * @param b input
+     */
+    public static Tensor bitwiseLeftShift(Tensor a, Tensor b) {
+        return Op.call1("bitwise_left_shift", new Tensor[] {a, b});
+    }
+
+    /**
+     * a | b on integers and bools, with broadcasting.
+     *
+     * @param a input
+     * @param b input
+     */
+    public static Tensor bitwiseOr(Tensor a, Tensor b) {
+        return Op.call1("bitwise_or", new Tensor[] {a, b});
+    }
+
+    /**
+     * a &gt;&gt; b on integers, filling with the sign bit; a count outside [0, bits) shifts every bit
+     * out.
+     *
+     * @param a input
+     * @param b input
+     */
+    public static Tensor bitwiseRightShift(Tensor a, Tensor b) {
+        return Op.call1("bitwise_right_shift", new Tensor[] {a, b});
+    }
+
+    /**
+     * a ^ b on integers and bools, with broadcasting.
+     *
+     * @param a input
+     * @param b input
+     */
+    public static Tensor bitwiseXor(Tensor a, Tensor b) {
+        return Op.call1("bitwise_xor", new Tensor[] {a, b});
+    }
+
+    /**
      * |a| with the sign (bit) of b, -0 and NaN included, with broadcasting; integers give f32.
      *
      * @param a input
@@ -105,6 +165,17 @@ public abstract class OpsBinary extends OpsAttention {
      */
     public static Tensor mul(Tensor a, Tensor b) {
         return Op.call1("mul", new Tensor[] {a, b});
+    }
+
+    /**
+     * The next value of the dtype (f32 or f64) after a toward b, with broadcasting; b when a equals b,
+     * NaN when either is NaN.
+     *
+     * @param a input
+     * @param b input
+     */
+    public static Tensor nextafter(Tensor a, Tensor b) {
+        return Op.call1("nextafter", new Tensor[] {a, b});
     }
 
     /**

@@ -246,13 +246,14 @@ public abstract class OpsReduce extends OpsRandom {
      * @param x input
      * @param axes axes to reduce; absent means all (null: the library's default)
      * @param keepdim keep reduced axes as size 1 (default false)
-     * @param correction the divisor is N - correction (1: unbiased, 0: population) (default 1)
+     * @param correction the divisor is N - correction (1: unbiased, 0: population; the array API
+     * allows fractions) (default 1)
      */
-    public static Tensor std(Tensor x, long[] axes, boolean keepdim, long correction) {
+    public static Tensor std(Tensor x, long[] axes, boolean keepdim, double correction) {
         return Op.call1("std", new Tensor[] {x},
                 Attr.ofInts("axes", axes),
                 Attr.ofBool("keepdim", keepdim),
-                Attr.ofInt("correction", correction));
+                Attr.ofFloat("correction", correction));
     }
 
     /**
@@ -288,12 +289,13 @@ public abstract class OpsReduce extends OpsRandom {
      * @param x input
      * @param axes axes to reduce; absent means all (null: the library's default)
      * @param keepdim keep reduced axes as size 1 (default false)
-     * @param correction the divisor is N - correction (1: unbiased, 0: population) (default 1)
+     * @param correction the divisor is N - correction (1: unbiased, 0: population; the array API
+     * allows fractions) (default 1)
      */
-    public static Tensor var(Tensor x, long[] axes, boolean keepdim, long correction) {
+    public static Tensor var(Tensor x, long[] axes, boolean keepdim, double correction) {
         return Op.call1("var", new Tensor[] {x},
                 Attr.ofInts("axes", axes),
                 Attr.ofBool("keepdim", keepdim),
-                Attr.ofInt("correction", correction));
+                Attr.ofFloat("correction", correction));
     }
 }

@@ -16,6 +16,36 @@ abstract class TensorOpsBinary extends TensorOpsAttention {
         return Ops.atan2((Tensor) this, b);
     }
 
+    /** a &amp; b on integers and bools, with broadcasting. See {@link Ops#bitwiseAnd}. */
+    public Tensor bitwiseAnd(Tensor b) {
+        return Ops.bitwiseAnd((Tensor) this, b);
+    }
+
+    /** ~x: every bit flipped on integers, logical not on bools. See {@link Ops#bitwiseInvert}. */
+    public Tensor bitwiseInvert() {
+        return Ops.bitwiseInvert((Tensor) this);
+    }
+
+    /** a &lt;&lt; b on integers, wrapping like the dtype; a count outside [0, bits) gives 0. See {@link Ops#bitwiseLeftShift}. */
+    public Tensor bitwiseLeftShift(Tensor b) {
+        return Ops.bitwiseLeftShift((Tensor) this, b);
+    }
+
+    /** a | b on integers and bools, with broadcasting. See {@link Ops#bitwiseOr}. */
+    public Tensor bitwiseOr(Tensor b) {
+        return Ops.bitwiseOr((Tensor) this, b);
+    }
+
+    /** a &gt;&gt; b on integers, filling with the sign bit; a count outside [0, bits) shifts every bit out. See {@link Ops#bitwiseRightShift}. */
+    public Tensor bitwiseRightShift(Tensor b) {
+        return Ops.bitwiseRightShift((Tensor) this, b);
+    }
+
+    /** a ^ b on integers and bools, with broadcasting. See {@link Ops#bitwiseXor}. */
+    public Tensor bitwiseXor(Tensor b) {
+        return Ops.bitwiseXor((Tensor) this, b);
+    }
+
     /** |a| with the sign (bit) of b, -0 and NaN included, with broadcasting; integers give f32. See {@link Ops#copysign}. */
     public Tensor copysign(Tensor b) {
         return Ops.copysign((Tensor) this, b);
@@ -54,6 +84,11 @@ abstract class TensorOpsBinary extends TensorOpsAttention {
     /** a * b, elementwise with broadcasting. See {@link Ops#mul}. */
     public Tensor mul(Tensor b) {
         return Ops.mul((Tensor) this, b);
+    }
+
+    /** The next value of the dtype (f32 or f64) after a toward b, with broadcasting; b when a equals b, NaN when either is NaN. See {@link Ops#nextafter}. */
+    public Tensor nextafter(Tensor b) {
+        return Ops.nextafter((Tensor) this, b);
     }
 
     /** a to the power b; integer powers are exact and wrap, a negative integer exponent gives 1 / a^-b truncated toward zero (0 unless |a| = 1), and 0 to a negative integer power is an integer division by zero, an error like x // 0. See {@link Ops#pow}. */

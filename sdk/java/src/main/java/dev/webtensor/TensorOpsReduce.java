@@ -122,7 +122,7 @@ abstract class TensorOpsReduce extends TensorOpsRandom {
     }
 
     /** Standard deviation over axes with divisor N - correction. See {@link Ops#std}. */
-    public Tensor std(long[] axes, boolean keepdim, long correction) {
+    public Tensor std(long[] axes, boolean keepdim, double correction) {
         return Ops.std((Tensor) this, axes, keepdim, correction);
     }
 
@@ -142,7 +142,7 @@ abstract class TensorOpsReduce extends TensorOpsRandom {
     }
 
     /** Variance over axes with divisor N - correction. See {@link Ops#var}. */
-    public Tensor var(long[] axes, boolean keepdim, long correction) {
+    public Tensor var(long[] axes, boolean keepdim, double correction) {
         return Ops.var((Tensor) this, axes, keepdim, correction);
     }
 }
