@@ -15,7 +15,6 @@ type kfunc struct {
 	h   kernelHandle
 }
 
-
 // kernelFor returns the compiled kernel for key, rendering and compiling
 // its source on first use (NVRTC, or the disk cache). Compiling happens
 // outside the lock: NVRTC is thread-safe, and a second goroutine that
