@@ -26,6 +26,14 @@ func withSignOf(r, x string) string {
 	return "select(select(" + r + ", -(" + r + "), " + x + " < 0.0), " + x + ", abs(" + x + ") < 1e-30)"
 }
 
+// tinyIsItself is r, or x itself where |x| < 1e-30, for a function that
+// is x to first order there (asin, atan): it keeps -0 and subnormals
+// exact where a driver's atan2 does not (SwiftShader, Chromium's software
+// WebGPU, gives atan2(-0, 1) = pi).
+func tinyIsItself(r, x string) string {
+	return "select(" + r + ", " + x + ", abs(" + x + ") < 1e-30)"
+}
+
 // oneMinusSquare is (1 - x)(1 + x), 1 - x² without cancellation near ±1.
 func oneMinusSquare(v string) string { return "((1.0 - " + v + ") * (1.0 + " + v + "))" }
 
@@ -45,7 +53,9 @@ func init() {
 	unit, ge1 := ewRange(-0.8, 0.8), ewRange(1.2, 4)
 	MustRegister(
 		unaryInverse("asin", "Inverse sine in [-pi/2, pi/2] (NaN outside [-1, 1]); integers give f32.", unit, GI(I32, -1, 2, 2, 3),
-			pointwise1(math.Asin, func(v string) string { return "m_atan2(" + v + ", sqrt(" + oneMinusSquare(v) + "))" }),
+			pointwise1(math.Asin, func(v string) string {
+				return tinyIsItself("m_atan2("+v+", sqrt("+oneMinusSquare(v)+"))", v)
+			}),
 			func(x, _ *Tensor) *Tensor {
 				return invSqrt(ew("mul", ew("sub", ewConst(x, 1), x), ew("add", ewConst(x, 1), x)))
 			}),
@@ -55,7 +65,7 @@ func init() {
 				return ew("neg", invSqrt(ew("mul", ew("sub", ewConst(x, 1), x), ew("add", ewConst(x, 1), x))))
 			}),
 		unaryInverse("atan", "Inverse tangent in [-pi/2, pi/2]; integers give f32.", nil, Gen{},
-			pointwise1(math.Atan, func(v string) string { return "m_atan2(" + v + ", 1.0)" }),
+			pointwise1(math.Atan, func(v string) string { return tinyIsItself("m_atan2("+v+", 1.0)", v) }),
 			func(x, _ *Tensor) *Tensor { return ew("reciprocal", ew("add", ew("square", x), ewConst(x, 1))) }),
 		unaryInverse("sinh", "Hyperbolic sine; integers give f32.", ewRange(-4, 4), Gen{},
 			pointwise1(math.Sinh, func(v string) string { return "(0.5 * (m_expm1(" + v + ") - m_expm1(-" + v + ")))" }),
