@@ -96,7 +96,11 @@ func (fw *Framework) Config() Config { return fw.cfg }
 // is for the journal itself failing; a failing workload or setting is a
 // decision with verdict "error".
 func (fw *Framework) Evaluate(agent, policy string, p Proposal, t Trial) (Decision, error) {
-	d := Decision{ID: fw.journal.nextID(), Time: time.Now().UTC(), Agent: agent, Policy: policy, Proposal: &p}
+	recorded := p
+	if math.IsNaN(p.ExpectedGain) || math.IsInf(p.ExpectedGain, 0) {
+		recorded.ExpectedGain = 0 // JSON has no NaN; the reason names the value
+	}
+	d := Decision{ID: fw.journal.nextID(), Time: time.Now().UTC(), Agent: agent, Policy: policy, Proposal: &recorded}
 	before, err := fw.state.Snapshot()
 	if err != nil {
 		return d, err

@@ -99,7 +99,6 @@ func LoadPolicy(ctx context.Context, host *plugins.Host, spec string) (WasmPolic
 	return WasmPolicy{P: q}, nil
 }
 
-
 // findUp looks for rel in the working folder and each parent.
 func findUp(rel string) (string, error) {
 	dir, err := os.Getwd()

@@ -62,7 +62,7 @@ func NewQuantAgent(fw *Framework, policy Proposer, name string, model nn.Module,
 		return nil, fmt.Errorf("auto: quantising %s needs an accuracy guard", name)
 	}
 	a := &QuantAgent{fw: fw, policy: policy, model: name, guard: guard}
-	walkLinear("", model, func(path string, l *nn.Linear) {
+	walkLinear(name, model, func(path string, l *nn.Linear) {
 		if l.Weight.DType() == core.F32 {
 			a.layers = append(a.layers, &quantLayer{name: path, lin: l, master: l.Weight.Tensor(), mode: "f32"})
 		}
