@@ -35,16 +35,22 @@ type KernelAgent struct {
 }
 
 // NewKernelAgent registers the CPU backend's kernel settings and the
-// kernel cache file with fw's state and returns the agent.
+// kernel cache file with fw's state (once per framework: agents with
+// different policies share them) and returns the agent.
 func NewKernelAgent(fw *Framework, policy Proposer) (*KernelAgent, error) {
 	a := &KernelAgent{fw: fw, policy: policy, cache: filepath.Join(fw.journal.Dir(), KernelCacheFile)}
 	for _, s := range CPUSettings() {
+		if fw.settings.Has(s.Name) {
+			continue
+		}
 		if err := fw.settings.Add(s); err != nil {
 			return nil, err
 		}
 	}
-	if err := fw.state.Add(FileComponent{Label: "kernel_cache", Path: a.cache}); err != nil {
-		return nil, err
+	if !slices.Contains(fw.state.Names(), "kernel_cache") {
+		if err := fw.state.Add(FileComponent{Label: "kernel_cache", Path: a.cache}); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }
@@ -103,7 +109,7 @@ func Register(fw *Framework, w Workload) error {
 		return nil
 	}
 	for _, s := range o.OwnSettings() {
-		if len(fw.settings.Info(s.Name)) > 0 {
+		if fw.settings.Has(s.Name) {
 			continue
 		}
 		if err := fw.settings.Add(s); err != nil {

@@ -52,6 +52,14 @@ func (ss *Settings) Add(s Setting) error {
 	return nil
 }
 
+// Has is whether a setting is registered under name.
+func (ss *Settings) Has(name string) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	_, ok := ss.by[name]
+	return ok
+}
+
 // Info describes the settings named (all when none are), in name order.
 func (ss *Settings) Info(names ...string) []SettingInfo {
 	ss.mu.Lock()
