@@ -42,7 +42,6 @@ func (o *ownedWorkload) Run() (float64, error) {
 	return kpi, err
 }
 
-
 // The shipped policy, built as `make plugins` builds it, drives the kernel
 // agent: it proposes fusing the graph and one thread for its small ops;
 // the first wins and lands in the kernel cache, the second loses, and a
