@@ -101,6 +101,9 @@ func (fw *Framework) Evaluate(agent, policy string, p Proposal, t Trial) (Decisi
 		recorded.ExpectedGain = 0 // JSON has no NaN; the reason names the value
 	}
 	d := Decision{ID: fw.journal.nextID(), Time: time.Now().UTC(), Agent: agent, Policy: policy, Proposal: &recorded}
+	if len(t.Workloads) > 0 {
+		d.Workload = t.Workloads[0].Name()
+	}
 	before, err := fw.state.Snapshot()
 	if err != nil {
 		return d, err

@@ -27,6 +27,7 @@ type Decision struct {
 	ID       string        `json:"id"`
 	Time     time.Time     `json:"time"`
 	Agent    string        `json:"agent"`
+	Workload string        `json:"workload,omitempty"` // the canary workload the proposal was measured on
 	Policy   string        `json:"policy,omitempty"`
 	Proposal *Proposal     `json:"proposal,omitempty"`
 	Trial    *Measurement  `json:"trial,omitempty"`  // the A/B test on the canary instance

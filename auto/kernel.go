@@ -29,9 +29,10 @@ const KernelCacheFile = "kernels.json"
 
 // KernelAgent tunes kernel settings on the user's workloads.
 type KernelAgent struct {
-	fw     *Framework
-	policy Proposer
-	cache  string
+	fw       *Framework
+	policy   Proposer
+	cache    string
+	defaults map[string]string // the CPU settings as the agent found them
 }
 
 // NewKernelAgent registers the CPU backend's kernel settings and the
@@ -47,6 +48,15 @@ func NewKernelAgent(fw *Framework, policy Proposer) (*KernelAgent, error) {
 			return nil, err
 		}
 	}
+	names := make([]string, 0, 2)
+	for _, s := range CPUSettings() {
+		names = append(names, s.Name)
+	}
+	defaults, err := fw.settings.Current(names)
+	if err != nil {
+		return nil, err
+	}
+	a.defaults = defaults
 	if !slices.Contains(fw.state.Names(), "kernel_cache") {
 		if err := fw.state.Add(FileComponent{Label: "kernel_cache", Path: a.cache}); err != nil {
 			return nil, err
@@ -124,10 +134,13 @@ func Register(fw *Framework, w Workload) error {
 // policy that fails (a trap, a timeout, a malformed answer) is an error
 // and changes nothing.
 func (a *KernelAgent) Tune(w Workload, rollout ...Workload) ([]Decision, error) {
-	for _, x := range append([]Workload{w}, rollout...) {
+	for _, x := range rollout {
 		if err := Register(a.fw, x); err != nil {
 			return nil, err
 		}
+	}
+	if err := a.ApplyCached(w); err != nil {
+		return nil, err
 	}
 	hot, err := Profile(w)
 	if err != nil {
@@ -140,7 +153,7 @@ func (a *KernelAgent) Tune(w Workload, rollout ...Workload) ([]Decision, error) 
 		}
 	}
 	req := Request{Agent: KernelAgentName, Workload: w.Name(), Device: "cpu", HotOps: hot,
-		Settings: a.fw.settings.Info(names...), History: a.fw.history(KernelAgentName)}
+		Settings: a.fw.settings.Info(names...), History: a.fw.history(KernelAgentName, w.Name())}
 	props, _, err := ask(a.policy, req)
 	if err != nil {
 		return nil, err
@@ -204,14 +217,20 @@ func (a *KernelAgent) Cached(workload string) (map[string]string, error) {
 	return c[workload], nil
 }
 
-// ApplyCached puts in force the settings the cache holds for w, the way
-// a later process reuses winners without measuring again.
+// ApplyCached puts in force the settings for w: the CPU settings as the
+// agent found them, then what the cache holds for w - the way a later
+// process reuses winners without measuring again. The CPU settings are
+// global, so without the reset one workload's winner (one thread for
+// small ops) would be in force while another is measured and tuned.
 func (a *KernelAgent) ApplyCached(w Workload) error {
 	if err := Register(a.fw, w); err != nil {
 		return err
 	}
 	c, err := a.Cached(w.Name())
-	if err != nil || len(c) == 0 {
+	if err != nil {
+		return err
+	}
+	if err := a.fw.settings.Apply(a.defaults); err != nil {
 		return err
 	}
 	return a.fw.settings.Apply(c)

@@ -141,12 +141,13 @@ func ask(p Proposer, req Request) ([]Proposal, string, error) {
 	return props, note, nil
 }
 
-// history turns the journal's decisions on the named settings into
-// outcomes for a policy.
-func (fw *Framework) history(agent string) []Outcome {
+// history turns the agent's earlier decisions on workload into outcomes
+// for a policy ("" takes every workload). Other workloads' outcomes are left out: one thread losing
+// on a large workload says nothing about a small one.
+func (fw *Framework) history(agent, workload string) []Outcome {
 	var out []Outcome
 	for _, d := range fw.journal.Decisions() {
-		if d.Agent != agent || d.Proposal == nil {
+		if d.Agent != agent || d.Proposal == nil || (workload != "" && d.Workload != workload) {
 			continue
 		}
 		o := Outcome{Change: d.Proposal.Change, Verdict: d.Verdict}

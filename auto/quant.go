@@ -187,7 +187,7 @@ func (a *QuantAgent) Quantize() ([]Decision, error) {
 	var out []Decision
 	for round := 0; round < len(QuantModes)+1; round++ {
 		req := Request{Agent: QuantAgentName, Workload: a.model, Settings: a.fw.settings.Info(a.settingNames()...),
-			History: a.fw.history(QuantAgentName)}
+			History: a.fw.history(QuantAgentName, "")}
 		for _, l := range a.layers {
 			req.Layers = append(req.Layers, LayerInfo{Name: l.name, Params: l.lin.Out * l.lin.In, Mode: l.mode})
 		}
