@@ -23,7 +23,7 @@ SDK_C_SRC   := plugins-wasm/sdk/c/wtplugin.h
 
 .PHONY: plugins plugins-toolchain
 
-plugins: $(PLUGINS_OUT)/goswish.wasm $(PLUGINS_OUT)/cclip.wasm $(PLUGINS_OUT)/policy-kernel-variant.wasm ## build the example plugins and the default tuning policy into build/plugins/
+plugins: $(PLUGINS_OUT)/goswish.wasm $(PLUGINS_OUT)/cclip.wasm $(PLUGINS_OUT)/policy-kernel-variant.wasm $(PLUGINS_OUT)/policy-auto.wasm ## build the example plugins, the default tuning policy and the auto-agents' default policy into build/plugins/
 
 # Installs clang and lld only when the C toolchain for wasm32 is missing.
 # llvm brings llvm-objdump, which checks the browser's SIMD kernels (sdk/js/js.mk).
@@ -38,6 +38,11 @@ plugins-toolchain:
 $(PLUGINS_OUT)/policy-kernel-variant.wasm: $(SDK_GO_SRC) $(wildcard plugins-wasm/policies/kernel-variant/*.go)
 	@mkdir -p $(@D)
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./plugins-wasm/policies/kernel-variant
+
+# The auto-agents' default policy (package auto, plugins-wasm/policies/auto).
+$(PLUGINS_OUT)/policy-auto.wasm: $(SDK_GO_SRC) $(wildcard plugins-wasm/policies/auto/*.go)
+	@mkdir -p $(@D)
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./plugins-wasm/policies/auto
 
 $(PLUGINS_OUT)/goswish.wasm: $(SDK_GO_SRC) $(wildcard plugins-wasm/examples/go-swish/*.go)
 	@mkdir -p $(@D)

@@ -35,7 +35,7 @@ Environment:
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(opsCmd(), doctorCmd(), configCmd(), runCmd(), pluginCmd(), irCmd(), traceCmd(), flameCmd(), opCmd())
+	root.AddCommand(opsCmd(), doctorCmd(), configCmd(), runCmd(), pluginCmd(), irCmd(), traceCmd(), flameCmd(), opCmd(), autoCmd())
 	withDevicesHelp(root)
 	withTuningPolicy(root)
 	return root

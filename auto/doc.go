@@ -1,0 +1,22 @@
+// Package auto runs autonomous agents that change how webtensor runs a
+// user's workload - kernel settings, quantised layers - and keep a change
+// only when it measured better on that workload.
+//
+// An agent asks a policy (a sandboxed WebAssembly module on the plugin
+// host, JSON in and JSON out) for proposals: what to change, why, and the
+// gain it expects. The Framework measures each proposal A/B on the user's
+// own workload (interleaved runs, medians, a rank test for confidence),
+// keeps it only when it wins by the configured margin, rolls it out
+// canary-first (one instance, re-measured, then the rest) and rolls it back
+// on any regression. Every decision is a JSON line in the journal with the
+// proposal, the measurements, the verdict and the hash of the state before
+// and after, and Rollback(id) restores the exact earlier state from the
+// snapshot taken before it. A policy never changes anything itself, so one
+// that lies about its gain only loses its A/B test, and one that loops or
+// traps is stopped by the plugin host's deadline and memory cap.
+//
+//	fw, err := auto.Open(dir, auto.DefaultConfig())
+//	agent := auto.NewKernelAgent(fw, policy)
+//	decisions, err := agent.Tune(workloads...)
+//	_, err = fw.Rollback(decisions[0].ID)
+package auto

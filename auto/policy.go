@@ -1,0 +1,163 @@
+package auto
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	plugins "github.com/webtensor/webtensor/plugins-wasm"
+)
+
+// Proposer answers an agent's request with proposals. A WebAssembly
+// policy (WasmPolicy) is the shipped kind; tests and embedders may supply
+// their own, and the framework treats every answer the same way: as
+// claims to measure.
+type Proposer interface {
+	PolicyName() string
+	Propose(req Request) ([]Proposal, error)
+}
+
+// Request is what an agent sends its policy (JSON on the wire).
+type Request struct {
+	Agent    string        `json:"agent"`
+	Workload string        `json:"workload"`
+	Device   string        `json:"device,omitempty"`
+	HotOps   []HotOp       `json:"hot_ops,omitempty"`
+	Layers   []LayerInfo   `json:"layers,omitempty"`
+	Settings []SettingInfo `json:"settings"`
+	History  []Outcome     `json:"history,omitempty"`
+	Max      int           `json:"max_proposals"`
+}
+
+// HotOp is one op's share of a profiled run.
+type HotOp struct {
+	Op      string  `json:"op"`
+	Calls   int     `json:"calls"`
+	Seconds float64 `json:"seconds"`
+	Share   float64 `json:"share"`
+	Bytes   int64   `json:"bytes"`
+}
+
+// LayerInfo describes a layer auto-quant may quantise.
+type LayerInfo struct {
+	Name   string `json:"name"`
+	Params int    `json:"params"`
+	Mode   string `json:"mode"`
+}
+
+// Outcome is an earlier decision the policy may learn from.
+type Outcome struct {
+	Change  map[string]string `json:"change"`
+	Verdict string            `json:"verdict"`
+	Gain    float64           `json:"gain"`
+}
+
+// Reply is a policy's answer.
+type Reply struct {
+	Proposals []Proposal `json:"proposals"`
+}
+
+// WasmPolicy is a policy module on the plugin host: the request goes in
+// as JSON, the proposals come out as JSON, under the host's deadline and
+// memory cap, so a policy that loops or traps costs one error.
+type WasmPolicy struct{ P *plugins.Policy }
+
+// PolicyName is "<plugin>.<policy>".
+func (w WasmPolicy) PolicyName() string { return w.P.PolicyName() }
+
+// Propose asks the module.
+func (w WasmPolicy) Propose(req Request) ([]Proposal, error) {
+	var r Reply
+	if err := w.P.Decide(req, &r); err != nil {
+		return nil, err
+	}
+	return r.Proposals, nil
+}
+
+// DefaultPolicyFile is where `make plugins` builds the shipped policy
+// module (plugins-wasm/policies/auto), relative to the repository root.
+// It declares the policies "kernel" and "quant".
+const DefaultPolicyFile = "build/plugins/policy-auto.wasm"
+
+// LoadPolicy loads spec ("module.wasm#policy") on host. For a spec of
+// "default#<policy>" it looks for DefaultPolicyFile in the working folder
+// and its parents, so the CLI finds it from anywhere in the repository.
+func LoadPolicy(ctx context.Context, host *plugins.Host, spec string) (WasmPolicy, error) {
+	if rest, ok := strings.CutPrefix(spec, "default#"); ok {
+		path, err := findUp(DefaultPolicyFile)
+		if err != nil {
+			return WasmPolicy{}, err
+		}
+		spec = path + "#" + rest
+	}
+	q, err := host.LoadPolicy(ctx, spec)
+	if err != nil {
+		return WasmPolicy{}, fmt.Errorf("auto: policy %s: %w", spec, err)
+	}
+	return WasmPolicy{P: q}, nil
+}
+
+// findUp looks for rel in the working folder and each parent.
+func findUp(rel string) (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, rel)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("auto: %s not found in the working folder or above it: build it with make plugins, or name a policy module", rel)
+		}
+		dir = parent
+	}
+}
+
+// maxProposals bounds what one answer may make the framework measure: a
+// policy that floods proposals would otherwise buy itself unbounded time
+// on the user's machine.
+const maxProposals = 8
+
+// ask sends req to p and returns at most req.Max proposals; the rest are
+// dropped and counted in the returned note.
+func ask(p Proposer, req Request) ([]Proposal, string, error) {
+	if req.Max <= 0 || req.Max > maxProposals {
+		req.Max = maxProposals
+	}
+	props, err := p.Propose(req)
+	if err != nil {
+		return nil, "", fmt.Errorf("auto: policy %s: %w", p.PolicyName(), err)
+	}
+	note := ""
+	if len(props) > req.Max {
+		note = fmt.Sprintf("policy %s sent %d proposals; the first %d were measured", p.PolicyName(), len(props), req.Max)
+		props = props[:req.Max]
+	}
+	return props, note, nil
+}
+
+// history turns the agent's earlier decisions on workload into outcomes
+// for a policy ("" takes every workload). Other workloads' outcomes are left out: one thread losing
+// on a large workload says nothing about a small one.
+func (fw *Framework) history(agent, workload string) []Outcome {
+	var out []Outcome
+	for _, d := range fw.journal.Decisions() {
+		if d.Agent != agent || d.Proposal == nil || (workload != "" && d.Workload != workload) {
+			continue
+		}
+		o := Outcome{Change: d.Proposal.Change, Verdict: d.Verdict}
+		if d.Trial != nil {
+			o.Gain = d.Trial.Gain
+		}
+		out = append(out, o)
+	}
+	if len(out) > 64 {
+		out = out[len(out)-64:]
+	}
+	return out
+}
