@@ -23,9 +23,9 @@ var diffusionPipelines = newObjects[*diffusionPipeline]("diffusion pipeline")
 type diffusionPipeline struct {
 	class string // model_index.json's _class_name
 	sched diffuse.Config
-	unet  *diffuse.UNet2DModel          // DDPMPipeline, DDIMPipeline
+	unet  *diffuse.UNet2DModel           // DDPMPipeline, DDIMPipeline
 	dit   *diffuse.DiTTransformer2DModel // DiTPipeline
-	vae   *diffuse.AutoencoderKL        // DiTPipeline
+	vae   *diffuse.AutoencoderKL         // DiTPipeline
 	dev   core.Device
 }
 
