@@ -552,7 +552,8 @@ int32_t wt_tokenizer_encode(wt_tokenizer tok, const char *const *texts, int32_t 
                             int64_t pad_id, const char *device, wt_tensor *ids, wt_tensor *type_ids, wt_tensor *mask);
 /* The text of n ids, as the tokenizers library decodes them (special
  * tokens dropped when skip_special is nonzero); an id outside the
- * vocabulary is WT_ERR_INVALID. */
+ * vocabulary is WT_ERR_INVALID. The text is UTF-8 and may hold NUL bytes
+ * (a token may decode to one): its length is *needed - 1. */
 int32_t wt_tokenizer_decode(wt_tokenizer tok, const int64_t *ids, int64_t n, int32_t skip_special, char *buf, size_t cap,
                             size_t *needed);
 
