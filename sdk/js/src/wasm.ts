@@ -7,7 +7,7 @@
 // which becomes a WebtensorError here.
 
 import { ABI_VERSION, ERR_INVALID, WebtensorError } from "./binding.js";
-import type { AttrEntry, Binding } from "./binding.js";
+import type { AttrEntry, Binding, DomainBinding } from "./binding.js";
 import type { TypedArray } from "./dtype.js";
 import { chooseDevice } from "./choice.js";
 import type { Calibration, DeviceChoice } from "./choice.js";
@@ -172,6 +172,45 @@ function wasmBinding(go: GoCalls): Binding {
     onnxInfo: (m) => call<string>("wt_onnx_info_json", m),
     onnxRun: (m, names, inputs) => settle(go.wt_onnx_run_async(m, [...names], [...inputs])),
     onnxFree: (m) => call("wt_onnx_free", m),
+    ...domainCalls(call),
+  };
+}
+
+/**
+ * The domain libraries in the page: tokenizers from a tokenizer.json's
+ * bytes; the models load from folders, which a page has not, so each of
+ * their calls throws saying so (sdk/js/wasm/table.go omits them).
+ */
+function domainCalls(call: <T>(name: string, ...args: unknown[]) => T): DomainBinding {
+  const nodeOnly = (what: string) => (): never => {
+    throw new Error(`webtensor: ${what} loads from a folder, and the browser has no file system (Node only)`);
+  };
+  const rejects = (what: string) => async (): Promise<never> => nodeOnly(what)();
+  return {
+    domainLoad: (kind) => {
+      if (kind === "tokenizer") throw new Error("webtensor: the browser has no file system: Tokenizer.load() takes a tokenizer.json's bytes");
+      return nodeOnly(kind)();
+    },
+    domainFree: (kind, h) => {
+      if (kind !== "tokenizer") nodeOnly(kind)();
+      call("wt_tokenizer_free", h);
+    },
+    tokenizerLoadBytes: (bytes) => call<number>("wt_tokenizer_load_bytes", bytes),
+    tokenizerVocabSize: (tok) => call<number>("wt_tokenizer_vocab_size", tok),
+    tokenizerEncode: (tok, texts, addSpecial, padId, device) =>
+      call<number[]>("wt_tokenizer_encode", tok, [...texts], addSpecial, padId, device),
+    tokenizerDecode: (tok, ids, skip) => call<string>("wt_tokenizer_decode", tok, [...ids], skip),
+    sentenceEncoderDim: nodeOnly("a sentence encoder"),
+    sentenceEncoderEncode: rejects("a sentence encoder"),
+    clipZeroShot: rejects("CLIP"),
+    clipTextFeatures: rejects("CLIP"),
+    clipImageFeatures: rejects("CLIP"),
+    whisperSamplingRate: nodeOnly("Whisper"),
+    whisperTokenizer: nodeOnly("Whisper"),
+    whisperGenerate: rejects("Whisper"),
+    diffusionInfo: nodeOnly("a diffusion pipeline"),
+    diffusionGenerate: rejects("a diffusion pipeline"),
+    diffusionGenerateClasses: rejects("a diffusion pipeline"),
   };
 }
 
