@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import webtensor as wt
+from conftest import webgpu_or_none
 
 TESTDATA = Path(__file__).resolve().parents[3] / "diffuse" / "testdata"
 REFS = json.loads((TESTDATA / "sdk_pipeline.json").read_text())
@@ -34,3 +35,15 @@ def test_errors_are_the_librarys():
             pipe.generate(steps=2, scheduler="FancyScheduler")
         with pytest.raises(ValueError, match="takes no class labels"):
             pipe.generate_classes([1], steps=2)
+
+
+def test_webgpu_samples_the_same_noise():
+    dev = webgpu_or_none()
+    if dev is None:
+        pytest.skip("no WebGPU adapter on this machine (wt.devices() lists no webgpu)")
+    run = REFS["runs"][0]
+    with wt.diffuse.Pipeline(TESTDATA / REFS["pipeline"], device=dev) as pipe:
+        img = pipe.generate(batch=run["batch"], steps=run["steps"], seed=run["seed"])
+        assert img.device == dev
+        # The Philox stream is the same on every device; the arithmetic rounds differently.
+        np.testing.assert_allclose(img.numpy().ravel(), np.array(run["images"], np.float32), atol=1e-4)

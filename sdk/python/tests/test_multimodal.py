@@ -12,6 +12,7 @@ import pytest
 from safetensors.numpy import load_file
 
 import webtensor as wt
+from conftest import webgpu_or_none
 
 TESTDATA = Path(__file__).resolve().parents[3] / "multimodal" / "testdata"
 MINILM = json.loads((TESTDATA / "minilm_refs.json").read_text())
@@ -109,3 +110,20 @@ def test_errors_are_the_librarys():
     with wt.multimodal.Whisper(TESTDATA / "whisper_tiny") as w:
         with pytest.raises(TypeError, match="waveform 0 has shape"):  # the message names a dtype
             w.generate([np.zeros((2, 3), np.float32)])
+
+
+def test_webgpu():
+    dev = webgpu_or_none()
+    if dev is None:
+        pytest.skip("no WebGPU adapter on this machine (wt.devices() lists no webgpu)")
+    with wt.multimodal.CLIP(TESTDATA / "clip_tiny", device=dev) as clip:
+        logits = VISION_T["clip/logits_per_image"]
+        want = np.exp(logits - logits.max(1, keepdims=True))
+        want /= want.sum(1, keepdims=True)
+        probs = clip.zero_shot(VISION_T["clip/pixel_values"], VISION["clip_texts"])  # the pixels move to the model
+        assert probs.device == dev
+        np.testing.assert_allclose(probs.numpy(), want, atol=1e-5)
+    gen = WHISPER["generate"]
+    with wt.multimodal.Whisper(TESTDATA / "whisper_tiny", device=dev) as w:
+        waves = [WHISPER_T["whisper/wave_0"], WHISPER_T["whisper/wave_1"]]
+        assert w.transcribe(waves, max_new_tokens=gen["max_new_tokens"]) == gen["texts"]
