@@ -9,8 +9,9 @@
 // state dicts (checkpoints saved, loaded and loaded into a module) - so an
 // SDK's optim and checkpoint code is only its language's idioms - ONNX
 // models (package onnx behind a handle: load, names, runs by name), and the
-// domain libraries: multimodal's tokenizers, sentence encoders, CLIP and
-// Whisper (multimodal.go) and diffuse's pipelines (diffuse.go), loaded
+// domain libraries: multimodal's tokenizers, image processors (image.go),
+// sentence encoders, CLIP and Whisper (multimodal.go) and diffuse's
+// pipelines (diffuse.go), loaded
 // from their Hugging Face and diffusers folders, so no SDK re-implements a
 // model.
 //

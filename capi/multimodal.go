@@ -139,6 +139,55 @@ func wt_tokenizer_decode(tok C.wt_tokenizer, ids *C.int64_t, n C.int64_t, skipSp
 	return writeResult(s, err, buf, capacity, needed)
 }
 
+//export wt_image_processor_load
+func wt_image_processor_load(path *C.char, out *C.wt_image_processor) (status C.int32_t) {
+	defer guard(&status)
+	if out == nil {
+		return invalid("wt_image_processor_load: out is NULL")
+	}
+	p, _ := goString(path)
+	h, err := abi.ImageProcessorLoad(p)
+	return setObject(h, err, out)
+}
+
+//export wt_image_processor_load_bytes
+func wt_image_processor_load_bytes(buf unsafe.Pointer, nbytes C.size_t, out *C.wt_image_processor) (status C.int32_t) {
+	defer guard(&status)
+	if out == nil {
+		return invalid("wt_image_processor_load_bytes: out is NULL")
+	}
+	if buf == nil && nbytes > 0 {
+		return invalid("wt_image_processor_load_bytes: buf is NULL but nbytes is %d", uint64(nbytes))
+	}
+	var raw []byte
+	if nbytes > 0 {
+		raw = unsafe.Slice((*byte)(buf), int(nbytes)) // parsed during the call, never kept
+	}
+	h, err := abi.ImageProcessorLoadBytes(raw)
+	return setObject(h, err, out)
+}
+
+//export wt_image_processor_free
+func wt_image_processor_free(proc C.wt_image_processor) (status C.int32_t) {
+	defer guard(&status)
+	return done(abi.ImageProcessorFree(int64(proc)))
+}
+
+//export wt_image_processor_preprocess
+func wt_image_processor_preprocess(proc C.wt_image_processor, images *C.wt_tensor, n C.int32_t, device *C.char, out *C.wt_tensor) (status C.int32_t) {
+	defer guard(&status)
+	if out == nil {
+		return invalid("wt_image_processor_preprocess: out is NULL")
+	}
+	hs, err := handles(images, n, "images", "n_images")
+	if err != nil {
+		return fail(abi.Prefix(err, "wt_image_processor_preprocess"))
+	}
+	d, _ := goString(device)
+	h, err := abi.ImageProcessorPreprocess(int64(proc), hs, d)
+	return setHandle(h, err, out)
+}
+
 //export wt_sentence_encoder_load
 func wt_sentence_encoder_load(dir, device *C.char, out *C.wt_sentence_encoder) (status C.int32_t) {
 	defer guard(&status)

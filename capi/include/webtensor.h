@@ -91,6 +91,7 @@ typedef int64_t wt_onnx;
 /* The domain libraries' objects (see wt_tokenizer_load, wt_sentence_encoder_load,
  * wt_clip_load, wt_whisper_load, wt_diffusion_load); handles are never reused. */
 typedef int64_t wt_tokenizer;
+typedef int64_t wt_image_processor;
 typedef int64_t wt_sentence_encoder;
 typedef int64_t wt_clip;
 typedef int64_t wt_whisper;
@@ -556,6 +557,18 @@ int32_t wt_tokenizer_encode(wt_tokenizer tok, const char *const *texts, int32_t 
  * (a token may decode to one): its length is *needed - 1. */
 int32_t wt_tokenizer_decode(wt_tokenizer tok, const int64_t *ids, int64_t n, int32_t skip_special, char *buf, size_t cap,
                             size_t *needed);
+
+/* transformers' ViT or CLIP image processor from a preprocessor_config.json
+ * (path may be the file or its folder) or its bytes: Pillow's resampling,
+ * centre crop, rescale and normalise, bit for bit. */
+int32_t wt_image_processor_load(const char *path, wt_image_processor *out);
+int32_t wt_image_processor_load_bytes(const void *buf, size_t nbytes, wt_image_processor *out);
+int32_t wt_image_processor_free(wt_image_processor proc);
+/* n_images images, each a (height, width, 3) u8 tensor of RGB pixels, as
+ * pixel values: a new (n_images, 3, H, W) f32 tensor on device (every image
+ * must come out the same size; a centre crop sees to it). */
+int32_t wt_image_processor_preprocess(wt_image_processor proc, const wt_tensor *images, int32_t n_images,
+                                      const char *device, wt_tensor *out);
 
 /* A sentence-transformers folder (modules.json: a BERT Transformer, a
  * Pooling and optionally a Normalize, as all-MiniLM-L6-v2 ships). */

@@ -191,6 +191,9 @@ export interface DomainBinding {
   /** [ids, type ids, attention mask] handles; padId < 0 keeps the file's padding. */
   tokenizerEncode(tok: number, texts: readonly string[], addSpecial: boolean, padId: number, device: string | null): number[];
   tokenizerDecode(tok: number, ids: readonly number[], skipSpecial: boolean): string;
+  imageProcessorLoadBytes(bytes: Uint8Array): number;
+  /** Pixel values from (height, width, 3) u8 images; async because the browser may read them from the GPU. */
+  imageProcessorPreprocess(proc: number, images: readonly number[], device: string | null): Promise<number>;
   sentenceEncoderDim(enc: number): number;
   sentenceEncoderEncode(enc: number, texts: readonly string[], batchSize: number): Promise<number>;
   clipZeroShot(clip: number, pixels: number, texts: readonly string[]): Promise<number>;
@@ -213,7 +216,7 @@ export interface DomainBinding {
 }
 
 /** The library objects the ABI loads from files, by the infix of their wt_<kind>_* functions. */
-export type DomainKind = "tokenizer" | "sentence_encoder" | "clip" | "whisper" | "diffusion";
+export type DomainKind = "tokenizer" | "image_processor" | "sentence_encoder" | "clip" | "whisper" | "diffusion";
 
 let bound: Binding | null = null;
 let loader: (() => Binding) | null = null;

@@ -2,8 +2,8 @@
 // sentence encoders, CLIP and Whisper (the Go package multimodal, through
 // the C ABI in Node). Every check, number and error is the runtime's; this
 // file turns strings and tensors into the runtime's arguments. In the
-// browser only tokenizers load (from a tokenizer.json's bytes): the models
-// read folders, which a page has not.
+// browser only tokenizers and image processors load (from their config
+// files' bytes): the models read folders, which a page has not.
 
 import { native } from "./binding.js";
 import { Tensor } from "./core.js";
@@ -67,6 +67,29 @@ export class Tokenizer extends RuntimeObject {
     if (ids.ndim !== 2) throw new TypeError(`webtensor: batchDecode takes a 2-D tensor of ids, got shape [${ids.shape}]`);
     const flat = Array.from(await ids.data(), Number);
     return Array.from({ length: rows! }, (_, r) => this.decode(flat.slice(r * cols!, (r + 1) * cols!), options));
+  }
+}
+
+/** transformers' ViT or CLIP image processor (Pillow's resampling, crop, rescale and normalise, bit for bit). */
+export class ImageProcessor extends RuntimeObject {
+  /** A preprocessor_config.json (or its folder) at a path (Node), or the file's bytes. */
+  static async load(source: string | Uint8Array): Promise<ImageProcessor> {
+    const rt = native();
+    if (typeof source === "string") return new ImageProcessor(rt.domainLoad("image_processor", source, null));
+    if (!(source instanceof Uint8Array)) throw new TypeError("webtensor: ImageProcessor.load takes a path or a preprocessor_config.json's bytes");
+    return new ImageProcessor(rt.imageProcessorLoadBytes(source));
+  }
+
+  /** @internal */
+  constructor(handle: number) {
+    super("image_processor", handle);
+  }
+
+  /** Pixel values (images, 3, H, W) f32 of (height, width, 3) u8 RGB images. */
+  async preprocess(images: Tensor | readonly Tensor[], options: { device?: string } = {}): Promise<Tensor> {
+    const list = images instanceof Tensor ? [images] : images;
+    const hs = list.map((t, i) => tensorHandle(t, `images[${i}]`));
+    return new Tensor(await native().imageProcessorPreprocess(this.handle, hs, options.device ?? null));
   }
 }
 

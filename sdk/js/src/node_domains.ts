@@ -16,6 +16,11 @@ export const DOMAIN_PROTOTYPES = {
   wt_tokenizer_encode: `int32_t wt_tokenizer_encode(int64_t h, ${texts}, int32_t add_special, int64_t pad_id, const char *device, _Out_ int64_t *ids, _Out_ int64_t *type_ids, _Out_ int64_t *mask)`,
   wt_tokenizer_decode:
     "int32_t wt_tokenizer_decode(int64_t h, const int64_t *ids, int64_t n, int32_t skip, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_image_processor_load: "int32_t wt_image_processor_load(const char *path, _Out_ int64_t *out)",
+  wt_image_processor_load_bytes: "int32_t wt_image_processor_load_bytes(const void *buf, size_t n, _Out_ int64_t *out)",
+  wt_image_processor_free: "int32_t wt_image_processor_free(int64_t h)",
+  wt_image_processor_preprocess:
+    "int32_t wt_image_processor_preprocess(int64_t h, const int64_t *images, int32_t n, const char *device, _Out_ int64_t *out)",
   wt_sentence_encoder_load: "int32_t wt_sentence_encoder_load(const char *dir, const char *device, _Out_ int64_t *out)",
   wt_sentence_encoder_free: "int32_t wt_sentence_encoder_free(int64_t h)",
   wt_sentence_encoder_dim: "int32_t wt_sentence_encoder_dim(int64_t h, _Out_ int32_t *n)",
@@ -58,7 +63,9 @@ export function domainCalls(lib: DomainNative, h: NodeHelpers): DomainBinding {
   const fn = (kind: DomainKind, what: "load" | "free") => lib[`wt_${kind}_${what}` as keyof DomainNative];
   return {
     domainLoad: (kind, path, device) =>
-      newHandle((o) => (kind === "tokenizer" ? lib.wt_tokenizer_load(path, o) : fn(kind, "load")(path, device, o))),
+      newHandle((o) =>
+        kind === "tokenizer" || kind === "image_processor" ? fn(kind, "load")(path, o) : fn(kind, "load")(path, device, o),
+      ),
     domainFree: (kind, handle) => check(fn(kind, "free")(handle)),
     tokenizerLoadBytes: (bytes) => newHandle((o) => lib.wt_tokenizer_load_bytes(bytes, bytes.byteLength, o)),
     tokenizerVocabSize: (tok) => int32((o) => lib.wt_tokenizer_vocab_size(tok, o)),
@@ -76,6 +83,9 @@ export function domainCalls(lib: DomainNative, h: NodeHelpers): DomainBinding {
       // The text may hold NUL (a token can decode to one): its length is needed - 1.
       return buf.toString("utf8", 0, Number(needed[0]) - 1);
     },
+    imageProcessorLoadBytes: (bytes) => newHandle((o) => lib.wt_image_processor_load_bytes(bytes, bytes.byteLength, o)),
+    imageProcessorPreprocess: async (p, images, device) =>
+      newHandle((o) => lib.wt_image_processor_preprocess(p, list(images), images.length, device, o)),
     sentenceEncoderDim: (enc) => int32((o) => lib.wt_sentence_encoder_dim(enc, o)),
     sentenceEncoderEncode: async (enc, ts, batch) =>
       newHandle((o) => lib.wt_sentence_encoder_encode(enc, strs(ts), ts.length, batch, o)),

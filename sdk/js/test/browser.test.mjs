@@ -313,12 +313,12 @@ test("browser: wt.onnx.load(bytes) runs a model on WebGPU with named inputs", as
   );
 });
 
-test("browser: wt.multimodal.Tokenizer loads from bytes; the folder-loaded models say they need Node", async () => {
+test("browser: wt.multimodal's tokenizers and image processors load from bytes; the models say they need Node", async () => {
   await withPage(
     async ({ page }) => {
       const r = await page.evaluate(async () => {
         const { wt } = window;
-        await wt.init({ device: "cpu" });
+        await wt.init({ device: "webgpu" });
         const bytes = new Uint8Array(await (await fetch("/mm/whisper_bpe/tokenizer.json")).arrayBuffer());
         const refs = await (await fetch("/mm/whisper_refs.json")).json();
         const tok = await wt.multimodal.Tokenizer.load(bytes);
@@ -331,6 +331,17 @@ test("browser: wt.multimodal.Tokenizer loads from bytes; the folder-loaded model
         const mask = Array.from(await enc.attentionMask.data(), Number);
         wt.dispose([enc.inputIds, enc.tokenTypeIds, enc.attentionMask]);
         tok.dispose();
+        // An image on WebGPU (the default device): the preprocessing reads it back asynchronously.
+        const images = wt.load(new Uint8Array(await (await fetch("/mm/image_refs.safetensors")).arrayBuffer()));
+        const cases = await (await fetch("/mm/image_refs.json")).json();
+        const proc = await wt.multimodal.ImageProcessor.load(new TextEncoder().encode(JSON.stringify(cases[1].config)));
+        const px = await proc.preprocess(images.get(`${cases[1].name}/image_0`), { device: "cpu" });
+        const want = await images.get(`${cases[1].name}/pixels_0`).data();
+        const got = await px.data();
+        const worst = Math.max(...Array.from(got, (v, i) => Math.abs(v - want[i])));
+        if (!(worst < 1e-5)) problems.push(`pixels differ by ${worst}`);
+        wt.dispose([px, ...images.values()]);
+        proc.dispose();
         let folderError = "";
         try {
           await wt.multimodal.SentenceEncoder.load("all-MiniLM-L6-v2");

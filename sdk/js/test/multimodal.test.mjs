@@ -47,6 +47,20 @@ test("multimodal: a tokenizer from bytes decodes as the tokenizers library does"
   tok.dispose();
 });
 
+test("multimodal: ImageProcessor gives PIL's pixel values", async () => {
+  const r = refs("image_refs.safetensors");
+  for (const c of json("image_refs.json")) {
+    const proc = await wt.multimodal.ImageProcessor.load(new TextEncoder().encode(JSON.stringify(c.config)));
+    for (let i = 0; i < c.images; i++) {
+      const px = await proc.preprocess(r.get(`${c.name}/image_${i}`), { device: "cpu" });
+      assertClose(await values(px), await values(r.get(`${c.name}/pixels_${i}`)), 1e-5, `${c.name} image ${i}`);
+      px.dispose();
+    }
+    proc.dispose();
+  }
+  await assert.rejects(wt.multimodal.ImageProcessor.load(join(TD, "whisper_tiny")), /"WhisperFeatureExtractor" is not supported/);
+});
+
 test("multimodal: CLIP zero-shot and features match transformers", async () => {
   const meta = json("vision_refs.json");
   const r = refs("vision_refs.safetensors");

@@ -9,7 +9,8 @@ import (
 )
 
 // The multimodal library (abi/multimodal.go) as the page can use it: a
-// tokenizer from a tokenizer.json's bytes. The models load from folders,
+// tokenizer from a tokenizer.json's bytes and an image processor from a
+// preprocessor_config.json's. The models load from folders,
 // which the page has not (table.go's omitted says so per call).
 
 // strings reads an array of strings.
@@ -39,6 +40,32 @@ func tokenizerLoadBytes(a args) (any, error) {
 		return nil, err
 	}
 	return abi.TokenizerLoadBytes(raw)
+}
+
+// imageProcessorLoadBytes(bytes: Uint8Array) -> image processor handle
+func imageProcessorLoadBytes(a args) (any, error) {
+	raw, err := a.bytes(0, "bytes", nil)
+	if err != nil {
+		return nil, err
+	}
+	return abi.ImageProcessorLoadBytes(raw)
+}
+
+// imageProcessorPreprocess(proc, images: handles, device) -> pixel values handle
+func imageProcessorPreprocess(a args) (any, error) {
+	p, err := a.int(0, "image processor handle")
+	if err != nil {
+		return nil, err
+	}
+	imgs, err := a.ints(1, "images")
+	if err != nil {
+		return nil, err
+	}
+	d, err := a.optStr(2, "device")
+	if err != nil {
+		return nil, err
+	}
+	return abi.ImageProcessorPreprocess(p, imgs, d)
 }
 
 // tokenizerEncode(tok, texts: string[], addSpecial, padId, device) -> [ids, typeIds, mask]

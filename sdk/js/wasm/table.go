@@ -134,6 +134,11 @@ var calls = map[string]call{
 	"wt_tokenizer_vocab_size": ofHandle(abi.TokenizerVocabSize),
 	"wt_tokenizer_encode":     tokenizerEncode,
 	"wt_tokenizer_decode":     tokenizerDecode,
+
+	// image processors (their configs as bytes)
+	"wt_image_processor_load_bytes": imageProcessorLoadBytes,
+	"wt_image_processor_free":       onHandle(abi.ImageProcessorFree),
+	"wt_image_processor_preprocess": imageProcessorPreprocess,
 }
 
 // asyncTwins are the calls that may wait for the GPU: each is exported a
@@ -141,7 +146,7 @@ var calls = map[string]call{
 // Promise, for what must read GPU memory to proceed (a copy to the host, an
 // output shape that depends on the data, sparse structure, ...).
 var asyncTwins = []string{"wt_tensor_to_host", "wt_tensor_to_device", "wt_op", "wt_backward", "wt_graph_run", "wt_device_sync",
-	"wt_state_to_bytes", "wt_onnx_load_bytes", "wt_onnx_run"}
+	"wt_state_to_bytes", "wt_onnx_load_bytes", "wt_onnx_run", "wt_image_processor_preprocess"}
 
 // browserOnly are the calls the header has no counterpart of, all async.
 var browserOnly = map[string]call{
@@ -176,6 +181,7 @@ var omitted = map[string]string{
 	"wt_profile_exit_path":          "no environment variables or process exit in a page",
 	"wt_onnx_load":                  "no file system: wt_onnx_load_bytes reads a model's bytes",
 	"wt_tokenizer_load":             "no file system: wt_tokenizer_load_bytes reads a tokenizer.json's bytes",
+	"wt_image_processor_load":       "no file system: wt_image_processor_load_bytes reads a preprocessor_config.json's bytes",
 	"wt_sentence_encoder_load":      "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
 	"wt_sentence_encoder_free":      "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
 	"wt_sentence_encoder_dim":       "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",

@@ -49,6 +49,21 @@ def test_tokenizer_from_bytes_decodes():
         assert ids.shape == (2, 5) and ids[0, 1:].tolist() == [0] * 4
 
 
+def test_image_processor_is_pils(no_leaks):
+    images = load_file(TESTDATA / "image_refs.safetensors")
+    for case in json.loads((TESTDATA / "image_refs.json").read_text()):
+        with wt.multimodal.ImageProcessor(json.dumps(case["config"]).encode()) as proc:
+            name = case["name"]
+            for i in range(case["images"]):
+                px = proc.preprocess(images[f"{name}/image_{i}"], device="cpu")
+                np.testing.assert_allclose(px.numpy()[0], images[f"{name}/pixels_{i}"], atol=1e-5, err_msg=name)
+                del px
+    with pytest.raises(ValueError, match='"WhisperFeatureExtractor" is not supported'):
+        wt.multimodal.ImageProcessor(TESTDATA / "whisper_tiny")
+    with pytest.raises(FileNotFoundError, match="preprocessor_config.json"):
+        wt.multimodal.ImageProcessor(TESTDATA / "clip_tiny")
+
+
 def test_clip_zero_shot_matches_transformers(no_leaks):
     with wt.multimodal.CLIP(TESTDATA / "clip_tiny", device="cpu") as clip:
         logits = VISION_T["clip/logits_per_image"]

@@ -94,6 +94,36 @@ class Tokenizer(Handle):
         return [self.decode(row, skip_special_tokens) for row in ids]
 
 
+class ImageProcessor(Handle):
+    """transformers' ViT or CLIP image processor from a preprocessor_config.json
+    (ImageProcessor(path) takes the file or its folder, ImageProcessor(bytes)
+    its contents): Pillow's resampling, crop, rescale and normalise, bit for bit."""
+
+    _free, _what = "wt_image_processor_free", "image processor"
+
+    def __init__(self, source: str | os.PathLike | bytes | bytearray | memoryview):
+        if isinstance(source, (str, os.PathLike)):
+            super().__init__(load("wt_image_processor_load", source))
+        elif isinstance(source, (bytes, bytearray, memoryview)):
+            raw = bytes(source)
+            h = C.c_int64()
+            _lib.call("wt_image_processor_load_bytes", raw, len(raw), C.byref(h))
+            super().__init__(h.value)
+        else:
+            raise TypeError("ImageProcessor takes a path or a preprocessor_config.json's bytes, "
+                            f"got {type(source).__name__}")
+
+    def preprocess(self, images: Any, device: str | None = None) -> Tensor:
+        """Pixel values (images, 3, H, W) f32 of one (height, width, 3) uint8 RGB
+        image or a list of them (NumPy arrays, as PIL's np.asarray gives, or u8 Tensors)."""
+        if isinstance(images, Tensor) or getattr(images, "ndim", None) == 3:
+            images = [images]
+        with Inputs() as ins:
+            hs = [ins.handle(im, "u8") for im in images]
+            return new_tensor("wt_image_processor_preprocess", self._live(), _lib.i64_array(hs), len(hs),
+                              device_arg(device))
+
+
 class SentenceEncoder(Handle):
     """A sentence-transformers folder (modules.json: a BERT Transformer,
     Pooling and optionally Normalize), as all-MiniLM-L6-v2 ships."""

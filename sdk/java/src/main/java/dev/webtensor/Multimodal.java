@@ -121,6 +121,45 @@ public final class Multimodal {
         }
     }
 
+    /** transformers' ViT or CLIP image processor: Pillow's resampling, crop, rescale and normalise, bit for bit. */
+    public static final class ImageProcessor extends NativeObject {
+        private ImageProcessor(long h) {
+            super(h, Native.IMAGE_PROCESSOR_FREE, "image processor");
+        }
+
+        /** The preprocessor_config.json at path, or in the folder path. */
+        public static ImageProcessor load(Path path) throws IOException {
+            return new ImageProcessor(load(Native.IMAGE_PROCESSOR_LOAD, path));
+        }
+
+        /** A preprocessor_config.json's bytes. */
+        public static ImageProcessor load(byte[] json) {
+            if (json == null) {
+                throw new IllegalArgumentException("image processor: the bytes are null");
+            }
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment b = arena.allocate(Math.max(json.length, 1)).copyFrom(MemorySegment.ofArray(json));
+                MemorySegment out = arena.allocate(JAVA_LONG);
+                Native.call(Native.IMAGE_PROCESSOR_LOAD_BYTES, b, (long) json.length, out);
+                return new ImageProcessor(out.get(JAVA_LONG, 0));
+            }
+        }
+
+        /** Pixel values (images, 3, H, W) f32 of (height, width, 3) u8 RGB images, on device (null: the default). */
+        public Tensor preprocess(List<Tensor> images, String device) {
+            long h = handle();
+            long[] hs = new long[images.size()];
+            for (int i = 0; i < hs.length; i++) {
+                hs[i] = images.get(i).handle();
+            }
+            try (Arena arena = Arena.ofConfined()) {
+                return newTensor(Native.IMAGE_PROCESSOR_PREPROCESS, arena, h, longs(arena, hs), hs.length, cString(arena, device));
+            } finally {
+                Reference.reachabilityFence(images);
+            }
+        }
+    }
+
     /** A sentence-transformers folder (modules.json: a BERT Transformer, Pooling, optionally Normalize). */
     public static final class SentenceEncoder extends NativeObject {
         private SentenceEncoder(long h) {

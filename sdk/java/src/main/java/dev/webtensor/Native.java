@@ -150,6 +150,10 @@ final class Native {
     static final MethodHandle TOKENIZER_VOCAB_SIZE = fn("wt_tokenizer_vocab_size", I, L, A);
     static final MethodHandle TOKENIZER_ENCODE = fn("wt_tokenizer_encode", I, L, A, I, I, L, A, A, A, A);
     static final MethodHandle TOKENIZER_DECODE = fn("wt_tokenizer_decode", I, L, A, L, I, A, L, A);
+    static final MethodHandle IMAGE_PROCESSOR_LOAD = fn("wt_image_processor_load", I, A, A);
+    static final MethodHandle IMAGE_PROCESSOR_LOAD_BYTES = fn("wt_image_processor_load_bytes", I, A, L, A);
+    static final MethodHandle IMAGE_PROCESSOR_FREE = fn("wt_image_processor_free", I, L);
+    static final MethodHandle IMAGE_PROCESSOR_PREPROCESS = fn("wt_image_processor_preprocess", I, L, A, I, A, A);
     static final MethodHandle SENTENCE_ENCODER_LOAD = fn("wt_sentence_encoder_load", I, A, A, A);
     static final MethodHandle SENTENCE_ENCODER_FREE = fn("wt_sentence_encoder_free", I, L);
     static final MethodHandle SENTENCE_ENCODER_DIM = fn("wt_sentence_encoder_dim", I, L, A);

@@ -82,6 +82,26 @@ class DomainsTest {
     }
 
     @Test
+    void imageProcessorGivesPilsPixels() throws IOException {
+        try (StateDict refs = StateDict.load(MM.resolve("image_refs.safetensors"), "cpu")) {
+            SequencedMap<String, Tensor> r = refs.tensors();
+            for (JsonNode c : json(MM.resolve("image_refs.json"))) {
+                String name = c.get("name").asText();
+                try (var proc = Multimodal.ImageProcessor.load(JSON.writeValueAsBytes(c.get("config")))) {
+                    for (int i = 0; i < c.get("images").asInt(); i++) {
+                        try (Tensor px = proc.preprocess(List.of(r.get(name + "/image_" + i)), "cpu")) {
+                            assertClose(r.get(name + "/pixels_" + i).toDoubleArray(), px.toDoubleArray(), 1e-5, name);
+                        }
+                    }
+                }
+            }
+            r.values().forEach(Tensor::close);
+        }
+        WebtensorException e = assertThrows(WebtensorException.class, () -> Multimodal.ImageProcessor.load(MM.resolve("whisper_tiny")));
+        assertTrue(e.getMessage().contains("\"WhisperFeatureExtractor\" is not supported"), e.getMessage());
+    }
+
+    @Test
     void clipZeroShotMatchesTransformers() throws IOException {
         List<String> texts = strings(json(MM.resolve("vision_refs.json")).get("clip_texts"));
         try (StateDict refs = StateDict.load(MM.resolve("vision_refs.safetensors"), "cpu");
