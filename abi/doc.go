@@ -7,8 +7,13 @@
 // training - nn's optimisers over the SDKs' parameter handles (which a step
 // points at the new values), learning-rate schedules, gradient clipping and
 // state dicts (checkpoints saved, loaded and loaded into a module) - so an
-// SDK's optim and checkpoint code is only its language's idioms - and ONNX
-// models (package onnx behind a handle: load, names, runs by name).
+// SDK's optim and checkpoint code is only its language's idioms - ONNX
+// models (package onnx behind a handle: load, names, runs by name), and the
+// domain libraries: multimodal's tokenizers, image processors (image.go),
+// sentence encoders, CLIP and Whisper (multimodal.go) and diffuse's
+// pipelines (diffuse.go), loaded
+// from their Hugging Face and diffusers folders, so no SDK re-implements a
+// model.
 //
 // Two thin layers sit on it, so the ABI exists once: capi (cgo) turns C
 // arguments into these Go values and results back into caller buffers, and

@@ -88,6 +88,14 @@ typedef int64_t wt_optimizer;
 typedef int64_t wt_state;
 /* An imported ONNX model (see wt_onnx_load); handles are never reused. */
 typedef int64_t wt_onnx;
+/* The domain libraries' objects (see wt_tokenizer_load, wt_sentence_encoder_load,
+ * wt_clip_load, wt_whisper_load, wt_diffusion_load); handles are never reused. */
+typedef int64_t wt_tokenizer;
+typedef int64_t wt_image_processor;
+typedef int64_t wt_sentence_encoder;
+typedef int64_t wt_clip;
+typedef int64_t wt_whisper;
+typedef int64_t wt_diffusion;
 
 /* Attribute kinds for wt_op. */
 typedef enum {
@@ -524,6 +532,121 @@ int32_t wt_onnx_info_json(wt_onnx model, char *buf, size_t cap, size_t *needed);
  * fails names its node. */
 int32_t wt_onnx_run(wt_onnx model, const char *const *names, const wt_tensor *inputs, int32_t n_inputs,
                     wt_tensor *outputs, int32_t out_cap, int32_t *n_outputs);
+
+/* ---- Multimodal models (multimodal/): Hugging Face folders ------------------------ */
+
+/* Every load reads the files save_pretrained (or sentence-transformers)
+ * wrote, strictly: a missing, misshaped or unexpected tensor, or a config
+ * value the library does not implement, is WT_ERR_INVALID naming it; a
+ * missing or unreadable file is WT_ERR_IO. device NULL or "" is the default
+ * device. Tensors a call returned stay valid after the object is freed.
+ * texts are n_texts UTF-8 strings, none NULL. */
+
+/* A tokenizer.json (path may be the file or a folder holding it), or its
+ * bytes (read only during the call). A component the library does not
+ * implement fails naming it rather than giving other ids. */
+int32_t wt_tokenizer_load(const char *path, wt_tokenizer *out);
+int32_t wt_tokenizer_load_bytes(const void *buf, size_t nbytes, wt_tokenizer *out);
+int32_t wt_tokenizer_free(wt_tokenizer tok);
+/* The vocabulary's size, added tokens included. */
+int32_t wt_tokenizer_vocab_size(wt_tokenizer tok, int32_t *size);
+/* Tokenizes texts with the file's truncation and padding, adding the
+ * special tokens ([CLS] ... [SEP]) when add_special is nonzero. With
+ * pad_id >= 0 the batch is padded on the right to its longest with that id
+ * instead (type id 0, mask 0); without, texts of different lengths are
+ * WT_ERR_INVALID unless the file pads. Each output is a new (n_texts,
+ * length) i64 tensor on device: the ids, the token type ids and the
+ * attention mask; type_ids and mask may be NULL when not wanted. */
+int32_t wt_tokenizer_encode(wt_tokenizer tok, const char *const *texts, int32_t n_texts, int32_t add_special,
+                            int64_t pad_id, const char *device, wt_tensor *ids, wt_tensor *type_ids, wt_tensor *mask);
+/* The text of n ids, as the tokenizers library decodes them (special
+ * tokens dropped when skip_special is nonzero); an id outside the
+ * vocabulary is WT_ERR_INVALID. The text is UTF-8 and may hold NUL bytes
+ * (a token may decode to one): its length is *needed - 1. */
+int32_t wt_tokenizer_decode(wt_tokenizer tok, const int64_t *ids, int64_t n, int32_t skip_special, char *buf, size_t cap,
+                            size_t *needed);
+
+/* transformers' ViT or CLIP image processor from a preprocessor_config.json
+ * (path may be the file or its folder) or its bytes: Pillow's resampling,
+ * centre crop, rescale and normalise, bit for bit. */
+int32_t wt_image_processor_load(const char *path, wt_image_processor *out);
+int32_t wt_image_processor_load_bytes(const void *buf, size_t nbytes, wt_image_processor *out);
+int32_t wt_image_processor_free(wt_image_processor proc);
+/* n_images images, each a (height, width, 3) u8 tensor of RGB pixels, as
+ * pixel values: a new (n_images, 3, H, W) f32 tensor on device (every image
+ * must come out the same size; a centre crop sees to it). */
+int32_t wt_image_processor_preprocess(wt_image_processor proc, const wt_tensor *images, int32_t n_images,
+                                      const char *device, wt_tensor *out);
+
+/* A sentence-transformers folder (modules.json: a BERT Transformer, a
+ * Pooling and optionally a Normalize, as all-MiniLM-L6-v2 ships). */
+int32_t wt_sentence_encoder_load(const char *dir, const char *device, wt_sentence_encoder *out);
+int32_t wt_sentence_encoder_free(wt_sentence_encoder enc);
+/* The length of one embedding. */
+int32_t wt_sentence_encoder_dim(wt_sentence_encoder enc, int32_t *dim);
+/* Embeds texts in batches of batch_size (0: 32, sentence-transformers'
+ * default), each padded to its longest: a new (n_texts, dim) f32 tensor on
+ * the model's device, unit-norm when the folder has a Normalize module. */
+int32_t wt_sentence_encoder_encode(wt_sentence_encoder enc, const char *const *texts, int32_t n_texts,
+                                   int32_t batch_size, wt_tensor *out);
+
+/* A CLIPModel folder (config.json, model.safetensors) with its tokenizer.json. */
+int32_t wt_clip_load(const char *dir, const char *device, wt_clip *out);
+int32_t wt_clip_free(wt_clip clip);
+/* Zero-shot classification: each image's probabilities over the texts
+ * ("a photo of a cat"), a new (images, n_texts) tensor; pixels are pixel
+ * values (images, 3, H, W) as CLIP's image processor makes them, copied to
+ * the model's device when elsewhere. */
+int32_t wt_clip_zero_shot(wt_clip clip, wt_tensor pixels, const char *const *texts, int32_t n_texts, wt_tensor *out);
+/* The projected embeddings (not normalised), as transformers'
+ * get_text_features and get_image_features give them. */
+int32_t wt_clip_text_features(wt_clip clip, const char *const *texts, int32_t n_texts, wt_tensor *out);
+int32_t wt_clip_image_features(wt_clip clip, wt_tensor pixels, wt_tensor *out);
+
+/* A WhisperForConditionalGeneration folder (config.json, model.safetensors,
+ * generation_config.json, tokenizer.json, and preprocessor_config.json or
+ * transformers' default feature extractor). */
+int32_t wt_whisper_load(const char *dir, const char *device, wt_whisper *out);
+int32_t wt_whisper_free(wt_whisper model);
+/* The sample rate waveforms must have (16000 for Whisper). */
+int32_t wt_whisper_sampling_rate(wt_whisper model, int32_t *rate);
+/* A new handle to the model's tokenizer, to decode generated ids. */
+int32_t wt_whisper_tokenizer(wt_whisper model, wt_tokenizer *out);
+/* Transcribes n_waves waveforms (1-D float tensors at the sampling rate,
+ * padded or cut to the feature extractor's window): the log-mel features,
+ * then greedy decoding (num_beams 0 or 1) or beam search with a KV cache,
+ * as transformers' generate(do_sample=False) gives them. The ids come as a
+ * new (n_waves, length) i64 tensor on the CPU: each row's tokens after the
+ * prompt, padded with pad_token_id (a special token: wt_tokenizer_decode
+ * with skip_special drops it). max_new_tokens and num_beams 0 take the
+ * generation config's. */
+int32_t wt_whisper_generate(wt_whisper model, const wt_tensor *waves, int32_t n_waves, int32_t max_new_tokens,
+                            int32_t num_beams, wt_tensor *out);
+
+/* ---- Diffusion pipelines (diffuse/) -------------------------------------------------- */
+
+/* A folder save_pretrained wrote for a DDPMPipeline or DDIMPipeline
+ * (model_index.json, unet/, scheduler/) or a DiTPipeline (transformer/,
+ * vae/, scheduler/), with diffusers' names and strictness as above. */
+int32_t wt_diffusion_load(const char *dir, const char *device, wt_diffusion *out);
+int32_t wt_diffusion_free(wt_diffusion pipe);
+/* {"pipeline": "DDPMPipeline", "scheduler": "DDPMScheduler", "image_shape":
+ * [3, 16, 16], "class_conditional": false, "device": "cpu"}. */
+int32_t wt_diffusion_info_json(wt_diffusion pipe, char *buf, size_t cap, size_t *needed);
+/* Samples batch images with steps inference steps, the noise drawn from
+ * the Philox stream of seed (the same images for a seed on one device), as
+ * a new (batch, C, H, W) tensor in [0, 1] on the pipeline's device.
+ * scheduler names a diffusers scheduler class (DDIMScheduler,
+ * EulerDiscreteScheduler, ...) to sample with, its config converted from
+ * the folder's; NULL or "" keeps the folder's. A class-conditional
+ * pipeline is WT_ERR_INVALID here: it takes wt_diffusion_generate_classes. */
+int32_t wt_diffusion_generate(wt_diffusion pipe, int32_t batch, int32_t steps, uint64_t seed, const char *scheduler,
+                              wt_tensor *out);
+/* One image per class label (DiT), with classifier-free guidance at
+ * guidance_scale (<= 1: none; diffusers' default is 4); otherwise as
+ * wt_diffusion_generate. */
+int32_t wt_diffusion_generate_classes(wt_diffusion pipe, const int64_t *labels, int32_t n_labels, int32_t steps,
+                                      uint64_t seed, double guidance_scale, const char *scheduler, wt_tensor *out);
 
 #endif /* WT_NO_PROTOTYPES */
 

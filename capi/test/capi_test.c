@@ -20,6 +20,7 @@ void test_graphs(void);
 void test_plugins(void);
 void test_train(void);
 void test_onnx(void);
+void test_domains(void);
 
 static void test_info(void) {
   CHECK(strcmp(wt_last_error(), "") == 0); /* nothing failed yet on this thread */
@@ -613,6 +614,7 @@ int main(void) {
   test_plugins();
   test_train();
   test_onnx();
+  test_domains();
   int64_t end = live_tensors();
   if (!CHECK(end == start)) printf("    %" PRId64 " tensors leaked\n", end - start);
   printf("%d passed, %d failed\n", passed, failed);

@@ -32,7 +32,7 @@ build_test() {
   local dir=$1 name=$2
   shift 2
   local srcs=("capi/test/$name.c")
-  [ "$name" = capi_test ] && srcs+=("capi/test/dlpack_c_test.c" "capi/test/plugins_c_test.c" "capi/test/graphs_c_test.c" "capi/test/train_c_test.c" "capi/test/onnx_c_test.c")
+  [ "$name" = capi_test ] && srcs+=("capi/test/dlpack_c_test.c" "capi/test/plugins_c_test.c" "capi/test/graphs_c_test.c" "capi/test/train_c_test.c" "capi/test/onnx_c_test.c" "capi/test/domains_c_test.c")
   "$CC" "${CFLAGS[@]}" "$@" "${srcs[@]}" -o "$dir/$name" \
     -L"$dir" -lwebtensor -Wl,-rpath,"$(cd "$dir" && pwd)" -lm
 }

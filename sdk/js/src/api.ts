@@ -14,3 +14,5 @@ export * as optim from "./optim.js";
 export { save, load } from "./serialize.js";
 export { Graph, compile, trace } from "./compile.js";
 export * as onnx from "./onnx.js";
+export * as multimodal from "./multimodal.js";
+export * as diffuse from "./diffuse.js";

@@ -42,7 +42,7 @@ export class WebtensorError extends Error {
 }
 
 /** What the API needs from a runtime. Every call throws WebtensorError on failure. */
-export interface Binding {
+export interface Binding extends DomainBinding {
   /** "node" (libwebtensor.so) or "browser" (webtensor.wasm). */
   readonly platform: "node" | "browser";
   version(): string;
@@ -173,6 +173,50 @@ export interface Binding {
   onnxRun(model: number, names: readonly string[], inputs: readonly number[]): Promise<number[]>;
   onnxFree(model: number): void;
 }
+
+/**
+ * The domain libraries' part of the Binding (see Binding, which extends it).
+ */
+export interface DomainBinding {
+  // The domain libraries (wt_tokenizer_*, wt_sentence_encoder_*, wt_clip_*,
+  // wt_whisper_*, wt_diffusion_*): objects behind handles, loaded from
+  // Hugging Face or diffusers folders (Node only: the browser has no file
+  // system; tokenizers also load from a tokenizer.json's bytes). The heavy
+  // calls are async, as onnxRun is.
+  /** wt_<kind>_load: the file or folder at path (device ignored for a tokenizer). */
+  domainLoad(kind: DomainKind, path: string, device: string | null): number;
+  domainFree(kind: DomainKind, h: number): void;
+  tokenizerLoadBytes(bytes: Uint8Array): number;
+  tokenizerVocabSize(tok: number): number;
+  /** [ids, type ids, attention mask] handles; padId < 0 keeps the file's padding. */
+  tokenizerEncode(tok: number, texts: readonly string[], addSpecial: boolean, padId: number, device: string | null): number[];
+  tokenizerDecode(tok: number, ids: readonly number[], skipSpecial: boolean): string;
+  imageProcessorLoadBytes(bytes: Uint8Array): number;
+  /** Pixel values from (height, width, 3) u8 images; async because the browser may read them from the GPU. */
+  imageProcessorPreprocess(proc: number, images: readonly number[], device: string | null): Promise<number>;
+  sentenceEncoderDim(enc: number): number;
+  sentenceEncoderEncode(enc: number, texts: readonly string[], batchSize: number): Promise<number>;
+  clipZeroShot(clip: number, pixels: number, texts: readonly string[]): Promise<number>;
+  clipTextFeatures(clip: number, texts: readonly string[]): Promise<number>;
+  clipImageFeatures(clip: number, pixels: number): Promise<number>;
+  whisperSamplingRate(model: number): number;
+  /** A new tokenizer handle: the model's. */
+  whisperTokenizer(model: number): number;
+  whisperGenerate(model: number, waves: readonly number[], maxNewTokens: number, numBeams: number): Promise<number>;
+  diffusionInfo(pipe: number): string;
+  diffusionGenerate(pipe: number, batch: number, steps: number, seed: bigint, scheduler: string | null): Promise<number>;
+  diffusionGenerateClasses(
+    pipe: number,
+    labels: readonly number[],
+    steps: number,
+    seed: bigint,
+    guidanceScale: number,
+    scheduler: string | null,
+  ): Promise<number>;
+}
+
+/** The library objects the ABI loads from files, by the infix of their wt_<kind>_* functions. */
+export type DomainKind = "tokenizer" | "image_processor" | "sentence_encoder" | "clip" | "whisper" | "diffusion";
 
 let bound: Binding | null = null;
 let loader: (() => Binding) | null = null;

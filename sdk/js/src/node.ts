@@ -14,6 +14,7 @@ import type { AttrEntry, Binding } from "./binding.js";
 import { DTYPES, dtypeFromCode } from "./dtype.js";
 import type { TypedArray } from "./dtype.js";
 import { pin, unpin } from "./lend.js";
+import { DOMAIN_PROTOTYPES, domainCalls } from "./node_domains.js";
 
 // koffi is CommonJS; createRequire keeps this file plain ESM without
 // depending on Node's CJS named-export detection.
@@ -154,7 +155,7 @@ const PROTOTYPES = {
 } as const;
 
 type NativeFn = (...args: any[]) => any;
-type Native = { [K in keyof typeof PROTOTYPES]: NativeFn };
+type Native = { [K in keyof typeof PROTOTYPES | keyof typeof DOMAIN_PROTOTYPES]: NativeFn };
 
 /** Where the library is loaded from: $WEBTENSOR_LIBRARY, else the package's prebuilds/<platform>-<arch>/. */
 export function libraryPath(): string {
@@ -183,7 +184,7 @@ function load(): Native {
     throw new Error(`webtensor: cannot load the native library ${path}: ${(e as Error).message}`);
   }
   const fns: Record<string, NativeFn> = {};
-  for (const [name, proto] of Object.entries(PROTOTYPES)) fns[name] = lib.func(proto);
+  for (const [name, proto] of Object.entries({ ...PROTOTYPES, ...DOMAIN_PROTOTYPES })) fns[name] = lib.func(proto);
   const abi = fns.wt_abi_version!() as number;
   if (abi !== ABI_VERSION) {
     throw new Error(`webtensor: ${path} has C ABI version ${abi}, this package needs ${ABI_VERSION}`);
@@ -418,6 +419,7 @@ function nodeBinding(lib: Native): Binding {
     safetensorsHeader: (prefix, fileSize, name) =>
       readString(lib.wt_safetensors_header, prefix, prefix.byteLength, BigInt(fileSize), name),
     ...trainingCalls(lib),
+    ...domainCalls(lib, { check, newHandle, int32, readString }),
   };
   return b;
 }

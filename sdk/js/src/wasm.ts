@@ -7,7 +7,7 @@
 // which becomes a WebtensorError here.
 
 import { ABI_VERSION, ERR_INVALID, WebtensorError } from "./binding.js";
-import type { AttrEntry, Binding } from "./binding.js";
+import type { AttrEntry, Binding, DomainBinding } from "./binding.js";
 import type { TypedArray } from "./dtype.js";
 import { chooseDevice } from "./choice.js";
 import type { Calibration, DeviceChoice } from "./choice.js";
@@ -23,6 +23,7 @@ interface GoCalls {
   wt_state_to_bytes_async(s: number): Promise<Uint8Array>;
   wt_onnx_load_bytes_async(bytes: Uint8Array, device: string | null): Promise<number>;
   wt_onnx_run_async(model: number, names: string[], inputs: number[]): Promise<number[]>;
+  wt_image_processor_preprocess_async(proc: number, images: number[], device: string | null): Promise<number>;
   [sync: string]: unknown;
 }
 
@@ -172,6 +173,49 @@ function wasmBinding(go: GoCalls): Binding {
     onnxInfo: (m) => call<string>("wt_onnx_info_json", m),
     onnxRun: (m, names, inputs) => settle(go.wt_onnx_run_async(m, [...names], [...inputs])),
     onnxFree: (m) => call("wt_onnx_free", m),
+    ...domainCalls(go, call),
+  };
+}
+
+/**
+ * The domain libraries in the page: tokenizers and image processors from
+ * their config files' bytes; the models load from folders, which a page has not, so each of
+ * their calls throws saying so (sdk/js/wasm/table.go omits them).
+ */
+function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) => T): DomainBinding {
+  const nodeOnly = (what: string) => (): never => {
+    throw new Error(`webtensor: ${what} loads from a folder, and the browser has no file system (Node only)`);
+  };
+  const rejects = (what: string) => async (): Promise<never> => nodeOnly(what)();
+  return {
+    domainLoad: (kind) => {
+      if (kind === "tokenizer" || kind === "image_processor") {
+        throw new Error("webtensor: the browser has no file system: load() takes the config file's bytes");
+      }
+      return nodeOnly(kind)();
+    },
+    domainFree: (kind, h) => {
+      if (kind !== "tokenizer" && kind !== "image_processor") nodeOnly(kind)();
+      call(`wt_${kind}_free`, h);
+    },
+    imageProcessorLoadBytes: (bytes) => call<number>("wt_image_processor_load_bytes", bytes),
+    imageProcessorPreprocess: (p, images, device) => settle(go.wt_image_processor_preprocess_async(p, [...images], device)),
+    tokenizerLoadBytes: (bytes) => call<number>("wt_tokenizer_load_bytes", bytes),
+    tokenizerVocabSize: (tok) => call<number>("wt_tokenizer_vocab_size", tok),
+    tokenizerEncode: (tok, texts, addSpecial, padId, device) =>
+      call<number[]>("wt_tokenizer_encode", tok, [...texts], addSpecial, padId, device),
+    tokenizerDecode: (tok, ids, skip) => call<string>("wt_tokenizer_decode", tok, [...ids], skip),
+    sentenceEncoderDim: nodeOnly("a sentence encoder"),
+    sentenceEncoderEncode: rejects("a sentence encoder"),
+    clipZeroShot: rejects("CLIP"),
+    clipTextFeatures: rejects("CLIP"),
+    clipImageFeatures: rejects("CLIP"),
+    whisperSamplingRate: nodeOnly("Whisper"),
+    whisperTokenizer: nodeOnly("Whisper"),
+    whisperGenerate: rejects("Whisper"),
+    diffusionInfo: nodeOnly("a diffusion pipeline"),
+    diffusionGenerate: rejects("a diffusion pipeline"),
+    diffusionGenerateClasses: rejects("a diffusion pipeline"),
   };
 }
 

@@ -11,7 +11,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { browserConformance, withPage } from "./browser/harness.mjs";
-import { ONNX_TESTDATA } from "./helpers.mjs";
+import { MULTIMODAL_TESTDATA, ONNX_TESTDATA } from "./helpers.mjs";
 
 // The example page: copied next to the tests by make js-test, else the repo's.
 const here = dirname(fileURLToPath(import.meta.url));
@@ -310,6 +310,52 @@ test("browser: wt.onnx.load(bytes) runs a model on WebGPU with named inputs", as
       assert.equal(r.live, 0, "every tensor freed");
     },
     { extraRoots: { "/onnx/": ONNX_TESTDATA } },
+  );
+});
+
+test("browser: wt.multimodal's tokenizers and image processors load from bytes; the models say they need Node", async () => {
+  await withPage(
+    async ({ page }) => {
+      const r = await page.evaluate(async () => {
+        const { wt } = window;
+        await wt.init({ device: "webgpu" });
+        const bytes = new Uint8Array(await (await fetch("/mm/whisper_bpe/tokenizer.json")).arrayBuffer());
+        const refs = await (await fetch("/mm/whisper_refs.json")).json();
+        const tok = await wt.multimodal.Tokenizer.load(bytes);
+        const problems = [];
+        for (const c of refs.decode) {
+          if (tok.decode(c.ids) !== c.text) problems.push(`decode ${c.ids}: ${tok.decode(c.ids)}`);
+          if (tok.decode(c.ids, { skipSpecialTokens: true }) !== c.skip_special) problems.push(`skip ${c.ids}`);
+        }
+        const enc = tok.encode(["Hello, world!", "a"], { addSpecialTokens: false, padId: 0 });
+        const mask = Array.from(await enc.attentionMask.data(), Number);
+        wt.dispose([enc.inputIds, enc.tokenTypeIds, enc.attentionMask]);
+        tok.dispose();
+        // An image on WebGPU (the default device): the preprocessing reads it back asynchronously.
+        const images = wt.load(new Uint8Array(await (await fetch("/mm/image_refs.safetensors")).arrayBuffer()));
+        const cases = await (await fetch("/mm/image_refs.json")).json();
+        const proc = await wt.multimodal.ImageProcessor.load(new TextEncoder().encode(JSON.stringify(cases[1].config)));
+        const px = await proc.preprocess(images.get(`${cases[1].name}/image_0`), { device: "cpu" });
+        const want = await images.get(`${cases[1].name}/pixels_0`).data();
+        const got = await px.data();
+        const worst = Math.max(...Array.from(got, (v, i) => Math.abs(v - want[i])));
+        if (!(worst < 1e-5)) problems.push(`pixels differ by ${worst}`);
+        wt.dispose([px, ...images.values()]);
+        proc.dispose();
+        let folderError = "";
+        try {
+          await wt.multimodal.SentenceEncoder.load("all-MiniLM-L6-v2");
+        } catch (e) {
+          folderError = e.message;
+        }
+        return { problems, mask, folderError, live: wt.liveTensors() };
+      });
+      assert.deepEqual(r.problems, []);
+      assert.deepEqual(r.mask, [1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0]);
+      assert.match(r.folderError, /no file system \(Node only\)/);
+      assert.equal(r.live, 0, "every tensor freed");
+    },
+    { extraRoots: { "/mm/": MULTIMODAL_TESTDATA } },
   );
 });
 

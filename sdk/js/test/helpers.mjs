@@ -8,3 +8,7 @@ export const VECTORS =
 
 // The ONNX test model and its expected outputs (onnx/testdata/make_sdk_model.py), found from the vectors' repo.
 export const ONNX_TESTDATA = join(VECTORS, "..", "..", "onnx", "testdata");
+
+// The domain libraries' checkpoints and reference vectors (multimodal/testdata, diffuse/testdata).
+export const MULTIMODAL_TESTDATA = join(VECTORS, "..", "..", "multimodal", "testdata");
+export const DIFFUSE_TESTDATA = join(VECTORS, "..", "..", "diffuse", "testdata");

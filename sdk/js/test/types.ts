@@ -19,10 +19,16 @@ const info: readonly wt.onnx.ValueInfo[] = model.inputs;
 model.dispose();
 // @ts-expect-error onnx inputs are tensors
 await model.run({ x: [1, 2] });
+const tok: wt.multimodal.Tokenizer = await wt.multimodal.Tokenizer.load(new Uint8Array(0));
+const enc: wt.multimodal.Encoding = tok.encode(["a", "b"], { padId: 0 });
+const text: string = await (await wt.multimodal.Whisper.load("w")).transcribe(x);
+const img: wt.Tensor = await (await wt.diffuse.Pipeline.load("p")).generate({ batch: 2, seed: 7n });
+// @ts-expect-error zero-shot pixels are a tensor
+await (await wt.multimodal.CLIP.load("c")).zeroShot([1, 2], ["a"]);
 // @ts-expect-error reshape needs its shape
 wt.reshape(x);
 // @ts-expect-error axis is a number
 x.softmax({ axis: "1" });
 // @ts-expect-error not a dtype
 x.cast({ dtype: "f128" });
-console.log(d.length, dt, outs, info);
+console.log(d.length, dt, outs, info, enc, text, img);

@@ -130,6 +130,18 @@ var calls = map[string]call{
 	"wt_onnx_output_name":  onnxNameAt(true),
 	"wt_onnx_info_json":    ofHandle(abi.OnnxInfoJSON),
 	"wt_onnx_run":          onnxRun,
+
+	// tokenizers (the models need folders: omitted)
+	"wt_tokenizer_load_bytes": tokenizerLoadBytes,
+	"wt_tokenizer_free":       onHandle(abi.TokenizerFree),
+	"wt_tokenizer_vocab_size": ofHandle(abi.TokenizerVocabSize),
+	"wt_tokenizer_encode":     tokenizerEncode,
+	"wt_tokenizer_decode":     tokenizerDecode,
+
+	// image processors (their configs as bytes)
+	"wt_image_processor_load_bytes": imageProcessorLoadBytes,
+	"wt_image_processor_free":       onHandle(abi.ImageProcessorFree),
+	"wt_image_processor_preprocess": imageProcessorPreprocess,
 }
 
 // asyncTwins are the calls that may wait for the GPU: each is exported a
@@ -137,7 +149,7 @@ var calls = map[string]call{
 // Promise, for what must read GPU memory to proceed (a copy to the host, an
 // output shape that depends on the data, sparse structure, ...).
 var asyncTwins = []string{"wt_tensor_to_host", "wt_tensor_to_device", "wt_op", "wt_backward", "wt_graph_run", "wt_device_sync",
-	"wt_state_to_bytes", "wt_onnx_load_bytes", "wt_onnx_run"}
+	"wt_state_to_bytes", "wt_onnx_load_bytes", "wt_onnx_run", "wt_image_processor_preprocess"}
 
 // browserOnly are the calls the header has no counterpart of, all async.
 var browserOnly = map[string]call{
@@ -154,21 +166,42 @@ var browserOnly = map[string]call{
 // omitted are the header's functions the browser has not, and why; each is
 // exported as a call that fails (WT_ERR_UNSUPPORTED) saying so.
 var omitted = map[string]string{
-	"wt_last_error":                "errors come back as Error objects carrying the message and the status",
-	"wt_to_dlpack_versioned":       "DLPack shares C memory; the page's JavaScript cannot reach the module's",
-	"wt_to_dlpack":                 "DLPack shares C memory; the page's JavaScript cannot reach the module's",
-	"wt_from_dlpack_versioned":     "DLPack shares C memory; the page's JavaScript cannot reach the module's",
-	"wt_from_dlpack":               "DLPack shares C memory; the page's JavaScript cannot reach the module's",
-	"wt_live_dlpack_exports":       "there are no DLPack exports (the binding reports 0)",
-	"wt_python_capsule_destructor": "for CPython only",
-	"wt_tensor_from_host_borrowed": "the module cannot lend the page's memory: wt_tensor_from_data copies",
-	"wt_plugin_load":               "no plugin host in the browser build (abi/plugins.go), nor a file system",
-	"wt_plugin_load_bytes":         "no plugin host in the browser build (abi/plugins.go)",
-	"wt_plugin_ops":                "no plugin host in the browser build (abi/plugins.go)",
-	"wt_tuning_policy_set":         "no plugin host in the browser build (abi/plugins.go)",
-	"wt_state_save":                "no file system: wt_state_to_bytes gives the file's bytes",
-	"wt_state_load":                "no file system: wt_state_from_bytes reads a file's bytes",
-	"wt_profile_write":             "no file system: wt_profile_json gives the trace's text",
-	"wt_profile_exit_path":         "no environment variables or process exit in a page",
-	"wt_onnx_load":                 "no file system: wt_onnx_load_bytes reads a model's bytes",
+	"wt_last_error":                 "errors come back as Error objects carrying the message and the status",
+	"wt_to_dlpack_versioned":        "DLPack shares C memory; the page's JavaScript cannot reach the module's",
+	"wt_to_dlpack":                  "DLPack shares C memory; the page's JavaScript cannot reach the module's",
+	"wt_from_dlpack_versioned":      "DLPack shares C memory; the page's JavaScript cannot reach the module's",
+	"wt_from_dlpack":                "DLPack shares C memory; the page's JavaScript cannot reach the module's",
+	"wt_live_dlpack_exports":        "there are no DLPack exports (the binding reports 0)",
+	"wt_python_capsule_destructor":  "for CPython only",
+	"wt_tensor_from_host_borrowed":  "the module cannot lend the page's memory: wt_tensor_from_data copies",
+	"wt_plugin_load":                "no plugin host in the browser build (abi/plugins.go), nor a file system",
+	"wt_plugin_load_bytes":          "no plugin host in the browser build (abi/plugins.go)",
+	"wt_plugin_ops":                 "no plugin host in the browser build (abi/plugins.go)",
+	"wt_tuning_policy_set":          "no plugin host in the browser build (abi/plugins.go)",
+	"wt_state_save":                 "no file system: wt_state_to_bytes gives the file's bytes",
+	"wt_state_load":                 "no file system: wt_state_from_bytes reads a file's bytes",
+	"wt_profile_write":              "no file system: wt_profile_json gives the trace's text",
+	"wt_profile_exit_path":          "no environment variables or process exit in a page",
+	"wt_onnx_load":                  "no file system: wt_onnx_load_bytes reads a model's bytes",
+	"wt_tokenizer_load":             "no file system: wt_tokenizer_load_bytes reads a tokenizer.json's bytes",
+	"wt_image_processor_load":       "no file system: wt_image_processor_load_bytes reads a preprocessor_config.json's bytes",
+	"wt_sentence_encoder_load":      "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_sentence_encoder_free":      "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_sentence_encoder_dim":       "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_sentence_encoder_encode":    "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_clip_load":                  "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_clip_free":                  "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_clip_zero_shot":             "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_clip_text_features":         "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_clip_image_features":        "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_whisper_load":               "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_whisper_free":               "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_whisper_sampling_rate":      "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_whisper_tokenizer":          "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_whisper_generate":           "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_diffusion_load":             "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
+	"wt_diffusion_free":             "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
+	"wt_diffusion_info_json":        "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
+	"wt_diffusion_generate":         "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
+	"wt_diffusion_generate_classes": "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
 }

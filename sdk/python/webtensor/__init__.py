@@ -78,6 +78,8 @@ from . import nn as nn  # noqa: E402 (torch-style layers, optimizers over the op
 from . import optim as optim  # noqa: E402
 from . import cuda as cuda  # noqa: E402
 from . import onnx as onnx  # noqa: E402
+from . import multimodal as multimodal  # noqa: E402
+from . import diffuse as diffuse  # noqa: E402
 
 
 def live_tensors() -> int:

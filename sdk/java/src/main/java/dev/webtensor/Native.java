@@ -143,6 +143,36 @@ final class Native {
     static final MethodHandle ONNX_OUTPUT_NAME = fn("wt_onnx_output_name", I, L, I, A, L, A);
     static final MethodHandle ONNX_INFO_JSON = fn("wt_onnx_info_json", I, L, A, L, A);
     static final MethodHandle ONNX_RUN = fn("wt_onnx_run", I, L, A, A, I, A, I, A);
+    // The domain libraries (Multimodal, Diffusion).
+    static final MethodHandle TOKENIZER_LOAD = fn("wt_tokenizer_load", I, A, A);
+    static final MethodHandle TOKENIZER_LOAD_BYTES = fn("wt_tokenizer_load_bytes", I, A, L, A);
+    static final MethodHandle TOKENIZER_FREE = fn("wt_tokenizer_free", I, L);
+    static final MethodHandle TOKENIZER_VOCAB_SIZE = fn("wt_tokenizer_vocab_size", I, L, A);
+    static final MethodHandle TOKENIZER_ENCODE = fn("wt_tokenizer_encode", I, L, A, I, I, L, A, A, A, A);
+    static final MethodHandle TOKENIZER_DECODE = fn("wt_tokenizer_decode", I, L, A, L, I, A, L, A);
+    static final MethodHandle IMAGE_PROCESSOR_LOAD = fn("wt_image_processor_load", I, A, A);
+    static final MethodHandle IMAGE_PROCESSOR_LOAD_BYTES = fn("wt_image_processor_load_bytes", I, A, L, A);
+    static final MethodHandle IMAGE_PROCESSOR_FREE = fn("wt_image_processor_free", I, L);
+    static final MethodHandle IMAGE_PROCESSOR_PREPROCESS = fn("wt_image_processor_preprocess", I, L, A, I, A, A);
+    static final MethodHandle SENTENCE_ENCODER_LOAD = fn("wt_sentence_encoder_load", I, A, A, A);
+    static final MethodHandle SENTENCE_ENCODER_FREE = fn("wt_sentence_encoder_free", I, L);
+    static final MethodHandle SENTENCE_ENCODER_DIM = fn("wt_sentence_encoder_dim", I, L, A);
+    static final MethodHandle SENTENCE_ENCODER_ENCODE = fn("wt_sentence_encoder_encode", I, L, A, I, I, A);
+    static final MethodHandle CLIP_LOAD = fn("wt_clip_load", I, A, A, A);
+    static final MethodHandle CLIP_FREE = fn("wt_clip_free", I, L);
+    static final MethodHandle CLIP_ZERO_SHOT = fn("wt_clip_zero_shot", I, L, L, A, I, A);
+    static final MethodHandle CLIP_TEXT_FEATURES = fn("wt_clip_text_features", I, L, A, I, A);
+    static final MethodHandle CLIP_IMAGE_FEATURES = fn("wt_clip_image_features", I, L, L, A);
+    static final MethodHandle WHISPER_LOAD = fn("wt_whisper_load", I, A, A, A);
+    static final MethodHandle WHISPER_FREE = fn("wt_whisper_free", I, L);
+    static final MethodHandle WHISPER_SAMPLING_RATE = fn("wt_whisper_sampling_rate", I, L, A);
+    static final MethodHandle WHISPER_TOKENIZER = fn("wt_whisper_tokenizer", I, L, A);
+    static final MethodHandle WHISPER_GENERATE = fn("wt_whisper_generate", I, L, A, I, I, I, A);
+    static final MethodHandle DIFFUSION_LOAD = fn("wt_diffusion_load", I, A, A, A);
+    static final MethodHandle DIFFUSION_FREE = fn("wt_diffusion_free", I, L);
+    static final MethodHandle DIFFUSION_INFO_JSON = fn("wt_diffusion_info_json", I, L, A, L, A);
+    static final MethodHandle DIFFUSION_GENERATE = fn("wt_diffusion_generate", I, L, I, I, L, A, A);
+    static final MethodHandle DIFFUSION_GENERATE_CLASSES = fn("wt_diffusion_generate_classes", I, L, A, I, I, L, JAVA_DOUBLE, A, A);
 
     static {
         int abi = (int) invoke(ABI);

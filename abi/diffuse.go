@@ -1,0 +1,216 @@
+package abi
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/diffuse"
+)
+
+// Diffusion pipelines (wt_diffusion_*): a folder diffusers'
+// save_pretrained wrote for DDPMPipeline, DDIMPipeline or DiTPipeline,
+// loaded by package diffuse and sampled there with a seeded Philox noise
+// stream, so every SDK gets the same images for a seed on one device.
+
+var diffusionPipelines = newObjects[*diffusionPipeline]("diffusion pipeline")
+
+// diffusionPipeline is a loaded pipeline folder. The scheduler is kept as
+// its config and built per call: schedulers carry a run's state
+// (timesteps, multistep history), and a call may ask for another class.
+type diffusionPipeline struct {
+	class string // model_index.json's _class_name
+	sched diffuse.Config
+	unet  *diffuse.UNet2DModel           // DDPMPipeline, DDIMPipeline
+	dit   *diffuse.DiTTransformer2DModel // DiTPipeline
+	vae   *diffuse.AutoencoderKL         // DiTPipeline
+	dev   core.Device
+}
+
+// pipelineComponents are the components each supported pipeline class
+// has, with the class model_index.json must name for each.
+var pipelineComponents = map[string]map[string]string{
+	"DDPMPipeline": {"unet": "UNet2DModel", "scheduler": ""},
+	"DDIMPipeline": {"unet": "UNet2DModel", "scheduler": ""},
+	"DiTPipeline":  {"transformer": "DiTTransformer2DModel", "vae": "AutoencoderKL", "scheduler": ""},
+}
+
+// DiffusionLoad is wt_diffusion_load: the pipeline folder dir
+// (model_index.json, scheduler/scheduler_config.json and the models'
+// folders) with the weights on device ("": the default).
+func DiffusionLoad(dir, device string) (int64, error) {
+	const fn = "wt_diffusion_load"
+	if err := checkDir(fn, dir); err != nil {
+		return 0, err
+	}
+	dev, err := modelDevice(device)
+	if err != nil {
+		return 0, err
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "model_index.json"))
+	if err != nil {
+		return 0, loadFailed(fn, err)
+	}
+	var index map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &index); err != nil {
+		return 0, Invalidf("%s: model_index.json: %v", fn, err)
+	}
+	var class string
+	_ = json.Unmarshal(index["_class_name"], &class)
+	want, ok := pipelineComponents[class]
+	if !ok {
+		return 0, Invalidf("%s: model_index.json: pipeline %q is not supported (supported: DDIMPipeline, DDPMPipeline, DiTPipeline)", fn, class)
+	}
+	if err := checkComponents(index, want); err != nil {
+		return 0, Invalidf("%s: model_index.json: %v", fn, err)
+	}
+	p := &diffusionPipeline{class: class, dev: dev}
+	raw, err = os.ReadFile(filepath.Join(dir, "scheduler", "scheduler_config.json"))
+	if err != nil {
+		return 0, loadFailed(fn, err)
+	}
+	if p.sched, err = diffuse.ParseConfig(raw); err != nil {
+		return 0, Invalidf("%s: scheduler/scheduler_config.json: %v", fn, err)
+	}
+	opt := diffuse.WithDevice(dev)
+	if class == "DiTPipeline" {
+		if p.dit, err = diffuse.LoadDiT(filepath.Join(dir, "transformer"), opt); err == nil {
+			p.vae, err = diffuse.LoadAutoencoderKL(filepath.Join(dir, "vae"), opt)
+		}
+	} else {
+		p.unet, err = diffuse.LoadUNet2D(filepath.Join(dir, "unet"), opt)
+	}
+	if err != nil {
+		return 0, loadFailed(fn, err)
+	}
+	return diffusionPipelines.add(p), nil
+}
+
+// checkComponents holds model_index.json's components to the pipeline's:
+// ["diffusers", class] for each, the scheduler of any class.
+func checkComponents(index map[string]json.RawMessage, want map[string]string) error {
+	names := make([]string, 0, len(want))
+	for name := range want {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		var entry []string
+		if err := json.Unmarshal(index[name], &entry); err != nil || len(entry) != 2 {
+			return Invalidf("component %q is %s, want [library, class]", name, string(index[name]))
+		}
+		if c := want[name]; c != "" && entry[1] != c {
+			return Invalidf("component %q is a %s, want a %s", name, entry[1], c)
+		}
+	}
+	return nil
+}
+
+// DiffusionFree is wt_diffusion_free; images it made stay valid.
+func DiffusionFree(h int64) error { return diffusionPipelines.free(h) }
+
+// DiffusionInfoJSON is wt_diffusion_info_json: the pipeline and scheduler
+// classes, one image's shape (channels, height, width), whether it takes
+// class labels, and the device.
+func DiffusionInfoJSON(h int64) (string, error) {
+	p, err := diffusionPipelines.get(h)
+	if err != nil {
+		return "", err
+	}
+	var shape []int
+	if p.unet != nil {
+		c := p.unet.Config
+		shape = []int{c.OutChannels, c.SampleSize, c.SampleSize}
+	} else {
+		// The VAE upsamples the latents by 2 per down block but the last.
+		side := p.dit.Config.SampleSize << max(len(p.vae.Config.BlockOutChannels)-1, 0)
+		shape = []int{p.vae.Config.OutChannels, side, side}
+	}
+	b, err := json.Marshal(map[string]any{"pipeline": p.class, "scheduler": p.sched.Class,
+		"image_shape": shape, "class_conditional": p.dit != nil, "device": p.dev.String()})
+	return string(b), err
+}
+
+// scheduler builds the pipeline's scheduler, or its config converted to
+// class name ("" keeps the folder's class).
+func (p *diffusionPipeline) scheduler(fn, name string) (diffuse.Scheduler, error) {
+	cfg := p.sched
+	if name != "" && name != cfg.Class {
+		var err error
+		if cfg, err = cfg.For(name); err != nil {
+			return nil, Invalidf("%s: scheduler %q: %v", fn, name, err)
+		}
+	}
+	s, err := diffuse.New(cfg.Class, cfg)
+	if err != nil {
+		return nil, Invalidf("%s: %v", fn, err)
+	}
+	return s, nil
+}
+
+// DiffusionGenerate is wt_diffusion_generate: batch images sampled with
+// steps inference steps from the Philox stream of seed, in [0, 1] as
+// (batch, C, H, W) on the pipeline's device. scheduler names a diffusers
+// scheduler class to sample with instead of the folder's ("" keeps it).
+// A class-conditional pipeline takes its labels from
+// wt_diffusion_generate_classes instead.
+func DiffusionGenerate(h int64, batch, steps int, seed uint64, scheduler string) (int64, error) {
+	const fn = "wt_diffusion_generate"
+	p, err := diffusionPipelines.get(h)
+	if err != nil {
+		return 0, err
+	}
+	if p.unet == nil {
+		return 0, Invalidf("%s: a %s is class-conditional: use wt_diffusion_generate_classes", fn, p.class)
+	}
+	if batch < 1 || steps < 1 {
+		return 0, Invalidf("%s: batch %d and steps %d must be >= 1", fn, batch, steps)
+	}
+	s, err := p.scheduler(fn, scheduler)
+	if err != nil {
+		return 0, err
+	}
+	img, err := diffuse.NewUNet2DPipeline(p.unet, s).Generate(batch, steps, diffuse.SeededNoise(seed))
+	if err != nil {
+		return 0, Invalidf("%s: %v", fn, err)
+	}
+	return NewOutput(img)
+}
+
+// DiffusionGenerateClasses is wt_diffusion_generate_classes: one image
+// per class label from a class-conditional pipeline (DiT), with
+// classifier-free guidance at guidanceScale (<= 1: none; diffusers'
+// default is 4), otherwise as wt_diffusion_generate.
+func DiffusionGenerateClasses(h int64, labels []int64, steps int, seed uint64, guidanceScale float64, scheduler string) (int64, error) {
+	const fn = "wt_diffusion_generate_classes"
+	p, err := diffusionPipelines.get(h)
+	if err != nil {
+		return 0, err
+	}
+	if p.dit == nil {
+		return 0, Invalidf("%s: a %s takes no class labels: use wt_diffusion_generate", fn, p.class)
+	}
+	if len(labels) == 0 || steps < 1 {
+		return 0, Invalidf("%s: %d labels and steps %d: want at least one label and one step", fn, len(labels), steps)
+	}
+	n := p.dit.Config.NumEmbedsAdaNorm
+	ls := make([]int, len(labels))
+	for i, l := range labels {
+		if l < 0 || l >= int64(n) {
+			return 0, Invalidf("%s: label %d (at %d) is outside the model's classes 0..%d", fn, l, i, n-1)
+		}
+		ls[i] = int(l)
+	}
+	s, err := p.scheduler(fn, scheduler)
+	if err != nil {
+		return 0, err
+	}
+	pipe := &diffuse.DiTPipeline{Model: p.dit, Scheduler: s, VAE: p.vae, GuidanceScale: guidanceScale}
+	img, err := pipe.Generate(ls, steps, diffuse.SeededNoise(seed))
+	if err != nil {
+		return 0, Invalidf("%s: %v", fn, err)
+	}
+	return NewOutput(img)
+}

@@ -1,0 +1,50 @@
+package abi
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The image processors against transformers' PIL processors
+// (multimodal/testdata/image_refs.*): every case's config loaded from its
+// bytes, its uint8 images preprocessed, the pixel values compared.
+func TestImageProcessorPreprocess(t *testing.T) {
+	var cases []struct {
+		Name   string          `json:"name"`
+		Config json.RawMessage `json:"config"`
+		Images int             `json:"images"`
+	}
+	raw, err := os.ReadFile(filepath.Join(mmTestdata, "image_refs.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	refs := filepath.Join(mmTestdata, "image_refs.safetensors")
+	for _, c := range cases {
+		p, err := ImageProcessorLoadBytes(c.Config)
+		require.NoError(t, err, c.Name)
+		for i := range c.Images {
+			img := refHandle(t, refs, fmt.Sprintf("%s/image_%d", c.Name, i))
+			px, err := ImageProcessorPreprocess(p, []int64{img}, "cpu")
+			require.NoError(t, err, c.Name)
+			got, _ := hostValues(t, px)
+			want, _ := refTensor(t, refs, fmt.Sprintf("%s/pixels_%d", c.Name, i))
+			requireClose(t, want, got, 1e-5, c.Name)
+		}
+		require.NoError(t, ImageProcessorFree(p))
+	}
+
+	p, err := ImageProcessorLoadBytes(cases[0].Config)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, ImageProcessorFree(p)) }()
+	_, err = ImageProcessorPreprocess(p, []int64{refHandle(t, refs, cases[0].Name+"/pixels_0")}, "")
+	assert.ErrorContains(t, err, "image 0 has shape [3 24 24] and dtype f32; want (height, width, 3) u8 RGB")
+	_, err = ImageProcessorLoadBytes([]byte(`{"image_processor_type": "SiglipImageProcessor"}`))
+	assert.ErrorContains(t, err, "SiglipImageProcessor")
+	_, err = ImageProcessorLoad(filepath.Join(mmTestdata, "clip_tiny"))
+	assert.Equal(t, StatusIO, StatusOf(err), "%v", err)
+}

@@ -1,0 +1,74 @@
+package main
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/include -DWT_NO_PROTOTYPES
+#include "webtensor.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/webtensor/webtensor/abi"
+)
+
+// Diffusion pipelines (abi/diffuse.go): load a diffusers folder, sample
+// with a seed.
+
+//export wt_diffusion_load
+func wt_diffusion_load(dir, device *C.char, out *C.wt_diffusion) (status C.int32_t) {
+	defer guard(&status)
+	if out == nil {
+		return invalid("wt_diffusion_load: out is NULL")
+	}
+	p, _ := goString(dir)
+	d, _ := goString(device)
+	h, err := abi.DiffusionLoad(p, d)
+	return setObject(h, err, out)
+}
+
+//export wt_diffusion_free
+func wt_diffusion_free(pipe C.wt_diffusion) (status C.int32_t) {
+	defer guard(&status)
+	return done(abi.DiffusionFree(int64(pipe)))
+}
+
+//export wt_diffusion_info_json
+func wt_diffusion_info_json(pipe C.wt_diffusion, buf *C.char, capacity C.size_t, needed *C.size_t) (status C.int32_t) {
+	defer guard(&status)
+	s, err := abi.DiffusionInfoJSON(int64(pipe))
+	return writeResult(s, err, buf, capacity, needed)
+}
+
+//export wt_diffusion_generate
+func wt_diffusion_generate(pipe C.wt_diffusion, batch, steps C.int32_t, seed C.uint64_t, scheduler *C.char, out *C.wt_tensor) (status C.int32_t) {
+	defer guard(&status)
+	if out == nil {
+		return invalid("wt_diffusion_generate: out is NULL")
+	}
+	s, _ := goString(scheduler)
+	h, err := abi.DiffusionGenerate(int64(pipe), int(batch), int(steps), uint64(seed), s)
+	return setHandle(h, err, out)
+}
+
+//export wt_diffusion_generate_classes
+func wt_diffusion_generate_classes(pipe C.wt_diffusion, labels *C.int64_t, n C.int32_t, steps C.int32_t, seed C.uint64_t,
+	guidance C.double, scheduler *C.char, out *C.wt_tensor) (status C.int32_t) {
+	defer guard(&status)
+	if out == nil {
+		return invalid("wt_diffusion_generate_classes: out is NULL")
+	}
+	if err := abi.CheckCount("n_labels", int64(n), maxTexts); err != nil {
+		return fail(abi.Prefix(err, "wt_diffusion_generate_classes"))
+	}
+	if n > 0 && labels == nil {
+		return invalid("wt_diffusion_generate_classes: labels is NULL but n_labels is %d", int(n))
+	}
+	var ls []int64
+	if n > 0 {
+		ls = unsafe.Slice((*int64)(unsafe.Pointer(labels)), int(n))
+	}
+	s, _ := goString(scheduler)
+	h, err := abi.DiffusionGenerateClasses(int64(pipe), ls, int(steps), uint64(seed), float64(guidance), s)
+	return setHandle(h, err, out)
+}

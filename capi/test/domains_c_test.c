@@ -1,0 +1,148 @@
+/*
+ * domains_c_test.c — the domain libraries through the C ABI: a byte-level
+ * BPE tokenizer from bytes, CLIP zero-shot and Whisper generation on the
+ * tiny checkpoints of multimodal/testdata against the reference vectors
+ * transformers gave (read with wt_state_load), and a diffusion pipeline
+ * sampled twice with one seed. Run from the repository root (run.sh does).
+ */
+#define TEST_FILE "capi/test/domains_c_test.c"
+#include "harness.h"
+
+#define MM "multimodal/testdata/"
+
+/* ref loads the tensor name of a safetensors file as a new handle. */
+static wt_tensor ref(const char *path, const char *name) {
+  wt_state s = 0;
+  wt_tensor t = 0;
+  if (!OK(wt_state_load(path, "cpu", 0, &s))) return 0;
+  int32_t n = 0;
+  OK(wt_state_count(s, &n));
+  char buf[128];
+  size_t needed = 0;
+  for (int32_t i = 0; i < n && t == 0; i++) {
+    if (wt_state_name(s, i, buf, sizeof buf, &needed) == WT_OK && strcmp(buf, name) == 0) OK(wt_state_get(s, i, &t));
+  }
+  CHECK(t != 0);
+  OK(wt_state_free(s));
+  return t;
+}
+
+static void test_tokenizer(void) {
+  FILE *f = fopen(MM "whisper_bpe/tokenizer.json", "rb");
+  if (!CHECK(f != NULL)) return;
+  static char json[1 << 16];
+  size_t len = fread(json, 1, sizeof json, f);
+  fclose(f);
+  wt_tokenizer tok = 0;
+  OK(wt_tokenizer_load_bytes(json, len, &tok));
+  /* whisper_refs.json's first decode case. */
+  const int64_t ids[10] = {601, 609, 542, 78, 11, 489, 597, 67, 0, 600};
+  char text[64];
+  size_t needed = 0;
+  OK(wt_tokenizer_decode(tok, ids, 10, 1, text, sizeof text, &needed));
+  CHECK(strcmp(text, "Hello, world!") == 0 && needed == 14);
+  ERR(wt_tokenizer_decode(tok, ids, 10, 0, text, 4, &needed), WT_ERR_BUFFER_TOO_SMALL, "too small");
+  ERR(wt_tokenizer_decode(tok, (int64_t[]){1 << 20}, 1, 0, text, sizeof text, &needed), WT_ERR_INVALID,
+      "outside the vocabulary");
+
+  const char *texts[2] = {"Hello, world!", "a"};
+  wt_tensor t_ids = 0, mask = 0;
+  ERR(wt_tokenizer_encode(tok, texts, 2, 0, -1, NULL, &t_ids, NULL, &mask), WT_ERR_INVALID, "pads nothing");
+  OK(wt_tokenizer_encode(tok, texts, 2, 0, 0, "cpu", &t_ids, NULL, &mask));
+  int64_t shape[2] = {0, 0}, m[16] = {0};
+  OK(wt_tensor_shape(t_ids, shape, 2));
+  CHECK(shape[0] == 2 && shape[1] == 7);
+  OK(wt_tensor_to_host(mask, m, sizeof m));
+  CHECK(m[6] == 1 && m[7] == 1 && m[8] == 0); /* row 1 is one token, then padding */
+  ERR(wt_tokenizer_encode(tok, NULL, 2, 0, 0, NULL, &t_ids, NULL, NULL), WT_ERR_INVALID, "texts is NULL");
+  ERR(wt_tokenizer_encode(tok, (const char *[]){"a", NULL}, 2, 0, 0, NULL, &t_ids, NULL, NULL), WT_ERR_INVALID,
+      "texts[1] is NULL");
+  OK(wt_tensor_free(t_ids));
+  OK(wt_tensor_free(mask));
+  OK(wt_tokenizer_free(tok));
+  ERR(wt_tokenizer_free(tok), WT_ERR_HANDLE, "already freed");
+  ERR(wt_tokenizer_load(MM "absent", &tok), WT_ERR_IO, "absent");
+}
+
+static void test_clip(void) {
+  wt_clip clip = 0;
+  if (!OK(wt_clip_load(MM "clip_tiny", "cpu", &clip))) return;
+  wt_tensor px = ref(MM "vision_refs.safetensors", "clip/pixel_values");
+  wt_tensor logits = ref(MM "vision_refs.safetensors", "clip/logits_per_image");
+  const char *texts[3] = {"a photo of a cat", "a photo of a dog", "a painting of a house by the sea"};
+  wt_tensor probs = 0;
+  OK(wt_clip_zero_shot(clip, px, texts, 3, &probs));
+  float p[6], l[6];
+  OK(wt_tensor_to_host(probs, p, sizeof p));
+  OK(wt_tensor_to_host(logits, l, sizeof l));
+  for (int r = 0; r < 2; r++) {
+    float mx = fmaxf(l[3 * r], fmaxf(l[3 * r + 1], l[3 * r + 2])), sum = 0;
+    for (int i = 0; i < 3; i++) sum += expf(l[3 * r + i] - mx);
+    for (int i = 0; i < 3; i++) CHECK(fabsf(p[3 * r + i] - expf(l[3 * r + i] - mx) / sum) < 1e-5f);
+  }
+  ERR(wt_clip_zero_shot(clip, px, texts, 0, &probs), WT_ERR_INVALID, "no texts");
+  ERR(wt_clip_zero_shot(clip, px, texts, 3, NULL), WT_ERR_INVALID, "out is NULL");
+  OK(wt_clip_free(clip));
+  for (wt_tensor *t = (wt_tensor[]){px, logits, probs, 0}; *t; t++) OK(wt_tensor_free(*t));
+}
+
+static void test_whisper(void) {
+  wt_whisper w = 0;
+  if (!OK(wt_whisper_load(MM "whisper_tiny", NULL, &w))) return;
+  int32_t rate = 0;
+  OK(wt_whisper_sampling_rate(w, &rate));
+  CHECK(rate == 16000);
+  wt_tensor waves[2] = {ref(MM "whisper_refs.safetensors", "whisper/wave_0"),
+                        ref(MM "whisper_refs.safetensors", "whisper/wave_1")};
+  wt_tensor ids = 0;
+  OK(wt_whisper_generate(w, waves, 2, 30, 0, &ids));
+  /* whisper_refs.json's generate.sequences: 25 ids a row, the first ended at 7. */
+  int64_t got[50] = {0}, shape[2] = {0, 0};
+  OK(wt_tensor_shape(ids, shape, 2));
+  CHECK(shape[0] == 2 && shape[1] == 25);
+  OK(wt_tensor_to_host(ids, got, sizeof got));
+  const int64_t want[8] = {315, 363, 15, 433, 555, 446, 124, 600};
+  for (int i = 0; i < 8; i++) CHECK(got[i] == want[i]);
+  wt_tokenizer tok = 0;
+  OK(wt_whisper_tokenizer(w, &tok));
+  OK(wt_whisper_free(w));
+  char text[256];
+  size_t needed = 0;
+  OK(wt_tokenizer_decode(tok, got, 25, 1, text, sizeof text, &needed));
+  CHECK(strncmp(text, " unti to0 moreailectors", 23) == 0);
+  OK(wt_tokenizer_free(tok));
+  ERR(wt_whisper_generate(w, waves, 2, 30, 0, &ids), WT_ERR_HANDLE, "already freed");
+  for (wt_tensor *t = (wt_tensor[]){waves[0], waves[1], ids, 0}; *t; t++) OK(wt_tensor_free(*t));
+}
+
+static void test_diffusion(void) {
+  wt_diffusion p = 0;
+  if (!OK(wt_diffusion_load("diffuse/testdata/ddpm_pipe", "cpu", &p))) return;
+  char info[256];
+  size_t needed = 0;
+  OK(wt_diffusion_info_json(p, info, sizeof info, &needed));
+  CHECK(strstr(info, "\"image_shape\":[3,16,16]") != NULL);
+  wt_tensor a = 0, b = 0;
+  OK(wt_diffusion_generate(p, 2, 4, 7, NULL, &a));
+  OK(wt_diffusion_generate(p, 2, 4, 7, "", &b));
+  static float x[2 * 3 * 16 * 16], y[2 * 3 * 16 * 16];
+  OK(wt_tensor_to_host(a, x, sizeof x));
+  OK(wt_tensor_to_host(b, y, sizeof y));
+  CHECK(memcmp(x, y, sizeof x) == 0); /* one seed, one device: the same images */
+  int in_range = 1;
+  for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) in_range &= x[i] >= 0 && x[i] <= 1;
+  CHECK(in_range);
+  ERR(wt_diffusion_generate(p, 1, 2, 0, "NoSuchScheduler", &b), WT_ERR_INVALID, "NoSuchScheduler");
+  ERR(wt_diffusion_generate_classes(p, (int64_t[]){1}, 1, 2, 0, 4, NULL, &b), WT_ERR_INVALID, "no class labels");
+  ERR(wt_diffusion_load("diffuse/testdata/unet2d_tiny", NULL, &p), WT_ERR_IO, "model_index.json");
+  OK(wt_diffusion_free(p));
+  OK(wt_tensor_free(a));
+  OK(wt_tensor_free(b));
+}
+
+void test_domains(void) {
+  test_tokenizer();
+  test_clip();
+  test_whisper();
+  test_diffusion();
+}

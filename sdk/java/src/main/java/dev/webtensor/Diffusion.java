@@ -1,0 +1,65 @@
+package dev.webtensor;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.nio.file.Path;
+
+/**
+ * A diffusion pipeline from a diffusers folder (the Go package diffuse,
+ * through the ABI's wt_diffusion_*): DDPMPipeline, DDIMPipeline or
+ * DiTPipeline. The noise comes from the runtime's Philox stream, so a seed
+ * gives the same images on one device from every SDK.
+ *
+ * <pre>{@code
+ * try (Diffusion pipe = Diffusion.load(Path.of("ddpm-folder"));
+ *      Tensor images = pipe.generate(4, 50, 0, null)) { // (4, C, H, W) in [0, 1]
+ *     float[] v = images.toFloatArray();
+ * }
+ * }</pre>
+ */
+public final class Diffusion extends NativeObject {
+    private final String info;
+
+    private Diffusion(long h) {
+        super(h, Native.DIFFUSION_FREE, "diffusion pipeline");
+        this.info = Native.readString((buf, cap, needed) -> (int) Native.DIFFUSION_INFO_JSON.invokeExact(h, buf, cap, needed));
+    }
+
+    /** The folder at path with its weights on device (null: the default). */
+    public static Diffusion load(Path path, String device) throws IOException {
+        return new Diffusion(load(Native.DIFFUSION_LOAD, path, device));
+    }
+
+    public static Diffusion load(Path path) throws IOException {
+        return load(path, null);
+    }
+
+    /**
+     * The runtime's JSON description: {"pipeline": "DDPMPipeline", "scheduler":
+     * "DDPMScheduler", "image_shape": [3, 16, 16], "class_conditional": false, "device": "cpu"}.
+     */
+    public String info() {
+        return info;
+    }
+
+    /**
+     * batch images (batch, C, H, W) in [0, 1] after steps inference steps from
+     * the noise stream of seed; scheduler names another diffusers scheduler
+     * class to sample with (null: the folder's).
+     */
+    public Tensor generate(int batch, int steps, long seed, String scheduler) {
+        long h = handle();
+        try (Arena arena = Arena.ofConfined()) {
+            return newTensor(Native.DIFFUSION_GENERATE, arena, h, batch, steps, seed, cString(arena, scheduler));
+        }
+    }
+
+    /** One image per class label (DiT), with classifier-free guidance at guidanceScale. */
+    public Tensor generateClasses(long[] labels, int steps, long seed, double guidanceScale, String scheduler) {
+        long h = handle();
+        try (Arena arena = Arena.ofConfined()) {
+            return newTensor(Native.DIFFUSION_GENERATE_CLASSES, arena, h, longs(arena, labels), labels.length, steps, seed,
+                    guidanceScale, cString(arena, scheduler));
+        }
+    }
+}

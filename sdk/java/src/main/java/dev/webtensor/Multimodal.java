@@ -1,0 +1,306 @@
+package dev.webtensor;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.ref.Reference;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * Multimodal models from Hugging Face folders: the runtime's tokenizers,
+ * sentence encoders, CLIP and Whisper (the Go package multimodal, through the
+ * ABI's wt_tokenizer_*, wt_sentence_encoder_*, wt_clip_*, wt_whisper_*). Every
+ * check, number and error is the runtime's; these classes only turn Java
+ * strings and tensors into its arguments.
+ *
+ * <pre>{@code
+ * try (var enc = Multimodal.SentenceEncoder.load(Path.of("all-MiniLM-L6-v2"));
+ *      Tensor emb = enc.encode(List.of("A man is eating food.", "Someone eats."))) {
+ *     float[] v = emb.toFloatArray(); // (2, 384)
+ * }
+ * }</pre>
+ */
+public final class Multimodal {
+    private Multimodal() {
+    }
+
+    /** A batch's (texts, length) i64 tensors; closing it closes all three. */
+    public record Encoding(Tensor inputIds, Tensor tokenTypeIds, Tensor attentionMask) implements AutoCloseable {
+        @Override
+        public void close() {
+            inputIds.close();
+            tokenTypeIds.close();
+            attentionMask.close();
+        }
+    }
+
+    /** A tokenizer.json (WordPiece or byte-level BPE), as the tokenizers library reads it. */
+    public static final class Tokenizer extends NativeObject {
+        private Tokenizer(long h) {
+            super(h, Native.TOKENIZER_FREE, "tokenizer");
+        }
+
+        /** The tokenizer.json at path, or in the folder path. */
+        public static Tokenizer load(Path path) throws IOException {
+            return new Tokenizer(load(Native.TOKENIZER_LOAD, path));
+        }
+
+        /** A tokenizer.json's bytes. */
+        public static Tokenizer load(byte[] json) {
+            if (json == null) {
+                throw new IllegalArgumentException("tokenizer: the bytes are null");
+            }
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment b = arena.allocate(Math.max(json.length, 1)).copyFrom(MemorySegment.ofArray(json));
+                MemorySegment out = arena.allocate(JAVA_LONG);
+                Native.call(Native.TOKENIZER_LOAD_BYTES, b, (long) json.length, out);
+                return new Tokenizer(out.get(JAVA_LONG, 0));
+            }
+        }
+
+        public int vocabSize() {
+            return int32(Native.TOKENIZER_VOCAB_SIZE, handle());
+        }
+
+        /** encode(texts, true, -1, null): special tokens, the file's padding, the default device. */
+        public Encoding encode(List<String> texts) {
+            return encode(texts, true, -1, null);
+        }
+
+        /**
+         * Tokenizes texts with the file's truncation and padding; padId >= 0 pads
+         * the batch to its longest with that id instead (texts of different
+         * lengths need one or the other).
+         */
+        public Encoding encode(List<String> texts, boolean addSpecialTokens, long padId, String device) {
+            long h = handle();
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment ids = arena.allocate(JAVA_LONG), types = arena.allocate(JAVA_LONG), mask = arena.allocate(JAVA_LONG);
+                Native.call(Native.TOKENIZER_ENCODE, h, texts(arena, texts), texts.size(), addSpecialTokens ? 1 : 0, padId,
+                        cString(arena, device), ids, types, mask);
+                return new Encoding(Tensor.wrap(ids.get(JAVA_LONG, 0)), Tensor.wrap(types.get(JAVA_LONG, 0)),
+                        Tensor.wrap(mask.get(JAVA_LONG, 0)));
+            }
+        }
+
+        /** The text of ids, as the tokenizers library decodes them. */
+        public String decode(long[] ids, boolean skipSpecialTokens) {
+            long h = handle();
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment arr = longs(arena, ids);
+                MemorySegment needed = arena.allocate(JAVA_LONG);
+                int skip = skipSpecialTokens ? 1 : 0;
+                Native.invoke(Native.TOKENIZER_DECODE, h, arr, (long) ids.length, skip, MemorySegment.NULL, 0L, needed);
+                long n = needed.get(JAVA_LONG, 0);
+                MemorySegment buf = arena.allocate(n);
+                Native.call(Native.TOKENIZER_DECODE, h, arr, (long) ids.length, skip, buf, n, needed);
+                // The text may hold NUL (a token can decode to one): its length is needed - 1, not strlen.
+                return new String(buf.asSlice(0, n - 1).toArray(JAVA_BYTE), StandardCharsets.UTF_8);
+            }
+        }
+
+        /** decode for each row of a 2-D tensor of ids. */
+        public List<String> batchDecode(Tensor ids, boolean skipSpecialTokens) {
+            long[] shape = ids.shape();
+            if (shape.length != 2) {
+                throw new IllegalArgumentException("tokenizer: batchDecode takes a 2-D tensor of ids, got rank " + shape.length);
+            }
+            long[] flat = ids.toLongArray();
+            int cols = (int) shape[1];
+            List<String> out = new ArrayList<>((int) shape[0]);
+            for (int r = 0; r < shape[0]; r++) {
+                out.add(decode(java.util.Arrays.copyOfRange(flat, r * cols, (r + 1) * cols), skipSpecialTokens));
+            }
+            return out;
+        }
+    }
+
+    /** transformers' ViT or CLIP image processor: Pillow's resampling, crop, rescale and normalise, bit for bit. */
+    public static final class ImageProcessor extends NativeObject {
+        private ImageProcessor(long h) {
+            super(h, Native.IMAGE_PROCESSOR_FREE, "image processor");
+        }
+
+        /** The preprocessor_config.json at path, or in the folder path. */
+        public static ImageProcessor load(Path path) throws IOException {
+            return new ImageProcessor(load(Native.IMAGE_PROCESSOR_LOAD, path));
+        }
+
+        /** A preprocessor_config.json's bytes. */
+        public static ImageProcessor load(byte[] json) {
+            if (json == null) {
+                throw new IllegalArgumentException("image processor: the bytes are null");
+            }
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment b = arena.allocate(Math.max(json.length, 1)).copyFrom(MemorySegment.ofArray(json));
+                MemorySegment out = arena.allocate(JAVA_LONG);
+                Native.call(Native.IMAGE_PROCESSOR_LOAD_BYTES, b, (long) json.length, out);
+                return new ImageProcessor(out.get(JAVA_LONG, 0));
+            }
+        }
+
+        /** Pixel values (images, 3, H, W) f32 of (height, width, 3) u8 RGB images, on device (null: the default). */
+        public Tensor preprocess(List<Tensor> images, String device) {
+            long h = handle();
+            long[] hs = new long[images.size()];
+            for (int i = 0; i < hs.length; i++) {
+                hs[i] = images.get(i).handle();
+            }
+            try (Arena arena = Arena.ofConfined()) {
+                return newTensor(Native.IMAGE_PROCESSOR_PREPROCESS, arena, h, longs(arena, hs), hs.length, cString(arena, device));
+            } finally {
+                Reference.reachabilityFence(images);
+            }
+        }
+    }
+
+    /** A sentence-transformers folder (modules.json: a BERT Transformer, Pooling, optionally Normalize). */
+    public static final class SentenceEncoder extends NativeObject {
+        private SentenceEncoder(long h) {
+            super(h, Native.SENTENCE_ENCODER_FREE, "sentence encoder");
+        }
+
+        /** The folder at path with its weights on device (null: the default). */
+        public static SentenceEncoder load(Path path, String device) throws IOException {
+            return new SentenceEncoder(load(Native.SENTENCE_ENCODER_LOAD, path, device));
+        }
+
+        public static SentenceEncoder load(Path path) throws IOException {
+            return load(path, null);
+        }
+
+        /** The length of one embedding. */
+        public int dim() {
+            return int32(Native.SENTENCE_ENCODER_DIM, handle());
+        }
+
+        /** The embeddings (sentences, dim) in batches of 32, as sentence-transformers' encode gives them. */
+        public Tensor encode(List<String> sentences) {
+            return encode(sentences, 32);
+        }
+
+        public Tensor encode(List<String> sentences, int batchSize) {
+            long h = handle();
+            try (Arena arena = Arena.ofConfined()) {
+                return newTensor(Native.SENTENCE_ENCODER_ENCODE, arena, h, texts(arena, sentences), sentences.size(), batchSize);
+            }
+        }
+    }
+
+    /** A CLIPModel folder (config.json, model.safetensors, tokenizer.json). */
+    public static final class CLIP extends NativeObject {
+        private CLIP(long h) {
+            super(h, Native.CLIP_FREE, "clip model");
+        }
+
+        public static CLIP load(Path path, String device) throws IOException {
+            return new CLIP(load(Native.CLIP_LOAD, path, device));
+        }
+
+        public static CLIP load(Path path) throws IOException {
+            return load(path, null);
+        }
+
+        /** Each image's probabilities over texts, (images, texts), from pixel values (images, 3, H, W). */
+        public Tensor zeroShot(Tensor pixels, List<String> texts) {
+            long h = handle();
+            try (Arena arena = Arena.ofConfined()) {
+                return newTensor(Native.CLIP_ZERO_SHOT, arena, h, pixels.handle(), texts(arena, texts), texts.size());
+            } finally {
+                Reference.reachabilityFence(pixels);
+            }
+        }
+
+        /** The projected text embeddings (not normalised), as get_text_features gives them. */
+        public Tensor textFeatures(List<String> texts) {
+            long h = handle();
+            try (Arena arena = Arena.ofConfined()) {
+                return newTensor(Native.CLIP_TEXT_FEATURES, arena, h, texts(arena, texts), texts.size());
+            }
+        }
+
+        /** The projected image embeddings (not normalised), as get_image_features gives them. */
+        public Tensor imageFeatures(Tensor pixels) {
+            long h = handle();
+            try (Arena arena = Arena.ofConfined()) {
+                return newTensor(Native.CLIP_IMAGE_FEATURES, arena, h, pixels.handle());
+            } finally {
+                Reference.reachabilityFence(pixels);
+            }
+        }
+    }
+
+    /** A WhisperForConditionalGeneration folder with its tokenizer.json and preprocessor_config.json. */
+    public static final class Whisper extends NativeObject {
+        private final Tokenizer tokenizer;
+
+        private Whisper(long h) {
+            super(h, Native.WHISPER_FREE, "whisper model");
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment out = arena.allocate(JAVA_LONG);
+                Native.call(Native.WHISPER_TOKENIZER, h, out);
+                this.tokenizer = new Tokenizer(out.get(JAVA_LONG, 0));
+            }
+        }
+
+        public static Whisper load(Path path, String device) throws IOException {
+            return new Whisper(load(Native.WHISPER_LOAD, path, device));
+        }
+
+        public static Whisper load(Path path) throws IOException {
+            return load(path, null);
+        }
+
+        /** The model's own tokenizer, closed with it. */
+        public Tokenizer tokenizer() {
+            return tokenizer;
+        }
+
+        /** The rate waveforms must be sampled at (16000). */
+        public int samplingRate() {
+            return int32(Native.WHISPER_SAMPLING_RATE, handle());
+        }
+
+        /**
+         * Token ids (waves, length) for 1-D float waveforms, padded with the pad
+         * token as transformers' generate pads them; 0 takes the generation
+         * config's value.
+         */
+        public Tensor generate(List<Tensor> waves, int maxNewTokens, int numBeams) {
+            long h = handle();
+            long[] hs = new long[waves.size()];
+            for (int i = 0; i < hs.length; i++) {
+                hs[i] = waves.get(i).handle();
+            }
+            try (Arena arena = Arena.ofConfined()) {
+                return newTensor(Native.WHISPER_GENERATE, arena, h, longs(arena, hs), hs.length, maxNewTokens, numBeams);
+            } finally {
+                Reference.reachabilityFence(waves);
+            }
+        }
+
+        /** The texts of waveforms, greedy (or with numBeams beams). */
+        public List<String> transcribe(List<Tensor> waves, int maxNewTokens, int numBeams) {
+            try (Tensor ids = generate(waves, maxNewTokens, numBeams)) {
+                return tokenizer.batchDecode(ids, true);
+            }
+        }
+
+        /** The text of one waveform with the generation config's settings. */
+        public String transcribe(Tensor wave) {
+            return transcribe(List.of(wave), 0, 0).get(0);
+        }
+
+        @Override
+        public void close() {
+            tokenizer.close();
+            super.close();
+        }
+    }
+}

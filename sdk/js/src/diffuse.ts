@@ -1,0 +1,72 @@
+// Diffusion pipelines from diffusers folders: the runtime's samplers (the
+// Go package diffuse, through the C ABI in Node). The noise comes from the
+// runtime's Philox stream, so a seed gives the same images on one device
+// from every SDK. Node only: the pipelines load from folders.
+
+import { native } from "./binding.js";
+import { Tensor } from "./core.js";
+import { RuntimeObject } from "./objects.js";
+
+interface Info {
+  pipeline: string;
+  scheduler: string;
+  image_shape: number[];
+  class_conditional: boolean;
+  device: string;
+}
+
+export interface SampleOptions {
+  /** Inference steps (default 50). */
+  steps?: number;
+  /** The noise stream's seed (default 0). */
+  seed?: number | bigint;
+  /** Another diffusers scheduler class to sample with (its config converted from the folder's). */
+  scheduler?: string;
+}
+
+/** A folder save_pretrained wrote for DDPMPipeline, DDIMPipeline or DiTPipeline. */
+export class Pipeline extends RuntimeObject {
+  readonly pipeline: string;
+  readonly scheduler: string;
+  /** One image's [channels, height, width]. */
+  readonly imageShape: readonly number[];
+  /** Whether it samples from class labels (generateClasses) rather than generate. */
+  readonly classConditional: boolean;
+  readonly device: string;
+
+  static async load(path: string, options: { device?: string } = {}): Promise<Pipeline> {
+    return new Pipeline(native().domainLoad("diffusion", path, options.device ?? null));
+  }
+
+  /** @internal */
+  constructor(handle: number) {
+    super("diffusion", handle);
+    const info = JSON.parse(native().diffusionInfo(handle)) as Info;
+    this.pipeline = info.pipeline;
+    this.scheduler = info.scheduler;
+    this.imageShape = Object.freeze(info.image_shape);
+    this.classConditional = info.class_conditional;
+    this.device = info.device;
+  }
+
+  /** batch images (batch, C, H, W) in [0, 1]. */
+  async generate(options: SampleOptions & { batch?: number } = {}): Promise<Tensor> {
+    const seed = BigInt.asUintN(64, BigInt(options.seed ?? 0));
+    const h = await native().diffusionGenerate(this.handle, options.batch ?? 1, options.steps ?? 50, seed, options.scheduler ?? null);
+    return new Tensor(h);
+  }
+
+  /** One image per class label (DiT), with classifier-free guidance (default scale 4). */
+  async generateClasses(labels: readonly number[], options: SampleOptions & { guidanceScale?: number } = {}): Promise<Tensor> {
+    const seed = BigInt.asUintN(64, BigInt(options.seed ?? 0));
+    const h = await native().diffusionGenerateClasses(
+      this.handle,
+      labels,
+      options.steps ?? 50,
+      seed,
+      options.guidanceScale ?? 4,
+      options.scheduler ?? null,
+    );
+    return new Tensor(h);
+  }
+}

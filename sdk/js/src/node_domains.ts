@@ -1,0 +1,105 @@
+// The domain libraries' calls over the C ABI (webtensor.h's wt_tokenizer_*,
+// wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_diffusion_*) as part
+// of the Node Binding: koffi prototypes and the argument conversions only.
+
+import type { DomainBinding, DomainKind } from "./binding.js";
+
+type NativeFn = (...args: any[]) => any;
+
+const texts = "const char **texts, int32_t n";
+
+export const DOMAIN_PROTOTYPES = {
+  wt_tokenizer_load: "int32_t wt_tokenizer_load(const char *path, _Out_ int64_t *out)",
+  wt_tokenizer_load_bytes: "int32_t wt_tokenizer_load_bytes(const void *buf, size_t n, _Out_ int64_t *out)",
+  wt_tokenizer_free: "int32_t wt_tokenizer_free(int64_t h)",
+  wt_tokenizer_vocab_size: "int32_t wt_tokenizer_vocab_size(int64_t h, _Out_ int32_t *n)",
+  wt_tokenizer_encode: `int32_t wt_tokenizer_encode(int64_t h, ${texts}, int32_t add_special, int64_t pad_id, const char *device, _Out_ int64_t *ids, _Out_ int64_t *type_ids, _Out_ int64_t *mask)`,
+  wt_tokenizer_decode:
+    "int32_t wt_tokenizer_decode(int64_t h, const int64_t *ids, int64_t n, int32_t skip, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_image_processor_load: "int32_t wt_image_processor_load(const char *path, _Out_ int64_t *out)",
+  wt_image_processor_load_bytes: "int32_t wt_image_processor_load_bytes(const void *buf, size_t n, _Out_ int64_t *out)",
+  wt_image_processor_free: "int32_t wt_image_processor_free(int64_t h)",
+  wt_image_processor_preprocess:
+    "int32_t wt_image_processor_preprocess(int64_t h, const int64_t *images, int32_t n, const char *device, _Out_ int64_t *out)",
+  wt_sentence_encoder_load: "int32_t wt_sentence_encoder_load(const char *dir, const char *device, _Out_ int64_t *out)",
+  wt_sentence_encoder_free: "int32_t wt_sentence_encoder_free(int64_t h)",
+  wt_sentence_encoder_dim: "int32_t wt_sentence_encoder_dim(int64_t h, _Out_ int32_t *n)",
+  wt_sentence_encoder_encode: `int32_t wt_sentence_encoder_encode(int64_t h, ${texts}, int32_t batch, _Out_ int64_t *out)`,
+  wt_clip_load: "int32_t wt_clip_load(const char *dir, const char *device, _Out_ int64_t *out)",
+  wt_clip_free: "int32_t wt_clip_free(int64_t h)",
+  wt_clip_zero_shot: `int32_t wt_clip_zero_shot(int64_t h, int64_t pixels, ${texts}, _Out_ int64_t *out)`,
+  wt_clip_text_features: `int32_t wt_clip_text_features(int64_t h, ${texts}, _Out_ int64_t *out)`,
+  wt_clip_image_features: "int32_t wt_clip_image_features(int64_t h, int64_t pixels, _Out_ int64_t *out)",
+  wt_whisper_load: "int32_t wt_whisper_load(const char *dir, const char *device, _Out_ int64_t *out)",
+  wt_whisper_free: "int32_t wt_whisper_free(int64_t h)",
+  wt_whisper_sampling_rate: "int32_t wt_whisper_sampling_rate(int64_t h, _Out_ int32_t *n)",
+  wt_whisper_tokenizer: "int32_t wt_whisper_tokenizer(int64_t h, _Out_ int64_t *out)",
+  wt_whisper_generate:
+    "int32_t wt_whisper_generate(int64_t h, const int64_t *waves, int32_t n, int32_t max_new, int32_t beams, _Out_ int64_t *out)",
+  wt_diffusion_load: "int32_t wt_diffusion_load(const char *dir, const char *device, _Out_ int64_t *out)",
+  wt_diffusion_free: "int32_t wt_diffusion_free(int64_t h)",
+  wt_diffusion_info_json: "int32_t wt_diffusion_info_json(int64_t h, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_diffusion_generate:
+    "int32_t wt_diffusion_generate(int64_t h, int32_t batch, int32_t steps, uint64_t seed, const char *scheduler, _Out_ int64_t *out)",
+  wt_diffusion_generate_classes:
+    "int32_t wt_diffusion_generate_classes(int64_t h, const int64_t *labels, int32_t n, int32_t steps, uint64_t seed, double guidance, const char *scheduler, _Out_ int64_t *out)",
+} as const;
+
+type DomainNative = { [K in keyof typeof DOMAIN_PROTOTYPES]: NativeFn };
+
+/** What node.ts lends: its status check and its out-parameter helpers. */
+export interface NodeHelpers {
+  check(status: number): void;
+  newHandle(f: (out: BigInt64Array) => number): number;
+  int32(f: (out: Int32Array) => number): number;
+  readString(fn: NativeFn, ...args: unknown[]): string;
+}
+
+/** The domain half of the Node Binding. */
+export function domainCalls(lib: DomainNative, h: NodeHelpers): DomainBinding {
+  const { check, newHandle, int32, readString } = h;
+  const list = (xs: readonly number[]) => BigInt64Array.from(xs.length ? xs : [0], BigInt);
+  const strs = (xs: readonly string[]) => (xs.length ? [...xs] : null);
+  const fn = (kind: DomainKind, what: "load" | "free") => lib[`wt_${kind}_${what}` as keyof DomainNative];
+  return {
+    domainLoad: (kind, path, device) =>
+      newHandle((o) =>
+        kind === "tokenizer" || kind === "image_processor" ? fn(kind, "load")(path, o) : fn(kind, "load")(path, device, o),
+      ),
+    domainFree: (kind, handle) => check(fn(kind, "free")(handle)),
+    tokenizerLoadBytes: (bytes) => newHandle((o) => lib.wt_tokenizer_load_bytes(bytes, bytes.byteLength, o)),
+    tokenizerVocabSize: (tok) => int32((o) => lib.wt_tokenizer_vocab_size(tok, o)),
+    tokenizerEncode: (tok, ts, addSpecial, padId, device) => {
+      const outs = [new BigInt64Array(1), new BigInt64Array(1), new BigInt64Array(1)] as const;
+      check(lib.wt_tokenizer_encode(tok, strs(ts), ts.length, addSpecial ? 1 : 0, padId, device, ...outs));
+      return outs.map((o) => Number(o[0]));
+    },
+    tokenizerDecode: (tok, ids, skip) => {
+      const arr = list(ids);
+      const needed = new BigUint64Array(1);
+      lib.wt_tokenizer_decode(tok, arr, ids.length, skip ? 1 : 0, null, 0, needed);
+      const buf = Buffer.alloc(Number(needed[0]));
+      check(lib.wt_tokenizer_decode(tok, arr, ids.length, skip ? 1 : 0, buf, buf.length, needed));
+      // The text may hold NUL (a token can decode to one): its length is needed - 1.
+      return buf.toString("utf8", 0, Number(needed[0]) - 1);
+    },
+    imageProcessorLoadBytes: (bytes) => newHandle((o) => lib.wt_image_processor_load_bytes(bytes, bytes.byteLength, o)),
+    imageProcessorPreprocess: async (p, images, device) =>
+      newHandle((o) => lib.wt_image_processor_preprocess(p, list(images), images.length, device, o)),
+    sentenceEncoderDim: (enc) => int32((o) => lib.wt_sentence_encoder_dim(enc, o)),
+    sentenceEncoderEncode: async (enc, ts, batch) =>
+      newHandle((o) => lib.wt_sentence_encoder_encode(enc, strs(ts), ts.length, batch, o)),
+    clipZeroShot: async (clip, pixels, ts) => newHandle((o) => lib.wt_clip_zero_shot(clip, pixels, strs(ts), ts.length, o)),
+    clipTextFeatures: async (clip, ts) => newHandle((o) => lib.wt_clip_text_features(clip, strs(ts), ts.length, o)),
+    clipImageFeatures: async (clip, pixels) => newHandle((o) => lib.wt_clip_image_features(clip, pixels, o)),
+    whisperSamplingRate: (m) => int32((o) => lib.wt_whisper_sampling_rate(m, o)),
+    whisperTokenizer: (m) => newHandle((o) => lib.wt_whisper_tokenizer(m, o)),
+    whisperGenerate: async (m, waves, maxNew, beams) =>
+      newHandle((o) => lib.wt_whisper_generate(m, list(waves), waves.length, maxNew, beams, o)),
+    diffusionInfo: (p) => readString(lib.wt_diffusion_info_json, p),
+    diffusionGenerate: async (p, batch, steps, seed, scheduler) =>
+      newHandle((o) => lib.wt_diffusion_generate(p, batch, steps, seed, scheduler, o)),
+    diffusionGenerateClasses: async (p, labels, steps, seed, guidance, scheduler) =>
+      newHandle((o) => lib.wt_diffusion_generate_classes(p, list(labels), labels.length, steps, seed, guidance, scheduler, o)),
+  };
+}

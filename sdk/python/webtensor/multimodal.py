@@ -1,0 +1,226 @@
+"""Multimodal models from Hugging Face folders: the library's tokenizers,
+sentence encoders, CLIP and Whisper (the Go package multimodal, through the
+C ABI's wt_tokenizer_*, wt_sentence_encoder_*, wt_clip_*, wt_whisper_*).
+
+    import webtensor as wt
+    enc = wt.multimodal.SentenceEncoder("all-MiniLM-L6-v2")
+    emb = enc.encode(["A man is eating food.", "Someone eats."])   # (2, 384) Tensor
+
+    clip = wt.multimodal.CLIP("clip-folder")
+    probs = clip.zero_shot(pixels, ["a photo of a cat", "a photo of a dog"])
+
+    whisper = wt.multimodal.Whisper("whisper-folder")
+    text = whisper.transcribe(waveform_16khz)
+
+Every check, every number and every error is the library's; this module
+only turns Python strings and arrays into the C arguments and wraps what
+comes back.
+"""
+
+from __future__ import annotations
+
+import ctypes as C
+import os
+from typing import Any, NamedTuple
+
+from . import _lib
+from ._objects import Handle, Inputs, device_arg, load, new_tensor, texts_arg
+from ._tensor import Tensor
+
+
+class Encoding(NamedTuple):
+    """A batch's (texts, length) i64 tensors."""
+
+    input_ids: Tensor
+    token_type_ids: Tensor
+    attention_mask: Tensor
+
+
+class Tokenizer(Handle):
+    """A tokenizer.json (WordPiece or byte-level BPE) as the tokenizers
+    library reads it: Tokenizer(path) takes the file or its folder,
+    Tokenizer(bytes) its contents."""
+
+    _free, _what = "wt_tokenizer_free", "tokenizer"
+
+    def __init__(self, source: str | os.PathLike | bytes | bytearray | memoryview | int):
+        if isinstance(source, int):  # a handle the library made (Whisper.tokenizer)
+            super().__init__(source)
+        elif isinstance(source, (str, os.PathLike)):
+            super().__init__(load("wt_tokenizer_load", source))
+        elif isinstance(source, (bytes, bytearray, memoryview)):
+            raw = bytes(source)
+            h = C.c_int64()
+            _lib.call("wt_tokenizer_load_bytes", raw, len(raw), C.byref(h))
+            super().__init__(h.value)
+        else:
+            raise TypeError(f"Tokenizer takes a path or a tokenizer.json's bytes, got {type(source).__name__}")
+
+    @property
+    def vocab_size(self) -> int:
+        n = C.c_int32()
+        _lib.call("wt_tokenizer_vocab_size", self._live(), C.byref(n))
+        return n.value
+
+    def encode(self, texts: str | list[str], add_special_tokens: bool = True, pad_id: int | None = None,
+               device: str | None = None) -> Encoding:
+        """Tokenizes texts with the file's truncation and padding; pad_id pads
+        the batch to its longest with that id instead (texts of different
+        lengths need one or the other)."""
+        arr, n = texts_arg(texts)
+        ids, types, mask = C.c_int64(), C.c_int64(), C.c_int64()
+        _lib.call("wt_tokenizer_encode", self._live(), arr, n, int(add_special_tokens),
+                  -1 if pad_id is None else pad_id, device_arg(device), C.byref(ids), C.byref(types), C.byref(mask))
+        return Encoding(Tensor._wrap(ids.value), Tensor._wrap(types.value), Tensor._wrap(mask.value))
+
+    def decode(self, ids: Any, skip_special_tokens: bool = False) -> str:
+        """The text of a sequence of ids (a list, a NumPy array or a 1-D Tensor)."""
+        if isinstance(ids, Tensor):
+            ids = ids.numpy()
+        vals = [int(i) for i in ids]
+        arr, h = _lib.i64_array(vals), self._live()
+        needed = C.c_size_t(0)
+        _lib.lib.wt_tokenizer_decode(h, arr, len(vals), int(skip_special_tokens), None, 0, C.byref(needed))
+        buf = C.create_string_buffer(needed.value)
+        _lib.call("wt_tokenizer_decode", h, arr, len(vals), int(skip_special_tokens), buf, needed.value,
+                  C.byref(needed))
+        # The text may hold NUL (a token can decode to one): its length is needed - 1, not strlen.
+        return buf.raw[:needed.value - 1].decode()
+
+    def batch_decode(self, ids: Any, skip_special_tokens: bool = False) -> list[str]:
+        """decode for each row of a 2-D array or Tensor of ids."""
+        if isinstance(ids, Tensor):
+            ids = ids.numpy()
+        return [self.decode(row, skip_special_tokens) for row in ids]
+
+
+class ImageProcessor(Handle):
+    """transformers' ViT or CLIP image processor from a preprocessor_config.json
+    (ImageProcessor(path) takes the file or its folder, ImageProcessor(bytes)
+    its contents): Pillow's resampling, crop, rescale and normalise, bit for bit."""
+
+    _free, _what = "wt_image_processor_free", "image processor"
+
+    def __init__(self, source: str | os.PathLike | bytes | bytearray | memoryview):
+        if isinstance(source, (str, os.PathLike)):
+            super().__init__(load("wt_image_processor_load", source))
+        elif isinstance(source, (bytes, bytearray, memoryview)):
+            raw = bytes(source)
+            h = C.c_int64()
+            _lib.call("wt_image_processor_load_bytes", raw, len(raw), C.byref(h))
+            super().__init__(h.value)
+        else:
+            raise TypeError("ImageProcessor takes a path or a preprocessor_config.json's bytes, "
+                            f"got {type(source).__name__}")
+
+    def preprocess(self, images: Any, device: str | None = None) -> Tensor:
+        """Pixel values (images, 3, H, W) f32 of one (height, width, 3) uint8 RGB
+        image or a list of them (NumPy arrays, as PIL's np.asarray gives, or u8 Tensors)."""
+        if isinstance(images, Tensor) or getattr(images, "ndim", None) == 3:
+            images = [images]
+        with Inputs() as ins:
+            hs = [ins.handle(im, "u8") for im in images]
+            return new_tensor("wt_image_processor_preprocess", self._live(), _lib.i64_array(hs), len(hs),
+                              device_arg(device))
+
+
+class SentenceEncoder(Handle):
+    """A sentence-transformers folder (modules.json: a BERT Transformer,
+    Pooling and optionally Normalize), as all-MiniLM-L6-v2 ships."""
+
+    _free, _what = "wt_sentence_encoder_free", "sentence encoder"
+
+    def __init__(self, path: str | os.PathLike, device: str | None = None):
+        super().__init__(load("wt_sentence_encoder_load", path, device_arg(device)))
+
+    @property
+    def dim(self) -> int:
+        """The length of one embedding."""
+        n = C.c_int32()
+        _lib.call("wt_sentence_encoder_dim", self._live(), C.byref(n))
+        return n.value
+
+    def encode(self, sentences: str | list[str], batch_size: int = 32) -> Tensor:
+        """The embeddings (len(sentences), dim), as sentence-transformers'
+        encode gives them (unit-norm when the model normalises)."""
+        arr, n = texts_arg(sentences)
+        return new_tensor("wt_sentence_encoder_encode", self._live(), arr, n, batch_size)
+
+
+class CLIP(Handle):
+    """A CLIPModel folder (config.json, model.safetensors, tokenizer.json)."""
+
+    _free, _what = "wt_clip_free", "clip model"
+
+    def __init__(self, path: str | os.PathLike, device: str | None = None):
+        super().__init__(load("wt_clip_load", path, device_arg(device)))
+
+    def zero_shot(self, pixels: Any, texts: list[str]) -> Tensor:
+        """Each image's probabilities over texts, (images, len(texts)), from
+        pixel values (images, 3, H, W) as CLIP's image processor makes them."""
+        arr, n = texts_arg(texts)
+        with Inputs() as ins:
+            return new_tensor("wt_clip_zero_shot", self._live(), ins.handle(pixels, "f32"), arr, n)
+
+    def text_features(self, texts: list[str]) -> Tensor:
+        """The projected text embeddings (not normalised), as get_text_features."""
+        arr, n = texts_arg(texts)
+        return new_tensor("wt_clip_text_features", self._live(), arr, n)
+
+    def image_features(self, pixels: Any) -> Tensor:
+        """The projected image embeddings (not normalised), as get_image_features."""
+        with Inputs() as ins:
+            return new_tensor("wt_clip_image_features", self._live(), ins.handle(pixels, "f32"))
+
+
+def _wave_list(waves: Any) -> tuple[list[Any], bool]:
+    """waves as a list of waveforms, and whether one waveform was given (a
+    Tensor, a 1-D array or a list of numbers) rather than a list of them."""
+    if isinstance(waves, Tensor) or getattr(waves, "ndim", None) == 1 or \
+            (isinstance(waves, (list, tuple)) and waves and isinstance(waves[0], (int, float))):
+        return [waves], True
+    return list(waves), False
+
+
+class Whisper(Handle):
+    """A WhisperForConditionalGeneration folder with its tokenizer.json (and
+    preprocessor_config.json)."""
+
+    _free, _what = "wt_whisper_free", "whisper model"
+
+    def __init__(self, path: str | os.PathLike, device: str | None = None):
+        super().__init__(load("wt_whisper_load", path, device_arg(device)))
+        h = C.c_int64()
+        _lib.call("wt_whisper_tokenizer", self._h, C.byref(h))
+        self.tokenizer = Tokenizer(h.value)
+
+    @property
+    def sampling_rate(self) -> int:
+        n = C.c_int32()
+        _lib.call("wt_whisper_sampling_rate", self._live(), C.byref(n))
+        return n.value
+
+    def generate(self, waves: Any, max_new_tokens: int = 0, num_beams: int = 0) -> Tensor:
+        """Token ids (len(waves), length) for one waveform or a list of them
+        (1-D float arrays or Tensors at sampling_rate), padded with the pad
+        token as transformers' generate pads them; 0 takes the generation
+        config's value."""
+        waves, _ = _wave_list(waves)
+        with Inputs() as ins:
+            hs = [ins.handle(w, "f32") for w in waves]
+            return new_tensor("wt_whisper_generate", self._live(), _lib.i64_array(hs), len(hs), max_new_tokens,
+                              num_beams)
+
+    def transcribe(self, waves: Any, max_new_tokens: int = 0, num_beams: int = 0) -> str | list[str]:
+        """The text of one waveform, or a list of texts for a list of them."""
+        waves, one = _wave_list(waves)
+        ids = self.generate(waves, max_new_tokens, num_beams)
+        try:
+            texts = self.tokenizer.batch_decode(ids, skip_special_tokens=True)
+        finally:
+            ids.close()
+        return texts[0] if one else texts
+
+    def close(self) -> None:
+        self.tokenizer.close()
+        super().close()
