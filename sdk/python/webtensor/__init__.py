@@ -78,6 +78,7 @@ from . import nn as nn  # noqa: E402 (torch-style layers, optimizers over the op
 from . import optim as optim  # noqa: E402
 from . import cuda as cuda  # noqa: E402
 from . import onnx as onnx  # noqa: E402
+from . import data as data  # noqa: E402
 
 
 def live_tensors() -> int:
@@ -146,7 +147,7 @@ def manifest() -> dict:
 
 
 __all__ = [
-    "DType", "Tensor", "UnsupportedError", "arange", "compile", "cuda", "trace", "default_device", "devices",
+    "DType", "Tensor", "UnsupportedError", "arange", "compile", "cuda", "data", "trace", "default_device", "devices",
     "fallbacks", "from_dlpack", "full", "profile", "synchronize",
     "is_tensor", "live_tensors", "load", "manifest", "manual_seed", "nn", "no_grad", "ones", "optim", "rand",
     "randn", "save", "scope", "set_default_device", "tensor", "zeros",
