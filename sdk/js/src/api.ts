@@ -14,3 +14,4 @@ export * as optim from "./optim.js";
 export { save, load } from "./serialize.js";
 export { Graph, compile, trace } from "./compile.js";
 export * as onnx from "./onnx.js";
+export * as data from "./data.js";
