@@ -2,6 +2,8 @@
 safetensors, pyarrow and Pillow. Run from this folder:
 python make.py (needs numpy safetensors pyarrow pillow)."""
 
+import os
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -27,7 +29,6 @@ pq.write_table(pa.table({"n": pa.array([1.0, None, 3.0])}), "nulls.parquet")
 pq.write_table(pa.table({"r": pa.array([[1, 2], [3], [4, 5]], pa.list_(pa.int64()))}), "ragged.parquet")
 
 for cls, name, fmt, shade in [("cat", "a.png", "PNG", 10), ("cat", "b.png", "PNG", 20), ("dog", "c.png", "PNG", 30)]:
-    import os
     os.makedirs(f"images/{cls}", exist_ok=True)
     px = np.zeros((3, 4, 3), np.uint8)  # height 3, width 4
     px[..., 0] = shade
