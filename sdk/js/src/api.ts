@@ -16,3 +16,4 @@ export { Graph, compile, trace } from "./compile.js";
 export * as onnx from "./onnx.js";
 export * as multimodal from "./multimodal.js";
 export * as diffuse from "./diffuse.js";
+export * as data from "./data.js";

@@ -152,6 +152,20 @@ const PROTOTYPES = {
   wt_onnx_run:
     "int32_t wt_onnx_run(int64_t m, const char **names, const int64_t *inputs, int32_t n, _Out_ int64_t *outputs, int32_t cap, _Out_ int32_t *n_out)",
   wt_onnx_free: "int32_t wt_onnx_free(int64_t m)",
+  wt_dataset_open: "int32_t wt_dataset_open(const char *spec, _Out_ int64_t *out)",
+  wt_dataset_open_bytes: "int32_t wt_dataset_open_bytes(const char *spec, const void *buf, size_t n, _Out_ int64_t *out)",
+  wt_dataset_from_tensors:
+    "int32_t wt_dataset_from_tensors(const int64_t *tensors, const char **names, int32_t n, _Out_ int64_t *out)",
+  wt_dataset_info_json: "int32_t wt_dataset_info_json(int64_t ds, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_dataset_get:
+    "int32_t wt_dataset_get(int64_t ds, int64_t index, const char *device, _Out_ int64_t *outputs, int32_t cap, _Out_ int32_t *n_out)",
+  wt_dataset_free: "int32_t wt_dataset_free(int64_t ds)",
+  wt_loader_new: "int32_t wt_loader_new(int64_t ds, const char *options, _Out_ int64_t *out)",
+  wt_loader_len: "int32_t wt_loader_len(int64_t l, _Out_ int64_t *n)",
+  wt_loader_epoch: "int32_t wt_loader_epoch(int64_t l, int64_t epoch)",
+  wt_loader_next: "int32_t wt_loader_next(int64_t l, _Out_ int64_t *outputs, int32_t cap, _Out_ int32_t *n_out)",
+  wt_loader_free: "int32_t wt_loader_free(int64_t l)",
+  wt_data_permutation: "int32_t wt_data_permutation(int64_t n, uint64_t seed, int64_t epoch, _Out_ int64_t *out)",
 } as const;
 
 type NativeFn = (...args: any[]) => any;
@@ -484,6 +498,44 @@ function trainingCalls(lib: Native) {
       return Array.from(outs.subarray(0, n[0]!), Number);
     },
     onnxFree: (m: number) => check(lib.wt_onnx_free(m)),
+    datasetOpen: (spec: string) => newHandle((o) => lib.wt_dataset_open(spec, o)),
+    datasetOpenBytes: (spec: string, bytes: Uint8Array) =>
+      newHandle((o) => lib.wt_dataset_open_bytes(spec, bytes, bytes.byteLength, o)),
+    datasetFromTensors: (tensors: readonly number[], names: readonly string[] | null) =>
+      newHandle((o) => lib.wt_dataset_from_tensors(list(tensors), names ? [...names] : null, tensors.length, o)),
+    datasetInfo: (ds: number) => readString(lib.wt_dataset_info_json, ds),
+    datasetGet: async (ds: number, index: number, device: string | null) => {
+      const cap = Math.max((JSON.parse(readString(lib.wt_dataset_info_json, ds)) as { fields: unknown[] }).fields.length, 1);
+      const outs = new BigInt64Array(cap);
+      const n = new Int32Array(1);
+      check(lib.wt_dataset_get(ds, index, device, outs, cap, n));
+      return Array.from(outs.subarray(0, n[0]!), Number);
+    },
+    datasetFree: (ds: number) => check(lib.wt_dataset_free(ds)),
+    loaderNew: (ds: number, options: string) => newHandle((o) => lib.wt_loader_new(ds, options, o)),
+    loaderLen: (l: number) => newHandle((o) => lib.wt_loader_len(l, o)),
+    loaderEpoch: (l: number, epoch: number) => check(lib.wt_loader_epoch(l, epoch)),
+    loaderNext: async (l: number) => {
+      // A batch has at most MaxInputs tensors; a short buffer takes no batch and says how many.
+      let cap = 8;
+      for (;;) {
+        const outs = new BigInt64Array(cap);
+        const n = new Int32Array(1);
+        const st = lib.wt_loader_next(l, outs, cap, n) as number;
+        if (st === ERR_BUFFER_TOO_SMALL && n[0]! > cap) {
+          cap = n[0]!;
+          continue;
+        }
+        check(st);
+        return Array.from(outs.subarray(0, n[0]!), Number);
+      }
+    },
+    loaderFree: (l: number) => check(lib.wt_loader_free(l)),
+    dataPermutation: (n: number, seed: number, epoch: number) => {
+      const out = new BigInt64Array(Math.max(n, 1));
+      check(lib.wt_data_permutation(n, seed, epoch, out));
+      return Array.from(out.subarray(0, n), Number);
+    },
   };
 }
 

@@ -24,6 +24,8 @@ interface GoCalls {
   wt_onnx_load_bytes_async(bytes: Uint8Array, device: string | null): Promise<number>;
   wt_onnx_run_async(model: number, names: string[], inputs: number[]): Promise<number[]>;
   wt_image_processor_preprocess_async(proc: number, images: number[], device: string | null): Promise<number>;
+  wt_dataset_get_async(ds: number, index: number, device: string | null): Promise<number[]>;
+  wt_loader_next_async(loader: number): Promise<number[]>;
   [sync: string]: unknown;
 }
 
@@ -173,6 +175,20 @@ function wasmBinding(go: GoCalls): Binding {
     onnxInfo: (m) => call<string>("wt_onnx_info_json", m),
     onnxRun: (m, names, inputs) => settle(go.wt_onnx_run_async(m, [...names], [...inputs])),
     onnxFree: (m) => call("wt_onnx_free", m),
+    datasetOpen: () => {
+      throw new Error("webtensor: the browser has no file system: data.fromBytes() takes a file's bytes");
+    },
+    datasetOpenBytes: (spec, bytes) => call<number>("wt_dataset_open_bytes", spec, bytes),
+    datasetFromTensors: (tensors, names) => call<number>("wt_dataset_from_tensors", [...tensors], names ? [...names] : null),
+    datasetInfo: (ds) => call<string>("wt_dataset_info_json", ds),
+    datasetGet: (ds, index, device) => settle(go.wt_dataset_get_async(ds, index, device)),
+    datasetFree: (ds) => call("wt_dataset_free", ds),
+    loaderNew: (ds, options) => call<number>("wt_loader_new", ds, options),
+    loaderLen: (l) => call<number>("wt_loader_len", l),
+    loaderEpoch: (l, epoch) => call("wt_loader_epoch", l, epoch),
+    loaderNext: (l) => settle(go.wt_loader_next_async(l)),
+    loaderFree: (l) => call("wt_loader_free", l),
+    dataPermutation: (n, seed, epoch) => call<number[]>("wt_data_permutation", n, seed, epoch),
     ...domainCalls(go, call),
   };
 }

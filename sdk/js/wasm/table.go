@@ -142,6 +142,20 @@ var calls = map[string]call{
 	"wt_image_processor_load_bytes": imageProcessorLoadBytes,
 	"wt_image_processor_free":       onHandle(abi.ImageProcessorFree),
 	"wt_image_processor_preprocess": imageProcessorPreprocess,
+
+	// datasets and loaders
+	"wt_dataset_open_bytes":   datasetOpenBytes,
+	"wt_dataset_from_tensors": datasetFromTensors,
+	"wt_dataset_free":         onHandle(abi.DatasetFree),
+	"wt_dataset_len":          ofHandle(abi.DatasetLen),
+	"wt_dataset_info_json":    ofHandle(abi.DatasetInfoJSON),
+	"wt_dataset_get":          datasetGet,
+	"wt_loader_new":           loaderNew,
+	"wt_loader_free":          onHandle(abi.LoaderFree),
+	"wt_loader_len":           ofHandle(abi.LoaderLen),
+	"wt_loader_epoch":         loaderEpoch,
+	"wt_loader_next":          loaderNext,
+	"wt_data_permutation":     dataPermutation,
 }
 
 // asyncTwins are the calls that may wait for the GPU: each is exported a
@@ -149,7 +163,8 @@ var calls = map[string]call{
 // Promise, for what must read GPU memory to proceed (a copy to the host, an
 // output shape that depends on the data, sparse structure, ...).
 var asyncTwins = []string{"wt_tensor_to_host", "wt_tensor_to_device", "wt_op", "wt_backward", "wt_graph_run", "wt_device_sync",
-	"wt_state_to_bytes", "wt_onnx_load_bytes", "wt_onnx_run", "wt_image_processor_preprocess"}
+	"wt_state_to_bytes", "wt_onnx_load_bytes", "wt_onnx_run", "wt_image_processor_preprocess",
+	"wt_dataset_get", "wt_loader_next"}
 
 // browserOnly are the calls the header has no counterpart of, all async.
 var browserOnly = map[string]call{
@@ -204,4 +219,5 @@ var omitted = map[string]string{
 	"wt_diffusion_info_json":        "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
 	"wt_diffusion_generate":         "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
 	"wt_diffusion_generate_classes": "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
+	"wt_dataset_open":               "no file system: wt_dataset_open_bytes reads a file's bytes",
 }

@@ -80,6 +80,7 @@ from . import cuda as cuda  # noqa: E402
 from . import onnx as onnx  # noqa: E402
 from . import multimodal as multimodal  # noqa: E402
 from . import diffuse as diffuse  # noqa: E402
+from . import data as data  # noqa: E402
 
 
 def live_tensors() -> int:
@@ -148,7 +149,7 @@ def manifest() -> dict:
 
 
 __all__ = [
-    "DType", "Tensor", "UnsupportedError", "arange", "compile", "cuda", "trace", "default_device", "devices",
+    "DType", "Tensor", "UnsupportedError", "arange", "compile", "cuda", "data", "trace", "default_device", "devices",
     "fallbacks", "from_dlpack", "full", "profile", "synchronize",
     "is_tensor", "live_tensors", "load", "manifest", "manual_seed", "nn", "no_grad", "ones", "optim", "rand",
     "randn", "save", "scope", "set_default_device", "tensor", "zeros",

@@ -192,6 +192,19 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_diffusion_info_json": ([_i64, *_BUF], _i32),
     "wt_diffusion_generate": ([_i64, _i32, _i32, _u64, _s, _p(_i64)], _i32),
     "wt_diffusion_generate_classes": ([_i64, _p(_i64), _i32, _i32, _u64, C.c_double, _s, _p(_i64)], _i32),
+    "wt_dataset_open": ([_s, _p(_i64)], _i32),
+    "wt_dataset_open_bytes": ([_s, C.c_void_p, _sz, _p(_i64)], _i32),
+    "wt_dataset_from_tensors": ([_p(_i64), _p(_s), _i32, _p(_i64)], _i32),
+    "wt_dataset_free": ([_i64], _i32),
+    "wt_dataset_len": ([_i64, _p(_i64)], _i32),
+    "wt_dataset_info_json": ([_i64, *_BUF], _i32),
+    "wt_dataset_get": ([_i64, _i64, _s, _p(_i64), _i32, _p(_i32)], _i32),
+    "wt_loader_new": ([_i64, _s, _p(_i64)], _i32),
+    "wt_loader_free": ([_i64], _i32),
+    "wt_loader_len": ([_i64, _p(_i64)], _i32),
+    "wt_loader_epoch": ([_i64, _i64], _i32),
+    "wt_loader_next": ([_i64, _p(_i64), _i32, _p(_i32)], _i32),
+    "wt_data_permutation": ([_i64, _u64, _i64, _p(_i64)], _i32),
 }
 
 
