@@ -226,11 +226,19 @@ func FuzzFromDLPack(f *testing.F) {
 		x, err := abi.TensorOf(h)
 		require.NoError(t, err)
 		require.Equal(t, dtype, x.DType())
-		if readable {
+		switch {
+		case readable && nonzeroProductExceeds(shape, 1<<20):
+			// Overlapping strides over many small dims make a valid view of
+			// billions of elements on a small buffer (4^17 through rank 17):
+			// accepted, as NumPy does, but reading it all back as float64
+			// would take more memory than the machine has. Its
+			// element count is checked instead.
+			require.Equal(t, int64(x.Numel()), productOf(shape))
+		case readable:
 			got, err := x.Float64s()
 			require.NoError(t, err)
 			require.Equal(t, dlFuzzExpected(dtype, shape, strides, extra), got)
-		} else {
+		default:
 			require.Zero(t, x.Numel())
 		}
 		x.Storage().Release()
@@ -283,6 +291,14 @@ func core64(v []int) []int64 { return dlInt64s(v) }
 
 // nonzeroProductExceeds reports whether the extents other than zero
 // multiply past limit; negative extents are left to the caller.
+func productOf(shape []int64) int64 {
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
 func nonzeroProductExceeds(shape []int64, limit int64) bool {
 	n := int64(1)
 	for _, d := range shape {
