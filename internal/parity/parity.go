@@ -39,6 +39,7 @@ var (
 	pyReexp   = regexp.MustCompile(`(?m)^from \.[\w.]* import (\w+) as (\w+)`)
 	tsDecl    = regexp.MustCompile(`(?m)^export (?:async )?(?:function\*? |abstract class |class |const |let )(\w+)`)
 	tsList    = regexp.MustCompile(`(?s)export \{([^}]*)\}`)
+	tsModule  = regexp.MustCompile(`(?m)^export \* as (\w+) from`)
 	javaClass = regexp.MustCompile(`public (?:static |final |abstract |sealed )*(?:class|interface|record|enum) (\w+)`)
 	javaFunc  = regexp.MustCompile(`public (?:static |final |abstract |synchronized |default )*[\w<>\[\]?, .]+ (\w+)\(`)
 )
@@ -161,8 +162,10 @@ func walk(dir, ext string, fn func(src string)) error {
 func JS(root string) (SDK, error) {
 	keys := map[string]bool{}
 	err := walk(filepath.Join(root, "sdk", "js", "src"), ".ts", func(src string) {
-		for _, m := range tsDecl.FindAllStringSubmatch(src, -1) {
-			keys[key(m[1])] = true
+		for _, re := range []*regexp.Regexp{tsDecl, tsModule} { // a module re-exported as a namespace (wt.multimodal) counts
+			for _, m := range re.FindAllStringSubmatch(src, -1) {
+				keys[key(m[1])] = true
+			}
 		}
 		for _, m := range tsList.FindAllStringSubmatch(src, -1) {
 			for _, part := range strings.Split(m[1], ",") {
