@@ -26,6 +26,10 @@ func FuzzLoad(f *testing.F) {
 		[]*pb.ValueInfoProto{vi("x", pb.TensorProto_FLOAT, 2)}, []*pb.ValueInfoProto{vi("q_out", pb.TensorProto_FLOAT, 2)})))
 	f.Add(marshal(modelProto(nil, nil, []*pb.ValueInfoProto{vi("y", pb.TensorProto_FLOAT)},
 		&pb.TensorProto{Name: proto.String("y"), Dims: []int64{1 << 30, 1 << 30, 1 << 30}, DataType: proto.Int32(1)})))
+	// Within the element cap but with no data: refused before any memory
+	// is sized by the dims (it once allocated 4 GiB first).
+	f.Add(marshal(modelProto(nil, nil, []*pb.ValueInfoProto{vi("y", pb.TensorProto_FLOAT)},
+		&pb.TensorProto{Name: proto.String("y"), Dims: []int64{1 << 15, 1 << 15}, DataType: proto.Int32(1)})))
 	f.Add(marshal(modelProto([]*pb.NodeProto{nodeProto("Constant", "c", nil, []string{"y"},
 		&pb.AttributeProto{Name: proto.String("value"), Type: pb.AttributeProto_TENSOR.Enum(),
 			T: &pb.TensorProto{Dims: []int64{3}, DataType: proto.Int32(7), Int64Data: []int64{1, 2}}})},

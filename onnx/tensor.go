@@ -138,13 +138,14 @@ func typedData(tp *pb.TensorProto, dt core.DType, n int) ([]byte, error) {
 		}
 		return nil
 	}
-	out := make([]byte, n*dt.Size())
+	var out []byte // allocated once the field's count matches the shape: dims alone must not size memory
 	switch dt {
 	case core.F32:
 		v := tp.GetFloatData()
 		if err := count(len(v), "float_data"); err != nil {
 			return nil, err
 		}
+		out = make([]byte, n*dt.Size())
 		for i, f := range v {
 			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(f))
 		}
@@ -153,6 +154,7 @@ func typedData(tp *pb.TensorProto, dt core.DType, n int) ([]byte, error) {
 		if err := count(len(v), "double_data"); err != nil {
 			return nil, err
 		}
+		out = make([]byte, n*dt.Size())
 		for i, f := range v {
 			binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(f))
 		}
@@ -161,6 +163,7 @@ func typedData(tp *pb.TensorProto, dt core.DType, n int) ([]byte, error) {
 		if err := count(len(v), "int64_data"); err != nil {
 			return nil, err
 		}
+		out = make([]byte, n*dt.Size())
 		for i, x := range v {
 			binary.LittleEndian.PutUint64(out[8*i:], uint64(x))
 		}
@@ -169,6 +172,7 @@ func typedData(tp *pb.TensorProto, dt core.DType, n int) ([]byte, error) {
 		if err := count(len(v), "uint64_data"); err != nil {
 			return nil, err
 		}
+		out = make([]byte, n*dt.Size())
 		for i, x := range v {
 			binary.LittleEndian.PutUint32(out[4*i:], uint32(x))
 		}
@@ -177,6 +181,7 @@ func typedData(tp *pb.TensorProto, dt core.DType, n int) ([]byte, error) {
 		if err := count(len(v), "int32_data"); err != nil {
 			return nil, err
 		}
+		out = make([]byte, n*dt.Size())
 		size := dt.Size()
 		for i, x := range v {
 			switch size {
