@@ -23,7 +23,7 @@ func pointwise1(f func(x float64) float64, expr func(v string) string) *Pointwis
 // odd function; below 1e-30 the function is x itself, which keeps -0 (and
 // needs no bit casts, so it holds for f32 and CUDA's f64 alike).
 func withSignOf(r, x string) string {
-	return "select(select(" + r + ", -(" + r + "), " + x + " < 0.0), " + x + ", abs(" + x + ") < 1e-30)"
+	return tinyIsItself("select("+r+", -("+r+"), "+x+" < 0.0)", x)
 }
 
 // tinyIsItself is r, or x itself where |x| < 1e-30, for a function that
