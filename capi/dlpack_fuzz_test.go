@@ -187,6 +187,13 @@ func FuzzFromDLPack(f *testing.F) {
 			}
 		}
 		span := hi - lo + 1
+		if span > 1<<22 {
+			// A contiguous layout of a large valid shape (strides left to
+			// the library) needs a real buffer of every element: too big to
+			// build per input (it stalled the fuzzer), and not a layout
+			// question the small cases do not already ask.
+			t.Skipf("layout spans %d elements, more than the harness lays out a buffer for", span)
+		}
 		extra := int64(b.byte() % 4)
 		misalign := int64(b.byte()) % size
 		if misalign != 0 && readable {
