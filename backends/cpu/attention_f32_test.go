@@ -12,7 +12,9 @@ import (
 // The f32 attention products (kernels_attention_f32.go) against the
 // float64 kernels on transformer-sized heads, forward and backward, plain
 // and causal, with L != S, and with q, k and v the transposed views a
-// multi-head layer passes ([B, L, H, E] read as [B, H, L, E]).
+// multi-head layer passes ([B, L, H, E] read as [B, H, L, E]); the
+// 150-row case spans three of the forward pass's row blocks, the last
+// partial, and a causal block there scores only the keys it can see.
 func TestAttentionF32MatchesFloat64(t *testing.T) {
 	randn := func(seed int, shape ...int) *core.Tensor {
 		return core.Call1("randn", core.Attrs{"shape": shape, "seed": seed})
@@ -20,31 +22,34 @@ func TestAttentionF32MatchesFloat64(t *testing.T) {
 	heads := func(seed, l, e int) *core.Tensor {
 		return core.Call1("transpose", core.Attrs{"dim0": 1, "dim1": 2}, randn(seed, 2, l, 3, e))
 	}
-	for _, views := range []bool{false, true} {
-		for _, causal := range []bool{false, true} {
-			q, k, v := randn(1, 2, 3, 40, 16), randn(2, 2, 3, 56, 16), randn(3, 2, 3, 56, 24)
-			if views {
-				q, k, v = heads(1, 40, 16), heads(2, 56, 16), heads(3, 56, 24)
-				require.False(t, q.IsContiguous())
-			}
-			g := randn(4, 2, 3, 40, 24)
-			attrs := core.Attrs{"is_causal": causal}
-			f64 := func(x *core.Tensor) *core.Tensor { return x.Cast(core.F64) }
-			want, err := core.Call("_scaled_dot_product_attention_backward", []*core.Tensor{f64(q), f64(k), f64(v), f64(g)}, attrs)
-			require.NoError(t, err)
-			got, err := core.Call("_scaled_dot_product_attention_backward", []*core.Tensor{q, k, v, g}, attrs)
-			require.NoError(t, err)
-			fwdWant := core.Call1("scaled_dot_product_attention", attrs, f64(q), f64(k), f64(v))
-			fwdGot := core.Call1("scaled_dot_product_attention", attrs, q, k, v)
-			pairs := [][2]*core.Tensor{{fwdGot, fwdWant}, {got[0], want[0]}, {got[1], want[1]}, {got[2], want[2]}}
-			for n, p := range pairs {
-				a, err := p[0].Float64s()
+	for _, size := range [][2]int{{40, 56}, {150, 130}} {
+		for _, views := range []bool{false, true} {
+			for _, causal := range []bool{false, true} {
+				L, S := size[0], size[1]
+				q, k, v := randn(1, 2, 3, L, 16), randn(2, 2, 3, S, 16), randn(3, 2, 3, S, 24)
+				if views {
+					q, k, v = heads(1, L, 16), heads(2, S, 16), heads(3, S, 24)
+					require.False(t, q.IsContiguous())
+				}
+				g := randn(4, 2, 3, L, 24)
+				attrs := core.Attrs{"is_causal": causal}
+				f64 := func(x *core.Tensor) *core.Tensor { return x.Cast(core.F64) }
+				want, err := core.Call("_scaled_dot_product_attention_backward", []*core.Tensor{f64(q), f64(k), f64(v), f64(g)}, attrs)
 				require.NoError(t, err)
-				b, err := p[1].Float64s()
+				got, err := core.Call("_scaled_dot_product_attention_backward", []*core.Tensor{q, k, v, g}, attrs)
 				require.NoError(t, err)
-				require.Len(t, a, len(b))
-				for i := range a {
-					require.InDelta(t, b[i], a[i], 1e-5+1e-4*math.Abs(b[i]), "views %v, causal %v, output %d, element %d", views, causal, n, i)
+				fwdWant := core.Call1("scaled_dot_product_attention", attrs, f64(q), f64(k), f64(v))
+				fwdGot := core.Call1("scaled_dot_product_attention", attrs, q, k, v)
+				pairs := [][2]*core.Tensor{{fwdGot, fwdWant}, {got[0], want[0]}, {got[1], want[1]}, {got[2], want[2]}}
+				for n, p := range pairs {
+					a, err := p[0].Float64s()
+					require.NoError(t, err)
+					b, err := p[1].Float64s()
+					require.NoError(t, err)
+					require.Len(t, a, len(b))
+					for i := range a {
+						require.InDelta(t, b[i], a[i], 1e-5+1e-4*math.Abs(b[i]), "size %v, views %v, causal %v, output %d, element %d", size, views, causal, n, i)
+					}
 				}
 			}
 		}

@@ -82,22 +82,73 @@ func (at *attentionF32) probs(b int, p []float32) {
 	}
 }
 
+// attentionBlockRows is how many query rows the forward pass scores at a
+// time: a 64 x S block of probabilities stays in L2 while P V reads it,
+// where the whole L x S matrix per head (4 MiB at L = S = 1024) was
+// written, zeroed by the allocator and read back from memory.
+const attentionBlockRows = 64
+
 func attentionF32Forward(k *core.KernelCall) bool {
 	at, ok := readAttentionF32(k, k.Inputs[3])
 	if !ok || k.Outputs[0].DType() != core.F32 {
 		return false
 	}
-	L, S, Ev := at.L, at.S, at.Ev
+	L, S, E, Ev := at.L, at.S, at.E, at.Ev
 	out := f32Data(k.Outputs[0])
-	probs := tempF32(at.batch * L * S) // checked here: a refusal inside a worker would not reach guardTemps
-	parallelFor(at.batch, L*S*(at.E+Ev)*2, func(lo, hi int) {
-		for b := lo; b < hi; b++ {
-			p := probs[b*L*S : (b+1)*L*S]
-			at.probs(b, p)
-			gemmF32Serial(false, false, L, Ev, S, 1, p, S, at.v[b*S*Ev:(b+1)*S*Ev], Ev, 0, out[b*L*Ev:(b+1)*L*Ev], Ev)
+	blocks := (L + attentionBlockRows - 1) / attentionBlockRows
+	tasks := at.batch * blocks
+	workers := max(1, min(NumThreads(), tasks))
+	rows := min(L, attentionBlockRows)
+	scratch := tempF32(workers * rows * S) // checked here: a refusal inside a worker would not reach guardTemps
+	per := (tasks + workers - 1) / workers
+	parallelFor(workers, per*rows*S*(E+Ev)*2, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			p := scratch[w*rows*S : (w+1)*rows*S]
+			for t := w * per; t < min(tasks, (w+1)*per); t++ {
+				at.forwardBlock(t/blocks, (t%blocks)*attentionBlockRows, p, out)
+			}
 		}
 	})
 	return true
+}
+
+// forwardBlock writes the output rows i0.. (at most attentionBlockRows) of
+// batch entry b, using p as the rows' scores. Rows are left unnormalised
+// until after P V, so the 1/sum scale touches Ev values per row, not S;
+// a causal block scores only the keys its last row can see.
+func (at *attentionF32) forwardBlock(b, i0 int, p, out []float32) {
+	L, S, E, Ev := at.L, at.S, at.E, at.Ev
+	n := min(attentionBlockRows, L-i0)
+	width := S
+	if at.causal {
+		width = min(S, i0+n)
+	}
+	q := at.q[(b*L+i0)*E : (b*L+i0+n)*E]
+	gemmF32Serial(false, true, n, width, E, at.scale, q, E, at.k[b*S*E:(b*S+width)*E], E, 0, p, width)
+	ninf := float32(math.Inf(-1))
+	o := out[(b*L+i0)*Ev : (b*L+i0+n)*Ev]
+	if width == 0 { // no keys: an empty sum, as the unblocked product gave
+		clear(o)
+		return
+	}
+	var sums [attentionBlockRows]float64
+	for r := range n {
+		row := p[r*width : (r+1)*width]
+		if at.causal {
+			for j := i0 + r + 1; j < width; j++ {
+				row[j] = ninf
+			}
+		}
+		m, nan := extremeF32(true, false, row)
+		if nan {
+			m = float32(math.NaN())
+		}
+		sums[r] = expSumF32(row, row, m)
+	}
+	gemmF32Serial(false, false, n, Ev, width, 1, p, width, at.v[b*S*Ev:(b*S+width)*Ev], Ev, 0, o, Ev)
+	for r := range n {
+		axpbF32(o[r*Ev:(r+1)*Ev], o[r*Ev:(r+1)*Ev], float32(1/sums[r]), 0)
+	}
 }
 
 func attentionF32Backward(k *core.KernelCall) bool {
