@@ -330,7 +330,7 @@ func (x *Tensor) GELU(attrs ...Attrs) *Tensor {
 }
 
 // GroupNorm: Normalise x [N, C, ...] over groups of C/num_groups channels and all spatial dims, then scale and shift per channel.
-// Attributes: num_groups, eps.
+// Attributes: num_groups, eps, activation.
 func (x *Tensor) GroupNorm(weight *Tensor, bias *Tensor, attrs ...Attrs) *Tensor {
 	return Call1("group_norm", mergeAttrs(attrs), x, weight, bias)
 }

@@ -104,12 +104,7 @@ func init() {
 			}}),
 		unaryDef(unarySpec{name: "silu", doc: "x * sigmoid(x) (swish).",
 			category: "activation", result: unaryKeep, dtypes: floatsOnly,
-			// d/dx x·s(x) = s·(1 + x·(1 - s))
-			grad: func(x, out, g *Tensor, _ Attrs) *Tensor {
-				s := ew("sigmoid", x)
-				inner := ew("add", ewConst(x, 1), ew("mul", x, ew("sub", ewConst(s, 1), s)))
-				return ew("mul", g, ew("mul", s, inner))
-			}}),
+			grad: func(x, out, g *Tensor, _ Attrs) *Tensor { return siluGrad(x, g) }}),
 		unaryDef(unarySpec{name: "softplus", doc: "log(1 + exp(beta*x)) / beta, and x itself where beta*x > threshold.",
 			category: "activation", result: unaryKeep, dtypes: floatsOnly,
 			attrs: []AttrSpec{
@@ -155,4 +150,11 @@ func init() {
 			},
 		},
 	)
+}
+
+// siluGrad is g times SiLU's derivative at x: d/dx x·s(x) = s·(1 + x·(1 - s)).
+func siluGrad(x, g *Tensor) *Tensor {
+	s := ew("sigmoid", x)
+	inner := ew("add", ewConst(x, 1), ew("mul", x, ew("sub", ewConst(s, 1), s)))
+	return ew("mul", g, ew("mul", s, inner))
 }

@@ -227,11 +227,11 @@ func init() {
 		&OpDef{
 			Name: "group_norm", Category: "norm", Doc: "Normalise x [N, C, ...] over groups of C/num_groups channels and all spatial dims, then scale and shift per channel.",
 			Inputs: []InputSpec{{Name: "x", DTypes: floatsOnly}, {Name: "weight", DTypes: floatsOnly, Optional: true}, {Name: "bias", DTypes: floatsOnly, Optional: true}},
-			Attrs:  []AttrSpec{{Name: "num_groups", Kind: AttrInt, Required: true, Doc: "number of channel groups; divides C"}, normEpsAttr(1e-5)},
-			Infer:  inferGroupNorm,
-			Backward: func(c *GradCtx) ([]*Tensor, error) {
-				return Call("_group_norm_backward", []*Tensor{c.Inputs[0], c.Grads[0], c.Inputs[1]}, c.Attrs)
-			},
+			Attrs: []AttrSpec{{Name: "num_groups", Kind: AttrInt, Required: true, Doc: "number of channel groups; divides C"}, normEpsAttr(1e-5),
+				{Name: "activation", Kind: AttrString, Default: "none", Enum: []string{"none", "silu"},
+					Doc: "applied to the result in the same pass: silu is GroupNorm then SiLU, as diffusion ResNet blocks write it"}},
+			Infer:    inferGroupNorm,
+			Backward: groupNormBackward,
 			Samples: []Sample{
 				{Name: "affine", Inputs: append([]Gen{G(F32, 2, 6, 3)}, nnAffine(F32, 6)...), Attrs: Attrs{"num_groups": 3}},
 				{Name: "no_affine_4d", Inputs: []Gen{G(F32, 2, 4, 2, 3)}, Attrs: Attrs{"num_groups": 2}},
@@ -240,6 +240,9 @@ func init() {
 				{Name: "f64", Inputs: []Gen{G(F64, 2, 4, 3), G(F64, 4), G(F64, 4)}, Attrs: Attrs{"num_groups": 2}},
 				{Name: "f16", Inputs: []Gen{G(F16, 2, 4, 4), G(F16, 4), G(F16, 4)}, Attrs: Attrs{"num_groups": 2}},
 				{Name: "empty", Inputs: append([]Gen{G(F32, 0, 4, 2)}, nnAffine(F32, 4)...), Attrs: Attrs{"num_groups": 2}},
+				{Name: "silu", Inputs: append([]Gen{G(F32, 2, 6, 3, 2)}, nnAffine(F32, 6)...), Attrs: Attrs{"num_groups": 3, "activation": "silu"}},
+				{Name: "silu_f64_no_affine", Inputs: []Gen{G(F64, 2, 4, 3)}, Attrs: Attrs{"num_groups": 2, "activation": "silu"}},
+				{Name: "silu_f16", Inputs: []Gen{G(F16, 2, 4, 4), G(F16, 4), G(F16, 4)}, Attrs: Attrs{"num_groups": 2, "activation": "silu"}},
 			},
 		},
 		&OpDef{
@@ -307,4 +310,20 @@ func batchNormDef() *OpDef {
 			{Name: "eval_empty", Inputs: []Gen{G(F32, 0, 3), G(F32, 3), nnPositive(F32, 3)}},
 		},
 	}
+}
+
+// groupNormBackward is group_norm's gradient. With activation silu the
+// upstream gradient first goes through SiLU's derivative at the
+// normalised value y, recomputed here (the forward kept only silu(y)).
+func groupNormBackward(c *GradCtx) ([]*Tensor, error) {
+	attrs := Attrs{"num_groups": c.Attrs["num_groups"], "eps": c.Attrs["eps"]}
+	g := c.Grads[0]
+	if c.Attrs.String("activation") == "silu" {
+		y, err := Call("group_norm", []*Tensor{c.Inputs[0], c.Inputs[1], c.Inputs[2]}, attrs)
+		if err != nil {
+			return nil, err
+		}
+		g = siluGrad(y[0], g)
+	}
+	return Call("_group_norm_backward", []*Tensor{c.Inputs[0], g, c.Inputs[1]}, attrs)
 }

@@ -272,7 +272,7 @@ func (m *UNet2DModel) forward(x *core.Tensor, ts []float64) (*core.Tensor, error
 		h = u.forward(h, skips[len(skips)-k:], embAct)
 		skips = skips[:len(skips)-k]
 	}
-	h = m.convOut.Forward(m.normOut.Forward(h).SiLU())
+	h = m.convOut.Forward(m.normOut.ForwardSiLU(h))
 	if err := h.Err(); err != nil {
 		return nil, fmt.Errorf("diffuse: UNet2DModel.Forward: %w", err)
 	}

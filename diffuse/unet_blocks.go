@@ -250,7 +250,7 @@ func (w *weights) resnet(name string, b unetBlock, in, out int, outScale float64
 // time embedding (every ResNet applies SiLU to the same embedding first,
 // so the model does it once).
 func (r *resnet) forward(x, tembAct *core.Tensor) *core.Tensor {
-	h := r.conv1.Forward(r.norm1.Forward(x).SiLU())
+	h := r.conv1.Forward(r.norm1.ForwardSiLU(x))
 	t := r.timeProj.Forward(tembAct)
 	t = t.Reshape(core.Shape{dimOf(t, 0), dimOf(t, 1), 1, 1})
 	if r.scaleShift {
@@ -259,10 +259,11 @@ func (r *resnet) forward(x, tembAct *core.Tensor) *core.Tensor {
 		scale := t.Slice(core.Attrs{"axis": 1, "start": 0, "stop": half})
 		shift := t.Slice(core.Attrs{"axis": 1, "start": half, "stop": 2 * half})
 		h = h.Mul(scalarLike(h, 1).Add(scale)).Add(shift)
+		h = h.SiLU()
 	} else {
-		h = r.norm2.Forward(h.Add(t))
+		h = r.norm2.ForwardSiLU(h.Add(t))
 	}
-	h = r.conv2.Forward(h.SiLU())
+	h = r.conv2.Forward(h)
 	if r.shortcut != nil {
 		x = r.shortcut.Forward(x)
 	}

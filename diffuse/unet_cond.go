@@ -355,7 +355,7 @@ func (m *UNet2DConditionModel) forward(x *core.Tensor, ts []float64, ctx *core.T
 		return nil, err
 	}
 	defer m.done(m.normOut, m.convOut)
-	h = m.convOut.Forward(m.normOut.Forward(h).SiLU())
+	h = m.convOut.Forward(m.normOut.ForwardSiLU(h))
 	if err := h.Err(); err != nil {
 		return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: %w", err)
 	}

@@ -39,8 +39,8 @@ func (w *weights) plainResnet(name string, groups, in, out int) *plainResnet {
 }
 
 func (r *plainResnet) forward(x *core.Tensor, meter *activationMeter) *core.Tensor {
-	h := r.conv1.Forward(r.norm1.Forward(x).SiLU())
-	h = r.conv2.Forward(r.norm2.Forward(h).SiLU())
+	h := r.conv1.Forward(r.norm1.ForwardSiLU(x))
+	h = r.conv2.Forward(r.norm2.ForwardSiLU(h))
 	meter.see(h)
 	if r.shortcut != nil {
 		x = r.shortcut.Forward(x)
@@ -161,7 +161,7 @@ func (e *vaeEncoder) forward(x *core.Tensor) *core.Tensor {
 		}
 	}
 	h = e.mid.forward(h, nil)
-	return e.convOut.Forward(e.normOut.Forward(h).SiLU())
+	return e.convOut.Forward(e.normOut.ForwardSiLU(h))
 }
 
 // vaeDecoder is diffusers' Decoder with group norms (not the spatial norm
@@ -188,7 +188,7 @@ func (d *vaeDecoder) forward(z *core.Tensor, meter *activationMeter) *core.Tenso
 			meter.see(h)
 		}
 	}
-	h = d.convOut.Forward(d.normOut.Forward(h).SiLU())
+	h = d.convOut.Forward(d.normOut.ForwardSiLU(h))
 	meter.see(h)
 	return h
 }

@@ -141,6 +141,14 @@ func (g *GroupNorm) Forward(x *core.Tensor) *core.Tensor {
 		x, optionalTensor(g.Weight), optionalTensor(g.Bias))
 }
 
+// ForwardSiLU is SiLU(Forward(x)) in one pass over memory (the group_norm
+// op's activation attribute): what diffusion and VAE ResNet blocks apply
+// before each convolution.
+func (g *GroupNorm) ForwardSiLU(x *core.Tensor) *core.Tensor {
+	return op("group_norm", core.Attrs{"num_groups": g.Groups, "eps": g.Eps, "activation": "silu"},
+		x, optionalTensor(g.Weight), optionalTensor(g.Bias))
+}
+
 // BatchNorm normalises each channel of (N, C, ...) with the batch's
 // statistics in training mode and with running statistics in evaluation
 // mode, like torch's BatchNorm1d/2d; NewBatchNorm1d and NewBatchNorm2d make

@@ -352,8 +352,9 @@ func groupNormKernel(k *core.KernelCall) error {
 	x, w, b, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Outputs[0]
 	n, c, s := nnNCS(x.Shape())
 	groups, eps := k.Attrs.Int("num_groups"), k.Attrs.Float("eps")
+	silu := k.Attrs.String("activation") == "silu"
 	if nnDenseF32(x, w, b) {
-		groupNormF32(k, n, c, s, groups, eps)
+		groupNormF32(k, n, c, s, groups, eps, silu)
 		return nil
 	}
 	cg := c / groups
@@ -365,7 +366,11 @@ func groupNormKernel(k *core.KernelCall) error {
 			mean, rstd := nnMeanRstd(xr, eps)
 			first := (grp % groups) * cg
 			for t, v := range xr {
-				xr[t] = nnAffine((v-mean)*rstd, wv, bv, first+t/s)
+				y := nnAffine((v-mean)*rstd, wv, bv, first+t/s)
+				if silu {
+					y /= 1 + math.Exp(-y)
+				}
+				xr[t] = y
 			}
 		}
 	})

@@ -65,19 +65,41 @@ func nnSegments(first, count, stride int) func(yield func(int) bool) {
 	}
 }
 
-func groupNormF32(k *core.KernelCall, n, c, s, groups int, eps float64) {
+// groupNormF32 normalises each group; with silu each segment then goes
+// through SiLU while it is still in cache (the fused GroupNorm+SiLU of a
+// diffusion ResNet block: one pass over memory instead of two).
+func groupNormF32(k *core.KernelCall, n, c, s, groups int, eps float64, silu bool) {
 	xs, ws, bs, ys := f32s(k.Inputs[0]), nnOptF32(k.Inputs[1]), nnOptF32(k.Inputs[2]), f32s(k.Outputs[0])
 	cg := c / groups
 	m := cg * s
-	parallelFor(n*groups, m*6, func(lo, hi int) {
+	cost := m * 6
+	if silu {
+		cost += m * 8
+	}
+	parallelFor(n*groups, cost, func(lo, hi int) {
 		for grp := lo; grp < hi; grp++ {
 			mean, rstd := nnSegMeanRstd(xs, nnSegments(grp*m, cg, s), s, float64(m), eps)
 			for j := range cg {
 				o := grp*m + j*s
 				nnSegNorm(ys[o:o+s], xs[o:o+s], ws, bs, (grp%groups)*cg+j, mean, rstd)
+				if silu {
+					siluF32(ys[o : o+s])
+				}
 			}
 		}
 	})
+}
+
+// siluF32 applies SiLU in place: the vector kernel where there is one,
+// else float64 math rounded once, as the silu op's Go path does.
+func siluF32(y []float32) {
+	if len(y) == 0 || unF32(unSilu, y, y) {
+		return
+	}
+	for i, v := range y {
+		x := float64(v)
+		y[i] = float32(x / (1 + math.Exp(-x)))
+	}
 }
 
 // groupNormBackwardF32: per group, with d = g*w[ch], sd = sum(d) and sdx =

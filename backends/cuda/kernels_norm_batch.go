@@ -74,8 +74,12 @@ func groupNormKernel(k *core.KernelCall) error {
 	out := groupedView(k.Outputs[0], groups)
 	var sc lower.Scalars
 	sc.SetF(0, k.Attrs.Float("eps"))
+	y := affineTail("((f64)x0 - mean) * rstd", names, w, b)
+	if k.Attrs.String("activation") == "silu" { // GroupNorm+SiLU in one pass
+		y = "((" + y + ") / (1.0 + exp(-(" + y + "))))"
+	}
 	return cudaOf(k).rows(rowProgram{op: "group_norm", frame: f, ins: ins, outs: []*core.Tensor{out}, sc: &sc,
-		passes: momentPasses, writes: []string{affineTail("((f64)x0 - mean) * rstd", names, w, b)}})
+		passes: momentPasses, writes: []string{y}})
 }
 
 // allAfter lists the dims from first to rank-1.

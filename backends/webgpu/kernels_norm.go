@@ -45,13 +45,13 @@ func meanRstdWGSL() string {
 
 func layerNormKernel(k *core.KernelCall) error {
 	x := k.Inputs[0]
-	return affineNorm(gpuOf(k), normFrame(x, k.Attrs), x, k.Inputs[1], k.Inputs[2], k.Outputs[0], k.Attrs.Float("eps"))
+	return affineNorm(gpuOf(k), normFrame(x, k.Attrs), x, k.Inputs[1], k.Inputs[2], k.Outputs[0], k.Attrs.Float("eps"), false)
 }
 
 // affineNorm writes (x-mean)*rstd*w + b over frame f, each group of
 // reduced dims normalised on its own; w and b (either may be nil) broadcast
 // over f's shape.
-func affineNorm(g *Backend, f frame, x, w, b, out *core.Tensor, eps float64) error {
+func affineNorm(g *Backend, f frame, x, w, b, out *core.Tensor, eps float64, silu bool) error {
 	ins, has := present(x, w, b)
 	y := "(v0(o, r) - mean) * rstd"
 	next := 1
@@ -62,9 +62,13 @@ func affineNorm(g *Backend, f frame, x, w, b, out *core.Tensor, eps float64) err
 	if has[2] {
 		y = fmt.Sprintf("%s + v%d(o, r)", y, next)
 	}
-	body := meanRstdWGSL() + "\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), y) + "; }\n"
+	store := storeExpr(out.DType(), "nv")
+	if silu { // GroupNorm+SiLU in the pass that writes the result
+		store = storeExpr(out.DType(), "(nv * m_sigmoid(nv))")
+	}
+	body := meanRstdWGSL() + "\tfor (var r = 0u; r < R; r++) { let nv = " + y + "; out0[oat(o, r)] = " + store + "; }\n"
 	if !g.frameFits(body, f) {
-		return g.affineNormLong(f, x, w, b, out, eps)
+		return g.affineNormLong(f, x, w, b, out, eps, silu)
 	}
 	return g.reduceRun(f, ins, out, false, body, func(p *params) { p.setF(0, eps) })
 }

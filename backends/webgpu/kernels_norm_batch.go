@@ -40,7 +40,7 @@ func groupNormKernel(k *core.KernelCall) error {
 	x := reshaped(k.Inputs[0], xs)
 	f := newFrame(xs, []int{2, 3})
 	return affineNorm(gpuOf(k), f, x, reshaped(k.Inputs[1], ws), reshaped(k.Inputs[2], ws),
-		reshaped(k.Outputs[0], xs), k.Attrs.Float("eps"))
+		reshaped(k.Outputs[0], xs), k.Attrs.Float("eps"), k.Attrs.String("activation") == "silu")
 }
 
 func groupNormBackwardKernel(k *core.KernelCall) error {

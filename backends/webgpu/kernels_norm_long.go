@@ -10,8 +10,8 @@ import (
 // The norms over rows too long for one thread (launch_rows_long.go).
 
 // affineNormLong is affineNorm over long groups: (x-mean)*rstd*w + b with
-// the statistics reduced first.
-func (b *Backend) affineNormLong(f frame, x, w, bias, out *core.Tensor, eps float64) error {
+// the statistics reduced first, and SiLU of that when silu is set.
+func (b *Backend) affineNormLong(f frame, x, w, bias, out *core.Tensor, eps float64, silu bool) error {
 	mean, rstd, err := b.groupMeanRstd(f, x, eps)
 	if err != nil {
 		return err
@@ -26,6 +26,9 @@ func (b *Backend) affineNormLong(f frame, x, w, bias, out *core.Tensor, eps floa
 	if bias != nil {
 		y += fmt.Sprintf(" + x%d", len(ins))
 		ins = append(ins, bias)
+	}
+	if silu {
+		y = "((" + y + ") * m_sigmoid(" + y + "))"
 	}
 	return b.mapRun(ins, out, y, nil)
 }

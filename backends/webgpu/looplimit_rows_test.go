@@ -103,6 +103,8 @@ func TestNormsPastLoopLimit(t *testing.T) {
 		"batch_norm in evaluation":               batchNorm(false, true),
 		"group_norm": norm("group_norm", core.Attrs{"num_groups": 2},
 			core.Shape{2, 4, 150, 200}, core.Shape{4}, core.Shape{4}),
+		"group_norm with silu": norm("group_norm", core.Attrs{"num_groups": 2, "activation": "silu"},
+			core.Shape{2, 4, 150, 200}, core.Shape{4}, core.Shape{4}),
 		"layer_norm": norm("layer_norm", core.Attrs{"normalized_shape": []int{70000}},
 			core.Shape{3, 70000}, core.Shape{70000}, core.Shape{70000}),
 		"rms_norm":    norm("rms_norm", core.Attrs{"normalized_shape": []int{70000}}, core.Shape{3, 70000}, core.Shape{70000}),

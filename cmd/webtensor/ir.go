@@ -88,8 +88,8 @@ attention, GELU MLP, residuals), gcn (a GCNConv layer on a small graph).`,
 				return err
 			}
 			if rep != (ir.FuseReport{}) {
-				fmt.Fprintf(out, "\n# after fusion on %s: %d nodes (%d ops in elementwise kernels, %d reductions with a fused prologue, %d epilogues, %d second stores, %d bias gradients in their weight gradient, %d attention outputs written transposed, %d weights in their other layout)\n%s",
-					dev, len(g.Nodes), rep.Elementwise, rep.Reductions, rep.Epilogues, rep.Pairs, rep.ColumnSums, rep.Attention, rep.Layouts, g)
+				fmt.Fprintf(out, "\n# after fusion on %s: %d nodes (%d ops in elementwise kernels, %d reductions with a fused prologue, %d epilogues, %d second stores, %d bias gradients in their weight gradient, %d attention outputs written transposed, %d weights in their other layout, %d group norms with their SiLU)\n%s",
+					dev, len(g.Nodes), rep.Elementwise, rep.Reductions, rep.Epilogues, rep.Pairs, rep.ColumnSums, rep.Attention, rep.Layouts, rep.Norms, g)
 			}
 			if profile {
 				return printKernelProfile(out, g, ins, dev)

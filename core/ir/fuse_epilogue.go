@@ -184,9 +184,11 @@ type FuseReport struct {
 	ColumnSums  int // bias gradients summed by their layer's weight-gradient product
 	Attention   int // attention outputs written with their heads transposed
 	Layouts     int // constant weights whose other layout measured faster
+	Norms       int // group norms that apply their reader's SiLU themselves
 }
 
-// Fuse runs the fusion passes for dev: elementwise trees first, then their
+// Fuse runs the fusion passes for dev: group norms that take their SiLU
+// (FuseNormActivation) first, then elementwise trees, then their
 // folding into the reductions that consume them and into the matmuls and
 // sparse products that feed them, then second stores (FusePairs), bias
 // gradients into weight-gradient products (FuseColumnSums) and attention
@@ -200,7 +202,7 @@ func (g *Graph) Fuse(dev core.Device) (FuseReport, error) {
 		run   func(core.Device) (int, error)
 		count *int
 	}{
-		{g.FuseElementwise, &r.Elementwise}, {g.FuseReductions, &r.Reductions}, {g.FuseEpilogues, &r.Epilogues},
+		{g.FuseNormActivation, &r.Norms}, {g.FuseElementwise, &r.Elementwise}, {g.FuseReductions, &r.Reductions}, {g.FuseEpilogues, &r.Epilogues},
 		{g.FusePairs, &r.Pairs}, {g.FuseColumnSums, &r.ColumnSums}, {g.FuseAttentionTranspose, &r.Attention},
 		{g.ChooseWeightLayouts, &r.Layouts},
 	}
@@ -233,4 +235,5 @@ func (r *FuseReport) add(b FuseReport) {
 	r.ColumnSums += b.ColumnSums
 	r.Attention += b.Attention
 	r.Layouts += b.Layouts
+	r.Norms += b.Norms
 }

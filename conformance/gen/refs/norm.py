@@ -42,7 +42,8 @@ def rms_norm_backward(ins, a):
 
 def group_norm(ins, a):
     x, w, b = (ins + [None, None])[:3]
-    return F.group_norm(x, a["num_groups"], w, b, a.get("eps", 1e-5))
+    y = F.group_norm(x, a["num_groups"], w, b, a.get("eps", 1e-5))
+    return F.silu(y) if a.get("activation", "none") == "silu" else y
 
 
 def group_norm_backward(ins, a):

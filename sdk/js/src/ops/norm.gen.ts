@@ -36,6 +36,8 @@ export interface GroupNormOptions {
   numGroups: number;
   /** added to the variance for numerical stability (default 0.00001) */
   eps?: number;
+  /** applied to the result in the same pass: silu is GroupNorm then SiLU, as diffusion ResNet blocks write it (default "none") */
+  activation?: string;
 }
 
 /**
@@ -46,7 +48,7 @@ export interface GroupNormOptions {
  * @param options the attributes (see GroupNormOptions)
  */
 export function groupNorm(x: TensorLike, weight: TensorLike | null | undefined, bias: TensorLike | null | undefined, options: GroupNormOptions): Tensor {
-  return op1("group_norm", [x, weight, bias], attrsOf("group_norm", options, { numGroups: "num_groups", eps: "eps" }));
+  return op1("group_norm", [x, weight, bias], attrsOf("group_norm", options, { numGroups: "num_groups", eps: "eps", activation: "activation" }));
 }
 
 /** Attributes of {@link layerNorm}. */

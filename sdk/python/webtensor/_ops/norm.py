@@ -42,6 +42,7 @@ def group_norm(
     weight: TensorLike | None = None,
     bias: TensorLike | None = None,
     eps: float = 1e-05,
+    activation: str = 'none',
 ) -> Tensor:
     """Normalise x [N, C, ...] over groups of C/num_groups channels and all spatial dims, then scale and
     shift per channel.
@@ -49,8 +50,13 @@ def group_norm(
     Args:
         num_groups: number of channel groups; divides C
         eps: added to the variance for numerical stability
+        activation: applied to the result in the same pass: silu is GroupNorm then SiLU, as diffusion
+            ResNet blocks write it
     """
-    return run_op('group_norm', [x, weight, bias], [('num_groups', 'int', num_groups), ('eps', 'float', eps)])[0]
+    return run_op('group_norm',
+        [x, weight, bias], [('num_groups', 'int', num_groups),
+         ('eps', 'float', eps),
+         ('activation', 'string', activation)])[0]
 
 
 def layer_norm(

@@ -55,11 +55,14 @@ public abstract class OpsNorm extends OpsLoss {
      * @param weight optional input (null for none)
      * @param bias optional input (null for none)
      * @param eps added to the variance for numerical stability (default 0.00001)
+     * @param activation applied to the result in the same pass: silu is GroupNorm then SiLU, as
+     * diffusion ResNet blocks write it; one of none, silu (default none)
      */
-    public static Tensor groupNorm(Tensor x, long numGroups, Tensor weight, Tensor bias, double eps) {
+    public static Tensor groupNorm(Tensor x, long numGroups, Tensor weight, Tensor bias, double eps, String activation) {
         return Op.call1("group_norm", new Tensor[] {x, weight, bias},
                 Attr.ofInt("num_groups", numGroups),
-                Attr.ofFloat("eps", eps));
+                Attr.ofFloat("eps", eps),
+                Attr.ofString("activation", activation));
     }
 
     /**

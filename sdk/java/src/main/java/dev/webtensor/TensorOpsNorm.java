@@ -22,8 +22,8 @@ abstract class TensorOpsNorm extends TensorOpsLoss {
     }
 
     /** Normalise x [N, C, ...] over groups of C/num_groups channels and all spatial dims, then scale and shift per channel. See {@link Ops#groupNorm}. */
-    public Tensor groupNorm(long numGroups, Tensor weight, Tensor bias, double eps) {
-        return Ops.groupNorm((Tensor) this, numGroups, weight, bias, eps);
+    public Tensor groupNorm(long numGroups, Tensor weight, Tensor bias, double eps, String activation) {
+        return Ops.groupNorm((Tensor) this, numGroups, weight, bias, eps, activation);
     }
 
     /** Normalise over the trailing normalized_shape dims to zero mean and unit variance, then scale and shift. See {@link Ops#layerNorm}. */
