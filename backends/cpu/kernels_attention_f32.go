@@ -1,9 +1,11 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 	"github.com/webtensor/webtensor/core/kernelkit"
 	"github.com/webtensor/webtensor/core/oprules"
 )
@@ -23,12 +25,18 @@ type attentionF32 struct {
 	q, k, v []float32
 	scale   float32
 	causal  bool
+	// heads, when set, lays the forward output out as [B, L, heads, Ev]
+	// (the batch entries being B*heads): AttentionTransposed.
+	heads int
 }
 
 // readAttentionF32 returns the call's f32 views, or false when it is not
 // the dense, unmasked, unbroadcast case this path covers.
 func readAttentionF32(kc *core.KernelCall, mask *core.Tensor) (*attentionF32, bool) {
-	q, k, v := kc.Inputs[0], kc.Inputs[1], kc.Inputs[2]
+	return attentionOperandsF32(kc.Inputs[0], kc.Inputs[1], kc.Inputs[2], mask, kc.Attrs)
+}
+
+func attentionOperandsF32(q, k, v, mask *core.Tensor, attrs core.Attrs) (*attentionF32, bool) {
 	if mask != nil || q.DType() != core.F32 || k.DType() != core.F32 || v.DType() != core.F32 {
 		return nil, false
 	}
@@ -42,7 +50,7 @@ func readAttentionF32(kc *core.KernelCall, mask *core.Tensor) (*attentionF32, bo
 		return nil, false
 	}
 	return &attentionF32{SDPAShapes: sh, batch: b.Numel(), q: f32Logical(q), k: f32Logical(k), v: f32Logical(v),
-		scale: float32(kernelkit.AttentionScale(kc.Attrs, sh.E)), causal: kc.Attrs.Bool("is_causal")}, true
+		scale: float32(kernelkit.AttentionScale(attrs, sh.E)), causal: attrs.Bool("is_causal")}, true
 }
 
 // f32Data is a dense f32 tensor's elements.
@@ -93,8 +101,46 @@ func attentionF32Forward(k *core.KernelCall) bool {
 	if !ok || k.Outputs[0].DType() != core.F32 {
 		return false
 	}
+	at.forward(f32Data(k.Outputs[0]))
+	return true
+}
+
+// AttentionTransposed is scaled_dot_product_attention of dense, unmasked
+// f32 q [B, H, L, E] (k and v alike, possibly transposed views) returning
+// its output already transposed to contiguous [B, L, H, Ev], the layout
+// the projection after multi-head attention reads: each block's P V is
+// written into its head's columns, so the copy that merging the heads of
+// a transposed output makes is never needed. It records no autograd; an
+// error sends the IR back to the op and the transpose.
+func (be *Backend) AttentionTransposed(q, k, v, mask *core.Tensor, attrs core.Attrs) (*core.Tensor, error) {
+	if q.Rank() != 4 || k.Rank() != 4 || v.Rank() != 4 {
+		return nil, fmt.Errorf("cpu: transposed attention takes [batch, heads, L, E] operands, got shapes %v, %v and %v",
+			q.Shape(), k.Shape(), v.Shape())
+	}
+	for i, t := range []*core.Tensor{q, k, v, mask} {
+		if t != nil && t.Device() != core.CPU {
+			return nil, fmt.Errorf("cpu: attention operand %d is on %s", i, t.Device())
+		}
+	}
+	at, ok := attentionOperandsF32(q, k, v, mask, attrs)
+	if !ok {
+		return nil, fmt.Errorf("cpu: transposed attention covers dense f32 operands without a mask (got %v, %v, %v, mask %v)",
+			q.DType(), k.DType(), v.DType(), mask != nil)
+	}
+	b, h := at.Batch[0], at.Batch[1]
+	out, err := core.Empty(be, core.Shape{b, at.L, h, at.Ev}, core.F32)
+	if err != nil {
+		return nil, err
+	}
+	at.heads = h
+	at.forward(f32Data(out))
+	return out, nil
+}
+
+// forward writes the attention output into out, in parallel over (batch
+// entry, row block).
+func (at *attentionF32) forward(out []float32) {
 	L, S, E, Ev := at.L, at.S, at.E, at.Ev
-	out := f32Data(k.Outputs[0])
 	blocks := (L + attentionBlockRows - 1) / attentionBlockRows
 	tasks := at.batch * blocks
 	workers := max(1, min(NumThreads(), tasks))
@@ -109,7 +155,6 @@ func attentionF32Forward(k *core.KernelCall) bool {
 			}
 		}
 	})
-	return true
 }
 
 // forwardBlock writes the output rows i0.. (at most attentionBlockRows) of
@@ -126,9 +171,15 @@ func (at *attentionF32) forwardBlock(b, i0 int, p, out []float32) {
 	q := at.q[(b*L+i0)*E : (b*L+i0+n)*E]
 	gemmF32Serial(false, true, n, width, E, at.scale, q, E, at.k[b*S*E:(b*S+width)*E], E, 0, p, width)
 	ninf := float32(math.Inf(-1))
-	o := out[(b*L+i0)*Ev : (b*L+i0+n)*Ev]
+	base, ld := (b*L+i0)*Ev, Ev
+	if at.heads > 0 { // entry b is head b%heads of item b/heads: rows heads*Ev apart
+		base, ld = ((b/at.heads*L+i0)*at.heads+b%at.heads)*Ev, at.heads*Ev
+	}
+	o := out[base : base+(n-1)*ld+Ev]
 	if width == 0 { // no keys: an empty sum, as the unblocked product gave
-		clear(o)
+		for r := range n {
+			clear(o[r*ld : r*ld+Ev])
+		}
 		return
 	}
 	var sums [attentionBlockRows]float64
@@ -145,9 +196,10 @@ func (at *attentionF32) forwardBlock(b, i0 int, p, out []float32) {
 		}
 		sums[r] = expSumF32(row, row, m)
 	}
-	gemmF32Serial(false, false, n, Ev, width, 1, p, width, at.v[b*S*Ev:(b*S+width)*Ev], Ev, 0, o, Ev)
+	gemmF32Serial(false, false, n, Ev, width, 1, p, width, at.v[b*S*Ev:(b*S+width)*Ev], Ev, 0, o, ld)
 	for r := range n {
-		axpbF32(o[r*Ev:(r+1)*Ev], o[r*Ev:(r+1)*Ev], float32(1/sums[r]), 0)
+		row := o[r*ld : r*ld+Ev]
+		axpbF32(row, row, float32(1/sums[r]), 0)
 	}
 }
 
@@ -190,3 +242,5 @@ func attentionF32Backward(k *core.KernelCall) bool {
 	})
 	return true
 }
+
+var _ fusion.AttentionTransposer = (*Backend)(nil)

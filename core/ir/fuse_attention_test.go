@@ -7,16 +7,26 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 )
 
 // Multi-head attention whose heads are transposed back and merged writes
-// them in place on WebGPU, and computes what the unfused graph computes:
-// causal or not, short sequences (the one-launch kernel) and long ones
-// (the composed kernels), more keys than queries. A transpose to another
-// order is left to the ops.
+// them in place on the CPU and WebGPU, and computes what the unfused graph
+// computes: causal or not, short sequences (WebGPU's one-launch kernel)
+// and long ones (its composed kernels; the CPU's several row blocks), more
+// keys than queries. A transpose to another order is left to the ops.
 func TestAttentionWritesItsHeadsTransposed(t *testing.T) {
-	dev := webgpuOrSkip(t)
+	devs := []core.Device{core.CPU}
+	if webgputest.Present(t) {
+		devs = append(devs, webgputest.Device)
+	}
+	for _, dev := range devs {
+		t.Run(dev.String(), func(t *testing.T) { attentionWritesItsHeadsTransposed(t, dev) })
+	}
+}
+
+func attentionWritesItsHeadsTransposed(t *testing.T, dev core.Device) {
 	core.EnterNoGrad()
 	defer func() { require.NoError(t, core.ExitNoGrad()) }()
 	for _, c := range []struct {
@@ -27,7 +37,8 @@ func TestAttentionWritesItsHeadsTransposed(t *testing.T) {
 	}{
 		{8, 8, 2, 4, false, []int{0, 2, 1, 3}, 1},
 		{5, 7, 3, 8, true, []int{0, 2, 1, 3}, 1},
-		{6, 80, 2, 4, false, []int{0, 2, 1, 3}, 1}, // past the one-launch kernel
+		{6, 80, 2, 4, false, []int{0, 2, 1, 3}, 1},  // past the one-launch kernel
+		{150, 90, 2, 8, true, []int{0, 2, 1, 3}, 1}, // three CPU row blocks
 		{8, 8, 2, 4, false, []int{0, 1, 3, 2}, 0},
 	} {
 		t.Run(fmt.Sprint(c), func(t *testing.T) {
