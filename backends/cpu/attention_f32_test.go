@@ -14,7 +14,8 @@ import (
 // and causal, with L != S, and with q, k and v the transposed views a
 // multi-head layer passes ([B, L, H, E] read as [B, H, L, E]); the
 // 150-row case spans three of the forward pass's row blocks, the last
-// partial, and a causal block there scores only the keys it can see.
+// partial, and a causal block there scores only the keys it can see; the
+// head of 8 values takes the transposed P V product.
 func TestAttentionF32MatchesFloat64(t *testing.T) {
 	randn := func(seed int, shape ...int) *core.Tensor {
 		return core.Call1("randn", core.Attrs{"shape": shape, "seed": seed})
@@ -22,7 +23,7 @@ func TestAttentionF32MatchesFloat64(t *testing.T) {
 	heads := func(seed, l, e int) *core.Tensor {
 		return core.Call1("transpose", core.Attrs{"dim0": 1, "dim1": 2}, randn(seed, 2, l, 3, e))
 	}
-	for _, size := range [][2]int{{40, 56}, {150, 130}} {
+	for _, size := range [][4]int{{40, 56, 16, 24}, {150, 130, 16, 24}, {150, 70, 8, 8}} {
 		for _, views := range []bool{false, true} {
 			for _, causal := range []bool{false, true} {
 				L, S := size[0], size[1]

@@ -196,7 +196,23 @@ func (at *attentionF32) forwardBlock(b, i0 int, p, out []float32) {
 		}
 		sums[r] = expSumF32(row, row, m)
 	}
-	gemmF32Serial(false, false, n, Ev, width, 1, p, width, at.v[b*S*Ev:(b*S+width)*Ev], Ev, 0, o, ld)
+	vb := at.v[b*S*Ev : (b*S+width)*Ev]
+	if Ev < gemmNR && n > Ev {
+		// A narrow head (Ev below the micro-kernel's 16 columns) would leave
+		// most of each tile empty: compute Oᵀ = Vᵀ Pᵀ instead, whose columns
+		// are the block's rows, then scatter it scaled.
+		var ot [attentionBlockRows * 16]float32
+		gemmF32Serial(true, true, Ev, n, width, 1, vb, Ev, p, width, 0, ot[:Ev*n], n)
+		for r := range n {
+			inv := float32(1 / sums[r])
+			row := o[r*ld : r*ld+Ev]
+			for e := range row {
+				row[e] = ot[e*n+r] * inv
+			}
+		}
+		return
+	}
+	gemmF32Serial(false, false, n, Ev, width, 1, p, width, vb, Ev, 0, o, ld)
 	for r := range n {
 		row := o[r*ld : r*ld+Ev]
 		axpbF32(row, row, float32(1/sums[r]), 0)
