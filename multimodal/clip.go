@@ -105,6 +105,9 @@ func (w *weights) clipText(c CLIPTextConfig) *clipText {
 	t.layers, layers = w.clipLayers("text_model", c.NumHiddenLayers,
 		clipDims(c.HiddenSize, c.IntermediateSize, c.NumAttentionHeads, c.LayerNormEps, c.HiddenAct))
 	t.finalLN = w.layerNorm("text_model.final_layer_norm", c.HiddenSize, c.LayerNormEps)
+	// transformers saved the position_ids buffer until 4.31; Stable
+	// Diffusion v1's text_encoder checkpoints still hold it.
+	w.ignore("text_model.embeddings.position_ids")
 	w.register(&t.Base, nil,
 		nn.NamedModule{Name: "embeddings", Module: w.group(nn.NamedModule{Name: "token_embedding", Module: t.tok},
 			nn.NamedModule{Name: "position_embedding", Module: t.pos})},
@@ -138,6 +141,9 @@ func (m *CLIPModel) Device() core.Device { return m.dev }
 type CLIPTextOutput struct {
 	LastHiddenState *core.Tensor // (B, S, text hidden), after final_layer_norm
 	PoolerOutput    *core.Tensor // (B, text hidden): the end-of-text token's state
+	// TextEmbeds is CLIPTextModelWithProjection's text_embeds, (B,
+	// projection_dim); nil from the other models.
+	TextEmbeds *core.Tensor
 }
 
 // EncodeText runs the text tower on ids (B, S) and an optional attention
@@ -145,18 +151,23 @@ type CLIPTextOutput struct {
 // device. Each query attends to itself and the non-padding tokens before
 // it.
 func (m *CLIPModel) EncodeText(ids, mask *core.Tensor) (*CLIPTextOutput, error) {
-	c := m.Config.Text
-	if err := checkIDs("CLIPModel.EncodeText", ids, mask, c.MaxPositionEmbeddings, m.dev); err != nil {
+	return m.text.encode("CLIPModel.EncodeText", ids, mask, m.dev)
+}
+
+// encode is the text tower's forward pass, shared by CLIPModel and the
+// standalone text models; op names the caller in errors.
+func (t *clipText) encode(op string, ids, mask *core.Tensor, dev core.Device) (*CLIPTextOutput, error) {
+	c := t.cfg
+	if err := checkIDs(op, ids, mask, c.MaxPositionEmbeddings, dev); err != nil {
 		return nil, err
 	}
 	host, err := ids.Int64s()
 	if err != nil {
-		return nil, fmt.Errorf("multimodal: CLIPModel.EncodeText: %w", err)
+		return nil, fmt.Errorf("multimodal: %s: %w", op, err)
 	}
 	defer core.NoGradScope()()
 	s := ids.Shape()
 	b, n := s[0], s[1]
-	t := m.text
 	h := t.tok.Forward(ids).Add(t.pos.Weight.Tensor().Slice(core.Attrs{"axis": 0, "start": 0, "stop": n}))
 	causal := make([]bool, n*n)
 	for i := range n {
@@ -164,9 +175,9 @@ func (m *CLIPModel) EncodeText(ids, mask *core.Tensor) (*CLIPTextOutput, error) 
 			causal[i*n+j] = true
 		}
 	}
-	attend := core.FromSlice(causal, core.Shape{1, 1, n, n}, m.dev)
+	attend := core.FromSlice(causal, core.Shape{1, 1, n, n}, dev)
 	if mask != nil {
-		keep := mask.Ne(core.Scalar(0, mask.DType(), m.dev)).Reshape(core.Shape{b, 1, 1, n})
+		keep := mask.Ne(core.Scalar(0, mask.DType(), dev)).Reshape(core.Shape{b, 1, 1, n})
 		attend = attend.LogicalAnd(keep)
 	}
 	for _, l := range t.layers {
@@ -190,9 +201,9 @@ func (m *CLIPModel) EncodeText(ids, mask *core.Tensor) (*CLIPTextOutput, error) 
 		}
 		rows[i] = int64(i*n + best)
 	}
-	pooled := h.Reshape(core.Shape{b * n, c.HiddenSize}).IndexSelect(core.FromSlice(rows, core.Shape{b}, m.dev), core.Attrs{"axis": 0})
+	pooled := h.Reshape(core.Shape{b * n, c.HiddenSize}).IndexSelect(core.FromSlice(rows, core.Shape{b}, dev), core.Attrs{"axis": 0})
 	if err := pooled.Err(); err != nil {
-		return nil, fmt.Errorf("multimodal: CLIPModel.EncodeText: %w", err)
+		return nil, fmt.Errorf("multimodal: %s: %w", op, err)
 	}
 	return &CLIPTextOutput{LastHiddenState: h, PoolerOutput: pooled}, nil
 }
