@@ -69,7 +69,7 @@ func LoadCLIPModel(dir string, opts ...LoadOption) (*CLIPModel, error) {
 		return nil, err
 	}
 	m := &CLIPModel{Config: cfg, dev: w.dev, dtype: w.dtype}
-	m.text = w.clipText(cfg.Text)
+	m.text = w.clipText(cfg.Text, "text_model.")
 	m.vision = w.clipVision(cfg.Vision)
 	m.visualProj = w.linearBias("visual_projection", cfg.Vision.HiddenSize, cfg.ProjectionDim, false)
 	m.textProj = w.linearBias("text_projection", cfg.Text.HiddenSize, cfg.ProjectionDim, false)
@@ -87,27 +87,33 @@ func clipDims(hidden, inter, heads int, eps float64, act string) layerDims {
 	return layerDims{hidden: hidden, inter: inter, heads: heads, eps: eps, act: act, qkvBias: true}
 }
 
+// clipLayers are a tower's encoder layers; prefix is the tower's name
+// prefix with its dot ("text_model.", or "" for a bare tower).
 func (w *weights) clipLayers(prefix string, n int, d layerDims) ([]*preNormLayer, *list) {
 	var layers []*preNormLayer
 	mods := make([]nn.Module, n)
 	for i := range n {
-		l := w.preNormLayer(fmt.Sprintf("%s.encoder.layers.%d", prefix, i), d, clipLayerNames)
+		l := w.preNormLayer(fmt.Sprintf("%sencoder.layers.%d", prefix, i), d, clipLayerNames)
 		layers, mods[i] = append(layers, l), l
 	}
 	return layers, w.list(mods...)
 }
 
-func (w *weights) clipText(c CLIPTextConfig) *clipText {
+// clipText is the text tower with its tensors under prefix: "text_model."
+// in a CLIPModel, a CLIPTextModelWithProjection and the CLIPTextModel
+// files transformers 4 saved (Stable Diffusion's), "" in the
+// CLIPTextModel files transformers 5 saves (the tower is the model).
+func (w *weights) clipText(c CLIPTextConfig, prefix string) *clipText {
 	t := &clipText{cfg: c}
-	t.tok = w.embedding("text_model.embeddings.token_embedding", c.VocabSize, c.HiddenSize)
-	t.pos = w.embedding("text_model.embeddings.position_embedding", c.MaxPositionEmbeddings, c.HiddenSize)
+	t.tok = w.embedding(prefix+"embeddings.token_embedding", c.VocabSize, c.HiddenSize)
+	t.pos = w.embedding(prefix+"embeddings.position_embedding", c.MaxPositionEmbeddings, c.HiddenSize)
 	var layers *list
-	t.layers, layers = w.clipLayers("text_model", c.NumHiddenLayers,
+	t.layers, layers = w.clipLayers(prefix, c.NumHiddenLayers,
 		clipDims(c.HiddenSize, c.IntermediateSize, c.NumAttentionHeads, c.LayerNormEps, c.HiddenAct))
-	t.finalLN = w.layerNorm("text_model.final_layer_norm", c.HiddenSize, c.LayerNormEps)
+	t.finalLN = w.layerNorm(prefix+"final_layer_norm", c.HiddenSize, c.LayerNormEps)
 	// transformers saved the position_ids buffer until 4.31; Stable
 	// Diffusion v1's text_encoder checkpoints still hold it.
-	w.ignore("text_model.embeddings.position_ids")
+	w.ignore(prefix + "embeddings.position_ids")
 	w.register(&t.Base, nil,
 		nn.NamedModule{Name: "embeddings", Module: w.group(nn.NamedModule{Name: "token_embedding", Module: t.tok},
 			nn.NamedModule{Name: "position_embedding", Module: t.pos})},
@@ -123,7 +129,7 @@ func (w *weights) clipVision(c CLIPVisionConfig) *clipVision {
 	v.pos = w.embedding("vision_model.embeddings.position_embedding", v.numPatch+1, c.HiddenSize)
 	v.preLN = w.layerNorm("vision_model.pre_layrnorm", c.HiddenSize, c.LayerNormEps)
 	var layers *list
-	v.layers, layers = w.clipLayers("vision_model", c.NumHiddenLayers,
+	v.layers, layers = w.clipLayers("vision_model.", c.NumHiddenLayers,
 		clipDims(c.HiddenSize, c.IntermediateSize, c.NumAttentionHeads, c.LayerNormEps, c.HiddenAct))
 	v.postLN = w.layerNorm("vision_model.post_layernorm", c.HiddenSize, c.LayerNormEps)
 	emb := w.group(nn.NamedModule{Name: "patch_embedding", Module: v.patch}, nn.NamedModule{Name: "position_embedding", Module: v.pos})

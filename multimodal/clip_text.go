@@ -37,8 +37,10 @@ func ParseCLIPTextModelConfig(data []byte) (CLIPTextModelConfig, error) {
 
 // CLIPTextModel is transformers' CLIPTextModel: CLIP's causal text tower
 // alone, the text encoder Stable Diffusion conditions on (a diffusers
-// pipeline's text_encoder/ folder). Its StateDict holds transformers'
-// names (text_model.…), the same tower CLIPModel has.
+// pipeline's text_encoder/ folder). Its StateDict holds the file's names:
+// text_model.… as transformers 4 saved them (Stable Diffusion's
+// repositories), or the same names without the prefix as transformers 5
+// saves them; either way the tower is the one CLIPModel has.
 type CLIPTextModel struct {
 	nn.Base
 	Config CLIPTextModelConfig
@@ -50,11 +52,12 @@ type CLIPTextModel struct {
 
 // LoadCLIPTextModel loads a CLIPTextModel saved by save_pretrained
 // (config.json and model.safetensors), as strictly as LoadCLIPModel: the
-// file must hold exactly the tower's tensors (a position_ids buffer that
-// older transformers saved is accepted and unused).
+// file must hold exactly the tower's tensors, all with the text_model.
+// prefix or all without it (a position_ids buffer that older
+// transformers saved is accepted and unused).
 func LoadCLIPTextModel(dir string, opts ...LoadOption) (*CLIPTextModel, error) {
 	m := &CLIPTextModel{}
-	w, path, err := m.load("LoadCLIPTextModel", dir, opts)
+	w, path, err := m.load("LoadCLIPTextModel", dir, true, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -66,14 +69,24 @@ func LoadCLIPTextModel(dir string, opts ...LoadOption) (*CLIPTextModel, error) {
 
 // load reads the checkpoint into m and builds the tower; the caller adds
 // its own tensors and checks the file.
-func (m *CLIPTextModel) load(op, dir string, opts []LoadOption) (*weights, string, error) {
+// bare allows the tower's names without the text_model. prefix.
+func (m *CLIPTextModel) load(op, dir string, bare bool, opts []LoadOption) (*weights, string, error) {
 	cfg, w, path, err := readCheckpoint(op, dir, ParseCLIPTextModelConfig, opts)
 	if err != nil {
 		return nil, "", err
 	}
 	m.Config, m.dev, m.dtype = cfg, w.dev, w.dtype
-	m.text = w.clipText(cfg.CLIPTextConfig)
-	w.register(&m.Base, nil, nn.NamedModule{Name: "text_model", Module: m.text})
+	// transformers 4 nested the tower as text_model in every CLIP text
+	// model; transformers 5's CLIPTextModel is the tower itself, and it
+	// saves the names bare. The file's names decide, and StateDict gives
+	// them back.
+	if !bare || w.has("text_model.embeddings.token_embedding.weight") {
+		m.text = w.clipText(cfg.CLIPTextConfig, "text_model.")
+		w.register(&m.Base, nil, nn.NamedModule{Name: "text_model", Module: m.text})
+		return w, path, nil
+	}
+	m.text = w.clipText(cfg.CLIPTextConfig, "")
+	w.register(&m.Base, nil, m.text.Children()...)
 	return w, path, nil
 }
 
@@ -104,7 +117,7 @@ type CLIPTextModelWithProjection struct {
 // saved by save_pretrained, as strictly as LoadCLIPTextModel.
 func LoadCLIPTextModelWithProjection(dir string, opts ...LoadOption) (*CLIPTextModelWithProjection, error) {
 	p := &CLIPTextModelWithProjection{}
-	w, path, err := p.load("LoadCLIPTextModelWithProjection", dir, opts)
+	w, path, err := p.load("LoadCLIPTextModelWithProjection", dir, false, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -20,12 +20,16 @@ import (
 // holding clip_tiny's text tower computes what that tower computed in
 // transformers. The folders are cut from clip_tiny here as
 // save_pretrained lays them out (text_config at the top level, the
-// tower's tensors, text_projection for the projection model); a real
-// save_pretrained CLIPTextModel is diffuse's testdata/sd_tiny/text_encoder.
+// tower's tensors, text_projection for the projection model), with the
+// text_model. prefix as transformers 4 saved a CLIPTextModel (and every
+// version a CLIPTextModelWithProjection) or bare as transformers 5 saves
+// a CLIPTextModel; a real transformers 5 save_pretrained CLIPTextModel is
+// diffuse's testdata/sd_tiny/text_encoder.
 
 // textFolder writes clip_tiny's text tower as a standalone checkpoint
-// (with text_projection when proj), returning the folder.
-func textFolder(t *testing.T, proj bool) string {
+// (with text_projection when proj, without the text_model. prefix when
+// bare), returning the folder.
+func textFolder(t *testing.T, proj, bare bool) string {
 	t.Helper()
 	src := filepath.Join("testdata", "clip_tiny")
 	raw, err := os.ReadFile(filepath.Join(src, "config.json"))
@@ -50,7 +54,10 @@ func textFolder(t *testing.T, proj bool) string {
 	require.NoError(t, err)
 	keep := map[string]safetensors.Tensor{}
 	for name, st := range f.Tensors {
-		if strings.HasPrefix(name, "text_model.") || (proj && name == "text_projection.weight") {
+		switch {
+		case bare && strings.HasPrefix(name, "text_model."):
+			keep[strings.TrimPrefix(name, "text_model.")] = st
+		case strings.HasPrefix(name, "text_model.") || (proj && name == "text_projection.weight"):
 			keep[name] = st
 		}
 	}
@@ -61,18 +68,20 @@ func textFolder(t *testing.T, proj bool) string {
 func checkCLIPTextModel(t *testing.T, dev core.Device) {
 	r := loadVisionRefs(t)
 	ids, mask := r.get(t, "clip/input_ids", dev), r.get(t, "clip/attention_mask", dev)
-	m, err := LoadCLIPTextModel(textFolder(t, false), WithDevice(dev))
-	require.NoError(t, err)
-	require.Equal(t, 32, m.Config.HiddenSize)
-	out, err := m.EncodeText(ids, mask)
-	require.NoError(t, err)
-	require.Nil(t, out.TextEmbeds)
-	r.check(t, "clip/text_last_hidden_state", out.LastHiddenState)
-	r.check(t, "clip/text_pooler_output", out.PoolerOutput)
+	for _, bare := range []bool{false, true} {
+		m, err := LoadCLIPTextModel(textFolder(t, false, bare), WithDevice(dev))
+		require.NoError(t, err)
+		require.Equal(t, 32, m.Config.HiddenSize)
+		out, err := m.EncodeText(ids, mask)
+		require.NoError(t, err)
+		require.Nil(t, out.TextEmbeds)
+		r.check(t, "clip/text_last_hidden_state", out.LastHiddenState)
+		r.check(t, "clip/text_pooler_output", out.PoolerOutput)
+	}
 
-	p, err := LoadCLIPTextModelWithProjection(textFolder(t, true), WithDevice(dev))
+	p, err := LoadCLIPTextModelWithProjection(textFolder(t, true, false), WithDevice(dev))
 	require.NoError(t, err)
-	out, err = p.EncodeText(ids, mask)
+	out, err := p.EncodeText(ids, mask)
 	require.NoError(t, err)
 	r.check(t, "clip/text_pooler_output", out.PoolerOutput)
 	r.check(t, "clip/text_features", out.TextEmbeds)
@@ -86,15 +95,24 @@ func TestCLIPTextModelOnWebGPU(t *testing.T) {
 }
 
 func TestCLIPTextModelStateDictAndErrors(t *testing.T) {
-	dir := textFolder(t, true)
+	dir := textFolder(t, true, false)
 	p, err := LoadCLIPTextModelWithProjection(dir)
 	require.NoError(t, err)
 	requireStateDictIsFile(t, p, filepath.Join(dir, "model.safetensors"))
+	for _, bare := range []bool{false, true} {
+		d := textFolder(t, false, bare)
+		m, err := LoadCLIPTextModel(d)
+		require.NoError(t, err)
+		requireStateDictIsFile(t, m, filepath.Join(d, "model.safetensors"))
+	}
+	// The projection model's tower is always under text_model.
+	_, err = LoadCLIPTextModelWithProjection(textFolder(t, true, true))
+	require.ErrorContains(t, err, "tensor text_model.final_layer_norm.weight is missing")
 	// The plain model refuses the projection it does not have, and the
 	// projection model needs it.
 	_, err = LoadCLIPTextModel(dir)
 	require.ErrorContains(t, err, "tensor text_projection.weight is not a parameter of the model")
-	_, err = LoadCLIPTextModelWithProjection(textFolder(t, false))
+	_, err = LoadCLIPTextModelWithProjection(textFolder(t, false, false))
 	require.ErrorContains(t, err, "tensor text_projection.weight is missing (want shape [16 32])")
 
 	_, err = ParseCLIPTextModelConfig([]byte(`{"model_type": "clip"}`))
