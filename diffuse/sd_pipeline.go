@@ -290,3 +290,31 @@ func (p *StableDiffusionPipeline) Generate(r TextToImage, noise Noise) (*core.Te
 	}
 	return out, nil
 }
+
+// LatentsThen is Noise whose first draw is latents, as diffusers' latents=
+// argument gives a pipeline its initial latents (before init_noise_sigma
+// scales them), moved to the device and cast to the dtype the draw asks
+// for; the later draws (a stochastic scheduler's) are rest's.
+func LatentsThen(latents *core.Tensor, rest Noise) Noise {
+	first := true
+	return func(shape core.Shape, dtype core.DType, dev core.Device) (*core.Tensor, error) {
+		if !first {
+			if rest == nil {
+				return nil, fmt.Errorf("diffuse: LatentsThen: a draw after the initial latents and no noise for it")
+			}
+			return rest(shape, dtype, dev)
+		}
+		first = false
+		if latents == nil {
+			return nil, fmt.Errorf("diffuse: LatentsThen: the initial latents are nil")
+		}
+		x := latents
+		if x.Device() != dev {
+			x = x.To(dev)
+		}
+		if x.DType() != dtype {
+			x = x.Cast(dtype)
+		}
+		return x, x.Err()
+	}
+}

@@ -241,6 +241,26 @@ func TestStableDiffusionSeeded(t *testing.T) {
 	require.Equal(t, core.Shape{2, 3, 8, 12}, run(req, 3).Shape())
 }
 
+// LatentsThen gives a run diffusers' initial latents (its latents=
+// argument): DDIM at eta 0 draws nothing else, so the run is diffusers'.
+func TestStableDiffusionLatentsThen(t *testing.T) {
+	r := loadSDRefs(t)
+	p, err := LoadStableDiffusion(sdTiny)
+	require.NoError(t, err)
+	st := r.tensors.Tensors["ddim/noise"]
+	init := safetensors.Tensor{DType: st.DType, Shape: st.Shape[1:], Data: st.Data}.ToTensor(core.CPU)
+	x, err := p.Latents(r.Runs["ddim"].request(), LatentsThen(init, nil))
+	require.NoError(t, err)
+	require.Less(t, relMaxErr(t, x, r.get(t, "ddim/latents", core.CPU)), sdTol)
+	// A stochastic scheduler's draws need the noise after the latents.
+	run := r.Runs["euler_a"]
+	init = r.get(t, "euler_a/noise", core.CPU).Slice(core.Attrs{"axis": 0, "start": 0, "stop": 1}).Reshape(core.Shape{2, 4, 8, 8})
+	_, err = p.Latents(run.request(), LatentsThen(init, nil))
+	require.ErrorContains(t, err, "a draw after the initial latents and no noise for it")
+	_, err = p.Latents(run.request(), LatentsThen(nil, SeededNoise(1)))
+	require.ErrorContains(t, err, "the initial latents are nil")
+}
+
 func TestStableDiffusionErrors(t *testing.T) {
 	p, err := LoadStableDiffusion(sdTiny)
 	require.NoError(t, err)
