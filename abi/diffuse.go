@@ -11,9 +11,10 @@ import (
 )
 
 // Diffusion pipelines (wt_diffusion_*): a folder diffusers'
-// save_pretrained wrote for DDPMPipeline, DDIMPipeline or DiTPipeline,
-// loaded by package diffuse and sampled there with a seeded Philox noise
-// stream, so every SDK gets the same images for a seed on one device.
+// save_pretrained wrote for DDPMPipeline, DDIMPipeline, DiTPipeline or
+// StableDiffusionPipeline, loaded by package diffuse and sampled there
+// with a seeded Philox noise stream, so every SDK gets the same images for
+// a seed on one device.
 
 var diffusionPipelines = newObjects[*diffusionPipeline]("diffusion pipeline")
 
@@ -26,6 +27,7 @@ type diffusionPipeline struct {
 	unet  *diffuse.UNet2DModel           // DDPMPipeline, DDIMPipeline
 	dit   *diffuse.DiTTransformer2DModel // DiTPipeline
 	vae   *diffuse.AutoencoderKL         // DiTPipeline
+	sd    *diffuse.StableDiffusionPipeline
 	dev   core.Device
 }
 
@@ -59,9 +61,17 @@ func DiffusionLoad(dir, device string) (int64, error) {
 	}
 	var class string
 	_ = json.Unmarshal(index["_class_name"], &class)
+	if class == "StableDiffusionPipeline" {
+		// Package diffuse reads the whole folder, model_index.json too.
+		sd, err := diffuse.LoadStableDiffusion(dir, diffuse.WithDevice(dev))
+		if err != nil {
+			return 0, loadFailed(fn, err)
+		}
+		return diffusionPipelines.add(&diffusionPipeline{class: class, sched: sd.Scheduler, sd: sd, dev: dev}), nil
+	}
 	want, ok := pipelineComponents[class]
 	if !ok {
-		return 0, Invalidf("%s: model_index.json: pipeline %q is not supported (supported: DDIMPipeline, DDPMPipeline, DiTPipeline)", fn, class)
+		return 0, Invalidf("%s: model_index.json: pipeline %q is not supported (supported: DDIMPipeline, DDPMPipeline, DiTPipeline, StableDiffusionPipeline)", fn, class)
 	}
 	if err := checkComponents(index, want); err != nil {
 		return 0, Invalidf("%s: model_index.json: %v", fn, err)
@@ -112,24 +122,29 @@ func checkComponents(index map[string]json.RawMessage, want map[string]string) e
 func DiffusionFree(h int64) error { return diffusionPipelines.free(h) }
 
 // DiffusionInfoJSON is wt_diffusion_info_json: the pipeline and scheduler
-// classes, one image's shape (channels, height, width), whether it takes
-// class labels, and the device.
+// classes, one image's shape (channels, height, width; a text-to-image
+// pipeline's default size), whether it takes class labels or prompts, and
+// the device.
 func DiffusionInfoJSON(h int64) (string, error) {
 	p, err := diffusionPipelines.get(h)
 	if err != nil {
 		return "", err
 	}
 	var shape []int
-	if p.unet != nil {
+	switch {
+	case p.unet != nil:
 		c := p.unet.Config
 		shape = []int{c.OutChannels, c.SampleSize, c.SampleSize}
-	} else {
+	case p.sd != nil:
+		side := p.sd.UNet.Config.SampleSize * p.sd.ScaleFactor()
+		shape = []int{p.sd.VAE.Config.OutChannels, side, side}
+	default:
 		// The VAE upsamples the latents by 2 per down block but the last.
 		side := p.dit.Config.SampleSize << max(len(p.vae.Config.BlockOutChannels)-1, 0)
 		shape = []int{p.vae.Config.OutChannels, side, side}
 	}
 	b, err := json.Marshal(map[string]any{"pipeline": p.class, "scheduler": p.sched.Class,
-		"image_shape": shape, "class_conditional": p.dit != nil, "device": p.dev.String()})
+		"image_shape": shape, "class_conditional": p.dit != nil, "text_conditional": p.sd != nil, "device": p.dev.String()})
 	return string(b), err
 }
 
@@ -162,6 +177,9 @@ func DiffusionGenerate(h int64, batch, steps int, seed uint64, scheduler string)
 	if err != nil {
 		return 0, err
 	}
+	if p.sd != nil {
+		return 0, Invalidf("%s: a %s is text-conditional: use wt_diffusion_generate_text", fn, p.class)
+	}
 	if p.unet == nil {
 		return 0, Invalidf("%s: a %s is class-conditional: use wt_diffusion_generate_classes", fn, p.class)
 	}
@@ -190,7 +208,11 @@ func DiffusionGenerateClasses(h int64, labels []int64, steps int, seed uint64, g
 		return 0, err
 	}
 	if p.dit == nil {
-		return 0, Invalidf("%s: a %s takes no class labels: use wt_diffusion_generate", fn, p.class)
+		use := "wt_diffusion_generate"
+		if p.sd != nil {
+			use = "wt_diffusion_generate_text"
+		}
+		return 0, Invalidf("%s: a %s takes no class labels: use %s", fn, p.class, use)
 	}
 	if len(labels) == 0 || steps < 1 {
 		return 0, Invalidf("%s: %d labels and steps %d: want at least one label and one step", fn, len(labels), steps)
@@ -213,4 +235,79 @@ func DiffusionGenerateClasses(h int64, labels []int64, steps int, seed uint64, g
 		return 0, Invalidf("%s: %v", fn, err)
 	}
 	return NewOutput(img)
+}
+
+// TextToImage is what wt_diffusion_generate_text asks of a text-to-image
+// pipeline, in package diffuse's terms.
+type TextToImage struct {
+	Prompts, NegativePrompts []string
+	ImagesPerPrompt, Steps   int
+	Seed                     uint64
+	GuidanceScale            float64
+	Height, Width            int
+	Scheduler                string
+	// Latents, when not 0, is a tensor handle: the initial latents
+	// (diffusers' latents=), the seed's stream drawing only what a
+	// stochastic scheduler draws after them.
+	Latents int64
+}
+
+// textPipeline is the StableDiffusionPipeline behind h, or the error that
+// names the call a pipeline of another class takes.
+func textPipeline(fn string, h int64) (*diffusionPipeline, error) {
+	p, err := diffusionPipelines.get(h)
+	if err != nil {
+		return nil, err
+	}
+	if p.sd == nil {
+		use := "wt_diffusion_generate"
+		if p.dit != nil {
+			use = "wt_diffusion_generate_classes"
+		}
+		return nil, Invalidf("%s: a %s takes no prompts: use %s", fn, p.class, use)
+	}
+	return p, nil
+}
+
+// DiffusionGenerateText is wt_diffusion_generate_text: images in [0, 1],
+// (prompts × images per prompt, C, H, W) on the pipeline's device, from a
+// text-to-image pipeline, as diffuse.StableDiffusionPipeline.Generate
+// gives them for the Philox stream of the seed.
+func DiffusionGenerateText(h int64, r TextToImage) (int64, error) {
+	const fn = "wt_diffusion_generate_text"
+	p, err := textPipeline(fn, h)
+	if err != nil {
+		return 0, err
+	}
+	noise := diffuse.SeededNoise(r.Seed)
+	if r.Latents != 0 {
+		x, err := TensorOf(r.Latents)
+		if err != nil {
+			return 0, Prefix(err, "%s: latents", fn)
+		}
+		noise = diffuse.LatentsThen(x, noise)
+	}
+	img, err := p.sd.Generate(diffuse.TextToImage{Prompts: r.Prompts, NegativePrompts: r.NegativePrompts,
+		GuidanceScale: r.GuidanceScale, ImagesPerPrompt: r.ImagesPerPrompt, Steps: r.Steps, Height: r.Height,
+		Width: r.Width, Scheduler: r.Scheduler}, noise)
+	if err != nil {
+		return 0, Invalidf("%s: %v", fn, err)
+	}
+	return NewOutput(img)
+}
+
+// DiffusionEncodeText is wt_diffusion_encode_text: a text-to-image
+// pipeline's text encoder states for texts (n, max length, width), what
+// its UNet attends to.
+func DiffusionEncodeText(h int64, texts []string) (int64, error) {
+	const fn = "wt_diffusion_encode_text"
+	p, err := textPipeline(fn, h)
+	if err != nil {
+		return 0, err
+	}
+	x, err := p.sd.EncodePrompts(texts)
+	if err != nil {
+		return 0, Invalidf("%s: %v", fn, err)
+	}
+	return NewOutput(x)
 }

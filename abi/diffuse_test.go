@@ -70,7 +70,7 @@ func TestDiffusionGenerate(t *testing.T) {
 	info, err := DiffusionInfoJSON(p)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"pipeline": "DDPMPipeline", "scheduler": "DDPMScheduler", "image_shape": [3, 16, 16],
-		"class_conditional": false, "device": "cpu"}`, info)
+		"class_conditional": false, "text_conditional": false, "device": "cpu"}`, info)
 
 	runs := []sdkRun{{Batch: 2, Steps: 4, Seed: 7}, {Batch: 1, Steps: 3, Seed: 11, Scheduler: "DDIMScheduler"}}
 	var committed sdkPipelineFile
@@ -112,6 +112,8 @@ func TestDiffusionGenerate(t *testing.T) {
 	assert.ErrorContains(t, err, "FancyScheduler")
 	_, err = DiffusionGenerate(p, 0, 2, 0, "")
 	assert.ErrorContains(t, err, "batch 0 and steps 2 must be >= 1")
+	_, err = DiffusionGenerateText(p, TextToImage{Prompts: []string{"a"}, Steps: 1})
+	assert.ErrorContains(t, err, "a DDPMPipeline takes no prompts: use wt_diffusion_generate")
 }
 
 func f64s(v []float32) []float64 {
@@ -181,9 +183,12 @@ func TestDiffusionDiTPipeline(t *testing.T) {
 	_, err = DiffusionGenerate(p, 1, 2, 0, "")
 	assert.ErrorContains(t, err, "class-conditional: use wt_diffusion_generate_classes")
 
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "model_index.json"), []byte(`{"_class_name": "StableDiffusionPipeline"}`), 0o644))
+	_, err = DiffusionEncodeText(p, []string{"a"})
+	assert.ErrorContains(t, err, "a DiTPipeline takes no prompts: use wt_diffusion_generate_classes")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "model_index.json"), []byte(`{"_class_name": "StableDiffusionXLPipeline"}`), 0o644))
 	_, err = DiffusionLoad(dir, "cpu")
-	assert.ErrorContains(t, err, `pipeline "StableDiffusionPipeline" is not supported`)
+	assert.ErrorContains(t, err, `pipeline "StableDiffusionXLPipeline" is not supported`)
 	_, err = DiffusionLoad(filepath.Join(diffuseTestdata, "absent"), "cpu")
 	assert.Equal(t, StatusIO, StatusOf(err), "%v", err)
 }

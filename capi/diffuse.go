@@ -72,3 +72,41 @@ func wt_diffusion_generate_classes(pipe C.wt_diffusion, labels *C.int64_t, n C.i
 	h, err := abi.DiffusionGenerateClasses(int64(pipe), ls, int(steps), uint64(seed), float64(guidance), s)
 	return setHandle(h, err, out)
 }
+
+//export wt_diffusion_generate_text
+func wt_diffusion_generate_text(pipe C.wt_diffusion, prompts **C.char, nPrompts C.int32_t, negative **C.char, nNegative C.int32_t,
+	imagesPerPrompt, steps C.int32_t, seed C.uint64_t, guidance C.double, height, width C.int32_t, scheduler *C.char,
+	latents C.wt_tensor, out *C.wt_tensor) (status C.int32_t) {
+	defer guard(&status)
+	const fn = "wt_diffusion_generate_text"
+	if out == nil {
+		return invalid("wt_diffusion_generate_text: out is NULL")
+	}
+	ps, err := goStrings(prompts, nPrompts, "prompts", "n_prompts")
+	if err != nil {
+		return fail(abi.Prefix(err, fn))
+	}
+	ns, err := goStrings(negative, nNegative, "negative_prompts", "n_negative")
+	if err != nil {
+		return fail(abi.Prefix(err, fn))
+	}
+	s, _ := goString(scheduler)
+	h, err := abi.DiffusionGenerateText(int64(pipe), abi.TextToImage{Prompts: ps, NegativePrompts: ns,
+		ImagesPerPrompt: int(imagesPerPrompt), Steps: int(steps), Seed: uint64(seed), GuidanceScale: float64(guidance),
+		Height: int(height), Width: int(width), Scheduler: s, Latents: int64(latents)})
+	return setHandle(h, err, out)
+}
+
+//export wt_diffusion_encode_text
+func wt_diffusion_encode_text(pipe C.wt_diffusion, texts **C.char, n C.int32_t, out *C.wt_tensor) (status C.int32_t) {
+	defer guard(&status)
+	if out == nil {
+		return invalid("wt_diffusion_encode_text: out is NULL")
+	}
+	ts, err := goStrings(texts, n, "texts", "n_texts")
+	if err != nil {
+		return fail(abi.Prefix(err, "wt_diffusion_encode_text"))
+	}
+	h, err := abi.DiffusionEncodeText(int64(pipe), ts)
+	return setHandle(h, err, out)
+}

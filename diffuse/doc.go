@@ -110,6 +110,18 @@
 // latents, batched over prompts and images per prompt, bit-identical for
 // a seed on one device.
 //
+// StableDiffusionPipeline (LoadStableDiffusion) is text to image from a
+// folder diffusers' StableDiffusionPipeline.save_pretrained writes (or a
+// Stable Diffusion repository's): the CLIP tokenizer (tokenizer.json, or
+// vocab.json and merges.txt) and text encoder come from package
+// multimodal, the UNet, VAE and scheduler from here. Prompts are
+// truncated and padded to model_max_length and encoded without a mask,
+// the negative prompts (the empty prompt by default) likewise, and
+// CondPipeline runs the guided loop; Latents returns its latents and
+// Generate the VAE's images in [0, 1], batched over prompts and images per
+// prompt, at the folder's or another scheduler (TextToImage names the
+// arguments of diffusers' __call__). The safety checker is not run.
+//
 // img2img has StableDiffusionImg2ImgPipeline's semantics: strength picks
 // the last int(steps·strength) steps of the schedule, the scheduler is
 // placed at the first of them (set_begin_index), the starting image or
@@ -159,7 +171,13 @@
 // ControlNet txt2img and img2img pipelines' latents and images with their
 // control windows (testdata/make_controlnet_refs.py),
 // StableDiffusionImg2ImgPipeline over seven scheduler runs and
-// pixel-space img2img (testdata/make_img2img_refs.py), and a seeded PEFT
+// pixel-space img2img (testdata/make_img2img_refs.py), a tiny seeded
+// Stable Diffusion folder (testdata/sd_tiny, stored in float16, with a
+// CLIP text encoder and a BPE tokenizer in both layouts) with the
+// tokenizer's ids, the text encoder's states, the noise drawn and the
+// latents and images StableDiffusionPipeline gives for two runs (DDIM with
+// two images per prompt; Euler ancestral with negative prompts and a
+// prompt past 77 tokens) (testdata/make_sd_refs.py), and a seeded PEFT
 // LoRA/LoCon with its kohya rewrite and the outputs diffusers gives with
 // them (testdata/make_lora_refs.py).
 //

@@ -69,7 +69,7 @@ func LoadCLIPModel(dir string, opts ...LoadOption) (*CLIPModel, error) {
 		return nil, err
 	}
 	m := &CLIPModel{Config: cfg, dev: w.dev, dtype: w.dtype}
-	m.text = w.clipText(cfg.Text)
+	m.text = w.clipText(cfg.Text, "text_model.")
 	m.vision = w.clipVision(cfg.Vision)
 	m.visualProj = w.linearBias("visual_projection", cfg.Vision.HiddenSize, cfg.ProjectionDim, false)
 	m.textProj = w.linearBias("text_projection", cfg.Text.HiddenSize, cfg.ProjectionDim, false)
@@ -87,24 +87,33 @@ func clipDims(hidden, inter, heads int, eps float64, act string) layerDims {
 	return layerDims{hidden: hidden, inter: inter, heads: heads, eps: eps, act: act, qkvBias: true}
 }
 
+// clipLayers are a tower's encoder layers; prefix is the tower's name
+// prefix with its dot ("text_model.", or "" for a bare tower).
 func (w *weights) clipLayers(prefix string, n int, d layerDims) ([]*preNormLayer, *list) {
 	var layers []*preNormLayer
 	mods := make([]nn.Module, n)
 	for i := range n {
-		l := w.preNormLayer(fmt.Sprintf("%s.encoder.layers.%d", prefix, i), d, clipLayerNames)
+		l := w.preNormLayer(fmt.Sprintf("%sencoder.layers.%d", prefix, i), d, clipLayerNames)
 		layers, mods[i] = append(layers, l), l
 	}
 	return layers, w.list(mods...)
 }
 
-func (w *weights) clipText(c CLIPTextConfig) *clipText {
+// clipText is the text tower with its tensors under prefix: "text_model."
+// in a CLIPModel, a CLIPTextModelWithProjection and the CLIPTextModel
+// files transformers 4 saved (Stable Diffusion's), "" in the
+// CLIPTextModel files transformers 5 saves (the tower is the model).
+func (w *weights) clipText(c CLIPTextConfig, prefix string) *clipText {
 	t := &clipText{cfg: c}
-	t.tok = w.embedding("text_model.embeddings.token_embedding", c.VocabSize, c.HiddenSize)
-	t.pos = w.embedding("text_model.embeddings.position_embedding", c.MaxPositionEmbeddings, c.HiddenSize)
+	t.tok = w.embedding(prefix+"embeddings.token_embedding", c.VocabSize, c.HiddenSize)
+	t.pos = w.embedding(prefix+"embeddings.position_embedding", c.MaxPositionEmbeddings, c.HiddenSize)
 	var layers *list
-	t.layers, layers = w.clipLayers("text_model", c.NumHiddenLayers,
+	t.layers, layers = w.clipLayers(prefix, c.NumHiddenLayers,
 		clipDims(c.HiddenSize, c.IntermediateSize, c.NumAttentionHeads, c.LayerNormEps, c.HiddenAct))
-	t.finalLN = w.layerNorm("text_model.final_layer_norm", c.HiddenSize, c.LayerNormEps)
+	t.finalLN = w.layerNorm(prefix+"final_layer_norm", c.HiddenSize, c.LayerNormEps)
+	// transformers saved the position_ids buffer until 4.31; Stable
+	// Diffusion v1's text_encoder checkpoints still hold it.
+	w.ignore(prefix + "embeddings.position_ids")
 	w.register(&t.Base, nil,
 		nn.NamedModule{Name: "embeddings", Module: w.group(nn.NamedModule{Name: "token_embedding", Module: t.tok},
 			nn.NamedModule{Name: "position_embedding", Module: t.pos})},
@@ -120,7 +129,7 @@ func (w *weights) clipVision(c CLIPVisionConfig) *clipVision {
 	v.pos = w.embedding("vision_model.embeddings.position_embedding", v.numPatch+1, c.HiddenSize)
 	v.preLN = w.layerNorm("vision_model.pre_layrnorm", c.HiddenSize, c.LayerNormEps)
 	var layers *list
-	v.layers, layers = w.clipLayers("vision_model", c.NumHiddenLayers,
+	v.layers, layers = w.clipLayers("vision_model.", c.NumHiddenLayers,
 		clipDims(c.HiddenSize, c.IntermediateSize, c.NumAttentionHeads, c.LayerNormEps, c.HiddenAct))
 	v.postLN = w.layerNorm("vision_model.post_layernorm", c.HiddenSize, c.LayerNormEps)
 	emb := w.group(nn.NamedModule{Name: "patch_embedding", Module: v.patch}, nn.NamedModule{Name: "position_embedding", Module: v.pos})
@@ -138,6 +147,9 @@ func (m *CLIPModel) Device() core.Device { return m.dev }
 type CLIPTextOutput struct {
 	LastHiddenState *core.Tensor // (B, S, text hidden), after final_layer_norm
 	PoolerOutput    *core.Tensor // (B, text hidden): the end-of-text token's state
+	// TextEmbeds is CLIPTextModelWithProjection's text_embeds, (B,
+	// projection_dim); nil from the other models.
+	TextEmbeds *core.Tensor
 }
 
 // EncodeText runs the text tower on ids (B, S) and an optional attention
@@ -145,18 +157,23 @@ type CLIPTextOutput struct {
 // device. Each query attends to itself and the non-padding tokens before
 // it.
 func (m *CLIPModel) EncodeText(ids, mask *core.Tensor) (*CLIPTextOutput, error) {
-	c := m.Config.Text
-	if err := checkIDs("CLIPModel.EncodeText", ids, mask, c.MaxPositionEmbeddings, m.dev); err != nil {
+	return m.text.encode("CLIPModel.EncodeText", ids, mask, m.dev)
+}
+
+// encode is the text tower's forward pass, shared by CLIPModel and the
+// standalone text models; op names the caller in errors.
+func (t *clipText) encode(op string, ids, mask *core.Tensor, dev core.Device) (*CLIPTextOutput, error) {
+	c := t.cfg
+	if err := checkIDs(op, ids, mask, c.MaxPositionEmbeddings, dev); err != nil {
 		return nil, err
 	}
 	host, err := ids.Int64s()
 	if err != nil {
-		return nil, fmt.Errorf("multimodal: CLIPModel.EncodeText: %w", err)
+		return nil, fmt.Errorf("multimodal: %s: %w", op, err)
 	}
 	defer core.NoGradScope()()
 	s := ids.Shape()
 	b, n := s[0], s[1]
-	t := m.text
 	h := t.tok.Forward(ids).Add(t.pos.Weight.Tensor().Slice(core.Attrs{"axis": 0, "start": 0, "stop": n}))
 	causal := make([]bool, n*n)
 	for i := range n {
@@ -164,9 +181,9 @@ func (m *CLIPModel) EncodeText(ids, mask *core.Tensor) (*CLIPTextOutput, error) 
 			causal[i*n+j] = true
 		}
 	}
-	attend := core.FromSlice(causal, core.Shape{1, 1, n, n}, m.dev)
+	attend := core.FromSlice(causal, core.Shape{1, 1, n, n}, dev)
 	if mask != nil {
-		keep := mask.Ne(core.Scalar(0, mask.DType(), m.dev)).Reshape(core.Shape{b, 1, 1, n})
+		keep := mask.Ne(core.Scalar(0, mask.DType(), dev)).Reshape(core.Shape{b, 1, 1, n})
 		attend = attend.LogicalAnd(keep)
 	}
 	for _, l := range t.layers {
@@ -190,9 +207,9 @@ func (m *CLIPModel) EncodeText(ids, mask *core.Tensor) (*CLIPTextOutput, error) 
 		}
 		rows[i] = int64(i*n + best)
 	}
-	pooled := h.Reshape(core.Shape{b * n, c.HiddenSize}).IndexSelect(core.FromSlice(rows, core.Shape{b}, m.dev), core.Attrs{"axis": 0})
+	pooled := h.Reshape(core.Shape{b * n, c.HiddenSize}).IndexSelect(core.FromSlice(rows, core.Shape{b}, dev), core.Attrs{"axis": 0})
 	if err := pooled.Err(); err != nil {
-		return nil, fmt.Errorf("multimodal: CLIPModel.EncodeText: %w", err)
+		return nil, fmt.Errorf("multimodal: %s: %w", op, err)
 	}
 	return &CLIPTextOutput{LastHiddenState: h, PoolerOutput: pooled}, nil
 }

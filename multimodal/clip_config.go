@@ -3,6 +3,7 @@ package multimodal
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // CLIPConfig holds a CLIPModel's options, spelled as transformers'
@@ -80,14 +81,19 @@ func clipVisionKeys() map[string]configKey[CLIPVisionConfig] {
 	return k
 }
 
+// clipTextDefaults are transformers' CLIPTextConfig defaults
+// (openai/clip-vit-base-patch32's text tower).
+func clipTextDefaults() CLIPTextConfig {
+	return CLIPTextConfig{VocabSize: 49408, HiddenSize: 512, IntermediateSize: 2048, NumHiddenLayers: 12,
+		NumAttentionHeads: 8, MaxPositionEmbeddings: 77, HiddenAct: "quick_gelu", LayerNormEps: 1e-5, EOSTokenID: 49407}
+}
+
 // ParseCLIPConfig reads a CLIPModel config.json, with the defaults of
 // transformers' CLIPConfig (openai/clip-vit-base-patch32's towers) for
 // absent keys. An unknown key, at the top or in a tower's config, fails
 // naming it.
 func ParseCLIPConfig(data []byte) (CLIPConfig, error) {
-	c := CLIPConfig{ProjectionDim: 512,
-		Text: CLIPTextConfig{VocabSize: 49408, HiddenSize: 512, IntermediateSize: 2048, NumHiddenLayers: 12,
-			NumAttentionHeads: 8, MaxPositionEmbeddings: 77, HiddenAct: "quick_gelu", LayerNormEps: 1e-5, EOSTokenID: 49407},
+	c := CLIPConfig{ProjectionDim: 512, Text: clipTextDefaults(),
 		Vision: CLIPVisionConfig{HiddenSize: 768, IntermediateSize: 3072, NumHiddenLayers: 12, NumAttentionHeads: 12,
 			NumChannels: 3, ImageSize: 224, PatchSize: 32, HiddenAct: "quick_gelu", LayerNormEps: 1e-5}}
 	keys := map[string]configKey[CLIPConfig]{
@@ -104,28 +110,48 @@ func ParseCLIPConfig(data []byte) (CLIPConfig, error) {
 	if err := parseConfig("CLIP", data, &c, keys); err != nil {
 		return CLIPConfig{}, err
 	}
-	t, v := c.Text, c.Vision
-	if err := positive("CLIP", map[string]int{"projection_dim": c.ProjectionDim,
-		"text_config.vocab_size": t.VocabSize, "text_config.hidden_size": t.HiddenSize,
-		"text_config.intermediate_size": t.IntermediateSize, "text_config.num_hidden_layers": t.NumHiddenLayers,
-		"text_config.num_attention_heads": t.NumAttentionHeads, "text_config.max_position_embeddings": t.MaxPositionEmbeddings,
-		"vision_config.hidden_size": v.HiddenSize, "vision_config.intermediate_size": v.IntermediateSize,
-		"vision_config.num_hidden_layers": v.NumHiddenLayers, "vision_config.num_attention_heads": v.NumAttentionHeads,
-		"vision_config.num_channels": v.NumChannels, "vision_config.image_size": v.ImageSize,
-		"vision_config.patch_size": v.PatchSize}); err != nil {
+	if err := positive("CLIP", map[string]int{"projection_dim": c.ProjectionDim}); err != nil {
+		return CLIPConfig{}, err
+	}
+	if err := checkCLIPText("CLIP", "text_config.", c.Text); err != nil {
+		return CLIPConfig{}, err
+	}
+	v := c.Vision
+	if err := positive("CLIP", map[string]int{"vision_config.hidden_size": v.HiddenSize,
+		"vision_config.intermediate_size": v.IntermediateSize, "vision_config.num_hidden_layers": v.NumHiddenLayers,
+		"vision_config.num_attention_heads": v.NumAttentionHeads, "vision_config.num_channels": v.NumChannels,
+		"vision_config.image_size": v.ImageSize, "vision_config.patch_size": v.PatchSize}); err != nil {
 		return CLIPConfig{}, err
 	}
 	switch {
-	case t.HiddenSize%t.NumAttentionHeads != 0:
-		return CLIPConfig{}, fmt.Errorf("multimodal: CLIP config: text_config.hidden_size %d is not a multiple of num_attention_heads %d", t.HiddenSize, t.NumAttentionHeads)
 	case v.HiddenSize%v.NumAttentionHeads != 0:
 		return CLIPConfig{}, fmt.Errorf("multimodal: CLIP config: vision_config.hidden_size %d is not a multiple of num_attention_heads %d", v.HiddenSize, v.NumAttentionHeads)
 	case v.ImageSize%v.PatchSize != 0:
 		return CLIPConfig{}, fmt.Errorf("multimodal: CLIP config: vision_config.image_size %d is not a multiple of patch_size %d", v.ImageSize, v.PatchSize)
-	case !activations[t.HiddenAct]:
-		return CLIPConfig{}, fmt.Errorf("multimodal: CLIP config: text_config key \"hidden_act\": %q is not supported (supported: %s)", t.HiddenAct, activationNames)
 	case !activations[v.HiddenAct]:
 		return CLIPConfig{}, fmt.Errorf("multimodal: CLIP config: vision_config key \"hidden_act\": %q is not supported (supported: %s)", v.HiddenAct, activationNames)
 	}
 	return c, nil
+}
+
+// checkCLIPText checks a text tower's sizes and activation; what names the
+// config and prefix the keys' place in it ("text_config." in a CLIPModel's).
+func checkCLIPText(what, prefix string, t CLIPTextConfig) error {
+	if err := positive(what, map[string]int{prefix + "vocab_size": t.VocabSize, prefix + "hidden_size": t.HiddenSize,
+		prefix + "intermediate_size": t.IntermediateSize, prefix + "num_hidden_layers": t.NumHiddenLayers,
+		prefix + "num_attention_heads":     t.NumAttentionHeads,
+		prefix + "max_position_embeddings": t.MaxPositionEmbeddings}); err != nil {
+		return err
+	}
+	if t.HiddenSize%t.NumAttentionHeads != 0 {
+		return fmt.Errorf("multimodal: %s config: %shidden_size %d is not a multiple of num_attention_heads %d", what, prefix, t.HiddenSize, t.NumAttentionHeads)
+	}
+	if !activations[t.HiddenAct] {
+		where := "key"
+		if prefix != "" {
+			where = strings.TrimSuffix(prefix, ".") + " key"
+		}
+		return fmt.Errorf("multimodal: %s config: %s \"hidden_act\": %q is not supported (supported: %s)", what, where, t.HiddenAct, activationNames)
+	}
+	return nil
 }

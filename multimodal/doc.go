@@ -28,7 +28,17 @@
 // (LoadCLIPModel) is CLIP: a causal text tower pooled at the end-of-text
 // token, a ViT-style vision tower, the projections and the logit scale,
 // with TextFeatures, ImageFeatures, Forward (the scaled cosine
-// similarities) and ZeroShot. They take pixel values (B, 3, H, W);
+// similarities) and ZeroShot. CLIPTextModel and
+// CLIPTextModelWithProjection (LoadCLIPTextModel,
+// LoadCLIPTextModelWithProjection) are the same text tower saved alone,
+// as a Stable Diffusion folder's text_encoder/ holds it; their EncodeText
+// gives the last hidden state diffusion models condition on, the pooled
+// state and, with the projection, text_embeds. LoadCLIPTokenizer reads a
+// CLIP tokenizer folder: tokenizer.json, or the vocab.json and merges.txt
+// Stable Diffusion's repositories ship, built into the tokenizer
+// transformers' CLIPTokenizer builds from them, with tokenizer_config.json's
+// special tokens, model_max_length and sides (TokenizerConfig;
+// MaxLengthPadded sets up the padding="max_length", truncation=True call). They take pixel values (B, 3, H, W);
 // ImageProcessor (LoadImageProcessor) makes them from uint8 RGB images as
 // transformers' PIL image processors for ViT and CLIP do: Pillow's
 // resampling filters with their antialiasing and fixed-point rounding,

@@ -630,12 +630,17 @@ int32_t wt_whisper_generate(wt_whisper model, const wt_tensor *waves, int32_t n_
 /* ---- Diffusion pipelines (diffuse/) -------------------------------------------------- */
 
 /* A folder save_pretrained wrote for a DDPMPipeline or DDIMPipeline
- * (model_index.json, unet/, scheduler/) or a DiTPipeline (transformer/,
- * vae/, scheduler/), with diffusers' names and strictness as above. */
+ * (model_index.json, unet/, scheduler/), a DiTPipeline (transformer/,
+ * vae/, scheduler/) or a StableDiffusionPipeline (unet/, vae/,
+ * text_encoder/: a CLIPTextModel, tokenizer/: tokenizer.json or vocab.json
+ * and merges.txt, scheduler/; its safety checker is not run), with
+ * diffusers' names and strictness as above. */
 int32_t wt_diffusion_load(const char *dir, const char *device, wt_diffusion *out);
 int32_t wt_diffusion_free(wt_diffusion pipe);
 /* {"pipeline": "DDPMPipeline", "scheduler": "DDPMScheduler", "image_shape":
- * [3, 16, 16], "class_conditional": false, "device": "cpu"}. */
+ * [3, 16, 16], "class_conditional": false, "text_conditional": false,
+ * "device": "cpu"}; a text-to-image pipeline's image_shape is its default
+ * size. */
 int32_t wt_diffusion_info_json(wt_diffusion pipe, char *buf, size_t cap, size_t *needed);
 /* Samples batch images with steps inference steps, the noise drawn from
  * the Philox stream of seed (the same images for a seed on one device), as
@@ -651,6 +656,25 @@ int32_t wt_diffusion_generate(wt_diffusion pipe, int32_t batch, int32_t steps, u
  * wt_diffusion_generate. */
 int32_t wt_diffusion_generate_classes(wt_diffusion pipe, const int64_t *labels, int32_t n_labels, int32_t steps,
                                       uint64_t seed, double guidance_scale, const char *scheduler, wt_tensor *out);
+/* Text to image (StableDiffusionPipeline): images_per_prompt (0: 1)
+ * images for each prompt, adjacent, as a new (n_prompts ×
+ * images_per_prompt, C, height, width) tensor in [0, 1] on the pipeline's
+ * device. Prompts are truncated and padded to the tokenizer's
+ * model_max_length; negative_prompts are none (the empty prompt), one for
+ * all or one per prompt; guidance_scale <= 1 runs without classifier-free
+ * guidance (diffusers' default is 7.5). height and width 0 take the
+ * folder's default size, others must be multiples of the VAE's scale
+ * factor. latents, when not 0, are the initial latents (diffusers'
+ * latents=; copied to the pipeline's device), the seed's stream then
+ * drawing only what a stochastic scheduler draws; otherwise the seed's
+ * stream draws them. scheduler is as for wt_diffusion_generate. */
+int32_t wt_diffusion_generate_text(wt_diffusion pipe, const char *const *prompts, int32_t n_prompts,
+                                   const char *const *negative_prompts, int32_t n_negative, int32_t images_per_prompt,
+                                   int32_t steps, uint64_t seed, double guidance_scale, int32_t height, int32_t width,
+                                   const char *scheduler, wt_tensor latents, wt_tensor *out);
+/* A text-to-image pipeline's text encoder states for n_texts texts, what
+ * its UNet attends to: a new (n_texts, max length, width) tensor. */
+int32_t wt_diffusion_encode_text(wt_diffusion pipe, const char *const *texts, int32_t n_texts, wt_tensor *out);
 /* ---- datasets and loaders (package data) ---------------------------------------- */
 
 /* Open a built-in dataset; spec_json is {"format": F, ...} with F one of

@@ -236,6 +236,21 @@ export interface DomainBinding {
     guidanceScale: number,
     scheduler: string | null,
   ): Promise<number>;
+  /** Text to image; latents 0 lets the seed's stream draw the initial latents. */
+  diffusionGenerateText(
+    pipe: number,
+    prompts: readonly string[],
+    negativePrompts: readonly string[],
+    imagesPerPrompt: number,
+    steps: number,
+    seed: bigint,
+    guidanceScale: number,
+    height: number,
+    width: number,
+    scheduler: string | null,
+    latents: number,
+  ): Promise<number>;
+  diffusionEncodeText(pipe: number, texts: readonly string[]): Promise<number>;
 }
 
 /** The library objects the ABI loads from files, by the infix of their wt_<kind>_* functions. */

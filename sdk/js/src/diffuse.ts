@@ -12,6 +12,7 @@ interface Info {
   scheduler: string;
   image_shape: number[];
   class_conditional: boolean;
+  text_conditional: boolean;
   device: string;
 }
 
@@ -24,7 +25,24 @@ export interface SampleOptions {
   scheduler?: string;
 }
 
-/** A folder save_pretrained wrote for DDPMPipeline, DDIMPipeline or DiTPipeline. */
+export interface TextOptions extends SampleOptions {
+  /** The unconditional prompts: none (the empty prompt), one for all, or one per prompt. */
+  negativePrompts?: readonly string[];
+  /** Classifier-free guidance's scale (default 7.5; <= 1: none). */
+  guidanceScale?: number;
+  /** Images for each prompt, adjacent (default 1). */
+  imagesPerPrompt?: number;
+  /** The images' height and width in pixels (default: imageShape's). */
+  height?: number;
+  width?: number;
+  /** The initial latents (diffusers' latents=); without them the seed's stream draws them. */
+  latents?: Tensor;
+}
+
+/**
+ * A folder save_pretrained wrote for DDPMPipeline, DDIMPipeline, DiTPipeline or
+ * StableDiffusionPipeline (text to image; its safety checker is not run).
+ */
 export class Pipeline extends RuntimeObject {
   readonly pipeline: string;
   readonly scheduler: string;
@@ -32,6 +50,8 @@ export class Pipeline extends RuntimeObject {
   readonly imageShape: readonly number[];
   /** Whether it samples from class labels (generateClasses) rather than generate. */
   readonly classConditional: boolean;
+  /** Whether it samples from prompts (generateText) rather than generate. */
+  readonly textConditional: boolean;
   readonly device: string;
 
   static async load(path: string, options: { device?: string } = {}): Promise<Pipeline> {
@@ -46,6 +66,7 @@ export class Pipeline extends RuntimeObject {
     this.scheduler = info.scheduler;
     this.imageShape = Object.freeze(info.image_shape);
     this.classConditional = info.class_conditional;
+    this.textConditional = info.text_conditional;
     this.device = info.device;
   }
 
@@ -68,5 +89,29 @@ export class Pipeline extends RuntimeObject {
       options.scheduler ?? null,
     );
     return new Tensor(h);
+  }
+
+  /** Text to image (StableDiffusionPipeline): (prompts × imagesPerPrompt, C, H, W) in [0, 1]. */
+  async generateText(prompts: string | readonly string[], options: TextOptions = {}): Promise<Tensor> {
+    const seed = BigInt.asUintN(64, BigInt(options.seed ?? 0));
+    const h = await native().diffusionGenerateText(
+      this.handle,
+      typeof prompts === "string" ? [prompts] : prompts,
+      options.negativePrompts ?? [],
+      options.imagesPerPrompt ?? 1,
+      options.steps ?? 50,
+      seed,
+      options.guidanceScale ?? 7.5,
+      options.height ?? 0,
+      options.width ?? 0,
+      options.scheduler ?? null,
+      options.latents?.handle ?? 0,
+    );
+    return new Tensor(h);
+  }
+
+  /** The text encoder's states (texts, max length, width): what the UNet attends to. */
+  async encodeText(texts: string | readonly string[]): Promise<Tensor> {
+    return new Tensor(await native().diffusionEncodeText(this.handle, typeof texts === "string" ? [texts] : texts));
   }
 }

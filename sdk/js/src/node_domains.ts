@@ -43,6 +43,9 @@ export const DOMAIN_PROTOTYPES = {
     "int32_t wt_diffusion_generate(int64_t h, int32_t batch, int32_t steps, uint64_t seed, const char *scheduler, _Out_ int64_t *out)",
   wt_diffusion_generate_classes:
     "int32_t wt_diffusion_generate_classes(int64_t h, const int64_t *labels, int32_t n, int32_t steps, uint64_t seed, double guidance, const char *scheduler, _Out_ int64_t *out)",
+  wt_diffusion_generate_text:
+    "int32_t wt_diffusion_generate_text(int64_t h, const char **prompts, int32_t n, const char **negative, int32_t n_negative, int32_t per_prompt, int32_t steps, uint64_t seed, double guidance, int32_t height, int32_t width, const char *scheduler, int64_t latents, _Out_ int64_t *out)",
+  wt_diffusion_encode_text: `int32_t wt_diffusion_encode_text(int64_t h, ${texts}, _Out_ int64_t *out)`,
 } as const;
 
 type DomainNative = { [K in keyof typeof DOMAIN_PROTOTYPES]: NativeFn };
@@ -101,5 +104,25 @@ export function domainCalls(lib: DomainNative, h: NodeHelpers): DomainBinding {
       newHandle((o) => lib.wt_diffusion_generate(p, batch, steps, seed, scheduler, o)),
     diffusionGenerateClasses: async (p, labels, steps, seed, guidance, scheduler) =>
       newHandle((o) => lib.wt_diffusion_generate_classes(p, list(labels), labels.length, steps, seed, guidance, scheduler, o)),
+    diffusionGenerateText: async (p, ps, negs, perPrompt, steps, seed, guidance, height, width, scheduler, latents) =>
+      newHandle((o) =>
+        lib.wt_diffusion_generate_text(
+          p,
+          strs(ps),
+          ps.length,
+          strs(negs),
+          negs.length,
+          perPrompt,
+          steps,
+          seed,
+          guidance,
+          height,
+          width,
+          scheduler,
+          latents,
+          o,
+        ),
+      ),
+    diffusionEncodeText: async (p, ts) => newHandle((o) => lib.wt_diffusion_encode_text(p, strs(ts), ts.length, o)),
   };
 }

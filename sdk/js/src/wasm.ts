@@ -232,6 +232,8 @@ function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) =>
     diffusionInfo: nodeOnly("a diffusion pipeline"),
     diffusionGenerate: rejects("a diffusion pipeline"),
     diffusionGenerateClasses: rejects("a diffusion pipeline"),
+    diffusionGenerateText: rejects("a diffusion pipeline"),
+    diffusionEncodeText: rejects("a diffusion pipeline"),
   };
 }
 

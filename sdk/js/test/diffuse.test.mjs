@@ -31,3 +31,46 @@ test("diffuse: generate gives the library's images for a seed", async () => {
   assert.equal(wt.liveTensors(), live, "every tensor freed");
   await assert.rejects(wt.diffuse.Pipeline.load(join(TD, "unet2d_tiny")), /model_index\.json/);
 });
+
+// Text to image: diffusers' initial latents (sd_refs.safetensors, diffuse/testdata/make_sd_refs.py)
+// give StableDiffusionPipeline's images on the tiny sd_tiny folder; a seed gives the same images twice.
+test("diffuse: generateText gives diffusers' images for its latents", async () => {
+  const live = wt.liveTensors();
+  const run = JSON.parse(readFileSync(join(TD, "sd_refs.json"), "utf8")).runs.ddim;
+  const refs = wt.load(readFileSync(join(TD, "sd_refs.safetensors")));
+  const pipe = await wt.diffuse.Pipeline.load(join(TD, "sd_tiny"), { device: "cpu" });
+  assert.deepEqual([pipe.pipeline, pipe.imageShape, pipe.textConditional], ["StableDiffusionPipeline", [3, 16, 16], true]);
+  const close = async (t, want, tol, what) => {
+    const got = await t.data();
+    const bad = want.findIndex((v, i) => !(Math.abs(got[i] - v) <= tol));
+    assert.equal(bad, -1, `${what} value ${bad}: ${got[bad]} vs ${want[bad]}`);
+  };
+  const emb = await pipe.encodeText(run.prompts);
+  assert.deepEqual(emb.shape, [2, 77, 32]);
+  await close(emb, await refs.get("ddim/prompt_embeds").data(), 1e-5, "prompt embeddings");
+  const latents = wt.reshape(refs.get("ddim/noise"), { shape: [4, 4, 8, 8] });
+  const img = await pipe.generateText(run.prompts, {
+    steps: run.steps,
+    guidanceScale: run.guidance_scale,
+    imagesPerPrompt: run.images_per_prompt,
+    latents,
+  });
+  assert.deepEqual(img.shape, [4, 3, 16, 16]);
+  // diffusers' "np" images are (B, H, W, C).
+  const hwc = wt.permute(img, { dims: [0, 2, 3, 1] });
+  await close(hwc, await refs.get("ddim/images").data(), 1e-4, "images");
+  const seeded = async () => {
+    const t = await pipe.generateText("a red cube", { negativePrompts: ["blurry"], steps: 2, seed: 5, height: 8, width: 12 });
+    const v = await t.data();
+    t.dispose();
+    return v;
+  };
+  const a = await seeded();
+  assert.equal(a.length, 3 * 8 * 12);
+  assert.deepEqual(a, await seeded());
+  await assert.rejects(pipe.generateText("a", { negativePrompts: ["x", "y"], steps: 1 }), /2 negative prompts for 1 prompts/);
+  await assert.rejects(pipe.generate({ steps: 1 }), /text-conditional: use wt_diffusion_generate_text/);
+  wt.dispose([emb, latents, img, hwc, ...refs.values()]);
+  pipe.dispose();
+  assert.equal(wt.liveTensors(), live, "every tensor freed");
+});

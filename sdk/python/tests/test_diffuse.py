@@ -47,3 +47,48 @@ def test_webgpu_samples_the_same_noise():
         assert img.device == dev
         # The Philox stream is the same on every device; the arithmetic rounds differently.
         np.testing.assert_allclose(img.numpy().ravel(), np.array(run["images"], np.float32), atol=1e-4)
+
+
+SD = TESTDATA / "sd_tiny"
+SD_RUN = json.loads((TESTDATA / "sd_refs.json").read_text())["runs"]["ddim"]
+
+
+def test_text_to_image_gives_diffusers_images(no_leaks):
+    """diffusers' initial latents (sd_refs.safetensors, make_sd_refs.py) give
+    StableDiffusionPipeline's images; DDIM at eta 0 draws nothing else."""
+    from safetensors.numpy import load_file
+
+    refs = load_file(TESTDATA / "sd_refs.safetensors")
+    with wt.diffuse.Pipeline(SD, device="cpu") as pipe:
+        want = ("StableDiffusionPipeline", "DDIMScheduler", (3, 16, 16))
+        assert (pipe.pipeline, pipe.scheduler, pipe.image_shape) == want
+        assert pipe.text_conditional and not pipe.class_conditional
+        emb = pipe.encode_text(SD_RUN["prompts"])
+        np.testing.assert_allclose(emb.numpy(), refs["ddim/prompt_embeds"], atol=1e-5)
+        img = pipe.generate_text(SD_RUN["prompts"], steps=SD_RUN["steps"], guidance_scale=SD_RUN["guidance_scale"],
+                                 images_per_prompt=SD_RUN["images_per_prompt"], latents=refs["ddim/noise"][0])
+        assert img.shape == (4, 3, 16, 16)
+        np.testing.assert_allclose(img.numpy().transpose(0, 2, 3, 1), refs["ddim/images"], atol=1e-4)
+        del emb, img
+
+
+def test_text_to_image_is_seeded(no_leaks):
+    with wt.diffuse.Pipeline(SD, device="cpu") as pipe:
+        def run(seed):
+            img = pipe.generate_text("a red cube", negative_prompts="blurry", steps=2, seed=seed, images_per_prompt=2,
+                                     height=8, width=12, scheduler="EulerAncestralDiscreteScheduler")
+            v = img.numpy()
+            del img
+            return v
+
+        a = run(5)
+        assert a.shape == (2, 3, 8, 12) and a.min() >= 0 and a.max() <= 1
+        np.testing.assert_array_equal(a, run(5))
+        assert not np.array_equal(a, run(6))
+        with pytest.raises(ValueError, match="2 negative prompts for 1 prompts"):
+            pipe.generate_text("a", negative_prompts=["x", "y"], steps=1)
+        with pytest.raises(ValueError, match="is text-conditional: use wt_diffusion_generate_text"):
+            pipe.generate(steps=1)
+    with wt.diffuse.Pipeline(TESTDATA / REFS["pipeline"]) as pipe:
+        with pytest.raises(ValueError, match="takes no prompts"):
+            pipe.generate_text("a", steps=1)

@@ -5,6 +5,9 @@ Go package diffuse, through the C ABI's wt_diffusion_*).
     pipe = wt.diffuse.Pipeline("ddpm-folder")      # DDPM, DDIM or DiT pipeline
     images = pipe.generate(batch=4, steps=50, seed=0)   # (4, C, H, W) in [0, 1]
 
+    sd = wt.diffuse.Pipeline("stable-diffusion-folder")  # StableDiffusionPipeline
+    images = sd.generate_text(["a photo of an astronaut"], steps=30, seed=0)
+
 The noise comes from the library's Philox stream: the same seed gives the
 same images on one device, from every SDK.
 """
@@ -16,13 +19,15 @@ import os
 from typing import Any
 
 from . import _lib
-from ._objects import Handle, device_arg, load, new_tensor
+from ._objects import Handle, Inputs, device_arg, load, new_tensor, texts_arg
 from ._tensor import Tensor
 
 
 class Pipeline(Handle):
     """A folder save_pretrained wrote for DDPMPipeline, DDIMPipeline (unet/,
-    scheduler/) or DiTPipeline (transformer/, vae/, scheduler/)."""
+    scheduler/), DiTPipeline (transformer/, vae/, scheduler/) or
+    StableDiffusionPipeline (unet/, vae/, text_encoder/, tokenizer/,
+    scheduler/; its safety checker is not run)."""
 
     _free, _what = "wt_diffusion_free", "diffusion pipeline"
 
@@ -33,6 +38,7 @@ class Pipeline(Handle):
         self.scheduler: str = info["scheduler"]
         self.image_shape: tuple[int, ...] = tuple(info["image_shape"])
         self.class_conditional: bool = info["class_conditional"]
+        self.text_conditional: bool = info["text_conditional"]
         self.device: str = info["device"]
 
     def generate(self, batch: int = 1, steps: int = 50, seed: int = 0, scheduler: str | None = None) -> Tensor:
@@ -47,6 +53,29 @@ class Pipeline(Handle):
         """One image per class label (DiT), with classifier-free guidance."""
         return new_tensor("wt_diffusion_generate_classes", self._live(), _lib.i64_array(labels), len(labels), steps,
                           seed, guidance_scale, scheduler.encode() if scheduler else None)
+
+    def generate_text(self, prompts: str | list[str], negative_prompts: str | list[str] | None = None,
+                      steps: int = 50, seed: int = 0, guidance_scale: float = 7.5, images_per_prompt: int = 1,
+                      height: int = 0, width: int = 0, scheduler: str | None = None,
+                      latents: Any = None) -> Tensor:
+        """Text to image (StableDiffusionPipeline): (len(prompts) *
+        images_per_prompt, C, H, W) in [0, 1], each prompt's images adjacent.
+        negative_prompts: None (the empty prompt), one, or one per prompt;
+        guidance_scale <= 1 runs without guidance; height and width 0 take
+        image_shape's. latents are the initial latents (diffusers' latents=);
+        without them the seed's stream draws them."""
+        arr, n = texts_arg(prompts)
+        neg, n_neg = texts_arg(negative_prompts if negative_prompts is not None else [])
+        with Inputs() as ins:
+            init = ins.handle(latents, "f32") if latents is not None else 0
+            return new_tensor("wt_diffusion_generate_text", self._live(), arr, n, neg, n_neg, images_per_prompt, steps,
+                              seed, guidance_scale, height, width, scheduler.encode() if scheduler else None, init)
+
+    def encode_text(self, texts: str | list[str]) -> Tensor:
+        """The text encoder's states for texts (len(texts), max length, width),
+        what a text-to-image pipeline's UNet attends to."""
+        arr, n = texts_arg(texts)
+        return new_tensor("wt_diffusion_encode_text", self._live(), arr, n)
 
     def __repr__(self) -> str:
         return f"diffuse.Pipeline({self.pipeline}, scheduler={self.scheduler}, image_shape={self.image_shape}, " \

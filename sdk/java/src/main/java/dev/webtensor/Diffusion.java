@@ -3,12 +3,14 @@ package dev.webtensor;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * A diffusion pipeline from a diffusers folder (the Go package diffuse,
- * through the ABI's wt_diffusion_*): DDPMPipeline, DDIMPipeline or
- * DiTPipeline. The noise comes from the runtime's Philox stream, so a seed
- * gives the same images on one device from every SDK.
+ * through the ABI's wt_diffusion_*): DDPMPipeline, DDIMPipeline, DiTPipeline
+ * or StableDiffusionPipeline (text to image; its safety checker is not run).
+ * The noise comes from the runtime's Philox stream, so a seed gives the same
+ * images on one device from every SDK.
  *
  * <pre>{@code
  * try (Diffusion pipe = Diffusion.load(Path.of("ddpm-folder"));
@@ -36,7 +38,8 @@ public final class Diffusion extends NativeObject {
 
     /**
      * The runtime's JSON description: {"pipeline": "DDPMPipeline", "scheduler":
-     * "DDPMScheduler", "image_shape": [3, 16, 16], "class_conditional": false, "device": "cpu"}.
+     * "DDPMScheduler", "image_shape": [3, 16, 16], "class_conditional": false,
+     * "text_conditional": false, "device": "cpu"}.
      */
     public String info() {
         return info;
@@ -60,6 +63,39 @@ public final class Diffusion extends NativeObject {
         try (Arena arena = Arena.ofConfined()) {
             return newTensor(Native.DIFFUSION_GENERATE_CLASSES, arena, h, longs(arena, labels), labels.length, steps, seed,
                     guidanceScale, cString(arena, scheduler));
+        }
+    }
+
+    /**
+     * Text to image (StableDiffusionPipeline): imagesPerPrompt images for each
+     * prompt, adjacent, (prompts x imagesPerPrompt, C, H, W) in [0, 1].
+     * negativePrompts are empty (the empty prompt), one for all, or one per
+     * prompt; guidanceScale <= 1 runs without guidance (diffusers' default is
+     * 7.5); height and width 0 take the folder's default size; latents (null:
+     * drawn from the seed's stream) are the initial latents, as diffusers'
+     * latents= argument; scheduler as for generate.
+     */
+    public Tensor generateText(List<String> prompts, List<String> negativePrompts, int imagesPerPrompt, int steps, long seed,
+                               double guidanceScale, int height, int width, String scheduler, Tensor latents) {
+        long h = handle();
+        long init = latents == null ? 0 : latents.handle();
+        try (Arena arena = Arena.ofConfined()) {
+            return newTensor(Native.DIFFUSION_GENERATE_TEXT, arena, h, texts(arena, prompts), prompts.size(),
+                    texts(arena, negativePrompts), negativePrompts.size(), imagesPerPrompt, steps, seed, guidanceScale,
+                    height, width, cString(arena, scheduler), init);
+        }
+    }
+
+    /** One image per prompt at the folder's size and scheduler, against the empty prompt. */
+    public Tensor generateText(List<String> prompts, int steps, long seed, double guidanceScale) {
+        return generateText(prompts, List.of(), 1, steps, seed, guidanceScale, 0, 0, null, null);
+    }
+
+    /** The text encoder's states (texts, max length, width): what a text-to-image pipeline's UNet attends to. */
+    public Tensor encodeText(List<String> texts) {
+        long h = handle();
+        try (Arena arena = Arena.ofConfined()) {
+            return newTensor(Native.DIFFUSION_ENCODE_TEXT, arena, h, texts(arena, texts), texts.size());
         }
     }
 }

@@ -173,6 +173,9 @@ final class Native {
     static final MethodHandle DIFFUSION_INFO_JSON = fn("wt_diffusion_info_json", I, L, A, L, A);
     static final MethodHandle DIFFUSION_GENERATE = fn("wt_diffusion_generate", I, L, I, I, L, A, A);
     static final MethodHandle DIFFUSION_GENERATE_CLASSES = fn("wt_diffusion_generate_classes", I, L, A, I, I, L, JAVA_DOUBLE, A, A);
+    static final MethodHandle DIFFUSION_GENERATE_TEXT =
+            fn("wt_diffusion_generate_text", I, L, A, I, A, I, I, I, L, JAVA_DOUBLE, I, I, A, L, A);
+    static final MethodHandle DIFFUSION_ENCODE_TEXT = fn("wt_diffusion_encode_text", I, L, A, I, A);
 
     static {
         int abi = (int) invoke(ABI);

@@ -207,6 +207,53 @@ class DomainsTest {
         assertEquals(live, Webtensor.liveTensors(), "every tensor freed");
     }
 
+    /**
+     * Text to image on diffuse/testdata/sd_tiny: diffusers' initial latents
+     * (sd_refs.safetensors, make_sd_refs.py) give StableDiffusionPipeline's
+     * images, and a seed gives the same images twice.
+     */
+    @Test
+    void diffusionTextToImageGivesDiffusersImages() throws IOException {
+        JsonNode run = json(DIFFUSE.resolve("sd_refs.json")).get("runs").get("ddim");
+        List<String> prompts = strings(run.get("prompts"));
+        long live = Webtensor.liveTensors();
+        try (StateDict refs = StateDict.load(DIFFUSE.resolve("sd_refs.safetensors"), "cpu");
+             Diffusion pipe = Diffusion.load(DIFFUSE.resolve("sd_tiny"), "cpu")) {
+            SequencedMap<String, Tensor> r = refs.tensors();
+            assertTrue(pipe.info().contains("\"text_conditional\":true"), pipe.info());
+            try (Tensor emb = pipe.encodeText(prompts)) {
+                assertArrayEquals(new long[] {2, 77, 32}, emb.shape());
+                assertClose(r.get("ddim/prompt_embeds").toDoubleArray(), emb.toDoubleArray(), 1e-5, "prompt embeddings");
+            }
+            float[] noise = r.get("ddim/noise").toFloatArray();
+            try (Tensor init = Tensor.of(noise, 4, 4, 8, 8);
+                 Tensor img = pipe.generateText(prompts, List.of(), run.get("images_per_prompt").asInt(),
+                         run.get("steps").asInt(), 0, run.get("guidance_scale").asDouble(), 0, 0, null, init)) {
+                assertArrayEquals(new long[] {4, 3, 16, 16}, img.shape());
+                // diffusers' "np" images are (B, H, W, C); ours (B, C, H, W).
+                double[] hwc = r.get("ddim/images").toDoubleArray();
+                double[] want = new double[hwc.length];
+                for (int b = 0; b < 4; b++) {
+                    for (int c = 0; c < 3; c++) {
+                        for (int p = 0; p < 256; p++) {
+                            want[(b * 3 + c) * 256 + p] = hwc[(b * 256 + p) * 3 + c];
+                        }
+                    }
+                }
+                assertClose(want, img.toDoubleArray(), 1e-4, "images");
+            }
+            try (Tensor a = pipe.generateText(List.of("a red cube"), 2, 5, 6);
+                 Tensor b = pipe.generateText(List.of("a red cube"), 2, 5, 6)) {
+                assertArrayEquals(a.toDoubleArray(), b.toDoubleArray());
+            }
+            WebtensorException e = assertThrows(WebtensorException.class,
+                    () -> pipe.generateText(List.of("a"), List.of("x", "y"), 1, 1, 0, 7.5, 0, 0, null, null));
+            assertTrue(e.getMessage().contains("2 negative prompts for 1 prompts"), e.getMessage());
+            r.values().forEach(Tensor::close);
+        }
+        assertEquals(live, Webtensor.liveTensors(), "every tensor freed");
+    }
+
     @Test
     void errorsAreTheRuntimes() {
         IOException io = assertThrows(IOException.class, () -> Multimodal.SentenceEncoder.load(MM.resolve("minilm_tokenizer")));
