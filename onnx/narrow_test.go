@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	pb "github.com/webtensor/webtensor/onnx/internal/onnxpb"
 )
@@ -79,48 +80,57 @@ func TestNarrowFloatsDecodeAsONNXDoes(t *testing.T) {
 // castTo rounds, saturates and wraps as ONNX's reference does, on every
 // input of the reference set (each float format's grid, the midpoints
 // between its values and one float32 step either side of them, what lies
-// past its range, the specials), run as one tensor on the CPU.
+// past its range, the specials), run as one tensor on the CPU and, where
+// there is an adapter, on WebGPU.
 func TestNarrowCastMatchesONNXReference(t *testing.T) {
 	ref := loadNarrowReference(t)
-	for _, c := range ref.Cast {
-		et := elemTypeNamed(t, c.To)
-		nt := narrowOf(et)
-		var x *core.Tensor
-		var xs []float64
-		switch in := ref.Inputs[c.Input].([]any); in[0].(type) {
-		case string:
-			v := make([]float32, len(in))
-			for i, h := range in {
-				v[i] = f32bits(t, h.(string))
-				xs = append(xs, float64(v[i]))
-			}
-			x = core.FromSlice(v, core.Shape{len(v)})
-		default:
-			v := make([]int32, len(in))
-			for i, n := range in {
-				v[i] = int32(n.(float64))
-				xs = append(xs, float64(v[i]))
-			}
-			x = core.FromSlice(v, core.Shape{len(v)})
+	devices := []core.Device{core.CPU}
+	if webgputest.Present(t) {
+		devices = append(devices, webgputest.Device)
+	}
+	for _, dev := range devices {
+		for _, c := range ref.Cast {
+			checkReferenceCast(t, dev, ref, c.To, c.Input, c.Saturate == nil || *c.Saturate, c.RoundMode, c.Y)
 		}
-		saturate := c.Saturate == nil || *c.Saturate
-		mode := c.RoundMode
-		if mode == "" {
-			mode = "up"
+	}
+}
+
+func checkReferenceCast(t *testing.T, dev core.Device, ref *narrowReference, to, input string, saturate bool, mode string, want []int) {
+	et := elemTypeNamed(t, to)
+	nt := narrowOf(et)
+	var x *core.Tensor
+	var xs []float64
+	switch in := ref.Inputs[input].([]any); in[0].(type) {
+	case string:
+		v := make([]float32, len(in))
+		for i, h := range in {
+			v[i] = f32bits(t, h.(string))
+			xs = append(xs, float64(v[i]))
 		}
-		y, err := castTo(x, et, saturate, mode)
-		require.NoError(t, err)
-		require.Equal(t, nt.held, y.DType())
-		got, err := y.Float64s()
-		require.NoError(t, err, "%s from %s", c.To, c.Input)
-		for i, w := range c.Y {
-			want := float64(w)
-			if nt.float != nil {
-				want = nt.float.values[w]
-			}
-			require.True(t, sameValue(got[i], want) || (nt.float == nil && got[i] == want),
-				"Cast %v to %s (saturate %v, round_mode %s) gives %v, want %v", xs[i], c.To, saturate, mode, got[i], want)
+		x = core.FromSlice(v, core.Shape{len(v)}, dev)
+	default:
+		v := make([]int32, len(in))
+		for i, n := range in {
+			v[i] = int32(n.(float64))
+			xs = append(xs, float64(v[i]))
 		}
+		x = core.FromSlice(v, core.Shape{len(v)}, dev)
+	}
+	if mode == "" {
+		mode = "up"
+	}
+	y, err := castTo(x, et, saturate, mode)
+	require.NoError(t, err)
+	require.Equal(t, nt.held, y.DType())
+	got, err := y.Float64s()
+	require.NoError(t, err, "%s: %s from %s", dev, to, input)
+	for i, w := range want {
+		v := float64(w)
+		if nt.float != nil {
+			v = nt.float.values[w]
+		}
+		require.True(t, sameValue(got[i], v) || (nt.float == nil && got[i] == v),
+			"%s: Cast %v to %s (saturate %v, round_mode %s) gives %v, want %v", dev, xs[i], to, saturate, mode, got[i], v)
 	}
 }
 
@@ -238,4 +248,84 @@ func TestCheckHeld(t *testing.T) {
 	require.ErrorContains(t, checkHeld(core.FromSlice([]int8{-9}, core.Shape{1}), pb.TensorProto_INT4), "element 0 is -9")
 	require.ErrorContains(t, checkHeld(core.FromSlice([]int64{-1}, core.Shape{1}), pb.TensorProto_UINT64), "above 2^63-1")
 	require.ErrorContains(t, checkHeld(core.FromSlice([]int16{1}, core.Shape{1}), pb.TensorProto_UINT16), "dtype i16, the model declares UINT16 (held as i32)")
+}
+
+func narrowModel(t *testing.T, dev core.Device, nodes []*pb.NodeProto, in, out []*pb.ValueInfoProto, inits ...*pb.TensorProto) *Model {
+	m, err := LoadBytes(marshal(modelProto(nodes, in, out, inits...)), WithDevice(dev))
+	require.NoError(t, err)
+	return m
+}
+
+// Arithmetic on a narrow integer type wraps in that type, not in the
+// dtype that holds it; values of a declared uint64 output above 2^63-1
+// are refused rather than returned as negative i64s.
+func TestNarrowArithmeticWraps(t *testing.T) {
+	u16 := pb.TensorProto_UINT16
+	m := narrowModel(t, core.CPU, []*pb.NodeProto{
+		nodeProto("Sub", "sub", []string{"x", "y"}, []string{"d"}),
+		nodeProto("Mul", "mul", []string{"d", "y"}, []string{"z"}),
+	}, []*pb.ValueInfoProto{vi("x", u16, 3), vi("y", u16, 3)}, []*pb.ValueInfoProto{vi("z", u16, 3)})
+	require.Equal(t, "UINT16", m.Inputs[0].Narrow)
+	require.Equal(t, core.I32, m.Outputs[0].DType)
+	outs, err := m.Run(map[string]*core.Tensor{
+		"x": core.FromSlice([]int32{3, 65535, 7}, core.Shape{3}),
+		"y": core.FromSlice([]int32{5, 2, 40000}, core.Shape{3}),
+	})
+	require.NoError(t, err)
+	z, _ := outs["z"].Int64s()
+	// (3-5) mod 2^16 = 65534, times 5; (65535-2)*2; (7-40000)*40000, all mod 2^16.
+	require.Equal(t, []int64{65534 * 5 % 65536, 65533 * 2 % 65536, (7 - 40000 + 65536) * 40000 % 65536}, z)
+	_, err = m.Run(map[string]*core.Tensor{
+		"x": core.FromSlice([]int32{3, 65536, 7}, core.Shape{3}),
+		"y": core.FromSlice([]int32{5, 2, 1}, core.Shape{3}),
+	})
+	require.ErrorContains(t, err, `input "x": element 1 is 65536, which UINT16 (held as i32) cannot hold`)
+
+	u64 := pb.TensorProto_UINT64
+	m = narrowModel(t, core.CPU, []*pb.NodeProto{nodeProto("Sub", "sub", []string{"x", "y"}, []string{"z"})},
+		[]*pb.ValueInfoProto{vi("x", u64, 2), vi("y", u64, 2)}, []*pb.ValueInfoProto{vi("z", u64, 2)})
+	_, err = m.Run(map[string]*core.Tensor{
+		"x": core.FromSlice([]int64{5, 0}, core.Shape{2}),
+		"y": core.FromSlice([]int64{2, 1}, core.Shape{2}),
+	})
+	require.ErrorContains(t, err, `output "z": element 1 is 18446744073709551615 as i64, a UINT64 above 2^63-1`)
+}
+
+// A float8 value cast in the graph, moved through shape operators and
+// returned is its grid value; a packed INT4 initializer dequantizes; the
+// model traces into a graph that rounds new inputs the same way (the
+// rounding is registry ops, not host arithmetic), on the CPU and WebGPU.
+func TestNarrowFloatsThroughAModel(t *testing.T) {
+	devices := []core.Device{core.CPU}
+	if webgputest.Present(t) {
+		devices = append(devices, webgputest.Device)
+	}
+	e4m3 := pb.TensorProto_FLOAT8E4M3FN
+	w := &pb.TensorProto{Name: proto.String("w"), Dims: []int64{4}, DataType: proto.Int32(int32(pb.TensorProto_INT4)),
+		RawData: []byte{0x8F, 0x71}} // -1, -8, 1, 7
+	scale := f32Tensor("s", nil, []float32{0.5})
+	for _, dev := range devices {
+		m := narrowModel(t, dev, []*pb.NodeProto{
+			nodeProto("Cast", "to8", []string{"x"}, []string{"q"}, intAttr("to", int64(e4m3))),
+			nodeProto("Reshape", "flat", []string{"q", "shape"}, []string{"y"}),
+			nodeProto("DequantizeLinear", "dq", []string{"w", "s"}, []string{"v"}),
+		}, []*pb.ValueInfoProto{vi("x", pb.TensorProto_FLOAT, 2, 2)},
+			[]*pb.ValueInfoProto{vi("y", e4m3, 4), vi("v", pb.TensorProto_FLOAT, 4)},
+			w, scale, i64Tensor("shape", 4))
+		require.Equal(t, "FLOAT8E4M3FN", m.Outputs[0].Narrow)
+		x := core.FromSlice([]float32{0.4789, 1000, -0.0625 * 1.03, 17}, core.Shape{2, 2}, dev)
+		outs, err := m.Run(map[string]*core.Tensor{"x": x})
+		require.NoError(t, err, "%s", dev)
+		y, _ := outs["y"].Float64s()
+		require.Equal(t, []float64{0.46875, 448, -0.0625, 16}, y, "%s", dev)
+		v, _ := outs["v"].Float64s()
+		require.Equal(t, []float64{-0.5, -4, 0.5, 3.5}, v, "%s", dev)
+
+		g, err := m.Compile(x)
+		require.NoError(t, err, "%s", dev)
+		again, err := g.Run(core.FromSlice([]float32{0.2, -300, 465, 1e-3}, core.Shape{2, 2}, dev))
+		require.NoError(t, err, "%s", dev)
+		y, _ = again[0].Float64s()
+		require.Equal(t, []float64{0.203125, -288, 448, 0.001953125}, y, "%s", dev)
+	}
 }
