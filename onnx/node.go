@@ -48,7 +48,7 @@ func Operators() []string {
 // attribute, TopK had k as one, Resize had different inputs.
 var semanticsSince = map[string]int64{
 	"Softmax": 13, "LogSoftmax": 13, "Hardmax": 13, "Squeeze": 13, "Unsqueeze": 13,
-	"Resize": 11, "TopK": 10, "Clip": 11, "Pad": 11, "Slice": 10, "Dropout": 12, "Split": 13,
+	"Resize": 11, "TopK": 10, "Clip": 11, "Pad": 11, "Slice": 10, "Split": 13,
 	"BatchNormalization": 9,
 }
 

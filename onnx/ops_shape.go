@@ -39,7 +39,7 @@ func init() {
 		return castAs(c, c.inType(1))
 	}, "CastLike")
 	def([]string{"blocksize", "mode"}, depthToSpace, "DepthToSpace")
-	def([]string{"blocksize"}, spaceToDepth, "SpaceToDepth")
+	def([]string{"blocksize", "mode"}, spaceToDepth, "SpaceToDepth")
 }
 
 func toInts(v []int64) []int {
@@ -415,6 +415,16 @@ func spaceToDepth(c *ctx) ([]*core.Tensor, error) {
 	}
 	n, ch, h, w := s[0], s[1], s[2]/b, s[3]/b
 	y := x.Reshape([]int{n, ch, h, b, w, b})
-	y = call("permute", core.Attrs{"dims": []int{0, 3, 5, 1, 2, 4}}, y)
+	// DCR (the default) puts the block offset before the channel, CRD
+	// (opset 28) after it, mirroring DepthToSpace's modes.
+	switch mode := c.attrString("mode", "DCR"); mode {
+	case "DCR":
+		y = call("permute", core.Attrs{"dims": []int{0, 3, 5, 1, 2, 4}}, y)
+	case "CRD":
+		y = call("permute", core.Attrs{"dims": []int{0, 1, 3, 5, 2, 4}}, y)
+	default:
+		c.fail("mode %q is neither DCR nor CRD", mode)
+		return nil, nil
+	}
 	return one(y.Reshape([]int{n, ch * b * b, h, w}))
 }
