@@ -181,10 +181,14 @@ func convTranspose(c *ctx) ([]*core.Tensor, error) {
 			outShape = outShape[len(outShape)-s:]
 		}
 		for i := range s {
+			// A negative total (output_shape past the natural size) pads
+			// the output; ONNX's halving floors, so the odd element goes
+			// to the end.
 			total := w.stride[i]*(in[i]-1) + outPad[i] + (kernel[i]-1)*w.dil[i] + 1 - int(outShape[i])
-			w.begin[i], w.end[i] = total-total/2, total/2
+			half := floorDiv(total, 2)
+			w.begin[i], w.end[i] = total-half, half
 			if auto == "SAME_UPPER" {
-				w.begin[i], w.end[i] = total/2, total-total/2
+				w.begin[i], w.end[i] = half, total-half
 			}
 		}
 	}
@@ -218,6 +222,14 @@ func convTranspose(c *ctx) ([]*core.Tensor, error) {
 		y = call("add", nil, y, bias.Reshape(shape))
 	}
 	return one(y)
+}
+
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
 }
 
 func poolWindow(c *ctx, x *core.Tensor) (window, bool) {

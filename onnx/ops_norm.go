@@ -24,7 +24,8 @@ func init() {
 	def([]string{"axis", "p"}, func(c *ctx) ([]*core.Tensor, error) {
 		x := c.in(0)
 		n := call("norm", core.Attrs{"axes": []int{c.axis(c.attrInt("axis", -1), x.Rank())}, "keepdim": true, "ord": float64(c.attrInt("p", 2))}, x)
-		return one(call("div", nil, x, n))
+		// A zero vector normalises to zeros, not 0/0 (as ONNX's reference).
+		return one(call("where", nil, call("eq", nil, n, like(n, 0)), like(x, 0), call("div", nil, x, n)))
 	}, "LpNormalization")
 	def([]string{"axes"}, meanVarianceNorm, "MeanVarianceNormalization")
 	def([]string{"alpha", "beta", "bias", "size"}, lrn, "LRN")
