@@ -275,12 +275,12 @@ func pool2d(x *core.Tensor, w window, op string, a core.Attrs) *core.Tensor {
 
 func maxPool(c *ctx) ([]*core.Tensor, error) {
 	x := c.in(0)
-	if c.nout > 1 {
-		c.fail("the Indices output is not supported")
-	}
 	w, ok := poolWindow(c, x)
 	if !ok {
 		return nil, nil
+	}
+	if c.nout > 1 {
+		return maxPoolIndices(c, x, w), nil
 	}
 	if composedPool(w, poolMax) {
 		return one(ndPool(c, x, w, poolMax))
