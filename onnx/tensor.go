@@ -54,7 +54,7 @@ func dtypeOf(t int32) (core.DType, error) {
 		name = strconv.Itoa(int(t))
 	}
 	if nt := narrowOf(elemType(t)); nt != nil {
-		return core.Invalid, fmt.Errorf("element type %s is held widened as %s only by the operators that round onto it (Cast, CastLike, QuantizeLinear) and by tensors and graph values; not here", name, nt.held)
+		return core.Invalid, fmt.Errorf("element type %s (held widened as %s) is not supported here: only tensors, graph values and the operators that round onto it (Cast, CastLike, QuantizeLinear) take it", name, nt.held)
 	}
 	return core.Invalid, fmt.Errorf("element type %s is not supported (webtensor holds f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8 and bool; the importer also holds %s widened)", name, narrowNames())
 }
