@@ -107,7 +107,8 @@ func newNode(np *pb.NodeProto, opset int64, dev core.Device) (*node, error) {
 	if len(n.outputs) == 0 {
 		return nil, n.errorf("the node has no outputs")
 	}
-	for name, a := range n.attrs {
+	for _, a := range np.GetAttribute() { // in the file's order, so the first error is always the same
+		name := a.GetName()
 		if a.GetType() != pb.AttributeProto_GRAPH {
 			continue
 		}
