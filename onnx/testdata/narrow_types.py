@@ -58,12 +58,18 @@ def grid_inputs(values, rng):
     beyond = np.array([top + step / 2, top + step, top * 1.01, top * 4, 1e6, 3e38], np.float32)
     tiny = np.array([pos[1] / 2, pos[1] / 4, 1e-7, 1e-30], np.float32)
     near = np.concatenate([mids, beyond[:2], tiny[:1]])
-    x = np.concatenate([
-        pos, mids, beyond, tiny,
-        np.nextafter(near, np.float32(np.inf)), np.nextafter(near, np.float32(0)),
-        np.exp(rng.uniform(np.log(pos[1] / 2), np.log(top * 2), 64)).astype(np.float32),
-        np.array([np.inf, np.nan, -0.0], np.float32),
-    ])
+    x = np.concatenate(
+        [
+            pos,
+            mids,
+            beyond,
+            tiny,
+            np.nextafter(near, np.float32(np.inf)),
+            np.nextafter(near, np.float32(0)),
+            np.exp(rng.uniform(np.log(pos[1] / 2), np.log(top * 2), 64)).astype(np.float32),
+            np.array([np.inf, np.nan, -0.0], np.float32),
+        ]
+    )
     return np.concatenate([x, -x[::5]]).astype(np.float32)
 
 
@@ -74,7 +80,8 @@ def main() -> None:
         for name, dt in [*FLOAT8.items(), ("FLOAT8E8M0", ml_dtypes.float8_e8m0fnu)]:
             out["decode"][name] = hexbits(np.arange(256, dtype=np.uint8).view(dt).astype(np.float32))
         out["decode"]["FLOAT4E2M1"] = hexbits(
-            np.arange(16, dtype=np.uint8).view(ml_dtypes.float4_e2m1fn).astype(np.float32))
+            np.arange(16, dtype=np.uint8).view(ml_dtypes.float4_e2m1fn).astype(np.float32)
+        )
 
         for name, dt in FLOAT8.items():
             x = grid_inputs(np.arange(256, dtype=np.uint8).view(dt).astype(np.float32), rng)
@@ -91,8 +98,15 @@ def main() -> None:
 
         k = np.arange(-126, 128, dtype=np.float64)
         p2 = np.ldexp(1.0, k.astype(int)).astype(np.float32)
-        x = np.concatenate([p2, p2 * 1.5, np.nextafter(p2, np.float32(np.inf)),
-                            np.nextafter(p2 * 1.5, np.float32(0)), np.array([3.4e38, np.nan], np.float32)])
+        x = np.concatenate(
+            [
+                p2,
+                p2 * 1.5,
+                np.nextafter(p2, np.float32(np.inf)),
+                np.nextafter(p2 * 1.5, np.float32(0)),
+                np.array([3.4e38, np.nan], np.float32),
+            ]
+        )
         x = x[np.isnan(x) | (np.abs(x) >= np.float32(2.0**-126))].astype(np.float32)
         x = np.concatenate([x, -x[::7]])
         out["inputs"]["FLOAT8E8M0"] = hexbits(x)
@@ -102,8 +116,9 @@ def main() -> None:
                 name = "FLOAT8E8M0_zero" if saturate else "FLOAT8E8M0"
                 xs = np.array([np.uint32(int(h, 16)) for h in out["inputs"][name]]).view(np.float32)
                 y = numpy_helper.to_float8e8m0(xs, saturate, mode)
-                out["cast"].append({"to": "FLOAT8E8M0", "saturate": saturate, "round_mode": mode,
-                                    "input": name, "y": patterns(y)})
+                out["cast"].append(
+                    {"to": "FLOAT8E8M0", "saturate": saturate, "round_mode": mode, "input": name, "y": patterns(y)}
+                )
 
         x = np.concatenate([np.arange(-20, 20.25, 0.25), [np.nan, np.inf, -np.inf, 1e10, -1e10]]).astype(np.float32)
         xi = np.arange(-300, 300, 7, dtype=np.int32)
