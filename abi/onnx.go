@@ -98,10 +98,14 @@ func NameAt(names []string, i int, what string) (string, error) {
 
 // onnxValue is one input or output in wt_onnx_info_json: a dim is a
 // number, a symbolic name (ONNX's dim_param) or null (not declared).
+// narrow names the declared ONNX element type when webtensor holds it
+// widened in dtype (UINT16 in i32, FLOAT8E4M3FN in f32, ...), so a caller
+// knows which values the model takes and returns there.
 type onnxValue struct {
-	Name  string `json:"name"`
-	DType string `json:"dtype"`
-	Shape []any  `json:"shape"`
+	Name   string `json:"name"`
+	DType  string `json:"dtype"`
+	Narrow string `json:"narrow,omitempty"`
+	Shape  []any  `json:"shape"`
 }
 
 // OnnxInfoJSON is wt_onnx_info_json: the opset, the device and the
@@ -114,7 +118,7 @@ func OnnxInfoJSON(h int64) (string, error) {
 	values := func(infos []onnx.ValueInfo) []onnxValue {
 		out := make([]onnxValue, len(infos))
 		for i, vi := range infos {
-			v := onnxValue{Name: vi.Name, Shape: []any{}}
+			v := onnxValue{Name: vi.Name, Narrow: vi.Narrow, Shape: []any{}}
 			if vi.DType != core.Invalid {
 				v.DType = vi.DType.String()
 			}

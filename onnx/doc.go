@@ -20,6 +20,29 @@
 // dimensions (dim_param) load as such and are bound, consistently across
 // inputs, when the model runs.
 //
+// ONNX element types webtensor has no dtype for are held widened into one
+// it has, exactly: UINT16 as i32, UINT64 as i64, INT4 and INT2 as i8, UINT4
+// and UINT2 as u8, and the float8 types (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ,
+// E8M0) and FLOAT4E2M1 as f32. A tensor of such a type carries only values
+// of it: TensorProtos (packed 4- and 2-bit storage included) decode to
+// them, graph inputs are checked (ValueInfo.Narrow names the declared type;
+// a value outside it is an error naming the input and element), Cast,
+// CastLike and QuantizeLinear round onto it (float8 and float4 to nearest,
+// ties to even, with saturate and each variant's NaN/Inf rules; E8M0 by
+// round_mode; integers wrap, as ONNX's Cast does between fixed-point types)
+// and any other operator's result on it is brought back into it (a uint16
+// Sub wraps at 2^16). UINT64 values above 2^63-1 do not fit the i64 that
+// holds them: they are refused where they enter (initializers, test data,
+// inputs) and where they would be returned, and a uint64 computed past
+// 2^63-1 in between keeps its bits but compares as negative. Where ONNX's
+// written rules and its reference implementation part, the importer follows
+// the rules: NaN cast to FLOAT4E2M1 is +6 (float4.md; the reference gives a
+// zero), and Inf cast to FLOAT8E8M0 saturates (or is NaN without saturate;
+// the reference always gives NaN). Out-of-range floats cast to INT4, UINT4,
+// INT2 and UINT2, which ONNX leaves undefined, give 0 as the reference
+// does; to UINT16 they saturate, as webtensor's other casts do. The
+// rounding is registry ops, so it runs on every device and traces.
+//
 // Integer inputs that ONNX uses as parameters (shapes, axes, slice bounds,
 // pads, sizes) are read on the host, from copies kept at load for
 // initializers and Constant nodes and at run time for Shape's outputs, so

@@ -34,6 +34,12 @@ func FuzzLoad(f *testing.F) {
 		&pb.AttributeProto{Name: proto.String("value"), Type: pb.AttributeProto_TENSOR.Enum(),
 			T: &pb.TensorProto{Dims: []int64{3}, DataType: proto.Int32(7), Int64Data: []int64{1, 2}}})},
 		nil, []*pb.ValueInfoProto{vi("y", pb.TensorProto_INT64, 3)})))
+	// Narrow types: a packed INT4 initializer one byte short of its dims,
+	// and a FLOAT8 input cast to UINT4 (decoding and the type plumbing).
+	f.Add(marshal(modelProto(nil, nil, []*pb.ValueInfoProto{vi("y", pb.TensorProto_INT4)},
+		&pb.TensorProto{Name: proto.String("y"), Dims: []int64{5}, DataType: proto.Int32(int32(pb.TensorProto_INT4)), RawData: []byte{0x8F, 0x71}})))
+	f.Add(marshal(modelProto([]*pb.NodeProto{nodeProto("Cast", "c", []string{"x"}, []string{"y"}, intAttr("to", int64(pb.TensorProto_UINT4)))},
+		[]*pb.ValueInfoProto{vi("x", pb.TensorProto_FLOAT8E5M2, 2)}, []*pb.ValueInfoProto{vi("y", pb.TensorProto_UINT4, 2)})))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := LoadBytes(data, WithDevice(core.CPU), WithDir(dir))

@@ -34,7 +34,14 @@ type Dim struct {
 type ValueInfo struct {
 	Name  string
 	DType core.DType
-	Dims  []Dim
+	// Narrow names the declared ONNX element type ("UINT16", "INT4",
+	// "FLOAT8E4M3FN", ...) when webtensor has no dtype for it: the value is
+	// held widened in DType and carries only values of the narrow type (see
+	// the package doc). Empty for every other type.
+	Narrow string
+	Dims   []Dim
+
+	elem elemType // the narrow type Narrow names, 0 when there is none
 }
 
 // Model is an imported ONNX graph, ready to run on its device. A Model is
@@ -46,6 +53,7 @@ type Model struct {
 
 	dev       core.Device
 	consts    map[string]*core.Tensor // initializers and Constant nodes
+	types     map[string]elemType     // the narrow type of each constant and input that has one
 	defaults  map[string]bool         // graph inputs with an initializer: optional at run time
 	nodes     []*node                 // topologically sorted
 	lastUse   map[string]int          // index of the last node reading each value
@@ -157,7 +165,7 @@ func build(mp *pb.ModelProto, dev core.Device, src *tensorSource) (*Model, error
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Opset: opset, dev: dev, consts: map[string]*core.Tensor{}, defaults: map[string]bool{},
+	m := &Model{Opset: opset, dev: dev, consts: map[string]*core.Tensor{}, types: map[string]elemType{}, defaults: map[string]bool{},
 		hostInts: map[*core.Tensor][]int64{}, outputSet: map[string]bool{}}
 	if len(g.GetSparseInitializer()) > 0 {
 		return nil, errors.New("sparse initializers are not supported")
@@ -175,6 +183,7 @@ func build(mp *pb.ModelProto, dev core.Device, src *tensorSource) (*Model, error
 			return nil, fmt.Errorf("initializer %q: %w", name, err)
 		}
 		m.consts[name] = t
+		m.noteType(name, elemType(tp.GetDataType()))
 		m.rememberInts(t)
 	}
 	defined := map[string]bool{}
@@ -194,6 +203,7 @@ func build(mp *pb.ModelProto, dev core.Device, src *tensorSource) (*Model, error
 			return nil, fmt.Errorf("graph input %q is listed twice", info.Name)
 		}
 		defined[info.Name] = true
+		m.noteType(info.Name, info.elem)
 		m.Inputs = append(m.Inputs, info)
 	}
 	nodes, err := sortNodes(g.GetNode(), defined, opset, dev)
@@ -227,6 +237,13 @@ func build(mp *pb.ModelProto, dev core.Device, src *tensorSource) (*Model, error
 	return m, nil
 }
 
+// noteType records the narrow type of a constant or graph input.
+func (m *Model) noteType(name string, et elemType) {
+	if narrowOf(et) != nil {
+		m.types[name] = et
+	}
+}
+
 // rememberInts keeps a host copy of small integer initializers: shapes,
 // axes and indices that operators read as numbers, so running the model
 // does not download them from the device.
@@ -250,11 +267,14 @@ func valueInfo(vi *pb.ValueInfoProto) (ValueInfo, error) {
 		}
 		return info, errors.New("only tensor values are supported (not sequences, maps, optionals or sparse tensors)")
 	}
-	dt, err := dtypeOf(tt.GetElemType())
+	dt, err := heldType(tt.GetElemType())
 	if err != nil {
 		return info, err
 	}
 	info.DType = dt
+	if et := elemType(tt.GetElemType()); narrowOf(et) != nil {
+		info.elem, info.Narrow = et, typeName(et)
+	}
 	if tt.GetShape() == nil {
 		return info, nil
 	}
@@ -362,11 +382,12 @@ func (m *Model) foldConstantNodes() error {
 			kept = append(kept, n)
 			continue
 		}
-		t, err := constantValue(n, m.dev)
+		t, et, err := constantValue(n, m.dev)
 		if err != nil {
 			return n.wrap(err)
 		}
 		m.consts[n.outputs[0]] = t
+		m.noteType(n.outputs[0], et)
 		m.rememberInts(t)
 	}
 	m.nodes = kept

@@ -48,7 +48,7 @@ func Operators() []string {
 // attribute, TopK had k as one, Resize had different inputs.
 var semanticsSince = map[string]int64{
 	"Softmax": 13, "LogSoftmax": 13, "Hardmax": 13, "Squeeze": 13, "Unsqueeze": 13,
-	"Resize": 11, "TopK": 10, "Clip": 11, "Pad": 11, "Slice": 10, "Dropout": 12, "Split": 13,
+	"Resize": 11, "TopK": 10, "Clip": 11, "Pad": 11, "Slice": 10, "Split": 13,
 	"BatchNormalization": 9,
 }
 
@@ -107,7 +107,8 @@ func newNode(np *pb.NodeProto, opset int64, dev core.Device) (*node, error) {
 	if len(n.outputs) == 0 {
 		return nil, n.errorf("the node has no outputs")
 	}
-	for name, a := range n.attrs {
+	for _, a := range np.GetAttribute() { // in the file's order, so the first error is always the same
+		name := a.GetName()
 		if a.GetType() != pb.AttributeProto_GRAPH {
 			continue
 		}
@@ -159,6 +160,27 @@ type ctx struct {
 	ins  []*core.Tensor
 	nout int
 	err  error
+	// types are the element types an operator gives its outputs where
+	// they do not follow from its inputs (Cast's "to"), by output index;
+	// 0 where unset.
+	types []elemType
+}
+
+// inType is the element type of input i: its narrow type (held widened)
+// or the one its dtype stands for.
+func (c *ctx) inType(i int) elemType {
+	if i >= len(c.ins) || c.ins[i] == nil {
+		return 0
+	}
+	return c.run.elem(c.m, c.n.inputs[i], c.ins[i])
+}
+
+// setType gives output i element type et.
+func (c *ctx) setType(i int, et elemType) {
+	for len(c.types) <= i {
+		c.types = append(c.types, 0)
+	}
+	c.types[i] = et
 }
 
 func (c *ctx) fail(format string, args ...any) {
@@ -285,37 +307,39 @@ func (c *ctx) axes(list []int64, r int) []int {
 // constantAttrs are the value forms of Constant; exactly one is given.
 var constantAttrs = []string{"value", "value_float", "value_floats", "value_int", "value_ints", "sparse_value", "value_string", "value_strings"}
 
-// constantValue evaluates a Constant node.
-func constantValue(n *node, dev core.Device) (*core.Tensor, error) {
+// constantValue evaluates a Constant node; et is the element type of a
+// tensor value (a narrow one is held widened).
+func constantValue(n *node, dev core.Device) (t *core.Tensor, et elemType, err error) {
 	if len(n.attrs) != 1 {
-		return nil, fmt.Errorf("a Constant takes exactly one value attribute, got %d", len(n.attrs))
+		return nil, 0, fmt.Errorf("a Constant takes exactly one value attribute, got %d", len(n.attrs))
 	}
 	for name, a := range n.attrs {
 		switch name {
 		case "value":
 			if a.GetT() == nil {
-				return nil, errors.New("attribute \"value\" holds no tensor")
+				return nil, 0, errors.New("attribute \"value\" holds no tensor")
 			}
-			return decodeTensor(a.GetT(), dev, nil)
+			t, err = decodeTensor(a.GetT(), dev, nil)
+			return t, elemType(a.GetT().GetDataType()), err
 		case "value_float":
-			return constTensor(core.F32, nil, []float64{float64(a.GetF())}, dev)
+			t, err = constTensor(core.F32, nil, []float64{float64(a.GetF())}, dev)
 		case "value_floats":
 			v := make([]float64, len(a.GetFloats()))
 			for i, f := range a.GetFloats() {
 				v[i] = float64(f)
 			}
-			return constTensor(core.F32, core.Shape{len(v)}, v, dev)
+			t, err = constTensor(core.F32, core.Shape{len(v)}, v, dev)
 		case "value_int":
-			t := core.FromSlice([]int64{a.GetI()}, core.Shape{}, dev)
-			return t, t.Err()
+			t = core.FromSlice([]int64{a.GetI()}, core.Shape{}, dev)
+			err = t.Err()
 		case "value_ints":
-			t := core.FromSlice(a.GetInts(), core.Shape{len(a.GetInts())}, dev)
-			return t, t.Err()
+			t = core.FromSlice(a.GetInts(), core.Shape{len(a.GetInts())}, dev)
+			err = t.Err()
 		default:
-			return nil, fmt.Errorf("attribute %q is not supported (webtensor has no sparse or string tensors)", name)
+			return nil, 0, fmt.Errorf("attribute %q is not supported (webtensor has no sparse or string tensors)", name)
 		}
 	}
-	return nil, nil
+	return t, 0, err
 }
 
 func constTensor(d core.DType, shape core.Shape, v []float64, dev core.Device) (*core.Tensor, error) {

@@ -83,7 +83,7 @@ func runNodeTest(dir string, dev core.Device) (reason string) {
 		inputs := map[string]*core.Tensor{}
 		ins, _ := filepath.Glob(filepath.Join(set, "input_*.pb"))
 		for _, f := range ins {
-			name, t, err := readTensor(f, dev)
+			name, t, _, err := readTensor(f, dev)
 			if err != nil {
 				return fmt.Sprintf("%s: %s", filepath.Base(f), firstLine(err))
 			}
@@ -94,11 +94,13 @@ func runNodeTest(dir string, dev core.Device) (reason string) {
 			return firstLine(err)
 		}
 		for i, o := range m.Outputs {
-			_, want, err := readTensor(filepath.Join(set, fmt.Sprintf("output_%d.pb", i)), core.CPU)
+			_, want, et, err := readTensor(filepath.Join(set, fmt.Sprintf("output_%d.pb", i)), core.CPU)
 			if err != nil {
 				return fmt.Sprintf("output %d: %s", i, firstLine(err))
 			}
-			if msg := compare(got[o.Name], want); msg != "" {
+			// A narrow float (float8, float4) is held in f32 and compared
+			// exactly: its values are points of its grid, nothing between.
+			if msg := compare(got[o.Name], want, narrowOf(et) != nil); msg != "" {
 				return fmt.Sprintf("output %q: %s", o.Name, msg)
 			}
 		}
@@ -106,25 +108,28 @@ func runNodeTest(dir string, dev core.Device) (reason string) {
 	return ""
 }
 
-func readTensor(path string, dev core.Device) (string, *core.Tensor, error) {
+// readTensor reads a test's TensorProto: its name, the tensor (a narrow
+// type held widened) and its element type.
+func readTensor(path string, dev core.Device) (string, *core.Tensor, elemType, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
 	var tp pb.TensorProto
 	if err := proto.Unmarshal(data, &tp); err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
 	if len(tp.GetStringData()) > 0 || tp.GetDataType() == 0 {
-		return "", nil, fmt.Errorf("not a numeric tensor (a sequence, optional or string value)")
+		return "", nil, 0, fmt.Errorf("not a numeric tensor (a sequence, optional or string value)")
 	}
 	t, err := decodeTensor(&tp, dev, nil)
-	return tp.GetName(), t, err
+	return tp.GetName(), t, elemType(tp.GetDataType()), err
 }
 
 // compare checks shape, dtype and values: integers and bools exactly,
-// floats within rtol/atol with NaN where NaN is expected.
-func compare(got, want *core.Tensor) string {
+// floats within rtol/atol (exactly when exact is set) with NaN where NaN
+// is expected.
+func compare(got, want *core.Tensor, exact bool) string {
 	if got.DType() != want.DType() {
 		return fmt.Sprintf("dtype %s, want %s", got.DType(), want.DType())
 	}
@@ -136,7 +141,7 @@ func compare(got, want *core.Tensor) string {
 		return firstLine(err)
 	}
 	w, _ := want.Float64s()
-	exact := !want.DType().IsFloat()
+	exact = exact || !want.DType().IsFloat()
 	tol := rtol
 	if want.DType() == core.F16 || want.DType() == core.BF16 {
 		tol = 1e-2

@@ -10,8 +10,8 @@ import (
 // registry's loss ops, following ONNX's reference implementations.
 
 func init() {
-	def([]string{"is_causal", "kv_num_heads", "q_num_heads", "qk_matmul_output_mode", "scale", "softcap", "softmax_precision"},
-		attention, "Attention")
+	def([]string{"is_causal", "kv_num_heads", "q_num_heads", "qk_matmul_output_mode", "scale", "softcap", "softmax_precision",
+		"left_window_size", "right_window_size"}, attention, "Attention")
 	def([]string{"ignore_index", "reduction"}, nllLoss, "NegativeLogLikelihoodLoss")
 	def([]string{"ignore_index", "reduction"}, softmaxCrossEntropy, "SoftmaxCrossEntropyLoss")
 }
@@ -25,12 +25,12 @@ func toHeads(x *core.Tensor, heads int) *core.Tensor {
 
 func attention(c *ctx) ([]*core.Tensor, error) {
 	q, k, v, mask := c.in(0), c.in(1), c.in(2), c.opt(3)
-	past, pastV := c.opt(4), c.opt(5)
-	if c.opt(6) != nil {
-		c.fail("nonpad_kv_seqlen is not supported")
-	}
+	past, pastV, nonpad := c.opt(4), c.opt(5), c.opt(6)
 	if (past == nil) != (pastV == nil) {
 		c.fail("past_key and past_value must be given together")
+	}
+	if nonpad != nil && past != nil {
+		c.fail("nonpad_kv_seqlen (an external cache) cannot be combined with past_key and past_value (an internal one)")
 	}
 	if c.err != nil || q.Err() != nil {
 		return nil, q.Err()
@@ -69,7 +69,15 @@ func attention(c *ctx) ([]*core.Tensor, error) {
 	if cap := c.attrFloat("softcap", 0); cap > 0 {
 		qk = call("mul", nil, call("tanh", nil, call("div", nil, qk, like(qk, cap))), like(qk, cap))
 	}
-	bias := attentionBias(c, q, mask, L, S, past)
+	if nonpad != nil && (nonpad.Rank() != 1 || nonpad.Numel() != qs[0]) {
+		c.fail("nonpad_kv_seqlen has shape %v, want [%d] (one length per batch)", nonpad.Shape(), qs[0])
+		return nil, nil
+	}
+	pastLen := 0
+	if past != nil {
+		pastLen = past.Shape()[2]
+	}
+	bias := attentionBias(c, q, mask, L, S, pastLen, nonpad)
 	scores := qk
 	if bias != nil {
 		scores = call("add", nil, qk, bias)
@@ -96,11 +104,17 @@ func attention(c *ctx) ([]*core.Tensor, error) {
 	return []*core.Tensor{y, presentK, presentV, qkOut}, nil
 }
 
-// attentionBias is the additive mask: the given mask (bool: true attends;
-// float: added), padded to the key length, plus the causal triangle
-// aligned to the bottom right when there is a past.
-func attentionBias(c *ctx, q, mask *core.Tensor, L, S int, past *core.Tensor) *core.Tensor {
+// attentionBias is the additive mask, nil when nothing is masked: the
+// given mask (bool: true attends; float: added), padded to the key length,
+// plus -inf where the causal rule or the sliding window forbids a key and,
+// with nonpad_kv_seqlen, past each batch's valid keys. Causal and window
+// rules are aligned to the query's absolute position offset + i, where
+// offset is the past length (an internal cache) or, per batch,
+// nonpad_kv_seqlen - L (an external one); the positions are tensor ops, so
+// a traced graph keeps the per-batch lengths as inputs.
+func attentionBias(c *ctx, q, mask *core.Tensor, L, S, past int, nonpad *core.Tensor) *core.Tensor {
 	var bias *core.Tensor
+	inf := like(q, math.Inf(-1))
 	if mask != nil {
 		if short := S - mask.Shape()[mask.Rank()-1]; short > 0 {
 			fill := math.Inf(-1)
@@ -110,30 +124,65 @@ func attentionBias(c *ctx, q, mask *core.Tensor, L, S int, past *core.Tensor) *c
 			mask = call("pad", core.Attrs{"pads": []int{0, short}, "value": fill}, mask)
 		}
 		if mask.DType() == core.Bool {
-			mask = call("where", nil, mask, like(q, 0), like(q, math.Inf(-1)))
+			mask = call("where", nil, mask, like(q, 0), inf)
 		}
 		bias = mask.Cast(q.DType())
 	}
-	if c.attrInt("is_causal", 0) == 0 {
-		return bias
-	}
-	offset := 0
-	if past != nil {
-		offset = past.Shape()[2]
-	}
-	tri := make([]float64, L*S)
-	for i := range L {
-		for j := range S {
-			if j > i+offset {
-				tri[i*S+j] = math.Inf(-1)
-			}
+	add := func(b *core.Tensor) {
+		if bias == nil {
+			bias = b
+		} else {
+			bias = call("add", nil, bias, b)
 		}
 	}
-	causal := core.FromFloat64s(q.DType(), core.Shape{L, S}, tri, q.Device())
-	if bias == nil {
-		return causal
+	causal := c.attrInt("is_causal", 0) != 0
+	left, right := c.attrInt("left_window_size", -1), c.attrInt("right_window_size", -1)
+	if left < -1 || right < -1 {
+		c.fail("left_window_size %d and right_window_size %d: each is -1 (unbounded) or a count of keys", left, right)
+		return nil
 	}
-	return call("add", nil, bias, causal)
+	dev := q.Device()
+	index := func(n int, shape core.Shape) *core.Tensor {
+		v := make([]int32, n)
+		for i := range v {
+			v[i] = int32(i)
+		}
+		return core.FromSlice(v, shape, dev)
+	}
+	keys := index(S, core.Shape{1, S})
+	if causal || left >= 0 || right >= 0 {
+		// diff is how far key j lies before the query's absolute position:
+		// (offset + i) - j, [L, S] or, per batch, [B, 1, L, S].
+		pos := call("add", nil, index(L, core.Shape{L, 1}), like(keys, float64(past)))
+		if nonpad != nil {
+			offset := call("sub", nil, nonpad.Cast(core.I32), like(keys, float64(L))).Reshape([]int{nonpad.Numel(), 1, 1, 1})
+			pos = call("add", nil, index(L, core.Shape{L, 1}), offset)
+		}
+		diff := call("sub", nil, pos, keys)
+		var allowed *core.Tensor
+		and := func(b *core.Tensor) {
+			if allowed == nil {
+				allowed = b
+			} else {
+				allowed = call("logical_and", nil, allowed, b)
+			}
+		}
+		if causal {
+			and(call("ge", nil, diff, like(diff, 0)))
+		}
+		if left >= 0 {
+			and(call("le", nil, diff, like(diff, float64(left))))
+		}
+		if right >= 0 {
+			and(call("ge", nil, diff, like(diff, float64(-right))))
+		}
+		add(call("where", nil, allowed, like(q, 0), inf))
+	}
+	if nonpad != nil {
+		valid := call("lt", nil, keys, nonpad.Cast(core.I32).Reshape([]int{nonpad.Numel(), 1}))
+		add(call("where", nil, valid, like(q, 0), inf).Reshape([]int{nonpad.Numel(), 1, 1, S}))
+	}
+	return bias
 }
 
 func lossAttrs(c *ctx) core.Attrs {

@@ -21,6 +21,7 @@ func init() {
 type subgraph struct {
 	nodes   []*node
 	consts  map[string]*core.Tensor
+	types   map[string]elemType // narrow types of consts
 	outputs []string
 }
 
@@ -72,7 +73,7 @@ func buildSubgraph(g *pb.GraphProto, opset int64, dev core.Device) (*subgraph, [
 	if len(g.GetInput()) > 0 {
 		return nil, nil, fmt.Errorf("a subgraph with %d inputs (a loop body) is not supported", len(g.GetInput()))
 	}
-	sub := &subgraph{consts: map[string]*core.Tensor{}}
+	sub := &subgraph{consts: map[string]*core.Tensor{}, types: map[string]elemType{}}
 	defined := map[string]bool{}
 	for _, tp := range g.GetInitializer() {
 		t, err := decodeTensor(tp, dev, nil)
@@ -80,6 +81,7 @@ func buildSubgraph(g *pb.GraphProto, opset int64, dev core.Device) (*subgraph, [
 			return nil, nil, fmt.Errorf("initializer %q: %w", tp.GetName(), err)
 		}
 		sub.consts[tp.GetName()] = t
+		sub.noteType(tp.GetName(), elemType(tp.GetDataType()))
 		defined[tp.GetName()] = true
 	}
 	free := freeNames(g)
@@ -95,11 +97,12 @@ func buildSubgraph(g *pb.GraphProto, opset int64, dev core.Device) (*subgraph, [
 			sub.nodes = append(sub.nodes, n)
 			continue
 		}
-		t, err := constantValue(n, dev)
+		t, et, err := constantValue(n, dev)
 		if err != nil {
 			return nil, nil, n.wrap(err)
 		}
 		sub.consts[n.outputs[0]] = t
+		sub.noteType(n.outputs[0], et)
 	}
 	for _, vi := range g.GetOutput() {
 		sub.outputs = append(sub.outputs, vi.GetName())
@@ -107,11 +110,20 @@ func buildSubgraph(g *pb.GraphProto, opset int64, dev core.Device) (*subgraph, [
 	return sub, free, nil
 }
 
+func (g *subgraph) noteType(name string, et elemType) {
+	if narrowOf(et) != nil {
+		g.types[name] = et
+	}
+}
+
 // run executes the subgraph in the enclosing run's state: names are
 // unique across a model's graphs, so its values sit beside the outer ones.
 func (g *subgraph) run(m *Model, st *runState) ([]*core.Tensor, error) {
 	for name, t := range g.consts {
 		st.vals[name] = t
+	}
+	for name, et := range g.types {
+		st.types[name] = et
 	}
 	for _, n := range g.nodes {
 		for _, in := range n.reads() {
@@ -147,5 +159,9 @@ func ifOp(c *ctx) ([]*core.Tensor, error) {
 		c.fail("attribute %q is missing", name)
 		return nil, nil
 	}
-	return g.run(c.m, c.run)
+	outs, err := g.run(c.m, c.run)
+	for i, name := range g.outputs { // the branch's values keep their narrow types
+		c.setType(i, c.run.elem(c.m, name, outs[i]))
+	}
+	return outs, err
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // Convolutions and pooling over 1-D and 2-D spatial inputs (1-D runs as
-// 2-D with a height of one where the registry has only the 2-D op).
+// 2-D with a height of one where the registry has only the 2-D op); other
+// pools are composed (ops_pool.go).
 // Padding ONNX gives per side is passed to the registry op when the two
 // sides agree and within the op's limits; otherwise the input is padded
 // first (with the window's identity) and the op runs unpadded.
@@ -180,10 +181,14 @@ func convTranspose(c *ctx) ([]*core.Tensor, error) {
 			outShape = outShape[len(outShape)-s:]
 		}
 		for i := range s {
+			// A negative total (output_shape past the natural size) pads
+			// the output; ONNX's halving floors, so the odd element goes
+			// to the end.
 			total := w.stride[i]*(in[i]-1) + outPad[i] + (kernel[i]-1)*w.dil[i] + 1 - int(outShape[i])
-			w.begin[i], w.end[i] = total-total/2, total/2
+			half := floorDiv(total, 2)
+			w.begin[i], w.end[i] = total-half, half
 			if auto == "SAME_UPPER" {
-				w.begin[i], w.end[i] = total/2, total-total/2
+				w.begin[i], w.end[i] = half, total-half
 			}
 		}
 	}
@@ -219,8 +224,20 @@ func convTranspose(c *ctx) ([]*core.Tensor, error) {
 	return one(y)
 }
 
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
 func poolWindow(c *ctx, x *core.Tensor) (window, bool) {
-	s := spatialRank(c, x)
+	s := x.Rank() - 2
+	if s < 1 {
+		c.fail("input shape %v has no spatial dims", x.Shape())
+		return window{}, false
+	}
 	k, ok := c.attrInts("kernel_shape")
 	if !ok || len(k) != s {
 		c.fail("kernel_shape %v does not give one size per spatial dim (%d)", k, s)
@@ -258,12 +275,15 @@ func pool2d(x *core.Tensor, w window, op string, a core.Attrs) *core.Tensor {
 
 func maxPool(c *ctx) ([]*core.Tensor, error) {
 	x := c.in(0)
-	if c.nout > 1 {
-		c.fail("the Indices output is not supported")
-	}
 	w, ok := poolWindow(c, x)
 	if !ok {
 		return nil, nil
+	}
+	if c.nout > 1 {
+		return maxPoolIndices(c, x, w), nil
+	}
+	if composedPool(w, poolMax) {
+		return one(ndPool(c, x, w, poolMax))
 	}
 	if !fitsNative(w) {
 		low := math.Inf(-1)
@@ -280,21 +300,16 @@ func maxPool(c *ctx) ([]*core.Tensor, error) {
 	return one(pool2d(x, w, "max_pool2d", a))
 }
 
-func checkNoDilation(c *ctx, w window) {
-	for _, d := range w.dil {
-		if d != 1 {
-			c.fail("dilations %v are not supported for this pool", w.dil)
-		}
-	}
-}
-
 // avgPool divides by the window's count of real elements, when padding is
 // not counted, as the ratio of two zero-padded averages: of x and of ones.
 func avgPool(c *ctx) ([]*core.Tensor, error) {
 	x := c.in(0)
 	w, ok := poolWindow(c, x)
-	if checkNoDilation(c, w); !ok || c.err != nil {
+	if !ok {
 		return nil, nil
+	}
+	if composedPool(w, poolAvg) {
+		return one(ndPool(c, x, w, poolAvg))
 	}
 	ceil := c.attrInt("ceil_mode", 0) != 0
 	include := c.attrInt("count_include_pad", 0) != 0
@@ -317,8 +332,11 @@ func avgPool(c *ctx) ([]*core.Tensor, error) {
 func lpPool(c *ctx) ([]*core.Tensor, error) {
 	x := c.in(0)
 	w, ok := poolWindow(c, x)
-	if checkNoDilation(c, w); !ok || c.err != nil {
+	if !ok {
 		return nil, nil
+	}
+	if composedPool(w, poolLp) {
+		return one(ndPool(c, x, w, poolLp))
 	}
 	p := float64(c.attrInt("p", 2))
 	size := 1

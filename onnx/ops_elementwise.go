@@ -266,20 +266,23 @@ func mean(c *ctx) ([]*core.Tensor, error) {
 	return one(call("div", nil, ys[0], like(ys[0], float64(len(c.ins)))))
 }
 
-// bitShift on unsigned integers: a multiplication or a floor division by
-// a power of two, which wrap and truncate as the shifts do.
+// bitShift is the registry's bitwise shifts, whose rules are ONNX's: a
+// right shift of a signed type fills with the sign bit, bits shifted past
+// the width are discarded, and a count that is negative or at least the
+// width leaves only what the sign extension gives (-1 for a right shift of
+// a negative value, 0 otherwise). The narrow types shift in the dtype that
+// holds them and their result is wrapped back into them (exec).
 func bitShift(c *ctx) ([]*core.Tensor, error) {
 	x, s := c.in(0), c.in(1)
-	if x.DType().IsSigned() || !x.DType().IsInt() {
-		c.fail("BitShift takes unsigned integers, got %s", x.DType())
+	if !x.DType().IsInt() || s.DType() != x.DType() {
+		c.fail("BitShift takes two tensors of one integer type, got %s and %s", x.DType(), s.DType())
 		return nil, nil
 	}
-	p := call("pow", nil, like(x, 2), s)
 	switch dir := c.attrString("direction", ""); dir {
 	case "LEFT":
-		return one(call("mul", nil, x, p).Cast(x.DType()))
+		return one(call("bitwise_left_shift", nil, x, s))
 	case "RIGHT":
-		return one(call("floor_divide", nil, x, p).Cast(x.DType()))
+		return one(call("bitwise_right_shift", nil, x, s))
 	default:
 		c.fail("direction %q is neither LEFT nor RIGHT", dir)
 		return nil, nil

@@ -1,6 +1,8 @@
 package onnx
 
 import (
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/webtensor/webtensor/core"
@@ -82,6 +84,45 @@ func matmulInteger(c *ctx) ([]*core.Tensor, error) {
 	return one(call("matmul", nil, a, b).Cast(core.I32))
 }
 
+// emptyMaxMin is ReduceMax or ReduceMin over axes that hold no values,
+// which ONNX defines as the reduction's identity (the registry refuses
+// it): -inf, or the dtype's least value, for max and +inf, or its
+// greatest, for min (false and true for bool). nil when it does not apply.
+func emptyMaxMin(c *ctx, op string, x *core.Tensor, axes []int, keep bool) *core.Tensor {
+	if (op != "max" && op != "min") || c.err != nil {
+		return nil
+	}
+	s := x.Shape()
+	empty := false
+	for _, ax := range axes {
+		empty = empty || s[ax] == 0
+	}
+	if !empty {
+		return nil
+	}
+	var out []int
+	for i, d := range s {
+		switch {
+		case !slices.Contains(axes, i):
+			out = append(out, d)
+		case keep:
+			out = append(out, 1)
+		}
+	}
+	lo, hi := math.Inf(-1), math.Inf(1)
+	switch dt := x.DType(); {
+	case dt == core.Bool:
+		lo, hi = 0, 1
+	case !dt.IsFloat():
+		lo, hi = intRange(dt)
+	}
+	v := lo
+	if op == "min" {
+		v = hi
+	}
+	return call("full", core.Attrs{"shape": out, "dtype": x.DType(), "value": v, "device": c.m.dev.String()})
+}
+
 // reducer is a Reduce* operator: an optional elementwise step before and
 // after one registry reduction.
 type reducer struct {
@@ -103,8 +144,16 @@ func (r reducer) run(c *ctx) ([]*core.Tensor, error) {
 		return one(x)
 	}
 	a := core.Attrs{"keepdim": keep}
+	axes := make([]int, x.Rank())
+	for i := range axes {
+		axes[i] = i
+	}
 	if len(list) > 0 {
-		a["axes"] = c.axes(list, x.Rank())
+		axes = c.axes(list, x.Rank())
+		a["axes"] = axes
+	}
+	if y := emptyMaxMin(c, r.op, x, axes, keep); y != nil {
+		return one(y)
 	}
 	y := x
 	if r.pre != nil {

@@ -24,11 +24,12 @@ func init() {
 	def([]string{"axis", "p"}, func(c *ctx) ([]*core.Tensor, error) {
 		x := c.in(0)
 		n := call("norm", core.Attrs{"axes": []int{c.axis(c.attrInt("axis", -1), x.Rank())}, "keepdim": true, "ord": float64(c.attrInt("p", 2))}, x)
-		return one(call("div", nil, x, n))
+		// A zero vector normalises to zeros, not 0/0 (as ONNX's reference).
+		return one(call("where", nil, call("eq", nil, n, like(n, 0)), like(x, 0), call("div", nil, x, n)))
 	}, "LpNormalization")
 	def([]string{"axes"}, meanVarianceNorm, "MeanVarianceNormalization")
 	def([]string{"alpha", "beta", "bias", "size"}, lrn, "LRN")
-	def([]string{"seed"}, dropout, "Dropout")
+	def([]string{"seed", "ratio"}, dropout, "Dropout")
 }
 
 // channelShape is [1, C, 1, ...] for a per-channel parameter of x.
@@ -45,17 +46,49 @@ func channelShape(x *core.Tensor, c int) []int {
 
 // batchNorm in inference form folds the statistics into one scale and one
 // shift per channel, two elementwise ops that fuse with their neighbours.
+// In training mode (opset 14 and later) it normalises with the batch's
+// mean and (population) variance over every axis but the channel's, and
+// also returns the running statistics updated with momentum.
 func batchNorm(c *ctx) ([]*core.Tensor, error) {
 	x, scale, bias, mean, variance := c.in(0), c.in(1), c.in(2), c.in(3), c.in(4)
-	if c.attrInt("training_mode", 0) != 0 || c.nout > 1 {
-		c.fail("training mode (batch statistics and running-statistics outputs) is not supported")
+	training := c.attrInt("training_mode", 0) != 0
+	if c.n.opset < 14 && c.nout > 1 {
+		c.fail("the training outputs of BatchNormalization before opset 14 (the model imports opset %d) are not supported", c.n.opset)
+		return nil, nil
+	}
+	if c.nout > 1 && !training {
+		c.fail("running_mean and running_var are outputs only in training mode")
 		return nil, nil
 	}
 	eps := c.attrFloat("epsilon", 1e-5)
+	if training {
+		if x.Rank() < 2 || c.err != nil {
+			c.fail("input shape %v has no channel dim", x.Shape())
+			return nil, nil
+		}
+		axes := []int{0}
+		for a := 2; a < x.Rank(); a++ {
+			axes = append(axes, a)
+		}
+		batchMean := call("mean", core.Attrs{"axes": axes}, x)
+		batchVar := call("mean", core.Attrs{"axes": axes}, call("square", nil, call("sub", nil, x, batchMean.Reshape(channelShape(x, x.Shape()[1])))))
+		momentum := c.attrFloat("momentum", 0.9)
+		runMean := call("add", nil, call("mul", nil, mean, like(mean, momentum)), call("mul", nil, batchMean, like(batchMean, 1-momentum)))
+		runVar := call("add", nil, call("mul", nil, variance, like(variance, momentum)), call("mul", nil, batchVar, like(batchVar, 1-momentum)))
+		mean, variance = batchMean, batchVar
+		y := normalize(x, scale, bias, mean, variance, eps)
+		return []*core.Tensor{y, runMean, runVar}, y.Err()
+	}
+	return one(normalize(x, scale, bias, mean, variance, eps))
+}
+
+// normalize is (x - mean) / sqrt(variance + eps) * scale + bias per channel,
+// as one scale and one shift.
+func normalize(x, scale, bias, mean, variance *core.Tensor, eps float64) *core.Tensor {
 	a := call("mul", nil, scale, call("rsqrt", nil, call("add", nil, variance, like(variance, eps))))
 	b := call("sub", nil, bias, call("mul", nil, mean, a))
 	shape := channelShape(x, scale.Numel())
-	return one(call("add", nil, call("mul", nil, x, a.Reshape(shape)), b.Reshape(shape)))
+	return call("add", nil, call("mul", nil, x, a.Reshape(shape)), b.Reshape(shape))
 }
 
 // normAxes is axis..rank-1 for the layer-style norms.
@@ -163,10 +196,18 @@ func lrn(c *ctx) ([]*core.Tensor, error) {
 	return one(call("div", nil, x, den))
 }
 
-// dropout is the identity at inference; training mode draws random masks,
-// which are refused rather than silently skipped.
+// dropout is the identity at inference, with an all-true mask, and so is
+// training mode with ratio 0. Other training-mode dropout draws a random
+// mask, which is refused rather than silently skipped: ONNX leaves the
+// generator to the runtime, so no draw would reproduce another runtime's.
+// Before opset 12 Dropout has no training_mode input and ratio is an
+// attribute: it is always the inference form.
 func dropout(c *ctx) ([]*core.Tensor, error) {
 	x := c.in(0)
+	if c.n.opset >= 12 && c.has("ratio") {
+		c.fail("ratio is an input since opset 12 (the model imports opset %d), not an attribute", c.n.opset)
+		return nil, nil
+	}
 	ratio := 0.5
 	if r, ok := c.scalar(1); ok {
 		ratio = r

@@ -35,10 +35,11 @@ func init() {
 	def(nil, rangeOp, "Range")
 	def([]string{"to", "saturate", "round_mode"}, castOp, "Cast")
 	def([]string{"saturate", "round_mode"}, func(c *ctx) ([]*core.Tensor, error) {
-		return one(c.in(0).Cast(c.in(1).DType()))
+		c.in(1)
+		return castAs(c, c.inType(1))
 	}, "CastLike")
 	def([]string{"blocksize", "mode"}, depthToSpace, "DepthToSpace")
-	def([]string{"blocksize"}, spaceToDepth, "SpaceToDepth")
+	def([]string{"blocksize", "mode"}, spaceToDepth, "SpaceToDepth")
 }
 
 func toInts(v []int64) []int {
@@ -347,6 +348,7 @@ func constantOfShape(c *ctx) ([]*core.Tensor, error) {
 		}
 		dt = t.DType()
 		v, _ = t.Item()
+		c.setType(0, elemType(a.GetT().GetDataType()))
 	}
 	return one(call("full", core.Attrs{"shape": []int(shape), "dtype": dt, "value": v, "device": c.m.dev.String()}))
 }
@@ -367,11 +369,18 @@ func rangeOp(c *ctx) ([]*core.Tensor, error) {
 }
 
 func castOp(c *ctx) ([]*core.Tensor, error) {
-	dt, err := dtypeOf(int32(c.attrInt("to", 0)))
-	if err != nil {
-		return nil, err
+	return castAs(c, elemType(c.attrInt("to", 0)))
+}
+
+// castAs is Cast to element type to, narrow types included (narrow.go):
+// saturate matters for float8 and round_mode for FLOAT8E8M0.
+func castAs(c *ctx, to elemType) ([]*core.Tensor, error) {
+	x := c.in(0)
+	if c.err != nil {
+		return nil, nil
 	}
-	return one(c.in(0).Cast(dt))
+	c.setType(0, to)
+	return oneErr(castTo(x, to, c.attrInt("saturate", 1) != 0, c.attrString("round_mode", "up")))
 }
 
 // depthToSpace rearranges [N, C*b*b, H, W] into [N, C, H*b, W*b]; DCR
@@ -406,6 +415,16 @@ func spaceToDepth(c *ctx) ([]*core.Tensor, error) {
 	}
 	n, ch, h, w := s[0], s[1], s[2]/b, s[3]/b
 	y := x.Reshape([]int{n, ch, h, b, w, b})
-	y = call("permute", core.Attrs{"dims": []int{0, 3, 5, 1, 2, 4}}, y)
+	// DCR (the default) puts the block offset before the channel, CRD
+	// (opset 28) after it, mirroring DepthToSpace's modes.
+	switch mode := c.attrString("mode", "DCR"); mode {
+	case "DCR":
+		y = call("permute", core.Attrs{"dims": []int{0, 3, 5, 1, 2, 4}}, y)
+	case "CRD":
+		y = call("permute", core.Attrs{"dims": []int{0, 1, 3, 5, 2, 4}}, y)
+	default:
+		c.fail("mode %q is neither DCR nor CRD", mode)
+		return nil, nil
+	}
 	return one(y.Reshape([]int{n, ch * b * b, h, w}))
 }

@@ -5,13 +5,31 @@ import (
 	"strings"
 
 	"github.com/webtensor/webtensor/core"
+	pb "github.com/webtensor/webtensor/onnx/internal/onnxpb"
 )
 
-// runState is one run's values by name and the host copies of integer
-// tensors read so far (a run owns it; the Model is only read).
+// runState is one run's values by name, the narrow types of those that
+// have one (beyond the model's constants and inputs) and the host copies
+// of integer tensors read so far (a run owns it; the Model is only read).
 type runState struct {
-	vals map[string]*core.Tensor
-	ints map[*core.Tensor][]int64
+	vals  map[string]*core.Tensor
+	types map[string]elemType
+	ints  map[*core.Tensor][]int64
+}
+
+// elem is the element type of value name: its narrow type when it has
+// one, else the type t's dtype stands for.
+func (r *runState) elem(m *Model, name string, t *core.Tensor) elemType {
+	if et, ok := r.types[name]; ok {
+		return et
+	}
+	if et, ok := m.types[name]; ok {
+		return et
+	}
+	if t == nil {
+		return 0
+	}
+	return naturalType(t.DType())
 }
 
 // hostInts reads an integer tensor's values, from the model's or the
@@ -85,12 +103,16 @@ func (m *Model) inputNames() string {
 }
 
 func (m *Model) run(inputs []*core.Tensor, named map[string]*core.Tensor) ([]*core.Tensor, error) {
-	st := &runState{vals: make(map[string]*core.Tensor, len(m.consts)+len(m.nodes)), ints: map[*core.Tensor][]int64{}}
+	st := &runState{vals: make(map[string]*core.Tensor, len(m.consts)+len(m.nodes)), types: map[string]elemType{},
+		ints: map[*core.Tensor][]int64{}}
 	for name, t := range m.consts {
 		st.vals[name] = t
 	}
 	for name := range m.defaults { // an initializer a caller may override
 		if t := named[name]; t != nil {
+			if err := checkHeld(t, m.types[name]); err != nil {
+				return nil, fmt.Errorf("onnx: input %q: %w", name, err)
+			}
 			st.vals[name] = t.To(m.dev)
 		}
 	}
@@ -104,6 +126,9 @@ func (m *Model) run(inputs []*core.Tensor, named map[string]*core.Tensor) ([]*co
 			return nil, fmt.Errorf("onnx: input %q: %w", info.Name, err)
 		}
 		if err := info.check(t, bound); err != nil {
+			return nil, fmt.Errorf("onnx: input %q: %w", info.Name, err)
+		}
+		if err := checkHeld(t, info.elem); err != nil {
 			return nil, fmt.Errorf("onnx: input %q: %w", info.Name, err)
 		}
 		st.vals[info.Name] = t.To(m.dev)
@@ -124,8 +149,41 @@ func (m *Model) run(inputs []*core.Tensor, named map[string]*core.Tensor) ([]*co
 		if outs[i] == nil {
 			return nil, fmt.Errorf("onnx: output %q was not computed", o.Name)
 		}
+		if err := m.declared(o, st, &outs[i]); err != nil {
+			return nil, fmt.Errorf("onnx: output %q: %w", o.Name, err)
+		}
 	}
 	return outs, nil
+}
+
+// declared returns an output of a narrow declared type as that type: a
+// value computed without it (by operators that lost track of it) is
+// converted as Cast would, and a uint64 is checked to fit the i64 that
+// holds it (which reads it on the host).
+func (m *Model) declared(o ValueInfo, st *runState, t **core.Tensor) error {
+	if o.elem == 0 {
+		return nil
+	}
+	if st.elem(m, o.Name, *t) != o.elem {
+		y, err := castTo(*t, o.elem, true, "up")
+		if err != nil {
+			return err
+		}
+		*t = y
+	}
+	if o.elem != pb.TensorProto_UINT64 {
+		return nil
+	}
+	v, err := (*t).Int64s()
+	if err != nil {
+		return err
+	}
+	for i, x := range v {
+		if x < 0 {
+			return fmt.Errorf("element %d is %d as i64, a UINT64 above 2^63-1, which the importer cannot return", i, uint64(x))
+		}
+	}
+	return nil
 }
 
 // boundDim remembers which input first fixed a symbolic dimension.
@@ -200,7 +258,56 @@ func (m *Model) exec(n *node, st *runState) (err error) {
 		if err := outs[i].Err(); err != nil {
 			return n.wrap(err)
 		}
+		et, err := c.narrowResult(i, &outs[i])
+		if err != nil {
+			return n.wrap(err)
+		}
+		if et != 0 {
+			st.types[name] = et
+		} else {
+			delete(st.types, name)
+		}
 		st.vals[name] = outs[i]
 	}
 	return nil
+}
+
+// typeSource is the input whose element type an operator's outputs have,
+// where it is not the first.
+var typeSource = map[string]int{"Where": 1, "OneHot": 2}
+
+// movesValues are operators whose outputs are values of their inputs
+// (moved, selected or repeated), so a narrow type needs no conforming.
+var movesValues = map[string]bool{"Identity": true, "Reshape": true, "Flatten": true, "Squeeze": true,
+	"Unsqueeze": true, "Transpose": true, "Concat": true, "Split": true, "Slice": true, "Gather": true,
+	"GatherElements": true, "GatherND": true, "Expand": true, "Tile": true, "Where": true, "Max": true, "Min": true}
+
+// narrowResult is the narrow type of output i, 0 when it has none: the
+// one the operator set (Cast, CastLike, QuantizeLinear, If), or else that
+// of its type-giving input when the output has the input's held dtype, in
+// which case the result is conformed to it (a uint16 Add wraps at 2^16).
+func (c *ctx) narrowResult(i int, out **core.Tensor) (elemType, error) {
+	if i < len(c.types) && c.types[i] != 0 {
+		if narrowOf(c.types[i]) == nil {
+			return 0, nil
+		}
+		return c.types[i], nil
+	}
+	src := typeSource[c.n.pb.GetOpType()]
+	in := c.opt(src)
+	if in == nil || in.DType() != (*out).DType() {
+		return 0, nil
+	}
+	et := c.inType(src)
+	if narrowOf(et) == nil {
+		return 0, nil
+	}
+	if !movesValues[c.n.pb.GetOpType()] {
+		y, err := conform(*out, et)
+		if err != nil {
+			return 0, err
+		}
+		*out = y
+	}
+	return et, nil
 }

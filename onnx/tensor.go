@@ -19,9 +19,11 @@ import (
 // before anything is allocated for it.
 const maxElements = 1 << 31
 
-// dtypeOf maps an ONNX element type to a webtensor dtype. The types
-// webtensor cannot hold (strings, u16, u64, complex, the float8 and 4-bit
-// families) are refused by name.
+// dtypeOf maps an ONNX element type to the webtensor dtype of the same
+// name. The narrow types the importer holds widened (narrow.go) are
+// refused here, where an operator would make a tensor of that type without
+// rounding onto it (heldType accepts them); strings and complex numbers
+// are refused everywhere, by name.
 func dtypeOf(t int32) (core.DType, error) {
 	switch pb.TensorProto_DataType(t) {
 	case pb.TensorProto_FLOAT:
@@ -51,7 +53,10 @@ func dtypeOf(t int32) (core.DType, error) {
 	if !ok {
 		name = strconv.Itoa(int(t))
 	}
-	return core.Invalid, fmt.Errorf("element type %s is not supported (webtensor holds f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8 and bool)", name)
+	if nt := narrowOf(elemType(t)); nt != nil {
+		return core.Invalid, fmt.Errorf("element type %s (held widened as %s) is not supported here: only tensors, graph values and the operators that round onto it (Cast, CastLike, QuantizeLinear) take it", name, nt.held)
+	}
+	return core.Invalid, fmt.Errorf("element type %s is not supported (webtensor holds f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8 and bool; the importer also holds %s widened)", name, narrowNames())
 }
 
 // checkDims validates a declared shape and returns it as a core.Shape.
@@ -82,6 +87,9 @@ type tensorSource struct {
 // CPU is adopted without a copy when it is aligned for its dtype; typed
 // fields (float_data, int32_data, ...) are converted element by element.
 func decodeTensor(tp *pb.TensorProto, dev core.Device, src *tensorSource) (*core.Tensor, error) {
+	if nt := narrowOf(elemType(tp.GetDataType())); nt != nil {
+		return decodeNarrow(tp, nt, dev, src)
+	}
 	dt, err := dtypeOf(tp.GetDataType())
 	if err != nil {
 		return nil, err
@@ -111,6 +119,43 @@ func decodeTensor(tp *pb.TensorProto, dev core.Device, src *tensorSource) (*core
 		}
 	}
 	return wrapBytes(dt, shape, raw, dev)
+}
+
+// decodeNarrow reads a tensor of a narrow type (narrow.go): its storage
+// (packed for the 4- and 2-bit types) is checked against the shape before
+// anything is sized by the dims, then widened to the held dtype.
+func decodeNarrow(tp *pb.TensorProto, nt *narrowType, dev core.Device, src *tensorSource) (*core.Tensor, error) {
+	et := elemType(tp.GetDataType())
+	shape, err := checkDims(tp.GetDims())
+	if err != nil {
+		return nil, err
+	}
+	if tp.GetSegment() != nil {
+		return nil, fmt.Errorf("segmented tensors are not supported")
+	}
+	n := shape.Numel()
+	size := nt.storageBytes(n)
+	var raw []byte
+	switch {
+	case tp.GetDataLocation() == pb.TensorProto_EXTERNAL:
+		if raw, err = readExternal(tp, size, src); err != nil {
+			return nil, err
+		}
+	case tp.RawData != nil:
+		raw = tp.GetRawData()
+		if len(raw) != size {
+			return nil, fmt.Errorf("raw_data has %d bytes, shape %v of %s needs %d", len(raw), shape, typeName(et), size)
+		}
+	default:
+		if raw, err = narrowStorage(tp, nt, n); err != nil {
+			return nil, err
+		}
+	}
+	wide, err := nt.widen(et, raw, n)
+	if err != nil {
+		return nil, err
+	}
+	return wrapBytes(nt.held, shape, wide, dev)
 }
 
 // wrapBytes makes a tensor over little-endian element bytes. On the CPU the
