@@ -210,18 +210,31 @@ func checkNodeTests(t *testing.T, root string, dev core.Device, suffix string, o
 	dirs, err := os.ReadDir(root)
 	require.NoError(t, err)
 	var results []nodeResult
-	passed := 0
+	passed, inSet, passedInSet := 0, 0, 0
 	for _, d := range dirs {
 		if !d.IsDir() || (only != nil && !slices.Contains(only, d.Name())) {
 			continue
 		}
 		r := nodeResult{name: d.Name(), reason: runNodeTest(filepath.Join(root, d.Name()), dev)}
+		supported := inSupportedSet(t, filepath.Join(root, d.Name(), "model.onnx"))
+		if supported {
+			inSet++
+		}
 		if r.reason == "" {
 			passed++
+			if supported {
+				passedInSet++
+			}
 		}
 		results = append(results, r)
 	}
-	t.Logf("%s: %d of %d node tests pass", dev, passed, len(results))
+	t.Logf("%s: %d of %d node tests pass; of the %d whose operators are all supported, %d (%.1f%%)",
+		dev, passed, len(results), inSet, passedInSet, 100*float64(passedInSet)/float64(max(inSet, 1)))
+	// Issue 25's target, on the full CPU run: at least 90% of the tests
+	// whose operators the importer supports pass.
+	if only == nil && inSet > 0 && float64(passedInSet) < 0.9*float64(inSet) {
+		t.Errorf("%s: %d of %d node tests in the supported set pass, under 90%%", dev, passedInSet, inSet)
+	}
 	if *update {
 		writeLists(t, suffix, results)
 		return
@@ -262,4 +275,20 @@ func TestNodeTests(t *testing.T) {
 		// the CPU list already gives.
 		checkNodeTests(t, root, dev, "_webgpu", readList(t, filepath.Join("testdata", "node_pass.txt")))
 	})
+}
+
+// inSupportedSet reports whether every node of a test's model is a
+// default-domain operator the importer supports (Operators).
+func inSupportedSet(t *testing.T, path string) bool {
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var m pb.ModelProto
+	require.NoError(t, proto.Unmarshal(data, &m))
+	ops := Operators()
+	for _, n := range m.GetGraph().GetNode() {
+		if d := n.GetDomain(); (d != "" && d != "ai.onnx") || !slices.Contains(ops, n.GetOpType()) {
+			return false
+		}
+	}
+	return true
 }
