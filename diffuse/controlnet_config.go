@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+
+	"github.com/webtensor/webtensor/internal/strictconfig"
 )
 
 // ControlNetConfig holds a ControlNetModel's options, spelled as
@@ -31,9 +33,9 @@ type ControlNetConfig struct {
 
 // controlNetOnly are the ControlNet's own keys; every other key it shares
 // with UNet2DConditionModel and is read by condKeys' reader.
-var controlNetOnly = map[string]func(c *ControlNetConfig, raw json.RawMessage) error{
+var controlNetOnly = map[string]strictconfig.Key[ControlNetConfig]{
 	"_class_name": func(_ *ControlNetConfig, raw json.RawMessage) error {
-		return only(`"ControlNetModel"`)(nil, raw)
+		return strictconfig.OnlyValue(raw, `"ControlNetModel"`)
 	},
 	"conditioning_channels": func(c *ControlNetConfig, raw json.RawMessage) error {
 		return condInto(func(*UNet2DConditionConfig) *int { return &c.ConditioningChannels })(nil, raw)
@@ -42,7 +44,7 @@ var controlNetOnly = map[string]func(c *ControlNetConfig, raw json.RawMessage) e
 		return condInto(func(*UNet2DConditionConfig) *[]int { return &c.ConditioningEmbeddingOutChannels })(nil, raw)
 	},
 	"controlnet_conditioning_channel_order": func(c *ControlNetConfig, raw json.RawMessage) error {
-		if err := only(`"rgb"`, `"bgr"`)(nil, raw); err != nil {
+		if err := strictconfig.OnlyValue(raw, `"rgb"`, `"bgr"`); err != nil {
 			return err
 		}
 		c.BGR = string(bytes.TrimSpace(raw)) == `"bgr"`
@@ -50,11 +52,11 @@ var controlNetOnly = map[string]func(c *ControlNetConfig, raw json.RawMessage) e
 	},
 	// global_pool_conditions averages the residuals over the image and
 	// forces guess mode in the pipelines, which webtensor does not run.
-	"global_pool_conditions": func(_ *ControlNetConfig, raw json.RawMessage) error { return only("false")(nil, raw) },
+	"global_pool_conditions": func(_ *ControlNetConfig, raw json.RawMessage) error { return strictconfig.OnlyValue(raw, "false") },
 	// UNetMidBlock2D (a mid block without attention) is diffusers' other
 	// choice; webtensor implements the cross-attention one.
 	"mid_block_type": func(_ *ControlNetConfig, raw json.RawMessage) error {
-		return only(`"UNetMidBlock2DCrossAttn"`)(nil, raw)
+		return strictconfig.OnlyValue(raw, `"UNetMidBlock2DCrossAttn"`)
 	},
 	// diffusers' ControlNetModel iterates range(layers_per_block): one
 	// number for every block, never a list.
@@ -80,38 +82,25 @@ var controlNetShared = []string{
 	"projection_class_embeddings_input_dim", "addition_embed_type_num_heads",
 }
 
+// controlNetKeys are the ControlNet's own keys and the shared ones, read
+// into its UNet2DConditionConfig by condKeys' readers.
+func controlNetKeys() map[string]strictconfig.Key[ControlNetConfig] {
+	keys := maps.Clone(controlNetOnly)
+	for _, k := range controlNetShared {
+		read := condKeys[k]
+		keys[k] = func(c *ControlNetConfig, raw json.RawMessage) error { return read(&c.UNet2DConditionConfig, raw) }
+	}
+	return keys
+}
+
 // ParseControlNetConfig reads a ControlNetModel config.json. As with the
 // UNet's, a key webtensor does not know, or a value it does not
 // implement, fails naming the key.
 func ParseControlNetConfig(data []byte) (ControlNetConfig, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return ControlNetConfig{}, fmt.Errorf("diffuse: ControlNetModel config: %w", err)
-	}
 	c := ControlNetConfig{UNet2DConditionConfig: condDefaults(), ConditioningChannels: 3,
 		ConditioningEmbeddingOutChannels: []int{16, 32, 96, 256}}
-	shared := map[string]bool{}
-	for _, k := range controlNetShared {
-		shared[k] = true
-	}
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		var err error
-		switch {
-		case controlNetOnly[k] != nil:
-			err = controlNetOnly[k](&c, raw[k])
-		case shared[k]:
-			err = condKeys[k](&c.UNet2DConditionConfig, raw[k])
-		default:
-			return c, fmt.Errorf("diffuse: ControlNetModel config: unknown key %q", k)
-		}
-		if err != nil {
-			return c, fmt.Errorf("diffuse: ControlNetModel config: %s: %w", k, err)
-		}
+	if err := strictconfig.Parse(data, &c, controlNetKeys(), nil); err != nil {
+		return ControlNetConfig{}, fmt.Errorf("diffuse: ControlNetModel config: %w", err)
 	}
 	return c, c.validate()
 }

@@ -306,15 +306,15 @@ func TestControlNetConfigErrors(t *testing.T) {
 		val  any
 		want string
 	}{
-		{"global_pool_conditions", true, "global_pool_conditions: value true is not supported"},
-		{"controlnet_conditioning_channel_order", "rbg", `controlnet_conditioning_channel_order: value "rbg" is not supported`},
-		{"mid_block_type", "UNetMidBlock2D", "mid_block_type: value \"UNetMidBlock2D\" is not supported"},
+		{"global_pool_conditions", true, "key \"global_pool_conditions\": value true is not supported"},
+		{"controlnet_conditioning_channel_order", "rbg", `key "controlnet_conditioning_channel_order": value "rbg" is not supported`},
+		{"mid_block_type", "UNetMidBlock2D", "key \"mid_block_type\": value \"UNetMidBlock2D\" is not supported"},
 		{"conditioning_embedding_out_channels", []int{}, "conditioning_embedding_out_channels: empty"},
 		{"conditioning_channels", 0, "conditioning_channels: 0, want >= 1"},
 		{"up_block_types", []string{"UpBlock2D"}, `unknown key "up_block_types"`},
 		{"block_out_channels", []int{16, 30}, "ControlNetModel config: block_out_channels: [16 30]: entry 1 is not a positive multiple of norm_num_groups 8"},
-		{"layers_per_block", []int{1, 1}, "layers_per_block:"},
-		{"class_embed_type", "timestep", "class_embed_type: value \"timestep\" is not supported"},
+		{"layers_per_block", []int{1, 1}, `key "layers_per_block":`},
+		{"class_embed_type", "timestep", "key \"class_embed_type\": value \"timestep\" is not supported"},
 	} {
 		cfg := map[string]any{}
 		for k, v := range base {

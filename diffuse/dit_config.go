@@ -1,10 +1,10 @@
 package diffuse
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+
+	"github.com/webtensor/webtensor/internal/strictconfig"
 )
 
 // DiTConfig holds a DiTTransformer2DModel's options, spelled as diffusers'
@@ -40,24 +40,15 @@ func ditDefaults() DiTConfig {
 		NumEmbedsAdaNorm: 1000, NormEps: 1e-5}
 }
 
-type ditKey func(c *DiTConfig, raw json.RawMessage) error
+type ditKey = strictconfig.Key[DiTConfig]
 
 // ditField reads a key into the field p points at; null is refused, these
 // keys have no None in diffusers (out_channels is read separately).
-func ditField(p func(*DiTConfig) any) ditKey {
-	return func(c *DiTConfig, raw json.RawMessage) error {
-		if string(bytes.TrimSpace(raw)) == "null" {
-			return fmt.Errorf("value null is not supported")
-		}
-		return json.Unmarshal(raw, p(c))
-	}
-}
+var ditField = strictconfig.Field[DiTConfig]
 
-func ditOnly(want ...string) ditKey {
-	return func(_ *DiTConfig, raw json.RawMessage) error { return only(want...)(nil, raw) }
-}
+var ditOnly = strictconfig.Only[DiTConfig]
 
-func ditIgnore(*DiTConfig, json.RawMessage) error { return nil }
+var ditIgnore = strictconfig.Ignore[DiTConfig]
 
 var ditKeys = map[string]ditKey{
 	"_class_name":         ditOnly(`"DiTTransformer2DModel"`),
@@ -97,24 +88,9 @@ var ditKeys = map[string]ditKey{
 // does not know, or a value it does not implement (another norm_type or
 // activation), fails naming the key.
 func ParseDiTConfig(data []byte) (DiTConfig, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return DiTConfig{}, fmt.Errorf("diffuse: DiTTransformer2DModel config: %w", err)
-	}
 	c := ditDefaults()
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		read, ok := ditKeys[k]
-		if !ok {
-			return c, fmt.Errorf("diffuse: DiTTransformer2DModel config: unknown key %q", k)
-		}
-		if err := read(&c, raw[k]); err != nil {
-			return c, fmt.Errorf("diffuse: DiTTransformer2DModel config: %s: %w", k, err)
-		}
+	if err := strictconfig.Parse(data, &c, ditKeys, nil); err != nil {
+		return DiTConfig{}, fmt.Errorf("diffuse: DiTTransformer2DModel config: %w", err)
 	}
 	if c.OutChannels == 0 {
 		c.OutChannels = c.InChannels

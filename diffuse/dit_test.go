@@ -112,7 +112,7 @@ func TestDiTBadInput(t *testing.T) {
 	require.ErrorContains(t, err, "sample is 8×6; it must be square")
 
 	_, err = ParseDiTConfig([]byte(`{"norm_type": "ada_norm_single"}`))
-	require.ErrorContains(t, err, "norm_type: value \"ada_norm_single\" is not supported")
+	require.ErrorContains(t, err, "key \"norm_type\": value \"ada_norm_single\" is not supported")
 	_, err = ParseDiTConfig([]byte(`{"activation_fn": "geglu"}`))
 	require.ErrorContains(t, err, `activation_fn: "geglu" is not supported`)
 	_, err = ParseDiTConfig([]byte(`{"caption_channels": 4}`))

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+
+	"github.com/webtensor/webtensor/internal/strictconfig"
 )
 
 // UNet2DConditionConfig holds a UNet2DConditionModel's options, spelled as
@@ -60,23 +61,16 @@ func condDefaults() UNet2DConditionConfig {
 		scalars:              map[string]bool{"layers_per_block": true, "attention_head_dim": true}}
 }
 
-type condKey func(c *UNet2DConditionConfig, raw json.RawMessage) error
+type condKey = strictconfig.Key[UNet2DConditionConfig]
 
 // condOnly accepts a key only at the values webtensor implements.
-func condOnly(want ...string) condKey {
-	return func(_ *UNet2DConditionConfig, raw json.RawMessage) error { return only(want...)(nil, raw) }
-}
+var condOnly = strictconfig.Only[UNet2DConditionConfig]
 
 // condInto reads a key that must hold a value: JSON null would leave the
 // default in place silently (norm_num_groups null means no output norm in
 // diffusers, which webtensor does not implement), so it is refused.
 func condInto[T any](field func(*UNet2DConditionConfig) *T) condKey {
-	return func(c *UNet2DConditionConfig, raw json.RawMessage) error {
-		if string(bytes.TrimSpace(raw)) == "null" {
-			return fmt.Errorf("value null is not supported")
-		}
-		return json.Unmarshal(raw, field(c))
-	}
+	return strictconfig.Field(func(c *UNet2DConditionConfig) any { return field(c) })
 }
 
 // oneNumber reads an int for keys diffusers also takes per block (a list,
@@ -89,8 +83,6 @@ func oneNumber(field func(*UNet2DConditionConfig) *int) condKey {
 		return nil
 	}
 }
-
-func condIgnore(*UNet2DConditionConfig, json.RawMessage) error { return nil }
 
 // perBlock reads an int or a list of ints; a single number is expanded to
 // every block once block_out_channels is known.
@@ -117,29 +109,15 @@ func perBlock(key string, field func(*UNet2DConditionConfig) *[]int, nullable bo
 	}
 }
 
-func condNullableInt(field func(*UNet2DConditionConfig) *int) condKey {
-	return func(c *UNet2DConditionConfig, raw json.RawMessage) error {
-		var v *int
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return err
-		}
-		*field(c) = 0
-		if v != nil {
-			*field(c) = *v
-		}
-		return nil
-	}
-}
-
 // condKeys lists every key of diffusers 0.42's UNet2DConditionModel config.
 // The features webtensor leaves out (class and addition embeddings, an
 // encoder projection, dual or cross-only attention, GLIGEN, other kernels
 // and activations) are accepted only at the value that disables them.
 var condKeys = map[string]condKey{
 	"_class_name":         condOnly(`"UNet2DConditionModel"`),
-	"_diffusers_version":  condIgnore,
-	"_name_or_path":       condIgnore,
-	"_use_default_values": condIgnore,
+	"_diffusers_version":  strictconfig.Ignore[UNet2DConditionConfig],
+	"_name_or_path":       strictconfig.Ignore[UNet2DConditionConfig],
+	"_use_default_values": strictconfig.Ignore[UNet2DConditionConfig],
 	"sample_size": func(c *UNet2DConditionConfig, raw json.RawMessage) error {
 		var u UNet2DConfig
 		err := sampleSize(&u, raw)
@@ -152,11 +130,11 @@ var condKeys = map[string]condKey{
 	"flip_sin_to_cos":     condInto(func(c *UNet2DConditionConfig) *bool { return &c.FlipSinToCos }),
 	"freq_shift":          condInto(func(c *UNet2DConditionConfig) *float64 { return &c.FreqShift }),
 	"time_embedding_type": condOnly(`"positional"`),
-	"time_embedding_dim":  condNullableInt(func(c *UNet2DConditionConfig) *int { return &c.TimeEmbeddingDim }),
+	"time_embedding_dim":  strictconfig.NullableInt(func(c *UNet2DConditionConfig) *int { return &c.TimeEmbeddingDim }),
 	"down_block_types":    condInto(func(c *UNet2DConditionConfig) *[]string { return &c.DownBlockTypes }),
 	"up_block_types":      condInto(func(c *UNet2DConditionConfig) *[]string { return &c.UpBlockTypes }),
 	"mid_block_type": func(c *UNet2DConditionConfig, raw json.RawMessage) error {
-		if err := only(`"UNetMidBlock2DCrossAttn"`, "null")(nil, raw); err != nil {
+		if err := strictconfig.OnlyValue(raw, `"UNetMidBlock2DCrossAttn"`, "null"); err != nil {
 			return err
 		}
 		c.MidBlock = string(bytes.TrimSpace(raw)) != "null"
@@ -177,7 +155,7 @@ var condKeys = map[string]condKey{
 	"resnet_time_scale_shift":      condInto(func(c *UNet2DConditionConfig) *string { return &c.ResnetTimeScaleShift }),
 	"act_fn":                       condOnly(`"silu"`, `"swish"`),
 	// Dropout acts only in training; inference ignores its rate.
-	"dropout":                               condIgnore,
+	"dropout":                               strictconfig.Ignore[UNet2DConditionConfig],
 	"only_cross_attention":                  condOnly("false"),
 	"mid_block_only_cross_attention":        condOnly("null", "false"),
 	"dual_cross_attention":                  condOnly("false"),
@@ -191,7 +169,7 @@ var condKeys = map[string]condKey{
 	"addition_embed_type":                   condOnly("null"),
 	"addition_time_embed_dim":               condOnly("null"),
 	// Used only by addition_embed_type "text", refused above.
-	"addition_embed_type_num_heads": condIgnore,
+	"addition_embed_type_num_heads": strictconfig.Ignore[UNet2DConditionConfig],
 	"resnet_skip_time_act":          condOnly("false"),
 	"resnet_out_scale_factor":       condOnly("1", "1.0"),
 	"time_embedding_act_fn":         condOnly("null"),
@@ -207,24 +185,9 @@ var condKeys = map[string]condKey{
 // key webtensor does not know, or a value it does not implement, fails
 // naming the key.
 func ParseUNet2DConditionConfig(data []byte) (UNet2DConditionConfig, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return UNet2DConditionConfig{}, fmt.Errorf("diffuse: UNet2DConditionModel config: %w", err)
-	}
 	c := condDefaults()
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		read, ok := condKeys[k]
-		if !ok {
-			return c, fmt.Errorf("diffuse: UNet2DConditionModel config: unknown key %q", k)
-		}
-		if err := read(&c, raw[k]); err != nil {
-			return c, fmt.Errorf("diffuse: UNet2DConditionModel config: %s: %w", k, err)
-		}
+	if err := strictconfig.Parse(data, &c, condKeys, nil); err != nil {
+		return UNet2DConditionConfig{}, fmt.Errorf("diffuse: UNet2DConditionModel config: %w", err)
 	}
 	return c, c.validate()
 }

@@ -82,25 +82,25 @@ func TestUNet2DConditionConfigRefusals(t *testing.T) {
 	require.NoError(t, err)
 	base := string(raw)
 	for _, c := range []struct{ from, to, want string }{
-		{`"only_cross_attention": false`, `"only_cross_attention": true`, "only_cross_attention: value true is not supported"},
-		{`"addition_embed_type": null`, `"addition_embed_type": "text"`, `addition_embed_type: value "text" is not supported`},
-		{`"time_embedding_type": "positional"`, `"time_embedding_type": "fourier"`, `time_embedding_type: value "fourier" is not supported`},
-		{`"act_fn": "silu"`, `"act_fn": "gelu"`, `act_fn: value "gelu" is not supported`},
-		{`"mid_block_type": "UNetMidBlock2DCrossAttn"`, `"mid_block_type": "UNetMidBlock2DSimpleCrossAttn"`, `mid_block_type: value "UNetMidBlock2DSimpleCrossAttn" is not supported`},
-		{`"encoder_hid_dim": null`, `"encoder_hid_dim": 768`, "encoder_hid_dim: value 768 is not supported"},
-		{`"transformer_layers_per_block": 1`, `"transformer_layers_per_block": [1, 2]`, "transformer_layers_per_block: value [1, 2] is not supported (webtensor takes one number for every block)"},
-		{`"cross_attention_dim": 24`, `"cross_attention_dim": [24, 24]`, "cross_attention_dim: value [24, 24] is not supported"},
+		{`"only_cross_attention": false`, `"only_cross_attention": true`, "key \"only_cross_attention\": value true is not supported"},
+		{`"addition_embed_type": null`, `"addition_embed_type": "text"`, `key "addition_embed_type": value "text" is not supported`},
+		{`"time_embedding_type": "positional"`, `"time_embedding_type": "fourier"`, `key "time_embedding_type": value "fourier" is not supported`},
+		{`"act_fn": "silu"`, `"act_fn": "gelu"`, `key "act_fn": value "gelu" is not supported`},
+		{`"mid_block_type": "UNetMidBlock2DCrossAttn"`, `"mid_block_type": "UNetMidBlock2DSimpleCrossAttn"`, `key "mid_block_type": value "UNetMidBlock2DSimpleCrossAttn" is not supported`},
+		{`"encoder_hid_dim": null`, `"encoder_hid_dim": 768`, "key \"encoder_hid_dim\": value 768 is not supported"},
+		{`"transformer_layers_per_block": 1`, `"transformer_layers_per_block": [1, 2]`, "key \"transformer_layers_per_block\": value [1, 2] is not supported (webtensor takes one number for every block)"},
+		{`"cross_attention_dim": 24`, `"cross_attention_dim": [24, 24]`, "key \"cross_attention_dim\": value [24, 24] is not supported"},
 		{`"attention_head_dim": 2`, `"attention_head_dim": [2, 2, 2]`, "attention_head_dim: [2 2 2] has 3 entries for 2 block_out_channels"},
 		{`"attention_head_dim": 2`, `"attention_head_dim": 64`, "attention_head_dim: entry 0 is 64 heads for 16 channels (want 1 to 16)"},
 		{`"attention_head_dim": 2`, `"attention_head_dim": null`, "attention_head_dim: null with num_attention_heads null leaves the head count unset"},
 		{`"down_block_types": [`, `"down_block_types": ["SimpleCrossAttnDownBlock2D", `, "down_block_types: 3 types for 2 block_out_channels"},
 		{`"CrossAttnDownBlock2D",`, `"SimpleCrossAttnDownBlock2D",`, `down_block_types: "SimpleCrossAttnDownBlock2D" (entry 0) is not supported`},
 		{`"CrossAttnUpBlock2D",`, `"AttnUpBlock2D",`, `up_block_types: "AttnUpBlock2D" (entry 0) is not supported`},
-		{`"norm_num_groups": 8`, `"norm_num_groups": null`, "norm_num_groups: value null is not supported"},
-		{`"conv_in_kernel": 3`, `"conv_in_kernel": 1`, "conv_in_kernel: value 1 is not supported"},
+		{`"norm_num_groups": 8`, `"norm_num_groups": null`, "key \"norm_num_groups\": value null is not supported"},
+		{`"conv_in_kernel": 3`, `"conv_in_kernel": 1`, "key \"conv_in_kernel\": value 1 is not supported"},
 		{`"resnet_time_scale_shift": "default"`, `"resnet_time_scale_shift": "spatial"`, `resnet_time_scale_shift: "spatial" is not supported`},
 		{`"act_fn": "silu"`, `"act_fn": "silu", "controlnet_conditioning": 1`, `unknown key "controlnet_conditioning"`},
-		{`"_class_name": "UNet2DConditionModel"`, `"_class_name": "UNet2DModel"`, `_class_name: value "UNet2DModel" is not supported`},
+		{`"_class_name": "UNet2DConditionModel"`, `"_class_name": "UNet2DModel"`, `key "_class_name": value "UNet2DModel" is not supported`},
 	} {
 		cfg := strings.Replace(base, c.from, c.to, 1)
 		require.NotEqual(t, base, cfg, "edit %s", c.from)

@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"sort"
-	"strings"
+
+	"github.com/webtensor/webtensor/internal/strictconfig"
 )
 
 // UNet2DConfig holds a UNet2DModel's options, spelled as diffusers'
@@ -50,81 +49,52 @@ func unetDefaults() UNet2DConfig {
 }
 
 // unetKey reads one config.json key into c, or refuses its value.
-type unetKey func(c *UNet2DConfig, raw json.RawMessage) error
+type unetKey = strictconfig.Key[UNet2DConfig]
 
-// only accepts a key at the one value webtensor implements (JSON null
-// stands for Python's None).
-func only(want ...string) unetKey {
-	return func(_ *UNet2DConfig, raw json.RawMessage) error {
-		got := string(bytes.TrimSpace(raw))
-		if slices.Contains(want, got) {
-			return nil
-		}
-		return fmt.Errorf("value %s is not supported (webtensor implements %s)", got, strings.Join(want, " or "))
-	}
-}
-
-func into[T any](field func(*UNet2DConfig) *T) unetKey {
-	return func(c *UNet2DConfig, raw json.RawMessage) error {
-		return json.Unmarshal(raw, field(c))
-	}
-}
-
-// nullableInt reads an int key where null means 0 (diffusers' None).
-func nullableInt(field func(*UNet2DConfig) *int) unetKey {
-	return func(c *UNet2DConfig, raw json.RawMessage) error {
-		var v *int
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return err
-		}
-		*field(c) = 0
-		if v != nil {
-			*field(c) = *v
-		}
-		return nil
-	}
-}
+// only accepts a key at the values webtensor implements (JSON null stands
+// for Python's None).
+var only = strictconfig.Only[UNet2DConfig]
 
 var unetKeys = map[string]unetKey{
 	"_class_name":         only(`"UNet2DModel"`),
-	"_diffusers_version":  func(*UNet2DConfig, json.RawMessage) error { return nil },
-	"_name_or_path":       func(*UNet2DConfig, json.RawMessage) error { return nil },
+	"_diffusers_version":  strictconfig.Ignore[UNet2DConfig],
+	"_name_or_path":       strictconfig.Ignore[UNet2DConfig],
 	"sample_size":         sampleSize,
-	"in_channels":         into(func(c *UNet2DConfig) *int { return &c.InChannels }),
-	"out_channels":        into(func(c *UNet2DConfig) *int { return &c.OutChannels }),
-	"center_input_sample": into(func(c *UNet2DConfig) *bool { return &c.CenterInputSample }),
+	"in_channels":         strictconfig.Into(func(c *UNet2DConfig) *int { return &c.InChannels }),
+	"out_channels":        strictconfig.Into(func(c *UNet2DConfig) *int { return &c.OutChannels }),
+	"center_input_sample": strictconfig.Into(func(c *UNet2DConfig) *bool { return &c.CenterInputSample }),
 	"time_embedding_type": only(`"positional"`),
-	"time_embedding_dim":  nullableInt(func(c *UNet2DConfig) *int { return &c.TimeEmbeddingDim }),
-	"freq_shift":          into(func(c *UNet2DConfig) *float64 { return &c.FreqShift }),
-	"flip_sin_to_cos":     into(func(c *UNet2DConfig) *bool { return &c.FlipSinToCos }),
-	"down_block_types":    into(func(c *UNet2DConfig) *[]string { return &c.DownBlockTypes }),
-	"up_block_types":      into(func(c *UNet2DConfig) *[]string { return &c.UpBlockTypes }),
+	"time_embedding_dim":  strictconfig.NullableInt(func(c *UNet2DConfig) *int { return &c.TimeEmbeddingDim }),
+	"freq_shift":          strictconfig.Into(func(c *UNet2DConfig) *float64 { return &c.FreqShift }),
+	"flip_sin_to_cos":     strictconfig.Into(func(c *UNet2DConfig) *bool { return &c.FlipSinToCos }),
+	"down_block_types":    strictconfig.Into(func(c *UNet2DConfig) *[]string { return &c.DownBlockTypes }),
+	"up_block_types":      strictconfig.Into(func(c *UNet2DConfig) *[]string { return &c.UpBlockTypes }),
 	"mid_block_type": func(c *UNet2DConfig, raw json.RawMessage) error {
-		if err := only(`"UNetMidBlock2D"`, "null")(c, raw); err != nil {
+		if err := strictconfig.OnlyValue(raw, `"UNetMidBlock2D"`, "null"); err != nil {
 			return err
 		}
 		c.MidBlock = string(bytes.TrimSpace(raw)) != "null"
 		return nil
 	},
-	"block_out_channels":     into(func(c *UNet2DConfig) *[]int { return &c.BlockOutChannels }),
-	"layers_per_block":       into(func(c *UNet2DConfig) *int { return &c.LayersPerBlock }),
-	"mid_block_scale_factor": into(func(c *UNet2DConfig) *float64 { return &c.MidBlockScaleFactor }),
-	"downsample_padding":     into(func(c *UNet2DConfig) *int { return &c.DownsamplePadding }),
+	"block_out_channels":     strictconfig.Into(func(c *UNet2DConfig) *[]int { return &c.BlockOutChannels }),
+	"layers_per_block":       strictconfig.Into(func(c *UNet2DConfig) *int { return &c.LayersPerBlock }),
+	"mid_block_scale_factor": strictconfig.Into(func(c *UNet2DConfig) *float64 { return &c.MidBlockScaleFactor }),
+	"downsample_padding":     strictconfig.Into(func(c *UNet2DConfig) *int { return &c.DownsamplePadding }),
 	"downsample_type":        only(`"conv"`),
 	"upsample_type":          only(`"conv"`),
 	// Dropout acts only in training; inference ignores its rate.
-	"dropout":                 func(*UNet2DConfig, json.RawMessage) error { return nil },
+	"dropout":                 strictconfig.Ignore[UNet2DConfig],
 	"act_fn":                  only(`"silu"`, `"swish"`),
-	"attention_head_dim":      nullableInt(func(c *UNet2DConfig) *int { return &c.AttentionHeadDim }),
-	"norm_num_groups":         into(func(c *UNet2DConfig) *int { return &c.NormNumGroups }),
-	"attn_norm_num_groups":    nullableInt(func(c *UNet2DConfig) *int { return &c.AttnNormNumGroups }),
-	"norm_eps":                into(func(c *UNet2DConfig) *float64 { return &c.NormEps }),
-	"resnet_time_scale_shift": into(func(c *UNet2DConfig) *string { return &c.ResnetTimeScaleShift }),
-	"add_attention":           into(func(c *UNet2DConfig) *bool { return &c.AddAttention }),
+	"attention_head_dim":      strictconfig.NullableInt(func(c *UNet2DConfig) *int { return &c.AttentionHeadDim }),
+	"norm_num_groups":         strictconfig.Into(func(c *UNet2DConfig) *int { return &c.NormNumGroups }),
+	"attn_norm_num_groups":    strictconfig.NullableInt(func(c *UNet2DConfig) *int { return &c.AttnNormNumGroups }),
+	"norm_eps":                strictconfig.Into(func(c *UNet2DConfig) *float64 { return &c.NormEps }),
+	"resnet_time_scale_shift": strictconfig.Into(func(c *UNet2DConfig) *string { return &c.ResnetTimeScaleShift }),
+	"add_attention":           strictconfig.Into(func(c *UNet2DConfig) *bool { return &c.AddAttention }),
 	"class_embed_type":        only("null"),
 	"num_class_embeds":        only("null"),
 	// Used only by the "learned" time embedding, which is refused above.
-	"num_train_timesteps": func(*UNet2DConfig, json.RawMessage) error { return nil },
+	"num_train_timesteps": strictconfig.Ignore[UNet2DConfig],
 }
 
 // sampleSize takes an int or a [h, w] pair of equal sides.
@@ -153,24 +123,9 @@ func sampleSize(c *UNet2DConfig, raw json.RawMessage) error {
 // embedding, class embeddings, ResNet up/downsamplers, another block
 // type), fails naming the key.
 func ParseUNet2DConfig(data []byte) (UNet2DConfig, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return UNet2DConfig{}, fmt.Errorf("diffuse: UNet2DModel config: %w", err)
-	}
 	c := unetDefaults()
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		read, ok := unetKeys[k]
-		if !ok {
-			return c, fmt.Errorf("diffuse: UNet2DModel config: unknown key %q", k)
-		}
-		if err := read(&c, raw[k]); err != nil {
-			return c, fmt.Errorf("diffuse: UNet2DModel config: %s: %w", k, err)
-		}
+	if err := strictconfig.Parse(data, &c, unetKeys, nil); err != nil {
+		return UNet2DConfig{}, fmt.Errorf("diffuse: UNet2DModel config: %w", err)
 	}
 	return c, c.validate()
 }

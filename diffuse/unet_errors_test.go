@@ -82,16 +82,16 @@ func TestLoadUNet2DCheckpointErrors(t *testing.T) {
 func TestUNet2DConfigErrors(t *testing.T) {
 	cases := []struct{ from, to, want string }{
 		{`"time_embedding_type": "positional"`, `"time_embedding_type": "fourier"`,
-			`time_embedding_type: value "fourier" is not supported (webtensor implements "positional")`},
-		{`"class_embed_type": null`, `"class_embed_type": "timestep"`, `class_embed_type: value "timestep" is not supported`},
-		{`"act_fn": "silu"`, `"act_fn": "gelu"`, `act_fn: value "gelu" is not supported`},
-		{`"downsample_type": "conv"`, `"downsample_type": "resnet"`, `downsample_type: value "resnet" is not supported`},
+			`key "time_embedding_type": value "fourier" is not supported (supported: "positional")`},
+		{`"class_embed_type": null`, `"class_embed_type": "timestep"`, `key "class_embed_type": value "timestep" is not supported`},
+		{`"act_fn": "silu"`, `"act_fn": "gelu"`, `key "act_fn": value "gelu" is not supported`},
+		{`"downsample_type": "conv"`, `"downsample_type": "resnet"`, `key "downsample_type": value "resnet" is not supported`},
 		{`"resnet_time_scale_shift": "default"`, `"resnet_time_scale_shift": "spatial"`, `resnet_time_scale_shift: "spatial" is not supported`},
 		{`"DownBlock2D"`, `"SkipDownBlock2D"`, `down_block_types: "SkipDownBlock2D" (entry 0) is not supported`},
 		{`"norm_num_groups": 4`, `"norm_num_groups": 5`, `block_out_channels: [16 32]: entry 0 is not a positive multiple of norm_num_groups 5`},
 		{`"act_fn": "silu"`, `"act_fn": "silu", "use_linear_projection": true`, `unknown key "use_linear_projection"`},
-		{`"layers_per_block": 1`, `"layers_per_block": "one"`, `layers_per_block: json: cannot unmarshal`},
-		{`"_class_name": "UNet2DModel"`, `"_class_name": "UNet2DConditionModel"`, `_class_name: value "UNet2DConditionModel" is not supported`},
+		{`"layers_per_block": 1`, `"layers_per_block": "one"`, `key "layers_per_block": json: cannot unmarshal`},
+		{`"_class_name": "UNet2DModel"`, `"_class_name": "UNet2DConditionModel"`, `key "_class_name": value "UNet2DConditionModel" is not supported`},
 	}
 	for _, c := range cases {
 		dir := brokenCheckpoint(t, func(s string) string {

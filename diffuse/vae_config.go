@@ -1,10 +1,10 @@
 package diffuse
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+
+	"github.com/webtensor/webtensor/internal/strictconfig"
 )
 
 // AutoencoderKLConfig holds an AutoencoderKL's options, spelled as
@@ -42,26 +42,16 @@ func vaeDefaults() AutoencoderKLConfig {
 		UsePostQuantConv: true, MidBlockAddAttention: true}
 }
 
-type vaeKey func(c *AutoencoderKLConfig, raw json.RawMessage) error
+type vaeKey = strictconfig.Key[AutoencoderKLConfig]
 
-// vaeField reads a key into the field p points at. JSON null would leave
-// the default in place silently, so it is refused: these keys have no
-// None in diffusers.
-func vaeField(p func(*AutoencoderKLConfig) any) vaeKey {
-	return func(c *AutoencoderKLConfig, raw json.RawMessage) error {
-		if string(bytes.TrimSpace(raw)) == "null" {
-			return fmt.Errorf("value null is not supported")
-		}
-		return json.Unmarshal(raw, p(c))
-	}
-}
+// vaeField reads a key into the field p points at; null is refused, these
+// keys have no None in diffusers.
+var vaeField = strictconfig.Field[AutoencoderKLConfig]
 
 // vaeOnly accepts a key at the values webtensor implements.
-func vaeOnly(want ...string) vaeKey {
-	return func(_ *AutoencoderKLConfig, raw json.RawMessage) error { return only(want...)(nil, raw) }
-}
+var vaeOnly = strictconfig.Only[AutoencoderKLConfig]
 
-func vaeIgnore(*AutoencoderKLConfig, json.RawMessage) error { return nil }
+var vaeIgnore = strictconfig.Ignore[AutoencoderKLConfig]
 
 var vaeKeys = map[string]vaeKey{
 	"_class_name":        vaeOnly(`"AutoencoderKL"`),
@@ -101,24 +91,9 @@ var vaeKeys = map[string]vaeKey{
 // (another block type or activation, a shift factor, latent statistics),
 // fails naming the key.
 func ParseAutoencoderKLConfig(data []byte) (AutoencoderKLConfig, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return AutoencoderKLConfig{}, fmt.Errorf("diffuse: AutoencoderKL config: %w", err)
-	}
 	c := vaeDefaults()
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		read, ok := vaeKeys[k]
-		if !ok {
-			return c, fmt.Errorf("diffuse: AutoencoderKL config: unknown key %q", k)
-		}
-		if err := read(&c, raw[k]); err != nil {
-			return c, fmt.Errorf("diffuse: AutoencoderKL config: %s: %w", k, err)
-		}
+	if err := strictconfig.Parse(data, &c, vaeKeys, nil); err != nil {
+		return AutoencoderKLConfig{}, fmt.Errorf("diffuse: AutoencoderKL config: %w", err)
 	}
 	return c, c.validate()
 }

@@ -99,18 +99,18 @@ func TestAutoencoderKLConfigErrors(t *testing.T) {
 		{`"UpDecoderBlock2D"
   ]`, `"AttnUpDecoderBlock2D"
   ]`, `up_block_types: "AttnUpDecoderBlock2D" (entry 1) is not supported`},
-		{`"act_fn": "silu"`, `"act_fn": "gelu"`, `act_fn: value "gelu" is not supported (webtensor implements "silu" or "swish")`},
-		{`"shift_factor": null`, `"shift_factor": 0.1159`, "shift_factor: value 0.1159 is not supported"},
-		{`"latents_mean": null`, `"latents_mean": [0.1, 0.2, 0.3, 0.4]`, "latents_mean: value [0.1, 0.2, 0.3, 0.4] is not supported"},
-		{`"_class_name": "AutoencoderKL"`, `"_class_name": "AutoencoderTiny"`, `_class_name: value "AutoencoderTiny" is not supported`},
+		{`"act_fn": "silu"`, `"act_fn": "gelu"`, `key "act_fn": value "gelu" is not supported (supported: "silu", "swish")`},
+		{`"shift_factor": null`, `"shift_factor": 0.1159`, "key \"shift_factor\": value 0.1159 is not supported"},
+		{`"latents_mean": null`, `"latents_mean": [0.1, 0.2, 0.3, 0.4]`, "key \"latents_mean\": value [0.1, 0.2, 0.3, 0.4] is not supported"},
+		{`"_class_name": "AutoencoderKL"`, `"_class_name": "AutoencoderTiny"`, `key "_class_name": value "AutoencoderTiny" is not supported`},
 		{`"norm_num_groups": 8`, `"norm_num_groups": 5`, "block_out_channels: [16 32]: entry 0 is not a positive multiple of norm_num_groups 5"},
-		{`"in_channels": 3`, `"in_channels": null`, "in_channels: value null is not supported"},
+		{`"in_channels": 3`, `"in_channels": null`, "key \"in_channels\": value null is not supported"},
 		{`"latent_channels": 4`, `"latent_channels": 0`, "latent_channels: 0, want >= 1"},
 		{`"block_out_channels": [
     16,
     32
   ]`, `"block_out_channels": [32]`, "down_block_types: 2 types for 1 block_out_channels"},
-		{`"sample_size": 32`, `"sample_size": [32, 48]`, "sample_size: value [32, 48] is not supported"},
+		{`"sample_size": 32`, `"sample_size": [32, 48]`, "key \"sample_size\": value [32, 48] is not supported"},
 		{`"force_upcast": true`, `"force_upcast": true, "norm_type": "spatial"`, `unknown key "norm_type"`},
 	} {
 		_, err := LoadAutoencoderKL(brokenVAE(t, replaceOnce(tc.old, tc.new), nil))

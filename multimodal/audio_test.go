@@ -180,7 +180,7 @@ func TestWhisperFeatureExtractorErrors(t *testing.T) {
 	_, err = ParseWhisperFeatureExtractor([]byte(`{"n_fft": 401}`))
 	require.ErrorContains(t, err, "n_fft 401 must be even")
 	_, err = ParseWhisperFeatureExtractor([]byte(`{"spectrogram": "power"}`))
-	require.ErrorContains(t, err, `key "spectrogram" is not supported`)
+	require.ErrorContains(t, err, `unknown key "spectrogram"`)
 	_, err = NewWhisperFeatureExtractor().Extract([][]float32{{0.1}, {}}, core.CPU, false)
 	require.ErrorContains(t, err, "waveform 1 is empty")
 }

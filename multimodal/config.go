@@ -1,39 +1,22 @@
 package multimodal
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
-	"strings"
+
+	"github.com/webtensor/webtensor/internal/strictconfig"
 )
 
-// configKey reads one config.json key into a config of type C.
-type configKey[C any] func(c *C, raw json.RawMessage) error
+// configKey reads one config.json key into a config of type C
+// (internal/strictconfig, shared with diffuse).
+type configKey[C any] = strictconfig.Key[C]
 
-// field reads a key into the field p points at. JSON null would leave the
-// default in place silently, so it is refused.
-func field[C any](p func(*C) any) configKey[C] {
-	return func(c *C, raw json.RawMessage) error {
-		if string(bytes.TrimSpace(raw)) == "null" {
-			return fmt.Errorf("value null is not supported")
-		}
-		return json.Unmarshal(raw, p(c))
-	}
-}
+// field reads a key into the field p points at; null is refused.
+func field[C any](p func(*C) any) configKey[C] { return strictconfig.Field(p) }
 
 // only accepts a key at the values webtensor implements (JSON literals).
-func only[C any](want ...string) configKey[C] {
-	return func(_ *C, raw json.RawMessage) error {
-		got := string(bytes.TrimSpace(raw))
-		for _, w := range want {
-			if got == w {
-				return nil
-			}
-		}
-		return fmt.Errorf("value %s is not supported (supported: %s)", got, strings.Join(want, ", "))
-	}
-}
+func only[C any](want ...string) configKey[C] { return strictconfig.Only[C](want...) }
 
 // genericKeys are transformers' PretrainedConfig keys that do not change
 // what an encoder computes in inference (training switches, generation
@@ -58,33 +41,14 @@ var genericKeys = []string{
 // an unknown key, or a value of a known one webtensor does not implement,
 // fails naming the key.
 func parseConfig[C any](what string, data []byte, c *C, keys map[string]configKey[C]) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
+	if err := strictconfig.Parse(data, c, keys, isGenericKey); err != nil {
 		return fmt.Errorf("multimodal: %s config: %w", what, err)
-	}
-	names := make([]string, 0, len(raw))
-	for k := range raw {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	generic := map[string]bool{}
-	for _, k := range genericKeys {
-		generic[k] = true
-	}
-	for _, k := range names {
-		f, ok := keys[k]
-		if !ok && generic[k] {
-			continue
-		}
-		if !ok {
-			return fmt.Errorf("multimodal: %s config: key %q is not supported", what, k)
-		}
-		if err := f(c, raw[k]); err != nil {
-			return fmt.Errorf("multimodal: %s config: key %q: %w", what, k, err)
-		}
 	}
 	return nil
 }
+
+// isGenericKey reports whether k is one of genericKeys.
+func isGenericKey(k string) bool { return slices.Contains(genericKeys, k) }
 
 // positive checks that named sizes are at least 1.
 func positive(what string, sizes map[string]int) error {

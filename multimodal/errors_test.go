@@ -121,7 +121,7 @@ func TestBertConfigErrors(t *testing.T) {
 		{`"hidden_act": "gelu"`, `"hidden_act": "mish"`, `key "hidden_act": "mish" is not supported`},
 		{`"num_attention_heads": 2`, `"num_attention_heads": 3`, "hidden_size 8 is not a multiple of num_attention_heads 3"},
 		{`"pad_token_id": 0`, `"pad_token_id": 0, "is_decoder": true`, `key "is_decoder": value true is not supported`},
-		{`"pad_token_id": 0`, `"pad_token_id": 0, "rotary_dim": 4`, `key "rotary_dim" is not supported`},
+		{`"pad_token_id": 0`, `"pad_token_id": 0, "rotary_dim": 4`, `unknown key "rotary_dim"`},
 		{`"hidden_size": 8`, `"hidden_size": 0`, "hidden_size is 0, must be >= 1"},
 		{`"vocab_size": 11`, `"vocab_size": null`, `key "vocab_size": value null is not supported`},
 	} {

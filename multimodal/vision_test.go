@@ -167,7 +167,7 @@ func TestVisionLoadErrors(t *testing.T) {
 	_, err = ParseViTConfig([]byte(`{"model_type": "vit", "pooler_act": "relu"}`))
 	require.ErrorContains(t, err, `key "pooler_act": value "relu" is not supported`)
 	_, err = ParseCLIPConfig([]byte(`{"model_type": "clip", "text_config": {"rope_theta": 10000}}`))
-	require.ErrorContains(t, err, `CLIP text_config config: key "rope_theta" is not supported`)
+	require.ErrorContains(t, err, `CLIP text_config config: unknown key "rope_theta"`)
 	_, err = ParseCLIPConfig([]byte(`{"model_type": "clip", "vision_config": {"hidden_act": "mish"}}`))
 	require.ErrorContains(t, err, `vision_config key "hidden_act": "mish" is not supported`)
 

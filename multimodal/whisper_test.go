@@ -212,7 +212,7 @@ func TestWhisperErrors(t *testing.T) {
 	_, err = ParseWhisperConfig([]byte(`{"model_type": "whisper", "d_model": 30, "encoder_attention_heads": 4}`))
 	require.ErrorContains(t, err, "d_model 30 is not a multiple of encoder_attention_heads 4")
 	_, err = ParseWhisperConfig([]byte(`{"model_type": "whisper", "rope_theta": 1}`))
-	require.ErrorContains(t, err, `Whisper config: key "rope_theta" is not supported`)
+	require.ErrorContains(t, err, `Whisper config: unknown key "rope_theta"`)
 
 	m, err := LoadWhisperForConditionalGeneration(whisperDir)
 	require.NoError(t, err)
