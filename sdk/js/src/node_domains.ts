@@ -43,6 +43,7 @@ export const DOMAIN_PROTOTYPES = {
     "int32_t wt_diffusion_generate(int64_t h, int32_t batch, int32_t steps, uint64_t seed, const char *scheduler, _Out_ int64_t *out)",
   wt_diffusion_generate_classes:
     "int32_t wt_diffusion_generate_classes(int64_t h, const int64_t *labels, int32_t n, int32_t steps, uint64_t seed, double guidance, const char *scheduler, _Out_ int64_t *out)",
+  wt_diffusion_quantize_int8: "int32_t wt_diffusion_quantize_int8(int64_t h)",
 } as const;
 
 type DomainNative = { [K in keyof typeof DOMAIN_PROTOTYPES]: NativeFn };
@@ -101,5 +102,6 @@ export function domainCalls(lib: DomainNative, h: NodeHelpers): DomainBinding {
       newHandle((o) => lib.wt_diffusion_generate(p, batch, steps, seed, scheduler, o)),
     diffusionGenerateClasses: async (p, labels, steps, seed, guidance, scheduler) =>
       newHandle((o) => lib.wt_diffusion_generate_classes(p, list(labels), labels.length, steps, seed, guidance, scheduler, o)),
+    diffusionQuantizeInt8: (p) => check(lib.wt_diffusion_quantize_int8(p)),
   };
 }

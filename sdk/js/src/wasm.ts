@@ -232,6 +232,7 @@ function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) =>
     diffusionInfo: nodeOnly("a diffusion pipeline"),
     diffusionGenerate: rejects("a diffusion pipeline"),
     diffusionGenerateClasses: rejects("a diffusion pipeline"),
+    diffusionQuantizeInt8: nodeOnly("a diffusion pipeline"),
   };
 }
 

@@ -192,6 +192,7 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_diffusion_info_json": ([_i64, *_BUF], _i32),
     "wt_diffusion_generate": ([_i64, _i32, _i32, _u64, _s, _p(_i64)], _i32),
     "wt_diffusion_generate_classes": ([_i64, _p(_i64), _i32, _i32, _u64, C.c_double, _s, _p(_i64)], _i32),
+    "wt_diffusion_quantize_int8": ([_i64], _i32),
     "wt_dataset_open": ([_s, _p(_i64)], _i32),
     "wt_dataset_open_bytes": ([_s, C.c_void_p, _sz, _p(_i64)], _i32),
     "wt_dataset_from_tensors": ([_p(_i64), _p(_s), _i32, _p(_i64)], _i32),

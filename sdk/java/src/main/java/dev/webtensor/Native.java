@@ -173,6 +173,7 @@ final class Native {
     static final MethodHandle DIFFUSION_INFO_JSON = fn("wt_diffusion_info_json", I, L, A, L, A);
     static final MethodHandle DIFFUSION_GENERATE = fn("wt_diffusion_generate", I, L, I, I, L, A, A);
     static final MethodHandle DIFFUSION_GENERATE_CLASSES = fn("wt_diffusion_generate_classes", I, L, A, I, I, L, JAVA_DOUBLE, A, A);
+    static final MethodHandle DIFFUSION_QUANTIZE_INT8 = fn("wt_diffusion_quantize_int8", I, L);
 
     static {
         int abi = (int) invoke(ABI);
