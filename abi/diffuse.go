@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/diffuse"
+	"github.com/webtensor/webtensor/nn"
 )
 
 // Diffusion pipelines (wt_diffusion_*): a folder diffusers'
@@ -29,6 +31,22 @@ type diffusionPipeline struct {
 	vae   *diffuse.AutoencoderKL         // DiTPipeline
 	sd    *diffuse.StableDiffusionPipeline
 	dev   core.Device
+	// mu lets wt_diffusion_quantize_int8 change the models' weights while
+	// no other thread samples with them.
+	mu   sync.RWMutex
+	int8 bool // the models hold int8 weights
+}
+
+// models are the pipeline's denoiser and VAE (a text-to-image pipeline's
+// CLIP text encoder is multimodal's, run once per prompt, and stays f32).
+func (p *diffusionPipeline) models() []nn.Module {
+	switch {
+	case p.unet != nil:
+		return []nn.Module{p.unet}
+	case p.sd != nil:
+		return []nn.Module{p.sd.UNet, p.sd.VAE}
+	}
+	return []nn.Module{p.dit, p.vae}
 }
 
 // pipelineComponents are the components each supported pipeline class
@@ -121,14 +139,42 @@ func checkComponents(index map[string]json.RawMessage, want map[string]string) e
 // DiffusionFree is wt_diffusion_free; images it made stay valid.
 func DiffusionFree(h int64) error { return diffusionPipelines.free(h) }
 
+// DiffusionQuantizeInt8 is wt_diffusion_quantize_int8: the pipeline's
+// models (the UNet; the DiT and the VAE) hold their linear and conv
+// weights as int8 with one f32 scale per output channel from now on
+// (diffuse.QuantizeInt8), dequantised layer by layer as they run; a
+// second call changes nothing.
+func DiffusionQuantizeInt8(h int64) error {
+	const fn = "wt_diffusion_quantize_int8"
+	p, err := diffusionPipelines.get(h)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range p.models() {
+		if _, err := diffuse.QuantizeInt8(m); err != nil {
+			return Invalidf("%s: %v", fn, err)
+		}
+	}
+	p.int8 = true
+	return nil
+}
+
 // DiffusionInfoJSON is wt_diffusion_info_json: the pipeline and scheduler
 // classes, one image's shape (channels, height, width; a text-to-image
-// pipeline's default size), whether it takes class labels or prompts, and
-// the device.
+// pipeline's default size), whether it takes class labels or prompts, the
+// device, the bytes the models' weights take and whether they are int8.
 func DiffusionInfoJSON(h int64) (string, error) {
 	p, err := diffusionPipelines.get(h)
 	if err != nil {
 		return "", err
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var bytes int64
+	for _, m := range p.models() {
+		bytes += diffuse.WeightBytes(m)
 	}
 	var shape []int
 	switch {
@@ -144,7 +190,8 @@ func DiffusionInfoJSON(h int64) (string, error) {
 		shape = []int{p.vae.Config.OutChannels, side, side}
 	}
 	b, err := json.Marshal(map[string]any{"pipeline": p.class, "scheduler": p.sched.Class,
-		"image_shape": shape, "class_conditional": p.dit != nil, "text_conditional": p.sd != nil, "device": p.dev.String()})
+		"image_shape": shape, "class_conditional": p.dit != nil, "text_conditional": p.sd != nil, "device": p.dev.String(),
+		"weight_bytes": bytes, "int8_weights": p.int8})
 	return string(b), err
 }
 
@@ -190,6 +237,8 @@ func DiffusionGenerate(h int64, batch, steps int, seed uint64, scheduler string)
 	if err != nil {
 		return 0, err
 	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	img, err := diffuse.NewUNet2DPipeline(p.unet, s).Generate(batch, steps, diffuse.SeededNoise(seed))
 	if err != nil {
 		return 0, Invalidf("%s: %v", fn, err)
@@ -229,6 +278,8 @@ func DiffusionGenerateClasses(h int64, labels []int64, steps int, seed uint64, g
 	if err != nil {
 		return 0, err
 	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	pipe := &diffuse.DiTPipeline{Model: p.dit, Scheduler: s, VAE: p.vae, GuidanceScale: guidanceScale}
 	img, err := pipe.Generate(ls, steps, diffuse.SeededNoise(seed))
 	if err != nil {

@@ -3,6 +3,7 @@ package abi
 import (
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -70,7 +71,7 @@ func TestDiffusionGenerate(t *testing.T) {
 	info, err := DiffusionInfoJSON(p)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"pipeline": "DDPMPipeline", "scheduler": "DDPMScheduler", "image_shape": [3, 16, 16],
-		"class_conditional": false, "text_conditional": false, "device": "cpu"}`, info)
+		"class_conditional": false, "text_conditional": false, "device": "cpu", "weight_bytes": 709708, "int8_weights": false}`, info)
 
 	runs := []sdkRun{{Batch: 2, Steps: 4, Seed: 7}, {Batch: 1, Steps: 3, Seed: 11, Scheduler: "DDIMScheduler"}}
 	var committed sdkPipelineFile
@@ -114,6 +115,65 @@ func TestDiffusionGenerate(t *testing.T) {
 	assert.ErrorContains(t, err, "batch 0 and steps 2 must be >= 1")
 	_, err = DiffusionGenerateText(p, TextToImage{Prompts: []string{"a"}, Steps: 1})
 	assert.ErrorContains(t, err, "a DDPMPipeline takes no prompts: use wt_diffusion_generate")
+}
+
+// wt_diffusion_quantize_int8 gives the library's int8 images bit for bit,
+// the info reports the smaller weights, and the images stay within the
+// SDKs' bar (38 dB PSNR) of the committed f32 ones.
+func TestDiffusionQuantizeInt8(t *testing.T) {
+	p, err := DiffusionLoad(ddpmPipe, "cpu")
+	require.NoError(t, err)
+	defer func() { require.NoError(t, DiffusionFree(p)) }()
+	require.NoError(t, DiffusionQuantizeInt8(p))
+	require.NoError(t, DiffusionQuantizeInt8(p), "a second call changes nothing")
+	info, err := DiffusionInfoJSON(p)
+	require.NoError(t, err)
+	var v struct {
+		Bytes int64 `json:"weight_bytes"`
+		Int8  bool  `json:"int8_weights"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(info), &v))
+	assert.True(t, v.Int8)
+	assert.Equal(t, int64(191480), v.Bytes)
+
+	raw, err := os.ReadFile(sdkPipelineRefs)
+	require.NoError(t, err)
+	var committed sdkPipelineFile
+	require.NoError(t, json.Unmarshal(raw, &committed))
+	m, err := diffuse.LoadUNet2D(filepath.Join(ddpmPipe, "unet"), diffuse.WithInt8Weights())
+	require.NoError(t, err)
+	for i, r := range committed.Runs {
+		h, err := DiffusionGenerate(p, r.Batch, r.Steps, r.Seed, r.Scheduler)
+		require.NoError(t, err)
+		got, _ := hostValues(t, h)
+		cfg, err := diffuse.ParseConfig(mustRead(t, filepath.Join(ddpmPipe, "scheduler", "scheduler_config.json")))
+		require.NoError(t, err)
+		if r.Scheduler != "" {
+			cfg, err = cfg.For(r.Scheduler)
+			require.NoError(t, err)
+		}
+		s, err := diffuse.New(cfg.Class, cfg)
+		require.NoError(t, err)
+		want, err := diffuse.NewUNet2DPipeline(m, s).Generate(r.Batch, r.Steps, diffuse.SeededNoise(r.Seed))
+		require.NoError(t, err)
+		w, err := want.Float64s()
+		require.NoError(t, err)
+		require.Equal(t, w, got, "run %d: the ABI's int8 images are the library's", i)
+		mse := 0.0
+		for k, x := range r.Images {
+			mse += (float64(x) - got[k]) * (float64(x) - got[k])
+		}
+		psnr := 10 * math.Log10(float64(len(got))/mse)
+		t.Logf("run %d: int8 against f32 images: PSNR %.1f dB", i, psnr)
+		assert.GreaterOrEqual(t, psnr, 38.0, "run %d", i)
+	}
+	assert.Equal(t, StatusHandle, StatusOf(DiffusionQuantizeInt8(-1)))
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
 }
 
 func f64s(v []float32) []float64 {

@@ -40,6 +40,12 @@ func wt_diffusion_info_json(pipe C.wt_diffusion, buf *C.char, capacity C.size_t,
 	return writeResult(s, err, buf, capacity, needed)
 }
 
+//export wt_diffusion_quantize_int8
+func wt_diffusion_quantize_int8(pipe C.wt_diffusion) (status C.int32_t) {
+	defer guard(&status)
+	return done(abi.DiffusionQuantizeInt8(int64(pipe)))
+}
+
 //export wt_diffusion_generate
 func wt_diffusion_generate(pipe C.wt_diffusion, batch, steps C.int32_t, seed C.uint64_t, scheduler *C.char, out *C.wt_tensor) (status C.int32_t) {
 	defer guard(&status)

@@ -77,6 +77,7 @@ func LoadControlNet(dir string, opts ...LoadOption) (*ControlNetModel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diffuse: LoadControlNet: %w", err)
 	}
+	w.int8 = o.int8
 	m := buildControlNet(cfg, w)
 	if err := w.check(path); err != nil {
 		return nil, err

@@ -70,6 +70,7 @@ func LoadDiT(dir string, opts ...LoadOption) (*DiTTransformer2DModel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diffuse: LoadDiT: %w", err)
 	}
+	w.int8 = o.int8
 	m := buildDiT(cfg, w)
 	if err := w.check(path); err != nil {
 		return nil, err

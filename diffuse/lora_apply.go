@@ -15,11 +15,12 @@ import (
 
 type linearLayer struct {
 	nn.Linear
+	int8   *int8Weight // set when the weight is held as int8 (int8.go)
 	deltas []*lowRank
 }
 
 func (l *linearLayer) Forward(x *core.Tensor) *core.Tensor {
-	y := l.Linear.Forward(x)
+	y := l.own(x)
 	for _, d := range l.deltas {
 		y = y.Add(mul(d.up.Forward(d.down.Forward(x)), d.scale))
 	}
@@ -28,11 +29,12 @@ func (l *linearLayer) Forward(x *core.Tensor) *core.Tensor {
 
 type convLayer struct {
 	nn.Conv2d
+	int8   *int8Weight // set when the weight is held as int8 (int8.go)
 	deltas []*lowRank
 }
 
 func (c *convLayer) Forward(x *core.Tensor) *core.Tensor {
-	y := c.Conv2d.Forward(x)
+	y := c.own(x)
 	for _, d := range c.deltas {
 		y = y.Add(mul(d.up.Forward(d.down.Forward(x)), d.scale))
 	}
@@ -278,6 +280,9 @@ func (l *LoRA) merge(m Adaptable, scale float64, op string) error {
 	}
 	mine, targets, err := l.match(m)
 	if err != nil {
+		return err
+	}
+	if err := refuseInt8Merge(op, mine, targets); err != nil {
 		return err
 	}
 	defer core.NoGradScope()()

@@ -39,6 +39,7 @@ type LoadOption func(*loadOptions)
 type loadOptions struct {
 	dev   core.Device
 	dtype core.DType
+	int8  bool // WithInt8Weights
 }
 
 // WithDevice puts the model's weights on dev (default: the CPU); Forward
@@ -79,6 +80,7 @@ func LoadUNet2D(dir string, opts ...LoadOption) (*UNet2DModel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diffuse: LoadUNet2D: %w", err)
 	}
+	w.int8 = o.int8
 	m := buildUNet2D(cfg, w)
 	if err := w.check(path); err != nil {
 		return nil, err
@@ -101,6 +103,9 @@ func NewUNet2D(cfg UNet2DConfig, seed uint64, opts ...LoadOption) (*UNet2DModel,
 	}
 	if !o.dtype.IsFloat() {
 		return nil, fmt.Errorf("diffuse: NewUNet2D: dtype %s is not a float dtype", o.dtype)
+	}
+	if o.int8 {
+		return nil, fmt.Errorf("diffuse: NewUNet2D: WithInt8Weights: NewUNet2D builds a model to train, and int8 weights do not train; train it, then Train(false) and QuantizeInt8")
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, err

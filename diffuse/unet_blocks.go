@@ -33,6 +33,9 @@ type weights struct {
 	used     map[string]bool
 	problems []string
 	dummy    *nn.Parameter // stands in for a tensor with a problem; the load fails anyway
+	int8     bool          // hold linear and conv weights as int8 (WithInt8Weights)
+	// placeholder is what quantised layers' weight parameters hold.
+	placeholder *core.Tensor
 }
 
 func newWeights(f *safetensors.File, dev core.Device, dtype core.DType) (*weights, error) {
@@ -175,6 +178,7 @@ func (w *weights) conv(name string, in, out, k, stride, pad int) *convLayer {
 	ini := uniformInit(in * k * k)
 	c.Weight, c.Bias = w.param(name+".weight", ini, out, in, k, k), w.param(name+".bias", ini, out)
 	w.register(&c.Base, []nn.NamedParameter{{Name: "weight", Param: c.Weight}, {Name: "bias", Param: c.Bias}})
+	w.maybeInt8(name, adaptedLayer{conv: c})
 	return c
 }
 
@@ -182,6 +186,7 @@ func (w *weights) linear(name string, in, out int) *linearLayer {
 	l := &linearLayer{Linear: nn.Linear{In: in, Out: out}}
 	l.Weight, l.Bias = w.param(name+".weight", uniformInit(in), out, in), w.param(name+".bias", uniformInit(in), out)
 	w.register(&l.Base, []nn.NamedParameter{{Name: "weight", Param: l.Weight}, {Name: "bias", Param: l.Bias}})
+	w.maybeInt8(name, adaptedLayer{lin: l})
 	return l
 }
 

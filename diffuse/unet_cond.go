@@ -103,6 +103,9 @@ func loadUNet2DCondition(dir string, streamed bool, opts []LoadOption) (*UNet2DC
 	if !o.dtype.IsFloat() {
 		return nil, fmt.Errorf("%s: dtype %s is not a float dtype", op, o.dtype)
 	}
+	if streamed && o.int8 {
+		return nil, fmt.Errorf("%s: WithInt8Weights: a streamed UNet copies its weights in from the checkpoint at every call, so none stay resident to hold as int8; load it whole (LoadUNet2DCondition) for int8 weights", op)
+	}
 	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
@@ -129,6 +132,7 @@ func loadUNet2DCondition(dir string, streamed bool, opts []LoadOption) (*UNet2DC
 	if streamed {
 		w.stream = newWeightStream(ckpt, o.dev, o.dtype)
 	}
+	w.int8 = o.int8
 	m := buildUNet2DCondition(cfg, w)
 	if err := w.check(path); err != nil {
 		if ckpt != nil {

@@ -18,6 +18,7 @@ func (w *weights) linearNoBias(name string, in, out int) *linearLayer {
 	l := &linearLayer{Linear: nn.Linear{In: in, Out: out}}
 	l.Weight = w.param(name+".weight", uniformInit(in), out, in)
 	w.register(&l.Base, []nn.NamedParameter{{Name: "weight", Param: l.Weight}})
+	w.maybeInt8(name, adaptedLayer{lin: l})
 	return l
 }
 

@@ -65,6 +65,7 @@ func LoadAutoencoderKL(dir string, opts ...LoadOption) (*AutoencoderKL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diffuse: LoadAutoencoderKL: %w", err)
 	}
+	w.int8 = o.int8
 	m := buildAutoencoderKL(cfg, w)
 	if err := w.check(path); err != nil {
 		return nil, err

@@ -217,16 +217,13 @@ func LoadUNet2DConditionStreamed(dir string, opts ...LoadOption) (*UNet2DConditi
 }
 
 // WeightMemory reports the bytes of weights the model holds; for a model
-// loaded whole, all of them all the time.
+// loaded whole, all of them all the time (WeightBytes: int8 layers count
+// their i8 weights and scales).
 func (m *UNet2DConditionModel) WeightMemory() WeightMemory {
 	if m.stream != nil {
 		return m.stream.mem
 	}
-	var n int64
-	for _, s := range m.StateDict() {
-		t := s.Value.Tensor()
-		n += int64(t.Shape().Numel() * t.DType().Size())
-	}
+	n := WeightBytes(m)
 	return WeightMemory{Total: n, Resident: n, Peak: n}
 }
 

@@ -203,14 +203,25 @@ func castRange(from, to core.DType, dst, src []byte, lo, hi int) {
 		f16ToF32(f32view(dst)[lo:hi], u16view(src)[lo:hi])
 	case from == core.BF16:
 		bf16ToF32(f32view(dst)[lo:hi], u16view(src)[lo:hi])
+	case from == core.I8:
+		i8ToF32(f32view(dst)[lo:hi], src[lo:hi])
 	default:
 		i32ToF32(f32view(dst)[lo:hi], i32view(src)[lo:hi])
 	}
 }
 
+// i8ToF32 widens i8 values, exactly: int8 weights are dequantised this
+// way at every layer call (diffuse's int8 weights), where the general
+// path's float64 round trip was most of the dequantisation's time.
+func i8ToF32(dst []float32, src []byte) {
+	for i, v := range src[:len(dst)] {
+		dst[i] = float32(int8(v))
+	}
+}
+
 // castFast converts a contiguous input between f32 and f16, bf16 or i32
-// (either way) with the vector kernels, in parallel, and reports whether
-// it applied.
+// (either way), or from i8 to f32, with the vector kernels (a plain loop
+// for i8), in parallel, and reports whether it applied.
 func castFast(in, out *core.Tensor) bool {
 	from, to := in.DType(), out.DType()
 	if !in.IsContiguous() || in.Numel() == 0 || (from != core.F32 && to != core.F32) {
@@ -220,7 +231,7 @@ func castFast(in, out *core.Tensor) bool {
 	if from == core.F32 {
 		other = to
 	}
-	if other != core.F16 && other != core.BF16 && other != core.I32 {
+	if other != core.F16 && other != core.BF16 && other != core.I32 && (other != core.I8 || to != core.F32) {
 		return false
 	}
 	n := in.Numel()

@@ -183,7 +183,7 @@ func TestUnaryOpsMatchTheGeneralPath(t *testing.T) {
 
 func TestCastsMatchTheGeneralPath(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	pairs := [][2]core.DType{{core.F32, core.F16}, {core.F32, core.BF16}, {core.F32, core.I32}, {core.F16, core.F32}, {core.BF16, core.F32}, {core.I32, core.F32}}
+	pairs := [][2]core.DType{{core.F32, core.F16}, {core.F32, core.BF16}, {core.F32, core.I32}, {core.F16, core.F32}, {core.BF16, core.F32}, {core.I32, core.F32}, {core.I8, core.F32}}
 	for _, n := range []int{0, 1, 7, 17, 1000, 1 << 16} {
 		for _, p := range pairs {
 			x, _ := ewInputs(rng, p[0], n)
@@ -194,8 +194,15 @@ func TestCastsMatchTheGeneralPath(t *testing.T) {
 				}
 				x = core.FromSlice(v, core.Shape{n})
 			}
+			if p[0] == core.I8 {
+				v := make([]int8, n)
+				for i := range v {
+					v[i] = int8(rng.Uint32())
+				}
+				x = core.FromSlice(v, core.Shape{n})
+			}
 			want := core.FromFloat64s(p[1], core.Shape{n}, mustF64(t, x))
-			if p[1] == core.I32 || p[0] == core.I32 {
+			if p[1] == core.I32 || p[0] == core.I32 || p[0] == core.I8 {
 				want = core.Call1("cast", core.Attrs{"dtype": p[1]}, core.Call1("cast", core.Attrs{"dtype": core.F64}, x))
 			}
 			ewSame(t, p[0].String()+"->"+p[1].String(), core.Call1("cast", core.Attrs{"dtype": p[1]}, x), want, true)

@@ -251,6 +251,8 @@ export interface DomainBinding {
     latents: number,
   ): Promise<number>;
   diffusionEncodeText(pipe: number, texts: readonly string[]): Promise<number>;
+  /** wt_diffusion_quantize_int8: the pipeline's models hold int8 weights from now on. */
+  diffusionQuantizeInt8(pipe: number): void;
 }
 
 /** The library objects the ABI loads from files, by the infix of their wt_<kind>_* functions. */

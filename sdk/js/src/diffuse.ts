@@ -14,6 +14,8 @@ interface Info {
   class_conditional: boolean;
   text_conditional: boolean;
   device: string;
+  weight_bytes: number;
+  int8_weights: boolean;
 }
 
 export interface SampleOptions {
@@ -53,9 +55,27 @@ export class Pipeline extends RuntimeObject {
   /** Whether it samples from prompts (generateText) rather than generate. */
   readonly textConditional: boolean;
   readonly device: string;
+  /** The bytes the models' weights take as held (int8 layers: their i8 weights and f32 scales). */
+  readonly weightBytes: number;
+  /** Whether the models hold their linear and conv weights as int8. */
+  readonly int8Weights: boolean;
 
-  static async load(path: string, options: { device?: string } = {}): Promise<Pipeline> {
-    return new Pipeline(native().domainLoad("diffusion", path, options.device ?? null));
+  /**
+   * int8Weights holds the models' linear and conv weights as int8 with one
+   * f32 scale per output channel (wt_diffusion_quantize_int8), dequantised
+   * layer by layer as they run: about a quarter of the weight bytes.
+   */
+  static async load(path: string, options: { device?: string; int8Weights?: boolean } = {}): Promise<Pipeline> {
+    const h = native().domainLoad("diffusion", path, options.device ?? null);
+    if (options.int8Weights) {
+      try {
+        native().diffusionQuantizeInt8(h);
+      } catch (e) {
+        native().domainFree("diffusion", h);
+        throw e;
+      }
+    }
+    return new Pipeline(h);
   }
 
   /** @internal */
@@ -68,6 +88,8 @@ export class Pipeline extends RuntimeObject {
     this.classConditional = info.class_conditional;
     this.textConditional = info.text_conditional;
     this.device = info.device;
+    this.weightBytes = info.weight_bytes;
+    this.int8Weights = info.int8_weights;
   }
 
   /** batch images (batch, C, H, W) in [0, 1]. */

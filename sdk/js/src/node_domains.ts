@@ -46,6 +46,7 @@ export const DOMAIN_PROTOTYPES = {
   wt_diffusion_generate_text:
     "int32_t wt_diffusion_generate_text(int64_t h, const char **prompts, int32_t n, const char **negative, int32_t n_negative, int32_t per_prompt, int32_t steps, uint64_t seed, double guidance, int32_t height, int32_t width, const char *scheduler, int64_t latents, _Out_ int64_t *out)",
   wt_diffusion_encode_text: `int32_t wt_diffusion_encode_text(int64_t h, ${texts}, _Out_ int64_t *out)`,
+  wt_diffusion_quantize_int8: "int32_t wt_diffusion_quantize_int8(int64_t h)",
 } as const;
 
 type DomainNative = { [K in keyof typeof DOMAIN_PROTOTYPES]: NativeFn };
@@ -124,5 +125,6 @@ export function domainCalls(lib: DomainNative, h: NodeHelpers): DomainBinding {
         ),
       ),
     diffusionEncodeText: async (p, ts) => newHandle((o) => lib.wt_diffusion_encode_text(p, strs(ts), ts.length, o)),
+    diffusionQuantizeInt8: (p) => check(lib.wt_diffusion_quantize_int8(p)),
   };
 }

@@ -234,6 +234,7 @@ function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) =>
     diffusionGenerateClasses: rejects("a diffusion pipeline"),
     diffusionGenerateText: rejects("a diffusion pipeline"),
     diffusionEncodeText: rejects("a diffusion pipeline"),
+    diffusionQuantizeInt8: nodeOnly("a diffusion pipeline"),
   };
 }
 

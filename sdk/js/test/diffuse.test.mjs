@@ -74,3 +74,18 @@ test("diffuse: generateText gives diffusers' images for its latents", async () =
   pipe.dispose();
   assert.equal(wt.liveTensors(), live, "every tensor freed");
 });
+
+test("diffuse: int8 weights stay within 38 dB PSNR of the f32 images", async () => {
+  const f32 = await wt.diffuse.Pipeline.load(join(TD, refs.pipeline), { device: "cpu" });
+  const pipe = await wt.diffuse.Pipeline.load(join(TD, refs.pipeline), { device: "cpu", int8Weights: true });
+  assert.ok(pipe.int8Weights && !f32.int8Weights);
+  assert.ok(pipe.weightBytes < f32.weightBytes / 3.5, `${pipe.weightBytes} vs ${f32.weightBytes} bytes`);
+  const run = refs.runs[0];
+  const img = await pipe.generate({ batch: run.batch, steps: run.steps, seed: run.seed });
+  const got = await img.data();
+  const mse = run.images.reduce((s, v, i) => s + (got[i] - v) ** 2, 0) / run.images.length;
+  assert.ok(mse > 0 && 10 * Math.log10(1 / mse) >= 38, `PSNR ${10 * Math.log10(1 / mse)} dB`);
+  img.dispose();
+  pipe.dispose();
+  f32.dispose();
+});

@@ -221,5 +221,6 @@ var omitted = map[string]string{
 	"wt_diffusion_generate_classes": "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
 	"wt_diffusion_generate_text":    "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
 	"wt_diffusion_encode_text":      "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
+	"wt_diffusion_quantize_int8":    "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
 	"wt_dataset_open":               "no file system: wt_dataset_open_bytes reads a file's bytes",
 }

@@ -27,6 +27,19 @@ def test_generate_gives_the_librarys_images(no_leaks):
             del img
 
 
+def test_int8_weights_stay_within_38_db(no_leaks):
+    with wt.diffuse.Pipeline(TESTDATA / REFS["pipeline"], device="cpu") as f32, \
+            wt.diffuse.Pipeline(TESTDATA / REFS["pipeline"], device="cpu", int8_weights=True) as pipe:
+        assert pipe.int8_weights and not f32.int8_weights
+        assert pipe.weight_bytes < f32.weight_bytes / 3.5
+        for run in REFS["runs"]:
+            img = pipe.generate(batch=run["batch"], steps=run["steps"], seed=run["seed"],
+                                scheduler=run["scheduler"] or None)
+            mse = float(np.mean((img.numpy().ravel() - np.array(run["images"], np.float32)) ** 2))
+            assert 0 < mse and 10 * np.log10(1 / mse) >= 38
+            del img
+
+
 def test_errors_are_the_librarys():
     with pytest.raises(FileNotFoundError, match="model_index.json"):
         wt.diffuse.Pipeline(TESTDATA / "unet2d_tiny")

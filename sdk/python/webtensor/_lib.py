@@ -195,6 +195,7 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_diffusion_generate_text": ([_i64, _p(_s), _i32, _p(_s), _i32, _i32, _i32, _u64, C.c_double, _i32, _i32, _s,
                                     _i64, _p(_i64)], _i32),
     "wt_diffusion_encode_text": ([_i64, _p(_s), _i32, _p(_i64)], _i32),
+    "wt_diffusion_quantize_int8": ([_i64], _i32),
     "wt_dataset_open": ([_s, _p(_i64)], _i32),
     "wt_dataset_open_bytes": ([_s, C.c_void_p, _sz, _p(_i64)], _i32),
     "wt_dataset_from_tensors": ([_p(_i64), _p(_s), _i32, _p(_i64)], _i32),

@@ -4,6 +4,7 @@ Go package diffuse, through the C ABI's wt_diffusion_*).
     import webtensor as wt
     pipe = wt.diffuse.Pipeline("ddpm-folder")      # DDPM, DDIM or DiT pipeline
     images = pipe.generate(batch=4, steps=50, seed=0)   # (4, C, H, W) in [0, 1]
+    small = wt.diffuse.Pipeline("ddpm-folder", int8_weights=True)   # a quarter of the weight bytes
 
     sd = wt.diffuse.Pipeline("stable-diffusion-folder")  # StableDiffusionPipeline
     images = sd.generate_text(["a photo of an astronaut"], steps=30, seed=0)
@@ -31,8 +32,13 @@ class Pipeline(Handle):
 
     _free, _what = "wt_diffusion_free", "diffusion pipeline"
 
-    def __init__(self, path: str | os.PathLike, device: str | None = None):
+    def __init__(self, path: str | os.PathLike, device: str | None = None, int8_weights: bool = False):
+        """int8_weights holds the models' linear and conv weights as int8 with one
+        f32 scale per output channel (wt_diffusion_quantize_int8), dequantised
+        layer by layer as they run."""
         super().__init__(load("wt_diffusion_load", path, device_arg(device)))
+        if int8_weights:
+            _lib.call("wt_diffusion_quantize_int8", self._h)
         info: dict[str, Any] = json.loads(_lib.read_string("wt_diffusion_info_json", self._h))
         self.pipeline: str = info["pipeline"]
         self.scheduler: str = info["scheduler"]
@@ -40,6 +46,8 @@ class Pipeline(Handle):
         self.class_conditional: bool = info["class_conditional"]
         self.text_conditional: bool = info["text_conditional"]
         self.device: str = info["device"]
+        self.weight_bytes: int = info["weight_bytes"]
+        self.int8_weights: bool = info["int8_weights"]
 
     def generate(self, batch: int = 1, steps: int = 50, seed: int = 0, scheduler: str | None = None) -> Tensor:
         """batch images (batch, C, H, W) in [0, 1]; scheduler names another
@@ -79,4 +87,4 @@ class Pipeline(Handle):
 
     def __repr__(self) -> str:
         return f"diffuse.Pipeline({self.pipeline}, scheduler={self.scheduler}, image_shape={self.image_shape}, " \
-               f"device={self.device!r})"
+               f"device={self.device!r}, int8_weights={self.int8_weights})"

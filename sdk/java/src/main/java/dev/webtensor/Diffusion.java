@@ -32,6 +32,25 @@ public final class Diffusion extends NativeObject {
         return new Diffusion(load(Native.DIFFUSION_LOAD, path, device));
     }
 
+    /**
+     * As load(path, device), with int8Weights holding the models' linear and
+     * conv weights as int8 with one f32 scale per output channel
+     * (wt_diffusion_quantize_int8), dequantised layer by layer as they run:
+     * about a quarter of the weight bytes (info's weight_bytes).
+     */
+    public static Diffusion load(Path path, String device, boolean int8Weights) throws IOException {
+        long h = load(Native.DIFFUSION_LOAD, path, device);
+        if (int8Weights) {
+            try {
+                Native.call(Native.DIFFUSION_QUANTIZE_INT8, h);
+            } catch (RuntimeException e) {
+                Native.call(Native.DIFFUSION_FREE, h);
+                throw e;
+            }
+        }
+        return new Diffusion(h);
+    }
+
     public static Diffusion load(Path path) throws IOException {
         return load(path, null);
     }
@@ -39,7 +58,7 @@ public final class Diffusion extends NativeObject {
     /**
      * The runtime's JSON description: {"pipeline": "DDPMPipeline", "scheduler":
      * "DDPMScheduler", "image_shape": [3, 16, 16], "class_conditional": false,
-     * "text_conditional": false, "device": "cpu"}.
+     * "text_conditional": false, "device": "cpu", "weight_bytes": 709708, "int8_weights": false}.
      */
     public String info() {
         return info;

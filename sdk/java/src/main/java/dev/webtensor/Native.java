@@ -176,6 +176,7 @@ final class Native {
     static final MethodHandle DIFFUSION_GENERATE_TEXT =
             fn("wt_diffusion_generate_text", I, L, A, I, A, I, I, I, L, JAVA_DOUBLE, I, I, A, L, A);
     static final MethodHandle DIFFUSION_ENCODE_TEXT = fn("wt_diffusion_encode_text", I, L, A, I, A);
+    static final MethodHandle DIFFUSION_QUANTIZE_INT8 = fn("wt_diffusion_quantize_int8", I, L);
 
     static {
         int abi = (int) invoke(ABI);

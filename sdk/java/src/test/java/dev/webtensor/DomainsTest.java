@@ -255,6 +255,26 @@ class DomainsTest {
     }
 
     @Test
+    void diffusionWithInt8WeightsStaysWithin38dB() throws IOException {
+        JsonNode refs = json(DIFFUSE.resolve("sdk_pipeline.json"));
+        JsonNode run = refs.get("runs").get(0);
+        try (Diffusion pipe = Diffusion.load(DIFFUSE.resolve(refs.get("pipeline").asText()), "cpu", true);
+             Tensor img = pipe.generate(run.get("batch").asInt(), run.get("steps").asInt(), run.get("seed").asLong(), null)) {
+            JsonNode info = JSON.readTree(pipe.info());
+            assertTrue(info.get("int8_weights").asBoolean(), pipe.info());
+            assertTrue(info.get("weight_bytes").asLong() < 709708 / 3.5, pipe.info());
+            double[] got = img.toDoubleArray();
+            double mse = 0;
+            for (int i = 0; i < got.length; i++) {
+                double d = got[i] - run.get("images").get(i).asDouble();
+                mse += d * d;
+            }
+            mse /= got.length;
+            assertTrue(mse > 0 && 10 * Math.log10(1 / mse) >= 38, "PSNR " + 10 * Math.log10(1 / mse) + " dB");
+        }
+    }
+
+    @Test
     void errorsAreTheRuntimes() {
         IOException io = assertThrows(IOException.class, () -> Multimodal.SentenceEncoder.load(MM.resolve("minilm_tokenizer")));
         assertTrue(io.getMessage().contains("modules.json"), io.getMessage());
