@@ -48,7 +48,7 @@ func TestDiffusionTextToImage(t *testing.T) {
 	info, err := DiffusionInfoJSON(p)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"pipeline": "StableDiffusionPipeline", "scheduler": "DDIMScheduler", "image_shape": [3, 16, 16],
-		"class_conditional": false, "text_conditional": true, "device": "cpu"}`, info)
+		"class_conditional": false, "text_conditional": true, "device": "cpu", "weight_bytes": 465740, "int8_weights": false}`, info)
 
 	h, err := DiffusionEncodeText(p, run.Prompts)
 	require.NoError(t, err)
@@ -100,4 +100,20 @@ func TestDiffusionTextToImage(t *testing.T) {
 	assert.ErrorContains(t, err, "wt_diffusion_generate_text: latents")
 	_, err = DiffusionEncodeText(p, nil)
 	assert.ErrorContains(t, err, "no texts")
+
+	// int8: the UNet and VAE shrink (the CLIP text encoder stays f32) and
+	// the pipeline still samples.
+	require.NoError(t, DiffusionQuantizeInt8(p))
+	info, err = DiffusionInfoJSON(p)
+	require.NoError(t, err)
+	var q struct {
+		Bytes int64 `json:"weight_bytes"`
+		Int8  bool  `json:"int8_weights"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(info), &q))
+	assert.True(t, q.Int8)
+	assert.Less(t, q.Bytes, int64(465740/3), "int8 weight bytes")
+	h, err = DiffusionGenerateText(p, TextToImage{Prompts: []string{"a red cube"}, Steps: 2, Seed: 3})
+	require.NoError(t, err)
+	require.NoError(t, TensorFree(h))
 }
