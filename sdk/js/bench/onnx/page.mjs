@@ -68,6 +68,7 @@ export async function run(opts) {
         ort.InferenceSession.create(modelBytes, {
           executionProviders: [gpu ? "webgpu" : "wasm"],
           graphOptimizationLevel: "all",
+          logSeverityLevel: 3, // errors only: its note that shape ops run on the CPU is by design
         }),
       // Outputs come back to the CPU (onnxruntime's default location), as webtensor's data() brings them.
       run: async (s) => (await s.run(ortFeeds)).last_hidden_state.data,

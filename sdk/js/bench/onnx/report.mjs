@@ -13,9 +13,21 @@ const GO_IMPORT_TARGET_MS = 200;
 const ms = (x) => (x === undefined ? "-" : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
 const ratio = (peer, ours) => (peer === undefined || ours === undefined ? "-" : (peer / ours).toFixed(2));
 
-/** Whether the machine had other work: the 1-minute load average before the run, against its cores. */
+/**
+ * Whether the machine had other work: the cores it kept busy in the run's
+ * idle pauses (run.mjs's otherWork); a report without those samples (an
+ * older run) has only the 1-minute load average as the run began, which
+ * counts the build steps before it too, so only a load well above the
+ * cores says shared.
+ */
 function shared(e) {
-  return e.loadBefore >= 0.5 ? `shared machine (load ${e.loadBefore.toFixed(1)} on ${e.hostCores} cores before the run)` : "";
+  const s = (e.otherWork ?? []).filter((x) => x !== null);
+  if (s.length) {
+    const hi = Math.max(...s);
+    if (hi < 0.25) return "";
+    return `shared machine (other work kept ${Math.min(...s).toFixed(1)}-${hi.toFixed(1)} of ${e.hostCores} cores busy between the cases)`;
+  }
+  return e.loadBefore >= 1.5 * e.hostCores ? `shared machine (load average ${e.loadBefore.toFixed(1)} on ${e.hostCores} cores as the run began)` : "";
 }
 
 /** The onnxruntime-web .wasm build the page fetched, as " (file)". */
@@ -73,6 +85,23 @@ export function table(report) {
   return [head, head.map(() => "---"), ...body].map((r) => `| ${r.join(" | ")} |`).join("\n");
 }
 
+/** Where webtensor stands, from the numbers: the rows it is faster in and those it is slower in. */
+function standing(report) {
+  const compared = rows(report).filter(([, ours, peer]) => ours !== undefined && peer !== undefined);
+  const list = (xs) => xs.map(([c, ours, peer]) => `${c.replace(/: MiniLM .*/, ": run")} ${ratio(peer, ours)}`).join(", ");
+  const faster = compared.filter(([, ours, peer]) => peer > ours);
+  const slower = compared.filter(([, ours, peer]) => peer <= ours);
+  const says = [];
+  if (faster.length) says.push(`webtensor is faster in ${list(faster)}.`);
+  if (slower.length) says.push(`onnxruntime is faster in ${list(slower)} (onnxruntime / webtensor).`);
+  const gpu = report.browser?.webgpu;
+  if (gpu && /swiftshader/i.test(gpu.env.adapter)) {
+    says.push("Chromium's only WebGPU adapter here is SwiftShader, a CPU emulation of a GPU, so the WebGPU rows say how " +
+      "the two runtimes' kernels fare on it; no hardware GPU was measured, where the ratio may well differ.");
+  }
+  return says.join(" ");
+}
+
 /** The docs/perf.md section: {heading, text}. */
 export function section(report) {
   const e = report.env;
@@ -95,6 +124,8 @@ rows are single-threaded on both sides: Go's wasm port has no threads, and onnxr
 \`go test -bench ImportMiniLM ./onnx\` (from a file, and from bytes already in memory). Running it again replaces this section.
 
 ${table(report)}
+
+${standing(report)}
 `;
   return { heading: HEADING, text };
 }

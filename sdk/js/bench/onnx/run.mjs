@@ -100,6 +100,31 @@ function goImports(file) {
   return { version: go, ms: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)])), runs: times };
 }
 
+/** The CPU jiffies /proc/stat counts as busy and in all, or null off Linux. */
+function cpuJiffies() {
+  try {
+    const f = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+    const idle = f[3] + (f[4] ?? 0); // idle and iowait
+    const all = f.reduce((a, b) => a + b, 0);
+    return { busy: all - idle, all };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * How many cores other work keeps busy: /proc/stat over 2 s while this run
+ * does nothing (its browser closed or idle between cases). The load average
+ * would count this run's own work too.
+ */
+async function otherWork() {
+  const a = cpuJiffies();
+  await new Promise((r) => setTimeout(r, 2000));
+  const b = cpuJiffies();
+  if (!a || !b || b.all === a.all) return null;
+  return ((b.busy - a.busy) / (b.all - a.all)) * availableParallelism();
+}
+
 /** One backend pair in a fresh page; resolves to the page's {env, result}. */
 async function browserCase(browser, url, opts) {
   const page = await browser.newPage();
@@ -125,12 +150,15 @@ async function measure() {
       hostCores: availableParallelism(),
       cpu: cpus()[0]?.model ?? "?",
       loadBefore: loadavg()[0],
+      otherWork: [],
       sentences: SENTENCES.length,
     },
     options: { reps: Number(args.reps), gpuReps: Number(args["gpu-reps"]), importReps: Number(args["import-reps"]), warmup: Number(args.warmup) },
     browser: {},
   };
   const o = report.options;
+  const sample = async () => report.env.otherWork.push(await otherWork());
+  await sample();
   if (args.go) report.go = goImports(args.go);
   if (!args["no-gpu"] || !args["no-cpu"]) {
     const srv = await serve({
@@ -147,9 +175,11 @@ async function measure() {
       // WebGPU first: SwiftShader's runs take seconds each, so it gets fewer reps.
       if (!args["no-gpu"]) {
         report.browser.webgpu = await browserCase(browser, url, { ...common, backend: "webgpu", importReps: o.importReps, warmup: 1, reps: o.gpuReps });
+        await sample();
       }
       if (!args["no-cpu"]) {
         report.browser.cpu = await browserCase(browser, url, { ...common, backend: "cpu", importReps: o.importReps, warmup: o.warmup, reps: o.reps });
+        await sample();
       }
     } finally {
       await browser.close();
@@ -159,6 +189,7 @@ async function measure() {
   if (!args["no-node"]) {
     const threads = [...new Set([1, availableParallelism()])];
     report.node = await runNode({ modelPath: args.model, tokenizerPath: TOKENIZER, sentences: SENTENCES, threads, importReps: o.importReps, warmup: o.warmup, reps: o.reps });
+    await sample();
   }
   report.env.loadAfter = loadavg()[0];
   report.env.seconds = Math.round((Date.now() - started) / 1000);
