@@ -63,15 +63,19 @@ func benchDevices(b *testing.B) []core.Device {
 
 // BenchmarkUNet2DConditionForward is one forward of the batch (reading
 // the output back, so a device's queue is drained).
-func BenchmarkUNet2DConditionForward(b *testing.B) { benchForward(b, false) }
+func BenchmarkUNet2DConditionForward(b *testing.B) { benchForward(b, false, false) }
 
 // BenchmarkUNet2DConditionInt8Forward is the same forward with the
 // weights held as int8 (QuantizeInt8), each dequantised at its layer's
 // call: the time that costs over BenchmarkUNet2DConditionForward. (Named
 // so that bench_diffusers.py's pattern does not pick it up.)
-func BenchmarkUNet2DConditionInt8Forward(b *testing.B) { benchForward(b, true) }
+func BenchmarkUNet2DConditionInt8Forward(b *testing.B) { benchForward(b, true, false) }
 
-func benchForward(b *testing.B, int8 bool) {
+// BenchmarkCompiledUNet2DCondition is the forward as a fused IR graph
+// (CompiledUNet), traced before the timing starts.
+func BenchmarkCompiledUNet2DCondition(b *testing.B) { benchForward(b, false, true) }
+
+func benchForward(b *testing.B, int8, compiled bool) {
 	for _, dev := range benchDevices(b) {
 		b.Run(dev.Kind, func(b *testing.B) {
 			m, x, ctx := benchUNet(b, dev)
@@ -81,8 +85,16 @@ func benchForward(b *testing.B, int8 bool) {
 					b.Fatal(err)
 				}
 			}
+			var model CondDenoiser = m
+			if compiled {
+				c, err := CompileUNet2DCondition(m)
+				if err != nil {
+					b.Fatal(err)
+				}
+				model = c
+			}
 			run := func() {
-				out, err := m.Forward(x, 500, ctx)
+				out, err := model.Forward(x, 500, ctx)
 				if err == nil {
 					_, err = out.Float32s()
 				}

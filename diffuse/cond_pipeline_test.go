@@ -17,8 +17,11 @@ var condPipeNames = []string{"ddim", "euler", "euler_a"}
 
 // replayCondPipeline runs StableDiffusionPipeline's run pname with the noise
 // diffusers drew and returns the worst error of the latents relative to
-// their largest value.
-func replayCondPipeline(t *testing.T, r *condRefs, pname string, dev core.Device) float64 {
+// their largest value. With compiled the UNet runs as a fused IR graph
+// (CompiledUNet), which must fuse elementwise chains and the attention
+// head transposes (GroupNorm+SiLU is joined already: the ResNet blocks
+// call ForwardSiLU).
+func replayCondPipeline(t *testing.T, r *condRefs, pname string, dev core.Device, compiled bool) float64 {
 	ref, ok := r.Pipelines[pname]
 	require.True(t, ok, pname)
 	m, err := LoadUNet2DCondition(filepath.Join("testdata", "unet2dcond_tiny"), WithDevice(dev))
@@ -41,8 +44,22 @@ func replayCondPipeline(t *testing.T, r *condRefs, pname string, dev core.Device
 	}
 	pr := Prompts{Embeds: r.get(t, "pipe/prompt_embeds", dev), Negative: r.get(t, "pipe/negative_prompt_embeds", dev),
 		GuidanceScale: ref.GuidanceScale, ImagesPerPrompt: ref.ImagesPerPrompt}
-	latents, err := NewUNet2DConditionPipeline(m, s).Sample(pr, ref.Steps, noise)
+	p := NewUNet2DConditionPipeline(m, s)
+	var cu *CompiledUNet
+	if compiled {
+		cu, err = CompileUNet2DCondition(m)
+		require.NoError(t, err)
+		p.Model = cu
+	}
+	latents, err := p.Sample(pr, ref.Steps, noise)
 	require.NoError(t, err)
+	if compiled {
+		b := pr.Embeds.Shape()[0] * max(ref.ImagesPerPrompt, 1) * 2
+		rep := cu.FuseReport(core.Shape{b, p.Channels, p.Height, p.Width}, core.Shape{b, pr.Embeds.Shape()[1], pr.Embeds.Shape()[2]})
+		t.Logf("%s: %+v", dev, rep)
+		require.Positive(t, rep.Elementwise, "elementwise trees")
+		require.Positive(t, rep.Attention, "attention written with its heads transposed")
+	}
 	require.Equal(t, ref.NoiseDraws, k, "noise draws")
 	e := relMaxErr(t, latents, r.get(t, "pipe_"+pname+"/latents", core.CPU))
 	require.Less(t, e, condPipeTol, pname)
@@ -60,9 +77,12 @@ func TestCondPipelineMatchesDiffusers(t *testing.T) {
 	r := loadCondRefs(t)
 	for _, pname := range condPipeNames {
 		t.Run(pname, func(t *testing.T) {
-			t.Logf("worst error: %.2g", replayCondPipeline(t, r, pname, core.CPU))
+			t.Logf("worst error: %.2g", replayCondPipeline(t, r, pname, core.CPU, false))
 		})
 	}
+	t.Run("compiled", func(t *testing.T) {
+		t.Logf("worst error: %.2g", replayCondPipeline(t, r, "ddim", core.CPU, true))
+	})
 }
 
 func TestCondPipelineOnWebGPU(t *testing.T) {
@@ -70,9 +90,12 @@ func TestCondPipelineOnWebGPU(t *testing.T) {
 	r := loadCondRefs(t)
 	for _, pname := range condPipeNames {
 		t.Run(pname, func(t *testing.T) {
-			t.Logf("worst error: %.2g", replayCondPipeline(t, r, pname, webgputest.Device))
+			t.Logf("worst error: %.2g", replayCondPipeline(t, r, pname, webgputest.Device, false))
 		})
 	}
+	t.Run("compiled", func(t *testing.T) {
+		t.Logf("worst error: %.2g", replayCondPipeline(t, r, "ddim", webgputest.Device, true))
+	})
 }
 
 // On WebGPU too, a seeded run gives bit-identical latents twice.

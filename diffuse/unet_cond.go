@@ -304,6 +304,18 @@ func (m *UNet2DConditionModel) checkInputs(x, ctx *core.Tensor) error {
 }
 
 func (m *UNet2DConditionModel) forward(x *core.Tensor, ts []float64, ctx *core.Tensor, res *ControlResiduals) (*core.Tensor, error) {
+	return m.denoise(x, m.embedTimesteps(ts), ctx, res)
+}
+
+// embedTimesteps is the sinusoidal embedding of ts (B rows), computed on
+// the host: the part of the forward pass that is not tensor ops.
+func (m *UNet2DConditionModel) embedTimesteps(ts []float64) *core.Tensor {
+	return timestepEmbedding(m.timeFreqs, m.Config.BlockOutChannels[0], m.Config.FlipSinToCos, ts, m.dtype, m.dev)
+}
+
+// denoise is the forward pass from the timestep embedding on: tensor ops
+// only, so CompiledUNet can trace it into a graph.
+func (m *UNet2DConditionModel) denoise(x, emb, ctx *core.Tensor, res *ControlResiduals) (*core.Tensor, error) {
 	defer core.NoGradScope()()
 	if m.Config.CenterInputSample {
 		x = mul(x, 2).Sub(scalarLike(x, 1))
@@ -313,7 +325,6 @@ func (m *UNet2DConditionModel) forward(x *core.Tensor, ts []float64, ctx *core.T
 	if err := m.use(m.time1, m.time2, m.convIn); err != nil {
 		return nil, err
 	}
-	emb := timestepEmbedding(m.timeFreqs, m.Config.BlockOutChannels[0], m.Config.FlipSinToCos, ts, m.dtype, m.dev)
 	embAct := m.time2.Forward(m.time1.Forward(emb).SiLU()).SiLU()
 	h := m.convIn.Forward(x)
 	m.done(m.time1, m.time2, m.convIn)
