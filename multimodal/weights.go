@@ -40,7 +40,9 @@ func buildLoadOptions(op string, opts []LoadOption) (loadOptions, error) {
 // problem (missing, misshaped, of the wrong dtype) so a load reports them
 // all at once, with the tensors the model did not ask for.
 type weights struct {
-	file     *safetensors.File
+	file     *safetensors.File // nil: the tensors are drawn (drawnWeights)
+	seed     int64
+	offset   int64 // the Philox stream's position, advanced by every draw
 	dev      core.Device
 	dtype    core.DType
 	used     map[string]bool
@@ -56,7 +58,22 @@ func newWeights(f *safetensors.File, o loadOptions) (*weights, error) {
 	return &weights{file: f, dev: o.dev, dtype: o.dtype, used: map[string]bool{}, dummy: dummy}, nil
 }
 
+// drawnWeights hands out tensors drawn from N(0, 0.02²) (transformers'
+// initializer_range) by a seeded Philox stream instead of a checkpoint's:
+// a model to time or test the code on, not a trained one.
+func drawnWeights(seed int64, o loadOptions) (*weights, error) {
+	w, err := newWeights(&safetensors.File{}, o)
+	if err != nil {
+		return nil, err
+	}
+	w.file, w.seed = nil, seed
+	return w, nil
+}
+
 func (w *weights) has(name string) bool {
+	if w.file == nil {
+		return false
+	}
 	_, ok := w.file.Tensors[name]
 	return ok
 }
@@ -64,8 +81,18 @@ func (w *weights) has(name string) bool {
 // param is tensor name, which must have the given shape.
 func (w *weights) param(name string, shape ...int) *nn.Parameter {
 	w.used[name] = true
-	st, ok := w.file.Tensors[name]
 	want := core.Shape(shape)
+	if w.file == nil {
+		t := core.Randn(core.Attrs{"shape": []int(want), "dtype": core.F32, "seed": w.seed, "offset": w.offset})
+		w.offset += int64(want.Numel())
+		p, err := nn.NewParameter(t.Mul(core.Scalar(0.02, core.F32)).Cast(w.dtype).To(w.dev))
+		if err != nil {
+			w.problems = append(w.problems, fmt.Sprintf("tensor %s: %v", name, err))
+			return w.dummy
+		}
+		return p
+	}
+	st, ok := w.file.Tensors[name]
 	switch {
 	case !ok:
 		w.problems = append(w.problems, fmt.Sprintf("tensor %s is missing (want shape %v)", name, want))
@@ -116,7 +143,11 @@ func (w *weights) register(base *nn.Base, params []nn.NamedParameter, children .
 // not have, in one error.
 func (w *weights) check(path string) error {
 	var extra []string
-	for name := range w.file.Tensors {
+	var file map[string]safetensors.Tensor
+	if w.file != nil {
+		file = w.file.Tensors
+	}
+	for name := range file {
 		if !w.used[name] {
 			extra = append(extra, name)
 		}

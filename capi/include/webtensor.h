@@ -89,12 +89,14 @@ typedef int64_t wt_state;
 /* An imported ONNX model (see wt_onnx_load); handles are never reused. */
 typedef int64_t wt_onnx;
 /* The domain libraries' objects (see wt_tokenizer_load, wt_sentence_encoder_load,
- * wt_clip_load, wt_whisper_load, wt_diffusion_load); handles are never reused. */
+ * wt_clip_load, wt_whisper_load, wt_timesformer_load, wt_diffusion_load);
+ * handles are never reused. */
 typedef int64_t wt_tokenizer;
 typedef int64_t wt_image_processor;
 typedef int64_t wt_sentence_encoder;
 typedef int64_t wt_clip;
 typedef int64_t wt_whisper;
+typedef int64_t wt_timesformer;
 typedef int64_t wt_diffusion;
 /* A dataset and a data loader (see wt_dataset_open, wt_loader_new);
  * handles are never reused. */
@@ -572,9 +574,10 @@ int32_t wt_tokenizer_encode(wt_tokenizer tok, const char *const *texts, int32_t 
 int32_t wt_tokenizer_decode(wt_tokenizer tok, const int64_t *ids, int64_t n, int32_t skip_special, char *buf, size_t cap,
                             size_t *needed);
 
-/* transformers' ViT or CLIP image processor from a preprocessor_config.json
- * (path may be the file or its folder) or its bytes: Pillow's resampling,
- * centre crop, rescale and normalise, bit for bit. */
+/* transformers' ViT, CLIP or VideoMAE image processor from a
+ * preprocessor_config.json (path may be the file or its folder) or its
+ * bytes: Pillow's resampling, centre crop, rescale and normalise, bit for
+ * bit. */
 int32_t wt_image_processor_load(const char *path, wt_image_processor *out);
 int32_t wt_image_processor_load_bytes(const void *buf, size_t nbytes, wt_image_processor *out);
 int32_t wt_image_processor_free(wt_image_processor proc);
@@ -583,6 +586,25 @@ int32_t wt_image_processor_free(wt_image_processor proc);
  * must come out the same size; a centre crop sees to it). */
 int32_t wt_image_processor_preprocess(wt_image_processor proc, const wt_tensor *images, int32_t n_images,
                                       const char *device, wt_tensor *out);
+/* n_videos videos, each a (frames, height, width, 3) u8 tensor of RGB
+ * frames (a decoded clip's layout), as pixel values: a new (n_videos,
+ * frames, 3, H, W) f32 tensor on device, every frame processed on its own
+ * as VideoMAEImageProcessor does (the videos need the same frame count). */
+int32_t wt_image_processor_preprocess_video(wt_image_processor proc, const wt_tensor *videos, int32_t n_videos,
+                                            const char *device, wt_tensor *out);
+/* Which frames of a clip of seg_len frames to decode: the
+ * sample_frame_indices of transformers' TimeSformer and VideoMAE docs after
+ * np.random.seed(seed) (a window of clip_len * frame_sample_rate frames
+ * ending at numpy's randint, clip_len indices spread over it), the same
+ * indices numpy gives; a clip of no more than clip_len * frame_sample_rate
+ * frames is WT_ERR_INVALID. The indices come as a new (clip_len,) i64
+ * tensor on the CPU. */
+int32_t wt_video_sample_frame_indices(int32_t clip_len, int32_t frame_sample_rate, int32_t seg_len, uint32_t seed,
+                                      wt_tensor *out);
+/* num_frames indices spread evenly over total frames (i * total /
+ * num_frames), as transformers' video processors sample: a new
+ * (num_frames,) i64 tensor on the CPU. */
+int32_t wt_video_uniform_frame_indices(int32_t total, int32_t num_frames, wt_tensor *out);
 
 /* A sentence-transformers folder (modules.json: a BERT Transformer, a
  * Pooling and optionally a Normalize, as all-MiniLM-L6-v2 ships). */
@@ -608,6 +630,28 @@ int32_t wt_clip_zero_shot(wt_clip clip, wt_tensor pixels, const char *const *tex
  * get_text_features and get_image_features give them. */
 int32_t wt_clip_text_features(wt_clip clip, const char *const *texts, int32_t n_texts, wt_tensor *out);
 int32_t wt_clip_image_features(wt_clip clip, wt_tensor pixels, wt_tensor *out);
+
+/* A TimesformerForVideoClassification folder (its model.safetensors holds
+ * classifier.weight) or a TimesformerModel one, as save_pretrained wrote
+ * it: divided space-time, joint or space-only attention. */
+int32_t wt_timesformer_load(const char *dir, const char *device, wt_timesformer *out);
+int32_t wt_timesformer_free(wt_timesformer model);
+/* {"model": "TimesformerForVideoClassification", "attention_type":
+ * "divided_space_time", "num_frames": 8, "image_size": 224, "patch_size":
+ * 16, "num_channels": 3, "hidden_size": 768, "device": "cpu", "labels":
+ * [...]}: labels (id2label by id) for a classifier only. */
+int32_t wt_timesformer_info_json(wt_timesformer model, char *buf, size_t cap, size_t *needed);
+/* One forward of pixel values (B, frames, channels, H, W), as
+ * wt_image_processor_preprocess_video makes them, copied to the model's
+ * device when elsewhere: the logits, a new (B, labels) tensor, and the
+ * last hidden state (after the final LayerNorm), a new (B, 1 + patches *
+ * frames, hidden) tensor; space_only gives (B * frames, ...) of both, as
+ * transformers does. Either output may be NULL, not both; logits of a
+ * TimesformerModel (no classifier) are WT_ERR_INVALID. Divided attention
+ * takes num_frames frames whose width is image_size, as transformers'
+ * layer assumes. */
+int32_t wt_timesformer_forward(wt_timesformer model, wt_tensor pixels, wt_tensor *logits,
+                               wt_tensor *last_hidden_state);
 
 /* A WhisperForConditionalGeneration folder (config.json, model.safetensors,
  * generation_config.json, tokenizer.json, and preprocessor_config.json or

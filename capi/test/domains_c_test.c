@@ -1,7 +1,8 @@
 /*
  * domains_c_test.c — the domain libraries through the C ABI: a byte-level
- * BPE tokenizer from bytes, CLIP zero-shot and Whisper generation on the
- * tiny checkpoints of multimodal/testdata against the reference vectors
+ * BPE tokenizer from bytes, CLIP zero-shot, Whisper generation and
+ * TimeSformer's video pipeline (frame sampling, VideoMAE preprocessing,
+ * logits) on the tiny checkpoints of multimodal/testdata against the reference vectors
  * transformers gave (read with wt_state_load), and a diffusion pipeline
  * sampled twice with one seed. Run from the repository root (run.sh does).
  */
@@ -115,6 +116,51 @@ static void test_whisper(void) {
   for (wt_tensor *t = (wt_tensor[]){waves[0], waves[1], ids, 0}; *t; t++) OK(wt_tensor_free(*t));
 }
 
+static void test_timesformer(void) {
+  /* The docs' sampler after np.random.seed(0) picks these of the 16 frames. */
+  wt_tensor idx = 0;
+  OK(wt_video_sample_frame_indices(4, 2, 16, 0, &idx));
+  int64_t got[4] = {0};
+  OK(wt_tensor_to_host(idx, got, sizeof got));
+  CHECK(got[0] == 4 && got[1] == 6 && got[2] == 9 && got[3] == 11);
+  ERR(wt_video_sample_frame_indices(4, 4, 16, 0, &idx), WT_ERR_INVALID, "not more than clip_len 4");
+  wt_tensor clip = ref(MM "timesformer_refs.safetensors", "video/frames");
+  wt_tensor frames = 0;
+  wt_attr axis = {.name = "axis", .kind = WT_ATTR_INT, .i = 0};
+  int32_t n = 0;
+  OK(wt_op("index_select", (wt_tensor[]){clip, idx}, 2, &axis, 1, &frames, 1, &n));
+  wt_image_processor proc = 0;
+  OK(wt_image_processor_load(MM "timesformer_tiny", &proc));
+  wt_tensor px = 0;
+  OK(wt_image_processor_preprocess_video(proc, &frames, 1, "cpu", &px));
+  int64_t shape[5] = {0};
+  OK(wt_tensor_shape(px, shape, 5));
+  CHECK(shape[0] == 1 && shape[1] == 4 && shape[2] == 3 && shape[3] == 32 && shape[4] == 32);
+  ERR(wt_image_processor_preprocess_video(proc, &px, 1, "cpu", &idx), WT_ERR_INVALID, "want (frames, height, width, 3) u8");
+
+  wt_timesformer m = 0;
+  if (!OK(wt_timesformer_load(MM "timesformer_tiny", "cpu", &m))) return;
+  char info[512];
+  size_t needed = 0;
+  OK(wt_timesformer_info_json(m, info, sizeof info, &needed));
+  CHECK(strstr(info, "\"model\":\"TimesformerForVideoClassification\"") != NULL);
+  wt_tensor logits = 0, hidden = 0;
+  OK(wt_timesformer_forward(m, px, &logits, NULL));
+  wt_tensor want = ref(MM "timesformer_refs.safetensors", "video/logits");
+  float l[5], w[5];
+  OK(wt_tensor_to_host(logits, l, sizeof l));
+  OK(wt_tensor_to_host(want, w, sizeof w));
+  for (int i = 0; i < 5; i++) CHECK(fabsf(l[i] - w[i]) < 2e-5f);
+  OK(wt_timesformer_forward(m, px, NULL, &hidden));
+  OK(wt_tensor_shape(hidden, shape, 3));
+  CHECK(shape[0] == 1 && shape[1] == 65 && shape[2] == 32);
+  ERR(wt_timesformer_forward(m, px, NULL, NULL), WT_ERR_INVALID, "nothing to compute");
+  OK(wt_timesformer_free(m));
+  ERR(wt_timesformer_forward(m, px, &logits, NULL), WT_ERR_HANDLE, "already freed");
+  OK(wt_image_processor_free(proc));
+  for (wt_tensor *t = (wt_tensor[]){idx, clip, frames, px, logits, hidden, want, 0}; *t; t++) OK(wt_tensor_free(*t));
+}
+
 static void test_diffusion(void) {
   wt_diffusion p = 0;
   if (!OK(wt_diffusion_load("diffuse/testdata/ddpm_pipe", "cpu", &p))) return;
@@ -158,5 +204,6 @@ void test_domains(void) {
   test_tokenizer();
   test_clip();
   test_whisper();
+  test_timesformer();
   test_diffusion();
 }

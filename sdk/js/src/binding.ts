@@ -202,7 +202,7 @@ export interface Binding extends DomainBinding {
  */
 export interface DomainBinding {
   // The domain libraries (wt_tokenizer_*, wt_sentence_encoder_*, wt_clip_*,
-  // wt_whisper_*, wt_diffusion_*): objects behind handles, loaded from
+  // wt_whisper_*, wt_timesformer_*, wt_diffusion_*): objects behind handles, loaded from
   // Hugging Face or diffusers folders (Node only: the browser has no file
   // system; tokenizers also load from a tokenizer.json's bytes). The heavy
   // calls are async, as onnxRun is.
@@ -217,6 +217,12 @@ export interface DomainBinding {
   imageProcessorLoadBytes(bytes: Uint8Array): number;
   /** Pixel values from (height, width, 3) u8 images; async because the browser may read them from the GPU. */
   imageProcessorPreprocess(proc: number, images: readonly number[], device: string | null): Promise<number>;
+  /** Pixel values (videos, frames, 3, H, W) from (frames, height, width, 3) u8 videos. */
+  imageProcessorPreprocessVideo(proc: number, videos: readonly number[], device: string | null): Promise<number>;
+  /** A (clipLen,) i64 tensor of the docs' sample_frame_indices after np.random.seed(seed). */
+  videoSampleFrameIndices(clipLen: number, frameSampleRate: number, segLen: number, seed: number): number;
+  /** A (numFrames,) i64 tensor of indices spread evenly over total frames. */
+  videoUniformFrameIndices(total: number, numFrames: number): number;
   sentenceEncoderDim(enc: number): number;
   sentenceEncoderEncode(enc: number, texts: readonly string[], batchSize: number): Promise<number>;
   clipZeroShot(clip: number, pixels: number, texts: readonly string[]): Promise<number>;
@@ -226,6 +232,9 @@ export interface DomainBinding {
   /** A new tokenizer handle: the model's. */
   whisperTokenizer(model: number): number;
   whisperGenerate(model: number, waves: readonly number[], maxNewTokens: number, numBeams: number): Promise<number>;
+  timesformerInfo(model: number): string;
+  /** [logits, last hidden state] handles, 0 for an output not wanted. */
+  timesformerForward(model: number, pixels: number, logits: boolean, hidden: boolean): Promise<[number, number]>;
   diffusionInfo(pipe: number): string;
   diffusionGenerate(pipe: number, batch: number, steps: number, seed: bigint, scheduler: string | null): Promise<number>;
   diffusionGenerateClasses(
@@ -256,7 +265,7 @@ export interface DomainBinding {
 }
 
 /** The library objects the ABI loads from files, by the infix of their wt_<kind>_* functions. */
-export type DomainKind = "tokenizer" | "image_processor" | "sentence_encoder" | "clip" | "whisper" | "diffusion";
+export type DomainKind = "tokenizer" | "image_processor" | "sentence_encoder" | "clip" | "whisper" | "timesformer" | "diffusion";
 
 let bound: Binding | null = null;
 let loader: (() => Binding) | null = null;

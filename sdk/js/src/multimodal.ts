@@ -1,9 +1,10 @@
 // Multimodal models from Hugging Face folders: the runtime's tokenizers,
-// sentence encoders, CLIP and Whisper (the Go package multimodal, through
-// the C ABI in Node). Every check, number and error is the runtime's; this
-// file turns strings and tensors into the runtime's arguments. In the
-// browser only tokenizers and image processors load (from their config
-// files' bytes): the models read folders, which a page has not.
+// sentence encoders, CLIP, Whisper and TimeSformer (the Go package
+// multimodal, through the C ABI in Node), and the video front end. Every
+// check, number and error is the runtime's; this file turns strings and
+// tensors into the runtime's arguments. In the browser only tokenizers and
+// image processors load (from their config files' bytes), and the frame
+// samplers run: the models read folders, which a page has not.
 
 import { native } from "./binding.js";
 import { Tensor } from "./core.js";
@@ -70,7 +71,7 @@ export class Tokenizer extends RuntimeObject {
   }
 }
 
-/** transformers' ViT or CLIP image processor (Pillow's resampling, crop, rescale and normalise, bit for bit). */
+/** transformers' ViT, CLIP or VideoMAE image processor (Pillow's resampling, crop, rescale and normalise, bit for bit). */
 export class ImageProcessor extends RuntimeObject {
   /** A preprocessor_config.json (or its folder) at a path (Node), or the file's bytes. */
   static async load(source: string | Uint8Array): Promise<ImageProcessor> {
@@ -91,6 +92,40 @@ export class ImageProcessor extends RuntimeObject {
     const hs = list.map((t, i) => tensorHandle(t, `images[${i}]`));
     return new Tensor(await native().imageProcessorPreprocess(this.handle, hs, options.device ?? null));
   }
+
+  /**
+   * Pixel values (videos, frames, 3, H, W) f32 of (frames, height, width, 3)
+   * u8 RGB videos, every frame processed on its own as VideoMAEImageProcessor does.
+   */
+  async preprocessVideo(videos: Tensor | readonly Tensor[], options: { device?: string } = {}): Promise<Tensor> {
+    const list = videos instanceof Tensor ? [videos] : videos;
+    const hs = list.map((t, i) => tensorHandle(t, `videos[${i}]`));
+    return new Tensor(await native().imageProcessorPreprocessVideo(this.handle, hs, options.device ?? null));
+  }
+}
+
+/** An i64 index tensor's values, the tensor disposed. */
+async function indexList(handle: number): Promise<number[]> {
+  const t = new Tensor(handle);
+  try {
+    return Array.from(await t.data(), Number);
+  } finally {
+    t.dispose();
+  }
+}
+
+/**
+ * The frame indices transformers' TimeSformer and VideoMAE docs sample from a
+ * clip of segLen frames after np.random.seed(seed): clipLen indices over a
+ * window of clipLen * frameSampleRate frames ending at numpy's randint.
+ */
+export async function sampleFrameIndices(clipLen: number, frameSampleRate: number, segLen: number, seed = 0): Promise<number[]> {
+  return indexList(native().videoSampleFrameIndices(clipLen, frameSampleRate, segLen, seed));
+}
+
+/** numFrames indices spread evenly over total frames, as transformers' video processors sample them. */
+export async function uniformFrameIndices(total: number, numFrames: number): Promise<number[]> {
+  return indexList(native().videoUniformFrameIndices(total, numFrames));
 }
 
 /** A sentence-transformers folder (modules.json: a BERT Transformer, Pooling, optionally Normalize). Node only. */
@@ -139,6 +174,59 @@ export class CLIP extends RuntimeObject {
   /** The projected image embeddings (not normalised), as get_image_features gives them. */
   async imageFeatures(pixels: Tensor): Promise<Tensor> {
     return new Tensor(await native().clipImageFeatures(this.handle, tensorHandle(pixels, "pixels")));
+  }
+}
+
+/** A TimeSformer forward: the logits (null without a classifier) and the last hidden state. */
+export interface VideoOutput {
+  logits: Tensor | null;
+  lastHiddenState: Tensor;
+}
+
+/** A TimesformerForVideoClassification or TimesformerModel folder (config.json, model.safetensors). Node only. */
+export class Timesformer extends RuntimeObject {
+  /** "TimesformerForVideoClassification" or "TimesformerModel". */
+  readonly model: string;
+  readonly attentionType: string;
+  readonly numFrames: number;
+  readonly imageSize: number;
+  readonly device: string;
+  /** id2label by id; null without a classifier. */
+  readonly labels: readonly string[] | null;
+
+  static async load(path: string, options: { device?: string } = {}): Promise<Timesformer> {
+    return new Timesformer(native().domainLoad("timesformer", path, options.device ?? null));
+  }
+
+  /** @internal */
+  constructor(handle: number) {
+    super("timesformer", handle);
+    const info = JSON.parse(native().timesformerInfo(handle)) as {
+      model: string;
+      attention_type: string;
+      num_frames: number;
+      image_size: number;
+      device: string;
+      labels?: string[];
+    };
+    this.model = info.model;
+    this.attentionType = info.attention_type;
+    this.numFrames = info.num_frames;
+    this.imageSize = info.image_size;
+    this.device = info.device;
+    this.labels = info.labels ? Object.freeze(info.labels) : null;
+  }
+
+  /** Logits (B, labels) and last hidden state of pixel values (B, frames, 3, H, W), as preprocessVideo makes them. */
+  async forward(pixels: Tensor): Promise<VideoOutput> {
+    const [l, h] = await native().timesformerForward(this.handle, tensorHandle(pixels, "pixels"), this.labels !== null, true);
+    return { logits: this.labels !== null ? new Tensor(l) : null, lastHiddenState: new Tensor(h) };
+  }
+
+  /** The classifier's logits (B, labels) of pixel values (B, frames, 3, H, W). */
+  async logits(pixels: Tensor): Promise<Tensor> {
+    const [l] = await native().timesformerForward(this.handle, tensorHandle(pixels, "pixels"), true, false);
+    return new Tensor(l);
   }
 }
 

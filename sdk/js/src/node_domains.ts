@@ -1,5 +1,6 @@
 // The domain libraries' calls over the C ABI (webtensor.h's wt_tokenizer_*,
-// wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_diffusion_*) as part
+// wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_timesformer_*, the
+// video front end, wt_diffusion_*) as part
 // of the Node Binding: koffi prototypes and the argument conversions only.
 
 import type { DomainBinding, DomainKind } from "./binding.js";
@@ -21,6 +22,11 @@ export const DOMAIN_PROTOTYPES = {
   wt_image_processor_free: "int32_t wt_image_processor_free(int64_t h)",
   wt_image_processor_preprocess:
     "int32_t wt_image_processor_preprocess(int64_t h, const int64_t *images, int32_t n, const char *device, _Out_ int64_t *out)",
+  wt_image_processor_preprocess_video:
+    "int32_t wt_image_processor_preprocess_video(int64_t h, const int64_t *videos, int32_t n, const char *device, _Out_ int64_t *out)",
+  wt_video_sample_frame_indices:
+    "int32_t wt_video_sample_frame_indices(int32_t clip_len, int32_t rate, int32_t seg_len, uint32_t seed, _Out_ int64_t *out)",
+  wt_video_uniform_frame_indices: "int32_t wt_video_uniform_frame_indices(int32_t total, int32_t n, _Out_ int64_t *out)",
   wt_sentence_encoder_load: "int32_t wt_sentence_encoder_load(const char *dir, const char *device, _Out_ int64_t *out)",
   wt_sentence_encoder_free: "int32_t wt_sentence_encoder_free(int64_t h)",
   wt_sentence_encoder_dim: "int32_t wt_sentence_encoder_dim(int64_t h, _Out_ int32_t *n)",
@@ -36,6 +42,11 @@ export const DOMAIN_PROTOTYPES = {
   wt_whisper_tokenizer: "int32_t wt_whisper_tokenizer(int64_t h, _Out_ int64_t *out)",
   wt_whisper_generate:
     "int32_t wt_whisper_generate(int64_t h, const int64_t *waves, int32_t n, int32_t max_new, int32_t beams, _Out_ int64_t *out)",
+  wt_timesformer_load: "int32_t wt_timesformer_load(const char *dir, const char *device, _Out_ int64_t *out)",
+  wt_timesformer_free: "int32_t wt_timesformer_free(int64_t h)",
+  wt_timesformer_info_json: "int32_t wt_timesformer_info_json(int64_t h, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_timesformer_forward:
+    "int32_t wt_timesformer_forward(int64_t h, int64_t pixels, _Out_ int64_t *logits, _Out_ int64_t *hidden)",
   wt_diffusion_load: "int32_t wt_diffusion_load(const char *dir, const char *device, _Out_ int64_t *out)",
   wt_diffusion_free: "int32_t wt_diffusion_free(int64_t h)",
   wt_diffusion_info_json: "int32_t wt_diffusion_info_json(int64_t h, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
@@ -90,6 +101,11 @@ export function domainCalls(lib: DomainNative, h: NodeHelpers): DomainBinding {
     imageProcessorLoadBytes: (bytes) => newHandle((o) => lib.wt_image_processor_load_bytes(bytes, bytes.byteLength, o)),
     imageProcessorPreprocess: async (p, images, device) =>
       newHandle((o) => lib.wt_image_processor_preprocess(p, list(images), images.length, device, o)),
+    imageProcessorPreprocessVideo: async (p, videos, device) =>
+      newHandle((o) => lib.wt_image_processor_preprocess_video(p, list(videos), videos.length, device, o)),
+    videoSampleFrameIndices: (clipLen, rate, segLen, seed) =>
+      newHandle((o) => lib.wt_video_sample_frame_indices(clipLen, rate, segLen, seed, o)),
+    videoUniformFrameIndices: (total, n) => newHandle((o) => lib.wt_video_uniform_frame_indices(total, n, o)),
     sentenceEncoderDim: (enc) => int32((o) => lib.wt_sentence_encoder_dim(enc, o)),
     sentenceEncoderEncode: async (enc, ts, batch) =>
       newHandle((o) => lib.wt_sentence_encoder_encode(enc, strs(ts), ts.length, batch, o)),
@@ -100,6 +116,12 @@ export function domainCalls(lib: DomainNative, h: NodeHelpers): DomainBinding {
     whisperTokenizer: (m) => newHandle((o) => lib.wt_whisper_tokenizer(m, o)),
     whisperGenerate: async (m, waves, maxNew, beams) =>
       newHandle((o) => lib.wt_whisper_generate(m, list(waves), waves.length, maxNew, beams, o)),
+    timesformerInfo: (m) => readString(lib.wt_timesformer_info_json, m),
+    timesformerForward: async (m, pixels, logits, hidden) => {
+      const outs = [logits ? new BigInt64Array(1) : null, hidden ? new BigInt64Array(1) : null] as const;
+      check(lib.wt_timesformer_forward(m, pixels, ...outs));
+      return [Number(outs[0]?.[0] ?? 0n), Number(outs[1]?.[0] ?? 0n)];
+    },
     diffusionInfo: (p) => readString(lib.wt_diffusion_info_json, p),
     diffusionGenerate: async (p, batch, steps, seed, scheduler) =>
       newHandle((o) => lib.wt_diffusion_generate(p, batch, steps, seed, scheduler, o)),

@@ -24,6 +24,7 @@ interface GoCalls {
   wt_onnx_load_bytes_async(bytes: Uint8Array, device: string | null): Promise<number>;
   wt_onnx_run_async(model: number, names: string[], inputs: number[]): Promise<number[]>;
   wt_image_processor_preprocess_async(proc: number, images: number[], device: string | null): Promise<number>;
+  wt_image_processor_preprocess_video_async(proc: number, videos: number[], device: string | null): Promise<number>;
   wt_dataset_get_async(ds: number, index: number, device: string | null): Promise<number[]>;
   wt_loader_next_async(loader: number): Promise<number[]>;
   [sync: string]: unknown;
@@ -195,7 +196,7 @@ function wasmBinding(go: GoCalls): Binding {
 
 /**
  * The domain libraries in the page: tokenizers and image processors from
- * their config files' bytes; the models load from folders, which a page has not, so each of
+ * their config files' bytes, and the video frame samplers; the models load from folders, which a page has not, so each of
  * their calls throws saying so (sdk/js/wasm/table.go omits them).
  */
 function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) => T): DomainBinding {
@@ -216,6 +217,11 @@ function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) =>
     },
     imageProcessorLoadBytes: (bytes) => call<number>("wt_image_processor_load_bytes", bytes),
     imageProcessorPreprocess: (p, images, device) => settle(go.wt_image_processor_preprocess_async(p, [...images], device)),
+    imageProcessorPreprocessVideo: (p, videos, device) =>
+      settle(go.wt_image_processor_preprocess_video_async(p, [...videos], device)),
+    videoSampleFrameIndices: (clipLen, rate, segLen, seed) =>
+      call<number>("wt_video_sample_frame_indices", clipLen, rate, segLen, seed),
+    videoUniformFrameIndices: (total, n) => call<number>("wt_video_uniform_frame_indices", total, n),
     tokenizerLoadBytes: (bytes) => call<number>("wt_tokenizer_load_bytes", bytes),
     tokenizerVocabSize: (tok) => call<number>("wt_tokenizer_vocab_size", tok),
     tokenizerEncode: (tok, texts, addSpecial, padId, device) =>
@@ -229,6 +235,8 @@ function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) =>
     whisperSamplingRate: nodeOnly("Whisper"),
     whisperTokenizer: nodeOnly("Whisper"),
     whisperGenerate: rejects("Whisper"),
+    timesformerInfo: nodeOnly("TimeSformer"),
+    timesformerForward: rejects("TimeSformer"),
     diffusionInfo: nodeOnly("a diffusion pipeline"),
     diffusionGenerate: rejects("a diffusion pipeline"),
     diffusionGenerateClasses: rejects("a diffusion pipeline"),

@@ -97,6 +97,39 @@ test("multimodal: Whisper transcribes as transformers generates", async () => {
   w.dispose();
 });
 
+test("multimodal: TimeSformer classifies the docs' sampled frames as transformers does", async () => {
+  const meta = json("timesformer_refs.json");
+  const r = refs("timesformer_refs.safetensors");
+  const v = meta.video;
+  const clip = r.get("video/frames");
+  const idx = await wt.multimodal.sampleFrameIndices(v.clip_len, v.frame_sample_rate, clip.shape[0], v.seed);
+  assert.deepEqual(idx, v.indices);
+  assert.deepEqual(await wt.multimodal.uniformFrameIndices(300, 8), meta.uniform[0].indices);
+  // The sampled frames, gathered on the host: (frames, H, W, 3) u8.
+  const [, h, w, c] = clip.shape;
+  const all = await clip.data();
+  const frames = new Uint8Array(idx.length * h * w * c);
+  idx.forEach((j, i) => frames.set(all.subarray(j * h * w * c, (j + 1) * h * w * c), i * h * w * c));
+  const proc = await wt.multimodal.ImageProcessor.load(join(TD, "timesformer_tiny"));
+  const px = await proc.preprocessVideo(wt.tensor(frames, [idx.length, h, w, c]), { device: "cpu" });
+  assert.deepEqual(px.shape, [1, 4, 3, 32, 32]);
+  assertClose(await values(px), await values(r.get("video/pixel_values")), 1e-6, "pixel values");
+  const m = await wt.multimodal.Timesformer.load(join(TD, "timesformer_tiny"), { device: "cpu" });
+  assert.equal(m.model, "TimesformerForVideoClassification");
+  assert.equal(m.numFrames, 4);
+  assert.equal(m.labels.length, 5);
+  const want = await values(r.get("video/logits"));
+  const tol = 1e-5 * Math.max(...want.map(Math.abs));
+  assertClose(await values(await m.logits(px)), want, tol, "logits");
+  const out = await m.forward(r.get("tiny/pixel_values"));
+  const hidden = await values(r.get("tiny/last_hidden_state"));
+  assertClose(await values(out.lastHiddenState), hidden, 1e-5 * Math.max(...hidden.map(Math.abs)), "last hidden state");
+  assert.deepEqual(out.logits.shape, [2, 5]);
+  await assert.rejects(m.logits(r.get("space_only/pixel_values")), /divided_space_time attention takes num_frames 4/);
+  m.dispose();
+  proc.dispose();
+});
+
 function miniLMDir() {
   const py = process.env.WEBTENSOR_PYTHON ?? join(TD, "..", "..", ".venv", "bin", "python");
   try {

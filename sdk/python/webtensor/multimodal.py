@@ -1,6 +1,7 @@
 """Multimodal models from Hugging Face folders: the library's tokenizers,
-sentence encoders, CLIP and Whisper (the Go package multimodal, through the
-C ABI's wt_tokenizer_*, wt_sentence_encoder_*, wt_clip_*, wt_whisper_*).
+sentence encoders, CLIP, Whisper and TimeSformer (the Go package
+multimodal, through the C ABI's wt_tokenizer_*, wt_sentence_encoder_*,
+wt_clip_*, wt_whisper_*, wt_timesformer_*, and the video front end).
 
     import webtensor as wt
     enc = wt.multimodal.SentenceEncoder("all-MiniLM-L6-v2")
@@ -12,6 +13,11 @@ C ABI's wt_tokenizer_*, wt_sentence_encoder_*, wt_clip_*, wt_whisper_*).
     whisper = wt.multimodal.Whisper("whisper-folder")
     text = whisper.transcribe(waveform_16khz)
 
+    idx = wt.multimodal.sample_frame_indices(8, 4, len(clip), seed=0)     # the docs' sampler
+    proc = wt.multimodal.ImageProcessor("timesformer-folder")             # VideoMAEImageProcessor
+    model = wt.multimodal.Timesformer("timesformer-folder")
+    logits = model.logits(proc.preprocess_video(clip[idx]))              # clip: (frames, H, W, 3) uint8
+
 Every check, every number and every error is the library's; this module
 only turns Python strings and arrays into the C arguments and wraps what
 comes back.
@@ -20,6 +26,7 @@ comes back.
 from __future__ import annotations
 
 import ctypes as C
+import json
 import os
 from typing import Any, NamedTuple
 
@@ -95,7 +102,7 @@ class Tokenizer(Handle):
 
 
 class ImageProcessor(Handle):
-    """transformers' ViT or CLIP image processor from a preprocessor_config.json
+    """transformers' ViT, CLIP or VideoMAE image processor from a preprocessor_config.json
     (ImageProcessor(path) takes the file or its folder, ImageProcessor(bytes)
     its contents): Pillow's resampling, crop, rescale and normalise, bit for bit."""
 
@@ -122,6 +129,37 @@ class ImageProcessor(Handle):
             hs = [ins.handle(im, "u8") for im in images]
             return new_tensor("wt_image_processor_preprocess", self._live(), _lib.i64_array(hs), len(hs),
                               device_arg(device))
+
+    def preprocess_video(self, videos: Any, device: str | None = None) -> Tensor:
+        """Pixel values (videos, frames, 3, H, W) f32 of one video, a (frames, height,
+        width, 3) uint8 RGB array or u8 Tensor (a decoded clip's layout), or a list
+        of them, every frame processed on its own as VideoMAEImageProcessor does."""
+        if isinstance(videos, Tensor) or getattr(videos, "ndim", None) == 4:
+            videos = [videos]
+        with Inputs() as ins:
+            hs = [ins.handle(v, "u8") for v in videos]
+            return new_tensor("wt_image_processor_preprocess_video", self._live(), _lib.i64_array(hs), len(hs),
+                              device_arg(device))
+
+
+def _indices(t: Tensor) -> list[int]:
+    try:
+        return [int(i) for i in t.numpy()]
+    finally:
+        t.close()
+
+
+def sample_frame_indices(clip_len: int, frame_sample_rate: int, seg_len: int, seed: int = 0) -> list[int]:
+    """The frame indices transformers' TimeSformer and VideoMAE docs sample from a
+    clip of seg_len frames after np.random.seed(seed): clip_len indices over a
+    window of clip_len * frame_sample_rate frames ending at numpy's randint."""
+    return _indices(new_tensor("wt_video_sample_frame_indices", clip_len, frame_sample_rate, seg_len, seed))
+
+
+def uniform_frame_indices(total: int, num_frames: int) -> list[int]:
+    """num_frames indices spread evenly over total frames, as transformers' video
+    processors sample them."""
+    return _indices(new_tensor("wt_video_uniform_frame_indices", total, num_frames))
 
 
 class SentenceEncoder(Handle):
@@ -171,6 +209,61 @@ class CLIP(Handle):
         """The projected image embeddings (not normalised), as get_image_features."""
         with Inputs() as ins:
             return new_tensor("wt_clip_image_features", self._live(), ins.handle(pixels, "f32"))
+
+
+class VideoOutput(NamedTuple):
+    """A TimeSformer forward: the logits (None without a classifier) and the
+    last hidden state."""
+
+    logits: Tensor | None
+    last_hidden_state: Tensor
+
+
+class Timesformer(Handle):
+    """A TimesformerForVideoClassification or TimesformerModel folder
+    (config.json, model.safetensors) that save_pretrained wrote."""
+
+    _free, _what = "wt_timesformer_free", "timesformer model"
+
+    def __init__(self, path: str | os.PathLike, device: str | None = None):
+        super().__init__(load("wt_timesformer_load", path, device_arg(device)))
+        info: dict[str, Any] = json.loads(_lib.read_string("wt_timesformer_info_json", self._h))
+        self.model: str = info["model"]
+        self.attention_type: str = info["attention_type"]
+        self.num_frames: int = info["num_frames"]
+        self.image_size: int = info["image_size"]
+        self.device: str = info["device"]
+        self.labels: list[str] | None = info.get("labels")
+
+    def forward(self, pixels: Any) -> VideoOutput:
+        """Logits (B, labels) and last hidden state (B, 1 + patches * frames, hidden) of
+        pixel values (B, frames, 3, H, W) as preprocess_video makes them (space_only:
+        B * frames rows of both, as transformers gives them)."""
+        logits, hidden = C.c_int64(), C.c_int64()
+        with Inputs() as ins:
+            _lib.call("wt_timesformer_forward", self._live(), ins.handle(pixels, "f32"),
+                      C.byref(logits) if self.labels is not None else None, C.byref(hidden))
+        return VideoOutput(Tensor._wrap(logits.value) if self.labels is not None else None,
+                           Tensor._wrap(hidden.value))
+
+    def logits(self, pixels: Any) -> Tensor:
+        """The classifier's logits (B, labels) of pixel values (B, frames, 3, H, W)."""
+        out = C.c_int64()
+        with Inputs() as ins:
+            _lib.call("wt_timesformer_forward", self._live(), ins.handle(pixels, "f32"), C.byref(out), None)
+        return Tensor._wrap(out.value)
+
+    def classify(self, pixels: Any) -> list[str]:
+        """Each video's most likely label."""
+        logits = self.logits(pixels)
+        try:
+            return [self.labels[int(i)] for i in logits.numpy().argmax(-1)]
+        finally:
+            logits.close()
+
+    def __repr__(self) -> str:
+        return f"multimodal.Timesformer({self.model}, {self.attention_type}, num_frames={self.num_frames}, " \
+               f"image_size={self.image_size}, device={self.device!r})"
 
 
 def _wave_list(waves: Any) -> tuple[list[Any], bool]:

@@ -14,8 +14,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * Multimodal models from Hugging Face folders: the runtime's tokenizers,
- * sentence encoders, CLIP and Whisper (the Go package multimodal, through the
- * ABI's wt_tokenizer_*, wt_sentence_encoder_*, wt_clip_*, wt_whisper_*). Every
+ * sentence encoders, CLIP, Whisper and TimeSformer (the Go package
+ * multimodal, through the ABI's wt_tokenizer_*, wt_sentence_encoder_*,
+ * wt_clip_*, wt_whisper_*, wt_timesformer_*) and the video front end. Every
  * check, number and error is the runtime's; these classes only turn Java
  * strings and tensors into its arguments.
  *
@@ -121,7 +122,7 @@ public final class Multimodal {
         }
     }
 
-    /** transformers' ViT or CLIP image processor: Pillow's resampling, crop, rescale and normalise, bit for bit. */
+    /** transformers' ViT, CLIP or VideoMAE image processor: Pillow's resampling, crop, rescale and normalise, bit for bit. */
     public static final class ImageProcessor extends NativeObject {
         private ImageProcessor(long h) {
             super(h, Native.IMAGE_PROCESSOR_FREE, "image processor");
@@ -156,6 +157,115 @@ public final class Multimodal {
                 return newTensor(Native.IMAGE_PROCESSOR_PREPROCESS, arena, h, longs(arena, hs), hs.length, cString(arena, device));
             } finally {
                 Reference.reachabilityFence(images);
+            }
+        }
+
+        /**
+         * Pixel values (videos, frames, 3, H, W) f32 of (frames, height, width, 3) u8
+         * RGB videos, every frame processed on its own as VideoMAEImageProcessor does.
+         */
+        public Tensor preprocessVideo(List<Tensor> videos, String device) {
+            long h = handle();
+            long[] hs = new long[videos.size()];
+            for (int i = 0; i < hs.length; i++) {
+                hs[i] = videos.get(i).handle();
+            }
+            try (Arena arena = Arena.ofConfined()) {
+                return newTensor(Native.IMAGE_PROCESSOR_PREPROCESS_VIDEO, arena, h, longs(arena, hs), hs.length,
+                        cString(arena, device));
+            } finally {
+                Reference.reachabilityFence(videos);
+            }
+        }
+    }
+
+    /**
+     * The frame indices transformers' TimeSformer and VideoMAE docs sample from a
+     * clip of segLen frames after np.random.seed(seed) (0 to 2^32-1): clipLen
+     * indices over a window of clipLen * frameSampleRate frames ending at numpy's randint.
+     */
+    public static long[] sampleFrameIndices(int clipLen, int frameSampleRate, int segLen, long seed) {
+        if (seed < 0 || seed > 0xFFFFFFFFL) {
+            throw new IllegalArgumentException("sampleFrameIndices: seed " + seed + " is outside numpy's 0..2^32-1");
+        }
+        try (Arena arena = Arena.ofConfined();
+             Tensor t = NativeObject.newTensor(Native.VIDEO_SAMPLE_FRAME_INDICES, arena, clipLen, frameSampleRate, segLen, (int) seed)) {
+            return t.toLongArray();
+        }
+    }
+
+    /** numFrames indices spread evenly over total frames, as transformers' video processors sample them. */
+    public static long[] uniformFrameIndices(int total, int numFrames) {
+        try (Arena arena = Arena.ofConfined();
+             Tensor t = NativeObject.newTensor(Native.VIDEO_UNIFORM_FRAME_INDICES, arena, total, numFrames)) {
+            return t.toLongArray();
+        }
+    }
+
+    /** A TimeSformer forward's logits and last hidden state (null when not asked for); closing it closes both. */
+    public record VideoOutput(Tensor logits, Tensor lastHiddenState) implements AutoCloseable {
+        @Override
+        public void close() {
+            if (logits != null) {
+                logits.close();
+            }
+            if (lastHiddenState != null) {
+                lastHiddenState.close();
+            }
+        }
+    }
+
+    /** A TimesformerForVideoClassification or TimesformerModel folder (config.json, model.safetensors). */
+    public static final class Timesformer extends NativeObject {
+        private final String info;
+
+        private Timesformer(long h) {
+            super(h, Native.TIMESFORMER_FREE, "timesformer model");
+            this.info = Native.readString((buf, cap, needed) -> (int) Native.TIMESFORMER_INFO_JSON.invokeExact(h, buf, cap, needed));
+        }
+
+        public static Timesformer load(Path path, String device) throws IOException {
+            return new Timesformer(load(Native.TIMESFORMER_LOAD, path, device));
+        }
+
+        public static Timesformer load(Path path) throws IOException {
+            return load(path, null);
+        }
+
+        /**
+         * The runtime's JSON description: {"model": "TimesformerForVideoClassification",
+         * "attention_type": "divided_space_time", "num_frames": 8, "image_size": 224, ...,
+         * "labels": [...]} (labels for a classifier only).
+         */
+        public String info() {
+            return info;
+        }
+
+        /** The classifier's logits (B, labels) of pixel values (B, frames, 3, H, W). */
+        public Tensor logits(Tensor pixels) {
+            return forward(pixels, true, false).logits();
+        }
+
+        /** The last hidden state (B, 1 + patches * frames, hidden) of pixel values. */
+        public Tensor lastHiddenState(Tensor pixels) {
+            return forward(pixels, false, true).lastHiddenState();
+        }
+
+        /** Both outputs of one forward (a classifier's folder only). */
+        public VideoOutput forward(Tensor pixels) {
+            return forward(pixels, true, true);
+        }
+
+        private VideoOutput forward(Tensor pixels, boolean logits, boolean hidden) {
+            long h = handle();
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment l = logits ? arena.allocate(JAVA_LONG) : MemorySegment.NULL;
+                MemorySegment s = hidden ? arena.allocate(JAVA_LONG) : MemorySegment.NULL;
+                Native.call(Native.TIMESFORMER_FORWARD, h, pixels.handle(), l, s);
+                return new VideoOutput(logits ? Tensor.wrap(l.get(JAVA_LONG, 0)) : null,
+                        hidden ? Tensor.wrap(s.get(JAVA_LONG, 0)) : null);
+            } finally {
+                Reference.reachabilityFence(pixels);
             }
         }
     }

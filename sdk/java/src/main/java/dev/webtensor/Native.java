@@ -154,6 +154,9 @@ final class Native {
     static final MethodHandle IMAGE_PROCESSOR_LOAD_BYTES = fn("wt_image_processor_load_bytes", I, A, L, A);
     static final MethodHandle IMAGE_PROCESSOR_FREE = fn("wt_image_processor_free", I, L);
     static final MethodHandle IMAGE_PROCESSOR_PREPROCESS = fn("wt_image_processor_preprocess", I, L, A, I, A, A);
+    static final MethodHandle IMAGE_PROCESSOR_PREPROCESS_VIDEO = fn("wt_image_processor_preprocess_video", I, L, A, I, A, A);
+    static final MethodHandle VIDEO_SAMPLE_FRAME_INDICES = fn("wt_video_sample_frame_indices", I, I, I, I, I, A);
+    static final MethodHandle VIDEO_UNIFORM_FRAME_INDICES = fn("wt_video_uniform_frame_indices", I, I, I, A);
     static final MethodHandle SENTENCE_ENCODER_LOAD = fn("wt_sentence_encoder_load", I, A, A, A);
     static final MethodHandle SENTENCE_ENCODER_FREE = fn("wt_sentence_encoder_free", I, L);
     static final MethodHandle SENTENCE_ENCODER_DIM = fn("wt_sentence_encoder_dim", I, L, A);
@@ -168,6 +171,10 @@ final class Native {
     static final MethodHandle WHISPER_SAMPLING_RATE = fn("wt_whisper_sampling_rate", I, L, A);
     static final MethodHandle WHISPER_TOKENIZER = fn("wt_whisper_tokenizer", I, L, A);
     static final MethodHandle WHISPER_GENERATE = fn("wt_whisper_generate", I, L, A, I, I, I, A);
+    static final MethodHandle TIMESFORMER_LOAD = fn("wt_timesformer_load", I, A, A, A);
+    static final MethodHandle TIMESFORMER_FREE = fn("wt_timesformer_free", I, L);
+    static final MethodHandle TIMESFORMER_INFO_JSON = fn("wt_timesformer_info_json", I, L, A, L, A);
+    static final MethodHandle TIMESFORMER_FORWARD = fn("wt_timesformer_forward", I, L, L, A, A);
     static final MethodHandle DIFFUSION_LOAD = fn("wt_diffusion_load", I, A, A, A);
     static final MethodHandle DIFFUSION_FREE = fn("wt_diffusion_free", I, L);
     static final MethodHandle DIFFUSION_INFO_JSON = fn("wt_diffusion_info_json", I, L, A, L, A);

@@ -275,6 +275,42 @@ class DomainsTest {
     }
 
     @Test
+    void timesformerClassifiesTheDocsSampledFramesAsTransformers() throws IOException {
+        JsonNode meta = json(MM.resolve("timesformer_refs.json"));
+        JsonNode v = meta.get("video");
+        long[] want = new long[v.get("indices").size()];
+        for (int i = 0; i < want.length; i++) {
+            want[i] = v.get("indices").get(i).asLong();
+        }
+        try (StateDict refs = StateDict.load(MM.resolve("timesformer_refs.safetensors"), "cpu");
+             Multimodal.ImageProcessor proc = Multimodal.ImageProcessor.load(MM.resolve("timesformer_tiny"));
+             Multimodal.Timesformer m = Multimodal.Timesformer.load(MM.resolve("timesformer_tiny"), "cpu")) {
+            SequencedMap<String, Tensor> r = refs.tensors();
+            Tensor clip = r.get("video/frames");
+            long[] idx = Multimodal.sampleFrameIndices(v.get("clip_len").asInt(), v.get("frame_sample_rate").asInt(),
+                    (int) clip.shape()[0], v.get("seed").asLong());
+            assertArrayEquals(want, idx);
+            assertArrayEquals(new long[] {0, 37, 75, 112, 150, 187, 225, 262}, Multimodal.uniformFrameIndices(300, 8));
+            assertTrue(m.info().contains("\"model\":\"TimesformerForVideoClassification\""), m.info());
+            try (Tensor ix = Tensor.of(idx, idx.length);
+                 Tensor frames = clip.indexSelect(ix, 0);
+                 Tensor px = proc.preprocessVideo(List.of(frames), "cpu");
+                 Tensor logits = m.logits(px);
+                 Multimodal.VideoOutput out = m.forward(r.get("tiny/pixel_values"))) {
+                assertArrayEquals(new long[] {1, 4, 3, 32, 32}, px.shape());
+                assertClose(r.get("video/pixel_values").toDoubleArray(), px.toDoubleArray(), 1e-6, "pixel values");
+                assertClose(r.get("video/logits").toDoubleArray(), logits.toDoubleArray(), 2e-5, "logits");
+                assertClose(r.get("tiny/logits").toDoubleArray(), out.logits().toDoubleArray(), 2e-5, "batch logits");
+                assertClose(r.get("tiny/last_hidden_state").toDoubleArray(), out.lastHiddenState().toDoubleArray(), 4e-5,
+                        "last hidden state");
+            }
+            WebtensorException e = assertThrows(WebtensorException.class, () -> m.logits(r.get("space_only/pixel_values")));
+            assertTrue(e.getMessage().contains("divided_space_time attention takes num_frames 4"), e.getMessage());
+            r.values().forEach(Tensor::close);
+        }
+    }
+
+    @Test
     void errorsAreTheRuntimes() {
         IOException io = assertThrows(IOException.class, () -> Multimodal.SentenceEncoder.load(MM.resolve("minilm_tokenizer")));
         assertTrue(io.getMessage().contains("modules.json"), io.getMessage());

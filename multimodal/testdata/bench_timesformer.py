@@ -1,0 +1,124 @@
+"""multimodal's TimeSformer benchmark beside transformers on the same CPU, in one run (test-only; CI never
+runs this).
+
+Run from the repository root with the project's Python (PyTorch, transformers 5):
+
+    python multimodal/testdata/bench_timesformer.py [--rounds 5] [--webgpu]
+
+Each round runs `go test -bench BenchmarkTimesformerForward` once, then times the same work in
+transformers in this process: a TimesformerForVideoClassification of testdata/bench_timesformer.json
+(seeded transformers initialisation; the timing does not depend on the weights) on one video of 8 frames
+under torch.no_grad, two warm-up calls and then the median of repeats. The rounds alternate the two sides
+so that a shared machine's changing load falls on both; the ratio reported is the median of the rounds'
+ratios. Both sides use the same thread count (WEBTENSOR_NUM_THREADS if set, else the CPUs this process
+may use). It prints milliseconds per forward and the ratio transformers' time / webtensor's (above 1:
+webtensor is faster).
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def thread_count():
+    env = os.environ.get("WEBTENSOR_NUM_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+THREADS = thread_count()
+for _var in ("WEBTENSOR_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ[_var] = str(THREADS)
+os.environ.setdefault("NODEVICE_SELECT", "1")
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import torch  # noqa: E402
+import transformers  # noqa: E402
+
+torch.set_num_threads(THREADS)
+
+LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op")
+
+
+def go_bench(count, webgpu):
+    pattern = "TimesformerForward" if webgpu else "TimesformerForward/cpu"
+    cmd = ["go", "test", "-run", "^$", "-bench", pattern, "-benchtime", "1s", "-count", str(count), "./multimodal/"]
+    print("+", " ".join(cmd), flush=True)
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        sys.exit(f"go benchmarks failed:\n{res.stdout}\n{res.stderr}")
+    runs = {}
+    for line in res.stdout.splitlines():
+        m = LINE.match(line)
+        if m:
+            runs.setdefault(m.group(1), []).append(float(m.group(2)) * 1e-9)
+    return {k: statistics.median(v) for k, v in runs.items()}
+
+
+def timed(fn, repeats=3, min_time=2.0):
+    """Seconds per call: two warm-up calls, a batch of about min_time/repeats, the median of repeats."""
+    fn()
+    start = time.perf_counter()
+    fn()
+    batch = max(1, int(min_time / repeats / max(time.perf_counter() - start, 1e-7)))
+    runs = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        runs.append((time.perf_counter() - start) / batch)
+    return statistics.median(runs)
+
+
+def torch_forward():
+    with open(os.path.join(HERE, "bench_timesformer.json")) as f:
+        cfg = transformers.TimesformerConfig(**{k: v for k, v in json.load(f).items() if k != "model_type"})
+    torch.manual_seed(1)
+    model = transformers.TimesformerForVideoClassification(cfg).eval()
+    x = torch.randn((1, cfg.num_frames, cfg.num_channels, cfg.image_size, cfg.image_size),
+                    generator=torch.Generator().manual_seed(2))
+
+    def forward():
+        with torch.no_grad():
+            model(pixel_values=x)
+
+    return forward
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of one Go run and one transformers timing")
+    ap.add_argument("--webgpu", action="store_true", help="also run the Go benchmark on WebGPU (no peer)")
+    args = ap.parse_args()
+    forward = torch_forward()
+    rows = []
+    for _ in range(args.rounds):
+        go = go_bench(1, args.webgpu)
+        rows.append((go, timed(forward)))
+    print(f"\nthreads {THREADS}; PyTorch {torch.__version__}, transformers {transformers.__version__}\n")
+    print("| round | case | webtensor ms | transformers ms | transformers time / ours |")
+    print("|---|---|---|---|---|")
+    ratios = []
+    for i, (go, peer) in enumerate(rows):
+        for name in sorted(go):
+            ours = go[name]
+            ref = peer if name.endswith("/cpu") else None
+            if ref:
+                ratios.append(ref / ours)
+            ratio = f"{ref / ours:.2f}" if ref else "-"
+            ref_ms = f"{ref * 1e3:.2f}" if ref else "-"
+            print(f"| {i} | {name} | {ours * 1e3:.2f} | {ref_ms} | {ratio} |")
+    print(f"\nmedian ratio transformers / webtensor (cpu): {statistics.median(ratios):.2f}")
+
+
+if __name__ == "__main__":
+    main()
