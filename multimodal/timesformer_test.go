@@ -236,7 +236,7 @@ func TestTimesformerLoadErrors(t *testing.T) {
 	_, err = ParseTimesformerConfig([]byte(`{"model_type": "timesformer", "image_size": [32, 24]}`))
 	require.ErrorContains(t, err, `TimeSformer config: key "image_size"`)
 	_, err = ParseTimesformerConfig([]byte(`{"model_type": "timesformer", "use_mean_pooling": true}`))
-	require.ErrorContains(t, err, `TimeSformer config: key "use_mean_pooling" is not supported`)
+	require.ErrorContains(t, err, `TimeSformer config: unknown key "use_mean_pooling"`)
 	_, err = ParseTimesformerConfig([]byte(`{"model_type": "timesformer", "hidden_size": 30, "num_attention_heads": 4}`))
 	require.ErrorContains(t, err, "hidden_size 30 is not a multiple of num_attention_heads 4")
 

@@ -134,7 +134,7 @@ def test_timesformer_classifies_as_transformers(no_leaks):
             m.logits(VIDEO_T["space_only/pixel_values"])
     with pytest.raises(ValueError, match="are not more than clip_len 4 x frame_sample_rate 4 = 16"):
         wt.multimodal.sample_frame_indices(4, 4, 16)
-    with pytest.raises(ValueError, match='TimeSformer config: key "encoder_stride" is not supported'):
+    with pytest.raises(ValueError, match='TimeSformer config: unknown key "encoder_stride"'):
         wt.multimodal.Timesformer(TESTDATA / "vit_model")
 
 
