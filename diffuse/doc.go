@@ -88,6 +88,18 @@
 // are projected once per run rather than once per step, tile and
 // guidance half.
 //
+// Fused kernels: every ResNet block's GroupNorm+SiLU is one group_norm
+// with activation "silu" (nn.GroupNorm.ForwardSiLU), a single pass on the
+// CPU, WebGPU and CUDA. CompileUNet2DCondition traces the UNet's forward
+// into a graph of the IR, once per input shape, optimised and fused for
+// its device: elementwise chains run as one kernel, matmuls take their
+// epilogues (WebGPU), attention writes its heads in place for the output
+// projection (CPU and WebGPU). The result stands in for the model in a
+// CondPipeline. The convolution after GroupNorm+SiLU stays its own kernel:
+// normalising inside the convolution's input packing would recompute SiLU
+// for each of the 9 taps of a 3x3 kernel, more than the memory pass it
+// saves on the CPU.
+//
 // DiTTransformer2DModel (LoadDiT) is DiT's class-conditional transformer:
 // a strided-conv patch embedding plus a fixed 2-D sin-cos table (computed
 // on the host, recomputed for other input sizes as diffusers does),
