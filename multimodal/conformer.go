@@ -373,22 +373,31 @@ func (m *Wav2Vec2ConformerModel) checkInput(x, mask *core.Tensor) (*core.Tensor,
 	if err != nil {
 		return nil, fmt.Errorf("attention mask: %w", err)
 	}
-	frames := m.Config.FeatureLength(s[1])
-	keep := make([]bool, s[0]*frames)
+	lengths := make([]int, s[0])
 	for b := range s[0] {
-		var real int64
 		for _, v := range vals[b*s[1] : (b+1)*s[1]] {
-			real += v
+			lengths[b] += int(v)
 		}
-		n := m.Config.FeatureLength(int(real))
-		if n < 1 {
-			return nil, fmt.Errorf("attention mask row %d marks %d real samples, fewer than the feature encoder's receptive field %d", b, real, m.receptiveField())
+	}
+	return m.FrameMask(lengths, s[1])
+}
+
+// FrameMask is the (B, frames) bool mask of the frames that waveforms of
+// the given sample counts fill in a batch padded to samples: the frames
+// attention sees, as Forward's FrameMask with an attention mask.
+func (m *Wav2Vec2ConformerModel) FrameMask(lengths []int, samples int) (*core.Tensor, error) {
+	frames := m.Config.FeatureLength(samples)
+	keep := make([]bool, len(lengths)*frames)
+	for b, real := range lengths {
+		n := m.Config.FeatureLength(real)
+		if n < 1 || real > samples {
+			return nil, fmt.Errorf("row %d has %d real samples; want from the feature encoder's receptive field %d to the %d samples", b, real, m.receptiveField(), samples)
 		}
 		for j := range n {
 			keep[b*frames+j] = true
 		}
 	}
-	return core.FromSlice(keep, core.Shape{s[0], frames}, m.dev), nil
+	return core.FromSlice(keep, core.Shape{len(lengths), frames}, m.dev), nil
 }
 
 // receptiveField is the fewest samples that make one frame.

@@ -269,7 +269,7 @@ func TestWav2Vec2ConformerInputErrors(t *testing.T) {
 		rows[j] = 1
 	}
 	_, err = m.Forward(x, core.FromSlice(rows, core.Shape{2, 100}))
-	require.ErrorContains(t, err, "attention mask row 0 marks 0 real samples")
+	require.ErrorContains(t, err, "row 0 has 0 real samples; want from the feature encoder's receptive field 20 to the 100 samples")
 	mask := core.FromSlice([]bool{true, true}, core.Shape{1, 2})
 	_, err = m.Forward(core.Zeros(core.Shape{1, 2}, core.F32), mask)
 	require.ErrorContains(t, err, "fewer than the feature encoder's receptive field")

@@ -162,7 +162,8 @@ def main():
     extractor_refs(tensors, meta)
     model_refs(tensors, meta)
     resample_refs(tensors, meta)
-    save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, os.path.join(HERE, "conformer_refs.safetensors"))
+    tensors = {k: np.ascontiguousarray(v) for k, v in tensors.items()}
+    save_file(tensors, os.path.join(HERE, "conformer_refs.safetensors"))
     with open(os.path.join(HERE, "conformer_refs.json"), "w") as f:
         json.dump(meta, f, indent=1)
 

@@ -195,7 +195,7 @@ function wasmBinding(go: GoCalls): Binding {
 
 /**
  * The domain libraries in the page: tokenizers and image processors from
- * their config files' bytes; the models load from folders, which a page has not, so each of
+ * their config files' bytes, and resampling; the models load from folders, which a page has not, so each of
  * their calls throws saying so (sdk/js/wasm/table.go omits them).
  */
 function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) => T): DomainBinding {
@@ -229,6 +229,9 @@ function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) =>
     whisperSamplingRate: nodeOnly("Whisper"),
     whisperTokenizer: nodeOnly("Whisper"),
     whisperGenerate: rejects("Whisper"),
+    conformerSamplingRate: nodeOnly("a Conformer"),
+    conformerEncode: rejects("a Conformer"),
+    audioResample: (x, fromHz, toHz) => call<number>("wt_audio_resample", x, fromHz, toHz),
     diffusionInfo: nodeOnly("a diffusion pipeline"),
     diffusionGenerate: rejects("a diffusion pipeline"),
     diffusionGenerateClasses: rejects("a diffusion pipeline"),

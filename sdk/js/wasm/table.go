@@ -143,6 +143,9 @@ var calls = map[string]call{
 	"wt_image_processor_free":       onHandle(abi.ImageProcessorFree),
 	"wt_image_processor_preprocess": imageProcessorPreprocess,
 
+	// resampling (a tensor op: the Conformer model needs a folder, omitted)
+	"wt_audio_resample": audioResample,
+
 	// datasets and loaders
 	"wt_dataset_open_bytes":   datasetOpenBytes,
 	"wt_dataset_from_tensors": datasetFromTensors,
@@ -214,6 +217,10 @@ var omitted = map[string]string{
 	"wt_whisper_sampling_rate":      "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
 	"wt_whisper_tokenizer":          "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
 	"wt_whisper_generate":           "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_conformer_load":             "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_conformer_free":             "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_conformer_sampling_rate":    "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_conformer_encode":           "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
 	"wt_diffusion_load":             "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
 	"wt_diffusion_free":             "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
 	"wt_diffusion_info_json":        "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",

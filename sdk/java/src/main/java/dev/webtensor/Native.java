@@ -168,6 +168,11 @@ final class Native {
     static final MethodHandle WHISPER_SAMPLING_RATE = fn("wt_whisper_sampling_rate", I, L, A);
     static final MethodHandle WHISPER_TOKENIZER = fn("wt_whisper_tokenizer", I, L, A);
     static final MethodHandle WHISPER_GENERATE = fn("wt_whisper_generate", I, L, A, I, I, I, A);
+    static final MethodHandle CONFORMER_LOAD = fn("wt_conformer_load", I, A, A, A);
+    static final MethodHandle CONFORMER_FREE = fn("wt_conformer_free", I, L);
+    static final MethodHandle CONFORMER_SAMPLING_RATE = fn("wt_conformer_sampling_rate", I, L, A);
+    static final MethodHandle CONFORMER_ENCODE = fn("wt_conformer_encode", I, L, A, I, A, A);
+    static final MethodHandle AUDIO_RESAMPLE = fn("wt_audio_resample", I, L, I, I, A);
     static final MethodHandle DIFFUSION_LOAD = fn("wt_diffusion_load", I, A, A, A);
     static final MethodHandle DIFFUSION_FREE = fn("wt_diffusion_free", I, L);
     static final MethodHandle DIFFUSION_INFO_JSON = fn("wt_diffusion_info_json", I, L, A, L, A);
