@@ -205,29 +205,34 @@ func (fe *WhisperFeatureExtractor) Extract(waves [][]float32, dev core.Device, n
 }
 
 // padWave writes w, truncated or padded, into dst; with normalize, as
-// transformers' zero_mean_unit_var_norm: statistics over the real samples
-// (float64 here, float32 in numpy: the difference is in the last bits),
-// the padding left at PaddingValue.
+// transformers' zero_mean_unit_var_norm over the real samples, the
+// padding left at PaddingValue.
 func (fe *WhisperFeatureExtractor) padWave(dst, w []float32, normalize bool) {
 	kept := min(len(w), len(dst))
 	copy(dst, w[:kept])
 	for j := kept; j < len(dst); j++ {
 		dst[j] = float32(fe.PaddingValue)
 	}
-	if !normalize {
-		return
+	if normalize {
+		normalizeWave(dst[:kept])
 	}
+}
+
+// normalizeWave is transformers' zero_mean_unit_var_norm of x, in place:
+// (x - mean) / sqrt(var + 1e-7), the statistics over x in float64 here and
+// float32 in numpy (the difference is in the last bits).
+func normalizeWave(x []float32) {
 	var mean, sq float64
-	for _, v := range dst[:kept] {
+	for _, v := range x {
 		mean += float64(v)
 	}
-	mean /= float64(kept)
-	for _, v := range dst[:kept] {
+	mean /= float64(len(x))
+	for _, v := range x {
 		sq += (float64(v) - mean) * (float64(v) - mean)
 	}
-	std := math.Sqrt(sq/float64(kept) + 1e-7)
-	for j := range dst[:kept] {
-		dst[j] = float32((float64(dst[j]) - mean) / std)
+	std := math.Sqrt(sq/float64(len(x)) + 1e-7)
+	for j, v := range x {
+		x[j] = float32((float64(v) - mean) / std)
 	}
 }
 

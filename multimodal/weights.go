@@ -229,3 +229,45 @@ func (w *weights) group(children ...nn.NamedModule) *module {
 	w.register(&m.Base, nil, children...)
 	return m
 }
+
+// batchNorm is a BatchNorm1d in evaluation mode: the running statistics
+// are buffers checked as parameters are. num_batches_tracked only counts
+// training steps, and torch loads checkpoints from before it existed, so
+// it is optional; when the file has it, it must be torch's i64 scalar and
+// is kept, so StateDict gives the file's names.
+func (w *weights) batchNorm(name string, dim int, eps float64) *nn.BatchNorm {
+	bn := &nn.BatchNorm{Features: dim, Eps: eps, Momentum: 0.1}
+	bn.Weight, bn.Bias = w.param(name+".weight", dim), w.param(name+".bias", dim)
+	w.register(&bn.Base, []nn.NamedParameter{{Name: "weight", Param: bn.Weight}, {Name: "bias", Param: bn.Bias}})
+	stats := []struct {
+		name string
+		dst  **nn.Buffer
+	}{{"running_mean", &bn.RunningMean}, {"running_var", &bn.RunningVar}}
+	for _, s := range stats {
+		buf, err := nn.NewBuffer(w.param(name+"."+s.name, dim).Tensor())
+		if err != nil {
+			w.problems = append(w.problems, fmt.Sprintf("tensor %s.%s: %v", name, s.name, err))
+			continue
+		}
+		*s.dst = buf
+		if err := bn.RegisterBuffer(s.name, buf); err != nil {
+			w.problems = append(w.problems, err.Error())
+		}
+	}
+	count := name + ".num_batches_tracked"
+	if st, ok := w.file.Tensors[count]; ok {
+		w.used[count] = true
+		if st.DType != core.I64 || len(st.Shape) != 0 {
+			w.problems = append(w.problems, fmt.Sprintf("tensor %s has dtype %s and shape %v, want an i64 scalar", count, st.DType, st.Shape))
+		} else if buf, err := nn.NewBuffer(st.ToTensor(w.dev)); err != nil {
+			w.problems = append(w.problems, fmt.Sprintf("tensor %s: %v", count, err))
+		} else {
+			bn.BatchesSeen = buf
+			if err := bn.RegisterBuffer("num_batches_tracked", buf); err != nil {
+				w.problems = append(w.problems, err.Error())
+			}
+		}
+	}
+	bn.Train(false)
+	return bn
+}

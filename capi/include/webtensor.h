@@ -89,14 +89,15 @@ typedef int64_t wt_state;
 /* An imported ONNX model (see wt_onnx_load); handles are never reused. */
 typedef int64_t wt_onnx;
 /* The domain libraries' objects (see wt_tokenizer_load, wt_sentence_encoder_load,
- * wt_clip_load, wt_whisper_load, wt_timesformer_load, wt_diffusion_load);
- * handles are never reused. */
+ * wt_clip_load, wt_whisper_load, wt_timesformer_load, wt_conformer_load,
+ * wt_diffusion_load); handles are never reused. */
 typedef int64_t wt_tokenizer;
 typedef int64_t wt_image_processor;
 typedef int64_t wt_sentence_encoder;
 typedef int64_t wt_clip;
 typedef int64_t wt_whisper;
 typedef int64_t wt_timesformer;
+typedef int64_t wt_conformer;
 typedef int64_t wt_diffusion;
 /* A dataset and a data loader (see wt_dataset_open, wt_loader_new);
  * handles are never reused. */
@@ -672,6 +673,29 @@ int32_t wt_whisper_tokenizer(wt_whisper model, wt_tokenizer *out);
  * generation config's. */
 int32_t wt_whisper_generate(wt_whisper model, const wt_tensor *waves, int32_t n_waves, int32_t max_new_tokens,
                             int32_t num_beams, wt_tensor *out);
+
+/* A Wav2Vec2ConformerModel folder (config.json, model.safetensors, and
+ * preprocessor_config.json or transformers' default Wav2Vec2FeatureExtractor):
+ * a Conformer speech encoder with relative or rotary positions. */
+int32_t wt_conformer_load(const char *dir, const char *device, wt_conformer *out);
+int32_t wt_conformer_free(wt_conformer model);
+/* The sample rate waveforms must have (the feature extractor's, 16000 by default). */
+int32_t wt_conformer_sampling_rate(wt_conformer model, int32_t *rate);
+/* Encodes n_waves waveforms (1-D float tensors at the sampling rate): the
+ * feature extractor pads them to the longest (with its attention mask and
+ * normalisation), then the encoder runs, as transformers'
+ * model(**extractor(waves, padding=True)). out is a new (n_waves, frames,
+ * hidden_size) tensor on the model's device, its last_hidden_state;
+ * frame_mask, when not NULL, a new (n_waves, frames) bool tensor marking
+ * each waveform's own frames (for pooling). */
+int32_t wt_conformer_encode(wt_conformer model, const wt_tensor *waves, int32_t n_waves, wt_tensor *out,
+                            wt_tensor *frame_mask);
+/* Resamples x (..., time), float, from from_hz to to_hz as
+ * torchaudio.functional.resample does by default (Hann-windowed sinc,
+ * lowpass_filter_width 6, rolloff 0.99): a new tensor of ceil(time * to_hz /
+ * from_hz) samples on x's device. Rates whose reduced ratio needs a filter
+ * of more than 2^24 taps (44101 to 16000) are WT_ERR_INVALID. */
+int32_t wt_audio_resample(wt_tensor x, int32_t from_hz, int32_t to_hz, wt_tensor *out);
 
 /* ---- Diffusion pipelines (diffuse/) -------------------------------------------------- */
 

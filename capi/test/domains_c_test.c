@@ -3,7 +3,8 @@
  * BPE tokenizer from bytes, CLIP zero-shot, Whisper generation and
  * TimeSformer's video pipeline (frame sampling, VideoMAE preprocessing,
  * logits) on the tiny checkpoints of multimodal/testdata against the reference vectors
- * transformers gave (read with wt_state_load), and a diffusion pipeline
+ * transformers gave (read with wt_state_load), a Conformer encoding and a
+ * resampling against transformers' and torchaudio's, and a diffusion pipeline
  * sampled twice with one seed. Run from the repository root (run.sh does).
  */
 #define TEST_FILE "capi/test/domains_c_test.c"
@@ -159,6 +160,46 @@ static void test_timesformer(void) {
   ERR(wt_timesformer_forward(m, px, &logits, NULL), WT_ERR_HANDLE, "already freed");
   OK(wt_image_processor_free(proc));
   for (wt_tensor *t = (wt_tensor[]){idx, clip, frames, px, logits, hidden, want, 0}; *t; t++) OK(wt_tensor_free(*t));
+/* max_diff is the largest |a - b| of two tensors' n float32 values. */
+static double max_diff(wt_tensor a, wt_tensor b, size_t n) {
+  float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+  double d = 1e30;
+  if (x && y && OK(wt_tensor_to_host(a, x, n * sizeof *x)) && OK(wt_tensor_to_host(b, y, n * sizeof *y))) {
+    d = 0;
+    for (size_t i = 0; i < n; i++) d = fmax(d, fabs((double)x[i] - y[i]));
+  }
+  free(x);
+  free(y);
+  return d;
+}
+
+static void test_conformer(void) {
+  const char *refs = MM "conformer_refs.safetensors";
+  wt_conformer m = 0;
+  if (!OK(wt_conformer_load(MM "conformer_tiny_rel", "cpu", &m))) return;
+  int32_t rate = 0;
+  OK(wt_conformer_sampling_rate(m, &rate));
+  CHECK(rate == 16000);
+  wt_tensor waves[2] = {ref(refs, "model/wave_0"), ref(refs, "model/wave_1")};
+  wt_tensor hidden = 0, mask = 0, want = ref(refs, "conformer_tiny_rel/last_hidden_state");
+  OK(wt_conformer_encode(m, waves, 2, &hidden, &mask));
+  int64_t shape[3] = {0, 0, 0};
+  OK(wt_tensor_shape(hidden, shape, 3));
+  CHECK(shape[0] == 2 && shape[1] == 1599 && shape[2] == 32);
+  CHECK(max_diff(hidden, want, 2 * 1599 * 32) < 1e-4);
+  OK(wt_tensor_shape(mask, shape, 2));
+  CHECK(shape[0] == 2 && shape[1] == 1599);
+  ERR(wt_conformer_encode(m, waves, 0, &hidden, NULL), WT_ERR_INVALID, "no waveforms");
+  OK(wt_conformer_free(m));
+
+  /* 4411 samples at 44.1 kHz: ceil(4411 * 160 / 441) = 1601 at 16 kHz. */
+  wt_tensor x = ref(refs, "resample/44k1_to_16k/input"), y = 0, ty = ref(refs, "resample/44k1_to_16k/output");
+  OK(wt_audio_resample(x, 44100, 16000, &y));
+  OK(wt_tensor_shape(y, shape, 1));
+  CHECK(shape[0] == 1601);
+  CHECK(max_diff(y, ty, 1601) < 5e-7);
+  ERR(wt_audio_resample(x, 44101, 16000, &y), WT_ERR_INVALID, "filter bank");
+  for (wt_tensor *t = (wt_tensor[]){waves[0], waves[1], hidden, mask, want, x, y, ty, 0}; *t; t++) OK(wt_tensor_free(*t));
 }
 
 static void test_diffusion(void) {
@@ -205,5 +246,6 @@ void test_domains(void) {
   test_clip();
   test_whisper();
   test_timesformer();
+  test_conformer();
   test_diffusion();
 }

@@ -202,7 +202,7 @@ export interface Binding extends DomainBinding {
  */
 export interface DomainBinding {
   // The domain libraries (wt_tokenizer_*, wt_sentence_encoder_*, wt_clip_*,
-  // wt_whisper_*, wt_timesformer_*, wt_diffusion_*): objects behind handles, loaded from
+  // wt_whisper_*, wt_timesformer_*, wt_conformer_*, wt_diffusion_*): objects behind handles, loaded from
   // Hugging Face or diffusers folders (Node only: the browser has no file
   // system; tokenizers also load from a tokenizer.json's bytes). The heavy
   // calls are async, as onnxRun is.
@@ -235,6 +235,11 @@ export interface DomainBinding {
   timesformerInfo(model: number): string;
   /** [logits, last hidden state] handles, 0 for an output not wanted. */
   timesformerForward(model: number, pixels: number, logits: boolean, hidden: boolean): Promise<[number, number]>;
+  conformerSamplingRate(model: number): number;
+  /** [last hidden state, frame mask (0 unless wantMask)] handles. */
+  conformerEncode(model: number, waves: readonly number[], wantMask: boolean): Promise<[number, number]>;
+  /** wt_audio_resample: a tensor op, so the browser has it too. */
+  audioResample(x: number, fromHz: number, toHz: number): number;
   diffusionInfo(pipe: number): string;
   diffusionGenerate(pipe: number, batch: number, steps: number, seed: bigint, scheduler: string | null): Promise<number>;
   diffusionGenerateClasses(
@@ -265,7 +270,15 @@ export interface DomainBinding {
 }
 
 /** The library objects the ABI loads from files, by the infix of their wt_<kind>_* functions. */
-export type DomainKind = "tokenizer" | "image_processor" | "sentence_encoder" | "clip" | "whisper" | "timesformer" | "diffusion";
+export type DomainKind =
+  | "tokenizer"
+  | "image_processor"
+  | "sentence_encoder"
+  | "clip"
+  | "whisper"
+  | "timesformer"
+  | "conformer"
+  | "diffusion";
 
 let bound: Binding | null = null;
 let loader: (() => Binding) | null = null;

@@ -1,10 +1,11 @@
 // Multimodal models from Hugging Face folders: the runtime's tokenizers,
-// sentence encoders, CLIP, Whisper and TimeSformer (the Go package
-// multimodal, through the C ABI in Node), and the video front end. Every
-// check, number and error is the runtime's; this file turns strings and
-// tensors into the runtime's arguments. In the browser only tokenizers and
-// image processors load (from their config files' bytes), and the frame
-// samplers run: the models read folders, which a page has not.
+// sentence encoders, CLIP, Whisper, TimeSformer and the Conformer speech
+// encoder (the Go package multimodal, through the C ABI in Node), the video
+// front end and audio resampling. Every check, number and error is the
+// runtime's; this file turns strings and tensors into the runtime's
+// arguments. In the browser only tokenizers and image processors load
+// (from their config files' bytes), and the frame samplers and resample
+// run: the models read folders, which a page has not.
 
 import { native } from "./binding.js";
 import { Tensor } from "./core.js";
@@ -278,4 +279,49 @@ export class Whisper extends RuntimeObject {
     this.tokenizer.dispose();
     super.dispose();
   }
+}
+
+/** A Conformer encoding: the last hidden state and, when asked for, each waveform's frames. */
+export interface ConformerOutput {
+  /** (waves, frames, hidden) */
+  lastHiddenState: Tensor;
+  /** (waves, frames) bool, marking each waveform's own frames; null unless asked for. */
+  frameMask: Tensor | null;
+}
+
+/** A Wav2Vec2ConformerModel folder with its preprocessor_config.json. Node only. */
+export class Conformer extends RuntimeObject {
+  static async load(path: string, options: { device?: string } = {}): Promise<Conformer> {
+    return new Conformer(native().domainLoad("conformer", path, options.device ?? null));
+  }
+
+  /** @internal */
+  constructor(handle: number) {
+    super("conformer", handle);
+  }
+
+  /** The rate waveforms must be sampled at (16000 by default). */
+  get samplingRate(): number {
+    return native().conformerSamplingRate(this.handle);
+  }
+
+  /**
+   * Encodes one 1-D float waveform or several, padded to the longest, as
+   * transformers' model(**extractor(waves, padding=True)) does.
+   */
+  async encode(waves: Tensor | readonly Tensor[], options: { frameMask?: boolean } = {}): Promise<ConformerOutput> {
+    const list = waves instanceof Tensor ? [waves] : waves;
+    const hs = list.map((w, i) => tensorHandle(w, `waves[${i}]`));
+    const [hidden, mask] = await native().conformerEncode(this.handle, hs, options.frameMask ?? false);
+    return { lastHiddenState: new Tensor(hidden), frameMask: mask ? new Tensor(mask) : null };
+  }
+}
+
+/**
+ * x (..., time) resampled from fromHz to toHz on its device, as
+ * torchaudio.functional.resample does by default (Hann-windowed sinc,
+ * lowpass_filter_width 6, rolloff 0.99).
+ */
+export function resample(x: Tensor, fromHz: number, toHz: number): Tensor {
+  return new Tensor(native().audioResample(tensorHandle(x, "x"), fromHz, toHz));
 }

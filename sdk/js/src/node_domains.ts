@@ -1,6 +1,6 @@
 // The domain libraries' calls over the C ABI (webtensor.h's wt_tokenizer_*,
 // wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_timesformer_*, the
-// video front end, wt_diffusion_*) as part
+// video front end, wt_conformer_*, wt_audio_resample, wt_diffusion_*) as part
 // of the Node Binding: koffi prototypes and the argument conversions only.
 
 import type { DomainBinding, DomainKind } from "./binding.js";
@@ -47,6 +47,12 @@ export const DOMAIN_PROTOTYPES = {
   wt_timesformer_info_json: "int32_t wt_timesformer_info_json(int64_t h, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_timesformer_forward:
     "int32_t wt_timesformer_forward(int64_t h, int64_t pixels, _Out_ int64_t *logits, _Out_ int64_t *hidden)",
+  wt_conformer_load: "int32_t wt_conformer_load(const char *dir, const char *device, _Out_ int64_t *out)",
+  wt_conformer_free: "int32_t wt_conformer_free(int64_t h)",
+  wt_conformer_sampling_rate: "int32_t wt_conformer_sampling_rate(int64_t h, _Out_ int32_t *n)",
+  wt_conformer_encode:
+    "int32_t wt_conformer_encode(int64_t h, const int64_t *waves, int32_t n, _Out_ int64_t *out, _Out_ int64_t *frame_mask)",
+  wt_audio_resample: "int32_t wt_audio_resample(int64_t x, int32_t from_hz, int32_t to_hz, _Out_ int64_t *out)",
   wt_diffusion_load: "int32_t wt_diffusion_load(const char *dir, const char *device, _Out_ int64_t *out)",
   wt_diffusion_free: "int32_t wt_diffusion_free(int64_t h)",
   wt_diffusion_info_json: "int32_t wt_diffusion_info_json(int64_t h, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
@@ -122,6 +128,14 @@ export function domainCalls(lib: DomainNative, h: NodeHelpers): DomainBinding {
       check(lib.wt_timesformer_forward(m, pixels, ...outs));
       return [Number(outs[0]?.[0] ?? 0n), Number(outs[1]?.[0] ?? 0n)];
     },
+    conformerSamplingRate: (m) => int32((o) => lib.wt_conformer_sampling_rate(m, o)),
+    conformerEncode: async (m, waves, wantMask) => {
+      const hidden = new BigInt64Array(1);
+      const mask = new BigInt64Array(1);
+      check(lib.wt_conformer_encode(m, list(waves), waves.length, hidden, wantMask ? mask : null));
+      return [Number(hidden[0]), Number(mask[0])];
+    },
+    audioResample: (x, fromHz, toHz) => newHandle((o) => lib.wt_audio_resample(x, fromHz, toHz, o)),
     diffusionInfo: (p) => readString(lib.wt_diffusion_info_json, p),
     diffusionGenerate: async (p, batch, steps, seed, scheduler) =>
       newHandle((o) => lib.wt_diffusion_generate(p, batch, steps, seed, scheduler, o)),

@@ -196,7 +196,7 @@ function wasmBinding(go: GoCalls): Binding {
 
 /**
  * The domain libraries in the page: tokenizers and image processors from
- * their config files' bytes, and the video frame samplers; the models load from folders, which a page has not, so each of
+ * their config files' bytes, the video frame samplers and resampling; the models load from folders, which a page has not, so each of
  * their calls throws saying so (sdk/js/wasm/table.go omits them).
  */
 function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) => T): DomainBinding {
@@ -237,6 +237,9 @@ function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) =>
     whisperGenerate: rejects("Whisper"),
     timesformerInfo: nodeOnly("TimeSformer"),
     timesformerForward: rejects("TimeSformer"),
+    conformerSamplingRate: nodeOnly("a Conformer"),
+    conformerEncode: rejects("a Conformer"),
+    audioResample: (x, fromHz, toHz) => call<number>("wt_audio_resample", x, fromHz, toHz),
     diffusionInfo: nodeOnly("a diffusion pipeline"),
     diffusionGenerate: rejects("a diffusion pipeline"),
     diffusionGenerateClasses: rejects("a diffusion pipeline"),

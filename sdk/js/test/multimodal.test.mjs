@@ -130,6 +130,24 @@ test("multimodal: TimeSformer classifies the docs' sampled frames as transformer
   proc.dispose();
 });
 
+test("multimodal: Conformer encodes and resample resamples as transformers and torchaudio", async () => {
+  const meta = json("conformer_refs.json");
+  const r = refs("conformer_refs.safetensors");
+  const m = await wt.multimodal.Conformer.load(join(TD, "conformer_tiny_rotary"));
+  assert.equal(m.samplingRate, 16000);
+  const out = await m.encode([r.get("model/wave_0"), r.get("model/wave_1")], { frameMask: true });
+  const want = r.get("conformer_tiny_rotary/last_hidden_state");
+  assert.deepEqual(out.lastHiddenState.shape, want.shape);
+  assertClose(await values(out.lastHiddenState), await values(want), 1e-4, "last_hidden_state");
+  assert.deepEqual(out.frameMask.shape, [2, want.shape[1]]);
+  m.dispose();
+  for (const c of meta.resample) {
+    const y = wt.multimodal.resample(r.get(`resample/${c.name}/input`), c.from, c.to);
+    assertClose(await values(y), await values(r.get(`resample/${c.name}/output`)), 5e-7, c.name);
+  }
+  assert.throws(() => wt.multimodal.resample(r.get("model/wave_0"), 0, 16000), /rates must be positive/);
+});
+
 function miniLMDir() {
   const py = process.env.WEBTENSOR_PYTHON ?? join(TD, "..", "..", ".venv", "bin", "python");
   try {

@@ -22,6 +22,8 @@ await model.run({ x: [1, 2] });
 const tok: wt.multimodal.Tokenizer = await wt.multimodal.Tokenizer.load(new Uint8Array(0));
 const enc: wt.multimodal.Encoding = tok.encode(["a", "b"], { padId: 0 });
 const text: string = await (await wt.multimodal.Whisper.load("w")).transcribe(x);
+const enc2: wt.multimodal.ConformerOutput = await (await wt.multimodal.Conformer.load("m")).encode([x], { frameMask: true });
+const x16: wt.Tensor = wt.multimodal.resample(x, 44100, 16000);
 const img: wt.Tensor = await (await wt.diffuse.Pipeline.load("p")).generate({ batch: 2, seed: 7n });
 // @ts-expect-error zero-shot pixels are a tensor
 await (await wt.multimodal.CLIP.load("c")).zeroShot([1, 2], ["a"]);
@@ -31,4 +33,4 @@ wt.reshape(x);
 x.softmax({ axis: "1" });
 // @ts-expect-error not a dtype
 x.cast({ dtype: "f128" });
-console.log(d.length, dt, outs, info, enc, text, img);
+console.log(d.length, dt, outs, info, enc, text, img, enc2, x16);

@@ -10,7 +10,7 @@ import (
 
 // The multimodal library (abi/multimodal.go) as the page can use it: a
 // tokenizer from a tokenizer.json's bytes and an image processor from a
-// preprocessor_config.json's. The models load from folders,
+// preprocessor_config.json's, and resampling. The models load from folders,
 // which the page has not (table.go's omitted says so per call).
 
 // strings reads an array of strings.
@@ -104,4 +104,21 @@ func tokenizerDecode(a args) (any, error) {
 		return nil, err
 	}
 	return abi.TokenizerDecode(tok, ids, a.bool(2))
+}
+
+// audioResample(x, fromHz, toHz) -> resampled waveform handle
+func audioResample(a args) (any, error) {
+	x, err := a.handle(0)
+	if err != nil {
+		return nil, err
+	}
+	from, err := a.int(1, "from_hz")
+	if err != nil {
+		return nil, err
+	}
+	to, err := a.int(2, "to_hz")
+	if err != nil {
+		return nil, err
+	}
+	return abi.AudioResample(x, int(from), int(to))
 }

@@ -147,6 +147,8 @@ var calls = map[string]call{
 	"wt_image_processor_preprocess_video": imageProcessorPreprocessVideo,
 	"wt_video_sample_frame_indices":       videoSampleFrameIndices,
 	"wt_video_uniform_frame_indices":      videoUniformFrameIndices,
+	// resampling (a tensor op: the Conformer model needs a folder, omitted)
+	"wt_audio_resample": audioResample,
 
 	// datasets and loaders
 	"wt_dataset_open_bytes":   datasetOpenBytes,
@@ -223,6 +225,10 @@ var omitted = map[string]string{
 	"wt_timesformer_free":           "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
 	"wt_timesformer_info_json":      "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
 	"wt_timesformer_forward":        "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_conformer_load":             "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_conformer_free":             "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_conformer_sampling_rate":    "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_conformer_encode":           "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
 	"wt_diffusion_load":             "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
 	"wt_diffusion_free":             "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
 	"wt_diffusion_info_json":        "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",

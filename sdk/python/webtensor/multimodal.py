@@ -1,7 +1,8 @@
 """Multimodal models from Hugging Face folders: the library's tokenizers,
-sentence encoders, CLIP, Whisper and TimeSformer (the Go package
-multimodal, through the C ABI's wt_tokenizer_*, wt_sentence_encoder_*,
-wt_clip_*, wt_whisper_*, wt_timesformer_*, and the video front end).
+sentence encoders, CLIP, Whisper, TimeSformer and the Conformer speech
+encoder (the Go package multimodal, through the C ABI's wt_tokenizer_*,
+wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_timesformer_*,
+wt_conformer_*), the video front end and audio resampling.
 
     import webtensor as wt
     enc = wt.multimodal.SentenceEncoder("all-MiniLM-L6-v2")
@@ -17,6 +18,8 @@ wt_clip_*, wt_whisper_*, wt_timesformer_*, and the video front end).
     proc = wt.multimodal.ImageProcessor("timesformer-folder")             # VideoMAEImageProcessor
     model = wt.multimodal.Timesformer("timesformer-folder")
     logits = model.logits(proc.preprocess_video(clip[idx]))              # clip: (frames, H, W, 3) uint8
+    wave = wt.multimodal.resample(waveform_44khz, 44100, 16000)
+    out = wt.multimodal.Conformer("conformer-folder").encode(wave)   # out.last_hidden_state
 
 Every check, every number and every error is the library's; this module
 only turns Python strings and arrays into the C arguments and wraps what
@@ -317,3 +320,46 @@ class Whisper(Handle):
     def close(self) -> None:
         self.tokenizer.close()
         super().close()
+
+
+class ConformerOutput(NamedTuple):
+    """A Conformer encoding."""
+
+    last_hidden_state: Tensor  # (waves, frames, hidden)
+    frame_mask: Tensor | None  # (waves, frames) bool, each waveform's own frames; None unless asked for
+
+
+class Conformer(Handle):
+    """A Wav2Vec2ConformerModel folder (config.json, model.safetensors) with
+    its preprocessor_config.json."""
+
+    _free, _what = "wt_conformer_free", "conformer model"
+
+    def __init__(self, path: str | os.PathLike, device: str | None = None):
+        super().__init__(load("wt_conformer_load", path, device_arg(device)))
+
+    @property
+    def sampling_rate(self) -> int:
+        n = C.c_int32()
+        _lib.call("wt_conformer_sampling_rate", self._live(), C.byref(n))
+        return n.value
+
+    def encode(self, waves: Any, frame_mask: bool = False) -> ConformerOutput:
+        """The last hidden state of one waveform or a list of them (1-D float
+        arrays or Tensors at sampling_rate), padded to the longest, as
+        transformers' model(**extractor(waves, padding=True)) gives it."""
+        waves, _ = _wave_list(waves)
+        hidden, mask = C.c_int64(), C.c_int64()
+        with Inputs() as ins:
+            hs = [ins.handle(w, "f32") for w in waves]
+            _lib.call("wt_conformer_encode", self._live(), _lib.i64_array(hs), len(hs), C.byref(hidden),
+                      C.byref(mask) if frame_mask else None)
+        return ConformerOutput(Tensor._wrap(hidden.value), Tensor._wrap(mask.value) if frame_mask else None)
+
+
+def resample(x: Any, from_hz: int, to_hz: int) -> Tensor:
+    """x (..., time), a float array or Tensor, resampled from from_hz to to_hz
+    on its device, as torchaudio.functional.resample does by default
+    (Hann-windowed sinc, lowpass_filter_width 6, rolloff 0.99)."""
+    with Inputs() as ins:
+        return new_tensor("wt_audio_resample", ins.handle(x), from_hz, to_hz)

@@ -14,9 +14,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * Multimodal models from Hugging Face folders: the runtime's tokenizers,
- * sentence encoders, CLIP, Whisper and TimeSformer (the Go package
- * multimodal, through the ABI's wt_tokenizer_*, wt_sentence_encoder_*,
- * wt_clip_*, wt_whisper_*, wt_timesformer_*) and the video front end. Every
+ * sentence encoders, CLIP, Whisper, TimeSformer and the Conformer speech
+ * encoder (the Go package multimodal, through the ABI's wt_tokenizer_*,
+ * wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_timesformer_*,
+ * wt_conformer_*), the video front end and audio resampling. Every
  * check, number and error is the runtime's; these classes only turn Java
  * strings and tensors into its arguments.
  *
@@ -411,6 +412,75 @@ public final class Multimodal {
         public void close() {
             tokenizer.close();
             super.close();
+        }
+    }
+
+    /**
+     * A Conformer encoding: the last hidden state (waves, frames, hidden) and,
+     * when asked for, the (waves, frames) bool mask of each waveform's own
+     * frames (null otherwise); closing it closes both.
+     */
+    public record ConformerOutput(Tensor lastHiddenState, Tensor frameMask) implements AutoCloseable {
+        @Override
+        public void close() {
+            lastHiddenState.close();
+            if (frameMask != null) {
+                frameMask.close();
+            }
+        }
+    }
+
+    /** A Wav2Vec2ConformerModel folder (config.json, model.safetensors) with its preprocessor_config.json. */
+    public static final class Conformer extends NativeObject {
+        private Conformer(long h) {
+            super(h, Native.CONFORMER_FREE, "conformer model");
+        }
+
+        public static Conformer load(Path path, String device) throws IOException {
+            return new Conformer(load(Native.CONFORMER_LOAD, path, device));
+        }
+
+        public static Conformer load(Path path) throws IOException {
+            return load(path, null);
+        }
+
+        /** The rate waveforms must be sampled at (16000 by default). */
+        public int samplingRate() {
+            return int32(Native.CONFORMER_SAMPLING_RATE, handle());
+        }
+
+        /**
+         * Encodes 1-D float waveforms, padded to the longest, as transformers'
+         * model(**extractor(waves, padding=True)) does.
+         */
+        public ConformerOutput encode(List<Tensor> waves, boolean frameMask) {
+            long h = handle();
+            long[] hs = new long[waves.size()];
+            for (int i = 0; i < hs.length; i++) {
+                hs[i] = waves.get(i).handle();
+            }
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment hidden = arena.allocate(JAVA_LONG);
+                MemorySegment mask = frameMask ? arena.allocate(JAVA_LONG) : MemorySegment.NULL;
+                Native.call(Native.CONFORMER_ENCODE, h, longs(arena, hs), hs.length, hidden, mask);
+                return new ConformerOutput(Tensor.wrap(hidden.get(JAVA_LONG, 0)),
+                        frameMask ? Tensor.wrap(mask.get(JAVA_LONG, 0)) : null);
+            } finally {
+                Reference.reachabilityFence(waves);
+            }
+        }
+    }
+
+    /**
+     * x (..., time), float, resampled from fromHz to toHz on its device, as
+     * torchaudio.functional.resample does by default (Hann-windowed sinc,
+     * lowpass_filter_width 6, rolloff 0.99).
+     */
+    public static Tensor resample(Tensor x, int fromHz, int toHz) {
+        try (Arena arena = Arena.ofConfined()) {
+            return NativeObject.newTensor(Native.AUDIO_RESAMPLE, arena, x.handle(), fromHz, toHz);
+        } finally {
+            Reference.reachabilityFence(x);
         }
     }
 }

@@ -175,6 +175,11 @@ final class Native {
     static final MethodHandle TIMESFORMER_FREE = fn("wt_timesformer_free", I, L);
     static final MethodHandle TIMESFORMER_INFO_JSON = fn("wt_timesformer_info_json", I, L, A, L, A);
     static final MethodHandle TIMESFORMER_FORWARD = fn("wt_timesformer_forward", I, L, L, A, A);
+    static final MethodHandle CONFORMER_LOAD = fn("wt_conformer_load", I, A, A, A);
+    static final MethodHandle CONFORMER_FREE = fn("wt_conformer_free", I, L);
+    static final MethodHandle CONFORMER_SAMPLING_RATE = fn("wt_conformer_sampling_rate", I, L, A);
+    static final MethodHandle CONFORMER_ENCODE = fn("wt_conformer_encode", I, L, A, I, A, A);
+    static final MethodHandle AUDIO_RESAMPLE = fn("wt_audio_resample", I, L, I, I, A);
     static final MethodHandle DIFFUSION_LOAD = fn("wt_diffusion_load", I, A, A, A);
     static final MethodHandle DIFFUSION_FREE = fn("wt_diffusion_free", I, L);
     static final MethodHandle DIFFUSION_INFO_JSON = fn("wt_diffusion_info_json", I, L, A, L, A);

@@ -156,6 +156,31 @@ class DomainsTest {
     }
 
     @Test
+    void conformerAndResampleMatchTransformersAndTorchaudio() throws IOException {
+        JsonNode meta = json(MM.resolve("conformer_refs.json"));
+        try (StateDict refs = StateDict.load(MM.resolve("conformer_refs.safetensors"), "cpu");
+             Multimodal.Conformer m = Multimodal.Conformer.load(MM.resolve("conformer_tiny_rel"), "cpu")) {
+            SequencedMap<String, Tensor> r = refs.tensors();
+            assertEquals(16000, m.samplingRate());
+            Tensor want = r.get("conformer_tiny_rel/last_hidden_state");
+            try (Multimodal.ConformerOutput out = m.encode(List.of(r.get("model/wave_0"), r.get("model/wave_1")), true)) {
+                assertArrayEquals(want.shape(), out.lastHiddenState().shape());
+                assertClose(want.toDoubleArray(), out.lastHiddenState().toDoubleArray(), 1e-4, "last_hidden_state");
+                assertArrayEquals(new long[] {2, want.shape()[1]}, out.frameMask().shape());
+            }
+            for (JsonNode c : meta.get("resample")) {
+                String name = c.get("name").asText();
+                try (Tensor y = Multimodal.resample(r.get("resample/" + name + "/input"), c.get("from").asInt(), c.get("to").asInt())) {
+                    assertClose(r.get("resample/" + name + "/output").toDoubleArray(), y.toDoubleArray(), 5e-7, name);
+                }
+            }
+            WebtensorException e = assertThrows(WebtensorException.class, () -> Multimodal.resample(want, 0, 16000));
+            assertTrue(e.getMessage().contains("rates must be positive"), e.getMessage());
+            r.values().forEach(Tensor::close);
+        }
+    }
+
+    @Test
     void sentenceEncoderMatchesSentenceTransformers() throws Exception {
         String py = System.getenv().getOrDefault("WEBTENSOR_PYTHON", REPO.resolve(".venv/bin/python").toString());
         String dir;
