@@ -233,7 +233,7 @@ func TestWav2Vec2ConformerLoadErrors(t *testing.T) {
 		{map[string]any{"conv_kernel": []int{10}}, "conv_dim [16 16], conv_stride [5 2] and conv_kernel [10] must have one entry per conv layer"},
 		{map[string]any{"num_feat_extract_layers": 3}, "num_feat_extract_layers is 3, but conv_dim has 2 layers"},
 		{map[string]any{"conv_depthwise_kernel_size": 6}, "conv_depthwise_kernel_size 6 must be odd"},
-		{map[string]any{"use_rotary": true}, `Wav2Vec2Conformer config: key "use_rotary" is not supported`},
+		{map[string]any{"use_rotary": true}, `Wav2Vec2Conformer config: unknown key "use_rotary"`},
 	} {
 		dir := copyCheckpoint(t, rel, c.set, nil)
 		_, err := LoadWav2Vec2ConformerModel(dir)

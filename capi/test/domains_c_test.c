@@ -160,6 +160,8 @@ static void test_timesformer(void) {
   ERR(wt_timesformer_forward(m, px, &logits, NULL), WT_ERR_HANDLE, "already freed");
   OK(wt_image_processor_free(proc));
   for (wt_tensor *t = (wt_tensor[]){idx, clip, frames, px, logits, hidden, want, 0}; *t; t++) OK(wt_tensor_free(*t));
+}
+
 /* max_diff is the largest |a - b| of two tensors' n float32 values. */
 static double max_diff(wt_tensor a, wt_tensor b, size_t n) {
   float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
