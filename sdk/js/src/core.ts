@@ -584,6 +584,15 @@ export class Scope {
   }
 }
 
+/**
+ * @internal Takes t out of every open tidy() and scope(): state that must
+ * outlive them (a module's parameters and buffers), as Python's modules
+ * adopt theirs.
+ */
+export function unscope(t: Tensor): void {
+  for (const s of scopes) s.delete(t);
+}
+
 /** Opens a Scope (see there). */
 export function scope(): Scope {
   return new Scope();

@@ -3,7 +3,7 @@
 // Module without importing each other.
 
 import { WebtensorError, native } from "./binding.js";
-import { Tensor, tensor } from "./core.js";
+import { Tensor, tensor, unscope } from "./core.js";
 import type { DType } from "./dtype.js";
 import { stateOf } from "./serialize.js";
 
@@ -44,7 +44,10 @@ export class Module<In extends unknown[] = Tensor[], Out = Tensor> {
   /** Registers a parameter (null: an absent one, such as a bias turned off); it is made to require gradients. */
   protected registerParameter(name: string, t: Tensor | null): void {
     this.#checkName(name);
-    if (t) t.requiresGrad = true;
+    if (t) {
+      t.requiresGrad = true;
+      unscope(t); // the module's from now on, even when made inside a tidy() or scope()
+    }
     this.#params.set(name, t);
   }
 
@@ -55,6 +58,7 @@ export class Module<In extends unknown[] = Tensor[], Out = Tensor> {
    */
   protected registerBuffer(name: string, t: Tensor | null): void {
     this.#checkName(name);
+    if (t) unscope(t);
     this.#buffers.set(name, t);
   }
 

@@ -57,6 +57,11 @@ test("core: scope frees what it made except what it keeps", () => {
   outer.close();
   assert.equal(wt.liveTensors(), before + 1, "a tensor kept by an inner scope belongs to the outer one");
   kept.dispose();
+  const s3 = wt.scope();
+  const bn = new wt.nn.BatchNorm1d(2);
+  s3.close();
+  assert.ok([...bn.stateDict().values()].every((t) => !t.isDisposed), "a module's state outlives the scope it was built in");
+  bn.dispose();
 });
 
 test("plugins: Plugin is a class; call of an op it lacks names its ops", () => {

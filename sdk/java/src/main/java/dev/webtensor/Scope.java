@@ -43,6 +43,18 @@ public final class Scope implements AutoCloseable {
         }
     }
 
+    /**
+     * Takes t out of every scope this thread has open: state that must
+     * outlive them (a module's parameters and buffers, which Module registers
+     * so), as Python's modules adopt theirs. Returns t.
+     */
+    public static <T extends Tensor> T release(T t) {
+        for (Scope s : OPEN.get()) {
+            s.made.remove(t);
+        }
+        return t;
+    }
+
     /** Keeps t past close(); returns it. */
     public <T extends Tensor> T keep(T t) {
         kept.add(t);

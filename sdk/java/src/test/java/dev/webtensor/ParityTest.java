@@ -101,7 +101,9 @@ class ParityTest {
         if (!Files.exists(wasm)) {
             return; // `make plugins` builds it; PluginTest covers loading when it is there
         }
-        Plugin p = Plugin.load(Files.readAllBytes(wasm), "goswish.wasm");
+        boolean loaded = ((List<?>) Webtensor.manifest().get("ops")).stream()
+                .anyMatch(o -> "goswish.swish".equals(((Map<?, ?>) o).get("name"))); // another test of this JVM loaded it
+        Plugin p = loaded ? Plugin.of("goswish") : Plugin.load(Files.readAllBytes(wasm), "goswish.wasm");
         assertEquals("goswish", p.name());
         assertTrue(p.ops().stream().allMatch(o -> o.startsWith("goswish.")), p.ops().toString());
         IllegalArgumentException none = assertThrows(IllegalArgumentException.class, () -> p.call("nope", new Tensor[0]));

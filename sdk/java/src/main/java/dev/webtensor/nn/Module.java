@@ -1,5 +1,6 @@
 package dev.webtensor.nn;
 
+import dev.webtensor.Scope;
 import dev.webtensor.StateDict;
 import dev.webtensor.Tensor;
 import dev.webtensor.WebtensorException;
@@ -40,6 +41,7 @@ public abstract class Module implements AutoCloseable {
         checkName(name);
         if (t != null) {
             t.requiresGrad(true);
+            Scope.release(t); // the module's from now on, even when built inside a Webtensor.scope()
         }
         params.put(name, t);
         return t;
@@ -53,6 +55,9 @@ public abstract class Module implements AutoCloseable {
      */
     protected final Tensor registerBuffer(String name, Tensor t) {
         checkName(name);
+        if (t != null) {
+            Scope.release(t);
+        }
         buffers.put(name, t);
         return t;
     }

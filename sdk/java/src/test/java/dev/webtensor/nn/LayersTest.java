@@ -90,6 +90,20 @@ class LayersTest {
     }
 
     @Test
+    void aModuleBuiltInsideAScopeKeepsItsState() {
+        BatchNorm1d bn;
+        Linear l;
+        try (var s = Webtensor.scope()) {
+            l = new Linear(2, 2);
+            bn = new BatchNorm1d(2);
+        }
+        assertTrue(l.parameters().stream().noneMatch(Tensor::isClosed), "parameters are the module's");
+        assertTrue(bn.stateDict().values().stream().noneMatch(Tensor::isClosed), "and buffers");
+        l.close();
+        bn.close();
+    }
+
+    @Test
     void identityAndModuleList() {
         try (Tensor x = Tensor.of(new float[] {1, -2}, 1, 2);
              Sequential seq = new Sequential(new ReLU(), new Identity(), new Tanh());
