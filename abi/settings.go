@@ -174,3 +174,18 @@ func firstOf(errs ...error) error {
 	}
 	return nil
 }
+
+// text reads a string into dst, if given.
+func (s *settings) text(name string, dst *string) error {
+	v, ok := s.attrs[name]
+	if !ok {
+		return nil
+	}
+	s.used[name] = true
+	x, isString := v.(string)
+	if !isString {
+		return Invalidf("%s: setting %q must be a string, got %T", s.kind, name, v)
+	}
+	*dst = x
+	return nil
+}

@@ -140,3 +140,28 @@ func wt_clip_grad_value(ps *C.wt_tensor, nParams C.int32_t, clip C.double) (stat
 	}
 	return done(abi.ClipGradValue(hs, float64(clip)))
 }
+
+//export wt_nn_init
+func wt_nn_init(t C.wt_tensor, method *C.char, settings *C.wt_attr, nSettings C.int32_t) (status C.int32_t) {
+	defer guard(&status)
+	m, ok := goString(method)
+	if !ok {
+		return invalid("wt_nn_init: method is NULL")
+	}
+	return done(abi.NNInit(int64(t), m, settingsOf(settings, nSettings)))
+}
+
+//export wt_nn_calculate_gain
+func wt_nn_calculate_gain(nonlinearity *C.char, param C.double, gain *C.double) (status C.int32_t) {
+	defer guard(&status)
+	n, ok := goString(nonlinearity)
+	if !ok || gain == nil {
+		return invalid("wt_nn_calculate_gain: nonlinearity or gain is NULL")
+	}
+	g, err := abi.NNCalculateGain(n, float64(param))
+	if err != nil {
+		return fail(err)
+	}
+	*gain = C.double(g)
+	return statusOK
+}

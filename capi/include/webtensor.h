@@ -453,6 +453,21 @@ int32_t wt_clip_grad_norm(const wt_tensor *params, int32_t n_params, double max_
                           wt_tensor *total_norm);
 /* torch.nn.utils.clip_grad_value_: every gradient element into [-clip, clip]. */
 int32_t wt_clip_grad_value(const wt_tensor *params, int32_t n_params, double clip_value);
+/* torch.nn.init in place: the tensor behind t gets values drawn as the Go
+ * nn package draws them (rand and randn on the global generator), so a seed
+ * gives the same weights in every SDK; its handle, shape, dtype and device
+ * stay, and a leaf that requires a gradient stays one with its gradient. A
+ * tensor computed from others that requires a gradient is WT_ERR_INVALID.
+ * method and its settings (torch's names and defaults): "uniform" (a 0,
+ * b 1), "normal" (mean 0, std 1), "constant" (val, required),
+ * "xavier_uniform" and "xavier_normal" (gain 1), "kaiming_uniform" and
+ * "kaiming_normal" (a 0, mode "fan_in" or "fan_out", nonlinearity
+ * "leaky_relu"); the xavier and kaiming ones need at least 2 dims. */
+int32_t wt_nn_init(wt_tensor t, const char *method, const wt_attr *settings, int32_t n_settings);
+/* torch.nn.init.calculate_gain: linear, identity, sigmoid, the conv names,
+ * tanh, relu, leaky_relu (param: its negative slope; torch's default 0.01
+ * is the caller's to pass), selu. */
+int32_t wt_nn_calculate_gain(const char *nonlinearity, double param, double *gain);
 
 /* ---- State dicts and checkpoints --------------------------------------------------- */
 

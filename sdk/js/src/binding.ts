@@ -41,6 +41,23 @@ export class WebtensorError extends Error {
   }
 }
 
+/**
+ * A valid request the runtime cannot serve here (WT_ERR_UNSUPPORTED): a
+ * device that does not open, a dtype or layout it lacks. Python's
+ * wt.UnsupportedError; a WebtensorError too.
+ */
+export class UnsupportedError extends WebtensorError {
+  constructor(message: string, needsAsync = false) {
+    super(ERR_UNSUPPORTED, message, needsAsync);
+    this.name = "UnsupportedError";
+  }
+}
+
+/** The error for a failed status: UnsupportedError for WT_ERR_UNSUPPORTED, else a WebtensorError. */
+export function runtimeError(status: number, message: string, needsAsync = false): WebtensorError {
+  return status === ERR_UNSUPPORTED ? new UnsupportedError(message, needsAsync) : new WebtensorError(status, message, needsAsync);
+}
+
 /** What the API needs from a runtime. Every call throws WebtensorError on failure. */
 export interface Binding extends DomainBinding {
   /** "node" (libwebtensor.so) or "browser" (webtensor.wasm). */
@@ -114,6 +131,20 @@ export interface Binding extends DomainBinding {
   setTuningPolicy(plugin: string, policy: string): void;
   /** wt_device_tuning_json: a device's kernel-variant decisions as JSON. */
   deviceTuning(device: string): string;
+  /** wt_device_sync: waits for the device's queued work (async: the browser must yield to the GPU). */
+  deviceSync(device: string): Promise<void>;
+  /** wt_device_info_json: what the device is and, for CUDA, its memory and libraries. */
+  deviceInfo(device: string): string;
+  /** wt_device_empty_cache: cached, unused device memory back to the driver. */
+  deviceEmptyCache(device: string): void;
+  /** wt_device_set_option: a device's switch ("allow_tf32" on CUDA). */
+  deviceSetOption(device: string, name: string, value: number): void;
+  /** wt_device_stream: the CUstream the device queues work on, as an integer. */
+  deviceStream(device: string): bigint;
+  /** wt_nn_init: the tensor behind h gets the initialiser's values (Go's nn draws them), in place. */
+  nnInit(h: number, method: string, settings: readonly AttrEntry[]): void;
+  /** wt_nn_calculate_gain: torch.nn.init.calculate_gain (param: leaky_relu's slope). */
+  nnCalculateGain(nonlinearity: string, param: number): number;
   /**
    * Checks a safetensors file with the runtime's validator (the C ABI's
    * wt_safetensors_header): prefix is its first bytes (at least the 8-byte

@@ -543,6 +543,85 @@ export function tidy<T extends Kept>(fn: () => T): T {
   return result;
 }
 
+/**
+ * A scope, Python's `with wt.scope() as s:`: every tensor made while it is
+ * open is disposed when it closes, except those passed to keep() (which
+ * then belong to the enclosing scope or tidy). `using s = wt.scope();`
+ * closes it at the end of the block; otherwise call close() in a finally.
+ * Scopes and tidy() nest: close the innermost first.
+ */
+export class Scope {
+  readonly #made = new Set<Tensor>();
+  readonly #kept = new Set<Tensor>();
+  #open = true;
+
+  /** @internal use scope() */
+  constructor() {
+    scopes.push(this.#made);
+  }
+
+  /** Keeps t past close(); returns it. */
+  keep<T extends Tensor>(t: T): T {
+    this.#kept.add(t);
+    return t;
+  }
+
+  close(): void {
+    if (!this.#open) return;
+    if (scopes[scopes.length - 1] !== this.#made) throw new Error("webtensor: scope closed while an inner scope or tidy() is open");
+    this.#open = false;
+    scopes.pop();
+    const outer = scopes[scopes.length - 1];
+    for (const t of this.#made) {
+      if (!this.#kept.has(t)) t.dispose();
+      else outer?.add(t);
+    }
+    this.#made.clear();
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/**
+ * @internal Takes t out of every open tidy() and scope(): state that must
+ * outlive them (a module's parameters and buffers), as Python's modules
+ * adopt theirs.
+ */
+export function unscope(t: Tensor): void {
+  for (const s of scopes) s.delete(t);
+}
+
+/** Opens a Scope (see there). */
+export function scope(): Scope {
+  return new Scope();
+}
+
+/** Whether x is a webtensor Tensor (torch.is_tensor). */
+export function isTensor(x: unknown): x is Tensor {
+  return x instanceof Tensor;
+}
+
+/**
+ * Runs the registry op `name` (built-in or a plugin's) as Python's wt.call
+ * does: one output comes back as a Tensor, several as an array. op() always
+ * returns the array.
+ */
+export function call(name: string, inputs: readonly (TensorLike | null | undefined)[] = [], attrs: Attrs = {}): Tensor | Tensor[] {
+  const outs = op(name, inputs, attrs);
+  return outs.length === 1 ? outs[0]! : outs;
+}
+
+/**
+ * Waits for every op queued on device (WebGPU, CUDA; the CPU has no queue)
+ * and rejects with a check a kernel failed since the last wait (an index
+ * out of range).
+ */
+export async function synchronize(device: string = defaultDevice()): Promise<void> {
+  await native().deviceSync(device);
+}
+
 /** Disposes every tensor in a value (tensor, arrays or objects of them). */
 export function dispose(x: unknown): void {
   const s = new Set<Tensor>();
@@ -657,12 +736,22 @@ export function device(): string {
 }
 
 /** A loaded WebAssembly plugin: its ops run like built-in ones (wt.op works too, by full name). */
-export interface Plugin {
-  readonly name: string;
+export class Plugin {
   /** Full op names, "<plugin>.<op>". */
   readonly ops: readonly string[];
+
+  /** @internal loadPlugin() and loadPluginBytes() make them. */
+  constructor(readonly name: string, ops: readonly string[]) {
+    this.ops = Object.freeze([...ops]);
+    Object.freeze(this);
+  }
+
   /** Calls one of the plugin's ops by its short or full name; returns every output. */
-  call(op: string, inputs: readonly (TensorLike | null | undefined)[], attrs?: Attrs): Tensor[];
+  call(o: string, inputs: readonly (TensorLike | null | undefined)[], attrs: Attrs = {}): Tensor[] {
+    const full = o.includes(".") ? o : `${this.name}.${o}`;
+    if (!this.ops.includes(full)) throw new Error(`webtensor: plugin ${this.name} has no op ${o} (ops: ${this.ops.join(", ")})`);
+    return op(full, inputs, attrs);
+  }
 }
 
 /** One kernel-variant decision of a device's tuner (deviceTuning). */
@@ -698,13 +787,5 @@ export function deviceTuning(device = "webgpu"): Record<string, TuningDecision> 
 export function loadPluginBytes(wasm: Uint8Array, label = "plugin.wasm"): Plugin {
   const { name, ops } = native().loadPlugin(wasm, label);
   refreshManifest();
-  const full = (o: string) => (o.includes(".") ? o : `${name}.${o}`);
-  return Object.freeze({
-    name,
-    ops: Object.freeze([...ops]),
-    call(o: string, inputs: readonly (TensorLike | null | undefined)[], attrs: Attrs = {}): Tensor[] {
-      if (!ops.includes(full(o))) throw new Error(`webtensor: plugin ${name} has no op ${o} (ops: ${ops.join(", ")})`);
-      return op(full(o), inputs, attrs);
-    },
-  });
+  return new Plugin(name, ops);
 }

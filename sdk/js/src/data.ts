@@ -2,10 +2,24 @@
 // .npz, safetensors, Parquet, image folders), the seeded shuffle, the worker
 // goroutines and the batch collation are the runtime's (the Go package data,
 // through the C ABI's wt_dataset_* and wt_loader_*), the same as Python's
-// wt.data; this file only wraps handles and iterates.
+// wt.data; this file only wraps handles and iterates. A dataset written in
+// JavaScript (a Dataset subclass) is read here in the order the runtime's
+// permutation gives, as Python reads its own, and batched by defaultCollate
+// (the stack op) or the caller's collate function.
 
 import { maybeNative, native } from "./binding.js";
-import { Tensor } from "./core.js";
+import { Tensor, tensor } from "./core.js";
+import { stack } from "./ops.gen.js";
+
+/**
+ * A map-style dataset written in JavaScript (torch.utils.data.Dataset):
+ * subclass it with `length` and `get(index)`, which may return a promise
+ * (a fetch). DataLoader reads it in its shuffle order.
+ */
+export abstract class Dataset<T = unknown> {
+  abstract readonly length: number;
+  abstract get(index: number): T | Promise<T>;
+}
 
 interface Info {
   len: number;
@@ -30,7 +44,7 @@ const loaderRegistry = new FinalizationRegistry<number>((h) => {
 });
 
 /** A dataset the runtime reads: records are arrays of Tensors, one per field. `dispose()` frees it (the GC does too). */
-export class NativeDataset {
+export class NativeDataset extends Dataset<Tensor[]> {
   #h: number;
   readonly length: number;
   readonly fields: readonly string[];
@@ -42,6 +56,7 @@ export class NativeDataset {
 
   /** @internal */
   constructor(handle: number) {
+    super();
     this.#h = handle;
     const info = JSON.parse(native().datasetInfo(handle)) as Info;
     this.length = info.len;
@@ -119,42 +134,85 @@ export function permutation(n: number, seed = 0, epoch = 0): number[] {
   return native().dataPermutation(n, seed, epoch);
 }
 
-export interface LoaderOptions {
+/**
+ * Stacks samples into a batch as PyTorch's default_collate: Tensors stack
+ * along a new first dim (the stack op), numbers become a 1-d tensor (i64
+ * when all are integers, as Python ints are, else f32), booleans a bool one,
+ * bigints an i64 one, arrays and objects collate field by field, anything
+ * else (strings) stays an array.
+ */
+export function defaultCollate(samples: readonly unknown[]): unknown {
+  if (samples.length === 0) throw new Error("webtensor: defaultCollate: no samples");
+  const first = samples[0];
+  if (first instanceof Tensor) return stack(samples as Tensor[]);
+  if (typeof first === "number") {
+    const xs = samples as number[];
+    return tensor(xs, undefined, { dtype: xs.every((x) => Number.isInteger(x)) ? "i64" : "f32" });
+  }
+  if (typeof first === "boolean" || typeof first === "bigint") return tensor(samples as boolean[]);
+  if (Array.isArray(first)) {
+    const n = first.length;
+    if (samples.some((s) => !Array.isArray(s) || s.length !== n)) throw new Error("webtensor: defaultCollate: samples have different lengths");
+    return Array.from({ length: n }, (_, i) => defaultCollate(samples.map((s) => (s as unknown[])[i])));
+  }
+  if (first !== null && typeof first === "object" && Object.getPrototypeOf(first) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(first)) out[k] = defaultCollate(samples.map((s) => (s as Record<string, unknown>)[k]));
+    return out;
+  }
+  return [...samples];
+}
+
+export interface LoaderOptions<T = unknown> {
   batchSize?: number;
   shuffle?: boolean;
   seed?: number;
   dropLast?: boolean;
-  /** Worker goroutines; 0 reads each batch when asked for. */
+  /** Worker goroutines (a NativeDataset); for a JavaScript dataset, batches read concurrently (0: one at a time). */
   numWorkers?: number;
   /** Batches each worker reads ahead. */
   prefetchFactor?: number;
   device?: string;
+  /** Turns a batch's samples into the batch (default: defaultCollate). With it, a NativeDataset is read record by record. */
+  collateFn?: (samples: T[]) => unknown;
 }
 
 /**
- * PyTorch's DataLoader over a NativeDataset: `for await (const [x, y] of loader)`
- * reads one epoch, each pass the next epoch (its own shuffle), or the one
- * setEpoch() names.
+ * PyTorch's DataLoader: `for await (const [x, y] of loader)` reads one
+ * epoch, each pass the next epoch (its own shuffle), or the one setEpoch()
+ * names. A NativeDataset is loaded by the runtime (its workers, its
+ * collation); a JavaScript Dataset is read here, in the same order for the
+ * same seed.
  */
-export class DataLoader {
-  #h: number;
+export class DataLoader<T = Tensor[]> {
+  #h = 0;
   #epoch = 0;
-  readonly dataset: NativeDataset;
+  readonly dataset: Dataset<unknown>;
+  readonly #o: LoaderOptions<any>;
 
-  constructor(dataset: NativeDataset, options: LoaderOptions = {}) {
+  constructor(dataset: Dataset<unknown>, options: LoaderOptions<any> = {}) {
     this.dataset = dataset;
-    const o = options;
-    const json = JSON.stringify({
-      batch_size: o.batchSize, shuffle: o.shuffle, seed: o.seed, drop_last: o.dropLast,
-      workers: o.numWorkers, prefetch: o.prefetchFactor, device: o.device,
-    });
-    this.#h = native().loaderNew(dataset.handle, json);
-    loaderRegistry.register(this, this.#h, this);
+    const o = (this.#o = options);
+    const batch = o.batchSize ?? 1;
+    if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`webtensor: batchSize must be an integer >= 1, got ${batch}`);
+    if (dataset instanceof NativeDataset && !o.collateFn) {
+      const json = JSON.stringify({
+        batch_size: o.batchSize, shuffle: o.shuffle, seed: o.seed, drop_last: o.dropLast,
+        workers: o.numWorkers, prefetch: o.prefetchFactor, device: o.device,
+      });
+      this.#h = native().loaderNew(dataset.handle, json);
+      loaderRegistry.register(this, this.#h, this);
+    } else if (!(dataset instanceof Dataset)) {
+      throw new TypeError("webtensor: DataLoader takes a NativeDataset or a Dataset subclass");
+    }
   }
 
   /** Batches per epoch. */
   get length(): number {
-    return native().loaderLen(this.#live());
+    if (this.#h) return native().loaderLen(this.#h);
+    const n = this.dataset.length;
+    const b = this.#o.batchSize ?? 1;
+    return this.#o.dropLast ? Math.floor(n / b) : Math.ceil(n / b);
   }
 
   /** The epoch the next pass reads; passes count on from it. */
@@ -163,14 +221,55 @@ export class DataLoader {
     this.#epoch = epoch;
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<Tensor[]> {
+  async *[Symbol.asyncIterator](): AsyncGenerator<T> {
+    const epoch = this.#epoch++;
+    if (!(this.dataset instanceof NativeDataset) || this.#o.collateFn) {
+      yield* this.#read(epoch) as AsyncGenerator<T>;
+      return;
+    }
     const h = this.#live();
-    native().loaderEpoch(h, this.#epoch++);
+    native().loaderEpoch(h, epoch);
     for (;;) {
       const hs = await native().loaderNext(h);
       if (hs.length === 0) return;
-      yield hs.map((x) => new Tensor(x));
+      yield hs.map((x) => new Tensor(x)) as T;
     }
+  }
+
+  /** One epoch of a dataset read here: its batches in permutation order, up to numWorkers·prefetchFactor in flight. */
+  async *#read(epoch: number): AsyncGenerator<unknown> {
+    const o = this.#o;
+    const n = this.dataset.length;
+    const size = o.batchSize ?? 1;
+    const order = o.shuffle ? permutation(n, o.seed ?? 0, epoch) : Array.from({ length: n }, (_, i) => i);
+    const end = o.dropLast ? n - (n % size) : n;
+    const batches: number[][] = [];
+    for (let i = 0; i < end; i += size) batches.push(order.slice(i, i + size));
+    const window = Math.max(1, (o.numWorkers ?? 0) * (o.prefetchFactor ?? 2));
+    const pending: Promise<unknown>[] = [];
+    let next = 0;
+    while (next < batches.length || pending.length) {
+      while (next < batches.length && pending.length < window) pending.push(this.#batch(batches[next++]!));
+      yield await pending.shift();
+    }
+  }
+
+  async #batch(idx: number[]): Promise<unknown> {
+    const ds = this.dataset;
+    const native = ds instanceof NativeDataset;
+    const samples = await Promise.all(idx.map((i) => (native ? ds.get(i, this.#o.device) : ds.get(i))));
+    const batch = (this.#o.collateFn ?? defaultCollate)(samples);
+    if (native) { // the records' tensors are this loader's: free those the batch does not hold
+      const kept = new Set<unknown>();
+      const walk = (x: unknown): void => {
+        if (x instanceof Tensor) kept.add(x);
+        else if (Array.isArray(x)) x.forEach(walk);
+        else if (x && typeof x === "object") Object.values(x).forEach(walk);
+      };
+      walk(batch);
+      for (const t of (samples as Tensor[][]).flat()) if (!kept.has(t)) t.dispose();
+    }
+    return batch;
   }
 
   #live(): number {

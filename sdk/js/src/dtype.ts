@@ -89,3 +89,27 @@ export function dtypeOfArray(a: TypedArray): DType {
   }
   throw new TypeError(`webtensor: a ${tag || typeof a} has no webtensor dtype (Uint8ClampedArray, BigUint64Array and Float16Array are not supported)`);
 }
+
+/** What one element type is: Python's wt.DType (wt.f32 ...), its fields in camelCase. */
+export interface DTypeInfo {
+  readonly name: DType;
+  /** The wt_dtype code the runtime uses. */
+  readonly code: number;
+  /** Bytes per element. */
+  readonly itemsize: number;
+  readonly isFloating: boolean;
+}
+
+/**
+ * The element types by name ("f32" ... "bool", and aliases such as
+ * "float32"): `wt.DType.f16.itemsize`. The type DType is their names, which
+ * is what options take.
+ */
+export const DType: Readonly<Record<string, DTypeInfo>> = Object.freeze(
+  Object.fromEntries(
+    [...Object.entries(DTYPES), ...Object.entries(ALIASES).map(([a, n]) => [a, DTYPES[n]] as const)].map(([name, i]) => [
+      name,
+      Object.freeze({ name: (BY_CODE.get(i.code) ?? name) as DType, code: i.code, itemsize: i.size, isFloating: i.floating }),
+    ]),
+  ),
+);

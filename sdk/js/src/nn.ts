@@ -2,11 +2,18 @@
 // have in common, and initialisation drawn like theirs (the same seed gives
 // the same weights in Go, Python, Java and JavaScript).
 
-import { WebtensorError, native } from "./binding.js";
+import { native } from "./binding.js";
 import { Tensor, noGrad } from "./core.js";
 import type { DType } from "./dtype.js";
+import { Module } from "./module.js";
+import type { LayerOptions } from "./module.js";
 import * as ops from "./ops.gen.js";
-import { stateOf } from "./serialize.js";
+
+export { Module, ModuleList, Parameter } from "./module.js";
+export type { LayerOptions } from "./module.js";
+export { BatchNorm1d, BatchNorm2d, CrossEntropyLoss, Identity, MultiheadAttention } from "./layers.js";
+export type { BatchNormOptions, CrossEntropyLossOptions, MultiheadAttentionOptions, AttentionCallOptions } from "./layers.js";
+export * as init from "./init.js";
 
 /**
  * Scales the gradients of params so that their total normType-norm is at
@@ -45,111 +52,6 @@ function defaultWeightAndBias(wShape: number[], biasLen: number | null, dtype?: 
   const w = uniform(wShape, -bound, bound, dtype, device);
   const b = biasLen === null ? null : uniform([biasLen], -bound, bound, dtype, device);
   return [w, b];
-}
-
-export interface LayerOptions {
-  dtype?: DType;
-  device?: string;
-}
-
-/** The base of every layer: parameters and child modules by name, train/eval, state dicts. */
-export class Module {
-  training = true;
-  readonly #params = new Map<string, Tensor | null>();
-  readonly #children = new Map<string, Module>();
-
-  /** Computes the layer; subclasses override it. */
-  forward(..._inputs: Tensor[]): Tensor {
-    throw new Error(`webtensor: ${this.constructor.name} does not define forward()`);
-  }
-
-  /** Calls forward (what `model(x)` is in PyTorch). */
-  call(...inputs: Tensor[]): Tensor {
-    return this.forward(...inputs);
-  }
-
-  /** Registers a parameter (null: an absent one, such as a bias turned off); it is made to require gradients. */
-  protected registerParameter(name: string, t: Tensor | null): void {
-    if (this.#params.has(name) || this.#children.has(name)) throw new Error(`webtensor: ${name} is registered twice`);
-    if (t) t.requiresGrad = true;
-    this.#params.set(name, t);
-  }
-
-  protected registerModule(name: string, m: Module): void {
-    if (this.#params.has(name) || this.#children.has(name)) throw new Error(`webtensor: ${name} is registered twice`);
-    this.#children.set(name, m);
-  }
-
-  /** The parameter called name; throws when there is none. */
-  param(name: string): Tensor | null {
-    if (!this.#params.has(name)) throw new Error(`webtensor: ${this.constructor.name} has no parameter ${name}`);
-    return this.#params.get(name)!;
-  }
-
-  /** [name, parameter] pairs in registration order, children's as "child.name". */
-  namedParameters(prefix = ""): [string, Tensor][] {
-    const out: [string, Tensor][] = [];
-    for (const [n, t] of this.#params) if (t) out.push([prefix + n, t]);
-    for (const [n, m] of this.#children) out.push(...m.namedParameters(`${prefix}${n}.`));
-    return out;
-  }
-
-  parameters(): Tensor[] {
-    return this.namedParameters().map(([, t]) => t);
-  }
-
-  children(): Module[] {
-    return [...this.#children.values()];
-  }
-
-  /** The state (today: the parameters) by PyTorch-style name; the tensors themselves, not copies. */
-  stateDict(): Map<string, Tensor> {
-    return new Map(this.namedParameters());
-  }
-
-  /**
-   * Copies a state dict (from wt.load or another model) into this model's
-   * parameters, on their devices; the parameter objects (and their handles)
-   * stay. Strict: every name must match and every shape and dtype agree,
-   * else nothing is changed and one error lists every problem.
-   */
-  loadStateDict(state: Map<string, Tensor> | Record<string, Tensor>): void {
-    const rt = native();
-    const mine = stateOf(this.stateDict());
-    try {
-      const given = stateOf(state instanceof Map ? state : Object.entries(state));
-      try {
-        rt.stateAssign(mine, given, true, this.constructor.name);
-      } catch (e) {
-        if (e instanceof WebtensorError) throw new WebtensorError(e.status, `loadStateDict: ${e.message}`);
-        throw e;
-      } finally {
-        rt.stateFree(given);
-      }
-    } finally {
-      rt.stateFree(mine);
-    }
-  }
-
-  /** Training mode (dropout active) on this module and its children. */
-  train(on = true): this {
-    this.training = on;
-    for (const m of this.#children.values()) m.train(on);
-    return this;
-  }
-
-  eval(): this {
-    return this.train(false);
-  }
-
-  zeroGrad(): void {
-    for (const p of this.parameters()) p.zeroGrad();
-  }
-
-  /** Frees every parameter. */
-  dispose(): void {
-    for (const p of this.parameters()) p.dispose();
-  }
 }
 
 /** y = x W^T + b over the last dimension. State: weight (out, in), bias (out). */
@@ -296,7 +198,7 @@ export class Sequential extends Module {
     let y = x;
     for (const m of this.children()) {
       const next = m.forward(y);
-      if (y !== x) y.dispose();
+      if (y !== x && y !== next) y.dispose(); // a layer may return its input (Identity)
       y = next;
     }
     return y;

@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type * as KoffiNS from "koffi";
-import { ABI_VERSION, ERR_BUFFER_TOO_SMALL, OK, WebtensorError } from "./binding.js";
+import { ABI_VERSION, ERR_BUFFER_TOO_SMALL, OK, runtimeError } from "./binding.js";
 import type { AttrEntry, Binding } from "./binding.js";
 import { DTYPES, dtypeFromCode } from "./dtype.js";
 import type { TypedArray } from "./dtype.js";
@@ -107,6 +107,13 @@ const PROTOTYPES = {
   wt_plugin_ops: "int32_t wt_plugin_ops(const char *plugin, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_tuning_policy_set: "int32_t wt_tuning_policy_set(const char *plugin, const char *policy)",
   wt_device_tuning_json: "int32_t wt_device_tuning_json(const char *device, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_device_sync: "int32_t wt_device_sync(const char *device)",
+  wt_device_info_json: "int32_t wt_device_info_json(const char *device, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_device_empty_cache: "int32_t wt_device_empty_cache(const char *device)",
+  wt_device_set_option: "int32_t wt_device_set_option(const char *device, const char *name, int64_t value)",
+  wt_device_stream: "int32_t wt_device_stream(const char *device, _Out_ uint64_t *stream)",
+  wt_nn_init: "int32_t wt_nn_init(int64_t t, const char *method, const wt_attr *settings, int32_t ns)",
+  wt_nn_calculate_gain: "int32_t wt_nn_calculate_gain(const char *nonlinearity, double param, _Out_ double *gain)",
   wt_set_num_threads: "int32_t wt_set_num_threads(int32_t n)",
   wt_profile_start: "int32_t wt_profile_start(int32_t flags)",
   wt_profile_stop: "int32_t wt_profile_stop(void)",
@@ -211,7 +218,7 @@ function load(): Native {
 function check(status: number): void {
   if (status !== OK) {
     const msg = (native!.wt_last_error() as string) || `webtensor: status ${status}`;
-    throw new WebtensorError(status, msg);
+    throw runtimeError(status, msg);
   }
 }
 
@@ -430,6 +437,15 @@ function nodeBinding(lib: Native): Binding {
     },
     setTuningPolicy: (plugin, policy) => check(lib.wt_tuning_policy_set(plugin, policy)),
     deviceTuning: (device) => readString(lib.wt_device_tuning_json, device),
+    deviceSync: async (device) => check(lib.wt_device_sync(device)),
+    deviceInfo: (device) => readString(lib.wt_device_info_json, device),
+    deviceEmptyCache: (device) => check(lib.wt_device_empty_cache(device)),
+    deviceSetOption: (device, name, value) => check(lib.wt_device_set_option(device, name, value)),
+    deviceStream: (device) => {
+      const s = new BigUint64Array(1);
+      check(lib.wt_device_stream(device, s));
+      return s[0]!;
+    },
     safetensorsHeader: (prefix, fileSize, name) =>
       readString(lib.wt_safetensors_header, prefix, prefix.byteLength, BigInt(fileSize), name),
     ...trainingCalls(lib),
@@ -460,6 +476,12 @@ function trainingCalls(lib: Native) {
       newHandle((o) => lib.wt_clip_grad_norm(list(params), params.length, maxNorm, normType, o)),
     clipGradValue: (params: readonly number[], clip: number) =>
       check(lib.wt_clip_grad_value(list(params), params.length, clip)),
+    nnInit: (h: number, method: string, s: readonly AttrEntry[]) => check(lib.wt_nn_init(h, method, settings(s), s.length)),
+    nnCalculateGain: (nonlinearity: string, param: number) => {
+      const g = new Float64Array(1);
+      check(lib.wt_nn_calculate_gain(nonlinearity, param, g));
+      return g[0]!;
+    },
     stateNew: () => newHandle((o) => lib.wt_state_new(o)),
     stateFree: (s: number) => check(lib.wt_state_free(s)),
     statePut: (s: number, name: string, t: number) => check(lib.wt_state_put(s, name, t)),

@@ -7,21 +7,37 @@
 import { maybeNative, native } from "./binding.js";
 import { Tensor } from "./core.js";
 
+type Dim = number | string | null;
+
 /** A declared input or output: a dim is a number, a symbolic name (ONNX's dim_param) or null (undeclared). */
-export interface ValueInfo {
-  readonly name: string;
-  /** "f32", "i64", ...; "" when the model does not declare it. */
-  readonly dtype: string;
-  /** null when the model does not declare the rank. */
-  readonly shape: readonly (number | string | null)[] | null;
+export class ValueInfo {
+  /** @internal Model makes them from the runtime's wt_onnx_info_json. */
+  constructor(
+    readonly name: string,
+    /** "f32", "i64", ...; "" when the model does not declare it. */
+    readonly dtype: string,
+    /** null when the model does not declare the rank. */
+    readonly shape: readonly Dim[] | null,
+  ) {
+    Object.freeze(this.shape);
+    Object.freeze(this);
+  }
+}
+
+interface Declared {
+  name: string;
+  dtype: string;
+  shape: Dim[] | null;
 }
 
 interface Info {
   opset: number;
   device: string;
-  inputs: ValueInfo[];
-  outputs: ValueInfo[];
+  inputs: Declared[];
+  outputs: Declared[];
 }
+
+const values = (ds: Declared[]) => Object.freeze(ds.map((d) => new ValueInfo(d.name, d.dtype, d.shape)));
 
 const modelRegistry = new FinalizationRegistry<number>((m) => {
   try {
@@ -46,8 +62,8 @@ export class Model {
   constructor(handle: number) {
     this.#m = handle;
     const info = JSON.parse(native().onnxInfo(handle)) as Info;
-    this.inputs = info.inputs;
-    this.outputs = info.outputs;
+    this.inputs = values(info.inputs);
+    this.outputs = values(info.outputs);
     this.opset = info.opset;
     this.device = info.device;
     modelRegistry.register(this, handle, this);

@@ -6,7 +6,7 @@
 // the native library. Each returns its value or an Error with a `status`,
 // which becomes a WebtensorError here.
 
-import { ABI_VERSION, ERR_INVALID, WebtensorError } from "./binding.js";
+import { ABI_VERSION, ERR_INVALID, runtimeError } from "./binding.js";
 import type { AttrEntry, Binding, DomainBinding } from "./binding.js";
 import type { TypedArray } from "./dtype.js";
 import { chooseDevice } from "./choice.js";
@@ -27,6 +27,7 @@ interface GoCalls {
   wt_image_processor_preprocess_video_async(proc: number, videos: number[], device: string | null): Promise<number>;
   wt_dataset_get_async(ds: number, index: number, device: string | null): Promise<number[]>;
   wt_loader_next_async(loader: number): Promise<number[]>;
+  wt_device_sync_async(device: string): Promise<void>;
   [sync: string]: unknown;
 }
 
@@ -56,7 +57,7 @@ export interface BrowserInitOptions {
 function rethrow(e: unknown): never {
   if (e instanceof Error) {
     const x = e as Error & { status?: number; needsAsync?: boolean };
-    throw new WebtensorError(x.status ?? ERR_INVALID, e.message, x.needsAsync ?? false);
+    throw runtimeError(x.status ?? ERR_INVALID, e.message, x.needsAsync ?? false);
   }
   throw e;
 }
@@ -139,6 +140,13 @@ function wasmBinding(go: GoCalls): Binding {
       throw new Error("webtensor: tuning policies are WebAssembly plugins, which run in Node (the browser build has no plugin host)");
     },
     deviceTuning: (device) => call<string>("wt_device_tuning_json", device),
+    deviceSync: (device) => settle(go.wt_device_sync_async(device)),
+    deviceInfo: (device) => call<string>("wt_device_info_json", device),
+    deviceEmptyCache: (device) => call("wt_device_empty_cache", device),
+    deviceSetOption: (device, name, value) => call("wt_device_set_option", device, name, value),
+    deviceStream: (device) => BigInt(call<string>("wt_device_stream", device)), // uint64 crosses as a decimal string
+    nnInit: (h, method, s) => call("wt_nn_init", h, method, plainAttrs(s)),
+    nnCalculateGain: (nonlinearity, param) => call<number>("wt_nn_calculate_gain", nonlinearity, param),
     safetensorsHeader: (prefix, fileSize, name) => call<string>("wt_safetensors_header", prefix, fileSize, name),
     optimizerNew: (kind, params, s) => call<number>("wt_optimizer_new", kind, [...params], plainAttrs(s)),
     optimizerSet: (opt, s) => call("wt_optimizer_set", opt, plainAttrs(s)),

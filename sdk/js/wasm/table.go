@@ -120,6 +120,8 @@ var calls = map[string]call{
 	"wt_lr_schedule":          lrSchedule,
 	"wt_clip_grad_norm":       clipGradNorm,
 	"wt_clip_grad_value":      clipGradValue,
+	"wt_nn_init":              nnInit,
+	"wt_nn_calculate_gain":    nnCalculateGain,
 
 	// ONNX models
 	"wt_onnx_load_bytes":   onnxLoadBytes,

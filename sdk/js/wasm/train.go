@@ -115,6 +115,32 @@ func clipGradValue(a args) (any, error) {
 	return nil, abi.ClipGradValue(ps, clip)
 }
 
+// nnInit(tensor, method, settings)
+func nnInit(a args) (any, error) {
+	t, err := a.handle(0)
+	if err != nil {
+		return nil, err
+	}
+	method, err := a.str(1, "method")
+	if err != nil {
+		return nil, err
+	}
+	return nil, abi.NNInit(t, method, a.settings(2))
+}
+
+// nnCalculateGain(nonlinearity, param) -> gain
+func nnCalculateGain(a args) (any, error) {
+	n, err := a.str(0, "nonlinearity")
+	if err != nil {
+		return nil, err
+	}
+	param, err := a.float(1, "param")
+	if err != nil {
+		return nil, err
+	}
+	return abi.NNCalculateGain(n, param)
+}
+
 // statePut(state, name, tensor)
 func statePut(a args) (any, error) {
 	s, err := a.int(0, "state handle")

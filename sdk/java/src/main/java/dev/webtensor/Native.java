@@ -100,6 +100,12 @@ final class Native {
     static final MethodHandle PLUGIN_OPS = fn("wt_plugin_ops", I, A, A, L, A);
     static final MethodHandle TUNING_POLICY_SET = fn("wt_tuning_policy_set", I, A, A);
     static final MethodHandle DEVICE_TUNING = fn("wt_device_tuning_json", I, A, A, L, A);
+    // Devices (Cuda, Webtensor.synchronize).
+    static final MethodHandle DEVICE_SYNC = fn("wt_device_sync", I, A);
+    static final MethodHandle DEVICE_INFO_JSON = fn("wt_device_info_json", I, A, A, L, A);
+    static final MethodHandle DEVICE_EMPTY_CACHE = fn("wt_device_empty_cache", I, A);
+    static final MethodHandle DEVICE_SET_OPTION = fn("wt_device_set_option", I, A, A, L);
+    static final MethodHandle DEVICE_STREAM = fn("wt_device_stream", I, A, A);
     static final MethodHandle TRACE_BEGIN = fn("wt_trace_begin", I, A, I);
     static final MethodHandle TRACE_END = fn("wt_trace_end", I, A, I, A);
     static final MethodHandle TRACE_ABORT = fn("wt_trace_abort", I);
@@ -118,6 +124,8 @@ final class Native {
     static final MethodHandle LR_SCHEDULE = fn("wt_lr_schedule", I, A, A, I, JAVA_DOUBLE, L, A);
     static final MethodHandle CLIP_GRAD_NORM = fn("wt_clip_grad_norm", I, A, I, JAVA_DOUBLE, JAVA_DOUBLE, A);
     static final MethodHandle CLIP_GRAD_VALUE = fn("wt_clip_grad_value", I, A, I, JAVA_DOUBLE);
+    static final MethodHandle NN_INIT = fn("wt_nn_init", I, L, A, A, I);
+    static final MethodHandle NN_CALCULATE_GAIN = fn("wt_nn_calculate_gain", I, A, JAVA_DOUBLE, A);
     static final MethodHandle STATE_NEW = fn("wt_state_new", I, A);
     static final MethodHandle STATE_FREE = fn("wt_state_free", I, L);
     static final MethodHandle STATE_PUT = fn("wt_state_put", I, L, A, L);
@@ -143,6 +151,19 @@ final class Native {
     static final MethodHandle ONNX_OUTPUT_NAME = fn("wt_onnx_output_name", I, L, I, A, L, A);
     static final MethodHandle ONNX_INFO_JSON = fn("wt_onnx_info_json", I, L, A, L, A);
     static final MethodHandle ONNX_RUN = fn("wt_onnx_run", I, L, A, A, I, A, I, A);
+    // Datasets and loaders (NativeDataset, DataLoader, Data).
+    static final MethodHandle DATASET_OPEN = fn("wt_dataset_open", I, A, A);
+    static final MethodHandle DATASET_OPEN_BYTES = fn("wt_dataset_open_bytes", I, A, A, L, A);
+    static final MethodHandle DATASET_FROM_TENSORS = fn("wt_dataset_from_tensors", I, A, A, I, A);
+    static final MethodHandle DATASET_INFO_JSON = fn("wt_dataset_info_json", I, L, A, L, A);
+    static final MethodHandle DATASET_GET = fn("wt_dataset_get", I, L, L, A, A, I, A);
+    static final MethodHandle DATASET_FREE = fn("wt_dataset_free", I, L);
+    static final MethodHandle LOADER_NEW = fn("wt_loader_new", I, L, A, A);
+    static final MethodHandle LOADER_LEN = fn("wt_loader_len", I, L, A);
+    static final MethodHandle LOADER_EPOCH = fn("wt_loader_epoch", I, L, L);
+    static final MethodHandle LOADER_NEXT = fn("wt_loader_next", I, L, A, I, A);
+    static final MethodHandle LOADER_FREE = fn("wt_loader_free", I, L);
+    static final MethodHandle DATA_PERMUTATION = fn("wt_data_permutation", I, L, L, L, A);
     // The domain libraries (Multimodal, Diffusion).
     static final MethodHandle TOKENIZER_LOAD = fn("wt_tokenizer_load", I, A, A);
     static final MethodHandle TOKENIZER_LOAD_BYTES = fn("wt_tokenizer_load_bytes", I, A, L, A);
@@ -285,7 +306,8 @@ final class Native {
      */
     static WebtensorException error(int status) {
         String msg = cString((MemorySegment) invoke(LAST_ERROR));
-        return new WebtensorException(status, statusName(status), msg);
+        return status == ERR_UNSUPPORTED ? new UnsupportedError(statusName(status), msg)
+                : new WebtensorException(status, statusName(status), msg);
     }
 
     static String statusName(int status) {

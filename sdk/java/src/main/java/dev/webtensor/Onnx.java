@@ -53,15 +53,37 @@ public final class Onnx implements AutoCloseable {
         }
     }
 
+    /**
+     * A declared input or output, Python's {@code wt.onnx.ValueInfo}: dtype is
+     * "f32", "i64", ... ("" when undeclared); shape is null when the rank is
+     * undeclared, else one entry per dim: a Long, a String (a symbolic
+     * dim_param) or null (undeclared).
+     */
+    public record ValueInfo(String name, String dtype, List<Object> shape) {
+        @SuppressWarnings("unchecked")
+        static List<ValueInfo> of(Object declared) {
+            List<ValueInfo> out = new ArrayList<>();
+            for (Object o : (List<Object>) declared) {
+                Map<String, Object> v = (Map<String, Object>) o;
+                out.add(new ValueInfo((String) v.get("name"), (String) v.get("dtype"), (List<Object>) v.get("shape")));
+            }
+            return List.copyOf(out);
+        }
+    }
+
     private final Handle state;
     private final Cleaner.Cleanable cleanable;
     private final List<String> inputs, outputs;
+    private final List<ValueInfo> inputInfo, outputInfo;
 
     private Onnx(long handle) {
         this.state = new Handle(handle);
         this.cleanable = Tensor.CLEANER.register(this, state);
         this.inputs = names(handle, Native.ONNX_INPUT_COUNT, Native.ONNX_INPUT_NAME);
         this.outputs = names(handle, Native.ONNX_OUTPUT_COUNT, Native.ONNX_OUTPUT_NAME);
+        Map<String, Object> info = Json.object(info(), "wt_onnx_info_json");
+        this.inputInfo = ValueInfo.of(info.get("inputs"));
+        this.outputInfo = ValueInfo.of(info.get("outputs"));
     }
 
     /** Imports the model at path onto the default device; external data files are read from its folder. */
@@ -110,6 +132,16 @@ public final class Onnx implements AutoCloseable {
 
     public List<String> outputNames() {
         return outputs;
+    }
+
+    /** The declared inputs a caller supplies (initializers excluded), in the model's order. */
+    public List<ValueInfo> inputs() {
+        return inputInfo;
+    }
+
+    /** The declared outputs, in the model's order. */
+    public List<ValueInfo> outputs() {
+        return outputInfo;
     }
 
     /**

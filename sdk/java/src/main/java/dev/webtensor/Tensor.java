@@ -65,6 +65,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     private Tensor(long handle) {
         this.state = new Handle(handle);
         this.cleanable = CLEANER.register(this, state);
+        Scope.made(this);
     }
 
     /** Takes ownership of a new handle from the library. */
@@ -258,6 +259,25 @@ public final class Tensor extends TensorOps implements AutoCloseable {
             return copyOf(segment, dtype, shape);
         }
         return wrap(DLPack.importSegment(segment, dtype, shape, strides));
+    }
+
+    /**
+     * A tensor over another library's DLPack export, Python's
+     * {@code wt.from_dlpack}: managed is a {@code DLManagedTensorVersioned*}
+     * (DLPack 1.x) that the tensor takes over without a copy (CPU and CUDA
+     * memory; the library calls its deleter once the tensor and its views are
+     * gone). On failure the caller still owns it. Java has no capsule
+     * protocol, so this takes the pointer a native library hands out.
+     */
+    public static Tensor fromDlpack(MemorySegment managed) {
+        if (managed == null || managed.equals(MemorySegment.NULL)) {
+            throw new IllegalArgumentException("fromDlpack: the DLManagedTensorVersioned pointer is NULL");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_LONG);
+            Native.call(Native.FROM_DLPACK_VERSIONED, managed, out);
+            return wrap(out.get(JAVA_LONG, 0));
+        }
     }
 
     /** A copy of {@code data} (any segment) as a new tensor on the default device. */

@@ -34,6 +34,35 @@ public final class Webtensor {
         return Native.readString((buf, cap, needed) -> (int) Native.MANIFEST.invokeExact(buf, cap, needed));
     }
 
+    /** The op manifest, parsed: {"version": n, "ops": [{"name", "inputs", "attrs", "dtypes", ...}, ...]}. */
+    public static java.util.Map<String, Object> manifest() {
+        return Json.object(manifestJson(), "wt_manifest_json");
+    }
+
+    /** Whether x is a webtensor {@link Tensor} (torch.is_tensor). */
+    public static boolean isTensor(Object x) {
+        return x instanceof Tensor;
+    }
+
+    /**
+     * Opens a {@link Scope}: tensors this thread makes until it closes are
+     * closed then, except those it keeps.
+     */
+    public static Scope scope() {
+        return new Scope();
+    }
+
+    /**
+     * Waits for every op queued on device (WebGPU, CUDA; the CPU has no
+     * queue); a check a kernel failed since the last wait (an index out of
+     * range) is thrown here.
+     */
+    public static void synchronize(String device) {
+        try (Arena arena = Arena.ofConfined()) {
+            Native.call(Native.DEVICE_SYNC, arena.allocateFrom(device));
+        }
+    }
+
     /** Names of the devices whose backend opens here, best first ("cpu" at least). */
     public static List<String> devices() {
         int n;
@@ -172,6 +201,23 @@ public final class Webtensor {
      */
     public static Tensor[] op(String name, Tensor[] inputs, Attr... attrs) {
         return Op.call(name, inputs, attrs);
+    }
+
+    /**
+     * Python's {@code wt.call} for an op with one output: runs the registry op
+     * (a plugin's too) and returns its output. An op with several outputs is
+     * an {@link IllegalArgumentException} naming {@link #op}, which returns
+     * them all (nothing is left open).
+     */
+    public static Tensor call(String name, Tensor[] inputs, Attr... attrs) {
+        Tensor[] outs = op(name, inputs, attrs);
+        if (outs.length != 1) {
+            for (Tensor t : outs) {
+                t.close();
+            }
+            throw new IllegalArgumentException(name + " has " + outs.length + " outputs: call it with Webtensor.op");
+        }
+        return outs[0];
     }
 
     /**
@@ -330,6 +376,41 @@ public final class Webtensor {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment d = arena.allocateFrom(device);
             return Native.readString((buf, cap, needed) -> (int) Native.DEVICE_TUNING.invokeExact(d, buf, cap, needed));
+        }
+    }
+
+    /**
+     * A device's kernel-variant decisions, parsed: "op|class" to the variant
+     * kept ("variant"), its timings ("timings_ns") and any tuning policy's
+     * proposal ("policy", "proposed", "reason", "kept"); empty for a device
+     * that tunes nothing (the CPU).
+     */
+    public static java.util.Map<String, Object> deviceTuning(String device) {
+        return Json.object(deviceTuningJson(device), "wt_device_tuning_json");
+    }
+
+    /**
+     * torch.nn.init in place, for {@code nn.Init}: the tensor behind t's handle
+     * gets values the library's initialiser draws (Go's nn package: the same
+     * seed gives the same weights in every SDK), keeping its handle, shape,
+     * dtype and device; a leaf that requires a gradient stays one with its
+     * gradient. method and settings are wt_nn_init's (capi/include/webtensor.h).
+     */
+    public static void nnInit(Tensor t, String method, List<Attr> settings) {
+        try (Arena arena = Arena.ofConfined()) {
+            int n = (int) settings.stream().filter(java.util.Objects::nonNull).count();
+            Native.call(Native.NN_INIT, t.handle(), arena.allocateFrom(method), Op.encodeAll(arena, settings), n);
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(t);
+        }
+    }
+
+    /** torch.nn.init.calculate_gain, the library's: param is leaky_relu's negative slope. */
+    public static double nnCalculateGain(String nonlinearity, double param) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(java.lang.foreign.ValueLayout.JAVA_DOUBLE);
+            Native.call(Native.NN_CALCULATE_GAIN, arena.allocateFrom(nonlinearity), param, out);
+            return out.get(java.lang.foreign.ValueLayout.JAVA_DOUBLE, 0);
         }
     }
 

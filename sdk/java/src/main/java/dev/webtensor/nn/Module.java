@@ -1,5 +1,6 @@
 package dev.webtensor.nn;
 
+import dev.webtensor.Scope;
 import dev.webtensor.StateDict;
 import dev.webtensor.Tensor;
 import dev.webtensor.WebtensorException;
@@ -24,6 +25,7 @@ import java.util.SequencedMap;
  */
 public abstract class Module implements AutoCloseable {
     private final SequencedMap<String, Tensor> params = new LinkedHashMap<>();
+    private final SequencedMap<String, Tensor> buffers = new LinkedHashMap<>();
     private final SequencedMap<String, Module> children = new LinkedHashMap<>();
     private boolean training = true;
 
@@ -39,8 +41,24 @@ public abstract class Module implements AutoCloseable {
         checkName(name);
         if (t != null) {
             t.requiresGrad(true);
+            Scope.release(t); // the module's from now on, even when built inside a Webtensor.scope()
         }
         params.put(name, t);
+        return t;
+    }
+
+    /**
+     * Registers state that is not trained (BatchNorm's running statistics)
+     * under name (null: an absent one): in the state dict after this module's
+     * parameters, closed with the module, never given to an optimizer. The
+     * module owns it from now on. Returns t.
+     */
+    protected final Tensor registerBuffer(String name, Tensor t) {
+        checkName(name);
+        if (t != null) {
+            Scope.release(t);
+        }
+        buffers.put(name, t);
         return t;
     }
 
@@ -59,7 +77,7 @@ public abstract class Module implements AutoCloseable {
         if (name == null || name.isEmpty() || name.contains(".")) {
             throw new IllegalArgumentException(what + ": invalid name \"" + name + "\" (non-empty, without '.')");
         }
-        if (params.containsKey(name) || children.containsKey(name)) {
+        if (params.containsKey(name) || buffers.containsKey(name) || children.containsKey(name)) {
             throw new IllegalArgumentException(what + ": " + name + " is registered twice");
         }
     }
@@ -71,6 +89,31 @@ public abstract class Module implements AutoCloseable {
                     + " (it has " + params.keySet() + ")");
         }
         return params.get(name);
+    }
+
+    /** The buffer registered as name (null for an absent one); throws when there is no such name. */
+    public Tensor buffer(String name) {
+        if (!buffers.containsKey(name)) {
+            throw new IllegalArgumentException(getClass().getSimpleName() + " has no buffer " + name
+                    + " (it has " + buffers.keySet() + ")");
+        }
+        return buffers.get(name);
+    }
+
+    /** Every buffer by state-dict name, as {@link #namedParameters}. */
+    public SequencedMap<String, Tensor> namedBuffers() {
+        SequencedMap<String, Tensor> out = new LinkedHashMap<>();
+        collectBuffers("", out);
+        return Collections.unmodifiableSequencedMap(out);
+    }
+
+    private void collectBuffers(String prefix, SequencedMap<String, Tensor> out) {
+        buffers.forEach((n, t) -> {
+            if (t != null) {
+                out.put(prefix + n, t);
+            }
+        });
+        children.forEach((n, m) -> m.collectBuffers(prefix + n + ".", out));
     }
 
     /** Every parameter by state-dict name, this module's first, then its children's, in registration order. */
@@ -100,11 +143,28 @@ public abstract class Module implements AutoCloseable {
     }
 
     /**
-     * The state by state-dict name (today: the parameters). The values are the
+     * The state by state-dict name: each module's parameters, then its
+     * buffers, then its children's, as torch orders them. The values are the
      * module's own tensors, not copies: read or save them, do not close them.
      */
     public SequencedMap<String, Tensor> stateDict() {
-        return namedParameters();
+        SequencedMap<String, Tensor> out = new LinkedHashMap<>();
+        collectState("", out);
+        return Collections.unmodifiableSequencedMap(out);
+    }
+
+    private void collectState(String prefix, SequencedMap<String, Tensor> out) {
+        params.forEach((n, t) -> {
+            if (t != null) {
+                out.put(prefix + n, t);
+            }
+        });
+        buffers.forEach((n, t) -> {
+            if (t != null) {
+                out.put(prefix + n, t);
+            }
+        });
+        children.forEach((n, m) -> m.collectState(prefix + n + ".", out));
     }
 
     /**
@@ -127,7 +187,7 @@ public abstract class Module implements AutoCloseable {
         }
     }
 
-    /** Training mode (dropout active) for this module and its children; returns this. */
+    /** Training mode (dropout active, batch statistics) for this module and its children; returns this. */
     public Module train(boolean on) {
         training = on;
         children.values().forEach(m -> m.train(on));
@@ -154,11 +214,14 @@ public abstract class Module implements AutoCloseable {
         }
     }
 
-    /** Frees every parameter of this module and its children. Closing twice is harmless. */
+    /** Frees every parameter and buffer of this module and its children. Closing twice is harmless. */
     @Override
     public void close() {
         for (Tensor p : parameters()) {
             p.close();
+        }
+        for (Tensor b : namedBuffers().values()) {
+            b.close();
         }
     }
 
