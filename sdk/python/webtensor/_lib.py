@@ -129,6 +129,8 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_graph_text": ([_i64, *_BUF], _i32),
     "wt_graph_free": ([_i64], _i32),
     "wt_safetensors_header": ([C.c_void_p, _sz, _u64, _s, *_BUF], _i32),
+    "wt_nn_init": ([_i64, _s, _p(Attr), _i32], _i32),
+    "wt_nn_calculate_gain": ([_s, C.c_double, _p(C.c_double)], _i32),
     "wt_optimizer_new": ([_s, _p(_i64), _i32, _p(Attr), _i32, _p(_i64)], _i32),
     "wt_optimizer_set": ([_i64, _p(Attr), _i32], _i32),
     "wt_optimizer_step": ([_i64], _i32),
