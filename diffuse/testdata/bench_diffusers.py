@@ -50,17 +50,19 @@ from diffusers import (  # noqa: E402
 torch.set_num_threads(THREADS)
 
 BATCH, SEQ, STEPS = 2, 16, 20  # as diffuse/bench_test.go
+PEER_OF = {}  # a Go case timed against another case's diffusers figure
+SECTION = "## Diffusion (diffuse/) vs diffusers"
 SCHEDULERS = {"DDIMScheduler": DDIMScheduler, "EulerDiscreteScheduler": EulerDiscreteScheduler,
               "DPMSolverMultistepScheduler": DPMSolverMultistepScheduler}
 LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op")
 
 
 def go_bench(count, webgpu):
-    pattern = "UNet2DConditionForward|SchedulerLoop"
+    pattern = "UNet2DCondition|SchedulerLoop"
     cmd = ["go", "test", "-run", "^$", "-bench", pattern, "-benchtime", "1s", "-count", str(count), "./diffuse/"]
     if not webgpu:
         cmd[4:4] = ["-skip", "webgpu"]
-        cmd[cmd.index("-bench") + 1] = "UNet2DConditionForward/cpu|SchedulerLoop/cpu"
+        cmd[cmd.index("-bench") + 1] = "UNet2DCondition.*/cpu|SchedulerLoop/cpu"
     print("+", " ".join(cmd), flush=True)
     res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
     if res.returncode != 0:
@@ -108,6 +110,9 @@ def torch_cases():
             unet(x, t, ctx)
 
     fns = {"UNet2DConditionForward/cpu": forward}
+    # The compiled and int8 forwards do the same work as diffusers' forward.
+    PEER_OF["CompiledUNet2DCondition/cpu"] = "UNet2DConditionForward/cpu"
+    PEER_OF["UNet2DConditionInt8Forward/cpu"] = "UNet2DConditionForward/cpu"
     eps = 0.1 * x
     for name, cls in SCHEDULERS.items():
         def loop(cls=cls):
@@ -122,23 +127,76 @@ def torch_cases():
     return fns
 
 
+def commit():
+    res = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True)
+    return res.stdout.strip() or "unknown"
+
+
+def rows(go, ref):
+    """(case, ours ms, peer ms or None) rows, then the derived 20-step guided image."""
+    out = []
+    for name in sorted(go):
+        peer = ref.get(PEER_OF.get(name, name))
+        out.append((name, go[name], peer))
+    fwd, loop = go.get("UNet2DConditionForward/cpu"), go.get("SchedulerLoop/cpu/DDIMScheduler")
+    pfwd, ploop = ref.get("UNet2DConditionForward/cpu"), ref.get("SchedulerLoop/cpu/DDIMScheduler")
+    if fwd and loop and pfwd and ploop:
+        # One guided image: the batch of 2 is the [negative, positive] pair.
+        out.append((f"guided image, {STEPS} DDIM steps (derived: {STEPS} forwards + the DDIM loop)",
+                    STEPS * fwd + loop, STEPS * pfwd + ploop))
+    return out
+
+
+def write_doc(path, table, load):
+    import diffusers
+
+    text = open(path).read() if os.path.exists(path) else ""
+    head = f"""{SECTION}
+
+`python diffuse/testdata/bench_diffusers.py --doc docs/perf.md` on {time.strftime("%Y-%m-%d")} at commit {commit()}
+({THREADS} threads on both sides; PyTorch {torch.__version__}, diffusers {diffusers.__version__}; load average
+{load:.1f} as the run began). The UNet is testdata/bench_unet.json (two cross-attention levels of 32 and 64 channels,
+32x32 latents, 16 text tokens of width 64, batch 2: one guided image), weights drawn (timing does not depend on
+them). Go: the median of `go test -bench` runs; diffusers: interleaved rounds after warm-up, the median. A ratio is
+diffusers' time over webtensor's (above 1: webtensor is faster); issue 21's target is >= 1.5 for images/s.
+
+| case | webtensor ms | diffusers ms | diffusers / webtensor |
+| --- | ---: | ---: | ---: |
+"""
+    body = "".join(f"| {n} | {o * 1e3:.2f} | {p * 1e3:.2f} | {p / o:.2f} |\n" if p else
+                   f"| {n} | {o * 1e3:.2f} | - | - |\n" for n, o, p in table)
+    section = head + body
+    start = text.find(SECTION)
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        end = text.find("\n## ", start + len(SECTION))
+        text = text[:start] + section + ("" if end < 0 else text[end:])
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--count", type=int, default=5, help="go test -count: the Go figure is the median of the runs")
     ap.add_argument("--webgpu", action="store_true", help="also run the Go benchmarks on WebGPU (no diffusers peer)")
+    ap.add_argument("--doc", help="write the table as a section of this Markdown file (docs/perf.md)")
     args = ap.parse_args()
+    load = os.getloadavg()[0]
     go = go_bench(args.count, args.webgpu)
     ref = interleaved(torch_cases())
     import diffusers
 
+    table = rows(go, ref)
     print(f"\nthreads {THREADS}; PyTorch {torch.__version__}, diffusers {diffusers.__version__}\n")
     print("| case | webtensor ms | diffusers ms | diffusers time / ours |")
     print("|---|---|---|---|")
-    for name in sorted(go):
-        ours, peer = go[name], ref.get(name)
+    for name, ours, peer in table:
         ratio = f"{peer / ours:.2f}" if peer else "-"
         peer_ms = f"{peer * 1e3:.2f}" if peer else "-"
         print(f"| {name} | {ours * 1e3:.2f} | {peer_ms} | {ratio} |")
+    if args.doc:
+        write_doc(args.doc, table, load)
 
 
 if __name__ == "__main__":
