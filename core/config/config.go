@@ -66,6 +66,7 @@ func init() {
 		Var{Name: "WEBTENSOR_PACKAGE", ReadBy: "tests (browser)", Doc: "the installed npm package's folder the browser tests serve, when not node_modules/webtensor beside them"},
 		Var{Name: "WEBTENSOR_DISKCACHE_HELPER", ReadBy: "tests (webgpu)", Doc: "set by the WebGPU disk-cache test in the child process it starts"},
 		Var{Name: "WEBTENSOR_TEST_PLUGIN", ReadBy: "tests (plugins)", Doc: "a plugin module for the SDKs' plugin tests"},
+		Var{Name: "WEBTENSOR_ONNX_MODELS", ReadBy: "tests (browser ONNX example)", Doc: "the folder of the ONNX models `make onnx-models` exports, when not build/onnx"},
 		Var{Name: "WEBTENSOR_PLUGIN_MAX_BLOCKS", Doc: "the most basic blocks a plugin function may have before its compilation is refused; by default plugins-wasm's limit", API: "plugins.Config.WithMaxFunctionBlocks"},
 	)
 }
