@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/webtensor/webtensor/core"
@@ -53,6 +54,11 @@ type LoaderWorkload struct {
 	l       *data.Loader
 	opts    LoaderOptions
 	batches int
+	// trialing is set while the data agent decides proposals on the
+	// loader: switching the cache off then keeps its records, for the A/B
+	// test's next run with it on; at any other time (a rollback) it frees
+	// them.
+	trialing atomic.Bool
 }
 
 // loaderName is what a loader's name may hold: it becomes part of setting
@@ -193,11 +199,12 @@ func (a *DataAgent) Register(w *LoaderWorkload) error {
 		return nil
 	}
 	name := w.name
-	bound := func() *data.Loader {
+	workload := func() *LoaderWorkload {
 		fw.mu.Lock()
 		defer fw.mu.Unlock()
-		return fw.loaders[name].l
+		return fw.loaders[name]
 	}
+	bound := func() *data.Loader { return workload().l }
 	set := func(change func(*data.Pipeline)) error {
 		l := bound()
 		p := l.Pipeline()
@@ -218,7 +225,13 @@ func (a *DataAgent) Register(w *LoaderWorkload) error {
 				if v != "on" && v != "off" {
 					return fmt.Errorf("want on or off, got %q", v)
 				}
-				return set(func(p *data.Pipeline) { p.Cache = v == "on" })
+				if err := set(func(p *data.Pipeline) { p.Cache = v == "on" }); err != nil {
+					return err
+				}
+				if w := workload(); v == "off" && !w.trialing.Load() {
+					w.l.DropCache()
+				}
+				return nil
 			}},
 		intSetting(names[1], "batches each of "+name+"'s workers reads ahead (data.Options.Prefetch)",
 			counts([]int{1, 2, 4, 8}, p.Prefetch), p.Prefetch,
@@ -379,6 +392,8 @@ func (a *DataAgent) Tune(w *LoaderWorkload) (DataReport, error) {
 		},
 		Commit: func(p Proposal) error { return rememberWinners(a.winners, winnersKey(w.name), p.Change) }}
 	kept := false
+	w.trialing.Store(true)
+	defer w.trialing.Store(false)
 	for round := range maxDataRounds {
 		info, err := a.profile(w)
 		if err != nil {

@@ -80,6 +80,7 @@ func TestDataAgentCachesDecodedImages(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, first.StateBefore, back.StateAfter)
 	assert.False(t, w.Loader().Pipeline().Cache)
+	assert.Equal(t, data.CacheStats{}, w.Loader().CacheStats(), "a rollback frees the records the cache held")
 	assert.NoFileExists(t, filepath.Join(dir, KernelCacheFile))
 }
 
@@ -138,13 +139,13 @@ func TestDataSettingsRegisteredLater(t *testing.T) {
 	dir := t.TempDir()
 	fw, err := Open(dir, DefaultConfig())
 	require.NoError(t, err)
-	a, err := NewDataAgent(fw, &rounds{})
+	a, err := NewDataAgent(fw, &rounds{props: [][]Proposal{{prop("data.first.cache", "on", 0.9)}}})
 	require.NoError(t, err)
 	first := jpegLoader(t, "first")
-	_, err = a.Apply(first)
+	r, err := a.Tune(first)
 	require.NoError(t, err)
-	d, err := fw.Evaluate(DataAgentName, "test", prop("data.first.cache", "on", 0.9), Trial{Workloads: []Workload{first}})
-	require.NoError(t, err)
+	require.Len(t, r.Decisions, 1)
+	d := r.Decisions[0]
 	require.Equal(t, Kept, d.Verdict, d.Reason)
 
 	ds, err := data.FromTensors([]*core.Tensor{core.FromSlice([]float32{1, 2, 3, 4}, core.Shape{4})})

@@ -17,3 +17,4 @@ export * as onnx from "./onnx.js";
 export * as multimodal from "./multimodal.js";
 export * as diffuse from "./diffuse.js";
 export * as data from "./data.js";
+export * as auto from "./auto.js";

@@ -128,6 +128,8 @@ export interface LoaderOptions {
   numWorkers?: number;
   /** Batches each worker reads ahead. */
   prefetchFactor?: number;
+  /** Keep every record as its first read gave it (the dataset must fit 1 GiB): later epochs skip decoding. */
+  cache?: boolean;
   device?: string;
 }
 
@@ -146,7 +148,7 @@ export class DataLoader {
     const o = options;
     const json = JSON.stringify({
       batch_size: o.batchSize, shuffle: o.shuffle, seed: o.seed, drop_last: o.dropLast,
-      workers: o.numWorkers, prefetch: o.prefetchFactor, device: o.device,
+      workers: o.numWorkers, prefetch: o.prefetchFactor, cache: o.cache, device: o.device,
     });
     this.#h = native().loaderNew(dataset.handle, json);
     loaderRegistry.register(this, this.#h, this);
@@ -176,6 +178,11 @@ export class DataLoader {
   #live(): number {
     if (!this.#h) throw new Error("webtensor: DataLoader used after dispose()");
     return this.#h;
+  }
+
+  /** @internal */
+  get handle(): number {
+    return this.#live();
   }
 
   /** Stops the runtime's workers; batches already read stay valid. Disposing twice is harmless. */
