@@ -414,9 +414,11 @@ func (a *DataAgent) Tune(w *LoaderWorkload) (DataReport, error) {
 		for _, p := range props {
 			d, err := a.fw.Evaluate(DataAgentName, a.policy.PolicyName(), p, trial)
 			r.Decisions = append(r.Decisions, d)
-			// A cache that lost its test, or was dropped by a later
+			// A cache that lost its test, or was turned off by a later
 			// decision, would otherwise hold the dataset in memory.
-			w.l.DropCache()
+			if !w.l.Pipeline().Cache {
+				w.l.DropCache()
+			}
 			if err != nil {
 				return r, err
 			}

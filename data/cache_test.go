@@ -66,9 +66,12 @@ func TestLoaderSetPipeline(t *testing.T) {
 	reads.Store(0)
 	assert.Equal(t, want, epoch(t, l, 0))
 	assert.Equal(t, int64(0), reads.Load(), "switched back on, the cache was warm")
-	require.NoError(t, l.SetPipeline(Pipeline{Workers: 0, Prefetch: 2}))
 	l.DropCache()
 	assert.Equal(t, CacheStats{}, l.CacheStats())
+	reads.Store(0)
+	assert.Equal(t, want, epoch(t, l, 0))
+	assert.Equal(t, int64(10), reads.Load(), "dropped with the cache on, the next epoch fills a new one")
+	assert.Equal(t, int64(10), l.CacheStats().Records)
 
 	assert.EqualError(t, l.SetPipeline(Pipeline{Workers: -1, Prefetch: 2}), "data: worker count -1 is negative")
 	assert.EqualError(t, l.SetPipeline(Pipeline{Workers: 1, Prefetch: 0}), "data: prefetch 0 must be at least 1")

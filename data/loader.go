@@ -159,14 +159,13 @@ func (l *Loader) CacheStats() CacheStats {
 	return l.cache.stats()
 }
 
-// DropCache frees the record cache unless epochs use it (Cache on);
-// epochs running keep reading the one they started with.
+// DropCache frees the records the cache holds. Epochs running keep
+// reading the cache they started with; with the cache on, the next epoch
+// starts a new, empty one.
 func (l *Loader) DropCache() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.opts.Cache {
-		l.cache = nil
-	}
+	l.cache = nil
 }
 
 // Len is the number of batches in an epoch.
