@@ -191,7 +191,10 @@ func LoaderNew(ds int64, options string) (int64, error) {
 	return loaders.add(&loaderState{l: l}), nil
 }
 
-// LoaderFree is wt_loader_free: it stops the running epoch's workers.
+// LoaderFree is wt_loader_free: it stops the running epoch's workers and
+// frees the records its cache holds (an auto-agent that tuned the loader
+// keeps the loader itself, for its settings, until a loader of the same
+// name takes its place).
 func LoaderFree(h int64) error {
 	s, err := loaders.get(h)
 	if err != nil {
@@ -200,6 +203,7 @@ func LoaderFree(h int64) error {
 	if err := loaders.free(h); err != nil {
 		return err
 	}
+	s.l.DropCache()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.it != nil {

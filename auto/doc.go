@@ -1,6 +1,7 @@
 // Package auto runs autonomous agents that change how webtensor runs a
-// user's workload - kernel settings, quantised layers - and keep a change
-// only when it measured better on that workload.
+// user's workload - kernel settings, a data loader's pipeline, quantised
+// layers - and keep a change only when it measured better on that
+// workload.
 //
 // An agent asks a policy (a sandboxed WebAssembly module on the plugin
 // host, JSON in and JSON out) for proposals: what to change, why, and the
@@ -19,4 +20,12 @@
 //	agent := auto.NewKernelAgent(fw, policy)
 //	decisions, err := agent.Tune(workloads...)
 //	_, err = fw.Rollback(decisions[0].ID)
+//
+// The data agent (data.go) tunes a data.Loader on its samples/s, keeping
+// only changes under which the measured batches hash as before:
+//
+//	w, err := auto.NewLoaderWorkload("train", loader, auto.LoaderOptions{})
+//	report, err := auto.NewDataAgent(fw, policy).Tune(w)
+//
+// SDKs reach the agents through the C ABI's wt_auto_* calls (abi/auto.go).
 package auto

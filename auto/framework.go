@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -59,14 +60,18 @@ type Framework struct {
 	settings *Settings
 	state    *State
 	journal  *Journal
+	// mu guards loaders: the data agent's loader of each name, which its
+	// settings reach (data.go).
+	mu      sync.Mutex
+	loaders map[string]*LoaderWorkload
 }
 
 // Open makes a framework whose journal lives in dir. Its state starts
 // with its settings; add other components (the kernel cache file, a
 // model's weights) with State().Add before deciding anything.
 func Open(dir string, cfg Config) (*Framework, error) {
-	if cfg.Runs < 3 || cfg.Margin < 0 || cfg.Alpha <= 0 || cfg.Alpha >= 1 {
-		return nil, fmt.Errorf("auto: config needs Runs >= 3, Margin >= 0 and 0 < Alpha < 1, got %+v", cfg)
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	j, err := OpenJournal(dir)
 	if err != nil {
@@ -90,6 +95,24 @@ func (fw *Framework) Journal() *Journal { return fw.journal }
 
 // Config is the framework's strictness.
 func (fw *Framework) Config() Config { return fw.cfg }
+
+// SetConfig changes the strictness of the decisions after it (a caller
+// sharing one framework, and so one journal, across calls that ask for
+// different run counts or margins).
+func (fw *Framework) SetConfig(cfg Config) error {
+	if err := cfg.check(); err != nil {
+		return err
+	}
+	fw.cfg = cfg
+	return nil
+}
+
+func (cfg Config) check() error {
+	if cfg.Runs < 3 || cfg.Margin < 0 || cfg.Alpha <= 0 || cfg.Alpha >= 1 {
+		return fmt.Errorf("auto: config needs Runs >= 3, Margin >= 0 and 0 < Alpha < 1, got %+v", cfg)
+	}
+	return nil
+}
 
 // Evaluate decides p: it validates it, runs the trial, keeps it or puts
 // the state back exactly as it was, and records the decision. The error

@@ -173,7 +173,7 @@ func TestRollbackRestoresExactState(t *testing.T) {
 	cache0, _ := os.ReadFile(filepath.Join(dir, KernelCacheFile))
 	h0 := hash(t, fw)
 
-	commit := func(p Proposal) error { return ka.remember(w.Name(), p.Change) }
+	commit := func(p Proposal) error { return rememberWinners(ka.cache, w.Name(), p.Change) }
 	p := Proposal{What: "fast and int8", ExpectedGain: 0.2, Change: map[string]string{"fake.speed": "fast", "quant.tiny": "int8"}}
 	d1, err := fw.Evaluate("test", "", p, Trial{Workloads: []Workload{w}, Commit: commit})
 	require.NoError(t, err)

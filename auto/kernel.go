@@ -39,7 +39,7 @@ type KernelAgent struct {
 // kernel cache file with fw's state (once per framework: agents with
 // different policies share them) and returns the agent.
 func NewKernelAgent(fw *Framework, policy Proposer) (*KernelAgent, error) {
-	a := &KernelAgent{fw: fw, policy: policy, cache: filepath.Join(fw.journal.Dir(), KernelCacheFile)}
+	a := &KernelAgent{fw: fw, policy: policy}
 	for _, s := range CPUSettings() {
 		if fw.settings.Has(s.Name) {
 			continue
@@ -57,12 +57,19 @@ func NewKernelAgent(fw *Framework, policy Proposer) (*KernelAgent, error) {
 		return nil, err
 	}
 	a.defaults = defaults
-	if !slices.Contains(fw.state.Names(), "kernel_cache") {
-		if err := fw.state.Add(FileComponent{Label: "kernel_cache", Path: a.cache}); err != nil {
-			return nil, err
-		}
+	if a.cache, err = addWinnersFile(fw); err != nil {
+		return nil, err
 	}
 	return a, nil
+}
+
+// WithPolicy is the agent asking p instead, sharing everything else (the
+// CPU settings as this agent found them above all: a new agent made after
+// a kept change would take the changed values for the defaults).
+func (a *KernelAgent) WithPolicy(p Proposer) *KernelAgent {
+	b := *a
+	b.policy = p
+	return &b
 }
 
 // CPUSettings are the CPU backend's kernel knobs: the thread count of its
@@ -159,7 +166,7 @@ func (a *KernelAgent) Tune(w Workload, rollout ...Workload) ([]Decision, error) 
 		return nil, err
 	}
 	trial := Trial{Workloads: append([]Workload{w}, rollout...), Commit: func(p Proposal) error {
-		return a.remember(w.Name(), p.Change)
+		return rememberWinners(a.cache, w.Name(), p.Change)
 	}}
 	var out []Decision
 	for _, p := range props {
@@ -173,10 +180,13 @@ func (a *KernelAgent) Tune(w Workload, rollout ...Workload) ([]Decision, error) 
 }
 
 // kernelCache is the file's content: per workload, the settings that won.
+// The data agent keeps its loaders' winners in the same file, under
+// "data:<loader>", so one file component covers both and a rollback of
+// either restores it.
 type kernelCache map[string]map[string]string
 
-func (a *KernelAgent) read() (kernelCache, error) {
-	b, err := os.ReadFile(a.cache)
+func readWinners(path string) (kernelCache, error) {
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return kernelCache{}, nil
 	}
@@ -185,32 +195,41 @@ func (a *KernelAgent) read() (kernelCache, error) {
 	}
 	c := kernelCache{}
 	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("auto: kernel cache %s: %w", a.cache, err)
+		return nil, fmt.Errorf("auto: kernel cache %s: %w", path, err)
 	}
 	return c, nil
 }
 
-func (a *KernelAgent) remember(workload string, change map[string]string) error {
-	c, err := a.read()
+func rememberWinners(path, key string, change map[string]string) error {
+	c, err := readWinners(path)
 	if err != nil {
 		return err
 	}
-	if c[workload] == nil {
-		c[workload] = map[string]string{}
+	if c[key] == nil {
+		c[key] = map[string]string{}
 	}
 	for k, v := range change {
-		c[workload][k] = v
+		c[key][k] = v
 	}
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeAtomic(a.cache, append(b, '\n'))
+	return writeAtomic(path, append(b, '\n'))
+}
+
+// addWinnersFile registers the kernel cache file with fw's state, once.
+func addWinnersFile(fw *Framework) (string, error) {
+	path := filepath.Join(fw.journal.Dir(), KernelCacheFile)
+	if slices.Contains(fw.state.Names(), "kernel_cache") {
+		return path, nil
+	}
+	return path, fw.state.Add(FileComponent{Label: "kernel_cache", Path: path})
 }
 
 // Cached is the settings the kernel cache holds for workload.
 func (a *KernelAgent) Cached(workload string) (map[string]string, error) {
-	c, err := a.read()
+	c, err := readWinners(a.cache)
 	if err != nil {
 		return nil, err
 	}

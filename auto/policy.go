@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	plugins "github.com/webtensor/webtensor/plugins-wasm"
 )
@@ -26,6 +27,7 @@ type Request struct {
 	Device   string        `json:"device,omitempty"`
 	HotOps   []HotOp       `json:"hot_ops,omitempty"`
 	Layers   []LayerInfo   `json:"layers,omitempty"`
+	Loader   *LoaderInfo   `json:"loader,omitempty"`
 	Settings []SettingInfo `json:"settings"`
 	History  []Outcome     `json:"history,omitempty"`
 	Max      int           `json:"max_proposals"`
@@ -78,26 +80,68 @@ func (w WasmPolicy) Propose(req Request) ([]Proposal, error) {
 
 // DefaultPolicyFile is where `make plugins` builds the shipped policy
 // module (plugins-wasm/policies/auto), relative to the repository root.
-// It declares the policies "kernel" and "quant".
+// It declares the policies "kernel", "data" and "quant".
 const DefaultPolicyFile = "build/plugins/policy-auto.wasm"
 
 // LoadPolicy loads spec ("module.wasm#policy") on host. For a spec of
 // "default#<policy>" it looks for DefaultPolicyFile in the working folder
 // and its parents, so the CLI finds it from anywhere in the repository.
+// A module can be loaded once per process: to take several policies from
+// one module, use Policies.
 func LoadPolicy(ctx context.Context, host *plugins.Host, spec string) (WasmPolicy, error) {
-	if rest, ok := strings.CutPrefix(spec, "default#"); ok {
-		path, err := findUp(DefaultPolicyFile)
-		if err != nil {
+	return NewPolicies(host).Load(ctx, spec)
+}
+
+// Policies loads policy modules on a host, each module once, so the
+// kernel and data policies of one module share it (a plugin's name can be
+// loaded once per process).
+type Policies struct {
+	host   *plugins.Host
+	mu     sync.Mutex
+	byPath map[string]*plugins.Plugin
+}
+
+// NewPolicies loads on host.
+func NewPolicies(host *plugins.Host) *Policies {
+	return &Policies{host: host, byPath: map[string]*plugins.Plugin{}}
+}
+
+// Load returns spec's policy ("module.wasm#policy"; "default#<policy>"
+// as LoadPolicy), loading its module on first use.
+func (ps *Policies) Load(ctx context.Context, spec string) (WasmPolicy, error) {
+	path, name, _ := strings.Cut(spec, "#")
+	if path == "default" {
+		var err error
+		if path, err = findUp(DefaultPolicyFile); err != nil {
 			return WasmPolicy{}, err
 		}
-		spec = path + "#" + rest
 	}
-	q, err := host.LoadPolicy(ctx, spec)
+	if path == "" {
+		return WasmPolicy{}, fmt.Errorf("auto: policy %q names no module file (want module.wasm#policy)", spec)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	p, ok := ps.byPath[path]
+	if !ok {
+		var err error
+		if p, err = ps.host.LoadFile(ctx, path); err != nil {
+			return WasmPolicy{}, fmt.Errorf("auto: policy %s: %w", spec, err)
+		}
+		ps.byPath[path] = p
+	}
+	q, err := p.PolicyOrOnly(name)
 	if err != nil {
 		return WasmPolicy{}, fmt.Errorf("auto: policy %s: %w", spec, err)
 	}
 	return WasmPolicy{P: q}, nil
 }
+
+// DefaultPolicyPath is DefaultPolicyFile found in the working folder or
+// one above it (what "default#<policy>" loads).
+func DefaultPolicyPath() (string, error) { return findUp(DefaultPolicyFile) }
 
 // findUp looks for rel in the working folder and each parent.
 func findUp(rel string) (string, error) {

@@ -18,6 +18,13 @@ type Setting struct {
 	Choices []string
 	Get     func() string
 	Set     func(value string) error
+	// Default, when set, is the value the setting's owner chose before any
+	// agent touched it (a loader's worker count as the user wrote it).
+	// Snapshots leave out a setting at its Default, and restoring a
+	// snapshot that lacks it puts it back to Default, so a setting
+	// registered after earlier decisions (a loader tuned later in the
+	// process) neither changes their state hash nor escapes their rollback.
+	Default string
 }
 
 // SettingInfo is what a policy is told about a setting.
@@ -42,6 +49,9 @@ func NewSettings() *Settings { return &Settings{by: map[string]*Setting{}} }
 func (ss *Settings) Add(s Setting) error {
 	if s.Name == "" || s.Get == nil || s.Set == nil || len(s.Choices) == 0 {
 		return fmt.Errorf("auto: setting %q needs a name, Get, Set and choices", s.Name)
+	}
+	if s.Default != "" && !slices.Contains(s.Choices, s.Default) {
+		return fmt.Errorf("auto: setting %q has default %q, not one of its choices %v", s.Name, s.Default, s.Choices)
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -130,20 +140,24 @@ func (ss *Settings) Apply(change map[string]string) error {
 // Name is the component's name in snapshots.
 func (*Settings) Name() string { return "settings" }
 
-// Snapshot is the JSON object of every setting's value (keys sorted by
-// encoding/json, so equal settings give equal bytes).
+// Snapshot is the JSON object of every setting's value, less those at
+// their Default (keys sorted by encoding/json, so equal settings give
+// equal bytes).
 func (ss *Settings) Snapshot() ([]byte, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	m := map[string]string{}
 	for n, s := range ss.by {
-		m[n] = s.Get()
+		if v := s.Get(); s.Default == "" || v != s.Default {
+			m[n] = v
+		}
 	}
 	return json.Marshal(m)
 }
 
-// Restore sets every setting back. A value for a setting not registered
-// here is an error: the state would not be the one snapshotted.
+// Restore sets every setting back, and those with a Default the snapshot
+// lacks to it. A value for a setting not registered here is an error: the
+// state would not be the one snapshotted.
 func (ss *Settings) Restore(data []byte) error {
 	var m map[string]string
 	if err := json.Unmarshal(data, &m); err != nil {
@@ -156,10 +170,19 @@ func (ss *Settings) Restore(data []byte) error {
 			missing = append(missing, n)
 		}
 	}
+	all := map[string]string{}
+	for n, s := range ss.by {
+		if _, ok := m[n]; !ok && s.Default != "" {
+			all[n] = s.Default
+		}
+	}
 	ss.mu.Unlock()
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return fmt.Errorf("snapshot sets %v, which are not registered", missing)
+		return fmt.Errorf("snapshot sets %v, which are not registered in this process (tune or register what owns them, under the same name, first)", missing)
 	}
-	return ss.Apply(m)
+	for n, v := range m {
+		all[n] = v
+	}
+	return ss.Apply(all)
 }

@@ -38,7 +38,7 @@ type SuiteRow struct {
 	CanaryGain float64 `json:"canary_gain"`
 }
 
-// SuiteReport sums up the kernel agent on a suite of workloads against the
+// SuiteReport sums up the agents on a suite of workloads against the
 // issue's targets: of the kept proposals, how many improved their KPI by
 // at least 10% and how many regressed, both judged on the canary's
 // re-measurement (independent of the A/B test that selected them, so a
@@ -57,15 +57,43 @@ type SuiteReport struct {
 // Counts is decisions per verdict.
 type Counts map[string]int
 
-// RunSuite tunes each workload with the kernel agent (the workload itself
-// is the canary; there is no separate rollout), then, with rollback, rolls
-// every kept decision back, newest first, timing each.
-func RunSuite(a *KernelAgent, workloads []Workload, rollback bool) (SuiteReport, error) {
+// SuiteJob is one workload of a suite and the agent's run on it.
+type SuiteJob struct {
+	Workload Workload
+	Tune     func() ([]Decision, error)
+}
+
+// KernelJobs are the kernel agent's runs on workloads, each its own canary
+// (there is no separate rollout).
+func KernelJobs(a *KernelAgent, workloads []Workload) []SuiteJob {
+	out := make([]SuiteJob, len(workloads))
+	for i, w := range workloads {
+		out[i] = SuiteJob{Workload: w, Tune: func() ([]Decision, error) { return a.Tune(w) }}
+	}
+	return out
+}
+
+// DataJobs are the data agent's runs on loaders.
+func DataJobs(a *DataAgent, loaders []*LoaderWorkload) []SuiteJob {
+	out := make([]SuiteJob, len(loaders))
+	for i, w := range loaders {
+		out[i] = SuiteJob{Workload: w, Tune: func() ([]Decision, error) {
+			r, err := a.Tune(w)
+			return r.Decisions, err
+		}}
+	}
+	return out
+}
+
+// RunSuite runs each job, then, with rollback, rolls every kept decision
+// of fw back, newest first, timing each.
+func RunSuite(fw *Framework, jobs []SuiteJob, rollback bool) (SuiteReport, error) {
 	start := time.Now()
-	r := SuiteReport{Workloads: len(workloads), Verdicts: Counts{}}
+	r := SuiteReport{Workloads: len(jobs), Verdicts: Counts{}}
 	var kept []string
-	for _, w := range workloads {
-		ds, err := a.Tune(w)
+	for _, job := range jobs {
+		w := job.Workload
+		ds, err := job.Tune()
 		if err != nil {
 			return r, fmt.Errorf("auto: suite workload %s: %w", w.Name(), err)
 		}
@@ -94,7 +122,7 @@ func RunSuite(a *KernelAgent, workloads []Workload, rollback bool) (SuiteReport,
 	if rollback {
 		sort.Sort(sort.Reverse(sort.StringSlice(kept)))
 		for _, id := range kept {
-			d, err := a.fw.Rollback(id)
+			d, err := fw.Rollback(id)
 			if err != nil {
 				return r, err
 			}

@@ -13,4 +13,9 @@
 // every run sees the same order, reads batches on worker goroutines a set
 // number of batches ahead, and stacks each field into one tensor per batch
 // on the chosen device. Every SDK's loader is this one, through the C ABI.
+//
+// How a loader reads - workers, prefetch depth, an in-memory cache of the
+// records as first read (Options.Cache) - can change on a live loader
+// (SetPipeline) without changing which records a batch holds or their
+// order; package auto's data agent tunes it by measurement.
 package data

@@ -22,6 +22,11 @@ type Options struct {
 	// Prefetch is how many batches each worker reads ahead of the consumer
 	// (PyTorch's prefetch_factor); 0 means 2.
 	Prefetch int `json:"prefetch,omitempty"`
+	// Cache keeps every record in memory as its first read gave it, so
+	// epochs after the first copy instead of reading and decoding; the
+	// whole dataset must fit CacheBytes (0 means DefaultCacheBytes).
+	Cache      bool  `json:"cache,omitempty"`
+	CacheBytes int64 `json:"cache_bytes,omitempty"`
 	// Device receives the batches; the zero Device is the default device.
 	Device core.Device `json:"-"`
 }
@@ -29,8 +34,12 @@ type Options struct {
 // Loader batches a Dataset. It is safe to run several epochs' iterators
 // at once; each reads the dataset independently.
 type Loader struct {
-	ds      Dataset
+	ds Dataset
+	// mu guards opts and cache, which SetPipeline changes between epochs;
+	// an epoch takes its copy when it starts.
+	mu      sync.Mutex
 	opts    Options
+	cache   *recordCache
 	fields  []Field
 	backend core.Backend
 	// host says the device's storage is host memory the loader can write
@@ -50,12 +59,22 @@ func NewLoader(ds Dataset, opts Options) (*Loader, error) {
 		return nil, fmt.Errorf("data: worker count %d is negative", opts.Workers)
 	case opts.Prefetch < 0:
 		return nil, fmt.Errorf("data: prefetch %d is negative", opts.Prefetch)
+	case opts.CacheBytes < 0:
+		return nil, fmt.Errorf("data: cache budget %d bytes is negative", opts.CacheBytes)
 	}
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 1
 	}
 	if opts.Prefetch == 0 {
 		opts.Prefetch = 2
+	}
+	if opts.CacheBytes == 0 {
+		opts.CacheBytes = DefaultCacheBytes
+	}
+	if opts.Cache {
+		if err := checkCache(ds, opts.CacheBytes); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Device.Kind == "" {
 		opts.Device = core.DefaultDevice()
@@ -78,11 +97,80 @@ func NewLoader(ds Dataset, opts Options) (*Loader, error) {
 func (l *Loader) Dataset() Dataset { return l.ds }
 
 // Options are the loader's options with the defaults filled in.
-func (l *Loader) Options() Options { return l.opts }
+func (l *Loader) Options() Options {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.opts
+}
+
+// Pipeline is the part of a loader's options that says how batches are
+// read, never which records they hold or in what order: the settings a
+// tuner may change on a live loader (package auto's data agent does).
+type Pipeline struct {
+	Workers  int  `json:"workers"`
+	Prefetch int  `json:"prefetch"`
+	Cache    bool `json:"cache"`
+}
+
+// Pipeline is the loader's pipeline now.
+func (l *Loader) Pipeline() Pipeline {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return Pipeline{Workers: l.opts.Workers, Prefetch: l.opts.Prefetch, Cache: l.opts.Cache}
+}
+
+// SetPipeline changes the pipeline of the epochs started after it; a
+// running epoch keeps the one it started with. Turning the cache off
+// stops epochs using it but keeps what it holds, so turning it back on
+// (as an A/B test does, run after run) finds it warm: DropCache frees it.
+func (l *Loader) SetPipeline(p Pipeline) error {
+	switch {
+	case p.Workers < 0:
+		return fmt.Errorf("data: worker count %d is negative", p.Workers)
+	case p.Prefetch < 1:
+		return fmt.Errorf("data: prefetch %d must be at least 1", p.Prefetch)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if p.Cache && !l.opts.Cache {
+		if err := checkCache(l.ds, l.opts.CacheBytes); err != nil {
+			return err
+		}
+	}
+	// Field by field: Len and Order read BatchSize, Shuffle and Seed
+	// without the lock, and those never change.
+	l.opts.Workers, l.opts.Prefetch, l.opts.Cache = p.Workers, p.Prefetch, p.Cache
+	return nil
+}
+
+// CacheFits reports the bytes a cache of every record takes and the
+// loader's budget for it.
+func (l *Loader) CacheFits() (need, budget int64, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	need = cacheNeed(l.ds)
+	return need, l.opts.CacheBytes, need <= l.opts.CacheBytes
+}
+
+// CacheStats is what the record cache holds and how it served.
+func (l *Loader) CacheStats() CacheStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cache.stats()
+}
+
+// DropCache frees the records the cache holds. Epochs running keep
+// reading the cache they started with; with the cache on, the next epoch
+// starts a new, empty one.
+func (l *Loader) DropCache() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cache = nil
+}
 
 // Len is the number of batches in an epoch.
 func (l *Loader) Len() int {
-	n, b := l.ds.Len(), l.opts.BatchSize
+	n, b := l.ds.Len(), l.opts.BatchSize // neither changes after NewLoader
 	if l.opts.DropLast {
 		return n / b
 	}
@@ -91,7 +179,7 @@ func (l *Loader) Len() int {
 
 // Order is the record order of an epoch.
 func (l *Loader) Order(epoch int) []int {
-	if l.opts.Shuffle {
+	if l.opts.Shuffle { // Shuffle and Seed never change after NewLoader
 		return Permutation(l.ds.Len(), l.opts.Seed, epoch)
 	}
 	order := make([]int, l.ds.Len())
@@ -125,6 +213,8 @@ var ErrClosed = errors.New("data: the epoch's iterator was closed")
 // Iter is one epoch's pass over a Loader.
 type Iter struct {
 	l       *Loader
+	opts    Options // the loader's options when the epoch started
+	ds      Dataset // what the epoch reads: the dataset or its cache
 	order   []int
 	batches int
 	next    int
@@ -143,11 +233,20 @@ type result struct {
 // Epoch starts an epoch: with workers, they begin reading at once, up to
 // Workers*Prefetch batches ahead of Next.
 func (l *Loader) Epoch(epoch int) *Iter {
-	it := &Iter{l: l, order: l.Order(epoch), batches: l.Len(), stop: make(chan struct{})}
-	if l.opts.Workers == 0 {
+	it := &Iter{l: l, order: l.Order(epoch), batches: l.Len(), stop: make(chan struct{}), ds: l.ds}
+	l.mu.Lock()
+	it.opts = l.opts
+	if l.opts.Cache {
+		if l.cache == nil {
+			l.cache = newRecordCache(l.ds)
+		}
+		it.ds = l.cache
+	}
+	l.mu.Unlock()
+	if it.opts.Workers == 0 {
 		return it
 	}
-	window := l.opts.Workers * l.opts.Prefetch
+	window := it.opts.Workers * it.opts.Prefetch
 	it.pending = make(chan chan result, window)
 	type job struct {
 		b    int
@@ -174,11 +273,11 @@ func (l *Loader) Epoch(epoch int) *Iter {
 			}
 		}
 	}()
-	for range l.opts.Workers {
+	for range it.opts.Workers {
 		go func() {
 			var staging [][]byte
 			for j := range jobs {
-				batch, err := l.build(it.records(j.b), &staging)
+				batch, err := l.build(it.ds, it.records(j.b), &staging)
 				j.slot <- result{batch, err}
 			}
 		}()
@@ -211,7 +310,7 @@ func (it *Iter) Next() ([]*core.Tensor, error) {
 		}
 		b := it.next
 		it.next++
-		return it.l.build(it.records(b), &it.staging)
+		return it.l.build(it.ds, it.records(b), &it.staging)
 	}
 	slot, ok := <-it.pending
 	if !ok {
@@ -244,9 +343,10 @@ func release(ts []*core.Tensor) {
 	}
 }
 
-// build reads the records idx into one tensor per field. staging is the
-// calling goroutine's buffer set, grown as needed and reused.
-func (l *Loader) build(idx []int, staging *[][]byte) ([]*core.Tensor, error) {
+// build reads the records idx of ds (the loader's dataset or its cache)
+// into one tensor per field. staging is the calling goroutine's buffer
+// set, grown as needed and reused.
+func (l *Loader) build(ds Dataset, idx []int, staging *[][]byte) ([]*core.Tensor, error) {
 	n := len(idx)
 	out := make([]*core.Tensor, len(l.fields))
 	bufs := make([][]byte, len(l.fields))
@@ -276,7 +376,7 @@ func (l *Loader) build(idx []int, staging *[][]byte) ([]*core.Tensor, error) {
 			sz := fd.Bytes()
 			dst[f] = bufs[f][k*sz : (k+1)*sz]
 		}
-		if err := l.ds.Read(i, dst); err != nil {
+		if err := ds.Read(i, dst); err != nil {
 			release(out)
 			return nil, err
 		}

@@ -800,8 +800,9 @@ int32_t wt_dataset_get(wt_dataset dataset, int64_t index, const char *device, wt
 /* A loader, PyTorch's DataLoader: options_json (NULL: defaults) holds
  * "batch_size" (1), "shuffle" (false), "seed" (0), "drop_last" (false),
  * "workers" (0: batches are read in wt_loader_next), "prefetch" (batches
- * each worker reads ahead, 2) and "device" (the default device); unknown
- * keys are WT_ERR_INVALID. A shuffled epoch's order is
+ * each worker reads ahead, 2), "cache" (false: keep every record as first
+ * read, if the dataset fits "cache_bytes", 1 GiB) and "device" (the
+ * default device); unknown keys are WT_ERR_INVALID. A shuffled epoch's order is
  * wt_data_permutation(len, seed, epoch): the same in every SDK and for any
  * worker count. */
 int32_t wt_loader_new(wt_dataset dataset, const char *options_json, wt_loader *out);
@@ -820,6 +821,38 @@ int32_t wt_loader_next(wt_loader loader, wt_tensor *outputs, int32_t out_cap, in
 /* out[0..n) is the record order of shuffled epoch `epoch` (Fisher-Yates
  * over Philox4x32-10 keyed by seed): for datasets an SDK implements. */
 int32_t wt_data_permutation(int64_t n, uint64_t seed, int64_t epoch, int64_t *out);
+
+/* ---- auto-agents (package auto) ------------------------------------------------ */
+
+/* Agents that measure a change A/B on the caller's own workload, in this
+ * process (a call runs for seconds), keep it only when it wins, remember
+ * it per name in a kernel cache and journal every decision (JSON lines)
+ * in a folder. Options (NULL: defaults): "dir" (default: auto/ under
+ * WEBTENSOR_CACHE_DIR or the user cache folder), "policy" ("module.wasm#
+ * name", a loaded plugin's "name#policy", or "default#name": policy-
+ * auto.wasm found from the working folder), "runs" (9), "margin" (0.1).
+ * A tune's buf must hold 16384 bytes, checked before it runs, else
+ * WT_ERR_BUFFER_TOO_SMALL; it gets a report whose "decisions" sum each
+ * decision up (wt_auto_journal_json has the records). A missing policy
+ * module or folder is WT_ERR_IO. */
+/* The data agent on a loader: workers, prefetch, a record cache, kept only
+ * if the measured window's batches hash as before. Options also: "name"
+ * ("loader"), "batches" (a run reads, min(16, an epoch's)), "epoch" (0),
+ * "measure" (false: apply the remembered pipeline only). The loader
+ * changes in place for epochs started after. */
+int32_t wt_auto_tune_loader(wt_loader loader, const char *options_json, char *buf, size_t cap, size_t *needed);
+/* The kernel agent on a graph run on inputs: the CPU backend's threads and
+ * cache, for the whole process. Options also: "name" ("graph"),
+ * "repeat" (graph runs a measured run makes; 0: about 10 ms), "grad"
+ * (false: run under no-grad). */
+int32_t wt_auto_tune_graph(wt_graph graph, const wt_tensor *inputs, int32_t n_inputs, const char *options_json,
+                           char *buf, size_t cap, size_t *needed);
+/* The journal as a JSON array, oldest first; options: "dir", "ids". */
+int32_t wt_auto_journal_json(const char *options_json, char *buf, size_t cap, size_t *needed);
+/* Restore the state from before kept decision id, undoing kept ones after
+ * it; buf (32 bytes) gets the rollback record's id. A state naming
+ * loaders this process has not tuned under the same name is refused. */
+int32_t wt_auto_rollback(const char *options_json, const char *id, char *buf, size_t cap, size_t *needed);
 
 #endif /* WT_NO_PROTOTYPES */
 

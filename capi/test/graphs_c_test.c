@@ -1,7 +1,9 @@
 /*
  * graphs_c_test.c — graph capture through the C ABI: wt_trace_begin, ops
  * through wt_op, wt_trace_end, then wt_graph_run on new inputs equals the
- * eager ops; the passes show in wt_graph_text; bad calls are errors.
+ * eager ops; the passes show in wt_graph_text; bad calls are errors. And
+ * the auto-agents' calls' protocol (their measurements are tested in Go,
+ * Python and Node, with a policy module).
  */
 #define TEST_FILE "capi/test/graphs_c_test.c"
 #include "harness.h"
@@ -48,6 +50,24 @@ void test_graphs(void) {
   OK(wt_trace_begin(&x, 1));
   OK(wt_trace_abort());
   OK(wt_trace_abort());
+
+  /* A tune or a rollback cannot be redone to fill a larger buffer: a short
+   * one is refused, with the size needed, before any work (g is freed: the
+   * buffer is checked first). */
+  const char *opts = "{\"dir\": \"build/capi-test/auto-journal\"}";
+  char small[16], report[16384];
+  needed = 0;
+  ERR(wt_auto_tune_graph(g, &x, 1, opts, small, sizeof small, &needed), WT_ERR_BUFFER_TOO_SMALL, "16384");
+  CHECK(needed == 16384);
+  ERR(wt_auto_tune_loader(987654, opts, NULL, 0, &needed), WT_ERR_BUFFER_TOO_SMALL, "16384");
+  ERR(wt_auto_tune_graph(g, &x, 1, opts, report, sizeof report, &needed), WT_ERR_HANDLE, "graph handle");
+  ERR(wt_auto_tune_loader(987654, opts, report, sizeof report, &needed), WT_ERR_HANDLE, "loader");
+  ERR(wt_auto_rollback(opts, "d9999", small, sizeof small, &needed), WT_ERR_BUFFER_TOO_SMALL, "32");
+  ERR(wt_auto_rollback(opts, NULL, report, 64, &needed), WT_ERR_INVALID, "id");
+  ERR(wt_auto_rollback(opts, "d9999", report, 64, &needed), WT_ERR_INVALID, "no decision");
+  OK(wt_auto_journal_json(opts, report, sizeof report, &needed));
+  CHECK(report[0] == '[');
+  ERR(wt_auto_journal_json("{\"dri\": 1}", report, sizeof report, &needed), WT_ERR_INVALID, "dri");
 
   for (wt_tensor *t = (wt_tensor[]){x, w, a, b, unused, x2, out, 0}; *t; t++) OK(wt_tensor_free(*t));
 }

@@ -64,4 +64,30 @@ func TestAutoCommands(t *testing.T) {
 	}
 	_, err = execute(t, "auto", "kernel", "--dir", dir, "--policy", policy+"#kernel", "--workload", "nope")
 	assert.ErrorContains(t, err, `no built-in workload "nope"`)
+
+	// The data agent on a built-in loader, its dataset made under the
+	// folder: whatever it keeps, the report and the journal say so.
+	got, err = execute(t, "auto", "data", "--dir", dir, "--data-policy", policy+"#data", "--workload", "data-npy-features", "--runs", "3", "--json")
+	require.NoError(t, err, got)
+	var r auto.DataReport
+	require.NoError(t, json.Unmarshal([]byte(got), &r))
+	assert.Equal(t, "data-npy-features", r.Loader)
+	assert.Greater(t, r.SamplesPerSecBefore, 0.0)
+	assert.DirExists(t, filepath.Join(dir, "datasets", "data-jpeg-folder"))
+	j, err = auto.OpenJournal(dir)
+	require.NoError(t, err)
+	for _, d := range r.Decisions {
+		rec, ok := j.Find(d.ID)
+		require.True(t, ok, d.ID)
+		assert.Equal(t, auto.DataAgentName, rec.Agent)
+		if rec.Verdict != auto.Invalid {
+			require.NotNil(t, rec.Guard, rec.Reason)
+			assert.True(t, rec.Guard.OK, "the built-in readers keep their samples under any pipeline: %s", rec.Reason)
+		}
+	}
+	got, err = execute(t, "auto", "workloads")
+	require.NoError(t, err)
+	assert.Contains(t, got, "data-parquet-table")
+	_, err = execute(t, "auto", "suite", "--dir", dir, "--agent", "nope")
+	assert.ErrorContains(t, err, `no agent "nope"`)
 }

@@ -95,7 +95,7 @@ func prefixed(prefix string, names []string) []string {
 
 // Names of webtensor's top level that are a category of their own.
 var (
-	submodules   = []string{"nn", "optim", "cuda", "onnx", "data"}
+	submodules   = []string{"nn", "optim", "cuda", "onnx", "data", "auto"}
 	compileNames = []string{"compile", "trace"}
 	pluginNames  = []string{"Plugin", "call", "load_plugin", "set_tuning_policy", "device_tuning"}
 )
@@ -105,7 +105,7 @@ func Python(root string) ([]Category, error) {
 	pkg := filepath.Join(root, "sdk", "python", "webtensor")
 	files := map[string]string{}
 	for _, f := range []string{"__init__.py", "onnx.py", "cuda.py", "nn/__init__.py", "nn/functional.py", "nn/init.py",
-		"nn/utils.py", "optim/__init__.py", "optim/lr_scheduler.py", "data/__init__.py"} {
+		"nn/utils.py", "optim/__init__.py", "optim/lr_scheduler.py", "data/__init__.py", "auto.py"} {
 		s, err := read(pkg, f)
 		if err != nil {
 			return nil, err
@@ -141,6 +141,7 @@ func Python(root string) ([]Category, error) {
 		{"data", set(all(files["data/__init__.py"]))},
 		{"onnx", set(prefixed("onnx.", public(files["onnx.py"])))},
 		{"cuda", set(prefixed("cuda.", public(files["cuda.py"])))},
+		{"auto", set(prefixed("auto.", all(files["auto.py"])))},
 	}, nil
 }
 

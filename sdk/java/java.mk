@@ -18,6 +18,8 @@ java: ## build the Java SDK jar (sdk/java/target/webtensor-0.1.0.jar), carrying 
 	cp build/libwebtensor.so $(JAVA_NATIVE)/libwebtensor.so
 	$(MAKE) --no-print-directory build/plugins/policy-kernel-variant.wasm
 	cp build/plugins/policy-kernel-variant.wasm sdk/java/native/dev/webtensor/policy-kernel-variant.wasm
+	$(MAKE) --no-print-directory build/plugins/policy-auto.wasm
+	cp build/plugins/policy-auto.wasm sdk/java/native/dev/webtensor/policy-auto.wasm
 	$(JAVA_MVN) package -DskipTests
 
 java-test: java ## the Java SDK's JUnit tests (reference vectors, zero copy, errors, threads, leaks, training)

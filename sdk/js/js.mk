@@ -46,6 +46,8 @@ npm: ## build the package: libwebtensor.so into prebuilds/, tsc --strict into di
 	cp build/libwebtensor.so $(JS_PREBUILD)/libwebtensor.so
 	$(MAKE) --no-print-directory build/plugins/policy-kernel-variant.wasm
 	cp build/plugins/policy-kernel-variant.wasm sdk/js/prebuilds/policy-kernel-variant.wasm
+	$(MAKE) --no-print-directory build/plugins/policy-auto.wasm
+	cp build/plugins/policy-auto.wasm sdk/js/prebuilds/policy-auto.wasm
 	cd sdk/js && $(NPM) ci --no-audit --no-fund --loglevel=error
 	cd sdk/js && rm -rf dist && ./node_modules/.bin/tsc -p tsconfig.json
 	$(MAKE) --no-print-directory wasm-sdk

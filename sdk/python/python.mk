@@ -19,9 +19,9 @@ python-overhead: python-sdk ## per-op overhead from Python (8-float ops) against
 # tagged manylinux_2_34 and auditwheel must agree.
 WHEEL_TAG := manylinux_2_34_x86_64
 
-wheel: $(VENV)/.ref-deps build/libwebtensor.so build/plugins/policy-kernel-variant.wasm ## build dist/webtensor-*.whl (manylinux_2_34, checked with auditwheel show)
+wheel: $(VENV)/.ref-deps build/libwebtensor.so build/plugins/policy-kernel-variant.wasm build/plugins/policy-auto.wasm ## build dist/webtensor-*.whl (manylinux_2_34, checked with auditwheel show)
 	rm -rf dist && mkdir -p dist build
-	WEBTENSOR_PREBUILT_LIBRARY=$(abspath build/libwebtensor.so) WEBTENSOR_PREBUILT_POLICY=$(abspath build/plugins/policy-kernel-variant.wasm) $(PY) -m pip wheel -q --disable-pip-version-check --no-deps -w dist sdk/python
+	WEBTENSOR_PREBUILT_LIBRARY=$(abspath build/libwebtensor.so) WEBTENSOR_PREBUILT_POLICY=$(abspath build/plugins/policy-kernel-variant.wasm) WEBTENSOR_PREBUILT_AUTO_POLICY=$(abspath build/plugins/policy-auto.wasm) $(PY) -m pip wheel -q --disable-pip-version-check --no-deps -w dist sdk/python
 	$(PY) -m pip install -q --disable-pip-version-check auditwheel wheel
 	$(PY) -m wheel tags --remove --platform-tag $(WHEEL_TAG) dist/webtensor-*-linux_x86_64.whl
 	$(PY) -m auditwheel show dist/webtensor-*.whl | tee build/auditwheel.txt

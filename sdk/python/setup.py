@@ -5,7 +5,9 @@ runs from the repository root (two folders up). WEBTENSOR_PREBUILT_LIBRARY
 names an already built library to ship instead (no Go toolchain needed).
 The default tuning policy (plugins-wasm/policies/kernel-variant) is built
 beside it as policy-kernel-variant.wasm, or copied from
-WEBTENSOR_PREBUILT_POLICY with a prebuilt library.
+WEBTENSOR_PREBUILT_POLICY with a prebuilt library; the auto-agents' policy
+(plugins-wasm/policies/auto, wt.auto's default) likewise as
+policy-auto.wasm, or from WEBTENSOR_PREBUILT_AUTO_POLICY.
 
 webtensor._fast (webtensor/_fast.c) is the C hot path of op calls. It is
 optional: without a C compiler the build goes on without it, and the package
@@ -30,11 +32,14 @@ class BuildWithGo(build_py):
         out = Path(self.build_lib) / "webtensor" / "libwebtensor.so"
         out.parent.mkdir(parents=True, exist_ok=True)
         policy = out.with_name("policy-kernel-variant.wasm").resolve()
+        auto_policy = out.with_name("policy-auto.wasm").resolve()
         prebuilt = os.environ.get("WEBTENSOR_PREBUILT_LIBRARY")
         if prebuilt:
             shutil.copyfile(prebuilt, out)
             if os.environ.get("WEBTENSOR_PREBUILT_POLICY"):
                 shutil.copyfile(os.environ["WEBTENSOR_PREBUILT_POLICY"], policy)
+            if os.environ.get("WEBTENSOR_PREBUILT_AUTO_POLICY"):
+                shutil.copyfile(os.environ["WEBTENSOR_PREBUILT_AUTO_POLICY"], auto_policy)
             return
         if not (ROOT / "capi" / "include" / "webtensor.h").is_file():
             raise SystemExit(f"webtensor: the Go sources are not at {ROOT}; set WEBTENSOR_PREBUILT_LIBRARY")
@@ -49,6 +54,9 @@ class BuildWithGo(build_py):
         # The default tuning policy (wt.set_tuning_policy("default")): a wasip1 module, no cgo.
         wasm_env = {**env, "GOOS": "wasip1", "GOARCH": "wasm", "CGO_ENABLED": "0"}
         cmd = [go, "build", "-buildmode=c-shared", "-o", str(policy), "./plugins-wasm/policies/kernel-variant"]
+        subprocess.run(cmd, cwd=ROOT, check=True, env=wasm_env)
+        # wt.auto's default policy.
+        cmd = [go, "build", "-buildmode=c-shared", "-o", str(auto_policy), "./plugins-wasm/policies/auto"]
         subprocess.run(cmd, cwd=ROOT, check=True, env=wasm_env)
 
 

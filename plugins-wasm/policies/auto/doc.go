@@ -1,6 +1,6 @@
 // Command auto is webtensor's default policy for the auto-agents (package
-// auto): a WebAssembly module that answers the kernel agent ("kernel") and
-// the quantisation agent ("quant") with proposals, JSON in and JSON out
+// auto): a WebAssembly module that answers the kernel agent ("kernel"),
+// the data agent ("data") and the quantisation agent ("quant") with proposals, JSON in and JSON out
 // (see plugins-wasm/ABI.md, "Policies"). Build it with
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o policy-auto.wasm .

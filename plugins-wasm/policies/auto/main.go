@@ -44,6 +44,7 @@ type Request struct {
 	Workload string    `json:"workload"`
 	HotOps   []HotOp   `json:"hot_ops"`
 	Layers   []Layer   `json:"layers"`
+	Loader   *Loader   `json:"loader"`
 	Settings []Setting `json:"settings"`
 	History  []Outcome `json:"history"`
 	Max      int       `json:"max_proposals"`
@@ -65,6 +66,8 @@ func init() {
 	wtplugin.Plugin("auto", "0.1.0")
 	wtplugin.RegisterPolicy(wtplugin.PolicySpec{Name: "kernel",
 		Doc: "Proposes kernel settings from a workload's hot ops: one CPU thread for small ops, every thread for large ones, fused graphs where elementwise ops are hot."}, decideKernel)
+	wtplugin.RegisterPolicy(wtplugin.PolicySpec{Name: "data",
+		Doc: "Proposes a data loader's pipeline from its profile: a record cache where decoding costs far more than a copy, workers where a batch takes long to read on one goroutine, none where it takes less than a hand-off."}, decideData)
 	wtplugin.RegisterPolicy(wtplugin.PolicySpec{Name: "quant",
 		Doc: "Proposes quantising the largest layers first: int8, then bf16 and f16 for a layer whose int8 broke the accuracy guard."}, decideQuant)
 }

@@ -55,3 +55,33 @@ func TestQuantRules(t *testing.T) {
 		t.Fatalf("after int8 failed on fc2: got %+v, want bf16 for it", ps)
 	}
 }
+
+func TestDataRules(t *testing.T) {
+	counts := []string{"0", "1", "2", "4", "8"}
+	settings := func(cache, workers, prefetch string) []Setting {
+		return []Setting{{Name: "data.img.cache", Current: cache, Choices: []string{"off", "on"}},
+			{Name: "data.img.workers", Current: workers, Choices: counts},
+			{Name: "data.img.prefetch", Current: prefetch, Choices: []string{"1", "2", "4", "8"}}}
+	}
+	// Decoding 1 ms a record against a 37 KB copy: the cache alone, the
+	// workers question waiting for the cached profile.
+	decode := &Loader{Records: 256, BatchSize: 32, RecordBytes: 37632, CacheFits: true, ReadSeconds: 1e-3, SampleSeconds: 1e-3, Cores: 2}
+	ps := propose(t, "data", Request{Workload: "img", Loader: decode, Settings: settings("off", "0", "2")})
+	if len(ps) != 1 || ps[0].Change["data.img.cache"] != "on" || ps[0].ExpectedGain < 0.9 {
+		t.Fatalf("slow decodes: got %+v, want the cache alone", ps)
+	}
+	hist := []Outcome{{Change: map[string]string{"data.img.cache": "on"}, Verdict: "rejected"}}
+	ps = propose(t, "data", Request{Workload: "img", Loader: decode, Settings: settings("off", "0", "2"), History: hist})
+	if len(ps) != 1 || ps[0].Change["data.img.workers"] != "2" {
+		t.Fatalf("the cache lost: got %+v, want two workers", ps)
+	}
+	// Records in memory, 2 µs a sample on 4 workers: no cache, no workers.
+	tiny := &Loader{Records: 8192, BatchSize: 32, RecordBytes: 72, InMemory: true, CacheFits: true, ReadSeconds: 1e-7, SampleSeconds: 2e-6, Cores: 2}
+	ps = propose(t, "data", Request{Workload: "img", Loader: tiny, Settings: settings("off", "4", "1")})
+	if len(ps) != 1 || ps[0].Change["data.img.workers"] != "0" {
+		t.Fatalf("tiny in-memory batches: got %+v, want no workers", ps)
+	}
+	if _, err := wtplugin.RunPolicy("data", Request{Workload: "img", Settings: settings("off", "0", "2")}); err == nil {
+		t.Fatal("a request without a loader profile was answered")
+	}
+}

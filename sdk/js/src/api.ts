@@ -19,3 +19,4 @@ export * as multimodal from "./multimodal.js";
 export * as diffuse from "./diffuse.js";
 export * as data from "./data.js";
 export * as cuda from "./cuda.js";
+export * as auto from "./auto.js";

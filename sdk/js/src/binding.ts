@@ -226,6 +226,16 @@ export interface Binding extends DomainBinding {
   loaderFree(loader: number): void;
   /** The record order of a shuffled epoch. */
   dataPermutation(n: number, seed: number, epoch: number): number[];
+
+  // The auto-agents (wt_auto_*; Node only: they journal to a folder and
+  // run their policies on the plugin host, which the browser build has
+  // not). Options and results are the header's JSON; a tune measures for
+  // seconds, in this process.
+  autoTuneLoader(loader: number, options: string): string;
+  autoTuneGraph(graph: number, inputs: readonly number[], options: string): string;
+  autoJournal(options: string): string;
+  /** The rollback record's journal id. */
+  autoRollback(options: string, id: string): string;
 }
 
 /**

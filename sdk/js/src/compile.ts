@@ -30,6 +30,12 @@ export class Graph {
     graphRegistry.register(this, handle, this);
   }
 
+  /** @internal */
+  get handle(): number {
+    if (!this.#g) throw new Error("webtensor: graph used after dispose()");
+    return this.#g;
+  }
+
   /** Replays the graph on inputs of the captured shapes and dtypes. */
   run(...inputs: Tensor[]): Result {
     if (!this.#g) throw new Error("webtensor: graph used after dispose()");
@@ -81,11 +87,16 @@ export function trace<R extends Result>(fn: (...inputs: Tensor[]) => R, ...examp
   return { graph: new Graph(g, flat.array), result };
 }
 
+/** @internal The key of a compiled function's graph for inputs: their shapes, dtypes and devices. */
+export function signature(inputs: readonly Tensor[]): string {
+  return JSON.stringify(inputs.map((t) => (t instanceof Tensor ? [t.shape, t.dtype, t.device] : null)));
+}
+
 /** fn compiled: one graph per input signature (shapes, dtypes, devices), captured on its first call. */
 export function compile<R extends Result>(fn: (...inputs: Tensor[]) => R): ((...inputs: Tensor[]) => R) & { graphs: Map<string, Graph> } {
   const graphs = new Map<string, Graph>();
   const compiled = (...inputs: Tensor[]): R => {
-    const key = JSON.stringify(inputs.map((t) => (t instanceof Tensor ? [t.shape, t.dtype, t.device] : null)));
+    const key = signature(inputs);
     const g = graphs.get(key);
     if (g) return g.run(...inputs) as R;
     const { graph, result } = trace(fn, ...inputs);

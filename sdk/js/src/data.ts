@@ -172,6 +172,8 @@ export interface LoaderOptions<T = unknown> {
   numWorkers?: number;
   /** Batches each worker reads ahead. */
   prefetchFactor?: number;
+  /** Keep every record as its first read gave it (the dataset must fit 1 GiB): later epochs skip decoding. */
+  cache?: boolean;
   device?: string;
   /** Turns a batch's samples into the batch (default: defaultCollate). With it, a NativeDataset is read record by record. */
   collateFn?: (samples: T[]) => unknown;
@@ -198,7 +200,7 @@ export class DataLoader<T = Tensor[]> {
     if (dataset instanceof NativeDataset && !o.collateFn) {
       const json = JSON.stringify({
         batch_size: o.batchSize, shuffle: o.shuffle, seed: o.seed, drop_last: o.dropLast,
-        workers: o.numWorkers, prefetch: o.prefetchFactor, device: o.device,
+        workers: o.numWorkers, prefetch: o.prefetchFactor, cache: o.cache, device: o.device,
       });
       this.#h = native().loaderNew(dataset.handle, json);
       loaderRegistry.register(this, this.#h, this);
@@ -275,6 +277,11 @@ export class DataLoader<T = Tensor[]> {
   #live(): number {
     if (!this.#h) throw new Error("webtensor: DataLoader used after dispose()");
     return this.#h;
+  }
+
+  /** @internal */
+  get handle(): number {
+    return this.#live();
   }
 
   /** Stops the runtime's workers; batches already read stay valid. Disposing twice is harmless. */

@@ -1,11 +1,12 @@
 // The package's Node entry: `import * as wt from "webtensor"` in Node.
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { bind, native, setLoader } from "./binding.js";
 import { loadPluginBytes, setTuningPolicy as setTuningPolicyOf } from "./core.js";
 import type { Plugin } from "./core.js";
 import { libraryPath, loadNode } from "./node.js";
+import { setDefaultPolicyModule } from "./auto.js";
 import { entriesOf, readState, stateOf } from "./serialize.js";
 import type { Module } from "./nn.js";
 import type { Tensor } from "./core.js";
@@ -15,6 +16,12 @@ export { libraryPath } from "./node.js";
 
 // Node can load the library synchronously, so calls before init() work too.
 setLoader(loadNode);
+
+// wt.auto's default policy: the one the package ships in prebuilds/, else
+// the library finds build/plugins/policy-auto.wasm from the working folder
+// (a source checkout after `make plugins`).
+const shippedAutoPolicy = join(dirname(libraryPath()), "..", "policy-auto.wasm");
+if (existsSync(shippedAutoPolicy)) setDefaultPolicyModule(shippedAutoPolicy);
 
 /**
  * Loads the native library (prebuilds/<platform>-<arch>/libwebtensor.so, or

@@ -173,7 +173,18 @@ const PROTOTYPES = {
   wt_loader_next: "int32_t wt_loader_next(int64_t l, _Out_ int64_t *outputs, int32_t cap, _Out_ int32_t *n_out)",
   wt_loader_free: "int32_t wt_loader_free(int64_t l)",
   wt_data_permutation: "int32_t wt_data_permutation(int64_t n, uint64_t seed, int64_t epoch, _Out_ int64_t *out)",
+  wt_auto_tune_loader:
+    "int32_t wt_auto_tune_loader(int64_t l, const char *options, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_auto_tune_graph:
+    "int32_t wt_auto_tune_graph(int64_t g, const int64_t *inputs, int32_t n, const char *options, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_auto_journal_json: "int32_t wt_auto_journal_json(const char *options, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_auto_rollback:
+    "int32_t wt_auto_rollback(const char *options, const char *id, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
 } as const;
+
+// A tune's report fits this many bytes; the library checks the buffer
+// before it runs, since a tune cannot be redone to fill a larger one.
+const AUTO_REPORT_BYTES = 16384;
 
 type NativeFn = (...args: any[]) => any;
 type Native = { [K in keyof typeof PROTOTYPES | keyof typeof DOMAIN_PROTOTYPES]: NativeFn };
@@ -558,7 +569,23 @@ function trainingCalls(lib: Native) {
       check(lib.wt_data_permutation(n, seed, epoch, out));
       return Array.from(out.subarray(0, n), Number);
     },
+    autoTuneLoader: (l: number, options: string) =>
+      oneShot(AUTO_REPORT_BYTES, (buf, needed) => lib.wt_auto_tune_loader(l, options, buf, buf.length, needed)),
+    autoTuneGraph: (g: number, inputs: readonly number[], options: string) =>
+      oneShot(AUTO_REPORT_BYTES, (buf, needed) => lib.wt_auto_tune_graph(g, list(inputs), inputs.length, options, buf, buf.length, needed)),
+    autoJournal: (options: string) => readString(lib.wt_auto_journal_json, options),
+    autoRollback: (options: string, id: string) =>
+      oneShot(32, (buf, needed) => lib.wt_auto_rollback(options, id, buf, buf.length, needed)),
   };
+}
+
+/** A string from a call that runs once (a tune, a rollback) into a buffer of its documented bound. */
+function oneShot(cap: number, fn: (buf: Uint8Array, needed: BigUint64Array) => number): string {
+  const buf = new Uint8Array(cap);
+  const needed = new BigUint64Array(1);
+  check(fn(buf, needed));
+  const end = buf.indexOf(0);
+  return new TextDecoder().decode(buf.subarray(0, end < 0 ? cap : end));
 }
 
 let binding: Binding | null = null;

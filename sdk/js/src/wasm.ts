@@ -70,6 +70,13 @@ async function settle<T>(p: Promise<T>): Promise<T> {
   }
 }
 
+// wt.auto's agents journal to a folder and run their policies on the
+// plugin host, neither of which the page has (sdk/js/wasm/table.go omits
+// the calls).
+const noAuto = (): never => {
+  throw new Error("webtensor: wt.auto runs in Node (its agents journal to a folder and run their policies on the plugin host, which the browser build has not)");
+};
+
 const plainAttrs = (attrs: readonly AttrEntry[]) =>
   attrs.map(([n, k, v]) => [n, k, typeof v === "bigint" ? Number(v) : v]);
 
@@ -198,6 +205,10 @@ function wasmBinding(go: GoCalls): Binding {
     loaderNext: (l) => settle(go.wt_loader_next_async(l)),
     loaderFree: (l) => call("wt_loader_free", l),
     dataPermutation: (n, seed, epoch) => call<number[]>("wt_data_permutation", n, seed, epoch),
+    autoTuneLoader: noAuto,
+    autoTuneGraph: noAuto,
+    autoJournal: noAuto,
+    autoRollback: noAuto,
     ...domainCalls(go, call),
   };
 }

@@ -240,4 +240,8 @@ var omitted = map[string]string{
 	"wt_diffusion_encode_text":      "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
 	"wt_diffusion_quantize_int8":    "no file system: diffusion pipelines load from diffusers folders (Node reads them through the C ABI)",
 	"wt_dataset_open":               "no file system: wt_dataset_open_bytes reads a file's bytes",
+	"wt_auto_tune_loader":           "the auto-agents journal to a folder and run their policies on the plugin host, neither of which the browser build has (abi/auto.go)",
+	"wt_auto_tune_graph":            "the auto-agents journal to a folder and run their policies on the plugin host, neither of which the browser build has (abi/auto.go)",
+	"wt_auto_journal_json":          "the auto-agents' journal is a folder on a file system (abi/auto.go)",
+	"wt_auto_rollback":              "the auto-agents' journal is a folder on a file system (abi/auto.go)",
 }

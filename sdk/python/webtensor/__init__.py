@@ -81,6 +81,7 @@ from . import onnx as onnx  # noqa: E402
 from . import multimodal as multimodal  # noqa: E402
 from . import diffuse as diffuse  # noqa: E402
 from . import data as data  # noqa: E402
+from . import auto as auto  # noqa: E402 (after data: it tunes DataLoaders)
 
 
 def live_tensors() -> int:

@@ -223,6 +223,10 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_loader_epoch": ([_i64, _i64], _i32),
     "wt_loader_next": ([_i64, _p(_i64), _i32, _p(_i32)], _i32),
     "wt_data_permutation": ([_i64, _u64, _i64, _p(_i64)], _i32),
+    "wt_auto_tune_loader": ([_i64, _s, *_BUF], _i32),
+    "wt_auto_tune_graph": ([_i64, _p(_i64), _i32, _s, *_BUF], _i32),
+    "wt_auto_journal_json": ([_s, *_BUF], _i32),
+    "wt_auto_rollback": ([_s, _s, *_BUF], _i32),
 }
 
 

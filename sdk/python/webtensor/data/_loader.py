@@ -43,7 +43,10 @@ class DataLoader:
     (the last one short unless drop_last), in order or, with shuffle, in
     wt.data.permutation(len, seed, epoch) order, epoch counting the passes
     (or set by set_epoch). num_workers reads batches on that many workers,
-    prefetch_factor batches each ahead of the loop.
+    prefetch_factor batches each ahead of the loop. cache keeps every
+    record as its first read gave it (a native dataset that fits the
+    library's 1 GiB budget), so later epochs skip decoding;
+    wt.auto.tune(loader) measures whether it, and the worker settings, pay.
 
     A dataset from wt.data's readers is loaded by the library: its workers
     are goroutines, batches are tuples of Tensors on device. Any other
@@ -56,7 +59,7 @@ class DataLoader:
     def __init__(self, dataset, batch_size: int = 1, shuffle: bool = False, *, seed: int = 0,
                  drop_last: bool = False, num_workers: int = 0, prefetch_factor: int = 2,
                  device: str | None = None, collate_fn: Callable[[list[Any]], Any] | None = None,
-                 pin_memory: bool = False):
+                 pin_memory: bool = False, cache: bool = False):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         if num_workers < 0 or prefetch_factor < 1:
@@ -65,12 +68,12 @@ class DataLoader:
         self.batch_size, self.shuffle, self.seed, self.drop_last = batch_size, shuffle, seed, drop_last
         self.num_workers, self.prefetch_factor, self.device = num_workers, prefetch_factor, device
         self.collate_fn = collate_fn or default_collate
-        self.pin_memory = pin_memory
+        self.pin_memory, self.cache = pin_memory, cache
         self._epoch = 0
         self._h = 0
         if isinstance(dataset, NativeDataset) and collate_fn is None:
             opts = {"batch_size": batch_size, "shuffle": shuffle, "seed": seed, "drop_last": drop_last,
-                    "workers": num_workers, "prefetch": prefetch_factor}
+                    "workers": num_workers, "prefetch": prefetch_factor, "cache": cache}
             if device:
                 opts["device"] = device
             h = C.c_int64()

@@ -210,6 +210,9 @@ final class Native {
             fn("wt_diffusion_generate_text", I, L, A, I, A, I, I, I, L, JAVA_DOUBLE, I, I, A, L, A);
     static final MethodHandle DIFFUSION_ENCODE_TEXT = fn("wt_diffusion_encode_text", I, L, A, I, A);
     static final MethodHandle DIFFUSION_QUANTIZE_INT8 = fn("wt_diffusion_quantize_int8", I, L);
+    static final MethodHandle AUTO_TUNE_GRAPH = fn("wt_auto_tune_graph", I, L, A, I, A, A, L, A);
+    static final MethodHandle AUTO_JOURNAL_JSON = fn("wt_auto_journal_json", I, A, A, L, A);
+    static final MethodHandle AUTO_ROLLBACK = fn("wt_auto_rollback", I, A, A, A, L, A);
 
     static {
         int abi = (int) invoke(ABI);
@@ -340,6 +343,24 @@ final class Native {
                 check(st);
                 return buf.getString(0);
             }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * Calls f once into a buffer of cap bytes: for calls whose work cannot be
+     * redone to fill a larger buffer (an auto-agent's tune, a rollback), which
+     * the header bounds.
+     */
+    static String oneShot(long cap, BufferCall f) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment needed = arena.allocate(JAVA_LONG);
+            MemorySegment buf = arena.allocate(cap);
+            check(f.call(buf, cap, needed));
+            return buf.getString(0);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {

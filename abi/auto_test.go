@@ -1,0 +1,213 @@
+//go:build !js
+
+package abi
+
+import (
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	policyOnce sync.Once
+	policyPath string
+	policyErr  error
+)
+
+// autoPolicyModule builds the shipped auto policy for wasip1, as make
+// plugins does, once per test binary.
+func autoPolicyModule(t *testing.T) string {
+	t.Helper()
+	policyOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "abi-auto-policy-")
+		if err != nil {
+			policyErr = err
+			return
+		}
+		policyPath = filepath.Join(dir, "policy-auto.wasm")
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", policyPath, "./plugins-wasm/policies/auto")
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			policyErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	require.NoError(t, policyErr)
+	return policyPath
+}
+
+// pngFolder writes classes x perClass noisy w x h RGB PNGs: records a
+// loader decodes at every read.
+func pngFolder(t *testing.T, classes, perClass, w, h int) string {
+	t.Helper()
+	root := t.TempDir()
+	rng := rand.New(rand.NewSource(1))
+	for c := range classes {
+		dir := filepath.Join(root, fmt.Sprintf("c%d", c))
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		for i := range perClass {
+			img := image.NewRGBA(image.Rect(0, 0, w, h))
+			for y := range h {
+				for x := range w {
+					img.SetRGBA(x, y, color.RGBA{uint8(x * 4), uint8(rng.Intn(256)), uint8(y * 4), 255})
+				}
+			}
+			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%03d.png", i)))
+			require.NoError(t, err)
+			require.NoError(t, png.Encode(f, img))
+			require.NoError(t, f.Close())
+		}
+	}
+	return root
+}
+
+// wt_auto_tune_loader runs the data agent on a loader handle: on PNGs
+// decoded at every read the shipped policy's record cache is kept, the
+// loader's pipeline changes in place, the report stays within its bound,
+// the journal holds the full records, and wt_auto_rollback undoes it.
+// A second call with measure false applies what was kept.
+func TestAutoTuneLoader(t *testing.T) {
+	policy := autoPolicyModule(t) + "#data"
+	dir := t.TempDir()
+	ds, err := DatasetOpen(`{"format": "images", "path": "` + pngFolder(t, 2, 16, 48, 48) + `"}`)
+	require.NoError(t, err)
+	l, err := LoaderNew(ds, `{"batch_size": 8, "shuffle": true, "seed": 1}`)
+	require.NoError(t, err)
+	defer LoaderFree(l)
+
+	opts := fmt.Sprintf(`{"dir": %q, "policy": %q, "name": "pngs", "runs": 5}`, dir, policy)
+	out, err := AutoTuneLoader(l, opts)
+	require.NoError(t, err)
+	assert.Less(t, len(out), AutoReportBytes)
+	var r struct {
+		Before    map[string]any    `json:"pipeline_before"`
+		After     map[string]any    `json:"pipeline_after"`
+		Before1   float64           `json:"samples_per_s_before"`
+		After1    float64           `json:"samples_per_s_after"`
+		Decisions []decisionSummary `json:"decisions"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.NotEmpty(t, r.Decisions, out)
+	first := r.Decisions[0]
+	assert.Equal(t, "data.pngs.cache=on", first.What)
+	require.Equal(t, "kept", first.Verdict, first.Reason)
+	assert.Equal(t, false, r.Before["cache"])
+	assert.Equal(t, true, r.After["cache"])
+	assert.Greater(t, r.After1, r.Before1)
+	st, err := loaders.get(l)
+	require.NoError(t, err)
+	assert.True(t, st.l.Pipeline().Cache, "the handle's loader changed in place")
+
+	j, err := AutoJournalJSON(fmt.Sprintf(`{"dir": %q, "ids": [%q]}`, dir, first.ID))
+	require.NoError(t, err)
+	var recs []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(j), &recs))
+	require.Len(t, recs, 1)
+	assert.Equal(t, "auto.data", recs[0]["policy"])
+	assert.Equal(t, true, recs[0]["guard"].(map[string]any)["ok"])
+
+	undo, err := AutoRollback(fmt.Sprintf(`{"dir": %q}`, dir), first.ID)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(undo, "d"))
+	assert.Less(t, len(undo), AutoRollbackIDBytes)
+	assert.False(t, st.l.Pipeline().Cache)
+	_, err = AutoRollback(fmt.Sprintf(`{"dir": %q}`, dir), first.ID)
+	assert.ErrorContains(t, err, "was already rolled back")
+	_, err = AutoRollback(fmt.Sprintf(`{"dir": %q}`, dir), "d9999")
+	assert.ErrorContains(t, err, `no decision "d9999"`)
+
+	// Nothing is remembered after the rollback; measure false applies
+	// what the cache holds and measures nothing.
+	out, err = AutoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "name": "pngs", "measure": false}`, dir))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	assert.Empty(t, r.Decisions)
+	assert.Equal(t, false, r.After["cache"])
+}
+
+func TestAutoErrors(t *testing.T) {
+	dir := t.TempDir()
+	_, err := AutoTuneLoader(987654, `{}`)
+	assert.Equal(t, StatusHandle, StatusOf(err))
+	ds, err := DatasetOpen(`{"format": "npy", "path": "` + npyX + `"}`)
+	require.NoError(t, err)
+	l, err := LoaderNew(ds, `{"batch_size": 2}`)
+	require.NoError(t, err)
+	defer LoaderFree(l)
+	_, err = AutoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "batchs": 2}`, dir))
+	assert.ErrorContains(t, err, `unknown field "batchs"`)
+	_, err = AutoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "policy": "no/such.wasm#data"}`, dir))
+	assert.Equal(t, StatusIO, StatusOf(err), "%v", err)
+	_, err = AutoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "policy": %q, "name": "bad name"}`, dir, autoPolicyModule(t)+"#data"))
+	assert.ErrorContains(t, err, `loader name "bad name"`)
+	_, err = AutoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "policy": %q}`, dir, autoPolicyModule(t)+"#nope"))
+	assert.ErrorContains(t, err, `has no policy "nope"`)
+	_, err = AutoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "runs": 2, "measure": false}`, dir))
+	assert.ErrorContains(t, err, "Runs >= 3")
+	_, err = AutoJournalJSON(`{"dri": "x"}`)
+	assert.ErrorContains(t, err, `unknown field "dri"`)
+	_, err = AutoTuneGraph(987654, nil, `{}`)
+	assert.Equal(t, StatusHandle, StatusOf(err))
+}
+
+// wt_auto_tune_graph runs the kernel agent on a traced graph: whatever
+// the CPU settings measure here, every decision is reported, the journal
+// has it, and the settings in force are the cached winners.
+func TestAutoTuneGraph(t *testing.T) {
+	dir := t.TempDir()
+	x := f32Tensor(t, []int64{4}, 1, 2, 3, 4)
+	defer TensorFree(x)
+	require.NoError(t, TraceBegin([]int64{x}))
+	outs, err := Op("mul", []int64{x, x}, nil, false)
+	require.NoError(t, err)
+	y := make([]int64, 1)
+	outs.Handles(y)
+	defer TensorFree(y[0])
+	g, err := TraceEnd(y)
+	require.NoError(t, err)
+	defer GraphFree(g)
+	defer SetNumThreads(NumThreads())
+
+	out, err := AutoTuneGraph(g, []int64{x}, fmt.Sprintf(`{"dir": %q, "policy": %q, "name": "square", "runs": 3}`, dir, autoPolicyModule(t)+"#kernel"))
+	require.NoError(t, err)
+	var r struct {
+		Workload  string            `json:"workload"`
+		Repeat    int               `json:"repeat"`
+		Settings  map[string]string `json:"settings"`
+		Cached    map[string]string `json:"cached"`
+		Decisions []decisionSummary `json:"decisions"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	assert.Equal(t, "square", r.Workload)
+	assert.GreaterOrEqual(t, r.Repeat, 1)
+	assert.Contains(t, r.Settings, "cpu.threads")
+	for k, v := range r.Cached {
+		assert.Equal(t, v, r.Settings[k], "the cached winner %s is in force", k)
+	}
+	j, err := AutoJournalJSON(fmt.Sprintf(`{"dir": %q}`, dir))
+	require.NoError(t, err)
+	var recs []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(j), &recs))
+	assert.Len(t, recs, len(r.Decisions))
+	for i, d := range r.Decisions {
+		assert.Equal(t, d.ID, recs[i]["id"])
+		assert.Equal(t, "kernel", recs[i]["agent"])
+		if d.Verdict == "kept" {
+			_, err := AutoRollback(fmt.Sprintf(`{"dir": %q}`, dir), d.ID)
+			require.NoError(t, err)
+			break
+		}
+	}
+}

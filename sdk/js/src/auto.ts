@@ -1,0 +1,145 @@
+// wt.auto: the runtime's auto-agents (Go's package auto, through the C
+// ABI's wt_auto_*). An agent measures a change A/B on your own workload, in
+// this process, keeps it only when it wins, remembers it under a name and
+// journals every decision; a policy (a sandboxed WebAssembly module)
+// proposes and never changes anything itself. Node only: the agents
+// journal to a folder and run their policies on the plugin host.
+
+import { native } from "./binding.js";
+import { Graph, signature } from "./compile.js";
+import type { Tensor } from "./core.js";
+import type { DataLoader } from "./data.js";
+
+let defaultModule: string | null = null;
+
+/** @internal The policy module the package ships (set by the Node entry when it has one). */
+export function setDefaultPolicyModule(path: string): void {
+  defaultModule = path;
+}
+
+/** The policy an agent ("data", "kernel") asks by default: the package's policy-auto.wasm, or "default#agent" (build/plugins/policy-auto.wasm found from the working folder). */
+export function defaultPolicy(agent: string): string {
+  return `${defaultModule ?? "default"}#${agent}`;
+}
+
+/** Where the journal is and how strict the A/B tests are. */
+export interface AutoOptions {
+  /** The journal's folder (default: auto/ in the cache folder, see WEBTENSOR_CACHE_DIR). */
+  dir?: string;
+  /** "module.wasm#policy" (default: defaultPolicy(agent)). */
+  policy?: string;
+  /** A/B runs a side (9). */
+  runs?: number;
+  /** Relative gain a change must reach (0.1). */
+  margin?: number;
+}
+
+export interface TuneOptions extends AutoOptions {
+  /** The loader's name, which keys what is remembered for it ("loader"). */
+  name?: string;
+  /** Batches a measured run reads (default: min(16, an epoch's)). */
+  batches?: number;
+  /** The epoch every run reads (0). */
+  epoch?: number;
+  /** false applies what an earlier tune under the name kept, measuring nothing. */
+  measure?: boolean;
+}
+
+export interface Pipeline {
+  workers: number;
+  prefetch: number;
+  cache: boolean;
+}
+
+/** A decision as a tune reports it; journal() has the whole record. */
+export interface DecisionSummary {
+  id: string;
+  what: string;
+  verdict: string;
+  gain: number;
+  canary_gain: number;
+  reason: string;
+}
+
+export interface LoaderReport {
+  loader: string;
+  records: number;
+  batch_size: number;
+  batches: number;
+  pipeline_before: Pipeline;
+  pipeline_after: Pipeline;
+  cached: Record<string, string>;
+  samples_per_s_before: number;
+  samples_per_s_after: number;
+  cache: { records: number; bytes: number; hits: number; misses: number };
+  decisions: DecisionSummary[];
+}
+
+export interface GraphReport {
+  workload: string;
+  repeat: number;
+  settings: Record<string, string>;
+  cached: Record<string, string>;
+  decisions: DecisionSummary[];
+}
+
+function options(agent: string | null, o: AutoOptions, extra: Record<string, unknown>): string {
+  const policy = agent === null ? undefined : (o.policy ?? defaultPolicy(agent));
+  return JSON.stringify({ dir: o.dir, policy, runs: o.runs, margin: o.margin, ...extra });
+}
+
+/**
+ * Tunes a DataLoader's pipeline (workers, prefetch, a cache of decoded
+ * records) on its own throughput; the loader changes in place for the
+ * epochs after. A change is kept only if the measured batches hash as they
+ * did before it: the same samples in the same order.
+ */
+export function tune(loader: DataLoader, o: TuneOptions = {}): LoaderReport {
+  const measure = o.measure ?? true;
+  const opts = options(measure ? "data" : null, o, { name: o.name, batches: o.batches, epoch: o.epoch, measure });
+  return JSON.parse(native().autoTuneLoader(loader.handle, opts)) as LoaderReport;
+}
+
+export interface GraphTuneOptions extends AutoOptions {
+  /** The workload's name in the journal and the kernel cache ("graph"). */
+  name?: string;
+  /** Graph runs a measured run makes (default: about 10 ms' worth). */
+  repeat?: number;
+  /** Record autograd while running (default: inference). */
+  grad?: boolean;
+}
+
+/**
+ * Tunes the CPU backend's settings (threads, its storage cache) on a graph
+ * run on inputs: a Graph from wt.trace, or a wt.compile'd function
+ * (captured on these inputs first if it has not been). The settings kept
+ * are the whole process's, remembered under the name.
+ */
+export function tuneGraph(
+  fn: Graph | (((...xs: Tensor[]) => unknown) & { graphs: Map<string, Graph> }),
+  inputs: readonly Tensor[],
+  o: GraphTuneOptions = {},
+): GraphReport {
+  let graph: Graph;
+  if (fn instanceof Graph) {
+    graph = fn;
+  } else {
+    const key = signature(inputs);
+    if (!fn.graphs.has(key)) fn(...inputs);
+    const g = fn.graphs.get(key);
+    if (!g) throw new TypeError("webtensor: tuneGraph: the function did not capture a graph for these inputs (is it wt.compile'd?)");
+    graph = g;
+  }
+  const opts = options("kernel", o, { name: o.name, repeat: o.repeat, grad: o.grad });
+  return JSON.parse(native().autoTuneGraph(graph.handle, inputs.map((t) => t.handle), opts)) as GraphReport;
+}
+
+/** The journal's records (all, or those of ids), oldest first: proposals, measurements, guards, verdicts, state hashes. */
+export function journal(o: { dir?: string; ids?: readonly string[] } = {}): Record<string, unknown>[] {
+  return JSON.parse(native().autoJournal(JSON.stringify({ dir: o.dir, ids: o.ids }))) as Record<string, unknown>[];
+}
+
+/** Restores the state from before kept decision id (undoing the kept ones after it); returns the rollback's journal id. */
+export function rollback(id: string, o: { dir?: string } = {}): string {
+  return native().autoRollback(JSON.stringify({ dir: o.dir }), id);
+}
