@@ -243,6 +243,16 @@ func DiffusionInfoJSON(h int64) (string, error) {
 	return string(b), err
 }
 
+// DiffusionDevice is the device the pipeline's models are on (its info's
+// "device"): where the browser bridge waits for each step's work.
+func DiffusionDevice(h int64) (string, error) {
+	p, err := diffusionPipelines.get(h)
+	if err != nil {
+		return "", err
+	}
+	return p.dev.String(), nil
+}
+
 // scheduler builds the pipeline's scheduler, or its config converted to
 // class name ("" keeps the folder's class).
 func (p *diffusionPipeline) scheduler(fn, name string) (diffuse.Scheduler, error) {

@@ -91,24 +91,23 @@ func (z *Zip) check(f *zip.File, seen map[string]bool, size, maxBytes int64) err
 		return nil
 	}
 	comp, full := f.CompressedSize64, f.UncompressedSize64
-	switch f.Method {
-	case zip.Store:
-		if full != comp {
-			return fmt.Errorf("entry %q: stored (not compressed) but declares %d bytes in %d", name, full, comp)
-		}
-	case zip.Deflate:
-		if comp > uint64(size) || full > comp*maxDeflateRatio+deflateSlack {
-			return fmt.Errorf("entry %q: declares %d bytes from %d compressed, more than deflate can expand to (a zip bomb?)", name, full, comp)
-		}
-	default:
+	if f.Method != zip.Store && f.Method != zip.Deflate {
 		return fmt.Errorf("entry %q: compression method %d is not supported (only stored, 0, and deflated, 8)", name, f.Method)
 	}
 	off, err := f.DataOffset()
 	if err != nil {
 		return fmt.Errorf("entry %q: its local header is unreadable (a truncated archive?): %w", name, err)
 	}
-	if off < 0 || uint64(off)+comp > uint64(size) {
+	// Written so that no sum can overflow: comp is the archive's to declare.
+	if off < 0 || off > size || comp > uint64(size-off) {
 		return fmt.Errorf("entry %q: its %d bytes of data run past the archive's end at %d bytes (a truncated archive?)", name, comp, size)
+	}
+	// comp is now at most the archive's size, so the product cannot overflow.
+	if f.Method == zip.Store && full != comp {
+		return fmt.Errorf("entry %q: stored (not compressed) but declares %d bytes in %d", name, full, comp)
+	}
+	if f.Method == zip.Deflate && full > comp*maxDeflateRatio+deflateSlack {
+		return fmt.Errorf("entry %q: declares %d bytes from %d compressed, more than deflate can expand to (a zip bomb?)", name, full, comp)
 	}
 	if full > uint64(maxBytes-z.total) {
 		return fmt.Errorf("entry %q: the files declare more than %d bytes uncompressed in all, the limit", name, maxBytes)
