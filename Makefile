@@ -7,7 +7,7 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: onnx-proto onnx-models onnx-bench device-build gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check size-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
+.PHONY: diffusion-digits onnx-proto onnx-models onnx-bench device-build gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check size-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
 
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
@@ -23,6 +23,13 @@ build: ## build the webtensor CLI into build/
 
 capi: ## build the C ABI: build/libwebtensor.so (header: capi/include/webtensor.h)
 	$(GO) build -buildmode=c-shared -o build/libwebtensor.so ./capi
+
+# The diffusion example page's pipeline (sdk/js/examples/diffusion, served
+# by `make serve-demo`): the digits DDPM of `webtensor run --task
+# diffusion`, trained longer than its default and saved as a diffusers
+# folder (about 5 minutes on two CPU cores).
+diffusion-digits: build ## train the digits DDPM and save it as a diffusers pipeline folder (build/diffusion-digits) for the browser example
+	./build/webtensor run --task diffusion --steps 2000 --save build/diffusion-digits --images build/diffusion-digits.png
 
 run: build ## train the demos on the best device found (CPU fallback): the spiral MLP (loss.png) and a GCN on a synthetic graph (gnn-loss.png)
 	./build/webtensor run --plot loss.png
@@ -95,6 +102,8 @@ fuzz-short: ## run every fuzzer briefly (CI); FUZZTIME=5000000x for a real sessi
 	$(GO) test ./capi -run '^$$' -fuzz '^FuzzFromData$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./capi -run '^$$' -fuzz '^FuzzFromDLPack$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./onnx -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/modelfs -run '^$$' -fuzz '^FuzzOpenZip$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./abi -run '^$$' -fuzz '^FuzzDiffusionLoadZip$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./plugins-wasm -run '^$$' -fuzz '^FuzzManifest$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./plugins-wasm -run '^$$' -fuzz '^FuzzCodeCheck$$' -fuzztime $(FUZZTIME)
 

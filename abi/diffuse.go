@@ -2,21 +2,22 @@ package abi
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/diffuse"
+	"github.com/webtensor/webtensor/internal/modelfs"
 	"github.com/webtensor/webtensor/nn"
 )
 
 // Diffusion pipelines (wt_diffusion_*): a folder diffusers'
 // save_pretrained wrote for DDPMPipeline, DDIMPipeline, DiTPipeline or
-// StableDiffusionPipeline, loaded by package diffuse and sampled there
-// with a seeded Philox noise stream, so every SDK gets the same images for
-// a seed on one device.
+// StableDiffusionPipeline, or a zip archive of one (the browser has no
+// folders), loaded by package diffuse and sampled there with a seeded
+// Philox noise stream, so every SDK gets the same images for a seed on one
+// device.
 
 var diffusionPipelines = newObjects[*diffusionPipeline]("diffusion pipeline")
 
@@ -65,11 +66,59 @@ func DiffusionLoad(dir, device string) (int64, error) {
 	if err := checkDir(fn, dir); err != nil {
 		return 0, err
 	}
+	return diffusionLoad(fn, modelfs.OS(dir), device)
+}
+
+// maxZipBytes bounds the uncompressed bytes a pipeline's zip archive may
+// declare in all, so a zip bomb fails before anything is read. A page's
+// WebAssembly memory is 4 GiB, which the archive itself and the weights
+// share; elsewhere the bound is far above any pipeline webtensor runs.
+func maxZipBytes() int64 {
+	if runtime.GOARCH == "wasm" {
+		return 2 << 30
+	}
+	return 64 << 30
+}
+
+// DiffusionLoadZip is wt_diffusion_load_zip: a zip archive of a pipeline
+// folder (model_index.json at its root, or in its one top-level folder as
+// `zip -r pipe.zip pipe` nests it), read from data during the call only.
+// Every failure, a hostile archive's included, is WT_ERR_INVALID naming
+// the entry or file and the problem.
+func DiffusionLoadZip(data []byte, device string) (int64, error) {
+	const fn = "wt_diffusion_load_zip"
+	z, err := modelfs.OpenZip(data, maxZipBytes())
+	if err != nil {
+		return 0, Invalidf("%s: %v", fn, err)
+	}
+	root, err := z.Root("model_index.json")
+	if err != nil {
+		return 0, Invalidf("%s: %v", fn, err)
+	}
+	d, err := modelfs.In(z, root)
+	if err != nil {
+		return 0, Invalidf("%s: %v", fn, err)
+	}
+	h, err := diffusionLoad(fn, d, device)
+	if err != nil && StatusOf(err) == StatusIO {
+		// Nothing is read from disk: a file the archive lacks or cannot
+		// give is a fault of the archive.
+		return 0, Invalidf("%v", err)
+	}
+	return h, err
+}
+
+// diffusionLoad loads the pipeline in folder d for fn.
+func diffusionLoad(fn string, d modelfs.Dir, device string) (int64, error) {
 	dev, err := modelDevice(device)
 	if err != nil {
 		return 0, err
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "model_index.json"))
+	opts := []diffuse.LoadOption{diffuse.WithDevice(dev)}
+	if !d.OnDisk() {
+		opts = append(opts, diffuse.FromFS(d.FS()))
+	}
+	raw, err := d.ReadFile("model_index.json")
 	if err != nil {
 		return 0, loadFailed(fn, err)
 	}
@@ -81,7 +130,7 @@ func DiffusionLoad(dir, device string) (int64, error) {
 	_ = json.Unmarshal(index["_class_name"], &class)
 	if class == "StableDiffusionPipeline" {
 		// Package diffuse reads the whole folder, model_index.json too.
-		sd, err := diffuse.LoadStableDiffusion(dir, diffuse.WithDevice(dev))
+		sd, err := diffuse.LoadStableDiffusion(d.String(), opts...)
 		if err != nil {
 			return 0, loadFailed(fn, err)
 		}
@@ -95,20 +144,19 @@ func DiffusionLoad(dir, device string) (int64, error) {
 		return 0, Invalidf("%s: model_index.json: %v", fn, err)
 	}
 	p := &diffusionPipeline{class: class, dev: dev}
-	raw, err = os.ReadFile(filepath.Join(dir, "scheduler", "scheduler_config.json"))
+	raw, err = d.Sub("scheduler").ReadFile("scheduler_config.json")
 	if err != nil {
 		return 0, loadFailed(fn, err)
 	}
 	if p.sched, err = diffuse.ParseConfig(raw); err != nil {
 		return 0, Invalidf("%s: scheduler/scheduler_config.json: %v", fn, err)
 	}
-	opt := diffuse.WithDevice(dev)
 	if class == "DiTPipeline" {
-		if p.dit, err = diffuse.LoadDiT(filepath.Join(dir, "transformer"), opt); err == nil {
-			p.vae, err = diffuse.LoadAutoencoderKL(filepath.Join(dir, "vae"), opt)
+		if p.dit, err = diffuse.LoadDiT(d.Path("transformer"), opts...); err == nil {
+			p.vae, err = diffuse.LoadAutoencoderKL(d.Path("vae"), opts...)
 		}
 	} else {
-		p.unet, err = diffuse.LoadUNet2D(filepath.Join(dir, "unet"), opt)
+		p.unet, err = diffuse.LoadUNet2D(d.Path("unet"), opts...)
 	}
 	if err != nil {
 		return 0, loadFailed(fn, err)
@@ -195,6 +243,16 @@ func DiffusionInfoJSON(h int64) (string, error) {
 	return string(b), err
 }
 
+// DiffusionDevice is the device the pipeline's models are on (its info's
+// "device"): where the browser bridge waits for each step's work.
+func DiffusionDevice(h int64) (string, error) {
+	p, err := diffusionPipelines.get(h)
+	if err != nil {
+		return "", err
+	}
+	return p.dev.String(), nil
+}
+
 // scheduler builds the pipeline's scheduler, or its config converted to
 // class name ("" keeps the folder's class).
 func (p *diffusionPipeline) scheduler(fn, name string) (diffuse.Scheduler, error) {
@@ -217,8 +275,9 @@ func (p *diffusionPipeline) scheduler(fn, name string) (diffuse.Scheduler, error
 // (batch, C, H, W) on the pipeline's device. scheduler names a diffusers
 // scheduler class to sample with instead of the folder's ("" keeps it).
 // A class-conditional pipeline takes its labels from
-// wt_diffusion_generate_classes instead.
-func DiffusionGenerate(h int64, batch, steps int, seed uint64, scheduler string) (int64, error) {
+// wt_diffusion_generate_classes instead. progress, when not nil, is told
+// after each step (the browser bridge shows it; the C ABI passes none).
+func DiffusionGenerate(h int64, batch, steps int, seed uint64, scheduler string, progress diffuse.Progress) (int64, error) {
 	const fn = "wt_diffusion_generate"
 	p, err := diffusionPipelines.get(h)
 	if err != nil {
@@ -239,7 +298,8 @@ func DiffusionGenerate(h int64, batch, steps int, seed uint64, scheduler string)
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	img, err := diffuse.NewUNet2DPipeline(p.unet, s).Generate(batch, steps, diffuse.SeededNoise(seed))
+	pipe := diffuse.NewUNet2DPipeline(p.unet, diffuse.WithProgress(s, progress))
+	img, err := pipe.Generate(batch, steps, diffuse.SeededNoise(seed))
 	if err != nil {
 		return 0, Invalidf("%s: %v", fn, err)
 	}
@@ -250,7 +310,7 @@ func DiffusionGenerate(h int64, batch, steps int, seed uint64, scheduler string)
 // per class label from a class-conditional pipeline (DiT), with
 // classifier-free guidance at guidanceScale (<= 1: none; diffusers'
 // default is 4), otherwise as wt_diffusion_generate.
-func DiffusionGenerateClasses(h int64, labels []int64, steps int, seed uint64, guidanceScale float64, scheduler string) (int64, error) {
+func DiffusionGenerateClasses(h int64, labels []int64, steps int, seed uint64, guidanceScale float64, scheduler string, progress diffuse.Progress) (int64, error) {
 	const fn = "wt_diffusion_generate_classes"
 	p, err := diffusionPipelines.get(h)
 	if err != nil {
@@ -280,7 +340,7 @@ func DiffusionGenerateClasses(h int64, labels []int64, steps int, seed uint64, g
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	pipe := &diffuse.DiTPipeline{Model: p.dit, Scheduler: s, VAE: p.vae, GuidanceScale: guidanceScale}
+	pipe := &diffuse.DiTPipeline{Model: p.dit, Scheduler: diffuse.WithProgress(s, progress), VAE: p.vae, GuidanceScale: guidanceScale}
 	img, err := pipe.Generate(ls, steps, diffuse.SeededNoise(seed))
 	if err != nil {
 		return 0, Invalidf("%s: %v", fn, err)
@@ -301,6 +361,8 @@ type TextToImage struct {
 	// (diffusers' latents=), the seed's stream drawing only what a
 	// stochastic scheduler draws after them.
 	Latents int64
+	// Progress, when not nil, is told after each denoising step.
+	Progress diffuse.Progress
 }
 
 // textPipeline is the StableDiffusionPipeline behind h, or the error that
@@ -340,7 +402,7 @@ func DiffusionGenerateText(h int64, r TextToImage) (int64, error) {
 	}
 	img, err := p.sd.Generate(diffuse.TextToImage{Prompts: r.Prompts, NegativePrompts: r.NegativePrompts,
 		GuidanceScale: r.GuidanceScale, ImagesPerPrompt: r.ImagesPerPrompt, Steps: r.Steps, Height: r.Height,
-		Width: r.Width, Scheduler: r.Scheduler}, noise)
+		Width: r.Width, Scheduler: r.Scheduler, Progress: r.Progress}, noise)
 	if err != nil {
 		return 0, Invalidf("%s: %v", fn, err)
 	}

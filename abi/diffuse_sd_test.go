@@ -89,9 +89,9 @@ func TestDiffusionTextToImage(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, libv, got)
 
-	_, err = DiffusionGenerate(p, 1, 2, 0, "")
+	_, err = DiffusionGenerate(p, 1, 2, 0, "", nil)
 	assert.ErrorContains(t, err, "a StableDiffusionPipeline is text-conditional: use wt_diffusion_generate_text")
-	_, err = DiffusionGenerateClasses(p, []int64{1}, 2, 0, 4, "")
+	_, err = DiffusionGenerateClasses(p, []int64{1}, 2, 0, 4, "", nil)
 	assert.ErrorContains(t, err, "takes no class labels: use wt_diffusion_generate_text")
 	_, err = DiffusionGenerateText(p, TextToImage{Prompts: []string{"a"}, Steps: 0})
 	assert.ErrorContains(t, err, "wt_diffusion_generate_text: diffuse: StableDiffusionPipeline: steps 0, want >= 1")

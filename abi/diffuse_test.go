@@ -83,7 +83,7 @@ func TestDiffusionGenerate(t *testing.T) {
 	}
 	for i := range runs {
 		r := &runs[i]
-		h, err := DiffusionGenerate(p, r.Batch, r.Steps, r.Seed, r.Scheduler)
+		h, err := DiffusionGenerate(p, r.Batch, r.Steps, r.Seed, r.Scheduler, nil)
 		require.NoError(t, err)
 		x, err := TensorOf(h)
 		require.NoError(t, err)
@@ -107,11 +107,11 @@ func TestDiffusionGenerate(t *testing.T) {
 		require.NoError(t, os.WriteFile(sdkPipelineRefs, append(out, '\n'), 0o644))
 	}
 
-	_, err = DiffusionGenerateClasses(p, []int64{1}, 2, 0, 4, "")
+	_, err = DiffusionGenerateClasses(p, []int64{1}, 2, 0, 4, "", nil)
 	assert.ErrorContains(t, err, "a DDPMPipeline takes no class labels")
-	_, err = DiffusionGenerate(p, 1, 2, 0, "FancyScheduler")
+	_, err = DiffusionGenerate(p, 1, 2, 0, "FancyScheduler", nil)
 	assert.ErrorContains(t, err, "FancyScheduler")
-	_, err = DiffusionGenerate(p, 0, 2, 0, "")
+	_, err = DiffusionGenerate(p, 0, 2, 0, "", nil)
 	assert.ErrorContains(t, err, "batch 0 and steps 2 must be >= 1")
 	_, err = DiffusionGenerateText(p, TextToImage{Prompts: []string{"a"}, Steps: 1})
 	assert.ErrorContains(t, err, "a DDPMPipeline takes no prompts: use wt_diffusion_generate")
@@ -143,7 +143,7 @@ func TestDiffusionQuantizeInt8(t *testing.T) {
 	m, err := diffuse.LoadUNet2D(filepath.Join(ddpmPipe, "unet"), diffuse.WithInt8Weights())
 	require.NoError(t, err)
 	for i, r := range committed.Runs {
-		h, err := DiffusionGenerate(p, r.Batch, r.Steps, r.Seed, r.Scheduler)
+		h, err := DiffusionGenerate(p, r.Batch, r.Steps, r.Seed, r.Scheduler, nil)
 		require.NoError(t, err)
 		got, _ := hostValues(t, h)
 		cfg, err := diffuse.ParseConfig(mustRead(t, filepath.Join(ddpmPipe, "scheduler", "scheduler_config.json")))
@@ -214,7 +214,7 @@ func TestDiffusionDiTPipeline(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, info, `"class_conditional":true`)
 
-	h, err := DiffusionGenerateClasses(p, []int64{3, 917}, 2, 5, 4, "")
+	h, err := DiffusionGenerateClasses(p, []int64{3, 917}, 2, 5, 4, "", nil)
 	require.NoError(t, err)
 	got, shape := hostValues(t, h)
 
@@ -238,9 +238,9 @@ func TestDiffusionDiTPipeline(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, w, got)
 
-	_, err = DiffusionGenerateClasses(p, []int64{1000}, 2, 0, 4, "")
+	_, err = DiffusionGenerateClasses(p, []int64{1000}, 2, 0, 4, "", nil)
 	assert.ErrorContains(t, err, "label 1000 (at 0) is outside the model's classes 0..999")
-	_, err = DiffusionGenerate(p, 1, 2, 0, "")
+	_, err = DiffusionGenerate(p, 1, 2, 0, "", nil)
 	assert.ErrorContains(t, err, "class-conditional: use wt_diffusion_generate_classes")
 
 	_, err = DiffusionEncodeText(p, []string{"a"})

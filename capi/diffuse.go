@@ -12,8 +12,8 @@ import (
 	"github.com/webtensor/webtensor/abi"
 )
 
-// Diffusion pipelines (abi/diffuse.go): load a diffusers folder, sample
-// with a seed.
+// Diffusion pipelines (abi/diffuse.go): load a diffusers folder or a zip
+// archive of one, sample with a seed.
 
 //export wt_diffusion_load
 func wt_diffusion_load(dir, device *C.char, out *C.wt_diffusion) (status C.int32_t) {
@@ -24,6 +24,26 @@ func wt_diffusion_load(dir, device *C.char, out *C.wt_diffusion) (status C.int32
 	p, _ := goString(dir)
 	d, _ := goString(device)
 	h, err := abi.DiffusionLoad(p, d)
+	return setObject(h, err, out)
+}
+
+//export wt_diffusion_load_zip
+func wt_diffusion_load_zip(buf unsafe.Pointer, nbytes C.size_t, device *C.char, out *C.wt_diffusion) (status C.int32_t) {
+	defer guard(&status)
+	if out == nil {
+		return invalid("wt_diffusion_load_zip: out is NULL")
+	}
+	if buf == nil && nbytes > 0 {
+		return invalid("wt_diffusion_load_zip: buf is NULL but nbytes is %d", uint64(nbytes))
+	}
+	var raw []byte
+	if nbytes > 0 {
+		// The loaders copy what they keep (the weights are decompressed
+		// into tensors), so the caller's buffer is only read here.
+		raw = unsafe.Slice((*byte)(buf), int(nbytes))
+	}
+	d, _ := goString(device)
+	h, err := abi.DiffusionLoadZip(raw, d)
 	return setObject(h, err, out)
 }
 
@@ -53,7 +73,7 @@ func wt_diffusion_generate(pipe C.wt_diffusion, batch, steps C.int32_t, seed C.u
 		return invalid("wt_diffusion_generate: out is NULL")
 	}
 	s, _ := goString(scheduler)
-	h, err := abi.DiffusionGenerate(int64(pipe), int(batch), int(steps), uint64(seed), s)
+	h, err := abi.DiffusionGenerate(int64(pipe), int(batch), int(steps), uint64(seed), s, nil)
 	return setHandle(h, err, out)
 }
 
@@ -75,7 +95,7 @@ func wt_diffusion_generate_classes(pipe C.wt_diffusion, labels *C.int64_t, n C.i
 		ls = unsafe.Slice((*int64)(unsafe.Pointer(labels)), int(n))
 	}
 	s, _ := goString(scheduler)
-	h, err := abi.DiffusionGenerateClasses(int64(pipe), ls, int(steps), uint64(seed), float64(guidance), s)
+	h, err := abi.DiffusionGenerateClasses(int64(pipe), ls, int(steps), uint64(seed), float64(guidance), s, nil)
 	return setHandle(h, err, out)
 }
 

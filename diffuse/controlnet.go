@@ -2,11 +2,8 @@ package diffuse
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 	"github.com/webtensor/webtensor/nn"
 )
 
@@ -60,18 +57,13 @@ func LoadControlNet(dir string, opts ...LoadOption) (*ControlNetModel, error) {
 	if !o.dtype.IsFloat() {
 		return nil, fmt.Errorf("diffuse: LoadControlNet: dtype %s is not a float dtype", o.dtype)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	d, err := o.folder("diffuse: LoadControlNet", dir)
 	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadControlNet: %w", err)
+		return nil, err
 	}
-	cfg, err := ParseControlNetConfig(raw)
+	cfg, f, path, err := readModel("diffuse: LoadControlNet", d, ParseControlNetConfig)
 	if err != nil {
-		return nil, fmt.Errorf("%w (in %s)", err, filepath.Join(dir, "config.json"))
-	}
-	path := filepath.Join(dir, "diffusion_pytorch_model.safetensors")
-	f, err := safetensors.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadControlNet: %w", err)
+		return nil, err
 	}
 	w, err := newWeights(f, o.dev, o.dtype)
 	if err != nil {

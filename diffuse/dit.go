@@ -3,12 +3,9 @@ package diffuse
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 	"github.com/webtensor/webtensor/nn"
 )
 
@@ -53,18 +50,13 @@ func LoadDiT(dir string, opts ...LoadOption) (*DiTTransformer2DModel, error) {
 	if !o.dtype.IsFloat() {
 		return nil, fmt.Errorf("diffuse: LoadDiT: dtype %s is not a float dtype", o.dtype)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	d, err := o.folder("diffuse: LoadDiT", dir)
 	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadDiT: %w", err)
+		return nil, err
 	}
-	cfg, err := ParseDiTConfig(raw)
+	cfg, f, path, err := readModel("diffuse: LoadDiT", d, ParseDiTConfig)
 	if err != nil {
-		return nil, fmt.Errorf("%w (in %s)", err, filepath.Join(dir, "config.json"))
-	}
-	path := filepath.Join(dir, "diffusion_pytorch_model.safetensors")
-	f, err := safetensors.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadDiT: %w", err)
+		return nil, err
 	}
 	w, err := newWeights(f, o.dev, o.dtype)
 	if err != nil {

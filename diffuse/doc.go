@@ -47,7 +47,15 @@
 // approximations lose digits). A loaded model is in eval mode and records
 // nothing for autograd; NewUNet2D builds one with drawn weights (torch's
 // default initialisation, seeded) in training mode, whose Forward does
-// record, so a DDPM loss trains it (webtensor run --task diffusion).
+// record, so a DDPM loss trains it (webtensor run --task diffusion), and
+// SavePipeline writes it back as a pipeline folder diffusers reads.
+//
+// Every loader reads an operating-system folder, or, with FromFS, a folder
+// inside an fs.FS: a zip archive of a saved pipeline is one (abi's
+// wt_diffusion_load_zip, for the browser, which has no folders). Weight
+// streaming maps a file on disk and refuses an fs.FS. WithProgress wraps a
+// scheduler to report each step of a run (TextToImage.Progress for Stable
+// Diffusion).
 //
 // UNet2DConditionModel (LoadUNet2DCondition), Stable Diffusion's latent
 // UNet, loads the same way and with the same strictness: diffusers'

@@ -3,12 +3,11 @@ package diffuse
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/modelfs"
 	"github.com/webtensor/webtensor/multimodal"
 )
 
@@ -60,28 +59,37 @@ func LoadStableDiffusion(dir string, opts ...LoadOption) (*StableDiffusionPipeli
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if err := checkSDIndex(dir); err != nil {
+	d, err := o.folder(op, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSDIndex(d); err != nil {
 		return nil, err
 	}
 	p := &StableDiffusionPipeline{}
-	raw, err := os.ReadFile(filepath.Join(dir, "scheduler", "scheduler_config.json"))
+	raw, err := d.Sub("scheduler").ReadFile("scheduler_config.json")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	if p.Scheduler, err = ParseConfig(raw); err != nil {
 		return nil, fmt.Errorf("%s: scheduler/scheduler_config.json: %w", op, err)
 	}
-	if p.UNet, err = LoadUNet2DCondition(filepath.Join(dir, "unet"), opts...); err != nil {
+	if p.UNet, err = LoadUNet2DCondition(d.Path("unet"), opts...); err != nil {
 		return nil, err
 	}
-	if p.VAE, err = LoadAutoencoderKL(filepath.Join(dir, "vae"), opts...); err != nil {
+	if p.VAE, err = LoadAutoencoderKL(d.Path("vae"), opts...); err != nil {
 		return nil, err
 	}
-	if p.TextEncoder, err = multimodal.LoadCLIPTextModel(filepath.Join(dir, "text_encoder"),
-		multimodal.WithDevice(o.dev), multimodal.WithDType(o.dtype)); err != nil {
+	textOpts := []multimodal.LoadOption{multimodal.WithDevice(o.dev), multimodal.WithDType(o.dtype)}
+	var tokOpts []multimodal.LoadOption
+	if o.fsys != nil {
+		textOpts = append(textOpts, multimodal.FromFS(o.fsys))
+		tokOpts = append(tokOpts, multimodal.FromFS(o.fsys))
+	}
+	if p.TextEncoder, err = multimodal.LoadCLIPTextModel(d.Path("text_encoder"), textOpts...); err != nil {
 		return nil, err
 	}
-	tok, tcfg, err := multimodal.LoadCLIPTokenizer(filepath.Join(dir, "tokenizer"))
+	tok, tcfg, err := multimodal.LoadCLIPTokenizer(d.Path("tokenizer"), tokOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -108,10 +116,10 @@ func LoadStableDiffusion(dir string, opts ...LoadOption) (*StableDiffusionPipeli
 // checkSDIndex holds model_index.json to StableDiffusionPipeline's layout:
 // the class, each component as [library, class] with a class this
 // pipeline loads, and no component it does not know.
-func checkSDIndex(dir string) error {
+func checkSDIndex(d modelfs.Dir) error {
 	const op = "diffuse: LoadStableDiffusion"
-	path := filepath.Join(dir, "model_index.json")
-	raw, err := os.ReadFile(path)
+	path := d.Path("model_index.json")
+	raw, err := d.ReadFile("model_index.json")
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -168,6 +176,8 @@ type TextToImage struct {
 	// Scheduler names a scheduler class to sample with, its config
 	// converted from the folder's (Config.For); "" keeps the folder's.
 	Scheduler string
+	// Progress, when set, is told after each denoising step (WithProgress).
+	Progress Progress
 }
 
 // ScaleFactor is the VAE's downsampling, 2^(blocks-1): the images' side
@@ -266,7 +276,7 @@ func (p *StableDiffusionPipeline) Latents(r TextToImage, noise Noise) (*core.Ten
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	cond := NewUNet2DConditionPipeline(p.UNet, s)
+	cond := NewUNet2DConditionPipeline(p.UNet, WithProgress(s, r.Progress))
 	cond.Height, cond.Width = h/f, w/f
 	return cond.Sample(pr, r.Steps, noise)
 }

@@ -2,12 +2,10 @@ package diffuse
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 	"github.com/webtensor/webtensor/nn"
 )
 
@@ -39,7 +37,8 @@ type LoadOption func(*loadOptions)
 type loadOptions struct {
 	dev   core.Device
 	dtype core.DType
-	int8  bool // WithInt8Weights
+	int8  bool  // WithInt8Weights
+	fsys  fs.FS // FromFS: folders are paths inside it
 }
 
 // WithDevice puts the model's weights on dev (default: the CPU); Forward
@@ -63,18 +62,13 @@ func LoadUNet2D(dir string, opts ...LoadOption) (*UNet2DModel, error) {
 	if !o.dtype.IsFloat() {
 		return nil, fmt.Errorf("diffuse: LoadUNet2D: dtype %s is not a float dtype", o.dtype)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	d, err := o.folder("diffuse: LoadUNet2D", dir)
 	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadUNet2D: %w", err)
+		return nil, err
 	}
-	cfg, err := ParseUNet2DConfig(raw)
+	cfg, f, path, err := readModel("diffuse: LoadUNet2D", d, ParseUNet2DConfig)
 	if err != nil {
-		return nil, fmt.Errorf("%w (in %s)", err, filepath.Join(dir, "config.json"))
-	}
-	path := filepath.Join(dir, "diffusion_pytorch_model.safetensors")
-	f, err := safetensors.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadUNet2D: %w", err)
+		return nil, err
 	}
 	w, err := newWeights(f, o.dev, o.dtype)
 	if err != nil {

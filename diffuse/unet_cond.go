@@ -2,8 +2,6 @@ package diffuse
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/safetensors"
@@ -106,24 +104,31 @@ func loadUNet2DCondition(dir string, streamed bool, opts []LoadOption) (*UNet2DC
 	if streamed && o.int8 {
 		return nil, fmt.Errorf("%s: WithInt8Weights: a streamed UNet copies its weights in from the checkpoint at every call, so none stay resident to hold as int8; load it whole (LoadUNet2DCondition) for int8 weights", op)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+	if streamed && o.fsys != nil {
+		return nil, fmt.Errorf("%s: FromFS: weight streaming maps the checkpoint file on disk, and a model in an fs.FS (a zip archive) has none to map; load it whole (LoadUNet2DCondition)", op)
 	}
-	cfg, err := ParseUNet2DConditionConfig(raw)
+	d, err := o.folder(op, dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w (in %s)", err, filepath.Join(dir, "config.json"))
+		return nil, err
 	}
-	path := filepath.Join(dir, "diffusion_pytorch_model.safetensors")
+	var cfg UNet2DConditionConfig
 	var f *safetensors.File
 	var ckpt *mappedCheckpoint
+	path := d.Path(modelFile)
 	if streamed {
-		ckpt, err = openCheckpoint(path)
-	} else {
-		f, err = safetensors.ReadFile(path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+		// The header is checked now, the tensors read as blocks run.
+		var raw []byte
+		if raw, err = d.ReadFile("config.json"); err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+		if cfg, err = ParseUNet2DConditionConfig(raw); err != nil {
+			return nil, fmt.Errorf("%w (in %s)", err, d.Path("config.json"))
+		}
+		if ckpt, err = openCheckpoint(path); err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+	} else if cfg, f, path, err = readModel(op, d, ParseUNet2DConditionConfig); err != nil {
+		return nil, err
 	}
 	w, err := newWeights(f, o.dev, o.dtype)
 	if err != nil {

@@ -2,11 +2,8 @@ package diffuse
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 	"github.com/webtensor/webtensor/nn"
 )
 
@@ -48,18 +45,13 @@ func LoadAutoencoderKL(dir string, opts ...LoadOption) (*AutoencoderKL, error) {
 	if !o.dtype.IsFloat() {
 		return nil, fmt.Errorf("diffuse: LoadAutoencoderKL: dtype %s is not a float dtype", o.dtype)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	d, err := o.folder("diffuse: LoadAutoencoderKL", dir)
 	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadAutoencoderKL: %w", err)
+		return nil, err
 	}
-	cfg, err := ParseAutoencoderKLConfig(raw)
+	cfg, f, path, err := readModel("diffuse: LoadAutoencoderKL", d, ParseAutoencoderKLConfig)
 	if err != nil {
-		return nil, fmt.Errorf("%w (in %s)", err, filepath.Join(dir, "config.json"))
-	}
-	path := filepath.Join(dir, "diffusion_pytorch_model.safetensors")
-	f, err := safetensors.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadAutoencoderKL: %w", err)
+		return nil, err
 	}
 	w, err := newWeights(f, o.dev, o.dtype)
 	if err != nil {

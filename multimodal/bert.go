@@ -3,11 +3,8 @@ package multimodal
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 	"github.com/webtensor/webtensor/nn"
 )
 
@@ -38,32 +35,15 @@ type BertModel struct {
 // unexpected. WithDevice and WithDType choose where and in what dtype the
 // weights live.
 func LoadBertModel(dir string, opts ...LoadOption) (*BertModel, error) {
-	o, err := buildLoadOptions("LoadBertModel", opts)
+	cfg, w, path, err := readCheckpoint("LoadBertModel", dir, ParseBertConfig, opts)
 	if err != nil {
 		return nil, err
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
-	if err != nil {
-		return nil, fmt.Errorf("multimodal: LoadBertModel: %w", err)
-	}
-	cfg, err := ParseBertConfig(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%w (in %s)", err, filepath.Join(dir, "config.json"))
-	}
-	path := filepath.Join(dir, "model.safetensors")
-	f, err := safetensors.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("multimodal: LoadBertModel: %w", err)
-	}
-	w, err := newWeights(f, o)
-	if err != nil {
-		return nil, fmt.Errorf("multimodal: LoadBertModel: %w", err)
 	}
 	m := buildBert(cfg, w)
 	if err := w.check(path); err != nil {
 		return nil, err
 	}
-	m.dev, m.dtype = o.dev, o.dtype
+	m.dev, m.dtype = w.dev, w.dtype
 	return m, nil
 }
 

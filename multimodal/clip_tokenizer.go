@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/webtensor/webtensor/internal/modelfs"
 )
 
 // TokenizerConfig is what a tokenizer folder's tokenizer_config.json says
@@ -105,11 +105,20 @@ func ParseTokenizerConfig(data []byte) (TokenizerConfig, error) {
 // folder has one, else vocab.json and merges.txt (Stable Diffusion's
 // repositories ship only these) built into the tokenizer transformers'
 // CLIPTokenizer builds from them, with tokenizer_config.json's special
-// tokens (CLIPTokenizer's defaults without the file).
-func LoadCLIPTokenizer(dir string) (*Tokenizer, TokenizerConfig, error) {
+// tokens (CLIPTokenizer's defaults without the file). Of the options only
+// FromFS applies (the folder is then in that file system).
+func LoadCLIPTokenizer(dir string, opts ...LoadOption) (*Tokenizer, TokenizerConfig, error) {
+	var o loadOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	d, err := o.folder("LoadCLIPTokenizer", dir)
+	if err != nil {
+		return nil, TokenizerConfig{}, err
+	}
 	cfg := clipTokenizerDefaults()
-	path := filepath.Join(dir, "tokenizer_config.json")
-	data, err := os.ReadFile(path)
+	path := d.Path("tokenizer_config.json")
+	data, err := d.ReadFile("tokenizer_config.json")
 	switch {
 	case err == nil:
 		if cfg, err = ParseTokenizerConfig(data); err != nil {
@@ -118,11 +127,12 @@ func LoadCLIPTokenizer(dir string) (*Tokenizer, TokenizerConfig, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, TokenizerConfig{}, fmt.Errorf("multimodal: LoadCLIPTokenizer: %w", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err == nil {
-		t, err := LoadTokenizer(filepath.Join(dir, "tokenizer.json"))
+	if ok, _ := d.Exists("tokenizer.json"); ok {
+		data, err := d.ReadFile("tokenizer.json")
+		t, err := tokenizerFrom(data, err, d.Path("tokenizer.json"))
 		return t, cfg, err
 	}
-	t, err := clipFromVocab(dir, cfg)
+	t, err := clipFromVocab(d, cfg)
 	if err != nil {
 		return nil, TokenizerConfig{}, err
 	}
@@ -135,20 +145,20 @@ func LoadCLIPTokenizer(dir string) (*Tokenizer, TokenizerConfig, error) {
 // <|endoftext|> around the text, and the special tokens added (a token
 // named twice takes its last definition, as transformers adds them in the
 // order bos, eos, unk, pad).
-func clipFromVocab(dir string, cfg TokenizerConfig) (*Tokenizer, error) {
+func clipFromVocab(d modelfs.Dir, cfg TokenizerConfig) (*Tokenizer, error) {
 	const op = "multimodal: LoadCLIPTokenizer"
-	vocabPath, mergesPath := filepath.Join(dir, "vocab.json"), filepath.Join(dir, "merges.txt")
-	raw, err := os.ReadFile(vocabPath)
+	vocabPath, mergesPath := d.Path("vocab.json"), d.Path("merges.txt")
+	raw, err := d.ReadFile("vocab.json")
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s has neither tokenizer.json nor vocab.json and merges.txt: %w", op, dir, err)
+		return nil, fmt.Errorf("%s: %s has neither tokenizer.json nor vocab.json and merges.txt: %w", op, d, err)
 	}
 	var vocab map[string]int
 	if err := json.Unmarshal(raw, &vocab); err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", op, vocabPath, err)
 	}
-	text, err := os.ReadFile(mergesPath)
+	text, err := d.ReadFile("merges.txt")
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s has vocab.json but no merges.txt: %w", op, dir, err)
+		return nil, fmt.Errorf("%s: %s has vocab.json but no merges.txt: %w", op, d, err)
 	}
 	var merges [][2]string
 	for i, line := range strings.Split(strings.TrimRight(string(text), "\n"), "\n") {

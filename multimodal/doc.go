@@ -38,7 +38,11 @@
 // Stable Diffusion's repositories ship, built into the tokenizer
 // transformers' CLIPTokenizer builds from them, with tokenizer_config.json's
 // special tokens, model_max_length and sides (TokenizerConfig;
-// MaxLengthPadded sets up the padding="max_length", truncation=True call). They take pixel values (B, 3, H, W);
+// MaxLengthPadded sets up the padding="max_length", truncation=True call).
+// The model loaders and LoadCLIPTokenizer read an operating-system folder,
+// or, with FromFS, a folder inside an fs.FS (a zip archive of a saved
+// model: package diffuse reads a Stable Diffusion pipeline's text encoder
+// and tokenizer from one). The vision models take pixel values (B, 3, H, W);
 // ImageProcessor (LoadImageProcessor) makes them from uint8 RGB images as
 // transformers' PIL image processors for ViT and CLIP do: Pillow's
 // resampling filters with their antialiasing and fixed-point rounding,

@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/modelfs"
 )
 
 // SentenceEncoder is a sentence-transformers model whose modules.json
@@ -69,7 +68,15 @@ type moduleEntry struct {
 // Normalize, or a pooling mode other than cls, mean, max and
 // mean_sqrt_len, fails naming it.
 func LoadSentenceEncoder(dir string, opts ...LoadOption) (*SentenceEncoder, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "modules.json"))
+	o, err := buildLoadOptions("LoadSentenceEncoder", opts)
+	if err != nil {
+		return nil, err
+	}
+	d, err := o.folder("LoadSentenceEncoder", dir)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := d.ReadFile("modules.json")
 	if err != nil {
 		return nil, fmt.Errorf("multimodal: LoadSentenceEncoder: %w", err)
 	}
@@ -79,7 +86,7 @@ func LoadSentenceEncoder(dir string, opts ...LoadOption) (*SentenceEncoder, erro
 	}
 	e := &SentenceEncoder{}
 	for i, m := range mods {
-		sub := filepath.Join(dir, m.Path)
+		sub := d.Sub(m.Path)
 		want := []string{"sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling", "sentence_transformers.models.Normalize"}
 		if i >= len(want) || m.Type != want[i] {
 			return nil, fmt.Errorf("multimodal: LoadSentenceEncoder: modules.json: module %d is %s; supported: a Transformer, a Pooling and an optional Normalize, in that order", i, m.Type)
@@ -107,12 +114,13 @@ func LoadSentenceEncoder(dir string, opts ...LoadOption) (*SentenceEncoder, erro
 	return e, nil
 }
 
-func (e *SentenceEncoder) loadTransformer(dir string, opts []LoadOption) error {
+func (e *SentenceEncoder) loadTransformer(d modelfs.Dir, opts []LoadOption) error {
 	var err error
-	if e.Model, err = LoadBertModel(dir, opts...); err != nil {
+	if e.Model, err = LoadBertModel(d.String(), opts...); err != nil {
 		return err
 	}
-	tok, err := LoadTokenizer(filepath.Join(dir, "tokenizer.json"))
+	data, err := d.ReadFile("tokenizer.json")
+	tok, err := tokenizerFrom(data, err, d.Path("tokenizer.json"))
 	if err != nil {
 		return err
 	}
@@ -120,7 +128,7 @@ func (e *SentenceEncoder) loadTransformer(dir string, opts []LoadOption) error {
 		MaxSeqLength *int `json:"max_seq_length"`
 		DoLowerCase  bool `json:"do_lower_case"`
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "sentence_bert_config.json"))
+	raw, err := d.ReadFile("sentence_bert_config.json")
 	if err != nil {
 		return fmt.Errorf("multimodal: LoadSentenceEncoder: %w", err)
 	}
@@ -161,15 +169,15 @@ func (e *SentenceEncoder) loadTransformer(dir string, opts []LoadOption) error {
 	return nil
 }
 
-func (e *SentenceEncoder) loadPooling(dir string) error {
-	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
+func (e *SentenceEncoder) loadPooling(d modelfs.Dir) error {
+	raw, err := d.ReadFile("config.json")
 	if err != nil {
 		return fmt.Errorf("multimodal: LoadSentenceEncoder: pooling: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e.Pooling); err != nil {
-		return fmt.Errorf("multimodal: LoadSentenceEncoder: %s: %w", filepath.Join(dir, "config.json"), err)
+		return fmt.Errorf("multimodal: LoadSentenceEncoder: %s: %w", d.Path("config.json"), err)
 	}
 	p := e.Pooling
 	switch {

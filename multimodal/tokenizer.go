@@ -45,6 +45,12 @@ func (e *Encoding) Len() int { return len(e.IDs) }
 // LoadTokenizer reads a tokenizer.json.
 func LoadTokenizer(path string) (*Tokenizer, error) {
 	data, err := os.ReadFile(path)
+	return tokenizerFrom(data, err, path)
+}
+
+// tokenizerFrom is LoadTokenizer's parse of a tokenizer.json read from
+// path (on disk or in an fs.FS), or its read error.
+func tokenizerFrom(data []byte, err error, path string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("multimodal: LoadTokenizer: %w", err)
 	}

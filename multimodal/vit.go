@@ -3,8 +3,6 @@ package multimodal
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 
@@ -166,23 +164,32 @@ func readCheckpoint[C any](op, dir string, parse func([]byte) (C, error), opts [
 	if err != nil {
 		return zero, nil, "", err
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	d, err := o.folder(op, dir)
+	if err != nil {
+		return zero, nil, "", err
+	}
+	raw, err := d.ReadFile("config.json")
 	if err != nil {
 		return zero, nil, "", fmt.Errorf("multimodal: %s: %w", op, err)
 	}
 	cfg, err := parse(raw)
 	if err != nil {
-		return zero, nil, "", fmt.Errorf("%w (in %s)", err, filepath.Join(dir, "config.json"))
+		return zero, nil, "", fmt.Errorf("%w (in %s)", err, d.Path("config.json"))
 	}
-	path := filepath.Join(dir, "model.safetensors")
-	f, err := safetensors.ReadFile(path)
+	path := d.Path("model.safetensors")
+	buf, err := d.ReadFile("model.safetensors")
 	if err != nil {
 		return zero, nil, "", fmt.Errorf("multimodal: %s: %w", op, err)
+	}
+	f, err := safetensors.Decode(buf)
+	if err != nil {
+		return zero, nil, "", fmt.Errorf("multimodal: %s: %s: %w", op, path, err)
 	}
 	w, err := newWeights(f, o)
 	if err != nil {
 		return zero, nil, "", fmt.Errorf("multimodal: %s: %w", op, err)
 	}
+	w.dir = d
 	return cfg, w, path, nil
 }
 

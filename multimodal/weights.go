@@ -2,11 +2,13 @@ package multimodal
 
 import (
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/safetensors"
+	"github.com/webtensor/webtensor/internal/modelfs"
 	"github.com/webtensor/webtensor/nn"
 )
 
@@ -16,6 +18,7 @@ type LoadOption func(*loadOptions)
 type loadOptions struct {
 	dev   core.Device
 	dtype core.DType
+	fsys  fs.FS // FromFS: folders are paths inside it
 }
 
 // WithDevice puts the weights on dev (default the CPU); inputs must be
@@ -24,6 +27,26 @@ func WithDevice(dev core.Device) LoadOption { return func(o *loadOptions) { o.de
 
 // WithDType converts the weights to a float dtype (default float32).
 func WithDType(d core.DType) LoadOption { return func(o *loadOptions) { o.dtype = d } }
+
+// FromFS makes every folder a loader is given a slash-separated path
+// inside fsys ("." is its root) instead of an operating-system path: the
+// files are read through fsys, such as a zip archive of a saved model
+// (diffuse reads a Stable Diffusion pipeline's text encoder and tokenizer
+// from one this way). LoadCLIPTokenizer takes it too.
+func FromFS(fsys fs.FS) LoadOption { return func(o *loadOptions) { o.fsys = fsys } }
+
+// folder is where a loader reads dir's files: the OS folder, or dir
+// inside the FromFS file system.
+func (o *loadOptions) folder(op, dir string) (modelfs.Dir, error) {
+	if o.fsys == nil {
+		return modelfs.OS(dir), nil
+	}
+	d, err := modelfs.In(o.fsys, dir)
+	if err != nil {
+		return modelfs.Dir{}, fmt.Errorf("multimodal: %s: %w", op, err)
+	}
+	return d, nil
+}
 
 func buildLoadOptions(op string, opts []LoadOption) (loadOptions, error) {
 	o := loadOptions{dev: core.CPU, dtype: core.F32}
@@ -48,6 +71,7 @@ type weights struct {
 	used     map[string]bool
 	problems []string
 	dummy    *nn.Parameter // stands in for a bad tensor so building goes on
+	dir      modelfs.Dir   // the model's folder, for its other files
 }
 
 func newWeights(f *safetensors.File, o loadOptions) (*weights, error) {

@@ -2,9 +2,11 @@ package multimodal
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
+
+	"github.com/webtensor/webtensor/internal/modelfs"
 )
 
 // WhisperConfig holds a Whisper model's options, spelled as transformers'
@@ -203,12 +205,12 @@ var whisperGenerationKeys = map[string]configKey[WhisperGenerationConfig]{
 	"early_stopping":    earlyStopping,
 }
 
-// loadWhisperGeneration reads dir/generation_config.json, or falls back to
+// loadWhisperGeneration reads d's generation_config.json, or falls back to
 // what config.json held.
-func loadWhisperGeneration(dir string, cfg WhisperConfig) (WhisperGenerationConfig, error) {
-	path := filepath.Join(dir, "generation_config.json")
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
+func loadWhisperGeneration(d modelfs.Dir, cfg WhisperConfig) (WhisperGenerationConfig, error) {
+	path := d.Path("generation_config.json")
+	data, err := d.ReadFile("generation_config.json")
+	if errors.Is(err, fs.ErrNotExist) {
 		return cfg.generation, nil
 	}
 	if err != nil {

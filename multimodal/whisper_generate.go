@@ -34,7 +34,7 @@ func LoadWhisperForConditionalGeneration(dir string, opts ...LoadOption) (*Whisp
 	if err != nil {
 		return nil, err
 	}
-	gen, err := loadWhisperGeneration(dir, cfg)
+	gen, err := loadWhisperGeneration(w.dir, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -721,6 +721,16 @@ int32_t wt_audio_resample(wt_tensor x, int32_t from_hz, int32_t to_hz, wt_tensor
  * and merges.txt, scheduler/; its safety checker is not run), with
  * diffusers' names and strictness as above. */
 int32_t wt_diffusion_load(const char *dir, const char *device, wt_diffusion *out);
+/* The same from a zip archive of such a folder (its files at the
+ * archive's root, or in its one top-level folder as `zip -r pipe.zip pipe`
+ * nests them), read from buf only during the call: for callers without a
+ * file system (the browser). The archive is checked before anything is
+ * read: paths leaving its root, symbolic links, names given twice, sizes
+ * its compressed data cannot hold (zip bombs), data past its end
+ * (truncation) and archives declaring more than 64 GiB uncompressed (2 GiB
+ * in WebAssembly) are WT_ERR_INVALID naming the entry, as is a file the
+ * pipeline needs and the archive lacks. */
+int32_t wt_diffusion_load_zip(const void *buf, size_t nbytes, const char *device, wt_diffusion *out);
 int32_t wt_diffusion_free(wt_diffusion pipe);
 /* {"pipeline": "DDPMPipeline", "scheduler": "DDPMScheduler", "image_shape":
  * [3, 16, 16], "class_conditional": false, "text_conditional": false,

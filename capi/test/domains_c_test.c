@@ -224,6 +224,11 @@ static void test_diffusion(void) {
   ERR(wt_diffusion_generate(p, 1, 2, 0, "NoSuchScheduler", &b), WT_ERR_INVALID, "NoSuchScheduler");
   ERR(wt_diffusion_generate_classes(p, (int64_t[]){1}, 1, 2, 0, 4, NULL, &b), WT_ERR_INVALID, "no class labels");
   ERR(wt_diffusion_load("diffuse/testdata/unet2d_tiny", NULL, &p), WT_ERR_IO, "model_index.json");
+  /* A zip archive's bytes: what is not one fails naming why (the SDKs' tests load real ones). */
+  ERR(wt_diffusion_load_zip(NULL, 0, NULL, &p), WT_ERR_INVALID, "empty (0 bytes)");
+  ERR(wt_diffusion_load_zip(NULL, 10, NULL, &p), WT_ERR_INVALID, "buf is NULL but nbytes is 10");
+  ERR(wt_diffusion_load_zip("PK\x05\x06", 4, NULL, &p), WT_ERR_INVALID, "not a zip archive, or a truncated one");
+  ERR(wt_diffusion_load_zip("PK", 2, NULL, NULL), WT_ERR_INVALID, "out is NULL");
   /* int8 weights: the same seed's images within 38 dB PSNR (MSE 10^-3.8). */
   wt_tensor c = 0;
   OK(wt_diffusion_quantize_int8(p));

@@ -14,6 +14,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/diffuse"
 )
 
 func execute(t *testing.T, args ...string) (string, error) {
@@ -72,10 +73,18 @@ func TestRunGNNTrainsAGCN(t *testing.T) {
 // the first step's), samples, and writes the image grid and the loss plot.
 func TestRunDiffusionTrainsAndSamples(t *testing.T) {
 	dir := t.TempDir()
-	images, plot := filepath.Join(dir, "digits.png"), filepath.Join(dir, "loss.png")
+	images, plot, saved := filepath.Join(dir, "digits.png"), filepath.Join(dir, "loss.png"), filepath.Join(dir, "pipe")
 	out, err := execute(t, "run", "--task", "diffusion", "--steps", "12", "--hidden", "8", "--batch", "8",
-		"--samples", "6", "--sample-steps", "3", "--device", "cpu", "--quiet", "--images", images, "--plot", plot)
+		"--samples", "6", "--sample-steps", "3", "--device", "cpu", "--quiet", "--images", images, "--plot", plot,
+		"--save", saved)
 	require.NoError(t, err, out)
+	assert.Contains(t, out, "pipeline saved to "+saved)
+	index, err := os.ReadFile(filepath.Join(saved, "model_index.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(index), `"DDIMPipeline"`)
+	m, err := diffuse.LoadUNet2D(filepath.Join(saved, "unet"))
+	require.NoError(t, err, "the saved UNet loads")
+	assert.Equal(t, 1, m.Config.InChannels)
 	assert.Contains(t, out, "DDPM on drawn 16x16 digits, UNet2DModel 8-16")
 	assert.Contains(t, out, "sampled 6 digits with DDIM in 3 steps")
 	var first, last float64

@@ -19,7 +19,7 @@ type runOptions struct {
 	steps, hidden, points int
 	batch, samples        int // diffusion
 	sampleSteps           int
-	images                string
+	images, save          string
 	lr                    float64
 	blocks, blockSize     int
 	seed                  uint64
@@ -44,11 +44,15 @@ nodes, 16 noisy features) from 30% of the labels; the accuracy is on the rest.
 --task diffusion: a DDPM (a UNet2DModel of --hidden and twice --hidden
 channels, diffuse package) learns to denoise 16x16 digits the command draws
 itself, then DDIM samples --samples new ones in --sample-steps steps into a
-PNG grid (--images).`,
+PNG grid (--images); --save writes the trained pipeline as a diffusers
+folder (a DDIMPipeline: model_index.json, unet/, scheduler/), which
+diffusers' from_pretrained, the SDKs' diffuse.Pipeline and, zipped, the
+browser example sdk/js/examples/diffusion load.`,
 		Example: `  webtensor run
   webtensor run --plot loss.png --steps 500
   webtensor run --task gnn --plot gnn-loss.png
   webtensor run --task diffusion --images digits.png --plot diffusion-loss.png
+  webtensor run --task diffusion --steps 3000 --save build/diffusion-digits
   webtensor run --device cpu --seed 7 --lr 0.005`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd, o) },
 	}
@@ -68,6 +72,7 @@ PNG grid (--images).`,
 	f.IntVar(&o.samples, "samples", 16, "diffusion: images to sample after training")
 	f.IntVar(&o.sampleSteps, "sample-steps", 50, "diffusion: DDIM sampling steps")
 	f.StringVar(&o.images, "images", "diffusion-samples.png", "diffusion: write the sampled images to this PNG (empty: don't)")
+	f.StringVar(&o.save, "save", "", "diffusion: write the trained pipeline to this folder as diffusers' save_pretrained does (empty: don't)")
 	return cmd
 }
 

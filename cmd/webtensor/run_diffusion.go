@@ -191,6 +191,14 @@ func runDiffusion(cmd *cobra.Command, o runOptions) error {
 		}
 		fmt.Fprintf(out, "samples written to %s\n", o.images)
 	}
+	if o.save != "" {
+		// The DDIM config it sampled with: the pipeline then samples the
+		// same way wherever it is loaded.
+		if err := diffuse.SavePipeline(o.save, model, dcfg); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "pipeline saved to %s (a diffusers DDIMPipeline folder)\n", o.save)
+	}
 	return writePlot(out, o.plot, "webtensor run --task diffusion: DDPM training loss (noise MSE)", losses)
 }
 

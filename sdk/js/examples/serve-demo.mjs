@@ -1,18 +1,37 @@
 // Serves the browser examples on 127.0.0.1 (make serve-demo): the package's
 // build at /webtensor/, the training demo at /, the ONNX sentence-similarity
 // page at /onnx-minilm/ with the files it fetches (the MiniLM export `make
-// onnx-models` writes into build/onnx, and its tokenizer.json). PORT picks
-// the port (default 8080).
+// onnx-models` writes into build/onnx, and its tokenizer.json), and the
+// diffusion page at /diffusion/ with a zip of a diffusers pipeline folder:
+// the digits DDPM `make diffusion-digits` saves in build/diffusion-digits,
+// else the small random-weight test pipeline diffuse/testdata/ddpm_pipe
+// ($WEBTENSOR_DIFFUSION_PIPELINE names another folder). PORT picks the port
+// (default 8080).
 
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serve } from "../test/browser/serve.mjs";
+import { zipFolder } from "../test/zip.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..", "..");
 const port = Number(process.env.PORT ?? 8080);
 const onnxDir = join(root, "build", "onnx");
+
+// The page fetches one archive: zip the pipeline folder now, so the zip
+// always matches the folder.
+const digits = join(root, "build", "diffusion-digits");
+const pipeline =
+  process.env.WEBTENSOR_DIFFUSION_PIPELINE ??
+  (existsSync(join(digits, "model_index.json")) ? digits : join(root, "diffuse", "testdata", "ddpm_pipe"));
+if (!existsSync(join(pipeline, "model_index.json"))) {
+  throw new Error(`${pipeline} is not a diffusers pipeline folder (no model_index.json)`);
+}
+const zipDir = join(root, "build", "diffusion-demo");
+mkdirSync(zipDir, { recursive: true });
+writeFileSync(join(zipDir, "pipeline.zip"), zipFolder(pipeline));
+
 const { url } = await serve(
   {
     "/webtensor/": join(here, ".."),
@@ -20,6 +39,8 @@ const { url } = await serve(
     "/onnx-minilm/": join(here, "onnx-minilm"),
     "/models/onnx/": onnxDir,
     "/models/minilm-tokenizer/": join(root, "multimodal", "testdata", "minilm_tokenizer"),
+    "/diffusion/": join(here, "diffusion"),
+    "/models/diffusion/": zipDir,
   },
   port,
 );
@@ -28,4 +49,8 @@ console.log("it trains on the page's GPU and draws the loss; Ctrl-C stops the se
 console.log(`sentence similarity with all-MiniLM-L6-v2 imported from ONNX: ${url}/onnx-minilm/`);
 if (!existsSync(join(onnxDir, "all-MiniLM-L6-v2.onnx"))) {
   console.log("  (its model is missing: `make onnx-models` exports build/onnx/all-MiniLM-L6-v2.onnx)");
+}
+console.log(`diffusion sampling on WebGPU: ${url}/diffusion/ (the pipeline: ${pipeline})`);
+if (pipeline !== digits && !process.env.WEBTENSOR_DIFFUSION_PIPELINE) {
+  console.log("  (random weights, so the images are noise: `make diffusion-digits` trains a DDPM that draws digits)");
 }

@@ -245,8 +245,8 @@ export interface DomainBinding {
   // The domain libraries (wt_tokenizer_*, wt_sentence_encoder_*, wt_clip_*,
   // wt_whisper_*, wt_timesformer_*, wt_conformer_*, wt_diffusion_*): objects behind handles, loaded from
   // Hugging Face or diffusers folders (Node only: the browser has no file
-  // system; tokenizers also load from a tokenizer.json's bytes). The heavy
-  // calls are async, as onnxRun is.
+  // system; tokenizers also load from a tokenizer.json's bytes, diffusion
+  // pipelines from a zip archive's). The heavy calls are async, as onnxRun is.
   /** wt_<kind>_load: the file or folder at path (device ignored for a tokenizer). */
   domainLoad(kind: DomainKind, path: string, device: string | null): number;
   domainFree(kind: DomainKind, h: number): void;
@@ -281,8 +281,18 @@ export interface DomainBinding {
   conformerEncode(model: number, waves: readonly number[], wantMask: boolean): Promise<[number, number]>;
   /** wt_audio_resample: a tensor op, so the browser has it too. */
   audioResample(x: number, fromHz: number, toHz: number): number;
+  /** wt_diffusion_load_zip: a zip archive of a pipeline folder; async because the browser uploads its weights on its own goroutine. */
+  diffusionLoadZip(bytes: Uint8Array, device: string | null): Promise<number>;
   diffusionInfo(pipe: number): string;
-  diffusionGenerate(pipe: number, batch: number, steps: number, seed: bigint, scheduler: string | null): Promise<number>;
+  /** onStep (browser only: the C ABI takes no callback) is called after each denoising step. */
+  diffusionGenerate(
+    pipe: number,
+    batch: number,
+    steps: number,
+    seed: bigint,
+    scheduler: string | null,
+    onStep: StepCallback | null,
+  ): Promise<number>;
   diffusionGenerateClasses(
     pipe: number,
     labels: readonly number[],
@@ -290,6 +300,7 @@ export interface DomainBinding {
     seed: bigint,
     guidanceScale: number,
     scheduler: string | null,
+    onStep: StepCallback | null,
   ): Promise<number>;
   /** Text to image; latents 0 lets the seed's stream draw the initial latents. */
   diffusionGenerateText(
@@ -304,11 +315,15 @@ export interface DomainBinding {
     width: number,
     scheduler: string | null,
     latents: number,
+    onStep: StepCallback | null,
   ): Promise<number>;
   diffusionEncodeText(pipe: number, texts: readonly string[]): Promise<number>;
-  /** wt_diffusion_quantize_int8: the pipeline's models hold int8 weights from now on. */
-  diffusionQuantizeInt8(pipe: number): void;
+  /** wt_diffusion_quantize_int8: the pipeline's models hold int8 weights from now on; async because the browser reads the weights' ranges from the GPU. */
+  diffusionQuantizeInt8(pipe: number): Promise<void>;
 }
+
+/** Told after each denoising step of a sampling call: step counts from 1 to steps. */
+export type StepCallback = (step: number, steps: number) => void;
 
 /** The library objects the ABI loads from files, by the infix of their wt_<kind>_* functions. */
 export type DomainKind =

@@ -1,9 +1,12 @@
-// Diffusion pipelines from diffusers folders: the runtime's samplers (the
-// Go package diffuse, through the C ABI in Node). The noise comes from the
+// Diffusion pipelines from diffusers folders, or zip archives of them: the
+// runtime's samplers (the Go package diffuse, through the C ABI in Node and
+// the WebAssembly module in the browser). The noise comes from the
 // runtime's Philox stream, so a seed gives the same images on one device
-// from every SDK. Node only: the pipelines load from folders.
+// from every SDK. A page has no folders: there the pipeline loads from a
+// zip archive's bytes.
 
 import { native } from "./binding.js";
+import type { StepCallback } from "./binding.js";
 import { Tensor } from "./core.js";
 import { RuntimeObject } from "./objects.js";
 
@@ -25,6 +28,13 @@ export interface SampleOptions {
   seed?: number | bigint;
   /** Another diffusers scheduler class to sample with (its config converted from the folder's). */
   scheduler?: string;
+  /**
+   * Called after each denoising step with (step, steps), once that step's
+   * work is done on the device; the page can draw in between (browser only:
+   * the C ABI under Node reports no steps, and Node rejects it). An
+   * exception it throws stops the run, which then rejects.
+   */
+  onStep?: StepCallback;
 }
 
 export interface TextOptions extends SampleOptions {
@@ -43,7 +53,8 @@ export interface TextOptions extends SampleOptions {
 
 /**
  * A folder save_pretrained wrote for DDPMPipeline, DDIMPipeline, DiTPipeline or
- * StableDiffusionPipeline (text to image; its safety checker is not run).
+ * StableDiffusionPipeline (text to image; its safety checker is not run), or a
+ * zip archive of one.
  */
 export class Pipeline extends RuntimeObject {
   readonly pipeline: string;
@@ -61,17 +72,27 @@ export class Pipeline extends RuntimeObject {
   readonly int8Weights: boolean;
 
   /**
-   * int8Weights holds the models' linear and conv weights as int8 with one
-   * f32 scale per output channel (wt_diffusion_quantize_int8), dequantised
-   * layer by layer as they run: about a quarter of the weight bytes.
+   * Loads the pipeline folder at path (Node), or the pipeline in a zip
+   * archive's bytes (its files at the root, or in one top-level folder as
+   * `zip -r pipe.zip pipe` nests them; Node and the browser). A hostile or
+   * broken archive (paths leaving it, a zip bomb, truncation, a missing
+   * file) rejects with a WebtensorError naming the entry. int8Weights holds
+   * the models' linear and conv weights as int8 with one f32 scale per
+   * output channel (wt_diffusion_quantize_int8), dequantised layer by layer
+   * as they run: about a quarter of the weight bytes.
    */
-  static async load(path: string, options: { device?: string; int8Weights?: boolean } = {}): Promise<Pipeline> {
-    const h = native().domainLoad("diffusion", path, options.device ?? null);
+  static async load(source: string | Uint8Array, options: { device?: string; int8Weights?: boolean } = {}): Promise<Pipeline> {
+    const rt = native();
+    const device = options.device ?? null;
+    let h: number;
+    if (typeof source === "string") h = rt.domainLoad("diffusion", source, device);
+    else if (source instanceof Uint8Array) h = await rt.diffusionLoadZip(source, device);
+    else throw new TypeError("webtensor: diffuse.Pipeline.load takes a folder's path or a zip archive's bytes (a Uint8Array)");
     if (options.int8Weights) {
       try {
-        native().diffusionQuantizeInt8(h);
+        await rt.diffusionQuantizeInt8(h);
       } catch (e) {
-        native().domainFree("diffusion", h);
+        rt.domainFree("diffusion", h);
         throw e;
       }
     }
@@ -95,7 +116,14 @@ export class Pipeline extends RuntimeObject {
   /** batch images (batch, C, H, W) in [0, 1]. */
   async generate(options: SampleOptions & { batch?: number } = {}): Promise<Tensor> {
     const seed = BigInt.asUintN(64, BigInt(options.seed ?? 0));
-    const h = await native().diffusionGenerate(this.handle, options.batch ?? 1, options.steps ?? 50, seed, options.scheduler ?? null);
+    const h = await native().diffusionGenerate(
+      this.handle,
+      options.batch ?? 1,
+      options.steps ?? 50,
+      seed,
+      options.scheduler ?? null,
+      options.onStep ?? null,
+    );
     return new Tensor(h);
   }
 
@@ -109,6 +137,7 @@ export class Pipeline extends RuntimeObject {
       seed,
       options.guidanceScale ?? 4,
       options.scheduler ?? null,
+      options.onStep ?? null,
     );
     return new Tensor(h);
   }
@@ -128,6 +157,7 @@ export class Pipeline extends RuntimeObject {
       options.width ?? 0,
       options.scheduler ?? null,
       options.latents?.handle ?? 0,
+      options.onStep ?? null,
     );
     return new Tensor(h);
   }

@@ -3,7 +3,7 @@
 // video front end, wt_conformer_*, wt_audio_resample, wt_diffusion_*) as part
 // of the Node Binding: koffi prototypes and the argument conversions only.
 
-import type { DomainBinding, DomainKind } from "./binding.js";
+import type { DomainBinding, DomainKind, StepCallback } from "./binding.js";
 
 type NativeFn = (...args: any[]) => any;
 
@@ -54,6 +54,7 @@ export const DOMAIN_PROTOTYPES = {
     "int32_t wt_conformer_encode(int64_t h, const int64_t *waves, int32_t n, _Out_ int64_t *out, _Out_ int64_t *frame_mask)",
   wt_audio_resample: "int32_t wt_audio_resample(int64_t x, int32_t from_hz, int32_t to_hz, _Out_ int64_t *out)",
   wt_diffusion_load: "int32_t wt_diffusion_load(const char *dir, const char *device, _Out_ int64_t *out)",
+  wt_diffusion_load_zip: "int32_t wt_diffusion_load_zip(const void *buf, size_t n, const char *device, _Out_ int64_t *out)",
   wt_diffusion_free: "int32_t wt_diffusion_free(int64_t h)",
   wt_diffusion_info_json: "int32_t wt_diffusion_info_json(int64_t h, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_diffusion_generate:
@@ -74,6 +75,15 @@ export interface NodeHelpers {
   newHandle(f: (out: BigInt64Array) => number): number;
   int32(f: (out: Int32Array) => number): number;
   readString(fn: NativeFn, ...args: unknown[]): string;
+}
+
+/**
+ * The C ABI's sampling calls return when the last step is done: a step
+ * callback would never be called, so asking for one is an error rather
+ * than silence.
+ */
+function noStepCallback(onStep: StepCallback | null): void {
+  if (onStep) throw new TypeError("webtensor: onStep is browser-only (the C ABI's wt_diffusion_generate* report no steps)");
 }
 
 /** The domain half of the Node Binding. */
@@ -136,13 +146,19 @@ export function domainCalls(lib: DomainNative, h: NodeHelpers): DomainBinding {
       return [Number(hidden[0]), Number(mask[0])];
     },
     audioResample: (x, fromHz, toHz) => newHandle((o) => lib.wt_audio_resample(x, fromHz, toHz, o)),
+    diffusionLoadZip: async (bytes, device) => newHandle((o) => lib.wt_diffusion_load_zip(bytes, bytes.byteLength, device, o)),
     diffusionInfo: (p) => readString(lib.wt_diffusion_info_json, p),
-    diffusionGenerate: async (p, batch, steps, seed, scheduler) =>
-      newHandle((o) => lib.wt_diffusion_generate(p, batch, steps, seed, scheduler, o)),
-    diffusionGenerateClasses: async (p, labels, steps, seed, guidance, scheduler) =>
-      newHandle((o) => lib.wt_diffusion_generate_classes(p, list(labels), labels.length, steps, seed, guidance, scheduler, o)),
-    diffusionGenerateText: async (p, ps, negs, perPrompt, steps, seed, guidance, height, width, scheduler, latents) =>
-      newHandle((o) =>
+    diffusionGenerate: async (p, batch, steps, seed, scheduler, onStep) => {
+      noStepCallback(onStep);
+      return newHandle((o) => lib.wt_diffusion_generate(p, batch, steps, seed, scheduler, o));
+    },
+    diffusionGenerateClasses: async (p, labels, steps, seed, guidance, scheduler, onStep) => {
+      noStepCallback(onStep);
+      return newHandle((o) => lib.wt_diffusion_generate_classes(p, list(labels), labels.length, steps, seed, guidance, scheduler, o));
+    },
+    diffusionGenerateText: async (p, ps, negs, perPrompt, steps, seed, guidance, height, width, scheduler, latents, onStep) => {
+      noStepCallback(onStep);
+      return newHandle((o) =>
         lib.wt_diffusion_generate_text(
           p,
           strs(ps),
@@ -159,8 +175,9 @@ export function domainCalls(lib: DomainNative, h: NodeHelpers): DomainBinding {
           latents,
           o,
         ),
-      ),
+      );
+    },
     diffusionEncodeText: async (p, ts) => newHandle((o) => lib.wt_diffusion_encode_text(p, strs(ts), ts.length, o)),
-    diffusionQuantizeInt8: (p) => check(lib.wt_diffusion_quantize_int8(p)),
+    diffusionQuantizeInt8: async (p) => check(lib.wt_diffusion_quantize_int8(p)),
   };
 }

@@ -28,6 +28,12 @@ interface GoCalls {
   wt_dataset_get_async(ds: number, index: number, device: string | null): Promise<number[]>;
   wt_loader_next_async(loader: number): Promise<number[]>;
   wt_device_sync_async(device: string): Promise<void>;
+  wt_diffusion_load_zip_async(bytes: Uint8Array, device: string | null): Promise<number>;
+  wt_diffusion_quantize_int8_async(pipe: number): Promise<void>;
+  wt_diffusion_generate_async(...args: unknown[]): Promise<number>;
+  wt_diffusion_generate_classes_async(...args: unknown[]): Promise<number>;
+  wt_diffusion_generate_text_async(...args: unknown[]): Promise<number>;
+  wt_diffusion_encode_text_async(pipe: number, texts: string[]): Promise<number>;
   [sync: string]: unknown;
 }
 
@@ -215,8 +221,12 @@ function wasmBinding(go: GoCalls): Binding {
 
 /**
  * The domain libraries in the page: tokenizers and image processors from
- * their config files' bytes, the video frame samplers and resampling; the models load from folders, which a page has not, so each of
- * their calls throws saying so (sdk/js/wasm/table.go omits them).
+ * their config files' bytes, the video frame samplers and resampling, and
+ * diffusion pipelines from a zip archive's; the other models load from
+ * folders, which a page has not, so each of their calls throws saying so
+ * (sdk/js/wasm/table.go omits them). The sampling calls run on their own
+ * goroutine (async twins), where onStep's steps wait for the device and
+ * let the page draw.
  */
 function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) => T): DomainBinding {
   const nodeOnly = (what: string) => (): never => {
@@ -228,10 +238,13 @@ function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) =>
       if (kind === "tokenizer" || kind === "image_processor") {
         throw new Error("webtensor: the browser has no file system: load() takes the config file's bytes");
       }
+      if (kind === "diffusion") {
+        throw new Error("webtensor: the browser has no file system: diffuse.Pipeline.load() takes a zip archive's bytes");
+      }
       return nodeOnly(kind)();
     },
     domainFree: (kind, h) => {
-      if (kind !== "tokenizer" && kind !== "image_processor") nodeOnly(kind)();
+      if (kind !== "tokenizer" && kind !== "image_processor" && kind !== "diffusion") nodeOnly(kind)();
       call(`wt_${kind}_free`, h);
     },
     imageProcessorLoadBytes: (bytes) => call<number>("wt_image_processor_load_bytes", bytes),
@@ -259,12 +272,32 @@ function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) =>
     conformerSamplingRate: nodeOnly("a Conformer"),
     conformerEncode: rejects("a Conformer"),
     audioResample: (x, fromHz, toHz) => call<number>("wt_audio_resample", x, fromHz, toHz),
-    diffusionInfo: nodeOnly("a diffusion pipeline"),
-    diffusionGenerate: rejects("a diffusion pipeline"),
-    diffusionGenerateClasses: rejects("a diffusion pipeline"),
-    diffusionGenerateText: rejects("a diffusion pipeline"),
-    diffusionEncodeText: rejects("a diffusion pipeline"),
-    diffusionQuantizeInt8: nodeOnly("a diffusion pipeline"),
+    // uint64 seeds cross as decimal strings (sdk/js/wasm/doc.go).
+    diffusionLoadZip: (bytes, device) => settle(go.wt_diffusion_load_zip_async(bytes, device)),
+    diffusionInfo: (p) => call<string>("wt_diffusion_info_json", p),
+    diffusionGenerate: (p, batch, steps, seed, scheduler, onStep) =>
+      settle(go.wt_diffusion_generate_async(p, batch, steps, seed.toString(), scheduler, onStep)),
+    diffusionGenerateClasses: (p, labels, steps, seed, guidance, scheduler, onStep) =>
+      settle(go.wt_diffusion_generate_classes_async(p, [...labels], steps, seed.toString(), guidance, scheduler, onStep)),
+    diffusionGenerateText: (p, ps, negs, perPrompt, steps, seed, guidance, height, width, scheduler, latents, onStep) =>
+      settle(
+        go.wt_diffusion_generate_text_async(
+          p,
+          [...ps],
+          [...negs],
+          perPrompt,
+          steps,
+          seed.toString(),
+          guidance,
+          height,
+          width,
+          scheduler,
+          latents,
+          onStep,
+        ),
+      ),
+    diffusionEncodeText: (p, texts) => settle(go.wt_diffusion_encode_text_async(p, [...texts])),
+    diffusionQuantizeInt8: (p) => settle(go.wt_diffusion_quantize_int8_async(p)),
   };
 }
 

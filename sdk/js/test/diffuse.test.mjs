@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as wt from "webtensor";
 import { DIFFUSE_TESTDATA as TD } from "./helpers.mjs";
+import { zipEntries, zipFolder } from "./zip.mjs";
 
 await wt.init();
 
@@ -88,4 +89,30 @@ test("diffuse: int8 weights stay within 38 dB PSNR of the f32 images", async () 
   img.dispose();
   pipe.dispose();
   f32.dispose();
+});
+
+// A zip archive of the folder (what a page fetches) gives the same images;
+// a broken one rejects naming the problem, and Node has no step callback.
+test("diffuse: a zip archive of the folder loads and gives the same images", async () => {
+  const live = wt.liveTensors();
+  const pipe = await wt.diffuse.Pipeline.load(zipFolder(join(TD, refs.pipeline), "ddpm_pipe/"), { device: "cpu" });
+  assert.deepEqual([pipe.pipeline, pipe.scheduler, pipe.imageShape], ["DDPMPipeline", "DDPMScheduler", [3, 16, 16]]);
+  const run = refs.runs[0];
+  const img = await pipe.generate({ batch: run.batch, steps: run.steps, seed: run.seed });
+  const got = await img.data();
+  const bad = run.images.findIndex((v, i) => !(Math.abs(got[i] - v) <= 1e-6));
+  assert.equal(bad, -1, `image value ${bad}: ${got[bad]} vs ${run.images[bad]}`);
+  img.dispose();
+  await assert.rejects(pipe.generate({ steps: 2, onStep: () => {} }), /onStep is browser-only/);
+  pipe.dispose();
+  assert.equal(wt.liveTensors(), live, "every tensor freed");
+
+  const data = zipFolder(join(TD, refs.pipeline));
+  await assert.rejects(wt.diffuse.Pipeline.load(data.subarray(0, data.length >> 1)), (e) => {
+    assert.equal(e.code, "WT_ERR_INVALID");
+    assert.match(e.message, /wt_diffusion_load_zip: zip archive: not a zip archive, or a truncated one/);
+    return true;
+  });
+  await assert.rejects(wt.diffuse.Pipeline.load(zipEntries([["../model_index.json", new Uint8Array(2)]])), /the path leaves the archive's root/);
+  await assert.rejects(wt.diffuse.Pipeline.load(zipFolder(join(TD, refs.pipeline, "unet"))), /no model_index\.json at its root/);
 });

@@ -16,6 +16,7 @@ import (
 type args struct {
 	v      []js.Value
 	noGrad bool
+	async  bool // an async twin's call, on its own goroutine: it may wait
 }
 
 func (a args) at(i int, what string) (js.Value, error) {

@@ -25,6 +25,10 @@
 //   - Handles and counts are Numbers (exact below 2^53); uint64 values
 //     (seeds, the RNG offset, streams) are decimal strings, since a Number
 //     cannot hold them.
+//   - The diffusion sampling calls (wt_diffusion_generate*) take one more,
+//     optional argument than the header's: a function called with (step,
+//     steps) after each denoising step, which the async twins let the page
+//     draw (diffuse.go).
 //   - Functions that need C memory, a plugin host or a file system are omitted, each with
 //     its reason in table.go (calling one fails with WT_ERR_UNSUPPORTED and
 //     that reason); wt_browser_init and the *_async twins exist only here.

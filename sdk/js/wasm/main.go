@@ -49,7 +49,7 @@ func export(obj js.Value, name string, fn call) {
 // mode is the caller's when it called, not when the goroutine runs.
 func exportAsync(obj js.Value, name string, fn call) {
 	obj.Set(name, js.FuncOf(func(_ js.Value, v []js.Value) any {
-		a := args{v: append([]js.Value(nil), v...), noGrad: inNoGrad()}
+		a := args{v: append([]js.Value(nil), v...), noGrad: inNoGrad(), async: true}
 		return js.Global().Get("Promise").New(js.FuncOf(func(_ js.Value, pr []js.Value) any {
 			resolve, reject := pr[0], pr[1]
 			go func() {

@@ -2,7 +2,9 @@
 diffuse/testdata/ddpm_pipe with the seeds of sdk_pipeline.json, whose images
 the Go library itself gave (abi/diffuse_test.go writes and checks it)."""
 
+import io
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +27,45 @@ def test_generate_gives_the_librarys_images(no_leaks):
             assert img.shape == tuple(run["shape"])
             np.testing.assert_allclose(img.numpy().ravel(), np.array(run["images"], np.float32), atol=1e-6)
             del img
+
+
+def zipped(folder: Path, prefix: str = "", extra: dict[str, bytes] | None = None) -> bytes:
+    """A zip archive of folder's files (under prefix), plus extra entries."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(folder.rglob("*")):
+            if f.is_file():
+                z.write(f, prefix + f.relative_to(folder).as_posix())
+        for name, data in (extra or {}).items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_a_zip_of_the_folder_gives_the_same_images(no_leaks):
+    data = zipped(TESTDATA / REFS["pipeline"], prefix="ddpm_pipe/")
+    with wt.diffuse.Pipeline.from_zip(data, device="cpu") as pipe:
+        assert (pipe.pipeline, pipe.scheduler, pipe.image_shape) == ("DDPMPipeline", "DDPMScheduler", (3, 16, 16))
+        for run in REFS["runs"]:
+            img = pipe.generate(batch=run["batch"], steps=run["steps"], seed=run["seed"],
+                                scheduler=run["scheduler"] or None)
+            np.testing.assert_allclose(img.numpy().ravel(), np.array(run["images"], np.float32), atol=1e-6)
+            del img
+    with wt.diffuse.Pipeline.from_zip(memoryview(data), int8_weights=True) as pipe:
+        assert pipe.int8_weights
+
+
+def test_hostile_zips_raise_naming_the_problem():
+    data = zipped(TESTDATA / REFS["pipeline"])
+    with pytest.raises(ValueError, match="truncated"):
+        wt.diffuse.Pipeline.from_zip(data[: len(data) // 2])
+    with pytest.raises(ValueError, match=r'entry "\.\./evil": the path leaves the archive\'s root'):
+        wt.diffuse.Pipeline.from_zip(zipped(TESTDATA / REFS["pipeline"], extra={"../evil": b"x"}))
+    index = (TESTDATA / REFS["pipeline"] / "model_index.json").read_bytes()
+    no_unet = zipped(TESTDATA / REFS["pipeline"] / "scheduler", prefix="scheduler/", extra={"model_index.json": index})
+    with pytest.raises(ValueError, match="the zip archive has no unet/config.json"):
+        wt.diffuse.Pipeline.from_zip(no_unet)
+    with pytest.raises(TypeError, match="the archive's bytes"):
+        wt.diffuse.Pipeline.from_zip("pipe.zip")
 
 
 def test_int8_weights_stay_within_38_db(no_leaks):

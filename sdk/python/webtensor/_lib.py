@@ -202,6 +202,7 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_conformer_encode": ([_i64, _p(_i64), _i32, _p(_i64), _p(_i64)], _i32),
     "wt_audio_resample": ([_i64, _i32, _i32, _p(_i64)], _i32),
     "wt_diffusion_load": ([_s, _s, _p(_i64)], _i32),
+    "wt_diffusion_load_zip": ([C.c_void_p, _sz, _s, _p(_i64)], _i32),
     "wt_diffusion_free": ([_i64], _i32),
     "wt_diffusion_info_json": ([_i64, *_BUF], _i32),
     "wt_diffusion_generate": ([_i64, _i32, _i32, _u64, _s, _p(_i64)], _i32),

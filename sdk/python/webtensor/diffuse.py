@@ -9,12 +9,15 @@ Go package diffuse, through the C ABI's wt_diffusion_*).
     sd = wt.diffuse.Pipeline("stable-diffusion-folder")  # StableDiffusionPipeline
     images = sd.generate_text(["a photo of an astronaut"], steps=30, seed=0)
 
+    zipped = wt.diffuse.Pipeline.from_zip(open("pipe.zip", "rb").read())  # a zip of such a folder
+
 The noise comes from the library's Philox stream: the same seed gives the
 same images on one device, from every SDK.
 """
 
 from __future__ import annotations
 
+import ctypes as C
 import json
 import os
 from typing import Any
@@ -37,8 +40,33 @@ class Pipeline(Handle):
         f32 scale per output channel (wt_diffusion_quantize_int8), dequantised
         layer by layer as they run."""
         super().__init__(load("wt_diffusion_load", path, device_arg(device)))
+        self._setup(int8_weights)
+
+    @classmethod
+    def from_zip(cls, data: bytes | bytearray | memoryview, device: str | None = None,
+                 int8_weights: bool = False) -> Pipeline:
+        """The pipeline in a zip archive of such a folder (its files at the root,
+        or in one top-level folder as `zip -r pipe.zip pipe` nests them), from
+        the archive's bytes (wt_diffusion_load_zip). A hostile or broken archive
+        (paths leaving it, a zip bomb, truncation, a missing file) raises
+        ValueError naming the entry."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"Pipeline.from_zip takes the archive's bytes, got {type(data).__name__}")
+        raw = bytes(data)
+        h = C.c_int64()
+        _lib.call("wt_diffusion_load_zip", raw, len(raw), device_arg(device), C.byref(h))
+        pipe = cls.__new__(cls)
+        Handle.__init__(pipe, h.value)
+        pipe._setup(int8_weights)
+        return pipe
+
+    def _setup(self, int8_weights: bool) -> None:
         if int8_weights:
-            _lib.call("wt_diffusion_quantize_int8", self._h)
+            try:
+                _lib.call("wt_diffusion_quantize_int8", self._h)
+            except BaseException:
+                self.close()
+                raise
         info: dict[str, Any] = json.loads(_lib.read_string("wt_diffusion_info_json", self._h))
         self.pipeline: str = info["pipeline"]
         self.scheduler: str = info["scheduler"]

@@ -2,11 +2,13 @@ package dev.webtensor;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.List;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * A diffusion pipeline from a diffusers folder (the Go package diffuse,
+ * A diffusion pipeline from a diffusers folder, or a zip archive of one (the Go package diffuse,
  * through the ABI's wt_diffusion_*): DDPMPipeline, DDIMPipeline, DiTPipeline
  * or StableDiffusionPipeline (text to image; its safety checker is not run).
  * The noise comes from the runtime's Philox stream, so a seed gives the same
@@ -39,7 +41,34 @@ public final class Diffusion extends NativeObject {
      * about a quarter of the weight bytes (info's weight_bytes).
      */
     public static Diffusion load(Path path, String device, boolean int8Weights) throws IOException {
-        long h = load(Native.DIFFUSION_LOAD, path, device);
+        return quantized(load(Native.DIFFUSION_LOAD, path, device), int8Weights);
+    }
+
+    /**
+     * The pipeline in a zip archive of such a folder (its files at the root, or
+     * in one top-level folder as {@code zip -r pipe.zip pipe} nests them), read
+     * from the archive's bytes (wt_diffusion_load_zip) with its weights on device
+     * (null: the default). A hostile or broken archive (paths leaving it, a zip
+     * bomb, truncation, a file the pipeline needs and it lacks) throws a
+     * WebtensorException naming the entry. int8Weights as for load.
+     */
+    public static Diffusion loadZip(byte[] zip, String device, boolean int8Weights) {
+        if (zip == null) {
+            throw new IllegalArgumentException("diffusion: the zip archive's bytes are null");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment b = arena.allocate(Math.max(zip.length, 1)).copyFrom(MemorySegment.ofArray(zip));
+            MemorySegment out = arena.allocate(JAVA_LONG);
+            Native.call(Native.DIFFUSION_LOAD_ZIP, b, (long) zip.length, cString(arena, device), out);
+            return quantized(out.get(JAVA_LONG, 0), int8Weights);
+        }
+    }
+
+    public static Diffusion loadZip(byte[] zip) {
+        return loadZip(zip, null, false);
+    }
+
+    private static Diffusion quantized(long h, boolean int8Weights) {
         if (int8Weights) {
             try {
                 Native.call(Native.DIFFUSION_QUANTIZE_INT8, h);

@@ -202,6 +202,7 @@ final class Native {
     static final MethodHandle CONFORMER_ENCODE = fn("wt_conformer_encode", I, L, A, I, A, A);
     static final MethodHandle AUDIO_RESAMPLE = fn("wt_audio_resample", I, L, I, I, A);
     static final MethodHandle DIFFUSION_LOAD = fn("wt_diffusion_load", I, A, A, A);
+    static final MethodHandle DIFFUSION_LOAD_ZIP = fn("wt_diffusion_load_zip", I, A, L, A, A);
     static final MethodHandle DIFFUSION_FREE = fn("wt_diffusion_free", I, L);
     static final MethodHandle DIFFUSION_INFO_JSON = fn("wt_diffusion_info_json", I, L, A, L, A);
     static final MethodHandle DIFFUSION_GENERATE = fn("wt_diffusion_generate", I, L, I, I, L, A, A);

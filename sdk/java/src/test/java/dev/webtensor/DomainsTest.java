@@ -279,6 +279,51 @@ class DomainsTest {
         assertEquals(live, Webtensor.liveTensors(), "every tensor freed");
     }
 
+    /** A zip archive of a folder's files (under prefix), plus extra entries, as java.util.zip writes it. */
+    private static byte[] zipped(Path folder, String prefix, java.util.Map<String, byte[]> extra) throws IOException {
+        var buf = new java.io.ByteArrayOutputStream();
+        try (var z = new java.util.zip.ZipOutputStream(buf); var files = Files.walk(folder)) {
+            for (Path f : files.filter(Files::isRegularFile).sorted().toList()) {
+                z.putNextEntry(new java.util.zip.ZipEntry(prefix + folder.relativize(f).toString().replace('\\', '/')));
+                z.write(Files.readAllBytes(f));
+                z.closeEntry();
+            }
+            for (var e : extra.entrySet()) {
+                z.putNextEntry(new java.util.zip.ZipEntry(e.getKey()));
+                z.write(e.getValue());
+                z.closeEntry();
+            }
+        }
+        return buf.toByteArray();
+    }
+
+    /** A zip archive of the folder gives its images; a broken or hostile one fails naming the problem. */
+    @Test
+    void diffusionFromAZipGivesTheFoldersImages() throws IOException {
+        JsonNode refs = json(DIFFUSE.resolve("sdk_pipeline.json"));
+        JsonNode run = refs.get("runs").get(0);
+        Path folder = DIFFUSE.resolve(refs.get("pipeline").asText());
+        byte[] zip = zipped(folder, "pipe/", java.util.Map.of());
+        long live = Webtensor.liveTensors();
+        try (Diffusion pipe = Diffusion.loadZip(zip, "cpu", false);
+             Tensor img = pipe.generate(run.get("batch").asInt(), run.get("steps").asInt(), run.get("seed").asLong(), null)) {
+            assertTrue(pipe.info().contains("\"pipeline\":\"DDPMPipeline\""), pipe.info());
+            double[] want = new double[run.get("images").size()];
+            for (int i = 0; i < want.length; i++) {
+                want[i] = run.get("images").get(i).asDouble();
+            }
+            assertClose(want, img.toDoubleArray(), 1e-6, "images");
+        }
+        assertEquals(live, Webtensor.liveTensors(), "every tensor freed");
+        byte[] truncated = java.util.Arrays.copyOf(zip, zip.length / 2);
+        WebtensorException e = assertThrows(WebtensorException.class, () -> Diffusion.loadZip(truncated));
+        assertEquals(WebtensorException.INVALID, e.status());
+        assertTrue(e.getMessage().contains("not a zip archive, or a truncated one"), e.getMessage());
+        byte[] escaping = zipped(folder, "", java.util.Map.of("../evil", new byte[] {1}));
+        e = assertThrows(WebtensorException.class, () -> Diffusion.loadZip(escaping));
+        assertTrue(e.getMessage().contains("the path leaves the archive's root"), e.getMessage());
+    }
+
     @Test
     void diffusionWithInt8WeightsStaysWithin38dB() throws IOException {
         JsonNode refs = json(DIFFUSE.resolve("sdk_pipeline.json"));
