@@ -53,7 +53,7 @@ func TestConformerEncodeAndResample(t *testing.T) {
 	_, _, err = ConformerEncode(c, nil, false)
 	assert.ErrorContains(t, err, "wt_conformer_encode: no waveforms")
 	_, err = ConformerLoad(filepath.Join(mmTestdata, "whisper_tiny"), "cpu")
-	assert.ErrorContains(t, err, `Wav2Vec2Conformer config: key "activation_function" is not supported`)
+	assert.ErrorContains(t, err, `Wav2Vec2Conformer config: unknown key "activation_function"`)
 
 	require.NotEmpty(t, meta.Resample)
 	for _, r := range meta.Resample {
