@@ -22,7 +22,8 @@ import (
 // source, so they run without a browser.
 
 var (
-	headerPath = filepath.Join("..", "capi", "include", "webtensor.h")
+	// webtensor.h includes the domain libraries' part, webtensor_domains.h.
+	headerPaths = []string{filepath.Join("..", "capi", "include", "webtensor.h"), filepath.Join("..", "capi", "include", "webtensor_domains.h")}
 	tablePath  = filepath.Join("..", "sdk", "js", "wasm", "table.go")
 	wasmTSPath = filepath.Join("..", "sdk", "js", "src", "wasm.ts")
 )
@@ -38,7 +39,11 @@ func readFile(t *testing.T, path string) string {
 func headerFunctions(t *testing.T) []string {
 	re := regexp.MustCompile(`(?m)^[a-z_0-9 ]+\*?\s*\*?(wt_[a-z_0-9]+)\(`)
 	var out []string
-	for _, m := range re.FindAllStringSubmatch(readFile(t, headerPath), -1) {
+	var header string
+	for _, p := range headerPaths {
+		header += readFile(t, p)
+	}
+	for _, m := range re.FindAllStringSubmatch(header, -1) {
 		out = append(out, m[1])
 	}
 	sort.Strings(out)
@@ -123,7 +128,7 @@ func TestBrowserBindingCallsExportedFunctions(t *testing.T) {
 
 // The header's codes are this package's.
 func TestHeaderConstants(t *testing.T) {
-	header := readFile(t, headerPath)
+	header := readFile(t, headerPaths[0])
 	define := func(name string) int {
 		m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)`).FindStringSubmatch(header)
 		require.NotNil(t, m, "webtensor.h defines %s", name)

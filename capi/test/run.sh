@@ -49,7 +49,7 @@ build_lib "$OUT/plain"
 
 # The header is the contract: every function it declares must be exported.
 # Other wt_ symbols (a Go //export that C code calls back) are listed, not failed.
-declared=$(grep -oE '\bwt_[a-z0-9_]+\(' capi/include/webtensor.h | tr -d '(' | sort -u)
+declared=$(grep -ohE '\bwt_[a-z0-9_]+\(' capi/include/webtensor.h capi/include/webtensor_domains.h | tr -d '(' | sort -u)
 exported=$(nm -D --defined-only "$OUT/plain/libwebtensor.so" | awk '$3 ~ /^wt_/ {print $3}' | sort -u)
 missing=$(comm -23 <(echo "$declared") <(echo "$exported"))
 extra=$(comm -13 <(echo "$declared") <(echo "$exported"))
