@@ -270,7 +270,7 @@ func WhisperStreamPush(h, samples int64, final bool) (int, error) {
 	for i, u := range updates {
 		// Empty lists, not null, in the JSON.
 		out[i] = streamUpdate{Chunk: u.Chunk, Samples: u.Samples, Committed: append([]int{}, u.Committed...),
-			Tentative: append([]int{}, u.Tentative...),
+			Tentative:     append([]int{}, u.Tentative...),
 			CommittedText: u.CommittedText, TentativeText: u.TentativeText,
 			ElapsedMS: float64(u.Elapsed.Microseconds()) / 1000, Final: u.Final}
 	}
