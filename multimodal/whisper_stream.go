@@ -34,16 +34,23 @@ import (
 //     the earlier ones (chunked prefill) would not give the states
 //     transformers gives; each chunk runs the encoder over the window.
 //
-// The buffer holds at most the feature extractor's window (30 s for
-// Whisper): a chunk that would overflow it first finalises the window
-// (its hypothesis is committed whole) and starts a new one with no
-// prompt of the previous text.
+// The buffer holds at most WindowSamples (by default the feature
+// extractor's window, 30 s for Whisper): a chunk that would overflow it
+// first finalises the window (its hypothesis is committed whole) and
+// starts a new one with no prompt of the previous text.
+//
+// TrimEncoder trades that exactness for speed: the encoder runs on the
+// buffered audio's frames only (whisper.cpp's audio_ctx), so a chunk
+// costs in proportion to the buffer instead of a whole window, but the
+// states, and so the tokens, are no longer transformers'.
 type WhisperStream struct {
 	m   *WhisperForConditionalGeneration
 	fe  *WhisperFeatureExtractor
 	tok *Tokenizer
 
 	chunk     int       // samples per chunk
+	window    int       // samples per window
+	trim      bool      // encode only the buffered audio
 	maxNew    int       // tokens per hypothesis, as Generate's budget
 	pending   []float32 // samples not yet processed (less than a chunk)
 	buffer    []float32 // the current window's audio
@@ -62,6 +69,12 @@ type StreamOptions struct {
 	// MaxNewTokens bounds each hypothesis, as Generate's option does
 	// (0: the generation config's max_length).
 	MaxNewTokens int
+	// WindowSamples is the most audio one window buffers before it is
+	// finalised (0: the feature extractor's window, its maximum).
+	WindowSamples int
+	// TrimEncoder encodes only the buffered audio's frames instead of the
+	// padded window: faster, not transformers' output (see WhisperStream).
+	TrimEncoder bool
 }
 
 // StreamUpdate is what one chunk (or Flush) gives.
@@ -90,8 +103,15 @@ func NewWhisperStream(m *WhisperForConditionalGeneration, fe *WhisperFeatureExtr
 	if chunk == 0 {
 		chunk = fe.SamplingRate
 	}
-	if chunk < 0 || chunk > fe.NSamples() {
-		return nil, fmt.Errorf("multimodal: NewWhisperStream: ChunkSamples %d must be in [1, %d] (the window)", chunk, fe.NSamples())
+	window := opts.WindowSamples
+	if window == 0 {
+		window = fe.NSamples()
+	}
+	if window < 0 || window > fe.NSamples() {
+		return nil, fmt.Errorf("multimodal: NewWhisperStream: WindowSamples %d must be in [1, %d] (the feature extractor's window)", window, fe.NSamples())
+	}
+	if chunk < 0 || chunk > window {
+		return nil, fmt.Errorf("multimodal: NewWhisperStream: ChunkSamples %d must be in [1, %d] (the window)", chunk, window)
 	}
 	if len(m.Generation.LangToID) > 0 && forcedLanguage(m.Generation) < 0 {
 		// Detecting the language anew on every chunk could change the
@@ -106,7 +126,7 @@ func NewWhisperStream(m *WhisperForConditionalGeneration, fe *WhisperFeatureExtr
 	if err != nil {
 		return nil, fmt.Errorf("multimodal: NewWhisperStream: %w", err)
 	}
-	return &WhisperStream{m: m, fe: fe, tok: tok, chunk: chunk, maxNew: maxNew}, nil
+	return &WhisperStream{m: m, fe: fe, tok: tok, chunk: chunk, window: window, trim: opts.TrimEncoder, maxNew: maxNew}, nil
 }
 
 // forcedLanguage is the id forced at position 1, or -1.
@@ -146,7 +166,7 @@ func (s *WhisperStream) Flush() (StreamUpdate, error) {
 // step processes one chunk of audio.
 func (s *WhisperStream) step(chunk []float32, final bool) (StreamUpdate, error) {
 	start := time.Now()
-	if len(s.buffer)+len(chunk) > s.fe.NSamples() {
+	if len(s.buffer)+len(chunk) > s.window {
 		// The window is full: what it heard is final.
 		s.done = append(s.done, s.previous...)
 		s.buffer, s.committed, s.previous = nil, nil, nil
@@ -193,11 +213,21 @@ func (s *WhisperStream) step(chunk []float32, final bool) (StreamUpdate, error) 
 // prompt; the hypothesis is every token after the prompt.
 func (s *WhisperStream) transcribe() ([]int, error) {
 	m := s.m
-	feats, err := s.fe.Extract([][]float32{s.buffer}, m.Model.Device(), false)
+	n := m.Model.Config.MaxSourcePositions
+	var feats *core.Tensor
+	var err error
+	if s.trim {
+		// The buffer's frames, two per encoder position, rounded up; their
+		// features are the window's, computed on less of it.
+		n = min(n, (len(s.buffer)+2*s.fe.HopLength-1)/(2*s.fe.HopLength))
+		feats, err = s.fe.extractFrames(s.buffer, 2*n, m.Model.Device())
+	} else {
+		feats, err = s.fe.Extract([][]float32{s.buffer}, m.Model.Device(), false)
+	}
 	if err != nil {
 		return nil, err
 	}
-	enc, err := m.Model.Encode(feats)
+	enc, err := m.Model.encode(feats, n)
 	if err != nil {
 		return nil, err
 	}

@@ -96,10 +96,57 @@ func TestWhisperStreamWindows(t *testing.T) {
 	require.Equal(t, 28800, final.Samples)
 }
 
+// TestWhisperStreamTrimEncoder checks the trimmed encoder: a buffer that
+// fills the window is encoded whole (so it is Generate's transcript), and
+// half-second windows are each the greedy transcript of their 25 encoder
+// positions.
+func TestWhisperStreamTrimEncoder(t *testing.T) {
+	r := loadWhisperRefs(t)
+	m, fe, tok := loadWhisperTiny(t)
+	wave := r.wave(t, "whisper/wave_1")
+	s, err := NewWhisperStream(m, fe, tok, StreamOptions{ChunkSamples: 16000, TrimEncoder: true})
+	require.NoError(t, err)
+	_, err = s.Push(wave)
+	require.NoError(t, err)
+	final, err := s.Flush()
+	require.NoError(t, err)
+	require.Equal(t, greedy(t, m, fe, wave), final.Committed)
+
+	s, err = NewWhisperStream(m, fe, tok, StreamOptions{ChunkSamples: 8000, WindowSamples: 8000, TrimEncoder: true})
+	require.NoError(t, err)
+	_, err = s.Push(wave)
+	require.NoError(t, err)
+	final, err = s.Flush()
+	require.NoError(t, err)
+	// The trimmed features are the window's first frames.
+	full, err := fe.Extract([][]float32{wave[:5000]}, core.CPU, false)
+	require.NoError(t, err)
+	short, err := fe.extractFrames(wave[:5000], 32, core.CPU)
+	require.NoError(t, err)
+	require.Equal(t, core.Shape{1, 80, 32}, short.Shape())
+	require.Zero(t, maxAbsErr(t, short, full.Slice(core.Attrs{"axis": 2, "start": 0, "stop": 32})))
+
+	var want []int
+	for _, half := range [][]float32{wave[:8000], wave[8000:]} {
+		feats, err := fe.Extract([][]float32{half}, core.CPU, false)
+		require.NoError(t, err)
+		enc, err := m.Model.encode(feats.Slice(core.Attrs{"axis": 2, "start": 0, "stop": 50}), 25)
+		require.NoError(t, err)
+		prompt, err := m.prompts(nil, 1)
+		require.NoError(t, err)
+		ids, err := m.greedyFrom(enc.LastHiddenState, prompt[0], nil, s.maxNew)
+		require.NoError(t, err)
+		want = append(want, ids...)
+	}
+	require.Equal(t, want, final.Committed)
+}
+
 func TestWhisperStreamErrors(t *testing.T) {
 	m, fe, _ := loadWhisperTiny(t)
 	_, err := NewWhisperStream(m, fe, nil, StreamOptions{ChunkSamples: 16001})
 	require.ErrorContains(t, err, "ChunkSamples 16001 must be in [1, 16000] (the window)")
+	_, err = NewWhisperStream(m, fe, nil, StreamOptions{WindowSamples: 32000})
+	require.ErrorContains(t, err, "WindowSamples 32000 must be in [1, 16000] (the feature extractor's window)")
 	fe2 := *fe
 	fe2.FeatureSize = 128
 	_, err = NewWhisperStream(m, &fe2, nil, StreamOptions{})
@@ -121,10 +168,12 @@ const whisperTinyConfig = `{"model_type": "whisper", "vocab_size": 51865, "num_m
 
 // BenchmarkWhisperStreamTiny streams 30 s of audio in 1 s chunks through a
 // randomly initialised model of whisper-tiny's sizes on the CPU and
-// reports the per-chunk latency percentiles. Random weights never say
-// end-of-text, so each hypothesis is cut at MaxNewTokens 24 (about what
-// 30 s of speech takes in English words' tokens is more; 24 keeps the
-// decoder's share near a real model's for the first seconds).
+// reports the per-chunk latency percentiles, in two modes: exact (the
+// encoder over the whole 30 s window every chunk, transformers' states)
+// and trim10s (TrimEncoder with 10 s windows: the encoder over the
+// buffered audio only). Random weights never say end-of-text, so each
+// hypothesis is cut at MaxNewTokens 24, about the tokens of 10 s of
+// English speech.
 func BenchmarkWhisperStreamTiny(b *testing.B) {
 	cfg, err := ParseWhisperConfig([]byte(whisperTinyConfig))
 	require.NoError(b, err)
@@ -140,24 +189,34 @@ func BenchmarkWhisperStreamTiny(b *testing.B) {
 		x := float64(i) / 16000
 		wave[i] = float32(0.3*math.Sin(2*math.Pi*(200+40*x)*x) + 0.05*math.Sin(2*math.Pi*1234*x))
 	}
-	var lat []time.Duration
-	for b.Loop() {
-		s, err := NewWhisperStream(m, fe, nil, StreamOptions{MaxNewTokens: 24})
-		require.NoError(b, err)
-		for at := 0; at < len(wave); at += 16000 {
-			us, err := s.Push(wave[at : at+16000])
-			require.NoError(b, err)
-			for _, u := range us {
-				lat = append(lat, u.Elapsed)
+	for _, mode := range []struct {
+		name string
+		opts StreamOptions
+	}{
+		{"exact", StreamOptions{MaxNewTokens: 24}},
+		{"trim10s", StreamOptions{MaxNewTokens: 24, WindowSamples: 10 * 16000, TrimEncoder: true}},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				s, err := NewWhisperStream(m, fe, nil, mode.opts)
+				require.NoError(b, err)
+				for at := 0; at < len(wave); at += 16000 {
+					us, err := s.Push(wave[at : at+16000])
+					require.NoError(b, err)
+					for _, u := range us {
+						lat = append(lat, u.Elapsed)
+					}
+				}
 			}
-		}
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			pct := func(p float64) float64 {
+				return float64(lat[min(len(lat)-1, int(math.Ceil(p*float64(len(lat))))-1)].Microseconds()) / 1000
+			}
+			b.ReportMetric(pct(0.50), "p50-ms/chunk")
+			b.ReportMetric(pct(0.95), "p95-ms/chunk")
+			b.ReportMetric(pct(0.99), "p99-ms/chunk")
+			b.ReportMetric(0, "ns/op")
+		})
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(math.Ceil(p*float64(len(lat))))-1)].Microseconds()) / 1000
-	}
-	b.ReportMetric(pct(0.50), "p50-ms/chunk")
-	b.ReportMetric(pct(0.95), "p95-ms/chunk")
-	b.ReportMetric(pct(0.99), "p99-ms/chunk")
-	b.ReportMetric(0, "ns/op")
 }
