@@ -221,13 +221,14 @@ type streamUpdate struct {
 
 // WhisperStreamNew is wt_whisper_stream_new: a stream on a whisper model
 // (which the stream keeps using, even after wt_whisper_free).
-func WhisperStreamNew(model int64, chunkSamples, maxNewTokens int) (int64, error) {
+func WhisperStreamNew(model int64, chunkSamples, maxNewTokens, windowSamples int, trimEncoder bool) (int64, error) {
 	const fn = "wt_whisper_stream_new"
 	w, err := whisperModels.get(model)
 	if err != nil {
 		return 0, err
 	}
-	s, err := multimodal.NewWhisperStream(w.m, w.fe, w.tok, multimodal.StreamOptions{ChunkSamples: chunkSamples, MaxNewTokens: maxNewTokens})
+	s, err := multimodal.NewWhisperStream(w.m, w.fe, w.tok, multimodal.StreamOptions{ChunkSamples: chunkSamples,
+		MaxNewTokens: maxNewTokens, WindowSamples: windowSamples, TrimEncoder: trimEncoder})
 	if err != nil {
 		return 0, Invalidf("%s: %v", fn, err)
 	}

@@ -10,12 +10,16 @@
  * chunk the buffered audio is transcribed greedily with the committed
  * tokens forced and prefilled in one decoder call, and the tokens two
  * consecutive hypotheses agree on are committed (LocalAgreement-2). The
- * encoder runs over the whole window every chunk: Whisper's bidirectional
- * encoder cannot be prefilled chunk by chunk exactly. A window that fills
- * up is committed whole and a new one starts. max_new_tokens bounds each
+ * encoder runs over the whole padded window every chunk: Whisper's
+ * bidirectional encoder cannot be prefilled chunk by chunk exactly;
+ * trim_encoder nonzero runs it over the buffered audio only (whisper.cpp's
+ * audio_ctx), faster but no longer transformers' output. A window of
+ * window_samples (0: the feature extractor's, its maximum) that fills up
+ * is committed whole and a new one starts. max_new_tokens bounds each
  * hypothesis (0: the generation config's). A config that detects the
  * language is WT_ERR_INVALID: force one to stream. */
-int32_t wt_whisper_stream_new(wt_whisper model, int32_t chunk_samples, int32_t max_new_tokens, wt_whisper_stream *out);
+int32_t wt_whisper_stream_new(wt_whisper model, int32_t chunk_samples, int32_t max_new_tokens, int32_t window_samples,
+                              int32_t trim_encoder, wt_whisper_stream *out);
 int32_t wt_whisper_stream_free(wt_whisper_stream stream);
 /* Adds samples (a 1-D float tensor at the sampling rate, or 0 for none),
  * processes every whole chunk, and with final nonzero the rest and the end

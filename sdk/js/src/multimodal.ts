@@ -303,11 +303,25 @@ export interface StreamUpdate {
  * Streaming transcription on a Whisper model (LocalAgreement-2): audio
  * pushed in any pieces is processed in chunks of chunkSamples (0: one
  * second); the tokens two consecutive hypotheses agree on are committed and
- * forced at the start of the next. Node only.
+ * forced at the start of the next. A window of windowSamples (0: the
+ * model's) that fills up is committed whole; trimEncoder encodes only the
+ * buffered audio (faster, not transformers' output). Node only.
  */
 export class WhisperStream extends RuntimeObject {
-  constructor(whisper: Whisper, options: { chunkSamples?: number; maxNewTokens?: number } = {}) {
-    super("whisper_stream", native().whisperStreamNew(whisper.handle, options.chunkSamples ?? 0, options.maxNewTokens ?? 0));
+  constructor(
+    whisper: Whisper,
+    options: { chunkSamples?: number; maxNewTokens?: number; windowSamples?: number; trimEncoder?: boolean } = {},
+  ) {
+    super(
+      "whisper_stream",
+      native().whisperStreamNew(
+        whisper.handle,
+        options.chunkSamples ?? 0,
+        options.maxNewTokens ?? 0,
+        options.windowSamples ?? 0,
+        options.trimEncoder ?? false,
+      ),
+    );
   }
 
   async #push(samples: Tensor | null, final: boolean): Promise<StreamUpdate[]> {

@@ -251,6 +251,11 @@ def test_whisper_stream_commits_the_greedy_transcript(no_leaks):
             final = s.flush()
         assert final.final and final.committed == want and final.tentative == []
         assert final.committed_text == w.transcribe(wave) and final.samples == 16000
+        # The trimmed encoder on a buffer that fills the window encodes it whole.
+        with wt.multimodal.WhisperStream(w, chunk_samples=16000, trim_encoder=True) as s:
+            assert s.push(wave)[0].tentative == want and s.flush().committed == want
+        with wt.multimodal.WhisperStream(w, chunk_samples=8000, window_samples=8000, trim_encoder=True) as s:
+            assert len(s.push(wave)) == 2 and s.flush().final
         with pytest.raises(ValueError, match=r"ChunkSamples 16001 must be in \[1, 16000\]"):
             wt.multimodal.WhisperStream(w, chunk_samples=16001)
 

@@ -348,13 +348,18 @@ class WhisperStream(Handle):
     pieces is processed in chunks of chunk_samples (0: one second); after
     each, the tokens two consecutive hypotheses agree on are committed
     (LocalAgreement-2), the committed ones forced at the start of the next
-    hypothesis. flush ends the stream and commits the rest."""
+    hypothesis. flush ends the stream and commits the rest. A window of
+    window_samples (0: the model's, 30 s) that fills up is committed whole;
+    trim_encoder encodes only the buffered audio (faster, not transformers'
+    output)."""
 
     _free, _what = "wt_whisper_stream_free", "whisper stream"
 
-    def __init__(self, whisper: Whisper, chunk_samples: int = 0, max_new_tokens: int = 0):
+    def __init__(self, whisper: Whisper, chunk_samples: int = 0, max_new_tokens: int = 0, window_samples: int = 0,
+                 trim_encoder: bool = False):
         h = C.c_int64()
-        _lib.call("wt_whisper_stream_new", whisper._live(), chunk_samples, max_new_tokens, C.byref(h))
+        _lib.call("wt_whisper_stream_new", whisper._live(), chunk_samples, max_new_tokens, window_samples,
+                  int(trim_encoder), C.byref(h))
         super().__init__(h.value)
 
     def _push(self, samples: Any, final: bool) -> list[StreamUpdate]:

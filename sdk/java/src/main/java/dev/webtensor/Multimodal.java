@@ -431,17 +431,26 @@ public final class Multimodal {
      * Streaming transcription on a Whisper model (LocalAgreement-2): audio
      * pushed in any pieces is processed in chunks of chunkSamples (0: one
      * second); the tokens two consecutive hypotheses agree on are committed
-     * and forced at the start of the next; flush commits the rest.
+     * and forced at the start of the next; flush commits the rest. A window of
+     * windowSamples (0: the model's) that fills up is committed whole;
+     * trimEncoder encodes only the buffered audio (faster, not transformers' output).
      */
     public static final class WhisperStream extends NativeObject {
-        public WhisperStream(Whisper whisper, int chunkSamples, int maxNewTokens) {
-            super(newStream(whisper, chunkSamples, maxNewTokens), Native.WHISPER_STREAM_FREE, "whisper stream");
+        public WhisperStream(Whisper whisper, int chunkSamples, int maxNewTokens, int windowSamples, boolean trimEncoder) {
+            super(newStream(whisper, chunkSamples, maxNewTokens, windowSamples, trimEncoder), Native.WHISPER_STREAM_FREE,
+                    "whisper stream");
         }
 
-        private static long newStream(Whisper whisper, int chunkSamples, int maxNewTokens) {
+        /** A stream of chunkSamples chunks (0: one second) in the model's window, exact. */
+        public WhisperStream(Whisper whisper, int chunkSamples, int maxNewTokens) {
+            this(whisper, chunkSamples, maxNewTokens, 0, false);
+        }
+
+        private static long newStream(Whisper whisper, int chunkSamples, int maxNewTokens, int windowSamples, boolean trim) {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment out = arena.allocate(JAVA_LONG);
-                Native.call(Native.WHISPER_STREAM_NEW, whisper.handle(), chunkSamples, maxNewTokens, out);
+                Native.call(Native.WHISPER_STREAM_NEW, whisper.handle(), chunkSamples, maxNewTokens, windowSamples,
+                        trim ? 1 : 0, out);
                 return out.get(JAVA_LONG, 0);
             }
         }
