@@ -3,7 +3,6 @@ package multimodal
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -36,14 +35,12 @@ const (
 	spaceSymbol      = "\u2581"
 )
 
-// loadSentencePiece reads a .model file. Only the CHAR model type, which
-// SpeechT5's spm_char.model is, is implemented; byte fallback and
-// whitespace as suffix change encoding and fail naming the option.
-func loadSentencePiece(path string) (*sentencePiece, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("multimodal: %w", err)
-	}
+// parseSentencePiece reads a .model file's bytes (path names it in
+// errors). Only the CHAR model type, which SpeechT5's spm_char.model is,
+// is implemented; byte fallback and whitespace as suffix change encoding
+// and fail naming the option.
+func parseSentencePiece(data []byte, path string) (*sentencePiece, error) {
+	var err error
 	sp := &sentencePiece{ids: map[string]int{}, unkID: -1, addDummyPrefix: true, removeExtraSpace: true, escapeWS: true}
 	fail := func(format string, args ...any) (*sentencePiece, error) {
 		return nil, fmt.Errorf("multimodal: sentencepiece model %s: "+format, append([]any{path}, args...)...)

@@ -281,6 +281,16 @@ func TestSpeechT5Checkpoints(t *testing.T) {
 	require.NoError(t, err)
 	requireStateDictIsFile(t, v, filepath.Join(hifiGANDir, "model.safetensors"))
 	require.Equal(t, 8, v.HopLength())
+	// The same folders through a file system (FromFS).
+	_, err = LoadSpeechT5ForTextToSpeech(".", FromFS(os.DirFS(speechT5Dir)))
+	require.NoError(t, err)
+	_, err = LoadSpeechT5HifiGan(".", FromFS(os.DirFS(hifiGANDir)))
+	require.NoError(t, err)
+	tok, err := LoadSpeechT5Tokenizer(".", FromFS(os.DirFS(speechT5Dir)))
+	require.NoError(t, err)
+	require.Equal(t, 50, tok.VocabSize())
+	_, err = LoadSpeechT5Tokenizer(hifiGANDir)
+	require.ErrorContains(t, err, "spm_char.model")
 
 	// A missing and a misshaped tensor, both named.
 	dir := t.TempDir()

@@ -2,9 +2,9 @@ package multimodal
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"sort"
 	"strings"
 	"unicode"
@@ -33,22 +33,35 @@ type addedSpecial struct {
 }
 
 // LoadSpeechT5Tokenizer reads dir/spm_char.model and, when present,
-// dir/tokenizer_config.json. A setting that changes the ids and is not
+// dir/tokenizer_config.json (FromFS reads them from a file system; other
+// options are ignored). A setting that changes the ids and is not
 // implemented (normalize, the English number normaliser; legacy false;
 // single_word added tokens) fails naming it.
-func LoadSpeechT5Tokenizer(dir string) (*SpeechT5Tokenizer, error) {
-	sp, err := loadSentencePiece(filepath.Join(dir, "spm_char.model"))
+func LoadSpeechT5Tokenizer(dir string, opts ...LoadOption) (*SpeechT5Tokenizer, error) {
+	var o loadOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	d, err := o.folder("LoadSpeechT5Tokenizer", dir)
+	if err != nil {
+		return nil, err
+	}
+	model, err := d.ReadFile("spm_char.model")
+	if err != nil {
+		return nil, fmt.Errorf("multimodal: LoadSpeechT5Tokenizer: %w", err)
+	}
+	sp, err := parseSentencePiece(model, d.Path("spm_char.model"))
 	if err != nil {
 		return nil, err
 	}
 	t := &SpeechT5Tokenizer{sp: sp}
 	tokens := map[string]string{"eos_token": "</s>", "pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<s>"}
-	path := filepath.Join(dir, "tokenizer_config.json")
-	data, err := os.ReadFile(path)
+	path := d.Path("tokenizer_config.json")
+	data, err := d.ReadFile("tokenizer_config.json")
 	switch {
-	case os.IsNotExist(err):
+	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("multimodal: %w", err)
+		return nil, fmt.Errorf("multimodal: LoadSpeechT5Tokenizer: %w", err)
 	default:
 		var cfg struct {
 			Added map[string]struct {

@@ -523,9 +523,6 @@ int32_t wt_state_assign(wt_state module, wt_state values, int32_t strict, const 
  * their own file to keep each under the size rule; one contract. */
 #include "webtensor_domains.h"
 
-/* Speech synthesis and streaming recognition: wt_speecht5_*, wt_whisper_stream_*. */
-#include "webtensor_speech.h"
-
 #endif /* WT_NO_PROTOTYPES */
 
 #ifdef __cplusplus
