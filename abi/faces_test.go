@@ -24,8 +24,8 @@ import (
 var (
 	// webtensor.h includes the domain libraries' part, webtensor_domains.h.
 	headerPaths = []string{filepath.Join("..", "capi", "include", "webtensor.h"), filepath.Join("..", "capi", "include", "webtensor_domains.h")}
-	tablePath  = filepath.Join("..", "sdk", "js", "wasm", "table.go")
-	wasmTSPath = filepath.Join("..", "sdk", "js", "src", "wasm.ts")
+	tablePath   = filepath.Join("..", "sdk", "js", "wasm", "table.go")
+	wasmTSPath  = filepath.Join("..", "sdk", "js", "src", "wasm.ts")
 )
 
 func readFile(t *testing.T, path string) string {
