@@ -233,7 +233,7 @@ def test_speecht5_synthesizes_as_transformers(no_leaks):
             tts.generate(SPEECH["texts"], np.zeros((2, 7), np.float32))
     with wt.multimodal.SpeechT5(TESTDATA / "speecht5_tiny") as bare:
         with pytest.raises(ValueError, match="loaded without a vocoder"):
-            bare.sampling_rate
+            _ = bare.sampling_rate
 
 
 def test_whisper_stream_commits_the_greedy_transcript(no_leaks):
