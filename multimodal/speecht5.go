@@ -3,6 +3,7 @@ package multimodal
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/nn"
@@ -107,6 +108,10 @@ func (w *weights) speechT5Layer(name string, c SpeechT5Config, heads, ffn int, d
 // scalar is a 0-d parameter (ScaledPositionalEncoding's alpha) in a
 // module of its own, as torch nests it.
 func (w *weights) scalar(name string) (*nn.Parameter, *module) {
+	// The sinusoid table beside alpha is computed (scaledPositions); a
+	// checkpoint whose transformers kept it as a persistent buffer may
+	// carry it, and it is then ignored, as BERT's position_ids are.
+	w.ignore(strings.TrimSuffix(name, "alpha") + "pe")
 	p := w.param(name)
 	m := &module{}
 	w.register(&m.Base, []nn.NamedParameter{{Name: "alpha", Param: p}})
