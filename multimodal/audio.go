@@ -204,6 +204,31 @@ func (fe *WhisperFeatureExtractor) Extract(waves [][]float32, dev core.Device, n
 	return feats, nil
 }
 
+// extractFrames is Extract's features of one waveform, without
+// normalisation, cut to their first frames frames, computed on enough of
+// the zero-padded window that they equal the whole window's: the STFT
+// frames there see the waveform and zeros only, and one frame of zeros
+// sets the same floor for the (max - 8) clamp as the window's do.
+func (fe *WhisperFeatureExtractor) extractFrames(w []float32, frames int, dev core.Device) (*core.Tensor, error) {
+	hop := fe.HopLength
+	n := max(frames*hop, len(w)) + 2*fe.NFFT + hop
+	n = min(fe.NSamples(), (n+hop-1)/hop*hop)
+	if n == fe.NSamples() {
+		feats, err := fe.Extract([][]float32{w}, dev, false)
+		if err != nil {
+			return nil, err
+		}
+		return feats.Slice(core.Attrs{"axis": 2, "start": 0, "stop": frames}), nil
+	}
+	buf := make([]float32, n)
+	fe.padWave(buf, w, false)
+	feats := fe.logMel(core.FromSlice(buf, core.Shape{1, n}, dev)).Slice(core.Attrs{"axis": 2, "start": 0, "stop": frames})
+	if err := feats.Err(); err != nil {
+		return nil, fmt.Errorf("multimodal: WhisperFeatureExtractor: %w", err)
+	}
+	return feats, nil
+}
+
 // padWave writes w, truncated or padded, into dst; with normalize, as
 // transformers' zero_mean_unit_var_norm over the real samples, the
 // padding left at PaddingValue.
@@ -236,11 +261,12 @@ func normalizeWave(x []float32) {
 	}
 }
 
-// logMel is the STFT and what follows, as registry ops on x (B, NSamples).
+// logMel is the STFT and what follows, as registry ops on x (B, samples):
+// samples/hop frames (NFrames for the window's NSamples).
 func (fe *WhisperFeatureExtractor) logMel(x *core.Tensor) *core.Tensor {
 	defer core.NoGradScope()()
 	dev, b, hop, nfft := x.Device(), x.Shape()[0], fe.HopLength, fe.NFFT
-	frames := fe.NFrames()
+	frames := x.Shape()[1] / hop
 	// Centred frames: NFFT/2 samples mirrored at each end, as torch.stft.
 	x = x.Pad(core.Attrs{"pads": []int{nfft / 2, nfft / 2}, "mode": "reflect"})
 	// Frame f starts at f*hop. Cut the signal into hop-long blocks; frame

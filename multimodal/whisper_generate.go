@@ -330,3 +330,32 @@ func (m *WhisperForConditionalGeneration) maxNewTokens(prompt, requested int) (i
 	total := min(maxLength+min(maxTarget/2-1, prompt), maxTarget)
 	return max(total-prompt, 0), nil
 }
+
+// NewWhisperForConditionalGeneration is a model of cfg with weights drawn
+// from N(0, 0.02²) by a seeded stream (no checkpoint) and the generation
+// settings gen: for timing, and for exercising the code at sizes no test
+// checkpoint has.
+func NewWhisperForConditionalGeneration(cfg WhisperConfig, gen WhisperGenerationConfig, seed int64, opts ...LoadOption) (*WhisperForConditionalGeneration, error) {
+	const op = "NewWhisperForConditionalGeneration"
+	o, err := buildLoadOptions(op, opts)
+	if err != nil {
+		return nil, err
+	}
+	w, err := drawnWeights(seed, o)
+	if err != nil {
+		return nil, fmt.Errorf("multimodal: %s: %w", op, err)
+	}
+	m := &WhisperForConditionalGeneration{Model: buildWhisper(cfg, w, "model."), Generation: gen}
+	children := []nn.NamedModule{{Name: "model", Module: m.Model}}
+	if cfg.TieWordEmbeddings {
+		m.proj = &nn.Linear{In: cfg.DModel, Out: cfg.VocabSize, Weight: m.Model.decoder.tokens.Weight}
+	} else {
+		m.proj = w.linearBias("proj_out", cfg.DModel, cfg.VocabSize, false)
+		children = append(children, nn.NamedModule{Name: "proj_out", Module: m.proj})
+	}
+	w.register(&m.Base, nil, children...)
+	if err := w.check(op); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

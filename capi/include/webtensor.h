@@ -89,15 +89,17 @@ typedef int64_t wt_state;
 /* An imported ONNX model (see wt_onnx_load); handles are never reused. */
 typedef int64_t wt_onnx;
 /* The domain libraries' objects (see wt_tokenizer_load, wt_sentence_encoder_load,
- * wt_clip_load, wt_whisper_load, wt_timesformer_load, wt_conformer_load,
- * wt_diffusion_load); handles are never reused. */
+ * wt_clip_load, wt_whisper_load, wt_whisper_stream_new, wt_timesformer_load,
+ * wt_conformer_load, wt_speecht5_load, wt_diffusion_load); handles are never reused. */
 typedef int64_t wt_tokenizer;
 typedef int64_t wt_image_processor;
 typedef int64_t wt_sentence_encoder;
 typedef int64_t wt_clip;
 typedef int64_t wt_whisper;
+typedef int64_t wt_whisper_stream;
 typedef int64_t wt_timesformer;
 typedef int64_t wt_conformer;
+typedef int64_t wt_speecht5;
 typedef int64_t wt_diffusion;
 /* A dataset and a data loader (see wt_dataset_open, wt_loader_new);
  * handles are never reused. */

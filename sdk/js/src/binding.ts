@@ -243,7 +243,7 @@ export interface Binding extends DomainBinding {
  */
 export interface DomainBinding {
   // The domain libraries (wt_tokenizer_*, wt_sentence_encoder_*, wt_clip_*,
-  // wt_whisper_*, wt_timesformer_*, wt_conformer_*, wt_diffusion_*): objects behind handles, loaded from
+  // wt_whisper_*, wt_whisper_stream_*, wt_timesformer_*, wt_conformer_*, wt_speecht5_*, wt_diffusion_*): objects behind handles, loaded from
   // Hugging Face or diffusers folders (Node only: the browser has no file
   // system; tokenizers also load from a tokenizer.json's bytes, diffusion
   // pipelines from a zip archive's). The heavy calls are async, as onnxRun is.
@@ -273,6 +273,31 @@ export interface DomainBinding {
   /** A new tokenizer handle: the model's. */
   whisperTokenizer(model: number): number;
   whisperGenerate(model: number, waves: readonly number[], maxNewTokens: number, numBeams: number): Promise<number>;
+  /** wt_whisper_stream_new: a stream on a whisper model. */
+  whisperStreamNew(model: number, chunkSamples: number, maxNewTokens: number, windowSamples: number, trimEncoder: boolean): number;
+  /** wt_whisper_stream_push then _read: the updates' JSON (samples 0: none). */
+  whisperStreamPush(stream: number, samples: number, final: boolean): Promise<string>;
+  /** wt_speecht5_load: a SpeechT5ForTextToSpeech folder and an optional SpeechT5HifiGan folder. */
+  speecht5Load(path: string, vocoder: string | null, device: string | null): number;
+  speecht5SamplingRate(model: number): number;
+  /** [ids, attention mask] handles. */
+  speecht5Tokenize(model: number, texts: readonly string[]): number[];
+  /** [spectrogram, lengths, waveform (0 unless wantWave)] handles; mask and prefix 0: none. */
+  speecht5Generate(
+    model: number,
+    ids: number,
+    mask: number,
+    speakers: number,
+    threshold: number,
+    minLenRatio: number,
+    maxLenRatio: number,
+    prenetDropout: boolean,
+    seed: bigint,
+    prefix: number,
+    prefillChunk: number,
+    wantWave: boolean,
+  ): Promise<[number, number, number]>;
+  speecht5Vocode(model: number, spectrogram: number): Promise<number>;
   timesformerInfo(model: number): string;
   /** [logits, last hidden state] handles, 0 for an output not wanted. */
   timesformerForward(model: number, pixels: number, logits: boolean, hidden: boolean): Promise<[number, number]>;
@@ -334,6 +359,8 @@ export type DomainKind =
   | "whisper"
   | "timesformer"
   | "conformer"
+  | "speecht5"
+  | "whisper_stream"
   | "diffusion";
 
 let bound: Binding | null = null;

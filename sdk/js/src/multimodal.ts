@@ -281,6 +281,169 @@ export class Whisper extends RuntimeObject {
   }
 }
 
+/** What one chunk of a WhisperStream (or its flush) gave. */
+export interface StreamUpdate {
+  /** Updates so far, this one included. */
+  chunk: number;
+  /** Samples processed so far. */
+  samples: number;
+  /** Every committed token. */
+  committed: number[];
+  /** The latest hypothesis' tokens after the committed ones. */
+  tentative: number[];
+  committedText: string;
+  tentativeText: string;
+  /** What the chunk took: features, encoder and decoder. */
+  elapsedMs: number;
+  /** The flush's update: everything is committed. */
+  final: boolean;
+}
+
+/**
+ * Streaming transcription on a Whisper model (LocalAgreement-2): audio
+ * pushed in any pieces is processed in chunks of chunkSamples (0: one
+ * second); the tokens two consecutive hypotheses agree on are committed and
+ * forced at the start of the next. A window of windowSamples (0: the
+ * model's) that fills up is committed whole; trimEncoder encodes only the
+ * buffered audio (faster, not transformers' output). Node only.
+ */
+export class WhisperStream extends RuntimeObject {
+  constructor(
+    whisper: Whisper,
+    options: { chunkSamples?: number; maxNewTokens?: number; windowSamples?: number; trimEncoder?: boolean } = {},
+  ) {
+    super(
+      "whisper_stream",
+      native().whisperStreamNew(
+        whisper.handle,
+        options.chunkSamples ?? 0,
+        options.maxNewTokens ?? 0,
+        options.windowSamples ?? 0,
+        options.trimEncoder ?? false,
+      ),
+    );
+  }
+
+  async #push(samples: Tensor | null, final: boolean): Promise<StreamUpdate[]> {
+    const h = samples ? tensorHandle(samples, "samples") : 0;
+    const raw = JSON.parse(await native().whisperStreamPush(this.handle, h, final)) as Record<string, unknown>[];
+    return raw.map((u) => ({
+      chunk: u.chunk as number,
+      samples: u.samples as number,
+      committed: u.committed as number[],
+      tentative: u.tentative as number[],
+      committedText: u.committed_text as string,
+      tentativeText: u.tentative_text as string,
+      elapsedMs: u.elapsed_ms as number,
+      final: u.final as boolean,
+    }));
+  }
+
+  /** Adds samples (a 1-D float tensor at the model's rate): one update per chunk they complete. */
+  push(samples: Tensor): Promise<StreamUpdate[]> {
+    return this.#push(samples, false);
+  }
+
+  /** Processes what is left and ends the stream: the final update. */
+  async flush(): Promise<StreamUpdate> {
+    const us = await this.#push(null, true);
+    return us[us.length - 1]!;
+  }
+}
+
+/** SpeechT5.generate's result. */
+export interface SpeechOutput {
+  /** (texts, frames, mels) after the postnet, zero-padded to the longest. */
+  spectrogram: Tensor;
+  /** Each text's frames. */
+  lengths: number[];
+  /** (texts, samples) from the vocoder, or null; row i's own samples are lengths[i] * hop. */
+  waveform: Tensor | null;
+}
+
+/** Options of SpeechT5.generate (transformers' generate_speech; 0 takes its default). */
+export interface SpeechOptions {
+  attentionMask?: Tensor;
+  threshold?: number;
+  minLenRatio?: number;
+  maxLenRatio?: number;
+  /** The prenet dropout transformers always applies, drawn from seed; off, the output is deterministic. */
+  prenetDropout?: boolean;
+  seed?: bigint;
+  /** Mel frames (1 or texts, L, mels) the speech starts with, prefilled prefillChunk steps at a time. */
+  prefix?: Tensor;
+  prefillChunk?: number;
+  /** Run the vocoder when the model has one (default true). */
+  vocode?: boolean;
+}
+
+/** A SpeechT5ForTextToSpeech folder with, optionally, a SpeechT5HifiGan folder as its vocoder. Node only. */
+export class SpeechT5 extends RuntimeObject {
+  readonly #vocoder: boolean;
+
+  static async load(path: string, options: { vocoder?: string; device?: string } = {}): Promise<SpeechT5> {
+    return new SpeechT5(native().speecht5Load(path, options.vocoder ?? null, options.device ?? null), !!options.vocoder);
+  }
+
+  /** @internal */
+  constructor(handle: number, vocoder: boolean) {
+    super("speecht5", handle);
+    this.#vocoder = vocoder;
+  }
+
+  /** The vocoder's sampling rate. */
+  get samplingRate(): number {
+    return native().speecht5SamplingRate(this.handle);
+  }
+
+  /** [ids, attention mask] (texts, length), as SpeechT5Tokenizer gives them with padding. */
+  tokenize(texts: string | readonly string[]): [Tensor, Tensor] {
+    const [ids, mask] = native().speecht5Tokenize(this.handle, typeof texts === "string" ? [texts] : texts);
+    return [new Tensor(ids!), new Tensor(mask!)];
+  }
+
+  /** Speech for a text, texts or token ids (texts, length), with speaker embeddings (1 or texts, dim). */
+  async generate(text: string | readonly string[] | Tensor, speakers: Tensor, options: SpeechOptions = {}): Promise<SpeechOutput> {
+    let ids: Tensor;
+    let mask: Tensor | undefined = options.attentionMask;
+    const own = !(text instanceof Tensor);
+    if (text instanceof Tensor) ids = text;
+    else [ids, mask] = this.tokenize(text as string | readonly string[]);
+    try {
+      const [spec, lengths, wave] = await native().speecht5Generate(
+        this.handle,
+        tensorHandle(ids, "ids"),
+        mask ? tensorHandle(mask, "attentionMask") : 0,
+        tensorHandle(speakers, "speakers"),
+        options.threshold ?? 0.5,
+        options.minLenRatio ?? 0,
+        options.maxLenRatio ?? 20,
+        options.prenetDropout ?? false,
+        options.seed ?? 0n,
+        options.prefix ? tensorHandle(options.prefix, "prefix") : 0,
+        options.prefillChunk ?? 0,
+        this.#vocoder && (options.vocode ?? true),
+      );
+      const lt = new Tensor(lengths);
+      try {
+        return { spectrogram: new Tensor(spec), lengths: Array.from(await lt.data(), Number), waveform: wave ? new Tensor(wave) : null };
+      } finally {
+        lt.dispose();
+      }
+    } finally {
+      if (own) {
+        ids.dispose();
+        mask?.dispose();
+      }
+    }
+  }
+
+  /** The vocoder's waveform of a spectrogram (B, frames, mels) or (frames, mels). */
+  async vocode(spectrogram: Tensor): Promise<Tensor> {
+    return new Tensor(await native().speecht5Vocode(this.handle, tensorHandle(spectrogram, "spectrogram")));
+  }
+}
+
 /** A Conformer encoding: the last hidden state and, when asked for, each waveform's frames. */
 export interface ConformerOutput {
   /** (waves, frames, hidden) */

@@ -1,6 +1,7 @@
 // The domain libraries' calls over the C ABI (webtensor.h's wt_tokenizer_*,
-// wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_timesformer_*, the
-// video front end, wt_conformer_*, wt_audio_resample, wt_diffusion_*) as part
+// wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_whisper_stream_*,
+// wt_timesformer_*, the video front end, wt_conformer_*, wt_audio_resample,
+// wt_speecht5_*, wt_diffusion_*) as part
 // of the Node Binding: koffi prototypes and the argument conversions only.
 
 import type { DomainBinding, DomainKind, StepCallback } from "./binding.js";
@@ -42,6 +43,18 @@ export const DOMAIN_PROTOTYPES = {
   wt_whisper_tokenizer: "int32_t wt_whisper_tokenizer(int64_t h, _Out_ int64_t *out)",
   wt_whisper_generate:
     "int32_t wt_whisper_generate(int64_t h, const int64_t *waves, int32_t n, int32_t max_new, int32_t beams, _Out_ int64_t *out)",
+  wt_whisper_stream_new:
+    "int32_t wt_whisper_stream_new(int64_t h, int32_t chunk, int32_t max_new, int32_t window, int32_t trim, _Out_ int64_t *out)",
+  wt_whisper_stream_free: "int32_t wt_whisper_stream_free(int64_t h)",
+  wt_whisper_stream_push: "int32_t wt_whisper_stream_push(int64_t h, int64_t samples, int32_t final, _Out_ int32_t *n)",
+  wt_whisper_stream_read: "int32_t wt_whisper_stream_read(int64_t h, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_speecht5_load: "int32_t wt_speecht5_load(const char *dir, const char *vocoder, const char *device, _Out_ int64_t *out)",
+  wt_speecht5_free: "int32_t wt_speecht5_free(int64_t h)",
+  wt_speecht5_sampling_rate: "int32_t wt_speecht5_sampling_rate(int64_t h, _Out_ int32_t *n)",
+  wt_speecht5_tokenize: `int32_t wt_speecht5_tokenize(int64_t h, ${texts}, _Out_ int64_t *ids, _Out_ int64_t *mask)`,
+  wt_speecht5_generate:
+    "int32_t wt_speecht5_generate(int64_t h, int64_t ids, int64_t mask, int64_t speakers, double threshold, double minlenratio, double maxlenratio, int32_t dropout, uint64_t seed, int64_t prefix, int32_t chunk, _Out_ int64_t *spec, _Out_ int64_t *lengths, _Out_ int64_t *wave)",
+  wt_speecht5_vocode: "int32_t wt_speecht5_vocode(int64_t h, int64_t spec, _Out_ int64_t *out)",
   wt_timesformer_load: "int32_t wt_timesformer_load(const char *dir, const char *device, _Out_ int64_t *out)",
   wt_timesformer_free: "int32_t wt_timesformer_free(int64_t h)",
   wt_timesformer_info_json: "int32_t wt_timesformer_info_json(int64_t h, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
@@ -132,6 +145,28 @@ export function domainCalls(lib: DomainNative, h: NodeHelpers): DomainBinding {
     whisperTokenizer: (m) => newHandle((o) => lib.wt_whisper_tokenizer(m, o)),
     whisperGenerate: async (m, waves, maxNew, beams) =>
       newHandle((o) => lib.wt_whisper_generate(m, list(waves), waves.length, maxNew, beams, o)),
+    whisperStreamNew: (m, chunk, maxNew, window, trim) =>
+      newHandle((o) => lib.wt_whisper_stream_new(m, chunk, maxNew, window, trim ? 1 : 0, o)),
+    whisperStreamPush: async (st, samples, final) => {
+      check(lib.wt_whisper_stream_push(st, samples, final ? 1 : 0, null));
+      return readString(lib.wt_whisper_stream_read, st);
+    },
+    speecht5Load: (path, vocoder, device) => newHandle((o) => lib.wt_speecht5_load(path, vocoder, device, o)),
+    speecht5SamplingRate: (m) => int32((o) => lib.wt_speecht5_sampling_rate(m, o)),
+    speecht5Tokenize: (m, ts) => {
+      const outs = [new BigInt64Array(1), new BigInt64Array(1)] as const;
+      check(lib.wt_speecht5_tokenize(m, strs(ts), ts.length, ...outs));
+      return outs.map((o) => Number(o[0]));
+    },
+    speecht5Generate: async (m, ids, mask, spk, threshold, minRatio, maxRatio, dropout, seed, prefix, chunk, wantWave) => {
+      const outs = [new BigInt64Array(1), new BigInt64Array(1), new BigInt64Array(1)] as const;
+      check(
+        lib.wt_speecht5_generate(m, ids, mask, spk, threshold, minRatio, maxRatio, dropout ? 1 : 0, seed, prefix, chunk,
+          outs[0], outs[1], wantWave ? outs[2] : null),
+      );
+      return [Number(outs[0][0]), Number(outs[1][0]), Number(outs[2][0])];
+    },
+    speecht5Vocode: async (m, spec) => newHandle((o) => lib.wt_speecht5_vocode(m, spec, o)),
     timesformerInfo: (m) => readString(lib.wt_timesformer_info_json, m),
     timesformerForward: async (m, pixels, logits, hidden) => {
       const outs = [logits ? new BigInt64Array(1) : null, hidden ? new BigInt64Array(1) : null] as const;

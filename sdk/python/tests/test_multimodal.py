@@ -25,6 +25,8 @@ VIDEO = json.loads((TESTDATA / "timesformer_refs.json").read_text())
 VIDEO_T = load_file(TESTDATA / "timesformer_refs.safetensors")
 CONFORMER = json.loads((TESTDATA / "conformer_refs.json").read_text())
 CONFORMER_T = load_file(TESTDATA / "conformer_refs.safetensors")
+SPEECH = json.loads((TESTDATA / "speecht5_refs.json").read_text())
+SPEECH_T = load_file(TESTDATA / "speecht5_refs.safetensors")
 
 
 def test_tokenizer_encode_is_the_tokenizers_librarys(no_leaks):
@@ -195,6 +197,67 @@ def test_sentence_encoder_matches_sentence_transformers(no_leaks):
         emb = enc.encode(MINILM["sentences"], batch_size=4)
         np.testing.assert_allclose(emb.numpy(), MINILM_T["embeddings"], atol=1e-5)
         del emb
+
+
+def test_speecht5_synthesizes_as_transformers(no_leaks):
+    case = next(c for c in SPEECH["generate"] if c["name"] == "batch")
+    with wt.multimodal.SpeechT5(TESTDATA / "speecht5_tiny", vocoder=TESTDATA / "speecht5_hifigan_tiny") as tts:
+        assert tts.sampling_rate == 16000
+        ids, mask = tts.tokenize(SPEECH["texts"])
+        np.testing.assert_array_equal(ids.numpy(), SPEECH_T["input_ids"])
+        np.testing.assert_array_equal(mask.numpy(), SPEECH_T["attention_mask"])
+        del ids, mask
+        out = tts.generate(SPEECH["texts"], SPEECH_T["speaker_embeddings"], threshold=case["threshold"],
+                           minlenratio=case["minlenratio"], maxlenratio=case["maxlenratio"])
+        assert out.lengths == case["lengths"]
+        want = SPEECH_T["batch/spectrogram"]
+        np.testing.assert_allclose(out.spectrogram.numpy(), want, rtol=0, atol=1e-4 * np.abs(want).max())
+        want = SPEECH_T["batch/waveform"]
+        np.testing.assert_allclose(out.waveform.numpy(), want, rtol=0, atol=1e-4 * np.abs(want).max())
+        del out
+        # Token ids in, and a mel prefix (transformers' first four steps)
+        # prefilled two steps at a time: the same speech.
+        one = next(c for c in SPEECH["generate"] if c["name"] == "single")
+        ids = SPEECH_T["input_ids"][:1, :int(SPEECH_T["attention_mask"][0].sum())]
+        out = tts.generate(ids, SPEECH_T["speaker_embeddings"][:1], threshold=one["threshold"],
+                           minlenratio=one["minlenratio"], maxlenratio=one["maxlenratio"],
+                           prefix=SPEECH_T["single/before_postnet"][:, :8], prefill_chunk=2, vocode=False)
+        assert out.waveform is None and out.lengths == one["lengths"]
+        want = SPEECH_T["single/spectrogram"]
+        np.testing.assert_allclose(out.spectrogram.numpy(), want, rtol=0, atol=1e-4 * np.abs(want).max())
+        wave = tts.vocode(SPEECH_T["vocoder/spectrogram"])
+        want = SPEECH_T["vocoder/waveform"]
+        np.testing.assert_allclose(wave.numpy(), want, rtol=0, atol=1e-4 * np.abs(want).max())
+        del out, wave
+        with pytest.raises(ValueError, match=r"speaker embeddings have shape \[2 7\]"):
+            tts.generate(SPEECH["texts"], np.zeros((2, 7), np.float32))
+    with wt.multimodal.SpeechT5(TESTDATA / "speecht5_tiny") as bare:
+        with pytest.raises(ValueError, match="loaded without a vocoder"):
+            _ = bare.sampling_rate
+
+
+def test_whisper_stream_commits_the_greedy_transcript(no_leaks):
+    wave = WHISPER_T["whisper/wave_1"]
+    with wt.multimodal.Whisper(TESTDATA / "whisper_tiny") as w:
+        ids = w.generate(wave)
+        want = [int(i) for i in ids.numpy()[0] if i != 600]  # 600: pad and end of text
+        del ids
+        with wt.multimodal.WhisperStream(w, chunk_samples=4000) as s:
+            updates = s.push(wave[:9000]) + s.push(wave[9000:])
+            assert [u.chunk for u in updates] == [1, 2, 3, 4]
+            for u in updates:
+                assert u.committed == want[:len(u.committed)]  # LocalAgreement never committed a wrong token
+                assert u.elapsed_ms > 0 and not u.final
+            final = s.flush()
+        assert final.final and final.committed == want and final.tentative == []
+        assert final.committed_text == w.transcribe(wave) and final.samples == 16000
+        # The trimmed encoder on a buffer that fills the window encodes it whole.
+        with wt.multimodal.WhisperStream(w, chunk_samples=16000, trim_encoder=True) as s:
+            assert s.push(wave)[0].tentative == want and s.flush().committed == want
+        with wt.multimodal.WhisperStream(w, chunk_samples=8000, window_samples=8000, trim_encoder=True) as s:
+            assert len(s.push(wave)) == 2 and s.flush().final
+        with pytest.raises(ValueError, match=r"ChunkSamples 16001 must be in \[1, 16000\]"):
+            wt.multimodal.WhisperStream(w, chunk_samples=16001)
 
 
 def test_errors_are_the_librarys():

@@ -1,8 +1,10 @@
 """Multimodal models from Hugging Face folders: the library's tokenizers,
-sentence encoders, CLIP, Whisper, TimeSformer and the Conformer speech
-encoder (the Go package multimodal, through the C ABI's wt_tokenizer_*,
-wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_timesformer_*,
-wt_conformer_*), the video front end and audio resampling.
+sentence encoders, CLIP, Whisper (with streaming), TimeSformer, the
+Conformer speech encoder and SpeechT5 text-to-speech with its HiFi-GAN
+vocoder (the Go package multimodal, through the C ABI's wt_tokenizer_*,
+wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_whisper_stream_*,
+wt_timesformer_*, wt_conformer_*, wt_speecht5_*), the video front end and
+audio resampling.
 
     import webtensor as wt
     enc = wt.multimodal.SentenceEncoder("all-MiniLM-L6-v2")
@@ -13,6 +15,12 @@ wt_conformer_*), the video front end and audio resampling.
 
     whisper = wt.multimodal.Whisper("whisper-folder")
     text = whisper.transcribe(waveform_16khz)
+    stream = wt.multimodal.WhisperStream(whisper)          # 1 s chunks, LocalAgreement-2
+    for u in stream.push(samples): print(u.committed_text, "|", u.tentative_text, u.elapsed_ms)
+    final = stream.flush()
+
+    tts = wt.multimodal.SpeechT5("speecht5_tts", vocoder="speecht5_hifigan")
+    speech = tts.generate("Hello, my dog is cute.", speaker_embedding)   # speech.waveform
 
     idx = wt.multimodal.sample_frame_indices(8, 4, len(clip), seed=0)     # the docs' sampler
     proc = wt.multimodal.ImageProcessor("timesformer-folder")             # VideoMAEImageProcessor
@@ -320,6 +328,130 @@ class Whisper(Handle):
     def close(self) -> None:
         self.tokenizer.close()
         super().close()
+
+
+class StreamUpdate(NamedTuple):
+    """What one chunk of a WhisperStream (or its flush) gave."""
+
+    chunk: int  # updates so far, this one included
+    samples: int  # samples processed so far
+    committed: list[int]  # every committed token
+    tentative: list[int]  # the latest hypothesis after the committed tokens
+    committed_text: str
+    tentative_text: str
+    elapsed_ms: float  # what the chunk took: features, encoder and decoder
+    final: bool  # flush's update: everything is committed
+
+
+class WhisperStream(Handle):
+    """Streaming transcription on a Whisper model: audio pushed in any
+    pieces is processed in chunks of chunk_samples (0: one second); after
+    each, the tokens two consecutive hypotheses agree on are committed
+    (LocalAgreement-2), the committed ones forced at the start of the next
+    hypothesis. flush ends the stream and commits the rest. A window of
+    window_samples (0: the model's, 30 s) that fills up is committed whole;
+    trim_encoder encodes only the buffered audio (faster, not transformers'
+    output)."""
+
+    _free, _what = "wt_whisper_stream_free", "whisper stream"
+
+    def __init__(self, whisper: Whisper, chunk_samples: int = 0, max_new_tokens: int = 0, window_samples: int = 0,
+                 trim_encoder: bool = False):
+        h = C.c_int64()
+        _lib.call("wt_whisper_stream_new", whisper._live(), chunk_samples, max_new_tokens, window_samples,
+                  int(trim_encoder), C.byref(h))
+        super().__init__(h.value)
+
+    def _push(self, samples: Any, final: bool) -> list[StreamUpdate]:
+        n = C.c_int32()
+        with Inputs() as ins:
+            h = ins.handle(samples, "f32") if samples is not None else 0
+            _lib.call("wt_whisper_stream_push", self._live(), h, int(final), C.byref(n))
+        return [StreamUpdate(**u) for u in json.loads(_lib.read_string("wt_whisper_stream_read", self._live()))]
+
+    def push(self, samples: Any) -> list[StreamUpdate]:
+        """Adds samples (a 1-D float array or Tensor at the model's
+        sampling rate): one update per chunk they complete."""
+        return self._push(samples, False)
+
+    def flush(self) -> StreamUpdate:
+        """Processes what is left and ends the stream: the final update."""
+        return self._push(None, True)[-1]
+
+
+class SpeechOutput(NamedTuple):
+    """SpeechT5.generate's result."""
+
+    spectrogram: Tensor  # (texts, frames, mels) after the postnet, zero-padded to the longest
+    lengths: list[int]  # each text's frames
+    waveform: Tensor | None  # (texts, samples) from the vocoder; row i's own are lengths[i] * hop
+
+
+class SpeechT5(Handle):
+    """A SpeechT5ForTextToSpeech folder (config.json, model.safetensors and
+    spm_char.model for text input) with, optionally, a SpeechT5HifiGan
+    folder as its vocoder."""
+
+    _free, _what = "wt_speecht5_free", "speecht5 model"
+
+    def __init__(self, path: str | os.PathLike, vocoder: str | os.PathLike | None = None, device: str | None = None):
+        super().__init__(load("wt_speecht5_load", path, os.fsencode(vocoder) if vocoder else None,
+                              device_arg(device)))
+
+    @property
+    def sampling_rate(self) -> int:
+        """The vocoder's sampling rate."""
+        n = C.c_int32()
+        _lib.call("wt_speecht5_sampling_rate", self._live(), C.byref(n))
+        return n.value
+
+    def tokenize(self, texts: str | list[str]) -> tuple[Tensor, Tensor]:
+        """Token ids and attention mask (texts, length), as SpeechT5Tokenizer
+        gives them with padding=True."""
+        arr, n = texts_arg(texts)
+        ids, mask = C.c_int64(), C.c_int64()
+        _lib.call("wt_speecht5_tokenize", self._live(), arr, n, C.byref(ids), C.byref(mask))
+        return Tensor._wrap(ids.value), Tensor._wrap(mask.value)
+
+    def generate(self, text: Any, speaker_embeddings: Any, *, attention_mask: Any = None, threshold: float = 0.5,
+                 minlenratio: float = 0.0, maxlenratio: float = 20.0, prenet_dropout: bool = False, seed: int = 0,
+                 prefix: Any = None, prefill_chunk: int = 0, vocode: bool = True) -> SpeechOutput:
+        """transformers' generate_speech for a text, a list of texts or token
+        ids (texts, length) with speaker embeddings (1 or texts,
+        speaker_embedding_dim). prenet_dropout applies the prenet dropout
+        transformers always applies (masks drawn from seed); off, the
+        output is deterministic. prefix is mel frames (1 or texts, L, mels)
+        the speech starts with, prefilled prefill_chunk steps at a time.
+        vocode runs the vocoder when the model has one."""
+        with Inputs() as ins:
+            if isinstance(text, str) or (isinstance(text, (list, tuple)) and text and isinstance(text[0], str)):
+                ids, mask = self.tokenize(text)
+                ins._made += [ids, mask]
+                ids_h, mask_h = ids._live(), mask._live()
+            else:
+                ids_h = ins.handle(text, "i64")
+                mask_h = ins.handle(attention_mask, "i64") if attention_mask is not None else 0
+            spk = ins.handle(speaker_embeddings, "f32")
+            pre = ins.handle(prefix, "f32") if prefix is not None else 0
+            spec, lengths, wave = C.c_int64(), C.c_int64(), C.c_int64()
+            _lib.call("wt_speecht5_generate", self._live(), ids_h, mask_h, spk, threshold, minlenratio, maxlenratio,
+                      int(prenet_dropout), seed, pre, prefill_chunk, C.byref(spec), C.byref(lengths),
+                      C.byref(wave) if vocode and self._has_vocoder() else None)
+        lt = Tensor._wrap(lengths.value)
+        try:
+            n = [int(x) for x in lt.numpy().tolist()]
+        finally:
+            lt.close()
+        return SpeechOutput(Tensor._wrap(spec.value), n, Tensor._wrap(wave.value) if wave.value else None)
+
+    def _has_vocoder(self) -> bool:
+        n = C.c_int32()
+        return _lib.lib.wt_speecht5_sampling_rate(self._live(), C.byref(n)) == 0
+
+    def vocode(self, spectrogram: Any) -> Tensor:
+        """The vocoder's waveform of a spectrogram (B, frames, mels) or (frames, mels)."""
+        with Inputs() as ins:
+            return new_tensor("wt_speecht5_vocode", self._live(), ins.handle(spectrogram, "f32"))
 
 
 class ConformerOutput(NamedTuple):

@@ -14,10 +14,12 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * Multimodal models from Hugging Face folders: the runtime's tokenizers,
- * sentence encoders, CLIP, Whisper, TimeSformer and the Conformer speech
- * encoder (the Go package multimodal, through the ABI's wt_tokenizer_*,
- * wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_timesformer_*,
- * wt_conformer_*), the video front end and audio resampling. Every
+ * sentence encoders, CLIP, Whisper (with streaming), TimeSformer, the
+ * Conformer speech encoder and SpeechT5 text-to-speech with its HiFi-GAN
+ * vocoder (the Go package multimodal, through the ABI's wt_tokenizer_*,
+ * wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_whisper_stream_*,
+ * wt_timesformer_*, wt_conformer_*, wt_speecht5_*), the video front end
+ * and audio resampling. Every
  * check, number and error is the runtime's; these classes only turn Java
  * strings and tensors into its arguments.
  *
@@ -412,6 +414,180 @@ public final class Multimodal {
         public void close() {
             tokenizer.close();
             super.close();
+        }
+    }
+
+    /**
+     * What one chunk of a WhisperStream (or its flush) gave: every committed
+     * token, the latest hypothesis' tokens after them, their texts, the
+     * samples processed so far and the time the chunk took (features,
+     * encoder and decoder).
+     */
+    public record StreamUpdate(int chunk, int samples, long[] committed, long[] tentative, String committedText,
+                               String tentativeText, double elapsedMs, boolean isFinal) {
+    }
+
+    /**
+     * Streaming transcription on a Whisper model (LocalAgreement-2): audio
+     * pushed in any pieces is processed in chunks of chunkSamples (0: one
+     * second); the tokens two consecutive hypotheses agree on are committed
+     * and forced at the start of the next; flush commits the rest. A window of
+     * windowSamples (0: the model's) that fills up is committed whole;
+     * trimEncoder encodes only the buffered audio (faster, not transformers' output).
+     */
+    public static final class WhisperStream extends NativeObject {
+        public WhisperStream(Whisper whisper, int chunkSamples, int maxNewTokens, int windowSamples, boolean trimEncoder) {
+            super(newStream(whisper, chunkSamples, maxNewTokens, windowSamples, trimEncoder), Native.WHISPER_STREAM_FREE,
+                    "whisper stream");
+        }
+
+        /** A stream of chunkSamples chunks (0: one second) in the model's window, exact. */
+        public WhisperStream(Whisper whisper, int chunkSamples, int maxNewTokens) {
+            this(whisper, chunkSamples, maxNewTokens, 0, false);
+        }
+
+        private static long newStream(Whisper whisper, int chunkSamples, int maxNewTokens, int windowSamples, boolean trim) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment out = arena.allocate(JAVA_LONG);
+                Native.call(Native.WHISPER_STREAM_NEW, whisper.handle(), chunkSamples, maxNewTokens, windowSamples,
+                        trim ? 1 : 0, out);
+                return out.get(JAVA_LONG, 0);
+            }
+        }
+
+        private List<StreamUpdate> push(Tensor samples, boolean end) {
+            long h = handle();
+            try {
+                Native.call(Native.WHISPER_STREAM_PUSH, h, samples == null ? 0L : samples.handle(), end ? 1 : 0,
+                        MemorySegment.NULL);
+            } finally {
+                Reference.reachabilityFence(samples);
+            }
+            String raw = Native.readString((buf, cap, needed) -> (int) Native.WHISPER_STREAM_READ.invokeExact(h, buf, cap, needed));
+            List<StreamUpdate> out = new ArrayList<>();
+            for (Object o : (List<?>) Json.parse(raw, "wt_whisper_stream_read")) {
+                java.util.Map<?, ?> u = (java.util.Map<?, ?>) o;
+                out.add(new StreamUpdate(((Long) u.get("chunk")).intValue(), ((Long) u.get("samples")).intValue(),
+                        ids(u.get("committed")), ids(u.get("tentative")), (String) u.get("committed_text"),
+                        (String) u.get("tentative_text"), ((Number) u.get("elapsed_ms")).doubleValue(),
+                        (Boolean) u.get("final")));
+            }
+            return out;
+        }
+
+        private static long[] ids(Object list) {
+            return ((List<?>) list).stream().mapToLong(x -> (Long) x).toArray();
+        }
+
+        /** Adds samples (a 1-D float tensor at the model's rate): one update per chunk they complete. */
+        public List<StreamUpdate> push(Tensor samples) {
+            return push(samples, false);
+        }
+
+        /** Processes what is left and ends the stream: the final update. */
+        public StreamUpdate flush() {
+            List<StreamUpdate> us = push(null, true);
+            return us.get(us.size() - 1);
+        }
+    }
+
+    /**
+     * SpeechT5.generate's result: the spectrogram (texts, frames, mels) after
+     * the postnet, zero-padded to the longest; each text's frames; and the
+     * vocoder's (texts, samples) waveforms or null. Closing it closes both tensors.
+     */
+    public record SpeechOutput(Tensor spectrogram, long[] lengths, Tensor waveform) implements AutoCloseable {
+        @Override
+        public void close() {
+            spectrogram.close();
+            if (waveform != null) {
+                waveform.close();
+            }
+        }
+    }
+
+    /**
+     * Options of SpeechT5.generate, as transformers' generate_speech takes
+     * them (0 takes its defaults: threshold 0.5, maxLenRatio 20). prenetDropout
+     * applies the prenet dropout transformers always applies, drawn from seed;
+     * off, the output is deterministic. prefix (null: none) is mel frames the
+     * speech starts with, prefilled prefillChunk steps at a time.
+     */
+    public record SpeechOptions(double threshold, double minLenRatio, double maxLenRatio, boolean prenetDropout, long seed,
+                                Tensor prefix, int prefillChunk, boolean vocode) {
+        public static final SpeechOptions DEFAULTS = new SpeechOptions(0.5, 0, 20, false, 0, null, 0, true);
+    }
+
+    /** A SpeechT5ForTextToSpeech folder with, optionally, a SpeechT5HifiGan folder as its vocoder. */
+    public static final class SpeechT5 extends NativeObject {
+        private final boolean vocoder;
+
+        private SpeechT5(long h, boolean vocoder) {
+            super(h, Native.SPEECHT5_FREE, "speecht5 model");
+            this.vocoder = vocoder;
+        }
+
+        /** The model folder, the vocoder folder (null: none) and the device (null: the default). */
+        public static SpeechT5 load(Path path, Path vocoder, String device) throws IOException {
+            return new SpeechT5(load(Native.SPEECHT5_LOAD, path, vocoder == null ? null : vocoder.toString(), device),
+                    vocoder != null);
+        }
+
+        /** The vocoder's sampling rate. */
+        public int samplingRate() {
+            return int32(Native.SPEECHT5_SAMPLING_RATE, handle());
+        }
+
+        /** Token ids and attention mask (texts, length), as SpeechT5Tokenizer gives them with padding. */
+        public Tensor[] tokenize(List<String> texts) {
+            long h = handle();
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment ids = arena.allocate(JAVA_LONG), mask = arena.allocate(JAVA_LONG);
+                Native.call(Native.SPEECHT5_TOKENIZE, h, texts(arena, texts), texts.size(), ids, mask);
+                return new Tensor[] {Tensor.wrap(ids.get(JAVA_LONG, 0)), Tensor.wrap(mask.get(JAVA_LONG, 0))};
+            }
+        }
+
+        /** Speech for texts with speaker embeddings (1 or texts, speaker_embedding_dim). */
+        public SpeechOutput generate(List<String> texts, Tensor speakers, SpeechOptions o) {
+            Tensor[] enc = tokenize(texts);
+            try (Tensor ids = enc[0]; Tensor mask = enc[1]) {
+                return generate(ids, mask, speakers, o);
+            }
+        }
+
+        /** Speech for token ids (texts, length) and their mask (null: the ids that are not padding). */
+        public SpeechOutput generate(Tensor ids, Tensor mask, Tensor speakers, SpeechOptions o) {
+            long h = handle();
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment spec = arena.allocate(JAVA_LONG), lengths = arena.allocate(JAVA_LONG);
+                MemorySegment wave = arena.allocate(JAVA_LONG);
+                Native.call(Native.SPEECHT5_GENERATE, h, ids.handle(), mask == null ? 0L : mask.handle(), speakers.handle(),
+                        o.threshold(), o.minLenRatio(), o.maxLenRatio(), o.prenetDropout() ? 1 : 0, o.seed(),
+                        o.prefix() == null ? 0L : o.prefix().handle(), o.prefillChunk(), spec, lengths,
+                        vocoder && o.vocode() ? wave : MemorySegment.NULL);
+                long[] n;
+                try (Tensor lt = Tensor.wrap(lengths.get(JAVA_LONG, 0))) {
+                    n = lt.toLongArray();
+                }
+                return new SpeechOutput(Tensor.wrap(spec.get(JAVA_LONG, 0)), n,
+                        vocoder && o.vocode() ? Tensor.wrap(wave.get(JAVA_LONG, 0)) : null);
+            } finally {
+                Reference.reachabilityFence(ids);
+                Reference.reachabilityFence(mask);
+                Reference.reachabilityFence(speakers);
+                Reference.reachabilityFence(o);
+            }
+        }
+
+        /** The vocoder's waveform of a spectrogram (B, frames, mels) or (frames, mels). */
+        public Tensor vocode(Tensor spectrogram) {
+            long h = handle();
+            try (Arena arena = Arena.ofConfined()) {
+                return newTensor(Native.SPEECHT5_VOCODE, arena, h, spectrogram.handle());
+            } finally {
+                Reference.reachabilityFence(spectrogram);
+            }
         }
     }
 

@@ -196,6 +196,17 @@ final class Native {
     static final MethodHandle TIMESFORMER_FREE = fn("wt_timesformer_free", I, L);
     static final MethodHandle TIMESFORMER_INFO_JSON = fn("wt_timesformer_info_json", I, L, A, L, A);
     static final MethodHandle TIMESFORMER_FORWARD = fn("wt_timesformer_forward", I, L, L, A, A);
+    static final MethodHandle WHISPER_STREAM_NEW = fn("wt_whisper_stream_new", I, L, I, I, I, I, A);
+    static final MethodHandle WHISPER_STREAM_FREE = fn("wt_whisper_stream_free", I, L);
+    static final MethodHandle WHISPER_STREAM_PUSH = fn("wt_whisper_stream_push", I, L, L, I, A);
+    static final MethodHandle WHISPER_STREAM_READ = fn("wt_whisper_stream_read", I, L, A, L, A);
+    static final MethodHandle SPEECHT5_LOAD = fn("wt_speecht5_load", I, A, A, A, A);
+    static final MethodHandle SPEECHT5_FREE = fn("wt_speecht5_free", I, L);
+    static final MethodHandle SPEECHT5_SAMPLING_RATE = fn("wt_speecht5_sampling_rate", I, L, A);
+    static final MethodHandle SPEECHT5_TOKENIZE = fn("wt_speecht5_tokenize", I, L, A, I, A, A);
+    static final MethodHandle SPEECHT5_GENERATE = fn("wt_speecht5_generate", I, L, L, L, L, JAVA_DOUBLE, JAVA_DOUBLE,
+            JAVA_DOUBLE, I, L, L, I, A, A, A);
+    static final MethodHandle SPEECHT5_VOCODE = fn("wt_speecht5_vocode", I, L, L, A);
     static final MethodHandle CONFORMER_LOAD = fn("wt_conformer_load", I, A, A, A);
     static final MethodHandle CONFORMER_FREE = fn("wt_conformer_free", I, L);
     static final MethodHandle CONFORMER_SAMPLING_RATE = fn("wt_conformer_sampling_rate", I, L, A);
