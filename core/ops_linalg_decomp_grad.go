@@ -14,8 +14,8 @@ import (
 // confirm element by element; for a symmetric input built as X + Xᵀ it
 // gives X the same gradient as PyTorch does.
 
-func mT(x *Tensor) *Tensor      { return call1("transpose", nil, x) }
-func mm(a, b *Tensor) *Tensor   { return call1("matmul", nil, a, b) }
+func mT(x *Tensor) *Tensor    { return call1("transpose", nil, x) }
+func mm(a, b *Tensor) *Tensor { return call1("matmul", nil, a, b) }
 func unsq(x *Tensor, axis int) *Tensor {
 	return call1("unsqueeze", Attrs{"axis": axis}, x)
 }
@@ -34,7 +34,9 @@ func maskOf(like *Tensor, n int, keep func(i, j int) bool) *Tensor {
 	return FromFloat64s(like.dtype, Shape{n, n}, v, like.Device())
 }
 
-func eyeOf(like *Tensor, n int) *Tensor { return maskOf(like, n, func(i, j int) bool { return i == j }) }
+func eyeOf(like *Tensor, n int) *Tensor {
+	return maskOf(like, n, func(i, j int) bool { return i == j })
+}
 
 // triu keeps the elements of x's last two dims on and above diagonal k.
 func triu(x *Tensor, k int) *Tensor {
