@@ -76,7 +76,9 @@ func contiguousAll(ts ...*core.Tensor) ([]*core.Tensor, error) {
 	return out, nil
 }
 
-func (b *Backend) laScratch(n int, d core.DType) (*core.Tensor, error) { return b.scratch(max(n, 1), d) }
+func (b *Backend) laScratch(n int, d core.DType) (*core.Tensor, error) {
+	return b.scratch(max(n, 1), d)
+}
 
 func laSolveKernel(k *core.KernelCall) error {
 	d, err := oprules.PlanDecomp(k.Inputs[0].Shape(), true)
