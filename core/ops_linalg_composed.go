@@ -132,6 +132,9 @@ func composeMatrixPower(in []*Tensor, a Attrs) ([]*Tensor, error) {
 	if _, err := oprules.PlanDecomp(x.shape, true); err != nil {
 		return nil, err
 	}
+	if k < -(1<<62) || k > 1<<62 {
+		return nil, fmt.Errorf("n=%d: |n| must be at most 2^62", k)
+	}
 	if k == 0 {
 		y := call1("contiguous", nil, batchEye(x))
 		return []*Tensor{y}, y.Err()

@@ -18,9 +18,8 @@ func diagonalView(t *Tensor, a Attrs) (ViewSpec, bool, error) {
 		return ViewSpec{}, false, fmt.Errorf("need a matrix or a stack of matrices (rank >= 2), got shape %v", t.shape)
 	}
 	rk := t.Rank()
-	m, n, k := t.shape[rk-2], t.shape[rk-1], a.Int("offset")
-	r0, c0 := max(-k, 0), max(k, 0)
-	r := max(min(m-r0, n-c0), 0)
+	m, n := t.shape[rk-2], t.shape[rk-1]
+	r0, c0, r := diagonalSpan(m, n, a.Int("offset"))
 	rs, cs := t.strides[rk-2], t.strides[rk-1]
 	off := t.offset
 	if r > 0 {
@@ -31,14 +30,24 @@ func diagonalView(t *Tensor, a Attrs) (ViewSpec, bool, error) {
 	return ViewSpec{Shape: shape, Strides: st, Offset: off}, true, nil
 }
 
+// diagonalSpan is where the offset-th diagonal of an m x n matrix starts
+// (row r0, column c0) and how long it is; an offset past the matrix (even
+// one whose negation overflows) gives an empty diagonal.
+func diagonalSpan(m, n, k int) (r0, c0, r int) {
+	if k >= n || k <= -m {
+		return 0, 0, 0
+	}
+	r0, c0 = max(-k, 0), max(k, 0)
+	return r0, c0, min(m-r0, n-c0)
+}
+
 // diagonalBackward puts the gradient back on the diagonal it was read from,
 // zeros elsewhere: diag_embed, then padded out to the input's shape.
 func diagonalBackward(g *GradCtx) ([]*Tensor, error) {
 	x, gr := g.Inputs[0], g.Grads[0]
 	rk := x.Rank()
-	m, n, k := x.shape[rk-2], x.shape[rk-1], g.Attrs.Int("offset")
-	r0, c0 := max(-k, 0), max(k, 0)
-	r := gr.shape[gr.Rank()-1]
+	m, n := x.shape[rk-2], x.shape[rk-1]
+	r0, c0, r := diagonalSpan(m, n, g.Attrs.Int("offset"))
 	if r == 0 {
 		return []*Tensor{ZerosLike(x)}, nil
 	}
