@@ -81,7 +81,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		}
 		storageBarrier();
 		let piv = mw[w0 + c * n + c];
-		if piv != 0.0 {
+		if piv != 0.0 || is_nan(piv) { // WGSL comparisons with NaN are not to be trusted
 			for (var i = c + 1u + lid; i < n; i += WG) {
 				let l = mw[w0 + i * n + c] / piv;
 				mw[w0 + i * n + c] = l;
@@ -109,7 +109,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		var zero = false;
 		for (var c = 0u; c < n; c++) {
 			let u = mw[w0 + c * n + c];
-			zero = zero || u == 0.0;
+			zero = zero || (u == 0.0 && !is_nan(u));
 			sg = select(sg, -sg, u < 0.0);
 			lg += log(abs(u));
 		}
@@ -139,7 +139,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	}
 	storageBarrier();
 	for (var j = 0u; j < n; j++) {
-		let d = sqrt(ml[l0 + ch_at(j, j, n)]); // NaN when not positive definite
+		let p = ml[l0 + ch_at(j, j, n)];
+		// NaN when not positive definite (WGSL leaves sqrt of a negative open)
+		let d = select(sqrt(p), f_nan(), p < 0.0 || is_nan(p));
 		storageBarrier(); // the pivot is read everywhere before it is replaced
 		if lid == 0u { ml[l0 + ch_at(j, j, n)] = d; }
 		for (var i = j + 1u + lid; i < n; i += WG) { ml[l0 + ch_at(i, j, n)] = ml[l0 + ch_at(i, j, n)] / d; }
@@ -177,7 +179,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		let alpha = mw[w0 + j * n + j];
 		var ss = 0.0;
 		for (var i = j + 1u; i < m; i++) { let v = mw[w0 + i * n + j]; ss += v * v; }
-		let some = ss != 0.0; // else the reflector is the identity (tau 0), as dlarfg's
+		let some = ss != 0.0 || is_nan(ss); // else the reflector is the identity (tau 0), as dlarfg's
 		let beta = select(sqrt(alpha * alpha + ss), -sqrt(alpha * alpha + ss), alpha >= 0.0);
 		let tau = select(0.0, (beta - alpha) / beta, some);
 		let scale = select(1.0, 1.0 / (alpha - beta), some);

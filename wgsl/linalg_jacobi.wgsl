@@ -38,8 +38,16 @@ fn jr_rotation(a: f32, d: f32, x: f32) -> f32 {
 	return select(t, -t, theta < 0.0);
 }
 
+// jr_before says whether o sorts before x: smaller (larger when desc), or
+// a number before NaN, so that ranks are a permutation whatever the values.
+fn jr_before(o: f32, x: f32, desc: bool) -> bool {
+	return select(o < x, o > x, desc) || (!is_nan(o) && is_nan(x));
+}
+
+// jr_negligible: a NaN is never negligible (it spreads, as on the CPU);
+// comparisons with NaN are not to be trusted in WGSL, hence is_nan.
 fn jr_negligible(x: f32, a: f32, d: f32) -> bool {
-	return x == 0.0 || abs(x) <= pf(5u) * sqrt(abs(a)) * sqrt(abs(d));
+	return !is_nan(x) && (x == 0.0 || abs(x) <= pf(5u) * sqrt(abs(a)) * sqrt(abs(d)));
 }
 {{if eq .Mode "eigh"}}
 @compute @workgroup_size({{.WG}})
@@ -101,7 +109,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		}
 		if workgroupUniformLoad(&jr_sweep) != sweep + 1u { break; }
 	}
-	// Eigenvalue i goes to its rank (ascending, ties by index), its vector
+	// Eigenvalue i goes to its rank (ascending, NaN last, ties by index), its vector
 	// flipped so that the largest-magnitude element is positive.
 	for (var i = lid; i < n; i += WG) {
 		let lam = mx[w0 + i * n + i];
@@ -110,7 +118,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		var sg = 1.0;
 		for (var j = 0u; j < n; j++) {
 			let o = mx[w0 + j * n + j];
-			if o < lam || (o == lam && j < i) { r++; }
+			if jr_before(o, lam, false) || (!jr_before(lam, o, false) && j < i) { r++; }
 			let v = mx[v0 + j * n + i];
 			if abs(v) > best { best = abs(v); sg = select(1.0, -1.0, v < 0.0); }
 		}
@@ -198,7 +206,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 						mx[v0 + i * cols + p] = c * vp - s * vq;
 						mx[v0 + i * cols + q] = s * vp + c * vq;
 					}
-					if lid == 0u && t != 0.0 { jr_sweep = sweep + 1u; }
+					if lid == 0u && (t != 0.0 || is_nan(t)) { jr_sweep = sweep + 1u; }
 				}
 			}
 		}
@@ -211,18 +219,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		mx[sig0 + j] = sqrt(ss);
 	}
 	storageBarrier();
-	// Column j goes to its rank (descending, ties by index): its norm to S,
+	// Column j goes to its rank (descending, NaN last, ties by index): its norm to S,
 	// its rotation column to R, and its direction to L unless it has none.
 	for (var j = lid; j < cols; j += WG) {
 		let sj = mx[sig0 + j];
 		var r = 0u;
 		for (var i = 0u; i < cols; i++) {
 			let o = mx[sig0 + i];
-			if o > sj || (o == sj && i < j) { r++; }
+			if jr_before(o, sj, true) || (!jr_before(sj, o, true) && i < j) { r++; }
 		}
 		ms[s0 + r] = sj;
 		for (var i = 0u; i < cols; i++) { mx[rt0 + i * cols + r] = mx[v0 + i * cols + j]; }
-		if sj != 0.0 {
+		if sj != 0.0 || is_nan(sj) {
 			for (var i = 0u; i < rows; i++) { mx[l0 + i * lc + r] = mx[w0 + i * cols + j] / sj; }
 			mx[hv0 + r] = 1.0;
 		}

@@ -123,19 +123,24 @@ func jacobiColumns(w []float64, rows, cols int, v []float64) {
 }
 
 // order is the permutation that sorts vals ascending (descending when
-// desc), ties in index order.
+// desc), NaN last and ties in index order: a total order, so that every
+// backend (the GPUs rank each value against the others) places NaN alike.
 func order(vals []float64, desc bool) []int {
 	idx := make([]int, len(vals))
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		if desc {
-			return vals[idx[a]] > vals[idx[b]]
-		}
-		return vals[idx[a]] < vals[idx[b]]
-	})
+	sort.SliceStable(idx, func(a, b int) bool { return before(vals[idx[a]], vals[idx[b]], desc) })
 	return idx
+}
+
+// before says whether x sorts before y: smaller (larger when desc), or a
+// number before NaN.
+func before(x, y float64, desc bool) bool {
+	if desc {
+		return x > y || (!math.IsNaN(x) && math.IsNaN(y))
+	}
+	return x < y || (!math.IsNaN(x) && math.IsNaN(y))
 }
 
 // signOfLargest is the sign that makes column c of the rows x cols

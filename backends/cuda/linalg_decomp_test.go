@@ -52,9 +52,18 @@ func spd(rng *rand.Rand, d core.DType, shape ...int) arg {
 	return a
 }
 
+// withNaN is a with one NaN in its last matrix: that matrix's results are
+// NaN, the others' untouched, and every output element is written.
+func withNaN(a arg) arg {
+	a.vals[len(a.vals)-2] = math.NaN()
+	return a
+}
+
 func linalgCases(rng *rand.Rand) []diffCase {
 	const f64, f32 = 1e-9, 1e-3
 	return []diffCase{
+		{name: "eigh_nan", op: "eigh", tol: f64, args: []arg{withNaN(rnd(rng, core.F64, 2, 4, 4))}},
+		{name: "svd_nan", op: "svd", tol: f64, args: []arg{withNaN(rnd(rng, core.F64, 2, 4, 3))}},
 		{name: "solve_rows_past_block", op: "_solve", tol: f64, args: []arg{wellCond(rng, core.F64, 70, 70), rnd(rng, core.F64, 70, 3)}},
 		{name: "solve_many_small_f32", op: "_solve", tol: f32, args: []arg{wellCond(rng, core.F32, 300, 3, 3), rnd(rng, core.F32, 300, 3, 2)}},
 		{name: "slogdet_rows_past_block", op: "slogdet", tol: f64, args: []arg{wellCond(rng, core.F64, 2, 70, 70)}},

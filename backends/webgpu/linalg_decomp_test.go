@@ -180,6 +180,33 @@ func TestJacobiFactorisationsHoldTheirPromises(t *testing.T) {
 	}
 }
 
+// A NaN in one matrix of a batch makes that matrix's eigen- and singular
+// values and vectors NaN, as on the CPU, leaves the others alone, and every
+// output element is written (the ranks that place them order NaN last).
+func TestFactorisationsOfNaN(t *testing.T) {
+	needGPU(t)
+	a := mat(core.Shape{2, 4, 3}, 7, func(v []float64) { v[len(v)-2] = math.NaN() })
+	sq := mat(core.Shape{2, 3, 3}, 8, func(v []float64) { v[len(v)-2] = math.NaN() })
+	for _, c := range []struct {
+		op string
+		x  *core.Tensor
+	}{{"svd", a}, {"eigh", sq}} {
+		want, got := call(t, c.op, nil, c.x), call(t, c.op, nil, toGPU(c.x)[0])
+		for i := range want {
+			w, err := want[i].Float64s()
+			require.NoError(t, err)
+			g, err := back(got[i]).Float64s()
+			require.NoError(t, err)
+			for j := range w {
+				require.Equal(t, math.IsNaN(w[j]), math.IsNaN(g[j]), "%s output %d element %d: got %v, want %v", c.op, i, j, g[j], w[j])
+				if !math.IsNaN(w[j]) {
+					require.InDelta(t, w[j], g[j], 1e-4, "%s output %d element %d", c.op, i, j)
+				}
+			}
+		}
+	}
+}
+
 // A matrix past a kernel's size is refused with an error that names the
 // limit: the loop limit of a driver like lavapipe, or the workgroup's cap.
 func TestFactorisationSizeLimitsAreErrors(t *testing.T) {

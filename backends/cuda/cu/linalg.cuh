@@ -180,6 +180,12 @@ template <class T> __device__ __forceinline__ bool wt_la_negligible(T x, T a, T 
   return x == 0 || w_abs(x) <= wt_la_eps<T>() * w_sqrt(w_abs(a)) * w_sqrt(w_abs(d));
 }
 
+// wt_la_before says whether o sorts before x: smaller (larger when desc),
+// or a number before NaN, so that ranks are a permutation whatever the values.
+template <class T> __device__ __forceinline__ bool wt_la_before(T o, T x, bool desc) {
+  return (desc ? o > x : o < x) || (o == o && x != x);
+}
+
 // wt_la_sum3 sums three values over the block (every thread gets them).
 template <class T> __device__ void wt_la_sum3(T *red, T &x, T &y, T &z) {
   const int t = threadIdx.x;
@@ -264,7 +270,7 @@ template <class T> __device__ void wt_eigh(const WtArgs &A) {
       T best = -1, sg = 1;
       for (long long j = 0; j < n; j++) {
         const T o = w[j * n + j];
-        if (o < lam || (o == lam && j < i)) r++;
+        if (wt_la_before(o, lam, false) || (!wt_la_before(lam, o, false) && j < i)) r++;
         const T x = v[j * n + i];
         if (w_abs(x) > best) { best = w_abs(x); sg = x < 0 ? (T)-1 : (T)1; }
       }

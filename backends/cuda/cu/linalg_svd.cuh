@@ -69,12 +69,12 @@ template <class T> __device__ void wt_svd(const WtArgs &A) {
       sig[j] = w_sqrt(ss);
     }
     __syncthreads();
-    // Column j to its rank (descending, ties by index).
+    // Column j to its rank (descending, NaN last, ties by index).
     for (long long j = t; j < cols; j += WT_LA) {
       const T sj = sig[j];
       long long r = 0;
       for (long long i = 0; i < cols; i++)
-        if (sig[i] > sj || (sig[i] == sj && i < j)) r++;
+        if (wt_la_before(sig[i], sj, true) || (!wt_la_before(sj, sig[i], true) && i < j)) r++;
       sv[r] = sj;
       for (long long i = 0; i < cols; i++) rt[i * cols + r] = v[i * cols + j];
       if (sj != 0) {

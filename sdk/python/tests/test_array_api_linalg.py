@@ -223,6 +223,9 @@ def test_linalg_on_webgpu():
         got = getattr(la, name)(wt.tensor(arg, device=dev))
         assert got.device == dev
         close(got.numpy(), getattr(la, name)(wt.tensor(arg)).numpy(), "float32", scale=1e3)
+    assert np.isnan(la.cholesky(wt.tensor([[1.0, 2.0], [2.0, 1.0]], device=dev)).numpy()).any()
+    sign, logabs = la.slogdet(wt.tensor([[1.0, 2.0], [2.0, 4.0]], device=dev))
+    assert sign.item() == 0 and logabs.item() == -math.inf
     q, r = la.qr(wt.tensor(a, device=dev))
     close((q @ r).numpy(), a, "float32", scale=10)
     b = rand(6, dtype="float32")
