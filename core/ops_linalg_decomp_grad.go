@@ -141,7 +141,11 @@ func narrowLast(x *Tensor, axis, k int) *Tensor {
 
 // svdBackward is PyTorch's svd_backward (real case). A full
 // factorisation's extra columns of U and rows of Vh carry no information
-// about A: they are dropped first, with their gradients.
+// about A: they are dropped first, with their gradients. As in PyTorch,
+// when the loss depends on the singular vectors the gradient is infinite at
+// repeated singular values (and at a zero one for a non-square A); a loss
+// of the singular values alone (svdvals, the 2- and nuclear norms) gets
+// U diag(gS) Vh, finite everywhere.
 func svdBackward(g *GradCtx) ([]*Tensor, error) {
 	u, s, vh := g.Outputs[0], g.Outputs[1], g.Outputs[2]
 	gu, gs, gvh := g.Grads[0], g.Grads[1], g.Grads[2]
