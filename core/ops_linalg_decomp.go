@@ -96,7 +96,7 @@ func inferSolve(in []Meta, _ Attrs) ([]Meta, error) {
 		return nil, fmt.Errorf("b: %w", err)
 	}
 	if !da.Lead.Equal(db.Lead) || db.M != da.N {
-		return nil, fmt.Errorf("a of shape %v needs b of shape %v with any last dim, got %v", in[0].Shape, da.With(da.N, -1), in[1].Shape)
+		return nil, fmt.Errorf("a of shape %v needs b of shape %v + (%d, k), the same batch dims, got %v", in[0].Shape, da.Lead, da.N, in[1].Shape)
 	}
 	if in[0].DType != in[1].DType {
 		return nil, fmt.Errorf("a is %v but b is %v", in[0].DType, in[1].DType)
