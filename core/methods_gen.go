@@ -143,6 +143,12 @@ func (x *Tensor) Ceil(attrs ...Attrs) *Tensor {
 	return Call1("ceil", mergeAttrs(attrs), x)
 }
 
+// Cholesky: Cholesky factor of symmetric positive definite matrices (reads the lower triangle): L with A = L Lᵀ, or U = Lᵀ when upper.
+// Attributes: upper.
+func (x *Tensor) Cholesky(attrs ...Attrs) *Tensor {
+	return Call1("cholesky", mergeAttrs(attrs), x)
+}
+
 // Chunk: Split along axis into at most chunks pieces of ceil(n/chunks) (torch.chunk).
 // Attributes: chunks, axis.
 func (x *Tensor) Chunk(attrs ...Attrs) ([]*Tensor, error) {
@@ -194,6 +200,12 @@ func (x *Tensor) Cosh(attrs ...Attrs) *Tensor {
 	return Call1("cosh", mergeAttrs(attrs), x)
 }
 
+// Cross: Cross product of 3-element vectors along axis (negative, counted from the end) of broadcast operands.
+// Attributes: axis.
+func (x1 *Tensor) Cross(x2 *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("cross", mergeAttrs(attrs), x1, x2)
+}
+
 // CrossEntropy: Cross entropy of logits [N, C, ...] (or [C]) with class-index or class-probability targets; optional class weights and label smoothing.
 // Attributes: reduction, ignore_index, label_smoothing.
 func (input *Tensor) CrossEntropy(target *Tensor, weight *Tensor, attrs ...Attrs) *Tensor {
@@ -218,6 +230,17 @@ func (q *Tensor) Dequantize(attrs ...Attrs) *Tensor {
 	return Call1("dequantize", mergeAttrs(attrs), q)
 }
 
+// Det: Determinant of square matrices: sign * exp(logabsdet) of slogdet.
+func (x *Tensor) Det(attrs ...Attrs) *Tensor {
+	return Call1("det", mergeAttrs(attrs), x)
+}
+
+// Diagonal: The offset-th diagonal of the last two dims (a view): offset > 0 above the main one, < 0 below.
+// Attributes: offset.
+func (x *Tensor) Diagonal(attrs ...Attrs) *Tensor {
+	return Call1("diagonal", mergeAttrs(attrs), x)
+}
+
 // Div: a / b, true division with broadcasting; integer inputs give f32.
 func (a *Tensor) Div(b *Tensor, attrs ...Attrs) *Tensor {
 	return Call1("div", mergeAttrs(attrs), a, b)
@@ -227,6 +250,16 @@ func (a *Tensor) Div(b *Tensor, attrs ...Attrs) *Tensor {
 // Attributes: p, training, seed, offset.
 func (x *Tensor) Dropout(attrs ...Attrs) *Tensor {
 	return Call1("dropout", mergeAttrs(attrs), x)
+}
+
+// Eigh: Eigenvalues (ascending) and orthonormal eigenvectors (columns) of symmetric matrices, read from the lower triangle.
+func (x *Tensor) Eigh(attrs ...Attrs) ([]*Tensor, error) {
+	return Call("eigh", []*Tensor{x}, mergeAttrs(attrs))
+}
+
+// Eigvalsh: Eigenvalues (ascending) of symmetric matrices, read from the lower triangle.
+func (x *Tensor) Eigvalsh(attrs ...Attrs) *Tensor {
+	return Call1("eigvalsh", mergeAttrs(attrs), x)
 }
 
 // Einsum: Einstein summation (torch.einsum) over 1 to 4 operands, with "...", diagonals, broadcasting and implicit outputs.
@@ -369,6 +402,11 @@ func (input *Tensor) Interpolate(attrs ...Attrs) *Tensor {
 	return Call1("interpolate", mergeAttrs(attrs), input)
 }
 
+// Inv: Inverse of square matrices (an LU solve against the identity); a singular matrix gives infinities or NaN.
+func (x *Tensor) Inv(attrs ...Attrs) *Tensor {
+	return Call1("inv", mergeAttrs(attrs), x)
+}
+
 // IRFFT: Inverse of rfft: complex pairs of the non-negative bins to a real signal of length n.
 // Attributes: n, axis, norm.
 func (x *Tensor) IRFFT(attrs ...Attrs) *Tensor {
@@ -497,6 +535,30 @@ func (a *Tensor) Matmul(b *Tensor, attrs ...Attrs) *Tensor {
 	return Call1("matmul", mergeAttrs(attrs), a, b)
 }
 
+// MatrixNorm: Matrix norms over the last two dims: fro (default), nuc, 2 and -2 (largest, smallest singular value), 1 and -1 (column sums), inf and -inf (row sums).
+// Attributes: ord, keepdim.
+func (x *Tensor) MatrixNorm(attrs ...Attrs) *Tensor {
+	return Call1("matrix_norm", mergeAttrs(attrs), x)
+}
+
+// MatrixPower: Square matrices raised to an integer power n by repeated squaring; n < 0 powers the inverse, n = 0 gives the identity.
+// Attributes: n.
+func (x *Tensor) MatrixPower(attrs ...Attrs) *Tensor {
+	return Call1("matrix_power", mergeAttrs(attrs), x)
+}
+
+// MatrixRank: Rank of matrices (i64): the singular values above rtol times the largest.
+// Attributes: rtol.
+func (x *Tensor) MatrixRank(attrs ...Attrs) *Tensor {
+	return Call1("matrix_rank", mergeAttrs(attrs), x)
+}
+
+// MatrixTrace: Sum of the offset-th diagonal of the last two dims (the array API's linalg.trace); integers sum as i64.
+// Attributes: offset.
+func (x *Tensor) MatrixTrace(attrs ...Attrs) *Tensor {
+	return Call1("matrix_trace", mergeAttrs(attrs), x)
+}
+
 // Max: Largest value over axes; NaN wins, like torch.amax.
 // Attributes: axes, keepdim.
 func (x *Tensor) Max(attrs ...Attrs) *Tensor {
@@ -603,6 +665,12 @@ func (x *Tensor) Permute(attrs ...Attrs) *Tensor {
 	return Call1("permute", mergeAttrs(attrs), x)
 }
 
+// Pinv: Moore-Penrose pseudo-inverse (..., N, M) of (..., M, N) matrices, through the SVD.
+// Attributes: rtol.
+func (x *Tensor) Pinv(attrs ...Attrs) *Tensor {
+	return Call1("pinv", mergeAttrs(attrs), x)
+}
+
 // Pow: a to the power b; integer powers are exact and wrap, a negative integer exponent gives 1 / a^-b truncated toward zero (0 unless |a| = 1), and 0 to a negative integer power is an integer division by zero, an error like x // 0.
 func (a *Tensor) Pow(b *Tensor, attrs ...Attrs) *Tensor {
 	return Call1("pow", mergeAttrs(attrs), a, b)
@@ -612,6 +680,12 @@ func (a *Tensor) Pow(b *Tensor, attrs ...Attrs) *Tensor {
 // Attributes: axes, keepdim.
 func (x *Tensor) Prod(attrs ...Attrs) *Tensor {
 	return Call1("prod", mergeAttrs(attrs), x)
+}
+
+// Qr: QR factorisation by Householder reflections (LAPACK's signs): Q with orthonormal columns and upper-triangular R, A = Q R.
+// Attributes: mode.
+func (x *Tensor) Qr(attrs ...Attrs) ([]*Tensor, error) {
+	return Call("qr", []*Tensor{x}, mergeAttrs(attrs))
 }
 
 // Quantize: clamp(round_half_even(x/scale) + zero_point) to i8 or u8, per tensor or per channel.
@@ -782,6 +856,11 @@ func (x *Tensor) Slice(attrs ...Attrs) *Tensor {
 	return Call1("slice", mergeAttrs(attrs), x)
 }
 
+// Slogdet: Sign and natural log of the absolute value of the determinant (LU with partial pivoting); a singular matrix gives 0 and -inf.
+func (x *Tensor) Slogdet(attrs ...Attrs) ([]*Tensor, error) {
+	return Call("slogdet", []*Tensor{x}, mergeAttrs(attrs))
+}
+
 // SmoothL1Loss: Huber-style loss: 0.5*d^2/beta where |d| < beta, else |d| - 0.5*beta, with d = input - target.
 // Attributes: reduction, beta.
 func (input *Tensor) SmoothL1Loss(target *Tensor, attrs ...Attrs) *Tensor {
@@ -798,6 +877,11 @@ func (x *Tensor) Softmax(attrs ...Attrs) *Tensor {
 // Attributes: beta, threshold.
 func (x *Tensor) Softplus(attrs ...Attrs) *Tensor {
 	return Call1("softplus", mergeAttrs(attrs), x)
+}
+
+// Solve: X with x1 X = x2 for square x1 (..., n, n) and x2 (n,) or (..., n, k), batch dims broadcast (the array API's rule).
+func (x1 *Tensor) Solve(x2 *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("solve", mergeAttrs(attrs), x1, x2)
 }
 
 // Sort: Sorted values along axis and the i64 positions they came from (stable; NaN sorts last).
@@ -856,6 +940,17 @@ func (x *Tensor) Sum(attrs ...Attrs) *Tensor {
 	return Call1("sum", mergeAttrs(attrs), x)
 }
 
+// Svd: Singular value decomposition A = U diag(S) Vh by one-sided Jacobi: S descending, U and Vh with orthonormal columns and rows.
+// Attributes: full_matrices.
+func (x *Tensor) Svd(attrs ...Attrs) ([]*Tensor, error) {
+	return Call("svd", []*Tensor{x}, mergeAttrs(attrs))
+}
+
+// Svdvals: Singular values (descending) of matrices.
+func (x *Tensor) Svdvals(attrs ...Attrs) *Tensor {
+	return Call1("svdvals", mergeAttrs(attrs), x)
+}
+
 // TakeAlongAxis: Pick values along axis at indices, broadcasting the other dims; negative indices count from the end (torch.take_along_dim).
 // Attributes: axis.
 func (x *Tensor) TakeAlongAxis(indices *Tensor, attrs ...Attrs) *Tensor {
@@ -870,6 +965,12 @@ func (x *Tensor) Tan(attrs ...Attrs) *Tensor {
 // Tanh: Hyperbolic tangent; integers give f32.
 func (x *Tensor) Tanh(attrs ...Attrs) *Tensor {
 	return Call1("tanh", mergeAttrs(attrs), x)
+}
+
+// Tensordot: Sum of products over paired axes (one matmul): the last `axes` of a with the first of b, or axes_a[i] of a with axes_b[i] of b.
+// Attributes: axes, axes_a, axes_b.
+func (a *Tensor) Tensordot(b *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("tensordot", mergeAttrs(attrs), a, b)
 }
 
 // Tile: Repeat the whole tensor reps times along each dim (torch.tile; short reps are padded with leading ones).
@@ -911,6 +1012,12 @@ func (x *Tensor) Unsqueeze(attrs ...Attrs) *Tensor {
 // Attributes: axes, keepdim, correction.
 func (x *Tensor) Var(attrs ...Attrs) *Tensor {
 	return Call1("var", mergeAttrs(attrs), x)
+}
+
+// Vecdot: Dot products along axis of broadcast operands (the axis must have the same size in both); keeps the promoted dtype.
+// Attributes: axis.
+func (x1 *Tensor) Vecdot(x2 *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("vecdot", mergeAttrs(attrs), x1, x2)
 }
 
 // Where: a where cond is true, b elsewhere; all three broadcast, a and b are promoted.

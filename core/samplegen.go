@@ -17,6 +17,9 @@ var specialValues = []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Cop
 func (g Gen) Generate(seed uint64) []float64 {
 	n := g.Shape.Numel()
 	out := make([]float64, n)
+	if g.Kind == "spd" {
+		return spdValues(g.Shape, seed)
+	}
 	for i := range out {
 		u := numerics.PhiloxUniform(seed, 0, i)
 		switch g.Kind {
@@ -41,6 +44,35 @@ func (g Gen) Generate(seed uint64) []float64 {
 		case "values":
 			if len(g.Values) > 0 {
 				out[i] = g.Values[i%len(g.Values)]
+			}
+		}
+	}
+	return out
+}
+
+// spdValues is X Xᵀ/n + I for every n x n matrix X of normal draws over
+// the last two dims of shape: symmetric, with eigenvalues in [1, ~5], so a
+// Cholesky factor exists and stays well conditioned when a finite
+// difference nudges one element.
+func spdValues(shape Shape, seed uint64) []float64 {
+	out := make([]float64, shape.Numel())
+	if len(shape) < 2 || shape[len(shape)-1] != shape[len(shape)-2] {
+		return out // the op's shape check names the non-square shape
+	}
+	n := shape[len(shape)-1]
+	for b := 0; b*n*n < len(out); b++ {
+		base := b * n * n
+		for i := 0; i < n; i++ {
+			for j := 0; j <= i; j++ {
+				s := 0.0
+				for k := 0; k < n; k++ {
+					s += numerics.PhiloxNormal(seed, 0, base+i*n+k) * numerics.PhiloxNormal(seed, 0, base+j*n+k)
+				}
+				s /= float64(n)
+				if i == j {
+					s++
+				}
+				out[base+i*n+j], out[base+j*n+i] = s, s
 			}
 		}
 	}

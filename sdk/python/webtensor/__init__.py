@@ -53,6 +53,7 @@ from ._array_api_dtypes import __array_namespace_info__ as __array_namespace_inf
 from ._array_api_search import *  # noqa: F403, E402
 from ._array_api_shape import *  # noqa: F403, E402
 from ._array_api_shape import full as full  # noqa: E402 (the standard's full: an int fill gives i64)
+from . import linalg as linalg  # noqa: E402 (the standard's linalg extension, over the ops above)
 
 __version__ = _lib.version()
 

@@ -72,12 +72,9 @@ def matrix_transpose(x: Tensor, /) -> Tensor:
 
 
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
-    """The dot product of x1 and x2 along axis, the other axes broadcast (real dtypes)."""
-    prod = _ops.mul(x1, x2)
-    try:
-        return _ops.sum(prod, axes=axis)
-    finally:
-        prod.close()
+    """The dot product of x1 and x2 along axis, the other axes broadcast (the
+    vecdot op: real dtypes, keeping the promoted dtype)."""
+    return _ops.vecdot(x1, x2, axis=axis)
 
 
 def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:

@@ -59,29 +59,12 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
 
 
 def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Tensor:
-    """The sum of products over axes: the last `axes` of x1 with the first of
-    x2, or the listed pairs of axes."""
+    """The sum of products over axes (the tensordot op): the last `axes` of x1
+    with the first of x2, or the listed pairs of axes."""
     if isinstance(axes, int):
-        if axes < 0 or axes > min(x1.ndim, x2.ndim):
-            raise ValueError(f"tensordot: axes={axes} for ranks {x1.ndim} and {x2.ndim}")
-        a1, a2 = list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
-    else:
-        a1, a2 = [a % x1.ndim for a in axes[0]], [a % x2.ndim for a in axes[1]]
-    if len(a1) != len(a2):
-        raise ValueError(f"tensordot: {len(a1)} axes of x1 against {len(a2)} of x2")
-    for i, j in zip(a1, a2, strict=True):
-        if x1.shape[i] != x2.shape[j]:
-            raise ValueError(f"tensordot: axis {i} of x1 has {x1.shape[i]} elements, axis {j} of x2 {x2.shape[j]}")
-    free1 = [i for i in range(x1.ndim) if i not in a1]
-    free2 = [j for j in range(x2.ndim) if j not in a2]
-    k = 1
-    for i in a1:
-        k *= x1.shape[i]
-    out_shape = [x1.shape[i] for i in free1] + [x2.shape[j] for j in free2]
-    with scope() as s:
-        left = _ops.reshape(_ops.permute(x1, dims=free1 + a1), [-1, k])
-        right = _ops.reshape(_ops.permute(x2, dims=a2 + free2), [k, -1])
-        return s.keep(_ops.reshape(_ops.matmul(left, right), out_shape))
+        return _ops.tensordot(x1, x2, axes=axes)
+    a1, a2 = axes
+    return _ops.tensordot(x1, x2, axes_a=list(a1), axes_b=list(a2))
 
 
 def _band(x: Tensor, k: int, lower: bool) -> Tensor:

@@ -3,8 +3,84 @@
 // The linalg ops.
 
 import { attrsOf } from "../check.js";
-import { Tensor, op1 } from "../core.js";
+import { Tensor, op, op1 } from "../core.js";
 import type { TensorLike } from "../core.js";
+
+/** Attributes of {@link cholesky}. */
+export interface CholeskyOptions {
+  /** return the upper factor U (A = Uᵀ U) instead of L (default false) */
+  upper?: boolean;
+}
+
+/**
+ * Cholesky factor of symmetric positive definite matrices (reads the lower triangle): L with A = L Lᵀ, or U = Lᵀ when upper.
+ * Outputs: y.
+ * @param x input (f32, f64)
+ * @param options the attributes (see CholeskyOptions)
+ */
+export function cholesky(x: TensorLike, options?: CholeskyOptions): Tensor {
+  return op1("cholesky", [x], attrsOf("cholesky", options, { upper: "upper" }));
+}
+
+/** Attributes of {@link cross}. */
+export interface CrossOptions {
+  /** the axis of the vectors: -N..-1 (default -1) */
+  axis?: number;
+}
+
+/**
+ * Cross product of 3-element vectors along axis (negative, counted from the end) of broadcast operands.
+ * Outputs: y.
+ * @param x1 input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x2 input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param options the attributes (see CrossOptions)
+ */
+export function cross(x1: TensorLike, x2: TensorLike, options?: CrossOptions): Tensor {
+  return op1("cross", [x1, x2], attrsOf("cross", options, { axis: "axis" }));
+}
+
+/**
+ * Determinant of square matrices: sign * exp(logabsdet) of slogdet.
+ * Outputs: y.
+ * @param x input (f32, f64)
+ */
+export function det(x: TensorLike): Tensor {
+  return op1("det", [x], attrsOf("det", arguments[1], {}));
+}
+
+/** Attributes of {@link diagonal}. */
+export interface DiagonalOptions {
+  /** which diagonal (default 0) */
+  offset?: number;
+}
+
+/**
+ * The offset-th diagonal of the last two dims (a view): offset > 0 above the main one, < 0 below.
+ * Outputs: y.
+ * @param x input
+ * @param options the attributes (see DiagonalOptions)
+ */
+export function diagonal(x: TensorLike, options?: DiagonalOptions): Tensor {
+  return op1("diagonal", [x], attrsOf("diagonal", options, { offset: "offset" }));
+}
+
+/**
+ * Eigenvalues (ascending) and orthonormal eigenvectors (columns) of symmetric matrices, read from the lower triangle.
+ * Outputs: eigenvalues, eigenvectors.
+ * @param x input (f32, f64)
+ */
+export function eigh(x: TensorLike): Tensor[] {
+  return op("eigh", [x], attrsOf("eigh", arguments[1], {}));
+}
+
+/**
+ * Eigenvalues (ascending) of symmetric matrices, read from the lower triangle.
+ * Outputs: y.
+ * @param x input (f32, f64)
+ */
+export function eigvalsh(x: TensorLike): Tensor {
+  return op1("eigvalsh", [x], attrsOf("eigvalsh", arguments[1], {}));
+}
 
 /** Attributes of {@link einsum}. */
 export interface EinsumOptions {
@@ -23,6 +99,15 @@ export function einsum(operands: readonly TensorLike[], options: EinsumOptions):
 }
 
 /**
+ * Inverse of square matrices (an LU solve against the identity); a singular matrix gives infinities or NaN.
+ * Outputs: y.
+ * @param x input (f32, f64)
+ */
+export function inv(x: TensorLike): Tensor {
+  return op1("inv", [x], attrsOf("inv", arguments[1], {}));
+}
+
+/**
  * Matrix product with torch.matmul's rules: 1-D operands act as vectors, leading dims broadcast as batch dims.
  * Outputs: y.
  * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
@@ -30,6 +115,72 @@ export function einsum(operands: readonly TensorLike[], options: EinsumOptions):
  */
 export function matmul(a: TensorLike, b: TensorLike): Tensor {
   return op1("matmul", [a, b], attrsOf("matmul", arguments[2], {}));
+}
+
+/** Attributes of {@link matrixNorm}. */
+export interface MatrixNormOptions {
+  /** which norm (default "fro") */
+  ord?: string;
+  /** keep the two reduced axes as size 1 (default false) */
+  keepdim?: boolean;
+}
+
+/**
+ * Matrix norms over the last two dims: fro (default), nuc, 2 and -2 (largest, smallest singular value), 1 and -1 (column sums), inf and -inf (row sums).
+ * Outputs: y.
+ * @param x input (f32, f64)
+ * @param options the attributes (see MatrixNormOptions)
+ */
+export function matrixNorm(x: TensorLike, options?: MatrixNormOptions): Tensor {
+  return op1("matrix_norm", [x], attrsOf("matrix_norm", options, { ord: "ord", keepdim: "keepdim" }));
+}
+
+/** Attributes of {@link matrixPower}. */
+export interface MatrixPowerOptions {
+  /** the exponent */
+  n: number;
+}
+
+/**
+ * Square matrices raised to an integer power n by repeated squaring; n < 0 powers the inverse, n = 0 gives the identity.
+ * Outputs: y.
+ * @param x input (f32, f64)
+ * @param options the attributes (see MatrixPowerOptions)
+ */
+export function matrixPower(x: TensorLike, options: MatrixPowerOptions): Tensor {
+  return op1("matrix_power", [x], attrsOf("matrix_power", options, { n: "n" }));
+}
+
+/** Attributes of {@link matrixRank}. */
+export interface MatrixRankOptions {
+  /** singular values up to rtol times the largest count as zero; absent means max(M, N) * eps of the dtype */
+  rtol?: number;
+}
+
+/**
+ * Rank of matrices (i64): the singular values above rtol times the largest.
+ * Outputs: y.
+ * @param x input (f32, f64)
+ * @param options the attributes (see MatrixRankOptions)
+ */
+export function matrixRank(x: TensorLike, options?: MatrixRankOptions): Tensor {
+  return op1("matrix_rank", [x], attrsOf("matrix_rank", options, { rtol: "rtol" }));
+}
+
+/** Attributes of {@link matrixTrace}. */
+export interface MatrixTraceOptions {
+  /** which diagonal: > 0 above the main one, < 0 below (default 0) */
+  offset?: number;
+}
+
+/**
+ * Sum of the offset-th diagonal of the last two dims (the array API's linalg.trace); integers sum as i64.
+ * Outputs: y.
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param options the attributes (see MatrixTraceOptions)
+ */
+export function matrixTrace(x: TensorLike, options?: MatrixTraceOptions): Tensor {
+  return op1("matrix_trace", [x], attrsOf("matrix_trace", options, { offset: "offset" }));
 }
 
 /**
@@ -42,19 +193,190 @@ export function outer(a: TensorLike, b: TensorLike): Tensor {
   return op1("outer", [a, b], attrsOf("outer", arguments[2], {}));
 }
 
+/** Attributes of {@link pinv}. */
+export interface PinvOptions {
+  /** singular values up to rtol times the largest count as zero; absent means max(M, N) * eps of the dtype */
+  rtol?: number;
+}
+
+/**
+ * Moore-Penrose pseudo-inverse (..., N, M) of (..., M, N) matrices, through the SVD.
+ * Outputs: y.
+ * @param x input (f32, f64)
+ * @param options the attributes (see PinvOptions)
+ */
+export function pinv(x: TensorLike, options?: PinvOptions): Tensor {
+  return op1("pinv", [x], attrsOf("pinv", options, { rtol: "rtol" }));
+}
+
+/** Attributes of {@link qr}. */
+export interface QrOptions {
+  /** reduced: Q is M x K, R K x N (K = min(M, N)); complete: Q is M x M, R M x N (default "reduced") */
+  mode?: string;
+}
+
+/**
+ * QR factorisation by Householder reflections (LAPACK's signs): Q with orthonormal columns and upper-triangular R, A = Q R.
+ * Outputs: q, r.
+ * @param x input (f32, f64)
+ * @param options the attributes (see QrOptions)
+ */
+export function qr(x: TensorLike, options?: QrOptions): Tensor[] {
+  return op("qr", [x], attrsOf("qr", options, { mode: "mode" }));
+}
+
+/**
+ * Sign and natural log of the absolute value of the determinant (LU with partial pivoting); a singular matrix gives 0 and -inf.
+ * Outputs: sign, logabsdet.
+ * @param x input (f32, f64)
+ */
+export function slogdet(x: TensorLike): Tensor[] {
+  return op("slogdet", [x], attrsOf("slogdet", arguments[1], {}));
+}
+
+/**
+ * X with x1 X = x2 for square x1 (..., n, n) and x2 (n,) or (..., n, k), batch dims broadcast (the array API's rule).
+ * Outputs: y.
+ * @param x1 input (f32, f64)
+ * @param x2 input (f32, f64)
+ */
+export function solve(x1: TensorLike, x2: TensorLike): Tensor {
+  return op1("solve", [x1, x2], attrsOf("solve", arguments[2], {}));
+}
+
+/** Attributes of {@link svd}. */
+export interface SvdOptions {
+  /** U M x M and Vh N x N (true), or M x K and K x N with K = min(M, N) (default true) */
+  fullMatrices?: boolean;
+}
+
+/**
+ * Singular value decomposition A = U diag(S) Vh by one-sided Jacobi: S descending, U and Vh with orthonormal columns and rows.
+ * Outputs: u, s, vh.
+ * @param x input (f32, f64)
+ * @param options the attributes (see SvdOptions)
+ */
+export function svd(x: TensorLike, options?: SvdOptions): Tensor[] {
+  return op("svd", [x], attrsOf("svd", options, { fullMatrices: "full_matrices" }));
+}
+
+/**
+ * Singular values (descending) of matrices.
+ * Outputs: y.
+ * @param x input (f32, f64)
+ */
+export function svdvals(x: TensorLike): Tensor {
+  return op1("svdvals", [x], attrsOf("svdvals", arguments[1], {}));
+}
+
+/** Attributes of {@link tensordot}. */
+export interface TensordotOptions {
+  /** how many trailing axes of a meet as many leading axes of b (default 2) */
+  axes?: number;
+  /** a's contracted axes, paired with axes_b; overrides axes */
+  axesA?: readonly number[];
+  /** b's contracted axes, in the order of axes_a */
+  axesB?: readonly number[];
+}
+
+/**
+ * Sum of products over paired axes (one matmul): the last `axes` of a with the first of b, or axes_a[i] of a with axes_b[i] of b.
+ * Outputs: y.
+ * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param options the attributes (see TensordotOptions)
+ */
+export function tensordot(a: TensorLike, b: TensorLike, options?: TensordotOptions): Tensor {
+  return op1("tensordot", [a, b], attrsOf("tensordot", options, { axes: "axes", axesA: "axes_a", axesB: "axes_b" }));
+}
+
+/** Attributes of {@link vecdot}. */
+export interface VecdotOptions {
+  /** the axis of the vectors (default -1) */
+  axis?: number;
+}
+
+/**
+ * Dot products along axis of broadcast operands (the axis must have the same size in both); keeps the promoted dtype.
+ * Outputs: y.
+ * @param x1 input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x2 input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param options the attributes (see VecdotOptions)
+ */
+export function vecdot(x1: TensorLike, x2: TensorLike, options?: VecdotOptions): Tensor {
+  return op1("vecdot", [x1, x2], attrsOf("vecdot", options, { axis: "axis" }));
+}
+
 declare module "../core.js" {
   interface Tensor {
+    /** Cholesky factor of symmetric positive definite matrices (reads the lower triangle): L with A = L Lᵀ, or U = Lᵀ when upper. */
+    cholesky(options?: CholeskyOptions): Tensor;
+    /** Cross product of 3-element vectors along axis (negative, counted from the end) of broadcast operands. */
+    cross(x2: TensorLike, options?: CrossOptions): Tensor;
+    /** Determinant of square matrices: sign * exp(logabsdet) of slogdet. */
+    det(): Tensor;
+    /** The offset-th diagonal of the last two dims (a view): offset > 0 above the main one, < 0 below. */
+    diagonal(options?: DiagonalOptions): Tensor;
+    /** Eigenvalues (ascending) and orthonormal eigenvectors (columns) of symmetric matrices, read from the lower triangle. */
+    eigh(): Tensor[];
+    /** Eigenvalues (ascending) of symmetric matrices, read from the lower triangle. */
+    eigvalsh(): Tensor;
+    /** Inverse of square matrices (an LU solve against the identity); a singular matrix gives infinities or NaN. */
+    inv(): Tensor;
     /** Matrix product with torch.matmul's rules: 1-D operands act as vectors, leading dims broadcast as batch dims. */
     matmul(b: TensorLike): Tensor;
+    /** Matrix norms over the last two dims: fro (default), nuc, 2 and -2 (largest, smallest singular value), 1 and -1 (column sums), inf and -inf (row sums). */
+    matrixNorm(options?: MatrixNormOptions): Tensor;
+    /** Square matrices raised to an integer power n by repeated squaring; n < 0 powers the inverse, n = 0 gives the identity. */
+    matrixPower(options: MatrixPowerOptions): Tensor;
+    /** Rank of matrices (i64): the singular values above rtol times the largest. */
+    matrixRank(options?: MatrixRankOptions): Tensor;
+    /** Sum of the offset-th diagonal of the last two dims (the array API's linalg.trace); integers sum as i64. */
+    matrixTrace(options?: MatrixTraceOptions): Tensor;
     /** Outer product of two 1-D tensors: y[i, j] = a[i] * b[j]. */
     outer(b: TensorLike): Tensor;
+    /** Moore-Penrose pseudo-inverse (..., N, M) of (..., M, N) matrices, through the SVD. */
+    pinv(options?: PinvOptions): Tensor;
+    /** QR factorisation by Householder reflections (LAPACK's signs): Q with orthonormal columns and upper-triangular R, A = Q R. */
+    qr(options?: QrOptions): Tensor[];
+    /** Sign and natural log of the absolute value of the determinant (LU with partial pivoting); a singular matrix gives 0 and -inf. */
+    slogdet(): Tensor[];
+    /** X with x1 X = x2 for square x1 (..., n, n) and x2 (n,) or (..., n, k), batch dims broadcast (the array API's rule). */
+    solve(x2: TensorLike): Tensor;
+    /** Singular value decomposition A = U diag(S) Vh by one-sided Jacobi: S descending, U and Vh with orthonormal columns and rows. */
+    svd(options?: SvdOptions): Tensor[];
+    /** Singular values (descending) of matrices. */
+    svdvals(): Tensor;
+    /** Sum of products over paired axes (one matmul): the last `axes` of a with the first of b, or axes_a[i] of a with axes_b[i] of b. */
+    tensordot(b: TensorLike, options?: TensordotOptions): Tensor;
+    /** Dot products along axis of broadcast operands (the axis must have the same size in both); keeps the promoted dtype. */
+    vecdot(x2: TensorLike, options?: VecdotOptions): Tensor;
   }
 }
 
 // The methods call the functions above with the tensor as the first input.
 const methods: Record<string, (...args: never[]) => unknown> = {
+  cholesky,
+  cross,
+  det,
+  diagonal,
+  eigh,
+  eigvalsh,
+  inv,
   matmul,
+  matrixNorm,
+  matrixPower,
+  matrixRank,
+  matrixTrace,
   outer,
+  pinv,
+  qr,
+  slogdet,
+  solve,
+  svd,
+  svdvals,
+  tensordot,
+  vecdot,
 };
 for (const [name, fn] of Object.entries(methods)) {
   Object.defineProperty(Tensor.prototype, name, {

@@ -10,6 +10,54 @@ from .._tensor import Tensor, run_op
 from ._types import TensorLike
 
 
+def cholesky(x: TensorLike, upper: bool = False) -> Tensor:
+    """Cholesky factor of symmetric positive definite matrices (reads the lower triangle): L with A = L Lᵀ,
+    or U = Lᵀ when upper.
+
+    Args:
+        upper: return the upper factor U (A = Uᵀ U) instead of L
+    """
+    return run_op('cholesky', [x], [('upper', 'bool', upper)])[0]
+
+
+def cross(x1: TensorLike, x2: TensorLike, axis: int = -1) -> Tensor:
+    """Cross product of 3-element vectors along axis (negative, counted from the end) of broadcast
+    operands.
+
+    Args:
+        axis: the axis of the vectors: -N..-1
+    """
+    return run_op('cross', [x1, x2], [('axis', 'int', axis)])[0]
+
+
+def det(x: TensorLike) -> Tensor:
+    """Determinant of square matrices: sign * exp(logabsdet) of slogdet."""
+    return run_op('det', [x], [])[0]
+
+
+def diagonal(x: TensorLike, offset: int = 0) -> Tensor:
+    """The offset-th diagonal of the last two dims (a view): offset > 0 above the main one, < 0 below.
+
+    Args:
+        offset: which diagonal
+    """
+    return run_op('diagonal', [x], [('offset', 'int', offset)])[0]
+
+
+def eigh(x: TensorLike) -> tuple[Tensor, ...]:
+    """Eigenvalues (ascending) and orthonormal eigenvectors (columns) of symmetric matrices, read from the
+    lower triangle.
+
+    Returns a tuple: eigenvalues, eigenvectors.
+    """
+    return tuple(run_op('eigh', [x], []))
+
+
+def eigvalsh(x: TensorLike) -> Tensor:
+    """Eigenvalues (ascending) of symmetric matrices, read from the lower triangle."""
+    return run_op('eigvalsh', [x], [])[0]
+
+
 def einsum(operands: Sequence[TensorLike], equation: str) -> Tensor:
     """Einstein summation (torch.einsum) over 1 to 4 operands, with "...", diagonals, broadcasting and
     implicit outputs.
@@ -20,6 +68,13 @@ def einsum(operands: Sequence[TensorLike], equation: str) -> Tensor:
     return run_op('einsum', [*operands], [('equation', 'string', equation)])[0]
 
 
+def inv(x: TensorLike) -> Tensor:
+    """Inverse of square matrices (an LU solve against the identity); a singular matrix gives infinities or
+    NaN.
+    """
+    return run_op('inv', [x], [])[0]
+
+
 def matmul(a: TensorLike, b: TensorLike) -> Tensor:
     """Matrix product with torch.matmul's rules: 1-D operands act as vectors, leading dims broadcast as
     batch dims.
@@ -27,6 +82,141 @@ def matmul(a: TensorLike, b: TensorLike) -> Tensor:
     return run_op('matmul', [a, b], [])[0]
 
 
+def matrix_norm(x: TensorLike, ord: str = 'fro', keepdim: bool = False, *, keepdims: bool | None = None) -> Tensor:
+    """Matrix norms over the last two dims: fro (default), nuc, 2 and -2 (largest, smallest singular
+    value), 1 and -1 (column sums), inf and -inf (row sums).
+
+    Args:
+        ord: which norm
+        keepdim: keep the two reduced axes as size 1
+
+    Also accepts the array API's keepdims= (for keepdim).
+    """
+    if keepdims is not None:
+        keepdim = keepdims
+    return run_op('matrix_norm', [x], [('ord', 'string', ord), ('keepdim', 'bool', keepdim)])[0]
+
+
+def matrix_power(x: TensorLike, n: int) -> Tensor:
+    """Square matrices raised to an integer power n by repeated squaring; n < 0 powers the inverse, n = 0
+    gives the identity.
+
+    Args:
+        n: the exponent
+    """
+    return run_op('matrix_power', [x], [('n', 'int', n)])[0]
+
+
+def matrix_rank(x: TensorLike, rtol: float | None = None) -> Tensor:
+    """Rank of matrices (i64): the singular values above rtol times the largest.
+
+    Args:
+        rtol: singular values up to rtol times the largest count as zero; absent means max(M, N) * eps
+            of the dtype
+    """
+    return run_op('matrix_rank', [x], [('rtol', 'float', rtol)])[0]
+
+
+def matrix_trace(x: TensorLike, offset: int = 0) -> Tensor:
+    """Sum of the offset-th diagonal of the last two dims (the array API's linalg.trace); integers sum as
+    i64.
+
+    Args:
+        offset: which diagonal: > 0 above the main one, < 0 below
+    """
+    return run_op('matrix_trace', [x], [('offset', 'int', offset)])[0]
+
+
 def outer(a: TensorLike, b: TensorLike) -> Tensor:
     """Outer product of two 1-D tensors: y[i, j] = a[i] * b[j]."""
     return run_op('outer', [a, b], [])[0]
+
+
+def pinv(x: TensorLike, rtol: float | None = None) -> Tensor:
+    """Moore-Penrose pseudo-inverse (..., N, M) of (..., M, N) matrices, through the SVD.
+
+    Args:
+        rtol: singular values up to rtol times the largest count as zero; absent means max(M, N) * eps
+            of the dtype
+    """
+    return run_op('pinv', [x], [('rtol', 'float', rtol)])[0]
+
+
+def qr(x: TensorLike, mode: str = 'reduced') -> tuple[Tensor, ...]:
+    """QR factorisation by Householder reflections (LAPACK's signs): Q with orthonormal columns and upper-
+    triangular R, A = Q R.
+
+    Args:
+        mode: reduced: Q is M x K, R K x N (K = min(M, N)); complete: Q is M x M, R M x N
+
+    Returns a tuple: q, r.
+    """
+    return tuple(run_op('qr', [x], [('mode', 'string', mode)]))
+
+
+def slogdet(x: TensorLike) -> tuple[Tensor, ...]:
+    """Sign and natural log of the absolute value of the determinant (LU with partial pivoting); a singular
+    matrix gives 0 and -inf.
+
+    Returns a tuple: sign, logabsdet.
+    """
+    return tuple(run_op('slogdet', [x], []))
+
+
+def solve(x1: TensorLike, x2: TensorLike) -> Tensor:
+    """X with x1 X = x2 for square x1 (..., n, n) and x2 (n,) or (..., n, k), batch dims broadcast (the
+    array API's rule).
+    """
+    return run_op('solve', [x1, x2], [])[0]
+
+
+def svd(x: TensorLike, full_matrices: bool = True) -> tuple[Tensor, ...]:
+    """Singular value decomposition A = U diag(S) Vh by one-sided Jacobi: S descending, U and Vh with
+    orthonormal columns and rows.
+
+    Args:
+        full_matrices: U M x M and Vh N x N (true), or M x K and K x N with K = min(M, N)
+
+    Returns a tuple: u, s, vh.
+    """
+    return tuple(run_op('svd', [x], [('full_matrices', 'bool', full_matrices)]))
+
+
+def svdvals(x: TensorLike) -> Tensor:
+    """Singular values (descending) of matrices."""
+    return run_op('svdvals', [x], [])[0]
+
+
+def tensordot(
+    a: TensorLike,
+    b: TensorLike,
+    axes: int = 2,
+    axes_a: int | Sequence[int] | None = None,
+    axes_b: int | Sequence[int] | None = None,
+    *,
+    axis: int | Sequence[int] | None = None,
+) -> Tensor:
+    """Sum of products over paired axes (one matmul): the last `axes` of a with the first of b, or
+    axes_a[i] of a with axes_b[i] of b.
+
+    Args:
+        axes: how many trailing axes of a meet as many leading axes of b
+        axes_a: a's contracted axes, paired with axes_b; overrides axes
+        axes_b: b's contracted axes, in the order of axes_a
+
+    Also accepts the array API's axis= (for axes).
+    """
+    if axis is not None:
+        axes = axis
+    return run_op('tensordot',
+        [a, b], [('axes', 'int', axes), ('axes_a', 'ints', axes_a), ('axes_b', 'ints', axes_b)])[0]
+
+
+def vecdot(x1: TensorLike, x2: TensorLike, axis: int = -1) -> Tensor:
+    """Dot products along axis of broadcast operands (the axis must have the same size in both); keeps the
+    promoted dtype.
+
+    Args:
+        axis: the axis of the vectors
+    """
+    return run_op('vecdot', [x1, x2], [('axis', 'int', axis)])[0]

@@ -7,6 +7,96 @@ public abstract class OpsLinalg extends OpsIndex {
     OpsLinalg() {}
 
     /**
+     * Cholesky factor of symmetric positive definite matrices (reads the lower triangle): L with A = L
+     * Lᵀ, or U = Lᵀ when upper.
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor cholesky(Tensor x) {
+        return Op.call1("cholesky", new Tensor[] {x});
+    }
+
+    /**
+     * Cholesky factor of symmetric positive definite matrices (reads the lower triangle): L with A = L
+     * Lᵀ, or U = Lᵀ when upper.
+     *
+     * @param x input
+     * @param upper return the upper factor U (A = Uᵀ U) instead of L (default false)
+     */
+    public static Tensor cholesky(Tensor x, boolean upper) {
+        return Op.call1("cholesky", new Tensor[] {x}, Attr.ofBool("upper", upper));
+    }
+
+    /**
+     * Cross product of 3-element vectors along axis (negative, counted from the end) of broadcast
+     * operands.
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor cross(Tensor x1, Tensor x2) {
+        return Op.call1("cross", new Tensor[] {x1, x2});
+    }
+
+    /**
+     * Cross product of 3-element vectors along axis (negative, counted from the end) of broadcast
+     * operands.
+     *
+     * @param x1 input
+     * @param x2 input
+     * @param axis the axis of the vectors: -N..-1 (default -1)
+     */
+    public static Tensor cross(Tensor x1, Tensor x2, long axis) {
+        return Op.call1("cross", new Tensor[] {x1, x2}, Attr.ofInt("axis", axis));
+    }
+
+    /**
+     * Determinant of square matrices: sign * exp(logabsdet) of slogdet.
+     *
+     * @param x input
+     */
+    public static Tensor det(Tensor x) {
+        return Op.call1("det", new Tensor[] {x});
+    }
+
+    /**
+     * The offset-th diagonal of the last two dims (a view): offset &gt; 0 above the main one, &lt; 0
+     * below.
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor diagonal(Tensor x) {
+        return Op.call1("diagonal", new Tensor[] {x});
+    }
+
+    /**
+     * The offset-th diagonal of the last two dims (a view): offset &gt; 0 above the main one, &lt; 0
+     * below.
+     *
+     * @param x input
+     * @param offset which diagonal (default 0)
+     */
+    public static Tensor diagonal(Tensor x, long offset) {
+        return Op.call1("diagonal", new Tensor[] {x}, Attr.ofInt("offset", offset));
+    }
+
+    /**
+     * Eigenvalues (ascending) and orthonormal eigenvectors (columns) of symmetric matrices, read from
+     * the lower triangle.
+     *
+     * @param x input
+     * @return the outputs: eigenvalues, eigenvectors
+     */
+    public static Tensor[] eigh(Tensor x) {
+        return Op.call("eigh", new Tensor[] {x});
+    }
+
+    /**
+     * Eigenvalues (ascending) of symmetric matrices, read from the lower triangle.
+     *
+     * @param x input
+     */
+    public static Tensor eigvalsh(Tensor x) {
+        return Op.call1("eigvalsh", new Tensor[] {x});
+    }
+
+    /**
      * Einstein summation (torch.einsum) over 1 to 4 operands, with "...", diagonals, broadcasting and
      * implicit outputs.
      *
@@ -15,6 +105,16 @@ public abstract class OpsLinalg extends OpsIndex {
      */
     public static Tensor einsum(String equation, Tensor... operands) {
         return Op.call1("einsum", operands, Attr.ofString("equation", equation));
+    }
+
+    /**
+     * Inverse of square matrices (an LU solve against the identity); a singular matrix gives
+     * infinities or NaN.
+     *
+     * @param x input
+     */
+    public static Tensor inv(Tensor x) {
+        return Op.call1("inv", new Tensor[] {x});
     }
 
     /**
@@ -29,6 +129,79 @@ public abstract class OpsLinalg extends OpsIndex {
     }
 
     /**
+     * Matrix norms over the last two dims: fro (default), nuc, 2 and -2 (largest, smallest singular
+     * value), 1 and -1 (column sums), inf and -inf (row sums).
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor matrixNorm(Tensor x) {
+        return Op.call1("matrix_norm", new Tensor[] {x});
+    }
+
+    /**
+     * Matrix norms over the last two dims: fro (default), nuc, 2 and -2 (largest, smallest singular
+     * value), 1 and -1 (column sums), inf and -inf (row sums).
+     *
+     * @param x input
+     * @param ord which norm; one of fro, nuc, inf, -inf, 1, -1, 2, -2 (default fro)
+     * @param keepdim keep the two reduced axes as size 1 (default false)
+     */
+    public static Tensor matrixNorm(Tensor x, String ord, boolean keepdim) {
+        return Op.call1("matrix_norm", new Tensor[] {x},
+                Attr.ofString("ord", ord),
+                Attr.ofBool("keepdim", keepdim));
+    }
+
+    /**
+     * Square matrices raised to an integer power n by repeated squaring; n &lt; 0 powers the inverse,
+     * n = 0 gives the identity.
+     *
+     * @param x input
+     * @param n the exponent (required)
+     */
+    public static Tensor matrixPower(Tensor x, long n) {
+        return Op.call1("matrix_power", new Tensor[] {x}, Attr.ofInt("n", n));
+    }
+
+    /**
+     * Rank of matrices (i64): the singular values above rtol times the largest.
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor matrixRank(Tensor x) {
+        return Op.call1("matrix_rank", new Tensor[] {x});
+    }
+
+    /**
+     * Rank of matrices (i64): the singular values above rtol times the largest.
+     *
+     * @param x input
+     * @param rtol singular values up to rtol times the largest count as zero; absent means max(M, N) *
+     * eps of the dtype (null: the library's default)
+     */
+    public static Tensor matrixRank(Tensor x, Double rtol) {
+        return Op.call1("matrix_rank", new Tensor[] {x}, Attr.ofFloat("rtol", rtol));
+    }
+
+    /**
+     * Sum of the offset-th diagonal of the last two dims (the array API's linalg.trace); integers sum
+     * as i64.
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor matrixTrace(Tensor x) {
+        return Op.call1("matrix_trace", new Tensor[] {x});
+    }
+
+    /**
+     * Sum of the offset-th diagonal of the last two dims (the array API's linalg.trace); integers sum
+     * as i64.
+     *
+     * @param x input
+     * @param offset which diagonal: &gt; 0 above the main one, &lt; 0 below (default 0)
+     */
+    public static Tensor matrixTrace(Tensor x, long offset) {
+        return Op.call1("matrix_trace", new Tensor[] {x}, Attr.ofInt("offset", offset));
+    }
+
+    /**
      * Outer product of two 1-D tensors: y[i, j] = a[i] * b[j].
      *
      * @param a input
@@ -36,5 +209,149 @@ public abstract class OpsLinalg extends OpsIndex {
      */
     public static Tensor outer(Tensor a, Tensor b) {
         return Op.call1("outer", new Tensor[] {a, b});
+    }
+
+    /**
+     * Moore-Penrose pseudo-inverse (..., N, M) of (..., M, N) matrices, through the SVD.
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor pinv(Tensor x) {
+        return Op.call1("pinv", new Tensor[] {x});
+    }
+
+    /**
+     * Moore-Penrose pseudo-inverse (..., N, M) of (..., M, N) matrices, through the SVD.
+     *
+     * @param x input
+     * @param rtol singular values up to rtol times the largest count as zero; absent means max(M, N) *
+     * eps of the dtype (null: the library's default)
+     */
+    public static Tensor pinv(Tensor x, Double rtol) {
+        return Op.call1("pinv", new Tensor[] {x}, Attr.ofFloat("rtol", rtol));
+    }
+
+    /**
+     * QR factorisation by Householder reflections (LAPACK's signs): Q with orthonormal columns and
+     * upper-triangular R, A = Q R.
+     * Optional inputs and attributes take the library's defaults.
+     * @return the outputs: q, r
+     */
+    public static Tensor[] qr(Tensor x) {
+        return Op.call("qr", new Tensor[] {x});
+    }
+
+    /**
+     * QR factorisation by Householder reflections (LAPACK's signs): Q with orthonormal columns and
+     * upper-triangular R, A = Q R.
+     *
+     * @param x input
+     * @param mode reduced: Q is M x K, R K x N (K = min(M, N)); complete: Q is M x M, R M x N; one of
+     * reduced, complete (default reduced)
+     * @return the outputs: q, r
+     */
+    public static Tensor[] qr(Tensor x, String mode) {
+        return Op.call("qr", new Tensor[] {x}, Attr.ofString("mode", mode));
+    }
+
+    /**
+     * Sign and natural log of the absolute value of the determinant (LU with partial pivoting); a
+     * singular matrix gives 0 and -inf.
+     *
+     * @param x input
+     * @return the outputs: sign, logabsdet
+     */
+    public static Tensor[] slogdet(Tensor x) {
+        return Op.call("slogdet", new Tensor[] {x});
+    }
+
+    /**
+     * X with x1 X = x2 for square x1 (..., n, n) and x2 (n,) or (..., n, k), batch dims broadcast (the
+     * array API's rule).
+     *
+     * @param x1 input
+     * @param x2 input
+     */
+    public static Tensor solve(Tensor x1, Tensor x2) {
+        return Op.call1("solve", new Tensor[] {x1, x2});
+    }
+
+    /**
+     * Singular value decomposition A = U diag(S) Vh by one-sided Jacobi: S descending, U and Vh with
+     * orthonormal columns and rows.
+     * Optional inputs and attributes take the library's defaults.
+     * @return the outputs: u, s, vh
+     */
+    public static Tensor[] svd(Tensor x) {
+        return Op.call("svd", new Tensor[] {x});
+    }
+
+    /**
+     * Singular value decomposition A = U diag(S) Vh by one-sided Jacobi: S descending, U and Vh with
+     * orthonormal columns and rows.
+     *
+     * @param x input
+     * @param fullMatrices U M x M and Vh N x N (true), or M x K and K x N with K = min(M, N) (default
+     * true)
+     * @return the outputs: u, s, vh
+     */
+    public static Tensor[] svd(Tensor x, boolean fullMatrices) {
+        return Op.call("svd", new Tensor[] {x}, Attr.ofBool("full_matrices", fullMatrices));
+    }
+
+    /**
+     * Singular values (descending) of matrices.
+     *
+     * @param x input
+     */
+    public static Tensor svdvals(Tensor x) {
+        return Op.call1("svdvals", new Tensor[] {x});
+    }
+
+    /**
+     * Sum of products over paired axes (one matmul): the last `axes` of a with the first of b, or
+     * axes_a[i] of a with axes_b[i] of b.
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor tensordot(Tensor a, Tensor b) {
+        return Op.call1("tensordot", new Tensor[] {a, b});
+    }
+
+    /**
+     * Sum of products over paired axes (one matmul): the last `axes` of a with the first of b, or
+     * axes_a[i] of a with axes_b[i] of b.
+     *
+     * @param a input
+     * @param b input
+     * @param axes how many trailing axes of a meet as many leading axes of b (default 2)
+     * @param axesA a's contracted axes, paired with axes_b; overrides axes (null: the library's
+     * default)
+     * @param axesB b's contracted axes, in the order of axes_a (null: the library's default)
+     */
+    public static Tensor tensordot(Tensor a, Tensor b, long axes, long[] axesA, long... axesB) {
+        return Op.call1("tensordot", new Tensor[] {a, b},
+                Attr.ofInt("axes", axes),
+                Attr.ofInts("axes_a", axesA),
+                Attr.ofInts("axes_b", axesB));
+    }
+
+    /**
+     * Dot products along axis of broadcast operands (the axis must have the same size in both); keeps
+     * the promoted dtype.
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor vecdot(Tensor x1, Tensor x2) {
+        return Op.call1("vecdot", new Tensor[] {x1, x2});
+    }
+
+    /**
+     * Dot products along axis of broadcast operands (the axis must have the same size in both); keeps
+     * the promoted dtype.
+     *
+     * @param x1 input
+     * @param x2 input
+     * @param axis the axis of the vectors (default -1)
+     */
+    public static Tensor vecdot(Tensor x1, Tensor x2, long axis) {
+        return Op.call1("vecdot", new Tensor[] {x1, x2}, Attr.ofInt("axis", axis));
     }
 }

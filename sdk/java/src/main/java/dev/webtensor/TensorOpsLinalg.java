@@ -6,13 +6,163 @@ package dev.webtensor;
 abstract class TensorOpsLinalg extends TensorOpsIndex {
     TensorOpsLinalg() {}
 
+    /** Cholesky factor of symmetric positive definite matrices (reads the lower triangle): L with A = L Lᵀ, or U = Lᵀ when upper. See {@link Ops#cholesky}. */
+    public Tensor cholesky() {
+        return Ops.cholesky((Tensor) this);
+    }
+
+    /** Cholesky factor of symmetric positive definite matrices (reads the lower triangle): L with A = L Lᵀ, or U = Lᵀ when upper. See {@link Ops#cholesky}. */
+    public Tensor cholesky(boolean upper) {
+        return Ops.cholesky((Tensor) this, upper);
+    }
+
+    /** Cross product of 3-element vectors along axis (negative, counted from the end) of broadcast operands. See {@link Ops#cross}. */
+    public Tensor cross(Tensor x2) {
+        return Ops.cross((Tensor) this, x2);
+    }
+
+    /** Cross product of 3-element vectors along axis (negative, counted from the end) of broadcast operands. See {@link Ops#cross}. */
+    public Tensor cross(Tensor x2, long axis) {
+        return Ops.cross((Tensor) this, x2, axis);
+    }
+
+    /** Determinant of square matrices: sign * exp(logabsdet) of slogdet. See {@link Ops#det}. */
+    public Tensor det() {
+        return Ops.det((Tensor) this);
+    }
+
+    /** The offset-th diagonal of the last two dims (a view): offset &gt; 0 above the main one, &lt; 0 below. See {@link Ops#diagonal}. */
+    public Tensor diagonal() {
+        return Ops.diagonal((Tensor) this);
+    }
+
+    /** The offset-th diagonal of the last two dims (a view): offset &gt; 0 above the main one, &lt; 0 below. See {@link Ops#diagonal}. */
+    public Tensor diagonal(long offset) {
+        return Ops.diagonal((Tensor) this, offset);
+    }
+
+    /** Eigenvalues (ascending) and orthonormal eigenvectors (columns) of symmetric matrices, read from the lower triangle. See {@link Ops#eigh}. */
+    public Tensor[] eigh() {
+        return Ops.eigh((Tensor) this);
+    }
+
+    /** Eigenvalues (ascending) of symmetric matrices, read from the lower triangle. See {@link Ops#eigvalsh}. */
+    public Tensor eigvalsh() {
+        return Ops.eigvalsh((Tensor) this);
+    }
+
+    /** Inverse of square matrices (an LU solve against the identity); a singular matrix gives infinities or NaN. See {@link Ops#inv}. */
+    public Tensor inv() {
+        return Ops.inv((Tensor) this);
+    }
+
     /** Matrix product with torch.matmul's rules: 1-D operands act as vectors, leading dims broadcast as batch dims. See {@link Ops#matmul}. */
     public Tensor matmul(Tensor b) {
         return Ops.matmul((Tensor) this, b);
     }
 
+    /** Matrix norms over the last two dims: fro (default), nuc, 2 and -2 (largest, smallest singular value), 1 and -1 (column sums), inf and -inf (row sums). See {@link Ops#matrixNorm}. */
+    public Tensor matrixNorm() {
+        return Ops.matrixNorm((Tensor) this);
+    }
+
+    /** Matrix norms over the last two dims: fro (default), nuc, 2 and -2 (largest, smallest singular value), 1 and -1 (column sums), inf and -inf (row sums). See {@link Ops#matrixNorm}. */
+    public Tensor matrixNorm(String ord, boolean keepdim) {
+        return Ops.matrixNorm((Tensor) this, ord, keepdim);
+    }
+
+    /** Square matrices raised to an integer power n by repeated squaring; n &lt; 0 powers the inverse, n = 0 gives the identity. See {@link Ops#matrixPower}. */
+    public Tensor matrixPower(long n) {
+        return Ops.matrixPower((Tensor) this, n);
+    }
+
+    /** Rank of matrices (i64): the singular values above rtol times the largest. See {@link Ops#matrixRank}. */
+    public Tensor matrixRank() {
+        return Ops.matrixRank((Tensor) this);
+    }
+
+    /** Rank of matrices (i64): the singular values above rtol times the largest. See {@link Ops#matrixRank}. */
+    public Tensor matrixRank(Double rtol) {
+        return Ops.matrixRank((Tensor) this, rtol);
+    }
+
+    /** Sum of the offset-th diagonal of the last two dims (the array API's linalg.trace); integers sum as i64. See {@link Ops#matrixTrace}. */
+    public Tensor matrixTrace() {
+        return Ops.matrixTrace((Tensor) this);
+    }
+
+    /** Sum of the offset-th diagonal of the last two dims (the array API's linalg.trace); integers sum as i64. See {@link Ops#matrixTrace}. */
+    public Tensor matrixTrace(long offset) {
+        return Ops.matrixTrace((Tensor) this, offset);
+    }
+
     /** Outer product of two 1-D tensors: y[i, j] = a[i] * b[j]. See {@link Ops#outer}. */
     public Tensor outer(Tensor b) {
         return Ops.outer((Tensor) this, b);
+    }
+
+    /** Moore-Penrose pseudo-inverse (..., N, M) of (..., M, N) matrices, through the SVD. See {@link Ops#pinv}. */
+    public Tensor pinv() {
+        return Ops.pinv((Tensor) this);
+    }
+
+    /** Moore-Penrose pseudo-inverse (..., N, M) of (..., M, N) matrices, through the SVD. See {@link Ops#pinv}. */
+    public Tensor pinv(Double rtol) {
+        return Ops.pinv((Tensor) this, rtol);
+    }
+
+    /** QR factorisation by Householder reflections (LAPACK's signs): Q with orthonormal columns and upper-triangular R, A = Q R. See {@link Ops#qr}. */
+    public Tensor[] qr() {
+        return Ops.qr((Tensor) this);
+    }
+
+    /** QR factorisation by Householder reflections (LAPACK's signs): Q with orthonormal columns and upper-triangular R, A = Q R. See {@link Ops#qr}. */
+    public Tensor[] qr(String mode) {
+        return Ops.qr((Tensor) this, mode);
+    }
+
+    /** Sign and natural log of the absolute value of the determinant (LU with partial pivoting); a singular matrix gives 0 and -inf. See {@link Ops#slogdet}. */
+    public Tensor[] slogdet() {
+        return Ops.slogdet((Tensor) this);
+    }
+
+    /** X with x1 X = x2 for square x1 (..., n, n) and x2 (n,) or (..., n, k), batch dims broadcast (the array API's rule). See {@link Ops#solve}. */
+    public Tensor solve(Tensor x2) {
+        return Ops.solve((Tensor) this, x2);
+    }
+
+    /** Singular value decomposition A = U diag(S) Vh by one-sided Jacobi: S descending, U and Vh with orthonormal columns and rows. See {@link Ops#svd}. */
+    public Tensor[] svd() {
+        return Ops.svd((Tensor) this);
+    }
+
+    /** Singular value decomposition A = U diag(S) Vh by one-sided Jacobi: S descending, U and Vh with orthonormal columns and rows. See {@link Ops#svd}. */
+    public Tensor[] svd(boolean fullMatrices) {
+        return Ops.svd((Tensor) this, fullMatrices);
+    }
+
+    /** Singular values (descending) of matrices. See {@link Ops#svdvals}. */
+    public Tensor svdvals() {
+        return Ops.svdvals((Tensor) this);
+    }
+
+    /** Sum of products over paired axes (one matmul): the last `axes` of a with the first of b, or axes_a[i] of a with axes_b[i] of b. See {@link Ops#tensordot}. */
+    public Tensor tensordot(Tensor b) {
+        return Ops.tensordot((Tensor) this, b);
+    }
+
+    /** Sum of products over paired axes (one matmul): the last `axes` of a with the first of b, or axes_a[i] of a with axes_b[i] of b. See {@link Ops#tensordot}. */
+    public Tensor tensordot(Tensor b, long axes, long[] axesA, long... axesB) {
+        return Ops.tensordot((Tensor) this, b, axes, axesA, axesB);
+    }
+
+    /** Dot products along axis of broadcast operands (the axis must have the same size in both); keeps the promoted dtype. See {@link Ops#vecdot}. */
+    public Tensor vecdot(Tensor x2) {
+        return Ops.vecdot((Tensor) this, x2);
+    }
+
+    /** Dot products along axis of broadcast operands (the axis must have the same size in both); keeps the promoted dtype. See {@link Ops#vecdot}. */
+    public Tensor vecdot(Tensor x2, long axis) {
+        return Ops.vecdot((Tensor) this, x2, axis);
     }
 }
