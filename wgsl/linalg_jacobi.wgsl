@@ -41,7 +41,7 @@ fn jr_rotation(a: f32, d: f32, x: f32) -> f32 {
 // jr_before says whether o sorts before x: smaller (larger when desc), or
 // a number before NaN, so that ranks are a permutation whatever the values.
 fn jr_before(o: f32, x: f32, desc: bool) -> bool {
-	return select(o < x, o > x, desc) || (!is_nan(o) && is_nan(x));
+	return select((o < x), (o > x), desc) || (!is_nan(o) && is_nan(x));
 }
 
 // jr_negligible: a NaN is never negligible (it spreads, as on the CPU);

@@ -129,7 +129,9 @@ export function caseRunner(wt, index) {
       if (c.grad && s.grad) t.requiresGrad = true;
       return t;
     });
-    const attrs = Object.fromEntries(Object.entries(c.attrs).map(([k, v]) => [k, attrValue(v)]));
+    // "inf"/"nan" spell float values; a string attribute ("inf" as a norm's order) stays a string.
+    const kinds = new Map((specs.get(op)?.attrs ?? []).map((a) => [a.name, a.kind]));
+    const attrs = Object.fromEntries(Object.entries(c.attrs).map(([k, v]) => [k, kinds.get(k) === "string" ? v : attrValue(v)]));
     if ((specs.get(op)?.attrs ?? []).some((a) => a.name === "device") && !attrs.device) attrs.device = device;
     let outs;
     try {
