@@ -52,8 +52,8 @@ func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
 	if t.node != nil {
 		return errTensor(fmt.Errorf("requires_grad: can only be set on a leaf tensor (this one was made by %s); use Detach first", t.node.op.Name))
 	}
-	if on && !t.dtype.IsFloat() {
-		return errTensor(fmt.Errorf("requires_grad: only floating-point tensors can require gradients, got %s", t.dtype))
+	if on && !t.dtype.IsInexact() {
+		return errTensor(fmt.Errorf("requires_grad: only floating-point and complex tensors can require gradients, got %s", t.dtype))
 	}
 	t.requiresGrad = on
 	return t
@@ -105,7 +105,7 @@ func record(def *OpDef, inputs, outputs []*Tensor, a Attrs) {
 	// otherwise cut the gradient's path).
 	n := &node{op: def, inputs: slices.Clone(inputs), outputs: slices.Clone(outputs), attrs: a}
 	for i, o := range outputs {
-		if o.dtype.IsFloat() {
+		if o.dtype.IsInexact() {
 			o.requiresGrad, o.node, o.outIndex = true, n, i
 		}
 	}

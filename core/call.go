@@ -58,6 +58,10 @@ func CallDef(def *OpDef, inputs []*Tensor, attrs Attrs) ([]*Tensor, error) {
 
 func callDef(def *OpDef, inputs []*Tensor, attrs Attrs) (outs []*Tensor, err error) {
 	defer catch(def.Name, &err)
+	if wantsComplexForm(def, inputs, attrs) {
+		// Before the tracer: a traced graph records the real ops it runs.
+		return callComplex(def, inputs, attrs)
+	}
 	var traced []*Tensor // the inputs as given (promotion replaces them below)
 	if tb := tracer.Load(); tb != nil {
 		// Only calls made by the traced code are recorded, not the ones an
@@ -71,7 +75,7 @@ func callDef(def *OpDef, inputs []*Tensor, attrs Attrs) (outs []*Tensor, err err
 		}
 		defer tb.depth.Add(-1)
 	}
-	inputs, err = checkInputs(def, inputs)
+	inputs, err = checkInputs(def, inputs, false)
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +114,9 @@ func callDef(def *OpDef, inputs []*Tensor, attrs Attrs) (outs []*Tensor, err err
 }
 
 // checkInputs validates arity, nils, carried errors and dtypes, and pads
-// trailing optional inputs with nil.
-func checkInputs(def *OpDef, inputs []*Tensor) ([]*Tensor, error) {
+// trailing optional inputs with nil. complexForm admits complex inputs
+// whatever the op's dtypes say (its complex form handles them).
+func checkInputs(def *OpDef, inputs []*Tensor, complexForm bool) ([]*Tensor, error) {
 	fixed := len(def.Inputs)
 	variadic := fixed > 0 && def.Inputs[fixed-1].Variadic
 	if variadic {
@@ -146,7 +151,7 @@ func checkInputs(def *OpDef, inputs []*Tensor) ([]*Tensor, error) {
 		if t.storage == nil {
 			return nil, opErr(def.Name, "input %d (%s): %v", i, spec.Name, ErrReleased)
 		}
-		if spec.DTypes != nil && !slices.Contains(spec.DTypes, t.dtype) {
+		if spec.DTypes != nil && !slices.Contains(spec.DTypes, t.dtype) && !(complexForm && t.dtype.IsComplex()) {
 			return nil, opErr(def.Name, "input %d (%s) has dtype %s, want one of %v", i, spec.Name, t.dtype, spec.DTypes)
 		}
 	}
@@ -287,7 +292,11 @@ func callView(def *OpDef, t *Tensor, a Attrs) (*Tensor, error) {
 		}
 		t = c
 	}
-	return NewView(t, v.Shape, v.Strides, v.Offset), nil
+	out := NewView(t, v.Shape, v.Strides, v.Offset)
+	if v.DType != Invalid {
+		out.dtype = v.DType
+	}
+	return out, nil
 }
 
 func runKernel(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor, error) {

@@ -40,8 +40,11 @@ func TestParseDType(t *testing.T) {
 	d, err := core.ParseDType("torch.float32")
 	require.NoError(t, err)
 	assert.Equal(t, core.F32, d)
-	_, err = core.ParseDType("complex64")
-	assert.ErrorContains(t, err, `unknown dtype "complex64"`)
+	d, err = core.ParseDType("complex64")
+	require.NoError(t, err)
+	assert.Equal(t, core.C64, d)
+	_, err = core.ParseDType("complex32")
+	assert.ErrorContains(t, err, `unknown dtype "complex32"`)
 }
 
 func TestCallRejectsBadInput(t *testing.T) {

@@ -21,7 +21,12 @@ const (
 	I8      = types.I8
 	U8      = types.U8
 	Bool    = types.Bool
+	C64     = types.C64
+	C128    = types.C128
 )
+
+// ComplexDTypes lists the complex dtypes (not in AllDTypes: see types.C64).
+var ComplexDTypes = types.ComplexDTypes
 
 // AllDTypes lists every valid dtype, floats first.
 var AllDTypes = types.AllDTypes
@@ -40,3 +45,7 @@ func ParseDType(s string) (DType, error) { return types.ParseDType(s) }
 // within a category the wider type wins (f16 with bf16 gives f32; a signed
 // with an unsigned integer gives the next signed type wide enough).
 func PromoteTypes(a, b DType) DType { return types.PromoteTypes(a, b) }
+
+// ComplexDType is the complex dtype with parts of dtype d (c128 for f64,
+// else c64).
+func ComplexDType(d DType) DType { return types.ComplexDType(d) }

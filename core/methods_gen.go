@@ -29,6 +29,11 @@ func (x *Tensor) All(attrs ...Attrs) *Tensor {
 	return Call1("all", mergeAttrs(attrs), x)
 }
 
+// Angle: Argument atan2(im, re) of a complex tensor; for a real one pi where negative, else 0 (torch.angle).
+func (x *Tensor) Angle(attrs ...Attrs) *Tensor {
+	return Call1("angle", mergeAttrs(attrs), x)
+}
+
 // Any: True where any element over axes is non-zero (NaN counts as non-zero); any dtype.
 // Attributes: axes, keepdim.
 func (x *Tensor) Any(attrs ...Attrs) *Tensor {
@@ -161,10 +166,20 @@ func (x *Tensor) Clamp(attrs ...Attrs) *Tensor {
 	return Call1("clamp", mergeAttrs(attrs), x)
 }
 
+// Complex: re + i*im from real parts of one floating dtype (f32 gives c64, f64 gives c128), broadcast.
+func (re *Tensor) Complex(im *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("complex", mergeAttrs(attrs), re, im)
+}
+
 // Concat: Join tensors along an existing axis (dtypes are promoted to a common one).
 // Attributes: axis.
 func Concat(xs []*Tensor, attrs ...Attrs) *Tensor {
 	return Call1("concat", mergeAttrs(attrs), xs...)
+}
+
+// Conj: Complex conjugate re - i*im; a real tensor is its own conjugate.
+func (x *Tensor) Conj(attrs ...Attrs) *Tensor {
+	return Call1("conj", mergeAttrs(attrs), x)
 }
 
 // Conv1d: 1-D convolution (cross-correlation) over NCL input, as torch.nn.functional.conv1d.
@@ -382,6 +397,11 @@ func (a *Tensor) Hypot(b *Tensor, attrs ...Attrs) *Tensor {
 // Attributes: n, axis, norm.
 func (x *Tensor) IFFT(attrs ...Attrs) *Tensor {
 	return Call1("ifft", mergeAttrs(attrs), x)
+}
+
+// Imag: The imaginary part of a complex tensor (a view).
+func (x *Tensor) Imag(attrs ...Attrs) *Tensor {
+	return Call1("imag", mergeAttrs(attrs), x)
 }
 
 // IndexAdd: Copy of x with alpha*src[i] added to the slice index[i] along axis (torch.index_add).
@@ -724,6 +744,11 @@ func (x *Tensor) RandnLike(attrs ...Attrs) *Tensor {
 	return Call1("randn_like", mergeAttrs(attrs), x)
 }
 
+// Real: The real part (a view); a real tensor is its own real part.
+func (x *Tensor) Real(attrs ...Attrs) *Tensor {
+	return Call1("real", mergeAttrs(attrs), x)
+}
+
 // Reciprocal: 1 / x; integers give f32.
 func (x *Tensor) Reciprocal(attrs ...Attrs) *Tensor {
 	return Call1("reciprocal", mergeAttrs(attrs), x)
@@ -1018,6 +1043,16 @@ func (x *Tensor) Var(attrs ...Attrs) *Tensor {
 // Attributes: axis.
 func (x1 *Tensor) Vecdot(x2 *Tensor, attrs ...Attrs) *Tensor {
 	return Call1("vecdot", mergeAttrs(attrs), x1, x2)
+}
+
+// ViewAsComplex: A complex tensor over real pairs [..., 2] (a view when the pairs are adjacent, else a copy first).
+func (x *Tensor) ViewAsComplex(attrs ...Attrs) *Tensor {
+	return Call1("view_as_complex", mergeAttrs(attrs), x)
+}
+
+// ViewAsReal: The real pairs [..., 2] behind a complex tensor (a view: no copy).
+func (x *Tensor) ViewAsReal(attrs ...Attrs) *Tensor {
+	return Call1("view_as_real", mergeAttrs(attrs), x)
 }
 
 // Where: a where cond is true, b elsewhere; all three broadcast, a and b are promoted.

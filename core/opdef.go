@@ -106,6 +106,10 @@ type ViewSpec struct {
 	Shape   Shape
 	Strides []int
 	Offset  int
+	// DType, when set, reinterprets the elements (view_as_real and
+	// view_as_complex: a complex element is two of its real dtype's, so
+	// shape, strides and offset are counted in the new dtype's elements).
+	DType DType
 }
 
 // Differentiable reports whether the op has a backward rule, its own or,

@@ -117,9 +117,9 @@ func Empty(b Backend, shape Shape, dtype DType) (*Tensor, error) {
 	if !dtype.Valid() {
 		return nil, fmt.Errorf("invalid dtype %v", dtype)
 	}
-	s, err := b.Alloc(dtype, shape.Numel())
+	s, err := b.Alloc(storedDType(dtype), storedCount(dtype, shape.Numel()))
 	if err != nil {
-		return nil, err
+		return nil, complexStorageErr(dtype, err)
 	}
 	// Shape and strides share one allocation: every op output comes through
 	// here, so this is on the per-op hot path.
@@ -133,6 +133,27 @@ func Empty(b Backend, shape Shape, dtype DType) (*Tensor, error) {
 		acc *= shape[i]
 	}
 	return &Tensor{shape: Shape(dims[:n:n]), strides: strides, dtype: dtype, storage: s, backend: b}, nil
+}
+
+// storedDType is the dtype a backend stores d as: a complex element is two
+// of its real dtype's (see types.C64), so no backend knows complex dtypes.
+func storedDType(d DType) DType { return d.RealDType() }
+
+// storedCount is how many stored elements numel elements of d take.
+func storedCount(d DType, numel int) int {
+	if d.IsComplex() {
+		return 2 * numel
+	}
+	return numel
+}
+
+// complexStorageErr says that a backend's refusal of a real dtype came
+// from a complex one stored as its parts.
+func complexStorageErr(d DType, err error) error {
+	if d.IsComplex() {
+		return fmt.Errorf("%v is stored as pairs of %v: %w", d, d.RealDType(), err)
+	}
+	return err
 }
 
 // NewView makes a tensor that shares base's storage with another layout.
@@ -214,9 +235,9 @@ func FromBytes(d DType, shape Shape, raw []byte, dev ...Device) *Tensor {
 	if err != nil {
 		return errTensor(err)
 	}
-	s, err := b.Upload(d, raw)
+	s, err := b.Upload(storedDType(d), raw)
 	if err != nil {
-		return errTensor(err)
+		return errTensor(complexStorageErr(d, err))
 	}
 	return &Tensor{shape: shape.Clone(), strides: ContiguousStrides(shape), dtype: d, storage: s, backend: b}
 }

@@ -127,9 +127,13 @@ func init() {
 // Device is the host.
 func (*Backend) Device() core.Device { return core.CPU }
 
+// storedDTypes is every dtype: the CPU holds them all (complex ones as
+// pairs of their real dtype, which core does for every backend).
+var storedDTypes = append(append([]core.DType{}, core.AllDTypes...), core.ComplexDTypes...)
+
 // Capabilities lists every dtype: the CPU holds them all.
 func (*Backend) Capabilities() core.Capabilities {
-	return core.Capabilities{DTypes: core.AllDTypes, Description: "pure Go"}
+	return core.Capabilities{DTypes: storedDTypes, Description: "pure Go"}
 }
 
 // Alloc returns 8-byte aligned memory that reads as zeros (a recycled block

@@ -14,6 +14,9 @@ func TestOpsMatchReference(t *testing.T) { backendtest.RunVectors(t, core.CPU) }
 
 func TestGradientsMatchFiniteDifferences(t *testing.T) { backendtest.RunGradCheck(t, core.CPU) }
 
+// Complex dtypes: every complex form against math/cmplx.
+func TestComplexMatchesMathCmplx(t *testing.T) { backendtest.RunComplex(t, core.CPU) }
+
 // The suite again with every output a recycled block full of NaN bytes:
 // a kernel that takes its output uncleared (fillsOutputs) and skips an
 // element shows it here.

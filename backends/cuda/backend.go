@@ -194,7 +194,7 @@ func (b *Backend) Capabilities() core.Capabilities {
 	desc := fmt.Sprintf("%s (compute capability %s, %d SMs, %s; driver CUDA %s, NVRTC %s, kernels for %s)",
 		b.info.Name, b.info.ComputeCapability, b.info.Multiprocessors, humanBytes(b.info.MemoryBytes),
 		b.info.DriverVersion, b.info.NVRTCVersion, b.info.Arch)
-	return core.Capabilities{DTypes: append([]core.DType{}, core.AllDTypes...), Description: desc,
+	return core.Capabilities{DTypes: append(append([]core.DType{}, core.AllDTypes...), core.ComplexDTypes...), Description: desc,
 		MaxKernelBuffers: maxOps, MaxKernelRank: maxRank}
 }
 

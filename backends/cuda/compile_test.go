@@ -114,6 +114,11 @@ func TestEmulatedGradients(t *testing.T) {
 	backendtest.RunGradCheck(t, emuDevice)
 }
 
+func TestEmulatedComplex(t *testing.T) {
+	needEmulator(t)
+	backendtest.RunComplex(t, emuDevice)
+}
+
 // WtArgs in cu/prelude.cuh and wtArgs in args.go must agree byte for byte:
 // the host compiler checks every field's offset, NVRTC the size.
 func TestArgsLayout(t *testing.T) {

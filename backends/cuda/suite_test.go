@@ -47,6 +47,11 @@ func TestCUDAGradientsMatchFiniteDifferences(t *testing.T) {
 	backendtest.RunGradCheck(t, gpu)
 }
 
+func TestCUDAComplex(t *testing.T) {
+	needCUDA(t)
+	backendtest.RunComplex(t, gpu)
+}
+
 func TestCUDAConcurrentAutograd(t *testing.T) {
 	needCUDA(t)
 	backendtest.RunConcurrentAutograd(t, gpu)

@@ -168,6 +168,7 @@ func (b *Backend) Capabilities() core.Capabilities {
 			dts = append(dts, d)
 		}
 	}
+	dts = append(dts, core.C64) // as pairs of f32 (core stores complex as its parts)
 	desc := fmt.Sprintf("%s (%s, %s)", strings.TrimSpace(b.info.DriverDescription), b.info.BackendType, b.info.AdapterType)
 	return core.Capabilities{DTypes: dts, Description: desc, Software: b.software, NarrowI64: true,
 		MaxKernelBuffers: b.maxBuffers(), MaxKernelRank: wgsl.MaxRank}

@@ -54,6 +54,12 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	backendtest.RunGradCheck(t, gpu)
 }
 
+// Complex64 as pairs of f32 on the GPU, against math/cmplx.
+func TestComplexMatchesMathCmplx(t *testing.T) {
+	needGPU(t)
+	backendtest.RunComplex(t, gpu)
+}
+
 // TestKernelCoverage fails when an op of the registry has no WebGPU kernel,
 // so a new op cannot quietly run on the CPU behind the GPU.
 func TestKernelCoverage(t *testing.T) {

@@ -23,15 +23,27 @@ const (
 	I8
 	U8
 	Bool
+	// C64 and C128 are complex numbers of two f32 or two f64, real part
+	// first (the layout of NumPy, PyTorch, DLPack and C99). Every backend
+	// stores one as two elements of its real dtype, so a complex tensor of
+	// shape S is also a real tensor of shape S+[2] (core's view_as_real),
+	// and complex ops are compositions of real ones: no kernel needs to
+	// know them.
+	C64
+	C128
 )
 
 var dtypeNames = [...]string{Invalid: "invalid", F32: "f32", F16: "f16", BF16: "bf16", F64: "f64",
-	I64: "i64", I32: "i32", U32: "u32", I16: "i16", I8: "i8", U8: "u8", Bool: "bool"}
+	I64: "i64", I32: "i32", U32: "u32", I16: "i16", I8: "i8", U8: "u8", Bool: "bool", C64: "c64", C128: "c128"}
 
-var dtypeSizes = [...]int{F32: 4, F16: 2, BF16: 2, F64: 8, I64: 8, I32: 4, U32: 4, I16: 2, I8: 1, U8: 1, Bool: 1}
+var dtypeSizes = [...]int{F32: 4, F16: 2, BF16: 2, F64: 8, I64: 8, I32: 4, U32: 4, I16: 2, I8: 1, U8: 1, Bool: 1, C64: 8, C128: 16}
 
 // AllDTypes lists every valid dtype, floats first.
 var AllDTypes = []DType{F32, F16, BF16, F64, I64, I32, U32, I16, I8, U8, Bool}
+
+// ComplexDTypes lists the complex dtypes. They are not in AllDTypes: no
+// kernel takes them (see C64), and loops over AllDTypes mean the kernels'.
+var ComplexDTypes = []DType{C64, C128}
 
 // FloatDTypes lists the floating-point dtypes.
 var FloatDTypes = []DType{F32, F16, BF16, F64}
@@ -55,7 +67,39 @@ func (d DType) Size() int {
 }
 
 // Valid reports whether d is one of the defined dtypes.
-func (d DType) Valid() bool { return d > Invalid && d <= Bool }
+func (d DType) Valid() bool { return d > Invalid && d <= C128 }
+
+// IsInexact reports whether d is floating-point or complex (NumPy's
+// "inexact"): the dtypes that can carry gradients.
+func (d DType) IsInexact() bool { return d.IsFloat() || d.IsComplex() }
+
+// IsComplex reports whether d is a complex dtype.
+func (d DType) IsComplex() bool { return d == C64 || d == C128 }
+
+// RealDType is the dtype of a complex dtype's parts (f32 for c64, f64 for
+// c128); any other dtype is its own.
+func (d DType) RealDType() DType {
+	switch d {
+	case C64:
+		return F32
+	case C128:
+		return F64
+	}
+	return d
+}
+
+// ComplexDType is the complex dtype whose parts have dtype d: c128 for f64,
+// c64 for the other floats (and for integers and bool, as NumPy promotes
+// them with a complex64); a complex dtype is its own.
+func ComplexDType(d DType) DType {
+	switch {
+	case d.IsComplex():
+		return d
+	case d == F64:
+		return C128
+	}
+	return C64
+}
 
 // IsFloat reports whether d is a floating-point dtype.
 func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d == F64 }
@@ -64,7 +108,7 @@ func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d ==
 func (d DType) IsInt() bool { return d >= I64 && d <= U8 }
 
 // IsSigned reports whether d can hold negative values.
-func (d DType) IsSigned() bool { return d.IsFloat() || d == I64 || d == I32 || d == I16 || d == I8 }
+func (d DType) IsSigned() bool { return d.IsFloat() || d.IsComplex() || d == I64 || d == I32 || d == I16 || d == I8 }
 
 // ParseDType accepts our names and the common NumPy/PyTorch spellings.
 func ParseDType(s string) (DType, error) {
@@ -91,17 +135,23 @@ func ParseDType(s string) (DType, error) {
 		return U8, nil
 	case "bool", "b8":
 		return Bool, nil
+	case "c64", "complex64", "cfloat":
+		return C64, nil
+	case "c128", "complex128", "cdouble", "complex":
+		return C128, nil
 	}
-	return Invalid, fmt.Errorf("unknown dtype %q (want one of f32 f16 bf16 f64 i64 i32 u32 i16 i8 u8 bool)", s)
+	return Invalid, fmt.Errorf("unknown dtype %q (want one of f32 f16 bf16 f64 i64 i32 u32 i16 i8 u8 bool c64 c128)", s)
 }
 
-// category orders dtype kinds for promotion: bool < int < float.
+// category orders dtype kinds for promotion: bool < int < float < complex.
 func (d DType) category() int {
 	switch {
 	case d == Bool:
 		return 0
 	case d.IsInt():
 		return 1
+	case d.IsComplex():
+		return 3
 	default:
 		return 2
 	}
@@ -114,6 +164,18 @@ func (d DType) category() int {
 func PromoteTypes(a, b DType) DType {
 	if a == b {
 		return a
+	}
+	if a.IsComplex() || b.IsComplex() {
+		// The parts promote as the real dtypes would (c64 with f64 gives
+		// c128, as in NumPy and PyTorch); an integer or bool joins as f32.
+		ra, rb := a.RealDType(), b.RealDType()
+		if !ra.IsFloat() {
+			ra = F32
+		}
+		if !rb.IsFloat() {
+			rb = F32
+		}
+		return ComplexDType(PromoteTypes(ra, rb))
 	}
 	if a.category() != b.category() {
 		if a.category() > b.category() {

@@ -4,6 +4,7 @@ export * from "./ops/activation.gen.js";
 export * from "./ops/attention.gen.js";
 export * from "./ops/binary.gen.js";
 export * from "./ops/compare.gen.js";
+export * from "./ops/complex.gen.js";
 export * from "./ops/conv.gen.js";
 export * from "./ops/creation.gen.js";
 export * from "./ops/index.gen.js";

@@ -3,7 +3,7 @@
 package dev.webtensor;
 
 /** The conv ops as static functions (generated); call them through Ops. */
-public abstract class OpsConv extends OpsCompare {
+public abstract class OpsConv extends OpsComplex {
     OpsConv() {}
 
     /**

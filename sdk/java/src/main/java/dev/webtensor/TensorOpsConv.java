@@ -3,7 +3,7 @@
 package dev.webtensor;
 
 /** Tensor methods of the conv ops (generated); Tensor extends this through TensorOps. */
-abstract class TensorOpsConv extends TensorOpsCompare {
+abstract class TensorOpsConv extends TensorOpsComplex {
     TensorOpsConv() {}
 
     /** 1-D convolution (cross-correlation) over NCL input, as torch.nn.functional.conv1d. See {@link Ops#conv1d}. */
