@@ -53,7 +53,7 @@ func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
 		return errTensor(fmt.Errorf("requires_grad: can only be set on a leaf tensor (this one was made by %s); use Detach first", t.node.op.Name))
 	}
 	if on && !t.dtype.IsInexact() {
-		return errTensor(fmt.Errorf("requires_grad: only floating-point and complex tensors can require gradients, got %s", t.dtype))
+		return errTensor(fmt.Errorf("requires_grad: only floating-point tensors (and complex ones) can require gradients, got %s", t.dtype))
 	}
 	t.requiresGrad = on
 	return t

@@ -43,7 +43,7 @@ func wantsComplexForm(def *OpDef, inputs []*Tensor, attrs Attrs) bool {
 func callComplex(def *OpDef, inputs []*Tensor, attrs Attrs) ([]*Tensor, error) {
 	form := complexForms[def.Name]
 	if form == nil {
-		return nil, opErr(def.Name, "does not take complex tensors (c64, c128); the ops that do: %s", complexOpNames())
+		return nil, opErr(def.Name, "does not take complex dtypes (c64, c128); the ops that do: %s", complexOpNames())
 	}
 	inputs, err := checkInputs(def, inputs, true)
 	if err != nil {
@@ -215,7 +215,7 @@ func equality(op, join string) complexForm {
 func castForm(in []*Tensor, a Attrs) ([]*Tensor, error) {
 	d, x := a.DType("dtype"), in[0]
 	if x.dtype.IsComplex() && !d.IsComplex() {
-		return nil, fmt.Errorf("casting %s to %s would drop the imaginary part; take real(x), imag(x) or abs(x) first", x.dtype, d)
+		return nil, fmt.Errorf("casting dtype %s to %s would drop the imaginary part; take real(x), imag(x) or abs(x) first", x.dtype, d)
 	}
 	return []*Tensor{castComplex(x, d)}, nil
 }

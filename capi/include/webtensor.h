@@ -75,7 +75,9 @@ typedef enum {
   WT_I16 = 8,
   WT_I8 = 9,
   WT_U8 = 10,
-  WT_BOOL = 11
+  WT_BOOL = 11,
+  WT_C64 = 12, /* complex: two f32, real part first (stored as its parts on every device) */
+  WT_C128 = 13 /* complex: two f64 (not on webgpu, which has no f64) */
 } wt_dtype;
 
 /* A tensor handle. 0 is never valid. */

@@ -31,6 +31,7 @@ const maxHeader = 100 << 20
 var dtypeNames = map[core.DType]string{
 	core.F64: "F64", core.F32: "F32", core.F16: "F16", core.BF16: "BF16", core.I64: "I64",
 	core.I32: "I32", core.U32: "U32", core.I16: "I16", core.I8: "I8", core.U8: "U8", core.Bool: "BOOL",
+	core.C64: "C64", // the format has no 128-bit complex: c128 is refused by name
 }
 
 // DTypeName is the safetensors spelling of a dtype.

@@ -15,8 +15,6 @@ import webtensor as wt
 # Names of the standard webtensor does not have yet, and why: a name that
 # goes missing, or one that is added, fails test_namespace_names.
 KNOWN_GAPS = {
-    "complex64": "no complex dtypes in the registry yet",
-    "complex128": "no complex dtypes in the registry yet",
     "uint16": "no uint16 dtype in the registry yet",
     "uint64": "no uint64 dtype in the registry yet",
     "fft": "wt.fft is the op (one transform, real and imaginary parts); the fft extension module is to come",
@@ -33,7 +31,7 @@ def test_namespace_names():
     missing = {n for n in names if not hasattr(wt, n) or (n in ("linalg", "fft") and callable(getattr(wt, n)))}
     assert missing == set(KNOWN_GAPS), f"missing {sorted(missing - set(KNOWN_GAPS))}, now present " \
                                        f"{sorted(set(KNOWN_GAPS) - missing)}"
-    assert len(names) - len(missing) == 152
+    assert len(names) - len(missing) == 154
 
 
 def test_namespace_entry_points():
@@ -47,11 +45,13 @@ def test_namespace_entry_points():
     caps = info.capabilities()
     assert caps["boolean indexing"] and caps["data-dependent shapes"] and caps["max dimensions"] == 64
     assert info.default_device() in info.devices()
-    assert info.default_dtypes() == {"real floating": wt.float32, "integral": wt.int64, "indexing": wt.int64}
-    assert set(info.dtypes()) == {"bool", "int8", "int16", "int32", "int64", "uint8", "uint32", "float32", "float64"}
+    assert info.default_dtypes() == {"real floating": wt.float32, "complex floating": wt.complex64,
+                                     "integral": wt.int64, "indexing": wt.int64}
+    assert set(info.dtypes()) == {"bool", "int8", "int16", "int32", "int64", "uint8", "uint32", "float32", "float64",
+                                  "complex64", "complex128"}
     assert set(info.dtypes(kind="real floating")) == {"float32", "float64"}
     assert set(info.dtypes(kind=("bool", "unsigned integer"))) == {"bool", "uint8", "uint32"}
-    assert "float64" not in info.dtypes(device="webgpu:0")
+    assert "float64" not in info.dtypes(device="webgpu:0") and "complex128" not in info.dtypes(device="webgpu:0")
     assert (wt.e, wt.pi, wt.inf, wt.newaxis) == (math.e, math.pi, math.inf, None) and math.isnan(wt.nan)
     assert x.to_device(x.device) is x and x.device == "cpu"
 

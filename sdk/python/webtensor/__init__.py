@@ -62,6 +62,8 @@ i64, i32, u32, i16, i8, u8 = _DT["i64"], _DT["i32"], _DT["u32"], _DT["i16"], _DT
 float32, float16, bfloat16, float64 = f32, f16, bf16, f64
 int64, int32, uint32, int16, int8, uint8 = i64, i32, u32, i16, i8, u8
 bool_ = _DT["bool"]
+c64, c128 = _DT["c64"], _DT["c128"]
+complex64, complex128 = c64, c128
 globals()["bool"] = bool_  # wt.bool, as in PyTorch, without shadowing the builtin in this module
 
 

@@ -22,14 +22,15 @@ newaxis = None
 
 # The standard's names for the dtypes webtensor has (float16 and bfloat16
 # are extras the standard does not name).
-_STANDARD = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint32", "float32", "float64")
+_STANDARD = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint32", "float32", "float64", "complex64",
+             "complex128")
 _KINDS = {
     "bool": lambda d: d.name == "bool",
     "signed integer": lambda d: d.name in ("i8", "i16", "i32", "i64"),
     "unsigned integer": lambda d: d.name in ("u8", "u32"),
     "integral": lambda d: d.name in ("i8", "i16", "i32", "i64", "u8", "u32"),
     "real floating": lambda d: d.is_floating,
-    "complex floating": lambda d: False,  # webtensor has no complex dtypes yet
+    "complex floating": lambda d: d.is_complex,
     "numeric": lambda d: d.name != "bool",
 }
 
@@ -62,13 +63,15 @@ def _dtype_of(x) -> DType:
 
 
 def finfo(type, /) -> finfo_object:  # noqa: A002 (the standard's parameter name)
-    """Machine limits of a float dtype (or of a float tensor's dtype)."""
+    """Machine limits of a float or complex dtype (or of such a tensor's
+    dtype); a complex dtype's are those of its parts, as the standard says."""
     d = _dtype_of(type)
-    if d.name not in _FLOATS:
-        raise TypeError(f"finfo: {d.name} is not a floating-point dtype")
-    bits, mant, emax = _FLOATS[d.name]
+    part = {"c64": "f32", "c128": "f64"}.get(d.name, d.name)
+    if part not in _FLOATS:
+        raise TypeError(f"finfo: {d.name} is not a floating-point or complex dtype")
+    bits, mant, emax = _FLOATS[part]
     big = (2 - 2.0**-mant) * 2.0**emax
-    return finfo_object(bits, 2.0**-mant, big, -big, 2.0 ** (1 - emax), d)
+    return finfo_object(bits, 2.0**-mant, big, -big, 2.0 ** (1 - emax), BY_NAME[part])
 
 
 def iinfo(type, /) -> iinfo_object:  # noqa: A002
@@ -114,8 +117,9 @@ def result_type(*arrays_and_dtypes) -> DType:
         out = _promote(out, d)
     for s in scalars:
         if isinstance(s, complex):
-            raise TypeError("result_type: webtensor has no complex dtypes")
-        if isinstance(s, float) and not out.is_floating:
+            if not out.is_complex:
+                out = _promote(out, BY_NAME["c64"])
+        elif isinstance(s, float) and not (out.is_floating or out.is_complex):
             out = _promote(out, BY_NAME["f32"])
         elif isinstance(s, int) and not isinstance(s, builtins.bool) and out.name == "bool":
             out = BY_NAME["i64"]
@@ -149,12 +153,14 @@ class _Info:
         return devices()
 
     def default_dtypes(self, *, device: str | None = None) -> dict:
-        return {"real floating": BY_NAME["f32"], "integral": BY_NAME["i64"], "indexing": BY_NAME["i64"]}
+        return {"real floating": BY_NAME["f32"], "complex floating": BY_NAME["c64"], "integral": BY_NAME["i64"],
+                "indexing": BY_NAME["i64"]}
 
     def dtypes(self, *, device: str | None = None, kind=None) -> dict:
         """The standard's dtypes a tensor on device can hold (WebGPU holds no
-        f64), those of kind when given."""
-        names = [n for n in _STANDARD if not (n == "float64" and device and device.startswith("webgpu"))]
+        f64, so no complex128), those of kind when given."""
+        no_f64 = device is not None and device.startswith("webgpu")
+        names = [n for n in _STANDARD if not (no_f64 and n in ("float64", "complex128"))]
         return {n: BY_NAME[n] for n in names if kind is None or isdtype(BY_NAME[n], kind)}
 
 

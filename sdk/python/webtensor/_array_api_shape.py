@@ -3,7 +3,7 @@ op manifest spells otherwise or lacks, made of the generated ops:
 broadcast_arrays/shapes, meshgrid, tensordot, tril/triu, diff, repeat,
 concat with axis=None, reshape with copy, eye with k, linspace with
 endpoint, full/full_like with the standard's dtype defaults, the _like
-creations with device, and conj/real/imag of real tensors.
+creations with device, and imag of a real tensor (zeros).
 """
 
 from __future__ import annotations
@@ -186,14 +186,24 @@ def _fill_dtype(fill_value):
         return "i64"
     if isinstance(fill_value, builtins.float):
         return "f32"
-    raise TypeError(f"full: fill_value must be a bool, int or float, got {type(fill_value).__name__}")
+    if isinstance(fill_value, builtins.complex):
+        return "c64"
+    raise TypeError(f"full: fill_value must be a bool, int, float or complex, got {type(fill_value).__name__}")
 
 
 def full(shape, fill_value, dtype=None, device: str | None = None, requires_grad: bool = False) -> Tensor:
     """A tensor of shape filled with fill_value (its dtype by default: bool, i64 or f32)."""
     shape = (shape,) if isinstance(shape, builtins.int) else tuple(shape)
     dt = dtype if dtype is not None else _fill_dtype(fill_value)
-    out = _ops.full(list(shape), fill_value, dtype=dt, device=device or "")
+    if isinstance(fill_value, builtins.complex):
+        # The full op's value is real: the parts are filled one by one.
+        with scope() as s:
+            part = to_dtype({"c128": "f64"}.get(to_dtype(dt).name, "f32"))
+            re = _ops.full(list(shape), fill_value.real, dtype=part, device=device or "")
+            im = _ops.full(list(shape), fill_value.imag, dtype=part, device=device or "")
+            out = s.keep(_ops.cast(_ops.complex(re, im), dtype=dt))
+    else:
+        out = _ops.full(list(shape), fill_value, dtype=dt, device=device or "")
     if requires_grad:
         out.requires_grad = True
     return out
@@ -214,22 +224,14 @@ def ones_like(x: Tensor, /, dtype=None, *, device: str | None = None) -> Tensor:
     return full(x.shape, 1, dtype=dtype or x.dtype, device=device or x.device)
 
 
-def conj(x: Tensor, /) -> Tensor:
-    """The complex conjugate: x's values, since webtensor's dtypes are real."""
-    return x.detach()
-
-
-def real(x: Tensor, /) -> Tensor:
-    """The real part: x's values, since webtensor's dtypes are real."""
-    return x.detach()
-
-
 def imag(x: Tensor, /) -> Tensor:
-    """The imaginary part: zeros of x's shape and dtype, since webtensor's dtypes are real."""
+    """The imaginary part (a view) of a complex tensor; zeros of a real one's shape and dtype."""
+    if x.dtype.is_complex:
+        return _ops.imag(x)
     return zeros_like(x)
 
 
 __all__ = [
-    "broadcast_arrays", "broadcast_shapes", "concat", "conj", "diff", "eye", "full", "full_like", "imag",
-    "linspace", "meshgrid", "ones_like", "real", "repeat", "reshape", "tensordot", "tril", "triu", "zeros_like",
+    "broadcast_arrays", "broadcast_shapes", "concat", "diff", "eye", "full", "full_like", "imag",
+    "linspace", "meshgrid", "ones_like", "repeat", "reshape", "tensordot", "tril", "triu", "zeros_like",
 ]

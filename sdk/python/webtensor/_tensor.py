@@ -147,6 +147,8 @@ def _scalar_like(x, ref) -> Tensor:
             return tensor(x, dtype=dt, device=device)
         if isinstance(x, numbers.Real) and dt.is_floating:
             return tensor(x, dtype=dt, device=device)
+        if isinstance(x, numbers.Complex) and dt.is_complex:
+            return tensor(x, dtype=dt, device=device)
     return tensor(x, device=device)
 
 
@@ -210,6 +212,8 @@ def tensor(data, dtype=None, device: str | None = None, requires_grad: bool = Fa
                 dt = BY_NAME["f32"]  # Python floats become f32, as in PyTorch
             elif a.dtype.kind in "iu" and not isinstance(data, np.ndarray):
                 dt = BY_NAME["i64"]
+            elif a.dtype == np.complex128 and not isinstance(data, np.ndarray):
+                dt = BY_NAME["c64"]  # Python complex numbers become c64, as floats become f32
             else:
                 dt = to_dtype(a.dtype.name)
         if dt.numpy_name is None:
@@ -480,6 +484,9 @@ class Tensor:
         if dt.name == "bf16":  # the top half of an f32
             vals = struct.unpack(f"<{n}f", b"".join(b"\0\0" + data[i : i + 2] for i in range(0, len(data), 2)))
             return list(vals)
+        if dt.is_complex:  # pairs of the parts
+            parts = struct.unpack(f"<{2 * n}{'f' if dt.name == 'c64' else 'd'}", data)
+            return [complex(parts[2 * i], parts[2 * i + 1]) for i in range(n)]
         vals = struct.unpack(f"<{n}{_STRUCT_CODES[dt.name]}", data)
         return [v != 0 for v in vals] if dt.name == "bool" else list(vals)
 
@@ -495,6 +502,19 @@ class Tensor:
 
     def __float__(self) -> float:
         return float(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    @property
+    def real(self) -> Tensor:
+        """The real part (a view; a real tensor is its own), as NumPy's and PyTorch's attribute."""
+        return op1("real", [self])
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part of a complex tensor (a view)."""
+        return op1("imag", [self])
 
     def __int__(self) -> int:
         return int(self.item())
