@@ -332,6 +332,24 @@ func (x *Tensor) FFT(attrs ...Attrs) *Tensor {
 	return Call1("fft", mergeAttrs(attrs), x)
 }
 
+// FFTFreq: Sample frequencies of fft's n bins for spacing d: 0, 1, ..., then the negative ones, all over n*d (1-D).
+// Attributes: n, d, dtype, device.
+func FFTFreq(attrs ...Attrs) *Tensor {
+	return Call1("fftfreq", mergeAttrs(attrs))
+}
+
+// FFTN: n-dimensional discrete Fourier transform of complex pairs [..., 2] over axes (default: every axis).
+// Attributes: s, axes, norm.
+func (x *Tensor) FFTN(attrs ...Attrs) *Tensor {
+	return Call1("fftn", mergeAttrs(attrs), x)
+}
+
+// FFTShift: Roll each axis by half its length so that the zero frequency is in the middle (pairs: over the complex dims).
+// Attributes: axes, pairs.
+func (x *Tensor) FFTShift(attrs ...Attrs) *Tensor {
+	return Call1("fftshift", mergeAttrs(attrs), x)
+}
+
 // Flatten: Merge dims start_dim..end_dim into one.
 // Attributes: start_dim, end_dim.
 func (x *Tensor) Flatten(attrs ...Attrs) *Tensor {
@@ -388,6 +406,12 @@ func (a *Tensor) Gt(b *Tensor, attrs ...Attrs) *Tensor {
 	return Call1("gt", mergeAttrs(attrs), a, b)
 }
 
+// HFFT: Fourier transform of a Hermitian-symmetric signal given by its first half (complex pairs): real, length n (default 2*(m-1)).
+// Attributes: n, axis, norm.
+func (x *Tensor) HFFT(attrs ...Attrs) *Tensor {
+	return Call1("hfft", mergeAttrs(attrs), x)
+}
+
 // Hypot: sqrt(a² + b²) without overflow or underflow, elementwise with broadcasting; integers give f32.
 func (a *Tensor) Hypot(b *Tensor, attrs ...Attrs) *Tensor {
 	return Call1("hypot", mergeAttrs(attrs), a, b)
@@ -397,6 +421,24 @@ func (a *Tensor) Hypot(b *Tensor, attrs ...Attrs) *Tensor {
 // Attributes: n, axis, norm.
 func (x *Tensor) IFFT(attrs ...Attrs) *Tensor {
 	return Call1("ifft", mergeAttrs(attrs), x)
+}
+
+// IFFTN: n-dimensional inverse discrete Fourier transform of complex pairs [..., 2] over axes (default: every axis).
+// Attributes: s, axes, norm.
+func (x *Tensor) IFFTN(attrs ...Attrs) *Tensor {
+	return Call1("ifftn", mergeAttrs(attrs), x)
+}
+
+// IFFTShift: Inverse of fftshift: roll each axis back by half its length (pairs: over the complex dims).
+// Attributes: axes, pairs.
+func (x *Tensor) IFFTShift(attrs ...Attrs) *Tensor {
+	return Call1("ifftshift", mergeAttrs(attrs), x)
+}
+
+// IHFFT: Inverse of hfft: the n/2+1 non-negative bins (complex pairs) of a real signal's inverse transform.
+// Attributes: n, axis, norm.
+func (x *Tensor) IHFFT(attrs ...Attrs) *Tensor {
+	return Call1("ihfft", mergeAttrs(attrs), x)
 }
 
 // Imag: The imaginary part of a complex tensor (a view).
@@ -431,6 +473,12 @@ func (x *Tensor) Inv(attrs ...Attrs) *Tensor {
 // Attributes: n, axis, norm.
 func (x *Tensor) IRFFT(attrs ...Attrs) *Tensor {
 	return Call1("irfft", mergeAttrs(attrs), x)
+}
+
+// IRFFTN: Inverse of rfftn: complex pairs of the half spectrum to a real signal; the last of axes has length s[-1], by default 2*(m-1).
+// Attributes: s, axes, norm.
+func (x *Tensor) IRFFTN(attrs ...Attrs) *Tensor {
+	return Call1("irfftn", mergeAttrs(attrs), x)
 }
 
 // Isfinite: True where x is neither NaN nor ±inf (always for integers).
@@ -774,6 +822,18 @@ func (x *Tensor) RepeatInterleave(attrs ...Attrs) *Tensor {
 // Attributes: n, axis, norm.
 func (x *Tensor) RFFT(attrs ...Attrs) *Tensor {
 	return Call1("rfft", mergeAttrs(attrs), x)
+}
+
+// RFFTFreq: Sample frequencies of rfft's n/2+1 bins for spacing d: 0, 1, ..., n/2, over n*d (1-D).
+// Attributes: n, d, dtype, device.
+func RFFTFreq(attrs ...Attrs) *Tensor {
+	return Call1("rfftfreq", mergeAttrs(attrs))
+}
+
+// RFFTN: n-dimensional Fourier transform of a real signal: the last of axes keeps its s/2+1 non-negative bins; complex pairs out.
+// Attributes: s, axes, norm.
+func (x *Tensor) RFFTN(attrs ...Attrs) *Tensor {
+	return Call1("rfftn", mergeAttrs(attrs), x)
 }
 
 // RMSNorm: Divide by the root mean square over the trailing normalized_shape dims, then scale.

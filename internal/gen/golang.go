@@ -20,6 +20,8 @@ var goHandWritten = map[string]bool{
 }
 
 var goInitialisms = map[string]string{"fft": "FFT", "ifft": "IFFT", "rfft": "RFFT", "irfft": "IRFFT",
+	"fftn": "FFTN", "ifftn": "IFFTN", "rfftn": "RFFTN", "irfftn": "IRFFTN", "hfft": "HFFT", "ihfft": "IHFFT",
+	"fftfreq": "FFTFreq", "rfftfreq": "RFFTFreq", "fftshift": "FFTShift", "ifftshift": "IFFTShift",
 	"spmm": "SpMM", "sddmm": "SDDMM", "nll": "NLL", "mse": "MSE", "rms": "RMS", "l1": "L1", "elu": "ELU",
 	"gelu": "GELU", "silu": "SiLU", "relu": "ReLU", "nan": "NaN"}
 

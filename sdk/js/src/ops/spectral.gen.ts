@@ -5,6 +5,7 @@
 import { attrsOf } from "../check.js";
 import { Tensor, op1 } from "../core.js";
 import type { TensorLike } from "../core.js";
+import type { DType } from "../dtype.js";
 
 /** Attributes of {@link fft}. */
 export interface FftOptions {
@@ -23,6 +24,81 @@ export interface FftOptions {
  */
 export function fft(x: TensorLike, options?: FftOptions): Tensor {
   return op1("fft", [x], attrsOf("fft", options, { n: "n", axis: "axis", norm: "norm" }));
+}
+
+/** Attributes of {@link fftfreq}. */
+export interface FftfreqOptions {
+  /** window length: the number of samples of the transformed signal */
+  n: number;
+  /** sample spacing (the inverse of the sampling rate); not zero (default 1) */
+  d?: number;
+  /** floating-point element type (default "f32") */
+  dtype?: DType;
+  /** device; empty means the default device (default "") */
+  device?: string;
+}
+
+/**
+ * Sample frequencies of fft's n bins for spacing d: 0, 1, ..., then the negative ones, all over n*d (1-D).
+ * @param options the attributes (see FftfreqOptions)
+ */
+export function fftfreq(options: FftfreqOptions): Tensor {
+  return op1("fftfreq", [], attrsOf("fftfreq", options, { n: "n", d: "d", dtype: "dtype", device: "device" }));
+}
+
+/** Attributes of {@link fftn}. */
+export interface FftnOptions {
+  /** transform length per axis of axes (zero-pads or trims; -1 keeps the input's); absent keeps every length; without axes, s applies to the last len(s) axes */
+  s?: readonly number[];
+  /** axes to transform, in order (over the complex dims for complex-pair tensors), no repeats; absent means every axis, or the last len(s) when s is given */
+  axes?: readonly number[];
+  /** which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or forward, n the product of the lengths (default "backward") */
+  norm?: string;
+}
+
+/**
+ * n-dimensional discrete Fourier transform of complex pairs [..., 2] over axes (default: every axis).
+ * @param x input (f32, f64)
+ * @param options the attributes (see FftnOptions)
+ */
+export function fftn(x: TensorLike, options?: FftnOptions): Tensor {
+  return op1("fftn", [x], attrsOf("fftn", options, { s: "s", axes: "axes", norm: "norm" }));
+}
+
+/** Attributes of {@link fftshift}. */
+export interface FftshiftOptions {
+  /** axes to shift (a repeated axis shifts twice, as in numpy and torch); absent means every axis */
+  axes?: readonly number[];
+  /** x is complex pairs [..., 2]: axes count over the complex dims and the pair dim stays in place (default false) */
+  pairs?: boolean;
+}
+
+/**
+ * Roll each axis by half its length so that the zero frequency is in the middle (pairs: over the complex dims).
+ * @param x input
+ * @param options the attributes (see FftshiftOptions)
+ */
+export function fftshift(x: TensorLike, options?: FftshiftOptions): Tensor {
+  return op1("fftshift", [x], attrsOf("fftshift", options, { axes: "axes", pairs: "pairs" }));
+}
+
+/** Attributes of {@link hfft}. */
+export interface HfftOptions {
+  /** output length; absent means 2*(m-1) for m input points */
+  n?: number;
+  /** axis of the transform (over the complex dims for complex-pair tensors) (default -1) */
+  axis?: number;
+  /** which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or forward (default "backward") */
+  norm?: string;
+}
+
+/**
+ * Fourier transform of a Hermitian-symmetric signal given by its first half (complex pairs): real, length n (default 2*(m-1)).
+ * @param x input (f32, f64)
+ * @param options the attributes (see HfftOptions)
+ */
+export function hfft(x: TensorLike, options?: HfftOptions): Tensor {
+  return op1("hfft", [x], attrsOf("hfft", options, { n: "n", axis: "axis", norm: "norm" }));
 }
 
 /** Attributes of {@link ifft}. */
@@ -44,6 +120,61 @@ export function ifft(x: TensorLike, options?: IfftOptions): Tensor {
   return op1("ifft", [x], attrsOf("ifft", options, { n: "n", axis: "axis", norm: "norm" }));
 }
 
+/** Attributes of {@link ifftn}. */
+export interface IfftnOptions {
+  /** transform length per axis of axes (zero-pads or trims; -1 keeps the input's); absent keeps every length; without axes, s applies to the last len(s) axes */
+  s?: readonly number[];
+  /** axes to transform, in order (over the complex dims for complex-pair tensors), no repeats; absent means every axis, or the last len(s) when s is given */
+  axes?: readonly number[];
+  /** which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or forward, n the product of the lengths (default "backward") */
+  norm?: string;
+}
+
+/**
+ * n-dimensional inverse discrete Fourier transform of complex pairs [..., 2] over axes (default: every axis).
+ * @param x input (f32, f64)
+ * @param options the attributes (see IfftnOptions)
+ */
+export function ifftn(x: TensorLike, options?: IfftnOptions): Tensor {
+  return op1("ifftn", [x], attrsOf("ifftn", options, { s: "s", axes: "axes", norm: "norm" }));
+}
+
+/** Attributes of {@link ifftshift}. */
+export interface IfftshiftOptions {
+  /** axes to shift (a repeated axis shifts twice, as in numpy and torch); absent means every axis */
+  axes?: readonly number[];
+  /** x is complex pairs [..., 2]: axes count over the complex dims and the pair dim stays in place (default false) */
+  pairs?: boolean;
+}
+
+/**
+ * Inverse of fftshift: roll each axis back by half its length (pairs: over the complex dims).
+ * @param x input
+ * @param options the attributes (see IfftshiftOptions)
+ */
+export function ifftshift(x: TensorLike, options?: IfftshiftOptions): Tensor {
+  return op1("ifftshift", [x], attrsOf("ifftshift", options, { axes: "axes", pairs: "pairs" }));
+}
+
+/** Attributes of {@link ihfft}. */
+export interface IhfftOptions {
+  /** signal length: zero-pads or trims the input; absent keeps it */
+  n?: number;
+  /** axis of the transform (over the complex dims for complex-pair tensors) (default -1) */
+  axis?: number;
+  /** which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or forward (default "backward") */
+  norm?: string;
+}
+
+/**
+ * Inverse of hfft: the n/2+1 non-negative bins (complex pairs) of a real signal's inverse transform.
+ * @param x input (f32, f64)
+ * @param options the attributes (see IhfftOptions)
+ */
+export function ihfft(x: TensorLike, options?: IhfftOptions): Tensor {
+  return op1("ihfft", [x], attrsOf("ihfft", options, { n: "n", axis: "axis", norm: "norm" }));
+}
+
 /** Attributes of {@link irfft}. */
 export interface IrfftOptions {
   /** output length; absent means 2*(m-1) for m input bins */
@@ -61,6 +192,25 @@ export interface IrfftOptions {
  */
 export function irfft(x: TensorLike, options?: IrfftOptions): Tensor {
   return op1("irfft", [x], attrsOf("irfft", options, { n: "n", axis: "axis", norm: "norm" }));
+}
+
+/** Attributes of {@link irfftn}. */
+export interface IrfftnOptions {
+  /** transform length per axis of axes (zero-pads or trims; -1 keeps the input's); absent keeps every length; without axes, s applies to the last len(s) axes */
+  s?: readonly number[];
+  /** axes to transform, in order (over the complex dims for complex-pair tensors), no repeats; absent means every axis, or the last len(s) when s is given */
+  axes?: readonly number[];
+  /** which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or forward, n the product of the lengths (default "backward") */
+  norm?: string;
+}
+
+/**
+ * Inverse of rfftn: complex pairs of the half spectrum to a real signal; the last of axes has length s[-1], by default 2*(m-1).
+ * @param x input (f32, f64)
+ * @param options the attributes (see IrfftnOptions)
+ */
+export function irfftn(x: TensorLike, options?: IrfftnOptions): Tensor {
+  return op1("irfftn", [x], attrsOf("irfftn", options, { s: "s", axes: "axes", norm: "norm" }));
 }
 
 /** Attributes of {@link rfft}. */
@@ -82,25 +232,88 @@ export function rfft(x: TensorLike, options?: RfftOptions): Tensor {
   return op1("rfft", [x], attrsOf("rfft", options, { n: "n", axis: "axis", norm: "norm" }));
 }
 
+/** Attributes of {@link rfftfreq}. */
+export interface RfftfreqOptions {
+  /** window length: the number of samples of the transformed signal */
+  n: number;
+  /** sample spacing (the inverse of the sampling rate); not zero (default 1) */
+  d?: number;
+  /** floating-point element type (default "f32") */
+  dtype?: DType;
+  /** device; empty means the default device (default "") */
+  device?: string;
+}
+
+/**
+ * Sample frequencies of rfft's n/2+1 bins for spacing d: 0, 1, ..., n/2, over n*d (1-D).
+ * @param options the attributes (see RfftfreqOptions)
+ */
+export function rfftfreq(options: RfftfreqOptions): Tensor {
+  return op1("rfftfreq", [], attrsOf("rfftfreq", options, { n: "n", d: "d", dtype: "dtype", device: "device" }));
+}
+
+/** Attributes of {@link rfftn}. */
+export interface RfftnOptions {
+  /** transform length per axis of axes (zero-pads or trims; -1 keeps the input's); absent keeps every length; without axes, s applies to the last len(s) axes */
+  s?: readonly number[];
+  /** axes to transform, in order (over the complex dims for complex-pair tensors), no repeats; absent means every axis, or the last len(s) when s is given */
+  axes?: readonly number[];
+  /** which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or forward, n the product of the lengths (default "backward") */
+  norm?: string;
+}
+
+/**
+ * n-dimensional Fourier transform of a real signal: the last of axes keeps its s/2+1 non-negative bins; complex pairs out.
+ * @param x input (f32, f64)
+ * @param options the attributes (see RfftnOptions)
+ */
+export function rfftn(x: TensorLike, options?: RfftnOptions): Tensor {
+  return op1("rfftn", [x], attrsOf("rfftn", options, { s: "s", axes: "axes", norm: "norm" }));
+}
+
 declare module "../core.js" {
   interface Tensor {
     /** Discrete Fourier transform of complex pairs [..., 2] along one axis (any length). */
     fft(options?: FftOptions): Tensor;
+    /** n-dimensional discrete Fourier transform of complex pairs [..., 2] over axes (default: every axis). */
+    fftn(options?: FftnOptions): Tensor;
+    /** Roll each axis by half its length so that the zero frequency is in the middle (pairs: over the complex dims). */
+    fftshift(options?: FftshiftOptions): Tensor;
+    /** Fourier transform of a Hermitian-symmetric signal given by its first half (complex pairs): real, length n (default 2*(m-1)). */
+    hfft(options?: HfftOptions): Tensor;
     /** Inverse discrete Fourier transform of complex pairs [..., 2] along one axis. */
     ifft(options?: IfftOptions): Tensor;
+    /** n-dimensional inverse discrete Fourier transform of complex pairs [..., 2] over axes (default: every axis). */
+    ifftn(options?: IfftnOptions): Tensor;
+    /** Inverse of fftshift: roll each axis back by half its length (pairs: over the complex dims). */
+    ifftshift(options?: IfftshiftOptions): Tensor;
+    /** Inverse of hfft: the n/2+1 non-negative bins (complex pairs) of a real signal's inverse transform. */
+    ihfft(options?: IhfftOptions): Tensor;
     /** Inverse of rfft: complex pairs of the non-negative bins to a real signal of length n. */
     irfft(options?: IrfftOptions): Tensor;
+    /** Inverse of rfftn: complex pairs of the half spectrum to a real signal; the last of axes has length s[-1], by default 2*(m-1). */
+    irfftn(options?: IrfftnOptions): Tensor;
     /** Fourier transform of a real signal: the n/2+1 non-negative frequency bins as complex pairs. */
     rfft(options?: RfftOptions): Tensor;
+    /** n-dimensional Fourier transform of a real signal: the last of axes keeps its s/2+1 non-negative bins; complex pairs out. */
+    rfftn(options?: RfftnOptions): Tensor;
   }
 }
 
 // The methods call the functions above with the tensor as the first input.
 const methods: Record<string, (...args: never[]) => unknown> = {
   fft,
+  fftn,
+  fftshift,
+  hfft,
   ifft,
+  ifftn,
+  ifftshift,
+  ihfft,
   irfft,
+  irfftn,
   rfft,
+  rfftn,
 };
 for (const [name, fn] of Object.entries(methods)) {
   Object.defineProperty(Tensor.prototype, name, {

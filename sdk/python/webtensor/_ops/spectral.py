@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .._tensor import Tensor, run_op
-from ._types import TensorLike
+from ._types import DTypeLike, TensorLike
 
 
 def fft(x: TensorLike, n: int | None = None, axis: int = -1, norm: str = 'backward') -> Tensor:
@@ -19,6 +21,80 @@ def fft(x: TensorLike, n: int | None = None, axis: int = -1, norm: str = 'backwa
     return run_op('fft', [x], [('n', 'int', n), ('axis', 'int', axis), ('norm', 'string', norm)])[0]
 
 
+def fftfreq(n: int, d: float = 1.0, dtype: DTypeLike = 'f32', device: str = '') -> Tensor:
+    """Sample frequencies of fft's n bins for spacing d: 0, 1, ..., then the negative ones, all over n*d
+    (1-D).
+
+    Args:
+        n: window length: the number of samples of the transformed signal
+        d: sample spacing (the inverse of the sampling rate); not zero
+        dtype: floating-point element type
+        device: device; empty means the default device
+    """
+    return run_op('fftfreq',
+        [], [('n', 'int', n), ('d', 'float', d), ('dtype', 'dtype', dtype), ('device', 'string', device)])[0]
+
+
+def fftn(
+    x: TensorLike,
+    s: int | Sequence[int] | None = None,
+    axes: int | Sequence[int] | None = None,
+    norm: str = 'backward',
+    *,
+    axis: int | Sequence[int] | None = None,
+) -> Tensor:
+    """n-dimensional discrete Fourier transform of complex pairs [..., 2] over axes (default: every axis).
+
+    Args:
+        s: transform length per axis of axes (zero-pads or trims; -1 keeps the input's); absent keeps
+            every length; without axes, s applies to the last len(s) axes
+        axes: axes to transform, in order (over the complex dims for complex-pair tensors), no repeats;
+            absent means every axis, or the last len(s) when s is given
+        norm: which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or
+            forward, n the product of the lengths
+
+    Also accepts the array API's axis= (for axes).
+    """
+    if axis is not None:
+        axes = axis
+    return run_op('fftn', [x], [('s', 'ints', s), ('axes', 'ints', axes), ('norm', 'string', norm)])[0]
+
+
+def fftshift(
+    x: TensorLike,
+    axes: int | Sequence[int] | None = None,
+    pairs: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+) -> Tensor:
+    """Roll each axis by half its length so that the zero frequency is in the middle (pairs: over the
+    complex dims).
+
+    Args:
+        axes: axes to shift (a repeated axis shifts twice, as in numpy and torch); absent means every
+            axis
+        pairs: x is complex pairs [..., 2]: axes count over the complex dims and the pair dim stays in
+            place
+
+    Also accepts the array API's axis= (for axes).
+    """
+    if axis is not None:
+        axes = axis
+    return run_op('fftshift', [x], [('axes', 'ints', axes), ('pairs', 'bool', pairs)])[0]
+
+
+def hfft(x: TensorLike, n: int | None = None, axis: int = -1, norm: str = 'backward') -> Tensor:
+    """Fourier transform of a Hermitian-symmetric signal given by its first half (complex pairs): real,
+    length n (default 2*(m-1)).
+
+    Args:
+        n: output length; absent means 2*(m-1) for m input points
+        axis: axis of the transform (over the complex dims for complex-pair tensors)
+        norm: which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or forward
+    """
+    return run_op('hfft', [x], [('n', 'int', n), ('axis', 'int', axis), ('norm', 'string', norm)])[0]
+
+
 def ifft(x: TensorLike, n: int | None = None, axis: int = -1, norm: str = 'backward') -> Tensor:
     """Inverse discrete Fourier transform of complex pairs [..., 2] along one axis.
 
@@ -28,6 +104,65 @@ def ifft(x: TensorLike, n: int | None = None, axis: int = -1, norm: str = 'backw
         norm: which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or forward
     """
     return run_op('ifft', [x], [('n', 'int', n), ('axis', 'int', axis), ('norm', 'string', norm)])[0]
+
+
+def ifftn(
+    x: TensorLike,
+    s: int | Sequence[int] | None = None,
+    axes: int | Sequence[int] | None = None,
+    norm: str = 'backward',
+    *,
+    axis: int | Sequence[int] | None = None,
+) -> Tensor:
+    """n-dimensional inverse discrete Fourier transform of complex pairs [..., 2] over axes (default: every
+    axis).
+
+    Args:
+        s: transform length per axis of axes (zero-pads or trims; -1 keeps the input's); absent keeps
+            every length; without axes, s applies to the last len(s) axes
+        axes: axes to transform, in order (over the complex dims for complex-pair tensors), no repeats;
+            absent means every axis, or the last len(s) when s is given
+        norm: which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or
+            forward, n the product of the lengths
+
+    Also accepts the array API's axis= (for axes).
+    """
+    if axis is not None:
+        axes = axis
+    return run_op('ifftn', [x], [('s', 'ints', s), ('axes', 'ints', axes), ('norm', 'string', norm)])[0]
+
+
+def ifftshift(
+    x: TensorLike,
+    axes: int | Sequence[int] | None = None,
+    pairs: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+) -> Tensor:
+    """Inverse of fftshift: roll each axis back by half its length (pairs: over the complex dims).
+
+    Args:
+        axes: axes to shift (a repeated axis shifts twice, as in numpy and torch); absent means every
+            axis
+        pairs: x is complex pairs [..., 2]: axes count over the complex dims and the pair dim stays in
+            place
+
+    Also accepts the array API's axis= (for axes).
+    """
+    if axis is not None:
+        axes = axis
+    return run_op('ifftshift', [x], [('axes', 'ints', axes), ('pairs', 'bool', pairs)])[0]
+
+
+def ihfft(x: TensorLike, n: int | None = None, axis: int = -1, norm: str = 'backward') -> Tensor:
+    """Inverse of hfft: the n/2+1 non-negative bins (complex pairs) of a real signal's inverse transform.
+
+    Args:
+        n: signal length: zero-pads or trims the input; absent keeps it
+        axis: axis of the transform (over the complex dims for complex-pair tensors)
+        norm: which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or forward
+    """
+    return run_op('ihfft', [x], [('n', 'int', n), ('axis', 'int', axis), ('norm', 'string', norm)])[0]
 
 
 def irfft(x: TensorLike, n: int | None = None, axis: int = -1, norm: str = 'backward') -> Tensor:
@@ -41,6 +176,32 @@ def irfft(x: TensorLike, n: int | None = None, axis: int = -1, norm: str = 'back
     return run_op('irfft', [x], [('n', 'int', n), ('axis', 'int', axis), ('norm', 'string', norm)])[0]
 
 
+def irfftn(
+    x: TensorLike,
+    s: int | Sequence[int] | None = None,
+    axes: int | Sequence[int] | None = None,
+    norm: str = 'backward',
+    *,
+    axis: int | Sequence[int] | None = None,
+) -> Tensor:
+    """Inverse of rfftn: complex pairs of the half spectrum to a real signal; the last of axes has length
+    s[-1], by default 2*(m-1).
+
+    Args:
+        s: transform length per axis of axes (zero-pads or trims; -1 keeps the input's); absent keeps
+            every length; without axes, s applies to the last len(s) axes
+        axes: axes to transform, in order (over the complex dims for complex-pair tensors), no repeats;
+            absent means every axis, or the last len(s) when s is given
+        norm: which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or
+            forward, n the product of the lengths
+
+    Also accepts the array API's axis= (for axes).
+    """
+    if axis is not None:
+        axes = axis
+    return run_op('irfftn', [x], [('s', 'ints', s), ('axes', 'ints', axes), ('norm', 'string', norm)])[0]
+
+
 def rfft(x: TensorLike, n: int | None = None, axis: int = -1, norm: str = 'backward') -> Tensor:
     """Fourier transform of a real signal: the n/2+1 non-negative frequency bins as complex pairs.
 
@@ -50,3 +211,42 @@ def rfft(x: TensorLike, n: int | None = None, axis: int = -1, norm: str = 'backw
         norm: which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or forward
     """
     return run_op('rfft', [x], [('n', 'int', n), ('axis', 'int', axis), ('norm', 'string', norm)])[0]
+
+
+def rfftfreq(n: int, d: float = 1.0, dtype: DTypeLike = 'f32', device: str = '') -> Tensor:
+    """Sample frequencies of rfft's n/2+1 bins for spacing d: 0, 1, ..., n/2, over n*d (1-D).
+
+    Args:
+        n: window length: the number of samples of the transformed signal
+        d: sample spacing (the inverse of the sampling rate); not zero
+        dtype: floating-point element type
+        device: device; empty means the default device
+    """
+    return run_op('rfftfreq',
+        [], [('n', 'int', n), ('d', 'float', d), ('dtype', 'dtype', dtype), ('device', 'string', device)])[0]
+
+
+def rfftn(
+    x: TensorLike,
+    s: int | Sequence[int] | None = None,
+    axes: int | Sequence[int] | None = None,
+    norm: str = 'backward',
+    *,
+    axis: int | Sequence[int] | None = None,
+) -> Tensor:
+    """n-dimensional Fourier transform of a real signal: the last of axes keeps its s/2+1 non-negative
+    bins; complex pairs out.
+
+    Args:
+        s: transform length per axis of axes (zero-pads or trims; -1 keeps the input's); absent keeps
+            every length; without axes, s applies to the last len(s) axes
+        axes: axes to transform, in order (over the complex dims for complex-pair tensors), no repeats;
+            absent means every axis, or the last len(s) when s is given
+        norm: which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or
+            forward, n the product of the lengths
+
+    Also accepts the array API's axis= (for axes).
+    """
+    if axis is not None:
+        axes = axis
+    return run_op('rfftn', [x], [('s', 'ints', s), ('axes', 'ints', axes), ('norm', 'string', norm)])[0]

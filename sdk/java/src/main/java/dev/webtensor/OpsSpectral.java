@@ -32,6 +32,111 @@ public abstract class OpsSpectral extends OpsSparse {
     }
 
     /**
+     * Sample frequencies of fft's n bins for spacing d: 0, 1, ..., then the negative ones, all over
+     * n*d (1-D).
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor fftfreq(long n) {
+        return Op.call1("fftfreq", new Tensor[] {}, Attr.ofInt("n", n));
+    }
+
+    /**
+     * Sample frequencies of fft's n bins for spacing d: 0, 1, ..., then the negative ones, all over
+     * n*d (1-D).
+     *
+     * @param n window length: the number of samples of the transformed signal (required)
+     * @param d sample spacing (the inverse of the sampling rate); not zero (default 1)
+     * @param dtype floating-point element type (default f32)
+     * @param device device; empty means the default device (null: the library's default)
+     */
+    public static Tensor fftfreq(long n, double d, DType dtype, String device) {
+        return Op.call1("fftfreq", new Tensor[] {},
+                Attr.ofInt("n", n),
+                Attr.ofFloat("d", d),
+                Attr.ofDType("dtype", dtype),
+                Attr.ofString("device", device));
+    }
+
+    /**
+     * n-dimensional discrete Fourier transform of complex pairs [..., 2] over axes (default: every
+     * axis).
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor fftn(Tensor x) {
+        return Op.call1("fftn", new Tensor[] {x});
+    }
+
+    /**
+     * n-dimensional discrete Fourier transform of complex pairs [..., 2] over axes (default: every
+     * axis).
+     *
+     * @param x input
+     * @param s transform length per axis of axes (zero-pads or trims; -1 keeps the input's); absent
+     * keeps every length; without axes, s applies to the last len(s) axes (null: the library's
+     * default)
+     * @param axes axes to transform, in order (over the complex dims for complex-pair tensors), no
+     * repeats; absent means every axis, or the last len(s) when s is given (null: the library's
+     * default)
+     * @param norm which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or
+     * forward, n the product of the lengths; one of backward, ortho, forward (default backward)
+     */
+    public static Tensor fftn(Tensor x, long[] s, long[] axes, String norm) {
+        return Op.call1("fftn", new Tensor[] {x},
+                Attr.ofInts("s", s),
+                Attr.ofInts("axes", axes),
+                Attr.ofString("norm", norm));
+    }
+
+    /**
+     * Roll each axis by half its length so that the zero frequency is in the middle (pairs: over the
+     * complex dims).
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor fftshift(Tensor x) {
+        return Op.call1("fftshift", new Tensor[] {x});
+    }
+
+    /**
+     * Roll each axis by half its length so that the zero frequency is in the middle (pairs: over the
+     * complex dims).
+     *
+     * @param x input
+     * @param axes axes to shift (a repeated axis shifts twice, as in numpy and torch); absent means
+     * every axis (null: the library's default)
+     * @param pairs x is complex pairs [..., 2]: axes count over the complex dims and the pair dim
+     * stays in place (default false)
+     */
+    public static Tensor fftshift(Tensor x, long[] axes, boolean pairs) {
+        return Op.call1("fftshift", new Tensor[] {x}, Attr.ofInts("axes", axes), Attr.ofBool("pairs", pairs));
+    }
+
+    /**
+     * Fourier transform of a Hermitian-symmetric signal given by its first half (complex pairs): real,
+     * length n (default 2*(m-1)).
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor hfft(Tensor x) {
+        return Op.call1("hfft", new Tensor[] {x});
+    }
+
+    /**
+     * Fourier transform of a Hermitian-symmetric signal given by its first half (complex pairs): real,
+     * length n (default 2*(m-1)).
+     *
+     * @param x input
+     * @param n output length; absent means 2*(m-1) for m input points (null: the library's default)
+     * @param axis axis of the transform (over the complex dims for complex-pair tensors) (default -1)
+     * @param norm which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or
+     * forward; one of backward, ortho, forward (default backward)
+     */
+    public static Tensor hfft(Tensor x, Long n, long axis, String norm) {
+        return Op.call1("hfft", new Tensor[] {x},
+                Attr.ofInt("n", n),
+                Attr.ofInt("axis", axis),
+                Attr.ofString("norm", norm));
+    }
+
+    /**
      * Inverse discrete Fourier transform of complex pairs [..., 2] along one axis.
      * Optional inputs and attributes take the library's defaults.
      */
@@ -51,6 +156,86 @@ public abstract class OpsSpectral extends OpsSparse {
      */
     public static Tensor ifft(Tensor x, Long n, long axis, String norm) {
         return Op.call1("ifft", new Tensor[] {x},
+                Attr.ofInt("n", n),
+                Attr.ofInt("axis", axis),
+                Attr.ofString("norm", norm));
+    }
+
+    /**
+     * n-dimensional inverse discrete Fourier transform of complex pairs [..., 2] over axes (default:
+     * every axis).
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor ifftn(Tensor x) {
+        return Op.call1("ifftn", new Tensor[] {x});
+    }
+
+    /**
+     * n-dimensional inverse discrete Fourier transform of complex pairs [..., 2] over axes (default:
+     * every axis).
+     *
+     * @param x input
+     * @param s transform length per axis of axes (zero-pads or trims; -1 keeps the input's); absent
+     * keeps every length; without axes, s applies to the last len(s) axes (null: the library's
+     * default)
+     * @param axes axes to transform, in order (over the complex dims for complex-pair tensors), no
+     * repeats; absent means every axis, or the last len(s) when s is given (null: the library's
+     * default)
+     * @param norm which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or
+     * forward, n the product of the lengths; one of backward, ortho, forward (default backward)
+     */
+    public static Tensor ifftn(Tensor x, long[] s, long[] axes, String norm) {
+        return Op.call1("ifftn", new Tensor[] {x},
+                Attr.ofInts("s", s),
+                Attr.ofInts("axes", axes),
+                Attr.ofString("norm", norm));
+    }
+
+    /**
+     * Inverse of fftshift: roll each axis back by half its length (pairs: over the complex dims).
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor ifftshift(Tensor x) {
+        return Op.call1("ifftshift", new Tensor[] {x});
+    }
+
+    /**
+     * Inverse of fftshift: roll each axis back by half its length (pairs: over the complex dims).
+     *
+     * @param x input
+     * @param axes axes to shift (a repeated axis shifts twice, as in numpy and torch); absent means
+     * every axis (null: the library's default)
+     * @param pairs x is complex pairs [..., 2]: axes count over the complex dims and the pair dim
+     * stays in place (default false)
+     */
+    public static Tensor ifftshift(Tensor x, long[] axes, boolean pairs) {
+        return Op.call1("ifftshift", new Tensor[] {x},
+                Attr.ofInts("axes", axes),
+                Attr.ofBool("pairs", pairs));
+    }
+
+    /**
+     * Inverse of hfft: the n/2+1 non-negative bins (complex pairs) of a real signal's inverse
+     * transform.
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor ihfft(Tensor x) {
+        return Op.call1("ihfft", new Tensor[] {x});
+    }
+
+    /**
+     * Inverse of hfft: the n/2+1 non-negative bins (complex pairs) of a real signal's inverse
+     * transform.
+     *
+     * @param x input
+     * @param n signal length: zero-pads or trims the input; absent keeps it (null: the library's
+     * default)
+     * @param axis axis of the transform (over the complex dims for complex-pair tensors) (default -1)
+     * @param norm which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or
+     * forward; one of backward, ortho, forward (default backward)
+     */
+    public static Tensor ihfft(Tensor x, Long n, long axis, String norm) {
+        return Op.call1("ihfft", new Tensor[] {x},
                 Attr.ofInt("n", n),
                 Attr.ofInt("axis", axis),
                 Attr.ofString("norm", norm));
@@ -81,6 +266,36 @@ public abstract class OpsSpectral extends OpsSparse {
     }
 
     /**
+     * Inverse of rfftn: complex pairs of the half spectrum to a real signal; the last of axes has
+     * length s[-1], by default 2*(m-1).
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor irfftn(Tensor x) {
+        return Op.call1("irfftn", new Tensor[] {x});
+    }
+
+    /**
+     * Inverse of rfftn: complex pairs of the half spectrum to a real signal; the last of axes has
+     * length s[-1], by default 2*(m-1).
+     *
+     * @param x input
+     * @param s transform length per axis of axes (zero-pads or trims; -1 keeps the input's); absent
+     * keeps every length; without axes, s applies to the last len(s) axes (null: the library's
+     * default)
+     * @param axes axes to transform, in order (over the complex dims for complex-pair tensors), no
+     * repeats; absent means every axis, or the last len(s) when s is given (null: the library's
+     * default)
+     * @param norm which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or
+     * forward, n the product of the lengths; one of backward, ortho, forward (default backward)
+     */
+    public static Tensor irfftn(Tensor x, long[] s, long[] axes, String norm) {
+        return Op.call1("irfftn", new Tensor[] {x},
+                Attr.ofInts("s", s),
+                Attr.ofInts("axes", axes),
+                Attr.ofString("norm", norm));
+    }
+
+    /**
      * Fourier transform of a real signal: the n/2+1 non-negative frequency bins as complex pairs.
      * Optional inputs and attributes take the library's defaults.
      */
@@ -102,6 +317,60 @@ public abstract class OpsSpectral extends OpsSparse {
         return Op.call1("rfft", new Tensor[] {x},
                 Attr.ofInt("n", n),
                 Attr.ofInt("axis", axis),
+                Attr.ofString("norm", norm));
+    }
+
+    /**
+     * Sample frequencies of rfft's n/2+1 bins for spacing d: 0, 1, ..., n/2, over n*d (1-D).
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor rfftfreq(long n) {
+        return Op.call1("rfftfreq", new Tensor[] {}, Attr.ofInt("n", n));
+    }
+
+    /**
+     * Sample frequencies of rfft's n/2+1 bins for spacing d: 0, 1, ..., n/2, over n*d (1-D).
+     *
+     * @param n window length: the number of samples of the transformed signal (required)
+     * @param d sample spacing (the inverse of the sampling rate); not zero (default 1)
+     * @param dtype floating-point element type (default f32)
+     * @param device device; empty means the default device (null: the library's default)
+     */
+    public static Tensor rfftfreq(long n, double d, DType dtype, String device) {
+        return Op.call1("rfftfreq", new Tensor[] {},
+                Attr.ofInt("n", n),
+                Attr.ofFloat("d", d),
+                Attr.ofDType("dtype", dtype),
+                Attr.ofString("device", device));
+    }
+
+    /**
+     * n-dimensional Fourier transform of a real signal: the last of axes keeps its s/2+1 non-negative
+     * bins; complex pairs out.
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor rfftn(Tensor x) {
+        return Op.call1("rfftn", new Tensor[] {x});
+    }
+
+    /**
+     * n-dimensional Fourier transform of a real signal: the last of axes keeps its s/2+1 non-negative
+     * bins; complex pairs out.
+     *
+     * @param x input
+     * @param s transform length per axis of axes (zero-pads or trims; -1 keeps the input's); absent
+     * keeps every length; without axes, s applies to the last len(s) axes (null: the library's
+     * default)
+     * @param axes axes to transform, in order (over the complex dims for complex-pair tensors), no
+     * repeats; absent means every axis, or the last len(s) when s is given (null: the library's
+     * default)
+     * @param norm which direction is scaled: backward (inverse by 1/n), ortho (both by 1/sqrt(n)) or
+     * forward, n the product of the lengths; one of backward, ortho, forward (default backward)
+     */
+    public static Tensor rfftn(Tensor x, long[] s, long[] axes, String norm) {
+        return Op.call1("rfftn", new Tensor[] {x},
+                Attr.ofInts("s", s),
+                Attr.ofInts("axes", axes),
                 Attr.ofString("norm", norm));
     }
 }

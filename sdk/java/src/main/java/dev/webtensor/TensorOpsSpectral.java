@@ -16,6 +16,36 @@ abstract class TensorOpsSpectral extends TensorOpsSparse {
         return Ops.fft((Tensor) this, n, axis, norm);
     }
 
+    /** n-dimensional discrete Fourier transform of complex pairs [..., 2] over axes (default: every axis). See {@link Ops#fftn}. */
+    public Tensor fftn() {
+        return Ops.fftn((Tensor) this);
+    }
+
+    /** n-dimensional discrete Fourier transform of complex pairs [..., 2] over axes (default: every axis). See {@link Ops#fftn}. */
+    public Tensor fftn(long[] s, long[] axes, String norm) {
+        return Ops.fftn((Tensor) this, s, axes, norm);
+    }
+
+    /** Roll each axis by half its length so that the zero frequency is in the middle (pairs: over the complex dims). See {@link Ops#fftshift}. */
+    public Tensor fftshift() {
+        return Ops.fftshift((Tensor) this);
+    }
+
+    /** Roll each axis by half its length so that the zero frequency is in the middle (pairs: over the complex dims). See {@link Ops#fftshift}. */
+    public Tensor fftshift(long[] axes, boolean pairs) {
+        return Ops.fftshift((Tensor) this, axes, pairs);
+    }
+
+    /** Fourier transform of a Hermitian-symmetric signal given by its first half (complex pairs): real, length n (default 2*(m-1)). See {@link Ops#hfft}. */
+    public Tensor hfft() {
+        return Ops.hfft((Tensor) this);
+    }
+
+    /** Fourier transform of a Hermitian-symmetric signal given by its first half (complex pairs): real, length n (default 2*(m-1)). See {@link Ops#hfft}. */
+    public Tensor hfft(Long n, long axis, String norm) {
+        return Ops.hfft((Tensor) this, n, axis, norm);
+    }
+
     /** Inverse discrete Fourier transform of complex pairs [..., 2] along one axis. See {@link Ops#ifft}. */
     public Tensor ifft() {
         return Ops.ifft((Tensor) this);
@@ -24,6 +54,36 @@ abstract class TensorOpsSpectral extends TensorOpsSparse {
     /** Inverse discrete Fourier transform of complex pairs [..., 2] along one axis. See {@link Ops#ifft}. */
     public Tensor ifft(Long n, long axis, String norm) {
         return Ops.ifft((Tensor) this, n, axis, norm);
+    }
+
+    /** n-dimensional inverse discrete Fourier transform of complex pairs [..., 2] over axes (default: every axis). See {@link Ops#ifftn}. */
+    public Tensor ifftn() {
+        return Ops.ifftn((Tensor) this);
+    }
+
+    /** n-dimensional inverse discrete Fourier transform of complex pairs [..., 2] over axes (default: every axis). See {@link Ops#ifftn}. */
+    public Tensor ifftn(long[] s, long[] axes, String norm) {
+        return Ops.ifftn((Tensor) this, s, axes, norm);
+    }
+
+    /** Inverse of fftshift: roll each axis back by half its length (pairs: over the complex dims). See {@link Ops#ifftshift}. */
+    public Tensor ifftshift() {
+        return Ops.ifftshift((Tensor) this);
+    }
+
+    /** Inverse of fftshift: roll each axis back by half its length (pairs: over the complex dims). See {@link Ops#ifftshift}. */
+    public Tensor ifftshift(long[] axes, boolean pairs) {
+        return Ops.ifftshift((Tensor) this, axes, pairs);
+    }
+
+    /** Inverse of hfft: the n/2+1 non-negative bins (complex pairs) of a real signal's inverse transform. See {@link Ops#ihfft}. */
+    public Tensor ihfft() {
+        return Ops.ihfft((Tensor) this);
+    }
+
+    /** Inverse of hfft: the n/2+1 non-negative bins (complex pairs) of a real signal's inverse transform. See {@link Ops#ihfft}. */
+    public Tensor ihfft(Long n, long axis, String norm) {
+        return Ops.ihfft((Tensor) this, n, axis, norm);
     }
 
     /** Inverse of rfft: complex pairs of the non-negative bins to a real signal of length n. See {@link Ops#irfft}. */
@@ -36,6 +96,16 @@ abstract class TensorOpsSpectral extends TensorOpsSparse {
         return Ops.irfft((Tensor) this, n, axis, norm);
     }
 
+    /** Inverse of rfftn: complex pairs of the half spectrum to a real signal; the last of axes has length s[-1], by default 2*(m-1). See {@link Ops#irfftn}. */
+    public Tensor irfftn() {
+        return Ops.irfftn((Tensor) this);
+    }
+
+    /** Inverse of rfftn: complex pairs of the half spectrum to a real signal; the last of axes has length s[-1], by default 2*(m-1). See {@link Ops#irfftn}. */
+    public Tensor irfftn(long[] s, long[] axes, String norm) {
+        return Ops.irfftn((Tensor) this, s, axes, norm);
+    }
+
     /** Fourier transform of a real signal: the n/2+1 non-negative frequency bins as complex pairs. See {@link Ops#rfft}. */
     public Tensor rfft() {
         return Ops.rfft((Tensor) this);
@@ -44,5 +114,15 @@ abstract class TensorOpsSpectral extends TensorOpsSparse {
     /** Fourier transform of a real signal: the n/2+1 non-negative frequency bins as complex pairs. See {@link Ops#rfft}. */
     public Tensor rfft(Long n, long axis, String norm) {
         return Ops.rfft((Tensor) this, n, axis, norm);
+    }
+
+    /** n-dimensional Fourier transform of a real signal: the last of axes keeps its s/2+1 non-negative bins; complex pairs out. See {@link Ops#rfftn}. */
+    public Tensor rfftn() {
+        return Ops.rfftn((Tensor) this);
+    }
+
+    /** n-dimensional Fourier transform of a real signal: the last of axes keeps its s/2+1 non-negative bins; complex pairs out. See {@link Ops#rfftn}. */
+    public Tensor rfftn(long[] s, long[] axes, String norm) {
+        return Ops.rfftn((Tensor) this, s, axes, norm);
     }
 }
