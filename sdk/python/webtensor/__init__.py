@@ -54,6 +54,12 @@ from ._array_api_search import *  # noqa: F403, E402
 from ._array_api_shape import *  # noqa: F403, E402
 from ._array_api_shape import full as full  # noqa: E402 (the standard's full: an int fill gives i64)
 from . import linalg as linalg  # noqa: E402 (the standard's linalg extension, over the ops above)
+# The standard's fft extension: wt.fft is this module (complex in, complex
+# out); the transforms over real pairs stay ops (wt._ops.fft, Tensor.fft).
+# The op's name is dropped first: `from . import` takes an attribute of
+# that name over the submodule.
+globals().pop("fft", None)
+from . import fft as fft  # noqa: E402
 
 __version__ = _lib.version()
 
