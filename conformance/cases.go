@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/webtensor/webtensor/core"
@@ -18,6 +19,10 @@ type InputSpec struct {
 	Strided bool   `json:"strided,omitempty"`
 	Absent  bool   `json:"absent,omitempty"`
 	Grad    bool   `json:"grad,omitempty"` // the reference computes this input's gradient
+	// Complex marks a complex input: the file holds its real pairs (DType
+	// and Shape are theirs, shape ending in 2) and a runner passes the op
+	// view_as_complex of them (gradients are the pairs', PyTorch's rule).
+	Complex bool `json:"complex,omitempty"`
 }
 
 // OutputSpec is the dtype and shape Go's Infer gives an output; Shape is nil
@@ -25,6 +30,23 @@ type InputSpec struct {
 type OutputSpec struct {
 	DType string `json:"dtype"`
 	Shape []int  `json:"shape"`
+	// Complex marks a complex output, compared (and differentiated) as
+	// view_as_real of it: DType and Shape are the pairs'.
+	Complex bool `json:"complex,omitempty"`
+}
+
+// OutputSpecOf describes an output as the vector files hold it: a complex
+// output as its real pairs.
+func OutputSpecOf(o *core.Tensor, dynamic bool) OutputSpec {
+	d, shape := o.DType(), o.Shape()
+	out := OutputSpec{DType: d.RealDType().String(), Complex: d.IsComplex()}
+	if !dynamic {
+		if out.Complex {
+			shape = append(shape, 2)
+		}
+		out.Shape = append([]int{}, shape...)
+	}
+	return out
 }
 
 // CaseSpec is one sample case of an op as the Python generator reads it.
@@ -84,10 +106,10 @@ func gradInputs(def *core.OpDef, s core.Sample) ([]bool, bool) {
 	any := false
 	for i, g := range s.Inputs {
 		spec := def.Inputs[min(i, len(def.Inputs)-1)]
-		if g.Absent || spec.NoGrad || !g.DType.IsFloat() {
+		if g.Absent || spec.NoGrad || !g.DType.IsInexact() {
 			continue
 		}
-		if g.DType != core.F32 && g.DType != core.F64 {
+		if p := g.DType.RealDType(); p != core.F32 && p != core.F64 {
 			// Half-precision gradients round differently in every framework;
 			// their forward results are still checked.
 			return make([]bool, len(s.Inputs)), false
@@ -106,7 +128,11 @@ func SpecOf(def *core.OpDef, s core.Sample) CaseSpec {
 		if shape == nil {
 			shape = []int{}
 		}
-		c.Inputs = append(c.Inputs, InputSpec{DType: g.DType.String(), Shape: shape, Strided: g.Strided, Absent: g.Absent, Grad: flags[i]})
+		in := InputSpec{DType: g.DType.String(), Shape: shape, Strided: g.Strided, Absent: g.Absent, Grad: flags[i]}
+		if g.DType.IsComplex() {
+			in.DType, in.Shape, in.Complex = g.DType.RealDType().String(), append(slices.Clone(shape), 2), true
+		}
+		c.Inputs = append(c.Inputs, in)
 	}
 	return c
 }
@@ -183,4 +209,31 @@ func OpsWithSamples() []*core.OpDef {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// CallInputs is what an op gets from the tensors a runner built from a
+// case's files: a complex input is view_as_complex of its pairs (whose
+// gradients the files hold), the others are themselves.
+func CallInputs(c CaseSpec, built []*core.Tensor) []*core.Tensor {
+	ins := make([]*core.Tensor, len(built))
+	for i, t := range built {
+		ins[i] = t
+		if t != nil && i < len(c.Inputs) && c.Inputs[i].Complex {
+			ins[i] = t.ViewAsComplex()
+		}
+	}
+	return ins
+}
+
+// FiledOutputs is an op's outputs as the vector files hold them: a complex
+// output as its real pairs.
+func FiledOutputs(c CaseSpec, outs []*core.Tensor) []*core.Tensor {
+	filed := make([]*core.Tensor, len(outs))
+	for j, o := range outs {
+		filed[j] = o
+		if j < len(c.Outputs) && c.Outputs[j].Complex {
+			filed[j] = o.ViewAsReal()
+		}
+	}
+	return filed
 }

@@ -14,6 +14,7 @@ import (
 type Index struct {
 	Version      int                `json:"version"`
 	Strided      string             `json:"strided"`
+	Complex      string             `json:"complex"`
 	GradTolScale float64            `json:"grad_tol_scale"`
 	Compare      string             `json:"compare"`
 	Tolerances   map[string]Tol     `json:"tolerances"` // per output dtype, before an op's tol_scale
@@ -42,6 +43,9 @@ func BuildIndex() Index {
 		Strided: "an input marked strided is a non-contiguous view: its strides are twice the contiguous ones " +
 			"(every dim), over a zero-filled base of 2*numel elements holding the values at those positions; " +
 			"equivalently base.reshape(shape[:-1] + [2*shape[-1]])[..., ::2]",
+		Complex: "an input marked complex is stored as its real pairs (shape ending in 2): build that tensor and pass " +
+			"the op view_as_complex of it (gradients are the pairs'); an output marked complex is compared, and " +
+			"differentiated, as view_as_real of it",
 		GradTolScale: kernelkit.GradTolScale,
 		Compare: "NaN matches NaN, infinities must match exactly, integers and bools exactly, floats within " +
 			"the op's tolerance for the output dtype (gradients: both terms times grad_tol_scale); gradients are " +

@@ -90,13 +90,14 @@ func runCase(def *core.OpDef, s core.Sample, c CaseSpec, v *Vectors, dev core.De
 			attrs["device"] = dev.String()
 		}
 	}
-	outs, err := core.CallDef(def, ins, attrs)
+	outs, err := core.CallDef(def, CallInputs(c, ins), attrs)
 	if err != nil {
 		return 0, err
 	}
 	if len(outs) != len(c.Outputs) {
 		return 0, fmt.Errorf("%d outputs, want %d", len(outs), len(c.Outputs))
 	}
+	outs = FiledOutputs(c, outs)
 	worst := 0.0
 	var loss *core.Tensor
 	for j, o := range outs {

@@ -54,7 +54,10 @@ func init() {
 		binaryDef("mul", "a * b, elementwise with broadcasting.",
 			binaryGrad(func(a, b, o, g *Tensor) *Tensor { return call1("mul", nil, g, b) },
 				func(a, b, o, g *Tensor) *Tensor { return call1("mul", nil, g, a) }),
-			binarySamples(Sample{Name: "i32", Inputs: []Gen{GI(I32, -100, 100, 5), GI(I32, -100, 100, 5)}})),
+			binarySamples(Sample{Name: "i32", Inputs: []Gen{GI(I32, -100, 100, 5), GI(I32, -100, 100, 5)}},
+				// The complex form (complex_math.go), and a real operand joining one.
+				Sample{Name: "c64", Inputs: []Gen{G(C64, 3, 2), G(C64, 2)}},
+				Sample{Name: "c128_real", Inputs: []Gen{G(C128, 4), G(F64, 4)}})),
 		withInfer(binaryDef("div", "a / b, true division with broadcasting; integer inputs give f32.",
 			binaryGrad(func(a, b, o, g *Tensor) *Tensor { return call1("div", nil, g, b) },
 				func(a, b, o, g *Tensor) *Tensor {
@@ -66,6 +69,7 @@ func init() {
 				{Name: "f64", Inputs: []Gen{G(F64, 5), GU(F64, 0.5, 2, 5)}},
 				{Name: "by_zero", Inputs: []Gen{GV(F32, []float64{1, -1, 0}, 3), GV(F32, []float64{0}, 1)}, NoGrad: true},
 				{Name: "ints", Inputs: []Gen{GI(I32, -9, 9, 4), GI(I32, 1, 5, 4)}},
+				{Name: "c64", Inputs: []Gen{G(C64, 2, 3), G(C64, 2, 3)}},
 			}), inferFloatResult),
 	)
 }

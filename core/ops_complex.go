@@ -139,12 +139,15 @@ func init() {
 				return realView(t), true, nil
 			},
 			Backward: viewBack(func(g, _ *Tensor, _ Attrs) *Tensor { return fromPairs(g) }),
+			Samples:  []Sample{{Name: "c64", Inputs: []Gen{G(C64, 2, 3)}}, {Name: "c128", Inputs: []Gen{G(C128, 4)}}},
 		},
 		&OpDef{
 			Name: "view_as_complex", Category: "complex", Doc: "A complex tensor over real pairs [..., 2] (a view when the pairs are adjacent, else a copy first).",
 			Inputs:   []InputSpec{{Name: "x", DTypes: realParts}},
 			View:     complexView,
 			Backward: viewBack(func(g, _ *Tensor, _ Attrs) *Tensor { return pairsOf(g) }),
+			Samples: []Sample{{Name: "f32", Inputs: []Gen{G(F32, 3, 2)}}, {Name: "f64", Inputs: []Gen{G(F64, 2, 2, 2)}},
+				{Name: "strided_copies", Inputs: []Gen{G(F32, 2, 2).AsStrided()}}},
 		},
 		&OpDef{
 			Name: "real", Category: "complex", Doc: "The real part (a view); a real tensor is its own real part.",
@@ -161,6 +164,8 @@ func init() {
 				}
 				return Complex(g, ZerosLike(g))
 			}),
+			Samples: []Sample{{Name: "c64", Inputs: []Gen{G(C64, 2, 3)}}, {Name: "c128", Inputs: []Gen{G(C128, 3)}},
+				{Name: "real_input", Inputs: []Gen{G(F32, 4)}}},
 		},
 		&OpDef{
 			Name: "imag", Category: "complex", Doc: "The imaginary part of a complex tensor (a view).",
@@ -169,6 +174,7 @@ func init() {
 				return partView(t, 1), true, nil
 			},
 			Backward: viewBack(func(g, _ *Tensor, _ Attrs) *Tensor { return Complex(ZerosLike(g), g) }),
+			Samples:  []Sample{{Name: "c64", Inputs: []Gen{G(C64, 5)}}, {Name: "c128", Inputs: []Gen{G(C128, 2, 2)}}},
 		},
 		&OpDef{
 			Name: "complex", Category: "complex", Doc: "re + i*im from real parts of one floating dtype (f32 gives c64, f64 gives c128), broadcast.",
@@ -176,18 +182,25 @@ func init() {
 			Promote: true,
 			Infer:   complexInfer,
 			Compose: makeComplex,
+			Samples: []Sample{{Name: "f32", Inputs: []Gen{G(F32, 2, 3), G(F32, 2, 3)}},
+				{Name: "broadcast", Inputs: []Gen{G(F32, 3), G(F32, 2, 1)}},
+				{Name: "f64", Inputs: []Gen{G(F64, 4), G(F64, 4)}}},
 		},
 		&OpDef{
 			Name: "conj", Category: "complex", Doc: "Complex conjugate re - i*im; a real tensor is its own conjugate.",
 			Inputs:  []InputSpec{{Name: "x"}},
 			Infer:   complexSameShape,
 			Compose: conjugate,
+			Samples: []Sample{{Name: "c64", Inputs: []Gen{G(C64, 2, 3)}}, {Name: "c128", Inputs: []Gen{G(C128, 4)}},
+				{Name: "real_input", Inputs: []Gen{G(F32, 3)}}},
 		},
 		&OpDef{
 			Name: "angle", Category: "complex", Doc: "Argument atan2(im, re) of a complex tensor; for a real one pi where negative, else 0 (torch.angle).",
 			Inputs:  []InputSpec{{Name: "x"}},
 			Infer:   realOfInfer,
 			Compose: angleOf,
+			Samples: []Sample{{Name: "c64", Inputs: []Gen{G(C64, 6)}}, {Name: "c128", Inputs: []Gen{G(C128, 2, 2)}},
+				{Name: "real_input", Inputs: []Gen{GV(F32, []float64{-1.5, 0.5, 2, -0.25}, 4)}, NoGrad: true}},
 		},
 	)
 }

@@ -90,6 +90,7 @@ func init() {
 				{Name: "bf16", Inputs: []Gen{G(BF16, 2, 8), G(BF16, 8, 3)}},
 				{Name: "empty", Inputs: []Gen{G(F32, 0, 3), G(F32, 3, 4)}},
 				{Name: "zero_inner", Inputs: []Gen{G(F32, 2, 0), G(F32, 0, 3)}},
+				{Name: "c64", Inputs: []Gen{G(C64, 3, 4), G(C64, 4, 2)}},
 			},
 		},
 		&OpDef{

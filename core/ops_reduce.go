@@ -59,7 +59,8 @@ func init() {
 			Samples: reduceSamples(
 				Sample{Name: "i32", Inputs: []Gen{GI(I32, -50, 50, 3, 4)}, Attrs: Attrs{"axes": []int{1}}},
 				Sample{Name: "bool", Inputs: []Gen{{Shape: Shape{5}, DType: Bool, Kind: "bool"}}},
-				Sample{Name: "empty", Inputs: []Gen{G(F32, 0, 3)}, Attrs: Attrs{"axes": []int{0}}}),
+				Sample{Name: "empty", Inputs: []Gen{G(F32, 0, 3)}, Attrs: Attrs{"axes": []int{0}}},
+				Sample{Name: "c64", Inputs: []Gen{G(C64, 3, 4)}, Attrs: Attrs{"axes": []int{-1}}}),
 		},
 		&OpDef{
 			Name: "mean", Category: "reduce", Doc: "Arithmetic mean over axes (floating point only).",

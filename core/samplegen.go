@@ -85,7 +85,21 @@ func (g Gen) Make(seed uint64, dev Device) *Tensor {
 	if g.Absent {
 		return nil
 	}
+	if g.DType.IsComplex() {
+		return fromPairs(g.Pairs().Make(seed, dev))
+	}
 	return MakeLayout(g.DType, g.Shape, g.Generate(seed), g.Strided, dev)
+}
+
+// Pairs is the generator of a complex input's real pairs (shape S+[2] of
+// its real dtype), what the vector files hold; any other Gen is itself.
+func (g Gen) Pairs() Gen {
+	if !g.DType.IsComplex() {
+		return g
+	}
+	p := g
+	p.DType, p.Shape = g.DType.RealDType(), append(g.Shape.Clone(), 2)
+	return p
 }
 
 // MakeLayout builds a tensor from logical values, optionally as a

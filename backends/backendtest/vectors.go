@@ -37,35 +37,40 @@ func RunVectors(t *testing.T, dev core.Device) {
 // caseCall is the call of case c (sample s of def) on dev, as RunVectors
 // and RunExercise both make it: the vector file's inputs laid out as the
 // case says (requiring grad where it is differentiable) and the sample's
-// attributes. It skips a case whose dtypes dev cannot store.
-func caseCall(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c conformance.CaseSpec, v *conformance.Vectors) ([]*core.Tensor, core.Attrs) {
+// attributes. It skips a case whose dtypes dev cannot store. leaves are the
+// tensors built from the file (gradients arrive there), ins what the op
+// gets: a complex input is view_as_complex of its leaf of pairs.
+func caseCall(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c conformance.CaseSpec, v *conformance.Vectors) (leaves, ins []*core.Tensor, attrs core.Attrs) {
 	t.Helper()
 	skipUnstorable(t, dev, c, v)
-	ins := make([]*core.Tensor, len(c.Inputs))
+	leaves = make([]*core.Tensor, len(c.Inputs))
 	for i, spec := range c.Inputs {
 		if spec.Absent {
 			continue
 		}
 		st, ok := v.Tensor(c.Name, "in", i)
 		require.True(t, ok, "input %d missing from vector file", i)
-		ins[i] = core.MakeLayout(st.DType, st.Shape, conformance.Values(st), spec.Strided, dev)
-		require.NoError(t, ins[i].Err())
+		leaves[i] = core.MakeLayout(st.DType, st.Shape, conformance.Values(st), spec.Strided, dev)
+		require.NoError(t, leaves[i].Err())
 		if c.Grad && spec.Grad {
-			ins[i].SetRequiresGrad(true)
+			leaves[i].SetRequiresGrad(true)
 		}
 	}
-	attrs := s.ResolvedAttrs(def)
+	ins = conformance.CallInputs(c, leaves)
+	attrs = s.ResolvedAttrs(def)
 	if hasAttr(def, "device") && attrs.String("device") == "" {
 		attrs["device"] = dev.String() // creation ops: make them on dev, not the default device
 	}
-	return ins, attrs
+	return leaves, ins, attrs
 }
 
+
 func checkCase(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c conformance.CaseSpec, v *conformance.Vectors) {
-	ins, attrs := caseCall(t, dev, def, s, c, v)
+	leaves, ins, attrs := caseCall(t, dev, def, s, c, v)
 	outs, err := core.CallDef(def, ins, attrs)
 	require.NoError(t, err)
 	require.Len(t, outs, len(c.Outputs))
+	outs = conformance.FiledOutputs(c, outs)
 	for j, o := range outs {
 		require.Equal(t, dev, o.Device(), "output %d is on the wrong device", j)
 	}
@@ -94,9 +99,9 @@ func checkCase(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c 
 		}
 		want, ok := v.Tensor(c.Name, "grad", i)
 		require.True(t, ok, "gradient %d missing from vector file", i)
-		g := ins[i].Grad()
+		g := leaves[i].Grad()
 		if g == nil {
-			g = core.ZerosLike(ins[i])
+			g = core.ZerosLike(leaves[i])
 		}
 		tol := def.Tolerance(want.DType)
 		tol.Atol *= kernelkit.GradTolScale

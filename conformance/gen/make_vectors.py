@@ -7,6 +7,9 @@ for differentiable cases, the gradients of sum(out * upstream) for random
 upstream gradients, and writes inputs and results to conformance/vectors
 (leaving a file untouched when nothing in it changed).
 
+Complex inputs and outputs are stored as their real pairs (the case says
+which): a reference gets complex tensors and may return complex ones.
+
 Floating inputs are upcast to float64 before the reference runs, so results
 are the exact values rounded once to the dtype Go's shape inference declares;
 a reference marked native_dtypes (refs/_util.py) gets them as they are.
@@ -87,6 +90,8 @@ def run_case(op, fn, case, tensors):
                 leaves.append(None)
         else:
             leaves.append(None)
+        if spec.get("complex"):  # the file holds its real pairs; gradients go to them
+            t = torch.view_as_complex(t)
         ins.append(t)
     outs = as_tuple(fn(ins, attrs))
     specs = case["outputs"]
@@ -97,6 +102,8 @@ def run_case(op, fn, case, tensors):
     for j, (o, spec) in enumerate(zip(outs, specs, strict=True)):
         if not isinstance(o, torch.Tensor):
             o = torch.as_tensor(o)
+        if spec.get("complex") and o.is_complex():
+            o = torch.view_as_real(o)  # compared and differentiated as its pairs
         if spec["shape"] is not None and list(o.shape) != spec["shape"]:
             raise ValueError(f"output {j}: reference shape {list(o.shape)}, Go infers {spec['shape']}")
         want = DTYPES[spec["dtype"]]

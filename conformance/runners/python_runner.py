@@ -98,16 +98,19 @@ def grade(got, want_dtype, want_shape, want, tol, scale):
 def run_case(op, case, tensors, tols, device, spec, grad_scale):
     """Runs one case; tols maps dtype -> {atol, rtol} already scaled for the op."""
     name = case["name"]
-    ins = []
+    ins, leaves = [], []
     for i, s in enumerate(case["inputs"]):
         if s.get("absent"):
             ins.append(None)
+            leaves.append(None)
             continue
         dt, shape, vals = tensors[f"{name}/in{i}"]
         t = make_input(dt, shape, vals, s.get("strided", False), device)
         if case["grad"] and s.get("grad"):
             t.requires_grad = True
-        ins.append(t)
+        leaves.append(t)
+        # A complex input is filed as its real pairs (index.json's "complex").
+        ins.append(wt.view_as_complex(t) if s.get("complex") else t)
     attrs = {k: attr_value(v) for k, v in case["attrs"].items()}
     if any(a["name"] == "device" for a in spec.get("attrs", [])) and not attrs.get("device"):
         attrs["device"] = device
@@ -117,6 +120,8 @@ def run_case(op, case, tensors, tols, device, spec, grad_scale):
         raise AssertionError(f"{len(outs)} outputs, want {len(case['outputs'])}")
     worst, loss = 0.0, None
     for j, o in enumerate(outs):
+        if case["outputs"][j].get("complex"):
+            o = wt.view_as_real(o)
         dt, shape, want = tensors[f"{name}/out{j}"]
         worst = max(worst, grade(o, dt, shape, want, tols[dt], 1))
         if f"{name}/up{j}" in tensors and o.requires_grad:
@@ -129,7 +134,7 @@ def run_case(op, case, tensors, tols, device, spec, grad_scale):
             if not s.get("grad"):
                 continue
             dt, shape, want = tensors[f"{name}/grad{i}"]
-            g = ins[i].grad if ins[i].grad is not None else wt.zeros_like(ins[i])
+            g = leaves[i].grad if leaves[i].grad is not None else wt.zeros_like(leaves[i])
             worst = max(worst, grade(g, dt, shape, want, tols[dt], grad_scale))
     return worst
 

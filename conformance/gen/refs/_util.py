@@ -32,7 +32,7 @@ def _dtype_name(attrs, default):
 
 
 def _float(x):
-    return x if x.is_floating_point() else x.to(torch.float64)
+    return x if x.is_floating_point() or x.is_complex() else x.to(torch.float64)
 
 
 def _float_result(fn):

@@ -10,7 +10,7 @@ from ._util import _float, _float_result, _native_dtypes, _plain
 
 def div(ins, a):
     x, y = ins
-    if not x.is_floating_point() and not y.is_floating_point():
+    if not (x.is_floating_point() or x.is_complex()) and not (y.is_floating_point() or y.is_complex()):
         x, y = _float(x), _float(y)
     return torch.div(x, y)
 

@@ -16,7 +16,7 @@
 
 static const char *DT_NAMES[] = {"", "f32", "f16", "bf16", "f64", "i64", "i32", "u32", "i16", "i8", "u8", "bool"};
 static const char *ST_NAMES[] = {"", "F32", "F16", "BF16", "F64", "I64", "I32", "U32", "I16", "I8", "U8", "BOOL"};
-static const int DT_SIZE[] = {0, 4, 2, 2, 8, 8, 4, 4, 2, 1, 1, 1};
+static const int DT_SIZE[] = {0, 4, 2, 2, 8, 8, 4, 4, 2, 1, 1, 1, 8, 16};
 
 static int dtype_of(const char *name, const char **names) {
   for (int d = 1; d <= 11; d++)
@@ -262,7 +262,7 @@ static int run_case(const char *op, const jval *mop, const vfile *f, const jval 
   const char *name = jstr(c, "name", "");
   const jval *inputs = jget(c, "inputs");
   int grad = jbool(c, "grad", 0), rc = 1;
-  wt_tensor ins[16] = {0}, outs[16] = {0};
+  wt_tensor ins[16] = {0}, outs[16] = {0}, cins[16] = {0};
   int32_t n_in = (int32_t)inputs->n, n_out = 0;
   char key[256];
   void *keep[32];
@@ -279,15 +279,40 @@ static int run_case(const char *op, const jval *mop, const vfile *f, const jval 
     }
     if (grad && jbool(s, "grad", 0)) wt_tensor_set_requires_grad(ins[i], 1);
   }
+  /* A complex input is filed as its real pairs (index.json's "complex"):
+     the op gets view_as_complex of them, the gradients arrive at the pairs. */
+  wt_tensor call[16];
+  for (int32_t i = 0; i < n_in; i++) {
+    int32_t k;
+    call[i] = ins[i];
+    if (ins[i] && jbool(inputs->items[i], "complex", 0)) {
+      if (wt_op("view_as_complex", &ins[i], 1, NULL, 0, &cins[i], 1, &k)) {
+        snprintf(msg, 256, "input %d: view_as_complex: %s", i, wt_last_error());
+        goto done;
+      }
+      call[i] = cins[i];
+    }
+  }
   wt_attr attrs[32];
   int na = build_attrs(mop, jget(c, "attrs"), dev, attrs, keep, &nkeep);
-  if (wt_op(op, ins, n_in, attrs, na, outs, 16, &n_out)) {
+  if (wt_op(op, call, n_in, attrs, na, outs, 16, &n_out)) {
     snprintf(msg, 256, "%s", wt_last_error());
     goto done;
   }
   if ((size_t)n_out != jget(c, "outputs")->n) {
     snprintf(msg, 256, "%d outputs, want %zu", n_out, jget(c, "outputs")->n);
     goto done;
+  }
+  for (int j = 0; j < n_out; j++) {
+    wt_tensor pairs;
+    int32_t k;
+    if (!jbool(jget(c, "outputs")->items[j], "complex", 0)) continue;
+    if (wt_op("view_as_real", &outs[j], 1, NULL, 0, &pairs, 1, &k)) {
+      snprintf(msg, 256, "output %d: view_as_real: %s", j, wt_last_error());
+      goto done;
+    }
+    wt_tensor_free(outs[j]);
+    outs[j] = pairs; /* compared and differentiated as its pairs */
   }
   wt_tensor loss = 0;
   for (int j = 0; j < n_out; j++) {
@@ -342,6 +367,7 @@ static int run_case(const char *op, const jval *mop, const vfile *f, const jval 
 done:
   for (int i = 0; i < 16; i++) {
     if (ins[i]) wt_tensor_free(ins[i]);
+    if (cins[i]) wt_tensor_free(cins[i]);
     if (outs[i]) wt_tensor_free(outs[i]);
   }
   for (int i = 0; i < nkeep; i++) free(keep[i]);
