@@ -64,7 +64,6 @@ func caseCall(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c c
 	return leaves, ins, attrs
 }
 
-
 func checkCase(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c conformance.CaseSpec, v *conformance.Vectors) {
 	leaves, ins, attrs := caseCall(t, dev, def, s, c, v)
 	outs, err := core.CallDef(def, ins, attrs)
