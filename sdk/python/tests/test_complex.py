@@ -192,3 +192,38 @@ def test_safetensors_round_trip(tmp_path):
     # as something no other reader takes.
     with pytest.raises(Exception, match="c128"):
         wt.save({"z": wt.tensor(crand(2))}, str(tmp_path / "c128.safetensors"))
+
+
+def test_property_complex_arithmetic_and_promotion():
+    """Random broadcastable shapes, complex and real operands of every
+    precision: dtypes follow NumPy's promotion, values NumPy's arithmetic."""
+    hyp = pytest.importorskip("hypothesis")
+    st = pytest.importorskip("hypothesis.strategies")
+    kinds = st.sampled_from(["complex64", "complex128", "float32", "float64"])
+    dims = st.lists(st.integers(1, 3), min_size=0, max_size=3)
+
+    @hyp.settings(max_examples=40, deadline=None)
+    @hyp.given(kinds, kinds, dims, st.integers(0, 2**31))
+    def check(da, db, sa, seed):
+        if "complex" not in da + db:
+            da = "complex64"
+        rng = np.random.default_rng(seed)
+        sb = [d if rng.random() < 0.5 else 1 for d in sa[rng.integers(0, len(sa) + 1):]]
+
+        def make(d, shape):
+            v = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if "complex" in d else 0)
+            return np.asarray(v).astype(d)
+
+        a, b = make(da, sa), make(db, sb)
+        x, y = wt.tensor(a), wt.tensor(b)
+        for name, ref in (("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply),
+                          ("divide", np.divide)):
+            want = ref(a, b)
+            got = getattr(wt, name)(x, y)
+            assert got.dtype == getattr(wt, want.dtype.name), f"{name} {da} {db}: {got.dtype} vs {want.dtype}"
+            close(got.numpy(), want, want.dtype)
+        for name in ("exp", "sqrt", "tanh", "log"):
+            c = a if "complex" in da else a.astype(np.complex64)
+            close(getattr(wt, name)(wt.tensor(c)).numpy(), getattr(np, name)(c), c.dtype)
+
+    check()
