@@ -446,7 +446,7 @@ func TestDLPackMalformed(t *testing.T) {
 		{"cuda device", with(func(s *dlSpec) { s.DeviceType = dlCUDA }), false, statusUnsupported, "kDLCUDA"},
 		{"vulkan device", with(func(s *dlSpec) { s.DeviceType, s.DeviceID = dlVulkan, 3 }), false, statusUnsupported, "kDLVulkan (device_type 7, device_id 3)"},
 		{"unknown device", with(func(s *dlSpec) { s.DeviceType = 99 }), false, statusUnsupported, "device_type 99"},
-		{"complex", with(func(s *dlSpec) { s.Code, s.Bits = dlComplex, 64 }), false, statusUnsupported, "kDLComplex"},
+		{"complex32", with(func(s *dlSpec) { s.Code, s.Bits = dlComplex, 32 }), false, statusUnsupported, "kDLComplex"}, // 64 and 128 are c64, c128
 		{"float8", with(func(s *dlSpec) { s.Bits = 8 }), false, statusUnsupported, "8 bits"},
 		{"uint16", with(func(s *dlSpec) { s.Code, s.Bits = dlUInt, 16 }), false, statusUnsupported, "kDLUInt"},
 		{"lanes", with(func(s *dlSpec) { s.Lanes = 4 }), false, statusUnsupported, "4 lanes"},
