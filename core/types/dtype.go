@@ -108,7 +108,9 @@ func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d ==
 func (d DType) IsInt() bool { return d >= I64 && d <= U8 }
 
 // IsSigned reports whether d can hold negative values.
-func (d DType) IsSigned() bool { return d.IsFloat() || d.IsComplex() || d == I64 || d == I32 || d == I16 || d == I8 }
+func (d DType) IsSigned() bool {
+	return d.IsFloat() || d.IsComplex() || d == I64 || d == I32 || d == I16 || d == I8
+}
 
 // ParseDType accepts our names and the common NumPy/PyTorch spellings.
 func ParseDType(s string) (DType, error) {
