@@ -5,7 +5,7 @@ export {
   version, devices, device, defaultDevice, setDefaultDevice, fallbacks, profile, setNumThreads, getNumThreads, manifest, loadPluginBytes, setTuningPolicy,
   deviceTuning, Plugin, Scope, scope, isTensor, call, synchronize,
 } from "./core.js";
-export type { TensorLike, TensorOptions, Attrs, AttrValue, Fallback, TuningDecision } from "./core.js";
+export type { TensorLike, TensorOptions, Attrs, AttrValue, Fallback, TuningDecision, Complex } from "./core.js";
 export { DType } from "./dtype.js";
 export type { DTypeInfo, TypedArray, DataTypeMap } from "./dtype.js";
 export { WebtensorError, UnsupportedError } from "./binding.js";

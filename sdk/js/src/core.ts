@@ -1,9 +1,15 @@
 // The Tensor class, construction, calling ops by name, tidy and autograd.
 
-import { DTYPES, DataTypeMap, DType, TypedArray, dtypeFromCode, dtypeOfArray, toDType } from "./dtype.js";
+import { DTYPES, DataTypeMap, DType, TypedArray, dtypeFromCode, dtypeOfArray, lanes, toDType } from "./dtype.js";
 import { ATTR_KIND, maybeNative, native } from "./binding.js";
 import type { AttrEntry, AttrKind } from "./binding.js";
 import { MAX_RANK, checkElement, checkOptions, checkRank, checkShape, describe } from "./check.js";
+
+/** One complex element, as item() gives it: JS has no complex numbers. */
+export interface Complex {
+  re: number;
+  im: number;
+}
 
 /** What an op accepts where a tensor goes: a Tensor, or a number made into a 0-d tensor like its neighbours. */
 export type TensorLike = Tensor | number | boolean;
@@ -120,11 +126,13 @@ export class Tensor {
   }
 
   /**
-   * The elements in row-major order, copied into a new typed array. In the
+   * The elements in row-major order, copied into a new typed array (c64 and
+   * c128: 2 * size values, each element's real then imaginary part). In the
    * browser a WebGPU tensor cannot be read synchronously: use data().
    */
   dataSync<D extends DType = DType>(): DataTypeMap[D] {
-    const out = new DTYPES[this.dtype].array(this.size);
+    const dt = this.dtype;
+    const out = new DTYPES[dt].array(this.size * lanes(dt));
     native().readSync(this.handle, out);
     return out as DataTypeMap[D];
   }
@@ -133,7 +141,8 @@ export class Tensor {
    * The elements in row-major order as a typed array. For a dense CPU tensor the
    * array views the tensor's memory without a copy (through the ABI's DLPack
    * export; the memory stays valid while the array lives, even after dispose());
-   * writing into it changes the tensor. Other tensors are copied.
+   * writing into it changes the tensor. Other tensors are copied. c64 and
+   * c128 come as interleaved parts, as from dataSync().
    */
   async data<D extends DType = DType>(): Promise<DataTypeMap[D]> {
     const dt = this.dtype;
@@ -142,23 +151,30 @@ export class Tensor {
       const v = native().view(this.handle, DTYPES[dt].code, n);
       if (v) return v as DataTypeMap[D];
     }
-    const out = new DTYPES[dt].array(n);
+    const out = new DTYPES[dt].array(n * lanes(dt));
     await native().read(this.handle, out);
     return out as DataTypeMap[D];
   }
 
-  /** The single element as a number (bigint for i64, boolean for bool); synchronous like dataSync(). */
-  item(): number | bigint | boolean {
+  /**
+   * The single element as a number (bigint for i64, boolean for bool, {re, im}
+   * for c64 and c128); synchronous like dataSync().
+   */
+  item(): number | bigint | boolean | Complex {
     if (this.size !== 1) throw new Error(`webtensor: item() needs one element, the tensor has ${this.size}`);
-    const v = this.dataSync()[0]!;
-    return this.dtype === "bool" ? v !== 0 : v;
+    return this.#element(this.dataSync());
   }
 
   /** item(), waiting for the device (what the browser needs for a WebGPU tensor). */
-  async itemAsync(): Promise<number | bigint | boolean> {
+  async itemAsync(): Promise<number | bigint | boolean | Complex> {
     if (this.size !== 1) throw new Error(`webtensor: item() needs one element, the tensor has ${this.size}`);
-    const v = (await this.data())[0]!;
-    return this.dtype === "bool" ? v !== 0 : v;
+    return this.#element(await this.data());
+  }
+
+  #element(a: TypedArray): number | bigint | boolean | Complex {
+    const dt = this.dtype;
+    if (DTYPES[dt].part) return { re: a[0] as number, im: a[1] as number };
+    return dt === "bool" ? a[0] !== 0 : a[0]!;
   }
 
   toString(): string {
@@ -239,16 +255,52 @@ function unravel(i: number, shape: readonly number[]): number[] {
 }
 
 function fromFlat(vals: (number | boolean | bigint)[], dt: DType, shape: readonly number[]): TypedArray {
-  const a = new DTYPES[dt].array(vals.length) as unknown as (number | bigint)[];
-  const integer = !DTYPES[dt].floating && dt !== "bool";
+  const k = lanes(dt);
+  const a = new DTYPES[dt].array(vals.length * k) as unknown as (number | bigint)[];
+  const integer = !DTYPES[dt].floating && !DTYPES[dt].part && dt !== "bool";
   for (let i = 0; i < vals.length; i++) {
     const v = vals[i]!;
     if (integer) checkElement(v, dt, () => unravel(i, shape));
-    if (dt === "bool") a[i] = v ? 1 : 0; // truthiness, as NumPy's astype(bool): a bool byte is 0 or 1
+    // Numbers given for a complex dtype are real parts, as torch.tensor([1.0], dtype=complex64) reads them.
+    if (k === 2) a[2 * i] = Number(v);
+    else if (dt === "bool") a[i] = v ? 1 : 0; // truthiness, as NumPy's astype(bool): a bool byte is 0 or 1
     else if (dt === "i64") a[i] = typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v)));
     else a[i] = Number(v);
   }
   return a as unknown as TypedArray;
+}
+
+/**
+ * The dtype a typed array given to what() holds: dtype when given (which
+ * the array must hold: a Float32Array holds f32 or c64's parts, a
+ * Uint8Array u8 or bool, a Uint16Array f16 or bf16 bits), else the array's.
+ */
+function arrayDType(what: string, data: TypedArray, dtype: DType | undefined): DType {
+  const dt = dtype !== undefined ? toDType(dtype) : dtypeOfArray(data);
+  if (data instanceof Uint16Array && (dt === "f16" || dt === "bf16")) return dt;
+  const natural = dtypeOfArray(data);
+  if (natural !== dt && !(dt === "bool" && natural === "u8") && DTYPES[dt].part !== natural) {
+    const holds = DTYPES[dt].part ? `${DTYPES[dt].part} (the parts of ${dt})` : dt;
+    throw new TypeError(`webtensor: ${what}: a ${data.constructor.name} holds ${natural}, not ${holds}; convert it first`);
+  }
+  return dt;
+}
+
+/** The shape of a typed array of dtype dt given to what(): shape, checked against the array's length, or 1-d. */
+function arrayShape(what: string, data: TypedArray, dt: DType, shape: readonly number[] | undefined): readonly number[] {
+  const k = lanes(dt);
+  if (data.length % k !== 0) {
+    throw new Error(`webtensor: ${what}: a ${dt} array holds real and imaginary parts interleaved, ${data.length} values are not pairs`);
+  }
+  shape ??= [data.length / k];
+  checkShape(shape);
+  const numel = shape.reduce((a, b) => a * b, 1);
+  if (numel * k !== data.length) {
+    const noun = what === "fromArray()" ? "array" : "data";
+    const has = k === 2 ? `${data.length} values (${data.length / 2} complex)` : `${data.length}`;
+    throw new Error(`webtensor: ${what}: shape [${shape.join(", ")}] holds ${numel} elements, the ${noun} has ${has}`);
+  }
+  return shape;
 }
 
 /** Checks the values of creation options (their keys are checked by checkOptions). */
@@ -265,6 +317,9 @@ function checkCreation(what: string, options: { device?: unknown; requiresGrad?:
  * A new tensor holding a copy of data: a typed array (with a shape; default:
  * 1-d), nested arrays of numbers/booleans, or a scalar. The copy is the ABI's
  * wt_tensor_from_data; the data's dtype is the typed array's unless options say.
+ * A c64 (c128) tensor comes from a Float32Array (Float64Array) of its parts
+ * interleaved, real first: 2 * numel values; nested numbers given with a
+ * complex dtype are real parts.
  */
 export function tensor(data: TypedArray | Nested, shape?: readonly number[], options: TensorOptions = {}): Tensor {
   const rt = native();
@@ -273,14 +328,9 @@ export function tensor(data: TypedArray | Nested, shape?: readonly number[], opt
   let arr: TypedArray;
   let dt: DType;
   if (ArrayBuffer.isView(data)) {
-    const given = options.dtype !== undefined ? toDType(options.dtype) : dtypeOfArray(data as TypedArray);
-    const natural = data instanceof Uint16Array ? given : dtypeOfArray(data as TypedArray);
-    if (natural !== given && !(given === "bool" && natural === "u8")) {
-      throw new TypeError(`webtensor: tensor(): a ${data.constructor.name} holds ${natural}, not ${given}; convert it first`);
-    }
     arr = data as TypedArray;
-    dt = given;
-    shape ??= [arr.length];
+    dt = arrayDType("tensor()", arr, options.dtype);
+    shape = arrayShape("tensor()", arr, dt, shape);
   } else {
     const flat: (number | boolean | bigint)[] = [];
     const inferred: number[] = [];
@@ -289,12 +339,7 @@ export function tensor(data: TypedArray | Nested, shape?: readonly number[], opt
       flat.length && flat.every((v) => typeof v === "boolean") ? "bool" :
       flat.length && flat.every((v) => typeof v === "bigint") ? "i64" : "f32";
     arr = fromFlat(flat, dt, inferred);
-    shape ??= inferred;
-  }
-  checkShape(shape);
-  const numel = shape.reduce((a, b) => a * b, 1);
-  if (numel !== arr.length) {
-    throw new Error(`webtensor: tensor(): shape [${shape.join(", ")}] holds ${numel} elements, the data has ${arr.length}`);
+    shape = arrayShape("tensor()", arr, dt, shape ?? inferred);
   }
   const t = new Tensor(rt.fromData(arr, DTYPES[dt].code, shape, options.device ?? null));
   if (options.requiresGrad) t.requiresGrad = true;
@@ -311,25 +356,16 @@ export function tensor(data: TypedArray | Nested, shape?: readonly number[], opt
  * while the tensor uses it, since detaching it would free the tensor's
  * memory. In the browser the WebAssembly module has its own memory, and a
  * resizable ArrayBuffer could shrink: those are copied.
- * f16 and bf16 come as raw bits in a Uint16Array and need {dtype}.
+ * f16 and bf16 come as raw bits in a Uint16Array and need {dtype}; c64 and
+ * c128 as a Float32Array or Float64Array of interleaved parts, with {dtype}.
  */
 export function fromArray(data: TypedArray, shape?: readonly number[], options: { dtype?: DType; requiresGrad?: boolean } = {}): Tensor {
   const rt = native();
   if (!ArrayBuffer.isView(data)) throw new TypeError(`webtensor: fromArray() takes a typed array, got ${describe(data)}`);
   checkOptions("fromArray()", options, ["dtype", "requiresGrad"]);
   checkCreation("fromArray()", options);
-  const dt = options.dtype !== undefined ? toDType(options.dtype) : dtypeOfArray(data);
-  const halfBits = data instanceof Uint16Array && (dt === "f16" || dt === "bf16");
-  const natural = halfBits ? dt : dtypeOfArray(data);
-  if (natural !== dt && !(dt === "bool" && natural === "u8")) {
-    throw new TypeError(`webtensor: fromArray(): a ${data.constructor.name} holds ${natural}, not ${dt}`);
-  }
-  shape ??= [data.length];
-  checkShape(shape);
-  const numel = shape.reduce((a, b) => a * b, 1);
-  if (numel !== data.length) {
-    throw new Error(`webtensor: fromArray(): shape [${shape.join(", ")}] holds ${numel} elements, the array has ${data.length}`);
-  }
+  const dt = arrayDType("fromArray()", data, options.dtype);
+  shape = arrayShape("fromArray()", data, dt, shape);
   const h = rt.fromHostBorrowed(data, DTYPES[dt].code, shape);
   const t = new Tensor(h ?? rt.fromData(data, DTYPES[dt].code, shape, "cpu"));
   if (options.requiresGrad) t.requiresGrad = true;
@@ -341,13 +377,16 @@ export function lentArrays(): number {
   return native().lentArrays();
 }
 
-/** A 0-d tensor for a JS number next to `ref`: ref's dtype when it holds x without losing its kind. */
+/**
+ * A 0-d tensor for a JS number next to `ref`: ref's dtype when it holds x
+ * without losing its kind (a complex ref holds any number, as x + 0i).
+ */
 function scalarLike(x: number | boolean, ref: Tensor | undefined): Tensor {
   const device = ref?.device;
   if (typeof x === "boolean") return tensor([x], [], { dtype: "bool", device });
   if (ref) {
     const dt = ref.dtype;
-    if (DTYPES[dt].floating || (Number.isInteger(x) && dt !== "bool")) return tensor([x], [], { dtype: dt, device });
+    if (DTYPES[dt].floating || DTYPES[dt].part || (Number.isInteger(x) && dt !== "bool")) return tensor([x], [], { dtype: dt, device });
   }
   return tensor([x], [], { dtype: "f32", device });
 }

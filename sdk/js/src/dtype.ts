@@ -1,6 +1,6 @@
 // Element types: names and codes match wt_dtype (capi/include/webtensor.h).
 
-export type DType = "f32" | "f16" | "bf16" | "f64" | "i64" | "i32" | "u32" | "i16" | "i8" | "u8" | "bool";
+export type DType = "f32" | "f16" | "bf16" | "f64" | "i64" | "i32" | "u32" | "i16" | "i8" | "u8" | "bool" | "c64" | "c128";
 
 export type TypedArray =
   | Float32Array
@@ -13,7 +13,14 @@ export type TypedArray =
   | Uint8Array
   | Uint16Array;
 
-/** The typed array that holds each dtype; f16 and bf16 are raw bits in a Uint16Array (Node 20 has no Float16Array). */
+/**
+ * The typed array that holds each dtype; f16 and bf16 are raw bits in a
+ * Uint16Array (Node 20 has no Float16Array). JS has no complex numbers, so
+ * c64 and c128 are their parts interleaved, real first, in a Float32Array or
+ * Float64Array of 2 * size values: the layout of the runtime's storage and
+ * of PyTorch's view_as_real, which is why reading and writing them is a
+ * plain copy.
+ */
 export interface DataTypeMap {
   f32: Float32Array;
   f16: Uint16Array;
@@ -26,12 +33,17 @@ export interface DataTypeMap {
   i8: Int8Array;
   u8: Uint8Array;
   bool: Uint8Array;
+  c64: Float32Array;
+  c128: Float64Array;
 }
 
 interface Info {
   code: number;
+  /** Bytes per element (a complex element is both its parts). */
   size: number;
   floating: boolean;
+  /** A complex dtype's part dtype: its elements are two of those in the typed array. */
+  part?: DType;
   array: { new (buf: ArrayBuffer, off: number, len: number): TypedArray; new (len: number): TypedArray };
 }
 
@@ -47,7 +59,14 @@ export const DTYPES: Record<DType, Info> = {
   i8: { code: 9, size: 1, floating: false, array: Int8Array },
   u8: { code: 10, size: 1, floating: false, array: Uint8Array },
   bool: { code: 11, size: 1, floating: false, array: Uint8Array },
+  c64: { code: 12, size: 8, floating: false, part: "f32", array: Float32Array },
+  c128: { code: 13, size: 16, floating: false, part: "f64", array: Float64Array },
 };
+
+/** How many typed-array values hold one element of dt: 2 for a complex dtype (its parts), else 1. */
+export function lanes(dt: DType): number {
+  return DTYPES[dt].part ? 2 : 1;
+}
 
 const BY_CODE = new Map<number, DType>(Object.entries(DTYPES).map(([n, i]) => [i.code, n as DType]));
 
@@ -59,7 +78,7 @@ export function dtypeFromCode(code: number): DType {
 
 const ALIASES: Record<string, DType> = {
   float32: "f32", float16: "f16", bfloat16: "bf16", float64: "f64", int64: "i64", int32: "i32",
-  uint32: "u32", int16: "i16", int8: "i8", uint8: "u8",
+  uint32: "u32", int16: "i16", int8: "i8", uint8: "u8", complex64: "c64", complex128: "c128",
 };
 
 /** Checks a dtype name (aliases such as "float32" accepted); throws a TypeError naming the bad value. */
@@ -97,19 +116,22 @@ export interface DTypeInfo {
   readonly code: number;
   /** Bytes per element. */
   readonly itemsize: number;
+  /** False for c64 and c128, as Python's is_floating: they have their own flag. */
   readonly isFloating: boolean;
+  readonly isComplex: boolean;
 }
 
 /**
- * The element types by name ("f32" ... "bool", and aliases such as
- * "float32"): `wt.DType.f16.itemsize`. The type DType is their names, which
- * is what options take.
+ * The element types by name ("f32" ... "bool", "c64", "c128", and aliases
+ * such as "float32" or "complex64"): `wt.DType.f16.itemsize`. The type
+ * DType is their names, which is what options take.
  */
 export const DType: Readonly<Record<string, DTypeInfo>> = Object.freeze(
   Object.fromEntries(
     [...Object.entries(DTYPES), ...Object.entries(ALIASES).map(([a, n]) => [a, DTYPES[n]] as const)].map(([name, i]) => [
       name,
-      Object.freeze({ name: (BY_CODE.get(i.code) ?? name) as DType, code: i.code, itemsize: i.size, isFloating: i.floating }),
+      Object.freeze({ name: (BY_CODE.get(i.code) ?? name) as DType, code: i.code, itemsize: i.size,
+        isFloating: i.floating, isComplex: i.part !== undefined }),
     ]),
   ),
 );

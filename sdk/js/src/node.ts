@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import type * as KoffiNS from "koffi";
 import { ABI_VERSION, ERR_BUFFER_TOO_SMALL, OK, runtimeError } from "./binding.js";
 import type { AttrEntry, Binding } from "./binding.js";
-import { DTYPES, dtypeFromCode } from "./dtype.js";
+import { DTYPES, dtypeFromCode, lanes } from "./dtype.js";
 import type { TypedArray } from "./dtype.js";
 import { pin, unpin } from "./lend.js";
 import { DOMAIN_PROTOTYPES, domainCalls } from "./node_domains.js";
@@ -383,11 +383,12 @@ function nodeBinding(lib: Native): Binding {
         dl_tensor: { data: unknown; byte_offset: number | bigint };
       };
       const deleter = koffi.decode(m.deleter, DLPackDeleter) as (p: unknown) => void;
-      const info = DTYPES[dtypeFromCode(dtype)];
+      const dt = dtypeFromCode(dtype);
+      const info = DTYPES[dt];
       const off = Number(m.dl_tensor.byte_offset);
       const buf = koffi.view(m.dl_tensor.data, off + size * info.size);
       exportRegistry.register(buf, { managed, deleter });
-      return new info.array(buf, off, size) as TypedArray;
+      return new info.array(buf, off, size * lanes(dt)) as TypedArray; // a complex element is two values
     },
     toDevice: (h, d) => newHandle((o) => lib.wt_tensor_to_device(h, d, o)),
     toDeviceAsync: async (h, d) => newHandle((o) => lib.wt_tensor_to_device(h, d, o)),

@@ -253,6 +253,37 @@ test("browser: bad input gives clear errors", async () => {
   });
 });
 
+test("browser: c64 in and out as interleaved parts, on WebGPU and the CPU; c128 on the CPU", async () => {
+  await withPage(async ({ page }) => {
+    const r = await page.evaluate(async () => {
+      const { wt } = window;
+      await wt.init({ device: "webgpu" });
+      const out = {};
+      for (const device of ["webgpu", "cpu"]) {
+        const x = wt.tensor(new Float32Array([1, 2, 3, -4]), [2], { dtype: "c64", device });
+        const y = wt.tensor(new Float32Array([2, -1, 0.5, 0.5]), [2], { dtype: "c64", device });
+        out[device] = { device: x.device, dtype: x.mul(y).dtype, mul: Array.from(await x.mul(y).data()),
+          abs: Array.from(await wt.abs(x).data()), item: await wt.sum(x).itemAsync() };
+      }
+      const z = wt.tensor(new Float64Array([0, Math.PI]), [1], { dtype: "c128", device: "cpu" });
+      out.exp = Array.from(await z.exp().data());
+      out.c128Type = (await z.data()).constructor.name;
+      return out;
+    });
+    for (const device of ["webgpu", "cpu"]) {
+      const o = r[device];
+      assert.match(o.device, new RegExp(`^${device}`));
+      assert.equal(o.dtype, "c64");
+      // (1+2i)(2-i) = 4+3i, (3-4i)(0.5+0.5i) = 3.5-0.5i
+      [4, 3, 3.5, -0.5].forEach((v, i) => assert.ok(Math.abs(o.mul[i] - v) < 1e-5, `${device} mul[${i}]: ${o.mul[i]}`));
+      [Math.hypot(1, 2), 5].forEach((v, i) => assert.ok(Math.abs(o.abs[i] - v) < 1e-5, `${device} abs[${i}]: ${o.abs[i]}`));
+      assert.deepEqual(o.item, { re: 4, im: -2 });
+    }
+    assert.equal(r.c128Type, "Float64Array");
+    assert.ok(Math.abs(r.exp[0] + 1) < 1e-15 && Math.abs(r.exp[1]) < 1e-15, `exp(i pi): ${r.exp}`);
+  });
+});
+
 test("browser: nn and optim train on WebGPU; the checkpoint loads back", async () => {
   await withPage(async ({ page }) => {
     const r = await page.evaluate(async () => {

@@ -18,7 +18,7 @@ const close = (got, want, tol, what) => {
 const values = async (t) => [...(await t.data())].map(Number);
 
 test("core: DType, UnsupportedError, isTensor, call, synchronize", async () => {
-  assert.deepEqual({ ...wt.DType.float16 }, { name: "f16", code: 2, itemsize: 2, isFloating: true });
+  assert.deepEqual({ ...wt.DType.float16 }, { name: "f16", code: 2, itemsize: 2, isFloating: true, isComplex: false });
   assert.equal(wt.DType.i64.itemsize, 8);
   assert.equal(wt.DType.bool.isFloating, false);
   const x = wt.tensor([1, 2, 3]);

@@ -10,6 +10,12 @@ const d: Float32Array = await y.data<"f32">();
 const parts: wt.Tensor[] = wt.split(x, { sections: 3, axis: 1 });
 const z: wt.Tensor = wt.layerNorm(x, null, null, { normalizedShape: [3] });
 const dt: wt.DType = z.dtype;
+const c = wt.tensor(new Float32Array(4), [2], { dtype: "c64" });
+const cparts: Float32Array = c.dataSync<"c64">(); // interleaved real and imaginary parts
+const c128: Float64Array = await c.cast({ dtype: "c128" }).data<"c128">();
+const one = c.sum().item();
+const re: number = typeof one === "object" ? one.re : 0;
+const ci: wt.Complex = { re, im: 0 };
 const kept = wt.tidy(() => ({ a: x.relu(), b: [x.exp()] }));
 kept.a.dispose();
 wt.dispose([parts, y, z, kept]);
@@ -33,4 +39,4 @@ wt.reshape(x);
 x.softmax({ axis: "1" });
 // @ts-expect-error not a dtype
 x.cast({ dtype: "f128" });
-console.log(d.length, dt, outs, info, enc, text, img, enc2, x16);
+console.log(d.length, dt, cparts, c128, ci, outs, info, enc, text, img, enc2, x16);

@@ -81,6 +81,8 @@ final class DLPack {
             case U32 -> new int[] {1, 32};
             case U8 -> new int[] {1, 8};
             case BOOL -> new int[] {6, 8};
+            case C64 -> new int[] {5, 64}; // kDLComplex: both parts in the bits
+            case C128 -> new int[] {5, 128};
         };
     }
 

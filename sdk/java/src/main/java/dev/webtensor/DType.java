@@ -1,6 +1,11 @@
 package dev.webtensor;
 
-/** Element types; the codes are the header's wt_dtype values (and core.DType's). */
+/**
+ * Element types; the codes are the header's wt_dtype values (and core.DType's).
+ * Java has no complex numbers: a C64 (C128) element is two floats (doubles),
+ * the real part first, which is how {@link Tensor#ofComplex(float[], long...)}
+ * takes them and {@link Tensor#toComplexFloatArray()} gives them back.
+ */
 public enum DType {
     F32(1, 4, "f32"),
     F16(2, 2, "f16"),
@@ -12,7 +17,9 @@ public enum DType {
     I16(8, 2, "i16"),
     I8(9, 1, "i8"),
     U8(10, 1, "u8"),
-    BOOL(11, 1, "bool");
+    BOOL(11, 1, "bool"),
+    C64(12, 8, "c64"),
+    C128(13, 16, "c128");
 
     private final int code;
     private final int size;
@@ -29,7 +36,7 @@ public enum DType {
         return code;
     }
 
-    /** Bytes per element. */
+    /** Bytes per element (a complex element is both its parts). */
     public int byteSize() {
         return size;
     }
@@ -39,8 +46,22 @@ public enum DType {
         return label;
     }
 
+    /** F32, F16, BF16 and F64; false for the complex dtypes, as Python's is_floating. */
     public boolean isFloating() {
         return this == F32 || this == F16 || this == BF16 || this == F64;
+    }
+
+    public boolean isComplex() {
+        return this == C64 || this == C128;
+    }
+
+    /** The dtype of a complex dtype's parts (F32 for C64, F64 for C128); a real dtype is its own. */
+    public DType part() {
+        return switch (this) {
+            case C64 -> F32;
+            case C128 -> F64;
+            default -> this;
+        };
     }
 
     public static DType fromCode(int code) {

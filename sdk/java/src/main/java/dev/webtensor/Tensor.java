@@ -207,6 +207,28 @@ public final class Tensor extends TensorOps implements AutoCloseable {
         return copyOf(MemorySegment.ofArray(b), DType.BOOL, shapeOr(shape, data.length));
     }
 
+    /**
+     * A c64 tensor from its elements' parts interleaved, real first ({@code re0,
+     * im0, re1, im1, ...}: the layout the library stores, PyTorch's
+     * view_as_real); the shape defaults to [parts.length / 2].
+     */
+    public static Tensor ofComplex(float[] parts, long... shape) {
+        return copyOf(MemorySegment.ofArray(parts), DType.C64, shapeOr(shape, pairs(parts.length)));
+    }
+
+    /** A c128 tensor from interleaved parts, as {@link #ofComplex(float[], long...)}. */
+    public static Tensor ofComplex(double[] parts, long... shape) {
+        return copyOf(MemorySegment.ofArray(parts), DType.C128, shapeOr(shape, pairs(parts.length)));
+    }
+
+    private static int pairs(int n) {
+        if (n % 2 != 0) {
+            throw new IllegalArgumentException("ofComplex: the parts are real and imaginary interleaved, "
+                    + n + " values are not pairs");
+        }
+        return n / 2;
+    }
+
     /** A tensor from raw row-major little-endian bytes of any dtype. */
     public static Tensor fromBytes(byte[] raw, DType dtype, long... shape) {
         return copyOf(MemorySegment.ofArray(raw), dtype, shape);
@@ -222,7 +244,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
         return scalar(value, DType.F32);
     }
 
-    /** A 0-d tensor of dtype (integer dtypes truncate, bool is value != 0). */
+    /** A 0-d tensor of dtype (integer dtypes truncate, bool is value != 0, complex is value + 0i). */
     public static Tensor scalar(double value, DType dtype) {
         MemorySegment s = MemorySegment.ofArray(new byte[dtype.byteSize()]);
         switch (dtype) {
@@ -235,6 +257,8 @@ public final class Tensor extends TensorOps implements AutoCloseable {
             case I16 -> s.set(LE_SHORT, 0, (short) value);
             case I8, U8 -> s.set(JAVA_BYTE, 0, (byte) (long) value);
             case BOOL -> s.set(JAVA_BYTE, 0, (byte) (value != 0 ? 1 : 0));
+            case C64 -> s.set(LE_FLOAT, 0, (float) value); // the imaginary part stays 0
+            case C128 -> s.set(LE_DOUBLE, 0, value);
         }
         return copyOf(s, dtype);
     }
@@ -507,7 +531,11 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     }
 
 
-    /** The elements as floats (other dtypes are cast to f32 first). */
+    /**
+     * The elements as floats (other dtypes are cast to f32 first; a complex
+     * tensor is refused, as the cast would drop its imaginary parts: use
+     * {@link #toComplexFloatArray()}, or real() and imag()).
+     */
     public float[] toFloatArray() {
         try (Tensor t = as(DType.F32)) {
             float[] out = new float[Math.toIntExact(t.numel())];
@@ -516,10 +544,31 @@ public final class Tensor extends TensorOps implements AutoCloseable {
         }
     }
 
-    /** The elements as doubles (other dtypes are cast to f64 first). */
+    /** The elements as doubles (other dtypes are cast to f64 first; complex: {@link #toComplexDoubleArray()}). */
     public double[] toDoubleArray() {
         try (Tensor t = as(DType.F64)) {
             double[] out = new double[Math.toIntExact(t.numel())];
+            t.copyTo(MemorySegment.ofArray(out));
+            return out;
+        }
+    }
+
+    /**
+     * A c64 tensor's elements as interleaved parts, real first: 2 * numel
+     * floats (other dtypes are cast to c64 first, real ones with 0 imaginary parts).
+     */
+    public float[] toComplexFloatArray() {
+        try (Tensor t = as(DType.C64)) {
+            float[] out = new float[Math.toIntExact(2 * t.numel())];
+            t.copyTo(MemorySegment.ofArray(out));
+            return out;
+        }
+    }
+
+    /** As {@link #toComplexFloatArray()} in c128: 2 * numel doubles. */
+    public double[] toComplexDoubleArray() {
+        try (Tensor t = as(DType.C128)) {
+            double[] out = new double[Math.toIntExact(2 * t.numel())];
             t.copyTo(MemorySegment.ofArray(out));
             return out;
         }
@@ -571,12 +620,25 @@ public final class Tensor extends TensorOps implements AutoCloseable {
         }
     }
 
-    /** The value of a one-element tensor as a double. */
+    /** The value of a one-element real tensor as a double (a complex one: {@link #complexItem()}). */
     public double item() {
         if (numel() != 1) {
             throw new IllegalArgumentException("item(): the tensor has " + numel() + " elements, not one");
         }
+        DType d = dtype();
+        if (d.isComplex()) {
+            throw new IllegalArgumentException("item(): the tensor is " + d + ", whose value has two parts; "
+                    + "read them with complexItem()");
+        }
         return toDoubleArray()[0];
+    }
+
+    /** The value of a one-element tensor as {re, im} (a real tensor's im is 0). */
+    public double[] complexItem() {
+        if (numel() != 1) {
+            throw new IllegalArgumentException("complexItem(): the tensor has " + numel() + " elements, not one");
+        }
+        return toComplexDoubleArray();
     }
 
     // ---- autograd ----------------------------------------------------------------------
@@ -662,7 +724,8 @@ public final class Tensor extends TensorOps implements AutoCloseable {
 
     private Tensor withScalar(String op, double v) {
         DType d = dtype();
-        try (Tensor s = scalar(v, d.isFloating() || v == Math.rint(v) ? d : DType.F32)) {
+        // A complex tensor takes any double, as v + 0i.
+        try (Tensor s = scalar(v, d.isFloating() || d.isComplex() || v == Math.rint(v) ? d : DType.F32)) {
             String dev = device();
             if (!dev.equals("cpu")) {
                 try (Tensor moved = s.to(dev)) {
@@ -682,7 +745,21 @@ public final class Tensor extends TensorOps implements AutoCloseable {
         if (numel() > 16) {
             return head + ")";
         }
-        String body = dtype().isFloating() ? Arrays.toString(toDoubleArray()) : Arrays.toString(toLongArray());
+        DType d = dtype();
+        String body = d.isComplex() ? complexBody() : d.isFloating() ? Arrays.toString(toDoubleArray())
+                : Arrays.toString(toLongArray());
         return head + ", " + body + ")";
+    }
+
+    /** The elements as [1.0+2.0i, ...], as Python writes complex numbers (with i for j). */
+    private String complexBody() {
+        double[] p = toComplexDoubleArray();
+        StringBuilder b = new StringBuilder("[");
+        for (int i = 0; i < p.length; i += 2) {
+            // The sign bit, not < 0: -0.0 writes its own "-" too.
+            String sign = Math.copySign(1.0, p[i + 1]) < 0 ? "" : "+";
+            b.append(i == 0 ? "" : ", ").append(p[i]).append(sign).append(p[i + 1]).append('i');
+        }
+        return b.append(']').toString();
     }
 }

@@ -68,6 +68,9 @@ final class Safetensors {
                 case I16 -> b.getShort();
                 case I8 -> b.get();
                 case U8, BOOL -> b.get() & 0xff;
+                // The vectors hold complex values as their real pairs ([..., 2] of f32/f64).
+                case C64, C128 -> throw new IllegalArgumentException("a reference vector of dtype " + dt
+                        + ": the vectors store complex values as real pairs");
             };
         }
         return out;
