@@ -133,14 +133,18 @@ export function caseRunner(wt, index) {
     const kinds = new Map((specs.get(op)?.attrs ?? []).map((a) => [a.name, a.kind]));
     const attrs = Object.fromEntries(Object.entries(c.attrs).map(([k, v]) => [k, kinds.get(k) === "string" ? v : attrValue(v)]));
     if ((specs.get(op)?.attrs ?? []).some((a) => a.name === "device") && !attrs.device) attrs.device = device;
+    // A complex input is filed as its real pairs, a complex output compared
+    // as them (index.json's "complex"); gradients arrive at the pairs.
+    const call = ins.map((t, i) => (t && c.inputs[i].complex ? keep(wt.op("view_as_complex", [t], {})[0]) : t));
     let outs;
     try {
-      outs = wt.op(op, ins, attrs);
+      outs = wt.op(op, call, attrs);
     } catch (e) {
       if (!e.needsAsync) throw e;
-      outs = await wt.opAsync(op, ins, attrs);
+      outs = await wt.opAsync(op, call, attrs);
     }
     outs.forEach(keep);
+    outs = outs.map((o, j) => (c.outputs[j]?.complex ? keep(wt.op("view_as_real", [o], {})[0]) : o));
     if (outs.length !== c.outputs.length) fail(`${outs.length} outputs, want ${c.outputs.length}`);
     const grads = [];
     const loss = wt.tidy(() => {

@@ -279,8 +279,9 @@ class ConformanceRunnerTest {
             if (!hasDevice && kinds.containsKey("device")) {
                 attrs.add(Attr.of("device", device)); // creation ops make their tensor on the tested device
             }
-            Tensor[] outs = Webtensor.op(op, ins, attrs.toArray(new Attr[0]));
+            Tensor[] outs = Webtensor.op(op, VectorsTest.complexInputs(ins, specs, owned), attrs.toArray(new Attr[0]));
             owned.addAll(List.of(outs));
+            VectorsTest.filedOutputs(outs, c.get("outputs"), owned);
             int want = c.get("outputs").size();
             if (outs.length != want) {
                 throw new AssertionError(outs.length + " outputs, want " + want);

@@ -148,8 +148,9 @@ class VectorsTest {
                 assertNotNull(kind, op + " has no attribute " + a.getKey() + " in the manifest");
                 attrs.add(attr(a.getKey(), kind, a.getValue()));
             }
-            Tensor[] outs = Webtensor.op(op, ins, attrs.toArray(new Attr[0]));
+            Tensor[] outs = Webtensor.op(op, complexInputs(ins, specs, owned), attrs.toArray(new Attr[0]));
             Arrays.stream(outs).forEach(t -> owned.add(t));
+            filedOutputs(outs, c.path("outputs"), owned);
             int want = 0;
             while (st.tensors.containsKey(name + "/out" + want)) {
                 want++;
@@ -177,6 +178,29 @@ class VectorsTest {
         // <=, not ==: a Cleaner may free other tests' dropped tensors meanwhile.
         long after = Webtensor.liveTensors();
         assertTrue(after <= before, (after - before) + " handles leaked by the case");
+    }
+
+    /**
+     * What the op gets: a complex input is filed as its real pairs (index.json's "complex"),
+     * so it is view_as_complex of them; the gradients arrive at the pairs.
+     */
+    static Tensor[] complexInputs(Tensor[] ins, JsonNode specs, List<Tensor> owned) {
+        Tensor[] call = ins.clone();
+        for (int i = 0; i < ins.length; i++) {
+            if (ins[i] != null && specs.get(i).path("complex").asBoolean()) {
+                call[i] = own(owned, Webtensor.op("view_as_complex", new Tensor[] {ins[i]})[0]);
+            }
+        }
+        return call;
+    }
+
+    /** Replaces each complex output by its real pairs, as the files hold it. */
+    static void filedOutputs(Tensor[] outs, JsonNode specs, List<Tensor> owned) {
+        for (int j = 0; j < outs.length; j++) {
+            if (specs.path(j).path("complex").asBoolean()) {
+                outs[j] = own(owned, Webtensor.op("view_as_real", new Tensor[] {outs[j]})[0]);
+            }
+        }
     }
 
     static void checkGrads(Tensor loss, Tensor[] ins, JsonNode specs, Safetensors st, String name, double scale,
