@@ -308,6 +308,23 @@ func vecdotForm(in []*Tensor, a Attrs) ([]*Tensor, error) {
 
 func splitForm(op string) complexForm { return onPairs(op, withAxis("axis", 0)) }
 
+// toRealForm is a transform from complex pairs to a real signal (irfft,
+// irfftn, hfft) given a complex tensor.
+func toRealForm(op string) complexForm {
+	return func(in []*Tensor, a Attrs) ([]*Tensor, error) {
+		return Call(op, []*Tensor{pairsOf(in[0])}, a)
+	}
+}
+
+// shiftForm is fftshift or ifftshift of a complex tensor: over its pairs,
+// whose trailing axis is not an array axis.
+func shiftForm(op string) complexForm {
+	pairs := onPairs(op, nil)
+	return func(in []*Tensor, a Attrs) ([]*Tensor, error) {
+		return pairs(in, withAttr(a, "pairs", true))
+	}
+}
+
 func init() {
 	complexForms = map[string]complexForm{
 		"add": onPairs("add", nil), "sub": onPairs("sub", nil), "neg": onPairs("neg", nil),
@@ -332,6 +349,12 @@ func init() {
 		"split": splitForm("split"), "chunk": splitForm("chunk"),
 		"zeros_like": likeForm("zeros_like"), "ones_like": likeForm("ones_like"), "full_like": likeForm("full_like"),
 		"zeros": creationForm("zeros"), "ones": creationForm("ones"), "full": creationForm("full"), "eye": creationForm("eye"),
+		// The transforms work on pairs; a complex tensor goes in (and comes
+		// out) as itself. rfft, rfftn and ihfft take real signals only.
+		"fft": onPairs("fft", nil), "ifft": onPairs("ifft", nil),
+		"fftn": onPairs("fftn", nil), "ifftn": onPairs("ifftn", nil),
+		"irfft": toRealForm("irfft"), "irfftn": toRealForm("irfftn"), "hfft": toRealForm("hfft"),
+		"fftshift": shiftForm("fftshift"), "ifftshift": shiftForm("ifftshift"),
 	}
 }
 

@@ -242,6 +242,19 @@ func runComplexStructure(t *testing.T, dev core.Device, d core.DType) {
 	if err := x.Cast(core.F32).Err(); err == nil {
 		t.Errorf("casting %v to f32 succeeded; it must refuse (the imaginary part would be lost)", d)
 	}
+	// The transforms take a complex tensor as itself: fft(z) is a DFT.
+	ft := complexResult(t, "fft", core.Call1("fft", nil, x))
+	var dft [8]complex128
+	for r := range 2 {
+		for k := range 4 {
+			for j := range 4 {
+				dft[4*r+k] += xv[4*r+j] * cmplx.Exp(complex(0, -2*math.Pi*float64(j*k)/4))
+			}
+		}
+	}
+	expectComplex(t, "fft of a complex tensor", ft, dft[:], tol)
+	back := complexResult(t, "ifft", core.Call1("ifft", nil, core.Call1("fft", nil, x)))
+	expectComplex(t, "ifft(fft(x))", back, xv, tol)
 	if err := core.Call1("relu", nil, x).Err(); err == nil {
 		t.Errorf("relu of a complex tensor succeeded; it has no complex form")
 	}

@@ -1,9 +1,10 @@
 """webtensor.fft: the array API standard's fft extension (2024.12).
 
 Complex in, complex out, with the standard's signatures (keyword-only n,
-axis, s, axes, norm) over the registry's transforms, which work on a
-complex tensor's real pairs: view_as_real and view_as_complex cost no copy,
-so each function here is one op call between two views. A real input to a
+axis, s, axes, norm) over the registry's transforms. Those work on real
+pairs and take a complex tensor as itself (core's complex forms), so the
+transforms here are one op call each; rfft, rfftn and ihfft return pairs,
+viewed as complex without a copy. A real input to a
 complex transform (fft, ifft, fftn, ifftn, irfft, hfft, ...) is converted
 to the complex dtype of its precision first, as NumPy does; rfft, rfftn and
 ihfft take real input. Gradients flow through the ops (PyTorch's rules).
@@ -60,8 +61,7 @@ def _attrs(n=None, axis=None, s=None, axes=None):
 
 def _c2c(op: str, x: Tensor, norm: str, **kw) -> Tensor:
     with scope() as s:
-        pairs = _ops.view_as_real(_complex(x))
-        return s.keep(_ops.view_as_complex(getattr(_ops, op)(pairs, norm=_check_norm(norm), **kw)))
+        return s.keep(getattr(_ops, op)(_complex(x), norm=_check_norm(norm), **kw))
 
 
 def _r2c(op: str, x: Tensor, norm: str, **kw) -> Tensor:
@@ -71,7 +71,7 @@ def _r2c(op: str, x: Tensor, norm: str, **kw) -> Tensor:
 
 def _c2r(op: str, x: Tensor, norm: str, **kw) -> Tensor:
     with scope() as s:
-        return s.keep(getattr(_ops, op)(_ops.view_as_real(_complex(x)), norm=_check_norm(norm), **kw))
+        return s.keep(getattr(_ops, op)(_complex(x), norm=_check_norm(norm), **kw))
 
 
 def fft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Tensor:
@@ -140,11 +140,7 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype=None, device: str | None = None
 
 def _shift(op: str, x: Tensor, axes) -> Tensor:
     kw = {} if axes is None else {"axes": [int(axes)] if isinstance(axes, int) else [int(a) for a in axes]}
-    if not x.dtype.is_complex:
-        return getattr(_ops, op)(x, **kw)
-    with scope() as s:
-        # On the pairs the trailing part axis is not an array axis.
-        return s.keep(_ops.view_as_complex(getattr(_ops, op)(_ops.view_as_real(x), pairs=True, **kw)))
+    return getattr(_ops, op)(x, **kw)
 
 
 def fftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tensor:
