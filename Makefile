@@ -90,6 +90,10 @@ test: $(VENV)/.ref-deps lint generate-check wasm-build plugins gpu-deps build ##
 # An execution count, not a duration: Go 1.26's fuzz coordinator can report a
 # spurious "context deadline exceeded" when a duration runs out (go.dev/issue/75804).
 FUZZTIME ?= 100000x
+# FuzzMultimodalLoadZip loads a model whenever an input is a valid archive,
+# about 150 inputs a second on two cores with coverage on: fewer inputs, and
+# a bounded minimisation (by default 60 s of it per new input).
+FUZZTIME_MODELS ?= 10000x
 # The fused-graph fuzzer (core/ir FuzzFusedGraphs) runs each program on the
 # (software) GPU, where compiling a new kernel can pass the fuzzer's fixed
 # 10 s hang limit on a loaded machine: CI runs its seed corpus with go test;
@@ -104,6 +108,7 @@ fuzz-short: ## run every fuzzer briefly (CI); FUZZTIME=5000000x for a real sessi
 	$(GO) test ./onnx -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/modelfs -run '^$$' -fuzz '^FuzzOpenZip$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz '^FuzzDiffusionLoadZip$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./abi -run '^$$' -fuzz '^FuzzMultimodalLoadZip$$' -fuzztime $(FUZZTIME_MODELS) -fuzzminimizetime 100x
 	$(GO) test ./plugins-wasm -run '^$$' -fuzz '^FuzzManifest$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./plugins-wasm -run '^$$' -fuzz '^FuzzCodeCheck$$' -fuzztime $(FUZZTIME)
 
