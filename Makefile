@@ -7,7 +7,7 @@ PY        := $(VENV)/bin/python
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -mod=mod
 
-.PHONY: diffusion-digits onnx-proto onnx-models onnx-bench device-build gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check size-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
+.PHONY: diffusion-digits multimodal-bench onnx-proto onnx-models onnx-bench device-build gpu-deps browser-deps geom-bench pyg-sampling-deps geom-vectors wasm-build run test lint vet fmt-check size-check generate generate-check vectors bench build capi capi-test fuzz-short clean help java java-test
 
 include plugins-wasm/plugins.mk
 include sdk/python/python.mk
@@ -90,6 +90,10 @@ test: $(VENV)/.ref-deps lint generate-check wasm-build plugins gpu-deps build ##
 # An execution count, not a duration: Go 1.26's fuzz coordinator can report a
 # spurious "context deadline exceeded" when a duration runs out (go.dev/issue/75804).
 FUZZTIME ?= 100000x
+# FuzzMultimodalLoadZip loads a model whenever an input is a valid archive,
+# about 150 inputs a second on two cores with coverage on: fewer inputs, and
+# a bounded minimisation (by default 60 s of it per new input).
+FUZZTIME_MODELS ?= 10000x
 # The fused-graph fuzzer (core/ir FuzzFusedGraphs) runs each program on the
 # (software) GPU, where compiling a new kernel can pass the fuzzer's fixed
 # 10 s hang limit on a loaded machine: CI runs its seed corpus with go test;
@@ -104,6 +108,7 @@ fuzz-short: ## run every fuzzer briefly (CI); FUZZTIME=5000000x for a real sessi
 	$(GO) test ./onnx -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/modelfs -run '^$$' -fuzz '^FuzzOpenZip$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz '^FuzzDiffusionLoadZip$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./abi -run '^$$' -fuzz '^FuzzMultimodalLoadZip$$' -fuzztime $(FUZZTIME_MODELS) -fuzzminimizetime 100x
 	$(GO) test ./plugins-wasm -run '^$$' -fuzz '^FuzzManifest$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./plugins-wasm -run '^$$' -fuzz '^FuzzCodeCheck$$' -fuzztime $(FUZZTIME)
 
@@ -181,6 +186,15 @@ build/onnx/all-MiniLM-L6-v2.onnx:
 onnx-bench: build/onnx/all-MiniLM-L6-v2.onnx npm browser-deps ## MiniLM (batch 8 x 128) imported from ONNX vs onnxruntime-web (headless Chromium: WebGPU, wasm) and onnxruntime-node, and Go's import time; updates docs/perf.md
 	cd sdk/js/bench/onnx && ONNXRUNTIME_NODE_INSTALL=skip $(NPM) ci --no-audit --no-fund --loglevel=error
 	GO=$(GO) ./scripts/bench_onnx.sh
+
+# webtensor's Python SDK, from this tree with the libwebtensor.so `make capi`
+# builds, beside transformers and sentence-transformers in one process on the
+# CPU (multimodal/testdata/bench_multimodal.py; scripts/benchenv.py gives both
+# the same threads and interleaves them). Not part of `make test`.
+multimodal-bench: $(VENV)/.ref-deps capi ## MiniLM embeddings (real weights), ViT-B/16 and TimeSformer forwards from Python vs transformers and sentence-transformers on the CPU; writes the Multimodal section of docs/perf.md
+	$(PY) -m pip install -q --disable-pip-version-check transformers==5.25.0 sentence-transformers==6.3.0
+	PYTHONPATH=$(abspath sdk/python) WEBTENSOR_LIBRARY=$(abspath build/libwebtensor.so) \
+		$(PY) multimodal/testdata/bench_multimodal.py --doc docs/perf.md
 
 generate-check: ## fail when any generated file differs from what make generate writes
 	$(GO) run ./internal/gen -check

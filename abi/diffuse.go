@@ -69,10 +69,11 @@ func DiffusionLoad(dir, device string) (int64, error) {
 	return diffusionLoad(fn, modelfs.OS(dir), device)
 }
 
-// maxZipBytes bounds the uncompressed bytes a pipeline's zip archive may
-// declare in all, so a zip bomb fails before anything is read. A page's
-// WebAssembly memory is 4 GiB, which the archive itself and the weights
-// share; elsewhere the bound is far above any pipeline webtensor runs.
+// maxZipBytes bounds the uncompressed bytes a model's zip archive (a
+// pipeline's, a sentence encoder's, CLIP's) may declare in all, so a zip
+// bomb fails before anything is read. A page's WebAssembly memory is 4 GiB,
+// which the archive itself and the weights share; elsewhere the bound is
+// far above any model webtensor runs.
 func maxZipBytes() int64 {
 	if runtime.GOARCH == "wasm" {
 		return 2 << 30
@@ -87,25 +88,11 @@ func maxZipBytes() int64 {
 // the entry or file and the problem.
 func DiffusionLoadZip(data []byte, device string) (int64, error) {
 	const fn = "wt_diffusion_load_zip"
-	z, err := modelfs.OpenZip(data, maxZipBytes())
+	d, err := openModelZip(fn, data, "model_index.json")
 	if err != nil {
-		return 0, Invalidf("%s: %v", fn, err)
+		return 0, err
 	}
-	root, err := z.Root("model_index.json")
-	if err != nil {
-		return 0, Invalidf("%s: %v", fn, err)
-	}
-	d, err := modelfs.In(z, root)
-	if err != nil {
-		return 0, Invalidf("%s: %v", fn, err)
-	}
-	h, err := diffusionLoad(fn, d, device)
-	if err != nil && StatusOf(err) == StatusIO {
-		// Nothing is read from disk: a file the archive lacks or cannot
-		// give is a fault of the archive.
-		return 0, Invalidf("%v", err)
-	}
-	return h, err
+	return fromArchive(diffusionLoad(fn, d, device))
 }
 
 // diffusionLoad loads the pipeline in folder d for fn.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/modelfs"
 	"github.com/webtensor/webtensor/multimodal"
 )
 
@@ -211,11 +212,20 @@ func SentenceEncoderLoad(dir, device string) (int64, error) {
 	if err := checkDir(fn, dir); err != nil {
 		return 0, err
 	}
+	return sentenceEncoderLoad(fn, modelfs.OS(dir), device)
+}
+
+// sentenceEncoderLoad loads the sentence-transformers folder d for fn.
+func sentenceEncoderLoad(fn string, d modelfs.Dir, device string) (int64, error) {
 	dev, err := modelDevice(device)
 	if err != nil {
 		return 0, err
 	}
-	e, err := multimodal.LoadSentenceEncoder(dir, multimodal.WithDevice(dev))
+	opts := []multimodal.LoadOption{multimodal.WithDevice(dev)}
+	if !d.OnDisk() {
+		opts = append(opts, multimodal.FromFS(d.FS()))
+	}
+	e, err := multimodal.LoadSentenceEncoder(d.String(), opts...)
 	if err != nil {
 		return 0, loadFailed(fn, err)
 	}
@@ -274,17 +284,30 @@ func CLIPLoad(dir, device string) (int64, error) {
 	if err := checkDir(fn, dir); err != nil {
 		return 0, err
 	}
+	return clipLoad(fn, modelfs.OS(dir), device)
+}
+
+// clipLoad loads the CLIPModel folder d, with its tokenizer.json, for fn.
+func clipLoad(fn string, d modelfs.Dir, device string) (int64, error) {
 	dev, err := modelDevice(device)
 	if err != nil {
 		return 0, err
 	}
-	m, err := multimodal.LoadCLIPModel(dir, multimodal.WithDevice(dev))
+	opts := []multimodal.LoadOption{multimodal.WithDevice(dev)}
+	if !d.OnDisk() {
+		opts = append(opts, multimodal.FromFS(d.FS()))
+	}
+	m, err := multimodal.LoadCLIPModel(d.String(), opts...)
 	if err != nil {
 		return 0, loadFailed(fn, err)
 	}
-	tok, err := multimodal.LoadTokenizer(filepath.Join(dir, "tokenizer.json"))
+	raw, err := d.ReadFile("tokenizer.json")
 	if err != nil {
 		return 0, loadFailed(fn, err)
+	}
+	tok, err := multimodal.ParseTokenizer(raw)
+	if err != nil {
+		return 0, loadFailed(fn, fmt.Errorf("%w (in %s)", err, d.Path("tokenizer.json")))
 	}
 	return clipModels.add(&clipModel{m: m, tok: tok}), nil
 }

@@ -33,14 +33,9 @@ func wt_diffusion_load_zip(buf unsafe.Pointer, nbytes C.size_t, device *C.char, 
 	if out == nil {
 		return invalid("wt_diffusion_load_zip: out is NULL")
 	}
-	if buf == nil && nbytes > 0 {
-		return invalid("wt_diffusion_load_zip: buf is NULL but nbytes is %d", uint64(nbytes))
-	}
-	var raw []byte
-	if nbytes > 0 {
-		// The loaders copy what they keep (the weights are decompressed
-		// into tensors), so the caller's buffer is only read here.
-		raw = unsafe.Slice((*byte)(buf), int(nbytes))
+	raw, err := zipBytes("wt_diffusion_load_zip", buf, nbytes)
+	if err != nil {
+		return fail(err)
 	}
 	d, _ := goString(device)
 	h, err := abi.DiffusionLoadZip(raw, d)

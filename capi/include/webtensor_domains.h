@@ -118,6 +118,15 @@ int32_t wt_video_uniform_frame_indices(int32_t total, int32_t num_frames, wt_ten
 /* A sentence-transformers folder (modules.json: a BERT Transformer, a
  * Pooling and optionally a Normalize, as all-MiniLM-L6-v2 ships). */
 int32_t wt_sentence_encoder_load(const char *dir, const char *device, wt_sentence_encoder *out);
+/* The same from a zip archive of such a folder (modules.json at the
+ * archive's root, or in its one top-level folder as `zip -r model.zip
+ * model` nests it), read from buf only during the call: for callers without
+ * a file system (the browser). The archive is checked as
+ * wt_diffusion_load_zip checks one (paths leaving it, symbolic links, names
+ * given twice, zip bombs, truncation, more than 64 GiB declared, 2 GiB in
+ * WebAssembly): WT_ERR_INVALID naming the entry, as is a file the model
+ * needs and the archive lacks. */
+int32_t wt_sentence_encoder_load_zip(const void *buf, size_t nbytes, const char *device, wt_sentence_encoder *out);
 int32_t wt_sentence_encoder_free(wt_sentence_encoder enc);
 /* The length of one embedding. */
 int32_t wt_sentence_encoder_dim(wt_sentence_encoder enc, int32_t *dim);
@@ -129,6 +138,10 @@ int32_t wt_sentence_encoder_encode(wt_sentence_encoder enc, const char *const *t
 
 /* A CLIPModel folder (config.json, model.safetensors) with its tokenizer.json. */
 int32_t wt_clip_load(const char *dir, const char *device, wt_clip *out);
+/* The same from a zip archive of such a folder (config.json at its root or
+ * in its one top-level folder), with wt_sentence_encoder_load_zip's checks
+ * and errors. */
+int32_t wt_clip_load_zip(const void *buf, size_t nbytes, const char *device, wt_clip *out);
 int32_t wt_clip_free(wt_clip clip);
 /* Zero-shot classification: each image's probabilities over the texts
  * ("a photo of a cat"), a new (images, n_texts) tensor; pixels are pixel

@@ -85,6 +85,13 @@ static void test_clip(void) {
   ERR(wt_clip_zero_shot(clip, px, texts, 0, &probs), WT_ERR_INVALID, "no texts");
   ERR(wt_clip_zero_shot(clip, px, texts, 3, NULL), WT_ERR_INVALID, "out is NULL");
   OK(wt_clip_free(clip));
+  /* The zip loaders' arguments (the SDKs' tests load real archives). */
+  ERR(wt_clip_load_zip(NULL, 0, NULL, &clip), WT_ERR_INVALID, "wt_clip_load_zip: zip archive: empty (0 bytes)");
+  ERR(wt_clip_load_zip(NULL, 10, NULL, &clip), WT_ERR_INVALID, "buf is NULL but nbytes is 10");
+  ERR(wt_clip_load_zip("PK", 2, NULL, NULL), WT_ERR_INVALID, "out is NULL");
+  wt_sentence_encoder enc = 0;
+  ERR(wt_sentence_encoder_load_zip("PK\x05\x06", 4, NULL, &enc), WT_ERR_INVALID, "not a zip archive, or a truncated one");
+  ERR(wt_sentence_encoder_load_zip(NULL, 3, NULL, &enc), WT_ERR_INVALID, "wt_sentence_encoder_load_zip: buf is NULL");
   for (wt_tensor *t = (wt_tensor[]){px, logits, probs, 0}; *t; t++) OK(wt_tensor_free(*t));
 }
 

@@ -25,19 +25,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import benchenv  # noqa: E402
 
-
-def thread_count():
-    env = os.environ.get("WEBTENSOR_NUM_THREADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-THREADS = thread_count()
-for _var in ("WEBTENSOR_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ[_var] = str(THREADS)
-os.environ.setdefault("NODEVICE_SELECT", "1")
+THREADS = benchenv.setup_threads()
 
 import torch  # noqa: E402
 from diffusers import (  # noqa: E402
@@ -75,25 +66,6 @@ def go_bench(count, webgpu):
     return {k: statistics.median(v) for k, v in runs.items()}
 
 
-def interleaved(fns, repeats=5, min_time=2.0):
-    """Seconds per call of each fn: two warm-up calls, a batch size per fn of about
-    min_time/repeats, then rounds in which the fns take turns; the median of the rounds."""
-    batch = {}
-    for name, fn in fns.items():
-        fn()
-        start = time.perf_counter()
-        fn()
-        batch[name] = max(1, int(min_time / repeats / max(time.perf_counter() - start, 1e-7)))
-    runs = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            for _ in range(batch[name]):
-                fn()
-            runs[name].append((time.perf_counter() - start) / batch[name])
-    return {name: statistics.median(r) for name, r in runs.items()}
-
-
 def torch_cases():
     with open(os.path.join(HERE, "bench_unet.json")) as f:
         cfg = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
@@ -127,11 +99,6 @@ def torch_cases():
     return fns
 
 
-def commit():
-    res = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True)
-    return res.stdout.strip() or "unknown"
-
-
 def rows(go, ref):
     """(case, ours ms, peer ms or None) rows, then the derived 20-step guided image."""
     out = []
@@ -150,10 +117,10 @@ def rows(go, ref):
 def write_doc(path, table, load):
     import diffusers
 
-    text = open(path).read() if os.path.exists(path) else ""
+    rev = benchenv.commit()
     head = f"""{SECTION}
 
-`python diffuse/testdata/bench_diffusers.py --doc docs/perf.md` on {time.strftime("%Y-%m-%d")} at commit {commit()}
+`python diffuse/testdata/bench_diffusers.py --doc docs/perf.md` on {time.strftime("%Y-%m-%d")} at commit {rev}
 ({THREADS} threads on both sides; PyTorch {torch.__version__}, diffusers {diffusers.__version__}; load average
 {load:.1f} as the run began). The UNet is testdata/bench_unet.json (two cross-attention levels of 32 and 64 channels,
 32x32 latents, 16 text tokens of width 64, batch 2: one guided image), weights drawn (timing does not depend on
@@ -165,15 +132,7 @@ diffusers' time over webtensor's (above 1: webtensor is faster); issue 21's targ
 """
     body = "".join(f"| {n} | {o * 1e3:.2f} | {p * 1e3:.2f} | {p / o:.2f} |\n" if p else
                    f"| {n} | {o * 1e3:.2f} | - | - |\n" for n, o, p in table)
-    section = head + body
-    start = text.find(SECTION)
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + section + ("" if end < 0 else text[end:])
-    with open(path, "w") as f:
-        f.write(text)
+    benchenv.write_section(path, SECTION, head + body)
 
 
 def main():
@@ -184,7 +143,7 @@ def main():
     args = ap.parse_args()
     load = os.getloadavg()[0]
     go = go_bench(args.count, args.webgpu)
-    ref = interleaved(torch_cases())
+    ref = benchenv.interleaved(torch_cases())
     import diffusers
 
     table = rows(go, ref)

@@ -22,23 +22,13 @@ import re
 import statistics
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import benchenv  # noqa: E402
 
-
-def thread_count():
-    env = os.environ.get("WEBTENSOR_NUM_THREADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-THREADS = thread_count()
-for _var in ("WEBTENSOR_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ[_var] = str(THREADS)
-os.environ.setdefault("NODEVICE_SELECT", "1")
+THREADS = benchenv.setup_threads()
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import torch  # noqa: E402
@@ -62,21 +52,6 @@ def go_bench(count, webgpu):
         if m:
             runs.setdefault(m.group(1), []).append(float(m.group(2)) * 1e-9)
     return {k: statistics.median(v) for k, v in runs.items()}
-
-
-def timed(fn, repeats=3, min_time=2.0):
-    """Seconds per call: two warm-up calls, a batch of about min_time/repeats, the median of repeats."""
-    fn()
-    start = time.perf_counter()
-    fn()
-    batch = max(1, int(min_time / repeats / max(time.perf_counter() - start, 1e-7)))
-    runs = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(batch):
-            fn()
-        runs.append((time.perf_counter() - start) / batch)
-    return statistics.median(runs)
 
 
 def torch_forward():
@@ -103,7 +78,7 @@ def main():
     rows = []
     for _ in range(args.rounds):
         go = go_bench(1, args.webgpu)
-        rows.append((go, timed(forward)))
+        rows.append((go, benchenv.timed(forward)))
     print(f"\nthreads {THREADS}; PyTorch {torch.__version__}, transformers {transformers.__version__}\n")
     print("| round | case | webtensor ms | transformers ms | transformers time / ours |")
     print("|---|---|---|---|---|")

@@ -66,7 +66,7 @@ js-test: npm browser-deps plugins ## the JS SDK's tests (node --test: Node, and 
 	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	echo '{"name": "webtensor-js-test", "private": true, "type": "module"}' > $$d/package.json; \
 	(cd $$d && $(NPM) install --no-audit --no-fund --loglevel=error $(abspath $(JS_TARBALL)) $(JS_PLAYWRIGHT)); \
-	cp -r sdk/js/test/. $$d/; mkdir -p $$d/examples && cp -r sdk/js/examples/browser sdk/js/examples/onnx-minilm sdk/js/examples/diffusion $$d/examples/; \
+	cp -r sdk/js/test/. $$d/; mkdir -p $$d/examples && cp -r sdk/js/examples/browser sdk/js/examples/onnx-minilm sdk/js/examples/diffusion sdk/js/examples/multimodal $$d/examples/; \
 	echo "--- tsc --strict over a consumer of the installed package"; \
 	sdk/js/node_modules/.bin/tsc --strict --noEmit --skipLibCheck false --module nodenext --moduleResolution nodenext \
 		--target es2022 --types node --typeRoots $(abspath sdk/js/node_modules/@types) $$d/types.ts; \
@@ -96,7 +96,7 @@ js-conformance: npm browser-deps ## the JS SDK's conformance columns: build/conf
 		test -s $(CONF_OUT)/browser-$$dev.json; \
 	done
 
-serve-demo: npm ## serve the browser examples (sdk/js/examples: training on WebGPU; /onnx-minilm/: MiniLM from ONNX, after make onnx-models; /diffusion/: sampling a zipped pipeline, the digits DDPM after make diffusion-digits) on 127.0.0.1:$${PORT:-8080}
+serve-demo: npm ## serve the browser examples (sdk/js/examples: training on WebGPU; /onnx-minilm/: MiniLM from ONNX, after make onnx-models; /diffusion/: sampling a zipped pipeline, the digits DDPM after make diffusion-digits; /multimodal/: MiniLM and CLIP from zips) on 127.0.0.1:$${PORT:-8080}
 	node sdk/js/examples/serve-demo.mjs
 
 # webtensor against TensorFlow.js in headless Chromium, both on WebGPU

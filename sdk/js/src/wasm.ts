@@ -34,6 +34,12 @@ interface GoCalls {
   wt_diffusion_generate_classes_async(...args: unknown[]): Promise<number>;
   wt_diffusion_generate_text_async(...args: unknown[]): Promise<number>;
   wt_diffusion_encode_text_async(pipe: number, texts: string[]): Promise<number>;
+  wt_sentence_encoder_load_zip_async(bytes: Uint8Array, device: string | null): Promise<number>;
+  wt_sentence_encoder_encode_async(enc: number, texts: string[], batchSize: number): Promise<number>;
+  wt_clip_load_zip_async(bytes: Uint8Array, device: string | null): Promise<number>;
+  wt_clip_zero_shot_async(clip: number, pixels: number, texts: string[]): Promise<number>;
+  wt_clip_text_features_async(clip: number, texts: string[]): Promise<number>;
+  wt_clip_image_features_async(clip: number, pixels: number): Promise<number>;
   [sync: string]: unknown;
 }
 
@@ -222,7 +228,8 @@ function wasmBinding(go: GoCalls): Binding {
 /**
  * The domain libraries in the page: tokenizers and image processors from
  * their config files' bytes, the video frame samplers and resampling, and
- * diffusion pipelines from a zip archive's; the other models load from
+ * sentence encoders, CLIP and diffusion pipelines from a zip archive's
+ * bytes (their loads and runs are async twins); the other models load from
  * folders, which a page has not, so each of their calls throws saying so
  * (sdk/js/wasm/table.go omits them). The sampling calls run on their own
  * goroutine (async twins), where onStep's steps wait for the device and
@@ -233,6 +240,8 @@ function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) =>
     throw new Error(`webtensor: ${what} loads from a folder, and the browser has no file system (Node only)`);
   };
   const rejects = (what: string) => async (): Promise<never> => nodeOnly(what)();
+  // The kinds the page can hold: loaded from bytes.
+  const pageKinds = new Set<string>(["tokenizer", "image_processor", "diffusion", "sentence_encoder", "clip"]);
   return {
     domainLoad: (kind) => {
       if (kind === "tokenizer" || kind === "image_processor") {
@@ -241,10 +250,14 @@ function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) =>
       if (kind === "diffusion") {
         throw new Error("webtensor: the browser has no file system: diffuse.Pipeline.load() takes a zip archive's bytes");
       }
+      if (kind === "sentence_encoder" || kind === "clip") {
+        const cls = kind === "clip" ? "CLIP" : "SentenceEncoder";
+        throw new Error(`webtensor: the browser has no file system: multimodal.${cls}.load() takes a zip archive of the model's folder (its bytes)`);
+      }
       return nodeOnly(kind)();
     },
     domainFree: (kind, h) => {
-      if (kind !== "tokenizer" && kind !== "image_processor" && kind !== "diffusion") nodeOnly(kind)();
+      if (!pageKinds.has(kind)) nodeOnly(kind)();
       call(`wt_${kind}_free`, h);
     },
     imageProcessorLoadBytes: (bytes) => call<number>("wt_image_processor_load_bytes", bytes),
@@ -259,11 +272,13 @@ function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) =>
     tokenizerEncode: (tok, texts, addSpecial, padId, device) =>
       call<number[]>("wt_tokenizer_encode", tok, [...texts], addSpecial, padId, device),
     tokenizerDecode: (tok, ids, skip) => call<string>("wt_tokenizer_decode", tok, [...ids], skip),
-    sentenceEncoderDim: nodeOnly("a sentence encoder"),
-    sentenceEncoderEncode: rejects("a sentence encoder"),
-    clipZeroShot: rejects("CLIP"),
-    clipTextFeatures: rejects("CLIP"),
-    clipImageFeatures: rejects("CLIP"),
+    sentenceEncoderLoadZip: (bytes, device) => settle(go.wt_sentence_encoder_load_zip_async(bytes, device)),
+    sentenceEncoderDim: (enc) => call<number>("wt_sentence_encoder_dim", enc),
+    sentenceEncoderEncode: (enc, texts, batch) => settle(go.wt_sentence_encoder_encode_async(enc, [...texts], batch)),
+    clipLoadZip: (bytes, device) => settle(go.wt_clip_load_zip_async(bytes, device)),
+    clipZeroShot: (clip, pixels, texts) => settle(go.wt_clip_zero_shot_async(clip, pixels, [...texts])),
+    clipTextFeatures: (clip, texts) => settle(go.wt_clip_text_features_async(clip, [...texts])),
+    clipImageFeatures: (clip, pixels) => settle(go.wt_clip_image_features_async(clip, pixels)),
     whisperSamplingRate: nodeOnly("Whisper"),
     whisperTokenizer: nodeOnly("Whisper"),
     whisperGenerate: rejects("Whisper"),

@@ -9,6 +9,7 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import * as wt from "webtensor";
 import { MULTIMODAL_TESTDATA as TD } from "./helpers.mjs";
+import { zipEntries, zipFolder } from "./zip.mjs";
 
 await wt.init();
 
@@ -82,6 +83,10 @@ test("multimodal: CLIP zero-shot and features match transformers", async () => {
   assertClose(await values(await clip.textFeatures(meta.clip_texts)), await values(r.get("clip/text_features")), 1e-4, "text features");
   assertClose(await values(await clip.imageFeatures(px)), await values(r.get("clip/image_features")), 1e-4, "image features");
   clip.dispose();
+  // A zip archive of the folder (the browser's way in) is the same model.
+  const zipped = await wt.multimodal.CLIP.load(zipFolder(join(TD, "clip_tiny"), "clip_tiny/"), { device: "cpu" });
+  assert.deepEqual(await values(await zipped.zeroShot(px, meta.clip_texts)), await values(probs));
+  zipped.dispose();
 });
 
 test("multimodal: Whisper transcribes as transformers generates", async () => {
@@ -179,4 +184,9 @@ test("multimodal: errors are the runtime's", async () => {
     return true;
   });
   await assert.rejects(wt.multimodal.CLIP.load(join(TD, "vit_model")), /CLIP config: unknown key "encoder_stride"/);
+  await assert.rejects(wt.multimodal.SentenceEncoder.load(zipEntries([["../modules.json", Buffer.from("[]")]])), (e) => {
+    assert.equal(e.code, "WT_ERR_INVALID");
+    assert.match(e.message, /wt_sentence_encoder_load_zip: zip archive: entry "\.\.\/modules\.json": the path leaves the archive's root/);
+    return true;
+  });
 });

@@ -31,6 +31,10 @@ const text: string = await (await wt.multimodal.Whisper.load("w")).transcribe(x)
 const enc2: wt.multimodal.ConformerOutput = await (await wt.multimodal.Conformer.load("m")).encode([x], { frameMask: true });
 const x16: wt.Tensor = wt.multimodal.resample(x, 44100, 16000);
 const img: wt.Tensor = await (await wt.diffuse.Pipeline.load("p")).generate({ batch: 2, seed: 7n });
+const emb: wt.Tensor = await (await wt.multimodal.SentenceEncoder.load(new Uint8Array(0))).encode(["a"], { batchSize: 8 });
+const probs: wt.Tensor = await (await wt.multimodal.CLIP.load(new Uint8Array(0), { device: "webgpu:0" })).zeroShot(x, ["a"]);
+// @ts-expect-error a model loads from a folder's path or a zip archive's bytes
+await wt.multimodal.SentenceEncoder.load(42);
 // @ts-expect-error zero-shot pixels are a tensor
 await (await wt.multimodal.CLIP.load("c")).zeroShot([1, 2], ["a"]);
 // @ts-expect-error reshape needs its shape

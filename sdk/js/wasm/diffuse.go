@@ -16,19 +16,6 @@ import (
 // ABI samples, with one addition the header has not: the sampling calls
 // take a last, optional function called after each denoising step.
 
-// diffusionLoadZip(bytes: Uint8Array, device) -> pipeline handle
-func diffusionLoadZip(a args) (any, error) {
-	raw, err := a.bytes(0, "bytes", nil)
-	if err != nil {
-		return nil, err
-	}
-	d, err := a.optStr(1, "device")
-	if err != nil {
-		return nil, err
-	}
-	return abi.DiffusionLoadZip(raw, d)
-}
-
 // onStep reads argument i, an optional function(step, steps), as the
 // Progress a sampling call reports to. In an async call each step first
 // waits for the pipeline's device, so the count is what has run rather

@@ -10,8 +10,10 @@ import (
 
 // The multimodal library (abi/multimodal.go) as the page can use it: a
 // tokenizer from a tokenizer.json's bytes and an image processor from a
-// preprocessor_config.json's, and resampling. The models load from folders,
-// which the page has not (table.go's omitted says so per call).
+// preprocessor_config.json's, a sentence encoder and CLIP from a zip
+// archive of their folders (abi/multimodal_zip.go), and resampling. The
+// other models load from folders, which the page has not (table.go's
+// omitted says so per call).
 
 // strings reads an array of strings.
 func (a args) strings(i int, what string) ([]string, error) {
@@ -121,4 +123,85 @@ func audioResample(a args) (any, error) {
 		return nil, err
 	}
 	return abi.AudioResample(x, int(from), int(to))
+}
+
+// loadZip(bytes: Uint8Array, device) -> a model's handle, from load, a
+// zip loader (sentence encoders, CLIP, diffusion pipelines).
+func loadZip(load func([]byte, string) (int64, error)) call {
+	return func(a args) (any, error) {
+		raw, err := a.bytes(0, "bytes", nil)
+		if err != nil {
+			return nil, err
+		}
+		d, err := a.optStr(1, "device")
+		if err != nil {
+			return nil, err
+		}
+		return load(raw, d)
+	}
+}
+
+// sentenceEncoderEncode(enc, texts: string[], batchSize) -> embeddings handle
+func sentenceEncoderEncode(a args) (any, error) {
+	e, err := a.handle(0)
+	if err != nil {
+		return nil, err
+	}
+	texts, err := a.strings(1, "texts")
+	if err != nil {
+		return nil, err
+	}
+	batch, err := a.int(2, "batch size")
+	if err != nil {
+		return nil, err
+	}
+	if batch < 0 {
+		// The header's batch_size is an int32_t that must be >= 0; the
+		// C ABI refuses a negative one before abi sees it, and so does this.
+		return nil, abi.Invalidf("wt_sentence_encoder_encode: batch_size %d is negative", batch)
+	}
+	return abi.SentenceEncoderEncode(e, texts, int(batch))
+}
+
+// clipZeroShot(clip, pixels, texts: string[]) -> probabilities handle
+func clipZeroShot(a args) (any, error) {
+	c, err := a.handle(0)
+	if err != nil {
+		return nil, err
+	}
+	px, err := a.int(1, "pixels handle")
+	if err != nil {
+		return nil, err
+	}
+	texts, err := a.strings(2, "texts")
+	if err != nil {
+		return nil, err
+	}
+	return abi.CLIPZeroShot(c, px, texts)
+}
+
+// clipTextFeatures(clip, texts: string[]) -> features handle
+func clipTextFeatures(a args) (any, error) {
+	c, err := a.handle(0)
+	if err != nil {
+		return nil, err
+	}
+	texts, err := a.strings(1, "texts")
+	if err != nil {
+		return nil, err
+	}
+	return abi.CLIPTextFeatures(c, texts)
+}
+
+// clipImageFeatures(clip, pixels) -> features handle
+func clipImageFeatures(a args) (any, error) {
+	c, err := a.handle(0)
+	if err != nil {
+		return nil, err
+	}
+	px, err := a.int(1, "pixels handle")
+	if err != nil {
+		return nil, err
+	}
+	return abi.CLIPImageFeatures(c, px)
 }

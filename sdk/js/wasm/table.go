@@ -133,7 +133,7 @@ var calls = map[string]call{
 	"wt_onnx_info_json":    ofHandle(abi.OnnxInfoJSON),
 	"wt_onnx_run":          onnxRun,
 
-	// tokenizers (the models need folders: omitted)
+	// tokenizers
 	"wt_tokenizer_load_bytes": tokenizerLoadBytes,
 	"wt_tokenizer_free":       onHandle(abi.TokenizerFree),
 	"wt_tokenizer_vocab_size": ofHandle(abi.TokenizerVocabSize),
@@ -145,6 +145,17 @@ var calls = map[string]call{
 	"wt_image_processor_free":       onHandle(abi.ImageProcessorFree),
 	"wt_image_processor_preprocess": imageProcessorPreprocess,
 
+	// sentence encoders and CLIP (from a zip archive of their folder)
+	"wt_sentence_encoder_load_zip": loadZip(abi.SentenceEncoderLoadZip),
+	"wt_sentence_encoder_free":     onHandle(abi.SentenceEncoderFree),
+	"wt_sentence_encoder_dim":      ofHandle(abi.SentenceEncoderDim),
+	"wt_sentence_encoder_encode":   sentenceEncoderEncode,
+	"wt_clip_load_zip":             loadZip(abi.CLIPLoadZip),
+	"wt_clip_free":                 onHandle(abi.CLIPFree),
+	"wt_clip_zero_shot":            clipZeroShot,
+	"wt_clip_text_features":        clipTextFeatures,
+	"wt_clip_image_features":       clipImageFeatures,
+
 	// the video front end (the TimeSformer models need folders: omitted)
 	"wt_image_processor_preprocess_video": imageProcessorPreprocessVideo,
 	"wt_video_sample_frame_indices":       videoSampleFrameIndices,
@@ -154,7 +165,7 @@ var calls = map[string]call{
 	// diffusion pipelines (from a zip archive's bytes; the sampling calls
 	// take an optional last argument the header has not: onStep(step,
 	// steps), called after each denoising step, diffuse.go)
-	"wt_diffusion_load_zip":         diffusionLoadZip,
+	"wt_diffusion_load_zip":         loadZip(abi.DiffusionLoadZip),
 	"wt_diffusion_free":             onHandle(abi.DiffusionFree),
 	"wt_diffusion_info_json":        ofHandle(abi.DiffusionInfoJSON),
 	"wt_diffusion_quantize_int8":    onHandle(abi.DiffusionQuantizeInt8),
@@ -185,7 +196,9 @@ var calls = map[string]call{
 var asyncTwins = []string{"wt_tensor_to_host", "wt_tensor_to_device", "wt_op", "wt_backward", "wt_graph_run", "wt_device_sync",
 	"wt_state_to_bytes", "wt_onnx_load_bytes", "wt_onnx_run", "wt_image_processor_preprocess", "wt_image_processor_preprocess_video",
 	"wt_dataset_get", "wt_loader_next", "wt_diffusion_load_zip", "wt_diffusion_quantize_int8", "wt_diffusion_generate",
-	"wt_diffusion_generate_classes", "wt_diffusion_generate_text", "wt_diffusion_encode_text"}
+	"wt_diffusion_generate_classes", "wt_diffusion_generate_text", "wt_diffusion_encode_text",
+	"wt_sentence_encoder_load_zip", "wt_sentence_encoder_encode", "wt_clip_load_zip", "wt_clip_zero_shot",
+	"wt_clip_text_features", "wt_clip_image_features"}
 
 // browserOnly are the calls the header has no counterpart of, all async.
 var browserOnly = map[string]call{
@@ -221,15 +234,8 @@ var omitted = map[string]string{
 	"wt_onnx_load":                 "no file system: wt_onnx_load_bytes reads a model's bytes",
 	"wt_tokenizer_load":            "no file system: wt_tokenizer_load_bytes reads a tokenizer.json's bytes",
 	"wt_image_processor_load":      "no file system: wt_image_processor_load_bytes reads a preprocessor_config.json's bytes",
-	"wt_sentence_encoder_load":     "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
-	"wt_sentence_encoder_free":     "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
-	"wt_sentence_encoder_dim":      "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
-	"wt_sentence_encoder_encode":   "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
-	"wt_clip_load":                 "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
-	"wt_clip_free":                 "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
-	"wt_clip_zero_shot":            "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
-	"wt_clip_text_features":        "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
-	"wt_clip_image_features":       "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
+	"wt_sentence_encoder_load":     "no file system: wt_sentence_encoder_load_zip reads a zip archive of the model's folder",
+	"wt_clip_load":                 "no file system: wt_clip_load_zip reads a zip archive of the model's folder",
 	"wt_whisper_load":              "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
 	"wt_whisper_free":              "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",
 	"wt_whisper_sampling_rate":     "no file system: the multimodal models load from Hugging Face folders (Node reads them through the C ABI)",

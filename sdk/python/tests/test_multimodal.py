@@ -2,9 +2,11 @@
 the checkpoints and reference vectors multimodal/testdata holds
 (transformers, tokenizers and sentence-transformers made them)."""
 
+import io
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +86,30 @@ def test_clip_zero_shot_matches_transformers(no_leaks):
         del probs, px
     with pytest.raises(ValueError, match="used after close"):
         clip.zero_shot(VISION_T["clip/pixel_values"], ["a"])
+
+
+def test_clip_and_sentence_encoder_from_zip(no_leaks):
+    """A zip archive of a folder (the browser's way in) is the folder's model;
+    a hostile one is refused naming the entry."""
+    folder = TESTDATA / "clip_tiny"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(folder.iterdir()):
+            z.write(f, "clip_tiny/" + f.name)
+    px, texts = VISION_T["clip/pixel_values"], VISION["clip_texts"]
+    with wt.multimodal.CLIP(folder, device="cpu") as a, wt.multimodal.CLIP.from_zip(buf.getvalue(), device="cpu") as b:
+        want, got = a.zero_shot(px, texts), b.zero_shot(px, texts)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        del want, got
+    with pytest.raises(ValueError, match="wt_clip_load_zip: zip archive: not a zip archive, or a truncated one"):
+        wt.multimodal.CLIP.from_zip(buf.getvalue()[:100])
+    evil = io.BytesIO()
+    with zipfile.ZipFile(evil, "w") as z:
+        z.writestr("../modules.json", "[]")
+    with pytest.raises(ValueError, match='entry "../modules.json": the path leaves the archive'):
+        wt.multimodal.SentenceEncoder.from_zip(evil.getvalue())
+    with pytest.raises(TypeError, match="SentenceEncoder.from_zip takes the archive's bytes, got str"):
+        wt.multimodal.SentenceEncoder.from_zip("minilm.zip")
 
 
 def test_whisper_transcribes_as_transformers_generates(no_leaks):

@@ -10,6 +10,8 @@ audio resampling.
     enc = wt.multimodal.SentenceEncoder("all-MiniLM-L6-v2")
     emb = enc.encode(["A man is eating food.", "Someone eats."])   # (2, 384) Tensor
 
+    enc = wt.multimodal.SentenceEncoder.from_zip(open("minilm.zip", "rb").read())  # a zip of the folder
+
     clip = wt.multimodal.CLIP("clip-folder")
     probs = clip.zero_shot(pixels, ["a photo of a cat", "a photo of a dog"])
 
@@ -44,6 +46,16 @@ from typing import Any, NamedTuple
 from . import _lib
 from ._objects import Handle, Inputs, device_arg, load, new_tensor, texts_arg
 from ._tensor import Tensor
+
+
+def _load_zip(fn: str, cls: str, data: bytes | bytearray | memoryview, device: str | None) -> int:
+    """The handle fn (a wt_*_load_zip) loads from a zip archive's bytes."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{cls}.from_zip takes the archive's bytes, got {type(data).__name__}")
+    raw = bytes(data)
+    h = C.c_int64()
+    _lib.call(fn, raw, len(raw), device_arg(device), C.byref(h))
+    return h.value
 
 
 class Encoding(NamedTuple):
@@ -182,6 +194,17 @@ class SentenceEncoder(Handle):
     def __init__(self, path: str | os.PathLike, device: str | None = None):
         super().__init__(load("wt_sentence_encoder_load", path, device_arg(device)))
 
+    @classmethod
+    def from_zip(cls, data: bytes | bytearray | memoryview, device: str | None = None) -> SentenceEncoder:
+        """The model in a zip archive of such a folder (its files at the root,
+        or in one top-level folder as `zip -r model.zip model` nests them),
+        from the archive's bytes (wt_sentence_encoder_load_zip). A hostile or
+        broken archive (paths leaving it, a zip bomb, truncation, a missing
+        file) raises ValueError naming the entry."""
+        enc = cls.__new__(cls)
+        Handle.__init__(enc, _load_zip("wt_sentence_encoder_load_zip", "SentenceEncoder", data, device))
+        return enc
+
     @property
     def dim(self) -> int:
         """The length of one embedding."""
@@ -203,6 +226,14 @@ class CLIP(Handle):
 
     def __init__(self, path: str | os.PathLike, device: str | None = None):
         super().__init__(load("wt_clip_load", path, device_arg(device)))
+
+    @classmethod
+    def from_zip(cls, data: bytes | bytearray | memoryview, device: str | None = None) -> CLIP:
+        """The model in a zip archive of such a folder, from its bytes
+        (wt_clip_load_zip), as SentenceEncoder.from_zip reads one."""
+        clip = cls.__new__(cls)
+        Handle.__init__(clip, _load_zip("wt_clip_load_zip", "CLIP", data, device))
+        return clip
 
     def zero_shot(self, pixels: Any, texts: list[str]) -> Tensor:
         """Each image's probabilities over texts, (images, len(texts)), from

@@ -2,10 +2,8 @@ package dev.webtensor;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.List;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * A diffusion pipeline from a diffusers folder, or a zip archive of one (the Go package diffuse,
@@ -53,15 +51,7 @@ public final class Diffusion extends NativeObject {
      * WebtensorException naming the entry. int8Weights as for load.
      */
     public static Diffusion loadZip(byte[] zip, String device, boolean int8Weights) {
-        if (zip == null) {
-            throw new IllegalArgumentException("diffusion: the zip archive's bytes are null");
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment b = arena.allocate(Math.max(zip.length, 1)).copyFrom(MemorySegment.ofArray(zip));
-            MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(Native.DIFFUSION_LOAD_ZIP, b, (long) zip.length, cString(arena, device), out);
-            return quantized(out.get(JAVA_LONG, 0), int8Weights);
-        }
+        return quantized(loadZip(Native.DIFFUSION_LOAD_ZIP, zip, device, "diffusion"), int8Weights);
     }
 
     public static Diffusion loadZip(byte[] zip) {

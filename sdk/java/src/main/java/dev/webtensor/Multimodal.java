@@ -288,6 +288,18 @@ public final class Multimodal {
             return load(path, null);
         }
 
+        /**
+         * The model in a zip archive of such a folder (its files at the root, or in
+         * one top-level folder as {@code zip -r model.zip model} nests them), read
+         * from the archive's bytes (wt_sentence_encoder_load_zip) with its weights on
+         * device (null: the default). A hostile or broken archive (paths leaving it,
+         * a zip bomb, truncation, a missing file) throws a WebtensorException naming
+         * the entry.
+         */
+        public static SentenceEncoder loadZip(byte[] zip, String device) {
+            return new SentenceEncoder(loadZip(Native.SENTENCE_ENCODER_LOAD_ZIP, zip, device, "sentence encoder"));
+        }
+
         /** The length of one embedding. */
         public int dim() {
             return int32(Native.SENTENCE_ENCODER_DIM, handle());
@@ -318,6 +330,11 @@ public final class Multimodal {
 
         public static CLIP load(Path path) throws IOException {
             return load(path, null);
+        }
+
+        /** The model in a zip archive of such a folder (wt_clip_load_zip), as SentenceEncoder.loadZip reads one. */
+        public static CLIP loadZip(byte[] zip, String device) {
+            return new CLIP(loadZip(Native.CLIP_LOAD_ZIP, zip, device, "clip model"));
         }
 
         /** Each image's probabilities over texts, (images, texts), from pixel values (images, 3, H, W). */

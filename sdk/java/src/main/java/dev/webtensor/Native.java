@@ -179,10 +179,12 @@ final class Native {
     static final MethodHandle VIDEO_SAMPLE_FRAME_INDICES = fn("wt_video_sample_frame_indices", I, I, I, I, I, A);
     static final MethodHandle VIDEO_UNIFORM_FRAME_INDICES = fn("wt_video_uniform_frame_indices", I, I, I, A);
     static final MethodHandle SENTENCE_ENCODER_LOAD = fn("wt_sentence_encoder_load", I, A, A, A);
+    static final MethodHandle SENTENCE_ENCODER_LOAD_ZIP = fn("wt_sentence_encoder_load_zip", I, A, L, A, A);
     static final MethodHandle SENTENCE_ENCODER_FREE = fn("wt_sentence_encoder_free", I, L);
     static final MethodHandle SENTENCE_ENCODER_DIM = fn("wt_sentence_encoder_dim", I, L, A);
     static final MethodHandle SENTENCE_ENCODER_ENCODE = fn("wt_sentence_encoder_encode", I, L, A, I, I, A);
     static final MethodHandle CLIP_LOAD = fn("wt_clip_load", I, A, A, A);
+    static final MethodHandle CLIP_LOAD_ZIP = fn("wt_clip_load_zip", I, A, L, A, A);
     static final MethodHandle CLIP_FREE = fn("wt_clip_free", I, L);
     static final MethodHandle CLIP_ZERO_SHOT = fn("wt_clip_zero_shot", I, L, L, A, I, A);
     static final MethodHandle CLIP_TEXT_FEATURES = fn("wt_clip_text_features", I, L, A, I, A);

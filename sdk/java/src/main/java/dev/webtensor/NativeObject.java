@@ -89,6 +89,22 @@ abstract class NativeObject implements AutoCloseable {
      * A wt_*_load(path, [device,] out) call (a tokenizer takes no device): a
      * missing or unreadable file is an IOException.
      */
+    /**
+     * The handle fn (a wt_*_load_zip) loads from a zip archive's bytes, copied
+     * into native memory for the call; what names the kind in the null check.
+     */
+    static long loadZip(MethodHandle fn, byte[] zip, String device, String what) {
+        if (zip == null) {
+            throw new IllegalArgumentException(what + ": the zip archive's bytes are null");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment b = arena.allocate(Math.max(zip.length, 1)).copyFrom(MemorySegment.ofArray(zip));
+            MemorySegment out = arena.allocate(JAVA_LONG);
+            Native.call(fn, b, (long) zip.length, cString(arena, device), out);
+            return out.get(JAVA_LONG, 0);
+        }
+    }
+
     static long load(MethodHandle fn, Path path, String... device) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);

