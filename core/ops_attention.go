@@ -91,6 +91,12 @@ func init() {
 				{Name: "causal_scale", Inputs: []Gen{G(F32, 2, 4, 3), G(F32, 2, 4, 3), G(F32, 2, 4, 2)}, Attrs: Attrs{"is_causal": true, "scale": 0.7}},
 				{Name: "bool_mask_broadcast", Inputs: []Gen{G(F32, 2, 3, 4), G(F32, 1, 5, 4), G(F32, 5, 2), {Shape: Shape{3, 5}, DType: Bool, Kind: "bool"}}},
 				{Name: "float_mask", Inputs: []Gen{G(F32, 2, 3, 2), G(F32, 2, 4, 2), G(F32, 2, 4, 3), G(F32, 1, 4)}},
+				// A BERT-style padding mask [B, 1, 1, S] over heads (the f32 path
+				// applies it at its own shape); random bools mask whole rows too.
+				{Name: "padding_mask", Inputs: []Gen{G(F32, 2, 2, 3, 4), G(F32, 2, 2, 5, 4), G(F32, 2, 2, 5, 3),
+					{Shape: Shape{2, 1, 1, 5}, DType: Bool, Kind: "bool"}}},
+				{Name: "row_mask", Inputs: []Gen{G(F32, 2, 4, 3), G(F32, 2, 4, 3), G(F32, 2, 4, 2),
+					{Shape: Shape{2, 4, 1}, DType: Bool, Kind: "bool"}}},
 				{Name: "masked_row_strided", Inputs: []Gen{G(F32, 3, 2).AsStrided(), G(F32, 4, 2), G(F32, 4, 3),
 					GV(Bool, []float64{0, 0, 0, 0, 1, 0, 1, 1, 1, 1, 0, 1}, 3, 4)}},
 				{Name: "f64_causal_wide", Inputs: []Gen{G(F64, 2, 3), G(F64, 5, 3), G(F64, 5, 2)}, Attrs: Attrs{"is_causal": true}},

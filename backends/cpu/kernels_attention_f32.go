@@ -15,8 +15,10 @@ import (
 // dP = G Vᵀ, dS = P∘(dP - rowsum(P∘dP)), dQ = scale·dS K,
 // dK = scale·dSᵀ Q, dV = Pᵀ G - five products instead of the float64
 // loops of kernels_attention.go, which the transformer step spent 60% of
-// its time in. Broadcast batch dims, masks and a requested mask gradient
-// take the float64 kernels. Outputs are dense (core allocates them).
+// its time in. An f32 or bool mask is applied at its own shape
+// (kernels_attention_mask.go); broadcast batch dims, other masks and a
+// requested mask gradient take the float64 kernels. Outputs are dense
+// (core allocates them).
 
 // attentionF32 holds a dense f32 call's operands per batch entry.
 type attentionF32 struct {
@@ -25,24 +27,33 @@ type attentionF32 struct {
 	q, k, v []float32
 	scale   float32
 	causal  bool
+	mask    *attentionMask // nil without one
 	// heads, when set, lays the forward output out as [B, L, heads, Ev]
 	// (the batch entries being B*heads): AttentionTransposed.
 	heads int
 }
 
 // readAttentionF32 returns the call's f32 views, or false when it is not
-// the dense, unmasked, unbroadcast case this path covers.
+// the dense, unbroadcast case (with an f32 or bool mask, or none) this
+// path covers.
 func readAttentionF32(kc *core.KernelCall, mask *core.Tensor) (*attentionF32, bool) {
 	return attentionOperandsF32(kc.Inputs[0], kc.Inputs[1], kc.Inputs[2], mask, kc.Attrs)
 }
 
 func attentionOperandsF32(q, k, v, mask *core.Tensor, attrs core.Attrs) (*attentionF32, bool) {
-	if mask != nil || q.DType() != core.F32 || k.DType() != core.F32 || v.DType() != core.F32 {
+	if q.DType() != core.F32 || k.DType() != core.F32 || v.DType() != core.F32 {
 		return nil, false
 	}
 	sh, err := oprules.AttentionShapes(q.Shape(), k.Shape(), v.Shape())
 	if err != nil {
 		return nil, false
+	}
+	var am *attentionMask
+	if mask != nil {
+		var ok bool
+		if am, ok = newAttentionMask(mask, sh); !ok {
+			return nil, false
+		}
 	}
 	b := sh.Batch
 	if !q.Shape().Equal(append(b.Clone(), sh.L, sh.E)) || !k.Shape().Equal(append(b.Clone(), sh.S, sh.E)) ||
@@ -50,7 +61,7 @@ func attentionOperandsF32(q, k, v, mask *core.Tensor, attrs core.Attrs) (*attent
 		return nil, false
 	}
 	return &attentionF32{SDPAShapes: sh, batch: b.Numel(), q: f32Logical(q), k: f32Logical(k), v: f32Logical(v),
-		scale: float32(kernelkit.AttentionScale(attrs, sh.E)), causal: attrs.Bool("is_causal")}, true
+		scale: float32(kernelkit.AttentionScale(attrs, sh.E)), causal: attrs.Bool("is_causal"), mask: am}, true
 }
 
 // f32Data is a dense f32 tensor's elements.
@@ -81,12 +92,15 @@ func (at *attentionF32) probs(b int, p []float32) {
 	ninf := float32(math.Inf(-1))
 	for i := range L {
 		row := p[i*S : (i+1)*S]
+		if at.mask != nil {
+			at.mask.apply(b, i, row)
+		}
 		if at.causal {
 			for j := i + 1; j < S; j++ {
 				row[j] = ninf
 			}
 		}
-		softmaxRowF32(row, row, false)
+		softmaxSafeF32(row, true)
 	}
 }
 
@@ -105,8 +119,9 @@ func attentionF32Forward(k *core.KernelCall) bool {
 	return true
 }
 
-// AttentionTransposed is scaled_dot_product_attention of dense, unmasked
-// f32 q [B, H, L, E] (k and v alike, possibly transposed views) returning
+// AttentionTransposed is scaled_dot_product_attention of dense f32 q
+// [B, H, L, E] (k and v alike, possibly transposed views; an f32 or bool
+// mask that broadcasts to the scores, or none) returning
 // its output already transposed to contiguous [B, L, H, Ev], the layout
 // the projection after multi-head attention reads: each block's P V is
 // written into its head's columns, so the copy that merging the heads of
@@ -124,8 +139,12 @@ func (be *Backend) AttentionTransposed(q, k, v, mask *core.Tensor, attrs core.At
 	}
 	at, ok := attentionOperandsF32(q, k, v, mask, attrs)
 	if !ok {
-		return nil, fmt.Errorf("cpu: transposed attention covers dense f32 operands without a mask (got %v, %v, %v, mask %v)",
-			q.DType(), k.DType(), v.DType(), mask != nil)
+		ms := "none"
+		if mask != nil {
+			ms = mask.DType().String() + " " + mask.Shape().String()
+		}
+		return nil, fmt.Errorf("cpu: transposed attention covers dense f32 operands with an f32 or bool mask that broadcasts to the scores (got %v, %v, %v, mask %s)",
+			q.DType(), k.DType(), v.DType(), ms)
 	}
 	b, h := at.Batch[0], at.Batch[1]
 	out, err := core.Empty(be, core.Shape{b, at.L, h, at.Ev}, core.F32)
@@ -185,16 +204,15 @@ func (at *attentionF32) forwardBlock(b, i0 int, p, out []float32) {
 	var sums [attentionBlockRows]float64
 	for r := range n {
 		row := p[r*width : (r+1)*width]
+		if at.mask != nil {
+			at.mask.apply(b, i0+r, row)
+		}
 		if at.causal {
 			for j := i0 + r + 1; j < width; j++ {
 				row[j] = ninf
 			}
 		}
-		m, nan := extremeF32(true, false, row)
-		if nan {
-			m = float32(math.NaN())
-		}
-		sums[r] = expSumF32(row, row, m)
+		sums[r] = softmaxSafeF32(row, false)
 	}
 	vb := at.v[b*S*Ev : (b*S+width)*Ev]
 	if Ev < gemmNR && n > Ev {

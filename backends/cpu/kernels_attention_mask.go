@@ -1,0 +1,116 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/oprules"
+)
+
+// attentionMask is an attention mask for the f32 path, kept at its own
+// (broadcastable) shape: a padding mask [B, 1, 1, S] is S values per batch
+// item, where broadcasting it to the scores [B, H, L, S] first (as the
+// float64 kernels do) was H*L times more memory than the scores it masks,
+// and sent every BERT-style encoder to the float64 loops.
+type attentionMask struct {
+	add              []float32 // additive: a false bool is -inf
+	base             []int     // per batch entry, the offset of its L x S plane
+	strideL, strideS int       // 0 along a broadcast dim
+}
+
+// newAttentionMask reads an f32 or bool mask that broadcasts to sh's
+// scores; false when it does not (the float64 kernels then say why).
+func newAttentionMask(m *core.Tensor, sh oprules.SDPAShapes) (*attentionMask, bool) {
+	if m.DType() != core.F32 && m.DType() != core.Bool {
+		return nil, false
+	}
+	full, shape := sh.Scores(), m.Shape()
+	if len(shape) > len(full) {
+		return nil, false
+	}
+	// Strides of the mask's dense copy, aligned right against the scores,
+	// 0 where the mask has size 1 (or no dim at all).
+	strides := make([]int, len(full))
+	acc := 1
+	for d := len(full) - 1; d >= 0; d-- {
+		md := len(shape) - len(full) + d
+		if md < 0 {
+			continue
+		}
+		switch shape[md] {
+		case full[d]:
+			if shape[md] != 1 {
+				strides[d] = acc
+			}
+		case 1:
+		default:
+			return nil, false
+		}
+		acc *= shape[md]
+	}
+	vals := readF64(m)
+	am := &attentionMask{add: make([]float32, len(vals)), strideL: strides[len(full)-2], strideS: strides[len(full)-1]}
+	for i, v := range vals {
+		switch {
+		case m.DType() == core.Bool && v == 0:
+			am.add[i] = float32(math.Inf(-1))
+		case m.DType() == core.Bool:
+		default:
+			am.add[i] = float32(v)
+		}
+	}
+	nb := sh.Batch.Numel()
+	am.base = make([]int, nb)
+	idx := make([]int, len(sh.Batch))
+	for b := range nb {
+		off := 0
+		for d, i := range idx {
+			off += i * strides[d]
+		}
+		am.base[b] = off
+		for d := len(idx) - 1; d >= 0; d-- {
+			if idx[d]++; idx[d] < sh.Batch[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return am, true
+}
+
+// apply adds the mask to the scores of batch entry b, query row i, over
+// the first len(row) keys.
+func (am *attentionMask) apply(b, i int, row []float32) {
+	at := am.base[b] + i*am.strideL
+	if am.strideS == 0 {
+		c := am.add[at]
+		for j := range row {
+			row[j] += c
+		}
+		return
+	}
+	m := am.add[at : at+len(row)]
+	for j := range row {
+		row[j] += m[j]
+	}
+}
+
+// softmaxSafeF32 turns row into its softmax and returns its sum of
+// exponentials before normalising (normalise false: the caller scales
+// later). A row with every score -inf (every key masked) becomes zeros, as
+// torch's safe softmax and the float64 kernels give; the sum is then 1 so
+// that a later scaling leaves it zeros.
+func softmaxSafeF32(row []float32, normalise bool) float64 {
+	m, nan := extremeF32(true, false, row)
+	if nan {
+		m = float32(math.NaN())
+	} else if math.IsInf(float64(m), -1) {
+		clear(row)
+		return 1
+	}
+	s := expSumF32(row, row, m)
+	if normalise {
+		axpbF32(row, row, float32(1/s), 0)
+	}
+	return s
+}
