@@ -149,6 +149,14 @@ func gemmBatchedF32(av []float32, la matLayout, bv []float32, lb matLayout, m, n
 		gemm(ta, tb, m, n, k, 1, av[la.offs[i]:], lda, bv[lb.offs[i]:], ldb, 0, c[i*m*n:(i+1)*m*n], n)
 	}
 	batches := len(la.offs)
+	if batches > 1 && !ta && foldsIntoRows(la, lb, m) {
+		// One B for every entry and A's matrices stacked row after row (a
+		// linear layer over [batch, tokens, features]): one product of
+		// batches*m rows packs B once, where a product per entry packed it
+		// again each time (14% of a BERT encoder's time).
+		gemmF32(false, tb, batches*m, n, k, 1, av[la.offs[0]:], lda, bv[lb.offs[0]:], ldb, 0, c[:batches*m*n], n)
+		return
+	}
 	if batches > 1 && m*n*k < matmulSmallBatch {
 		parallelFor(batches, 2*m*n*max(k, 1), func(lo, hi int) {
 			for i := lo; i < hi; i++ {
@@ -160,6 +168,18 @@ func gemmBatchedF32(av []float32, la matLayout, bv []float32, lb matLayout, m, n
 	for i := 0; i < batches; i++ {
 		one(i, gemmF32)
 	}
+}
+
+// foldsIntoRows reports whether every batch entry multiplies the same B and
+// the entries' row-major A matrices follow one another with A's row stride,
+// so that the batch is one matrix of batches*m rows.
+func foldsIntoRows(la, lb matLayout, m int) bool {
+	for i := range la.offs {
+		if lb.offs[i] != lb.offs[0] || la.offs[i] != la.offs[0]+i*m*la.rs {
+			return false
+		}
+	}
+	return true
 }
 
 // linalgElem is an element type products are computed in.
