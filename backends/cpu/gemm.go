@@ -361,12 +361,7 @@ func gemmPackB(parallel, trans bool, b []float32, ldb, pc, kc, jc, nc int, dst [
 				}
 				continue
 			}
-			for j := 0; j < nr; j++ {
-				col := jc + j0 + j
-				for p, v := range b[col*ldb+pc : col*ldb+pc+kc] {
-					s[p*gemmNR+j] = v
-				}
-			}
+			packTransposedSliver(s, b, ldb, pc, kc, jc+j0, nr)
 		}
 	}
 	if !parallel {
