@@ -2,7 +2,6 @@ package diffuse
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/webtensor/webtensor/internal/strictconfig"
 )
@@ -88,20 +87,16 @@ var ditKeys = map[string]ditKey{
 // does not know, or a value it does not implement (another norm_type or
 // activation), fails naming the key.
 func ParseDiTConfig(data []byte) (DiTConfig, error) {
-	c := ditDefaults()
-	if err := strictconfig.Parse(data, &c, ditKeys, nil); err != nil {
-		return DiTConfig{}, fmt.Errorf("diffuse: DiTTransformer2DModel config: %w", err)
-	}
+	return parseModelConfig("DiTTransformer2DModel", data, ditDefaults(), ditKeys, (*DiTConfig).validate)
+}
+
+// validate fills out_channels (null: in_channels) and checks what the
+// model's construction relies on.
+func (c *DiTConfig) validate() error {
 	if c.OutChannels == 0 {
 		c.OutChannels = c.InChannels
 	}
-	return c, c.validate()
-}
-
-func (c *DiTConfig) validate() error {
-	fail := func(key, format string, args ...any) error {
-		return fmt.Errorf("diffuse: DiTTransformer2DModel config: %s: "+format, append([]any{key}, args...)...)
-	}
+	fail := failIn("DiTTransformer2DModel")
 	switch {
 	case c.NumAttentionHeads < 1:
 		return fail("num_attention_heads", "%d, want >= 1", c.NumAttentionHeads)

@@ -17,7 +17,6 @@ milliseconds per call and the ratio diffusers' time / webtensor's (above 1: webt
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -25,19 +24,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import bench_common  # noqa: E402
 
-
-def thread_count():
-    env = os.environ.get("WEBTENSOR_NUM_THREADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-THREADS = thread_count()
-for _var in ("WEBTENSOR_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ[_var] = str(THREADS)
-os.environ.setdefault("NODEVICE_SELECT", "1")
+THREADS = bench_common.pin_threads()
 
 import torch  # noqa: E402
 from diffusers import (  # noqa: E402
@@ -54,7 +44,6 @@ PEER_OF = {}  # a Go case timed against another case's diffusers figure
 SECTION = "## Diffusion (diffuse/) vs diffusers"
 SCHEDULERS = {"DDIMScheduler": DDIMScheduler, "EulerDiscreteScheduler": EulerDiscreteScheduler,
               "DPMSolverMultistepScheduler": DPMSolverMultistepScheduler}
-LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op")
 
 
 def go_bench(count, webgpu):
@@ -63,16 +52,7 @@ def go_bench(count, webgpu):
     if not webgpu:
         cmd[4:4] = ["-skip", "webgpu"]
         cmd[cmd.index("-bench") + 1] = "UNet2DCondition.*/cpu|SchedulerLoop/cpu"
-    print("+", " ".join(cmd), flush=True)
-    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
-    if res.returncode != 0:
-        sys.exit(f"go benchmarks failed:\n{res.stdout}\n{res.stderr}")
-    runs = {}
-    for line in res.stdout.splitlines():
-        m = LINE.match(line)
-        if m:
-            runs.setdefault(m.group(1), []).append(float(m.group(2)) * 1e-9)
-    return {k: statistics.median(v) for k, v in runs.items()}
+    return bench_common.go_bench(cmd, ROOT)
 
 
 def interleaved(fns, repeats=5, min_time=2.0):
