@@ -49,10 +49,7 @@ var ditOnly = strictconfig.Only[DiTConfig]
 
 var ditIgnore = strictconfig.Ignore[DiTConfig]
 
-var ditKeys = map[string]ditKey{
-	"_class_name":         ditOnly(`"DiTTransformer2DModel"`),
-	"_diffusers_version":  ditIgnore,
-	"_name_or_path":       ditIgnore,
+var ditKeys = diffusersKeys("DiTTransformer2DModel", map[string]ditKey{
 	"num_attention_heads": ditField(func(c *DiTConfig) any { return &c.NumAttentionHeads }),
 	"attention_head_dim":  ditField(func(c *DiTConfig) any { return &c.AttentionHeadDim }),
 	"in_channels":         ditField(func(c *DiTConfig) any { return &c.InChannels }),
@@ -81,7 +78,7 @@ var ditKeys = map[string]ditKey{
 	"norm_type":               ditOnly(`"ada_norm_zero"`),
 	"norm_elementwise_affine": ditField(func(c *DiTConfig) any { return &c.NormElementwiseAffine }),
 	"norm_eps":                ditField(func(c *DiTConfig) any { return &c.NormEps }),
-}
+})
 
 // ParseDiTConfig reads a DiTTransformer2DModel config.json. A key webtensor
 // does not know, or a value it does not implement (another norm_type or

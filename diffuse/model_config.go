@@ -3,6 +3,7 @@ package diffuse
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/webtensor/webtensor/internal/strictconfig"
@@ -24,6 +25,16 @@ func parseModelConfig[C any](model string, data []byte, c C, keys map[string]str
 	// depend on others), so c is returned after it.
 	err := validate(&c)
 	return c, err
+}
+
+// diffusersKeys adds to keys the bookkeeping keys every diffusers model
+// config carries: _class_name, which must be model, and where and by
+// which diffusers version it was saved, which change nothing.
+func diffusersKeys[C any](model string, keys map[string]strictconfig.Key[C]) map[string]strictconfig.Key[C] {
+	keys["_class_name"] = strictconfig.Only[C](strconv.Quote(model))
+	keys["_diffusers_version"] = strictconfig.Ignore[C]
+	keys["_name_or_path"] = strictconfig.Ignore[C]
+	return keys
 }
 
 // configFailure makes a validation error naming the config key at fault.

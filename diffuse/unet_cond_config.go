@@ -113,10 +113,7 @@ func perBlock(key string, field func(*UNet2DConditionConfig) *[]int, nullable bo
 // The features webtensor leaves out (class and addition embeddings, an
 // encoder projection, dual or cross-only attention, GLIGEN, other kernels
 // and activations) are accepted only at the value that disables them.
-var condKeys = map[string]condKey{
-	"_class_name":         condOnly(`"UNet2DConditionModel"`),
-	"_diffusers_version":  strictconfig.Ignore[UNet2DConditionConfig],
-	"_name_or_path":       strictconfig.Ignore[UNet2DConditionConfig],
+var condKeys = diffusersKeys("UNet2DConditionModel", map[string]condKey{
 	"_use_default_values": strictconfig.Ignore[UNet2DConditionConfig],
 	"sample_size": func(c *UNet2DConditionConfig, raw json.RawMessage) error {
 		var u UNet2DConfig
@@ -179,7 +176,7 @@ var condKeys = map[string]condKey{
 	"conv_out_kernel":               condOnly("3"),
 	"attention_type":                condOnly(`"default"`),
 	"cross_attention_norm":          condOnly("null"),
-}
+})
 
 // ParseUNet2DConditionConfig reads a UNet2DConditionModel config.json. A
 // key webtensor does not know, or a value it does not implement, fails

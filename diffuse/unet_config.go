@@ -55,10 +55,7 @@ type unetKey = strictconfig.Key[UNet2DConfig]
 // for Python's None).
 var only = strictconfig.Only[UNet2DConfig]
 
-var unetKeys = map[string]unetKey{
-	"_class_name":         only(`"UNet2DModel"`),
-	"_diffusers_version":  strictconfig.Ignore[UNet2DConfig],
-	"_name_or_path":       strictconfig.Ignore[UNet2DConfig],
+var unetKeys = diffusersKeys("UNet2DModel", map[string]unetKey{
 	"sample_size":         sampleSize,
 	"in_channels":         strictconfig.Into(func(c *UNet2DConfig) *int { return &c.InChannels }),
 	"out_channels":        strictconfig.Into(func(c *UNet2DConfig) *int { return &c.OutChannels }),
@@ -95,7 +92,7 @@ var unetKeys = map[string]unetKey{
 	"num_class_embeds":        only("null"),
 	// Used only by the "learned" time embedding, which is refused above.
 	"num_train_timesteps": strictconfig.Ignore[UNet2DConfig],
-}
+})
 
 // sampleSize takes an int or a [h, w] pair of equal sides.
 func sampleSize(c *UNet2DConfig, raw json.RawMessage) error {

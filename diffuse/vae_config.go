@@ -50,12 +50,7 @@ var vaeField = strictconfig.Field[AutoencoderKLConfig]
 // vaeOnly accepts a key at the values webtensor implements.
 var vaeOnly = strictconfig.Only[AutoencoderKLConfig]
 
-var vaeIgnore = strictconfig.Ignore[AutoencoderKLConfig]
-
-var vaeKeys = map[string]vaeKey{
-	"_class_name":        vaeOnly(`"AutoencoderKL"`),
-	"_diffusers_version": vaeIgnore,
-	"_name_or_path":      vaeIgnore,
+var vaeKeys = diffusersKeys("AutoencoderKL", map[string]vaeKey{
 	"in_channels":        vaeField(func(c *AutoencoderKLConfig) any { return &c.InChannels }),
 	"out_channels":       vaeField(func(c *AutoencoderKLConfig) any { return &c.OutChannels }),
 	"down_block_types":   vaeField(func(c *AutoencoderKLConfig) any { return &c.DownBlockTypes }),
@@ -83,7 +78,7 @@ var vaeKeys = map[string]vaeKey{
 	"use_quant_conv":          vaeField(func(c *AutoencoderKLConfig) any { return &c.UseQuantConv }),
 	"use_post_quant_conv":     vaeField(func(c *AutoencoderKLConfig) any { return &c.UsePostQuantConv }),
 	"mid_block_add_attention": vaeField(func(c *AutoencoderKLConfig) any { return &c.MidBlockAddAttention }),
-}
+})
 
 // ParseAutoencoderKLConfig reads an AutoencoderKL config.json. A key
 // webtensor does not know, or a value of one it does not implement
