@@ -300,30 +300,6 @@ func (a *DataAgent) ApplyCached(w *LoaderWorkload) (map[string]string, error) {
 	return won, a.fw.settings.Apply(won)
 }
 
-// LoaderInfo is what the data agent tells its policy about a loader.
-type LoaderInfo struct {
-	Records     int   `json:"records"`
-	BatchSize   int   `json:"batch_size"`
-	Batches     int   `json:"batches"` // batches a measured run reads
-	RecordBytes int64 `json:"record_bytes"`
-	// InMemory: the dataset holds its records decoded in memory already
-	// (npy, safetensors, Parquet, tensors), so a cache would only copy.
-	InMemory   bool  `json:"in_memory"`
-	CacheNeed  int64 `json:"cache_need"` // bytes a cache of every record takes
-	CacheFits  bool  `json:"cache_fits"` // within the loader's budget
-	CacheBytes int64 `json:"cache_bytes"`
-	// ReadSeconds is the median time to read one record from the dataset
-	// itself (no cache, this goroutine); ReadSpread is (p90 - p10) of
-	// those reads over their median: uneven records.
-	ReadSeconds float64 `json:"read_seconds"`
-	ReadSpread  float64 `json:"read_spread"`
-	// SampleSeconds is the median seconds per sample of runs as the
-	// pipeline is now (Step included).
-	SampleSeconds float64 `json:"sample_seconds"`
-	Step          bool    `json:"step"` // the runs include the user's step
-	Cores         int     `json:"cores"`
-}
-
 // DataReport is what tuning a loader did.
 type DataReport struct {
 	Loader    string        `json:"loader"`

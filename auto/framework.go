@@ -9,16 +9,6 @@ import (
 	"time"
 )
 
-// Proposal is one change an agent suggests, as data: the settings to set,
-// in words what and why, and the relative gain the policy expects (0.2:
-// 20% lower KPI). The expected gain is recorded, never trusted.
-type Proposal struct {
-	What         string            `json:"what"`
-	Why          string            `json:"why"`
-	ExpectedGain float64           `json:"expected_gain"`
-	Change       map[string]string `json:"change"`
-}
-
 // GuardResult is a check the changed state must pass regardless of the
 // KPI, such as accuracy on a validation set staying above a floor.
 type GuardResult struct {

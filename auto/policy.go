@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/webtensor/webtensor/auto/wire"
 	plugins "github.com/webtensor/webtensor/plugins-wasm"
 )
 
@@ -20,46 +21,18 @@ type Proposer interface {
 	Propose(req Request) ([]Proposal, error)
 }
 
-// Request is what an agent sends its policy (JSON on the wire).
-type Request struct {
-	Agent    string        `json:"agent"`
-	Workload string        `json:"workload"`
-	Device   string        `json:"device,omitempty"`
-	HotOps   []HotOp       `json:"hot_ops,omitempty"`
-	Layers   []LayerInfo   `json:"layers,omitempty"`
-	Loader   *LoaderInfo   `json:"loader,omitempty"`
-	Settings []SettingInfo `json:"settings"`
-	History  []Outcome     `json:"history,omitempty"`
-	Max      int           `json:"max_proposals"`
-}
-
-// HotOp is one op's share of a profiled run.
-type HotOp struct {
-	Op      string  `json:"op"`
-	Calls   int     `json:"calls"`
-	Seconds float64 `json:"seconds"`
-	Share   float64 `json:"share"`
-	Bytes   int64   `json:"bytes"`
-}
-
-// LayerInfo describes a layer auto-quant may quantise.
-type LayerInfo struct {
-	Name   string `json:"name"`
-	Params int    `json:"params"`
-	Mode   string `json:"mode"`
-}
-
-// Outcome is an earlier decision the policy may learn from.
-type Outcome struct {
-	Change  map[string]string `json:"change"`
-	Verdict string            `json:"verdict"`
-	Gain    float64           `json:"gain"`
-}
-
-// Reply is a policy's answer.
-type Reply struct {
-	Proposals []Proposal `json:"proposals"`
-}
+// The JSON an agent and its policy exchange, declared in package wire so
+// that policy modules built for WebAssembly use the same types.
+type (
+	Request     = wire.Request
+	HotOp       = wire.HotOp
+	LayerInfo   = wire.LayerInfo
+	Outcome     = wire.Outcome
+	Reply       = wire.Reply
+	Proposal    = wire.Proposal
+	LoaderInfo  = wire.LoaderInfo
+	SettingInfo = wire.SettingInfo
+)
 
 // WasmPolicy is a policy module on the plugin host: the request goes in
 // as JSON, the proposals come out as JSON, under the host's deadline and

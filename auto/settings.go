@@ -27,14 +27,6 @@ type Setting struct {
 	Default string
 }
 
-// SettingInfo is what a policy is told about a setting.
-type SettingInfo struct {
-	Name    string   `json:"name"`
-	Doc     string   `json:"doc,omitempty"`
-	Current string   `json:"current"`
-	Choices []string `json:"choices"`
-}
-
 // Settings is the set of knobs a framework may change; as a Component its
 // snapshot is every setting's current value.
 type Settings struct {

@@ -10,7 +10,22 @@ import (
 // integer training timesteps. Coefficients are float32 arithmetic on the
 // float32 table, as diffusers computes them with 0-dim float32 tensors.
 
-type ddpm struct{ *base }
+// alphaBase is what the three share beyond base: the model takes the
+// sample as it is, the initial noise has sigma 1, and noise is added by
+// alphas_cumprod.
+type alphaBase struct{ *base }
+
+func (s alphaBase) InitNoiseSigma() float64 { return 1 }
+
+func (s alphaBase) ScaleModelInput(sample *core.Tensor, t float64) (*core.Tensor, error) {
+	return result(s.Name(), "ScaleModelInput", sample)
+}
+
+func (s alphaBase) AddNoise(original, noise *core.Tensor, t []float64) (*core.Tensor, error) {
+	return s.addNoiseAlpha(original, noise, t)
+}
+
+type ddpm struct{ alphaBase }
 
 func newDDPM(b *base) (Scheduler, error) {
 	if err := b.prediction("epsilon", "sample", "v_prediction"); err != nil {
@@ -21,7 +36,7 @@ func newDDPM(b *base) (Scheduler, error) {
 	default:
 		return nil, fmt.Errorf("diffuse: DDPMScheduler: variance_type %q is not supported (fixed_small, fixed_small_log, fixed_large)", b.cfg.VarianceType)
 	}
-	return &ddpm{b}, nil
+	return &ddpm{alphaBase{b}}, nil
 }
 
 func (s *ddpm) SetTimesteps(n int) error {
@@ -30,16 +45,6 @@ func (s *ddpm) SetTimesteps(n int) error {
 		s.timesteps = ts
 	}
 	return err
-}
-
-func (s *ddpm) InitNoiseSigma() float64 { return 1 }
-
-func (s *ddpm) ScaleModelInput(sample *core.Tensor, t float64) (*core.Tensor, error) {
-	return result(s.Name(), "ScaleModelInput", sample)
-}
-
-func (s *ddpm) AddNoise(original, noise *core.Tensor, t []float64) (*core.Tensor, error) {
-	return s.addNoiseAlpha(original, noise, t)
 }
 
 // predX0 is the predicted original sample of DDPM and DDIM, clipped.
@@ -62,10 +67,7 @@ func predX0(c *Config, ap float32, m, x *core.Tensor) *core.Tensor {
 
 func (s *ddpm) Step(m *core.Tensor, t float64, x *core.Tensor, noise Noise) (*core.Tensor, error) {
 	name := s.Name()
-	if err := s.needTimesteps("Step"); err != nil {
-		return nil, err
-	}
-	if err := sameShape(name, m, x); err != nil {
+	if err := s.checkStep(m, x); err != nil {
 		return nil, err
 	}
 	i, err := s.index("Step", t)
@@ -105,7 +107,7 @@ func (s *ddpm) Step(m *core.Tensor, t float64, x *core.Tensor, noise Noise) (*co
 }
 
 type ddim struct {
-	*base
+	alphaBase
 	final float32 // alphas_cumprod before the first training step
 }
 
@@ -116,7 +118,7 @@ func newDDIM(b *base) (Scheduler, error) {
 	if b.cfg.Eta < 0 {
 		return nil, fmt.Errorf("diffuse: DDIMScheduler: eta must be >= 0, got %v", b.cfg.Eta)
 	}
-	s := &ddim{base: b, final: b.ac[0]}
+	s := &ddim{alphaBase: alphaBase{b}, final: b.ac[0]}
 	if b.cfg.SetAlphaToOne {
 		s.final = 1
 	}
@@ -131,22 +133,9 @@ func (s *ddim) SetTimesteps(n int) error {
 	return err
 }
 
-func (s *ddim) InitNoiseSigma() float64 { return 1 }
-
-func (s *ddim) ScaleModelInput(sample *core.Tensor, t float64) (*core.Tensor, error) {
-	return result(s.Name(), "ScaleModelInput", sample)
-}
-
-func (s *ddim) AddNoise(original, noise *core.Tensor, t []float64) (*core.Tensor, error) {
-	return s.addNoiseAlpha(original, noise, t)
-}
-
 func (s *ddim) Step(m *core.Tensor, t float64, x *core.Tensor, noise Noise) (*core.Tensor, error) {
 	name := s.Name()
-	if err := s.needTimesteps("Step"); err != nil {
-		return nil, err
-	}
-	if err := sameShape(name, m, x); err != nil {
+	if err := s.checkStep(m, x); err != nil {
 		return nil, err
 	}
 	if _, err := s.index("Step", t); err != nil {
@@ -188,7 +177,7 @@ func (s *ddim) Step(m *core.Tensor, t float64, x *core.Tensor, noise Noise) (*co
 // unless skip_prk_steps, then linear multistep (PLMS) over the last four
 // model outputs.
 type pndm struct {
-	*base
+	alphaBase
 	final    float32
 	n        int // num_inference_steps
 	prk      int // how many of the timesteps are PRK steps
@@ -203,7 +192,7 @@ func newPNDM(b *base) (Scheduler, error) {
 	if err := b.prediction("epsilon", "v_prediction"); err != nil {
 		return nil, err
 	}
-	s := &pndm{base: b, final: b.ac[0]}
+	s := &pndm{alphaBase: alphaBase{b}, final: b.ac[0]}
 	if b.cfg.SetAlphaToOne {
 		s.final = 1
 	}
@@ -263,22 +252,9 @@ func (s *pndm) setBegin(i int) error {
 	return nil
 }
 
-func (s *pndm) InitNoiseSigma() float64 { return 1 }
-
-func (s *pndm) ScaleModelInput(sample *core.Tensor, t float64) (*core.Tensor, error) {
-	return result(s.Name(), "ScaleModelInput", sample)
-}
-
-func (s *pndm) AddNoise(original, noise *core.Tensor, t []float64) (*core.Tensor, error) {
-	return s.addNoiseAlpha(original, noise, t)
-}
-
 func (s *pndm) Step(m *core.Tensor, t float64, x *core.Tensor, _ Noise) (*core.Tensor, error) {
 	name := s.Name()
-	if err := s.needTimesteps("Step"); err != nil {
-		return nil, err
-	}
-	if err := sameShape(name, m, x); err != nil {
+	if err := s.checkStep(m, x); err != nil {
 		return nil, err
 	}
 	if err := expectStep(name, s.timesteps, s.begin+s.counter, t); err != nil {

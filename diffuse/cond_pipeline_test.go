@@ -1,7 +1,6 @@
 package diffuse
 
 import (
-	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -9,7 +8,6 @@ import (
 
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 )
 
 // condPipeNames are the guidance runs of testdata/make_cond_refs.py.
@@ -21,30 +19,16 @@ var condPipeNames = []string{"ddim", "euler", "euler_a"}
 // (CompiledUNet), which must fuse elementwise chains and the attention
 // head transposes (GroupNorm+SiLU is joined already: the ResNet blocks
 // call ForwardSiLU).
-func replayCondPipeline(t *testing.T, r *condRefs, pname string, dev core.Device, compiled bool) float64 {
+func replayCondPipeline(t *testing.T, r *unetRefs, pname string, dev core.Device, compiled bool) float64 {
 	ref, ok := r.Pipelines[pname]
 	require.True(t, ok, pname)
 	m, err := LoadUNet2DCondition(filepath.Join("testdata", "unet2dcond_tiny"), WithDevice(dev))
 	require.NoError(t, err)
-	cfg, err := ParseConfig([]byte(ref.Scheduler))
-	require.NoError(t, err)
-	cfg.Eta = ref.Eta
-	s, err := New(cfg.Class, cfg)
-	require.NoError(t, err)
-	st := r.tensors.Tensors["pipe_"+pname+"/noise"]
 	k := 0
-	noise := func(shape core.Shape, dtype core.DType, d core.Device) (*core.Tensor, error) {
-		if k >= ref.NoiseDraws {
-			return nil, fmt.Errorf("draw %d: diffusers drew only %d times", k, ref.NoiseDraws)
-		}
-		n := len(st.Data) / st.Shape[0]
-		x := safetensors.Tensor{DType: st.DType, Shape: st.Shape[1:], Data: st.Data[k*n : (k+1)*n]}.ToTensor(d)
-		k++
-		return x, x.Err()
-	}
+	noise := r.stackedNoise("pipe_"+pname+"/noise", ref.NoiseDraws, &k)
 	pr := Prompts{Embeds: r.get(t, "pipe/prompt_embeds", dev), Negative: r.get(t, "pipe/negative_prompt_embeds", dev),
 		GuidanceScale: ref.GuidanceScale, ImagesPerPrompt: ref.ImagesPerPrompt}
-	p := NewUNet2DConditionPipeline(m, s)
+	p := NewUNet2DConditionPipeline(m, refScheduler(t, ref.Scheduler, ref.Eta))
 	var cu *CompiledUNet
 	if compiled {
 		cu, err = CompileUNet2DCondition(m)

@@ -50,28 +50,8 @@ type ControlResiduals struct {
 // may hold no other, and the error lists each that is missing, misshaped
 // or unexpected.
 func LoadControlNet(dir string, opts ...LoadOption) (*ControlNetModel, error) {
-	o := loadOptions{dev: core.CPU, dtype: core.F32}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if !o.dtype.IsFloat() {
-		return nil, fmt.Errorf("diffuse: LoadControlNet: dtype %s is not a float dtype", o.dtype)
-	}
-	d, err := o.folder("diffuse: LoadControlNet", dir)
+	m, o, err := loadWhole("diffuse: LoadControlNet", dir, opts, ParseControlNetConfig, buildControlNet)
 	if err != nil {
-		return nil, err
-	}
-	cfg, f, path, err := readModel("diffuse: LoadControlNet", d, ParseControlNetConfig)
-	if err != nil {
-		return nil, err
-	}
-	w, err := newWeights(f, o.dev, o.dtype)
-	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadControlNet: %w", err)
-	}
-	w.int8 = o.int8
-	m := buildControlNet(cfg, w)
-	if err := w.check(path); err != nil {
 		return nil, err
 	}
 	m.dev, m.dtype = o.dev, o.dtype

@@ -99,10 +99,7 @@ func controlNetKeys() map[string]strictconfig.Key[ControlNetConfig] {
 func ParseControlNetConfig(data []byte) (ControlNetConfig, error) {
 	c := ControlNetConfig{UNet2DConditionConfig: condDefaults(), ConditioningChannels: 3,
 		ConditioningEmbeddingOutChannels: []int{16, 32, 96, 256}}
-	if err := strictconfig.Parse(data, &c, controlNetKeys(), nil); err != nil {
-		return ControlNetConfig{}, fmt.Errorf("diffuse: ControlNetModel config: %w", err)
-	}
-	return c, c.validate()
+	return parseModelConfig("ControlNetModel", data, c, controlNetKeys(), (*ControlNetConfig).validate)
 }
 
 // validate checks the shared options as the UNet's are checked (with the

@@ -6,14 +6,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 )
 
 // The ControlNet reference vectors: diffusers 0.42 ran tiny seeded
@@ -43,17 +40,13 @@ type controlRefs struct {
 	ResidualScale float64                  `json:"residual_scale"`
 	UNetTimesteps []float64                `json:"unet_timesteps"`
 	Runs          map[string]controlRunRef `json:"runs"`
-	img2imgRefs                            // get, replayNoise, scheduler
+	refTensors
 }
 
 func loadControlRefs(t testing.TB) *controlRefs {
 	t.Helper()
-	b, err := os.ReadFile("testdata/controlnet_refs.json")
-	require.NoError(t, err)
 	var r controlRefs
-	require.NoError(t, json.Unmarshal(b, &r))
-	r.tensors, err = safetensors.ReadFile("testdata/controlnet_refs.safetensors")
-	require.NoError(t, err)
+	r.refTensors = readRefs(t, "controlnet_refs", &r)
 	require.Len(t, r.Models, 2)
 	return &r
 }
@@ -63,7 +56,7 @@ var controlUNet = map[string]string{"controlnet_tiny": "unet2dcond_tiny", "contr
 
 // checkControlNet compares model name's residuals and the UNet's output
 // with them on dev and returns the worst relative error.
-func checkControlNet(t *testing.T, r *controlRefs, name string, dev core.Device) float64 {
+func (r *controlRefs) checkControlNet(t *testing.T, name string, dev core.Device) float64 {
 	net, err := LoadControlNet(filepath.Join("testdata", name), WithDevice(dev))
 	require.NoError(t, err)
 	unet, err := LoadUNet2DCondition(filepath.Join("testdata", controlUNet[name]), WithDevice(dev))
@@ -98,27 +91,18 @@ func checkControlNet(t *testing.T, r *controlRefs, name string, dev core.Device)
 
 func TestControlNetMatchesDiffusers(t *testing.T) {
 	r := loadControlRefs(t)
-	for _, name := range r.Models {
-		t.Run(name, func(t *testing.T) {
-			t.Logf("worst error: %.2g of the largest value", checkControlNet(t, r, name, core.CPU))
-		})
-	}
+	checkEach(t, r.Models, core.CPU, r.checkControlNet)
 }
 
 func TestControlNetOnWebGPU(t *testing.T) {
-	webgputest.Need(t)
 	r := loadControlRefs(t)
-	for _, name := range r.Models {
-		t.Run(name, func(t *testing.T) {
-			t.Logf("worst error: %.2g of the largest value", checkControlNet(t, r, name, webgputest.Device))
-		})
-	}
+	checkEachOnWebGPU(t, r.Models, r.checkControlNet)
 }
 
 // replayControlRun runs one of diffusers' ControlNet pipeline runs with the
 // noise it drew and returns the worst relative error (of the latents, and
 // for img2img of the decoded images too).
-func replayControlRun(t *testing.T, r *controlRefs, name string, dev core.Device) float64 {
+func (r *controlRefs) replayControlRun(t *testing.T, name string, dev core.Device) float64 {
 	run := r.Runs[name]
 	unet, err := LoadUNet2DCondition(filepath.Join("testdata", "unet2dcond_tiny"), WithDevice(dev))
 	require.NoError(t, err)
@@ -127,12 +111,7 @@ func replayControlRun(t *testing.T, r *controlRefs, name string, dev core.Device
 	rows := func(key string, n int) *core.Tensor { return sliceAxis(r.get(t, key, dev), 0, 0, n) }
 	pr := Prompts{Embeds: rows("pipe/prompt_embeds", run.Prompts), Negative: rows("pipe/negative_prompt_embeds", run.Prompts),
 		GuidanceScale: run.GuidanceScale, ImagesPerPrompt: run.ImagesPerPrompt}
-	cfg, err := ParseConfig([]byte(run.Scheduler))
-	require.NoError(t, err)
-	cfg.Eta = run.Eta
-	s, err := New(cfg.Class, cfg)
-	require.NoError(t, err)
-	p := NewUNet2DConditionPipeline(unet, s)
+	p := NewUNet2DConditionPipeline(unet, refScheduler(t, run.Scheduler, run.Eta))
 	p.Height, p.Width = 8, 8
 	p.Control = &Control{Net: net, Image: rows("pipe/control", run.ControlImages), Scale: run.Conditioning,
 		Start: run.Start, End: run.End}
@@ -156,51 +135,18 @@ func replayControlRun(t *testing.T, r *controlRefs, name string, dev core.Device
 	return e
 }
 
-func controlRunNames(r *controlRefs) []string {
-	var names []string
-	for n := range r.Runs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
 func TestControlNetPipelinesMatchDiffusers(t *testing.T) {
 	r := loadControlRefs(t)
-	for _, name := range controlRunNames(r) {
-		t.Run(name, func(t *testing.T) {
-			t.Logf("worst error: %.2g", replayControlRun(t, r, name, core.CPU))
-		})
-	}
+	checkEach(t, sortedKeys(r.Runs), core.CPU, r.replayControlRun)
 }
 
 func TestControlNetPipelinesOnWebGPU(t *testing.T) {
-	webgputest.Need(t)
 	r := loadControlRefs(t)
-	for _, name := range controlRunNames(r) {
-		t.Run(name, func(t *testing.T) {
-			t.Logf("worst error: %.2g", replayControlRun(t, r, name, webgputest.Device))
-		})
-	}
+	checkEachOnWebGPU(t, sortedKeys(r.Runs), r.replayControlRun)
 }
 
-// The state dict is the checkpoint's, name for name.
 func TestControlNetStateDictNames(t *testing.T) {
-	for _, name := range []string{"controlnet_tiny", "controlnet_variant"} {
-		dir := filepath.Join("testdata", name)
-		m, err := LoadControlNet(dir)
-		require.NoError(t, err)
-		f, err := safetensors.ReadFile(filepath.Join(dir, "diffusion_pytorch_model.safetensors"))
-		require.NoError(t, err)
-		var got []string
-		for _, s := range m.StateDict() {
-			got = append(got, s.Name)
-		}
-		want := append([]string(nil), f.Names...)
-		sort.Strings(want)
-		sort.Strings(got)
-		require.Equal(t, want, got, name)
-	}
+	requireCheckpointNames(t, LoadControlNet, "controlnet_tiny", "controlnet_variant")
 }
 
 // Outside the control window the pipeline runs the plain UNet: a window

@@ -43,28 +43,8 @@ const ditTimeChannels = 256
 // config.json and diffusion_pytorch_model.safetensors, with the same
 // strictness as LoadUNet2D.
 func LoadDiT(dir string, opts ...LoadOption) (*DiTTransformer2DModel, error) {
-	o := loadOptions{dev: core.CPU, dtype: core.F32}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if !o.dtype.IsFloat() {
-		return nil, fmt.Errorf("diffuse: LoadDiT: dtype %s is not a float dtype", o.dtype)
-	}
-	d, err := o.folder("diffuse: LoadDiT", dir)
+	m, o, err := loadWhole("diffuse: LoadDiT", dir, opts, ParseDiTConfig, buildDiT)
 	if err != nil {
-		return nil, err
-	}
-	cfg, f, path, err := readModel("diffuse: LoadDiT", d, ParseDiTConfig)
-	if err != nil {
-		return nil, err
-	}
-	w, err := newWeights(f, o.dev, o.dtype)
-	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadDiT: %w", err)
-	}
-	w.int8 = o.int8
-	m := buildDiT(cfg, w)
-	if err := w.check(path); err != nil {
 		return nil, err
 	}
 	m.dev, m.dtype = o.dev, o.dtype

@@ -2,7 +2,6 @@ package diffuse
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/webtensor/webtensor/internal/strictconfig"
 )
@@ -50,10 +49,7 @@ var ditOnly = strictconfig.Only[DiTConfig]
 
 var ditIgnore = strictconfig.Ignore[DiTConfig]
 
-var ditKeys = map[string]ditKey{
-	"_class_name":         ditOnly(`"DiTTransformer2DModel"`),
-	"_diffusers_version":  ditIgnore,
-	"_name_or_path":       ditIgnore,
+var ditKeys = diffusersKeys("DiTTransformer2DModel", map[string]ditKey{
 	"num_attention_heads": ditField(func(c *DiTConfig) any { return &c.NumAttentionHeads }),
 	"attention_head_dim":  ditField(func(c *DiTConfig) any { return &c.AttentionHeadDim }),
 	"in_channels":         ditField(func(c *DiTConfig) any { return &c.InChannels }),
@@ -82,26 +78,22 @@ var ditKeys = map[string]ditKey{
 	"norm_type":               ditOnly(`"ada_norm_zero"`),
 	"norm_elementwise_affine": ditField(func(c *DiTConfig) any { return &c.NormElementwiseAffine }),
 	"norm_eps":                ditField(func(c *DiTConfig) any { return &c.NormEps }),
-}
+})
 
 // ParseDiTConfig reads a DiTTransformer2DModel config.json. A key webtensor
 // does not know, or a value it does not implement (another norm_type or
 // activation), fails naming the key.
 func ParseDiTConfig(data []byte) (DiTConfig, error) {
-	c := ditDefaults()
-	if err := strictconfig.Parse(data, &c, ditKeys, nil); err != nil {
-		return DiTConfig{}, fmt.Errorf("diffuse: DiTTransformer2DModel config: %w", err)
-	}
+	return parseModelConfig("DiTTransformer2DModel", data, ditDefaults(), ditKeys, (*DiTConfig).validate)
+}
+
+// validate fills out_channels (null: in_channels) and checks what the
+// model's construction relies on.
+func (c *DiTConfig) validate() error {
 	if c.OutChannels == 0 {
 		c.OutChannels = c.InChannels
 	}
-	return c, c.validate()
-}
-
-func (c *DiTConfig) validate() error {
-	fail := func(key, format string, args ...any) error {
-		return fmt.Errorf("diffuse: DiTTransformer2DModel config: %s: "+format, append([]any{key}, args...)...)
-	}
+	fail := failIn("DiTTransformer2DModel")
 	switch {
 	case c.NumAttentionHeads < 1:
 		return fail("num_attention_heads", "%d, want >= 1", c.NumAttentionHeads)

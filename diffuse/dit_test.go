@@ -5,40 +5,37 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 )
 
 // The DiT reference vectors: diffusers 0.42 ran tiny seeded
 // DiTTransformer2DModels (testdata/make_dit_refs.py) on a seeded batch.
 
 type ditRefs struct {
-	Models   []string         `json:"models"`
-	T        []float64        `json:"timesteps"`
-	SharedT  float64          `json:"shared_timestep"`
-	Labels   map[string][]int `json:"labels"`
-	unetRefs                  // for get
+	Models  []string         `json:"models"`
+	T       []float64        `json:"timesteps"`
+	SharedT float64          `json:"shared_timestep"`
+	Labels  map[string][]int `json:"labels"`
+	// The DiTPipeline runs, on testdata/dit_pipe.
+	PipeLabels []int                  `json:"pipe_labels"`
+	Pipelines  map[string]pipelineRun `json:"pipelines"`
+	refTensors
 }
 
 func loadDiTRefs(t testing.TB) *ditRefs {
 	t.Helper()
-	b, err := os.ReadFile("testdata/dit_refs.json")
-	require.NoError(t, err)
 	var r ditRefs
-	require.NoError(t, json.Unmarshal(b, &r))
-	r.tensors, err = safetensors.ReadFile("testdata/dit_refs.safetensors")
-	require.NoError(t, err)
+	r.refTensors = readRefs(t, "dit_refs", &r)
 	require.Len(t, r.Models, 2)
 	return &r
 }
 
-func checkDiT(t *testing.T, r *ditRefs, name string, dev core.Device) float64 {
+func (r *ditRefs) checkDiT(t *testing.T, name string, dev core.Device) float64 {
 	m, err := LoadDiT(filepath.Join("testdata", name), WithDevice(dev))
 	require.NoError(t, err)
 	labels := r.Labels[name]
@@ -65,39 +62,16 @@ func checkDiT(t *testing.T, r *ditRefs, name string, dev core.Device) float64 {
 
 func TestDiTMatchesDiffusers(t *testing.T) {
 	r := loadDiTRefs(t)
-	for _, name := range r.Models {
-		t.Run(name, func(t *testing.T) {
-			t.Logf("worst error: %.2g of the largest output", checkDiT(t, r, name, core.CPU))
-		})
-	}
+	checkEach(t, r.Models, core.CPU, r.checkDiT)
 }
 
 func TestDiTOnWebGPU(t *testing.T) {
-	webgputest.Need(t)
 	r := loadDiTRefs(t)
-	for _, name := range r.Models {
-		t.Run(name, func(t *testing.T) {
-			t.Logf("worst error: %.2g of the largest output", checkDiT(t, r, name, webgputest.Device))
-		})
-	}
+	checkEachOnWebGPU(t, r.Models, r.checkDiT)
 }
 
 func TestDiTStateDictNames(t *testing.T) {
-	for _, name := range []string{"dit_tiny", "dit_variant"} {
-		dir := filepath.Join("testdata", name)
-		m, err := LoadDiT(dir)
-		require.NoError(t, err)
-		f, err := safetensors.ReadFile(filepath.Join(dir, "diffusion_pytorch_model.safetensors"))
-		require.NoError(t, err)
-		var got []string
-		for _, s := range m.StateDict() {
-			got = append(got, s.Name)
-		}
-		want := append([]string(nil), f.Names...)
-		sort.Strings(want)
-		sort.Strings(got)
-		require.Equal(t, want, got, name)
-	}
+	requireCheckpointNames(t, LoadDiT, "dit_tiny", "dit_variant")
 }
 
 func TestDiTBadInput(t *testing.T) {
@@ -141,46 +115,22 @@ func TestDiTLoadMismatch(t *testing.T) {
 
 // DiTPipeline against diffusers' with the noise it drew.
 func testDiTPipeline(t *testing.T, dev core.Device) {
-	b, err := os.ReadFile("testdata/dit_refs.json")
-	require.NoError(t, err)
-	var meta struct {
-		Labels    []int `json:"pipe_labels"`
-		Pipelines map[string]struct {
-			Steps         int     `json:"steps"`
-			GuidanceScale float64 `json:"guidance_scale"`
-			NoiseDraws    int     `json:"noise_draws"`
-			Scheduler     string  `json:"scheduler"`
-		} `json:"pipelines"`
-	}
-	require.NoError(t, json.Unmarshal(b, &meta))
 	r := loadDiTRefs(t)
 	m, err := LoadDiT(filepath.Join("testdata", "dit_pipe"), WithDevice(dev))
 	require.NoError(t, err)
 	vae, err := LoadAutoencoderKL(filepath.Join("testdata", "vae_tiny"), WithDevice(dev))
 	require.NoError(t, err)
-	names := make([]string, 0, len(meta.Pipelines))
-	for name := range meta.Pipelines {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		run := meta.Pipelines[name]
-		t.Run(name, func(t *testing.T) {
-			cfg, err := ParseConfig([]byte(run.Scheduler))
-			require.NoError(t, err)
-			s, err := New(cfg.Class, cfg)
-			require.NoError(t, err)
-			img2 := &img2imgRefs{unetRefs: r.unetRefs}
-			k := 0
-			p := &DiTPipeline{Model: m, Scheduler: s, VAE: vae, GuidanceScale: run.GuidanceScale}
-			images, err := p.Generate(meta.Labels, run.Steps, img2.replayNoise(t, "pipe_"+name, run.NoiseDraws, &k))
-			require.NoError(t, err)
-			require.Equal(t, run.NoiseDraws, k, "noise draws")
-			e := relMaxErr(t, images, r.get(t, "pipe_"+name+"/images", core.CPU))
-			require.Less(t, e, condPipeTol)
-			t.Logf("worst error: %.2g", e)
-		})
-	}
+	checkEach(t, sortedKeys(r.Pipelines), dev, func(t *testing.T, name string, dev core.Device) float64 {
+		run := r.Pipelines[name]
+		k := 0
+		p := &DiTPipeline{Model: m, Scheduler: refScheduler(t, run.Scheduler, run.Eta), VAE: vae, GuidanceScale: run.GuidanceScale}
+		images, err := p.Generate(r.PipeLabels, run.Steps, r.replayNoise(t, "pipe_"+name, run.NoiseDraws, &k))
+		require.NoError(t, err)
+		require.Equal(t, run.NoiseDraws, k, "noise draws")
+		e := relMaxErr(t, images, r.get(t, "pipe_"+name+"/images", core.CPU))
+		require.Less(t, e, condPipeTol)
+		return e
+	})
 }
 
 func TestDiTPipelineMatchesDiffusers(t *testing.T) { testDiTPipeline(t, core.CPU) }

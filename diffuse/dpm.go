@@ -123,10 +123,7 @@ func lambda(a, s float32) float32 { return log32(a) - log32(s) }
 
 func (s *dpm) Step(m *core.Tensor, t float64, x *core.Tensor, noise Noise) (*core.Tensor, error) {
 	name, c := s.Name(), &s.cfg
-	if err := s.needTimesteps("Step"); err != nil {
-		return nil, err
-	}
-	if err := sameShape(name, m, x); err != nil {
+	if err := s.checkStep(m, x); err != nil {
 		return nil, err
 	}
 	if s.step < 0 {

@@ -1,18 +1,13 @@
 package diffuse
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 )
 
 // The img2img reference vectors: StableDiffusionImg2ImgPipeline on the
@@ -31,42 +26,20 @@ type img2imgRun struct {
 }
 
 type img2imgRefs struct {
-	Runs     map[string]img2imgRun `json:"runs"`
-	Pixel    img2imgRun            `json:"pixel"`
-	unetRefs                       // for get
+	Runs  map[string]img2imgRun `json:"runs"`
+	Pixel img2imgRun            `json:"pixel"`
+	refTensors
 }
 
 func loadImg2ImgRefs(t testing.TB) *img2imgRefs {
 	t.Helper()
-	b, err := os.ReadFile("testdata/img2img_refs.json")
-	require.NoError(t, err)
 	var r img2imgRefs
-	require.NoError(t, json.Unmarshal(b, &r))
-	r.tensors, err = safetensors.ReadFile("testdata/img2img_refs.safetensors")
-	require.NoError(t, err)
+	r.refTensors = readRefs(t, "img2img_refs", &r)
 	return &r
 }
 
-// replayNoise hands out the tensors prefix/noise_0, noise_1, ... in order
-// and counts the draws.
-func (r *img2imgRefs) replayNoise(t *testing.T, prefix string, draws int, k *int) Noise {
-	return func(shape core.Shape, dtype core.DType, d core.Device) (*core.Tensor, error) {
-		if *k >= draws {
-			return nil, fmt.Errorf("draw %d: diffusers drew only %d times", *k, draws)
-		}
-		x := r.get(t, fmt.Sprintf("%s/noise_%d", prefix, *k), d)
-		*k++
-		return x, x.Err()
-	}
-}
-
-func (r *img2imgRefs) scheduler(t *testing.T, run img2imgRun) Scheduler {
-	cfg, err := ParseConfig([]byte(run.Scheduler))
-	require.NoError(t, err)
-	cfg.Eta = run.Eta
-	s, err := New(cfg.Class, cfg)
-	require.NoError(t, err)
-	return s
+func (run img2imgRun) scheduler(t *testing.T) Scheduler {
+	return refScheduler(t, run.Scheduler, run.Eta)
 }
 
 // replayImg2Img runs one StableDiffusionImg2ImgPipeline run with diffusers'
@@ -80,7 +53,7 @@ func replayImg2Img(t *testing.T, r *img2imgRefs, name string, dev core.Device) (
 	neg := r.get(t, "negative_prompt_embeds", dev)
 	pr := Prompts{Embeds: r.get(t, "prompt_embeds", dev).Slice(core.Attrs{"axis": 0, "start": 0, "stop": run.Prompts}),
 		Negative: neg, GuidanceScale: run.GuidanceScale, ImagesPerPrompt: run.ImagesPerPrompt}
-	p := &Img2ImgPipeline{VAE: vae, Cond: NewUNet2DConditionPipeline(unet, r.scheduler(t, run))}
+	p := &Img2ImgPipeline{VAE: vae, Cond: NewUNet2DConditionPipeline(unet, run.scheduler(t))}
 	k := 0
 	images, err := p.Generate(r.get(t, "image", dev), run.Strength, pr, run.Steps, r.replayNoise(t, name, run.NoiseDraws, &k))
 	require.NoError(t, err)
@@ -108,7 +81,7 @@ func replayPixelImg2Img(t *testing.T, r *img2imgRefs, dev core.Device) float64 {
 	m, err := LoadUNet2D(filepath.Join("testdata", "unet2d_tiny"), WithDevice(dev))
 	require.NoError(t, err)
 	k := 0
-	x, err := NewUNet2DPipeline(m, r.scheduler(t, r.Pixel)).SampleFrom(r.get(t, "pixel/images", dev), r.Pixel.Strength,
+	x, err := NewUNet2DPipeline(m, r.Pixel.scheduler(t)).SampleFrom(r.get(t, "pixel/images", dev), r.Pixel.Strength,
 		r.Pixel.Steps, r.replayNoise(t, "pixel", r.Pixel.NoiseDraws, &k))
 	require.NoError(t, err)
 	require.Equal(t, r.Pixel.NoiseDraws, k, "noise draws")
@@ -119,12 +92,7 @@ func replayPixelImg2Img(t *testing.T, r *img2imgRefs, dev core.Device) float64 {
 
 func testImg2Img(t *testing.T, dev core.Device) {
 	r := loadImg2ImgRefs(t)
-	names := make([]string, 0, len(r.Runs))
-	for name := range r.Runs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range sortedKeys(r.Runs) {
 		t.Run(name, func(t *testing.T) {
 			eLat, eImg := replayImg2Img(t, r, name, dev)
 			t.Logf("worst error: latents %.2g, images %.2g", eLat, eImg)

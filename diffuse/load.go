@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/safetensors"
 	"github.com/webtensor/webtensor/internal/modelfs"
 )
@@ -53,4 +54,52 @@ func readModel[C any](op string, d modelfs.Dir, parse func([]byte) (C, error)) (
 		return cfg, nil, "", fmt.Errorf("%s: %s: %w", op, path, err)
 	}
 	return cfg, f, path, nil
+}
+
+// newLoadOptions applies opts to the defaults: the CPU, float32.
+func newLoadOptions(opts []LoadOption) loadOptions {
+	o := loadOptions{dev: core.CPU, dtype: core.F32}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// checkFloat refuses a WithDType that is not a float dtype: a model's
+// weights and activations are floats.
+func (o *loadOptions) checkFloat(op string) error {
+	if !o.dtype.IsFloat() {
+		return fmt.Errorf("%s: dtype %s is not a float dtype", op, o.dtype)
+	}
+	return nil
+}
+
+// loadWhole is the path of every loader that reads its weights whole:
+// apply opts, read dir's config with parse and its checkpoint, build the
+// model on those weights with build, and fail listing every tensor the
+// checkpoint lacks, misshapes or holds beyond what build asked for. The
+// caller sets what the options decide on the model it returns.
+func loadWhole[C, M any](op, dir string, opts []LoadOption, parse func([]byte) (C, error), build func(C, *weights) M) (m M, o loadOptions, err error) {
+	o = newLoadOptions(opts)
+	if err = o.checkFloat(op); err != nil {
+		return m, o, err
+	}
+	d, err := o.folder(op, dir)
+	if err != nil {
+		return m, o, err
+	}
+	cfg, f, path, err := readModel(op, d, parse)
+	if err != nil {
+		return m, o, err
+	}
+	w, err := newWeights(f, o.dev, o.dtype)
+	if err != nil {
+		return m, o, fmt.Errorf("%s: %w", op, err)
+	}
+	w.int8 = o.int8
+	built := build(cfg, w)
+	if err = w.check(path); err != nil {
+		return m, o, err
+	}
+	return built, o, nil
 }

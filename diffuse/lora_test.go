@@ -22,7 +22,7 @@ import (
 const loraT = 500
 
 type loraCase struct {
-	unetRefs
+	refTensors
 	x, ctx *core.Tensor
 }
 
@@ -30,7 +30,7 @@ func loadLoRACase(t *testing.T, dev core.Device) (*loraCase, *UNet2DConditionMod
 	t.Helper()
 	f, err := safetensors.ReadFile("testdata/lora_refs.safetensors")
 	require.NoError(t, err)
-	c := &loraCase{unetRefs: unetRefs{tensors: f}}
+	c := &loraCase{refTensors: refTensors{tensors: f}}
 	c.x, c.ctx = c.get(t, "sample", dev), c.get(t, "encoder_hidden_states", dev)
 	m, err := LoadUNet2DCondition(filepath.Join("testdata", "unet2dcond_tiny"), WithDevice(dev))
 	require.NoError(t, err)

@@ -126,6 +126,15 @@ func (b *base) needTimesteps(op string) error {
 	return nil
 }
 
+// checkStep checks what every Step needs: the timesteps set, and a model
+// output of the sample's shape.
+func (b *base) checkStep(m, x *core.Tensor) error {
+	if err := b.needTimesteps("Step"); err != nil {
+		return err
+	}
+	return sameShape(b.Name(), m, x)
+}
+
 // index is the position of t in the timesteps (the second of two equal
 // ones, as diffusers' index_for_timestep), or an error naming t.
 func (b *base) index(op string, t float64) (int, error) {

@@ -55,10 +55,7 @@ var (
 // the UNet's cross_attention_dim, the VAE's latent channels the UNet's).
 func LoadStableDiffusion(dir string, opts ...LoadOption) (*StableDiffusionPipeline, error) {
 	const op = "diffuse: LoadStableDiffusion"
-	o := loadOptions{dev: core.CPU, dtype: core.F32}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newLoadOptions(opts)
 	d, err := o.folder(op, dir)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package diffuse
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -39,17 +38,13 @@ type sdRefs struct {
 		Texts           []string        `json:"texts"`
 		InputIDs        [][]int         `json:"input_ids"`
 	} `json:"vocab_layout"`
-	unetRefs // for get
+	refTensors
 }
 
 func loadSDRefs(t testing.TB) *sdRefs {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "sd_refs.json"))
-	require.NoError(t, err)
 	var r sdRefs
-	require.NoError(t, json.Unmarshal(b, &r))
-	r.tensors, err = safetensors.ReadFile(filepath.Join("testdata", "sd_refs.safetensors"))
-	require.NoError(t, err)
+	r.refTensors = readRefs(t, "sd_refs", &r)
 	return &r
 }
 
@@ -64,18 +59,8 @@ const sdEmbedTol = 1e-5
 
 // replay hands out run's recorded noise, the initial latents first, and
 // counts the draws.
-func (r *sdRefs) replay(t *testing.T, run string, k *int) Noise {
-	st := r.tensors.Tensors[run+"/noise"]
-	draws := r.Runs[run].NoiseDraws
-	return func(shape core.Shape, dtype core.DType, d core.Device) (*core.Tensor, error) {
-		if *k >= draws {
-			return nil, fmt.Errorf("draw %d: diffusers drew only %d times", *k, draws)
-		}
-		n := len(st.Data) / st.Shape[0]
-		x := safetensors.Tensor{DType: st.DType, Shape: st.Shape[1:], Data: st.Data[*k*n : (*k+1)*n]}.ToTensor(d)
-		*k++
-		return x, x.Err()
-	}
+func (r *sdRefs) replay(run string, k *int) Noise {
+	return r.stackedNoise(run+"/noise", r.Runs[run].NoiseDraws, k)
 }
 
 func (run sdRun) request() TextToImage {
@@ -135,14 +120,14 @@ func replaySD(t *testing.T, r *sdRefs, dev core.Device) (float64, float64, float
 			embed = max(embed, e)
 		}
 		k := 0
-		x, err := p.Latents(run.request(), r.replay(t, name, &k))
+		x, err := p.Latents(run.request(), r.replay(name, &k))
 		require.NoError(t, err)
 		require.Equal(t, run.NoiseDraws, k, "%s: noise draws", name)
 		e := relMaxErr(t, x, r.get(t, name+"/latents", core.CPU))
 		require.Less(t, e, sdTol, "%s: latents", name)
 		lat = max(lat, e)
 		k = 0
-		images, err := p.Generate(run.request(), r.replay(t, name, &k))
+		images, err := p.Generate(run.request(), r.replay(name, &k))
 		require.NoError(t, err)
 		require.Equal(t, dev, images.Device())
 		// diffusers' "np" images are (B, H, W, C).

@@ -123,10 +123,7 @@ func (s *sigmaSched) ScaleModelInput(x *core.Tensor, t float64) (*core.Tensor, e
 
 func (s *sigmaSched) Step(m *core.Tensor, t float64, x *core.Tensor, noise Noise) (*core.Tensor, error) {
 	name := s.Name()
-	if err := s.needTimesteps("Step"); err != nil {
-		return nil, err
-	}
-	if err := sameShape(name, m, x); err != nil {
+	if err := s.checkStep(m, x); err != nil {
 		return nil, err
 	}
 	i, err := s.at("Step", t)

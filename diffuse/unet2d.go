@@ -55,28 +55,8 @@ func WithDType(dtype core.DType) LoadOption { return func(o *loadOptions) { o.dt
 // hold no other; the error lists each tensor that is missing, misshaped or
 // unexpected.
 func LoadUNet2D(dir string, opts ...LoadOption) (*UNet2DModel, error) {
-	o := loadOptions{dev: core.CPU, dtype: core.F32}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if !o.dtype.IsFloat() {
-		return nil, fmt.Errorf("diffuse: LoadUNet2D: dtype %s is not a float dtype", o.dtype)
-	}
-	d, err := o.folder("diffuse: LoadUNet2D", dir)
+	m, o, err := loadWhole("diffuse: LoadUNet2D", dir, opts, ParseUNet2DConfig, buildUNet2D)
 	if err != nil {
-		return nil, err
-	}
-	cfg, f, path, err := readModel("diffuse: LoadUNet2D", d, ParseUNet2DConfig)
-	if err != nil {
-		return nil, err
-	}
-	w, err := newWeights(f, o.dev, o.dtype)
-	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadUNet2D: %w", err)
-	}
-	w.int8 = o.int8
-	m := buildUNet2D(cfg, w)
-	if err := w.check(path); err != nil {
 		return nil, err
 	}
 	m.dev, m.dtype = o.dev, o.dtype
@@ -91,12 +71,9 @@ func LoadUNet2D(dir string, opts ...LoadOption) (*UNet2DModel, error) {
 // backpropagated into StateDict's parameters. cfg comes from
 // ParseUNet2DConfig or DefaultUNet2DConfig with fields changed.
 func NewUNet2D(cfg UNet2DConfig, seed uint64, opts ...LoadOption) (*UNet2DModel, error) {
-	o := loadOptions{dev: core.CPU, dtype: core.F32}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if !o.dtype.IsFloat() {
-		return nil, fmt.Errorf("diffuse: NewUNet2D: dtype %s is not a float dtype", o.dtype)
+	o := newLoadOptions(opts)
+	if err := o.checkFloat("diffuse: NewUNet2D"); err != nil {
+		return nil, err
 	}
 	if o.int8 {
 		return nil, fmt.Errorf("diffuse: NewUNet2D: WithInt8Weights: NewUNet2D builds a model to train, and int8 weights do not train; train it, then Train(false) and QuantizeInt8")
@@ -201,25 +178,34 @@ func (m *UNet2DModel) ForwardTimesteps(sample, timesteps *core.Tensor) (*core.Te
 	if err := m.checkSample(sample); err != nil {
 		return nil, err
 	}
-	if err := timesteps.Err(); err != nil {
-		return nil, fmt.Errorf("diffuse: UNet2DModel.Forward: timesteps: %w", err)
+	vals, err := batchTimesteps("diffuse: UNet2DModel.Forward", timesteps, dimOf(sample, 0))
+	if err != nil {
+		return nil, err
 	}
-	b := dimOf(sample, 0)
+	return m.forward(sample, vals)
+}
+
+// batchTimesteps reads a UNet's timesteps tensor, 0-dim (one for the
+// batch) or (batch), to the host as one timestep per batch element.
+func batchTimesteps(op string, timesteps *core.Tensor, batch int) ([]float64, error) {
+	if err := timesteps.Err(); err != nil {
+		return nil, fmt.Errorf("%s: timesteps: %w", op, err)
+	}
 	vals, err := timesteps.Float64s()
 	if err != nil {
-		return nil, fmt.Errorf("diffuse: UNet2DModel.Forward: timesteps: %w", err)
+		return nil, fmt.Errorf("%s: timesteps: %w", op, err)
 	}
 	switch {
 	case timesteps.Rank() == 0:
 		v := vals[0]
-		vals = make([]float64, b)
+		vals = make([]float64, batch)
 		for i := range vals {
 			vals[i] = v
 		}
-	case timesteps.Rank() != 1 || len(vals) != b:
-		return nil, fmt.Errorf("diffuse: UNet2DModel.Forward: timesteps have shape %v, want [] or [%d] (the batch)", timesteps.Shape(), b)
+	case timesteps.Rank() != 1 || len(vals) != batch:
+		return nil, fmt.Errorf("%s: timesteps have shape %v, want [] or [%d] (the batch)", op, timesteps.Shape(), batch)
 	}
-	return m.forward(sample, vals)
+	return vals, nil
 }
 
 func (m *UNet2DModel) checkSample(x *core.Tensor) error {

@@ -98,16 +98,8 @@ func (w *weights) param(name string, ini paramInit, shape ...int) *nn.Parameter 
 		return p
 	}
 	st, ok := w.file.Tensors[name]
-	want := core.Shape(shape)
-	switch {
-	case !ok:
-		w.problems = append(w.problems, fmt.Sprintf("tensor %s is missing (want shape %v)", name, want))
-		return w.dummy
-	case !st.Shape.Equal(want):
-		w.problems = append(w.problems, fmt.Sprintf("tensor %s has shape %v, want %v", name, st.Shape, want))
-		return w.dummy
-	case !st.DType.IsFloat():
-		w.problems = append(w.problems, fmt.Sprintf("tensor %s has dtype %s, want a float dtype", name, st.DType))
+	if problem := misfit(name, ok, st.Shape, st.DType, core.Shape(shape)); problem != "" {
+		w.problems = append(w.problems, problem)
 		return w.dummy
 	}
 	p, err := nn.NewParameter(tensorFor(st, w.dtype, w.dev))
@@ -116,6 +108,20 @@ func (w *weights) param(name string, ini paramInit, shape ...int) *nn.Parameter 
 		return w.dummy
 	}
 	return p
+}
+
+// misfit is what is wrong with checkpoint tensor name (found, of shape
+// and dtype) for a parameter of shape want, or "" when it fits.
+func misfit(name string, found bool, shape core.Shape, dtype core.DType, want core.Shape) string {
+	switch {
+	case !found:
+		return fmt.Sprintf("tensor %s is missing (want shape %v)", name, want)
+	case !shape.Equal(want):
+		return fmt.Sprintf("tensor %s has shape %v, want %v", name, shape, want)
+	case !dtype.IsFloat():
+		return fmt.Sprintf("tensor %s has dtype %s, want a float dtype", name, dtype)
+	}
+	return ""
 }
 
 // tensorFor is a checkpoint's tensor on dev in dtype.

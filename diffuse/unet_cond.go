@@ -94,12 +94,9 @@ func loadUNet2DCondition(dir string, streamed bool, opts []LoadOption) (*UNet2DC
 	if streamed {
 		op += "Streamed"
 	}
-	o := loadOptions{dev: core.CPU, dtype: core.F32}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if !o.dtype.IsFloat() {
-		return nil, fmt.Errorf("%s: dtype %s is not a float dtype", op, o.dtype)
+	o := newLoadOptions(opts)
+	if err := o.checkFloat(op); err != nil {
+		return nil, err
 	}
 	if streamed && o.int8 {
 		return nil, fmt.Errorf("%s: WithInt8Weights: a streamed UNet copies its weights in from the checkpoint at every call, so none stay resident to hold as int8; load it whole (LoadUNet2DCondition) for int8 weights", op)
@@ -248,23 +245,9 @@ func (m *UNet2DConditionModel) ForwardTimesteps(sample, timesteps, encoderHidden
 	if err := m.checkInputs(sample, encoderHiddenStates); err != nil {
 		return nil, err
 	}
-	if err := timesteps.Err(); err != nil {
-		return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: timesteps: %w", err)
-	}
-	b := dimOf(sample, 0)
-	vals, err := timesteps.Float64s()
+	vals, err := batchTimesteps("diffuse: UNet2DConditionModel.Forward", timesteps, dimOf(sample, 0))
 	if err != nil {
-		return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: timesteps: %w", err)
-	}
-	switch {
-	case timesteps.Rank() == 0:
-		v := vals[0]
-		vals = make([]float64, b)
-		for i := range vals {
-			vals[i] = v
-		}
-	case timesteps.Rank() != 1 || len(vals) != b:
-		return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: timesteps have shape %v, want [] or [%d] (the batch)", timesteps.Shape(), b)
+		return nil, err
 	}
 	return m.forward(sample, vals, encoderHiddenStates, nil)
 }

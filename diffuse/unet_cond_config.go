@@ -113,10 +113,7 @@ func perBlock(key string, field func(*UNet2DConditionConfig) *[]int, nullable bo
 // The features webtensor leaves out (class and addition embeddings, an
 // encoder projection, dual or cross-only attention, GLIGEN, other kernels
 // and activations) are accepted only at the value that disables them.
-var condKeys = map[string]condKey{
-	"_class_name":         condOnly(`"UNet2DConditionModel"`),
-	"_diffusers_version":  strictconfig.Ignore[UNet2DConditionConfig],
-	"_name_or_path":       strictconfig.Ignore[UNet2DConditionConfig],
+var condKeys = diffusersKeys("UNet2DConditionModel", map[string]condKey{
 	"_use_default_values": strictconfig.Ignore[UNet2DConditionConfig],
 	"sample_size": func(c *UNet2DConditionConfig, raw json.RawMessage) error {
 		var u UNet2DConfig
@@ -179,17 +176,13 @@ var condKeys = map[string]condKey{
 	"conv_out_kernel":               condOnly("3"),
 	"attention_type":                condOnly(`"default"`),
 	"cross_attention_norm":          condOnly("null"),
-}
+})
 
 // ParseUNet2DConditionConfig reads a UNet2DConditionModel config.json. A
 // key webtensor does not know, or a value it does not implement, fails
 // naming the key.
 func ParseUNet2DConditionConfig(data []byte) (UNet2DConditionConfig, error) {
-	c := condDefaults()
-	if err := strictconfig.Parse(data, &c, condKeys, nil); err != nil {
-		return UNet2DConditionConfig{}, fmt.Errorf("diffuse: UNet2DConditionModel config: %w", err)
-	}
-	return c, c.validate()
+	return parseModelConfig("UNet2DConditionModel", data, condDefaults(), condKeys, (*UNet2DConditionConfig).validate)
 }
 
 // validate expands the per-block keys and checks what the model's
@@ -199,9 +192,7 @@ func (c *UNet2DConditionConfig) validate() error { return c.validateAs("UNet2DCo
 // validateAs is validate with errors naming model's config (a ControlNet
 // shares these options).
 func (c *UNet2DConditionConfig) validateAs(model string) error {
-	fail := func(key, format string, args ...any) error {
-		return fmt.Errorf("diffuse: %s config: %s: "+format, append([]any{model, key}, args...)...)
-	}
+	fail := failIn(model)
 	n := len(c.BlockOutChannels)
 	if n == 0 {
 		return fail("block_out_channels", "empty")
@@ -222,38 +213,26 @@ func (c *UNet2DConditionConfig) validateAs(model string) error {
 			return fail(key, "%v has %d entries for %d block_out_channels", *field, len(*field), n)
 		}
 	}
+	if err := checkLevels(fail, c.BlockOutChannels, c.DownBlockTypes, c.UpBlockTypes, c.InChannels, c.OutChannels); err != nil {
+		return err
+	}
+	opts := unetOptions{normGroups: c.NormNumGroups, normEps: c.NormEps, midScale: c.MidBlockScaleFactor,
+		timeEmbedDim: c.TimeEmbeddingDim, downPadding: c.DownsamplePadding, timeScaleShift: c.ResnetTimeScaleShift}
+	if err := opts.check(fail); err != nil {
+		return err
+	}
 	switch {
-	case len(c.DownBlockTypes) != n:
-		return fail("down_block_types", "%d types for %d block_out_channels", len(c.DownBlockTypes), n)
-	case len(c.UpBlockTypes) != n:
-		return fail("up_block_types", "%d types for %d block_out_channels", len(c.UpBlockTypes), n)
-	case c.InChannels < 1:
-		return fail("in_channels", "%d, want >= 1", c.InChannels)
-	case c.OutChannels < 1:
-		return fail("out_channels", "%d, want >= 1", c.OutChannels)
-	case c.NormNumGroups < 1:
-		return fail("norm_num_groups", "%d, want >= 1", c.NormNumGroups)
-	case c.NormEps <= 0:
-		return fail("norm_eps", "%v, want > 0", c.NormEps)
-	case c.MidBlockScaleFactor == 0:
-		return fail("mid_block_scale_factor", "0 divides by zero")
-	case c.TimeEmbeddingDim < 0:
-		return fail("time_embedding_dim", "%d, want >= 1 or null", c.TimeEmbeddingDim)
-	case c.DownsamplePadding < 0:
-		return fail("downsample_padding", "%d, want >= 0", c.DownsamplePadding)
 	case c.CrossAttentionDim < 1:
 		return fail("cross_attention_dim", "%d, want >= 1", c.CrossAttentionDim)
 	case c.TransformerLayers < 1:
 		return fail("transformer_layers_per_block", "%d, want >= 1", c.TransformerLayers)
 	case c.AttentionHeadDim == nil && c.NumAttentionHeads == nil:
 		return fail("attention_head_dim", "null with num_attention_heads null leaves the head count unset")
-	case c.ResnetTimeScaleShift != "default" && c.ResnetTimeScaleShift != "scale_shift":
-		return fail("resnet_time_scale_shift", "%q is not supported (webtensor implements default and scale_shift)", c.ResnetTimeScaleShift)
+	}
+	if err := checkGroupMultiples(fail, c.BlockOutChannels, c.NormNumGroups); err != nil {
+		return err
 	}
 	for i, ch := range c.BlockOutChannels {
-		if ch < 1 || ch%c.NormNumGroups != 0 {
-			return fail("block_out_channels", "%v: entry %d is not a positive multiple of norm_num_groups %d", c.BlockOutChannels, i, c.NormNumGroups)
-		}
 		if c.LayersPerBlock[i] < 1 {
 			return fail("layers_per_block", "%v: entry %d is %d, want >= 1", c.LayersPerBlock, i, c.LayersPerBlock[i])
 		}
@@ -265,17 +244,8 @@ func (c *UNet2DConditionConfig) validateAs(model string) error {
 			return fail(key, "entry %d is %d heads for %d channels (want 1 to %d)", i, h, ch, ch)
 		}
 	}
-	for i, t := range c.DownBlockTypes {
-		if t != "CrossAttnDownBlock2D" && t != "DownBlock2D" {
-			return fail("down_block_types", "%q (entry %d) is not supported (webtensor implements CrossAttnDownBlock2D and DownBlock2D)", t, i)
-		}
-	}
-	for i, t := range c.UpBlockTypes {
-		if t != "CrossAttnUpBlock2D" && t != "UpBlock2D" {
-			return fail("up_block_types", "%q (entry %d) is not supported (webtensor implements CrossAttnUpBlock2D and UpBlock2D)", t, i)
-		}
-	}
-	return nil
+	return checkBlockTypes(fail, c.DownBlockTypes, c.UpBlockTypes,
+		[]string{"CrossAttnDownBlock2D", "DownBlock2D"}, []string{"CrossAttnUpBlock2D", "UpBlock2D"})
 }
 
 // heads is the attention head count of down block i (the up path's block

@@ -9,71 +9,30 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 )
-
-// condCheckpoint copies testdata/unet2dcond_tiny into a temporary
-// directory, letting editConfig change config.json's text and edit the
-// tensors.
-func condCheckpoint(t *testing.T, editConfig func(string) string, edit func(map[string]safetensors.Tensor)) string {
-	t.Helper()
-	src := filepath.Join("testdata", "unet2dcond_tiny")
-	dir := t.TempDir()
-	cfg, err := os.ReadFile(filepath.Join(src, "config.json"))
-	require.NoError(t, err)
-	if editConfig != nil {
-		cfg = []byte(editConfig(string(cfg)))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644))
-	f, err := safetensors.ReadFile(filepath.Join(src, "diffusion_pytorch_model.safetensors"))
-	require.NoError(t, err)
-	tensors := map[string]safetensors.Tensor{}
-	for k, v := range f.Tensors {
-		tensors[k] = v
-	}
-	if edit != nil {
-		edit(tensors)
-	}
-	require.NoError(t, safetensors.WriteFile(filepath.Join(dir, "diffusion_pytorch_model.safetensors"), tensors, f.Metadata))
-	return dir
-}
 
 const blk = "down_blocks.0.attentions.0.transformer_blocks.0."
 
 func TestLoadUNet2DConditionCheckpointErrors(t *testing.T) {
-	dir := condCheckpoint(t, nil, func(m map[string]safetensors.Tensor) { delete(m, blk+"attn2.to_k.weight") })
-	_, err := LoadUNet2DCondition(dir)
-	require.ErrorContains(t, err, "tensor "+blk+"attn2.to_k.weight is missing (want shape [16 24])")
-
-	// A linear projection's weight where the config says 1×1 conv.
-	dir = condCheckpoint(t, nil, func(m map[string]safetensors.Tensor) {
-		w := m["down_blocks.0.attentions.0.proj_in.weight"]
-		m["down_blocks.0.attentions.0.proj_in.weight"] = safetensors.Tensor{DType: w.DType, Shape: core.Shape{16, 16}, Data: w.Data}
-	})
-	_, err = LoadUNet2DCondition(dir)
-	require.ErrorContains(t, err, "tensor down_blocks.0.attentions.0.proj_in.weight has shape [16 16], want [16 16 1 1]")
-
-	// The attention projections have no bias in diffusers' UNet.
-	dir = condCheckpoint(t, nil, func(m map[string]safetensors.Tensor) {
-		m[blk+"attn1.to_q.bias"] = m[blk+"attn1.to_out.0.bias"]
-	})
-	_, err = LoadUNet2DCondition(dir)
-	require.ErrorContains(t, err, "tensor "+blk+"attn1.to_q.bias is not a parameter of the model")
-
-	// A config that disagrees with the weights: every misfit is listed.
-	dir = condCheckpoint(t, func(s string) string {
-		s = strings.Replace(s, `"use_linear_projection": false`, `"use_linear_projection": true`, 1)
-		return strings.Replace(s, `"cross_attention_dim": 24`, `"cross_attention_dim": 32`, 1)
-	}, nil)
-	_, err = LoadUNet2DCondition(dir)
-	require.ErrorContains(t, err, "tensor down_blocks.0.attentions.0.proj_in.weight has shape [16 16 1 1], want [16 16]")
-	require.ErrorContains(t, err, "tensor up_blocks.1.attentions.1.proj_out.weight has shape [16 16 1 1], want [16 16]")
-	require.ErrorContains(t, err, "tensor mid_block.attentions.0.transformer_blocks.0.attn2.to_v.weight has shape [32 24], want [32 32]")
-
-	_, err = LoadUNet2DCondition(t.TempDir())
-	require.ErrorContains(t, err, "config.json")
-	_, err = LoadUNet2DCondition(condCheckpoint(t, nil, nil), WithDType(core.I32))
-	require.ErrorContains(t, err, "dtype i32 is not a float dtype")
+	requireCheckpointErrors(t, "unet2dcond_tiny", LoadUNet2DCondition,
+		checkpointEdit{tensors: dropTensor(blk + "attn2.to_k.weight"),
+			want: []string{"tensor " + blk + "attn2.to_k.weight is missing (want shape [16 24])"}},
+		// A linear projection's weight where the config says 1×1 conv.
+		checkpointEdit{tensors: reshapeTensor("down_blocks.0.attentions.0.proj_in.weight", 16, 16),
+			want: []string{"tensor down_blocks.0.attentions.0.proj_in.weight has shape [16 16], want [16 16 1 1]"}},
+		// The attention projections have no bias in diffusers' UNet.
+		checkpointEdit{tensors: addTensor(blk+"attn1.to_q.bias", blk+"attn1.to_out.0.bias"),
+			want: []string{"tensor " + blk + "attn1.to_q.bias is not a parameter of the model"}},
+		// A config that disagrees with the weights: every misfit is listed.
+		checkpointEdit{config: func(s string) string {
+			s = strings.Replace(s, `"use_linear_projection": false`, `"use_linear_projection": true`, 1)
+			return strings.Replace(s, `"cross_attention_dim": 24`, `"cross_attention_dim": 32`, 1)
+		}, want: []string{
+			"tensor down_blocks.0.attentions.0.proj_in.weight has shape [16 16 1 1], want [16 16]",
+			"tensor up_blocks.1.attentions.1.proj_out.weight has shape [16 16 1 1], want [16 16]",
+			"tensor mid_block.attentions.0.transformer_blocks.0.attn2.to_v.weight has shape [32 24], want [32 32]",
+		}},
+	)
 }
 
 // Every feature webtensor leaves out fails naming its key and value.

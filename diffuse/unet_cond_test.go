@@ -1,19 +1,13 @@
 package diffuse
 
 import (
-	"encoding/json"
-	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 )
 
 // The conditional UNet's reference vectors: diffusers 0.42 ran tiny seeded
@@ -21,41 +15,7 @@ import (
 // random encoder states at a few timesteps, and StableDiffusionPipeline's
 // classifier-free guidance loop on the first one.
 
-type condRefs struct {
-	Timesteps []float64 `json:"timesteps"`
-	PerBatch  []float64 `json:"per_batch"`
-	Models    []string  `json:"models"`
-	Pipelines map[string]struct {
-		Steps           int     `json:"steps"`
-		GuidanceScale   float64 `json:"guidance_scale"`
-		ImagesPerPrompt int     `json:"images_per_prompt"`
-		NoiseDraws      int     `json:"noise_draws"`
-		Scheduler       string  `json:"scheduler"`
-		Eta             float64 `json:"eta"`
-	} `json:"pipelines"`
-	tensors *safetensors.File
-}
-
-func loadCondRefs(t testing.TB) *condRefs {
-	t.Helper()
-	b, err := os.ReadFile("testdata/cond_refs.json")
-	require.NoError(t, err)
-	var r condRefs
-	require.NoError(t, json.Unmarshal(b, &r))
-	r.tensors, err = safetensors.ReadFile("testdata/cond_refs.safetensors")
-	require.NoError(t, err)
-	require.Len(t, r.Models, 2)
-	return &r
-}
-
-func (r *condRefs) get(t testing.TB, name string, dev core.Device) *core.Tensor {
-	t.Helper()
-	st, ok := r.tensors.Tensors[name]
-	require.True(t, ok, "no reference tensor %s", name)
-	x := st.ToTensor(dev)
-	require.NoError(t, x.Err())
-	return x
-}
+func loadCondRefs(t testing.TB) *unetRefs { return loadUNetRefs(t, "cond_refs") }
 
 // condTol is the conditional UNet's tolerance relative to the largest
 // reference value: the same float32 reordering as unetTol, through a
@@ -63,65 +23,27 @@ func (r *condRefs) get(t testing.TB, name string, dev core.Device) *core.Tensor 
 // attentions and a feed-forward).
 const condTol = 1e-4
 
-// checkCondUNet runs every reference input of model name on dev and
-// returns the worst relative error.
-func checkCondUNet(t *testing.T, r *condRefs, name string, dev core.Device) float64 {
+func (r *unetRefs) checkCondUNet(t *testing.T, name string, dev core.Device) float64 {
 	m, err := LoadUNet2DCondition(filepath.Join("testdata", name), WithDevice(dev))
 	require.NoError(t, err)
-	x := r.get(t, name+"/sample", dev)
 	enc := r.get(t, name+"/encoder_hidden_states", dev)
-	worst := 0.0
-	for _, ts := range r.Timesteps {
-		out, err := m.Forward(x, ts, enc)
-		require.NoError(t, err)
-		e := relMaxErr(t, out, r.get(t, fmt.Sprintf("%s/out_%d", name, int(ts)), core.CPU))
-		require.Less(t, e, condTol, "%s at t=%v", name, ts)
-		worst = math.Max(worst, e)
-	}
-	per := core.FromFloat64s(core.I64, core.Shape{len(r.PerBatch)}, r.PerBatch, dev)
-	out, err := m.ForwardTimesteps(x, per, enc)
-	require.NoError(t, err)
-	e := relMaxErr(t, out, r.get(t, name+"/out_per_batch", core.CPU))
-	require.Less(t, e, condTol, "%s at per-batch timesteps %v", name, r.PerBatch)
-	return math.Max(worst, e)
+	return r.checkTimesteps(t, name, dev, condTol,
+		func(x *core.Tensor, ts float64) (*core.Tensor, error) { return m.Forward(x, ts, enc) },
+		func(x, ts *core.Tensor) (*core.Tensor, error) { return m.ForwardTimesteps(x, ts, enc) })
 }
 
 func TestUNet2DConditionMatchesDiffusers(t *testing.T) {
 	r := loadCondRefs(t)
-	for _, name := range r.Models {
-		t.Run(name, func(t *testing.T) {
-			t.Logf("worst error: %.2g of the largest output", checkCondUNet(t, r, name, core.CPU))
-		})
-	}
+	checkEach(t, r.Models, core.CPU, r.checkCondUNet)
 }
 
 func TestUNet2DConditionOnWebGPU(t *testing.T) {
-	webgputest.Need(t)
 	r := loadCondRefs(t)
-	for _, name := range r.Models {
-		t.Run(name, func(t *testing.T) {
-			t.Logf("worst error: %.2g of the largest output", checkCondUNet(t, r, name, webgputest.Device))
-		})
-	}
+	checkEachOnWebGPU(t, r.Models, r.checkCondUNet)
 }
 
-// The state dict is the checkpoint's, name for name.
 func TestUNet2DConditionStateDictNames(t *testing.T) {
-	for _, name := range []string{"unet2dcond_tiny", "unet2dcond_variant"} {
-		dir := filepath.Join("testdata", name)
-		m, err := LoadUNet2DCondition(dir)
-		require.NoError(t, err)
-		f, err := safetensors.ReadFile(filepath.Join(dir, "diffusion_pytorch_model.safetensors"))
-		require.NoError(t, err)
-		var got []string
-		for _, s := range m.StateDict() {
-			got = append(got, s.Name)
-		}
-		want := append([]string(nil), f.Names...)
-		sort.Strings(want)
-		sort.Strings(got)
-		require.Equal(t, want, got, name)
-	}
+	requireCheckpointNames(t, LoadUNet2DCondition, "unet2dcond_tiny", "unet2dcond_variant")
 }
 
 // The per-block keys expand a single number, keep a list, and

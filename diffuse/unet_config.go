@@ -55,10 +55,7 @@ type unetKey = strictconfig.Key[UNet2DConfig]
 // for Python's None).
 var only = strictconfig.Only[UNet2DConfig]
 
-var unetKeys = map[string]unetKey{
-	"_class_name":         only(`"UNet2DModel"`),
-	"_diffusers_version":  strictconfig.Ignore[UNet2DConfig],
-	"_name_or_path":       strictconfig.Ignore[UNet2DConfig],
+var unetKeys = diffusersKeys("UNet2DModel", map[string]unetKey{
 	"sample_size":         sampleSize,
 	"in_channels":         strictconfig.Into(func(c *UNet2DConfig) *int { return &c.InChannels }),
 	"out_channels":        strictconfig.Into(func(c *UNet2DConfig) *int { return &c.OutChannels }),
@@ -95,7 +92,7 @@ var unetKeys = map[string]unetKey{
 	"num_class_embeds":        only("null"),
 	// Used only by the "learned" time embedding, which is refused above.
 	"num_train_timesteps": strictconfig.Ignore[UNet2DConfig],
-}
+})
 
 // sampleSize takes an int or a [h, w] pair of equal sides.
 func sampleSize(c *UNet2DConfig, raw json.RawMessage) error {
@@ -123,68 +120,38 @@ func sampleSize(c *UNet2DConfig, raw json.RawMessage) error {
 // embedding, class embeddings, ResNet up/downsamplers, another block
 // type), fails naming the key.
 func ParseUNet2DConfig(data []byte) (UNet2DConfig, error) {
-	c := unetDefaults()
-	if err := strictconfig.Parse(data, &c, unetKeys, nil); err != nil {
-		return UNet2DConfig{}, fmt.Errorf("diffuse: UNet2DModel config: %w", err)
-	}
-	return c, c.validate()
+	return parseModelConfig("UNet2DModel", data, unetDefaults(), unetKeys, (*UNet2DConfig).validate)
 }
 
 // validate checks what the model's construction relies on.
 func (c *UNet2DConfig) validate() error {
-	fail := func(key, format string, args ...any) error {
-		return fmt.Errorf("diffuse: UNet2DModel config: %s: "+format, append([]any{key}, args...)...)
+	fail := failIn("UNet2DModel")
+	if err := checkLevels(fail, c.BlockOutChannels, c.DownBlockTypes, c.UpBlockTypes, c.InChannels, c.OutChannels); err != nil {
+		return err
 	}
-	n := len(c.BlockOutChannels)
 	switch {
-	case n == 0:
-		return fail("block_out_channels", "empty")
-	case len(c.DownBlockTypes) != n:
-		return fail("down_block_types", "%d types for %d block_out_channels", len(c.DownBlockTypes), n)
-	case len(c.UpBlockTypes) != n:
-		return fail("up_block_types", "%d types for %d block_out_channels", len(c.UpBlockTypes), n)
-	case c.InChannels < 1:
-		return fail("in_channels", "%d, want >= 1", c.InChannels)
-	case c.OutChannels < 1:
-		return fail("out_channels", "%d, want >= 1", c.OutChannels)
 	case c.LayersPerBlock < 1:
 		return fail("layers_per_block", "%d, want >= 1", c.LayersPerBlock)
-	case c.NormNumGroups < 1:
-		return fail("norm_num_groups", "%d, want >= 1", c.NormNumGroups)
 	case c.AttnNormNumGroups < 0:
 		return fail("attn_norm_num_groups", "%d, want >= 1 or null", c.AttnNormNumGroups)
-	case c.NormEps <= 0:
-		return fail("norm_eps", "%v, want > 0", c.NormEps)
-	case c.MidBlockScaleFactor == 0:
-		return fail("mid_block_scale_factor", "0 divides by zero")
 	case c.AttentionHeadDim < 0:
 		return fail("attention_head_dim", "%d, want >= 1 or null", c.AttentionHeadDim)
-	case c.TimeEmbeddingDim < 0:
-		return fail("time_embedding_dim", "%d, want >= 1 or null", c.TimeEmbeddingDim)
-	case c.DownsamplePadding < 0:
-		return fail("downsample_padding", "%d, want >= 0", c.DownsamplePadding)
-	case c.ResnetTimeScaleShift != "default" && c.ResnetTimeScaleShift != "scale_shift":
-		return fail("resnet_time_scale_shift", "%q is not supported (webtensor implements default and scale_shift)", c.ResnetTimeScaleShift)
+	}
+	opts := unetOptions{normGroups: c.NormNumGroups, normEps: c.NormEps, midScale: c.MidBlockScaleFactor,
+		timeEmbedDim: c.TimeEmbeddingDim, downPadding: c.DownsamplePadding, timeScaleShift: c.ResnetTimeScaleShift}
+	if err := opts.check(fail); err != nil {
+		return err
+	}
+	if err := checkGroupMultiples(fail, c.BlockOutChannels, c.NormNumGroups); err != nil {
+		return err
 	}
 	for i, ch := range c.BlockOutChannels {
-		if ch < 1 || ch%c.NormNumGroups != 0 {
-			return fail("block_out_channels", "%v: entry %d is not a positive multiple of norm_num_groups %d", c.BlockOutChannels, i, c.NormNumGroups)
-		}
 		if c.AttentionHeadDim > ch {
 			return fail("attention_head_dim", "%d is wider than block_out_channels[%d] = %d (no whole head fits)", c.AttentionHeadDim, i, ch)
 		}
 	}
-	for i, t := range c.DownBlockTypes {
-		if t != "DownBlock2D" && t != "AttnDownBlock2D" {
-			return fail("down_block_types", "%q (entry %d) is not supported (webtensor implements DownBlock2D and AttnDownBlock2D)", t, i)
-		}
-	}
-	for i, t := range c.UpBlockTypes {
-		if t != "UpBlock2D" && t != "AttnUpBlock2D" {
-			return fail("up_block_types", "%q (entry %d) is not supported (webtensor implements UpBlock2D and AttnUpBlock2D)", t, i)
-		}
-	}
-	return nil
+	return checkBlockTypes(fail, c.DownBlockTypes, c.UpBlockTypes,
+		[]string{"DownBlock2D", "AttnDownBlock2D"}, []string{"UpBlock2D", "AttnUpBlock2D"})
 }
 
 // timeEmbedDim is the width of the time embedding the ResNets take.

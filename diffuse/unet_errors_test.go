@@ -1,7 +1,6 @@
 package diffuse
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,74 +8,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 )
 
-// brokenCheckpoint copies testdata/unet2d_tiny into a temporary directory,
-// letting edit change the config (as a JSON map) and the tensors.
-func brokenCheckpoint(t *testing.T, editConfig func(string) string, edit func(map[string]safetensors.Tensor)) string {
-	t.Helper()
-	src := filepath.Join("testdata", "unet2d_tiny")
-	dir := t.TempDir()
-	cfg, err := os.ReadFile(filepath.Join(src, "config.json"))
-	require.NoError(t, err)
-	if editConfig != nil {
-		cfg = []byte(editConfig(string(cfg)))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644))
-	f, err := safetensors.ReadFile(filepath.Join(src, "diffusion_pytorch_model.safetensors"))
-	require.NoError(t, err)
-	tensors := map[string]safetensors.Tensor{}
-	for k, v := range f.Tensors {
-		tensors[k] = v
-	}
-	if edit != nil {
-		edit(tensors)
-	}
-	require.NoError(t, safetensors.WriteFile(filepath.Join(dir, "diffusion_pytorch_model.safetensors"), tensors, f.Metadata))
-	return dir
-}
-
 func TestLoadUNet2DCheckpointErrors(t *testing.T) {
-	dir := brokenCheckpoint(t, nil, func(m map[string]safetensors.Tensor) {
-		delete(m, "down_blocks.1.attentions.0.to_q.weight")
-	})
-	_, err := LoadUNet2D(dir)
-	require.ErrorContains(t, err, "tensor down_blocks.1.attentions.0.to_q.weight is missing (want shape [32 32])")
-
-	dir = brokenCheckpoint(t, nil, func(m map[string]safetensors.Tensor) {
-		w := m["conv_in.weight"]
-		m["conv_in.weight"] = safetensors.Tensor{DType: w.DType, Shape: core.Shape{16, 3, 9}, Data: w.Data}
-	})
-	_, err = LoadUNet2D(dir)
-	require.ErrorContains(t, err, "tensor conv_in.weight has shape [16 3 9], want [16 3 3 3]")
-
-	dir = brokenCheckpoint(t, nil, func(m map[string]safetensors.Tensor) {
-		m["mid_block.attentions.0.extra.weight"] = m["conv_out.bias"]
-	})
-	_, err = LoadUNet2D(dir)
-	require.ErrorContains(t, err, "tensor mid_block.attentions.0.extra.weight is not a parameter of the model")
-
-	// A config that disagrees with the weights: every misfit is listed.
-	dir = brokenCheckpoint(t, func(s string) string {
-		return strings.Replace(s, `"layers_per_block": 1`, `"layers_per_block": 2`, 1)
-	}, nil)
-	_, err = LoadUNet2D(dir)
-	require.ErrorContains(t, err, "tensor down_blocks.0.resnets.1.norm1.weight is missing")
-	require.ErrorContains(t, err, "tensor up_blocks.1.resnets.2.conv1.weight is missing")
-
-	// Half-precision files load, converted to the model's dtype.
-	dir = brokenCheckpoint(t, nil, func(m map[string]safetensors.Tensor) {
-		for k, v := range m {
-			m[k], _ = safetensors.FromTensor(v.ToTensor().Cast(core.F16))
-		}
-	})
-	model, err := LoadUNet2D(dir)
-	require.NoError(t, err)
-	require.Equal(t, core.F32, model.DType())
-
-	_, err = LoadUNet2D(t.TempDir())
-	require.ErrorContains(t, err, "config.json")
+	requireCheckpointErrors(t, "unet2d_tiny", LoadUNet2D,
+		checkpointEdit{tensors: dropTensor("down_blocks.1.attentions.0.to_q.weight"),
+			want: []string{"tensor down_blocks.1.attentions.0.to_q.weight is missing (want shape [32 32])"}},
+		checkpointEdit{tensors: reshapeTensor("conv_in.weight", 16, 3, 9),
+			want: []string{"tensor conv_in.weight has shape [16 3 9], want [16 3 3 3]"}},
+		checkpointEdit{tensors: addTensor("mid_block.attentions.0.extra.weight", "conv_out.bias"),
+			want: []string{"tensor mid_block.attentions.0.extra.weight is not a parameter of the model"}},
+		// A config that disagrees with the weights: every misfit is listed.
+		checkpointEdit{config: replaceOnce(`"layers_per_block": 1`, `"layers_per_block": 2`),
+			want: []string{"tensor down_blocks.0.resnets.1.norm1.weight is missing", "tensor up_blocks.1.resnets.2.conv1.weight is missing"}},
+	)
 }
 
 func TestUNet2DConfigErrors(t *testing.T) {
@@ -94,7 +39,7 @@ func TestUNet2DConfigErrors(t *testing.T) {
 		{`"_class_name": "UNet2DModel"`, `"_class_name": "UNet2DConditionModel"`, `key "_class_name": value "UNet2DConditionModel" is not supported`},
 	}
 	for _, c := range cases {
-		dir := brokenCheckpoint(t, func(s string) string {
+		dir := editedCheckpoint(t, "unet2d_tiny", func(s string) string {
 			require.Contains(t, s, c.from)
 			return strings.Replace(s, c.from, c.to, 1)
 		}, nil)

@@ -38,28 +38,8 @@ type AutoencoderKL struct {
 // unexpected. WithDevice and WithDType choose where and in what dtype the
 // weights live.
 func LoadAutoencoderKL(dir string, opts ...LoadOption) (*AutoencoderKL, error) {
-	o := loadOptions{dev: core.CPU, dtype: core.F32}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if !o.dtype.IsFloat() {
-		return nil, fmt.Errorf("diffuse: LoadAutoencoderKL: dtype %s is not a float dtype", o.dtype)
-	}
-	d, err := o.folder("diffuse: LoadAutoencoderKL", dir)
+	m, o, err := loadWhole("diffuse: LoadAutoencoderKL", dir, opts, ParseAutoencoderKLConfig, buildAutoencoderKL)
 	if err != nil {
-		return nil, err
-	}
-	cfg, f, path, err := readModel("diffuse: LoadAutoencoderKL", d, ParseAutoencoderKLConfig)
-	if err != nil {
-		return nil, err
-	}
-	w, err := newWeights(f, o.dev, o.dtype)
-	if err != nil {
-		return nil, fmt.Errorf("diffuse: LoadAutoencoderKL: %w", err)
-	}
-	w.int8 = o.int8
-	m := buildAutoencoderKL(cfg, w)
-	if err := w.check(path); err != nil {
 		return nil, err
 	}
 	m.dev, m.dtype = o.dev, o.dtype

@@ -48,6 +48,22 @@ func (r *plainResnet) forward(x *core.Tensor, meter *activationMeter) *core.Tens
 	return x.Add(h)
 }
 
+// plainResnets builds a block's layers ResNets, the first taking in
+// channels, and the list they register under ("resnets").
+func (w *weights) plainResnets(name string, groups, in, out, layers int) ([]*plainResnet, nn.NamedModule) {
+	rs := make([]*plainResnet, layers)
+	mods := make([]nn.Module, layers)
+	for i := range layers {
+		resIn := out
+		if i == 0 {
+			resIn = in
+		}
+		rs[i] = w.plainResnet(fmt.Sprintf("%s.resnets.%d", name, i), groups, resIn, out)
+		mods[i] = rs[i]
+	}
+	return rs, nn.NamedModule{Name: "resnets", Module: w.list(mods...)}
+}
+
 // vaeDownBlock is DownEncoderBlock2D: ResNets, then (except in the last
 // block) a padding-0 stride-2 conv.
 type vaeDownBlock struct {
@@ -58,16 +74,9 @@ type vaeDownBlock struct {
 
 func (w *weights) vaeDownBlock(name string, groups, in, out, layers int, addDown bool) *vaeDownBlock {
 	d := &vaeDownBlock{}
-	resnets := make([]nn.Module, layers)
-	for i := range layers {
-		resIn := out
-		if i == 0 {
-			resIn = in
-		}
-		r := w.plainResnet(fmt.Sprintf("%s.resnets.%d", name, i), groups, resIn, out)
-		d.resnets, resnets[i] = append(d.resnets, r), r
-	}
-	children := []nn.NamedModule{{Name: "resnets", Module: w.list(resnets...)}}
+	var resnets nn.NamedModule
+	d.resnets, resnets = w.plainResnets(name, groups, in, out, layers)
+	children := []nn.NamedModule{resnets}
 	if addDown {
 		d.down = w.downsample(name+".downsamplers.0", out, 0)
 		children = append(children, nn.NamedModule{Name: "downsamplers", Module: w.list(d.down)})
@@ -86,16 +95,9 @@ type vaeUpBlock struct {
 
 func (w *weights) vaeUpBlock(name string, groups, in, out, layers int, addUp bool) *vaeUpBlock {
 	u := &vaeUpBlock{}
-	resnets := make([]nn.Module, layers)
-	for i := range layers {
-		resIn := out
-		if i == 0 {
-			resIn = in
-		}
-		r := w.plainResnet(fmt.Sprintf("%s.resnets.%d", name, i), groups, resIn, out)
-		u.resnets, resnets[i] = append(u.resnets, r), r
-	}
-	children := []nn.NamedModule{{Name: "resnets", Module: w.list(resnets...)}}
+	var resnets nn.NamedModule
+	u.resnets, resnets = w.plainResnets(name, groups, in, out, layers)
+	children := []nn.NamedModule{resnets}
 	if addUp {
 		u.up = w.upsample(name+".upsamplers.0", out)
 		children = append(children, nn.NamedModule{Name: "upsamplers", Module: w.list(u.up)})

@@ -2,7 +2,6 @@ package diffuse
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/webtensor/webtensor/internal/strictconfig"
 )
@@ -51,12 +50,7 @@ var vaeField = strictconfig.Field[AutoencoderKLConfig]
 // vaeOnly accepts a key at the values webtensor implements.
 var vaeOnly = strictconfig.Only[AutoencoderKLConfig]
 
-var vaeIgnore = strictconfig.Ignore[AutoencoderKLConfig]
-
-var vaeKeys = map[string]vaeKey{
-	"_class_name":        vaeOnly(`"AutoencoderKL"`),
-	"_diffusers_version": vaeIgnore,
-	"_name_or_path":      vaeIgnore,
+var vaeKeys = diffusersKeys("AutoencoderKL", map[string]vaeKey{
 	"in_channels":        vaeField(func(c *AutoencoderKLConfig) any { return &c.InChannels }),
 	"out_channels":       vaeField(func(c *AutoencoderKLConfig) any { return &c.OutChannels }),
 	"down_block_types":   vaeField(func(c *AutoencoderKLConfig) any { return &c.DownBlockTypes }),
@@ -84,37 +78,23 @@ var vaeKeys = map[string]vaeKey{
 	"use_quant_conv":          vaeField(func(c *AutoencoderKLConfig) any { return &c.UseQuantConv }),
 	"use_post_quant_conv":     vaeField(func(c *AutoencoderKLConfig) any { return &c.UsePostQuantConv }),
 	"mid_block_add_attention": vaeField(func(c *AutoencoderKLConfig) any { return &c.MidBlockAddAttention }),
-}
+})
 
 // ParseAutoencoderKLConfig reads an AutoencoderKL config.json. A key
 // webtensor does not know, or a value of one it does not implement
 // (another block type or activation, a shift factor, latent statistics),
 // fails naming the key.
 func ParseAutoencoderKLConfig(data []byte) (AutoencoderKLConfig, error) {
-	c := vaeDefaults()
-	if err := strictconfig.Parse(data, &c, vaeKeys, nil); err != nil {
-		return AutoencoderKLConfig{}, fmt.Errorf("diffuse: AutoencoderKL config: %w", err)
-	}
-	return c, c.validate()
+	return parseModelConfig("AutoencoderKL", data, vaeDefaults(), vaeKeys, (*AutoencoderKLConfig).validate)
 }
 
 // validate checks what the model's construction relies on.
 func (c *AutoencoderKLConfig) validate() error {
-	fail := func(key, format string, args ...any) error {
-		return fmt.Errorf("diffuse: AutoencoderKL config: %s: "+format, append([]any{key}, args...)...)
+	fail := failIn("AutoencoderKL")
+	if err := checkLevels(fail, c.BlockOutChannels, c.DownBlockTypes, c.UpBlockTypes, c.InChannels, c.OutChannels); err != nil {
+		return err
 	}
-	n := len(c.BlockOutChannels)
 	switch {
-	case n == 0:
-		return fail("block_out_channels", "empty")
-	case len(c.DownBlockTypes) != n:
-		return fail("down_block_types", "%d types for %d block_out_channels", len(c.DownBlockTypes), n)
-	case len(c.UpBlockTypes) != n:
-		return fail("up_block_types", "%d types for %d block_out_channels", len(c.UpBlockTypes), n)
-	case c.InChannels < 1:
-		return fail("in_channels", "%d, want >= 1", c.InChannels)
-	case c.OutChannels < 1:
-		return fail("out_channels", "%d, want >= 1", c.OutChannels)
 	case c.LatentChannels < 1:
 		return fail("latent_channels", "%d, want >= 1", c.LatentChannels)
 	case c.LayersPerBlock < 1:
@@ -122,22 +102,10 @@ func (c *AutoencoderKLConfig) validate() error {
 	case c.NormNumGroups < 1:
 		return fail("norm_num_groups", "%d, want >= 1", c.NormNumGroups)
 	}
-	for i, ch := range c.BlockOutChannels {
-		if ch < 1 || ch%c.NormNumGroups != 0 {
-			return fail("block_out_channels", "%v: entry %d is not a positive multiple of norm_num_groups %d", c.BlockOutChannels, i, c.NormNumGroups)
-		}
+	if err := checkGroupMultiples(fail, c.BlockOutChannels, c.NormNumGroups); err != nil {
+		return err
 	}
-	for i, t := range c.DownBlockTypes {
-		if t != "DownEncoderBlock2D" {
-			return fail("down_block_types", "%q (entry %d) is not supported (webtensor implements DownEncoderBlock2D)", t, i)
-		}
-	}
-	for i, t := range c.UpBlockTypes {
-		if t != "UpDecoderBlock2D" {
-			return fail("up_block_types", "%q (entry %d) is not supported (webtensor implements UpDecoderBlock2D)", t, i)
-		}
-	}
-	return nil
+	return checkBlockTypes(fail, c.DownBlockTypes, c.UpBlockTypes, []string{"DownEncoderBlock2D"}, []string{"UpDecoderBlock2D"})
 }
 
 // scale is the ratio of image to latent side: one halving per level

@@ -1,96 +1,31 @@
 package diffuse
 
 import (
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 )
 
-// brokenVAE copies testdata/vae_tiny into a temporary directory, letting
-// editConfig change config.json's text and edit the tensors.
-func brokenVAE(t *testing.T, editConfig func(string) string, edit func(map[string]safetensors.Tensor)) string {
-	t.Helper()
-	src := filepath.Join("testdata", "vae_tiny")
-	dir := t.TempDir()
-	cfg, err := os.ReadFile(filepath.Join(src, "config.json"))
-	require.NoError(t, err)
-	if editConfig != nil {
-		edited := editConfig(string(cfg))
-		require.NotEqual(t, string(cfg), edited, "the config edit changed nothing")
-		cfg = []byte(edited)
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644))
-	f, err := safetensors.ReadFile(filepath.Join(src, "diffusion_pytorch_model.safetensors"))
-	require.NoError(t, err)
-	tensors := map[string]safetensors.Tensor{}
-	for k, v := range f.Tensors {
-		tensors[k] = v
-	}
-	if edit != nil {
-		edit(tensors)
-	}
-	require.NoError(t, safetensors.WriteFile(filepath.Join(dir, "diffusion_pytorch_model.safetensors"), tensors, f.Metadata))
-	return dir
-}
-
-func replaceOnce(old, new string) func(string) string {
-	return func(s string) string { return strings.Replace(s, old, new, 1) }
-}
-
 func TestLoadAutoencoderKLCheckpointErrors(t *testing.T) {
-	dir := brokenVAE(t, nil, func(m map[string]safetensors.Tensor) {
-		delete(m, "encoder.mid_block.attentions.0.to_q.weight")
-	})
-	_, err := LoadAutoencoderKL(dir)
-	require.ErrorContains(t, err, "tensor encoder.mid_block.attentions.0.to_q.weight is missing (want shape [32 32])")
-
-	dir = brokenVAE(t, nil, func(m map[string]safetensors.Tensor) {
-		w := m["decoder.conv_in.weight"]
-		m["decoder.conv_in.weight"] = safetensors.Tensor{DType: w.DType, Shape: core.Shape{32, 4, 9}, Data: w.Data}
-	})
-	_, err = LoadAutoencoderKL(dir)
-	require.ErrorContains(t, err, "tensor decoder.conv_in.weight has shape [32 4 9], want [32 4 3 3]")
-
-	// The UNet's time projection has no place in the VAE's ResNets.
-	dir = brokenVAE(t, nil, func(m map[string]safetensors.Tensor) {
-		m["decoder.up_blocks.0.resnets.0.time_emb_proj.weight"] = m["decoder.conv_in.bias"]
-	})
-	_, err = LoadAutoencoderKL(dir)
-	require.ErrorContains(t, err, "tensor decoder.up_blocks.0.resnets.0.time_emb_proj.weight is not a parameter of the model")
-
-	// A config that disagrees with the weights: every misfit is listed.
-	dir = brokenVAE(t, replaceOnce(`"use_quant_conv": true`, `"use_quant_conv": false`), nil)
-	_, err = LoadAutoencoderKL(dir)
-	require.ErrorContains(t, err, "tensor quant_conv.weight is not a parameter of the model")
-	require.ErrorContains(t, err, "tensor quant_conv.bias is not a parameter of the model")
-	dir = brokenVAE(t, replaceOnce(`"layers_per_block": 1`, `"layers_per_block": 2`), nil)
-	_, err = LoadAutoencoderKL(dir)
-	require.ErrorContains(t, err, "tensor encoder.down_blocks.0.resnets.1.norm1.weight is missing")
-	require.ErrorContains(t, err, "tensor decoder.up_blocks.1.resnets.2.conv1.weight is missing")
-	dir = brokenVAE(t, replaceOnce(`"mid_block_add_attention": true`, `"mid_block_add_attention": false`), nil)
-	_, err = LoadAutoencoderKL(dir)
-	require.ErrorContains(t, err, "tensor decoder.mid_block.attentions.0.group_norm.weight is not a parameter of the model")
-
-	// Half-precision files load, converted to the model's dtype.
-	dir = brokenVAE(t, nil, func(m map[string]safetensors.Tensor) {
-		for k, v := range m {
-			m[k], _ = safetensors.FromTensor(v.ToTensor().Cast(core.F16))
-		}
-	})
-	model, err := LoadAutoencoderKL(dir)
-	require.NoError(t, err)
-	require.Equal(t, core.F32, model.DType())
-
-	_, err = LoadAutoencoderKL(t.TempDir())
-	require.ErrorContains(t, err, "config.json")
-	_, err = LoadAutoencoderKL(filepath.Join("testdata", "vae_tiny"), WithDType(core.I32))
-	require.ErrorContains(t, err, "dtype i32 is not a float dtype")
+	requireCheckpointErrors(t, "vae_tiny", LoadAutoencoderKL,
+		checkpointEdit{tensors: dropTensor("encoder.mid_block.attentions.0.to_q.weight"),
+			want: []string{"tensor encoder.mid_block.attentions.0.to_q.weight is missing (want shape [32 32])"}},
+		checkpointEdit{tensors: reshapeTensor("decoder.conv_in.weight", 32, 4, 9),
+			want: []string{"tensor decoder.conv_in.weight has shape [32 4 9], want [32 4 3 3]"}},
+		// The UNet's time projection has no place in the VAE's ResNets.
+		checkpointEdit{tensors: addTensor("decoder.up_blocks.0.resnets.0.time_emb_proj.weight", "decoder.conv_in.bias"),
+			want: []string{"tensor decoder.up_blocks.0.resnets.0.time_emb_proj.weight is not a parameter of the model"}},
+		// A config that disagrees with the weights: every misfit is listed.
+		checkpointEdit{config: replaceOnce(`"use_quant_conv": true`, `"use_quant_conv": false`),
+			want: []string{"tensor quant_conv.weight is not a parameter of the model", "tensor quant_conv.bias is not a parameter of the model"}},
+		checkpointEdit{config: replaceOnce(`"layers_per_block": 1`, `"layers_per_block": 2`),
+			want: []string{"tensor encoder.down_blocks.0.resnets.1.norm1.weight is missing", "tensor decoder.up_blocks.1.resnets.2.conv1.weight is missing"}},
+		checkpointEdit{config: replaceOnce(`"mid_block_add_attention": true`, `"mid_block_add_attention": false`),
+			want: []string{"tensor decoder.mid_block.attentions.0.group_norm.weight is not a parameter of the model"}},
+	)
 }
 
 func TestAutoencoderKLConfigErrors(t *testing.T) {
@@ -113,11 +48,11 @@ func TestAutoencoderKLConfigErrors(t *testing.T) {
 		{`"sample_size": 32`, `"sample_size": [32, 48]`, "key \"sample_size\": value [32, 48] is not supported"},
 		{`"force_upcast": true`, `"force_upcast": true, "norm_type": "spatial"`, `unknown key "norm_type"`},
 	} {
-		_, err := LoadAutoencoderKL(brokenVAE(t, replaceOnce(tc.old, tc.new), nil))
+		_, err := LoadAutoencoderKL(editedCheckpoint(t, "vae_tiny", replaceOnce(tc.old, tc.new), nil))
 		require.ErrorContains(t, err, "diffuse: AutoencoderKL config: "+tc.want, tc.new)
 	}
 	// The pair form of sample_size, as some hub configs write it.
-	_, err := LoadAutoencoderKL(brokenVAE(t, replaceOnce(`"sample_size": 32`, `"sample_size": [32, 32]`), nil))
+	_, err := LoadAutoencoderKL(editedCheckpoint(t, "vae_tiny", replaceOnce(`"sample_size": 32`, `"sample_size": [32, 32]`), nil))
 	require.NoError(t, err)
 }
 

@@ -1,10 +1,8 @@
 package diffuse
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 )
 
 // The VAE reference vectors: diffusers 0.42 ran two tiny seeded
@@ -25,17 +22,13 @@ type vaeRefs struct {
 	Models        []string `json:"models"`
 	TileLatent    int      `json:"tile_latent"`
 	OverlapLatent int      `json:"overlap_latent"`
-	*unetRefs              // for get
+	refTensors
 }
 
 func loadVAERefs(t testing.TB) *vaeRefs {
 	t.Helper()
-	b, err := os.ReadFile("testdata/vae_refs.json")
-	require.NoError(t, err)
-	r := vaeRefs{unetRefs: &unetRefs{}}
-	require.NoError(t, json.Unmarshal(b, &r))
-	r.tensors, err = safetensors.ReadFile("testdata/vae_refs.safetensors")
-	require.NoError(t, err)
+	var r vaeRefs
+	r.refTensors = readRefs(t, "vae_refs", &r)
 	require.Len(t, r.Models, 2)
 	return &r
 }
@@ -113,24 +106,8 @@ func fmtErrs(errs map[string]float64) string {
 	return s
 }
 
-// The state dict is the checkpoint's, so nn.Save writes a file diffusers
-// loads.
 func TestAutoencoderKLStateDictNames(t *testing.T) {
-	for _, name := range []string{"vae_tiny", "vae_variant"} {
-		dir := filepath.Join("testdata", name)
-		m, err := LoadAutoencoderKL(dir)
-		require.NoError(t, err)
-		f, err := safetensors.ReadFile(filepath.Join(dir, "diffusion_pytorch_model.safetensors"))
-		require.NoError(t, err)
-		var got []string
-		for _, s := range m.StateDict() {
-			got = append(got, s.Name)
-		}
-		want := append([]string(nil), f.Names...)
-		sort.Strings(want)
-		sort.Strings(got)
-		require.Equal(t, want, got, name)
-	}
+	requireCheckpointNames(t, LoadAutoencoderKL, "vae_tiny", "vae_variant")
 }
 
 // Tiling against the whole-image decode: the seam bands (where tiles are

@@ -134,15 +134,8 @@ func newWeightStream(c *mappedCheckpoint, dev core.Device, dtype core.DType) *we
 // against the header now and bound later.
 func (w *weights) streamedParam(name string, want core.Shape) *nn.Parameter {
 	e, ok := w.stream.entries[name]
-	switch {
-	case !ok:
-		w.problems = append(w.problems, fmt.Sprintf("tensor %s is missing (want shape %v)", name, want))
-		return w.dummy
-	case !e.Shape.Equal(want):
-		w.problems = append(w.problems, fmt.Sprintf("tensor %s has shape %v, want %v", name, e.Shape, want))
-		return w.dummy
-	case !e.DType.IsFloat():
-		w.problems = append(w.problems, fmt.Sprintf("tensor %s has dtype %s, want a float dtype", name, e.DType))
+	if problem := misfit(name, ok, e.Shape, e.DType, want); problem != "" {
+		w.problems = append(w.problems, problem)
 		return w.dummy
 	}
 	p, err := nn.ParameterOf(w.stream.placeholder)

@@ -17,12 +17,8 @@ func DefaultAdagrad() AdagradConfig { return AdagradConfig{LR: 1e-2, Eps: 1e-10}
 
 // Validate rejects what torch rejects, in torch's words.
 func (c AdagradConfig) Validate() error {
-	return firstError(
-		checkHyper(c.LR >= 0, "Adagrad", "learning rate", c.LR),
-		checkHyper(c.LRDecay >= 0, "Adagrad", "lr decay", c.LRDecay),
-		checkHyper(c.WeightDecay >= 0, "Adagrad", "weight decay", c.WeightDecay),
-		checkHyper(c.InitialAccumulatorValue >= 0, "Adagrad", "initial accumulator value", c.InitialAccumulatorValue),
-		checkHyper(c.Eps >= 0, "Adagrad", "epsilon", c.Eps))
+	return nonNegative("Adagrad", hyper{"learning rate", c.LR}, hyper{"lr decay", c.LRDecay}, hyper{"weight decay", c.WeightDecay},
+		hyper{"initial accumulator value", c.InitialAccumulatorValue}, hyper{"epsilon", c.Eps})
 }
 
 // Adagrad is torch.optim.Adagrad, torch's single-tensor equations:
@@ -32,21 +28,17 @@ func (c AdagradConfig) Validate() error {
 //	sum = sum + g²          (sum starts at initial_accumulator_value)
 //	p = p - clr · g / (√sum + eps)
 type Adagrad struct {
-	optimizer
-	cfg AdagradConfig
+	tunable[AdagradConfig]
 }
 
 // NewAdagrad makes an Adagrad optimiser over params.
 func NewAdagrad(params []*Parameter, cfg AdagradConfig) (*Adagrad, error) {
-	o, err := newOptimizer("Adagrad", params, cfg.Validate())
+	o, err := newTunable("Adagrad", params, cfg, func(c *AdagradConfig) *float64 { return &c.LR })
 	if err != nil {
 		return nil, err
 	}
-	return &Adagrad{optimizer: o, cfg: cfg}, nil
+	return &Adagrad{o}, nil
 }
-
-// Step applies one update.
-func (o *Adagrad) Step() error { return o.step(o.cfg.build) }
 
 func (c AdagradConfig) build(s *stepTrees) fx {
 	g := s.grad(c.Maximize, c.WeightDecay)
@@ -56,21 +48,3 @@ func (c AdagradConfig) build(s *stepTrees) fx {
 	std := fAddScalar(fOp("sqrt", sum), c.Eps)
 	return fOp("sub", s.X, fMulScalar(fOp("div", g, std), clr))
 }
-
-// Config is the current settings.
-func (o *Adagrad) Config() AdagradConfig { return o.cfg }
-
-// SetConfig changes the settings (the state is kept).
-func (o *Adagrad) SetConfig(c AdagradConfig) error {
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	o.cfg = c
-	return nil
-}
-
-// LR is the current learning rate.
-func (o *Adagrad) LR() float64 { return o.cfg.LR }
-
-// SetLR changes the learning rate.
-func (o *Adagrad) SetLR(lr float64) { o.cfg.LR = lr }

@@ -60,15 +60,13 @@ var convOptions = []string{optStride, optPadding, optDilation, optGroups, optBia
 // initialisation. Options: WithStride, WithPadding, WithDilation,
 // WithGroups, WithoutBias, WithDType, WithDevice.
 func NewConv1d(in, out, k int, opts ...Option) (*Conv1d, error) {
-	g, c, err := convSetup("Conv1d", in, out, []int{k}, false, opts)
+	m := &Conv1d{}
+	var err error
+	m.ConvGeometry, m.Weight, m.Bias, err = newConv("Conv1d", &m.Base, in, out, []int{k}, false, opts,
+		func(groups int) core.Shape { return core.Shape{out, in / groups, k} })
 	if err != nil {
 		return nil, err
 	}
-	m := &Conv1d{ConvGeometry: g}
-	if m.Weight, m.Bias, err = convParams("Conv1d", core.Shape{out, in / g.Groups, k}, out, c); err != nil {
-		return nil, err
-	}
-	registerWeightBias(&m.Base, m.Weight, m.Bias)
 	return m, nil
 }
 
@@ -81,15 +79,13 @@ func (m *Conv1d) Forward(x *core.Tensor) *core.Tensor {
 // initialisation. Options as for NewConv1d, with one value for both
 // dimensions or one per dimension.
 func NewConv2d(in, out, kh, kw int, opts ...Option) (*Conv2d, error) {
-	g, c, err := convSetup("Conv2d", in, out, []int{kh, kw}, false, opts)
+	m := &Conv2d{}
+	var err error
+	m.ConvGeometry, m.Weight, m.Bias, err = newConv("Conv2d", &m.Base, in, out, []int{kh, kw}, false, opts,
+		func(groups int) core.Shape { return core.Shape{out, in / groups, kh, kw} })
 	if err != nil {
 		return nil, err
 	}
-	m := &Conv2d{ConvGeometry: g}
-	if m.Weight, m.Bias, err = convParams("Conv2d", core.Shape{out, in / g.Groups, kh, kw}, out, c); err != nil {
-		return nil, err
-	}
-	registerWeightBias(&m.Base, m.Weight, m.Bias)
 	return m, nil
 }
 
@@ -101,15 +97,13 @@ func (m *Conv2d) Forward(x *core.Tensor) *core.Tensor {
 // NewConvTranspose2d makes a ConvTranspose2d with a kh×kw kernel and torch's
 // default initialisation. Options as for NewConv2d plus WithOutputPadding.
 func NewConvTranspose2d(in, out, kh, kw int, opts ...Option) (*ConvTranspose2d, error) {
-	g, c, err := convSetup("ConvTranspose2d", in, out, []int{kh, kw}, true, opts)
+	m := &ConvTranspose2d{}
+	var err error
+	m.ConvGeometry, m.Weight, m.Bias, err = newConv("ConvTranspose2d", &m.Base, in, out, []int{kh, kw}, true, opts,
+		func(groups int) core.Shape { return core.Shape{in, out / groups, kh, kw} })
 	if err != nil {
 		return nil, err
 	}
-	m := &ConvTranspose2d{ConvGeometry: g}
-	if m.Weight, m.Bias, err = convParams("ConvTranspose2d", core.Shape{in, out / g.Groups, kh, kw}, out, c); err != nil {
-		return nil, err
-	}
-	registerWeightBias(&m.Base, m.Weight, m.Bias)
 	return m, nil
 }
 
@@ -164,12 +158,20 @@ func convSetup(module string, in, out int, kernel []int, transposed bool, opts [
 	return g, c, nil
 }
 
-func convParams(module string, wShape core.Shape, out int, c config) (w, b *Parameter, err error) {
-	w, b, err = defaultWeightAndBias(wShape, out, c)
+// newConv is what the conv constructors share: the geometry from the
+// options, then a weight of the shape weight gives for the groups and a
+// bias, with torch's initialisation, registered on base.
+func newConv(module string, base *Base, in, out int, kernel []int, transposed bool, opts []Option,
+	weight func(groups int) core.Shape) (g ConvGeometry, w, b *Parameter, err error) {
+	g, c, err := convSetup(module, in, out, kernel, transposed, opts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("nn: %s: %w", module, err)
+		return g, nil, nil, err
 	}
-	return w, b, nil
+	if w, b, err = defaultWeightAndBias(weight(g.Groups), out, c); err != nil {
+		return g, nil, nil, fmt.Errorf("nn: %s: %w", module, err)
+	}
+	registerWeightBias(base, w, b)
+	return g, w, b, nil
 }
 
 // registerWeightBias registers the parameters that exist (either may be

@@ -80,6 +80,53 @@ func newOptimizer(kind string, params []*Parameter, invalid error) (optimizer, e
 	return optimizer{kind: kind, params: ps, state: make([]ParamState, len(ps))}, nil
 }
 
+// settings are an optimiser's hyper-parameters when they alone give its
+// update rule (SGD's, Adagrad's, RMSprop's).
+type settings interface {
+	// Validate rejects what torch rejects, in torch's words.
+	Validate() error
+	build(s *stepTrees) fx
+}
+
+// tunable is an optimiser whose update rule is its settings' C: the step,
+// and reading and changing the settings between steps.
+type tunable[C settings] struct {
+	optimizer
+	cfg C
+	lr  func(*C) *float64 // the learning rate among the settings
+}
+
+// newTunable makes an optimiser of kind over params with settings cfg,
+// after cfg.Validate.
+func newTunable[C settings](kind string, params []*Parameter, cfg C, lr func(*C) *float64) (tunable[C], error) {
+	o, err := newOptimizer(kind, params, cfg.Validate())
+	if err != nil {
+		return tunable[C]{}, err
+	}
+	return tunable[C]{optimizer: o, cfg: cfg, lr: lr}, nil
+}
+
+// Step applies one update.
+func (o *tunable[C]) Step() error { return o.step(o.cfg.build) }
+
+// Config is the current settings.
+func (o *tunable[C]) Config() C { return o.cfg }
+
+// SetConfig changes the settings (the state is kept).
+func (o *tunable[C]) SetConfig(c C) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	o.cfg = c
+	return nil
+}
+
+// LR is the current learning rate.
+func (o *tunable[C]) LR() float64 { return *o.lr(&o.cfg) }
+
+// SetLR changes the learning rate.
+func (o *tunable[C]) SetLR(lr float64) { *o.lr(&o.cfg) = lr }
+
 // ZeroGrad drops every parameter's gradient.
 func (o *optimizer) ZeroGrad() {
 	for _, p := range o.params {
@@ -265,6 +312,23 @@ func checkHyper(ok bool, kind, what string, v float64) error {
 		return nil
 	}
 	return fmt.Errorf("%s: invalid %s: %v", kind, what, v)
+}
+
+// hyper is a setting as torch's errors name it, and its value.
+type hyper struct {
+	name string
+	v    float64
+}
+
+// nonNegative is torch's check of most optimiser settings: each must be
+// >= 0 (NaN is not), the first that is not failing as checkHyper does.
+func nonNegative(kind string, hypers ...hyper) error {
+	for _, h := range hypers {
+		if err := checkHyper(h.v >= 0, kind, h.name, h.v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // firstError returns the first non-nil error.

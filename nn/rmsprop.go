@@ -17,12 +17,8 @@ func DefaultRMSprop() RMSpropConfig { return RMSpropConfig{LR: 1e-2, Alpha: 0.99
 
 // Validate rejects what torch rejects, in torch's words.
 func (c RMSpropConfig) Validate() error {
-	return firstError(
-		checkHyper(c.LR >= 0, "RMSprop", "learning rate", c.LR),
-		checkHyper(c.Eps >= 0, "RMSprop", "epsilon", c.Eps),
-		checkHyper(c.Momentum >= 0, "RMSprop", "momentum", c.Momentum),
-		checkHyper(c.WeightDecay >= 0, "RMSprop", "weight decay", c.WeightDecay),
-		checkHyper(c.Alpha >= 0, "RMSprop", "alpha", c.Alpha))
+	return nonNegative("RMSprop", hyper{"learning rate", c.LR}, hyper{"epsilon", c.Eps}, hyper{"momentum", c.Momentum},
+		hyper{"weight decay", c.WeightDecay}, hyper{"alpha", c.Alpha})
 }
 
 // RMSprop is torch.optim.RMSprop, torch's single-tensor equations:
@@ -33,21 +29,17 @@ func (c RMSpropConfig) Validate() error {
 //	buf = momentum·buf + g/avg ; p = p - lr·buf     (momentum > 0)
 //	p = p - lr·g/avg                                (otherwise)
 type RMSprop struct {
-	optimizer
-	cfg RMSpropConfig
+	tunable[RMSpropConfig]
 }
 
 // NewRMSprop makes an RMSprop optimiser over params.
 func NewRMSprop(params []*Parameter, cfg RMSpropConfig) (*RMSprop, error) {
-	o, err := newOptimizer("RMSprop", params, cfg.Validate())
+	o, err := newTunable("RMSprop", params, cfg, func(c *RMSpropConfig) *float64 { return &c.LR })
 	if err != nil {
 		return nil, err
 	}
-	return &RMSprop{optimizer: o, cfg: cfg}, nil
+	return &RMSprop{o}, nil
 }
-
-// Step applies one update.
-func (o *RMSprop) Step() error { return o.step(o.cfg.build) }
 
 func (c RMSpropConfig) build(s *stepTrees) fx {
 	g := s.grad(c.Maximize, c.WeightDecay)
@@ -69,21 +61,3 @@ func (c RMSpropConfig) build(s *stepTrees) fx {
 	}
 	return fOp("sub", s.X, fMulScalar(fOp("div", g, avg), c.LR))
 }
-
-// Config is the current settings.
-func (o *RMSprop) Config() RMSpropConfig { return o.cfg }
-
-// SetConfig changes the settings (the state is kept).
-func (o *RMSprop) SetConfig(c RMSpropConfig) error {
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	o.cfg = c
-	return nil
-}
-
-// LR is the current learning rate.
-func (o *RMSprop) LR() float64 { return o.cfg.LR }
-
-// SetLR changes the learning rate.
-func (o *RMSprop) SetLR(lr float64) { o.cfg.LR = lr }

@@ -41,21 +41,17 @@ func (c SGDConfig) Validate() error {
 //	g = g + momentum·buf (Nesterov) or buf
 //	p = p - lr·g
 type SGD struct {
-	optimizer
-	cfg SGDConfig
+	tunable[SGDConfig]
 }
 
 // NewSGD makes an SGD optimiser over params.
 func NewSGD(params []*Parameter, cfg SGDConfig) (*SGD, error) {
-	o, err := newOptimizer("SGD", params, cfg.Validate())
+	o, err := newTunable("SGD", params, cfg, func(c *SGDConfig) *float64 { return &c.LR })
 	if err != nil {
 		return nil, err
 	}
-	return &SGD{optimizer: o, cfg: cfg}, nil
+	return &SGD{o}, nil
 }
-
-// Step applies one SGD update.
-func (o *SGD) Step() error { return o.step(o.cfg.build) }
 
 func (c SGDConfig) build(s *stepTrees) fx {
 	g := s.grad(c.Maximize, c.WeightDecay)
@@ -73,21 +69,3 @@ func (c SGDConfig) build(s *stepTrees) fx {
 	}
 	return fOp("sub", s.X, fMulScalar(g, c.LR))
 }
-
-// Config is the current settings.
-func (o *SGD) Config() SGDConfig { return o.cfg }
-
-// SetConfig changes the settings (the state is kept).
-func (o *SGD) SetConfig(c SGDConfig) error {
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	o.cfg = c
-	return nil
-}
-
-// LR is the current learning rate.
-func (o *SGD) LR() float64 { return o.cfg.LR }
-
-// SetLR changes the learning rate.
-func (o *SGD) SetLR(lr float64) { o.cfg.LR = lr }

@@ -66,13 +66,40 @@ func BenchmarkInstantiate(b *testing.B) {
 	}
 }
 
-func benchOp(b *testing.B, n int, run func(x *core.Tensor) error) {
+// benchInput is a benchmark's input, n float32s, and b counts their bytes.
+func benchInput(b *testing.B, n int) *core.Tensor {
 	vals := make([]float32, n)
 	for i := range vals {
 		vals[i] = float32(i)
 	}
-	x := core.FromSlice(vals, core.Shape{n})
 	b.SetBytes(int64(4 * n))
+	return core.FromSlice(vals, core.Shape{n})
+}
+
+// pluginAdd1 runs the good fixture's add1 on a new host of cfg.
+func pluginAdd1(b *testing.B, cfg Config) func(x *core.Tensor) error {
+	op := loadGood(b, newTestHost(b, cfg)).Name() + ".add1"
+	return func(x *core.Tensor) error { return callReleasing(op, x) }
+}
+
+// builtinAddScalar runs the built-in add with the scalar 1, add1's peer.
+func builtinAddScalar() func(x *core.Tensor) error {
+	one := core.Scalar(1, core.F32)
+	return func(x *core.Tensor) error { return callReleasing("add", x, one) }
+}
+
+// callReleasing calls op and releases its output at once, so that the
+// benchmarks measure calls, not the collector.
+func callReleasing(op string, in ...*core.Tensor) error {
+	outs, err := core.Call(op, in, nil)
+	if err == nil {
+		outs[0].Release()
+	}
+	return err
+}
+
+func benchOp(b *testing.B, n int, run func(x *core.Tensor) error) {
+	x := benchInput(b, n)
 	for b.Loop() {
 		if err := run(x); err != nil {
 			b.Fatal(err)
@@ -80,28 +107,8 @@ func benchOp(b *testing.B, n int, run func(x *core.Tensor) error) {
 	}
 }
 
-func benchPluginAdd1(b *testing.B, cfg Config, n int) {
-	h := newTestHost(b, cfg)
-	op := loadGood(b, h).Name() + ".add1"
-	benchOp(b, n, func(x *core.Tensor) error {
-		outs, err := core.Call(op, []*core.Tensor{x}, nil)
-		if err == nil {
-			outs[0].Release()
-		}
-		return err
-	})
-}
-
-func benchBuiltinAddScalar(b *testing.B, n int) {
-	one := core.Scalar(1, core.F32)
-	benchOp(b, n, func(x *core.Tensor) error {
-		outs, err := core.Call("add", []*core.Tensor{x, one}, nil)
-		if err == nil {
-			outs[0].Release()
-		}
-		return err
-	})
-}
+func benchPluginAdd1(b *testing.B, cfg Config, n int) { benchOp(b, n, pluginAdd1(b, cfg)) }
+func benchBuiltinAddScalar(b *testing.B, n int)       { benchOp(b, n, builtinAddScalar()) }
 
 func BenchmarkPluginAdd1_1M(b *testing.B)       { benchPluginAdd1(b, NewConfig(), 1<<20) }
 func BenchmarkBuiltinAddScalar_1M(b *testing.B) { benchBuiltinAddScalar(b, 1<<20) }
@@ -123,12 +130,7 @@ func BenchmarkPluginAdd1NoDeadline_16(b *testing.B) {
 // instance per plugin, where they queue. ns/op is wall time per call, all
 // goroutines together.
 func benchParallel(b *testing.B, n int, run func(x *core.Tensor) error) {
-	vals := make([]float32, n)
-	for i := range vals {
-		vals[i] = float32(i)
-	}
-	x := core.FromSlice(vals, core.Shape{n})
-	b.SetBytes(int64(4 * n))
+	x := benchInput(b, n)
 	if err := run(x); err != nil { // the first instance, and a warm scratch block
 		b.Fatal(err)
 	}
@@ -144,27 +146,9 @@ func benchParallel(b *testing.B, n int, run func(x *core.Tensor) error) {
 }
 
 func benchPluginAdd1Parallel(b *testing.B, cfg Config, n int) {
-	h := newTestHost(b, cfg)
-	op := loadGood(b, h).Name() + ".add1"
-	benchParallel(b, n, func(x *core.Tensor) error {
-		outs, err := core.Call(op, []*core.Tensor{x}, nil)
-		if err == nil {
-			outs[0].Release()
-		}
-		return err
-	})
+	benchParallel(b, n, pluginAdd1(b, cfg))
 }
-
-func benchBuiltinAddScalarParallel(b *testing.B, n int) {
-	one := core.Scalar(1, core.F32)
-	benchParallel(b, n, func(x *core.Tensor) error {
-		outs, err := core.Call("add", []*core.Tensor{x, one}, nil)
-		if err == nil {
-			outs[0].Release()
-		}
-		return err
-	})
-}
+func benchBuiltinAddScalarParallel(b *testing.B, n int) { benchParallel(b, n, builtinAddScalar()) }
 
 func BenchmarkPluginAdd1Parallel_16(b *testing.B) { benchPluginAdd1Parallel(b, NewConfig(), 16) }
 func BenchmarkPluginAdd1Parallel1Instance_16(b *testing.B) {

@@ -141,27 +141,9 @@ func (p *Plugin) askInfer(op *opSpec, in []core.Meta, a core.Attrs) ([]inferAnsw
 		if uint64(len(req)) > inst.limit {
 			return fmt.Errorf("wt_infer request of %d bytes exceeds the memory cap", len(req))
 		}
-		ptr, err := inst.ensureScratch(uint32(len(req)))
-		if err != nil {
-			return err
-		}
-		dst, err := inst.view("infer request", ptr, uint32(len(req)))
-		if err != nil {
-			return err
-		}
-		copy(dst, req)
-		v, err := inst.call("wt_infer", inst.infer, uint64(op.index), uint64(ptr), uint64(len(req)))
-		if err != nil {
-			return err
-		}
-		if v == 0 {
-			msg, err := inst.errorMessage()
-			if err != nil {
-				return err
-			}
+		raw, err = inst.exchange("wt_infer", inst.infer, op.index, req, maxManifestBytes, func(msg string) error {
 			return fmt.Errorf("wt_infer failed: %s", msg)
-		}
-		raw, err = inst.unpack("wt_infer", v, maxManifestBytes)
+		})
 		return err
 	})
 	if err != nil {

@@ -35,12 +35,12 @@ plugins-toolchain:
 	fi
 
 # The default tuning policy the WebGPU backend can consult (see ABI.md, "Policies").
-$(PLUGINS_OUT)/policy-kernel-variant.wasm: $(SDK_GO_SRC) $(wildcard plugins-wasm/policies/kernel-variant/*.go)
+$(PLUGINS_OUT)/policy-kernel-variant.wasm: $(SDK_GO_SRC) $(wildcard plugins-wasm/policies/kernel-variant/*.go backends/webgpu/kernelpolicy/*.go)
 	@mkdir -p $(@D)
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./plugins-wasm/policies/kernel-variant
 
 # The auto-agents' default policy (package auto, plugins-wasm/policies/auto).
-$(PLUGINS_OUT)/policy-auto.wasm: $(SDK_GO_SRC) $(wildcard plugins-wasm/policies/auto/*.go)
+$(PLUGINS_OUT)/policy-auto.wasm: $(SDK_GO_SRC) $(wildcard plugins-wasm/policies/auto/*.go auto/wire/*.go)
 	@mkdir -p $(@D)
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./plugins-wasm/policies/auto
 

@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -76,25 +77,7 @@ func (q *Policy) Decide(request, reply any) error {
 	}
 	var out []byte
 	err = q.p.withInstance(func(inst *instance) error {
-		ptr, err := inst.ensureScratch(uint32(len(in)))
-		if err != nil {
-			return err
-		}
-		if !inst.mem.Write(ptr, in) {
-			return broken(fmt.Errorf("request of %d bytes does not fit at %d", len(in), ptr))
-		}
-		v, err := inst.call("wt_decide", inst.decide, uint64(q.index), uint64(ptr), uint64(len(in)))
-		if err != nil {
-			return err
-		}
-		if v == 0 {
-			msg, err := inst.errorMessage()
-			if err != nil {
-				return err
-			}
-			return fmt.Errorf("%s", msg)
-		}
-		out, err = inst.unpack("wt_decide", v, maxDecisionBytes)
+		out, err = inst.exchange("wt_decide", inst.decide, q.index, in, maxDecisionBytes, errors.New)
 		return err
 	})
 	if err != nil {

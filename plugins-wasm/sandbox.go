@@ -307,6 +307,35 @@ func (in *instance) packedBytes(what string, fn api.Function, limit uint32, args
 	return in.unpack(what, v, limit)
 }
 
+// exchange runs a request-and-reply export (wt_infer, wt_decide): req goes
+// into the scratch block, fn(index, its address, its length) runs, and the
+// bytes its return packs, at most limit of them, are the reply. A return of
+// 0 is the plugin's refusal: refused makes the error from wt_error's
+// message.
+func (in *instance) exchange(what string, fn api.Function, index int, req []byte, limit uint32, refused func(msg string) error) ([]byte, error) {
+	ptr, err := in.ensureScratch(uint32(len(req)))
+	if err != nil {
+		return nil, err
+	}
+	dst, err := in.view(what+" request", ptr, uint32(len(req)))
+	if err != nil {
+		return nil, err
+	}
+	copy(dst, req)
+	v, err := in.call(what, fn, uint64(index), uint64(ptr), uint64(len(req)))
+	if err != nil {
+		return nil, err
+	}
+	if v == 0 {
+		msg, err := in.errorMessage()
+		if err != nil {
+			return nil, err
+		}
+		return nil, refused(msg)
+	}
+	return in.unpack(what, v, limit)
+}
+
 func (in *instance) unpack(what string, v uint64, limit uint32) ([]byte, error) {
 	ptr, n := uint32(v>>32), uint32(v)
 	if n > limit {

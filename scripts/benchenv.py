@@ -11,11 +11,14 @@ read when they load. The scripts live beside their testdata and find this folder
 """
 
 import os
+import re
 import statistics
 import subprocess
+import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GO_BENCH_LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op")
 
 
 def thread_count():
@@ -80,3 +83,18 @@ def write_section(path, title, section):
         text = text[:start] + section + ("" if end < 0 else text[end:])
     with open(path, "w") as f:
         f.write(text)
+
+
+def go_bench(cmd, root=ROOT):
+    """Runs the `go test -bench` command cmd in root and returns seconds per op of each benchmark, the median
+    of its -count runs; exits with Go's output if it fails."""
+    print("+", " ".join(cmd), flush=True)
+    res = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        sys.exit(f"go benchmarks failed:\n{res.stdout}\n{res.stderr}")
+    runs = {}
+    for line in res.stdout.splitlines():
+        m = GO_BENCH_LINE.match(line)
+        if m:
+            runs.setdefault(m.group(1), []).append(float(m.group(2)) * 1e-9)
+    return {k: statistics.median(v) for k, v in runs.items()}

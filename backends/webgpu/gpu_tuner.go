@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/webtensor/webtensor/backends/webgpu/kernelpolicy"
 	"github.com/webtensor/webtensor/core/config"
 )
 
@@ -50,22 +51,13 @@ type Policy interface {
 	Decide(request, reply any) error
 }
 
-// PolicyRequest is what a policy is asked.
-type PolicyRequest struct {
-	Device   string         `json:"device"`
-	Software bool           `json:"software"`
-	Kind     string         `json:"kind"`
-	Class    string         `json:"class"`
-	Workload map[string]int `json:"workload"`
-	Variants []string       `json:"variants"`
-	Current  string         `json:"current"`
-}
-
-// PolicyReply is a policy's proposal.
-type PolicyReply struct {
-	Variant string `json:"variant"`
-	Reason  string `json:"reason"`
-}
+// PolicyRequest is what a policy is asked, and PolicyReply its proposal;
+// package kernelpolicy declares them so that a policy module built for
+// WebAssembly (plugins-wasm/policies/kernel-variant) uses the same types.
+type (
+	PolicyRequest = kernelpolicy.Request
+	PolicyReply   = kernelpolicy.Reply
+)
 
 // SetPolicy makes the tuner ask p about workloads it has not decided yet;
 // nil goes back to timing every variant.

@@ -22,6 +22,17 @@ const maxFusedOps = 24
 // original ops, unfused.
 type kernelLimits struct{ buffers, rank int }
 
+// passBackend is dev's backend and whether it implements F, the fusion
+// interface a pass needs: ok is false on an error and where it does not,
+// and a pass then leaves the graph as it is (returning err).
+func passBackend[F any](dev core.Device) (b core.Backend, f F, ok bool, err error) {
+	if b, err = core.BackendFor(dev); err != nil {
+		return nil, f, false, err
+	}
+	f, ok = b.(F)
+	return b, f, ok, nil
+}
+
 func limitsOf(b core.Backend) kernelLimits {
 	c := b.Capabilities()
 	return kernelLimits{buffers: c.MaxKernelBuffers, rank: c.MaxKernelRank}
@@ -55,13 +66,9 @@ func operandSlots(n *Node) int {
 // runs as one kernel (fusion.MapFuser). It returns how many ops went into
 // fused nodes; a backend that cannot fuse leaves the graph as it is.
 func (g *Graph) FuseElementwise(dev core.Device) (int, error) {
-	b, err := core.BackendFor(dev)
-	if err != nil {
-		return 0, err
-	}
-	fuser, ok := b.(fusion.MapFuser)
+	b, fuser, ok, err := passBackend[fusion.MapFuser](dev)
 	if !ok {
-		return 0, nil
+		return 0, err
 	}
 	// A tree's leaves share its kernel with the output and, in the
 	// backward kernels of a run that records autograd, with the upstream

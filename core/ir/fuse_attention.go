@@ -19,12 +19,8 @@ const attnTransposedOp = "fused_attention_transposed"
 // heads are a view and that copy goes. Where the device cannot, or autograd
 // records the run, the original ops run. It returns how many it joined.
 func (g *Graph) FuseAttentionTranspose(dev core.Device) (int, error) {
-	b, err := core.BackendFor(dev)
-	if err != nil {
+	if _, _, ok, err := passBackend[fusion.AttentionTransposer](dev); !ok {
 		return 0, err
-	}
-	if _, ok := b.(fusion.AttentionTransposer); !ok {
-		return 0, nil
 	}
 	uses := g.useCounts()
 	readers := g.readers()

@@ -20,12 +20,8 @@ const colSumOp = "fused_matmul_colsum"
 // layout decides), or autograd records the run, the two ops run. It returns
 // how many it joined.
 func (g *Graph) FuseColumnSums(dev core.Device) (int, error) {
-	b, err := core.BackendFor(dev)
-	if err != nil {
+	if _, _, ok, err := passBackend[fusion.ColumnSumFuser](dev); !ok {
 		return 0, err
-	}
-	if _, ok := b.(fusion.ColumnSumFuser); !ok {
-		return 0, nil
 	}
 	readers := g.readers()
 	replace, removed := map[*Node]*Node{}, map[*Node]bool{}

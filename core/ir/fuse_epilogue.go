@@ -19,13 +19,9 @@ import (
 // operands and output (core.Capabilities). It returns how many producers took
 // an epilogue; a backend that cannot fuse leaves the graph as it is.
 func (g *Graph) FuseEpilogues(dev core.Device) (int, error) {
-	b, err := core.BackendFor(dev)
-	if err != nil {
-		return 0, err
-	}
-	fuser, ok := b.(fusion.EpilogueFuser)
+	b, fuser, ok, err := passBackend[fusion.EpilogueFuser](dev)
 	if !ok {
-		return 0, nil
+		return 0, err
 	}
 	lim := limitsOf(b)
 	uses := g.useCounts()

@@ -14,13 +14,9 @@ import (
 // Where the device cannot, or autograd records the run, the original
 // nodes run.
 func (g *Graph) FusePairs(dev core.Device) (int, error) {
-	b, err := core.BackendFor(dev)
-	if err != nil {
-		return 0, err
-	}
-	fuser, ok := b.(fusion.EpiloguePairFuser)
+	b, fuser, ok, err := passBackend[fusion.EpiloguePairFuser](dev)
 	if !ok {
-		return 0, nil
+		return 0, err
 	}
 	lim := limitsOf(b)
 	pos := map[*Node]int{}

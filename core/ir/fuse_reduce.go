@@ -19,13 +19,9 @@ const reducePrefix = "fused_reduce_"
 // the tree's shape by construction) and the backend takes that reduction.
 // It returns how many reductions took a tree.
 func (g *Graph) FuseReductions(dev core.Device) (int, error) {
-	b, err := core.BackendFor(dev)
-	if err != nil {
-		return 0, err
-	}
-	fuser, ok := b.(fusion.ReduceFuser)
+	b, fuser, ok, err := passBackend[fusion.ReduceFuser](dev)
 	if !ok {
-		return 0, nil
+		return 0, err
 	}
 	// A reduction kernel may bind a flag or partial sums beside its output
 	// (split and checked reductions): its prologue gets one leaf less than

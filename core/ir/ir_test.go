@@ -113,36 +113,51 @@ func TestTraceRefusesWhatItCannotCapture(t *testing.T) {
 	assert.Equal(t, 0, g.Stats().Nodes)
 }
 
+// programStep is one op of a random program on operands a and b, picked
+// from the pool by i and j (which it may use to choose further).
+type programStep func(a, b *core.Tensor, i, j int) (*core.Tensor, error)
+
+// randomProgram is a seeded random straight-line program over two inputs
+// and a constant [3 4] tensor: minSteps plus up to extraSteps steps, each
+// one of steps on operands from the inputs and the earlier results. It
+// returns the sum of the last result and the one before it.
+func randomProgram(seed int, stream uint64, minSteps, extraSteps int, steps []programStep) func([]*core.Tensor) ([]*core.Tensor, error) {
+	rng := rand.New(rand.NewPCG(uint64(seed), stream))
+	konst := randn(100+seed, 3, 4)
+	picks := make([][3]int, minSteps+rng.IntN(extraSteps))
+	for i := range picks {
+		picks[i] = [3]int{rng.IntN(len(steps)), rng.IntN(16), rng.IntN(16)}
+	}
+	return func(in []*core.Tensor) ([]*core.Tensor, error) {
+		pool := []*core.Tensor{in[0], in[1], konst}
+		for _, p := range picks {
+			r, err := steps[p[0]](pool[p[1]%len(pool)], pool[p[2]%len(pool)], p[1], p[2])
+			if err != nil {
+				return nil, err
+			}
+			pool = append(pool, r)
+		}
+		return []*core.Tensor{c1("sum", nil, pool[len(pool)-1]), pool[len(pool)-2]}, nil
+	}
+}
+
 // Differential test: random programs of elementwise ops, broadcasts and
 // reductions, traced, optimised and run on new inputs, must equal the eager
 // program exactly (the same kernels run), gradients included.
 func TestRandomGraphsEqualEagerAfterPasses(t *testing.T) {
 	unary := []string{"exp", "tanh", "sin", "neg", "square", "relu", "sigmoid"}
 	binary := []string{"add", "sub", "mul", "maximum"}
+	unaryStep := func(a, _ *core.Tensor, i, _ int) (*core.Tensor, error) { return c1(unary[i%len(unary)], nil, a), nil }
+	binaryStep := func(a, b *core.Tensor, _, j int) (*core.Tensor, error) {
+		return c1(binary[j%len(binary)], nil, a, b), nil
+	}
 	for seed := range 40 {
-		rng := rand.New(rand.NewPCG(uint64(seed), 7))
-		konst := randn(100+seed, 3, 4)
-		steps := make([][3]int, 6+rng.IntN(10))
-		for i := range steps {
-			steps[i] = [3]int{rng.IntN(4), rng.IntN(16), rng.IntN(16)}
-		}
-		program := func(in []*core.Tensor) ([]*core.Tensor, error) {
-			pool := []*core.Tensor{in[0], in[1], konst}
-			for _, s := range steps {
-				a, b := pool[s[1]%len(pool)], pool[s[2]%len(pool)]
-				var r *core.Tensor
-				switch s[0] {
-				case 0:
-					r = c1(unary[s[1]%len(unary)], nil, a)
-				case 1, 2:
-					r = c1(binary[s[2]%len(binary)], nil, a, b)
-				case 3:
-					r = c1("sum", core.Attrs{"axes": []int{1}, "keepdim": true}, a) // broadcasts back on use
-				}
-				pool = append(pool, r)
-			}
-			return []*core.Tensor{c1("sum", nil, pool[len(pool)-1]), pool[len(pool)-2]}, nil
-		}
+		program := randomProgram(seed, 7, 6, 10, []programStep{
+			unaryStep, binaryStep, binaryStep,
+			func(a, _ *core.Tensor, _, _ int) (*core.Tensor, error) {
+				return c1("sum", core.Attrs{"axes": []int{1}, "keepdim": true}, a), nil // broadcasts back on use
+			},
+		})
 		g, err := Trace(program, randn(1, 3, 4), randn(2, 3, 4))
 		require.NoError(t, err, "seed %d", seed)
 		_, _, _, err = g.Optimize()

@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -164,47 +163,38 @@ func TestRandomTypedProgramsEqualEager(t *testing.T) {
 	binary := []string{"add", "sub", "mul", "maximum"}
 	kinds := map[Kind]bool{}
 	for seed := range 30 {
-		rng := rand.New(rand.NewPCG(uint64(seed), 13))
-		konst := randn(100+seed, 3, 4)
-		steps := make([][3]int, 5+rng.IntN(8))
-		for i := range steps {
-			steps[i] = [3]int{rng.IntN(8), rng.IntN(16), rng.IntN(16)}
-		}
-		program := func(in []*core.Tensor) ([]*core.Tensor, error) {
-			pool := []*core.Tensor{in[0], in[1], konst}
-			for _, s := range steps {
-				a, b := pool[s[1]%len(pool)], pool[s[2]%len(pool)]
-				var r *core.Tensor
-				switch s[0] {
-				case 0:
-					r = c1(unary[s[1]%len(unary)], nil, a)
-				case 1:
-					r = c1(binary[s[2]%len(binary)], nil, a, b)
-				case 2:
-					r = c1("where", nil, c1("gt", nil, a, b), a, c1("mul", nil, b, core.Scalar(0.5, core.F64)))
-				case 3:
-					r = c1("segment_sum", core.Attrs{"num_segments": 3}, a, ids)
-				case 4:
-					r = c1("spmm", nil, indptr, indices, vals, a)
-				case 5:
-					spec := c1("mul", nil, c1("rfft", nil, a), c1("rfft", nil, b))
-					r = c1("irfft", core.Attrs{"n": 4}, spec)
-				case 6:
-					p := c1("permute", core.Attrs{"dims": []int{0, 2, 1}}, c1("reshape", core.Attrs{"shape": []int{3, 2, 2}}, a))
-					r = c1("reshape", core.Attrs{"shape": []int{3, 4}}, c1("transpose", nil, c1("transpose", nil, p)))
-				case 7:
-					outs, err := Loop(2+s[1]%2, []*core.Tensor{a}, func(_ int, c []*core.Tensor) ([]*core.Tensor, error) {
-						return []*core.Tensor{c1("tanh", nil, c1(binary[s[2]%len(binary)], nil, c[0], b))}, nil
-					})
-					if err != nil {
-						return nil, err
-					}
-					r = outs[0]
+		program := randomProgram(seed, 13, 5, 8, []programStep{
+			func(a, _ *core.Tensor, i, _ int) (*core.Tensor, error) { return c1(unary[i%len(unary)], nil, a), nil },
+			func(a, b *core.Tensor, _, j int) (*core.Tensor, error) {
+				return c1(binary[j%len(binary)], nil, a, b), nil
+			},
+			func(a, b *core.Tensor, _, _ int) (*core.Tensor, error) {
+				return c1("where", nil, c1("gt", nil, a, b), a, c1("mul", nil, b, core.Scalar(0.5, core.F64))), nil
+			},
+			func(a, _ *core.Tensor, _, _ int) (*core.Tensor, error) {
+				return c1("segment_sum", core.Attrs{"num_segments": 3}, a, ids), nil
+			},
+			func(a, _ *core.Tensor, _, _ int) (*core.Tensor, error) {
+				return c1("spmm", nil, indptr, indices, vals, a), nil
+			},
+			func(a, b *core.Tensor, _, _ int) (*core.Tensor, error) {
+				spec := c1("mul", nil, c1("rfft", nil, a), c1("rfft", nil, b))
+				return c1("irfft", core.Attrs{"n": 4}, spec), nil
+			},
+			func(a, _ *core.Tensor, _, _ int) (*core.Tensor, error) {
+				p := c1("permute", core.Attrs{"dims": []int{0, 2, 1}}, c1("reshape", core.Attrs{"shape": []int{3, 2, 2}}, a))
+				return c1("reshape", core.Attrs{"shape": []int{3, 4}}, c1("transpose", nil, c1("transpose", nil, p))), nil
+			},
+			func(a, b *core.Tensor, i, j int) (*core.Tensor, error) {
+				outs, err := Loop(2+i%2, []*core.Tensor{a}, func(_ int, c []*core.Tensor) ([]*core.Tensor, error) {
+					return []*core.Tensor{c1("tanh", nil, c1(binary[j%len(binary)], nil, c[0], b))}, nil
+				})
+				if err != nil {
+					return nil, err
 				}
-				pool = append(pool, r)
-			}
-			return []*core.Tensor{c1("sum", nil, pool[len(pool)-1]), pool[len(pool)-2]}, nil
-		}
+				return outs[0], nil
+			},
+		})
 		g, err := Trace(program, randn(1, 3, 4), randn(2, 3, 4))
 		require.NoError(t, err, "seed %d", seed)
 		for k := range g.KindCounts() {

@@ -17,9 +17,6 @@ milliseconds per call and the ratio diffusers' time / webtensor's (above 1: webt
 import argparse
 import json
 import os
-import re
-import statistics
-import subprocess
 import sys
 import time
 
@@ -45,7 +42,6 @@ PEER_OF = {}  # a Go case timed against another case's diffusers figure
 SECTION = "## Diffusion (diffuse/) vs diffusers"
 SCHEDULERS = {"DDIMScheduler": DDIMScheduler, "EulerDiscreteScheduler": EulerDiscreteScheduler,
               "DPMSolverMultistepScheduler": DPMSolverMultistepScheduler}
-LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op")
 
 
 def go_bench(count, webgpu):
@@ -54,16 +50,7 @@ def go_bench(count, webgpu):
     if not webgpu:
         cmd[4:4] = ["-skip", "webgpu"]
         cmd[cmd.index("-bench") + 1] = "UNet2DCondition.*/cpu|SchedulerLoop/cpu"
-    print("+", " ".join(cmd), flush=True)
-    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
-    if res.returncode != 0:
-        sys.exit(f"go benchmarks failed:\n{res.stdout}\n{res.stderr}")
-    runs = {}
-    for line in res.stdout.splitlines():
-        m = LINE.match(line)
-        if m:
-            runs.setdefault(m.group(1), []).append(float(m.group(2)) * 1e-9)
-    return {k: statistics.median(v) for k, v in runs.items()}
+    return benchenv.go_bench(cmd)
 
 
 def torch_cases():

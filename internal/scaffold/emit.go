@@ -19,63 +19,51 @@ func literal(v float64) string {
 	return s
 }
 
-func goCode(n *node) string {
-	switch n.kind {
-	case "var":
-		return n.name
-	case "num":
-		return literal(n.val)
-	case "neg":
-		return "(-" + goCode(n.args[0]) + ")"
-	case "+", "-", "*", "/":
-		return "(" + goCode(n.args[0]) + " " + n.kind + " " + goCode(n.args[1]) + ")"
-	case "sigmoid":
-		return "(1 / (1 + math.Exp(-" + goCode(n.args[0]) + ")))"
-	case "square":
-		a := goCode(n.args[0])
-		return "(" + a + " * " + a + ")"
-	case "sign":
-		return "sign(" + goCode(n.args[0]) + ")"
-	case "pow":
-		return "math.Pow(" + goCode(n.args[0]) + ", " + literal(n.val) + ")"
-	}
-	return functions[n.kind].goFn + "(" + goCode(n.args[0]) + ")"
+// infix writes a tree in a target with infix arithmetic: Go, the GPU
+// dialect and PyTorch write variables, literals and the four operations
+// alike, and a function as a call to the target's name for it (pow with
+// its literal exponent), but for the functions a target writes inline.
+type infix struct {
+	name   func(kind string) string         // the target's function for kind, from functions
+	inline map[string]func(a string) string // functions written inline, given their argument's code
 }
 
-func gpuCode(n *node) string {
+func (t infix) code(n *node) string {
 	switch n.kind {
 	case "var":
 		return n.name
 	case "num":
 		return literal(n.val)
 	case "neg":
-		return "(-" + gpuCode(n.args[0]) + ")"
+		return "(-" + t.code(n.args[0]) + ")"
 	case "+", "-", "*", "/":
-		return "(" + gpuCode(n.args[0]) + " " + n.kind + " " + gpuCode(n.args[1]) + ")"
-	case "square":
-		a := gpuCode(n.args[0])
-		return "(" + a + " * " + a + ")"
+		return "(" + t.code(n.args[0]) + " " + n.kind + " " + t.code(n.args[1]) + ")"
 	case "pow":
-		return "f_pow(" + gpuCode(n.args[0]) + ", " + literal(n.val) + ")"
+		return t.name("pow") + "(" + t.code(n.args[0]) + ", " + literal(n.val) + ")"
 	}
-	return functions[n.kind].gpu + "(" + gpuCode(n.args[0]) + ")"
+	a := t.code(n.args[0])
+	if write, ok := t.inline[n.kind]; ok {
+		return write(a)
+	}
+	return t.name(n.kind) + "(" + a + ")"
 }
 
-func torchCode(n *node) string {
-	switch n.kind {
-	case "var":
-		return n.name
-	case "num":
-		return literal(n.val)
-	case "neg":
-		return "(-" + torchCode(n.args[0]) + ")"
-	case "+", "-", "*", "/":
-		return "(" + torchCode(n.args[0]) + " " + n.kind + " " + torchCode(n.args[1]) + ")"
-	case "pow":
-		return "torch.pow(" + torchCode(n.args[0]) + ", " + literal(n.val) + ")"
-	}
-	return functions[n.kind].torch + "(" + torchCode(n.args[0]) + ")"
-}
+// square is x² as a product, in every target that has no square function.
+func square(a string) string { return "(" + a + " * " + a + ")" }
+
+var (
+	// goCode writes the CPU kernel's float64 function; Go's math package
+	// has no sigmoid or sign, so those are written out.
+	goCode = infix{name: func(k string) string { return functions[k].goFn }, inline: map[string]func(string) string{
+		"sigmoid": func(a string) string { return "(1 / (1 + math.Exp(-" + a + ")))" },
+		"square":  square,
+		"sign":    func(a string) string { return "sign(" + a + ")" },
+	}}.code
+	gpuCode = infix{name: func(k string) string { return functions[k].gpu }, inline: map[string]func(string) string{
+		"square": square,
+	}}.code
+	torchCode = infix{name: func(k string) string { return functions[k].torch }}.code
+)
 
 // opsCode builds n from tensors x (and y) with registry ops; like is the
 // tensor whose dtype and device constants take.

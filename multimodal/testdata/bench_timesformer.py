@@ -18,9 +18,7 @@ webtensor is faster).
 import argparse
 import json
 import os
-import re
 import statistics
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,22 +34,12 @@ import transformers  # noqa: E402
 
 torch.set_num_threads(THREADS)
 
-LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op")
 
 
 def go_bench(count, webgpu):
     pattern = "TimesformerForward" if webgpu else "TimesformerForward/cpu"
     cmd = ["go", "test", "-run", "^$", "-bench", pattern, "-benchtime", "1s", "-count", str(count), "./multimodal/"]
-    print("+", " ".join(cmd), flush=True)
-    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
-    if res.returncode != 0:
-        sys.exit(f"go benchmarks failed:\n{res.stdout}\n{res.stderr}")
-    runs = {}
-    for line in res.stdout.splitlines():
-        m = LINE.match(line)
-        if m:
-            runs.setdefault(m.group(1), []).append(float(m.group(2)) * 1e-9)
-    return {k: statistics.median(v) for k, v in runs.items()}
+    return benchenv.go_bench(cmd)
 
 
 def torch_forward():

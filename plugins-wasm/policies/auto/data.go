@@ -8,19 +8,6 @@ import (
 	"strings"
 )
 
-// Loader mirrors package auto's LoaderInfo: a loader's profile.
-type Loader struct {
-	Records       int     `json:"records"`
-	BatchSize     int     `json:"batch_size"`
-	RecordBytes   int64   `json:"record_bytes"`
-	InMemory      bool    `json:"in_memory"`
-	CacheFits     bool    `json:"cache_fits"`
-	ReadSeconds   float64 `json:"read_seconds"`
-	ReadSpread    float64 `json:"read_spread"`
-	SampleSeconds float64 `json:"sample_seconds"`
-	Cores         int     `json:"cores"`
-}
-
 // copyBytesPerSecond is what a cached record costs to serve: one memory
 // copy, a few GB/s on any machine the loader runs on.
 const copyBytesPerSecond = 4e9

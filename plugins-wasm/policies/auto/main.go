@@ -7,60 +7,24 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/webtensor/webtensor/auto/wire"
 	"github.com/webtensor/webtensor/plugins-wasm/sdk/go/wtplugin"
 )
 
 func main() {}
 
-// Setting, HotOp, Layer, Outcome and Request mirror package auto's
-// request; the module cannot import it (it links the backends).
-type Setting struct {
-	Name    string   `json:"name"`
-	Current string   `json:"current"`
-	Choices []string `json:"choices"`
-}
-
-type HotOp struct {
-	Op      string  `json:"op"`
-	Calls   int     `json:"calls"`
-	Seconds float64 `json:"seconds"`
-	Share   float64 `json:"share"`
-	Bytes   int64   `json:"bytes"`
-}
-
-type Layer struct {
-	Name   string `json:"name"`
-	Params int    `json:"params"`
-	Mode   string `json:"mode"`
-}
-
-type Outcome struct {
-	Change  map[string]string `json:"change"`
-	Verdict string            `json:"verdict"`
-}
-
-type Request struct {
-	Agent    string    `json:"agent"`
-	Workload string    `json:"workload"`
-	HotOps   []HotOp   `json:"hot_ops"`
-	Layers   []Layer   `json:"layers"`
-	Loader   *Loader   `json:"loader"`
-	Settings []Setting `json:"settings"`
-	History  []Outcome `json:"history"`
-	Max      int       `json:"max_proposals"`
-}
-
-// Proposal is one suggested change.
-type Proposal struct {
-	What         string            `json:"what"`
-	Why          string            `json:"why"`
-	ExpectedGain float64           `json:"expected_gain"`
-	Change       map[string]string `json:"change"`
-}
-
-type Reply struct {
-	Proposals []Proposal `json:"proposals"`
-}
+// The request and reply are package auto's, from its leaf package wire
+// (this module cannot import auto itself: it links the backends).
+type (
+	Setting  = wire.SettingInfo
+	HotOp    = wire.HotOp
+	Layer    = wire.LayerInfo
+	Outcome  = wire.Outcome
+	Request  = wire.Request
+	Loader   = wire.LoaderInfo
+	Proposal = wire.Proposal
+	Reply    = wire.Reply
+)
 
 func init() {
 	wtplugin.Plugin("auto", "0.1.0")

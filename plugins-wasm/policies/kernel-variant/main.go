@@ -14,27 +14,18 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/webtensor/webtensor/backends/webgpu/kernelpolicy"
 	"github.com/webtensor/webtensor/plugins-wasm/sdk/go/wtplugin"
 )
 
 func main() {}
 
-// Request is what the backend sends.
-type Request struct {
-	Device   string         `json:"device"`
-	Software bool           `json:"software"`
-	Kind     string         `json:"kind"`
-	Class    string         `json:"class"`
-	Workload map[string]int `json:"workload"`
-	Variants []string       `json:"variants"`
-	Current  string         `json:"current"`
-}
-
-// Reply is the proposal.
-type Reply struct {
-	Variant string `json:"variant"`
-	Reason  string `json:"reason"`
-}
+// Request is what the backend sends, Reply the proposal: the backend's own
+// types, from its leaf package kernelpolicy.
+type (
+	Request = kernelpolicy.Request
+	Reply   = kernelpolicy.Reply
+)
 
 func init() {
 	wtplugin.Plugin("tuning", "0.1.0")
