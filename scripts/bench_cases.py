@@ -116,18 +116,37 @@ def report(runs):
 MARK = " †"
 
 
+def stamp():
+    """bench.stamp(), but '+dirty' only for changes to tracked files (an
+    untracked link such as a worktree's .venv is not a change to the code)."""
+    date, commit = bench.stamp()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                           text=True, check=False).stdout.strip()
+    return date, commit.removesuffix("+dirty") + ("+dirty" if dirty else "")
+
+
+def threads_note():
+    """How the rows' thread count differs from the table's, if it does."""
+    if os.environ.get("WEBTENSOR_NUM_THREADS", "").strip():
+        return f" with {bench.THREADS} thread{'s' if bench.THREADS > 1 else ''} on every side (WEBTENSOR_NUM_THREADS)"
+    return ""
+
+
 def update_doc(runs, doc, rounds, benchtime, load):
     """Rewrites the rows of the measured cases in doc's first table (marked
-    †) and the note under the table that says when they were measured."""
+    †) and the note under the table that says when they were measured.
+    Each side's figure is its best round: on a shared machine a round's
+    time is the op's plus whatever the other jobs took, and PyTorch's
+    OpenMP threads, which spin, lose the most to them (medians of 10x its
+    quiet time were seen), so medians would rank the load, not the code."""
     go, ref = {}, {}
     for case, sides in runs.items():
         if "go" in sides:
-            go[case] = statistics.median(sides["go"])
-        ref[case] = {s: (min(v) if case == "AddSmall" else statistics.median(v))
-                     for s, v in sides.items() if s not in ("go", "base")}
+            go[case] = min(sides["go"])
+        ref[case] = {s: min(v) for s, v in sides.items() if s not in ("go", "base")}
     rows = {line.split(" | ")[0]: line for line in bench.cpu_rows(go, ref)[2:]}
     labels = {label for case, label, *_ in bench.CASES if case in runs}
-    date, commit = bench.stamp()
+    date, commit = stamp()
     lines = doc.read_text().split("\n")
     top = next(i for i, line in enumerate(lines) if line.startswith("| case | unit |"))
     end = top
@@ -140,9 +159,10 @@ def update_doc(runs, doc, rounds, benchtime, load):
             cells[0] += MARK
             lines[i] = " | ".join(cells)
     note = (f"{MARK.strip()} Re-measured on {date} at commit {commit} by `scripts/bench_cases.py --update "
-            f"{' '.join(runs)}`: each of {rounds} rounds runs the Go benchmark once "
-            f"(-benchtime {benchtime}) and then the peers for about as long; medians of the rounds (`a + b`: "
-            f"the best). The machine was shared with other work (load average {load} when it began).")
+            f"{' '.join(runs)}`{threads_note()}: each of {rounds} rounds runs the Go benchmark once "
+            f"(-benchtime {benchtime}) and then the peers for about as long; each side's best round (not the "
+            f"median: the machine was shared with other jobs, load average {load} when it began, and PyTorch's "
+            f"spinning OpenMP threads lose most to them).")
     # The table, a blank line, the note (replacing an earlier one), a blank line.
     if end + 2 < len(lines) and lines[end + 2].startswith(MARK.strip()):
         del lines[end + 1:end + 3]
