@@ -128,7 +128,8 @@ def stamp():
 def threads_note():
     """How the rows' thread count differs from the table's, if it does."""
     if os.environ.get("WEBTENSOR_NUM_THREADS", "").strip():
-        return f" with {bench.THREADS} thread{'s' if bench.THREADS > 1 else ''} on every side (WEBTENSOR_NUM_THREADS)"
+        return (f" with {bench.THREADS} thread{'s' if bench.THREADS > 1 else ''} on every side "
+                f"(WEBTENSOR_NUM_THREADS; the unmarked rows have the thread count above)")
     return ""
 
 
