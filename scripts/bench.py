@@ -193,33 +193,29 @@ def torch_transformer():
     return step
 
 
-def peers(repeats, min_time):
-    """Seconds per call for each case, for NumPy and PyTorch (and webtensor
-    from Python: "webtensor"), and the thread count the SDK reported."""
+def peer_fns():
+    """The peers' work, case by case: {case: {side: fn}}, side "numpy",
+    "torch" or "webtensor" (the Python SDK), and the thread count the SDK
+    reported. scripts/bench_cases.py times a few of them."""
     out = {}
-
-    def add(case, **fns):
-        res = interleaved(fns, repeats, min_time)
-        out.setdefault(case, {}).update(res)
-
     rng = np.random.default_rng(1)
     for n in (256, 512, 1024, 2048):
         a = rng.standard_normal((n, n), dtype=np.float32)
         b = rng.standard_normal((n, n), dtype=np.float32)
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-        add(f"Matmul/{n}", numpy=lambda a=a, b=b: a @ b, torch=lambda ta=ta, tb=tb: ta @ tb)
+        out[f"Matmul/{n}"] = dict(numpy=lambda a=a, b=b: a @ b, torch=lambda ta=ta, tb=tb: ta @ tb)
     na = rng.standard_normal(EW_N, dtype=np.float32)
     nb = rng.standard_normal(EW_N, dtype=np.float32)
     ta, tb = torch.from_numpy(na), torch.from_numpy(nb)
-    add("Elementwise/add", numpy=lambda: na + nb, torch=lambda: ta + tb)
-    add("Elementwise/mul", numpy=lambda: na * nb, torch=lambda: ta * tb)
-    add("Elementwise/exp", numpy=lambda: np.exp(na), torch=lambda: torch.exp(ta))
-    add("Elementwise/tanh", numpy=lambda: np.tanh(na), torch=lambda: torch.tanh(ta))
-    add("Elementwise/gelu", torch=lambda: torch.nn.functional.gelu(ta))
+    out["Elementwise/add"] = dict(numpy=lambda: na + nb, torch=lambda: ta + tb)
+    out["Elementwise/mul"] = dict(numpy=lambda: na * nb, torch=lambda: ta * tb)
+    out["Elementwise/exp"] = dict(numpy=lambda: np.exp(na), torch=lambda: torch.exp(ta))
+    out["Elementwise/tanh"] = dict(numpy=lambda: np.tanh(na), torch=lambda: torch.tanh(ta))
+    out["Elementwise/gelu"] = dict(torch=lambda: torch.nn.functional.gelu(ta))
     s = rng.standard_normal((4096, 1024), dtype=np.float32)
     ts = torch.from_numpy(s)
-    add("Sum", numpy=lambda: s.sum(axis=-1), torch=lambda: ts.sum(-1))
-    add("SumAll", numpy=lambda: s.sum(), torch=lambda: ts.sum())
+    out["Sum"] = dict(numpy=lambda: s.sum(axis=-1), torch=lambda: ts.sum(-1))
+    out["SumAll"] = dict(numpy=lambda: s.sum(), torch=lambda: ts.sum())
 
     def np_softmax():
         e = np.exp(s - s.max(axis=-1, keepdims=True))
@@ -230,24 +226,31 @@ def peers(repeats, min_time):
         v = s.var(axis=-1, keepdims=True)
         return (s - m) / np.sqrt(v + 1e-5)
 
-    add("Softmax", numpy=np_softmax, torch=lambda: torch.softmax(ts, -1))
-    add("LayerNorm", numpy=np_layer_norm, torch=lambda: torch.nn.functional.layer_norm(ts, (1024,)))
+    out["Softmax"] = dict(numpy=np_softmax, torch=lambda: torch.softmax(ts, -1))
+    out["LayerNorm"] = dict(numpy=np_layer_norm, torch=lambda: torch.nn.functional.layer_norm(ts, (1024,)))
     xg = ts.clone().requires_grad_(True)
     g = torch.randn(4096, 1024)
-    add("SoftmaxFwdBwd", torch=fwd_bwd(lambda x: torch.softmax(x, -1), xg, g, xg))
-    add("LayerNormFwdBwd", torch=fwd_bwd(lambda x: torch.nn.functional.layer_norm(x, (1024,)), xg, g, xg))
+    out["SoftmaxFwdBwd"] = dict(torch=fwd_bwd(lambda x: torch.softmax(x, -1), xg, g, xg))
+    out["LayerNormFwdBwd"] = dict(torch=fwd_bwd(lambda x: torch.nn.functional.layer_norm(x, (1024,)), xg, g, xg))
     x = torch.randn(8, 64, 32, 32)
     w = torch.randn(64, 64, 3, 3)
-    add("Conv2d", torch=lambda: torch.nn.functional.conv2d(x, w, padding=1))
+    out["Conv2d"] = dict(torch=lambda: torch.nn.functional.conv2d(x, w, padding=1))
     xc, wc = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
     gc = torch.randn(8, 64, 32, 32)
-    add("Conv2dFwdBwd", torch=fwd_bwd(lambda v: torch.nn.functional.conv2d(v, wc, padding=1), xc, gc, xc, wc))
+    out["Conv2dFwdBwd"] = dict(torch=fwd_bwd(lambda v: torch.nn.functional.conv2d(v, wc, padding=1), xc, gc, xc, wc))
     tstep = torch_mlp()
-    add("TrainStep", torch=tstep)
+    out["TrainStep"] = dict(torch=tstep)
     wstep, wt_threads = webtensor_mlp()
-    add("PyTrainStep", webtensor=wstep, torch=tstep)
-    add("TransformerStep", torch=torch_transformer())
+    out["PyTrainStep"] = dict(webtensor=wstep, torch=tstep)
+    out["TransformerStep"] = dict(torch=torch_transformer())
     return out, wt_threads
+
+
+def peers(repeats, min_time):
+    """Seconds per call for each case, for NumPy and PyTorch (and webtensor
+    from Python: "webtensor"), and the thread count the SDK reported."""
+    fns, wt_threads = peer_fns()
+    return {case: interleaved(f, repeats, min_time) for case, f in fns.items()}, wt_threads
 
 
 LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+([\d.]+) (\S+))?")

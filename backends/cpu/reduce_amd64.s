@@ -15,19 +15,31 @@ TEXT ·rdSumF32AVX2(SB), NOSPLIT, $0-24
 	VPXOR Y3, Y3, Y3
 
 rblock:
-	CMPQ      CX, $0x00000010
-	JL        rsingle
-	VCVTPS2PD (AX), Y4
-	VADDPD    Y4, Y0, Y0
-	VCVTPS2PD 16(AX), Y4
-	VADDPD    Y4, Y1, Y1
-	VCVTPS2PD 32(AX), Y4
-	VADDPD    Y4, Y2, Y2
-	VCVTPS2PD 48(AX), Y4
-	VADDPD    Y4, Y3, Y3
-	ADDQ      $0x00000040, AX
-	SUBQ      $0x00000010, CX
-	JMP       rblock
+	CMPQ         CX, $0x00000040
+	JL           rsingle
+	VMOVUPS      (AX), Y4
+	VMOVUPS      64(AX), Y5
+	VADDPS       32(AX), Y4, Y4
+	VADDPS       96(AX), Y5, Y5
+	VADDPS       Y5, Y4, Y4
+	VCVTPS2PD    X4, Y5
+	VADDPD       Y5, Y0, Y0
+	VEXTRACTF128 $0x01, Y4, X4
+	VCVTPS2PD    X4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      128(AX), Y4
+	VMOVUPS      192(AX), Y5
+	VADDPS       160(AX), Y4, Y4
+	VADDPS       224(AX), Y5, Y5
+	VADDPS       Y5, Y4, Y4
+	VCVTPS2PD    X4, Y5
+	VADDPD       Y5, Y2, Y2
+	VEXTRACTF128 $0x01, Y4, X4
+	VCVTPS2PD    X4, Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x00000040, CX
+	JMP          rblock
 
 rsingle:
 	TESTQ     CX, CX
@@ -2916,53 +2928,63 @@ rdone:
 	RET
 
 // func rdSumF32AVX512(x *float32, n int) float64
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX2, SSE2
 TEXT ·rdSumF32AVX512(SB), NOSPLIT, $0-24
-	MOVQ   x+0(FP), AX
-	MOVQ   n+8(FP), CX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	MOVQ  x+0(FP), AX
+	MOVQ  n+8(FP), CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
 
 rblock:
-	CMPQ      CX, $0x00000020
-	JL        rsingle
-	VCVTPS2PD (AX), Z4
-	VADDPD    Z4, Z0, Z0
-	VCVTPS2PD 32(AX), Z4
-	VADDPD    Z4, Z1, Z1
-	VCVTPS2PD 64(AX), Z4
-	VADDPD    Z4, Z2, Z2
-	VCVTPS2PD 96(AX), Z4
-	VADDPD    Z4, Z3, Z3
-	ADDQ      $0x00000080, AX
-	SUBQ      $0x00000020, CX
-	JMP       rblock
+	CMPQ         CX, $0x00000040
+	JL           rsingle
+	VMOVUPS      (AX), Y4
+	VMOVUPS      64(AX), Y5
+	VADDPS       32(AX), Y4, Y4
+	VADDPS       96(AX), Y5, Y5
+	VADDPS       Y5, Y4, Y4
+	VCVTPS2PD    X4, Y5
+	VADDPD       Y5, Y0, Y0
+	VEXTRACTF128 $0x01, Y4, X4
+	VCVTPS2PD    X4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      128(AX), Y4
+	VMOVUPS      192(AX), Y5
+	VADDPS       160(AX), Y4, Y4
+	VADDPS       224(AX), Y5, Y5
+	VADDPS       Y5, Y4, Y4
+	VCVTPS2PD    X4, Y5
+	VADDPD       Y5, Y2, Y2
+	VEXTRACTF128 $0x01, Y4, X4
+	VCVTPS2PD    X4, Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x00000040, CX
+	JMP          rblock
 
 rsingle:
 	TESTQ     CX, CX
 	JE        rdone
-	VCVTPS2PD (AX), Z4
-	VADDPD    Z4, Z0, Z0
-	VCVTPS2PD 32(AX), Z4
-	VADDPD    Z4, Z1, Z1
-	ADDQ      $0x00000040, AX
-	SUBQ      $0x00000010, CX
+	VCVTPS2PD (AX), Y4
+	VADDPD    Y4, Y0, Y0
+	VCVTPS2PD 16(AX), Y4
+	VADDPD    Y4, Y1, Y1
+	ADDQ      $0x00000020, AX
+	SUBQ      $0x00000008, CX
 	JMP       rsingle
 
 rdone:
-	VADDPD        Z1, Z0, Z0
-	VADDPD        Z3, Z2, Z2
-	VADDPD        Z2, Z0, Z0
-	VEXTRACTF64X4 $0x01, Z0, Y1
-	VADDPD        Y1, Y0, Y0
-	VEXTRACTF128  $0x01, Y0, X1
-	VADDPD        X1, X0, X0
-	VUNPCKHPD     X0, X0, X1
-	VADDSD        X1, X0, X0
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VUNPCKHPD    X0, X0, X1
+	VADDSD       X1, X0, X0
 	VZEROUPPER
-	MOVSD         X0, ret+16(FP)
+	MOVSD        X0, ret+16(FP)
 	RET
 
 // func rdSumAbsF32AVX512(x *float32, n int) float64

@@ -141,3 +141,38 @@ func planSumsMatch(t *testing.T) {
 		}
 	}
 }
+
+// A float32 sum's error must not grow with the length: positive values,
+// where a running float32 sum's error grows with n, summed whole and by
+// rows, stay within the kernels' per-group bound (f32SumTol of the
+// magnitudes, which here are the sum) plus the output's own rounding at
+// every size.
+func TestSumAccuracyDoesNotFallWithSize(t *testing.T) { everyLevel(t, sumAccuracyBySize) }
+
+func sumAccuracyBySize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	for n := 1 << 10; n <= 1<<22; n <<= 3 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.Float64())
+		}
+		var want float64
+		for _, f := range v { // float64: within n·2^-53 of exact, far inside the bound
+			want += float64(f)
+		}
+		x := core.FromSlice(v, core.Shape{n})
+		got, err := core.Call1("sum", nil, x).Float64s()
+		require.NoError(t, err)
+		tol := (f32SumTol + 0x1p-24) * want
+		require.InDelta(t, want, got[0], tol, "n=%d", n)
+		rows, err := core.Call1("sum", core.Attrs{"axes": []int{1}}, x.Reshape(core.Shape{n / 1024, 1024})).Float64s()
+		require.NoError(t, err)
+		for r, s := range rows {
+			var w float64
+			for _, f := range v[r*1024 : (r+1)*1024] {
+				w += float64(f)
+			}
+			require.InDelta(t, w, s, (f32SumTol+0x1p-24)*w, "n=%d row %d", n, r)
+		}
+	}
+}

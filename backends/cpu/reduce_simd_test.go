@@ -93,6 +93,61 @@ func TestVectorSumsMatchGoAndFloat64(t *testing.T) {
 	})
 }
 
+// f32SumTol is the error the plain float32 sum may make, as a fraction of
+// the sum of magnitudes: the kernels add four elements per lane in
+// float32, (x0 + x1) + (x2 + x3), two roundings of at most 2^-24 each,
+// before the float64 accumulation (a little margin for its roundings).
+const f32SumTol = 2.5 * 0x1p-24
+
+// finiteValues is ewValues without NaN and Inf: the values a sum's vector
+// kernel keeps (a non-finite result goes through the Go loop), so the
+// kernel's own accuracy is what is checked. Magnitudes span 2^-30..2^30.
+func finiteValues(rng *rand.Rand, n int) []float32 {
+	v := ewValues(rng, n)
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) || math.Abs(float64(x)) > 1e30 {
+			v[i] = float32(rng.NormFloat64())
+		}
+	}
+	return v
+}
+
+func TestVectorSumF32WithinTwoFloat32Roundings(t *testing.T) {
+	withLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(11, 12))
+		for _, n := range append(append([]int{}, rdSizes...), 1<<16+48) {
+			for off := range 3 {
+				x := misaligned(finiteValues(rng, n), off)
+				want, mag := exactSum(formSum, x)
+				got := sumF32(formSum, x)
+				require.InDelta(t, want, got, f32SumTol*mag, "n=%d off %d", n, off)
+				var golden float64
+				withoutSIMD(func() { golden = sumF32(formSum, x) })
+				require.True(t, closeSum(golden, want, mag), "Go n=%d: %v, want %v", n, golden, want)
+			}
+		}
+	})
+}
+
+// The float32 pre-sums can overflow where float64 does not: the block then
+// goes through the float64 loop, and a real Inf or NaN in the input stays.
+func TestVectorSumF32Overflow(t *testing.T) {
+	withLevels(t, func(t *testing.T) {
+		for _, n := range []int{16, 128, 130, 2048} {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = math.MaxFloat32 * float32(1-2*((i>>1)&1)) // M, M, -M, -M, ...
+			}
+			want, _ := exactSum(formSum, x)
+			require.Equal(t, want, sumF32(formSum, x), "n=%d", n)
+			x[n/2] = float32(math.Inf(-1))
+			require.True(t, math.IsInf(sumF32(formSum, x), -1), "n=%d with -Inf", n)
+			x[n-1] = float32(math.NaN())
+			require.True(t, math.IsNaN(sumF32(formSum, x)), "n=%d with NaN", n)
+		}
+	})
+}
+
 func shiftMag(x []float32, k float64, sq bool) float64 {
 	var m float64
 	for _, v := range x {

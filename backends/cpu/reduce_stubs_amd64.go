@@ -4,8 +4,8 @@
 
 package cpu
 
-// rdSumF32AVX2 is the sum over x[:n] of x, in float64.
-// n is a multiple of 16.
+// rdSumF32AVX2 is the sum of x[:n], in float64 after float32 pairwise sums of
+// four elements per lane. n is a multiple of 16.
 //
 //go:noescape
 func rdSumF32AVX2(x *float32, n int) float64
@@ -290,8 +290,8 @@ func rdSoftmaxGradF32AVX2(dx *float32, y *float32, gr *float32, n int, s float32
 //go:noescape
 func rdLogSoftmaxGradF32AVX2(dx *float32, y *float32, gr *float32, n int, s float32)
 
-// rdSumF32AVX512 is the sum over x[:n] of x, in float64.
-// n is a multiple of 16.
+// rdSumF32AVX512 is the sum of x[:n], in float64 after float32 pairwise sums of
+// four elements per lane. n is a multiple of 16.
 //
 //go:noescape
 func rdSumF32AVX512(x *float32, n int) float64
