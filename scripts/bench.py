@@ -27,25 +27,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 
-def thread_count():
-    """The thread count for every side: WEBTENSOR_NUM_THREADS, else the CPUs
-    this process may run on."""
-    env = os.environ.get("WEBTENSOR_NUM_THREADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchenv  # noqa: E402
 
-
-THREADS = thread_count()
 # Set before NumPy and PyTorch load, since OpenBLAS and OpenMP read them once;
 # the Go benchmarks and the webtensor SDK read WEBTENSOR_NUM_THREADS.
-for _var in ("WEBTENSOR_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
-    os.environ[_var] = str(THREADS)
-os.environ.setdefault("NODEVICE_SELECT", "1")  # quiet Vulkan loader probing (see backends/webgpu)
+THREADS = benchenv.setup_threads()
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -114,25 +104,8 @@ GPU_CASES.update({f"WebGPU{c}": c for c in ("Conv2d", "Softmax", "LayerNorm", "S
 
 
 def interleaved(fns, repeats=5, min_time=1.0):
-    """Seconds per call of each fn (a dict): two warm-up calls each, a batch
-    size per fn that takes about min_time/repeats, then `repeats` rounds in
-    which the fns take turns; the median of the rounds."""
-    batch = {}
-    for name, fn in fns.items():
-        fn()
-        start = time.perf_counter()
-        fn()
-        one = max(time.perf_counter() - start, 1e-7)
-        batch[name] = max(1, int(min_time / repeats / one))
-    runs = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            n = batch[name]
-            start = time.perf_counter()
-            for _ in range(n):
-                fn()
-            runs[name].append((time.perf_counter() - start) / n)
-    return {name: statistics.median(r) for name, r in runs.items()}
+    """benchenv.interleaved with this script's shorter default batch."""
+    return benchenv.interleaved(fns, repeats, min_time)
 
 
 def fwd_bwd(fn, x, g, *leaves):
