@@ -188,6 +188,14 @@ func argmax(row []float32) int {
 // lastLogits decodes rows of ids after the cache's positions and gives
 // the logits of each row's last position, on the host.
 func (m *WhisperForConditionalGeneration) lastLogits(rows [][]int, cache *DecoderCache) ([][]float32, error) {
+	return m.tailLogits(rows, cache, 1)
+}
+
+// tailLogits decodes rows of ids after the cache's positions and gives
+// the logits of each row's last k positions, on the host: k slices of
+// vocab_size per row, row after row. The LM head reads its weights once
+// for all of them (a product of k rows, not k vector products).
+func (m *WhisperForConditionalGeneration) tailLogits(rows [][]int, cache *DecoderCache, k int) ([][]float32, error) {
 	b, s := len(rows), len(rows[0])
 	flat := make([]int64, 0, b*s)
 	for _, r := range rows {
@@ -200,13 +208,13 @@ func (m *WhisperForConditionalGeneration) lastLogits(rows [][]int, cache *Decode
 		return nil, err
 	}
 	defer core.NoGradScope()()
-	last := out.LastHiddenState.Slice(core.Attrs{"axis": 1, "start": s - 1, "stop": s})
-	logits, err := m.proj.Forward(last).Cast(core.F32).Float32s()
+	tail := out.LastHiddenState.Slice(core.Attrs{"axis": 1, "start": s - k, "stop": s})
+	logits, err := m.proj.Forward(tail).Cast(core.F32).Float32s()
 	if err != nil {
 		return nil, err
 	}
 	v := m.Model.Config.VocabSize
-	rowsOut := make([][]float32, b)
+	rowsOut := make([][]float32, b*k)
 	for i := range rowsOut {
 		rowsOut[i] = logits[i*v : (i+1)*v]
 	}

@@ -21,6 +21,10 @@ import (
 //     by one; they go through the decoder in one call (chunked prefill of
 //     the prompt and the committed prefix), and only the tokens after
 //     them are generated step by step with the KV cache.
+//   - The previous hypothesis, as a draft: its tokens after the committed
+//     ones are fed with them and kept as far as greedy decoding picks
+//     them again (greedyFrom), so a stable transcript costs one decoder
+//     call per chunk instead of one per token.
 //   - Not the prefix's keys and values: each decoder layer cross-attends
 //     to the encoder's states, and those change when audio is added, so
 //     every layer after the first computes other keys and values for the
@@ -58,6 +62,7 @@ type WhisperStream struct {
 	previous  []int     // the current window's last hypothesis
 	done      []int     // tokens of finalised windows
 	chunks    int       // updates given
+	accepted  int       // the last hypothesis' draft tokens taken (greedyFrom)
 	samples   int       // samples processed
 }
 
@@ -88,6 +93,9 @@ type StreamUpdate struct {
 	CommittedText, TentativeText string
 	Elapsed                      time.Duration // features, encoder and decoder for this update
 	Final                        bool          // Flush's update: everything is committed
+	// Drafted is how many tokens of the previous hypothesis the decoder
+	// confirmed in one call instead of one call each (see greedyFrom).
+	Drafted int
 }
 
 // NewWhisperStream starts a stream on m with the feature extractor fe and
@@ -175,6 +183,7 @@ func (s *WhisperStream) step(chunk []float32, final bool) (StreamUpdate, error) 
 	s.chunks++
 	s.samples += len(chunk)
 	var hyp []int
+	s.accepted = 0
 	if len(s.buffer) > 0 {
 		var err error
 		if hyp, err = s.transcribe(); err != nil {
@@ -194,7 +203,7 @@ func (s *WhisperStream) step(chunk []float32, final bool) (StreamUpdate, error) 
 	s.previous = hyp
 	u := StreamUpdate{Chunk: s.chunks, Committed: append(append(make([]int, 0, len(s.done)+len(s.committed)), s.done...), s.committed...),
 		Tentative: slices.Clone(hyp[len(s.committed):]), Final: final}
-	u.Samples = s.samples
+	u.Samples, u.Drafted = s.samples, s.accepted
 	if s.tok != nil {
 		var err error
 		if u.CommittedText, err = s.tok.Decode(u.Committed, true); err != nil {
@@ -235,7 +244,13 @@ func (s *WhisperStream) transcribe() ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.greedyFrom(enc.LastHiddenState, prompt[0], s.committed, s.maxNew)
+	var draft []int
+	if len(s.previous) > len(s.committed) {
+		draft = s.previous[len(s.committed):]
+	}
+	hyp, accepted, err := m.greedyFrom(enc.LastHiddenState, prompt[0], s.committed, draft, s.maxNew)
+	s.accepted = accepted
+	return hyp, err
 }
 
 // greedyFrom is Generate's greedy decoding for one row whose first tokens
@@ -243,31 +258,71 @@ func (s *WhisperStream) transcribe() ([]int, error) {
 // decoder call, then tokens are picked as Generate picks them (the
 // begin_suppress_tokens only at the first position after the prompt)
 // until an end-of-text or maxNew tokens after the prompt.
-func (m *WhisperForConditionalGeneration) greedyFrom(encoder *core.Tensor, prompt, forced []int, maxNew int) ([]int, error) {
+//
+// draft is a guess at the tokens after forced (the stream's previous
+// hypothesis past its committed tokens): it goes through the decoder in
+// the same call, and each draft token that equals the greedy pick at its
+// position is taken without a decoder call of its own; from the first
+// that differs, decoding goes on one token at a time, with the cache cut
+// back to the tokens taken. The picks are greedy decoding's whatever the
+// draft (a wrong guess only costs its share of one call), as in
+// speculative decoding with the model as its own draft; a token costs
+// mostly the LM head's pass over its 20M weights, which the accepted
+// tokens share.
+func (m *WhisperForConditionalGeneration) greedyFrom(encoder *core.Tensor, prompt, forced, draft []int, maxNew int) ([]int, int, error) {
 	g := m.Generation
 	out := slices.Clone(forced[:min(len(forced), maxNew)])
 	cache := m.Model.NewDecoderCache(encoder)
 	step := slices.Concat(prompt, out)
+	guess := draft[:max(0, min(len(draft), maxNew-len(out)-1))]
+	accepted := 0
 	for len(out) < maxNew {
-		logits, err := m.lastLogits([][]int{step}, cache)
+		fed := cache.Len() + len(step)
+		logits, err := m.tailLogits([][]int{slices.Concat(step, guess)}, cache, len(guess)+1)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		row := logits[0]
-		for _, id := range g.SuppressTokens {
-			suppress(row, id)
-		}
-		if len(out) == 0 {
-			for _, id := range g.BeginSuppressTokens {
+		for j, row := range logits {
+			for _, id := range g.SuppressTokens {
 				suppress(row, id)
 			}
-		}
-		id := argmax(row)
-		if slices.Contains(g.EOSTokenIDs, id) {
+			if len(out) == 0 {
+				for _, id := range g.BeginSuppressTokens {
+					suppress(row, id)
+				}
+			}
+			id := argmax(row)
+			if slices.Contains(g.EOSTokenIDs, id) {
+				return out, accepted, nil
+			}
+			out = append(out, id)
+			if len(out) == maxNew {
+				return out, accepted, nil
+			}
+			if j < len(guess) && id == guess[j] {
+				accepted++
+				continue
+			}
+			// id is the next token; the cache keeps the step and the
+			// draft tokens taken before it.
+			cache.truncate(fed + j)
 			break
 		}
-		out = append(out, id)
-		step = []int{id}
+		step, guess = out[len(out)-1:], nil
 	}
-	return out, nil
+	return out, accepted, nil
+}
+
+// truncate keeps the cache's first n positions (draft tokens past them
+// were not taken).
+func (c *DecoderCache) truncate(n int) {
+	if n >= c.length {
+		return
+	}
+	for i, kv := range c.self {
+		if kv[0] != nil {
+			c.self[i] = [2]*core.Tensor{kv[0].Slice(core.Attrs{"axis": 2, "start": 0, "stop": n}), kv[1].Slice(core.Attrs{"axis": 2, "start": 0, "stop": n})}
+		}
+	}
+	c.length = n
 }

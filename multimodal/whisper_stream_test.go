@@ -134,7 +134,7 @@ func TestWhisperStreamTrimEncoder(t *testing.T) {
 		require.NoError(t, err)
 		prompt, err := m.prompts(nil, 1)
 		require.NoError(t, err)
-		ids, err := m.greedyFrom(enc.LastHiddenState, prompt[0], nil, s.maxNew)
+		ids, _, err := m.greedyFrom(enc.LastHiddenState, prompt[0], nil, nil, s.maxNew)
 		require.NoError(t, err)
 		want = append(want, ids...)
 	}
@@ -155,6 +155,52 @@ func TestWhisperStreamErrors(t *testing.T) {
 	m.Generation.LangToID = map[string]int{"<|en|>": 602}
 	_, err = NewWhisperStream(m, fe, nil, StreamOptions{})
 	require.ErrorContains(t, err, "asks for language detection")
+}
+
+// TestGreedyFromDraft checks that a draft changes the cost, never the
+// tokens: the true continuation is taken whole in one call, a draft wrong
+// from its k-th token keeps k tokens and decodes the rest one by one (the
+// cache cut back), and too long or wrong drafts give greedy's tokens.
+func TestGreedyFromDraft(t *testing.T) {
+	r := loadWhisperRefs(t)
+	m, fe, _ := loadWhisperTiny(t)
+	feats, err := fe.Extract([][]float32{r.wave(t, "whisper/wave_1")}, core.CPU, false)
+	require.NoError(t, err)
+	enc, err := m.Model.Encode(feats)
+	require.NoError(t, err)
+	prompt, err := m.prompts(nil, 1)
+	require.NoError(t, err)
+	const maxNew = 12
+	want, accepted, err := m.greedyFrom(enc.LastHiddenState, prompt[0], nil, nil, maxNew)
+	require.NoError(t, err)
+	require.Zero(t, accepted)
+	require.Greater(t, len(want), 4, "the model stops too soon for this test: %v", want)
+	t.Logf("greedy: %v", want)
+	wrong := func(ids []int, at int) []int {
+		out := slices.Clone(ids)
+		out[at] = (out[at] + 1) % m.Model.Config.VocabSize
+		return out
+	}
+	for _, c := range []struct {
+		name          string
+		forced, draft []int
+		wantAccepted  int
+	}{
+		{"the continuation", nil, want[:len(want)-1], len(want) - 1},
+		{"wrong at 2", nil, wrong(want, 2), 2},
+		{"wrong at 0", nil, wrong(want, 0), 0},
+		{"after forced tokens", want[:2], want[2 : len(want)-1], len(want) - 3},
+		{"too long", nil, append(slices.Clone(want), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10), len(want) - 1},
+	} {
+		got, accepted, err := m.greedyFrom(enc.LastHiddenState, prompt[0], c.forced, c.draft, maxNew)
+		require.NoError(t, err, c.name)
+		require.Equal(t, want, got, c.name)
+		if len(want) == maxNew {
+			require.Equal(t, c.wantAccepted, accepted, c.name)
+		} else {
+			require.LessOrEqual(t, accepted, c.wantAccepted, c.name)
+		}
+	}
 }
 
 // whisperTinyConfig is openai/whisper-tiny's config.json (its sizes; the
@@ -198,6 +244,7 @@ func BenchmarkWhisperStreamTiny(b *testing.B) {
 	} {
 		b.Run(mode.name, func(b *testing.B) {
 			var lat []time.Duration
+			drafted := 0
 			for b.Loop() {
 				s, err := NewWhisperStream(m, fe, nil, mode.opts)
 				require.NoError(b, err)
@@ -206,6 +253,7 @@ func BenchmarkWhisperStreamTiny(b *testing.B) {
 					require.NoError(b, err)
 					for _, u := range us {
 						lat = append(lat, u.Elapsed)
+						drafted += u.Drafted
 					}
 				}
 			}
@@ -216,6 +264,7 @@ func BenchmarkWhisperStreamTiny(b *testing.B) {
 			b.ReportMetric(pct(0.50), "p50-ms/chunk")
 			b.ReportMetric(pct(0.95), "p95-ms/chunk")
 			b.ReportMetric(pct(0.99), "p99-ms/chunk")
+			b.ReportMetric(float64(drafted)/float64(len(lat)), "drafted/chunk")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
