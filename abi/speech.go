@@ -217,18 +217,19 @@ type streamUpdate struct {
 	TentativeText string  `json:"tentative_text"`
 	ElapsedMS     float64 `json:"elapsed_ms"`
 	Final         bool    `json:"final"`
+	Drafted       int     `json:"drafted"`
 }
 
 // WhisperStreamNew is wt_whisper_stream_new: a stream on a whisper model
 // (which the stream keeps using, even after wt_whisper_free).
-func WhisperStreamNew(model int64, chunkSamples, maxNewTokens, windowSamples int, trimEncoder bool) (int64, error) {
+func WhisperStreamNew(model int64, chunkSamples, maxNewTokens, windowSamples int, trimEncoder bool, tokensPerSecond float64) (int64, error) {
 	const fn = "wt_whisper_stream_new"
 	w, err := whisperModels.get(model)
 	if err != nil {
 		return 0, err
 	}
 	s, err := multimodal.NewWhisperStream(w.m, w.fe, w.tok, multimodal.StreamOptions{ChunkSamples: chunkSamples,
-		MaxNewTokens: maxNewTokens, WindowSamples: windowSamples, TrimEncoder: trimEncoder})
+		MaxNewTokens: maxNewTokens, WindowSamples: windowSamples, TrimEncoder: trimEncoder, TokensPerSecond: tokensPerSecond})
 	if err != nil {
 		return 0, Invalidf("%s: %v", fn, err)
 	}
@@ -273,7 +274,7 @@ func WhisperStreamPush(h, samples int64, final bool) (int, error) {
 		out[i] = streamUpdate{Chunk: u.Chunk, Samples: u.Samples, Committed: append([]int{}, u.Committed...),
 			Tentative:     append([]int{}, u.Tentative...),
 			CommittedText: u.CommittedText, TentativeText: u.TentativeText,
-			ElapsedMS: float64(u.Elapsed.Microseconds()) / 1000, Final: u.Final}
+			ElapsedMS: float64(u.Elapsed.Microseconds()) / 1000, Final: u.Final, Drafted: u.Drafted}
 	}
 	raw, err := json.Marshal(out)
 	if err != nil {

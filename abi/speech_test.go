@@ -78,7 +78,7 @@ func TestWhisperStreamJSON(t *testing.T) {
 	w, err := WhisperLoad(filepath.Join(mmTestdata, "whisper_tiny"), "cpu")
 	require.NoError(t, err)
 	defer func() { require.NoError(t, WhisperFree(w)) }()
-	s, err := WhisperStreamNew(w, 4000, 0, 0, false)
+	s, err := WhisperStreamNew(w, 4000, 0, 0, false, 0)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, WhisperStreamFree(s)) }()
 	wave := refHandle(t, filepath.Join(mmTestdata, "whisper_refs.safetensors"), "whisper/wave_1")
@@ -105,6 +105,8 @@ func TestWhisperStreamJSON(t *testing.T) {
 	assert.Equal(t, []int{315, 363, 15, 433, 555, 446, 124, 453, 363, 98, 446, 363, 363, 252, 164, 402, 413, 242, 82, 602}, last.Committed)
 	assert.Greater(t, last.ElapsedMS, 0.0)
 
-	_, err = WhisperStreamNew(w, 16001, 0, 0, false)
+	_, err = WhisperStreamNew(w, 16001, 0, 0, false, 0)
 	assert.ErrorContains(t, err, "ChunkSamples 16001 must be in [1, 16000]")
+	_, err = WhisperStreamNew(w, 4000, 0, 0, false, -2)
+	assert.ErrorContains(t, err, "TokensPerSecond -2 must be a finite number >= 0")
 }

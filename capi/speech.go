@@ -93,12 +93,13 @@ func wt_speecht5_vocode(model C.wt_speecht5, spectrogram C.wt_tensor, out *C.wt_
 
 //export wt_whisper_stream_new
 func wt_whisper_stream_new(model C.wt_whisper, chunkSamples, maxNewTokens, windowSamples, trimEncoder C.int32_t,
-	out *C.wt_whisper_stream) (status C.int32_t) {
+	tokensPerSecond C.double, out *C.wt_whisper_stream) (status C.int32_t) {
 	defer guard(&status)
 	if out == nil {
 		return invalid("wt_whisper_stream_new: out is NULL")
 	}
-	h, err := abi.WhisperStreamNew(int64(model), int(chunkSamples), int(maxNewTokens), int(windowSamples), trimEncoder != 0)
+	h, err := abi.WhisperStreamNew(int64(model), int(chunkSamples), int(maxNewTokens), int(windowSamples), trimEncoder != 0,
+		float64(tokensPerSecond))
 	return setObject(h, err, out)
 }
 

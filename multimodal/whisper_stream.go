@@ -2,6 +2,7 @@ package multimodal
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -56,6 +57,7 @@ type WhisperStream struct {
 	window    int       // samples per window
 	trim      bool      // encode only the buffered audio
 	maxNew    int       // tokens per hypothesis, as Generate's budget
+	rate      float64   // tokens per second of buffered audio (0: no such bound)
 	pending   []float32 // samples not yet processed (less than a chunk)
 	buffer    []float32 // the current window's audio
 	committed []int     // the current window's committed tokens
@@ -80,6 +82,14 @@ type StreamOptions struct {
 	// TrimEncoder encodes only the buffered audio's frames instead of the
 	// padded window: faster, not transformers' output (see WhisperStream).
 	TrimEncoder bool
+	// TokensPerSecond, when positive, bounds each hypothesis at that many
+	// tokens per second of buffered audio as well (rounded up). Speech
+	// runs at about 3 tokens a second (150 words a minute), so a bound of
+	// 5 or more cuts nothing a speaker says; it stops a hallucination
+	// loop, the failure where Whisper repeats a phrase until its token
+	// budget runs out (on noise, music or silence), from costing a whole
+	// MaxNewTokens of decoder steps every chunk.
+	TokensPerSecond float64
 }
 
 // StreamUpdate is what one chunk (or Flush) gives.
@@ -134,7 +144,11 @@ func NewWhisperStream(m *WhisperForConditionalGeneration, fe *WhisperFeatureExtr
 	if err != nil {
 		return nil, fmt.Errorf("multimodal: NewWhisperStream: %w", err)
 	}
-	return &WhisperStream{m: m, fe: fe, tok: tok, chunk: chunk, window: window, trim: opts.TrimEncoder, maxNew: maxNew}, nil
+	if opts.TokensPerSecond < 0 || math.IsNaN(opts.TokensPerSecond) || math.IsInf(opts.TokensPerSecond, 0) {
+		return nil, fmt.Errorf("multimodal: NewWhisperStream: TokensPerSecond %v must be a finite number >= 0 (0: no bound)", opts.TokensPerSecond)
+	}
+	return &WhisperStream{m: m, fe: fe, tok: tok, chunk: chunk, window: window, trim: opts.TrimEncoder, maxNew: maxNew,
+		rate: opts.TokensPerSecond}, nil
 }
 
 // forcedLanguage is the id forced at position 1, or -1.
@@ -248,7 +262,11 @@ func (s *WhisperStream) transcribe() ([]int, error) {
 	if len(s.previous) > len(s.committed) {
 		draft = s.previous[len(s.committed):]
 	}
-	hyp, accepted, err := m.greedyFrom(enc.LastHiddenState, prompt[0], s.committed, draft, s.maxNew)
+	budget := s.maxNew
+	if s.rate > 0 {
+		budget = min(budget, max(1, int(math.Ceil(s.rate*float64(len(s.buffer))/float64(s.fe.SamplingRate)))))
+	}
+	hyp, accepted, err := m.greedyFrom(enc.LastHiddenState, prompt[0], s.committed, draft, budget)
 	s.accepted = accepted
 	return hyp, err
 }

@@ -214,12 +214,16 @@ const whisperTinyConfig = `{"model_type": "whisper", "vocab_size": 51865, "num_m
 
 // BenchmarkWhisperStreamTiny streams 30 s of audio in 1 s chunks through a
 // randomly initialised model of whisper-tiny's sizes on the CPU and
-// reports the per-chunk latency percentiles, in two modes: exact (the
-// encoder over the whole 30 s window every chunk, transformers' states)
-// and trim10s (TrimEncoder with 10 s windows: the encoder over the
-// buffered audio only). Random weights never say end-of-text, so each
-// hypothesis is cut at MaxNewTokens 24, about the tokens of 10 s of
-// English speech.
+// reports the per-chunk latency percentiles and the draft tokens taken, in
+// three modes: exact (the encoder over the whole 30 s window every chunk,
+// transformers' states), trim10s (TrimEncoder with 10 s windows: the
+// encoder over the buffered audio only) and trim10s-5tok/s (the same with
+// TokensPerSecond 5). Random weights never say end-of-text: they behave as
+// a model in a hallucination loop, so in the first two modes every
+// hypothesis runs to MaxNewTokens 24 (about the tokens of 10 s of English
+// speech), even on a window's first second, whose 24 decoder steps with
+// no draft to verify are the p95; the third bounds a hypothesis at the
+// rate of fast speech, as many tokens as a speaker would have said.
 func BenchmarkWhisperStreamTiny(b *testing.B) {
 	cfg, err := ParseWhisperConfig([]byte(whisperTinyConfig))
 	require.NoError(b, err)
@@ -241,6 +245,7 @@ func BenchmarkWhisperStreamTiny(b *testing.B) {
 	}{
 		{"exact", StreamOptions{MaxNewTokens: 24}},
 		{"trim10s", StreamOptions{MaxNewTokens: 24, WindowSamples: 10 * 16000, TrimEncoder: true}},
+		{"trim10s-5tok/s", StreamOptions{TokensPerSecond: 5, WindowSamples: 10 * 16000, TrimEncoder: true}},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
 			var lat []time.Duration
@@ -267,5 +272,35 @@ func BenchmarkWhisperStreamTiny(b *testing.B) {
 			b.ReportMetric(float64(drafted)/float64(len(lat)), "drafted/chunk")
 			b.ReportMetric(0, "ns/op")
 		})
+	}
+}
+
+// TestWhisperStreamTokensPerSecond checks the rate bound: a hypothesis of
+// the random model (which never ends) is cut at the rate times the
+// buffered seconds, rounded up, and bad rates are refused.
+func TestWhisperStreamTokensPerSecond(t *testing.T) {
+	m, fe, _ := loadWhisperTiny(t)
+	wave := make([]float32, 8000)
+	for i := range wave {
+		wave[i] = float32(0.2 * math.Sin(float64(i)*0.05))
+	}
+	s, err := NewWhisperStream(m, fe, nil, StreamOptions{ChunkSamples: 4000, TokensPerSecond: 5})
+	require.NoError(t, err)
+	us, err := s.Push(wave)
+	require.NoError(t, err)
+	require.Len(t, us, 2)
+	free, err := NewWhisperStream(m, fe, nil, StreamOptions{ChunkSamples: 4000})
+	require.NoError(t, err)
+	unbounded, err := free.Push(wave)
+	require.NoError(t, err)
+	for i, u := range us {
+		// 0.25 s and 0.5 s buffered: 2 and 3 tokens, where the unbounded
+		// stream's hypotheses are longer.
+		require.Greater(t, len(unbounded[i].Committed)+len(unbounded[i].Tentative), 3, "chunk %d without the bound", u.Chunk)
+		require.Equal(t, []int{2, 3}[i], len(u.Committed)+len(u.Tentative), "chunk %d", u.Chunk)
+	}
+	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
+		_, err := NewWhisperStream(m, fe, nil, StreamOptions{TokensPerSecond: bad})
+		require.ErrorContains(t, err, "TokensPerSecond")
 	}
 }

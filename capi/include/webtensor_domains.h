@@ -207,10 +207,14 @@ int32_t wt_whisper_generate(wt_whisper model, const wt_tensor *waves, int32_t n_
  * audio_ctx), faster but no longer transformers' output. A window of
  * window_samples (0: the feature extractor's, its maximum) that fills up
  * is committed whole and a new one starts. max_new_tokens bounds each
- * hypothesis (0: the generation config's). A config that detects the
- * language is WT_ERR_INVALID: force one to stream. */
+ * hypothesis (0: the generation config's), and tokens_per_second, when
+ * positive, bounds it at that many tokens per second of buffered audio
+ * (speech is about 3; 5 or more cuts only a hallucination loop). The
+ * previous hypothesis is verified as a draft in the prefill call, so a
+ * stable transcript costs one decoder call a chunk. A config that detects
+ * the language is WT_ERR_INVALID: force one to stream. */
 int32_t wt_whisper_stream_new(wt_whisper model, int32_t chunk_samples, int32_t max_new_tokens, int32_t window_samples,
-                              int32_t trim_encoder, wt_whisper_stream *out);
+                              int32_t trim_encoder, double tokens_per_second, wt_whisper_stream *out);
 int32_t wt_whisper_stream_free(wt_whisper_stream stream);
 /* Adds samples (a 1-D float tensor at the sampling rate, or 0 for none),
  * processes every whole chunk, and with final nonzero the rest and the end
@@ -220,7 +224,8 @@ int32_t wt_whisper_stream_push(wt_whisper_stream stream, wt_tensor samples, int3
 /* The last push's updates as a UTF-8 JSON array of objects: chunk,
  * samples (processed so far), committed and tentative (token ids),
  * committed_text and tentative_text (special tokens dropped), elapsed_ms
- * (the time the chunk took: features, encoder, decoder) and final. */
+ * (the time the chunk took: features, encoder, decoder), final and drafted
+ * (tokens of the previous hypothesis taken without a decoder call each). */
 int32_t wt_whisper_stream_read(wt_whisper_stream stream, char *buf, size_t cap, size_t *needed);
 
 /* A SpeechT5ForTextToSpeech folder (config.json, model.safetensors, and

@@ -279,7 +279,14 @@ export interface DomainBinding {
   whisperTokenizer(model: number): number;
   whisperGenerate(model: number, waves: readonly number[], maxNewTokens: number, numBeams: number): Promise<number>;
   /** wt_whisper_stream_new: a stream on a whisper model. */
-  whisperStreamNew(model: number, chunkSamples: number, maxNewTokens: number, windowSamples: number, trimEncoder: boolean): number;
+  whisperStreamNew(
+    model: number,
+    chunkSamples: number,
+    maxNewTokens: number,
+    windowSamples: number,
+    trimEncoder: boolean,
+    tokensPerSecond: number,
+  ): number;
   /** wt_whisper_stream_push then _read: the updates' JSON (samples 0: none). */
   whisperStreamPush(stream: number, samples: number, final: boolean): Promise<string>;
   /** wt_speecht5_load: a SpeechT5ForTextToSpeech folder and an optional SpeechT5HifiGan folder. */

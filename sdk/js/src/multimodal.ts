@@ -328,6 +328,8 @@ export interface StreamUpdate {
   elapsedMs: number;
   /** The flush's update: everything is committed. */
   final: boolean;
+  /** Tokens of the previous hypothesis the decoder confirmed in one call. */
+  drafted: number;
 }
 
 /**
@@ -336,12 +338,21 @@ export interface StreamUpdate {
  * second); the tokens two consecutive hypotheses agree on are committed and
  * forced at the start of the next. A window of windowSamples (0: the
  * model's) that fills up is committed whole; trimEncoder encodes only the
- * buffered audio (faster, not transformers' output). Node only.
+ * buffered audio (faster, not transformers' output); tokensPerSecond, when
+ * positive, bounds each hypothesis at that many tokens per second of
+ * buffered audio (speech is about 3: 5 cuts only a hallucination loop).
+ * Node only.
  */
 export class WhisperStream extends RuntimeObject {
   constructor(
     whisper: Whisper,
-    options: { chunkSamples?: number; maxNewTokens?: number; windowSamples?: number; trimEncoder?: boolean } = {},
+    options: {
+      chunkSamples?: number;
+      maxNewTokens?: number;
+      windowSamples?: number;
+      trimEncoder?: boolean;
+      tokensPerSecond?: number;
+    } = {},
   ) {
     super(
       "whisper_stream",
@@ -351,6 +362,7 @@ export class WhisperStream extends RuntimeObject {
         options.maxNewTokens ?? 0,
         options.windowSamples ?? 0,
         options.trimEncoder ?? false,
+        options.tokensPerSecond ?? 0,
       ),
     );
   }
@@ -367,6 +379,7 @@ export class WhisperStream extends RuntimeObject {
       tentativeText: u.tentative_text as string,
       elapsedMs: u.elapsed_ms as number,
       final: u.final as boolean,
+      drafted: u.drafted as number,
     }));
   }
 

@@ -47,7 +47,7 @@ export const DOMAIN_PROTOTYPES = {
   wt_whisper_generate:
     "int32_t wt_whisper_generate(int64_t h, const int64_t *waves, int32_t n, int32_t max_new, int32_t beams, _Out_ int64_t *out)",
   wt_whisper_stream_new:
-    "int32_t wt_whisper_stream_new(int64_t h, int32_t chunk, int32_t max_new, int32_t window, int32_t trim, _Out_ int64_t *out)",
+    "int32_t wt_whisper_stream_new(int64_t h, int32_t chunk, int32_t max_new, int32_t window, int32_t trim, double rate, _Out_ int64_t *out)",
   wt_whisper_stream_free: "int32_t wt_whisper_stream_free(int64_t h)",
   wt_whisper_stream_push: "int32_t wt_whisper_stream_push(int64_t h, int64_t samples, int32_t final, _Out_ int32_t *n)",
   wt_whisper_stream_read: "int32_t wt_whisper_stream_read(int64_t h, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
@@ -151,8 +151,8 @@ export function domainCalls(lib: DomainNative, h: NodeHelpers): DomainBinding {
     whisperTokenizer: (m) => newHandle((o) => lib.wt_whisper_tokenizer(m, o)),
     whisperGenerate: async (m, waves, maxNew, beams) =>
       newHandle((o) => lib.wt_whisper_generate(m, list(waves), waves.length, maxNew, beams, o)),
-    whisperStreamNew: (m, chunk, maxNew, window, trim) =>
-      newHandle((o) => lib.wt_whisper_stream_new(m, chunk, maxNew, window, trim ? 1 : 0, o)),
+    whisperStreamNew: (m, chunk, maxNew, window, trim, rate) =>
+      newHandle((o) => lib.wt_whisper_stream_new(m, chunk, maxNew, window, trim ? 1 : 0, rate, o)),
     whisperStreamPush: async (st, samples, final) => {
       check(lib.wt_whisper_stream_push(st, samples, final ? 1 : 0, null));
       return readString(lib.wt_whisper_stream_read, st);

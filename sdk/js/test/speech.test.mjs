@@ -55,11 +55,16 @@ test("multimodal: WhisperStream commits the greedy transcript", async () => {
   const updates = await s.push(wave);
   assert.deepEqual(updates.map((u) => u.chunk), [1, 2, 3, 4]);
   for (const u of updates) assert.deepEqual(u.committed, want.slice(0, u.committed.length));
+  assert.ok(updates[1].drafted > 0, "chunk 2 verifies chunk 1's hypothesis in one call");
   const final = await s.flush();
   assert.ok(final.final);
   assert.deepEqual(final.committed, want);
   assert.equal(final.committedText, await w.transcribe(wave));
   assert.ok(final.elapsedMs > 0);
   s.dispose();
+  const bounded = new wt.multimodal.WhisperStream(w, { chunkSamples: 4000, tokensPerSecond: 5 });
+  const two = await bounded.push(wave);
+  assert.deepEqual(two.slice(0, 2).map((u) => u.committed.length + u.tentative.length), [2, 3]);
+  bounded.dispose();
   w.dispose();
 });

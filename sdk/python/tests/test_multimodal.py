@@ -274,6 +274,8 @@ def test_whisper_stream_commits_the_greedy_transcript(no_leaks):
             for u in updates:
                 assert u.committed == want[:len(u.committed)]  # LocalAgreement never committed a wrong token
                 assert u.elapsed_ms > 0 and not u.final
+            # Chunk 2 heard chunk 1's hypothesis again: verified in one call.
+            assert updates[1].drafted > 0
             final = s.flush()
         assert final.final and final.committed == want and final.tentative == []
         assert final.committed_text == w.transcribe(wave) and final.samples == 16000
@@ -284,6 +286,11 @@ def test_whisper_stream_commits_the_greedy_transcript(no_leaks):
             assert len(s.push(wave)) == 2 and s.flush().final
         with pytest.raises(ValueError, match=r"ChunkSamples 16001 must be in \[1, 16000\]"):
             wt.multimodal.WhisperStream(w, chunk_samples=16001)
+        # 5 tokens a second: 0.25 s and 0.5 s of audio hold 2 and 3.
+        with wt.multimodal.WhisperStream(w, chunk_samples=4000, tokens_per_second=5) as s:
+            assert [len(u.committed) + len(u.tentative) for u in s.push(wave[:8000])] == [2, 3]
+        with pytest.raises(ValueError, match="TokensPerSecond -1 must be a finite number"):
+            wt.multimodal.WhisperStream(w, tokens_per_second=-1)
 
 
 def test_errors_are_the_librarys():

@@ -198,7 +198,7 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_whisper_sampling_rate": ([_i64, _p(_i32)], _i32),
     "wt_whisper_tokenizer": ([_i64, _p(_i64)], _i32),
     "wt_whisper_generate": ([_i64, _p(_i64), _i32, _i32, _i32, _p(_i64)], _i32),
-    "wt_whisper_stream_new": ([_i64, _i32, _i32, _i32, _i32, _p(_i64)], _i32),
+    "wt_whisper_stream_new": ([_i64, _i32, _i32, _i32, _i32, C.c_double, _p(_i64)], _i32),
     "wt_whisper_stream_free": ([_i64], _i32),
     "wt_whisper_stream_push": ([_i64, _i64, _i32, _p(_i32)], _i32),
     "wt_whisper_stream_read": ([_i64, *_BUF], _i32),

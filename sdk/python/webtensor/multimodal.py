@@ -372,6 +372,7 @@ class StreamUpdate(NamedTuple):
     tentative_text: str
     elapsed_ms: float  # what the chunk took: features, encoder and decoder
     final: bool  # flush's update: everything is committed
+    drafted: int = 0  # the previous hypothesis' tokens confirmed in one decoder call
 
 
 class WhisperStream(Handle):
@@ -382,15 +383,19 @@ class WhisperStream(Handle):
     hypothesis. flush ends the stream and commits the rest. A window of
     window_samples (0: the model's, 30 s) that fills up is committed whole;
     trim_encoder encodes only the buffered audio (faster, not transformers'
-    output)."""
+    output); tokens_per_second, when positive, bounds each hypothesis at
+    that many tokens per second of buffered audio (speech is about 3: a
+    bound of 5 cuts only a hallucination loop). Each update's `drafted`
+    counts the previous hypothesis' tokens the decoder confirmed in one
+    call."""
 
     _free, _what = "wt_whisper_stream_free", "whisper stream"
 
     def __init__(self, whisper: Whisper, chunk_samples: int = 0, max_new_tokens: int = 0, window_samples: int = 0,
-                 trim_encoder: bool = False):
+                 trim_encoder: bool = False, tokens_per_second: float = 0.0):
         h = C.c_int64()
         _lib.call("wt_whisper_stream_new", whisper._live(), chunk_samples, max_new_tokens, window_samples,
-                  int(trim_encoder), C.byref(h))
+                  int(trim_encoder), float(tokens_per_second), C.byref(h))
         super().__init__(h.value)
 
     def _push(self, samples: Any, final: bool) -> list[StreamUpdate]:

@@ -441,7 +441,7 @@ public final class Multimodal {
      * encoder and decoder).
      */
     public record StreamUpdate(int chunk, int samples, long[] committed, long[] tentative, String committedText,
-                               String tentativeText, double elapsedMs, boolean isFinal) {
+                               String tentativeText, double elapsedMs, boolean isFinal, int drafted) {
     }
 
     /**
@@ -450,12 +450,20 @@ public final class Multimodal {
      * second); the tokens two consecutive hypotheses agree on are committed
      * and forced at the start of the next; flush commits the rest. A window of
      * windowSamples (0: the model's) that fills up is committed whole;
-     * trimEncoder encodes only the buffered audio (faster, not transformers' output).
+     * trimEncoder encodes only the buffered audio (faster, not transformers' output);
+     * tokensPerSecond, when positive, bounds each hypothesis at that many tokens per
+     * second of buffered audio (speech is about 3: 5 cuts only a hallucination loop).
      */
     public static final class WhisperStream extends NativeObject {
+        public WhisperStream(Whisper whisper, int chunkSamples, int maxNewTokens, int windowSamples, boolean trimEncoder,
+                             double tokensPerSecond) {
+            super(newStream(whisper, chunkSamples, maxNewTokens, windowSamples, trimEncoder, tokensPerSecond),
+                    Native.WHISPER_STREAM_FREE, "whisper stream");
+        }
+
+        /** A stream with no tokens-per-second bound. */
         public WhisperStream(Whisper whisper, int chunkSamples, int maxNewTokens, int windowSamples, boolean trimEncoder) {
-            super(newStream(whisper, chunkSamples, maxNewTokens, windowSamples, trimEncoder), Native.WHISPER_STREAM_FREE,
-                    "whisper stream");
+            this(whisper, chunkSamples, maxNewTokens, windowSamples, trimEncoder, 0);
         }
 
         /** A stream of chunkSamples chunks (0: one second) in the model's window, exact. */
@@ -463,11 +471,12 @@ public final class Multimodal {
             this(whisper, chunkSamples, maxNewTokens, 0, false);
         }
 
-        private static long newStream(Whisper whisper, int chunkSamples, int maxNewTokens, int windowSamples, boolean trim) {
+        private static long newStream(Whisper whisper, int chunkSamples, int maxNewTokens, int windowSamples, boolean trim,
+                                      double tokensPerSecond) {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment out = arena.allocate(JAVA_LONG);
                 Native.call(Native.WHISPER_STREAM_NEW, whisper.handle(), chunkSamples, maxNewTokens, windowSamples,
-                        trim ? 1 : 0, out);
+                        trim ? 1 : 0, tokensPerSecond, out);
                 return out.get(JAVA_LONG, 0);
             }
         }
@@ -487,7 +496,7 @@ public final class Multimodal {
                 out.add(new StreamUpdate(((Long) u.get("chunk")).intValue(), ((Long) u.get("samples")).intValue(),
                         ids(u.get("committed")), ids(u.get("tentative")), (String) u.get("committed_text"),
                         (String) u.get("tentative_text"), ((Number) u.get("elapsed_ms")).doubleValue(),
-                        (Boolean) u.get("final")));
+                        (Boolean) u.get("final"), ((Number) u.get("drafted")).intValue()));
             }
             return out;
         }

@@ -198,7 +198,7 @@ final class Native {
     static final MethodHandle TIMESFORMER_FREE = fn("wt_timesformer_free", I, L);
     static final MethodHandle TIMESFORMER_INFO_JSON = fn("wt_timesformer_info_json", I, L, A, L, A);
     static final MethodHandle TIMESFORMER_FORWARD = fn("wt_timesformer_forward", I, L, L, A, A);
-    static final MethodHandle WHISPER_STREAM_NEW = fn("wt_whisper_stream_new", I, L, I, I, I, I, A);
+    static final MethodHandle WHISPER_STREAM_NEW = fn("wt_whisper_stream_new", I, L, I, I, I, I, JAVA_DOUBLE, A);
     static final MethodHandle WHISPER_STREAM_FREE = fn("wt_whisper_stream_free", I, L);
     static final MethodHandle WHISPER_STREAM_PUSH = fn("wt_whisper_stream_push", I, L, L, I, A);
     static final MethodHandle WHISPER_STREAM_READ = fn("wt_whisper_stream_read", I, L, A, L, A);

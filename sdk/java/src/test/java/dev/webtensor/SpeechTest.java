@@ -85,6 +85,12 @@ class SpeechTest {
             for (Multimodal.StreamUpdate u : updates) {
                 assertArrayEquals(Arrays.copyOf(want, u.committed().length), u.committed(), "chunk " + u.chunk());
             }
+            assertTrue(updates.get(1).drafted() > 0, "chunk 2 verifies chunk 1's hypothesis in one call");
+            try (Multimodal.WhisperStream bounded = new Multimodal.WhisperStream(w, 4000, 0, 0, false, 5)) {
+                List<Multimodal.StreamUpdate> two = bounded.push(wave);
+                assertEquals(2, two.get(0).committed().length + two.get(0).tentative().length);
+                assertEquals(3, two.get(1).committed().length + two.get(1).tentative().length);
+            }
             Multimodal.StreamUpdate last = s.flush();
             assertTrue(last.isFinal());
             assertArrayEquals(want, last.committed());
