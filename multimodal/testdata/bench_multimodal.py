@@ -19,6 +19,9 @@ Cases:
     Python SDK's ViT forward is this one;
   - TimeSformer: testdata/bench_timesformer.json (divided space-time attention, 8 frames of 112x112, seeded
     initialisation), one video: Timesformer.logits against TimesformerForVideoClassification.
+Streaming ASR has no peer in this process (its target is a latency): the Go benchmark
+BenchmarkWhisperStreamTiny (multimodal/whisper_stream_test.go) streams 30 s in 1 s chunks through whisper-tiny's
+sizes at each thread count, and its per-chunk p50/p95/p99 make a second table.
 The models are saved with save_pretrained to a temporary folder and loaded from it by webtensor, and each
 case's outputs are compared before timing, so both sides time the same function of the same weights.
 A ratio is the peer's time over webtensor's (above 1: webtensor is faster).
@@ -27,7 +30,9 @@ A ratio is the peer's time over webtensor's (above 1: webtensor is faster).
 import argparse
 import json
 import os
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -176,7 +181,50 @@ def disturbed(table):
     return out
 
 
-def write_doc(path, table, load):
+STREAM_LINE = re.compile(r"^BenchmarkWhisperStreamTiny/(\S+?)(?:-\d+)?\s+\d+\s+(.*)$")
+
+
+def stream_rows(counts):
+    """(mode, threads, {metric: value}) of BenchmarkWhisperStreamTiny at each thread count."""
+    rows = []
+    for n in counts:
+        cmd = ["go", "test", "./multimodal", "-run", "^$", "-bench", "BenchmarkWhisperStreamTiny", "-benchtime", "1x",
+               "-count", "1"]
+        print("+", f"WEBTENSOR_NUM_THREADS={n}", " ".join(cmd), flush=True)
+        res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False,
+                             env={**os.environ, "WEBTENSOR_NUM_THREADS": str(n)})
+        if res.returncode != 0:
+            sys.exit(f"the streaming benchmark failed:\n{res.stdout}\n{res.stderr}")
+        for line in res.stdout.splitlines():
+            m = STREAM_LINE.match(line)
+            if m:
+                vals = m.group(2).split()
+                rows.append((m.group(1), n, {unit: float(v) for v, unit in zip(vals[::2], vals[1::2], strict=True)}))
+    return rows
+
+
+STREAM_HEAD = """
+Streaming ASR (`BenchmarkWhisperStreamTiny`): whisper-tiny's sizes with seeded random weights, 30 s of
+audio in 1 s chunks, per-chunk latency (features, encoder, decoder) in ms. exact: the encoder over the
+padded 30 s window every chunk (transformers' states); trim10s: the encoder over the buffered audio only,
+10 s windows; both with MaxNewTokens 24. Random weights never end a hypothesis, like a model in a
+hallucination loop, so a window's first chunk decodes 24 tokens one by one with no draft to verify: that
+chunk is the p95. trim10s-5tok/s bounds each hypothesis at 5 tokens per second of buffered audio (speech
+is about 3), the tokens a speaker would have said. drafted: tokens of the previous hypothesis taken
+without a decoder call each, per chunk. Target: p95 < 250 ms.
+
+| mode | threads | p50 | p95 | p99 | drafted/chunk |
+| --- | ---: | ---: | ---: | ---: | ---: |
+"""
+
+
+def stream_table(rows):
+    return STREAM_HEAD + "".join(f"| {mode} | {n} | {m['p50-ms/chunk']:.0f} | {m['p95-ms/chunk']:.0f} | "
+                                 f"{m['p99-ms/chunk']:.0f} | {m.get('drafted/chunk', 0):.1f} |\n"
+                                 for mode, n, m in rows)
+
+
+def write_doc(path, table, load, streams):
     import sentence_transformers
 
     rev = benchenv.commit()
@@ -204,13 +252,14 @@ the peer's time over webtensor's (above 1: webtensor is faster).
     if slow:
         body += ("\nSlower with more threads than with one, so disturbed by the load (read those rows' ratios as the "
                  "machine's, not the libraries'): " + "; ".join(slow) + ".\n")
-    benchenv.write_section(path, SECTION, head + body)
+    benchenv.write_section(path, SECTION, head + body + stream_table(streams))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=5, help="interleaved rounds: the figure is their median")
     ap.add_argument("--doc", help="write the table as a section of this Markdown file (docs/perf.md)")
+    ap.add_argument("--no-stream", action="store_true", help="skip the streaming ASR benchmark")
     ap.add_argument("--threads", default=",".join(str(t) for t in sorted({1, THREADS})),
                     help="comma-separated thread counts, each timed on both sides (default: 1 and all)")
     args = ap.parse_args()
@@ -232,6 +281,7 @@ def main():
             wt.set_num_threads(n)
             times = benchenv.interleaved(fns, repeats=args.repeats)
             table += [(name, n, times[("webtensor", name)], times[("peer", name)], diffs[name]) for name, _, _ in cases]
+    streams = [] if args.no_stream else stream_rows(counts)
     load = (load_start, os.getloadavg()[0])
     print(f"\nwebtensor {wt.__version__} ({wt.__file__}); PyTorch {torch.__version__}, "
           f"transformers {transformers.__version__}; load average {load[0]:.1f} -> {load[1]:.1f}\n")
@@ -241,8 +291,9 @@ def main():
         print(f"| {name} | {n} | {ours * 1e3:.1f} | {peer * 1e3:.1f} | {peer / ours:.2f} | {d:.1e} |")
     for line in disturbed(table):
         print("disturbed by the load:", line)
+    print(stream_table(streams))
     if args.doc:
-        write_doc(args.doc, table, load)
+        write_doc(args.doc, table, load, streams)
 
 
 if __name__ == "__main__":
