@@ -344,7 +344,7 @@ test("browser: wt.onnx.load(bytes) runs a model on WebGPU with named inputs", as
   );
 });
 
-test("browser: wt.multimodal's tokenizers and image processors load from bytes; the models say they need Node", async () => {
+test("browser: wt.multimodal's tokenizers and image processors load from bytes; a model folder's name is refused with the zip's way", async () => {
   await withPage(
     async ({ page }) => {
       const r = await page.evaluate(async () => {
@@ -383,7 +383,7 @@ test("browser: wt.multimodal's tokenizers and image processors load from bytes; 
       });
       assert.deepEqual(r.problems, []);
       assert.deepEqual(r.mask, [1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0]);
-      assert.match(r.folderError, /no file system \(Node only\)/);
+      assert.match(r.folderError, /the browser has no file system: multimodal\.SentenceEncoder\.load\(\) takes a zip archive/);
       assert.equal(r.live, 0, "every tensor freed");
     },
     { extraRoots: { "/mm/": MULTIMODAL_TESTDATA } },
