@@ -208,8 +208,8 @@ Streaming ASR (`BenchmarkWhisperStreamTiny`): whisper-tiny's sizes with seeded r
 audio in 1 s chunks, per-chunk latency (features, encoder, decoder) in ms. exact: the encoder over the
 padded 30 s window every chunk (transformers' states); trim10s: the encoder over the buffered audio only,
 10 s windows; both with MaxNewTokens 24. Random weights never end a hypothesis, like a model in a
-hallucination loop, so a window's first chunk decodes 24 tokens one by one with no draft to verify: that
-chunk is the p95. trim10s-5tok/s bounds each hypothesis at 5 tokens per second of buffered audio (speech
+hallucination loop: in trim10s each window's first chunk decodes 24 tokens one by one with no draft to
+verify, and those chunks are the p95. trim10s-5tok/s bounds each hypothesis at 5 tokens per second of buffered audio (speech
 is about 3), the tokens a speaker would have said. drafted: tokens of the previous hypothesis taken
 without a decoder call each, per chunk. Target: p95 < 250 ms.
 
