@@ -410,8 +410,12 @@ func gemvF32(parallel, transA, transB bool, m, n, k int, alpha float32, a []floa
 	}
 	work := func(lo, hi int) {
 		if rowsContiguous {
+			dot := gemmDot
+			if incv == 1 {
+				dot = dotF32
+			}
 			for i := lo; i < hi; i++ {
-				c[i*incc] += alpha * gemmDot(mat[i*ldm:i*ldm+k], vec, incv)
+				c[i*incc] += alpha * dot(mat[i*ldm:i*ldm+k], vec, incv)
 			}
 			return
 		}
@@ -450,6 +454,17 @@ func gemmDot(x, y []float32, incy int) float32 {
 		s0 += x[i] * y[i*incy]
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// dotF32 is gemmDot of a contiguous y: the vector kernel (rdDotF32) over
+// the largest multiple of 16 elements, gemmDot over the rest.
+func dotF32(x, y []float32, _ int) float32 {
+	body := vecBody(len(x))
+	var s float32
+	if body > 0 {
+		s = vecDotF32(wide(), &x[0], &y[0], body)
+	}
+	return s + gemmDot(x[body:], y[body:len(x)], 1)
 }
 
 // gemmAxpy adds alpha*x to y.

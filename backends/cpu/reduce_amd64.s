@@ -2927,6 +2927,57 @@ rdone:
 	VZEROUPPER
 	RET
 
+// func rdDotF32AVX2(x *float32, y *float32, n int) float32
+// Requires: AVX, AVX2, FMA3, SSE
+TEXT ·rdDotF32AVX2(SB), NOSPLIT, $0-28
+	MOVQ  x+0(FP), AX
+	MOVQ  y+8(FP), CX
+	MOVQ  n+16(FP), DX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+
+rblock:
+	CMPQ        DX, $0x00000020
+	JL          rsingle
+	VMOVUPS     (CX), Y4
+	VFMADD231PS (AX), Y4, Y0
+	VMOVUPS     32(CX), Y4
+	VFMADD231PS 32(AX), Y4, Y1
+	VMOVUPS     64(CX), Y4
+	VFMADD231PS 64(AX), Y4, Y2
+	VMOVUPS     96(CX), Y4
+	VFMADD231PS 96(AX), Y4, Y3
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, DX
+	JMP         rblock
+
+rsingle:
+	TESTQ       DX, DX
+	JE          rdone
+	VMOVUPS     (CX), Y4
+	VFMADD231PS (AX), Y4, Y0
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         rsingle
+
+rdone:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
+	RET
+
 // func rdSumF32AVX512(x *float32, n int) float64
 // Requires: AVX, AVX2, SSE2
 TEXT ·rdSumF32AVX512(SB), NOSPLIT, $0-24
@@ -5882,6 +5933,59 @@ rsingle:
 
 rdone:
 	VZEROUPPER
+	RET
+
+// func rdDotF32AVX512(x *float32, y *float32, n int) float32
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·rdDotF32AVX512(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), AX
+	MOVQ   y+8(FP), CX
+	MOVQ   n+16(FP), DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+rblock:
+	CMPQ        DX, $0x00000040
+	JL          rsingle
+	VMOVUPS     (CX), Z4
+	VFMADD231PS (AX), Z4, Z0
+	VMOVUPS     64(CX), Z4
+	VFMADD231PS 64(AX), Z4, Z1
+	VMOVUPS     128(CX), Z4
+	VFMADD231PS 128(AX), Z4, Z2
+	VMOVUPS     192(CX), Z4
+	VFMADD231PS 192(AX), Z4, Z3
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, DX
+	JMP         rblock
+
+rsingle:
+	TESTQ       DX, DX
+	JE          rdone
+	VMOVUPS     (CX), Z4
+	VFMADD231PS (AX), Z4, Z0
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, DX
+	JMP         rsingle
+
+rdone:
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VEXTRACTF32X8 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VZEROUPPER
+	MOVSS         X0, ret+24(FP)
 	RET
 
 DATA rdc00000008<>+0(SB)/4, $0x00000008

@@ -434,3 +434,11 @@ func vecLogSoftmaxGradF32(wide bool, dx, y, gr *float32, n int, s float32) {
 	}
 	rdLogSoftmaxGradF32AVX2(dx, y, gr, n, s)
 }
+
+// vecDotF32 runs rdDotF32 of AVX-512 (wide) or AVX2.
+func vecDotF32(wide bool, x *float32, y *float32, n int) float32 {
+	if wide {
+		return rdDotF32AVX512(x, y, n)
+	}
+	return rdDotF32AVX2(x, y, n)
+}

@@ -127,3 +127,5 @@ func vecNormColsF32(bool, *float64, *float64, *float32, *float32, int, float64, 
 func vecSoftmaxGradF32(bool, *float32, *float32, *float32, int, float32) { noReduceKernel() }
 
 func vecLogSoftmaxGradF32(bool, *float32, *float32, *float32, int, float32) { noReduceKernel() }
+
+func vecDotF32(bool, *float32, *float32, int) float32 { noReduceKernel(); return 0 }

@@ -290,6 +290,12 @@ func rdSoftmaxGradF32AVX2(dx *float32, y *float32, gr *float32, n int, s float32
 //go:noescape
 func rdLogSoftmaxGradF32AVX2(dx *float32, y *float32, gr *float32, n int, s float32)
 
+// rdDotF32AVX2 is the float32 dot product of x[:n] and y[:n] in four vector
+// accumulators. n is a multiple of 16.
+//
+//go:noescape
+func rdDotF32AVX2(x *float32, y *float32, n int) float32
+
 // rdSumF32AVX512 is the sum of x[:n], in float64 after float32 pairwise sums of
 // four elements per lane. n is a multiple of 16.
 //
@@ -575,3 +581,9 @@ func rdSoftmaxGradF32AVX512(dx *float32, y *float32, gr *float32, n int, s float
 //
 //go:noescape
 func rdLogSoftmaxGradF32AVX512(dx *float32, y *float32, gr *float32, n int, s float32)
+
+// rdDotF32AVX512 is the float32 dot product of x[:n] and y[:n] in four vector
+// accumulators. n is a multiple of 16.
+//
+//go:noescape
+func rdDotF32AVX512(x *float32, y *float32, n int) float32

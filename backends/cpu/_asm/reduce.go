@@ -30,6 +30,7 @@ func genReduceFile() {
 		genColumns(s)
 		genIntSums(s)
 		genRowKernels(s)
+		genDotF32(s)
 	}
 	emitConstants()
 	emitConstants64()
@@ -227,6 +228,8 @@ func (s *isa) fold(v VecVirtual, f64 bool, vop, sop func(a, b, d Op)) VecVirtual
 }
 
 func addPD(a, b, d Op) { VADDPD(a, b, d) }
+func addPS(a, b, d Op) { VADDPS(a, b, d) }
+func addSS(a, b, d Op) { VADDSS(a, b, d) }
 func addSD(a, b, d Op) { VADDSD(a, b, d) }
 func mulPD(a, b, d Op) { VMULPD(a, b, d) }
 func mulSD(a, b, d Op) { VMULSD(a, b, d) }
@@ -664,4 +667,27 @@ func genIntSums(s *isa) {
 		Store(r, ReturnIndex(0))
 		RET()
 	}
+}
+
+// genDotF32 writes rdDotF32, the float32 dot product that matrix-vector
+// products (the CPU's gemvF32: a decoder step's every linear layer and LM
+// head) run on: they stream their matrix once, and the scalar Go loop
+// they had kept a core at about one element a cycle, below what memory
+// delivers. Four vector FMA chains, summed in a fixed order, so a row's
+// result does not depend on where the row starts.
+func genDotF32(s *isa) {
+	name := "rdDotF32" + s.name
+	text(name, "func(x *float32, y *float32, n int) float32")
+	Doc(name+" is the float32 dot product of x[:n] and y[:n] in four vector",
+		"accumulators. n is a multiple of 16.")
+	x, y := param("x", srcF32.elem), param("y", srcF32.elem)
+	n := loadInt("n")
+	acc := s.zeros(4)
+	s.rloop(n, []ptr{x, y}, 4, func(j int) {
+		VFMADD231PS(x.at(j*s.lanes), s.load(y.at(j*s.lanes)), acc[j])
+	})
+	r := s.fold(sum4(acc, addPS), false, addPS, addSS)
+	VZEROUPPER()
+	Store(r, ReturnIndex(0))
+	RET()
 }
