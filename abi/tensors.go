@@ -25,7 +25,11 @@ func PromoteTypes(a, b int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return int64(core.PromoteTypes(da, db)), nil
+	d, err := core.Promote(da, db)
+	if err != nil {
+		return 0, Invalidf("%v", err)
+	}
+	return int64(d), nil
 }
 
 // ParseShape checks extents: at most MaxRank of them, each 0..2^40, and

@@ -19,6 +19,7 @@ import (
 var npyDTypes = map[string]core.DType{
 	"<f4": core.F32, "<f8": core.F64, "<f2": core.F16, "<i8": core.I64, "<i4": core.I32, "<u4": core.U32,
 	"<i2": core.I16, "|i1": core.I8, "|u1": core.U8, "|b1": core.Bool,
+	"<u2": core.U16, "<u8": core.U64,
 }
 
 var (

@@ -329,7 +329,7 @@ func parseInput(in inputJSON) (core.InputSpec, error) {
 // lists, not the NumPy spellings core.ParseDType also takes.
 func parseDTypeName(name string) (core.DType, error) {
 	for _, d := range core.AllDTypes {
-		if d.String() == name {
+		if d.String() == name && int(d) < len(abiDType) && abiDType[d] != 0 {
 			return d, nil
 		}
 	}
