@@ -109,6 +109,12 @@ func TestEmulatedOpsMatchReference(t *testing.T) {
 	backendtest.RunVectors(t, emuDevice)
 }
 
+// u16 and u64 are refused by name on CUDA (unsupportedDType).
+func TestEmulatedUnsigned(t *testing.T) {
+	needEmulator(t)
+	backendtest.RunUnsigned(t, emuDevice)
+}
+
 func TestEmulatedGradients(t *testing.T) {
 	needEmulator(t)
 	backendtest.RunGradCheck(t, emuDevice)

@@ -11,6 +11,17 @@ import (
 // bytes, i64 and f64 eight, bool one. So uploads, downloads and DLPack
 // exchange are plain copies (or none), and only kernels convert.
 
+// unsupportedDType refuses u16 and u64: the kernels' dialect (backends/lower)
+// has no unsigned type wider than u32 to compute u64 in, and no kernel here
+// has been checked on u16 yet, so both are refused rather than guessed at.
+func unsupportedDType(d core.DType) error {
+	if d == core.U16 || d == core.U64 {
+		return fmt.Errorf("cuda: %s is not supported yet on CUDA (the CPU backend has it); cast to %s first, or use device cpu",
+			d, map[core.DType]string{core.U16: "i32", core.U64: "i64"}[d])
+	}
+	return nil
+}
+
 // storageType is the C type of one stored element (cu/prelude.cuh).
 func storageType(d core.DType) string {
 	switch d {
