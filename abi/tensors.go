@@ -8,7 +8,7 @@ import (
 func ParseDType(code int64) (core.DType, error) {
 	dt := core.DType(code)
 	if code < 0 || code > 255 || !dt.Valid() {
-		return core.Invalid, Invalidf("unknown dtype code %d (valid: 1=f32 ... 11=bool, 12=c64, 13=c128, see wt_dtype)", code)
+		return core.Invalid, Invalidf("unknown dtype code %d (valid: 1=f32 ... 11=bool, 12=c64, 13=c128, 14=u16, 15=u64, see wt_dtype)", code)
 	}
 	return dt, nil
 }
