@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"slices"
 
 	"github.com/webtensor/webtensor/core"
 )
@@ -21,72 +22,65 @@ func u64Key(v int64) int64 { return v ^ math.MinInt64 }
 
 // unsignedOrder runs k on u64Key of its u64 inputs (the positions in ins)
 // held as i64, and writes u64Key of its i64 results back into the u64
-// outputs at the positions in outs; other inputs and outputs (indices,
-// counts) pass as they are. Without a u64 input it is k. keep says for
-// which calls it applies (nil: all), so a kernel that also sums, say,
-// runs its other modes on the bits unchanged.
+// outputs at the positions in outs; other inputs and outputs (indices)
+// pass as they are. Without a u64 input it is k. keep says for which calls
+// it applies (nil: all), so a kernel that also sums, say, runs its other
+// modes on the bits unchanged. k must not be a Dynamic op's kernel (its
+// outputs are allocated here).
 func unsignedOrder(k core.Kernel, keep func(core.Attrs) bool, ins, outs []int) core.Kernel {
 	return func(kc *core.KernelCall) error {
 		if !hasU64(kc.Inputs, ins) || (keep != nil && !keep(kc.Attrs)) {
 			return k(kc)
 		}
 		inner := *kc
-		inner.Inputs = append([]*core.Tensor{}, kc.Inputs...)
+		inner.Inputs = slices.Clone(kc.Inputs)
 		for _, j := range ins {
-			t := kc.Inputs[j]
-			if t == nil || !t.DType().IsUnsigned64() {
-				continue
-			}
-			keyed, err := kc.Alloc(t.Shape(), core.I64)
-			if err != nil {
-				return err
-			}
-			v := readI64(t)
-			for i, x := range v {
-				v[i] = u64Key(x)
-			}
-			writeI64(keyed, v)
-			inner.Inputs[j] = keyed
-		}
-		if !kc.Op.Dynamic {
-			inner.Outputs = append([]*core.Tensor{}, kc.Outputs...)
-			for _, j := range outs {
-				if t := kc.Outputs[j]; t.DType().IsUnsigned64() {
-					tmp, err := kc.Alloc(t.Shape(), core.I64)
-					if err != nil {
-						return err
-					}
-					inner.Outputs[j] = tmp
+			if t := kc.Inputs[j]; t != nil && t.DType().IsUnsigned64() {
+				keyed, err := keyedCopy(kc, t)
+				if err != nil {
+					return err
 				}
+				inner.Inputs[j] = keyed
+			}
+		}
+		inner.Outputs = slices.Clone(kc.Outputs)
+		for _, j := range outs {
+			if t := kc.Outputs[j]; t.DType().IsUnsigned64() {
+				tmp, err := kc.Alloc(t.Shape(), core.I64)
+				if err != nil {
+					return err
+				}
+				inner.Outputs[j] = tmp
 			}
 		}
 		if err := k(&inner); err != nil {
 			return err
 		}
-		res := inner.Outputs
-		if kc.Op.Dynamic {
-			kc.SetOutputs(append([]*core.Tensor{}, res...)...)
-		}
 		for _, j := range outs {
-			if j >= len(res) || res[j].DType() != core.I64 {
-				continue
-			}
-			dst := kc.Outputs[j]
-			if kc.Op.Dynamic {
-				t, err := kc.Alloc(res[j].Shape(), core.U64)
-				if err != nil {
-					return err
+			if kc.Outputs[j].DType().IsUnsigned64() {
+				v := readI64(inner.Outputs[j])
+				for i, x := range v {
+					v[i] = u64Key(x)
 				}
-				kc.Outputs[j], dst = t, t
+				writeI64(kc.Outputs[j], v)
 			}
-			v := readI64(res[j])
-			for i, x := range v {
-				v[i] = u64Key(x)
-			}
-			writeI64(dst, v)
 		}
 		return nil
 	}
+}
+
+// keyedCopy is a contiguous i64 tensor of u64Key of t's values.
+func keyedCopy(kc *core.KernelCall, t *core.Tensor) (*core.Tensor, error) {
+	keyed, err := kc.Alloc(t.Shape(), core.I64)
+	if err != nil {
+		return nil, err
+	}
+	v := readI64(t)
+	for i, x := range v {
+		v[i] = u64Key(x)
+	}
+	writeI64(keyed, v)
+	return keyed, nil
 }
 
 // hasU64 reports whether an input at one of the positions is u64.
