@@ -44,7 +44,8 @@ NAME_L, USED_L = b"dltensor", b"used_dltensor"
 
 # webtensor.h
 WT_OK = 0
-WT = {"f32": 1, "f16": 2, "bf16": 3, "f64": 4, "i64": 5, "i32": 6, "u32": 7, "i16": 8, "i8": 9, "u8": 10, "bool": 11, "u16": 14, "u64": 15}
+WT = {"f32": 1, "f16": 2, "bf16": 3, "f64": 4, "i64": 5, "i32": 6, "u32": 7, "i16": 8, "i8": 9, "u8": 10, "bool": 11,
+      "u16": 14, "u64": 15}
 NP_TO_WT = {
     np.float32: "f32", np.float16: "f16", np.float64: "f64", np.int64: "i64", np.int32: "i32",
     np.uint32: "u32", np.int16: "i16", np.int8: "i8", np.uint8: "u8", np.bool_: "bool",
