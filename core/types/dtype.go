@@ -253,5 +253,5 @@ func Promote(a, b DType) (DType, error) {
 	}
 	return Invalid, fmt.Errorf("cannot promote %s with %s: no integer dtype holds both ranges "+
 		"(the array API leaves it undefined and PyTorch refuses it; NumPy's f64 would round values above 2^53): "+
-		"cast one operand first, e.g. to %s, or to f64 if rounding is acceptable", a, b, s)
+		"cast one operand first: the u64 one to i64 if its values stay below 2^63, or both to f64 if rounding is acceptable", a, b)
 }
