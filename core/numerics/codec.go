@@ -113,7 +113,7 @@ func FloatToInt(d types.DType, f float64) int64 {
 // IntRange is the smallest and largest value of integer dtype d (bool: 0
 // and 1). u64's top, 2^64-1, is past int64: IntRange gives math.MaxInt64
 // for it, the part of its range an int64 attribute (a fill value, a bound)
-// can name; UintMax is the whole.
+// can name; FloatToInt converts into the whole.
 func IntRange(d types.DType) (lo, hi int64) {
 	switch d {
 	case types.U16:
@@ -134,28 +134,6 @@ func IntRange(d types.DType) (lo, hi int64) {
 		return 0, 1
 	}
 	return math.MinInt64, math.MaxInt64
-}
-
-// UintMax is the largest value of unsigned dtype d (0 for any other).
-func UintMax(d types.DType) uint64 {
-	switch d {
-	case types.U64:
-		return math.MaxUint64
-	case types.U32, types.U16, types.U8:
-		_, hi := IntRange(d)
-		return uint64(hi)
-	}
-	return 0
-}
-
-// I64ToF64 is the float64 nearest an integer of dtype d carried as int64
-// (a u64 as its bit pattern): the one place a u64 above 2^63 is read as
-// itself rather than as a negative number.
-func I64ToF64(d types.DType, v int64) float64 {
-	if d == types.U64 {
-		return float64(uint64(v))
-	}
-	return float64(v)
 }
 
 // PutF64 writes v into element i of a dtype's byte buffer.
