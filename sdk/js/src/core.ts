@@ -157,7 +157,7 @@ export class Tensor {
   }
 
   /**
-   * The single element as a number (bigint for i64, boolean for bool, {re, im}
+   * The single element as a number (bigint for i64 and u64, boolean for bool, {re, im}
    * for c64 and c128); synchronous like dataSync().
    */
   item(): number | bigint | boolean | Complex {
