@@ -65,7 +65,7 @@ func readNPY(r io.Reader, name string, dev ...core.Device) (*core.Tensor, error)
 	}
 	dt, ok := npyDTypes[d[1]]
 	if !ok {
-		return nil, fmt.Errorf("%s: dtype %q is not supported (little-endian floats, ints, uint8, bool)", name, d[1])
+		return nil, fmt.Errorf("%s: dtype %q is not supported (little-endian floats, ints, unsigned ints, bool)", name, d[1])
 	}
 	if f[1] == "True" {
 		return nil, fmt.Errorf("%s: Fortran-order arrays are not supported; save np.ascontiguousarray(a)", name)
