@@ -253,7 +253,7 @@ func runUnsignedLayout(t *testing.T, dev core.Device, d core.DType) {
 	idx := unsignedTensor(dev, d, []uint64{7, 0, 2})
 	expectUnsigned(t, "index_select", core.Call1("index_select", core.Attrs{"axis": 0}, a, idx), d, []uint64{av[7], av[0], av[2]})
 	bad := core.Call1("index_select", core.Attrs{"axis": 0}, a, unsignedTensor(dev, d, []uint64{uint64(math.MaxUint64) >> (64 - 8*d.Size())}))
-	if bad.Err() == nil {
+	if _, err := bad.Uint64s(); bad.Err() == nil && err == nil { // a GPU may report it when the result is read
 		t.Fatalf("index_select with index %d of %s: want an out-of-range error", uint64(math.MaxUint64)>>(64-8*d.Size()), d)
 	}
 	full := core.Call1("full", core.Attrs{"shape": []int{2}, "value": 40000.0, "dtype": d, "device": dev.String()})

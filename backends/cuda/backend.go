@@ -189,7 +189,7 @@ func NewCompileOnly(arch int) (*Backend, error) {
 // Info describes the GPU and libraries.
 func (b *Backend) Info() Info { return b.info }
 
-// Capabilities: every dtype natively, but u16 and u64 (unsupportedDType).
+// Capabilities: every dtype natively, but u64 (unsupportedDType).
 func (b *Backend) Capabilities() core.Capabilities {
 	desc := fmt.Sprintf("%s (compute capability %s, %d SMs, %s; driver CUDA %s, NVRTC %s, kernels for %s)",
 		b.info.Name, b.info.ComputeCapability, b.info.Multiprocessors, humanBytes(b.info.MemoryBytes),

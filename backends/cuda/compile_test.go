@@ -109,7 +109,8 @@ func TestEmulatedOpsMatchReference(t *testing.T) {
 	backendtest.RunVectors(t, emuDevice)
 }
 
-// u16 and u64 are refused by name on CUDA (unsupportedDType).
+// u16 on the CUDA kernels against Go's arithmetic; u64 is refused by name
+// (unsupportedDType).
 func TestEmulatedUnsigned(t *testing.T) {
 	needEmulator(t)
 	backendtest.RunUnsigned(t, emuDevice)

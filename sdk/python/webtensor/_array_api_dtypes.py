@@ -164,11 +164,11 @@ class _Info:
 
     def dtypes(self, *, device: str | None = None, kind=None) -> dict:
         """The standard's dtypes a tensor on device can hold (WebGPU holds no
-        f64, so no complex128, and no uint64; CUDA no uint16 or uint64 yet),
+        f64, so no complex128, and no uint64; CUDA no uint64 yet),
         those of kind when given."""
         dev = device or ""
         absent = (("float64", "complex128", "uint64") if dev.startswith("webgpu")
-                  else ("uint16", "uint64") if dev.startswith("cuda") else ())
+                  else ("uint64",) if dev.startswith("cuda") else ())
         names = [n for n in _STANDARD if n not in absent]
         return {n: BY_NAME[n] for n in names if kind is None or isdtype(BY_NAME[n], kind)}
 
