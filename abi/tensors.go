@@ -8,7 +8,7 @@ import (
 func ParseDType(code int64) (core.DType, error) {
 	dt := core.DType(code)
 	if code < 0 || code > 255 || !dt.Valid() {
-		return core.Invalid, Invalidf("unknown dtype code %d (valid: 1=f32 ... 11=bool, 12=c64, 13=c128, see wt_dtype)", code)
+		return core.Invalid, Invalidf("unknown dtype code %d (valid: 1=f32 ... 11=bool, 12=c64, 13=c128, 14=u16, 15=u64, see wt_dtype)", code)
 	}
 	return dt, nil
 }
@@ -25,7 +25,11 @@ func PromoteTypes(a, b int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return int64(core.PromoteTypes(da, db)), nil
+	d, err := core.Promote(da, db)
+	if err != nil {
+		return 0, Invalidf("%v", err)
+	}
+	return int64(d), nil
 }
 
 // ParseShape checks extents: at most MaxRank of them, each 0..2^40, and

@@ -253,7 +253,7 @@ var dlTypes = []struct {
 	{core.F32, C.kDLFloat, 32}, {core.F64, C.kDLFloat, 64}, {core.F16, C.kDLFloat, 16},
 	{core.BF16, C.kDLBfloat, 16},
 	{core.I64, C.kDLInt, 64}, {core.I32, C.kDLInt, 32}, {core.I16, C.kDLInt, 16}, {core.I8, C.kDLInt, 8},
-	{core.U32, C.kDLUInt, 32}, {core.U8, C.kDLUInt, 8},
+	{core.U32, C.kDLUInt, 32}, {core.U8, C.kDLUInt, 8}, {core.U16, C.kDLUInt, 16}, {core.U64, C.kDLUInt, 64},
 	{core.Bool, C.kDLBool, 8},
 	{core.C64, C.kDLComplex, 64}, {core.C128, C.kDLComplex, 128},
 }
@@ -277,7 +277,7 @@ func fromDLDataType(dt C.DLDataType) (core.DType, error) {
 		}
 	}
 	return core.Invalid, fmt.Errorf("DLPack dtype %s (code %d) with %d bits and %d lanes is not supported "+
-		"(webtensor has f32 f64 f16 bf16 i64 i32 i16 i8 u32 u8 bool c64 c128, one lane)", dlCodeName(code), code, bits, lanes)
+		"(webtensor has f32 f64 f16 bf16 i64 i32 i16 i8 u64 u32 u16 u8 bool c64 c128, one lane)", dlCodeName(code), code, bits, lanes)
 }
 
 var dlCodeNames = map[uint8]string{C.kDLInt: "kDLInt", C.kDLUInt: "kDLUInt", C.kDLFloat: "kDLFloat",

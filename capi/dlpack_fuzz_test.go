@@ -36,7 +36,7 @@ var dlFuzzTypes = []struct {
 	d          core.DType
 }{{dlFloat, 32, core.F32}, {dlFloat, 64, core.F64}, {dlFloat, 16, core.F16}, {dlBfloat, 16, core.BF16},
 	{dlInt, 64, core.I64}, {dlInt, 32, core.I32}, {dlInt, 16, core.I16}, {dlInt, 8, core.I8},
-	{dlUInt, 32, core.U32}, {dlUInt, 8, core.U8}, {dlBool, 8, core.Bool}}
+	{dlUInt, 32, core.U32}, {dlUInt, 8, core.U8}, {dlUInt, 16, core.U16}, {dlUInt, 64, core.U64}, {dlBool, 8, core.Bool}}
 
 func dlFuzzDType(code, bits uint8, lanes uint16) core.DType {
 	for _, e := range dlFuzzTypes {

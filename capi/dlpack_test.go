@@ -374,7 +374,8 @@ func TestDLPackReadOnly(t *testing.T) {
 func TestDLPackDTypes(t *testing.T) {
 	want := map[core.DType][2]int{core.F32: {dlFloat, 32}, core.F64: {dlFloat, 64}, core.F16: {dlFloat, 16},
 		core.BF16: {dlBfloat, 16}, core.I64: {dlInt, 64}, core.I32: {dlInt, 32}, core.I16: {dlInt, 16},
-		core.I8: {dlInt, 8}, core.U32: {dlUInt, 32}, core.U8: {dlUInt, 8}, core.Bool: {dlBool, 8}}
+		core.I8: {dlInt, 8}, core.U32: {dlUInt, 32}, core.U8: {dlUInt, 8}, core.Bool: {dlBool, 8},
+		core.U16: {dlUInt, 16}, core.U64: {dlUInt, 64}}
 	require.Len(t, want, len(core.AllDTypes))
 	for _, d := range core.AllDTypes {
 		for _, v := range dlVersions {
@@ -448,7 +449,7 @@ func TestDLPackMalformed(t *testing.T) {
 		{"unknown device", with(func(s *dlSpec) { s.DeviceType = 99 }), false, statusUnsupported, "device_type 99"},
 		{"complex32", with(func(s *dlSpec) { s.Code, s.Bits = dlComplex, 32 }), false, statusUnsupported, "kDLComplex"}, // 64 and 128 are c64, c128
 		{"float8", with(func(s *dlSpec) { s.Bits = 8 }), false, statusUnsupported, "8 bits"},
-		{"uint16", with(func(s *dlSpec) { s.Code, s.Bits = dlUInt, 16 }), false, statusUnsupported, "kDLUInt"},
+		{"uint128", with(func(s *dlSpec) { s.Code, s.Bits = dlUInt, 128 }), false, statusUnsupported, "kDLUInt"},
 		{"lanes", with(func(s *dlSpec) { s.Lanes = 4 }), false, statusUnsupported, "4 lanes"},
 		{"version 2", with(func(s *dlSpec) { s.Major = 2 }), true, statusUnsupported, "version 2.1"},
 		{"version 0", with(func(s *dlSpec) { s.Major = 0 }), true, statusUnsupported, "version 0.1"},

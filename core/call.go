@@ -214,7 +214,11 @@ func promote(inputs []*Tensor) ([]*Tensor, error) {
 		if common == Invalid {
 			common = t.dtype
 		} else if t.dtype != common {
-			common, mixed = PromoteTypes(common, t.dtype), true
+			d, err := Promote(common, t.dtype)
+			if err != nil {
+				return nil, err
+			}
+			common, mixed = d, true
 		}
 	}
 	if !mixed {

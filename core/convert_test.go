@@ -27,6 +27,11 @@ func TestFloatToIntSaturatesAndMapsNaNToZero(t *testing.T) {
 		{core.U8, 300, 255}, {core.U8, -5, 0}, {core.U8, -0.9, 0}, {core.U8, 255.9, 255},
 		{core.I8, 200, 127}, {core.I8, -200, -128}, {core.I16, 40000, 32767},
 		{core.U32, 5e9, math.MaxUint32}, {core.U32, -1, 0},
+		{core.U16, 70000, math.MaxUint16}, {core.U16, -1, 0}, {core.U16, 65535.5, 65535},
+		// u64 results are their bit pattern: 2^63 is MinInt64, 2^64-1 is -1.
+		{core.U64, nan, 0}, {core.U64, -inf, 0}, {core.U64, -0.5, 0}, {core.U64, inf, -1}, {core.U64, 1e20, -1},
+		{core.U64, 9223372036854775808, math.MinInt64}, {core.U64, 1.8446744073709550e19, -2048},
+		{core.U64, 9007199254740993, 9007199254740992}, {core.U64, 3.9, 3},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, numerics.FloatToInt(c.d, c.in), "%v %v", c.d, c.in)
@@ -40,4 +45,24 @@ func TestFloatToIntSaturatesAndMapsNaNToZero(t *testing.T) {
 	v, err := x.Cast(core.U8).Int64s()
 	assert.NoError(t, err)
 	assert.Equal(t, []int64{0, 255, 255, 0}, v)
+}
+
+// A u64 reads back as itself through every exact path: GetF64 rounds once
+// to nearest, Uint64s is exact, Int64s gives the bits.
+func TestU64ValuesPast2To63(t *testing.T) {
+	x := core.FromSlice([]uint64{1<<63 + 1, math.MaxUint64, 1<<53 + 1}, core.Shape{3})
+	u, err := x.Uint64s()
+	assert.NoError(t, err)
+	assert.Equal(t, []uint64{1<<63 + 1, math.MaxUint64, 1<<53 + 1}, u)
+	i, err := x.Int64s()
+	assert.NoError(t, err)
+	assert.Equal(t, []int64{math.MinInt64 + 1, -1, 1<<53 + 1}, i)
+	f, err := x.Float64s()
+	assert.NoError(t, err)
+	assert.Equal(t, []float64{9223372036854775808, 18446744073709551616, 9007199254740992}, f)
+	h := core.FromSlice([]uint16{65535, 1}, core.Shape{2})
+	assert.Equal(t, core.U16, h.DType())
+	hv, err := h.Uint64s()
+	assert.NoError(t, err)
+	assert.Equal(t, []uint64{65535, 1}, hv)
 }

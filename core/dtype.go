@@ -23,6 +23,8 @@ const (
 	Bool    = types.Bool
 	C64     = types.C64
 	C128    = types.C128
+	U16     = types.U16
+	U64     = types.U64
 )
 
 // ComplexDTypes lists the complex dtypes (not in AllDTypes: see types.C64).
@@ -44,7 +46,12 @@ func ParseDType(s string) (DType, error) { return types.ParseDType(s) }
 // PyTorch's rules for tensors of equal standing: a higher category wins, and
 // within a category the wider type wins (f16 with bf16 gives f32; a signed
 // with an unsigned integer gives the next signed type wide enough).
+// It is Invalid for a pair Promote refuses.
 func PromoteTypes(a, b DType) DType { return types.PromoteTypes(a, b) }
+
+// Promote is PromoteTypes with the reason a pair has no common dtype (u64
+// with a signed integer).
+func Promote(a, b DType) (DType, error) { return types.Promote(a, b) }
 
 // ComplexDType is the complex dtype with parts of dtype d (c128 for f64,
 // else c64).

@@ -1019,7 +1019,7 @@ func (a *Tensor) Sub(b *Tensor, attrs ...Attrs) *Tensor {
 	return Call1("sub", mergeAttrs(attrs), a, b)
 }
 
-// Sum: Sum over axes (bool and small integers sum as i64, like PyTorch).
+// Sum: Sum over axes (bool, signed integers and u8 sum as i64, like PyTorch; u16 and u64 as u64, the array API's rule).
 // Attributes: axes, keepdim.
 func (x *Tensor) Sum(attrs ...Attrs) *Tensor {
 	return Call1("sum", mergeAttrs(attrs), x)

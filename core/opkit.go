@@ -7,8 +7,8 @@ import "github.com/webtensor/webtensor/core/oprules"
 // Tensor-input dtype sets used by InputSpec.DTypes.
 var (
 	floatsOnly = FloatDTypes
-	intIndex   = []DType{I64, I32, U32, I16, I8, U8}
-	numeric    = []DType{F32, F16, BF16, F64, I64, I32, U32, I16, I8, U8}
+	intIndex   = []DType{I64, I32, U32, I16, I8, U8, U16, U64}
+	numeric    = []DType{F32, F16, BF16, F64, I64, I32, U32, I16, I8, U8, U16, U64}
 )
 
 // InferSame gives one output with the shape and dtype of input 0.

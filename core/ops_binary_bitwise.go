@@ -9,8 +9,8 @@ package core
 
 // bitwiseLogical and bitwiseInts are the dtypes the two families take.
 var (
-	bitwiseLogical = []DType{I64, I32, U32, I16, I8, U8, Bool}
-	bitwiseInts    = []DType{I64, I32, U32, I16, I8, U8}
+	bitwiseLogical = []DType{I64, I32, U32, I16, I8, U8, U16, U64, Bool}
+	bitwiseInts    = []DType{I64, I32, U32, I16, I8, U8, U16, U64}
 )
 
 // bitwiseSamples are integer samples of every width; shifts keep their

@@ -50,7 +50,8 @@ func ewInferWhere(in []Meta, _ Attrs) ([]Meta, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []Meta{{Shape: s, DType: PromoteTypes(in[1].DType, in[2].DType)}}, nil
+	d, err := Promote(in[1].DType, in[2].DType)
+	return []Meta{{Shape: s, DType: d}}, err
 }
 
 func ewWhereGrad(c *GradCtx) ([]*Tensor, error) {

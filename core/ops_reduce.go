@@ -43,12 +43,12 @@ func reduceSamples(extra ...Sample) []Sample {
 func init() {
 	MustRegister(
 		&OpDef{
-			Name: "sum", Category: "reduce", Doc: "Sum over axes (bool and small integers sum as i64, like PyTorch).",
+			Name: "sum", Category: "reduce", Doc: "Sum over axes (bool, signed integers and u8 sum as i64, like PyTorch; u16 and u64 as u64, the array API's rule).",
 			Inputs: []InputSpec{{Name: "x"}}, Attrs: reduceAttrs(),
 			Infer: func(in []Meta, a Attrs) ([]Meta, error) {
 				m, err := InferReduce(in, a)
-				if err == nil && (m[0].DType == Bool || (m[0].DType.IsInt() && m[0].DType != U32)) {
-					m[0].DType = I64
+				if err == nil {
+					m[0].DType = accumulateDType(m[0].DType)
 				}
 				return m, err
 			},

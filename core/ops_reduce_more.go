@@ -13,11 +13,16 @@ import (
 // (products with zeros, ties of extremes, norms at zero, running products)
 // go through the internal "_..._grad" helpers at the end of this file.
 
-// accumulateDType is the result dtype of sum-like reductions: bool and the
-// integers up to 32 bits accumulate in i64 as in PyTorch; u32 stays (torch
-// has no wider unsigned type).
+// accumulateDType is the result dtype of sum-like reductions: bool, the
+// signed integers and u8 accumulate in i64 as in PyTorch; u16 and u64 in
+// u64, the array API's "unsigned integer of the default width" (PyTorch
+// has no such reduction for them to follow); u32 stays u32, as it did
+// before u64 existed (WebGPU sums it in its own 32 bits).
 func accumulateDType(d DType) DType {
-	if d == Bool || (d.IsInt() && d != U32) {
+	switch {
+	case d == U16 || d == U64:
+		return U64
+	case d == Bool || (d.IsInt() && d != U32):
 		return I64
 	}
 	return d

@@ -174,7 +174,7 @@ func WrapStorage(b Backend, s Storage, shape Shape, strides []int, offset int, d
 
 // Number is the set of Go element types a tensor can be built from.
 type Number interface {
-	~float32 | ~float64 | ~int64 | ~int32 | ~uint32 | ~int16 | ~int8 | ~uint8 | ~int | ~bool
+	~float32 | ~float64 | ~int64 | ~int32 | ~uint32 | ~int16 | ~int8 | ~uint8 | ~int | ~bool | ~uint16 | ~uint64
 }
 
 func dtypeOf[T Number]() DType {
@@ -196,6 +196,10 @@ func dtypeOf[T Number]() DType {
 		return I8
 	case uint8:
 		return U8
+	case uint16:
+		return U16
+	case uint64:
+		return U64
 	case bool:
 		return Bool
 	}
@@ -311,7 +315,9 @@ func (t *Tensor) Float32s() ([]float32, error) {
 	return out, nil
 }
 
-// Int64s returns the values converted to int64 (floats truncate).
+// Int64s returns the values converted to int64 (floats truncate). A u64
+// comes back as its bit pattern (values above 2^63 are negative): Uint64s
+// reads it as itself.
 func (t *Tensor) Int64s() ([]int64, error) {
 	b, err := t.Bytes()
 	if err != nil {
@@ -320,6 +326,32 @@ func (t *Tensor) Int64s() ([]int64, error) {
 	out := make([]int64, t.Numel())
 	for i := range out {
 		out[i] = numerics.GetI64(t.dtype, b, i)
+	}
+	return out, nil
+}
+
+// Uint64s returns the values converted to uint64, exactly for every
+// integer dtype (a negative one wraps, as a C cast does), so a u64 above
+// 2^53 survives where Float64s would round it; floats truncate and
+// saturate by numerics.FloatToInt.
+func (t *Tensor) Uint64s() ([]uint64, error) {
+	v, err := t.Int64s()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint64, len(v))
+	if t.dtype.IsFloat() {
+		f, err := t.Float64s()
+		if err != nil {
+			return nil, err
+		}
+		for i, x := range f {
+			out[i] = uint64(numerics.FloatToInt(U64, x))
+		}
+		return out, nil
+	}
+	for i, x := range v {
+		out[i] = uint64(x)
 	}
 	return out, nil
 }

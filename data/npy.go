@@ -26,6 +26,7 @@ var npyMagic = []byte("\x93NUMPY")
 var npyDTypes = map[string]core.DType{
 	"<f8": core.F64, "<f4": core.F32, "<f2": core.F16, "<i8": core.I64, "<i4": core.I32,
 	"<u4": core.U32, "<i2": core.I16, "|i1": core.I8, "|u1": core.U8, "|b1": core.Bool,
+	"<u2": core.U16, "<u8": core.U64,
 }
 
 var (
@@ -67,7 +68,7 @@ func parseNPY(source, name string, raw []byte) (column, error) {
 	}
 	dtype, ok := npyDTypes[d[1]]
 	if !ok {
-		return column{}, fmt.Errorf("%s: dtype %q is not one webtensor reads (little-endian f8 f4 f2 i8 i4 u4 i2 i1 u1 b1)", source, d[1])
+		return column{}, fmt.Errorf("%s: dtype %q is not one webtensor reads (little-endian f8 f4 f2 i8 i4 u8 u4 u2 i2 i1 u1 b1)", source, d[1])
 	}
 	var shape core.Shape
 	for _, part := range strings.Split(s[1], ",") {

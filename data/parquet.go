@@ -147,7 +147,7 @@ func parquetDType(desc *schema.Column) (core.DType, error) {
 			case !it.IsSigned() && it.BitWidth() == 8:
 				return core.U8, nil
 			case !it.IsSigned() && it.BitWidth() == 16:
-				return core.I32, nil // no u16 in core: widened, exactly
+				return core.U16, nil
 			case !it.IsSigned():
 				return core.U32, nil
 			}
@@ -155,7 +155,7 @@ func parquetDType(desc *schema.Column) (core.DType, error) {
 		return core.I32, nil
 	case parquet.Types.Int64:
 		if it, ok := lt.(schema.IntLogicalType); ok && !it.IsSigned() {
-			return 0, fmt.Errorf("uint64 has no tensor dtype (cast it to int64 when writing)")
+			return core.U64, nil // the int64 bits are the value's
 		}
 		return core.I64, nil
 	case parquet.Types.Float:

@@ -106,13 +106,13 @@ func TestParquet(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 5, ds.Len())
 	assert.Equal(t, []Field{{"a", core.I8, core.Shape{}}, {"b", core.F64, core.Shape{}},
-		{"v", core.F32, core.Shape{3}}, {"u", core.I32, core.Shape{}}}, ds.Fields())
+		{"v", core.F32, core.Shape{3}}, {"u", core.U16, core.Shape{}}}, ds.Fields())
 	for i := range 5 { // rows span row groups of 2
 		r := record(t, ds, i)
 		assert.Equal(t, byte(i), r[0][0])
 		assert.Equal(t, 0.5*float64(i), math.Float64frombits(binary.LittleEndian.Uint64(r[1])))
 		assert.Equal(t, []float32{float32(i), float32(i + 1), float32(i + 2)}, f32s(r[2]))
-		assert.Equal(t, uint32(i), binary.LittleEndian.Uint32(r[3]))
+		assert.Equal(t, uint16(i), binary.LittleEndian.Uint16(r[3])) // a UINT_16 column is u16
 	}
 	_, err = Parquet(td("table.parquet"))
 	assert.EqualError(t, err, td("table.parquet")+`: column "s": type BYTE_ARRAY (String) has no tensor dtype: webtensor reads numbers, bool and lists of them`)

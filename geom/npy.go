@@ -19,6 +19,7 @@ import (
 var npyDTypes = map[string]core.DType{
 	"<f4": core.F32, "<f8": core.F64, "<f2": core.F16, "<i8": core.I64, "<i4": core.I32, "<u4": core.U32,
 	"<i2": core.I16, "|i1": core.I8, "|u1": core.U8, "|b1": core.Bool,
+	"<u2": core.U16, "<u8": core.U64,
 }
 
 var (
@@ -64,7 +65,7 @@ func readNPY(r io.Reader, name string, dev ...core.Device) (*core.Tensor, error)
 	}
 	dt, ok := npyDTypes[d[1]]
 	if !ok {
-		return nil, fmt.Errorf("%s: dtype %q is not supported (little-endian floats, ints, uint8, bool)", name, d[1])
+		return nil, fmt.Errorf("%s: dtype %q is not supported (little-endian floats, ints, unsigned ints, bool)", name, d[1])
 	}
 	if f[1] == "True" {
 		return nil, fmt.Errorf("%s: Fortran-order arrays are not supported; save np.ascontiguousarray(a)", name)

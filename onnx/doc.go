@@ -20,8 +20,10 @@
 // dimensions (dim_param) load as such and are bound, consistently across
 // inputs, when the model runs.
 //
-// ONNX element types webtensor has no dtype for are held widened into one
-// it has, exactly: UINT16 as i32, UINT64 as i64, INT4 and INT2 as i8, UINT4
+// ONNX element types webtensor had no dtype for are held widened into one
+// it has, exactly: UINT16 as i32, UINT64 as i64 (the importer predates
+// webtensor's u16 and u64 and keeps this holding, which runs on every
+// device; the exporter writes u16 and u64 tensors as UINT16 and UINT64), INT4 and INT2 as i8, UINT4
 // and UINT2 as u8, and the float8 types (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ,
 // E8M0) and FLOAT4E2M1 as f32. A tensor of such a type carries only values
 // of it: TensorProtos (packed 4- and 2-bit storage included) decode to

@@ -305,6 +305,10 @@ func onnxType(dt core.DType) (pb.TensorProto_DataType, error) {
 		return pb.TensorProto_INT8, nil
 	case core.U8:
 		return pb.TensorProto_UINT8, nil
+	case core.U16:
+		return pb.TensorProto_UINT16, nil
+	case core.U64:
+		return pb.TensorProto_UINT64, nil
 	case core.Bool:
 		return pb.TensorProto_BOOL, nil
 	}

@@ -157,6 +157,9 @@ func TestHostileModulesFailToLoad(t *testing.T) {
 		{"input dtype unknown", func(f *fixture) []byte {
 			return manifestEdit(t, f, `"dtypes": ["f32"]`, `"dtypes": ["float32"]`).wasm()
 		}, []string{`unknown dtype "float32"`}},
+		{"input dtype without an ABI code", func(f *fixture) []byte { // ABI version 1 stops at bool
+			return manifestEdit(t, f, `"dtypes": ["f32"]`, `"dtypes": ["u64"]`).wasm()
+		}, []string{`unknown dtype "u64"`}},
 		{"attr kind unknown", func(f *fixture) []byte {
 			return manifestEdit(t, f, `"kind": "float"`, `"kind": "complex"`).wasm()
 		}, []string{`kind "complex" is not one of`}},

@@ -263,6 +263,12 @@ func (p *Plugin) runKernel(op *opSpec, kc *core.KernelCall) error {
 	// Gather host bytes before taking the instance: making a strided input
 	// contiguous runs an op, which must not wait on this plugin.
 	slots := make([]tensorSlot, 0, len(kc.Inputs)+len(kc.Outputs))
+	for i, t := range append(kc.Inputs[:len(kc.Inputs):len(kc.Inputs)], kc.Outputs...) {
+		if t != nil && (int(t.DType()) >= len(abiDType) || abiDType[t.DType()] == 0) {
+			return fmt.Errorf("tensor %d is %s, which plugin ABI version 1 has no code for (it has f32 f16 bf16 f64 "+
+				"i64 i32 u32 i16 i8 u8 bool): cast it before calling %s", i, t.DType(), op.name)
+		}
+	}
 	for i, t := range kc.Inputs {
 		s := tensorSlot{t: t}
 		if t != nil {

@@ -329,11 +329,11 @@ func parseInput(in inputJSON) (core.InputSpec, error) {
 // lists, not the NumPy spellings core.ParseDType also takes.
 func parseDTypeName(name string) (core.DType, error) {
 	for _, d := range core.AllDTypes {
-		if d.String() == name {
+		if d.String() == name && int(d) < len(abiDType) && abiDType[d] != 0 {
 			return d, nil
 		}
 	}
-	return core.Invalid, fmt.Errorf("unknown dtype %q (want one of f32 f16 bf16 f64 i64 i32 u32 i16 i8 u8 bool)", clip(name, 32))
+	return core.Invalid, fmt.Errorf("unknown dtype %q (want one of f32 f16 bf16 f64 i64 i32 u32 i16 i8 u8 bool; ABI version 1 has no u16 or u64)", clip(name, 32))
 }
 
 var attrKinds = map[string]core.AttrKind{"int": core.AttrInt, "float": core.AttrFloat, "bool": core.AttrBool,

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/webtensor/webtensor/core"
@@ -126,11 +127,17 @@ func readI64As(t *core.Tensor, shape core.Shape) []int64 {
 	return out
 }
 
-// readInts reads an index tensor as ints.
+// readInts reads an index tensor as ints. A u64 index past 2^63 (a
+// negative int64 bit pattern) becomes math.MaxInt, out of every range, so
+// the kernel's range check refuses it instead of counting from the end.
 func readInts(t *core.Tensor) []int {
 	v := readI64(t)
 	out := tempInts(len(v))
+	unsigned := t.DType().IsUnsigned64()
 	for i, x := range v {
+		if unsigned && x < 0 {
+			x = math.MaxInt64
+		}
 		out[i] = int(x)
 	}
 	return out

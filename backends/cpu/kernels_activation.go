@@ -13,6 +13,7 @@ import (
 func init() {
 	registerFixedUnary("sigmoid", vectorised(unSigmoid, ewTranscendental(ewSigmoid)))
 	registerFixedUnary("relu", unaryFns{vec: unRelu, f: ewRelu, i: func(x int64) int64 { return max(x, 0) },
+		u:   func(x uint64) uint64 { return x },
 		f32: ewThrough64(ewRelu),
 		f32Loop: func(dst, src []float32) {
 			// A mask instead of a branch (the compiler makes the select a

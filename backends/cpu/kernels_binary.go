@@ -7,10 +7,14 @@ import (
 // binaryFns are the scalar functions of one elementwise binary op. f is
 // required; i (exact integer math), f32 (the float32 path, also taken by
 // f16 and bf16) and vec (the op's vector kernel, which then replaces f32)
-// are optional.
+// are optional. u is i for u64 operands (carried as their int64 bit
+// pattern, see core.U64), required where the unsigned result differs:
+// order, division, right shifts; without it i's bits are the answer, as
+// for add, mul and the bitwise ops.
 type binaryFns struct {
 	f   func(a, b float64) float64
 	i   func(a, b int64) int64
+	u   func(a, b uint64) uint64
 	f32 func(a, b float32) float32
 	vec ewBin
 }
@@ -44,8 +48,14 @@ func binaryKernel(fns binaryFns) core.Kernel {
 		if fns.i != nil && !a.DType().IsFloat() && !out.DType().IsFloat() {
 			av, bv := readI64As(a, shape), readI64As(b, shape)
 			res := make([]int64, n)
-			for i := range res {
-				res[i] = fns.i(av[i], bv[i])
+			if fns.u != nil && a.DType().IsUnsigned64() {
+				for i := range res {
+					res[i] = int64(fns.u(uint64(av[i]), uint64(bv[i])))
+				}
+			} else {
+				for i := range res {
+					res[i] = fns.i(av[i], bv[i])
+				}
 			}
 			writeI64(out, res)
 			return nil

@@ -15,11 +15,15 @@ import (
 // and where see their inputs as given.
 
 func init() {
-	register("floor_divide", rejectIntZeroDivisor(binaryKernel(binaryFns{f: floorDivF64, i: floorDivI64})))
-	register("remainder", rejectIntZeroDivisor(binaryKernel(binaryFns{f: remainderF64, i: remainderI64})))
-	register("pow", rejectZeroToNegativePower(binaryKernel(binaryFns{f: math.Pow, i: powI64})))
-	registerBinary("maximum", binaryFns{vec: binMax, f: maximumOf[float64], i: maximumOf[int64]})
-	registerBinary("minimum", binaryFns{vec: binMin, f: minimumOf[float64], i: minimumOf[int64]})
+	// Unsigned floor division is plain division (the array API's rule:
+	// no negative quotient to round toward minus infinity).
+	register("floor_divide", rejectIntZeroDivisor(binaryKernel(binaryFns{f: floorDivF64, i: floorDivI64,
+		u: func(a, b uint64) uint64 { return a / b }})))
+	register("remainder", rejectIntZeroDivisor(binaryKernel(binaryFns{f: remainderF64, i: remainderI64,
+		u: func(a, b uint64) uint64 { return a % b }})))
+	register("pow", rejectZeroToNegativePower(binaryKernel(binaryFns{f: math.Pow, i: powI64, u: powU64})))
+	registerBinary("maximum", binaryFns{vec: binMax, f: maximumOf[float64], i: maximumOf[int64], u: maximumOf[uint64]})
+	registerBinary("minimum", binaryFns{vec: binMin, f: minimumOf[float64], i: minimumOf[int64], u: minimumOf[uint64]})
 	registerBinary("atan2", binaryFns{f: math.Atan2,
 		f32: func(a, b float32) float32 { return float32(math.Atan2(float64(a), float64(b))) }})
 	register("where", ewWhereKernel)
@@ -56,7 +60,8 @@ func rejectIntZeroDivisor(k core.Kernel) core.Kernel {
 func rejectZeroToNegativePower(k core.Kernel) core.Kernel {
 	return func(kc *core.KernelCall) error {
 		a, b, out := kc.Inputs[0], kc.Inputs[1], kc.Outputs[0]
-		if out.DType().IsFloat() || out.Numel() == 0 || !slices.ContainsFunc(readI64(b), func(v int64) bool { return v < 0 }) {
+		// A u64 exponent is never negative (its bits may read so as int64).
+		if out.DType().IsFloat() || out.DType().IsUnsigned64() || out.Numel() == 0 || !slices.ContainsFunc(readI64(b), func(v int64) bool { return v < 0 }) {
 			return k(kc)
 		}
 		shape := out.Shape()
@@ -144,7 +149,22 @@ func powI64(a, b int64) int64 {
 	return result
 }
 
-type extremumElem interface{ ~float32 | ~float64 | ~int64 }
+// powU64 is powI64 for u64, whose exponents are never negative.
+func powU64(a, b uint64) uint64 {
+	result := uint64(1)
+	for b > 0 {
+		if b&1 == 1 {
+			result *= a
+		}
+		a *= a
+		b >>= 1
+	}
+	return result
+}
+
+type extremumElem interface {
+	~float32 | ~float64 | ~int64 | ~uint64
+}
 
 // maximumOf returns a unless b is larger or NaN, so NaN wins and ties keep
 // a (PyTorch gives maximum(-0, 0) = -0).
@@ -167,11 +187,17 @@ func minimumOf[T extremumElem](a, b T) T {
 // into the bool output directly; other dtypes and layouts through the
 // general path, integers exactly in int64 (float64 would merge large i64
 // values), floats in float64.
-func ewCompareKernel(op ewCmp, f func(a, b float64) bool, i func(a, b int64) bool) core.Kernel {
+func ewCompareKernel(op ewCmp, f func(a, b float64) bool, i func(a, b int64) bool, u func(a, b uint64) bool) core.Kernel {
 	general := binaryKernel(binaryFns{
 		f: func(a, b float64) float64 { return ewBool01(f(a, b)) },
 		i: func(a, b int64) int64 {
 			if i(a, b) {
+				return 1
+			}
+			return 0
+		},
+		u: func(a, b uint64) uint64 {
+			if u(a, b) {
 				return 1
 			}
 			return 0

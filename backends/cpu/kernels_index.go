@@ -18,9 +18,12 @@ func init() {
 	register("gather", gatherKernel)
 	register("scatter", scatterKernel)
 	register("scatter_add", func(k *core.KernelCall) error { return scatterReduceKernel(k, "sum", true) })
-	register("scatter_reduce", func(k *core.KernelCall) error {
+	// amax and amin order u64 by its keys; sum and mean need its bits
+	// (scatterReduceKernel divides a u64 mean as uint64).
+	extremum := func(a core.Attrs) bool { return a.String("reduce") == "amax" || a.String("reduce") == "amin" }
+	register("scatter_reduce", unsignedOrder(func(k *core.KernelCall) error {
 		return scatterReduceKernel(k, k.Attrs.String("reduce"), k.Attrs.Bool("include_self"))
-	})
+	}, extremum, []int{0, 2}, []int{0}))
 	register("_scatter_extremum_grad", scatterExtremumGradKernel)
 	register("take_along_axis", takeAlongAxisKernel)
 	register("_wrap_index", wrapIndexKernel)
@@ -98,6 +101,9 @@ func checkedIndices(idx *core.Tensor, size, axis int) ([]int64, error) {
 	v := readI64(idx)
 	for _, x := range v {
 		if x < 0 || x >= int64(size) {
+			if idx.DType().IsUnsigned64() {
+				return nil, fmt.Errorf("index %d is out of bounds for axis %d with size %d", uint64(x), axis, size)
+			}
 			return nil, fmt.Errorf("index %d is out of bounds for axis %d with size %d", x, axis, size)
 		}
 	}
@@ -189,7 +195,11 @@ func scatterReduceKernel(k *core.KernelCall, reduce string, include bool) error 
 	for i, p := range srcAt {
 		vals[i] = numerics.GetI64(sd, sb, p)
 	}
-	reduceInto(acc, dstAt, vals, reduce, include, intCombiner(reduce), floorDiv)
+	mean := floorDiv
+	if out.DType().IsUnsigned64() {
+		mean = func(sum int64, n int) int64 { return int64(uint64(sum) / uint64(n)) }
+	}
+	reduceInto(acc, dstAt, vals, reduce, include, intCombiner(reduce), mean)
 	writeI64(out, acc)
 	return nil
 }

@@ -9,7 +9,8 @@ import (
 
 // Sorting works on lanes: the elements along the axis for one index of the
 // other dims. Floating values compare as float64 (exact for every float
-// dtype) with NaN above everything; integers and bools compare as int64.
+// dtype) with NaN above everything; integers and bools compare as int64,
+// a u64 through u64Key so that values past 2^63 sort last.
 // Sorts are stable, so equal elements keep their index order.
 
 func init() {
@@ -30,7 +31,13 @@ func keysOf(t *core.Tensor) sortKeys {
 	if t.DType().IsFloat() {
 		return sortKeys{f: readF64(t)}
 	}
-	return sortKeys{i: readI64(t), isInt: true}
+	keys := sortKeys{i: readI64(t), isInt: true}
+	if t.DType().IsUnsigned64() {
+		for j, v := range keys.i {
+			keys.i[j] = u64Key(v)
+		}
+	}
+	return keys
 }
 
 // compare orders elements a and b: negative when a sorts first.

@@ -61,7 +61,7 @@ func segmentKernel(op segmentOp) core.Kernel {
 		}
 		inner := data.Shape()[1:].Numel()
 		if !data.DType().IsFloat() {
-			writeI64(out, segmentReduceInt(readI64(data), ids, segments, inner, op))
+			writeI64(out, segmentReduceInt(readI64(data), ids, segments, inner, op, data.DType().IsUnsigned64()))
 			return nil
 		}
 		x := readF64(data)
@@ -120,7 +120,9 @@ func segmentStep(op segmentOp, acc, v float64, first bool) float64 {
 	return acc
 }
 
-func segmentReduceInt(x []int64, ids []int, segments, inner int, op segmentOp) []int64 {
+// segmentReduceInt sums (wrapping) or takes maxima of integer rows; a u64
+// (unsigned) compares as uint64, its empty segments still 0.
+func segmentReduceInt(x []int64, ids []int, segments, inner int, op segmentOp, unsigned bool) []int64 {
 	acc := tempI64(segments * inner)
 	seen := make([]bool, segments)
 	for row, s := range ids {
@@ -129,7 +131,7 @@ func segmentReduceInt(x []int64, ids []int, segments, inner int, op segmentOp) [
 			switch {
 			case op != segmentMaxOp:
 				dst[j] += src[j]
-			case !seen[s] || src[j] > dst[j]:
+			case !seen[s] || (unsigned && uint64(src[j]) > uint64(dst[j])) || (!unsigned && src[j] > dst[j]):
 				dst[j] = src[j]
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/numerics"
 )
 
 // unaryFns are the scalar functions of one elementwise unary op. f is
@@ -13,9 +14,11 @@ import (
 // the call would dominate, and vec names the op's vector kernel, which
 // replaces both where the CPU has it (ew_simd.go). cost is the work per
 // element relative to an add: it decides when splitting over cores pays.
+// u is i for a u64 input (binaryFns.u says when it is needed).
 type unaryFns struct {
 	f       func(x float64) float64
 	i       func(x int64) int64
+	u       func(x uint64) uint64
 	f32     func(x float32) float32
 	f32Loop func(dst, src []float32)
 	vec     ewUn
@@ -42,8 +45,14 @@ func unaryKernel(build func(a core.Attrs, out core.DType) unaryFns) core.Kernel 
 		}
 		if fns.i != nil && !in.DType().IsFloat() && !out.DType().IsFloat() {
 			v := readI64(in)
-			for i, x := range v {
-				v[i] = fns.i(x)
+			if fns.u != nil && in.DType().IsUnsigned64() {
+				for i, x := range v {
+					v[i] = int64(fns.u(uint64(x)))
+				}
+			} else {
+				for i, x := range v {
+					v[i] = fns.i(x)
+				}
 			}
 			writeI64(out, v)
 			return nil
@@ -166,6 +175,17 @@ func clampFns(a core.Attrs, _ core.DType) unaryFns {
 		}
 		return x
 	}
+	// u64 bounds saturate into its range (a negative max gives 0).
+	loU, hiU := uint64(numerics.FloatToInt(core.U64, math.Ceil(lo))), uint64(numerics.FloatToInt(core.U64, math.Floor(hi)))
+	u := func(x uint64) uint64 {
+		if hasLo && x < loU {
+			x = loU
+		}
+		if hasHi && x > hiU {
+			x = hiU
+		}
+		return x
+	}
 	lo32, hi32 := float32(lo), float32(hi)
 	f32 := func(x float32) float32 {
 		if hasLo && (x < lo32 || lo32 != lo32) {
@@ -176,7 +196,7 @@ func clampFns(a core.Attrs, _ core.DType) unaryFns {
 		}
 		return x
 	}
-	return unaryFns{f: f, i: i, f32: f32}
+	return unaryFns{f: f, i: i, u: u, f32: f32}
 }
 
 func nanToNumFns(a core.Attrs, d core.DType) unaryFns {
@@ -211,8 +231,10 @@ func init() {
 			}
 			return x
 		},
+		u:   func(x uint64) uint64 { return x },
 		f32: func(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }})
-	registerFixedUnary("sign", unaryFns{f: ewSignF64, i: ewSignI64, f32: ewThrough64(ewSignF64)})
+	registerFixedUnary("sign", unaryFns{f: ewSignF64, i: ewSignI64, f32: ewThrough64(ewSignF64),
+		u: func(x uint64) uint64 { return uint64(min(x, 1)) }})
 	registerFixedUnary("square", unaryFns{vec: unSquare, f: func(x float64) float64 { return x * x },
 		i: func(x int64) int64 { return x * x }, f32: func(x float32) float32 { return x * x }})
 	registerFixedUnary("exp", vectorised(unExp, ewTranscendental(math.Exp)))

@@ -17,6 +17,9 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) { backendtest.RunGradChec
 // Complex dtypes: every complex form against math/cmplx.
 func TestComplexMatchesMathCmplx(t *testing.T) { backendtest.RunComplex(t, core.CPU) }
 
+// u16 and u64: every integer path against Go's unsigned arithmetic.
+func TestUnsignedMatchesGo(t *testing.T) { backendtest.RunUnsigned(t, core.CPU) }
+
 // The suite again with every output a recycled block full of NaN bytes:
 // a kernel that takes its output uncleared (fillsOutputs) and skips an
 // element shows it here.

@@ -189,12 +189,18 @@ func NewCompileOnly(arch int) (*Backend, error) {
 // Info describes the GPU and libraries.
 func (b *Backend) Info() Info { return b.info }
 
-// Capabilities: every dtype, natively.
+// Capabilities: every dtype natively, but u64 (unsupportedDType).
 func (b *Backend) Capabilities() core.Capabilities {
 	desc := fmt.Sprintf("%s (compute capability %s, %d SMs, %s; driver CUDA %s, NVRTC %s, kernels for %s)",
 		b.info.Name, b.info.ComputeCapability, b.info.Multiprocessors, humanBytes(b.info.MemoryBytes),
 		b.info.DriverVersion, b.info.NVRTCVersion, b.info.Arch)
-	return core.Capabilities{DTypes: append(append([]core.DType{}, core.AllDTypes...), core.ComplexDTypes...), Description: desc,
+	var dts []core.DType
+	for _, d := range append(append([]core.DType{}, core.AllDTypes...), core.ComplexDTypes...) {
+		if unsupportedDType(d) == nil {
+			dts = append(dts, d)
+		}
+	}
+	return core.Capabilities{DTypes: dts, Description: desc,
 		MaxKernelBuffers: maxOps, MaxKernelRank: maxRank}
 }
 
@@ -202,6 +208,9 @@ func (b *Backend) Capabilities() core.Capabilities {
 func (b *Backend) Alloc(dtype core.DType, numel int) (core.Storage, error) {
 	if !dtype.Valid() {
 		return nil, fmt.Errorf("cuda: invalid dtype %v", dtype)
+	}
+	if err := unsupportedDType(dtype); err != nil {
+		return nil, err
 	}
 	if numel < 0 {
 		return nil, fmt.Errorf("cuda: negative element count %d", numel)

@@ -109,6 +109,13 @@ func TestEmulatedOpsMatchReference(t *testing.T) {
 	backendtest.RunVectors(t, emuDevice)
 }
 
+// u16 on the CUDA kernels against Go's arithmetic; u64 is refused by name
+// (unsupportedDType).
+func TestEmulatedUnsigned(t *testing.T) {
+	needEmulator(t)
+	backendtest.RunUnsigned(t, emuDevice)
+}
+
 func TestEmulatedGradients(t *testing.T) {
 	needEmulator(t)
 	backendtest.RunGradCheck(t, emuDevice)

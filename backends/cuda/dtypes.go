@@ -11,6 +11,16 @@ import (
 // bytes, i64 and f64 eight, bool one. So uploads, downloads and DLPack
 // exchange are plain copies (or none), and only kernels convert.
 
+// unsupportedDType refuses u64: the kernels' dialect (backends/lower) has no
+// unsigned type wider than u32 to compute it in, so it is refused rather
+// than computed in the wrong width.
+func unsupportedDType(d core.DType) error {
+	if d == core.U64 {
+		return fmt.Errorf("cuda: u64 is not supported yet on CUDA (the CPU backend has it); cast to i64 first, or use device cpu")
+	}
+	return nil
+}
+
 // storageType is the C type of one stored element (cu/prelude.cuh).
 func storageType(d core.DType) string {
 	switch d {
@@ -34,6 +44,8 @@ func storageType(d core.DType) string {
 		return "signed char"
 	case core.U8:
 		return "unsigned char"
+	case core.U16:
+		return "unsigned short"
 	case core.Bool:
 		return "wt_bool"
 	}
@@ -41,7 +53,7 @@ func storageType(d core.DType) string {
 }
 
 // computeType is the dialect type a dtype is computed in: the narrow
-// floats in f32, the narrow signed integers in i32, u8 and bool in u32;
+// floats in f32, the narrow signed integers in i32, u8, u16 and bool in u32;
 // f64 and i64 keep their width.
 func computeType(d core.DType) string {
 	switch d {
@@ -51,7 +63,7 @@ func computeType(d core.DType) string {
 		return lower.F64
 	case core.I64:
 		return lower.I64
-	case core.U32, core.U8, core.Bool:
+	case core.U32, core.U16, core.U8, core.Bool:
 		return lower.U32
 	}
 	return lower.I32

@@ -243,6 +243,8 @@ func intRange(d core.DType) (lo, hi int64) {
 		return math.MinInt16, math.MaxInt16
 	case core.I8:
 		return math.MinInt8, math.MaxInt8
+	case core.U16:
+		return 0, math.MaxUint16
 	}
 	return 0, math.MaxUint8
 }

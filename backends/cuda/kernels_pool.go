@@ -107,7 +107,7 @@ func lowest(d core.DType) string {
 		return "-32768.0"
 	case core.I8:
 		return "-128.0"
-	case core.U8, core.U32, core.Bool:
+	case core.U8, core.U16, core.U32, core.Bool:
 		return "0.0"
 	}
 	return "-wt_inf64()"

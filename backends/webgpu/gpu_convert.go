@@ -14,7 +14,7 @@ func physical(d core.DType) string {
 	switch d {
 	case core.F32, core.F16, core.BF16:
 		return "f32"
-	case core.U32, core.U8, core.Bool:
+	case core.U32, core.U16, core.U8, core.Bool:
 		return "u32"
 	}
 	return "i32"
@@ -47,6 +47,8 @@ func toPhysical(d core.DType, data []byte) ([]byte, error) {
 			w = uint32(int32(int8(data[i])))
 		case core.U8:
 			w = uint32(data[i])
+		case core.U16:
+			w = uint32(le.Uint16(data[2*i:]))
 		case core.Bool:
 			if data[i] != 0 {
 				w = 1
@@ -84,7 +86,7 @@ func fromPhysical(d core.DType, words, dst []byte) error {
 			le.PutUint16(dst[2*i:], numerics.F16Bits(math.Float32frombits(w)))
 		case core.BF16:
 			le.PutUint16(dst[2*i:], numerics.BF16Bits(math.Float32frombits(w)))
-		case core.I16:
+		case core.I16, core.U16:
 			le.PutUint16(dst[2*i:], uint16(w))
 		case core.I8, core.U8:
 			dst[i] = byte(w)

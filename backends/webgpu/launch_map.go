@@ -133,6 +133,8 @@ func storeExpr(d core.DType, e string) string {
 		return "((" + e + " << 16u) >> 16u)"
 	case core.U8:
 		return "(" + e + " & 0xffu)"
+	case core.U16:
+		return "(" + e + " & 0xffffu)"
 	case core.Bool:
 		return "select(0u, 1u, " + e + " != 0u)"
 	}

@@ -60,6 +60,12 @@ func TestComplexMatchesMathCmplx(t *testing.T) {
 	backendtest.RunComplex(t, gpu)
 }
 
+// u16 (held widened as u32) against Go's arithmetic; u64 must be refused.
+func TestUnsignedMatchesGo(t *testing.T) {
+	needGPU(t)
+	backendtest.RunUnsigned(t, gpu)
+}
+
 // TestKernelCoverage fails when an op of the registry has no WebGPU kernel,
 // so a new op cannot quietly run on the CPU behind the GPU.
 func TestKernelCoverage(t *testing.T) {

@@ -77,7 +77,9 @@ typedef enum {
   WT_U8 = 10,
   WT_BOOL = 11,
   WT_C64 = 12, /* complex: two f32, real part first (stored as its parts on every device) */
-  WT_C128 = 13 /* complex: two f64 (not on webgpu, which has no f64) */
+  WT_C128 = 13, /* complex: two f64 (not on webgpu, which has no f64) */
+  WT_U16 = 14,  /* held as u32 on webgpu, exactly */
+  WT_U64 = 15   /* not on webgpu (WGSL has no 64-bit integers) nor cuda yet */
 } wt_dtype;
 
 /* A tensor handle. 0 is never valid. */

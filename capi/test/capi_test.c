@@ -155,11 +155,13 @@ static void test_dtypes(void) {
   static const int16_t i16[] = {-32768, 32767, 0, 1};
   static const int8_t i8[] = {-128, 127, 0, -1};
   static const uint8_t u8[] = {255, 0, 1, 128};
+  static const uint16_t u16[] = {0xFFFF, 0, 1, 0x8000};
+  static const uint64_t u64[] = {UINT64_MAX, UINT64_C(1) << 63, 0, (UINT64_C(1) << 53) + 1};
   static const uint8_t b[] = {1, 0, 1, 1};
   static const float f[] = {1.5f, -2, 0, 1e30f};
   struct { int32_t dt; const void *data; } cases[] = {
       {WT_F32, f}, {WT_F16, h}, {WT_BF16, bf}, {WT_F64, f64}, {WT_I64, i64}, {WT_I32, i32},
-      {WT_U32, u32}, {WT_I16, i16}, {WT_I8, i8}, {WT_U8, u8}, {WT_BOOL, b}};
+      {WT_U32, u32}, {WT_I16, i16}, {WT_I8, i8}, {WT_U8, u8}, {WT_BOOL, b}, {WT_U16, u16}, {WT_U64, u64}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     wt_tensor t = make(L, cases[c].dt, (int64_t[]){4}, 1, cases[c].data);
     int32_t dt = 0;

@@ -86,7 +86,8 @@ void test_dlpack_export(void) {
   static const int64_t eight[1] = {7};
   struct { int32_t dt; const void *data; uint8_t code, bits; } cases[] = {
       {WT_I64, eight, kDLInt, 64}, {WT_BOOL, one_byte, kDLBool, 8}, {WT_F16, two, kDLFloat, 16},
-      {WT_BF16, two, kDLBfloat, 16}, {WT_U8, one_byte, kDLUInt, 8}, {WT_F64, eight, kDLFloat, 64}};
+      {WT_BF16, two, kDLBfloat, 16}, {WT_U8, one_byte, kDLUInt, 8}, {WT_F64, eight, kDLFloat, 64},
+      {WT_U16, two, kDLUInt, 16}, {WT_U64, eight, kDLUInt, 64}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     wt_tensor s = make(L, cases[c].dt, NULL, 0, cases[c].data);
     DLManagedTensor *sm = NULL;

@@ -44,15 +44,19 @@ NAME_L, USED_L = b"dltensor", b"used_dltensor"
 
 # webtensor.h
 WT_OK = 0
-WT = {"f32": 1, "f16": 2, "bf16": 3, "f64": 4, "i64": 5, "i32": 6, "u32": 7, "i16": 8, "i8": 9, "u8": 10, "bool": 11}
+WT = {"f32": 1, "f16": 2, "bf16": 3, "f64": 4, "i64": 5, "i32": 6, "u32": 7, "i16": 8, "i8": 9, "u8": 10, "bool": 11,
+      "u16": 14, "u64": 15}
 NP_TO_WT = {
     np.float32: "f32", np.float16: "f16", np.float64: "f64", np.int64: "i64", np.int32: "i32",
     np.uint32: "u32", np.int16: "i16", np.int8: "i8", np.uint8: "u8", np.bool_: "bool",
+    np.uint16: "u16", np.uint64: "u64",
 }
 TORCH_TO_WT = {
     torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64", torch.int64: "i64",
     torch.int32: "i32", torch.int16: "i16", torch.int8: "i8", torch.uint8: "u8", torch.bool: "bool",
 }
+# PyTorch 2.3 added uint16 and uint64 (few ops, but copies and DLPack).
+TORCH_TO_WT.update({getattr(torch, n): w for n, w in (("uint16", "u16"), ("uint64", "u64")) if hasattr(torch, n)})
 
 
 class WtAttr(C.Structure):

@@ -83,9 +83,10 @@ static inline int64_t live_tensors(void) {
 
 static inline size_t dsize(int32_t dt) {
   switch (dt) {
-  case WT_F64: case WT_I64: return 8;
+  case WT_F64: case WT_I64: case WT_U64: case WT_C64: return 8;
+  case WT_C128: return 16;
   case WT_F32: case WT_I32: case WT_U32: return 4;
-  case WT_F16: case WT_BF16: case WT_I16: return 2;
+  case WT_F16: case WT_BF16: case WT_I16: case WT_U16: return 2;
   default: return 1;
   }
 }

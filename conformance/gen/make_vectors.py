@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 DTYPES = {
     "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64,
     "i64": torch.int64, "i32": torch.int32, "u32": torch.uint32, "i16": torch.int16,
-    "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool,
+    "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool, "u16": torch.uint16, "u64": torch.uint64,
 }
 
 

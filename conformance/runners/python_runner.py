@@ -20,9 +20,10 @@ import webtensor as wt
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "conformance" / "vectors"
 NP = {"F32": np.float32, "F64": np.float64, "F16": np.float16, "I64": np.int64, "I32": np.int32,
-      "U32": np.uint32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": np.uint16}
+      "U32": np.uint32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": np.uint16,
+      "U16": np.uint16, "U64": np.uint64}
 NAMES = {"F32": "f32", "F64": "f64", "F16": "f16", "BF16": "bf16", "I64": "i64", "I32": "i32", "U32": "u32",
-         "I16": "i16", "I8": "i8", "U8": "u8", "BOOL": "bool"}
+         "I16": "i16", "I8": "i8", "U8": "u8", "BOOL": "bool", "U16": "u16", "U64": "u64"}
 
 
 def read_safetensors(path: Path):

@@ -30,6 +30,10 @@ func GetF64(d types.DType, b []byte, i int) float64 {
 		return float64(int32(le.Uint32(b[4*i:])))
 	case types.U32:
 		return float64(le.Uint32(b[4*i:]))
+	case types.U16:
+		return float64(le.Uint16(b[2*i:]))
+	case types.U64:
+		return float64(le.Uint64(b[8*i:]))
 	case types.I16:
 		return float64(int16(le.Uint16(b[2*i:])))
 	case types.I8:
@@ -45,12 +49,16 @@ func GetF64(d types.DType, b []byte, i int) float64 {
 	return 0
 }
 
-// GetI64 reads element i as int64 (floats truncate toward zero).
+// GetI64 reads element i as int64 (floats truncate toward zero). A u64
+// comes back as its bit pattern, int64(v) (see types.U64): Uint64 of it is
+// the value.
 func GetI64(d types.DType, b []byte, i int) int64 {
 	le := binary.LittleEndian
 	switch d {
-	case types.I64:
+	case types.I64, types.U64:
 		return int64(le.Uint64(b[8*i:]))
+	case types.U16:
+		return int64(le.Uint16(b[2*i:]))
 	case types.I32:
 		return int64(int32(le.Uint32(b[4*i:])))
 	case types.U32:
@@ -76,8 +84,19 @@ func GetI64(d types.DType, b []byte, i int) int64 {
 // cast of the machine: x86 gives INT_MIN for NaN, then wraps to the
 // width), and the array API calls them implementation-defined; saturating
 // is what Rust's as, Java, WGSL and CUDA's conversions do, and what every
-// backend can compute exactly.
+// backend can compute exactly. A u64 result is its bit pattern: f in
+// [2^63, 2^64) gives a negative int64, Uint64 of which is the value, as
+// NumPy's astype(uint64) gives wherever the value is representable.
 func FloatToInt(d types.DType, f float64) int64 {
+	if d == types.U64 {
+		switch {
+		case f != f || f <= 0:
+			return 0
+		case f >= 1<<64:
+			return -1 // math.MaxUint64
+		}
+		return int64(uint64(f))
+	}
 	lo, hi := IntRange(d)
 	switch {
 	case f != f:
@@ -92,9 +111,15 @@ func FloatToInt(d types.DType, f float64) int64 {
 }
 
 // IntRange is the smallest and largest value of integer dtype d (bool: 0
-// and 1).
+// and 1). u64's top, 2^64-1, is past int64: IntRange gives math.MaxInt64
+// for it, the part of its range an int64 attribute (a fill value, a bound)
+// can name; FloatToInt converts into the whole.
 func IntRange(d types.DType) (lo, hi int64) {
 	switch d {
+	case types.U16:
+		return 0, math.MaxUint16
+	case types.U64:
+		return 0, math.MaxInt64
 	case types.I32:
 		return math.MinInt32, math.MaxInt32
 	case types.U32:
@@ -138,11 +163,11 @@ func PutF64(d types.DType, b []byte, i int, v float64) {
 func PutI64(d types.DType, b []byte, i int, v int64) {
 	le := binary.LittleEndian
 	switch d {
-	case types.I64:
+	case types.I64, types.U64:
 		le.PutUint64(b[8*i:], uint64(v))
 	case types.I32, types.U32:
 		le.PutUint32(b[4*i:], uint32(v))
-	case types.I16:
+	case types.I16, types.U16:
 		le.PutUint16(b[2*i:], uint16(v))
 	case types.I8, types.U8:
 		b[i] = byte(v)

@@ -31,6 +31,7 @@ const maxHeader = 100 << 20
 var dtypeNames = map[core.DType]string{
 	core.F64: "F64", core.F32: "F32", core.F16: "F16", core.BF16: "BF16", core.I64: "I64",
 	core.I32: "I32", core.U32: "U32", core.I16: "I16", core.I8: "I8", core.U8: "U8", core.Bool: "BOOL",
+	core.U16: "U16", core.U64: "U64",
 	core.C64: "C64", // the format has no 128-bit complex: c128 is refused by name
 }
 
@@ -44,7 +45,7 @@ func ParseDType(s string) (core.DType, error) {
 			return d, nil
 		}
 	}
-	return core.Invalid, fmt.Errorf("unsupported safetensors dtype %q (webtensor reads F64 F32 F16 BF16 I64 I32 U32 I16 I8 U8 BOOL)", clip(s))
+	return core.Invalid, fmt.Errorf("unsupported safetensors dtype %q (webtensor reads F64 F32 F16 BF16 I64 I32 U32 I16 I8 U8 U16 U64 BOOL C64)", clip(s))
 }
 
 type entry struct {

@@ -124,3 +124,23 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// The format's U16 and U64 are webtensor's u16 and u64: values past 2^63
+// and u16's top come back as their bytes went.
+func TestUnsignedRoundTrip(t *testing.T) {
+	u64 := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, 1<<63+1), 18446744073709551615)
+	in := map[string]Tensor{
+		"u64": {DType: core.U64, Shape: core.Shape{2}, Data: u64},
+		"u16": {DType: core.U16, Shape: core.Shape{2}, Data: []byte{0xff, 0xff, 0x01, 0x80}},
+	}
+	var buf bytes.Buffer
+	require.NoError(t, Encode(&buf, in, nil))
+	assert.Contains(t, buf.String(), `"dtype":"U64"`)
+	assert.Contains(t, buf.String(), `"dtype":"U16"`)
+	f, err := Decode(buf.Bytes())
+	require.NoError(t, err)
+	for name, want := range in {
+		assert.Equal(t, want.DType, f.Tensors[name].DType, name)
+		assert.Equal(t, want.Data, f.Tensors[name].Data, name)
+	}
+}

@@ -31,15 +31,24 @@ const (
 	// know them.
 	C64
 	C128
+	// U16 and U64 came last (array API 2024.12 names them): the C ABI's
+	// dtype codes are these numbers, so new dtypes append and none moves.
+	// A u64 rides the integer paths that carry int64 as its bit pattern
+	// (a C cast): modular arithmetic and bitwise ops are the same bits;
+	// order, division, right shifts and float conversion are not, and the
+	// kernels that do those ask IsUnsigned64.
+	U16
+	U64
 )
 
 var dtypeNames = [...]string{Invalid: "invalid", F32: "f32", F16: "f16", BF16: "bf16", F64: "f64",
-	I64: "i64", I32: "i32", U32: "u32", I16: "i16", I8: "i8", U8: "u8", Bool: "bool", C64: "c64", C128: "c128"}
+	I64: "i64", I32: "i32", U32: "u32", I16: "i16", I8: "i8", U8: "u8", Bool: "bool", C64: "c64", C128: "c128",
+	U16: "u16", U64: "u64"}
 
-var dtypeSizes = [...]int{F32: 4, F16: 2, BF16: 2, F64: 8, I64: 8, I32: 4, U32: 4, I16: 2, I8: 1, U8: 1, Bool: 1, C64: 8, C128: 16}
+var dtypeSizes = [...]int{F32: 4, F16: 2, BF16: 2, F64: 8, I64: 8, I32: 4, U32: 4, I16: 2, I8: 1, U8: 1, Bool: 1, C64: 8, C128: 16, U16: 2, U64: 8}
 
 // AllDTypes lists every valid dtype, floats first.
-var AllDTypes = []DType{F32, F16, BF16, F64, I64, I32, U32, I16, I8, U8, Bool}
+var AllDTypes = []DType{F32, F16, BF16, F64, I64, I32, U32, I16, I8, U8, Bool, U16, U64}
 
 // ComplexDTypes lists the complex dtypes. They are not in AllDTypes: no
 // kernel takes them (see C64), and loops over AllDTypes mean the kernels'.
@@ -49,7 +58,7 @@ var ComplexDTypes = []DType{C64, C128}
 var FloatDTypes = []DType{F32, F16, BF16, F64}
 
 // IntDTypes lists the integer dtypes (bool excluded).
-var IntDTypes = []DType{I64, I32, U32, I16, I8, U8}
+var IntDTypes = []DType{I64, I32, U32, I16, I8, U8, U16, U64}
 
 func (d DType) String() string {
 	if int(d) < len(dtypeNames) {
@@ -67,7 +76,7 @@ func (d DType) Size() int {
 }
 
 // Valid reports whether d is one of the defined dtypes.
-func (d DType) Valid() bool { return d > Invalid && d <= C128 }
+func (d DType) Valid() bool { return d > Invalid && d <= U64 }
 
 // IsInexact reports whether d is floating-point or complex (NumPy's
 // "inexact"): the dtypes that can carry gradients.
@@ -105,7 +114,12 @@ func ComplexDType(d DType) DType {
 func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d == F64 }
 
 // IsInt reports whether d is an integer dtype (bool excluded).
-func (d DType) IsInt() bool { return d >= I64 && d <= U8 }
+func (d DType) IsInt() bool { return (d >= I64 && d <= U8) || d == U16 || d == U64 }
+
+// IsUnsigned64 reports whether d is u64: the one integer dtype whose values
+// do not all fit int64, so the kernels that carry integers as int64 (its
+// bit pattern) must compare, divide, shift right and convert it as uint64.
+func (d DType) IsUnsigned64() bool { return d == U64 }
 
 // IsSigned reports whether d can hold negative values.
 func (d DType) IsSigned() bool {
@@ -135,6 +149,10 @@ func ParseDType(s string) (DType, error) {
 		return I8, nil
 	case "u8", "uint8":
 		return U8, nil
+	case "u16", "uint16":
+		return U16, nil
+	case "u64", "uint64":
+		return U64, nil
 	case "bool", "b8":
 		return Bool, nil
 	case "c64", "complex64", "cfloat":
@@ -142,7 +160,7 @@ func ParseDType(s string) (DType, error) {
 	case "c128", "complex128", "cdouble", "complex":
 		return C128, nil
 	}
-	return Invalid, fmt.Errorf("unknown dtype %q (want one of f32 f16 bf16 f64 i64 i32 u32 i16 i8 u8 bool c64 c128)", s)
+	return Invalid, fmt.Errorf("unknown dtype %q (want one of f32 f16 bf16 f64 i64 i32 u32 i16 i8 u8 u16 u64 bool c64 c128)", s)
 }
 
 // category orders dtype kinds for promotion: bool < int < float < complex.
@@ -159,13 +177,30 @@ func (d DType) category() int {
 	}
 }
 
-// PromoteTypes returns the dtype two operands are computed in, following
+// PromoteTypes is Promote without the error: Invalid for the pairs Promote
+// refuses (u64 with a signed integer), so an Infer that uses it must check.
+func PromoteTypes(a, b DType) DType {
+	d, err := Promote(a, b)
+	if err != nil {
+		return Invalid
+	}
+	return d
+}
+
+// Promote returns the dtype two operands are computed in, following
 // PyTorch's rules for tensors of equal standing: a higher category wins, and
 // within a category the wider type wins (f16 with bf16 gives f32; a signed
-// with an unsigned integer gives the next signed type wide enough).
-func PromoteTypes(a, b DType) DType {
+// with an unsigned integer gives the next signed type wide enough, which is
+// also the array API standard's table).
+//
+// u64 with a signed integer has no such type. The array API leaves it
+// undefined and array-api-strict raises; PyTorch 2.x raises ("Promotion for
+// uint16, uint32, uint64 types is not supported"); NumPy gives f64, which
+// silently rounds every value above 2^53, the values u64 exists to hold.
+// We refuse with the fix, as PyTorch and array-api-strict do.
+func Promote(a, b DType) (DType, error) {
 	if a == b {
-		return a
+		return a, nil
 	}
 	if a.IsComplex() || b.IsComplex() {
 		// The parts promote as the real dtypes would (c64 with f64 gives
@@ -177,43 +212,46 @@ func PromoteTypes(a, b DType) DType {
 		if !rb.IsFloat() {
 			rb = F32
 		}
-		return ComplexDType(PromoteTypes(ra, rb))
+		return ComplexDType(PromoteTypes(ra, rb)), nil
 	}
 	if a.category() != b.category() {
 		if a.category() > b.category() {
-			return a
+			return a, nil
 		}
-		return b
+		return b, nil
 	}
 	if a.IsFloat() {
 		if (a == F16 && b == BF16) || (a == BF16 && b == F16) {
-			return F32
+			return F32, nil
 		}
 		if a.Size() >= b.Size() {
-			return a
+			return a, nil
 		}
-		return b
+		return b, nil
 	}
 	// integers
 	if a.IsSigned() == b.IsSigned() {
 		if a.Size() >= b.Size() {
-			return a
+			return a, nil
 		}
-		return b
+		return b, nil
 	}
 	s, u := a, b
 	if !a.IsSigned() {
 		s, u = b, a
 	}
 	if s.Size() > u.Size() {
-		return s
+		return s, nil
 	}
 	switch u.Size() {
 	case 1:
-		return I16
+		return I16, nil
 	case 2:
-		return I32
-	default:
-		return I64
+		return I32, nil
+	case 4:
+		return I64, nil
 	}
+	return Invalid, fmt.Errorf("cannot promote %s with %s: no integer dtype holds both ranges "+
+		"(the array API leaves it undefined and PyTorch refuses it; NumPy's f64 would round values above 2^53): "+
+		"cast one operand first: the u64 one to i64 if its values stay below 2^63, or both to f64 if rounding is acceptable", a, b)
 }

@@ -69,6 +69,9 @@ __device__ __forceinline__ void wt_atomic_add(signed char *p, i64 v) {
 __device__ __forceinline__ void wt_atomic_add(unsigned char *p, i64 v) {
   wt_atomic_update(p, [=](unsigned char o) { return (unsigned char)((u32)o + (u32)v); });
 }
+__device__ __forceinline__ void wt_atomic_add(unsigned short *p, i64 v) {
+  wt_atomic_update(p, [=](unsigned short o) { return (unsigned short)((u32)o + (u32)v); });
+}
 __device__ __forceinline__ void wt_atomic_add(wt_half *p, f32 v) {
   wt_atomic_update(p, [=](wt_half o) { wt_half r; r.b = f2h(h2f(o.b) + v); return r; });
 }
@@ -119,4 +122,7 @@ template <bool MAX> __device__ __forceinline__ void wt_atomic_ext(signed char *p
 }
 template <bool MAX> __device__ __forceinline__ void wt_atomic_ext(unsigned char *p, i64 v) {
   wt_atomic_update(p, [=](unsigned char o) { return (unsigned char)wt_ext<MAX>((i64)o, v); });
+}
+template <bool MAX> __device__ __forceinline__ void wt_atomic_ext(unsigned short *p, i64 v) {
+  wt_atomic_update(p, [=](unsigned short o) { return (unsigned short)wt_ext<MAX>((i64)o, v); });
 }

@@ -76,6 +76,7 @@ __device__ __forceinline__ u32 ld(u32 v) { return v; }
 __device__ __forceinline__ i32 ld(short v) { return v; }
 __device__ __forceinline__ i32 ld(signed char v) { return v; }
 __device__ __forceinline__ u32 ld(unsigned char v) { return v; }
+__device__ __forceinline__ u32 ld(unsigned short v) { return v; }
 __device__ __forceinline__ u32 ld(wt_bool v) { return v.b; }
 
 // put stores a computed value into a storage type: floats round, narrow
@@ -90,6 +91,7 @@ template <class V> __device__ __forceinline__ void put(u32 *p, V v) { *p = (u32)
 template <class V> __device__ __forceinline__ void put(short *p, V v) { *p = (short)(i32)v; }
 template <class V> __device__ __forceinline__ void put(signed char *p, V v) { *p = (signed char)(i32)v; }
 template <class V> __device__ __forceinline__ void put(unsigned char *p, V v) { *p = (unsigned char)(u32)v; }
+template <class V> __device__ __forceinline__ void put(unsigned short *p, V v) { *p = (unsigned short)(u32)v; }
 template <class V> __device__ __forceinline__ void put(wt_bool *p, V v) { p->b = v != 0 ? 1 : 0; }
 
 // ---- the dialect's builtins ------------------------------------------------

@@ -18,6 +18,8 @@ _TORCH_DTYPES = {
     "i8": torch.int8,
     "u8": torch.uint8,
     "bool": torch.bool,
+    "u16": torch.uint16,
+    "u64": torch.uint64,
 }
 
 

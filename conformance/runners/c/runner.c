@@ -14,13 +14,17 @@
 #include "sha256.h"
 #include "webtensor.h"
 
-static const char *DT_NAMES[] = {"", "f32", "f16", "bf16", "f64", "i64", "i32", "u32", "i16", "i8", "u8", "bool"};
-static const char *ST_NAMES[] = {"", "F32", "F16", "BF16", "F64", "I64", "I32", "U32", "I16", "I8", "U8", "BOOL"};
-static const int DT_SIZE[] = {0, 4, 2, 2, 8, 8, 4, 4, 2, 1, 1, 1, 8, 16};
+/* Indexed by wt_dtype; the complex codes 12 and 13 have no vector name (the
+   vectors store complex values as real pairs). */
+static const char *DT_NAMES[] = {"", "f32", "f16", "bf16", "f64", "i64", "i32", "u32", "i16", "i8", "u8", "bool",
+                                 "", "", "u16", "u64"};
+static const char *ST_NAMES[] = {"", "F32", "F16", "BF16", "F64", "I64", "I32", "U32", "I16", "I8", "U8", "BOOL",
+                                 "", "", "U16", "U64"};
+static const int DT_SIZE[] = {0, 4, 2, 2, 8, 8, 4, 4, 2, 1, 1, 1, 8, 16, 2, 8};
 
 static int dtype_of(const char *name, const char **names) {
-  for (int d = 1; d <= 11; d++)
-    if (!strcmp(name, names[d])) return d;
+  for (int d = 1; d <= WT_U64; d++)
+    if (names[d][0] && !strcmp(name, names[d])) return d;
   return 0;
 }
 
@@ -62,6 +66,8 @@ static double value(int d, const unsigned char *p, size_t i) {
     case WT_I64: { int64_t x; memcpy(&x, p + 8 * i, 8); return (double)x; }
     case WT_I32: { int32_t x; memcpy(&x, p + 4 * i, 4); return x; }
     case WT_U32: { uint32_t x; memcpy(&x, p + 4 * i, 4); return x; }
+    case WT_U16: { uint16_t x; memcpy(&x, p + 2 * i, 2); return x; }
+    case WT_U64: { uint64_t x; memcpy(&x, p + 8 * i, 8); return (double)x; }
     case WT_I16: { int16_t x; memcpy(&x, p + 2 * i, 2); return x; }
     case WT_I8: return (int8_t)p[i];
     default: return p[i]; /* u8, bool */

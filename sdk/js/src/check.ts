@@ -78,6 +78,7 @@ export function attrsOf(op: string, options: unknown, names: Readonly<Record<str
 const INT_RANGE: Record<string, readonly [bigint, bigint]> = {
   i64: [-(2n ** 63n), 2n ** 63n - 1n], i32: [-(2n ** 31n), 2n ** 31n - 1n], u32: [0n, 2n ** 32n - 1n],
   i16: [-(2n ** 15n), 2n ** 15n - 1n], i8: [-128n, 127n], u8: [0n, 255n],
+  u16: [0n, 2n ** 16n - 1n], u64: [0n, 2n ** 64n - 1n],
 };
 
 /**

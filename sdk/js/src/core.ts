@@ -157,7 +157,7 @@ export class Tensor {
   }
 
   /**
-   * The single element as a number (bigint for i64, boolean for bool, {re, im}
+   * The single element as a number (bigint for i64 and u64, boolean for bool, {re, im}
    * for c64 and c128); synchronous like dataSync().
    */
   item(): number | bigint | boolean | Complex {
@@ -264,7 +264,7 @@ function fromFlat(vals: (number | boolean | bigint)[], dt: DType, shape: readonl
     // Numbers given for a complex dtype are real parts, as torch.tensor([1.0], dtype=complex64) reads them.
     if (k === 2) a[2 * i] = Number(v);
     else if (dt === "bool") a[i] = v ? 1 : 0; // truthiness, as NumPy's astype(bool): a bool byte is 0 or 1
-    else if (dt === "i64") a[i] = typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v)));
+    else if (dt === "i64" || dt === "u64") a[i] = typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v)));
     else a[i] = Number(v);
   }
   return a as unknown as TypedArray;
@@ -273,11 +273,11 @@ function fromFlat(vals: (number | boolean | bigint)[], dt: DType, shape: readonl
 /**
  * The dtype a typed array given to what() holds: dtype when given (which
  * the array must hold: a Float32Array holds f32 or c64's parts, a
- * Uint8Array u8 or bool, a Uint16Array f16 or bf16 bits), else the array's.
+ * Uint8Array u8 or bool, a Uint16Array u16 or f16 or bf16 bits), else the array's.
  */
 function arrayDType(what: string, data: TypedArray, dtype: DType | undefined): DType {
   const dt = dtype !== undefined ? toDType(dtype) : dtypeOfArray(data);
-  if (data instanceof Uint16Array && (dt === "f16" || dt === "bf16")) return dt;
+  if (data instanceof Uint16Array && (dt === "f16" || dt === "bf16" || dt === "u16")) return dt;
   const natural = dtypeOfArray(data);
   if (natural !== dt && !(dt === "bool" && natural === "u8") && DTYPES[dt].part !== natural) {
     const holds = DTYPES[dt].part ? `${DTYPES[dt].part} (the parts of ${dt})` : dt;

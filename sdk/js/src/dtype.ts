@@ -1,11 +1,13 @@
 // Element types: names and codes match wt_dtype (capi/include/webtensor.h).
 
-export type DType = "f32" | "f16" | "bf16" | "f64" | "i64" | "i32" | "u32" | "i16" | "i8" | "u8" | "bool" | "c64" | "c128";
+export type DType =
+  | "f32" | "f16" | "bf16" | "f64" | "i64" | "i32" | "u32" | "i16" | "i8" | "u8" | "bool" | "c64" | "c128" | "u16" | "u64";
 
 export type TypedArray =
   | Float32Array
   | Float64Array
   | BigInt64Array
+  | BigUint64Array
   | Int32Array
   | Uint32Array
   | Int16Array
@@ -35,6 +37,8 @@ export interface DataTypeMap {
   bool: Uint8Array;
   c64: Float32Array;
   c128: Float64Array;
+  u16: Uint16Array;
+  u64: BigUint64Array;
 }
 
 interface Info {
@@ -61,6 +65,8 @@ export const DTYPES: Record<DType, Info> = {
   bool: { code: 11, size: 1, floating: false, array: Uint8Array },
   c64: { code: 12, size: 8, floating: false, part: "f32", array: Float32Array },
   c128: { code: 13, size: 16, floating: false, part: "f64", array: Float64Array },
+  u16: { code: 14, size: 2, floating: false, array: Uint16Array },
+  u64: { code: 15, size: 8, floating: false, array: BigUint64Array as unknown as Info["array"] },
 };
 
 /** How many typed-array values hold one element of dt: 2 for a complex dtype (its parts), else 1. */
@@ -79,6 +85,7 @@ export function dtypeFromCode(code: number): DType {
 const ALIASES: Record<string, DType> = {
   float32: "f32", float16: "f16", bfloat16: "bf16", float64: "f64", int64: "i64", int32: "i32",
   uint32: "u32", int16: "i16", int8: "i8", uint8: "u8", complex64: "c64", complex128: "c128",
+  uint16: "u16", uint64: "u64",
 };
 
 /** Checks a dtype name (aliases such as "float32" accepted); throws a TypeError naming the bad value. */
@@ -95,18 +102,18 @@ export function toDType(d: unknown): DType {
 // (a vm context, an iframe) has other constructors.
 const BY_TAG: Record<string, DType> = {
   Float32Array: "f32", Float64Array: "f64", BigInt64Array: "i64", Int32Array: "i32", Uint32Array: "u32",
-  Int16Array: "i16", Int8Array: "i8", Uint8Array: "u8",
+  Int16Array: "i16", Int8Array: "i8", Uint8Array: "u8", BigUint64Array: "u64",
 };
 
-/** The dtype a typed array holds by default; Uint16Array is ambiguous (f16 or bf16) and needs a dtype. */
+/** The dtype a typed array holds by default; Uint16Array is ambiguous (u16, f16 or bf16 bits) and needs a dtype. */
 export function dtypeOfArray(a: TypedArray): DType {
   const tag = (a as { [Symbol.toStringTag]?: string })[Symbol.toStringTag] ?? "";
   const d = BY_TAG[tag];
   if (d !== undefined) return d;
   if (tag === "Uint16Array") {
-    throw new TypeError("webtensor: a Uint16Array holds f16 or bf16 bits; pass { dtype: 'f16' } or { dtype: 'bf16' }");
+    throw new TypeError("webtensor: a Uint16Array holds u16 values or f16 or bf16 bits; pass { dtype: 'u16' }, { dtype: 'f16' } or { dtype: 'bf16' }");
   }
-  throw new TypeError(`webtensor: a ${tag || typeof a} has no webtensor dtype (Uint8ClampedArray, BigUint64Array and Float16Array are not supported)`);
+  throw new TypeError(`webtensor: a ${tag || typeof a} has no webtensor dtype (Uint8ClampedArray and Float16Array are not supported)`);
 }
 
 /** What one element type is: Python's wt.DType (wt.f32 ...), its fields in camelCase. */

@@ -168,12 +168,14 @@ def _with_dtype(op, x: Tensor, dtype):
 
 
 def sum(x: Tensor, /, axes=None, keepdim: bool = False, *, axis=None, dtype=None, keepdims=None) -> Tensor:  # noqa: A001
-    """The sum over axes (all when None); integers and bools sum as i64, unless dtype says otherwise."""
+    """The sum over axes (all when None); bools, signed integers and u8 sum as i64 (PyTorch's rule),
+    u16 and u64 as u64 (the standard's), u32 as u32, unless dtype says otherwise."""
     return _with_dtype(lambda v: _ops.sum(v, axes, keepdim, axis=axis, keepdims=keepdims), x, dtype)
 
 
 def prod(x: Tensor, /, axes=None, keepdim: bool = False, *, axis=None, dtype=None, keepdims=None) -> Tensor:
-    """The product over axes (all when None); integers and bools multiply as i64, unless dtype says otherwise."""
+    """The product over axes (all when None); integers and bools multiply as sum's dtype (i64; u64 for
+    u16 and u64), unless dtype says otherwise."""
     return _with_dtype(lambda v: _ops.prod(v, axes, keepdim, axis=axis, keepdims=keepdims), x, dtype)
 
 

@@ -22,13 +22,13 @@ newaxis = None
 
 # The standard's names for the dtypes webtensor has (float16 and bfloat16
 # are extras the standard does not name).
-_STANDARD = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint32", "float32", "float64", "complex64",
-             "complex128")
+_STANDARD = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+             "complex64", "complex128")
 _KINDS = {
     "bool": lambda d: d.name == "bool",
     "signed integer": lambda d: d.name in ("i8", "i16", "i32", "i64"),
-    "unsigned integer": lambda d: d.name in ("u8", "u32"),
-    "integral": lambda d: d.name in ("i8", "i16", "i32", "i64", "u8", "u32"),
+    "unsigned integer": lambda d: d.name in ("u8", "u16", "u32", "u64"),
+    "integral": lambda d: d.name in ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"),
     "real floating": lambda d: d.is_floating,
     "complex floating": lambda d: d.is_complex,
     "numeric": lambda d: d.name != "bool",
@@ -99,6 +99,9 @@ def isdtype(dtype, kind) -> bool:
 
 
 def _promote(a: DType, b: DType) -> DType:
+    """The library's promotion; u64 with a signed integer has none (the
+    standard leaves it undefined) and raises TypeError, as array-api-strict
+    and PyTorch do."""
     out = C.c_int32()
     _lib.call("wt_promote_types", a.code, b.code, C.byref(out))
     return from_code(out.value)
@@ -130,7 +133,10 @@ def can_cast(from_, to, /) -> bool:
     """Whether promotion takes from_ (a dtype or tensor) to the dtype to
     without changing to: exactly the casts the ops make implicitly."""
     src, dst = _dtype_of(from_), to_dtype(to)
-    return _promote(src, dst) == dst
+    try:
+        return _promote(src, dst) == dst
+    except TypeError:  # no common dtype (u64 with a signed integer): no implicit cast either
+        return False
 
 
 class _Info:
@@ -158,9 +164,12 @@ class _Info:
 
     def dtypes(self, *, device: str | None = None, kind=None) -> dict:
         """The standard's dtypes a tensor on device can hold (WebGPU holds no
-        f64, so no complex128), those of kind when given."""
-        no_f64 = device is not None and device.startswith("webgpu")
-        names = [n for n in _STANDARD if not (no_f64 and n in ("float64", "complex128"))]
+        f64, so no complex128, and no uint64; CUDA no uint64 yet),
+        those of kind when given."""
+        dev = device or ""
+        absent = (("float64", "complex128", "uint64") if dev.startswith("webgpu")
+                  else ("uint64",) if dev.startswith("cuda") else ())
+        names = [n for n in _STANDARD if n not in absent]
         return {n: BY_NAME[n] for n in names if kind is None or isdtype(BY_NAME[n], kind)}
 
 

@@ -34,6 +34,8 @@ _ALL = [
     DType("bool", 11, 1, "bool", False),
     DType("c64", 12, 8, "complex64", False, True),
     DType("c128", 13, 16, "complex128", False, True),
+    DType("u16", 14, 2, "uint16", False),
+    DType("u64", 15, 8, "uint64", False),
 ]
 BY_CODE = {d.code: d for d in _ALL}
 BY_NAME = {d.name: d for d in _ALL}
@@ -41,6 +43,7 @@ ALIASES = {
     "float32": "f32", "float": "f32", "float16": "f16", "half": "f16", "bfloat16": "bf16", "float64": "f64",
     "double": "f64", "int64": "i64", "long": "i64", "int32": "i32", "int": "i32", "uint32": "u32", "int16": "i16",
     "short": "i16", "int8": "i8", "uint8": "u8", "bool_": "bool",
+    "uint16": "u16", "uint64": "u64",
     "complex64": "c64", "cfloat": "c64", "complex128": "c128", "cdouble": "c128",
 }
 for _alias, _name in ALIASES.items():

@@ -28,7 +28,7 @@ import numbers
 from . import _lib
 from ._tensor import Tensor, op1, run_op, tensor
 
-_KIND = {"bool": 0, "u8": 1, "i8": 1, "i16": 1, "i32": 1, "u32": 1, "i64": 1}  # floats: 2
+_KIND = {"bool": 0, "u8": 1, "i8": 1, "i16": 1, "i32": 1, "u32": 1, "i64": 1, "u16": 1, "u64": 1}  # floats: 2
 
 
 def _kind(dt) -> int:

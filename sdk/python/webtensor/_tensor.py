@@ -26,7 +26,7 @@ _FAST = False  # whether _use_fast() bound the C hot path
 
 _STRUCT_CODES = {
     "f32": "f", "f16": "e", "f64": "d", "i64": "q", "i32": "i", "u32": "I",
-    "i16": "h", "i8": "b", "u8": "B", "bool": "B",
+    "i16": "h", "i8": "b", "u8": "B", "bool": "B", "u16": "H", "u64": "Q",
 }
 
 # ---- calling ops -----------------------------------------------------------------
@@ -234,7 +234,8 @@ def tensor(data, dtype=None, device: str | None = None, requires_grad: bool = Fa
     else:
         flat, shape, inferred = _infer(data)
         dt = dt or inferred
-        codes = {"f32": "f", "f64": "d", "i64": "q", "i32": "i", "u32": "I", "i16": "h", "i8": "b", "u8": "B"}
+        codes = {"f32": "f", "f64": "d", "i64": "q", "i32": "i", "u32": "I", "i16": "h", "i8": "b", "u8": "B",
+                 "u16": "H", "u64": "Q"}
         import array
 
         if dt.name == "bool":

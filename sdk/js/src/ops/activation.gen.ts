@@ -72,7 +72,7 @@ export function logSoftmax(x: TensorLike, options?: LogSoftmaxOptions): Tensor {
 /**
  * max(x, 0); NaN stays NaN; integers keep their dtype.
  * Outputs: y.
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function relu(x: TensorLike): Tensor {
   return op1("relu", [x], attrsOf("relu", arguments[1], {}));

@@ -26,8 +26,8 @@ export function atan2(a: TensorLike, b: TensorLike): Tensor {
 
 /**
  * a & b on integers and bools, with broadcasting.
- * @param a input (i64, i32, u32, i16, i8, u8, bool)
- * @param b input (i64, i32, u32, i16, i8, u8, bool)
+ * @param a input (i64, i32, u32, i16, i8, u8, u16, u64, bool)
+ * @param b input (i64, i32, u32, i16, i8, u8, u16, u64, bool)
  */
 export function bitwiseAnd(a: TensorLike, b: TensorLike): Tensor {
   return op1("bitwise_and", [a, b], attrsOf("bitwise_and", arguments[2], {}));
@@ -36,7 +36,7 @@ export function bitwiseAnd(a: TensorLike, b: TensorLike): Tensor {
 /**
  * ~x: every bit flipped on integers, logical not on bools.
  * Outputs: y.
- * @param x input (i64, i32, u32, i16, i8, u8, bool)
+ * @param x input (i64, i32, u32, i16, i8, u8, u16, u64, bool)
  */
 export function bitwiseInvert(x: TensorLike): Tensor {
   return op1("bitwise_invert", [x], attrsOf("bitwise_invert", arguments[1], {}));
@@ -44,8 +44,8 @@ export function bitwiseInvert(x: TensorLike): Tensor {
 
 /**
  * a << b on integers, wrapping like the dtype; a count outside [0, bits) gives 0.
- * @param a input (i64, i32, u32, i16, i8, u8)
- * @param b input (i64, i32, u32, i16, i8, u8)
+ * @param a input (i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param b input (i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function bitwiseLeftShift(a: TensorLike, b: TensorLike): Tensor {
   return op1("bitwise_left_shift", [a, b], attrsOf("bitwise_left_shift", arguments[2], {}));
@@ -53,8 +53,8 @@ export function bitwiseLeftShift(a: TensorLike, b: TensorLike): Tensor {
 
 /**
  * a | b on integers and bools, with broadcasting.
- * @param a input (i64, i32, u32, i16, i8, u8, bool)
- * @param b input (i64, i32, u32, i16, i8, u8, bool)
+ * @param a input (i64, i32, u32, i16, i8, u8, u16, u64, bool)
+ * @param b input (i64, i32, u32, i16, i8, u8, u16, u64, bool)
  */
 export function bitwiseOr(a: TensorLike, b: TensorLike): Tensor {
   return op1("bitwise_or", [a, b], attrsOf("bitwise_or", arguments[2], {}));
@@ -62,8 +62,8 @@ export function bitwiseOr(a: TensorLike, b: TensorLike): Tensor {
 
 /**
  * a >> b on integers, filling with the sign bit; a count outside [0, bits) shifts every bit out.
- * @param a input (i64, i32, u32, i16, i8, u8)
- * @param b input (i64, i32, u32, i16, i8, u8)
+ * @param a input (i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param b input (i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function bitwiseRightShift(a: TensorLike, b: TensorLike): Tensor {
   return op1("bitwise_right_shift", [a, b], attrsOf("bitwise_right_shift", arguments[2], {}));
@@ -71,8 +71,8 @@ export function bitwiseRightShift(a: TensorLike, b: TensorLike): Tensor {
 
 /**
  * a ^ b on integers and bools, with broadcasting.
- * @param a input (i64, i32, u32, i16, i8, u8, bool)
- * @param b input (i64, i32, u32, i16, i8, u8, bool)
+ * @param a input (i64, i32, u32, i16, i8, u8, u16, u64, bool)
+ * @param b input (i64, i32, u32, i16, i8, u8, u16, u64, bool)
  */
 export function bitwiseXor(a: TensorLike, b: TensorLike): Tensor {
   return op1("bitwise_xor", [a, b], attrsOf("bitwise_xor", arguments[2], {}));
@@ -98,8 +98,8 @@ export function div(a: TensorLike, b: TensorLike): Tensor {
 
 /**
  * a / b rounded toward -inf (Python's //); integer division by zero is an error (as is 0 ** -n, see pow).
- * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
- * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function floorDivide(a: TensorLike, b: TensorLike): Tensor {
   return op1("floor_divide", [a, b], attrsOf("floor_divide", arguments[2], {}));
@@ -162,8 +162,8 @@ export function nextafter(a: TensorLike, b: TensorLike): Tensor {
 
 /**
  * a to the power b; integer powers are exact and wrap, a negative integer exponent gives 1 / a^-b truncated toward zero (0 unless |a| = 1), and 0 to a negative integer power is an integer division by zero, an error like x // 0.
- * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
- * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function pow(a: TensorLike, b: TensorLike): Tensor {
   return op1("pow", [a, b], attrsOf("pow", arguments[2], {}));
@@ -171,8 +171,8 @@ export function pow(a: TensorLike, b: TensorLike): Tensor {
 
 /**
  * a - b * floor(a / b): the result has the sign of b (Python's %); an integer remainder by zero is an error, as integer division by zero is.
- * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
- * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function remainder(a: TensorLike, b: TensorLike): Tensor {
   return op1("remainder", [a, b], attrsOf("remainder", arguments[2], {}));

@@ -9,7 +9,7 @@ import type { TensorLike } from "../core.js";
 /**
  * Rows of weight [num, dim] at indices of any shape; output indices.shape + [dim].
  * @param weight input
- * @param indices input (i64, i32, u32, i16, i8, u8)
+ * @param indices input (i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function embedding(weight: TensorLike, indices: TensorLike): Tensor {
   return op1("embedding", [weight, indices], attrsOf("embedding", arguments[2], {}));
@@ -24,7 +24,7 @@ export interface GatherOptions {
 /**
  * out[i][j] = x[index[i][j]][j] along axis (torch.gather).
  * @param x input
- * @param index input (i64, i32, u32, i16, i8, u8)
+ * @param index input (i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see GatherOptions)
  */
 export function gather(x: TensorLike, index: TensorLike, options?: GatherOptions): Tensor {
@@ -41,9 +41,9 @@ export interface IndexAddOptions {
 
 /**
  * Copy of x with alpha*src[i] added to the slice index[i] along axis (torch.index_add).
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
- * @param index input (i64, i32, u32, i16, i8, u8)
- * @param src input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param index input (i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param src input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see IndexAddOptions)
  */
 export function indexAdd(x: TensorLike, index: TensorLike, src: TensorLike, options?: IndexAddOptions): Tensor {
@@ -59,7 +59,7 @@ export interface IndexSelectOptions {
 /**
  * Whole slices of x at the given positions along axis (torch.index_select).
  * @param x input
- * @param index input (i64, i32, u32, i16, i8, u8)
+ * @param index input (i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see IndexSelectOptions)
  */
 export function indexSelect(x: TensorLike, index: TensorLike, options?: IndexSelectOptions): Tensor {
@@ -107,7 +107,7 @@ export interface OneHotOptions {
 
 /**
  * i64 tensor indices.shape + [num_classes] with a 1 at each index (num_classes -1: max index + 1).
- * @param indices input (i64, i32, u32, i16, i8, u8)
+ * @param indices input (i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see OneHotOptions)
  */
 export function oneHot(indices: TensorLike, options?: OneHotOptions): Tensor {
@@ -123,7 +123,7 @@ export interface ScatterOptions {
 /**
  * Copy of x with out[index[i][j]][j] = src[i][j] along axis (torch.scatter; duplicate targets keep an arbitrary one).
  * @param x input
- * @param index input (i64, i32, u32, i16, i8, u8)
+ * @param index input (i64, i32, u32, i16, i8, u8, u16, u64)
  * @param src input
  * @param options the attributes (see ScatterOptions)
  */
@@ -139,9 +139,9 @@ export interface ScatterAddOptions {
 
 /**
  * Copy of x with src[i][j] added at out[index[i][j]][j] along axis (torch.scatter_add).
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
- * @param index input (i64, i32, u32, i16, i8, u8)
- * @param src input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param index input (i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param src input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see ScatterAddOptions)
  */
 export function scatterAdd(x: TensorLike, index: TensorLike, src: TensorLike, options?: ScatterAddOptions): Tensor {
@@ -160,9 +160,9 @@ export interface ScatterReduceOptions {
 
 /**
  * Reduce src into a copy of x at index along axis with sum, mean, amax or amin (torch.scatter_reduce; integer mean rounds down).
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
- * @param index input (i64, i32, u32, i16, i8, u8)
- * @param src input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param index input (i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param src input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see ScatterReduceOptions)
  */
 export function scatterReduce(x: TensorLike, index: TensorLike, src: TensorLike, options: ScatterReduceOptions): Tensor {
@@ -178,7 +178,7 @@ export interface TakeAlongAxisOptions {
 /**
  * Pick values along axis at indices, broadcasting the other dims; negative indices count from the end (torch.take_along_dim).
  * @param x input
- * @param indices input (i64, i32, u32, i16, i8, u8)
+ * @param indices input (i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see TakeAlongAxisOptions)
  */
 export function takeAlongAxis(x: TensorLike, indices: TensorLike, options?: TakeAlongAxisOptions): Tensor {

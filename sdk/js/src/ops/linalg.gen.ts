@@ -31,8 +31,8 @@ export interface CrossOptions {
 /**
  * Cross product of 3-element vectors along axis (negative, counted from the end) of broadcast operands.
  * Outputs: y.
- * @param x1 input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
- * @param x2 input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x1 input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param x2 input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see CrossOptions)
  */
 export function cross(x1: TensorLike, x2: TensorLike, options?: CrossOptions): Tensor {
@@ -91,7 +91,7 @@ export interface EinsumOptions {
 /**
  * Einstein summation (torch.einsum) over 1 to 4 operands, with "...", diagonals, broadcasting and implicit outputs.
  * Outputs: y.
- * @param operands the input tensors (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param operands the input tensors (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see EinsumOptions)
  */
 export function einsum(operands: readonly TensorLike[], options: EinsumOptions): Tensor {
@@ -110,8 +110,8 @@ export function inv(x: TensorLike): Tensor {
 /**
  * Matrix product with torch.matmul's rules: 1-D operands act as vectors, leading dims broadcast as batch dims.
  * Outputs: y.
- * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
- * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function matmul(a: TensorLike, b: TensorLike): Tensor {
   return op1("matmul", [a, b], attrsOf("matmul", arguments[2], {}));
@@ -176,7 +176,7 @@ export interface MatrixTraceOptions {
 /**
  * Sum of the offset-th diagonal of the last two dims (the array API's linalg.trace); integers sum as i64.
  * Outputs: y.
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see MatrixTraceOptions)
  */
 export function matrixTrace(x: TensorLike, options?: MatrixTraceOptions): Tensor {
@@ -186,8 +186,8 @@ export function matrixTrace(x: TensorLike, options?: MatrixTraceOptions): Tensor
 /**
  * Outer product of two 1-D tensors: y[i, j] = a[i] * b[j].
  * Outputs: y.
- * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
- * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function outer(a: TensorLike, b: TensorLike): Tensor {
   return op1("outer", [a, b], attrsOf("outer", arguments[2], {}));
@@ -282,8 +282,8 @@ export interface TensordotOptions {
 /**
  * Sum of products over paired axes (one matmul): the last `axes` of a with the first of b, or axes_a[i] of a with axes_b[i] of b.
  * Outputs: y.
- * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
- * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param a input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param b input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see TensordotOptions)
  */
 export function tensordot(a: TensorLike, b: TensorLike, options?: TensordotOptions): Tensor {
@@ -299,8 +299,8 @@ export interface VecdotOptions {
 /**
  * Dot products along axis of broadcast operands (the axis must have the same size in both); keeps the promoted dtype.
  * Outputs: y.
- * @param x1 input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
- * @param x2 input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x1 input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
+ * @param x2 input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see VecdotOptions)
  */
 export function vecdot(x1: TensorLike, x2: TensorLike, options?: VecdotOptions): Tensor {

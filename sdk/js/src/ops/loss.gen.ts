@@ -37,7 +37,7 @@ export interface CrossEntropyOptions {
 /**
  * Cross entropy of logits [N, C, ...] (or [C]) with class-index or class-probability targets; optional class weights and label smoothing.
  * @param input input (f32, f16, bf16, f64)
- * @param target input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param target input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param weight optional input (f32, f16, bf16, f64) (null leaves it out)
  * @param options the attributes (see CrossEntropyOptions)
  */
@@ -88,7 +88,7 @@ export interface NllLossOptions {
 /**
  * Negative log-likelihood of log-probabilities [N, C, ...] (or [C]) at class-index targets, with optional class weights.
  * @param input input (f32, f16, bf16, f64)
- * @param target input (i64, i32, u32, i16, i8, u8)
+ * @param target input (i64, i32, u32, i16, i8, u8, u16, u64)
  * @param weight optional input (f32, f16, bf16, f64) (null leaves it out)
  * @param options the attributes (see NllLossOptions)
  */

@@ -50,7 +50,7 @@ export interface ArgmaxOptions {
 
 /**
  * Index (i64) of the first largest value along axis, or in the flattened tensor; NaN counts as largest.
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see ArgmaxOptions)
  */
 export function argmax(x: TensorLike, options?: ArgmaxOptions): Tensor {
@@ -67,7 +67,7 @@ export interface ArgminOptions {
 
 /**
  * Index (i64) of the first smallest value along axis, or in the flattened tensor; NaN counts as smallest.
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see ArgminOptions)
  */
 export function argmin(x: TensorLike, options?: ArgminOptions): Tensor {
@@ -114,7 +114,7 @@ export interface LogsumexpOptions {
 
 /**
  * log(sum(exp(x))) over axes, computed stably; integers give f32.
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see LogsumexpOptions)
  */
 export function logsumexp(x: TensorLike, options?: LogsumexpOptions): Tensor {
@@ -236,7 +236,7 @@ export interface SumOptions {
 }
 
 /**
- * Sum over axes (bool and small integers sum as i64, like PyTorch).
+ * Sum over axes (bool, signed integers and u8 sum as i64, like PyTorch; u16 and u64 as u64, the array API's rule).
  * @param x input
  * @param options the attributes (see SumOptions)
  */
@@ -293,7 +293,7 @@ declare module "../core.js" {
     prod(options?: ProdOptions): Tensor;
     /** Standard deviation over axes with divisor N - correction. */
     std(options?: StdOptions): Tensor;
-    /** Sum over axes (bool and small integers sum as i64, like PyTorch). */
+    /** Sum over axes (bool, signed integers and u8 sum as i64, like PyTorch; u16 and u64 as u64, the array API's rule). */
     sum(options?: SumOptions): Tensor;
     /** Variance over axes with divisor N - correction. */
     var(options?: VarOptions): Tensor;

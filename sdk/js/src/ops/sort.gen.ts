@@ -18,7 +18,7 @@ export interface ArgsortOptions {
 
 /**
  * i64 positions that sort x along axis (stable; NaN sorts last).
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, bool)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, bool, u16, u64)
  * @param options the attributes (see ArgsortOptions)
  */
 export function argsort(x: TensorLike, options?: ArgsortOptions): Tensor {
@@ -38,7 +38,7 @@ export interface SortOptions {
 /**
  * Sorted values along axis and the i64 positions they came from (stable; NaN sorts last).
  * Outputs: values, indices.
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, bool)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, bool, u16, u64)
  * @param options the attributes (see SortOptions)
  */
 export function sort(x: TensorLike, options?: SortOptions): Tensor[] {
@@ -60,7 +60,7 @@ export interface TopkOptions {
 /**
  * The k largest (or smallest) values along axis and their i64 positions (NaN counts as largest).
  * Outputs: values, indices.
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see TopkOptions)
  */
 export function topk(x: TensorLike, options: TopkOptions): Tensor[] {
@@ -80,7 +80,7 @@ export interface UniqueOptions {
 /**
  * Distinct values of the flattened x, then (when asked) the i64 inverse indices (x's shape) and i64 counts; NaNs are all distinct.
  * Outputs: values, inverse_then_counts....
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, bool)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, bool, u16, u64)
  * @param options the attributes (see UniqueOptions)
  */
 export function unique(x: TensorLike, options?: UniqueOptions): Tensor[] {

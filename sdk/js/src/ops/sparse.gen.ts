@@ -27,7 +27,7 @@ export interface SegmentMaxOptions {
 
 /**
  * Maximum of the rows of data that share a segment id (NaN propagates); empty segments give 0.
- * @param data input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param data input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param segmentIds input (i64, i32)
  * @param options the attributes (see SegmentMaxOptions)
  */
@@ -63,7 +63,7 @@ export interface SegmentSumOptions {
 
 /**
  * Sum of the rows of data that share a segment id; empty segments give 0.
- * @param data input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param data input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param segmentIds input (i64, i32)
  * @param options the attributes (see SegmentSumOptions)
  */

@@ -9,7 +9,7 @@ import type { TensorLike } from "../core.js";
 /**
  * |x|; the most negative integer stays as it is (two's complement).
  * Outputs: y.
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function abs(x: TensorLike): Tensor {
   return op1("abs", [x], attrsOf("abs", arguments[1], {}));
@@ -72,7 +72,7 @@ export function atanh(x: TensorLike): Tensor {
 /**
  * Smallest integer >= x; integers are returned unchanged.
  * Outputs: y.
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function ceil(x: TensorLike): Tensor {
   return op1("ceil", [x], attrsOf("ceil", arguments[1], {}));
@@ -89,7 +89,7 @@ export interface ClampOptions {
 /**
  * Limit x to [min, max] (either may be absent; min > max gives max). Integer tensors keep their dtype: bounds round inward.
  * Outputs: y.
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  * @param options the attributes (see ClampOptions)
  */
 export function clamp(x: TensorLike, options?: ClampOptions): Tensor {
@@ -144,7 +144,7 @@ export function expm1(x: TensorLike): Tensor {
 /**
  * Largest integer <= x; integers are returned unchanged.
  * Outputs: y.
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function floor(x: TensorLike): Tensor {
   return op1("floor", [x], attrsOf("floor", arguments[1], {}));
@@ -209,7 +209,7 @@ export function nanToNum(x: TensorLike, options?: NanToNumOptions): Tensor {
 /**
  * -x; unsigned integers wrap around.
  * Outputs: y.
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function neg(x: TensorLike): Tensor {
   return op1("neg", [x], attrsOf("neg", arguments[1], {}));
@@ -227,7 +227,7 @@ export function reciprocal(x: TensorLike): Tensor {
 /**
  * Nearest integer, halves to even (like PyTorch and NumPy).
  * Outputs: y.
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function round(x: TensorLike): Tensor {
   return op1("round", [x], attrsOf("round", arguments[1], {}));
@@ -281,7 +281,7 @@ export function sqrt(x: TensorLike): Tensor {
 /**
  * x * x; integers wrap around on overflow.
  * Outputs: y.
- * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8)
+ * @param x input (f32, f16, bf16, f64, i64, i32, u32, i16, i8, u8, u16, u64)
  */
 export function square(x: TensorLike): Tensor {
   return op1("square", [x], attrsOf("square", arguments[1], {}));

@@ -292,7 +292,8 @@ def sum(
     axis: int | Sequence[int] | None = None,
     keepdims: bool | None = None,
 ) -> Tensor:
-    """Sum over axes (bool and small integers sum as i64, like PyTorch).
+    """Sum over axes (bool, signed integers and u8 sum as i64, like PyTorch; u16 and u64 as u64, the array
+    API's rule).
 
     Args:
         axes: axes to reduce; absent means all

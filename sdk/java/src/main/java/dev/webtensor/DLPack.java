@@ -80,6 +80,8 @@ final class DLPack {
             case I8 -> new int[] {0, 8};
             case U32 -> new int[] {1, 32};
             case U8 -> new int[] {1, 8};
+            case U16 -> new int[] {1, 16};
+            case U64 -> new int[] {1, 64};
             case BOOL -> new int[] {6, 8};
             case C64 -> new int[] {5, 64}; // kDLComplex: both parts in the bits
             case C128 -> new int[] {5, 128};

@@ -19,7 +19,15 @@ public enum DType {
     U8(10, 1, "u8"),
     BOOL(11, 1, "bool"),
     C64(12, 8, "c64"),
-    C128(13, 16, "c128");
+    C128(13, 16, "c128"),
+    /** Held as u32 on WebGPU. */
+    U16(14, 2, "u16"),
+    /**
+     * Not on WebGPU or CUDA. Java has no unsigned long: a u64 element is a
+     * long holding its bits (read it with Long.toUnsignedString or
+     * Long.compareUnsigned), which is what toLongArray gives.
+     */
+    U64(15, 8, "u64");
 
     private final int code;
     private final int size;

@@ -257,7 +257,8 @@ public abstract class OpsReduce extends OpsRandom {
     }
 
     /**
-     * Sum over axes (bool and small integers sum as i64, like PyTorch).
+     * Sum over axes (bool, signed integers and u8 sum as i64, like PyTorch; u16 and u64 as u64, the
+     * array API's rule).
      * Optional inputs and attributes take the library's defaults.
      */
     public static Tensor sum(Tensor x) {
@@ -265,7 +266,8 @@ public abstract class OpsReduce extends OpsRandom {
     }
 
     /**
-     * Sum over axes (bool and small integers sum as i64, like PyTorch).
+     * Sum over axes (bool, signed integers and u8 sum as i64, like PyTorch; u16 and u64 as u64, the
+     * array API's rule).
      *
      * @param x input
      * @param axes axes to reduce; absent means all (null: the library's default)

@@ -244,6 +244,21 @@ public final class Tensor extends TensorOps implements AutoCloseable {
         return scalar(value, DType.F32);
     }
 
+    /**
+     * The u64 bits of value as the library casts it: truncated toward zero,
+     * saturating at 0 and 2^64 - 1, NaN giving 0 (Java's (long) saturates
+     * at 2^63 - 1 instead).
+     */
+    static long unsignedBits(double value) {
+        if (!(value > 0)) {
+            return 0;
+        }
+        if (value >= 0x1p64) {
+            return -1L;
+        }
+        return value < 0x1p63 ? (long) value : (long) (value - 0x1p63) ^ Long.MIN_VALUE;
+    }
+
     /** A 0-d tensor of dtype (integer dtypes truncate, bool is value != 0, complex is value + 0i). */
     public static Tensor scalar(double value, DType dtype) {
         MemorySegment s = MemorySegment.ofArray(new byte[dtype.byteSize()]);
@@ -253,8 +268,9 @@ public final class Tensor extends TensorOps implements AutoCloseable {
             case F16 -> s.set(LE_SHORT, 0, Float.floatToFloat16((float) value));
             case BF16 -> s.set(LE_SHORT, 0, (short) (Float.floatToIntBits((float) value) >>> 16));
             case I64 -> s.set(LE_LONG, 0, (long) value);
+            case U64 -> s.set(LE_LONG, 0, unsignedBits(value));
             case I32, U32 -> s.set(LE_INT, 0, (int) (long) value);
-            case I16 -> s.set(LE_SHORT, 0, (short) value);
+            case I16, U16 -> s.set(LE_SHORT, 0, (short) (long) value);
             case I8, U8 -> s.set(JAVA_BYTE, 0, (byte) (long) value);
             case BOOL -> s.set(JAVA_BYTE, 0, (byte) (value != 0 ? 1 : 0));
             case C64 -> s.set(LE_FLOAT, 0, (float) value); // the imaginary part stays 0
@@ -574,7 +590,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
         }
     }
 
-    /** The elements as longs (other dtypes are cast to i64 first). */
+    /** The elements as longs (other dtypes are cast to i64 first; a u64 gives its bits, see {@link DType#U64}). */
     public long[] toLongArray() {
         try (Tensor t = as(DType.I64)) {
             long[] out = new long[Math.toIntExact(t.numel())];

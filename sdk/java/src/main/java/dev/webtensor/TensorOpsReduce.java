@@ -126,12 +126,12 @@ abstract class TensorOpsReduce extends TensorOpsRandom {
         return Ops.std((Tensor) this, axes, keepdim, correction);
     }
 
-    /** Sum over axes (bool and small integers sum as i64, like PyTorch). See {@link Ops#sum}. */
+    /** Sum over axes (bool, signed integers and u8 sum as i64, like PyTorch; u16 and u64 as u64, the array API's rule). See {@link Ops#sum}. */
     public Tensor sum() {
         return Ops.sum((Tensor) this);
     }
 
-    /** Sum over axes (bool and small integers sum as i64, like PyTorch). See {@link Ops#sum}. */
+    /** Sum over axes (bool, signed integers and u8 sum as i64, like PyTorch; u16 and u64 as u64, the array API's rule). See {@link Ops#sum}. */
     public Tensor sum(long[] axes, boolean keepdim) {
         return Ops.sum((Tensor) this, axes, keepdim);
     }

@@ -65,6 +65,11 @@ final class Safetensors {
                 case I64 -> b.getLong();
                 case I32 -> b.getInt();
                 case U32 -> Integer.toUnsignedLong(b.getInt());
+                case U16 -> b.getShort() & 0xffff;
+                case U64 -> {
+                    long v = b.getLong(); // unsigned: the nearest double, as NumPy's float(uint64)
+                    yield v >= 0 ? (double) v : (double) (v >>> 1 | (v & 1)) * 2.0;
+                }
                 case I16 -> b.getShort();
                 case I8 -> b.get();
                 case U8, BOOL -> b.get() & 0xff;

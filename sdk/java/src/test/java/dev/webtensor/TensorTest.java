@@ -174,4 +174,24 @@ class TensorTest {
         t.close();
         assertEquals("Tensor(<closed>)", t.toString());
     }
+
+    @Test
+    void unsignedDTypes() {
+        assertEquals(DType.U16, DType.fromCode(14));
+        assertEquals(DType.U64, DType.of("u64"));
+        // A u64 travels as a long holding its bits: 2^64 - 1 is -1L, 2^63 + 5 is MIN_VALUE + 5.
+        long[] bits = {-1L, Long.MIN_VALUE + 5, 3};
+        try (var x = Tensor.of(bits, 3); var u = x.to(DType.U64); var m = u.max()) {
+            assertEquals(DType.U64, u.dtype());
+            assertArrayEquals(bits, u.toLongArray());
+            assertEquals(-1L, m.toLongArray()[0], "max compares unsigned: 2^64 - 1 is the largest");
+        }
+        try (var big = Tensor.scalar(0x1p63, DType.U64); var neg = Tensor.scalar(-3, DType.U64);
+             var huge = Tensor.scalar(1e30, DType.U64); var h = Tensor.scalar(65535, DType.U16)) {
+            assertEquals(Long.MIN_VALUE, big.toLongArray()[0]);
+            assertEquals(0L, neg.toLongArray()[0]);
+            assertEquals(-1L, huge.toLongArray()[0]);
+            assertEquals(65535L, h.toLongArray()[0]);
+        }
+    }
 }
