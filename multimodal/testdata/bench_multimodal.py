@@ -209,9 +209,9 @@ audio in 1 s chunks, per-chunk latency (features, encoder, decoder) in ms. exact
 padded 30 s window every chunk (transformers' states); trim10s: the encoder over the buffered audio only,
 10 s windows; both with MaxNewTokens 24. Random weights never end a hypothesis, like a model in a
 hallucination loop: in trim10s each window's first chunk decodes 24 tokens one by one with no draft to
-verify, and those chunks are the p95. trim10s-5tok/s bounds each hypothesis at 5 tokens per second of buffered audio (speech
-is about 3), the tokens a speaker would have said. drafted: tokens of the previous hypothesis taken
-without a decoder call each, per chunk. Target: p95 < 250 ms.
+verify, and those chunks are the p95. trim10s-5tok/s bounds each hypothesis at 5 tokens per second of
+buffered audio (speech is about 3), the tokens a speaker would have said. drafted: tokens of the previous
+hypothesis taken without a decoder call each, per chunk. Target: p95 < 250 ms.
 
 | mode | threads | p50 | p95 | p99 | drafted/chunk |
 | --- | ---: | ---: | ---: | ---: | ---: |
