@@ -224,6 +224,15 @@ def stream_table(rows):
                                  for mode, n, m in rows)
 
 
+def load_note(load):
+    """What the load averages say about the timings."""
+    if max(load) < 2:
+        return ": no other job ran (the benchmark's own threads make the load)."
+    return (": a shared machine, other work ran beside this, on both sides alike since the cases take turns. It "
+            "disturbs multi-threaded timings most (a library's threads wait at each barrier for whichever of them "
+            "the kernel descheduled), so the 1-thread rows are the steadier comparison.")
+
+
 def write_doc(path, table, load, streams):
     import sentence_transformers
 
@@ -234,10 +243,8 @@ def write_doc(path, table, load, streams):
 {time.strftime("%Y-%m-%d")} at commit {rev}: webtensor's Python SDK ({wt.__version__}, the CPU backend)
 and PyTorch {torch.__version__} with transformers {transformers.__version__} and sentence-transformers
 {sentence_transformers.__version__} in one process, the same threads on both sides, f32. Load average
-{load[0]:.1f} as the run began and {load[1]:.1f} as it ended, niceness {os.nice(0)}: a shared machine,
-other work ran beside this, on both sides alike since the cases take turns. It disturbs multi-threaded
-timings most (a library's threads wait at each barrier for whichever of them the kernel descheduled), so
-the 1-thread rows are the steadier comparison. Interleaved rounds after two warm-up calls, the median;
+{load[0]:.1f} as the run began and {load[1]:.1f} as it ended, niceness {os.nice(0)}{load_note(load)}
+Interleaved rounds after two warm-up calls, the median;
 each case's outputs agree before timing (the largest difference relative to the peer's largest value is
 the last column). MiniLM: the real all-MiniLM-L6-v2, tokenising to pooling and normalising on both sides;
 ViT-B/16 and TimeSformer: seeded random weights, saved by transformers and loaded by webtensor. A ratio is
