@@ -111,6 +111,19 @@ func IntDivisionByZero(op, a, b, ct string) string {
 // Compare maps the comparison ops to their infix operators.
 var Compare = map[string]string{"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
+// CompareExpr is the comparison op of a and b as an expression. ne is
+// !(a == b), not a != b: Naga lowers != on floats to SPIR-V's ordered
+// not-equal, which lavapipe (and any driver keeping the SPIR-V meaning)
+// makes false when an operand is NaN, where IEEE 754, NumPy and the CPU
+// say true; == is false on NaN everywhere, so its negation is the IEEE
+// !=. In CUDA C the two spellings are the same.
+func CompareExpr(op, a, b string) string {
+	if op == "ne" {
+		return "(!(" + a + " == " + b + "))"
+	}
+	return "(" + a + " " + Compare[op] + " " + b + ")"
+}
+
 // Logical maps the logical binary ops to the operator joining their
 // operands' truth values.
 var Logical = map[string]string{"logical_and": "&&", "logical_or": "||", "logical_xor": "!="}

@@ -80,7 +80,7 @@ func fused(e *fusion.Expr, nIn int, leaf func(int) string, konst func(*fusion.Ex
 	}
 	switch {
 	case Compare[e.Op] != "" && len(args) == 2:
-		return "(" + args[0] + " " + Compare[e.Op] + " " + args[1] + ")", nil
+		return CompareExpr(e.Op, args[0], args[1]), nil
 	case e.Op == "where" && len(args) == 3:
 		return "select(" + args[2] + ", " + args[1] + ", " + args[0] + ")", nil
 	case e.Op == "_gelu_backward" && len(args) == 2:

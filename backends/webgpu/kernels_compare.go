@@ -11,13 +11,13 @@ func compareKernel(op string) core.Kernel {
 	return func(k *core.KernelCall) error {
 		ta, tb := physical(k.Inputs[0].DType()), physical(k.Inputs[1].DType())
 		ct := lower.CompareType(ta, tb)
-		e := lower.BoolOf(lower.Conv("x0", ta, ct) + " " + op + " " + lower.Conv("x1", tb, ct))
+		e := lower.BoolOf(lower.CompareExpr(op, lower.Conv("x0", ta, ct), lower.Conv("x1", tb, ct)))
 		return gpuOf(k).mapRun(k.Inputs[:2], k.Outputs[0], e, nil)
 	}
 }
 
 func init() {
-	for op, sym := range lower.Compare {
-		register(op, compareKernel(sym))
+	for op := range lower.Compare {
+		register(op, compareKernel(op))
 	}
 }
