@@ -86,8 +86,9 @@ func init() {
 		// acosh(x) = log1p((x - 1) + sqrt((x - 1)(x + 1))), log(2x) past 1e18.
 		unaryInverse("acosh", "Inverse hyperbolic cosine (NaN below 1); integers give f32.", ge1, GI(I32, 1, 10, 2, 3),
 			pointwise1(math.Acosh, func(v string) string {
-				return "select(m_log1p((" + v + " - 1.0) + sqrt((" + v + " - 1.0) * (" + v + " + 1.0))), m_log(" + v +
-					") + 0.6931471805599453, " + v + " > 1e18)"
+				// Below 1 NaN, also where (x - 1)(x + 1) overflows (x < -1.8e19).
+				return "select(select(m_log1p((" + v + " - 1.0) + sqrt((" + v + " - 1.0) * (" + v + " + 1.0))), m_log(" + v +
+					") + 0.6931471805599453, " + v + " > 1e18), f_nan(), " + v + " < 1.0)"
 			}),
 			func(x, _ *Tensor) *Tensor {
 				return invSqrt(ew("mul", ew("sub", x, ewConst(x, 1)), ew("add", x, ewConst(x, 1))))

@@ -398,3 +398,46 @@ def test_new_functions_on_webgpu():
     mask = m[:, :, 0] > 5
     np.testing.assert_array_equal(wt.tensor(m, device=dev)[wt.tensor(mask, device=dev)].numpy(), m[mask])
     np.testing.assert_allclose(wt.var(wt.tensor(m, device=dev), axis=2).numpy(), m.var(axis=2), rtol=1e-5)
+
+
+# The special cases on WebGPU (f32; the GPU has no f64), where the driver's
+# float code is not the CPU's. What still differs there, and why; a name
+# that starts to pass fails the test (strict xfail), so the list stays true.
+WEBGPU_GAPS = {
+    "acos": "the driver's builtin atan2 (WGSL allows 2^-21 absolute; lavapipe is 2e-6 relative off at 0.75)",
+    "asin": "the driver's builtin atan2, as acos",
+    "atan": "the driver's builtin atan2, as acos",
+    "sin": "past |x| = 51000 the builtin, which has no exact argument reduction (3e38)",
+    "cos": "past |x| = 51000 the builtin, as sin",
+    "tan": "past |x| = 51000 the builtin, as sin",
+    "log": "subnormal inputs are flushed to zero (WGSL permits it)",
+    "log2": "subnormal inputs are flushed to zero",
+    "log10": "subnormal inputs are flushed to zero",
+    "sign": "sign(+0) comes out -0",
+    "atan2": "the signs of zero results",
+    "pow": "NaN where a negative base meets a huge exponent, and zeros' signs",
+}
+
+
+@pytest.mark.parametrize("name", UNARY + BINARY)
+def test_special_cases_on_webgpu(name):
+    from conftest import webgpu_or_none
+
+    dev = webgpu_or_none()
+    if dev is None:
+        pytest.skip("no WebGPU adapter on this machine")
+    a = np.array(SPECIAL, dtype="float32")
+    args = [a] if name in UNARY else [a[:, None], a[None, :]]
+    fn = getattr(np, NUMPY_NAMES.get(name, name))
+    with np.errstate(all="ignore"):
+        want = fn(*args) if name == "nextafter" else fn(*(x.astype(np.float64) for x in args))
+        if want.dtype == np.float64:
+            want = want.astype("float32")
+    got = getattr(wt, name)(*(wt.tensor(x, device=dev) for x in args)).numpy()
+    if name in WEBGPU_GAPS:
+        # Still a gap (WEBGPU_GAPS says why): a fix makes this fail, so
+        # that the entry goes.
+        with pytest.raises(AssertionError):
+            same_values(got, want, "float32", name)
+        return
+    same_values(got, want, "float32", name)
