@@ -1,6 +1,7 @@
 package diffuse
 
 import (
+	"github.com/webtensor/webtensor/internal/reftest"
 	"path/filepath"
 	"testing"
 
@@ -45,7 +46,7 @@ func replayCondPipeline(t *testing.T, r *unetRefs, pname string, dev core.Device
 		require.Positive(t, rep.Attention, "attention written with its heads transposed")
 	}
 	require.Equal(t, ref.NoiseDraws, k, "noise draws")
-	e := relMaxErr(t, latents, r.get(t, "pipe_"+pname+"/latents", core.CPU))
+	e := reftest.RelMaxErr(t, latents, r.get(t, "pipe_"+pname+"/latents", core.CPU))
 	require.Less(t, e, condPipeTol, pname)
 	return e
 }

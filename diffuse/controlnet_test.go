@@ -3,6 +3,7 @@ package diffuse
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/webtensor/webtensor/internal/reftest"
 	"math"
 	"os"
 	"path/filepath"
@@ -68,13 +69,13 @@ func (r *controlRefs) checkControlNet(t *testing.T, name string, dev core.Device
 	require.NoError(t, err)
 	worst := 0.0
 	for i, d := range res.Down {
-		e := relMaxErr(t, d, r.get(t, fmt.Sprintf("%s/down_%d", name, i), core.CPU))
+		e := reftest.RelMaxErr(t, d, r.get(t, fmt.Sprintf("%s/down_%d", name, i), core.CPU))
 		require.Less(t, e, condTol, "%s down residual %d", name, i)
 		worst = math.Max(worst, e)
 	}
 	_, ok := r.tensors.Tensors[fmt.Sprintf("%s/down_%d", name, len(res.Down))]
 	require.False(t, ok, "diffusers gave more down residuals than %d", len(res.Down))
-	e := relMaxErr(t, res.Mid, r.get(t, name+"/mid", core.CPU))
+	e := reftest.RelMaxErr(t, res.Mid, r.get(t, name+"/mid", core.CPU))
 	require.Less(t, e, condTol, "%s mid residual", name)
 	worst = math.Max(worst, e)
 	for _, ts := range r.UNetTimesteps {
@@ -82,7 +83,7 @@ func (r *controlRefs) checkControlNet(t *testing.T, name string, dev core.Device
 		require.NoError(t, err)
 		out, err := unet.ForwardControlled(x, ts, enc, res)
 		require.NoError(t, err)
-		e := relMaxErr(t, out, r.get(t, fmt.Sprintf("%s/unet_%d", name, int(ts)), core.CPU))
+		e := reftest.RelMaxErr(t, out, r.get(t, fmt.Sprintf("%s/unet_%d", name, int(ts)), core.CPU))
 		require.Less(t, e, condTol, "%s: UNet with residuals at t=%v", name, ts)
 		worst = math.Max(worst, e)
 	}
@@ -121,7 +122,7 @@ func (r *controlRefs) replayControlRun(t *testing.T, name string, dev core.Devic
 		latents, err := p.Sample(pr, run.Steps, noise)
 		require.NoError(t, err)
 		require.Equal(t, run.NoiseDraws, k, "noise draws")
-		e := relMaxErr(t, latents, r.get(t, "pipe_"+name+"/latents", core.CPU))
+		e := reftest.RelMaxErr(t, latents, r.get(t, "pipe_"+name+"/latents", core.CPU))
 		require.Less(t, e, condPipeTol, name)
 		return e
 	}
@@ -130,7 +131,7 @@ func (r *controlRefs) replayControlRun(t *testing.T, name string, dev core.Devic
 	images, err := (&Img2ImgPipeline{VAE: vae, Cond: p}).Generate(r.get(t, "pipe/init", dev), *run.Strength, pr, run.Steps, noise)
 	require.NoError(t, err)
 	require.Equal(t, run.NoiseDraws, k, "noise draws")
-	e := relMaxErr(t, images, r.get(t, "pipe_"+name+"/images", core.CPU))
+	e := reftest.RelMaxErr(t, images, r.get(t, "pipe_"+name+"/images", core.CPU))
 	require.Less(t, e, condPipeTol, name)
 	return e
 }

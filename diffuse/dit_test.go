@@ -2,6 +2,7 @@ package diffuse
 
 import (
 	"encoding/json"
+	"github.com/webtensor/webtensor/internal/reftest"
 	"math"
 	"os"
 	"path/filepath"
@@ -53,7 +54,7 @@ func (r *ditRefs) checkDiT(t *testing.T, name string, dev core.Device) float64 {
 	} {
 		out, err := m.Forward(c.x, c.ts, c.labels)
 		require.NoError(t, err)
-		e := relMaxErr(t, out, r.get(t, name+"/"+c.ref, core.CPU))
+		e := reftest.RelMaxErr(t, out, r.get(t, name+"/"+c.ref, core.CPU))
 		require.Less(t, e, unetTol, "%s: %s", name, c.ref)
 		worst = math.Max(worst, e)
 	}
@@ -127,7 +128,7 @@ func testDiTPipeline(t *testing.T, dev core.Device) {
 		images, err := p.Generate(r.PipeLabels, run.Steps, r.replayNoise(t, "pipe_"+name, run.NoiseDraws, &k))
 		require.NoError(t, err)
 		require.Equal(t, run.NoiseDraws, k, "noise draws")
-		e := relMaxErr(t, images, r.get(t, "pipe_"+name+"/images", core.CPU))
+		e := reftest.RelMaxErr(t, images, r.get(t, "pipe_"+name+"/images", core.CPU))
 		require.Less(t, e, condPipeTol)
 		return e
 	})

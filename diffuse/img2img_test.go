@@ -1,6 +1,7 @@
 package diffuse
 
 import (
+	"github.com/webtensor/webtensor/internal/reftest"
 	"path/filepath"
 	"testing"
 
@@ -58,7 +59,7 @@ func replayImg2Img(t *testing.T, r *img2imgRefs, name string, dev core.Device) (
 	images, err := p.Generate(r.get(t, "image", dev), run.Strength, pr, run.Steps, r.replayNoise(t, name, run.NoiseDraws, &k))
 	require.NoError(t, err)
 	require.Equal(t, run.NoiseDraws, k, "noise draws")
-	eImg := relMaxErr(t, images, r.get(t, name+"/images", core.CPU))
+	eImg := reftest.RelMaxErr(t, images, r.get(t, name+"/images", core.CPU))
 
 	// The latents alone, from the same posterior sample.
 	k = 0
@@ -71,7 +72,7 @@ func replayImg2Img(t *testing.T, r *img2imgRefs, name string, dev core.Device) (
 	require.NoError(t, err)
 	latents, err := p.Cond.SampleFrom(mul(z, vae.Config.ScalingFactor), run.Strength, pr, run.Steps, noise)
 	require.NoError(t, err)
-	eLat := relMaxErr(t, latents, r.get(t, name+"/latents", core.CPU))
+	eLat := reftest.RelMaxErr(t, latents, r.get(t, name+"/latents", core.CPU))
 	require.Less(t, eLat, condPipeTol, "%s latents", name)
 	require.Less(t, eImg, condPipeTol, "%s images", name)
 	return eLat, eImg
@@ -85,7 +86,7 @@ func replayPixelImg2Img(t *testing.T, r *img2imgRefs, dev core.Device) float64 {
 		r.Pixel.Steps, r.replayNoise(t, "pixel", r.Pixel.NoiseDraws, &k))
 	require.NoError(t, err)
 	require.Equal(t, r.Pixel.NoiseDraws, k, "noise draws")
-	e := relMaxErr(t, x, r.get(t, "pixel/result", core.CPU))
+	e := reftest.RelMaxErr(t, x, r.get(t, "pixel/result", core.CPU))
 	require.Less(t, e, unetTol)
 	return e
 }

@@ -3,6 +3,7 @@ package diffuse
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/webtensor/webtensor/internal/reftest"
 	"math"
 	"os"
 	"path/filepath"
@@ -302,7 +303,7 @@ func TestInt8WithF16Activations(t *testing.T) {
 	require.Equal(t, core.F16, a.DType())
 	b, err := m16.Forward(x, 500)
 	require.NoError(t, err)
-	e := relMaxErr(t, a, b)
+	e := reftest.RelMaxErr(t, a, b)
 	t.Logf("f16 activations: int8 weights against f16 weights, worst error %.2g of the largest output", e)
 	require.Less(t, e, 0.05)
 	require.Less(t, WeightBytes(m8), WeightBytes(m16)*2/3)
@@ -323,10 +324,10 @@ func TestInt8WithLoRA(t *testing.T) {
 	require.NoError(t, err)
 	adapted, err := m8.Forward(c.x, loraT, c.ctx)
 	require.NoError(t, err)
-	e := relMaxErr(t, adapted, c.get(t, "out_peft", core.CPU))
+	e := reftest.RelMaxErr(t, adapted, c.get(t, "out_peft", core.CPU))
 	t.Logf("LoRA applied to int8 weights: worst error %.2g against diffusers' f32 output", e)
 	require.Less(t, e, 0.05)
-	require.Greater(t, relMaxErr(t, adapted, plain), 10*e, "the adapter changes the output")
+	require.Greater(t, reftest.RelMaxErr(t, adapted, plain), 10*e, "the adapter changes the output")
 	a.Remove()
 	again, err := m8.Forward(c.x, loraT, c.ctx)
 	require.NoError(t, err)
@@ -343,7 +344,7 @@ func TestInt8WithLoRA(t *testing.T) {
 	require.NoError(t, err)
 	merged, err := m32.Forward(c.x, loraT, c.ctx)
 	require.NoError(t, err)
-	e = relMaxErr(t, merged, c.get(t, "out_peft", core.CPU))
+	e = reftest.RelMaxErr(t, merged, c.get(t, "out_peft", core.CPU))
 	t.Logf("LoRA merged, then quantised: worst error %.2g", e)
 	require.Less(t, e, 0.05)
 }
@@ -363,7 +364,7 @@ func TestInt8ControlNet(t *testing.T) {
 		require.NoError(t, err)
 		out, err := unet.ForwardControlled(x, ts, enc, res)
 		require.NoError(t, err)
-		e := relMaxErr(t, out, r.get(t, fmt.Sprintf("%s/unet_%d", name, int(ts)), core.CPU))
+		e := reftest.RelMaxErr(t, out, r.get(t, fmt.Sprintf("%s/unet_%d", name, int(ts)), core.CPU))
 		t.Logf("t=%v: worst error %.2g of the largest value against diffusers' f32", ts, e)
 		require.Less(t, e, 0.05)
 	}

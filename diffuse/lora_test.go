@@ -1,6 +1,7 @@
 package diffuse
 
 import (
+	"github.com/webtensor/webtensor/internal/reftest"
 	"math"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ func (c *loraCase) check(t *testing.T, m *UNet2DConditionModel, ref string) floa
 	t.Helper()
 	out, err := m.Forward(c.x, loraT, c.ctx)
 	require.NoError(t, err)
-	e := relMaxErr(t, out, c.get(t, ref, core.CPU))
+	e := reftest.RelMaxErr(t, out, c.get(t, ref, core.CPU))
 	require.Less(t, e, unetTol, ref)
 	return e
 }

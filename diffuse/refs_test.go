@@ -15,6 +15,7 @@ import (
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/safetensors"
+	"github.com/webtensor/webtensor/internal/reftest"
 	"github.com/webtensor/webtensor/nn"
 )
 
@@ -87,26 +88,6 @@ func refScheduler(t *testing.T, config string, eta float64) Scheduler {
 	return s
 }
 
-// relMaxErr is max|got - want| / max|want|.
-func relMaxErr(t testing.TB, got, want *core.Tensor) float64 {
-	t.Helper()
-	require.NoError(t, got.Err())
-	require.Equal(t, want.Shape(), got.Shape())
-	g, err := got.Float64s()
-	require.NoError(t, err)
-	w, err := want.Float64s()
-	require.NoError(t, err)
-	diff, scale := 0.0, 0.0
-	for i := range w {
-		diff = math.Max(diff, math.Abs(g[i]-w[i]))
-		scale = math.Max(scale, math.Abs(w[i]))
-	}
-	if !(diff <= diff) { // NaN
-		return math.Inf(1)
-	}
-	return diff / scale
-}
-
 // unetRefs are a UNet family's reference outputs (testdata/unet_refs for
 // UNet2DModel, cond_refs for UNet2DConditionModel): each of Models on its
 // reference sample at every one of Timesteps, and at PerBatch, one
@@ -149,14 +130,14 @@ func (r *unetRefs) checkTimesteps(t *testing.T, name string, dev core.Device, to
 	for _, ts := range r.Timesteps {
 		out, err := at(x, ts)
 		require.NoError(t, err)
-		e := relMaxErr(t, out, r.get(t, fmt.Sprintf("%s/out_%d", name, int(ts)), core.CPU))
+		e := reftest.RelMaxErr(t, out, r.get(t, fmt.Sprintf("%s/out_%d", name, int(ts)), core.CPU))
 		require.Less(t, e, tol, "%s at t=%v", name, ts)
 		worst = math.Max(worst, e)
 	}
 	per := core.FromFloat64s(core.I64, core.Shape{len(r.PerBatch)}, r.PerBatch, dev)
 	out, err := perBatch(x, per)
 	require.NoError(t, err)
-	e := relMaxErr(t, out, r.get(t, name+"/out_per_batch", core.CPU))
+	e := reftest.RelMaxErr(t, out, r.get(t, name+"/out_per_batch", core.CPU))
 	require.Less(t, e, tol, "%s at per-batch timesteps %v", name, r.PerBatch)
 	return math.Max(worst, e)
 }

@@ -2,6 +2,7 @@ package diffuse
 
 import (
 	"encoding/json"
+	"github.com/webtensor/webtensor/internal/reftest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -115,7 +116,7 @@ func replaySD(t *testing.T, r *sdRefs, dev core.Device) (float64, float64, float
 		}{{"prompt_embeds", run.Prompts}, {"negative_prompt_embeds", neg}} {
 			got, err := p.EncodePrompts(c.texts)
 			require.NoError(t, err)
-			e := relMaxErr(t, got, r.get(t, name+"/"+c.ref, core.CPU))
+			e := reftest.RelMaxErr(t, got, r.get(t, name+"/"+c.ref, core.CPU))
 			require.Less(t, e, sdEmbedTol, "%s: %s", name, c.ref)
 			embed = max(embed, e)
 		}
@@ -123,7 +124,7 @@ func replaySD(t *testing.T, r *sdRefs, dev core.Device) (float64, float64, float
 		x, err := p.Latents(run.request(), r.replay(name, &k))
 		require.NoError(t, err)
 		require.Equal(t, run.NoiseDraws, k, "%s: noise draws", name)
-		e := relMaxErr(t, x, r.get(t, name+"/latents", core.CPU))
+		e := reftest.RelMaxErr(t, x, r.get(t, name+"/latents", core.CPU))
 		require.Less(t, e, sdTol, "%s: latents", name)
 		lat = max(lat, e)
 		k = 0
@@ -131,7 +132,7 @@ func replaySD(t *testing.T, r *sdRefs, dev core.Device) (float64, float64, float
 		require.NoError(t, err)
 		require.Equal(t, dev, images.Device())
 		// diffusers' "np" images are (B, H, W, C).
-		e = relMaxErr(t, images.Permute(core.Attrs{"dims": []int{0, 2, 3, 1}}), r.get(t, name+"/images", core.CPU))
+		e = reftest.RelMaxErr(t, images.Permute(core.Attrs{"dims": []int{0, 2, 3, 1}}), r.get(t, name+"/images", core.CPU))
 		require.Less(t, e, sdTol, "%s: images", name)
 		img = max(img, e)
 	}
@@ -192,7 +193,7 @@ func TestStableDiffusionVocabTokenizer(t *testing.T) {
 	run := r.Runs["ddim"]
 	got, err := p.EncodePrompts(run.Prompts)
 	require.NoError(t, err)
-	require.Less(t, relMaxErr(t, got, r.get(t, "ddim/prompt_embeds", core.CPU)), sdEmbedTol)
+	require.Less(t, reftest.RelMaxErr(t, got, r.get(t, "ddim/prompt_embeds", core.CPU)), sdEmbedTol)
 }
 
 // A seeded run is the same twice and another seed differs; the batch is
@@ -236,7 +237,7 @@ func TestStableDiffusionLatentsThen(t *testing.T) {
 	init := safetensors.Tensor{DType: st.DType, Shape: st.Shape[1:], Data: st.Data}.ToTensor(core.CPU)
 	x, err := p.Latents(r.Runs["ddim"].request(), LatentsThen(init, nil))
 	require.NoError(t, err)
-	require.Less(t, relMaxErr(t, x, r.get(t, "ddim/latents", core.CPU)), sdTol)
+	require.Less(t, reftest.RelMaxErr(t, x, r.get(t, "ddim/latents", core.CPU)), sdTol)
 	// A stochastic scheduler's draws need the noise after the latents.
 	run := r.Runs["euler_a"]
 	init = r.get(t, "euler_a/noise", core.CPU).Slice(core.Attrs{"axis": 0, "start": 0, "stop": 1}).Reshape(core.Shape{2, 4, 8, 8})

@@ -1,6 +1,7 @@
 package diffuse
 
 import (
+	"github.com/webtensor/webtensor/internal/reftest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -81,7 +82,7 @@ func TestUNet2DConditionHalfPrecision(t *testing.T) {
 		out, err := m.Forward(x, 500, enc)
 		require.NoError(t, err)
 		require.Equal(t, core.F16, out.DType())
-		e := relMaxErr(t, out.Cast(core.F32), r.get(t, name+"/out_500", core.CPU))
+		e := reftest.RelMaxErr(t, out.Cast(core.F32), r.get(t, name+"/out_500", core.CPU))
 		t.Logf("%s: f16 error %.2g of the largest output", name, e)
 		require.Less(t, e, 2e-2, name)
 	}

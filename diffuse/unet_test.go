@@ -1,6 +1,7 @@
 package diffuse
 
 import (
+	"github.com/webtensor/webtensor/internal/reftest"
 	"path/filepath"
 	"testing"
 
@@ -51,7 +52,7 @@ func (r *unetRefs) replayPipeline(t *testing.T, pname string, dev core.Device) f
 	img, err := p.Generate(2, ref.Steps, r.stackedNoise("pipe_"+pname+"/noise", ref.NoiseDraws, &k))
 	require.NoError(t, err)
 	require.Equal(t, ref.NoiseDraws, k, "noise draws")
-	e := relMaxErr(t, img, r.get(t, "pipe_"+pname+"/images", core.CPU))
+	e := reftest.RelMaxErr(t, img, r.get(t, "pipe_"+pname+"/images", core.CPU))
 	require.Less(t, e, pipeTol, pname)
 	return e
 }

@@ -1,6 +1,7 @@
 package diffuse
 
 import (
+	"github.com/webtensor/webtensor/internal/reftest"
 	"math"
 	"path/filepath"
 	"testing"
@@ -44,7 +45,7 @@ func checkBlendsExactly(t *testing.T, dev core.Device) {
 		require.NoError(t, err)
 		got, err := (&TiledDenoiser{Model: pointwise{}, Tile: c.tile, Overlap: c.overlap}).Forward(x, 300, ctx)
 		require.NoError(t, err)
-		e := relMaxErr(t, got, want)
+		e := reftest.RelMaxErr(t, got, want)
 		require.Less(t, e, 1e-6, "%+v on %s", c, dev)
 	}
 }

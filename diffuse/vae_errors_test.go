@@ -1,6 +1,7 @@
 package diffuse
 
 import (
+	"github.com/webtensor/webtensor/internal/reftest"
 	"path/filepath"
 	"testing"
 
@@ -104,10 +105,10 @@ func TestAutoencoderKLInputErrors(t *testing.T) {
 	require.NoError(t, err)
 	one, err := m.DecodeTiled(z, 6, 1)
 	require.NoError(t, err)
-	require.Zero(t, relMaxErr(t, one, whole))
+	require.Zero(t, reftest.RelMaxErr(t, one, whole))
 	quarters, err := m.DecodeTiled(z, 3, 0)
 	require.NoError(t, err)
 	corner, err := m.Decode(sliceAxis(sliceAxis(z, 2, 3, 6), 3, 0, 3))
 	require.NoError(t, err)
-	require.Zero(t, relMaxErr(t, sliceAxis(sliceAxis(quarters, 2, 6, 12), 3, 0, 6), corner))
+	require.Zero(t, reftest.RelMaxErr(t, sliceAxis(sliceAxis(quarters, 2, 6, 12), 3, 0, 6), corner))
 }

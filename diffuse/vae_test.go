@@ -2,6 +2,7 @@ package diffuse
 
 import (
 	"fmt"
+	"github.com/webtensor/webtensor/internal/reftest"
 	"math"
 	"path/filepath"
 	"sort"
@@ -46,7 +47,7 @@ func checkVAE(t *testing.T, r *vaeRefs, name string, dev core.Device) map[string
 	errs := map[string]float64{}
 	check := func(what string, got *core.Tensor) {
 		t.Helper()
-		e := relMaxErr(t, got, r.get(t, name+"/"+what, core.CPU))
+		e := reftest.RelMaxErr(t, got, r.get(t, name+"/"+what, core.CPU))
 		require.Less(t, e, vaeTol, "%s %s", name, what)
 		errs[what] = e
 	}

@@ -3,6 +3,7 @@ package multimodal
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/webtensor/webtensor/internal/reftest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,7 +139,7 @@ func checkConformer(t *testing.T, dev core.Device) {
 		require.NoError(t, err, c.Name)
 		require.Equal(t, c.Frames, out.LastHiddenState.Shape()[1])
 		want := r.get(t, c.Name+"/last_hidden_state", core.CPU)
-		e = relMaxErr(t, out.LastHiddenState, want)
+		e = reftest.RelMaxErr(t, out.LastHiddenState, want)
 		t.Logf("%s: last_hidden_state: relative error %.2g", c.Name, e)
 		require.Less(t, e, conformerTol, c.Name)
 		frames, err := out.FrameMask.Int64s()
@@ -155,7 +156,7 @@ func checkConformer(t *testing.T, dev core.Device) {
 		alone, err := m.Forward(first, nil)
 		require.NoError(t, err)
 		require.Nil(t, alone.FrameMask)
-		e = relMaxErr(t, alone.LastHiddenState, want.Slice(core.Attrs{"axis": 0, "start": 0, "stop": 1}))
+		e = reftest.RelMaxErr(t, alone.LastHiddenState, want.Slice(core.Attrs{"axis": 0, "start": 0, "stop": 1}))
 		require.Less(t, e, conformerTol, c.Name+" unmasked")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/safetensors"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // The MiniLM reference vectors: transformers' BertModel hidden states for
@@ -85,26 +86,6 @@ func (r *miniLMRefs) get(t *testing.T, name string, dev core.Device) *core.Tenso
 	return st.ToTensor(dev)
 }
 
-// relMaxErr is max |got - want| / max |want|.
-func relMaxErr(t *testing.T, got, want *core.Tensor) float64 {
-	t.Helper()
-	require.NoError(t, got.Err())
-	require.Equal(t, want.Shape(), got.Shape())
-	g, err := got.Float64s()
-	require.NoError(t, err)
-	w, err := want.Float64s()
-	require.NoError(t, err)
-	diff, scale := 0.0, 0.0
-	for i := range w {
-		diff = math.Max(diff, math.Abs(g[i]-w[i]))
-		scale = math.Max(scale, math.Abs(w[i]))
-	}
-	if !(diff <= diff) { // NaN
-		return math.Inf(1)
-	}
-	return diff / scale
-}
-
 // checkMiniLM compares hidden states, the pooler and the sentence
 // embeddings on dev with the references.
 func checkMiniLM(t *testing.T, dev core.Device) {
@@ -134,7 +115,7 @@ func checkMiniLM(t *testing.T, dev core.Device) {
 	require.Len(t, out.HiddenStates, 7)
 	for name, got := range map[string]*core.Tensor{"hidden_states_0": out.HiddenStates[0], "hidden_states_3": out.HiddenStates[3],
 		"last_hidden_state": out.LastHiddenState, "pooler_output": out.PoolerOutput} {
-		e := relMaxErr(t, got, r.get(t, name, core.CPU))
+		e := reftest.RelMaxErr(t, got, r.get(t, name, core.CPU))
 		t.Logf("%s: relative error %.2g", name, e)
 		require.Less(t, e, miniLMTol, name)
 	}
@@ -143,7 +124,7 @@ func checkMiniLM(t *testing.T, dev core.Device) {
 	// max_seq_length.
 	emb, err := enc.Encode(r.Sentences, 4)
 	require.NoError(t, err)
-	e := relMaxErr(t, emb, r.get(t, "embeddings", core.CPU))
+	e := reftest.RelMaxErr(t, emb, r.get(t, "embeddings", core.CPU))
 	t.Logf("sentence embeddings: relative error %.2g", e)
 	require.Less(t, e, miniLMTol)
 	v, err := emb.Float64s()

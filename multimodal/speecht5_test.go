@@ -2,6 +2,7 @@ package multimodal
 
 import (
 	"encoding/json"
+	"github.com/webtensor/webtensor/internal/reftest"
 	"math"
 	"os"
 	"path/filepath"
@@ -66,7 +67,7 @@ func (r *speechT5Refs) get(t *testing.T, name string, dev core.Device) *core.Ten
 
 func (r *speechT5Refs) check(t *testing.T, name string, got *core.Tensor) float64 {
 	t.Helper()
-	e := relMaxErr(t, got, r.get(t, name, core.CPU))
+	e := reftest.RelMaxErr(t, got, r.get(t, name, core.CPU))
 	t.Logf("%s: relative error %.2g", name, e)
 	require.Less(t, e, speechTol, name)
 	return e

@@ -2,6 +2,7 @@ package multimodal
 
 import (
 	"encoding/json"
+	"github.com/webtensor/webtensor/internal/reftest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -64,7 +65,7 @@ func loadTimesformerRefs(t *testing.T) *timesformerRefs {
 
 func (r *timesformerRefs) check(t *testing.T, name string, got *core.Tensor) {
 	t.Helper()
-	e := relMaxErr(t, got, r.get(t, name, core.CPU))
+	e := reftest.RelMaxErr(t, got, r.get(t, name, core.CPU))
 	t.Logf("%s: relative error %.2g", name, e)
 	require.Less(t, e, timesformerTol, name)
 }

@@ -1,6 +1,7 @@
 package multimodal
 
 import (
+	"github.com/webtensor/webtensor/internal/reftest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -39,7 +40,7 @@ func (r *visionRefs) get(t *testing.T, name string, dev core.Device) *core.Tenso
 
 func (r *visionRefs) check(t *testing.T, name string, got *core.Tensor) {
 	t.Helper()
-	e := relMaxErr(t, got, r.get(t, name, core.CPU))
+	e := reftest.RelMaxErr(t, got, r.get(t, name, core.CPU))
 	t.Logf("%s: relative error %.2g", name, e)
 	require.Less(t, e, visionTol, name)
 }
@@ -117,7 +118,7 @@ func checkCLIP(t *testing.T, dev core.Device) {
 	probs, err := m.ZeroShot(tok, texts, pixels)
 	require.NoError(t, err)
 	want := r.get(t, "clip/logits_per_image", core.CPU).Softmax(core.Attrs{"axis": -1})
-	e := relMaxErr(t, probs, want)
+	e := reftest.RelMaxErr(t, probs, want)
 	t.Logf("zero-shot probabilities: relative error %.2g", e)
 	require.Less(t, e, visionTol)
 }

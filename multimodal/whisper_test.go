@@ -3,6 +3,7 @@ package multimodal
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/webtensor/webtensor/internal/reftest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ const whisperTol = 1e-4
 
 func (r *whisperRefs) check(t *testing.T, name string, got *core.Tensor) {
 	t.Helper()
-	e := relMaxErr(t, got, r.get(t, name, core.CPU))
+	e := reftest.RelMaxErr(t, got, r.get(t, name, core.CPU))
 	t.Logf("%s: relative error %.2g", name, e)
 	require.Less(t, e, whisperTol, name)
 }
