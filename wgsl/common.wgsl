@@ -81,10 +81,16 @@ fn f_inf() -> f32 { var b = 0x7f800000u; return bitcast<f32>(b); }
 // Math with the edge cases drivers leave undefined (log of 0, sqrt of a
 // negative, exp overflow) pinned to IEEE results, and accurate forms of the
 // functions WGSL lacks.
+// m_log reads zero, sign and subnormality from the bits: drivers may flush
+// subnormals to zero in arithmetic and in their builtin log (lavapipe's gave
+// -inf for 1e-40), and a subnormal's bits are its mantissa m, x = m 2^-149.
 fn m_log(x: f32) -> f32 {
-	if is_nan(x) || x < 0.0 { return f_nan(); }
-	if x == 0.0 { return -f_inf(); }
+	let b = bitcast<u32>(x);
+	if is_nan(x) { return x; }
+	if (b & 0x7fffffffu) == 0u { return -f_inf(); }
+	if (b & 0x80000000u) != 0u { return f_nan(); }
 	if is_inf(x) { return x; }
+	if b < 0x00800000u { return log(f32(b)) - 103.27892990343185; }
 	return log(x);
 }
 fn m_sqrt(x: f32) -> f32 {
@@ -139,24 +145,30 @@ fn m_sigmoid(x: f32) -> f32 {
 	return e / (1.0 + e);
 }
 fn m_trig_arg(x: f32) -> bool { return is_nan(x) || is_inf(x); }
-// m_sincos is sin(x) (want_cos false) or cos(x): Cephes sinf/cosf, a
-// three-part reduction by pi/4 and minimax polynomials - about one ulp up to
-// |x| = 8192, within 2e-6 up to 51000 (the 8-bit first part keeps y * DP1
-// exact while y < 2^16), beyond that the builtin. The builtins' accuracy is the
-// driver's: WGSL allows 2^-11 absolute, and SwiftShader (the browser's
-// software WebGPU) is that coarse, which is 10x the op tolerance.
+// m_sincos is sin(x) (want_cos false) or cos(x): Cephes sinf/cosf, the
+// argument reduced by pi/4 to an even octant j and r in [-pi/4, pi/4], then
+// minimax polynomials. Up to |x| = 8192 a three-part Cody-Waite reduction is
+// exact enough (about one ulp); beyond it m_reduce_big reduces exactly. The
+// builtins' accuracy is the driver's: WGSL allows 2^-11 absolute, and
+// SwiftShader (the browser's software WebGPU) is that coarse, 10x the op
+// tolerance, and lavapipe's has no exact reduction past |x| = 51000.
 fn m_sincos(x: f32, want_cos: bool) -> f32 {
 	// sin(±0) = ±0 (the polynomial of |x| would give +0), cos(±0) = 1.
 	if x == 0.0 { return select(x, 1.0, want_cos); }
 	let ax = abs(x);
-	if !(ax <= 51000.0) {
-		return select(sin(x), cos(x), want_cos);
+	var j: u32;
+	var r: f32;
+	if ax <= 8192.0 {
+		j = u32(ax * 1.27323954473516);
+		var y = f32(j);
+		if (j & 1u) == 1u { j += 1u; y += 1.0; }
+		j = j & 7u;
+		r = ((ax - y * 0.78515625) - y * 2.4187564849853515625e-4) - y * 3.77489497744594108e-8;
+	} else {
+		let jr = m_reduce_big(ax);
+		j = bitcast<u32>(jr.x);
+		r = jr.y;
 	}
-	var j = u32(ax * 1.27323954473516);
-	var y = f32(j);
-	if (j & 1u) == 1u { j += 1u; y += 1.0; }
-	j = j & 7u;
-	let r = ((ax - y * 0.78515625) - y * 2.4187564849853515625e-4) - y * 3.77489497744594108e-8;
 	let z = r * r;
 	let ps = ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * r + r;
 	let pc = ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z - 0.5 * z + 1.0;
@@ -169,6 +181,59 @@ fn m_sincos(x: f32, want_cos: bool) -> f32 {
 	}
 	if x < 0.0 { neg = !neg; }
 	return select(select(ps, pc, mid), -select(ps, pc, mid), neg);
+}
+// The binary digits of 4/pi, 4/pi = sum W4PI[i] 2^(-32 i).
+var<private> W4PI: array<u32, 9> = array<u32, 9>(0x1u, 0x45f306dcu, 0x9c882a53u, 0xf84eafa3u, 0xea69bb81u, 0xb6c52b32u, 0x78872083u,
+	0xfca2c757u, 0xbd778ac3u);
+// m_reduce_big is Payne-Hanek reduction (as Go's math.trigReduce, in 32-bit
+// words) of a finite ax >= 8192: ax = m 2^e with a 24-bit m, times the 96
+// bits of 4/pi that matter at that exponent, leaves the octant in the top 3
+// bits of the product's high word and 61 bits of fraction below it. Returns
+// the even octant j (as bits) and r in [-pi/4, pi/4].
+fn m_reduce_big(ax: f32) -> vec2<f32> {
+	let bits = bitcast<u32>(ax);
+	let m = (bits & 0x007fffffu) | 0x00800000u;
+	let s = (bits >> 23u) - 121u; // x = m 2^e, e = biased - 150; s = e + 29 >= 19 here
+	let d = s / 32u;
+	let sh = s % 32u;
+	var z: array<u32, 3>;
+	for (var k = 0u; k < 3u; k++) {
+		let lo_part = select(W4PI[d + k + 1u] >> (32u - sh), 0u, sh == 0u);
+		z[k] = (W4PI[d + k] << sh) | lo_part;
+	}
+	let p2 = u_mul_wide(m, z[2]);
+	let p1 = u_mul_wide(m, z[1]);
+	let lo = p1.x + p2.y;
+	let hi = m * z[0] + p1.y + select(0u, 1u, lo < p1.x);
+	var j = hi >> 29u;
+	var f_hi = (hi << 3u) | (lo >> 29u);
+	var f_lo = lo << 3u;
+	var sign = 1.0;
+	if (j & 1u) == 1u {
+		// r = (fraction - 1) pi/4: 1 - fraction negated in the integers,
+		// as f32(fraction) - 1 would cancel the bits a small r needs.
+		j = (j + 1u) & 7u;
+		f_lo = ~f_lo + 1u;
+		f_hi = ~f_hi + select(0u, 1u, f_lo == 0u);
+		sign = -1.0;
+	}
+	var f = f32(f_hi) * 2.3283064365386963e-10 + f32(f_lo) * 5.421010862427522e-20;
+	if sign < 0.0 && f_hi == 0u && f_lo == 0u { f = 1.0; } // 1 - 0 wrapped to 0
+	return vec2<f32>(bitcast<f32>(j), sign * f * 0.7853981633974483);
+}
+// u_mul_wide is the exact 64-bit product of two u32s as (low, high) words.
+fn u_mul_wide(a: u32, b: u32) -> vec2<u32> {
+	let a0 = a & 0xffffu;
+	let a1 = a >> 16u;
+	let b0 = b & 0xffffu;
+	let b1 = b >> 16u;
+	let p00 = a0 * b0;
+	let p01 = a0 * b1;
+	let p10 = a1 * b0;
+	let mid = p01 + p10;
+	let lo = p00 + (mid << 16u);
+	let hi = a1 * b1 + (mid >> 16u) + select(0u, 0x10000u, mid < p01) + select(0u, 1u, lo < p00);
+	return vec2<u32>(lo, hi);
 }
 fn m_sin(x: f32) -> f32 { return m_sincos(x, false); }
 fn m_cos(x: f32) -> f32 { return m_sincos(x, true); }
@@ -240,31 +305,105 @@ fn i_pow(a0: i32, b0: i32) -> i32 {
 	}
 	return r;
 }
+// f_pow follows C's pow special cases. Every float past 2^24 is an even
+// integer, so a negative base to a huge power is finite or infinite, not
+// NaN; zeros are read from the bits (drivers may flush subnormals).
 fn f_pow(a: f32, b: f32) -> f32 {
 	if b == 0.0 { return 1.0; }
 	if a == 1.0 { return 1.0; }
 	if is_nan(a) || is_nan(b) { return f_nan(); }
 	if b == 1.0 { return a; }
 	if b == 2.0 { return a * a; }
-	let bi = round(b);
-	let is_int = bi == b && abs(b) < 16777216.0;
-	let odd = is_int && (abs(bi) % 2.0) == 1.0;
-	if a == 0.0 {
-		if b < 0.0 { return select(f_inf(), sign(a) * f_inf(), odd && bitcast<u32>(a) != 0u); }
-		return select(0.0, a, odd);
+	let is_int = round(b) == b;
+	let odd = is_int && abs(b) < 16777216.0 && (abs(b) % 2.0) == 1.0;
+	let neg_a = (bitcast<u32>(a) & 0x80000000u) != 0u;
+	if (bitcast<u32>(a) & 0x7fffffffu) == 0u {
+		// ±0: odd powers keep the sign, a negative power is ±inf.
+		let r = select(0.0, f_inf(), b < 0.0);
+		return select(r, -r, odd && neg_a);
 	}
 	if is_inf(b) {
 		if abs(a) == 1.0 { return 1.0; }
 		return select(0.0, f_inf(), (abs(a) > 1.0) == (b > 0.0));
 	}
-	if a < 0.0 {
+	if neg_a {
 		if is_inf(a) { return select(select(0.0, -0.0, odd), select(f_inf(), -f_inf(), odd), b > 0.0); }
 		if !is_int { return f_nan(); }
-		let r = m_exp(b * m_log(-a));
+		let r = m_pow_pos(-a, b);
 		return select(r, -r, odd);
 	}
 	if is_inf(a) { return select(0.0, f_inf(), b > 0.0); }
-	return m_exp(b * m_log(a));
+	return m_pow_pos(a, b);
+}
+// m_pow_pos is a^b for a finite a > 0 and a finite b: 2^y, y = b log2(a)
+// carried as an f32 pair. exp(b log(a)) in f32 loses the bits of y that
+// pass 2^-24 |y|, 2e-6 relative at 10^10; with the pair it is about one ulp.
+fn m_pow_pos(a: f32, b: f32) -> f32 {
+	let l = df_log2(a);
+	let y0 = b * l.x;
+	if y0 > 300.0 { return f_inf(); }
+	if y0 < -300.0 { return 0.0; }
+	let p = df_two_prod(b, l.x);
+	let y = df_two_sum(p.x, p.y + b * l.y);
+	if y.x >= 128.0 { return f_inf(); }
+	if y.x < -152.0 { return 0.0; }
+	let n = round(y.x);
+	// 2^(y - n) = e^g, |g| <= ln2/2: Cephes expf's polynomial.
+	let g = ((y.x - n) + y.y) * 0.6931471805599453;
+	let q = (((((1.9875691500e-4 * g + 1.3981999507e-3) * g + 8.3334519073e-3) * g + 4.1665795894e-2) * g +
+		1.6666665459e-1) * g + 5.0000001201e-1) * g * g + g + 1.0;
+	let k = i32(n);
+	return ldexp(ldexp(q, k / 2), k - k / 2); // in two steps: 2^k alone may not be an f32
+}
+// df_log2 is log2(a), a finite and > 0, as an f32 pair (hi, lo), about
+// 2^-40 relative: a = 2^e m, m in [0.707, 1.414), log m = 2 atanh(s),
+// s = (m - 1)/(m + 1), with s itself carried as a pair.
+fn df_log2(a: f32) -> vec2<f32> {
+	var bits = bitcast<u32>(a);
+	var e = 0;
+	if bits < 0x00800000u {
+		bits = bitcast<u32>(f32(bits)); // a subnormal is its mantissa times 2^-149
+		e = -149;
+	}
+	e += i32(bits >> 23u) - 127;
+	var m = bitcast<f32>((bits & 0x007fffffu) | 0x3f800000u);
+	if m > 1.4142135 {
+		m = m * 0.5;
+		e += 1;
+	}
+	let num = m - 1.0; // exact
+	let den = df_two_sum(m, 1.0);
+	let sh = num / den.x;
+	let pr = df_two_prod(sh, den.x);
+	let sl = (((num - pr.x) - pr.y) - sh * den.y) / den.x;
+	let z = sh * sh;
+	let t = 2.0 * sh * z * (0.33333334 + z * (0.2 + z * (0.14285715 + z * (0.11111111 + z * (0.09090909 + z * 0.07692308)))));
+	// log2 m = (2 sh + 2 sl + t) log2(e), log2(e) = 1.4426950216 + 1.9259630e-8.
+	let hp = df_two_prod(2.0 * sh, 1.4426950216293335);
+	let lm = df_two_sum(hp.x, hp.y + (2.0 * sh) * 1.9259629911266175e-8 + (2.0 * sl + t) * 1.4426950216293335);
+	let r = df_two_sum(f32(e), lm.x);
+	return df_two_sum(r.x, r.y + lm.y);
+}
+// Error-free transforms on f32 pairs. Every product inside is exact (of
+// 12-bit halves split by masking, not by Veltkamp's multiply), so a driver
+// that fuses a * b + c into an fma cannot change the results.
+fn df_two_sum(a: f32, b: f32) -> vec2<f32> {
+	// s through an integer round trip the compiler does not see through:
+	// lavapipe's NIR otherwise rewrites (a + b) - a as b, which it may for
+	// floats not marked exact (and WGSL cannot mark them), zeroing the error.
+	let s = bitcast<f32>(reverseBits(reverseBits(bitcast<u32>(a + b))));
+	let bb = s - a;
+	return vec2<f32>(s, (a - (s - bb)) + (b - bb));
+}
+fn df_split(a: f32) -> vec2<f32> {
+	let hi = bitcast<f32>(bitcast<u32>(a) & 0xfffff000u);
+	return vec2<f32>(hi, a - hi);
+}
+fn df_two_prod(a: f32, b: f32) -> vec2<f32> {
+	let p = a * b;
+	let x = df_split(a);
+	let y = df_split(b);
+	return vec2<f32>(p, ((x.x * y.x - p) + x.x * y.y + x.y * y.x) + x.y * y.y);
 }
 // Rounding to the precision of the narrow float dtypes held in f32 slots.
 fn r_f16(x: f32) -> f32 { return unpack2x16float(pack2x16float(vec2<f32>(x, 0.0))).x; }
@@ -273,20 +412,64 @@ fn r_bf16(x: f32) -> f32 {
 	let b = bitcast<u32>(x);
 	return bitcast<f32>((b + 0x7fffu + ((b >> 16u) & 1u)) & 0xffff0000u);
 }
-// m_atan2 pins the signed-zero cases drivers get wrong (atan2(0, 0) is 0,
-// atan2(0, -0) is pi, each with the sign of a).
+// m_atan2 is atan2 with IEEE's special cases (zeros' signs, infinities)
+// and Cephes' atanf polynomial (about one ulp): drivers' builtin atan2 is
+// only as accurate as WGSL asks (2^-21 absolute; lavapipe is 2e-6 relative
+// off at atan2(0.66, 0.75)) and SwiftShader gets atan2(-0, 1) wrong. Zeros
+// and subnormals are read from the bits, as drivers may flush subnormals.
 fn m_atan2(a: f32, b: f32) -> f32 {
 	if is_nan(a) || is_nan(b) { return f_nan(); }
-	if a == 0.0 && b == 0.0 {
-		let neg_b = (bitcast<u32>(b) & 0x80000000u) != 0u;
-		let r = select(0.0, 3.14159265358979, neg_b);
-		return bitcast<f32>(bitcast<u32>(r) | (bitcast<u32>(a) & 0x80000000u));
+	let ua = bitcast<u32>(a) & 0x7fffffffu;
+	let ub = bitcast<u32>(b) & 0x7fffffffu;
+	let neg_b = (bitcast<u32>(b) & 0x80000000u) != 0u;
+	var r: f32;
+	if ua == 0u {
+		r = select(0.0, 3.14159265358979, neg_b);
+	} else if ub == 0u {
+		r = 1.5707963267948966;
+	} else if is_inf(a) {
+		r = select(1.5707963267948966, select(0.7853981633974483, 2.356194490192345, neg_b), is_inf(b));
+	} else if is_inf(b) {
+		r = select(0.0, 3.14159265358979, neg_b);
+	} else {
+		r = m_atan_pos(m_abs_up64(ua, ub) / m_abs_up64(ub, ua));
+		if neg_b { r = 3.14159265358979 - r; }
 	}
-	return atan2(a, b);
+	return bitcast<f32>(bitcast<u32>(r) | (bitcast<u32>(a) & 0x80000000u));
+}
+// m_abs_up64 is the magnitude whose bits are u, scaled by 2^64 when it or
+// the other operand's magnitude (bits v) is subnormal, so that a quotient of
+// the two is right on drivers that flush subnormals in division.
+fn m_abs_up64(u: u32, v: u32) -> f32 {
+	if u >= 0x00800000u && v >= 0x00800000u { return bitcast<f32>(u); }
+	if u < 0x00800000u { return f32(u) * 2.5849394142282115e-26; } // m 2^-149 2^64 = m 2^-85
+	return bitcast<f32>(u) * 1.8446744073709552e19;
+}
+// m_atan_pos is Cephes' atanf for t >= 0 (inf included): reduced by
+// tan(3pi/8) and tan(pi/8) to |t| <= 0.4142, then a degree-9 odd polynomial.
+fn m_atan_pos(t: f32) -> f32 {
+	var y0 = 0.0;
+	var x = t;
+	if t > 2.414213562373095 {
+		y0 = 1.5707963267948966;
+		x = -1.0 / t;
+	} else if t > 0.41421356237309503 {
+		y0 = 0.7853981633974483;
+		x = (t - 1.0) / (t + 1.0);
+	}
+	let z = x * x;
+	return y0 + ((((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * x + x);
 }
 // m_sgn is torch.sgn on reals (NaN stays NaN); m_is_top says whether |x|
 // is the max-norm n (NaN matches a NaN norm).
-fn m_sgn(x: f32) -> f32 { if is_nan(x) { return x; } return sign(x); }
+// From the bits: the builtin sign (and a select chain that the driver
+// turns into it) gave sign(+0) = -0 on lavapipe.
+fn m_sgn(x: f32) -> f32 {
+	let b = bitcast<u32>(x);
+	if is_nan(x) { return x; }
+	if (b & 0x7fffffffu) == 0u { return 0.0; }
+	return bitcast<f32>((b & 0x80000000u) | 0x3f800000u);
+}
 fn m_is_top(x: f32, n: f32) -> bool { return abs(x) == n || (is_nan(x) && is_nan(n)); }
 // m_gelu_tanh_grad is d/dx of x*sigmoid(2u), u = sqrt(2/pi)(x + 0.044715x^3):
 // s + 2x s(1-s) sqrt(2/pi)(1 + 3*0.044715x^2), with s = sigmoid(2u).

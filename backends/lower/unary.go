@@ -40,6 +40,12 @@ var Unary = map[string]UnaryExpr{
 		return "abs(" + v + ")"
 	},
 	"sign": func(v, ct string, _ core.Attrs, _ *Scalars) string {
+		if IsFloat(ct) {
+			// m_sgn reads the bits, where lavapipe turned the select chain
+			// below into its sign instruction, which gave sign(+0) = -0;
+			// NaN gives 0, as PyTorch's sign.
+			return fmt.Sprintf("select(m_sgn(%s), %s, %s)", v, Zero(ct), IsNaN(v, ct))
+		}
 		z, one := Zero(ct), One(ct)
 		neg := literal(ct, -1)
 		if ct == U32 {

@@ -401,24 +401,9 @@ def test_new_functions_on_webgpu():
 
 
 # The special cases on WebGPU (f32; the GPU has no f64), where the driver's
-# float code is not the CPU's. What still differs there, and why; a name
-# that starts to pass fails the test (strict xfail), so the list stays true.
-WEBGPU_GAPS = {
-    "acos": "the driver's builtin atan2 (WGSL allows 2^-21 absolute; lavapipe is 2e-6 relative off at 0.75)",
-    "asin": "the driver's builtin atan2, as acos",
-    "atan": "the driver's builtin atan2, as acos",
-    "sin": "past |x| = 51000 the builtin, which has no exact argument reduction (3e38)",
-    "cos": "past |x| = 51000 the builtin, as sin",
-    "tan": "past |x| = 51000 the builtin, as sin",
-    "log": "subnormal inputs are flushed to zero (WGSL permits it)",
-    "log2": "subnormal inputs are flushed to zero",
-    "log10": "subnormal inputs are flushed to zero",
-    "sign": "sign(+0) comes out -0",
-    "atan2": "the signs of zero results",
-    "pow": "NaN where a negative base meets a huge exponent, and zeros' signs",
-}
-
-
+# float code is not the CPU's: wgsl/common.wgsl pins them (zeros and
+# subnormals read from the bits, Payne-Hanek reduction for sin/cos/tan,
+# atan2/pow that do not lean on the builtins' loose accuracy).
 @pytest.mark.parametrize("name", UNARY + BINARY)
 def test_special_cases_on_webgpu(name):
     from conftest import webgpu_or_none
@@ -434,10 +419,4 @@ def test_special_cases_on_webgpu(name):
         if want.dtype == np.float64:
             want = want.astype("float32")
     got = getattr(wt, name)(*(wt.tensor(x, device=dev) for x in args)).numpy()
-    if name in WEBGPU_GAPS:
-        # Still a gap (WEBGPU_GAPS says why): a fix makes this fail, so
-        # that the entry goes.
-        with pytest.raises(AssertionError):
-            same_values(got, want, "float32", name)
-        return
     same_values(got, want, "float32", name)
