@@ -60,7 +60,7 @@ type node struct {
 	outputs []string
 	attrs   map[string]*pb.AttributeProto
 	opset   int64
-	// branches are the subgraphs of control flow (If), built at load;
+	// branches are the subgraphs of control flow (If, Loop, Scan), built at load;
 	// implicit lists the outer values they read, which the node depends
 	// on as it does on its inputs.
 	branches map[string]*subgraph
@@ -115,6 +115,9 @@ func newNode(np *pb.NodeProto, opset int64, dev core.Device) (*node, error) {
 		sub, free, err := buildSubgraph(a.GetG(), opset, dev)
 		if err != nil {
 			return nil, n.errorf("attribute %q: %v", name, err)
+		}
+		if np.GetOpType() == "If" && len(sub.inputs) > 0 {
+			return nil, n.errorf("attribute %q: a branch takes no inputs, this one has %d", name, len(sub.inputs))
 		}
 		if n.branches == nil {
 			n.branches = map[string]*subgraph{}
