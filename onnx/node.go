@@ -44,10 +44,11 @@ func Operators() []string {
 
 // semanticsSince is the opset from which an operator means what the
 // importer implements, where older versions differ silently: Softmax's
-// family coerced the input to 2-D, Squeeze and Unsqueeze took axes as an
-// attribute, TopK had k as one, Resize had different inputs.
+// family coerced the input to 2-D, TopK had k as an attribute, Resize had
+// different inputs. (Squeeze and Unsqueeze took axes as an attribute
+// before 13, which they read.)
 var semanticsSince = map[string]int64{
-	"Softmax": 13, "LogSoftmax": 13, "Hardmax": 13, "Squeeze": 13, "Unsqueeze": 13,
+	"Softmax": 13, "LogSoftmax": 13, "Hardmax": 13,
 	"Resize": 11, "TopK": 10, "Clip": 11, "Pad": 11, "Slice": 10, "Split": 13,
 	"BatchNormalization": 9,
 }
