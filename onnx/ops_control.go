@@ -25,6 +25,8 @@ type subgraph struct {
 	inputs  []string            // a loop body's inputs, bound on each iteration
 	outputs []string
 	outInfo []ValueInfo // the outputs' declared types and shapes
+	// outShaped tells a declared scalar (no Dims) from an undeclared shape
+	outShaped []bool
 }
 
 // freeNames lists the values g reads but does not define (its inputs,
@@ -124,6 +126,7 @@ func buildSubgraph(g *pb.GraphProto, opset int64, dev core.Device) (*subgraph, [
 		}
 		sub.outputs = append(sub.outputs, info.Name)
 		sub.outInfo = append(sub.outInfo, info)
+		sub.outShaped = append(sub.outShaped, vi.GetType().GetTensorType().GetShape() != nil)
 	}
 	return sub, free, nil
 }

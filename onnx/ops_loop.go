@@ -20,8 +20,10 @@ func init() {
 		"scan_output_directions", "directions"}, scanOp, "Scan")
 }
 
-// maxLoopIterations bounds a Loop whose only exit is its condition, so a
-// body that never clears it is an error rather than a hung process.
+// maxLoopIterations bounds a Loop, so a hostile trip count or a condition
+// that never clears is an error rather than a hung process. (Exporters
+// write while loops as a trip count of 2^63-1 with a condition, so a
+// large M alone is no error.)
 const maxLoopIterations = 1 << 24
 
 func loopOp(c *ctx) ([]*core.Tensor, error) {
@@ -76,8 +78,8 @@ func loopOp(c *ctx) ([]*core.Tensor, error) {
 	scans := make([][]*core.Tensor, nScan)
 	var iter int64
 	for ; (!hasTrip || iter < trip) && cond; iter++ {
-		if !hasTrip && iter >= maxLoopIterations {
-			c.fail("the condition still holds after %d iterations", iter)
+		if iter >= maxLoopIterations {
+			c.fail("the loop is still running after %d iterations (the most the importer runs)", iter)
 			return nil, nil
 		}
 		ins := append([]*core.Tensor{
@@ -113,7 +115,7 @@ func loopOp(c *ctx) ([]*core.Tensor, error) {
 		c.setType(i, types[2+i])
 	}
 	for k, list := range scans {
-		y, err := stackScan(c, body.outInfo[1+nCarried+k], list, 0, false)
+		y, err := stackScan(c, body, 1+nCarried+k, list, 0, false)
 		if err != nil {
 			return nil, err
 		}
@@ -125,9 +127,10 @@ func loopOp(c *ctx) ([]*core.Tensor, error) {
 // stackScan stacks a scan output's per-iteration values along axis
 // (reversed first when reverse is set). Without iterations the output is
 // empty, shaped by the body's declared output, which must then be static.
-func stackScan(c *ctx, info ValueInfo, list []*core.Tensor, axis int, reverse bool) (*core.Tensor, error) {
+func stackScan(c *ctx, body *subgraph, out int, list []*core.Tensor, axis int, reverse bool) (*core.Tensor, error) {
+	info := body.outInfo[out]
 	if len(list) == 0 {
-		if info.DType == core.Invalid || info.Dims == nil {
+		if info.DType == core.Invalid || !body.outShaped[out] {
 			return nil, fmt.Errorf("scan output %q has no iterations and the body declares no type and shape for it", info.Name)
 		}
 		shape := []int{}
@@ -305,7 +308,7 @@ func (sp scanPlan) run(c *ctx, body *subgraph, ins []*core.Tensor, types []elemT
 		if c.err != nil {
 			return nil, nil
 		}
-		y, err := stackScan(c, body.outInfo[n+j], list, ax, sp.outDirs[j] == 1)
+		y, err := stackScan(c, body, n+j, list, ax, sp.outDirs[j] == 1)
 		if err != nil {
 			return nil, err
 		}

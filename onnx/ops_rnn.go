@@ -209,6 +209,10 @@ func newRNNSetup(c *ctx, k cellKind) *rnnSetup {
 		c.fail("X %v, W %v and R %v must each have rank 3", x.Shape(), w.Shape(), r.Shape())
 		return nil
 	}
+	if !x.DType().IsFloat() {
+		c.fail("X has dtype %s, want a floating-point type", x.DType())
+		return nil
+	}
 	if layout == 1 {
 		x = call("transpose", core.Attrs{"dim0": 0, "dim1": 1}, x)
 	}
