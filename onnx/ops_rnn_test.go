@@ -291,3 +291,44 @@ func TestLoopErrorsNameTheNode(t *testing.T) {
 	v, _ := out[0].Float64s()
 	assert.Equal(t, []float64{10}, v)
 }
+
+// Recurrent layers, GridSample and Scan trace like any model: what is read
+// on the host (sequence_lens, the step count) is specialised into the
+// graph, and the compiled graph (unrolled steps, gathers) gives ONNX
+// Runtime's outputs on the CPU and WebGPU.
+func TestRecurrentCasesCompile(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "recurrent_cases.json"))
+	require.NoError(t, err)
+	var file struct {
+		Cases []recurrentCase `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(data, &file))
+	devices := []core.Device{core.CPU}
+	if webgputest.Present(t) {
+		devices = append(devices, webgputest.Device)
+	}
+	for _, dev := range devices {
+		for _, tc := range file.Cases {
+			if tc.Name != "lstm_bidirectional_seq_lens" && tc.Name != "gru_reverse_linear_before_reset" &&
+				tc.Name != "gridsample_cubic_reflection_align0" && tc.Name != "scan_axes_directions" {
+				continue
+			}
+			model, err := base64.StdEncoding.DecodeString(tc.Model)
+			require.NoError(t, err)
+			m, err := LoadBytes(model, WithDevice(dev))
+			require.NoError(t, err, tc.Name)
+			ins := make([]*core.Tensor, len(m.Inputs))
+			for i, in := range m.Inputs {
+				ins[i] = tc.Inputs[in.Name].tensor(dev)
+			}
+			g, err := m.Compile(ins...)
+			require.NoError(t, err, "%s on %s", tc.Name, dev)
+			outs, err := g.Run(ins...)
+			require.NoError(t, err, "%s on %s", tc.Name, dev)
+			for i, o := range m.Outputs {
+				msg := compare(outs[i], tc.Outputs[o.Name].tensor(core.CPU), false)
+				assert.Empty(t, msg, "%s on %s: output %s", tc.Name, dev, o.Name)
+			}
+		}
+	}
+}
