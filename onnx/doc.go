@@ -52,6 +52,19 @@
 // a traced graph holds constant attributes: the arithmetic is dead code
 // there and the passes remove it.
 //
+// Control flow runs on the host: If picks its branch, Loop and Scan run
+// their body once per iteration (the trip count and each condition read
+// as numbers), so a traced graph holds the branch taken or the loop
+// unrolled. The recurrent layers (RNN, GRU, LSTM) are unrolled over the
+// sequence into matmuls and pointwise ops, and GridSample gathers its taps
+// with take_along_axis: no operator needs a kernel of its own, so each
+// runs on every backend and autograd differentiates it. Where ONNX
+// Runtime departs from ONNX's text the importer follows the text: a Loop
+// with a trip count and no cond input ignores the body's condition, and
+// cubic GridSample with border padding clamps per axis as the reference
+// does (testdata/recurrent_cases.py records ONNX Runtime's outputs for
+// the rest).
+//
 // ONNX's node tests (the onnx Python package's cases) run through
 // TestNodeTests against testdata/node_pass.txt and node_fail.txt (the
 // reason for each failure), and node_pass_webgpu.txt for the WebGPU

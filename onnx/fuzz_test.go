@@ -40,6 +40,13 @@ func FuzzLoad(f *testing.F) {
 		&pb.TensorProto{Name: proto.String("y"), Dims: []int64{5}, DataType: proto.Int32(int32(pb.TensorProto_INT4)), RawData: []byte{0x8F, 0x71}})))
 	f.Add(marshal(modelProto([]*pb.NodeProto{nodeProto("Cast", "c", []string{"x"}, []string{"y"}, intAttr("to", int64(pb.TensorProto_UINT4)))},
 		[]*pb.ValueInfoProto{vi("x", pb.TensorProto_FLOAT8E5M2, 2)}, []*pb.ValueInfoProto{vi("y", pb.TensorProto_UINT4, 2)})))
+	// Control flow with bodies that take inputs (Loop, Scan) and a
+	// recurrent layer.
+	f.Add(marshal(loopModel("M", "cond")))
+	f.Add(marshal(loopModel("", "")))
+	f.Add(marshal(modelProto([]*pb.NodeProto{nodeProto("LSTM", "l", []string{"x", "w", "r"}, []string{"y"}, intAttr("hidden_size", 1))},
+		[]*pb.ValueInfoProto{vi("x", pb.TensorProto_FLOAT, 2, 1, 1)}, []*pb.ValueInfoProto{vi("y", pb.TensorProto_FLOAT)},
+		f32Tensor("w", []int64{1, 4, 1}, make([]float32, 4)), f32Tensor("r", []int64{1, 4, 1}, make([]float32, 4)))))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := LoadBytes(data, WithDevice(core.CPU), WithDir(dir))

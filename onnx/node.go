@@ -44,10 +44,11 @@ func Operators() []string {
 
 // semanticsSince is the opset from which an operator means what the
 // importer implements, where older versions differ silently: Softmax's
-// family coerced the input to 2-D, Squeeze and Unsqueeze took axes as an
-// attribute, TopK had k as one, Resize had different inputs.
+// family coerced the input to 2-D, TopK had k as an attribute, Resize had
+// different inputs. (Squeeze and Unsqueeze took axes as an attribute
+// before 13, which they read.)
 var semanticsSince = map[string]int64{
-	"Softmax": 13, "LogSoftmax": 13, "Hardmax": 13, "Squeeze": 13, "Unsqueeze": 13,
+	"Softmax": 13, "LogSoftmax": 13, "Hardmax": 13,
 	"Resize": 11, "TopK": 10, "Clip": 11, "Pad": 11, "Slice": 10, "Split": 13,
 	"BatchNormalization": 9,
 }
@@ -60,7 +61,7 @@ type node struct {
 	outputs []string
 	attrs   map[string]*pb.AttributeProto
 	opset   int64
-	// branches are the subgraphs of control flow (If), built at load;
+	// branches are the subgraphs of control flow (If, Loop, Scan), built at load;
 	// implicit lists the outer values they read, which the node depends
 	// on as it does on its inputs.
 	branches map[string]*subgraph
@@ -115,6 +116,9 @@ func newNode(np *pb.NodeProto, opset int64, dev core.Device) (*node, error) {
 		sub, free, err := buildSubgraph(a.GetG(), opset, dev)
 		if err != nil {
 			return nil, n.errorf("attribute %q: %v", name, err)
+		}
+		if np.GetOpType() == "If" && len(sub.inputs) > 0 {
+			return nil, n.errorf("attribute %q: a branch takes no inputs, this one has %d", name, len(sub.inputs))
 		}
 		if n.branches == nil {
 			n.branches = map[string]*subgraph{}

@@ -22,7 +22,11 @@ type subgraph struct {
 	nodes   []*node
 	consts  map[string]*core.Tensor
 	types   map[string]elemType // narrow types of consts
+	inputs  []string            // a loop body's inputs, bound on each iteration
 	outputs []string
+	outInfo []ValueInfo // the outputs' declared types and shapes
+	// outShaped tells a declared scalar (no Dims) from an undeclared shape
+	outShaped []bool
 }
 
 // freeNames lists the values g reads but does not define (its inputs,
@@ -70,15 +74,23 @@ func buildSubgraph(g *pb.GraphProto, opset int64, dev core.Device) (*subgraph, [
 	if g == nil {
 		return nil, nil, errors.New("holds no graph")
 	}
-	if len(g.GetInput()) > 0 {
-		return nil, nil, fmt.Errorf("a subgraph with %d inputs (a loop body) is not supported", len(g.GetInput()))
-	}
 	sub := &subgraph{consts: map[string]*core.Tensor{}, types: map[string]elemType{}}
 	defined := map[string]bool{}
+	for _, vi := range g.GetInput() { // a loop body's per-iteration values
+		name := vi.GetName()
+		if name == "" || defined[name] {
+			return nil, nil, fmt.Errorf("subgraph input %q is unnamed or listed twice", name)
+		}
+		defined[name] = true
+		sub.inputs = append(sub.inputs, name)
+	}
 	for _, tp := range g.GetInitializer() {
 		t, err := decodeTensor(tp, dev, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("initializer %q: %w", tp.GetName(), err)
+		}
+		if defined[tp.GetName()] {
+			return nil, nil, fmt.Errorf("initializer %q is also a subgraph input or defined twice", tp.GetName())
 		}
 		sub.consts[tp.GetName()] = t
 		sub.noteType(tp.GetName(), elemType(tp.GetDataType()))
@@ -105,7 +117,16 @@ func buildSubgraph(g *pb.GraphProto, opset int64, dev core.Device) (*subgraph, [
 		sub.noteType(n.outputs[0], et)
 	}
 	for _, vi := range g.GetOutput() {
-		sub.outputs = append(sub.outputs, vi.GetName())
+		info, err := valueInfo(vi)
+		if err != nil {
+			return nil, nil, fmt.Errorf("subgraph output %q: %w", vi.GetName(), err)
+		}
+		if !defined[info.Name] {
+			return nil, nil, fmt.Errorf("subgraph output %q is produced by no node, input or initializer", info.Name)
+		}
+		sub.outputs = append(sub.outputs, info.Name)
+		sub.outInfo = append(sub.outInfo, info)
+		sub.outShaped = append(sub.outShaped, vi.GetType().GetTensorType().GetShape() != nil)
 	}
 	return sub, free, nil
 }
@@ -119,6 +140,23 @@ func (g *subgraph) noteType(name string, et elemType) {
 // run executes the subgraph in the enclosing run's state: names are
 // unique across a model's graphs, so its values sit beside the outer ones.
 func (g *subgraph) run(m *Model, st *runState) ([]*core.Tensor, error) {
+	return g.runWith(m, st, nil, nil)
+}
+
+// runWith runs a body on values for its inputs (in order) with their
+// element types (0 where a value has its dtype's natural type).
+func (g *subgraph) runWith(m *Model, st *runState, ins []*core.Tensor, types []elemType) ([]*core.Tensor, error) {
+	if len(ins) != len(g.inputs) {
+		return nil, fmt.Errorf("the subgraph takes %d inputs, given %d", len(g.inputs), len(ins))
+	}
+	for i, name := range g.inputs {
+		st.vals[name] = ins[i]
+		if i < len(types) && narrowOf(types[i]) != nil {
+			st.types[name] = types[i]
+		} else {
+			delete(st.types, name)
+		}
+	}
 	for name, t := range g.consts {
 		st.vals[name] = t
 	}
@@ -159,6 +197,7 @@ func ifOp(c *ctx) ([]*core.Tensor, error) {
 		c.fail("attribute %q is missing", name)
 		return nil, nil
 	}
+
 	outs, err := g.run(c.m, c.run)
 	for i, name := range g.outputs { // the branch's values keep their narrow types
 		c.setType(i, c.run.elem(c.m, name, outs[i]))

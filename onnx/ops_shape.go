@@ -18,8 +18,8 @@ func init() {
 	}, "Concat")
 	def([]string{"axis", "num_outputs"}, split, "Split")
 	def(nil, sliceOp, "Slice")
-	def(nil, squeeze, "Squeeze")
-	def(nil, unsqueeze, "Unsqueeze")
+	def([]string{"axes"}, squeeze, "Squeeze")
+	def([]string{"axes"}, unsqueeze, "Unsqueeze")
 	def([]string{"axis"}, flatten, "Flatten")
 	def(nil, expand, "Expand")
 	def(nil, func(c *ctx) ([]*core.Tensor, error) {
@@ -174,9 +174,29 @@ func sliceAxis(c *ctx, x *core.Tensor, ax int, start, end, step int64) *core.Ten
 	return call("slice", core.Attrs{"axis": ax, "start": int(first), "stop": int(first + count*(-step)), "step": int(-step)}, flipped)
 }
 
+// squeezeAxes reads Squeeze's and Unsqueeze's axes: an input from opset
+// 13, an attribute before it.
+func squeezeAxes(c *ctx) ([]int64, bool) {
+	if !c.has("axes") {
+		return c.ints(1)
+	}
+	if c.n.opset >= 13 {
+		c.fail("attribute \"axes\" is an input from opset 13 (the model imports opset %d)", c.n.opset)
+		return nil, false
+	}
+	if c.opt(1) != nil {
+		c.fail("axes is given both as an attribute and as an input")
+		return nil, false
+	}
+	return c.attrInts("axes")
+}
+
 func squeeze(c *ctx) ([]*core.Tensor, error) {
 	x := c.in(0)
-	axes, ok := c.ints(1)
+	axes, ok := squeezeAxes(c)
+	if c.err != nil {
+		return nil, nil
+	}
 	if !ok {
 		return one(call("squeeze", nil, x))
 	}
@@ -185,7 +205,10 @@ func squeeze(c *ctx) ([]*core.Tensor, error) {
 
 func unsqueeze(c *ctx) ([]*core.Tensor, error) {
 	x := c.in(0)
-	axes, _ := c.ints(1)
+	axes, _ := squeezeAxes(c)
+	if c.err != nil {
+		return nil, nil
+	}
 	rank := x.Rank() + len(axes)
 	inserted := make([]bool, rank)
 	for _, a := range c.axes(axes, rank) {
