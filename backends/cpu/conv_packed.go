@@ -109,6 +109,10 @@ func packUnfolded(w *window, img []float32, p0, kc, j0, n int, dst []float32, se
 				// bounds arithmetic and a memmove call.
 				at := ih*w.iw + sg.ow + wBase
 				*(*[16]float32)(seg) = *(*[16]float32)(src[at : at+16])
+			case sg.n == 32 && w.sw == 1 && sg.ow >= lo && sg.ow+32 <= hi:
+				// The same for the AVX-512 kernel's 32-wide slivers.
+				at := ih*w.iw + sg.ow + wBase
+				*(*[32]float32)(seg) = *(*[32]float32)(src[at : at+32])
 			case w.sw == 1:
 				// Unit stride at an edge: a short loop, not a memmove call.
 				line := src[ih*w.iw : (ih+1)*w.iw]

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/webtensor/webtensor/backends/cpu"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -26,3 +27,9 @@ func benchmarkMatmul(b *testing.B, n int) {
 func BenchmarkMatmul256(b *testing.B)  { benchmarkMatmul(b, 256) }
 func BenchmarkMatmul512(b *testing.B)  { benchmarkMatmul(b, 512) }
 func BenchmarkMatmul1024(b *testing.B) { benchmarkMatmul(b, 1024) }
+
+// One thread: the micro-kernel's speed without the split across cores.
+func BenchmarkMatmulOneThread(b *testing.B) {
+	defer cpu.SetNumThreadsForTest(1)()
+	benchmarkMatmul(b, 1024)
+}

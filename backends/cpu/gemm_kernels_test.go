@@ -6,23 +6,15 @@ import (
 	"testing"
 )
 
-// Both micro-kernels (the Go 4x2 and, where the CPU has AVX2 and FMA, the
-// 4x16 assembly one) give the product within float32 rounding of a float64
+// Every micro-kernel (the Go 4x2 and those of gemmVectorKernels the CPU
+// runs: AVX2's 4x16, AVX-512's 4x32) gives the product within float32 rounding of a float64
 // reference, for every transpose, ragged edges on all sides, beta 0 and 1,
 // and k not a multiple of the unroll.
 func TestGemmMicroKernelsMatchFloat64(t *testing.T) {
-	type kernel struct {
-		name  string
-		nr    int
-		micro func(ap, bp, tile []float32)
-		full  func(ap, bp, c []float32, ldc int, alpha float32, accumulate bool)
-	}
+	type kernel = gemmKernel
 	kernels := []kernel{{"go-4x2", 2, gemmMicro4x2Tile, nil}}
-	if gemmNR != 2 {
-		kernels = append(kernels, kernel{"vector", gemmNR, gemmMicro, nil})
-		if gemmMicroFull != nil {
-			kernels = append(kernels, kernel{"vector-full", gemmNR, gemmMicro, gemmMicroFull})
-		}
+	for _, v := range gemmVectorKernels {
+		kernels = append(kernels, kernel{v.name, v.nr, v.micro, nil}, kernel{v.name + "-full", v.nr, v.micro, v.full})
 	}
 	defer func(nr int, m func(ap, bp, tile []float32), f func(ap, bp, c []float32, ldc int, alpha float32, accumulate bool)) {
 		gemmNR, gemmMicro, gemmMicroFull = nr, m, f
@@ -78,4 +70,34 @@ func randF32(rng *rand.Rand, n int) []float32 {
 		out[i] = float32(rng.NormFloat64())
 	}
 	return out
+}
+
+// The vector kernels differ only in width: each element is the same chain
+// of fused multiply-adds in k order, so their products are equal bit for
+// bit (what lets a model's pinned outputs hold across CPUs).
+func TestGemmVectorKernelsAgreeBitForBit(t *testing.T) {
+	if len(gemmVectorKernels) < 2 {
+		t.Skip("this CPU runs fewer than two vector gemm kernels (AVX2, AVX-512)")
+	}
+	defer func(nr int, m func(ap, bp, tile []float32), f func(ap, bp, c []float32, ldc int, alpha float32, accumulate bool)) {
+		gemmNR, gemmMicro, gemmMicroFull = nr, m, f
+	}(gemmNR, gemmMicro, gemmMicroFull)
+	rng := rand.New(rand.NewPCG(3, 4))
+	m, n, k := 67, 301, 517
+	a, b := randF32(rng, m*k), randF32(rng, k*n)
+	var first []float32
+	for _, v := range gemmVectorKernels {
+		gemmNR, gemmMicro, gemmMicroFull = v.nr, v.micro, v.full
+		c := make([]float32, m*n)
+		gemmBlocked(false, false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+		if first == nil {
+			first = c
+			continue
+		}
+		for i := range c {
+			if math.Float32bits(c[i]) != math.Float32bits(first[i]) {
+				t.Fatalf("%s: element %d = %v, %s gave %v", v.name, i, c[i], gemmVectorKernels[0].name, first[i])
+			}
+		}
+	}
 }

@@ -216,10 +216,10 @@ func (at *attentionF32) forwardBlock(b, i0 int, p, out []float32) {
 	}
 	vb := at.v[b*S*Ev : (b*S+width)*Ev]
 	if Ev < gemmNR && n > Ev {
-		// A narrow head (Ev below the micro-kernel's 16 columns) would leave
-		// most of each tile empty: compute Oᵀ = Vᵀ Pᵀ instead, whose columns
-		// are the block's rows, then scatter it scaled.
-		var ot [attentionBlockRows * 16]float32
+		// A narrow head (Ev below the micro-kernel's 16 or 32 columns) would
+		// leave most of each tile empty: compute Oᵀ = Vᵀ Pᵀ instead, whose
+		// columns are the block's rows, then scatter it scaled.
+		var ot [attentionBlockRows * gemmMaxNR]float32
 		gemmF32Serial(true, true, Ev, n, width, 1, vb, Ev, p, width, 0, ot[:Ev*n], n)
 		for r := range n {
 			inv := float32(1 / sums[r])
