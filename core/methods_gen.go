@@ -245,6 +245,11 @@ func (q *Tensor) Dequantize(attrs ...Attrs) *Tensor {
 	return Call1("dequantize", mergeAttrs(attrs), q)
 }
 
+// DequantizeInt8x4: Four i8 per u32 word (little-endian bytes) times a per-row f32 scale: packed (rows, words) and scale (rows) give f32 (rows, 4*words). Int8 weights packed this way take a byte an element on every backend (WebGPU holds an i8 tensor in 32-bit words).
+func (packed *Tensor) DequantizeInt8x4(scale *Tensor, attrs ...Attrs) *Tensor {
+	return Call1("dequantize_int8x4", mergeAttrs(attrs), packed, scale)
+}
+
 // Det: Determinant of square matrices: sign * exp(logabsdet) of slogdet.
 func (x *Tensor) Det(attrs ...Attrs) *Tensor {
 	return Call1("det", mergeAttrs(attrs), x)

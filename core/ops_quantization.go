@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/webtensor/webtensor/core/oprules"
@@ -61,6 +62,26 @@ func init() {
 				{Name: "strided_u8", Inputs: []Gen{GI(U8, 0, 256, 4, 3).AsStrided()}, Attrs: Attrs{"scale": []float64{0.5, 0.25, 0.125, 1}, "zero_point": []int{0, 10, 128, 255}, "axis": 0}},
 				{Name: "no_zero_point", Inputs: []Gen{GI(I8, -128, 128, 5)}, Attrs: Attrs{"scale": []float64{0.1}}},
 				{Name: "empty", Inputs: []Gen{GI(I8, -5, 5, 0)}, Attrs: Attrs{"scale": []float64{0.1}}},
+			},
+		},
+		&OpDef{
+			Name: "dequantize_int8x4", Category: "quantization",
+			Doc: "Four i8 per u32 word (little-endian bytes) times a per-row f32 scale: packed (rows, words) and " +
+				"scale (rows) give f32 (rows, 4*words). Int8 weights packed this way take a byte an element on " +
+				"every backend (WebGPU holds an i8 tensor in 32-bit words).",
+			Inputs: []InputSpec{{Name: "packed", DTypes: []DType{U32}}, {Name: "scale", DTypes: []DType{F32}}},
+			Infer: func(in []Meta, _ Attrs) ([]Meta, error) {
+				p, s := in[0].Shape, in[1].Shape
+				if len(p) != 2 || len(s) != 1 || s[0] != p[0] {
+					return nil, fmt.Errorf("packed %v and scale %v: want packed (rows, words) and scale (rows)", p, s)
+				}
+				return []Meta{{Shape: Shape{p[0], 4 * p[1]}, DType: F32}}, nil
+			},
+			Samples: []Sample{
+				{Name: "rows", Inputs: []Gen{GI(U32, 0, math.MaxUint32, 3, 2), GU(F32, 0.01, 0.1, 3)}},
+				{Name: "extremes", Inputs: []Gen{GV(U32, []float64{0x80ff017f, 0x7f7f8080, 0, 0xffffffff}, 2, 2), GV(F32, []float64{1, 0.5}, 2)}},
+				{Name: "strided", Inputs: []Gen{GI(U32, 0, math.MaxUint32, 4, 3).AsStrided(), GU(F32, 0.5, 2, 4)}},
+				{Name: "empty", Inputs: []Gen{GI(U32, 0, 9, 0, 5), G(F32, 0)}},
 			},
 		},
 	)

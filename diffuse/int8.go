@@ -24,17 +24,24 @@ import (
 // No matmul or conv kernel takes i8 weights, so a layer dequantises its
 // weight when it is called (i8 to f32, times the channel's scale, then to
 // the model's dtype) and the f32 copy is dropped when the op is done:
-// what stays resident is the i8 tensor, and the activations stay f32 (or
+// what stays resident is the int8 data, and the activations stay f32 (or
 // f16). The price is one elementwise pass over each weight per call.
+//
+// The int8 data is held packed, four values to a u32 word (each output
+// channel's row padded to whole words), and dequantised by core's
+// dequantize_int8x4: WebGPU holds an i8 tensor in 32-bit words (WGSL has
+// no 8-bit storage type), which would make "int8" weights as big as f32
+// ones on the GPU; packed, they take a byte a weight on every backend.
 // Biases, norms and embeddings stay in the model's dtype: they are a small
 // share of a real model's bytes (a tiny test DiT's class-embedding table
 // is the exception), and the norms are where small errors matter most.
 
-// int8Weight is a linear or conv layer's weight held as i8.
+// int8Weight is a linear or conv layer's weight held as packed int8.
 type int8Weight struct {
-	q     *core.Tensor // i8, the weight's shape, on the model's device
-	scale *core.Tensor // f32 (out): max|w|/127 of each output channel
-	dtype core.DType   // the model's dtype, which the dequantised weight takes
+	packed *core.Tensor // u32 (out, words): row c's i8 values, four a word, little-endian, zero-padded
+	scale  *core.Tensor // f32 (out): max|w|/127 of each output channel
+	shape  core.Shape   // the weight's shape
+	dtype  core.DType   // the model's dtype, which the dequantised weight takes
 }
 
 // int8Min is the smallest normal f32: a channel whose scale would fall
@@ -71,27 +78,65 @@ func quantizeInt8(w *core.Tensor) (*int8Weight, error) {
 		scales[c] = float64(s)
 	}
 	q := f.Quantize(core.Attrs{"scale": scales, "axis": 0, "dtype": core.I8})
-	if err := q.Err(); err != nil {
+	packed, err := packInt8Rows(q, len(scales))
+	q.Release()
+	if err != nil {
 		return nil, err
 	}
 	scale := core.FromFloat64s(core.F32, core.Shape{len(scales)}, scales).To(w.Device())
 	if err := scale.Err(); err != nil {
 		return nil, err
 	}
-	return &int8Weight{q: q, scale: scale, dtype: w.DType()}, nil
+	return &int8Weight{packed: packed, scale: scale, shape: shape.Clone(), dtype: w.DType()}, nil
 }
 
-// dequantize is the weight in the model's dtype: q·scale in f32, then
-// cast. One rounding per element gives the value core's dequantize op
-// gives, but that op takes its scales as attributes and converts through
-// float64 on the CPU, ten times slower on a 640×640×3×3 weight. The
-// product runs on an (out, rest) view, the broadcast the CPU's kernels do
-// fastest.
+// packInt8Rows packs q, an i8 tensor of rows rows, into u32 words on q's
+// device: row c's values fill words [c*words, (c+1)*words), the last word
+// zero-padded. A load-time host round trip, once per layer.
+func packInt8Rows(q *core.Tensor, rows int) (*core.Tensor, error) {
+	raw, err := q.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	per := len(raw) / max(rows, 1)
+	words := (per + 3) / 4
+	buf := make([]byte, rows*words*4)
+	for c := range rows {
+		copy(buf[c*words*4:], raw[c*per:(c+1)*per])
+	}
+	packed := core.FromBytes(core.U32, core.Shape{rows, words}, buf, q.Device())
+	return packed, packed.Err()
+}
+
+// int8s is the weight's int8 values in row-major order, read back (tests
+// and the ABI's reports use it).
+func (w *int8Weight) int8s() ([]int8, error) {
+	raw, err := w.packed.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	rows := w.packed.Shape()[0]
+	per := w.shape.Numel() / max(rows, 1)
+	words := w.packed.Shape()[1]
+	out := make([]int8, 0, w.shape.Numel())
+	for c := range rows {
+		for _, b := range raw[c*words*4 : c*words*4+per] {
+			out = append(out, int8(b))
+		}
+	}
+	return out, nil
+}
+
+// dequantize is the weight in the model's dtype: each value times its
+// channel's scale in f32, one rounding per element (what core's
+// dequantize op gives), then cast. Rows padded to whole words lose their
+// padding by a slice, which a reshape then copies.
 func (w *int8Weight) dequantize() *core.Tensor {
-	shape := w.q.Shape()
-	out := dimOf(w.scale, 0)
-	flat := core.Shape{out, shape.Numel() / max(out, 1)}
-	t := w.q.Reshape(flat).Cast(core.F32).Mul(w.scale.Reshape(core.Shape{out, 1})).Reshape(shape)
+	t := w.packed.DequantizeInt8x4(w.scale)
+	if per := w.shape.Numel() / max(w.shape[0], 1); 4*w.packed.Shape()[1] != per {
+		t = t.Slice(core.Attrs{"axis": 1, "stop": per})
+	}
+	t = t.Reshape(w.shape)
 	if w.dtype != core.F32 {
 		t = t.Cast(w.dtype)
 	}
@@ -110,8 +155,10 @@ func (w *int8Weight) param() (*nn.Parameter, *core.Tensor) {
 	return p, nil
 }
 
+// bytes is what the weight holds: the packed words (a byte a value plus a
+// row's padding to a whole word) and the scales.
 func (w *int8Weight) bytes() int64 {
-	return int64(w.q.Numel()*core.I8.Size() + w.scale.Numel()*core.F32.Size())
+	return int64(w.packed.Numel()*core.U32.Size() + w.scale.Numel()*core.F32.Size())
 }
 
 // own is the linear layer's forward without adapters.

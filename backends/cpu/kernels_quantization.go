@@ -11,6 +11,31 @@ import (
 func init() {
 	register("quantize", quantizeKernel)
 	register("dequantize", dequantizeKernel)
+	register("dequantize_int8x4", dequantizeInt8x4Kernel)
+}
+
+// dequantizeInt8x4Kernel: byte b of word w of row r is element 4w+b,
+// sign-extended and times the row's scale.
+func dequantizeInt8x4Kernel(k *core.KernelCall) error {
+	packed, scale, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
+	rows, words := packed.Shape()[0], packed.Shape()[1]
+	ps, po := packed.Strides(), packed.Offset()
+	src := u32view(host(packed))
+	sc := f32Logical(scale)
+	dst := f32Data(out)
+	parallelFor(rows, 4*words, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			s, row := sc[r], dst[r*4*words:(r+1)*4*words]
+			for w := range words {
+				v := src[po+r*ps[0]+w*ps[1]]
+				row[4*w] = float32(int8(v)) * s
+				row[4*w+1] = float32(int8(v>>8)) * s
+				row[4*w+2] = float32(int8(v>>16)) * s
+				row[4*w+3] = float32(int8(v>>24)) * s
+			}
+		}
+	})
+	return nil
 }
 
 func quantizeKernel(k *core.KernelCall) error {

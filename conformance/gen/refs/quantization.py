@@ -38,7 +38,14 @@ def _dequantize(ins, attrs):
     return qt.dequantize()
 
 
+def _dequantize_int8x4(ins, attrs):
+    # A u32 word's bytes, little-endian, are its four i8 elements.
+    q = ins[0].contiguous().view(torch.int8)
+    return q.float() * ins[1].float()[:, None]
+
+
 REFS = {
     "quantize": _quantize,
     "dequantize": _dequantize,
+    "dequantize_int8x4": _dequantize_int8x4,
 }

@@ -26,6 +26,15 @@ export function dequantize(q: TensorLike, options: DequantizeOptions): Tensor {
   return op1("dequantize", [q], attrsOf("dequantize", options, { scale: "scale", zeroPoint: "zero_point", axis: "axis" }));
 }
 
+/**
+ * Four i8 per u32 word (little-endian bytes) times a per-row f32 scale: packed (rows, words) and scale (rows) give f32 (rows, 4*words). Int8 weights packed this way take a byte an element on every backend (WebGPU holds an i8 tensor in 32-bit words).
+ * @param packed input (u32)
+ * @param scale input (f32)
+ */
+export function dequantizeInt8x4(packed: TensorLike, scale: TensorLike): Tensor {
+  return op1("dequantize_int8x4", [packed, scale], attrsOf("dequantize_int8x4", arguments[2], {}));
+}
+
 /** Attributes of {@link quantize}. */
 export interface QuantizeOptions {
   /** step between quantised values: one, or one per channel of axis */
@@ -51,6 +60,8 @@ declare module "../core.js" {
   interface Tensor {
     /** (q - zero_point) * scale as f32, per tensor or per channel. */
     dequantize(options: DequantizeOptions): Tensor;
+    /** Four i8 per u32 word (little-endian bytes) times a per-row f32 scale: packed (rows, words) and scale (rows) give f32 (rows, 4*words). Int8 weights packed this way take a byte an element on every backend (WebGPU holds an i8 tensor in 32-bit words). */
+    dequantizeInt8x4(scale: TensorLike): Tensor;
     /** clamp(round_half_even(x/scale) + zero_point) to i8 or u8, per tensor or per channel. */
     quantize(options: QuantizeOptions): Tensor;
   }
@@ -59,6 +70,7 @@ declare module "../core.js" {
 // The methods call the functions above with the tensor as the first input.
 const methods: Record<string, (...args: never[]) => unknown> = {
   dequantize,
+  dequantizeInt8x4,
   quantize,
 };
 for (const [name, fn] of Object.entries(methods)) {

@@ -142,6 +142,7 @@ from .pool import (
 )
 from .quantization import (
     dequantize,
+    dequantize_int8x4,
     quantize,
 )
 from .random import (
@@ -305,6 +306,7 @@ __all__ = [
     'cumprod',
     'cumsum',
     'dequantize',
+    'dequantize_int8x4',
     'det',
     'diagonal',
     'div',
@@ -516,6 +518,7 @@ METHODS = (
     'cumprod',
     'cumsum',
     'dequantize',
+    'dequantize_int8x4',
     'det',
     'diagonal',
     'div',

@@ -27,6 +27,14 @@ def dequantize(
         [q], [('scale', 'floats', scale), ('zero_point', 'ints', zero_point), ('axis', 'int', axis)])[0]
 
 
+def dequantize_int8x4(packed: TensorLike, scale: TensorLike) -> Tensor:
+    """Four i8 per u32 word (little-endian bytes) times a per-row f32 scale: packed (rows, words) and scale
+    (rows) give f32 (rows, 4*words). Int8 weights packed this way take a byte an element on every
+    backend (WebGPU holds an i8 tensor in 32-bit words).
+    """
+    return run_op('dequantize_int8x4', [packed, scale], [])[0]
+
+
 def quantize(
     x: TensorLike,
     scale: float | Sequence[float],

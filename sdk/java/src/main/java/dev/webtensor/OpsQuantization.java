@@ -32,6 +32,18 @@ public abstract class OpsQuantization extends OpsPool {
     }
 
     /**
+     * Four i8 per u32 word (little-endian bytes) times a per-row f32 scale: packed (rows, words) and
+     * scale (rows) give f32 (rows, 4*words). Int8 weights packed this way take a byte an element on
+     * every backend (WebGPU holds an i8 tensor in 32-bit words).
+     *
+     * @param packed input
+     * @param scale input
+     */
+    public static Tensor dequantizeInt8x4(Tensor packed, Tensor scale) {
+        return Op.call1("dequantize_int8x4", new Tensor[] {packed, scale});
+    }
+
+    /**
      * clamp(round_half_even(x/scale) + zero_point) to i8 or u8, per tensor or per channel.
      * Optional inputs and attributes take the library's defaults.
      */

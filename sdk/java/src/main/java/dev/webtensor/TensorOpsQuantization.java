@@ -16,6 +16,11 @@ abstract class TensorOpsQuantization extends TensorOpsPool {
         return Ops.dequantize((Tensor) this, scale, zeroPoint, axis);
     }
 
+    /** Four i8 per u32 word (little-endian bytes) times a per-row f32 scale: packed (rows, words) and scale (rows) give f32 (rows, 4*words). Int8 weights packed this way take a byte an element on every backend (WebGPU holds an i8 tensor in 32-bit words). See {@link Ops#dequantizeInt8x4}. */
+    public Tensor dequantizeInt8x4(Tensor scale) {
+        return Ops.dequantizeInt8x4((Tensor) this, scale);
+    }
+
     /** clamp(round_half_even(x/scale) + zero_point) to i8 or u8, per tensor or per channel. See {@link Ops#quantize}. */
     public Tensor quantize(double[] scale) {
         return Ops.quantize((Tensor) this, scale);
