@@ -111,4 +111,3 @@ func spDequantizeInt8x4Kernel(k *core.KernelCall) error {
 	defer ops[1].Release()
 	return gpuOf(k).mapRun(ops[:3], ops[3], kernelkit.Int8x4Expr, nil)
 }
-
