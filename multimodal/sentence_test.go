@@ -32,7 +32,7 @@ const miniLMTol = 1e-4
 // test`), the repository's virtual environment, then python3 on PATH.
 // Without the package the test is skipped, naming it; under CI, where
 // `make test` installs it, that is a failure.
-func miniLMDir(t *testing.T) string {
+func miniLMDir(t testing.TB) string {
 	t.Helper()
 	candidates := []string{filepath.Join("..", ".venv", "bin", "python")}
 	if p := os.Getenv("WEBTENSOR_PYTHON"); p != "" {

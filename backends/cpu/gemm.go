@@ -314,6 +314,9 @@ func gemmMicro4x2(ap, bp []float32) [8]float32 {
 	return [8]float32{c00, c01, c10, c11, c20, c21, c30, c31}
 }
 
+// gemmPackA's full-sliver path reads four rows at once.
+var _ = [1]struct{}{}[gemmMR-4]
+
 // gemmPackA copies op(A)[ic:ic+mc, pc:pc+kc] into gemmMR-row slivers, each
 // laid out k-major (element (p, i) at p*gemmMR+i) and zero-padded to gemmMR
 // rows and to a multiple of gemmKU steps.
@@ -331,6 +334,22 @@ func gemmPackA(trans bool, a []float32, lda, ic, mc, pc, kc int, dst []float32) 
 				for i, v := range a[at : at+gemmMR] {
 					s[p*gemmMR+i] = v
 				}
+			}
+			continue
+		}
+		if !trans && i0+gemmMR <= mc {
+			// A full sliver of A: its gemmMR rows read side by side and each
+			// k step's values written together, not gemmMR passes that each
+			// scatter a row at stride gemmMR (packing was a tenth of a
+			// MiniLM forward that way). Four rows: gemmMR (checked below).
+			at := (ic+i0)*lda + pc
+			r0 := a[at : at+kc]
+			r1 := a[at+lda : at+lda+kc][:len(r0)]
+			r2 := a[at+2*lda : at+2*lda+kc][:len(r0)]
+			r3 := a[at+3*lda : at+3*lda+kc][:len(r0)]
+			for p := range r0 {
+				d := s[p*gemmMR : p*gemmMR+4 : p*gemmMR+4]
+				d[0], d[1], d[2], d[3] = r0[p], r1[p], r2[p], r3[p]
 			}
 			continue
 		}

@@ -70,17 +70,31 @@ func f32Data(t *core.Tensor) []float32 {
 }
 
 // f32Logical is an f32 tensor's elements in logical order: in place when
-// dense, else gathered (a multi-head layer's q, k and v are transposed
-// views of one projection); f32 through float64 and back is exact.
+// dense, else gathered run by run in f32 (a multi-head layer's q, k and v
+// are transposed views of one projection: runs of a head's width).
 func f32Logical(t *core.Tensor) []float32 {
 	if t.IsContiguous() {
 		return f32Data(t)
 	}
-	v := readF64(t)
-	out := tempF32(len(v))
-	for i, x := range v {
-		out[i] = float32(x)
+	shape := t.Shape()
+	out := tempF32(shape.Numel())
+	if len(out) == 0 {
+		return out
 	}
+	src := f32view(host(t))
+	w := walk{shape: shape.Clone(), strides: [][]int{viewStrides(t, shape)}, base: []int{t.Offset()}}
+	w.coalesce()
+	i, step := 0, w.step(0)
+	w.runs(func(pos []int, n int) {
+		if step == 1 {
+			copy(out[i:i+n], src[pos[0]:pos[0]+n])
+		} else {
+			for k := range out[i : i+n] {
+				out[i+k] = src[pos[0]+k*step]
+			}
+		}
+		i += n
+	})
 	return out
 }
 
