@@ -328,7 +328,9 @@ func shiftForm(op string) complexForm {
 func init() {
 	complexForms = map[string]complexForm{
 		"add": onPairs("add", nil), "sub": onPairs("sub", nil), "neg": onPairs("neg", nil),
-		"mul": two(cmul), "div": two(cdiv), "pow": two(cpow), "matmul": two(cmatmul),
+		// round: each part to the nearest integer, ties to even (the standard's round of a complex number)
+		"round": onPairs("round", nil),
+		"mul":   two(cmul), "div": two(cdiv), "pow": two(cpow), "matmul": two(cmatmul),
 		"abs": one(cabs), "sign": one(csign), "square": one(func(z *Tensor) *Tensor { return cmul(z, z) }),
 		"reciprocal": one(func(z *Tensor) *Tensor { return cdiv(cone(z), z) }),
 		"exp":        one(cexp), "expm1": one(cexpm1), "log": one(clog), "sqrt": one(csqrt),
