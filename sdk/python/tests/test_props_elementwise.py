@@ -86,7 +86,8 @@ def textbook_only(name: str, want: np.ndarray, *args):
     When at least one of a, b, c, or d is NaN, +infinity, or -infinity, ...
     the result is implementation-dependent", multiply/divide): a mask of
     those elements (None: compare all)."""
-    if want.dtype.kind != "c" or name not in ("multiply", "divide", "pow", "square", "reciprocal"):
+    # sign is "x_i / |x_i|" for complex: a quotient, so the same holds.
+    if want.dtype.kind != "c" or name not in ("multiply", "divide", "pow", "square", "reciprocal", "sign"):
         return None
     arrs = [np.asarray(a) for a in args]
     # ... and where the textbook formula's products overflow (square:
