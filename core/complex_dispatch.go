@@ -328,7 +328,9 @@ func shiftForm(op string) complexForm {
 func init() {
 	complexForms = map[string]complexForm{
 		"add": onPairs("add", nil), "sub": onPairs("sub", nil), "neg": onPairs("neg", nil),
-		"mul": two(cmul), "div": two(cdiv), "pow": two(cpow), "matmul": two(cmatmul),
+		// round: each part to the nearest integer, ties to even (the standard's round of a complex number)
+		"round": onPairs("round", nil),
+		"mul":   two(cmul), "div": two(cdiv), "pow": two(cpow), "matmul": two(cmatmul),
 		"abs": one(cabs), "sign": one(csign), "square": one(func(z *Tensor) *Tensor { return cmul(z, z) }),
 		"reciprocal": one(func(z *Tensor) *Tensor { return cdiv(cone(z), z) }),
 		"exp":        one(cexp), "expm1": one(cexpm1), "log": one(clog), "sqrt": one(csqrt),
@@ -342,6 +344,7 @@ func init() {
 		"isfinite": predicate("isfinite", "logical_and"),
 		"eq":       equality("eq", "logical_and"), "ne": equality("ne", "logical_or"),
 		"sum": reduceForm("sum"), "mean": reduceForm("mean"), "vecdot": vecdotForm,
+		"all": truthForm("all"), "any": truthForm("any"), "nonzero": truthForm("nonzero"),
 		"cast": castForm, "contiguous": onPairs("contiguous", nil), "where": whereForm,
 		"concat": onPairs("concat", withAxis("axis", 0)), "stack": onPairs("stack", withAxis("axis", 1)),
 		"flip": onPairs("flip", withAxes), "roll": rollForm, "tile": tileForm,
@@ -366,4 +369,15 @@ func withAttr(a Attrs, key string, v any) Attrs {
 	}
 	out[key] = v
 	return out
+}
+
+// truthForm is op (all, any, nonzero) over z != 0: a complex number is
+// true where either part is nonzero (the standard's all, any and nonzero
+// take every dtype).
+func truthForm(op string) complexForm {
+	return func(in []*Tensor, a Attrs) ([]*Tensor, error) {
+		z := in[0]
+		nz := bin("logical_or", bin("ne", realPart(z), scalarLike(0, z)), bin("ne", imagPart(z), scalarLike(0, z)))
+		return Call(op, append([]*Tensor{nz}, in[1:]...), a)
+	}
 }

@@ -1,6 +1,10 @@
 package core
 
-import "math"
+import (
+	"math"
+
+	"github.com/webtensor/webtensor/core/numerics"
+)
 
 // The inverse trigonometric and hyperbolic functions, base-2 and base-10
 // logarithms and trunc: the array API standard's remaining unary math.
@@ -103,7 +107,7 @@ func init() {
 			pointwise1(math.Log2, func(v string) string { return "(m_log(" + v + ") * 1.4426950408889634)" }),
 			func(x, _ *Tensor) *Tensor { return ew("reciprocal", ew("mul", x, ewConst(x, math.Ln2))) }),
 		unaryInverse("log10", "Base-10 logarithm; integers give f32.", ewRange(0.5, 3), GI(I32, 1, 10, 2, 3),
-			pointwise1(math.Log10, func(v string) string { return "(m_log(" + v + ") * 0.4342944819032518)" }),
+			pointwise1(numerics.Log10, func(v string) string { return "(m_log(" + v + ") * 0.4342944819032518)" }),
 			func(x, _ *Tensor) *Tensor { return ew("reciprocal", ew("mul", x, ewConst(x, math.Ln10))) }),
 		truncDef(),
 	)

@@ -105,10 +105,15 @@ func floorDivI64(a, b int64) int64 {
 	return q
 }
 
-// remainderF64 gives the result the sign of b; a zero divisor gives NaN.
+// remainderF64 gives the result the sign of b, a zero result included
+// (the standard's remainder(+-0, b) is +0 for b > 0 and -0 for b < 0, as
+// Python's %); a zero divisor gives NaN.
 func remainderF64(a, b float64) float64 {
 	mod := math.Mod(a, b)
-	if mod != 0 && (b < 0) != (mod < 0) {
+	if mod == 0 {
+		return math.Copysign(0, b)
+	}
+	if (b < 0) != (mod < 0) {
 		mod += b
 	}
 	return mod

@@ -239,7 +239,7 @@ func init() {
 		i: func(x int64) int64 { return x * x }, f32: func(x float32) float32 { return x * x }})
 	registerFixedUnary("exp", vectorised(unExp, ewTranscendental(math.Exp)))
 	registerFixedUnary("expm1", ewTranscendental(math.Expm1))
-	registerFixedUnary("log", vectorised(unLog, ewTranscendental(math.Log)))
+	registerFixedUnary("log", vectorised(unLog, ewTranscendental(numerics.Log)))
 	registerFixedUnary("log1p", ewTranscendental(math.Log1p))
 	registerFixedUnary("sqrt", vectorised(unSqrt, ewTranscendental(math.Sqrt)))
 	registerFixedUnary("rsqrt", ewTranscendental(func(x float64) float64 { return 1 / math.Sqrt(x) }))

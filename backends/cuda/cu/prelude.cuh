@@ -214,12 +214,14 @@ template <class T> __device__ __forceinline__ T i_rem(T a, T b) {
 }
 template <class T> __device__ __forceinline__ T f_rem(T a, T b) {
   if (b == (T)0 || is_inf(a) || is_nan(a) || is_nan(b)) return (T)f_nan();
+  if (a == (T)0) return b < (T)0 ? -(T)0 : (T)0;  // a zero result has b's sign (Python's %)
   if (is_inf(b)) {
-    if (a == (T)0 || (a < (T)0) == (b < (T)0)) return a;
+    if ((a < (T)0) == (b < (T)0)) return a;
     return b;
   }
   T m = w_fmod(a, b);
-  if (m != (T)0 && ((b < (T)0) != (m < (T)0))) m += b;
+  if (m == (T)0) return b < (T)0 ? -(T)0 : (T)0;
+  if ((b < (T)0) != (m < (T)0)) m += b;
   return m;
 }
 template <class T> __device__ __forceinline__ T f_floordiv(T a, T b) {

@@ -32,6 +32,18 @@ def webgpu_or_none() -> str | None:
     raise RuntimeError("webgpu opens but wt.devices() does not list it")
 
 
+@pytest.fixture(params=["cpu", "webgpu"])
+def api_device(request):
+    """The array API property suites (test_props_*.py) run each property on
+    the CPU and on WebGPU, skipped only where the machine has no adapter."""
+    if request.param == "cpu":
+        return "cpu"
+    dev = webgpu_or_none()
+    if dev is None:
+        pytest.skip("no WebGPU adapter on this machine")
+    return dev
+
+
 @pytest.fixture
 def no_leaks():
     """Fails the test when it leaves native tensors alive."""

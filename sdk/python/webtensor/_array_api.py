@@ -160,22 +160,32 @@ def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype=None, include
 
 def _with_dtype(op, x: Tensor, dtype):
     """op(x) computed in dtype when one is given (the standard's sum, prod and
-    cumulative_* keyword)."""
-    if dtype is None or to_dtype(dtype) == x.dtype:
+    cumulative_* keyword), else in the standard's default: an unsigned
+    integer x accumulates as uint64, "the unsigned integer data type having
+    the same number of bits as the default integer data type", where the
+    device holds it (WebGPU has no 64-bit integers: u32 there)."""
+    if dtype is None and x.dtype.name in ("u8", "u16", "u32"):
+        dtype = "u32" if x.device.startswith("webgpu") else "u64"
+    if dtype is None:
         return op(x)
+    dt = to_dtype(dtype)
+    # WebGPU sums u8 and u16 as u64, which it cannot hold: in u32 there,
+    # wrapped to dt after (as the sum in dt would wrap).
+    work = to_dtype("u32") if dt.name in ("u8", "u16") and x.device.startswith("webgpu") else dt
     with scope() as s:
-        return s.keep(op(_ops.cast(x, dtype=to_dtype(dtype))))
+        out = op(x if work == x.dtype else _ops.cast(x, dtype=work))
+        return s.keep(out if out.dtype == dt else _ops.cast(out, dtype=dt))
 
 
 def sum(x: Tensor, /, axes=None, keepdim: bool = False, *, axis=None, dtype=None, keepdims=None) -> Tensor:  # noqa: A001
-    """The sum over axes (all when None); bools, signed integers and u8 sum as i64 (PyTorch's rule),
-    u16 and u64 as u64 (the standard's), u32 as u32, unless dtype says otherwise."""
+    """The sum over axes (all when None); bools and signed integers sum as i64, unsigned integers as u64
+    (u32 on WebGPU), the standard's defaults, unless dtype says otherwise (x.sum() keeps PyTorch's)."""
     return _with_dtype(lambda v: _ops.sum(v, axes, keepdim, axis=axis, keepdims=keepdims), x, dtype)
 
 
 def prod(x: Tensor, /, axes=None, keepdim: bool = False, *, axis=None, dtype=None, keepdims=None) -> Tensor:
     """The product over axes (all when None); integers and bools multiply as sum's dtype (i64; u64 for
-    u16 and u64), unless dtype says otherwise."""
+    unsigned integers, u32 on WebGPU), unless dtype says otherwise."""
     return _with_dtype(lambda v: _ops.prod(v, axes, keepdim, axis=axis, keepdims=keepdims), x, dtype)
 
 
@@ -210,6 +220,31 @@ def _cumulative(name, op, initial, x, axis, dtype, include_initial) -> Tensor:
             shape[axis] = 1
             out = _ops.concat([_ops.full(shape, initial, dtype=out.dtype, device=out.device), out], axis=axis)
         return s.keep(out)
+
+
+def where(condition: Tensor, x1, x2, /) -> Tensor:
+    """x1 where condition, else x2 (broadcast); a Python scalar takes the
+    other argument's dtype, as the standard's scalar rules say (where(c, x,
+    0) keeps x's int8)."""
+    x1, x2 = _scalar_like(x1, x2), _scalar_like(x2, x1)
+    return _ops.where(condition, x1, x2)
+
+
+def _scalar_like(v, other):
+    """v as a 0-d tensor of other's dtype when v is a Python scalar of a kind
+    that dtype holds (bool; int for integers and floats; float for floats;
+    complex for complex), else v unchanged."""
+    import builtins
+
+    if not isinstance(other, Tensor) or isinstance(v, Tensor):
+        return v
+    dt = other.dtype
+    fits = (isinstance(v, builtins.bool) and dt.name == "bool") or (
+        not isinstance(v, builtins.bool) and (
+            (isinstance(v, builtins.int) and dt.name != "bool") or
+            (isinstance(v, builtins.float) and (dt.is_floating or dt.is_complex)) or
+            (isinstance(v, builtins.complex) and dt.is_complex)))
+    return tensor(v, dtype=dt, device=other.device) if fits else v
 
 
 def asarray(obj, /, *, dtype=None, device: str | None = None, copy: bool | None = None) -> Tensor:
@@ -259,5 +294,5 @@ __all__ = [
     "asarray", "astype", "broadcast_to", "clip", "count_nonzero", "cumulative_prod", "cumulative_sum", "divide",
     "empty", "empty_like", "equal", "expand_dims", "greater", "greater_equal", "less", "less_equal",
     "matrix_transpose", "moveaxis", "multiply", "negative", "not_equal", "permute_dims", "positive",
-    "prod", "sign", "std", "subtract", "sum", "take", "unstack", "var", "vecdot",
+    "prod", "sign", "std", "subtract", "sum", "take", "unstack", "var", "vecdot", "where",
 ]
