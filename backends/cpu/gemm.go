@@ -33,7 +33,6 @@ import (
 // on one core 83 -> 140 GFLOP/s (BenchmarkMatmulOneThread, GODEBUG=
 // cpu.avx512f=off for the AVX2 figure), with results equal bit for bit.
 const (
-	gemmMR = 4
 	gemmKU = 8 // k unroll of the micro-kernel; packed slivers are zero-padded to it
 	gemmKC = 256
 	gemmMC = 64
@@ -56,26 +55,38 @@ const (
 // kernel (gemm_wasmsimd.go), which costs a crossing into another module per
 // call and so is called per A block, not per tile.
 var (
+	gemmMR        = 4 // rows of a packed A sliver: the micro-kernel's height
 	gemmNR        = 2
 	gemmMicro     = gemmMicro4x2Tile
 	gemmMicroFull func(ap, bp, c []float32, ldc int, alpha float32, accumulate bool)
 	gemmMacro     func(store bool, mc, nc, kc int, alpha float32, ap, bp []float32, s0, s1 int, c []float32, ldc int)
 )
 
-// gemmKernel is a vector micro-kernel the CPU can run, as gemmNR,
+// gemmKernel is a vector micro-kernel the CPU can run, as gemmMR, gemmNR,
 // gemmMicro and gemmMicroFull take it; gemmVectorKernels lists them, the
 // fastest last (what init picks), so that tests can run each.
 type gemmKernel struct {
-	name  string
-	nr    int
-	micro func(ap, bp, tile []float32)
-	full  func(ap, bp, c []float32, ldc int, alpha float32, accumulate bool)
+	name   string
+	mr, nr int
+	micro  func(ap, bp, tile []float32)
+	full   func(ap, bp, c []float32, ldc int, alpha float32, accumulate bool)
+}
+
+// use makes k the kernel every product runs (packing follows its shape).
+func (k gemmKernel) use() {
+	gemmMR, gemmNR, gemmMicro, gemmMicroFull = k.mr, k.nr, k.micro, k.full
+}
+
+// current is the kernel in use, to restore after a test's use.
+func currentGemmKernel() gemmKernel {
+	return gemmKernel{"current", gemmMR, gemmNR, gemmMicro, gemmMicroFull}
 }
 
 var gemmVectorKernels []gemmKernel
 
-// gemmMaxNR bounds gemmNR (the size of a macro-kernel's tile buffer).
-const gemmMaxNR = 32
+// gemmMaxMR and gemmMaxNR bound gemmMR and gemmNR (the size of a
+// macro-kernel's tile buffer).
+const gemmMaxMR, gemmMaxNR = 8, 32
 
 func gemmMicro4x2Tile(ap, bp, tile []float32) {
 	t := gemmMicro4x2(ap, bp)
@@ -233,7 +244,7 @@ func gemmMacroKernel(store bool, mc, nc, kc int, alpha float32, ap, bp []float32
 	}
 	kp := gemmRoundUp(kc, gemmKU)
 	nrw, micro, full := gemmNR, gemmMicro, gemmMicroFull
-	var buf [gemmMR * gemmMaxNR]float32
+	var buf [gemmMaxMR * gemmMaxNR]float32
 	tile := buf[:gemmMR*nrw]
 	for s := s0; s < s1; s++ {
 		j0 := s * nrw
@@ -314,9 +325,6 @@ func gemmMicro4x2(ap, bp []float32) [8]float32 {
 	return [8]float32{c00, c01, c10, c11, c20, c21, c30, c31}
 }
 
-// gemmPackA's full-sliver path reads four rows at once.
-var _ = [1]struct{}{}[gemmMR-4]
-
 // gemmPackA copies op(A)[ic:ic+mc, pc:pc+kc] into gemmMR-row slivers, each
 // laid out k-major (element (p, i) at p*gemmMR+i) and zero-padded to gemmMR
 // rows and to a multiple of gemmKU steps.
@@ -337,19 +345,21 @@ func gemmPackA(trans bool, a []float32, lda, ic, mc, pc, kc int, dst []float32) 
 			}
 			continue
 		}
-		if !trans && i0+gemmMR <= mc {
-			// A full sliver of A: its gemmMR rows read side by side and each
-			// k step's values written together, not gemmMR passes that each
-			// scatter a row at stride gemmMR (packing was a tenth of a
-			// MiniLM forward that way). Four rows: gemmMR (checked below).
-			at := (ic+i0)*lda + pc
-			r0 := a[at : at+kc]
-			r1 := a[at+lda : at+lda+kc][:len(r0)]
-			r2 := a[at+2*lda : at+2*lda+kc][:len(r0)]
-			r3 := a[at+3*lda : at+3*lda+kc][:len(r0)]
-			for p := range r0 {
-				d := s[p*gemmMR : p*gemmMR+4 : p*gemmMR+4]
-				d[0], d[1], d[2], d[3] = r0[p], r1[p], r2[p], r3[p]
+		if !trans && i0+gemmMR <= mc && gemmMR%4 == 0 {
+			// A full sliver of A: four rows at a time read side by side and
+			// each k step's four values written together, not gemmMR passes
+			// that each scatter a row at stride gemmMR (packing was a tenth
+			// of a MiniLM forward that way).
+			for g := 0; g < gemmMR; g += 4 {
+				at := (ic+i0+g)*lda + pc
+				r0 := a[at : at+kc]
+				r1 := a[at+lda : at+lda+kc][:len(r0)]
+				r2 := a[at+2*lda : at+2*lda+kc][:len(r0)]
+				r3 := a[at+3*lda : at+3*lda+kc][:len(r0)]
+				for p := range r0 {
+					d := s[p*gemmMR+g : p*gemmMR+g+4 : p*gemmMR+g+4]
+					d[0], d[1], d[2], d[3] = r0[p], r1[p], r2[p], r3[p]
+				}
 			}
 			continue
 		}

@@ -12,16 +12,14 @@ import (
 // and k not a multiple of the unroll.
 func TestGemmMicroKernelsMatchFloat64(t *testing.T) {
 	type kernel = gemmKernel
-	kernels := []kernel{{"go-4x2", 2, gemmMicro4x2Tile, nil}}
+	kernels := []kernel{{"go-4x2", 4, 2, gemmMicro4x2Tile, nil}}
 	for _, v := range gemmVectorKernels {
-		kernels = append(kernels, kernel{v.name, v.nr, v.micro, nil}, kernel{v.name + "-full", v.nr, v.micro, v.full})
+		kernels = append(kernels, kernel{v.name, v.mr, v.nr, v.micro, nil}, kernel{v.name + "-full", v.mr, v.nr, v.micro, v.full})
 	}
-	defer func(nr int, m func(ap, bp, tile []float32), f func(ap, bp, c []float32, ldc int, alpha float32, accumulate bool)) {
-		gemmNR, gemmMicro, gemmMicroFull = nr, m, f
-	}(gemmNR, gemmMicro, gemmMicroFull)
+	defer currentGemmKernel().use()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, kr := range kernels {
-		gemmNR, gemmMicro, gemmMicroFull = kr.nr, kr.micro, kr.full
+		kr.use()
 		for _, d := range [][3]int{{37, 53, 29}, {64, 64, 64}, {5, 130, 300}, {129, 17, 8}, {70, 3, 1000}} {
 			m, n, k := d[0], d[1], d[2]
 			for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
@@ -79,15 +77,13 @@ func TestGemmVectorKernelsAgreeBitForBit(t *testing.T) {
 	if len(gemmVectorKernels) < 2 {
 		t.Skip("this CPU runs fewer than two vector gemm kernels (AVX2, AVX-512)")
 	}
-	defer func(nr int, m func(ap, bp, tile []float32), f func(ap, bp, c []float32, ldc int, alpha float32, accumulate bool)) {
-		gemmNR, gemmMicro, gemmMicroFull = nr, m, f
-	}(gemmNR, gemmMicro, gemmMicroFull)
+	defer currentGemmKernel().use()
 	rng := rand.New(rand.NewPCG(3, 4))
 	m, n, k := 67, 301, 517
 	a, b := randF32(rng, m*k), randF32(rng, k*n)
 	var first []float32
 	for _, v := range gemmVectorKernels {
-		gemmNR, gemmMicro, gemmMicroFull = v.nr, v.micro, v.full
+		v.use()
 		c := make([]float32, m*n)
 		gemmBlocked(false, false, false, m, n, k, 1, a, k, b, n, 0, c, n)
 		if first == nil {

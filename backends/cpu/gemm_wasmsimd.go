@@ -27,11 +27,11 @@ func simdSgemmMacro(store, mc, nc, kc int32, alpha float32, ap, bp unsafe.Pointe
 // simdNR is gemm.c's NR: the packed B slivers' width while the kernel is in use.
 const simdNR = 8
 
-// simdTile is the kernel's scratch for partial edge tiles (gemmMR x simdNR),
+// simdTile is the kernel's scratch for partial edge tiles (4 x simdNR: gemm.c's MR is gemmMR's default, 4),
 // in Go's memory so the C code needs no stack of its own. Calls cannot
 // overlap: the wasm instance runs one goroutine at a time and the call does
 // not yield.
-var simdTile [gemmMR * simdNR]float32
+var simdTile [4 * simdNR]float32
 
 // gemmMacroSIMD checks that every slice covers what the C code will touch
 // (it trusts its arguments), then calls it.
