@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"encoding/gob"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,8 +40,7 @@ func ServeIfWorker() {
 		return
 	}
 	cpu.SetNumThreads(1) // one process, one core: the cluster says how many share a host
-	err := serve(os.Stdin, os.Stdout)
-	if err != nil && err != io.EOF {
+	if err := serve(os.Stdin, os.Stdout); !errors.Is(err, io.EOF) {
 		fmt.Fprintln(os.Stderr, "parallel worker:", err)
 		os.Exit(1)
 	}
@@ -53,6 +53,8 @@ type saved struct {
 	params []*core.Tensor
 }
 
+// serve answers requests until its input ends (io.EOF) or breaks; it
+// returns only with an error.
 func serve(r io.Reader, w io.Writer) error {
 	dec, enc := gob.NewDecoder(r), gob.NewEncoder(w)
 	state := map[int]saved{}
