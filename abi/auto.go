@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/webtensor/webtensor/auto"
+	"github.com/webtensor/webtensor/backends/webgpu"
 	"github.com/webtensor/webtensor/core"
 	plugins "github.com/webtensor/webtensor/plugins-wasm"
 )
@@ -288,8 +289,10 @@ type graphTuneOptions struct {
 }
 
 // AutoTuneGraph is wt_auto_tune_graph: the kernel agent on a traced graph
-// run on inputs. The settings it keeps are the CPU backend's, for the
-// whole process, remembered under the name.
+// run on inputs. On the CPU the settings it keeps are the CPU backend's,
+// for the whole process, remembered under the name; on a WebGPU device
+// (the first input's) they are kernel variants it synthesised for the hot
+// decisions, kept in the device's disk cache for every later process.
 func AutoTuneGraph(h int64, inputHandles []int64, options string) (string, error) {
 	const fn = "wt_auto_tune_graph"
 	g, err := graphOf(h)
@@ -348,6 +351,9 @@ func AutoTuneGraph(h int64, inputHandles []int64, options string) (string, error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	agent := s.kernel.WithPolicy(pol)
+	if len(ins) > 0 && ins[0].Device().Kind == "webgpu" {
+		return tuneGraphWebGPU(fn, agent, s.fw, ins[0].Device(), w, o)
+	}
 	ds, err := agent.Tune(w)
 	if err != nil {
 		return "", autoError(fn, err)
@@ -425,4 +431,30 @@ func AutoRollback(options, id string) (string, error) {
 		return r.ID, autoError(fn, err)
 	}
 	return r.ID, nil
+}
+
+// tuneGraphWebGPU is wt_auto_tune_graph on a WebGPU device: the report
+// names the kernel variant in force for each decision the agent tuned.
+func tuneGraphWebGPU(fn string, agent *auto.KernelAgent, fw *auto.Framework, d core.Device, w auto.Workload, o graphTuneOptions) (string, error) {
+	b, err := core.BackendFor(d)
+	if err != nil {
+		return "", Errorf(StatusUnsupported, "%s: %v", fn, err)
+	}
+	dev, ok := b.(*webgpu.Backend)
+	if !ok {
+		return "", Invalidf("%s: device %s is not the WebGPU backend", fn, d)
+	}
+	ds, err := agent.TuneWebGPU(dev, w, auto.WebGPUOptions{})
+	if err != nil {
+		return "", autoError(fn, err)
+	}
+	kernels := map[string]string{}
+	for _, si := range fw.Settings().Info() {
+		if key, ok := strings.CutPrefix(si.Name, "webgpu."); ok {
+			kernels[key] = si.Current
+		}
+	}
+	out, err := json.Marshal(map[string]any{"workload": o.Name, "repeat": o.Repeat, "device": d.String(),
+		"kernels": kernels, "decisions": summarise(ds)})
+	return string(out), err
 }

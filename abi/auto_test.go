@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 )
 
 var (
@@ -210,4 +212,69 @@ func TestAutoTuneGraph(t *testing.T) {
 			break
 		}
 	}
+}
+
+// On a WebGPU graph the kernel agent tunes kernel variants: the report
+// names the variant in force for each hot decision, every decision is in
+// the journal, and a kept one is the variant in force.
+func TestAutoTuneGraphWebGPU(t *testing.T) {
+	dev := webgputest.Need(t)
+	t.Setenv("WEBTENSOR_CACHE_DIR", t.TempDir())
+	dev.ForgetTuning()
+	t.Cleanup(dev.ForgetTuning)
+	dir := t.TempDir()
+	rng := rand.New(rand.NewSource(2))
+	onGPU := func(shape []int64) int64 {
+		n := int(shape[0] * shape[1])
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = rng.Float32() - 0.5
+		}
+		h := f32Tensor(t, shape, v...)
+		g, err := TensorToDevice(h, "webgpu", true)
+		require.NoError(t, err)
+		TensorFree(h)
+		return g
+	}
+	x, w := onGPU([]int64{4, 1024}), onGPU([]int64{1024, 1024})
+	defer TensorFree(x)
+	defer TensorFree(w)
+	require.NoError(t, TraceBegin([]int64{x, w}))
+	outs, err := Op("matmul", []int64{x, w}, nil, false)
+	require.NoError(t, err)
+	y := make([]int64, 1)
+	outs.Handles(y)
+	defer TensorFree(y[0])
+	g, err := TraceEnd(y)
+	require.NoError(t, err)
+	defer GraphFree(g)
+
+	out, err := AutoTuneGraph(g, []int64{x, w}, fmt.Sprintf(`{"dir": %q, "policy": %q, "name": "gemv4", "runs": 5}`, dir, autoPolicyModule(t)+"#kernel"))
+	require.NoError(t, err)
+	var r struct {
+		Device    string            `json:"device"`
+		Kernels   map[string]string `json:"kernels"`
+		Decisions []decisionSummary `json:"decisions"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	assert.Contains(t, r.Device, "webgpu")
+	var key string
+	for k := range r.Kernels {
+		if strings.HasPrefix(k, "matmul|") {
+			key = k
+		}
+	}
+	require.NotEmpty(t, key, "the product's decision was tuned: %s", out)
+	require.NotEmpty(t, r.Decisions, "the policy proposed the variants that screened fastest: %s", out)
+	for _, d := range r.Decisions {
+		assert.True(t, strings.HasPrefix(d.What, "webgpu."), d.What)
+		if d.Verdict == "kept" && strings.HasPrefix(d.What, "webgpu."+key+"=") {
+			assert.Equal(t, strings.TrimPrefix(d.What, "webgpu."+key+"="), dev.TuningVariant(key))
+		}
+	}
+	j, err := AutoJournalJSON(fmt.Sprintf(`{"dir": %q}`, dir))
+	require.NoError(t, err)
+	var recs []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(j), &recs))
+	assert.Len(t, recs, len(r.Decisions))
 }

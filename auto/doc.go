@@ -21,6 +21,19 @@
 //	decisions, err := agent.Tune(workloads...)
 //	_, err = fw.Rollback(decisions[0].ID)
 //
+// On a WebGPU device the kernel agent (kernel_webgpu.go) takes the hot
+// tuning decisions of the device's kernel profile (a matmul's shape class,
+// an elementwise launch's workgroup size), synthesises variants from the
+// backend's parametrised template (tile, vector width, unrolling,
+// workgroup shape), checks each against the default kernel before timing
+// it (a wrong one is journaled as rejected), and measures the policy's
+// picks A/B; winners go to the backend's disk cache, keyed by device
+// signature, op and shape class, which later processes read without
+// measuring, and the cache's decisions are a state component, so a
+// rollback restores them exactly:
+//
+//	decisions, err := agent.TuneWebGPU(dev, workload, auto.WebGPUOptions{})
+//
 // The data agent (data.go) tunes a data.Loader on its samples/s, keeping
 // only changes under which the measured batches hash as before:
 //

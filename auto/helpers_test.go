@@ -115,6 +115,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	buildDir = dir
+	// The WebGPU disk cache goes to a private folder, shared with the
+	// child processes the tests start (they inherit the variable).
+	if os.Getenv("WT_AUTO_CHILD_KEY") == "" {
+		os.Setenv("WEBTENSOR_CACHE_DIR", filepath.Join(dir, "cache"))
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -35,8 +35,8 @@ type KernelAgent struct {
 	defaults map[string]string // the CPU settings as the agent found them
 }
 
-// NewKernelAgent registers the CPU backend's kernel settings and the
-// kernel cache file with fw's state (once per framework: agents with
+// NewKernelAgent registers the CPU backend's kernel settings, the kernel
+// cache file and the WebGPU disk cache's tuning decisions with fw's state (once per framework: agents with
 // different policies share them) and returns the agent.
 func NewKernelAgent(fw *Framework, policy Proposer) (*KernelAgent, error) {
 	a := &KernelAgent{fw: fw, policy: policy}
@@ -58,6 +58,9 @@ func NewKernelAgent(fw *Framework, policy Proposer) (*KernelAgent, error) {
 	}
 	a.defaults = defaults
 	if a.cache, err = addWinnersFile(fw); err != nil {
+		return nil, err
+	}
+	if err := addWebGPUCache(fw); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -32,6 +32,10 @@ type (
 	Proposal    = wire.Proposal
 	LoaderInfo  = wire.LoaderInfo
 	SettingInfo = wire.SettingInfo
+	// KernelInfo and VariantTiming are the kernel agent's WebGPU decisions
+	// and their screened variants (kernel_webgpu.go).
+	KernelInfo    = wire.KernelInfo
+	VariantTiming = wire.VariantTiming
 )
 
 // WasmPolicy is a policy module on the plugin host: the request goes in

@@ -26,10 +26,12 @@ func parsed() (*template.Template, error) {
 	return tmpl, parseErr
 }
 
-// funcs are the template helpers: add for binding numbers, operand for the
-// first uniform slot of operand k's descriptor (see common.wgsl).
+// funcs are the template helpers: add and mul for binding numbers and
+// unrolled indices, operand for the first uniform slot of operand k's
+// descriptor (see common.wgsl).
 var funcs = template.FuncMap{
 	"add":     func(a, b int) int { return a + b },
+	"mul":     func(a, b int) int { return a * b },
 	"operand": func(k int) int { return OperandSlot(k) },
 	"loc":     LocCall,
 }

@@ -16,6 +16,28 @@ type Request struct {
 	Settings []SettingInfo `json:"settings"`
 	History  []Outcome     `json:"history,omitempty"`
 	Max      int           `json:"max_proposals"`
+	// Kernels, from the kernel agent on a WebGPU device: each hot tuning
+	// decision, the variants synthesised for it that passed their check,
+	// and what each took on the decision's own launch.
+	Kernels []KernelInfo `json:"kernels,omitempty"`
+}
+
+// KernelInfo is one hot kernel decision on a device ("matmul|<class>",
+// "map-wg|<class>") and its screened variants, fastest first.
+type KernelInfo struct {
+	Setting        string          `json:"setting"` // the setting a proposal changes: "webgpu.<key>"
+	Key            string          `json:"key"`
+	Ops            []string        `json:"ops,omitempty"` // the ops whose launches consult it
+	Share          float64         `json:"share"`         // of the profiled kernel time
+	Current        string          `json:"current"`
+	CurrentSeconds float64         `json:"current_seconds"`
+	Candidates     []VariantTiming `json:"candidates"`
+}
+
+// VariantTiming is a variant's best time on the decision's launch.
+type VariantTiming struct {
+	Variant string  `json:"variant"`
+	Seconds float64 `json:"seconds"`
 }
 
 // HotOp is one op's share of a profiled run.

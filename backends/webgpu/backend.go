@@ -117,6 +117,7 @@ func open(index int) (*Backend, error) {
 		b.tuner.fallback = variantRegBlock
 	}
 	b.tuner.sync = b.Sync
+	b.tuner.uses.opOf = b.currentOp
 	b.tuner.software = b.software
 	b.disk.device = deviceSignature(info, features)
 	b.tuner.disk = &b.disk

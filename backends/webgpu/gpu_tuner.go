@@ -27,6 +27,7 @@ type tuner struct {
 	policy   Policy
 	software bool
 	timed    atomic.Int64 // variants measured, for KernelCacheStats
+	uses     useLog       // the decisions launches consulted (gpu_synth_api.go)
 }
 
 // tuneRecord is one decision and the timings behind it (nanoseconds).
@@ -126,12 +127,13 @@ func (t *tuner) ensureMaps() {
 // proposal and the current default are timed; otherwise every variant is.
 func (t *tuner) choose(kind, class string, workload map[string]int, variants []string, current string, run func(v string) error) string {
 	key := kind + "|" + class
+	t.noteUse(key, workload)
 	t.mu.Lock()
 	rec, ok := t.lookup(key)
 	off := tuneOff()
 	policy := t.policy
 	t.mu.Unlock()
-	if ok && slices.Contains(variants, rec.Variant) {
+	if ok && (slices.Contains(variants, rec.Variant) || acceptsSynth(kind, class, rec.Variant)) {
 		return rec.Variant
 	}
 	if off || len(variants) < 2 || canBlock() != nil {

@@ -28,6 +28,9 @@ const (
 // it. Measured on lavapipe: regblock was wrong from K = 66,000, the vec4
 // kernels from 270,000, tiled still right there.
 func kStep(variant string) int {
+	if t, ok := synthTile(variant); ok {
+		return t.kStep()
+	}
 	switch variant {
 	case variantRegBlock:
 		return 1
@@ -212,6 +215,9 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 	if vv, isVec := vecVariants[variant]; isVec && vv.layout != layout {
 		variant = variantRegBlock
 	}
+	if _, isSyn := synthTile(variant); isSyn && (layout != layoutNN || colsum) {
+		variant = def
+	}
 	if variant == variantTiled && (batch.Numel() > 65535 || (m+15)/16 > 65535 || (n+15)/16 > 65535) {
 		variant = variantRegBlock // the tiled grid has one workgroup layer per batch entry
 	}
@@ -243,9 +249,16 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 			return g.matmulEpilogue(a, b, out, batch, m, kk, n, v, ep)
 		})
 	}
+	tile, isSyn := synthTile(variant)
+	if isSyn && !tile.fits(batch.Numel(), m, n) {
+		variant, isSyn = cands.def, false
+	}
 	variant, err := g.loopSafeMatmul(variant, kk, batch, m, n, colsum)
 	if err != nil {
 		return err
+	}
+	if isSyn && variant != tile.Variant() { // the loop limit moved it to the tiled kernel
+		isSyn = false
 	}
 	ct := physical(out.DType())
 	t := physical(a.DType())
@@ -254,6 +267,9 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 	if _, isVec := vecVariants[variant]; isVec {
 		family = "linalg_matmul_vec"
 	}
+	if isSyn {
+		family = "linalg_matmul_syn"
+	}
 	// c is written through its strides (contiguous columns); the vec4
 	// kernels store whole vec4s of an f32 c whose rows are vec4s too.
 	ost := out.Strides()
@@ -261,7 +277,7 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		return fmt.Errorf("webgpu: matmul output of shape %v has column stride %d; it must be 1", out.Shape(), ost[len(ost)-1])
 	}
 	outBatch := batchStrides(out, batch)
-	vec4Store := family == "linalg_matmul_vec" && n%4 == 0 && out.DType() == core.F32 &&
+	vec4Store := (family == "linalg_matmul_vec" || (isSyn && tile.V == 4)) && n%4 == 0 && out.DType() == core.F32 &&
 		out.Offset()%4 == 0 && ost[len(ost)-2]%4 == 0 && allMultiplesOf4(outBatch...)
 	if vec4Store {
 		key += "|v4store"
@@ -296,10 +312,14 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 			ex[i] = extra{I: i, X: i + 1, Binding: 3 + i, Slot: wgsl.OperandSlot(2 + i),
 				Rows: st[len(st)-2] != 0, Cols: st[len(st)-1] != 0}
 		}
-		return wgsl.Render(family, map[string]any{"WG": mapWG, "Variant": variant, "T": t, "CT": ct, "Out": ct,
+		data := map[string]any{"WG": mapWG, "Variant": variant, "T": t, "CT": ct, "Out": ct,
 			"Zero": lower.Zero(ct), "Store": storeExpr(out.DType(), "v"), "Extras": ex, "OutBinding": 3 + len(extras),
 			"Epilogue": expr, "Also": also, "Vec4Store": vec4Store, "ColSum": colsum, "ColSumBinding": colsumBinding,
-			"OutSlot": wgsl.OperandSlot(2 + len(extras))})
+			"OutSlot": wgsl.OperandSlot(2 + len(extras))}
+		if isSyn {
+			tile.templateData(data)
+		}
+		return wgsl.Render(family, data)
 	})
 	if err != nil {
 		return err
@@ -346,6 +366,10 @@ func (g *Backend) matmulEpilogue(a, b, out *core.Tensor, batch core.Shape, m, kk
 		return err
 	}
 	nb := batch.Numel()
+	if isSyn {
+		prm.setI(wgsl.SlotN, 0)
+		return g.runGroups(p, &prm, tile.grid(nb, m, n), bufs...)
+	}
 	if variant == variantTiled {
 		grid := [3]uint32{uint32((n + 15) / 16), uint32((m + 15) / 16), uint32(nb)}
 		prm.setI(wgsl.SlotN, 0)

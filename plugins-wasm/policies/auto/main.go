@@ -29,7 +29,7 @@ type (
 func init() {
 	wtplugin.Plugin("auto", "0.1.0")
 	wtplugin.RegisterPolicy(wtplugin.PolicySpec{Name: "kernel",
-		Doc: "Proposes kernel settings from a workload's hot ops: one CPU thread for small ops, every thread for large ones, fused graphs where elementwise ops are hot."}, decideKernel)
+		Doc: "Proposes kernel settings from a workload's hot ops: one CPU thread for small ops, every thread for large ones, fused graphs where elementwise ops are hot, and on WebGPU the synthesised kernel variants that screened fastest for the hot decisions."}, decideKernel)
 	wtplugin.RegisterPolicy(wtplugin.PolicySpec{Name: "data",
 		Doc: "Proposes a data loader's pipeline from its profile: a record cache where decoding costs far more than a copy, workers where a batch takes long to read on one goroutine, none where it takes less than a hand-off."}, decideData)
 	wtplugin.RegisterPolicy(wtplugin.PolicySpec{Name: "quant",
@@ -121,6 +121,11 @@ func decideKernel(raw json.RawMessage) (any, error) {
 				Change: map[string]string{"cpu.threads": all}})
 		}
 	}
+	for _, k := range r.Kernels {
+		for _, p := range kernelVariants(k) {
+			add(p)
+		}
+	}
 	if c, ok := setting(r, "cpu.cache_bytes"); ok && c.Current == "0" && len(c.Choices) > 1 {
 		add(Proposal{What: "cpu.cache_bytes=" + c.Choices[len(c.Choices)-1], ExpectedGain: 0.1,
 			Why:    "the storage cache is off: every op allocates fresh memory, which the OS must zero",
@@ -174,4 +179,37 @@ func decideQuant(raw json.RawMessage) (any, error) {
 		}
 	}
 	return Reply{Proposals: capped(out, r.Max)}, nil
+}
+
+// kernelVariants proposes, for one hot WebGPU decision, the two fastest
+// screened variants that beat the one in force on its own launch by at
+// least 5%: the workload's gain is that saving times the decision's share
+// of the kernel time. Where nothing is in force (CurrentSeconds 0) the
+// fastest is proposed on its own. The agent measures every proposal on the
+// whole workload; the screen only orders them.
+func kernelVariants(k wire.KernelInfo) []Proposal {
+	var out []Proposal
+	for _, c := range k.Candidates {
+		if len(out) == 2 || c.Seconds <= 0 {
+			break
+		}
+		ratio := 0.0
+		if k.CurrentSeconds > 0 {
+			ratio = c.Seconds / k.CurrentSeconds
+			if ratio > 0.95 {
+				break // the candidates come fastest first
+			}
+		}
+		why := fmt.Sprintf("%s (%s) takes %.0f%% of the kernel time; %s ran its launch in %.3g ms",
+			k.Key, strings.Join(k.Ops, ", "), 100*k.Share, c.Variant, 1e3*c.Seconds)
+		if k.CurrentSeconds > 0 {
+			why += fmt.Sprintf(" against %.3g ms for %s", 1e3*k.CurrentSeconds, k.Current)
+		}
+		out = append(out, Proposal{What: k.Setting + "=" + c.Variant, Why: why, ExpectedGain: k.Share * (1 - ratio),
+			Change: map[string]string{k.Setting: c.Variant}})
+		if k.CurrentSeconds <= 0 {
+			break
+		}
+	}
+	return out
 }

@@ -91,11 +91,16 @@ def tune(loader: DataLoader, *, name: str = "loader", batches: int = 0, epoch: i
 def tune_graph(fn, *inputs: Tensor, name: str = "graph", repeat: int = 0, grad: bool = False,
                dir: str | os.PathLike | None = None, policy: str | None = None, runs: int | None = None,
                margin: float | None = None) -> dict:
-    """Tune the CPU backend's settings (threads, its storage cache) on a
-    graph run on inputs: a wt.compile'd function (captured on these inputs
-    first if it has not been) or a Graph from wt.trace. The settings kept
-    are the whole process's, remembered under `name`. Returns the report:
-    the settings in force, those remembered and the decisions summed up."""
+    """Tune the kernels a graph runs on inputs: a wt.compile'd function
+    (captured on these inputs first if it has not been) or a Graph from
+    wt.trace. On the CPU the agent tunes the backend's settings (threads,
+    its storage cache), the whole process's, remembered under `name`; on a
+    WebGPU device (the first input's) it synthesises kernel variants for
+    the hot matmul and elementwise decisions, checks each against the
+    default kernel, and keeps winners in the device's disk cache, where
+    later processes find them. Returns the report: the settings (CPU) or
+    the kernel variant of each decision tuned (WebGPU, "kernels") and the
+    decisions summed up."""
     graph = fn
     if not isinstance(fn, Graph):
         graphs = getattr(fn, "graphs", None)
