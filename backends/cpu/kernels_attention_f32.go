@@ -24,7 +24,7 @@ import (
 type attentionF32 struct {
 	oprules.SDPAShapes
 	batch   int
-	q, k, v []float32
+	q, k, v f32Rows
 	scale   float32
 	causal  bool
 	mask    *attentionMask // nil without one
@@ -60,8 +60,56 @@ func attentionOperandsF32(q, k, v, mask *core.Tensor, attrs core.Attrs) (*attent
 		!v.Shape().Equal(append(b.Clone(), sh.S, sh.Ev)) {
 		return nil, false
 	}
-	return &attentionF32{SDPAShapes: sh, batch: b.Numel(), q: f32Logical(q), k: f32Logical(k), v: f32Logical(v),
+	return &attentionF32{SDPAShapes: sh, batch: b.Numel(), q: rowsOf(q), k: rowsOf(k), v: rowsOf(v),
 		scale: float32(kernelkit.AttentionScale(attrs, sh.E)), causal: attrs.Bool("is_causal"), mask: am}, true
+}
+
+// f32Rows is an attention operand [batch..., rows, width] as each batch
+// entry's rows: entry b's row r starts at data[off[b]+r*ld]. A multi-head
+// layer's q, k and v are transposed views of one projection ([B, L, H, E]
+// seen as [B, H, L, E]): rows H*E apart, which the products read in place
+// (their leading dimension) instead of gathering a copy of each.
+type f32Rows struct {
+	data []float32
+	off  []int
+	ld   int
+}
+
+// at is entry b from row r on.
+func (r f32Rows) at(b, row int) []float32 { return r.data[r.off[b]+row*r.ld:] }
+
+// rowsOf reads t's layout: in place when its rows are unit-stride, else a
+// dense copy (f32Logical).
+func rowsOf(t *core.Tensor) f32Rows {
+	shape, st := t.Shape(), t.Strides()
+	n := len(shape)
+	rows, width := shape[n-2], shape[n-1]
+	batch := shape[:n-2].Numel()
+	ld := st[n-2]
+	if (width > 1 && st[n-1] != 1) || ld < width || t.IsContiguous() {
+		dense := f32Logical(t)
+		off := make([]int, batch)
+		for b := range off {
+			off[b] = b * rows * width
+		}
+		return f32Rows{data: dense, off: off, ld: width}
+	}
+	off := make([]int, batch)
+	idx := make([]int, n-2)
+	for b := range off {
+		o := t.Offset()
+		for d, i := range idx {
+			o += i * st[d]
+		}
+		off[b] = o
+		for d := len(idx) - 1; d >= 0; d-- { // next batch index, row-major
+			if idx[d]++; idx[d] < shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return f32Rows{data: f32view(host(t)), off: off, ld: ld}
 }
 
 // f32Data is a dense f32 tensor's elements.
@@ -102,7 +150,7 @@ func f32Logical(t *core.Tensor) []float32 {
 // attends to keys 0..i, so none is empty).
 func (at *attentionF32) probs(b int, p []float32) {
 	L, S, E := at.L, at.S, at.E
-	gemmF32Serial(false, true, L, S, E, at.scale, at.q[b*L*E:(b+1)*L*E], E, at.k[b*S*E:(b+1)*S*E], E, 0, p, S)
+	gemmF32Serial(false, true, L, S, E, at.scale, at.q.at(b, 0), at.q.ld, at.k.at(b, 0), at.k.ld, 0, p, S)
 	ninf := float32(math.Inf(-1))
 	for i := range L {
 		row := p[i*S : (i+1)*S]
@@ -201,8 +249,7 @@ func (at *attentionF32) forwardBlock(b, i0 int, p, out []float32) {
 	if at.causal {
 		width = min(S, i0+n)
 	}
-	q := at.q[(b*L+i0)*E : (b*L+i0+n)*E]
-	gemmF32Serial(false, true, n, width, E, at.scale, q, E, at.k[b*S*E:(b*S+width)*E], E, 0, p, width)
+	gemmF32Serial(false, true, n, width, E, at.scale, at.q.at(b, i0), at.q.ld, at.k.at(b, 0), at.k.ld, 0, p, width)
 	ninf := float32(math.Inf(-1))
 	base, ld := (b*L+i0)*Ev, Ev
 	if at.heads > 0 { // entry b is head b%heads of item b/heads: rows heads*Ev apart
@@ -228,13 +275,13 @@ func (at *attentionF32) forwardBlock(b, i0 int, p, out []float32) {
 		}
 		sums[r] = softmaxSafeF32(row, false)
 	}
-	vb := at.v[b*S*Ev : (b*S+width)*Ev]
+	vb, ldv := at.v.at(b, 0), at.v.ld
 	if Ev < gemmNR && n > Ev {
 		// A narrow head (Ev below the micro-kernel's 16 or 32 columns) would
 		// leave most of each tile empty: compute Oᵀ = Vᵀ Pᵀ instead, whose
 		// columns are the block's rows, then scatter it scaled.
 		var ot [attentionBlockRows * gemmMaxNR]float32
-		gemmF32Serial(true, true, Ev, n, width, 1, vb, Ev, p, width, 0, ot[:Ev*n], n)
+		gemmF32Serial(true, true, Ev, n, width, 1, vb, ldv, p, width, 0, ot[:Ev*n], n)
 		for r := range n {
 			inv := float32(1 / sums[r])
 			row := o[r*ld : r*ld+Ev]
@@ -244,7 +291,7 @@ func (at *attentionF32) forwardBlock(b, i0 int, p, out []float32) {
 		}
 		return
 	}
-	gemmF32Serial(false, false, n, Ev, width, 1, p, width, vb, Ev, 0, o, ld)
+	gemmF32Serial(false, false, n, Ev, width, 1, p, width, vb, ldv, 0, o, ld)
 	for r := range n {
 		row := o[r*ld : r*ld+Ev]
 		axpbF32(row, row, float32(1/sums[r]), 0)
@@ -268,10 +315,10 @@ func attentionF32Backward(k *core.KernelCall) bool {
 	parallelFor(at.batch, L*S*(E+Ev)*5, func(lo, hi int) {
 		for b := lo; b < hi; b++ {
 			p, ds := probs[b*L*S:(b+1)*L*S], dscores[b*L*S:(b+1)*L*S]
-			qb, kb, vb := at.q[b*L*E:(b+1)*L*E], at.k[b*S*E:(b+1)*S*E], at.v[b*S*Ev:(b+1)*S*Ev]
+			qb, kb, vb := at.q.at(b, 0), at.k.at(b, 0), at.v.at(b, 0)
 			gb := gd[b*L*Ev : (b+1)*L*Ev]
 			at.probs(b, p)
-			gemmF32Serial(false, true, L, S, Ev, 1, gb, Ev, vb, Ev, 0, ds, S) // dP
+			gemmF32Serial(false, true, L, S, Ev, 1, gb, Ev, vb, at.v.ld, 0, ds, S) // dP
 			for i := range L {
 				pr, dr := p[i*S:(i+1)*S], ds[i*S:(i+1)*S]
 				var total float64
@@ -283,8 +330,8 @@ func attentionF32Backward(k *core.KernelCall) bool {
 					dr[j] = pj * (dr[j] - t)
 				}
 			}
-			gemmF32Serial(false, false, L, E, S, at.scale, ds, S, kb, E, 0, dq[b*L*E:(b+1)*L*E], E)
-			gemmF32Serial(true, false, S, E, L, at.scale, ds, S, qb, E, 0, dk[b*S*E:(b+1)*S*E], E)
+			gemmF32Serial(false, false, L, E, S, at.scale, ds, S, kb, at.k.ld, 0, dq[b*L*E:(b+1)*L*E], E)
+			gemmF32Serial(true, false, S, E, L, at.scale, ds, S, qb, at.q.ld, 0, dk[b*S*E:(b+1)*S*E], E)
 			gemmF32Serial(true, false, S, Ev, L, 1, p, S, gb, Ev, 0, dv[b*S*Ev:(b+1)*S*Ev], Ev)
 		}
 	})
