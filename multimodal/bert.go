@@ -119,8 +119,7 @@ func (l *bertLayer) forward(h, keep *core.Tensor) *core.Tensor {
 		return t.Reshape(core.Shape{b, n, l.heads, l.headDim}).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}})
 	}
 	q, k, v := split(l.q.Forward(h)), split(l.k.Forward(h)), split(l.v.Forward(h))
-	o := q.ScaledDotProductAttention(k, v, keep, core.Attrs{"scale": 1 / math.Sqrt(float64(l.headDim))})
-	o = o.Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}).Reshape(core.Shape{b, n, l.heads * l.headDim})
+	o := mergedHeads(q, k, v, keep, core.Attrs{"scale": 1 / math.Sqrt(float64(l.headDim))})
 	h = l.attnLN.Forward(l.attnOut.Forward(o).Add(h))
 	return l.outLN.Forward(l.out.Forward(activate(l.inter.Forward(h), l.act)).Add(h))
 }
