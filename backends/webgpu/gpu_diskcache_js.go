@@ -12,9 +12,10 @@ type diskCache struct {
 	device string
 }
 
-func (c *diskCache) status() (dir, off string) {
-	return "", "the browser build keeps no disk cache"
-}
+func (c *diskCache) status() (dir, off string) { return cacheDir() }
+
+// cacheDir: the browser build has none (TuningCacheDir says so).
+func cacheDir() (dir, off string) { return "", "the browser build keeps no disk cache" }
 
 func (c *diskCache) reset()                                     {}
 func (c *diskCache) path(kind, name string) string              { return "" }
