@@ -346,7 +346,9 @@ func init() {
 		"isfinite": predicate("isfinite", "logical_and"),
 		"eq":       equality("eq", "logical_and"), "ne": equality("ne", "logical_or"),
 		"sum": reduceForm("sum"), "mean": reduceForm("mean"), "vecdot": vecdotForm,
-		"all": truthForm("all"), "any": truthForm("any"), "nonzero": truthForm("nonzero"),
+		// a running sum of complex numbers is the running sums of their parts
+		"cumsum": onPairs("cumsum", withAxis("axis", 0)),
+		"all":    truthForm("all"), "any": truthForm("any"), "nonzero": truthForm("nonzero"),
 		"cast": castForm, "contiguous": onPairs("contiguous", nil), "where": whereForm,
 		"concat": onPairs("concat", withAxis("axis", 0)), "stack": onPairs("stack", withAxis("axis", 1)),
 		"flip": onPairs("flip", withAxes), "roll": rollForm, "tile": tileForm,
