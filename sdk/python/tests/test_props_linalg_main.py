@@ -228,8 +228,6 @@ def test_astype(api_device, data):
             a = np.where((a >= lo) & (a <= hi) & (np.abs(a) < 2**24), a, 0).astype(src)
         elif src in INTS:
             a = np.where((a.astype(object) >= lo) & (a.astype(object) <= hi), a, 0).astype(src)
-    if src in FLOATS + COMPLEX and dst in FLOATS + COMPLEX and np.finfo(dst).bits < np.finfo(src).bits:
-        pass  # narrowing floats rounds (to nearest, overflow to inf): IEEE 754, compared below
     copy = data.draw(st.booleans(), label="copy")
     with np.errstate(all="ignore"):
         want = from_xp(xp.astype(xp.asarray(a), xp_dt(dst), copy=True))
