@@ -331,7 +331,9 @@ func init() {
 		// round: each part to the nearest integer, ties to even (the standard's round of a complex number)
 		"round": onPairs("round", nil),
 		"mul":   two(cmul), "div": two(cdiv), "pow": two(cpow), "matmul": two(cmatmul),
-		"abs": one(cabs), "sign": one(csign), "square": one(func(z *Tensor) *Tensor { return cmul(z, z) }),
+		// tensordot is permutes, reshapes (views) and one matmul, whose complex form runs
+		"tensordot": func(in []*Tensor, a Attrs) ([]*Tensor, error) { return composeTensordot(toComplex(in[:2]), a) },
+		"abs":       one(cabs), "sign": one(csign), "square": one(func(z *Tensor) *Tensor { return cmul(z, z) }),
 		"reciprocal": one(func(z *Tensor) *Tensor { return cdiv(cone(z), z) }),
 		"exp":        one(cexp), "expm1": one(cexpm1), "log": one(clog), "sqrt": one(csqrt),
 		"rsqrt": one(func(z *Tensor) *Tensor { return cdiv(cone(z), csqrt(z)) }),
@@ -344,7 +346,9 @@ func init() {
 		"isfinite": predicate("isfinite", "logical_and"),
 		"eq":       equality("eq", "logical_and"), "ne": equality("ne", "logical_or"),
 		"sum": reduceForm("sum"), "mean": reduceForm("mean"), "vecdot": vecdotForm,
-		"all": truthForm("all"), "any": truthForm("any"), "nonzero": truthForm("nonzero"),
+		// a running sum of complex numbers is the running sums of their parts
+		"cumsum": onPairs("cumsum", withAxis("axis", 0)),
+		"all":    truthForm("all"), "any": truthForm("any"), "nonzero": truthForm("nonzero"),
 		"cast": castForm, "contiguous": onPairs("contiguous", nil), "where": whereForm,
 		"concat": onPairs("concat", withAxis("axis", 0)), "stack": onPairs("stack", withAxis("axis", 1)),
 		"flip": onPairs("flip", withAxes), "roll": rollForm, "tile": tileForm,

@@ -261,7 +261,13 @@ func init() {
 				if err != nil {
 					return nil, err
 				}
-				y := call1("sum", Attrs{"axes": []int{ax}}, ew("mul", in[0], in[1])).Cast(in[0].dtype)
+				prod := ew("mul", in[0], in[1])
+				if d := in[0].dtype; d == U8 || d == U16 {
+					// sum takes these as u64, which WebGPU does not hold; u32
+					// wraps alike modulo the result's 8 or 16 bits.
+					prod = prod.Cast(U32)
+				}
+				y := call1("sum", Attrs{"axes": []int{ax}}, prod).Cast(in[0].dtype)
 				return []*Tensor{y}, y.Err()
 			},
 			Samples: []Sample{

@@ -105,6 +105,8 @@ def clip(x: Tensor, /, min: float | Tensor | None = None, max: float | Tensor | 
     """x limited to [min, max]: scalar bounds (wt.clamp) or tensors that
     broadcast with x; a NaN bound gives NaN, and the result keeps x's shape
     and dtype."""
+    if min is None and max is None:  # no bounds: x's values
+        return x.detach()
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         return _ops.clamp(x, min=min, max=max)
     with scope() as s:
@@ -121,17 +123,29 @@ def clip(x: Tensor, /, min: float | Tensor | None = None, max: float | Tensor | 
 
 
 def take(x: Tensor, indices, /, *, axis: int | None = None) -> Tensor:
-    """The elements (or slices along axis) at indices, an integer tensor or list."""
+    """The elements (or slices along axis) at indices, an integer tensor or
+    list; a negative index counts from the end (2024.12)."""
     if axis is None:
         if x.ndim != 1:
             raise ValueError(f"take: axis is required for a {x.ndim}-d tensor")
         axis = 0
-    idx = indices if isinstance(indices, Tensor) else tensor(indices, dtype="i64", device=x.device)
-    try:
-        return _ops.index_select(x, idx, axis=axis)
-    finally:
-        if idx is not indices:
-            idx.close()
+    with scope() as s:
+        idx = indices if isinstance(indices, Tensor) else tensor(indices, dtype="i64", device=x.device)
+        if idx.dtype.name in ("i8", "i16", "i32", "i64"):
+            n = x.shape[axis]
+            idx = _ops.where(_ops.lt(idx, 0), _ops.add(idx, n), idx)
+        return s.keep(_ops.index_select(x, idx, axis=axis))
+
+
+def roll(x: Tensor, /, shift=None, axis=None, *, shifts=None, axes=None) -> Tensor:
+    """x's elements shifted cyclically along axis (the flattened x when
+    None): the standard's roll(x, shift, *, axis), which also takes the
+    op's shifts=/axes= spellings."""
+    shift = shifts if shift is None else shift
+    axis = axes if axis is None else axis
+    if shift is None:
+        raise TypeError("roll: shift is required")
+    return _ops.roll(x, shift, axis)
 
 
 def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
@@ -255,6 +269,8 @@ def asarray(obj, /, *, dtype=None, device: str | None = None, copy: bool | None 
             return obj
         if copy is False:
             raise ValueError("asarray: copy=False, but the dtype or device differs")
+        if same:  # copy=True: a new buffer (tensor() of a Tensor would share x's)
+            return obj.to(obj.dtype)
     return tensor(obj, dtype=dtype, device=device)
 
 
@@ -294,5 +310,5 @@ __all__ = [
     "asarray", "astype", "broadcast_to", "clip", "count_nonzero", "cumulative_prod", "cumulative_sum", "divide",
     "empty", "empty_like", "equal", "expand_dims", "greater", "greater_equal", "less", "less_equal",
     "matrix_transpose", "moveaxis", "multiply", "negative", "not_equal", "permute_dims", "positive",
-    "prod", "sign", "std", "subtract", "sum", "take", "unstack", "var", "vecdot", "where",
+    "prod", "roll", "sign", "std", "subtract", "sum", "take", "unstack", "var", "vecdot", "where",
 ]

@@ -170,6 +170,17 @@ def linspace(start, stop, num: int, dtype=None, device: str | None = None, *, en
     """num evenly spaced values from start to stop (stop left out when endpoint is False)."""
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
+    if builtins.any(isinstance(v, builtins.complex) for v in (start, stop)) or (
+            dtype is not None and to_dtype(dtype).is_complex):
+        # Complex ends (the standard: the default complex dtype then): the
+        # real and imaginary parts spaced one by one.
+        dt = to_dtype(dtype if dtype is not None else "c64")
+        part = "f64" if dt.name == "c128" else "f32"
+        a, b = builtins.complex(start), builtins.complex(stop)
+        with scope() as s:
+            re = linspace(a.real, b.real, num, dtype=part, device=device, endpoint=endpoint)
+            im = linspace(a.imag, b.imag, num, dtype=part, device=device, endpoint=endpoint)
+            return s.keep(_ops.complex(re, im))
     dt = dtype if dtype is not None else "f32"
     if endpoint:
         return _ops.linspace(start, stop, num, dtype=dt, device=device or "")
@@ -202,6 +213,13 @@ def full(shape, fill_value, dtype=None, device: str | None = None, requires_grad
             re = _ops.full(list(shape), fill_value.real, dtype=part, device=device or "")
             im = _ops.full(list(shape), fill_value.imag, dtype=part, device=device or "")
             out = s.keep(_ops.cast(_ops.complex(re, im), dtype=dt))
+    elif isinstance(fill_value, builtins.int) and not isinstance(fill_value, builtins.bool) and \
+            abs(fill_value) > 2**53 and not to_dtype(dt).is_floating:
+        # Past 2**53 the op's float attribute would round the value: the
+        # exact integer as a 0-d tensor, broadcast and copied.
+        with scope() as s:
+            one = tensor(fill_value, dtype=dt, device=device)
+            out = s.keep(_ops.contiguous(_ops.expand(one, shape=list(shape))))
     else:
         out = _ops.full(list(shape), fill_value, dtype=dt, device=device or "")
     if requires_grad:

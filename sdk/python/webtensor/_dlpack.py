@@ -169,8 +169,9 @@ def from_dlpack(x, *, device=None, copy=None) -> Tensor:
     else:
         raise TypeError(f"from_dlpack: {type(x).__name__} has no __dlpack__")
     if copy:
-        c = t.contiguous()
-        d = c.to(t.dtype) if c._h == t._h else c
+        # A new buffer: the cast to its own dtype copies (contiguous() of a
+        # contiguous tensor is a view of the producer's memory).
+        d = t.to(t.dtype)
         t.close()
         t = d
     if device is not None and device != t.device:

@@ -52,10 +52,20 @@ def _mask(x: Tensor, m: Tensor) -> Tensor:
     """x[m] for a boolean m of the shape of x's leading axes: the selected
     slices, in row-major order, stacked along one new first axis."""
     k, shape = m.ndim, x.shape
-    if tuple(m.shape) != shape[:k] or k == 0:
+    if k == 0:
+        # A 0-d mask: x[True] is x[None], x[False] x[None][:0] (the standard's
+        # boolean indexing with M = 0: one new axis of size 1 or 0).
+        one = op1("unsqueeze", [x], [("axis", "int", 0)])
+        if bool(m.item()):
+            return one
+        try:
+            return op1("slice", [one], [("axis", "int", 0), ("start", "int", 0), ("stop", "int", 0)])
+        finally:
+            one.close()
+    if tuple(m.shape) != shape[:k]:
         raise IndexError(f"boolean index of shape {list(m.shape)} does not match the leading axes of a tensor "
                          f"of shape {list(shape)}")
-    if k == len(shape):
+    if k == len(shape) and not x.dtype.is_complex:  # (masked_select takes real dtypes; complex: below)
         return op1("masked_select", [x, m])
     n = 1
     for d in shape[:k]:
@@ -71,16 +81,117 @@ def _mask(x: Tensor, m: Tensor) -> Tensor:
             t.close()
 
 
+def _is_array(i) -> bool:
+    return isinstance(i, (Tensor, list)) or type(i).__name__ == "ndarray"
+
+
+def _integral(a) -> bool:
+    """Whether a (a Tensor or NumPy array) has an integer dtype."""
+    if isinstance(a, Tensor):
+        return not (a.dtype.name == "bool" or a.dtype.is_floating or a.dtype.is_complex)
+    return a.dtype.kind in "iu"
+
+
+def _wrapped(idx: Tensor, n: int, owned: list) -> Tensor:
+    """idx as i64 with negative entries counted from the end of an axis of n."""
+    if idx.dtype.name != "i64":
+        idx = op1("cast", [idx], [("dtype", "dtype", "i64")])
+        owned.append(idx)
+    lt = op1("lt", [idx, 0])
+    plus = op1("add", [idx, n])
+    out = op1("where", [lt, plus, idx])
+    owned += [lt, plus, out]
+    return out
+
+
+def _int_arrays(x: Tensor, items: tuple) -> Tensor:
+    """x[i1, ..., iN] for integers and integer arrays, one per axis (the
+    standard's integer array indexing): the arrays broadcast together, and
+    the result has their shape."""
+    shape = x.shape
+    if len(items) != len(shape):
+        raise IndexError(f"integer array indexing needs one integer or integer array per axis ({len(shape)}), "
+                         f"got {len(items)} indices")
+    owned: list = []
+    try:
+        idxs = []
+        for k, i in enumerate(items):
+            if isinstance(i, bool) or not (_is_array(i) or isinstance(i, numbers.Integral)):
+                raise IndexError(f"unsupported index {i!r} with integer arrays: use integers and integer arrays only")
+            t = i if isinstance(i, Tensor) else tensor(i, dtype="i64", device=x.device)
+            if t is not i:
+                owned.append(t)
+            if t.dtype.name == "bool" or t.dtype.is_floating or t.dtype.is_complex:
+                raise IndexError(f"index arrays must have an integer dtype, got {t.dtype.name}")
+            idxs.append(_wrapped(t, shape[k], owned))
+        flat = None
+        stride = 1
+        for k in range(len(shape) - 1, -1, -1):
+            term = op1("mul", [idxs[k], stride]) if stride != 1 else idxs[k]
+            if term is not idxs[k]:
+                owned.append(term)
+            if flat is not None:
+                flat = op1("add", [term, flat])
+                owned.append(flat)
+            else:
+                flat = term
+            stride *= shape[k]
+        out_shape = list(flat.shape)
+        for t in idxs:  # every array's shape, broadcast (a scalar index adds none)
+            out_shape = _broadcast(out_shape, list(t.shape))
+        full = op1("contiguous", [op1("expand", [flat], [("shape", "ints", out_shape)])])
+        owned.append(full)
+        pos = op1("reshape", [full], [("shape", "ints", [-1])])
+        src = op1("reshape", [x], [("shape", "ints", [-1])])
+        got = op1("index_select", [src, pos], [("axis", "int", 0)])
+        owned += [pos, src, got]
+        return op1("reshape", [got], [("shape", "ints", out_shape)])
+    finally:
+        for t in owned:
+            t.close()
+
+
+def _broadcast(a: list, b: list) -> list:
+    n = max(len(a), len(b))
+    a, b = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
+    out = []
+    for p, q in zip(a, b, strict=True):
+        if p != q and 1 not in (p, q):
+            raise IndexError(f"index arrays of shapes {a} and {b} do not broadcast")
+        out.append(q if p == 1 else p)
+    return out
+
+
 def getitem(self: Tensor, index) -> Tensor:
-    if isinstance(index, (Tensor, list)) or type(index).__name__ == "ndarray":
-        idx = index if isinstance(index, Tensor) else tensor(index)
+    if _is_array(index) and not isinstance(index, list) and index.ndim == 0 and _integral(index):
+        index = int(index.item())  # a 0-d integer array indexes as the integer it holds
+    if _is_array(index):
+        idx = index if isinstance(index, Tensor) else tensor(index, device=self.device)
         try:
             if idx.dtype.name == "bool":
                 return _mask(self, idx)
-            return op1("index_select", [self, idx], [("axis", "int", 0)])
+            owned: list = []
+            try:
+                # negative entries count from the end, as with integers; an
+                # index of any rank gives its shape in front of x's other axes
+                w = _wrapped(idx, self.shape[0], owned)
+                if idx.ndim != 1:
+                    w = op1("reshape", [w], [("shape", "ints", [-1])])
+                    owned.append(w)
+                got = op1("index_select", [self, w], [("axis", "int", 0)])
+                if idx.ndim == 1:
+                    return got
+                owned.append(got)
+                return op1("reshape", [got], [("shape", "ints", [*idx.shape, *self.shape[1:]])])
+            finally:
+                for t in owned:
+                    t.close()
         finally:
             if idx is not index:
                 idx.close()
+    if isinstance(index, tuple) and any(_is_array(i) and not (isinstance(i, Tensor) and i.ndim == 0
+                                                                 and i.dtype.name != "bool") for i in index):
+        return _int_arrays(self, index)
     index = index if isinstance(index, tuple) else (index,)
     shape = self.shape
     items = _expand(index, len(shape))

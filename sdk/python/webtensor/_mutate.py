@@ -78,11 +78,23 @@ def setitem(self: Tensor, key, value) -> None:
                 raise ValueError(f"t[...] = value: cannot broadcast a value of shape {list(v.shape)} to the "
                                  f"selection's shape {list(target)}") from None
         flat = [("shape", "ints", [-1])]
-        new = op1("reshape", [own(op1("scatter", [
-            own(op1("reshape", [self], flat)),
-            own(op1("reshape", [picked], flat)),
-            own(op1("reshape", [own(op1("contiguous", [v]))], flat)),
-        ], [("axis", "int", 0)]))], [("shape", "ints", list(shape))])
+        if dtype.is_complex:
+            # scatter takes real dtypes: the (re, im) pairs are scattered as
+            # rows of two, each row's index repeated across its pair.
+            pairs = [("shape", "ints", [-1, 2])]
+            idx = own(op1("reshape", [picked], [("shape", "ints", [-1, 1])]))
+            rows = own(op1("scatter", [
+                own(op1("reshape", [own(op1("view_as_real", [self]))], pairs)),
+                own(op1("contiguous", [own(op1("expand", [idx], [("shape", "ints", [idx.shape[0], 2])]))])),
+                own(op1("reshape", [own(op1("view_as_real", [own(op1("contiguous", [v]))]))], pairs)),
+            ], [("axis", "int", 0)]))
+            new = op1("view_as_complex", [own(op1("reshape", [rows], [("shape", "ints", [*shape, 2])]))])
+        else:
+            new = op1("reshape", [own(op1("scatter", [
+                own(op1("reshape", [self], flat)),
+                own(op1("reshape", [picked], flat)),
+                own(op1("reshape", [own(op1("contiguous", [v]))], flat)),
+            ], [("axis", "int", 0)]))], [("shape", "ints", list(shape))])
     _swap(self, new)
 
 

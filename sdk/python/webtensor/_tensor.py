@@ -299,8 +299,13 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
     for name, v in (("start", start), ("stop", stop), ("step", step)):
         if isinstance(v, numbers.Integral) and not _I64_MIN <= int(v) <= _I64_MAX:
             raise OverflowError(f"arange: {name} {int(v)} is outside int64 ({_I64_MIN}..{_I64_MAX})")
-    if dtype is None and all(isinstance(v, numbers.Integral) for v in (start, stop, step)):
-        dtype = "i64"
+    if dtype is None:
+        # The standard: all ints give the default integer dtype, any float the default real floating one.
+        dtype = "i64" if all(isinstance(v, numbers.Integral) for v in (start, stop, step)) else "f32"
+    if step != 0 and (stop - start) * step <= 0:
+        # An empty range (stop not after start in step's direction): the
+        # standard's length ceil((stop - start) / step) is zero there.
+        return _creation("zeros", (0,), dtype, device, False)
     attrs = [("start", "float", start), ("stop", "float", stop), ("step", "float", step)]
     return op1("arange", [], attrs + [("dtype", "dtype", dtype), ("device", "string", device)])
 
