@@ -37,7 +37,7 @@ type NodeCost struct {
 	FLOPs      float64 `json:"flops"`
 	Bytes      float64 `json:"bytes"` // read and written
 	OutBytes   float64 `json:"out_bytes"`
-	ParamBytes float64 `json:"param_bytes,omitempty"` // parameters first read here
+	ParamBytes float64 `json:"param_bytes,omitempty"`      // parameters first read here
 	ActBytes   float64 `json:"activation_bytes,omitempty"` // kept for the backward
 	// Cut is the bytes of activations live across the boundary after this
 	// node (what a pipeline stage ending here sends on).
