@@ -277,3 +277,34 @@ func measureTogether(workers []*Worker) ([]float64, []float64, error) {
 	}
 	return g, bw, nil
 }
+
+// Validate says what a cluster description lacks for pricing plans: every
+// device a name, a kind (cpu, webgpu, process) and positive rates and
+// memory; every process a link from the parent with a bandwidth.
+func (c Cluster) Validate() error {
+	if len(c.Devices) == 0 {
+		return fmt.Errorf("parallel: the cluster has no devices")
+	}
+	seen := map[string]bool{}
+	for i, d := range c.Devices {
+		switch {
+		case d.Name == "" || seen[d.Name]:
+			return fmt.Errorf("parallel: device %d's name %q is empty or repeated", i, d.Name)
+		case d.Kind != "cpu" && d.Kind != "webgpu" && d.Kind != "process":
+			return fmt.Errorf("parallel: device %s has kind %q, not cpu, webgpu or process", d.Name, d.Kind)
+		case !(d.GFLOPS > 0) || !(d.GBps > 0) || d.MemoryBytes <= 0 || d.OpMicros < 0 || d.SharedGFLOPS < 0:
+			return fmt.Errorf("parallel: device %s needs positive gflops, gbps and memory_bytes, got %g, %g, %d", d.Name, d.GFLOPS, d.GBps, d.MemoryBytes)
+		}
+		seen[d.Name] = true
+		if d.Kind == "process" {
+			l, err := c.link(d.Name)
+			if err != nil {
+				return err
+			}
+			if !(l.GBps > 0) || l.LatencyUs < 0 || l.SharedGBps < 0 {
+				return fmt.Errorf("parallel: the link to %s needs a positive gbps and a latency of 0 or more, got %g GB/s, %g us", d.Name, l.GBps, l.LatencyUs)
+			}
+		}
+	}
+	return nil
+}
