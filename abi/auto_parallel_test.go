@@ -99,7 +99,7 @@ func TestAutoParallelPlanErrors(t *testing.T) {
 		`{"workers": -1}`:              "workers -1 is negative",
 		`{"cluster": {"devices": []}}`: "the cluster has no devices",
 		`{"cluster": {"devices": [{"name": "cpu", "kind": "cpu", "gflops": 0, "gbps": 1, "memory_bytes": 1}]}}`:   "device cpu needs positive gflops",
-		`{"cluster": {"devices": [{"name": "tpu", "kind": "tpu", "gflops": 1, "gbps": 1, "memory_bytes": 1}]}}`:   `kind "tpu"`,
+		`{"cluster": {"devices": [{"name": "tpu", "kind": "tpu", "gflops": 1, "gbps": 1, "memory_bytes": 1}]}}`:   `device tpu is a "tpu"`,
 		`{"cluster": {"devices": [{"name": "p", "kind": "process", "gflops": 1, "gbps": 1, "memory_bytes": 1}]}}`: "no link to p",
 		`{"cluster": ` + twoWorkers + `, "param_inputs": [4]}`:                                                    "parameter input 4, but the graph has 1 inputs",
 	} {

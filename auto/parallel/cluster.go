@@ -291,7 +291,7 @@ func (c Cluster) Validate() error {
 		case d.Name == "" || seen[d.Name]:
 			return fmt.Errorf("parallel: device %d's name %q is empty or repeated", i, d.Name)
 		case d.Kind != "cpu" && d.Kind != "webgpu" && d.Kind != "process":
-			return fmt.Errorf("parallel: device %s has kind %q, not cpu, webgpu or process", d.Name, d.Kind)
+			return fmt.Errorf("parallel: device %s is a %q; a cluster's devices are cpu, webgpu or process", d.Name, d.Kind)
 		case !(d.GFLOPS > 0) || !(d.GBps > 0) || d.MemoryBytes <= 0 || d.OpMicros < 0 || d.SharedGFLOPS < 0:
 			return fmt.Errorf("parallel: device %s needs positive gflops, gbps and memory_bytes, got %g, %g, %d", d.Name, d.GFLOPS, d.GBps, d.MemoryBytes)
 		}
