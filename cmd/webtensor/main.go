@@ -8,10 +8,12 @@ import (
 
 	_ "github.com/webtensor/webtensor/backends/cpu"
 	_ "github.com/webtensor/webtensor/backends/webgpu"
+	"github.com/webtensor/webtensor/auto/parallel"
 	"github.com/webtensor/webtensor/core"
 )
 
 func main() {
+	parallel.ServeIfWorker() // auto parallel starts this program as its workers
 	stop := traceFromConfig()
 	err := rootCmd().Execute()
 	stop()
