@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/webtensor/webtensor/auto/parallel"
 	_ "github.com/webtensor/webtensor/backends/cpu"
 	_ "github.com/webtensor/webtensor/backends/webgpu"
-	"github.com/webtensor/webtensor/auto/parallel"
 	"github.com/webtensor/webtensor/core"
 )
 
