@@ -77,3 +77,11 @@ func wt_auto_rollback(options, id *C.char, buf *C.char, capacity C.size_t, neede
 	s, err := abi.AutoRollback(o, d)
 	return writeResult(s, err, buf, capacity, needed)
 }
+
+//export wt_auto_parallel_plan
+func wt_auto_parallel_plan(graph C.wt_graph, options *C.char, buf *C.char, capacity C.size_t, needed *C.size_t) (status C.int32_t) {
+	defer guard(&status)
+	o, _ := goString(options)
+	s, err := abi.AutoParallelPlan(int64(graph), o)
+	return writeResult(s, err, buf, capacity, needed)
+}

@@ -25,6 +25,9 @@ type Device struct {
 	SharedGFLOPS float64 `json:"shared_gflops,omitempty"`
 	GBps         float64 `json:"gbps"`         // memory bandwidth (a copy), GB/s
 	MemoryBytes  int64   `json:"memory_bytes"` // what the device may hold
+	// OpMicros is one small op's fixed cost (a launch, a dispatch and its
+	// wait), which dominates a small model's step on a GPU.
+	OpMicros float64 `json:"op_us,omitempty"`
 }
 
 // Link joins two devices; a star link "parent"-"procN" carries a
@@ -74,20 +77,21 @@ func Measure(workers []*Worker, webgpu *core.Device) (Cluster, error) {
 	c := Cluster{Cores: map[string]int{"local": runtime.NumCPU()}}
 	mem := memAvailable()
 	cpuDev := core.Device{Kind: "cpu"}
-	g, bw, err := measureDevice(cpuDev)
+	g, bw, opUs, err := measureDevice(cpuDev)
 	if err != nil {
 		return c, err
 	}
-	c.Devices = append(c.Devices, Device{Name: "cpu", Kind: "cpu", Host: "local", GFLOPS: g, GBps: bw, MemoryBytes: mem})
+	c.Devices = append(c.Devices, Device{Name: "cpu", Kind: "cpu", Host: "local", GFLOPS: g, GBps: bw, MemoryBytes: mem, OpMicros: opUs})
 	if webgpu != nil {
-		g, bw, err := measureDevice(*webgpu)
+		g, bw, opUs, err := measureDevice(*webgpu)
 		if err != nil {
 			return c, fmt.Errorf("parallel: measuring %s: %w", webgpu, err)
 		}
 		// lavapipe's memory is the host's; a real GPU's limit would come
 		// from its adapter.
-		c.Devices = append(c.Devices, Device{Name: "webgpu", Kind: "webgpu", Host: "local", GFLOPS: g, GBps: bw, MemoryBytes: mem})
+		c.Devices = append(c.Devices, Device{Name: "webgpu", Kind: "webgpu", Host: "local", GFLOPS: g, GBps: bw, MemoryBytes: mem, OpMicros: opUs})
 	}
+	cpuOpUs := c.Devices[0].OpMicros
 	// All workers at once: the rate each keeps while the others compute
 	// and the parent moves their data (the host's cores are shared, and on
 	// a loaded machine not all of them are free).
@@ -102,7 +106,7 @@ func Measure(workers []*Worker, webgpu *core.Device) (Cluster, error) {
 			return c, err
 		}
 		c.Devices = append(c.Devices, Device{Name: name, Kind: "process", Host: "local", GFLOPS: g, SharedGFLOPS: shared[i], GBps: bw,
-			MemoryBytes: mem / int64(len(workers))})
+			MemoryBytes: mem / int64(len(workers)), OpMicros: cpuOpUs})
 		l, err := measureLink(w)
 		if err != nil {
 			return c, err
@@ -113,8 +117,9 @@ func Measure(workers []*Worker, webgpu *core.Device) (Cluster, error) {
 	return c, nil
 }
 
-// measureDevice times a 256 x 256 product (best of 5) and a 16 MiB copy.
-func measureDevice(d core.Device) (gflops, gbps float64, err error) {
+// measureDevice times a 256 x 256 product (best of 5), a 16 MiB copy and
+// a 16-element add (best of 8, with the wait for its result).
+func measureDevice(d core.Device) (gflops, gbps, opUs float64, err error) {
 	const n = 256
 	rng := rand.New(rand.NewSource(1))
 	v := make([]float32, n*n)
@@ -123,14 +128,14 @@ func measureDevice(d core.Device) (gflops, gbps float64, err error) {
 	}
 	a := core.FromSlice(v, core.Shape{n, n}, d)
 	if err := a.Err(); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	best := time.Duration(1 << 62)
 	for i := range 6 {
 		start := time.Now()
 		c := a.Matmul(a)
 		if _, err := c.Bytes(); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		if t := time.Since(start); i > 0 && t < best {
 			best = t
@@ -144,7 +149,7 @@ func measureDevice(d core.Device) (gflops, gbps float64, err error) {
 		start := time.Now()
 		c := core.Call1("add", nil, big, big)
 		if _, err := c.Bytes(); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		if t := time.Since(start); i > 0 && t < bestCopy {
 			bestCopy = t
@@ -152,7 +157,20 @@ func measureDevice(d core.Device) (gflops, gbps float64, err error) {
 		c.Release()
 	}
 	gbps = 3 * 16 << 20 / bestCopy.Seconds() / 1e9 // two reads, one write
-	return gflops, gbps, nil
+	small := core.FromSlice(make([]float32, 16), core.Shape{16}, d)
+	bestOp := time.Duration(1 << 62)
+	for i := range 9 {
+		start := time.Now()
+		c := core.Call1("add", nil, small, small)
+		if _, err := c.Bytes(); err != nil {
+			return 0, 0, 0, err
+		}
+		if t := time.Since(start); i > 0 && t < bestOp {
+			bestOp = t
+		}
+		c.Release()
+	}
+	return gflops, gbps, float64(bestOp.Nanoseconds()) / 1e3, nil
 }
 
 // workerGFLOPS times a 256 x 256 product in the worker (best of 5, the
@@ -258,4 +276,35 @@ func measureTogether(workers []*Worker) ([]float64, []float64, error) {
 		bw[i] = 2 * 4 << 20 / links[i][2] / 1e9
 	}
 	return g, bw, nil
+}
+
+// Validate says what a cluster description lacks for pricing plans: every
+// device a name, a kind (cpu, webgpu, process) and positive rates and
+// memory; every process a link from the parent with a bandwidth.
+func (c Cluster) Validate() error {
+	if len(c.Devices) == 0 {
+		return fmt.Errorf("parallel: the cluster has no devices")
+	}
+	seen := map[string]bool{}
+	for i, d := range c.Devices {
+		switch {
+		case d.Name == "" || seen[d.Name]:
+			return fmt.Errorf("parallel: device %d's name %q is empty or repeated", i, d.Name)
+		case d.Kind != "cpu" && d.Kind != "webgpu" && d.Kind != "process":
+			return fmt.Errorf("parallel: device %s is a %q; a cluster's devices are cpu, webgpu or process", d.Name, d.Kind)
+		case !(d.GFLOPS > 0) || !(d.GBps > 0) || d.MemoryBytes <= 0 || d.OpMicros < 0 || d.SharedGFLOPS < 0:
+			return fmt.Errorf("parallel: device %s needs positive gflops, gbps and memory_bytes, got %g, %g, %d", d.Name, d.GFLOPS, d.GBps, d.MemoryBytes)
+		}
+		seen[d.Name] = true
+		if d.Kind == "process" {
+			l, err := c.link(d.Name)
+			if err != nil {
+				return err
+			}
+			if !(l.GBps > 0) || l.LatencyUs < 0 || l.SharedGBps < 0 {
+				return fmt.Errorf("parallel: the link to %s needs a positive gbps and a latency of 0 or more, got %g GB/s, %g us", d.Name, l.GBps, l.LatencyUs)
+			}
+		}
+	}
+	return nil
 }

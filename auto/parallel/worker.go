@@ -47,10 +47,11 @@ func ServeIfWorker() {
 	os.Exit(0)
 }
 
-// saved is what a forward keeps for its backward.
+// saved is what a forward keeps for its backward: the output and the
+// leaves whose gradients the backward returns, in order.
 type saved struct {
-	out, x *core.Tensor
-	params []*core.Tensor
+	out    *core.Tensor
+	leaves []*core.Tensor
 }
 
 // serve answers requests until its input ends (io.EOF) or breaks; it
@@ -102,7 +103,8 @@ func values(ts ...*core.Tensor) ([][]float32, error) {
 // on it); "gflops" times an N x N product; "fwd" runs layers x @ W1 (relu)
 // @ W2 ... on its operands (x first, then the weights) and keeps what its
 // backward needs under Key; "bwd" takes the output's gradient and returns
-// the gradients of x and of each weight.
+// the gradients of x and of each weight; "attn" and "selfattn" are a
+// transformer block's attention (attnOp).
 func handle(m msg, state map[int]saved) ([][]float32, error) {
 	switch m.Op {
 	case "echo":
@@ -118,11 +120,11 @@ func handle(m msg, state map[int]saved) ([][]float32, error) {
 			return nil, fmt.Errorf("parallel: fwd wants x and weights with shapes, got %d operands and %d shapes", len(m.Data), len(m.Shapes))
 		}
 		x := tensor(m.Data[0], m.Shapes[0], true)
-		s := saved{x: x}
+		s := saved{leaves: []*core.Tensor{x}}
 		h := x
 		for i := 1; i < len(m.Data); i++ {
 			w := tensor(m.Data[i], m.Shapes[i], true)
-			s.params = append(s.params, w)
+			s.leaves = append(s.leaves, w)
 			h = h.Matmul(w)
 			if m.Relu && i < len(m.Data)-1 {
 				h = h.ReLU()
@@ -143,11 +145,13 @@ func handle(m msg, state map[int]saved) ([][]float32, error) {
 		if err := s.out.Backward(tensor(m.Data[0], s.out.Shape(), false)); err != nil {
 			return nil, err
 		}
-		grads := []*core.Tensor{s.x.Grad()}
-		for _, p := range s.params {
+		var grads []*core.Tensor
+		for _, p := range s.leaves {
 			grads = append(grads, p.Grad())
 		}
 		return values(grads...)
+	case "attn", "selfattn":
+		return attnOp(m, state)
 	}
 	return nil, fmt.Errorf("parallel: unknown worker op %q", m.Op)
 }

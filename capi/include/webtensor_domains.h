@@ -439,5 +439,19 @@ int32_t wt_auto_journal_json(const char *options_json, char *buf, size_t cap, si
  * it; buf (32 bytes) gets the rollback record's id. A state naming
  * loaders this process has not tuned under the same name is refused. */
 int32_t wt_auto_rollback(const char *options_json, const char *id, char *buf, size_t cap, size_t *needed);
+/* Auto-parallel on a traced forward pass (its input 0 is the batch): the
+ * report as JSON - "chosen" (null when no plan is feasible, "error" then
+ * says why), "candidates" (single-device, data, tensor, sequence and
+ * pipeline plans, each with "step_seconds", "memory_bytes", "feasible"
+ * and "why"), "model" (FLOPs, parameter and activation bytes, what
+ * sequence and tensor parallel exchange) and "cluster". Options: "cluster"
+ * (a description: "devices" with "name", "kind" cpu|webgpu|process,
+ * "gflops", "gbps", "memory_bytes"; "links" from "parent" to each
+ * process), or measure this machine: the CPU, "webgpu" (false), and
+ * "workers" processes of "worker_exe" (a program serving as a worker
+ * when WT_PARALLEL_WORKER=1, such as the webtensor CLI); "param_inputs"
+ * (graph inputs that are parameters). Measuring takes about a second and
+ * is redone by a call repeated for a larger buffer. */
+int32_t wt_auto_parallel_plan(wt_graph graph, const char *options_json, char *buf, size_t cap, size_t *needed);
 
 #endif /* WEBTENSOR_DOMAINS_H */

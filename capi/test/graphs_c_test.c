@@ -69,5 +69,22 @@ void test_graphs(void) {
   CHECK(report[0] == '[');
   ERR(wt_auto_journal_json("{\"dri\": 1}", report, sizeof report, &needed), WT_ERR_INVALID, "dri");
 
-  for (wt_tensor *t = (wt_tensor[]){x, w, a, b, unused, x2, out, 0}; *t; t++) OK(wt_tensor_free(*t));
+  /* Auto-parallel plans a traced graph on a described cluster: JSON with
+   * the chosen plan; a short buffer gets the size needed and the call
+   * repeats; bad options and a freed graph are errors. */
+  OK(wt_trace_begin(&x, 1));
+  wt_tensor p = op(L, "mul", (wt_tensor[]){x, w}, 2, NULL, 0);
+  wt_graph pg = 0;
+  OK(wt_trace_end(&p, 1, &pg));
+  const char *cluster = "{\"cluster\": {\"devices\": [{\"name\": \"cpu\", \"kind\": \"cpu\", \"gflops\": 10, "
+                        "\"gbps\": 10, \"memory_bytes\": 1000000}]}}";
+  ERR(wt_auto_parallel_plan(pg, cluster, small, sizeof small, &needed), WT_ERR_BUFFER_TOO_SMALL, "");
+  CHECK(needed > sizeof small && needed <= sizeof report);
+  OK(wt_auto_parallel_plan(pg, cluster, report, sizeof report, &needed));
+  CHECK(strstr(report, "\"chosen\":{\"strategy\":\"single\"") != NULL);
+  ERR(wt_auto_parallel_plan(pg, "{\"workers\": 2}", report, sizeof report, &needed), WT_ERR_INVALID, "worker_exe");
+  OK(wt_graph_free(pg));
+  ERR(wt_auto_parallel_plan(pg, cluster, report, sizeof report, &needed), WT_ERR_HANDLE, "graph handle");
+
+  for (wt_tensor *t = (wt_tensor[]){x, w, a, b, unused, x2, out, p, 0}; *t; t++) OK(wt_tensor_free(*t));
 }

@@ -34,14 +34,15 @@ data-loading workloads, whose datasets it makes under datasets/ in that folder.`
   webtensor auto data --workload data-jpeg-folder
   webtensor auto suite --rollback
   webtensor auto decisions
-  webtensor auto rollback d0003`,
+  webtensor auto rollback d0003
+  webtensor auto parallel --run`,
 	}
 	cmd.PersistentFlags().StringVar(&o.dir, "dir", "", "journal and kernel cache folder (default: auto/ in the cache folder, see WEBTENSOR_CACHE_DIR)")
 	cmd.PersistentFlags().StringVar(&o.policy, "policy", "default#kernel", "the kernel agent's policy, module.wasm#policy; default#kernel is build/plugins/policy-auto.wasm")
 	cmd.PersistentFlags().StringVar(&o.dataPolicy, "data-policy", "default#data", "the data agent's policy, module.wasm#policy")
 	cmd.PersistentFlags().IntVar(&o.runs, "runs", auto.DefaultConfig().Runs, "A/B runs a side per measurement")
 	cmd.PersistentFlags().Float64Var(&o.margin, "margin", auto.DefaultConfig().Margin, "relative gain a proposal must reach (0.1 is 10%)")
-	cmd.AddCommand(autoWorkloadsCmd(), autoKernelCmd(&o), autoDataCmd(&o), autoSuiteCmd(&o), autoDecisionsCmd(&o), autoRollbackCmd(&o))
+	cmd.AddCommand(autoWorkloadsCmd(), autoKernelCmd(&o), autoDataCmd(&o), autoSuiteCmd(&o), autoDecisionsCmd(&o), autoRollbackCmd(&o), autoParallelCmd())
 	return cmd
 }
 

@@ -6,12 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/webtensor/webtensor/auto/parallel"
 	_ "github.com/webtensor/webtensor/backends/cpu"
 	_ "github.com/webtensor/webtensor/backends/webgpu"
 	"github.com/webtensor/webtensor/core"
 )
 
 func main() {
+	parallel.ServeIfWorker() // auto parallel starts this program as its workers
 	stop := traceFromConfig()
 	err := rootCmd().Execute()
 	stop()

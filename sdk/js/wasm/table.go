@@ -265,4 +265,5 @@ var omitted = map[string]string{
 	"wt_auto_tune_graph":           "the auto-agents journal to a folder and run their policies on the plugin host, neither of which the browser build has (abi/auto.go)",
 	"wt_auto_journal_json":         "the auto-agents' journal is a folder on a file system (abi/auto.go)",
 	"wt_auto_rollback":             "the auto-agents' journal is a folder on a file system (abi/auto.go)",
+	"wt_auto_parallel_plan":        "auto-parallel measures worker processes, which the browser cannot start (abi/auto_parallel.go)",
 }

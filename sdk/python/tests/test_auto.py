@@ -99,3 +99,44 @@ def _npy(tmp_path):
     np.save(x, np.zeros((4, 2), np.float32))
     np.save(y, np.arange(4))
     return x, y
+
+
+_CLUSTER = {
+    "devices": [
+        {"name": "cpu", "kind": "cpu", "gflops": 40, "gbps": 10, "memory_bytes": 10**9},
+        {"name": "proc0", "kind": "process", "gflops": 20, "gbps": 10, "memory_bytes": 10**9},
+        {"name": "proc1", "kind": "process", "gflops": 20, "gbps": 10, "memory_bytes": 10**9},
+    ],
+    "links": [{"a": "parent", "b": "proc0", "gbps": 1, "latency_us": 50},
+              {"a": "parent", "b": "proc1", "gbps": 1, "latency_us": 50}],
+}
+
+
+def test_plan_parallel_prices_every_plan_of_a_compiled_model():
+    w1 = wt.tensor(np.ones((16, 32), np.float32), requires_grad=True)
+    w2 = wt.tensor(np.ones((32, 8), np.float32), requires_grad=True)
+    f = wt.compile(lambda x: (x @ w1).relu() @ w2)
+    x = wt.tensor(np.ones((8, 16), np.float32))
+    report = wt.auto.plan_parallel(f, x, cluster=_CLUSTER)
+    assert report["chosen"]["feasible"]
+    assert report["model"]["param_bytes"] == 4 * (16 * 32 + 32 * 8)
+    assert report["model"]["batch"] == 8
+    names = {(p["strategy"], p["degree"], p.get("micro_batches", 0)): p for p in report["candidates"]}
+    assert ("tensor", 2, 0) in names and ("sequence", 2, 0) in names
+    assert all(p["feasible"] or p["why"] for p in report["candidates"])
+    assert all(p["step_seconds"] > 0 for p in report["candidates"] if p["feasible"])
+    tiny = {"devices": [{"name": "cpu", "kind": "cpu", "gflops": 1, "gbps": 1, "memory_bytes": 100}]}
+    report = wt.auto.plan_parallel(f, x, cluster=tiny)
+    assert report["chosen"] is None and "holds 100" in report["candidates"][0]["why"]
+
+
+def test_plan_parallel_errors():
+    f = wt.compile(lambda x: x * 2)
+    x = wt.tensor(np.ones((4,), np.float32))
+    with pytest.raises(ValueError, match="needs worker_exe"):
+        wt.auto.plan_parallel(f, x, workers=2)
+    with pytest.raises(ValueError, match='device t is a "tpu"'):
+        wt.auto.plan_parallel(f, x, cluster={"devices": [{"name": "t", "kind": "tpu", "gflops": 1, "gbps": 1,
+                                                           "memory_bytes": 1}]})
+    with pytest.raises(TypeError, match="wt.compile'd function or a Graph"):
+        wt.auto.plan_parallel(lambda x: x, x)

@@ -241,6 +241,7 @@ SIGNATURES: dict[str, tuple[list, object]] = {
     "wt_auto_tune_graph": ([_i64, _p(_i64), _i32, _s, *_BUF], _i32),
     "wt_auto_journal_json": ([_s, *_BUF], _i32),
     "wt_auto_rollback": ([_s, _s, *_BUF], _i32),
+    "wt_auto_parallel_plan": ([_i64, _s, *_BUF], _i32),
 }
 
 

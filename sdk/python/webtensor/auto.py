@@ -29,7 +29,7 @@ from ._compile import Graph, _signature
 from ._tensor import Tensor
 from .data import DataLoader
 
-__all__ = ["default_policy", "journal", "rollback", "tune", "tune_graph"]
+__all__ = ["default_policy", "journal", "plan_parallel", "rollback", "tune", "tune_graph"]
 
 # A tune's report fits this many bytes; the library checks the buffer
 # before it runs, since a tune cannot be redone to fill a larger one.
@@ -101,18 +101,53 @@ def tune_graph(fn, *inputs: Tensor, name: str = "graph", repeat: int = 0, grad: 
     later processes find them. Returns the report: the settings (CPU) or
     the kernel variant of each decision tuned (WebGPU, "kernels") and the
     decisions summed up."""
-    graph = fn
-    if not isinstance(fn, Graph):
-        graphs = getattr(fn, "graphs", None)
-        if graphs is None:
-            raise TypeError(f"wt.auto.tune_graph takes a wt.compile'd function or a Graph, got {type(fn).__name__}")
-        key = _signature(inputs)
-        if key not in graphs:
-            fn(*inputs)
-        graph = graphs[key]
+    graph = _graph_of(fn, inputs, "tune_graph")
     hs = _lib.i64_array(t._live() for t in inputs)
     opts = _options("kernel", dir, policy, runs, margin, name=name, repeat=repeat or None, grad=grad or None)
     return json.loads(_report("wt_auto_tune_graph", graph._h, hs, len(inputs), opts))
+
+
+def _graph_of(fn, inputs, what: str) -> Graph:
+    if isinstance(fn, Graph):
+        return fn
+    graphs = getattr(fn, "graphs", None)
+    if graphs is None:
+        raise TypeError(f"wt.auto.{what} takes a wt.compile'd function or a Graph, got {type(fn).__name__}")
+    key = _signature(inputs)
+    if key not in graphs:
+        fn(*inputs)
+    return graphs[key]
+
+
+def plan_parallel(fn, *inputs: Tensor, cluster: dict | None = None, workers: int = 0,
+                  worker_exe: str | os.PathLike | None = None, webgpu: bool = False,
+                  param_inputs: list[int] | None = None) -> dict:
+    """Auto-parallel: how to split a training step of a model's forward
+    pass (a wt.compile'd function, captured on these inputs first if it has
+    not been, or a Graph; input 0 is the batch) across a cluster - one
+    device, data, tensor (Megatron), sequence (K and V gathered) or
+    pipeline parallel - chosen by a cost model of the graph's FLOPs, bytes,
+    parameters and exchanges. The cluster is a description (a dict:
+    "devices" with name, kind cpu|webgpu|process, gflops, gbps,
+    memory_bytes; "links" from "parent" to each process) or, when None,
+    measured here: the CPU, the WebGPU device if `webgpu`, and `workers`
+    processes of `worker_exe` (the webtensor CLI serves as one). Returns the
+    report: "chosen" (None when nothing fits; "error" says why) and every
+    "candidates" plan with its predicted "step_seconds", "memory_bytes" and,
+    when infeasible, "why"."""
+    graph = _graph_of(fn, inputs, "plan_parallel")
+    opts: dict[str, Any] = {}
+    if cluster is not None:
+        opts["cluster"] = cluster
+    if workers:
+        opts["workers"] = workers
+    if worker_exe is not None:
+        opts["worker_exe"] = os.fspath(worker_exe)
+    if webgpu:
+        opts["webgpu"] = True
+    if param_inputs is not None:
+        opts["param_inputs"] = list(param_inputs)
+    return json.loads(_lib.read_string("wt_auto_parallel_plan", graph._h, json.dumps(opts).encode()))
 
 
 def journal(ids: list[str] | None = None, *, dir: str | os.PathLike | None = None) -> list[dict]:
