@@ -39,7 +39,7 @@ func newDecodeStep(t *testing.T) *decodeStep {
 		require.NoError(t, x.Err())
 		return x
 	}
-	return &decodeStep{x: r(4, 1028), w1: r(1028, 1028), w2: r(1028, 1028), big: r(1 << 19), reps: 4}
+	return &decodeStep{x: r(4, 1028), w1: r(1028, 1028), w2: r(1028, 1028), big: r(1 << 19), reps: 8}
 }
 
 func (s *decodeStep) run() error {
@@ -78,7 +78,7 @@ func TestKernelAgentSynthesisesWebGPUVariants(t *testing.T) {
 	dev.ForgetTuning()
 	step := newDecodeStep(t)
 	w := Timed("decode-step", step.run)
-	fw, err := Open(t.TempDir(), Config{Runs: 7, Margin: 0.10, Alpha: 0.05})
+	fw, err := Open(t.TempDir(), Config{Runs: 15, Margin: 0.10, Alpha: 0.05})
 	require.NoError(t, err)
 	agent, err := NewKernelAgent(fw, loadPolicy(t, "plugins-wasm/policies/auto", "kernel"))
 	require.NoError(t, err)
