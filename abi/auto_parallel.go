@@ -12,7 +12,7 @@ import (
 // parallelOptions are wt_auto_parallel_plan's options: a cluster
 // description, or what to measure on this machine (the CPU always, the
 // WebGPU device when asked, and worker processes of worker_exe, a
-// program that serves as a worker when WT_PARALLEL_WORKER=1 - the
+// program that serves as a worker when WEBTENSOR_PARALLEL_WORKER=1 - the
 // webtensor CLI does; a library cannot start itself).
 type parallelOptions struct {
 	Cluster     *parallel.Cluster `json:"cluster,omitempty"`

@@ -12,11 +12,12 @@ import (
 
 	"github.com/webtensor/webtensor/backends/cpu"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/config"
 )
 
 // WorkerEnv, set to "1", makes a program that calls ServeIfWorker at its
 // start serve the worker protocol on its stdin and stdout and exit.
-const WorkerEnv = "WT_PARALLEL_WORKER"
+const WorkerEnv = "WEBTENSOR_PARALLEL_WORKER"
 
 // msg is one request to a worker; reply its answer (gob over pipes).
 type msg struct {
@@ -36,7 +37,7 @@ type reply struct {
 
 // ServeIfWorker serves requests when WorkerEnv is set, then exits.
 func ServeIfWorker() {
-	if os.Getenv(WorkerEnv) != "1" {
+	if config.String(WorkerEnv) != "1" {
 		return
 	}
 	cpu.SetNumThreads(1) // one process, one core: the cluster says how many share a host

@@ -49,6 +49,7 @@ func init() {
 		Var{Name: "WEBTENSOR_CPU_CACHE_BYTES", Doc: "the most bytes of freed CPU storage kept for reuse by new tensors; 0 turns the cache off; by default 1 GiB or an eighth of the machine's memory, whichever is less", API: "cpu.SetCacheLimit"},
 		Var{Name: "WEBTENSOR_CPU_MAX_BYTES", Doc: "the most bytes one CPU tensor may take; by default the machine's memory (a larger request fails with a clear error instead of being killed)"},
 		Var{Name: "WEBTENSOR_TUNING_POLICY", Doc: "a WebAssembly tuning policy the WebGPU tuner asks which kernel variant to try (module.wasm, or module.wasm#policy when it has several); make plugins builds the default one, build/plugins/policy-kernel-variant.wasm", API: "wt.set_tuning_policy / wt_tuning_policy_set / webtensor --tuning-policy"},
+		Var{Name: "WEBTENSOR_PARALLEL_WORKER", Doc: "set to 1 by auto/parallel in the worker processes it starts: the program (the webtensor command, a test binary) serves the worker protocol on stdin/stdout instead of running; not for users to set"},
 		Var{Name: "WEBTENSOR_TUNE", Doc: "off skips measuring kernel variants and weight layouts (WebGPU, graph IR) and takes the defaults"},
 		Var{Name: "WEBTENSOR_DUMP_WGSL", Doc: "a folder to write every WGSL kernel compiled, named by its cache key, to read or profile"},
 		Var{Name: "WEBTENSOR_WGPU_LOG", Doc: "1 lets wgpu-native log below its error level (warnings, info)"},
