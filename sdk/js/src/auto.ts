@@ -100,6 +100,20 @@ export function tune(loader: DataLoader, o: TuneOptions = {}): LoaderReport {
   return JSON.parse(native().autoTuneLoader(loader.handle, opts)) as LoaderReport;
 }
 
+/** The graph fn is, or the one a wt.compile'd fn captures on inputs (capturing it first). */
+function graphOf(
+  fn: Graph | (((...xs: Tensor[]) => unknown) & { graphs: Map<string, Graph> }),
+  inputs: readonly Tensor[],
+  what: string,
+): Graph {
+  if (fn instanceof Graph) return fn;
+  const key = signature(inputs);
+  if (!fn.graphs.has(key)) fn(...inputs);
+  const g = fn.graphs.get(key);
+  if (!g) throw new TypeError(`webtensor: ${what}: the function did not capture a graph for these inputs (is it wt.compile'd?)`);
+  return g;
+}
+
 export interface GraphTuneOptions extends AutoOptions {
   /** The workload's name in the journal and the kernel cache ("graph"). */
   name?: string;
@@ -120,18 +134,73 @@ export function tuneGraph(
   inputs: readonly Tensor[],
   o: GraphTuneOptions = {},
 ): GraphReport {
-  let graph: Graph;
-  if (fn instanceof Graph) {
-    graph = fn;
-  } else {
-    const key = signature(inputs);
-    if (!fn.graphs.has(key)) fn(...inputs);
-    const g = fn.graphs.get(key);
-    if (!g) throw new TypeError("webtensor: tuneGraph: the function did not capture a graph for these inputs (is it wt.compile'd?)");
-    graph = g;
-  }
+  const graph = graphOf(fn, inputs, "tuneGraph");
   const opts = options("kernel", o, { name: o.name, repeat: o.repeat, grad: o.grad });
   return JSON.parse(native().autoTuneGraph(graph.handle, inputs.map((t) => t.handle), opts)) as GraphReport;
+}
+
+/** A device of a cluster description for planParallel. */
+export interface ClusterDevice {
+  name: string;
+  kind: "cpu" | "webgpu" | "process";
+  gflops: number;
+  gbps: number;
+  memory_bytes: number;
+}
+
+export interface ParallelOptions {
+  /** The cluster: devices, and links from "parent" to each process; without it this machine is measured. */
+  cluster?: { devices: ClusterDevice[]; links?: { a: string; b: string; gbps: number; latency_us: number }[] };
+  /** Worker processes to measure (with workerExe: the webtensor CLI serves as one). */
+  workers?: number;
+  workerExe?: string;
+  /** Measure the WebGPU device too. */
+  webgpu?: boolean;
+  /** Which graph inputs are parameters (default: the constants that require gradients). */
+  paramInputs?: number[];
+}
+
+/** One plan: a strategy, its degree and what the cost model predicts for it. */
+export interface ParallelPlan {
+  strategy: string;
+  degree: number;
+  micro_batches?: number;
+  feasible: boolean;
+  why?: string;
+  step_seconds: number;
+  memory_bytes: number;
+  [key: string]: unknown;
+}
+
+export interface ParallelReport {
+  chosen: ParallelPlan | null;
+  candidates: ParallelPlan[];
+  error?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * Auto-parallel (Node): how to split a training step of a model (a Graph
+ * from wt.trace, or a wt.compile'd function captured on inputs; input 0 is
+ * the batch) across a cluster - one device, data, tensor, sequence or
+ * pipeline parallel - chosen by a cost model of the graph's FLOPs, bytes,
+ * parameters and exchanges. `chosen` is null when nothing fits (`error`
+ * says why); every candidate carries its prediction or why it cannot run.
+ */
+export function planParallel(
+  fn: Graph | (((...xs: Tensor[]) => unknown) & { graphs: Map<string, Graph> }),
+  inputs: readonly Tensor[],
+  o: ParallelOptions = {},
+): ParallelReport {
+  const graph = graphOf(fn, inputs, "planParallel");
+  const opts = JSON.stringify({
+    cluster: o.cluster,
+    workers: o.workers,
+    worker_exe: o.workerExe,
+    webgpu: o.webgpu,
+    param_inputs: o.paramInputs,
+  });
+  return JSON.parse(native().autoParallelPlan(graph.handle, opts)) as ParallelReport;
 }
 
 /** The journal's records (all, or those of ids), oldest first: proposals, measurements, guards, verdicts, state hashes. */

@@ -234,6 +234,8 @@ export interface Binding extends DomainBinding {
   autoTuneLoader(loader: number, options: string): string;
   autoTuneGraph(graph: number, inputs: readonly number[], options: string): string;
   autoJournal(options: string): string;
+  /** Auto-parallel's report for a graph (wt_auto_parallel_plan). */
+  autoParallelPlan(graph: number, options: string): string;
   /** The rollback record's journal id. */
   autoRollback(options: string, id: string): string;
 }

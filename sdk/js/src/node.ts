@@ -178,6 +178,8 @@ const PROTOTYPES = {
   wt_auto_tune_graph:
     "int32_t wt_auto_tune_graph(int64_t g, const int64_t *inputs, int32_t n, const char *options, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_auto_journal_json: "int32_t wt_auto_journal_json(const char *options, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_auto_parallel_plan:
+    "int32_t wt_auto_parallel_plan(int64_t g, const char *options, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
   wt_auto_rollback:
     "int32_t wt_auto_rollback(const char *options, const char *id, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
 } as const;
@@ -575,6 +577,7 @@ function trainingCalls(lib: Native) {
     autoTuneGraph: (g: number, inputs: readonly number[], options: string) =>
       oneShot(AUTO_REPORT_BYTES, (buf, needed) => lib.wt_auto_tune_graph(g, list(inputs), inputs.length, options, buf, buf.length, needed)),
     autoJournal: (options: string) => readString(lib.wt_auto_journal_json, options),
+    autoParallelPlan: (g: number, options: string) => readString(lib.wt_auto_parallel_plan, g, options),
     autoRollback: (options: string, id: string) =>
       oneShot(32, (buf, needed) => lib.wt_auto_rollback(options, id, buf, buf.length, needed)),
   };

@@ -220,6 +220,7 @@ function wasmBinding(go: GoCalls): Binding {
     autoTuneLoader: noAuto,
     autoTuneGraph: noAuto,
     autoJournal: noAuto,
+    autoParallelPlan: noAuto,
     autoRollback: noAuto,
     ...domainCalls(go, call),
   };

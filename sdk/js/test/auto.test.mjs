@@ -109,3 +109,34 @@ test("auto.tuneGraph: the kernel agent's decisions on a compiled function", () =
     wt.setNumThreads(threads);
   }
 });
+
+test("auto.planParallel: every plan of a compiled model priced on a described cluster", () => {
+  const cluster = {
+    devices: [
+      { name: "cpu", kind: "cpu", gflops: 40, gbps: 10, memory_bytes: 1e9 },
+      { name: "proc0", kind: "process", gflops: 20, gbps: 10, memory_bytes: 1e9 },
+      { name: "proc1", kind: "process", gflops: 20, gbps: 10, memory_bytes: 1e9 },
+    ],
+    links: [
+      { a: "parent", b: "proc0", gbps: 1, latency_us: 50 },
+      { a: "parent", b: "proc1", gbps: 1, latency_us: 50 },
+    ],
+  };
+  const w1 = wt.tensor(new Float32Array(16 * 32).fill(1), [16, 32], { requiresGrad: true });
+  const w2 = wt.tensor(new Float32Array(32 * 8).fill(1), [32, 8], { requiresGrad: true });
+  const f = wt.compile((x) => x.matmul(w1).relu().matmul(w2));
+  const x = wt.tensor(new Float32Array(8 * 16).fill(1), [8, 16]);
+  const report = wt.auto.planParallel(f, [x], { cluster });
+  assert.ok(report.chosen && report.chosen.feasible);
+  const kinds = new Set(report.candidates.map((p) => `${p.strategy}x${p.degree}`));
+  assert.ok(kinds.has("tensorx2") && kinds.has("sequencex2"), [...kinds].join(" "));
+  for (const p of report.candidates) assert.ok(p.feasible || p.why, JSON.stringify(p));
+  const tiny = { devices: [{ name: "cpu", kind: "cpu", gflops: 1, gbps: 1, memory_bytes: 100 }] };
+  const none = wt.auto.planParallel(f, [x], { cluster: tiny });
+  assert.equal(none.chosen, null);
+  assert.match(none.candidates[0].why, /holds 100/);
+  assert.throws(
+    () => wt.auto.planParallel(f, [x], { cluster: { devices: [{ name: "t", kind: "tpu", gflops: 1, gbps: 1, memory_bytes: 1 }] } }),
+    /device t is a "tpu"/,
+  );
+});

@@ -89,6 +89,30 @@ public final class Auto {
         }
     }
 
+    /**
+     * Auto-parallel: how to split a training step of a traced model (input 0
+     * is the batch) across a cluster - one device, data, tensor, sequence or
+     * pipeline parallel - from a cost model of the graph. Options (JSON):
+     * "cluster" (devices with name, kind cpu|webgpu|process, gflops, gbps,
+     * memory_bytes; links from "parent" to each process), or "workers",
+     * "worker_exe" and "webgpu" to measure this machine; "param_inputs".
+     * Returns the report as JSON: "chosen" (null when nothing fits, with
+     * "error") and every "candidates" plan with its prediction or "why".
+     */
+    public static String planParallel(Graph graph, String optionsJson) {
+        String o = optionsJson == null || optionsJson.isBlank() ? "{}" : optionsJson.trim();
+        if (!o.startsWith("{")) {
+            throw new IllegalArgumentException("auto: the options must be a JSON object, got " + o);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment opts = arena.allocateFrom(o);
+            long g = graph.handle();
+            return Native.readString((buf, cap, needed) -> (int) Native.AUTO_PARALLEL_PLAN.invokeExact(g, opts, buf, cap, needed));
+        } finally {
+            Reference.reachabilityFence(graph);
+        }
+    }
+
     /** The journal's records as a JSON array, oldest first; options: "dir", "ids". */
     public static String journal(String optionsJson) {
         try (Arena arena = Arena.ofConfined()) {

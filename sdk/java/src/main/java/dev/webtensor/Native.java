@@ -226,6 +226,7 @@ final class Native {
     static final MethodHandle DIFFUSION_QUANTIZE_INT8 = fn("wt_diffusion_quantize_int8", I, L);
     static final MethodHandle AUTO_TUNE_GRAPH = fn("wt_auto_tune_graph", I, L, A, I, A, A, L, A);
     static final MethodHandle AUTO_JOURNAL_JSON = fn("wt_auto_journal_json", I, A, A, L, A);
+    static final MethodHandle AUTO_PARALLEL_PLAN = fn("wt_auto_parallel_plan", I, L, A, A, L, A);
     static final MethodHandle AUTO_ROLLBACK = fn("wt_auto_rollback", I, A, A, A, L, A);
 
     static {

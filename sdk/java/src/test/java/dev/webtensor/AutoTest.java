@@ -46,4 +46,37 @@ class AutoTest {
             Webtensor.setNumThreads(threads);
         }
     }
+
+    @Test
+    void planParallelPricesEveryPlan() throws Exception {
+        String cluster = "{\"cluster\": {\"devices\": ["
+                + "{\"name\": \"cpu\", \"kind\": \"cpu\", \"gflops\": 40, \"gbps\": 10, \"memory_bytes\": 1000000000},"
+                + "{\"name\": \"proc0\", \"kind\": \"process\", \"gflops\": 20, \"gbps\": 10, \"memory_bytes\": 1000000000},"
+                + "{\"name\": \"proc1\", \"kind\": \"process\", \"gflops\": 20, \"gbps\": 10, \"memory_bytes\": 1000000000}],"
+                + "\"links\": [{\"a\": \"parent\", \"b\": \"proc0\", \"gbps\": 1, \"latency_us\": 50},"
+                + "{\"a\": \"parent\", \"b\": \"proc1\", \"gbps\": 1, \"latency_us\": 50}]}}";
+        float[] ones1 = new float[16 * 32];
+        float[] ones2 = new float[32 * 8];
+        float[] xs = new float[8 * 16];
+        java.util.Arrays.fill(ones1, 1);
+        java.util.Arrays.fill(ones2, 1);
+        java.util.Arrays.fill(xs, 1);
+        try (Tensor w1 = Tensor.of(ones1, 16, 32).requiresGrad(true);
+             Tensor w2 = Tensor.of(ones2, 32, 8).requiresGrad(true);
+             Tensor x = Tensor.of(xs, 8, 16);
+             Graph g = Webtensor.trace(in -> new Tensor[] {in[0].matmul(w1).relu().matmul(w2)}, x)) {
+            JsonNode r = JSON.readTree(Auto.planParallel(g, cluster));
+            assertTrue(r.get("chosen").get("feasible").asBoolean(), r.toString());
+            java.util.Set<String> kinds = new java.util.HashSet<>();
+            for (JsonNode p : r.get("candidates")) {
+                kinds.add(p.get("strategy").asText() + p.get("degree").asInt());
+                assertTrue(p.get("feasible").asBoolean() || p.has("why"), p.toString());
+            }
+            assertTrue(kinds.contains("tensor2") && kinds.contains("sequence2"), kinds.toString());
+            String tiny = "{\"cluster\": {\"devices\": [{\"name\": \"cpu\", \"kind\": \"cpu\", \"gflops\": 1, \"gbps\": 1, \"memory_bytes\": 100}]}}";
+            JsonNode none = JSON.readTree(Auto.planParallel(g, tiny));
+            assertTrue(none.get("chosen").isNull(), none.toString());
+            assertThrows(IllegalArgumentException.class, () -> Auto.planParallel(g, "[]"));
+        }
+    }
 }
