@@ -139,6 +139,23 @@ def test_gradients_match_torch(device, dtype):
     close(x.grad.numpy(), t.grad.numpy(), dtype)
 
 
+@pytest.mark.parametrize("device,dtype", CASES, ids=IDS)
+def test_products_and_their_gradients_match_torch(device, dtype):
+    a = crand(3, 5, dtype=dtype)
+    a[1, 2] = 0  # the product rule, not a division by the factors
+    x = wt.tensor(a, device=device, requires_grad=True)
+    close(wt.prod(x, axis=1).numpy(), np.prod(a, axis=1), dtype)
+    close(wt.prod(x).numpy(), np.prod(a), dtype)
+    close(wt.cumulative_prod(x, axis=1).numpy(), np.cumprod(a, axis=1), dtype)
+    p = wt.prod(x, axis=1)
+    loss = wt.sum(wt.real(p * p) + wt.imag(p)) + wt.sum(wt.real(wt.cumulative_prod(x, axis=0) * wt.conj(x)))
+    loss.backward()
+    t = torch.tensor(a, requires_grad=True)
+    tp = torch.prod(t, dim=1)
+    ((torch.real(tp * tp) + torch.imag(tp)).sum() + torch.real(torch.cumprod(t, dim=0) * torch.conj(t)).sum()).backward()
+    close(x.grad.numpy(), t.grad.numpy(), dtype)
+
+
 def test_casts_and_refusals():
     x = wt.tensor(np.array([1 + 1j], dtype=np.complex64))
     assert x.astype(wt.c128).dtype == wt.c128
