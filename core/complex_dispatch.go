@@ -348,7 +348,7 @@ func init() {
 		"sum": reduceForm("sum"), "mean": reduceForm("mean"), "vecdot": vecdotForm,
 		// a running sum of complex numbers is the running sums of their parts
 		"cumsum": onPairs("cumsum", withAxis("axis", 0)),
-		"prod":   prodForm, "cumprod": cumprodForm,
+		"prod":   prodForm, "cumprod": cumprodForm, "unique": uniqueForm,
 		"all": truthForm("all"), "any": truthForm("any"), "nonzero": truthForm("nonzero"),
 		"cast": castForm, "contiguous": onPairs("contiguous", nil), "where": whereForm,
 		"concat": onPairs("concat", withAxis("axis", 0)), "stack": onPairs("stack", withAxis("axis", 1)),

@@ -244,3 +244,14 @@ def test_property_complex_arithmetic_and_promotion():
             close(getattr(wt, name)(wt.tensor(c)).numpy(), getattr(np, name)(c), c.dtype)
 
     check()
+
+
+@pytest.mark.parametrize("device", devices())
+def test_unique_sorts_as_numpy(device):
+    nan, inf = np.nan, np.inf
+    a = np.array([1 + 2j, nan + 1j, 1 + 2j, 0j, complex(1, nan), complex(nan, 0), 1 - 1j, 0j, 3, complex(nan, nan),
+                  complex(inf, 1), complex(1, nan), -1 + 5j, nan + 1j, 2j], np.complex64)
+    v, idx, inv, cnt = wt.unique_all(wt.tensor(a, device=device))
+    wv, widx, winv, wcnt = np.unique(a, return_index=True, return_inverse=True, return_counts=True, equal_nan=False)
+    for g, w in ((v, wv), (idx, widx), (inv, winv), (cnt, wcnt)):
+        np.testing.assert_array_equal(g.numpy(), w)
