@@ -338,7 +338,7 @@ func init() {
 		"exp":        one(cexp), "expm1": one(cexpm1), "log": one(clog), "sqrt": one(csqrt),
 		"rsqrt": one(func(z *Tensor) *Tensor { return cdiv(cone(z), csqrt(z)) }),
 		"log1p": one(clog1p), "log2": one(clog2), "log10": one(clog10),
-		"sin": one(csin), "cos": one(ccos), "tan": one(func(z *Tensor) *Tensor { return cdiv(csin(z), ccos(z)) }),
+		"sin": one(csin), "cos": one(ccos), "tan": one(ctan),
 		"sinh": one(csinh), "cosh": one(ccosh), "tanh": one(ctanh),
 		"asin": one(casin), "acos": one(cacos), "atan": one(catan),
 		"asinh": one(casinh), "acosh": one(cacosh), "atanh": one(catanh),
