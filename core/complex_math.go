@@ -70,14 +70,16 @@ func maxPart(z *Tensor) float64 {
 	return math.MaxFloat64
 }
 
-// expTimes is k·e^a·c for a constant k, as e^r·k·c·2^n with a = n ln 2 + r,
-// |r| <= ln 2 / 2 (Cody and Waite's reduction, ln 2 in two parts so that
-// n ln 2 loses nothing): a finite product stays finite where e^a alone
-// overflows, and the error does not grow with |a| as that of WGSL's exp
-// may (its bound is 3 + 2|x| ulps). 2^n goes on in three exact factors,
-// pow(2, m) with |m| small enough for the dtype; past ±clip (where every
-// product overflows or underflows) a is clipped.
-func expTimes(a, c *Tensor, k float64, z *Tensor) *Tensor {
+// expScaled is e^a as e^r·2^n with a = n ln 2 + r, |r| <= ln 2 / 2 (Cody
+// and Waite's reduction, ln 2 in two parts so that n ln 2 loses nothing),
+// 2^n in three exact factors pow(2, m): times scales a factor c by e^a so
+// that a finite product stays finite where e^a alone overflows, and its
+// error does not grow with |a| as that of WGSL's exp may (its bound is
+// 3 + 2|x| ulps). Past ±clip, where every product overflows or
+// underflows, a is clipped.
+type expScaled struct{ er, p1, p2, p3 *Tensor }
+
+func newExpScaled(a, z *Tensor) expScaled {
 	// fdlibm's ln2_hi and ln2_lo (e_exp.c; e_expf.c for f32): n·hi is
 	// exact for |n| < 2^20 (2^9), and hi + lo is ln 2 to twice the precision.
 	hi, lo, clip := 6.93147180369123816490e-01, 1.90821492927058770002e-10, 1500.0
@@ -91,17 +93,23 @@ func expTimes(a, c *Tensor, k float64, z *Tensor) *Tensor {
 	n2 := un("trunc", mulK(bin("sub", n, n1), 0.5))
 	n3 := bin("sub", bin("sub", n, n1), n2)
 	two := scalarLike(2, z)
-	// c after the first factor: a subnormal c times e^r·k could round to 0
-	out := bin("mul", bin("mul", mulK(un("exp", r), k), bin("pow", two, n1)), c)
-	return bin("mul", bin("mul", out, bin("pow", two, n2)), bin("pow", two, n3))
+	return expScaled{un("exp", r), bin("pow", two, n1), bin("pow", two, n2), bin("pow", two, n3)}
 }
 
-// cexp is e^a (cos b + i sin b), e^a scaled where it alone overflows;
-// e^a + 0i for a zero b, and C99's values for infinite a.
+// times is k·e^a·c, c after the first factor (a subnormal c times e^r·k
+// could round to 0).
+func (e expScaled) times(c *Tensor, k float64) *Tensor {
+	out := bin("mul", bin("mul", mulK(e.er, k), e.p1), c)
+	return bin("mul", bin("mul", out, e.p2), e.p3)
+}
+
+// cexp is e^a (cos b + i sin b), e^a scaled; e^a + 0i for a zero b, and
+// C99's values for infinite a.
 func cexp(z *Tensor) *Tensor {
 	a, b := realPart(z), imagPart(z)
-	re := expTimes(a, un("cos", b), 1, z)
-	im := where(cmp("eq", b, 0), b, expTimes(a, un("sin", b), 1, z))
+	e := newExpScaled(a, z)
+	re := e.times(un("cos", b), 1)
+	im := where(cmp("eq", b, 0), b, e.times(un("sin", b), 1))
 	odd := not(isFinite(b))
 	re = where(and(odd, cmp("eq", a, math.Inf(-1))), scalarLike(0, z), re)
 	im = where(and(odd, cmp("eq", a, math.Inf(-1))), scalarLike(0, z), im)
@@ -120,20 +128,18 @@ func clog(z *Tensor) *Tensor {
 func logAbs(x, y, z *Tensor) *Tensor {
 	ax, ay := un("abs", x), un("abs", y)
 	hi, lo := bin("maximum", ax, ay), bin("minimum", ax, ay)
-	plain := un("log", bin("hypot", x, y))
 	// near 1: (hi - 1)(hi + 1) is exact enough for hi in [0.5, 2] (hi - 1 exactly)
 	near := and(cmp("ge", hi, 0.5), cmp("le", hi, 2))
 	hiN := where(near, hi, scalarLike(1, z))
 	u := bin("add", bin("mul", addK(hiN, -1), addK(hiN, 1)), bin("mul", lo, lo))
 	nearV := mulK(un("log1p", where(near, u, scalarLike(0, z))), 0.5)
+	// far from 1: log|z| of z scaled by 2^60 (tiny |z|) or 1/4 (huge |z|)
 	const k = 0x1p60
-	small := cmp("lt", hi, 1/k)
-	sx, sy := where(small, mulK(x, k), scalarLike(1, z)), where(small, mulK(y, k), scalarLike(0, z))
-	smallV := addK(un("log", bin("hypot", sx, sy)), -60*math.Ln2)
-	big := cmp("gt", hi, maxPart(z)/4)
-	bx, by := where(big, mulK(x, 0.25), scalarLike(1, z)), where(big, mulK(y, 0.25), scalarLike(0, z))
-	bigV := addK(un("log", bin("hypot", bx, by)), 2*math.Ln2)
-	return where(near, nearV, where(small, smallV, where(big, bigV, plain)))
+	small, big := cmp("lt", hi, 1/k), cmp("gt", hi, maxPart(z)/4)
+	s := where(small, scalarLike(k, z), where(big, scalarLike(0.25, z), scalarLike(1, z)))
+	shift := where(small, scalarLike(-60*math.Ln2, z), where(big, scalarLike(2*math.Ln2, z), scalarLike(0, z)))
+	far := bin("add", un("log", bin("hypot", bin("mul", x, s), bin("mul", y, s))), shift)
+	return where(near, nearV, far)
 }
 
 // csqrt is the principal square root (C99's csqrt): with d = |z|,
@@ -175,8 +181,9 @@ func cexpm1(z *Tensor) *Tensor {
 	sh := un("sin", mulK(b, 0.5))
 	small := bin("sub", bin("mul", un("expm1", a), c), mulK(bin("mul", sh, sh), 2))
 	wide := and(cmp("gt", a, 10), cmp("le", a, top))
-	re := where(wide, addK(expTimes(a, c, 1, z), -1), small)
-	im := where(cmp("gt", a, top), bin("mul", un("exp", a), s), expTimes(a, s, 1, z))
+	e := newExpScaled(a, z)
+	re := where(wide, addK(e.times(c, 1), -1), small)
+	im := where(cmp("gt", a, top), bin("mul", un("exp", a), s), e.times(s, 1))
 	im = where(and(cmp("eq", b, 0), cmp("le", a, top)), b, im)
 	return Complex(re, im)
 }

@@ -17,10 +17,10 @@ import "math"
 func hyperbolicParts(a, c, s, z *Tensor) (*Tensor, *Tensor) {
 	big := cmp("gt", un("abs", a), 20)
 	as := where(big, scalarLike(0, z), a)
-	ab := un("abs", where(big, a, scalarLike(0, z)))
+	e := newExpScaled(un("abs", where(big, a, scalarLike(0, z))), z)
 	sign := bin("copysign", scalarLike(1, z), a)
-	cc := where(big, expTimes(ab, c, 0.5, z), bin("mul", un("cosh", as), c))
-	ss := where(big, bin("mul", sign, expTimes(ab, s, 0.5, z)), bin("mul", un("sinh", as), s))
+	cc := where(big, e.times(c, 0.5), bin("mul", un("cosh", as), c))
+	ss := where(big, bin("mul", sign, e.times(s, 0.5)), bin("mul", un("sinh", as), s))
 	return cc, ss
 }
 
@@ -38,9 +38,7 @@ func ccosh(z *Tensor) *Tensor {
 // csinh is sinh a cos b + i cosh a sin b.
 func csinh(z *Tensor) *Tensor {
 	a, b := realPart(z), imagPart(z)
-	c, s := un("cos", b), un("sin", b)
-	im, _ := hyperbolicParts(a, s, s, z)
-	_, re := hyperbolicParts(a, c, c, z)
+	im, re := hyperbolicParts(a, un("sin", b), un("cos", b), z)
 	im = where(cmp("eq", b, 0), b, im)
 	odd := not(isFinite(b))
 	// C99 (and glibc): sinh(±inf + i(inf or NaN)) = +inf + NaN i, sinh(±0 + i(inf or NaN)) = ±0 + NaN i
@@ -106,11 +104,16 @@ func casinh(z *Tensor) *Tensor {
 	re, im := kahanAsin(timesI(tame(z, not(huge))))
 	small := Complex(im, un("neg", re))
 	a := realPart(z)
-	l := clog(Complex(un("abs", a), imagPart(z)))
-	big := Complex(bin("copysign", addK(realPart(l), math.Ln2), a), imagPart(l))
-	w := cpick(huge, big, small)
+	w := cpick(huge, asinhHuge(z), small)
 	// C99: asinh(NaN ± 0i) = NaN ± 0i
 	return Complex(realPart(w), where(and(isNaN(a), cmp("eq", imagPart(z), 0)), imagPart(z), imagPart(w)))
+}
+
+// asinhHuge is asinh z for huge |z|: log(2|a| + 2ib) with a's sign.
+func asinhHuge(z *Tensor) *Tensor {
+	a := realPart(z)
+	l := clog(Complex(un("abs", a), imagPart(z)))
+	return Complex(bin("copysign", addK(realPart(l), math.Ln2), a), imagPart(l))
 }
 
 // kahanAsin is asin(w) by Kahan's formula, as its parts.
@@ -134,7 +137,7 @@ func cacos(z *Tensor) *Tensor {
 	s2 := csqrt(addReal(t, 1))
 	r1, i1, r2, i2 := realPart(s1), imagPart(s1), realPart(s2), imagPart(s2)
 	small := Complex(mulK(bin("atan2", r1, r2), 2), un("asinh", bin("sub", bin("mul", r2, i1), bin("mul", i2, r1))))
-	s := casin(z)
+	s := timesMinusI(asinhHuge(timesI(z))) // asin z
 	big := Complex(bin("sub", scalarLike(math.Pi/2, z), realPart(s)), un("neg", imagPart(s)))
 	w := cpick(huge, big, small)
 	// C99: acos(±0 + NaN i) = pi/2 + NaN i
