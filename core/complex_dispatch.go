@@ -338,7 +338,7 @@ func init() {
 		"exp":        one(cexp), "expm1": one(cexpm1), "log": one(clog), "sqrt": one(csqrt),
 		"rsqrt": one(func(z *Tensor) *Tensor { return cdiv(cone(z), csqrt(z)) }),
 		"log1p": one(clog1p), "log2": one(clog2), "log10": one(clog10),
-		"sin": one(csin), "cos": one(ccos), "tan": one(func(z *Tensor) *Tensor { return cdiv(csin(z), ccos(z)) }),
+		"sin": one(csin), "cos": one(ccos), "tan": one(ctan),
 		"sinh": one(csinh), "cosh": one(ccosh), "tanh": one(ctanh),
 		"asin": one(casin), "acos": one(cacos), "atan": one(catan),
 		"asinh": one(casinh), "acosh": one(cacosh), "atanh": one(catanh),
@@ -348,7 +348,8 @@ func init() {
 		"sum": reduceForm("sum"), "mean": reduceForm("mean"), "vecdot": vecdotForm,
 		// a running sum of complex numbers is the running sums of their parts
 		"cumsum": onPairs("cumsum", withAxis("axis", 0)),
-		"all":    truthForm("all"), "any": truthForm("any"), "nonzero": truthForm("nonzero"),
+		"prod":   prodForm, "cumprod": cumprodForm, "unique": uniqueForm,
+		"all": truthForm("all"), "any": truthForm("any"), "nonzero": truthForm("nonzero"),
 		"cast": castForm, "contiguous": onPairs("contiguous", nil), "where": whereForm,
 		"concat": onPairs("concat", withAxis("axis", 0)), "stack": onPairs("stack", withAxis("axis", 1)),
 		"flip": onPairs("flip", withAxes), "roll": rollForm, "tile": tileForm,

@@ -40,75 +40,155 @@ func cdiv(x, y *Tensor) *Tensor {
 
 func cabs(z *Tensor) *Tensor { return bin("hypot", realPart(z), imagPart(z)) }
 
-// cexp is e^a (cos b + i sin b).
+// The elementary functions follow C99 Annex G (its special values, and
+// algorithms that neither overflow nor cancel where the result is
+// representable, as glibc and FreeBSD's msun compute them), which is what
+// NumPy returns and the array API standard's special cases ask. Every
+// function is real ops over the parts with where selecting the regions
+// (see complex_trig.go for the trigonometric and inverse functions).
+
+func where(c, a, b *Tensor) *Tensor { return call1("where", nil, c, a, b) }
+func and(a, b *Tensor) *Tensor      { return bin("logical_and", a, b) }
+func or(a, b *Tensor) *Tensor       { return bin("logical_or", a, b) }
+func not(a *Tensor) *Tensor         { return un("logical_not", a) }
+func isNaN(x *Tensor) *Tensor       { return un("isnan", x) }
+func isInf(x *Tensor) *Tensor       { return un("isinf", x) }
+func isFinite(x *Tensor) *Tensor    { return un("isfinite", x) }
+
+// cmp compares x with the constant v: op is gt, lt, ge, le, eq or ne.
+func cmp(op string, x *Tensor, v float64) *Tensor { return bin(op, x, scalarLike(v, x)) }
+
+// mulK, addK are x*v and x+v for a constant v.
+func mulK(x *Tensor, v float64) *Tensor { return bin("mul", x, scalarLike(v, x)) }
+func addK(x *Tensor, v float64) *Tensor { return bin("add", x, scalarLike(v, x)) }
+
+// maxPart is the largest finite value of z's real dtype.
+func maxPart(z *Tensor) float64 {
+	if z.dtype.RealDType() == F32 {
+		return math.MaxFloat32
+	}
+	return math.MaxFloat64
+}
+
+// expScaled is e^a as e^r·2^n with a = n ln 2 + r, |r| <= ln 2 / 2 (Cody
+// and Waite's reduction, ln 2 in two parts so that n ln 2 loses nothing),
+// 2^n in three exact factors pow(2, m): times scales a factor c by e^a so
+// that a finite product stays finite where e^a alone overflows, and its
+// error does not grow with |a| as that of WGSL's exp may (its bound is
+// 3 + 2|x| ulps). Past ±clip, where every product overflows or
+// underflows, a is clipped.
+type expScaled struct{ er, p1, p2, p3 *Tensor }
+
+func newExpScaled(a, z *Tensor) expScaled {
+	// fdlibm's ln2_hi and ln2_lo (e_exp.c; e_expf.c for f32): n·hi is
+	// exact for |n| < 2^20 (2^9), and hi + lo is ln 2 to twice the precision.
+	hi, lo, clip := 6.93147180369123816490e-01, 1.90821492927058770002e-10, 1500.0
+	if z.dtype.RealDType() == F32 {
+		hi, lo, clip = float64(math.Float32frombits(0x3f317200)), float64(math.Float32frombits(0x35bfbe8e)), 250
+	}
+	ac := where(cmp("gt", a, clip), scalarLike(clip, z), where(cmp("lt", a, -clip), scalarLike(-clip, z), a))
+	n := un("round", mulK(ac, 1/math.Ln2))
+	r := bin("sub", bin("sub", ac, mulK(n, hi)), mulK(n, lo))
+	n1 := un("trunc", mulK(n, 1.0/3))
+	n2 := un("trunc", mulK(bin("sub", n, n1), 0.5))
+	n3 := bin("sub", bin("sub", n, n1), n2)
+	two := scalarLike(2, z)
+	return expScaled{un("exp", r), bin("pow", two, n1), bin("pow", two, n2), bin("pow", two, n3)}
+}
+
+// times is k·e^a·c, c after the first factor (a subnormal c times e^r·k
+// could round to 0).
+func (e expScaled) times(c *Tensor, k float64) *Tensor {
+	out := bin("mul", bin("mul", mulK(e.er, k), e.p1), c)
+	return bin("mul", bin("mul", out, e.p2), e.p3)
+}
+
+// cexp is e^a (cos b + i sin b), e^a scaled; e^a + 0i for a zero b, and
+// C99's values for infinite a.
 func cexp(z *Tensor) *Tensor {
 	a, b := realPart(z), imagPart(z)
-	e := un("exp", a)
-	return Complex(bin("mul", e, un("cos", b)), bin("mul", e, un("sin", b)))
-}
-
-// clog is log|z| + i arg z (the principal branch).
-func clog(z *Tensor) *Tensor {
-	return Complex(un("log", cabs(z)), bin("atan2", imagPart(z), realPart(z)))
-}
-
-// csqrt is the principal square root: sqrt((|z|+a)/2) + i sign(b) sqrt((|z|-a)/2),
-// the sign taken with copysign so that -0 imaginary parts keep their side
-// of the branch cut.
-func csqrt(z *Tensor) *Tensor {
-	a, b := realPart(z), imagPart(z)
-	r := cabs(z)
-	half := scalarLike(0.5, z)
-	re := un("sqrt", bin("mul", bin("add", r, a), half))
-	im := un("sqrt", bin("mul", bin("sub", r, a), half))
-	return Complex(re, bin("copysign", im, b))
-}
-
-// cexpm1 is e^z - 1 without cancelling for small z: (expm1(a) cos b - 2 sin^2(b/2)) + i e^a sin b.
-func cexpm1(z *Tensor) *Tensor {
-	a, b := realPart(z), imagPart(z)
-	sh := un("sin", bin("mul", b, scalarLike(0.5, z)))
-	re := bin("sub", bin("mul", un("expm1", a), un("cos", b)), bin("mul", scalarLike(2, z), bin("mul", sh, sh)))
-	return Complex(re, bin("mul", un("exp", a), un("sin", b)))
-}
-
-// csin is sin a cosh b + i cos a sinh b; ccos is cos a cosh b - i sin a sinh b.
-func csin(z *Tensor) *Tensor {
-	a, b := realPart(z), imagPart(z)
-	return Complex(bin("mul", un("sin", a), un("cosh", b)), bin("mul", un("cos", a), un("sinh", b)))
-}
-
-func ccos(z *Tensor) *Tensor {
-	a, b := realPart(z), imagPart(z)
-	return Complex(bin("mul", un("cos", a), un("cosh", b)), un("neg", bin("mul", un("sin", a), un("sinh", b))))
-}
-
-// csinh is sinh a cos b + i cosh a sin b; ccosh is cosh a cos b + i sinh a sin b.
-func csinh(z *Tensor) *Tensor {
-	a, b := realPart(z), imagPart(z)
-	return Complex(bin("mul", un("sinh", a), un("cos", b)), bin("mul", un("cosh", a), un("sin", b)))
-}
-
-func ccosh(z *Tensor) *Tensor {
-	a, b := realPart(z), imagPart(z)
-	return Complex(bin("mul", un("cosh", a), un("cos", b)), bin("mul", un("sinh", a), un("sin", b)))
-}
-
-// ctanh is sinh(2a)/(cosh 2a + cos 2b) + i sin(2b)/(cosh 2a + cos 2b), with
-// tanh(a) as the real part where |a| is so large that cosh overflows.
-func ctanh(z *Tensor) *Tensor {
-	a2, b2 := bin("mul", realPart(z), scalarLike(2, z)), bin("mul", imagPart(z), scalarLike(2, z))
-	den := bin("add", un("cosh", a2), un("cos", b2))
-	big := bin("gt", un("abs", realPart(z)), scalarLike(20, z))
-	re := call1("where", nil, big, un("tanh", realPart(z)), bin("div", un("sinh", a2), den))
-	im := call1("where", nil, big, bin("mul", un("sin", b2), scalarLike(0, z)), bin("div", un("sin", b2), den))
+	e := newExpScaled(a, z)
+	re := e.times(un("cos", b), 1)
+	im := where(cmp("eq", b, 0), b, e.times(un("sin", b), 1))
+	odd := not(isFinite(b))
+	re = where(and(odd, cmp("eq", a, math.Inf(-1))), scalarLike(0, z), re)
+	im = where(and(odd, cmp("eq", a, math.Inf(-1))), scalarLike(0, z), im)
+	re = where(and(odd, cmp("eq", a, math.Inf(1))), scalarLike(math.Inf(1), z), re)
 	return Complex(re, im)
 }
 
-// timesI is i*z = -b + ia; timesMinusI is -i*z = b - ia.
-func timesI(z *Tensor) *Tensor      { return Complex(un("neg", imagPart(z)), realPart(z)) }
-func timesMinusI(z *Tensor) *Tensor { return Complex(imagPart(z), un("neg", realPart(z))) }
+// clog is log|z| + i arg z (the principal branch). log|z| is
+// log1p(a^2 + b^2 - 1)/2 near the unit circle (no cancellation against
+// log 1), and log of a scaled hypot for the largest and smallest |z|.
+func clog(z *Tensor) *Tensor {
+	x, y := realPart(z), imagPart(z)
+	return Complex(logAbs(x, y, z), bin("atan2", y, x))
+}
 
+func logAbs(x, y, z *Tensor) *Tensor {
+	ax, ay := un("abs", x), un("abs", y)
+	hi, lo := bin("maximum", ax, ay), bin("minimum", ax, ay)
+	// near 1: (hi - 1)(hi + 1) is exact enough for hi in [0.5, 2] (hi - 1 exactly)
+	near := and(cmp("ge", hi, 0.5), cmp("le", hi, 2))
+	hiN := where(near, hi, scalarLike(1, z))
+	u := bin("add", bin("mul", addK(hiN, -1), addK(hiN, 1)), bin("mul", lo, lo))
+	nearV := mulK(un("log1p", where(near, u, scalarLike(0, z))), 0.5)
+	// far from 1: log|z| of z scaled by 2^60 (tiny |z|) or 1/4 (huge |z|)
+	const k = 0x1p60
+	small, big := cmp("lt", hi, 1/k), cmp("gt", hi, maxPart(z)/4)
+	s := where(small, scalarLike(k, z), where(big, scalarLike(0.25, z), scalarLike(1, z)))
+	shift := where(small, scalarLike(-60*math.Ln2, z), where(big, scalarLike(2*math.Ln2, z), scalarLike(0, z)))
+	far := bin("add", un("log", bin("hypot", bin("mul", x, s), bin("mul", y, s))), shift)
+	return where(near, nearV, far)
+}
+
+// csqrt is the principal square root (C99's csqrt): with d = |z|,
+// sqrt((d + |a|)/2) on the larger side and b/(2 that) on the other, the
+// inputs scaled where d + |a| would overflow or underflow; the special
+// values of C99 (an infinite b gives inf + ib, whatever a).
+func csqrt(z *Tensor) *Tensor {
+	a, b := realPart(z), imagPart(z)
+	hi := bin("maximum", un("abs", a), un("abs", b))
+	const k = 0x1p60
+	big, small := cmp("gt", hi, maxPart(z)/4), cmp("lt", hi, 1/k)
+	scaleIn := where(big, scalarLike(0.25, z), where(small, scalarLike(k*k, z), scalarLike(1, z)))
+	scaleOut := where(big, scalarLike(2, z), where(small, scalarLike(1/k, z), scalarLike(1, z)))
+	as, bs := bin("mul", a, scaleIn), bin("mul", b, scaleIn)
+	t := un("sqrt", mulK(bin("add", bin("hypot", as, bs), un("abs", as)), 0.5))
+	t0 := where(cmp("eq", t, 0), scalarLike(1, z), t)
+	other := un("abs", bin("div", mulK(bs, 0.5), t0))
+	other = where(cmp("eq", t, 0), scalarLike(0, z), other)
+	pos := cmp("ge", a, 0)
+	re := bin("mul", where(pos, t, other), scaleOut)
+	im := bin("copysign", bin("mul", where(pos, other, t), scaleOut), b)
+	// C99's infinities: a = +inf gives inf + 0i (NaN b: inf + NaN i),
+	// a = -inf gives 0 + inf i (NaN b: NaN + inf i), b = inf gives inf + ib.
+	nanB := isNaN(b)
+	re = where(cmp("eq", a, math.Inf(1)), a, where(cmp("eq", a, math.Inf(-1)), where(nanB, b, scalarLike(0, z)), re))
+	im = where(cmp("eq", a, math.Inf(1)), where(nanB, b, bin("copysign", scalarLike(0, z), b)),
+		where(cmp("eq", a, math.Inf(-1)), bin("copysign", scalarLike(math.Inf(1), z), b), im))
+	infB := isInf(b)
+	return Complex(where(infB, scalarLike(math.Inf(1), z), re), where(infB, b, im))
+}
+
+// cexpm1 is e^z - 1 as NumPy computes it, (expm1(a) cos b - 2 sin^2(b/2)) +
+// i e^a sin b, with e^a scaled as in cexp where a alone would overflow the
+// dtype but not float64 (NumPy's complex64 result is its complex128 one).
+func cexpm1(z *Tensor) *Tensor {
+	a, b := realPart(z), imagPart(z)
+	const top = 709.78 // e^a overflows float64 past it
+	s, c := un("sin", b), un("cos", b)
+	sh := un("sin", mulK(b, 0.5))
+	small := bin("sub", bin("mul", un("expm1", a), c), mulK(bin("mul", sh, sh), 2))
+	wide := and(cmp("gt", a, 10), cmp("le", a, top))
+	e := newExpScaled(a, z)
+	re := where(wide, addK(e.times(c, 1), -1), small)
+	im := where(cmp("gt", a, top), bin("mul", un("exp", a), s), e.times(s, 1))
+	im = where(and(cmp("eq", b, 0), cmp("le", a, top)), b, im)
+	return Complex(re, im)
+}
+
+// cone is 1 + 0i in z's dtype.
 func cone(z *Tensor) *Tensor { return Complex(scalarLike(1, z), scalarLike(0, z)) }
 
 // addReal is z + v for a real v: the imaginary part is left as it is, so
@@ -117,44 +197,22 @@ func addReal(z *Tensor, v float64) *Tensor {
 	return Complex(bin("add", realPart(z), scalarLike(v, z)), imagPart(z))
 }
 
-// clog1p is log(1 + z) without cancelling for small z:
-// 0.5 log1p(a(2 + a) + b^2) + i atan2(b, 1 + a).
+// clog1p is log(1 + z): 0.5 log1p(a(2 + a) + b^2) + i atan2(b, 1 + a) for
+// |z| < 1, where forming 1 + z would lose a's digits, and clog(1 + z)
+// elsewhere (which neither overflows nor loses digits there).
 func clog1p(z *Tensor) *Tensor {
 	a, b := realPart(z), imagPart(z)
-	t := bin("add", bin("mul", a, bin("add", a, scalarLike(2, z))), bin("mul", b, b))
-	return Complex(bin("mul", un("log1p", t), scalarLike(0.5, z)), bin("atan2", b, bin("add", a, scalarLike(1, z))))
+	in := cmp("lt", bin("maximum", un("abs", a), un("abs", b)), 1)
+	as, bs := where(in, a, scalarLike(0, z)), where(in, b, scalarLike(0, z))
+	t := bin("add", bin("mul", as, addK(as, 2)), bin("mul", bs, bs))
+	w := clog(addReal(z, 1))
+	return Complex(where(in, mulK(un("log1p", t), 0.5), realPart(w)), imagPart(w))
 }
 
 // scale is z times a real constant.
 func scale(z *Tensor, v float64) *Tensor {
 	k := scalarLike(v, z)
 	return Complex(bin("mul", realPart(z), k), bin("mul", imagPart(z), k))
-}
-
-// The inverse functions through log1p forms (principal branches, with C99's
-// sides of the cuts for signed zeros, as NumPy):
-// asinh z = log1p(z + z^2/(1 + sqrt(1 + z^2))).
-func casinh(z *Tensor) *Tensor {
-	z2 := cmul(z, z)
-	return clog1p(bin("add", z, cdiv(z2, addReal(csqrt(addReal(z2, 1)), 1))))
-}
-
-// acosh z = log(z + sqrt(z + 1) sqrt(z - 1)).
-func cacosh(z *Tensor) *Tensor {
-	return clog(bin("add", z, cmul(csqrt(addReal(z, 1)), csqrt(addReal(z, -1)))))
-}
-
-// atanh z = (log1p(z) - log1p(-z)) / 2.
-func catanh(z *Tensor) *Tensor {
-	return scale(bin("sub", clog1p(z), clog1p(un("neg", z))), 0.5)
-}
-
-func casin(z *Tensor) *Tensor { return timesMinusI(casinh(timesI(z))) }
-func catan(z *Tensor) *Tensor { return timesMinusI(catanh(timesI(z))) }
-
-func cacos(z *Tensor) *Tensor {
-	s := casin(z)
-	return Complex(bin("sub", scalarLike(math.Pi/2, z), realPart(s)), un("neg", imagPart(s)))
 }
 
 func clog2(z *Tensor) *Tensor  { return scale(clog(z), 1/math.Ln2) }

@@ -26,6 +26,7 @@ func RunComplex(t *testing.T, dev core.Device) {
 		}
 		t.Run(d.String(), func(t *testing.T) {
 			runComplexUnary(t, dev, d)
+			runComplexSpecial(t, dev, d)
 			runComplexBinary(t, dev, d)
 			runComplexStructure(t, dev, d)
 		})

@@ -24,9 +24,20 @@ func init() {
 	register("pow", rejectZeroToNegativePower(binaryKernel(binaryFns{f: math.Pow, i: powI64, u: powU64})))
 	registerBinary("maximum", binaryFns{vec: binMax, f: maximumOf[float64], i: maximumOf[int64], u: maximumOf[uint64]})
 	registerBinary("minimum", binaryFns{vec: binMin, f: minimumOf[float64], i: minimumOf[int64], u: minimumOf[uint64]})
-	registerBinary("atan2", binaryFns{f: math.Atan2,
-		f32: func(a, b float32) float32 { return float32(math.Atan2(float64(a), float64(b))) }})
+	registerBinary("atan2", binaryFns{f: atan2,
+		f32: func(a, b float32) float32 { return float32(atan2(float64(a), float64(b))) }})
 	register("where", ewWhereKernel)
+}
+
+// atan2 is math.Atan2 with the sign of y on the result, which atan2 has
+// for every y but NaN: Go's loses it when y/x underflows to zero with x < 0
+// (Atan2(-1e-300, -1e308) is +pi there, not -pi).
+func atan2(y, x float64) float64 {
+	r := math.Atan2(y, x)
+	if math.IsNaN(r) {
+		return r
+	}
+	return math.Copysign(r, y)
 }
 
 // Integer division by zero is an error wherever it hides: x // 0, x % 0

@@ -139,6 +139,24 @@ def test_gradients_match_torch(device, dtype):
     close(x.grad.numpy(), t.grad.numpy(), dtype)
 
 
+@pytest.mark.parametrize("device,dtype", CASES, ids=IDS)
+def test_products_and_their_gradients_match_torch(device, dtype):
+    a = crand(3, 5, dtype=dtype)
+    a[1, 2] = 0  # the product rule, not a division by the factors
+    x = wt.tensor(a, device=device, requires_grad=True)
+    close(wt.prod(x, axis=1).numpy(), np.prod(a, axis=1), dtype)
+    close(wt.prod(x).numpy(), np.prod(a), dtype)
+    close(wt.cumulative_prod(x, axis=1).numpy(), np.cumprod(a, axis=1), dtype)
+    p = wt.prod(x, axis=1)
+    loss = wt.sum(wt.real(p * p) + wt.imag(p)) + wt.sum(wt.real(wt.cumulative_prod(x, axis=0) * wt.conj(x)))
+    loss.backward()
+    t = torch.tensor(a, requires_grad=True)
+    tp = torch.prod(t, dim=1)
+    tl = (torch.real(tp * tp) + torch.imag(tp)).sum() + torch.real(torch.cumprod(t, dim=0) * torch.conj(t)).sum()
+    tl.backward()
+    close(x.grad.numpy(), t.grad.numpy(), dtype)
+
+
 def test_casts_and_refusals():
     x = wt.tensor(np.array([1 + 1j], dtype=np.complex64))
     assert x.astype(wt.c128).dtype == wt.c128
@@ -227,3 +245,33 @@ def test_property_complex_arithmetic_and_promotion():
             close(getattr(wt, name)(wt.tensor(c)).numpy(), getattr(np, name)(c), c.dtype)
 
     check()
+
+
+@pytest.mark.parametrize("device", devices())
+def test_unique_sorts_as_numpy(device):
+    nan, inf = np.nan, np.inf
+    a = np.array([1 + 2j, nan + 1j, 1 + 2j, 0j, complex(1, nan), complex(nan, 0), 1 - 1j, 0j, 3, complex(nan, nan),
+                  complex(inf, 1), complex(1, nan), -1 + 5j, nan + 1j, 2j], np.complex64)
+    v, idx, inv, cnt = wt.unique_all(wt.tensor(a, device=device))
+    wv, widx, winv, wcnt = np.unique(a, return_index=True, return_inverse=True, return_counts=True, equal_nan=False)
+    for g, w in ((v, wv), (idx, widx), (inv, winv), (cnt, wcnt)):
+        np.testing.assert_array_equal(g.numpy(), w)
+
+
+TRANSCENDENTAL = ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+                  "asin", "acos", "atan", "asinh", "acosh", "atanh"]
+
+
+@pytest.mark.parametrize("device,dtype", CASES, ids=IDS)
+@pytest.mark.parametrize("name", TRANSCENDENTAL)
+def test_transcendental_gradients_match_torch(name, device, dtype):
+    # The C99 forms select regions with where; off the branch cuts and the
+    # special values the gradient is the function's derivative, as torch's.
+    a = (crand(6, dtype=dtype) * 0.6 + (0.3 + 0.2j)).astype(dtype)
+    x = wt.tensor(a, device=device, requires_grad=True)
+    y = getattr(wt, name)(x)
+    wt.sum(wt.real(y) + 0.5 * wt.imag(y)).backward()
+    t = torch.tensor(a, requires_grad=True)
+    ty = getattr(torch, name)(t)
+    (torch.real(ty) + 0.5 * torch.imag(ty)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=10 * tol(dtype), atol=10 * tol(dtype))
