@@ -173,7 +173,10 @@ func csqrt(z *Tensor) *Tensor {
 
 // cexpm1 is e^z - 1 as NumPy computes it, (expm1(a) cos b - 2 sin^2(b/2)) +
 // i e^a sin b, with e^a scaled as in cexp where a alone would overflow the
-// dtype but not float64 (NumPy's complex64 result is its complex128 one).
+// dtype but not float64 (NumPy's complex64 result is its complex128 one);
+// but a zero b stays the imaginary part whatever a is, as the standard's
+// special cases say (expm1(inf + 0j) is inf + 0j, where NumPy's inf·sin 0
+// gives NaN).
 func cexpm1(z *Tensor) *Tensor {
 	a, b := realPart(z), imagPart(z)
 	const top = 709.78 // e^a overflows float64 past it
@@ -184,7 +187,7 @@ func cexpm1(z *Tensor) *Tensor {
 	e := newExpScaled(a, z)
 	re := where(wide, addK(e.times(c, 1), -1), small)
 	im := where(cmp("gt", a, top), bin("mul", un("exp", a), s), e.times(s, 1))
-	im = where(and(cmp("eq", b, 0), cmp("le", a, top)), b, im)
+	im = where(cmp("eq", b, 0), b, im)
 	return Complex(re, im)
 }
 

@@ -157,6 +157,11 @@ def test_unary(name, api_device, data):
     want = oracle(name, a)
     if name == "log1p" and want.dtype.kind == "c":
         want = log1p_oracle(a, want)
+    if name == "expm1" and want.dtype.kind == "c":
+        # The standard: expm1(a + 0j) keeps the zero imaginary part for any
+        # a (inf + 0j at a = +inf, NaN + 0j at NaN); NumPy's inf·sin(0) is NaN.
+        zero_b = a.imag == 0
+        want = np.where(zero_b, want.real + 1j * a.imag, want).astype(want.dtype)
     # The standard leaves the accuracy of transcendental functions to the
     # implementation (its "Accuracy" section); Go's float64 sin/cos/tan reduce
     # huge arguments to one float64, so a result near a zero of tan(1.8e308)
@@ -166,8 +171,16 @@ def test_unary(name, api_device, data):
     # holds for them and the complex hyperbolic functions.
     trig = ("sin", "cos", "tan") + (("sinh", "cosh", "tanh", "expm1") if dt.startswith("complex") else ())
     atol = float(np.finfo(dt).eps) if name in trig and dt.startswith(("float", "complex")) else 0.0
+    kw = {}
+    if name == "tan" and dt.startswith("float"):
+        # Near a pole tan amplifies an ulp of the reduced argument by its
+        # derivative, 1 + tan^2 (Go's float64 tan of 2.7e16, 324.2, is 76
+        # ulp from glibc's): the relative bound grows with it there.
+        with np.errstate(all="ignore"):
+            slope = 1 + np.square(np.abs(want[np.isfinite(want)]).astype(np.float64))
+        kw["ulps"] = 16 * float(slope.max()) if slope.size else 16
     run(device, want, lambda: getattr(wt, name)(to_wt(a, device)), f"{name}({dt})", atol=atol,
-        only=textbook_only(name, want, a))
+        only=textbook_only(name, want, a), **kw)
 
 
 @pytest.mark.parametrize("name", BINARY)
