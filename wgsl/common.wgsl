@@ -288,24 +288,87 @@ fn i_rem(a: i32, b: i32) -> i32 {
 	if r != 0 && ((r < 0) != (b < 0)) { return r + b; }
 	return r;
 }
+// f_fmod is C's fmod for finite a and a finite nonzero b, exact (musl's
+// fmodf: the mantissas' long division in integers, one bit a step, at most
+// 254 steps): a - b·trunc(a/b) in floats loses the remainder once a/b
+// passes 2^24 (1 % 1e-40 came out 0). Subnormals are read from the bits.
+fn f_fmod(a: f32, b: f32) -> f32 {
+	let xb = bitcast<u32>(a);
+	let yb = bitcast<u32>(b);
+	let sx = xb & 0x80000000u;
+	var ux = xb & 0x7fffffffu;
+	var uy = yb & 0x7fffffffu;
+	if ux <= uy {
+		if ux == uy { return bitcast<f32>(sx); }
+		return a;
+	}
+	var ex = i32(ux >> 23u);
+	var ey = i32(uy >> 23u);
+	// normalise to a mantissa with its leading bit at 23
+	if ex == 0 {
+		let lz = i32(countLeadingZeros(ux)) - 8;
+		ux = ux << u32(lz);
+		ex = 1 - lz;
+	} else {
+		ux = (ux & 0x007fffffu) | 0x00800000u;
+	}
+	if ey == 0 {
+		let lz = i32(countLeadingZeros(uy)) - 8;
+		uy = uy << u32(lz);
+		ey = 1 - lz;
+	} else {
+		uy = (uy & 0x007fffffu) | 0x00800000u;
+	}
+	loop {
+		if ex <= ey { break; }
+		if ux >= uy {
+			ux = ux - uy;
+			if ux == 0u { return bitcast<f32>(sx); }
+		}
+		ux = ux << 1u;
+		ex = ex - 1;
+	}
+	if ux >= uy {
+		ux = ux - uy;
+		if ux == 0u { return bitcast<f32>(sx); }
+	}
+	let lz = i32(countLeadingZeros(ux)) - 8;
+	ux = ux << u32(lz);
+	ex = ex - lz;
+	if ex > 0 {
+		ux = (ux & 0x007fffffu) | (u32(ex) << 23u);
+	} else {
+		ux = ux >> u32(1 - ex); // subnormal
+	}
+	return bitcast<f32>(ux | sx);
+}
+// f_rem is Python's (NumPy's) remainder: the sign of b, from the exact
+// fmod; a zero takes b's sign.
 fn f_rem(a: f32, b: f32) -> f32 {
 	if b == 0.0 || is_inf(a) || is_nan(a) || is_nan(b) { return f_nan(); }
-	let zero = bitcast<f32>(bitcast<u32>(b) & 0x80000000u); // a zero result has b's sign (Python's %)
-	if is_inf(b) {
-		if a == 0.0 { return zero; }
-		if (a < 0.0) == (b < 0.0) { return a; }
-		return b;
-	}
-	var m = a - b * trunc(a / b);
-	if abs(m) >= abs(b) { m = 0.0; }
-	if m == 0.0 { return zero; }
-	if (b < 0.0) != (m < 0.0) { m += b; }
+	var m = a;
+	if !is_inf(b) { m = f_fmod(a, b); } // an infinite b leaves a as fmod's remainder
+	if (bitcast<u32>(m) & 0x7fffffffu) == 0u { return bitcast<f32>(bitcast<u32>(b) & 0x80000000u); }
+	if (b < 0.0) != (m < 0.0) { m = m + b; }
 	return m;
 }
+// f_floordiv is NumPy's npy_divmod quotient, as the CPU computes it: from
+// the exact truncated remainder m, (a - m)/b, less 1 where m's sign is not
+// b's, so 1 // -inf is -1 (floor(1 / -inf) would be -0), and a zero
+// quotient takes the sign of a/b (-0 // -1 is +0).
 fn f_floordiv(a: f32, b: f32) -> f32 {
-	if b == 0.0 || is_inf(b) || is_nan(a) || is_nan(b) || is_inf(a) { return floor(a / b); }
-	let m = f_rem(a, b);
-	return round((a - m) / b);
+	if b == 0.0 || is_nan(a) || is_nan(b) { return floor(a / b); }
+	if is_inf(a) { return f_nan(); }
+	var m = a;
+	if !is_inf(b) { m = f_fmod(a, b); }
+	var div = (a - m) / b;
+	if m != 0.0 && ((b < 0.0) != (m < 0.0)) { div = div - 1.0; }
+	if div != 0.0 {
+		var fd = floor(div);
+		if div - fd > 0.5 { fd = fd + 1.0; }
+		return fd;
+	}
+	return bitcast<f32>((bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u);
 }
 fn i_pow(a0: i32, b0: i32) -> i32 {
 	if b0 < 0 {

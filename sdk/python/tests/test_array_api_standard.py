@@ -169,7 +169,8 @@ def test_unary_special_cases(name, dtype):
 
 
 BINARY = ["add", "subtract", "multiply", "divide", "atan2", "copysign", "hypot", "logaddexp", "maximum",
-          "minimum", "nextafter", "pow", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
+          "minimum", "nextafter", "pow", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+          "floor_divide", "remainder"]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
