@@ -2,6 +2,7 @@ package auto
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -110,6 +111,13 @@ type builtModule struct {
 }
 
 func TestMain(m *testing.M) {
+	if key := os.Getenv("WT_AUTO_CHILD_KEY"); key != "" {
+		if err := webgpuWinnerChild(key); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "auto-policies-")
 	if err != nil {
 		panic(err)

@@ -29,17 +29,27 @@ type decodeStep struct {
 }
 
 func newDecodeStep(t *testing.T) *decodeStep {
+	s, err := makeDecodeStep()
+	require.NoError(t, err)
+	return s
+}
+
+func makeDecodeStep() (*decodeStep, error) {
 	rng := rand.New(rand.NewSource(5))
+	var err error
 	r := func(shape ...int) *core.Tensor {
 		v := make([]float32, core.Shape(shape).Numel())
 		for i := range v {
 			v[i] = rng.Float32()*2 - 1
 		}
 		x := core.FromSlice(v, core.Shape(shape), webgputest.Device)
-		require.NoError(t, x.Err())
+		if err == nil {
+			err = x.Err()
+		}
 		return x
 	}
-	return &decodeStep{x: r(4, 1028), w1: r(1028, 1028), w2: r(1028, 1028), big: r(1 << 19), reps: 8}
+	s := &decodeStep{x: r(4, 1028), w1: r(1028, 1028), w2: r(1028, 1028), big: r(1 << 19), reps: 8}
+	return s, err
 }
 
 func (s *decodeStep) run() error {
@@ -135,7 +145,7 @@ func TestKernelAgentSynthesisesWebGPUVariants(t *testing.T) {
 	assert.Equal(t, variant, dev.TuningVariant(key))
 
 	// A new process applies the winner without measuring.
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestWebGPUWinnerInNewProcess$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run", "^$")
 	cmd.Env = append(os.Environ(), "WT_AUTO_CHILD_KEY="+key)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
@@ -153,18 +163,28 @@ func TestKernelAgentSynthesisesWebGPUVariants(t *testing.T) {
 	require.NoError(t, step.run(), "the workload runs after the rollback")
 }
 
-// TestWebGPUWinnerInNewProcess is the child of the test above: it runs
-// the decode step once in a fresh process and reports the variant in
-// force for the key and how many variants its tuner timed.
-func TestWebGPUWinnerInNewProcess(t *testing.T) {
-	key := os.Getenv("WT_AUTO_CHILD_KEY")
-	if key == "" {
-		t.Skip("the child process of TestKernelAgentSynthesisesWebGPUVariants")
+// webgpuWinnerChild is the new process of the test above (TestMain runs
+// it when WT_AUTO_CHILD_KEY is set): it runs the decode step once and
+// reports the variant in force for the key and how many variants its
+// tuner timed.
+func webgpuWinnerChild(key string) error {
+	b, err := core.BackendFor(webgputest.Device)
+	if err != nil {
+		return err
 	}
-	dev := webgputest.Need(t)
-	step := newDecodeStep(t)
+	dev, ok := b.(*webgpu.Backend)
+	if !ok {
+		return fmt.Errorf("the webgpu device's backend is a %T", b)
+	}
+	step, err := makeDecodeStep()
+	if err != nil {
+		return err
+	}
 	step.reps = 1
-	require.NoError(t, step.run())
+	if err := step.run(); err != nil {
+		return err
+	}
 	stats, _ := json.Marshal(dev.KernelCacheStats())
 	fmt.Printf("child: %s=%s timed=%d (%s)\n", key, dev.TuningVariant(key), dev.KernelCacheStats().VariantsTimed, stats)
+	return nil
 }

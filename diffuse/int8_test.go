@@ -424,12 +424,20 @@ func TestInt8Refusals(t *testing.T) {
 func TestInt8WeightsTakeAByteOnWebGPU(t *testing.T) {
 	b := webgputest.Need(t)
 	dir := filepath.Join("testdata", "unet2d_tiny")
+	// Tensors dropped by the loads (and by the tests before this one) free
+	// their buffers in finalizers: collect until the count holds still.
 	live := func() int64 {
-		for range 3 {
-			runtime.GC() // tensors dropped by the load free their buffers in finalizers
+		last := int64(-1)
+		for range 50 {
+			runtime.GC()
 			time.Sleep(10 * time.Millisecond)
+			n := b.MemoryInUse()
+			if n == last {
+				return n
+			}
+			last = n
 		}
-		return b.MemoryInUse()
+		return last
 	}
 	base := live()
 	f32, err := LoadUNet2D(dir, WithDevice(webgputest.Device))

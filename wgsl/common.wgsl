@@ -608,18 +608,10 @@ fn u_pow(a: u32, n: u32) -> u32 {
 }
 // i_mul_wide is the exact 64-bit product of two i32s as (low, high) words.
 fn i_mul_wide(a: i32, b: i32) -> vec2<u32> {
-	let ua = bitcast<u32>(abs(a)); // abs(-2^31) stays -2^31, whose bits are its magnitude
-	let ub = bitcast<u32>(abs(b));
-	let a0 = ua & 0xffffu;
-	let a1 = ua >> 16u;
-	let b0 = ub & 0xffffu;
-	let b1 = ub >> 16u;
-	let p00 = a0 * b0;
-	let p01 = a0 * b1;
-	let p10 = a1 * b0;
-	let mid = p01 + p10;
-	let lo = p00 + (mid << 16u);
-	var hi = a1 * b1 + (mid >> 16u) + select(0u, 0x10000u, mid < p01) + select(0u, 1u, lo < p00);
+	// abs(-2^31) stays -2^31, whose bits are its magnitude
+	let p = u_mul_wide(bitcast<u32>(abs(a)), bitcast<u32>(abs(b)));
+	let lo = p.x;
+	let hi = p.y;
 	if (a < 0) != (b < 0) {
 		let nlo = ~lo + 1u;
 		return vec2<u32>(nlo, ~hi + select(0u, 1u, nlo == 0u));

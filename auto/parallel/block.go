@@ -127,24 +127,7 @@ func RunBlockSingle(b Block, dev core.Device, x, y []float32, ws [][]float32) (S
 		params = append(params, core.FromSlice(ws[i], s, dev).SetRequiresGrad(true))
 	}
 	h := b.forward(core.FromSlice(x, core.Shape{b.Batch, b.Seq, b.Dim}, dev), params)
-	out, err := h.Float32s()
-	if err != nil {
-		return Step{}, err
-	}
-	loss, g := lossGrad(out, y, b.Batch*b.Seq)
-	if err := h.Backward(core.FromSlice(g, h.Shape(), dev)); err != nil {
-		return Step{}, err
-	}
-	s := Step{Out: out, Loss: loss}
-	for _, p := range params {
-		v, err := p.Grad().Float32s()
-		if err != nil {
-			return Step{}, err
-		}
-		s.Grads = append(s.Grads, v)
-	}
-	s.Seconds = time.Since(start).Seconds()
-	return s, nil
+	return localStep(h, y, b.Batch*b.Seq, params, start)
 }
 
 // lossGrad is the squared error's mean over rows and its gradient.

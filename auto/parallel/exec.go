@@ -28,16 +28,7 @@ type Step struct {
 func (m MLP) wshape(l int) core.Shape { return core.Shape{m.Dims[l], m.Dims[l+1]} }
 
 // lossGrad is the loss and the output's gradient for rows of out and y.
-func (m MLP) lossGrad(out, y []float32) (float64, []float32) {
-	g := make([]float32, len(out))
-	loss := 0.0
-	for i := range out {
-		d := out[i] - y[i]
-		loss += float64(d) * float64(d) / float64(m.Rows)
-		g[i] = 2 * d / float32(m.Rows)
-	}
-	return loss, g
-}
+func (m MLP) lossGrad(out, y []float32) (float64, []float32) { return lossGrad(out, y, m.Rows) }
 
 // RunSingle is the step in this process, on dev: the reference.
 func RunSingle(m MLP, dev core.Device, x, y []float32, ws [][]float32) (Step, error) {
@@ -52,12 +43,19 @@ func RunSingle(m MLP, dev core.Device, x, y []float32, ws [][]float32) (Step, er
 			h = h.ReLU()
 		}
 	}
+	return localStep(h, y, m.Rows, params, start)
+}
+
+// localStep finishes a step run in this process: h's values, the squared
+// error's loss against y over rows, its backward, and the parameters'
+// gradients, timed from start.
+func localStep(h *core.Tensor, y []float32, rows int, params []*core.Tensor, start time.Time) (Step, error) {
 	out, err := h.Float32s()
 	if err != nil {
 		return Step{}, err
 	}
-	loss, g := m.lossGrad(out, y)
-	if err := h.Backward(core.FromSlice(g, h.Shape(), dev)); err != nil {
+	loss, g := lossGrad(out, y, rows)
+	if err := h.Backward(core.FromSlice(g, h.Shape(), h.Device())); err != nil {
 		return Step{}, err
 	}
 	s := Step{Out: out, Loss: loss}

@@ -14,18 +14,27 @@ func deviceOf(p Plan) (core.Device, error) {
 	return core.ParseDevice(p.Devices[0])
 }
 
+// planFits checks that p can run on workers: a single-device plan's
+// device (returned), or as many workers as its degree.
+func planFits(p Plan, workers []*Worker) (core.Device, error) {
+	if p.Strategy == "single" {
+		return deviceOf(p)
+	}
+	if p.Degree > len(workers) {
+		return core.Device{}, fmt.Errorf("parallel: %s needs %d workers, got %d", p.Name(), p.Degree, len(workers))
+	}
+	return core.Device{}, nil
+}
+
 // RunMLPPlan runs a step of m the way plan p says, on the workers for
 // plans across processes.
 func RunMLPPlan(p Plan, m MLP, workers []*Worker, x, y []float32, ws [][]float32) (Step, error) {
-	if p.Strategy != "single" && p.Degree > len(workers) {
-		return Step{}, fmt.Errorf("parallel: %s needs %d workers, got %d", p.Name(), p.Degree, len(workers))
+	dev, err := planFits(p, workers)
+	if err != nil {
+		return Step{}, err
 	}
 	switch p.Strategy {
 	case "single":
-		dev, err := deviceOf(p)
-		if err != nil {
-			return Step{}, err
-		}
 		return RunSingle(m, dev, x, y, ws)
 	case "data", "sequence": // an MLP mixes no positions: its rows are its sequence
 		return RunDP(m, workers[:p.Degree], x, y, ws)
@@ -42,15 +51,12 @@ func RunMLPPlan(p Plan, m MLP, workers []*Worker, x, y []float32, ws [][]float32
 
 // RunBlockPlan runs a step of b the way plan p says.
 func RunBlockPlan(p Plan, b Block, workers []*Worker, x, y []float32, ws [][]float32) (Step, error) {
-	if p.Strategy != "single" && p.Degree > len(workers) {
-		return Step{}, fmt.Errorf("parallel: %s needs %d workers, got %d", p.Name(), p.Degree, len(workers))
+	dev, err := planFits(p, workers)
+	if err != nil {
+		return Step{}, err
 	}
 	switch p.Strategy {
 	case "single":
-		dev, err := deviceOf(p)
-		if err != nil {
-			return Step{}, err
-		}
 		return RunBlockSingle(b, dev, x, y, ws)
 	case "data":
 		return RunBlockDP(b, workers[:p.Degree], x, y, ws)

@@ -75,7 +75,7 @@ func randF32(rng *rand.Rand, n int) []float32 {
 // bit (what lets a model's pinned outputs hold across CPUs).
 func TestGemmVectorKernelsAgreeBitForBit(t *testing.T) {
 	if len(gemmVectorKernels) < 2 {
-		t.Skip("this CPU runs fewer than two vector gemm kernels (AVX2, AVX-512)")
+		t.Skipf("needs both vector gemm kernels, AVX2 and AVX-512: this CPU runs %d of them", len(gemmVectorKernels))
 	}
 	defer currentGemmKernel().use()
 	rng := rand.New(rand.NewPCG(3, 4))

@@ -4,6 +4,6 @@
 // device, `config` lists the settings, `op new` scaffolds an elementwise op
 // from its formula, `trace` records a command's op calls as a Chrome trace
 // and `flame` draws one, `auto` runs the agents that keep only measured
-// wins, `ir` shows a traced graph and its passes, `plugin new` scaffolds a
+// wins (`auto parallel` plans data, tensor, pipeline or sequence parallelism), `ir` shows a traced graph and its passes, `plugin new` scaffolds a
 // WebAssembly plugin.
 package main
