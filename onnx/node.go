@@ -244,10 +244,15 @@ func (c *ctx) seq(i int) *Sequence {
 	return nil
 }
 
-// opt is optional input i, nil when absent or named "".
+// opt is optional input i, nil when absent or named "". A sequence or
+// optional there (which only operators that take them are given) is an
+// error, not an absent input.
 func (c *ctx) opt(i int) *core.Tensor {
 	if i >= len(c.ins) {
 		return nil
+	}
+	if c.ins[i] == nil && c.vals[i] != nil {
+		c.fail("input %d (%q) is %s, want a tensor", i, c.n.inputs[i], describe(c.vals[i]))
 	}
 	return c.ins[i]
 }

@@ -102,6 +102,10 @@ func (c *ctx) position(i, n int, def int, inserting bool) (int, bool) {
 		hi = int64(n)
 	}
 	p := v[0]
+	if hi < 0 {
+		c.fail("position %d names no tensor: the sequence %q is empty", p, c.n.inputs[0])
+		return 0, false
+	}
 	if p < -int64(n) || p > hi {
 		c.fail("position %d is out of range for a sequence of %d tensors (valid: %d to %d)", p, n, -n, hi)
 		return 0, false
@@ -178,7 +182,10 @@ func sequenceLength(c *ctx) ([]Value, error) {
 	if c.err != nil {
 		return nil, nil
 	}
-	return []Value{core.FromSlice([]int64{int64(len(s.Tensors))}, core.Shape{}, c.m.dev)}, nil
+	n := []int64{int64(len(s.Tensors))}
+	t := core.FromSlice(n, core.Shape{}, c.m.dev)
+	c.run.ints[t] = n // a loop's trip count, often: read without a download
+	return []Value{t}, nil
 }
 
 // splitToSequence is SplitToSequence: pieces of the split input's sizes

@@ -374,7 +374,10 @@ func (c *ctx) narrowResult(i int, out **core.Tensor) (elemType, error) {
 		return c.types[i], nil
 	}
 	src := typeSource[c.n.pb.GetOpType()]
-	in := c.opt(src)
+	var in *core.Tensor // not c.opt: a sequence operator's input may be no tensor, which is no error here
+	if src < len(c.ins) {
+		in = c.ins[src]
+	}
 	if in == nil || in.DType() != (*out).DType() {
 		return 0, nil
 	}
