@@ -17,10 +17,10 @@ import (
 // generate: the importer never reads them). These few fields are decoded
 // here by hand.
 const (
-	protoName        = 1 // both messages: name
-	protoTensor      = 3 // SequenceProto.tensor_values, OptionalProto.tensor_value
-	protoSequence    = 5 // SequenceProto.sequence_values, OptionalProto.sequence_value
-	protoOptionalAny = 7 // SequenceProto.optional_values, OptionalProto.optional_value
+	protoName     = 1 // both messages: name
+	protoTensor   = 3 // SequenceProto.tensor_values, OptionalProto.tensor_value
+	protoSequence = 5 // SequenceProto.sequence_values, OptionalProto.sequence_value
+	protoOptional = 7 // SequenceProto.optional_values, OptionalProto.optional_value
 )
 
 // testValue is a decoded test value and the ONNX element type of its
@@ -61,7 +61,7 @@ func decodeValue(data []byte, kind Kind, dev core.Device) (testValue, error) {
 			sv, err := decodeSequence(b, dev)
 			opt.Value, out.elem = sv.v, sv.elem
 			return err
-		case protoOptionalAny:
+		case protoOptional:
 			return errors.New("an optional of an optional")
 		}
 		return nil
@@ -84,7 +84,7 @@ func decodeSequence(data []byte, dev core.Device) (testValue, error) {
 			}
 			s.Tensors = append(s.Tensors, tv.v.(*core.Tensor))
 			s.DType, out.elem = tv.v.(*core.Tensor).DType(), tv.elem
-		case protoSequence, protoOptionalAny:
+		case protoSequence, protoOptional:
 			return errors.New("a sequence of sequences or optionals")
 		}
 		return nil
