@@ -23,18 +23,10 @@ type conformerModel struct {
 // (config.json, model.safetensors) and, when present, its
 // preprocessor_config.json.
 func ConformerLoad(dir, device string) (int64, error) {
-	const fn = "wt_conformer_load"
-	opts, err := folderOptions(fn, dir, device)
+	m, fe, err := loadWithFeatures("wt_conformer_load", dir, device, multimodal.LoadWav2Vec2ConformerModel,
+		multimodal.LoadWav2Vec2FeatureExtractor, multimodal.NewWav2Vec2FeatureExtractor())
 	if err != nil {
 		return 0, err
-	}
-	m, err := multimodal.LoadWav2Vec2ConformerModel(dir, opts...)
-	if err != nil {
-		return 0, loadFailed(fn, err)
-	}
-	fe, err := ifPresent(dir, "preprocessor_config.json", multimodal.LoadWav2Vec2FeatureExtractor, multimodal.NewWav2Vec2FeatureExtractor())
-	if err != nil {
-		return 0, loadFailed(fn, err)
 	}
 	return conformerModels.add(&conformerModel{m: m, fe: fe}), nil
 }

@@ -103,6 +103,36 @@ func ifPresent[T any](dir, name string, load func(dir string) (T, error), fallba
 	return load(dir)
 }
 
+// loadWithFeatures loads an audio model folder for fn: the model (load)
+// and its feature extractor, from preprocessor_config.json when the
+// folder has one (loadFeatures) or transformers' defaults (defaults).
+func loadWithFeatures[M, F any](fn, dir, device string, load func(string, ...multimodal.LoadOption) (M, error),
+	loadFeatures func(string) (F, error), defaults F) (M, F, error) {
+	var m M
+	opts, err := folderOptions(fn, dir, device)
+	if err != nil {
+		return m, defaults, err
+	}
+	if m, err = load(dir, opts...); err != nil {
+		return m, defaults, loadFailed(fn, err)
+	}
+	fe, err := ifPresent(dir, "preprocessor_config.json", loadFeatures, defaults)
+	if err != nil {
+		return m, fe, loadFailed(fn, err)
+	}
+	return m, fe, nil
+}
+
+// fromFolder is the folder entry point of a loader that also reads zip
+// archives (load takes either as a modelfs.Dir): dir checked, then read
+// from disk.
+func fromFolder(fn, dir, device string, load func(fn string, d modelfs.Dir, device string) (int64, error)) (int64, error) {
+	if err := checkDir(fn, dir); err != nil {
+		return 0, err
+	}
+	return load(fn, modelfs.OS(dir), device)
+}
+
 // checkDir fails with WT_ERR_INVALID when path is empty.
 func checkDir(fn, path string) error {
 	if path == "" {
@@ -242,11 +272,7 @@ func TokenizerVocabSize(h int64) (int, error) {
 // SentenceEncoderLoad is wt_sentence_encoder_load: a sentence-transformers
 // folder (modules.json, the Transformer's files, the Pooling's config).
 func SentenceEncoderLoad(dir, device string) (int64, error) {
-	const fn = "wt_sentence_encoder_load"
-	if err := checkDir(fn, dir); err != nil {
-		return 0, err
-	}
-	return sentenceEncoderLoad(fn, modelfs.OS(dir), device)
+	return fromFolder("wt_sentence_encoder_load", dir, device, sentenceEncoderLoad)
 }
 
 // sentenceEncoderLoad loads the sentence-transformers folder d for fn.
@@ -310,11 +336,7 @@ func poolingModes(p multimodal.PoolingConfig) []bool {
 // CLIPLoad is wt_clip_load: a CLIPModel folder save_pretrained wrote with
 // its tokenizer.json.
 func CLIPLoad(dir, device string) (int64, error) {
-	const fn = "wt_clip_load"
-	if err := checkDir(fn, dir); err != nil {
-		return 0, err
-	}
-	return clipLoad(fn, modelfs.OS(dir), device)
+	return fromFolder("wt_clip_load", dir, device, clipLoad)
 }
 
 // clipLoad loads the CLIPModel folder d, with its tokenizer.json, for fn.
@@ -427,17 +449,10 @@ func CLIPImageFeatures(h, pixels int64) (int64, error) {
 // tokenizer.json and, when present, preprocessor_config.json.
 func WhisperLoad(dir, device string) (int64, error) {
 	const fn = "wt_whisper_load"
-	opts, err := folderOptions(fn, dir, device)
+	m, fe, err := loadWithFeatures(fn, dir, device, multimodal.LoadWhisperForConditionalGeneration,
+		multimodal.LoadWhisperFeatureExtractor, multimodal.NewWhisperFeatureExtractor())
 	if err != nil {
 		return 0, err
-	}
-	m, err := multimodal.LoadWhisperForConditionalGeneration(dir, opts...)
-	if err != nil {
-		return 0, loadFailed(fn, err)
-	}
-	fe, err := ifPresent(dir, "preprocessor_config.json", multimodal.LoadWhisperFeatureExtractor, multimodal.NewWhisperFeatureExtractor())
-	if err != nil {
-		return 0, loadFailed(fn, err)
 	}
 	if fe.FeatureSize != m.Model.Config.NumMelBins {
 		return 0, Invalidf("%s: preprocessor_config.json's feature_size %d differs from config.json's num_mel_bins %d",
