@@ -96,13 +96,15 @@ func NameAt(names []string, i int, what string) (string, error) {
 	return names[i], nil
 }
 
-// onnxValue is one input or output in wt_onnx_info_json: a dim is a
-// number, a symbolic name (ONNX's dim_param) or null (not declared).
-// narrow names the declared ONNX element type when webtensor holds it
+// onnxValue is one input or output in wt_onnx_info_json: kind says
+// whether it is a tensor, a sequence or an optional (onnxKindNames; dtype
+// and shape then describe the tensors inside); a dim is a number, a
+// symbolic name (ONNX's dim_param) or null (not declared). narrow names the declared ONNX element type when webtensor holds it
 // widened in dtype (UINT16 in i32, FLOAT8E4M3FN in f32, ...), so a caller
 // knows which values the model takes and returns there.
 type onnxValue struct {
 	Name   string `json:"name"`
+	Kind   string `json:"kind"`
 	DType  string `json:"dtype"`
 	Narrow string `json:"narrow,omitempty"`
 	Shape  []any  `json:"shape"`
@@ -118,7 +120,7 @@ func OnnxInfoJSON(h int64) (string, error) {
 	values := func(infos []onnx.ValueInfo) []onnxValue {
 		out := make([]onnxValue, len(infos))
 		for i, vi := range infos {
-			v := onnxValue{Name: vi.Name, Narrow: vi.Narrow, Shape: []any{}}
+			v := onnxValue{Name: vi.Name, Kind: onnxKindNames[vi.Kind], Narrow: vi.Narrow, Shape: []any{}}
 			if vi.DType != core.Invalid {
 				v.DType = vi.DType.String()
 			}

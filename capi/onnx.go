@@ -110,3 +110,50 @@ func wt_onnx_run(m C.wt_onnx, names **C.char, inputs *C.wt_tensor, n C.int32_t, 
 	}
 	return putHandles(res, outputs, outCap, nOut, "wt_onnx_run: the model")
 }
+
+// The run with sequences and optionals (abi/onnx_values.go): a flat list of
+// tensors, a JSON layout grouping them, the outputs held behind a handle.
+
+//export wt_onnx_run_values
+func wt_onnx_run_values(m C.wt_onnx, tensors *C.wt_tensor, n C.int32_t, layout *C.char, out *C.wt_onnx_values) (status C.int32_t) {
+	defer guard(&status)
+	if out == nil {
+		return invalid("wt_onnx_run_values: out is NULL")
+	}
+	ins, err := handles(tensors, n, "tensors", "n_tensors")
+	if err != nil {
+		return fail(abi.Prefix(err, "wt_onnx_run_values"))
+	}
+	l, ok := goString(layout)
+	if !ok {
+		return invalid("wt_onnx_run_values: layout_json is NULL")
+	}
+	h, err := abi.OnnxRunValues(int64(m), ins, l, threadNoGrad())
+	return setObject(h, err, out)
+}
+
+//export wt_onnx_values_layout_json
+func wt_onnx_values_layout_json(v C.wt_onnx_values, buf *C.char, capacity C.size_t, needed *C.size_t) (status C.int32_t) {
+	defer guard(&status)
+	s, err := abi.OnnxValuesLayoutJSON(int64(v))
+	return writeResult(s, err, buf, capacity, needed)
+}
+
+//export wt_onnx_values_tensors
+func wt_onnx_values_tensors(v C.wt_onnx_values, outputs *C.wt_tensor, outCap C.int32_t, nOut *C.int32_t) (status C.int32_t) {
+	defer guard(&status)
+	if nOut == nil || (outputs == nil && outCap > 0) || outCap < 0 {
+		return invalid("wt_onnx_values_tensors: n_outputs is NULL, or outputs is NULL with out_cap %d", int(outCap))
+	}
+	res, err := abi.OnnxValuesTensors(int64(v))
+	if err != nil {
+		return fail(err)
+	}
+	return putHandles(res, outputs, outCap, nOut, "wt_onnx_values_tensors: the run")
+}
+
+//export wt_onnx_values_free
+func wt_onnx_values_free(v C.wt_onnx_values) (status C.int32_t) {
+	defer guard(&status)
+	return done(abi.OnnxValuesFree(int64(v)))
+}

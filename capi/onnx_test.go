@@ -79,8 +79,10 @@ func TestOnnxLoadNamesAndInfo(t *testing.T) {
 	st, info := callOnnxInfo(m)
 	require.Equal(t, int32(statusOK), st, lastError())
 	assert.JSONEq(t, `{"opset": 17, "device": "cpu", "inputs": [
-		{"name": "x", "dtype": "f32", "shape": ["batch", 4]}, {"name": "scale", "dtype": "f32", "shape": [1]}],
-		"outputs": [{"name": "y", "dtype": "f32", "shape": ["batch", 3]}, {"name": "top", "dtype": "i64", "shape": ["batch"]}]}`, info)
+		{"name": "x", "kind": "tensor", "dtype": "f32", "shape": ["batch", 4]},
+		{"name": "scale", "kind": "tensor", "dtype": "f32", "shape": [1]}],
+		"outputs": [{"name": "y", "kind": "tensor", "dtype": "f32", "shape": ["batch", 3]},
+		{"name": "top", "kind": "tensor", "dtype": "i64", "shape": ["batch"]}]}`, info)
 }
 
 func TestOnnxRunNamedInputs(t *testing.T) {

@@ -132,3 +132,56 @@ func callOnnxRun(m int64, names []string, inputs []int64, outCap int) (status in
 	}
 	return int32(st), outs, int32(cn)
 }
+
+// callOnnxRunValues passes the tensors and the layout in C memory; a
+// layout "\x00" is passed as NULL.
+func callOnnxRunValues(m int64, tensors []int64, layout string) (int32, int64) {
+	var cin *C.wt_tensor
+	if n := len(tensors); n > 0 {
+		cin = (*C.wt_tensor)(C.malloc(C.size_t(8 * n)))
+		defer C.free(unsafe.Pointer(cin))
+		for i, h := range tensors {
+			unsafe.Slice(cin, n)[i] = C.wt_tensor(h)
+		}
+	}
+	var cl *C.char
+	if layout != "\x00" {
+		cl = C.CString(layout)
+		defer C.free(unsafe.Pointer(cl))
+	}
+	var out C.wt_onnx_values
+	st := wt_onnx_run_values(C.wt_onnx(m), cin, C.int32_t(len(tensors)), cl, &out)
+	return int32(st), int64(out)
+}
+
+// callOnnxValuesLayout reads the layout through the buffer protocol: the
+// size asked with a NULL buffer, then the string.
+func callOnnxValuesLayout(v int64) (int32, string) {
+	var needed C.size_t
+	st := wt_onnx_values_layout_json(C.wt_onnx_values(v), nil, 0, &needed)
+	if st != C.int32_t(abi.StatusBufferTooSmall) {
+		return int32(st), ""
+	}
+	buf := (*C.char)(C.malloc(needed))
+	defer C.free(unsafe.Pointer(buf))
+	st = wt_onnx_values_layout_json(C.wt_onnx_values(v), buf, needed, &needed)
+	return int32(st), C.GoString(buf)
+}
+
+func callOnnxValuesTensors(v int64, outCap int) (status int32, outs []int64, nOut int32) {
+	var cout *C.wt_tensor
+	if outCap > 0 {
+		cout = (*C.wt_tensor)(C.malloc(C.size_t(8 * outCap)))
+		defer C.free(unsafe.Pointer(cout))
+	}
+	var cn C.int32_t
+	st := wt_onnx_values_tensors(C.wt_onnx_values(v), cout, C.int32_t(outCap), &cn)
+	if st == statusOK {
+		for _, h := range unsafe.Slice(cout, int(cn)) {
+			outs = append(outs, int64(h))
+		}
+	}
+	return int32(st), outs, int32(cn)
+}
+
+func callOnnxValuesFree(v int64) int32 { return int32(wt_onnx_values_free(C.wt_onnx_values(v))) }

@@ -63,9 +63,10 @@
 // the input. The tensor work inside (split, concat, stack) is registry
 // ops, so it runs on every backend, and a traced graph holds it. Graph
 // inputs and outputs of these types (ValueInfo.Kind) go through
-// RunValues; Run and Call, and so the C ABI and the SDKs, carry tensors
-// only and refuse such a model, naming the input or output. Maps, sparse
-// tensors and sequences of anything but tensors are refused at load.
+// RunValues, and through the C ABI's wt_onnx_run_values, which every SDK
+// uses for them; Run and Call (and wt_onnx_run) carry tensors only and
+// refuse such a model, naming the input or output. Maps, sparse tensors
+// and sequences of anything but tensors are refused at load.
 //
 // Control flow runs on the host: If picks its branch, Loop and Scan run
 // their body once per iteration (the trip count and each condition read

@@ -164,7 +164,7 @@ func (m *Model) RunValues(inputs map[string]Value) (map[string]Value, error) {
 }
 
 // tensorsOnly refuses, naming it, an input or output that is not a
-// tensor: Run and Call (and so ir.Trace and the C ABI, which runs models
+// tensor: Run and Call (and so ir.Trace and wt_onnx_run, which runs models
 // through Run) carry tensors only.
 func (m *Model) tensorsOnly() error {
 	for _, list := range []struct {
@@ -173,7 +173,7 @@ func (m *Model) tensorsOnly() error {
 	}{{"input", m.Inputs}, {"output", m.Outputs}} {
 		for _, info := range list.infos {
 			if info.Kind != KindTensor {
-				return fmt.Errorf("onnx: %s %q is %s, which Run, Call and the C ABI (so every SDK) do not carry yet: use Model.RunValues",
+				return fmt.Errorf("onnx: %s %q is %s, which Run, Call and wt_onnx_run do not carry: use Model.RunValues (wt_onnx_run_values in the C ABI)",
 					list.what, info.Name, info.Kind)
 			}
 		}

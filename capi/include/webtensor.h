@@ -90,8 +90,10 @@ typedef int64_t wt_graph;
  * handles, never reused, like tensors'. */
 typedef int64_t wt_optimizer;
 typedef int64_t wt_state;
-/* An imported ONNX model (see wt_onnx_load); handles are never reused. */
+/* An imported ONNX model (see wt_onnx_load) and the outputs of one run of
+ * it held for reading (see wt_onnx_run_values); handles are never reused. */
 typedef int64_t wt_onnx;
+typedef int64_t wt_onnx_values;
 /* The domain libraries' objects (see wt_tokenizer_load, wt_sentence_encoder_load,
  * wt_clip_load, wt_whisper_load, wt_whisper_stream_new, wt_timesformer_load,
  * wt_conformer_load, wt_speecht5_load, wt_diffusion_load); handles are never reused. */

@@ -32,11 +32,14 @@ int32_t wt_onnx_input_name(wt_onnx model, int32_t index, char *buf, size_t cap, 
 int32_t wt_onnx_output_count(wt_onnx model, int32_t *count);
 int32_t wt_onnx_output_name(wt_onnx model, int32_t index, char *buf, size_t cap, size_t *needed);
 /* The model as JSON: {"opset": 17, "device": "cpu", "inputs": [{"name": "x",
- * "dtype": "f32", "shape": [1, "batch", null]}], "outputs": [...]}: a dim is
- * a number, a symbolic name (ONNX's dim_param) or null; a shape is null
- * when the rank is not declared, a dtype "" when the type is not. A value of
- * an ONNX type webtensor holds widened also has "narrow": the type's name
- * ("UINT16" in "i32", "FLOAT8E4M3FN" in "f32", ...). */
+ * "kind": "tensor", "dtype": "f32", "shape": [1, "batch", null]}],
+ * "outputs": [...]}. kind is "tensor", "sequence" (of tensors),
+ * "optional_tensor" or "optional_sequence"; dtype and shape then describe
+ * the tensors inside. A dim is a number, a symbolic name (ONNX's dim_param)
+ * or null; a shape is null when the rank is not declared, a dtype "" when
+ * the type is not (its kind then says "tensor" but any kind is taken). A
+ * value of an ONNX type webtensor holds widened also has "narrow": the
+ * type's name ("UINT16" in "i32", "FLOAT8E4M3FN" in "f32", ...). */
 int32_t wt_onnx_info_json(wt_onnx model, char *buf, size_t cap, size_t *needed);
 /* Run the model: inputs[i] is the tensor named names[i] (a graph input, or
  * an initializer the graph also lists as an input, to override it); every
@@ -49,6 +52,34 @@ int32_t wt_onnx_info_json(wt_onnx model, char *buf, size_t cap, size_t *needed);
  * fails names its node. */
 int32_t wt_onnx_run(wt_onnx model, const char *const *names, const wt_tensor *inputs, int32_t n_inputs,
                     wt_tensor *outputs, int32_t out_cap, int32_t *n_outputs);
+/* Run a model whose inputs or outputs may be sequences or optionals (any
+ * model: wt_onnx_run is the shorter call for tensors only, and refuses
+ * the others naming them). The tensors come as one flat list and
+ * layout_json groups them into the named inputs: {"x": 0, "parts": [1, 2],
+ * "maybe": null} gives x tensors[0], the sequence parts tensors[1] and
+ * tensors[2] ([] is an empty sequence) and the optional maybe None; an
+ * optional holding a value is written as that value. The rules are
+ * wt_onnx_run's (every input given once, initializers overridable by name,
+ * inputs copied to the model's device), and besides: every tensor belongs
+ * to some input (one may be in several), none is 0, and each value must
+ * be of its input's kind (wt_onnx_info_json). Anything else (bad JSON, an
+ * index outside 0..n_tensors-1, a list for a tensor, null for a sequence)
+ * is WT_ERR_INVALID naming the input and what was wrong.
+ * The model runs once: its outputs are held behind *out until
+ * wt_onnx_values_free, since a sequence's length is known only after the
+ * run. wt_onnx_values_layout_json gives the outputs' layout in the same
+ * form, every output in wt_onnx_output_name order ({"pieces": [0, 1, 2],
+ * "y": 3, "maybe_out": null}); wt_onnx_values_tensors writes the tensors
+ * it indexes as new handles, all n_outputs of them, each call making new
+ * ones (the out_cap protocol of wt_onnx_run: with out_cap too small the
+ * status is WT_ERR_BUFFER_TOO_SMALL, *n_outputs is set and no handle is
+ * made; ask again, nothing runs again). Handles made stay valid after
+ * wt_onnx_values_free and wt_onnx_free. */
+int32_t wt_onnx_run_values(wt_onnx model, const wt_tensor *tensors, int32_t n_tensors, const char *layout_json,
+                           wt_onnx_values *out);
+int32_t wt_onnx_values_layout_json(wt_onnx_values values, char *buf, size_t cap, size_t *needed);
+int32_t wt_onnx_values_tensors(wt_onnx_values values, wt_tensor *outputs, int32_t out_cap, int32_t *n_outputs);
+int32_t wt_onnx_values_free(wt_onnx_values values);
 
 /* ---- Multimodal models (multimodal/): Hugging Face folders ------------------------ */
 

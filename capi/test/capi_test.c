@@ -20,6 +20,7 @@ void test_graphs(void);
 void test_plugins(void);
 void test_train(void);
 void test_onnx(void);
+void test_onnx_values(void);
 void test_domains(void);
 
 static void test_info(void) {
@@ -616,6 +617,7 @@ int main(void) {
   test_plugins();
   test_train();
   test_onnx();
+  test_onnx_values();
   test_domains();
   int64_t end = live_tensors();
   if (!CHECK(end == start)) printf("    %" PRId64 " tensors leaked\n", end - start);

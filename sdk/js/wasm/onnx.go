@@ -8,9 +8,10 @@ import (
 	"github.com/webtensor/webtensor/abi"
 )
 
-// ONNX models (abi/onnx.go) as the bridge takes them: bytes, since the
-// page has no file system, and a run's names as an array of strings beside
-// its array of handles.
+// ONNX models (abi/onnx.go, abi/onnx_values.go) as the bridge takes them:
+// bytes, since the page has no file system; a run's names as an array of
+// strings beside its array of handles; wt_onnx_run_values's flat array of
+// handles beside its layout string.
 
 // onnxLoadBytes(bytes: Uint8Array, device) -> model handle
 func onnxLoadBytes(a args) (any, error) {
@@ -85,6 +86,32 @@ func onnxRun(a args) (any, error) {
 		return nil, err
 	}
 	outs, err := abi.OnnxRun(m, names, ins, a.noGrad)
+	if err != nil {
+		return nil, err
+	}
+	return handleList(outs), nil
+}
+
+// onnxRunValues(model, tensors: handles, layout: string) -> values handle:
+// wt_onnx_run_values, the tensors flat and the JSON layout grouping them.
+func onnxRunValues(a args) (any, error) {
+	r := a.reader()
+	m := r.int(0, "model handle")
+	tensors := r.ints(1, "tensors")
+	layout := r.str(2, "layout_json")
+	if r.err != nil {
+		return nil, r.err
+	}
+	return abi.OnnxRunValues(m, tensors, layout, a.noGrad)
+}
+
+// onnxValuesTensors(values) -> the held outputs' tensors as new handles.
+func onnxValuesTensors(a args) (any, error) {
+	v, err := a.handle(0)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := abi.OnnxValuesTensors(v)
 	if err != nil {
 		return nil, err
 	}

@@ -124,14 +124,18 @@ var calls = map[string]call{
 	"wt_nn_calculate_gain":    nnCalculateGain,
 
 	// ONNX models
-	"wt_onnx_load_bytes":   onnxLoadBytes,
-	"wt_onnx_free":         onHandle(abi.OnnxFree),
-	"wt_onnx_input_count":  onnxCount(false),
-	"wt_onnx_input_name":   onnxNameAt(false),
-	"wt_onnx_output_count": onnxCount(true),
-	"wt_onnx_output_name":  onnxNameAt(true),
-	"wt_onnx_info_json":    ofHandle(abi.OnnxInfoJSON),
-	"wt_onnx_run":          onnxRun,
+	"wt_onnx_load_bytes":         onnxLoadBytes,
+	"wt_onnx_free":               onHandle(abi.OnnxFree),
+	"wt_onnx_input_count":        onnxCount(false),
+	"wt_onnx_input_name":         onnxNameAt(false),
+	"wt_onnx_output_count":       onnxCount(true),
+	"wt_onnx_output_name":        onnxNameAt(true),
+	"wt_onnx_info_json":          ofHandle(abi.OnnxInfoJSON),
+	"wt_onnx_run":                onnxRun,
+	"wt_onnx_run_values":         onnxRunValues,
+	"wt_onnx_values_layout_json": ofHandle(abi.OnnxValuesLayoutJSON),
+	"wt_onnx_values_tensors":     onnxValuesTensors,
+	"wt_onnx_values_free":        onHandle(abi.OnnxValuesFree),
 
 	// tokenizers
 	"wt_tokenizer_load_bytes": tokenizerLoadBytes,
@@ -194,7 +198,7 @@ var calls = map[string]call{
 // Promise, for what must read GPU memory to proceed (a copy to the host, an
 // output shape that depends on the data, sparse structure, ...).
 var asyncTwins = []string{"wt_tensor_to_host", "wt_tensor_to_device", "wt_op", "wt_backward", "wt_graph_run", "wt_device_sync",
-	"wt_state_to_bytes", "wt_onnx_load_bytes", "wt_onnx_run", "wt_image_processor_preprocess", "wt_image_processor_preprocess_video",
+	"wt_state_to_bytes", "wt_onnx_load_bytes", "wt_onnx_run", "wt_onnx_run_values", "wt_image_processor_preprocess", "wt_image_processor_preprocess_video",
 	"wt_dataset_get", "wt_loader_next", "wt_diffusion_load_zip", "wt_diffusion_quantize_int8", "wt_diffusion_generate",
 	"wt_diffusion_generate_classes", "wt_diffusion_generate_text", "wt_diffusion_encode_text",
 	"wt_sentence_encoder_load_zip", "wt_sentence_encoder_encode", "wt_clip_load_zip", "wt_clip_zero_shot",
