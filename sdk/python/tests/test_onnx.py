@@ -82,3 +82,65 @@ def test_errors_are_the_librarys():
             model(X, x=X)
         with pytest.raises(TypeError, match="takes 2 inputs"):
             model(X, SCALE, X)
+
+
+# ---- sequences and optionals (wt_onnx_run_values) -------------------------------
+# onnx/testdata/sdk_values_model.onnx: pieces = SplitToSequence(x), joined =
+# ConcatFromSequence(parts), has = OptionalHasElement(maybe), maybe_out and
+# parts_out the optionals passed through; sdk_values_model.json holds a case
+# with the optionals given and one with them empty, and the outputs onnx's
+# reference evaluator gave (make_sdk_values_model.py writes both).
+
+VALUES_MODEL = TESTDATA / "sdk_values_model.onnx"
+VALUES_CASES = json.loads((TESTDATA / "sdk_values_model.json").read_text())
+
+
+def _ref(v):
+    """A case's value as the model takes or gives it: an array, a list of them, None."""
+    if v is None:
+        return None
+    if isinstance(v, list):
+        return [_ref(t) for t in v]
+    return np.array(v["data"], dtype=np.bool_ if isinstance(v["data"][0], bool) else np.float32).reshape(v["shape"])
+
+
+def _same(got, want, name):
+    if want is None:
+        assert got is None, name
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), name
+        for g, w in zip(got, want, strict=True):
+            _same(g, w, name)
+    else:
+        assert isinstance(got, wt.Tensor), name
+        np.testing.assert_array_equal(got.numpy(), want, err_msg=name)
+
+
+@pytest.mark.parametrize("case", VALUES_CASES, ids=["given", "empty"])
+def test_sequences_and_optionals(case, no_leaks):
+    with wt.onnx.load(VALUES_MODEL) as model:
+        assert [v.kind for v in model.inputs] == ["tensor", "sequence", "optional_tensor", "optional_sequence"]
+        assert [v.kind for v in model.outputs] == ["sequence", "tensor", "tensor", "optional_tensor",
+                                                   "optional_sequence"]
+        ins = {k: _ref(v) for k, v in case["inputs"].items()}
+        # Tensors and NumPy arrays alike; a tuple is a sequence too.
+        ins["parts"] = tuple(wt.tensor(p) for p in ins["parts"])
+        out = model(**ins)
+        assert list(out) == ["pieces", "joined", "has", "maybe_out", "parts_out"]
+        for name, want in case["outputs"].items():
+            _same(out[name], _ref(want), name)
+        del out, ins
+
+
+def test_sequence_errors_are_the_librarys():
+    given = {k: _ref(v) for k, v in VALUES_CASES[0]["inputs"].items()}
+    with wt.onnx.load(VALUES_MODEL) as model:
+        with pytest.raises(ValueError, match='input "parts": the model declares a sequence of tensors, got a f32'):
+            model(**{**given, "parts": given["x"]})
+        with pytest.raises(ValueError, match='input "x": the model declares a tensor, got an empty optional'):
+            model(**{**given, "x": None})
+        with pytest.raises(ValueError, match='input "maybe_parts" is missing'):
+            model(given["x"], given["parts"], None)
+    # A list is a sequence only where the model declares one: elsewhere it is a tensor's data, as before.
+    with wt.onnx.load(MODEL) as model:
+        np.testing.assert_allclose(model(x=X, scale=[2.0])["y"].numpy(), Y, rtol=1e-6, atol=1e-6)

@@ -6,9 +6,12 @@ ABI's wt_onnx_*), as a callable.
     out = model(input_ids=ids, attention_mask=mask)
     out["last_hidden_state"].numpy()
 
+ONNX sequences are lists of tensors and an empty optional is None, both
+ways: model(parts=[a, b], maybe=None) and out["pieces"] == [t0, t1, ...].
+
 Every check and every error is the library's (an unsupported operator names
-its node); this module only turns keyword arguments into the names and
-handles wt_onnx_run takes and zips the outputs with their names.
+its node); this module only turns keyword arguments into the flat tensors
+and the JSON layout wt_onnx_run_values takes, and its outputs back.
 """
 
 from __future__ import annotations
@@ -21,19 +24,28 @@ from typing import Any, NamedTuple
 from . import _lib
 from ._tensor import Tensor, tensor
 
+# A value a model takes or returns: a tensor, a sequence (a list of
+# tensors) or an optional (its value, or None when empty).
+Value = Tensor | list[Tensor] | None
+
+_SEQUENCE_KINDS = ("sequence", "optional_sequence")
+
 
 class ValueInfo(NamedTuple):
-    """A declared input or output. A dim is an int, a symbolic name (ONNX's
-    dim_param) or None (undeclared); shape is None when the rank is not
-    declared, dtype "" when the type is not."""
+    """A declared input or output. kind is "tensor", "sequence",
+    "optional_tensor" or "optional_sequence"; dtype and shape describe the
+    tensors inside. A dim is an int, a symbolic name (ONNX's dim_param) or
+    None (undeclared); shape is None when the rank is not declared, dtype ""
+    when the type is not."""
 
     name: str
     dtype: str
     shape: tuple[int | str | None, ...] | None
+    kind: str = "tensor"
 
 
 def _values(entries: list[dict[str, Any]]) -> tuple[ValueInfo, ...]:
-    return tuple(ValueInfo(e["name"], e["dtype"], None if e["shape"] is None else tuple(e["shape"]))
+    return tuple(ValueInfo(e["name"], e["dtype"], None if e["shape"] is None else tuple(e["shape"]), e["kind"])
                  for e in entries)
 
 
@@ -58,12 +70,14 @@ class Model:
     def output_names(self) -> list[str]:
         return [v.name for v in self.outputs]
 
-    def __call__(self, *args, **kwargs) -> dict[str, Tensor]:
+    def __call__(self, *args, **kwargs) -> dict[str, Value]:
         """Runs the model: positional arguments are the inputs in order,
         keywords name them (an initializer the graph lists as an input may be
-        named too, to override it). Values that are not Tensors (NumPy
-        arrays, lists) become tensors first, with wt.tensor's dtype rules.
-        Returns the outputs by name, in the model's order."""
+        named too, to override it). A sequence input takes a list or tuple of
+        tensors, an optional one None when empty. Values that are not Tensors
+        (NumPy arrays, lists) become tensors first, with wt.tensor's dtype
+        rules. Returns the outputs by name, in the model's order: a tensor, a
+        list of tensors for a sequence, None for an empty optional."""
         if not self._h:
             raise ValueError("onnx model used after close()")
         if len(args) > len(self.inputs):
@@ -74,24 +88,47 @@ class Model:
             if k in named:
                 raise TypeError(f"input {k!r} is given both by position and by name")
             named[k] = v
-        made = []
-        handles = []
-        for v in named.values():
+        sequences = {v.name for v in self.inputs if v.kind in _SEQUENCE_KINDS}
+        made: list[Tensor] = []
+        flat: list[int] = []
+
+        def index(v) -> int:
             if not isinstance(v, Tensor):
                 v = tensor(v)
                 made.append(v)
-            handles.append(v._live())
-        names = (C.c_char_p * max(len(named), 1))(*(n.encode() for n in named))
-        cap = max(len(self.outputs), 1)
-        outs = (C.c_int64 * cap)()
-        n = C.c_int32(0)
+            flat.append(v._live())
+            return len(flat) - 1
+
+        layout: dict[str, Any] = {}
+        values = C.c_int64()
         try:
-            _lib.call("wt_onnx_run", self._h, names, _lib.i64_array(handles), len(handles), outs, cap,
-                      C.byref(n))
+            for name, v in named.items():
+                if v is None:
+                    layout[name] = None
+                elif name in sequences and isinstance(v, (list, tuple)):
+                    layout[name] = [index(t) for t in v]
+                else:
+                    layout[name] = index(v)
+            _lib.call("wt_onnx_run_values", self._h, _lib.i64_array(flat), len(flat), json.dumps(layout).encode(),
+                      C.byref(values))
         finally:
             for t in made:
                 t.close()
-        return {o.name: Tensor._wrap(outs[i]) for i, o in enumerate(self.outputs)}
+        try:
+            out_layout = json.loads(_lib.read_string("wt_onnx_values_layout_json", values.value))
+            cap = 16
+            while True:
+                outs, n = (C.c_int64 * cap)(), C.c_int32(0)
+                st = _lib.lib.wt_onnx_values_tensors(values.value, outs, cap, C.byref(n))
+                if st == _lib.ERR_BUFFER_TOO_SMALL and n.value > cap:
+                    cap = n.value
+                    continue
+                _lib.check(st)
+                break
+        finally:
+            _lib.call("wt_onnx_values_free", values.value)
+        tensors = [Tensor._wrap(outs[i]) for i in range(n.value)]
+        return {name: _unflatten(v, tensors) for name, v in out_layout.items()}
 
     def __repr__(self) -> str:
         return f"onnx.Model(inputs={self.input_names}, outputs={self.output_names}, opset={self.opset}, " \
@@ -112,6 +149,15 @@ class Model:
         h = getattr(self, "_h", 0)
         if h and _lib.lib is not None:
             _lib.lib.wt_onnx_free(h)
+
+
+def _unflatten(layout, tensors: list[Tensor]) -> Value:
+    """An output's value from its layout: an index, a list of them or None."""
+    if layout is None:
+        return None
+    if isinstance(layout, list):
+        return [tensors[i] for i in layout]
+    return tensors[layout]
 
 
 def load(source: str | os.PathLike | bytes | bytearray | memoryview, device: str | None = None) -> Model:
