@@ -151,6 +151,10 @@ final class Native {
     static final MethodHandle ONNX_OUTPUT_NAME = fn("wt_onnx_output_name", I, L, I, A, L, A);
     static final MethodHandle ONNX_INFO_JSON = fn("wt_onnx_info_json", I, L, A, L, A);
     static final MethodHandle ONNX_RUN = fn("wt_onnx_run", I, L, A, A, I, A, I, A);
+    static final MethodHandle ONNX_RUN_VALUES = fn("wt_onnx_run_values", I, L, A, I, A, A);
+    static final MethodHandle ONNX_VALUES_LAYOUT_JSON = fn("wt_onnx_values_layout_json", I, L, A, L, A);
+    static final MethodHandle ONNX_VALUES_TENSORS = fn("wt_onnx_values_tensors", I, L, A, I, A);
+    static final MethodHandle ONNX_VALUES_FREE = fn("wt_onnx_values_free", I, L);
     // Datasets and loaders (NativeDataset, DataLoader, Data).
     static final MethodHandle DATASET_OPEN = fn("wt_dataset_open", I, A, A);
     static final MethodHandle DATASET_OPEN_BYTES = fn("wt_dataset_open_bytes", I, A, A, L, A);

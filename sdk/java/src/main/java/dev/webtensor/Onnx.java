@@ -23,7 +23,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * An imported ONNX model (the ABI's wt_onnx): the runtime's importer checks
  * every node at load (an unsupported operator is an error naming the node) and
  * runs the model on its device; this class only turns a map of named tensors
- * into the names and handles the runtime takes.
+ * into the names and handles the runtime takes. {@link #runValues} carries
+ * ONNX sequences (a {@code List<Tensor>}) and optionals (null when empty) too.
  *
  * <pre>{@code
  * try (Onnx model = Onnx.load(Path.of("model.onnx"));
@@ -54,18 +55,26 @@ public final class Onnx implements AutoCloseable {
     }
 
     /**
-     * A declared input or output, Python's {@code wt.onnx.ValueInfo}: dtype is
-     * "f32", "i64", ... ("" when undeclared); shape is null when the rank is
-     * undeclared, else one entry per dim: a Long, a String (a symbolic
-     * dim_param) or null (undeclared).
+     * A declared input or output, Python's {@code wt.onnx.ValueInfo}: kind is
+     * "tensor", "sequence", "optional_tensor" or "optional_sequence", and dtype
+     * and shape describe the tensors inside; dtype is "f32", "i64", ... (""
+     * when undeclared); shape is null when the rank is undeclared, else one
+     * entry per dim: a Long, a String (a symbolic dim_param) or null
+     * (undeclared).
      */
-    public record ValueInfo(String name, String dtype, List<Object> shape) {
+    public record ValueInfo(String name, String dtype, List<Object> shape, String kind) {
+        /** A tensor's declaration. */
+        public ValueInfo(String name, String dtype, List<Object> shape) {
+            this(name, dtype, shape, "tensor");
+        }
+
         @SuppressWarnings("unchecked")
         static List<ValueInfo> of(Object declared) {
             List<ValueInfo> out = new ArrayList<>();
             for (Object o : (List<Object>) declared) {
                 Map<String, Object> v = (Map<String, Object>) o;
-                out.add(new ValueInfo((String) v.get("name"), (String) v.get("dtype"), (List<Object>) v.get("shape")));
+                out.add(new ValueInfo((String) v.get("name"), (String) v.get("dtype"), (List<Object>) v.get("shape"),
+                        (String) v.get("kind")));
             }
             return List.copyOf(out);
         }
@@ -188,6 +197,83 @@ public final class Onnx implements AutoCloseable {
         } finally {
             Reference.reachabilityFence(held);
         }
+    }
+
+    /**
+     * Runs a model whose inputs or outputs may be ONNX sequences or optionals
+     * (any model: {@link #run} is the shorter way for tensors only). Each input
+     * is a {@link Tensor}, a {@code List<Tensor>} for a sequence, or null for an
+     * empty optional (Map.of refuses nulls: use a HashMap); an optional holding
+     * a value is given as that value. The outputs come by name, in the model's
+     * order, the same way: a Tensor, an unmodifiable {@code List<Tensor>} for a
+     * sequence, null for an empty optional; all new tensors the caller closes.
+     * A value that does not fit its input's kind is a WebtensorException naming
+     * the input, the kind declared and the value given.
+     */
+    public SequencedMap<String, Object> runValues(Map<String, ?> namedInputs) {
+        long h = handle();
+        List<Tensor> flat = new ArrayList<>();
+        StringBuilder layout = new StringBuilder("{");
+        for (Map.Entry<String, ?> e : namedInputs.entrySet()) {
+            if (e.getKey() == null) {
+                throw new IllegalArgumentException("onnx: null input name");
+            }
+            layout.append(layout.length() > 1 ? "," : "").append(Json.quote(e.getKey())).append(':');
+            switch (e.getValue()) {
+                case null -> layout.append("null");
+                case Tensor t -> layout.append(index(flat, t, e.getKey()));
+                case List<?> seq -> {
+                    layout.append('[');
+                    for (int k = 0; k < seq.size(); k++) {
+                        layout.append(k > 0 ? "," : "").append(index(flat, seq.get(k), e.getKey()));
+                    }
+                    layout.append(']');
+                }
+                default -> throw new IllegalArgumentException("onnx: input " + e.getKey()
+                        + " must be a Tensor, a List<Tensor> (a sequence) or null (an empty optional), got a "
+                        + e.getValue().getClass().getName());
+            }
+        }
+        layout.append('}');
+        long values;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment handles = arena.allocate(JAVA_LONG, Math.max(flat.size(), 1));
+            for (int i = 0; i < flat.size(); i++) {
+                handles.setAtIndex(JAVA_LONG, i, flat.get(i).handle());
+            }
+            MemorySegment out = arena.allocate(JAVA_LONG);
+            Native.call(Native.ONNX_RUN_VALUES, h, handles, flat.size(), arena.allocateFrom(layout.toString()), out);
+            values = out.get(JAVA_LONG, 0);
+        } finally {
+            Reference.reachabilityFence(flat);
+        }
+        Map<String, Object> outLayout;
+        Tensor[] tensors;
+        try (Arena arena = Arena.ofConfined()) {
+            outLayout = Json.object(Native.readString((buf, cap, needed) ->
+                    (int) Native.ONNX_VALUES_LAYOUT_JSON.invokeExact(values, buf, cap, needed)), "wt_onnx_values_layout_json");
+            tensors = Op.outputs(arena, 16, (o, cap, n) -> (int) Native.invoke(Native.ONNX_VALUES_TENSORS, values, o, cap, n));
+        } finally {
+            Native.call(Native.ONNX_VALUES_FREE, values);
+        }
+        SequencedMap<String, Object> res = new LinkedHashMap<>();
+        outLayout.forEach((name, v) -> res.put(name, switch (v) {
+            case null -> null;
+            case Long k -> tensors[k.intValue()];
+            case List<?> seq -> seq.stream().map(k -> tensors[((Long) k).intValue()]).toList();
+            default -> throw new IllegalStateException("wt_onnx_values_layout_json: output " + name + " is " + v);
+        }));
+        return res;
+    }
+
+    /** t's index in flat, where it is appended; input names the value in errors. */
+    private static int index(List<Tensor> flat, Object t, String input) {
+        if (!(t instanceof Tensor tensor)) {
+            throw new IllegalArgumentException("onnx: input " + input + ": a sequence holds Tensors, got "
+                    + (t == null ? "null" : "a " + t.getClass().getName()));
+        }
+        flat.add(tensor);
+        return flat.size() - 1;
     }
 
     /** Frees the model; tensors it returned stay valid. Closing twice is harmless. */

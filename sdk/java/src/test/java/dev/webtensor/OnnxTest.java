@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,13 +17,17 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Onnx: the runtime's importer through wt_onnx_*, on onnx/testdata/sdk_model.onnx
  * (y = relu(x @ W + b) * scale, top = argmax(y, 1)) against the outputs onnx's
- * reference evaluator gave (sdk_model.json; make_sdk_model.py writes both).
+ * reference evaluator gave (sdk_model.json; make_sdk_model.py writes both);
+ * and sequences and optionals through runValues (wt_onnx_run_values) on
+ * sdk_values_model.onnx against sdk_values_model.json (make_sdk_values_model.py).
  */
 class OnnxTest {
     static final Path TESTDATA = Path.of(System.getProperty("webtensor.repo", "../.."), "onnx", "testdata");
@@ -112,5 +118,98 @@ class OnnxTest {
         assertTrue(e.getMessage().contains("Relq"), e.getMessage());
         e = assertThrows(WebtensorException.class, () -> Onnx.load(new byte[] {-1, -1, -1}));
         assertTrue(e.getMessage().contains("parsing ModelProto"), e.getMessage());
+    }
+
+    static final Path VALUES_MODEL = TESTDATA.resolve("sdk_values_model.onnx");
+
+    /** A value of sdk_values_model.json as runValues takes it: a Tensor, a List of them, null. */
+    @SuppressWarnings("unchecked")
+    private static Object value(Object ref, List<Tensor> made) {
+        if (ref == null) {
+            return null;
+        }
+        if (ref instanceof List<?> list) {
+            return list.stream().map(r -> value(r, made)).toList();
+        }
+        Map<String, Object> m = (Map<String, Object>) ref;
+        List<Object> data = (List<Object>) m.get("data");
+        float[] vals = new float[data.size()];
+        for (int i = 0; i < vals.length; i++) {
+            vals[i] = ((Number) data.get(i)).floatValue();
+        }
+        long[] shape = ((List<Object>) m.get("shape")).stream().mapToLong(d -> (Long) d).toArray();
+        Tensor t = Tensor.of(vals, shape);
+        made.add(t);
+        return t;
+    }
+
+    /** Compares an output with its reference value, closing the tensors it holds. */
+    @SuppressWarnings("unchecked")
+    private static void assertValue(Object want, Object got, String name) {
+        if (want == null) {
+            assertNull(got, name);
+            return;
+        }
+        if (want instanceof List<?> list) {
+            List<?> g = assertInstanceOf(List.class, got, name);
+            assertEquals(list.size(), g.size(), name);
+            for (int i = 0; i < list.size(); i++) {
+                assertValue(list.get(i), g.get(i), name + "[" + i + "]");
+            }
+            return;
+        }
+        Map<String, Object> m = (Map<String, Object>) want;
+        List<Object> data = (List<Object>) m.get("data");
+        try (Tensor t = assertInstanceOf(Tensor.class, got, name)) {
+            assertArrayEquals(((List<Object>) m.get("shape")).stream().mapToLong(d -> (Long) d).toArray(), t.shape(), name);
+            if (data.get(0) instanceof Boolean b) {
+                assertEquals(b, t.toBooleanArray()[0], name);
+                return;
+            }
+            float[] vals = new float[data.size()];
+            for (int i = 0; i < vals.length; i++) {
+                vals[i] = ((Number) data.get(i)).floatValue();
+            }
+            assertArrayEquals(vals, t.toFloatArray(), name);
+        }
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void runValuesCarriesSequencesAndOptionals() throws IOException {
+        List<Object> cases = (List<Object>) Json.parse(Files.readString(TESTDATA.resolve("sdk_values_model.json")), "sdk_values_model.json");
+        long live = Webtensor.liveTensors();
+        try (Onnx model = Onnx.load(VALUES_MODEL)) {
+            assertEquals(List.of("tensor", "sequence", "optional_tensor", "optional_sequence"),
+                    model.inputs().stream().map(Onnx.ValueInfo::kind).toList());
+            assertEquals(new Onnx.ValueInfo("joined", "f32", List.of("total", 2L)), model.outputs().get(1));
+            for (Object c : cases) {
+                Map<String, Object> ref = (Map<String, Object>) c;
+                List<Tensor> made = new ArrayList<>();
+                Map<String, Object> in = new HashMap<>(); // Map.of refuses the nulls of empty optionals
+                ((Map<String, Object>) ref.get("inputs")).forEach((name, v) -> in.put(name, value(v, made)));
+                SequencedMap<String, Object> out = model.runValues(in);
+                Map<String, Object> want = (Map<String, Object>) ref.get("outputs");
+                assertEquals(List.copyOf(want.keySet()), List.copyOf(out.keySet()));
+                want.forEach((name, w) -> assertValue(w, out.get(name), name));
+                made.forEach(Tensor::close);
+            }
+            // The runtime names what does not fit; a tensor-only model runs this way too.
+            try (Tensor x = Tensor.of(new float[6], 3, 2)) {
+                Map<String, Object> in = new HashMap<>(Map.of("x", x, "parts", x, "maybe", x, "maybe_parts", List.of(x)));
+                WebtensorException e = assertThrows(WebtensorException.class, () -> model.runValues(in));
+                assertEquals(WebtensorException.INVALID, e.status());
+                assertTrue(e.getMessage().contains("input \"parts\": the model declares a sequence of tensors, got a f32 tensor"), e.getMessage());
+                in.put("parts", "nope");
+                IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> model.runValues(in));
+                assertTrue(bad.getMessage().contains("input parts must be a Tensor, a List<Tensor>"), bad.getMessage());
+            }
+        }
+        try (Onnx model = Onnx.load(MODEL); Tensor x = Tensor.of(new float[8], 2, 4); Tensor scale = Tensor.of(new float[] {2}, 1)) {
+            SequencedMap<String, Object> out = model.runValues(Map.of("x", x, "scale", scale));
+            assertEquals(List.of("y", "top"), List.copyOf(out.keySet()));
+            out.values().forEach(t -> ((Tensor) t).close());
+        }
+        assertEquals(live, Webtensor.liveTensors(), "every tensor freed");
     }
 }
