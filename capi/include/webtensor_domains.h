@@ -37,9 +37,10 @@ int32_t wt_onnx_output_name(wt_onnx model, int32_t index, char *buf, size_t cap,
  * "optional_tensor" or "optional_sequence"; dtype and shape then describe
  * the tensors inside. A dim is a number, a symbolic name (ONNX's dim_param)
  * or null; a shape is null when the rank is not declared, a dtype "" when
- * the type is not (its kind then says "tensor" but any kind is taken). A
- * value of an ONNX type webtensor holds widened also has "narrow": the
- * type's name ("UINT16" in "i32", "FLOAT8E4M3FN" in "f32", ...). */
+ * the type is not (an input declared with no type at all says "tensor" and
+ * takes a value of any kind). A value of an ONNX type webtensor holds
+ * widened also has "narrow": the type's name ("UINT16" in "i32",
+ * "FLOAT8E4M3FN" in "f32", ...). */
 int32_t wt_onnx_info_json(wt_onnx model, char *buf, size_t cap, size_t *needed);
 /* Run the model: inputs[i] is the tensor named names[i] (a graph input, or
  * an initializer the graph also lists as an input, to override it); every
