@@ -202,6 +202,12 @@ export interface Binding extends DomainBinding {
   onnxInfo(model: number): string;
   /** The outputs' handles in the model's output order. */
   onnxRun(model: number, names: readonly string[], inputs: readonly number[]): Promise<number[]>;
+  /**
+   * wt_onnx_run_values: the tensors flat, layout the JSON grouping them into
+   * the inputs; resolves to the outputs' layout (the same form) and the
+   * tensors it indexes, read and freed from the held values.
+   */
+  onnxRunValues(model: number, tensors: readonly number[], layout: string): Promise<{ layout: string; tensors: number[] }>;
   onnxFree(model: number): void;
 
   // Datasets and loaders (wt_dataset_*, wt_loader_*): the readers, the

@@ -159,6 +159,13 @@ const PROTOTYPES = {
   wt_onnx_run:
     "int32_t wt_onnx_run(int64_t m, const char **names, const int64_t *inputs, int32_t n, _Out_ int64_t *outputs, int32_t cap, _Out_ int32_t *n_out)",
   wt_onnx_free: "int32_t wt_onnx_free(int64_t m)",
+  wt_onnx_run_values:
+    "int32_t wt_onnx_run_values(int64_t m, const int64_t *tensors, int32_t n, const char *layout, _Out_ int64_t *out)",
+  wt_onnx_values_layout_json:
+    "int32_t wt_onnx_values_layout_json(int64_t v, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
+  wt_onnx_values_tensors:
+    "int32_t wt_onnx_values_tensors(int64_t v, _Out_ int64_t *outputs, int32_t cap, _Out_ int32_t *n_out)",
+  wt_onnx_values_free: "int32_t wt_onnx_values_free(int64_t v)",
   wt_dataset_open: "int32_t wt_dataset_open(const char *spec, _Out_ int64_t *out)",
   wt_dataset_open_bytes: "int32_t wt_dataset_open_bytes(const char *spec, const void *buf, size_t n, _Out_ int64_t *out)",
   wt_dataset_from_tensors:
@@ -532,6 +539,20 @@ function trainingCalls(lib: Native) {
       const n = new Int32Array(1);
       check(lib.wt_onnx_run(m, names.length ? [...names] : null, list(inputs), inputs.length, outs, cap, n));
       return Array.from(outs.subarray(0, n[0]!), Number);
+    },
+    onnxRunValues: async (m: number, tensors: readonly number[], layout: string) => {
+      const values = newHandle((o) => lib.wt_onnx_run_values(m, list(tensors), tensors.length, layout, o));
+      try {
+        const outLayout = readString(lib.wt_onnx_values_layout_json, values);
+        const n = new Int32Array(1);
+        const st = lib.wt_onnx_values_tensors(values, null, 0, n) as number; // the count: nothing runs again
+        if (st !== ERR_BUFFER_TOO_SMALL) check(st);
+        const outs = new BigInt64Array(Math.max(n[0]!, 1));
+        check(lib.wt_onnx_values_tensors(values, outs, outs.length, n));
+        return { layout: outLayout, tensors: Array.from(outs.subarray(0, n[0]!), Number) };
+      } finally {
+        check(lib.wt_onnx_values_free(values));
+      }
     },
     onnxFree: (m: number) => check(lib.wt_onnx_free(m)),
     datasetOpen: (spec: string) => newHandle((o) => lib.wt_dataset_open(spec, o)),

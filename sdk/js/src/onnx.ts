@@ -1,13 +1,21 @@
 // ONNX models: wt.onnx.load(bytes) imports a model with the runtime's
 // importer (the Go package onnx, through the C ABI's wt_onnx_* in Node and
 // the WebAssembly module in the browser), and model.run({name: tensor})
-// runs it. Every check and every error is the runtime's; this file only
-// turns a record of tensors into the names and handles the runtime takes.
+// runs it; model.runValues also carries ONNX sequences (arrays of tensors)
+// and optionals (null when empty). Every check and every error is the
+// runtime's; this file only turns a record of tensors into the names and
+// handles (or the flat handles and JSON layout) the runtime takes.
 
 import { maybeNative, native } from "./binding.js";
 import { Tensor } from "./core.js";
 
 type Dim = number | string | null;
+
+/** What a declared input or output is; dtype and shape describe the tensors inside. */
+export type Kind = "tensor" | "sequence" | "optional_tensor" | "optional_sequence";
+
+/** A value runValues takes and returns: a tensor, a sequence (an array of tensors) or null (an empty optional). */
+export type Value = Tensor | readonly Tensor[] | null;
 
 /** A declared input or output: a dim is a number, a symbolic name (ONNX's dim_param) or null (undeclared). */
 export class ValueInfo {
@@ -18,6 +26,7 @@ export class ValueInfo {
     readonly dtype: string,
     /** null when the model does not declare the rank. */
     readonly shape: readonly Dim[] | null,
+    readonly kind: Kind = "tensor",
   ) {
     Object.freeze(this.shape);
     Object.freeze(this);
@@ -26,6 +35,7 @@ export class ValueInfo {
 
 interface Declared {
   name: string;
+  kind: Kind;
   dtype: string;
   shape: Dim[] | null;
 }
@@ -37,7 +47,7 @@ interface Info {
   outputs: Declared[];
 }
 
-const values = (ds: Declared[]) => Object.freeze(ds.map((d) => new ValueInfo(d.name, d.dtype, d.shape)));
+const values = (ds: Declared[]) => Object.freeze(ds.map((d) => new ValueInfo(d.name, d.dtype, d.shape, d.kind)));
 
 const modelRegistry = new FinalizationRegistry<number>((m) => {
   try {
@@ -94,6 +104,38 @@ export class Model {
     const outs = await native().onnxRun(this.#m, names, handles);
     const res: Record<string, Tensor> = {};
     this.outputs.forEach((o, i) => (res[o.name] = new Tensor(outs[i]!)));
+    return res;
+  }
+
+  /**
+   * Runs a model whose inputs or outputs may be ONNX sequences or optionals
+   * (any model: run is the shorter way for tensors only, and refuses the
+   * others naming them). An input is a Tensor, an array of tensors for a
+   * sequence, or null for an empty optional (an optional holding a value is
+   * given as that value); the outputs resolve by name, in the model's order,
+   * the same way.
+   */
+  async runValues(inputs: Readonly<Record<string, Value>>): Promise<Record<string, Tensor | Tensor[] | null>> {
+    if (!this.#m) throw new Error("webtensor: onnx model used after dispose()");
+    const flat: number[] = [];
+    const index = (name: string, t: unknown) => {
+      if (!(t instanceof Tensor)) {
+        throw new TypeError(
+          `webtensor: onnx input ${JSON.stringify(name)} must be a Tensor, an array of tensors (a sequence) or null (an empty optional)`,
+        );
+      }
+      return flat.push(t.handle) - 1;
+    };
+    const layout: Record<string, number | number[] | null> = {};
+    for (const [name, v] of Object.entries(inputs)) {
+      layout[name] = v === null ? null : Array.isArray(v) ? v.map((t) => index(name, t)) : index(name, v);
+    }
+    const out = await native().onnxRunValues(this.#m, flat, JSON.stringify(layout));
+    const tensors = out.tensors.map((h) => new Tensor(h));
+    const res: Record<string, Tensor | Tensor[] | null> = {};
+    for (const [name, v] of Object.entries(JSON.parse(out.layout) as Record<string, number | number[] | null>)) {
+      res[name] = v === null ? null : Array.isArray(v) ? v.map((i) => tensors[i]!) : tensors[v]!;
+    }
     return res;
   }
 

@@ -23,6 +23,7 @@ interface GoCalls {
   wt_state_to_bytes_async(s: number): Promise<Uint8Array>;
   wt_onnx_load_bytes_async(bytes: Uint8Array, device: string | null): Promise<number>;
   wt_onnx_run_async(model: number, names: string[], inputs: number[]): Promise<number[]>;
+  wt_onnx_run_values_async(model: number, tensors: number[], layout: string): Promise<number>;
   wt_image_processor_preprocess_async(proc: number, images: number[], device: string | null): Promise<number>;
   wt_image_processor_preprocess_video_async(proc: number, videos: number[], device: string | null): Promise<number>;
   wt_dataset_get_async(ds: number, index: number, device: string | null): Promise<number[]>;
@@ -202,6 +203,14 @@ function wasmBinding(go: GoCalls): Binding {
     onnxLoadBytes: (bytes, device) => settle(go.wt_onnx_load_bytes_async(bytes, device)),
     onnxInfo: (m) => call<string>("wt_onnx_info_json", m),
     onnxRun: (m, names, inputs) => settle(go.wt_onnx_run_async(m, [...names], [...inputs])),
+    onnxRunValues: async (m, tensors, layout) => {
+      const values = await settle(go.wt_onnx_run_values_async(m, [...tensors], layout));
+      try {
+        return { layout: call<string>("wt_onnx_values_layout_json", values), tensors: call<number[]>("wt_onnx_values_tensors", values) };
+      } finally {
+        call("wt_onnx_values_free", values);
+      }
+    },
     onnxFree: (m) => call("wt_onnx_free", m),
     datasetOpen: () => {
       throw new Error("webtensor: the browser has no file system: data.fromBytes() takes a file's bytes");

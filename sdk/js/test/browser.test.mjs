@@ -319,7 +319,7 @@ test("browser: wt.compile fuses an elementwise chain on WebGPU and equals eager"
   });
 });
 
-test("browser: wt.onnx.load(bytes) runs a model on WebGPU with named inputs", async () => {
+test("browser: wt.onnx.load(bytes) runs a model on WebGPU with named inputs, and sequences and optionals", async () => {
   await withPage(
     async ({ page }) => {
       const r = await page.evaluate(async () => {
@@ -328,6 +328,9 @@ test("browser: wt.onnx.load(bytes) runs a model on WebGPU with named inputs", as
         const bytes = new Uint8Array(await (await fetch("/onnx/sdk_model.onnx")).arrayBuffer());
         const expected = await (await fetch("/onnx/sdk_model.json")).json();
         const problems = await cases.onnxSdkModel(wt, bytes, expected, "webgpu:0");
+        const valueCases = await (await fetch("/onnx/sdk_values_model.json")).json();
+        const valuesBytes = new Uint8Array(await (await fetch("/onnx/sdk_values_model.onnx")).arrayBuffer());
+        problems.push(...(await cases.onnxValuesModel(wt, valuesBytes, valueCases, "webgpu:0")));
         let fileError = "";
         try {
           await wt.onnx.load("model.onnx");

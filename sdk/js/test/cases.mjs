@@ -384,3 +384,57 @@ export async function onnxSdkModel(wt, bytes, expected, device) {
   wt.dispose([x, scale, b, out.y, out.top, out2.y, out2.top]);
   return problems;
 }
+
+// The SDKs' model of ONNX sequences and optionals (onnx/testdata/
+// make_sdk_values_model.py: pieces = SplitToSequence(x), joined =
+// ConcatFromSequence(parts), has = OptionalHasElement(maybe), and the
+// optionals passed through) through model.runValues on device, for each case
+// of sdk_values_model.json (the optionals given, then empty) against the
+// outputs onnx's reference evaluator gave. Returns the problems found.
+export async function onnxValuesModel(wt, bytes, cases, device) {
+  const problems = [];
+  const model = await wt.onnx.load(bytes, { device });
+  const kinds = model.inputs.map((v) => v.kind).join();
+  if (kinds !== "tensor,sequence,optional_tensor,optional_sequence") problems.push(`input kinds ${kinds}`);
+  const made = [];
+  // A case's value as runValues takes it: a tensor, an array of them, null.
+  const value = (v) => {
+    if (v === null) return null;
+    if (Array.isArray(v)) return v.map(value);
+    const t = wt.tensor(new Float32Array(v.data), v.shape, { device });
+    made.push(t);
+    return t;
+  };
+  const check = async (got, want, what) => {
+    if (want === null) {
+      if (got !== null) problems.push(`${what}: ${got} for null`);
+    } else if (Array.isArray(want)) {
+      if (!Array.isArray(got) || got.length !== want.length) return problems.push(`${what}: ${got} for ${want.length} tensors`);
+      for (let i = 0; i < want.length; i++) await check(got[i], want[i], `${what}[${i}]`);
+    } else if (!(got instanceof wt.Tensor)) {
+      problems.push(`${what}: ${got} for a tensor`);
+    } else {
+      const data = [...(await got.data())].map(Number);
+      const wantData = want.data.map(Number);
+      if (JSON.stringify(got.shape) !== JSON.stringify(want.shape) || JSON.stringify(data) !== JSON.stringify(wantData)) {
+        problems.push(`${what}: ${JSON.stringify(got.shape)} ${data} vs ${JSON.stringify(want.shape)} ${wantData}`);
+      }
+      got.dispose();
+    }
+  };
+  for (const [i, c] of cases.entries()) {
+    const inputs = Object.fromEntries(Object.entries(c.inputs).map(([k, v]) => [k, value(v)]));
+    const out = await model.runValues(inputs);
+    if (Object.keys(out).join() !== Object.keys(c.outputs).join()) problems.push(`case ${i}: outputs ${Object.keys(out)}`);
+    for (const [name, want] of Object.entries(c.outputs)) await check(out[name], want, `case ${i}: ${name}`);
+  }
+  try {
+    await model.runValues({ x: made[0], parts: made[1], maybe: null, maybe_parts: null });
+    problems.push("a tensor was taken for a sequence");
+  } catch (e) {
+    if (!/input "parts": the model declares a sequence of tensors, got a f32 tensor/.test(e.message)) problems.push(`kind: ${e.message}`);
+  }
+  model.dispose();
+  wt.dispose(made);
+  return problems;
+}

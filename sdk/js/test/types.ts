@@ -22,6 +22,8 @@ wt.dispose([parts, y, z, kept]);
 const model: wt.onnx.Model = await wt.onnx.load(new Uint8Array(0), { device: "cpu" });
 const outs: Record<string, wt.Tensor> = await model.run({ x });
 const info: readonly wt.onnx.ValueInfo[] = model.inputs;
+const values: Record<string, wt.Tensor | wt.Tensor[] | null> = await model.runValues({ x, parts: [x, x], maybe: null });
+const kind: wt.onnx.Kind = info[0]!.kind;
 model.dispose();
 // @ts-expect-error onnx inputs are tensors
 await model.run({ x: [1, 2] });
