@@ -82,7 +82,7 @@ public final class Auto {
             MemorySegment o = arena.allocateFrom(opts);
             long g = graph.handle();
             return Native.oneShot(REPORT_BYTES, (buf, cap, needed) ->
-                    (int) Native.AUTO_TUNE_GRAPH.invokeExact(g, in, inputs.length, o, buf, cap, needed));
+                    (int) Abi.AUTO_TUNE_GRAPH.invokeExact(g, in, inputs.length, o, buf, cap, needed));
         } finally {
             Reference.reachabilityFence(inputs);
             Reference.reachabilityFence(graph);
@@ -107,7 +107,7 @@ public final class Auto {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment opts = arena.allocateFrom(o);
             long g = graph.handle();
-            return Native.readString((buf, cap, needed) -> (int) Native.AUTO_PARALLEL_PLAN.invokeExact(g, opts, buf, cap, needed));
+            return Native.readString((buf, cap, needed) -> (int) Abi.AUTO_PARALLEL_PLAN.invokeExact(g, opts, buf, cap, needed));
         } finally {
             Reference.reachabilityFence(graph);
         }
@@ -117,7 +117,7 @@ public final class Auto {
     public static String journal(String optionsJson) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment o = arena.allocateFrom(optionsJson == null ? "{}" : optionsJson);
-            return Native.readString((buf, cap, needed) -> (int) Native.AUTO_JOURNAL_JSON.invokeExact(o, buf, cap, needed));
+            return Native.readString((buf, cap, needed) -> (int) Abi.AUTO_JOURNAL_JSON.invokeExact(o, buf, cap, needed));
         }
     }
 
@@ -129,7 +129,7 @@ public final class Auto {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment o = arena.allocateFrom(optionsJson == null ? "{}" : optionsJson);
             MemorySegment d = arena.allocateFrom(id);
-            return Native.oneShot(32, (buf, cap, needed) -> (int) Native.AUTO_ROLLBACK.invokeExact(o, d, buf, cap, needed));
+            return Native.oneShot(32, (buf, cap, needed) -> (int) Abi.AUTO_ROLLBACK.invokeExact(o, d, buf, cap, needed));
         }
     }
 }
