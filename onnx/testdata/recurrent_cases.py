@@ -115,9 +115,9 @@ def rnn_inputs(gates, T, B, In, H, dirs, lens, peep=False, layout=0):
     return ins
 
 
-def rnn_case(name, op, ins, note, **attrs):
-    """One RNN, GRU or LSTM node (op) with attrs over ins (rnn_inputs'),
-    at opset 14, returning every output the op has."""
+def rnn_case(name, note, ins, op, attrs):
+    """One RNN, GRU or LSTM node (op) with the attributes attrs over ins
+    (rnn_inputs'), at opset 14, returning every output the op has."""
     outputs = ["Y", "Y_h", "Y_c"] if op == "LSTM" else ["Y", "Y_h"]
     node = helper.make_node(op, list(ins), outputs, name=op.lower(), **attrs)
     return case(name, [node], ins, outputs, 14, note)
@@ -126,63 +126,64 @@ def rnn_case(name, op, ins, note, **attrs):
 cases = [
     rnn_case(
         "lstm_bidirectional_seq_lens",
-        "LSTM",
-        rnn_inputs(4, 4, 3, 3, 2, 2, [4, 2, 1], peep=True),
         "both directions with lengths 4, 2, 1: reverse starts at each length's end, Y is 0 past it",
-        hidden_size=2,
-        direction="bidirectional",
+        rnn_inputs(4, 4, 3, 3, 2, 2, [4, 2, 1], peep=True),
+        "LSTM",
+        {"hidden_size": 2, "direction": "bidirectional"},
     ),
     rnn_case(
         "lstm_clip_input_forget_activations",
-        "LSTM",
-        rnn_inputs(4, 3, 2, 2, 3, 1, [3, 2]),
         "clip, input_forget and activations with alpha and beta",
-        hidden_size=3,
-        clip=0.5,
-        input_forget=1,
-        activations=["HardSigmoid", "LeakyRelu", "Softsign"],
-        activation_alpha=[0.3, 0.2],
-        activation_beta=[0.6],
+        rnn_inputs(4, 3, 2, 2, 3, 1, [3, 2]),
+        "LSTM",
+        {
+            "hidden_size": 3,
+            "clip": 0.5,
+            "input_forget": 1,
+            "activations": ["HardSigmoid", "LeakyRelu", "Softsign"],
+            "activation_alpha": [0.3, 0.2],
+            "activation_beta": [0.6],
+        },
     ),
     rnn_case(
         "lstm_batchwise_bidirectional",
-        "LSTM",
-        rnn_inputs(4, 3, 2, 2, 3, 2, [3, 3], layout=1),
         "layout 1 with both directions",
-        hidden_size=3,
-        direction="bidirectional",
-        layout=1,
+        rnn_inputs(4, 3, 2, 2, 3, 2, [3, 3], layout=1),
+        "LSTM",
+        {"hidden_size": 3, "direction": "bidirectional", "layout": 1},
     ),
     rnn_case(
         "gru_reverse_linear_before_reset",
-        "GRU",
-        rnn_inputs(3, 3, 2, 2, 3, 1, [3, 1]),
         "reverse, linear_before_reset, Elu with alpha, lengths 3 and 1",
-        hidden_size=3,
-        direction="reverse",
-        linear_before_reset=1,
-        activations=["Sigmoid", "Elu"],
-        activation_alpha=[0.7],
+        rnn_inputs(3, 3, 2, 2, 3, 1, [3, 1]),
+        "GRU",
+        {
+            "hidden_size": 3,
+            "direction": "reverse",
+            "linear_before_reset": 1,
+            "activations": ["Sigmoid", "Elu"],
+            "activation_alpha": [0.7],
+        },
     ),
     rnn_case(
         "gru_bidirectional_clip",
-        "GRU",
-        rnn_inputs(3, 3, 2, 2, 2, 2, [2, 3]),
         "both directions with clip and lengths",
-        hidden_size=2,
-        direction="bidirectional",
-        clip=0.4,
+        rnn_inputs(3, 3, 2, 2, 2, 2, [2, 3]),
+        "GRU",
+        {"hidden_size": 2, "direction": "bidirectional", "clip": 0.4},
     ),
     rnn_case(
         "rnn_bidirectional_activations",
-        "RNN",
-        rnn_inputs(1, 4, 2, 3, 2, 2, [4, 3]),
         "a different activation per direction",
-        hidden_size=2,
-        direction="bidirectional",
-        activations=["Relu", "Affine"],
-        activation_alpha=[0.5],
-        activation_beta=[0.25],
+        rnn_inputs(1, 4, 2, 3, 2, 2, [4, 3]),
+        "RNN",
+        {
+            "hidden_size": 2,
+            "direction": "bidirectional",
+            "activations": ["Relu", "Affine"],
+            "activation_alpha": [0.5],
+            "activation_beta": [0.25],
+        },
     ),
 ]
 
