@@ -33,9 +33,8 @@
 
 // ROW_8x32(k, i, b, lo, hi) broadcasts A's value for row i of k step k
 // into b and fused-multiply-adds it with B's step (Z24:Z25) into lo:hi, row
-// i's accumulators.
-// STEP_8x32 hands the rows Z26-Z29 in turn, the schedule the kernel was
-// measured with.
+// i's accumulators. STEP_8x32 gives the rows the broadcast registers
+// Z26-Z29 in turn, as the hand-written kernel did.
 #define ROW_8x32(k, i, b, lo, hi) \
 	VBROADCASTSS (32*k+4*i)(SI), b; \
 	VFMADD231PS Z24, b, lo; \
