@@ -1,9 +1,6 @@
 package abi
 
 import (
-	"os"
-	"path/filepath"
-
 	"github.com/webtensor/webtensor/multimodal"
 )
 
@@ -26,23 +23,10 @@ type conformerModel struct {
 // (config.json, model.safetensors) and, when present, its
 // preprocessor_config.json.
 func ConformerLoad(dir, device string) (int64, error) {
-	const fn = "wt_conformer_load"
-	if err := checkDir(fn, dir); err != nil {
-		return 0, err
-	}
-	dev, err := modelDevice(device)
+	m, fe, err := loadWithFeatures("wt_conformer_load", dir, device, multimodal.LoadWav2Vec2ConformerModel,
+		multimodal.LoadWav2Vec2FeatureExtractor, multimodal.NewWav2Vec2FeatureExtractor())
 	if err != nil {
 		return 0, err
-	}
-	m, err := multimodal.LoadWav2Vec2ConformerModel(dir, multimodal.WithDevice(dev))
-	if err != nil {
-		return 0, loadFailed(fn, err)
-	}
-	fe := multimodal.NewWav2Vec2FeatureExtractor()
-	if _, err := os.Stat(filepath.Join(dir, "preprocessor_config.json")); err == nil {
-		if fe, err = multimodal.LoadWav2Vec2FeatureExtractor(dir); err != nil {
-			return 0, loadFailed(fn, err)
-		}
 	}
 	return conformerModels.add(&conformerModel{m: m, fe: fe}), nil
 }

@@ -1,8 +1,6 @@
 package abi
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -13,7 +11,6 @@ import (
 )
 
 func TestConformerEncodeAndResample(t *testing.T) {
-	refs := filepath.Join(mmTestdata, "conformer_refs.safetensors")
 	var meta struct {
 		ModelLengths []int `json:"model_lengths"`
 		Resample     []struct {
@@ -21,9 +18,7 @@ func TestConformerEncodeAndResample(t *testing.T) {
 			From, To int
 		} `json:"resample"`
 	}
-	raw, err := os.ReadFile(filepath.Join(mmTestdata, "conformer_refs.json"))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(raw, &meta))
+	refs := mmRefs(t, "conformer_refs", &meta)
 
 	c, err := ConformerLoad(filepath.Join(mmTestdata, "conformer_tiny_rel"), "cpu")
 	require.NoError(t, err)

@@ -62,11 +62,7 @@ var pipelineComponents = map[string]map[string]string{
 // (model_index.json, scheduler/scheduler_config.json and the models'
 // folders) with the weights on device ("": the default).
 func DiffusionLoad(dir, device string) (int64, error) {
-	const fn = "wt_diffusion_load"
-	if err := checkDir(fn, dir); err != nil {
-		return 0, err
-	}
-	return diffusionLoad(fn, modelfs.OS(dir), device)
+	return fromFolder("wt_diffusion_load", dir, device, diffusionLoad)
 }
 
 // maxZipBytes bounds the uncompressed bytes a model's zip archive (a

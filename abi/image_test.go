@@ -3,7 +3,6 @@ package abi
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -20,10 +19,7 @@ func TestImageProcessorPreprocess(t *testing.T) {
 		Config json.RawMessage `json:"config"`
 		Images int             `json:"images"`
 	}
-	raw, err := os.ReadFile(filepath.Join(mmTestdata, "image_refs.json"))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(raw, &cases))
-	refs := filepath.Join(mmTestdata, "image_refs.safetensors")
+	refs := mmRefs(t, "image_refs", &cases)
 	for _, c := range cases {
 		p, err := ImageProcessorLoadBytes(c.Config)
 		require.NoError(t, err, c.Name)

@@ -69,6 +69,70 @@ func modelDevice(device string) (core.Device, error) {
 	return dev[0], nil
 }
 
+// loadOptions are the multimodal load options for the model in d: the
+// named device (modelDevice) and, when d lies in an archive, its file
+// system.
+func loadOptions(d modelfs.Dir, device string) ([]multimodal.LoadOption, error) {
+	dev, err := modelDevice(device)
+	if err != nil {
+		return nil, err
+	}
+	opts := []multimodal.LoadOption{multimodal.WithDevice(dev)}
+	if !d.OnDisk() {
+		opts = append(opts, multimodal.FromFS(d.FS()))
+	}
+	return opts, nil
+}
+
+// folderOptions checks fn's dir argument and returns the load options for
+// the model in that folder on the named device.
+func folderOptions(fn, dir, device string) ([]multimodal.LoadOption, error) {
+	if err := checkDir(fn, dir); err != nil {
+		return nil, err
+	}
+	return loadOptions(modelfs.OS(dir), device)
+}
+
+// ifPresent loads what dir's file name holds with load when the folder has
+// the file, and gives fallback when it does not (an optional
+// preprocessor_config.json or tokenizer model).
+func ifPresent[T any](dir, name string, load func(dir string) (T, error), fallback T) (T, error) {
+	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+		return fallback, nil
+	}
+	return load(dir)
+}
+
+// loadWithFeatures loads an audio model folder for fn: the model (load)
+// and its feature extractor, from preprocessor_config.json when the
+// folder has one (loadFeatures) or transformers' defaults (defaults).
+func loadWithFeatures[M, F any](fn, dir, device string, load func(string, ...multimodal.LoadOption) (M, error),
+	loadFeatures func(string) (F, error), defaults F) (M, F, error) {
+	var m M
+	opts, err := folderOptions(fn, dir, device)
+	if err != nil {
+		return m, defaults, err
+	}
+	if m, err = load(dir, opts...); err != nil {
+		return m, defaults, loadFailed(fn, err)
+	}
+	fe, err := ifPresent(dir, "preprocessor_config.json", loadFeatures, defaults)
+	if err != nil {
+		return m, fe, loadFailed(fn, err)
+	}
+	return m, fe, nil
+}
+
+// fromFolder is the folder entry point of a loader that also reads zip
+// archives (load takes either as a modelfs.Dir): dir checked, then read
+// from disk.
+func fromFolder(fn, dir, device string, load func(fn string, d modelfs.Dir, device string) (int64, error)) (int64, error) {
+	if err := checkDir(fn, dir); err != nil {
+		return 0, err
+	}
+	return load(fn, modelfs.OS(dir), device)
+}
+
 // checkDir fails with WT_ERR_INVALID when path is empty.
 func checkDir(fn, path string) error {
 	if path == "" {
@@ -208,22 +272,14 @@ func TokenizerVocabSize(h int64) (int, error) {
 // SentenceEncoderLoad is wt_sentence_encoder_load: a sentence-transformers
 // folder (modules.json, the Transformer's files, the Pooling's config).
 func SentenceEncoderLoad(dir, device string) (int64, error) {
-	const fn = "wt_sentence_encoder_load"
-	if err := checkDir(fn, dir); err != nil {
-		return 0, err
-	}
-	return sentenceEncoderLoad(fn, modelfs.OS(dir), device)
+	return fromFolder("wt_sentence_encoder_load", dir, device, sentenceEncoderLoad)
 }
 
 // sentenceEncoderLoad loads the sentence-transformers folder d for fn.
 func sentenceEncoderLoad(fn string, d modelfs.Dir, device string) (int64, error) {
-	dev, err := modelDevice(device)
+	opts, err := loadOptions(d, device)
 	if err != nil {
 		return 0, err
-	}
-	opts := []multimodal.LoadOption{multimodal.WithDevice(dev)}
-	if !d.OnDisk() {
-		opts = append(opts, multimodal.FromFS(d.FS()))
 	}
 	e, err := multimodal.LoadSentenceEncoder(d.String(), opts...)
 	if err != nil {
@@ -280,22 +336,14 @@ func poolingModes(p multimodal.PoolingConfig) []bool {
 // CLIPLoad is wt_clip_load: a CLIPModel folder save_pretrained wrote with
 // its tokenizer.json.
 func CLIPLoad(dir, device string) (int64, error) {
-	const fn = "wt_clip_load"
-	if err := checkDir(fn, dir); err != nil {
-		return 0, err
-	}
-	return clipLoad(fn, modelfs.OS(dir), device)
+	return fromFolder("wt_clip_load", dir, device, clipLoad)
 }
 
 // clipLoad loads the CLIPModel folder d, with its tokenizer.json, for fn.
 func clipLoad(fn string, d modelfs.Dir, device string) (int64, error) {
-	dev, err := modelDevice(device)
+	opts, err := loadOptions(d, device)
 	if err != nil {
 		return 0, err
-	}
-	opts := []multimodal.LoadOption{multimodal.WithDevice(dev)}
-	if !d.OnDisk() {
-		opts = append(opts, multimodal.FromFS(d.FS()))
 	}
 	m, err := multimodal.LoadCLIPModel(d.String(), opts...)
 	if err != nil {
@@ -401,22 +449,10 @@ func CLIPImageFeatures(h, pixels int64) (int64, error) {
 // tokenizer.json and, when present, preprocessor_config.json.
 func WhisperLoad(dir, device string) (int64, error) {
 	const fn = "wt_whisper_load"
-	if err := checkDir(fn, dir); err != nil {
-		return 0, err
-	}
-	dev, err := modelDevice(device)
+	m, fe, err := loadWithFeatures(fn, dir, device, multimodal.LoadWhisperForConditionalGeneration,
+		multimodal.LoadWhisperFeatureExtractor, multimodal.NewWhisperFeatureExtractor())
 	if err != nil {
 		return 0, err
-	}
-	m, err := multimodal.LoadWhisperForConditionalGeneration(dir, multimodal.WithDevice(dev))
-	if err != nil {
-		return 0, loadFailed(fn, err)
-	}
-	fe := multimodal.NewWhisperFeatureExtractor()
-	if _, err := os.Stat(filepath.Join(dir, "preprocessor_config.json")); err == nil {
-		if fe, err = multimodal.LoadWhisperFeatureExtractor(dir); err != nil {
-			return 0, loadFailed(fn, err)
-		}
 	}
 	if fe.FeatureSize != m.Model.Config.NumMelBins {
 		return 0, Invalidf("%s: preprocessor_config.json's feature_size %d differs from config.json's num_mel_bins %d",

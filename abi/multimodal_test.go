@@ -22,6 +22,17 @@ import (
 
 var mmTestdata = filepath.Join("..", "multimodal", "testdata")
 
+// mmRefs reads multimodal's testdata/<base>.json into meta and returns
+// the path of testdata/<base>.safetensors, the reference tensors that
+// refTensor and refHandle read.
+func mmRefs(t *testing.T, base string, meta any) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(mmTestdata, base+".json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, meta))
+	return filepath.Join(mmTestdata, base+".safetensors")
+}
+
 // refTensor is a reference tensor from a safetensors file as host values.
 func refTensor(t *testing.T, file, name string) ([]float64, core.Shape) {
 	t.Helper()
@@ -68,10 +79,7 @@ func TestTokenizerEncodeDecode(t *testing.T) {
 		Sentences []string `json:"sentences"`
 		Batch     int      `json:"hidden_states_batch"`
 	}
-	raw, err := os.ReadFile(filepath.Join(mmTestdata, "minilm_refs.json"))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(raw, &meta))
-	refs := filepath.Join(mmTestdata, "minilm_refs.safetensors")
+	refs := mmRefs(t, "minilm_refs", &meta)
 
 	tok, err := TokenizerLoad(filepath.Join(mmTestdata, "minilm_tokenizer"))
 	require.NoError(t, err)
@@ -114,13 +122,10 @@ func TestTokenizerEncodeDecode(t *testing.T) {
 }
 
 func TestCLIPZeroShotAndFeatures(t *testing.T) {
-	refs := filepath.Join(mmTestdata, "vision_refs.safetensors")
 	var meta struct {
 		Texts []string `json:"clip_texts"`
 	}
-	raw, err := os.ReadFile(filepath.Join(mmTestdata, "vision_refs.json"))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(raw, &meta))
+	refs := mmRefs(t, "vision_refs", &meta)
 
 	c, err := CLIPLoad(filepath.Join(mmTestdata, "clip_tiny"), "cpu")
 	require.NoError(t, err)
@@ -171,7 +176,6 @@ func softmaxRows(x []float64, n int) []float64 {
 }
 
 func TestWhisperGenerateAndDecode(t *testing.T) {
-	refs := filepath.Join(mmTestdata, "whisper_refs.safetensors")
 	var meta struct {
 		Generate struct {
 			MaxNewTokens int       `json:"max_new_tokens"`
@@ -179,9 +183,7 @@ func TestWhisperGenerateAndDecode(t *testing.T) {
 			Texts        []string  `json:"texts"`
 		} `json:"generate"`
 	}
-	raw, err := os.ReadFile(filepath.Join(mmTestdata, "whisper_refs.json"))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(raw, &meta))
+	refs := mmRefs(t, "whisper_refs", &meta)
 
 	w, err := WhisperLoad(filepath.Join(mmTestdata, "whisper_tiny"), "cpu")
 	require.NoError(t, err)
@@ -239,9 +241,7 @@ func TestSentenceEncoderMiniLM(t *testing.T) {
 	var meta struct {
 		Sentences []string `json:"sentences"`
 	}
-	raw, err := os.ReadFile(filepath.Join(mmTestdata, "minilm_refs.json"))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(raw, &meta))
+	mmRefs(t, "minilm_refs", &meta)
 	e, err := SentenceEncoderLoad(dir, "cpu")
 	require.NoError(t, err)
 	defer func() { require.NoError(t, SentenceEncoderFree(e)) }()

@@ -2,8 +2,6 @@ package abi
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/webtensor/webtensor/core"
@@ -32,28 +30,24 @@ type speechT5Model struct {
 // SpeechT5Load is wt_speecht5_load.
 func SpeechT5Load(dir, vocoderDir, device string) (int64, error) {
 	const fn = "wt_speecht5_load"
-	if err := checkDir(fn, dir); err != nil {
-		return 0, err
-	}
-	dev, err := modelDevice(device)
+	opts, err := folderOptions(fn, dir, device)
 	if err != nil {
 		return 0, err
 	}
-	m, err := multimodal.LoadSpeechT5ForTextToSpeech(dir, multimodal.WithDevice(dev))
+	m, err := multimodal.LoadSpeechT5ForTextToSpeech(dir, opts...)
 	if err != nil {
 		return 0, loadFailed(fn, err)
 	}
 	s := &speechT5Model{m: m}
-	if _, err := os.Stat(filepath.Join(dir, "spm_char.model")); err == nil {
-		if s.tok, err = multimodal.LoadSpeechT5Tokenizer(dir); err != nil {
-			return 0, loadFailed(fn, err)
-		}
+	loadTokenizer := func(dir string) (*multimodal.SpeechT5Tokenizer, error) { return multimodal.LoadSpeechT5Tokenizer(dir) }
+	if s.tok, err = ifPresent(dir, "spm_char.model", loadTokenizer, nil); err != nil {
+		return 0, loadFailed(fn, err)
 	}
 	if vocoderDir != "" {
 		if err := checkDir(fn, vocoderDir); err != nil {
 			return 0, err
 		}
-		if s.voc, err = multimodal.LoadSpeechT5HifiGan(vocoderDir, multimodal.WithDevice(dev)); err != nil {
+		if s.voc, err = multimodal.LoadSpeechT5HifiGan(vocoderDir, opts...); err != nil {
 			return 0, loadFailed(fn, err)
 		}
 		if in := s.voc.Config.ModelInDim; in != m.Config.NumMelBins {

@@ -2,7 +2,6 @@ package abi
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -16,7 +15,6 @@ import (
 // TestSpeechT5Generate synthesises the references' batch through the ABI:
 // tokenize, generate with the vocoder, the lengths and the vocoder alone.
 func TestSpeechT5Generate(t *testing.T) {
-	refs := filepath.Join(mmTestdata, "speecht5_refs.safetensors")
 	var meta struct {
 		Texts    []string `json:"texts"`
 		Generate []struct {
@@ -27,9 +25,7 @@ func TestSpeechT5Generate(t *testing.T) {
 			Lengths     []int   `json:"lengths"`
 		} `json:"generate"`
 	}
-	raw, err := os.ReadFile(filepath.Join(mmTestdata, "speecht5_refs.json"))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(raw, &meta))
+	refs := mmRefs(t, "speecht5_refs", &meta)
 	f, err := safetensors.ReadFile(refs)
 	require.NoError(t, err)
 	want := func(name string) []float64 {

@@ -69,10 +69,7 @@ func hasClassifier(path string) (bool, error) {
 // classifier.weight) or a TimesformerModel.
 func TimesformerLoad(dir, device string) (int64, error) {
 	const fn = "wt_timesformer_load"
-	if err := checkDir(fn, dir); err != nil {
-		return 0, err
-	}
-	dev, err := modelDevice(device)
+	opts, err := folderOptions(fn, dir, device)
 	if err != nil {
 		return 0, err
 	}
@@ -82,11 +79,11 @@ func TimesformerLoad(dir, device string) (int64, error) {
 	}
 	var tm timesformerModel
 	if cls {
-		if tm.cls, err = multimodal.LoadTimesformerForVideoClassification(dir, multimodal.WithDevice(dev)); err == nil {
+		if tm.cls, err = multimodal.LoadTimesformerForVideoClassification(dir, opts...); err == nil {
 			tm.m = tm.cls.Timesformer
 		}
 	} else {
-		tm.m, err = multimodal.LoadTimesformerModel(dir, multimodal.WithDevice(dev))
+		tm.m, err = multimodal.LoadTimesformerModel(dir, opts...)
 	}
 	if err != nil {
 		return 0, loadFailed(fn, err)

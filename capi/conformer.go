@@ -16,13 +16,7 @@ import (
 //export wt_conformer_load
 func wt_conformer_load(dir, device *C.char, out *C.wt_conformer) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_conformer_load: out is NULL")
-	}
-	p, _ := goString(dir)
-	d, _ := goString(device)
-	h, err := abi.ConformerLoad(p, d)
-	return setObject(h, err, out)
+	return loadNamed("wt_conformer_load", dir, device, out, abi.ConformerLoad)
 }
 
 //export wt_conformer_free
@@ -34,8 +28,7 @@ func wt_conformer_free(model C.wt_conformer) (status C.int32_t) {
 //export wt_conformer_sampling_rate
 func wt_conformer_sampling_rate(model C.wt_conformer, rate *C.int32_t) (status C.int32_t) {
 	defer guard(&status)
-	return get("wt_conformer_sampling_rate", rate, func() (int, error) { return abi.ConformerSamplingRate(int64(model)) },
-		func(n int) C.int32_t { return C.int32_t(n) })
+	return getInt32("wt_conformer_sampling_rate", rate, int64(model), abi.ConformerSamplingRate)
 }
 
 //export wt_conformer_encode
@@ -49,14 +42,7 @@ func wt_conformer_encode(model C.wt_conformer, waves *C.wt_tensor, n C.int32_t, 
 		return fail(abi.Prefix(err, "wt_conformer_encode"))
 	}
 	hidden, mask, err := abi.ConformerEncode(int64(model), hs, frameMask != nil)
-	if err != nil {
-		return fail(err)
-	}
-	*out = C.wt_tensor(hidden)
-	if frameMask != nil {
-		*frameMask = C.wt_tensor(mask)
-	}
-	return statusOK
+	return setWithOptional(hidden, mask, err, out, frameMask)
 }
 
 //export wt_audio_resample

@@ -18,28 +18,13 @@ import (
 //export wt_diffusion_load
 func wt_diffusion_load(dir, device *C.char, out *C.wt_diffusion) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_diffusion_load: out is NULL")
-	}
-	p, _ := goString(dir)
-	d, _ := goString(device)
-	h, err := abi.DiffusionLoad(p, d)
-	return setObject(h, err, out)
+	return loadNamed("wt_diffusion_load", dir, device, out, abi.DiffusionLoad)
 }
 
 //export wt_diffusion_load_zip
 func wt_diffusion_load_zip(buf unsafe.Pointer, nbytes C.size_t, device *C.char, out *C.wt_diffusion) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_diffusion_load_zip: out is NULL")
-	}
-	raw, err := zipBytes("wt_diffusion_load_zip", buf, nbytes)
-	if err != nil {
-		return fail(err)
-	}
-	d, _ := goString(device)
-	h, err := abi.DiffusionLoadZip(raw, d)
-	return setObject(h, err, out)
+	return loadFromBuffer("wt_diffusion_load_zip", buf, nbytes, device, out, abi.DiffusionLoadZip)
 }
 
 //export wt_diffusion_free

@@ -41,14 +41,38 @@ func goStrings(p **C.char, n C.int32_t, list, count string) ([]string, error) {
 	return out, nil
 }
 
-// setObject writes a new object handle (any of the int64 handle types) or
-// fails with err.
-func setObject[T ~int64](h int64, err error, out *T) C.int32_t {
+// getInt32 writes what f says of object h (a size, a sampling rate) to
+// out.
+func getInt32(fn string, out *C.int32_t, h int64, f func(h int64) (int, error)) C.int32_t {
+	return get(fn, out, func() (int, error) { return f(h) }, func(n int) C.int32_t { return C.int32_t(n) })
+}
+
+// setWithOptional writes a call's result to out and, when the caller
+// passed a place for it, its optional second tensor (a mask) to second.
+func setWithOptional(h, second int64, err error, out, secondOut *C.wt_tensor) C.int32_t {
 	if err != nil {
 		return fail(err)
 	}
-	*out = T(h)
+	*out = C.wt_tensor(h)
+	if secondOut != nil {
+		*secondOut = C.wt_tensor(second)
+	}
 	return statusOK
+}
+
+// withTexts is the body of the calls that map a C array of n texts to one
+// tensor: out checked, the strings read (goStrings), compute's tensor
+// written.
+func withTexts(fn string, texts **C.char, n C.int32_t, out *C.wt_tensor, compute func(texts []string) (int64, error)) C.int32_t {
+	if out == nil {
+		return invalid("%s: out is NULL", fn)
+	}
+	ts, err := goStrings(texts, n, "texts", "n_texts")
+	if err != nil {
+		return fail(abi.Prefix(err, "%s", fn))
+	}
+	h, err := compute(ts)
+	return setHandle(h, err, out)
 }
 
 //export wt_tokenizer_load
@@ -68,14 +92,9 @@ func wt_tokenizer_load_bytes(buf unsafe.Pointer, nbytes C.size_t, out *C.wt_toke
 	if out == nil {
 		return invalid("wt_tokenizer_load_bytes: out is NULL")
 	}
-	if buf == nil && nbytes > 0 {
-		return invalid("wt_tokenizer_load_bytes: buf is NULL but nbytes is %d", uint64(nbytes))
-	}
-	var raw []byte
-	if nbytes > 0 {
-		// The parser keeps strings, never the bytes: the caller's buffer
-		// is only read here.
-		raw = unsafe.Slice((*byte)(buf), int(nbytes))
+	raw, err := callerBytes("wt_tokenizer_load_bytes", buf, nbytes)
+	if err != nil {
+		return fail(err)
 	}
 	h, err := abi.TokenizerLoadBytes(raw)
 	return setObject(h, err, out)
@@ -90,8 +109,7 @@ func wt_tokenizer_free(tok C.wt_tokenizer) (status C.int32_t) {
 //export wt_tokenizer_vocab_size
 func wt_tokenizer_vocab_size(tok C.wt_tokenizer, size *C.int32_t) (status C.int32_t) {
 	defer guard(&status)
-	return get("wt_tokenizer_vocab_size", size, func() (int, error) { return abi.TokenizerVocabSize(int64(tok)) },
-		func(n int) C.int32_t { return C.int32_t(n) })
+	return getInt32("wt_tokenizer_vocab_size", size, int64(tok), abi.TokenizerVocabSize)
 }
 
 //export wt_tokenizer_encode
@@ -156,12 +174,9 @@ func wt_image_processor_load_bytes(buf unsafe.Pointer, nbytes C.size_t, out *C.w
 	if out == nil {
 		return invalid("wt_image_processor_load_bytes: out is NULL")
 	}
-	if buf == nil && nbytes > 0 {
-		return invalid("wt_image_processor_load_bytes: buf is NULL but nbytes is %d", uint64(nbytes))
-	}
-	var raw []byte
-	if nbytes > 0 {
-		raw = unsafe.Slice((*byte)(buf), int(nbytes)) // parsed during the call, never kept
+	raw, err := callerBytes("wt_image_processor_load_bytes", buf, nbytes)
+	if err != nil {
+		return fail(err)
 	}
 	h, err := abi.ImageProcessorLoadBytes(raw)
 	return setObject(h, err, out)
@@ -191,13 +206,7 @@ func wt_image_processor_preprocess(proc C.wt_image_processor, images *C.wt_tenso
 //export wt_sentence_encoder_load
 func wt_sentence_encoder_load(dir, device *C.char, out *C.wt_sentence_encoder) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_sentence_encoder_load: out is NULL")
-	}
-	p, _ := goString(dir)
-	d, _ := goString(device)
-	h, err := abi.SentenceEncoderLoad(p, d)
-	return setObject(h, err, out)
+	return loadNamed("wt_sentence_encoder_load", dir, device, out, abi.SentenceEncoderLoad)
 }
 
 //export wt_sentence_encoder_free
@@ -209,8 +218,7 @@ func wt_sentence_encoder_free(enc C.wt_sentence_encoder) (status C.int32_t) {
 //export wt_sentence_encoder_dim
 func wt_sentence_encoder_dim(enc C.wt_sentence_encoder, dim *C.int32_t) (status C.int32_t) {
 	defer guard(&status)
-	return get("wt_sentence_encoder_dim", dim, func() (int, error) { return abi.SentenceEncoderDim(int64(enc)) },
-		func(n int) C.int32_t { return C.int32_t(n) })
+	return getInt32("wt_sentence_encoder_dim", dim, int64(enc), abi.SentenceEncoderDim)
 }
 
 //export wt_sentence_encoder_encode
@@ -233,13 +241,7 @@ func wt_sentence_encoder_encode(enc C.wt_sentence_encoder, texts **C.char, n C.i
 //export wt_clip_load
 func wt_clip_load(dir, device *C.char, out *C.wt_clip) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_clip_load: out is NULL")
-	}
-	p, _ := goString(dir)
-	d, _ := goString(device)
-	h, err := abi.CLIPLoad(p, d)
-	return setObject(h, err, out)
+	return loadNamed("wt_clip_load", dir, device, out, abi.CLIPLoad)
 }
 
 //export wt_clip_free
@@ -251,29 +253,17 @@ func wt_clip_free(clip C.wt_clip) (status C.int32_t) {
 //export wt_clip_zero_shot
 func wt_clip_zero_shot(clip C.wt_clip, pixels C.wt_tensor, texts **C.char, n C.int32_t, out *C.wt_tensor) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_clip_zero_shot: out is NULL")
-	}
-	ts, err := goStrings(texts, n, "texts", "n_texts")
-	if err != nil {
-		return fail(abi.Prefix(err, "wt_clip_zero_shot"))
-	}
-	h, err := abi.CLIPZeroShot(int64(clip), int64(pixels), ts)
-	return setHandle(h, err, out)
+	return withTexts("wt_clip_zero_shot", texts, n, out, func(ts []string) (int64, error) {
+		return abi.CLIPZeroShot(int64(clip), int64(pixels), ts)
+	})
 }
 
 //export wt_clip_text_features
 func wt_clip_text_features(clip C.wt_clip, texts **C.char, n C.int32_t, out *C.wt_tensor) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_clip_text_features: out is NULL")
-	}
-	ts, err := goStrings(texts, n, "texts", "n_texts")
-	if err != nil {
-		return fail(abi.Prefix(err, "wt_clip_text_features"))
-	}
-	h, err := abi.CLIPTextFeatures(int64(clip), ts)
-	return setHandle(h, err, out)
+	return withTexts("wt_clip_text_features", texts, n, out, func(ts []string) (int64, error) {
+		return abi.CLIPTextFeatures(int64(clip), ts)
+	})
 }
 
 //export wt_clip_image_features
@@ -289,13 +279,7 @@ func wt_clip_image_features(clip C.wt_clip, pixels C.wt_tensor, out *C.wt_tensor
 //export wt_whisper_load
 func wt_whisper_load(dir, device *C.char, out *C.wt_whisper) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_whisper_load: out is NULL")
-	}
-	p, _ := goString(dir)
-	d, _ := goString(device)
-	h, err := abi.WhisperLoad(p, d)
-	return setObject(h, err, out)
+	return loadNamed("wt_whisper_load", dir, device, out, abi.WhisperLoad)
 }
 
 //export wt_whisper_free
@@ -307,8 +291,7 @@ func wt_whisper_free(model C.wt_whisper) (status C.int32_t) {
 //export wt_whisper_sampling_rate
 func wt_whisper_sampling_rate(model C.wt_whisper, rate *C.int32_t) (status C.int32_t) {
 	defer guard(&status)
-	return get("wt_whisper_sampling_rate", rate, func() (int, error) { return abi.WhisperSamplingRate(int64(model)) },
-		func(n int) C.int32_t { return C.int32_t(n) })
+	return getInt32("wt_whisper_sampling_rate", rate, int64(model), abi.WhisperSamplingRate)
 }
 
 //export wt_whisper_tokenizer

@@ -14,45 +14,16 @@ import (
 
 // ONNX models (abi/onnx.go): load, list the names, run with named inputs.
 
-// setModel writes a new model handle or fails with err.
-func setModel(h int64, err error, out *C.wt_onnx) C.int32_t {
-	if err != nil {
-		return fail(err)
-	}
-	*out = C.wt_onnx(h)
-	return statusOK
-}
-
 //export wt_onnx_load
 func wt_onnx_load(path, device *C.char, out *C.wt_onnx) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_onnx_load: out is NULL")
-	}
-	p, _ := goString(path)
-	d, _ := goString(device)
-	h, err := abi.OnnxLoad(p, d)
-	return setModel(h, err, out)
+	return loadNamed("wt_onnx_load", path, device, out, abi.OnnxLoad)
 }
 
 //export wt_onnx_load_bytes
 func wt_onnx_load_bytes(buf unsafe.Pointer, nbytes C.size_t, device *C.char, out *C.wt_onnx) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_onnx_load_bytes: out is NULL")
-	}
-	if buf == nil && nbytes > 0 {
-		return invalid("wt_onnx_load_bytes: buf is NULL but nbytes is %d", uint64(nbytes))
-	}
-	var raw []byte
-	if nbytes > 0 {
-		// The importer copies what it keeps (initializers' data are
-		// decoded into tensors), so the caller's buffer is only read here.
-		raw = unsafe.Slice((*byte)(buf), int(nbytes))
-	}
-	d, _ := goString(device)
-	h, err := abi.OnnxLoadBytes(raw, d)
-	return setModel(h, err, out)
+	return loadFromBuffer("wt_onnx_load_bytes", buf, nbytes, device, out, abi.OnnxLoadBytes)
 }
 
 //export wt_onnx_free

@@ -35,8 +35,7 @@ func wt_speecht5_free(model C.wt_speecht5) (status C.int32_t) {
 //export wt_speecht5_sampling_rate
 func wt_speecht5_sampling_rate(model C.wt_speecht5, rate *C.int32_t) (status C.int32_t) {
 	defer guard(&status)
-	return get("wt_speecht5_sampling_rate", rate, func() (int, error) { return abi.SpeechT5SamplingRate(int64(model)) },
-		func(n int) C.int32_t { return C.int32_t(n) })
+	return getInt32("wt_speecht5_sampling_rate", rate, int64(model), abi.SpeechT5SamplingRate)
 }
 
 //export wt_speecht5_tokenize
@@ -50,14 +49,7 @@ func wt_speecht5_tokenize(model C.wt_speecht5, texts **C.char, n C.int32_t, ids,
 		return fail(abi.Prefix(err, "wt_speecht5_tokenize"))
 	}
 	i, m, err := abi.SpeechT5Tokenize(int64(model), ts, mask != nil)
-	if err != nil {
-		return fail(err)
-	}
-	*ids = C.wt_tensor(i)
-	if mask != nil {
-		*mask = C.wt_tensor(m)
-	}
-	return statusOK
+	return setWithOptional(i, m, err, ids, mask)
 }
 
 //export wt_speecht5_generate

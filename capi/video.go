@@ -14,13 +14,7 @@ import "github.com/webtensor/webtensor/abi"
 //export wt_timesformer_load
 func wt_timesformer_load(dir, device *C.char, out *C.wt_timesformer) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_timesformer_load: out is NULL")
-	}
-	p, _ := goString(dir)
-	d, _ := goString(device)
-	h, err := abi.TimesformerLoad(p, d)
-	return setObject(h, err, out)
+	return loadNamed("wt_timesformer_load", dir, device, out, abi.TimesformerLoad)
 }
 
 //export wt_timesformer_free

@@ -1,7 +1,6 @@
 package diffuse
 
 import (
-	"github.com/webtensor/webtensor/internal/reftest"
 	"path/filepath"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // condPipeNames are the guidance runs of testdata/make_cond_refs.py.
@@ -27,7 +27,7 @@ func replayCondPipeline(t *testing.T, r *unetRefs, pname string, dev core.Device
 	require.NoError(t, err)
 	k := 0
 	noise := r.stackedNoise("pipe_"+pname+"/noise", ref.NoiseDraws, &k)
-	pr := Prompts{Embeds: r.get(t, "pipe/prompt_embeds", dev), Negative: r.get(t, "pipe/negative_prompt_embeds", dev),
+	pr := Prompts{Embeds: r.Get(t, "pipe/prompt_embeds", dev), Negative: r.Get(t, "pipe/negative_prompt_embeds", dev),
 		GuidanceScale: ref.GuidanceScale, ImagesPerPrompt: ref.ImagesPerPrompt}
 	p := NewUNet2DConditionPipeline(m, refScheduler(t, ref.Scheduler, ref.Eta))
 	var cu *CompiledUNet
@@ -46,7 +46,7 @@ func replayCondPipeline(t *testing.T, r *unetRefs, pname string, dev core.Device
 		require.Positive(t, rep.Attention, "attention written with its heads transposed")
 	}
 	require.Equal(t, ref.NoiseDraws, k, "noise draws")
-	e := reftest.RelMaxErr(t, latents, r.get(t, "pipe_"+pname+"/latents", core.CPU))
+	e := reftest.RelMaxErr(t, latents, r.Get(t, "pipe_"+pname+"/latents", core.CPU))
 	require.Less(t, e, condPipeTol, pname)
 	return e
 }
@@ -90,7 +90,7 @@ func TestCondPipelineDeterministicOnWebGPU(t *testing.T) {
 	dev := webgputest.Device
 	m, err := LoadUNet2DCondition(filepath.Join("testdata", "unet2dcond_tiny"), WithDevice(dev))
 	require.NoError(t, err)
-	pr := Prompts{Embeds: r.get(t, "pipe/prompt_embeds", dev), Negative: r.get(t, "pipe/negative_prompt_embeds", dev),
+	pr := Prompts{Embeds: r.Get(t, "pipe/prompt_embeds", dev), Negative: r.Get(t, "pipe/negative_prompt_embeds", dev),
 		GuidanceScale: 6}
 	run := func() []float64 {
 		cfg, _ := Defaults("EulerAncestralDiscreteScheduler")
@@ -112,8 +112,8 @@ func TestCondPipelineDeterministic(t *testing.T) {
 	r := loadCondRefs(t)
 	m, err := LoadUNet2DCondition(filepath.Join("testdata", "unet2dcond_tiny"))
 	require.NoError(t, err)
-	neg := r.get(t, "pipe/negative_prompt_embeds", core.CPU)
-	pr := Prompts{Embeds: r.get(t, "pipe/prompt_embeds", core.CPU), GuidanceScale: 6,
+	neg := r.Get(t, "pipe/negative_prompt_embeds", core.CPU)
+	pr := Prompts{Embeds: r.Get(t, "pipe/prompt_embeds", core.CPU), GuidanceScale: 6,
 		Negative: neg.Slice(core.Attrs{"axis": 0, "start": 0, "stop": 1})}
 	run := func(pr Prompts, seed uint64) []float64 {
 		cfg, _ := Defaults("EulerAncestralDiscreteScheduler")

@@ -3,7 +3,6 @@ package diffuse
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/webtensor/webtensor/internal/reftest"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // The ControlNet reference vectors: diffusers 0.42 ran tiny seeded
@@ -62,20 +62,20 @@ func (r *controlRefs) checkControlNet(t *testing.T, name string, dev core.Device
 	require.NoError(t, err)
 	unet, err := LoadUNet2DCondition(filepath.Join("testdata", controlUNet[name]), WithDevice(dev))
 	require.NoError(t, err)
-	x := r.get(t, name+"/sample", dev)
-	enc := r.get(t, name+"/encoder_hidden_states", dev)
-	cond := r.get(t, name+"/cond", dev)
+	x := r.Get(t, name+"/sample", dev)
+	enc := r.Get(t, name+"/encoder_hidden_states", dev)
+	cond := r.Get(t, name+"/cond", dev)
 	res, err := net.Forward(x, r.ResidualT, enc, cond, r.ResidualScale)
 	require.NoError(t, err)
 	worst := 0.0
 	for i, d := range res.Down {
-		e := reftest.RelMaxErr(t, d, r.get(t, fmt.Sprintf("%s/down_%d", name, i), core.CPU))
+		e := reftest.RelMaxErr(t, d, r.Get(t, fmt.Sprintf("%s/down_%d", name, i), core.CPU))
 		require.Less(t, e, condTol, "%s down residual %d", name, i)
 		worst = math.Max(worst, e)
 	}
-	_, ok := r.tensors.Tensors[fmt.Sprintf("%s/down_%d", name, len(res.Down))]
+	_, ok := r.File.Tensors[fmt.Sprintf("%s/down_%d", name, len(res.Down))]
 	require.False(t, ok, "diffusers gave more down residuals than %d", len(res.Down))
-	e := reftest.RelMaxErr(t, res.Mid, r.get(t, name+"/mid", core.CPU))
+	e := reftest.RelMaxErr(t, res.Mid, r.Get(t, name+"/mid", core.CPU))
 	require.Less(t, e, condTol, "%s mid residual", name)
 	worst = math.Max(worst, e)
 	for _, ts := range r.UNetTimesteps {
@@ -83,7 +83,7 @@ func (r *controlRefs) checkControlNet(t *testing.T, name string, dev core.Device
 		require.NoError(t, err)
 		out, err := unet.ForwardControlled(x, ts, enc, res)
 		require.NoError(t, err)
-		e := reftest.RelMaxErr(t, out, r.get(t, fmt.Sprintf("%s/unet_%d", name, int(ts)), core.CPU))
+		e := reftest.RelMaxErr(t, out, r.Get(t, fmt.Sprintf("%s/unet_%d", name, int(ts)), core.CPU))
 		require.Less(t, e, condTol, "%s: UNet with residuals at t=%v", name, ts)
 		worst = math.Max(worst, e)
 	}
@@ -109,7 +109,7 @@ func (r *controlRefs) replayControlRun(t *testing.T, name string, dev core.Devic
 	require.NoError(t, err)
 	net, err := LoadControlNet(filepath.Join("testdata", "controlnet_tiny"), WithDevice(dev))
 	require.NoError(t, err)
-	rows := func(key string, n int) *core.Tensor { return sliceAxis(r.get(t, key, dev), 0, 0, n) }
+	rows := func(key string, n int) *core.Tensor { return sliceAxis(r.Get(t, key, dev), 0, 0, n) }
 	pr := Prompts{Embeds: rows("pipe/prompt_embeds", run.Prompts), Negative: rows("pipe/negative_prompt_embeds", run.Prompts),
 		GuidanceScale: run.GuidanceScale, ImagesPerPrompt: run.ImagesPerPrompt}
 	p := NewUNet2DConditionPipeline(unet, refScheduler(t, run.Scheduler, run.Eta))
@@ -122,16 +122,16 @@ func (r *controlRefs) replayControlRun(t *testing.T, name string, dev core.Devic
 		latents, err := p.Sample(pr, run.Steps, noise)
 		require.NoError(t, err)
 		require.Equal(t, run.NoiseDraws, k, "noise draws")
-		e := reftest.RelMaxErr(t, latents, r.get(t, "pipe_"+name+"/latents", core.CPU))
+		e := reftest.RelMaxErr(t, latents, r.Get(t, "pipe_"+name+"/latents", core.CPU))
 		require.Less(t, e, condPipeTol, name)
 		return e
 	}
 	vae, err := LoadAutoencoderKL(filepath.Join("testdata", "vae_tiny"), WithDevice(dev))
 	require.NoError(t, err)
-	images, err := (&Img2ImgPipeline{VAE: vae, Cond: p}).Generate(r.get(t, "pipe/init", dev), *run.Strength, pr, run.Steps, noise)
+	images, err := (&Img2ImgPipeline{VAE: vae, Cond: p}).Generate(r.Get(t, "pipe/init", dev), *run.Strength, pr, run.Steps, noise)
 	require.NoError(t, err)
 	require.Equal(t, run.NoiseDraws, k, "noise draws")
-	e := reftest.RelMaxErr(t, images, r.get(t, "pipe_"+name+"/images", core.CPU))
+	e := reftest.RelMaxErr(t, images, r.Get(t, "pipe_"+name+"/images", core.CPU))
 	require.Less(t, e, condPipeTol, name)
 	return e
 }
@@ -159,7 +159,7 @@ func TestControlWindow(t *testing.T) {
 	require.NoError(t, err)
 	net, err := LoadControlNet(filepath.Join("testdata", "controlnet_tiny"))
 	require.NoError(t, err)
-	pr := Prompts{Embeds: r.get(t, "pipe/prompt_embeds", core.CPU), Negative: r.get(t, "pipe/negative_prompt_embeds", core.CPU),
+	pr := Prompts{Embeds: r.Get(t, "pipe/prompt_embeds", core.CPU), Negative: r.Get(t, "pipe/negative_prompt_embeds", core.CPU),
 		GuidanceScale: 4}
 	run := func(c *Control) []float64 {
 		cfg, _ := Defaults("DDIMScheduler")
@@ -173,7 +173,7 @@ func TestControlWindow(t *testing.T) {
 		require.NoError(t, err)
 		return v
 	}
-	img := sliceAxis(r.get(t, "pipe/control", core.CPU), 0, 0, 1)
+	img := sliceAxis(r.Get(t, "pipe/control", core.CPU), 0, 0, 1)
 	plain := run(nil)
 	// With 4 steps, (i+1)/4 > 0.2 for every i: the window never opens.
 	require.Equal(t, plain, run(&Control{Net: net, Image: img, Scale: 1, Start: 0, End: 0.2}))
@@ -188,9 +188,9 @@ func TestControlNetErrors(t *testing.T) {
 	require.NoError(t, err)
 	variant, err := LoadUNet2DCondition(filepath.Join("testdata", "unet2dcond_variant"))
 	require.NoError(t, err)
-	x := r.get(t, "controlnet_tiny/sample", core.CPU)
-	enc := r.get(t, "controlnet_tiny/encoder_hidden_states", core.CPU)
-	cond := r.get(t, "controlnet_tiny/cond", core.CPU)
+	x := r.Get(t, "controlnet_tiny/sample", core.CPU)
+	enc := r.Get(t, "controlnet_tiny/encoder_hidden_states", core.CPU)
+	cond := r.Get(t, "controlnet_tiny/cond", core.CPU)
 	_, err = net.Forward(x, 1, enc, sliceAxis(cond, 2, 0, 16), 1)
 	require.ErrorContains(t, err, "control image has shape [2 3 16 32], want [2 3 32 32]")
 	_, err = net.Forward(x, 1, enc, nil, 1)
@@ -212,8 +212,8 @@ func TestControlNetErrors(t *testing.T) {
 	require.NoError(t, err)
 	p := NewUNet2DConditionPipeline(unet, s)
 	p.Height, p.Width = 8, 8
-	pr := Prompts{Embeds: r.get(t, "pipe/prompt_embeds", core.CPU), Negative: r.get(t, "pipe/negative_prompt_embeds", core.CPU), GuidanceScale: 3}
-	img := r.get(t, "pipe/control", core.CPU)
+	pr := Prompts{Embeds: r.Get(t, "pipe/prompt_embeds", core.CPU), Negative: r.Get(t, "pipe/negative_prompt_embeds", core.CPU), GuidanceScale: 3}
+	img := r.Get(t, "pipe/control", core.CPU)
 	for _, c := range []struct {
 		ctrl *Control
 		want string

@@ -2,7 +2,6 @@ package diffuse
 
 import (
 	"encoding/json"
-	"github.com/webtensor/webtensor/internal/reftest"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // The DiT reference vectors: diffusers 0.42 ran tiny seeded
@@ -40,7 +40,7 @@ func (r *ditRefs) checkDiT(t *testing.T, name string, dev core.Device) float64 {
 	m, err := LoadDiT(filepath.Join("testdata", name), WithDevice(dev))
 	require.NoError(t, err)
 	labels := r.Labels[name]
-	x := r.get(t, name+"/sample", dev)
+	x := r.Get(t, name+"/sample", dev)
 	worst := 0.0
 	for _, c := range []struct {
 		ref    string
@@ -50,11 +50,11 @@ func (r *ditRefs) checkDiT(t *testing.T, name string, dev core.Device) float64 {
 	}{
 		{"out", x, r.T, labels},
 		{"out_shared", x, []float64{r.SharedT}, labels},
-		{"out_big", r.get(t, name+"/sample_big", dev), r.T[1:], labels[:1]},
+		{"out_big", r.Get(t, name+"/sample_big", dev), r.T[1:], labels[:1]},
 	} {
 		out, err := m.Forward(c.x, c.ts, c.labels)
 		require.NoError(t, err)
-		e := reftest.RelMaxErr(t, out, r.get(t, name+"/"+c.ref, core.CPU))
+		e := reftest.RelMaxErr(t, out, r.Get(t, name+"/"+c.ref, core.CPU))
 		require.Less(t, e, unetTol, "%s: %s", name, c.ref)
 		worst = math.Max(worst, e)
 	}
@@ -128,7 +128,7 @@ func testDiTPipeline(t *testing.T, dev core.Device) {
 		images, err := p.Generate(r.PipeLabels, run.Steps, r.replayNoise(t, "pipe_"+name, run.NoiseDraws, &k))
 		require.NoError(t, err)
 		require.Equal(t, run.NoiseDraws, k, "noise draws")
-		e := reftest.RelMaxErr(t, images, r.get(t, "pipe_"+name+"/images", core.CPU))
+		e := reftest.RelMaxErr(t, images, r.Get(t, "pipe_"+name+"/images", core.CPU))
 		require.Less(t, e, condPipeTol)
 		return e
 	})

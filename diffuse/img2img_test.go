@@ -1,7 +1,6 @@
 package diffuse
 
 import (
-	"github.com/webtensor/webtensor/internal/reftest"
 	"path/filepath"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // The img2img reference vectors: StableDiffusionImg2ImgPipeline on the
@@ -51,20 +51,20 @@ func replayImg2Img(t *testing.T, r *img2imgRefs, name string, dev core.Device) (
 	require.NoError(t, err)
 	vae, err := LoadAutoencoderKL(filepath.Join("testdata", "vae_tiny"), WithDevice(dev))
 	require.NoError(t, err)
-	neg := r.get(t, "negative_prompt_embeds", dev)
-	pr := Prompts{Embeds: r.get(t, "prompt_embeds", dev).Slice(core.Attrs{"axis": 0, "start": 0, "stop": run.Prompts}),
+	neg := r.Get(t, "negative_prompt_embeds", dev)
+	pr := Prompts{Embeds: r.Get(t, "prompt_embeds", dev).Slice(core.Attrs{"axis": 0, "start": 0, "stop": run.Prompts}),
 		Negative: neg, GuidanceScale: run.GuidanceScale, ImagesPerPrompt: run.ImagesPerPrompt}
 	p := &Img2ImgPipeline{VAE: vae, Cond: NewUNet2DConditionPipeline(unet, run.scheduler(t))}
 	k := 0
-	images, err := p.Generate(r.get(t, "image", dev), run.Strength, pr, run.Steps, r.replayNoise(t, name, run.NoiseDraws, &k))
+	images, err := p.Generate(r.Get(t, "image", dev), run.Strength, pr, run.Steps, r.replayNoise(t, name, run.NoiseDraws, &k))
 	require.NoError(t, err)
 	require.Equal(t, run.NoiseDraws, k, "noise draws")
-	eImg := reftest.RelMaxErr(t, images, r.get(t, name+"/images", core.CPU))
+	eImg := reftest.RelMaxErr(t, images, r.Get(t, name+"/images", core.CPU))
 
 	// The latents alone, from the same posterior sample.
 	k = 0
 	noise := r.replayNoise(t, name, run.NoiseDraws, &k)
-	post, err := vae.Encode(mul(r.get(t, "image", dev), 2).Sub(scalarLike(r.get(t, "image", dev), 1)))
+	post, err := vae.Encode(mul(r.Get(t, "image", dev), 2).Sub(scalarLike(r.Get(t, "image", dev), 1)))
 	require.NoError(t, err)
 	eps, err := noise(post.Mean.Shape(), core.F32, dev)
 	require.NoError(t, err)
@@ -72,7 +72,7 @@ func replayImg2Img(t *testing.T, r *img2imgRefs, name string, dev core.Device) (
 	require.NoError(t, err)
 	latents, err := p.Cond.SampleFrom(mul(z, vae.Config.ScalingFactor), run.Strength, pr, run.Steps, noise)
 	require.NoError(t, err)
-	eLat := reftest.RelMaxErr(t, latents, r.get(t, name+"/latents", core.CPU))
+	eLat := reftest.RelMaxErr(t, latents, r.Get(t, name+"/latents", core.CPU))
 	require.Less(t, eLat, condPipeTol, "%s latents", name)
 	require.Less(t, eImg, condPipeTol, "%s images", name)
 	return eLat, eImg
@@ -82,11 +82,11 @@ func replayPixelImg2Img(t *testing.T, r *img2imgRefs, dev core.Device) float64 {
 	m, err := LoadUNet2D(filepath.Join("testdata", "unet2d_tiny"), WithDevice(dev))
 	require.NoError(t, err)
 	k := 0
-	x, err := NewUNet2DPipeline(m, r.Pixel.scheduler(t)).SampleFrom(r.get(t, "pixel/images", dev), r.Pixel.Strength,
+	x, err := NewUNet2DPipeline(m, r.Pixel.scheduler(t)).SampleFrom(r.Get(t, "pixel/images", dev), r.Pixel.Strength,
 		r.Pixel.Steps, r.replayNoise(t, "pixel", r.Pixel.NoiseDraws, &k))
 	require.NoError(t, err)
 	require.Equal(t, r.Pixel.NoiseDraws, k, "noise draws")
-	e := reftest.RelMaxErr(t, x, r.get(t, "pixel/result", core.CPU))
+	e := reftest.RelMaxErr(t, x, r.Get(t, "pixel/result", core.CPU))
 	require.Less(t, e, unetTol)
 	return e
 }

@@ -83,7 +83,7 @@ func condImages(t *testing.T, dev core.Device, opts ...LoadOption) (img *core.Te
 	require.False(t, cfg.ClipSample)
 	s, err := New(cfg.Class, cfg)
 	require.NoError(t, err)
-	pr := Prompts{Embeds: r.get(t, "pipe/prompt_embeds", dev), Negative: r.get(t, "pipe/negative_prompt_embeds", dev),
+	pr := Prompts{Embeds: r.Get(t, "pipe/prompt_embeds", dev), Negative: r.Get(t, "pipe/negative_prompt_embeds", dev),
 		GuidanceScale: 7.5, ImagesPerPrompt: 2}
 	latents, err := NewUNet2DConditionPipeline(u, s).Sample(pr, 20, SeededNoise(5))
 	require.NoError(t, err)
@@ -328,7 +328,7 @@ func TestInt8WithLoRA(t *testing.T) {
 	require.NoError(t, err)
 	adapted, err := m8.Forward(c.x, loraT, c.ctx)
 	require.NoError(t, err)
-	e := reftest.RelMaxErr(t, adapted, c.get(t, "out_peft", core.CPU))
+	e := reftest.RelMaxErr(t, adapted, c.Get(t, "out_peft", core.CPU))
 	t.Logf("LoRA applied to int8 weights: worst error %.2g against diffusers' f32 output", e)
 	require.Less(t, e, 0.05)
 	require.Greater(t, reftest.RelMaxErr(t, adapted, plain), 10*e, "the adapter changes the output")
@@ -348,7 +348,7 @@ func TestInt8WithLoRA(t *testing.T) {
 	require.NoError(t, err)
 	merged, err := m32.Forward(c.x, loraT, c.ctx)
 	require.NoError(t, err)
-	e = reftest.RelMaxErr(t, merged, c.get(t, "out_peft", core.CPU))
+	e = reftest.RelMaxErr(t, merged, c.Get(t, "out_peft", core.CPU))
 	t.Logf("LoRA merged, then quantised: worst error %.2g", e)
 	require.Less(t, e, 0.05)
 }
@@ -362,13 +362,13 @@ func TestInt8ControlNet(t *testing.T) {
 	require.NoError(t, err)
 	unet, err := LoadUNet2DCondition(filepath.Join("testdata", controlUNet[name]), WithInt8Weights())
 	require.NoError(t, err)
-	x, enc, cond := r.get(t, name+"/sample", core.CPU), r.get(t, name+"/encoder_hidden_states", core.CPU), r.get(t, name+"/cond", core.CPU)
+	x, enc, cond := r.Get(t, name+"/sample", core.CPU), r.Get(t, name+"/encoder_hidden_states", core.CPU), r.Get(t, name+"/cond", core.CPU)
 	for _, ts := range r.UNetTimesteps {
 		res, err := net.Forward(x, ts, enc, cond, 1)
 		require.NoError(t, err)
 		out, err := unet.ForwardControlled(x, ts, enc, res)
 		require.NoError(t, err)
-		e := reftest.RelMaxErr(t, out, r.get(t, fmt.Sprintf("%s/unet_%d", name, int(ts)), core.CPU))
+		e := reftest.RelMaxErr(t, out, r.Get(t, fmt.Sprintf("%s/unet_%d", name, int(ts)), core.CPU))
 		t.Logf("t=%v: worst error %.2g of the largest value against diffusers' f32", ts, e)
 		require.Less(t, e, 0.05)
 	}

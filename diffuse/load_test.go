@@ -9,23 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/internal/modelfs"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
-
-// zipOf opens a zip archive of a testdata folder.
-func zipOf(t *testing.T, dir string) *modelfs.Zip {
-	t.Helper()
-	data, err := modelfs.ZipFolder(dir)
-	require.NoError(t, err)
-	z, err := modelfs.OpenZip(data, 1<<30)
-	require.NoError(t, err)
-	return z
-}
 
 // A model read through FromFS (a zip archive) is the model read from the
 // folder: the text-to-image pipeline's every component included.
 func TestFromFSLoadsWhatTheFolderHolds(t *testing.T) {
-	z := zipOf(t, sdTiny)
+	z := reftest.ZipOf(t, sdTiny)
 	fromZip, err := LoadStableDiffusion(".", FromFS(z))
 	require.NoError(t, err)
 	fromDir, err := LoadStableDiffusion(sdTiny)
@@ -45,7 +35,7 @@ func TestFromFSLoadsWhatTheFolderHolds(t *testing.T) {
 	require.NoError(t, err)
 	assertSameValues(t, want, got, "images")
 
-	unet := zipOf(t, filepath.Join("testdata", "ddpm_pipe"))
+	unet := reftest.ZipOf(t, filepath.Join("testdata", "ddpm_pipe"))
 	m, err := LoadUNet2D("unet", FromFS(unet))
 	require.NoError(t, err)
 	d, err := LoadUNet2D(filepath.Join("testdata", "ddpm_pipe", "unet"))
@@ -69,7 +59,7 @@ func assertSameValues(t *testing.T, want, got *core.Tensor, what string) {
 }
 
 func TestFromFSErrors(t *testing.T) {
-	z := zipOf(t, filepath.Join("testdata", "ddpm_pipe"))
+	z := reftest.ZipOf(t, filepath.Join("testdata", "ddpm_pipe"))
 	_, err := LoadUNet2D("vae", FromFS(z))
 	assert.EqualError(t, err, "diffuse: LoadUNet2D: the zip archive has no vae/config.json")
 	_, err = LoadUNet2D("../unet", FromFS(z))
@@ -83,7 +73,7 @@ func TestFromFSErrors(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "unet"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "unet", "config.json"), []byte(`{"in_channels": "x"}`), 0o644))
-	_, err = LoadUNet2D("unet", FromFS(zipOf(t, dir)))
+	_, err = LoadUNet2D("unet", FromFS(reftest.ZipOf(t, dir)))
 	assert.ErrorContains(t, err, "(in unet/config.json)")
 }
 

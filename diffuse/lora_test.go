@@ -1,7 +1,6 @@
 package diffuse
 
 import (
-	"github.com/webtensor/webtensor/internal/reftest"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/safetensors"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // The LoRA reference vectors: a seeded PEFT LoRA (attention, feed-forward,
@@ -31,8 +31,8 @@ func loadLoRACase(t *testing.T, dev core.Device) (*loraCase, *UNet2DConditionMod
 	t.Helper()
 	f, err := safetensors.ReadFile("testdata/lora_refs.safetensors")
 	require.NoError(t, err)
-	c := &loraCase{refTensors: refTensors{tensors: f}}
-	c.x, c.ctx = c.get(t, "sample", dev), c.get(t, "encoder_hidden_states", dev)
+	c := &loraCase{refTensors: refTensors{reftest.Refs{File: f}}}
+	c.x, c.ctx = c.Get(t, "sample", dev), c.Get(t, "encoder_hidden_states", dev)
 	m, err := LoadUNet2DCondition(filepath.Join("testdata", "unet2dcond_tiny"), WithDevice(dev))
 	require.NoError(t, err)
 	return c, m
@@ -42,7 +42,7 @@ func (c *loraCase) check(t *testing.T, m *UNet2DConditionModel, ref string) floa
 	t.Helper()
 	out, err := m.Forward(c.x, loraT, c.ctx)
 	require.NoError(t, err)
-	e := reftest.RelMaxErr(t, out, c.get(t, ref, core.CPU))
+	e := reftest.RelMaxErr(t, out, c.Get(t, ref, core.CPU))
 	require.Less(t, e, unetTol, ref)
 	return e
 }

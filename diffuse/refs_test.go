@@ -1,7 +1,6 @@
 package diffuse
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -23,36 +22,21 @@ import (
 // testdata/ wrote, the noise they drew, the comparison, and the loops that
 // run a check on the CPU and on WebGPU.
 
-// refTensors are the tensors of a reference file (testdata/*_refs.safetensors).
-type refTensors struct {
-	tensors *safetensors.File
-}
+// refTensors are the tensors of a reference file, with the noise
+// replays diffuse's pipeline tests draw from them.
+type refTensors struct{ reftest.Refs }
 
 // readRefs reads testdata/<base>.json into meta and returns the tensors of
 // testdata/<base>.safetensors.
 func readRefs(t testing.TB, base string, meta any) refTensors {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", base+".json"))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, meta))
-	f, err := safetensors.ReadFile(filepath.Join("testdata", base+".safetensors"))
-	require.NoError(t, err)
-	return refTensors{tensors: f}
-}
-
-func (r *refTensors) get(t testing.TB, name string, dev core.Device) *core.Tensor {
-	t.Helper()
-	st, ok := r.tensors.Tensors[name]
-	require.True(t, ok, "no reference tensor %s", name)
-	x := st.ToTensor(dev)
-	require.NoError(t, x.Err())
-	return x
+	return refTensors{reftest.ReadRefs(t, base, meta)}
 }
 
 // stackedNoise hands out the rows of tensor name (every draw of a run,
 // stacked along the first axis) in order and counts the draws.
 func (r *refTensors) stackedNoise(name string, draws int, k *int) Noise {
-	st := r.tensors.Tensors[name]
+	st := r.File.Tensors[name]
 	return func(shape core.Shape, dtype core.DType, d core.Device) (*core.Tensor, error) {
 		if *k >= draws {
 			return nil, fmt.Errorf("draw %d: diffusers drew only %d times", *k, draws)
@@ -71,7 +55,7 @@ func (r *refTensors) replayNoise(t *testing.T, prefix string, draws int, k *int)
 		if *k >= draws {
 			return nil, fmt.Errorf("draw %d: diffusers drew only %d times", *k, draws)
 		}
-		x := r.get(t, fmt.Sprintf("%s/noise_%d", prefix, *k), d)
+		x := r.Get(t, fmt.Sprintf("%s/noise_%d", prefix, *k), d)
 		*k++
 		return x, x.Err()
 	}
@@ -125,19 +109,19 @@ func loadUNetRefs(t testing.TB, base string) *unetRefs {
 // sample and returns the worst error relative to the largest output.
 func (r *unetRefs) checkTimesteps(t *testing.T, name string, dev core.Device, tol float64,
 	at func(*core.Tensor, float64) (*core.Tensor, error), perBatch func(x, ts *core.Tensor) (*core.Tensor, error)) float64 {
-	x := r.get(t, name+"/sample", dev)
+	x := r.Get(t, name+"/sample", dev)
 	worst := 0.0
 	for _, ts := range r.Timesteps {
 		out, err := at(x, ts)
 		require.NoError(t, err)
-		e := reftest.RelMaxErr(t, out, r.get(t, fmt.Sprintf("%s/out_%d", name, int(ts)), core.CPU))
+		e := reftest.RelMaxErr(t, out, r.Get(t, fmt.Sprintf("%s/out_%d", name, int(ts)), core.CPU))
 		require.Less(t, e, tol, "%s at t=%v", name, ts)
 		worst = math.Max(worst, e)
 	}
 	per := core.FromFloat64s(core.I64, core.Shape{len(r.PerBatch)}, r.PerBatch, dev)
 	out, err := perBatch(x, per)
 	require.NoError(t, err)
-	e := reftest.RelMaxErr(t, out, r.get(t, name+"/out_per_batch", core.CPU))
+	e := reftest.RelMaxErr(t, out, r.Get(t, name+"/out_per_batch", core.CPU))
 	require.Less(t, e, tol, "%s at per-batch timesteps %v", name, r.PerBatch)
 	return math.Max(worst, e)
 }
@@ -233,22 +217,33 @@ type checkpointEdit struct {
 	want    []string
 }
 
-// dropTensor removes tensor name from a checkpoint.
-func dropTensor(name string) func(map[string]safetensors.Tensor) {
-	return func(m map[string]safetensors.Tensor) { delete(m, name) }
+// missingTensor drops tensor name; the loader must name it and the shape
+// it wants.
+func missingTensor(name string, want ...int) checkpointEdit {
+	return checkpointEdit{tensors: func(m map[string]safetensors.Tensor) { delete(m, name) },
+		want: []string{fmt.Sprintf("tensor %s is missing (want shape %v)", name, want)}}
 }
 
-// reshapeTensor gives tensor name another shape over the same data.
-func reshapeTensor(name string, shape ...int) func(map[string]safetensors.Tensor) {
-	return func(m map[string]safetensors.Tensor) {
+// misshapenTensor gives tensor name another shape over the same data; the
+// loader must name both shapes.
+func misshapenTensor(name string, shape, want []int) checkpointEdit {
+	return checkpointEdit{tensors: func(m map[string]safetensors.Tensor) {
 		w := m[name]
 		m[name] = safetensors.Tensor{DType: w.DType, Shape: core.Shape(shape), Data: w.Data}
-	}
+	}, want: []string{fmt.Sprintf("tensor %s has shape %v, want %v", name, shape, want)}}
 }
 
-// addTensor adds a tensor name holding a copy of tensor like.
-func addTensor(name, like string) func(map[string]safetensors.Tensor) {
-	return func(m map[string]safetensors.Tensor) { m[name] = m[like] }
+// strayTensor adds a tensor name holding a copy of tensor like; the loader
+// must refuse it as no parameter of the model.
+func strayTensor(name, like string) checkpointEdit {
+	return checkpointEdit{tensors: func(m map[string]safetensors.Tensor) { m[name] = m[like] },
+		want: []string{fmt.Sprintf("tensor %s is not a parameter of the model", name)}}
+}
+
+// configMisfit edits config.json so that it disagrees with the weights;
+// the loader must list every misfit.
+func configMisfit(edit func(string) string, want ...string) checkpointEdit {
+	return checkpointEdit{config: edit, want: want}
 }
 
 // requireCheckpointErrors loads every edit of testdata/<name> with load and

@@ -2,7 +2,6 @@ package diffuse
 
 import (
 	"encoding/json"
-	"github.com/webtensor/webtensor/internal/reftest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/safetensors"
+	"github.com/webtensor/webtensor/internal/reftest"
 	"github.com/webtensor/webtensor/multimodal"
 )
 
@@ -83,9 +83,9 @@ func ids(t *testing.T, p *StableDiffusionPipeline, texts []string) [][]int {
 
 func (r *sdRefs) refIDs(t *testing.T, name string) [][]int {
 	t.Helper()
-	v, err := r.get(t, name, core.CPU).Int64s()
+	v, err := r.Get(t, name, core.CPU).Int64s()
 	require.NoError(t, err)
-	s := r.tensors.Tensors[name].Shape
+	s := r.File.Tensors[name].Shape
 	out := make([][]int, s[0])
 	for i := range out {
 		for _, id := range v[i*s[1] : (i+1)*s[1]] {
@@ -116,7 +116,7 @@ func replaySD(t *testing.T, r *sdRefs, dev core.Device) (float64, float64, float
 		}{{"prompt_embeds", run.Prompts}, {"negative_prompt_embeds", neg}} {
 			got, err := p.EncodePrompts(c.texts)
 			require.NoError(t, err)
-			e := reftest.RelMaxErr(t, got, r.get(t, name+"/"+c.ref, core.CPU))
+			e := reftest.RelMaxErr(t, got, r.Get(t, name+"/"+c.ref, core.CPU))
 			require.Less(t, e, sdEmbedTol, "%s: %s", name, c.ref)
 			embed = max(embed, e)
 		}
@@ -124,7 +124,7 @@ func replaySD(t *testing.T, r *sdRefs, dev core.Device) (float64, float64, float
 		x, err := p.Latents(run.request(), r.replay(name, &k))
 		require.NoError(t, err)
 		require.Equal(t, run.NoiseDraws, k, "%s: noise draws", name)
-		e := reftest.RelMaxErr(t, x, r.get(t, name+"/latents", core.CPU))
+		e := reftest.RelMaxErr(t, x, r.Get(t, name+"/latents", core.CPU))
 		require.Less(t, e, sdTol, "%s: latents", name)
 		lat = max(lat, e)
 		k = 0
@@ -132,7 +132,7 @@ func replaySD(t *testing.T, r *sdRefs, dev core.Device) (float64, float64, float
 		require.NoError(t, err)
 		require.Equal(t, dev, images.Device())
 		// diffusers' "np" images are (B, H, W, C).
-		e = reftest.RelMaxErr(t, images.Permute(core.Attrs{"dims": []int{0, 2, 3, 1}}), r.get(t, name+"/images", core.CPU))
+		e = reftest.RelMaxErr(t, images.Permute(core.Attrs{"dims": []int{0, 2, 3, 1}}), r.Get(t, name+"/images", core.CPU))
 		require.Less(t, e, sdTol, "%s: images", name)
 		img = max(img, e)
 	}
@@ -193,7 +193,7 @@ func TestStableDiffusionVocabTokenizer(t *testing.T) {
 	run := r.Runs["ddim"]
 	got, err := p.EncodePrompts(run.Prompts)
 	require.NoError(t, err)
-	require.Less(t, reftest.RelMaxErr(t, got, r.get(t, "ddim/prompt_embeds", core.CPU)), sdEmbedTol)
+	require.Less(t, reftest.RelMaxErr(t, got, r.Get(t, "ddim/prompt_embeds", core.CPU)), sdEmbedTol)
 }
 
 // A seeded run is the same twice and another seed differs; the batch is
@@ -233,14 +233,14 @@ func TestStableDiffusionLatentsThen(t *testing.T) {
 	r := loadSDRefs(t)
 	p, err := LoadStableDiffusion(sdTiny)
 	require.NoError(t, err)
-	st := r.tensors.Tensors["ddim/noise"]
+	st := r.File.Tensors["ddim/noise"]
 	init := safetensors.Tensor{DType: st.DType, Shape: st.Shape[1:], Data: st.Data}.ToTensor(core.CPU)
 	x, err := p.Latents(r.Runs["ddim"].request(), LatentsThen(init, nil))
 	require.NoError(t, err)
-	require.Less(t, reftest.RelMaxErr(t, x, r.get(t, "ddim/latents", core.CPU)), sdTol)
+	require.Less(t, reftest.RelMaxErr(t, x, r.Get(t, "ddim/latents", core.CPU)), sdTol)
 	// A stochastic scheduler's draws need the noise after the latents.
 	run := r.Runs["euler_a"]
-	init = r.get(t, "euler_a/noise", core.CPU).Slice(core.Attrs{"axis": 0, "start": 0, "stop": 1}).Reshape(core.Shape{2, 4, 8, 8})
+	init = r.Get(t, "euler_a/noise", core.CPU).Slice(core.Attrs{"axis": 0, "start": 0, "stop": 1}).Reshape(core.Shape{2, 4, 8, 8})
 	_, err = p.Latents(run.request(), LatentsThen(init, nil))
 	require.ErrorContains(t, err, "a draw after the initial latents and no noise for it")
 	_, err = p.Latents(run.request(), LatentsThen(nil, SeededNoise(1)))

@@ -15,23 +15,19 @@ const blk = "down_blocks.0.attentions.0.transformer_blocks.0."
 
 func TestLoadUNet2DConditionCheckpointErrors(t *testing.T) {
 	requireCheckpointErrors(t, "unet2dcond_tiny", LoadUNet2DCondition,
-		checkpointEdit{tensors: dropTensor(blk + "attn2.to_k.weight"),
-			want: []string{"tensor " + blk + "attn2.to_k.weight is missing (want shape [16 24])"}},
+		missingTensor(blk+"attn2.to_k.weight", 16, 24),
 		// A linear projection's weight where the config says 1×1 conv.
-		checkpointEdit{tensors: reshapeTensor("down_blocks.0.attentions.0.proj_in.weight", 16, 16),
-			want: []string{"tensor down_blocks.0.attentions.0.proj_in.weight has shape [16 16], want [16 16 1 1]"}},
+		misshapenTensor("down_blocks.0.attentions.0.proj_in.weight", []int{16, 16}, []int{16, 16, 1, 1}),
 		// The attention projections have no bias in diffusers' UNet.
-		checkpointEdit{tensors: addTensor(blk+"attn1.to_q.bias", blk+"attn1.to_out.0.bias"),
-			want: []string{"tensor " + blk + "attn1.to_q.bias is not a parameter of the model"}},
-		// A config that disagrees with the weights: every misfit is listed.
-		checkpointEdit{config: func(s string) string {
+		strayTensor(blk+"attn1.to_q.bias", blk+"attn1.to_out.0.bias"),
+		configMisfit(func(s string) string {
 			s = strings.Replace(s, `"use_linear_projection": false`, `"use_linear_projection": true`, 1)
 			return strings.Replace(s, `"cross_attention_dim": 24`, `"cross_attention_dim": 32`, 1)
-		}, want: []string{
+		},
 			"tensor down_blocks.0.attentions.0.proj_in.weight has shape [16 16 1 1], want [16 16]",
 			"tensor up_blocks.1.attentions.1.proj_out.weight has shape [16 16 1 1], want [16 16]",
 			"tensor mid_block.attentions.0.transformer_blocks.0.attn2.to_v.weight has shape [32 24], want [32 32]",
-		}},
+		),
 	)
 }
 

@@ -1,7 +1,6 @@
 package diffuse
 
 import (
-	"github.com/webtensor/webtensor/internal/reftest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // The conditional UNet's reference vectors: diffusers 0.42 ran tiny seeded
@@ -27,7 +27,7 @@ const condTol = 1e-4
 func (r *unetRefs) checkCondUNet(t *testing.T, name string, dev core.Device) float64 {
 	m, err := LoadUNet2DCondition(filepath.Join("testdata", name), WithDevice(dev))
 	require.NoError(t, err)
-	enc := r.get(t, name+"/encoder_hidden_states", dev)
+	enc := r.Get(t, name+"/encoder_hidden_states", dev)
 	return r.checkTimesteps(t, name, dev, condTol,
 		func(x *core.Tensor, ts float64) (*core.Tensor, error) { return m.Forward(x, ts, enc) },
 		func(x, ts *core.Tensor) (*core.Tensor, error) { return m.ForwardTimesteps(x, ts, enc) })
@@ -77,12 +77,12 @@ func TestUNet2DConditionHalfPrecision(t *testing.T) {
 	for _, name := range r.Models {
 		m, err := LoadUNet2DCondition(filepath.Join("testdata", name), WithDType(core.F16))
 		require.NoError(t, err)
-		x := r.get(t, name+"/sample", core.CPU).Cast(core.F16)
-		enc := r.get(t, name+"/encoder_hidden_states", core.CPU).Cast(core.F16)
+		x := r.Get(t, name+"/sample", core.CPU).Cast(core.F16)
+		enc := r.Get(t, name+"/encoder_hidden_states", core.CPU).Cast(core.F16)
 		out, err := m.Forward(x, 500, enc)
 		require.NoError(t, err)
 		require.Equal(t, core.F16, out.DType())
-		e := reftest.RelMaxErr(t, out.Cast(core.F32), r.get(t, name+"/out_500", core.CPU))
+		e := reftest.RelMaxErr(t, out.Cast(core.F32), r.Get(t, name+"/out_500", core.CPU))
 		t.Logf("%s: f16 error %.2g of the largest output", name, e)
 		require.Less(t, e, 2e-2, name)
 	}

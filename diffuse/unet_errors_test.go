@@ -12,15 +12,11 @@ import (
 
 func TestLoadUNet2DCheckpointErrors(t *testing.T) {
 	requireCheckpointErrors(t, "unet2d_tiny", LoadUNet2D,
-		checkpointEdit{tensors: dropTensor("down_blocks.1.attentions.0.to_q.weight"),
-			want: []string{"tensor down_blocks.1.attentions.0.to_q.weight is missing (want shape [32 32])"}},
-		checkpointEdit{tensors: reshapeTensor("conv_in.weight", 16, 3, 9),
-			want: []string{"tensor conv_in.weight has shape [16 3 9], want [16 3 3 3]"}},
-		checkpointEdit{tensors: addTensor("mid_block.attentions.0.extra.weight", "conv_out.bias"),
-			want: []string{"tensor mid_block.attentions.0.extra.weight is not a parameter of the model"}},
-		// A config that disagrees with the weights: every misfit is listed.
-		checkpointEdit{config: replaceOnce(`"layers_per_block": 1`, `"layers_per_block": 2`),
-			want: []string{"tensor down_blocks.0.resnets.1.norm1.weight is missing", "tensor up_blocks.1.resnets.2.conv1.weight is missing"}},
+		missingTensor("down_blocks.1.attentions.0.to_q.weight", 32, 32),
+		misshapenTensor("conv_in.weight", []int{16, 3, 9}, []int{16, 3, 3, 3}),
+		strayTensor("mid_block.attentions.0.extra.weight", "conv_out.bias"),
+		configMisfit(replaceOnce(`"layers_per_block": 1`, `"layers_per_block": 2`),
+			"tensor down_blocks.0.resnets.1.norm1.weight is missing", "tensor up_blocks.1.resnets.2.conv1.weight is missing"),
 	)
 }
 

@@ -1,13 +1,13 @@
 package diffuse
 
 import (
-	"github.com/webtensor/webtensor/internal/reftest"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // The UNet reference vectors: diffusers 0.42 ran tiny seeded UNet2DModels
@@ -52,7 +52,7 @@ func (r *unetRefs) replayPipeline(t *testing.T, pname string, dev core.Device) f
 	img, err := p.Generate(2, ref.Steps, r.stackedNoise("pipe_"+pname+"/noise", ref.NoiseDraws, &k))
 	require.NoError(t, err)
 	require.Equal(t, ref.NoiseDraws, k, "noise draws")
-	e := reftest.RelMaxErr(t, img, r.get(t, "pipe_"+pname+"/images", core.CPU))
+	e := reftest.RelMaxErr(t, img, r.Get(t, "pipe_"+pname+"/images", core.CPU))
 	require.Less(t, e, pipeTol, pname)
 	return e
 }

@@ -1,7 +1,6 @@
 package diffuse
 
 import (
-	"github.com/webtensor/webtensor/internal/reftest"
 	"math"
 	"path/filepath"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/reftest"
 	"github.com/webtensor/webtensor/nn"
 )
 
@@ -91,7 +91,7 @@ func TestTiledUNetSeams(t *testing.T) {
 	r := loadCondRefs(t)
 	m, err := LoadUNet2DCondition(filepath.Join("testdata", "unet2dcond_tiny"))
 	require.NoError(t, err)
-	ctx := r.get(t, "pipe/prompt_embeds", core.CPU)
+	ctx := r.Get(t, "pipe/prompt_embeds", core.CPU)
 	const side = 24
 	x := core.Randn(core.Attrs{"shape": []int{2, 4, side, side}, "dtype": core.F32, "seed": int64(4)})
 	for _, ts := range []float64{999, 500, 50} {
@@ -136,7 +136,7 @@ func TestCrossAttentionCacheOncePerRun(t *testing.T) {
 	r := loadCondRefs(t)
 	m, err := LoadUNet2DCondition(filepath.Join("testdata", "unet2dcond_tiny"))
 	require.NoError(t, err)
-	pr := Prompts{Embeds: r.get(t, "pipe/prompt_embeds", core.CPU), Negative: r.get(t, "pipe/negative_prompt_embeds", core.CPU),
+	pr := Prompts{Embeds: r.Get(t, "pipe/prompt_embeds", core.CPU), Negative: r.Get(t, "pipe/negative_prompt_embeds", core.CPU),
 		GuidanceScale: 4}
 	const steps, tiles = 3, 4 // 24×24 latents in 16×16 windows 8 apart: 2×2 windows
 	run := func(model CondDenoiser) ([]float64, int, int) {

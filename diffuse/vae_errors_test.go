@@ -1,31 +1,27 @@
 package diffuse
 
 import (
-	"github.com/webtensor/webtensor/internal/reftest"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 func TestLoadAutoencoderKLCheckpointErrors(t *testing.T) {
 	requireCheckpointErrors(t, "vae_tiny", LoadAutoencoderKL,
-		checkpointEdit{tensors: dropTensor("encoder.mid_block.attentions.0.to_q.weight"),
-			want: []string{"tensor encoder.mid_block.attentions.0.to_q.weight is missing (want shape [32 32])"}},
-		checkpointEdit{tensors: reshapeTensor("decoder.conv_in.weight", 32, 4, 9),
-			want: []string{"tensor decoder.conv_in.weight has shape [32 4 9], want [32 4 3 3]"}},
+		missingTensor("encoder.mid_block.attentions.0.to_q.weight", 32, 32),
+		misshapenTensor("decoder.conv_in.weight", []int{32, 4, 9}, []int{32, 4, 3, 3}),
 		// The UNet's time projection has no place in the VAE's ResNets.
-		checkpointEdit{tensors: addTensor("decoder.up_blocks.0.resnets.0.time_emb_proj.weight", "decoder.conv_in.bias"),
-			want: []string{"tensor decoder.up_blocks.0.resnets.0.time_emb_proj.weight is not a parameter of the model"}},
-		// A config that disagrees with the weights: every misfit is listed.
-		checkpointEdit{config: replaceOnce(`"use_quant_conv": true`, `"use_quant_conv": false`),
-			want: []string{"tensor quant_conv.weight is not a parameter of the model", "tensor quant_conv.bias is not a parameter of the model"}},
-		checkpointEdit{config: replaceOnce(`"layers_per_block": 1`, `"layers_per_block": 2`),
-			want: []string{"tensor encoder.down_blocks.0.resnets.1.norm1.weight is missing", "tensor decoder.up_blocks.1.resnets.2.conv1.weight is missing"}},
-		checkpointEdit{config: replaceOnce(`"mid_block_add_attention": true`, `"mid_block_add_attention": false`),
-			want: []string{"tensor decoder.mid_block.attentions.0.group_norm.weight is not a parameter of the model"}},
+		strayTensor("decoder.up_blocks.0.resnets.0.time_emb_proj.weight", "decoder.conv_in.bias"),
+		configMisfit(replaceOnce(`"use_quant_conv": true`, `"use_quant_conv": false`),
+			"tensor quant_conv.weight is not a parameter of the model", "tensor quant_conv.bias is not a parameter of the model"),
+		configMisfit(replaceOnce(`"layers_per_block": 1`, `"layers_per_block": 2`),
+			"tensor encoder.down_blocks.0.resnets.1.norm1.weight is missing", "tensor decoder.up_blocks.1.resnets.2.conv1.weight is missing"),
+		configMisfit(replaceOnce(`"mid_block_add_attention": true`, `"mid_block_add_attention": false`),
+			"tensor decoder.mid_block.attentions.0.group_norm.weight is not a parameter of the model"),
 	)
 }
 

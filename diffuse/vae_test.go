@@ -2,7 +2,6 @@ package diffuse
 
 import (
 	"fmt"
-	"github.com/webtensor/webtensor/internal/reftest"
 	"math"
 	"path/filepath"
 	"sort"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // The VAE reference vectors: diffusers 0.42 ran two tiny seeded
@@ -47,23 +47,23 @@ func checkVAE(t *testing.T, r *vaeRefs, name string, dev core.Device) map[string
 	errs := map[string]float64{}
 	check := func(what string, got *core.Tensor) {
 		t.Helper()
-		e := reftest.RelMaxErr(t, got, r.get(t, name+"/"+what, core.CPU))
+		e := reftest.RelMaxErr(t, got, r.Get(t, name+"/"+what, core.CPU))
 		require.Less(t, e, vaeTol, "%s %s", name, what)
 		errs[what] = e
 	}
-	post, err := m.Encode(r.get(t, name+"/images", dev))
+	post, err := m.Encode(r.Get(t, name+"/images", dev))
 	require.NoError(t, err)
 	check("mean", post.Mean)
 	check("logvar", post.LogVar)
 	require.Same(t, post.Mean, post.Mode())
-	z, err := post.Sample(r.get(t, name+"/noise", dev))
+	z, err := post.Sample(r.Get(t, name+"/noise", dev))
 	require.NoError(t, err)
 	check("sample", z)
 	dec, err := m.Decode(z)
 	require.NoError(t, err)
 	check("decoded", dec)
 
-	lat := r.get(t, name+"/latents", dev)
+	lat := r.Get(t, name+"/latents", dev)
 	full, err := m.Decode(lat)
 	require.NoError(t, err)
 	check("full", full)
@@ -125,7 +125,7 @@ func TestAutoencoderKLTiledSeamsAndMemory(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, err := LoadAutoencoderKL(filepath.Join("testdata", name))
 			require.NoError(t, err)
-			lat := r.get(t, name+"/latents", core.CPU)
+			lat := r.Get(t, name+"/latents", core.CPU)
 			var whole activationMeter
 			full, err := m.decodeTiled(lat, 1<<30, 0, &whole)
 			require.NoError(t, err)

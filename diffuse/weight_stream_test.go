@@ -26,9 +26,9 @@ func checkStreamedUNet(t *testing.T, dev core.Device) {
 		require.NoError(t, err)
 		net, err := LoadControlNet(filepath.Join("testdata", name), WithDevice(dev))
 		require.NoError(t, err)
-		x := r.get(t, name+"/sample", dev)
-		enc := r.get(t, name+"/encoder_hidden_states", dev)
-		res, err := net.Forward(x, 500, enc, r.get(t, name+"/cond", dev), 0.7)
+		x := r.Get(t, name+"/sample", dev)
+		enc := r.Get(t, name+"/encoder_hidden_states", dev)
+		res, err := net.Forward(x, 500, enc, r.Get(t, name+"/cond", dev), 0.7)
 		require.NoError(t, err)
 		for _, ts := range []float64{999, 37} {
 			for _, rs := range []*ControlResiduals{nil, res} {
@@ -76,8 +76,8 @@ func TestStreamedUNetPipeline(t *testing.T) {
 			cfg, _ := Defaults("EulerAncestralDiscreteScheduler")
 			s, err := New("EulerAncestralDiscreteScheduler", cfg)
 			require.NoError(t, err)
-			pr := Prompts{Embeds: r.get(t, "pipe/prompt_embeds", core.CPU).Cast(dtype),
-				Negative: r.get(t, "pipe/negative_prompt_embeds", core.CPU).Cast(dtype), GuidanceScale: 5}
+			pr := Prompts{Embeds: r.Get(t, "pipe/prompt_embeds", core.CPU).Cast(dtype),
+				Negative: r.Get(t, "pipe/negative_prompt_embeds", core.CPU).Cast(dtype), GuidanceScale: 5}
 			x, err := NewUNet2DConditionPipeline(m, s).Sample(pr, 3, SeededNoise(2))
 			require.NoError(t, err)
 			v, err := x.Float64s()

@@ -4,15 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // The audio and Whisper reference vectors: transformers'
@@ -26,8 +24,8 @@ import (
 const featureTol = 5e-5
 
 type whisperRefs struct {
-	tensors *safetensors.File
-	Audio   []struct {
+	reftest.Refs
+	Audio []struct {
 		Name     string         `json:"name"`
 		Settings map[string]any `json:"settings"`
 		Batch    int            `json:"batch"`
@@ -65,25 +63,14 @@ type whisperRefs struct {
 
 func loadWhisperRefs(t *testing.T) *whisperRefs {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "whisper_refs.json"))
-	require.NoError(t, err)
 	var r whisperRefs
-	require.NoError(t, json.Unmarshal(data, &r))
-	r.tensors, err = safetensors.ReadFile(filepath.Join("testdata", "whisper_refs.safetensors"))
-	require.NoError(t, err)
+	r.Refs = reftest.ReadRefs(t, "whisper_refs", &r)
 	return &r
-}
-
-func (r *whisperRefs) get(t *testing.T, name string, dev core.Device) *core.Tensor {
-	t.Helper()
-	st, ok := r.tensors.Tensors[name]
-	require.True(t, ok, "reference tensor %s", name)
-	return st.ToTensor(dev)
 }
 
 func (r *whisperRefs) wave(t *testing.T, name string) []float32 {
 	t.Helper()
-	w, err := r.get(t, name, core.CPU).Float32s()
+	w, err := r.Get(t, name, core.CPU).Float32s()
 	require.NoError(t, err)
 	return w
 }
@@ -139,7 +126,7 @@ func checkLogMel(t *testing.T, dev core.Device) {
 		got, err := fe.Extract(waves, dev, normalize)
 		require.NoError(t, err, c.Name)
 		require.Equal(t, core.Shape{c.Batch, fe.FeatureSize, fe.NFrames()}, got.Shape(), c.Name)
-		want := r.get(t, "audio/"+c.Name+"/features", core.CPU)
+		want := r.Get(t, "audio/"+c.Name+"/features", core.CPU)
 		kept := want.Shape()[2]
 		if c.Tail != nil {
 			// The reference keeps the first frames; the rest is silence at
@@ -167,7 +154,7 @@ func TestMelFilterBankMatchesTransformers(t *testing.T) {
 	r := loadWhisperRefs(t)
 	fe := NewWhisperFeatureExtractor()
 	got := core.FromSlice(fe.MelFilters, core.Shape{fe.NFFT/2 + 1, fe.FeatureSize}).Cast(core.F32)
-	e := maxAbsErr(t, got, r.get(t, "audio/mel_filters_80", core.CPU))
+	e := maxAbsErr(t, got, r.Get(t, "audio/mel_filters_80", core.CPU))
 	t.Logf("mel filters: max error %.2g", e)
 	require.Less(t, e, 1e-9)
 }

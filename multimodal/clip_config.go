@@ -3,6 +3,7 @@ package multimodal
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -10,75 +11,46 @@ import (
 // config.json spells them: the two towers' configs and the width of the
 // shared embedding space.
 type CLIPConfig struct {
-	Text          CLIPTextConfig   // text_config
-	Vision        CLIPVisionConfig // vision_config
-	ProjectionDim int              // projection_dim
+	Text          CLIPTextConfig   // text_config, read strictly by clipTowerKeys
+	Vision        CLIPVisionConfig // vision_config, read strictly by clipTowerKeys
+	ProjectionDim int              `json:"projection_dim"`
 }
 
 // CLIPTextConfig is text_config.
 type CLIPTextConfig struct {
-	VocabSize             int     // vocab_size
-	HiddenSize            int     // hidden_size
-	IntermediateSize      int     // intermediate_size
-	NumHiddenLayers       int     // num_hidden_layers
-	NumAttentionHeads     int     // num_attention_heads
-	MaxPositionEmbeddings int     // max_position_embeddings
-	HiddenAct             string  // hidden_act
-	LayerNormEps          float64 // layer_norm_eps
+	VocabSize             int     `json:"vocab_size"`
+	HiddenSize            int     `json:"hidden_size"`
+	IntermediateSize      int     `json:"intermediate_size"`
+	NumHiddenLayers       int     `json:"num_hidden_layers"`
+	NumAttentionHeads     int     `json:"num_attention_heads"`
+	MaxPositionEmbeddings int     `json:"max_position_embeddings"`
+	HiddenAct             string  `json:"hidden_act"`
+	LayerNormEps          float64 `json:"layer_norm_eps"`
 	// EOSTokenID (eos_token_id) marks the token whose state is the text's
 	// pooled output: its first occurrence, or, for the legacy value 2,
 	// the largest id (original CLIP's end token has the largest id).
-	EOSTokenID int
+	EOSTokenID int `json:"eos_token_id"`
 }
 
 // CLIPVisionConfig is vision_config.
 type CLIPVisionConfig struct {
-	HiddenSize        int     // hidden_size
-	IntermediateSize  int     // intermediate_size
-	NumHiddenLayers   int     // num_hidden_layers
-	NumAttentionHeads int     // num_attention_heads
-	NumChannels       int     // num_channels
-	ImageSize         int     // image_size
-	PatchSize         int     // patch_size
-	HiddenAct         string  // hidden_act
-	LayerNormEps      float64 // layer_norm_eps
+	HiddenSize        int     `json:"hidden_size"`
+	IntermediateSize  int     `json:"intermediate_size"`
+	NumHiddenLayers   int     `json:"num_hidden_layers"`
+	NumAttentionHeads int     `json:"num_attention_heads"`
+	NumChannels       int     `json:"num_channels"`
+	ImageSize         int     `json:"image_size"`
+	PatchSize         int     `json:"patch_size"`
+	HiddenAct         string  `json:"hidden_act"`
+	LayerNormEps      float64 `json:"layer_norm_eps"`
 }
 
-// Sub-config keys that only training reads, or that CLIPModel overrides
-// (each tower's projection_dim; the top-level one is used).
-func clipIgnored[C any]() map[string]configKey[C] {
-	skip := func(*C, json.RawMessage) error { return nil }
-	return map[string]configKey[C]{"attention_dropout": skip, "dropout": skip, "projection_dim": skip}
-}
-
-func clipTextKeys() map[string]configKey[CLIPTextConfig] {
-	k := clipIgnored[CLIPTextConfig]()
-	k["model_type"] = only[CLIPTextConfig](`"clip_text_model"`)
-	k["vocab_size"] = field(func(c *CLIPTextConfig) any { return &c.VocabSize })
-	k["hidden_size"] = field(func(c *CLIPTextConfig) any { return &c.HiddenSize })
-	k["intermediate_size"] = field(func(c *CLIPTextConfig) any { return &c.IntermediateSize })
-	k["num_hidden_layers"] = field(func(c *CLIPTextConfig) any { return &c.NumHiddenLayers })
-	k["num_attention_heads"] = field(func(c *CLIPTextConfig) any { return &c.NumAttentionHeads })
-	k["max_position_embeddings"] = field(func(c *CLIPTextConfig) any { return &c.MaxPositionEmbeddings })
-	k["hidden_act"] = field(func(c *CLIPTextConfig) any { return &c.HiddenAct })
-	k["layer_norm_eps"] = field(func(c *CLIPTextConfig) any { return &c.LayerNormEps })
-	k["eos_token_id"] = field(func(c *CLIPTextConfig) any { return &c.EOSTokenID })
-	return k
-}
-
-func clipVisionKeys() map[string]configKey[CLIPVisionConfig] {
-	k := clipIgnored[CLIPVisionConfig]()
-	k["model_type"] = only[CLIPVisionConfig](`"clip_vision_model"`)
-	k["hidden_size"] = field(func(c *CLIPVisionConfig) any { return &c.HiddenSize })
-	k["intermediate_size"] = field(func(c *CLIPVisionConfig) any { return &c.IntermediateSize })
-	k["num_hidden_layers"] = field(func(c *CLIPVisionConfig) any { return &c.NumHiddenLayers })
-	k["num_attention_heads"] = field(func(c *CLIPVisionConfig) any { return &c.NumAttentionHeads })
-	k["num_channels"] = field(func(c *CLIPVisionConfig) any { return &c.NumChannels })
-	k["image_size"] = field(func(c *CLIPVisionConfig) any { return &c.ImageSize })
-	k["patch_size"] = field(func(c *CLIPVisionConfig) any { return &c.PatchSize })
-	k["hidden_act"] = field(func(c *CLIPVisionConfig) any { return &c.HiddenAct })
-	k["layer_norm_eps"] = field(func(c *CLIPVisionConfig) any { return &c.LayerNormEps })
-	return k
+// clipTowerKeys are a tower config's keys: its tagged fields, its
+// model_type, and the keys that only training reads or that CLIPModel
+// overrides (each tower's projection_dim; the top-level one is used).
+func clipTowerKeys[C any](modelType string) map[string]configKey[C] {
+	return taggedKeys(map[string]configKey[C]{"model_type": only[C](strconv.Quote(modelType)),
+		"attention_dropout": skipKey[C], "dropout": skipKey[C], "projection_dim": skipKey[C]})
 }
 
 // clipTextDefaults are transformers' CLIPTextConfig defaults
@@ -96,17 +68,16 @@ func ParseCLIPConfig(data []byte) (CLIPConfig, error) {
 	c := CLIPConfig{ProjectionDim: 512, Text: clipTextDefaults(),
 		Vision: CLIPVisionConfig{HiddenSize: 768, IntermediateSize: 3072, NumHiddenLayers: 12, NumAttentionHeads: 12,
 			NumChannels: 3, ImageSize: 224, PatchSize: 32, HiddenAct: "quick_gelu", LayerNormEps: 1e-5}}
-	keys := map[string]configKey[CLIPConfig]{
+	keys := taggedKeys(map[string]configKey[CLIPConfig]{
 		"model_type":             only[CLIPConfig](`"clip"`),
-		"projection_dim":         field(func(c *CLIPConfig) any { return &c.ProjectionDim }),
 		"logit_scale_init_value": func(*CLIPConfig, json.RawMessage) error { return nil }, // the checkpoint holds logit_scale
 		"text_config": func(c *CLIPConfig, raw json.RawMessage) error {
-			return parseConfig("CLIP text_config", raw, &c.Text, clipTextKeys())
+			return parseConfig("CLIP text_config", raw, &c.Text, clipTowerKeys[CLIPTextConfig]("clip_text_model"))
 		},
 		"vision_config": func(c *CLIPConfig, raw json.RawMessage) error {
-			return parseConfig("CLIP vision_config", raw, &c.Vision, clipVisionKeys())
+			return parseConfig("CLIP vision_config", raw, &c.Vision, clipTowerKeys[CLIPVisionConfig]("clip_vision_model"))
 		},
-	}
+	})
 	if err := parseConfig("CLIP", data, &c, keys); err != nil {
 		return CLIPConfig{}, err
 	}

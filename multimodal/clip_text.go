@@ -21,7 +21,7 @@ type CLIPTextModelConfig struct {
 // CLIPTextConfig defaults for absent keys. An unknown key fails naming it.
 func ParseCLIPTextModelConfig(data []byte) (CLIPTextModelConfig, error) {
 	c := CLIPTextModelConfig{CLIPTextConfig: clipTextDefaults(), ProjectionDim: 512}
-	keys := clipTextKeys()
+	keys := clipTowerKeys[CLIPTextConfig]("clip_text_model")
 	keys["projection_dim"] = field(func(*CLIPTextConfig) any { return &c.ProjectionDim })
 	if err := parseConfig("CLIP text", data, &c.CLIPTextConfig, keys); err != nil {
 		return CLIPTextModelConfig{}, err

@@ -67,7 +67,7 @@ func textFolder(t *testing.T, proj, bare bool) string {
 
 func checkCLIPTextModel(t *testing.T, dev core.Device) {
 	r := loadVisionRefs(t)
-	ids, mask := r.get(t, "clip/input_ids", dev), r.get(t, "clip/attention_mask", dev)
+	ids, mask := r.Get(t, "clip/input_ids", dev), r.Get(t, "clip/attention_mask", dev)
 	for _, bare := range []bool{false, true} {
 		m, err := LoadCLIPTextModel(textFolder(t, false, bare), WithDevice(dev))
 		require.NoError(t, err)

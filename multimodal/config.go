@@ -15,6 +15,12 @@ type configKey[C any] = strictconfig.Key[C]
 // field reads a key into the field p points at; null is refused.
 func field[C any](p func(*C) any) configKey[C] { return strictconfig.Field(p) }
 
+// taggedKeys reads C's fields by their json tags (null refused), with the
+// keys extra gives their own rules.
+func taggedKeys[C any](extra map[string]configKey[C]) map[string]configKey[C] {
+	return strictconfig.Tagged(strictconfig.Field[C], extra)
+}
+
 // only accepts a key at the values webtensor implements (JSON literals).
 func only[C any](want ...string) configKey[C] { return strictconfig.Only[C](want...) }
 
@@ -68,15 +74,15 @@ func positive(what string, sizes map[string]int) error {
 // BertConfig holds a BERT encoder's options, spelled as transformers'
 // config.json spells them.
 type BertConfig struct {
-	VocabSize             int     // vocab_size
-	HiddenSize            int     // hidden_size
-	NumHiddenLayers       int     // num_hidden_layers
-	NumAttentionHeads     int     // num_attention_heads
-	IntermediateSize      int     // intermediate_size
-	HiddenAct             string  // hidden_act: see activationNames
-	MaxPositionEmbeddings int     // max_position_embeddings
-	TypeVocabSize         int     // type_vocab_size
-	LayerNormEps          float64 // layer_norm_eps
+	VocabSize             int     `json:"vocab_size"`
+	HiddenSize            int     `json:"hidden_size"`
+	NumHiddenLayers       int     `json:"num_hidden_layers"`
+	NumAttentionHeads     int     `json:"num_attention_heads"`
+	IntermediateSize      int     `json:"intermediate_size"`
+	HiddenAct             string  `json:"hidden_act"` // see activationNames
+	MaxPositionEmbeddings int     `json:"max_position_embeddings"`
+	TypeVocabSize         int     `json:"type_vocab_size"`
+	LayerNormEps          float64 `json:"layer_norm_eps"`
 }
 
 // bertDefaults are BertConfig's __init__ defaults (bert-base-uncased).
@@ -85,24 +91,15 @@ func bertDefaults() BertConfig {
 		IntermediateSize: 3072, HiddenAct: "gelu", MaxPositionEmbeddings: 512, TypeVocabSize: 2, LayerNormEps: 1e-12}
 }
 
-var bertKeys = map[string]configKey[BertConfig]{
-	"model_type":              only[BertConfig](`"bert"`),
-	"vocab_size":              field(func(c *BertConfig) any { return &c.VocabSize }),
-	"hidden_size":             field(func(c *BertConfig) any { return &c.HiddenSize }),
-	"num_hidden_layers":       field(func(c *BertConfig) any { return &c.NumHiddenLayers }),
-	"num_attention_heads":     field(func(c *BertConfig) any { return &c.NumAttentionHeads }),
-	"intermediate_size":       field(func(c *BertConfig) any { return &c.IntermediateSize }),
-	"hidden_act":              field(func(c *BertConfig) any { return &c.HiddenAct }),
-	"max_position_embeddings": field(func(c *BertConfig) any { return &c.MaxPositionEmbeddings }),
-	"type_vocab_size":         field(func(c *BertConfig) any { return &c.TypeVocabSize }),
-	"layer_norm_eps":          field(func(c *BertConfig) any { return &c.LayerNormEps }),
+var bertKeys = taggedKeys(map[string]configKey[BertConfig]{
+	"model_type": only[BertConfig](`"bert"`),
 	// Relative position embeddings, a decoder's causal mask and
 	// cross-attention change the computation and are not implemented.
 	"position_embedding_type": only[BertConfig](`"absolute"`),
 	"is_decoder":              only[BertConfig]("false"),
 	"add_cross_attention":     only[BertConfig]("false"),
 	"is_encoder_decoder":      only[BertConfig]("false"),
-}
+})
 
 // ParseBertConfig reads a BERT config.json. A key webtensor does not know,
 // or a value it does not implement (relative positions, a decoder, another

@@ -11,38 +11,39 @@ import (
 // Wav2Vec2ConformerConfig holds a Wav2Vec2ConformerModel's options,
 // spelled as transformers' config.json spells them.
 type Wav2Vec2ConformerConfig struct {
-	HiddenSize        int     // hidden_size
-	NumHiddenLayers   int     // num_hidden_layers
-	NumAttentionHeads int     // num_attention_heads
-	IntermediateSize  int     // intermediate_size
-	HiddenAct         string  // hidden_act: the feed-forward and convolution modules' activation
-	LayerNormEps      float64 // layer_norm_eps: the feature projection's and the encoder's final LayerNorm
+	HiddenSize        int     `json:"hidden_size"`
+	NumHiddenLayers   int     `json:"num_hidden_layers"`
+	NumAttentionHeads int     `json:"num_attention_heads"`
+	IntermediateSize  int     `json:"intermediate_size"`
+	HiddenAct         string  `json:"hidden_act"`     // the feed-forward and convolution modules' activation
+	LayerNormEps      float64 `json:"layer_norm_eps"` // the feature projection's and the encoder's final LayerNorm
 	// FeatExtractNorm (feat_extract_norm) is "group" (a GroupNorm of one
 	// group per channel after the first conv only) or "layer" (a LayerNorm
 	// over the channels after every conv).
 	FeatExtractNorm       string
-	FeatExtractActivation string // feat_extract_activation
-	ConvDim               []int  // conv_dim: each feature-encoder conv's output channels
-	ConvStride            []int  // conv_stride
-	ConvKernel            []int  // conv_kernel
-	ConvBias              bool   // conv_bias
+	FeatExtractActivation string `json:"feat_extract_activation"`
+	ConvDim               []int  `json:"conv_dim"` // each feature-encoder conv's output channels
+	ConvStride            []int  `json:"conv_stride"`
+	ConvKernel            []int  `json:"conv_kernel"`
+	ConvBias              bool   `json:"conv_bias"`
 	// NumConvPosEmbeddings and NumConvPosEmbeddingGroups
 	// (num_conv_pos_embeddings, num_conv_pos_embedding_groups) size the
 	// encoder's pos_conv_embed, which the checkpoint holds and
 	// transformers' Wav2Vec2ConformerEncoder never applies.
-	NumConvPosEmbeddings      int
-	NumConvPosEmbeddingGroups int
+	NumConvPosEmbeddings      int `json:"num_conv_pos_embeddings"`
+	NumConvPosEmbeddingGroups int `json:"num_conv_pos_embedding_groups"`
 	// PositionEmbeddingsType (position_embeddings_type) is "relative"
 	// (Transformer-XL: linear_pos, pos_bias_u and pos_bias_v in every
 	// attention) or "rotary".
 	PositionEmbeddingsType  string
-	RotaryEmbeddingBase     float64 // rotary_embedding_base
-	MaxSourcePositions      int     // max_source_positions: the relative table's precomputed length
-	ConvDepthwiseKernelSize int     // conv_depthwise_kernel_size: odd, for "same" padding
+	RotaryEmbeddingBase     float64 `json:"rotary_embedding_base"`
+	MaxSourcePositions      int     `json:"max_source_positions"`       // the relative table's precomputed length
+	ConvDepthwiseKernelSize int     `json:"conv_depthwise_kernel_size"` // odd, for "same" padding
 	// MaskTimeProb and MaskFeatureProb (mask_time_prob, mask_feature_prob)
 	// drive SpecAugment, which runs in training only; either above 0 gives
 	// the checkpoint masked_spec_embed, which inference loads and ignores.
-	MaskTimeProb, MaskFeatureProb float64
+	MaskTimeProb    float64 `json:"mask_time_prob"`
+	MaskFeatureProb float64 `json:"mask_feature_prob"`
 
 	numFeatExtractLayers *int // num_feat_extract_layers when written: must be len(conv_dim)
 }
@@ -68,30 +69,12 @@ func oneOf(p func(*Wav2Vec2ConformerConfig) *string, values ...string) configKey
 	}
 }
 
-var wav2vec2ConformerKeys = map[string]configKey[Wav2Vec2ConformerConfig]{
-	"model_type":                    only[Wav2Vec2ConformerConfig](`"wav2vec2-conformer"`),
-	"hidden_size":                   field(func(c *Wav2Vec2ConformerConfig) any { return &c.HiddenSize }),
-	"num_hidden_layers":             field(func(c *Wav2Vec2ConformerConfig) any { return &c.NumHiddenLayers }),
-	"num_attention_heads":           field(func(c *Wav2Vec2ConformerConfig) any { return &c.NumAttentionHeads }),
-	"intermediate_size":             field(func(c *Wav2Vec2ConformerConfig) any { return &c.IntermediateSize }),
-	"hidden_act":                    field(func(c *Wav2Vec2ConformerConfig) any { return &c.HiddenAct }),
-	"layer_norm_eps":                field(func(c *Wav2Vec2ConformerConfig) any { return &c.LayerNormEps }),
-	"feat_extract_norm":             oneOf(func(c *Wav2Vec2ConformerConfig) *string { return &c.FeatExtractNorm }, "group", "layer"),
-	"feat_extract_activation":       field(func(c *Wav2Vec2ConformerConfig) any { return &c.FeatExtractActivation }),
-	"conv_dim":                      field(func(c *Wav2Vec2ConformerConfig) any { return &c.ConvDim }),
-	"conv_stride":                   field(func(c *Wav2Vec2ConformerConfig) any { return &c.ConvStride }),
-	"conv_kernel":                   field(func(c *Wav2Vec2ConformerConfig) any { return &c.ConvKernel }),
-	"conv_bias":                     field(func(c *Wav2Vec2ConformerConfig) any { return &c.ConvBias }),
-	"num_conv_pos_embeddings":       field(func(c *Wav2Vec2ConformerConfig) any { return &c.NumConvPosEmbeddings }),
-	"num_conv_pos_embedding_groups": field(func(c *Wav2Vec2ConformerConfig) any { return &c.NumConvPosEmbeddingGroups }),
+var wav2vec2ConformerKeys = taggedKeys(map[string]configKey[Wav2Vec2ConformerConfig]{
+	"model_type":        only[Wav2Vec2ConformerConfig](`"wav2vec2-conformer"`),
+	"feat_extract_norm": oneOf(func(c *Wav2Vec2ConformerConfig) *string { return &c.FeatExtractNorm }, "group", "layer"),
 	// null (no positions) and any other type are refused.
 	"position_embeddings_type": oneOf(func(c *Wav2Vec2ConformerConfig) *string { return &c.PositionEmbeddingsType },
 		"relative", "rotary"),
-	"rotary_embedding_base":      field(func(c *Wav2Vec2ConformerConfig) any { return &c.RotaryEmbeddingBase }),
-	"max_source_positions":       field(func(c *Wav2Vec2ConformerConfig) any { return &c.MaxSourcePositions }),
-	"conv_depthwise_kernel_size": field(func(c *Wav2Vec2ConformerConfig) any { return &c.ConvDepthwiseKernelSize }),
-	"mask_time_prob":             field(func(c *Wav2Vec2ConformerConfig) any { return &c.MaskTimeProb }),
-	"mask_feature_prob":          field(func(c *Wav2Vec2ConformerConfig) any { return &c.MaskFeatureProb }),
 	// The adapter (a conv stack for speech encoder-decoders) is not
 	// implemented; its sizes matter only with it.
 	"add_adapter":         only[Wav2Vec2ConformerConfig]("false"),
@@ -117,7 +100,7 @@ var wav2vec2ConformerKeys = map[string]configKey[Wav2Vec2ConformerConfig]{
 	"tdnn_dim": skipKey[Wav2Vec2ConformerConfig], "tdnn_kernel": skipKey[Wav2Vec2ConformerConfig],
 	"tdnn_dilation": skipKey[Wav2Vec2ConformerConfig], "xvector_output_dim": skipKey[Wav2Vec2ConformerConfig],
 	"vocab_size": skipKey[Wav2Vec2ConformerConfig],
-}
+})
 
 // ParseWav2Vec2ConformerConfig reads a Wav2Vec2Conformer config.json. A key
 // webtensor does not know, or a value it does not implement (null or

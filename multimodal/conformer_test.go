@@ -3,7 +3,6 @@ package multimodal
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/webtensor/webtensor/internal/reftest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/safetensors"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // The Conformer reference vectors: transformers' Wav2Vec2FeatureExtractor
@@ -29,7 +29,7 @@ const conformerTol = 1e-4
 const inputValuesTol = 1e-5
 
 type conformerRefs struct {
-	tensors   *safetensors.File
+	reftest.Refs
 	Extractor []struct {
 		Name   string          `json:"name"`
 		Config json.RawMessage `json:"config"`
@@ -49,27 +49,16 @@ type conformerRefs struct {
 
 func loadConformerRefs(t *testing.T) *conformerRefs {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "conformer_refs.json"))
-	require.NoError(t, err)
 	var r conformerRefs
-	require.NoError(t, json.Unmarshal(data, &r))
-	r.tensors, err = safetensors.ReadFile(filepath.Join("testdata", "conformer_refs.safetensors"))
-	require.NoError(t, err)
+	r.Refs = reftest.ReadRefs(t, "conformer_refs", &r)
 	return &r
-}
-
-func (r *conformerRefs) get(t *testing.T, name string, dev core.Device) *core.Tensor {
-	t.Helper()
-	st, ok := r.tensors.Tensors[name]
-	require.True(t, ok, "reference tensor %s", name)
-	return st.ToTensor(dev)
 }
 
 func (r *conformerRefs) waves(t *testing.T, prefix string, n int) [][]float32 {
 	t.Helper()
 	var out [][]float32
 	for i := range n {
-		w, err := r.get(t, fmt.Sprintf("%s/wave_%d", prefix, i), core.CPU).Float32s()
+		w, err := r.Get(t, fmt.Sprintf("%s/wave_%d", prefix, i), core.CPU).Float32s()
 		require.NoError(t, err)
 		out = append(out, w)
 	}
@@ -100,10 +89,10 @@ func TestWav2Vec2FeatureExtractorMatchesTransformers(t *testing.T) {
 		require.NoError(t, err, c.Name)
 		in, err := fe.Extract(r.waves(t, "extractor/"+c.Name, c.Batch), core.CPU)
 		require.NoError(t, err, c.Name)
-		e := maxAbsErr(t, in.InputValues, r.get(t, "extractor/"+c.Name+"/input_values", core.CPU))
+		e := maxAbsErr(t, in.InputValues, r.Get(t, "extractor/"+c.Name+"/input_values", core.CPU))
 		t.Logf("%s: input values: max error %.2g", c.Name, e)
 		require.Less(t, e, inputValuesTol, c.Name)
-		if want, ok := r.tensors.Tensors["extractor/"+c.Name+"/attention_mask"]; ok {
+		if want, ok := r.File.Tensors["extractor/"+c.Name+"/attention_mask"]; ok {
 			require.NotNil(t, in.AttentionMask, c.Name)
 			g, err := in.AttentionMask.Int64s()
 			require.NoError(t, err)
@@ -129,16 +118,16 @@ func checkConformer(t *testing.T, dev core.Device) {
 		require.NoError(t, err)
 		in, err := fe.Extract(r.waves(t, "model", len(r.ModelLengths)), dev)
 		require.NoError(t, err)
-		e := maxAbsErr(t, in.InputValues, r.get(t, "model/input_values", core.CPU))
+		e := maxAbsErr(t, in.InputValues, r.Get(t, "model/input_values", core.CPU))
 		require.Less(t, e, inputValuesTol, c.Name)
 		e = maxAbsErr(t, in.AttentionMask, r.modelMask(core.CPU))
 		require.Zero(t, e, c.Name)
 
-		values := r.get(t, "model/input_values", dev)
+		values := r.Get(t, "model/input_values", dev)
 		out, err := m.Forward(values, r.modelMask(dev))
 		require.NoError(t, err, c.Name)
 		require.Equal(t, c.Frames, out.LastHiddenState.Shape()[1])
-		want := r.get(t, c.Name+"/last_hidden_state", core.CPU)
+		want := r.Get(t, c.Name+"/last_hidden_state", core.CPU)
 		e = reftest.RelMaxErr(t, out.LastHiddenState, want)
 		t.Logf("%s: last_hidden_state: relative error %.2g", c.Name, e)
 		require.Less(t, e, conformerTol, c.Name)

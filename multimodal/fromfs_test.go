@@ -7,18 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/webtensor/webtensor/internal/modelfs"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
-
-// zipOf opens a zip archive of a folder.
-func zipOf(t *testing.T, dir string) *modelfs.Zip {
-	t.Helper()
-	data, err := modelfs.ZipFolder(dir)
-	require.NoError(t, err)
-	z, err := modelfs.OpenZip(data, 1<<30)
-	require.NoError(t, err)
-	return z
-}
 
 // The loaders read through FromFS (a zip archive) what they read from the
 // folder: weights, generation config and a tokenizer from vocab.json and
@@ -27,7 +17,7 @@ func TestFromFSLoadsWhatTheFolderHolds(t *testing.T) {
 	dir := vocabFolder(t)
 	want, _, err := LoadCLIPTokenizer(dir)
 	require.NoError(t, err)
-	got, cfg, err := LoadCLIPTokenizer(".", FromFS(zipOf(t, dir)))
+	got, cfg, err := LoadCLIPTokenizer(".", FromFS(reftest.ZipOf(t, dir)))
 	require.NoError(t, err)
 	assert.Equal(t, 77, cfg.ModelMaxLength)
 	for _, s := range []string{"a photo of a cat", "An astronaut riding a horse!"} {
@@ -41,7 +31,7 @@ func TestFromFSLoadsWhatTheFolderHolds(t *testing.T) {
 	vitDir := filepath.Join("testdata", "vit_model")
 	vit, err := LoadViTModel(vitDir)
 	require.NoError(t, err)
-	vitZip, err := LoadViTModel(".", FromFS(zipOf(t, vitDir)))
+	vitZip, err := LoadViTModel(".", FromFS(reftest.ZipOf(t, vitDir)))
 	require.NoError(t, err)
 	a, b := vit.StateDict(), vitZip.StateDict()
 	require.Len(t, b, len(a))
@@ -57,12 +47,12 @@ func TestFromFSLoadsWhatTheFolderHolds(t *testing.T) {
 	whisperDir := filepath.Join("testdata", "whisper_tiny")
 	w, err := LoadWhisperForConditionalGeneration(whisperDir)
 	require.NoError(t, err)
-	wz, err := LoadWhisperForConditionalGeneration(".", FromFS(zipOf(t, whisperDir)))
+	wz, err := LoadWhisperForConditionalGeneration(".", FromFS(reftest.ZipOf(t, whisperDir)))
 	require.NoError(t, err)
 	assert.Equal(t, w.Generation, wz.Generation, "generation_config.json is read from the archive too")
-	_, err = LoadWhisperForConditionalGeneration("m", FromFS(zipOf(t, whisperDir)))
+	_, err = LoadWhisperForConditionalGeneration("m", FromFS(reftest.ZipOf(t, whisperDir)))
 	assert.ErrorContains(t, err, "the zip archive has no m/config.json")
 
-	_, _, err = LoadCLIPTokenizer("../x", FromFS(zipOf(t, dir)))
+	_, _, err = LoadCLIPTokenizer("../x", FromFS(reftest.ZipOf(t, dir)))
 	assert.ErrorContains(t, err, `multimodal: LoadCLIPTokenizer: modelfs: folder "../x" is not a valid path`)
 }

@@ -103,19 +103,30 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, fmt.Errorf("in Sequence: %w", err)
 		}
-		var seq sequenceNormalizer
-		for i, r := range s.Normalizers {
-			n, err := parseNormalizer(r)
-			if err != nil {
-				return nil, fmt.Errorf("in Sequence[%d]: %w", i, err)
-			}
-			if n != nil {
-				seq = append(seq, n)
-			}
+		seq, err := sequenceOf(s.Normalizers, parseNormalizer)
+		if err != nil {
+			return nil, err
 		}
-		return seq, nil
+		return sequenceNormalizer(seq), nil
 	}
 	return nil, fmt.Errorf("normalizer type %q is not supported (supported: BertNormalizer, Lowercase, NFC, NFD, NFKC, NFKD, StripAccents, Strip, Prepend, Replace, Sequence)", typ)
+}
+
+// sequenceOf parses a Sequence's steps (normalizers, pre-tokenizers) with
+// parse, naming the step that fails, and drops the steps that do nothing
+// (parse gives nil).
+func sequenceOf[T any](steps []json.RawMessage, parse func(json.RawMessage) (T, error)) ([]T, error) {
+	var seq []T
+	for i, r := range steps {
+		step, err := parse(r)
+		if err != nil {
+			return nil, fmt.Errorf("in Sequence[%d]: %w", i, err)
+		}
+		if any(step) != nil {
+			seq = append(seq, step)
+		}
+	}
+	return seq, nil
 }
 
 type sequenceNormalizer []normalizer

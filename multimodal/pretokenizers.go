@@ -87,17 +87,11 @@ func parsePreTokenizer(raw json.RawMessage) (preTokenizer, error) {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, fmt.Errorf("in Sequence: %w", err)
 		}
-		var seq sequencePre
-		for i, r := range s.PreTokenizers {
-			p, err := parsePreTokenizer(r)
-			if err != nil {
-				return nil, fmt.Errorf("in Sequence[%d]: %w", i, err)
-			}
-			if p != nil {
-				seq = append(seq, p)
-			}
+		seq, err := sequenceOf(s.PreTokenizers, parsePreTokenizer)
+		if err != nil {
+			return nil, err
 		}
-		return seq, nil
+		return sequencePre(seq), nil
 	}
 	return nil, fmt.Errorf("pre-tokenizer type %q is not supported (supported: BertPreTokenizer, Whitespace, WhitespaceSplit, ByteLevel, Split, Sequence)", typ)
 }

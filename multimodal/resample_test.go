@@ -20,17 +20,17 @@ func checkResample(t *testing.T, dev core.Device) {
 	r := loadConformerRefs(t)
 	require.NotEmpty(t, r.Resample)
 	for _, c := range r.Resample {
-		x := r.get(t, "resample/"+c.Name+"/input", dev)
+		x := r.Get(t, "resample/"+c.Name+"/input", dev)
 		got, err := Resample(x, c.From, c.To)
 		require.NoError(t, err, c.Name)
 		require.Equal(t, dev, got.Device())
-		e := maxAbsErr(t, got, r.get(t, "resample/"+c.Name+"/output", core.CPU))
+		e := maxAbsErr(t, got, r.Get(t, "resample/"+c.Name+"/output", core.CPU))
 		t.Logf("%s: %v -> %v: max error %.2g", c.Name, x.Shape(), got.Shape(), e)
 		require.Less(t, e, resampleTol, c.Name)
 		if dev == core.CPU { // WebGPU has no float64
 			got, err = Resample(x.Cast(core.F64), c.From, c.To)
 			require.NoError(t, err, c.Name)
-			e = maxAbsErr(t, got, r.get(t, "resample/"+c.Name+"/output_f64", core.CPU))
+			e = maxAbsErr(t, got, r.Get(t, "resample/"+c.Name+"/output_f64", core.CPU))
 			t.Logf("%s: float64: max error %.2g", c.Name, e)
 			require.Less(t, e, resampleTol64, c.Name)
 		}

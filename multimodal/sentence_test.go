@@ -1,7 +1,6 @@
 package multimodal
 
 import (
-	"encoding/json"
 	"math"
 	"os"
 	"os/exec"
@@ -14,7 +13,6 @@ import (
 	_ "github.com/webtensor/webtensor/backends/cpu"
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/safetensors"
 	"github.com/webtensor/webtensor/internal/reftest"
 )
 
@@ -65,25 +63,14 @@ func miniLMDir(t testing.TB) string {
 type miniLMRefs struct {
 	Sentences         []string `json:"sentences"`
 	HiddenStatesBatch int      `json:"hidden_states_batch"`
-	tensors           *safetensors.File
+	reftest.Refs
 }
 
 func loadMiniLMRefs(t *testing.T) *miniLMRefs {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "minilm_refs.json"))
-	require.NoError(t, err)
 	var r miniLMRefs
-	require.NoError(t, json.Unmarshal(b, &r))
-	r.tensors, err = safetensors.ReadFile(filepath.Join("testdata", "minilm_refs.safetensors"))
-	require.NoError(t, err)
+	r.Refs = reftest.ReadRefs(t, "minilm_refs", &r)
 	return &r
-}
-
-func (r *miniLMRefs) get(t *testing.T, name string, dev core.Device) *core.Tensor {
-	t.Helper()
-	st, ok := r.tensors.Tensors[name]
-	require.True(t, ok, "reference tensor %s", name)
-	return st.ToTensor(dev)
 }
 
 // checkMiniLM compares hidden states, the pooler and the sentence
@@ -101,7 +88,7 @@ func checkMiniLM(t *testing.T, dev core.Device) {
 	in, err := BatchTensors(encs, dev)
 	require.NoError(t, err)
 	for _, name := range []string{"input_ids", "attention_mask", "token_type_ids"} {
-		want, err := r.get(t, name, core.CPU).Int64s()
+		want, err := r.Get(t, name, core.CPU).Int64s()
 		require.NoError(t, err)
 		got := map[string]*core.Tensor{"input_ids": in.IDs, "attention_mask": in.AttentionMask, "token_type_ids": in.TypeIDs}[name]
 		g, err := got.Int64s()
@@ -115,7 +102,7 @@ func checkMiniLM(t *testing.T, dev core.Device) {
 	require.Len(t, out.HiddenStates, 7)
 	for name, got := range map[string]*core.Tensor{"hidden_states_0": out.HiddenStates[0], "hidden_states_3": out.HiddenStates[3],
 		"last_hidden_state": out.LastHiddenState, "pooler_output": out.PoolerOutput} {
-		e := reftest.RelMaxErr(t, got, r.get(t, name, core.CPU))
+		e := reftest.RelMaxErr(t, got, r.Get(t, name, core.CPU))
 		t.Logf("%s: relative error %.2g", name, e)
 		require.Less(t, e, miniLMTol, name)
 	}
@@ -124,7 +111,7 @@ func checkMiniLM(t *testing.T, dev core.Device) {
 	// max_seq_length.
 	emb, err := enc.Encode(r.Sentences, 4)
 	require.NoError(t, err)
-	e := reftest.RelMaxErr(t, emb, r.get(t, "embeddings", core.CPU))
+	e := reftest.RelMaxErr(t, emb, r.Get(t, "embeddings", core.CPU))
 	t.Logf("sentence embeddings: relative error %.2g", e)
 	require.Less(t, e, miniLMTol)
 	v, err := emb.Float64s()

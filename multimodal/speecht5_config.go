@@ -8,31 +8,31 @@ import (
 // SpeechT5Config holds what SpeechT5ForTextToSpeech reads of a SpeechT5
 // config.json, spelled as transformers spells it.
 type SpeechT5Config struct {
-	VocabSize                  int     // vocab_size
-	HiddenSize                 int     // hidden_size
-	EncoderLayers              int     // encoder_layers
-	EncoderAttentionHeads      int     // encoder_attention_heads
-	EncoderFFNDim              int     // encoder_ffn_dim
-	DecoderLayers              int     // decoder_layers
-	DecoderAttentionHeads      int     // decoder_attention_heads
-	DecoderFFNDim              int     // decoder_ffn_dim
-	HiddenAct                  string  // hidden_act
-	LayerNormEps               float64 // layer_norm_eps
-	NumMelBins                 int     // num_mel_bins
-	SpeechDecoderPrenetLayers  int     // speech_decoder_prenet_layers
-	SpeechDecoderPrenetUnits   int     // speech_decoder_prenet_units
-	SpeechDecoderPrenetDropout float64 // speech_decoder_prenet_dropout: applied even in inference, as in Tacotron 2
-	SpeakerEmbeddingDim        int     // speaker_embedding_dim
-	SpeechDecoderPostnetLayers int     // speech_decoder_postnet_layers
-	SpeechDecoderPostnetUnits  int     // speech_decoder_postnet_units
-	SpeechDecoderPostnetKernel int     // speech_decoder_postnet_kernel
-	ReductionFactor            int     // reduction_factor: mel frames per decoder step
-	MaxSpeechPositions         int     // max_speech_positions: decoder steps
-	MaxTextPositions           int     // max_text_positions: encoder tokens
+	VocabSize                  int     `json:"vocab_size"`
+	HiddenSize                 int     `json:"hidden_size"`
+	EncoderLayers              int     `json:"encoder_layers"`
+	EncoderAttentionHeads      int     `json:"encoder_attention_heads"`
+	EncoderFFNDim              int     `json:"encoder_ffn_dim"`
+	DecoderLayers              int     `json:"decoder_layers"`
+	DecoderAttentionHeads      int     `json:"decoder_attention_heads"`
+	DecoderFFNDim              int     `json:"decoder_ffn_dim"`
+	HiddenAct                  string  `json:"hidden_act"`
+	LayerNormEps               float64 `json:"layer_norm_eps"`
+	NumMelBins                 int     `json:"num_mel_bins"`
+	SpeechDecoderPrenetLayers  int     `json:"speech_decoder_prenet_layers"`
+	SpeechDecoderPrenetUnits   int     `json:"speech_decoder_prenet_units"`
+	SpeechDecoderPrenetDropout float64 `json:"speech_decoder_prenet_dropout"` // applied even in inference, as in Tacotron 2
+	SpeakerEmbeddingDim        int     `json:"speaker_embedding_dim"`
+	SpeechDecoderPostnetLayers int     `json:"speech_decoder_postnet_layers"`
+	SpeechDecoderPostnetUnits  int     `json:"speech_decoder_postnet_units"`
+	SpeechDecoderPostnetKernel int     `json:"speech_decoder_postnet_kernel"`
+	ReductionFactor            int     `json:"reduction_factor"`     // mel frames per decoder step
+	MaxSpeechPositions         int     `json:"max_speech_positions"` // decoder steps
+	MaxTextPositions           int     `json:"max_text_positions"`   // encoder tokens
 	// EncoderMaxRelativePosition (encoder_max_relative_position) clips the
 	// encoder's relative distances to [-max, max-1].
-	EncoderMaxRelativePosition int
-	PadTokenID                 int // pad_token_id: ids equal to it are masked in the encoder
+	EncoderMaxRelativePosition int `json:"encoder_max_relative_position"`
+	PadTokenID                 int `json:"pad_token_id"` // ids equal to it are masked in the encoder
 }
 
 // speechT5Defaults are SpeechT5Config's defaults (microsoft/speecht5_tts).
@@ -45,32 +45,9 @@ func speechT5Defaults() SpeechT5Config {
 		MaxTextPositions: 450, EncoderMaxRelativePosition: 160, PadTokenID: 1}
 }
 
-var speechT5Keys = map[string]configKey[SpeechT5Config]{
-	"model_type":                    only[SpeechT5Config](`"speecht5"`),
-	"vocab_size":                    field(func(c *SpeechT5Config) any { return &c.VocabSize }),
-	"hidden_size":                   field(func(c *SpeechT5Config) any { return &c.HiddenSize }),
-	"encoder_layers":                field(func(c *SpeechT5Config) any { return &c.EncoderLayers }),
-	"encoder_attention_heads":       field(func(c *SpeechT5Config) any { return &c.EncoderAttentionHeads }),
-	"encoder_ffn_dim":               field(func(c *SpeechT5Config) any { return &c.EncoderFFNDim }),
-	"decoder_layers":                field(func(c *SpeechT5Config) any { return &c.DecoderLayers }),
-	"decoder_attention_heads":       field(func(c *SpeechT5Config) any { return &c.DecoderAttentionHeads }),
-	"decoder_ffn_dim":               field(func(c *SpeechT5Config) any { return &c.DecoderFFNDim }),
-	"hidden_act":                    field(func(c *SpeechT5Config) any { return &c.HiddenAct }),
-	"layer_norm_eps":                field(func(c *SpeechT5Config) any { return &c.LayerNormEps }),
-	"num_mel_bins":                  field(func(c *SpeechT5Config) any { return &c.NumMelBins }),
-	"speech_decoder_prenet_layers":  field(func(c *SpeechT5Config) any { return &c.SpeechDecoderPrenetLayers }),
-	"speech_decoder_prenet_units":   field(func(c *SpeechT5Config) any { return &c.SpeechDecoderPrenetUnits }),
-	"speech_decoder_prenet_dropout": field(func(c *SpeechT5Config) any { return &c.SpeechDecoderPrenetDropout }),
-	"speaker_embedding_dim":         field(func(c *SpeechT5Config) any { return &c.SpeakerEmbeddingDim }),
-	"speech_decoder_postnet_layers": field(func(c *SpeechT5Config) any { return &c.SpeechDecoderPostnetLayers }),
-	"speech_decoder_postnet_units":  field(func(c *SpeechT5Config) any { return &c.SpeechDecoderPostnetUnits }),
-	"speech_decoder_postnet_kernel": field(func(c *SpeechT5Config) any { return &c.SpeechDecoderPostnetKernel }),
-	"reduction_factor":              field(func(c *SpeechT5Config) any { return &c.ReductionFactor }),
-	"max_speech_positions":          field(func(c *SpeechT5Config) any { return &c.MaxSpeechPositions }),
-	"max_text_positions":            field(func(c *SpeechT5Config) any { return &c.MaxTextPositions }),
-	"encoder_max_relative_position": field(func(c *SpeechT5Config) any { return &c.EncoderMaxRelativePosition }),
-	"pad_token_id":                  field(func(c *SpeechT5Config) any { return &c.PadTokenID }),
-	"is_encoder_decoder":            only[SpeechT5Config]("true"),
+var speechT5Keys = taggedKeys(map[string]configKey[SpeechT5Config]{
+	"model_type":         only[SpeechT5Config](`"speecht5"`),
+	"is_encoder_decoder": only[SpeechT5Config]("true"),
 	"num_attention_heads": func(c *SpeechT5Config, raw json.RawMessage) error {
 		return json.Unmarshal(raw, &c.EncoderAttentionHeads)
 	},
@@ -94,7 +71,7 @@ var speechT5Keys = map[string]configKey[SpeechT5Config]{
 	"mask_feature_min_masks": skipKey[SpeechT5Config], "use_guided_attention_loss": skipKey[SpeechT5Config],
 	"guided_attention_loss_num_heads": skipKey[SpeechT5Config], "guided_attention_loss_sigma": skipKey[SpeechT5Config],
 	"guided_attention_loss_scale": skipKey[SpeechT5Config],
-}
+})
 
 // ParseSpeechT5Config reads a SpeechT5 config.json for text-to-speech. A
 // key webtensor does not know, or a value it does not implement, fails
@@ -141,15 +118,15 @@ func ParseSpeechT5Config(data []byte) (SpeechT5Config, error) {
 
 // HiFiGANConfig is SpeechT5HifiGanConfig: the vocoder's sizes.
 type HiFiGANConfig struct {
-	ModelInDim             int     // model_in_dim: mel bins in
-	SamplingRate           int     // sampling_rate of the waveform out
-	UpsampleInitialChannel int     // upsample_initial_channel
-	UpsampleRates          []int   // upsample_rates: each transposed conv's stride
-	UpsampleKernelSizes    []int   // upsample_kernel_sizes
-	ResblockKernelSizes    []int   // resblock_kernel_sizes
-	ResblockDilationSizes  [][]int // resblock_dilation_sizes
-	LeakyReLUSlope         float64 // leaky_relu_slope
-	NormalizeBefore        bool    // normalize_before: (mel - mean) / scale first
+	ModelInDim             int     `json:"model_in_dim"`  // mel bins in
+	SamplingRate           int     `json:"sampling_rate"` // of the waveform out
+	UpsampleInitialChannel int     `json:"upsample_initial_channel"`
+	UpsampleRates          []int   `json:"upsample_rates"` // each transposed conv's stride
+	UpsampleKernelSizes    []int   `json:"upsample_kernel_sizes"`
+	ResblockKernelSizes    []int   `json:"resblock_kernel_sizes"`
+	ResblockDilationSizes  [][]int `json:"resblock_dilation_sizes"`
+	LeakyReLUSlope         float64 `json:"leaky_relu_slope"`
+	NormalizeBefore        bool    `json:"normalize_before"` // (mel - mean) / scale first
 }
 
 func hifiGANDefaults() HiFiGANConfig {
@@ -158,18 +135,9 @@ func hifiGANDefaults() HiFiGANConfig {
 		ResblockDilationSizes: [][]int{{1, 3, 5}, {1, 3, 5}, {1, 3, 5}}, LeakyReLUSlope: 0.1, NormalizeBefore: true}
 }
 
-var hifiGANKeys = map[string]configKey[HiFiGANConfig]{
-	"model_type":               only[HiFiGANConfig](`"speecht5_hifigan"`),
-	"model_in_dim":             field(func(c *HiFiGANConfig) any { return &c.ModelInDim }),
-	"sampling_rate":            field(func(c *HiFiGANConfig) any { return &c.SamplingRate }),
-	"upsample_initial_channel": field(func(c *HiFiGANConfig) any { return &c.UpsampleInitialChannel }),
-	"upsample_rates":           field(func(c *HiFiGANConfig) any { return &c.UpsampleRates }),
-	"upsample_kernel_sizes":    field(func(c *HiFiGANConfig) any { return &c.UpsampleKernelSizes }),
-	"resblock_kernel_sizes":    field(func(c *HiFiGANConfig) any { return &c.ResblockKernelSizes }),
-	"resblock_dilation_sizes":  field(func(c *HiFiGANConfig) any { return &c.ResblockDilationSizes }),
-	"leaky_relu_slope":         field(func(c *HiFiGANConfig) any { return &c.LeakyReLUSlope }),
-	"normalize_before":         field(func(c *HiFiGANConfig) any { return &c.NormalizeBefore }),
-}
+var hifiGANKeys = taggedKeys(map[string]configKey[HiFiGANConfig]{
+	"model_type": only[HiFiGANConfig](`"speecht5_hifigan"`),
+})
 
 // ParseHiFiGANConfig reads a SpeechT5HifiGan config.json.
 func ParseHiFiGANConfig(data []byte) (HiFiGANConfig, error) {

@@ -1,8 +1,6 @@
 package multimodal
 
 import (
-	"encoding/json"
-	"github.com/webtensor/webtensor/internal/reftest"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/safetensors"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // The SpeechT5 reference vectors: a tiny seeded SpeechT5ForTextToSpeech
@@ -28,8 +27,8 @@ var (
 )
 
 type speechT5Refs struct {
-	tensors *safetensors.File
-	Corpus  []struct {
+	reftest.Refs
+	Corpus []struct {
 		Text string `json:"text"`
 		IDs  []int  `json:"ids"`
 	} `json:"corpus"`
@@ -49,25 +48,14 @@ type speechT5Refs struct {
 
 func loadSpeechT5Refs(t *testing.T) *speechT5Refs {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "speecht5_refs.json"))
-	require.NoError(t, err)
 	var r speechT5Refs
-	require.NoError(t, json.Unmarshal(data, &r))
-	r.tensors, err = safetensors.ReadFile(filepath.Join("testdata", "speecht5_refs.safetensors"))
-	require.NoError(t, err)
+	r.Refs = reftest.ReadRefs(t, "speecht5_refs", &r)
 	return &r
-}
-
-func (r *speechT5Refs) get(t *testing.T, name string, dev core.Device) *core.Tensor {
-	t.Helper()
-	st, ok := r.tensors.Tensors[name]
-	require.True(t, ok, "reference tensor %s", name)
-	return st.ToTensor(dev)
 }
 
 func (r *speechT5Refs) check(t *testing.T, name string, got *core.Tensor) float64 {
 	t.Helper()
-	e := reftest.RelMaxErr(t, got, r.get(t, name, core.CPU))
+	e := reftest.RelMaxErr(t, got, r.Get(t, name, core.CPU))
 	t.Logf("%s: relative error %.2g", name, e)
 	require.Less(t, e, speechTol, name)
 	return e
@@ -125,8 +113,8 @@ func TestSpeechT5Tokenizer(t *testing.T) {
 	}
 	ids, mask, err := tok.EncodeBatch(r.Texts, core.CPU)
 	require.NoError(t, err)
-	require.Equal(t, mustInt64s(t, r.get(t, "input_ids", core.CPU)), mustInt64s(t, ids))
-	require.Equal(t, mustInt64s(t, r.get(t, "attention_mask", core.CPU)), mustInt64s(t, mask))
+	require.Equal(t, mustInt64s(t, r.Get(t, "input_ids", core.CPU)), mustInt64s(t, ids))
+	require.Equal(t, mustInt64s(t, r.Get(t, "attention_mask", core.CPU)), mustInt64s(t, mask))
 	require.Equal(t, "Hello, my dog is cute.", tok.Decode(tok.Encode("Hello, my dog is cute."), true))
 }
 
@@ -143,8 +131,8 @@ func checkSpeechT5(t *testing.T, dev core.Device) {
 	require.NoError(t, err)
 	v, err := LoadSpeechT5HifiGan(hifiGANDir, WithDevice(dev))
 	require.NoError(t, err)
-	ids, mask := r.get(t, "input_ids", dev), r.get(t, "attention_mask", dev)
-	speakers := r.get(t, "speaker_embeddings", dev)
+	ids, mask := r.Get(t, "input_ids", dev), r.Get(t, "attention_mask", dev)
+	speakers := r.Get(t, "speaker_embeddings", dev)
 
 	enc, err := m.Encode(ids, mask)
 	require.NoError(t, err)
@@ -155,7 +143,7 @@ func checkSpeechT5(t *testing.T, dev core.Device) {
 
 	// Teacher forcing, the mel prefix decoded at once and in chunks
 	// through the cache (the decoder's chunked prefill).
-	frames := r.get(t, "decoder_input_values", dev)
+	frames := r.Get(t, "decoder_input_values", dev)
 	for _, chunk := range []int{0, 1, 3} {
 		out, err := m.Forward(ids, mask, frames, speakers, chunk)
 		require.NoError(t, err)
@@ -167,9 +155,9 @@ func checkSpeechT5(t *testing.T, dev core.Device) {
 
 	for _, c := range r.Generate {
 		width := 0
-		m1, err := r.get(t, "attention_mask", core.CPU).Int64s()
+		m1, err := r.Get(t, "attention_mask", core.CPU).Int64s()
 		require.NoError(t, err)
-		cols := r.get(t, "attention_mask", core.CPU).Shape()[1]
+		cols := r.Get(t, "attention_mask", core.CPU).Shape()[1]
 		for _, row := range c.Rows {
 			n := 0
 			for j := range cols {
@@ -200,7 +188,7 @@ func checkSpeechT5(t *testing.T, dev core.Device) {
 
 		got, err := out.Spectrogram.Float32s()
 		require.NoError(t, err)
-		want, err := r.get(t, c.Name+"/spectrogram", core.CPU).Float32s()
+		want, err := r.Get(t, c.Name+"/spectrogram", core.CPU).Float32s()
 		require.NoError(t, err)
 		mcd := melCepstralDistance(got, want, m.Config.NumMelBins)
 		t.Logf("%s: mel-cepstral distance to transformers %.3g dB", c.Name, mcd)
@@ -211,7 +199,7 @@ func checkSpeechT5(t *testing.T, dev core.Device) {
 		if c.Name == "single" {
 			// The first four steps' frames as a prefix, prefilled in
 			// chunks of three steps: the same speech.
-			prefix := r.get(t, "single/before_postnet", dev).Slice(core.Attrs{"axis": 1, "start": 0, "stop": 8})
+			prefix := r.Get(t, "single/before_postnet", dev).Slice(core.Attrs{"axis": 1, "start": 0, "stop": 8})
 			opts.Prefix, opts.PrefillChunk = prefix, 3
 			out, err := m.GenerateSpeech(pickRows(ids, c.Rows, width), nil, rowSpk, opts)
 			require.NoError(t, err)
@@ -221,16 +209,16 @@ func checkSpeechT5(t *testing.T, dev core.Device) {
 	}
 
 	// The vocoder alone, unbatched and batched.
-	wave, err := v.Forward(r.get(t, "vocoder/spectrogram", dev))
+	wave, err := v.Forward(r.Get(t, "vocoder/spectrogram", dev))
 	require.NoError(t, err)
 	r.check(t, "vocoder/waveform", wave)
-	wave, err = v.Forward(r.get(t, "batch/spectrogram", dev))
+	wave, err = v.Forward(r.Get(t, "batch/spectrogram", dev))
 	require.NoError(t, err)
 	r.check(t, "vocoder/batch_waveform", wave)
 
 	// The prenet with transformers' dropout masks replayed.
 	m.dropoutMask = func(layer, n int) *core.Tensor {
-		mk := r.get(t, "dropout/mask_"+string(rune('0'+layer)), dev)
+		mk := r.Get(t, "dropout/mask_"+string(rune('0'+layer)), dev)
 		require.Equal(t, n, mk.Shape()[0])
 		return mk.Ne(core.Scalar(0, mk.DType(), dev))
 	}
@@ -254,8 +242,8 @@ func TestSpeechT5Dropout(t *testing.T) {
 	r := loadSpeechT5Refs(t)
 	m, err := LoadSpeechT5ForTextToSpeech(speechT5Dir)
 	require.NoError(t, err)
-	ids := pickRows(r.get(t, "input_ids", core.CPU), []int{0}, 23)
-	spk := r.get(t, "speaker_embeddings", core.CPU).Slice(core.Attrs{"axis": 0, "start": 0, "stop": 1})
+	ids := pickRows(r.Get(t, "input_ids", core.CPU), []int{0}, 23)
+	spk := r.Get(t, "speaker_embeddings", core.CPU).Slice(core.Attrs{"axis": 0, "start": 0, "stop": 1})
 	run := func(seed int64) []float32 {
 		out, err := m.GenerateSpeech(ids, nil, spk, SpeechOptions{Threshold: 3, MaxLenRatio: 1, PrenetDropout: true, Seed: seed})
 		require.NoError(t, err)
@@ -325,8 +313,8 @@ func TestSpeechT5Errors(t *testing.T) {
 	r := loadSpeechT5Refs(t)
 	m, err := LoadSpeechT5ForTextToSpeech(speechT5Dir)
 	require.NoError(t, err)
-	ids := r.get(t, "input_ids", core.CPU)
-	spk := r.get(t, "speaker_embeddings", core.CPU)
+	ids := r.Get(t, "input_ids", core.CPU)
+	spk := r.Get(t, "speaker_embeddings", core.CPU)
 	_, err = m.GenerateSpeech(ids, nil, nil, SpeechOptions{})
 	require.ErrorContains(t, err, "speaker embeddings are required (B or 1, 12)")
 	_, err = m.GenerateSpeech(ids, nil, core.Zeros(core.Shape{2, 7}, core.F32), SpeechOptions{})

@@ -20,18 +20,18 @@ const (
 // TimesformerConfig holds a TimeSformer's options, spelled as
 // transformers' config.json spells them.
 type TimesformerConfig struct {
-	ImageSize         int     // image_size (height = width)
-	PatchSize         int     // patch_size
-	NumChannels       int     // num_channels
-	NumFrames         int     // num_frames
-	HiddenSize        int     // hidden_size
-	NumHiddenLayers   int     // num_hidden_layers
-	NumAttentionHeads int     // num_attention_heads
-	IntermediateSize  int     // intermediate_size
-	HiddenAct         string  // hidden_act: see activationNames
-	LayerNormEps      float64 // layer_norm_eps
-	QKVBias           bool    // qkv_bias
-	AttentionType     string  // attention_type: DividedSpaceTime, JointSpaceTime or SpaceOnly
+	ImageSize         int     `json:"image_size"` // height = width
+	PatchSize         int     `json:"patch_size"`
+	NumChannels       int     `json:"num_channels"`
+	NumFrames         int     `json:"num_frames"`
+	HiddenSize        int     `json:"hidden_size"`
+	NumHiddenLayers   int     `json:"num_hidden_layers"`
+	NumAttentionHeads int     `json:"num_attention_heads"`
+	IntermediateSize  int     `json:"intermediate_size"`
+	HiddenAct         string  `json:"hidden_act"` // see activationNames
+	LayerNormEps      float64 `json:"layer_norm_eps"`
+	QKVBias           bool    `json:"qkv_bias"`
+	AttentionType     string  `json:"attention_type"` // DividedSpaceTime, JointSpaceTime or SpaceOnly
 	// Labels are id2label's names by id; TimesformerForVideoClassification
 	// has one logit per label.
 	Labels []string
@@ -45,20 +45,8 @@ func timesformerDefaults() TimesformerConfig {
 		QKVBias: true, AttentionType: DividedSpaceTime, Labels: []string{"LABEL_0", "LABEL_1"}}
 }
 
-var timesformerKeys = map[string]configKey[TimesformerConfig]{
-	"model_type":          only[TimesformerConfig](`"timesformer"`),
-	"image_size":          field(func(c *TimesformerConfig) any { return &c.ImageSize }),
-	"patch_size":          field(func(c *TimesformerConfig) any { return &c.PatchSize }),
-	"num_channels":        field(func(c *TimesformerConfig) any { return &c.NumChannels }),
-	"num_frames":          field(func(c *TimesformerConfig) any { return &c.NumFrames }),
-	"hidden_size":         field(func(c *TimesformerConfig) any { return &c.HiddenSize }),
-	"num_hidden_layers":   field(func(c *TimesformerConfig) any { return &c.NumHiddenLayers }),
-	"num_attention_heads": field(func(c *TimesformerConfig) any { return &c.NumAttentionHeads }),
-	"intermediate_size":   field(func(c *TimesformerConfig) any { return &c.IntermediateSize }),
-	"hidden_act":          field(func(c *TimesformerConfig) any { return &c.HiddenAct }),
-	"layer_norm_eps":      field(func(c *TimesformerConfig) any { return &c.LayerNormEps }),
-	"qkv_bias":            field(func(c *TimesformerConfig) any { return &c.QKVBias }),
-	"attention_type":      field(func(c *TimesformerConfig) any { return &c.AttentionType }),
+var timesformerKeys = taggedKeys(map[string]configKey[TimesformerConfig]{
+	"model_type": only[TimesformerConfig](`"timesformer"`),
 	// Stochastic depth drops residual branches only while training; at
 	// inference every rate computes the same.
 	"drop_path_rate": func(_ *TimesformerConfig, raw json.RawMessage) error {
@@ -70,7 +58,7 @@ var timesformerKeys = map[string]configKey[TimesformerConfig]{
 		c.Labels = labels
 		return err
 	},
-}
+})
 
 // ParseTimesformerConfig reads a TimeSformer config.json. A key webtensor
 // does not know, or a value it does not implement (a list image size, an

@@ -2,7 +2,6 @@ package multimodal
 
 import (
 	"encoding/json"
-	"github.com/webtensor/webtensor/internal/reftest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/safetensors"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // The TimeSformer reference vectors: tiny seeded divided, joint and
@@ -54,18 +54,14 @@ type timesformerRefs struct {
 
 func loadTimesformerRefs(t *testing.T) *timesformerRefs {
 	t.Helper()
-	f, err := safetensors.ReadFile(filepath.Join("testdata", "timesformer_refs.safetensors"))
-	require.NoError(t, err)
-	r := &timesformerRefs{visionRefs: visionRefs{f}}
-	raw, err := os.ReadFile(filepath.Join("testdata", "timesformer_refs.json"))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(raw, &r.meta))
+	r := &timesformerRefs{}
+	r.Refs = reftest.ReadRefs(t, "timesformer_refs", &r.meta)
 	return r
 }
 
 func (r *timesformerRefs) check(t *testing.T, name string, got *core.Tensor) {
 	t.Helper()
-	e := reftest.RelMaxErr(t, got, r.get(t, name, core.CPU))
+	e := reftest.RelMaxErr(t, got, r.Get(t, name, core.CPU))
 	t.Logf("%s: relative error %.2g", name, e)
 	require.Less(t, e, timesformerTol, name)
 }
@@ -73,7 +69,7 @@ func (r *timesformerRefs) check(t *testing.T, name string, got *core.Tensor) {
 // video is reference tensor name, (frames, H, W, 3) uint8, as frames.
 func (r *timesformerRefs) video(t *testing.T, name string) []Image {
 	t.Helper()
-	st, ok := r.tensors.Tensors[name]
+	st, ok := r.File.Tensors[name]
 	require.True(t, ok, "reference tensor %s", name)
 	s := st.Shape
 	n := s[1] * s[2] * 3
@@ -89,15 +85,15 @@ func checkTimesformer(t *testing.T, dev core.Device) {
 	cls, err := LoadTimesformerForVideoClassification(filepath.Join("testdata", "timesformer_tiny"), WithDevice(dev))
 	require.NoError(t, err)
 	require.Len(t, cls.Timesformer.Config.Labels, 5)
-	out, err := cls.Timesformer.Forward(r.get(t, "tiny/pixel_values", dev))
+	out, err := cls.Timesformer.Forward(r.Get(t, "tiny/pixel_values", dev))
 	require.NoError(t, err)
 	r.check(t, "tiny/hidden_states_0", out.HiddenStates[0])
 	r.check(t, "tiny/hidden_states_1", out.HiddenStates[1])
 	r.check(t, "tiny/last_hidden_state", out.LastHiddenState)
-	logits, err := cls.Forward(r.get(t, "tiny/pixel_values", dev))
+	logits, err := cls.Forward(r.Get(t, "tiny/pixel_values", dev))
 	require.NoError(t, err)
 	r.check(t, "tiny/logits", logits)
-	out, err = cls.Timesformer.Forward(r.get(t, "tiny/short_pixel_values", dev))
+	out, err = cls.Timesformer.Forward(r.Get(t, "tiny/short_pixel_values", dev))
 	require.NoError(t, err)
 	r.check(t, "tiny/short_last_hidden_state", out.LastHiddenState)
 
@@ -105,7 +101,7 @@ func checkTimesformer(t *testing.T, dev core.Device) {
 		m, err := LoadTimesformerModel(filepath.Join("testdata", "timesformer_"+name), WithDevice(dev))
 		require.NoError(t, err)
 		for _, in := range []string{"", "odd_"} {
-			out, err := m.Forward(r.get(t, name+"/"+in+"pixel_values", dev))
+			out, err := m.Forward(r.Get(t, name+"/"+in+"pixel_values", dev))
 			require.NoError(t, err)
 			r.check(t, name+"/"+in+"last_hidden_state", out.LastHiddenState)
 		}

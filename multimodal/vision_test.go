@@ -1,7 +1,6 @@
 package multimodal
 
 import (
-	"github.com/webtensor/webtensor/internal/reftest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/safetensors"
+	"github.com/webtensor/webtensor/internal/reftest"
 	"github.com/webtensor/webtensor/nn"
 )
 
@@ -22,25 +22,16 @@ import (
 // visionTol is relative to the largest reference value, as miniLMTol.
 const visionTol = 1e-4
 
-type visionRefs struct{ tensors *safetensors.File }
+type visionRefs struct{ reftest.Refs }
 
 func loadVisionRefs(t *testing.T) *visionRefs {
 	t.Helper()
-	f, err := safetensors.ReadFile(filepath.Join("testdata", "vision_refs.safetensors"))
-	require.NoError(t, err)
-	return &visionRefs{f}
-}
-
-func (r *visionRefs) get(t *testing.T, name string, dev core.Device) *core.Tensor {
-	t.Helper()
-	st, ok := r.tensors.Tensors[name]
-	require.True(t, ok, "reference tensor %s", name)
-	return st.ToTensor(dev)
+	return &visionRefs{reftest.ReadRefs(t, "vision_refs", nil)}
 }
 
 func (r *visionRefs) check(t *testing.T, name string, got *core.Tensor) {
 	t.Helper()
-	e := reftest.RelMaxErr(t, got, r.get(t, name, core.CPU))
+	e := reftest.RelMaxErr(t, got, r.Get(t, name, core.CPU))
 	t.Logf("%s: relative error %.2g", name, e)
 	require.Less(t, e, visionTol, name)
 }
@@ -50,18 +41,18 @@ func checkViT(t *testing.T, dev core.Device) {
 	cls, err := LoadViTForImageClassification(filepath.Join("testdata", "vit_cls"), WithDevice(dev))
 	require.NoError(t, err)
 	require.Len(t, cls.ViT.Config.Labels, 5)
-	out, err := cls.ViT.Forward(r.get(t, "vit_cls/pixel_values", dev))
+	out, err := cls.ViT.Forward(r.Get(t, "vit_cls/pixel_values", dev))
 	require.NoError(t, err)
 	require.Nil(t, out.PoolerOutput)
 	r.check(t, "vit_cls/last_hidden_state", out.LastHiddenState)
 	r.check(t, "vit_cls/hidden_states_1", out.HiddenStates[1])
-	logits, err := cls.Forward(r.get(t, "vit_cls/pixel_values", dev))
+	logits, err := cls.Forward(r.Get(t, "vit_cls/pixel_values", dev))
 	require.NoError(t, err)
 	r.check(t, "vit_cls/logits", logits)
 
 	m, err := LoadViTModel(filepath.Join("testdata", "vit_model"), WithDevice(dev))
 	require.NoError(t, err)
-	out, err = m.Forward(r.get(t, "vit_model/pixel_values", dev))
+	out, err = m.Forward(r.Get(t, "vit_model/pixel_values", dev))
 	require.NoError(t, err)
 	r.check(t, "vit_model/last_hidden_state", out.LastHiddenState)
 	r.check(t, "vit_model/hidden_states_1", out.HiddenStates[1])
@@ -88,13 +79,13 @@ func checkCLIP(t *testing.T, dev core.Device) {
 	in, err := BatchTensors(encs, dev)
 	require.NoError(t, err)
 	for name, got := range map[string]*core.Tensor{"clip/input_ids": in.IDs, "clip/attention_mask": in.AttentionMask} {
-		want, err := r.get(t, name, core.CPU).Int64s()
+		want, err := r.Get(t, name, core.CPU).Int64s()
 		require.NoError(t, err)
 		g, err := got.Int64s()
 		require.NoError(t, err)
 		require.Equal(t, want, g, name)
 	}
-	pixels := r.get(t, "clip/pixel_values", dev)
+	pixels := r.Get(t, "clip/pixel_values", dev)
 
 	text, err := m.EncodeText(in.IDs, in.AttentionMask)
 	require.NoError(t, err)
@@ -117,7 +108,7 @@ func checkCLIP(t *testing.T, dev core.Device) {
 
 	probs, err := m.ZeroShot(tok, texts, pixels)
 	require.NoError(t, err)
-	want := r.get(t, "clip/logits_per_image", core.CPU).Softmax(core.Attrs{"axis": -1})
+	want := r.Get(t, "clip/logits_per_image", core.CPU).Softmax(core.Attrs{"axis": -1})
 	e := reftest.RelMaxErr(t, probs, want)
 	t.Logf("zero-shot probabilities: relative error %.2g", e)
 	require.Less(t, e, visionTol)

@@ -14,17 +14,17 @@ import (
 // ViTConfig holds a ViT's options, spelled as transformers' config.json
 // spells them.
 type ViTConfig struct {
-	HiddenSize        int     // hidden_size
-	NumHiddenLayers   int     // num_hidden_layers
-	NumAttentionHeads int     // num_attention_heads
-	IntermediateSize  int     // intermediate_size
-	HiddenAct         string  // hidden_act
-	LayerNormEps      float64 // layer_norm_eps
-	ImageSize         int     // image_size (height = width)
-	PatchSize         int     // patch_size
-	NumChannels       int     // num_channels
-	QKVBias           bool    // qkv_bias
-	PoolerOutputSize  int     // pooler_output_size (the pooler of ViTModel)
+	HiddenSize        int     `json:"hidden_size"`
+	NumHiddenLayers   int     `json:"num_hidden_layers"`
+	NumAttentionHeads int     `json:"num_attention_heads"`
+	IntermediateSize  int     `json:"intermediate_size"`
+	HiddenAct         string  `json:"hidden_act"`
+	LayerNormEps      float64 `json:"layer_norm_eps"`
+	ImageSize         int     `json:"image_size"` // height = width
+	PatchSize         int     `json:"patch_size"`
+	NumChannels       int     `json:"num_channels"`
+	QKVBias           bool    `json:"qkv_bias"`
+	PoolerOutputSize  int     `json:"pooler_output_size"` // the pooler of ViTModel
 	// Labels are id2label's names by id; ViTForImageClassification has
 	// one logit per label.
 	Labels []string
@@ -36,27 +36,16 @@ func vitDefaults() ViTConfig {
 		Labels: []string{"LABEL_0", "LABEL_1"}}
 }
 
-var vitKeys = map[string]configKey[ViTConfig]{
-	"model_type":          only[ViTConfig](`"vit"`),
-	"hidden_size":         field(func(c *ViTConfig) any { return &c.HiddenSize }),
-	"num_hidden_layers":   field(func(c *ViTConfig) any { return &c.NumHiddenLayers }),
-	"num_attention_heads": field(func(c *ViTConfig) any { return &c.NumAttentionHeads }),
-	"intermediate_size":   field(func(c *ViTConfig) any { return &c.IntermediateSize }),
-	"hidden_act":          field(func(c *ViTConfig) any { return &c.HiddenAct }),
-	"layer_norm_eps":      field(func(c *ViTConfig) any { return &c.LayerNormEps }),
-	"image_size":          field(func(c *ViTConfig) any { return &c.ImageSize }),
-	"patch_size":          field(func(c *ViTConfig) any { return &c.PatchSize }),
-	"num_channels":        field(func(c *ViTConfig) any { return &c.NumChannels }),
-	"qkv_bias":            field(func(c *ViTConfig) any { return &c.QKVBias }),
-	"pooler_output_size":  field(func(c *ViTConfig) any { return &c.PoolerOutputSize }),
-	"pooler_act":          only[ViTConfig](`"tanh"`),
-	"encoder_stride":      func(*ViTConfig, json.RawMessage) error { return nil }, // ViTForMaskedImageModeling's decoder
+var vitKeys = taggedKeys(map[string]configKey[ViTConfig]{
+	"model_type":     only[ViTConfig](`"vit"`),
+	"pooler_act":     only[ViTConfig](`"tanh"`),
+	"encoder_stride": func(*ViTConfig, json.RawMessage) error { return nil }, // ViTForMaskedImageModeling's decoder
 	"id2label": func(c *ViTConfig, raw json.RawMessage) error {
 		labels, err := readLabels(raw)
 		c.Labels = labels
 		return err
 	},
-}
+})
 
 // readLabels turns id2label ({"0": "cat", ...}) into names by id; the ids
 // must be 0..n-1.

@@ -5,28 +5,30 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 
 	"github.com/webtensor/webtensor/internal/modelfs"
+	"github.com/webtensor/webtensor/internal/strictconfig"
 )
 
 // WhisperConfig holds a Whisper model's options, spelled as transformers'
 // config.json spells them.
 type WhisperConfig struct {
-	VocabSize             int    // vocab_size
-	NumMelBins            int    // num_mel_bins
-	DModel                int    // d_model
-	EncoderLayers         int    // encoder_layers
-	DecoderLayers         int    // decoder_layers
-	EncoderAttentionHeads int    // encoder_attention_heads
-	DecoderAttentionHeads int    // decoder_attention_heads
-	EncoderFFNDim         int    // encoder_ffn_dim
-	DecoderFFNDim         int    // decoder_ffn_dim
-	MaxSourcePositions    int    // max_source_positions: encoder frames after the stride-2 conv
-	MaxTargetPositions    int    // max_target_positions: decoder positions
-	ActivationFunction    string // activation_function
+	VocabSize             int    `json:"vocab_size"`
+	NumMelBins            int    `json:"num_mel_bins"`
+	DModel                int    `json:"d_model"`
+	EncoderLayers         int    `json:"encoder_layers"`
+	DecoderLayers         int    `json:"decoder_layers"`
+	EncoderAttentionHeads int    `json:"encoder_attention_heads"`
+	DecoderAttentionHeads int    `json:"decoder_attention_heads"`
+	EncoderFFNDim         int    `json:"encoder_ffn_dim"`
+	DecoderFFNDim         int    `json:"decoder_ffn_dim"`
+	MaxSourcePositions    int    `json:"max_source_positions"` // encoder frames after the stride-2 conv
+	MaxTargetPositions    int    `json:"max_target_positions"` // decoder positions
+	ActivationFunction    string `json:"activation_function"`
 	// TieWordEmbeddings (tie_word_embeddings) makes proj_out the decoder's
 	// token embedding; save_pretrained then leaves proj_out out.
-	TieWordEmbeddings bool
+	TieWordEmbeddings bool `json:"tie_word_embeddings"`
 	// Generation settings config.json may carry; generation_config.json,
 	// when present, takes precedence (see WhisperGenerationConfig).
 	generation WhisperGenerationConfig
@@ -44,21 +46,8 @@ func whisperDefaults() WhisperConfig {
 // transcription read.
 func skipKey[C any](*C, json.RawMessage) error { return nil }
 
-var whisperKeys = map[string]configKey[WhisperConfig]{
-	"model_type":              only[WhisperConfig](`"whisper"`),
-	"vocab_size":              field(func(c *WhisperConfig) any { return &c.VocabSize }),
-	"num_mel_bins":            field(func(c *WhisperConfig) any { return &c.NumMelBins }),
-	"d_model":                 field(func(c *WhisperConfig) any { return &c.DModel }),
-	"encoder_layers":          field(func(c *WhisperConfig) any { return &c.EncoderLayers }),
-	"decoder_layers":          field(func(c *WhisperConfig) any { return &c.DecoderLayers }),
-	"encoder_attention_heads": field(func(c *WhisperConfig) any { return &c.EncoderAttentionHeads }),
-	"decoder_attention_heads": field(func(c *WhisperConfig) any { return &c.DecoderAttentionHeads }),
-	"encoder_ffn_dim":         field(func(c *WhisperConfig) any { return &c.EncoderFFNDim }),
-	"decoder_ffn_dim":         field(func(c *WhisperConfig) any { return &c.DecoderFFNDim }),
-	"max_source_positions":    field(func(c *WhisperConfig) any { return &c.MaxSourcePositions }),
-	"max_target_positions":    field(func(c *WhisperConfig) any { return &c.MaxTargetPositions }),
-	"activation_function":     field(func(c *WhisperConfig) any { return &c.ActivationFunction }),
-	"tie_word_embeddings":     field(func(c *WhisperConfig) any { return &c.TieWordEmbeddings }),
+var whisperKeys = withLegacyGeneration(taggedKeys(map[string]configKey[WhisperConfig]{
+	"model_type": only[WhisperConfig](`"whisper"`),
 	// transformers 5 accepts scale_embedding but no longer applies it.
 	"scale_embedding":    only[WhisperConfig]("false"),
 	"is_encoder_decoder": only[WhisperConfig]("true"),
@@ -73,25 +62,17 @@ var whisperKeys = map[string]configKey[WhisperConfig]{
 	"mask_feature_length": skipKey[WhisperConfig], "mask_feature_min_masks": skipKey[WhisperConfig],
 	"classifier_proj_size": skipKey[WhisperConfig], "use_weighted_layer_sum": skipKey[WhisperConfig],
 	"median_filter_width": skipKey[WhisperConfig], "init_std": skipKey[WhisperConfig],
-	// The legacy generation settings, read as GenerationConfig.from_model_config reads them.
-	"decoder_start_token_id": genField(func(g *WhisperGenerationConfig) any { return &g.DecoderStartTokenID }),
-	"eos_token_id":           genField(func(g *WhisperGenerationConfig) any { return (*eosIDs)(&g.EOSTokenIDs) }),
-	"pad_token_id":           genField(func(g *WhisperGenerationConfig) any { return &g.PadTokenID }),
-	"suppress_tokens":        genField(func(g *WhisperGenerationConfig) any { return &g.SuppressTokens }),
-	"begin_suppress_tokens":  genField(func(g *WhisperGenerationConfig) any { return &g.BeginSuppressTokens }),
-	"forced_decoder_ids":     genField(func(g *WhisperGenerationConfig) any { return &g.ForcedDecoderIDs }),
-	"max_length":             genField(func(g *WhisperGenerationConfig) any { return &g.MaxLength }),
-}
+}))
 
-// genField reads a config.json key into the generation settings; null
-// (transformers writes "forced_decoder_ids": null) leaves the default.
-func genField(p func(*WhisperGenerationConfig) any) configKey[WhisperConfig] {
-	return func(c *WhisperConfig, raw json.RawMessage) error {
-		if string(raw) == "null" {
-			return nil
-		}
-		return json.Unmarshal(raw, p(&c.generation))
-	}
+// withLegacyGeneration adds the generation settings config.json may carry,
+// read as GenerationConfig.from_model_config reads them: by
+// generation_config.json's readers (null leaves the default; transformers
+// writes "forced_decoder_ids": null).
+func withLegacyGeneration(keys map[string]configKey[WhisperConfig]) map[string]configKey[WhisperConfig] {
+	maps.Copy(keys, strictconfig.Within(func(c *WhisperConfig) *WhisperGenerationConfig { return &c.generation },
+		whisperGenerationKeys, "decoder_start_token_id", "eos_token_id", "pad_token_id", "suppress_tokens",
+		"begin_suppress_tokens", "forced_decoder_ids", "max_length"))
+	return keys
 }
 
 // ParseWhisperConfig reads a Whisper config.json. A key webtensor does not
@@ -125,26 +106,26 @@ func ParseWhisperConfig(data []byte) (WhisperConfig, error) {
 // WhisperGenerationConfig is what Generate reads of generation_config.json
 // (or, without one, of config.json, as transformers does).
 type WhisperGenerationConfig struct {
-	DecoderStartTokenID int   // decoder_start_token_id: <|startoftranscript|>
-	EOSTokenIDs         []int // eos_token_id (one id or a list)
-	PadTokenID          int   // pad_token_id
+	DecoderStartTokenID int   `json:"decoder_start_token_id"` // <|startoftranscript|>
+	EOSTokenIDs         []int // eos_token_id: one id or a list (see eosIDs)
+	PadTokenID          int   `json:"pad_token_id"`
 	// ForcedDecoderIDs (forced_decoder_ids) are [position, id] pairs for
 	// positions 1, 2, ... of the prompt; a null id (-1 here) at position 1
 	// asks for language detection.
-	ForcedDecoderIDs    [][2]*int
-	NoTimestampsTokenID *int  // no_timestamps_token_id: appended to the prompt when set
-	SuppressTokens      []int // suppress_tokens: never generated
-	BeginSuppressTokens []int // begin_suppress_tokens: not generated first
+	ForcedDecoderIDs    [][2]*int `json:"forced_decoder_ids"`
+	NoTimestampsTokenID *int      `json:"no_timestamps_token_id"` // appended to the prompt when set
+	SuppressTokens      []int     `json:"suppress_tokens"`        // never generated
+	BeginSuppressTokens []int     `json:"begin_suppress_tokens"`  // not generated first
 	// LangToID (lang_to_id) names the language tokens; with it and no
 	// forced language, Generate detects the language as transformers does.
-	LangToID  map[string]int
-	MaxLength int // max_length: new tokens when Generate is given none (default 20)
+	LangToID  map[string]int `json:"lang_to_id"`
+	MaxLength int            `json:"max_length"` // new tokens when Generate is given none (default 20)
 	// NumBeams (num_beams) above 1 makes Generate search with that many
 	// beams; LengthPenalty (length_penalty, default 1) divides a finished
 	// beam's log-probability by its length to that power; EarlyStopping
 	// (early_stopping) is "false", "true" or "never", as transformers'.
-	NumBeams      int
-	LengthPenalty float64
+	NumBeams      int     `json:"num_beams"`
+	LengthPenalty float64 `json:"length_penalty"`
 	EarlyStopping string
 }
 
@@ -173,25 +154,8 @@ func (e *eosIDs) UnmarshalJSON(raw []byte) error {
 	return json.Unmarshal(raw, (*[]int)(e))
 }
 
-func genKey(p func(*WhisperGenerationConfig) any) configKey[WhisperGenerationConfig] {
-	return func(g *WhisperGenerationConfig, raw json.RawMessage) error {
-		if string(raw) == "null" {
-			return nil
-		}
-		return json.Unmarshal(raw, p(g))
-	}
-}
-
-var whisperGenerationKeys = map[string]configKey[WhisperGenerationConfig]{
-	"decoder_start_token_id": genKey(func(g *WhisperGenerationConfig) any { return &g.DecoderStartTokenID }),
-	"eos_token_id":           genKey(func(g *WhisperGenerationConfig) any { return (*eosIDs)(&g.EOSTokenIDs) }),
-	"pad_token_id":           genKey(func(g *WhisperGenerationConfig) any { return &g.PadTokenID }),
-	"forced_decoder_ids":     genKey(func(g *WhisperGenerationConfig) any { return &g.ForcedDecoderIDs }),
-	"no_timestamps_token_id": genKey(func(g *WhisperGenerationConfig) any { return &g.NoTimestampsTokenID }),
-	"suppress_tokens":        genKey(func(g *WhisperGenerationConfig) any { return &g.SuppressTokens }),
-	"begin_suppress_tokens":  genKey(func(g *WhisperGenerationConfig) any { return &g.BeginSuppressTokens }),
-	"lang_to_id":             genKey(func(g *WhisperGenerationConfig) any { return &g.LangToID }),
-	"max_length":             genKey(func(g *WhisperGenerationConfig) any { return &g.MaxLength }),
+var whisperGenerationKeys = strictconfig.Tagged(strictconfig.Optional[WhisperGenerationConfig], map[string]configKey[WhisperGenerationConfig]{
+	"eos_token_id": strictconfig.Optional(func(g *WhisperGenerationConfig) any { return (*eosIDs)(&g.EOSTokenIDs) }),
 	// Timestamps, long-form and the task names (used only with a task
 	// argument, which Generate does not take) do not change greedy
 	// short-form decoding without timestamps.
@@ -200,10 +164,8 @@ var whisperGenerationKeys = map[string]configKey[WhisperGenerationConfig]{
 	"max_initial_timestamp_index": skipKey[WhisperGenerationConfig], "prev_sot_token_id": skipKey[WhisperGenerationConfig],
 	"return_timestamps": only[WhisperGenerationConfig]("false"),
 	"do_sample":         only[WhisperGenerationConfig]("false"),
-	"num_beams":         genKey(func(g *WhisperGenerationConfig) any { return &g.NumBeams }),
-	"length_penalty":    genKey(func(g *WhisperGenerationConfig) any { return &g.LengthPenalty }),
 	"early_stopping":    earlyStopping,
-}
+})
 
 // loadWhisperGeneration reads d's generation_config.json, or falls back to
 // what config.json held.

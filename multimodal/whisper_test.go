@@ -3,7 +3,6 @@ package multimodal
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/webtensor/webtensor/internal/reftest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/safetensors"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // whisperTol is relative to the largest reference value, as visionTol.
@@ -21,7 +21,7 @@ const whisperTol = 1e-4
 
 func (r *whisperRefs) check(t *testing.T, name string, got *core.Tensor) {
 	t.Helper()
-	e := reftest.RelMaxErr(t, got, r.get(t, name, core.CPU))
+	e := reftest.RelMaxErr(t, got, r.Get(t, name, core.CPU))
 	t.Logf("%s: relative error %.2g", name, e)
 	require.Less(t, e, whisperTol, name)
 }
@@ -82,12 +82,12 @@ func checkWhisper(t *testing.T, dev core.Device) {
 	require.NoError(t, err)
 	feats, err := fe.Extract([][]float32{r.wave(t, "whisper/wave_0"), r.wave(t, "whisper/wave_1")}, dev, false)
 	require.NoError(t, err)
-	e := maxAbsErr(t, feats, r.get(t, "whisper/input_features", core.CPU))
+	e := maxAbsErr(t, feats, r.Get(t, "whisper/input_features", core.CPU))
 	t.Logf("input features: max error %.2g", e)
 	require.Less(t, e, featureTol)
 
-	feats = r.get(t, "whisper/input_features", dev)
-	ids := r.get(t, "whisper/decoder_input_ids", dev)
+	feats = r.Get(t, "whisper/input_features", dev)
+	ids := r.Get(t, "whisper/decoder_input_ids", dev)
 	out, err := m.Forward(feats, ids)
 	require.NoError(t, err)
 	r.check(t, "whisper/encoder_last_hidden_state", out.Encoder.LastHiddenState)
@@ -193,7 +193,7 @@ func TestWhisperModelCheckpoint(t *testing.T) {
 	m, err := LoadWhisperModel(dir)
 	require.NoError(t, err)
 	requireStateDictIsFile(t, m, filepath.Join(dir, "model.safetensors"))
-	out, err := m.Forward(r.get(t, "whisper/input_features", core.CPU), r.get(t, "whisper/decoder_input_ids", core.CPU))
+	out, err := m.Forward(r.Get(t, "whisper/input_features", core.CPU), r.Get(t, "whisper/decoder_input_ids", core.CPU))
 	require.NoError(t, err)
 	r.check(t, "whisper/encoder_last_hidden_state", out.Encoder.LastHiddenState)
 

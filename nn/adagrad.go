@@ -33,11 +33,7 @@ type Adagrad struct {
 
 // NewAdagrad makes an Adagrad optimiser over params.
 func NewAdagrad(params []*Parameter, cfg AdagradConfig) (*Adagrad, error) {
-	o, err := newTunable("Adagrad", params, cfg, func(c *AdagradConfig) *float64 { return &c.LR })
-	if err != nil {
-		return nil, err
-	}
-	return &Adagrad{o}, nil
+	return newTunable[Adagrad]("Adagrad", params, cfg, func(c *AdagradConfig) *float64 { return &c.LR })
 }
 
 func (c AdagradConfig) build(s *stepTrees) fx {

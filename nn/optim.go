@@ -96,14 +96,15 @@ type tunable[C settings] struct {
 	lr  func(*C) *float64 // the learning rate among the settings
 }
 
-// newTunable makes an optimiser of kind over params with settings cfg,
-// after cfg.Validate.
-func newTunable[C settings](kind string, params []*Parameter, cfg C, lr func(*C) *float64) (tunable[C], error) {
+// newTunable makes an optimiser O of kind over params with settings cfg,
+// after cfg.Validate. O is the public type (Adagrad, RMSprop, SGD), a
+// struct holding only its tunable[C], so each constructor is one call.
+func newTunable[O ~struct{ tunable[C] }, C settings](kind string, params []*Parameter, cfg C, lr func(*C) *float64) (*O, error) {
 	o, err := newOptimizer(kind, params, cfg.Validate())
 	if err != nil {
-		return tunable[C]{}, err
+		return nil, err
 	}
-	return tunable[C]{optimizer: o, cfg: cfg, lr: lr}, nil
+	return &O{tunable[C]{optimizer: o, cfg: cfg, lr: lr}}, nil
 }
 
 // Step applies one update.

@@ -34,11 +34,7 @@ type RMSprop struct {
 
 // NewRMSprop makes an RMSprop optimiser over params.
 func NewRMSprop(params []*Parameter, cfg RMSpropConfig) (*RMSprop, error) {
-	o, err := newTunable("RMSprop", params, cfg, func(c *RMSpropConfig) *float64 { return &c.LR })
-	if err != nil {
-		return nil, err
-	}
-	return &RMSprop{o}, nil
+	return newTunable[RMSprop]("RMSprop", params, cfg, func(c *RMSpropConfig) *float64 { return &c.LR })
 }
 
 func (c RMSpropConfig) build(s *stepTrees) fx {

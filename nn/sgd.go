@@ -46,11 +46,7 @@ type SGD struct {
 
 // NewSGD makes an SGD optimiser over params.
 func NewSGD(params []*Parameter, cfg SGDConfig) (*SGD, error) {
-	o, err := newTunable("SGD", params, cfg, func(c *SGDConfig) *float64 { return &c.LR })
-	if err != nil {
-		return nil, err
-	}
-	return &SGD{o}, nil
+	return newTunable[SGD]("SGD", params, cfg, func(c *SGDConfig) *float64 { return &c.LR })
 }
 
 func (c SGDConfig) build(s *stepTrees) fx {

@@ -52,6 +52,21 @@
 // a traced graph holds constant attributes: the arithmetic is dead code
 // there and the passes remove it.
 //
+// Sequences and optionals (SequenceEmpty, SequenceConstruct,
+// SequenceInsert, SequenceErase, SequenceAt, SequenceLength,
+// SplitToSequence, ConcatFromSequence, SequenceMap, Optional,
+// OptionalHasElement, OptionalGetElement) are values the importer's
+// runtime holds, not tensor dtypes: a Sequence is a list of tensors of one
+// element type, an Optional none or one tensor or sequence. Identity, If,
+// Loop and Scan carry them like tensors; every other operator takes
+// tensors, and a sequence or optional given to one is an error naming
+// the input. The tensor work inside (split, concat, stack) is registry
+// ops, so it runs on every backend, and a traced graph holds it. Graph
+// inputs and outputs of these types (ValueInfo.Kind) go through
+// RunValues; Run and Call, and so the C ABI and the SDKs, carry tensors
+// only and refuse such a model, naming the input or output. Maps, sparse
+// tensors and sequences of anything but tensors are refused at load.
+//
 // Control flow runs on the host: If picks its branch, Loop and Scan run
 // their body once per iteration (the trip count and each condition read
 // as numbers), so a traced graph holds the branch taken or the loop

@@ -47,6 +47,10 @@ func FuzzLoad(f *testing.F) {
 	f.Add(marshal(modelProto([]*pb.NodeProto{nodeProto("LSTM", "l", []string{"x", "w", "r"}, []string{"y"}, intAttr("hidden_size", 1))},
 		[]*pb.ValueInfoProto{vi("x", pb.TensorProto_FLOAT, 2, 1, 1)}, []*pb.ValueInfoProto{vi("y", pb.TensorProto_FLOAT)},
 		f32Tensor("w", []int64{1, 4, 1}, make([]float32, 4)), f32Tensor("r", []int64{1, 4, 1}, make([]float32, 4)))))
+	// Sequences and optionals: the operators, and graph inputs and outputs
+	// of those types.
+	f.Add(marshal(splitConcatModel()))
+	f.Add(marshal(sequenceIOModel()))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := LoadBytes(data, WithDevice(core.CPU), WithDir(dir))

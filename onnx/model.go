@@ -30,9 +30,11 @@ type Dim struct {
 	Param string
 }
 
-// ValueInfo describes a graph input or output.
+// ValueInfo describes a graph input or output: a tensor, or a sequence
+// or optional of tensors that DType, Narrow and Dims describe (Kind).
 type ValueInfo struct {
 	Name  string
+	Kind  Kind
 	DType core.DType
 	// Narrow names the declared ONNX element type ("UINT16", "INT4",
 	// "FLOAT8E4M3FN", ...) when webtensor has no dtype for it: the value is
@@ -41,7 +43,8 @@ type ValueInfo struct {
 	Narrow string
 	Dims   []Dim
 
-	elem elemType // the narrow type Narrow names, 0 when there is none
+	elem  elemType // the narrow type Narrow names, 0 when there is none
+	typed bool     // the model declares the value's type (Kind means something)
 }
 
 // Model is an imported ONNX graph, ready to run on its device. A Model is
@@ -260,18 +263,21 @@ func valueInfo(vi *pb.ValueInfoProto) (ValueInfo, error) {
 	if info.Name == "" {
 		return info, errors.New("a value has no name")
 	}
-	tt := vi.GetType().GetTensorType()
-	if tt == nil {
-		if vi.GetType() == nil {
-			return info, nil // untyped: nothing to check against
-		}
-		return info, errors.New("only tensor values are supported (not sequences, maps, optionals or sparse tensors)")
+	if vi.GetType() == nil {
+		return info, nil // untyped: nothing to check against
 	}
-	dt, err := heldType(tt.GetElemType())
+	tt, kind, err := typeOf(vi.GetType())
 	if err != nil {
 		return info, err
 	}
-	info.DType = dt
+	info.Kind, info.typed = kind, true
+	if tt.GetElemType() != 0 || kind == KindTensor { // a sequence's element type may be left open
+		dt, err := heldType(tt.GetElemType())
+		if err != nil {
+			return info, err
+		}
+		info.DType = dt
+	}
 	if et := elemType(tt.GetElemType()); narrowOf(et) != nil {
 		info.elem, info.Narrow = et, typeName(et)
 	}

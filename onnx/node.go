@@ -12,10 +12,13 @@ import (
 
 // opSpec is how one ONNX operator runs: the attributes it understands
 // (any other is an error at load, not a silently ignored setting) and a
-// function from the node's inputs to its outputs.
+// function from the node's inputs to its outputs: run for operators on
+// tensors, values for those whose inputs or outputs may be sequences or
+// optionals (control flow, the sequence and optional operators).
 type opSpec struct {
-	attrs []string
-	run   func(c *ctx) ([]*core.Tensor, error)
+	attrs  []string
+	run    func(c *ctx) ([]*core.Tensor, error)
+	values func(c *ctx) ([]Value, error)
 }
 
 // operators is the importer's operator table, filled by the ops_*.go
@@ -29,6 +32,16 @@ func def(attrs []string, run func(c *ctx) ([]*core.Tensor, error), names ...stri
 			panic("onnx: operator " + n + " defined twice")
 		}
 		operators[n] = &opSpec{attrs: attrs, run: run}
+	}
+}
+
+// defValues adds operators that take or give sequences or optionals.
+func defValues(attrs []string, run func(c *ctx) ([]Value, error), names ...string) {
+	for _, n := range names {
+		if _, dup := operators[n]; dup {
+			panic("onnx: operator " + n + " defined twice")
+		}
+		operators[n] = &opSpec{attrs: attrs, values: run}
 	}
 }
 
@@ -161,7 +174,8 @@ type ctx struct {
 	n    *node
 	m    *Model
 	run  *runState
-	ins  []*core.Tensor
+	ins  []*core.Tensor // the tensor inputs, nil where absent or not a tensor
+	vals []Value        // every input, whatever its kind (nil where absent)
 	nout int
 	err  error
 	// types are the element types an operator gives its outputs where
@@ -193,10 +207,13 @@ func (c *ctx) fail(format string, args ...any) {
 	}
 }
 
-// in is required input i.
+// in is required input i, a tensor.
 func (c *ctx) in(i int) *core.Tensor {
 	if i >= len(c.ins) || c.ins[i] == nil {
 		err := fmt.Errorf("input %d is required", i)
+		if v := c.value(i); v != nil {
+			err = fmt.Errorf("input %d (%q) is %s, want a tensor", i, c.n.inputs[i], describe(v))
+		}
 		if c.err == nil {
 			c.err = err
 		}
@@ -205,10 +222,37 @@ func (c *ctx) in(i int) *core.Tensor {
 	return c.ins[i]
 }
 
-// opt is optional input i, nil when absent or named "".
+// value is input i whatever its kind, nil when absent or named "".
+func (c *ctx) value(i int) Value {
+	if i >= len(c.vals) {
+		return nil
+	}
+	return c.vals[i]
+}
+
+// seq is required input i, a sequence.
+func (c *ctx) seq(i int) *Sequence {
+	v := c.value(i)
+	if s, ok := v.(*Sequence); ok {
+		return s
+	}
+	if v == nil {
+		c.fail("input %d (a sequence) is required", i)
+	} else {
+		c.fail("input %d (%q) is %s, want a sequence of tensors", i, c.n.inputs[i], describe(v))
+	}
+	return nil
+}
+
+// opt is optional input i, nil when absent or named "". A sequence or
+// optional there (which only operators that take them are given) is an
+// error, not an absent input.
 func (c *ctx) opt(i int) *core.Tensor {
 	if i >= len(c.ins) {
 		return nil
+	}
+	if c.ins[i] == nil && c.vals[i] != nil {
+		c.fail("input %d (%q) is %s, want a tensor", i, c.n.inputs[i], describe(c.vals[i]))
 	}
 	return c.ins[i]
 }

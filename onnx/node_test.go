@@ -80,50 +80,39 @@ func runNodeTest(dir string, dev core.Device) (reason string) {
 		return "no test data set"
 	}
 	for _, set := range sets {
-		inputs := map[string]*core.Tensor{}
-		ins, _ := filepath.Glob(filepath.Join(set, "input_*.pb"))
-		for _, f := range ins {
-			name, t, _, err := readTensor(f, dev)
+		inputs := map[string]Value{}
+		for i := 0; ; i++ { // input_<i>.pb is the graph's input i (a glob would put 10 before 2)
+			f := filepath.Join(set, fmt.Sprintf("input_%d.pb", i))
+			if _, err := os.Stat(f); err != nil {
+				break
+			}
+			kind := KindTensor
+			if i < len(m.Inputs) {
+				kind = m.Inputs[i].Kind
+			}
+			in, err := readValue(f, kind, dev)
 			if err != nil {
 				return fmt.Sprintf("%s: %s", filepath.Base(f), firstLine(err))
 			}
-			inputs[name] = t
+			inputs[in.name] = in.v
 		}
-		got, err := m.Run(inputs)
+		got, err := m.RunValues(inputs)
 		if err != nil {
 			return firstLine(err)
 		}
 		for i, o := range m.Outputs {
-			_, want, et, err := readTensor(filepath.Join(set, fmt.Sprintf("output_%d.pb", i)), core.CPU)
+			want, err := readValue(filepath.Join(set, fmt.Sprintf("output_%d.pb", i)), o.Kind, core.CPU)
 			if err != nil {
 				return fmt.Sprintf("output %d: %s", i, firstLine(err))
 			}
 			// A narrow float (float8, float4) is held in f32 and compared
 			// exactly: its values are points of its grid, nothing between.
-			if msg := compare(got[o.Name], want, narrowOf(et) != nil); msg != "" {
+			if msg := compareValue(got[o.Name], want); msg != "" {
 				return fmt.Sprintf("output %q: %s", o.Name, msg)
 			}
 		}
 	}
 	return ""
-}
-
-// readTensor reads a test's TensorProto: its name, the tensor (a narrow
-// type held widened) and its element type.
-func readTensor(path string, dev core.Device) (string, *core.Tensor, elemType, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", nil, 0, err
-	}
-	var tp pb.TensorProto
-	if err := proto.Unmarshal(data, &tp); err != nil {
-		return "", nil, 0, err
-	}
-	if len(tp.GetStringData()) > 0 || tp.GetDataType() == 0 {
-		return "", nil, 0, fmt.Errorf("not a numeric tensor (a sequence, optional or string value)")
-	}
-	t, err := decodeTensor(&tp, dev, nil)
-	return tp.GetName(), t, elemType(tp.GetDataType()), err
 }
 
 // compare checks shape, dtype and values: integers and bools exactly,

@@ -10,10 +10,11 @@ import (
 
 // Control flow: If runs one of its two subgraphs, chosen by a condition
 // read on the host, so a traced graph holds the branch taken (as
-// ir.Trace specialises any Go branch).
+// ir.Trace specialises any Go branch). A branch may give sequences and
+// optionals as well as tensors.
 
 func init() {
-	def([]string{"then_branch", "else_branch"}, ifOp, "If")
+	defValues([]string{"then_branch", "else_branch"}, ifOp, "If")
 }
 
 // subgraph is a control-flow body, checked and sorted at load like the
@@ -139,13 +140,14 @@ func (g *subgraph) noteType(name string, et elemType) {
 
 // run executes the subgraph in the enclosing run's state: names are
 // unique across a model's graphs, so its values sit beside the outer ones.
-func (g *subgraph) run(m *Model, st *runState) ([]*core.Tensor, error) {
+func (g *subgraph) run(m *Model, st *runState) ([]Value, error) {
 	return g.runWith(m, st, nil, nil)
 }
 
 // runWith runs a body on values for its inputs (in order) with their
-// element types (0 where a value has its dtype's natural type).
-func (g *subgraph) runWith(m *Model, st *runState, ins []*core.Tensor, types []elemType) ([]*core.Tensor, error) {
+// element types (0 where a value has its dtype's natural type or is not a
+// tensor).
+func (g *subgraph) runWith(m *Model, st *runState, ins []Value, types []elemType) ([]Value, error) {
 	if len(ins) != len(g.inputs) {
 		return nil, fmt.Errorf("the subgraph takes %d inputs, given %d", len(g.inputs), len(ins))
 	}
@@ -173,7 +175,7 @@ func (g *subgraph) runWith(m *Model, st *runState, ins []*core.Tensor, types []e
 			return nil, err
 		}
 	}
-	outs := make([]*core.Tensor, len(g.outputs))
+	outs := make([]Value, len(g.outputs))
 	for i, name := range g.outputs {
 		if outs[i] = st.vals[name]; outs[i] == nil {
 			return nil, fmt.Errorf("subgraph output %q was not computed", name)
@@ -182,7 +184,7 @@ func (g *subgraph) runWith(m *Model, st *runState, ins []*core.Tensor, types []e
 	return outs, nil
 }
 
-func ifOp(c *ctx) ([]*core.Tensor, error) {
+func ifOp(c *ctx) ([]Value, error) {
 	cond, ok := c.scalar(0)
 	if !ok {
 		c.fail("the condition is missing")
@@ -199,8 +201,27 @@ func ifOp(c *ctx) ([]*core.Tensor, error) {
 	}
 
 	outs, err := g.run(c.m, c.run)
-	for i, name := range g.outputs { // the branch's values keep their narrow types
-		c.setType(i, c.run.elem(c.m, name, outs[i]))
+	if err != nil {
+		return nil, err
 	}
-	return outs, err
+	for i, name := range g.outputs { // the branch's tensors keep their narrow types
+		if t, ok := outs[i].(*core.Tensor); ok {
+			c.setType(i, c.run.elem(c.m, name, t))
+		}
+	}
+	return outs, nil
+}
+
+// tensorsOf is values that must be tensors (a body's scan outputs, the
+// inputs it scans), or an error naming what is not.
+func tensorsOf(vals []Value, what string) ([]*core.Tensor, error) {
+	ts := make([]*core.Tensor, len(vals))
+	for i, v := range vals {
+		t, ok := v.(*core.Tensor)
+		if !ok || t == nil {
+			return nil, fmt.Errorf("%s %d is %s, want a tensor", what, i, describe(v))
+		}
+		ts[i] = t
+	}
+	return ts, nil
 }

@@ -51,7 +51,14 @@ func init() {
 	} {
 		def(nil, binaryOp(op), onnxName)
 	}
-	def(nil, func(c *ctx) ([]*core.Tensor, error) { return one(c.in(0)) }, "Identity")
+	// Identity passes any value through: a tensor, a sequence or an optional.
+	defValues(nil, func(c *ctx) ([]Value, error) {
+		if v := c.value(0); v != nil {
+			return []Value{v}, nil
+		}
+		c.in(0)
+		return nil, nil
+	}, "Identity")
 	def(nil, divide, "Div")
 	def([]string{"fmod"}, mod, "Mod")
 	def(nil, pow, "Pow")

@@ -12,11 +12,13 @@ import (
 // condition are read as numbers, so a traced graph holds the loop
 // unrolled (ir.Trace specialises any Go loop). The loop-carried values
 // pass from one iteration's outputs to the next one's inputs; the scan
-// outputs of every iteration are stacked along a new axis.
+// outputs of every iteration are stacked along a new axis. Loop-carried
+// and state values may be sequences or optionals; what is scanned or
+// stacked is a tensor.
 
 func init() {
-	def([]string{"body"}, loopOp, "Loop")
-	def([]string{"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions", "scan_output_axes",
+	defValues([]string{"body"}, loopOp, "Loop")
+	defValues([]string{"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions", "scan_output_axes",
 		"scan_output_directions", "directions"}, scanOp, "Scan")
 }
 
@@ -26,7 +28,7 @@ func init() {
 // large M alone is no error.)
 const maxLoopIterations = 1 << 24
 
-func loopOp(c *ctx) ([]*core.Tensor, error) {
+func loopOp(c *ctx) ([]Value, error) {
 	body := c.n.branches["body"]
 	if body == nil {
 		c.fail("attribute \"body\" is missing")
@@ -65,24 +67,24 @@ func loopOp(c *ctx) ([]*core.Tensor, error) {
 		c.fail("neither a trip count M nor a condition is given: the loop would never end")
 		return nil, nil
 	}
-	carried := make([]*core.Tensor, nCarried)
+	carried := make([]Value, nCarried)
 	types := make([]elemType, nCarried+2)
 	for i := range carried {
-		carried[i] = c.in(2 + i)
+		if carried[i] = c.value(2 + i); carried[i] == nil {
+			c.fail("loop-carried input %d (%q) is required", 2+i, c.n.inputs[2+i])
+			return nil, nil
+		}
 		types[2+i] = c.inType(2 + i)
 	}
-	if c.err != nil {
-		return nil, nil
-	}
 	dev := c.m.dev
-	scans := make([][]*core.Tensor, nScan)
+	scans := make([][]Value, nScan)
 	var iter int64
 	for ; (!hasTrip || iter < trip) && cond; iter++ {
 		if iter >= maxLoopIterations {
 			c.fail("the loop is still running after %d iterations (the most the importer runs)", iter)
 			return nil, nil
 		}
-		ins := append([]*core.Tensor{
+		ins := append([]Value{
 			core.FromSlice([]int64{iter}, core.Shape{}, dev),
 			core.FromSlice([]bool{cond}, core.Shape{}, dev),
 		}, carried...)
@@ -91,30 +93,34 @@ func loopOp(c *ctx) ([]*core.Tensor, error) {
 			return nil, fmt.Errorf("iteration %d: %w", iter, err)
 		}
 		if hasCond {
-			if outs[0].Numel() != 1 {
-				c.fail("iteration %d: the body's condition has shape %v, want a single value", iter, outs[0].Shape())
+			condOut, ok := outs[0].(*core.Tensor)
+			if !ok || condOut.Numel() != 1 {
+				c.fail("iteration %d: the body's condition is %s, want a single value", iter, describe(outs[0]))
 				return nil, nil
 			}
-			v, err := outs[0].Item()
+			v, err := condOut.Item()
 			if err != nil {
 				return nil, fmt.Errorf("iteration %d: the condition: %w", iter, err)
 			}
 			cond = v != 0
 		}
 		for i := range carried {
-			name := body.outputs[1+i]
 			carried[i] = outs[1+i]
-			types[2+i] = c.run.elem(c.m, name, outs[1+i])
+			types[2+i] = c.valueType(body.outputs[1+i], outs[1+i])
 		}
 		for k := range scans {
 			scans[k] = append(scans[k], outs[1+nCarried+k])
 		}
 	}
-	res := append([]*core.Tensor{}, carried...)
+	res := append([]Value{}, carried...)
 	for i := range carried {
 		c.setType(i, types[2+i])
 	}
-	for k, list := range scans {
+	for k, vals := range scans {
+		list, err := tensorsOf(vals, fmt.Sprintf("scan output %q at iteration", body.outputs[1+nCarried+k]))
+		if err != nil {
+			return nil, err
+		}
 		y, err := stackScan(c, body, 1+nCarried+k, list, 0, false)
 		if err != nil {
 			return nil, err
@@ -165,7 +171,7 @@ func stackScan(c *ctx, body *subgraph, out int, list []*core.Tensor, axis int, r
 // scanOp is Scan: opset 9's form (scan axes and directions per input and
 // output) and opset 8's (a leading batch axis, optional sequence_lens and
 // one directions list), the latter run as opset 9's per batch entry.
-func scanOp(c *ctx) ([]*core.Tensor, error) {
+func scanOp(c *ctx) ([]Value, error) {
 	body := c.n.branches["body"]
 	if body == nil {
 		c.fail("attribute \"body\" is missing")
@@ -190,12 +196,15 @@ func scanOp(c *ctx) ([]*core.Tensor, error) {
 		return nil, nil
 	}
 	n := len(c.ins) - m
-	ins := make([]*core.Tensor, len(c.ins))
+	ins := make([]Value, len(c.ins))
 	for i := range ins {
-		ins[i] = c.in(i)
+		if ins[i] = c.value(i); ins[i] == nil {
+			c.fail("input %d is required", i)
+			return nil, nil
+		}
 	}
-	if c.err != nil {
-		return nil, nil
+	if _, err := tensorsOf(ins[n:], "scan input"); err != nil {
+		return nil, err
 	}
 	sp := scanPlan{states: n}
 	sp.inAxes = c.intList("scan_input_axes", m)
@@ -232,7 +241,7 @@ type scanPlan struct {
 	inAxes, inDirs, outAxes, outDirs []int64
 }
 
-func (sp scanPlan) run(c *ctx, body *subgraph, ins []*core.Tensor, types []elemType) ([]*core.Tensor, error) {
+func (sp scanPlan) run(c *ctx, body *subgraph, ins []Value, types []elemType) ([]Value, error) {
 	n, m := sp.states, len(ins)-sp.states
 	if len(body.inputs) != n+m {
 		c.fail("the body takes %d inputs, want %d (%d state values and %d scan inputs)", len(body.inputs), n+m, n, m)
@@ -245,8 +254,11 @@ func (sp scanPlan) run(c *ctx, body *subgraph, ins []*core.Tensor, types []elemT
 	}
 	steps := -1
 	axes := make([]int, m)
-	for j := range m {
-		x := ins[n+j]
+	scanned, err := tensorsOf(ins[n:], "scan input")
+	if err != nil {
+		return nil, err
+	}
+	for j, x := range scanned {
 		axes[j] = c.axis(sp.inAxes[j], x.Rank())
 		if d := sp.inDirs[j]; d != 0 && d != 1 {
 			c.fail("scan_input_directions[%d] is %d, want 0 (forward) or 1 (reverse)", j, d)
@@ -267,17 +279,16 @@ func (sp scanPlan) run(c *ctx, body *subgraph, ins []*core.Tensor, types []elemT
 			return nil, nil
 		}
 	}
-	state := append([]*core.Tensor{}, ins[:n]...)
+	state := append([]Value{}, ins[:n]...)
 	stTypes := append([]elemType{}, types[:n]...)
-	scans := make([][]*core.Tensor, k)
+	scans := make([][]Value, k)
 	for t := range steps {
-		step := append([]*core.Tensor{}, state...)
-		for j := range m {
+		step := append([]Value{}, state...)
+		for j, x := range scanned {
 			i := t
 			if sp.inDirs[j] == 1 {
 				i = steps - 1 - t
 			}
-			x := ins[n+j]
 			step = append(step, call("squeeze", core.Attrs{"axes": []int{axes[j]}},
 				call("slice", core.Attrs{"axis": axes[j], "start": i, "stop": i + 1}, x)))
 		}
@@ -287,7 +298,7 @@ func (sp scanPlan) run(c *ctx, body *subgraph, ins []*core.Tensor, types []elemT
 		}
 		for i := range state {
 			state[i] = outs[i]
-			stTypes[i] = c.run.elem(c.m, body.outputs[i], outs[i])
+			stTypes[i] = c.valueType(body.outputs[i], outs[i])
 		}
 		for j := range scans {
 			scans[j] = append(scans[j], outs[n+j])
@@ -297,7 +308,11 @@ func (sp scanPlan) run(c *ctx, body *subgraph, ins []*core.Tensor, types []elemT
 	for i := range state {
 		c.setType(i, stTypes[i])
 	}
-	for j, list := range scans {
+	for j, vals := range scans {
+		list, err := tensorsOf(vals, fmt.Sprintf("scan output %q at step", body.outputs[n+j]))
+		if err != nil {
+			return nil, err
+		}
 		rank := 0
 		if len(list) > 0 {
 			rank = list[0].Rank()
@@ -321,7 +336,7 @@ func (sp scanPlan) run(c *ctx, body *subgraph, ins []*core.Tensor, types []elemT
 // axis follows it, and directions applies to the scan inputs. Each batch
 // entry runs as an opset 9 scan along axis 0; sequence_lens, when given,
 // must be the full length for every entry.
-func scan8(c *ctx, body *subgraph, m int) ([]*core.Tensor, error) {
+func scan8(c *ctx, body *subgraph, m int) ([]Value, error) {
 	for _, name := range []string{"scan_input_axes", "scan_input_directions", "scan_output_axes", "scan_output_directions"} {
 		if c.has(name) {
 			c.fail("attribute %q is not part of Scan before opset 9 (the model imports opset %d)", name, c.n.opset)
@@ -374,19 +389,23 @@ func scan8(c *ctx, body *subgraph, m int) ([]*core.Tensor, error) {
 	}
 	per := make([][]*core.Tensor, len(body.outputs))
 	for b := range batch {
-		entry := make([]*core.Tensor, len(ins))
+		entry := make([]Value, len(ins))
 		for i, x := range ins {
 			entry[i] = call("squeeze", core.Attrs{"axes": []int{0}}, call("slice", core.Attrs{"axis": 0, "start": b, "stop": b + 1}, x))
 		}
-		outs, err := sp.run(c, body, entry, types)
+		vals, err := sp.run(c, body, entry, types)
 		if c.err != nil || err != nil {
+			return nil, err
+		}
+		outs, err := tensorsOf(vals, "output") // opset 8 stacks its states over the batch too
+		if err != nil {
 			return nil, err
 		}
 		for i, o := range outs {
 			per[i] = append(per[i], o)
 		}
 	}
-	res := make([]*core.Tensor, len(per))
+	res := make([]Value, len(per))
 	for i, list := range per {
 		res[i] = call("stack", core.Attrs{"axis": 0}, list...)
 	}

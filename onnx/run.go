@@ -8,11 +8,12 @@ import (
 	pb "github.com/webtensor/webtensor/onnx/internal/onnxpb"
 )
 
-// runState is one run's values by name, the narrow types of those that
-// have one (beyond the model's constants and inputs) and the host copies
-// of integer tensors read so far (a run owns it; the Model is only read).
+// runState is one run's values by name (tensors, sequences, optionals),
+// the narrow types of tensors that have one (beyond the model's constants
+// and inputs) and the host copies of integer tensors read so far (a run
+// owns it; the Model is only read).
 type runState struct {
-	vals  map[string]*core.Tensor
+	vals  map[string]Value
 	types map[string]elemType
 	ints  map[*core.Tensor][]int64
 }
@@ -30,6 +31,15 @@ func (r *runState) elem(m *Model, name string, t *core.Tensor) elemType {
 		return 0
 	}
 	return naturalType(t.DType())
+}
+
+// valueType is the element type of a value named name: a tensor's (as
+// elem), 0 for a sequence or optional, whose tensors carry their own.
+func (c *ctx) valueType(name string, v Value) elemType {
+	if t, ok := v.(*core.Tensor); ok {
+		return c.run.elem(c.m, name, t)
+	}
+	return 0
 }
 
 // hostInts reads an integer tensor's values, from the model's or the
@@ -54,11 +64,18 @@ func (r *runState) hostInts(m *Model, t *core.Tensor) ([]int64, error) {
 
 // Run runs the model on named inputs and returns every graph output by
 // name. Inputs on another device are copied to the model's; symbolic
-// dimensions are bound from the inputs and must agree across them.
+// dimensions are bound from the inputs and must agree across them. A
+// model with sequence or optional inputs or outputs runs through
+// RunValues instead.
 func (m *Model) Run(inputs map[string]*core.Tensor) (map[string]*core.Tensor, error) {
-	ordered := make([]*core.Tensor, len(m.Inputs))
+	if err := m.tensorsOnly(); err != nil {
+		return nil, err
+	}
+	ordered := make([]Value, len(m.Inputs))
 	for i, in := range m.Inputs {
-		ordered[i] = inputs[in.Name]
+		if t := inputs[in.Name]; t != nil {
+			ordered[i] = t
+		}
 	}
 	for name := range inputs {
 		if !m.isInput(name) {
@@ -69,9 +86,13 @@ func (m *Model) Run(inputs map[string]*core.Tensor) (map[string]*core.Tensor, er
 	if err != nil {
 		return nil, err
 	}
+	ts, err := m.asTensors(outs)
+	if err != nil {
+		return nil, err
+	}
 	res := make(map[string]*core.Tensor, len(outs))
 	for i, o := range m.Outputs {
-		res[o.Name] = outs[i]
+		res[o.Name] = ts[i]
 	}
 	return res, nil
 }
@@ -79,10 +100,39 @@ func (m *Model) Run(inputs map[string]*core.Tensor) (map[string]*core.Tensor, er
 // Call runs the model on inputs in Inputs order and returns the outputs in
 // Outputs order. It has the signature ir.Trace captures.
 func (m *Model) Call(inputs []*core.Tensor) ([]*core.Tensor, error) {
+	if err := m.tensorsOnly(); err != nil {
+		return nil, err
+	}
 	if len(inputs) != len(m.Inputs) {
 		return nil, fmt.Errorf("onnx: the model takes %d inputs (%s), got %d", len(m.Inputs), m.inputNames(), len(inputs))
 	}
-	return m.run(inputs, nil)
+	ins := make([]Value, len(inputs))
+	for i, t := range inputs {
+		if t != nil {
+			ins[i] = t
+		}
+	}
+	outs, err := m.run(ins, nil)
+	if err != nil {
+		return nil, err
+	}
+	return m.asTensors(outs)
+}
+
+// asTensors is the outputs of a run as tensors; an undeclared output that
+// turned out a sequence or an optional is refused, as tensorsOnly refuses
+// a declared one.
+func (m *Model) asTensors(outs []Value) ([]*core.Tensor, error) {
+	ts := make([]*core.Tensor, len(outs))
+	for i, v := range outs {
+		t, ok := v.(*core.Tensor)
+		if !ok {
+			return nil, fmt.Errorf("onnx: output %q is %s, which Run, Call and the C ABI (so every SDK) do not carry yet: use Model.RunValues",
+				m.Outputs[i].Name, describe(v))
+		}
+		ts[i] = t
+	}
+	return ts, nil
 }
 
 func (m *Model) isInput(name string) bool {
@@ -102,8 +152,8 @@ func (m *Model) inputNames() string {
 	return strings.Join(names, ", ")
 }
 
-func (m *Model) run(inputs []*core.Tensor, named map[string]*core.Tensor) ([]*core.Tensor, error) {
-	st := &runState{vals: make(map[string]*core.Tensor, len(m.consts)+len(m.nodes)), types: map[string]elemType{},
+func (m *Model) run(inputs []Value, named map[string]*core.Tensor) ([]Value, error) {
+	st := &runState{vals: make(map[string]Value, len(m.consts)+len(m.nodes)), types: map[string]elemType{},
 		ints: map[*core.Tensor][]int64{}}
 	for name, t := range m.consts {
 		st.vals[name] = t
@@ -118,20 +168,14 @@ func (m *Model) run(inputs []*core.Tensor, named map[string]*core.Tensor) ([]*co
 	}
 	bound := map[string]boundDim{}
 	for i, info := range m.Inputs {
-		t := inputs[i]
-		if t == nil {
+		if inputs[i] == nil {
 			return nil, fmt.Errorf("onnx: input %q is missing", info.Name)
 		}
-		if err := t.Err(); err != nil {
+		v, err := m.admit(info, inputs[i], bound)
+		if err != nil {
 			return nil, fmt.Errorf("onnx: input %q: %w", info.Name, err)
 		}
-		if err := info.check(t, bound); err != nil {
-			return nil, fmt.Errorf("onnx: input %q: %w", info.Name, err)
-		}
-		if err := checkHeld(t, info.elem); err != nil {
-			return nil, fmt.Errorf("onnx: input %q: %w", info.Name, err)
-		}
-		st.vals[info.Name] = t.To(m.dev)
+		st.vals[info.Name] = v
 	}
 	for i, n := range m.nodes {
 		if err := m.exec(n, st); err != nil {
@@ -143,15 +187,23 @@ func (m *Model) run(inputs []*core.Tensor, named map[string]*core.Tensor) ([]*co
 			}
 		}
 	}
-	outs := make([]*core.Tensor, len(m.Outputs))
+	outs := make([]Value, len(m.Outputs))
 	for i, o := range m.Outputs {
 		outs[i] = st.vals[o.Name]
 		if outs[i] == nil {
 			return nil, fmt.Errorf("onnx: output %q was not computed", o.Name)
 		}
-		if err := m.declared(o, st, &outs[i]); err != nil {
+		if !conformsTo(o, o.typed, outs[i]) {
+			return nil, fmt.Errorf("onnx: output %q: the model declares %s, the graph computed %s", o.Name, o.Kind, describe(outs[i]))
+		}
+		t, ok := outs[i].(*core.Tensor)
+		if !ok {
+			continue // a sequence's or optional's tensors keep the types they were computed with
+		}
+		if err := m.declared(o, st, &t); err != nil {
 			return nil, fmt.Errorf("onnx: output %q: %w", o.Name, err)
 		}
+		outs[i] = t
 	}
 	return outs, nil
 }
@@ -217,7 +269,9 @@ func (info ValueInfo) check(t *core.Tensor, bound map[string]boundDim) error {
 	return nil
 }
 
-// exec runs one node, checking what its operator returned.
+// exec runs one node, checking what its operator returned. A tensor
+// operator is given tensors only: a sequence or optional input is an
+// error naming it.
 func (m *Model) exec(n *node, st *runState) (err error) {
 	defer func() {
 		// An operator's own arithmetic on shapes must not take the caller
@@ -226,10 +280,17 @@ func (m *Model) exec(n *node, st *runState) (err error) {
 			err = n.errorf("internal error: %v", r)
 		}
 	}()
-	c := &ctx{n: n, m: m, run: st, ins: make([]*core.Tensor, len(n.inputs))}
+	c := &ctx{n: n, m: m, run: st, ins: make([]*core.Tensor, len(n.inputs)), vals: make([]Value, len(n.inputs))}
 	for i, name := range n.inputs {
-		if name != "" {
-			c.ins[i] = st.vals[name]
+		if name == "" {
+			continue
+		}
+		v := st.vals[name]
+		c.vals[i] = v
+		if t, ok := v.(*core.Tensor); ok {
+			c.ins[i] = t
+		} else if v != nil && n.spec.values == nil {
+			return n.errorf("input %d (%q) is %s; %s takes tensors", i, name, describe(v), n.pb.GetOpType())
 		}
 	}
 	for i := len(n.outputs); i > 0; i-- {
@@ -238,7 +299,19 @@ func (m *Model) exec(n *node, st *runState) (err error) {
 			break
 		}
 	}
-	outs, err := n.spec.run(c)
+	var outs []Value
+	if n.spec.values != nil {
+		outs, err = n.spec.values(c)
+	} else {
+		var ts []*core.Tensor
+		ts, err = n.spec.run(c)
+		outs = make([]Value, len(ts))
+		for i, t := range ts {
+			if t != nil { // a nil *core.Tensor in a Value would not compare equal to nil
+				outs[i] = t
+			}
+		}
+	}
 	if c.err != nil {
 		return n.wrap(c.err)
 	}
@@ -255,10 +328,16 @@ func (m *Model) exec(n *node, st *runState) (err error) {
 		if outs[i] == nil {
 			return n.errorf("output %d (%q) is not supported", i, name)
 		}
-		if err := outs[i].Err(); err != nil {
+		t, isTensor := outs[i].(*core.Tensor)
+		if !isTensor {
+			delete(st.types, name)
+			st.vals[name] = outs[i]
+			continue
+		}
+		if err := t.Err(); err != nil {
 			return n.wrap(err)
 		}
-		et, err := c.narrowResult(i, &outs[i])
+		et, err := c.narrowResult(i, &t)
 		if err != nil {
 			return n.wrap(err)
 		}
@@ -267,7 +346,7 @@ func (m *Model) exec(n *node, st *runState) (err error) {
 		} else {
 			delete(st.types, name)
 		}
-		st.vals[name] = outs[i]
+		st.vals[name] = t
 	}
 	return nil
 }
@@ -280,7 +359,8 @@ var typeSource = map[string]int{"Where": 1, "OneHot": 2}
 // (moved, selected or repeated), so a narrow type needs no conforming.
 var movesValues = map[string]bool{"Identity": true, "Reshape": true, "Flatten": true, "Squeeze": true,
 	"Unsqueeze": true, "Transpose": true, "Concat": true, "Split": true, "Slice": true, "Gather": true,
-	"GatherElements": true, "GatherND": true, "Expand": true, "Tile": true, "Where": true, "Max": true, "Min": true}
+	"GatherElements": true, "GatherND": true, "Expand": true, "Tile": true, "Where": true, "Max": true, "Min": true,
+	"OptionalGetElement": true}
 
 // narrowResult is the narrow type of output i, 0 when it has none: the
 // one the operator set (Cast, CastLike, QuantizeLinear, If), or else that
@@ -294,7 +374,10 @@ func (c *ctx) narrowResult(i int, out **core.Tensor) (elemType, error) {
 		return c.types[i], nil
 	}
 	src := typeSource[c.n.pb.GetOpType()]
-	in := c.opt(src)
+	var in *core.Tensor // not c.opt: a sequence operator's input may be no tensor, which is no error here
+	if src < len(c.ins) {
+		in = c.ins[src]
+	}
 	if in == nil || in.DType() != (*out).DType() {
 		return 0, nil
 	}

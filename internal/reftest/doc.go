@@ -1,4 +1,5 @@
-// Package reftest holds what the tests that compare a model's outputs with
-// a peer library's reference tensors share (diffuse's against diffusers,
-// multimodal's against transformers). Only tests import it.
+// Package reftest holds what diffuse's and multimodal's tests share: the
+// comparison of a model's outputs with a peer library's reference tensors
+// (diffusers', transformers') and the zip archive of a model folder that
+// checks loading through FromFS. Only tests import it.
 package reftest

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -44,6 +45,59 @@ func NullableInt[C any](p func(*C) *int) Key[C] {
 		}
 		return nil
 	}
+}
+
+// Optional reads a key into the field p points at; null (Python's None
+// for "not set") leaves the default in place, whatever the field's type.
+func Optional[C any](p func(*C) any) Key[C] {
+	return func(c *C, raw json.RawMessage) error {
+		if isNull(raw) {
+			return nil
+		}
+		return json.Unmarshal(raw, p(c))
+	}
+}
+
+// Tagged returns a key for every field of C tagged `json:"name"`, read by
+// read (Field, or Optional where null means the default), together with
+// extra: the keys with rules of their own (accepted only at some values,
+// aliases, ignored, or read into untagged fields). The struct tags are the
+// one place a config's spelling is written, so a field and its key cannot
+// drift apart. A name both tagged and in extra panics: each key has one
+// reader.
+func Tagged[C any](read func(p func(*C) any) Key[C], extra map[string]Key[C]) map[string]Key[C] {
+	t := reflect.TypeFor[C]()
+	keys := make(map[string]Key[C], t.NumField()+len(extra))
+	for _, f := range reflect.VisibleFields(t) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || !f.IsExported() {
+			continue
+		}
+		index := f.Index
+		keys[name] = read(func(c *C) any { return reflect.ValueOf(c).Elem().FieldByIndex(index).Addr().Interface() })
+	}
+	for k, r := range extra {
+		if _, dup := keys[k]; dup {
+			panic(fmt.Sprintf("strictconfig: key %q is both a tagged field of %s and an extra key", k, t))
+		}
+		keys[k] = r
+	}
+	return keys
+}
+
+// Within lifts the named keys of an inner config's keys onto an outer
+// config C whose field p points at the inner one (a legacy spelling that
+// puts a nested config's keys at the top level).
+func Within[C, I any](p func(*C) *I, inner map[string]Key[I], names ...string) map[string]Key[C] {
+	keys := make(map[string]Key[C], len(names))
+	for _, k := range names {
+		read, ok := inner[k]
+		if !ok {
+			panic(fmt.Sprintf("strictconfig: Within: no inner key %q", k))
+		}
+		keys[k] = func(c *C, raw json.RawMessage) error { return read(p(c), raw) }
+	}
+	return keys
 }
 
 // Only accepts a key at the values webtensor implements, given as JSON

@@ -40,3 +40,40 @@ func TestParse(t *testing.T) {
 		require.ErrorContains(t, err, want, doc)
 	}
 }
+
+type tagged struct {
+	Size   int      `json:"size"`
+	Names  []string `json:"names"`
+	Inner  inner
+	hidden int
+}
+
+type inner struct {
+	Limit int `json:"limit"`
+}
+
+// Tagged reads every json-tagged field with the given reader, adds the
+// extra keys, and panics when a key has two readers; Within lifts an inner
+// config's keys to the top.
+func TestTagged(t *testing.T) {
+	innerKeys := Tagged(Optional[inner], nil)
+	keys := Tagged(Field[tagged], map[string]Key[tagged]{"mode": Only[tagged](`"fast"`)})
+	for k, r := range Within(func(c *tagged) *inner { return &c.Inner }, innerKeys, "limit") {
+		keys[k] = r
+	}
+	c := tagged{Names: []string{"a"}, Inner: inner{Limit: 7}}
+	require.NoError(t, Parse([]byte(`{"size": 2, "mode": "fast", "limit": null}`), &c, keys, nil))
+	require.Equal(t, tagged{Size: 2, Names: []string{"a"}, Inner: inner{Limit: 7}}, c)
+	require.NoError(t, Parse([]byte(`{"names": ["b"], "limit": 3}`), &c, keys, nil))
+	require.Equal(t, tagged{Size: 2, Names: []string{"b"}, Inner: inner{Limit: 3}}, c)
+
+	for doc, want := range map[string]string{
+		`{"names": null}`: `key "names": value null is not supported`,
+		`{"hidden": 1}`:   `unknown key "hidden"`,
+		`{"Inner": {}}`:   `unknown key "Inner"`,
+	} {
+		require.ErrorContains(t, Parse([]byte(doc), &tagged{hidden: 1}, keys, nil), want, doc)
+	}
+	require.Panics(t, func() { Tagged(Field[tagged], map[string]Key[tagged]{"size": Ignore[tagged]}) })
+	require.Panics(t, func() { Within(func(c *tagged) *inner { return &c.Inner }, innerKeys, "nope") })
+}

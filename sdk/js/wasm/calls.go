@@ -99,17 +99,12 @@ func deviceJSON(fn func(device string) (string, error)) call {
 }
 
 func deviceSetOption(a args) (any, error) {
-	d, err := a.str(0, "device")
-	if err != nil {
-		return nil, err
-	}
-	name, err := a.str(1, "name")
-	if err != nil {
-		return nil, err
-	}
-	v, err := a.int(2, "value")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	d := r.str(0, "device")
+	name := r.str(1, "name")
+	v := r.int(2, "value")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return nil, abi.DeviceSetOption(d, name, v)
 }
@@ -212,26 +207,22 @@ func tensorContiguous(a args) (any, error) {
 }
 
 func tensorToDevice(a args) (any, error) {
-	h, err := a.handle(0)
-	if err != nil {
-		return nil, err
-	}
-	d, err := a.optStr(1, "device")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	h := r.handle(0)
+	d := r.optStr(1, "device")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.TensorToDevice(h, d, a.noGrad)
 }
 
 // op(name, inputs: handles (0 = absent), attrs: [name, kind, value][]) -> handles
 func op(a args) (any, error) {
-	name, err := a.str(0, "op name")
-	if err != nil {
-		return nil, err
-	}
-	ins, err := a.ints(1, name+": inputs")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	name := r.str(0, "op name")
+	ins := r.ints(1, name+": inputs")
+	if r.err != nil {
+		return nil, r.err
 	}
 	var attrs jsAttrs
 	if len(a.v) > 2 {
@@ -276,13 +267,11 @@ func manualSeed(a args) (any, error) {
 }
 
 func promoteTypes(a args) (any, error) {
-	x, err := a.int(0, "a")
-	if err != nil {
-		return nil, err
-	}
-	y, err := a.int(1, "b")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	x := r.int(0, "a")
+	y := r.int(1, "b")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.PromoteTypes(x, y)
 }
@@ -293,13 +282,11 @@ func rngState(args) (any, error) {
 }
 
 func setRNGState(a args) (any, error) {
-	s, err := a.uint64(0, "seed")
-	if err != nil {
-		return nil, err
-	}
-	o, err := a.uint64(1, "offset")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	s := r.uint64(0, "seed")
+	o := r.uint64(1, "offset")
+	if r.err != nil {
+		return nil, r.err
 	}
 	abi.SetRNGState(s, o)
 	return nil, nil
@@ -324,13 +311,11 @@ func traceEnd(a args) (any, error) {
 
 // graphRun(graph, inputs) -> handles
 func graphRun(a args) (any, error) {
-	g, err := a.int(0, "graph handle")
-	if err != nil {
-		return nil, err
-	}
-	ins, err := a.ints(1, "inputs")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	g := r.int(0, "graph handle")
+	ins := r.ints(1, "inputs")
+	if r.err != nil {
+		return nil, r.err
 	}
 	outs, err := abi.GraphRun(g, ins, a.noGrad)
 	if err != nil {

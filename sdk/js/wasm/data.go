@@ -63,17 +63,12 @@ func datasetFromTensors(a args) (any, error) {
 
 // datasetGet(dataset, index, device?) -> handles
 func datasetGet(a args) (any, error) {
-	h, err := a.int(0, "dataset handle")
-	if err != nil {
-		return nil, err
-	}
-	i, err := a.int(1, "index")
-	if err != nil {
-		return nil, err
-	}
-	d, err := a.optStr(2, "device")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	h := r.int(0, "dataset handle")
+	i := r.int(1, "index")
+	d := r.optStr(2, "device")
+	if r.err != nil {
+		return nil, r.err
 	}
 	outs, err := abi.DatasetGet(h, i, d)
 	if err != nil {
@@ -84,26 +79,22 @@ func datasetGet(a args) (any, error) {
 
 // loaderNew(dataset, options?: JSON string) -> loader handle
 func loaderNew(a args) (any, error) {
-	h, err := a.int(0, "dataset handle")
-	if err != nil {
-		return nil, err
-	}
-	o, err := a.optStr(1, "options")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	h := r.int(0, "dataset handle")
+	o := r.optStr(1, "options")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.LoaderNew(h, o)
 }
 
 // loaderEpoch(loader, epoch)
 func loaderEpoch(a args) (any, error) {
-	h, err := a.int(0, "loader handle")
-	if err != nil {
-		return nil, err
-	}
-	e, err := a.int(1, "epoch")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	h := r.int(0, "loader handle")
+	e := r.int(1, "epoch")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return nil, abi.LoaderEpoch(h, e)
 }
@@ -127,17 +118,12 @@ func loaderNext(a args) (any, error) {
 
 // dataPermutation(n, seed: decimal string or number, epoch) -> number[]
 func dataPermutation(a args) (any, error) {
-	n, err := a.int(0, "n")
-	if err != nil {
-		return nil, err
-	}
-	seed, err := a.uint64(1, "seed")
-	if err != nil {
-		return nil, err
-	}
-	e, err := a.int(2, "epoch")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	n := r.int(0, "n")
+	seed := r.uint64(1, "seed")
+	e := r.int(2, "epoch")
+	if r.err != nil {
+		return nil, r.err
 	}
 	p, err := abi.DataPermutation(n, seed, e)
 	if err != nil {

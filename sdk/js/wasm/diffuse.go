@@ -56,25 +56,14 @@ func (a args) onStep(i int, pipe int64) (diffuse.Progress, error) {
 
 // diffusionGenerate(pipe, batch, steps, seed: decimal string, scheduler, onStep?) -> images handle
 func diffusionGenerate(a args) (any, error) {
-	p, err := a.handle(0)
-	if err != nil {
-		return nil, err
-	}
-	batch, err := a.int(1, "batch")
-	if err != nil {
-		return nil, err
-	}
-	steps, err := a.int(2, "steps")
-	if err != nil {
-		return nil, err
-	}
-	seed, err := a.uint64(3, "seed")
-	if err != nil {
-		return nil, err
-	}
-	sched, err := a.optStr(4, "scheduler")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	p := r.handle(0)
+	batch := r.int(1, "batch")
+	steps := r.int(2, "steps")
+	seed := r.uint64(3, "seed")
+	sched := r.optStr(4, "scheduler")
+	if r.err != nil {
+		return nil, r.err
 	}
 	progress, err := a.onStep(5, p)
 	if err != nil {
@@ -85,29 +74,15 @@ func diffusionGenerate(a args) (any, error) {
 
 // diffusionGenerateClasses(pipe, labels: number[], steps, seed, guidanceScale, scheduler, onStep?) -> images handle
 func diffusionGenerateClasses(a args) (any, error) {
-	p, err := a.handle(0)
-	if err != nil {
-		return nil, err
-	}
-	labels, err := a.ints(1, "labels")
-	if err != nil {
-		return nil, err
-	}
-	steps, err := a.int(2, "steps")
-	if err != nil {
-		return nil, err
-	}
-	seed, err := a.uint64(3, "seed")
-	if err != nil {
-		return nil, err
-	}
-	guidance, err := a.float(4, "guidance scale")
-	if err != nil {
-		return nil, err
-	}
-	sched, err := a.optStr(5, "scheduler")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	p := r.handle(0)
+	labels := r.ints(1, "labels")
+	steps := r.int(2, "steps")
+	seed := r.uint64(3, "seed")
+	guidance := r.float(4, "guidance scale")
+	sched := r.optStr(5, "scheduler")
+	if r.err != nil {
+		return nil, r.err
 	}
 	progress, err := a.onStep(6, p)
 	if err != nil {
@@ -162,13 +137,11 @@ func diffusionGenerateText(a args) (any, error) {
 
 // diffusionEncodeText(pipe, texts: string[]) -> states handle
 func diffusionEncodeText(a args) (any, error) {
-	p, err := a.handle(0)
-	if err != nil {
-		return nil, err
-	}
-	texts, err := a.strings(1, "texts")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	p := r.handle(0)
+	texts := r.strings(1, "texts")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.DiffusionEncodeText(p, texts)
 }

@@ -55,38 +55,25 @@ func imageProcessorLoadBytes(a args) (any, error) {
 
 // imageProcessorPreprocess(proc, images: handles, device) -> pixel values handle
 func imageProcessorPreprocess(a args) (any, error) {
-	p, err := a.int(0, "image processor handle")
-	if err != nil {
-		return nil, err
-	}
-	imgs, err := a.ints(1, "images")
-	if err != nil {
-		return nil, err
-	}
-	d, err := a.optStr(2, "device")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	p := r.int(0, "image processor handle")
+	imgs := r.ints(1, "images")
+	d := r.optStr(2, "device")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.ImageProcessorPreprocess(p, imgs, d)
 }
 
 // tokenizerEncode(tok, texts: string[], addSpecial, padId, device) -> [ids, typeIds, mask]
 func tokenizerEncode(a args) (any, error) {
-	tok, err := a.int(0, "tokenizer handle")
-	if err != nil {
-		return nil, err
-	}
-	texts, err := a.strings(1, "texts")
-	if err != nil {
-		return nil, err
-	}
-	pad, err := a.int(3, "pad id")
-	if err != nil {
-		return nil, err
-	}
-	d, err := a.optStr(4, "device")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	tok := r.int(0, "tokenizer handle")
+	texts := r.strings(1, "texts")
+	pad := r.int(3, "pad id")
+	d := r.optStr(4, "device")
+	if r.err != nil {
+		return nil, r.err
 	}
 	enc, err := abi.TokenizerEncode(tok, texts, a.bool(2), pad, d)
 	if err != nil {
@@ -97,30 +84,23 @@ func tokenizerEncode(a args) (any, error) {
 
 // tokenizerDecode(tok, ids: number[], skipSpecial) -> text
 func tokenizerDecode(a args) (any, error) {
-	tok, err := a.int(0, "tokenizer handle")
-	if err != nil {
-		return nil, err
-	}
-	ids, err := a.ints(1, "ids")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	tok := r.int(0, "tokenizer handle")
+	ids := r.ints(1, "ids")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.TokenizerDecode(tok, ids, a.bool(2))
 }
 
 // audioResample(x, fromHz, toHz) -> resampled waveform handle
 func audioResample(a args) (any, error) {
-	x, err := a.handle(0)
-	if err != nil {
-		return nil, err
-	}
-	from, err := a.int(1, "from_hz")
-	if err != nil {
-		return nil, err
-	}
-	to, err := a.int(2, "to_hz")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	x := r.handle(0)
+	from := r.int(1, "from_hz")
+	to := r.int(2, "to_hz")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.AudioResample(x, int(from), int(to))
 }
@@ -143,17 +123,12 @@ func loadZip(load func([]byte, string) (int64, error)) call {
 
 // sentenceEncoderEncode(enc, texts: string[], batchSize) -> embeddings handle
 func sentenceEncoderEncode(a args) (any, error) {
-	e, err := a.handle(0)
-	if err != nil {
-		return nil, err
-	}
-	texts, err := a.strings(1, "texts")
-	if err != nil {
-		return nil, err
-	}
-	batch, err := a.int(2, "batch size")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	e := r.handle(0)
+	texts := r.strings(1, "texts")
+	batch := r.int(2, "batch size")
+	if r.err != nil {
+		return nil, r.err
 	}
 	if batch < 0 {
 		// The header's batch_size is an int32_t that must be >= 0; the
@@ -165,43 +140,34 @@ func sentenceEncoderEncode(a args) (any, error) {
 
 // clipZeroShot(clip, pixels, texts: string[]) -> probabilities handle
 func clipZeroShot(a args) (any, error) {
-	c, err := a.handle(0)
-	if err != nil {
-		return nil, err
-	}
-	px, err := a.int(1, "pixels handle")
-	if err != nil {
-		return nil, err
-	}
-	texts, err := a.strings(2, "texts")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	c := r.handle(0)
+	px := r.int(1, "pixels handle")
+	texts := r.strings(2, "texts")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.CLIPZeroShot(c, px, texts)
 }
 
 // clipTextFeatures(clip, texts: string[]) -> features handle
 func clipTextFeatures(a args) (any, error) {
-	c, err := a.handle(0)
-	if err != nil {
-		return nil, err
-	}
-	texts, err := a.strings(1, "texts")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	c := r.handle(0)
+	texts := r.strings(1, "texts")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.CLIPTextFeatures(c, texts)
 }
 
 // clipImageFeatures(clip, pixels) -> features handle
 func clipImageFeatures(a args) (any, error) {
-	c, err := a.handle(0)
-	if err != nil {
-		return nil, err
-	}
-	px, err := a.int(1, "pixels handle")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	c := r.handle(0)
+	px := r.int(1, "pixels handle")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.CLIPImageFeatures(c, px)
 }

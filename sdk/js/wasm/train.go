@@ -35,13 +35,11 @@ func (a args) settings(i int) jsAttrs {
 
 // optimizerNew(kind, params: handles, settings) -> optimizer handle
 func optimizerNew(a args) (any, error) {
-	kind, err := a.str(0, "kind")
-	if err != nil {
-		return nil, err
-	}
-	ps, err := a.ints(1, "params")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	kind := r.str(0, "kind")
+	ps := r.ints(1, "params")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.OptimizerNew(kind, ps, a.settings(2))
 }
@@ -57,103 +55,80 @@ func optimizerSet(a args) (any, error) {
 
 // optimizerLoadState(optimizer, state)
 func optimizerLoadState(a args) (any, error) {
-	h, err := a.int(0, "optimizer handle")
-	if err != nil {
-		return nil, err
-	}
-	s, err := a.int(1, "state handle")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	h := r.int(0, "optimizer handle")
+	s := r.int(1, "state handle")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return nil, abi.OptimizerLoadState(h, s)
 }
 
 // lrSchedule(kind, settings, base, step) -> lr
 func lrSchedule(a args) (any, error) {
-	kind, err := a.str(0, "kind")
-	if err != nil {
-		return nil, err
-	}
-	base, err := a.float(2, "base_lr")
-	if err != nil {
-		return nil, err
-	}
-	step, err := a.int(3, "step")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	kind := r.str(0, "kind")
+	base := r.float(2, "base_lr")
+	step := r.int(3, "step")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.LRSchedule(kind, a.settings(1), base, step)
 }
 
 // clipGradNorm(params, maxNorm, normType) -> the total norm's handle
 func clipGradNorm(a args) (any, error) {
-	ps, err := a.ints(0, "params")
-	if err != nil {
-		return nil, err
-	}
-	maxNorm, err := a.float(1, "max_norm")
-	if err != nil {
-		return nil, err
-	}
-	normType, err := a.float(2, "norm_type")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	ps := r.ints(0, "params")
+	maxNorm := r.float(1, "max_norm")
+	normType := r.float(2, "norm_type")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.ClipGradNorm(ps, maxNorm, normType)
 }
 
 // clipGradValue(params, clip)
 func clipGradValue(a args) (any, error) {
-	ps, err := a.ints(0, "params")
-	if err != nil {
-		return nil, err
-	}
-	clip, err := a.float(1, "clip_value")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	ps := r.ints(0, "params")
+	clip := r.float(1, "clip_value")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return nil, abi.ClipGradValue(ps, clip)
 }
 
 // nnInit(tensor, method, settings)
 func nnInit(a args) (any, error) {
-	t, err := a.handle(0)
-	if err != nil {
-		return nil, err
-	}
-	method, err := a.str(1, "method")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	t := r.handle(0)
+	method := r.str(1, "method")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return nil, abi.NNInit(t, method, a.settings(2))
 }
 
 // nnCalculateGain(nonlinearity, param) -> gain
 func nnCalculateGain(a args) (any, error) {
-	n, err := a.str(0, "nonlinearity")
-	if err != nil {
-		return nil, err
-	}
-	param, err := a.float(1, "param")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	n := r.str(0, "nonlinearity")
+	param := r.float(1, "param")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.NNCalculateGain(n, param)
 }
 
 // statePut(state, name, tensor)
 func statePut(a args) (any, error) {
-	s, err := a.int(0, "state handle")
-	if err != nil {
-		return nil, err
-	}
-	name, err := a.str(1, "name")
-	if err != nil {
-		return nil, err
-	}
-	t, err := a.handle(2)
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	s := r.int(0, "state handle")
+	name := r.str(1, "name")
+	t := r.handle(2)
+	if r.err != nil {
+		return nil, r.err
 	}
 	return nil, abi.StatePut(s, name, t)
 }
@@ -187,17 +162,12 @@ func metadataPart(part int) call {
 
 // stateSetMetadata(state, key, value)
 func stateSetMetadata(a args) (any, error) {
-	s, err := a.int(0, "state handle")
-	if err != nil {
-		return nil, err
-	}
-	k, err := a.str(1, "key")
-	if err != nil {
-		return nil, err
-	}
-	v, err := a.str(2, "value")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	s := r.int(0, "state handle")
+	k := r.str(1, "key")
+	v := r.str(2, "value")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return nil, abi.StateSetMetadata(s, k, v)
 }
@@ -223,30 +193,23 @@ func stateFromBytes(a args) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := a.optStr(1, "device")
-	if err != nil {
-		return nil, err
-	}
-	name, err := a.optStr(2, "name")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	d := r.optStr(1, "device")
+	name := r.optStr(2, "name")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.StateDecode(raw, d, name)
 }
 
 // stateAssign(module, values, strict, moduleName)
 func stateAssign(a args) (any, error) {
-	m, err := a.int(0, "module state handle")
-	if err != nil {
-		return nil, err
-	}
-	v, err := a.int(1, "values state handle")
-	if err != nil {
-		return nil, err
-	}
-	name, err := a.optStr(3, "module name")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	m := r.int(0, "module state handle")
+	v := r.int(1, "values state handle")
+	name := r.optStr(3, "module name")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return nil, abi.StateAssign(m, v, a.bool(2), name)
 }

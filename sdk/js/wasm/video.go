@@ -14,17 +14,12 @@ import (
 
 // imageProcessorPreprocessVideo(proc, videos: handles, device) -> pixel values handle
 func imageProcessorPreprocessVideo(a args) (any, error) {
-	p, err := a.int(0, "image processor handle")
-	if err != nil {
-		return nil, err
-	}
-	videos, err := a.ints(1, "videos")
-	if err != nil {
-		return nil, err
-	}
-	d, err := a.optStr(2, "device")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	p := r.int(0, "image processor handle")
+	videos := r.ints(1, "videos")
+	d := r.optStr(2, "device")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.ImageProcessorPreprocessVideo(p, videos, d)
 }
@@ -63,13 +58,11 @@ func videoSampleFrameIndices(a args) (any, error) {
 
 // videoUniformFrameIndices(total, numFrames) -> indices handle
 func videoUniformFrameIndices(a args) (any, error) {
-	total, err := a.int32Arg(0, "total")
-	if err != nil {
-		return nil, err
-	}
-	n, err := a.int32Arg(1, "num_frames")
-	if err != nil {
-		return nil, err
+	r := a.reader()
+	total := r.int32Arg(0, "total")
+	n := r.int32Arg(1, "num_frames")
+	if r.err != nil {
+		return nil, r.err
 	}
 	return abi.VideoUniformFrameIndices(total, n)
 }

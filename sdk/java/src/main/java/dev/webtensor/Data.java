@@ -97,7 +97,7 @@ public final class Data {
     public static NativeDataset fromBytes(String format, byte[] bytes, List<String> keys, String name) {
         String spec = "{\"format\":" + Json.quote(format) + ",\"keys\":" + list(keys) + ",\"name\":" + Json.quote(name == null ? format : name) + "}";
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment b = arena.allocate(Math.max(bytes.length, 1)).copyFrom(MemorySegment.ofArray(bytes));
+            MemorySegment b = NativeObject.nativeBytes(arena, bytes);
             MemorySegment out = arena.allocate(JAVA_LONG);
             Native.call(Abi.DATASET_OPEN_BYTES, arena.allocateFrom(spec), b, (long) bytes.length, out);
             return new NativeDataset(out.get(JAVA_LONG, 0));

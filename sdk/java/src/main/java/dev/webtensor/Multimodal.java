@@ -3,6 +3,7 @@ package dev.webtensor;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 import java.lang.ref.Reference;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -57,15 +58,7 @@ public final class Multimodal {
 
         /** A tokenizer.json's bytes. */
         public static Tokenizer load(byte[] json) {
-            if (json == null) {
-                throw new IllegalArgumentException("tokenizer: the bytes are null");
-            }
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment b = arena.allocate(Math.max(json.length, 1)).copyFrom(MemorySegment.ofArray(json));
-                MemorySegment out = arena.allocate(JAVA_LONG);
-                Native.call(Abi.TOKENIZER_LOAD_BYTES, b, (long) json.length, out);
-                return new Tokenizer(out.get(JAVA_LONG, 0));
-            }
+            return new Tokenizer(loadJson(Abi.TOKENIZER_LOAD_BYTES, json, "tokenizer"));
         }
 
         public int vocabSize() {
@@ -138,29 +131,12 @@ public final class Multimodal {
 
         /** A preprocessor_config.json's bytes. */
         public static ImageProcessor load(byte[] json) {
-            if (json == null) {
-                throw new IllegalArgumentException("image processor: the bytes are null");
-            }
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment b = arena.allocate(Math.max(json.length, 1)).copyFrom(MemorySegment.ofArray(json));
-                MemorySegment out = arena.allocate(JAVA_LONG);
-                Native.call(Abi.IMAGE_PROCESSOR_LOAD_BYTES, b, (long) json.length, out);
-                return new ImageProcessor(out.get(JAVA_LONG, 0));
-            }
+            return new ImageProcessor(loadJson(Abi.IMAGE_PROCESSOR_LOAD_BYTES, json, "image processor"));
         }
 
         /** Pixel values (images, 3, H, W) f32 of (height, width, 3) u8 RGB images, on device (null: the default). */
         public Tensor preprocess(List<Tensor> images, String device) {
-            long h = handle();
-            long[] hs = new long[images.size()];
-            for (int i = 0; i < hs.length; i++) {
-                hs[i] = images.get(i).handle();
-            }
-            try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Abi.IMAGE_PROCESSOR_PREPROCESS, arena, h, longs(arena, hs), hs.length, cString(arena, device));
-            } finally {
-                Reference.reachabilityFence(images);
-            }
+            return run(Abi.IMAGE_PROCESSOR_PREPROCESS, images, device);
         }
 
         /**
@@ -168,16 +144,16 @@ public final class Multimodal {
          * RGB videos, every frame processed on its own as VideoMAEImageProcessor does.
          */
         public Tensor preprocessVideo(List<Tensor> videos, String device) {
+            return run(Abi.IMAGE_PROCESSOR_PREPROCESS_VIDEO, videos, device);
+        }
+
+        /** fn(processor, inputs' handles, count, device, out): the inputs stay reachable until it returns. */
+        private Tensor run(MethodHandle fn, List<Tensor> inputs, String device) {
             long h = handle();
-            long[] hs = new long[videos.size()];
-            for (int i = 0; i < hs.length; i++) {
-                hs[i] = videos.get(i).handle();
-            }
             try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Abi.IMAGE_PROCESSOR_PREPROCESS_VIDEO, arena, h, longs(arena, hs), hs.length,
-                        cString(arena, device));
+                return newTensor(fn, arena, h, handles(arena, inputs), inputs.size(), cString(arena, device));
             } finally {
-                Reference.reachabilityFence(videos);
+                Reference.reachabilityFence(inputs);
             }
         }
     }
@@ -404,12 +380,8 @@ public final class Multimodal {
          */
         public Tensor generate(List<Tensor> waves, int maxNewTokens, int numBeams) {
             long h = handle();
-            long[] hs = new long[waves.size()];
-            for (int i = 0; i < hs.length; i++) {
-                hs[i] = waves.get(i).handle();
-            }
             try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Abi.WHISPER_GENERATE, arena, h, longs(arena, hs), hs.length, maxNewTokens, numBeams);
+                return newTensor(Abi.WHISPER_GENERATE, arena, h, handles(arena, waves), waves.size(), maxNewTokens, numBeams);
             } finally {
                 Reference.reachabilityFence(waves);
             }
@@ -657,14 +629,11 @@ public final class Multimodal {
          */
         public ConformerOutput encode(List<Tensor> waves, boolean frameMask) {
             long h = handle();
-            long[] hs = new long[waves.size()];
-            for (int i = 0; i < hs.length; i++) {
-                hs[i] = waves.get(i).handle();
-            }
             try (Arena arena = Arena.ofConfined()) {
+                MemorySegment hs = handles(arena, waves);
                 MemorySegment hidden = arena.allocate(JAVA_LONG);
                 MemorySegment mask = frameMask ? arena.allocate(JAVA_LONG) : MemorySegment.NULL;
-                Native.call(Abi.CONFORMER_ENCODE, h, longs(arena, hs), hs.length, hidden, mask);
+                Native.call(Abi.CONFORMER_ENCODE, h, hs, waves.size(), hidden, mask);
                 return new ConformerOutput(Tensor.wrap(hidden.get(JAVA_LONG, 0)),
                         frameMask ? Tensor.wrap(mask.get(JAVA_LONG, 0)) : null);
             } finally {

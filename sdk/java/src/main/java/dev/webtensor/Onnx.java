@@ -118,7 +118,7 @@ public final class Onnx implements AutoCloseable {
             throw new IllegalArgumentException("onnx: the model's bytes are null");
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment b = arena.allocate(Math.max(bytes.length, 1)).copyFrom(MemorySegment.ofArray(bytes));
+            MemorySegment b = NativeObject.nativeBytes(arena, bytes);
             MemorySegment out = arena.allocate(JAVA_LONG);
             Native.call(Abi.ONNX_LOAD_BYTES, b, (long) bytes.length, cString(arena, device), out);
             return new Onnx(out.get(JAVA_LONG, 0));

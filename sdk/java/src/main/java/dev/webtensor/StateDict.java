@@ -180,7 +180,7 @@ public final class StateDict implements AutoCloseable {
     /** A state dict from a file's bytes onto device (null: the default); name labels them in errors. */
     public static StateDict fromBytes(byte[] bytes, String device, String name) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment b = arena.allocate(Math.max(bytes.length, 1)).copyFrom(MemorySegment.ofArray(bytes));
+            MemorySegment b = NativeObject.nativeBytes(arena, bytes);
             MemorySegment out = arena.allocate(JAVA_LONG);
             Native.call(Abi.STATE_FROM_BYTES, b, (long) bytes.length, device == null ? MemorySegment.NULL
                     : arena.allocateFrom(device), arena.allocateFrom(name == null ? "" : name), out);

@@ -7,6 +7,8 @@ import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.IntFunction;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -553,20 +555,12 @@ public final class Tensor extends TensorOps implements AutoCloseable {
      * {@link #toComplexFloatArray()}, or real() and imag()).
      */
     public float[] toFloatArray() {
-        try (Tensor t = as(DType.F32)) {
-            float[] out = new float[Math.toIntExact(t.numel())];
-            t.copyTo(MemorySegment.ofArray(out));
-            return out;
-        }
+        return copyAs(DType.F32, 1, float[]::new, MemorySegment::ofArray);
     }
 
     /** The elements as doubles (other dtypes are cast to f64 first; complex: {@link #toComplexDoubleArray()}). */
     public double[] toDoubleArray() {
-        try (Tensor t = as(DType.F64)) {
-            double[] out = new double[Math.toIntExact(t.numel())];
-            t.copyTo(MemorySegment.ofArray(out));
-            return out;
-        }
+        return copyAs(DType.F64, 1, double[]::new, MemorySegment::ofArray);
     }
 
     /**
@@ -574,38 +568,22 @@ public final class Tensor extends TensorOps implements AutoCloseable {
      * floats (other dtypes are cast to c64 first, real ones with 0 imaginary parts).
      */
     public float[] toComplexFloatArray() {
-        try (Tensor t = as(DType.C64)) {
-            float[] out = new float[Math.toIntExact(2 * t.numel())];
-            t.copyTo(MemorySegment.ofArray(out));
-            return out;
-        }
+        return copyAs(DType.C64, 2, float[]::new, MemorySegment::ofArray);
     }
 
     /** As {@link #toComplexFloatArray()} in c128: 2 * numel doubles. */
     public double[] toComplexDoubleArray() {
-        try (Tensor t = as(DType.C128)) {
-            double[] out = new double[Math.toIntExact(2 * t.numel())];
-            t.copyTo(MemorySegment.ofArray(out));
-            return out;
-        }
+        return copyAs(DType.C128, 2, double[]::new, MemorySegment::ofArray);
     }
 
     /** The elements as longs (other dtypes are cast to i64 first; a u64 gives its bits, see {@link DType#U64}). */
     public long[] toLongArray() {
-        try (Tensor t = as(DType.I64)) {
-            long[] out = new long[Math.toIntExact(t.numel())];
-            t.copyTo(MemorySegment.ofArray(out));
-            return out;
-        }
+        return copyAs(DType.I64, 1, long[]::new, MemorySegment::ofArray);
     }
 
     /** The elements as ints (other dtypes are cast to i32 first). */
     public int[] toIntArray() {
-        try (Tensor t = as(DType.I32)) {
-            int[] out = new int[Math.toIntExact(t.numel())];
-            t.copyTo(MemorySegment.ofArray(out));
-            return out;
-        }
+        return copyAs(DType.I32, 1, int[]::new, MemorySegment::ofArray);
     }
 
     public boolean[] toBooleanArray() {
@@ -615,6 +593,19 @@ public final class Tensor extends TensorOps implements AutoCloseable {
             for (int i = 0; i < b.length; i++) {
                 out[i] = b[i] != 0;
             }
+            return out;
+        }
+    }
+
+    /**
+     * The elements cast to d ({@link #as}) in a new Java array of perElement
+     * values each (2 for the complex dtypes' interleaved parts); newArray and
+     * segment are the array type's constructor and MemorySegment.ofArray.
+     */
+    private <A> A copyAs(DType d, int perElement, IntFunction<A> newArray, Function<A, MemorySegment> segment) {
+        try (Tensor t = as(d)) {
+            A out = newArray.apply(Math.toIntExact(perElement * t.numel()));
+            t.copyTo(segment.apply(out));
             return out;
         }
     }

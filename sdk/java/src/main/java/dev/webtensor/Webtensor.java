@@ -257,7 +257,7 @@ public final class Webtensor {
     /** Loads a WebAssembly plugin from memory; label names it in error messages. Returns the plugin's name. */
     public static String loadPlugin(byte[] wasm, String label) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment w = arena.allocate(Math.max(wasm.length, 1)).copyFrom(MemorySegment.ofArray(wasm));
+            MemorySegment w = NativeObject.nativeBytes(arena, wasm);
             MemorySegment l = arena.allocateFrom(label);
             long n = wasm.length;
             return Native.readString((buf, cap, needed) ->
@@ -276,7 +276,7 @@ public final class Webtensor {
      */
     public static String safetensorsHeader(byte[] prefix, long fileSize, String name) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment p = arena.allocate(Math.max(prefix.length, 1)).copyFrom(MemorySegment.ofArray(prefix));
+            MemorySegment p = NativeObject.nativeBytes(arena, prefix);
             MemorySegment l = arena.allocateFrom(name);
             long n = prefix.length;
             return Native.readString((buf, cap, needed) ->
