@@ -82,7 +82,7 @@ func pyCType(f abiFunc, p abiParam) (string, error) {
 
 func pyABI(h *abiHeader) ([]byte, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n", header)
+	fmt.Fprintf(&b, "# %s\n# ruff: noqa: E501 (a signature is one line, however long)\n", header)
 	b.WriteString(`"""The C ABI (capi/include/webtensor.h and webtensor_domains.h) as ctypes
 declarations: the statuses, the wt_attr struct and every function's signature.
 _lib loads the library and applies SIGNATURES; edit the headers, not this file."""
