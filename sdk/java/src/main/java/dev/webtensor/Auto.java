@@ -22,8 +22,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * }
  * }</pre>
  *
- * The data agent (wt_auto_tune_loader) tunes a loader handle, which this SDK
- * has not: Python's and Node's DataLoaders reach it.
+ * The data agent (wt_auto_tune_loader) tunes a DataLoader over a NativeDataset
+ * (one of Data's readers): {@link #tune}.
  */
 public final class Auto {
     private Auto() {}
@@ -86,6 +86,29 @@ public final class Auto {
         } finally {
             Reference.reachabilityFence(inputs);
             Reference.reachabilityFence(graph);
+        }
+    }
+
+    /**
+     * The data agent on a loader over a NativeDataset: its pipeline (workers,
+     * prefetch, a cache of decoded records) measured on the loader's own
+     * throughput, each run reading the options' "batches" batches of "epoch";
+     * the loader changes in place for the passes after, with the same samples
+     * in the same order. Options (JSON) as {@link #tuneGraph}'s, with "name"
+     * ("loader"), "batches", "epoch" and "measure" (false applies what an
+     * earlier tune under the name kept, measuring nothing). Returns the report
+     * as JSON: pipeline_before/after, samples_per_s_before/after, the cache's
+     * stats and each decision summed up.
+     */
+    public static String tune(DataLoader<?> loader, String optionsJson) {
+        long h = loader.nativeHandle();
+        String opts = withPolicy(optionsJson, "data");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment o = arena.allocateFrom(opts);
+            return Native.oneShot(REPORT_BYTES, (buf, cap, needed) ->
+                    (int) Abi.AUTO_TUNE_LOADER.invokeExact(h, o, buf, cap, needed));
+        } finally {
+            Reference.reachabilityFence(loader);
         }
     }
 

@@ -165,6 +165,20 @@ public final class DataLoader<B> implements Iterable<B>, AutoCloseable {
         return new DataLoader<>(ds, o, collate);
     }
 
+    /**
+     * The library's loader handle, for the data agent (Auto.tune); a loader over a
+     * Java dataset has none: its records are read on Java threads, which the
+     * library does not run.
+     */
+    long nativeHandle() {
+        long h = state.h.get();
+        if (h == 0) {
+            throw new IllegalArgumentException("auto: Auto.tune takes a DataLoader over a NativeDataset (one of Data's "
+                    + "readers); this one reads a Java dataset on Java threads, which the library does not run");
+        }
+        return h;
+    }
+
     /** Batches per epoch. */
     public long size() {
         long h = state.h.get();
