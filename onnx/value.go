@@ -2,7 +2,6 @@ package onnx
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/webtensor/webtensor/core"
 	pb "github.com/webtensor/webtensor/onnx/internal/onnxpb"
@@ -306,15 +305,4 @@ func conformsTo(info ValueInfo, declared bool, v Value) bool {
 		}
 	}
 	return false
-}
-
-// sameShapes reports whether every tensor of list has list[0]'s shape,
-// else the index of the first that does not.
-func sameShapes(list []*core.Tensor) (int, bool) {
-	for i, t := range list {
-		if !slices.Equal(t.Shape(), list[0].Shape()) {
-			return i, false
-		}
-	}
-	return 0, true
 }

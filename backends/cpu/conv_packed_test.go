@@ -52,11 +52,11 @@ func TestConvPackedMatchesF64(t *testing.T) {
 					func() *core.Tensor { return cpCall(t, "_conv2d_weight_grad", wa, f32(x), f32(gy)) }},
 			}
 			for _, p := range pairs {
-				want := cpValues(t, p.want())
-				got := cpValues(t, p.got())
+				want := f64s(t, p.want())
+				got := f64s(t, p.got())
 				assert.InDeltaSlice(t, want, got, 2e-5, p.name)
 				restore := cpu.SetNumThreadsForTest(1)
-				one := cpValues(t, p.got())
+				one := f64s(t, p.got())
 				restore()
 				assert.Equal(t, got, one, "%s: the same bits on one thread", p.name)
 			}
@@ -70,19 +70,19 @@ func TestConvPackedReadsViews(t *testing.T) {
 	perm := core.Call1("permute", core.Attrs{"dims": []int{0, 2, 1, 3}}, base) // 2x3x9x11
 	w := cpRand(core.F32, 4, 3, 3, 3)
 	a := core.Attrs{"padding": 1, "stride": 2}
-	assert.Equal(t, cpValues(t, cpCall(t, "conv2d", a, core.Call1("contiguous", nil, perm), w)), cpValues(t, cpCall(t, "conv2d", a, perm, w)))
+	assert.Equal(t, f64s(t, cpCall(t, "conv2d", a, core.Call1("contiguous", nil, perm), w)), f64s(t, cpCall(t, "conv2d", a, perm, w)))
 	wide := cpRand(core.F32, 1, 2, 8, 16)
 	strided := core.Call1("transpose", core.Attrs{"dim0": 2, "dim1": 3}, wide) // 1x2x16x8
 	w2 := cpRand(core.F32, 3, 2, 2, 3)
-	assert.Equal(t, cpValues(t, cpCall(t, "conv2d", nil, core.Call1("contiguous", nil, strided), w2)), cpValues(t, cpCall(t, "conv2d", nil, strided, w2)))
-	assert.Equal(t, cpValues(t, cpCall(t, "_conv2d_weight_grad", core.Attrs{"kernel_size": []int{2, 3}}, strided, cpRand(core.F32, 1, 3, 15, 6))),
-		cpValues(t, cpCall(t, "_conv2d_weight_grad", core.Attrs{"kernel_size": []int{2, 3}}, core.Call1("contiguous", nil, strided), cpRand(core.F32, 1, 3, 15, 6))))
+	assert.Equal(t, f64s(t, cpCall(t, "conv2d", nil, core.Call1("contiguous", nil, strided), w2)), f64s(t, cpCall(t, "conv2d", nil, strided, w2)))
+	assert.Equal(t, f64s(t, cpCall(t, "_conv2d_weight_grad", core.Attrs{"kernel_size": []int{2, 3}}, strided, cpRand(core.F32, 1, 3, 15, 6))),
+		f64s(t, cpCall(t, "_conv2d_weight_grad", core.Attrs{"kernel_size": []int{2, 3}}, core.Call1("contiguous", nil, strided), cpRand(core.F32, 1, 3, 15, 6))))
 }
 
 func TestConv1dPackedMatchesF64(t *testing.T) {
 	x, w := cpRand(core.F64, 3, 4, 29), cpRand(core.F64, 6, 2, 5)
 	a := core.Attrs{"padding": 2, "groups": 2, "dilation": 2}
-	assert.InDeltaSlice(t, cpValues(t, cpCall(t, "conv1d", a, x, w)), cpValues(t, cpCall(t, "conv1d", a, x.Cast(core.F32), w.Cast(core.F32))), 2e-5)
+	assert.InDeltaSlice(t, f64s(t, cpCall(t, "conv1d", a, x, w)), f64s(t, cpCall(t, "conv1d", a, x.Cast(core.F32), w.Cast(core.F32))), 2e-5)
 }
 
 // Float32 pooling gives the float64 kernels' values exactly: a max is one
@@ -95,15 +95,15 @@ func TestPoolF32MatchesF64(t *testing.T) {
 		{"kernel_size": 3, "stride": 2, "padding": 1},
 		{"kernel_size": []int{2, 3}, "dilation": []int{2, 1}},
 	} {
-		want := cpValues(t, cpCall(t, "max_pool2d", a, x))
-		got := cpValues(t, cpCall(t, "max_pool2d", a, x.Cast(core.F32)))
-		assert.Equal(t, cpValues(t, cpCall(t, "max_pool2d", a, x.Cast(core.F32).Cast(core.F64))), got, "max %v", a)
+		want := f64s(t, cpCall(t, "max_pool2d", a, x))
+		got := f64s(t, cpCall(t, "max_pool2d", a, x.Cast(core.F32)))
+		assert.Equal(t, f64s(t, cpCall(t, "max_pool2d", a, x.Cast(core.F32).Cast(core.F64))), got, "max %v", a)
 		assert.InDeltaSlice(t, want, got, 1e-6, "max %v", a)
 		if _, dil := a["dilation"]; dil {
 			continue
 		}
-		wantAvg := cpValues(t, cpCall(t, "avg_pool2d", a, x.Cast(core.F32).Cast(core.F64)))
-		gotAvg := cpValues(t, cpCall(t, "avg_pool2d", a, x.Cast(core.F32)))
+		wantAvg := f64s(t, cpCall(t, "avg_pool2d", a, x.Cast(core.F32).Cast(core.F64)))
+		gotAvg := f64s(t, cpCall(t, "avg_pool2d", a, x.Cast(core.F32)))
 		assert.InDeltaSlice(t, wantAvg, gotAvg, 1e-6, "avg %v", a)
 	}
 }

@@ -25,14 +25,6 @@ func cpSeq(n int) []float32 {
 	return out
 }
 
-func cpValues(t *testing.T, x *core.Tensor) []float64 {
-	t.Helper()
-	require.NoError(t, x.Err())
-	v, err := x.Float64s()
-	require.NoError(t, err)
-	return v
-}
-
 func cpCall(t *testing.T, op string, a core.Attrs, in ...*core.Tensor) *core.Tensor {
 	t.Helper()
 	out := core.Call1(op, a, in...)
@@ -48,15 +40,15 @@ func TestConv2dHandComputed(t *testing.T) {
 	b := cpF32(core.Shape{1}, 0.5)
 	y := cpCall(t, "conv2d", nil, x, w, b)
 	assert.Equal(t, core.Shape{1, 1, 2, 2}, y.Shape())
-	assert.Equal(t, []float64{12.5, 16.5, 24.5, 28.5}, cpValues(t, y))
+	assert.Equal(t, []float64{12.5, 16.5, 24.5, 28.5}, f64s(t, y))
 
 	// Windows start at -1 and 1: the padding contributes zeros.
 	y = cpCall(t, "conv2d", core.Attrs{"stride": 2, "padding": 1}, x, w)
-	assert.Equal(t, []float64{1, 5, 11, 28}, cpValues(t, y))
+	assert.Equal(t, []float64{1, 5, 11, 28}, f64s(t, y))
 
 	// Dilation 2 on a 2x2 kernel reaches the four corners.
 	y = cpCall(t, "conv2d", core.Attrs{"dilation": []int{2}}, x, w)
-	assert.Equal(t, []float64{1 + 3 + 7 + 9}, cpValues(t, y))
+	assert.Equal(t, []float64{1 + 3 + 7 + 9}, f64s(t, y))
 }
 
 func TestConv2dGroupsKeepChannelsApart(t *testing.T) {
@@ -64,7 +56,7 @@ func TestConv2dGroupsKeepChannelsApart(t *testing.T) {
 	w := cpF32(core.Shape{2, 1, 1, 1}, 10, 100)
 	y := cpCall(t, "conv2d", core.Attrs{"groups": 2}, x, w)
 	assert.Equal(t, core.Shape{2, 1, 1}, y.Shape())
-	assert.Equal(t, []float64{30, 500}, cpValues(t, y))
+	assert.Equal(t, []float64{30, 500}, f64s(t, y))
 }
 
 func TestConv2dGradHandComputed(t *testing.T) {
@@ -74,24 +66,24 @@ func TestConv2dGradHandComputed(t *testing.T) {
 	require.NoError(t, cpSum(cpCall(t, "conv2d", nil, x, w, b)).Backward())
 	// Each input element gets one unit per window covering it; each weight
 	// element the sum of the inputs it met; the bias one per output.
-	assert.Equal(t, []float64{1, 2, 1, 2, 4, 2, 1, 2, 1}, cpValues(t, x.Grad()))
-	assert.Equal(t, []float64{12, 16, 24, 28}, cpValues(t, w.Grad()))
-	assert.Equal(t, []float64{4}, cpValues(t, b.Grad()))
+	assert.Equal(t, []float64{1, 2, 1, 2, 4, 2, 1, 2, 1}, f64s(t, x.Grad()))
+	assert.Equal(t, []float64{12, 16, 24, 28}, f64s(t, w.Grad()))
+	assert.Equal(t, []float64{4}, f64s(t, b.Grad()))
 }
 
 func TestConv1dHandComputed(t *testing.T) {
 	w := cpF32(core.Shape{1, 1, 3}, 1, 0, -1)
 	y := cpCall(t, "conv1d", nil, cpF32(core.Shape{1, 1, 5}, cpSeq(5)...), w)
 	assert.Equal(t, core.Shape{1, 1, 3}, y.Shape())
-	assert.Equal(t, []float64{-2, -2, -2}, cpValues(t, y))
+	assert.Equal(t, []float64{-2, -2, -2}, f64s(t, y))
 
 	// Unbatched, padded windows start at -1, 1 and 3.
 	x := cpF32(core.Shape{1, 5}, cpSeq(5)...).SetRequiresGrad(true)
 	y = cpCall(t, "conv1d", core.Attrs{"padding": 1, "stride": 2}, x, cpF32(core.Shape{1, 1, 3}, 1, 2, -1))
 	assert.Equal(t, core.Shape{1, 3}, y.Shape())
-	assert.Equal(t, []float64{0, 4, 14}, cpValues(t, y))
+	assert.Equal(t, []float64{0, 4, 14}, f64s(t, y))
 	require.NoError(t, cpSum(y).Backward())
-	assert.Equal(t, []float64{2, 0, 2, 0, 2}, cpValues(t, x.Grad()))
+	assert.Equal(t, []float64{2, 0, 2, 0, 2}, f64s(t, x.Grad()))
 }
 
 func TestConvTranspose2dHandComputed(t *testing.T) {
@@ -99,12 +91,12 @@ func TestConvTranspose2dHandComputed(t *testing.T) {
 	w := cpF32(core.Shape{1, 1, 2, 2}, 1, 1, 1, 1)
 	y := cpCall(t, "conv_transpose2d", core.Attrs{"stride": 2}, x, w)
 	assert.Equal(t, core.Shape{1, 1, 4, 4}, y.Shape())
-	assert.Equal(t, []float64{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}, cpValues(t, y))
+	assert.Equal(t, []float64{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}, f64s(t, y))
 
 	// output_padding adds a last row and column no window reaches: bias only.
 	y = cpCall(t, "conv_transpose2d", core.Attrs{"stride": 2, "output_padding": 1}, x, w, cpF32(core.Shape{1}, 0.5))
 	assert.Equal(t, core.Shape{1, 1, 5, 5}, y.Shape())
-	v := cpValues(t, y)
+	v := f64s(t, y)
 	assert.Equal(t, []float64{1.5, 1.5, 2.5, 2.5, 0.5}, v[:5])
 	assert.Equal(t, []float64{0.5, 0.5, 0.5, 0.5, 0.5}, v[20:])
 }
@@ -184,11 +176,11 @@ func cpAttrs(a core.Attrs) core.Attrs {
 func TestConvF32MatchesF64(t *testing.T) {
 	a := core.Attrs{"stride": 2, "padding": 1, "groups": 2}
 	x, w, b := cpRand(core.F64, 2, 4, 33, 35), cpRand(core.F64, 6, 2, 3, 3), cpRand(core.F64, 6)
-	want := cpValues(t, cpCall(t, "conv2d", a, x, w, b))
-	got := cpValues(t, cpCall(t, "conv2d", a, x.Cast(core.F32), w.Cast(core.F32), b.Cast(core.F32)))
+	want := f64s(t, cpCall(t, "conv2d", a, x, w, b))
+	got := f64s(t, cpCall(t, "conv2d", a, x.Cast(core.F32), w.Cast(core.F32), b.Cast(core.F32)))
 	assert.InDeltaSlice(t, want, got, 1e-5)
-	wantT := cpValues(t, cpCall(t, "conv_transpose2d", a, x, cpRand(core.F64, 4, 3, 3, 3), b))
-	gotT := cpValues(t, cpCall(t, "conv_transpose2d", a, x.Cast(core.F32), cpRand(core.F32, 4, 3, 3, 3), b.Cast(core.F32)))
+	wantT := f64s(t, cpCall(t, "conv_transpose2d", a, x, cpRand(core.F64, 4, 3, 3, 3), b))
+	gotT := f64s(t, cpCall(t, "conv_transpose2d", a, x.Cast(core.F32), cpRand(core.F32, 4, 3, 3, 3), b.Cast(core.F32)))
 	assert.InDeltaSlice(t, wantT, gotT, 1e-5)
 }
 
@@ -215,79 +207,79 @@ func TestConvEmptyBatch(t *testing.T) {
 
 func TestMaxPool2d(t *testing.T) {
 	x := cpF32(core.Shape{1, 1, 4, 4}, cpSeq(16)...)
-	assert.Equal(t, []float64{6, 8, 14, 16}, cpValues(t, cpCall(t, "max_pool2d", core.Attrs{"kernel_size": 2}, x)))
+	assert.Equal(t, []float64{6, 8, 14, 16}, f64s(t, cpCall(t, "max_pool2d", core.Attrs{"kernel_size": 2}, x)))
 
 	// ceil_mode keeps a last window that hangs over the end.
 	y := cpCall(t, "max_pool2d", core.Attrs{"kernel_size": 3, "stride": 2, "ceil_mode": true}, cpF32(core.Shape{1, 4, 4}, cpSeq(16)...))
 	assert.Equal(t, core.Shape{1, 2, 2}, y.Shape())
-	assert.Equal(t, []float64{11, 12, 15, 16}, cpValues(t, y))
+	assert.Equal(t, []float64{11, 12, 15, 16}, f64s(t, y))
 
 	nan := float32(math.NaN())
 	y = cpCall(t, "max_pool2d", core.Attrs{"kernel_size": 2}, cpF32(core.Shape{1, 1, 2, 4}, 1, nan, 3, 4, 5, 6, 7, float32(math.Inf(-1))))
-	v := cpValues(t, y)
+	v := f64s(t, y)
 	assert.True(t, math.IsNaN(v[0]), "NaN wins its window, got %v", v[0])
 	assert.Equal(t, 7.0, v[1])
 
 	ints := core.FromSlice([]int32{-5, -3, -9, -1}, core.Shape{1, 1, 2, 2})
 	yi := cpCall(t, "max_pool2d", core.Attrs{"kernel_size": 2}, ints)
 	assert.Equal(t, core.I32, yi.DType())
-	assert.Equal(t, []float64{-1}, cpValues(t, yi))
+	assert.Equal(t, []float64{-1}, f64s(t, yi))
 }
 
 func TestMaxPool2dGradGoesToFirstMaximum(t *testing.T) {
 	x := cpF32(core.Shape{1, 1, 2, 4}, 2, 2, 1, 9, 2, 0, 9, 3).SetRequiresGrad(true)
 	require.NoError(t, cpSum(cpCall(t, "max_pool2d", core.Attrs{"kernel_size": 2}, x)).Backward())
-	assert.Equal(t, []float64{1, 0, 0, 1, 0, 0, 0, 0}, cpValues(t, x.Grad()))
+	assert.Equal(t, []float64{1, 0, 0, 1, 0, 0, 0, 0}, f64s(t, x.Grad()))
 
 	// Overlapping windows add up at a shared maximum.
 	x = cpF32(core.Shape{1, 1, 3, 3}, 0, 0, 0, 0, 5, 0, 0, 0, 0).SetRequiresGrad(true)
 	require.NoError(t, cpSum(cpCall(t, "max_pool2d", core.Attrs{"kernel_size": 2, "stride": 1}, x)).Backward())
-	assert.Equal(t, []float64{0, 0, 0, 0, 4, 0, 0, 0, 0}, cpValues(t, x.Grad()))
+	assert.Equal(t, []float64{0, 0, 0, 0, 4, 0, 0, 0, 0}, f64s(t, x.Grad()))
 }
 
 func TestAvgPool2d(t *testing.T) {
 	x := cpF32(core.Shape{1, 1, 4, 4}, cpSeq(16)...)
-	assert.Equal(t, []float64{3.5, 5.5, 11.5, 13.5}, cpValues(t, cpCall(t, "avg_pool2d", core.Attrs{"kernel_size": 2}, x)))
+	assert.Equal(t, []float64{3.5, 5.5, 11.5, 13.5}, f64s(t, cpCall(t, "avg_pool2d", core.Attrs{"kernel_size": 2}, x)))
 
 	ones := cpF32(core.Shape{1, 1, 2, 2}, 1, 1, 1, 1)
 	a := core.Attrs{"kernel_size": 2, "stride": 1, "padding": 1}
-	assert.Equal(t, []float64{0.25, 0.5, 0.25, 0.5, 1, 0.5, 0.25, 0.5, 0.25}, cpValues(t, cpCall(t, "avg_pool2d", a, ones)))
+	assert.Equal(t, []float64{0.25, 0.5, 0.25, 0.5, 1, 0.5, 0.25, 0.5, 0.25}, f64s(t, cpCall(t, "avg_pool2d", a, ones)))
 	a["count_include_pad"] = false
-	assert.Equal(t, []float64{1, 1, 1, 1, 1, 1, 1, 1, 1}, cpValues(t, cpCall(t, "avg_pool2d", a, ones)))
+	assert.Equal(t, []float64{1, 1, 1, 1, 1, 1, 1, 1, 1}, f64s(t, cpCall(t, "avg_pool2d", a, ones)))
 	a["divisor_override"] = 2
-	assert.Equal(t, []float64{0.5, 1, 0.5, 1, 2, 1, 0.5, 1, 0.5}, cpValues(t, cpCall(t, "avg_pool2d", a, ones)))
+	assert.Equal(t, []float64{0.5, 1, 0.5, 1, 2, 1, 0.5, 1, 0.5}, f64s(t, cpCall(t, "avg_pool2d", a, ones)))
 
 	xg := cpF32(core.Shape{1, 1, 2, 2}, 1, 2, 3, 4).SetRequiresGrad(true)
 	require.NoError(t, cpSum(cpCall(t, "avg_pool2d", core.Attrs{"kernel_size": 2, "stride": 1, "padding": 1}, xg)).Backward())
-	assert.Equal(t, []float64{1, 1, 1, 1}, cpValues(t, xg.Grad()), "four windows of divisor 4 cover every element")
+	assert.Equal(t, []float64{1, 1, 1, 1}, f64s(t, xg.Grad()), "four windows of divisor 4 cover every element")
 }
 
 func TestAdaptiveAvgPool2d(t *testing.T) {
 	x := cpF32(core.Shape{1, 1, 3, 3}, cpSeq(9)...).SetRequiresGrad(true)
 	y := cpCall(t, "adaptive_avg_pool2d", core.Attrs{"output_size": 2}, x)
-	assert.Equal(t, []float64{3, 4, 6, 7}, cpValues(t, y), "windows [0,2) and [1,3) overlap")
+	assert.Equal(t, []float64{3, 4, 6, 7}, f64s(t, y), "windows [0,2) and [1,3) overlap")
 	require.NoError(t, cpSum(y).Backward())
-	assert.Equal(t, []float64{0.25, 0.5, 0.25, 0.5, 1, 0.5, 0.25, 0.5, 0.25}, cpValues(t, x.Grad()))
+	assert.Equal(t, []float64{0.25, 0.5, 0.25, 0.5, 1, 0.5, 0.25, 0.5, 0.25}, f64s(t, x.Grad()))
 
 	up := cpCall(t, "adaptive_avg_pool2d", core.Attrs{"output_size": []int{2, 4}}, cpF32(core.Shape{1, 1, 2}, 1, 2))
-	assert.Equal(t, []float64{1, 1, 2, 2, 1, 1, 2, 2}, cpValues(t, up))
+	assert.Equal(t, []float64{1, 1, 2, 2, 1, 1, 2, 2}, f64s(t, up))
 }
 
 func TestInterpolate(t *testing.T) {
 	x := cpF32(core.Shape{1, 1, 2, 2}, 1, 2, 3, 4).SetRequiresGrad(true)
 	y := cpCall(t, "interpolate", core.Attrs{"size": 3}, x)
-	assert.Equal(t, []float64{1, 1, 2, 1, 1, 2, 3, 3, 4}, cpValues(t, y), "nearest source is floor(dst*2/3)")
+	assert.Equal(t, []float64{1, 1, 2, 1, 1, 2, 3, 3, 4}, f64s(t, y), "nearest source is floor(dst*2/3)")
 	require.NoError(t, cpSum(y).Backward())
-	assert.Equal(t, []float64{4, 2, 2, 1}, cpValues(t, x.Grad()))
+	assert.Equal(t, []float64{4, 2, 2, 1}, f64s(t, x.Grad()))
 
 	row := cpF32(core.Shape{1, 1, 1, 2}, 0, 1)
-	assert.Equal(t, []float64{0, 0.25, 0.75, 1}, cpValues(t, cpCall(t, "interpolate", core.Attrs{"size": []int{1, 4}, "mode": "bilinear"}, row)))
-	assert.Equal(t, []float64{0, 0.5, 1}, cpValues(t, cpCall(t, "interpolate", core.Attrs{"size": []int{1, 3}, "mode": "bilinear", "align_corners": true}, row)))
+	assert.Equal(t, []float64{0, 0.25, 0.75, 1}, f64s(t, cpCall(t, "interpolate", core.Attrs{"size": []int{1, 4}, "mode": "bilinear"}, row)))
+	assert.Equal(t, []float64{0, 0.5, 1}, f64s(t, cpCall(t, "interpolate", core.Attrs{"size": []int{1, 3}, "mode": "bilinear", "align_corners": true}, row)))
 
 	// An explicit scale_factor maps indices by 1/scale, not by in/out.
 	y = cpCall(t, "interpolate", core.Attrs{"scale_factor": []float64{1, 2.6}}, cpF32(core.Shape{1, 1, 1, 3}, 1, 2, 3))
 	assert.Equal(t, core.Shape{1, 1, 1, 7}, y.Shape())
-	assert.Equal(t, []float64{1, 1, 1, 2, 2, 2, 3}, cpValues(t, y))
+	assert.Equal(t, []float64{1, 1, 1, 2, 2, 2, 3}, f64s(t, y))
 }
 
 func TestConvPoolErrors(t *testing.T) {

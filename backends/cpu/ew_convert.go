@@ -37,99 +37,90 @@ func i64view(b []byte) []int64 {
 	return unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), len(b)/8)
 }
 
-// narrowF32 converts src into 16-bit dst (bf16 or f16), with the vector
-// kernel or fn per element.
-func narrowF32(bf16 bool, fn func(float32) uint16, dst []uint16, src []float32) {
+// ewConv names a conversion with a vector kernel.
+type ewConv int
+
+const (
+	convToF16 ewConv = iota
+	convToBF16
+	convFromF16
+	convFromBF16
+	convToI32
+	convFromI32
+)
+
+// convertBlocks converts src into dst with conv's vector kernel: the body,
+// a multiple of ewLanes, in place, the elements left over through padded
+// buffers on the stack. Every conversion splits its input this way; the
+// callers keep their own Go loop for CPUs without the kernels.
+func convertBlocks[S, D uint16 | float32 | int32](conv ewConv, dst []D, src []S) {
 	n := len(src)
+	body := n &^ (ewLanes - 1)
+	if body > 0 {
+		vecConvert(conv, &dst[0], &src[0], body)
+	}
+	if body < n {
+		var st [ewLanes]S
+		var ot [ewLanes]D
+		copy(st[:], src[body:])
+		vecConvert(conv, &ot[0], &st[0], ewLanes)
+		copy(dst[body:n], ot[:])
+	}
+}
+
+// vecConvert calls conv's kernel directly, not through a func value: an
+// indirect call would make convertBlocks' stack buffers escape to the
+// heap. The pointers' types are conv's (convertBlocks' callers pair them).
+func vecConvert[S, D uint16 | float32 | int32](conv ewConv, dst *D, src *S, n int) {
+	switch conv {
+	case convToF16, convToBF16:
+		vecNarrow(wide(), conv == convToBF16, any(dst).(*uint16), any(src).(*float32), n)
+	case convFromF16, convFromBF16:
+		vecWiden(wide(), conv == convFromBF16, any(dst).(*float32), any(src).(*uint16), n)
+	case convToI32:
+		vecF32ToI32(wide(), any(dst).(*int32), any(src).(*float32), n)
+	case convFromI32:
+		vecI32ToF32(wide(), any(dst).(*float32), any(src).(*int32), n)
+	}
+}
+
+// convertHalf converts to or from a 16-bit float (bf16 or f16), with the
+// vector kernel or fn per element.
+func convertHalf[S, D uint16 | float32](conv ewConv, fn func(S) D, dst []D, src []S) {
 	if simdLevel == simdNone {
 		for i, x := range src {
 			dst[i] = fn(x)
 		}
 		return
 	}
-	body := n &^ (ewLanes - 1)
-	if body > 0 {
-		vecNarrow(wide(), bf16, &dst[0], &src[0], body)
-	}
-	if body < n {
-		var st [ewLanes]float32
-		var ot [ewLanes]uint16
-		copy(st[:], src[body:])
-		vecNarrow(wide(), bf16, &ot[0], &st[0], ewLanes)
-		copy(dst[body:n], ot[:])
-	}
+	convertBlocks(conv, dst, src)
 }
 
-// widenF32 converts 16-bit src (bf16 or f16) into dst, with the vector
-// kernel or fn per element.
-func widenF32(bf16 bool, fn func(uint16) float32, dst []float32, src []uint16) {
-	n := len(src)
-	if simdLevel == simdNone {
-		for i, x := range src {
-			dst[i] = fn(x)
-		}
-		return
-	}
-	body := n &^ (ewLanes - 1)
-	if body > 0 {
-		vecWiden(wide(), bf16, &dst[0], &src[0], body)
-	}
-	if body < n {
-		var st [ewLanes]uint16
-		var ot [ewLanes]float32
-		copy(st[:], src[body:])
-		vecWiden(wide(), bf16, &ot[0], &st[0], ewLanes)
-		copy(dst[body:n], ot[:])
-	}
-}
-
-func f32ToF16(dst []uint16, src []float32)  { narrowF32(false, numerics.F16Bits, dst, src) }
-func f32ToBF16(dst []uint16, src []float32) { narrowF32(true, numerics.BF16Bits, dst, src) }
-func f16ToF32(dst []float32, src []uint16)  { widenF32(false, numerics.F16Float, dst, src) }
-func bf16ToF32(dst []float32, src []uint16) { widenF32(true, numerics.BF16Float, dst, src) }
+func f32ToF16(dst []uint16, src []float32)  { convertHalf(convToF16, numerics.F16Bits, dst, src) }
+func f32ToBF16(dst []uint16, src []float32) { convertHalf(convToBF16, numerics.BF16Bits, dst, src) }
+func f16ToF32(dst []float32, src []uint16)  { convertHalf(convFromF16, numerics.F16Float, dst, src) }
+func bf16ToF32(dst []float32, src []uint16) { convertHalf(convFromBF16, numerics.BF16Float, dst, src) }
 
 // f32ToI32 is numerics.FloatToInt into int32: truncation, NaN to 0, saturation.
 func f32ToI32(dst []int32, src []float32) {
-	n := len(src)
 	if simdLevel == simdNone {
 		for i, x := range src {
 			dst[i] = int32(numerics.FloatToInt(core.I32, float64(x)))
 		}
 		return
 	}
-	body := n &^ (ewLanes - 1)
-	if body > 0 {
-		vecF32ToI32(wide(), &dst[0], &src[0], body)
-	}
-	if body < n {
-		var st [ewLanes]float32
-		var ot [ewLanes]int32
-		copy(st[:], src[body:])
-		vecF32ToI32(wide(), &ot[0], &st[0], ewLanes)
-		copy(dst[body:n], ot[:])
-	}
+	convertBlocks(convToI32, dst, src)
 }
 
 // i32ToF32 rounds each int32 to the nearest float32, ties to even.
 func i32ToF32(dst []float32, src []int32) {
-	n := len(src)
 	if simdLevel == simdNone {
 		for i, x := range src {
 			dst[i] = float32(x)
 		}
 		return
 	}
-	body := n &^ (ewLanes - 1)
-	if body > 0 {
-		vecI32ToF32(wide(), &dst[0], &src[0], body)
-	}
-	if body < n {
-		var st [ewLanes]int32
-		var ot [ewLanes]float32
-		copy(st[:], src[body:])
-		vecI32ToF32(wide(), &ot[0], &st[0], ewLanes)
-		copy(dst[body:n], ot[:])
-	}
+	convertBlocks(convFromI32, dst, src)
 }
 
 // halfFloat reports whether d is computed through float32 blocks.

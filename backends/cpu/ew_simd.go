@@ -127,6 +127,42 @@ func tailF32(v []float32, body int, p *float32, step int, buf *[ewLanes]float32)
 	return &buf[0], 4
 }
 
+// vecPairF32 runs the vector kernel of a two-operand op over dst (n > 0):
+// the body, a multiple of ewLanes, in place, the elements left over
+// through padded buffers on the stack. a and b each have len(dst) elements
+// or one. The op is an ewBin for float32 results (binF32) and an ewCmp for
+// byte ones (cmpF32): one body/tail split for both, so a fix to it (a
+// broadcast tail, say) cannot reach one and miss the other.
+func vecPairF32[Op ewBin | ewCmp, O float32 | byte](op Op, dst []O, a, b []float32) {
+	n := len(dst)
+	var ab, bb [ewBroadcast]float32
+	ap, ai := operandF32(a, &ab)
+	bp, bi := operandF32(b, &bb)
+	body := n &^ (ewLanes - 1)
+	if body > 0 {
+		vecPairKernel(op, &dst[0], ap, ai, bp, bi, body)
+	}
+	if body < n {
+		var at, bt [ewLanes]float32
+		var ot [ewLanes]O
+		ap, ai = tailF32(a, body, ap, ai, &at)
+		bp, bi = tailF32(b, body, bp, bi, &bt)
+		vecPairKernel(op, &ot[0], ap, ai, bp, bi, ewLanes)
+		copy(dst[body:], ot[:])
+	}
+}
+
+// vecPairKernel calls vecBinF32 or vecCmpF32 directly, not through a func
+// value: an indirect call would make the stack buffers escape to the heap.
+func vecPairKernel[Op ewBin | ewCmp, O float32 | byte](op Op, dst *O, a *float32, ai int, b *float32, bi int, n int) {
+	switch op := any(op).(type) {
+	case ewBin:
+		vecBinF32(wide(), op, any(dst).(*float32), a, ai, b, bi, n)
+	case ewCmp:
+		vecCmpF32(wide(), op, any(dst).(*byte), a, ai, b, bi, n)
+	}
+}
+
 // binF32 sets dst[i] = op(a[i], b[i]) where a and b each have len(dst)
 // elements or one.
 func binF32(op ewBin, dst, a, b []float32) {
@@ -135,20 +171,7 @@ func binF32(op ewBin, dst, a, b []float32) {
 		binF32Go(op, dst, a, b)
 		return
 	}
-	var ab, bb [ewBroadcast]float32
-	ap, ai := operandF32(a, &ab)
-	bp, bi := operandF32(b, &bb)
-	body := n &^ (ewLanes - 1)
-	if body > 0 {
-		vecBinF32(wide(), op, &dst[0], ap, ai, bp, bi, body)
-	}
-	if body < n {
-		var at, bt, ot [ewLanes]float32
-		ap, ai = tailF32(a, body, ap, ai, &at)
-		bp, bi = tailF32(b, body, bp, bi, &bt)
-		vecBinF32(wide(), op, &ot[0], ap, ai, bp, bi, ewLanes)
-		copy(dst[body:], ot[:])
-	}
+	vecPairF32(op, dst, a, b)
 }
 
 // binF32Go is binF32's Go loop; am and bm are 0 for a single value, so
@@ -213,21 +236,7 @@ func cmpF32(op ewCmp, dst []byte, a, b []float32) {
 		cmpGo(op, dst, a, b)
 		return
 	}
-	var ab, bb [ewBroadcast]float32
-	ap, ai := operandF32(a, &ab)
-	bp, bi := operandF32(b, &bb)
-	body := n &^ (ewLanes - 1)
-	if body > 0 {
-		vecCmpF32(wide(), op, &dst[0], ap, ai, bp, bi, body)
-	}
-	if body < n {
-		var at, bt [ewLanes]float32
-		var ot [ewLanes]byte
-		ap, ai = tailF32(a, body, ap, ai, &at)
-		bp, bi = tailF32(b, body, bp, bi, &bt)
-		vecCmpF32(wide(), op, &ot[0], ap, ai, bp, bi, ewLanes)
-		copy(dst[body:], ot[:])
-	}
+	vecPairF32(op, dst, a, b)
 }
 
 // cmpGo is the scalar comparison loop of cmpF32 and cmpInt, for the four

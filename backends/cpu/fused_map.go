@@ -102,43 +102,17 @@ func (b *Backend) FuseMap(e *fusion.Expr, inputs []*core.Tensor, shape core.Shap
 // compileMap lists e's nodes in evaluation order (operands first, the
 // root last); a node shared within the tree is computed once.
 func compileMap(e *fusion.Expr, nIn int) ([]mapNode, error) {
-	var nodes []mapNode
-	seen := map[*fusion.Expr]int{}
-	var emit func(e *fusion.Expr) (int, error)
-	emit = func(e *fusion.Expr) (int, error) {
-		if s, ok := seen[e]; ok {
-			return s, nil
-		}
-		var nd mapNode
-		switch e.Op {
-		case "":
-			if e.Arg < 0 || e.Arg >= nIn {
-				return 0, fmt.Errorf("cpu: fused leaf reads input %d of %d", e.Arg, nIn)
-			}
-			nd = mapNode{leaf: true, arg: e.Arg}
-		case fusion.Const:
-			nd = mapNode{konst: true, val: float32(e.Value)}
-		default:
-			var err error
-			if nd, err = mapOperator(e); err != nil {
-				return 0, err
-			}
-			args := make([]int, len(e.Args))
-			for i, a := range e.Args {
-				if args[i], err = emit(a); err != nil {
-					return 0, err
-				}
-			}
+	nodes, _, err := compileExprs([]*fusion.Expr{e}, nIn, exprNodes[mapNode]{
+		leaf:     func(arg int) mapNode { return mapNode{leaf: true, arg: arg} },
+		constant: func(v float64) mapNode { return mapNode{konst: true, val: float32(v)} },
+		operator: mapOperator,
+		operands: func(nd *mapNode, args []int, _ []mapNode) {
 			nd.a = args[0]
 			if nd.bin != nil {
 				nd.b = args[1]
 			}
-		}
-		nodes = append(nodes, nd)
-		seen[e] = len(nodes) - 1
-		return len(nodes) - 1, nil
-	}
-	_, err := emit(e)
+		},
+	})
 	return nodes, err
 }
 

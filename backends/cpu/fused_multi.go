@@ -119,55 +119,33 @@ type fusedProgram struct {
 }
 
 func compileFused(trees []*fusion.Expr, nIn int) (fusedProgram, error) {
-	var p fusedProgram
-	slot := map[*fusion.Expr]int{}
-	var emit func(e *fusion.Expr) (int, error)
-	emit = func(e *fusion.Expr) (int, error) {
-		if s, ok := slot[e]; ok {
-			return s, nil
-		}
-		var in fusedInstr
-		switch e.Op {
-		case "":
-			if e.Arg < 0 || e.Arg >= nIn {
-				return 0, fmt.Errorf("cpu: fused leaf reads input %d of %d", e.Arg, nIn)
+	code, outs, err := compileExprs(trees, nIn, exprNodes[fusedInstr]{
+		leaf:     func(arg int) fusedInstr { return fusedInstr{op: opLeaf, arg: arg} },
+		constant: func(v float64) fusedInstr { return fusedInstr{op: opConst, val: v, scalar: true} },
+		operator: fusedOperator,
+		operands: func(in *fusedInstr, args []int, code []fusedInstr) {
+			in.a, in.scalar = args[0], code[args[0]].scalar
+			if len(args) == 2 {
+				in.b = args[1]
+				in.scalar = in.scalar && code[in.b].scalar
 			}
-			in = fusedInstr{op: opLeaf, arg: e.Arg}
-		case fusion.Const:
-			in = fusedInstr{op: opConst, val: e.Value, scalar: true}
-		default:
-			op, ok := fusedOps[e.Op]
-			if !ok || len(e.Attrs) > 0 {
-				return 0, fmt.Errorf("cpu: %s is not fused", e.Op)
-			}
-			unary := op == opNeg || op == opSqrt
-			if (unary && len(e.Args) != 1) || (!unary && len(e.Args) != 2) {
-				return 0, fmt.Errorf("cpu: fused %s with %d operands", e.Op, len(e.Args))
-			}
-			a, err := emit(e.Args[0])
-			if err != nil {
-				return 0, err
-			}
-			in = fusedInstr{op: op, a: a, scalar: p.code[a].scalar}
-			if !unary {
-				if in.b, err = emit(e.Args[1]); err != nil {
-					return 0, err
-				}
-				in.scalar = in.scalar && p.code[in.b].scalar
-			}
-		}
-		p.code = append(p.code, in)
-		slot[e] = len(p.code) - 1
-		return len(p.code) - 1, nil
+		},
+	})
+	return fusedProgram{code: code, outs: outs}, err
+}
+
+// fusedOperator is the instruction of e's op, whose operands it checks
+// (their slots come later).
+func fusedOperator(e *fusion.Expr) (fusedInstr, error) {
+	op, ok := fusedOps[e.Op]
+	if !ok || len(e.Attrs) > 0 {
+		return fusedInstr{}, fmt.Errorf("cpu: %s is not fused", e.Op)
 	}
-	for _, t := range trees {
-		s, err := emit(t)
-		if err != nil {
-			return fusedProgram{}, err
-		}
-		p.outs = append(p.outs, s)
+	unary := op == opNeg || op == opSqrt
+	if (unary && len(e.Args) != 1) || (!unary && len(e.Args) != 2) {
+		return fusedInstr{}, fmt.Errorf("cpu: fused %s with %d operands", e.Op, len(e.Args))
 	}
-	return p, nil
+	return fusedInstr{op: op}, nil
 }
 
 type fusedFloat interface{ ~float32 | ~float64 }

@@ -114,6 +114,10 @@ func gemmF32Run(parallel, transA, transB bool, m, n, k int, alpha float32, a []f
 	if m <= 0 || n <= 0 {
 		return
 	}
+	if gemmFewRowsFits(transA, transB, m, n, k) {
+		gemmFewRowsTransB(parallel, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
 	blocked := k > 0 && alpha != 0 && m*n*k > gemmSmall && m != 1 && n != 1
 	split := parallel && m*n <= gemmSplitMaxMN && k >= 2*gemmSplitPiece
 	if blocked && !split {

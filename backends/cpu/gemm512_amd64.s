@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "gemm_amd64.h"
 
 // The AVX-512 micro-kernels: 8 rows of A broadcast against 32 columns of B
 // in two zmm registers, sixteen accumulators - twice the fused
@@ -7,59 +8,91 @@
 // element is the same chain of fused multiply-adds in k order as in the
 // AVX2 kernels, so results equal theirs bit for bit.
 
+// Both kernels run the same k step and hold the same sixteen accumulators,
+// so the step and the clearing are written once, as macros (as in
+// gemm_amd64.s): a change to the schedule then reaches both.
+
+// ZERO_ACC_8x32 clears the accumulators Z0-Z15 (row i in Z(2i), Z(2i+1)).
+#define ZERO_ACC_8x32 \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	VPXORD Z6, Z6, Z6; \
+	VPXORD Z7, Z7, Z7; \
+	VPXORD Z8, Z8, Z8; \
+	VPXORD Z9, Z9, Z9; \
+	VPXORD Z10, Z10, Z10; \
+	VPXORD Z11, Z11, Z11; \
+	VPXORD Z12, Z12, Z12; \
+	VPXORD Z13, Z13, Z13; \
+	VPXORD Z14, Z14, Z14; \
+	VPXORD Z15, Z15, Z15
+
+// ROW_8x32(k, i, b, lo, hi) broadcasts A's value for row i of k step k
+// into b and fused-multiply-adds it with B's step (Z24:Z25) into lo:hi, row
+// i's accumulators. STEP_8x32 gives the rows the broadcast registers
+// Z26-Z29 in turn, as the hand-written kernel did.
+#define ROW_8x32(k, i, b, lo, hi) \
+	VBROADCASTSS (32*k+4*i)(SI), b; \
+	VFMADD231PS Z24, b, lo; \
+	VFMADD231PS Z25, b, hi
+
+// STEP_8x32(k) is k step k (counted from SI and DI): B's 32 values of the
+// step in Z24:Z25 against A's 8 values.
+#define STEP_8x32(k) \
+	VMOVUPS (128*k)(DI), Z24; \
+	VMOVUPS (128*k+64)(DI), Z25; \
+	ROW_8x32(k, 0, Z26, Z0, Z1); \
+	ROW_8x32(k, 1, Z27, Z2, Z3); \
+	ROW_8x32(k, 2, Z28, Z4, Z5); \
+	ROW_8x32(k, 3, Z29, Z6, Z7); \
+	ROW_8x32(k, 4, Z26, Z8, Z9); \
+	ROW_8x32(k, 5, Z27, Z10, Z11); \
+	ROW_8x32(k, 6, Z28, Z12, Z13); \
+	ROW_8x32(k, 7, Z29, Z14, Z15)
+
+// EACH_C_ROW(ROW) applies ROW(lo, hi) to the 8 rows of the C tile in
+// order, R9 walking from DX by the row stride R8; ADD_C_ROW adds a row of
+// C into its accumulators, STORE_C_ROW writes them back.
+#define EACH_C_ROW(ROW) \
+	MOVQ DX, R9; \
+	ROW(Z0, Z1); \
+	ADDQ R8, R9; \
+	ROW(Z2, Z3); \
+	ADDQ R8, R9; \
+	ROW(Z4, Z5); \
+	ADDQ R8, R9; \
+	ROW(Z6, Z7); \
+	ADDQ R8, R9; \
+	ROW(Z8, Z9); \
+	ADDQ R8, R9; \
+	ROW(Z10, Z11); \
+	ADDQ R8, R9; \
+	ROW(Z12, Z13); \
+	ADDQ R8, R9; \
+	ROW(Z14, Z15)
+
+#define ADD_C_ROW(lo, hi) \
+	VADDPS (R9), lo, lo; \
+	VADDPS 64(R9), hi, hi
+
+#define STORE_C_ROW(lo, hi) \
+	VMOVUPS lo, (R9); \
+	VMOVUPS hi, 64(R9)
+
 // func gemmMicro8x32AVX512(ap, bp *float32, kp int, tile *float32)
 // tile[i*32+j] = sum over p < kp of ap[p*8+i] * bp[p*32+j].
 TEXT ·gemmMicro8x32AVX512(SB), NOSPLIT, $0-32
-	MOVQ ap+0(FP), SI
-	MOVQ bp+8(FP), DI
-	MOVQ kp+16(FP), CX
-	MOVQ tile+24(FP), DX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	LOAD_TILE_ARGS
+	ZERO_ACC_8x32
 	TESTQ CX, CX
 	JEQ done
 
 loop:
-	VMOVUPS (DI), Z24
-	VMOVUPS 64(DI), Z25
-	VBROADCASTSS (SI), Z26
-	VFMADD231PS Z24, Z26, Z0
-	VFMADD231PS Z25, Z26, Z1
-	VBROADCASTSS 4(SI), Z27
-	VFMADD231PS Z24, Z27, Z2
-	VFMADD231PS Z25, Z27, Z3
-	VBROADCASTSS 8(SI), Z28
-	VFMADD231PS Z24, Z28, Z4
-	VFMADD231PS Z25, Z28, Z5
-	VBROADCASTSS 12(SI), Z29
-	VFMADD231PS Z24, Z29, Z6
-	VFMADD231PS Z25, Z29, Z7
-	VBROADCASTSS 16(SI), Z26
-	VFMADD231PS Z24, Z26, Z8
-	VFMADD231PS Z25, Z26, Z9
-	VBROADCASTSS 20(SI), Z27
-	VFMADD231PS Z24, Z27, Z10
-	VFMADD231PS Z25, Z27, Z11
-	VBROADCASTSS 24(SI), Z28
-	VFMADD231PS Z24, Z28, Z12
-	VFMADD231PS Z25, Z28, Z13
-	VBROADCASTSS 28(SI), Z29
-	VFMADD231PS Z24, Z29, Z14
-	VFMADD231PS Z25, Z29, Z15
+	STEP_8x32(0)
 	ADDQ $32, SI
 	ADDQ $128, DI
 	DECQ CX
@@ -90,84 +123,14 @@ done:
 // with row stride ldc: C = 0 + alpha*product, or with accumulate
 // C += alpha*product (gemmMicro4x16AVX2C's contract).
 TEXT ·gemmMicro8x32AVX512C(SB), NOSPLIT, $0-56
-	MOVQ ap+0(FP), SI
-	MOVQ bp+8(FP), DI
-	MOVQ kp+16(FP), CX
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
-	SHLQ $2, R8
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	LOAD_FULL_ARGS
+	ZERO_ACC_8x32
 	SHRQ $1, CX
 	JEQ epilogue
 
 loopc:
-	VMOVUPS (DI), Z24
-	VMOVUPS 64(DI), Z25
-	VBROADCASTSS (SI), Z26
-	VFMADD231PS Z24, Z26, Z0
-	VFMADD231PS Z25, Z26, Z1
-	VBROADCASTSS 4(SI), Z27
-	VFMADD231PS Z24, Z27, Z2
-	VFMADD231PS Z25, Z27, Z3
-	VBROADCASTSS 8(SI), Z28
-	VFMADD231PS Z24, Z28, Z4
-	VFMADD231PS Z25, Z28, Z5
-	VBROADCASTSS 12(SI), Z29
-	VFMADD231PS Z24, Z29, Z6
-	VFMADD231PS Z25, Z29, Z7
-	VBROADCASTSS 16(SI), Z26
-	VFMADD231PS Z24, Z26, Z8
-	VFMADD231PS Z25, Z26, Z9
-	VBROADCASTSS 20(SI), Z27
-	VFMADD231PS Z24, Z27, Z10
-	VFMADD231PS Z25, Z27, Z11
-	VBROADCASTSS 24(SI), Z28
-	VFMADD231PS Z24, Z28, Z12
-	VFMADD231PS Z25, Z28, Z13
-	VBROADCASTSS 28(SI), Z29
-	VFMADD231PS Z24, Z29, Z14
-	VFMADD231PS Z25, Z29, Z15
-	VMOVUPS 128(DI), Z24
-	VMOVUPS 192(DI), Z25
-	VBROADCASTSS 32(SI), Z26
-	VFMADD231PS Z24, Z26, Z0
-	VFMADD231PS Z25, Z26, Z1
-	VBROADCASTSS 36(SI), Z27
-	VFMADD231PS Z24, Z27, Z2
-	VFMADD231PS Z25, Z27, Z3
-	VBROADCASTSS 40(SI), Z28
-	VFMADD231PS Z24, Z28, Z4
-	VFMADD231PS Z25, Z28, Z5
-	VBROADCASTSS 44(SI), Z29
-	VFMADD231PS Z24, Z29, Z6
-	VFMADD231PS Z25, Z29, Z7
-	VBROADCASTSS 48(SI), Z26
-	VFMADD231PS Z24, Z26, Z8
-	VFMADD231PS Z25, Z26, Z9
-	VBROADCASTSS 52(SI), Z27
-	VFMADD231PS Z24, Z27, Z10
-	VFMADD231PS Z25, Z27, Z11
-	VBROADCASTSS 56(SI), Z28
-	VFMADD231PS Z24, Z28, Z12
-	VFMADD231PS Z25, Z28, Z13
-	VBROADCASTSS 60(SI), Z29
-	VFMADD231PS Z24, Z29, Z14
-	VFMADD231PS Z25, Z29, Z15
+	STEP_8x32(0)
+	STEP_8x32(1)
 	ADDQ $64, SI
 	ADDQ $256, DI
 	DECQ CX
@@ -214,55 +177,9 @@ epilogue:
 	JMP store
 
 add:
-	MOVQ DX, R9
-	VADDPS (R9), Z0, Z0
-	VADDPS 64(R9), Z1, Z1
-	ADDQ R8, R9
-	VADDPS (R9), Z2, Z2
-	VADDPS 64(R9), Z3, Z3
-	ADDQ R8, R9
-	VADDPS (R9), Z4, Z4
-	VADDPS 64(R9), Z5, Z5
-	ADDQ R8, R9
-	VADDPS (R9), Z6, Z6
-	VADDPS 64(R9), Z7, Z7
-	ADDQ R8, R9
-	VADDPS (R9), Z8, Z8
-	VADDPS 64(R9), Z9, Z9
-	ADDQ R8, R9
-	VADDPS (R9), Z10, Z10
-	VADDPS 64(R9), Z11, Z11
-	ADDQ R8, R9
-	VADDPS (R9), Z12, Z12
-	VADDPS 64(R9), Z13, Z13
-	ADDQ R8, R9
-	VADDPS (R9), Z14, Z14
-	VADDPS 64(R9), Z15, Z15
+	EACH_C_ROW(ADD_C_ROW)
 
 store:
-	MOVQ DX, R9
-	VMOVUPS Z0, (R9)
-	VMOVUPS Z1, 64(R9)
-	ADDQ R8, R9
-	VMOVUPS Z2, (R9)
-	VMOVUPS Z3, 64(R9)
-	ADDQ R8, R9
-	VMOVUPS Z4, (R9)
-	VMOVUPS Z5, 64(R9)
-	ADDQ R8, R9
-	VMOVUPS Z6, (R9)
-	VMOVUPS Z7, 64(R9)
-	ADDQ R8, R9
-	VMOVUPS Z8, (R9)
-	VMOVUPS Z9, 64(R9)
-	ADDQ R8, R9
-	VMOVUPS Z10, (R9)
-	VMOVUPS Z11, 64(R9)
-	ADDQ R8, R9
-	VMOVUPS Z12, (R9)
-	VMOVUPS Z13, 64(R9)
-	ADDQ R8, R9
-	VMOVUPS Z14, (R9)
-	VMOVUPS Z15, 64(R9)
+	EACH_C_ROW(STORE_C_ROW)
 	VZEROUPPER
 	RET

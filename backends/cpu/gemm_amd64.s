@@ -1,39 +1,51 @@
 #include "textflag.h"
+#include "gemm_amd64.h"
+
+// Both kernels run the same k step and hold the same eight accumulators,
+// so the step and the clearing are written once, as macros: a change to the
+// schedule then reaches both, which must keep agreeing bit for bit.
+
+// ZERO_ACC_4x16 clears the accumulators Y0-Y7 (row i in Y(2i), Y(2i+1)).
+#define ZERO_ACC_4x16 \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7
+
+// STEP_4x16(k) is k step k (counted from SI and DI): B's 16 values of the
+// step in Y8:Y9, each of A's 4 values broadcast into its own register and
+// fused-multiply-added into its row's two accumulators.
+#define STEP_4x16(k) \
+	VMOVUPS (64*k)(DI), Y8; \
+	VMOVUPS (64*k+32)(DI), Y9; \
+	VBROADCASTSS (16*k)(SI), Y10; \
+	VFMADD231PS Y8, Y10, Y0; \
+	VFMADD231PS Y9, Y10, Y1; \
+	VBROADCASTSS (16*k+4)(SI), Y11; \
+	VFMADD231PS Y8, Y11, Y2; \
+	VFMADD231PS Y9, Y11, Y3; \
+	VBROADCASTSS (16*k+8)(SI), Y12; \
+	VFMADD231PS Y8, Y12, Y4; \
+	VFMADD231PS Y9, Y12, Y5; \
+	VBROADCASTSS (16*k+12)(SI), Y13; \
+	VFMADD231PS Y8, Y13, Y6; \
+	VFMADD231PS Y9, Y13, Y7
 
 // func gemmMicro4x16AVX2(ap, bp *float32, kp int, tile *float32)
 // tile[i*16+j] = sum over p < kp of ap[p*4+i] * bp[p*16+j], each step one
 // fused multiply-add per element, in k order.
 TEXT ·gemmMicro4x16AVX2(SB), NOSPLIT, $0-32
-	MOVQ ap+0(FP), SI
-	MOVQ bp+8(FP), DI
-	MOVQ kp+16(FP), CX
-	MOVQ tile+24(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	LOAD_TILE_ARGS
+	ZERO_ACC_4x16
 	TESTQ CX, CX
 	JEQ done
 
 loop:
-	VMOVUPS (DI), Y8
-	VMOVUPS 32(DI), Y9
-	VBROADCASTSS (SI), Y10
-	VFMADD231PS Y8, Y10, Y0
-	VFMADD231PS Y9, Y10, Y1
-	VBROADCASTSS 4(SI), Y11
-	VFMADD231PS Y8, Y11, Y2
-	VFMADD231PS Y9, Y11, Y3
-	VBROADCASTSS 8(SI), Y12
-	VFMADD231PS Y8, Y12, Y4
-	VFMADD231PS Y9, Y12, Y5
-	VBROADCASTSS 12(SI), Y13
-	VFMADD231PS Y8, Y13, Y6
-	VFMADD231PS Y9, Y13, Y7
+	STEP_4x16(0)
 	ADDQ $16, SI
 	ADDQ $64, DI
 	DECQ CX
@@ -57,52 +69,14 @@ done:
 // accumulate C += alpha*product, what gemmMacroKernel's Go loop does with
 // the tile buffer, without the buffer's round trip.
 TEXT ·gemmMicro4x16AVX2C(SB), NOSPLIT, $0-56
-	MOVQ ap+0(FP), SI
-	MOVQ bp+8(FP), DI
-	MOVQ kp+16(FP), CX
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
-	SHLQ $2, R8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	LOAD_FULL_ARGS
+	ZERO_ACC_4x16
 	SHRQ $1, CX
 	JEQ epilogue
 
 loopc:
-	VMOVUPS (DI), Y8
-	VMOVUPS 32(DI), Y9
-	VBROADCASTSS (SI), Y10
-	VFMADD231PS Y8, Y10, Y0
-	VFMADD231PS Y9, Y10, Y1
-	VBROADCASTSS 4(SI), Y11
-	VFMADD231PS Y8, Y11, Y2
-	VFMADD231PS Y9, Y11, Y3
-	VBROADCASTSS 8(SI), Y12
-	VFMADD231PS Y8, Y12, Y4
-	VFMADD231PS Y9, Y12, Y5
-	VBROADCASTSS 12(SI), Y13
-	VFMADD231PS Y8, Y13, Y6
-	VFMADD231PS Y9, Y13, Y7
-	VMOVUPS 64(DI), Y8
-	VMOVUPS 96(DI), Y9
-	VBROADCASTSS 16(SI), Y10
-	VFMADD231PS Y8, Y10, Y0
-	VFMADD231PS Y9, Y10, Y1
-	VBROADCASTSS 20(SI), Y11
-	VFMADD231PS Y8, Y11, Y2
-	VFMADD231PS Y9, Y11, Y3
-	VBROADCASTSS 24(SI), Y12
-	VFMADD231PS Y8, Y12, Y4
-	VFMADD231PS Y9, Y12, Y5
-	VBROADCASTSS 28(SI), Y13
-	VFMADD231PS Y8, Y13, Y6
-	VFMADD231PS Y9, Y13, Y7
+	STEP_4x16(0)
+	STEP_4x16(1)
 	ADDQ $32, SI
 	ADDQ $128, DI
 	DECQ CX

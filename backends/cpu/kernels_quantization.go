@@ -39,37 +39,38 @@ func dequantizeInt8x4Kernel(k *core.KernelCall) error {
 }
 
 func quantizeKernel(k *core.KernelCall) error {
-	x, out := k.Inputs[0], k.Outputs[0]
-	shape := x.Shape()
-	p, err := oprules.ParseQuantParams(shape, out.DType(), k.Attrs)
-	if err != nil {
-		return err
-	}
-	vals := readF64(x)
-	q := tempI64(len(vals))
-	parallelFor(len(vals), 8, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			q[i] = p.Quantize(float32(vals[i]), p.Channel(shape, i))
-		}
-	})
-	writeI64(out, q)
-	return nil
+	return quantMap(k, k.Outputs[0].DType(), readF64, tempI64, writeI64,
+		func(p oprules.QuantParams, x float64, channel int) int64 {
+			return p.Quantize(float32(x), channel)
+		})
 }
 
 func dequantizeKernel(k *core.KernelCall) error {
-	q, out := k.Inputs[0], k.Outputs[0]
-	shape := q.Shape()
-	p, err := oprules.ParseQuantParams(shape, q.DType(), k.Attrs)
+	return quantMap(k, k.Inputs[0].DType(), readI64, tempF64, writeF64,
+		func(p oprules.QuantParams, q int64, channel int) float64 {
+			return float64(p.Dequantize(q, channel))
+		})
+}
+
+// quantMap is quantize's and dequantize's kernel: the parameters for the
+// integer dtype intType parsed from the call's attributes, then fn on
+// every element of the input (in parallel) with its channel.
+func quantMap[S, D int64 | float64](k *core.KernelCall, intType core.DType,
+	read func(*core.Tensor) []S, temp func(int) []D, write func(*core.Tensor, []D),
+	fn func(p oprules.QuantParams, x S, channel int) D) error {
+	in, out := k.Inputs[0], k.Outputs[0]
+	shape := in.Shape()
+	p, err := oprules.ParseQuantParams(shape, intType, k.Attrs)
 	if err != nil {
 		return err
 	}
-	ints := readI64(q)
-	vals := tempF64(len(ints))
-	parallelFor(len(ints), 8, func(lo, hi int) {
+	src := read(in)
+	dst := temp(len(src))
+	parallelFor(len(src), 8, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			vals[i] = float64(p.Dequantize(ints[i], p.Channel(shape, i)))
+			dst[i] = fn(p, src[i], p.Channel(shape, i))
 		}
 	})
-	writeF64(out, vals)
+	write(out, dst)
 	return nil
 }

@@ -24,24 +24,9 @@ func nnF32(vals []float64, shape ...int) *core.Tensor {
 
 func nnI64(vals []int64, shape ...int) *core.Tensor { return core.FromSlice(vals, core.Shape(shape)) }
 
-func nnVals(t *testing.T, x *core.Tensor) []float64 {
-	t.Helper()
-	require.NoError(t, x.Err())
-	v, err := x.Float64s()
-	require.NoError(t, err)
-	return v
-}
-
-func nnRun(t *testing.T, op string, a core.Attrs, in ...*core.Tensor) []*core.Tensor {
-	t.Helper()
-	outs, err := core.Call(op, in, a)
-	require.NoError(t, err)
-	return outs
-}
-
 func nnRun1(t *testing.T, op string, a core.Attrs, in ...*core.Tensor) []float64 {
 	t.Helper()
-	return nnVals(t, nnRun(t, op, a, in...)[0])
+	return f64s(t, callN(t, op, a, in...)[0])
 }
 
 // nnErr checks that a call fails with an error mentioning want (no panic).
@@ -70,7 +55,7 @@ func nnGrad(t *testing.T, x *core.Tensor, w *core.Tensor, f func(*core.Tensor) *
 	require.NoError(t, loss.Err())
 	require.NoError(t, loss.Backward())
 	require.NotNil(t, x.Grad())
-	return nnVals(t, x.Grad())
+	return f64s(t, x.Grad())
 }
 
 func TestSoftmaxHandValues(t *testing.T) {
@@ -105,8 +90,8 @@ func TestSoftmaxFastPathMatchesGeneral(t *testing.T) {
 	for _, op := range []string{"softmax", "log_softmax"} {
 		fast := nnRun1(t, op, nil, nnF32(vals, 64, 300))
 		general := nnRun1(t, op, nil, nnF64(vals, 64, 300))
-		strided := nnRun(t, "transpose", nil, nnRun(t, op, core.Attrs{"axis": 0}, nnRun(t, "transpose", nil, nnF32(vals, 64, 300))[0])[0])[0]
-		sv := nnVals(t, strided)
+		strided := callN(t, "transpose", nil, callN(t, op, core.Attrs{"axis": 0}, callN(t, "transpose", nil, nnF32(vals, 64, 300))[0])[0])[0]
+		sv := f64s(t, strided)
 		for i := range general {
 			require.InDelta(t, general[i], fast[i], 1e-6*(1+math.Abs(general[i])), "%s element %d", op, i)
 			require.InDelta(t, general[i], sv[i], 1e-6*(1+math.Abs(general[i])), "%s strided element %d", op, i)
@@ -156,7 +141,7 @@ func TestDropoutMaskAndScale(t *testing.T) {
 		return core.Call1("dropout", a, v)
 	})
 	assert.InDeltaSlice(t, got, g, 1e-6, "the gradient is the same mask and scale")
-	assert.Equal(t, nnVals(t, x), nnRun1(t, "dropout", core.Attrs{"p": p, "training": false}, x))
+	assert.Equal(t, f64s(t, x), nnRun1(t, "dropout", core.Attrs{"p": p, "training": false}, x))
 	for _, v := range nnRun1(t, "dropout", core.Attrs{"p": 1.0}, x) {
 		assert.Zero(t, v)
 	}
@@ -215,8 +200,8 @@ func TestLayerNormGradients(t *testing.T) {
 	w.SetRequiresGrad(true)
 	loss := core.Call1("sum", nil, core.Call1("layer_norm", a, nnF64(xv, 3, 4), w, b))
 	require.NoError(t, loss.Backward())
-	assert.Equal(t, []float64{3, 3, 3, 3}, nnVals(t, b.Grad()), "each bias feeds one element per row")
-	dw := nnVals(t, w.Grad())
+	assert.Equal(t, []float64{3, 3, 3, 3}, f64s(t, b.Grad()), "each bias feeds one element per row")
+	dw := f64s(t, w.Grad())
 	var total float64
 	for _, v := range dw {
 		total += v
@@ -253,27 +238,27 @@ func TestGroupNormMatchesLayerNormOfGroups(t *testing.T) {
 func TestBatchNormTrainingAndEval(t *testing.T) {
 	x := nnF64([]float64{1, 2, 3, 6}, 2, 2)
 	rm, rv := nnF64([]float64{0, 1}, 2), nnF64([]float64{1, 1}, 2)
-	outs := nnRun(t, "batch_norm", core.Attrs{"training": true, "eps": 0}, x, rm, rv)
-	assert.InDeltaSlice(t, []float64{-1, -1, 1, 1}, nnVals(t, outs[0]), 1e-15)
+	outs := callN(t, "batch_norm", core.Attrs{"training": true, "eps": 0}, x, rm, rv)
+	assert.InDeltaSlice(t, []float64{-1, -1, 1, 1}, f64s(t, outs[0]), 1e-15)
 	// Batch means 2 and 4; unbiased variances 2 and 8.
-	assert.InDeltaSlice(t, []float64{0.2, 1.3}, nnVals(t, outs[1]), 1e-15)
-	assert.InDeltaSlice(t, []float64{0.9 + 0.2, 0.9 + 0.8}, nnVals(t, outs[2]), 1e-15)
-	outs = nnRun(t, "batch_norm", core.Attrs{"training": true}, x)
-	assert.Equal(t, []float64{2, 4}, nnVals(t, outs[1]), "no running stats: the batch mean")
-	assert.Equal(t, []float64{2, 8}, nnVals(t, outs[2]), "and the unbiased batch variance")
-	outs = nnRun(t, "batch_norm", core.Attrs{"eps": 0}, x, rm, nnF64([]float64{4, 1}, 2), nil, nnF64([]float64{1, 0}, 2))
-	assert.InDeltaSlice(t, []float64{1.5, 1, 2.5, 5}, nnVals(t, outs[0]), 1e-15)
-	assert.Equal(t, []float64{0, 1}, nnVals(t, outs[1]), "eval returns the running stats unchanged")
+	assert.InDeltaSlice(t, []float64{0.2, 1.3}, f64s(t, outs[1]), 1e-15)
+	assert.InDeltaSlice(t, []float64{0.9 + 0.2, 0.9 + 0.8}, f64s(t, outs[2]), 1e-15)
+	outs = callN(t, "batch_norm", core.Attrs{"training": true}, x)
+	assert.Equal(t, []float64{2, 4}, f64s(t, outs[1]), "no running stats: the batch mean")
+	assert.Equal(t, []float64{2, 8}, f64s(t, outs[2]), "and the unbiased batch variance")
+	outs = callN(t, "batch_norm", core.Attrs{"eps": 0}, x, rm, nnF64([]float64{4, 1}, 2), nil, nnF64([]float64{1, 0}, 2))
+	assert.InDeltaSlice(t, []float64{1.5, 1, 2.5, 5}, f64s(t, outs[0]), 1e-15)
+	assert.Equal(t, []float64{0, 1}, f64s(t, outs[1]), "eval returns the running stats unchanged")
 }
 
 func TestBatchNormGradientThroughRunningStats(t *testing.T) {
 	// d/dx of sum(new_running_mean) is momentum/count for every element.
 	x := nnF64(nnRandom(6, 4), 3, 2)
 	x.SetRequiresGrad(true)
-	outs := nnRun(t, "batch_norm", core.Attrs{"training": true, "momentum": 0.25}, x, nnF64([]float64{0, 0}, 2), nnF64([]float64{1, 1}, 2))
+	outs := callN(t, "batch_norm", core.Attrs{"training": true, "momentum": 0.25}, x, nnF64([]float64{0, 0}, 2), nnF64([]float64{1, 1}, 2))
 	loss := core.Call1("sum", nil, outs[1])
 	require.NoError(t, loss.Backward())
-	assert.InDeltaSlice(t, []float64{0.25 / 3, 0.25 / 3, 0.25 / 3, 0.25 / 3, 0.25 / 3, 0.25 / 3}, nnVals(t, x.Grad()), 1e-15)
+	assert.InDeltaSlice(t, []float64{0.25 / 3, 0.25 / 3, 0.25 / 3, 0.25 / 3, 0.25 / 3, 0.25 / 3}, f64s(t, x.Grad()), 1e-15)
 }
 
 func TestAttentionHandValues(t *testing.T) {
@@ -300,7 +285,7 @@ func TestAttentionHandValues(t *testing.T) {
 
 func TestAttentionBroadcastsBatchDims(t *testing.T) {
 	qv, kv, vv := nnRandom(2*3*4, 1), nnRandom(5*4, 2), nnRandom(5*2, 3)
-	got := nnVals(t, nnRun(t, "scaled_dot_product_attention", nil, nnF32(qv, 2, 3, 4), nnF32(kv, 1, 5, 4), nnF32(vv, 5, 2))[0])
+	got := f64s(t, callN(t, "scaled_dot_product_attention", nil, nnF32(qv, 2, 3, 4), nnF32(kv, 1, 5, 4), nnF32(vv, 5, 2))[0])
 	require.Len(t, got, 2*3*2)
 	for b := 0; b < 2; b++ {
 		one := nnRun1(t, "scaled_dot_product_attention", nil, nnF32(qv[b*12:(b+1)*12], 3, 4), nnF32(kv, 5, 4), nnF32(vv, 5, 2))

@@ -16,22 +16,6 @@ import (
 // the layouts and sizes the reference samples are too small to reach (the
 // packed GEMM path, transposed views), gradients, and error cases.
 
-func rlValues(t *testing.T, x *core.Tensor) []float64 {
-	t.Helper()
-	require.NoError(t, x.Err())
-	v, err := x.Float64s()
-	require.NoError(t, err)
-	return v
-}
-
-func rlInts(t *testing.T, x *core.Tensor) []int64 {
-	t.Helper()
-	require.NoError(t, x.Err())
-	v, err := x.Int64s()
-	require.NoError(t, err)
-	return v
-}
-
 func rlRandF32(rng *rand.Rand, shape ...int) *core.Tensor {
 	s := core.Shape(shape)
 	v := make([]float32, s.Numel())
@@ -71,14 +55,14 @@ func TestMatmulPackedPathAndTransposedViews(t *testing.T) {
 	for _, dims := range [][3]int{{37, 300, 45}, {130, 70, 9}, {1, 513, 17}, {65, 257, 1}, {3, 5, 1030}, {10, 8237, 6}, {70, 12289, 9}} {
 		m, k, n := dims[0], dims[1], dims[2]
 		a, b := rlRandF32(rng, m, k), rlRandF32(rng, k, n)
-		want := rlNaiveMatmul(rlValues(t, a), rlValues(t, b), m, k, n)
+		want := rlNaiveMatmul(f64s(t, a), f64s(t, b), m, k, n)
 		// Store the transposes densely, then view them back: gemm then
 		// reads the operands with trans flags set.
 		at := rlCall(t, "transpose", nil, rlCall(t, "contiguous", nil, rlCall(t, "transpose", nil, a)))
 		bt := rlCall(t, "transpose", nil, rlCall(t, "contiguous", nil, rlCall(t, "transpose", nil, b)))
 		require.False(t, at.IsContiguous() && m > 1 && k > 1)
 		for name, pair := range map[string][2]*core.Tensor{"nn": {a, b}, "tn": {at, b}, "nt": {a, bt}, "tt": {at, bt}} {
-			got := rlValues(t, rlCall(t, "matmul", nil, pair[0], pair[1]))
+			got := f64s(t, rlCall(t, "matmul", nil, pair[0], pair[1]))
 			require.Len(t, got, m*n)
 			for i := range want {
 				require.InDelta(t, want[i], got[i], 1e-4*math.Sqrt(float64(k)), "%v %s at %d", dims, name, i)
@@ -92,29 +76,29 @@ func TestMatmulBatchedBroadcastAndVectors(t *testing.T) {
 	b := core.FromSlice([]float32{1, 0, 0, 1, 1, 1, 2, 0, 0, 2, 1, 1}, core.Shape{2, 3, 2}) // batch [2] of 3x2
 	y := rlCall(t, "matmul", nil, a, b)
 	assert.Equal(t, core.Shape{2, 2, 1, 2}, y.Shape())
-	assert.Equal(t, []float64{4, 5, 5, 7, 10, 11, 14, 16}, rlValues(t, y))
+	assert.Equal(t, []float64{4, 5, 5, 7, 10, 11, 14, 16}, f64s(t, y))
 
 	v := core.FromSlice([]float64{1, 2, 3}, core.Shape{3})
 	m := core.FromSlice([]float64{1, 2, 3, 4, 5, 6}, core.Shape{2, 3})
-	assert.Equal(t, []float64{14, 32}, rlValues(t, rlCall(t, "matmul", nil, m, v)))
+	assert.Equal(t, []float64{14, 32}, f64s(t, rlCall(t, "matmul", nil, m, v)))
 	dot := rlCall(t, "matmul", nil, v, v)
 	assert.Equal(t, core.Shape{}, dot.Shape())
-	assert.Equal(t, []float64{14}, rlValues(t, dot))
+	assert.Equal(t, []float64{14}, f64s(t, dot))
 
 	ints := core.FromSlice([]int32{1, 2, 3, 4}, core.Shape{2, 2})
 	sq := rlCall(t, "matmul", nil, ints, ints)
 	assert.Equal(t, core.I32, sq.DType())
-	assert.Equal(t, []int64{7, 10, 15, 22}, rlInts(t, sq))
+	assert.Equal(t, []int64{7, 10, 15, 22}, i64s(t, sq))
 
 	empty := rlCall(t, "matmul", nil, core.Zeros(core.Shape{2, 0}, core.F32), core.Zeros(core.Shape{0, 3}, core.F32))
-	assert.Equal(t, []float64{0, 0, 0, 0, 0, 0}, rlValues(t, empty))
+	assert.Equal(t, []float64{0, 0, 0, 0, 0, 0}, f64s(t, empty))
 }
 
 func TestMatmulManySmallBatches(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	a, b := rlRandF32(rng, 40, 7, 5), rlRandF32(rng, 5, 6)
-	got := rlValues(t, rlCall(t, "matmul", nil, a, b))
-	av, bv := rlValues(t, a), rlValues(t, b)
+	got := f64s(t, rlCall(t, "matmul", nil, a, b))
+	av, bv := f64s(t, a), f64s(t, b)
 	for i := 0; i < 40; i++ {
 		want := rlNaiveMatmul(av[i*35:(i+1)*35], bv, 7, 5, 6)
 		assert.InDeltaSlice(t, want, got[i*42:(i+1)*42], 1e-5)
@@ -127,16 +111,16 @@ func TestMatmulGradients(t *testing.T) {
 	y := rlCall(t, "sum", nil, rlCall(t, "matmul", nil, a, v))
 	require.NoError(t, y.Backward())
 	// d/da sum(a v) = 1 vᵀ; d/dv = column sums of a.
-	assert.Equal(t, []float64{1, -1, 2, 1, -1, 2}, rlValues(t, a.Grad()))
-	assert.Equal(t, []float64{5, 7, 9}, rlValues(t, v.Grad()))
+	assert.Equal(t, []float64{1, -1, 2, 1, -1, 2}, f64s(t, a.Grad()))
+	assert.Equal(t, []float64{5, 7, 9}, f64s(t, v.Grad()))
 
 	x := core.FromSlice([]float64{1, 2, 3, 4}, core.Shape{2, 1, 2}).SetRequiresGrad(true)
 	w := core.FromSlice([]float64{1, 0, 2, 1}, core.Shape{2, 2}).SetRequiresGrad(true)
 	z := rlCall(t, "sum", nil, rlCall(t, "matmul", nil, x, w))
 	require.NoError(t, z.Backward())
-	assert.Equal(t, []float64{1, 3, 1, 3}, rlValues(t, x.Grad()))
+	assert.Equal(t, []float64{1, 3, 1, 3}, f64s(t, x.Grad()))
 	// w is shared by both batches: its gradient sums them.
-	assert.Equal(t, []float64{4, 4, 6, 6}, rlValues(t, w.Grad()))
+	assert.Equal(t, []float64{4, 4, 6, 6}, f64s(t, w.Grad()))
 }
 
 func TestMatmulErrors(t *testing.T) {
@@ -185,54 +169,54 @@ func TestReductionValues(t *testing.T) {
 		{"cumsum", core.Attrs{"axis": 1}, []float64{1, -1, 2, 4, 4, -2}},
 		{"cumprod", core.Attrs{"axis": -1}, []float64{1, -2, -6, 4, 0, 0}},
 	} {
-		got := rlValues(t, rlCall(t, tc.op, tc.attrs, x))
+		got := f64s(t, rlCall(t, tc.op, tc.attrs, x))
 		assert.InDeltaSlice(t, tc.want, got, 1e-12, "%s %v", tc.op, tc.attrs)
 	}
-	assert.Equal(t, []int64{2, 0}, rlInts(t, rlCall(t, "argmax", core.Attrs{"axis": 1}, x)))
-	assert.Equal(t, []int64{5}, rlInts(t, rlCall(t, "argmin", nil, x)))
+	assert.Equal(t, []int64{2, 0}, i64s(t, rlCall(t, "argmax", core.Attrs{"axis": 1}, x)))
+	assert.Equal(t, []int64{5}, i64s(t, rlCall(t, "argmin", nil, x)))
 	keep := rlCall(t, "argmax", core.Attrs{"keepdim": true}, x)
 	assert.Equal(t, core.Shape{1, 1}, keep.Shape())
-	assert.Equal(t, []int64{3}, rlInts(t, keep))
-	assert.Equal(t, []int64{0, 1}, rlInts(t, rlCall(t, "any", core.Attrs{"axes": []int{0}, "keepdim": true}, rlF64([]float64{0, 2, 0, 0}, 2, 2))))
-	assert.Equal(t, []int64{0, 1}, rlInts(t, rlCall(t, "all", core.Attrs{"axes": []int{1}}, rlF64([]float64{0, 2, math.NaN(), -1}, 2, 2))))
+	assert.Equal(t, []int64{3}, i64s(t, keep))
+	assert.Equal(t, []int64{0, 1}, i64s(t, rlCall(t, "any", core.Attrs{"axes": []int{0}, "keepdim": true}, rlF64([]float64{0, 2, 0, 0}, 2, 2))))
+	assert.Equal(t, []int64{0, 1}, i64s(t, rlCall(t, "all", core.Attrs{"axes": []int{1}}, rlF64([]float64{0, 2, math.NaN(), -1}, 2, 2))))
 	// Empty reductions give the identities.
 	empty := core.Zeros(core.Shape{2, 0}, core.F32)
-	assert.Equal(t, []int64{1, 1}, rlInts(t, rlCall(t, "all", core.Attrs{"axes": []int{1}}, empty)))
-	assert.Equal(t, []int64{0, 0}, rlInts(t, rlCall(t, "any", core.Attrs{"axes": []int{1}}, empty)))
-	assert.Equal(t, []float64{1, 1}, rlValues(t, rlCall(t, "prod", core.Attrs{"axes": []int{1}}, empty)))
-	assert.Equal(t, []float64{math.Inf(-1), math.Inf(-1)}, rlValues(t, rlCall(t, "logsumexp", core.Attrs{"axes": []int{1}}, empty)))
+	assert.Equal(t, []int64{1, 1}, i64s(t, rlCall(t, "all", core.Attrs{"axes": []int{1}}, empty)))
+	assert.Equal(t, []int64{0, 0}, i64s(t, rlCall(t, "any", core.Attrs{"axes": []int{1}}, empty)))
+	assert.Equal(t, []float64{1, 1}, f64s(t, rlCall(t, "prod", core.Attrs{"axes": []int{1}}, empty)))
+	assert.Equal(t, []float64{math.Inf(-1), math.Inf(-1)}, f64s(t, rlCall(t, "logsumexp", core.Attrs{"axes": []int{1}}, empty)))
 }
 
 func TestReductionsPropagateNaNAndInfinities(t *testing.T) {
 	x := rlF64([]float64{1, math.NaN(), 3, math.NaN(), 5, 7}, 2, 3)
-	assert.True(t, math.IsNaN(rlValues(t, rlCall(t, "max", nil, x))[0]))
-	mins := rlValues(t, rlCall(t, "min", core.Attrs{"axes": []int{0}}, x))
+	assert.True(t, math.IsNaN(f64s(t, rlCall(t, "max", nil, x))[0]))
+	mins := f64s(t, rlCall(t, "min", core.Attrs{"axes": []int{0}}, x))
 	assert.True(t, math.IsNaN(mins[0]) && math.IsNaN(mins[1]))
 	assert.Equal(t, 3.0, mins[2])
 	// The first NaN is the arg-extreme either way.
-	assert.Equal(t, []int64{1, 0}, rlInts(t, rlCall(t, "argmax", core.Attrs{"axis": 1}, x)))
-	assert.Equal(t, []int64{1}, rlInts(t, rlCall(t, "argmin", nil, x)))
+	assert.Equal(t, []int64{1, 0}, i64s(t, rlCall(t, "argmax", core.Attrs{"axis": 1}, x)))
+	assert.Equal(t, []int64{1}, i64s(t, rlCall(t, "argmin", nil, x)))
 	inf := rlF64([]float64{math.Inf(-1), math.Inf(-1), 1, math.Inf(1)}, 2, 2)
-	assert.Equal(t, []float64{math.Inf(-1), math.Inf(1)}, rlValues(t, rlCall(t, "logsumexp", core.Attrs{"axes": []int{1}}, inf)))
+	assert.Equal(t, []float64{math.Inf(-1), math.Inf(1)}, f64s(t, rlCall(t, "logsumexp", core.Attrs{"axes": []int{1}}, inf)))
 	big := rlF64([]float64{1000, 1000}, 2)
-	assert.InDelta(t, 1000+math.Ln2, rlValues(t, rlCall(t, "logsumexp", nil, big))[0], 1e-12)
+	assert.InDelta(t, 1000+math.Ln2, f64s(t, rlCall(t, "logsumexp", nil, big))[0], 1e-12)
 }
 
 func TestIntegerReductionsAreExact(t *testing.T) {
 	big := core.FromSlice([]int64{1<<62 + 1, 1<<62 + 3, 1<<62 + 2}, core.Shape{3})
-	assert.Equal(t, []int64{1<<62 + 3}, rlInts(t, rlCall(t, "max", nil, big)))
-	assert.Equal(t, []int64{1}, rlInts(t, rlCall(t, "argmax", nil, big)))
-	assert.Equal(t, []int64{0}, rlInts(t, rlCall(t, "argmin", nil, big)))
+	assert.Equal(t, []int64{1<<62 + 3}, i64s(t, rlCall(t, "max", nil, big)))
+	assert.Equal(t, []int64{1}, i64s(t, rlCall(t, "argmax", nil, big)))
+	assert.Equal(t, []int64{0}, i64s(t, rlCall(t, "argmin", nil, big)))
 	small := core.FromSlice([]int32{100000, 100000, -3}, core.Shape{3})
 	p := rlCall(t, "prod", nil, small)
 	assert.Equal(t, core.I64, p.DType())
-	assert.Equal(t, []int64{-30000000000}, rlInts(t, p))
+	assert.Equal(t, []int64{-30000000000}, i64s(t, p))
 	c := rlCall(t, "cumsum", core.Attrs{"axis": 0}, core.FromSlice([]bool{true, false, true}, core.Shape{3}))
 	assert.Equal(t, core.I64, c.DType())
-	assert.Equal(t, []int64{1, 1, 2}, rlInts(t, c))
+	assert.Equal(t, []int64{1, 1, 2}, i64s(t, c))
 	u := rlCall(t, "max", nil, core.FromSlice([]uint8{3, 250, 7}, core.Shape{3}))
 	assert.Equal(t, core.U8, u.DType())
-	assert.Equal(t, []int64{250}, rlInts(t, u))
+	assert.Equal(t, []int64{250}, i64s(t, u))
 }
 
 // rlGrad returns the gradient of sum(op(x)) at x.
@@ -240,7 +224,7 @@ func rlGrad(t *testing.T, op string, attrs core.Attrs, x *core.Tensor) []float64
 	t.Helper()
 	x = x.Detach().SetRequiresGrad(true)
 	require.NoError(t, rlCall(t, "sum", nil, rlCall(t, op, attrs, x)).Backward())
-	return rlValues(t, x.Grad())
+	return f64s(t, x.Grad())
 }
 
 func TestReductionGradients(t *testing.T) {
@@ -299,33 +283,33 @@ func TestReductionErrors(t *testing.T) {
 
 func TestEinsumValues(t *testing.T) {
 	m := rlF64([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9}, 3, 3)
-	assert.Equal(t, []float64{15}, rlValues(t, rlCall(t, "einsum", core.Attrs{"equation": "ii"}, m)))
-	assert.Equal(t, []float64{1, 5, 9}, rlValues(t, rlCall(t, "einsum", core.Attrs{"equation": "ii->i"}, m)))
-	assert.Equal(t, []float64{1, 4, 7, 2, 5, 8, 3, 6, 9}, rlValues(t, rlCall(t, "einsum", core.Attrs{"equation": "ij->ji"}, m)))
-	assert.Equal(t, []float64{12, 15, 18}, rlValues(t, rlCall(t, "einsum", core.Attrs{"equation": "ij->j"}, m)))
+	assert.Equal(t, []float64{15}, f64s(t, rlCall(t, "einsum", core.Attrs{"equation": "ii"}, m)))
+	assert.Equal(t, []float64{1, 5, 9}, f64s(t, rlCall(t, "einsum", core.Attrs{"equation": "ii->i"}, m)))
+	assert.Equal(t, []float64{1, 4, 7, 2, 5, 8, 3, 6, 9}, f64s(t, rlCall(t, "einsum", core.Attrs{"equation": "ij->ji"}, m)))
+	assert.Equal(t, []float64{12, 15, 18}, f64s(t, rlCall(t, "einsum", core.Attrs{"equation": "ij->j"}, m)))
 	v := rlF64([]float64{1, 0, -1}, 3)
-	assert.Equal(t, []float64{-2, -2, -2}, rlValues(t, rlCall(t, "einsum", core.Attrs{"equation": "ij,j->i"}, m, v)))
+	assert.Equal(t, []float64{-2, -2, -2}, f64s(t, rlCall(t, "einsum", core.Attrs{"equation": "ij,j->i"}, m, v)))
 	// Implicit output: ASCII order puts upper case first.
 	o := rlCall(t, "einsum", core.Attrs{"equation": "a,B"}, rlF64([]float64{1, 2}, 2), v)
 	assert.Equal(t, core.Shape{3, 2}, o.Shape())
-	assert.Equal(t, []float64{1, 2, 0, 0, -1, -2}, rlValues(t, o))
+	assert.Equal(t, []float64{1, 2, 0, 0, -1, -2}, f64s(t, o))
 	// Ellipsis dims broadcast and lead an implicit output; size-1 dims broadcast.
 	e := rlCall(t, "einsum", core.Attrs{"equation": "...i,i"}, core.Ones(core.Shape{2, 1, 3}, core.F64), v)
 	assert.Equal(t, core.Shape{2, 1}, e.Shape())
 	b := rlCall(t, "einsum", core.Attrs{"equation": "ij,ij->ij"}, rlF64([]float64{1, 2}, 2, 1), rlF64([]float64{1, 2, 3, 4}, 2, 2))
-	assert.Equal(t, []float64{1, 2, 6, 8}, rlValues(t, b))
+	assert.Equal(t, []float64{1, 2, 6, 8}, f64s(t, b))
 	// Ellipsis dims missing from an explicit output are summed.
-	assert.Equal(t, []float64{12, 15, 18}, rlValues(t, rlCall(t, "einsum", core.Attrs{"equation": "...j->j"}, m)))
+	assert.Equal(t, []float64{12, 15, 18}, f64s(t, rlCall(t, "einsum", core.Attrs{"equation": "...j->j"}, m)))
 }
 
 func TestEinsumMatchesMatmulOnLargeBatches(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	a, b := rlRandF32(rng, 3, 70, 90), rlRandF32(rng, 3, 50, 90)
-	got := rlValues(t, rlCall(t, "einsum", core.Attrs{"equation": "bqd,bkd->bqk"}, a, b))
-	want := rlValues(t, rlCall(t, "matmul", nil, a, rlCall(t, "transpose", nil, b)))
+	got := f64s(t, rlCall(t, "einsum", core.Attrs{"equation": "bqd,bkd->bqk"}, a, b))
+	want := f64s(t, rlCall(t, "matmul", nil, a, rlCall(t, "transpose", nil, b)))
 	assert.InDeltaSlice(t, want, got, 1e-4)
 	ints := rlCall(t, "einsum", core.Attrs{"equation": "ij,jk"}, core.FromSlice([]int64{1, 2, 3, 4}, core.Shape{2, 2}), core.FromSlice([]int64{1 << 40, 1, 0, 1}, core.Shape{2, 2}))
-	assert.Equal(t, []int64{1 << 40, 3, 3 << 40, 7}, rlInts(t, ints))
+	assert.Equal(t, []int64{1 << 40, 3, 3 << 40, 7}, i64s(t, ints))
 }
 
 func TestEinsumGradients(t *testing.T) {
@@ -336,14 +320,14 @@ func TestEinsumGradients(t *testing.T) {
 	k := rlF64([]float64{1, 2, 3}, 3).SetRequiresGrad(true)
 	y := rlCall(t, "sum", nil, rlCall(t, "einsum", core.Attrs{"equation": "ij,k->i"}, a, k))
 	require.NoError(t, y.Backward())
-	assert.Equal(t, []float64{6, 6, 6, 6}, rlValues(t, a.Grad()))
-	assert.Equal(t, []float64{10, 10, 10}, rlValues(t, k.Grad()))
+	assert.Equal(t, []float64{6, 6, 6, 6}, f64s(t, a.Grad()))
+	assert.Equal(t, []float64{10, 10, 10}, f64s(t, k.Grad()))
 	// A broadcast size-1 dim gets the sum over the dim it stretched along.
 	s := rlF64([]float64{1, 2}, 2, 1).SetRequiresGrad(true)
 	w := rlF64([]float64{1, 2, 3, 4}, 2, 2)
 	z := rlCall(t, "sum", nil, rlCall(t, "einsum", core.Attrs{"equation": "ij,ij->ij"}, s, w))
 	require.NoError(t, z.Backward())
-	assert.Equal(t, []float64{3, 7}, rlValues(t, s.Grad()))
+	assert.Equal(t, []float64{3, 7}, f64s(t, s.Grad()))
 }
 
 func TestEinsumErrors(t *testing.T) {

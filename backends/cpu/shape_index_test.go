@@ -12,29 +12,6 @@ import (
 // Hand-computed checks of the shape-copy, indexing and sorting ops: values,
 // a few gradients and the errors bad arguments must give.
 
-func f64s(t *testing.T, x *core.Tensor) []float64 {
-	t.Helper()
-	require.NoError(t, x.Err())
-	v, err := x.Float64s()
-	require.NoError(t, err)
-	return v
-}
-
-func i64s(t *testing.T, x *core.Tensor) []int64 {
-	t.Helper()
-	require.NoError(t, x.Err())
-	v, err := x.Int64s()
-	require.NoError(t, err)
-	return v
-}
-
-func callN(t *testing.T, name string, a core.Attrs, in ...*core.Tensor) []*core.Tensor {
-	t.Helper()
-	outs, err := core.Call(name, in, a)
-	require.NoError(t, err)
-	return outs
-}
-
 func seq(n int) []float64 {
 	v := make([]float64, n)
 	for i := range v {

@@ -102,29 +102,24 @@ func needEmulator(t *testing.T) *cuda.Backend {
 	return b.(*cuda.Backend)
 }
 
-// The CUDA kernels' results: the shared op suite on the emulator, which
-// runs the same kernel sources on the CPU.
-func TestEmulatedOpsMatchReference(t *testing.T) {
+// suiteOnEmulator runs one of backendtest's shared suites on the emulator,
+// which runs the CUDA kernel sources on the CPU.
+func suiteOnEmulator(t *testing.T, suite func(*testing.T, core.Device)) {
+	t.Helper()
 	needEmulator(t)
-	backendtest.RunVectors(t, emuDevice)
+	suite(t, emuDevice)
 }
+
+// The CUDA kernels' results: the shared op suite on the emulator.
+func TestEmulatedOpsMatchReference(t *testing.T) { suiteOnEmulator(t, backendtest.RunVectors) }
 
 // u16 on the CUDA kernels against Go's arithmetic; u64 is refused by name
 // (unsupportedDType).
-func TestEmulatedUnsigned(t *testing.T) {
-	needEmulator(t)
-	backendtest.RunUnsigned(t, emuDevice)
-}
+func TestEmulatedUnsigned(t *testing.T) { suiteOnEmulator(t, backendtest.RunUnsigned) }
 
-func TestEmulatedGradients(t *testing.T) {
-	needEmulator(t)
-	backendtest.RunGradCheck(t, emuDevice)
-}
+func TestEmulatedGradients(t *testing.T) { suiteOnEmulator(t, backendtest.RunGradCheck) }
 
-func TestEmulatedComplex(t *testing.T) {
-	needEmulator(t)
-	backendtest.RunComplex(t, emuDevice)
-}
+func TestEmulatedComplex(t *testing.T) { suiteOnEmulator(t, backendtest.RunComplex) }
 
 // WtArgs in cu/prelude.cuh and wtArgs in args.go must agree byte for byte:
 // the host compiler checks every field's offset, NVRTC the size.

@@ -42,19 +42,19 @@ func TestCUDAOpsMatchReference(t *testing.T) {
 	backendtest.RunVectors(t, gpu)
 }
 
-func TestCUDAGradientsMatchFiniteDifferences(t *testing.T) {
-	needCUDA(t)
-	backendtest.RunGradCheck(t, gpu)
-}
+func TestCUDAGradientsMatchFiniteDifferences(t *testing.T) { suiteOnCUDA(t, backendtest.RunGradCheck) }
 
-func TestCUDAComplex(t *testing.T) {
-	needCUDA(t)
-	backendtest.RunComplex(t, gpu)
-}
+func TestCUDAComplex(t *testing.T) { suiteOnCUDA(t, backendtest.RunComplex) }
 
-func TestCUDAConcurrentAutograd(t *testing.T) {
+func TestCUDAConcurrentAutograd(t *testing.T) { suiteOnCUDA(t, backendtest.RunConcurrentAutograd) }
+
+// suiteOnCUDA runs one of backendtest's shared suites on the GPU
+// (suiteOnEmulator's twin): a backend adds only its device, and the skip
+// where that is absent.
+func suiteOnCUDA(t *testing.T, suite func(*testing.T, core.Device)) {
+	t.Helper()
 	needCUDA(t)
-	backendtest.RunConcurrentAutograd(t, gpu)
+	suite(t, gpu)
 }
 
 // TestCUDAKernelCoverage lists the ops that have no CUDA kernel yet (they

@@ -8,7 +8,4 @@ import (
 
 // Goroutines training and evaluating at once on the GPU get the serial
 // gradients.
-func TestConcurrentAutograd(t *testing.T) {
-	needGPU(t)
-	backendtest.RunConcurrentAutograd(t, gpu)
-}
+func TestConcurrentAutograd(t *testing.T) { suiteOnGPU(t, backendtest.RunConcurrentAutograd) }

@@ -42,29 +42,25 @@ func needGPU(t *testing.T) *webgpu.Backend {
 	return webgputest.Need(t)
 }
 
+// suiteOnGPU runs one of backendtest's shared suites on the GPU: a backend
+// adds only its device, and the skip where that is absent.
+func suiteOnGPU(t *testing.T, suite func(*testing.T, core.Device)) {
+	t.Helper()
+	needGPU(t)
+	suite(t, gpu)
+}
+
 // The WebGPU backend runs the shared suite: every op's reference vectors,
 // compared with the same tolerances as the CPU backend.
-func TestOpsMatchReference(t *testing.T) {
-	needGPU(t)
-	backendtest.RunVectors(t, gpu)
-}
+func TestOpsMatchReference(t *testing.T) { suiteOnGPU(t, backendtest.RunVectors) }
 
-func TestGradientsMatchFiniteDifferences(t *testing.T) {
-	needGPU(t)
-	backendtest.RunGradCheck(t, gpu)
-}
+func TestGradientsMatchFiniteDifferences(t *testing.T) { suiteOnGPU(t, backendtest.RunGradCheck) }
 
 // Complex64 as pairs of f32 on the GPU, against math/cmplx.
-func TestComplexMatchesMathCmplx(t *testing.T) {
-	needGPU(t)
-	backendtest.RunComplex(t, gpu)
-}
+func TestComplexMatchesMathCmplx(t *testing.T) { suiteOnGPU(t, backendtest.RunComplex) }
 
 // u16 (held widened as u32) against Go's arithmetic; u64 must be refused.
-func TestUnsignedMatchesGo(t *testing.T) {
-	needGPU(t)
-	backendtest.RunUnsigned(t, gpu)
-}
+func TestUnsignedMatchesGo(t *testing.T) { suiteOnGPU(t, backendtest.RunUnsigned) }
 
 // TestKernelCoverage fails when an op of the registry has no WebGPU kernel,
 // so a new op cannot quietly run on the CPU behind the GPU.

@@ -1,6 +1,8 @@
 // Command gen writes every file derived from the op registry: core's typed
 // Go methods, docs/ops.md, docs/config.md, the conformance index and the op
-// code of the Python, JavaScript and Java SDKs. `make generate` runs it
+// code of the Python, JavaScript and Java SDKs; and, from the C ABI's
+// headers (capi/include), the SDKs' FFI declarations of every C function
+// (abi_header.go, abi_bindings.go). `make generate` runs it
 // (through core's go:generate line); `make generate-check`, in CI, runs it
 // with -check, which writes nothing and fails naming each stale file.
 //

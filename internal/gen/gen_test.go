@@ -107,8 +107,8 @@ func TestEveryFileSaysItIsGenerated(t *testing.T) {
 }
 
 // sdkCategory is the op category an SDK file is named for (Java: in Pascal
-// case); ok is false for
-// the files that gather the categories (__init__.py, ops.gen.ts, Ops.java).
+// case); ok is false for the files that gather the categories (__init__.py,
+// ops.gen.ts, Ops.java) and the C ABI's declarations (_abi.py, Abi.java).
 func sdkCategory(path string) (cat string, ok bool) {
 	base := filepath.Base(path)
 	switch {
@@ -116,7 +116,8 @@ func sdkCategory(path string) (cat string, ok bool) {
 		return strings.TrimSuffix(base, ".gen.ts"), true
 	case strings.HasPrefix(path, pyDir) && !strings.HasPrefix(base, "_"):
 		return strings.TrimSuffix(base, ".py"), true
-	case strings.HasPrefix(path, javaDir) && base != "Ops.java" && base != "TensorOps.java":
+	case strings.HasPrefix(path, javaDir) && (strings.HasPrefix(base, "Ops") || strings.HasPrefix(base, "TensorOps")) &&
+		base != "Ops.java" && base != "TensorOps.java":
 		return strings.TrimPrefix(strings.TrimPrefix(strings.TrimSuffix(base, ".java"), "Tensor"), "Ops"), true
 	}
 	return "", false

@@ -45,6 +45,7 @@ var outputs = []output{
 	{"Python ops", []string{"sdk/python/webtensor/_ops/*.py", "sdk/python/webtensor/_ops/*.pyi"}, pyOps},
 	{"JavaScript ops", []string{"sdk/js/src/*.gen.ts", "sdk/js/src/ops/*.ts"}, tsOps},
 	{"Java ops", []string{"sdk/java/src/main/java/dev/webtensor/*.java"}, javaOps},
+	{"C ABI declarations", []string{"sdk/python/webtensor/_abi.py", "sdk/js/src/abi*.gen.ts"}, abiFiles},
 }
 
 // generateAll runs every output over the registry.

@@ -20,6 +20,9 @@ type registry struct {
 	all []core.ManifestOp
 	// categories holds the public ops by category, both sorted by name.
 	categories []category
+	// abi is the C ABI's headers, read from the repository the generator
+	// runs in (the SDKs' FFI declarations come from them).
+	abi *abiHeader
 }
 
 type category struct {
@@ -39,7 +42,15 @@ func loadRegistry() (*registry, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("reading the manifest back: %w", err)
 	}
-	r := &registry{manifest: built, all: m.Ops}
+	root, err := findRoot()
+	if err != nil {
+		return nil, err
+	}
+	abi, err := readABI(root)
+	if err != nil {
+		return nil, fmt.Errorf("reading the C ABI: %w", err)
+	}
+	r := &registry{manifest: built, all: m.Ops, abi: abi}
 	byCat := map[string][]core.ManifestOp{}
 	for _, op := range m.Ops {
 		if !op.Internal && !strings.HasPrefix(op.Name, "_") {

@@ -77,6 +77,27 @@ def video(frames, h, w, seed):
     return np.stack(out)
 
 
+def attention_case(tensors, name, cfg, seed, shape, odd_shape):
+    """A tiny TimesformerModel of cfg (another attention type), seeded with
+    seed, saved to timesformer_<name>/ and reloaded from it as a user
+    would; tensors gets its last hidden state for random pixel values of
+    shape and of odd_shape (a size or frame count that is not the
+    config's), under name/."""
+    torch.manual_seed(seed)
+    model = transformers.TimesformerModel(cfg)
+    randomize(model)
+    out_dir = os.path.join(HERE, "timesformer_" + name)
+    model.eval().save_pretrained(out_dir)
+    model = transformers.TimesformerModel.from_pretrained(out_dir).eval()
+    pixels = torch.randn(*shape)
+    odd = torch.randn(*odd_shape)
+    with torch.no_grad():
+        tensors[name + "/last_hidden_state"] = model(pixel_values=pixels).last_hidden_state.numpy()
+        tensors[name + "/odd_last_hidden_state"] = model(pixel_values=odd).last_hidden_state.numpy()
+    tensors[name + "/pixel_values"] = pixels.numpy()
+    tensors[name + "/odd_pixel_values"] = odd.numpy()
+
+
 def main():
     tensors, meta = {}, {}
     torch.manual_seed(0)
@@ -160,43 +181,19 @@ def main():
     # embeddings absent), no q/k/v biases, the tanh GELU; run at the
     # config's size and at 40x24 (the position embeddings interpolated to
     # a 5x3 grid), with a frame count that is not the config's.
-    torch.manual_seed(1)
     cfg = transformers.TimesformerConfig(image_size=32, patch_size=8, num_frames=3, hidden_size=24,
                                          num_hidden_layers=2, num_attention_heads=2, intermediate_size=40,
                                          attention_type="space_only", qkv_bias=False, hidden_act="gelu_new",
                                          layer_norm_eps=1e-12)
-    model = transformers.TimesformerModel(cfg)
-    randomize(model)
-    out_dir = os.path.join(HERE, "timesformer_space_only")
-    model.eval().save_pretrained(out_dir)
-    model = transformers.TimesformerModel.from_pretrained(out_dir).eval()
-    pixels = torch.randn(2, 3, 3, 32, 32)
-    odd = torch.randn(1, 2, 3, 40, 24)
-    with torch.no_grad():
-        tensors["space_only/last_hidden_state"] = model(pixel_values=pixels).last_hidden_state.numpy()
-        tensors["space_only/odd_last_hidden_state"] = model(pixel_values=odd).last_hidden_state.numpy()
-    tensors["space_only/pixel_values"] = pixels.numpy()
-    tensors["space_only/odd_pixel_values"] = odd.numpy()
+    attention_case(tensors, "space_only", cfg, 1, (2, 3, 3, 32, 32), (1, 2, 3, 40, 24))
 
     # joint_space_time: one attention over every patch of every frame; run
     # at the config's size and with 3 frames of 24x40 (the time embeddings
     # resized from 4 frames, the positions to a 3x5 grid).
-    torch.manual_seed(2)
     cfg = transformers.TimesformerConfig(image_size=32, patch_size=8, num_frames=4, hidden_size=16,
                                          num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
                                          attention_type="joint_space_time")
-    model = transformers.TimesformerModel(cfg)
-    randomize(model)
-    out_dir = os.path.join(HERE, "timesformer_joint")
-    model.eval().save_pretrained(out_dir)
-    model = transformers.TimesformerModel.from_pretrained(out_dir).eval()
-    pixels = torch.randn(2, 4, 3, 32, 32)
-    odd = torch.randn(1, 3, 3, 24, 40)
-    with torch.no_grad():
-        tensors["joint/last_hidden_state"] = model(pixel_values=pixels).last_hidden_state.numpy()
-        tensors["joint/odd_last_hidden_state"] = model(pixel_values=odd).last_hidden_state.numpy()
-    tensors["joint/pixel_values"] = pixels.numpy()
-    tensors["joint/odd_pixel_values"] = odd.numpy()
+    attention_case(tensors, "joint", cfg, 2, (2, 4, 3, 32, 32), (1, 3, 3, 24, 40))
 
     save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()},
               os.path.join(HERE, "timesformer_refs.safetensors"))

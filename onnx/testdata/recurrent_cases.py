@@ -115,122 +115,77 @@ def rnn_inputs(gates, T, B, In, H, dirs, lens, peep=False, layout=0):
     return ins
 
 
-cases = []
-ins = rnn_inputs(4, 4, 3, 3, 2, 2, [4, 2, 1], peep=True)
-cases.append(
-    case(
+def rnn_case(name, note, ins, op, attrs):
+    """One RNN, GRU or LSTM node (op) with the attributes attrs over ins
+    (rnn_inputs'), at opset 14, returning every output the op has."""
+    outputs = ["Y", "Y_h", "Y_c"] if op == "LSTM" else ["Y", "Y_h"]
+    node = helper.make_node(op, list(ins), outputs, name=op.lower(), **attrs)
+    return case(name, [node], ins, outputs, 14, note)
+
+
+cases = [
+    rnn_case(
         "lstm_bidirectional_seq_lens",
-        [
-            helper.make_node(
-                "LSTM", list(ins), ["Y", "Y_h", "Y_c"], name="lstm", hidden_size=2, direction="bidirectional"
-            )
-        ],
-        ins,
-        ["Y", "Y_h", "Y_c"],
-        14,
         "both directions with lengths 4, 2, 1: reverse starts at each length's end, Y is 0 past it",
-    )
-)
-ins = rnn_inputs(4, 3, 2, 2, 3, 1, [3, 2])
-cases.append(
-    case(
+        rnn_inputs(4, 4, 3, 3, 2, 2, [4, 2, 1], peep=True),
+        "LSTM",
+        {"hidden_size": 2, "direction": "bidirectional"},
+    ),
+    rnn_case(
         "lstm_clip_input_forget_activations",
-        [
-            helper.make_node(
-                "LSTM",
-                list(ins),
-                ["Y", "Y_h", "Y_c"],
-                name="lstm",
-                hidden_size=3,
-                clip=0.5,
-                input_forget=1,
-                activations=["HardSigmoid", "LeakyRelu", "Softsign"],
-                activation_alpha=[0.3, 0.2],
-                activation_beta=[0.6],
-            )
-        ],
-        ins,
-        ["Y", "Y_h", "Y_c"],
-        14,
         "clip, input_forget and activations with alpha and beta",
-    )
-)
-ins = rnn_inputs(4, 3, 2, 2, 3, 2, [3, 3], layout=1)
-cases.append(
-    case(
+        rnn_inputs(4, 3, 2, 2, 3, 1, [3, 2]),
+        "LSTM",
+        {
+            "hidden_size": 3,
+            "clip": 0.5,
+            "input_forget": 1,
+            "activations": ["HardSigmoid", "LeakyRelu", "Softsign"],
+            "activation_alpha": [0.3, 0.2],
+            "activation_beta": [0.6],
+        },
+    ),
+    rnn_case(
         "lstm_batchwise_bidirectional",
-        [
-            helper.make_node(
-                "LSTM", list(ins), ["Y", "Y_h", "Y_c"], name="lstm", hidden_size=3, direction="bidirectional", layout=1
-            )
-        ],
-        ins,
-        ["Y", "Y_h", "Y_c"],
-        14,
         "layout 1 with both directions",
-    )
-)
-ins = rnn_inputs(3, 3, 2, 2, 3, 1, [3, 1])
-cases.append(
-    case(
+        rnn_inputs(4, 3, 2, 2, 3, 2, [3, 3], layout=1),
+        "LSTM",
+        {"hidden_size": 3, "direction": "bidirectional", "layout": 1},
+    ),
+    rnn_case(
         "gru_reverse_linear_before_reset",
-        [
-            helper.make_node(
-                "GRU",
-                list(ins),
-                ["Y", "Y_h"],
-                name="gru",
-                hidden_size=3,
-                direction="reverse",
-                linear_before_reset=1,
-                activations=["Sigmoid", "Elu"],
-                activation_alpha=[0.7],
-            )
-        ],
-        ins,
-        ["Y", "Y_h"],
-        14,
         "reverse, linear_before_reset, Elu with alpha, lengths 3 and 1",
-    )
-)
-ins = rnn_inputs(3, 3, 2, 2, 2, 2, [2, 3])
-cases.append(
-    case(
+        rnn_inputs(3, 3, 2, 2, 3, 1, [3, 1]),
+        "GRU",
+        {
+            "hidden_size": 3,
+            "direction": "reverse",
+            "linear_before_reset": 1,
+            "activations": ["Sigmoid", "Elu"],
+            "activation_alpha": [0.7],
+        },
+    ),
+    rnn_case(
         "gru_bidirectional_clip",
-        [
-            helper.make_node(
-                "GRU", list(ins), ["Y", "Y_h"], name="gru", hidden_size=2, direction="bidirectional", clip=0.4
-            )
-        ],
-        ins,
-        ["Y", "Y_h"],
-        14,
         "both directions with clip and lengths",
-    )
-)
-ins = rnn_inputs(1, 4, 2, 3, 2, 2, [4, 3])
-cases.append(
-    case(
+        rnn_inputs(3, 3, 2, 2, 2, 2, [2, 3]),
+        "GRU",
+        {"hidden_size": 2, "direction": "bidirectional", "clip": 0.4},
+    ),
+    rnn_case(
         "rnn_bidirectional_activations",
-        [
-            helper.make_node(
-                "RNN",
-                list(ins),
-                ["Y", "Y_h"],
-                name="rnn",
-                hidden_size=2,
-                direction="bidirectional",
-                activations=["Relu", "Affine"],
-                activation_alpha=[0.5],
-                activation_beta=[0.25],
-            )
-        ],
-        ins,
-        ["Y", "Y_h"],
-        14,
         "a different activation per direction",
-    )
-)
+        rnn_inputs(1, 4, 2, 3, 2, 2, [4, 3]),
+        "RNN",
+        {
+            "hidden_size": 2,
+            "direction": "bidirectional",
+            "activations": ["Relu", "Affine"],
+            "activation_alpha": [0.5],
+            "activation_beta": [0.25],
+        },
+    ),
+]
 
 x4 = rand(2, 3, 4, 5)
 g4 = (rand(2, 3, 4, 2) * 1.6).astype(np.float32)  # reaches past [-1, 1]

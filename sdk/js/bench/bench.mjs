@@ -81,20 +81,24 @@ export function tfMatmul(n) {
   };
 }
 
-/** The MLP's data and initial parameters: x [batch, in], one-hot y [batch, out], w1, b1, w2, b2. */
-function mlpInit({ batch, inputs, hidden, outputs }) {
+/**
+ * An MLP's data and initial parameters, the same for every library: x
+ * [batch, in], one-hot y [batch, out], and w, b per layer (He-initialised
+ * weights, zero biases) for hiddenLayers layers of width hidden: w1, b1, w2,
+ * b2 for one (this page's), w1 ... b3 for two (cpu.mjs's).
+ */
+export function mlpInit({ batch, inputs, hidden, outputs }, hiddenLayers = 1) {
   const y = new Float32Array(batch * outputs);
   for (let i = 0; i < batch; i++) y[i * outputs + ((i * 7) % outputs)] = 1;
-  return {
-    x: [normals(batch * inputs, 3), [batch, inputs]],
-    y: [y, [batch, outputs]],
-    params: [
-      [normals(inputs * hidden, 4, Math.sqrt(2 / inputs)), [inputs, hidden]],
-      [new Float32Array(hidden), [hidden]],
-      [normals(hidden * outputs, 5, Math.sqrt(2 / hidden)), [hidden, outputs]],
-      [new Float32Array(outputs), [outputs]],
-    ],
-  };
+  const widths = [inputs, ...Array(hiddenLayers).fill(hidden), outputs];
+  const params = widths.slice(1).flatMap((fanOut, l) => {
+    const fanIn = widths[l];
+    return [
+      [normals(fanIn * fanOut, 4 + l, Math.sqrt(2 / fanIn)), [fanIn, fanOut]],
+      [new Float32Array(fanOut), [fanOut]],
+    ];
+  });
+  return { x: [normals(batch * inputs, 3), [batch, inputs]], y: [y, [batch, outputs]], params };
 }
 
 /**

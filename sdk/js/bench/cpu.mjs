@@ -6,33 +6,15 @@
 // Same protocol as bench.mjs (compare): webtensor and one TF.js backend
 // alternate rep by rep, and their results must agree.
 
-import { adapterInfo, compare, normals, tfMatmul, wtMatmul } from "./bench.mjs";
+import { adapterInfo, compare, mlpInit, tfMatmul, wtMatmul } from "./bench.mjs";
 
 const wt = () => window.wt;
 const tf = () => window.tf;
 
-/** x [batch, in], one-hot y [batch, out] and w1, b1, w2, b2, w3, b3 of a two-hidden-layer MLP. */
-function mlpInit({ batch, inputs, hidden, outputs }) {
-  const y = new Float32Array(batch * outputs);
-  for (let i = 0; i < batch; i++) y[i * outputs + ((i * 7) % outputs)] = 1;
-  return {
-    x: [normals(batch * inputs, 3), [batch, inputs]],
-    y: [y, [batch, outputs]],
-    params: [
-      [normals(inputs * hidden, 4, Math.sqrt(2 / inputs)), [inputs, hidden]],
-      [new Float32Array(hidden), [hidden]],
-      [normals(hidden * hidden, 5, Math.sqrt(2 / hidden)), [hidden, hidden]],
-      [new Float32Array(hidden), [hidden]],
-      [normals(hidden * outputs, 6, Math.sqrt(2 / hidden)), [hidden, outputs]],
-      [new Float32Array(outputs), [outputs]],
-    ],
-  };
-}
-
 /** One Adam step of the MLP on webtensor's CPU backend, as the package's demo writes it; run() returns the loss. */
 function wtTrainAdam(cfg) {
   const W = wt();
-  const init = mlpInit(cfg);
+  const init = mlpInit(cfg, 2); // two hidden layers
   const x = W.tensor(...init.x, { device: "cpu" });
   const y = W.tensor(...init.y, { device: "cpu" });
   const params = init.params.map(([d, s]) => W.tensor(d, s, { device: "cpu", requiresGrad: true }));
@@ -63,7 +45,7 @@ function wtTrainAdam(cfg) {
 /** The same step in TF.js: variables and tf.train.adam's minimize, with torch's epsilon (TF.js defaults to 1e-7). */
 function tfTrainAdam(cfg) {
   const T = tf();
-  const init = mlpInit(cfg);
+  const init = mlpInit(cfg, 2); // two hidden layers
   const x = T.tensor(...init.x);
   const y = T.tensor(...init.y);
   const vars = init.params.map(([d, s]) => T.variable(T.tensor(d, s)));

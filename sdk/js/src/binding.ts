@@ -7,15 +7,19 @@
 
 import type { TypedArray } from "./dtype.js";
 
-export const OK = 0;
-export const ERR_INVALID = 1;
-export const ERR_HANDLE = 2;
-export const ERR_UNSUPPORTED = 3;
-export const ERR_OUT_OF_MEMORY = 4;
-export const ERR_BUFFER_TOO_SMALL = 5;
-export const ERR_INTERNAL = 6;
-export const ERR_IO = 7;
-export const ABI_VERSION = 1;
+// The statuses and the ABI version, generated from the header.
+import { ERR_INTERNAL, ERR_UNSUPPORTED } from "./abi.gen.js";
+export {
+  ABI_VERSION,
+  ERR_BUFFER_TOO_SMALL,
+  ERR_HANDLE,
+  ERR_INTERNAL,
+  ERR_INVALID,
+  ERR_IO,
+  ERR_OUT_OF_MEMORY,
+  ERR_UNSUPPORTED,
+  OK,
+} from "./abi.gen.js";
 
 /** wt_attr_kind codes (capi/include/webtensor.h). */
 export const ATTR_KIND = { int: 1, float: 2, bool: 3, string: 4, ints: 5, floats: 6, dtype: 7 } as const;

@@ -1,7 +1,7 @@
 // The Node runtime: koffi's binding of capi/include/webtensor.h as a Binding.
 //
-// Every function of the header that the SDK uses is declared here once and
-// called through `check(status)`, which throws a WebtensorError carrying the
+// Every function of the header is declared in abi_prototypes.gen.ts
+// (generated from it) and called through `check(status)`, which throws a WebtensorError carrying the
 // library's own message (wt_last_error).
 
 import { createRequire } from "node:module";
@@ -14,7 +14,8 @@ import type { AttrEntry, Binding } from "./binding.js";
 import { DTYPES, dtypeFromCode, lanes } from "./dtype.js";
 import type { TypedArray } from "./dtype.js";
 import { pin, unpin } from "./lend.js";
-import { DOMAIN_PROTOTYPES, domainCalls } from "./node_domains.js";
+import { PROTOTYPES } from "./abi_prototypes.gen.js";
+import { domainCalls } from "./node_domains.js";
 
 // koffi is CommonJS; createRequire keeps this file plain ESM without
 // depending on Node's CJS named-export detection.
@@ -54,149 +55,13 @@ const DLManagedTensorVersioned = koffi.struct("DLManagedTensorVersioned", {
 });
 const DLPackDeleter = koffi.proto("void wt_dlpack_deleter(void *self)");
 
-const PROTOTYPES = {
-  wt_version: "const char *wt_version()",
-  wt_abi_version: "int32_t wt_abi_version()",
-  wt_build_info: "int32_t wt_build_info(_Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_last_error: "const char *wt_last_error()",
-  wt_device_count: "int32_t wt_device_count(_Out_ int32_t *count)",
-  wt_device_name: "int32_t wt_device_name(int32_t index, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_default_device: "int32_t wt_default_device(_Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_set_default_device: "int32_t wt_set_default_device(const char *device)",
-  wt_tensor_from_data:
-    "int32_t wt_tensor_from_data(const void *data, size_t nbytes, int32_t dtype, const int64_t *shape, int32_t ndim, const char *device, _Out_ int64_t *out)",
-  wt_tensor_retain: "int32_t wt_tensor_retain(int64_t t)",
-  wt_tensor_free: "int32_t wt_tensor_free(int64_t t)",
-  wt_live_tensors: "int32_t wt_live_tensors(_Out_ int64_t *count)",
-  wt_tensor_ndim: "int32_t wt_tensor_ndim(int64_t t, _Out_ int32_t *ndim)",
-  wt_tensor_shape: "int32_t wt_tensor_shape(int64_t t, _Out_ int64_t *shape, int32_t cap)",
-  wt_tensor_strides: "int32_t wt_tensor_strides(int64_t t, _Out_ int64_t *strides, int32_t cap)",
-  wt_tensor_numel: "int32_t wt_tensor_numel(int64_t t, _Out_ int64_t *numel)",
-  wt_tensor_dtype: "int32_t wt_tensor_dtype(int64_t t, _Out_ int32_t *dtype)",
-  wt_tensor_device: "int32_t wt_tensor_device(int64_t t, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_tensor_is_contiguous: "int32_t wt_tensor_is_contiguous(int64_t t, _Out_ int32_t *c)",
-  wt_tensor_to_host: "int32_t wt_tensor_to_host(int64_t t, _Out_ void *dst, size_t cap)",
-  wt_tensor_contiguous: "int32_t wt_tensor_contiguous(int64_t t, _Out_ int64_t *out)",
-  wt_tensor_to_device: "int32_t wt_tensor_to_device(int64_t t, const char *device, _Out_ int64_t *out)",
-  wt_op:
-    "int32_t wt_op(const char *name, const int64_t *inputs, int32_t n_inputs, const wt_attr *attrs, int32_t n_attrs, _Out_ int64_t *outputs, int32_t out_cap, _Out_ int32_t *n_outputs)",
-  wt_manifest_json: "int32_t wt_manifest_json(_Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_tensor_set_requires_grad: "int32_t wt_tensor_set_requires_grad(int64_t t, int32_t on)",
-  wt_tensor_requires_grad: "int32_t wt_tensor_requires_grad(int64_t t, _Out_ int32_t *on)",
-  wt_backward: "int32_t wt_backward(int64_t t, int64_t grad)",
-  wt_tensor_grad: "int32_t wt_tensor_grad(int64_t t, _Out_ int64_t *grad)",
-  wt_tensor_zero_grad: "int32_t wt_tensor_zero_grad(int64_t t)",
-  wt_tensor_detach: "int32_t wt_tensor_detach(int64_t t, _Out_ int64_t *out)",
-  wt_no_grad_enter: "int32_t wt_no_grad_enter()",
-  wt_no_grad_exit: "int32_t wt_no_grad_exit()",
-  wt_manual_seed: "int32_t wt_manual_seed(uint64_t seed)",
-  wt_to_dlpack_versioned: "int32_t wt_to_dlpack_versioned(int64_t t, _Out_ void **out)",
-  wt_live_dlpack_exports: "int32_t wt_live_dlpack_exports(_Out_ int64_t *count)",
-  wt_tensor_from_host_borrowed:
-    "int32_t wt_tensor_from_host_borrowed(const void *data, size_t nbytes, int32_t dtype, const int64_t *shape, int32_t ndim, void *released, _Out_ int64_t *out)",
-  wt_collect: "int32_t wt_collect()",
-  wt_trace_begin: "int32_t wt_trace_begin(const int64_t *inputs, int32_t n)",
-  wt_trace_end: "int32_t wt_trace_end(const int64_t *outputs, int32_t n, _Out_ int64_t *graph)",
-  wt_trace_abort: "int32_t wt_trace_abort()",
-  wt_graph_run:
-    "int32_t wt_graph_run(int64_t graph, const int64_t *inputs, int32_t n, _Out_ int64_t *outputs, int32_t cap, _Out_ int32_t *n_out)",
-  wt_graph_text: "int32_t wt_graph_text(int64_t graph, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_graph_free: "int32_t wt_graph_free(int64_t graph)",
-  wt_plugin_load_bytes:
-    "int32_t wt_plugin_load_bytes(const void *wasm, size_t n, const char *label, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_plugin_ops: "int32_t wt_plugin_ops(const char *plugin, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_tuning_policy_set: "int32_t wt_tuning_policy_set(const char *plugin, const char *policy)",
-  wt_device_tuning_json: "int32_t wt_device_tuning_json(const char *device, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_device_sync: "int32_t wt_device_sync(const char *device)",
-  wt_device_info_json: "int32_t wt_device_info_json(const char *device, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_device_empty_cache: "int32_t wt_device_empty_cache(const char *device)",
-  wt_device_set_option: "int32_t wt_device_set_option(const char *device, const char *name, int64_t value)",
-  wt_device_stream: "int32_t wt_device_stream(const char *device, _Out_ uint64_t *stream)",
-  wt_nn_init: "int32_t wt_nn_init(int64_t t, const char *method, const wt_attr *settings, int32_t ns)",
-  wt_nn_calculate_gain: "int32_t wt_nn_calculate_gain(const char *nonlinearity, double param, _Out_ double *gain)",
-  wt_set_num_threads: "int32_t wt_set_num_threads(int32_t n)",
-  wt_profile_start: "int32_t wt_profile_start(int32_t flags)",
-  wt_profile_stop: "int32_t wt_profile_stop(void)",
-  wt_profile_json: "int32_t wt_profile_json(_Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_get_num_threads: "int32_t wt_get_num_threads(_Out_ int32_t *n)",
-  wt_fallbacks_json: "int32_t wt_fallbacks_json(int32_t reset, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_safetensors_header:
-    "int32_t wt_safetensors_header(const void *buf, size_t nbytes, uint64_t file_size, const char *name, _Out_ uint8_t *json, size_t cap, _Out_ size_t *needed)",
-  wt_optimizer_new:
-    "int32_t wt_optimizer_new(const char *kind, const int64_t *params, int32_t n, const wt_attr *settings, int32_t ns, _Out_ int64_t *out)",
-  wt_optimizer_set: "int32_t wt_optimizer_set(int64_t opt, const wt_attr *settings, int32_t ns)",
-  wt_optimizer_step: "int32_t wt_optimizer_step(int64_t opt)",
-  wt_optimizer_zero_grad: "int32_t wt_optimizer_zero_grad(int64_t opt)",
-  wt_optimizer_state: "int32_t wt_optimizer_state(int64_t opt, _Out_ int64_t *out)",
-  wt_optimizer_load_state: "int32_t wt_optimizer_load_state(int64_t opt, int64_t state)",
-  wt_optimizer_free: "int32_t wt_optimizer_free(int64_t opt)",
-  wt_lr_schedule:
-    "int32_t wt_lr_schedule(const char *kind, const wt_attr *settings, int32_t ns, double base, int64_t step, _Out_ double *lr)",
-  wt_clip_grad_norm:
-    "int32_t wt_clip_grad_norm(const int64_t *params, int32_t n, double max_norm, double norm_type, _Out_ int64_t *total)",
-  wt_clip_grad_value: "int32_t wt_clip_grad_value(const int64_t *params, int32_t n, double clip)",
-  wt_state_new: "int32_t wt_state_new(_Out_ int64_t *out)",
-  wt_state_free: "int32_t wt_state_free(int64_t s)",
-  wt_state_put: "int32_t wt_state_put(int64_t s, const char *name, int64_t t)",
-  wt_state_count: "int32_t wt_state_count(int64_t s, _Out_ int32_t *n)",
-  wt_state_name: "int32_t wt_state_name(int64_t s, int32_t i, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_state_get: "int32_t wt_state_get(int64_t s, int32_t i, _Out_ int64_t *out)",
-  wt_state_set_metadata: "int32_t wt_state_set_metadata(int64_t s, const char *key, const char *value)",
-  wt_state_metadata_count: "int32_t wt_state_metadata_count(int64_t s, _Out_ int32_t *n)",
-  wt_state_metadata_key:
-    "int32_t wt_state_metadata_key(int64_t s, int32_t i, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_state_metadata_value:
-    "int32_t wt_state_metadata_value(int64_t s, int32_t i, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_state_save: "int32_t wt_state_save(int64_t s, const char *path)",
-  wt_state_to_bytes: "int32_t wt_state_to_bytes(int64_t s, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_state_load: "int32_t wt_state_load(const char *path, const char *device, int32_t metadata_only, _Out_ int64_t *out)",
-  wt_state_from_bytes:
-    "int32_t wt_state_from_bytes(const void *buf, size_t n, const char *device, const char *name, _Out_ int64_t *out)",
-  wt_state_assign: "int32_t wt_state_assign(int64_t module, int64_t values, int32_t strict, const char *name)",
-  wt_onnx_load: "int32_t wt_onnx_load(const char *path, const char *device, _Out_ int64_t *out)",
-  wt_onnx_load_bytes: "int32_t wt_onnx_load_bytes(const void *buf, size_t n, const char *device, _Out_ int64_t *out)",
-  wt_onnx_info_json: "int32_t wt_onnx_info_json(int64_t m, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_onnx_run:
-    "int32_t wt_onnx_run(int64_t m, const char **names, const int64_t *inputs, int32_t n, _Out_ int64_t *outputs, int32_t cap, _Out_ int32_t *n_out)",
-  wt_onnx_free: "int32_t wt_onnx_free(int64_t m)",
-  wt_onnx_run_values:
-    "int32_t wt_onnx_run_values(int64_t m, const int64_t *tensors, int32_t n, const char *layout, _Out_ int64_t *out)",
-  wt_onnx_values_layout_json:
-    "int32_t wt_onnx_values_layout_json(int64_t v, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_onnx_values_tensors:
-    "int32_t wt_onnx_values_tensors(int64_t v, _Out_ int64_t *outputs, int32_t cap, _Out_ int32_t *n_out)",
-  wt_onnx_values_free: "int32_t wt_onnx_values_free(int64_t v)",
-  wt_dataset_open: "int32_t wt_dataset_open(const char *spec, _Out_ int64_t *out)",
-  wt_dataset_open_bytes: "int32_t wt_dataset_open_bytes(const char *spec, const void *buf, size_t n, _Out_ int64_t *out)",
-  wt_dataset_from_tensors:
-    "int32_t wt_dataset_from_tensors(const int64_t *tensors, const char **names, int32_t n, _Out_ int64_t *out)",
-  wt_dataset_info_json: "int32_t wt_dataset_info_json(int64_t ds, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_dataset_get:
-    "int32_t wt_dataset_get(int64_t ds, int64_t index, const char *device, _Out_ int64_t *outputs, int32_t cap, _Out_ int32_t *n_out)",
-  wt_dataset_free: "int32_t wt_dataset_free(int64_t ds)",
-  wt_loader_new: "int32_t wt_loader_new(int64_t ds, const char *options, _Out_ int64_t *out)",
-  wt_loader_len: "int32_t wt_loader_len(int64_t l, _Out_ int64_t *n)",
-  wt_loader_epoch: "int32_t wt_loader_epoch(int64_t l, int64_t epoch)",
-  wt_loader_next: "int32_t wt_loader_next(int64_t l, _Out_ int64_t *outputs, int32_t cap, _Out_ int32_t *n_out)",
-  wt_loader_free: "int32_t wt_loader_free(int64_t l)",
-  wt_data_permutation: "int32_t wt_data_permutation(int64_t n, uint64_t seed, int64_t epoch, _Out_ int64_t *out)",
-  wt_auto_tune_loader:
-    "int32_t wt_auto_tune_loader(int64_t l, const char *options, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_auto_tune_graph:
-    "int32_t wt_auto_tune_graph(int64_t g, const int64_t *inputs, int32_t n, const char *options, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_auto_journal_json: "int32_t wt_auto_journal_json(const char *options, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_auto_parallel_plan:
-    "int32_t wt_auto_parallel_plan(int64_t g, const char *options, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_auto_rollback:
-    "int32_t wt_auto_rollback(const char *options, const char *id, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-} as const;
 
 // A tune's report fits this many bytes; the library checks the buffer
 // before it runs, since a tune cannot be redone to fill a larger one.
 const AUTO_REPORT_BYTES = 16384;
 
 type NativeFn = (...args: any[]) => any;
-type Native = { [K in keyof typeof PROTOTYPES | keyof typeof DOMAIN_PROTOTYPES]: NativeFn };
+type Native = { [K in keyof typeof PROTOTYPES]: NativeFn };
 
 /** Where the library is loaded from: $WEBTENSOR_LIBRARY, else the package's prebuilds/<platform>-<arch>/. */
 export function libraryPath(): string {
@@ -225,7 +90,7 @@ function load(): Native {
     throw new Error(`webtensor: cannot load the native library ${path}: ${(e as Error).message}`);
   }
   const fns: Record<string, NativeFn> = {};
-  for (const [name, proto] of Object.entries({ ...PROTOTYPES, ...DOMAIN_PROTOTYPES })) fns[name] = lib.func(proto);
+  for (const [name, proto] of Object.entries(PROTOTYPES)) fns[name] = lib.func(proto);
   const abi = fns.wt_abi_version!() as number;
   if (abi !== ABI_VERSION) {
     throw new Error(`webtensor: ${path} has C ABI version ${abi}, this package needs ${ABI_VERSION}`);

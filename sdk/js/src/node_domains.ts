@@ -2,88 +2,15 @@
 // wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_whisper_stream_*,
 // wt_timesformer_*, the video front end, wt_conformer_*, wt_audio_resample,
 // wt_speecht5_*, wt_diffusion_*) as part
-// of the Node Binding: koffi prototypes and the argument conversions only.
+// of the Node Binding: the argument conversions only (the koffi prototypes
+// are generated from the header: abi_prototypes.gen.ts).
 
+import type { PROTOTYPES } from "./abi_prototypes.gen.js";
 import type { DomainBinding, DomainKind, StepCallback } from "./binding.js";
 
 type NativeFn = (...args: any[]) => any;
 
-const texts = "const char **texts, int32_t n";
-
-export const DOMAIN_PROTOTYPES = {
-  wt_tokenizer_load: "int32_t wt_tokenizer_load(const char *path, _Out_ int64_t *out)",
-  wt_tokenizer_load_bytes: "int32_t wt_tokenizer_load_bytes(const void *buf, size_t n, _Out_ int64_t *out)",
-  wt_tokenizer_free: "int32_t wt_tokenizer_free(int64_t h)",
-  wt_tokenizer_vocab_size: "int32_t wt_tokenizer_vocab_size(int64_t h, _Out_ int32_t *n)",
-  wt_tokenizer_encode: `int32_t wt_tokenizer_encode(int64_t h, ${texts}, int32_t add_special, int64_t pad_id, const char *device, _Out_ int64_t *ids, _Out_ int64_t *type_ids, _Out_ int64_t *mask)`,
-  wt_tokenizer_decode:
-    "int32_t wt_tokenizer_decode(int64_t h, const int64_t *ids, int64_t n, int32_t skip, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_image_processor_load: "int32_t wt_image_processor_load(const char *path, _Out_ int64_t *out)",
-  wt_image_processor_load_bytes: "int32_t wt_image_processor_load_bytes(const void *buf, size_t n, _Out_ int64_t *out)",
-  wt_image_processor_free: "int32_t wt_image_processor_free(int64_t h)",
-  wt_image_processor_preprocess:
-    "int32_t wt_image_processor_preprocess(int64_t h, const int64_t *images, int32_t n, const char *device, _Out_ int64_t *out)",
-  wt_image_processor_preprocess_video:
-    "int32_t wt_image_processor_preprocess_video(int64_t h, const int64_t *videos, int32_t n, const char *device, _Out_ int64_t *out)",
-  wt_video_sample_frame_indices:
-    "int32_t wt_video_sample_frame_indices(int32_t clip_len, int32_t rate, int32_t seg_len, uint32_t seed, _Out_ int64_t *out)",
-  wt_video_uniform_frame_indices: "int32_t wt_video_uniform_frame_indices(int32_t total, int32_t n, _Out_ int64_t *out)",
-  wt_sentence_encoder_load: "int32_t wt_sentence_encoder_load(const char *dir, const char *device, _Out_ int64_t *out)",
-  wt_sentence_encoder_load_zip:
-    "int32_t wt_sentence_encoder_load_zip(const void *buf, size_t n, const char *device, _Out_ int64_t *out)",
-  wt_sentence_encoder_free: "int32_t wt_sentence_encoder_free(int64_t h)",
-  wt_sentence_encoder_dim: "int32_t wt_sentence_encoder_dim(int64_t h, _Out_ int32_t *n)",
-  wt_sentence_encoder_encode: `int32_t wt_sentence_encoder_encode(int64_t h, ${texts}, int32_t batch, _Out_ int64_t *out)`,
-  wt_clip_load: "int32_t wt_clip_load(const char *dir, const char *device, _Out_ int64_t *out)",
-  wt_clip_load_zip: "int32_t wt_clip_load_zip(const void *buf, size_t n, const char *device, _Out_ int64_t *out)",
-  wt_clip_free: "int32_t wt_clip_free(int64_t h)",
-  wt_clip_zero_shot: `int32_t wt_clip_zero_shot(int64_t h, int64_t pixels, ${texts}, _Out_ int64_t *out)`,
-  wt_clip_text_features: `int32_t wt_clip_text_features(int64_t h, ${texts}, _Out_ int64_t *out)`,
-  wt_clip_image_features: "int32_t wt_clip_image_features(int64_t h, int64_t pixels, _Out_ int64_t *out)",
-  wt_whisper_load: "int32_t wt_whisper_load(const char *dir, const char *device, _Out_ int64_t *out)",
-  wt_whisper_free: "int32_t wt_whisper_free(int64_t h)",
-  wt_whisper_sampling_rate: "int32_t wt_whisper_sampling_rate(int64_t h, _Out_ int32_t *n)",
-  wt_whisper_tokenizer: "int32_t wt_whisper_tokenizer(int64_t h, _Out_ int64_t *out)",
-  wt_whisper_generate:
-    "int32_t wt_whisper_generate(int64_t h, const int64_t *waves, int32_t n, int32_t max_new, int32_t beams, _Out_ int64_t *out)",
-  wt_whisper_stream_new:
-    "int32_t wt_whisper_stream_new(int64_t h, int32_t chunk, int32_t max_new, int32_t window, int32_t trim, double rate, _Out_ int64_t *out)",
-  wt_whisper_stream_free: "int32_t wt_whisper_stream_free(int64_t h)",
-  wt_whisper_stream_push: "int32_t wt_whisper_stream_push(int64_t h, int64_t samples, int32_t final, _Out_ int32_t *n)",
-  wt_whisper_stream_read: "int32_t wt_whisper_stream_read(int64_t h, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_speecht5_load: "int32_t wt_speecht5_load(const char *dir, const char *vocoder, const char *device, _Out_ int64_t *out)",
-  wt_speecht5_free: "int32_t wt_speecht5_free(int64_t h)",
-  wt_speecht5_sampling_rate: "int32_t wt_speecht5_sampling_rate(int64_t h, _Out_ int32_t *n)",
-  wt_speecht5_tokenize: `int32_t wt_speecht5_tokenize(int64_t h, ${texts}, _Out_ int64_t *ids, _Out_ int64_t *mask)`,
-  wt_speecht5_generate:
-    "int32_t wt_speecht5_generate(int64_t h, int64_t ids, int64_t mask, int64_t speakers, double threshold, double minlenratio, double maxlenratio, int32_t dropout, uint64_t seed, int64_t prefix, int32_t chunk, _Out_ int64_t *spec, _Out_ int64_t *lengths, _Out_ int64_t *wave)",
-  wt_speecht5_vocode: "int32_t wt_speecht5_vocode(int64_t h, int64_t spec, _Out_ int64_t *out)",
-  wt_timesformer_load: "int32_t wt_timesformer_load(const char *dir, const char *device, _Out_ int64_t *out)",
-  wt_timesformer_free: "int32_t wt_timesformer_free(int64_t h)",
-  wt_timesformer_info_json: "int32_t wt_timesformer_info_json(int64_t h, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_timesformer_forward:
-    "int32_t wt_timesformer_forward(int64_t h, int64_t pixels, _Out_ int64_t *logits, _Out_ int64_t *hidden)",
-  wt_conformer_load: "int32_t wt_conformer_load(const char *dir, const char *device, _Out_ int64_t *out)",
-  wt_conformer_free: "int32_t wt_conformer_free(int64_t h)",
-  wt_conformer_sampling_rate: "int32_t wt_conformer_sampling_rate(int64_t h, _Out_ int32_t *n)",
-  wt_conformer_encode:
-    "int32_t wt_conformer_encode(int64_t h, const int64_t *waves, int32_t n, _Out_ int64_t *out, _Out_ int64_t *frame_mask)",
-  wt_audio_resample: "int32_t wt_audio_resample(int64_t x, int32_t from_hz, int32_t to_hz, _Out_ int64_t *out)",
-  wt_diffusion_load: "int32_t wt_diffusion_load(const char *dir, const char *device, _Out_ int64_t *out)",
-  wt_diffusion_load_zip: "int32_t wt_diffusion_load_zip(const void *buf, size_t n, const char *device, _Out_ int64_t *out)",
-  wt_diffusion_free: "int32_t wt_diffusion_free(int64_t h)",
-  wt_diffusion_info_json: "int32_t wt_diffusion_info_json(int64_t h, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)",
-  wt_diffusion_generate:
-    "int32_t wt_diffusion_generate(int64_t h, int32_t batch, int32_t steps, uint64_t seed, const char *scheduler, _Out_ int64_t *out)",
-  wt_diffusion_generate_classes:
-    "int32_t wt_diffusion_generate_classes(int64_t h, const int64_t *labels, int32_t n, int32_t steps, uint64_t seed, double guidance, const char *scheduler, _Out_ int64_t *out)",
-  wt_diffusion_generate_text:
-    "int32_t wt_diffusion_generate_text(int64_t h, const char **prompts, int32_t n, const char **negative, int32_t n_negative, int32_t per_prompt, int32_t steps, uint64_t seed, double guidance, int32_t height, int32_t width, const char *scheduler, int64_t latents, _Out_ int64_t *out)",
-  wt_diffusion_encode_text: `int32_t wt_diffusion_encode_text(int64_t h, ${texts}, _Out_ int64_t *out)`,
-  wt_diffusion_quantize_int8: "int32_t wt_diffusion_quantize_int8(int64_t h)",
-} as const;
-
-type DomainNative = { [K in keyof typeof DOMAIN_PROTOTYPES]: NativeFn };
+type DomainNative = { [K in keyof typeof PROTOTYPES]: NativeFn };
 
 /** What node.ts lends: its status check and its out-parameter helpers. */
 export interface NodeHelpers {

@@ -1,6 +1,7 @@
 """The lifetime of a library object behind a handle (a tokenizer, a model, a
 pipeline): freed by close(), a with block or the garbage collector, with the
-library's free function. Shared by wt.multimodal and wt.diffuse."""
+library's free function. Shared by wt.multimodal, wt.diffuse, wt.onnx,
+state dicts and native datasets."""
 
 from __future__ import annotations
 

@@ -10,18 +10,22 @@ from collections import OrderedDict
 from typing import Any
 
 from . import _lib
+from ._objects import Handle
 from ._tensor import Tensor, _attr
 
 
-class State:
+class State(Handle):
     """One wt_state handle, freed with the object (or by close())."""
+
+    _free = "wt_state_free"
+    _what = "state"
 
     def __init__(self, handle: int = 0):
         if not handle:
             h = C.c_int64()
             _lib.call("wt_state_new", C.byref(h))
             handle = h.value
-        self._h = handle
+        super().__init__(handle)
 
     @classmethod
     def of(cls, items, metadata: dict[str, str] | None = None) -> State:
@@ -57,21 +61,6 @@ class State:
                                                                                          self._h, i)
                 for i in range(n.value)}
 
-    def close(self) -> None:
-        h, self._h = self._h, 0
-        if h:
-            _lib.call("wt_state_free", h)
-
-    def __enter__(self) -> State:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self):
-        h = getattr(self, "_h", 0)
-        if h and _lib.lib is not None:
-            _lib.lib.wt_state_free(h)
 
 
 def settings(values: dict[str, Any]) -> tuple[Any, int, list]:

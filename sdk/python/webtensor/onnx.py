@@ -22,6 +22,7 @@ import os
 from typing import Any, NamedTuple
 
 from . import _lib
+from ._objects import Handle
 from ._tensor import Tensor, tensor
 
 # A value a model takes or returns: a tensor, a sequence (a list of
@@ -49,12 +50,15 @@ def _values(entries: list[dict[str, Any]]) -> tuple[ValueInfo, ...]:
                  for e in entries)
 
 
-class Model:
+class Model(Handle):
     """An imported ONNX model (a wt_onnx handle), freed by close(), a with
     block or the garbage collector. Tensors it returned stay valid after."""
 
+    _free = "wt_onnx_free"
+    _what = "onnx model"
+
     def __init__(self, handle: int):
-        self._h = handle
+        super().__init__(handle)
         info = json.loads(_lib.read_string("wt_onnx_info_json", handle))
         self.inputs = _values(info["inputs"])
         self.outputs = _values(info["outputs"])
@@ -78,8 +82,7 @@ class Model:
         (NumPy arrays, lists) become tensors first, with wt.tensor's dtype
         rules. Returns the outputs by name, in the model's order: a tensor, a
         list of tensors for a sequence, None for an empty optional."""
-        if not self._h:
-            raise ValueError("onnx model used after close()")
+        h = self._live()
         if len(args) > len(self.inputs):
             raise TypeError(f"the model takes {len(self.inputs)} inputs ({', '.join(self.input_names)}), "
                             f"got {len(args)} positional")
@@ -109,7 +112,7 @@ class Model:
                     layout[name] = [index(t) for t in v]
                 else:
                     layout[name] = index(v)
-            _lib.call("wt_onnx_run_values", self._h, _lib.i64_array(flat), len(flat), json.dumps(layout).encode(),
+            _lib.call("wt_onnx_run_values", h, _lib.i64_array(flat), len(flat), json.dumps(layout).encode(),
                       C.byref(values))
         finally:
             for t in made:
@@ -134,21 +137,6 @@ class Model:
         return f"onnx.Model(inputs={self.input_names}, outputs={self.output_names}, opset={self.opset}, " \
                f"device={self.device!r})"
 
-    def close(self) -> None:
-        h, self._h = self._h, 0
-        if h:
-            _lib.call("wt_onnx_free", h)
-
-    def __enter__(self) -> Model:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self):
-        h = getattr(self, "_h", 0)
-        if h and _lib.lib is not None:
-            _lib.lib.wt_onnx_free(h)
 
 
 def _unflatten(layout, tensors: list[Tensor]) -> Value:

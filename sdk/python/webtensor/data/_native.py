@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 from .. import _lib
+from .._objects import Handle
 from .._tensor import Tensor, tensor
 
 
@@ -23,13 +24,16 @@ class Dataset:
         raise NotImplementedError(f"{type(self).__name__} defines no __len__")
 
 
-class NativeDataset(Dataset):
+class NativeDataset(Dataset, Handle):
     """A dataset the library reads (a wt_dataset handle): its records are
     tuples of Tensors, one per field. Freed by close(), a with block or the
     garbage collector; loaders made from it keep it alive."""
 
+    _free = "wt_dataset_free"
+    _what = "dataset"
+
     def __init__(self, handle: int):
-        self._h = handle
+        super().__init__(handle)
         info = json.loads(_lib.read_string("wt_dataset_info_json", handle))
         self._len: int = info["len"]
         self.fields: tuple[str, ...] = tuple(f["name"] for f in info["fields"])
@@ -43,14 +47,13 @@ class NativeDataset(Dataset):
     def get(self, index: int, device: str | None = None) -> tuple[Tensor, ...]:
         """Record index, one Tensor per field, on device (default: the
         default device). A negative index counts from the end."""
-        if not self._h:
-            raise ValueError("dataset used after close()")
+        h = self._live()
         if index < 0:
             index += self._len
         cap = max(len(self.fields), 1)
         outs = (C.c_int64 * cap)()
         n = C.c_int32(0)
-        _lib.call("wt_dataset_get", self._h, index, device.encode() if device else None, outs, cap, C.byref(n))
+        _lib.call("wt_dataset_get", h, index, device.encode() if device else None, outs, cap, C.byref(n))
         return tuple(Tensor._wrap(outs[i]) for i in range(n.value))
 
     def __getitem__(self, index: int) -> tuple[Tensor, ...]:
@@ -60,21 +63,6 @@ class NativeDataset(Dataset):
         fields = ", ".join(f"{n}: {d}{list(s)}" for n, d, s in zip(self.fields, self.dtypes, self.shapes, strict=True))
         return f"data.NativeDataset(len={self._len}, fields=({fields}))"
 
-    def close(self) -> None:
-        h, self._h = self._h, 0
-        if h:
-            _lib.call("wt_dataset_free", h)
-
-    def __enter__(self) -> NativeDataset:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self):
-        h = getattr(self, "_h", 0)
-        if h and _lib.lib is not None:
-            _lib.lib.wt_dataset_free(h)
 
 
 def _open(spec: dict[str, Any]) -> NativeDataset:

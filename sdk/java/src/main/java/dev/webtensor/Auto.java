@@ -22,8 +22,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * }
  * }</pre>
  *
- * The data agent (wt_auto_tune_loader) tunes a loader handle, which this SDK
- * has not: Python's and Node's DataLoaders reach it.
+ * The data agent (wt_auto_tune_loader) tunes a DataLoader over a NativeDataset
+ * (one of Data's readers): {@link #tune}.
  */
 public final class Auto {
     private Auto() {}
@@ -82,10 +82,33 @@ public final class Auto {
             MemorySegment o = arena.allocateFrom(opts);
             long g = graph.handle();
             return Native.oneShot(REPORT_BYTES, (buf, cap, needed) ->
-                    (int) Native.AUTO_TUNE_GRAPH.invokeExact(g, in, inputs.length, o, buf, cap, needed));
+                    (int) Abi.AUTO_TUNE_GRAPH.invokeExact(g, in, inputs.length, o, buf, cap, needed));
         } finally {
             Reference.reachabilityFence(inputs);
             Reference.reachabilityFence(graph);
+        }
+    }
+
+    /**
+     * The data agent on a loader over a NativeDataset: its pipeline (workers,
+     * prefetch, a cache of decoded records) measured on the loader's own
+     * throughput, each run reading the options' "batches" batches of "epoch";
+     * the loader changes in place for the passes after, with the same samples
+     * in the same order. Options (JSON) as {@link #tuneGraph}'s, with "name"
+     * ("loader"), "batches", "epoch" and "measure" (false applies what an
+     * earlier tune under the name kept, measuring nothing). Returns the report
+     * as JSON: pipeline_before/after, samples_per_s_before/after, the cache's
+     * stats and each decision summed up.
+     */
+    public static String tune(DataLoader<?> loader, String optionsJson) {
+        long h = loader.nativeHandle();
+        String opts = withPolicy(optionsJson, "data");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment o = arena.allocateFrom(opts);
+            return Native.oneShot(REPORT_BYTES, (buf, cap, needed) ->
+                    (int) Abi.AUTO_TUNE_LOADER.invokeExact(h, o, buf, cap, needed));
+        } finally {
+            Reference.reachabilityFence(loader);
         }
     }
 
@@ -107,7 +130,7 @@ public final class Auto {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment opts = arena.allocateFrom(o);
             long g = graph.handle();
-            return Native.readString((buf, cap, needed) -> (int) Native.AUTO_PARALLEL_PLAN.invokeExact(g, opts, buf, cap, needed));
+            return Native.readString((buf, cap, needed) -> (int) Abi.AUTO_PARALLEL_PLAN.invokeExact(g, opts, buf, cap, needed));
         } finally {
             Reference.reachabilityFence(graph);
         }
@@ -117,7 +140,7 @@ public final class Auto {
     public static String journal(String optionsJson) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment o = arena.allocateFrom(optionsJson == null ? "{}" : optionsJson);
-            return Native.readString((buf, cap, needed) -> (int) Native.AUTO_JOURNAL_JSON.invokeExact(o, buf, cap, needed));
+            return Native.readString((buf, cap, needed) -> (int) Abi.AUTO_JOURNAL_JSON.invokeExact(o, buf, cap, needed));
         }
     }
 
@@ -129,7 +152,7 @@ public final class Auto {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment o = arena.allocateFrom(optionsJson == null ? "{}" : optionsJson);
             MemorySegment d = arena.allocateFrom(id);
-            return Native.oneShot(32, (buf, cap, needed) -> (int) Native.AUTO_ROLLBACK.invokeExact(o, d, buf, cap, needed));
+            return Native.oneShot(32, (buf, cap, needed) -> (int) Abi.AUTO_ROLLBACK.invokeExact(o, d, buf, cap, needed));
         }
     }
 }

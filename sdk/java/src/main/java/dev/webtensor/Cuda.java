@@ -45,7 +45,7 @@ public final class Cuda {
     public static Map<String, Object> getDeviceProperties(String device) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment d = arena.allocateFrom(name(device));
-            return Json.object(Native.readString((buf, cap, needed) -> (int) Native.DEVICE_INFO_JSON.invokeExact(d, buf, cap, needed)),
+            return Json.object(Native.readString((buf, cap, needed) -> (int) Abi.DEVICE_INFO_JSON.invokeExact(d, buf, cap, needed)),
                     "wt_device_info_json");
         }
     }
@@ -89,7 +89,7 @@ public final class Cuda {
     /** Gives cached, unused device memory back to the driver. */
     public static void emptyCache(String device) {
         try (Arena arena = Arena.ofConfined()) {
-            Native.call(Native.DEVICE_EMPTY_CACHE, arena.allocateFrom(name(device)));
+            Native.call(Abi.DEVICE_EMPTY_CACHE, arena.allocateFrom(name(device)));
         }
     }
 
@@ -109,7 +109,7 @@ public final class Cuda {
     /** Lets f32 matrix products use TF32 tensor cores (off by default). */
     public static void setAllowTf32(boolean on, String device) {
         try (Arena arena = Arena.ofConfined()) {
-            Native.call(Native.DEVICE_SET_OPTION, arena.allocateFrom(name(device)), arena.allocateFrom("allow_tf32"), on ? 1L : 0L);
+            Native.call(Abi.DEVICE_SET_OPTION, arena.allocateFrom(name(device)), arena.allocateFrom("allow_tf32"), on ? 1L : 0L);
         }
     }
 
@@ -121,7 +121,7 @@ public final class Cuda {
     public static long currentStream(String device) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(Native.DEVICE_STREAM, arena.allocateFrom(name(device)), out);
+            Native.call(Abi.DEVICE_STREAM, arena.allocateFrom(name(device)), out);
             return out.get(JAVA_LONG, 0);
         }
     }

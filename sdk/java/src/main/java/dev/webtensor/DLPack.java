@@ -128,8 +128,8 @@ final class DLPack {
         IMPORTS.put(m.address(), new Object[] {arena, m, seg});
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment out = tmp.allocate(JAVA_LONG);
-            int st = (int) Native.FROM_DLPACK_VERSIONED.invokeExact(m, out);
-            if (st != Native.OK) {
+            int st = (int) Abi.FROM_DLPACK_VERSIONED.invokeExact(m, out);
+            if (st != Abi.OK) {
                 IMPORTS.remove(m.address()); // on failure the caller (we) still own the struct
                 throw Native.error(st);
             }
@@ -161,7 +161,7 @@ final class DLPack {
         MemorySegment m;
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment out = tmp.allocate(ADDRESS);
-            Native.check((int) Native.TO_DLPACK_VERSIONED.invokeExact(h, out));
+            Native.check((int) Abi.TO_DLPACK_VERSIONED.invokeExact(h, out));
             m = out.get(ADDRESS, 0).reinterpret(MANAGED_SIZE);
         } catch (Throwable t) {
             throw Native.rethrow(t);

@@ -41,7 +41,7 @@ public final class Data {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);
             try {
-                Native.call(Native.DATASET_OPEN, arena.allocateFrom(spec), out);
+                Native.call(Abi.DATASET_OPEN, arena.allocateFrom(spec), out);
             } catch (WebtensorException e) {
                 if (e.status() == WebtensorException.IO) {
                     throw new IOException(e.getMessage(), e);
@@ -97,9 +97,9 @@ public final class Data {
     public static NativeDataset fromBytes(String format, byte[] bytes, List<String> keys, String name) {
         String spec = "{\"format\":" + Json.quote(format) + ",\"keys\":" + list(keys) + ",\"name\":" + Json.quote(name == null ? format : name) + "}";
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment b = arena.allocate(Math.max(bytes.length, 1)).copyFrom(MemorySegment.ofArray(bytes));
+            MemorySegment b = NativeObject.nativeBytes(arena, bytes);
             MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(Native.DATASET_OPEN_BYTES, arena.allocateFrom(spec), b, (long) bytes.length, out);
+            Native.call(Abi.DATASET_OPEN_BYTES, arena.allocateFrom(spec), b, (long) bytes.length, out);
             return new NativeDataset(out.get(JAVA_LONG, 0));
         }
     }
@@ -123,7 +123,7 @@ public final class Data {
             }
             MemorySegment ns = names == null ? MemorySegment.NULL : NativeObject.texts(arena, names);
             MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(Native.DATASET_FROM_TENSORS, hs, ns, tensors.size(), out);
+            Native.call(Abi.DATASET_FROM_TENSORS, hs, ns, tensors.size(), out);
             return new NativeDataset(out.get(JAVA_LONG, 0));
         } finally {
             Reference.reachabilityFence(tensors);
@@ -142,7 +142,7 @@ public final class Data {
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG, Math.max(n, 1));
-            Native.call(Native.DATA_PERMUTATION, n, seed, epoch, out);
+            Native.call(Abi.DATA_PERMUTATION, n, seed, epoch, out);
             return out.asSlice(0, n * JAVA_LONG.byteSize()).toArray(JAVA_LONG);
         }
     }

@@ -116,7 +116,7 @@ public final class DataLoader<B> implements Iterable<B>, AutoCloseable {
         public void run() {
             long x = h.getAndSet(0);
             if (x != 0) {
-                Native.invoke(Native.LOADER_FREE, x);
+                Native.invoke(Abi.LOADER_FREE, x);
             }
         }
     }
@@ -139,7 +139,7 @@ public final class DataLoader<B> implements Iterable<B>, AutoCloseable {
             NativeDataset ds = (NativeDataset) dataset;
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment out = arena.allocate(JAVA_LONG);
-                Native.call(Native.LOADER_NEW, ds.liveHandle(), arena.allocateFrom(o.json()), out);
+                Native.call(Abi.LOADER_NEW, ds.liveHandle(), arena.allocateFrom(o.json()), out);
                 h = out.get(JAVA_LONG, 0);
             }
         }
@@ -165,13 +165,27 @@ public final class DataLoader<B> implements Iterable<B>, AutoCloseable {
         return new DataLoader<>(ds, o, collate);
     }
 
+    /**
+     * The library's loader handle, for the data agent (Auto.tune); a loader over a
+     * Java dataset has none: its records are read on Java threads, which the
+     * library does not run.
+     */
+    long nativeHandle() {
+        long h = state.h.get();
+        if (h == 0) {
+            throw new IllegalArgumentException("auto: Auto.tune takes a DataLoader over a NativeDataset (one of Data's "
+                    + "readers); this one reads a Java dataset on Java threads, which the library does not run");
+        }
+        return h;
+    }
+
     /** Batches per epoch. */
     public long size() {
         long h = state.h.get();
         if (h != 0) {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment out = arena.allocate(JAVA_LONG);
-                Native.call(Native.LOADER_LEN, h, out);
+                Native.call(Abi.LOADER_LEN, h, out);
                 return out.get(JAVA_LONG, 0);
             }
         }
@@ -200,11 +214,11 @@ public final class DataLoader<B> implements Iterable<B>, AutoCloseable {
         if (h == 0) {
             throw new IllegalStateException("DataLoader used after close()");
         }
-        Native.call(Native.LOADER_EPOCH, h, e);
+        Native.call(Abi.LOADER_EPOCH, h, e);
         int fields = Math.max(((NativeDataset) dataset).fields().size(), 1);
         return new Batches<>(() -> {
             try (Arena arena = Arena.ofConfined()) {
-                Tensor[] b = Op.outputs(arena, fields, (out, cap, nOut) -> (int) Native.invoke(Native.LOADER_NEXT, h, out, cap, nOut));
+                Tensor[] b = Op.outputs(arena, fields, (out, cap, nOut) -> (int) Native.invoke(Abi.LOADER_NEXT, h, out, cap, nOut));
                 return b.length == 0 ? null : (B) List.of(b);
             }
         });

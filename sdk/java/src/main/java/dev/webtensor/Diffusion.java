@@ -23,13 +23,13 @@ public final class Diffusion extends NativeObject {
     private final String info;
 
     private Diffusion(long h) {
-        super(h, Native.DIFFUSION_FREE, "diffusion pipeline");
-        this.info = Native.readString((buf, cap, needed) -> (int) Native.DIFFUSION_INFO_JSON.invokeExact(h, buf, cap, needed));
+        super(h, Abi.DIFFUSION_FREE, "diffusion pipeline");
+        this.info = Native.readString((buf, cap, needed) -> (int) Abi.DIFFUSION_INFO_JSON.invokeExact(h, buf, cap, needed));
     }
 
     /** The folder at path with its weights on device (null: the default). */
     public static Diffusion load(Path path, String device) throws IOException {
-        return new Diffusion(load(Native.DIFFUSION_LOAD, path, device));
+        return new Diffusion(load(Abi.DIFFUSION_LOAD, path, device));
     }
 
     /**
@@ -39,7 +39,7 @@ public final class Diffusion extends NativeObject {
      * about a quarter of the weight bytes (info's weight_bytes).
      */
     public static Diffusion load(Path path, String device, boolean int8Weights) throws IOException {
-        return quantized(load(Native.DIFFUSION_LOAD, path, device), int8Weights);
+        return quantized(load(Abi.DIFFUSION_LOAD, path, device), int8Weights);
     }
 
     /**
@@ -51,7 +51,7 @@ public final class Diffusion extends NativeObject {
      * WebtensorException naming the entry. int8Weights as for load.
      */
     public static Diffusion loadZip(byte[] zip, String device, boolean int8Weights) {
-        return quantized(loadZip(Native.DIFFUSION_LOAD_ZIP, zip, device, "diffusion"), int8Weights);
+        return quantized(loadZip(Abi.DIFFUSION_LOAD_ZIP, zip, device, "diffusion"), int8Weights);
     }
 
     public static Diffusion loadZip(byte[] zip) {
@@ -61,9 +61,9 @@ public final class Diffusion extends NativeObject {
     private static Diffusion quantized(long h, boolean int8Weights) {
         if (int8Weights) {
             try {
-                Native.call(Native.DIFFUSION_QUANTIZE_INT8, h);
+                Native.call(Abi.DIFFUSION_QUANTIZE_INT8, h);
             } catch (RuntimeException e) {
-                Native.call(Native.DIFFUSION_FREE, h);
+                Native.call(Abi.DIFFUSION_FREE, h);
                 throw e;
             }
         }
@@ -91,7 +91,7 @@ public final class Diffusion extends NativeObject {
     public Tensor generate(int batch, int steps, long seed, String scheduler) {
         long h = handle();
         try (Arena arena = Arena.ofConfined()) {
-            return newTensor(Native.DIFFUSION_GENERATE, arena, h, batch, steps, seed, cString(arena, scheduler));
+            return newTensor(Abi.DIFFUSION_GENERATE, arena, h, batch, steps, seed, cString(arena, scheduler));
         }
     }
 
@@ -99,7 +99,7 @@ public final class Diffusion extends NativeObject {
     public Tensor generateClasses(long[] labels, int steps, long seed, double guidanceScale, String scheduler) {
         long h = handle();
         try (Arena arena = Arena.ofConfined()) {
-            return newTensor(Native.DIFFUSION_GENERATE_CLASSES, arena, h, longs(arena, labels), labels.length, steps, seed,
+            return newTensor(Abi.DIFFUSION_GENERATE_CLASSES, arena, h, longs(arena, labels), labels.length, steps, seed,
                     guidanceScale, cString(arena, scheduler));
         }
     }
@@ -118,7 +118,7 @@ public final class Diffusion extends NativeObject {
         long h = handle();
         long init = latents == null ? 0 : latents.handle();
         try (Arena arena = Arena.ofConfined()) {
-            return newTensor(Native.DIFFUSION_GENERATE_TEXT, arena, h, texts(arena, prompts), prompts.size(),
+            return newTensor(Abi.DIFFUSION_GENERATE_TEXT, arena, h, texts(arena, prompts), prompts.size(),
                     texts(arena, negativePrompts), negativePrompts.size(), imagesPerPrompt, steps, seed, guidanceScale,
                     height, width, cString(arena, scheduler), init);
         }
@@ -133,7 +133,7 @@ public final class Diffusion extends NativeObject {
     public Tensor encodeText(List<String> texts) {
         long h = handle();
         try (Arena arena = Arena.ofConfined()) {
-            return newTensor(Native.DIFFUSION_ENCODE_TEXT, arena, h, texts(arena, texts), texts.size());
+            return newTensor(Abi.DIFFUSION_ENCODE_TEXT, arena, h, texts(arena, texts), texts.size());
         }
     }
 }

@@ -81,7 +81,7 @@ public final class Graph implements AutoCloseable {
         CAPTURE.lock();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment in = handles(arena, examples, "input");
-            Native.call(Native.TRACE_BEGIN, in, examples.length);
+            Native.call(Abi.TRACE_BEGIN, in, examples.length);
             Tensor[] out;
             MemorySegment outHandles;
             try {
@@ -93,7 +93,7 @@ public final class Graph implements AutoCloseable {
             }
             MemorySegment g = arena.allocate(JAVA_LONG);
             // wt_trace_end ends the capture whether or not it succeeds.
-            Native.call(Native.TRACE_END, outHandles, out.length, g);
+            Native.call(Abi.TRACE_END, outHandles, out.length, g);
             Reference.reachabilityFence(out);
             return new Traced(new Graph(g.get(JAVA_LONG, 0), out.length), owned(out, examples));
         } finally {
@@ -137,7 +137,7 @@ public final class Graph implements AutoCloseable {
 
     private static void abort(Throwable cause) {
         try {
-            Native.call(Native.TRACE_ABORT);
+            Native.call(Abi.TRACE_ABORT);
         } catch (RuntimeException e) {
             cause.addSuppressed(e);
         }
@@ -203,7 +203,7 @@ public final class Graph implements AutoCloseable {
             if (h == 0) {
                 return "Graph(<closed>)";
             }
-            return Native.readString((buf, cap, needed) -> (int) Native.GRAPH_TEXT.invokeExact(h, buf, cap, needed));
+            return Native.readString((buf, cap, needed) -> (int) Abi.GRAPH_TEXT.invokeExact(h, buf, cap, needed));
         } catch (WebtensorException e) {
             if (e.status() == WebtensorException.HANDLE && isClosed()) {
                 return "Graph(<closed>)"; // closed by another thread while printing

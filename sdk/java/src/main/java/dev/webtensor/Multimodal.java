@@ -3,6 +3,7 @@ package dev.webtensor;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 import java.lang.ref.Reference;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -47,29 +48,21 @@ public final class Multimodal {
     /** A tokenizer.json (WordPiece or byte-level BPE), as the tokenizers library reads it. */
     public static final class Tokenizer extends NativeObject {
         private Tokenizer(long h) {
-            super(h, Native.TOKENIZER_FREE, "tokenizer");
+            super(h, Abi.TOKENIZER_FREE, "tokenizer");
         }
 
         /** The tokenizer.json at path, or in the folder path. */
         public static Tokenizer load(Path path) throws IOException {
-            return new Tokenizer(load(Native.TOKENIZER_LOAD, path));
+            return new Tokenizer(load(Abi.TOKENIZER_LOAD, path));
         }
 
         /** A tokenizer.json's bytes. */
         public static Tokenizer load(byte[] json) {
-            if (json == null) {
-                throw new IllegalArgumentException("tokenizer: the bytes are null");
-            }
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment b = arena.allocate(Math.max(json.length, 1)).copyFrom(MemorySegment.ofArray(json));
-                MemorySegment out = arena.allocate(JAVA_LONG);
-                Native.call(Native.TOKENIZER_LOAD_BYTES, b, (long) json.length, out);
-                return new Tokenizer(out.get(JAVA_LONG, 0));
-            }
+            return new Tokenizer(loadJson(Abi.TOKENIZER_LOAD_BYTES, json, "tokenizer"));
         }
 
         public int vocabSize() {
-            return int32(Native.TOKENIZER_VOCAB_SIZE, handle());
+            return int32(Abi.TOKENIZER_VOCAB_SIZE, handle());
         }
 
         /** encode(texts, true, -1, null): special tokens, the file's padding, the default device. */
@@ -86,7 +79,7 @@ public final class Multimodal {
             long h = handle();
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment ids = arena.allocate(JAVA_LONG), types = arena.allocate(JAVA_LONG), mask = arena.allocate(JAVA_LONG);
-                Native.call(Native.TOKENIZER_ENCODE, h, texts(arena, texts), texts.size(), addSpecialTokens ? 1 : 0, padId,
+                Native.call(Abi.TOKENIZER_ENCODE, h, texts(arena, texts), texts.size(), addSpecialTokens ? 1 : 0, padId,
                         cString(arena, device), ids, types, mask);
                 return new Encoding(Tensor.wrap(ids.get(JAVA_LONG, 0)), Tensor.wrap(types.get(JAVA_LONG, 0)),
                         Tensor.wrap(mask.get(JAVA_LONG, 0)));
@@ -100,10 +93,10 @@ public final class Multimodal {
                 MemorySegment arr = longs(arena, ids);
                 MemorySegment needed = arena.allocate(JAVA_LONG);
                 int skip = skipSpecialTokens ? 1 : 0;
-                Native.invoke(Native.TOKENIZER_DECODE, h, arr, (long) ids.length, skip, MemorySegment.NULL, 0L, needed);
+                Native.invoke(Abi.TOKENIZER_DECODE, h, arr, (long) ids.length, skip, MemorySegment.NULL, 0L, needed);
                 long n = needed.get(JAVA_LONG, 0);
                 MemorySegment buf = arena.allocate(n);
-                Native.call(Native.TOKENIZER_DECODE, h, arr, (long) ids.length, skip, buf, n, needed);
+                Native.call(Abi.TOKENIZER_DECODE, h, arr, (long) ids.length, skip, buf, n, needed);
                 // The text may hold NUL (a token can decode to one): its length is needed - 1, not strlen.
                 return new String(buf.asSlice(0, n - 1).toArray(JAVA_BYTE), StandardCharsets.UTF_8);
             }
@@ -128,39 +121,22 @@ public final class Multimodal {
     /** transformers' ViT, CLIP or VideoMAE image processor: Pillow's resampling, crop, rescale and normalise, bit for bit. */
     public static final class ImageProcessor extends NativeObject {
         private ImageProcessor(long h) {
-            super(h, Native.IMAGE_PROCESSOR_FREE, "image processor");
+            super(h, Abi.IMAGE_PROCESSOR_FREE, "image processor");
         }
 
         /** The preprocessor_config.json at path, or in the folder path. */
         public static ImageProcessor load(Path path) throws IOException {
-            return new ImageProcessor(load(Native.IMAGE_PROCESSOR_LOAD, path));
+            return new ImageProcessor(load(Abi.IMAGE_PROCESSOR_LOAD, path));
         }
 
         /** A preprocessor_config.json's bytes. */
         public static ImageProcessor load(byte[] json) {
-            if (json == null) {
-                throw new IllegalArgumentException("image processor: the bytes are null");
-            }
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment b = arena.allocate(Math.max(json.length, 1)).copyFrom(MemorySegment.ofArray(json));
-                MemorySegment out = arena.allocate(JAVA_LONG);
-                Native.call(Native.IMAGE_PROCESSOR_LOAD_BYTES, b, (long) json.length, out);
-                return new ImageProcessor(out.get(JAVA_LONG, 0));
-            }
+            return new ImageProcessor(loadJson(Abi.IMAGE_PROCESSOR_LOAD_BYTES, json, "image processor"));
         }
 
         /** Pixel values (images, 3, H, W) f32 of (height, width, 3) u8 RGB images, on device (null: the default). */
         public Tensor preprocess(List<Tensor> images, String device) {
-            long h = handle();
-            long[] hs = new long[images.size()];
-            for (int i = 0; i < hs.length; i++) {
-                hs[i] = images.get(i).handle();
-            }
-            try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Native.IMAGE_PROCESSOR_PREPROCESS, arena, h, longs(arena, hs), hs.length, cString(arena, device));
-            } finally {
-                Reference.reachabilityFence(images);
-            }
+            return run(Abi.IMAGE_PROCESSOR_PREPROCESS, images, device);
         }
 
         /**
@@ -168,16 +144,16 @@ public final class Multimodal {
          * RGB videos, every frame processed on its own as VideoMAEImageProcessor does.
          */
         public Tensor preprocessVideo(List<Tensor> videos, String device) {
+            return run(Abi.IMAGE_PROCESSOR_PREPROCESS_VIDEO, videos, device);
+        }
+
+        /** fn(processor, inputs' handles, count, device, out): the inputs stay reachable until it returns. */
+        private Tensor run(MethodHandle fn, List<Tensor> inputs, String device) {
             long h = handle();
-            long[] hs = new long[videos.size()];
-            for (int i = 0; i < hs.length; i++) {
-                hs[i] = videos.get(i).handle();
-            }
             try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Native.IMAGE_PROCESSOR_PREPROCESS_VIDEO, arena, h, longs(arena, hs), hs.length,
-                        cString(arena, device));
+                return newTensor(fn, arena, h, handles(arena, inputs), inputs.size(), cString(arena, device));
             } finally {
-                Reference.reachabilityFence(videos);
+                Reference.reachabilityFence(inputs);
             }
         }
     }
@@ -192,7 +168,7 @@ public final class Multimodal {
             throw new IllegalArgumentException("sampleFrameIndices: seed " + seed + " is outside numpy's 0..2^32-1");
         }
         try (Arena arena = Arena.ofConfined();
-             Tensor t = NativeObject.newTensor(Native.VIDEO_SAMPLE_FRAME_INDICES, arena, clipLen, frameSampleRate, segLen, (int) seed)) {
+             Tensor t = NativeObject.newTensor(Abi.VIDEO_SAMPLE_FRAME_INDICES, arena, clipLen, frameSampleRate, segLen, (int) seed)) {
             return t.toLongArray();
         }
     }
@@ -200,7 +176,7 @@ public final class Multimodal {
     /** numFrames indices spread evenly over total frames, as transformers' video processors sample them. */
     public static long[] uniformFrameIndices(int total, int numFrames) {
         try (Arena arena = Arena.ofConfined();
-             Tensor t = NativeObject.newTensor(Native.VIDEO_UNIFORM_FRAME_INDICES, arena, total, numFrames)) {
+             Tensor t = NativeObject.newTensor(Abi.VIDEO_UNIFORM_FRAME_INDICES, arena, total, numFrames)) {
             return t.toLongArray();
         }
     }
@@ -223,12 +199,12 @@ public final class Multimodal {
         private final String info;
 
         private Timesformer(long h) {
-            super(h, Native.TIMESFORMER_FREE, "timesformer model");
-            this.info = Native.readString((buf, cap, needed) -> (int) Native.TIMESFORMER_INFO_JSON.invokeExact(h, buf, cap, needed));
+            super(h, Abi.TIMESFORMER_FREE, "timesformer model");
+            this.info = Native.readString((buf, cap, needed) -> (int) Abi.TIMESFORMER_INFO_JSON.invokeExact(h, buf, cap, needed));
         }
 
         public static Timesformer load(Path path, String device) throws IOException {
-            return new Timesformer(load(Native.TIMESFORMER_LOAD, path, device));
+            return new Timesformer(load(Abi.TIMESFORMER_LOAD, path, device));
         }
 
         public static Timesformer load(Path path) throws IOException {
@@ -264,7 +240,7 @@ public final class Multimodal {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment l = logits ? arena.allocate(JAVA_LONG) : MemorySegment.NULL;
                 MemorySegment s = hidden ? arena.allocate(JAVA_LONG) : MemorySegment.NULL;
-                Native.call(Native.TIMESFORMER_FORWARD, h, pixels.handle(), l, s);
+                Native.call(Abi.TIMESFORMER_FORWARD, h, pixels.handle(), l, s);
                 return new VideoOutput(logits ? Tensor.wrap(l.get(JAVA_LONG, 0)) : null,
                         hidden ? Tensor.wrap(s.get(JAVA_LONG, 0)) : null);
             } finally {
@@ -276,12 +252,12 @@ public final class Multimodal {
     /** A sentence-transformers folder (modules.json: a BERT Transformer, Pooling, optionally Normalize). */
     public static final class SentenceEncoder extends NativeObject {
         private SentenceEncoder(long h) {
-            super(h, Native.SENTENCE_ENCODER_FREE, "sentence encoder");
+            super(h, Abi.SENTENCE_ENCODER_FREE, "sentence encoder");
         }
 
         /** The folder at path with its weights on device (null: the default). */
         public static SentenceEncoder load(Path path, String device) throws IOException {
-            return new SentenceEncoder(load(Native.SENTENCE_ENCODER_LOAD, path, device));
+            return new SentenceEncoder(load(Abi.SENTENCE_ENCODER_LOAD, path, device));
         }
 
         public static SentenceEncoder load(Path path) throws IOException {
@@ -297,12 +273,12 @@ public final class Multimodal {
          * the entry.
          */
         public static SentenceEncoder loadZip(byte[] zip, String device) {
-            return new SentenceEncoder(loadZip(Native.SENTENCE_ENCODER_LOAD_ZIP, zip, device, "sentence encoder"));
+            return new SentenceEncoder(loadZip(Abi.SENTENCE_ENCODER_LOAD_ZIP, zip, device, "sentence encoder"));
         }
 
         /** The length of one embedding. */
         public int dim() {
-            return int32(Native.SENTENCE_ENCODER_DIM, handle());
+            return int32(Abi.SENTENCE_ENCODER_DIM, handle());
         }
 
         /** The embeddings (sentences, dim) in batches of 32, as sentence-transformers' encode gives them. */
@@ -313,7 +289,7 @@ public final class Multimodal {
         public Tensor encode(List<String> sentences, int batchSize) {
             long h = handle();
             try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Native.SENTENCE_ENCODER_ENCODE, arena, h, texts(arena, sentences), sentences.size(), batchSize);
+                return newTensor(Abi.SENTENCE_ENCODER_ENCODE, arena, h, texts(arena, sentences), sentences.size(), batchSize);
             }
         }
     }
@@ -321,11 +297,11 @@ public final class Multimodal {
     /** A CLIPModel folder (config.json, model.safetensors, tokenizer.json). */
     public static final class CLIP extends NativeObject {
         private CLIP(long h) {
-            super(h, Native.CLIP_FREE, "clip model");
+            super(h, Abi.CLIP_FREE, "clip model");
         }
 
         public static CLIP load(Path path, String device) throws IOException {
-            return new CLIP(load(Native.CLIP_LOAD, path, device));
+            return new CLIP(load(Abi.CLIP_LOAD, path, device));
         }
 
         public static CLIP load(Path path) throws IOException {
@@ -334,14 +310,14 @@ public final class Multimodal {
 
         /** The model in a zip archive of such a folder (wt_clip_load_zip), as SentenceEncoder.loadZip reads one. */
         public static CLIP loadZip(byte[] zip, String device) {
-            return new CLIP(loadZip(Native.CLIP_LOAD_ZIP, zip, device, "clip model"));
+            return new CLIP(loadZip(Abi.CLIP_LOAD_ZIP, zip, device, "clip model"));
         }
 
         /** Each image's probabilities over texts, (images, texts), from pixel values (images, 3, H, W). */
         public Tensor zeroShot(Tensor pixels, List<String> texts) {
             long h = handle();
             try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Native.CLIP_ZERO_SHOT, arena, h, pixels.handle(), texts(arena, texts), texts.size());
+                return newTensor(Abi.CLIP_ZERO_SHOT, arena, h, pixels.handle(), texts(arena, texts), texts.size());
             } finally {
                 Reference.reachabilityFence(pixels);
             }
@@ -351,7 +327,7 @@ public final class Multimodal {
         public Tensor textFeatures(List<String> texts) {
             long h = handle();
             try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Native.CLIP_TEXT_FEATURES, arena, h, texts(arena, texts), texts.size());
+                return newTensor(Abi.CLIP_TEXT_FEATURES, arena, h, texts(arena, texts), texts.size());
             }
         }
 
@@ -359,7 +335,7 @@ public final class Multimodal {
         public Tensor imageFeatures(Tensor pixels) {
             long h = handle();
             try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Native.CLIP_IMAGE_FEATURES, arena, h, pixels.handle());
+                return newTensor(Abi.CLIP_IMAGE_FEATURES, arena, h, pixels.handle());
             } finally {
                 Reference.reachabilityFence(pixels);
             }
@@ -371,16 +347,16 @@ public final class Multimodal {
         private final Tokenizer tokenizer;
 
         private Whisper(long h) {
-            super(h, Native.WHISPER_FREE, "whisper model");
+            super(h, Abi.WHISPER_FREE, "whisper model");
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment out = arena.allocate(JAVA_LONG);
-                Native.call(Native.WHISPER_TOKENIZER, h, out);
+                Native.call(Abi.WHISPER_TOKENIZER, h, out);
                 this.tokenizer = new Tokenizer(out.get(JAVA_LONG, 0));
             }
         }
 
         public static Whisper load(Path path, String device) throws IOException {
-            return new Whisper(load(Native.WHISPER_LOAD, path, device));
+            return new Whisper(load(Abi.WHISPER_LOAD, path, device));
         }
 
         public static Whisper load(Path path) throws IOException {
@@ -394,7 +370,7 @@ public final class Multimodal {
 
         /** The rate waveforms must be sampled at (16000). */
         public int samplingRate() {
-            return int32(Native.WHISPER_SAMPLING_RATE, handle());
+            return int32(Abi.WHISPER_SAMPLING_RATE, handle());
         }
 
         /**
@@ -404,12 +380,8 @@ public final class Multimodal {
          */
         public Tensor generate(List<Tensor> waves, int maxNewTokens, int numBeams) {
             long h = handle();
-            long[] hs = new long[waves.size()];
-            for (int i = 0; i < hs.length; i++) {
-                hs[i] = waves.get(i).handle();
-            }
             try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Native.WHISPER_GENERATE, arena, h, longs(arena, hs), hs.length, maxNewTokens, numBeams);
+                return newTensor(Abi.WHISPER_GENERATE, arena, h, handles(arena, waves), waves.size(), maxNewTokens, numBeams);
             } finally {
                 Reference.reachabilityFence(waves);
             }
@@ -458,7 +430,7 @@ public final class Multimodal {
         public WhisperStream(Whisper whisper, int chunkSamples, int maxNewTokens, int windowSamples, boolean trimEncoder,
                              double tokensPerSecond) {
             super(newStream(whisper, chunkSamples, maxNewTokens, windowSamples, trimEncoder, tokensPerSecond),
-                    Native.WHISPER_STREAM_FREE, "whisper stream");
+                    Abi.WHISPER_STREAM_FREE, "whisper stream");
         }
 
         /** A stream with no tokens-per-second bound. */
@@ -475,7 +447,7 @@ public final class Multimodal {
                                       double tokensPerSecond) {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment out = arena.allocate(JAVA_LONG);
-                Native.call(Native.WHISPER_STREAM_NEW, whisper.handle(), chunkSamples, maxNewTokens, windowSamples,
+                Native.call(Abi.WHISPER_STREAM_NEW, whisper.handle(), chunkSamples, maxNewTokens, windowSamples,
                         trim ? 1 : 0, tokensPerSecond, out);
                 return out.get(JAVA_LONG, 0);
             }
@@ -484,12 +456,12 @@ public final class Multimodal {
         private List<StreamUpdate> push(Tensor samples, boolean end) {
             long h = handle();
             try {
-                Native.call(Native.WHISPER_STREAM_PUSH, h, samples == null ? 0L : samples.handle(), end ? 1 : 0,
+                Native.call(Abi.WHISPER_STREAM_PUSH, h, samples == null ? 0L : samples.handle(), end ? 1 : 0,
                         MemorySegment.NULL);
             } finally {
                 Reference.reachabilityFence(samples);
             }
-            String raw = Native.readString((buf, cap, needed) -> (int) Native.WHISPER_STREAM_READ.invokeExact(h, buf, cap, needed));
+            String raw = Native.readString((buf, cap, needed) -> (int) Abi.WHISPER_STREAM_READ.invokeExact(h, buf, cap, needed));
             List<StreamUpdate> out = new ArrayList<>();
             for (Object o : (List<?>) Json.parse(raw, "wt_whisper_stream_read")) {
                 java.util.Map<?, ?> u = (java.util.Map<?, ?>) o;
@@ -549,19 +521,19 @@ public final class Multimodal {
         private final boolean vocoder;
 
         private SpeechT5(long h, boolean vocoder) {
-            super(h, Native.SPEECHT5_FREE, "speecht5 model");
+            super(h, Abi.SPEECHT5_FREE, "speecht5 model");
             this.vocoder = vocoder;
         }
 
         /** The model folder, the vocoder folder (null: none) and the device (null: the default). */
         public static SpeechT5 load(Path path, Path vocoder, String device) throws IOException {
-            return new SpeechT5(load(Native.SPEECHT5_LOAD, path, vocoder == null ? null : vocoder.toString(), device),
+            return new SpeechT5(load(Abi.SPEECHT5_LOAD, path, vocoder == null ? null : vocoder.toString(), device),
                     vocoder != null);
         }
 
         /** The vocoder's sampling rate. */
         public int samplingRate() {
-            return int32(Native.SPEECHT5_SAMPLING_RATE, handle());
+            return int32(Abi.SPEECHT5_SAMPLING_RATE, handle());
         }
 
         /** Token ids and attention mask (texts, length), as SpeechT5Tokenizer gives them with padding. */
@@ -569,7 +541,7 @@ public final class Multimodal {
             long h = handle();
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment ids = arena.allocate(JAVA_LONG), mask = arena.allocate(JAVA_LONG);
-                Native.call(Native.SPEECHT5_TOKENIZE, h, texts(arena, texts), texts.size(), ids, mask);
+                Native.call(Abi.SPEECHT5_TOKENIZE, h, texts(arena, texts), texts.size(), ids, mask);
                 return new Tensor[] {Tensor.wrap(ids.get(JAVA_LONG, 0)), Tensor.wrap(mask.get(JAVA_LONG, 0))};
             }
         }
@@ -588,7 +560,7 @@ public final class Multimodal {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment spec = arena.allocate(JAVA_LONG), lengths = arena.allocate(JAVA_LONG);
                 MemorySegment wave = arena.allocate(JAVA_LONG);
-                Native.call(Native.SPEECHT5_GENERATE, h, ids.handle(), mask == null ? 0L : mask.handle(), speakers.handle(),
+                Native.call(Abi.SPEECHT5_GENERATE, h, ids.handle(), mask == null ? 0L : mask.handle(), speakers.handle(),
                         o.threshold(), o.minLenRatio(), o.maxLenRatio(), o.prenetDropout() ? 1 : 0, o.seed(),
                         o.prefix() == null ? 0L : o.prefix().handle(), o.prefillChunk(), spec, lengths,
                         vocoder && o.vocode() ? wave : MemorySegment.NULL);
@@ -610,7 +582,7 @@ public final class Multimodal {
         public Tensor vocode(Tensor spectrogram) {
             long h = handle();
             try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Native.SPEECHT5_VOCODE, arena, h, spectrogram.handle());
+                return newTensor(Abi.SPEECHT5_VOCODE, arena, h, spectrogram.handle());
             } finally {
                 Reference.reachabilityFence(spectrogram);
             }
@@ -635,11 +607,11 @@ public final class Multimodal {
     /** A Wav2Vec2ConformerModel folder (config.json, model.safetensors) with its preprocessor_config.json. */
     public static final class Conformer extends NativeObject {
         private Conformer(long h) {
-            super(h, Native.CONFORMER_FREE, "conformer model");
+            super(h, Abi.CONFORMER_FREE, "conformer model");
         }
 
         public static Conformer load(Path path, String device) throws IOException {
-            return new Conformer(load(Native.CONFORMER_LOAD, path, device));
+            return new Conformer(load(Abi.CONFORMER_LOAD, path, device));
         }
 
         public static Conformer load(Path path) throws IOException {
@@ -648,7 +620,7 @@ public final class Multimodal {
 
         /** The rate waveforms must be sampled at (16000 by default). */
         public int samplingRate() {
-            return int32(Native.CONFORMER_SAMPLING_RATE, handle());
+            return int32(Abi.CONFORMER_SAMPLING_RATE, handle());
         }
 
         /**
@@ -657,14 +629,11 @@ public final class Multimodal {
          */
         public ConformerOutput encode(List<Tensor> waves, boolean frameMask) {
             long h = handle();
-            long[] hs = new long[waves.size()];
-            for (int i = 0; i < hs.length; i++) {
-                hs[i] = waves.get(i).handle();
-            }
             try (Arena arena = Arena.ofConfined()) {
+                MemorySegment hs = handles(arena, waves);
                 MemorySegment hidden = arena.allocate(JAVA_LONG);
                 MemorySegment mask = frameMask ? arena.allocate(JAVA_LONG) : MemorySegment.NULL;
-                Native.call(Native.CONFORMER_ENCODE, h, longs(arena, hs), hs.length, hidden, mask);
+                Native.call(Abi.CONFORMER_ENCODE, h, hs, waves.size(), hidden, mask);
                 return new ConformerOutput(Tensor.wrap(hidden.get(JAVA_LONG, 0)),
                         frameMask ? Tensor.wrap(mask.get(JAVA_LONG, 0)) : null);
             } finally {
@@ -680,7 +649,7 @@ public final class Multimodal {
      */
     public static Tensor resample(Tensor x, int fromHz, int toHz) {
         try (Arena arena = Arena.ofConfined()) {
-            return NativeObject.newTensor(Native.AUDIO_RESAMPLE, arena, x.handle(), fromHz, toHz);
+            return NativeObject.newTensor(Abi.AUDIO_RESAMPLE, arena, x.handle(), fromHz, toHz);
         } finally {
             Reference.reachabilityFence(x);
         }

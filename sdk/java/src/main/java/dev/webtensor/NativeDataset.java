@@ -21,9 +21,9 @@ public final class NativeDataset extends NativeObject implements Dataset<List<Te
 
     @SuppressWarnings("unchecked")
     NativeDataset(long handle) {
-        super(handle, Native.DATASET_FREE, "dataset");
+        super(handle, Abi.DATASET_FREE, "dataset");
         Map<String, Object> info = Json.object(
-                Native.readString((buf, cap, needed) -> (int) Native.DATASET_INFO_JSON.invokeExact(handle, buf, cap, needed)),
+                Native.readString((buf, cap, needed) -> (int) Abi.DATASET_INFO_JSON.invokeExact(handle, buf, cap, needed)),
                 "wt_dataset_info_json");
         this.size = (Long) info.get("len");
         List<String> f = new ArrayList<>(), d = new ArrayList<>();
@@ -79,7 +79,7 @@ public final class NativeDataset extends NativeObject implements Dataset<List<Te
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment dev = cString(arena, device);
             return List.of(Op.outputs(arena, Math.max(fields.size(), 1),
-                    (out, cap, nOut) -> (int) Native.invoke(Native.DATASET_GET, h, i, dev, out, cap, nOut)));
+                    (out, cap, nOut) -> (int) Native.invoke(Abi.DATASET_GET, h, i, dev, out, cap, nOut)));
         }
     }
 

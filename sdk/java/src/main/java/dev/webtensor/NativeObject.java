@@ -85,10 +85,20 @@ abstract class NativeObject implements AutoCloseable {
         return arr;
     }
 
-    /**
-     * A wt_*_load(path, [device,] out) call (a tokenizer takes no device): a
-     * missing or unreadable file is an IOException.
-     */
+    /** The handles of tensors as a C array of int64 (a closed tensor throws here). */
+    static MemorySegment handles(Arena arena, List<Tensor> tensors) {
+        long[] hs = new long[tensors.size()];
+        for (int i = 0; i < hs.length; i++) {
+            hs[i] = tensors.get(i).handle();
+        }
+        return longs(arena, hs);
+    }
+
+    /** A native copy of bytes for a call to read (never empty, so it has an address). */
+    static MemorySegment nativeBytes(Arena arena, byte[] bytes) {
+        return arena.allocate(Math.max(bytes.length, 1)).copyFrom(MemorySegment.ofArray(bytes));
+    }
+
     /**
      * The handle fn (a wt_*_load_zip) loads from a zip archive's bytes, copied
      * into native memory for the call; what names the kind in the null check.
@@ -98,13 +108,31 @@ abstract class NativeObject implements AutoCloseable {
             throw new IllegalArgumentException(what + ": the zip archive's bytes are null");
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment b = arena.allocate(Math.max(zip.length, 1)).copyFrom(MemorySegment.ofArray(zip));
             MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(fn, b, (long) zip.length, cString(arena, device), out);
+            Native.call(fn, nativeBytes(arena, zip), (long) zip.length, cString(arena, device), out);
             return out.get(JAVA_LONG, 0);
         }
     }
 
+    /**
+     * The handle fn (a wt_*_load_bytes) loads from a JSON file's bytes, copied
+     * into native memory for the call; what names the kind in the null check.
+     */
+    static long loadJson(MethodHandle fn, byte[] json, String what) {
+        if (json == null) {
+            throw new IllegalArgumentException(what + ": the bytes are null");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_LONG);
+            Native.call(fn, nativeBytes(arena, json), (long) json.length, out);
+            return out.get(JAVA_LONG, 0);
+        }
+    }
+
+    /**
+     * A wt_*_load(path, [device,] out) call (a tokenizer takes no device): a
+     * missing or unreadable file is an IOException.
+     */
     static long load(MethodHandle fn, Path path, String... device) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);

@@ -32,7 +32,7 @@ public final class NativeOptimizer implements AutoCloseable {
         public void run() {
             long x = h.getAndSet(0);
             if (x != 0) {
-                Native.invoke(Native.OPTIMIZER_FREE, x);
+                Native.invoke(Abi.OPTIMIZER_FREE, x);
             }
         }
     }
@@ -47,7 +47,7 @@ public final class NativeOptimizer implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment hs = handles(arena, this.params);
             MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(Native.OPTIMIZER_NEW, arena.allocateFrom(kind), hs, this.params.size(),
+            Native.call(Abi.OPTIMIZER_NEW, arena.allocateFrom(kind), hs, this.params.size(),
                     Op.encodeAll(arena, settings), count(settings), out);
             this.state = new Handle(out.get(JAVA_LONG, 0));
         } finally {
@@ -79,14 +79,14 @@ public final class NativeOptimizer implements AutoCloseable {
     /** Changes settings (the others and the state stay). */
     public void set(List<Attr> settings) {
         try (Arena arena = Arena.ofConfined()) {
-            Native.call(Native.OPTIMIZER_SET, handle(), Op.encodeAll(arena, settings), count(settings));
+            Native.call(Abi.OPTIMIZER_SET, handle(), Op.encodeAll(arena, settings), count(settings));
         }
     }
 
     /** One update of every parameter that has a gradient, all or none. */
     public void step() {
         try {
-            Native.call(Native.OPTIMIZER_STEP, handle());
+            Native.call(Abi.OPTIMIZER_STEP, handle());
         } finally {
             Reference.reachabilityFence(params);
         }
@@ -95,7 +95,7 @@ public final class NativeOptimizer implements AutoCloseable {
     /** Drops every parameter's gradient. */
     public void zeroGrad() {
         try {
-            Native.call(Native.OPTIMIZER_ZERO_GRAD, handle());
+            Native.call(Abi.OPTIMIZER_ZERO_GRAD, handle());
         } finally {
             Reference.reachabilityFence(params);
         }
@@ -105,7 +105,7 @@ public final class NativeOptimizer implements AutoCloseable {
     public StateDict state() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(Native.OPTIMIZER_STATE, handle(), out);
+            Native.call(Abi.OPTIMIZER_STATE, handle(), out);
             return new StateDict(out.get(JAVA_LONG, 0));
         }
     }
@@ -113,7 +113,7 @@ public final class NativeOptimizer implements AutoCloseable {
     /** Replaces the state with one named as {@link #state} names it, all or none. */
     public void loadState(StateDict s) {
         try {
-            Native.call(Native.OPTIMIZER_LOAD_STATE, handle(), s.handle());
+            Native.call(Abi.OPTIMIZER_LOAD_STATE, handle(), s.handle());
         } finally {
             Reference.reachabilityFence(s);
         }

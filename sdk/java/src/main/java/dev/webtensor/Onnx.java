@@ -49,7 +49,7 @@ public final class Onnx implements AutoCloseable {
         public void run() {
             long x = h.getAndSet(0);
             if (x != 0) {
-                Native.invoke(Native.ONNX_FREE, x); // nothing to report a failure to: the handle is gone either way
+                Native.invoke(Abi.ONNX_FREE, x); // nothing to report a failure to: the handle is gone either way
             }
         }
     }
@@ -88,8 +88,8 @@ public final class Onnx implements AutoCloseable {
     private Onnx(long handle) {
         this.state = new Handle(handle);
         this.cleanable = Tensor.CLEANER.register(this, state);
-        this.inputs = names(handle, Native.ONNX_INPUT_COUNT, Native.ONNX_INPUT_NAME);
-        this.outputs = names(handle, Native.ONNX_OUTPUT_COUNT, Native.ONNX_OUTPUT_NAME);
+        this.inputs = names(handle, Abi.ONNX_INPUT_COUNT, Abi.ONNX_INPUT_NAME);
+        this.outputs = names(handle, Abi.ONNX_OUTPUT_COUNT, Abi.ONNX_OUTPUT_NAME);
         Map<String, Object> info = Json.object(info(), "wt_onnx_info_json");
         this.inputInfo = ValueInfo.of(info.get("inputs"));
         this.outputInfo = ValueInfo.of(info.get("outputs"));
@@ -105,7 +105,7 @@ public final class Onnx implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);
             try {
-                Native.call(Native.ONNX_LOAD, arena.allocateFrom(path.toString()), cString(arena, device), out);
+                Native.call(Abi.ONNX_LOAD, arena.allocateFrom(path.toString()), cString(arena, device), out);
             } catch (WebtensorException e) {
                 if (e.status() == WebtensorException.IO) {
                     throw new IOException(e.getMessage(), e);
@@ -127,9 +127,9 @@ public final class Onnx implements AutoCloseable {
             throw new IllegalArgumentException("onnx: the model's bytes are null");
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment b = arena.allocate(Math.max(bytes.length, 1)).copyFrom(MemorySegment.ofArray(bytes));
+            MemorySegment b = NativeObject.nativeBytes(arena, bytes);
             MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(Native.ONNX_LOAD_BYTES, b, (long) bytes.length, cString(arena, device), out);
+            Native.call(Abi.ONNX_LOAD_BYTES, b, (long) bytes.length, cString(arena, device), out);
             return new Onnx(out.get(JAVA_LONG, 0));
         }
     }
@@ -159,7 +159,7 @@ public final class Onnx implements AutoCloseable {
      */
     public String info() {
         long h = handle();
-        return Native.readString((buf, cap, needed) -> (int) Native.ONNX_INFO_JSON.invokeExact(h, buf, cap, needed));
+        return Native.readString((buf, cap, needed) -> (int) Abi.ONNX_INFO_JSON.invokeExact(h, buf, cap, needed));
     }
 
     /**
@@ -188,7 +188,7 @@ public final class Onnx implements AutoCloseable {
             int cap = Math.max(outputs.size(), 1);
             MemorySegment out = arena.allocate(JAVA_LONG, cap);
             MemorySegment nOut = arena.allocate(JAVA_INT);
-            Native.call(Native.ONNX_RUN, h, names, handles, n, out, cap, nOut);
+            Native.call(Abi.ONNX_RUN, h, names, handles, n, out, cap, nOut);
             SequencedMap<String, Tensor> res = new LinkedHashMap<>();
             for (int k = 0; k < nOut.get(JAVA_INT, 0); k++) {
                 res.put(outputs.get(k), Tensor.wrap(out.getAtIndex(JAVA_LONG, k)));
@@ -242,7 +242,7 @@ public final class Onnx implements AutoCloseable {
                 handles.setAtIndex(JAVA_LONG, i, flat.get(i).handle());
             }
             MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(Native.ONNX_RUN_VALUES, h, handles, flat.size(), arena.allocateFrom(layout.toString()), out);
+            Native.call(Abi.ONNX_RUN_VALUES, h, handles, flat.size(), arena.allocateFrom(layout.toString()), out);
             values = out.get(JAVA_LONG, 0);
         } finally {
             Reference.reachabilityFence(flat);
@@ -251,10 +251,10 @@ public final class Onnx implements AutoCloseable {
         Tensor[] tensors;
         try (Arena arena = Arena.ofConfined()) {
             outLayout = Json.object(Native.readString((buf, cap, needed) ->
-                    (int) Native.ONNX_VALUES_LAYOUT_JSON.invokeExact(values, buf, cap, needed)), "wt_onnx_values_layout_json");
-            tensors = Op.outputs(arena, 16, (o, cap, n) -> (int) Native.invoke(Native.ONNX_VALUES_TENSORS, values, o, cap, n));
+                    (int) Abi.ONNX_VALUES_LAYOUT_JSON.invokeExact(values, buf, cap, needed)), "wt_onnx_values_layout_json");
+            tensors = Op.outputs(arena, 16, (o, cap, n) -> (int) Native.invoke(Abi.ONNX_VALUES_TENSORS, values, o, cap, n));
         } finally {
-            Native.call(Native.ONNX_VALUES_FREE, values);
+            Native.call(Abi.ONNX_VALUES_FREE, values);
         }
         SequencedMap<String, Object> res = new LinkedHashMap<>();
         outLayout.forEach((name, v) -> res.put(name, switch (v) {

@@ -26,11 +26,11 @@ final class Op {
             for (Attr a : attrs) {
                 n += a == null ? 0 : 1;
             }
-            MemorySegment cattrs = n == 0 ? MemorySegment.NULL : arena.allocate(Native.ATTR, n);
+            MemorySegment cattrs = n == 0 ? MemorySegment.NULL : arena.allocate(Abi.ATTR, n);
             int k = 0;
             for (Attr a : attrs) {
                 if (a != null) {
-                    encode(arena, cattrs.asSlice(k++ * Native.ATTR.byteSize(), Native.ATTR.byteSize()), a);
+                    encode(arena, cattrs.asSlice(k++ * Abi.ATTR.byteSize(), Abi.ATTR.byteSize()), a);
                 }
             }
             MemorySegment cname = arena.allocateFrom(name);
@@ -60,7 +60,7 @@ final class Op {
             MemorySegment out = arena.allocate(JAVA_LONG, cap);
             int st = c.call(out, cap, nOut);
             int got = nOut.get(JAVA_INT, 0);
-            if (st == Native.ERR_BUFFER_TOO_SMALL && got > cap) {
+            if (st == Abi.ERR_BUFFER_TOO_SMALL && got > cap) {
                 cap = got;
                 continue;
             }
@@ -88,9 +88,9 @@ final class Op {
         if (given.isEmpty()) {
             return MemorySegment.NULL;
         }
-        MemorySegment out = arena.allocate(Native.ATTR, given.size());
+        MemorySegment out = arena.allocate(Abi.ATTR, given.size());
         for (int k = 0; k < given.size(); k++) {
-            encode(arena, out.asSlice(k * Native.ATTR.byteSize(), Native.ATTR.byteSize()), given.get(k));
+            encode(arena, out.asSlice(k * Abi.ATTR.byteSize(), Abi.ATTR.byteSize()), given.get(k));
         }
         return out;
     }

@@ -44,7 +44,7 @@ public final class StateDict implements AutoCloseable {
         public void run() {
             long x = h.getAndSet(0);
             if (x != 0) {
-                Native.invoke(Native.STATE_FREE, x); // nothing to report a failure to: the handle is gone either way
+                Native.invoke(Abi.STATE_FREE, x); // nothing to report a failure to: the handle is gone either way
             }
         }
     }
@@ -59,7 +59,7 @@ public final class StateDict implements AutoCloseable {
 
     /** An empty state dict. */
     public StateDict() {
-        this(newHandle(Native.STATE_NEW));
+        this(newHandle(Abi.STATE_NEW));
     }
 
     /** A state dict of these tensors (in the map's order) and metadata. */
@@ -90,7 +90,7 @@ public final class StateDict implements AutoCloseable {
             throw new IllegalArgumentException("state dict: null " + (name == null ? "name" : "tensor for " + name));
         }
         try (Arena arena = Arena.ofConfined()) {
-            Native.call(Native.STATE_PUT, handle(), arena.allocateFrom(name), t.handle());
+            Native.call(Abi.STATE_PUT, handle(), arena.allocateFrom(name), t.handle());
         } finally {
             Reference.reachabilityFence(t);
         }
@@ -102,21 +102,21 @@ public final class StateDict implements AutoCloseable {
             throw new IllegalArgumentException("state dict: metadata must map strings to strings, got " + key + "=" + value);
         }
         try (Arena arena = Arena.ofConfined()) {
-            Native.call(Native.STATE_SET_METADATA, handle(), arena.allocateFrom(key), arena.allocateFrom(value));
+            Native.call(Abi.STATE_SET_METADATA, handle(), arena.allocateFrom(key), arena.allocateFrom(value));
         }
     }
 
     /** The entries in order, as new tensors the caller closes. */
     public SequencedMap<String, Tensor> tensors() {
         long h = handle();
-        int n = count(Native.STATE_COUNT, h);
+        int n = count(Abi.STATE_COUNT, h);
         SequencedMap<String, Tensor> out = new LinkedHashMap<>();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment t = arena.allocate(JAVA_LONG);
             for (int i = 0; i < n; i++) {
                 int idx = i;
-                String name = Native.readString((buf, cap, needed) -> (int) Native.STATE_NAME.invokeExact(h, idx, buf, cap, needed));
-                Native.call(Native.STATE_GET, h, i, t);
+                String name = Native.readString((buf, cap, needed) -> (int) Abi.STATE_NAME.invokeExact(h, idx, buf, cap, needed));
+                Native.call(Abi.STATE_GET, h, i, t);
                 out.put(name, Tensor.wrap(t.get(JAVA_LONG, 0)));
             }
         } catch (RuntimeException e) {
@@ -130,10 +130,10 @@ public final class StateDict implements AutoCloseable {
     public Map<String, String> metadata() {
         long h = handle();
         Map<String, String> out = new LinkedHashMap<>();
-        for (int i = 0, n = count(Native.STATE_METADATA_COUNT, h); i < n; i++) {
+        for (int i = 0, n = count(Abi.STATE_METADATA_COUNT, h); i < n; i++) {
             int idx = i;
-            out.put(Native.readString((buf, cap, needed) -> (int) Native.STATE_METADATA_KEY.invokeExact(h, idx, buf, cap, needed)),
-                    Native.readString((buf, cap, needed) -> (int) Native.STATE_METADATA_VALUE.invokeExact(h, idx, buf, cap, needed)));
+            out.put(Native.readString((buf, cap, needed) -> (int) Abi.STATE_METADATA_KEY.invokeExact(h, idx, buf, cap, needed)),
+                    Native.readString((buf, cap, needed) -> (int) Abi.STATE_METADATA_VALUE.invokeExact(h, idx, buf, cap, needed)));
         }
         return Collections.unmodifiableMap(out);
     }
@@ -145,7 +145,7 @@ public final class StateDict implements AutoCloseable {
      */
     public void save(Path path) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            io(() -> Native.call(Native.STATE_SAVE, handle(), arena.allocateFrom(path.toString())));
+            io(() -> Native.call(Abi.STATE_SAVE, handle(), arena.allocateFrom(path.toString())));
         }
     }
 
@@ -154,13 +154,13 @@ public final class StateDict implements AutoCloseable {
         long h = handle();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment needed = arena.allocate(JAVA_LONG);
-            int st = (int) Native.invoke(Native.STATE_TO_BYTES, h, MemorySegment.NULL, 0L, needed);
-            if (st != Native.ERR_BUFFER_TOO_SMALL) {
+            int st = (int) Native.invoke(Abi.STATE_TO_BYTES, h, MemorySegment.NULL, 0L, needed);
+            if (st != Abi.ERR_BUFFER_TOO_SMALL) {
                 Native.check(st);
             }
             long n = needed.get(JAVA_LONG, 0);
             MemorySegment buf = arena.allocate(Math.max(n, 1));
-            Native.call(Native.STATE_TO_BYTES, h, buf, n, needed);
+            Native.call(Abi.STATE_TO_BYTES, h, buf, n, needed);
             return buf.asSlice(0, n).toArray(JAVA_BYTE);
         }
     }
@@ -180,9 +180,9 @@ public final class StateDict implements AutoCloseable {
     /** A state dict from a file's bytes onto device (null: the default); name labels them in errors. */
     public static StateDict fromBytes(byte[] bytes, String device, String name) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment b = arena.allocate(Math.max(bytes.length, 1)).copyFrom(MemorySegment.ofArray(bytes));
+            MemorySegment b = NativeObject.nativeBytes(arena, bytes);
             MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(Native.STATE_FROM_BYTES, b, (long) bytes.length, device == null ? MemorySegment.NULL
+            Native.call(Abi.STATE_FROM_BYTES, b, (long) bytes.length, device == null ? MemorySegment.NULL
                     : arena.allocateFrom(device), arena.allocateFrom(name == null ? "" : name), out);
             return new StateDict(out.get(JAVA_LONG, 0));
         }
@@ -198,7 +198,7 @@ public final class StateDict implements AutoCloseable {
      */
     public void loadInto(StateDict module, boolean strict, String moduleName) {
         try (Arena arena = Arena.ofConfined()) {
-            Native.call(Native.STATE_ASSIGN, module.handle(), handle(), strict ? 1 : 0, arena.allocateFrom(moduleName));
+            Native.call(Abi.STATE_ASSIGN, module.handle(), handle(), strict ? 1 : 0, arena.allocateFrom(moduleName));
         } finally {
             Reference.reachabilityFence(module);
         }
@@ -213,7 +213,7 @@ public final class StateDict implements AutoCloseable {
     private static long loadHandle(Path path, String device, int metadataOnly) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);
-            io(() -> Native.call(Native.STATE_LOAD, arena.allocateFrom(path.toString()),
+            io(() -> Native.call(Abi.STATE_LOAD, arena.allocateFrom(path.toString()),
                     device == null ? MemorySegment.NULL : arena.allocateFrom(device), metadataOnly, out));
             return out.get(JAVA_LONG, 0);
         }

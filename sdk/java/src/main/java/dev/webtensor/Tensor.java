@@ -7,6 +7,8 @@ import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.IntFunction;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -164,7 +166,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     public Tensor newHandle() {
         try {
             long h = handle();
-            Native.call(Native.RETAIN, h);
+            Native.call(Abi.TENSOR_RETAIN, h);
             return wrap(h);
         } finally {
             Reference.reachabilityFence(this);
@@ -315,7 +317,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(Native.FROM_DLPACK_VERSIONED, managed, out);
+            Native.call(Abi.FROM_DLPACK_VERSIONED, managed, out);
             return wrap(out.get(JAVA_LONG, 0));
         }
     }
@@ -333,7 +335,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
             MemorySegment cshape = arena.allocateFrom(JAVA_LONG, shape.length == 0 ? new long[1] : shape);
             MemorySegment out = arena.allocate(JAVA_LONG);
             MemorySegment cdev = device == null ? MemorySegment.NULL : arena.allocateFrom(device);
-            int st = (int) Native.FROM_DATA.invokeExact(src, data.byteSize(), dtype.code(), cshape, shape.length,
+            int st = (int) Abi.TENSOR_FROM_DATA.invokeExact(src, data.byteSize(), dtype.code(), cshape, shape.length,
                     cdev, out);
             Native.check(st);
             return wrap(out.get(JAVA_LONG, 0));
@@ -392,25 +394,25 @@ public final class Tensor extends TensorOps implements AutoCloseable {
 
     public int ndim() {
         try {
-            return Native.handleInt(Native.NDIM, handle());
+            return Native.handleInt(Abi.TENSOR_NDIM, handle());
         } finally {
             Reference.reachabilityFence(this);
         }
     }
 
     public long[] shape() {
-        return extents(Native.SHAPE);
+        return extents(Abi.TENSOR_SHAPE);
     }
 
     /** Strides in elements. */
     public long[] strides() {
-        return extents(Native.STRIDES);
+        return extents(Abi.TENSOR_STRIDES);
     }
 
     private long[] extents(java.lang.invoke.MethodHandle mh) {
         try (Arena arena = Arena.ofConfined()) {
             long h = handle();
-            int nd = Native.handleInt(Native.NDIM, h);
+            int nd = Native.handleInt(Abi.TENSOR_NDIM, h);
             MemorySegment buf = arena.allocate(JAVA_LONG, Math.max(nd, 1));
             Native.check((int) mh.invokeExact(h, buf, nd));
             return nd == 0 ? new long[0] : buf.toArray(JAVA_LONG);
@@ -423,7 +425,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
 
     public long numel() {
         try {
-            return Native.handleLong(Native.NUMEL, handle());
+            return Native.handleLong(Abi.TENSOR_NUMEL, handle());
         } finally {
             Reference.reachabilityFence(this);
         }
@@ -431,7 +433,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
 
     public DType dtype() {
         try {
-            return DType.fromCode(Native.handleInt(Native.DTYPE, handle()));
+            return DType.fromCode(Native.handleInt(Abi.TENSOR_DTYPE, handle()));
         } finally {
             Reference.reachabilityFence(this);
         }
@@ -441,7 +443,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     public String device() {
         try {
             long h = handle();
-            return Native.readString((buf, cap, needed) -> (int) Native.DEVICE.invokeExact(h, buf, cap, needed));
+            return Native.readString((buf, cap, needed) -> (int) Abi.TENSOR_DEVICE.invokeExact(h, buf, cap, needed));
         } finally {
             Reference.reachabilityFence(this);
         }
@@ -449,7 +451,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
 
     public boolean isContiguous() {
         try {
-            return Native.handleInt(Native.IS_CONTIGUOUS, handle()) != 0;
+            return Native.handleInt(Abi.TENSOR_IS_CONTIGUOUS, handle()) != 0;
         } finally {
             Reference.reachabilityFence(this);
         }
@@ -460,12 +462,12 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     /** A dense copy, or a new handle to the same tensor when already dense. */
     @Override
     public Tensor contiguous() {
-        return newFrom(Native.CONTIGUOUS);
+        return newFrom(Abi.TENSOR_CONTIGUOUS);
     }
 
     /** A tensor sharing this one's data, cut from the autograd graph. */
     public Tensor detach() {
-        return newFrom(Native.DETACH);
+        return newFrom(Abi.TENSOR_DETACH);
     }
 
     private Tensor newFrom(java.lang.invoke.MethodHandle mh) {
@@ -480,7 +482,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     public Tensor to(String device) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(Native.TO_DEVICE, handle(), arena.allocateFrom(device), out);
+            Native.call(Abi.TENSOR_TO_DEVICE, handle(), arena.allocateFrom(device), out);
             return wrap(out.get(JAVA_LONG, 0));
         } finally {
             Reference.reachabilityFence(this);
@@ -500,7 +502,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = dst.isNative() ? dst : arena.allocate(Math.max(n, 1));
-            Native.check((int) Native.TO_HOST.invokeExact(handle(), buf, n));
+            Native.check((int) Abi.TENSOR_TO_HOST.invokeExact(handle(), buf, n));
             if (buf != dst) {
                 MemorySegment.copy(buf, 0, dst, 0, n);
             }
@@ -553,20 +555,12 @@ public final class Tensor extends TensorOps implements AutoCloseable {
      * {@link #toComplexFloatArray()}, or real() and imag()).
      */
     public float[] toFloatArray() {
-        try (Tensor t = as(DType.F32)) {
-            float[] out = new float[Math.toIntExact(t.numel())];
-            t.copyTo(MemorySegment.ofArray(out));
-            return out;
-        }
+        return copyAs(DType.F32, 1, float[]::new, MemorySegment::ofArray);
     }
 
     /** The elements as doubles (other dtypes are cast to f64 first; complex: {@link #toComplexDoubleArray()}). */
     public double[] toDoubleArray() {
-        try (Tensor t = as(DType.F64)) {
-            double[] out = new double[Math.toIntExact(t.numel())];
-            t.copyTo(MemorySegment.ofArray(out));
-            return out;
-        }
+        return copyAs(DType.F64, 1, double[]::new, MemorySegment::ofArray);
     }
 
     /**
@@ -574,38 +568,22 @@ public final class Tensor extends TensorOps implements AutoCloseable {
      * floats (other dtypes are cast to c64 first, real ones with 0 imaginary parts).
      */
     public float[] toComplexFloatArray() {
-        try (Tensor t = as(DType.C64)) {
-            float[] out = new float[Math.toIntExact(2 * t.numel())];
-            t.copyTo(MemorySegment.ofArray(out));
-            return out;
-        }
+        return copyAs(DType.C64, 2, float[]::new, MemorySegment::ofArray);
     }
 
     /** As {@link #toComplexFloatArray()} in c128: 2 * numel doubles. */
     public double[] toComplexDoubleArray() {
-        try (Tensor t = as(DType.C128)) {
-            double[] out = new double[Math.toIntExact(2 * t.numel())];
-            t.copyTo(MemorySegment.ofArray(out));
-            return out;
-        }
+        return copyAs(DType.C128, 2, double[]::new, MemorySegment::ofArray);
     }
 
     /** The elements as longs (other dtypes are cast to i64 first; a u64 gives its bits, see {@link DType#U64}). */
     public long[] toLongArray() {
-        try (Tensor t = as(DType.I64)) {
-            long[] out = new long[Math.toIntExact(t.numel())];
-            t.copyTo(MemorySegment.ofArray(out));
-            return out;
-        }
+        return copyAs(DType.I64, 1, long[]::new, MemorySegment::ofArray);
     }
 
     /** The elements as ints (other dtypes are cast to i32 first). */
     public int[] toIntArray() {
-        try (Tensor t = as(DType.I32)) {
-            int[] out = new int[Math.toIntExact(t.numel())];
-            t.copyTo(MemorySegment.ofArray(out));
-            return out;
-        }
+        return copyAs(DType.I32, 1, int[]::new, MemorySegment::ofArray);
     }
 
     public boolean[] toBooleanArray() {
@@ -615,6 +593,19 @@ public final class Tensor extends TensorOps implements AutoCloseable {
             for (int i = 0; i < b.length; i++) {
                 out[i] = b[i] != 0;
             }
+            return out;
+        }
+    }
+
+    /**
+     * The elements cast to d ({@link #as}) in a new Java array of perElement
+     * values each (2 for the complex dtypes' interleaved parts); newArray and
+     * segment are the array type's constructor and MemorySegment.ofArray.
+     */
+    private <A> A copyAs(DType d, int perElement, IntFunction<A> newArray, Function<A, MemorySegment> segment) {
+        try (Tensor t = as(d)) {
+            A out = newArray.apply(Math.toIntExact(perElement * t.numel()));
+            t.copyTo(segment.apply(out));
             return out;
         }
     }
@@ -661,7 +652,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
 
     public boolean requiresGrad() {
         try {
-            return Native.handleInt(Native.REQUIRES_GRAD, handle()) != 0;
+            return Native.handleInt(Abi.TENSOR_REQUIRES_GRAD, handle()) != 0;
         } finally {
             Reference.reachabilityFence(this);
         }
@@ -670,7 +661,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     /** Marks a floating-point leaf as requiring gradients; returns this. */
     public Tensor requiresGrad(boolean on) {
         try {
-            Native.call(Native.SET_REQUIRES_GRAD, handle(), on ? 1 : 0);
+            Native.call(Abi.TENSOR_SET_REQUIRES_GRAD, handle(), on ? 1 : 0);
             return this;
         } finally {
             Reference.reachabilityFence(this);
@@ -680,7 +671,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     /** Backpropagates from this one-element tensor; gradients accumulate into the leaves. */
     public void backward() {
         try {
-            Native.call(Native.BACKWARD, handle(), 0L);
+            Native.call(Abi.BACKWARD, handle(), 0L);
         } finally {
             Reference.reachabilityFence(this);
         }
@@ -689,7 +680,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     /** Backpropagates with {@code grad} as this tensor's gradient. */
     public void backward(Tensor grad) {
         try {
-            Native.call(Native.BACKWARD, handle(), grad.handle());
+            Native.call(Abi.BACKWARD, handle(), grad.handle());
         } finally {
             Reference.reachabilityFence(this);
             Reference.reachabilityFence(grad);
@@ -699,7 +690,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     /** The accumulated gradient (a new tensor the caller closes), or null when none. */
     public Tensor grad() {
         try {
-            long g = Native.handleLong(Native.GRAD, handle());
+            long g = Native.handleLong(Abi.TENSOR_GRAD, handle());
             return g == 0 ? null : wrap(g);
         } finally {
             Reference.reachabilityFence(this);
@@ -709,7 +700,7 @@ public final class Tensor extends TensorOps implements AutoCloseable {
     /** Drops the accumulated gradient. */
     public void zeroGrad() {
         try {
-            Native.call(Native.ZERO_GRAD, handle());
+            Native.call(Abi.TENSOR_ZERO_GRAD, handle());
         } finally {
             Reference.reachabilityFence(this);
         }

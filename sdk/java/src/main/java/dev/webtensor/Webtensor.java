@@ -16,22 +16,22 @@ public final class Webtensor {
 
     /** The library version, e.g. "0.1.0". */
     public static String version() {
-        return Native.cString((MemorySegment) Native.invoke(Native.VERSION));
+        return Native.cString((MemorySegment) Native.invoke(Abi.VERSION));
     }
 
     /** The C ABI version of the loaded library. */
     public static int abiVersion() {
-        return (int) Native.invoke(Native.ABI);
+        return (int) Native.invoke(Abi.ABI_VERSION_CALL);
     }
 
     /** Build information as JSON: version, abi, go, commit, os, arch. */
     public static String buildInfo() {
-        return Native.readString((buf, cap, needed) -> (int) Native.BUILD_INFO.invokeExact(buf, cap, needed));
+        return Native.readString((buf, cap, needed) -> (int) Abi.BUILD_INFO.invokeExact(buf, cap, needed));
     }
 
     /** The op manifest (every op, its inputs, attributes, dtypes, backends) as JSON. */
     public static String manifestJson() {
-        return Native.readString((buf, cap, needed) -> (int) Native.MANIFEST.invokeExact(buf, cap, needed));
+        return Native.readString((buf, cap, needed) -> (int) Abi.MANIFEST_JSON.invokeExact(buf, cap, needed));
     }
 
     /** The op manifest, parsed: {"version": n, "ops": [{"name", "inputs", "attrs", "dtypes", ...}, ...]}. */
@@ -59,7 +59,7 @@ public final class Webtensor {
      */
     public static void synchronize(String device) {
         try (Arena arena = Arena.ofConfined()) {
-            Native.call(Native.DEVICE_SYNC, arena.allocateFrom(device));
+            Native.call(Abi.DEVICE_SYNC, arena.allocateFrom(device));
         }
     }
 
@@ -68,13 +68,13 @@ public final class Webtensor {
         int n;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment c = arena.allocate(JAVA_INT);
-            Native.call(Native.DEVICE_COUNT, c);
+            Native.call(Abi.DEVICE_COUNT, c);
             n = c.get(JAVA_INT, 0);
         }
         List<String> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             int idx = i;
-            out.add(Native.readString((buf, cap, needed) -> (int) Native.DEVICE_NAME.invokeExact(idx, buf, cap, needed)));
+            out.add(Native.readString((buf, cap, needed) -> (int) Abi.DEVICE_NAME.invokeExact(idx, buf, cap, needed)));
         }
         return out;
     }
@@ -92,7 +92,7 @@ public final class Webtensor {
     /** {@link #fallbacks} as the library's JSON: {@code [{"device", "op", "count", "kind", "reason"}]}. */
     public static String fallbacksJson(boolean reset) {
         int r = reset ? 1 : 0;
-        return Native.readString((buf, cap, needed) -> (int) Native.FALLBACKS.invokeExact(r, buf, cap, needed));
+        return Native.readString((buf, cap, needed) -> (int) Abi.FALLBACKS_JSON.invokeExact(r, buf, cap, needed));
     }
 
     /**
@@ -102,13 +102,13 @@ public final class Webtensor {
      * carry their execution time. The recording is the runtime's (wt_profile_*).
      */
     public static String profile(Runnable body, boolean sync) {
-        Native.call(Native.PROFILE_START, sync ? 1 : 0);
+        Native.call(Abi.PROFILE_START, sync ? 1 : 0);
         try {
             body.run();
         } finally {
-            Native.call(Native.PROFILE_STOP);
+            Native.call(Abi.PROFILE_STOP);
         }
-        return Native.readString((buf, cap, needed) -> (int) Native.PROFILE_JSON.invokeExact(buf, cap, needed));
+        return Native.readString((buf, cap, needed) -> (int) Abi.PROFILE_JSON.invokeExact(buf, cap, needed));
     }
 
     /**
@@ -116,55 +116,55 @@ public final class Webtensor {
      * n <= 0 restores the default (the process's CPU quota, or WEBTENSOR_NUM_THREADS).
      */
     public static void setNumThreads(int n) {
-        Native.call(Native.SET_NUM_THREADS, n);
+        Native.call(Abi.SET_NUM_THREADS, n);
     }
 
     /** The threads a CPU op may use now. */
     public static int getNumThreads() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment c = arena.allocate(JAVA_INT);
-            Native.call(Native.GET_NUM_THREADS, c);
+            Native.call(Abi.GET_NUM_THREADS, c);
             return c.get(JAVA_INT, 0);
         }
     }
 
     /** The device new tensors go to when none is named. */
     public static String defaultDevice() {
-        return Native.readString((buf, cap, needed) -> (int) Native.DEFAULT_DEVICE.invokeExact(buf, cap, needed));
+        return Native.readString((buf, cap, needed) -> (int) Abi.DEFAULT_DEVICE.invokeExact(buf, cap, needed));
     }
 
     public static void setDefaultDevice(String device) {
         try (Arena arena = Arena.ofConfined()) {
-            Native.call(Native.SET_DEFAULT_DEVICE, arena.allocateFrom(device));
+            Native.call(Abi.SET_DEFAULT_DEVICE, arena.allocateFrom(device));
         }
     }
 
     /** Number of live native tensor handles in the process (for leak checks). */
     public static long liveTensors() {
-        return Native.outLong(Native.LIVE_TENSORS);
+        return Native.outLong(Abi.LIVE_TENSORS);
     }
 
     /** Number of DLPack exports ({@link Tensor#asSegment}) whose memory is still held. */
     public static long liveDlpackExports() {
-        return Native.outLong(Native.LIVE_DLPACK_EXPORTS);
+        return Native.outLong(Abi.LIVE_DLPACK_EXPORTS);
     }
 
     /** Resets the global Philox generator: the same seed gives the same tensors in every SDK. */
     public static void manualSeed(long seed) {
-        Native.call(Native.MANUAL_SEED, seed);
+        Native.call(Abi.MANUAL_SEED, seed);
     }
 
     /** The generator's (seed, offset). */
     public static long[] rngState() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment s = arena.allocate(JAVA_LONG), o = arena.allocate(JAVA_LONG);
-            Native.call(Native.RNG_STATE, s, o);
+            Native.call(Abi.RNG_STATE, s, o);
             return new long[] {s.get(JAVA_LONG, 0), o.get(JAVA_LONG, 0)};
         }
     }
 
     public static void setRngState(long seed, long offset) {
-        Native.call(Native.SET_RNG_STATE, seed, offset);
+        Native.call(Abi.SET_RNG_STATE, seed, offset);
     }
 
     /** A scope for try-with-resources; ops inside are not recorded for autograd. */
@@ -172,14 +172,14 @@ public final class Webtensor {
         private boolean open = true;
 
         private NoGrad() {
-            Native.call(Native.NO_GRAD_ENTER);
+            Native.call(Abi.NO_GRAD_ENTER);
         }
 
         @Override
         public void close() {
             if (open) {
                 open = false;
-                Native.call(Native.NO_GRAD_EXIT);
+                Native.call(Abi.NO_GRAD_EXIT);
             }
         }
     }
@@ -250,18 +250,18 @@ public final class Webtensor {
     public static String loadPlugin(Path wasm) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment p = arena.allocateFrom(wasm.toString());
-            return Native.readString((buf, cap, needed) -> (int) Native.PLUGIN_LOAD.invokeExact(p, buf, cap, needed));
+            return Native.readString((buf, cap, needed) -> (int) Abi.PLUGIN_LOAD.invokeExact(p, buf, cap, needed));
         }
     }
 
     /** Loads a WebAssembly plugin from memory; label names it in error messages. Returns the plugin's name. */
     public static String loadPlugin(byte[] wasm, String label) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment w = arena.allocate(Math.max(wasm.length, 1)).copyFrom(MemorySegment.ofArray(wasm));
+            MemorySegment w = NativeObject.nativeBytes(arena, wasm);
             MemorySegment l = arena.allocateFrom(label);
             long n = wasm.length;
             return Native.readString((buf, cap, needed) ->
-                    (int) Native.PLUGIN_LOAD_BYTES.invokeExact(w, n, l, buf, cap, needed));
+                    (int) Abi.PLUGIN_LOAD_BYTES.invokeExact(w, n, l, buf, cap, needed));
         }
     }
 
@@ -276,11 +276,11 @@ public final class Webtensor {
      */
     public static String safetensorsHeader(byte[] prefix, long fileSize, String name) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment p = arena.allocate(Math.max(prefix.length, 1)).copyFrom(MemorySegment.ofArray(prefix));
+            MemorySegment p = NativeObject.nativeBytes(arena, prefix);
             MemorySegment l = arena.allocateFrom(name);
             long n = prefix.length;
             return Native.readString((buf, cap, needed) ->
-                    (int) Native.SAFETENSORS_HEADER.invokeExact(p, n, fileSize, l, buf, cap, needed));
+                    (int) Abi.SAFETENSORS_HEADER.invokeExact(p, n, fileSize, l, buf, cap, needed));
         }
     }
 
@@ -295,7 +295,7 @@ public final class Webtensor {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment lr = arena.allocate(java.lang.foreign.ValueLayout.JAVA_DOUBLE);
             int n = (int) settings.stream().filter(java.util.Objects::nonNull).count();
-            Native.call(Native.LR_SCHEDULE, arena.allocateFrom(kind), Op.encodeAll(arena, settings), n, base, step, lr);
+            Native.call(Abi.LR_SCHEDULE, arena.allocateFrom(kind), Op.encodeAll(arena, settings), n, base, step, lr);
             return lr.get(java.lang.foreign.ValueLayout.JAVA_DOUBLE, 0);
         }
     }
@@ -310,7 +310,7 @@ public final class Webtensor {
     public static Tensor clipGradNorm(List<Tensor> params, double maxNorm, double normType) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(Native.CLIP_GRAD_NORM, NativeOptimizer.handles(arena, params), params.size(), maxNorm, normType, out);
+            Native.call(Abi.CLIP_GRAD_NORM, NativeOptimizer.handles(arena, params), params.size(), maxNorm, normType, out);
             return Tensor.wrap(out.get(JAVA_LONG, 0));
         } finally {
             java.lang.ref.Reference.reachabilityFence(params);
@@ -320,7 +320,7 @@ public final class Webtensor {
     /** torch.nn.utils.clip_grad_value_: every gradient element of params into [-clip, clip]. */
     public static void clipGradValue(List<Tensor> params, double clip) {
         try (Arena arena = Arena.ofConfined()) {
-            Native.call(Native.CLIP_GRAD_VALUE, NativeOptimizer.handles(arena, params), params.size(), clip);
+            Native.call(Abi.CLIP_GRAD_VALUE, NativeOptimizer.handles(arena, params), params.size(), clip);
         } finally {
             java.lang.ref.Reference.reachabilityFence(params);
         }
@@ -351,7 +351,7 @@ public final class Webtensor {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment p = plugin == null ? MemorySegment.NULL : arena.allocateFrom(plugin);
             MemorySegment q = policy == null ? MemorySegment.NULL : arena.allocateFrom(policy);
-            Native.call(Native.TUNING_POLICY_SET, p, q);
+            Native.call(Abi.TUNING_POLICY_SET, p, q);
         }
     }
 
@@ -375,7 +375,7 @@ public final class Webtensor {
     public static String deviceTuningJson(String device) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment d = arena.allocateFrom(device);
-            return Native.readString((buf, cap, needed) -> (int) Native.DEVICE_TUNING.invokeExact(d, buf, cap, needed));
+            return Native.readString((buf, cap, needed) -> (int) Abi.DEVICE_TUNING_JSON.invokeExact(d, buf, cap, needed));
         }
     }
 
@@ -399,7 +399,7 @@ public final class Webtensor {
     public static void nnInit(Tensor t, String method, List<Attr> settings) {
         try (Arena arena = Arena.ofConfined()) {
             int n = (int) settings.stream().filter(java.util.Objects::nonNull).count();
-            Native.call(Native.NN_INIT, t.handle(), arena.allocateFrom(method), Op.encodeAll(arena, settings), n);
+            Native.call(Abi.NN_INIT, t.handle(), arena.allocateFrom(method), Op.encodeAll(arena, settings), n);
         } finally {
             java.lang.ref.Reference.reachabilityFence(t);
         }
@@ -409,7 +409,7 @@ public final class Webtensor {
     public static double nnCalculateGain(String nonlinearity, double param) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(java.lang.foreign.ValueLayout.JAVA_DOUBLE);
-            Native.call(Native.NN_CALCULATE_GAIN, arena.allocateFrom(nonlinearity), param, out);
+            Native.call(Abi.NN_CALCULATE_GAIN, arena.allocateFrom(nonlinearity), param, out);
             return out.get(java.lang.foreign.ValueLayout.JAVA_DOUBLE, 0);
         }
     }
@@ -418,7 +418,7 @@ public final class Webtensor {
     public static String pluginOpsJson(String plugin) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment p = arena.allocateFrom(plugin);
-            return Native.readString((buf, cap, needed) -> (int) Native.PLUGIN_OPS.invokeExact(p, buf, cap, needed));
+            return Native.readString((buf, cap, needed) -> (int) Abi.PLUGIN_OPS.invokeExact(p, buf, cap, needed));
         }
     }
 }

@@ -1,7 +1,13 @@
 package dev.webtensor;
 
+import java.awt.image.BufferedImage;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import javax.imageio.ImageIO;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -45,6 +51,71 @@ class AutoTest {
         } finally {
             Webtensor.setNumThreads(threads);
         }
+    }
+
+    /** Labels of every batch of an epoch, in order. */
+    private static List<List<Long>> labels(DataLoader<List<Tensor>> loader) {
+        List<List<Long>> out = new ArrayList<>();
+        for (List<Tensor> batch : loader) {
+            List<Long> ys = new ArrayList<>();
+            for (long y : batch.get(1).toLongArray()) {
+                ys.add(y);
+            }
+            out.add(ys);
+            batch.forEach(Tensor::close);
+        }
+        return out;
+    }
+
+    @Test
+    void tuneKeepsACacheOfDecodedImagesAndRollsItBack() throws Exception {
+        Path root = Files.createTempDirectory("wt-auto-photos-");
+        Random rng = new Random(0);
+        for (int c = 0; c < 2; c++) {
+            Files.createDirectories(root.resolve("photos/c" + c));
+            for (int i = 0; i < 16; i++) {
+                BufferedImage im = new BufferedImage(48, 48, BufferedImage.TYPE_INT_RGB);
+                for (int y = 0; y < 48; y++) {
+                    for (int x = 0; x < 48; x++) {
+                        im.setRGB(x, y, rng.nextInt(1 << 24));
+                    }
+                }
+                ImageIO.write(im, "png", root.resolve(String.format("photos/c%d/%02d.png", c, i)).toFile());
+            }
+        }
+        String journal = JSON.writeValueAsString(root.resolve("journal").toString());
+        try (NativeDataset ds = Data.imageFolder(root.resolve("photos"), "rgb", null);
+             DataLoader<List<Tensor>> loader = DataLoader.of(ds, new DataLoader.Options().batchSize(8).shuffle(true).seed(1))) {
+            List<List<Long>> before = labels(loader);
+            JsonNode r = JSON.readTree(Auto.tune(loader, "{\"dir\": " + journal + ", \"name\": \"photos\", \"runs\": 5}"));
+            JsonNode first = r.get("decisions").get(0);
+            assertEquals("data.photos.cache=on", first.get("what").asText());
+            assertEquals("kept", first.get("verdict").asText(), first.toString());
+            assertTrue(r.get("pipeline_after").get("cache").asBoolean(), r.toString());
+            loader.setEpoch(0);
+            assertEquals(before, labels(loader), "the same samples in the same order");
+
+            String dirOnly = "{\"dir\": " + journal + "}";
+            String undo = Auto.rollback(dirOnly, first.get("id").asText());
+            assertTrue(undo.startsWith("d"), undo);
+            JsonNode again = JSON.readTree(Auto.tune(loader, "{\"dir\": " + journal + ", \"name\": \"photos\", \"measure\": false}"));
+            assertEquals(0, again.get("decisions").size(), again.toString());
+            assertTrue(!again.get("pipeline_after").get("cache").asBoolean(), "the rollback took the cache away");
+        }
+        Dataset<Integer> three = new Dataset<>() {
+            @Override
+            public long size() {
+                return 3;
+            }
+
+            @Override
+            public Integer get(long index) {
+                return (int) index;
+            }
+        };
+        var notNative = DataLoader.of(three, new DataLoader.Options(), records -> records);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Auto.tune(notNative, "{}"));
+        assertTrue(e.getMessage().contains("NativeDataset"), e.getMessage());
     }
 
     @Test

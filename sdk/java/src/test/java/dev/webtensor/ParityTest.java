@@ -82,7 +82,7 @@ class ParityTest {
         long exports = Webtensor.liveDlpackExports();
         try (Tensor src = Tensor.of(new float[] {1, 2, 3, 4}, 2, 2); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Native.call(Native.TO_DLPACK_VERSIONED, src.handle(), out); // what a producer library hands out
+            Native.call(Abi.TO_DLPACK_VERSIONED, src.handle(), out); // what a producer library hands out
             MemorySegment managed = out.get(ADDRESS, 0);
             try (Tensor t = Tensor.fromDlpack(managed)) {
                 assertArrayEquals(new long[] {2, 2}, t.shape());
