@@ -349,6 +349,18 @@ func gemmPackA(trans bool, a []float32, lda, ic, mc, pc, kc int, dst []float32) 
 			}
 			continue
 		}
+		if !trans && i0+gemmMR <= mc && gemmMR == 8 {
+			// Eight rows of A transposed eight k steps at a time in vector
+			// registers (transpose8Vec), the rest one step at a time.
+			at := (ic+i0)*lda + pc
+			done := transpose8Vec(s, gemmMR, a[at:], lda, kc)
+			for p := done; p < kc; p++ {
+				for i := range 8 {
+					s[p*8+i] = a[at+i*lda+p]
+				}
+			}
+			continue
+		}
 		if !trans && i0+gemmMR <= mc && gemmMR%4 == 0 {
 			// A full sliver of A: four rows at a time read side by side and
 			// each k step's four values written together, not gemmMR passes

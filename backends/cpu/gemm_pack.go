@@ -19,7 +19,8 @@ func packTransposedSliver(s, b []float32, ldb, pc, kc, col0, nr int) {
 		r5 := b[c+5*ldb : c+5*ldb+kc][:len(r0)]
 		r6 := b[c+6*ldb : c+6*ldb+kc][:len(r0)]
 		r7 := b[c+7*ldb : c+7*ldb+kc][:len(r0)]
-		for p := range r0 {
+		done := transpose8Vec(s[j:], gemmNR, b[c:], ldb, kc)
+		for p := done; p < len(r0); p++ {
 			d := s[p*gemmNR+j : p*gemmNR+j+8 : p*gemmNR+j+8]
 			d[0], d[1], d[2], d[3] = r0[p], r1[p], r2[p], r3[p]
 			d[4], d[5], d[6], d[7] = r4[p], r5[p], r6[p], r7[p]

@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package cpu
+
+// transpose8Vec has no vector kernel here: the callers pack every column.
+func transpose8Vec(dst []float32, dstStride int, src []float32, ld, k int) int { return 0 }
