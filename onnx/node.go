@@ -239,7 +239,11 @@ func (c *ctx) in(i int) *core.Tensor {
 	if i >= len(c.ins) || c.ins[i] == nil {
 		err := fmt.Errorf("input %d is required", i)
 		if v := c.value(i); v != nil {
-			err = fmt.Errorf("input %d (%q) is %s, want a tensor", i, c.n.inputs[i], describe(v))
+			want := "a tensor"
+			if _, isStrings := v.(*Strings); isStrings {
+				want = "a numeric tensor"
+			}
+			err = fmt.Errorf("input %d (%q) is %s, want %s", i, c.n.inputs[i], describe(v), want)
 		}
 		if c.err == nil {
 			c.err = err
