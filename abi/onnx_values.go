@@ -38,6 +38,7 @@ var onnxKindNames = map[onnx.Kind]string{
 	onnx.KindSequence:         "sequence",
 	onnx.KindOptionalTensor:   "optional_tensor",
 	onnx.KindOptionalSequence: "optional_sequence",
+	onnx.KindStrings:          "strings", // held on the host: no ABI call carries them yet
 }
 
 // OnnxRunValues is wt_onnx_run_values: the model on the values layoutJSON
@@ -58,6 +59,11 @@ func OnnxRunValues(h int64, handles []int64, layoutJSON string, noGrad bool) (in
 			return 0, Invalidf("%s: tensor %d is handle 0", fn, i)
 		}
 	}
+	for _, in := range m.Inputs {
+		if in.Kind == onnx.KindStrings {
+			return 0, Errorf(StatusUnsupported, "%s: input %q is an ONNX STRING tensor, which the C ABI does not carry yet: run this model from Go (onnx.Model.RunValues)", fn, in.Name)
+		}
+	}
 	entries, err := parseValueLayout(layoutJSON, len(ins.ts))
 	if err != nil {
 		return 0, Prefix(err, fn)
@@ -74,6 +80,11 @@ func OnnxRunValues(h int64, handles []int64, layoutJSON string, noGrad bool) (in
 	underGrad(noGrad, func() { res, err = m.RunValues(values) })
 	if err != nil {
 		return 0, err
+	}
+	for _, o := range m.Outputs {
+		if _, ok := res[o.Name].(*onnx.Strings); ok {
+			return 0, Errorf(StatusUnsupported, "%s: output %q is an ONNX STRING tensor, which the C ABI does not carry yet: run this model from Go (onnx.Model.RunValues)", fn, o.Name)
+		}
 	}
 	var layout strings.Builder
 	var flat []*core.Tensor

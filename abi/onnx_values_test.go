@@ -279,3 +279,18 @@ func TestOnnxRunValuesRunsTensorModelsToo(t *testing.T) {
 		require.NoError(t, TensorFree(h))
 	}
 }
+
+// A STRING input or output (onnx/testdata/strings_model.onnx) cannot cross
+// the C ABI: the call is refused naming it, rather than dropping the value.
+func TestOnnxRunValuesRefusesStringTensors(t *testing.T) {
+	m, err := OnnxLoad(filepath.Join("..", "onnx", "testdata", "strings_model.onnx"), "")
+	require.NoError(t, err)
+	defer func() { _ = OnnxFree(m) }()
+	info, err := OnnxInfoJSON(m)
+	require.NoError(t, err)
+	assert.Contains(t, info, `"kind":"strings"`)
+	_, err = OnnxRunValues(m, nil, `{}`, true)
+	require.Error(t, err)
+	assert.Equal(t, StatusUnsupported, StatusOf(err))
+	assert.Contains(t, err.Error(), `input "words" is an ONNX STRING tensor`)
+}

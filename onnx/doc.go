@@ -8,7 +8,8 @@
 //
 // Everything that can be checked without input values is checked at load:
 // the default-domain opset (7 and later; operators whose meaning changed
-// silently are refused in older models), each node's operator and
+// silently are refused in older models; a model of ai.onnx.ml operators
+// alone may import none), each node's operator and
 // attributes (an unsupported one is an error naming the node and its
 // op_type, never a silently ignored setting), that every input is defined
 // and the graph has no cycle (nodes are sorted topologically), and that
@@ -66,7 +67,29 @@
 // RunValues, and through the C ABI's wt_onnx_run_values, which every SDK
 // uses for them; Run and Call (and wt_onnx_run) carry tensors only and
 // refuse such a model, naming the input or output. Maps, sparse tensors
-// and sequences of anything but tensors are refused at load.
+// and sequences of anything but numeric tensors are refused at load.
+//
+// String tensors (ONNX's STRING) are held on the host as a *Strings, a
+// shape and its strings in row-major order: webtensor's tensors live on
+// devices and have no string dtype. Initializers, Constant nodes and
+// graph inputs and outputs (ValueInfo.Kind KindStrings, through
+// RunValues; Run, Call and the C ABI refuse them) may be
+// strings. StringNormalizer, StringConcat, StringSplit, RegexFullMatch
+// (Go's regexp, the RE2 syntax ONNX specifies, compiled at load), Equal
+// and ai.onnx.ml's LabelEncoder (string, integer and float keys and
+// values) run on the host; a result that is not strings (a comparison's
+// booleans, StringSplit's counts, LabelEncoder's numbers) is a tensor on
+// the model's device. Cast and CastLike convert both ways: numbers are
+// written as NumPy writes them (ONNX's reference), with "INF", "-INF"
+// and "NaN" for the special values, and a string that is no number is
+// an error naming the element (ONNX leaves it undefined). The operators
+// that only move values (Identity, Reshape, Flatten, Squeeze, Unsqueeze,
+// Transpose, Concat, Split, Slice, Gather, GatherElements, GatherND,
+// Expand, Tile, Compress, ReverseSequence, Where) and Shape and Size run
+// their tensor form on the strings' positions, so their semantics and
+// errors are those of the tensor form; If and Loop carry strings like
+// tensors. Any other operator given a string tensor is an error naming
+// the input.
 //
 // Control flow runs on the host: If picks its branch, Loop and Scan run
 // their body once per iteration (the trip count and each condition read

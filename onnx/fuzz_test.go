@@ -51,6 +51,15 @@ func FuzzLoad(f *testing.F) {
 	// of those types.
 	f.Add(marshal(splitConcatModel()))
 	f.Add(marshal(sequenceIOModel()))
+	// String tensors: the string operators, LabelEncoder, control flow
+	// carrying strings, and STRING initializers whose string_data does not
+	// match their dims or that hold raw data.
+	f.Add(marshal(withMLDomain(textModel())))
+	f.Add(marshal(loopStringsModel()))
+	f.Add(marshal(modelProto(nil, nil, []*pb.ValueInfoProto{vi("y", pb.TensorProto_STRING)}, stringTensor("y", []int64{1 << 20, 1 << 20}, "a"))))
+	raw := stringTensor("y", []int64{1})
+	raw.RawData = []byte("a")
+	f.Add(marshal(modelProto(nil, nil, []*pb.ValueInfoProto{vi("y", pb.TensorProto_STRING)}, raw)))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := LoadBytes(data, WithDevice(core.CPU), WithDir(dir))

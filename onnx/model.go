@@ -56,6 +56,7 @@ type Model struct {
 
 	dev       core.Device
 	consts    map[string]*core.Tensor // initializers and Constant nodes
+	strConsts map[string]*Strings     // those of them that are string tensors
 	types     map[string]elemType     // the narrow type of each constant and input that has one
 	defaults  map[string]bool         // graph inputs with an initializer: optional at run time
 	nodes     []*node                 // topologically sorted
@@ -151,7 +152,10 @@ func opsetOf(mp *pb.ModelProto) (int64, error) {
 		}
 	}
 	if opset < 0 {
-		return 0, errors.New("the model imports no default-domain opset")
+		// A model of ai.onnx.ml operators alone (a LabelEncoder) may
+		// import no default-domain opset; a default-domain node in it is
+		// refused by newNode.
+		return 0, nil
 	}
 	if opset < MinOpset {
 		return 0, fmt.Errorf("opset %d is older than %d, the oldest supported (convert it with onnx.version_converter)", opset, MinOpset)
@@ -168,7 +172,7 @@ func build(mp *pb.ModelProto, dev core.Device, src *tensorSource) (*Model, error
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Opset: opset, dev: dev, consts: map[string]*core.Tensor{}, types: map[string]elemType{}, defaults: map[string]bool{},
+	m := &Model{Opset: opset, dev: dev, consts: map[string]*core.Tensor{}, strConsts: map[string]*Strings{}, types: map[string]elemType{}, defaults: map[string]bool{},
 		hostInts: map[*core.Tensor][]int64{}, outputSet: map[string]bool{}}
 	if len(g.GetSparseInitializer()) > 0 {
 		return nil, errors.New("sparse initializers are not supported")
@@ -178,19 +182,20 @@ func build(mp *pb.ModelProto, dev core.Device, src *tensorSource) (*Model, error
 		if name == "" {
 			return nil, errors.New("an initializer has no name")
 		}
-		if _, dup := m.consts[name]; dup {
+		if m.isConst(name) {
 			return nil, fmt.Errorf("initializer %q is defined twice", name)
 		}
-		t, err := decodeTensor(tp, dev, src)
+		v, err := decodeTensorValue(tp, dev, src)
 		if err != nil {
 			return nil, fmt.Errorf("initializer %q: %w", name, err)
 		}
-		m.consts[name] = t
-		m.noteType(name, elemType(tp.GetDataType()))
-		m.rememberInts(t)
+		m.addConst(name, v, elemType(tp.GetDataType()))
 	}
 	defined := map[string]bool{}
 	for name := range m.consts {
+		defined[name] = true
+	}
+	for name := range m.strConsts {
 		defined[name] = true
 	}
 	for _, vi := range g.GetInput() {
@@ -198,7 +203,7 @@ func build(mp *pb.ModelProto, dev core.Device, src *tensorSource) (*Model, error
 		if err != nil {
 			return nil, fmt.Errorf("graph input %q: %w", vi.GetName(), err)
 		}
-		if m.consts[info.Name] != nil {
+		if m.isConst(info.Name) {
 			m.defaults[info.Name] = true
 			continue
 		}
@@ -240,6 +245,23 @@ func build(mp *pb.ModelProto, dev core.Device, src *tensorSource) (*Model, error
 	return m, nil
 }
 
+func (m *Model) isConst(name string) bool {
+	return m.consts[name] != nil || m.strConsts[name] != nil
+}
+
+// addConst keeps an initializer's or Constant node's value (et its
+// element type).
+func (m *Model) addConst(name string, v Value, et elemType) {
+	switch v := v.(type) {
+	case *core.Tensor:
+		m.consts[name] = v
+		m.noteType(name, et)
+		m.rememberInts(v)
+	case *Strings:
+		m.strConsts[name] = v
+	}
+}
+
 // noteType records the narrow type of a constant or graph input.
 func (m *Model) noteType(name string, et elemType) {
 	if narrowOf(et) != nil {
@@ -271,7 +293,12 @@ func valueInfo(vi *pb.ValueInfoProto) (ValueInfo, error) {
 		return info, err
 	}
 	info.Kind, info.typed = kind, true
-	if tt.GetElemType() != 0 || kind == KindTensor { // a sequence's element type may be left open
+	if elemType(tt.GetElemType()) == pb.TensorProto_STRING {
+		if kind != KindTensor {
+			return info, fmt.Errorf("%s of strings is not supported (string tensors are held on the host; sequences and optionals hold numeric tensors)", kind)
+		}
+		info.Kind = KindStrings
+	} else if tt.GetElemType() != 0 || kind == KindTensor { // a sequence's element type may be left open
 		dt, err := heldType(tt.GetElemType())
 		if err != nil {
 			return info, err
@@ -388,13 +415,11 @@ func (m *Model) foldConstantNodes() error {
 			kept = append(kept, n)
 			continue
 		}
-		t, et, err := constantValue(n, m.dev)
+		v, et, err := constantValue(n, m.dev)
 		if err != nil {
 			return n.wrap(err)
 		}
-		m.consts[n.outputs[0]] = t
-		m.noteType(n.outputs[0], et)
-		m.rememberInts(t)
+		m.addConst(n.outputs[0], v, et)
 	}
 	m.nodes = kept
 	return nil

@@ -124,8 +124,10 @@ func TestLoadErrorsNameTheNode(t *testing.T) {
 		{"short raw data", modelProto(nil, nil, y, &pb.TensorProto{Name: proto.String("y"), Dims: []int64{4},
 			DataType: proto.Int32(int32(pb.TensorProto_FLOAT)), RawData: []byte{1, 2, 3}}),
 			`initializer "y": raw_data has 3 bytes, shape [4] of f32 needs 16`},
-		{"string tensor", modelProto(nil, []*pb.ValueInfoProto{vi("s", pb.TensorProto_STRING, 1)}, y),
-			`graph input "s": element type STRING is not supported`},
+		{"complex tensor", modelProto(nil, []*pb.ValueInfoProto{vi("s", pb.TensorProto_COMPLEX64, 1)}, y),
+			`graph input "s": element type COMPLEX64 is not supported`},
+		{"optional string tensor", modelProto(nil, []*pb.ValueInfoProto{optionalVI(vi("s", pb.TensorProto_STRING, 1))}, y),
+			`graph input "s": an optional tensor of strings is not supported`},
 		{"old opset", func() *pb.ModelProto {
 			m := modelProto([]*pb.NodeProto{nodeProto("Softmax", "sm", []string{"x"}, []string{"y"})}, x, y)
 			m.OpsetImport[0].Version = proto.Int64(11)

@@ -14,11 +14,16 @@ import (
 // (any other is an error at load, not a silently ignored setting) and a
 // function from the node's inputs to its outputs: run for operators on
 // tensors, values for those whose inputs or outputs may be sequences or
-// optionals (control flow, the sequence and optional operators).
+// optionals (control flow, the sequence and optional operators). Where
+// string tensors are involved the operator's form in stringForms runs;
+// the string operators have only that one (run and values nil). prepare,
+// when set, checks and digests the node's attributes at load (a regular
+// expression compiled, a lookup table built) into node.prepared.
 type opSpec struct {
-	attrs  []string
-	run    func(c *ctx) ([]*core.Tensor, error)
-	values func(c *ctx) ([]Value, error)
+	attrs   []string
+	run     func(c *ctx) ([]*core.Tensor, error)
+	values  func(c *ctx) ([]Value, error)
+	prepare func(n *node) error
 }
 
 // operators is the importer's operator table, filled by the ops_*.go
@@ -79,6 +84,13 @@ type node struct {
 	// on as it does on its inputs.
 	branches map[string]*subgraph
 	implicit []string
+	// strs is the operator's form for string tensors (stringForms), nil
+	// when it takes none; givesStrings is set when the node makes strings
+	// from numbers (a Cast to STRING), so that form runs without a string
+	// input. prepared is what opSpec.prepare made of the attributes.
+	strs         func(c *ctx) ([]Value, error)
+	givesStrings bool
+	prepared     any
 }
 
 // reads is every value the node depends on: its inputs and the outer
@@ -92,16 +104,23 @@ func (n *node) reads() []string {
 
 func newNode(np *pb.NodeProto, opset int64, dev core.Device) (*node, error) {
 	n := &node{pb: np, inputs: np.GetInput(), outputs: np.GetOutput(), attrs: map[string]*pb.AttributeProto{}, opset: opset}
+	table, standard := operators, true
 	switch np.GetDomain() {
 	case "", "ai.onnx":
+		if opset <= 0 {
+			return nil, n.errorf("the model imports no default-domain opset")
+		}
+	case mlDomain:
+		table, standard = mlOperators, false
 	default:
-		return nil, n.errorf("domain %q is not supported (only the standard ai.onnx domain)", np.GetDomain())
+		return nil, n.errorf("domain %q is not supported (only the standard ai.onnx domain and ai.onnx.ml's LabelEncoder)", np.GetDomain())
 	}
-	if np.GetOpType() == "Constant" {
+	if np.GetOpType() == "Constant" && standard {
 		n.spec = &opSpec{attrs: constantAttrs}
-	} else if n.spec = operators[np.GetOpType()]; n.spec == nil {
+	} else if n.spec = table[np.GetOpType()]; n.spec == nil {
 		return nil, n.errorf("operator %s is not supported", np.GetOpType())
 	}
+	n.strs = stringForms[np.GetOpType()]
 	if since := semanticsSince[np.GetOpType()]; opset < since {
 		return nil, n.errorf("%s before opset %d (the model imports opset %d) is not supported", np.GetOpType(), since, opset)
 	}
@@ -120,6 +139,14 @@ func newNode(np *pb.NodeProto, opset int64, dev core.Device) (*node, error) {
 	}
 	if len(n.outputs) == 0 {
 		return nil, n.errorf("the node has no outputs")
+	}
+	if to := n.attrs["to"]; np.GetOpType() == "Cast" && to != nil {
+		n.givesStrings = elemType(to.GetI()) == pb.TensorProto_STRING
+	}
+	if n.spec.prepare != nil {
+		if err := n.spec.prepare(n); err != nil {
+			return nil, n.wrap(err)
+		}
 	}
 	for _, a := range np.GetAttribute() { // in the file's order, so the first error is always the same
 		name := a.GetName()
@@ -212,7 +239,11 @@ func (c *ctx) in(i int) *core.Tensor {
 	if i >= len(c.ins) || c.ins[i] == nil {
 		err := fmt.Errorf("input %d is required", i)
 		if v := c.value(i); v != nil {
-			err = fmt.Errorf("input %d (%q) is %s, want a tensor", i, c.n.inputs[i], describe(v))
+			want := "a tensor"
+			if _, isStrings := v.(*Strings); isStrings {
+				want = "a numeric tensor"
+			}
+			err = fmt.Errorf("input %d (%q) is %s, want %s", i, c.n.inputs[i], describe(v), want)
 		}
 		if c.err == nil {
 			c.err = err
@@ -355,20 +386,30 @@ func (c *ctx) axes(list []int64, r int) []int {
 // constantAttrs are the value forms of Constant; exactly one is given.
 var constantAttrs = []string{"value", "value_float", "value_floats", "value_int", "value_ints", "sparse_value", "value_string", "value_strings"}
 
-// constantValue evaluates a Constant node; et is the element type of a
-// tensor value (a narrow one is held widened).
-func constantValue(n *node, dev core.Device) (t *core.Tensor, et elemType, err error) {
+// constantValue evaluates a Constant node: a *core.Tensor, or a *Strings
+// for a string value; et is the element type of a tensor value (a narrow
+// one is held widened).
+func constantValue(n *node, dev core.Device) (v Value, et elemType, err error) {
 	if len(n.attrs) != 1 {
 		return nil, 0, fmt.Errorf("a Constant takes exactly one value attribute, got %d", len(n.attrs))
 	}
+	var t *core.Tensor
 	for name, a := range n.attrs {
 		switch name {
 		case "value":
 			if a.GetT() == nil {
 				return nil, 0, errors.New("attribute \"value\" holds no tensor")
 			}
-			t, err = decodeTensor(a.GetT(), dev, nil)
-			return t, elemType(a.GetT().GetDataType()), err
+			v, err = decodeTensorValue(a.GetT(), dev, nil)
+			return v, elemType(a.GetT().GetDataType()), err
+		case "value_string":
+			return &Strings{Shape: core.Shape{}, Data: []string{string(a.GetS())}}, 0, nil
+		case "value_strings":
+			data := make([]string, len(a.GetStrings()))
+			for i, b := range a.GetStrings() {
+				data[i] = string(b)
+			}
+			return &Strings{Shape: core.Shape{len(data)}, Data: data}, 0, nil
 		case "value_float":
 			t, err = constTensor(core.F32, nil, []float64{float64(a.GetF())}, dev)
 		case "value_floats":
@@ -384,7 +425,7 @@ func constantValue(n *node, dev core.Device) (t *core.Tensor, et elemType, err e
 			t = core.FromSlice(a.GetInts(), core.Shape{len(a.GetInts())}, dev)
 			err = t.Err()
 		default:
-			return nil, 0, fmt.Errorf("attribute %q is not supported (webtensor has no sparse or string tensors)", name)
+			return nil, 0, fmt.Errorf("attribute %q is not supported (webtensor has no sparse tensors)", name)
 		}
 	}
 	return t, 0, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -42,7 +43,7 @@ func readValue(path string, kind Kind, dev core.Device) (testValue, error) {
 
 func decodeValue(data []byte, kind Kind, dev core.Device) (testValue, error) {
 	switch kind {
-	case KindTensor:
+	case KindTensor, KindStrings:
 		return decodeTestTensor(data, dev)
 	case KindSequence:
 		return decodeSequence(data, dev)
@@ -98,14 +99,14 @@ func decodeTestTensor(data []byte, dev core.Device) (testValue, error) {
 	if err := proto.Unmarshal(data, &tp); err != nil {
 		return testValue{}, err
 	}
-	if len(tp.GetStringData()) > 0 || tp.GetDataType() == 0 {
-		return testValue{}, fmt.Errorf("not a numeric tensor (a string tensor, or not a tensor at all)")
+	if tp.GetDataType() == 0 {
+		return testValue{}, fmt.Errorf("not a tensor")
 	}
-	t, err := decodeTensor(&tp, dev, nil)
+	v, err := decodeTensorValue(&tp, dev, nil)
 	if err != nil {
 		return testValue{}, err
 	}
-	return testValue{name: tp.GetName(), v: t, elem: elemType(tp.GetDataType())}, nil
+	return testValue{name: tp.GetName(), v: v, elem: elemType(tp.GetDataType())}, nil
 }
 
 // eachField calls f on each length-delimited field of a message (the
@@ -148,6 +149,20 @@ func compareValue(got Value, want testValue) string {
 			return fmt.Sprintf("%s, want a tensor", describe(got))
 		}
 		return compare(g, w, exact)
+	case *Strings:
+		g, ok := got.(*Strings)
+		switch {
+		case !ok:
+			return fmt.Sprintf("%s, want a string tensor", describe(got))
+		case !slices.Equal(g.Shape, w.Shape):
+			return fmt.Sprintf("shape %v, want %v", g.Shape, w.Shape)
+		}
+		for i := range w.Data {
+			if g.Data[i] != w.Data[i] {
+				return fmt.Sprintf("element %d is %q, want %q", i, g.Data[i], w.Data[i])
+			}
+		}
+		return ""
 	case *Sequence:
 		g, ok := got.(*Sequence)
 		if !ok || len(g.Tensors) != len(w.Tensors) {

@@ -22,6 +22,7 @@ func init() {
 type subgraph struct {
 	nodes   []*node
 	consts  map[string]*core.Tensor
+	strs    map[string]*Strings // string initializers and Constant nodes
 	types   map[string]elemType // narrow types of consts
 	inputs  []string            // a loop body's inputs, bound on each iteration
 	outputs []string
@@ -75,7 +76,7 @@ func buildSubgraph(g *pb.GraphProto, opset int64, dev core.Device) (*subgraph, [
 	if g == nil {
 		return nil, nil, errors.New("holds no graph")
 	}
-	sub := &subgraph{consts: map[string]*core.Tensor{}, types: map[string]elemType{}}
+	sub := &subgraph{consts: map[string]*core.Tensor{}, strs: map[string]*Strings{}, types: map[string]elemType{}}
 	defined := map[string]bool{}
 	for _, vi := range g.GetInput() { // a loop body's per-iteration values
 		name := vi.GetName()
@@ -86,15 +87,14 @@ func buildSubgraph(g *pb.GraphProto, opset int64, dev core.Device) (*subgraph, [
 		sub.inputs = append(sub.inputs, name)
 	}
 	for _, tp := range g.GetInitializer() {
-		t, err := decodeTensor(tp, dev, nil)
+		v, err := decodeTensorValue(tp, dev, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("initializer %q: %w", tp.GetName(), err)
 		}
 		if defined[tp.GetName()] {
 			return nil, nil, fmt.Errorf("initializer %q is also a subgraph input or defined twice", tp.GetName())
 		}
-		sub.consts[tp.GetName()] = t
-		sub.noteType(tp.GetName(), elemType(tp.GetDataType()))
+		sub.addConst(tp.GetName(), v, elemType(tp.GetDataType()))
 		defined[tp.GetName()] = true
 	}
 	free := freeNames(g)
@@ -110,12 +110,11 @@ func buildSubgraph(g *pb.GraphProto, opset int64, dev core.Device) (*subgraph, [
 			sub.nodes = append(sub.nodes, n)
 			continue
 		}
-		t, et, err := constantValue(n, dev)
+		v, et, err := constantValue(n, dev)
 		if err != nil {
 			return nil, nil, n.wrap(err)
 		}
-		sub.consts[n.outputs[0]] = t
-		sub.noteType(n.outputs[0], et)
+		sub.addConst(n.outputs[0], v, et)
 	}
 	for _, vi := range g.GetOutput() {
 		info, err := valueInfo(vi)
@@ -130,6 +129,16 @@ func buildSubgraph(g *pb.GraphProto, opset int64, dev core.Device) (*subgraph, [
 		sub.outShaped = append(sub.outShaped, vi.GetType().GetTensorType().GetShape() != nil)
 	}
 	return sub, free, nil
+}
+
+func (g *subgraph) addConst(name string, v Value, et elemType) {
+	switch v := v.(type) {
+	case *core.Tensor:
+		g.consts[name] = v
+		g.noteType(name, et)
+	case *Strings:
+		g.strs[name] = v
+	}
 }
 
 func (g *subgraph) noteType(name string, et elemType) {
@@ -161,6 +170,9 @@ func (g *subgraph) runWith(m *Model, st *runState, ins []Value, types []elemType
 	}
 	for name, t := range g.consts {
 		st.vals[name] = t
+	}
+	for name, s := range g.strs {
+		st.vals[name] = s
 	}
 	for name, et := range g.types {
 		st.types[name] = et

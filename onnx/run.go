@@ -77,12 +77,19 @@ func (m *Model) Run(inputs map[string]*core.Tensor) (map[string]*core.Tensor, er
 			ordered[i] = t
 		}
 	}
-	for name := range inputs {
+	named := make(map[string]Value, len(inputs))
+	for name, t := range inputs {
 		if !m.isInput(name) {
 			return nil, fmt.Errorf("onnx: the model has no input %q (inputs: %s)", name, m.inputNames())
 		}
+		if _, isStrings := m.strConsts[name]; isStrings {
+			return nil, fmt.Errorf("onnx: input %q overrides a string initializer, which Run does not carry: use Model.RunValues", name)
+		}
+		if t != nil {
+			named[name] = t
+		}
 	}
-	outs, err := m.run(ordered, inputs)
+	outs, err := m.run(ordered, named)
 	if err != nil {
 		return nil, err
 	}
@@ -152,18 +159,27 @@ func (m *Model) inputNames() string {
 	return strings.Join(names, ", ")
 }
 
-func (m *Model) run(inputs []Value, named map[string]*core.Tensor) ([]Value, error) {
-	st := &runState{vals: make(map[string]Value, len(m.consts)+len(m.nodes)), types: map[string]elemType{},
+func (m *Model) run(inputs []Value, named map[string]Value) ([]Value, error) {
+	st := &runState{vals: make(map[string]Value, len(m.consts)+len(m.strConsts)+len(m.nodes)), types: map[string]elemType{},
 		ints: map[*core.Tensor][]int64{}}
 	for name, t := range m.consts {
 		st.vals[name] = t
 	}
-	for name := range m.defaults { // an initializer a caller may override
-		if t := named[name]; t != nil {
-			if err := checkHeld(t, m.types[name]); err != nil {
+	for name, s := range m.strConsts {
+		st.vals[name] = s
+	}
+	for name := range m.defaults { // an initializer a caller may override (RunValues checked its kind)
+		switch v := named[name].(type) {
+		case *core.Tensor:
+			if err := checkHeld(v, m.types[name]); err != nil {
 				return nil, fmt.Errorf("onnx: input %q: %w", name, err)
 			}
-			st.vals[name] = t.To(m.dev)
+			st.vals[name] = v.To(m.dev)
+		case *Strings:
+			if err := v.valid(); err != nil {
+				return nil, fmt.Errorf("onnx: input %q: %w", name, err)
+			}
+			st.vals[name] = v
 		}
 	}
 	bound := map[string]boundDim{}
@@ -182,7 +198,7 @@ func (m *Model) run(inputs []Value, named map[string]*core.Tensor) ([]Value, err
 			return nil, fmt.Errorf("onnx: %w", err)
 		}
 		for _, in := range n.reads() {
-			if m.lastUse[in] == i && !m.outputSet[in] && m.consts[in] == nil {
+			if m.lastUse[in] == i && !m.outputSet[in] && m.consts[in] == nil && m.strConsts[in] == nil {
 				delete(st.vals, in) // let the garbage collector have it
 			}
 		}
@@ -248,10 +264,15 @@ func (info ValueInfo) check(t *core.Tensor, bound map[string]boundDim) error {
 	if info.DType != core.Invalid && t.DType() != info.DType {
 		return fmt.Errorf("dtype %s, the model declares %s", t.DType(), info.DType)
 	}
+	return info.checkShape(t.Shape(), bound)
+}
+
+// checkShape checks a value's shape against the declared dims, binding
+// symbolic ones.
+func (info ValueInfo) checkShape(shape core.Shape, bound map[string]boundDim) error {
 	if info.Dims == nil {
 		return nil
 	}
-	shape := t.Shape()
 	if len(shape) != len(info.Dims) {
 		return fmt.Errorf("shape %v has rank %d, the model declares rank %d", shape, len(shape), len(info.Dims))
 	}
@@ -281,16 +302,29 @@ func (m *Model) exec(n *node, st *runState) (err error) {
 		}
 	}()
 	c := &ctx{n: n, m: m, run: st, ins: make([]*core.Tensor, len(n.inputs)), vals: make([]Value, len(n.inputs))}
+	useStrings := n.givesStrings
 	for i, name := range n.inputs {
 		if name == "" {
 			continue
 		}
 		v := st.vals[name]
 		c.vals[i] = v
-		if t, ok := v.(*core.Tensor); ok {
-			c.ins[i] = t
-		} else if v != nil && n.spec.values == nil {
-			return n.errorf("input %d (%q) is %s; %s takes tensors", i, name, describe(v), n.pb.GetOpType())
+		switch v := v.(type) {
+		case *core.Tensor:
+			c.ins[i] = v
+		case *Strings:
+			if n.spec.values != nil {
+				break
+			}
+			if n.strs == nil {
+				return n.errorf("input %d (%q) is %s; %s does not take string tensors (these operators do: %s)",
+					i, name, describe(v), n.pb.GetOpType(), strings.Join(stringOperators(), ", "))
+			}
+			useStrings = true
+		default:
+			if v != nil && n.spec.values == nil {
+				return n.errorf("input %d (%q) is %s; %s takes tensors", i, name, describe(v), n.pb.GetOpType())
+			}
 		}
 	}
 	for i := len(n.outputs); i > 0; i-- {
@@ -300,9 +334,12 @@ func (m *Model) exec(n *node, st *runState) (err error) {
 		}
 	}
 	var outs []Value
-	if n.spec.values != nil {
+	switch {
+	case n.spec.values != nil:
 		outs, err = n.spec.values(c)
-	} else {
+	case n.strs != nil && (useStrings || n.spec.run == nil):
+		outs, err = n.strs(c)
+	default:
 		var ts []*core.Tensor
 		ts, err = n.spec.run(c)
 		outs = make([]Value, len(ts))

@@ -8,10 +8,12 @@ import (
 )
 
 // Value is a value of one of the ONNX types the importer runs: a
-// *core.Tensor, a *Sequence or an *Optional (as database/sql's
-// driver.Value lists the types it may hold). Sequences and optionals are
-// the importer's own: they hold tensors, and the tensor work on them
-// (split, concatenate, stack) is registry ops, so it runs on every device.
+// *core.Tensor, a *Strings (a string tensor), a *Sequence or an *Optional
+// (as database/sql's driver.Value lists the types it may hold). String
+// tensors, sequences and optionals are the importer's own: string
+// tensors live on the host, sequences and optionals hold tensors, and the
+// tensor work on them (split, concatenate, stack) is registry ops, so it
+// runs on every device.
 type Value any
 
 // Sequence is an ONNX sequence: tensors of one element type, in order.
@@ -42,6 +44,7 @@ const (
 	KindSequence                     // a *Sequence
 	KindOptionalTensor               // an *Optional holding a tensor or None
 	KindOptionalSequence             // an *Optional holding a sequence or None
+	KindStrings                      // a *Strings: a tensor of ONNX's STRING type, held on the host
 )
 
 func (k Kind) String() string {
@@ -54,6 +57,8 @@ func (k Kind) String() string {
 		return "an optional tensor"
 	case KindOptionalSequence:
 		return "an optional sequence of tensors"
+	case KindStrings:
+		return "a string tensor"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -68,6 +73,11 @@ func describe(v Value) string {
 			return "a nil tensor"
 		}
 		return fmt.Sprintf("a %s tensor of shape %v", v.DType(), v.Shape())
+	case *Strings:
+		if v == nil {
+			return "a nil string tensor"
+		}
+		return fmt.Sprintf("a string tensor of shape %v", v.Shape)
 	case *Sequence:
 		if v == nil {
 			return "a nil sequence"
@@ -129,27 +139,37 @@ func typeWord(tp *pb.TypeProto) string {
 	return "untyped"
 }
 
-// RunValues is Run for models whose inputs or outputs include sequences
-// or optionals (Kind): each input is a *core.Tensor, a *Sequence or an
-// *Optional as its ValueInfo's Kind says, and so is each output. An
-// initializer a caller overrides is a *core.Tensor.
+// RunValues is Run for models whose inputs or outputs include string
+// tensors, sequences or optionals (Kind): each input is a *core.Tensor, a
+// *Strings, a *Sequence or an *Optional as its ValueInfo's Kind says, and
+// so is each output. An initializer a caller overrides is a *core.Tensor,
+// or a *Strings where the initializer is a string tensor.
 func (m *Model) RunValues(inputs map[string]Value) (map[string]Value, error) {
 	ordered := make([]Value, len(m.Inputs))
 	for i, in := range m.Inputs {
 		ordered[i] = inputs[in.Name]
 	}
-	named := map[string]*core.Tensor{}
+	named := map[string]Value{}
 	for name, v := range inputs {
 		if !m.isInput(name) {
 			return nil, fmt.Errorf("onnx: the model has no input %q (inputs: %s)", name, m.inputNames())
 		}
-		if m.defaults[name] {
-			t, ok := v.(*core.Tensor)
-			if !ok || t == nil {
-				return nil, fmt.Errorf("onnx: input %q overrides an initializer, a tensor; got %s", name, describe(v))
-			}
-			named[name] = t
+		if !m.defaults[name] {
+			continue
 		}
+		if _, isStrings := m.strConsts[name]; isStrings {
+			s, ok := v.(*Strings)
+			if !ok || s == nil {
+				return nil, fmt.Errorf("onnx: input %q overrides an initializer, a string tensor; got %s", name, describe(v))
+			}
+			named[name] = s
+			continue
+		}
+		t, ok := v.(*core.Tensor)
+		if !ok || t == nil {
+			return nil, fmt.Errorf("onnx: input %q overrides an initializer, a tensor; got %s", name, describe(v))
+		}
+		named[name] = t
 	}
 	outs, err := m.run(ordered, named)
 	if err != nil {
@@ -192,6 +212,13 @@ func (m *Model) admit(info ValueInfo, v Value, bound map[string]boundDim) (Value
 	case *core.Tensor:
 		if v != nil && want == KindTensor {
 			return m.admitTensor(info, v, bound)
+		}
+	case *Strings:
+		if v != nil && want == KindStrings {
+			if err := v.valid(); err != nil {
+				return nil, err
+			}
+			return v, info.checkShape(v.Shape, bound)
 		}
 	case *Sequence:
 		if v != nil && want == KindSequence {
@@ -272,6 +299,8 @@ func (m *Model) admitSequence(info ValueInfo, s *Sequence) (*Sequence, error) {
 // tensor).
 func kindOf(v Value) Kind {
 	switch v := v.(type) {
+	case *Strings:
+		return KindStrings
 	case *Sequence:
 		return KindSequence
 	case *Optional:
@@ -292,6 +321,8 @@ func conformsTo(info ValueInfo, declared bool, v Value) bool {
 	switch v := v.(type) {
 	case *core.Tensor:
 		return info.Kind == KindTensor
+	case *Strings:
+		return info.Kind == KindStrings
 	case *Sequence:
 		return info.Kind == KindSequence
 	case *Optional:

@@ -34,8 +34,9 @@ int32_t wt_onnx_output_name(wt_onnx model, int32_t index, char *buf, size_t cap,
 /* The model as JSON: {"opset": 17, "device": "cpu", "inputs": [{"name": "x",
  * "kind": "tensor", "dtype": "f32", "shape": [1, "batch", null]}],
  * "outputs": [...]}. kind is "tensor", "sequence" (of tensors),
- * "optional_tensor" or "optional_sequence"; dtype and shape then describe
- * the tensors inside. A dim is a number, a symbolic name (ONNX's dim_param)
+ * "optional_tensor", "optional_sequence" or "strings" (ONNX STRING
+ * tensors, which no call carries yet: such a model runs only from Go);
+ * dtype and shape then describe the tensors inside. A dim is a number, a symbolic name (ONNX's dim_param)
  * or null; a shape is null when the rank is not declared, a dtype "" when
  * the type is not (an input declared with no type at all says "tensor" and
  * takes a value of any kind). A value of an ONNX type webtensor holds

@@ -10,6 +10,9 @@ One value of each kind crosses the C ABI each way (wt_onnx_run_values):
     maybe_out  = Identity(maybe)                          an optional tensor output
     parts_out  = Identity(maybe_parts)                    an optional sequence, in and out
 
+It also writes strings_model.onnx (build_strings), a model with STRING input
+and output, which the C ABI refuses naming them.
+
 sdk_values_model.json holds two cases, one with the optionals given and one
 with them empty (None), and the outputs onnx's reference evaluator computes
 for each: a sequence as a list of {shape, data}, an empty optional as null.
@@ -97,6 +100,17 @@ def main() -> None:
     with open(os.path.join(HERE, "sdk_values_model.json"), "w") as f:
         json.dump(cases, f)
         f.write("\n")
+    onnx.save(build_strings(), os.path.join(HERE, "strings_model.onnx"))
+
+
+def build_strings() -> onnx.ModelProto:
+    """strings_model.onnx: a STRING input lower-cased to a STRING output,
+    which the C ABI refuses by name (only Go runs string tensors)."""
+    node = helper.make_node("StringNormalizer", ["words"], ["lower"], case_change_action="LOWER")
+    graph = helper.make_graph([node], "strings",
+                              [helper.make_tensor_value_info("words", TensorProto.STRING, [2])],
+                              [helper.make_tensor_value_info("lower", TensorProto.STRING, [2])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import { Tensor } from "./core.js";
 type Dim = number | string | null;
 
 /** What a declared input or output is; dtype and shape describe the tensors inside. */
-export type Kind = "tensor" | "sequence" | "optional_tensor" | "optional_sequence";
+export type Kind = "tensor" | "sequence" | "optional_tensor" | "optional_sequence" | "strings";
 
 /** A value runValues takes and returns: a tensor, a sequence (an array of tensors) or null (an empty optional). */
 export type Value = Tensor | readonly Tensor[] | null;

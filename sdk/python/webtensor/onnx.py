@@ -34,7 +34,8 @@ _SEQUENCE_KINDS = ("sequence", "optional_sequence")
 
 class ValueInfo(NamedTuple):
     """A declared input or output. kind is "tensor", "sequence",
-    "optional_tensor" or "optional_sequence"; dtype and shape describe the
+    "optional_tensor", "optional_sequence" or "strings" (ONNX STRING tensors,
+    which only Go runs); dtype and shape describe the
     tensors inside. A dim is an int, a symbolic name (ONNX's dim_param) or
     None (undeclared); shape is None when the rank is not declared, dtype ""
     when the type is not."""

@@ -56,7 +56,8 @@ public final class Onnx implements AutoCloseable {
 
     /**
      * A declared input or output, Python's {@code wt.onnx.ValueInfo}: kind is
-     * "tensor", "sequence", "optional_tensor" or "optional_sequence", and dtype
+     * "tensor", "sequence", "optional_tensor", "optional_sequence" or "strings" (ONNX STRING
+     * tensors, which only Go runs), and dtype
      * and shape describe the tensors inside; dtype is "f32", "i64", ... (""
      * when undeclared); shape is null when the rank is undeclared, else one
      * entry per dim: a Long, a String (a symbolic dim_param) or null
