@@ -27,13 +27,8 @@ func init() {
 // equalStrings is Equal on two string tensors: byte-wise equality,
 // broadcast, as a bool tensor on the model's device.
 func equalStrings(c *ctx) ([]Value, error) {
-	a, b, ok := c.stringPair()
+	a, b, ia, ib, shape, ok := c.broadcastPair()
 	if !ok {
-		return nil, nil
-	}
-	ia, ib, shape, err := broadcastStrings(a, b)
-	if err != nil {
-		c.fail("inputs %q %v and %q %v: %v", c.n.inputs[0], a.Shape, c.n.inputs[1], b.Shape, err)
 		return nil, nil
 	}
 	eq := make([]bool, len(ia))
@@ -45,13 +40,8 @@ func equalStrings(c *ctx) ([]Value, error) {
 
 // stringConcat is StringConcat: each pair of elements joined, broadcast.
 func stringConcat(c *ctx) ([]Value, error) {
-	a, b, ok := c.stringPair()
+	a, b, ia, ib, shape, ok := c.broadcastPair()
 	if !ok {
-		return nil, nil
-	}
-	ia, ib, shape, err := broadcastStrings(a, b)
-	if err != nil {
-		c.fail("inputs %q %v and %q %v: %v", c.n.inputs[0], a.Shape, c.n.inputs[1], b.Shape, err)
 		return nil, nil
 	}
 	out := make([]string, len(ia))
@@ -59,6 +49,21 @@ func stringConcat(c *ctx) ([]Value, error) {
 		out[i] = a.Data[ia[i]] + b.Data[ib[i]]
 	}
 	return []Value{&Strings{Shape: shape, Data: out}}, nil
+}
+
+// broadcastPair is the node's two string inputs and, for each element of
+// their broadcast shape, the element of each it reads; ok is false when
+// the node has failed (recorded on c).
+func (c *ctx) broadcastPair() (a, b *Strings, ia, ib []int64, shape core.Shape, ok bool) {
+	if a, b, ok = c.stringPair(); !ok {
+		return
+	}
+	ia, ib, shape, err := broadcastStrings(a, b)
+	if err != nil {
+		c.fail("inputs %q %v and %q %v: %v", c.n.inputs[0], a.Shape, c.n.inputs[1], b.Shape, err)
+		return a, b, nil, nil, nil, false
+	}
+	return a, b, ia, ib, shape, true
 }
 
 // stringPair reads inputs 0 and 1, both string tensors: a string compared

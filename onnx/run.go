@@ -133,6 +133,10 @@ func (m *Model) asTensors(outs []Value) ([]*core.Tensor, error) {
 	ts := make([]*core.Tensor, len(outs))
 	for i, v := range outs {
 		t, ok := v.(*core.Tensor)
+		if _, str := v.(*Strings); str {
+			return nil, fmt.Errorf("onnx: output %q is %s, which Run, Call and the C ABI (so every SDK) do not carry yet: use Model.RunValues",
+				m.Outputs[i].Name, describe(v))
+		}
 		if !ok {
 			return nil, fmt.Errorf("onnx: output %q is %s, which Run, Call and wt_onnx_run do not carry: use Model.RunValues (wt_onnx_run_values in the C ABI)",
 				m.Outputs[i].Name, describe(v))

@@ -191,7 +191,12 @@ func (m *Model) tensorsOnly() error {
 		infos []ValueInfo
 	}{{"input", m.Inputs}, {"output", m.Outputs}} {
 		for _, info := range list.infos {
-			if info.Kind != KindTensor {
+			switch info.Kind {
+			case KindTensor:
+			case KindStrings:
+				return fmt.Errorf("onnx: %s %q is %s, which Run, Call and the C ABI (so every SDK) do not carry yet: use Model.RunValues",
+					list.what, info.Name, info.Kind)
+			default:
 				return fmt.Errorf("onnx: %s %q is %s, which Run, Call and wt_onnx_run do not carry: use Model.RunValues (wt_onnx_run_values in the C ABI)",
 					list.what, info.Name, info.Kind)
 			}
