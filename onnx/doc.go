@@ -46,6 +46,13 @@
 // does; to UINT16 they saturate, as webtensor's other casts do. The
 // rounding is registry ops, so it runs on every device and traces.
 //
+// Quantized models: MatMulInteger, ConvInteger, QLinearMatMul and
+// QLinearConv take the zero points off in i32, as ONNX's reference does,
+// so the integer products are exact: matmuls run as i32 matmuls, and a
+// convolution as four f32 convolutions of the operands' 4-bit halves
+// (exact to 65536 taps, where one f32 convolution of 8-bit values rounds
+// past about 258). QLinear* requantize with round half to even.
+//
 // Integer inputs that ONNX uses as parameters (shapes, axes, slice bounds,
 // pads, sizes) are read on the host, from copies kept at load for
 // initializers and Constant nodes and at run time for Shape's outputs, so
