@@ -53,6 +53,14 @@
 // (exact to 65536 taps, where one f32 convolution of 8-bit values rounds
 // past about 258). QLinear* requantize with round half to even.
 //
+// Detection and image geometry: NonMaxSuppression selects on the host
+// (its output's length depends on the scores), RoiAlign computes its
+// sample points and bilinear weights on the host (a region's sample grid
+// follows from its size) and gathers and reduces with registry ops;
+// AffineGrid (a matmul against a constant grid), Col2Im (an index_add at
+// positions fixed by the shapes, any number of spatial dims) and
+// MaxUnpool (a scatter into zeros) are registry ops throughout.
+//
 // Integer inputs that ONNX uses as parameters (shapes, axes, slice bounds,
 // pads, sizes) are read on the host, from copies kept at load for
 // initializers and Constant nodes and at run time for Shape's outputs, so
