@@ -8,8 +8,8 @@
 //
 // Everything that can be checked without input values is checked at load:
 // the default-domain opset (7 and later; operators whose meaning changed
-// silently are refused in older models; a model of ai.onnx.ml operators
-// alone may import none), each node's operator and
+// silently are refused in older models; a model of ai.onnx.ml operators (LabelEncoder,
+// ArrayFeatureExtractor, Binarizer) alone may import none), each node's operator and
 // attributes (an unsupported one is an error naming the node and its
 // op_type, never a silently ignored setting), that every input is defined
 // and the graph has no cycle (nodes are sorted topologically), and that
@@ -59,7 +59,14 @@
 // follows from its size) and gathers and reduces with registry ops;
 // AffineGrid (a matmul against a constant grid), Col2Im (an index_add at
 // positions fixed by the shapes, any number of spatial dims) and
-// MaxUnpool (a scatter into zeros) are registry ops throughout.
+// MaxUnpool (a scatter into zeros) are registry ops throughout. Unique
+// (its output's length depends on the values) and BitCast (no registry
+// op reinterprets bits) run on the host too. The operators that work on
+// the host refuse to be traced (ir.Trace, Model.Compile), naming the
+// node, since a traced graph would hold their result for the example
+// inputs only. Scatter (opset 9's ScatterElements), TensorScatter,
+// SwiGLU and ai.onnx.ml's ArrayFeatureExtractor and Binarizer are
+// registry ops.
 //
 // Integer inputs that ONNX uses as parameters (shapes, axes, slice bounds,
 // pads, sizes) are read on the host, from copies kept at load for

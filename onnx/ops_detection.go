@@ -86,6 +86,9 @@ func nonMaxSuppression(c *ctx) ([]*core.Tensor, error) {
 	}
 	iou, _ := c.scalar(3)
 	threshold, hasThreshold := c.scalar(4)
+	if c.err != nil || !onHost(c, "NonMaxSuppression selects its boxes") {
+		return nil, nil
+	}
 	bv, sv := hostFloats(c, 0), hostFloats(c, 1)
 	if c.err != nil {
 		return nil, nil
@@ -234,6 +237,9 @@ func roiAlign(c *ctx) ([]*core.Tensor, error) {
 	xs, rs := x.Shape(), rois.Shape()
 	if c.err == nil && (len(xs) != 4 || len(rs) != 2 || rs[1] != 4 || batch.Rank() != 1 || batch.Numel() != rs[0]) {
 		c.fail("X has shape %v, rois %v and batch_indices %v, want [N, C, H, W], [R, 4] and [R]", xs, rs, batch.Shape())
+	}
+	if c.err != nil || !onHost(c, "RoiAlign places its samples") {
+		return nil, nil
 	}
 	rv := hostFloats(c, 1)
 	bi, _ := c.ints(2)

@@ -29,12 +29,11 @@ func runOne(t *testing.T, op string, attrs []*pb.AttributeProto, nout int, ins .
 		inputs = append(inputs, vi(name, pb.TensorProto_DataType(naturalType(x.DType()))))
 		given = append(given, x)
 	}
-	var outs, outputs []string
+	var outs []string
 	var outInfo []*pb.ValueInfoProto
 	for i := range nout {
 		name := "out" + string(rune('0'+i))
 		outs = append(outs, name)
-		outputs = append(outputs, name)
 		outInfo = append(outInfo, &pb.ValueInfoProto{Name: proto.String(name)})
 	}
 	m, err := loadCPU(t, modelProto([]*pb.NodeProto{nodeProto(op, "n1", names, outs, attrs...)}, inputs, outInfo))
@@ -54,7 +53,7 @@ func TestConvIntegerIsExactForManyTaps(t *testing.T) {
 	const ch = 512
 	x := core.Full(core.Shape{1, ch, 3, 3}, 255, core.U8, core.CPU)
 	w := core.Full(core.Shape{1, ch, 3, 3}, 255, core.U8, core.CPU)
-	alternate := call("remainder", nil, core.Arange(core.Attrs{"stop": ch * 9, "dtype": "i32"}), core.Scalar(2, core.I32, core.CPU))
+	alternate := call("remainder", nil, call("arange", core.Attrs{"stop": float64(ch * 9), "dtype": core.I32}), core.Scalar(2, core.I32, core.CPU))
 	w = call("sub", nil, w.Cast(core.I32), alternate.Reshape([]int{1, ch, 3, 3})).Cast(core.U8)
 	out, err := runOne(t, "ConvInteger", nil, 1, x, w)
 	require.NoError(t, err)
