@@ -64,7 +64,8 @@
 // op reinterprets bits) run on the host too. The operators that work on
 // the host refuse to be traced (ir.Trace, Model.Compile), naming the
 // node, since a traced graph would hold their result for the example
-// inputs only. Scatter (opset 9's ScatterElements), TensorScatter,
+// inputs only. STFT (frames cut by one index_select, then the registry's
+// FFTs), Scatter (opset 9's ScatterElements), TensorScatter,
 // SwiGLU and ai.onnx.ml's ArrayFeatureExtractor and Binarizer are
 // registry ops.
 //

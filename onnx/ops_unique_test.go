@@ -64,3 +64,11 @@ func TestHostOperatorsRefuseTracing(t *testing.T) {
 	_, err = m.Compile(x)
 	assert.ErrorContains(t, err, `node "u1" (Unique): Unique finds its values on the host, so it cannot be traced`)
 }
+
+func TestSTFTErrorsNameTheNode(t *testing.T) {
+	x := core.Zeros(core.Shape{1, 8, 1}, core.F32, core.CPU)
+	hop := core.FromSlice([]int64{0}, core.Shape{}, core.CPU)
+	win := core.Zeros(core.Shape{4}, core.F32, core.CPU)
+	_, err := runOne(t, "STFT", nil, 1, x, hop, win)
+	assert.ErrorContains(t, err, `node "n1" (STFT): frame_step 0 and frame length 4 do not frame a signal of length 8`)
+}
