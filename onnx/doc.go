@@ -8,8 +8,8 @@
 //
 // Everything that can be checked without input values is checked at load:
 // the default-domain opset (7 and later; operators whose meaning changed
-// silently are refused in older models; a model of ai.onnx.ml operators
-// alone may import none), each node's operator and
+// silently are refused in older models; a model of ai.onnx.ml operators (LabelEncoder,
+// ArrayFeatureExtractor, Binarizer) alone may import none), each node's operator and
 // attributes (an unsupported one is an error naming the node and its
 // op_type, never a silently ignored setting), that every input is defined
 // and the graph has no cycle (nodes are sorted topologically), and that
@@ -45,6 +45,29 @@
 // INT2 and UINT2, which ONNX leaves undefined, give 0 as the reference
 // does; to UINT16 they saturate, as webtensor's other casts do. The
 // rounding is registry ops, so it runs on every device and traces.
+//
+// Quantized models: MatMulInteger, ConvInteger, QLinearMatMul and
+// QLinearConv take the zero points off in i32, as ONNX's reference does,
+// so the integer products are exact: matmuls run as i32 matmuls, and a
+// convolution as four f32 convolutions of the operands' 4-bit halves
+// (exact to 65536 taps, where one f32 convolution of 8-bit values rounds
+// past about 258). QLinear* requantize with round half to even.
+//
+// Detection and image geometry: NonMaxSuppression selects on the host
+// (its output's length depends on the scores), RoiAlign computes its
+// sample points and bilinear weights on the host (a region's sample grid
+// follows from its size) and gathers and reduces with registry ops;
+// AffineGrid (a matmul against a constant grid), Col2Im (an index_add at
+// positions fixed by the shapes, any number of spatial dims) and
+// MaxUnpool (a scatter into zeros) are registry ops throughout. Unique
+// (its output's length depends on the values) and BitCast (no registry
+// op reinterprets bits) run on the host too. The operators that work on
+// the host refuse to be traced (ir.Trace, Model.Compile), naming the
+// node, since a traced graph would hold their result for the example
+// inputs only. STFT (frames cut by one index_select, then the registry's
+// FFTs), Scatter (opset 9's ScatterElements), TensorScatter,
+// SwiGLU and ai.onnx.ml's ArrayFeatureExtractor and Binarizer are
+// registry ops.
 //
 // Integer inputs that ONNX uses as parameters (shapes, axes, slice bounds,
 // pads, sizes) are read on the host, from copies kept at load for

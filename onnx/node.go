@@ -113,7 +113,7 @@ func newNode(np *pb.NodeProto, opset int64, dev core.Device) (*node, error) {
 	case mlDomain:
 		table, standard = mlOperators, false
 	default:
-		return nil, n.errorf("domain %q is not supported (only the standard ai.onnx domain and ai.onnx.ml's LabelEncoder)", np.GetDomain())
+		return nil, n.errorf("domain %q is not supported (only the standard ai.onnx domain and ai.onnx.ml's LabelEncoder, ArrayFeatureExtractor and Binarizer)", np.GetDomain())
 	}
 	if np.GetOpType() == "Constant" && standard {
 		n.spec = &opSpec{attrs: constantAttrs}

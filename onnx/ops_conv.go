@@ -130,14 +130,31 @@ func spatialRank(c *ctx, x *core.Tensor) int {
 }
 
 func conv(c *ctx) ([]*core.Tensor, error) {
-	x, wt, bias := c.in(0), c.in(1), c.opt(2)
+	return oneOrFail(c, convolve(c, c.in(0), c.in(1), c.opt(2)))
+}
+
+// oneOrFail returns y, or nothing when the node's parameters were wrong
+// (c.err, which the runner reports).
+func oneOrFail(c *ctx, y *core.Tensor) ([]*core.Tensor, error) {
+	if c.err != nil || y == nil {
+		return nil, nil
+	}
+	return one(y)
+}
+
+// convolve is Conv's work on x, weights wt and an optional bias, with the
+// node's geometry; nil when the geometry is wrong (c.err says why).
+func convolve(c *ctx, x, wt, bias *core.Tensor) *core.Tensor {
 	s := spatialRank(c, x)
 	if c.err != nil || wt.Err() != nil {
-		return nil, wt.Err()
+		if c.err == nil {
+			c.err = wt.Err()
+		}
+		return nil
 	}
 	w := geometry(c, x, wt.Shape()[2:])
 	if c.err != nil {
-		return nil, nil
+		return nil
 	}
 	if !w.symmetric() {
 		x = padSpatial(x, w, 0)
@@ -151,8 +168,8 @@ func conv(c *ctx) ([]*core.Tensor, error) {
 	if bias != nil {
 		ins = append(ins, bias)
 	}
-	return one(call(op, core.Attrs{"stride": w.stride, "padding": w.begin, "dilation": w.dil,
-		"groups": int(c.attrInt("group", 1))}, ins...))
+	return call(op, core.Attrs{"stride": w.stride, "padding": w.begin, "dilation": w.dil,
+		"groups": int(c.attrInt("group", 1))}, ins...)
 }
 
 // convTranspose runs the registry op unpadded and then crops (or extends,

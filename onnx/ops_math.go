@@ -15,7 +15,6 @@ var reduceAttrs = []string{"axes", "keepdims", "noop_with_empty_axes"}
 func init() {
 	def(nil, binaryOp("matmul"), "MatMul")
 	def([]string{"alpha", "beta", "transA", "transB"}, gemm, "Gemm")
-	def(nil, matmulInteger, "MatMulInteger")
 	def([]string{"equation"}, func(c *ctx) ([]*core.Tensor, error) {
 		eq := strings.ReplaceAll(c.attrString("equation", ""), " ", "")
 		return one(call("einsum", core.Attrs{"equation": eq}, c.ins...))
@@ -65,23 +64,6 @@ func gemm(c *ctx) ([]*core.Tensor, error) {
 		y = call("add", nil, y, bias)
 	}
 	return one(y)
-}
-
-// matmulInteger runs in f64, exact for every i32 sum of u8/i8 products,
-// and returns ONNX's i32.
-func matmulInteger(c *ctx) ([]*core.Tensor, error) {
-	a, b := c.in(0).Cast(core.F64), c.in(1).Cast(core.F64)
-	if z := c.opt(2); z != nil {
-		z = z.Cast(core.F64)
-		if z.Rank() == 1 && a.Rank() >= 2 {
-			z = z.Reshape([]int{z.Numel(), 1}) // one zero point per row of a
-		}
-		a = call("sub", nil, a, z)
-	}
-	if z := c.opt(3); z != nil {
-		b = call("sub", nil, b, z.Cast(core.F64))
-	}
-	return one(call("matmul", nil, a, b).Cast(core.I32))
 }
 
 // emptyMaxMin is ReduceMax or ReduceMin over axes that hold no values,

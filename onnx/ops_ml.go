@@ -294,3 +294,44 @@ func (t *labelTable) gather(at []int, shape core.Shape, dev core.Device) Value {
 	dt, _ := heldType(int32(v.et))
 	return core.FromFloat64s(dt, shape, out, dev)
 }
+
+func init() {
+	mlOperators["ArrayFeatureExtractor"] = &opSpec{run: arrayFeatureExtractor}
+	mlOperators["Binarizer"] = &opSpec{attrs: []string{"threshold"}, run: binarizer}
+}
+
+// arrayFeatureExtractor picks columns (the last axis) at the indices,
+// flattened; a 1-D input gives one row, as onnxruntime does.
+func arrayFeatureExtractor(c *ctx) ([]*core.Tensor, error) {
+	x, idx := c.in(0), c.in(1)
+	if c.err != nil {
+		return nil, nil
+	}
+	if x.Rank() == 0 {
+		c.fail("X is a scalar, want at least one axis to pick from")
+		return nil, nil
+	}
+	if x.Rank() == 1 {
+		x = x.Reshape([]int{1, x.Numel()})
+	}
+	last := x.Shape()[x.Rank()-1]
+	if v, ok := c.ints(1); ok {
+		for i, j := range v {
+			if j < 0 || j >= int64(last) {
+				c.fail("Y's index %d is %d, outside [0, %d)", i, j, last)
+				return nil, nil
+			}
+		}
+	}
+	return one(call("index_select", core.Attrs{"axis": x.Rank() - 1}, x, idx.Reshape([]int{-1})))
+}
+
+// binarizer is 1 where x exceeds threshold, else 0, in x's type.
+func binarizer(c *ctx) ([]*core.Tensor, error) {
+	x := c.in(0)
+	if c.err != nil {
+		return nil, nil
+	}
+	above := call("gt", nil, x, like(x, c.attrFloat("threshold", 0)))
+	return one(above.Cast(x.DType()))
+}

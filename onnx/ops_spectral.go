@@ -8,6 +8,7 @@ import "github.com/webtensor/webtensor/core"
 
 func init() {
 	def([]string{"axis", "inverse", "onesided"}, dft, "DFT")
+	def([]string{"onesided"}, stft, "STFT")
 	def(nil, func(c *ctx) ([]*core.Tensor, error) { return one(call("det", nil, c.in(0))) }, "Det")
 	for onnxName, op := range map[string]string{"BitwiseAnd": "bitwise_and", "BitwiseOr": "bitwise_or", "BitwiseXor": "bitwise_xor"} {
 		def(nil, binaryOp(op), onnxName)
@@ -91,4 +92,62 @@ func pairs(x *core.Tensor) *core.Tensor {
 		return x
 	}
 	return core.Concat([]*core.Tensor{x, core.ZerosLike(x)}, core.Attrs{"axis": -1})
+}
+
+// stft cuts the signal [batch, length, 1 or 2] into frames (one
+// index_select at positions fixed by the shapes), windows them and
+// transforms each: [batch, frames, bins, 2].
+func stft(c *ctx) ([]*core.Tensor, error) {
+	x, window := c.in(0), c.opt(2)
+	hop, _ := c.scalar(1)
+	shape := x.Shape()
+	if c.err == nil && (len(shape) != 3 || (shape[2] != 1 && shape[2] != 2)) {
+		c.fail("STFT's signal is [batch, length, 1] (real) or [batch, length, 2] (complex), got shape %v", shape)
+	}
+	length := 0
+	if window != nil {
+		length = window.Numel()
+	}
+	if v, ok := c.scalar(3); ok {
+		if window != nil && int(v) != length {
+			c.fail("frame_length %v differs from the window's length %d", v, length)
+		}
+		length = int(v)
+	}
+	if c.err != nil {
+		return nil, nil
+	}
+	step := int(hop)
+	if step < 1 || length < 1 || length > shape[1] {
+		c.fail("frame_step %v and frame length %d do not frame a signal of length %d", hop, length, shape[1])
+		return nil, nil
+	}
+	frames := (shape[1]-length)/step + 1
+	at := make([]int64, 0, frames*length)
+	for f := range frames {
+		for k := range length {
+			at = append(at, int64(f*step+k))
+		}
+	}
+	d := x.DType()
+	if d != core.F64 {
+		x = x.Cast(core.F32)
+	}
+	cut := call("index_select", core.Attrs{"axis": 1}, x, core.FromSlice(at, core.Shape{len(at)}, x.Device()))
+	cut = cut.Reshape([]int{shape[0], frames, length, shape[2]})
+	if window != nil {
+		cut = call("mul", nil, cut, window.Cast(cut.DType()).Reshape([]int{1, 1, length, 1}))
+	}
+	attrs := core.Attrs{"n": length, "axis": 2}
+	var out *core.Tensor
+	onesided := c.attrInt("onesided", 1) != 0
+	if onesided && shape[2] == 1 {
+		out = call("rfft", attrs, call("squeeze", core.Attrs{"axes": []int{3}}, cut))
+	} else {
+		out = call("fft", attrs, pairs(cut))
+		if onesided {
+			out = call("slice", core.Attrs{"axis": 2, "stop": length/2 + 1}, out)
+		}
+	}
+	return one(out.Cast(d))
 }
