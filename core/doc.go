@@ -9,7 +9,10 @@
 // An elementwise op can carry its arithmetic (Pointwise), from which every
 // backend derives its kernel (RegisterKernelDeriver), and an op made of
 // other ops its composition (Compose), which every backend runs as is: such
-// ops are added without writing a kernel (docs/adding-an-op.md).
+// ops are added without writing a kernel (docs/adding-an-op.md). Any other
+// op whose output elements are independent may carry its GPU kernel as one
+// body (GPUBody, an ElementBody), from which the GPU backends derive theirs:
+// only its CPU kernel is written.
 //
 // Three packages share the work, by reader:
 //   - core (this package) is the user's API: tensors and their ops (Call,

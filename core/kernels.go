@@ -24,7 +24,8 @@ var (
 )
 
 // KernelDeriver builds a backend kind's kernel for an op from the op's own
-// description (its Pointwise arithmetic), or returns nil when it cannot.
+// description (its Pointwise arithmetic, or its GPUBody), or returns nil
+// when it cannot.
 // A backend registers one so that an op described once runs on it without
 // a kernel written for it - a plugin's op too.
 type KernelDeriver func(def *OpDef) Kernel
@@ -65,7 +66,7 @@ func MustRegisterKernel(kind, op string, k Kernel) {
 }
 
 // LookupKernel returns kind's kernel for op: the registered one, else one
-// kind's deriver builds from the op's Pointwise description, else nil
+// kind's deriver builds from the op's Pointwise or GPUBody description, else nil
 // (core then runs the op on the CPU and counts the fallback).
 func LookupKernel(kind, op string) Kernel {
 	key := kernelKey{kind, op}
@@ -80,7 +81,7 @@ func LookupKernel(kind, op string) Kernel {
 		return k
 	}
 	def, found := LookupOp(op)
-	if !found || def.Pointwise == nil {
+	if !found || !derivable(def) {
 		return nil
 	}
 	k = d(def)
@@ -111,7 +112,7 @@ func KernelOps(kind string) []string {
 	}
 	kernelsMu.RUnlock()
 	for _, def := range Ops() {
-		if def.Pointwise != nil && !seen[def.Name] && LookupKernel(kind, def.Name) != nil {
+		if derivable(def) && !seen[def.Name] && LookupKernel(kind, def.Name) != nil {
 			seen[def.Name] = true
 		}
 	}

@@ -53,8 +53,8 @@ func TestMissingKernels(t *testing.T) {
 }
 
 // A kind's deriver builds the kernel of an op described by its arithmetic
-// on first lookup, once; a registered kernel takes precedence over it, and
-// ops without a Pointwise description are never derived.
+// (or its GPUBody) on first lookup, once; a registered kernel takes
+// precedence over it, and ops with neither are never derived.
 func TestKernelDeriver(t *testing.T) {
 	built := 0
 	core.RegisterKernelDeriver("reg-derive", func(def *core.OpDef) core.Kernel {
@@ -66,6 +66,8 @@ func TestKernelDeriver(t *testing.T) {
 	assert.Equal(t, 1, built, "a derived kernel is built once")
 	assert.Nil(t, core.LookupKernel("reg-derive", "matmul"), "matmul has no Pointwise description")
 	assert.Contains(t, core.KernelOps("reg-derive"), "asin")
+	assert.NotNil(t, core.LookupKernel("reg-derive", "tril"), "an op with a GPUBody is derived too")
+	assert.Contains(t, core.KernelOps("reg-derive"), "dequantize_int8x4")
 
 	calls := 0
 	own := func(*core.KernelCall) error { calls++; return nil }
@@ -74,12 +76,13 @@ func TestKernelDeriver(t *testing.T) {
 	assert.Equal(t, 1, calls, "the registered kernel replaces the derived one")
 }
 
-// Register refuses a Pointwise or Compose description the backends could
-// not use, naming the op and the problem.
+// Register refuses a Pointwise, GPUBody or Compose description the
+// backends could not use, naming the op and the problem.
 func TestPointwiseAndComposeChecks(t *testing.T) {
 	infer := core.InferSame
 	f := func(core.Attrs) func(float64) float64 { return func(x float64) float64 { return x } }
 	expr := func(a []string, _ string, _ core.Attrs, _ core.ScalarSlots) string { return a[0] }
+	body := func(core.BodyTypes, core.Attrs, core.BodySlots) string { return "return x0(i);" }
 	one := []core.InputSpec{{Name: "x"}}
 	cases := []struct {
 		def  *core.OpDef
@@ -100,6 +103,16 @@ func TestPointwiseAndComposeChecks(t *testing.T) {
 			Compose:  func(in []*core.Tensor, _ core.Attrs) ([]*core.Tensor, error) { return in, nil },
 			Backward: func(*core.GradCtx) ([]*core.Tensor, error) { return nil, nil }},
 			"register compose_bw: a Compose op is defined by other ops only: no Pointwise, View, Backward or WGSL"},
+		{&core.OpDef{Name: "body_none", Doc: "d", Inputs: one, Infer: infer, GPUBody: &core.ElementBody{}},
+			"register body_none: GPUBody has no Body"},
+		{&core.OpDef{Name: "body_pw", Doc: "d", Inputs: one, Infer: infer, GPUBody: &core.ElementBody{Body: body},
+			Pointwise: &core.Pointwise{F: f, Expr: expr}},
+			"register body_pw: GPUBody is a kernel; an op with Pointwise or Compose has its kernels already"},
+		{&core.OpDef{Name: "body_random", Doc: "d", Inputs: one, Infer: infer, GPUBody: &core.ElementBody{Body: body}, Random: true},
+			"register body_random: a GPUBody op cannot be a view, random or dynamic (one output element per thread, its shape known before the launch)"},
+		{&core.OpDef{Name: "body_variadic", Doc: "d", Inputs: []core.InputSpec{{Name: "xs", Variadic: true}}, Infer: infer,
+			GPUBody: &core.ElementBody{Body: body}},
+			"register body_variadic: a GPUBody op cannot take a variadic or optional input (xs): each input is bound by position"},
 	}
 	for _, c := range cases {
 		assert.EqualError(t, core.Register(c.def), c.want)

@@ -1081,6 +1081,18 @@ func (x *Tensor) Transpose(attrs ...Attrs) *Tensor {
 	return Call1("transpose", mergeAttrs(attrs), x)
 }
 
+// Tril: The lower triangle of the last two dims, the rest zero: element (r, c) is kept where c - r <= diagonal (diagonal > 0 also keeps that many diagonals below the main one).
+// Attributes: diagonal.
+func (x *Tensor) Tril(attrs ...Attrs) *Tensor {
+	return Call1("tril", mergeAttrs(attrs), x)
+}
+
+// Triu: The upper triangle of the last two dims, the rest zero: element (r, c) is kept where c - r >= diagonal (diagonal > 0 also keeps that many diagonals above the main one).
+// Attributes: diagonal.
+func (x *Tensor) Triu(attrs ...Attrs) *Tensor {
+	return Call1("triu", mergeAttrs(attrs), x)
+}
+
 // Trunc: Rounds toward zero; integers are returned unchanged.
 func (x *Tensor) Trunc(attrs ...Attrs) *Tensor {
 	return Call1("trunc", mergeAttrs(attrs), x)

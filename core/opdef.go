@@ -86,6 +86,11 @@ type OpDef struct {
 	// every backend derives its kernel (pointwise.go).
 	Pointwise *Pointwise
 
+	// GPUBody, when set, is the op's GPU kernel written once, as the
+	// function of one output element, from which WebGPU and CUDA derive
+	// their kernels (element_body.go); the CPU kernel is still written.
+	GPUBody *ElementBody
+
 	// Compose, when set, defines the op by other registry ops: every
 	// backend runs those (no kernel of its own and no CPU fallback),
 	// autograd records them so the op needs no Backward, and a traced graph
@@ -149,6 +154,9 @@ func Register(def *OpDef) error {
 		return fmt.Errorf("register %s: missing doc line", def.Name)
 	}
 	if err := checkPointwise(def); err != nil {
+		return err
+	}
+	if err := checkElementBody(def); err != nil {
 		return err
 	}
 	if def.Compose != nil && (def.Pointwise != nil || def.View != nil || def.Backward != nil || def.WGSL != "") {

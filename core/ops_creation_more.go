@@ -124,6 +124,9 @@ func init() {
 				{Name: "device", Kind: AttrString, Default: "", Doc: "device; empty means the default device"},
 			},
 			Infer: inferEye,
+			GPUBody: &ElementBody{Body: func(t BodyTypes, _ Attrs, _ BodySlots) string {
+				return "\treturn select(" + t.Out + "(0), " + t.Out + "(1), i / odim(1u) == i % odim(1u));"
+			}},
 			Samples: []Sample{
 				{Name: "square", Attrs: Attrs{"n": 4}},
 				{Name: "wide", Attrs: Attrs{"n": 2, "m": 5}},

@@ -77,6 +77,17 @@ func init() {
 				}
 				return []Meta{{Shape: Shape{p[0], 4 * p[1]}, DType: F32}}, nil
 			},
+			// Byte c%4 of word c/4 of row r: the word shifted so that the
+			// byte is on top, then arithmetically back down (which
+			// sign-extends it), times the row's scale.
+			GPUBody: &ElementBody{Body: func(t BodyTypes, _ Attrs, _ BodySlots) string {
+				return `
+	let r = i / odim(1u);
+	let c = i % odim(1u);
+	let word = x0u(r * dim0(1u) + c / 4u);
+	let b = bitcast<i32>(word << (24u - 8u * (c % 4u))) >> 24u;
+	return ` + t.Float + `(b) * x1(r);`
+			}},
 			Samples: []Sample{
 				{Name: "rows", Inputs: []Gen{GI(U32, 0, math.MaxUint32, 3, 2), GU(F32, 0.01, 0.1, 3)}},
 				{Name: "extremes", Inputs: []Gen{GV(U32, []float64{0x80ff017f, 0x7f7f8080, 0, 0xffffffff}, 2, 2), GV(F32, []float64{1, 0.5}, 2)}},

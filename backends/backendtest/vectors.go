@@ -66,8 +66,12 @@ func caseCall(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c c
 
 func checkCase(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c conformance.CaseSpec, v *conformance.Vectors) {
 	leaves, ins, attrs := caseCall(t, dev, def, s, c, v)
+	before := fallbacksOf(dev, def.Name)
 	outs, err := core.CallDef(def, ins, attrs)
 	require.NoError(t, err)
+	if def.GPUBody != nil && dev.Kind != "cpu" {
+		require.Equal(t, before, fallbacksOf(dev, def.Name), "%s ran on the CPU behind %v: its kernel derived from GPUBody did not", def.Name, dev)
+	}
 	require.Len(t, outs, len(c.Outputs))
 	outs = conformance.FiledOutputs(c, outs)
 	for j, o := range outs {
@@ -155,4 +159,15 @@ func hasAttr(def *core.OpDef, name string) bool {
 		}
 	}
 	return false
+}
+
+// fallbacksOf is how many times op has run on the CPU behind dev so far.
+func fallbacksOf(dev core.Device, op string) int64 {
+	var n int64
+	for _, f := range core.Fallbacks() {
+		if f.Op == op && f.Device == dev.String() {
+			n += f.Count
+		}
+	}
+	return n
 }

@@ -15,6 +15,9 @@ func init() { core.RegisterKernelDeriver("cpu", derivePointwise) }
 // derivePointwise is the CPU's core.KernelDeriver.
 func derivePointwise(def *core.OpDef) core.Kernel {
 	p := def.Pointwise
+	if p == nil {
+		return nil // a GPUBody op: its CPU kernel is written, the reference
+	}
 	cost := p.Cost
 	if cost == 0 {
 		cost = 8

@@ -9,11 +9,15 @@ import (
 
 // CUDA kernels of ops described by their arithmetic (core.Pointwise): the
 // op's own expression, translated as lower.Unary's and lower.Binary's are,
-// built when the op is first looked up.
+// built when the op is first looked up; and of ops whose GPU kernel is one
+// body (core.ElementBody, body.go).
 
 func init() { core.RegisterKernelDeriver("cuda", derivePointwise) }
 
 func derivePointwise(def *core.OpDef) core.Kernel {
+	if def.GPUBody != nil {
+		return bodyKernel(def)
+	}
 	if def.Pointwise.F2 != nil {
 		return binaryKernel(def.Name, lower.PointwiseBinary(def))
 	}

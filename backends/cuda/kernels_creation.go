@@ -68,16 +68,8 @@ func linspaceKernel(k *core.KernelCall) error {
 	return cudaOf(k).mapRun("linspace", nil, out, toStorage(out.DType(), e), &sc)
 }
 
-func eyeKernel(k *core.KernelCall) error {
-	out := k.Outputs[0]
-	var sc lower.Scalars
-	sc.SetI(0, int64(out.Shape()[1]))
-	return cudaOf(k).mapRun("eye", nil, out, "select(0, 1, i / pi(0u) == i % pi(0u))", &sc)
-}
-
 func init() {
 	kernelkit.RegisterFills(register, fillKernel)
 	register("arange", arangeKernel)
 	register("linspace", linspaceKernel)
-	register("eye", eyeKernel)
 }

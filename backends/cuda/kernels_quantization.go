@@ -8,7 +8,6 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/kernelkit"
 	"github.com/webtensor/webtensor/core/oprules"
 )
 
@@ -24,19 +23,6 @@ import (
 func init() {
 	register("quantize", quantizeKernel)
 	register("dequantize", dequantizeKernel)
-	register("dequantize_int8x4", dequantizeInt8x4Kernel)
-}
-
-// dequantizeInt8x4Kernel is a map over the output seen as (rows, words,
-// 4) (kernelkit.Int8x4Operands), as on WebGPU.
-func dequantizeInt8x4Kernel(k *core.KernelCall) error {
-	b := cudaOf(k)
-	ops, err := kernelkit.Int8x4Operands(b, k.Inputs[0], k.Inputs[1], k.Outputs[0])
-	if err != nil {
-		return err
-	}
-	defer ops[1].Release()
-	return b.mapRun("dequantize_int8x4", ops[:3], ops[3], kernelkit.Int8x4Expr, nil)
 }
 
 // quantOperands uploads one parameter per channel (the scales, or their

@@ -13,6 +13,12 @@
 // WebGPU, which holds every dtype in 32-bit words; CUDA adds "f64" and
 // "i64" for the dtypes it holds natively.
 //
+// An op's GPU kernel written once as the function of one output element
+// (core.ElementBody) uses the same expressions inside a few statements
+// (let, var, assignments, if, for, return): ParseBody reads them and
+// refuses everything else, WebGPU compiles the body as it is and CUDA
+// translates it statement by statement.
+//
 // The package also holds what an elementwise launch needs to know about
 // its operands whatever the target: the broadcast strides and the
 // coalesced iteration space (Iteration).

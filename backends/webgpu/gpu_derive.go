@@ -7,11 +7,15 @@ import (
 
 // WebGPU kernels of ops described by their arithmetic (core.Pointwise):
 // the op's own expression on the same elementwise launch as lower.Unary's
-// and lower.Binary's ops, built when the op is first looked up.
+// and lower.Binary's ops, built when the op is first looked up; and of ops
+// whose GPU kernel is one body (core.ElementBody, gpu_body.go).
 
 func init() { core.RegisterKernelDeriver("webgpu", derivePointwise) }
 
 func derivePointwise(def *core.OpDef) core.Kernel {
+	if def.GPUBody != nil {
+		return bodyKernel(def)
+	}
 	if def.Pointwise.F2 != nil {
 		return binaryKernel(def.Name, lower.PointwiseBinary(def))
 	}

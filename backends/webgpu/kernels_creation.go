@@ -87,17 +87,8 @@ func linspaceKernel(k *core.KernelCall) error {
 	return gpuOf(k).mapRun(nil, out, e, func(p *params) { *p = prm })
 }
 
-func eyeKernel(k *core.KernelCall) error {
-	out := k.Outputs[0]
-	ct := physical(out.DType())
-	one := map[string]string{"f32": "1.0", "i32": "1", "u32": "1u"}[ct]
-	e := "select(" + lower.Zero(ct) + ", " + one + ", i / pu(0u) == i % pu(0u))"
-	return gpuOf(k).mapRun(nil, out, e, func(p *params) { p.setI(0, out.Shape()[1]) })
-}
-
 func init() {
 	kernelkit.RegisterFills(register, fillKernel)
 	register("arange", arangeKernel)
 	register("linspace", linspaceKernel)
-	register("eye", eyeKernel)
 }

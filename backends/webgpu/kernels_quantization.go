@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/kernelkit"
 	"github.com/webtensor/webtensor/core/oprules"
 )
 
@@ -97,17 +96,4 @@ func spDequantizeKernel(k *core.KernelCall) error {
 func init() {
 	register("quantize", spQuantizeKernel)
 	register("dequantize", spDequantizeKernel)
-	register("dequantize_int8x4", spDequantizeInt8x4Kernel)
-}
-
-// spDequantizeInt8x4Kernel is a map over the output seen as (rows, words,
-// 4) (kernelkit.Int8x4Operands).
-func spDequantizeInt8x4Kernel(k *core.KernelCall) error {
-	packed, scale, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
-	ops, err := kernelkit.Int8x4Operands(k.Backend, packed, scale, out)
-	if err != nil {
-		return err
-	}
-	defer ops[1].Release()
-	return gpuOf(k).mapRun(ops[:3], ops[3], kernelkit.Int8x4Expr, nil)
 }

@@ -189,6 +189,8 @@ REFS = {
         "matrix_power": lambda ins, a: torch.linalg.matrix_power(ins[0], a["n"]),
         "matrix_norm": matrix_norm,
         "diagonal": diagonal,
+        "tril": lambda ins, a: torch.tril(ins[0], _get(a, "diagonal", 0)),
+        "triu": lambda ins, a: torch.triu(ins[0], _get(a, "diagonal", 0)),
         "matrix_trace": matrix_trace,
         "tensordot": tensordot,
         "vecdot": vecdot,

@@ -290,6 +290,38 @@ export function tensordot(a: TensorLike, b: TensorLike, options?: TensordotOptio
   return op1("tensordot", [a, b], attrsOf("tensordot", options, { axes: "axes", axesA: "axes_a", axesB: "axes_b" }));
 }
 
+/** Attributes of {@link tril}. */
+export interface TrilOptions {
+  /** which diagonal bounds the triangle: 0 the main one, > 0 above it, < 0 below (default 0) */
+  diagonal?: number;
+}
+
+/**
+ * The lower triangle of the last two dims, the rest zero: element (r, c) is kept where c - r <= diagonal (diagonal > 0 also keeps that many diagonals below the main one).
+ * Outputs: y.
+ * @param x input
+ * @param options the attributes (see TrilOptions)
+ */
+export function tril(x: TensorLike, options?: TrilOptions): Tensor {
+  return op1("tril", [x], attrsOf("tril", options, { diagonal: "diagonal" }));
+}
+
+/** Attributes of {@link triu}. */
+export interface TriuOptions {
+  /** which diagonal bounds the triangle: 0 the main one, > 0 above it, < 0 below (default 0) */
+  diagonal?: number;
+}
+
+/**
+ * The upper triangle of the last two dims, the rest zero: element (r, c) is kept where c - r >= diagonal (diagonal > 0 also keeps that many diagonals above the main one).
+ * Outputs: y.
+ * @param x input
+ * @param options the attributes (see TriuOptions)
+ */
+export function triu(x: TensorLike, options?: TriuOptions): Tensor {
+  return op1("triu", [x], attrsOf("triu", options, { diagonal: "diagonal" }));
+}
+
 /** Attributes of {@link vecdot}. */
 export interface VecdotOptions {
   /** the axis of the vectors (default -1) */
@@ -349,6 +381,10 @@ declare module "../core.js" {
     svdvals(): Tensor;
     /** Sum of products over paired axes (one matmul): the last `axes` of a with the first of b, or axes_a[i] of a with axes_b[i] of b. */
     tensordot(b: TensorLike, options?: TensordotOptions): Tensor;
+    /** The lower triangle of the last two dims, the rest zero: element (r, c) is kept where c - r <= diagonal (diagonal > 0 also keeps that many diagonals below the main one). */
+    tril(options?: TrilOptions): Tensor;
+    /** The upper triangle of the last two dims, the rest zero: element (r, c) is kept where c - r >= diagonal (diagonal > 0 also keeps that many diagonals above the main one). */
+    triu(options?: TriuOptions): Tensor;
     /** Dot products along axis of broadcast operands (the axis must have the same size in both); keeps the promoted dtype. */
     vecdot(x2: TensorLike, options?: VecdotOptions): Tensor;
   }
@@ -376,6 +412,8 @@ const methods: Record<string, (...args: never[]) => unknown> = {
   svd,
   svdvals,
   tensordot,
+  tril,
+  triu,
   vecdot,
 };
 for (const [name, fn] of Object.entries(methods)) {

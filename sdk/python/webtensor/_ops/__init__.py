@@ -108,6 +108,8 @@ from .linalg import (
     svd,
     svdvals,
     tensordot,
+    tril,
+    triu,
     vecdot,
 )
 from .logical import (
@@ -460,6 +462,8 @@ __all__ = [
     'tile',
     'topk',
     'transpose',
+    'tril',
+    'triu',
     'trunc',
     'unique',
     'unsqueeze',
@@ -661,6 +665,8 @@ METHODS = (
     'tile',
     'topk',
     'transpose',
+    'tril',
+    'triu',
     'trunc',
     'unique',
     'unsqueeze',

@@ -212,6 +212,26 @@ def tensordot(
         [a, b], [('axes', 'int', axes), ('axes_a', 'ints', axes_a), ('axes_b', 'ints', axes_b)])[0]
 
 
+def tril(x: TensorLike, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the last two dims, the rest zero: element (r, c) is kept where c - r <=
+    diagonal (diagonal > 0 also keeps that many diagonals below the main one).
+
+    Args:
+        diagonal: which diagonal bounds the triangle: 0 the main one, > 0 above it, < 0 below
+    """
+    return run_op('tril', [x], [('diagonal', 'int', diagonal)])[0]
+
+
+def triu(x: TensorLike, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the last two dims, the rest zero: element (r, c) is kept where c - r >=
+    diagonal (diagonal > 0 also keeps that many diagonals above the main one).
+
+    Args:
+        diagonal: which diagonal bounds the triangle: 0 the main one, > 0 above it, < 0 below
+    """
+    return run_op('triu', [x], [('diagonal', 'int', diagonal)])[0]
+
+
 def vecdot(x1: TensorLike, x2: TensorLike, axis: int = -1) -> Tensor:
     """Dot products along axis of broadcast operands (the axis must have the same size in both); keeps the
     promoted dtype.

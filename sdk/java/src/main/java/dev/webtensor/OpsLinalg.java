@@ -335,6 +335,48 @@ public abstract class OpsLinalg extends OpsIndex {
     }
 
     /**
+     * The lower triangle of the last two dims, the rest zero: element (r, c) is kept where c - r &lt;=
+     * diagonal (diagonal &gt; 0 also keeps that many diagonals below the main one).
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor tril(Tensor x) {
+        return Op.call1("tril", new Tensor[] {x});
+    }
+
+    /**
+     * The lower triangle of the last two dims, the rest zero: element (r, c) is kept where c - r &lt;=
+     * diagonal (diagonal &gt; 0 also keeps that many diagonals below the main one).
+     *
+     * @param x input
+     * @param diagonal which diagonal bounds the triangle: 0 the main one, &gt; 0 above it, &lt; 0
+     * below (default 0)
+     */
+    public static Tensor tril(Tensor x, long diagonal) {
+        return Op.call1("tril", new Tensor[] {x}, Attr.ofInt("diagonal", diagonal));
+    }
+
+    /**
+     * The upper triangle of the last two dims, the rest zero: element (r, c) is kept where c - r &gt;=
+     * diagonal (diagonal &gt; 0 also keeps that many diagonals above the main one).
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor triu(Tensor x) {
+        return Op.call1("triu", new Tensor[] {x});
+    }
+
+    /**
+     * The upper triangle of the last two dims, the rest zero: element (r, c) is kept where c - r &gt;=
+     * diagonal (diagonal &gt; 0 also keeps that many diagonals above the main one).
+     *
+     * @param x input
+     * @param diagonal which diagonal bounds the triangle: 0 the main one, &gt; 0 above it, &lt; 0
+     * below (default 0)
+     */
+    public static Tensor triu(Tensor x, long diagonal) {
+        return Op.call1("triu", new Tensor[] {x}, Attr.ofInt("diagonal", diagonal));
+    }
+
+    /**
      * Dot products along axis of broadcast operands (the axis must have the same size in both); keeps
      * the promoted dtype.
      * Optional inputs and attributes take the library's defaults.

@@ -156,6 +156,26 @@ abstract class TensorOpsLinalg extends TensorOpsIndex {
         return Ops.tensordot((Tensor) this, b, axes, axesA, axesB);
     }
 
+    /** The lower triangle of the last two dims, the rest zero: element (r, c) is kept where c - r &lt;= diagonal (diagonal &gt; 0 also keeps that many diagonals below the main one). See {@link Ops#tril}. */
+    public Tensor tril() {
+        return Ops.tril((Tensor) this);
+    }
+
+    /** The lower triangle of the last two dims, the rest zero: element (r, c) is kept where c - r &lt;= diagonal (diagonal &gt; 0 also keeps that many diagonals below the main one). See {@link Ops#tril}. */
+    public Tensor tril(long diagonal) {
+        return Ops.tril((Tensor) this, diagonal);
+    }
+
+    /** The upper triangle of the last two dims, the rest zero: element (r, c) is kept where c - r &gt;= diagonal (diagonal &gt; 0 also keeps that many diagonals above the main one). See {@link Ops#triu}. */
+    public Tensor triu() {
+        return Ops.triu((Tensor) this);
+    }
+
+    /** The upper triangle of the last two dims, the rest zero: element (r, c) is kept where c - r &gt;= diagonal (diagonal &gt; 0 also keeps that many diagonals above the main one). See {@link Ops#triu}. */
+    public Tensor triu(long diagonal) {
+        return Ops.triu((Tensor) this, diagonal);
+    }
+
     /** Dot products along axis of broadcast operands (the axis must have the same size in both); keeps the promoted dtype. See {@link Ops#vecdot}. */
     public Tensor vecdot(Tensor x2) {
         return Ops.vecdot((Tensor) this, x2);
