@@ -221,6 +221,10 @@ func (be *Backend) AttentionTransposed(q, k, v, mask *core.Tensor, attrs core.At
 // forward writes the attention output into out, in parallel over (batch
 // entry, row block).
 func (at *attentionF32) forward(out []float32) {
+	if at.smallHeads() {
+		at.forwardTiles(out)
+		return
+	}
 	L, S, E, Ev := at.L, at.S, at.E, at.Ev
 	blocks := (L + attentionBlockRows - 1) / attentionBlockRows
 	tasks := at.batch * blocks
