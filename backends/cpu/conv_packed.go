@@ -198,6 +198,11 @@ func convForwardPacked(w *window, batch, groups, inC, outC int, image, weight, b
 	if units == 0 || outSize == 0 || outC == 0 {
 		return
 	}
+	if w.ph > 0 || w.pw > 0 {
+		var padded window
+		padded, image = padPlanes(w, image, batch*groups*inC)
+		w, inSize = &padded, padded.ih*padded.iw
+	}
 	pws := make([]packedWeight, groups)
 	for grp := range pws {
 		pws[grp] = packWeight(weight[grp*outC*rows:(grp+1)*outC*rows], outC, rows)
@@ -237,6 +242,29 @@ func convForwardPacked(w *window, batch, groups, inC, outC int, image, weight, b
 			}
 		}
 	})
+}
+
+// padPlanes copies the image's planes into zero-bordered ones and
+// returns the window over them, which has no padding. Packing then finds
+// every tap's row inside the image: a padded 3x3 convolution at a 32-wide
+// grid sent two taps in three through the edge case's element-by-element
+// loop (its sliver row reaches past the image by one), which made the
+// packing of a 32-channel UNet level cost as much as its product. One
+// copy of the image buys a whole-row copy for every tap.
+func padPlanes(w *window, image []float32, planes int) (window, []float32) {
+	p := *w
+	p.ih, p.iw, p.ph, p.pw = w.ih+2*w.ph, w.iw+2*w.pw, 0, 0
+	in, out := w.ih*w.iw, p.ih*p.iw
+	padded := tempF32(planes * out)
+	parallelFor(planes, in, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			src, dst := image[c*in:(c+1)*in], padded[c*out:(c+1)*out]
+			for r := range w.ih {
+				copy(dst[(r+w.ph)*p.iw+w.pw:][:w.iw], src[r*w.iw:(r+1)*w.iw])
+			}
+		}
+	})
+	return p, padded
 }
 
 // convWeightGradPacked computes dW = grad x unfold(image)ᵀ summed over the
