@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/webtensor/webtensor/core/oprules"
+import (
+	"sync"
+
+	"github.com/webtensor/webtensor/core/oprules"
+)
 
 // The float32 convolutions where the vector micro-kernel runs: instead of
 // unfolding the image into an im2col matrix that the GEMM then copies again
@@ -199,9 +203,9 @@ func convForwardPacked(w *window, batch, groups, inC, outC int, image, weight, b
 		return
 	}
 	if w.ph > 0 || w.pw > 0 {
-		var padded window
-		padded, image = padPlanes(w, image, batch*groups*inC)
-		w, inSize = &padded, padded.ih*padded.iw
+		padded, buf := padPlanes(w, image, batch*groups*inC)
+		defer convPadPool.Put(buf)
+		image, w, inSize = *buf, &padded, padded.ih*padded.iw
 	}
 	pws := make([]packedWeight, groups)
 	for grp := range pws {
@@ -251,21 +255,40 @@ func convForwardPacked(w *window, batch, groups, inC, outC int, image, weight, b
 // loop (its sliver row reaches past the image by one), which made the
 // packing of a 32-channel UNet level cost as much as its product. One
 // copy of the image buys a whole-row copy for every tap.
-func padPlanes(w *window, image []float32, planes int) (window, []float32) {
+//
+// The planes come from convPadPool (the caller returns them), and only
+// their borders are cleared: a fresh zeroed copy per call was a sixth of
+// a UNet forward's allocation.
+func padPlanes(w *window, image []float32, planes int) (window, *[]float32) {
 	p := *w
 	p.ih, p.iw, p.ph, p.pw = w.ih+2*w.ph, w.iw+2*w.pw, 0, 0
 	in, out := w.ih*w.iw, p.ih*p.iw
-	padded := tempF32(planes * out)
-	parallelFor(planes, in, func(lo, hi int) {
+	checkTemp(planes*out, 4, "float32")
+	buf, _ := convPadPool.Get().(*[]float32)
+	if buf == nil || cap(*buf) < planes*out {
+		b := make([]float32, planes*out)
+		buf = &b
+	}
+	*buf = (*buf)[:planes*out]
+	padded := *buf
+	parallelFor(planes, out, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			src, dst := image[c*in:(c+1)*in], padded[c*out:(c+1)*out]
+			clear(dst[:w.ph*p.iw])
+			clear(dst[(w.ph+w.ih)*p.iw:])
 			for r := range w.ih {
-				copy(dst[(r+w.ph)*p.iw+w.pw:][:w.iw], src[r*w.iw:(r+1)*w.iw])
+				row := dst[(r+w.ph)*p.iw:][:p.iw]
+				clear(row[:w.pw])
+				copy(row[w.pw:w.pw+w.iw], src[r*w.iw:(r+1)*w.iw])
+				clear(row[w.pw+w.iw:])
 			}
 		}
 	})
-	return p, padded
+	return p, buf
 }
+
+// convPadPool recycles padPlanes' planes.
+var convPadPool sync.Pool
 
 // convWeightGradPacked computes dW = grad x unfold(image)ᵀ summed over the
 // batch, for every group. Tasks are runs of dW's columns (unfolded rows) of

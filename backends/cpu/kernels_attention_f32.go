@@ -124,10 +124,17 @@ func f32Logical(t *core.Tensor) []float32 {
 	if t.IsContiguous() {
 		return f32Data(t)
 	}
+	out := tempF32(t.Numel())
+	gatherF32Into(out, t)
+	return out
+}
+
+// gatherF32Into writes f32 tensor t's elements into out in logical order,
+// run by run along its innermost coalesced dim.
+func gatherF32Into(out []float32, t *core.Tensor) {
 	shape := t.Shape()
-	out := tempF32(shape.Numel())
 	if len(out) == 0 {
-		return out
+		return
 	}
 	src := f32view(host(t))
 	w := walk{shape: shape.Clone(), strides: [][]int{viewStrides(t, shape)}, base: []int{t.Offset()}}
@@ -143,7 +150,6 @@ func f32Logical(t *core.Tensor) []float32 {
 		}
 		i += n
 	})
-	return out
 }
 
 // probs fills p (L x S) with entry b's attention weights (a causal row i
