@@ -8,7 +8,9 @@
 // polynomial (the same instructions, so the same values), sums the
 // exponentials and adds p*v into Ev accumulators. Head widths are 8 or
 // 16, each a fully unrolled chain. Nothing is written but scores and out:
-// out[e*16+lane] = acc[e] / sum.
+// out[e*16+lane] = acc[e] / sum. Z16-Z23 are zeroed before returning,
+// as in gemm512_amd64.s: a live high register makes Go's scalar float
+// code after the kernel pay the SSE/AVX transition.
 
 DATA attnLo<>+0(SB)/4, $0xc2d00000
 GLOBL attnLo<>(SB), RODATA|NOPTR, $4
@@ -252,4 +254,12 @@ store:
 
 done:
 	VZEROUPPER
+	VPXORD X16, X16, X16
+	VPXORD X17, X17, X17
+	VPXORD X18, X18, X18
+	VPXORD X19, X19, X19
+	VPXORD X20, X20, X20
+	VPXORD X21, X21, X21
+	VPXORD X22, X22, X22
+	VPXORD X23, X23, X23
 	RET
