@@ -390,6 +390,8 @@ var fillsOutputs = setOf(
 	// the rows and reductions of a training step
 	"softmax", "log_softmax", "_softmax_backward", "_log_softmax_backward",
 	"layer_norm", "_layer_norm_backward", "sum", "mean",
+	// a diffusion UNet's forward: every row, group and pixel is written
+	"group_norm", "scaled_dot_product_attention", "interpolate",
 )
 
 func setOf(names ...string) map[string]bool {

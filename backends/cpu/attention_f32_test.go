@@ -15,7 +15,9 @@ import (
 // multi-head layer passes ([B, L, H, E] read as [B, H, L, E]); the
 // 150-row case spans three of the forward pass's row blocks, the last
 // partial, and a causal block there scores only the keys it can see; the
-// head of 8 values takes the transposed P V product.
+// head of 8 values takes the transposed P V product, and heads of 8 or
+// 16 without a causal cut take the sixteen-query tiles
+// (kernels_attention_small.go), the last tile partial.
 func TestAttentionF32MatchesFloat64(t *testing.T) {
 	randn := func(seed int, shape ...int) *core.Tensor {
 		return core.Call1("randn", core.Attrs{"shape": shape, "seed": seed})
@@ -23,16 +25,16 @@ func TestAttentionF32MatchesFloat64(t *testing.T) {
 	heads := func(seed, l, e int) *core.Tensor {
 		return core.Call1("transpose", core.Attrs{"dim0": 1, "dim1": 2}, randn(seed, 2, l, 3, e))
 	}
-	for _, size := range [][4]int{{40, 56, 16, 24}, {150, 130, 16, 24}, {150, 70, 8, 8}} {
+	for _, size := range [][4]int{{40, 56, 16, 24}, {150, 130, 16, 24}, {150, 70, 8, 8}, {150, 130, 8, 16}, {33, 20, 16, 8}} {
 		for _, views := range []bool{false, true} {
 			for _, causal := range []bool{false, true} {
-				L, S := size[0], size[1]
-				q, k, v := randn(1, 2, 3, L, 16), randn(2, 2, 3, S, 16), randn(3, 2, 3, S, 24)
+				L, S, E, Ev := size[0], size[1], size[2], size[3]
+				q, k, v := randn(1, 2, 3, L, E), randn(2, 2, 3, S, E), randn(3, 2, 3, S, Ev)
 				if views {
-					q, k, v = heads(1, L, 16), heads(2, S, 16), heads(3, S, 24)
+					q, k, v = heads(1, L, E), heads(2, S, E), heads(3, S, Ev)
 					require.False(t, q.IsContiguous())
 				}
-				g := randn(4, 2, 3, L, 24)
+				g := randn(4, 2, 3, L, Ev)
 				attrs := core.Attrs{"is_causal": causal}
 				f64 := func(x *core.Tensor) *core.Tensor { return x.Cast(core.F64) }
 				want, err := core.Call("_scaled_dot_product_attention_backward", []*core.Tensor{f64(q), f64(k), f64(v), f64(g)}, attrs)

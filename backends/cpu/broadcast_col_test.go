@@ -30,3 +30,41 @@ func TestColumnBroadcastMatchesTheGeneralPath(t *testing.T) {
 		}
 	}
 }
+
+// The row-broadcast path ([rows, n] op [n], either side: a linear layer's
+// bias) against the f64 path, at sizes past the inline threshold, with
+// rows that do not fill the last block and a row as wide as a block.
+func TestRowBroadcastMatchesTheGeneralPath(t *testing.T) {
+	randn := func(seed int, shape ...int) *core.Tensor {
+		return core.Call1("randn", core.Attrs{"shape": shape, "seed": seed})
+	}
+	for _, shape := range [][]int{{1500, 24}, {3, 301, 40}, {90, 512}} {
+		n := shape[len(shape)-1]
+		a, row := randn(1, shape...), randn(2, n)
+		for _, op := range []string{"add", "sub", "div", "maximum", "atan2"} {
+			for _, swap := range []bool{false, true} {
+				x, y := a, row
+				if swap {
+					x, y = row, a
+				}
+				got, err := core.Call1(op, nil, x, y).Float64s()
+				require.NoError(t, err)
+				x64 := core.Call1("cast", core.Attrs{"dtype": core.F64}, x)
+				y64 := core.Call1("cast", core.Attrs{"dtype": core.F64}, y)
+				want, err := core.Call1(op, nil, x64, y64).Float64s()
+				require.NoError(t, err)
+				require.Len(t, got, len(want))
+				for i := range want {
+					require.InDelta(t, want[i], got[i], 1e-5+1e-5*abs(want[i]), "%s %v swap=%v element %d", op, shape, swap, i)
+				}
+			}
+		}
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/webtensor/webtensor/core/oprules"
+import (
+	"sync"
+
+	"github.com/webtensor/webtensor/core/oprules"
+)
 
 // The float32 convolutions where the vector micro-kernel runs: instead of
 // unfolding the image into an im2col matrix that the GEMM then copies again
@@ -198,6 +202,11 @@ func convForwardPacked(w *window, batch, groups, inC, outC int, image, weight, b
 	if units == 0 || outSize == 0 || outC == 0 {
 		return
 	}
+	if w.ph > 0 || w.pw > 0 {
+		padded, buf := padPlanes(w, image, batch*groups*inC)
+		defer convPadPool.Put(buf)
+		image, w, inSize = *buf, &padded, padded.ih*padded.iw
+	}
 	pws := make([]packedWeight, groups)
 	for grp := range pws {
 		pws[grp] = packWeight(weight[grp*outC*rows:(grp+1)*outC*rows], outC, rows)
@@ -238,6 +247,48 @@ func convForwardPacked(w *window, batch, groups, inC, outC int, image, weight, b
 		}
 	})
 }
+
+// padPlanes copies the image's planes into zero-bordered ones and
+// returns the window over them, which has no padding. Packing then finds
+// every tap's row inside the image: a padded 3x3 convolution at a 32-wide
+// grid sent two taps in three through the edge case's element-by-element
+// loop (its sliver row reaches past the image by one), which made the
+// packing of a 32-channel UNet level cost as much as its product. One
+// copy of the image buys a whole-row copy for every tap.
+//
+// The planes come from convPadPool (the caller returns them), and only
+// their borders are cleared: a fresh zeroed copy per call was a sixth of
+// a UNet forward's allocation.
+func padPlanes(w *window, image []float32, planes int) (window, *[]float32) {
+	p := *w
+	p.ih, p.iw, p.ph, p.pw = w.ih+2*w.ph, w.iw+2*w.pw, 0, 0
+	in, out := w.ih*w.iw, p.ih*p.iw
+	checkTemp(planes*out, 4, "float32")
+	buf, _ := convPadPool.Get().(*[]float32)
+	if buf == nil || cap(*buf) < planes*out {
+		b := make([]float32, planes*out)
+		buf = &b
+	}
+	*buf = (*buf)[:planes*out]
+	padded := *buf
+	parallelFor(planes, out, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			src, dst := image[c*in:(c+1)*in], padded[c*out:(c+1)*out]
+			clear(dst[:w.ph*p.iw])
+			clear(dst[(w.ph+w.ih)*p.iw:])
+			for r := range w.ih {
+				row := dst[(r+w.ph)*p.iw:][:p.iw]
+				clear(row[:w.pw])
+				copy(row[w.pw:w.pw+w.iw], src[r*w.iw:(r+1)*w.iw])
+				clear(row[w.pw+w.iw:])
+			}
+		}
+	})
+	return p, buf
+}
+
+// convPadPool recycles padPlanes' planes.
+var convPadPool sync.Pool
 
 // convWeightGradPacked computes dW = grad x unfold(image)ᵀ summed over the
 // batch, for every group. Tasks are runs of dW's columns (unfolded rows) of

@@ -17,7 +17,11 @@
 // the float32 GEMM's micro-kernel (gemm_amd64.s, AVX2 and FMA), the
 // elementwise kernels (ew_amd64.s) and the reduction and row kernels
 // (reduce_amd64.s), AVX2 or AVX-512, generated from one source by _asm
-// with avo, picked at start by CPU features. It is still no
+// with avo, picked at start by CPU features; attention over heads of 8 or
+// 16 runs in sixteen-query AVX-512 tiles (attention_small_amd64.s). Every
+// kernel leaves the vector state as Go's scalar float code needs it: no
+// legacy SSE instruction inside, and registers 16-31 zeroed before
+// returning (_asm/highregs.go says why and what it cost). It is still no
 // cgo; Go loops remain the fallback everywhere else (js/wasm, arm64) and
 // the reference the kernels are tested against. Fused multiply-adds round
 // once per step, so float32 products may differ in the last bits between

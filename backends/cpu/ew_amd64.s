@@ -3818,6 +3818,7 @@ single:
 
 done:
 	VZEROUPPER
+	VPXORD X16, X16, X16
 	RET
 
 // func ewI32ToF32AVX512(dst *float32, src *int32, n int)

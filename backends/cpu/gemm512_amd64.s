@@ -7,6 +7,11 @@
 // AVX2's 4x16 has exactly as many (eight) and so stalls on any load. Each
 // element is the same chain of fused multiply-adds in k order as in the
 // AVX2 kernels, so results equal theirs bit for bit.
+//
+// Each kernel zeroes the registers above 15 it used before returning:
+// VZEROUPPER leaves them alone, and while one holds a value every legacy
+// SSE instruction after the kernel (Go's scalar float code) pays the
+// SSE/AVX transition (see _asm/highregs.go for the measurement).
 
 // Both kernels run the same k step and hold the same sixteen accumulators,
 // so the step and the clearing are written once, as macros (as in
@@ -116,6 +121,14 @@ done:
 	VMOVUPS Z14, 896(DX)
 	VMOVUPS Z15, 960(DX)
 	VZEROUPPER
+	VPXORD X24, X24, X24
+	VPXORD X25, X25, X25
+	VPXORD X26, X26, X26
+	VPXORD X27, X27, X27
+	VPXORD X28, X28, X28
+	VPXORD X29, X29, X29
+	VPXORD X30, X30, X30
+	VPXORD X31, X31, X31
 	RET
 
 // func gemmMicro8x32AVX512C(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int)
@@ -182,4 +195,12 @@ add:
 store:
 	EACH_C_ROW(STORE_C_ROW)
 	VZEROUPPER
+	VPXORD X24, X24, X24
+	VPXORD X25, X25, X25
+	VPXORD X26, X26, X26
+	VPXORD X27, X27, X27
+	VPXORD X28, X28, X28
+	VPXORD X29, X29, X29
+	VPXORD X30, X30, X30
+	VPXORD X31, X31, X31
 	RET

@@ -193,6 +193,9 @@ func loadAs[T convFloat](t *core.Tensor) []T {
 	if denseF32(t) {
 		return any(f32s(t)).([]T)
 	}
+	if t.DType() == core.F32 { // a strided view: gathered as is
+		return any(f32Logical(t)).([]T)
+	}
 	wide := readF64(t)
 	out := tempF32(len(wide))
 	for i, v := range wide {

@@ -124,26 +124,77 @@ func f32Logical(t *core.Tensor) []float32 {
 	if t.IsContiguous() {
 		return f32Data(t)
 	}
+	out := tempF32(t.Numel())
+	gatherF32Into(out, t)
+	return out
+}
+
+// gatherF32Into writes f32 tensor t's elements into out in logical order.
+// The two innermost dims of the coalesced layout are looped here rather
+// than run by run through walk.runs, whose callback per run cost more
+// than the copy when runs are short: a multi-head output merged back to
+// [B, L, H·E] is a run of E = 8 floats per (position, head). A transposed
+// view (a feature map flattened to tokens: rows contiguous in the source,
+// each row's elements a plane apart) is copied in tiles of 16 rows, so
+// that each source line read and each output line written is used whole.
+func gatherF32Into(out []float32, t *core.Tensor) {
 	shape := t.Shape()
-	out := tempF32(shape.Numel())
 	if len(out) == 0 {
-		return out
+		return
 	}
 	src := f32view(host(t))
 	w := walk{shape: shape.Clone(), strides: [][]int{viewStrides(t, shape)}, base: []int{t.Offset()}}
 	w.coalesce()
-	i, step := 0, w.step(0)
-	w.runs(func(pos []int, n int) {
-		if step == 1 {
-			copy(out[i:i+n], src[pos[0]:pos[0]+n])
-		} else {
-			for k := range out[i : i+n] {
-				out[i+k] = src[pos[0]+k*step]
-			}
+	r := len(w.shape)
+	if r < 2 {
+		step := w.step(0)
+		for k := range out {
+			out[k] = src[w.base[0]+k*step]
 		}
-		i += n
+		return
+	}
+	rows, inner := w.shape[r-2], w.shape[r-1]
+	rowStride, step := w.strides[0][r-2], w.strides[0][r-1]
+	outer := walk{shape: w.shape[:r-2], strides: [][]int{w.strides[0][:r-2]}, base: w.base}
+	ostep := outer.step(0)
+	i := 0
+	outer.runs(func(pos []int, n int) {
+		for o := range n {
+			base := pos[0] + o*ostep
+			block := out[i : i+rows*inner]
+			switch {
+			case step == 1:
+				for row := range rows {
+					dst, from := block[row*inner:(row+1)*inner], src[base+row*rowStride:][:inner]
+					if inner >= 16 {
+						copy(dst, from)
+						continue
+					}
+					for k, v := range from {
+						dst[k] = v
+					}
+				}
+			case rowStride == 1:
+				const tile = 16
+				for r0 := 0; r0 < rows; r0 += tile {
+					rb := min(tile, rows-r0)
+					for k := range inner {
+						for j, v := range src[base+k*step+r0:][:rb] {
+							block[(r0+j)*inner+k] = v
+						}
+					}
+				}
+			default:
+				for row := range rows {
+					dst, at := block[row*inner:(row+1)*inner], base+row*rowStride
+					for k := range dst {
+						dst[k] = src[at+k*step]
+					}
+				}
+			}
+			i += rows * inner
+		}
 	})
-	return out
 }
 
 // probs fills p (L x S) with entry b's attention weights (a causal row i
@@ -221,6 +272,10 @@ func (be *Backend) AttentionTransposed(q, k, v, mask *core.Tensor, attrs core.At
 // forward writes the attention output into out, in parallel over (batch
 // entry, row block).
 func (at *attentionF32) forward(out []float32) {
+	if at.smallHeads() {
+		at.forwardTiles(out)
+		return
+	}
 	L, S, E, Ev := at.L, at.S, at.E, at.Ev
 	blocks := (L + attentionBlockRows - 1) / attentionBlockRows
 	tasks := at.batch * blocks

@@ -108,8 +108,13 @@ func layerNormKernel(k *core.KernelCall) error {
 	x, w, b, out := k.Inputs[0], k.Inputs[1], k.Inputs[2], k.Outputs[0]
 	rows, n := normRows(x.Shape(), k.Attrs.Ints("normalized_shape"))
 	eps := k.Attrs.Float("eps")
-	if nnDenseF32(x, w, b) {
-		src, dst, wv, bv := f32s(x), f32s(out), nnOptF32(w), nnOptF32(b)
+	// A transformer's first norm reads a transposed view (a UNet's (B, C,
+	// H, W) map seen as (B, H·W, C)): gathering it into f32 keeps it on
+	// the f32 path, where the float64 path converted and wrote back every
+	// element (a tenth of a small UNet's forward).
+	strided := x.DType() == core.F32 && !x.IsContiguous() && out.DType() == core.F32 && out.IsContiguous()
+	if nnDenseF32(w, b) && (strided || nnDenseF32(x)) {
+		src, dst, wv, bv := f32Logical(x), f32s(out), nnOptF32(w), nnOptF32(b)
 		parallelFor(rows, n*6, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				xr, yr := src[r*n:(r+1)*n], dst[r*n:(r+1)*n]

@@ -293,6 +293,20 @@ func interpolateKernel(k *core.KernelCall) error {
 		return err
 	}
 	rows, cols := interpTaps(&g, 0), interpTaps(&g, 1)
+	if g.Mode == "nearest" && denseF32(x) && denseF32(out) {
+		// A UNet's upsampler: the copy in f32, where the float64 path
+		// converted the image in and the result out.
+		iw, ow := g.In[1], g.Out[1]
+		forPlanes(g.Batch*g.C, f32s(x), g.In[0]*iw, f32s(out), g.Out[0]*ow, g.Out[0]*ow, func(in, o []float32) {
+			for oh, r := range rows {
+				src, dst := in[r.idx[0]*iw:][:iw], o[oh*ow:][:ow]
+				for j, c := range cols {
+					dst[j] = src[c.idx[0]]
+				}
+			}
+		})
+		return nil
+	}
 	res := tempF64(out.Numel())
 	forPlanes(g.Batch*g.C, readF64(x), g.In[0]*g.In[1], res, g.Out[0]*g.Out[1], 4*g.Out[0]*g.Out[1], func(in, o []float64) {
 		if g.Mode == "nearest" {

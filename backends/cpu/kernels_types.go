@@ -24,6 +24,13 @@ func copyKernel(k *core.KernelCall) error {
 			copy(dst, src[in.Offset()*size:(in.Offset()+in.Numel())*size])
 			return nil
 		}
+		if in.DType() == core.F32 && out.IsContiguous() {
+			// Making a permuted view contiguous (merging attention heads,
+			// a feature map flattened to tokens): run by run, where the
+			// index map cost an int per element and a copy call each.
+			gatherF32Into(f32view(dst)[out.Offset():out.Offset()+out.Numel()], in)
+			return nil
+		}
 		for i, p := range indexMap(in, in.Shape()) {
 			copy(dst[i*size:(i+1)*size], src[p*size:(p+1)*size])
 		}

@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func rdSumF32AVX2(x *float32, n int) float64
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2
 TEXT ·rdSumF32AVX2(SB), NOSPLIT, $0-24
 	MOVQ  x+0(FP), AX
 	MOVQ  n+8(FP), CX
@@ -61,11 +61,11 @@ rdone:
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdSumAbsF32AVX2(x *float32, n int) float64
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2
 TEXT ·rdSumAbsF32AVX2(SB), NOSPLIT, $0-24
 	MOVQ  x+0(FP), AX
 	MOVQ  n+8(FP), CX
@@ -115,11 +115,11 @@ rdone:
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdSumSqF32AVX2(x *float32, n int) float64
-// Requires: AVX, AVX2, FMA3, SSE2
+// Requires: AVX, AVX2, FMA3
 TEXT ·rdSumSqF32AVX2(SB), NOSPLIT, $0-24
 	MOVQ  x+0(FP), AX
 	MOVQ  n+8(FP), CX
@@ -163,11 +163,11 @@ rdone:
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdCountNzF32AVX2(x *float32, n int) float64
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2
 TEXT ·rdCountNzF32AVX2(SB), NOSPLIT, $0-24
 	MOVQ  x+0(FP), AX
 	MOVQ  n+8(FP), CX
@@ -235,15 +235,15 @@ rdone:
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdSumShiftF32AVX2(x *float32, n int, k float64) (s1 float64, s2 float64)
-// Requires: AVX, AVX2, FMA3, SSE2
+// Requires: AVX, AVX2, FMA3
 TEXT ·rdSumShiftF32AVX2(SB), NOSPLIT, $0-40
 	MOVQ         x+0(FP), AX
 	MOVQ         n+8(FP), CX
-	MOVSD        k+16(FP), X0
+	VMOVSD       k+16(FP), X0
 	VBROADCASTSD X0, Y0
 	VPXOR        Y1, Y1, Y1
 	VPXOR        Y2, Y2, Y2
@@ -308,12 +308,12 @@ rdone:
 	VUNPCKHPD    X1, X1, X2
 	VADDSD       X2, X1, X1
 	VZEROUPPER
-	MOVSD        X0, s1+24(FP)
-	MOVSD        X1, s2+32(FP)
+	VMOVSD       X0, s1+24(FP)
+	VMOVSD       X1, s2+32(FP)
 	RET
 
 // func rdProdF32AVX2(x *float32, n int) float64
-// Requires: AVX, SSE2
+// Requires: AVX
 TEXT ·rdProdF32AVX2(SB), NOSPLIT, $0-24
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -357,11 +357,11 @@ rdone:
 	VUNPCKHPD    X0, X0, X1
 	VMULSD       X1, X0, X0
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdSumF64AVX2(x *float64, n int) float64
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2
 TEXT ·rdSumF64AVX2(SB), NOSPLIT, $0-24
 	MOVQ  x+0(FP), AX
 	MOVQ  n+8(FP), CX
@@ -405,11 +405,11 @@ rdone:
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdSumAbsF64AVX2(x *float64, n int) float64
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2
 TEXT ·rdSumAbsF64AVX2(SB), NOSPLIT, $0-24
 	MOVQ  x+0(FP), AX
 	MOVQ  n+8(FP), CX
@@ -459,11 +459,11 @@ rdone:
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdSumSqF64AVX2(x *float64, n int) float64
-// Requires: AVX, AVX2, FMA3, SSE2
+// Requires: AVX, AVX2, FMA3
 TEXT ·rdSumSqF64AVX2(SB), NOSPLIT, $0-24
 	MOVQ  x+0(FP), AX
 	MOVQ  n+8(FP), CX
@@ -507,11 +507,11 @@ rdone:
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdCountNzF64AVX2(x *float64, n int) float64
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2
 TEXT ·rdCountNzF64AVX2(SB), NOSPLIT, $0-24
 	MOVQ  x+0(FP), AX
 	MOVQ  n+8(FP), CX
@@ -579,15 +579,15 @@ rdone:
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdSumShiftF64AVX2(x *float64, n int, k float64) (s1 float64, s2 float64)
-// Requires: AVX, AVX2, FMA3, SSE2
+// Requires: AVX, AVX2, FMA3
 TEXT ·rdSumShiftF64AVX2(SB), NOSPLIT, $0-40
 	MOVQ         x+0(FP), AX
 	MOVQ         n+8(FP), CX
-	MOVSD        k+16(FP), X0
+	VMOVSD       k+16(FP), X0
 	VBROADCASTSD X0, Y0
 	VPXOR        Y1, Y1, Y1
 	VPXOR        Y2, Y2, Y2
@@ -652,12 +652,12 @@ rdone:
 	VUNPCKHPD    X1, X1, X2
 	VADDSD       X2, X1, X1
 	VZEROUPPER
-	MOVSD        X0, s1+24(FP)
-	MOVSD        X1, s2+32(FP)
+	VMOVSD       X0, s1+24(FP)
+	VMOVSD       X1, s2+32(FP)
 	RET
 
 // func rdProdF64AVX2(x *float64, n int) float64
-// Requires: AVX, SSE2
+// Requires: AVX
 TEXT ·rdProdF64AVX2(SB), NOSPLIT, $0-24
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -701,11 +701,11 @@ rdone:
 	VUNPCKHPD    X0, X0, X1
 	VMULSD       X1, X0, X0
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdMaxF32AVX2(x *float32, n int) (float32, bool)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2
 TEXT ·rdMaxF32AVX2(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -756,11 +756,11 @@ rdone:
 	SETNE        AL
 	MOVB         AL, ret1+20(FP)
 	VZEROUPPER
-	MOVSS        X0, ret+16(FP)
+	VMOVSS       X0, ret+16(FP)
 	RET
 
 // func rdMinF32AVX2(x *float32, n int) (float32, bool)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2
 TEXT ·rdMinF32AVX2(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -811,11 +811,11 @@ rdone:
 	SETNE        AL
 	MOVB         AL, ret1+20(FP)
 	VZEROUPPER
-	MOVSS        X0, ret+16(FP)
+	VMOVSS       X0, ret+16(FP)
 	RET
 
 // func rdMaxAbsF32AVX2(x *float32, n int) (float32, bool)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2
 TEXT ·rdMaxAbsF32AVX2(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -869,11 +869,11 @@ rdone:
 	SETNE        AL
 	MOVB         AL, ret1+20(FP)
 	VZEROUPPER
-	MOVSS        X0, ret+16(FP)
+	VMOVSS       X0, ret+16(FP)
 	RET
 
 // func rdMinAbsF32AVX2(x *float32, n int) (float32, bool)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2
 TEXT ·rdMinAbsF32AVX2(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -927,11 +927,11 @@ rdone:
 	SETNE        AL
 	MOVB         AL, ret1+20(FP)
 	VZEROUPPER
-	MOVSS        X0, ret+16(FP)
+	VMOVSS       X0, ret+16(FP)
 	RET
 
 // func rdMaxF64AVX2(x *float64, n int) (float64, bool)
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2
 TEXT ·rdMaxF64AVX2(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -992,11 +992,11 @@ rdone:
 	SETNE        AL
 	MOVB         AL, ret1+24(FP)
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdMinF64AVX2(x *float64, n int) (float64, bool)
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2
 TEXT ·rdMinF64AVX2(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -1057,11 +1057,11 @@ rdone:
 	SETNE        AL
 	MOVB         AL, ret1+24(FP)
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdMaxAbsF64AVX2(x *float64, n int) (float64, bool)
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2
 TEXT ·rdMaxAbsF64AVX2(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -1128,11 +1128,11 @@ rdone:
 	SETNE        AL
 	MOVB         AL, ret1+24(FP)
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdMinAbsF64AVX2(x *float64, n int) (float64, bool)
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2
 TEXT ·rdMinAbsF64AVX2(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -1199,7 +1199,7 @@ rdone:
 	SETNE        AL
 	MOVB         AL, ret1+24(FP)
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdArgMaxF32AVX2(x *float32, n int, best *float32, idx *int32) bool
@@ -2069,12 +2069,12 @@ rdone:
 	RET
 
 // func rdExpSumF32AVX2(dst *float32, x *float32, n int, shift float32) float64
-// Requires: AVX, AVX2, FMA3, SSE, SSE2
+// Requires: AVX, AVX2, FMA3
 TEXT ·rdExpSumF32AVX2(SB), NOSPLIT, $0-40
 	MOVQ         dst+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         n+16(FP), DX
-	MOVSS        shift+24(FP), X0
+	VMOVSS       shift+24(FP), X0
 	VBROADCASTSS X0, Y0
 	VPXOR        Y1, Y1, Y1
 	VPXOR        Y2, Y2, Y2
@@ -2127,16 +2127,16 @@ rdone:
 	VADDPD       X0, X1, X0
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
-	MOVSD        X0, ret+32(FP)
+	VMOVSD       X0, ret+32(FP)
 	VZEROUPPER
 	RET
 
 // func rdExpSumOnlyF32AVX2(x *float32, n int, shift float32) float64
-// Requires: AVX, AVX2, FMA3, SSE, SSE2
+// Requires: AVX, AVX2, FMA3
 TEXT ·rdExpSumOnlyF32AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x+0(FP), AX
 	MOVQ         n+8(FP), CX
-	MOVSS        shift+16(FP), X0
+	VMOVSS       shift+16(FP), X0
 	VBROADCASTSS X0, Y0
 	VPXOR        Y1, Y1, Y1
 	VPXOR        Y2, Y2, Y2
@@ -2187,19 +2187,19 @@ rdone:
 	VADDPD       X0, X1, X0
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
-	MOVSD        X0, ret+24(FP)
+	VMOVSD       X0, ret+24(FP)
 	VZEROUPPER
 	RET
 
 // func rdSub2F32AVX2(dst *float32, x *float32, n int, a float32, b float32)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2
 TEXT ·rdSub2F32AVX2(SB), NOSPLIT, $0-32
 	MOVQ         dst+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         n+16(FP), DX
-	MOVSS        a+24(FP), X0
+	VMOVSS       a+24(FP), X0
 	VBROADCASTSS X0, Y0
-	MOVSS        b+28(FP), X1
+	VMOVSS       b+28(FP), X1
 	VBROADCASTSS X1, Y1
 
 rblock:
@@ -2235,14 +2235,14 @@ rdone:
 	RET
 
 // func rdAxpbF32AVX2(dst *float32, x *float32, n int, a float32, b float32)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2
 TEXT ·rdAxpbF32AVX2(SB), NOSPLIT, $0-32
 	MOVQ         dst+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         n+16(FP), DX
-	MOVSS        a+24(FP), X0
+	VMOVSS       a+24(FP), X0
 	VBROADCASTSS X0, Y0
-	MOVSS        b+28(FP), X1
+	VMOVSS       b+28(FP), X1
 	VBROADCASTSS X1, Y1
 
 rblock:
@@ -2278,14 +2278,14 @@ rdone:
 	RET
 
 // func rdNormF32AVX2(dst *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2
 TEXT ·rdNormF32AVX2(SB), NOSPLIT, $0-48
 	MOVQ         dst+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         n+32(FP), DX
-	MOVSS        m+40(FP), X0
+	VMOVSS       m+40(FP), X0
 	VBROADCASTSS X0, Y0
-	MOVSS        s+44(FP), X1
+	VMOVSS       s+44(FP), X1
 	VBROADCASTSS X1, Y1
 
 rblock:
@@ -2321,15 +2321,15 @@ rdone:
 	RET
 
 // func rdNormWF32AVX2(dst *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2
 TEXT ·rdNormWF32AVX2(SB), NOSPLIT, $0-48
 	MOVQ         dst+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         w+16(FP), DX
 	MOVQ         n+32(FP), BX
-	MOVSS        m+40(FP), X0
+	VMOVSS       m+40(FP), X0
 	VBROADCASTSS X0, Y0
-	MOVSS        s+44(FP), X1
+	VMOVSS       s+44(FP), X1
 	VBROADCASTSS X1, Y1
 
 rblock:
@@ -2370,15 +2370,15 @@ rdone:
 	RET
 
 // func rdNormBF32AVX2(dst *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2
 TEXT ·rdNormBF32AVX2(SB), NOSPLIT, $0-48
 	MOVQ         dst+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         b+24(FP), DX
 	MOVQ         n+32(FP), BX
-	MOVSS        m+40(FP), X0
+	VMOVSS       m+40(FP), X0
 	VBROADCASTSS X0, Y0
-	MOVSS        s+44(FP), X1
+	VMOVSS       s+44(FP), X1
 	VBROADCASTSS X1, Y1
 
 rblock:
@@ -2419,16 +2419,16 @@ rdone:
 	RET
 
 // func rdNormWBF32AVX2(dst *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2
 TEXT ·rdNormWBF32AVX2(SB), NOSPLIT, $0-48
 	MOVQ         dst+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         w+16(FP), DX
 	MOVQ         b+24(FP), BX
 	MOVQ         n+32(FP), SI
-	MOVSS        m+40(FP), X0
+	VMOVSS       m+40(FP), X0
 	VBROADCASTSS X0, Y0
-	MOVSS        s+44(FP), X1
+	VMOVSS       s+44(FP), X1
 	VBROADCASTSS X1, Y1
 
 rblock:
@@ -2474,12 +2474,12 @@ rdone:
 	RET
 
 // func rdNormDotsF32AVX2(x *float32, gr *float32, w *float32, n int, m float64) (sd float64, sdx float64)
-// Requires: AVX, AVX2, FMA3, SSE2
+// Requires: AVX, AVX2, FMA3
 TEXT ·rdNormDotsF32AVX2(SB), NOSPLIT, $0-56
 	MOVQ         x+0(FP), AX
 	MOVQ         gr+8(FP), CX
 	MOVQ         n+24(FP), DX
-	MOVSD        m+32(FP), X0
+	VMOVSD       m+32(FP), X0
 	VBROADCASTSD X0, Y0
 	VPXOR        Y1, Y1, Y1
 	VPXOR        Y2, Y2, Y2
@@ -2544,7 +2544,7 @@ rdone:
 	VADDPD       X0, X1, X0
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
-	MOVSD        X0, sd+40(FP)
+	VMOVSD       X0, sd+40(FP)
 	VADDPD       Y6, Y5, Y5
 	VADDPD       Y7, Y5, Y5
 	VADDPD       Y8, Y5, Y5
@@ -2552,24 +2552,24 @@ rdone:
 	VADDPD       X0, X5, X0
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
-	MOVSD        X0, sdx+48(FP)
+	VMOVSD       X0, sdx+48(FP)
 	VZEROUPPER
 	RET
 
 // func rdNormGradF32AVX2(dx *float32, x *float32, gr *float32, w *float32, n int, m float32, a float32, b0 float32, c float32)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2
 TEXT ·rdNormGradF32AVX2(SB), NOSPLIT, $0-56
 	MOVQ         dx+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         gr+16(FP), DX
 	MOVQ         n+32(FP), BX
-	MOVSS        m+40(FP), X0
+	VMOVSS       m+40(FP), X0
 	VBROADCASTSS X0, Y0
-	MOVSS        a+44(FP), X1
+	VMOVSS       a+44(FP), X1
 	VBROADCASTSS X1, Y1
-	MOVSS        b0+48(FP), X2
+	VMOVSS       b0+48(FP), X2
 	VBROADCASTSS X2, Y2
-	MOVSS        c+52(FP), X3
+	VMOVSS       c+52(FP), X3
 	VBROADCASTSS X3, Y3
 
 rblock:
@@ -2619,13 +2619,13 @@ rdone:
 	RET
 
 // func rdNormDotsWF32AVX2(x *float32, gr *float32, w *float32, n int, m float64) (sd float64, sdx float64)
-// Requires: AVX, AVX2, FMA3, SSE2
+// Requires: AVX, AVX2, FMA3
 TEXT ·rdNormDotsWF32AVX2(SB), NOSPLIT, $0-56
 	MOVQ         x+0(FP), AX
 	MOVQ         gr+8(FP), CX
 	MOVQ         w+16(FP), DX
 	MOVQ         n+24(FP), BX
-	MOVSD        m+32(FP), X0
+	VMOVSD       m+32(FP), X0
 	VBROADCASTSD X0, Y0
 	VPXOR        Y1, Y1, Y1
 	VPXOR        Y2, Y2, Y2
@@ -2704,7 +2704,7 @@ rdone:
 	VADDPD       X0, X1, X0
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
-	MOVSD        X0, sd+40(FP)
+	VMOVSD       X0, sd+40(FP)
 	VADDPD       Y6, Y5, Y5
 	VADDPD       Y7, Y5, Y5
 	VADDPD       Y8, Y5, Y5
@@ -2712,25 +2712,25 @@ rdone:
 	VADDPD       X0, X5, X0
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
-	MOVSD        X0, sdx+48(FP)
+	VMOVSD       X0, sdx+48(FP)
 	VZEROUPPER
 	RET
 
 // func rdNormGradWF32AVX2(dx *float32, x *float32, gr *float32, w *float32, n int, m float32, a float32, b0 float32, c float32)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2
 TEXT ·rdNormGradWF32AVX2(SB), NOSPLIT, $0-56
 	MOVQ         dx+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         gr+16(FP), DX
 	MOVQ         w+24(FP), BX
 	MOVQ         n+32(FP), SI
-	MOVSS        m+40(FP), X0
+	VMOVSS       m+40(FP), X0
 	VBROADCASTSS X0, Y0
-	MOVSS        a+44(FP), X1
+	VMOVSS       a+44(FP), X1
 	VBROADCASTSS X1, Y1
-	MOVSS        b0+48(FP), X2
+	VMOVSS       b0+48(FP), X2
 	VBROADCASTSS X2, Y2
-	MOVSS        c+52(FP), X3
+	VMOVSS       c+52(FP), X3
 	VBROADCASTSS X3, Y3
 
 rblock:
@@ -2785,16 +2785,16 @@ rdone:
 	RET
 
 // func rdNormColsF32AVX2(dw *float64, db *float64, x *float32, gr *float32, n int, m float64, s float64)
-// Requires: AVX, AVX2, FMA3, SSE2
+// Requires: AVX, AVX2, FMA3
 TEXT ·rdNormColsF32AVX2(SB), NOSPLIT, $0-56
 	MOVQ         dw+0(FP), AX
 	MOVQ         db+8(FP), CX
 	MOVQ         x+16(FP), DX
 	MOVQ         gr+24(FP), BX
 	MOVQ         n+32(FP), SI
-	MOVSD        m+40(FP), X0
+	VMOVSD       m+40(FP), X0
 	VBROADCASTSD X0, Y0
-	MOVSD        s+48(FP), X1
+	VMOVSD       s+48(FP), X1
 	VBROADCASTSD X1, Y1
 
 rsingle:
@@ -2830,13 +2830,13 @@ rdone:
 	RET
 
 // func rdSoftmaxGradF32AVX2(dx *float32, y *float32, gr *float32, n int, s float32)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2
 TEXT ·rdSoftmaxGradF32AVX2(SB), NOSPLIT, $0-36
 	MOVQ         dx+0(FP), AX
 	MOVQ         y+8(FP), CX
 	MOVQ         gr+16(FP), DX
 	MOVQ         n+24(FP), BX
-	MOVSS        s+32(FP), X0
+	VMOVSS       s+32(FP), X0
 	VBROADCASTSS X0, Y0
 
 rblock:
@@ -2874,13 +2874,13 @@ rdone:
 	RET
 
 // func rdLogSoftmaxGradF32AVX2(dx *float32, y *float32, gr *float32, n int, s float32)
-// Requires: AVX, AVX2, FMA3, SSE
+// Requires: AVX, AVX2, FMA3
 TEXT ·rdLogSoftmaxGradF32AVX2(SB), NOSPLIT, $0-36
 	MOVQ         dx+0(FP), AX
 	MOVQ         y+8(FP), CX
 	MOVQ         gr+16(FP), DX
 	MOVQ         n+24(FP), BX
-	MOVSS        s+32(FP), X0
+	VMOVSS       s+32(FP), X0
 	VBROADCASTSS X0, Y0
 
 rsingle:
@@ -2928,7 +2928,7 @@ rdone:
 	RET
 
 // func rdDotF32AVX2(x *float32, y *float32, n int) float32
-// Requires: AVX, AVX2, FMA3, SSE
+// Requires: AVX, AVX2, FMA3
 TEXT ·rdDotF32AVX2(SB), NOSPLIT, $0-28
 	MOVQ  x+0(FP), AX
 	MOVQ  y+8(FP), CX
@@ -2975,11 +2975,11 @@ rdone:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 	VZEROUPPER
-	MOVSS        X0, ret+24(FP)
+	VMOVSS       X0, ret+24(FP)
 	RET
 
 // func rdSumF32AVX512(x *float32, n int) float64
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2
 TEXT ·rdSumF32AVX512(SB), NOSPLIT, $0-24
 	MOVQ  x+0(FP), AX
 	MOVQ  n+8(FP), CX
@@ -3035,11 +3035,11 @@ rdone:
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	VZEROUPPER
-	MOVSD        X0, ret+16(FP)
+	VMOVSD       X0, ret+16(FP)
 	RET
 
 // func rdSumAbsF32AVX512(x *float32, n int) float64
-// Requires: AVX, AVX512DQ, AVX512F, SSE2
+// Requires: AVX, AVX512DQ, AVX512F
 TEXT ·rdSumAbsF32AVX512(SB), NOSPLIT, $0-24
 	MOVQ   x+0(FP), AX
 	MOVQ   n+8(FP), CX
@@ -3091,11 +3091,11 @@ rdone:
 	VUNPCKHPD     X0, X0, X1
 	VADDSD        X1, X0, X0
 	VZEROUPPER
-	MOVSD         X0, ret+16(FP)
+	VMOVSD        X0, ret+16(FP)
 	RET
 
 // func rdSumSqF32AVX512(x *float32, n int) float64
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·rdSumSqF32AVX512(SB), NOSPLIT, $0-24
 	MOVQ   x+0(FP), AX
 	MOVQ   n+8(FP), CX
@@ -3141,11 +3141,11 @@ rdone:
 	VUNPCKHPD     X0, X0, X1
 	VADDSD        X1, X0, X0
 	VZEROUPPER
-	MOVSD         X0, ret+16(FP)
+	VMOVSD        X0, ret+16(FP)
 	RET
 
 // func rdCountNzF32AVX512(x *float32, n int) float64
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·rdCountNzF32AVX512(SB), NOSPLIT, $0-24
 	MOVQ   x+0(FP), AX
 	MOVQ   n+8(FP), CX
@@ -3215,15 +3215,22 @@ rdone:
 	VUNPCKHPD     X0, X0, X1
 	VADDSD        X1, X0, X0
 	VZEROUPPER
-	MOVSD         X0, ret+16(FP)
+	VMOVSD        X0, ret+16(FP)
+	VPXORD X16, X16, X16
+	VPXORD X17, X17, X17
+	VPXORD X18, X18, X18
+	VPXORD X19, X19, X19
+	VPXORD X20, X20, X20
+	VPXORD X21, X21, X21
+	VPXORD X22, X22, X22
 	RET
 
 // func rdSumShiftF32AVX512(x *float32, n int, k float64) (s1 float64, s2 float64)
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·rdSumShiftF32AVX512(SB), NOSPLIT, $0-40
 	MOVQ         x+0(FP), AX
 	MOVQ         n+8(FP), CX
-	MOVSD        k+16(FP), X0
+	VMOVSD       k+16(FP), X0
 	VBROADCASTSD X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -3292,12 +3299,12 @@ rdone:
 	VUNPCKHPD     X1, X1, X2
 	VADDSD        X2, X1, X1
 	VZEROUPPER
-	MOVSD         X0, s1+24(FP)
-	MOVSD         X1, s2+32(FP)
+	VMOVSD        X0, s1+24(FP)
+	VMOVSD        X1, s2+32(FP)
 	RET
 
 // func rdProdF32AVX512(x *float32, n int) float64
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·rdProdF32AVX512(SB), NOSPLIT, $0-24
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -3343,11 +3350,11 @@ rdone:
 	VUNPCKHPD     X0, X0, X1
 	VMULSD        X1, X0, X0
 	VZEROUPPER
-	MOVSD         X0, ret+16(FP)
+	VMOVSD        X0, ret+16(FP)
 	RET
 
 // func rdSumF64AVX512(x *float64, n int) float64
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·rdSumF64AVX512(SB), NOSPLIT, $0-24
 	MOVQ   x+0(FP), AX
 	MOVQ   n+8(FP), CX
@@ -3393,11 +3400,11 @@ rdone:
 	VUNPCKHPD     X0, X0, X1
 	VADDSD        X1, X0, X0
 	VZEROUPPER
-	MOVSD         X0, ret+16(FP)
+	VMOVSD        X0, ret+16(FP)
 	RET
 
 // func rdSumAbsF64AVX512(x *float64, n int) float64
-// Requires: AVX, AVX512DQ, AVX512F, SSE2
+// Requires: AVX, AVX512DQ, AVX512F
 TEXT ·rdSumAbsF64AVX512(SB), NOSPLIT, $0-24
 	MOVQ   x+0(FP), AX
 	MOVQ   n+8(FP), CX
@@ -3449,11 +3456,11 @@ rdone:
 	VUNPCKHPD     X0, X0, X1
 	VADDSD        X1, X0, X0
 	VZEROUPPER
-	MOVSD         X0, ret+16(FP)
+	VMOVSD        X0, ret+16(FP)
 	RET
 
 // func rdSumSqF64AVX512(x *float64, n int) float64
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·rdSumSqF64AVX512(SB), NOSPLIT, $0-24
 	MOVQ   x+0(FP), AX
 	MOVQ   n+8(FP), CX
@@ -3499,11 +3506,11 @@ rdone:
 	VUNPCKHPD     X0, X0, X1
 	VADDSD        X1, X0, X0
 	VZEROUPPER
-	MOVSD         X0, ret+16(FP)
+	VMOVSD        X0, ret+16(FP)
 	RET
 
 // func rdCountNzF64AVX512(x *float64, n int) float64
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·rdCountNzF64AVX512(SB), NOSPLIT, $0-24
 	MOVQ   x+0(FP), AX
 	MOVQ   n+8(FP), CX
@@ -3573,15 +3580,22 @@ rdone:
 	VUNPCKHPD     X0, X0, X1
 	VADDSD        X1, X0, X0
 	VZEROUPPER
-	MOVSD         X0, ret+16(FP)
+	VMOVSD        X0, ret+16(FP)
+	VPXORD X16, X16, X16
+	VPXORD X17, X17, X17
+	VPXORD X18, X18, X18
+	VPXORD X19, X19, X19
+	VPXORD X20, X20, X20
+	VPXORD X21, X21, X21
+	VPXORD X22, X22, X22
 	RET
 
 // func rdSumShiftF64AVX512(x *float64, n int, k float64) (s1 float64, s2 float64)
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·rdSumShiftF64AVX512(SB), NOSPLIT, $0-40
 	MOVQ         x+0(FP), AX
 	MOVQ         n+8(FP), CX
-	MOVSD        k+16(FP), X0
+	VMOVSD       k+16(FP), X0
 	VBROADCASTSD X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -3650,12 +3664,12 @@ rdone:
 	VUNPCKHPD     X1, X1, X2
 	VADDSD        X2, X1, X1
 	VZEROUPPER
-	MOVSD         X0, s1+24(FP)
-	MOVSD         X1, s2+32(FP)
+	VMOVSD        X0, s1+24(FP)
+	VMOVSD        X1, s2+32(FP)
 	RET
 
 // func rdProdF64AVX512(x *float64, n int) float64
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·rdProdF64AVX512(SB), NOSPLIT, $0-24
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -3701,11 +3715,11 @@ rdone:
 	VUNPCKHPD     X0, X0, X1
 	VMULSD        X1, X0, X0
 	VZEROUPPER
-	MOVSD         X0, ret+16(FP)
+	VMOVSD        X0, ret+16(FP)
 	RET
 
 // func rdMaxF32AVX512(x *float32, n int) (float32, bool)
-// Requires: AVX, AVX512DQ, AVX512F, SSE
+// Requires: AVX, AVX512DQ, AVX512F
 TEXT ·rdMaxF32AVX512(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -3758,11 +3772,11 @@ rdone:
 	SETNE         AL
 	MOVB          AL, ret1+20(FP)
 	VZEROUPPER
-	MOVSS         X0, ret+16(FP)
+	VMOVSS        X0, ret+16(FP)
 	RET
 
 // func rdMinF32AVX512(x *float32, n int) (float32, bool)
-// Requires: AVX, AVX512DQ, AVX512F, SSE
+// Requires: AVX, AVX512DQ, AVX512F
 TEXT ·rdMinF32AVX512(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -3815,11 +3829,11 @@ rdone:
 	SETNE         AL
 	MOVB          AL, ret1+20(FP)
 	VZEROUPPER
-	MOVSS         X0, ret+16(FP)
+	VMOVSS        X0, ret+16(FP)
 	RET
 
 // func rdMaxAbsF32AVX512(x *float32, n int) (float32, bool)
-// Requires: AVX, AVX512DQ, AVX512F, SSE
+// Requires: AVX, AVX512DQ, AVX512F
 TEXT ·rdMaxAbsF32AVX512(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -3875,11 +3889,11 @@ rdone:
 	SETNE         AL
 	MOVB          AL, ret1+20(FP)
 	VZEROUPPER
-	MOVSS         X0, ret+16(FP)
+	VMOVSS        X0, ret+16(FP)
 	RET
 
 // func rdMinAbsF32AVX512(x *float32, n int) (float32, bool)
-// Requires: AVX, AVX512DQ, AVX512F, SSE
+// Requires: AVX, AVX512DQ, AVX512F
 TEXT ·rdMinAbsF32AVX512(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -3935,11 +3949,11 @@ rdone:
 	SETNE         AL
 	MOVB          AL, ret1+20(FP)
 	VZEROUPPER
-	MOVSS         X0, ret+16(FP)
+	VMOVSS        X0, ret+16(FP)
 	RET
 
 // func rdMaxF64AVX512(x *float64, n int) (float64, bool)
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·rdMaxF64AVX512(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -4002,11 +4016,11 @@ rdone:
 	SETNE         AL
 	MOVB          AL, ret1+24(FP)
 	VZEROUPPER
-	MOVSD         X0, ret+16(FP)
+	VMOVSD        X0, ret+16(FP)
 	RET
 
 // func rdMinF64AVX512(x *float64, n int) (float64, bool)
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·rdMinF64AVX512(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -4069,11 +4083,11 @@ rdone:
 	SETNE         AL
 	MOVB          AL, ret1+24(FP)
 	VZEROUPPER
-	MOVSD         X0, ret+16(FP)
+	VMOVSD        X0, ret+16(FP)
 	RET
 
 // func rdMaxAbsF64AVX512(x *float64, n int) (float64, bool)
-// Requires: AVX, AVX512DQ, AVX512F, SSE2
+// Requires: AVX, AVX512DQ, AVX512F
 TEXT ·rdMaxAbsF64AVX512(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -4142,11 +4156,11 @@ rdone:
 	SETNE         AL
 	MOVB          AL, ret1+24(FP)
 	VZEROUPPER
-	MOVSD         X0, ret+16(FP)
+	VMOVSD        X0, ret+16(FP)
 	RET
 
 // func rdMinAbsF64AVX512(x *float64, n int) (float64, bool)
-// Requires: AVX, AVX512DQ, AVX512F, SSE2
+// Requires: AVX, AVX512DQ, AVX512F
 TEXT ·rdMinAbsF64AVX512(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
@@ -4215,7 +4229,7 @@ rdone:
 	SETNE         AL
 	MOVB          AL, ret1+24(FP)
 	VZEROUPPER
-	MOVSD         X0, ret+16(FP)
+	VMOVSD        X0, ret+16(FP)
 	RET
 
 // func rdArgMaxF32AVX512(x *float32, n int, best *float32, idx *int32) bool
@@ -4522,6 +4536,10 @@ rsingle:
 
 rdone:
 	VZEROUPPER
+	VPXORD X16, X16, X16
+	VPXORD X17, X17, X17
+	VPXORD X18, X18, X18
+	VPXORD X19, X19, X19
 	RET
 
 // func rdColShiftF32AVX512(s1 *float64, s2 *float64, k *float64, x *float32, n int)
@@ -4837,6 +4855,10 @@ rsingle:
 
 rdone:
 	VZEROUPPER
+	VPXORD X16, X16, X16
+	VPXORD X17, X17, X17
+	VPXORD X18, X18, X18
+	VPXORD X19, X19, X19
 	RET
 
 // func rdColShiftF64AVX512(s1 *float64, s2 *float64, k *float64, x *float64, n int)
@@ -5089,12 +5111,12 @@ rdone:
 	RET
 
 // func rdExpSumF32AVX512(dst *float32, x *float32, n int, shift float32) float64
-// Requires: AVX, AVX512DQ, AVX512F, SSE, SSE2
+// Requires: AVX, AVX512DQ, AVX512F
 TEXT ·rdExpSumF32AVX512(SB), NOSPLIT, $0-40
 	MOVQ         dst+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         n+16(FP), DX
-	MOVSS        shift+24(FP), X0
+	VMOVSS       shift+24(FP), X0
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -5141,16 +5163,16 @@ rdone:
 	VADDPD        X1, X0, X0
 	VUNPCKHPD     X0, X0, X1
 	VADDSD        X1, X0, X0
-	MOVSD         X0, ret+32(FP)
+	VMOVSD        X0, ret+32(FP)
 	VZEROUPPER
 	RET
 
 // func rdExpSumOnlyF32AVX512(x *float32, n int, shift float32) float64
-// Requires: AVX, AVX512DQ, AVX512F, SSE, SSE2
+// Requires: AVX, AVX512DQ, AVX512F
 TEXT ·rdExpSumOnlyF32AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x+0(FP), AX
 	MOVQ         n+8(FP), CX
-	MOVSS        shift+16(FP), X0
+	VMOVSS       shift+16(FP), X0
 	VBROADCASTSS X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -5195,19 +5217,19 @@ rdone:
 	VADDPD        X1, X0, X0
 	VUNPCKHPD     X0, X0, X1
 	VADDSD        X1, X0, X0
-	MOVSD         X0, ret+24(FP)
+	VMOVSD        X0, ret+24(FP)
 	VZEROUPPER
 	RET
 
 // func rdSub2F32AVX512(dst *float32, x *float32, n int, a float32, b float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F
 TEXT ·rdSub2F32AVX512(SB), NOSPLIT, $0-32
 	MOVQ         dst+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         n+16(FP), DX
-	MOVSS        a+24(FP), X0
+	VMOVSS       a+24(FP), X0
 	VBROADCASTSS X0, Z0
-	MOVSS        b+28(FP), X1
+	VMOVSS       b+28(FP), X1
 	VBROADCASTSS X1, Z1
 
 rblock:
@@ -5243,14 +5265,14 @@ rdone:
 	RET
 
 // func rdAxpbF32AVX512(dst *float32, x *float32, n int, a float32, b float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F
 TEXT ·rdAxpbF32AVX512(SB), NOSPLIT, $0-32
 	MOVQ         dst+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         n+16(FP), DX
-	MOVSS        a+24(FP), X0
+	VMOVSS       a+24(FP), X0
 	VBROADCASTSS X0, Z0
-	MOVSS        b+28(FP), X1
+	VMOVSS       b+28(FP), X1
 	VBROADCASTSS X1, Z1
 
 rblock:
@@ -5286,14 +5308,14 @@ rdone:
 	RET
 
 // func rdNormF32AVX512(dst *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F
 TEXT ·rdNormF32AVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         n+32(FP), DX
-	MOVSS        m+40(FP), X0
+	VMOVSS       m+40(FP), X0
 	VBROADCASTSS X0, Z0
-	MOVSS        s+44(FP), X1
+	VMOVSS       s+44(FP), X1
 	VBROADCASTSS X1, Z1
 
 rblock:
@@ -5329,15 +5351,15 @@ rdone:
 	RET
 
 // func rdNormWF32AVX512(dst *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F
 TEXT ·rdNormWF32AVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         w+16(FP), DX
 	MOVQ         n+32(FP), BX
-	MOVSS        m+40(FP), X0
+	VMOVSS       m+40(FP), X0
 	VBROADCASTSS X0, Z0
-	MOVSS        s+44(FP), X1
+	VMOVSS       s+44(FP), X1
 	VBROADCASTSS X1, Z1
 
 rblock:
@@ -5378,15 +5400,15 @@ rdone:
 	RET
 
 // func rdNormBF32AVX512(dst *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F
 TEXT ·rdNormBF32AVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         b+24(FP), DX
 	MOVQ         n+32(FP), BX
-	MOVSS        m+40(FP), X0
+	VMOVSS       m+40(FP), X0
 	VBROADCASTSS X0, Z0
-	MOVSS        s+44(FP), X1
+	VMOVSS       s+44(FP), X1
 	VBROADCASTSS X1, Z1
 
 rblock:
@@ -5427,16 +5449,16 @@ rdone:
 	RET
 
 // func rdNormWBF32AVX512(dst *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F
 TEXT ·rdNormWBF32AVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         w+16(FP), DX
 	MOVQ         b+24(FP), BX
 	MOVQ         n+32(FP), SI
-	MOVSS        m+40(FP), X0
+	VMOVSS       m+40(FP), X0
 	VBROADCASTSS X0, Z0
-	MOVSS        s+44(FP), X1
+	VMOVSS       s+44(FP), X1
 	VBROADCASTSS X1, Z1
 
 rblock:
@@ -5482,12 +5504,12 @@ rdone:
 	RET
 
 // func rdNormDotsF32AVX512(x *float32, gr *float32, w *float32, n int, m float64) (sd float64, sdx float64)
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·rdNormDotsF32AVX512(SB), NOSPLIT, $0-56
 	MOVQ         x+0(FP), AX
 	MOVQ         gr+8(FP), CX
 	MOVQ         n+24(FP), DX
-	MOVSD        m+32(FP), X0
+	VMOVSD       m+32(FP), X0
 	VBROADCASTSD X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -5554,7 +5576,7 @@ rdone:
 	VADDPD        X1, X0, X0
 	VUNPCKHPD     X0, X0, X1
 	VADDSD        X1, X0, X0
-	MOVSD         X0, sd+40(FP)
+	VMOVSD        X0, sd+40(FP)
 	VADDPD        Z6, Z5, Z5
 	VADDPD        Z7, Z5, Z5
 	VADDPD        Z8, Z5, Z5
@@ -5564,24 +5586,24 @@ rdone:
 	VADDPD        X1, X0, X0
 	VUNPCKHPD     X0, X0, X1
 	VADDSD        X1, X0, X0
-	MOVSD         X0, sdx+48(FP)
+	VMOVSD        X0, sdx+48(FP)
 	VZEROUPPER
 	RET
 
 // func rdNormGradF32AVX512(dx *float32, x *float32, gr *float32, w *float32, n int, m float32, a float32, b0 float32, c float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F
 TEXT ·rdNormGradF32AVX512(SB), NOSPLIT, $0-56
 	MOVQ         dx+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         gr+16(FP), DX
 	MOVQ         n+32(FP), BX
-	MOVSS        m+40(FP), X0
+	VMOVSS       m+40(FP), X0
 	VBROADCASTSS X0, Z0
-	MOVSS        a+44(FP), X1
+	VMOVSS       a+44(FP), X1
 	VBROADCASTSS X1, Z1
-	MOVSS        b0+48(FP), X2
+	VMOVSS       b0+48(FP), X2
 	VBROADCASTSS X2, Z2
-	MOVSS        c+52(FP), X3
+	VMOVSS       c+52(FP), X3
 	VBROADCASTSS X3, Z3
 
 rblock:
@@ -5631,13 +5653,13 @@ rdone:
 	RET
 
 // func rdNormDotsWF32AVX512(x *float32, gr *float32, w *float32, n int, m float64) (sd float64, sdx float64)
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·rdNormDotsWF32AVX512(SB), NOSPLIT, $0-56
 	MOVQ         x+0(FP), AX
 	MOVQ         gr+8(FP), CX
 	MOVQ         w+16(FP), DX
 	MOVQ         n+24(FP), BX
-	MOVSD        m+32(FP), X0
+	VMOVSD       m+32(FP), X0
 	VBROADCASTSD X0, Z0
 	VPXORD       Z1, Z1, Z1
 	VPXORD       Z2, Z2, Z2
@@ -5718,7 +5740,7 @@ rdone:
 	VADDPD        X1, X0, X0
 	VUNPCKHPD     X0, X0, X1
 	VADDSD        X1, X0, X0
-	MOVSD         X0, sd+40(FP)
+	VMOVSD        X0, sd+40(FP)
 	VADDPD        Z6, Z5, Z5
 	VADDPD        Z7, Z5, Z5
 	VADDPD        Z8, Z5, Z5
@@ -5728,25 +5750,25 @@ rdone:
 	VADDPD        X1, X0, X0
 	VUNPCKHPD     X0, X0, X1
 	VADDSD        X1, X0, X0
-	MOVSD         X0, sdx+48(FP)
+	VMOVSD        X0, sdx+48(FP)
 	VZEROUPPER
 	RET
 
 // func rdNormGradWF32AVX512(dx *float32, x *float32, gr *float32, w *float32, n int, m float32, a float32, b0 float32, c float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F
 TEXT ·rdNormGradWF32AVX512(SB), NOSPLIT, $0-56
 	MOVQ         dx+0(FP), AX
 	MOVQ         x+8(FP), CX
 	MOVQ         gr+16(FP), DX
 	MOVQ         w+24(FP), BX
 	MOVQ         n+32(FP), SI
-	MOVSS        m+40(FP), X0
+	VMOVSS       m+40(FP), X0
 	VBROADCASTSS X0, Z0
-	MOVSS        a+44(FP), X1
+	VMOVSS       a+44(FP), X1
 	VBROADCASTSS X1, Z1
-	MOVSS        b0+48(FP), X2
+	VMOVSS       b0+48(FP), X2
 	VBROADCASTSS X2, Z2
-	MOVSS        c+52(FP), X3
+	VMOVSS       c+52(FP), X3
 	VBROADCASTSS X3, Z3
 
 rblock:
@@ -5801,16 +5823,16 @@ rdone:
 	RET
 
 // func rdNormColsF32AVX512(dw *float64, db *float64, x *float32, gr *float32, n int, m float64, s float64)
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F
 TEXT ·rdNormColsF32AVX512(SB), NOSPLIT, $0-56
 	MOVQ         dw+0(FP), AX
 	MOVQ         db+8(FP), CX
 	MOVQ         x+16(FP), DX
 	MOVQ         gr+24(FP), BX
 	MOVQ         n+32(FP), SI
-	MOVSD        m+40(FP), X0
+	VMOVSD       m+40(FP), X0
 	VBROADCASTSD X0, Z0
-	MOVSD        s+48(FP), X1
+	VMOVSD       s+48(FP), X1
 	VBROADCASTSD X1, Z1
 
 rsingle:
@@ -5846,13 +5868,13 @@ rdone:
 	RET
 
 // func rdSoftmaxGradF32AVX512(dx *float32, y *float32, gr *float32, n int, s float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F
 TEXT ·rdSoftmaxGradF32AVX512(SB), NOSPLIT, $0-36
 	MOVQ         dx+0(FP), AX
 	MOVQ         y+8(FP), CX
 	MOVQ         gr+16(FP), DX
 	MOVQ         n+24(FP), BX
-	MOVSS        s+32(FP), X0
+	VMOVSS       s+32(FP), X0
 	VBROADCASTSS X0, Z0
 
 rblock:
@@ -5890,13 +5912,13 @@ rdone:
 	RET
 
 // func rdLogSoftmaxGradF32AVX512(dx *float32, y *float32, gr *float32, n int, s float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F
 TEXT ·rdLogSoftmaxGradF32AVX512(SB), NOSPLIT, $0-36
 	MOVQ         dx+0(FP), AX
 	MOVQ         y+8(FP), CX
 	MOVQ         gr+16(FP), DX
 	MOVQ         n+24(FP), BX
-	MOVSS        s+32(FP), X0
+	VMOVSS       s+32(FP), X0
 	VBROADCASTSS X0, Z0
 
 rsingle:
@@ -5936,7 +5958,7 @@ rdone:
 	RET
 
 // func rdDotF32AVX512(x *float32, y *float32, n int) float32
-// Requires: AVX, AVX512DQ, AVX512F, SSE
+// Requires: AVX, AVX512DQ, AVX512F
 TEXT ·rdDotF32AVX512(SB), NOSPLIT, $0-28
 	MOVQ   x+0(FP), AX
 	MOVQ   y+8(FP), CX
@@ -5985,7 +6007,7 @@ rdone:
 	VMOVSHDUP     X0, X1
 	VADDSS        X1, X0, X0
 	VZEROUPPER
-	MOVSS         X0, ret+24(FP)
+	VMOVSS        X0, ret+24(FP)
 	RET
 
 DATA rdc00000008<>+0(SB)/4, $0x00000008

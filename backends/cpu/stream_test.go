@@ -264,3 +264,29 @@ func TestWalkVisitsRowMajor(t *testing.T) {
 	})
 	require.Equal(t, shape.Numel(), next)
 }
+
+// Making f32 views contiguous (gatherF32Into's three inner loops: unit
+// step, short and long; a transposed view copied in tiles, rows not a
+// multiple of the tile; a general stride) gives the elements the view
+// reads, in order: checked against the same view cast to float64.
+func TestContiguousCopiesOfF32Views(t *testing.T) {
+	randn := func(shape ...int) *core.Tensor {
+		return core.Call1("randn", core.Attrs{"shape": shape, "seed": 7})
+	}
+	views := map[string]*core.Tensor{
+		"heads merged (runs of 8)":    randn(2, 3, 37, 8).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}),
+		"heads merged (runs of 24)":   randn(2, 3, 37, 24).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}),
+		"map flattened to tokens":     randn(2, 5, 7, 9).Permute(core.Attrs{"dims": []int{0, 2, 3, 1}}),
+		"2-D transpose":               randn(33, 19).Permute(core.Attrs{"dims": []int{1, 0}}),
+		"every other column":          randn(6, 40).Slice(core.Attrs{"axis": 1, "start": 0, "stop": 40, "step": 2}),
+		"transposed, every other row": randn(40, 6).Slice(core.Attrs{"axis": 0, "start": 0, "stop": 40, "step": 2}).Permute(core.Attrs{"dims": []int{1, 0}}),
+	}
+	for name, v := range views {
+		require.False(t, v.IsContiguous(), name)
+		got, err := v.Contiguous().Float64s()
+		require.NoError(t, err, name)
+		want, err := v.Cast(core.F64).Contiguous().Float64s()
+		require.NoError(t, err, name)
+		require.Equal(t, want, got, name)
+	}
+}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	stdtypes "go/types"
 	"math"
 	"sort"
+
+	"github.com/mmcloughlin/avo/gotypes"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -249,4 +252,37 @@ func (s *isa) loops(n GPVirtual, streams []*stream, unroll int, body func(j int)
 	JMP(LabelRef("single"))
 	Label("done")
 	VZEROUPPER()
+}
+
+// loadFloat loads a float32 or float64 parameter into x, and storeFloat
+// stores x into a float result, with VEX moves. avo's Load and Store emit
+// the legacy SSE MOVSS and MOVSD, and a legacy SSE instruction that runs
+// while a kernel's 256- or 512-bit registers are in use (the second
+// scalar parameter, loaded after the first was broadcast; a result
+// stored before VZEROUPPER) pays the SSE/AVX transition: on the 2-core
+// Xeon these benchmarks run on, rdNormWBF32AVX512 on a 32-float row took
+// 130-280 ns a call with its two MOVSS loads and 4.4 ns with VMOVSS, which
+// made a small UNet's layer norms cost ten times their arithmetic.
+func loadFloat(name string, x Register) {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	if b.Type.Kind() == stdtypes.Float32 {
+		VMOVSS(b.Addr, x)
+		return
+	}
+	VMOVSD(b.Addr, x)
+}
+
+func storeFloat(x Register, dst gotypes.Component) {
+	b, err := dst.Resolve()
+	if err != nil {
+		panic(err)
+	}
+	if b.Type.Kind() == stdtypes.Float32 {
+		VMOVSS(x, b.Addr)
+		return
+	}
+	VMOVSD(x, b.Addr)
 }

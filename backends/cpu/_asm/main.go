@@ -18,6 +18,7 @@ func main() {
 	ConstraintExpr("amd64")
 	if *kernels == "reduce" {
 		genReduceFile()
+		clearHighOnReturn()
 		return
 	}
 	for _, s := range []*isa{avx2, avx512} {
@@ -33,6 +34,7 @@ func main() {
 		writeDispatch(*dispatch)
 	}
 	Generate()
+	clearHighOnReturn()
 }
 
 // genCPUID reads the F16C bit (CPUID leaf 1, ECX bit 29), which

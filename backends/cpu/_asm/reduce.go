@@ -278,7 +278,7 @@ func genRowSums(s *isa) {
 			})
 			r := s.fold(sum4(acc, addPD), true, addPD, addSD)
 			VZEROUPPER()
-			Store(r, ReturnIndex(0))
+			storeFloat(r, ReturnIndex(0))
 			RET()
 		}
 
@@ -290,7 +290,7 @@ func genRowSums(s *isa) {
 		x := param("x", src.elem)
 		n := loadInt("n")
 		kx := XMM()
-		Load(Param("k"), kx)
+		loadFloat("k", kx)
 		kv := s.vec()
 		VBROADCASTSD(kx, kv)
 		s1, s2 := s.zeros(4), s.zeros(4)
@@ -305,8 +305,8 @@ func genRowSums(s *isa) {
 		r1 := s.fold(sum4(s1, addPD), true, addPD, addSD)
 		r2 := s.fold(sum4(s2, addPD), true, addPD, addSD)
 		VZEROUPPER()
-		Store(r1, ReturnIndex(0))
-		Store(r2, ReturnIndex(1))
+		storeFloat(r1, ReturnIndex(0))
+		storeFloat(r2, ReturnIndex(1))
 		RET()
 
 		name = "rdProd" + src.name + s.name
@@ -325,7 +325,7 @@ func genRowSums(s *isa) {
 		})
 		r := s.fold(sum4(acc, mulPD), true, mulPD, mulSD)
 		VZEROUPPER()
-		Store(r, ReturnIndex(0))
+		storeFloat(r, ReturnIndex(0))
 		RET()
 	}
 }
@@ -388,7 +388,7 @@ func genSumF32(level *isa) {
 	Label("rdone")
 	r := s.fold(sum4(acc, addPD), true, addPD, addSD)
 	VZEROUPPER()
-	Store(r, ReturnIndex(0))
+	storeFloat(r, ReturnIndex(0))
 	RET()
 }
 
@@ -499,7 +499,7 @@ func genExtremes(s *isa) {
 			r := s.fold(sum4(acc, vop), f64, vop, sop)
 			nan.store(1)
 			VZEROUPPER()
-			Store(r, ReturnIndex(0))
+			storeFloat(r, ReturnIndex(0))
 			RET()
 		}
 	}
@@ -688,6 +688,6 @@ func genDotF32(s *isa) {
 	})
 	r := s.fold(sum4(acc, addPS), false, addPS, addSS)
 	VZEROUPPER()
-	Store(r, ReturnIndex(0))
+	storeFloat(r, ReturnIndex(0))
 	RET()
 }

@@ -16,7 +16,7 @@ import (
 // scalarF32 broadcasts a float32 parameter.
 func (s *isa) scalarF32(name string) VecVirtual {
 	x := XMM()
-	Load(Param(name), x)
+	loadFloat(name, x)
 	v := s.vec()
 	VBROADCASTSS(x, v)
 	return v
@@ -25,7 +25,7 @@ func (s *isa) scalarF32(name string) VecVirtual {
 // scalarF64 broadcasts a float64 parameter.
 func (s *isa) scalarF64(name string) VecVirtual {
 	x := XMM()
-	Load(Param(name), x)
+	loadFloat(name, x)
 	v := s.vec()
 	VBROADCASTSD(x, v)
 	return v
@@ -44,7 +44,7 @@ func (s *isa) returnSum(acc []VecVirtual, i int) {
 	for _, a := range acc[1:] {
 		VADDPD(a, r, r)
 	}
-	Store(s.fold(r, true, addPD, addSD), ReturnIndex(i))
+	storeFloat(s.fold(r, true, addPD, addSD), ReturnIndex(i))
 }
 
 func genRowKernels(s *isa) {

@@ -1,0 +1,265 @@
+#include "textflag.h"
+
+// The small-head attention tile (kernels_attention_small.go): sixteen
+// queries, one per zmm lane, against every key of one head. Pass one
+// writes the scores scale*(q.k) - the packed product's chain of fused
+// multiply-adds in e order, then the scale - and keeps their running
+// maximum; pass two takes exp(score - max) with rdExpSumF32AVX512's
+// polynomial (the same instructions, so the same values), sums the
+// exponentials and adds p*v into Ev accumulators. Head widths are 8 or
+// 16, each a fully unrolled chain. Nothing is written but scores and out:
+// out[e*16+lane] = acc[e] / sum. Z16-Z23 are zeroed before returning,
+// as in gemm512_amd64.s: a live high register makes Go's scalar float
+// code after the kernel pay the SSE/AVX transition.
+
+DATA attnLo<>+0(SB)/4, $0xc2d00000
+GLOBL attnLo<>(SB), RODATA|NOPTR, $4
+DATA attnHi<>+0(SB)/4, $0x42b1999a
+GLOBL attnHi<>(SB), RODATA|NOPTR, $4
+DATA attnLog2e<>+0(SB)/4, $0x3fb8aa3b
+GLOBL attnLog2e<>(SB), RODATA|NOPTR, $4
+DATA attnLn2hi<>+0(SB)/4, $0x3f318000
+GLOBL attnLn2hi<>(SB), RODATA|NOPTR, $4
+DATA attnLn2lo<>+0(SB)/4, $0xb95e8083
+GLOBL attnLn2lo<>(SB), RODATA|NOPTR, $4
+DATA attnP5<>+0(SB)/4, $0x39506967
+GLOBL attnP5<>(SB), RODATA|NOPTR, $4
+DATA attnP4<>+0(SB)/4, $0x3ab743ce
+GLOBL attnP4<>(SB), RODATA|NOPTR, $4
+DATA attnP3<>+0(SB)/4, $0x3c088908
+GLOBL attnP3<>(SB), RODATA|NOPTR, $4
+DATA attnP2<>+0(SB)/4, $0x3d2aa9c1
+GLOBL attnP2<>(SB), RODATA|NOPTR, $4
+DATA attnP1<>+0(SB)/4, $0x3e2aaaaa
+GLOBL attnP1<>(SB), RODATA|NOPTR, $4
+DATA attnP0<>+0(SB)/4, $0x3f000000
+GLOBL attnP0<>(SB), RODATA|NOPTR, $4
+DATA attnOne<>+0(SB)/4, $0x3f800000
+GLOBL attnOne<>(SB), RODATA|NOPTR, $4
+DATA attnNegInf<>+0(SB)/4, $0xff800000
+GLOBL attnNegInf<>(SB), RODATA|NOPTR, $4
+
+// EXPPS leaves exp(X) in R, clobbering X, T and U. Z22 and Z23 hold the
+// clamp bounds -104 and 88.8 as the first operands of max and min, so a
+// NaN passes through as it does in rdExpSumF32AVX512.
+#define EXPPS(X, R, T, U) \
+	VMAXPS X, Z22, X \
+	VMINPS X, Z23, X \
+	VMULPS.BCST attnLog2e<>(SB), X, T \
+	VRNDSCALEPS $0x00, T, T \
+	VFNMADD231PS.BCST attnLn2hi<>(SB), T, X \
+	VFNMADD231PS.BCST attnLn2lo<>(SB), T, X \
+	VBROADCASTSS attnP5<>(SB), R \
+	VFMADD213PS.BCST attnP4<>(SB), X, R \
+	VFMADD213PS.BCST attnP3<>(SB), X, R \
+	VFMADD213PS.BCST attnP2<>(SB), X, R \
+	VFMADD213PS.BCST attnP1<>(SB), X, R \
+	VFMADD213PS.BCST attnP0<>(SB), X, R \
+	VMULPS X, X, U \
+	VFMADD213PS X, U, R \
+	VADDPS.BCST attnOne<>(SB), R, R \
+	VSCALEFPS T, R, R
+
+// func attentionTile16AVX512(qt *float32, e int, k *float32, ldk int, v *float32, ldv int, ev int, s int, scale float32, scores *float32, out *float32)
+// qt holds the sixteen queries transposed (qt[e*16+lane]); k and v are
+// the head's first key and value rows, ldk and ldv floats apart; s >= 1
+// keys; scores has room for s*16 floats.
+TEXT ·attentionTile16AVX512(SB), NOSPLIT, $0-88
+	MOVQ qt+0(FP), SI
+	MOVQ e+8(FP), BX
+	MOVQ k+16(FP), DI
+	MOVQ ldk+24(FP), R8
+	SHLQ $2, R8
+	MOVQ s+56(FP), CX
+	MOVQ scores+72(FP), DX
+	VBROADCASTSS scale+64(FP), Z16
+	VBROADCASTSS attnNegInf<>(SB), Z17
+
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 256(SI), Z4
+	VMOVUPS 320(SI), Z5
+	VMOVUPS 384(SI), Z6
+	VMOVUPS 448(SI), Z7
+	CMPQ BX, $16
+	JNE scores8
+	VMOVUPS 512(SI), Z8
+	VMOVUPS 576(SI), Z9
+	VMOVUPS 640(SI), Z10
+	VMOVUPS 704(SI), Z11
+	VMOVUPS 768(SI), Z12
+	VMOVUPS 832(SI), Z13
+	VMOVUPS 896(SI), Z14
+	VMOVUPS 960(SI), Z15
+
+scores16:
+	VMULPS.BCST (DI), Z0, Z18
+	VFMADD231PS.BCST 4(DI), Z1, Z18
+	VFMADD231PS.BCST 8(DI), Z2, Z18
+	VFMADD231PS.BCST 12(DI), Z3, Z18
+	VFMADD231PS.BCST 16(DI), Z4, Z18
+	VFMADD231PS.BCST 20(DI), Z5, Z18
+	VFMADD231PS.BCST 24(DI), Z6, Z18
+	VFMADD231PS.BCST 28(DI), Z7, Z18
+	VFMADD231PS.BCST 32(DI), Z8, Z18
+	VFMADD231PS.BCST 36(DI), Z9, Z18
+	VFMADD231PS.BCST 40(DI), Z10, Z18
+	VFMADD231PS.BCST 44(DI), Z11, Z18
+	VFMADD231PS.BCST 48(DI), Z12, Z18
+	VFMADD231PS.BCST 52(DI), Z13, Z18
+	VFMADD231PS.BCST 56(DI), Z14, Z18
+	VFMADD231PS.BCST 60(DI), Z15, Z18
+	VMULPS Z16, Z18, Z18
+	VMOVUPS Z18, (DX)
+	VMAXPS Z18, Z17, Z17
+	ADDQ R8, DI
+	ADDQ $64, DX
+	DECQ CX
+	JNE scores16
+	JMP weigh
+
+scores8:
+	VMULPS.BCST (DI), Z0, Z18
+	VFMADD231PS.BCST 4(DI), Z1, Z18
+	VFMADD231PS.BCST 8(DI), Z2, Z18
+	VFMADD231PS.BCST 12(DI), Z3, Z18
+	VFMADD231PS.BCST 16(DI), Z4, Z18
+	VFMADD231PS.BCST 20(DI), Z5, Z18
+	VFMADD231PS.BCST 24(DI), Z6, Z18
+	VFMADD231PS.BCST 28(DI), Z7, Z18
+	VMULPS Z16, Z18, Z18
+	VMOVUPS Z18, (DX)
+	VMAXPS Z18, Z17, Z17
+	ADDQ R8, DI
+	ADDQ $64, DX
+	DECQ CX
+	JNE scores8
+	JMP weigh
+
+weigh:
+	MOVQ v+32(FP), DI
+	MOVQ ldv+40(FP), R8
+	SHLQ $2, R8
+	MOVQ ev+48(FP), BX
+	MOVQ s+56(FP), CX
+	MOVQ scores+72(FP), DX
+	VBROADCASTSS attnLo<>(SB), Z22
+	VBROADCASTSS attnHi<>(SB), Z23
+	VPXORD Z16, Z16, Z16
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	CMPQ BX, $16
+	JNE weigh8
+
+weigh16:
+	VMOVUPS (DX), Z18
+	VSUBPS Z17, Z18, Z18
+	EXPPS(Z18, Z19, Z20, Z21)
+	VADDPS Z19, Z16, Z16
+	VFMADD231PS.BCST 0(DI), Z19, Z0
+	VFMADD231PS.BCST 4(DI), Z19, Z1
+	VFMADD231PS.BCST 8(DI), Z19, Z2
+	VFMADD231PS.BCST 12(DI), Z19, Z3
+	VFMADD231PS.BCST 16(DI), Z19, Z4
+	VFMADD231PS.BCST 20(DI), Z19, Z5
+	VFMADD231PS.BCST 24(DI), Z19, Z6
+	VFMADD231PS.BCST 28(DI), Z19, Z7
+	VFMADD231PS.BCST 32(DI), Z19, Z8
+	VFMADD231PS.BCST 36(DI), Z19, Z9
+	VFMADD231PS.BCST 40(DI), Z19, Z10
+	VFMADD231PS.BCST 44(DI), Z19, Z11
+	VFMADD231PS.BCST 48(DI), Z19, Z12
+	VFMADD231PS.BCST 52(DI), Z19, Z13
+	VFMADD231PS.BCST 56(DI), Z19, Z14
+	VFMADD231PS.BCST 60(DI), Z19, Z15
+	ADDQ R8, DI
+	ADDQ $64, DX
+	DECQ CX
+	JNE weigh16
+
+	JMP store
+
+weigh8:
+	VMOVUPS (DX), Z18
+	VSUBPS Z17, Z18, Z18
+	EXPPS(Z18, Z19, Z20, Z21)
+	VADDPS Z19, Z16, Z16
+	VFMADD231PS.BCST 0(DI), Z19, Z0
+	VFMADD231PS.BCST 4(DI), Z19, Z1
+	VFMADD231PS.BCST 8(DI), Z19, Z2
+	VFMADD231PS.BCST 12(DI), Z19, Z3
+	VFMADD231PS.BCST 16(DI), Z19, Z4
+	VFMADD231PS.BCST 20(DI), Z19, Z5
+	VFMADD231PS.BCST 24(DI), Z19, Z6
+	VFMADD231PS.BCST 28(DI), Z19, Z7
+	ADDQ R8, DI
+	ADDQ $64, DX
+	DECQ CX
+	JNE weigh8
+
+store:
+	MOVQ out+80(FP), SI
+	VBROADCASTSS attnOne<>(SB), Z18
+	VDIVPS Z16, Z18, Z18
+	VMULPS Z18, Z0, Z0
+	VMOVUPS Z0, 0(SI)
+	VMULPS Z18, Z1, Z1
+	VMOVUPS Z1, 64(SI)
+	VMULPS Z18, Z2, Z2
+	VMOVUPS Z2, 128(SI)
+	VMULPS Z18, Z3, Z3
+	VMOVUPS Z3, 192(SI)
+	VMULPS Z18, Z4, Z4
+	VMOVUPS Z4, 256(SI)
+	VMULPS Z18, Z5, Z5
+	VMOVUPS Z5, 320(SI)
+	VMULPS Z18, Z6, Z6
+	VMOVUPS Z6, 384(SI)
+	VMULPS Z18, Z7, Z7
+	VMOVUPS Z7, 448(SI)
+	CMPQ BX, $16
+	JNE done
+	VMULPS Z18, Z8, Z8
+	VMOVUPS Z8, 512(SI)
+	VMULPS Z18, Z9, Z9
+	VMOVUPS Z9, 576(SI)
+	VMULPS Z18, Z10, Z10
+	VMOVUPS Z10, 640(SI)
+	VMULPS Z18, Z11, Z11
+	VMOVUPS Z11, 704(SI)
+	VMULPS Z18, Z12, Z12
+	VMOVUPS Z12, 768(SI)
+	VMULPS Z18, Z13, Z13
+	VMOVUPS Z13, 832(SI)
+	VMULPS Z18, Z14, Z14
+	VMOVUPS Z14, 896(SI)
+	VMULPS Z18, Z15, Z15
+	VMOVUPS Z15, 960(SI)
+
+done:
+	VZEROUPPER
+	VPXORD X16, X16, X16
+	VPXORD X17, X17, X17
+	VPXORD X18, X18, X18
+	VPXORD X19, X19, X19
+	VPXORD X20, X20, X20
+	VPXORD X21, X21, X21
+	VPXORD X22, X22, X22
+	VPXORD X23, X23, X23
+	RET
