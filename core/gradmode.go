@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -89,24 +88,4 @@ func ExitNoGrad() error {
 			return nil
 		}
 	}
-}
-
-// goroutineID is the calling goroutine's id, read from the first line of
-// its stack trace ("goroutine 18 [running]:"); about 2 us, so it is asked
-// only while some goroutine is inside a scope. Ids are never reused.
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	const prefix = "goroutine "
-	if len(b) <= len(prefix) {
-		panic("core: cannot read the goroutine id from the stack trace")
-	}
-	var id uint64
-	for _, c := range b[len(prefix):] {
-		if c < '0' || c > '9' {
-			break
-		}
-		id = id*10 + uint64(c-'0')
-	}
-	return id
 }
