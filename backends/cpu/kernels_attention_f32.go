@@ -170,6 +170,7 @@ func gatherF32Into(out []float32, t *core.Tensor) {
 						copy(dst, from)
 						continue
 					}
+					//lint:ignore S1001 a short row is cheaper copied in the loop than through copy's call
 					for k, v := range from {
 						dst[k] = v
 					}

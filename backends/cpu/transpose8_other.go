@@ -2,5 +2,8 @@
 
 package cpu
 
+// transpose8Asm is false: no vector transposition here.
+var transpose8Asm = false
+
 // transpose8Vec has no vector kernel here: the callers pack every column.
 func transpose8Vec(dst []float32, dstStride int, src []float32, ld, k int) int { return 0 }
