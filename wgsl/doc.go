@@ -10,7 +10,7 @@
 // Four templates serve ops of every category: common.wgsl (the helpers and
 // the uniform block), map.wgsl and map_multi.wgsl (elementwise maps, fused
 // chains), body.wgsl (an op's GPU body, core.ElementBody: one thread per
-// output element) and probe.wgsl (the device checks).
+// output element) and probe.wgsl (the loop-limit probe).
 package wgsl
 
 // The unrolled linalg_matmul_vec*.wgsl kernels (`make generate`).
