@@ -26,8 +26,12 @@ import (
 // are found by the collector; the Go heap barely grows while the cache
 // serves it, so the allocator starts a collection itself once the bytes it
 // handed out since the last reach what is in use (at least gcMinTrigger),
-// as capi paces C memory. A steady-state training step then takes every
-// output from the free lists and allocates only the tensors' headers.
+// as capi paces C memory. Only fresh blocks count: a block taken from a
+// free list adds no memory, and counting those started a full collection
+// every few ops of a loop that releases what it makes (4 of 16 MB each:
+// add over 4M f32 ran at half its speed, the collector holding a core).
+// A steady-state training step then takes every output from the free lists
+// and allocates only the tensors' headers.
 //
 // A recycled block is not cleared: its storage is marked dirty, and the
 // first Host call clears it, so no one can read another tensor's values.
@@ -274,7 +278,8 @@ func cachedBuffer(n int) (buf *buffer, ok bool, err error) {
 	cl, size := sizeClass(n)
 	foreign := hostAlloc != nil
 	blk, dirty := c.take(cl, foreign), true
-	if blk == nil {
+	fresh := blk == nil
+	if fresh {
 		if blk, dirty, err = newBlock(cl, size); err != nil {
 			return nil, true, err
 		}
@@ -291,7 +296,9 @@ func cachedBuffer(n int) (buf *buffer, ok bool, err error) {
 	b.blk.Store(blk)
 	b.dirty.Store(dirty)
 	b.cleanup = runtime.AddCleanup(b, returnBlock, blk)
-	c.pace(size)
+	if fresh {
+		c.pace(size)
+	}
 	return b, true, nil
 }
 
