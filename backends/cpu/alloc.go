@@ -26,12 +26,16 @@ import (
 // are found by the collector; the Go heap barely grows while the cache
 // serves it, so the allocator starts a collection itself once the bytes it
 // handed out since the last reach what is in use (at least gcMinTrigger),
-// as capi paces C memory. Only fresh blocks count: a block taken from a
-// free list adds no memory, and counting those started a full collection
-// every few ops of a loop that releases what it makes (4 of 16 MB each:
-// add over 4M f32 ran at half its speed, the collector holding a core).
-// A steady-state training step then takes every output from the free lists
-// and allocates only the tensors' headers.
+// as capi paces C memory. A block released explicitly (Release) takes its
+// bytes back off the count (unreleased), so only what the collector alone
+// can return paces it: counting every block handed out started a full
+// collection every fourth op of a loop that releases what it makes (16 MB
+// an add over 4M f32, which ran at half its speed, the collector holding
+// a core), while not counting blocks taken from a free list collected too
+// seldom for code that drops its tensors (their blocks came back late and
+// each op took fresh, unfaulted memory). A steady-state training step then
+// takes every output from the free lists and allocates only the tensors'
+// headers.
 //
 // A recycled block is not cleared: its storage is marked dirty, and the
 // first Host call clears it, so no one can read another tensor's values.
@@ -278,8 +282,7 @@ func cachedBuffer(n int) (buf *buffer, ok bool, err error) {
 	cl, size := sizeClass(n)
 	foreign := hostAlloc != nil
 	blk, dirty := c.take(cl, foreign), true
-	fresh := blk == nil
-	if fresh {
+	if blk == nil {
 		if blk, dirty, err = newBlock(cl, size); err != nil {
 			return nil, true, err
 		}
@@ -296,9 +299,7 @@ func cachedBuffer(n int) (buf *buffer, ok bool, err error) {
 	b.blk.Store(blk)
 	b.dirty.Store(dirty)
 	b.cleanup = runtime.AddCleanup(b, returnBlock, blk)
-	if fresh {
-		c.pace(size)
-	}
+	c.pace(size)
 	return b, true, nil
 }
 
@@ -315,7 +316,18 @@ func newBlock(cl, size int) (*block, bool, error) {
 }
 
 // pace counts size bytes handed out and starts a collection once enough
-// have been since the last one (see the top of the file).
+// have been since the last one (see the top of the file); unpace takes
+// back the bytes of a block released explicitly, which the collector need
+// not find (never below zero: the block may predate the count).
+func (c *blockCache) unpace(size int) {
+	for {
+		n := c.since.Load()
+		if c.since.CompareAndSwap(n, max(0, n-int64(size))) {
+			return
+		}
+	}
+}
+
 func (c *blockCache) pace(size int) {
 	trigger := c.trigger.Load()
 	if trigger == 0 {

@@ -60,6 +60,7 @@ func (b *buffer) Release() {
 	if blk := b.blk.Swap(nil); blk != nil {
 		b.cleanup.Stop()
 		memCache.put(blk)
+		memCache.unpace(len(blk.mem))
 		return
 	}
 	if b.free != nil {
