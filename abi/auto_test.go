@@ -265,7 +265,10 @@ func TestAutoTuneGraphWebGPU(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, key, "the product's decision was tuned: %s", out)
-	require.NotEmpty(t, r.Decisions, "the policy proposed the variants that screened fastest: %s", out)
+	assert.Equal(t, dev.TuningVariant(key), r.Kernels[key], "the report names the variant in force")
+	// Which variants the policy proposes depends on how they screened
+	// (timings on a shared machine): none may beat the variant in force,
+	// so the test asserts what holds either way, not that one was proposed.
 	for _, d := range r.Decisions {
 		assert.True(t, strings.HasPrefix(d.What, "webgpu."), d.What)
 		if d.Verdict == "kept" && strings.HasPrefix(d.What, "webgpu."+key+"=") {
