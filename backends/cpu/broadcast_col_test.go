@@ -20,12 +20,7 @@ func TestColumnBroadcastMatchesTheGeneralPath(t *testing.T) {
 			if swap {
 				x, y = col, a
 			}
-			got, err := core.Call1(op, nil, x, y).Float64s()
-			require.NoError(t, err)
-			x64 := core.Call1("cast", core.Attrs{"dtype": core.F64}, x)
-			y64 := core.Call1("cast", core.Attrs{"dtype": core.F64}, y)
-			want, err := core.Call1(op, nil, x64, y64).Float64s()
-			require.NoError(t, err)
+			got, want := againstF64(t, op, x, y)
 			assert.InDeltaSlice(t, want, got, 1e-6, "%s swap=%v", op, swap)
 		}
 	}
@@ -47,12 +42,7 @@ func TestRowBroadcastMatchesTheGeneralPath(t *testing.T) {
 				if swap {
 					x, y = row, a
 				}
-				got, err := core.Call1(op, nil, x, y).Float64s()
-				require.NoError(t, err)
-				x64 := core.Call1("cast", core.Attrs{"dtype": core.F64}, x)
-				y64 := core.Call1("cast", core.Attrs{"dtype": core.F64}, y)
-				want, err := core.Call1(op, nil, x64, y64).Float64s()
-				require.NoError(t, err)
+				got, want := againstF64(t, op, x, y)
 				require.Len(t, got, len(want))
 				for i := range want {
 					require.InDelta(t, want[i], got[i], 1e-5+1e-5*abs(want[i]), "%s %v swap=%v element %d", op, shape, swap, i)
@@ -67,4 +57,17 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// againstF64 is op on x and y as they are, and on both cast to f64: the
+// general path the fast paths must agree with.
+func againstF64(t *testing.T, op string, x, y *core.Tensor) (got, want []float64) {
+	t.Helper()
+	got, err := core.Call1(op, nil, x, y).Float64s()
+	require.NoError(t, err)
+	x64 := core.Call1("cast", core.Attrs{"dtype": core.F64}, x)
+	y64 := core.Call1("cast", core.Attrs{"dtype": core.F64}, y)
+	want, err = core.Call1(op, nil, x64, y64).Float64s()
+	require.NoError(t, err)
+	return got, want
 }
