@@ -20,7 +20,10 @@ import (
 // another op, or inputs that are not dense and of the output's shape, is
 // refused and its caller runs the chain.
 
-// fusedBlock is how many elements one pass over the program covers. Every
+// fusedBlock is how many elements one pass of the Go loops covers (f64,
+// f32 on CPUs without vector kernels, the tail after the assembly loop's
+// 64-element chunks; fused_steps.go has the f32 loop), and the most one
+// call of the assembly loop covers. Every
 // node of the program is one vector kernel call per block, so a block must
 // be long enough for the call to vanish behind its work: at 512 (every
 // slot in L1) the MLP step's Adam took 31-35% of the step's CPU profile,
@@ -181,13 +184,26 @@ func runFused[T fusedFloat](p fusedProgram, inputs, outs []*core.Tensor, n int) 
 			direct[s] = k
 		}
 	}
-	blocks := (n + fusedBlock - 1) / fusedBlock
+	from := 0
+	if d32, ok := any(dst).([][]float32); ok && simdLevel != simdNone {
+		from = n &^ (fusedChunk - 1)
+		if from > 0 {
+			runFusedAsm(p, any(ins).([][]float32), d32, direct, from)
+		}
+	}
+	runFusedBlocks(p, ins, dst, direct, from, n)
+}
+
+// runFusedBlocks computes elements [start, n) of every output op by op
+// over blocks of fusedBlock elements.
+func runFusedBlocks[T fusedFloat](p fusedProgram, ins, dst [][]T, direct []int, start, n int) {
+	blocks := (n - start + fusedBlock - 1) / fusedBlock
 	parallelFor(blocks, fusedBlock*len(p.code), func(lo, hi int) {
 		slots := make([][]T, len(p.code))
 		scalars := make([]T, len(p.code))
 		scratch := make([]T, len(p.code)*fusedBlock)
 		for blk := lo; blk < hi; blk++ {
-			from := blk * fusedBlock
+			from := start + blk*fusedBlock
 			m := min(fusedBlock, n-from)
 			for s, in := range p.code {
 				if in.scalar {

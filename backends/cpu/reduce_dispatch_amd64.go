@@ -442,3 +442,12 @@ func vecDotF32(wide bool, x *float32, y *float32, n int) float32 {
 	}
 	return rdDotF32AVX2(x, y, n)
 }
+
+// vecFusedF32 runs rdFusedF32 of AVX-512 (wide) or AVX2.
+func vecFusedF32(wide bool, prog *int64, nprog int, off int, count int) {
+	if wide {
+		rdFusedF32AVX512(prog, nprog, off, count)
+		return
+	}
+	rdFusedF32AVX2(prog, nprog, off, count)
+}

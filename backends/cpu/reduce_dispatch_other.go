@@ -129,3 +129,5 @@ func vecSoftmaxGradF32(bool, *float32, *float32, *float32, int, float32) { noRed
 func vecLogSoftmaxGradF32(bool, *float32, *float32, *float32, int, float32) { noReduceKernel() }
 
 func vecDotF32(bool, *float32, *float32, int) float32 { noReduceKernel(); return 0 }
+
+func vecFusedF32(bool, *int64, int, int, int) { noReduceKernel() }

@@ -296,6 +296,12 @@ func rdLogSoftmaxGradF32AVX2(dx *float32, y *float32, gr *float32, n int, s floa
 //go:noescape
 func rdDotF32AVX2(x *float32, y *float32, n int) float32
 
+// rdFusedF32AVX2 runs the nprog steps at prog over chunks chunks of 64 float32,
+// the first at byte offset off of every advancing operand.
+//
+//go:noescape
+func rdFusedF32AVX2(prog *int64, nprog int, off int, count int)
+
 // rdSumF32AVX512 is the sum of x[:n], in float64 after float32 pairwise sums of
 // four elements per lane. n is a multiple of 16.
 //
@@ -587,3 +593,9 @@ func rdLogSoftmaxGradF32AVX512(dx *float32, y *float32, gr *float32, n int, s fl
 //
 //go:noescape
 func rdDotF32AVX512(x *float32, y *float32, n int) float32
+
+// rdFusedF32AVX512 runs the nprog steps at prog over chunks chunks of 64 float32,
+// the first at byte offset off of every advancing operand.
+//
+//go:noescape
+func rdFusedF32AVX512(prog *int64, nprog int, off int, count int)

@@ -1,7 +1,7 @@
 // Command asmgen writes backends/cpu's assembly with avo: the elementwise
 // kernels (-kernels ew: ew_amd64.s and its Go declarations,
-// ew_stubs_amd64.go) or the reductions and row kernels (-kernels reduce:
-// reduce_amd64.s, reduce_stubs_amd64.go). Every kernel is written once
+// ew_stubs_amd64.go) or the reductions, row kernels and the fused program loop (-kernels
+// reduce: reduce_amd64.s, reduce_stubs_amd64.go). Every kernel is written once
 // against the isa type and emitted for AVX2 and AVX-512. Run it through go
 // generate in backends/cpu.
 package main

@@ -31,6 +31,7 @@ func genReduceFile() {
 		genIntSums(s)
 		genRowKernels(s)
 		genDotF32(s)
+		genFusedProgram(s)
 	}
 	emitConstants()
 	emitConstants64()
