@@ -23,9 +23,9 @@ import (
 // fusedBlock is how many elements one pass of the Go loops covers (f64,
 // f32 on CPUs without vector kernels, the tail after the assembly loop's
 // 64-element chunks; fused_steps.go has the f32 loop), and the most one
-// call of the assembly loop covers. Every
-// node of the program is one vector kernel call per block, so a block must
-// be long enough for the call to vanish behind its work: at 512 (every
+// call of the assembly loop covers. In the Go loops every node of the
+// program is one vector kernel call per block, so a block must be long
+// enough for the call to vanish behind its work: at 512 (every
 // slot in L1) the MLP step's Adam took 31-35% of the step's CPU profile,
 // at 2048 (an Adam program's fifteen slots, 120 KB, in L2) 25-29%, and
 // 4096 gained nothing more (one thread, three runs each).
