@@ -26,19 +26,16 @@ func BenchmarkKernelAddF32(b *testing.B) {
 	}
 }
 
-func BenchmarkKernelExpF32(b *testing.B) {
-	x, _, dst := benchKernelInputs(ewBenchN)
-	b.SetBytes(8 * ewBenchN)
-	for range b.N {
-		parallelFor(ewBenchN, 8, func(lo, hi int) { unF32(unExp, dst[lo:hi], x[lo:hi]) })
-	}
-}
+func BenchmarkKernelExpF32(b *testing.B)     { benchKernelUnary(b, unExp) }
+func BenchmarkKernelTanhF32(b *testing.B)    { benchKernelUnary(b, unTanh) }
+func BenchmarkKernelSigmoidF32(b *testing.B) { benchKernelUnary(b, unSigmoid) }
+func BenchmarkKernelGeluF32(b *testing.B)    { benchKernelUnary(b, unGelu) }
 
-func BenchmarkKernelGeluF32(b *testing.B) {
+func benchKernelUnary(b *testing.B, op ewUn) {
 	x, _, dst := benchKernelInputs(ewBenchN)
 	b.SetBytes(8 * ewBenchN)
 	for range b.N {
-		parallelFor(ewBenchN, 8, func(lo, hi int) { unF32(unGelu, dst[lo:hi], x[lo:hi]) })
+		parallelFor(ewBenchN, 8, func(lo, hi int) { unF32(op, dst[lo:hi], x[lo:hi]) })
 	}
 }
 
