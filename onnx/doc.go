@@ -59,7 +59,11 @@
 // follows from its size) and gathers and reduces with registry ops;
 // AffineGrid (a matmul against a constant grid), Col2Im (an index_add at
 // positions fixed by the shapes, any number of spatial dims) and
-// MaxUnpool (a scatter into zeros) are registry ops throughout. Unique
+// MaxUnpool (a scatter into zeros) are registry ops throughout, as are
+// DeformConv (each tap's bilinear corners taken with one take_along_axis,
+// then a grouped matmul; any number of spatial dims) and ConvTranspose
+// over three or more spatial dims (a matmul, then Col2Im's index_add).
+// Unique
 // (its output's length depends on the values) and BitCast (no registry
 // op reinterprets bits) run on the host too. The operators that work on
 // the host refuse to be traced (ir.Trace, Model.Compile), naming the
