@@ -9,7 +9,7 @@
 // Everything that can be checked without input values is checked at load:
 // the default-domain opset (7 and later; operators whose meaning changed
 // silently are refused in older models; a model of ai.onnx.ml operators (LabelEncoder,
-// ArrayFeatureExtractor, Binarizer) alone may import none), each node's operator and
+// ArrayFeatureExtractor, Binarizer, TreeEnsemble) alone may import none), each node's operator and
 // attributes (an unsupported one is an error naming the node and its
 // op_type, never a silently ignored setting), that every input is defined
 // and the graph has no cycle (nodes are sorted topologically), and that
@@ -71,7 +71,10 @@
 // inputs only. STFT (frames cut by one index_select, then the registry's
 // FFTs), Scatter (opset 9's ScatterElements), TensorScatter,
 // SwiGLU and ai.onnx.ml's ArrayFeatureExtractor and Binarizer are
-// registry ops.
+// registry ops, and so is ai.onnx.ml's TreeEnsemble: its trees become
+// tables at load, and every sample walks every tree one level per step
+// (gathers, compares and a where, as many steps as the deepest tree),
+// the thresholds compared in X's type.
 //
 // Integer inputs that ONNX uses as parameters (shapes, axes, slice bounds,
 // pads, sizes) are read on the host, from copies kept at load for
