@@ -124,8 +124,10 @@
 // Control flow runs on the host: If picks its branch, Loop and Scan run
 // their body once per iteration (the trip count and each condition read
 // as numbers), so a traced graph holds the branch taken or the loop
-// unrolled. The recurrent layers (RNN, GRU, LSTM) are unrolled over the
-// sequence into matmuls and pointwise ops, and GridSample gathers its taps
+// unrolled. The recurrent layers (RNN, GRU, LSTM) and opset 27's
+// LinearAttention are unrolled over the sequence into matmuls and
+// pointwise ops (CausalConvWithState is a depthwise conv1d over the
+// carried state and the input), and GridSample gathers its taps
 // with take_along_axis: no operator needs a kernel of its own, so each
 // runs on every backend and autograd differentiates it. Where ONNX
 // Runtime departs from ONNX's text the importer follows the text: a Loop
