@@ -74,14 +74,18 @@
 // registry ops, and so is ai.onnx.ml's TreeEnsemble: its trees become
 // tables at load, and every sample walks every tree one level per step
 // (gathers, compares and a where, as many steps as the deepest tree),
-// the thresholds compared in X's type.
+// the thresholds compared in X's type. TfIdfVectorizer (integer n-grams;
+// string pools are refused) compares the input's windows, for each n-gram
+// length and skip, with the whole pool and counts the matches with
+// registry ops too.
 //
 // Integer inputs that ONNX uses as parameters (shapes, axes, slice bounds,
 // pads, sizes) are read on the host, from copies kept at load for
 // initializers and Constant nodes and at run time for Shape's outputs, so
 // the common shape arithmetic does not round-trip through the device and
 // a traced graph holds constant attributes: the arithmetic is dead code
-// there and the passes remove it.
+// there and the passes remove it. MelWeightMatrix reads its scalar inputs
+// the same way and builds its filterbank on the host, a constant.
 //
 // Sequences and optionals (SequenceEmpty, SequenceConstruct,
 // SequenceInsert, SequenceErase, SequenceAt, SequenceLength,
