@@ -9,7 +9,7 @@
 // Everything that can be checked without input values is checked at load:
 // the default-domain opset (7 and later; operators whose meaning changed
 // silently are refused in older models; a model of ai.onnx.ml operators (LabelEncoder,
-// ArrayFeatureExtractor, Binarizer) alone may import none), each node's operator and
+// ArrayFeatureExtractor, Binarizer, TreeEnsemble) alone may import none), each node's operator and
 // attributes (an unsupported one is an error naming the node and its
 // op_type, never a silently ignored setting), that every input is defined
 // and the graph has no cycle (nodes are sorted topologically), and that
@@ -59,7 +59,11 @@
 // follows from its size) and gathers and reduces with registry ops;
 // AffineGrid (a matmul against a constant grid), Col2Im (an index_add at
 // positions fixed by the shapes, any number of spatial dims) and
-// MaxUnpool (a scatter into zeros) are registry ops throughout. Unique
+// MaxUnpool (a scatter into zeros) are registry ops throughout, as are
+// DeformConv (each tap's bilinear corners taken with one take_along_axis,
+// then a grouped matmul; any number of spatial dims) and ConvTranspose
+// over three or more spatial dims (a matmul, then Col2Im's index_add).
+// Unique
 // (its output's length depends on the values) and BitCast (no registry
 // op reinterprets bits) run on the host too. The operators that work on
 // the host refuse to be traced (ir.Trace, Model.Compile), naming the
@@ -67,14 +71,21 @@
 // inputs only. STFT (frames cut by one index_select, then the registry's
 // FFTs), Scatter (opset 9's ScatterElements), TensorScatter,
 // SwiGLU and ai.onnx.ml's ArrayFeatureExtractor and Binarizer are
-// registry ops.
+// registry ops, and so is ai.onnx.ml's TreeEnsemble: its trees become
+// tables at load, and every sample walks every tree one level per step
+// (gathers, compares and a where, as many steps as the deepest tree),
+// the thresholds compared in X's type. TfIdfVectorizer (integer n-grams;
+// string pools are refused) compares the input's windows, for each n-gram
+// length and skip, with the whole pool and counts the matches with
+// registry ops too.
 //
 // Integer inputs that ONNX uses as parameters (shapes, axes, slice bounds,
 // pads, sizes) are read on the host, from copies kept at load for
 // initializers and Constant nodes and at run time for Shape's outputs, so
 // the common shape arithmetic does not round-trip through the device and
 // a traced graph holds constant attributes: the arithmetic is dead code
-// there and the passes remove it.
+// there and the passes remove it. MelWeightMatrix reads its scalar inputs
+// the same way and builds its filterbank on the host, a constant.
 //
 // Sequences and optionals (SequenceEmpty, SequenceConstruct,
 // SequenceInsert, SequenceErase, SequenceAt, SequenceLength,
@@ -117,8 +128,10 @@
 // Control flow runs on the host: If picks its branch, Loop and Scan run
 // their body once per iteration (the trip count and each condition read
 // as numbers), so a traced graph holds the branch taken or the loop
-// unrolled. The recurrent layers (RNN, GRU, LSTM) are unrolled over the
-// sequence into matmuls and pointwise ops, and GridSample gathers its taps
+// unrolled. The recurrent layers (RNN, GRU, LSTM) and opset 27's
+// LinearAttention are unrolled over the sequence into matmuls and
+// pointwise ops (CausalConvWithState is a depthwise conv1d over the
+// carried state and the input), and GridSample gathers its taps
 // with take_along_axis: no operator needs a kernel of its own, so each
 // runs on every backend and autograd differentiates it. Where ONNX
 // Runtime departs from ONNX's text the importer follows the text: a Loop

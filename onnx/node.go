@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/webtensor/webtensor/core"
 	pb "github.com/webtensor/webtensor/onnx/internal/onnxpb"
@@ -60,6 +61,20 @@ func Operators() []string {
 	return names
 }
 
+// mlOperatorList names the ai.onnx.ml operators the importer supports,
+// for errors: "A, B and C".
+func mlOperatorList() string {
+	names := make([]string, 0, len(mlOperators))
+	for n := range mlOperators {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
 // semanticsSince is the opset from which an operator means what the
 // importer implements, where older versions differ silently: Softmax's
 // family coerced the input to 2-D, TopK had k as an attribute, Resize had
@@ -113,7 +128,7 @@ func newNode(np *pb.NodeProto, opset int64, dev core.Device) (*node, error) {
 	case mlDomain:
 		table, standard = mlOperators, false
 	default:
-		return nil, n.errorf("domain %q is not supported (only the standard ai.onnx domain and ai.onnx.ml's LabelEncoder, ArrayFeatureExtractor and Binarizer)", np.GetDomain())
+		return nil, n.errorf("domain %q is not supported (only the standard ai.onnx domain and ai.onnx.ml's %s)", np.GetDomain(), mlOperatorList())
 	}
 	if np.GetOpType() == "Constant" && standard {
 		n.spec = &opSpec{attrs: constantAttrs}

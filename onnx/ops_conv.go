@@ -8,7 +8,8 @@ import (
 
 // Convolutions and pooling over 1-D and 2-D spatial inputs (1-D runs as
 // 2-D with a height of one where the registry has only the 2-D op); other
-// pools are composed (ops_pool.go).
+// pools are composed (ops_pool.go), and ConvTranspose over three or more
+// spatial dims is a matmul and a Col2Im (convTransposeCols).
 // Padding ONNX gives per side is passed to the registry op when the two
 // sides agree and within the op's limits; otherwise the input is padded
 // first (with the window's identity) and the op runs unpadded.
@@ -177,7 +178,10 @@ func convolve(c *ctx, x, wt, bias *core.Tensor) *core.Tensor {
 // positions get it too.
 func convTranspose(c *ctx) ([]*core.Tensor, error) {
 	x, wt, bias := c.in(0), c.in(1), c.opt(2)
-	s := spatialRank(c, x)
+	s := x.Rank() - 2
+	if c.err == nil && (s < 1 || wt.Rank() != x.Rank()) {
+		c.fail("input shape %v and weight shape %v: want [N, C, spatial...] and [C, M/group, kernel...] of one rank, with at least one spatial dim", x.Shape(), wt.Shape())
+	}
 	if c.err != nil || wt.Err() != nil {
 		return nil, wt.Err()
 	}
@@ -212,18 +216,25 @@ func convTranspose(c *ctx) ([]*core.Tensor, error) {
 	if c.err != nil {
 		return nil, nil
 	}
-	if s == 1 {
-		x, _ = as2d(x, w)
-		ws := wt.Shape()
-		wt = wt.Reshape([]int{ws[0], ws[1], 1, ws[2]})
-	}
-	stride, dil := w.stride, w.dil
-	if s == 1 {
-		stride, dil = []int{1, stride[0]}, []int{1, dil[0]}
-	}
-	y := call("conv_transpose2d", core.Attrs{"stride": stride, "dilation": dil, "groups": int(c.attrInt("group", 1))}, x, wt)
-	if s == 1 {
-		y = from2d(y)
+	var y *core.Tensor
+	if s > 2 {
+		if y = convTransposeCols(c, x, wt, w); y == nil {
+			return nil, nil
+		}
+	} else {
+		if s == 1 {
+			x, _ = as2d(x, w)
+			ws := wt.Shape()
+			wt = wt.Reshape([]int{ws[0], ws[1], 1, ws[2]})
+		}
+		stride, dil := w.stride, w.dil
+		if s == 1 {
+			stride, dil = []int{1, stride[0]}, []int{1, dil[0]}
+		}
+		y = call("conv_transpose2d", core.Attrs{"stride": stride, "dilation": dil, "groups": int(c.attrInt("group", 1))}, x, wt)
+		if s == 1 {
+			y = from2d(y)
+		}
 	}
 	crop := window{begin: make([]int, s), end: make([]int, s)}
 	for i := range s {
@@ -239,6 +250,34 @@ func convTranspose(c *ctx) ([]*core.Tensor, error) {
 		y = call("add", nil, y, bias.Reshape(shape))
 	}
 	return one(y)
+}
+
+// convTransposeCols is an unpadded transposed convolution over any number
+// of spatial dims (the registry's op is 2-D): each input position's
+// columns, the weights' product with its channels ([N, M*prod(kernel), L]
+// by group), are summed into the output by Col2Im.
+func convTransposeCols(c *ctx, x, wt *core.Tensor, w window) *core.Tensor {
+	xs, ws := x.Shape(), wt.Shape()
+	s := len(xs) - 2
+	g := int(c.attrInt("group", 1))
+	if g < 1 || xs[1] != ws[0] || ws[0]%g != 0 {
+		c.fail("group %d, input shape %v and weight shape %v: want the input's channels, the weight's dim 0, a multiple of group", g, xs, ws)
+		return nil
+	}
+	kernel, pixels := core.Shape(ws[2:]).Numel(), core.Shape(xs[2:]).Numel()
+	full := make([]int, s)
+	for i := range s {
+		if w.stride[i] < 1 || w.dil[i] < 1 {
+			c.fail("strides %v and dilations %v must be positive", w.stride, w.dil)
+			return nil
+		}
+		full[i] = w.stride[i]*(xs[2+i]-1) + (ws[2+i]-1)*w.dil[i] + 1
+	}
+	cin, m := xs[1]/g, ws[1]
+	// [g, M*K, Cin/g] @ [N, g, Cin/g, L] = [N, g, M*K, L]
+	wg := call("transpose", core.Attrs{"dim0": 1, "dim1": 2}, wt.Reshape([]int{g, cin, m * kernel}))
+	cols := call("matmul", nil, wg, x.Reshape([]int{xs[0], g, cin, pixels}))
+	return col2imSum(c, cols.Reshape([]int{xs[0], g * m * kernel, pixels}), full, ws[2:], w.stride, w.dil, make([]int, 2*s))
 }
 
 func floorDiv(a, b int) int {

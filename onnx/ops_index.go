@@ -1,6 +1,8 @@
 package onnx
 
 import (
+	"slices"
+
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -115,10 +117,43 @@ func scatterAlong(c *ctx, x, idx, upd *core.Tensor, ax int) *core.Tensor {
 		return call("scatter_reduce", core.Attrs{"axis": ax, "reduce": "amax"}, x, idx, upd)
 	case "min":
 		return call("scatter_reduce", core.Attrs{"axis": ax, "reduce": "amin"}, x, idx, upd)
+	case "mul":
+		return scatterMul(c, x, idx, upd, ax)
 	default:
-		c.fail("reduction %q is not supported (none, add, max, min)", red)
+		c.fail("reduction %q is not supported (none, add, mul, max, min)", red)
 		return x
 	}
+}
+
+// scatterMul multiplies x by the updates at the indices along ax (the
+// registry's scatter_reduce has no product): each update sits in a
+// [.., dim, n, ..] grid of factors, 1 where its index is not the row,
+// whose product over the updates is the factor of each row; the factors,
+// padded with ones to x's shape, multiply x. It holds x's dim times the
+// updates' count along ax per other position, which a scatter of a few
+// updates keeps small.
+func scatterMul(c *ctx, x, idx, upd *core.Tensor, ax int) *core.Tensor {
+	xs, is := x.Shape(), idx.Shape()
+	for d := range is {
+		if len(is) != len(xs) || d != ax && is[d] > xs[d] || !slices.Equal(is, upd.Shape()) {
+			c.fail("indices shape %v, updates shape %v and data shape %v: want indices and updates of one shape, within the data's outside axis %d", is, upd.Shape(), xs, ax)
+			return x
+		}
+	}
+	rows := make([]int, len(is)+1)
+	for i := range rows {
+		rows[i] = 1
+	}
+	rows[ax] = xs[ax]
+	pos := call("arange", core.Attrs{"stop": float64(xs[ax]), "dtype": core.I64, "device": x.Device().String()}).Reshape(rows)
+	hit := call("eq", nil, call("unsqueeze", core.Attrs{"axis": ax}, idx.Cast(core.I64)), pos)
+	factors := call("where", nil, hit, call("unsqueeze", core.Attrs{"axis": ax}, upd), like(upd, 1))
+	factors = call("prod", core.Attrs{"axes": []int{ax + 1}}, factors).Cast(x.DType())
+	pads := make([]int, 0, 2*len(xs))
+	for d := len(xs) - 1; d >= 0; d-- {
+		pads = append(pads, 0, xs[d]-factors.Shape()[d])
+	}
+	return call("mul", nil, x, call("pad", core.Attrs{"pads": pads, "value": 1.0}, factors))
 }
 
 // scatterND writes whole rows of the data viewed as [rows, rest].

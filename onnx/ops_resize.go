@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	pb "github.com/webtensor/webtensor/onnx/internal/onnxpb"
 )
 
 // Resize is separable: each resized axis is one host-built map from input
@@ -17,6 +18,74 @@ import (
 func init() {
 	def([]string{"antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
 		"extrapolation_value", "keep_aspect_ratio_policy", "mode", "nearest_mode"}, resize, "Resize")
+	def([]string{"mode", "scales"}, upsample, "Upsample")
+}
+
+// upsample is Upsample (opsets 7 to 9, deprecated since 10), Resize
+// before it had coordinate modes: each output position y reads input
+// y/scale, nearest rounding down, linear between the two positions
+// around it (clamped at the edge), as onnxruntime's Upsample does. The
+// scales are an attribute up to opset 8 and an input from 9.
+func upsample(c *ctx) ([]*core.Tensor, error) {
+	x := c.in(0)
+	if x.Err() != nil {
+		return nil, x.Err()
+	}
+	mode := c.attrString("mode", "nearest")
+	if mode == "bilinear" || mode == "trilinear" {
+		mode = "linear"
+	}
+	if mode != "nearest" && mode != "linear" {
+		c.fail("mode %q is not one of nearest, linear", mode)
+		return nil, nil
+	}
+	var scales []float64
+	if c.n.opset < 9 {
+		a := c.attr("scales", pb.AttributeProto_FLOATS)
+		if a == nil {
+			c.fail("attribute \"scales\" is required before opset 9")
+			return nil, nil
+		}
+		for _, f := range a.GetFloats() {
+			scales = append(scales, float64(f))
+		}
+	} else {
+		if c.has("scales") {
+			c.fail("attribute \"scales\" is an input from opset 9 (the model imports opset %d)", c.n.opset)
+			return nil, nil
+		}
+		st := c.in(1)
+		if c.err != nil {
+			return nil, nil
+		}
+		var err error
+		if scales, err = st.Float64s(); err != nil {
+			return nil, err
+		}
+	}
+	shape := x.Shape()
+	if len(scales) != len(shape) {
+		c.fail("scales %v give %d values for rank %d", scales, len(scales), len(shape))
+		return nil, nil
+	}
+	p := resizeParams{mode: mode, transform: "asymmetric", nearest: "floor"}
+	y := x
+	for a, scale := range scales {
+		if !(scale >= 1) {
+			c.fail("scales %v: each must be at least 1", scales)
+			return nil, nil
+		}
+		if scale == 1 {
+			continue
+		}
+		m := p.axisMap(shape[a], int(scale*float64(shape[a])), scale, [2]float64{0, 1})
+		if mode == "nearest" {
+			y = m.pick(y, a, 0)
+		} else {
+			y = m.blend(y, a, 0)
+		}
+	}
+	return one(y)
 }
 
 // axisMap is one axis's resampling: per output position, taps (input

@@ -1,10 +1,16 @@
 package onnx
 
-import "github.com/webtensor/webtensor/core"
+import (
+	"math"
+
+	"github.com/webtensor/webtensor/core"
+	pb "github.com/webtensor/webtensor/onnx/internal/onnxpb"
+)
 
 // DFT over the registry's transforms, which take ONNX's own layout: a
 // complex signal as real pairs in a trailing dimension of 2 (a real one
-// has a trailing 1). Det is the registry's.
+// has a trailing 1). Det is the registry's. MelWeightMatrix is a constant
+// computed from its scalar inputs.
 
 func init() {
 	def([]string{"axis", "inverse", "onesided"}, dft, "DFT")
@@ -14,6 +20,64 @@ func init() {
 		def(nil, binaryOp(op), onnxName)
 	}
 	def(nil, unary("bitwise_invert"), "BitwiseNot")
+	def([]string{"output_datatype"}, melWeightMatrix, "MelWeightMatrix")
+}
+
+// melWeightMatrix builds the [dft_length/2+1, num_mel_bins] filterbank
+// on the host from its scalar inputs (parameters, read as shapes are) with
+// ONNX's reference arithmetic: num_mel_bins+2 points evenly spaced in mel
+// between the edges, each mapped to the spectrogram bin
+// floor((dft_length+1) * hz / sample_rate), and a triangle of peak 1 per
+// mel bin between its neighbours.
+func melWeightMatrix(c *ctx) ([]*core.Tensor, error) {
+	var p [5]float64
+	for i := range p {
+		v, ok := c.scalar(i)
+		if !ok && c.err == nil {
+			c.fail("input %d is required", i)
+		}
+		p[i] = v
+	}
+	if c.err != nil {
+		return nil, nil
+	}
+	bins, dftLen, rate, lowHz, highHz := int(p[0]), int(p[1]), p[2], p[3], p[4]
+	if bins < 1 || dftLen < 1 || rate <= 0 || float64(bins) != p[0] || float64(dftLen) != p[1] {
+		c.fail("num_mel_bins %v, dft_length %v and sample_rate %v: want positive integers", p[0], p[1], p[2])
+		return nil, nil
+	}
+	dt, err := heldType(int32(c.attrInt("output_datatype", int64(pb.TensorProto_FLOAT))))
+	if err != nil || !dt.IsFloat() {
+		c.fail("output_datatype %d is not a floating-point type", c.attrInt("output_datatype", 1))
+		return nil, nil
+	}
+	specBins := dftLen/2 + 1
+	lowMel, highMel := 2595*math.Log10(1+lowHz/700), 2595*math.Log10(1+highHz/700)
+	step := (highMel - lowMel) / float64(bins+2)
+	edge := make([]int, bins+2)
+	for i := range edge {
+		hz := 700 * (math.Pow(10, (float64(i)*step+lowMel)/2595) - 1)
+		edge[i] = int(math.Floor(float64(dftLen+1) * hz / rate))
+		if edge[i] < 0 || edge[i] >= specBins {
+			c.fail("lower_edge_hertz %v and upper_edge_hertz %v put mel point %d at spectrogram bin %d, outside [0, %d)", lowHz, highHz, i, edge[i], specBins)
+			return nil, nil
+		}
+	}
+	w := make([]float64, specBins*bins)
+	for i := range bins {
+		lo, mid, hi := edge[i], edge[i+1], edge[i+2]
+		if mid == lo {
+			w[mid*bins+i] = 1
+		} else {
+			for j := lo; j <= mid; j++ {
+				w[j*bins+i] = float64(j-lo) / float64(mid-lo)
+			}
+		}
+		for j := mid; j < hi; j++ {
+			w[j*bins+i] = float64(hi-j) / float64(hi-mid)
+		}
+	}
+	return one(core.FromFloat64s(dt, core.Shape{specBins, bins}, w, c.m.dev))
 }
 
 func dft(c *ctx) ([]*core.Tensor, error) {

@@ -83,7 +83,18 @@ func col2im(c *ctx) ([]*core.Tensor, error) {
 	}
 	stride, dil := intsOr(c, "strides", s, 1), intsOr(c, "dilations", s, 1)
 	pads := intsOr(c, "pads", 2*s, 0)
-	img, kern := toInts(image), toInts(block)
+	if c.err != nil {
+		return nil, nil
+	}
+	return oneOrFail(c, col2imSum(c, x, toInts(image), toInts(block), stride, dil, pads))
+}
+
+// col2imSum is Col2Im's work: x is [N, C*prod(kern), L], the blocks'
+// columns, and the result [N, C, img...]; nil when the shapes disagree
+// (c.err says why).
+func col2imSum(c *ctx, x *core.Tensor, img, kern, stride, dil, pads []int) *core.Tensor {
+	s := len(img)
+	xs := x.Shape()
 	kernel, pixels := 1, 1
 	blocks := make([]int, s)
 	nblocks := 1
@@ -91,8 +102,8 @@ func col2im(c *ctx) ([]*core.Tensor, error) {
 		kernel *= kern[i]
 		pixels *= img[i]
 		if stride[i] < 1 || dil[i] < 1 || kern[i] < 1 {
-			c.fail("strides %v, dilations %v and block_shape %v must be positive", stride, dil, block)
-			return nil, nil
+			c.fail("strides %v, dilations %v and block_shape %v must be positive", stride, dil, kern)
+			return nil
 		}
 		blocks[i] = (img[i]+pads[i]+pads[s+i]-dil[i]*(kern[i]-1)-1)/stride[i] + 1
 		nblocks *= max(blocks[i], 0)
@@ -101,7 +112,7 @@ func col2im(c *ctx) ([]*core.Tensor, error) {
 		c.fail("input has shape %v: want dim 1 a multiple of %d (the block's size) and dim 2 %d (the blocks %v)", xs, kernel, nblocks, blocks)
 	}
 	if c.err != nil {
-		return nil, nil
+		return nil
 	}
 	target := make([]int64, 0, kernel*nblocks)
 	koff, boff := make([]int, s), make([]int, s)
@@ -127,7 +138,7 @@ func col2im(c *ctx) ([]*core.Tensor, error) {
 	cols := x.Reshape([]int{n, ch, kernel * nblocks})
 	y := call("index_add", core.Attrs{"axis": 2}, canvas, core.FromSlice(target, core.Shape{len(target)}, x.Device()), cols)
 	y = call("slice", core.Attrs{"axis": 2, "start": 0, "stop": pixels}, y)
-	return one(y.Reshape(append([]int{n, ch}, img...)))
+	return y.Reshape(append([]int{n, ch}, img...))
 }
 
 // step advances a row-major multi-index over dims.
