@@ -64,6 +64,10 @@ type optimizer struct {
 	kind   string
 	params paramSet
 	state  []ParamState
+	// owned marks the parameters whose state tensors only this optimiser
+	// holds (made by its last step, never handed out by State nor taken
+	// from LoadState's caller): a step releases those it replaces.
+	owned []bool
 }
 
 // newOptimizer makes the shared part of an optimiser of kind over params,
@@ -77,7 +81,7 @@ func newOptimizer(kind string, params []*Parameter, invalid error) (optimizer, e
 	if err != nil {
 		return optimizer{}, err
 	}
-	return optimizer{kind: kind, params: ps, state: make([]ParamState, len(ps))}, nil
+	return optimizer{kind: kind, params: ps, state: make([]ParamState, len(ps)), owned: make([]bool, len(ps))}, nil
 }
 
 // settings are an optimiser's hyper-parameters when they alone give its
@@ -138,6 +142,7 @@ func (o *optimizer) ZeroGrad() {
 // State is a copy of every parameter's state.
 func (o *optimizer) State() []ParamState {
 	out := make([]ParamState, len(o.state))
+	clear(o.owned) // the caller now holds these tensors too
 	for i, s := range o.state {
 		out[i] = ParamState{Step: s.Step, Tensors: maps.Clone(s.Tensors)}
 	}
@@ -181,6 +186,7 @@ func (o *optimizer) LoadState(states []ParamState) error {
 		}
 	}
 	o.state = next
+	clear(o.owned) // LoadState's tensors may share storage with the caller's
 	return nil
 }
 
@@ -221,9 +227,33 @@ func (o *optimizer) step(build rule) error {
 	for _, u := range updates {
 		p := o.params[u.index]
 		p.t = leafWithGrad(u.value, p.t.Grad())
-		o.state[u.index] = ParamState{Step: o.state[u.index].Step + 1, Tensors: u.state}
+		old := o.state[u.index]
+		o.state[u.index] = ParamState{Step: old.Step + 1, Tensors: u.state}
+		if o.owned[u.index] {
+			releaseReplaced(old.Tensors, u)
+		}
+		o.owned[u.index] = true
 	}
 	return nil
+}
+
+// releaseReplaced frees the storage of the state tensors a step replaced,
+// unless the step's results still use it (a state the rule left as it
+// was, on the op chain's path). Left to the collector, the storage of the
+// replaced moments was free only after a collection: each step wrote its
+// new state into memory not touched for a while, and the Adam update of
+// the MLP step (670k parameters, 8 MB of new state) took 1 ms instead of
+// the loop's 0.3 ms.
+func releaseReplaced(old map[string]*core.Tensor, u update) {
+	kept := map[core.Storage]bool{u.value.Storage(): true}
+	for _, t := range u.state {
+		kept[t.Storage()] = true
+	}
+	for _, t := range old {
+		if s := t.Storage(); s != nil && !kept[s] {
+			t.Release()
+		}
+	}
 }
 
 // update builds parameter i's trees over its value, gradient and state

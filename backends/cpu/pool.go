@@ -185,7 +185,7 @@ func parallelFor(n, cost int, fn func(lo, hi int)) {
 	}
 	j.run()
 	if j.left.Load() > 0 {
-		spinUntil(func() bool { return j.left.Load() == 0 })
+		spinUntil(false, func() bool { return j.left.Load() == 0 })
 	}
 	j.done.Wait()
 	failed := j.failed
@@ -207,10 +207,14 @@ func parallelFor(n, cost int, fn func(lo, hi int)) {
 // helpers awake, and an idle pool parks after this long.
 const poolSpin = 200 * time.Microsecond
 
-// spinUntil polls done for up to poolSpin, yielding the processor between
-// rounds so that other goroutines on it still run; it reports whether done
-// became true.
-func spinUntil(done func() bool) bool {
+// spinUntil polls done for up to poolSpin and reports whether it became
+// true. A helper (yield) lets other goroutines on its processor run
+// between rounds; a caller does not: its goroutine may be locked to its
+// thread (every call from C through the ABI is), and runtime.Gosched on a
+// locked thread hands the processor to another thread and back, two
+// futex wake-ups (a relu over 100k floats from Python took 99 us instead
+// of 10).
+func spinUntil(yield bool, done func() bool) bool {
 	deadline := time.Now().Add(poolSpin)
 	for {
 		for range 32 {
@@ -221,7 +225,9 @@ func spinUntil(done func() bool) bool {
 		if time.Now().After(deadline) {
 			return false
 		}
-		runtime.Gosched()
+		if yield {
+			runtime.Gosched()
+		}
 	}
 }
 
@@ -229,7 +235,7 @@ func spinUntil(done func() bool) bool {
 // last one, then waited for.
 func (p *workPool) take() *poolJob {
 	var j *poolJob
-	if spinUntil(func() bool {
+	if spinUntil(true, func() bool {
 		select {
 		case j = <-p.offers:
 			return true
