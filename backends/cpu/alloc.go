@@ -408,7 +408,7 @@ var fillsOutputs = setOf(
 	"_max_pool2d_backward", "_avg_pool2d_backward", "_adaptive_avg_pool2d_backward",
 	// the rows and reductions of a training step
 	"softmax", "log_softmax", "_softmax_backward", "_log_softmax_backward",
-	"layer_norm", "_layer_norm_backward", "sum", "mean",
+	"layer_norm", "_layer_norm_backward", "sum", "mean", "_slice_grad", "_pointwise_loss_backward",
 	// a diffusion UNet's forward: every row, group and pixel is written
 	"group_norm", "scaled_dot_product_attention", "interpolate",
 )

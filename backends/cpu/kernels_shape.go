@@ -177,6 +177,7 @@ func remapTyped[T any](dst, data []T, src layout, maps [][]int, fill T) {
 		}
 	}
 	last := offs[rank-1]
+	runs := remapRuns(last)
 	rows := len(dst) / len(last)
 	parallelFor(rows, len(last), func(lo, hi int) {
 		idx := make([]int, rank-1)
@@ -196,11 +197,32 @@ func remapTyped[T any](dst, data []T, src layout, maps [][]int, fill T) {
 				base += o
 			}
 			row := dst[r*len(last) : (r+1)*len(last)]
-			for j, o := range last {
-				if filled || o < 0 {
+			switch {
+			case filled:
+				for j := range row {
 					row[j] = fill
-				} else {
-					row[j] = data[base+o]
+				}
+			case runs != nil:
+				// Runs of adjacent source elements, or of the fill (a
+				// slice's gradient: its columns and zeros on either side),
+				// as block copies.
+				for _, run := range runs {
+					part := row[run.at : run.at+run.n]
+					if run.src < 0 {
+						for j := range part {
+							part[j] = fill
+						}
+					} else {
+						copy(part, data[base+run.src:base+run.src+run.n])
+					}
+				}
+			default:
+				for j, o := range last {
+					if o < 0 {
+						row[j] = fill
+					} else {
+						row[j] = data[base+o]
+					}
 				}
 			}
 			for d := rank - 2; d >= 0; d-- {
@@ -212,6 +234,29 @@ func remapTyped[T any](dst, data []T, src layout, maps [][]int, fill T) {
 			}
 		}
 	})
+}
+
+// remapRun is a stretch of an output row that reads n adjacent source
+// elements from offset src on (or, with src -1, takes the fill).
+type remapRun struct{ at, n, src int }
+
+// remapRuns splits the last dim's offsets into runs, or returns nil when
+// the runs would be short (a strided or reversed source), where the
+// element loop is faster than a copy per run.
+func remapRuns(offs []int) []remapRun {
+	var runs []remapRun
+	for j := 0; j < len(offs); {
+		k := j + 1
+		for k < len(offs) && ((offs[j] < 0 && offs[k] < 0) || (offs[j] >= 0 && offs[k] == offs[j]+(k-j))) {
+			k++
+		}
+		runs = append(runs, remapRun{at: j, n: k - j, src: offs[j]})
+		j = k
+	}
+	if len(runs)*8 > len(offs) {
+		return nil
+	}
+	return runs
 }
 
 // zeroFill is a fill value of all-zero bytes, wide enough for any dtype.
