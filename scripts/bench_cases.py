@@ -154,7 +154,9 @@ def update_doc(runs, doc, rounds, benchtime, load):
     while end + 1 < len(lines) and lines[end + 1].startswith("|"):
         end += 1
     for i in range(top + 2, end + 1):
-        key = lines[i].split(" | ")[0].removesuffix(MARK)
+        # A row may carry another run's mark (‡: measured with other
+        # settings, its own note below); this run's figures replace it.
+        key = lines[i].split(" | ")[0].removesuffix(MARK).removesuffix(" ‡")
         if key in rows and key.removeprefix("| ") in labels:
             cells = rows[key].split(" | ")
             cells[0] += MARK
