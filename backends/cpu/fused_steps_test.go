@@ -24,7 +24,7 @@ func TestFusedAsmLoopMatchesGoLoops(t *testing.T) {
 	m := op("add", x, op("mul", op("sub", y, x), konst(0.1)))
 	v := op("maximum", op("mul", z, konst(0.999)), op("mul", y, y))
 	upd := op("sub", x, op("div", op("mul", m, scale), op("add", op("sqrt", v), konst(1e-8))))
-	trees := []*fusion.Expr{upd, m, v, op("neg", op("maximum", y, x)), op("div", y, x), m, z, scale, konst(-0.0)}
+	trees := []*fusion.Expr{upd, m, v, op("neg", op("maximum", y, x)), op("div", y, x), m, z, scale, konst(math.Copysign(0, -1))}
 	special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
 		float32(math.Copysign(0, -1)), 0, 1e-40, -3.5, 2, 1}
 	for _, n := range []int{1, 63, 64, 65, 130, fusedBlock, fusedBlock + 64*3 + 5, 5 * fusedBlock} {
