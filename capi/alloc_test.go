@@ -11,6 +11,7 @@ import (
 )
 
 func TestSmallBlocksComeFromSlabs(t *testing.T) {
+	pinThread(t)
 	owners := map[any]uintptr{} // owner -> last address seen in it
 	for range slabBlocks {
 		m, err := hostAlloc(40) // the 64-byte class
@@ -28,6 +29,7 @@ func TestSmallBlocksComeFromSlabs(t *testing.T) {
 }
 
 func TestAnUnreachableSlabIsReused(t *testing.T) {
+	pinThread(t)
 	const class = 3 // 256-byte blocks, unused by the other tests
 	slabs.Lock()
 	before := len(slabs.free[class])
@@ -54,6 +56,7 @@ func TestAnUnreachableSlabIsReused(t *testing.T) {
 // without the pacer, 400 dropped 1 MiB results were all still allocated
 // (the Go heap grows a few hundred bytes per op, far from a collection).
 func TestCMemoryPacesTheCollector(t *testing.T) {
+	pinThread(t)
 	const n = 1 << 18 // f32 elements: 1 MiB
 	x := mustTensor(t, make([]float32, n), n)
 	defer callFree(x)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestBorrowedImportSharesMemoryAndSignalsRelease(t *testing.T) {
+	pinThread(t)
 	b := newCBlock(16)
 	defer b.free()
 	mem := b.bytes(16)
@@ -36,6 +37,7 @@ func TestBorrowedImportSharesMemoryAndSignalsRelease(t *testing.T) {
 }
 
 func TestBorrowedImportRefusesBadInput(t *testing.T) {
+	pinThread(t)
 	b := newCBlock(16)
 	defer b.free()
 	cases := []struct {

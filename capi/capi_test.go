@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"github.com/webtensor/webtensor/abi"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -49,10 +50,12 @@ func mustTensor(t testing.TB, vals []float32, shape ...int64) int64 {
 }
 
 func TestVersionMatchesCore(t *testing.T) {
+	pinThread(t)
 	assert.Equal(t, core.Version, callVersion(), "WT_VERSION_STRING in webtensor.h must equal core.Version")
 }
 
 func TestOpThroughTheABI(t *testing.T) {
+	pinThread(t)
 	a := mustTensor(t, []float32{1, 2, 3, 4, 5, 6}, 2, 3)
 	b := mustTensor(t, []float32{1, 0, 0, 1, 1, 1}, 3, 2)
 	st, outs, n := callOp("matmul", false, []int64{a, b}, nil, 1)
@@ -79,6 +82,7 @@ func TestOpThroughTheABI(t *testing.T) {
 }
 
 func TestBadInputGivesStatusAndMessage(t *testing.T) {
+	pinThread(t)
 	a := mustTensor(t, []float32{1, 2}, 2)
 	defer callFree(a)
 	cases := []struct {
@@ -130,6 +134,7 @@ func TestBadInputGivesStatusAndMessage(t *testing.T) {
 }
 
 func TestAutogradThroughTheABI(t *testing.T) {
+	pinThread(t)
 	x := mustTensor(t, []float32{1, 2, 3}, 3)
 	require.Equal(t, int32(statusOK), callSetRequiresGrad(x, true))
 	st, sq, _ := callOp("mul", false, []int64{x, x}, nil, 1)
@@ -153,6 +158,7 @@ func TestAutogradThroughTheABI(t *testing.T) {
 }
 
 func TestManifestJSON(t *testing.T) {
+	pinThread(t)
 	st, js := callManifest()
 	require.Equal(t, int32(statusOK), st)
 	var m core.Manifest
@@ -161,6 +167,7 @@ func TestManifestJSON(t *testing.T) {
 }
 
 func TestHandlesFromManyGoroutines(t *testing.T) {
+	pinThread(t)
 	before := abi.LiveTensors()
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
@@ -239,4 +246,14 @@ func FuzzFromData(f *testing.F) {
 			assert.Equal(t, int32(statusOK), callFree(h))
 		}
 	})
+}
+
+// pinThread keeps the test's goroutine on one OS thread for the whole test.
+// wt_last_error is the calling thread's, as C expects; a test calls the
+// exported functions from Go, and a goroutine that moved to another thread
+// between a failing call and its lastError() read an empty message
+// (TestBorrowedImportRefusesBadInput failed one run in ten that way).
+func pinThread(t *testing.T) {
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
 }

@@ -18,10 +18,12 @@ import (
 // storage, does not see that memory. Before the closed-tensor pacer, 24
 // closed 32 MiB tensors stayed allocated on both backends.
 func TestClosedTensorsReturnTheirMemory(t *testing.T) {
+	pinThread(t)
 	const count, size = 24, 32 << 20
 	data := make([]byte, size)
 	for _, device := range []string{"cpu", "webgpu"} {
 		t.Run(device, func(t *testing.T) {
+			pinThread(t)
 			// C memory less the CPU cache's free blocks: a closed tensor's
 			// block may go back to the cache (backends/cpu/alloc.go) instead
 			// of to free, and a new tensor may take a cached one.

@@ -81,6 +81,7 @@ func dlIota(n int) []float32 {
 }
 
 func TestDLPackLayout(t *testing.T) {
+	pinThread(t)
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("the DLPack layout numbers below are for 64-bit targets")
 	}
@@ -98,8 +99,10 @@ func TestDLPackLayout(t *testing.T) {
 }
 
 func TestDLPackRoundTrip(t *testing.T) {
+	pinThread(t)
 	for _, v := range dlVersions {
 		t.Run(v.name, func(t *testing.T) {
+			pinThread(t)
 			h, x := dlCPUHandle(t, []float32{1, 2, 3, 4, 5, 6}, core.Shape{2, 3})
 			m, st := exportDLPack(v.versioned, h, false)
 			require.Equal(t, int32(statusOK), st, lastError())
@@ -139,8 +142,10 @@ func TestDLPackRoundTrip(t *testing.T) {
 // TestDLPackExportOutlivesHandle frees the handle, collects, and reuses
 // the allocator: the export's data must still hold its values.
 func TestDLPackExportOutlivesHandle(t *testing.T) {
+	pinThread(t)
 	for _, v := range dlVersions {
 		t.Run(v.name, func(t *testing.T) {
+			pinThread(t)
 			vals := dlIota(1024)
 			h, _ := dlCPUHandle(t, vals, core.Shape{1024})
 			m, st := exportDLPack(v.versioned, h, false)
@@ -167,8 +172,10 @@ func TestDLPackExportOutlivesHandle(t *testing.T) {
 }
 
 func TestDLPackImportDeleterRunsOnce(t *testing.T) {
+	pinThread(t)
 	for _, v := range dlVersions {
 		t.Run(v.name, func(t *testing.T) {
+			pinThread(t)
 			data := dlCFloats([]float32{1, 2, 3, 4})
 			defer dlCFree(data)
 			p := dlNewProducer(dlSpec{Major: 1, Minor: 1, Data: data, DeviceType: dlCPU, Ndim: 2,
@@ -240,6 +247,7 @@ func (c dlLayoutCase) want() []float32 {
 }
 
 func TestDLPackImportLayouts(t *testing.T) {
+	pinThread(t)
 	cases := []dlLayoutCase{
 		{name: "null strides", shape: []int64{2, 3}, bufLen: 6},
 		{name: "scalar", shape: []int64{}, bufLen: 1},
@@ -255,6 +263,7 @@ func TestDLPackImportLayouts(t *testing.T) {
 	for _, v := range dlVersions {
 		for _, c := range cases {
 			t.Run(v.name+"/"+c.name, func(t *testing.T) {
+				pinThread(t)
 				data := dlCFloats(dlIota(c.bufLen))
 				defer dlCFree(data)
 				p := dlNewProducer(dlSpec{Major: 1, Data: data, DeviceType: dlCPU, Ndim: int32(len(c.shape)),
@@ -280,6 +289,7 @@ func TestDLPackImportLayouts(t *testing.T) {
 }
 
 func TestDLPackExportViews(t *testing.T) {
+	pinThread(t)
 	h, base := dlCPUHandle(t, []float32{0, 1, 2, 3, 4, 5}, core.Shape{2, 3})
 	defer abi.TensorFree(h)
 	views := []struct {
@@ -297,6 +307,7 @@ func TestDLPackExportViews(t *testing.T) {
 	for _, v := range dlVersions {
 		for _, c := range views {
 			t.Run(v.name+"/"+c.name, func(t *testing.T) {
+				pinThread(t)
 				hv := abi.NewHandle(core.NewView(base, c.shape, c.strides, c.offset), false)
 				defer abi.TensorFree(hv)
 				m, st := exportDLPack(v.versioned, hv, false)
@@ -333,6 +344,7 @@ func (s *dlGoStorage) Release()     {}
 func (s *dlGoStorage) Host() []byte { return s.b }
 
 func TestDLPackExportCopiesGoMemory(t *testing.T) {
+	pinThread(t)
 	b, err := core.BackendFor(core.CPU)
 	require.NoError(t, err)
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(&[]float32{7, 8, 9}[0])), 12)
@@ -351,6 +363,7 @@ func TestDLPackExportCopiesGoMemory(t *testing.T) {
 }
 
 func TestDLPackReadOnly(t *testing.T) {
+	pinThread(t)
 	data := dlCFloats([]float32{1, 2})
 	defer dlCFree(data)
 	p := dlNewProducer(dlSpec{Major: 1, Flags: flagReadOnly, Data: data, DeviceType: dlCPU, Ndim: 1,
@@ -372,6 +385,7 @@ func TestDLPackReadOnly(t *testing.T) {
 }
 
 func TestDLPackDTypes(t *testing.T) {
+	pinThread(t)
 	want := map[core.DType][2]int{core.F32: {dlFloat, 32}, core.F64: {dlFloat, 64}, core.F16: {dlFloat, 16},
 		core.BF16: {dlBfloat, 16}, core.I64: {dlInt, 64}, core.I32: {dlInt, 32}, core.I16: {dlInt, 16},
 		core.I8: {dlInt, 8}, core.U32: {dlUInt, 32}, core.U8: {dlUInt, 8}, core.Bool: {dlBool, 8},
@@ -380,6 +394,7 @@ func TestDLPackDTypes(t *testing.T) {
 	for _, d := range core.AllDTypes {
 		for _, v := range dlVersions {
 			t.Run(fmt.Sprint(d, "/", v.name), func(t *testing.T) {
+				pinThread(t)
 				x := core.FromFloat64s(d, core.Shape{2}, []float64{1, 0})
 				require.NoError(t, x.Err())
 				h := abi.NewHandle(x, false)
@@ -405,6 +420,7 @@ func TestDLPackDTypes(t *testing.T) {
 }
 
 func TestDLPackEmpty(t *testing.T) {
+	pinThread(t)
 	// NULL data is fine when there is nothing to read.
 	p := dlNewProducer(dlSpec{Major: 1, DeviceType: dlCPU, Ndim: 2, Code: dlFloat, Bits: 32, Lanes: 1,
 		Shape: []int64{0, 3}, Strides: []int64{1 << 60, -(1 << 60)}})
@@ -426,6 +442,7 @@ func TestDLPackEmpty(t *testing.T) {
 }
 
 func TestDLPackMalformed(t *testing.T) {
+	pinThread(t)
 	data := dlCFloats(dlIota(16))
 	defer dlCFree(data)
 	good := dlSpec{Major: 1, Minor: 1, Data: data, DeviceType: dlCPU, Ndim: 1, Code: dlFloat, Bits: 32, Lanes: 1,
@@ -468,6 +485,7 @@ func TestDLPackMalformed(t *testing.T) {
 				continue
 			}
 			t.Run(v.name+"/"+c.name, func(t *testing.T) {
+				pinThread(t)
 				p := dlNewProducer(c.spec)
 				defer dlCFree(p)
 				_, st := importDLPack(v.versioned, dlProducerManaged(p, v.versioned), false)
@@ -478,6 +496,7 @@ func TestDLPackMalformed(t *testing.T) {
 			})
 		}
 		t.Run(v.name+"/null pointers", func(t *testing.T) {
+			pinThread(t)
 			_, st := importDLPack(v.versioned, nil, false)
 			assert.Equal(t, int32(statusInvalid), st)
 			assert.Contains(t, lastError(), "NULL")
@@ -488,6 +507,7 @@ func TestDLPackMalformed(t *testing.T) {
 			assert.Zero(t, dlProducerCalls(p))
 		})
 		t.Run(v.name+"/export errors", func(t *testing.T) {
+			pinThread(t)
 			_, st := exportDLPack(v.versioned, 1<<62, false)
 			assert.Equal(t, int32(statusHandle), st)
 			h, _ := dlCPUHandle(t, []float32{1}, core.Shape{1})
@@ -514,6 +534,7 @@ func TestDLPackMalformed(t *testing.T) {
 // TestDLPackDeletersFromManyThreads runs export deleters concurrently from
 // goroutines and from threads Go did not create.
 func TestDLPackDeletersFromManyThreads(t *testing.T) {
+	pinThread(t)
 	h, _ := dlCPUHandle(t, dlIota(8), core.Shape{8})
 	defer abi.TensorFree(h)
 	const n = 16

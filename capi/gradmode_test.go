@@ -14,6 +14,7 @@ import (
 // exit on a thread without a scope is an error. (Each goroutine is locked
 // to its thread, as every C caller is on its own.)
 func TestNoGradScopeIsPerThread(t *testing.T) {
+	pinThread(t)
 	w := mustTensor(t, []float32{1, 2, 3}, 3)
 	defer callFree(w)
 	require.Equal(t, int32(statusOK), callSetRequiresGrad(w, true), lastError())
@@ -56,6 +57,7 @@ func TestNoGradScopeIsPerThread(t *testing.T) {
 // A freed gradient handle given to wt_backward is an error, never taken for
 // "no gradient" (which is 0).
 func TestBackwardWithFreedGradientIsAnError(t *testing.T) {
+	pinThread(t)
 	w := mustTensor(t, []float32{1, 2}, 2)
 	defer callFree(w)
 	require.Equal(t, int32(statusOK), callSetRequiresGrad(w, true), lastError())

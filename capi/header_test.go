@@ -15,6 +15,7 @@ import (
 // (exported from Go or written in C here), and nothing is exported that the
 // header does not document.
 func TestHeaderMatchesExports(t *testing.T) {
+	pinThread(t)
 	var header []byte
 	for _, f := range []string{"webtensor.h", "webtensor_domains.h"} { // the second is included by the first
 		b, err := os.ReadFile(filepath.Join("include", f))

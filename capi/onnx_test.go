@@ -64,6 +64,7 @@ func i64s(b []byte) []int64 {
 }
 
 func TestOnnxLoadNamesAndInfo(t *testing.T) {
+	pinThread(t)
 	m := loadSDKModel(t)
 	st, ins := callOnnxNames(m, false)
 	require.Equal(t, int32(statusOK), st, lastError())
@@ -86,6 +87,7 @@ func TestOnnxLoadNamesAndInfo(t *testing.T) {
 }
 
 func TestOnnxRunNamedInputs(t *testing.T) {
+	pinThread(t)
 	c := readSDKCase(t)
 	m := loadSDKModel(t)
 	x := mustTensor(t, c.Inputs.X.Data, c.Inputs.X.Shape...)
@@ -128,6 +130,7 @@ func TestOnnxRunNamedInputs(t *testing.T) {
 }
 
 func TestOnnxRunErrors(t *testing.T) {
+	pinThread(t)
 	c := readSDKCase(t)
 	m := loadSDKModel(t)
 	x := mustTensor(t, c.Inputs.X.Data, c.Inputs.X.Shape...)
@@ -164,6 +167,7 @@ func TestOnnxRunErrors(t *testing.T) {
 }
 
 func TestOnnxLoadErrors(t *testing.T) {
+	pinThread(t)
 	st, _ := callOnnxLoad(filepath.Join(t.TempDir(), "absent.onnx"), "")
 	assert.Equal(t, int32(abi.StatusIO), st)
 	assert.Contains(t, lastError(), "absent.onnx: no such file or directory")
@@ -199,6 +203,7 @@ func TestOnnxLoadErrors(t *testing.T) {
 }
 
 func TestOnnxLoadBytesRunsLikeLoad(t *testing.T) {
+	pinThread(t)
 	raw, err := os.ReadFile(sdkModel)
 	require.NoError(t, err)
 	st, m := callOnnxLoadBytes(raw)

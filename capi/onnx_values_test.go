@@ -17,6 +17,7 @@ import (
 // the buffer protocols, one run however often the results are read.
 
 func TestOnnxRunValuesThroughC(t *testing.T) {
+	pinThread(t)
 	st, m := callOnnxLoad(filepath.Join("..", "onnx", "testdata", "sdk_values_model.onnx"), "")
 	require.Equal(t, int32(statusOK), st, lastError())
 	defer callOnnxFree(m)

@@ -11,6 +11,7 @@ import (
 // Integer bounds passed as WT_ATTR_INT reach arange exactly (issue 26: as
 // floats, arange(2^53+1, 2^53+4) repeated values).
 func TestArangeIntBoundsThroughTheABI(t *testing.T) {
+	pinThread(t)
 	const big = 1 << 53
 	st, outs, _ := callOp("arange", false, nil, []goAttr{{Name: "start", Kind: 1, I: big + 1}, {Name: "stop", Kind: 1, I: big + 4}}, 1)
 	require.Equal(t, int32(statusOK), st, lastError())
@@ -26,6 +27,7 @@ func TestArangeIntBoundsThroughTheABI(t *testing.T) {
 // (it used to abort the process), and nonzero, whose answer does not fit,
 // is WT_ERR_OUT_OF_MEMORY with the size in the message.
 func TestHugeBroadcastViewThroughTheABI(t *testing.T) {
+	pinThread(t)
 	one := mustTensor(t, []float32{1}, 1)
 	defer callFree(one)
 	st, outs, _ := callOp("expand", false, []int64{one}, []goAttr{{Name: "shape", Kind: 5, Ints: []int64{1e11}}}, 1)

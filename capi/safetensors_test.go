@@ -15,10 +15,12 @@ import (
 // shared corpus is refused with WT_ERR_INVALID naming the file and the
 // problem, or described, given the whole file or only its header.
 func TestSafetensorsHeaderCorpus(t *testing.T) {
+	pinThread(t)
 	cases, err := safetensorstest.Cases()
 	require.NoError(t, err)
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
+			pinThread(t)
 			file, err := c.Bytes()
 			require.NoError(t, err)
 			st, out, msg := callSafetensorsHeader(file, len(file), "dir/model.safetensors")
@@ -49,6 +51,7 @@ func TestSafetensorsHeaderCorpus(t *testing.T) {
 }
 
 func TestSafetensorsHeaderArguments(t *testing.T) {
+	pinThread(t)
 	st, _, msg := callSafetensorsHeader(make([]byte, 16), 0, "")
 	assert.Equal(t, int32(statusInvalid), st)
 	assert.Contains(t, msg, "safetensors: 0 bytes given of the file's 8-byte header length")
