@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/webtensor/webtensor/core/oprules"
 )
@@ -179,8 +180,12 @@ func gatherRowStrided(dst []float32, step, n int, line []float32, ow, lo, hi, st
 		pos := (ow+a)*stride + base
 		src := line[pos : pos+(b-a-1)*stride+1]
 		out := dst[a*step : (b-1)*step+1]
-		for i, o := 0, 0; o < len(out); i, o = i+stride, o+step {
-			out[o] = src[i]
+		if stride == 1 {
+			scatterStrided(out, step, src)
+		} else {
+			for i, o := 0, 0; o < len(out); i, o = i+stride, o+step {
+				out[o] = src[i]
+			}
 		}
 	}
 	for t := 0; t < a; t++ {
@@ -188,6 +193,29 @@ func gatherRowStrided(dst []float32, step, n int, line []float32, ow, lo, hi, st
 	}
 	for t := b; t < n; t++ {
 		dst[t*step] = 0
+	}
+}
+
+// scatterStrided sets out[t*step] = src[t] for every t, four at a time and
+// without a bounds check per element: the weight gradient's packing calls
+// it for every row of the unfolded image, and the checked loop, four
+// cycles an element, was a fifth of conv2d's forward and backward.
+// out must hold (len(src)-1)*step+1 elements.
+func scatterStrided(out []float32, step int, src []float32) {
+	n := len(src)
+	if n == 0 {
+		return
+	}
+	_ = out[(n-1)*step]
+	o := unsafe.Pointer(unsafe.SliceData(out))
+	at := func(t int) *float32 { return (*float32)(unsafe.Add(o, uintptr(t*step)*4)) }
+	t := 0
+	for ; t+4 <= n; t += 4 {
+		s := src[t : t+4 : t+4]
+		*at(t), *at(t + 1), *at(t + 2), *at(t + 3) = s[0], s[1], s[2], s[3]
+	}
+	for ; t < n; t++ {
+		*at(t) = src[t]
 	}
 }
 
