@@ -144,15 +144,7 @@ func packUnfolded(w *window, img []float32, p0, kc, j0, n int, dst []float32, se
 // sliver layout (element (j, p) of a sliver at (j-j0)*gemmNR + p%gemmNR).
 func packUnfoldedT(w *window, img []float32, r0, nrows, j0, kc int, dst []float32, segs []convSegment) []convSegment {
 	nr, kp := gemmNR, gemmRoundUp(kc, gemmKU)
-	slivers := (nrows + nr - 1) / nr
-	for s := range slivers {
-		sl := dst[s*kp*nr : (s+1)*kp*nr]
-		if (s+1)*nr > nrows {
-			clear(sl)
-		} else {
-			clear(sl[kc*nr:])
-		}
-	}
+	clearSliverTails(dst, nrows, kc)
 	segs = convSegments(w, j0, kc, kc, func(off int) int { return off * nr }, segs)
 	taps, plane := w.kh*w.kw, w.ih*w.iw
 	for p := r0; p < r0+nrows; p++ {
@@ -334,6 +326,10 @@ func convWeightGradPacked(w *window, batch, groups, inC, outC int, image, grad, 
 	kp := gemmRoundUp(kc, gemmKU)
 	slivers := (rows + gemmNR - 1) / gemmNR
 	per := max(1, (slivers*groups+2*NumThreads()-1)/(2*NumThreads())) // slivers per task
+	tapMajor := convTapMajor(w, inC)
+	if tapMajor {
+		defer untapWeightGrad(dw, groups*outC, inC, w.kh*w.kw)
+	}
 	chunks := (slivers + per - 1) / per
 	// Every task reads all of the gradient: pack it once, panel by panel.
 	panels, apSize := (outSize+kc-1)/kc, gemmRoundUp(outC, gemmMR)*kp
@@ -357,7 +353,11 @@ func convWeightGradPacked(w *window, batch, groups, inC, outC int, image, grad, 
 				src := image[u*inC*inSize:][:inC*inSize]
 				for pc := 0; pc < outSize; pc += kc {
 					kq := min(kc, outSize-pc)
-					segs = packUnfoldedT(w, src, r0, nrows, pc, kq, *bp, segs)
+					if tapMajor {
+						segs = packUnfoldedTTaps(w, src, inC, r0, nrows, pc, kq, *bp, segs)
+					} else {
+						segs = packUnfoldedT(w, src, r0, nrows, pc, kq, *bp, segs)
+					}
 					store := b == 0 && pc == 0
 					ap := aps[(u*panels+pc/kc)*apSize:]
 					gemmMacroKernel(store, outC, nrows, kq, 1, ap, *bp, 0, (nrows+gemmNR-1)/gemmNR, dst, rows)

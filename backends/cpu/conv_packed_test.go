@@ -26,6 +26,11 @@ func TestConvPackedMatchesF64(t *testing.T) {
 		{[]int{2, 6, 7, 11}, []int{9, 2, 1, 1}, core.Attrs{"groups": 3}},
 		{[]int{1, 70, 10, 10}, []int{19, 70, 3, 3}, core.Attrs{"padding": 3, "dilation": 2}},
 		{[]int{2, 5, 9, 9}, []int{7, 5, 5, 3}, core.Attrs{"stride": []int{1, 2}, "padding": []int{0, 2}}},
+		// Channels in eights: the weight gradient packs tap-major (conv_wgrad_taps.go),
+		// rows inside the image, at its edges and in the padding.
+		{[]int{2, 16, 13, 45}, []int{12, 8, 3, 3}, core.Attrs{"padding": []int{2, 1}, "groups": 2, "stride": []int{2, 1}}},
+		{[]int{1, 24, 9, 37}, []int{10, 24, 3, 5}, core.Attrs{"padding": 2, "dilation": []int{1, 2}}},
+		{[]int{2, 8, 6, 70}, []int{4, 8, 2, 3}, core.Attrs{}},
 	}
 	for i, c := range cases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
