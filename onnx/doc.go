@@ -9,7 +9,7 @@
 // Everything that can be checked without input values is checked at load:
 // the default-domain opset (7 and later; operators whose meaning changed
 // silently are refused in older models; a model of ai.onnx.ml operators (LabelEncoder,
-// ArrayFeatureExtractor, Binarizer, TreeEnsemble) alone may import none), each node's operator and
+// ArrayFeatureExtractor, Binarizer, the tree ensembles) alone may import none), each node's operator and
 // attributes (an unsupported one is an error naming the node and its
 // op_type, never a silently ignored setting), that every input is defined
 // and the graph has no cycle (nodes are sorted topologically), and that
@@ -71,10 +71,14 @@
 // inputs only. STFT (frames cut by one index_select, then the registry's
 // FFTs), Scatter (opset 9's ScatterElements), TensorScatter,
 // SwiGLU and ai.onnx.ml's ArrayFeatureExtractor and Binarizer are
-// registry ops, and so is ai.onnx.ml's TreeEnsemble: its trees become
-// tables at load, and every sample walks every tree one level per step
-// (gathers, compares and a where, as many steps as the deepest tree),
-// the thresholds compared in X's type. TfIdfVectorizer (integer n-grams;
+// registry ops, and so are ai.onnx.ml's TreeEnsemble and the older
+// TreeEnsembleRegressor and TreeEnsembleClassifier that skl2onnx and
+// onnxmltools write: their trees become tables at load, and every sample
+// walks every tree one level per step (gathers, compares and a where, as
+// many steps as the deepest tree), the thresholds compared in X's type
+// (TreeEnsemble) or in float32, float64 where X or an attribute is double
+// and the device has float64 (the older two, whose outputs are float32).
+// A classifier's string labels are picked on the host. TfIdfVectorizer (integer n-grams;
 // string pools are refused) compares the input's windows, for each n-gram
 // length and skip, with the whole pool and counts the matches with
 // registry ops too.

@@ -402,7 +402,13 @@ func (f *forest) aggregateLeaves(at *core.Tensor, n int, dt core.DType, dev core
 	if f.base != nil {
 		y = call("add", nil, y, core.FromFloat64s(dt, core.Shape{f.targets}, f.base, dev))
 	}
-	switch f.post {
+	return postTransform(y, f.post)
+}
+
+// postTransform applies a post_transform (NONE, SOFTMAX, LOGISTIC,
+// SOFTMAX_ZERO) to scores y, [N, targets].
+func postTransform(y *core.Tensor, post string) *core.Tensor {
+	switch post {
 	case "SOFTMAX":
 		y = call("softmax", core.Attrs{"axis": 1}, y)
 	case "LOGISTIC":

@@ -141,5 +141,5 @@ func TestTreeEnsembleErrorsNameTheNode(t *testing.T) {
 	mp := treeModel(treeAttrs())
 	mp.Graph.Node[0].Domain = proto.String("ai.onnx.preview")
 	_, err = loadCPU(t, mp)
-	assert.ErrorContains(t, err, `domain "ai.onnx.preview" is not supported (only the standard ai.onnx domain and ai.onnx.ml's ArrayFeatureExtractor, Binarizer, LabelEncoder and TreeEnsemble)`)
+	assert.ErrorContains(t, err, `domain "ai.onnx.preview" is not supported (only the standard ai.onnx domain and ai.onnx.ml's ArrayFeatureExtractor, Binarizer, LabelEncoder, TreeEnsemble, TreeEnsembleClassifier and TreeEnsembleRegressor)`)
 }
