@@ -48,3 +48,32 @@ func TestFuseMapBroadcastLeavesMatchTheOpChain(t *testing.T) {
 		})
 	}
 }
+
+// Views whose rows are dense but apart (a slice of the last dim, over one
+// or several leading dims) are read row by row in place; other views (a
+// transpose) from a dense copy; both give the op chain's bits.
+func TestFuseMapViewLeavesMatchTheOpChain(t *testing.T) {
+	leaf := func(i int) *fusion.Expr { return &fusion.Expr{Arg: i} }
+	tree := &fusion.Expr{Op: "mul", Args: []*fusion.Expr{&fusion.Expr{Op: "add", Args: []*fusion.Expr{leaf(0), leaf(1)}}, leaf(1)}}
+	big := core.Call1("randn", core.Attrs{"shape": []int{2, 300, 70}, "seed": 5})
+	views := map[string]*core.Tensor{
+		"last-dim slice": core.Call1("slice", core.Attrs{"axis": -1, "start": 3, "stop": 38, "step": 1}, big),
+		"2-d slice":      core.Call1("slice", core.Attrs{"axis": -1, "start": 0, "stop": 35, "step": 1}, core.Call1("reshape", core.Attrs{"shape": []int{600, 70}}, big)),
+		"transpose":      core.Call1("transpose", core.Attrs{"dim0": 1, "dim1": 2}, core.Call1("slice", core.Attrs{"axis": 1, "start": 0, "stop": 35, "step": 1}, big)),
+	}
+	for name, v := range views {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, v.Err())
+			require.False(t, v.IsContiguous(), "the case needs a view")
+			x := core.Call1("randn", core.Attrs{"shape": []int(v.Shape()), "seed": 6})
+			got, err := (&Backend{}).FuseMap(tree, []*core.Tensor{x, v}, v.Shape(), core.F32)
+			require.NoError(t, err)
+			want := core.Call1("mul", nil, core.Call1("add", nil, x, v), v)
+			g, err := got.Float32s()
+			require.NoError(t, err)
+			w, err := want.Float32s()
+			require.NoError(t, err)
+			require.Equal(t, w, g)
+		})
+	}
+}
