@@ -538,6 +538,19 @@ func gemmAxpy(alpha float32, x, y []float32) {
 
 // gemmF32Naive adds alpha*op(A)*op(B) into C for products too small to pack.
 func gemmF32Naive(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	if transB && m > 1 && k*n <= gemmSmall {
+		// Bᵀ stored: its columns are read n times over, each element a
+		// stride apart (attention scores q·kᵀ of a few frames, 6% of a
+		// TimeSformer forward). Transposed once into a k x n copy, the
+		// loop below reads rows; the products and sums are the same.
+		var bt [gemmSmall]float32
+		for j := range n {
+			for p, v := range b[j*ldb : j*ldb+k] {
+				bt[p*n+j] = v
+			}
+		}
+		b, ldb, transB = bt[:k*n], n, false
+	}
 	for i := 0; i < m; i++ {
 		row := c[i*ldc : i*ldc+n]
 		for p := 0; p < k; p++ {
