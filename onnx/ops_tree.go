@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
-	pb "github.com/webtensor/webtensor/onnx/internal/onnxpb"
 )
 
 // ai.onnx.ml's TreeEnsemble (opset 5). The trees are read at load into
@@ -60,68 +59,15 @@ type forest struct {
 }
 
 func prepareTreeEnsemble(n *node) error {
-	ints := func(name string, required bool) ([]int64, error) {
-		a := n.attrs[name]
-		if a == nil {
-			if required {
-				return nil, fmt.Errorf("attribute %q is required", name)
-			}
-			return nil, nil
-		}
-		if a.GetType() != pb.AttributeProto_INTS {
-			return nil, fmt.Errorf("attribute %q is a %s, want INTS", name, a.GetType())
-		}
-		return a.GetInts(), nil
-	}
-	tensor := func(name string, required bool) ([]float64, error) {
-		a := n.attrs[name]
-		if a == nil {
-			if required {
-				return nil, fmt.Errorf("attribute %q is required", name)
-			}
-			return nil, nil
-		}
-		if a.GetType() != pb.AttributeProto_TENSOR || a.GetT() == nil {
-			return nil, fmt.Errorf("attribute %q is a %s, want TENSOR", name, a.GetType())
-		}
-		v, err := decodeTensorValue(a.GetT(), core.CPU, nil)
-		if err != nil {
-			return nil, fmt.Errorf("attribute %q: %w", name, err)
-		}
-		t, ok := v.(*core.Tensor)
-		if !ok {
-			return nil, fmt.Errorf("attribute %q holds strings, want numbers", name)
-		}
-		return t.Float64s()
-	}
-	integer := func(name string, def int64) (int64, error) {
-		a := n.attrs[name]
-		if a == nil {
-			return def, nil
-		}
-		if a.GetType() != pb.AttributeProto_INT {
-			return 0, fmt.Errorf("attribute %q is a %s, want INT", name, a.GetType())
-		}
-		return a.GetI(), nil
-	}
-	var errs []error
-	must := func(v []int64, err error) []int64 { errs = append(errs, err); return v }
-	mustF := func(v []float64, err error) []float64 { errs = append(errs, err); return v }
-	feature, trueIDs, falseIDs := must(ints("nodes_featureids", true)), must(ints("nodes_truenodeids", true)), must(ints("nodes_falsenodeids", true))
-	trueLeaf, falseLeaf, missing := must(ints("nodes_trueleafs", true)), must(ints("nodes_falseleafs", true)), must(ints("nodes_missing_value_tracks_true", false))
-	roots, targetIDs := must(ints("tree_roots", true)), must(ints("leaf_targetids", true))
-	modes, splits, weights := mustF(tensor("nodes_modes", true)), mustF(tensor("nodes_splits", true)), mustF(tensor("leaf_weights", true))
-	members := mustF(tensor("membership_values", false))
-	agg, err := integer("aggregate_function", 1)
-	errs = append(errs, err)
-	post, err := integer("post_transform", 0)
-	errs = append(errs, err)
-	targets, err := integer("n_targets", -1)
-	errs = append(errs, err)
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+	a := &mlAttrs{n: n}
+	feature, trueIDs, falseIDs := a.ints("nodes_featureids", true), a.ints("nodes_truenodeids", true), a.ints("nodes_falsenodeids", true)
+	trueLeaf, falseLeaf, missing := a.ints("nodes_trueleafs", true), a.ints("nodes_falseleafs", true), a.ints("nodes_missing_value_tracks_true", false)
+	roots, targetIDs := a.ints("tree_roots", true), a.ints("leaf_targetids", true)
+	modes, splits, weights := a.tensor("nodes_modes", true), a.tensor("nodes_splits", true), a.tensor("leaf_weights", true)
+	members := a.tensor("membership_values", false)
+	agg, post, targets := a.integer("aggregate_function", 1), a.integer("post_transform", 0), a.integer("n_targets", -1)
+	if a.err != nil {
+		return a.err
 	}
 	f := &forest{interior: len(feature), roots: roots}
 	if agg < 0 || agg > 3 {

@@ -81,6 +81,41 @@ func (a *mlAttrs) ints(name string, required bool) []int64 {
 	return a.get(name, pb.AttributeProto_INTS, required).GetInts()
 }
 
+// integer reads an INT attribute, def when it is absent.
+func (a *mlAttrs) integer(name string, def int64) int64 {
+	if at := a.get(name, pb.AttributeProto_INT, false); at != nil {
+		return at.GetI()
+	}
+	return def
+}
+
+// tensor reads a numeric TENSOR attribute as float64s; nil when absent.
+func (a *mlAttrs) tensor(name string, required bool) []float64 {
+	at := a.get(name, pb.AttributeProto_TENSOR, required)
+	if at == nil {
+		return nil
+	}
+	if at.GetT() == nil {
+		a.fail("attribute %q is a %s, want TENSOR", name, at.GetType())
+		return nil
+	}
+	v, err := decodeTensorValue(at.GetT(), core.CPU, nil)
+	if err != nil {
+		a.fail("attribute %q: %v", name, err)
+		return nil
+	}
+	t, ok := v.(*core.Tensor)
+	if !ok {
+		a.fail("attribute %q holds strings, want numbers", name)
+		return nil
+	}
+	out, err := t.Float64s()
+	if err != nil {
+		a.fail("attribute %q: %v", name, err)
+	}
+	return out
+}
+
 func (a *mlAttrs) strs(name string, required bool) []string {
 	var out []string
 	for _, b := range a.get(name, pb.AttributeProto_STRINGS, required).GetStrings() {

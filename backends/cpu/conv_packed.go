@@ -85,15 +85,7 @@ func convSegments(w *window, j0, n, run int, place func(off int) int, segs []con
 // to kp = roundUp(kc, gemmKU) rows.
 func packUnfolded(w *window, img []float32, p0, kc, j0, n int, dst []float32, segs []convSegment) []convSegment {
 	nr, kp := gemmNR, gemmRoundUp(kc, gemmKU)
-	slivers := (n + nr - 1) / nr
-	for s := range slivers {
-		sl := dst[s*kp*nr : (s+1)*kp*nr]
-		if (s+1)*nr > n {
-			clear(sl)
-		} else {
-			clear(sl[kc*nr:])
-		}
-	}
+	clearSliverTails(dst, n, kc)
 	segs = convSegments(w, j0, n, nr, func(off int) int { return (off/nr)*kp*nr + off%nr }, segs)
 	taps, plane := w.kh*w.kw, w.ih*w.iw
 	for p := p0; p < p0+kc; p++ {

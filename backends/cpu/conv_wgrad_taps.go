@@ -18,8 +18,9 @@ func convTapMajor(w *window, inC int) bool {
 	return transpose8Asm && inC%8 == 0 && w.sw == 1 && w.kh*w.kw > 1
 }
 
-// clearSliverTails zeroes what the packing below does not write: the k
-// steps past kc of every sliver and whole slivers past ncols columns.
+// clearSliverTails zeroes what the convolutions' packings (packUnfolded,
+// packUnfoldedT, packUnfoldedTTaps) do not write: the k steps past kc of
+// every sliver, and the whole of a sliver that ncols columns do not fill.
 func clearSliverTails(dst []float32, ncols, kc int) {
 	nr, kp := gemmNR, gemmRoundUp(kc, gemmKU)
 	for s := range (ncols + nr - 1) / nr {

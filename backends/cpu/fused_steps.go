@@ -12,7 +12,7 @@ import "unsafe"
 // of the step's CPU time that way.
 
 // fusedChunk is the elements the assembly loop covers per pass (four
-// AVX-512 or eight AVX2 vectors); fusedSteps is its step.
+// AVX-512 or eight AVX2 vectors), as in _asm/fused.go.
 const fusedChunk = 64
 
 // opCopy writes a slot into a second output (a root shared by two trees,
