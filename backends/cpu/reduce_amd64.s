@@ -2092,15 +2092,13 @@ rsingle:
 	VROUNDPS     $0x00, Y3, Y3
 	VFNMADD231PS rdc3f318000<>+0(SB), Y3, Y4
 	VFNMADD231PS rdcb95e8083<>+0(SB), Y3, Y4
-	VMOVUPS      rdc39506967<>+0(SB), Y5
-	VFMADD213PS  rdc3ab743ce<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3c088908<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3d2aa9c1<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3e2aaaaa<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3f000000<>+0(SB), Y4, Y5
-	VMULPS       Y4, Y4, Y6
-	VFMADD213PS  Y4, Y6, Y5
-	VADDPS       rdc3f800000<>+0(SB), Y5, Y5
+	VMOVUPS      rdc3ab57398<>+0(SB), Y5
+	VFMADD213PS  rdc3c0933c1<>+0(SB), Y4, Y5
+	VFMADD213PS  rdc3d2aac11<>+0(SB), Y4, Y5
+	VFMADD213PS  rdc3e2aaa0d<>+0(SB), Y4, Y5
+	VFMADD213PS  rdc3efffffe<>+0(SB), Y4, Y5
+	VFMADD213PS  rdc3f800000<>+0(SB), Y4, Y5
+	VFMADD213PS  rdc3f800000<>+0(SB), Y4, Y5
 	VCVTPS2DQ    Y3, Y3
 	VPSRAD       $0x01, Y3, Y4
 	VPSUBD       Y4, Y3, Y3
@@ -2154,15 +2152,13 @@ rsingle:
 	VROUNDPS     $0x00, Y3, Y3
 	VFNMADD231PS rdc3f318000<>+0(SB), Y3, Y4
 	VFNMADD231PS rdcb95e8083<>+0(SB), Y3, Y4
-	VMOVUPS      rdc39506967<>+0(SB), Y5
-	VFMADD213PS  rdc3ab743ce<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3c088908<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3d2aa9c1<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3e2aaaaa<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3f000000<>+0(SB), Y4, Y5
-	VMULPS       Y4, Y4, Y6
-	VFMADD213PS  Y4, Y6, Y5
-	VADDPS       rdc3f800000<>+0(SB), Y5, Y5
+	VMOVUPS      rdc3ab57398<>+0(SB), Y5
+	VFMADD213PS  rdc3c0933c1<>+0(SB), Y4, Y5
+	VFMADD213PS  rdc3d2aac11<>+0(SB), Y4, Y5
+	VFMADD213PS  rdc3e2aaa0d<>+0(SB), Y4, Y5
+	VFMADD213PS  rdc3efffffe<>+0(SB), Y4, Y5
+	VFMADD213PS  rdc3f800000<>+0(SB), Y4, Y5
+	VFMADD213PS  rdc3f800000<>+0(SB), Y4, Y5
 	VCVTPS2DQ    Y3, Y3
 	VPSRAD       $0x01, Y3, Y4
 	VPSUBD       Y4, Y3, Y3
@@ -2896,15 +2892,13 @@ rsingle:
 	VROUNDPS     $0x00, Y2, Y2
 	VFNMADD231PS rdc3f318000<>+0(SB), Y2, Y3
 	VFNMADD231PS rdcb95e8083<>+0(SB), Y2, Y3
-	VMOVUPS      rdc39506967<>+0(SB), Y4
-	VFMADD213PS  rdc3ab743ce<>+0(SB), Y3, Y4
-	VFMADD213PS  rdc3c088908<>+0(SB), Y3, Y4
-	VFMADD213PS  rdc3d2aa9c1<>+0(SB), Y3, Y4
-	VFMADD213PS  rdc3e2aaaaa<>+0(SB), Y3, Y4
-	VFMADD213PS  rdc3f000000<>+0(SB), Y3, Y4
-	VMULPS       Y3, Y3, Y5
-	VFMADD213PS  Y3, Y5, Y4
-	VADDPS       rdc3f800000<>+0(SB), Y4, Y4
+	VMOVUPS      rdc3ab57398<>+0(SB), Y4
+	VFMADD213PS  rdc3c0933c1<>+0(SB), Y3, Y4
+	VFMADD213PS  rdc3d2aac11<>+0(SB), Y3, Y4
+	VFMADD213PS  rdc3e2aaa0d<>+0(SB), Y3, Y4
+	VFMADD213PS  rdc3efffffe<>+0(SB), Y3, Y4
+	VFMADD213PS  rdc3f800000<>+0(SB), Y3, Y4
+	VFMADD213PS  rdc3f800000<>+0(SB), Y3, Y4
 	VCVTPS2DQ    Y2, Y2
 	VPSRAD       $0x01, Y2, Y3
 	VPSUBD       Y3, Y2, Y2
@@ -5442,15 +5436,13 @@ rsingle:
 	VRNDSCALEPS   $0x00, Z3, Z3
 	VFNMADD231PS  rdc3f318000<>+0(SB), Z3, Z4
 	VFNMADD231PS  rdcb95e8083<>+0(SB), Z3, Z4
-	VMOVUPS       rdc39506967<>+0(SB), Z5
-	VFMADD213PS   rdc3ab743ce<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3c088908<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3d2aa9c1<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3e2aaaaa<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3f000000<>+0(SB), Z4, Z5
-	VMULPS        Z4, Z4, Z6
-	VFMADD213PS   Z4, Z6, Z5
-	VADDPS        rdc3f800000<>+0(SB), Z5, Z5
+	VMOVUPS       rdc3ab57398<>+0(SB), Z5
+	VFMADD213PS   rdc3c0933c1<>+0(SB), Z4, Z5
+	VFMADD213PS   rdc3d2aac11<>+0(SB), Z4, Z5
+	VFMADD213PS   rdc3e2aaa0d<>+0(SB), Z4, Z5
+	VFMADD213PS   rdc3efffffe<>+0(SB), Z4, Z5
+	VFMADD213PS   rdc3f800000<>+0(SB), Z4, Z5
+	VFMADD213PS   rdc3f800000<>+0(SB), Z4, Z5
 	VSCALEFPS     Z3, Z5, Z5
 	VMOVUPS       Z5, (AX)
 	VCVTPS2PD     Y5, Z3
@@ -5498,15 +5490,13 @@ rsingle:
 	VRNDSCALEPS   $0x00, Z3, Z3
 	VFNMADD231PS  rdc3f318000<>+0(SB), Z3, Z4
 	VFNMADD231PS  rdcb95e8083<>+0(SB), Z3, Z4
-	VMOVUPS       rdc39506967<>+0(SB), Z5
-	VFMADD213PS   rdc3ab743ce<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3c088908<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3d2aa9c1<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3e2aaaaa<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3f000000<>+0(SB), Z4, Z5
-	VMULPS        Z4, Z4, Z6
-	VFMADD213PS   Z4, Z6, Z5
-	VADDPS        rdc3f800000<>+0(SB), Z5, Z5
+	VMOVUPS       rdc3ab57398<>+0(SB), Z5
+	VFMADD213PS   rdc3c0933c1<>+0(SB), Z4, Z5
+	VFMADD213PS   rdc3d2aac11<>+0(SB), Z4, Z5
+	VFMADD213PS   rdc3e2aaa0d<>+0(SB), Z4, Z5
+	VFMADD213PS   rdc3efffffe<>+0(SB), Z4, Z5
+	VFMADD213PS   rdc3f800000<>+0(SB), Z4, Z5
+	VFMADD213PS   rdc3f800000<>+0(SB), Z4, Z5
 	VSCALEFPS     Z3, Z5, Z5
 	VCVTPS2PD     Y5, Z3
 	VADDPD        Z3, Z1, Z1
@@ -6242,15 +6232,13 @@ rsingle:
 	VRNDSCALEPS  $0x00, Z2, Z2
 	VFNMADD231PS rdc3f318000<>+0(SB), Z2, Z3
 	VFNMADD231PS rdcb95e8083<>+0(SB), Z2, Z3
-	VMOVUPS      rdc39506967<>+0(SB), Z4
-	VFMADD213PS  rdc3ab743ce<>+0(SB), Z3, Z4
-	VFMADD213PS  rdc3c088908<>+0(SB), Z3, Z4
-	VFMADD213PS  rdc3d2aa9c1<>+0(SB), Z3, Z4
-	VFMADD213PS  rdc3e2aaaaa<>+0(SB), Z3, Z4
-	VFMADD213PS  rdc3f000000<>+0(SB), Z3, Z4
-	VMULPS       Z3, Z3, Z5
-	VFMADD213PS  Z3, Z5, Z4
-	VADDPS       rdc3f800000<>+0(SB), Z4, Z4
+	VMOVUPS      rdc3ab57398<>+0(SB), Z4
+	VFMADD213PS  rdc3c0933c1<>+0(SB), Z3, Z4
+	VFMADD213PS  rdc3d2aac11<>+0(SB), Z3, Z4
+	VFMADD213PS  rdc3e2aaa0d<>+0(SB), Z3, Z4
+	VFMADD213PS  rdc3efffffe<>+0(SB), Z3, Z4
+	VFMADD213PS  rdc3f800000<>+0(SB), Z3, Z4
+	VFMADD213PS  rdc3f800000<>+0(SB), Z3, Z4
 	VSCALEFPS    Z2, Z4, Z4
 	VMULPS       Z0, Z4, Z4
 	VSUBPS       Z4, Z1, Z1
@@ -6568,113 +6556,95 @@ DATA rdc0000007f<>+56(SB)/4, $0x0000007f
 DATA rdc0000007f<>+60(SB)/4, $0x0000007f
 GLOBL rdc0000007f<>(SB), RODATA|NOPTR, $64
 
-DATA rdc39506967<>+0(SB)/4, $0x39506967
-DATA rdc39506967<>+4(SB)/4, $0x39506967
-DATA rdc39506967<>+8(SB)/4, $0x39506967
-DATA rdc39506967<>+12(SB)/4, $0x39506967
-DATA rdc39506967<>+16(SB)/4, $0x39506967
-DATA rdc39506967<>+20(SB)/4, $0x39506967
-DATA rdc39506967<>+24(SB)/4, $0x39506967
-DATA rdc39506967<>+28(SB)/4, $0x39506967
-DATA rdc39506967<>+32(SB)/4, $0x39506967
-DATA rdc39506967<>+36(SB)/4, $0x39506967
-DATA rdc39506967<>+40(SB)/4, $0x39506967
-DATA rdc39506967<>+44(SB)/4, $0x39506967
-DATA rdc39506967<>+48(SB)/4, $0x39506967
-DATA rdc39506967<>+52(SB)/4, $0x39506967
-DATA rdc39506967<>+56(SB)/4, $0x39506967
-DATA rdc39506967<>+60(SB)/4, $0x39506967
-GLOBL rdc39506967<>(SB), RODATA|NOPTR, $64
+DATA rdc3ab57398<>+0(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+4(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+8(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+12(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+16(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+20(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+24(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+28(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+32(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+36(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+40(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+44(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+48(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+52(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+56(SB)/4, $0x3ab57398
+DATA rdc3ab57398<>+60(SB)/4, $0x3ab57398
+GLOBL rdc3ab57398<>(SB), RODATA|NOPTR, $64
 
-DATA rdc3ab743ce<>+0(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+4(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+8(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+12(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+16(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+20(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+24(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+28(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+32(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+36(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+40(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+44(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+48(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+52(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+56(SB)/4, $0x3ab743ce
-DATA rdc3ab743ce<>+60(SB)/4, $0x3ab743ce
-GLOBL rdc3ab743ce<>(SB), RODATA|NOPTR, $64
+DATA rdc3c0933c1<>+0(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+4(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+8(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+12(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+16(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+20(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+24(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+28(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+32(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+36(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+40(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+44(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+48(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+52(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+56(SB)/4, $0x3c0933c1
+DATA rdc3c0933c1<>+60(SB)/4, $0x3c0933c1
+GLOBL rdc3c0933c1<>(SB), RODATA|NOPTR, $64
 
-DATA rdc3c088908<>+0(SB)/4, $0x3c088908
-DATA rdc3c088908<>+4(SB)/4, $0x3c088908
-DATA rdc3c088908<>+8(SB)/4, $0x3c088908
-DATA rdc3c088908<>+12(SB)/4, $0x3c088908
-DATA rdc3c088908<>+16(SB)/4, $0x3c088908
-DATA rdc3c088908<>+20(SB)/4, $0x3c088908
-DATA rdc3c088908<>+24(SB)/4, $0x3c088908
-DATA rdc3c088908<>+28(SB)/4, $0x3c088908
-DATA rdc3c088908<>+32(SB)/4, $0x3c088908
-DATA rdc3c088908<>+36(SB)/4, $0x3c088908
-DATA rdc3c088908<>+40(SB)/4, $0x3c088908
-DATA rdc3c088908<>+44(SB)/4, $0x3c088908
-DATA rdc3c088908<>+48(SB)/4, $0x3c088908
-DATA rdc3c088908<>+52(SB)/4, $0x3c088908
-DATA rdc3c088908<>+56(SB)/4, $0x3c088908
-DATA rdc3c088908<>+60(SB)/4, $0x3c088908
-GLOBL rdc3c088908<>(SB), RODATA|NOPTR, $64
+DATA rdc3d2aac11<>+0(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+4(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+8(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+12(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+16(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+20(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+24(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+28(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+32(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+36(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+40(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+44(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+48(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+52(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+56(SB)/4, $0x3d2aac11
+DATA rdc3d2aac11<>+60(SB)/4, $0x3d2aac11
+GLOBL rdc3d2aac11<>(SB), RODATA|NOPTR, $64
 
-DATA rdc3d2aa9c1<>+0(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+4(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+8(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+12(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+16(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+20(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+24(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+28(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+32(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+36(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+40(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+44(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+48(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+52(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+56(SB)/4, $0x3d2aa9c1
-DATA rdc3d2aa9c1<>+60(SB)/4, $0x3d2aa9c1
-GLOBL rdc3d2aa9c1<>(SB), RODATA|NOPTR, $64
+DATA rdc3e2aaa0d<>+0(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+4(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+8(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+12(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+16(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+20(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+24(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+28(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+32(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+36(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+40(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+44(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+48(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+52(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+56(SB)/4, $0x3e2aaa0d
+DATA rdc3e2aaa0d<>+60(SB)/4, $0x3e2aaa0d
+GLOBL rdc3e2aaa0d<>(SB), RODATA|NOPTR, $64
 
-DATA rdc3e2aaaaa<>+0(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+4(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+8(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+12(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+16(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+20(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+24(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+28(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+32(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+36(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+40(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+44(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+48(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+52(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+56(SB)/4, $0x3e2aaaaa
-DATA rdc3e2aaaaa<>+60(SB)/4, $0x3e2aaaaa
-GLOBL rdc3e2aaaaa<>(SB), RODATA|NOPTR, $64
-
-DATA rdc3f000000<>+0(SB)/4, $0x3f000000
-DATA rdc3f000000<>+4(SB)/4, $0x3f000000
-DATA rdc3f000000<>+8(SB)/4, $0x3f000000
-DATA rdc3f000000<>+12(SB)/4, $0x3f000000
-DATA rdc3f000000<>+16(SB)/4, $0x3f000000
-DATA rdc3f000000<>+20(SB)/4, $0x3f000000
-DATA rdc3f000000<>+24(SB)/4, $0x3f000000
-DATA rdc3f000000<>+28(SB)/4, $0x3f000000
-DATA rdc3f000000<>+32(SB)/4, $0x3f000000
-DATA rdc3f000000<>+36(SB)/4, $0x3f000000
-DATA rdc3f000000<>+40(SB)/4, $0x3f000000
-DATA rdc3f000000<>+44(SB)/4, $0x3f000000
-DATA rdc3f000000<>+48(SB)/4, $0x3f000000
-DATA rdc3f000000<>+52(SB)/4, $0x3f000000
-DATA rdc3f000000<>+56(SB)/4, $0x3f000000
-DATA rdc3f000000<>+60(SB)/4, $0x3f000000
-GLOBL rdc3f000000<>(SB), RODATA|NOPTR, $64
+DATA rdc3efffffe<>+0(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+4(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+8(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+12(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+16(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+20(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+24(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+28(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+32(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+36(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+40(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+44(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+48(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+52(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+56(SB)/4, $0x3efffffe
+DATA rdc3efffffe<>+60(SB)/4, $0x3efffffe
+GLOBL rdc3efffffe<>(SB), RODATA|NOPTR, $64
 
 DATA rdc3f318000<>+0(SB)/4, $0x3f318000
 DATA rdc3f318000<>+4(SB)/4, $0x3f318000

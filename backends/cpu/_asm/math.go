@@ -9,13 +9,15 @@ import (
 )
 
 // Vectorised float32 transcendentals. The polynomials are Cephes' single
-// precision ones (exp, log, tanh, sin, cos: about 1 ulp on their reduced
-// ranges) and, for erf, the Taylor series near 0 and Numerical Recipes'
-// Chebyshev fit of erfc (fractional error below 1.2e-7) elsewhere; every
-// result is a few ulp from the float64 reference, far inside the registry's
-// float32 tolerance (1e-4 relative). Special values follow Go's math
-// package: NaN propagates, infinities and signed zeros come out as the
-// reference's.
+// precision ones (log, sin, cos: about 1 ulp on their reduced ranges),
+// fits of our own for exp and tanh (fits.py) and, for erf, the Taylor
+// series near 0 and Numerical Recipes' Chebyshev fit of erfc (fractional
+// error below 1.2e-7) elsewhere; every result is a few ulp from the float64
+// reference, far inside the registry's float32 tolerance (1e-4 relative).
+// Special values follow Go's math package: NaN propagates, infinities and
+// signed zeros come out as the reference's. These kernels are bound by
+// their vector instructions, not by memory, so fewer instructions is what
+// makes them faster.
 
 // horner evaluates c[0]*x^(k) + ... + c[k] by Horner's rule with FMAs.
 func (s *isa) horner(x VecVirtual, c ...float64) VecVirtual {
@@ -51,8 +53,9 @@ func (s *isa) round(x, d VecVirtual) {
 
 // exp is e^x. x is clamped to [-104, 88.8] (beyond which the result is 0
 // or +Inf anyway) with the clamp letting NaN through; x = n ln2 + r with
-// |r| <= ln2/2 in two parts (Cody-Waite); e^r by Cephes' degree-6
-// polynomial; the scaling by 2^n in two halves so that results in the
+// |r| <= ln2/2 in two parts (Cody-Waite); e^r by a degree-6 polynomial
+// (fits.py: 0.84 ulp on that range) in six FMAs, two fewer than Cephes'
+// r + r²P(r) + 1; the scaling by 2^n in two halves so that results in the
 // subnormal range round once, as the reference's do.
 func (s *isa) exp(x VecVirtual) VecVirtual {
 	// VMAXPS and VMINPS return their first operand (x) on NaN.
@@ -60,17 +63,19 @@ func (s *isa) exp(x VecVirtual) VecVirtual {
 	VMAXPS(x, t, t)
 	hi := s.load(cf(88.8))
 	VMINPS(t, hi, t)
+	return s.expIn(t)
+}
+
+// expIn is e^t for t already in [-104, 88.8] (or NaN); it overwrites t.
+func (s *isa) expIn(t VecVirtual) VecVirtual {
 	n := s.vec()
 	VMULPS(cf(math.Log2E), t, n)
 	s.round(n, n)
 	r := t
 	VFNMADD231PS(cf(0.693359375), n, r) // r -= n*C1
 	VFNMADD231PS(cf(-2.12194440e-4), n, r)
-	p := s.horner(r, 1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1)
-	r2 := s.vec()
-	VMULPS(r, r, r2)
-	VFMADD213PS(r, r2, p) // p = r2*p + r
-	VADDPS(cf(1), p, p)
+	p := s.horner(r, 0.0013843653723597527, 0.00837415549904108, 0.04166800156235695,
+		0.16666431725025177, 0.4999999403953552, 1.0, 1.0)
 	if s.wide {
 		VSCALEFPS(n, p, p) // p * 2^n, rounding subnormals once
 		return p
@@ -135,32 +140,33 @@ func (s *isa) sub(a, b VecVirtual) VecVirtual {
 	return d
 }
 
-// recipOnePlus is 1 / (1 + e), or num / (1 + e).
-func (s *isa) divOnePlus(num Op, e VecVirtual) VecVirtual {
-	VADDPS(cf(1), e, e)
-	n := s.load(num)
-	VDIVPS(e, n, n)
-	return n
+// tanh is x·P(x²)/Q(x²), a (6, 3) rational fit of tanh(x)/x (fits.py;
+// under 5 ulps in float32), for |x| clamped to 9, past which tanh rounds
+// to ±1; the quotient, which overshoots 1 by up to 2 ulps near the clamp,
+// is clamped to [-1, 1]. One division and ten FMAs: Cephes' two branches
+// (a polynomial below 0.625, 1 - 2/(e^{2|x|} + 1) above) cost twice the
+// instructions, and the kernel was bound by them, not by memory. Odd, so
+// -0 stays -0; NaN passes the clamps (VMAXPS and VMINPS return their first
+// operand on NaN).
+func (s *isa) tanh(x VecVirtual) VecVirtual {
+	xc := s.clamp(x, 9)
+	z := s.vec()
+	VMULPS(xc, xc, z)
+	p := s.horner(z, -8.490217806144534e-14, 5.278589718105131e-11, -2.0226659458444374e-08,
+		1.1154682397318538e-05, 0.003103993134573102, 0.13084043562412262, 1.0)
+	q := s.horner(z, 0.0002546198375057429, 0.024495325982570648, 0.46417370438575745, 1.0)
+	VMULPS(xc, p, p)
+	VDIVPS(q, p, p)
+	return s.clamp(p, 1)
 }
 
-// tanh works on |x| and puts the sign back, so -0 stays -0: Cephes' odd
-// polynomial below 0.625, 1 - 2/(e^{2|x|} + 1) above.
-func (s *isa) tanh(x VecVirtual) VecVirtual {
-	a := s.abs(x)
-	small := s.cmp(cmpLT, a, cf(0.625))
-	z := s.vec()
-	VMULPS(a, a, z)
-	p := s.horner(z, -5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1)
-	VMULPS(z, p, p)
-	VFMADD213PS(a, a, p) // a + a*z*P(z)
-	a2 := s.vec()
-	VADDPS(a, a, a2)
-	q := s.divOnePlus(cf(2), s.exp(a2))
-	big := s.load(cf(1))
-	VSUBPS(q, big, big)
-	y := s.blend(small, p, big)
-	VORPS(s.signOf(x), y, y)
-	return y
+// clamp is x limited to [-c, c], NaN kept.
+func (s *isa) clamp(x VecVirtual, c float32) VecVirtual {
+	lo := s.load(cf(-c))
+	VMAXPS(x, lo, lo)
+	hi := s.load(cf(c))
+	VMINPS(lo, hi, hi)
+	return hi
 }
 
 // sigmoid is 1/(1 + e^-|x|) for x >= 0 and e^-|x|/(1 + e^-|x|) below:
@@ -264,20 +270,41 @@ func (s *isa) gelu(x VecVirtual) VecVirtual {
 	return y
 }
 
-// normCDF is Φ(x) = erfc(-x/√2)/2, the reference's form, which keeps
-// relative accuracy in the negative tail (no 1 + erf cancellation). The
-// erfc fit alone serves every z = -x/√2 here, without erf's Taylor branch
-// near 0: there erfc is about 1 and its fractional error (1.2e-7) is a
-// relative error of Φ, which costs a third fewer instructions.
+// normCDF is Φ(x): Φ(-|x|) from gaussTail, which keeps its relative
+// accuracy down the negative tail (no 1 + erf cancellation), and 1 minus
+// it for x >= 0.
 func (s *isa) normCDF(x VecVirtual) VecVirtual {
-	z := s.vec()
-	VMULPS(cf(-1/math.Sqrt2), x, z)
-	ec := s.erfcFit(s.abs(z), x)
-	// erfc(z) = ec for z > 0, 2 - ec below: Φ = ec/2 or 1 - ec/2.
-	VMULPS(cf(0.5), ec, ec)
+	e := s.gaussTail(s.abs(x))
 	other := s.load(cf(1))
-	VSUBPS(ec, other, other)
-	return s.blend(s.cmp(cmpGT, z, s.zero()), ec, other)
+	VSUBPS(e, other, other)
+	return s.blend(s.cmp(cmpLT, x, s.zero()), e, other)
+}
+
+// gaussTail is Φ(-y) = erfc(y/√2)/2 for y >= 0 (or NaN), clamped to 15,
+// past which it rounds to 0 (so that gelu(-inf) is -inf·0 = NaN): t·exp(-y²/2 + P(t - c)), t = 1/(1 + ky), P of
+// degree 8 (fits.py: 1.4 ulps), written around c, the middle of t's range,
+// where its Horner sum rounds least. -y²/2 + P is one FMA of y and y/2
+// (exact), so the argument is rounded once, and it needs none of exp's
+// clamps. Thirty-odd instructions where Numerical Recipes' erfc (degree 9
+// in t, exp clamped, x² split in two) took nearly fifty: gelu is bound by
+// its instructions.
+func (s *isa) gaussTail(y VecVirtual) VecVirtual {
+	yc := s.load(cf(15))
+	VMINPS(y, yc, yc) // VMINPS returns its first operand (y) on NaN
+	t := s.load(cf(0.4000000059604645))
+	VFMADD213PS(cf(1), yc, t) // 1 + k·y
+	one := s.load(cf(1))
+	VDIVPS(t, one, t)
+	u := s.vec()
+	VSUBPS(cf(0.5714285969734192), t, u)
+	p := s.horner(u, 0.18988406658172607, -0.10434912145137787, -0.21179978549480438, 0.23001961410045624,
+		0.1325928419828415, -0.38029196858406067, -0.09083301573991776, 1.2204517126083374, -1.1760040521621704)
+	h := s.vec()
+	VMULPS(cf(0.5), yc, h)
+	VFNMADD231PS(h, yc, p) // P - y·y/2, rounded once
+	e := s.expIn(p)
+	VMULPS(t, e, e)
+	return e
 }
 
 // geluSlope is the exact gelu's derivative Φ(x) + x·φ(x), with
