@@ -4023,52 +4023,82 @@ TEXT ·ewGeluF32AVX512(SB), NOSPLIT, $0-24
 	MOVQ n+16(FP), DX
 
 single:
-	TESTQ        DX, DX
-	JE           done
-	VMOVUPS      (CX), Z0
+	TESTQ       DX, DX
+	JE          done
+	VMOVUPS     (CX), Z0
+	VMOVUPS     ewc402aaaab<>+0(SB), Z1
+	VFMADD213PS ewc4b000008<>+0(SB), Z0, Z1
+	VPSUBD      ewc4b000000<>+0(SB), Z1, Z2
+	VPCMPUD     $0x05, ewc00000010<>+0(SB), Z2, K1
+	VMOVUPS     ewc3ec00000<>+0(SB), Z2
+	VFMADD213PS ewcca40000c<>+0(SB), Z1, Z2
+	VSUBPS      Z2, Z0, Z2
+	VPERMPS     ewGeluPieces<>+384(SB), Z1, Z6
+	VPERMPS     ewGeluPieces<>+320(SB), Z1, Z7
+	VFMADD213PS Z7, Z2, Z6
+	VPERMPS     ewGeluPieces<>+256(SB), Z1, Z7
+	VFMADD213PS Z7, Z2, Z6
+	VPERMPS     ewGeluPieces<>+192(SB), Z1, Z7
+	VFMADD213PS Z7, Z2, Z6
+	VPERMPS     ewGeluPieces<>+128(SB), Z1, Z7
+	VFMADD213PS Z7, Z2, Z6
+	VPERMPS     ewGeluPieces<>+64(SB), Z1, Z7
+	VFMADD213PS Z7, Z2, Z6
+	VPERMPS     ewGeluPieces<>+0(SB), Z1, Z1
+	VFMADD213PS Z1, Z2, Z6
+	VMULPS      Z0, Z6, Z6
+	KORTESTW    K1, K1
+	JNE         gelu_slow_0
+	VMOVUPS     Z6, (AX)
+	JMP         gelu_join_0
+
+gelu_slow_0:
 	VANDPS       ewc7fffffff<>+0(SB), Z0, Z1
 	VMOVUPS      ewc41700000<>+0(SB), Z2
 	VMINPS       Z1, Z2, Z2
 	VMOVUPS      ewc3ecccccd<>+0(SB), Z1
 	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z1
-	VMOVUPS      ewc3f800000<>+0(SB), Z5
-	VDIVPS       Z1, Z5, Z1
-	VSUBPS       ewc3f124925<>+0(SB), Z1, Z5
-	VMOVUPS      ewc3e4270f8<>+0(SB), Z6
-	VFMADD213PS  ewcbdd5b4fe<>+0(SB), Z5, Z6
-	VFMADD213PS  ewcbe58e20b<>+0(SB), Z5, Z6
-	VFMADD213PS  ewc3e6b8a43<>+0(SB), Z5, Z6
-	VFMADD213PS  ewc3e07c66b<>+0(SB), Z5, Z6
-	VFMADD213PS  ewcbec2b5a1<>+0(SB), Z5, Z6
-	VFMADD213PS  ewcbdba06a9<>+0(SB), Z5, Z6
-	VFMADD213PS  ewc3f9c37c3<>+0(SB), Z5, Z6
-	VFMADD213PS  ewcbf96874d<>+0(SB), Z5, Z6
-	VMULPS       ewc3f000000<>+0(SB), Z2, Z5
-	VFNMADD231PS Z5, Z2, Z6
-	VMULPS       ewc3fb8aa3b<>+0(SB), Z6, Z2
+	VMOVUPS      ewc3f800000<>+0(SB), Z7
+	VDIVPS       Z1, Z7, Z1
+	VSUBPS       ewc3f124925<>+0(SB), Z1, Z7
+	VMOVUPS      ewc3e4270f8<>+0(SB), Z8
+	VFMADD213PS  ewcbdd5b4fe<>+0(SB), Z7, Z8
+	VFMADD213PS  ewcbe58e20b<>+0(SB), Z7, Z8
+	VFMADD213PS  ewc3e6b8a43<>+0(SB), Z7, Z8
+	VFMADD213PS  ewc3e07c66b<>+0(SB), Z7, Z8
+	VFMADD213PS  ewcbec2b5a1<>+0(SB), Z7, Z8
+	VFMADD213PS  ewcbdba06a9<>+0(SB), Z7, Z8
+	VFMADD213PS  ewc3f9c37c3<>+0(SB), Z7, Z8
+	VFMADD213PS  ewcbf96874d<>+0(SB), Z7, Z8
+	VMULPS       ewc3f000000<>+0(SB), Z2, Z7
+	VFNMADD231PS Z7, Z2, Z8
+	VMULPS       ewc3fb8aa3b<>+0(SB), Z8, Z2
 	VRNDSCALEPS  $0x00, Z2, Z2
-	VFNMADD231PS ewc3f318000<>+0(SB), Z2, Z6
-	VFNMADD231PS ewcb95e8083<>+0(SB), Z2, Z6
-	VMOVUPS      ewc3ab57398<>+0(SB), Z5
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Z6, Z5
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Z6, Z5
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Z6, Z5
-	VFMADD213PS  ewc3efffffe<>+0(SB), Z6, Z5
-	VFMADD213PS  ewc3f800000<>+0(SB), Z6, Z5
-	VFMADD213PS  ewc3f800000<>+0(SB), Z6, Z5
-	VSCALEFPS    Z2, Z5, Z5
-	VMULPS       Z1, Z5, Z5
+	VFNMADD231PS ewc3f318000<>+0(SB), Z2, Z8
+	VFNMADD231PS ewcb95e8083<>+0(SB), Z2, Z8
+	VMOVUPS      ewc3ab57398<>+0(SB), Z7
+	VFMADD213PS  ewc3c0933c1<>+0(SB), Z8, Z7
+	VFMADD213PS  ewc3d2aac11<>+0(SB), Z8, Z7
+	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Z8, Z7
+	VFMADD213PS  ewc3efffffe<>+0(SB), Z8, Z7
+	VFMADD213PS  ewc3f800000<>+0(SB), Z8, Z7
+	VFMADD213PS  ewc3f800000<>+0(SB), Z8, Z7
+	VSCALEFPS    Z2, Z7, Z7
+	VMULPS       Z1, Z7, Z7
 	VMOVUPS      ewc3f800000<>+0(SB), Z1
-	VSUBPS       Z5, Z1, Z1
+	VSUBPS       Z7, Z1, Z1
 	VPXORD       Z3, Z3, Z3
-	VCMPPS       $0x11, Z3, Z0, K1
-	VBLENDMPS    Z5, Z1, K1, Z4
+	VCMPPS       $0x11, Z3, Z0, K2
+	VBLENDMPS    Z7, Z1, K2, Z4
 	VMULPS       Z0, Z4, Z4
-	VMOVUPS      Z4, (AX)
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x00000040, CX
-	SUBQ         $0x00000010, DX
-	JMP          single
+	VBLENDMPS    Z4, Z6, K1, Z5
+	VMOVUPS      Z5, (AX)
+
+gelu_join_0:
+	ADDQ $0x00000040, AX
+	ADDQ $0x00000040, CX
+	SUBQ $0x00000010, DX
+	JMP  single
 
 done:
 	VZEROUPPER
@@ -4592,6 +4622,24 @@ DATA ewc00000004<>+52(SB)/4, $0x00000004
 DATA ewc00000004<>+56(SB)/4, $0x00000004
 DATA ewc00000004<>+60(SB)/4, $0x00000004
 GLOBL ewc00000004<>(SB), RODATA|NOPTR, $64
+
+DATA ewc00000010<>+0(SB)/4, $0x00000010
+DATA ewc00000010<>+4(SB)/4, $0x00000010
+DATA ewc00000010<>+8(SB)/4, $0x00000010
+DATA ewc00000010<>+12(SB)/4, $0x00000010
+DATA ewc00000010<>+16(SB)/4, $0x00000010
+DATA ewc00000010<>+20(SB)/4, $0x00000010
+DATA ewc00000010<>+24(SB)/4, $0x00000010
+DATA ewc00000010<>+28(SB)/4, $0x00000010
+DATA ewc00000010<>+32(SB)/4, $0x00000010
+DATA ewc00000010<>+36(SB)/4, $0x00000010
+DATA ewc00000010<>+40(SB)/4, $0x00000010
+DATA ewc00000010<>+44(SB)/4, $0x00000010
+DATA ewc00000010<>+48(SB)/4, $0x00000010
+DATA ewc00000010<>+52(SB)/4, $0x00000010
+DATA ewc00000010<>+56(SB)/4, $0x00000010
+DATA ewc00000010<>+60(SB)/4, $0x00000010
+GLOBL ewc00000010<>(SB), RODATA|NOPTR, $64
 
 DATA ewc00000040<>+0(SB)/4, $0x00000040
 DATA ewc00000040<>+4(SB)/4, $0x00000040
@@ -5295,6 +5343,24 @@ DATA ewc3ebf88fb<>+56(SB)/4, $0x3ebf88fb
 DATA ewc3ebf88fb<>+60(SB)/4, $0x3ebf88fb
 GLOBL ewc3ebf88fb<>(SB), RODATA|NOPTR, $64
 
+DATA ewc3ec00000<>+0(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+4(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+8(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+12(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+16(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+20(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+24(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+28(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+32(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+36(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+40(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+44(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+48(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+52(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+56(SB)/4, $0x3ec00000
+DATA ewc3ec00000<>+60(SB)/4, $0x3ec00000
+GLOBL ewc3ec00000<>(SB), RODATA|NOPTR, $64
+
 DATA ewc3ecc422a<>+0(SB)/4, $0x3ecc422a
 DATA ewc3ecc422a<>+4(SB)/4, $0x3ecc422a
 DATA ewc3ecc422a<>+8(SB)/4, $0x3ecc422a
@@ -5601,6 +5667,24 @@ DATA ewc3fcc422a<>+56(SB)/4, $0x3fcc422a
 DATA ewc3fcc422a<>+60(SB)/4, $0x3fcc422a
 GLOBL ewc3fcc422a<>(SB), RODATA|NOPTR, $64
 
+DATA ewc402aaaab<>+0(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+4(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+8(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+12(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+16(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+20(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+24(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+28(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+32(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+36(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+40(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+44(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+48(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+52(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+56(SB)/4, $0x402aaaab
+DATA ewc402aaaab<>+60(SB)/4, $0x402aaaab
+GLOBL ewc402aaaab<>(SB), RODATA|NOPTR, $64
+
 DATA ewc41100000<>+0(SB)/4, $0x41100000
 DATA ewc41100000<>+4(SB)/4, $0x41100000
 DATA ewc41100000<>+8(SB)/4, $0x41100000
@@ -5708,6 +5792,24 @@ DATA ewc4b000000<>+52(SB)/4, $0x4b000000
 DATA ewc4b000000<>+56(SB)/4, $0x4b000000
 DATA ewc4b000000<>+60(SB)/4, $0x4b000000
 GLOBL ewc4b000000<>(SB), RODATA|NOPTR, $64
+
+DATA ewc4b000008<>+0(SB)/4, $0x4b000008
+DATA ewc4b000008<>+4(SB)/4, $0x4b000008
+DATA ewc4b000008<>+8(SB)/4, $0x4b000008
+DATA ewc4b000008<>+12(SB)/4, $0x4b000008
+DATA ewc4b000008<>+16(SB)/4, $0x4b000008
+DATA ewc4b000008<>+20(SB)/4, $0x4b000008
+DATA ewc4b000008<>+24(SB)/4, $0x4b000008
+DATA ewc4b000008<>+28(SB)/4, $0x4b000008
+DATA ewc4b000008<>+32(SB)/4, $0x4b000008
+DATA ewc4b000008<>+36(SB)/4, $0x4b000008
+DATA ewc4b000008<>+40(SB)/4, $0x4b000008
+DATA ewc4b000008<>+44(SB)/4, $0x4b000008
+DATA ewc4b000008<>+48(SB)/4, $0x4b000008
+DATA ewc4b000008<>+52(SB)/4, $0x4b000008
+DATA ewc4b000008<>+56(SB)/4, $0x4b000008
+DATA ewc4b000008<>+60(SB)/4, $0x4b000008
+GLOBL ewc4b000008<>(SB), RODATA|NOPTR, $64
 
 DATA ewc4f000000<>+0(SB)/4, $0x4f000000
 DATA ewc4f000000<>+4(SB)/4, $0x4f000000
@@ -6321,6 +6423,24 @@ DATA ewcc2d00000<>+56(SB)/4, $0xc2d00000
 DATA ewcc2d00000<>+60(SB)/4, $0xc2d00000
 GLOBL ewcc2d00000<>(SB), RODATA|NOPTR, $64
 
+DATA ewcca40000c<>+0(SB)/4, $0xca40000c
+DATA ewcca40000c<>+4(SB)/4, $0xca40000c
+DATA ewcca40000c<>+8(SB)/4, $0xca40000c
+DATA ewcca40000c<>+12(SB)/4, $0xca40000c
+DATA ewcca40000c<>+16(SB)/4, $0xca40000c
+DATA ewcca40000c<>+20(SB)/4, $0xca40000c
+DATA ewcca40000c<>+24(SB)/4, $0xca40000c
+DATA ewcca40000c<>+28(SB)/4, $0xca40000c
+DATA ewcca40000c<>+32(SB)/4, $0xca40000c
+DATA ewcca40000c<>+36(SB)/4, $0xca40000c
+DATA ewcca40000c<>+40(SB)/4, $0xca40000c
+DATA ewcca40000c<>+44(SB)/4, $0xca40000c
+DATA ewcca40000c<>+48(SB)/4, $0xca40000c
+DATA ewcca40000c<>+52(SB)/4, $0xca40000c
+DATA ewcca40000c<>+56(SB)/4, $0xca40000c
+DATA ewcca40000c<>+60(SB)/4, $0xca40000c
+GLOBL ewcca40000c<>(SB), RODATA|NOPTR, $64
+
 DATA ewcff800000<>+0(SB)/4, $0xff800000
 DATA ewcff800000<>+4(SB)/4, $0xff800000
 DATA ewcff800000<>+8(SB)/4, $0xff800000
@@ -6356,3 +6476,117 @@ DATA ewcfffffffe<>+52(SB)/4, $0xfffffffe
 DATA ewcfffffffe<>+56(SB)/4, $0xfffffffe
 DATA ewcfffffffe<>+60(SB)/4, $0xfffffffe
 GLOBL ewcfffffffe<>(SB), RODATA|NOPTR, $64
+
+DATA ewGeluPieces<>+0(SB)/4, $0x3ab0ef10
+DATA ewGeluPieces<>+4(SB)/4, $0x3b8df736
+DATA ewGeluPieces<>+8(SB)/4, $0x3c484928
+DATA ewGeluPieces<>+12(SB)/4, $0x3cf901ca
+DATA ewGeluPieces<>+16(SB)/4, $0x3d88d237
+DATA ewGeluPieces<>+20(SB)/4, $0x3e056bed
+DATA ewGeluPieces<>+24(SB)/4, $0x3e681100
+DATA ewGeluPieces<>+28(SB)/4, $0x3eb5293d
+DATA ewGeluPieces<>+32(SB)/4, $0x3f000000
+DATA ewGeluPieces<>+36(SB)/4, $0x3f256b62
+DATA ewGeluPieces<>+40(SB)/4, $0x3f45fbc0
+DATA ewGeluPieces<>+44(SB)/4, $0x3f5ea505
+DATA ewGeluPieces<>+48(SB)/4, $0x3f6ee5b9
+DATA ewGeluPieces<>+52(SB)/4, $0x3f7837f2
+DATA ewGeluPieces<>+56(SB)/4, $0x3f7cdedb
+DATA ewGeluPieces<>+60(SB)/4, $0x3f7ee412
+DATA ewGeluPieces<>+64(SB)/4, $0x3b913909
+DATA ewGeluPieces<>+68(SB)/4, $0x3c507915
+DATA ewGeluPieces<>+72(SB)/4, $0x3d020170
+DATA ewGeluPieces<>+76(SB)/4, $0x3d8cdfd2
+DATA ewGeluPieces<>+80(SB)/4, $0x3e04a043
+DATA ewGeluPieces<>+84(SB)/4, $0x3e58f631
+DATA ewGeluPieces<>+88(SB)/4, $0x3e9a2eb0
+DATA ewGeluPieces<>+92(SB)/4, $0x3ebe63ca
+DATA ewGeluPieces<>+96(SB)/4, $0x3ecc4229
+DATA ewGeluPieces<>+100(SB)/4, $0x3ebe63ca
+DATA ewGeluPieces<>+104(SB)/4, $0x3e9a2eb0
+DATA ewGeluPieces<>+108(SB)/4, $0x3e58f631
+DATA ewGeluPieces<>+112(SB)/4, $0x3e04a043
+DATA ewGeluPieces<>+116(SB)/4, $0x3d8cdfd2
+DATA ewGeluPieces<>+120(SB)/4, $0x3d020170
+DATA ewGeluPieces<>+124(SB)/4, $0x3c507915
+DATA ewGeluPieces<>+128(SB)/4, $0x3bd9d595
+DATA ewGeluPieces<>+132(SB)/4, $0x3c88cf7b
+DATA ewGeluPieces<>+136(SB)/4, $0x3d1241a0
+DATA ewGeluPieces<>+140(SB)/4, $0x3d8411d5
+DATA ewGeluPieces<>+144(SB)/4, $0x3dc6f063
+DATA ewGeluPieces<>+148(SB)/4, $0x3df414f5
+DATA ewGeluPieces<>+152(SB)/4, $0x3de74606
+DATA ewGeluPieces<>+156(SB)/4, $0x3d8ecad8
+DATA ewGeluPieces<>+160(SB)/4, $0x325272d9
+DATA ewGeluPieces<>+164(SB)/4, $0xbd8ecad6
+DATA ewGeluPieces<>+168(SB)/4, $0xbde74607
+DATA ewGeluPieces<>+172(SB)/4, $0xbdf414f7
+DATA ewGeluPieces<>+176(SB)/4, $0xbdc6f065
+DATA ewGeluPieces<>+180(SB)/4, $0xbd8411d5
+DATA ewGeluPieces<>+184(SB)/4, $0xbd12419e
+DATA ewGeluPieces<>+188(SB)/4, $0xbc88cf76
+DATA ewGeluPieces<>+192(SB)/4, $0x3bc1a225
+DATA ewGeluPieces<>+196(SB)/4, $0x3c4cad3b
+DATA ewGeluPieces<>+200(SB)/4, $0x3cb00d35
+DATA ewGeluPieces<>+204(SB)/4, $0x3cec41fd
+DATA ewGeluPieces<>+208(SB)/4, $0x3cdd09cf
+DATA ewGeluPieces<>+212(SB)/4, $0x3c19aa80
+DATA ewGeluPieces<>+216(SB)/4, $0xbcb3e1ec
+DATA ewGeluPieces<>+220(SB)/4, $0xbd5a26e6
+DATA ewGeluPieces<>+224(SB)/4, $0xbd882b69
+DATA ewGeluPieces<>+228(SB)/4, $0xbd5a26e7
+DATA ewGeluPieces<>+232(SB)/4, $0xbcb3e1f0
+DATA ewGeluPieces<>+236(SB)/4, $0x3c19aa70
+DATA ewGeluPieces<>+240(SB)/4, $0x3cdd09c9
+DATA ewGeluPieces<>+244(SB)/4, $0x3cec41fd
+DATA ewGeluPieces<>+248(SB)/4, $0x3cb00d3b
+DATA ewGeluPieces<>+252(SB)/4, $0x3c4cad49
+DATA ewGeluPieces<>+256(SB)/4, $0x3b59d2a9
+DATA ewGeluPieces<>+260(SB)/4, $0x3bb16877
+DATA ewGeluPieces<>+264(SB)/4, $0x3bc9142e
+DATA ewGeluPieces<>+268(SB)/4, $0x3b35943e
+DATA ewGeluPieces<>+272(SB)/4, $0xbbc6eac6
+DATA ewGeluPieces<>+276(SB)/4, $0xbc8d1948
+DATA ewGeluPieces<>+280(SB)/4, $0xbcbbe6b3
+DATA ewGeluPieces<>+284(SB)/4, $0xbc88195c
+DATA ewGeluPieces<>+288(SB)/4, $0xb57423b2
+DATA ewGeluPieces<>+292(SB)/4, $0x3c881732
+DATA ewGeluPieces<>+296(SB)/4, $0x3cbbe7e2
+DATA ewGeluPieces<>+300(SB)/4, $0x3c8d1c6f
+DATA ewGeluPieces<>+304(SB)/4, $0x3bc6f413
+DATA ewGeluPieces<>+308(SB)/4, $0xbb35937a
+DATA ewGeluPieces<>+312(SB)/4, $0xbbc919b9
+DATA ewGeluPieces<>+316(SB)/4, $0xbbb16dd1
+DATA ewGeluPieces<>+320(SB)/4, $0x3a908a58
+DATA ewGeluPieces<>+324(SB)/4, $0x3a7a502b
+DATA ewGeluPieces<>+328(SB)/4, $0xb9faa017
+DATA ewGeluPieces<>+332(SB)/4, $0xbb575616
+DATA ewGeluPieces<>+336(SB)/4, $0xbbbf2b75
+DATA ewGeluPieces<>+340(SB)/4, $0xbbab64e5
+DATA ewGeluPieces<>+344(SB)/4, $0xb903e91d
+DATA ewGeluPieces<>+348(SB)/4, $0x3bdb99b1
+DATA ewGeluPieces<>+352(SB)/4, $0x3c2230dd
+DATA ewGeluPieces<>+356(SB)/4, $0x3bdb99c3
+DATA ewGeluPieces<>+360(SB)/4, $0xb903be41
+DATA ewGeluPieces<>+364(SB)/4, $0xbbab6233
+DATA ewGeluPieces<>+368(SB)/4, $0xbbbf2963
+DATA ewGeluPieces<>+372(SB)/4, $0xbb57567b
+DATA ewGeluPieces<>+376(SB)/4, $0xb9fac5b8
+DATA ewGeluPieces<>+380(SB)/4, $0x3a7a3d9f
+DATA ewGeluPieces<>+384(SB)/4, $0x38eb5791
+DATA ewGeluPieces<>+388(SB)/4, $0xb997d8c8
+DATA ewGeluPieces<>+392(SB)/4, $0xba8003c4
+DATA ewGeluPieces<>+396(SB)/4, $0xbab5978b
+DATA ewGeluPieces<>+400(SB)/4, $0xba2dc4c1
+DATA ewGeluPieces<>+404(SB)/4, $0x3aa7c93e
+DATA ewGeluPieces<>+408(SB)/4, $0x3b452693
+DATA ewGeluPieces<>+412(SB)/4, $0x3b2bf302
+DATA ewGeluPieces<>+416(SB)/4, $0x378d9f24
+DATA ewGeluPieces<>+420(SB)/4, $0xbb2ab17e
+DATA ewGeluPieces<>+424(SB)/4, $0xbb45d729
+DATA ewGeluPieces<>+428(SB)/4, $0xbaab72e6
+DATA ewGeluPieces<>+432(SB)/4, $0x3a285cd3
+DATA ewGeluPieces<>+436(SB)/4, $0x3ab57a7a
+DATA ewGeluPieces<>+440(SB)/4, $0x3a81a1fb
+DATA ewGeluPieces<>+444(SB)/4, $0x399e1915
+GLOBL ewGeluPieces<>(SB), RODATA|NOPTR, $448

@@ -140,7 +140,53 @@ def gauss_tail_fit():
     print(f"gelu: worst {u.max():.2f} ulps beyond the argument's rounding (0.75x² ulps) at x = {xs[u.argmax()]}")
 
 
+def gelu_pieces_fit():
+    """Φ(x) on 16 pieces of width 0.375 centred at (i - 8)·0.375, one
+    degree-6 polynomial in v = x - centre each, near-minimax in relative
+    error: the fast path of gelu with AVX-512, which picks a piece's
+    coefficients with VPERMPS. The kernel finds the piece by rounding
+    x/0.375 + 8 + 2^23 (whose low bits are then the piece) and takes it
+    for x in about [-3.09, 2.81]; lanes past that take the general path.
+    Prints the tables as Go (gelu_pieces.go)."""
+    from scipy.special import ndtr
+    pieces, width, deg = 16, 0.375, 6
+    tables = np.zeros((deg + 1, pieces))
+    worst = 0.0
+    for i in range(pieces):
+        centre = (i - pieces // 2) * width
+        v = (width / 2 + 0.002) * np.cos(np.linspace(0, np.pi, 3000))
+        g = ndtr(centre + v)
+        w = np.ones_like(v)
+        for _ in range(60):
+            a = np.vander(v, deg + 1, increasing=True) / g[:, None]
+            c, *_ = np.linalg.lstsq(a * np.sqrt(w)[:, None], np.sqrt(w), rcond=None)
+            err = np.abs(np.vander(v, deg + 1, increasing=True) @ c / g - 1)
+            w = w * err
+            w /= w.sum()
+        tables[:, i] = c
+        worst = max(worst, err.max())
+    xs = np.concatenate([np.linspace(-3.5, 3.5, 3000001), -(2.0 ** np.linspace(-40, 1.6, 100001)),
+                         2.0 ** np.linspace(-40, 1.6, 100001)]).astype(f32)
+    m = fma(xs, f32(pieces / (pieces * width)), f32(pieces // 2 + 2**23))
+    fast = (m.view(np.uint32) - np.uint32(0x4B000000)) < pieces
+    xs, m = xs[fast], m[fast]
+    piece = m.view(np.uint32) & (pieces - 1)
+    v = f32(xs - fma(m, f32(width), f32(-(pieces // 2 + 2**23) * width)))
+    t32 = tables.astype(f32)
+    p = t32[deg][piece]
+    for d in range(deg - 1, -1, -1):
+        p = fma(p, v, t32[d][piece])
+    from scipy.special import ndtr as phi
+    u = ulps(f32(xs * p), xs.astype(np.float64) * phi(xs.astype(np.float64)))
+    print(f"gelu pieces: fit error {worst / 2**-24:.2f} ulps, gelu on [{xs.min()}, {xs.max()}] worst {u.max():.2f} ulps")
+    print("var geluPieces = [7][16]float32{")
+    for d in range(deg + 1):
+        print("\t{" + ", ".join(repr(float(f32(c))) for c in tables[d]) + "},")
+    print("}")
+
+
 if __name__ == "__main__":
     tanh_fit()
     exp_fit()
     gauss_tail_fit()
+    gelu_pieces_fit()

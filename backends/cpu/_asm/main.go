@@ -30,6 +30,7 @@ func main() {
 	}
 	genCPUID()
 	emitConstants()
+	emitGeluPieces()
 	if *dispatch != "" {
 		writeDispatch(*dispatch)
 	}

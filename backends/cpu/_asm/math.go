@@ -450,8 +450,15 @@ func genUnary(s *isa) {
 		dst, src := arrayParam("dst", 4), arrayParam("src", 4)
 		n := GP64()
 		Load(Param("n"), n)
+		bodies := 0
 		s.loops(n, []*stream{dst, src}, u.unroll, func(j int) {
-			VMOVUPS(u.f(s, s.load(src.at(s, j))), dst.at(s, j))
+			x := s.load(src.at(s, j))
+			if u.name == "Gelu" && s.wide {
+				s.geluWideBody(x, dst.at(s, j), bodies)
+				bodies++
+				return
+			}
+			VMOVUPS(u.f(s, x), dst.at(s, j))
 		})
 		RET()
 	}
