@@ -18,6 +18,10 @@ func randn(b *testing.B, shape ...int) *core.Tensor {
 }
 
 // run times fn and reports its rate; work is flops (or bytes) per call.
+// Each output is released before the next call, as the peers' are (a
+// Python tensor is freed when its last reference goes): an output left to
+// the garbage collector is fresh memory for every call, and its page
+// faults would be timed as the op's.
 func run(b *testing.B, work float64, unit string, fn func() *core.Tensor) {
 	b.Helper()
 	if out := fn(); out.Err() != nil {
@@ -25,9 +29,11 @@ func run(b *testing.B, work float64, unit string, fn func() *core.Tensor) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if out := fn(); out.Err() != nil {
+		out := fn()
+		if out.Err() != nil {
 			b.Fatal(out.Err())
 		}
+		out.Release()
 	}
 	b.ReportMetric(work*float64(b.N)/b.Elapsed().Seconds()/1e9, unit)
 }
