@@ -198,10 +198,15 @@ func runFused[T fusedFloat](p fusedProgram, inputs, outs []*core.Tensor, n int) 
 // over blocks of fusedBlock elements.
 func runFusedBlocks[T fusedFloat](p fusedProgram, ins, dst [][]T, direct []int, start, n int) {
 	blocks := (n - start + fusedBlock - 1) / fusedBlock
+	// Scratch for a block, or for less when there is less (the tail after
+	// the assembly loop is under 64 elements, and a whole block's scratch,
+	// cleared by the allocator, was an optimiser step's biggest cost on
+	// small parameters).
+	width := min(fusedBlock, n-start)
 	parallelFor(blocks, fusedBlock*len(p.code), func(lo, hi int) {
 		slots := make([][]T, len(p.code))
 		scalars := make([]T, len(p.code))
-		scratch := make([]T, len(p.code)*fusedBlock)
+		scratch := make([]T, len(p.code)*width)
 		for blk := lo; blk < hi; blk++ {
 			from := start + blk*fusedBlock
 			m := min(fusedBlock, n-from)
@@ -217,7 +222,7 @@ func runFusedBlocks[T fusedFloat](p fusedProgram, ins, dst [][]T, direct []int, 
 				if k := direct[s]; k >= 0 {
 					slots[s] = dst[k][from : from+m]
 				} else {
-					slots[s] = scratch[s*fusedBlock : s*fusedBlock+m]
+					slots[s] = scratch[s*width : s*width+m]
 				}
 				evalFused(s, in, slots, scalars, p.code)
 			}
