@@ -244,7 +244,7 @@ func (e *exporter) as(v *ir.Value, dt core.DType) (string, error) {
 // node writes one graph node: fused ones as the ops they fused.
 func (e *exporter) node(n *ir.Node) error {
 	switch {
-	case n.Fused != nil:
+	case n.Fused != nil || len(n.Sub) > 0: // fused maps, and joined ops (attention with its transpose)
 		for _, s := range n.Sub {
 			if err := e.node(s); err != nil {
 				return fmt.Errorf("fused %s: %w", s.Op, err)

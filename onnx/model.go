@@ -236,6 +236,7 @@ func build(mp *pb.ModelProto, dev core.Device, src *tensorSource) (*Model, error
 	if err := m.foldConstantNodes(); err != nil {
 		return nil, err
 	}
+	m.fuseChains()
 	m.lastUse = map[string]int{}
 	for i, n := range m.nodes {
 		for _, in := range n.reads() {
