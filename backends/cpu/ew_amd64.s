@@ -2751,6 +2751,7 @@ single:
 	VFMADD213PS  ewcbf96874d<>+0(SB), Z7, Z8
 	VMULPS       ewc3f000000<>+0(SB), Z3, Z7
 	VFNMADD231PS Z7, Z3, Z8
+	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z8, K1
 	VMULPS       ewc3fb8aa3b<>+0(SB), Z8, Z3
 	VRNDSCALEPS  $0x00, Z3, Z3
 	VFNMADD231PS ewc3f318000<>+0(SB), Z3, Z8
@@ -2762,7 +2763,7 @@ single:
 	VFMADD213PS  ewc3efffffe<>+0(SB), Z8, Z7
 	VFMADD213PS  ewc3f800000<>+0(SB), Z8, Z7
 	VFMADD213PS  ewc3f800000<>+0(SB), Z8, Z7
-	VSCALEFPS    Z3, Z7, Z7
+	VSCALEFPS.Z  Z3, Z7, K1, Z7
 	VMULPS       Z2, Z7, Z7
 	VMOVUPS      ewc3f800000<>+0(SB), Z2
 	VSUBPS       Z7, Z2, Z2
@@ -2782,6 +2783,7 @@ single:
 	VMAXPS       Z6, Z2, Z2
 	VMOVUPS      ewc42b1999a<>+0(SB), Z3
 	VMINPS       Z2, Z3, Z2
+	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z2, K1
 	VMULPS       ewc3fb8aa3b<>+0(SB), Z2, Z3
 	VRNDSCALEPS  $0x00, Z3, Z3
 	VFNMADD231PS ewc3f318000<>+0(SB), Z3, Z2
@@ -2793,7 +2795,7 @@ single:
 	VFMADD213PS  ewc3efffffe<>+0(SB), Z2, Z7
 	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z7
 	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z7
-	VSCALEFPS    Z3, Z7, Z7
+	VSCALEFPS.Z  Z3, Z7, K1, Z7
 	VMULPS       ewc3ecc422a<>+0(SB), Z7, Z7
 	VFMADD231PS  Z7, Z1, Z5
 	VMULPS       Z5, Z0, Z0
@@ -2843,6 +2845,7 @@ single:
 	VMAXPS       Z8, Z9, Z9
 	VMOVUPS      ewc42b1999a<>+0(SB), Z8
 	VMINPS       Z9, Z8, Z9
+	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z9, K1
 	VMULPS       ewc3fb8aa3b<>+0(SB), Z9, Z8
 	VRNDSCALEPS  $0x00, Z8, Z8
 	VFNMADD231PS ewc3f318000<>+0(SB), Z8, Z9
@@ -2854,7 +2857,7 @@ single:
 	VFMADD213PS  ewc3efffffe<>+0(SB), Z9, Z10
 	VFMADD213PS  ewc3f800000<>+0(SB), Z9, Z10
 	VFMADD213PS  ewc3f800000<>+0(SB), Z9, Z10
-	VSCALEFPS    Z8, Z10, Z10
+	VSCALEFPS.Z  Z8, Z10, K1, Z10
 	VMOVUPS      ewc3f800000<>+0(SB), Z8
 	VADDPS       ewc3f800000<>+0(SB), Z10, Z9
 	VDIVPS       Z9, Z8, Z8
@@ -3796,6 +3799,7 @@ single:
 	VMAXPS       Z0, Z1, Z1
 	VMOVUPS      ewc42b1999a<>+0(SB), Z0
 	VMINPS       Z1, Z0, Z1
+	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z1, K1
 	VMULPS       ewc3fb8aa3b<>+0(SB), Z1, Z0
 	VRNDSCALEPS  $0x00, Z0, Z0
 	VFNMADD231PS ewc3f318000<>+0(SB), Z0, Z1
@@ -3807,7 +3811,7 @@ single:
 	VFMADD213PS  ewc3efffffe<>+0(SB), Z1, Z2
 	VFMADD213PS  ewc3f800000<>+0(SB), Z1, Z2
 	VFMADD213PS  ewc3f800000<>+0(SB), Z1, Z2
-	VSCALEFPS    Z0, Z2, Z2
+	VSCALEFPS.Z  Z0, Z2, K1, Z2
 	VMOVUPS      Z2, (AX)
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x00000040, CX
@@ -3940,6 +3944,7 @@ single:
 	VMAXPS       Z1, Z2, Z2
 	VMOVUPS      ewc42b1999a<>+0(SB), Z1
 	VMINPS       Z2, Z1, Z2
+	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z2, K1
 	VMULPS       ewc3fb8aa3b<>+0(SB), Z2, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
 	VFNMADD231PS ewc3f318000<>+0(SB), Z1, Z2
@@ -3951,7 +3956,7 @@ single:
 	VFMADD213PS  ewc3efffffe<>+0(SB), Z2, Z5
 	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z5
 	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z5
-	VSCALEFPS    Z1, Z5, Z5
+	VSCALEFPS.Z  Z1, Z5, K1, Z5
 	VMOVUPS      ewc3f800000<>+0(SB), Z1
 	VADDPS       ewc3f800000<>+0(SB), Z5, Z2
 	VDIVPS       Z2, Z1, Z1
@@ -3985,6 +3990,7 @@ single:
 	VMAXPS       Z1, Z2, Z2
 	VMOVUPS      ewc42b1999a<>+0(SB), Z1
 	VMINPS       Z2, Z1, Z2
+	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z2, K1
 	VMULPS       ewc3fb8aa3b<>+0(SB), Z2, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
 	VFNMADD231PS ewc3f318000<>+0(SB), Z1, Z2
@@ -3996,7 +4002,7 @@ single:
 	VFMADD213PS  ewc3efffffe<>+0(SB), Z2, Z5
 	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z5
 	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z5
-	VSCALEFPS    Z1, Z5, Z5
+	VSCALEFPS.Z  Z1, Z5, K1, Z5
 	VMOVUPS      ewc3f800000<>+0(SB), Z1
 	VADDPS       ewc3f800000<>+0(SB), Z5, Z2
 	VDIVPS       Z2, Z1, Z1
@@ -4072,6 +4078,7 @@ gelu_slow_0:
 	VFMADD213PS  ewcbf96874d<>+0(SB), Z7, Z8
 	VMULPS       ewc3f000000<>+0(SB), Z2, Z7
 	VFNMADD231PS Z7, Z2, Z8
+	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z8, K2
 	VMULPS       ewc3fb8aa3b<>+0(SB), Z8, Z2
 	VRNDSCALEPS  $0x00, Z2, Z2
 	VFNMADD231PS ewc3f318000<>+0(SB), Z2, Z8
@@ -4083,7 +4090,7 @@ gelu_slow_0:
 	VFMADD213PS  ewc3efffffe<>+0(SB), Z8, Z7
 	VFMADD213PS  ewc3f800000<>+0(SB), Z8, Z7
 	VFMADD213PS  ewc3f800000<>+0(SB), Z8, Z7
-	VSCALEFPS    Z2, Z7, Z7
+	VSCALEFPS.Z  Z2, Z7, K2, Z7
 	VMULPS       Z1, Z7, Z7
 	VMOVUPS      ewc3f800000<>+0(SB), Z1
 	VSUBPS       Z7, Z1, Z1
@@ -4124,6 +4131,7 @@ single:
 	VMAXPS       Z1, Z5, Z5
 	VMOVUPS      ewc42b1999a<>+0(SB), Z1
 	VMINPS       Z5, Z1, Z5
+	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z5, K1
 	VMULPS       ewc3fb8aa3b<>+0(SB), Z5, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
 	VFNMADD231PS ewc3f318000<>+0(SB), Z1, Z5
@@ -4135,7 +4143,7 @@ single:
 	VFMADD213PS  ewc3efffffe<>+0(SB), Z5, Z6
 	VFMADD213PS  ewc3f800000<>+0(SB), Z5, Z6
 	VFMADD213PS  ewc3f800000<>+0(SB), Z5, Z6
-	VSCALEFPS    Z1, Z6, Z6
+	VSCALEFPS.Z  Z1, Z6, K1, Z6
 	VMOVUPS      ewc3f800000<>+0(SB), Z1
 	VADDPS       ewc3f800000<>+0(SB), Z6, Z5
 	VDIVPS       Z5, Z1, Z1
@@ -4196,6 +4204,7 @@ single:
 	VMAXPS       Z5, Z1, Z1
 	VMOVUPS      ewc42b1999a<>+0(SB), Z5
 	VMINPS       Z1, Z5, Z1
+	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z1, K2
 	VMULPS       ewc3fb8aa3b<>+0(SB), Z1, Z5
 	VRNDSCALEPS  $0x00, Z5, Z5
 	VFNMADD231PS ewc3f318000<>+0(SB), Z5, Z1
@@ -4207,7 +4216,7 @@ single:
 	VFMADD213PS  ewc3efffffe<>+0(SB), Z1, Z6
 	VFMADD213PS  ewc3f800000<>+0(SB), Z1, Z6
 	VFMADD213PS  ewc3f800000<>+0(SB), Z1, Z6
-	VSCALEFPS    Z5, Z6, Z6
+	VSCALEFPS.Z  Z5, Z6, K2, Z6
 	VMULPS       Z2, Z6, Z6
 	VMOVUPS      ewc3f800000<>+0(SB), Z1
 	VSUBPS       Z6, Z1, Z1

@@ -5432,6 +5432,7 @@ rsingle:
 	VMAXPS        Z3, Z4, Z4
 	VMOVUPS       rdc42b1999a<>+0(SB), Z3
 	VMINPS        Z4, Z3, Z4
+	VCMPPS        $0x06, rdcc2d00000<>+0(SB), Z4, K1
 	VMULPS        rdc3fb8aa3b<>+0(SB), Z4, Z3
 	VRNDSCALEPS   $0x00, Z3, Z3
 	VFNMADD231PS  rdc3f318000<>+0(SB), Z3, Z4
@@ -5443,7 +5444,7 @@ rsingle:
 	VFMADD213PS   rdc3efffffe<>+0(SB), Z4, Z5
 	VFMADD213PS   rdc3f800000<>+0(SB), Z4, Z5
 	VFMADD213PS   rdc3f800000<>+0(SB), Z4, Z5
-	VSCALEFPS     Z3, Z5, Z5
+	VSCALEFPS.Z   Z3, Z5, K1, Z5
 	VMOVUPS       Z5, (AX)
 	VCVTPS2PD     Y5, Z3
 	VADDPD        Z3, Z1, Z1
@@ -5486,6 +5487,7 @@ rsingle:
 	VMAXPS        Z3, Z4, Z4
 	VMOVUPS       rdc42b1999a<>+0(SB), Z3
 	VMINPS        Z4, Z3, Z4
+	VCMPPS        $0x06, rdcc2d00000<>+0(SB), Z4, K1
 	VMULPS        rdc3fb8aa3b<>+0(SB), Z4, Z3
 	VRNDSCALEPS   $0x00, Z3, Z3
 	VFNMADD231PS  rdc3f318000<>+0(SB), Z3, Z4
@@ -5497,7 +5499,7 @@ rsingle:
 	VFMADD213PS   rdc3efffffe<>+0(SB), Z4, Z5
 	VFMADD213PS   rdc3f800000<>+0(SB), Z4, Z5
 	VFMADD213PS   rdc3f800000<>+0(SB), Z4, Z5
-	VSCALEFPS     Z3, Z5, Z5
+	VSCALEFPS.Z   Z3, Z5, K1, Z5
 	VCVTPS2PD     Y5, Z3
 	VADDPD        Z3, Z1, Z1
 	VEXTRACTF32X8 $0x01, Z5, Y3
@@ -6228,6 +6230,7 @@ rsingle:
 	VMAXPS       Z2, Z3, Z3
 	VMOVUPS      rdc42b1999a<>+0(SB), Z2
 	VMINPS       Z3, Z2, Z3
+	VCMPPS       $0x06, rdcc2d00000<>+0(SB), Z3, K1
 	VMULPS       rdc3fb8aa3b<>+0(SB), Z3, Z2
 	VRNDSCALEPS  $0x00, Z2, Z2
 	VFNMADD231PS rdc3f318000<>+0(SB), Z2, Z3
@@ -6239,7 +6242,7 @@ rsingle:
 	VFMADD213PS  rdc3efffffe<>+0(SB), Z3, Z4
 	VFMADD213PS  rdc3f800000<>+0(SB), Z3, Z4
 	VFMADD213PS  rdc3f800000<>+0(SB), Z3, Z4
-	VSCALEFPS    Z2, Z4, Z4
+	VSCALEFPS.Z  Z2, Z4, K1, Z4
 	VMULPS       Z0, Z4, Z4
 	VSUBPS       Z4, Z1, Z1
 	VMOVUPS      Z1, (AX)
