@@ -29,6 +29,12 @@
 // ... are polynomials a few ulps from the float64 results the Go loops
 // round, far inside the registry's tolerances.
 //
+// The graph IR's fusions run here too (core/ir/fusion): elementwise trees
+// over broadcast operands in one pass (fused_map.go), an optimiser's step
+// in one assembly loop (fused_steps.go), and a matmul's epilogue - a
+// linear layer's bias and activation, a residual - over each block of the
+// product as its last k panel is stored (gemm_epilogue.go).
+//
 // Kernels run in parallel on one worker pool (pool.go), NumThreads wide:
 // GOMAXPROCS unless SetNumThreads or WEBTENSOR_NUM_THREADS says otherwise.
 //

@@ -30,7 +30,8 @@ func (*Backend) Fusable(op string, attrs core.Attrs, dtype core.DType) bool {
 	}
 	_, un := ewUnaryFns[op]
 	_, bin := ewBinaryFns[op]
-	if un || bin {
+	_, binAttrs := ewBinaryAttrFns[op]
+	if un || bin || binAttrs {
 		return true
 	}
 	def, ok := core.LookupOp(op)
@@ -80,23 +81,30 @@ func (b *Backend) FuseMap(e *fusion.Expr, inputs []*core.Tensor, shape core.Shap
 		scratch := make([]float32, len(nodes)*mapBlock)
 		for blk := lo; blk < hi; blk++ {
 			from := blk * mapBlock
-			m := min(mapBlock, n-from)
-			last := len(nodes) - 1
-			for s := range nodes {
-				buf := scratch[s*mapBlock : s*mapBlock+m]
-				if s == last {
-					buf = dst[from : from+m] // the root writes the output in place
-				}
-				slots[s] = evalMapNode(&nodes[s], slots, buf, leaves, from)
-			}
-			if root := slots[last]; len(root) == 1 && m > 1 { // a tree of constants and scalars
-				for i := range m {
-					dst[from+i] = root[0]
-				}
-			}
+			evalMapInto(nodes, leaves, slots, scratch, dst, from, min(mapBlock, n-from))
 		}
 	})
 	return out, nil
+}
+
+// evalMapInto computes output elements [from, from+m) of a compiled map
+// into dst[from:from+m], with room in scratch for every node's m values.
+// The root writes dst in place; the other nodes only read it (an
+// epilogue's product is both its leaf 0 and its output), elementwise.
+func evalMapInto(nodes []mapNode, leaves []mapLeaf, slots [][]float32, scratch, dst []float32, from, m int) {
+	last := len(nodes) - 1
+	for s := range nodes {
+		buf := scratch[s*m : (s+1)*m]
+		if s == last {
+			buf = dst[from : from+m] // the root writes the output in place
+		}
+		slots[s] = evalMapNode(&nodes[s], slots, buf, leaves, from)
+	}
+	if root := slots[last]; len(root) == 1 && m > 1 { // a tree of constants and scalars
+		for i := range m {
+			dst[from+i] = root[0]
+		}
+	}
 }
 
 // compileMap lists e's nodes in evaluation order (operands first, the
@@ -132,6 +140,9 @@ func mapOperator(e *fusion.Expr) (mapNode, error) {
 	}
 	if fns, ok := ewBinaryFns[e.Op]; ok && arity == 2 && len(attrs) == 0 {
 		return mapNode{bin: binWithF32(fns)}, nil
+	}
+	if build, ok := ewBinaryAttrFns[e.Op]; ok && arity == 2 {
+		return mapNode{bin: binWithF32(build(attrs))}, nil
 	}
 	if def, ok := core.LookupOp(e.Op); ok && def.Pointwise != nil {
 		p := def.Pointwise

@@ -111,17 +111,36 @@ func gemmF32Serial(transA, transB bool, m, n, k int, alpha float32, a []float32,
 }
 
 func gemmF32Run(parallel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	gemmF32Finish(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+}
+
+// gemmEpilogue finishes rows [r0, r1) and columns [c0, c1) of C once
+// their products are complete (gemm_epilogue.go): the packed product
+// calls it for each block as its last k panel is stored, while the block
+// is still in cache; the other paths once for the whole of C.
+type gemmEpilogue func(r0, r1, c0, c1 int)
+
+// gemmF32Finish is gemmF32Run with an epilogue (nil: none).
+func gemmF32Finish(parallel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, epi gemmEpilogue) {
 	if m <= 0 || n <= 0 {
-		return
-	}
-	if gemmFewRowsFits(transA, transB, m, n, k) {
-		gemmFewRowsTransB(parallel, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	blocked := k > 0 && alpha != 0 && m*n*k > gemmSmall && m != 1 && n != 1
 	split := parallel && m*n <= gemmSplitMaxMN && k >= 2*gemmSplitPiece
-	if blocked && !split {
-		gemmBlocked(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	if blocked && !split && !gemmFewRowsFits(transA, transB, m, n, k) {
+		gemmBlockedFinish(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epi)
+		return
+	}
+	gemmUnblocked(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	if epi != nil {
+		epi(0, m, 0, n)
+	}
+}
+
+// gemmUnblocked is every product gemmBlocked does not take.
+func gemmUnblocked(parallel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if gemmFewRowsFits(transA, transB, m, n, k) {
+		gemmFewRowsTransB(parallel, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	gemmScaleC(m, n, beta, c, ldc)
@@ -141,6 +160,10 @@ func gemmF32Run(parallel, transA, transB bool, m, n, k int, alpha float32, a []f
 // C less, and no read of it in that panel (a tenth of a tall product with a
 // short k, such as x W with 64 features).
 func gemmBlocked(parallel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	gemmBlockedFinish(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+}
+
+func gemmBlockedFinish(parallel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, epi gemmEpilogue) {
 	overwrite := beta == 0
 	if !overwrite {
 		gemmScaleC(m, n, beta, c, ldc)
@@ -152,7 +175,11 @@ func gemmBlocked(parallel, transA, transB bool, m, n, k int, alpha float32, a []
 		for pc := 0; pc < k; pc += gemmKC {
 			kc := min(gemmKC, k-pc)
 			gemmPackB(parallel, transB, b, ldb, pc, kc, jc, nc, *bp)
-			gemmPanel(parallel, transA, overwrite && pc == 0, m, nc, kc, alpha, a, lda, pc, *bp, c[jc:], ldc)
+			var last gemmEpilogue
+			if epi != nil && pc+kc >= k {
+				last = func(r0, r1, c0, c1 int) { epi(r0, r1, jc+c0, jc+c1) }
+			}
+			gemmPanel(parallel, transA, overwrite && pc == 0, m, nc, kc, alpha, a, lda, pc, *bp, c[jc:], ldc, last)
 		}
 	}
 }
@@ -205,7 +232,7 @@ func gemmSplitK(transA, transB bool, m, n, k int, alpha float32, a []float32, ld
 // panel (kc x nc) into C. Work is split into tasks of one A block times a
 // range of B slivers, enough tasks to keep every core busy even when m is
 // small (matrix-vector shaped products).
-func gemmPanel(parallel, transA, store bool, m, nc, kc int, alpha float32, a []float32, lda, pc int, bp []float32, c []float32, ldc int) {
+func gemmPanel(parallel, transA, store bool, m, nc, kc int, alpha float32, a []float32, lda, pc int, bp []float32, c []float32, ldc int, epi gemmEpilogue) {
 	rowBlocks := (m + gemmMC - 1) / gemmMC
 	slivers := (nc + gemmNR - 1) / gemmNR
 	colChunks := 1
@@ -228,6 +255,9 @@ func gemmPanel(parallel, transA, store bool, m, nc, kc int, alpha float32, a []f
 			}
 			gemmPackA(transA, a, lda, ic, mc, pc, kc, *ap)
 			gemmMacroKernel(store, mc, nc, kc, alpha, *ap, bp, s0, s1, c[ic*ldc:], ldc)
+			if epi != nil {
+				epi(ic, ic+mc, s0*gemmNR, min(nc, s1*gemmNR))
+			}
 		}
 	}
 	if !parallel {

@@ -35,15 +35,13 @@ func init() {
 		}
 		return vectorised(unGelu, ewTranscendental(geluExact))
 	})
-	geluBackward := func(slope func(float64) float64, vec ewBin) core.Kernel {
-		return binaryKernel(binaryFns{vec: vec, f: func(g, x float64) float64 { return g * slope(x) }})
-	}
-	geluBackwardExact, geluBackwardTanh := geluBackward(geluExactGrad, binGeluGrad), geluBackward(geluTanhGrad, binGeluTanhGrad)
-	register("_gelu_backward", func(k *core.KernelCall) error {
-		if k.Attrs.String("approximate") == "tanh" {
-			return geluBackwardTanh(k)
+	geluBackwardExact := binaryFns{vec: binGeluGrad, f: func(g, x float64) float64 { return g * geluExactGrad(x) }}
+	geluBackwardTanh := binaryFns{vec: binGeluTanhGrad, f: func(g, x float64) float64 { return g * geluTanhGrad(x) }}
+	registerBinaryAttrs("_gelu_backward", func(a core.Attrs) binaryFns {
+		if a.String("approximate") == "tanh" {
+			return geluBackwardTanh
 		}
-		return geluBackwardExact(k)
+		return geluBackwardExact
 	})
 	registerFixedUnary("silu", vectorised(unSilu, ewTranscendental(func(x float64) float64 { return x / (1 + math.Exp(-x)) })))
 }

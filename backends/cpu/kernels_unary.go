@@ -74,6 +74,9 @@ func unaryKernel(build func(a core.Attrs, out core.DType) unaryFns) core.Kernel 
 var (
 	ewUnaryFns  = map[string]func(core.Attrs, core.DType) unaryFns{}
 	ewBinaryFns = map[string]binaryFns{}
+	// ewBinaryAttrFns are the binary ops whose functions depend on their
+	// attributes (gelu's gradient, by approximation).
+	ewBinaryAttrFns = map[string]func(core.Attrs) binaryFns{}
 )
 
 // registerUnary registers op's unaryKernel and keeps its functions.
@@ -91,6 +94,13 @@ func registerFixedUnary(op string, fns unaryFns) {
 func registerBinary(op string, fns binaryFns) {
 	ewBinaryFns[op] = fns
 	register(op, binaryKernel(fns))
+}
+
+// registerBinaryAttrs registers a binary op whose functions its
+// attributes choose, and keeps them.
+func registerBinaryAttrs(op string, build func(core.Attrs) binaryFns) {
+	ewBinaryAttrFns[op] = build
+	register(op, func(k *core.KernelCall) error { return binaryKernel(build(k.Attrs))(k) })
 }
 
 // ewThrough64 gives the float32 path of a float64 function: the result is the
