@@ -1,6 +1,9 @@
 package nn
 
-import "github.com/webtensor/webtensor/core"
+import (
+	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
+)
 
 // Small wrappers over registry ops. Scalars are made in the dtype and on the
 // device of the tensor they combine with: core promotes tensors of equal
@@ -43,9 +46,40 @@ func reshape(t *core.Tensor, shape ...int) *core.Tensor {
 
 // linear is x @ w^T + b over the last dimension of x (b may be nil).
 func linear(x, w, b *core.Tensor) *core.Tensor {
-	y := op("matmul", nil, x, transpose(w, 0, 1))
+	wt := transpose(w, 0, 1)
+	if y := linearFused(x, wt, b); y != nil {
+		return y
+	}
+	y := op("matmul", nil, x, wt)
 	if b != nil {
 		y = add(y, b)
+	}
+	return y
+}
+
+// biasAdd is the epilogue $0 + $1.
+var biasAdd = &fusion.Expr{Op: "add", Args: []*fusion.Expr{{Arg: 0}, {Arg: 1}}}
+
+// linearFused adds the bias in the product's store (the CPU backend's
+// matmul epilogue, which gives the bits of matmul then add) when no
+// gradient is recorded and no tracer is watching (it would not see the
+// backend's call); nil when it does not apply.
+func linearFused(x, wt, b *core.Tensor) *core.Tensor {
+	if b == nil || core.Tracing() || x.Device() != core.CPU || x.Err() != nil || wt.Err() != nil || b.Err() != nil ||
+		(core.GradEnabled() && (x.RequiresGrad() || wt.RequiresGrad() || b.RequiresGrad())) {
+		return nil
+	}
+	be, err := core.BackendFor(core.CPU)
+	if err != nil {
+		return nil
+	}
+	ef, ok := be.(fusion.EpilogueFuser)
+	if !ok {
+		return nil
+	}
+	y, err := ef.FuseEpilogue("matmul", []*core.Tensor{x, wt}, nil, biasAdd, []*core.Tensor{b})
+	if err != nil {
+		return nil
 	}
 	return y
 }
