@@ -3,18 +3,22 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 	pb "github.com/webtensor/webtensor/onnx/internal/onnxpb"
 )
 
 // Exporters write some of the ops webtensor has as one kernel as chains
 // of ONNX operators: torch.onnx writes the exact GELU as Div by √2, Erf,
-// Add 1, Mul by x and Mul by 0.5, and attention as MatMul, a scale, an
-// additive mask, Softmax and MatMul. Run one op at a time, a chain makes
+// Add 1, Mul by x and Mul by 0.5, attention as MatMul, a scale, an
+// additive mask, Softmax and MatMul, and a linear layer as MatMul by the
+// weight and Add of the bias (on the CPU the product's store adds the
+// bias, and applies a GELU chain that follows: the matmul epilogue). Run one op at a time, a chain makes
 // every intermediate in memory (five passes over a BERT layer's widest
 // activation for GELU, the [batch, heads, seq, seq] scores three times
 // for attention). fuseChains finds these chains at load and runs each as
@@ -35,7 +39,7 @@ type chainNode struct {
 func (m *Model) fuseChains() {
 	g := newChainGraph(m)
 	for i := range m.nodes {
-		if !g.taken[i] && g.gelu(i) == nil {
+		if !g.taken[i] && g.linear(i) == nil && g.gelu(i) == nil {
 			g.attention(i)
 		}
 	}
@@ -153,19 +157,35 @@ func (cn *chainNode) runChain(c *ctx) ([]Value, error) {
 	return []Value{c.run.vals[last.outputs[0]]}, nil
 }
 
-// gelu matches x·(Erf(x/√2) + 1)·0.5 (the division may be a product by
-// 1/√2, and each Mul and the Add take their operands in either order)
-// starting at node i.
+// gelu matches x·(Erf(x/√2) + 1)·0.5 starting at node i (geluChain).
 func (g *chainGraph) gelu(i int) *node {
+	idx, x := g.geluChain(i)
+	if idx == nil || g.m.consts[x] != nil {
+		return nil
+	}
+	return g.fuse(idx, []string{x}, "Gelu", func(c *ctx) (*core.Tensor, bool) {
+		if !c.ins[0].DType().IsFloat() {
+			return nil, false
+		}
+		y := core.Call1("gelu", nil, c.ins[0])
+		return y, y.Err() == nil
+	})
+}
+
+// geluChain is the GELU chain starting at node i, Div by √2 (or Mul by
+// 1/√2), Erf, Add 1, Mul by x and Mul by 0.5, each Mul and the Add
+// taking their operands in either order: the chain's node indices and x;
+// nil when there is none.
+func (g *chainGraph) geluChain(i int) ([]int, string) {
 	d := g.m.nodes[i]
 	if g.taken[i] || len(d.inputs) != 2 || len(d.outputs) != 1 {
-		return nil
+		return nil, ""
 	}
 	var x string
 	switch d.pb.GetOpType() {
 	case "Div":
 		if c, ok := g.constScalar(d.inputs[1]); !ok || !near(c, math.Sqrt2) {
-			return nil
+			return nil, ""
 		}
 		x = d.inputs[0]
 	case "Mul":
@@ -175,36 +195,101 @@ func (g *chainGraph) gelu(i int) *node {
 			}
 		}
 	}
-	if x == "" || g.m.consts[x] != nil {
-		return nil
+	if x == "" {
+		return nil, ""
 	}
 	e := g.next(i, d.outputs[0], "Erf")
 	if e < 0 {
-		return nil
+		return nil, ""
 	}
 	a := g.next(e, g.m.nodes[e].outputs[0], "Add")
 	if a < 0 || !g.isConst(g.m.nodes[a], g.m.nodes[e].outputs[0], 1) {
-		return nil
+		return nil, ""
 	}
 	m1 := g.next(a, g.m.nodes[a].outputs[0], "Mul")
 	if m1 < 0 {
-		return nil
+		return nil, ""
 	}
 	if o, _ := other(g.m.nodes[m1], g.m.nodes[a].outputs[0]); o != x {
-		return nil
+		return nil, ""
 	}
 	m2 := g.next(m1, g.m.nodes[m1].outputs[0], "Mul")
 	if m2 < 0 || !g.isConst(g.m.nodes[m2], g.m.nodes[m1].outputs[0], 0.5) {
+		return nil, ""
+	}
+	return []int{i, e, a, m1, m2}, x
+}
+
+// linear matches MatMul(x, W) + B at node i, W a constant matrix and B a
+// constant that broadcasts over the product, and a GELU chain reading the
+// sum when there is one: on the CPU it runs as one product whose store
+// adds the bias (and applies the GELU), the matmul epilogue.
+func (g *chainGraph) linear(i int) *node {
+	mm := g.m.nodes[i]
+	if g.taken[i] || mm.pb.GetOpType() != "MatMul" || len(mm.inputs) != 2 || len(mm.outputs) != 1 {
 		return nil
 	}
-	return g.fuse([]int{i, e, a, m1, m2}, []string{x}, "Gelu", func(c *ctx) (*core.Tensor, bool) {
-		if !c.ins[0].DType().IsFloat() {
+	w := g.m.consts[mm.inputs[1]]
+	if w == nil || w.Rank() != 2 || w.DType() != core.F32 || g.m.types[mm.inputs[1]] != 0 {
+		return nil
+	}
+	a := g.next(i, mm.outputs[0], "Add")
+	if a < 0 {
+		return nil
+	}
+	bias, _ := other(g.m.nodes[a], mm.outputs[0])
+	if bt := g.m.consts[bias]; bt == nil || bt.DType() != core.F32 || bt.Rank() > 1 || g.m.types[bias] != 0 {
+		return nil
+	}
+	idx, op, expr := []int{i, a}, "Linear", biasAdd
+	sum := g.m.nodes[a].outputs[0]
+	if r := g.reads[sum]; len(r) == 2 && !g.m.outputSet[sum] {
+		if gi, x := g.geluChain(r[0]); gi != nil && x == sum && slices.Contains(gi, r[1]) {
+			idx, op, expr = append(idx, gi...), "Linear+Gelu", &fusion.Expr{Op: "gelu", Args: []*fusion.Expr{biasAdd}}
+		}
+	}
+	gelu := op != "Linear"
+	return g.fuse(idx, []string{mm.inputs[0], mm.inputs[1], bias}, op, func(c *ctx) (*core.Tensor, bool) {
+		x := c.ins[0]
+		if x.DType() != core.F32 {
 			return nil, false
 		}
-		y := core.Call1("gelu", nil, c.ins[0])
+		if y := epilogueOnCPU(x, c.ins[1], c.ins[2], expr); y != nil {
+			return y, true
+		}
+		// A tracer (which would not see the backend's call) and the other
+		// devices get the ops, gelu as one op as the GELU chain's node runs it.
+		y := core.Call1("add", nil, core.Call1("matmul", nil, x, c.ins[1]), c.ins[2])
+		if gelu {
+			y = core.Call1("gelu", nil, y)
+		}
 		return y, y.Err() == nil
 	})
 }
+
+// epilogueOnCPU is e(x @ w, b) through the CPU backend's matmul epilogue,
+// nil where that does not apply (another device, a tracer watching).
+func epilogueOnCPU(x, w, b *core.Tensor, e *fusion.Expr) *core.Tensor {
+	if core.Tracing() || x.Device() != core.CPU {
+		return nil
+	}
+	be, err := core.BackendFor(core.CPU)
+	if err != nil {
+		return nil
+	}
+	ef, ok := be.(fusion.EpilogueFuser)
+	if !ok {
+		return nil
+	}
+	y, err := ef.FuseEpilogue("matmul", []*core.Tensor{x, w}, nil, e, []*core.Tensor{b})
+	if err != nil {
+		return nil
+	}
+	return y
+}
+
+// biasAdd is the epilogue $0 + $1.
+var biasAdd = &fusion.Expr{Op: "add", Args: []*fusion.Expr{{Arg: 0}, {Arg: 1}}}
 
 // isConst reports whether binary node n's operand other than value is the
 // constant want.

@@ -140,3 +140,70 @@ func requireClose(t *testing.T, want, got *core.Tensor, tol float64, name string
 		require.InDelta(t, w[i], g[i], tol*(1+math.Abs(w[i])), "%s[%d]", name, i)
 	}
 }
+
+// linearModel is y = MatMul(x, w) + b, then the GELU chain when gelu is
+// set; extra names values to add as graph outputs.
+func linearModel(gelu bool, extra ...string) *pb.ModelProto {
+	nodes := []*pb.NodeProto{
+		nodeProto("MatMul", "mm", []string{"x", "w"}, []string{"h"}),
+		nodeProto("Add", "bias", []string{"b", "h"}, []string{"y"}),
+	}
+	out := "y"
+	if gelu {
+		nodes = append(nodes,
+			nodeProto("Div", "div", []string{"y", "sqrt2"}, []string{"yd"}),
+			nodeProto("Erf", "erf", []string{"yd"}, []string{"e"}),
+			nodeProto("Add", "add1", []string{"e", "one"}, []string{"e1"}),
+			nodeProto("Mul", "muly", []string{"y", "e1"}, []string{"ye"}),
+			nodeProto("Mul", "half", []string{"ye", "point5"}, []string{"z"}))
+		out = "z"
+	}
+	outs := []*pb.ValueInfoProto{vi(out, pb.TensorProto_FLOAT)}
+	for _, name := range extra {
+		outs = append(outs, vi(name, pb.TensorProto_FLOAT))
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	w, b := make([]float32, 300*70), make([]float32, 70)
+	for i := range w {
+		w[i] = float32(rng.NormFloat64() / 10)
+	}
+	for i := range b {
+		b[i] = float32(rng.NormFloat64())
+	}
+	return modelProto(nodes, []*pb.ValueInfoProto{vi("x", pb.TensorProto_FLOAT, "batch", 130, 300)}, outs,
+		f32Tensor("w", []int64{300, 70}, w), f32Tensor("b", []int64{70}, b),
+		f32Tensor("sqrt2", nil, []float32{float32(math.Sqrt2)}), f32Tensor("one", nil, []float32{1}),
+		f32Tensor("point5", nil, []float32{0.5}))
+}
+
+// TestLinearChainsMatchTheChains: MatMul by a constant weight and Add of a
+// constant bias, with and without the GELU chain after it, run as one
+// product with an epilogue on the CPU, and equal the chains run node by
+// node (the same models with the product made a graph output).
+func TestLinearChainsMatchTheChains(t *testing.T) {
+	x := make([]float32, 2*130*300)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	in := map[string]*core.Tensor{"x": core.FromSlice(x, core.Shape{2, 130, 300})}
+	for _, c := range []struct {
+		gelu  bool
+		label string
+		out   string
+	}{{false, "Linear fused from MatMul, Add", "y"}, {true, "Linear+Gelu fused from MatMul, Add, Div, Erf, Add, Mul, Mul", "z"}} {
+		fused, err := LoadBytes(marshal(linearModel(c.gelu)), WithDevice(core.CPU))
+		require.NoError(t, err)
+		require.Equal(t, []string{c.label}, fusedLabels(fused))
+		plain, err := LoadBytes(marshal(linearModel(c.gelu, "h")), WithDevice(core.CPU))
+		require.NoError(t, err)
+		for _, l := range fusedLabels(plain) {
+			require.NotContains(t, l, "Linear")
+		}
+		got, err := fused.Run(in)
+		require.NoError(t, err)
+		want, err := plain.Run(in)
+		require.NoError(t, err)
+		requireClose(t, want[c.out], got[c.out], 1e-6, c.label)
+	}
+}
