@@ -396,85 +396,85 @@ single:
 	JE           done
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (BX), Y1
-	VANDPS       ewc7fffffff<>+0(SB), Y1, Y2
-	VMOVUPS      ewc41700000<>+0(SB), Y3
+	VANDPS       ·ewConstTable+4608(SB), Y1, Y2
+	VMOVUPS      ·ewConstTable+4032(SB), Y3
 	VMINPS       Y2, Y3, Y3
-	VMOVUPS      ewc3ecccccd<>+0(SB), Y2
-	VFMADD213PS  ewc3f800000<>+0(SB), Y3, Y2
-	VMOVUPS      ewc3f800000<>+0(SB), Y4
+	VMOVUPS      ·ewConstTable+2880(SB), Y2
+	VFMADD213PS  ·ewConstTable+3392(SB), Y3, Y2
+	VMOVUPS      ·ewConstTable+3392(SB), Y4
 	VDIVPS       Y2, Y4, Y2
-	VSUBPS       ewc3f124925<>+0(SB), Y2, Y4
-	VMOVUPS      ewc3e4270f8<>+0(SB), Y5
-	VFMADD213PS  ewcbdd5b4fe<>+0(SB), Y4, Y5
-	VFMADD213PS  ewcbe58e20b<>+0(SB), Y4, Y5
-	VFMADD213PS  ewc3e6b8a43<>+0(SB), Y4, Y5
-	VFMADD213PS  ewc3e07c66b<>+0(SB), Y4, Y5
-	VFMADD213PS  ewcbec2b5a1<>+0(SB), Y4, Y5
-	VFMADD213PS  ewcbdba06a9<>+0(SB), Y4, Y5
-	VFMADD213PS  ewc3f9c37c3<>+0(SB), Y4, Y5
-	VFMADD213PS  ewcbf96874d<>+0(SB), Y4, Y5
-	VMULPS       ewc3f000000<>+0(SB), Y3, Y4
+	VSUBPS       ·ewConstTable+3136(SB), Y2, Y4
+	VMOVUPS      ·ewConstTable+2304(SB), Y5
+	VFMADD213PS  ·ewConstTable+5312(SB), Y4, Y5
+	VFMADD213PS  ·ewConstTable+5696(SB), Y4, Y5
+	VFMADD213PS  ·ewConstTable+2496(SB), Y4, Y5
+	VFMADD213PS  ·ewConstTable+2048(SB), Y4, Y5
+	VFMADD213PS  ·ewConstTable+5888(SB), Y4, Y5
+	VFMADD213PS  ·ewConstTable+5248(SB), Y4, Y5
+	VFMADD213PS  ·ewConstTable+3584(SB), Y4, Y5
+	VFMADD213PS  ·ewConstTable+6208(SB), Y4, Y5
+	VMULPS       ·ewConstTable+3072(SB), Y3, Y4
 	VFNMADD231PS Y4, Y3, Y5
-	VMULPS       ewc3fb8aa3b<>+0(SB), Y5, Y3
+	VMULPS       ·ewConstTable+3712(SB), Y5, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VFNMADD231PS ewc3f318000<>+0(SB), Y3, Y5
-	VFNMADD231PS ewcb95e8083<>+0(SB), Y3, Y5
-	VMOVUPS      ewc3ab57398<>+0(SB), Y4
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Y5, Y4
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Y5, Y4
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Y5, Y4
-	VFMADD213PS  ewc3efffffe<>+0(SB), Y5, Y4
-	VFMADD213PS  ewc3f800000<>+0(SB), Y5, Y4
-	VFMADD213PS  ewc3f800000<>+0(SB), Y5, Y4
+	VFNMADD231PS ·ewConstTable+3200(SB), Y3, Y5
+	VFNMADD231PS ·ewConstTable+4992(SB), Y3, Y5
+	VMOVUPS      ·ewConstTable+1152(SB), Y4
+	VFMADD213PS  ·ewConstTable+1408(SB), Y5, Y4
+	VFMADD213PS  ·ewConstTable+1600(SB), Y5, Y4
+	VFMADD213PS  ·ewConstTable+2176(SB), Y5, Y4
+	VFMADD213PS  ·ewConstTable+3008(SB), Y5, Y4
+	VFMADD213PS  ·ewConstTable+3392(SB), Y5, Y4
+	VFMADD213PS  ·ewConstTable+3392(SB), Y5, Y4
 	VCVTPS2DQ    Y3, Y3
 	VPSRAD       $0x01, Y3, Y5
 	VPSUBD       Y5, Y3, Y3
-	VPADDD       ewc0000007f<>+0(SB), Y5, Y5
+	VPADDD       ·ewConstTable+384(SB), Y5, Y5
 	VPSLLD       $0x17, Y5, Y5
-	VPADDD       ewc0000007f<>+0(SB), Y3, Y3
+	VPADDD       ·ewConstTable+384(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y5, Y4, Y4
 	VMULPS       Y3, Y4, Y4
 	VMULPS       Y2, Y4, Y4
-	VMOVUPS      ewc3f800000<>+0(SB), Y2
+	VMOVUPS      ·ewConstTable+3392(SB), Y2
 	VSUBPS       Y4, Y2, Y2
 	VPXOR        Y3, Y3, Y3
 	VCMPPS       $0x11, Y3, Y1, Y3
 	VBLENDVPS    Y3, Y4, Y2, Y2
-	VMOVUPS      ewc41a00000<>+0(SB), Y3
-	VANDPS       ewc7fffffff<>+0(SB), Y1, Y4
+	VMOVUPS      ·ewConstTable+4096(SB), Y3
+	VANDPS       ·ewConstTable+4608(SB), Y1, Y4
 	VMINPS       Y4, Y3, Y3
 	VMULPS       Y3, Y3, Y4
 	VMOVUPS      Y4, Y5
 	VFMSUB231PS  Y3, Y3, Y5
 	VPXOR        Y3, Y3, Y3
-	VFNMADD231PS ewc3f000000<>+0(SB), Y4, Y3
-	VFNMADD231PS ewc3f000000<>+0(SB), Y5, Y3
-	VMOVUPS      ewcc2d00000<>+0(SB), Y4
+	VFNMADD231PS ·ewConstTable+3072(SB), Y4, Y3
+	VFNMADD231PS ·ewConstTable+3072(SB), Y5, Y3
+	VMOVUPS      ·ewConstTable+6528(SB), Y4
 	VMAXPS       Y3, Y4, Y4
-	VMOVUPS      ewc42b1999a<>+0(SB), Y3
+	VMOVUPS      ·ewConstTable+4160(SB), Y3
 	VMINPS       Y4, Y3, Y4
-	VMULPS       ewc3fb8aa3b<>+0(SB), Y4, Y3
+	VMULPS       ·ewConstTable+3712(SB), Y4, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VFNMADD231PS ewc3f318000<>+0(SB), Y3, Y4
-	VFNMADD231PS ewcb95e8083<>+0(SB), Y3, Y4
-	VMOVUPS      ewc3ab57398<>+0(SB), Y5
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Y4, Y5
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Y4, Y5
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Y4, Y5
-	VFMADD213PS  ewc3efffffe<>+0(SB), Y4, Y5
-	VFMADD213PS  ewc3f800000<>+0(SB), Y4, Y5
-	VFMADD213PS  ewc3f800000<>+0(SB), Y4, Y5
+	VFNMADD231PS ·ewConstTable+3200(SB), Y3, Y4
+	VFNMADD231PS ·ewConstTable+4992(SB), Y3, Y4
+	VMOVUPS      ·ewConstTable+1152(SB), Y5
+	VFMADD213PS  ·ewConstTable+1408(SB), Y4, Y5
+	VFMADD213PS  ·ewConstTable+1600(SB), Y4, Y5
+	VFMADD213PS  ·ewConstTable+2176(SB), Y4, Y5
+	VFMADD213PS  ·ewConstTable+3008(SB), Y4, Y5
+	VFMADD213PS  ·ewConstTable+3392(SB), Y4, Y5
+	VFMADD213PS  ·ewConstTable+3392(SB), Y4, Y5
 	VCVTPS2DQ    Y3, Y3
 	VPSRAD       $0x01, Y3, Y4
 	VPSUBD       Y4, Y3, Y3
-	VPADDD       ewc0000007f<>+0(SB), Y4, Y4
+	VPADDD       ·ewConstTable+384(SB), Y4, Y4
 	VPSLLD       $0x17, Y4, Y4
-	VPADDD       ewc0000007f<>+0(SB), Y3, Y3
+	VPADDD       ·ewConstTable+384(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y4, Y5, Y5
 	VMULPS       Y3, Y5, Y5
-	VMULPS       ewc3ecc422a<>+0(SB), Y5, Y5
+	VMULPS       ·ewConstTable+2816(SB), Y5, Y5
 	VFMADD231PS  Y5, Y1, Y2
 	VMULPS       Y2, Y0, Y0
 	VMOVUPS      Y0, (AX)
@@ -510,56 +510,56 @@ single:
 	JE           done
 	VMOVUPS      (CX), Y0
 	VMOVUPS      (BX), Y1
-	VMOVUPS      ewcc1a00000<>+0(SB), Y2
+	VMOVUPS      ·ewConstTable+6400(SB), Y2
 	VMAXPS       Y1, Y2, Y2
-	VMOVUPS      ewc41a00000<>+0(SB), Y3
+	VMOVUPS      ·ewConstTable+4096(SB), Y3
 	VMINPS       Y2, Y3, Y2
 	VMULPS       Y2, Y2, Y3
-	VMOVUPS      ewc3d922279<>+0(SB), Y4
-	VFMADD213PS  ewc3fcc422a<>+0(SB), Y3, Y4
+	VMOVUPS      ·ewConstTable+1728(SB), Y4
+	VFMADD213PS  ·ewConstTable+3840(SB), Y3, Y4
 	VMULPS       Y2, Y4, Y4
-	VORPS        ewc80000000<>+0(SB), Y4, Y5
-	VMOVUPS      ewcc2d00000<>+0(SB), Y6
+	VORPS        ·ewConstTable+4672(SB), Y4, Y5
+	VMOVUPS      ·ewConstTable+6528(SB), Y6
 	VMAXPS       Y5, Y6, Y6
-	VMOVUPS      ewc42b1999a<>+0(SB), Y5
+	VMOVUPS      ·ewConstTable+4160(SB), Y5
 	VMINPS       Y6, Y5, Y6
-	VMULPS       ewc3fb8aa3b<>+0(SB), Y6, Y5
+	VMULPS       ·ewConstTable+3712(SB), Y6, Y5
 	VROUNDPS     $0x00, Y5, Y5
-	VFNMADD231PS ewc3f318000<>+0(SB), Y5, Y6
-	VFNMADD231PS ewcb95e8083<>+0(SB), Y5, Y6
-	VMOVUPS      ewc3ab57398<>+0(SB), Y7
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Y6, Y7
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Y6, Y7
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Y6, Y7
-	VFMADD213PS  ewc3efffffe<>+0(SB), Y6, Y7
-	VFMADD213PS  ewc3f800000<>+0(SB), Y6, Y7
-	VFMADD213PS  ewc3f800000<>+0(SB), Y6, Y7
+	VFNMADD231PS ·ewConstTable+3200(SB), Y5, Y6
+	VFNMADD231PS ·ewConstTable+4992(SB), Y5, Y6
+	VMOVUPS      ·ewConstTable+1152(SB), Y7
+	VFMADD213PS  ·ewConstTable+1408(SB), Y6, Y7
+	VFMADD213PS  ·ewConstTable+1600(SB), Y6, Y7
+	VFMADD213PS  ·ewConstTable+2176(SB), Y6, Y7
+	VFMADD213PS  ·ewConstTable+3008(SB), Y6, Y7
+	VFMADD213PS  ·ewConstTable+3392(SB), Y6, Y7
+	VFMADD213PS  ·ewConstTable+3392(SB), Y6, Y7
 	VCVTPS2DQ    Y5, Y5
 	VPSRAD       $0x01, Y5, Y6
 	VPSUBD       Y6, Y5, Y5
-	VPADDD       ewc0000007f<>+0(SB), Y6, Y6
+	VPADDD       ·ewConstTable+384(SB), Y6, Y6
 	VPSLLD       $0x17, Y6, Y6
-	VPADDD       ewc0000007f<>+0(SB), Y5, Y5
+	VPADDD       ·ewConstTable+384(SB), Y5, Y5
 	VPSLLD       $0x17, Y5, Y5
 	VMULPS       Y6, Y7, Y7
 	VMULPS       Y5, Y7, Y7
-	VMOVUPS      ewc3f800000<>+0(SB), Y5
-	VADDPS       ewc3f800000<>+0(SB), Y7, Y6
+	VMOVUPS      ·ewConstTable+3392(SB), Y5
+	VADDPS       ·ewConstTable+3392(SB), Y7, Y6
 	VDIVPS       Y6, Y5, Y5
 	VMULPS       Y5, Y7, Y7
 	VPXOR        Y6, Y6, Y6
 	VCMPPS       $0x1d, Y6, Y4, Y4
 	VBLENDVPS    Y4, Y5, Y7, Y4
-	VMOVUPS      ewc3f800000<>+0(SB), Y5
+	VMOVUPS      ·ewConstTable+3392(SB), Y5
 	VSUBPS       Y4, Y5, Y5
 	VMULPS       Y4, Y5, Y5
-	VMOVUPS      ewc3e5b33b6<>+0(SB), Y6
-	VFMADD213PS  ewc3fcc422a<>+0(SB), Y3, Y6
+	VMOVUPS      ·ewConstTable+2432(SB), Y6
+	VFMADD213PS  ·ewConstTable+3840(SB), Y3, Y6
 	VMULPS       Y2, Y6, Y6
 	VFMADD231PS  Y6, Y5, Y4
-	VANDPS       ewc7fffffff<>+0(SB), Y1, Y1
-	VCMPPS       $0x00, ewc7f800000<>+0(SB), Y1, Y1
-	VBLENDVPS    Y1, ewc7fc00000<>+0(SB), Y4, Y1
+	VANDPS       ·ewConstTable+4608(SB), Y1, Y1
+	VCMPPS       $0x00, ·ewConstTable+4480(SB), Y1, Y1
+	VBLENDVPS    Y1, ·ewConstTable+4544(SB), Y4, Y1
 	VMULPS       Y1, Y0, Y0
 	VMOVUPS      Y0, (AX)
 	ADDQ         $0x00000020, AX
@@ -879,28 +879,28 @@ block:
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, (AX)
 	VMOVUPS      32(CX), Y0
 	VCMPPS       $0x00, 32(BX), Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, 8(AX)
 	VMOVUPS      64(CX), Y0
 	VCMPPS       $0x00, 64(BX), Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, 16(AX)
 	VMOVUPS      96(CX), Y0
 	VCMPPS       $0x00, 96(BX), Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, 24(AX)
 	ADDQ         $0x00000020, AX
 	ADDQ         DX, CX
@@ -916,7 +916,7 @@ single:
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, (AX)
 	ADDQ         $0x00000008, AX
 	ADDQ         R8, CX
@@ -954,28 +954,28 @@ block:
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, (AX)
 	VMOVUPS      32(CX), Y0
 	VCMPPS       $0x04, 32(BX), Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, 8(AX)
 	VMOVUPS      64(CX), Y0
 	VCMPPS       $0x04, 64(BX), Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, 16(AX)
 	VMOVUPS      96(CX), Y0
 	VCMPPS       $0x04, 96(BX), Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, 24(AX)
 	ADDQ         $0x00000020, AX
 	ADDQ         DX, CX
@@ -991,7 +991,7 @@ single:
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, (AX)
 	ADDQ         $0x00000008, AX
 	ADDQ         R8, CX
@@ -1029,28 +1029,28 @@ block:
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, (AX)
 	VMOVUPS      32(CX), Y0
 	VCMPPS       $0x1e, 32(BX), Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, 8(AX)
 	VMOVUPS      64(CX), Y0
 	VCMPPS       $0x1e, 64(BX), Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, 16(AX)
 	VMOVUPS      96(CX), Y0
 	VCMPPS       $0x1e, 96(BX), Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, 24(AX)
 	ADDQ         $0x00000020, AX
 	ADDQ         DX, CX
@@ -1066,7 +1066,7 @@ single:
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, (AX)
 	ADDQ         $0x00000008, AX
 	ADDQ         R8, CX
@@ -1104,28 +1104,28 @@ block:
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, (AX)
 	VMOVUPS      32(CX), Y0
 	VCMPPS       $0x1d, 32(BX), Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, 8(AX)
 	VMOVUPS      64(CX), Y0
 	VCMPPS       $0x1d, 64(BX), Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, 16(AX)
 	VMOVUPS      96(CX), Y0
 	VCMPPS       $0x1d, 96(BX), Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, 24(AX)
 	ADDQ         $0x00000020, AX
 	ADDQ         DX, CX
@@ -1141,7 +1141,7 @@ single:
 	VEXTRACTF128 $0x01, Y0, X1
 	VPACKSSDW    X1, X0, X0
 	VPACKSSWB    X0, X0, X0
-	VPAND        ewc01010101<>+0(SB), X0, X0
+	VPAND        ·ewConstTable+640(SB), X0, X0
 	VMOVQ        X0, (AX)
 	ADDQ         $0x00000008, AX
 	ADDQ         R8, CX
@@ -1317,12 +1317,12 @@ block:
 	JL           single
 	VMOVUPS      (CX), Y0
 	VPSRLD       $0x10, Y0, Y1
-	VPAND        ewc00000001<>+0(SB), Y1, Y1
-	VPADDD       ewc00007fff<>+0(SB), Y0, Y2
+	VPAND        ·ewConstTable+0(SB), Y1, Y1
+	VPADDD       ·ewConstTable+448(SB), Y0, Y2
 	VPADDD       Y1, Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
 	VPSRLD       $0x10, Y0, Y1
-	VPOR         ewc00000040<>+0(SB), Y1, Y1
+	VPOR         ·ewConstTable+256(SB), Y1, Y1
 	VCMPPS       $0x03, Y0, Y0, Y0
 	VBLENDVPS    Y0, Y1, Y2, Y0
 	VEXTRACTI128 $0x01, Y0, X1
@@ -1330,12 +1330,12 @@ block:
 	VMOVDQU      X0, (AX)
 	VMOVUPS      32(CX), Y0
 	VPSRLD       $0x10, Y0, Y1
-	VPAND        ewc00000001<>+0(SB), Y1, Y1
-	VPADDD       ewc00007fff<>+0(SB), Y0, Y2
+	VPAND        ·ewConstTable+0(SB), Y1, Y1
+	VPADDD       ·ewConstTable+448(SB), Y0, Y2
 	VPADDD       Y1, Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
 	VPSRLD       $0x10, Y0, Y1
-	VPOR         ewc00000040<>+0(SB), Y1, Y1
+	VPOR         ·ewConstTable+256(SB), Y1, Y1
 	VCMPPS       $0x03, Y0, Y0, Y0
 	VBLENDVPS    Y0, Y1, Y2, Y0
 	VEXTRACTI128 $0x01, Y0, X1
@@ -1343,12 +1343,12 @@ block:
 	VMOVDQU      X0, 16(AX)
 	VMOVUPS      64(CX), Y0
 	VPSRLD       $0x10, Y0, Y1
-	VPAND        ewc00000001<>+0(SB), Y1, Y1
-	VPADDD       ewc00007fff<>+0(SB), Y0, Y2
+	VPAND        ·ewConstTable+0(SB), Y1, Y1
+	VPADDD       ·ewConstTable+448(SB), Y0, Y2
 	VPADDD       Y1, Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
 	VPSRLD       $0x10, Y0, Y1
-	VPOR         ewc00000040<>+0(SB), Y1, Y1
+	VPOR         ·ewConstTable+256(SB), Y1, Y1
 	VCMPPS       $0x03, Y0, Y0, Y0
 	VBLENDVPS    Y0, Y1, Y2, Y0
 	VEXTRACTI128 $0x01, Y0, X1
@@ -1356,12 +1356,12 @@ block:
 	VMOVDQU      X0, 32(AX)
 	VMOVUPS      96(CX), Y0
 	VPSRLD       $0x10, Y0, Y1
-	VPAND        ewc00000001<>+0(SB), Y1, Y1
-	VPADDD       ewc00007fff<>+0(SB), Y0, Y2
+	VPAND        ·ewConstTable+0(SB), Y1, Y1
+	VPADDD       ·ewConstTable+448(SB), Y0, Y2
 	VPADDD       Y1, Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
 	VPSRLD       $0x10, Y0, Y1
-	VPOR         ewc00000040<>+0(SB), Y1, Y1
+	VPOR         ·ewConstTable+256(SB), Y1, Y1
 	VCMPPS       $0x03, Y0, Y0, Y0
 	VBLENDVPS    Y0, Y1, Y2, Y0
 	VEXTRACTI128 $0x01, Y0, X1
@@ -1377,12 +1377,12 @@ single:
 	JE           done
 	VMOVUPS      (CX), Y0
 	VPSRLD       $0x10, Y0, Y1
-	VPAND        ewc00000001<>+0(SB), Y1, Y1
-	VPADDD       ewc00007fff<>+0(SB), Y0, Y2
+	VPAND        ·ewConstTable+0(SB), Y1, Y1
+	VPADDD       ·ewConstTable+448(SB), Y0, Y2
 	VPADDD       Y1, Y2, Y2
 	VPSRLD       $0x10, Y2, Y2
 	VPSRLD       $0x10, Y0, Y1
-	VPOR         ewc00000040<>+0(SB), Y1, Y1
+	VPOR         ·ewConstTable+256(SB), Y1, Y1
 	VCMPPS       $0x03, Y0, Y0, Y0
 	VBLENDVPS    Y0, Y1, Y2, Y0
 	VEXTRACTI128 $0x01, Y0, X1
@@ -1451,32 +1451,32 @@ block:
 	JL         single
 	VMOVUPS    (CX), Y0
 	VCVTTPS2DQ Y0, Y1
-	VCMPPS     $0x1d, ewc4f000000<>+0(SB), Y0, Y2
-	VBLENDVPS  Y2, ewc7fffffff<>+0(SB), Y1, Y1
+	VCMPPS     $0x1d, ·ewConstTable+4416(SB), Y0, Y2
+	VBLENDVPS  Y2, ·ewConstTable+4608(SB), Y1, Y1
 	VCMPPS     $0x03, Y0, Y0, Y0
 	VPXOR      Y2, Y2, Y2
 	VBLENDVPS  Y0, Y2, Y1, Y0
 	VMOVUPS    Y0, (AX)
 	VMOVUPS    32(CX), Y0
 	VCVTTPS2DQ Y0, Y1
-	VCMPPS     $0x1d, ewc4f000000<>+0(SB), Y0, Y2
-	VBLENDVPS  Y2, ewc7fffffff<>+0(SB), Y1, Y1
+	VCMPPS     $0x1d, ·ewConstTable+4416(SB), Y0, Y2
+	VBLENDVPS  Y2, ·ewConstTable+4608(SB), Y1, Y1
 	VCMPPS     $0x03, Y0, Y0, Y0
 	VPXOR      Y2, Y2, Y2
 	VBLENDVPS  Y0, Y2, Y1, Y0
 	VMOVUPS    Y0, 32(AX)
 	VMOVUPS    64(CX), Y0
 	VCVTTPS2DQ Y0, Y1
-	VCMPPS     $0x1d, ewc4f000000<>+0(SB), Y0, Y2
-	VBLENDVPS  Y2, ewc7fffffff<>+0(SB), Y1, Y1
+	VCMPPS     $0x1d, ·ewConstTable+4416(SB), Y0, Y2
+	VBLENDVPS  Y2, ·ewConstTable+4608(SB), Y1, Y1
 	VCMPPS     $0x03, Y0, Y0, Y0
 	VPXOR      Y2, Y2, Y2
 	VBLENDVPS  Y0, Y2, Y1, Y0
 	VMOVUPS    Y0, 64(AX)
 	VMOVUPS    96(CX), Y0
 	VCVTTPS2DQ Y0, Y1
-	VCMPPS     $0x1d, ewc4f000000<>+0(SB), Y0, Y2
-	VBLENDVPS  Y2, ewc7fffffff<>+0(SB), Y1, Y1
+	VCMPPS     $0x1d, ·ewConstTable+4416(SB), Y0, Y2
+	VBLENDVPS  Y2, ·ewConstTable+4608(SB), Y1, Y1
 	VCMPPS     $0x03, Y0, Y0, Y0
 	VPXOR      Y2, Y2, Y2
 	VBLENDVPS  Y0, Y2, Y1, Y0
@@ -1491,8 +1491,8 @@ single:
 	JE         done
 	VMOVUPS    (CX), Y0
 	VCVTTPS2DQ Y0, Y1
-	VCMPPS     $0x1d, ewc4f000000<>+0(SB), Y0, Y2
-	VBLENDVPS  Y2, ewc7fffffff<>+0(SB), Y1, Y1
+	VCMPPS     $0x1d, ·ewConstTable+4416(SB), Y0, Y2
+	VBLENDVPS  Y2, ·ewConstTable+4608(SB), Y1, Y1
 	VCMPPS     $0x03, Y0, Y0, Y0
 	VPXOR      Y2, Y2, Y2
 	VBLENDVPS  Y0, Y2, Y1, Y0
@@ -1554,27 +1554,27 @@ single:
 	TESTQ        DX, DX
 	JE           done
 	VMOVUPS      (CX), Y0
-	VMOVUPS      ewcc2d00000<>+0(SB), Y1
+	VMOVUPS      ·ewConstTable+6528(SB), Y1
 	VMAXPS       Y0, Y1, Y1
-	VMOVUPS      ewc42b1999a<>+0(SB), Y0
+	VMOVUPS      ·ewConstTable+4160(SB), Y0
 	VMINPS       Y1, Y0, Y1
-	VMULPS       ewc3fb8aa3b<>+0(SB), Y1, Y0
+	VMULPS       ·ewConstTable+3712(SB), Y1, Y0
 	VROUNDPS     $0x00, Y0, Y0
-	VFNMADD231PS ewc3f318000<>+0(SB), Y0, Y1
-	VFNMADD231PS ewcb95e8083<>+0(SB), Y0, Y1
-	VMOVUPS      ewc3ab57398<>+0(SB), Y2
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Y1, Y2
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Y1, Y2
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Y1, Y2
-	VFMADD213PS  ewc3efffffe<>+0(SB), Y1, Y2
-	VFMADD213PS  ewc3f800000<>+0(SB), Y1, Y2
-	VFMADD213PS  ewc3f800000<>+0(SB), Y1, Y2
+	VFNMADD231PS ·ewConstTable+3200(SB), Y0, Y1
+	VFNMADD231PS ·ewConstTable+4992(SB), Y0, Y1
+	VMOVUPS      ·ewConstTable+1152(SB), Y2
+	VFMADD213PS  ·ewConstTable+1408(SB), Y1, Y2
+	VFMADD213PS  ·ewConstTable+1600(SB), Y1, Y2
+	VFMADD213PS  ·ewConstTable+2176(SB), Y1, Y2
+	VFMADD213PS  ·ewConstTable+3008(SB), Y1, Y2
+	VFMADD213PS  ·ewConstTable+3392(SB), Y1, Y2
+	VFMADD213PS  ·ewConstTable+3392(SB), Y1, Y2
 	VCVTPS2DQ    Y0, Y0
 	VPSRAD       $0x01, Y0, Y1
 	VPSUBD       Y1, Y0, Y0
-	VPADDD       ewc0000007f<>+0(SB), Y1, Y1
+	VPADDD       ·ewConstTable+384(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
-	VPADDD       ewc0000007f<>+0(SB), Y0, Y0
+	VPADDD       ·ewConstTable+384(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y1, Y2, Y2
 	VMULPS       Y0, Y2, Y2
@@ -1599,48 +1599,48 @@ single:
 	TESTQ       DX, DX
 	JE          done
 	VMOVUPS     (CX), Y0
-	VCMPPS      $0x11, ewc00800000<>+0(SB), Y0, Y1
-	VMULPS      ewc4b000000<>+0(SB), Y0, Y2
+	VCMPPS      $0x11, ·ewConstTable+576(SB), Y0, Y1
+	VMULPS      ·ewConstTable+4288(SB), Y0, Y2
 	VBLENDVPS   Y1, Y2, Y0, Y2
 	VPXOR       Y3, Y3, Y3
-	VBLENDVPS   Y1, ewcc1b80000<>+0(SB), Y3, Y1
+	VBLENDVPS   Y1, ·ewConstTable+6464(SB), Y3, Y1
 	VPSRLD      $0x17, Y2, Y3
-	VPSUBD      ewc0000007e<>+0(SB), Y3, Y3
+	VPSUBD      ·ewConstTable+320(SB), Y3, Y3
 	VCVTDQ2PS   Y3, Y3
 	VADDPS      Y3, Y1, Y1
-	VPAND       ewc007fffff<>+0(SB), Y2, Y2
-	VPOR        ewc3f000000<>+0(SB), Y2, Y2
-	VCMPPS      $0x11, ewc3f3504f3<>+0(SB), Y2, Y3
-	VSUBPS      ewc3f800000<>+0(SB), Y2, Y4
+	VPAND       ·ewConstTable+512(SB), Y2, Y2
+	VPOR        ·ewConstTable+3072(SB), Y2, Y2
+	VCMPPS      $0x11, ·ewConstTable+3264(SB), Y2, Y3
+	VSUBPS      ·ewConstTable+3392(SB), Y2, Y4
 	VADDPS      Y2, Y4, Y2
 	VBLENDVPS   Y3, Y2, Y4, Y2
-	VMOVUPS     ewc3f800000<>+0(SB), Y4
+	VMOVUPS     ·ewConstTable+3392(SB), Y4
 	VSUBPS      Y4, Y1, Y4
 	VBLENDVPS   Y3, Y4, Y1, Y1
 	VMULPS      Y2, Y2, Y3
-	VMOVUPS     ewc3d9021bb<>+0(SB), Y4
-	VFMADD213PS ewcbdebd1b8<>+0(SB), Y2, Y4
-	VFMADD213PS ewc3def251a<>+0(SB), Y2, Y4
-	VFMADD213PS ewcbdfe5d4f<>+0(SB), Y2, Y4
-	VFMADD213PS ewc3e11e9bf<>+0(SB), Y2, Y4
-	VFMADD213PS ewcbe2aae50<>+0(SB), Y2, Y4
-	VFMADD213PS ewc3e4cceac<>+0(SB), Y2, Y4
-	VFMADD213PS ewcbe7ffffc<>+0(SB), Y2, Y4
-	VFMADD213PS ewc3eaaaaaa<>+0(SB), Y2, Y4
+	VMOVUPS     ·ewConstTable+1664(SB), Y4
+	VFMADD213PS ·ewConstTable+5376(SB), Y2, Y4
+	VFMADD213PS ·ewConstTable+1920(SB), Y2, Y4
+	VFMADD213PS ·ewConstTable+5440(SB), Y2, Y4
+	VFMADD213PS ·ewConstTable+2112(SB), Y2, Y4
+	VFMADD213PS ·ewConstTable+5568(SB), Y2, Y4
+	VFMADD213PS ·ewConstTable+2368(SB), Y2, Y4
+	VFMADD213PS ·ewConstTable+5760(SB), Y2, Y4
+	VFMADD213PS ·ewConstTable+2624(SB), Y2, Y4
 	VMULPS      Y2, Y4, Y4
 	VMULPS      Y3, Y4, Y4
-	VFMADD231PS ewcb95e8083<>+0(SB), Y1, Y4
-	VFMADD231PS ewcbf000000<>+0(SB), Y3, Y4
+	VFMADD231PS ·ewConstTable+4992(SB), Y1, Y4
+	VFMADD231PS ·ewConstTable+5952(SB), Y3, Y4
 	VADDPS      Y2, Y4, Y4
-	VFMADD231PS ewc3f318000<>+0(SB), Y1, Y4
-	VCMPPS      $0x00, ewc7f800000<>+0(SB), Y0, Y1
+	VFMADD231PS ·ewConstTable+3200(SB), Y1, Y4
+	VCMPPS      $0x00, ·ewConstTable+4480(SB), Y0, Y1
 	VBLENDVPS   Y1, Y0, Y4, Y1
 	VPXOR       Y2, Y2, Y2
 	VCMPPS      $0x00, Y2, Y0, Y2
-	VBLENDVPS   Y2, ewcff800000<>+0(SB), Y1, Y1
+	VBLENDVPS   Y2, ·ewConstTable+6656(SB), Y1, Y1
 	VPXOR       Y2, Y2, Y2
 	VCMPPS      $0x19, Y2, Y0, Y0
-	VBLENDVPS   Y0, ewc7fc00000<>+0(SB), Y1, Y0
+	VBLENDVPS   Y0, ·ewConstTable+4544(SB), Y1, Y0
 	VMOVUPS     Y0, (AX)
 	ADDQ        $0x00000020, AX
 	ADDQ        $0x00000020, CX
@@ -1662,27 +1662,27 @@ single:
 	TESTQ       DX, DX
 	JE          done
 	VMOVUPS     (CX), Y0
-	VMOVUPS     ewcc1100000<>+0(SB), Y1
+	VMOVUPS     ·ewConstTable+6336(SB), Y1
 	VMAXPS      Y0, Y1, Y1
-	VMOVUPS     ewc41100000<>+0(SB), Y0
+	VMOVUPS     ·ewConstTable+3968(SB), Y0
 	VMINPS      Y1, Y0, Y0
 	VMULPS      Y0, Y0, Y1
-	VMOVUPS     ewca9bf2ec6<>+0(SB), Y2
-	VFMADD213PS ewc2e6827a3<>+0(SB), Y1, Y2
-	VFMADD213PS ewcb2adbee5<>+0(SB), Y1, Y2
-	VFMADD213PS ewc373b24ff<>+0(SB), Y1, Y2
-	VFMADD213PS ewc3b4b6c5d<>+0(SB), Y1, Y2
-	VFMADD213PS ewc3e05fb09<>+0(SB), Y1, Y2
-	VFMADD213PS ewc3f800000<>+0(SB), Y1, Y2
-	VMOVUPS     ewc39857e7f<>+0(SB), Y3
-	VFMADD213PS ewc3cc8aa6c<>+0(SB), Y1, Y3
-	VFMADD213PS ewc3eeda82d<>+0(SB), Y1, Y3
-	VFMADD213PS ewc3f800000<>+0(SB), Y1, Y3
+	VMOVUPS     ·ewConstTable+4736(SB), Y2
+	VFMADD213PS ·ewConstTable+704(SB), Y1, Y2
+	VFMADD213PS ·ewConstTable+4800(SB), Y1, Y2
+	VFMADD213PS ·ewConstTable+832(SB), Y1, Y2
+	VFMADD213PS ·ewConstTable+1216(SB), Y1, Y2
+	VFMADD213PS ·ewConstTable+1984(SB), Y1, Y2
+	VFMADD213PS ·ewConstTable+3392(SB), Y1, Y2
+	VMOVUPS     ·ewConstTable+1088(SB), Y3
+	VFMADD213PS ·ewConstTable+1472(SB), Y1, Y3
+	VFMADD213PS ·ewConstTable+2944(SB), Y1, Y3
+	VFMADD213PS ·ewConstTable+3392(SB), Y1, Y3
 	VMULPS      Y0, Y2, Y2
 	VDIVPS      Y3, Y2, Y2
-	VMOVUPS     ewcbf800000<>+0(SB), Y0
+	VMOVUPS     ·ewConstTable+6080(SB), Y0
 	VMAXPS      Y2, Y0, Y0
-	VMOVUPS     ewc3f800000<>+0(SB), Y1
+	VMOVUPS     ·ewConstTable+3392(SB), Y1
 	VMINPS      Y0, Y1, Y1
 	VMOVUPS     Y1, (AX)
 	ADDQ        $0x00000020, AX
@@ -1705,33 +1705,33 @@ single:
 	TESTQ        DX, DX
 	JE           done
 	VMOVUPS      (CX), Y0
-	VORPS        ewc80000000<>+0(SB), Y0, Y1
-	VMOVUPS      ewcc2d00000<>+0(SB), Y2
+	VORPS        ·ewConstTable+4672(SB), Y0, Y1
+	VMOVUPS      ·ewConstTable+6528(SB), Y2
 	VMAXPS       Y1, Y2, Y2
-	VMOVUPS      ewc42b1999a<>+0(SB), Y1
+	VMOVUPS      ·ewConstTable+4160(SB), Y1
 	VMINPS       Y2, Y1, Y2
-	VMULPS       ewc3fb8aa3b<>+0(SB), Y2, Y1
+	VMULPS       ·ewConstTable+3712(SB), Y2, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ewc3f318000<>+0(SB), Y1, Y2
-	VFNMADD231PS ewcb95e8083<>+0(SB), Y1, Y2
-	VMOVUPS      ewc3ab57398<>+0(SB), Y3
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Y2, Y3
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Y2, Y3
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Y2, Y3
-	VFMADD213PS  ewc3efffffe<>+0(SB), Y2, Y3
-	VFMADD213PS  ewc3f800000<>+0(SB), Y2, Y3
-	VFMADD213PS  ewc3f800000<>+0(SB), Y2, Y3
+	VFNMADD231PS ·ewConstTable+3200(SB), Y1, Y2
+	VFNMADD231PS ·ewConstTable+4992(SB), Y1, Y2
+	VMOVUPS      ·ewConstTable+1152(SB), Y3
+	VFMADD213PS  ·ewConstTable+1408(SB), Y2, Y3
+	VFMADD213PS  ·ewConstTable+1600(SB), Y2, Y3
+	VFMADD213PS  ·ewConstTable+2176(SB), Y2, Y3
+	VFMADD213PS  ·ewConstTable+3008(SB), Y2, Y3
+	VFMADD213PS  ·ewConstTable+3392(SB), Y2, Y3
+	VFMADD213PS  ·ewConstTable+3392(SB), Y2, Y3
 	VCVTPS2DQ    Y1, Y1
 	VPSRAD       $0x01, Y1, Y2
 	VPSUBD       Y2, Y1, Y1
-	VPADDD       ewc0000007f<>+0(SB), Y2, Y2
+	VPADDD       ·ewConstTable+384(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
-	VPADDD       ewc0000007f<>+0(SB), Y1, Y1
+	VPADDD       ·ewConstTable+384(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y2, Y3, Y3
 	VMULPS       Y1, Y3, Y3
-	VMOVUPS      ewc3f800000<>+0(SB), Y1
-	VADDPS       ewc3f800000<>+0(SB), Y3, Y2
+	VMOVUPS      ·ewConstTable+3392(SB), Y1
+	VADDPS       ·ewConstTable+3392(SB), Y3, Y2
 	VDIVPS       Y2, Y1, Y1
 	VMULPS       Y1, Y3, Y3
 	VPXOR        Y2, Y2, Y2
@@ -1758,33 +1758,33 @@ single:
 	TESTQ        DX, DX
 	JE           done
 	VMOVUPS      (CX), Y0
-	VORPS        ewc80000000<>+0(SB), Y0, Y1
-	VMOVUPS      ewcc2d00000<>+0(SB), Y2
+	VORPS        ·ewConstTable+4672(SB), Y0, Y1
+	VMOVUPS      ·ewConstTable+6528(SB), Y2
 	VMAXPS       Y1, Y2, Y2
-	VMOVUPS      ewc42b1999a<>+0(SB), Y1
+	VMOVUPS      ·ewConstTable+4160(SB), Y1
 	VMINPS       Y2, Y1, Y2
-	VMULPS       ewc3fb8aa3b<>+0(SB), Y2, Y1
+	VMULPS       ·ewConstTable+3712(SB), Y2, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ewc3f318000<>+0(SB), Y1, Y2
-	VFNMADD231PS ewcb95e8083<>+0(SB), Y1, Y2
-	VMOVUPS      ewc3ab57398<>+0(SB), Y3
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Y2, Y3
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Y2, Y3
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Y2, Y3
-	VFMADD213PS  ewc3efffffe<>+0(SB), Y2, Y3
-	VFMADD213PS  ewc3f800000<>+0(SB), Y2, Y3
-	VFMADD213PS  ewc3f800000<>+0(SB), Y2, Y3
+	VFNMADD231PS ·ewConstTable+3200(SB), Y1, Y2
+	VFNMADD231PS ·ewConstTable+4992(SB), Y1, Y2
+	VMOVUPS      ·ewConstTable+1152(SB), Y3
+	VFMADD213PS  ·ewConstTable+1408(SB), Y2, Y3
+	VFMADD213PS  ·ewConstTable+1600(SB), Y2, Y3
+	VFMADD213PS  ·ewConstTable+2176(SB), Y2, Y3
+	VFMADD213PS  ·ewConstTable+3008(SB), Y2, Y3
+	VFMADD213PS  ·ewConstTable+3392(SB), Y2, Y3
+	VFMADD213PS  ·ewConstTable+3392(SB), Y2, Y3
 	VCVTPS2DQ    Y1, Y1
 	VPSRAD       $0x01, Y1, Y2
 	VPSUBD       Y2, Y1, Y1
-	VPADDD       ewc0000007f<>+0(SB), Y2, Y2
+	VPADDD       ·ewConstTable+384(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
-	VPADDD       ewc0000007f<>+0(SB), Y1, Y1
+	VPADDD       ·ewConstTable+384(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y2, Y3, Y3
 	VMULPS       Y1, Y3, Y3
-	VMOVUPS      ewc3f800000<>+0(SB), Y1
-	VADDPS       ewc3f800000<>+0(SB), Y3, Y2
+	VMOVUPS      ·ewConstTable+3392(SB), Y1
+	VADDPS       ·ewConstTable+3392(SB), Y3, Y2
 	VDIVPS       Y2, Y1, Y1
 	VMULPS       Y1, Y3, Y3
 	VPXOR        Y2, Y2, Y2
@@ -1812,47 +1812,47 @@ single:
 	TESTQ        DX, DX
 	JE           done
 	VMOVUPS      (CX), Y0
-	VANDPS       ewc7fffffff<>+0(SB), Y0, Y1
-	VMOVUPS      ewc41700000<>+0(SB), Y2
+	VANDPS       ·ewConstTable+4608(SB), Y0, Y1
+	VMOVUPS      ·ewConstTable+4032(SB), Y2
 	VMINPS       Y1, Y2, Y2
-	VMOVUPS      ewc3ecccccd<>+0(SB), Y1
-	VFMADD213PS  ewc3f800000<>+0(SB), Y2, Y1
-	VMOVUPS      ewc3f800000<>+0(SB), Y3
+	VMOVUPS      ·ewConstTable+2880(SB), Y1
+	VFMADD213PS  ·ewConstTable+3392(SB), Y2, Y1
+	VMOVUPS      ·ewConstTable+3392(SB), Y3
 	VDIVPS       Y1, Y3, Y1
-	VSUBPS       ewc3f124925<>+0(SB), Y1, Y3
-	VMOVUPS      ewc3e4270f8<>+0(SB), Y4
-	VFMADD213PS  ewcbdd5b4fe<>+0(SB), Y3, Y4
-	VFMADD213PS  ewcbe58e20b<>+0(SB), Y3, Y4
-	VFMADD213PS  ewc3e6b8a43<>+0(SB), Y3, Y4
-	VFMADD213PS  ewc3e07c66b<>+0(SB), Y3, Y4
-	VFMADD213PS  ewcbec2b5a1<>+0(SB), Y3, Y4
-	VFMADD213PS  ewcbdba06a9<>+0(SB), Y3, Y4
-	VFMADD213PS  ewc3f9c37c3<>+0(SB), Y3, Y4
-	VFMADD213PS  ewcbf96874d<>+0(SB), Y3, Y4
-	VMULPS       ewc3f000000<>+0(SB), Y2, Y3
+	VSUBPS       ·ewConstTable+3136(SB), Y1, Y3
+	VMOVUPS      ·ewConstTable+2304(SB), Y4
+	VFMADD213PS  ·ewConstTable+5312(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+5696(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+2496(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+2048(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+5888(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+5248(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+3584(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+6208(SB), Y3, Y4
+	VMULPS       ·ewConstTable+3072(SB), Y2, Y3
 	VFNMADD231PS Y3, Y2, Y4
-	VMULPS       ewc3fb8aa3b<>+0(SB), Y4, Y2
+	VMULPS       ·ewConstTable+3712(SB), Y4, Y2
 	VROUNDPS     $0x00, Y2, Y2
-	VFNMADD231PS ewc3f318000<>+0(SB), Y2, Y4
-	VFNMADD231PS ewcb95e8083<>+0(SB), Y2, Y4
-	VMOVUPS      ewc3ab57398<>+0(SB), Y3
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Y4, Y3
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Y4, Y3
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Y4, Y3
-	VFMADD213PS  ewc3efffffe<>+0(SB), Y4, Y3
-	VFMADD213PS  ewc3f800000<>+0(SB), Y4, Y3
-	VFMADD213PS  ewc3f800000<>+0(SB), Y4, Y3
+	VFNMADD231PS ·ewConstTable+3200(SB), Y2, Y4
+	VFNMADD231PS ·ewConstTable+4992(SB), Y2, Y4
+	VMOVUPS      ·ewConstTable+1152(SB), Y3
+	VFMADD213PS  ·ewConstTable+1408(SB), Y4, Y3
+	VFMADD213PS  ·ewConstTable+1600(SB), Y4, Y3
+	VFMADD213PS  ·ewConstTable+2176(SB), Y4, Y3
+	VFMADD213PS  ·ewConstTable+3008(SB), Y4, Y3
+	VFMADD213PS  ·ewConstTable+3392(SB), Y4, Y3
+	VFMADD213PS  ·ewConstTable+3392(SB), Y4, Y3
 	VCVTPS2DQ    Y2, Y2
 	VPSRAD       $0x01, Y2, Y4
 	VPSUBD       Y4, Y2, Y2
-	VPADDD       ewc0000007f<>+0(SB), Y4, Y4
+	VPADDD       ·ewConstTable+384(SB), Y4, Y4
 	VPSLLD       $0x17, Y4, Y4
-	VPADDD       ewc0000007f<>+0(SB), Y2, Y2
+	VPADDD       ·ewConstTable+384(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y4, Y3, Y3
 	VMULPS       Y2, Y3, Y3
 	VMULPS       Y1, Y3, Y3
-	VMOVUPS      ewc3f800000<>+0(SB), Y1
+	VMOVUPS      ·ewConstTable+3392(SB), Y1
 	VSUBPS       Y3, Y1, Y1
 	VPXOR        Y2, Y2, Y2
 	VCMPPS       $0x11, Y2, Y0, Y2
@@ -1880,36 +1880,36 @@ single:
 	JE           done
 	VMOVUPS      (CX), Y0
 	VMULPS       Y0, Y0, Y1
-	VMOVUPS      ewc3d922279<>+0(SB), Y2
-	VFMADD213PS  ewc3fcc422a<>+0(SB), Y1, Y2
+	VMOVUPS      ·ewConstTable+1728(SB), Y2
+	VFMADD213PS  ·ewConstTable+3840(SB), Y1, Y2
 	VMULPS       Y0, Y2, Y2
-	VORPS        ewc80000000<>+0(SB), Y2, Y1
-	VMOVUPS      ewcc2d00000<>+0(SB), Y3
+	VORPS        ·ewConstTable+4672(SB), Y2, Y1
+	VMOVUPS      ·ewConstTable+6528(SB), Y3
 	VMAXPS       Y1, Y3, Y3
-	VMOVUPS      ewc42b1999a<>+0(SB), Y1
+	VMOVUPS      ·ewConstTable+4160(SB), Y1
 	VMINPS       Y3, Y1, Y3
-	VMULPS       ewc3fb8aa3b<>+0(SB), Y3, Y1
+	VMULPS       ·ewConstTable+3712(SB), Y3, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ewc3f318000<>+0(SB), Y1, Y3
-	VFNMADD231PS ewcb95e8083<>+0(SB), Y1, Y3
-	VMOVUPS      ewc3ab57398<>+0(SB), Y4
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Y3, Y4
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Y3, Y4
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Y3, Y4
-	VFMADD213PS  ewc3efffffe<>+0(SB), Y3, Y4
-	VFMADD213PS  ewc3f800000<>+0(SB), Y3, Y4
-	VFMADD213PS  ewc3f800000<>+0(SB), Y3, Y4
+	VFNMADD231PS ·ewConstTable+3200(SB), Y1, Y3
+	VFNMADD231PS ·ewConstTable+4992(SB), Y1, Y3
+	VMOVUPS      ·ewConstTable+1152(SB), Y4
+	VFMADD213PS  ·ewConstTable+1408(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+1600(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+2176(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+3008(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+3392(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+3392(SB), Y3, Y4
 	VCVTPS2DQ    Y1, Y1
 	VPSRAD       $0x01, Y1, Y3
 	VPSUBD       Y3, Y1, Y1
-	VPADDD       ewc0000007f<>+0(SB), Y3, Y3
+	VPADDD       ·ewConstTable+384(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
-	VPADDD       ewc0000007f<>+0(SB), Y1, Y1
+	VPADDD       ·ewConstTable+384(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y3, Y4, Y4
 	VMULPS       Y1, Y4, Y4
-	VMOVUPS      ewc3f800000<>+0(SB), Y1
-	VADDPS       ewc3f800000<>+0(SB), Y4, Y3
+	VMOVUPS      ·ewConstTable+3392(SB), Y1
+	VADDPS       ·ewConstTable+3392(SB), Y4, Y3
 	VDIVPS       Y3, Y1, Y1
 	VMULPS       Y1, Y4, Y4
 	VPXOR        Y3, Y3, Y3
@@ -1937,62 +1937,62 @@ single:
 	TESTQ        DX, DX
 	JE           done
 	VMOVUPS      (CX), Y0
-	VANDPS       ewc7fffffff<>+0(SB), Y0, Y1
-	VCMPPS       $0x11, ewc3f000000<>+0(SB), Y1, Y2
+	VANDPS       ·ewConstTable+4608(SB), Y0, Y1
+	VCMPPS       $0x11, ·ewConstTable+3072(SB), Y1, Y2
 	VMULPS       Y1, Y1, Y3
-	VMOVUPS      ewcb77a692e<>+0(SB), Y4
-	VFMADD213PS  ewc38fcd193<>+0(SB), Y3, Y4
-	VFMADD213PS  ewcba6016da<>+0(SB), Y3, Y4
-	VFMADD213PS  ewc3bab2de7<>+0(SB), Y3, Y4
-	VFMADD213PS  ewcbcdc1672<>+0(SB), Y3, Y4
-	VFMADD213PS  ewc3de71791<>+0(SB), Y3, Y4
-	VFMADD213PS  ewcbec093a3<>+0(SB), Y3, Y4
-	VFMADD213PS  ewc3f906ebb<>+0(SB), Y3, Y4
+	VMOVUPS      ·ewConstTable+4864(SB), Y4
+	VFMADD213PS  ·ewConstTable+960(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+5056(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+1280(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+5184(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+1856(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+5824(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+3520(SB), Y3, Y4
 	VMULPS       Y1, Y4, Y4
-	VMOVUPS      ewc3f000000<>+0(SB), Y3
-	VFMADD213PS  ewc3f800000<>+0(SB), Y1, Y3
-	VMOVUPS      ewc3f800000<>+0(SB), Y5
+	VMOVUPS      ·ewConstTable+3072(SB), Y3
+	VFMADD213PS  ·ewConstTable+3392(SB), Y1, Y3
+	VMOVUPS      ·ewConstTable+3392(SB), Y5
 	VDIVPS       Y3, Y5, Y3
-	VMOVUPS      ewc3e2ef945<>+0(SB), Y5
-	VFMADD213PS  ewcbf527892<>+0(SB), Y3, Y5
-	VFMADD213PS  ewc3fbe87b0<>+0(SB), Y3, Y5
-	VFMADD213PS  ewcbf914e5d<>+0(SB), Y3, Y5
-	VFMADD213PS  ewc3e8ec7cc<>+0(SB), Y3, Y5
-	VFMADD213PS  ewcbe3ec24c<>+0(SB), Y3, Y5
-	VFMADD213PS  ewc3dc636c9<>+0(SB), Y3, Y5
-	VFMADD213PS  ewc3ebf88fb<>+0(SB), Y3, Y5
-	VFMADD213PS  ewc3f8000c7<>+0(SB), Y3, Y5
-	VFMADD213PS  ewcbfa1fc4e<>+0(SB), Y3, Y5
+	VMOVUPS      ·ewConstTable+2240(SB), Y5
+	VFMADD213PS  ·ewConstTable+6016(SB), Y3, Y5
+	VFMADD213PS  ·ewConstTable+3776(SB), Y3, Y5
+	VFMADD213PS  ·ewConstTable+6144(SB), Y3, Y5
+	VFMADD213PS  ·ewConstTable+2560(SB), Y3, Y5
+	VFMADD213PS  ·ewConstTable+5632(SB), Y3, Y5
+	VFMADD213PS  ·ewConstTable+1792(SB), Y3, Y5
+	VFMADD213PS  ·ewConstTable+2688(SB), Y3, Y5
+	VFMADD213PS  ·ewConstTable+3456(SB), Y3, Y5
+	VFMADD213PS  ·ewConstTable+6272(SB), Y3, Y5
 	VFNMADD231PS Y1, Y1, Y5
-	VMOVUPS      ewcc2d00000<>+0(SB), Y1
+	VMOVUPS      ·ewConstTable+6528(SB), Y1
 	VMAXPS       Y5, Y1, Y1
-	VMOVUPS      ewc42b1999a<>+0(SB), Y5
+	VMOVUPS      ·ewConstTable+4160(SB), Y5
 	VMINPS       Y1, Y5, Y1
-	VMULPS       ewc3fb8aa3b<>+0(SB), Y1, Y5
+	VMULPS       ·ewConstTable+3712(SB), Y1, Y5
 	VROUNDPS     $0x00, Y5, Y5
-	VFNMADD231PS ewc3f318000<>+0(SB), Y5, Y1
-	VFNMADD231PS ewcb95e8083<>+0(SB), Y5, Y1
-	VMOVUPS      ewc3ab57398<>+0(SB), Y6
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Y1, Y6
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Y1, Y6
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Y1, Y6
-	VFMADD213PS  ewc3efffffe<>+0(SB), Y1, Y6
-	VFMADD213PS  ewc3f800000<>+0(SB), Y1, Y6
-	VFMADD213PS  ewc3f800000<>+0(SB), Y1, Y6
+	VFNMADD231PS ·ewConstTable+3200(SB), Y5, Y1
+	VFNMADD231PS ·ewConstTable+4992(SB), Y5, Y1
+	VMOVUPS      ·ewConstTable+1152(SB), Y6
+	VFMADD213PS  ·ewConstTable+1408(SB), Y1, Y6
+	VFMADD213PS  ·ewConstTable+1600(SB), Y1, Y6
+	VFMADD213PS  ·ewConstTable+2176(SB), Y1, Y6
+	VFMADD213PS  ·ewConstTable+3008(SB), Y1, Y6
+	VFMADD213PS  ·ewConstTable+3392(SB), Y1, Y6
+	VFMADD213PS  ·ewConstTable+3392(SB), Y1, Y6
 	VCVTPS2DQ    Y5, Y1
 	VPSRAD       $0x01, Y1, Y5
 	VPSUBD       Y5, Y1, Y1
-	VPADDD       ewc0000007f<>+0(SB), Y5, Y5
+	VPADDD       ·ewConstTable+384(SB), Y5, Y5
 	VPSLLD       $0x17, Y5, Y5
-	VPADDD       ewc0000007f<>+0(SB), Y1, Y1
+	VPADDD       ·ewConstTable+384(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y5, Y6, Y6
 	VMULPS       Y1, Y6, Y6
 	VMULPS       Y3, Y6, Y6
-	VMOVUPS      ewc3f800000<>+0(SB), Y1
+	VMOVUPS      ·ewConstTable+3392(SB), Y1
 	VSUBPS       Y6, Y1, Y1
 	VBLENDVPS    Y2, Y4, Y1, Y1
-	VANDPS       ewc80000000<>+0(SB), Y0, Y0
+	VANDPS       ·ewConstTable+4672(SB), Y0, Y0
 	VORPS        Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 	ADDQ         $0x00000020, AX
@@ -2057,16 +2057,16 @@ block:
 	CMPQ    DX, $0x00000020
 	JL      single
 	VMOVUPS (CX), Y0
-	VXORPS  ewc80000000<>+0(SB), Y0, Y0
+	VXORPS  ·ewConstTable+4672(SB), Y0, Y0
 	VMOVUPS Y0, (AX)
 	VMOVUPS 32(CX), Y0
-	VXORPS  ewc80000000<>+0(SB), Y0, Y0
+	VXORPS  ·ewConstTable+4672(SB), Y0, Y0
 	VMOVUPS Y0, 32(AX)
 	VMOVUPS 64(CX), Y0
-	VXORPS  ewc80000000<>+0(SB), Y0, Y0
+	VXORPS  ·ewConstTable+4672(SB), Y0, Y0
 	VMOVUPS Y0, 64(AX)
 	VMOVUPS 96(CX), Y0
-	VXORPS  ewc80000000<>+0(SB), Y0, Y0
+	VXORPS  ·ewConstTable+4672(SB), Y0, Y0
 	VMOVUPS Y0, 96(AX)
 	ADDQ    $0x00000080, AX
 	ADDQ    $0x00000080, CX
@@ -2077,7 +2077,7 @@ single:
 	TESTQ   DX, DX
 	JE      done
 	VMOVUPS (CX), Y0
-	VXORPS  ewc80000000<>+0(SB), Y0, Y0
+	VXORPS  ·ewConstTable+4672(SB), Y0, Y0
 	VMOVUPS Y0, (AX)
 	ADDQ    $0x00000020, AX
 	ADDQ    $0x00000020, CX
@@ -2099,16 +2099,16 @@ block:
 	CMPQ    DX, $0x00000020
 	JL      single
 	VMOVUPS (CX), Y0
-	VANDPS  ewc7fffffff<>+0(SB), Y0, Y0
+	VANDPS  ·ewConstTable+4608(SB), Y0, Y0
 	VMOVUPS Y0, (AX)
 	VMOVUPS 32(CX), Y0
-	VANDPS  ewc7fffffff<>+0(SB), Y0, Y0
+	VANDPS  ·ewConstTable+4608(SB), Y0, Y0
 	VMOVUPS Y0, 32(AX)
 	VMOVUPS 64(CX), Y0
-	VANDPS  ewc7fffffff<>+0(SB), Y0, Y0
+	VANDPS  ·ewConstTable+4608(SB), Y0, Y0
 	VMOVUPS Y0, 64(AX)
 	VMOVUPS 96(CX), Y0
-	VANDPS  ewc7fffffff<>+0(SB), Y0, Y0
+	VANDPS  ·ewConstTable+4608(SB), Y0, Y0
 	VMOVUPS Y0, 96(AX)
 	ADDQ    $0x00000080, AX
 	ADDQ    $0x00000080, CX
@@ -2119,7 +2119,7 @@ single:
 	TESTQ   DX, DX
 	JE      done
 	VMOVUPS (CX), Y0
-	VANDPS  ewc7fffffff<>+0(SB), Y0, Y0
+	VANDPS  ·ewConstTable+4608(SB), Y0, Y0
 	VMOVUPS Y0, (AX)
 	ADDQ    $0x00000020, AX
 	ADDQ    $0x00000020, CX
@@ -2241,37 +2241,37 @@ single:
 	TESTQ        DX, DX
 	JE           done
 	VMOVUPS      (CX), Y0
-	VANDPS       ewc7fffffff<>+0(SB), Y0, Y1
-	VCMPPS       $0x06, ewc47800000<>+0(SB), Y1, Y2
+	VANDPS       ·ewConstTable+4608(SB), Y0, Y1
+	VCMPPS       $0x06, ·ewConstTable+4224(SB), Y1, Y2
 	VMOVMSKPS    Y2, SI
 	ORL          SI, BX
-	VMULPS       ewc3fa2f983<>+0(SB), Y1, Y2
+	VMULPS       ·ewConstTable+3648(SB), Y1, Y2
 	VCVTTPS2DQ   Y2, Y2
-	VPADDD       ewc00000001<>+0(SB), Y2, Y2
-	VPAND        ewcfffffffe<>+0(SB), Y2, Y2
+	VPADDD       ·ewConstTable+0(SB), Y2, Y2
+	VPAND        ·ewConstTable+6720(SB), Y2, Y2
 	VCVTDQ2PS    Y2, Y3
-	VFNMADD231PS ewc3f490000<>+0(SB), Y3, Y1
-	VFNMADD231PS ewc397da000<>+0(SB), Y3, Y1
-	VFNMADD231PS ewc33222169<>+0(SB), Y3, Y1
+	VFNMADD231PS ·ewConstTable+3328(SB), Y3, Y1
+	VFNMADD231PS ·ewConstTable+1024(SB), Y3, Y1
+	VFNMADD231PS ·ewConstTable+768(SB), Y3, Y1
 	VMULPS       Y1, Y1, Y3
-	VMOVUPS      ewcb94ca1f9<>+0(SB), Y4
-	VFMADD213PS  ewc3c08839e<>+0(SB), Y3, Y4
-	VFMADD213PS  ewcbe2aaaa3<>+0(SB), Y3, Y4
+	VMOVUPS      ·ewConstTable+4928(SB), Y4
+	VFMADD213PS  ·ewConstTable+1344(SB), Y3, Y4
+	VFMADD213PS  ·ewConstTable+5504(SB), Y3, Y4
 	VMULPS       Y3, Y4, Y4
 	VFMADD213PS  Y1, Y1, Y4
-	VMOVUPS      ewc37ccf5ce<>+0(SB), Y1
-	VFMADD213PS  ewcbab6061a<>+0(SB), Y3, Y1
-	VFMADD213PS  ewc3d2aaaa5<>+0(SB), Y3, Y1
+	VMOVUPS      ·ewConstTable+896(SB), Y1
+	VFMADD213PS  ·ewConstTable+5120(SB), Y3, Y1
+	VFMADD213PS  ·ewConstTable+1536(SB), Y3, Y1
 	VMULPS       Y3, Y1, Y1
 	VMULPS       Y3, Y1, Y1
-	VFNMADD231PS ewc3f000000<>+0(SB), Y3, Y1
-	VADDPS       ewc3f800000<>+0(SB), Y1, Y1
-	VPAND        ewc00000002<>+0(SB), Y2, Y3
-	VPCMPEQD     ewc00000002<>+0(SB), Y3, Y3
+	VFNMADD231PS ·ewConstTable+3072(SB), Y3, Y1
+	VADDPS       ·ewConstTable+3392(SB), Y1, Y1
+	VPAND        ·ewConstTable+64(SB), Y2, Y3
+	VPCMPEQD     ·ewConstTable+64(SB), Y3, Y3
 	VBLENDVPS    Y3, Y1, Y4, Y1
-	VPAND        ewc00000004<>+0(SB), Y2, Y2
+	VPAND        ·ewConstTable+128(SB), Y2, Y2
 	VPSLLD       $0x1d, Y2, Y2
-	VANDPS       ewc80000000<>+0(SB), Y0, Y0
+	VANDPS       ·ewConstTable+4672(SB), Y0, Y0
 	VPXOR        Y0, Y2, Y2
 	VPXOR        Y2, Y1, Y1
 	VMOVUPS      Y1, (AX)
@@ -2297,36 +2297,36 @@ single:
 	TESTQ        DX, DX
 	JE           done
 	VMOVUPS      (CX), Y0
-	VANDPS       ewc7fffffff<>+0(SB), Y0, Y0
-	VCMPPS       $0x06, ewc47800000<>+0(SB), Y0, Y1
+	VANDPS       ·ewConstTable+4608(SB), Y0, Y0
+	VCMPPS       $0x06, ·ewConstTable+4224(SB), Y0, Y1
 	VMOVMSKPS    Y1, SI
 	ORL          SI, BX
-	VMULPS       ewc3fa2f983<>+0(SB), Y0, Y1
+	VMULPS       ·ewConstTable+3648(SB), Y0, Y1
 	VCVTTPS2DQ   Y1, Y1
-	VPADDD       ewc00000001<>+0(SB), Y1, Y1
-	VPAND        ewcfffffffe<>+0(SB), Y1, Y1
+	VPADDD       ·ewConstTable+0(SB), Y1, Y1
+	VPAND        ·ewConstTable+6720(SB), Y1, Y1
 	VCVTDQ2PS    Y1, Y2
-	VFNMADD231PS ewc3f490000<>+0(SB), Y2, Y0
-	VFNMADD231PS ewc397da000<>+0(SB), Y2, Y0
-	VFNMADD231PS ewc33222169<>+0(SB), Y2, Y0
+	VFNMADD231PS ·ewConstTable+3328(SB), Y2, Y0
+	VFNMADD231PS ·ewConstTable+1024(SB), Y2, Y0
+	VFNMADD231PS ·ewConstTable+768(SB), Y2, Y0
 	VMULPS       Y0, Y0, Y2
-	VMOVUPS      ewcb94ca1f9<>+0(SB), Y3
-	VFMADD213PS  ewc3c08839e<>+0(SB), Y2, Y3
-	VFMADD213PS  ewcbe2aaaa3<>+0(SB), Y2, Y3
+	VMOVUPS      ·ewConstTable+4928(SB), Y3
+	VFMADD213PS  ·ewConstTable+1344(SB), Y2, Y3
+	VFMADD213PS  ·ewConstTable+5504(SB), Y2, Y3
 	VMULPS       Y2, Y3, Y3
 	VFMADD213PS  Y0, Y0, Y3
-	VMOVUPS      ewc37ccf5ce<>+0(SB), Y0
-	VFMADD213PS  ewcbab6061a<>+0(SB), Y2, Y0
-	VFMADD213PS  ewc3d2aaaa5<>+0(SB), Y2, Y0
+	VMOVUPS      ·ewConstTable+896(SB), Y0
+	VFMADD213PS  ·ewConstTable+5120(SB), Y2, Y0
+	VFMADD213PS  ·ewConstTable+1536(SB), Y2, Y0
 	VMULPS       Y2, Y0, Y0
 	VMULPS       Y2, Y0, Y0
-	VFNMADD231PS ewc3f000000<>+0(SB), Y2, Y0
-	VADDPS       ewc3f800000<>+0(SB), Y0, Y0
-	VPAND        ewc00000002<>+0(SB), Y1, Y2
-	VPCMPEQD     ewc00000002<>+0(SB), Y2, Y2
+	VFNMADD231PS ·ewConstTable+3072(SB), Y2, Y0
+	VADDPS       ·ewConstTable+3392(SB), Y0, Y0
+	VPAND        ·ewConstTable+64(SB), Y1, Y2
+	VPCMPEQD     ·ewConstTable+64(SB), Y2, Y2
 	VBLENDVPS    Y2, Y3, Y0, Y0
-	VPADDD       ewc00000002<>+0(SB), Y1, Y1
-	VPAND        ewc00000004<>+0(SB), Y1, Y1
+	VPADDD       ·ewConstTable+64(SB), Y1, Y1
+	VPAND        ·ewConstTable+128(SB), Y1, Y1
 	VPSLLD       $0x1d, Y1, Y1
 	VPXOR        Y1, Y0, Y0
 	VMOVUPS      Y0, (AX)
@@ -2732,71 +2732,71 @@ single:
 	JE           done
 	VMOVUPS      (CX), Z0
 	VMOVUPS      (BX), Z1
-	VANDPS       ewc7fffffff<>+0(SB), Z1, Z2
-	VMOVUPS      ewc41700000<>+0(SB), Z3
+	VANDPS       ·ewConstTable+4608(SB), Z1, Z2
+	VMOVUPS      ·ewConstTable+4032(SB), Z3
 	VMINPS       Z2, Z3, Z3
-	VMOVUPS      ewc3ecccccd<>+0(SB), Z2
-	VFMADD213PS  ewc3f800000<>+0(SB), Z3, Z2
-	VMOVUPS      ewc3f800000<>+0(SB), Z7
+	VMOVUPS      ·ewConstTable+2880(SB), Z2
+	VFMADD213PS  ·ewConstTable+3392(SB), Z3, Z2
+	VMOVUPS      ·ewConstTable+3392(SB), Z7
 	VDIVPS       Z2, Z7, Z2
-	VSUBPS       ewc3f124925<>+0(SB), Z2, Z7
-	VMOVUPS      ewc3e4270f8<>+0(SB), Z8
-	VFMADD213PS  ewcbdd5b4fe<>+0(SB), Z7, Z8
-	VFMADD213PS  ewcbe58e20b<>+0(SB), Z7, Z8
-	VFMADD213PS  ewc3e6b8a43<>+0(SB), Z7, Z8
-	VFMADD213PS  ewc3e07c66b<>+0(SB), Z7, Z8
-	VFMADD213PS  ewcbec2b5a1<>+0(SB), Z7, Z8
-	VFMADD213PS  ewcbdba06a9<>+0(SB), Z7, Z8
-	VFMADD213PS  ewc3f9c37c3<>+0(SB), Z7, Z8
-	VFMADD213PS  ewcbf96874d<>+0(SB), Z7, Z8
-	VMULPS       ewc3f000000<>+0(SB), Z3, Z7
+	VSUBPS       ·ewConstTable+3136(SB), Z2, Z7
+	VMOVUPS      ·ewConstTable+2304(SB), Z8
+	VFMADD213PS  ·ewConstTable+5312(SB), Z7, Z8
+	VFMADD213PS  ·ewConstTable+5696(SB), Z7, Z8
+	VFMADD213PS  ·ewConstTable+2496(SB), Z7, Z8
+	VFMADD213PS  ·ewConstTable+2048(SB), Z7, Z8
+	VFMADD213PS  ·ewConstTable+5888(SB), Z7, Z8
+	VFMADD213PS  ·ewConstTable+5248(SB), Z7, Z8
+	VFMADD213PS  ·ewConstTable+3584(SB), Z7, Z8
+	VFMADD213PS  ·ewConstTable+6208(SB), Z7, Z8
+	VMULPS       ·ewConstTable+3072(SB), Z3, Z7
 	VFNMADD231PS Z7, Z3, Z8
-	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z8, K1
-	VMULPS       ewc3fb8aa3b<>+0(SB), Z8, Z3
+	VCMPPS       $0x06, ·ewConstTable+6528(SB), Z8, K1
+	VMULPS       ·ewConstTable+3712(SB), Z8, Z3
 	VRNDSCALEPS  $0x00, Z3, Z3
-	VFNMADD231PS ewc3f318000<>+0(SB), Z3, Z8
-	VFNMADD231PS ewcb95e8083<>+0(SB), Z3, Z8
-	VMOVUPS      ewc3ab57398<>+0(SB), Z7
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Z8, Z7
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Z8, Z7
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Z8, Z7
-	VFMADD213PS  ewc3efffffe<>+0(SB), Z8, Z7
-	VFMADD213PS  ewc3f800000<>+0(SB), Z8, Z7
-	VFMADD213PS  ewc3f800000<>+0(SB), Z8, Z7
+	VFNMADD231PS ·ewConstTable+3200(SB), Z3, Z8
+	VFNMADD231PS ·ewConstTable+4992(SB), Z3, Z8
+	VMOVUPS      ·ewConstTable+1152(SB), Z7
+	VFMADD213PS  ·ewConstTable+1408(SB), Z8, Z7
+	VFMADD213PS  ·ewConstTable+1600(SB), Z8, Z7
+	VFMADD213PS  ·ewConstTable+2176(SB), Z8, Z7
+	VFMADD213PS  ·ewConstTable+3008(SB), Z8, Z7
+	VFMADD213PS  ·ewConstTable+3392(SB), Z8, Z7
+	VFMADD213PS  ·ewConstTable+3392(SB), Z8, Z7
 	VSCALEFPS.Z  Z3, Z7, K1, Z7
 	VMULPS       Z2, Z7, Z7
-	VMOVUPS      ewc3f800000<>+0(SB), Z2
+	VMOVUPS      ·ewConstTable+3392(SB), Z2
 	VSUBPS       Z7, Z2, Z2
 	VPXORD       Z4, Z4, Z4
 	VCMPPS       $0x11, Z4, Z1, K1
 	VBLENDMPS    Z7, Z2, K1, Z5
-	VMOVUPS      ewc41a00000<>+0(SB), Z2
-	VANDPS       ewc7fffffff<>+0(SB), Z1, Z3
+	VMOVUPS      ·ewConstTable+4096(SB), Z2
+	VANDPS       ·ewConstTable+4608(SB), Z1, Z3
 	VMINPS       Z3, Z2, Z2
 	VMULPS       Z2, Z2, Z3
 	VMOVUPS      Z3, Z7
 	VFMSUB231PS  Z2, Z2, Z7
 	VPXORD       Z6, Z6, Z6
-	VFNMADD231PS ewc3f000000<>+0(SB), Z3, Z6
-	VFNMADD231PS ewc3f000000<>+0(SB), Z7, Z6
-	VMOVUPS      ewcc2d00000<>+0(SB), Z2
+	VFNMADD231PS ·ewConstTable+3072(SB), Z3, Z6
+	VFNMADD231PS ·ewConstTable+3072(SB), Z7, Z6
+	VMOVUPS      ·ewConstTable+6528(SB), Z2
 	VMAXPS       Z6, Z2, Z2
-	VMOVUPS      ewc42b1999a<>+0(SB), Z3
+	VMOVUPS      ·ewConstTable+4160(SB), Z3
 	VMINPS       Z2, Z3, Z2
-	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z2, K1
-	VMULPS       ewc3fb8aa3b<>+0(SB), Z2, Z3
+	VCMPPS       $0x06, ·ewConstTable+6528(SB), Z2, K1
+	VMULPS       ·ewConstTable+3712(SB), Z2, Z3
 	VRNDSCALEPS  $0x00, Z3, Z3
-	VFNMADD231PS ewc3f318000<>+0(SB), Z3, Z2
-	VFNMADD231PS ewcb95e8083<>+0(SB), Z3, Z2
-	VMOVUPS      ewc3ab57398<>+0(SB), Z7
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Z2, Z7
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Z2, Z7
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Z2, Z7
-	VFMADD213PS  ewc3efffffe<>+0(SB), Z2, Z7
-	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z7
-	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z7
+	VFNMADD231PS ·ewConstTable+3200(SB), Z3, Z2
+	VFNMADD231PS ·ewConstTable+4992(SB), Z3, Z2
+	VMOVUPS      ·ewConstTable+1152(SB), Z7
+	VFMADD213PS  ·ewConstTable+1408(SB), Z2, Z7
+	VFMADD213PS  ·ewConstTable+1600(SB), Z2, Z7
+	VFMADD213PS  ·ewConstTable+2176(SB), Z2, Z7
+	VFMADD213PS  ·ewConstTable+3008(SB), Z2, Z7
+	VFMADD213PS  ·ewConstTable+3392(SB), Z2, Z7
+	VFMADD213PS  ·ewConstTable+3392(SB), Z2, Z7
 	VSCALEFPS.Z  Z3, Z7, K1, Z7
-	VMULPS       ewc3ecc422a<>+0(SB), Z7, Z7
+	VMULPS       ·ewConstTable+2816(SB), Z7, Z7
 	VFMADD231PS  Z7, Z1, Z5
 	VMULPS       Z5, Z0, Z0
 	VMOVUPS      Z0, (AX)
@@ -2832,49 +2832,49 @@ single:
 	JE           done
 	VMOVUPS      (CX), Z0
 	VMOVUPS      (BX), Z1
-	VMOVUPS      ewcc1a00000<>+0(SB), Z2
+	VMOVUPS      ·ewConstTable+6400(SB), Z2
 	VMAXPS       Z1, Z2, Z2
-	VMOVUPS      ewc41a00000<>+0(SB), Z3
+	VMOVUPS      ·ewConstTable+4096(SB), Z3
 	VMINPS       Z2, Z3, Z2
 	VMULPS       Z2, Z2, Z3
-	VMOVUPS      ewc3d922279<>+0(SB), Z7
-	VFMADD213PS  ewc3fcc422a<>+0(SB), Z3, Z7
+	VMOVUPS      ·ewConstTable+1728(SB), Z7
+	VFMADD213PS  ·ewConstTable+3840(SB), Z3, Z7
 	VMULPS       Z2, Z7, Z7
-	VORPS        ewc80000000<>+0(SB), Z7, Z8
-	VMOVUPS      ewcc2d00000<>+0(SB), Z9
+	VORPS        ·ewConstTable+4672(SB), Z7, Z8
+	VMOVUPS      ·ewConstTable+6528(SB), Z9
 	VMAXPS       Z8, Z9, Z9
-	VMOVUPS      ewc42b1999a<>+0(SB), Z8
+	VMOVUPS      ·ewConstTable+4160(SB), Z8
 	VMINPS       Z9, Z8, Z9
-	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z9, K1
-	VMULPS       ewc3fb8aa3b<>+0(SB), Z9, Z8
+	VCMPPS       $0x06, ·ewConstTable+6528(SB), Z9, K1
+	VMULPS       ·ewConstTable+3712(SB), Z9, Z8
 	VRNDSCALEPS  $0x00, Z8, Z8
-	VFNMADD231PS ewc3f318000<>+0(SB), Z8, Z9
-	VFNMADD231PS ewcb95e8083<>+0(SB), Z8, Z9
-	VMOVUPS      ewc3ab57398<>+0(SB), Z10
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Z9, Z10
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Z9, Z10
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Z9, Z10
-	VFMADD213PS  ewc3efffffe<>+0(SB), Z9, Z10
-	VFMADD213PS  ewc3f800000<>+0(SB), Z9, Z10
-	VFMADD213PS  ewc3f800000<>+0(SB), Z9, Z10
+	VFNMADD231PS ·ewConstTable+3200(SB), Z8, Z9
+	VFNMADD231PS ·ewConstTable+4992(SB), Z8, Z9
+	VMOVUPS      ·ewConstTable+1152(SB), Z10
+	VFMADD213PS  ·ewConstTable+1408(SB), Z9, Z10
+	VFMADD213PS  ·ewConstTable+1600(SB), Z9, Z10
+	VFMADD213PS  ·ewConstTable+2176(SB), Z9, Z10
+	VFMADD213PS  ·ewConstTable+3008(SB), Z9, Z10
+	VFMADD213PS  ·ewConstTable+3392(SB), Z9, Z10
+	VFMADD213PS  ·ewConstTable+3392(SB), Z9, Z10
 	VSCALEFPS.Z  Z8, Z10, K1, Z10
-	VMOVUPS      ewc3f800000<>+0(SB), Z8
-	VADDPS       ewc3f800000<>+0(SB), Z10, Z9
+	VMOVUPS      ·ewConstTable+3392(SB), Z8
+	VADDPS       ·ewConstTable+3392(SB), Z10, Z9
 	VDIVPS       Z9, Z8, Z8
 	VMULPS       Z8, Z10, Z10
 	VPXORD       Z4, Z4, Z4
 	VCMPPS       $0x1d, Z4, Z7, K1
 	VBLENDMPS    Z8, Z10, K1, Z5
-	VMOVUPS      ewc3f800000<>+0(SB), Z7
+	VMOVUPS      ·ewConstTable+3392(SB), Z7
 	VSUBPS       Z5, Z7, Z7
 	VMULPS       Z5, Z7, Z7
-	VMOVUPS      ewc3e5b33b6<>+0(SB), Z8
-	VFMADD213PS  ewc3fcc422a<>+0(SB), Z3, Z8
+	VMOVUPS      ·ewConstTable+2432(SB), Z8
+	VFMADD213PS  ·ewConstTable+3840(SB), Z3, Z8
 	VMULPS       Z2, Z8, Z8
 	VFMADD231PS  Z8, Z7, Z5
-	VANDPS       ewc7fffffff<>+0(SB), Z1, Z1
-	VCMPPS       $0x00, ewc7f800000<>+0(SB), Z1, K1
-	VBLENDMPS    ewc7fc00000<>+0(SB), Z5, K1, Z6
+	VANDPS       ·ewConstTable+4608(SB), Z1, Z1
+	VCMPPS       $0x00, ·ewConstTable+4480(SB), Z1, K1
+	VBLENDMPS    ·ewConstTable+4544(SB), Z5, K1, Z6
 	VMULPS       Z6, Z0, Z0
 	VMOVUPS      Z0, (AX)
 	ADDQ         $0x00000040, AX
@@ -3191,19 +3191,19 @@ block:
 	JL         single
 	VMOVUPS    (CX), Z0
 	VCMPPS     $0x00, (BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, (AX)
 	VMOVUPS    64(CX), Z0
 	VCMPPS     $0x00, 64(BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, 16(AX)
 	VMOVUPS    128(CX), Z0
 	VCMPPS     $0x00, 128(BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, 32(AX)
 	VMOVUPS    192(CX), Z0
 	VCMPPS     $0x00, 192(BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, 48(AX)
 	ADDQ       $0x00000040, AX
 	ADDQ       DX, CX
@@ -3216,7 +3216,7 @@ single:
 	JE         done
 	VMOVUPS    (CX), Z0
 	VCMPPS     $0x00, (BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, (AX)
 	ADDQ       $0x00000010, AX
 	ADDQ       R8, CX
@@ -3251,19 +3251,19 @@ block:
 	JL         single
 	VMOVUPS    (CX), Z0
 	VCMPPS     $0x04, (BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, (AX)
 	VMOVUPS    64(CX), Z0
 	VCMPPS     $0x04, 64(BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, 16(AX)
 	VMOVUPS    128(CX), Z0
 	VCMPPS     $0x04, 128(BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, 32(AX)
 	VMOVUPS    192(CX), Z0
 	VCMPPS     $0x04, 192(BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, 48(AX)
 	ADDQ       $0x00000040, AX
 	ADDQ       DX, CX
@@ -3276,7 +3276,7 @@ single:
 	JE         done
 	VMOVUPS    (CX), Z0
 	VCMPPS     $0x04, (BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, (AX)
 	ADDQ       $0x00000010, AX
 	ADDQ       R8, CX
@@ -3311,19 +3311,19 @@ block:
 	JL         single
 	VMOVUPS    (CX), Z0
 	VCMPPS     $0x1e, (BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, (AX)
 	VMOVUPS    64(CX), Z0
 	VCMPPS     $0x1e, 64(BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, 16(AX)
 	VMOVUPS    128(CX), Z0
 	VCMPPS     $0x1e, 128(BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, 32(AX)
 	VMOVUPS    192(CX), Z0
 	VCMPPS     $0x1e, 192(BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, 48(AX)
 	ADDQ       $0x00000040, AX
 	ADDQ       DX, CX
@@ -3336,7 +3336,7 @@ single:
 	JE         done
 	VMOVUPS    (CX), Z0
 	VCMPPS     $0x1e, (BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, (AX)
 	ADDQ       $0x00000010, AX
 	ADDQ       R8, CX
@@ -3371,19 +3371,19 @@ block:
 	JL         single
 	VMOVUPS    (CX), Z0
 	VCMPPS     $0x1d, (BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, (AX)
 	VMOVUPS    64(CX), Z0
 	VCMPPS     $0x1d, 64(BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, 16(AX)
 	VMOVUPS    128(CX), Z0
 	VCMPPS     $0x1d, 128(BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, 32(AX)
 	VMOVUPS    192(CX), Z0
 	VCMPPS     $0x1d, 192(BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, 48(AX)
 	ADDQ       $0x00000040, AX
 	ADDQ       DX, CX
@@ -3396,7 +3396,7 @@ single:
 	JE         done
 	VMOVUPS    (CX), Z0
 	VCMPPS     $0x1d, (BX), Z0, K1
-	VMOVDQU8.Z ewc01010101<>+0(SB), K1, X0
+	VMOVDQU8.Z ·ewConstTable+640(SB), K1, X0
 	VMOVDQU    X0, (AX)
 	ADDQ       $0x00000010, AX
 	ADDQ       R8, CX
@@ -3567,45 +3567,45 @@ block:
 	JL        single
 	VMOVUPS   (CX), Z0
 	VPSRLD    $0x10, Z0, Z1
-	VPANDD    ewc00000001<>+0(SB), Z1, Z1
-	VPADDD    ewc00007fff<>+0(SB), Z0, Z2
+	VPANDD    ·ewConstTable+0(SB), Z1, Z1
+	VPADDD    ·ewConstTable+448(SB), Z0, Z2
 	VPADDD    Z1, Z2, Z2
 	VPSRLD    $0x10, Z2, Z2
 	VPSRLD    $0x10, Z0, Z1
-	VPORD     ewc00000040<>+0(SB), Z1, Z1
+	VPORD     ·ewConstTable+256(SB), Z1, Z1
 	VCMPPS    $0x03, Z0, Z0, K1
 	VBLENDMPS Z1, Z2, K1, Z3
 	VPMOVDW   Z3, (AX)
 	VMOVUPS   64(CX), Z0
 	VPSRLD    $0x10, Z0, Z1
-	VPANDD    ewc00000001<>+0(SB), Z1, Z1
-	VPADDD    ewc00007fff<>+0(SB), Z0, Z2
+	VPANDD    ·ewConstTable+0(SB), Z1, Z1
+	VPADDD    ·ewConstTable+448(SB), Z0, Z2
 	VPADDD    Z1, Z2, Z2
 	VPSRLD    $0x10, Z2, Z2
 	VPSRLD    $0x10, Z0, Z1
-	VPORD     ewc00000040<>+0(SB), Z1, Z1
+	VPORD     ·ewConstTable+256(SB), Z1, Z1
 	VCMPPS    $0x03, Z0, Z0, K1
 	VBLENDMPS Z1, Z2, K1, Z4
 	VPMOVDW   Z4, 32(AX)
 	VMOVUPS   128(CX), Z0
 	VPSRLD    $0x10, Z0, Z1
-	VPANDD    ewc00000001<>+0(SB), Z1, Z1
-	VPADDD    ewc00007fff<>+0(SB), Z0, Z2
+	VPANDD    ·ewConstTable+0(SB), Z1, Z1
+	VPADDD    ·ewConstTable+448(SB), Z0, Z2
 	VPADDD    Z1, Z2, Z2
 	VPSRLD    $0x10, Z2, Z2
 	VPSRLD    $0x10, Z0, Z1
-	VPORD     ewc00000040<>+0(SB), Z1, Z1
+	VPORD     ·ewConstTable+256(SB), Z1, Z1
 	VCMPPS    $0x03, Z0, Z0, K1
 	VBLENDMPS Z1, Z2, K1, Z5
 	VPMOVDW   Z5, 64(AX)
 	VMOVUPS   192(CX), Z0
 	VPSRLD    $0x10, Z0, Z1
-	VPANDD    ewc00000001<>+0(SB), Z1, Z1
-	VPADDD    ewc00007fff<>+0(SB), Z0, Z2
+	VPANDD    ·ewConstTable+0(SB), Z1, Z1
+	VPADDD    ·ewConstTable+448(SB), Z0, Z2
 	VPADDD    Z1, Z2, Z2
 	VPSRLD    $0x10, Z2, Z2
 	VPSRLD    $0x10, Z0, Z1
-	VPORD     ewc00000040<>+0(SB), Z1, Z1
+	VPORD     ·ewConstTable+256(SB), Z1, Z1
 	VCMPPS    $0x03, Z0, Z0, K1
 	VBLENDMPS Z1, Z2, K1, Z6
 	VPMOVDW   Z6, 96(AX)
@@ -3619,12 +3619,12 @@ single:
 	JE        done
 	VMOVUPS   (CX), Z0
 	VPSRLD    $0x10, Z0, Z1
-	VPANDD    ewc00000001<>+0(SB), Z1, Z1
-	VPADDD    ewc00007fff<>+0(SB), Z0, Z2
+	VPANDD    ·ewConstTable+0(SB), Z1, Z1
+	VPADDD    ·ewConstTable+448(SB), Z0, Z2
 	VPADDD    Z1, Z2, Z2
 	VPSRLD    $0x10, Z2, Z2
 	VPSRLD    $0x10, Z0, Z1
-	VPORD     ewc00000040<>+0(SB), Z1, Z1
+	VPORD     ·ewConstTable+256(SB), Z1, Z1
 	VCMPPS    $0x03, Z0, Z0, K1
 	VBLENDMPS Z1, Z2, K1, Z7
 	VPMOVDW   Z7, (AX)
@@ -3691,32 +3691,32 @@ block:
 	JL         single
 	VMOVUPS    (CX), Z0
 	VCVTTPS2DQ Z0, Z1
-	VCMPPS     $0x1d, ewc4f000000<>+0(SB), Z0, K1
-	VBLENDMPS  ewc7fffffff<>+0(SB), Z1, K1, Z2
+	VCMPPS     $0x1d, ·ewConstTable+4416(SB), Z0, K1
+	VBLENDMPS  ·ewConstTable+4608(SB), Z1, K1, Z2
 	VCMPPS     $0x03, Z0, Z0, K1
 	VPXORD     Z3, Z3, Z3
 	VBLENDMPS  Z3, Z2, K1, Z4
 	VMOVUPS    Z4, (AX)
 	VMOVUPS    64(CX), Z0
 	VCVTTPS2DQ Z0, Z1
-	VCMPPS     $0x1d, ewc4f000000<>+0(SB), Z0, K1
-	VBLENDMPS  ewc7fffffff<>+0(SB), Z1, K1, Z5
+	VCMPPS     $0x1d, ·ewConstTable+4416(SB), Z0, K1
+	VBLENDMPS  ·ewConstTable+4608(SB), Z1, K1, Z5
 	VCMPPS     $0x03, Z0, Z0, K1
 	VPXORD     Z6, Z6, Z6
 	VBLENDMPS  Z6, Z5, K1, Z7
 	VMOVUPS    Z7, 64(AX)
 	VMOVUPS    128(CX), Z0
 	VCVTTPS2DQ Z0, Z1
-	VCMPPS     $0x1d, ewc4f000000<>+0(SB), Z0, K1
-	VBLENDMPS  ewc7fffffff<>+0(SB), Z1, K1, Z8
+	VCMPPS     $0x1d, ·ewConstTable+4416(SB), Z0, K1
+	VBLENDMPS  ·ewConstTable+4608(SB), Z1, K1, Z8
 	VCMPPS     $0x03, Z0, Z0, K1
 	VPXORD     Z9, Z9, Z9
 	VBLENDMPS  Z9, Z8, K1, Z10
 	VMOVUPS    Z10, 128(AX)
 	VMOVUPS    192(CX), Z0
 	VCVTTPS2DQ Z0, Z1
-	VCMPPS     $0x1d, ewc4f000000<>+0(SB), Z0, K1
-	VBLENDMPS  ewc7fffffff<>+0(SB), Z1, K1, Z11
+	VCMPPS     $0x1d, ·ewConstTable+4416(SB), Z0, K1
+	VBLENDMPS  ·ewConstTable+4608(SB), Z1, K1, Z11
 	VCMPPS     $0x03, Z0, Z0, K1
 	VPXORD     Z12, Z12, Z12
 	VBLENDMPS  Z12, Z11, K1, Z13
@@ -3731,8 +3731,8 @@ single:
 	JE         done
 	VMOVUPS    (CX), Z0
 	VCVTTPS2DQ Z0, Z1
-	VCMPPS     $0x1d, ewc4f000000<>+0(SB), Z0, K1
-	VBLENDMPS  ewc7fffffff<>+0(SB), Z1, K1, Z14
+	VCMPPS     $0x1d, ·ewConstTable+4416(SB), Z0, K1
+	VBLENDMPS  ·ewConstTable+4608(SB), Z1, K1, Z14
 	VCMPPS     $0x03, Z0, Z0, K1
 	VPXORD     Z15, Z15, Z15
 	VBLENDMPS  Z15, Z14, K1, Z16
@@ -3795,22 +3795,22 @@ single:
 	TESTQ        DX, DX
 	JE           done
 	VMOVUPS      (CX), Z0
-	VMOVUPS      ewcc2d00000<>+0(SB), Z1
+	VMOVUPS      ·ewConstTable+6528(SB), Z1
 	VMAXPS       Z0, Z1, Z1
-	VMOVUPS      ewc42b1999a<>+0(SB), Z0
+	VMOVUPS      ·ewConstTable+4160(SB), Z0
 	VMINPS       Z1, Z0, Z1
-	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z1, K1
-	VMULPS       ewc3fb8aa3b<>+0(SB), Z1, Z0
+	VCMPPS       $0x06, ·ewConstTable+6528(SB), Z1, K1
+	VMULPS       ·ewConstTable+3712(SB), Z1, Z0
 	VRNDSCALEPS  $0x00, Z0, Z0
-	VFNMADD231PS ewc3f318000<>+0(SB), Z0, Z1
-	VFNMADD231PS ewcb95e8083<>+0(SB), Z0, Z1
-	VMOVUPS      ewc3ab57398<>+0(SB), Z2
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Z1, Z2
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Z1, Z2
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Z1, Z2
-	VFMADD213PS  ewc3efffffe<>+0(SB), Z1, Z2
-	VFMADD213PS  ewc3f800000<>+0(SB), Z1, Z2
-	VFMADD213PS  ewc3f800000<>+0(SB), Z1, Z2
+	VFNMADD231PS ·ewConstTable+3200(SB), Z0, Z1
+	VFNMADD231PS ·ewConstTable+4992(SB), Z0, Z1
+	VMOVUPS      ·ewConstTable+1152(SB), Z2
+	VFMADD213PS  ·ewConstTable+1408(SB), Z1, Z2
+	VFMADD213PS  ·ewConstTable+1600(SB), Z1, Z2
+	VFMADD213PS  ·ewConstTable+2176(SB), Z1, Z2
+	VFMADD213PS  ·ewConstTable+3008(SB), Z1, Z2
+	VFMADD213PS  ·ewConstTable+3392(SB), Z1, Z2
+	VFMADD213PS  ·ewConstTable+3392(SB), Z1, Z2
 	VSCALEFPS.Z  Z0, Z2, K1, Z2
 	VMOVUPS      Z2, (AX)
 	ADDQ         $0x00000040, AX
@@ -3833,48 +3833,48 @@ single:
 	TESTQ       DX, DX
 	JE          done
 	VMOVUPS     (CX), Z0
-	VCMPPS      $0x11, ewc00800000<>+0(SB), Z0, K1
-	VMULPS      ewc4b000000<>+0(SB), Z0, Z1
+	VCMPPS      $0x11, ·ewConstTable+576(SB), Z0, K1
+	VMULPS      ·ewConstTable+4288(SB), Z0, Z1
 	VBLENDMPS   Z1, Z0, K1, Z2
 	VPXORD      Z3, Z3, Z3
-	VBLENDMPS   ewcc1b80000<>+0(SB), Z3, K1, Z4
+	VBLENDMPS   ·ewConstTable+6464(SB), Z3, K1, Z4
 	VPSRLD      $0x17, Z2, Z1
-	VPSUBD      ewc0000007e<>+0(SB), Z1, Z1
+	VPSUBD      ·ewConstTable+320(SB), Z1, Z1
 	VCVTDQ2PS   Z1, Z1
 	VADDPS      Z1, Z4, Z4
-	VPANDD      ewc007fffff<>+0(SB), Z2, Z1
-	VPORD       ewc3f000000<>+0(SB), Z1, Z1
-	VCMPPS      $0x11, ewc3f3504f3<>+0(SB), Z1, K1
-	VSUBPS      ewc3f800000<>+0(SB), Z1, Z12
+	VPANDD      ·ewConstTable+512(SB), Z2, Z1
+	VPORD       ·ewConstTable+3072(SB), Z1, Z1
+	VCMPPS      $0x11, ·ewConstTable+3264(SB), Z1, K1
+	VSUBPS      ·ewConstTable+3392(SB), Z1, Z12
 	VADDPS      Z1, Z12, Z1
 	VBLENDMPS   Z1, Z12, K1, Z5
-	VMOVUPS     ewc3f800000<>+0(SB), Z1
+	VMOVUPS     ·ewConstTable+3392(SB), Z1
 	VSUBPS      Z1, Z4, Z1
 	VBLENDMPS   Z1, Z4, K1, Z6
 	VMULPS      Z5, Z5, Z1
-	VMOVUPS     ewc3d9021bb<>+0(SB), Z12
-	VFMADD213PS ewcbdebd1b8<>+0(SB), Z5, Z12
-	VFMADD213PS ewc3def251a<>+0(SB), Z5, Z12
-	VFMADD213PS ewcbdfe5d4f<>+0(SB), Z5, Z12
-	VFMADD213PS ewc3e11e9bf<>+0(SB), Z5, Z12
-	VFMADD213PS ewcbe2aae50<>+0(SB), Z5, Z12
-	VFMADD213PS ewc3e4cceac<>+0(SB), Z5, Z12
-	VFMADD213PS ewcbe7ffffc<>+0(SB), Z5, Z12
-	VFMADD213PS ewc3eaaaaaa<>+0(SB), Z5, Z12
+	VMOVUPS     ·ewConstTable+1664(SB), Z12
+	VFMADD213PS ·ewConstTable+5376(SB), Z5, Z12
+	VFMADD213PS ·ewConstTable+1920(SB), Z5, Z12
+	VFMADD213PS ·ewConstTable+5440(SB), Z5, Z12
+	VFMADD213PS ·ewConstTable+2112(SB), Z5, Z12
+	VFMADD213PS ·ewConstTable+5568(SB), Z5, Z12
+	VFMADD213PS ·ewConstTable+2368(SB), Z5, Z12
+	VFMADD213PS ·ewConstTable+5760(SB), Z5, Z12
+	VFMADD213PS ·ewConstTable+2624(SB), Z5, Z12
 	VMULPS      Z5, Z12, Z12
 	VMULPS      Z1, Z12, Z12
-	VFMADD231PS ewcb95e8083<>+0(SB), Z6, Z12
-	VFMADD231PS ewcbf000000<>+0(SB), Z1, Z12
+	VFMADD231PS ·ewConstTable+4992(SB), Z6, Z12
+	VFMADD231PS ·ewConstTable+5952(SB), Z1, Z12
 	VADDPS      Z5, Z12, Z12
-	VFMADD231PS ewc3f318000<>+0(SB), Z6, Z12
-	VCMPPS      $0x00, ewc7f800000<>+0(SB), Z0, K1
+	VFMADD231PS ·ewConstTable+3200(SB), Z6, Z12
+	VCMPPS      $0x00, ·ewConstTable+4480(SB), Z0, K1
 	VBLENDMPS   Z0, Z12, K1, Z7
 	VPXORD      Z8, Z8, Z8
 	VCMPPS      $0x00, Z8, Z0, K1
-	VBLENDMPS   ewcff800000<>+0(SB), Z7, K1, Z9
+	VBLENDMPS   ·ewConstTable+6656(SB), Z7, K1, Z9
 	VPXORD      Z10, Z10, Z10
 	VCMPPS      $0x19, Z10, Z0, K1
-	VBLENDMPS   ewc7fc00000<>+0(SB), Z9, K1, Z11
+	VBLENDMPS   ·ewConstTable+4544(SB), Z9, K1, Z11
 	VMOVUPS     Z11, (AX)
 	ADDQ        $0x00000040, AX
 	ADDQ        $0x00000040, CX
@@ -3896,27 +3896,27 @@ single:
 	TESTQ       DX, DX
 	JE          done
 	VMOVUPS     (CX), Z0
-	VMOVUPS     ewcc1100000<>+0(SB), Z1
+	VMOVUPS     ·ewConstTable+6336(SB), Z1
 	VMAXPS      Z0, Z1, Z1
-	VMOVUPS     ewc41100000<>+0(SB), Z0
+	VMOVUPS     ·ewConstTable+3968(SB), Z0
 	VMINPS      Z1, Z0, Z0
 	VMULPS      Z0, Z0, Z1
-	VMOVUPS     ewca9bf2ec6<>+0(SB), Z2
-	VFMADD213PS ewc2e6827a3<>+0(SB), Z1, Z2
-	VFMADD213PS ewcb2adbee5<>+0(SB), Z1, Z2
-	VFMADD213PS ewc373b24ff<>+0(SB), Z1, Z2
-	VFMADD213PS ewc3b4b6c5d<>+0(SB), Z1, Z2
-	VFMADD213PS ewc3e05fb09<>+0(SB), Z1, Z2
-	VFMADD213PS ewc3f800000<>+0(SB), Z1, Z2
-	VMOVUPS     ewc39857e7f<>+0(SB), Z3
-	VFMADD213PS ewc3cc8aa6c<>+0(SB), Z1, Z3
-	VFMADD213PS ewc3eeda82d<>+0(SB), Z1, Z3
-	VFMADD213PS ewc3f800000<>+0(SB), Z1, Z3
+	VMOVUPS     ·ewConstTable+4736(SB), Z2
+	VFMADD213PS ·ewConstTable+704(SB), Z1, Z2
+	VFMADD213PS ·ewConstTable+4800(SB), Z1, Z2
+	VFMADD213PS ·ewConstTable+832(SB), Z1, Z2
+	VFMADD213PS ·ewConstTable+1216(SB), Z1, Z2
+	VFMADD213PS ·ewConstTable+1984(SB), Z1, Z2
+	VFMADD213PS ·ewConstTable+3392(SB), Z1, Z2
+	VMOVUPS     ·ewConstTable+1088(SB), Z3
+	VFMADD213PS ·ewConstTable+1472(SB), Z1, Z3
+	VFMADD213PS ·ewConstTable+2944(SB), Z1, Z3
+	VFMADD213PS ·ewConstTable+3392(SB), Z1, Z3
 	VMULPS      Z0, Z2, Z2
 	VDIVPS      Z3, Z2, Z2
-	VMOVUPS     ewcbf800000<>+0(SB), Z0
+	VMOVUPS     ·ewConstTable+6080(SB), Z0
 	VMAXPS      Z2, Z0, Z0
-	VMOVUPS     ewc3f800000<>+0(SB), Z1
+	VMOVUPS     ·ewConstTable+3392(SB), Z1
 	VMINPS      Z0, Z1, Z1
 	VMOVUPS     Z1, (AX)
 	ADDQ        $0x00000040, AX
@@ -3939,26 +3939,26 @@ single:
 	TESTQ        DX, DX
 	JE           done
 	VMOVUPS      (CX), Z0
-	VORPS        ewc80000000<>+0(SB), Z0, Z1
-	VMOVUPS      ewcc2d00000<>+0(SB), Z2
+	VORPS        ·ewConstTable+4672(SB), Z0, Z1
+	VMOVUPS      ·ewConstTable+6528(SB), Z2
 	VMAXPS       Z1, Z2, Z2
-	VMOVUPS      ewc42b1999a<>+0(SB), Z1
+	VMOVUPS      ·ewConstTable+4160(SB), Z1
 	VMINPS       Z2, Z1, Z2
-	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z2, K1
-	VMULPS       ewc3fb8aa3b<>+0(SB), Z2, Z1
+	VCMPPS       $0x06, ·ewConstTable+6528(SB), Z2, K1
+	VMULPS       ·ewConstTable+3712(SB), Z2, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VFNMADD231PS ewc3f318000<>+0(SB), Z1, Z2
-	VFNMADD231PS ewcb95e8083<>+0(SB), Z1, Z2
-	VMOVUPS      ewc3ab57398<>+0(SB), Z5
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3efffffe<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z5
+	VFNMADD231PS ·ewConstTable+3200(SB), Z1, Z2
+	VFNMADD231PS ·ewConstTable+4992(SB), Z1, Z2
+	VMOVUPS      ·ewConstTable+1152(SB), Z5
+	VFMADD213PS  ·ewConstTable+1408(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+1600(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+2176(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+3008(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+3392(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+3392(SB), Z2, Z5
 	VSCALEFPS.Z  Z1, Z5, K1, Z5
-	VMOVUPS      ewc3f800000<>+0(SB), Z1
-	VADDPS       ewc3f800000<>+0(SB), Z5, Z2
+	VMOVUPS      ·ewConstTable+3392(SB), Z1
+	VADDPS       ·ewConstTable+3392(SB), Z5, Z2
 	VDIVPS       Z2, Z1, Z1
 	VMULPS       Z1, Z5, Z5
 	VPXORD       Z3, Z3, Z3
@@ -3985,26 +3985,26 @@ single:
 	TESTQ        DX, DX
 	JE           done
 	VMOVUPS      (CX), Z0
-	VORPS        ewc80000000<>+0(SB), Z0, Z1
-	VMOVUPS      ewcc2d00000<>+0(SB), Z2
+	VORPS        ·ewConstTable+4672(SB), Z0, Z1
+	VMOVUPS      ·ewConstTable+6528(SB), Z2
 	VMAXPS       Z1, Z2, Z2
-	VMOVUPS      ewc42b1999a<>+0(SB), Z1
+	VMOVUPS      ·ewConstTable+4160(SB), Z1
 	VMINPS       Z2, Z1, Z2
-	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z2, K1
-	VMULPS       ewc3fb8aa3b<>+0(SB), Z2, Z1
+	VCMPPS       $0x06, ·ewConstTable+6528(SB), Z2, K1
+	VMULPS       ·ewConstTable+3712(SB), Z2, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VFNMADD231PS ewc3f318000<>+0(SB), Z1, Z2
-	VFNMADD231PS ewcb95e8083<>+0(SB), Z1, Z2
-	VMOVUPS      ewc3ab57398<>+0(SB), Z5
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3efffffe<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z5
+	VFNMADD231PS ·ewConstTable+3200(SB), Z1, Z2
+	VFNMADD231PS ·ewConstTable+4992(SB), Z1, Z2
+	VMOVUPS      ·ewConstTable+1152(SB), Z5
+	VFMADD213PS  ·ewConstTable+1408(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+1600(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+2176(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+3008(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+3392(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+3392(SB), Z2, Z5
 	VSCALEFPS.Z  Z1, Z5, K1, Z5
-	VMOVUPS      ewc3f800000<>+0(SB), Z1
-	VADDPS       ewc3f800000<>+0(SB), Z5, Z2
+	VMOVUPS      ·ewConstTable+3392(SB), Z1
+	VADDPS       ·ewConstTable+3392(SB), Z5, Z2
 	VDIVPS       Z2, Z1, Z1
 	VMULPS       Z1, Z5, Z5
 	VPXORD       Z3, Z3, Z3
@@ -4032,25 +4032,25 @@ single:
 	TESTQ       DX, DX
 	JE          done
 	VMOVUPS     (CX), Z0
-	VMOVUPS     ewc402aaaab<>+0(SB), Z1
-	VFMADD213PS ewc4b000008<>+0(SB), Z0, Z1
-	VPSUBD      ewc4b000000<>+0(SB), Z1, Z2
-	VPCMPUD     $0x05, ewc00000010<>+0(SB), Z2, K1
-	VMOVUPS     ewc3ec00000<>+0(SB), Z2
-	VFMADD213PS ewcca40000c<>+0(SB), Z1, Z2
+	VMOVUPS     ·ewConstTable+3904(SB), Z1
+	VFMADD213PS ·ewConstTable+4352(SB), Z0, Z1
+	VPSUBD      ·ewConstTable+4288(SB), Z1, Z2
+	VPCMPUD     $0x05, ·ewConstTable+192(SB), Z2, K1
+	VMOVUPS     ·ewConstTable+2752(SB), Z2
+	VFMADD213PS ·ewConstTable+6592(SB), Z1, Z2
 	VSUBPS      Z2, Z0, Z2
-	VPERMPS     ewGeluPieces<>+384(SB), Z1, Z6
-	VPERMPS     ewGeluPieces<>+320(SB), Z1, Z7
+	VPERMPS     ·ewConstTable+7168(SB), Z1, Z6
+	VPERMPS     ·ewConstTable+7104(SB), Z1, Z7
 	VFMADD213PS Z7, Z2, Z6
-	VPERMPS     ewGeluPieces<>+256(SB), Z1, Z7
+	VPERMPS     ·ewConstTable+7040(SB), Z1, Z7
 	VFMADD213PS Z7, Z2, Z6
-	VPERMPS     ewGeluPieces<>+192(SB), Z1, Z7
+	VPERMPS     ·ewConstTable+6976(SB), Z1, Z7
 	VFMADD213PS Z7, Z2, Z6
-	VPERMPS     ewGeluPieces<>+128(SB), Z1, Z7
+	VPERMPS     ·ewConstTable+6912(SB), Z1, Z7
 	VFMADD213PS Z7, Z2, Z6
-	VPERMPS     ewGeluPieces<>+64(SB), Z1, Z7
+	VPERMPS     ·ewConstTable+6848(SB), Z1, Z7
 	VFMADD213PS Z7, Z2, Z6
-	VPERMPS     ewGeluPieces<>+0(SB), Z1, Z1
+	VPERMPS     ·ewConstTable+6784(SB), Z1, Z1
 	VFMADD213PS Z1, Z2, Z6
 	VMULPS      Z0, Z6, Z6
 	KORTESTW    K1, K1
@@ -4059,40 +4059,40 @@ single:
 	JMP         gelu_join_0
 
 gelu_slow_0:
-	VANDPS       ewc7fffffff<>+0(SB), Z0, Z1
-	VMOVUPS      ewc41700000<>+0(SB), Z2
+	VANDPS       ·ewConstTable+4608(SB), Z0, Z1
+	VMOVUPS      ·ewConstTable+4032(SB), Z2
 	VMINPS       Z1, Z2, Z2
-	VMOVUPS      ewc3ecccccd<>+0(SB), Z1
-	VFMADD213PS  ewc3f800000<>+0(SB), Z2, Z1
-	VMOVUPS      ewc3f800000<>+0(SB), Z7
+	VMOVUPS      ·ewConstTable+2880(SB), Z1
+	VFMADD213PS  ·ewConstTable+3392(SB), Z2, Z1
+	VMOVUPS      ·ewConstTable+3392(SB), Z7
 	VDIVPS       Z1, Z7, Z1
-	VSUBPS       ewc3f124925<>+0(SB), Z1, Z7
-	VMOVUPS      ewc3e4270f8<>+0(SB), Z8
-	VFMADD213PS  ewcbdd5b4fe<>+0(SB), Z7, Z8
-	VFMADD213PS  ewcbe58e20b<>+0(SB), Z7, Z8
-	VFMADD213PS  ewc3e6b8a43<>+0(SB), Z7, Z8
-	VFMADD213PS  ewc3e07c66b<>+0(SB), Z7, Z8
-	VFMADD213PS  ewcbec2b5a1<>+0(SB), Z7, Z8
-	VFMADD213PS  ewcbdba06a9<>+0(SB), Z7, Z8
-	VFMADD213PS  ewc3f9c37c3<>+0(SB), Z7, Z8
-	VFMADD213PS  ewcbf96874d<>+0(SB), Z7, Z8
-	VMULPS       ewc3f000000<>+0(SB), Z2, Z7
+	VSUBPS       ·ewConstTable+3136(SB), Z1, Z7
+	VMOVUPS      ·ewConstTable+2304(SB), Z8
+	VFMADD213PS  ·ewConstTable+5312(SB), Z7, Z8
+	VFMADD213PS  ·ewConstTable+5696(SB), Z7, Z8
+	VFMADD213PS  ·ewConstTable+2496(SB), Z7, Z8
+	VFMADD213PS  ·ewConstTable+2048(SB), Z7, Z8
+	VFMADD213PS  ·ewConstTable+5888(SB), Z7, Z8
+	VFMADD213PS  ·ewConstTable+5248(SB), Z7, Z8
+	VFMADD213PS  ·ewConstTable+3584(SB), Z7, Z8
+	VFMADD213PS  ·ewConstTable+6208(SB), Z7, Z8
+	VMULPS       ·ewConstTable+3072(SB), Z2, Z7
 	VFNMADD231PS Z7, Z2, Z8
-	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z8, K2
-	VMULPS       ewc3fb8aa3b<>+0(SB), Z8, Z2
+	VCMPPS       $0x06, ·ewConstTable+6528(SB), Z8, K2
+	VMULPS       ·ewConstTable+3712(SB), Z8, Z2
 	VRNDSCALEPS  $0x00, Z2, Z2
-	VFNMADD231PS ewc3f318000<>+0(SB), Z2, Z8
-	VFNMADD231PS ewcb95e8083<>+0(SB), Z2, Z8
-	VMOVUPS      ewc3ab57398<>+0(SB), Z7
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Z8, Z7
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Z8, Z7
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Z8, Z7
-	VFMADD213PS  ewc3efffffe<>+0(SB), Z8, Z7
-	VFMADD213PS  ewc3f800000<>+0(SB), Z8, Z7
-	VFMADD213PS  ewc3f800000<>+0(SB), Z8, Z7
+	VFNMADD231PS ·ewConstTable+3200(SB), Z2, Z8
+	VFNMADD231PS ·ewConstTable+4992(SB), Z2, Z8
+	VMOVUPS      ·ewConstTable+1152(SB), Z7
+	VFMADD213PS  ·ewConstTable+1408(SB), Z8, Z7
+	VFMADD213PS  ·ewConstTable+1600(SB), Z8, Z7
+	VFMADD213PS  ·ewConstTable+2176(SB), Z8, Z7
+	VFMADD213PS  ·ewConstTable+3008(SB), Z8, Z7
+	VFMADD213PS  ·ewConstTable+3392(SB), Z8, Z7
+	VFMADD213PS  ·ewConstTable+3392(SB), Z8, Z7
 	VSCALEFPS.Z  Z2, Z7, K2, Z7
 	VMULPS       Z1, Z7, Z7
-	VMOVUPS      ewc3f800000<>+0(SB), Z1
+	VMOVUPS      ·ewConstTable+3392(SB), Z1
 	VSUBPS       Z7, Z1, Z1
 	VPXORD       Z3, Z3, Z3
 	VCMPPS       $0x11, Z3, Z0, K2
@@ -4123,29 +4123,29 @@ single:
 	JE           done
 	VMOVUPS      (CX), Z0
 	VMULPS       Z0, Z0, Z1
-	VMOVUPS      ewc3d922279<>+0(SB), Z2
-	VFMADD213PS  ewc3fcc422a<>+0(SB), Z1, Z2
+	VMOVUPS      ·ewConstTable+1728(SB), Z2
+	VFMADD213PS  ·ewConstTable+3840(SB), Z1, Z2
 	VMULPS       Z0, Z2, Z2
-	VORPS        ewc80000000<>+0(SB), Z2, Z1
-	VMOVUPS      ewcc2d00000<>+0(SB), Z5
+	VORPS        ·ewConstTable+4672(SB), Z2, Z1
+	VMOVUPS      ·ewConstTable+6528(SB), Z5
 	VMAXPS       Z1, Z5, Z5
-	VMOVUPS      ewc42b1999a<>+0(SB), Z1
+	VMOVUPS      ·ewConstTable+4160(SB), Z1
 	VMINPS       Z5, Z1, Z5
-	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z5, K1
-	VMULPS       ewc3fb8aa3b<>+0(SB), Z5, Z1
+	VCMPPS       $0x06, ·ewConstTable+6528(SB), Z5, K1
+	VMULPS       ·ewConstTable+3712(SB), Z5, Z1
 	VRNDSCALEPS  $0x00, Z1, Z1
-	VFNMADD231PS ewc3f318000<>+0(SB), Z1, Z5
-	VFNMADD231PS ewcb95e8083<>+0(SB), Z1, Z5
-	VMOVUPS      ewc3ab57398<>+0(SB), Z6
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Z5, Z6
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Z5, Z6
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Z5, Z6
-	VFMADD213PS  ewc3efffffe<>+0(SB), Z5, Z6
-	VFMADD213PS  ewc3f800000<>+0(SB), Z5, Z6
-	VFMADD213PS  ewc3f800000<>+0(SB), Z5, Z6
+	VFNMADD231PS ·ewConstTable+3200(SB), Z1, Z5
+	VFNMADD231PS ·ewConstTable+4992(SB), Z1, Z5
+	VMOVUPS      ·ewConstTable+1152(SB), Z6
+	VFMADD213PS  ·ewConstTable+1408(SB), Z5, Z6
+	VFMADD213PS  ·ewConstTable+1600(SB), Z5, Z6
+	VFMADD213PS  ·ewConstTable+2176(SB), Z5, Z6
+	VFMADD213PS  ·ewConstTable+3008(SB), Z5, Z6
+	VFMADD213PS  ·ewConstTable+3392(SB), Z5, Z6
+	VFMADD213PS  ·ewConstTable+3392(SB), Z5, Z6
 	VSCALEFPS.Z  Z1, Z6, K1, Z6
-	VMOVUPS      ewc3f800000<>+0(SB), Z1
-	VADDPS       ewc3f800000<>+0(SB), Z6, Z5
+	VMOVUPS      ·ewConstTable+3392(SB), Z1
+	VADDPS       ·ewConstTable+3392(SB), Z6, Z5
 	VDIVPS       Z5, Z1, Z1
 	VMULPS       Z1, Z6, Z6
 	VPXORD       Z3, Z3, Z3
@@ -4173,55 +4173,55 @@ single:
 	TESTQ        DX, DX
 	JE           done
 	VMOVUPS      (CX), Z0
-	VANDPS       ewc7fffffff<>+0(SB), Z0, Z1
-	VCMPPS       $0x11, ewc3f000000<>+0(SB), Z1, K1
+	VANDPS       ·ewConstTable+4608(SB), Z0, Z1
+	VCMPPS       $0x11, ·ewConstTable+3072(SB), Z1, K1
 	VMULPS       Z1, Z1, Z2
-	VMOVUPS      ewcb77a692e<>+0(SB), Z3
-	VFMADD213PS  ewc38fcd193<>+0(SB), Z2, Z3
-	VFMADD213PS  ewcba6016da<>+0(SB), Z2, Z3
-	VFMADD213PS  ewc3bab2de7<>+0(SB), Z2, Z3
-	VFMADD213PS  ewcbcdc1672<>+0(SB), Z2, Z3
-	VFMADD213PS  ewc3de71791<>+0(SB), Z2, Z3
-	VFMADD213PS  ewcbec093a3<>+0(SB), Z2, Z3
-	VFMADD213PS  ewc3f906ebb<>+0(SB), Z2, Z3
+	VMOVUPS      ·ewConstTable+4864(SB), Z3
+	VFMADD213PS  ·ewConstTable+960(SB), Z2, Z3
+	VFMADD213PS  ·ewConstTable+5056(SB), Z2, Z3
+	VFMADD213PS  ·ewConstTable+1280(SB), Z2, Z3
+	VFMADD213PS  ·ewConstTable+5184(SB), Z2, Z3
+	VFMADD213PS  ·ewConstTable+1856(SB), Z2, Z3
+	VFMADD213PS  ·ewConstTable+5824(SB), Z2, Z3
+	VFMADD213PS  ·ewConstTable+3520(SB), Z2, Z3
 	VMULPS       Z1, Z3, Z3
-	VMOVUPS      ewc3f000000<>+0(SB), Z2
-	VFMADD213PS  ewc3f800000<>+0(SB), Z1, Z2
-	VMOVUPS      ewc3f800000<>+0(SB), Z5
+	VMOVUPS      ·ewConstTable+3072(SB), Z2
+	VFMADD213PS  ·ewConstTable+3392(SB), Z1, Z2
+	VMOVUPS      ·ewConstTable+3392(SB), Z5
 	VDIVPS       Z2, Z5, Z2
-	VMOVUPS      ewc3e2ef945<>+0(SB), Z5
-	VFMADD213PS  ewcbf527892<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3fbe87b0<>+0(SB), Z2, Z5
-	VFMADD213PS  ewcbf914e5d<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3e8ec7cc<>+0(SB), Z2, Z5
-	VFMADD213PS  ewcbe3ec24c<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3dc636c9<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3ebf88fb<>+0(SB), Z2, Z5
-	VFMADD213PS  ewc3f8000c7<>+0(SB), Z2, Z5
-	VFMADD213PS  ewcbfa1fc4e<>+0(SB), Z2, Z5
+	VMOVUPS      ·ewConstTable+2240(SB), Z5
+	VFMADD213PS  ·ewConstTable+6016(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+3776(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+6144(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+2560(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+5632(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+1792(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+2688(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+3456(SB), Z2, Z5
+	VFMADD213PS  ·ewConstTable+6272(SB), Z2, Z5
 	VFNMADD231PS Z1, Z1, Z5
-	VMOVUPS      ewcc2d00000<>+0(SB), Z1
+	VMOVUPS      ·ewConstTable+6528(SB), Z1
 	VMAXPS       Z5, Z1, Z1
-	VMOVUPS      ewc42b1999a<>+0(SB), Z5
+	VMOVUPS      ·ewConstTable+4160(SB), Z5
 	VMINPS       Z1, Z5, Z1
-	VCMPPS       $0x06, ewcc2d00000<>+0(SB), Z1, K2
-	VMULPS       ewc3fb8aa3b<>+0(SB), Z1, Z5
+	VCMPPS       $0x06, ·ewConstTable+6528(SB), Z1, K2
+	VMULPS       ·ewConstTable+3712(SB), Z1, Z5
 	VRNDSCALEPS  $0x00, Z5, Z5
-	VFNMADD231PS ewc3f318000<>+0(SB), Z5, Z1
-	VFNMADD231PS ewcb95e8083<>+0(SB), Z5, Z1
-	VMOVUPS      ewc3ab57398<>+0(SB), Z6
-	VFMADD213PS  ewc3c0933c1<>+0(SB), Z1, Z6
-	VFMADD213PS  ewc3d2aac11<>+0(SB), Z1, Z6
-	VFMADD213PS  ewc3e2aaa0d<>+0(SB), Z1, Z6
-	VFMADD213PS  ewc3efffffe<>+0(SB), Z1, Z6
-	VFMADD213PS  ewc3f800000<>+0(SB), Z1, Z6
-	VFMADD213PS  ewc3f800000<>+0(SB), Z1, Z6
+	VFNMADD231PS ·ewConstTable+3200(SB), Z5, Z1
+	VFNMADD231PS ·ewConstTable+4992(SB), Z5, Z1
+	VMOVUPS      ·ewConstTable+1152(SB), Z6
+	VFMADD213PS  ·ewConstTable+1408(SB), Z1, Z6
+	VFMADD213PS  ·ewConstTable+1600(SB), Z1, Z6
+	VFMADD213PS  ·ewConstTable+2176(SB), Z1, Z6
+	VFMADD213PS  ·ewConstTable+3008(SB), Z1, Z6
+	VFMADD213PS  ·ewConstTable+3392(SB), Z1, Z6
+	VFMADD213PS  ·ewConstTable+3392(SB), Z1, Z6
 	VSCALEFPS.Z  Z5, Z6, K2, Z6
 	VMULPS       Z2, Z6, Z6
-	VMOVUPS      ewc3f800000<>+0(SB), Z1
+	VMOVUPS      ·ewConstTable+3392(SB), Z1
 	VSUBPS       Z6, Z1, Z1
 	VBLENDMPS    Z3, Z1, K1, Z4
-	VANDPS       ewc80000000<>+0(SB), Z0, Z0
+	VANDPS       ·ewConstTable+4672(SB), Z0, Z0
 	VORPS        Z0, Z4, Z4
 	VMOVUPS      Z4, (AX)
 	ADDQ         $0x00000040, AX
@@ -4286,16 +4286,16 @@ block:
 	CMPQ    DX, $0x00000040
 	JL      single
 	VMOVUPS (CX), Z0
-	VXORPS  ewc80000000<>+0(SB), Z0, Z0
+	VXORPS  ·ewConstTable+4672(SB), Z0, Z0
 	VMOVUPS Z0, (AX)
 	VMOVUPS 64(CX), Z0
-	VXORPS  ewc80000000<>+0(SB), Z0, Z0
+	VXORPS  ·ewConstTable+4672(SB), Z0, Z0
 	VMOVUPS Z0, 64(AX)
 	VMOVUPS 128(CX), Z0
-	VXORPS  ewc80000000<>+0(SB), Z0, Z0
+	VXORPS  ·ewConstTable+4672(SB), Z0, Z0
 	VMOVUPS Z0, 128(AX)
 	VMOVUPS 192(CX), Z0
-	VXORPS  ewc80000000<>+0(SB), Z0, Z0
+	VXORPS  ·ewConstTable+4672(SB), Z0, Z0
 	VMOVUPS Z0, 192(AX)
 	ADDQ    $0x00000100, AX
 	ADDQ    $0x00000100, CX
@@ -4306,7 +4306,7 @@ single:
 	TESTQ   DX, DX
 	JE      done
 	VMOVUPS (CX), Z0
-	VXORPS  ewc80000000<>+0(SB), Z0, Z0
+	VXORPS  ·ewConstTable+4672(SB), Z0, Z0
 	VMOVUPS Z0, (AX)
 	ADDQ    $0x00000040, AX
 	ADDQ    $0x00000040, CX
@@ -4328,16 +4328,16 @@ block:
 	CMPQ    DX, $0x00000040
 	JL      single
 	VMOVUPS (CX), Z0
-	VANDPS  ewc7fffffff<>+0(SB), Z0, Z0
+	VANDPS  ·ewConstTable+4608(SB), Z0, Z0
 	VMOVUPS Z0, (AX)
 	VMOVUPS 64(CX), Z0
-	VANDPS  ewc7fffffff<>+0(SB), Z0, Z0
+	VANDPS  ·ewConstTable+4608(SB), Z0, Z0
 	VMOVUPS Z0, 64(AX)
 	VMOVUPS 128(CX), Z0
-	VANDPS  ewc7fffffff<>+0(SB), Z0, Z0
+	VANDPS  ·ewConstTable+4608(SB), Z0, Z0
 	VMOVUPS Z0, 128(AX)
 	VMOVUPS 192(CX), Z0
-	VANDPS  ewc7fffffff<>+0(SB), Z0, Z0
+	VANDPS  ·ewConstTable+4608(SB), Z0, Z0
 	VMOVUPS Z0, 192(AX)
 	ADDQ    $0x00000100, AX
 	ADDQ    $0x00000100, CX
@@ -4348,7 +4348,7 @@ single:
 	TESTQ   DX, DX
 	JE      done
 	VMOVUPS (CX), Z0
-	VANDPS  ewc7fffffff<>+0(SB), Z0, Z0
+	VANDPS  ·ewConstTable+4608(SB), Z0, Z0
 	VMOVUPS Z0, (AX)
 	ADDQ    $0x00000040, AX
 	ADDQ    $0x00000040, CX
@@ -4470,36 +4470,36 @@ single:
 	TESTQ        DX, DX
 	JE           done
 	VMOVUPS      (CX), Z0
-	VANDPS       ewc7fffffff<>+0(SB), Z0, Z1
-	VCMPPS       $0x06, ewc47800000<>+0(SB), Z1, K1
+	VANDPS       ·ewConstTable+4608(SB), Z0, Z1
+	VCMPPS       $0x06, ·ewConstTable+4224(SB), Z1, K1
 	KMOVW        K1, SI
 	ORL          SI, BX
-	VMULPS       ewc3fa2f983<>+0(SB), Z1, Z2
+	VMULPS       ·ewConstTable+3648(SB), Z1, Z2
 	VCVTTPS2DQ   Z2, Z2
-	VPADDD       ewc00000001<>+0(SB), Z2, Z2
-	VPANDD       ewcfffffffe<>+0(SB), Z2, Z2
+	VPADDD       ·ewConstTable+0(SB), Z2, Z2
+	VPANDD       ·ewConstTable+6720(SB), Z2, Z2
 	VCVTDQ2PS    Z2, Z3
-	VFNMADD231PS ewc3f490000<>+0(SB), Z3, Z1
-	VFNMADD231PS ewc397da000<>+0(SB), Z3, Z1
-	VFNMADD231PS ewc33222169<>+0(SB), Z3, Z1
+	VFNMADD231PS ·ewConstTable+3328(SB), Z3, Z1
+	VFNMADD231PS ·ewConstTable+1024(SB), Z3, Z1
+	VFNMADD231PS ·ewConstTable+768(SB), Z3, Z1
 	VMULPS       Z1, Z1, Z3
-	VMOVUPS      ewcb94ca1f9<>+0(SB), Z5
-	VFMADD213PS  ewc3c08839e<>+0(SB), Z3, Z5
-	VFMADD213PS  ewcbe2aaaa3<>+0(SB), Z3, Z5
+	VMOVUPS      ·ewConstTable+4928(SB), Z5
+	VFMADD213PS  ·ewConstTable+1344(SB), Z3, Z5
+	VFMADD213PS  ·ewConstTable+5504(SB), Z3, Z5
 	VMULPS       Z3, Z5, Z5
 	VFMADD213PS  Z1, Z1, Z5
-	VMOVUPS      ewc37ccf5ce<>+0(SB), Z1
-	VFMADD213PS  ewcbab6061a<>+0(SB), Z3, Z1
-	VFMADD213PS  ewc3d2aaaa5<>+0(SB), Z3, Z1
+	VMOVUPS      ·ewConstTable+896(SB), Z1
+	VFMADD213PS  ·ewConstTable+5120(SB), Z3, Z1
+	VFMADD213PS  ·ewConstTable+1536(SB), Z3, Z1
 	VMULPS       Z3, Z1, Z1
 	VMULPS       Z3, Z1, Z1
-	VFNMADD231PS ewc3f000000<>+0(SB), Z3, Z1
-	VADDPS       ewc3f800000<>+0(SB), Z1, Z1
-	VPTESTMD     ewc00000002<>+0(SB), Z2, K1
+	VFNMADD231PS ·ewConstTable+3072(SB), Z3, Z1
+	VADDPS       ·ewConstTable+3392(SB), Z1, Z1
+	VPTESTMD     ·ewConstTable+64(SB), Z2, K1
 	VBLENDMPS    Z1, Z5, K1, Z4
-	VPANDD       ewc00000004<>+0(SB), Z2, Z1
+	VPANDD       ·ewConstTable+128(SB), Z2, Z1
 	VPSLLD       $0x1d, Z1, Z1
-	VANDPS       ewc80000000<>+0(SB), Z0, Z0
+	VANDPS       ·ewConstTable+4672(SB), Z0, Z0
 	VPXORD       Z0, Z1, Z1
 	VPXORD       Z1, Z4, Z4
 	VMOVUPS      Z4, (AX)
@@ -4525,35 +4525,35 @@ single:
 	TESTQ        DX, DX
 	JE           done
 	VMOVUPS      (CX), Z0
-	VANDPS       ewc7fffffff<>+0(SB), Z0, Z0
-	VCMPPS       $0x06, ewc47800000<>+0(SB), Z0, K1
+	VANDPS       ·ewConstTable+4608(SB), Z0, Z0
+	VCMPPS       $0x06, ·ewConstTable+4224(SB), Z0, K1
 	KMOVW        K1, SI
 	ORL          SI, BX
-	VMULPS       ewc3fa2f983<>+0(SB), Z0, Z2
+	VMULPS       ·ewConstTable+3648(SB), Z0, Z2
 	VCVTTPS2DQ   Z2, Z2
-	VPADDD       ewc00000001<>+0(SB), Z2, Z2
-	VPANDD       ewcfffffffe<>+0(SB), Z2, Z2
+	VPADDD       ·ewConstTable+0(SB), Z2, Z2
+	VPANDD       ·ewConstTable+6720(SB), Z2, Z2
 	VCVTDQ2PS    Z2, Z3
-	VFNMADD231PS ewc3f490000<>+0(SB), Z3, Z0
-	VFNMADD231PS ewc397da000<>+0(SB), Z3, Z0
-	VFNMADD231PS ewc33222169<>+0(SB), Z3, Z0
+	VFNMADD231PS ·ewConstTable+3328(SB), Z3, Z0
+	VFNMADD231PS ·ewConstTable+1024(SB), Z3, Z0
+	VFNMADD231PS ·ewConstTable+768(SB), Z3, Z0
 	VMULPS       Z0, Z0, Z3
-	VMOVUPS      ewcb94ca1f9<>+0(SB), Z4
-	VFMADD213PS  ewc3c08839e<>+0(SB), Z3, Z4
-	VFMADD213PS  ewcbe2aaaa3<>+0(SB), Z3, Z4
+	VMOVUPS      ·ewConstTable+4928(SB), Z4
+	VFMADD213PS  ·ewConstTable+1344(SB), Z3, Z4
+	VFMADD213PS  ·ewConstTable+5504(SB), Z3, Z4
 	VMULPS       Z3, Z4, Z4
 	VFMADD213PS  Z0, Z0, Z4
-	VMOVUPS      ewc37ccf5ce<>+0(SB), Z0
-	VFMADD213PS  ewcbab6061a<>+0(SB), Z3, Z0
-	VFMADD213PS  ewc3d2aaaa5<>+0(SB), Z3, Z0
+	VMOVUPS      ·ewConstTable+896(SB), Z0
+	VFMADD213PS  ·ewConstTable+5120(SB), Z3, Z0
+	VFMADD213PS  ·ewConstTable+1536(SB), Z3, Z0
 	VMULPS       Z3, Z0, Z0
 	VMULPS       Z3, Z0, Z0
-	VFNMADD231PS ewc3f000000<>+0(SB), Z3, Z0
-	VADDPS       ewc3f800000<>+0(SB), Z0, Z0
-	VPTESTMD     ewc00000002<>+0(SB), Z2, K1
+	VFNMADD231PS ·ewConstTable+3072(SB), Z3, Z0
+	VADDPS       ·ewConstTable+3392(SB), Z0, Z0
+	VPTESTMD     ·ewConstTable+64(SB), Z2, K1
 	VBLENDMPS    Z4, Z0, K1, Z1
-	VPADDD       ewc00000002<>+0(SB), Z2, Z0
-	VPANDD       ewc00000004<>+0(SB), Z0, Z0
+	VPADDD       ·ewConstTable+64(SB), Z2, Z0
+	VPANDD       ·ewConstTable+128(SB), Z0, Z0
 	VPSLLD       $0x1d, Z0, Z0
 	VPXORD       Z0, Z1, Z1
 	VMOVUPS      Z1, (AX)
@@ -4578,2024 +4578,911 @@ TEXT ·hasF16C(SB), NOSPLIT, $0-1
 	MOVB CL, ret+0(FP)
 	RET
 
-DATA ewc00000001<>+0(SB)/4, $0x00000001
-DATA ewc00000001<>+4(SB)/4, $0x00000001
-DATA ewc00000001<>+8(SB)/4, $0x00000001
-DATA ewc00000001<>+12(SB)/4, $0x00000001
-DATA ewc00000001<>+16(SB)/4, $0x00000001
-DATA ewc00000001<>+20(SB)/4, $0x00000001
-DATA ewc00000001<>+24(SB)/4, $0x00000001
-DATA ewc00000001<>+28(SB)/4, $0x00000001
-DATA ewc00000001<>+32(SB)/4, $0x00000001
-DATA ewc00000001<>+36(SB)/4, $0x00000001
-DATA ewc00000001<>+40(SB)/4, $0x00000001
-DATA ewc00000001<>+44(SB)/4, $0x00000001
-DATA ewc00000001<>+48(SB)/4, $0x00000001
-DATA ewc00000001<>+52(SB)/4, $0x00000001
-DATA ewc00000001<>+56(SB)/4, $0x00000001
-DATA ewc00000001<>+60(SB)/4, $0x00000001
-GLOBL ewc00000001<>(SB), RODATA|NOPTR, $64
-
-DATA ewc00000002<>+0(SB)/4, $0x00000002
-DATA ewc00000002<>+4(SB)/4, $0x00000002
-DATA ewc00000002<>+8(SB)/4, $0x00000002
-DATA ewc00000002<>+12(SB)/4, $0x00000002
-DATA ewc00000002<>+16(SB)/4, $0x00000002
-DATA ewc00000002<>+20(SB)/4, $0x00000002
-DATA ewc00000002<>+24(SB)/4, $0x00000002
-DATA ewc00000002<>+28(SB)/4, $0x00000002
-DATA ewc00000002<>+32(SB)/4, $0x00000002
-DATA ewc00000002<>+36(SB)/4, $0x00000002
-DATA ewc00000002<>+40(SB)/4, $0x00000002
-DATA ewc00000002<>+44(SB)/4, $0x00000002
-DATA ewc00000002<>+48(SB)/4, $0x00000002
-DATA ewc00000002<>+52(SB)/4, $0x00000002
-DATA ewc00000002<>+56(SB)/4, $0x00000002
-DATA ewc00000002<>+60(SB)/4, $0x00000002
-GLOBL ewc00000002<>(SB), RODATA|NOPTR, $64
-
-DATA ewc00000004<>+0(SB)/4, $0x00000004
-DATA ewc00000004<>+4(SB)/4, $0x00000004
-DATA ewc00000004<>+8(SB)/4, $0x00000004
-DATA ewc00000004<>+12(SB)/4, $0x00000004
-DATA ewc00000004<>+16(SB)/4, $0x00000004
-DATA ewc00000004<>+20(SB)/4, $0x00000004
-DATA ewc00000004<>+24(SB)/4, $0x00000004
-DATA ewc00000004<>+28(SB)/4, $0x00000004
-DATA ewc00000004<>+32(SB)/4, $0x00000004
-DATA ewc00000004<>+36(SB)/4, $0x00000004
-DATA ewc00000004<>+40(SB)/4, $0x00000004
-DATA ewc00000004<>+44(SB)/4, $0x00000004
-DATA ewc00000004<>+48(SB)/4, $0x00000004
-DATA ewc00000004<>+52(SB)/4, $0x00000004
-DATA ewc00000004<>+56(SB)/4, $0x00000004
-DATA ewc00000004<>+60(SB)/4, $0x00000004
-GLOBL ewc00000004<>(SB), RODATA|NOPTR, $64
-
-DATA ewc00000010<>+0(SB)/4, $0x00000010
-DATA ewc00000010<>+4(SB)/4, $0x00000010
-DATA ewc00000010<>+8(SB)/4, $0x00000010
-DATA ewc00000010<>+12(SB)/4, $0x00000010
-DATA ewc00000010<>+16(SB)/4, $0x00000010
-DATA ewc00000010<>+20(SB)/4, $0x00000010
-DATA ewc00000010<>+24(SB)/4, $0x00000010
-DATA ewc00000010<>+28(SB)/4, $0x00000010
-DATA ewc00000010<>+32(SB)/4, $0x00000010
-DATA ewc00000010<>+36(SB)/4, $0x00000010
-DATA ewc00000010<>+40(SB)/4, $0x00000010
-DATA ewc00000010<>+44(SB)/4, $0x00000010
-DATA ewc00000010<>+48(SB)/4, $0x00000010
-DATA ewc00000010<>+52(SB)/4, $0x00000010
-DATA ewc00000010<>+56(SB)/4, $0x00000010
-DATA ewc00000010<>+60(SB)/4, $0x00000010
-GLOBL ewc00000010<>(SB), RODATA|NOPTR, $64
-
-DATA ewc00000040<>+0(SB)/4, $0x00000040
-DATA ewc00000040<>+4(SB)/4, $0x00000040
-DATA ewc00000040<>+8(SB)/4, $0x00000040
-DATA ewc00000040<>+12(SB)/4, $0x00000040
-DATA ewc00000040<>+16(SB)/4, $0x00000040
-DATA ewc00000040<>+20(SB)/4, $0x00000040
-DATA ewc00000040<>+24(SB)/4, $0x00000040
-DATA ewc00000040<>+28(SB)/4, $0x00000040
-DATA ewc00000040<>+32(SB)/4, $0x00000040
-DATA ewc00000040<>+36(SB)/4, $0x00000040
-DATA ewc00000040<>+40(SB)/4, $0x00000040
-DATA ewc00000040<>+44(SB)/4, $0x00000040
-DATA ewc00000040<>+48(SB)/4, $0x00000040
-DATA ewc00000040<>+52(SB)/4, $0x00000040
-DATA ewc00000040<>+56(SB)/4, $0x00000040
-DATA ewc00000040<>+60(SB)/4, $0x00000040
-GLOBL ewc00000040<>(SB), RODATA|NOPTR, $64
-
-DATA ewc0000007e<>+0(SB)/4, $0x0000007e
-DATA ewc0000007e<>+4(SB)/4, $0x0000007e
-DATA ewc0000007e<>+8(SB)/4, $0x0000007e
-DATA ewc0000007e<>+12(SB)/4, $0x0000007e
-DATA ewc0000007e<>+16(SB)/4, $0x0000007e
-DATA ewc0000007e<>+20(SB)/4, $0x0000007e
-DATA ewc0000007e<>+24(SB)/4, $0x0000007e
-DATA ewc0000007e<>+28(SB)/4, $0x0000007e
-DATA ewc0000007e<>+32(SB)/4, $0x0000007e
-DATA ewc0000007e<>+36(SB)/4, $0x0000007e
-DATA ewc0000007e<>+40(SB)/4, $0x0000007e
-DATA ewc0000007e<>+44(SB)/4, $0x0000007e
-DATA ewc0000007e<>+48(SB)/4, $0x0000007e
-DATA ewc0000007e<>+52(SB)/4, $0x0000007e
-DATA ewc0000007e<>+56(SB)/4, $0x0000007e
-DATA ewc0000007e<>+60(SB)/4, $0x0000007e
-GLOBL ewc0000007e<>(SB), RODATA|NOPTR, $64
-
-DATA ewc0000007f<>+0(SB)/4, $0x0000007f
-DATA ewc0000007f<>+4(SB)/4, $0x0000007f
-DATA ewc0000007f<>+8(SB)/4, $0x0000007f
-DATA ewc0000007f<>+12(SB)/4, $0x0000007f
-DATA ewc0000007f<>+16(SB)/4, $0x0000007f
-DATA ewc0000007f<>+20(SB)/4, $0x0000007f
-DATA ewc0000007f<>+24(SB)/4, $0x0000007f
-DATA ewc0000007f<>+28(SB)/4, $0x0000007f
-DATA ewc0000007f<>+32(SB)/4, $0x0000007f
-DATA ewc0000007f<>+36(SB)/4, $0x0000007f
-DATA ewc0000007f<>+40(SB)/4, $0x0000007f
-DATA ewc0000007f<>+44(SB)/4, $0x0000007f
-DATA ewc0000007f<>+48(SB)/4, $0x0000007f
-DATA ewc0000007f<>+52(SB)/4, $0x0000007f
-DATA ewc0000007f<>+56(SB)/4, $0x0000007f
-DATA ewc0000007f<>+60(SB)/4, $0x0000007f
-GLOBL ewc0000007f<>(SB), RODATA|NOPTR, $64
-
-DATA ewc00007fff<>+0(SB)/4, $0x00007fff
-DATA ewc00007fff<>+4(SB)/4, $0x00007fff
-DATA ewc00007fff<>+8(SB)/4, $0x00007fff
-DATA ewc00007fff<>+12(SB)/4, $0x00007fff
-DATA ewc00007fff<>+16(SB)/4, $0x00007fff
-DATA ewc00007fff<>+20(SB)/4, $0x00007fff
-DATA ewc00007fff<>+24(SB)/4, $0x00007fff
-DATA ewc00007fff<>+28(SB)/4, $0x00007fff
-DATA ewc00007fff<>+32(SB)/4, $0x00007fff
-DATA ewc00007fff<>+36(SB)/4, $0x00007fff
-DATA ewc00007fff<>+40(SB)/4, $0x00007fff
-DATA ewc00007fff<>+44(SB)/4, $0x00007fff
-DATA ewc00007fff<>+48(SB)/4, $0x00007fff
-DATA ewc00007fff<>+52(SB)/4, $0x00007fff
-DATA ewc00007fff<>+56(SB)/4, $0x00007fff
-DATA ewc00007fff<>+60(SB)/4, $0x00007fff
-GLOBL ewc00007fff<>(SB), RODATA|NOPTR, $64
-
-DATA ewc007fffff<>+0(SB)/4, $0x007fffff
-DATA ewc007fffff<>+4(SB)/4, $0x007fffff
-DATA ewc007fffff<>+8(SB)/4, $0x007fffff
-DATA ewc007fffff<>+12(SB)/4, $0x007fffff
-DATA ewc007fffff<>+16(SB)/4, $0x007fffff
-DATA ewc007fffff<>+20(SB)/4, $0x007fffff
-DATA ewc007fffff<>+24(SB)/4, $0x007fffff
-DATA ewc007fffff<>+28(SB)/4, $0x007fffff
-DATA ewc007fffff<>+32(SB)/4, $0x007fffff
-DATA ewc007fffff<>+36(SB)/4, $0x007fffff
-DATA ewc007fffff<>+40(SB)/4, $0x007fffff
-DATA ewc007fffff<>+44(SB)/4, $0x007fffff
-DATA ewc007fffff<>+48(SB)/4, $0x007fffff
-DATA ewc007fffff<>+52(SB)/4, $0x007fffff
-DATA ewc007fffff<>+56(SB)/4, $0x007fffff
-DATA ewc007fffff<>+60(SB)/4, $0x007fffff
-GLOBL ewc007fffff<>(SB), RODATA|NOPTR, $64
-
-DATA ewc00800000<>+0(SB)/4, $0x00800000
-DATA ewc00800000<>+4(SB)/4, $0x00800000
-DATA ewc00800000<>+8(SB)/4, $0x00800000
-DATA ewc00800000<>+12(SB)/4, $0x00800000
-DATA ewc00800000<>+16(SB)/4, $0x00800000
-DATA ewc00800000<>+20(SB)/4, $0x00800000
-DATA ewc00800000<>+24(SB)/4, $0x00800000
-DATA ewc00800000<>+28(SB)/4, $0x00800000
-DATA ewc00800000<>+32(SB)/4, $0x00800000
-DATA ewc00800000<>+36(SB)/4, $0x00800000
-DATA ewc00800000<>+40(SB)/4, $0x00800000
-DATA ewc00800000<>+44(SB)/4, $0x00800000
-DATA ewc00800000<>+48(SB)/4, $0x00800000
-DATA ewc00800000<>+52(SB)/4, $0x00800000
-DATA ewc00800000<>+56(SB)/4, $0x00800000
-DATA ewc00800000<>+60(SB)/4, $0x00800000
-GLOBL ewc00800000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc01010101<>+0(SB)/4, $0x01010101
-DATA ewc01010101<>+4(SB)/4, $0x01010101
-DATA ewc01010101<>+8(SB)/4, $0x01010101
-DATA ewc01010101<>+12(SB)/4, $0x01010101
-DATA ewc01010101<>+16(SB)/4, $0x01010101
-DATA ewc01010101<>+20(SB)/4, $0x01010101
-DATA ewc01010101<>+24(SB)/4, $0x01010101
-DATA ewc01010101<>+28(SB)/4, $0x01010101
-DATA ewc01010101<>+32(SB)/4, $0x01010101
-DATA ewc01010101<>+36(SB)/4, $0x01010101
-DATA ewc01010101<>+40(SB)/4, $0x01010101
-DATA ewc01010101<>+44(SB)/4, $0x01010101
-DATA ewc01010101<>+48(SB)/4, $0x01010101
-DATA ewc01010101<>+52(SB)/4, $0x01010101
-DATA ewc01010101<>+56(SB)/4, $0x01010101
-DATA ewc01010101<>+60(SB)/4, $0x01010101
-GLOBL ewc01010101<>(SB), RODATA|NOPTR, $64
-
-DATA ewc2e6827a3<>+0(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+4(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+8(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+12(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+16(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+20(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+24(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+28(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+32(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+36(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+40(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+44(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+48(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+52(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+56(SB)/4, $0x2e6827a3
-DATA ewc2e6827a3<>+60(SB)/4, $0x2e6827a3
-GLOBL ewc2e6827a3<>(SB), RODATA|NOPTR, $64
-
-DATA ewc33222169<>+0(SB)/4, $0x33222169
-DATA ewc33222169<>+4(SB)/4, $0x33222169
-DATA ewc33222169<>+8(SB)/4, $0x33222169
-DATA ewc33222169<>+12(SB)/4, $0x33222169
-DATA ewc33222169<>+16(SB)/4, $0x33222169
-DATA ewc33222169<>+20(SB)/4, $0x33222169
-DATA ewc33222169<>+24(SB)/4, $0x33222169
-DATA ewc33222169<>+28(SB)/4, $0x33222169
-DATA ewc33222169<>+32(SB)/4, $0x33222169
-DATA ewc33222169<>+36(SB)/4, $0x33222169
-DATA ewc33222169<>+40(SB)/4, $0x33222169
-DATA ewc33222169<>+44(SB)/4, $0x33222169
-DATA ewc33222169<>+48(SB)/4, $0x33222169
-DATA ewc33222169<>+52(SB)/4, $0x33222169
-DATA ewc33222169<>+56(SB)/4, $0x33222169
-DATA ewc33222169<>+60(SB)/4, $0x33222169
-GLOBL ewc33222169<>(SB), RODATA|NOPTR, $64
-
-DATA ewc373b24ff<>+0(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+4(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+8(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+12(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+16(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+20(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+24(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+28(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+32(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+36(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+40(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+44(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+48(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+52(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+56(SB)/4, $0x373b24ff
-DATA ewc373b24ff<>+60(SB)/4, $0x373b24ff
-GLOBL ewc373b24ff<>(SB), RODATA|NOPTR, $64
-
-DATA ewc37ccf5ce<>+0(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+4(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+8(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+12(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+16(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+20(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+24(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+28(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+32(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+36(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+40(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+44(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+48(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+52(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+56(SB)/4, $0x37ccf5ce
-DATA ewc37ccf5ce<>+60(SB)/4, $0x37ccf5ce
-GLOBL ewc37ccf5ce<>(SB), RODATA|NOPTR, $64
-
-DATA ewc38fcd193<>+0(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+4(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+8(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+12(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+16(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+20(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+24(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+28(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+32(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+36(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+40(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+44(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+48(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+52(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+56(SB)/4, $0x38fcd193
-DATA ewc38fcd193<>+60(SB)/4, $0x38fcd193
-GLOBL ewc38fcd193<>(SB), RODATA|NOPTR, $64
-
-DATA ewc397da000<>+0(SB)/4, $0x397da000
-DATA ewc397da000<>+4(SB)/4, $0x397da000
-DATA ewc397da000<>+8(SB)/4, $0x397da000
-DATA ewc397da000<>+12(SB)/4, $0x397da000
-DATA ewc397da000<>+16(SB)/4, $0x397da000
-DATA ewc397da000<>+20(SB)/4, $0x397da000
-DATA ewc397da000<>+24(SB)/4, $0x397da000
-DATA ewc397da000<>+28(SB)/4, $0x397da000
-DATA ewc397da000<>+32(SB)/4, $0x397da000
-DATA ewc397da000<>+36(SB)/4, $0x397da000
-DATA ewc397da000<>+40(SB)/4, $0x397da000
-DATA ewc397da000<>+44(SB)/4, $0x397da000
-DATA ewc397da000<>+48(SB)/4, $0x397da000
-DATA ewc397da000<>+52(SB)/4, $0x397da000
-DATA ewc397da000<>+56(SB)/4, $0x397da000
-DATA ewc397da000<>+60(SB)/4, $0x397da000
-GLOBL ewc397da000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc39857e7f<>+0(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+4(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+8(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+12(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+16(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+20(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+24(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+28(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+32(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+36(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+40(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+44(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+48(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+52(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+56(SB)/4, $0x39857e7f
-DATA ewc39857e7f<>+60(SB)/4, $0x39857e7f
-GLOBL ewc39857e7f<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3ab57398<>+0(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+4(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+8(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+12(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+16(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+20(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+24(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+28(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+32(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+36(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+40(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+44(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+48(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+52(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+56(SB)/4, $0x3ab57398
-DATA ewc3ab57398<>+60(SB)/4, $0x3ab57398
-GLOBL ewc3ab57398<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3b4b6c5d<>+0(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+4(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+8(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+12(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+16(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+20(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+24(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+28(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+32(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+36(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+40(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+44(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+48(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+52(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+56(SB)/4, $0x3b4b6c5d
-DATA ewc3b4b6c5d<>+60(SB)/4, $0x3b4b6c5d
-GLOBL ewc3b4b6c5d<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3bab2de7<>+0(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+4(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+8(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+12(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+16(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+20(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+24(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+28(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+32(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+36(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+40(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+44(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+48(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+52(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+56(SB)/4, $0x3bab2de7
-DATA ewc3bab2de7<>+60(SB)/4, $0x3bab2de7
-GLOBL ewc3bab2de7<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3c08839e<>+0(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+4(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+8(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+12(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+16(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+20(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+24(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+28(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+32(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+36(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+40(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+44(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+48(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+52(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+56(SB)/4, $0x3c08839e
-DATA ewc3c08839e<>+60(SB)/4, $0x3c08839e
-GLOBL ewc3c08839e<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3c0933c1<>+0(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+4(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+8(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+12(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+16(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+20(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+24(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+28(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+32(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+36(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+40(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+44(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+48(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+52(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+56(SB)/4, $0x3c0933c1
-DATA ewc3c0933c1<>+60(SB)/4, $0x3c0933c1
-GLOBL ewc3c0933c1<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3cc8aa6c<>+0(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+4(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+8(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+12(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+16(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+20(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+24(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+28(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+32(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+36(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+40(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+44(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+48(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+52(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+56(SB)/4, $0x3cc8aa6c
-DATA ewc3cc8aa6c<>+60(SB)/4, $0x3cc8aa6c
-GLOBL ewc3cc8aa6c<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3d2aaaa5<>+0(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+4(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+8(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+12(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+16(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+20(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+24(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+28(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+32(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+36(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+40(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+44(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+48(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+52(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+56(SB)/4, $0x3d2aaaa5
-DATA ewc3d2aaaa5<>+60(SB)/4, $0x3d2aaaa5
-GLOBL ewc3d2aaaa5<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3d2aac11<>+0(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+4(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+8(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+12(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+16(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+20(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+24(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+28(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+32(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+36(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+40(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+44(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+48(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+52(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+56(SB)/4, $0x3d2aac11
-DATA ewc3d2aac11<>+60(SB)/4, $0x3d2aac11
-GLOBL ewc3d2aac11<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3d9021bb<>+0(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+4(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+8(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+12(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+16(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+20(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+24(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+28(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+32(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+36(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+40(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+44(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+48(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+52(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+56(SB)/4, $0x3d9021bb
-DATA ewc3d9021bb<>+60(SB)/4, $0x3d9021bb
-GLOBL ewc3d9021bb<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3d922279<>+0(SB)/4, $0x3d922279
-DATA ewc3d922279<>+4(SB)/4, $0x3d922279
-DATA ewc3d922279<>+8(SB)/4, $0x3d922279
-DATA ewc3d922279<>+12(SB)/4, $0x3d922279
-DATA ewc3d922279<>+16(SB)/4, $0x3d922279
-DATA ewc3d922279<>+20(SB)/4, $0x3d922279
-DATA ewc3d922279<>+24(SB)/4, $0x3d922279
-DATA ewc3d922279<>+28(SB)/4, $0x3d922279
-DATA ewc3d922279<>+32(SB)/4, $0x3d922279
-DATA ewc3d922279<>+36(SB)/4, $0x3d922279
-DATA ewc3d922279<>+40(SB)/4, $0x3d922279
-DATA ewc3d922279<>+44(SB)/4, $0x3d922279
-DATA ewc3d922279<>+48(SB)/4, $0x3d922279
-DATA ewc3d922279<>+52(SB)/4, $0x3d922279
-DATA ewc3d922279<>+56(SB)/4, $0x3d922279
-DATA ewc3d922279<>+60(SB)/4, $0x3d922279
-GLOBL ewc3d922279<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3dc636c9<>+0(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+4(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+8(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+12(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+16(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+20(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+24(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+28(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+32(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+36(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+40(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+44(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+48(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+52(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+56(SB)/4, $0x3dc636c9
-DATA ewc3dc636c9<>+60(SB)/4, $0x3dc636c9
-GLOBL ewc3dc636c9<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3de71791<>+0(SB)/4, $0x3de71791
-DATA ewc3de71791<>+4(SB)/4, $0x3de71791
-DATA ewc3de71791<>+8(SB)/4, $0x3de71791
-DATA ewc3de71791<>+12(SB)/4, $0x3de71791
-DATA ewc3de71791<>+16(SB)/4, $0x3de71791
-DATA ewc3de71791<>+20(SB)/4, $0x3de71791
-DATA ewc3de71791<>+24(SB)/4, $0x3de71791
-DATA ewc3de71791<>+28(SB)/4, $0x3de71791
-DATA ewc3de71791<>+32(SB)/4, $0x3de71791
-DATA ewc3de71791<>+36(SB)/4, $0x3de71791
-DATA ewc3de71791<>+40(SB)/4, $0x3de71791
-DATA ewc3de71791<>+44(SB)/4, $0x3de71791
-DATA ewc3de71791<>+48(SB)/4, $0x3de71791
-DATA ewc3de71791<>+52(SB)/4, $0x3de71791
-DATA ewc3de71791<>+56(SB)/4, $0x3de71791
-DATA ewc3de71791<>+60(SB)/4, $0x3de71791
-GLOBL ewc3de71791<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3def251a<>+0(SB)/4, $0x3def251a
-DATA ewc3def251a<>+4(SB)/4, $0x3def251a
-DATA ewc3def251a<>+8(SB)/4, $0x3def251a
-DATA ewc3def251a<>+12(SB)/4, $0x3def251a
-DATA ewc3def251a<>+16(SB)/4, $0x3def251a
-DATA ewc3def251a<>+20(SB)/4, $0x3def251a
-DATA ewc3def251a<>+24(SB)/4, $0x3def251a
-DATA ewc3def251a<>+28(SB)/4, $0x3def251a
-DATA ewc3def251a<>+32(SB)/4, $0x3def251a
-DATA ewc3def251a<>+36(SB)/4, $0x3def251a
-DATA ewc3def251a<>+40(SB)/4, $0x3def251a
-DATA ewc3def251a<>+44(SB)/4, $0x3def251a
-DATA ewc3def251a<>+48(SB)/4, $0x3def251a
-DATA ewc3def251a<>+52(SB)/4, $0x3def251a
-DATA ewc3def251a<>+56(SB)/4, $0x3def251a
-DATA ewc3def251a<>+60(SB)/4, $0x3def251a
-GLOBL ewc3def251a<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3e05fb09<>+0(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+4(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+8(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+12(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+16(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+20(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+24(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+28(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+32(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+36(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+40(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+44(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+48(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+52(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+56(SB)/4, $0x3e05fb09
-DATA ewc3e05fb09<>+60(SB)/4, $0x3e05fb09
-GLOBL ewc3e05fb09<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3e07c66b<>+0(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+4(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+8(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+12(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+16(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+20(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+24(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+28(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+32(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+36(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+40(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+44(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+48(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+52(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+56(SB)/4, $0x3e07c66b
-DATA ewc3e07c66b<>+60(SB)/4, $0x3e07c66b
-GLOBL ewc3e07c66b<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3e11e9bf<>+0(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+4(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+8(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+12(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+16(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+20(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+24(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+28(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+32(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+36(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+40(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+44(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+48(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+52(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+56(SB)/4, $0x3e11e9bf
-DATA ewc3e11e9bf<>+60(SB)/4, $0x3e11e9bf
-GLOBL ewc3e11e9bf<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3e2aaa0d<>+0(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+4(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+8(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+12(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+16(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+20(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+24(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+28(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+32(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+36(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+40(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+44(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+48(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+52(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+56(SB)/4, $0x3e2aaa0d
-DATA ewc3e2aaa0d<>+60(SB)/4, $0x3e2aaa0d
-GLOBL ewc3e2aaa0d<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3e2ef945<>+0(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+4(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+8(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+12(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+16(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+20(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+24(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+28(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+32(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+36(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+40(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+44(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+48(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+52(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+56(SB)/4, $0x3e2ef945
-DATA ewc3e2ef945<>+60(SB)/4, $0x3e2ef945
-GLOBL ewc3e2ef945<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3e4270f8<>+0(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+4(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+8(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+12(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+16(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+20(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+24(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+28(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+32(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+36(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+40(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+44(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+48(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+52(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+56(SB)/4, $0x3e4270f8
-DATA ewc3e4270f8<>+60(SB)/4, $0x3e4270f8
-GLOBL ewc3e4270f8<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3e4cceac<>+0(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+4(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+8(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+12(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+16(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+20(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+24(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+28(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+32(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+36(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+40(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+44(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+48(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+52(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+56(SB)/4, $0x3e4cceac
-DATA ewc3e4cceac<>+60(SB)/4, $0x3e4cceac
-GLOBL ewc3e4cceac<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3e5b33b6<>+0(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+4(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+8(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+12(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+16(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+20(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+24(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+28(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+32(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+36(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+40(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+44(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+48(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+52(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+56(SB)/4, $0x3e5b33b6
-DATA ewc3e5b33b6<>+60(SB)/4, $0x3e5b33b6
-GLOBL ewc3e5b33b6<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3e6b8a43<>+0(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+4(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+8(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+12(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+16(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+20(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+24(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+28(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+32(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+36(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+40(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+44(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+48(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+52(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+56(SB)/4, $0x3e6b8a43
-DATA ewc3e6b8a43<>+60(SB)/4, $0x3e6b8a43
-GLOBL ewc3e6b8a43<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3e8ec7cc<>+0(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+4(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+8(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+12(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+16(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+20(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+24(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+28(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+32(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+36(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+40(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+44(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+48(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+52(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+56(SB)/4, $0x3e8ec7cc
-DATA ewc3e8ec7cc<>+60(SB)/4, $0x3e8ec7cc
-GLOBL ewc3e8ec7cc<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3eaaaaaa<>+0(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+4(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+8(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+12(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+16(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+20(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+24(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+28(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+32(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+36(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+40(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+44(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+48(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+52(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+56(SB)/4, $0x3eaaaaaa
-DATA ewc3eaaaaaa<>+60(SB)/4, $0x3eaaaaaa
-GLOBL ewc3eaaaaaa<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3ebf88fb<>+0(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+4(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+8(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+12(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+16(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+20(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+24(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+28(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+32(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+36(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+40(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+44(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+48(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+52(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+56(SB)/4, $0x3ebf88fb
-DATA ewc3ebf88fb<>+60(SB)/4, $0x3ebf88fb
-GLOBL ewc3ebf88fb<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3ec00000<>+0(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+4(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+8(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+12(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+16(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+20(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+24(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+28(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+32(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+36(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+40(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+44(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+48(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+52(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+56(SB)/4, $0x3ec00000
-DATA ewc3ec00000<>+60(SB)/4, $0x3ec00000
-GLOBL ewc3ec00000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3ecc422a<>+0(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+4(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+8(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+12(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+16(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+20(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+24(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+28(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+32(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+36(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+40(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+44(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+48(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+52(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+56(SB)/4, $0x3ecc422a
-DATA ewc3ecc422a<>+60(SB)/4, $0x3ecc422a
-GLOBL ewc3ecc422a<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3ecccccd<>+0(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+4(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+8(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+12(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+16(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+20(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+24(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+28(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+32(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+36(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+40(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+44(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+48(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+52(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+56(SB)/4, $0x3ecccccd
-DATA ewc3ecccccd<>+60(SB)/4, $0x3ecccccd
-GLOBL ewc3ecccccd<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3eeda82d<>+0(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+4(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+8(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+12(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+16(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+20(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+24(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+28(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+32(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+36(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+40(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+44(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+48(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+52(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+56(SB)/4, $0x3eeda82d
-DATA ewc3eeda82d<>+60(SB)/4, $0x3eeda82d
-GLOBL ewc3eeda82d<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3efffffe<>+0(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+4(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+8(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+12(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+16(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+20(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+24(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+28(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+32(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+36(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+40(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+44(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+48(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+52(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+56(SB)/4, $0x3efffffe
-DATA ewc3efffffe<>+60(SB)/4, $0x3efffffe
-GLOBL ewc3efffffe<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3f000000<>+0(SB)/4, $0x3f000000
-DATA ewc3f000000<>+4(SB)/4, $0x3f000000
-DATA ewc3f000000<>+8(SB)/4, $0x3f000000
-DATA ewc3f000000<>+12(SB)/4, $0x3f000000
-DATA ewc3f000000<>+16(SB)/4, $0x3f000000
-DATA ewc3f000000<>+20(SB)/4, $0x3f000000
-DATA ewc3f000000<>+24(SB)/4, $0x3f000000
-DATA ewc3f000000<>+28(SB)/4, $0x3f000000
-DATA ewc3f000000<>+32(SB)/4, $0x3f000000
-DATA ewc3f000000<>+36(SB)/4, $0x3f000000
-DATA ewc3f000000<>+40(SB)/4, $0x3f000000
-DATA ewc3f000000<>+44(SB)/4, $0x3f000000
-DATA ewc3f000000<>+48(SB)/4, $0x3f000000
-DATA ewc3f000000<>+52(SB)/4, $0x3f000000
-DATA ewc3f000000<>+56(SB)/4, $0x3f000000
-DATA ewc3f000000<>+60(SB)/4, $0x3f000000
-GLOBL ewc3f000000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3f124925<>+0(SB)/4, $0x3f124925
-DATA ewc3f124925<>+4(SB)/4, $0x3f124925
-DATA ewc3f124925<>+8(SB)/4, $0x3f124925
-DATA ewc3f124925<>+12(SB)/4, $0x3f124925
-DATA ewc3f124925<>+16(SB)/4, $0x3f124925
-DATA ewc3f124925<>+20(SB)/4, $0x3f124925
-DATA ewc3f124925<>+24(SB)/4, $0x3f124925
-DATA ewc3f124925<>+28(SB)/4, $0x3f124925
-DATA ewc3f124925<>+32(SB)/4, $0x3f124925
-DATA ewc3f124925<>+36(SB)/4, $0x3f124925
-DATA ewc3f124925<>+40(SB)/4, $0x3f124925
-DATA ewc3f124925<>+44(SB)/4, $0x3f124925
-DATA ewc3f124925<>+48(SB)/4, $0x3f124925
-DATA ewc3f124925<>+52(SB)/4, $0x3f124925
-DATA ewc3f124925<>+56(SB)/4, $0x3f124925
-DATA ewc3f124925<>+60(SB)/4, $0x3f124925
-GLOBL ewc3f124925<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3f318000<>+0(SB)/4, $0x3f318000
-DATA ewc3f318000<>+4(SB)/4, $0x3f318000
-DATA ewc3f318000<>+8(SB)/4, $0x3f318000
-DATA ewc3f318000<>+12(SB)/4, $0x3f318000
-DATA ewc3f318000<>+16(SB)/4, $0x3f318000
-DATA ewc3f318000<>+20(SB)/4, $0x3f318000
-DATA ewc3f318000<>+24(SB)/4, $0x3f318000
-DATA ewc3f318000<>+28(SB)/4, $0x3f318000
-DATA ewc3f318000<>+32(SB)/4, $0x3f318000
-DATA ewc3f318000<>+36(SB)/4, $0x3f318000
-DATA ewc3f318000<>+40(SB)/4, $0x3f318000
-DATA ewc3f318000<>+44(SB)/4, $0x3f318000
-DATA ewc3f318000<>+48(SB)/4, $0x3f318000
-DATA ewc3f318000<>+52(SB)/4, $0x3f318000
-DATA ewc3f318000<>+56(SB)/4, $0x3f318000
-DATA ewc3f318000<>+60(SB)/4, $0x3f318000
-GLOBL ewc3f318000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3f3504f3<>+0(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+4(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+8(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+12(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+16(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+20(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+24(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+28(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+32(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+36(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+40(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+44(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+48(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+52(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+56(SB)/4, $0x3f3504f3
-DATA ewc3f3504f3<>+60(SB)/4, $0x3f3504f3
-GLOBL ewc3f3504f3<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3f490000<>+0(SB)/4, $0x3f490000
-DATA ewc3f490000<>+4(SB)/4, $0x3f490000
-DATA ewc3f490000<>+8(SB)/4, $0x3f490000
-DATA ewc3f490000<>+12(SB)/4, $0x3f490000
-DATA ewc3f490000<>+16(SB)/4, $0x3f490000
-DATA ewc3f490000<>+20(SB)/4, $0x3f490000
-DATA ewc3f490000<>+24(SB)/4, $0x3f490000
-DATA ewc3f490000<>+28(SB)/4, $0x3f490000
-DATA ewc3f490000<>+32(SB)/4, $0x3f490000
-DATA ewc3f490000<>+36(SB)/4, $0x3f490000
-DATA ewc3f490000<>+40(SB)/4, $0x3f490000
-DATA ewc3f490000<>+44(SB)/4, $0x3f490000
-DATA ewc3f490000<>+48(SB)/4, $0x3f490000
-DATA ewc3f490000<>+52(SB)/4, $0x3f490000
-DATA ewc3f490000<>+56(SB)/4, $0x3f490000
-DATA ewc3f490000<>+60(SB)/4, $0x3f490000
-GLOBL ewc3f490000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3f800000<>+0(SB)/4, $0x3f800000
-DATA ewc3f800000<>+4(SB)/4, $0x3f800000
-DATA ewc3f800000<>+8(SB)/4, $0x3f800000
-DATA ewc3f800000<>+12(SB)/4, $0x3f800000
-DATA ewc3f800000<>+16(SB)/4, $0x3f800000
-DATA ewc3f800000<>+20(SB)/4, $0x3f800000
-DATA ewc3f800000<>+24(SB)/4, $0x3f800000
-DATA ewc3f800000<>+28(SB)/4, $0x3f800000
-DATA ewc3f800000<>+32(SB)/4, $0x3f800000
-DATA ewc3f800000<>+36(SB)/4, $0x3f800000
-DATA ewc3f800000<>+40(SB)/4, $0x3f800000
-DATA ewc3f800000<>+44(SB)/4, $0x3f800000
-DATA ewc3f800000<>+48(SB)/4, $0x3f800000
-DATA ewc3f800000<>+52(SB)/4, $0x3f800000
-DATA ewc3f800000<>+56(SB)/4, $0x3f800000
-DATA ewc3f800000<>+60(SB)/4, $0x3f800000
-GLOBL ewc3f800000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3f8000c7<>+0(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+4(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+8(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+12(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+16(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+20(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+24(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+28(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+32(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+36(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+40(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+44(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+48(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+52(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+56(SB)/4, $0x3f8000c7
-DATA ewc3f8000c7<>+60(SB)/4, $0x3f8000c7
-GLOBL ewc3f8000c7<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3f906ebb<>+0(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+4(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+8(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+12(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+16(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+20(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+24(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+28(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+32(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+36(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+40(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+44(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+48(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+52(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+56(SB)/4, $0x3f906ebb
-DATA ewc3f906ebb<>+60(SB)/4, $0x3f906ebb
-GLOBL ewc3f906ebb<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3f9c37c3<>+0(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+4(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+8(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+12(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+16(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+20(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+24(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+28(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+32(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+36(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+40(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+44(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+48(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+52(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+56(SB)/4, $0x3f9c37c3
-DATA ewc3f9c37c3<>+60(SB)/4, $0x3f9c37c3
-GLOBL ewc3f9c37c3<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3fa2f983<>+0(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+4(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+8(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+12(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+16(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+20(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+24(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+28(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+32(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+36(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+40(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+44(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+48(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+52(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+56(SB)/4, $0x3fa2f983
-DATA ewc3fa2f983<>+60(SB)/4, $0x3fa2f983
-GLOBL ewc3fa2f983<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3fb8aa3b<>+0(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+4(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+8(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+12(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+16(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+20(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+24(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+28(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+32(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+36(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+40(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+44(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+48(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+52(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+56(SB)/4, $0x3fb8aa3b
-DATA ewc3fb8aa3b<>+60(SB)/4, $0x3fb8aa3b
-GLOBL ewc3fb8aa3b<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3fbe87b0<>+0(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+4(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+8(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+12(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+16(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+20(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+24(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+28(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+32(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+36(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+40(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+44(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+48(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+52(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+56(SB)/4, $0x3fbe87b0
-DATA ewc3fbe87b0<>+60(SB)/4, $0x3fbe87b0
-GLOBL ewc3fbe87b0<>(SB), RODATA|NOPTR, $64
-
-DATA ewc3fcc422a<>+0(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+4(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+8(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+12(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+16(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+20(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+24(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+28(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+32(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+36(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+40(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+44(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+48(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+52(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+56(SB)/4, $0x3fcc422a
-DATA ewc3fcc422a<>+60(SB)/4, $0x3fcc422a
-GLOBL ewc3fcc422a<>(SB), RODATA|NOPTR, $64
-
-DATA ewc402aaaab<>+0(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+4(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+8(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+12(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+16(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+20(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+24(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+28(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+32(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+36(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+40(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+44(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+48(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+52(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+56(SB)/4, $0x402aaaab
-DATA ewc402aaaab<>+60(SB)/4, $0x402aaaab
-GLOBL ewc402aaaab<>(SB), RODATA|NOPTR, $64
-
-DATA ewc41100000<>+0(SB)/4, $0x41100000
-DATA ewc41100000<>+4(SB)/4, $0x41100000
-DATA ewc41100000<>+8(SB)/4, $0x41100000
-DATA ewc41100000<>+12(SB)/4, $0x41100000
-DATA ewc41100000<>+16(SB)/4, $0x41100000
-DATA ewc41100000<>+20(SB)/4, $0x41100000
-DATA ewc41100000<>+24(SB)/4, $0x41100000
-DATA ewc41100000<>+28(SB)/4, $0x41100000
-DATA ewc41100000<>+32(SB)/4, $0x41100000
-DATA ewc41100000<>+36(SB)/4, $0x41100000
-DATA ewc41100000<>+40(SB)/4, $0x41100000
-DATA ewc41100000<>+44(SB)/4, $0x41100000
-DATA ewc41100000<>+48(SB)/4, $0x41100000
-DATA ewc41100000<>+52(SB)/4, $0x41100000
-DATA ewc41100000<>+56(SB)/4, $0x41100000
-DATA ewc41100000<>+60(SB)/4, $0x41100000
-GLOBL ewc41100000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc41700000<>+0(SB)/4, $0x41700000
-DATA ewc41700000<>+4(SB)/4, $0x41700000
-DATA ewc41700000<>+8(SB)/4, $0x41700000
-DATA ewc41700000<>+12(SB)/4, $0x41700000
-DATA ewc41700000<>+16(SB)/4, $0x41700000
-DATA ewc41700000<>+20(SB)/4, $0x41700000
-DATA ewc41700000<>+24(SB)/4, $0x41700000
-DATA ewc41700000<>+28(SB)/4, $0x41700000
-DATA ewc41700000<>+32(SB)/4, $0x41700000
-DATA ewc41700000<>+36(SB)/4, $0x41700000
-DATA ewc41700000<>+40(SB)/4, $0x41700000
-DATA ewc41700000<>+44(SB)/4, $0x41700000
-DATA ewc41700000<>+48(SB)/4, $0x41700000
-DATA ewc41700000<>+52(SB)/4, $0x41700000
-DATA ewc41700000<>+56(SB)/4, $0x41700000
-DATA ewc41700000<>+60(SB)/4, $0x41700000
-GLOBL ewc41700000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc41a00000<>+0(SB)/4, $0x41a00000
-DATA ewc41a00000<>+4(SB)/4, $0x41a00000
-DATA ewc41a00000<>+8(SB)/4, $0x41a00000
-DATA ewc41a00000<>+12(SB)/4, $0x41a00000
-DATA ewc41a00000<>+16(SB)/4, $0x41a00000
-DATA ewc41a00000<>+20(SB)/4, $0x41a00000
-DATA ewc41a00000<>+24(SB)/4, $0x41a00000
-DATA ewc41a00000<>+28(SB)/4, $0x41a00000
-DATA ewc41a00000<>+32(SB)/4, $0x41a00000
-DATA ewc41a00000<>+36(SB)/4, $0x41a00000
-DATA ewc41a00000<>+40(SB)/4, $0x41a00000
-DATA ewc41a00000<>+44(SB)/4, $0x41a00000
-DATA ewc41a00000<>+48(SB)/4, $0x41a00000
-DATA ewc41a00000<>+52(SB)/4, $0x41a00000
-DATA ewc41a00000<>+56(SB)/4, $0x41a00000
-DATA ewc41a00000<>+60(SB)/4, $0x41a00000
-GLOBL ewc41a00000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc42b1999a<>+0(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+4(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+8(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+12(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+16(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+20(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+24(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+28(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+32(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+36(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+40(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+44(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+48(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+52(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+56(SB)/4, $0x42b1999a
-DATA ewc42b1999a<>+60(SB)/4, $0x42b1999a
-GLOBL ewc42b1999a<>(SB), RODATA|NOPTR, $64
-
-DATA ewc47800000<>+0(SB)/4, $0x47800000
-DATA ewc47800000<>+4(SB)/4, $0x47800000
-DATA ewc47800000<>+8(SB)/4, $0x47800000
-DATA ewc47800000<>+12(SB)/4, $0x47800000
-DATA ewc47800000<>+16(SB)/4, $0x47800000
-DATA ewc47800000<>+20(SB)/4, $0x47800000
-DATA ewc47800000<>+24(SB)/4, $0x47800000
-DATA ewc47800000<>+28(SB)/4, $0x47800000
-DATA ewc47800000<>+32(SB)/4, $0x47800000
-DATA ewc47800000<>+36(SB)/4, $0x47800000
-DATA ewc47800000<>+40(SB)/4, $0x47800000
-DATA ewc47800000<>+44(SB)/4, $0x47800000
-DATA ewc47800000<>+48(SB)/4, $0x47800000
-DATA ewc47800000<>+52(SB)/4, $0x47800000
-DATA ewc47800000<>+56(SB)/4, $0x47800000
-DATA ewc47800000<>+60(SB)/4, $0x47800000
-GLOBL ewc47800000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc4b000000<>+0(SB)/4, $0x4b000000
-DATA ewc4b000000<>+4(SB)/4, $0x4b000000
-DATA ewc4b000000<>+8(SB)/4, $0x4b000000
-DATA ewc4b000000<>+12(SB)/4, $0x4b000000
-DATA ewc4b000000<>+16(SB)/4, $0x4b000000
-DATA ewc4b000000<>+20(SB)/4, $0x4b000000
-DATA ewc4b000000<>+24(SB)/4, $0x4b000000
-DATA ewc4b000000<>+28(SB)/4, $0x4b000000
-DATA ewc4b000000<>+32(SB)/4, $0x4b000000
-DATA ewc4b000000<>+36(SB)/4, $0x4b000000
-DATA ewc4b000000<>+40(SB)/4, $0x4b000000
-DATA ewc4b000000<>+44(SB)/4, $0x4b000000
-DATA ewc4b000000<>+48(SB)/4, $0x4b000000
-DATA ewc4b000000<>+52(SB)/4, $0x4b000000
-DATA ewc4b000000<>+56(SB)/4, $0x4b000000
-DATA ewc4b000000<>+60(SB)/4, $0x4b000000
-GLOBL ewc4b000000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc4b000008<>+0(SB)/4, $0x4b000008
-DATA ewc4b000008<>+4(SB)/4, $0x4b000008
-DATA ewc4b000008<>+8(SB)/4, $0x4b000008
-DATA ewc4b000008<>+12(SB)/4, $0x4b000008
-DATA ewc4b000008<>+16(SB)/4, $0x4b000008
-DATA ewc4b000008<>+20(SB)/4, $0x4b000008
-DATA ewc4b000008<>+24(SB)/4, $0x4b000008
-DATA ewc4b000008<>+28(SB)/4, $0x4b000008
-DATA ewc4b000008<>+32(SB)/4, $0x4b000008
-DATA ewc4b000008<>+36(SB)/4, $0x4b000008
-DATA ewc4b000008<>+40(SB)/4, $0x4b000008
-DATA ewc4b000008<>+44(SB)/4, $0x4b000008
-DATA ewc4b000008<>+48(SB)/4, $0x4b000008
-DATA ewc4b000008<>+52(SB)/4, $0x4b000008
-DATA ewc4b000008<>+56(SB)/4, $0x4b000008
-DATA ewc4b000008<>+60(SB)/4, $0x4b000008
-GLOBL ewc4b000008<>(SB), RODATA|NOPTR, $64
-
-DATA ewc4f000000<>+0(SB)/4, $0x4f000000
-DATA ewc4f000000<>+4(SB)/4, $0x4f000000
-DATA ewc4f000000<>+8(SB)/4, $0x4f000000
-DATA ewc4f000000<>+12(SB)/4, $0x4f000000
-DATA ewc4f000000<>+16(SB)/4, $0x4f000000
-DATA ewc4f000000<>+20(SB)/4, $0x4f000000
-DATA ewc4f000000<>+24(SB)/4, $0x4f000000
-DATA ewc4f000000<>+28(SB)/4, $0x4f000000
-DATA ewc4f000000<>+32(SB)/4, $0x4f000000
-DATA ewc4f000000<>+36(SB)/4, $0x4f000000
-DATA ewc4f000000<>+40(SB)/4, $0x4f000000
-DATA ewc4f000000<>+44(SB)/4, $0x4f000000
-DATA ewc4f000000<>+48(SB)/4, $0x4f000000
-DATA ewc4f000000<>+52(SB)/4, $0x4f000000
-DATA ewc4f000000<>+56(SB)/4, $0x4f000000
-DATA ewc4f000000<>+60(SB)/4, $0x4f000000
-GLOBL ewc4f000000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc7f800000<>+0(SB)/4, $0x7f800000
-DATA ewc7f800000<>+4(SB)/4, $0x7f800000
-DATA ewc7f800000<>+8(SB)/4, $0x7f800000
-DATA ewc7f800000<>+12(SB)/4, $0x7f800000
-DATA ewc7f800000<>+16(SB)/4, $0x7f800000
-DATA ewc7f800000<>+20(SB)/4, $0x7f800000
-DATA ewc7f800000<>+24(SB)/4, $0x7f800000
-DATA ewc7f800000<>+28(SB)/4, $0x7f800000
-DATA ewc7f800000<>+32(SB)/4, $0x7f800000
-DATA ewc7f800000<>+36(SB)/4, $0x7f800000
-DATA ewc7f800000<>+40(SB)/4, $0x7f800000
-DATA ewc7f800000<>+44(SB)/4, $0x7f800000
-DATA ewc7f800000<>+48(SB)/4, $0x7f800000
-DATA ewc7f800000<>+52(SB)/4, $0x7f800000
-DATA ewc7f800000<>+56(SB)/4, $0x7f800000
-DATA ewc7f800000<>+60(SB)/4, $0x7f800000
-GLOBL ewc7f800000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc7fc00000<>+0(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+4(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+8(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+12(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+16(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+20(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+24(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+28(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+32(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+36(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+40(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+44(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+48(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+52(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+56(SB)/4, $0x7fc00000
-DATA ewc7fc00000<>+60(SB)/4, $0x7fc00000
-GLOBL ewc7fc00000<>(SB), RODATA|NOPTR, $64
-
-DATA ewc7fffffff<>+0(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+4(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+8(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+12(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+16(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+20(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+24(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+28(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+32(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+36(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+40(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+44(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+48(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+52(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+56(SB)/4, $0x7fffffff
-DATA ewc7fffffff<>+60(SB)/4, $0x7fffffff
-GLOBL ewc7fffffff<>(SB), RODATA|NOPTR, $64
-
-DATA ewc80000000<>+0(SB)/4, $0x80000000
-DATA ewc80000000<>+4(SB)/4, $0x80000000
-DATA ewc80000000<>+8(SB)/4, $0x80000000
-DATA ewc80000000<>+12(SB)/4, $0x80000000
-DATA ewc80000000<>+16(SB)/4, $0x80000000
-DATA ewc80000000<>+20(SB)/4, $0x80000000
-DATA ewc80000000<>+24(SB)/4, $0x80000000
-DATA ewc80000000<>+28(SB)/4, $0x80000000
-DATA ewc80000000<>+32(SB)/4, $0x80000000
-DATA ewc80000000<>+36(SB)/4, $0x80000000
-DATA ewc80000000<>+40(SB)/4, $0x80000000
-DATA ewc80000000<>+44(SB)/4, $0x80000000
-DATA ewc80000000<>+48(SB)/4, $0x80000000
-DATA ewc80000000<>+52(SB)/4, $0x80000000
-DATA ewc80000000<>+56(SB)/4, $0x80000000
-DATA ewc80000000<>+60(SB)/4, $0x80000000
-GLOBL ewc80000000<>(SB), RODATA|NOPTR, $64
-
-DATA ewca9bf2ec6<>+0(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+4(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+8(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+12(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+16(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+20(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+24(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+28(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+32(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+36(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+40(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+44(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+48(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+52(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+56(SB)/4, $0xa9bf2ec6
-DATA ewca9bf2ec6<>+60(SB)/4, $0xa9bf2ec6
-GLOBL ewca9bf2ec6<>(SB), RODATA|NOPTR, $64
-
-DATA ewcb2adbee5<>+0(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+4(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+8(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+12(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+16(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+20(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+24(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+28(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+32(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+36(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+40(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+44(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+48(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+52(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+56(SB)/4, $0xb2adbee5
-DATA ewcb2adbee5<>+60(SB)/4, $0xb2adbee5
-GLOBL ewcb2adbee5<>(SB), RODATA|NOPTR, $64
-
-DATA ewcb77a692e<>+0(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+4(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+8(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+12(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+16(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+20(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+24(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+28(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+32(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+36(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+40(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+44(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+48(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+52(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+56(SB)/4, $0xb77a692e
-DATA ewcb77a692e<>+60(SB)/4, $0xb77a692e
-GLOBL ewcb77a692e<>(SB), RODATA|NOPTR, $64
-
-DATA ewcb94ca1f9<>+0(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+4(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+8(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+12(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+16(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+20(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+24(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+28(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+32(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+36(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+40(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+44(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+48(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+52(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+56(SB)/4, $0xb94ca1f9
-DATA ewcb94ca1f9<>+60(SB)/4, $0xb94ca1f9
-GLOBL ewcb94ca1f9<>(SB), RODATA|NOPTR, $64
-
-DATA ewcb95e8083<>+0(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+4(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+8(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+12(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+16(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+20(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+24(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+28(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+32(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+36(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+40(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+44(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+48(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+52(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+56(SB)/4, $0xb95e8083
-DATA ewcb95e8083<>+60(SB)/4, $0xb95e8083
-GLOBL ewcb95e8083<>(SB), RODATA|NOPTR, $64
-
-DATA ewcba6016da<>+0(SB)/4, $0xba6016da
-DATA ewcba6016da<>+4(SB)/4, $0xba6016da
-DATA ewcba6016da<>+8(SB)/4, $0xba6016da
-DATA ewcba6016da<>+12(SB)/4, $0xba6016da
-DATA ewcba6016da<>+16(SB)/4, $0xba6016da
-DATA ewcba6016da<>+20(SB)/4, $0xba6016da
-DATA ewcba6016da<>+24(SB)/4, $0xba6016da
-DATA ewcba6016da<>+28(SB)/4, $0xba6016da
-DATA ewcba6016da<>+32(SB)/4, $0xba6016da
-DATA ewcba6016da<>+36(SB)/4, $0xba6016da
-DATA ewcba6016da<>+40(SB)/4, $0xba6016da
-DATA ewcba6016da<>+44(SB)/4, $0xba6016da
-DATA ewcba6016da<>+48(SB)/4, $0xba6016da
-DATA ewcba6016da<>+52(SB)/4, $0xba6016da
-DATA ewcba6016da<>+56(SB)/4, $0xba6016da
-DATA ewcba6016da<>+60(SB)/4, $0xba6016da
-GLOBL ewcba6016da<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbab6061a<>+0(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+4(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+8(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+12(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+16(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+20(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+24(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+28(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+32(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+36(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+40(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+44(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+48(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+52(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+56(SB)/4, $0xbab6061a
-DATA ewcbab6061a<>+60(SB)/4, $0xbab6061a
-GLOBL ewcbab6061a<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbcdc1672<>+0(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+4(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+8(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+12(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+16(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+20(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+24(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+28(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+32(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+36(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+40(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+44(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+48(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+52(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+56(SB)/4, $0xbcdc1672
-DATA ewcbcdc1672<>+60(SB)/4, $0xbcdc1672
-GLOBL ewcbcdc1672<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbdba06a9<>+0(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+4(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+8(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+12(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+16(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+20(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+24(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+28(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+32(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+36(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+40(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+44(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+48(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+52(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+56(SB)/4, $0xbdba06a9
-DATA ewcbdba06a9<>+60(SB)/4, $0xbdba06a9
-GLOBL ewcbdba06a9<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbdd5b4fe<>+0(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+4(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+8(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+12(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+16(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+20(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+24(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+28(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+32(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+36(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+40(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+44(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+48(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+52(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+56(SB)/4, $0xbdd5b4fe
-DATA ewcbdd5b4fe<>+60(SB)/4, $0xbdd5b4fe
-GLOBL ewcbdd5b4fe<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbdebd1b8<>+0(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+4(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+8(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+12(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+16(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+20(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+24(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+28(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+32(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+36(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+40(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+44(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+48(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+52(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+56(SB)/4, $0xbdebd1b8
-DATA ewcbdebd1b8<>+60(SB)/4, $0xbdebd1b8
-GLOBL ewcbdebd1b8<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbdfe5d4f<>+0(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+4(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+8(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+12(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+16(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+20(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+24(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+28(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+32(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+36(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+40(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+44(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+48(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+52(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+56(SB)/4, $0xbdfe5d4f
-DATA ewcbdfe5d4f<>+60(SB)/4, $0xbdfe5d4f
-GLOBL ewcbdfe5d4f<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbe2aaaa3<>+0(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+4(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+8(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+12(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+16(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+20(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+24(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+28(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+32(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+36(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+40(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+44(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+48(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+52(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+56(SB)/4, $0xbe2aaaa3
-DATA ewcbe2aaaa3<>+60(SB)/4, $0xbe2aaaa3
-GLOBL ewcbe2aaaa3<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbe2aae50<>+0(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+4(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+8(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+12(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+16(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+20(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+24(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+28(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+32(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+36(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+40(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+44(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+48(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+52(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+56(SB)/4, $0xbe2aae50
-DATA ewcbe2aae50<>+60(SB)/4, $0xbe2aae50
-GLOBL ewcbe2aae50<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbe3ec24c<>+0(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+4(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+8(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+12(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+16(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+20(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+24(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+28(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+32(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+36(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+40(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+44(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+48(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+52(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+56(SB)/4, $0xbe3ec24c
-DATA ewcbe3ec24c<>+60(SB)/4, $0xbe3ec24c
-GLOBL ewcbe3ec24c<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbe58e20b<>+0(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+4(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+8(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+12(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+16(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+20(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+24(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+28(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+32(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+36(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+40(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+44(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+48(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+52(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+56(SB)/4, $0xbe58e20b
-DATA ewcbe58e20b<>+60(SB)/4, $0xbe58e20b
-GLOBL ewcbe58e20b<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbe7ffffc<>+0(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+4(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+8(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+12(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+16(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+20(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+24(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+28(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+32(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+36(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+40(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+44(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+48(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+52(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+56(SB)/4, $0xbe7ffffc
-DATA ewcbe7ffffc<>+60(SB)/4, $0xbe7ffffc
-GLOBL ewcbe7ffffc<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbec093a3<>+0(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+4(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+8(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+12(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+16(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+20(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+24(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+28(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+32(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+36(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+40(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+44(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+48(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+52(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+56(SB)/4, $0xbec093a3
-DATA ewcbec093a3<>+60(SB)/4, $0xbec093a3
-GLOBL ewcbec093a3<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbec2b5a1<>+0(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+4(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+8(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+12(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+16(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+20(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+24(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+28(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+32(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+36(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+40(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+44(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+48(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+52(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+56(SB)/4, $0xbec2b5a1
-DATA ewcbec2b5a1<>+60(SB)/4, $0xbec2b5a1
-GLOBL ewcbec2b5a1<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbf000000<>+0(SB)/4, $0xbf000000
-DATA ewcbf000000<>+4(SB)/4, $0xbf000000
-DATA ewcbf000000<>+8(SB)/4, $0xbf000000
-DATA ewcbf000000<>+12(SB)/4, $0xbf000000
-DATA ewcbf000000<>+16(SB)/4, $0xbf000000
-DATA ewcbf000000<>+20(SB)/4, $0xbf000000
-DATA ewcbf000000<>+24(SB)/4, $0xbf000000
-DATA ewcbf000000<>+28(SB)/4, $0xbf000000
-DATA ewcbf000000<>+32(SB)/4, $0xbf000000
-DATA ewcbf000000<>+36(SB)/4, $0xbf000000
-DATA ewcbf000000<>+40(SB)/4, $0xbf000000
-DATA ewcbf000000<>+44(SB)/4, $0xbf000000
-DATA ewcbf000000<>+48(SB)/4, $0xbf000000
-DATA ewcbf000000<>+52(SB)/4, $0xbf000000
-DATA ewcbf000000<>+56(SB)/4, $0xbf000000
-DATA ewcbf000000<>+60(SB)/4, $0xbf000000
-GLOBL ewcbf000000<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbf527892<>+0(SB)/4, $0xbf527892
-DATA ewcbf527892<>+4(SB)/4, $0xbf527892
-DATA ewcbf527892<>+8(SB)/4, $0xbf527892
-DATA ewcbf527892<>+12(SB)/4, $0xbf527892
-DATA ewcbf527892<>+16(SB)/4, $0xbf527892
-DATA ewcbf527892<>+20(SB)/4, $0xbf527892
-DATA ewcbf527892<>+24(SB)/4, $0xbf527892
-DATA ewcbf527892<>+28(SB)/4, $0xbf527892
-DATA ewcbf527892<>+32(SB)/4, $0xbf527892
-DATA ewcbf527892<>+36(SB)/4, $0xbf527892
-DATA ewcbf527892<>+40(SB)/4, $0xbf527892
-DATA ewcbf527892<>+44(SB)/4, $0xbf527892
-DATA ewcbf527892<>+48(SB)/4, $0xbf527892
-DATA ewcbf527892<>+52(SB)/4, $0xbf527892
-DATA ewcbf527892<>+56(SB)/4, $0xbf527892
-DATA ewcbf527892<>+60(SB)/4, $0xbf527892
-GLOBL ewcbf527892<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbf800000<>+0(SB)/4, $0xbf800000
-DATA ewcbf800000<>+4(SB)/4, $0xbf800000
-DATA ewcbf800000<>+8(SB)/4, $0xbf800000
-DATA ewcbf800000<>+12(SB)/4, $0xbf800000
-DATA ewcbf800000<>+16(SB)/4, $0xbf800000
-DATA ewcbf800000<>+20(SB)/4, $0xbf800000
-DATA ewcbf800000<>+24(SB)/4, $0xbf800000
-DATA ewcbf800000<>+28(SB)/4, $0xbf800000
-DATA ewcbf800000<>+32(SB)/4, $0xbf800000
-DATA ewcbf800000<>+36(SB)/4, $0xbf800000
-DATA ewcbf800000<>+40(SB)/4, $0xbf800000
-DATA ewcbf800000<>+44(SB)/4, $0xbf800000
-DATA ewcbf800000<>+48(SB)/4, $0xbf800000
-DATA ewcbf800000<>+52(SB)/4, $0xbf800000
-DATA ewcbf800000<>+56(SB)/4, $0xbf800000
-DATA ewcbf800000<>+60(SB)/4, $0xbf800000
-GLOBL ewcbf800000<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbf914e5d<>+0(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+4(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+8(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+12(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+16(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+20(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+24(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+28(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+32(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+36(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+40(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+44(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+48(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+52(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+56(SB)/4, $0xbf914e5d
-DATA ewcbf914e5d<>+60(SB)/4, $0xbf914e5d
-GLOBL ewcbf914e5d<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbf96874d<>+0(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+4(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+8(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+12(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+16(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+20(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+24(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+28(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+32(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+36(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+40(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+44(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+48(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+52(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+56(SB)/4, $0xbf96874d
-DATA ewcbf96874d<>+60(SB)/4, $0xbf96874d
-GLOBL ewcbf96874d<>(SB), RODATA|NOPTR, $64
-
-DATA ewcbfa1fc4e<>+0(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+4(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+8(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+12(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+16(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+20(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+24(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+28(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+32(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+36(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+40(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+44(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+48(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+52(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+56(SB)/4, $0xbfa1fc4e
-DATA ewcbfa1fc4e<>+60(SB)/4, $0xbfa1fc4e
-GLOBL ewcbfa1fc4e<>(SB), RODATA|NOPTR, $64
-
-DATA ewcc1100000<>+0(SB)/4, $0xc1100000
-DATA ewcc1100000<>+4(SB)/4, $0xc1100000
-DATA ewcc1100000<>+8(SB)/4, $0xc1100000
-DATA ewcc1100000<>+12(SB)/4, $0xc1100000
-DATA ewcc1100000<>+16(SB)/4, $0xc1100000
-DATA ewcc1100000<>+20(SB)/4, $0xc1100000
-DATA ewcc1100000<>+24(SB)/4, $0xc1100000
-DATA ewcc1100000<>+28(SB)/4, $0xc1100000
-DATA ewcc1100000<>+32(SB)/4, $0xc1100000
-DATA ewcc1100000<>+36(SB)/4, $0xc1100000
-DATA ewcc1100000<>+40(SB)/4, $0xc1100000
-DATA ewcc1100000<>+44(SB)/4, $0xc1100000
-DATA ewcc1100000<>+48(SB)/4, $0xc1100000
-DATA ewcc1100000<>+52(SB)/4, $0xc1100000
-DATA ewcc1100000<>+56(SB)/4, $0xc1100000
-DATA ewcc1100000<>+60(SB)/4, $0xc1100000
-GLOBL ewcc1100000<>(SB), RODATA|NOPTR, $64
-
-DATA ewcc1a00000<>+0(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+4(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+8(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+12(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+16(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+20(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+24(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+28(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+32(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+36(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+40(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+44(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+48(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+52(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+56(SB)/4, $0xc1a00000
-DATA ewcc1a00000<>+60(SB)/4, $0xc1a00000
-GLOBL ewcc1a00000<>(SB), RODATA|NOPTR, $64
-
-DATA ewcc1b80000<>+0(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+4(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+8(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+12(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+16(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+20(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+24(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+28(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+32(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+36(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+40(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+44(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+48(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+52(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+56(SB)/4, $0xc1b80000
-DATA ewcc1b80000<>+60(SB)/4, $0xc1b80000
-GLOBL ewcc1b80000<>(SB), RODATA|NOPTR, $64
-
-DATA ewcc2d00000<>+0(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+4(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+8(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+12(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+16(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+20(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+24(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+28(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+32(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+36(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+40(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+44(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+48(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+52(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+56(SB)/4, $0xc2d00000
-DATA ewcc2d00000<>+60(SB)/4, $0xc2d00000
-GLOBL ewcc2d00000<>(SB), RODATA|NOPTR, $64
-
-DATA ewcca40000c<>+0(SB)/4, $0xca40000c
-DATA ewcca40000c<>+4(SB)/4, $0xca40000c
-DATA ewcca40000c<>+8(SB)/4, $0xca40000c
-DATA ewcca40000c<>+12(SB)/4, $0xca40000c
-DATA ewcca40000c<>+16(SB)/4, $0xca40000c
-DATA ewcca40000c<>+20(SB)/4, $0xca40000c
-DATA ewcca40000c<>+24(SB)/4, $0xca40000c
-DATA ewcca40000c<>+28(SB)/4, $0xca40000c
-DATA ewcca40000c<>+32(SB)/4, $0xca40000c
-DATA ewcca40000c<>+36(SB)/4, $0xca40000c
-DATA ewcca40000c<>+40(SB)/4, $0xca40000c
-DATA ewcca40000c<>+44(SB)/4, $0xca40000c
-DATA ewcca40000c<>+48(SB)/4, $0xca40000c
-DATA ewcca40000c<>+52(SB)/4, $0xca40000c
-DATA ewcca40000c<>+56(SB)/4, $0xca40000c
-DATA ewcca40000c<>+60(SB)/4, $0xca40000c
-GLOBL ewcca40000c<>(SB), RODATA|NOPTR, $64
-
-DATA ewcff800000<>+0(SB)/4, $0xff800000
-DATA ewcff800000<>+4(SB)/4, $0xff800000
-DATA ewcff800000<>+8(SB)/4, $0xff800000
-DATA ewcff800000<>+12(SB)/4, $0xff800000
-DATA ewcff800000<>+16(SB)/4, $0xff800000
-DATA ewcff800000<>+20(SB)/4, $0xff800000
-DATA ewcff800000<>+24(SB)/4, $0xff800000
-DATA ewcff800000<>+28(SB)/4, $0xff800000
-DATA ewcff800000<>+32(SB)/4, $0xff800000
-DATA ewcff800000<>+36(SB)/4, $0xff800000
-DATA ewcff800000<>+40(SB)/4, $0xff800000
-DATA ewcff800000<>+44(SB)/4, $0xff800000
-DATA ewcff800000<>+48(SB)/4, $0xff800000
-DATA ewcff800000<>+52(SB)/4, $0xff800000
-DATA ewcff800000<>+56(SB)/4, $0xff800000
-DATA ewcff800000<>+60(SB)/4, $0xff800000
-GLOBL ewcff800000<>(SB), RODATA|NOPTR, $64
-
-DATA ewcfffffffe<>+0(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+4(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+8(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+12(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+16(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+20(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+24(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+28(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+32(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+36(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+40(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+44(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+48(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+52(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+56(SB)/4, $0xfffffffe
-DATA ewcfffffffe<>+60(SB)/4, $0xfffffffe
-GLOBL ewcfffffffe<>(SB), RODATA|NOPTR, $64
-
-DATA ewGeluPieces<>+0(SB)/4, $0x3ab0ef10
-DATA ewGeluPieces<>+4(SB)/4, $0x3b8df736
-DATA ewGeluPieces<>+8(SB)/4, $0x3c484928
-DATA ewGeluPieces<>+12(SB)/4, $0x3cf901ca
-DATA ewGeluPieces<>+16(SB)/4, $0x3d88d237
-DATA ewGeluPieces<>+20(SB)/4, $0x3e056bed
-DATA ewGeluPieces<>+24(SB)/4, $0x3e681100
-DATA ewGeluPieces<>+28(SB)/4, $0x3eb5293d
-DATA ewGeluPieces<>+32(SB)/4, $0x3f000000
-DATA ewGeluPieces<>+36(SB)/4, $0x3f256b62
-DATA ewGeluPieces<>+40(SB)/4, $0x3f45fbc0
-DATA ewGeluPieces<>+44(SB)/4, $0x3f5ea505
-DATA ewGeluPieces<>+48(SB)/4, $0x3f6ee5b9
-DATA ewGeluPieces<>+52(SB)/4, $0x3f7837f2
-DATA ewGeluPieces<>+56(SB)/4, $0x3f7cdedb
-DATA ewGeluPieces<>+60(SB)/4, $0x3f7ee412
-DATA ewGeluPieces<>+64(SB)/4, $0x3b913909
-DATA ewGeluPieces<>+68(SB)/4, $0x3c507915
-DATA ewGeluPieces<>+72(SB)/4, $0x3d020170
-DATA ewGeluPieces<>+76(SB)/4, $0x3d8cdfd2
-DATA ewGeluPieces<>+80(SB)/4, $0x3e04a043
-DATA ewGeluPieces<>+84(SB)/4, $0x3e58f631
-DATA ewGeluPieces<>+88(SB)/4, $0x3e9a2eb0
-DATA ewGeluPieces<>+92(SB)/4, $0x3ebe63ca
-DATA ewGeluPieces<>+96(SB)/4, $0x3ecc4229
-DATA ewGeluPieces<>+100(SB)/4, $0x3ebe63ca
-DATA ewGeluPieces<>+104(SB)/4, $0x3e9a2eb0
-DATA ewGeluPieces<>+108(SB)/4, $0x3e58f631
-DATA ewGeluPieces<>+112(SB)/4, $0x3e04a043
-DATA ewGeluPieces<>+116(SB)/4, $0x3d8cdfd2
-DATA ewGeluPieces<>+120(SB)/4, $0x3d020170
-DATA ewGeluPieces<>+124(SB)/4, $0x3c507915
-DATA ewGeluPieces<>+128(SB)/4, $0x3bd9d595
-DATA ewGeluPieces<>+132(SB)/4, $0x3c88cf7b
-DATA ewGeluPieces<>+136(SB)/4, $0x3d1241a0
-DATA ewGeluPieces<>+140(SB)/4, $0x3d8411d5
-DATA ewGeluPieces<>+144(SB)/4, $0x3dc6f063
-DATA ewGeluPieces<>+148(SB)/4, $0x3df414f5
-DATA ewGeluPieces<>+152(SB)/4, $0x3de74606
-DATA ewGeluPieces<>+156(SB)/4, $0x3d8ecad8
-DATA ewGeluPieces<>+160(SB)/4, $0x325272d9
-DATA ewGeluPieces<>+164(SB)/4, $0xbd8ecad6
-DATA ewGeluPieces<>+168(SB)/4, $0xbde74607
-DATA ewGeluPieces<>+172(SB)/4, $0xbdf414f7
-DATA ewGeluPieces<>+176(SB)/4, $0xbdc6f065
-DATA ewGeluPieces<>+180(SB)/4, $0xbd8411d5
-DATA ewGeluPieces<>+184(SB)/4, $0xbd12419e
-DATA ewGeluPieces<>+188(SB)/4, $0xbc88cf76
-DATA ewGeluPieces<>+192(SB)/4, $0x3bc1a225
-DATA ewGeluPieces<>+196(SB)/4, $0x3c4cad3b
-DATA ewGeluPieces<>+200(SB)/4, $0x3cb00d35
-DATA ewGeluPieces<>+204(SB)/4, $0x3cec41fd
-DATA ewGeluPieces<>+208(SB)/4, $0x3cdd09cf
-DATA ewGeluPieces<>+212(SB)/4, $0x3c19aa80
-DATA ewGeluPieces<>+216(SB)/4, $0xbcb3e1ec
-DATA ewGeluPieces<>+220(SB)/4, $0xbd5a26e6
-DATA ewGeluPieces<>+224(SB)/4, $0xbd882b69
-DATA ewGeluPieces<>+228(SB)/4, $0xbd5a26e7
-DATA ewGeluPieces<>+232(SB)/4, $0xbcb3e1f0
-DATA ewGeluPieces<>+236(SB)/4, $0x3c19aa70
-DATA ewGeluPieces<>+240(SB)/4, $0x3cdd09c9
-DATA ewGeluPieces<>+244(SB)/4, $0x3cec41fd
-DATA ewGeluPieces<>+248(SB)/4, $0x3cb00d3b
-DATA ewGeluPieces<>+252(SB)/4, $0x3c4cad49
-DATA ewGeluPieces<>+256(SB)/4, $0x3b59d2a9
-DATA ewGeluPieces<>+260(SB)/4, $0x3bb16877
-DATA ewGeluPieces<>+264(SB)/4, $0x3bc9142e
-DATA ewGeluPieces<>+268(SB)/4, $0x3b35943e
-DATA ewGeluPieces<>+272(SB)/4, $0xbbc6eac6
-DATA ewGeluPieces<>+276(SB)/4, $0xbc8d1948
-DATA ewGeluPieces<>+280(SB)/4, $0xbcbbe6b3
-DATA ewGeluPieces<>+284(SB)/4, $0xbc88195c
-DATA ewGeluPieces<>+288(SB)/4, $0xb57423b2
-DATA ewGeluPieces<>+292(SB)/4, $0x3c881732
-DATA ewGeluPieces<>+296(SB)/4, $0x3cbbe7e2
-DATA ewGeluPieces<>+300(SB)/4, $0x3c8d1c6f
-DATA ewGeluPieces<>+304(SB)/4, $0x3bc6f413
-DATA ewGeluPieces<>+308(SB)/4, $0xbb35937a
-DATA ewGeluPieces<>+312(SB)/4, $0xbbc919b9
-DATA ewGeluPieces<>+316(SB)/4, $0xbbb16dd1
-DATA ewGeluPieces<>+320(SB)/4, $0x3a908a58
-DATA ewGeluPieces<>+324(SB)/4, $0x3a7a502b
-DATA ewGeluPieces<>+328(SB)/4, $0xb9faa017
-DATA ewGeluPieces<>+332(SB)/4, $0xbb575616
-DATA ewGeluPieces<>+336(SB)/4, $0xbbbf2b75
-DATA ewGeluPieces<>+340(SB)/4, $0xbbab64e5
-DATA ewGeluPieces<>+344(SB)/4, $0xb903e91d
-DATA ewGeluPieces<>+348(SB)/4, $0x3bdb99b1
-DATA ewGeluPieces<>+352(SB)/4, $0x3c2230dd
-DATA ewGeluPieces<>+356(SB)/4, $0x3bdb99c3
-DATA ewGeluPieces<>+360(SB)/4, $0xb903be41
-DATA ewGeluPieces<>+364(SB)/4, $0xbbab6233
-DATA ewGeluPieces<>+368(SB)/4, $0xbbbf2963
-DATA ewGeluPieces<>+372(SB)/4, $0xbb57567b
-DATA ewGeluPieces<>+376(SB)/4, $0xb9fac5b8
-DATA ewGeluPieces<>+380(SB)/4, $0x3a7a3d9f
-DATA ewGeluPieces<>+384(SB)/4, $0x38eb5791
-DATA ewGeluPieces<>+388(SB)/4, $0xb997d8c8
-DATA ewGeluPieces<>+392(SB)/4, $0xba8003c4
-DATA ewGeluPieces<>+396(SB)/4, $0xbab5978b
-DATA ewGeluPieces<>+400(SB)/4, $0xba2dc4c1
-DATA ewGeluPieces<>+404(SB)/4, $0x3aa7c93e
-DATA ewGeluPieces<>+408(SB)/4, $0x3b452693
-DATA ewGeluPieces<>+412(SB)/4, $0x3b2bf302
-DATA ewGeluPieces<>+416(SB)/4, $0x378d9f24
-DATA ewGeluPieces<>+420(SB)/4, $0xbb2ab17e
-DATA ewGeluPieces<>+424(SB)/4, $0xbb45d729
-DATA ewGeluPieces<>+428(SB)/4, $0xbaab72e6
-DATA ewGeluPieces<>+432(SB)/4, $0x3a285cd3
-DATA ewGeluPieces<>+436(SB)/4, $0x3ab57a7a
-DATA ewGeluPieces<>+440(SB)/4, $0x3a81a1fb
-DATA ewGeluPieces<>+444(SB)/4, $0x399e1915
-GLOBL ewGeluPieces<>(SB), RODATA|NOPTR, $448
+// ewConstTable holds the constants above, each at a 64-byte boundary (see
+// _asm/aligned.go): data, never called.
+TEXT ·ewConstTable(SB), NOSPLIT|NOFRAME, $0-0
+	PCALIGN $64
+	QUAD $0x0000000100000001
+	QUAD $0x0000000100000001
+	QUAD $0x0000000100000001
+	QUAD $0x0000000100000001
+	QUAD $0x0000000100000001
+	QUAD $0x0000000100000001
+	QUAD $0x0000000100000001
+	QUAD $0x0000000100000001
+	QUAD $0x0000000200000002
+	QUAD $0x0000000200000002
+	QUAD $0x0000000200000002
+	QUAD $0x0000000200000002
+	QUAD $0x0000000200000002
+	QUAD $0x0000000200000002
+	QUAD $0x0000000200000002
+	QUAD $0x0000000200000002
+	QUAD $0x0000000400000004
+	QUAD $0x0000000400000004
+	QUAD $0x0000000400000004
+	QUAD $0x0000000400000004
+	QUAD $0x0000000400000004
+	QUAD $0x0000000400000004
+	QUAD $0x0000000400000004
+	QUAD $0x0000000400000004
+	QUAD $0x0000001000000010
+	QUAD $0x0000001000000010
+	QUAD $0x0000001000000010
+	QUAD $0x0000001000000010
+	QUAD $0x0000001000000010
+	QUAD $0x0000001000000010
+	QUAD $0x0000001000000010
+	QUAD $0x0000001000000010
+	QUAD $0x0000004000000040
+	QUAD $0x0000004000000040
+	QUAD $0x0000004000000040
+	QUAD $0x0000004000000040
+	QUAD $0x0000004000000040
+	QUAD $0x0000004000000040
+	QUAD $0x0000004000000040
+	QUAD $0x0000004000000040
+	QUAD $0x0000007e0000007e
+	QUAD $0x0000007e0000007e
+	QUAD $0x0000007e0000007e
+	QUAD $0x0000007e0000007e
+	QUAD $0x0000007e0000007e
+	QUAD $0x0000007e0000007e
+	QUAD $0x0000007e0000007e
+	QUAD $0x0000007e0000007e
+	QUAD $0x0000007f0000007f
+	QUAD $0x0000007f0000007f
+	QUAD $0x0000007f0000007f
+	QUAD $0x0000007f0000007f
+	QUAD $0x0000007f0000007f
+	QUAD $0x0000007f0000007f
+	QUAD $0x0000007f0000007f
+	QUAD $0x0000007f0000007f
+	QUAD $0x00007fff00007fff
+	QUAD $0x00007fff00007fff
+	QUAD $0x00007fff00007fff
+	QUAD $0x00007fff00007fff
+	QUAD $0x00007fff00007fff
+	QUAD $0x00007fff00007fff
+	QUAD $0x00007fff00007fff
+	QUAD $0x00007fff00007fff
+	QUAD $0x007fffff007fffff
+	QUAD $0x007fffff007fffff
+	QUAD $0x007fffff007fffff
+	QUAD $0x007fffff007fffff
+	QUAD $0x007fffff007fffff
+	QUAD $0x007fffff007fffff
+	QUAD $0x007fffff007fffff
+	QUAD $0x007fffff007fffff
+	QUAD $0x0080000000800000
+	QUAD $0x0080000000800000
+	QUAD $0x0080000000800000
+	QUAD $0x0080000000800000
+	QUAD $0x0080000000800000
+	QUAD $0x0080000000800000
+	QUAD $0x0080000000800000
+	QUAD $0x0080000000800000
+	QUAD $0x0101010101010101
+	QUAD $0x0101010101010101
+	QUAD $0x0101010101010101
+	QUAD $0x0101010101010101
+	QUAD $0x0101010101010101
+	QUAD $0x0101010101010101
+	QUAD $0x0101010101010101
+	QUAD $0x0101010101010101
+	QUAD $0x2e6827a32e6827a3
+	QUAD $0x2e6827a32e6827a3
+	QUAD $0x2e6827a32e6827a3
+	QUAD $0x2e6827a32e6827a3
+	QUAD $0x2e6827a32e6827a3
+	QUAD $0x2e6827a32e6827a3
+	QUAD $0x2e6827a32e6827a3
+	QUAD $0x2e6827a32e6827a3
+	QUAD $0x3322216933222169
+	QUAD $0x3322216933222169
+	QUAD $0x3322216933222169
+	QUAD $0x3322216933222169
+	QUAD $0x3322216933222169
+	QUAD $0x3322216933222169
+	QUAD $0x3322216933222169
+	QUAD $0x3322216933222169
+	QUAD $0x373b24ff373b24ff
+	QUAD $0x373b24ff373b24ff
+	QUAD $0x373b24ff373b24ff
+	QUAD $0x373b24ff373b24ff
+	QUAD $0x373b24ff373b24ff
+	QUAD $0x373b24ff373b24ff
+	QUAD $0x373b24ff373b24ff
+	QUAD $0x373b24ff373b24ff
+	QUAD $0x37ccf5ce37ccf5ce
+	QUAD $0x37ccf5ce37ccf5ce
+	QUAD $0x37ccf5ce37ccf5ce
+	QUAD $0x37ccf5ce37ccf5ce
+	QUAD $0x37ccf5ce37ccf5ce
+	QUAD $0x37ccf5ce37ccf5ce
+	QUAD $0x37ccf5ce37ccf5ce
+	QUAD $0x37ccf5ce37ccf5ce
+	QUAD $0x38fcd19338fcd193
+	QUAD $0x38fcd19338fcd193
+	QUAD $0x38fcd19338fcd193
+	QUAD $0x38fcd19338fcd193
+	QUAD $0x38fcd19338fcd193
+	QUAD $0x38fcd19338fcd193
+	QUAD $0x38fcd19338fcd193
+	QUAD $0x38fcd19338fcd193
+	QUAD $0x397da000397da000
+	QUAD $0x397da000397da000
+	QUAD $0x397da000397da000
+	QUAD $0x397da000397da000
+	QUAD $0x397da000397da000
+	QUAD $0x397da000397da000
+	QUAD $0x397da000397da000
+	QUAD $0x397da000397da000
+	QUAD $0x39857e7f39857e7f
+	QUAD $0x39857e7f39857e7f
+	QUAD $0x39857e7f39857e7f
+	QUAD $0x39857e7f39857e7f
+	QUAD $0x39857e7f39857e7f
+	QUAD $0x39857e7f39857e7f
+	QUAD $0x39857e7f39857e7f
+	QUAD $0x39857e7f39857e7f
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3b4b6c5d3b4b6c5d
+	QUAD $0x3b4b6c5d3b4b6c5d
+	QUAD $0x3b4b6c5d3b4b6c5d
+	QUAD $0x3b4b6c5d3b4b6c5d
+	QUAD $0x3b4b6c5d3b4b6c5d
+	QUAD $0x3b4b6c5d3b4b6c5d
+	QUAD $0x3b4b6c5d3b4b6c5d
+	QUAD $0x3b4b6c5d3b4b6c5d
+	QUAD $0x3bab2de73bab2de7
+	QUAD $0x3bab2de73bab2de7
+	QUAD $0x3bab2de73bab2de7
+	QUAD $0x3bab2de73bab2de7
+	QUAD $0x3bab2de73bab2de7
+	QUAD $0x3bab2de73bab2de7
+	QUAD $0x3bab2de73bab2de7
+	QUAD $0x3bab2de73bab2de7
+	QUAD $0x3c08839e3c08839e
+	QUAD $0x3c08839e3c08839e
+	QUAD $0x3c08839e3c08839e
+	QUAD $0x3c08839e3c08839e
+	QUAD $0x3c08839e3c08839e
+	QUAD $0x3c08839e3c08839e
+	QUAD $0x3c08839e3c08839e
+	QUAD $0x3c08839e3c08839e
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3cc8aa6c3cc8aa6c
+	QUAD $0x3cc8aa6c3cc8aa6c
+	QUAD $0x3cc8aa6c3cc8aa6c
+	QUAD $0x3cc8aa6c3cc8aa6c
+	QUAD $0x3cc8aa6c3cc8aa6c
+	QUAD $0x3cc8aa6c3cc8aa6c
+	QUAD $0x3cc8aa6c3cc8aa6c
+	QUAD $0x3cc8aa6c3cc8aa6c
+	QUAD $0x3d2aaaa53d2aaaa5
+	QUAD $0x3d2aaaa53d2aaaa5
+	QUAD $0x3d2aaaa53d2aaaa5
+	QUAD $0x3d2aaaa53d2aaaa5
+	QUAD $0x3d2aaaa53d2aaaa5
+	QUAD $0x3d2aaaa53d2aaaa5
+	QUAD $0x3d2aaaa53d2aaaa5
+	QUAD $0x3d2aaaa53d2aaaa5
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d9021bb3d9021bb
+	QUAD $0x3d9021bb3d9021bb
+	QUAD $0x3d9021bb3d9021bb
+	QUAD $0x3d9021bb3d9021bb
+	QUAD $0x3d9021bb3d9021bb
+	QUAD $0x3d9021bb3d9021bb
+	QUAD $0x3d9021bb3d9021bb
+	QUAD $0x3d9021bb3d9021bb
+	QUAD $0x3d9222793d922279
+	QUAD $0x3d9222793d922279
+	QUAD $0x3d9222793d922279
+	QUAD $0x3d9222793d922279
+	QUAD $0x3d9222793d922279
+	QUAD $0x3d9222793d922279
+	QUAD $0x3d9222793d922279
+	QUAD $0x3d9222793d922279
+	QUAD $0x3dc636c93dc636c9
+	QUAD $0x3dc636c93dc636c9
+	QUAD $0x3dc636c93dc636c9
+	QUAD $0x3dc636c93dc636c9
+	QUAD $0x3dc636c93dc636c9
+	QUAD $0x3dc636c93dc636c9
+	QUAD $0x3dc636c93dc636c9
+	QUAD $0x3dc636c93dc636c9
+	QUAD $0x3de717913de71791
+	QUAD $0x3de717913de71791
+	QUAD $0x3de717913de71791
+	QUAD $0x3de717913de71791
+	QUAD $0x3de717913de71791
+	QUAD $0x3de717913de71791
+	QUAD $0x3de717913de71791
+	QUAD $0x3de717913de71791
+	QUAD $0x3def251a3def251a
+	QUAD $0x3def251a3def251a
+	QUAD $0x3def251a3def251a
+	QUAD $0x3def251a3def251a
+	QUAD $0x3def251a3def251a
+	QUAD $0x3def251a3def251a
+	QUAD $0x3def251a3def251a
+	QUAD $0x3def251a3def251a
+	QUAD $0x3e05fb093e05fb09
+	QUAD $0x3e05fb093e05fb09
+	QUAD $0x3e05fb093e05fb09
+	QUAD $0x3e05fb093e05fb09
+	QUAD $0x3e05fb093e05fb09
+	QUAD $0x3e05fb093e05fb09
+	QUAD $0x3e05fb093e05fb09
+	QUAD $0x3e05fb093e05fb09
+	QUAD $0x3e07c66b3e07c66b
+	QUAD $0x3e07c66b3e07c66b
+	QUAD $0x3e07c66b3e07c66b
+	QUAD $0x3e07c66b3e07c66b
+	QUAD $0x3e07c66b3e07c66b
+	QUAD $0x3e07c66b3e07c66b
+	QUAD $0x3e07c66b3e07c66b
+	QUAD $0x3e07c66b3e07c66b
+	QUAD $0x3e11e9bf3e11e9bf
+	QUAD $0x3e11e9bf3e11e9bf
+	QUAD $0x3e11e9bf3e11e9bf
+	QUAD $0x3e11e9bf3e11e9bf
+	QUAD $0x3e11e9bf3e11e9bf
+	QUAD $0x3e11e9bf3e11e9bf
+	QUAD $0x3e11e9bf3e11e9bf
+	QUAD $0x3e11e9bf3e11e9bf
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2ef9453e2ef945
+	QUAD $0x3e2ef9453e2ef945
+	QUAD $0x3e2ef9453e2ef945
+	QUAD $0x3e2ef9453e2ef945
+	QUAD $0x3e2ef9453e2ef945
+	QUAD $0x3e2ef9453e2ef945
+	QUAD $0x3e2ef9453e2ef945
+	QUAD $0x3e2ef9453e2ef945
+	QUAD $0x3e4270f83e4270f8
+	QUAD $0x3e4270f83e4270f8
+	QUAD $0x3e4270f83e4270f8
+	QUAD $0x3e4270f83e4270f8
+	QUAD $0x3e4270f83e4270f8
+	QUAD $0x3e4270f83e4270f8
+	QUAD $0x3e4270f83e4270f8
+	QUAD $0x3e4270f83e4270f8
+	QUAD $0x3e4cceac3e4cceac
+	QUAD $0x3e4cceac3e4cceac
+	QUAD $0x3e4cceac3e4cceac
+	QUAD $0x3e4cceac3e4cceac
+	QUAD $0x3e4cceac3e4cceac
+	QUAD $0x3e4cceac3e4cceac
+	QUAD $0x3e4cceac3e4cceac
+	QUAD $0x3e4cceac3e4cceac
+	QUAD $0x3e5b33b63e5b33b6
+	QUAD $0x3e5b33b63e5b33b6
+	QUAD $0x3e5b33b63e5b33b6
+	QUAD $0x3e5b33b63e5b33b6
+	QUAD $0x3e5b33b63e5b33b6
+	QUAD $0x3e5b33b63e5b33b6
+	QUAD $0x3e5b33b63e5b33b6
+	QUAD $0x3e5b33b63e5b33b6
+	QUAD $0x3e6b8a433e6b8a43
+	QUAD $0x3e6b8a433e6b8a43
+	QUAD $0x3e6b8a433e6b8a43
+	QUAD $0x3e6b8a433e6b8a43
+	QUAD $0x3e6b8a433e6b8a43
+	QUAD $0x3e6b8a433e6b8a43
+	QUAD $0x3e6b8a433e6b8a43
+	QUAD $0x3e6b8a433e6b8a43
+	QUAD $0x3e8ec7cc3e8ec7cc
+	QUAD $0x3e8ec7cc3e8ec7cc
+	QUAD $0x3e8ec7cc3e8ec7cc
+	QUAD $0x3e8ec7cc3e8ec7cc
+	QUAD $0x3e8ec7cc3e8ec7cc
+	QUAD $0x3e8ec7cc3e8ec7cc
+	QUAD $0x3e8ec7cc3e8ec7cc
+	QUAD $0x3e8ec7cc3e8ec7cc
+	QUAD $0x3eaaaaaa3eaaaaaa
+	QUAD $0x3eaaaaaa3eaaaaaa
+	QUAD $0x3eaaaaaa3eaaaaaa
+	QUAD $0x3eaaaaaa3eaaaaaa
+	QUAD $0x3eaaaaaa3eaaaaaa
+	QUAD $0x3eaaaaaa3eaaaaaa
+	QUAD $0x3eaaaaaa3eaaaaaa
+	QUAD $0x3eaaaaaa3eaaaaaa
+	QUAD $0x3ebf88fb3ebf88fb
+	QUAD $0x3ebf88fb3ebf88fb
+	QUAD $0x3ebf88fb3ebf88fb
+	QUAD $0x3ebf88fb3ebf88fb
+	QUAD $0x3ebf88fb3ebf88fb
+	QUAD $0x3ebf88fb3ebf88fb
+	QUAD $0x3ebf88fb3ebf88fb
+	QUAD $0x3ebf88fb3ebf88fb
+	QUAD $0x3ec000003ec00000
+	QUAD $0x3ec000003ec00000
+	QUAD $0x3ec000003ec00000
+	QUAD $0x3ec000003ec00000
+	QUAD $0x3ec000003ec00000
+	QUAD $0x3ec000003ec00000
+	QUAD $0x3ec000003ec00000
+	QUAD $0x3ec000003ec00000
+	QUAD $0x3ecc422a3ecc422a
+	QUAD $0x3ecc422a3ecc422a
+	QUAD $0x3ecc422a3ecc422a
+	QUAD $0x3ecc422a3ecc422a
+	QUAD $0x3ecc422a3ecc422a
+	QUAD $0x3ecc422a3ecc422a
+	QUAD $0x3ecc422a3ecc422a
+	QUAD $0x3ecc422a3ecc422a
+	QUAD $0x3ecccccd3ecccccd
+	QUAD $0x3ecccccd3ecccccd
+	QUAD $0x3ecccccd3ecccccd
+	QUAD $0x3ecccccd3ecccccd
+	QUAD $0x3ecccccd3ecccccd
+	QUAD $0x3ecccccd3ecccccd
+	QUAD $0x3ecccccd3ecccccd
+	QUAD $0x3ecccccd3ecccccd
+	QUAD $0x3eeda82d3eeda82d
+	QUAD $0x3eeda82d3eeda82d
+	QUAD $0x3eeda82d3eeda82d
+	QUAD $0x3eeda82d3eeda82d
+	QUAD $0x3eeda82d3eeda82d
+	QUAD $0x3eeda82d3eeda82d
+	QUAD $0x3eeda82d3eeda82d
+	QUAD $0x3eeda82d3eeda82d
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3f0000003f000000
+	QUAD $0x3f0000003f000000
+	QUAD $0x3f0000003f000000
+	QUAD $0x3f0000003f000000
+	QUAD $0x3f0000003f000000
+	QUAD $0x3f0000003f000000
+	QUAD $0x3f0000003f000000
+	QUAD $0x3f0000003f000000
+	QUAD $0x3f1249253f124925
+	QUAD $0x3f1249253f124925
+	QUAD $0x3f1249253f124925
+	QUAD $0x3f1249253f124925
+	QUAD $0x3f1249253f124925
+	QUAD $0x3f1249253f124925
+	QUAD $0x3f1249253f124925
+	QUAD $0x3f1249253f124925
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3504f33f3504f3
+	QUAD $0x3f3504f33f3504f3
+	QUAD $0x3f3504f33f3504f3
+	QUAD $0x3f3504f33f3504f3
+	QUAD $0x3f3504f33f3504f3
+	QUAD $0x3f3504f33f3504f3
+	QUAD $0x3f3504f33f3504f3
+	QUAD $0x3f3504f33f3504f3
+	QUAD $0x3f4900003f490000
+	QUAD $0x3f4900003f490000
+	QUAD $0x3f4900003f490000
+	QUAD $0x3f4900003f490000
+	QUAD $0x3f4900003f490000
+	QUAD $0x3f4900003f490000
+	QUAD $0x3f4900003f490000
+	QUAD $0x3f4900003f490000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000c73f8000c7
+	QUAD $0x3f8000c73f8000c7
+	QUAD $0x3f8000c73f8000c7
+	QUAD $0x3f8000c73f8000c7
+	QUAD $0x3f8000c73f8000c7
+	QUAD $0x3f8000c73f8000c7
+	QUAD $0x3f8000c73f8000c7
+	QUAD $0x3f8000c73f8000c7
+	QUAD $0x3f906ebb3f906ebb
+	QUAD $0x3f906ebb3f906ebb
+	QUAD $0x3f906ebb3f906ebb
+	QUAD $0x3f906ebb3f906ebb
+	QUAD $0x3f906ebb3f906ebb
+	QUAD $0x3f906ebb3f906ebb
+	QUAD $0x3f906ebb3f906ebb
+	QUAD $0x3f906ebb3f906ebb
+	QUAD $0x3f9c37c33f9c37c3
+	QUAD $0x3f9c37c33f9c37c3
+	QUAD $0x3f9c37c33f9c37c3
+	QUAD $0x3f9c37c33f9c37c3
+	QUAD $0x3f9c37c33f9c37c3
+	QUAD $0x3f9c37c33f9c37c3
+	QUAD $0x3f9c37c33f9c37c3
+	QUAD $0x3f9c37c33f9c37c3
+	QUAD $0x3fa2f9833fa2f983
+	QUAD $0x3fa2f9833fa2f983
+	QUAD $0x3fa2f9833fa2f983
+	QUAD $0x3fa2f9833fa2f983
+	QUAD $0x3fa2f9833fa2f983
+	QUAD $0x3fa2f9833fa2f983
+	QUAD $0x3fa2f9833fa2f983
+	QUAD $0x3fa2f9833fa2f983
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fbe87b03fbe87b0
+	QUAD $0x3fbe87b03fbe87b0
+	QUAD $0x3fbe87b03fbe87b0
+	QUAD $0x3fbe87b03fbe87b0
+	QUAD $0x3fbe87b03fbe87b0
+	QUAD $0x3fbe87b03fbe87b0
+	QUAD $0x3fbe87b03fbe87b0
+	QUAD $0x3fbe87b03fbe87b0
+	QUAD $0x3fcc422a3fcc422a
+	QUAD $0x3fcc422a3fcc422a
+	QUAD $0x3fcc422a3fcc422a
+	QUAD $0x3fcc422a3fcc422a
+	QUAD $0x3fcc422a3fcc422a
+	QUAD $0x3fcc422a3fcc422a
+	QUAD $0x3fcc422a3fcc422a
+	QUAD $0x3fcc422a3fcc422a
+	QUAD $0x402aaaab402aaaab
+	QUAD $0x402aaaab402aaaab
+	QUAD $0x402aaaab402aaaab
+	QUAD $0x402aaaab402aaaab
+	QUAD $0x402aaaab402aaaab
+	QUAD $0x402aaaab402aaaab
+	QUAD $0x402aaaab402aaaab
+	QUAD $0x402aaaab402aaaab
+	QUAD $0x4110000041100000
+	QUAD $0x4110000041100000
+	QUAD $0x4110000041100000
+	QUAD $0x4110000041100000
+	QUAD $0x4110000041100000
+	QUAD $0x4110000041100000
+	QUAD $0x4110000041100000
+	QUAD $0x4110000041100000
+	QUAD $0x4170000041700000
+	QUAD $0x4170000041700000
+	QUAD $0x4170000041700000
+	QUAD $0x4170000041700000
+	QUAD $0x4170000041700000
+	QUAD $0x4170000041700000
+	QUAD $0x4170000041700000
+	QUAD $0x4170000041700000
+	QUAD $0x41a0000041a00000
+	QUAD $0x41a0000041a00000
+	QUAD $0x41a0000041a00000
+	QUAD $0x41a0000041a00000
+	QUAD $0x41a0000041a00000
+	QUAD $0x41a0000041a00000
+	QUAD $0x41a0000041a00000
+	QUAD $0x41a0000041a00000
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x4780000047800000
+	QUAD $0x4780000047800000
+	QUAD $0x4780000047800000
+	QUAD $0x4780000047800000
+	QUAD $0x4780000047800000
+	QUAD $0x4780000047800000
+	QUAD $0x4780000047800000
+	QUAD $0x4780000047800000
+	QUAD $0x4b0000004b000000
+	QUAD $0x4b0000004b000000
+	QUAD $0x4b0000004b000000
+	QUAD $0x4b0000004b000000
+	QUAD $0x4b0000004b000000
+	QUAD $0x4b0000004b000000
+	QUAD $0x4b0000004b000000
+	QUAD $0x4b0000004b000000
+	QUAD $0x4b0000084b000008
+	QUAD $0x4b0000084b000008
+	QUAD $0x4b0000084b000008
+	QUAD $0x4b0000084b000008
+	QUAD $0x4b0000084b000008
+	QUAD $0x4b0000084b000008
+	QUAD $0x4b0000084b000008
+	QUAD $0x4b0000084b000008
+	QUAD $0x4f0000004f000000
+	QUAD $0x4f0000004f000000
+	QUAD $0x4f0000004f000000
+	QUAD $0x4f0000004f000000
+	QUAD $0x4f0000004f000000
+	QUAD $0x4f0000004f000000
+	QUAD $0x4f0000004f000000
+	QUAD $0x4f0000004f000000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7fc000007fc00000
+	QUAD $0x7fc000007fc00000
+	QUAD $0x7fc000007fc00000
+	QUAD $0x7fc000007fc00000
+	QUAD $0x7fc000007fc00000
+	QUAD $0x7fc000007fc00000
+	QUAD $0x7fc000007fc00000
+	QUAD $0x7fc000007fc00000
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x8000000080000000
+	QUAD $0x8000000080000000
+	QUAD $0x8000000080000000
+	QUAD $0x8000000080000000
+	QUAD $0x8000000080000000
+	QUAD $0x8000000080000000
+	QUAD $0x8000000080000000
+	QUAD $0x8000000080000000
+	QUAD $0xa9bf2ec6a9bf2ec6
+	QUAD $0xa9bf2ec6a9bf2ec6
+	QUAD $0xa9bf2ec6a9bf2ec6
+	QUAD $0xa9bf2ec6a9bf2ec6
+	QUAD $0xa9bf2ec6a9bf2ec6
+	QUAD $0xa9bf2ec6a9bf2ec6
+	QUAD $0xa9bf2ec6a9bf2ec6
+	QUAD $0xa9bf2ec6a9bf2ec6
+	QUAD $0xb2adbee5b2adbee5
+	QUAD $0xb2adbee5b2adbee5
+	QUAD $0xb2adbee5b2adbee5
+	QUAD $0xb2adbee5b2adbee5
+	QUAD $0xb2adbee5b2adbee5
+	QUAD $0xb2adbee5b2adbee5
+	QUAD $0xb2adbee5b2adbee5
+	QUAD $0xb2adbee5b2adbee5
+	QUAD $0xb77a692eb77a692e
+	QUAD $0xb77a692eb77a692e
+	QUAD $0xb77a692eb77a692e
+	QUAD $0xb77a692eb77a692e
+	QUAD $0xb77a692eb77a692e
+	QUAD $0xb77a692eb77a692e
+	QUAD $0xb77a692eb77a692e
+	QUAD $0xb77a692eb77a692e
+	QUAD $0xb94ca1f9b94ca1f9
+	QUAD $0xb94ca1f9b94ca1f9
+	QUAD $0xb94ca1f9b94ca1f9
+	QUAD $0xb94ca1f9b94ca1f9
+	QUAD $0xb94ca1f9b94ca1f9
+	QUAD $0xb94ca1f9b94ca1f9
+	QUAD $0xb94ca1f9b94ca1f9
+	QUAD $0xb94ca1f9b94ca1f9
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xba6016daba6016da
+	QUAD $0xba6016daba6016da
+	QUAD $0xba6016daba6016da
+	QUAD $0xba6016daba6016da
+	QUAD $0xba6016daba6016da
+	QUAD $0xba6016daba6016da
+	QUAD $0xba6016daba6016da
+	QUAD $0xba6016daba6016da
+	QUAD $0xbab6061abab6061a
+	QUAD $0xbab6061abab6061a
+	QUAD $0xbab6061abab6061a
+	QUAD $0xbab6061abab6061a
+	QUAD $0xbab6061abab6061a
+	QUAD $0xbab6061abab6061a
+	QUAD $0xbab6061abab6061a
+	QUAD $0xbab6061abab6061a
+	QUAD $0xbcdc1672bcdc1672
+	QUAD $0xbcdc1672bcdc1672
+	QUAD $0xbcdc1672bcdc1672
+	QUAD $0xbcdc1672bcdc1672
+	QUAD $0xbcdc1672bcdc1672
+	QUAD $0xbcdc1672bcdc1672
+	QUAD $0xbcdc1672bcdc1672
+	QUAD $0xbcdc1672bcdc1672
+	QUAD $0xbdba06a9bdba06a9
+	QUAD $0xbdba06a9bdba06a9
+	QUAD $0xbdba06a9bdba06a9
+	QUAD $0xbdba06a9bdba06a9
+	QUAD $0xbdba06a9bdba06a9
+	QUAD $0xbdba06a9bdba06a9
+	QUAD $0xbdba06a9bdba06a9
+	QUAD $0xbdba06a9bdba06a9
+	QUAD $0xbdd5b4febdd5b4fe
+	QUAD $0xbdd5b4febdd5b4fe
+	QUAD $0xbdd5b4febdd5b4fe
+	QUAD $0xbdd5b4febdd5b4fe
+	QUAD $0xbdd5b4febdd5b4fe
+	QUAD $0xbdd5b4febdd5b4fe
+	QUAD $0xbdd5b4febdd5b4fe
+	QUAD $0xbdd5b4febdd5b4fe
+	QUAD $0xbdebd1b8bdebd1b8
+	QUAD $0xbdebd1b8bdebd1b8
+	QUAD $0xbdebd1b8bdebd1b8
+	QUAD $0xbdebd1b8bdebd1b8
+	QUAD $0xbdebd1b8bdebd1b8
+	QUAD $0xbdebd1b8bdebd1b8
+	QUAD $0xbdebd1b8bdebd1b8
+	QUAD $0xbdebd1b8bdebd1b8
+	QUAD $0xbdfe5d4fbdfe5d4f
+	QUAD $0xbdfe5d4fbdfe5d4f
+	QUAD $0xbdfe5d4fbdfe5d4f
+	QUAD $0xbdfe5d4fbdfe5d4f
+	QUAD $0xbdfe5d4fbdfe5d4f
+	QUAD $0xbdfe5d4fbdfe5d4f
+	QUAD $0xbdfe5d4fbdfe5d4f
+	QUAD $0xbdfe5d4fbdfe5d4f
+	QUAD $0xbe2aaaa3be2aaaa3
+	QUAD $0xbe2aaaa3be2aaaa3
+	QUAD $0xbe2aaaa3be2aaaa3
+	QUAD $0xbe2aaaa3be2aaaa3
+	QUAD $0xbe2aaaa3be2aaaa3
+	QUAD $0xbe2aaaa3be2aaaa3
+	QUAD $0xbe2aaaa3be2aaaa3
+	QUAD $0xbe2aaaa3be2aaaa3
+	QUAD $0xbe2aae50be2aae50
+	QUAD $0xbe2aae50be2aae50
+	QUAD $0xbe2aae50be2aae50
+	QUAD $0xbe2aae50be2aae50
+	QUAD $0xbe2aae50be2aae50
+	QUAD $0xbe2aae50be2aae50
+	QUAD $0xbe2aae50be2aae50
+	QUAD $0xbe2aae50be2aae50
+	QUAD $0xbe3ec24cbe3ec24c
+	QUAD $0xbe3ec24cbe3ec24c
+	QUAD $0xbe3ec24cbe3ec24c
+	QUAD $0xbe3ec24cbe3ec24c
+	QUAD $0xbe3ec24cbe3ec24c
+	QUAD $0xbe3ec24cbe3ec24c
+	QUAD $0xbe3ec24cbe3ec24c
+	QUAD $0xbe3ec24cbe3ec24c
+	QUAD $0xbe58e20bbe58e20b
+	QUAD $0xbe58e20bbe58e20b
+	QUAD $0xbe58e20bbe58e20b
+	QUAD $0xbe58e20bbe58e20b
+	QUAD $0xbe58e20bbe58e20b
+	QUAD $0xbe58e20bbe58e20b
+	QUAD $0xbe58e20bbe58e20b
+	QUAD $0xbe58e20bbe58e20b
+	QUAD $0xbe7ffffcbe7ffffc
+	QUAD $0xbe7ffffcbe7ffffc
+	QUAD $0xbe7ffffcbe7ffffc
+	QUAD $0xbe7ffffcbe7ffffc
+	QUAD $0xbe7ffffcbe7ffffc
+	QUAD $0xbe7ffffcbe7ffffc
+	QUAD $0xbe7ffffcbe7ffffc
+	QUAD $0xbe7ffffcbe7ffffc
+	QUAD $0xbec093a3bec093a3
+	QUAD $0xbec093a3bec093a3
+	QUAD $0xbec093a3bec093a3
+	QUAD $0xbec093a3bec093a3
+	QUAD $0xbec093a3bec093a3
+	QUAD $0xbec093a3bec093a3
+	QUAD $0xbec093a3bec093a3
+	QUAD $0xbec093a3bec093a3
+	QUAD $0xbec2b5a1bec2b5a1
+	QUAD $0xbec2b5a1bec2b5a1
+	QUAD $0xbec2b5a1bec2b5a1
+	QUAD $0xbec2b5a1bec2b5a1
+	QUAD $0xbec2b5a1bec2b5a1
+	QUAD $0xbec2b5a1bec2b5a1
+	QUAD $0xbec2b5a1bec2b5a1
+	QUAD $0xbec2b5a1bec2b5a1
+	QUAD $0xbf000000bf000000
+	QUAD $0xbf000000bf000000
+	QUAD $0xbf000000bf000000
+	QUAD $0xbf000000bf000000
+	QUAD $0xbf000000bf000000
+	QUAD $0xbf000000bf000000
+	QUAD $0xbf000000bf000000
+	QUAD $0xbf000000bf000000
+	QUAD $0xbf527892bf527892
+	QUAD $0xbf527892bf527892
+	QUAD $0xbf527892bf527892
+	QUAD $0xbf527892bf527892
+	QUAD $0xbf527892bf527892
+	QUAD $0xbf527892bf527892
+	QUAD $0xbf527892bf527892
+	QUAD $0xbf527892bf527892
+	QUAD $0xbf800000bf800000
+	QUAD $0xbf800000bf800000
+	QUAD $0xbf800000bf800000
+	QUAD $0xbf800000bf800000
+	QUAD $0xbf800000bf800000
+	QUAD $0xbf800000bf800000
+	QUAD $0xbf800000bf800000
+	QUAD $0xbf800000bf800000
+	QUAD $0xbf914e5dbf914e5d
+	QUAD $0xbf914e5dbf914e5d
+	QUAD $0xbf914e5dbf914e5d
+	QUAD $0xbf914e5dbf914e5d
+	QUAD $0xbf914e5dbf914e5d
+	QUAD $0xbf914e5dbf914e5d
+	QUAD $0xbf914e5dbf914e5d
+	QUAD $0xbf914e5dbf914e5d
+	QUAD $0xbf96874dbf96874d
+	QUAD $0xbf96874dbf96874d
+	QUAD $0xbf96874dbf96874d
+	QUAD $0xbf96874dbf96874d
+	QUAD $0xbf96874dbf96874d
+	QUAD $0xbf96874dbf96874d
+	QUAD $0xbf96874dbf96874d
+	QUAD $0xbf96874dbf96874d
+	QUAD $0xbfa1fc4ebfa1fc4e
+	QUAD $0xbfa1fc4ebfa1fc4e
+	QUAD $0xbfa1fc4ebfa1fc4e
+	QUAD $0xbfa1fc4ebfa1fc4e
+	QUAD $0xbfa1fc4ebfa1fc4e
+	QUAD $0xbfa1fc4ebfa1fc4e
+	QUAD $0xbfa1fc4ebfa1fc4e
+	QUAD $0xbfa1fc4ebfa1fc4e
+	QUAD $0xc1100000c1100000
+	QUAD $0xc1100000c1100000
+	QUAD $0xc1100000c1100000
+	QUAD $0xc1100000c1100000
+	QUAD $0xc1100000c1100000
+	QUAD $0xc1100000c1100000
+	QUAD $0xc1100000c1100000
+	QUAD $0xc1100000c1100000
+	QUAD $0xc1a00000c1a00000
+	QUAD $0xc1a00000c1a00000
+	QUAD $0xc1a00000c1a00000
+	QUAD $0xc1a00000c1a00000
+	QUAD $0xc1a00000c1a00000
+	QUAD $0xc1a00000c1a00000
+	QUAD $0xc1a00000c1a00000
+	QUAD $0xc1a00000c1a00000
+	QUAD $0xc1b80000c1b80000
+	QUAD $0xc1b80000c1b80000
+	QUAD $0xc1b80000c1b80000
+	QUAD $0xc1b80000c1b80000
+	QUAD $0xc1b80000c1b80000
+	QUAD $0xc1b80000c1b80000
+	QUAD $0xc1b80000c1b80000
+	QUAD $0xc1b80000c1b80000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xca40000cca40000c
+	QUAD $0xca40000cca40000c
+	QUAD $0xca40000cca40000c
+	QUAD $0xca40000cca40000c
+	QUAD $0xca40000cca40000c
+	QUAD $0xca40000cca40000c
+	QUAD $0xca40000cca40000c
+	QUAD $0xca40000cca40000c
+	QUAD $0xff800000ff800000
+	QUAD $0xff800000ff800000
+	QUAD $0xff800000ff800000
+	QUAD $0xff800000ff800000
+	QUAD $0xff800000ff800000
+	QUAD $0xff800000ff800000
+	QUAD $0xff800000ff800000
+	QUAD $0xff800000ff800000
+	QUAD $0xfffffffefffffffe
+	QUAD $0xfffffffefffffffe
+	QUAD $0xfffffffefffffffe
+	QUAD $0xfffffffefffffffe
+	QUAD $0xfffffffefffffffe
+	QUAD $0xfffffffefffffffe
+	QUAD $0xfffffffefffffffe
+	QUAD $0xfffffffefffffffe
+	QUAD $0x3b8df7363ab0ef10
+	QUAD $0x3cf901ca3c484928
+	QUAD $0x3e056bed3d88d237
+	QUAD $0x3eb5293d3e681100
+	QUAD $0x3f256b623f000000
+	QUAD $0x3f5ea5053f45fbc0
+	QUAD $0x3f7837f23f6ee5b9
+	QUAD $0x3f7ee4123f7cdedb
+	QUAD $0x3c5079153b913909
+	QUAD $0x3d8cdfd23d020170
+	QUAD $0x3e58f6313e04a043
+	QUAD $0x3ebe63ca3e9a2eb0
+	QUAD $0x3ebe63ca3ecc4229
+	QUAD $0x3e58f6313e9a2eb0
+	QUAD $0x3d8cdfd23e04a043
+	QUAD $0x3c5079153d020170
+	QUAD $0x3c88cf7b3bd9d595
+	QUAD $0x3d8411d53d1241a0
+	QUAD $0x3df414f53dc6f063
+	QUAD $0x3d8ecad83de74606
+	QUAD $0xbd8ecad6325272d9
+	QUAD $0xbdf414f7bde74607
+	QUAD $0xbd8411d5bdc6f065
+	QUAD $0xbc88cf76bd12419e
+	QUAD $0x3c4cad3b3bc1a225
+	QUAD $0x3cec41fd3cb00d35
+	QUAD $0x3c19aa803cdd09cf
+	QUAD $0xbd5a26e6bcb3e1ec
+	QUAD $0xbd5a26e7bd882b69
+	QUAD $0x3c19aa70bcb3e1f0
+	QUAD $0x3cec41fd3cdd09c9
+	QUAD $0x3c4cad493cb00d3b
+	QUAD $0x3bb168773b59d2a9
+	QUAD $0x3b35943e3bc9142e
+	QUAD $0xbc8d1948bbc6eac6
+	QUAD $0xbc88195cbcbbe6b3
+	QUAD $0x3c881732b57423b2
+	QUAD $0x3c8d1c6f3cbbe7e2
+	QUAD $0xbb35937a3bc6f413
+	QUAD $0xbbb16dd1bbc919b9
+	QUAD $0x3a7a502b3a908a58
+	QUAD $0xbb575616b9faa017
+	QUAD $0xbbab64e5bbbf2b75
+	QUAD $0x3bdb99b1b903e91d
+	QUAD $0x3bdb99c33c2230dd
+	QUAD $0xbbab6233b903be41
+	QUAD $0xbb57567bbbbf2963
+	QUAD $0x3a7a3d9fb9fac5b8
+	QUAD $0xb997d8c838eb5791
+	QUAD $0xbab5978bba8003c4
+	QUAD $0x3aa7c93eba2dc4c1
+	QUAD $0x3b2bf3023b452693
+	QUAD $0xbb2ab17e378d9f24
+	QUAD $0xbaab72e6bb45d729
+	QUAD $0x3ab57a7a3a285cd3
+	QUAD $0x399e19153a81a1fb

@@ -78,16 +78,16 @@ rblock:
 	CMPQ      CX, $0x00000010
 	JL        rsingle
 	VCVTPS2PD (AX), Y4
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Y4, Y4
+	VANDPD    ·rdConstTable+1280(SB), Y4, Y4
 	VADDPD    Y4, Y0, Y0
 	VCVTPS2PD 16(AX), Y4
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Y4, Y4
+	VANDPD    ·rdConstTable+1280(SB), Y4, Y4
 	VADDPD    Y4, Y1, Y1
 	VCVTPS2PD 32(AX), Y4
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Y4, Y4
+	VANDPD    ·rdConstTable+1280(SB), Y4, Y4
 	VADDPD    Y4, Y2, Y2
 	VCVTPS2PD 48(AX), Y4
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Y4, Y4
+	VANDPD    ·rdConstTable+1280(SB), Y4, Y4
 	VADDPD    Y4, Y3, Y3
 	ADDQ      $0x00000040, AX
 	SUBQ      $0x00000010, CX
@@ -97,10 +97,10 @@ rsingle:
 	TESTQ     CX, CX
 	JE        rdone
 	VCVTPS2PD (AX), Y4
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Y4, Y4
+	VANDPD    ·rdConstTable+1280(SB), Y4, Y4
 	VADDPD    Y4, Y0, Y0
 	VCVTPS2PD 16(AX), Y4
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Y4, Y4
+	VANDPD    ·rdConstTable+1280(SB), Y4, Y4
 	VADDPD    Y4, Y1, Y1
 	ADDQ      $0x00000020, AX
 	SUBQ      $0x00000008, CX
@@ -183,25 +183,25 @@ rblock:
 	VPXOR     Y5, Y5, Y5
 	VCMPPD    $0x04, Y5, Y4, Y4
 	VPXOR     Y5, Y5, Y5
-	VBLENDVPD Y4, rdq3ff0000000000000<>+0(SB), Y5, Y4
+	VBLENDVPD Y4, ·rdConstTable+1152(SB), Y5, Y4
 	VADDPD    Y4, Y0, Y0
 	VCVTPS2PD 16(AX), Y4
 	VPXOR     Y5, Y5, Y5
 	VCMPPD    $0x04, Y5, Y4, Y4
 	VPXOR     Y5, Y5, Y5
-	VBLENDVPD Y4, rdq3ff0000000000000<>+0(SB), Y5, Y4
+	VBLENDVPD Y4, ·rdConstTable+1152(SB), Y5, Y4
 	VADDPD    Y4, Y1, Y1
 	VCVTPS2PD 32(AX), Y4
 	VPXOR     Y5, Y5, Y5
 	VCMPPD    $0x04, Y5, Y4, Y4
 	VPXOR     Y5, Y5, Y5
-	VBLENDVPD Y4, rdq3ff0000000000000<>+0(SB), Y5, Y4
+	VBLENDVPD Y4, ·rdConstTable+1152(SB), Y5, Y4
 	VADDPD    Y4, Y2, Y2
 	VCVTPS2PD 48(AX), Y4
 	VPXOR     Y5, Y5, Y5
 	VCMPPD    $0x04, Y5, Y4, Y4
 	VPXOR     Y5, Y5, Y5
-	VBLENDVPD Y4, rdq3ff0000000000000<>+0(SB), Y5, Y4
+	VBLENDVPD Y4, ·rdConstTable+1152(SB), Y5, Y4
 	VADDPD    Y4, Y3, Y3
 	ADDQ      $0x00000040, AX
 	SUBQ      $0x00000010, CX
@@ -214,13 +214,13 @@ rsingle:
 	VPXOR     Y5, Y5, Y5
 	VCMPPD    $0x04, Y5, Y4, Y4
 	VPXOR     Y5, Y5, Y5
-	VBLENDVPD Y4, rdq3ff0000000000000<>+0(SB), Y5, Y4
+	VBLENDVPD Y4, ·rdConstTable+1152(SB), Y5, Y4
 	VADDPD    Y4, Y0, Y0
 	VCVTPS2PD 16(AX), Y4
 	VPXOR     Y5, Y5, Y5
 	VCMPPD    $0x04, Y5, Y4, Y4
 	VPXOR     Y5, Y5, Y5
-	VBLENDVPD Y4, rdq3ff0000000000000<>+0(SB), Y5, Y4
+	VBLENDVPD Y4, ·rdConstTable+1152(SB), Y5, Y4
 	VADDPD    Y4, Y1, Y1
 	ADDQ      $0x00000020, AX
 	SUBQ      $0x00000008, CX
@@ -317,10 +317,10 @@ rdone:
 TEXT ·rdProdF32AVX2(SB), NOSPLIT, $0-24
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Y0
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Y1
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Y2
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Y3
+	VMOVUPS ·rdConstTable+1152(SB), Y0
+	VMOVUPS ·rdConstTable+1152(SB), Y1
+	VMOVUPS ·rdConstTable+1152(SB), Y2
+	VMOVUPS ·rdConstTable+1152(SB), Y3
 
 rblock:
 	CMPQ      CX, $0x00000010
@@ -422,16 +422,16 @@ rblock:
 	CMPQ    CX, $0x00000010
 	JL      rsingle
 	VMOVUPD (AX), Y4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y4, Y4
+	VANDPD  ·rdConstTable+1280(SB), Y4, Y4
 	VADDPD  Y4, Y0, Y0
 	VMOVUPD 32(AX), Y4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y4, Y4
+	VANDPD  ·rdConstTable+1280(SB), Y4, Y4
 	VADDPD  Y4, Y1, Y1
 	VMOVUPD 64(AX), Y4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y4, Y4
+	VANDPD  ·rdConstTable+1280(SB), Y4, Y4
 	VADDPD  Y4, Y2, Y2
 	VMOVUPD 96(AX), Y4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y4, Y4
+	VANDPD  ·rdConstTable+1280(SB), Y4, Y4
 	VADDPD  Y4, Y3, Y3
 	ADDQ    $0x00000080, AX
 	SUBQ    $0x00000010, CX
@@ -441,10 +441,10 @@ rsingle:
 	TESTQ   CX, CX
 	JE      rdone
 	VMOVUPD (AX), Y4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y4, Y4
+	VANDPD  ·rdConstTable+1280(SB), Y4, Y4
 	VADDPD  Y4, Y0, Y0
 	VMOVUPD 32(AX), Y4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y4, Y4
+	VANDPD  ·rdConstTable+1280(SB), Y4, Y4
 	VADDPD  Y4, Y1, Y1
 	ADDQ    $0x00000040, AX
 	SUBQ    $0x00000008, CX
@@ -527,25 +527,25 @@ rblock:
 	VPXOR     Y5, Y5, Y5
 	VCMPPD    $0x04, Y5, Y4, Y4
 	VPXOR     Y5, Y5, Y5
-	VBLENDVPD Y4, rdq3ff0000000000000<>+0(SB), Y5, Y4
+	VBLENDVPD Y4, ·rdConstTable+1152(SB), Y5, Y4
 	VADDPD    Y4, Y0, Y0
 	VMOVUPD   32(AX), Y4
 	VPXOR     Y5, Y5, Y5
 	VCMPPD    $0x04, Y5, Y4, Y4
 	VPXOR     Y5, Y5, Y5
-	VBLENDVPD Y4, rdq3ff0000000000000<>+0(SB), Y5, Y4
+	VBLENDVPD Y4, ·rdConstTable+1152(SB), Y5, Y4
 	VADDPD    Y4, Y1, Y1
 	VMOVUPD   64(AX), Y4
 	VPXOR     Y5, Y5, Y5
 	VCMPPD    $0x04, Y5, Y4, Y4
 	VPXOR     Y5, Y5, Y5
-	VBLENDVPD Y4, rdq3ff0000000000000<>+0(SB), Y5, Y4
+	VBLENDVPD Y4, ·rdConstTable+1152(SB), Y5, Y4
 	VADDPD    Y4, Y2, Y2
 	VMOVUPD   96(AX), Y4
 	VPXOR     Y5, Y5, Y5
 	VCMPPD    $0x04, Y5, Y4, Y4
 	VPXOR     Y5, Y5, Y5
-	VBLENDVPD Y4, rdq3ff0000000000000<>+0(SB), Y5, Y4
+	VBLENDVPD Y4, ·rdConstTable+1152(SB), Y5, Y4
 	VADDPD    Y4, Y3, Y3
 	ADDQ      $0x00000080, AX
 	SUBQ      $0x00000010, CX
@@ -558,13 +558,13 @@ rsingle:
 	VPXOR     Y5, Y5, Y5
 	VCMPPD    $0x04, Y5, Y4, Y4
 	VPXOR     Y5, Y5, Y5
-	VBLENDVPD Y4, rdq3ff0000000000000<>+0(SB), Y5, Y4
+	VBLENDVPD Y4, ·rdConstTable+1152(SB), Y5, Y4
 	VADDPD    Y4, Y0, Y0
 	VMOVUPD   32(AX), Y4
 	VPXOR     Y5, Y5, Y5
 	VCMPPD    $0x04, Y5, Y4, Y4
 	VPXOR     Y5, Y5, Y5
-	VBLENDVPD Y4, rdq3ff0000000000000<>+0(SB), Y5, Y4
+	VBLENDVPD Y4, ·rdConstTable+1152(SB), Y5, Y4
 	VADDPD    Y4, Y1, Y1
 	ADDQ      $0x00000040, AX
 	SUBQ      $0x00000008, CX
@@ -661,10 +661,10 @@ rdone:
 TEXT ·rdProdF64AVX2(SB), NOSPLIT, $0-24
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Y0
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Y1
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Y2
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Y3
+	VMOVUPS ·rdConstTable+1152(SB), Y0
+	VMOVUPS ·rdConstTable+1152(SB), Y1
+	VMOVUPS ·rdConstTable+1152(SB), Y2
+	VMOVUPS ·rdConstTable+1152(SB), Y3
 
 rblock:
 	CMPQ    CX, $0x00000010
@@ -709,10 +709,10 @@ rdone:
 TEXT ·rdMaxF32AVX2(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdcff800000<>+0(SB), Y0
-	VMOVUPS rdcff800000<>+0(SB), Y1
-	VMOVUPS rdcff800000<>+0(SB), Y2
-	VMOVUPS rdcff800000<>+0(SB), Y3
+	VMOVUPS ·rdConstTable+1088(SB), Y0
+	VMOVUPS ·rdConstTable+1088(SB), Y1
+	VMOVUPS ·rdConstTable+1088(SB), Y2
+	VMOVUPS ·rdConstTable+1088(SB), Y3
 	VPXOR   Y4, Y4, Y4
 
 rblock:
@@ -764,10 +764,10 @@ rdone:
 TEXT ·rdMinF32AVX2(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdc7f800000<>+0(SB), Y0
-	VMOVUPS rdc7f800000<>+0(SB), Y1
-	VMOVUPS rdc7f800000<>+0(SB), Y2
-	VMOVUPS rdc7f800000<>+0(SB), Y3
+	VMOVUPS ·rdConstTable+768(SB), Y0
+	VMOVUPS ·rdConstTable+768(SB), Y1
+	VMOVUPS ·rdConstTable+768(SB), Y2
+	VMOVUPS ·rdConstTable+768(SB), Y3
 	VPXOR   Y4, Y4, Y4
 
 rblock:
@@ -819,22 +819,22 @@ rdone:
 TEXT ·rdMaxAbsF32AVX2(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdcff800000<>+0(SB), Y0
-	VMOVUPS rdcff800000<>+0(SB), Y1
-	VMOVUPS rdcff800000<>+0(SB), Y2
-	VMOVUPS rdcff800000<>+0(SB), Y3
+	VMOVUPS ·rdConstTable+1088(SB), Y0
+	VMOVUPS ·rdConstTable+1088(SB), Y1
+	VMOVUPS ·rdConstTable+1088(SB), Y2
+	VMOVUPS ·rdConstTable+1088(SB), Y3
 	VPXOR   Y4, Y4, Y4
 
 rblock:
 	CMPQ    CX, $0x00000010
 	JL      rsingle
 	VMOVUPS (AX), Y5
-	VANDPS  rdc7fffffff<>+0(SB), Y5, Y5
+	VANDPS  ·rdConstTable+832(SB), Y5, Y5
 	VCMPPS  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMAXPS  Y5, Y0, Y0
 	VMOVUPS 32(AX), Y5
-	VANDPS  rdc7fffffff<>+0(SB), Y5, Y5
+	VANDPS  ·rdConstTable+832(SB), Y5, Y5
 	VCMPPS  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMAXPS  Y5, Y2, Y2
@@ -846,7 +846,7 @@ rsingle:
 	TESTQ   CX, CX
 	JE      rdone
 	VMOVUPS (AX), Y5
-	VANDPS  rdc7fffffff<>+0(SB), Y5, Y5
+	VANDPS  ·rdConstTable+832(SB), Y5, Y5
 	VCMPPS  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMAXPS  Y5, Y0, Y0
@@ -877,22 +877,22 @@ rdone:
 TEXT ·rdMinAbsF32AVX2(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdc7f800000<>+0(SB), Y0
-	VMOVUPS rdc7f800000<>+0(SB), Y1
-	VMOVUPS rdc7f800000<>+0(SB), Y2
-	VMOVUPS rdc7f800000<>+0(SB), Y3
+	VMOVUPS ·rdConstTable+768(SB), Y0
+	VMOVUPS ·rdConstTable+768(SB), Y1
+	VMOVUPS ·rdConstTable+768(SB), Y2
+	VMOVUPS ·rdConstTable+768(SB), Y3
 	VPXOR   Y4, Y4, Y4
 
 rblock:
 	CMPQ    CX, $0x00000010
 	JL      rsingle
 	VMOVUPS (AX), Y5
-	VANDPS  rdc7fffffff<>+0(SB), Y5, Y5
+	VANDPS  ·rdConstTable+832(SB), Y5, Y5
 	VCMPPS  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMINPS  Y5, Y0, Y0
 	VMOVUPS 32(AX), Y5
-	VANDPS  rdc7fffffff<>+0(SB), Y5, Y5
+	VANDPS  ·rdConstTable+832(SB), Y5, Y5
 	VCMPPS  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMINPS  Y5, Y2, Y2
@@ -904,7 +904,7 @@ rsingle:
 	TESTQ   CX, CX
 	JE      rdone
 	VMOVUPS (AX), Y5
-	VANDPS  rdc7fffffff<>+0(SB), Y5, Y5
+	VANDPS  ·rdConstTable+832(SB), Y5, Y5
 	VCMPPS  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMINPS  Y5, Y0, Y0
@@ -935,10 +935,10 @@ rdone:
 TEXT ·rdMaxF64AVX2(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdqfff0000000000000<>+0(SB), Y0
-	VMOVUPS rdqfff0000000000000<>+0(SB), Y1
-	VMOVUPS rdqfff0000000000000<>+0(SB), Y2
-	VMOVUPS rdqfff0000000000000<>+0(SB), Y3
+	VMOVUPS ·rdConstTable+1344(SB), Y0
+	VMOVUPS ·rdConstTable+1344(SB), Y1
+	VMOVUPS ·rdConstTable+1344(SB), Y2
+	VMOVUPS ·rdConstTable+1344(SB), Y3
 	VPXOR   Y4, Y4, Y4
 
 rblock:
@@ -1000,10 +1000,10 @@ rdone:
 TEXT ·rdMinF64AVX2(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Y0
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Y1
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Y2
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Y3
+	VMOVUPS ·rdConstTable+1216(SB), Y0
+	VMOVUPS ·rdConstTable+1216(SB), Y1
+	VMOVUPS ·rdConstTable+1216(SB), Y2
+	VMOVUPS ·rdConstTable+1216(SB), Y3
 	VPXOR   Y4, Y4, Y4
 
 rblock:
@@ -1065,32 +1065,32 @@ rdone:
 TEXT ·rdMaxAbsF64AVX2(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdqfff0000000000000<>+0(SB), Y0
-	VMOVUPS rdqfff0000000000000<>+0(SB), Y1
-	VMOVUPS rdqfff0000000000000<>+0(SB), Y2
-	VMOVUPS rdqfff0000000000000<>+0(SB), Y3
+	VMOVUPS ·rdConstTable+1344(SB), Y0
+	VMOVUPS ·rdConstTable+1344(SB), Y1
+	VMOVUPS ·rdConstTable+1344(SB), Y2
+	VMOVUPS ·rdConstTable+1344(SB), Y3
 	VPXOR   Y4, Y4, Y4
 
 rblock:
 	CMPQ    CX, $0x00000010
 	JL      rsingle
 	VMOVUPD (AX), Y5
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y5, Y5
+	VANDPD  ·rdConstTable+1280(SB), Y5, Y5
 	VCMPPD  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMAXPD  Y5, Y0, Y0
 	VMOVUPD 32(AX), Y5
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y5, Y5
+	VANDPD  ·rdConstTable+1280(SB), Y5, Y5
 	VCMPPD  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMAXPD  Y5, Y1, Y1
 	VMOVUPD 64(AX), Y5
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y5, Y5
+	VANDPD  ·rdConstTable+1280(SB), Y5, Y5
 	VCMPPD  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMAXPD  Y5, Y2, Y2
 	VMOVUPD 96(AX), Y5
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y5, Y5
+	VANDPD  ·rdConstTable+1280(SB), Y5, Y5
 	VCMPPD  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMAXPD  Y5, Y3, Y3
@@ -1102,12 +1102,12 @@ rsingle:
 	TESTQ   CX, CX
 	JE      rdone
 	VMOVUPD (AX), Y5
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y5, Y5
+	VANDPD  ·rdConstTable+1280(SB), Y5, Y5
 	VCMPPD  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMAXPD  Y5, Y0, Y0
 	VMOVUPD 32(AX), Y5
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y5, Y5
+	VANDPD  ·rdConstTable+1280(SB), Y5, Y5
 	VCMPPD  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMAXPD  Y5, Y1, Y1
@@ -1136,32 +1136,32 @@ rdone:
 TEXT ·rdMinAbsF64AVX2(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Y0
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Y1
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Y2
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Y3
+	VMOVUPS ·rdConstTable+1216(SB), Y0
+	VMOVUPS ·rdConstTable+1216(SB), Y1
+	VMOVUPS ·rdConstTable+1216(SB), Y2
+	VMOVUPS ·rdConstTable+1216(SB), Y3
 	VPXOR   Y4, Y4, Y4
 
 rblock:
 	CMPQ    CX, $0x00000010
 	JL      rsingle
 	VMOVUPD (AX), Y5
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y5, Y5
+	VANDPD  ·rdConstTable+1280(SB), Y5, Y5
 	VCMPPD  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMINPD  Y5, Y0, Y0
 	VMOVUPD 32(AX), Y5
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y5, Y5
+	VANDPD  ·rdConstTable+1280(SB), Y5, Y5
 	VCMPPD  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMINPD  Y5, Y1, Y1
 	VMOVUPD 64(AX), Y5
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y5, Y5
+	VANDPD  ·rdConstTable+1280(SB), Y5, Y5
 	VCMPPD  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMINPD  Y5, Y2, Y2
 	VMOVUPD 96(AX), Y5
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y5, Y5
+	VANDPD  ·rdConstTable+1280(SB), Y5, Y5
 	VCMPPD  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMINPD  Y5, Y3, Y3
@@ -1173,12 +1173,12 @@ rsingle:
 	TESTQ   CX, CX
 	JE      rdone
 	VMOVUPD (AX), Y5
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y5, Y5
+	VANDPD  ·rdConstTable+1280(SB), Y5, Y5
 	VCMPPD  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMINPD  Y5, Y0, Y0
 	VMOVUPD 32(AX), Y5
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y5, Y5
+	VANDPD  ·rdConstTable+1280(SB), Y5, Y5
 	VCMPPD  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMINPD  Y5, Y1, Y1
@@ -1209,9 +1209,9 @@ TEXT ·rdArgMaxF32AVX2(SB), NOSPLIT, $0-33
 	MOVQ    n+8(FP), CX
 	MOVQ    best+16(FP), DX
 	MOVQ    idx+24(FP), BX
-	VMOVUPS rdcff800000<>+0(SB), Y0
-	VMOVUPS rdiota<>+0(SB), Y1
-	VMOVUPS rdiota<>+0(SB), Y2
+	VMOVUPS ·rdConstTable+1088(SB), Y0
+	VMOVUPS ·rdConstTable+1408(SB), Y1
+	VMOVUPS ·rdConstTable+1408(SB), Y2
 	VPXOR   Y3, Y3, Y3
 
 rsingle:
@@ -1223,7 +1223,7 @@ rsingle:
 	VCMPPS    $0x1e, Y0, Y4, Y5
 	VBLENDVPS Y5, Y4, Y0, Y0
 	VBLENDVPS Y5, Y2, Y1, Y1
-	VPADDD    rdc00000008<>+0(SB), Y2, Y2
+	VPADDD    ·rdConstTable+0(SB), Y2, Y2
 	ADDQ      $0x00000020, AX
 	SUBQ      $0x00000008, CX
 	JMP       rsingle
@@ -1245,9 +1245,9 @@ TEXT ·rdArgMinF32AVX2(SB), NOSPLIT, $0-33
 	MOVQ    n+8(FP), CX
 	MOVQ    best+16(FP), DX
 	MOVQ    idx+24(FP), BX
-	VMOVUPS rdc7f800000<>+0(SB), Y0
-	VMOVUPS rdiota<>+0(SB), Y1
-	VMOVUPS rdiota<>+0(SB), Y2
+	VMOVUPS ·rdConstTable+768(SB), Y0
+	VMOVUPS ·rdConstTable+1408(SB), Y1
+	VMOVUPS ·rdConstTable+1408(SB), Y2
 	VPXOR   Y3, Y3, Y3
 
 rsingle:
@@ -1259,7 +1259,7 @@ rsingle:
 	VCMPPS    $0x11, Y0, Y4, Y5
 	VBLENDVPS Y5, Y4, Y0, Y0
 	VBLENDVPS Y5, Y2, Y1, Y1
-	VPADDD    rdc00000008<>+0(SB), Y2, Y2
+	VPADDD    ·rdConstTable+0(SB), Y2, Y2
 	ADDQ      $0x00000020, AX
 	SUBQ      $0x00000008, CX
 	JMP       rsingle
@@ -1337,22 +1337,22 @@ rblock:
 	JL        rsingle
 	VMOVUPS   (AX), Y0
 	VCVTPS2PD (CX), Y1
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Y1, Y1
+	VANDPD    ·rdConstTable+1280(SB), Y1, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, (AX)
 	VMOVUPS   32(AX), Y0
 	VCVTPS2PD 16(CX), Y1
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Y1, Y1
+	VANDPD    ·rdConstTable+1280(SB), Y1, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, 32(AX)
 	VMOVUPS   64(AX), Y0
 	VCVTPS2PD 32(CX), Y1
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Y1, Y1
+	VANDPD    ·rdConstTable+1280(SB), Y1, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, 64(AX)
 	VMOVUPS   96(AX), Y0
 	VCVTPS2PD 48(CX), Y1
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Y1, Y1
+	VANDPD    ·rdConstTable+1280(SB), Y1, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, 96(AX)
 	ADDQ      $0x00000080, AX
@@ -1365,12 +1365,12 @@ rsingle:
 	JE        rdone
 	VMOVUPS   (AX), Y0
 	VCVTPS2PD (CX), Y1
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Y1, Y1
+	VANDPD    ·rdConstTable+1280(SB), Y1, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, (AX)
 	VMOVUPS   32(AX), Y0
 	VCVTPS2PD 16(CX), Y1
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Y1, Y1
+	VANDPD    ·rdConstTable+1280(SB), Y1, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, 32(AX)
 	ADDQ      $0x00000040, AX
@@ -1448,7 +1448,7 @@ rblock:
 	VPXOR     Y2, Y2, Y2
 	VCMPPD    $0x04, Y2, Y1, Y1
 	VPXOR     Y2, Y2, Y2
-	VBLENDVPD Y1, rdq3ff0000000000000<>+0(SB), Y2, Y1
+	VBLENDVPD Y1, ·rdConstTable+1152(SB), Y2, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, (AX)
 	VMOVUPS   32(AX), Y0
@@ -1456,7 +1456,7 @@ rblock:
 	VPXOR     Y2, Y2, Y2
 	VCMPPD    $0x04, Y2, Y1, Y1
 	VPXOR     Y2, Y2, Y2
-	VBLENDVPD Y1, rdq3ff0000000000000<>+0(SB), Y2, Y1
+	VBLENDVPD Y1, ·rdConstTable+1152(SB), Y2, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, 32(AX)
 	VMOVUPS   64(AX), Y0
@@ -1464,7 +1464,7 @@ rblock:
 	VPXOR     Y2, Y2, Y2
 	VCMPPD    $0x04, Y2, Y1, Y1
 	VPXOR     Y2, Y2, Y2
-	VBLENDVPD Y1, rdq3ff0000000000000<>+0(SB), Y2, Y1
+	VBLENDVPD Y1, ·rdConstTable+1152(SB), Y2, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, 64(AX)
 	VMOVUPS   96(AX), Y0
@@ -1472,7 +1472,7 @@ rblock:
 	VPXOR     Y2, Y2, Y2
 	VCMPPD    $0x04, Y2, Y1, Y1
 	VPXOR     Y2, Y2, Y2
-	VBLENDVPD Y1, rdq3ff0000000000000<>+0(SB), Y2, Y1
+	VBLENDVPD Y1, ·rdConstTable+1152(SB), Y2, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, 96(AX)
 	ADDQ      $0x00000080, AX
@@ -1488,7 +1488,7 @@ rsingle:
 	VPXOR     Y2, Y2, Y2
 	VCMPPD    $0x04, Y2, Y1, Y1
 	VPXOR     Y2, Y2, Y2
-	VBLENDVPD Y1, rdq3ff0000000000000<>+0(SB), Y2, Y1
+	VBLENDVPD Y1, ·rdConstTable+1152(SB), Y2, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, (AX)
 	VMOVUPS   32(AX), Y0
@@ -1496,7 +1496,7 @@ rsingle:
 	VPXOR     Y2, Y2, Y2
 	VCMPPD    $0x04, Y2, Y1, Y1
 	VPXOR     Y2, Y2, Y2
-	VBLENDVPD Y1, rdq3ff0000000000000<>+0(SB), Y2, Y1
+	VBLENDVPD Y1, ·rdConstTable+1152(SB), Y2, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, 32(AX)
 	ADDQ      $0x00000040, AX
@@ -1652,22 +1652,22 @@ rblock:
 	JL      rsingle
 	VMOVUPS (AX), Y0
 	VMOVUPD (CX), Y1
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y1, Y1
+	VANDPD  ·rdConstTable+1280(SB), Y1, Y1
 	VADDPD  Y1, Y0, Y0
 	VMOVUPD Y0, (AX)
 	VMOVUPS 32(AX), Y0
 	VMOVUPD 32(CX), Y1
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y1, Y1
+	VANDPD  ·rdConstTable+1280(SB), Y1, Y1
 	VADDPD  Y1, Y0, Y0
 	VMOVUPD Y0, 32(AX)
 	VMOVUPS 64(AX), Y0
 	VMOVUPD 64(CX), Y1
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y1, Y1
+	VANDPD  ·rdConstTable+1280(SB), Y1, Y1
 	VADDPD  Y1, Y0, Y0
 	VMOVUPD Y0, 64(AX)
 	VMOVUPS 96(AX), Y0
 	VMOVUPD 96(CX), Y1
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y1, Y1
+	VANDPD  ·rdConstTable+1280(SB), Y1, Y1
 	VADDPD  Y1, Y0, Y0
 	VMOVUPD Y0, 96(AX)
 	ADDQ    $0x00000080, AX
@@ -1680,12 +1680,12 @@ rsingle:
 	JE      rdone
 	VMOVUPS (AX), Y0
 	VMOVUPD (CX), Y1
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y1, Y1
+	VANDPD  ·rdConstTable+1280(SB), Y1, Y1
 	VADDPD  Y1, Y0, Y0
 	VMOVUPD Y0, (AX)
 	VMOVUPS 32(AX), Y0
 	VMOVUPD 32(CX), Y1
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Y1, Y1
+	VANDPD  ·rdConstTable+1280(SB), Y1, Y1
 	VADDPD  Y1, Y0, Y0
 	VMOVUPD Y0, 32(AX)
 	ADDQ    $0x00000040, AX
@@ -1763,7 +1763,7 @@ rblock:
 	VPXOR     Y2, Y2, Y2
 	VCMPPD    $0x04, Y2, Y1, Y1
 	VPXOR     Y2, Y2, Y2
-	VBLENDVPD Y1, rdq3ff0000000000000<>+0(SB), Y2, Y1
+	VBLENDVPD Y1, ·rdConstTable+1152(SB), Y2, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, (AX)
 	VMOVUPS   32(AX), Y0
@@ -1771,7 +1771,7 @@ rblock:
 	VPXOR     Y2, Y2, Y2
 	VCMPPD    $0x04, Y2, Y1, Y1
 	VPXOR     Y2, Y2, Y2
-	VBLENDVPD Y1, rdq3ff0000000000000<>+0(SB), Y2, Y1
+	VBLENDVPD Y1, ·rdConstTable+1152(SB), Y2, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, 32(AX)
 	VMOVUPS   64(AX), Y0
@@ -1779,7 +1779,7 @@ rblock:
 	VPXOR     Y2, Y2, Y2
 	VCMPPD    $0x04, Y2, Y1, Y1
 	VPXOR     Y2, Y2, Y2
-	VBLENDVPD Y1, rdq3ff0000000000000<>+0(SB), Y2, Y1
+	VBLENDVPD Y1, ·rdConstTable+1152(SB), Y2, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, 64(AX)
 	VMOVUPS   96(AX), Y0
@@ -1787,7 +1787,7 @@ rblock:
 	VPXOR     Y2, Y2, Y2
 	VCMPPD    $0x04, Y2, Y1, Y1
 	VPXOR     Y2, Y2, Y2
-	VBLENDVPD Y1, rdq3ff0000000000000<>+0(SB), Y2, Y1
+	VBLENDVPD Y1, ·rdConstTable+1152(SB), Y2, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, 96(AX)
 	ADDQ      $0x00000080, AX
@@ -1803,7 +1803,7 @@ rsingle:
 	VPXOR     Y2, Y2, Y2
 	VCMPPD    $0x04, Y2, Y1, Y1
 	VPXOR     Y2, Y2, Y2
-	VBLENDVPD Y1, rdq3ff0000000000000<>+0(SB), Y2, Y1
+	VBLENDVPD Y1, ·rdConstTable+1152(SB), Y2, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, (AX)
 	VMOVUPS   32(AX), Y0
@@ -1811,7 +1811,7 @@ rsingle:
 	VPXOR     Y2, Y2, Y2
 	VCMPPD    $0x04, Y2, Y1, Y1
 	VPXOR     Y2, Y2, Y2
-	VBLENDVPD Y1, rdq3ff0000000000000<>+0(SB), Y2, Y1
+	VBLENDVPD Y1, ·rdConstTable+1152(SB), Y2, Y1
 	VADDPD    Y1, Y0, Y0
 	VMOVUPD   Y0, 32(AX)
 	ADDQ      $0x00000040, AX
@@ -2084,27 +2084,27 @@ rsingle:
 	JE           rdone
 	VMOVUPS      (CX), Y3
 	VSUBPS       Y0, Y3, Y3
-	VMOVUPS      rdcc2d00000<>+0(SB), Y4
+	VMOVUPS      ·rdConstTable+1024(SB), Y4
 	VMAXPS       Y3, Y4, Y4
-	VMOVUPS      rdc42b1999a<>+0(SB), Y3
+	VMOVUPS      ·rdConstTable+704(SB), Y3
 	VMINPS       Y4, Y3, Y4
-	VMULPS       rdc3fb8aa3b<>+0(SB), Y4, Y3
+	VMULPS       ·rdConstTable+640(SB), Y4, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VFNMADD231PS rdc3f318000<>+0(SB), Y3, Y4
-	VFNMADD231PS rdcb95e8083<>+0(SB), Y3, Y4
-	VMOVUPS      rdc3ab57398<>+0(SB), Y5
-	VFMADD213PS  rdc3c0933c1<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3d2aac11<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3e2aaa0d<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3efffffe<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3f800000<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3f800000<>+0(SB), Y4, Y5
+	VFNMADD231PS ·rdConstTable+512(SB), Y3, Y4
+	VFNMADD231PS ·rdConstTable+960(SB), Y3, Y4
+	VMOVUPS      ·rdConstTable+192(SB), Y5
+	VFMADD213PS  ·rdConstTable+256(SB), Y4, Y5
+	VFMADD213PS  ·rdConstTable+320(SB), Y4, Y5
+	VFMADD213PS  ·rdConstTable+384(SB), Y4, Y5
+	VFMADD213PS  ·rdConstTable+448(SB), Y4, Y5
+	VFMADD213PS  ·rdConstTable+576(SB), Y4, Y5
+	VFMADD213PS  ·rdConstTable+576(SB), Y4, Y5
 	VCVTPS2DQ    Y3, Y3
 	VPSRAD       $0x01, Y3, Y4
 	VPSUBD       Y4, Y3, Y3
-	VPADDD       rdc0000007f<>+0(SB), Y4, Y4
+	VPADDD       ·rdConstTable+128(SB), Y4, Y4
 	VPSLLD       $0x17, Y4, Y4
-	VPADDD       rdc0000007f<>+0(SB), Y3, Y3
+	VPADDD       ·rdConstTable+128(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y4, Y5, Y5
 	VMULPS       Y3, Y5, Y5
@@ -2144,27 +2144,27 @@ rsingle:
 	JE           rdone
 	VMOVUPS      (AX), Y3
 	VSUBPS       Y0, Y3, Y3
-	VMOVUPS      rdcc2d00000<>+0(SB), Y4
+	VMOVUPS      ·rdConstTable+1024(SB), Y4
 	VMAXPS       Y3, Y4, Y4
-	VMOVUPS      rdc42b1999a<>+0(SB), Y3
+	VMOVUPS      ·rdConstTable+704(SB), Y3
 	VMINPS       Y4, Y3, Y4
-	VMULPS       rdc3fb8aa3b<>+0(SB), Y4, Y3
+	VMULPS       ·rdConstTable+640(SB), Y4, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VFNMADD231PS rdc3f318000<>+0(SB), Y3, Y4
-	VFNMADD231PS rdcb95e8083<>+0(SB), Y3, Y4
-	VMOVUPS      rdc3ab57398<>+0(SB), Y5
-	VFMADD213PS  rdc3c0933c1<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3d2aac11<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3e2aaa0d<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3efffffe<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3f800000<>+0(SB), Y4, Y5
-	VFMADD213PS  rdc3f800000<>+0(SB), Y4, Y5
+	VFNMADD231PS ·rdConstTable+512(SB), Y3, Y4
+	VFNMADD231PS ·rdConstTable+960(SB), Y3, Y4
+	VMOVUPS      ·rdConstTable+192(SB), Y5
+	VFMADD213PS  ·rdConstTable+256(SB), Y4, Y5
+	VFMADD213PS  ·rdConstTable+320(SB), Y4, Y5
+	VFMADD213PS  ·rdConstTable+384(SB), Y4, Y5
+	VFMADD213PS  ·rdConstTable+448(SB), Y4, Y5
+	VFMADD213PS  ·rdConstTable+576(SB), Y4, Y5
+	VFMADD213PS  ·rdConstTable+576(SB), Y4, Y5
 	VCVTPS2DQ    Y3, Y3
 	VPSRAD       $0x01, Y3, Y4
 	VPSUBD       Y4, Y3, Y3
-	VPADDD       rdc0000007f<>+0(SB), Y4, Y4
+	VPADDD       ·rdConstTable+128(SB), Y4, Y4
 	VPSLLD       $0x17, Y4, Y4
-	VPADDD       rdc0000007f<>+0(SB), Y3, Y3
+	VPADDD       ·rdConstTable+128(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
 	VMULPS       Y4, Y5, Y5
 	VMULPS       Y3, Y5, Y5
@@ -2884,27 +2884,27 @@ rsingle:
 	JE           rdone
 	VMOVUPS      (DX), Y1
 	VMOVUPS      (CX), Y2
-	VMOVUPS      rdcc2d00000<>+0(SB), Y3
+	VMOVUPS      ·rdConstTable+1024(SB), Y3
 	VMAXPS       Y2, Y3, Y3
-	VMOVUPS      rdc42b1999a<>+0(SB), Y2
+	VMOVUPS      ·rdConstTable+704(SB), Y2
 	VMINPS       Y3, Y2, Y3
-	VMULPS       rdc3fb8aa3b<>+0(SB), Y3, Y2
+	VMULPS       ·rdConstTable+640(SB), Y3, Y2
 	VROUNDPS     $0x00, Y2, Y2
-	VFNMADD231PS rdc3f318000<>+0(SB), Y2, Y3
-	VFNMADD231PS rdcb95e8083<>+0(SB), Y2, Y3
-	VMOVUPS      rdc3ab57398<>+0(SB), Y4
-	VFMADD213PS  rdc3c0933c1<>+0(SB), Y3, Y4
-	VFMADD213PS  rdc3d2aac11<>+0(SB), Y3, Y4
-	VFMADD213PS  rdc3e2aaa0d<>+0(SB), Y3, Y4
-	VFMADD213PS  rdc3efffffe<>+0(SB), Y3, Y4
-	VFMADD213PS  rdc3f800000<>+0(SB), Y3, Y4
-	VFMADD213PS  rdc3f800000<>+0(SB), Y3, Y4
+	VFNMADD231PS ·rdConstTable+512(SB), Y2, Y3
+	VFNMADD231PS ·rdConstTable+960(SB), Y2, Y3
+	VMOVUPS      ·rdConstTable+192(SB), Y4
+	VFMADD213PS  ·rdConstTable+256(SB), Y3, Y4
+	VFMADD213PS  ·rdConstTable+320(SB), Y3, Y4
+	VFMADD213PS  ·rdConstTable+384(SB), Y3, Y4
+	VFMADD213PS  ·rdConstTable+448(SB), Y3, Y4
+	VFMADD213PS  ·rdConstTable+576(SB), Y3, Y4
+	VFMADD213PS  ·rdConstTable+576(SB), Y3, Y4
 	VCVTPS2DQ    Y2, Y2
 	VPSRAD       $0x01, Y2, Y3
 	VPSUBD       Y3, Y2, Y2
-	VPADDD       rdc0000007f<>+0(SB), Y3, Y3
+	VPADDD       ·rdConstTable+128(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
-	VPADDD       rdc0000007f<>+0(SB), Y2, Y2
+	VPADDD       ·rdConstTable+128(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y3, Y4, Y4
 	VMULPS       Y2, Y4, Y4
@@ -3215,28 +3215,28 @@ op_maximum:
 
 op_neg:
 	VMOVUPS (R10), Y0
-	VXORPS  rdc80000000<>+0(SB), Y0, Y0
+	VXORPS  ·rdConstTable+896(SB), Y0, Y0
 	VMOVUPS Y0, (R9)
 	VMOVUPS 32(R10), Y0
-	VXORPS  rdc80000000<>+0(SB), Y0, Y0
+	VXORPS  ·rdConstTable+896(SB), Y0, Y0
 	VMOVUPS Y0, 32(R9)
 	VMOVUPS 64(R10), Y0
-	VXORPS  rdc80000000<>+0(SB), Y0, Y0
+	VXORPS  ·rdConstTable+896(SB), Y0, Y0
 	VMOVUPS Y0, 64(R9)
 	VMOVUPS 96(R10), Y0
-	VXORPS  rdc80000000<>+0(SB), Y0, Y0
+	VXORPS  ·rdConstTable+896(SB), Y0, Y0
 	VMOVUPS Y0, 96(R9)
 	VMOVUPS 128(R10), Y0
-	VXORPS  rdc80000000<>+0(SB), Y0, Y0
+	VXORPS  ·rdConstTable+896(SB), Y0, Y0
 	VMOVUPS Y0, 128(R9)
 	VMOVUPS 160(R10), Y0
-	VXORPS  rdc80000000<>+0(SB), Y0, Y0
+	VXORPS  ·rdConstTable+896(SB), Y0, Y0
 	VMOVUPS Y0, 160(R9)
 	VMOVUPS 192(R10), Y0
-	VXORPS  rdc80000000<>+0(SB), Y0, Y0
+	VXORPS  ·rdConstTable+896(SB), Y0, Y0
 	VMOVUPS Y0, 192(R9)
 	VMOVUPS 224(R10), Y0
-	VXORPS  rdc80000000<>+0(SB), Y0, Y0
+	VXORPS  ·rdConstTable+896(SB), Y0, Y0
 	VMOVUPS Y0, 224(R9)
 	JMP     stepped
 
@@ -3354,16 +3354,16 @@ rblock:
 	CMPQ      CX, $0x00000020
 	JL        rsingle
 	VCVTPS2PD (AX), Z4
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD    ·rdConstTable+1280(SB), Z4, Z4
 	VADDPD    Z4, Z0, Z0
 	VCVTPS2PD 32(AX), Z4
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD    ·rdConstTable+1280(SB), Z4, Z4
 	VADDPD    Z4, Z1, Z1
 	VCVTPS2PD 64(AX), Z4
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD    ·rdConstTable+1280(SB), Z4, Z4
 	VADDPD    Z4, Z2, Z2
 	VCVTPS2PD 96(AX), Z4
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD    ·rdConstTable+1280(SB), Z4, Z4
 	VADDPD    Z4, Z3, Z3
 	ADDQ      $0x00000080, AX
 	SUBQ      $0x00000020, CX
@@ -3373,10 +3373,10 @@ rsingle:
 	TESTQ     CX, CX
 	JE        rdone
 	VCVTPS2PD (AX), Z4
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD    ·rdConstTable+1280(SB), Z4, Z4
 	VADDPD    Z4, Z0, Z0
 	VCVTPS2PD 32(AX), Z4
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD    ·rdConstTable+1280(SB), Z4, Z4
 	VADDPD    Z4, Z1, Z1
 	ADDQ      $0x00000040, AX
 	SUBQ      $0x00000010, CX
@@ -3463,25 +3463,25 @@ rblock:
 	VPXORD    Z5, Z5, Z5
 	VCMPPD    $0x04, Z5, Z4, K1
 	VPXORD    Z6, Z6, Z6
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z6, K1, Z7
+	VBLENDMPD ·rdConstTable+1152(SB), Z6, K1, Z7
 	VADDPD    Z7, Z0, Z0
 	VCVTPS2PD 32(AX), Z4
 	VPXORD    Z8, Z8, Z8
 	VCMPPD    $0x04, Z8, Z4, K1
 	VPXORD    Z9, Z9, Z9
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z9, K1, Z10
+	VBLENDMPD ·rdConstTable+1152(SB), Z9, K1, Z10
 	VADDPD    Z10, Z1, Z1
 	VCVTPS2PD 64(AX), Z4
 	VPXORD    Z11, Z11, Z11
 	VCMPPD    $0x04, Z11, Z4, K1
 	VPXORD    Z12, Z12, Z12
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z12, K1, Z13
+	VBLENDMPD ·rdConstTable+1152(SB), Z12, K1, Z13
 	VADDPD    Z13, Z2, Z2
 	VCVTPS2PD 96(AX), Z4
 	VPXORD    Z14, Z14, Z14
 	VCMPPD    $0x04, Z14, Z4, K1
 	VPXORD    Z15, Z15, Z15
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z15, K1, Z16
+	VBLENDMPD ·rdConstTable+1152(SB), Z15, K1, Z16
 	VADDPD    Z16, Z3, Z3
 	ADDQ      $0x00000080, AX
 	SUBQ      $0x00000020, CX
@@ -3494,13 +3494,13 @@ rsingle:
 	VPXORD    Z17, Z17, Z17
 	VCMPPD    $0x04, Z17, Z4, K1
 	VPXORD    Z18, Z18, Z18
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z18, K1, Z19
+	VBLENDMPD ·rdConstTable+1152(SB), Z18, K1, Z19
 	VADDPD    Z19, Z0, Z0
 	VCVTPS2PD 32(AX), Z4
 	VPXORD    Z20, Z20, Z20
 	VCMPPD    $0x04, Z20, Z4, K1
 	VPXORD    Z21, Z21, Z21
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z21, K1, Z22
+	VBLENDMPD ·rdConstTable+1152(SB), Z21, K1, Z22
 	VADDPD    Z22, Z1, Z1
 	ADDQ      $0x00000040, AX
 	SUBQ      $0x00000010, CX
@@ -3610,10 +3610,10 @@ rdone:
 TEXT ·rdProdF32AVX512(SB), NOSPLIT, $0-24
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Z0
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Z1
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Z2
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Z3
+	VMOVUPS ·rdConstTable+1152(SB), Z0
+	VMOVUPS ·rdConstTable+1152(SB), Z1
+	VMOVUPS ·rdConstTable+1152(SB), Z2
+	VMOVUPS ·rdConstTable+1152(SB), Z3
 
 rblock:
 	CMPQ      CX, $0x00000020
@@ -3719,16 +3719,16 @@ rblock:
 	CMPQ    CX, $0x00000020
 	JL      rsingle
 	VMOVUPD (AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VADDPD  Z4, Z0, Z0
 	VMOVUPD 64(AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VADDPD  Z4, Z1, Z1
 	VMOVUPD 128(AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VADDPD  Z4, Z2, Z2
 	VMOVUPD 192(AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VADDPD  Z4, Z3, Z3
 	ADDQ    $0x00000100, AX
 	SUBQ    $0x00000020, CX
@@ -3738,10 +3738,10 @@ rsingle:
 	TESTQ   CX, CX
 	JE      rdone
 	VMOVUPD (AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VADDPD  Z4, Z0, Z0
 	VMOVUPD 64(AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VADDPD  Z4, Z1, Z1
 	ADDQ    $0x00000080, AX
 	SUBQ    $0x00000010, CX
@@ -3828,25 +3828,25 @@ rblock:
 	VPXORD    Z5, Z5, Z5
 	VCMPPD    $0x04, Z5, Z4, K1
 	VPXORD    Z6, Z6, Z6
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z6, K1, Z7
+	VBLENDMPD ·rdConstTable+1152(SB), Z6, K1, Z7
 	VADDPD    Z7, Z0, Z0
 	VMOVUPD   64(AX), Z4
 	VPXORD    Z8, Z8, Z8
 	VCMPPD    $0x04, Z8, Z4, K1
 	VPXORD    Z9, Z9, Z9
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z9, K1, Z10
+	VBLENDMPD ·rdConstTable+1152(SB), Z9, K1, Z10
 	VADDPD    Z10, Z1, Z1
 	VMOVUPD   128(AX), Z4
 	VPXORD    Z11, Z11, Z11
 	VCMPPD    $0x04, Z11, Z4, K1
 	VPXORD    Z12, Z12, Z12
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z12, K1, Z13
+	VBLENDMPD ·rdConstTable+1152(SB), Z12, K1, Z13
 	VADDPD    Z13, Z2, Z2
 	VMOVUPD   192(AX), Z4
 	VPXORD    Z14, Z14, Z14
 	VCMPPD    $0x04, Z14, Z4, K1
 	VPXORD    Z15, Z15, Z15
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z15, K1, Z16
+	VBLENDMPD ·rdConstTable+1152(SB), Z15, K1, Z16
 	VADDPD    Z16, Z3, Z3
 	ADDQ      $0x00000100, AX
 	SUBQ      $0x00000020, CX
@@ -3859,13 +3859,13 @@ rsingle:
 	VPXORD    Z17, Z17, Z17
 	VCMPPD    $0x04, Z17, Z4, K1
 	VPXORD    Z18, Z18, Z18
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z18, K1, Z19
+	VBLENDMPD ·rdConstTable+1152(SB), Z18, K1, Z19
 	VADDPD    Z19, Z0, Z0
 	VMOVUPD   64(AX), Z4
 	VPXORD    Z20, Z20, Z20
 	VCMPPD    $0x04, Z20, Z4, K1
 	VPXORD    Z21, Z21, Z21
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z21, K1, Z22
+	VBLENDMPD ·rdConstTable+1152(SB), Z21, K1, Z22
 	VADDPD    Z22, Z1, Z1
 	ADDQ      $0x00000080, AX
 	SUBQ      $0x00000010, CX
@@ -3975,10 +3975,10 @@ rdone:
 TEXT ·rdProdF64AVX512(SB), NOSPLIT, $0-24
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Z0
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Z1
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Z2
-	VMOVUPS rdq3ff0000000000000<>+0(SB), Z3
+	VMOVUPS ·rdConstTable+1152(SB), Z0
+	VMOVUPS ·rdConstTable+1152(SB), Z1
+	VMOVUPS ·rdConstTable+1152(SB), Z2
+	VMOVUPS ·rdConstTable+1152(SB), Z3
 
 rblock:
 	CMPQ    CX, $0x00000020
@@ -4025,10 +4025,10 @@ rdone:
 TEXT ·rdMaxF32AVX512(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdcff800000<>+0(SB), Z0
-	VMOVUPS rdcff800000<>+0(SB), Z1
-	VMOVUPS rdcff800000<>+0(SB), Z2
-	VMOVUPS rdcff800000<>+0(SB), Z3
+	VMOVUPS ·rdConstTable+1088(SB), Z0
+	VMOVUPS ·rdConstTable+1088(SB), Z1
+	VMOVUPS ·rdConstTable+1088(SB), Z2
+	VMOVUPS ·rdConstTable+1088(SB), Z3
 	KXORW   K1, K1, K1
 
 rblock:
@@ -4082,10 +4082,10 @@ rdone:
 TEXT ·rdMinF32AVX512(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdc7f800000<>+0(SB), Z0
-	VMOVUPS rdc7f800000<>+0(SB), Z1
-	VMOVUPS rdc7f800000<>+0(SB), Z2
-	VMOVUPS rdc7f800000<>+0(SB), Z3
+	VMOVUPS ·rdConstTable+768(SB), Z0
+	VMOVUPS ·rdConstTable+768(SB), Z1
+	VMOVUPS ·rdConstTable+768(SB), Z2
+	VMOVUPS ·rdConstTable+768(SB), Z3
 	KXORW   K1, K1, K1
 
 rblock:
@@ -4139,22 +4139,22 @@ rdone:
 TEXT ·rdMaxAbsF32AVX512(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdcff800000<>+0(SB), Z0
-	VMOVUPS rdcff800000<>+0(SB), Z1
-	VMOVUPS rdcff800000<>+0(SB), Z2
-	VMOVUPS rdcff800000<>+0(SB), Z3
+	VMOVUPS ·rdConstTable+1088(SB), Z0
+	VMOVUPS ·rdConstTable+1088(SB), Z1
+	VMOVUPS ·rdConstTable+1088(SB), Z2
+	VMOVUPS ·rdConstTable+1088(SB), Z3
 	KXORW   K1, K1, K1
 
 rblock:
 	CMPQ    CX, $0x00000020
 	JL      rsingle
 	VMOVUPS (AX), Z4
-	VANDPS  rdc7fffffff<>+0(SB), Z4, Z4
+	VANDPS  ·rdConstTable+832(SB), Z4, Z4
 	VCMPPS  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMAXPS  Z4, Z0, Z0
 	VMOVUPS 64(AX), Z4
-	VANDPS  rdc7fffffff<>+0(SB), Z4, Z4
+	VANDPS  ·rdConstTable+832(SB), Z4, Z4
 	VCMPPS  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMAXPS  Z4, Z2, Z2
@@ -4166,7 +4166,7 @@ rsingle:
 	TESTQ   CX, CX
 	JE      rdone
 	VMOVUPS (AX), Z4
-	VANDPS  rdc7fffffff<>+0(SB), Z4, Z4
+	VANDPS  ·rdConstTable+832(SB), Z4, Z4
 	VCMPPS  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMAXPS  Z4, Z0, Z0
@@ -4199,22 +4199,22 @@ rdone:
 TEXT ·rdMinAbsF32AVX512(SB), NOSPLIT, $0-21
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdc7f800000<>+0(SB), Z0
-	VMOVUPS rdc7f800000<>+0(SB), Z1
-	VMOVUPS rdc7f800000<>+0(SB), Z2
-	VMOVUPS rdc7f800000<>+0(SB), Z3
+	VMOVUPS ·rdConstTable+768(SB), Z0
+	VMOVUPS ·rdConstTable+768(SB), Z1
+	VMOVUPS ·rdConstTable+768(SB), Z2
+	VMOVUPS ·rdConstTable+768(SB), Z3
 	KXORW   K1, K1, K1
 
 rblock:
 	CMPQ    CX, $0x00000020
 	JL      rsingle
 	VMOVUPS (AX), Z4
-	VANDPS  rdc7fffffff<>+0(SB), Z4, Z4
+	VANDPS  ·rdConstTable+832(SB), Z4, Z4
 	VCMPPS  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMINPS  Z4, Z0, Z0
 	VMOVUPS 64(AX), Z4
-	VANDPS  rdc7fffffff<>+0(SB), Z4, Z4
+	VANDPS  ·rdConstTable+832(SB), Z4, Z4
 	VCMPPS  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMINPS  Z4, Z2, Z2
@@ -4226,7 +4226,7 @@ rsingle:
 	TESTQ   CX, CX
 	JE      rdone
 	VMOVUPS (AX), Z4
-	VANDPS  rdc7fffffff<>+0(SB), Z4, Z4
+	VANDPS  ·rdConstTable+832(SB), Z4, Z4
 	VCMPPS  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMINPS  Z4, Z0, Z0
@@ -4259,10 +4259,10 @@ rdone:
 TEXT ·rdMaxF64AVX512(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdqfff0000000000000<>+0(SB), Z0
-	VMOVUPS rdqfff0000000000000<>+0(SB), Z1
-	VMOVUPS rdqfff0000000000000<>+0(SB), Z2
-	VMOVUPS rdqfff0000000000000<>+0(SB), Z3
+	VMOVUPS ·rdConstTable+1344(SB), Z0
+	VMOVUPS ·rdConstTable+1344(SB), Z1
+	VMOVUPS ·rdConstTable+1344(SB), Z2
+	VMOVUPS ·rdConstTable+1344(SB), Z3
 	KXORW   K1, K1, K1
 
 rblock:
@@ -4326,10 +4326,10 @@ rdone:
 TEXT ·rdMinF64AVX512(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Z0
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Z1
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Z2
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Z3
+	VMOVUPS ·rdConstTable+1216(SB), Z0
+	VMOVUPS ·rdConstTable+1216(SB), Z1
+	VMOVUPS ·rdConstTable+1216(SB), Z2
+	VMOVUPS ·rdConstTable+1216(SB), Z3
 	KXORW   K1, K1, K1
 
 rblock:
@@ -4393,32 +4393,32 @@ rdone:
 TEXT ·rdMaxAbsF64AVX512(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdqfff0000000000000<>+0(SB), Z0
-	VMOVUPS rdqfff0000000000000<>+0(SB), Z1
-	VMOVUPS rdqfff0000000000000<>+0(SB), Z2
-	VMOVUPS rdqfff0000000000000<>+0(SB), Z3
+	VMOVUPS ·rdConstTable+1344(SB), Z0
+	VMOVUPS ·rdConstTable+1344(SB), Z1
+	VMOVUPS ·rdConstTable+1344(SB), Z2
+	VMOVUPS ·rdConstTable+1344(SB), Z3
 	KXORW   K1, K1, K1
 
 rblock:
 	CMPQ    CX, $0x00000020
 	JL      rsingle
 	VMOVUPD (AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VCMPPD  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMAXPD  Z4, Z0, Z0
 	VMOVUPD 64(AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VCMPPD  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMAXPD  Z4, Z1, Z1
 	VMOVUPD 128(AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VCMPPD  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMAXPD  Z4, Z2, Z2
 	VMOVUPD 192(AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VCMPPD  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMAXPD  Z4, Z3, Z3
@@ -4430,12 +4430,12 @@ rsingle:
 	TESTQ   CX, CX
 	JE      rdone
 	VMOVUPD (AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VCMPPD  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMAXPD  Z4, Z0, Z0
 	VMOVUPD 64(AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VCMPPD  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMAXPD  Z4, Z1, Z1
@@ -4466,32 +4466,32 @@ rdone:
 TEXT ·rdMinAbsF64AVX512(SB), NOSPLIT, $0-25
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Z0
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Z1
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Z2
-	VMOVUPS rdq7ff0000000000000<>+0(SB), Z3
+	VMOVUPS ·rdConstTable+1216(SB), Z0
+	VMOVUPS ·rdConstTable+1216(SB), Z1
+	VMOVUPS ·rdConstTable+1216(SB), Z2
+	VMOVUPS ·rdConstTable+1216(SB), Z3
 	KXORW   K1, K1, K1
 
 rblock:
 	CMPQ    CX, $0x00000020
 	JL      rsingle
 	VMOVUPD (AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VCMPPD  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMINPD  Z4, Z0, Z0
 	VMOVUPD 64(AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VCMPPD  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMINPD  Z4, Z1, Z1
 	VMOVUPD 128(AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VCMPPD  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMINPD  Z4, Z2, Z2
 	VMOVUPD 192(AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VCMPPD  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMINPD  Z4, Z3, Z3
@@ -4503,12 +4503,12 @@ rsingle:
 	TESTQ   CX, CX
 	JE      rdone
 	VMOVUPD (AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VCMPPD  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMINPD  Z4, Z0, Z0
 	VMOVUPD 64(AX), Z4
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z4, Z4
+	VANDPD  ·rdConstTable+1280(SB), Z4, Z4
 	VCMPPD  $0x03, Z4, Z4, K2
 	KORW    K2, K1, K1
 	VMINPD  Z4, Z1, Z1
@@ -4541,9 +4541,9 @@ TEXT ·rdArgMaxF32AVX512(SB), NOSPLIT, $0-33
 	MOVQ    n+8(FP), CX
 	MOVQ    best+16(FP), DX
 	MOVQ    idx+24(FP), BX
-	VMOVUPS rdcff800000<>+0(SB), Z0
-	VMOVUPS rdiota<>+0(SB), Z1
-	VMOVUPS rdiota<>+0(SB), Z2
+	VMOVUPS ·rdConstTable+1088(SB), Z0
+	VMOVUPS ·rdConstTable+1408(SB), Z1
+	VMOVUPS ·rdConstTable+1408(SB), Z2
 	KXORW   K1, K1, K1
 
 rsingle:
@@ -4555,7 +4555,7 @@ rsingle:
 	VCMPPS    $0x1e, Z0, Z3, K2
 	VBLENDMPS Z3, Z0, K2, Z0
 	VBLENDMPS Z2, Z1, K2, Z1
-	VPADDD    rdc00000010<>+0(SB), Z2, Z2
+	VPADDD    ·rdConstTable+64(SB), Z2, Z2
 	ADDQ      $0x00000040, AX
 	SUBQ      $0x00000010, CX
 	JMP       rsingle
@@ -4577,9 +4577,9 @@ TEXT ·rdArgMinF32AVX512(SB), NOSPLIT, $0-33
 	MOVQ    n+8(FP), CX
 	MOVQ    best+16(FP), DX
 	MOVQ    idx+24(FP), BX
-	VMOVUPS rdc7f800000<>+0(SB), Z0
-	VMOVUPS rdiota<>+0(SB), Z1
-	VMOVUPS rdiota<>+0(SB), Z2
+	VMOVUPS ·rdConstTable+768(SB), Z0
+	VMOVUPS ·rdConstTable+1408(SB), Z1
+	VMOVUPS ·rdConstTable+1408(SB), Z2
 	KXORW   K1, K1, K1
 
 rsingle:
@@ -4591,7 +4591,7 @@ rsingle:
 	VCMPPS    $0x11, Z0, Z3, K2
 	VBLENDMPS Z3, Z0, K2, Z0
 	VBLENDMPS Z2, Z1, K2, Z1
-	VPADDD    rdc00000010<>+0(SB), Z2, Z2
+	VPADDD    ·rdConstTable+64(SB), Z2, Z2
 	ADDQ      $0x00000040, AX
 	SUBQ      $0x00000010, CX
 	JMP       rsingle
@@ -4669,22 +4669,22 @@ rblock:
 	JL        rsingle
 	VMOVUPS   (AX), Z0
 	VCVTPS2PD (CX), Z1
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Z1, Z1
+	VANDPD    ·rdConstTable+1280(SB), Z1, Z1
 	VADDPD    Z1, Z0, Z0
 	VMOVUPD   Z0, (AX)
 	VMOVUPS   64(AX), Z0
 	VCVTPS2PD 32(CX), Z1
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Z1, Z1
+	VANDPD    ·rdConstTable+1280(SB), Z1, Z1
 	VADDPD    Z1, Z0, Z0
 	VMOVUPD   Z0, 64(AX)
 	VMOVUPS   128(AX), Z0
 	VCVTPS2PD 64(CX), Z1
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Z1, Z1
+	VANDPD    ·rdConstTable+1280(SB), Z1, Z1
 	VADDPD    Z1, Z0, Z0
 	VMOVUPD   Z0, 128(AX)
 	VMOVUPS   192(AX), Z0
 	VCVTPS2PD 96(CX), Z1
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Z1, Z1
+	VANDPD    ·rdConstTable+1280(SB), Z1, Z1
 	VADDPD    Z1, Z0, Z0
 	VMOVUPD   Z0, 192(AX)
 	ADDQ      $0x00000100, AX
@@ -4697,12 +4697,12 @@ rsingle:
 	JE        rdone
 	VMOVUPS   (AX), Z0
 	VCVTPS2PD (CX), Z1
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Z1, Z1
+	VANDPD    ·rdConstTable+1280(SB), Z1, Z1
 	VADDPD    Z1, Z0, Z0
 	VMOVUPD   Z0, (AX)
 	VMOVUPS   64(AX), Z0
 	VCVTPS2PD 32(CX), Z1
-	VANDPD    rdq7fffffffffffffff<>+0(SB), Z1, Z1
+	VANDPD    ·rdConstTable+1280(SB), Z1, Z1
 	VADDPD    Z1, Z0, Z0
 	VMOVUPD   Z0, 64(AX)
 	ADDQ      $0x00000080, AX
@@ -4780,7 +4780,7 @@ rblock:
 	VPXORD    Z2, Z2, Z2
 	VCMPPD    $0x04, Z2, Z1, K1
 	VPXORD    Z3, Z3, Z3
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z3, K1, Z4
+	VBLENDMPD ·rdConstTable+1152(SB), Z3, K1, Z4
 	VADDPD    Z4, Z0, Z0
 	VMOVUPD   Z0, (AX)
 	VMOVUPS   64(AX), Z0
@@ -4788,7 +4788,7 @@ rblock:
 	VPXORD    Z5, Z5, Z5
 	VCMPPD    $0x04, Z5, Z1, K1
 	VPXORD    Z6, Z6, Z6
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z6, K1, Z7
+	VBLENDMPD ·rdConstTable+1152(SB), Z6, K1, Z7
 	VADDPD    Z7, Z0, Z0
 	VMOVUPD   Z0, 64(AX)
 	VMOVUPS   128(AX), Z0
@@ -4796,7 +4796,7 @@ rblock:
 	VPXORD    Z8, Z8, Z8
 	VCMPPD    $0x04, Z8, Z1, K1
 	VPXORD    Z9, Z9, Z9
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z9, K1, Z10
+	VBLENDMPD ·rdConstTable+1152(SB), Z9, K1, Z10
 	VADDPD    Z10, Z0, Z0
 	VMOVUPD   Z0, 128(AX)
 	VMOVUPS   192(AX), Z0
@@ -4804,7 +4804,7 @@ rblock:
 	VPXORD    Z11, Z11, Z11
 	VCMPPD    $0x04, Z11, Z1, K1
 	VPXORD    Z12, Z12, Z12
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z12, K1, Z13
+	VBLENDMPD ·rdConstTable+1152(SB), Z12, K1, Z13
 	VADDPD    Z13, Z0, Z0
 	VMOVUPD   Z0, 192(AX)
 	ADDQ      $0x00000100, AX
@@ -4820,7 +4820,7 @@ rsingle:
 	VPXORD    Z14, Z14, Z14
 	VCMPPD    $0x04, Z14, Z1, K1
 	VPXORD    Z15, Z15, Z15
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z15, K1, Z16
+	VBLENDMPD ·rdConstTable+1152(SB), Z15, K1, Z16
 	VADDPD    Z16, Z0, Z0
 	VMOVUPD   Z0, (AX)
 	VMOVUPS   64(AX), Z0
@@ -4828,7 +4828,7 @@ rsingle:
 	VPXORD    Z17, Z17, Z17
 	VCMPPD    $0x04, Z17, Z1, K1
 	VPXORD    Z18, Z18, Z18
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z18, K1, Z19
+	VBLENDMPD ·rdConstTable+1152(SB), Z18, K1, Z19
 	VADDPD    Z19, Z0, Z0
 	VMOVUPD   Z0, 64(AX)
 	ADDQ      $0x00000080, AX
@@ -4988,22 +4988,22 @@ rblock:
 	JL      rsingle
 	VMOVUPS (AX), Z0
 	VMOVUPD (CX), Z1
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z1, Z1
+	VANDPD  ·rdConstTable+1280(SB), Z1, Z1
 	VADDPD  Z1, Z0, Z0
 	VMOVUPD Z0, (AX)
 	VMOVUPS 64(AX), Z0
 	VMOVUPD 64(CX), Z1
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z1, Z1
+	VANDPD  ·rdConstTable+1280(SB), Z1, Z1
 	VADDPD  Z1, Z0, Z0
 	VMOVUPD Z0, 64(AX)
 	VMOVUPS 128(AX), Z0
 	VMOVUPD 128(CX), Z1
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z1, Z1
+	VANDPD  ·rdConstTable+1280(SB), Z1, Z1
 	VADDPD  Z1, Z0, Z0
 	VMOVUPD Z0, 128(AX)
 	VMOVUPS 192(AX), Z0
 	VMOVUPD 192(CX), Z1
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z1, Z1
+	VANDPD  ·rdConstTable+1280(SB), Z1, Z1
 	VADDPD  Z1, Z0, Z0
 	VMOVUPD Z0, 192(AX)
 	ADDQ    $0x00000100, AX
@@ -5016,12 +5016,12 @@ rsingle:
 	JE      rdone
 	VMOVUPS (AX), Z0
 	VMOVUPD (CX), Z1
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z1, Z1
+	VANDPD  ·rdConstTable+1280(SB), Z1, Z1
 	VADDPD  Z1, Z0, Z0
 	VMOVUPD Z0, (AX)
 	VMOVUPS 64(AX), Z0
 	VMOVUPD 64(CX), Z1
-	VANDPD  rdq7fffffffffffffff<>+0(SB), Z1, Z1
+	VANDPD  ·rdConstTable+1280(SB), Z1, Z1
 	VADDPD  Z1, Z0, Z0
 	VMOVUPD Z0, 64(AX)
 	ADDQ    $0x00000080, AX
@@ -5099,7 +5099,7 @@ rblock:
 	VPXORD    Z2, Z2, Z2
 	VCMPPD    $0x04, Z2, Z1, K1
 	VPXORD    Z3, Z3, Z3
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z3, K1, Z4
+	VBLENDMPD ·rdConstTable+1152(SB), Z3, K1, Z4
 	VADDPD    Z4, Z0, Z0
 	VMOVUPD   Z0, (AX)
 	VMOVUPS   64(AX), Z0
@@ -5107,7 +5107,7 @@ rblock:
 	VPXORD    Z5, Z5, Z5
 	VCMPPD    $0x04, Z5, Z1, K1
 	VPXORD    Z6, Z6, Z6
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z6, K1, Z7
+	VBLENDMPD ·rdConstTable+1152(SB), Z6, K1, Z7
 	VADDPD    Z7, Z0, Z0
 	VMOVUPD   Z0, 64(AX)
 	VMOVUPS   128(AX), Z0
@@ -5115,7 +5115,7 @@ rblock:
 	VPXORD    Z8, Z8, Z8
 	VCMPPD    $0x04, Z8, Z1, K1
 	VPXORD    Z9, Z9, Z9
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z9, K1, Z10
+	VBLENDMPD ·rdConstTable+1152(SB), Z9, K1, Z10
 	VADDPD    Z10, Z0, Z0
 	VMOVUPD   Z0, 128(AX)
 	VMOVUPS   192(AX), Z0
@@ -5123,7 +5123,7 @@ rblock:
 	VPXORD    Z11, Z11, Z11
 	VCMPPD    $0x04, Z11, Z1, K1
 	VPXORD    Z12, Z12, Z12
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z12, K1, Z13
+	VBLENDMPD ·rdConstTable+1152(SB), Z12, K1, Z13
 	VADDPD    Z13, Z0, Z0
 	VMOVUPD   Z0, 192(AX)
 	ADDQ      $0x00000100, AX
@@ -5139,7 +5139,7 @@ rsingle:
 	VPXORD    Z14, Z14, Z14
 	VCMPPD    $0x04, Z14, Z1, K1
 	VPXORD    Z15, Z15, Z15
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z15, K1, Z16
+	VBLENDMPD ·rdConstTable+1152(SB), Z15, K1, Z16
 	VADDPD    Z16, Z0, Z0
 	VMOVUPD   Z0, (AX)
 	VMOVUPS   64(AX), Z0
@@ -5147,7 +5147,7 @@ rsingle:
 	VPXORD    Z17, Z17, Z17
 	VCMPPD    $0x04, Z17, Z1, K1
 	VPXORD    Z18, Z18, Z18
-	VBLENDMPD rdq3ff0000000000000<>+0(SB), Z18, K1, Z19
+	VBLENDMPD ·rdConstTable+1152(SB), Z18, K1, Z19
 	VADDPD    Z19, Z0, Z0
 	VMOVUPD   Z0, 64(AX)
 	ADDQ      $0x00000080, AX
@@ -5428,22 +5428,22 @@ rsingle:
 	JE            rdone
 	VMOVUPS       (CX), Z3
 	VSUBPS        Z0, Z3, Z3
-	VMOVUPS       rdcc2d00000<>+0(SB), Z4
+	VMOVUPS       ·rdConstTable+1024(SB), Z4
 	VMAXPS        Z3, Z4, Z4
-	VMOVUPS       rdc42b1999a<>+0(SB), Z3
+	VMOVUPS       ·rdConstTable+704(SB), Z3
 	VMINPS        Z4, Z3, Z4
-	VCMPPS        $0x06, rdcc2d00000<>+0(SB), Z4, K1
-	VMULPS        rdc3fb8aa3b<>+0(SB), Z4, Z3
+	VCMPPS        $0x06, ·rdConstTable+1024(SB), Z4, K1
+	VMULPS        ·rdConstTable+640(SB), Z4, Z3
 	VRNDSCALEPS   $0x00, Z3, Z3
-	VFNMADD231PS  rdc3f318000<>+0(SB), Z3, Z4
-	VFNMADD231PS  rdcb95e8083<>+0(SB), Z3, Z4
-	VMOVUPS       rdc3ab57398<>+0(SB), Z5
-	VFMADD213PS   rdc3c0933c1<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3d2aac11<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3e2aaa0d<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3efffffe<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3f800000<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3f800000<>+0(SB), Z4, Z5
+	VFNMADD231PS  ·rdConstTable+512(SB), Z3, Z4
+	VFNMADD231PS  ·rdConstTable+960(SB), Z3, Z4
+	VMOVUPS       ·rdConstTable+192(SB), Z5
+	VFMADD213PS   ·rdConstTable+256(SB), Z4, Z5
+	VFMADD213PS   ·rdConstTable+320(SB), Z4, Z5
+	VFMADD213PS   ·rdConstTable+384(SB), Z4, Z5
+	VFMADD213PS   ·rdConstTable+448(SB), Z4, Z5
+	VFMADD213PS   ·rdConstTable+576(SB), Z4, Z5
+	VFMADD213PS   ·rdConstTable+576(SB), Z4, Z5
 	VSCALEFPS.Z   Z3, Z5, K1, Z5
 	VMOVUPS       Z5, (AX)
 	VCVTPS2PD     Y5, Z3
@@ -5483,22 +5483,22 @@ rsingle:
 	JE            rdone
 	VMOVUPS       (AX), Z3
 	VSUBPS        Z0, Z3, Z3
-	VMOVUPS       rdcc2d00000<>+0(SB), Z4
+	VMOVUPS       ·rdConstTable+1024(SB), Z4
 	VMAXPS        Z3, Z4, Z4
-	VMOVUPS       rdc42b1999a<>+0(SB), Z3
+	VMOVUPS       ·rdConstTable+704(SB), Z3
 	VMINPS        Z4, Z3, Z4
-	VCMPPS        $0x06, rdcc2d00000<>+0(SB), Z4, K1
-	VMULPS        rdc3fb8aa3b<>+0(SB), Z4, Z3
+	VCMPPS        $0x06, ·rdConstTable+1024(SB), Z4, K1
+	VMULPS        ·rdConstTable+640(SB), Z4, Z3
 	VRNDSCALEPS   $0x00, Z3, Z3
-	VFNMADD231PS  rdc3f318000<>+0(SB), Z3, Z4
-	VFNMADD231PS  rdcb95e8083<>+0(SB), Z3, Z4
-	VMOVUPS       rdc3ab57398<>+0(SB), Z5
-	VFMADD213PS   rdc3c0933c1<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3d2aac11<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3e2aaa0d<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3efffffe<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3f800000<>+0(SB), Z4, Z5
-	VFMADD213PS   rdc3f800000<>+0(SB), Z4, Z5
+	VFNMADD231PS  ·rdConstTable+512(SB), Z3, Z4
+	VFNMADD231PS  ·rdConstTable+960(SB), Z3, Z4
+	VMOVUPS       ·rdConstTable+192(SB), Z5
+	VFMADD213PS   ·rdConstTable+256(SB), Z4, Z5
+	VFMADD213PS   ·rdConstTable+320(SB), Z4, Z5
+	VFMADD213PS   ·rdConstTable+384(SB), Z4, Z5
+	VFMADD213PS   ·rdConstTable+448(SB), Z4, Z5
+	VFMADD213PS   ·rdConstTable+576(SB), Z4, Z5
+	VFMADD213PS   ·rdConstTable+576(SB), Z4, Z5
 	VSCALEFPS.Z   Z3, Z5, K1, Z5
 	VCVTPS2PD     Y5, Z3
 	VADDPD        Z3, Z1, Z1
@@ -6226,22 +6226,22 @@ rsingle:
 	JE           rdone
 	VMOVUPS      (DX), Z1
 	VMOVUPS      (CX), Z2
-	VMOVUPS      rdcc2d00000<>+0(SB), Z3
+	VMOVUPS      ·rdConstTable+1024(SB), Z3
 	VMAXPS       Z2, Z3, Z3
-	VMOVUPS      rdc42b1999a<>+0(SB), Z2
+	VMOVUPS      ·rdConstTable+704(SB), Z2
 	VMINPS       Z3, Z2, Z3
-	VCMPPS       $0x06, rdcc2d00000<>+0(SB), Z3, K1
-	VMULPS       rdc3fb8aa3b<>+0(SB), Z3, Z2
+	VCMPPS       $0x06, ·rdConstTable+1024(SB), Z3, K1
+	VMULPS       ·rdConstTable+640(SB), Z3, Z2
 	VRNDSCALEPS  $0x00, Z2, Z2
-	VFNMADD231PS rdc3f318000<>+0(SB), Z2, Z3
-	VFNMADD231PS rdcb95e8083<>+0(SB), Z2, Z3
-	VMOVUPS      rdc3ab57398<>+0(SB), Z4
-	VFMADD213PS  rdc3c0933c1<>+0(SB), Z3, Z4
-	VFMADD213PS  rdc3d2aac11<>+0(SB), Z3, Z4
-	VFMADD213PS  rdc3e2aaa0d<>+0(SB), Z3, Z4
-	VFMADD213PS  rdc3efffffe<>+0(SB), Z3, Z4
-	VFMADD213PS  rdc3f800000<>+0(SB), Z3, Z4
-	VFMADD213PS  rdc3f800000<>+0(SB), Z3, Z4
+	VFNMADD231PS ·rdConstTable+512(SB), Z2, Z3
+	VFNMADD231PS ·rdConstTable+960(SB), Z2, Z3
+	VMOVUPS      ·rdConstTable+192(SB), Z4
+	VFMADD213PS  ·rdConstTable+256(SB), Z3, Z4
+	VFMADD213PS  ·rdConstTable+320(SB), Z3, Z4
+	VFMADD213PS  ·rdConstTable+384(SB), Z3, Z4
+	VFMADD213PS  ·rdConstTable+448(SB), Z3, Z4
+	VFMADD213PS  ·rdConstTable+576(SB), Z3, Z4
+	VFMADD213PS  ·rdConstTable+576(SB), Z3, Z4
 	VSCALEFPS.Z  Z2, Z4, K1, Z4
 	VMULPS       Z0, Z4, Z4
 	VSUBPS       Z4, Z1, Z1
@@ -6464,16 +6464,16 @@ op_maximum:
 
 op_neg:
 	VMOVUPS (R10), Z0
-	VXORPS  rdc80000000<>+0(SB), Z0, Z0
+	VXORPS  ·rdConstTable+896(SB), Z0, Z0
 	VMOVUPS Z0, (R9)
 	VMOVUPS 64(R10), Z0
-	VXORPS  rdc80000000<>+0(SB), Z0, Z0
+	VXORPS  ·rdConstTable+896(SB), Z0, Z0
 	VMOVUPS Z0, 64(R9)
 	VMOVUPS 128(R10), Z0
-	VXORPS  rdc80000000<>+0(SB), Z0, Z0
+	VXORPS  ·rdConstTable+896(SB), Z0, Z0
 	VMOVUPS Z0, 128(R9)
 	VMOVUPS 192(R10), Z0
-	VXORPS  rdc80000000<>+0(SB), Z0, Z0
+	VXORPS  ·rdConstTable+896(SB), Z0, Z0
 	VMOVUPS Z0, 192(R9)
 	JMP     stepped
 
@@ -6505,384 +6505,191 @@ done:
 	VZEROUPPER
 	RET
 
-DATA rdc00000008<>+0(SB)/4, $0x00000008
-DATA rdc00000008<>+4(SB)/4, $0x00000008
-DATA rdc00000008<>+8(SB)/4, $0x00000008
-DATA rdc00000008<>+12(SB)/4, $0x00000008
-DATA rdc00000008<>+16(SB)/4, $0x00000008
-DATA rdc00000008<>+20(SB)/4, $0x00000008
-DATA rdc00000008<>+24(SB)/4, $0x00000008
-DATA rdc00000008<>+28(SB)/4, $0x00000008
-DATA rdc00000008<>+32(SB)/4, $0x00000008
-DATA rdc00000008<>+36(SB)/4, $0x00000008
-DATA rdc00000008<>+40(SB)/4, $0x00000008
-DATA rdc00000008<>+44(SB)/4, $0x00000008
-DATA rdc00000008<>+48(SB)/4, $0x00000008
-DATA rdc00000008<>+52(SB)/4, $0x00000008
-DATA rdc00000008<>+56(SB)/4, $0x00000008
-DATA rdc00000008<>+60(SB)/4, $0x00000008
-GLOBL rdc00000008<>(SB), RODATA|NOPTR, $64
-
-DATA rdc00000010<>+0(SB)/4, $0x00000010
-DATA rdc00000010<>+4(SB)/4, $0x00000010
-DATA rdc00000010<>+8(SB)/4, $0x00000010
-DATA rdc00000010<>+12(SB)/4, $0x00000010
-DATA rdc00000010<>+16(SB)/4, $0x00000010
-DATA rdc00000010<>+20(SB)/4, $0x00000010
-DATA rdc00000010<>+24(SB)/4, $0x00000010
-DATA rdc00000010<>+28(SB)/4, $0x00000010
-DATA rdc00000010<>+32(SB)/4, $0x00000010
-DATA rdc00000010<>+36(SB)/4, $0x00000010
-DATA rdc00000010<>+40(SB)/4, $0x00000010
-DATA rdc00000010<>+44(SB)/4, $0x00000010
-DATA rdc00000010<>+48(SB)/4, $0x00000010
-DATA rdc00000010<>+52(SB)/4, $0x00000010
-DATA rdc00000010<>+56(SB)/4, $0x00000010
-DATA rdc00000010<>+60(SB)/4, $0x00000010
-GLOBL rdc00000010<>(SB), RODATA|NOPTR, $64
-
-DATA rdc0000007f<>+0(SB)/4, $0x0000007f
-DATA rdc0000007f<>+4(SB)/4, $0x0000007f
-DATA rdc0000007f<>+8(SB)/4, $0x0000007f
-DATA rdc0000007f<>+12(SB)/4, $0x0000007f
-DATA rdc0000007f<>+16(SB)/4, $0x0000007f
-DATA rdc0000007f<>+20(SB)/4, $0x0000007f
-DATA rdc0000007f<>+24(SB)/4, $0x0000007f
-DATA rdc0000007f<>+28(SB)/4, $0x0000007f
-DATA rdc0000007f<>+32(SB)/4, $0x0000007f
-DATA rdc0000007f<>+36(SB)/4, $0x0000007f
-DATA rdc0000007f<>+40(SB)/4, $0x0000007f
-DATA rdc0000007f<>+44(SB)/4, $0x0000007f
-DATA rdc0000007f<>+48(SB)/4, $0x0000007f
-DATA rdc0000007f<>+52(SB)/4, $0x0000007f
-DATA rdc0000007f<>+56(SB)/4, $0x0000007f
-DATA rdc0000007f<>+60(SB)/4, $0x0000007f
-GLOBL rdc0000007f<>(SB), RODATA|NOPTR, $64
-
-DATA rdc3ab57398<>+0(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+4(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+8(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+12(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+16(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+20(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+24(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+28(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+32(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+36(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+40(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+44(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+48(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+52(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+56(SB)/4, $0x3ab57398
-DATA rdc3ab57398<>+60(SB)/4, $0x3ab57398
-GLOBL rdc3ab57398<>(SB), RODATA|NOPTR, $64
-
-DATA rdc3c0933c1<>+0(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+4(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+8(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+12(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+16(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+20(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+24(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+28(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+32(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+36(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+40(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+44(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+48(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+52(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+56(SB)/4, $0x3c0933c1
-DATA rdc3c0933c1<>+60(SB)/4, $0x3c0933c1
-GLOBL rdc3c0933c1<>(SB), RODATA|NOPTR, $64
-
-DATA rdc3d2aac11<>+0(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+4(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+8(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+12(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+16(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+20(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+24(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+28(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+32(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+36(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+40(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+44(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+48(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+52(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+56(SB)/4, $0x3d2aac11
-DATA rdc3d2aac11<>+60(SB)/4, $0x3d2aac11
-GLOBL rdc3d2aac11<>(SB), RODATA|NOPTR, $64
-
-DATA rdc3e2aaa0d<>+0(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+4(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+8(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+12(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+16(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+20(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+24(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+28(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+32(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+36(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+40(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+44(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+48(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+52(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+56(SB)/4, $0x3e2aaa0d
-DATA rdc3e2aaa0d<>+60(SB)/4, $0x3e2aaa0d
-GLOBL rdc3e2aaa0d<>(SB), RODATA|NOPTR, $64
-
-DATA rdc3efffffe<>+0(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+4(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+8(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+12(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+16(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+20(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+24(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+28(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+32(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+36(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+40(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+44(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+48(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+52(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+56(SB)/4, $0x3efffffe
-DATA rdc3efffffe<>+60(SB)/4, $0x3efffffe
-GLOBL rdc3efffffe<>(SB), RODATA|NOPTR, $64
-
-DATA rdc3f318000<>+0(SB)/4, $0x3f318000
-DATA rdc3f318000<>+4(SB)/4, $0x3f318000
-DATA rdc3f318000<>+8(SB)/4, $0x3f318000
-DATA rdc3f318000<>+12(SB)/4, $0x3f318000
-DATA rdc3f318000<>+16(SB)/4, $0x3f318000
-DATA rdc3f318000<>+20(SB)/4, $0x3f318000
-DATA rdc3f318000<>+24(SB)/4, $0x3f318000
-DATA rdc3f318000<>+28(SB)/4, $0x3f318000
-DATA rdc3f318000<>+32(SB)/4, $0x3f318000
-DATA rdc3f318000<>+36(SB)/4, $0x3f318000
-DATA rdc3f318000<>+40(SB)/4, $0x3f318000
-DATA rdc3f318000<>+44(SB)/4, $0x3f318000
-DATA rdc3f318000<>+48(SB)/4, $0x3f318000
-DATA rdc3f318000<>+52(SB)/4, $0x3f318000
-DATA rdc3f318000<>+56(SB)/4, $0x3f318000
-DATA rdc3f318000<>+60(SB)/4, $0x3f318000
-GLOBL rdc3f318000<>(SB), RODATA|NOPTR, $64
-
-DATA rdc3f800000<>+0(SB)/4, $0x3f800000
-DATA rdc3f800000<>+4(SB)/4, $0x3f800000
-DATA rdc3f800000<>+8(SB)/4, $0x3f800000
-DATA rdc3f800000<>+12(SB)/4, $0x3f800000
-DATA rdc3f800000<>+16(SB)/4, $0x3f800000
-DATA rdc3f800000<>+20(SB)/4, $0x3f800000
-DATA rdc3f800000<>+24(SB)/4, $0x3f800000
-DATA rdc3f800000<>+28(SB)/4, $0x3f800000
-DATA rdc3f800000<>+32(SB)/4, $0x3f800000
-DATA rdc3f800000<>+36(SB)/4, $0x3f800000
-DATA rdc3f800000<>+40(SB)/4, $0x3f800000
-DATA rdc3f800000<>+44(SB)/4, $0x3f800000
-DATA rdc3f800000<>+48(SB)/4, $0x3f800000
-DATA rdc3f800000<>+52(SB)/4, $0x3f800000
-DATA rdc3f800000<>+56(SB)/4, $0x3f800000
-DATA rdc3f800000<>+60(SB)/4, $0x3f800000
-GLOBL rdc3f800000<>(SB), RODATA|NOPTR, $64
-
-DATA rdc3fb8aa3b<>+0(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+4(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+8(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+12(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+16(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+20(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+24(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+28(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+32(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+36(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+40(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+44(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+48(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+52(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+56(SB)/4, $0x3fb8aa3b
-DATA rdc3fb8aa3b<>+60(SB)/4, $0x3fb8aa3b
-GLOBL rdc3fb8aa3b<>(SB), RODATA|NOPTR, $64
-
-DATA rdc42b1999a<>+0(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+4(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+8(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+12(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+16(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+20(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+24(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+28(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+32(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+36(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+40(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+44(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+48(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+52(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+56(SB)/4, $0x42b1999a
-DATA rdc42b1999a<>+60(SB)/4, $0x42b1999a
-GLOBL rdc42b1999a<>(SB), RODATA|NOPTR, $64
-
-DATA rdc7f800000<>+0(SB)/4, $0x7f800000
-DATA rdc7f800000<>+4(SB)/4, $0x7f800000
-DATA rdc7f800000<>+8(SB)/4, $0x7f800000
-DATA rdc7f800000<>+12(SB)/4, $0x7f800000
-DATA rdc7f800000<>+16(SB)/4, $0x7f800000
-DATA rdc7f800000<>+20(SB)/4, $0x7f800000
-DATA rdc7f800000<>+24(SB)/4, $0x7f800000
-DATA rdc7f800000<>+28(SB)/4, $0x7f800000
-DATA rdc7f800000<>+32(SB)/4, $0x7f800000
-DATA rdc7f800000<>+36(SB)/4, $0x7f800000
-DATA rdc7f800000<>+40(SB)/4, $0x7f800000
-DATA rdc7f800000<>+44(SB)/4, $0x7f800000
-DATA rdc7f800000<>+48(SB)/4, $0x7f800000
-DATA rdc7f800000<>+52(SB)/4, $0x7f800000
-DATA rdc7f800000<>+56(SB)/4, $0x7f800000
-DATA rdc7f800000<>+60(SB)/4, $0x7f800000
-GLOBL rdc7f800000<>(SB), RODATA|NOPTR, $64
-
-DATA rdc7fffffff<>+0(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+4(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+8(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+12(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+16(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+20(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+24(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+28(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+32(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+36(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+40(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+44(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+48(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+52(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+56(SB)/4, $0x7fffffff
-DATA rdc7fffffff<>+60(SB)/4, $0x7fffffff
-GLOBL rdc7fffffff<>(SB), RODATA|NOPTR, $64
-
-DATA rdc80000000<>+0(SB)/4, $0x80000000
-DATA rdc80000000<>+4(SB)/4, $0x80000000
-DATA rdc80000000<>+8(SB)/4, $0x80000000
-DATA rdc80000000<>+12(SB)/4, $0x80000000
-DATA rdc80000000<>+16(SB)/4, $0x80000000
-DATA rdc80000000<>+20(SB)/4, $0x80000000
-DATA rdc80000000<>+24(SB)/4, $0x80000000
-DATA rdc80000000<>+28(SB)/4, $0x80000000
-DATA rdc80000000<>+32(SB)/4, $0x80000000
-DATA rdc80000000<>+36(SB)/4, $0x80000000
-DATA rdc80000000<>+40(SB)/4, $0x80000000
-DATA rdc80000000<>+44(SB)/4, $0x80000000
-DATA rdc80000000<>+48(SB)/4, $0x80000000
-DATA rdc80000000<>+52(SB)/4, $0x80000000
-DATA rdc80000000<>+56(SB)/4, $0x80000000
-DATA rdc80000000<>+60(SB)/4, $0x80000000
-GLOBL rdc80000000<>(SB), RODATA|NOPTR, $64
-
-DATA rdcb95e8083<>+0(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+4(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+8(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+12(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+16(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+20(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+24(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+28(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+32(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+36(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+40(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+44(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+48(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+52(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+56(SB)/4, $0xb95e8083
-DATA rdcb95e8083<>+60(SB)/4, $0xb95e8083
-GLOBL rdcb95e8083<>(SB), RODATA|NOPTR, $64
-
-DATA rdcc2d00000<>+0(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+4(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+8(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+12(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+16(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+20(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+24(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+28(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+32(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+36(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+40(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+44(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+48(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+52(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+56(SB)/4, $0xc2d00000
-DATA rdcc2d00000<>+60(SB)/4, $0xc2d00000
-GLOBL rdcc2d00000<>(SB), RODATA|NOPTR, $64
-
-DATA rdcff800000<>+0(SB)/4, $0xff800000
-DATA rdcff800000<>+4(SB)/4, $0xff800000
-DATA rdcff800000<>+8(SB)/4, $0xff800000
-DATA rdcff800000<>+12(SB)/4, $0xff800000
-DATA rdcff800000<>+16(SB)/4, $0xff800000
-DATA rdcff800000<>+20(SB)/4, $0xff800000
-DATA rdcff800000<>+24(SB)/4, $0xff800000
-DATA rdcff800000<>+28(SB)/4, $0xff800000
-DATA rdcff800000<>+32(SB)/4, $0xff800000
-DATA rdcff800000<>+36(SB)/4, $0xff800000
-DATA rdcff800000<>+40(SB)/4, $0xff800000
-DATA rdcff800000<>+44(SB)/4, $0xff800000
-DATA rdcff800000<>+48(SB)/4, $0xff800000
-DATA rdcff800000<>+52(SB)/4, $0xff800000
-DATA rdcff800000<>+56(SB)/4, $0xff800000
-DATA rdcff800000<>+60(SB)/4, $0xff800000
-GLOBL rdcff800000<>(SB), RODATA|NOPTR, $64
-
-DATA rdq3ff0000000000000<>+0(SB)/8, $0x3ff0000000000000
-DATA rdq3ff0000000000000<>+8(SB)/8, $0x3ff0000000000000
-DATA rdq3ff0000000000000<>+16(SB)/8, $0x3ff0000000000000
-DATA rdq3ff0000000000000<>+24(SB)/8, $0x3ff0000000000000
-DATA rdq3ff0000000000000<>+32(SB)/8, $0x3ff0000000000000
-DATA rdq3ff0000000000000<>+40(SB)/8, $0x3ff0000000000000
-DATA rdq3ff0000000000000<>+48(SB)/8, $0x3ff0000000000000
-DATA rdq3ff0000000000000<>+56(SB)/8, $0x3ff0000000000000
-GLOBL rdq3ff0000000000000<>(SB), RODATA|NOPTR, $64
-
-DATA rdq7ff0000000000000<>+0(SB)/8, $0x7ff0000000000000
-DATA rdq7ff0000000000000<>+8(SB)/8, $0x7ff0000000000000
-DATA rdq7ff0000000000000<>+16(SB)/8, $0x7ff0000000000000
-DATA rdq7ff0000000000000<>+24(SB)/8, $0x7ff0000000000000
-DATA rdq7ff0000000000000<>+32(SB)/8, $0x7ff0000000000000
-DATA rdq7ff0000000000000<>+40(SB)/8, $0x7ff0000000000000
-DATA rdq7ff0000000000000<>+48(SB)/8, $0x7ff0000000000000
-DATA rdq7ff0000000000000<>+56(SB)/8, $0x7ff0000000000000
-GLOBL rdq7ff0000000000000<>(SB), RODATA|NOPTR, $64
-
-DATA rdq7fffffffffffffff<>+0(SB)/8, $0x7fffffffffffffff
-DATA rdq7fffffffffffffff<>+8(SB)/8, $0x7fffffffffffffff
-DATA rdq7fffffffffffffff<>+16(SB)/8, $0x7fffffffffffffff
-DATA rdq7fffffffffffffff<>+24(SB)/8, $0x7fffffffffffffff
-DATA rdq7fffffffffffffff<>+32(SB)/8, $0x7fffffffffffffff
-DATA rdq7fffffffffffffff<>+40(SB)/8, $0x7fffffffffffffff
-DATA rdq7fffffffffffffff<>+48(SB)/8, $0x7fffffffffffffff
-DATA rdq7fffffffffffffff<>+56(SB)/8, $0x7fffffffffffffff
-GLOBL rdq7fffffffffffffff<>(SB), RODATA|NOPTR, $64
-
-DATA rdqfff0000000000000<>+0(SB)/8, $0xfff0000000000000
-DATA rdqfff0000000000000<>+8(SB)/8, $0xfff0000000000000
-DATA rdqfff0000000000000<>+16(SB)/8, $0xfff0000000000000
-DATA rdqfff0000000000000<>+24(SB)/8, $0xfff0000000000000
-DATA rdqfff0000000000000<>+32(SB)/8, $0xfff0000000000000
-DATA rdqfff0000000000000<>+40(SB)/8, $0xfff0000000000000
-DATA rdqfff0000000000000<>+48(SB)/8, $0xfff0000000000000
-DATA rdqfff0000000000000<>+56(SB)/8, $0xfff0000000000000
-GLOBL rdqfff0000000000000<>(SB), RODATA|NOPTR, $64
-
-DATA rdiota<>+0(SB)/4, $0x00000000
-DATA rdiota<>+4(SB)/4, $0x00000001
-DATA rdiota<>+8(SB)/4, $0x00000002
-DATA rdiota<>+12(SB)/4, $0x00000003
-DATA rdiota<>+16(SB)/4, $0x00000004
-DATA rdiota<>+20(SB)/4, $0x00000005
-DATA rdiota<>+24(SB)/4, $0x00000006
-DATA rdiota<>+28(SB)/4, $0x00000007
-DATA rdiota<>+32(SB)/4, $0x00000008
-DATA rdiota<>+36(SB)/4, $0x00000009
-DATA rdiota<>+40(SB)/4, $0x0000000a
-DATA rdiota<>+44(SB)/4, $0x0000000b
-DATA rdiota<>+48(SB)/4, $0x0000000c
-DATA rdiota<>+52(SB)/4, $0x0000000d
-DATA rdiota<>+56(SB)/4, $0x0000000e
-DATA rdiota<>+60(SB)/4, $0x0000000f
-GLOBL rdiota<>(SB), RODATA|NOPTR, $64
+// rdConstTable holds the constants above, each at a 64-byte boundary (see
+// _asm/aligned.go): data, never called.
+TEXT ·rdConstTable(SB), NOSPLIT|NOFRAME, $0-0
+	PCALIGN $64
+	QUAD $0x0000000800000008
+	QUAD $0x0000000800000008
+	QUAD $0x0000000800000008
+	QUAD $0x0000000800000008
+	QUAD $0x0000000800000008
+	QUAD $0x0000000800000008
+	QUAD $0x0000000800000008
+	QUAD $0x0000000800000008
+	QUAD $0x0000001000000010
+	QUAD $0x0000001000000010
+	QUAD $0x0000001000000010
+	QUAD $0x0000001000000010
+	QUAD $0x0000001000000010
+	QUAD $0x0000001000000010
+	QUAD $0x0000001000000010
+	QUAD $0x0000001000000010
+	QUAD $0x0000007f0000007f
+	QUAD $0x0000007f0000007f
+	QUAD $0x0000007f0000007f
+	QUAD $0x0000007f0000007f
+	QUAD $0x0000007f0000007f
+	QUAD $0x0000007f0000007f
+	QUAD $0x0000007f0000007f
+	QUAD $0x0000007f0000007f
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3ab573983ab57398
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3c0933c13c0933c1
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3d2aac113d2aac11
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3e2aaa0d3e2aaa0d
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3efffffe3efffffe
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f3180003f318000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3f8000003f800000
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x3fb8aa3b3fb8aa3b
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x42b1999a42b1999a
+	QUAD $0x7f8000007f800000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7f8000007f800000
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x7fffffff7fffffff
+	QUAD $0x8000000080000000
+	QUAD $0x8000000080000000
+	QUAD $0x8000000080000000
+	QUAD $0x8000000080000000
+	QUAD $0x8000000080000000
+	QUAD $0x8000000080000000
+	QUAD $0x8000000080000000
+	QUAD $0x8000000080000000
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xb95e8083b95e8083
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xc2d00000c2d00000
+	QUAD $0xff800000ff800000
+	QUAD $0xff800000ff800000
+	QUAD $0xff800000ff800000
+	QUAD $0xff800000ff800000
+	QUAD $0xff800000ff800000
+	QUAD $0xff800000ff800000
+	QUAD $0xff800000ff800000
+	QUAD $0xff800000ff800000
+	QUAD $0x3ff0000000000000
+	QUAD $0x3ff0000000000000
+	QUAD $0x3ff0000000000000
+	QUAD $0x3ff0000000000000
+	QUAD $0x3ff0000000000000
+	QUAD $0x3ff0000000000000
+	QUAD $0x3ff0000000000000
+	QUAD $0x3ff0000000000000
+	QUAD $0x7ff0000000000000
+	QUAD $0x7ff0000000000000
+	QUAD $0x7ff0000000000000
+	QUAD $0x7ff0000000000000
+	QUAD $0x7ff0000000000000
+	QUAD $0x7ff0000000000000
+	QUAD $0x7ff0000000000000
+	QUAD $0x7ff0000000000000
+	QUAD $0x7fffffffffffffff
+	QUAD $0x7fffffffffffffff
+	QUAD $0x7fffffffffffffff
+	QUAD $0x7fffffffffffffff
+	QUAD $0x7fffffffffffffff
+	QUAD $0x7fffffffffffffff
+	QUAD $0x7fffffffffffffff
+	QUAD $0x7fffffffffffffff
+	QUAD $0xfff0000000000000
+	QUAD $0xfff0000000000000
+	QUAD $0xfff0000000000000
+	QUAD $0xfff0000000000000
+	QUAD $0xfff0000000000000
+	QUAD $0xfff0000000000000
+	QUAD $0xfff0000000000000
+	QUAD $0xfff0000000000000
+	QUAD $0x0000000100000000
+	QUAD $0x0000000300000002
+	QUAD $0x0000000500000004
+	QUAD $0x0000000700000006
+	QUAD $0x0000000900000008
+	QUAD $0x0000000b0000000a
+	QUAD $0x0000000d0000000c
+	QUAD $0x0000000f0000000e

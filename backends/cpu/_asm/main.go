@@ -19,6 +19,7 @@ func main() {
 	if *kernels == "reduce" {
 		genReduceFile()
 		clearHighOnReturn()
+		alignData("rdConstTable")
 		return
 	}
 	for _, s := range []*isa{avx2, avx512} {
@@ -36,6 +37,7 @@ func main() {
 	}
 	Generate()
 	clearHighOnReturn()
+	alignData("ewConstTable")
 }
 
 // genCPUID reads the F16C bit (CPUID leaf 1, ECX bit 29), which
