@@ -57,31 +57,14 @@ func linear(x, w, b *core.Tensor) *core.Tensor {
 	return y
 }
 
-// biasAdd is the epilogue $0 + $1.
-var biasAdd = &fusion.Expr{Op: "add", Args: []*fusion.Expr{{Arg: 0}, {Arg: 1}}}
-
 // linearFused adds the bias in the product's store (the CPU backend's
-// matmul epilogue, which gives the bits of matmul then add) when no
-// gradient is recorded and no tracer is watching (it would not see the
-// backend's call); nil when it does not apply.
+// matmul epilogue, which gives the bits of matmul then add); nil where
+// that does not apply (fusion.MatmulEpilogueOnCPU).
 func linearFused(x, wt, b *core.Tensor) *core.Tensor {
-	if b == nil || core.Tracing() || x.Device() != core.CPU || x.Err() != nil || wt.Err() != nil || b.Err() != nil ||
-		(core.GradEnabled() && (x.RequiresGrad() || wt.RequiresGrad() || b.RequiresGrad())) {
+	if b == nil {
 		return nil
 	}
-	be, err := core.BackendFor(core.CPU)
-	if err != nil {
-		return nil
-	}
-	ef, ok := be.(fusion.EpilogueFuser)
-	if !ok {
-		return nil
-	}
-	y, err := ef.FuseEpilogue("matmul", []*core.Tensor{x, wt}, nil, biasAdd, []*core.Tensor{b})
-	if err != nil {
-		return nil
-	}
-	return y
+	return fusion.MatmulEpilogueOnCPU(x, wt, fusion.BiasAdd, b)
 }
 
 // callMulti runs an op with n outputs. Forward methods report failure through

@@ -241,11 +241,11 @@ func (g *chainGraph) linear(i int) *node {
 	if bt := g.m.consts[bias]; bt == nil || bt.DType() != core.F32 || bt.Rank() > 1 || g.m.types[bias] != 0 {
 		return nil
 	}
-	idx, op, expr := []int{i, a}, "Linear", biasAdd
+	idx, op, expr := []int{i, a}, "Linear", fusion.BiasAdd
 	sum := g.m.nodes[a].outputs[0]
 	if r := g.reads[sum]; len(r) == 2 && !g.m.outputSet[sum] {
 		if gi, x := g.geluChain(r[0]); gi != nil && x == sum && slices.Contains(gi, r[1]) {
-			idx, op, expr = append(idx, gi...), "Linear+Gelu", &fusion.Expr{Op: "gelu", Args: []*fusion.Expr{biasAdd}}
+			idx, op, expr = append(idx, gi...), "Linear+Gelu", &fusion.Expr{Op: "gelu", Args: []*fusion.Expr{fusion.BiasAdd}}
 		}
 	}
 	gelu := op != "Linear"
@@ -254,7 +254,7 @@ func (g *chainGraph) linear(i int) *node {
 		if x.DType() != core.F32 {
 			return nil, false
 		}
-		if y := epilogueOnCPU(x, c.ins[1], c.ins[2], expr); y != nil {
+		if y := fusion.MatmulEpilogueOnCPU(x, c.ins[1], expr, c.ins[2]); y != nil {
 			return y, true
 		}
 		// A tracer (which would not see the backend's call) and the other
@@ -266,30 +266,6 @@ func (g *chainGraph) linear(i int) *node {
 		return y, y.Err() == nil
 	})
 }
-
-// epilogueOnCPU is e(x @ w, b) through the CPU backend's matmul epilogue,
-// nil where that does not apply (another device, a tracer watching).
-func epilogueOnCPU(x, w, b *core.Tensor, e *fusion.Expr) *core.Tensor {
-	if core.Tracing() || x.Device() != core.CPU {
-		return nil
-	}
-	be, err := core.BackendFor(core.CPU)
-	if err != nil {
-		return nil
-	}
-	ef, ok := be.(fusion.EpilogueFuser)
-	if !ok {
-		return nil
-	}
-	y, err := ef.FuseEpilogue("matmul", []*core.Tensor{x, w}, nil, e, []*core.Tensor{b})
-	if err != nil {
-		return nil
-	}
-	return y
-}
-
-// biasAdd is the epilogue $0 + $1.
-var biasAdd = &fusion.Expr{Op: "add", Args: []*fusion.Expr{{Arg: 0}, {Arg: 1}}}
 
 // isConst reports whether binary node n's operand other than value is the
 // constant want.
