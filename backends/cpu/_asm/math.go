@@ -452,6 +452,11 @@ var unaryMath = []struct {
 	{"Relu", 4, func(s *isa, x VecVirtual) VecVirtual { return s.blend(s.cmp(cmpLT, x, s.zero()), s.zero(), x) }},
 }
 
+// unaryWide are the functions of unaryMath that write a vector themselves
+// with AVX-512 (gelu's pieces and the general path it falls back to,
+// gelu_pieces.go); n makes their labels unique.
+var unaryWide = map[string]func(s *isa, x VecVirtual, dst Mem, n int){"Gelu": (*isa).geluWideBody}
+
 func genUnary(s *isa) {
 	for _, u := range unaryMath {
 		TEXT("ew"+u.name+"F32"+s.name, NOSPLIT, "func(dst, src *float32, n int)")
@@ -463,8 +468,8 @@ func genUnary(s *isa) {
 		bodies := 0
 		s.loops(n, []*stream{dst, src}, u.unroll, func(j int) {
 			x := s.load(src.at(s, j))
-			if u.name == "Gelu" && s.wide {
-				s.geluWideBody(x, dst.at(s, j), bodies)
+			if wide := unaryWide[u.name]; wide != nil && s.wide {
+				wide(s, x, dst.at(s, j), bodies)
 				bodies++
 				return
 			}
