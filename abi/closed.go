@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/gcpace"
 )
 
 // A closed handle only forgets its tensor: the storage may still be used
@@ -22,6 +23,7 @@ import (
 type closedPacer struct {
 	bytes   atomic.Int64 // storage bytes of the tensors closed since the last collection began
 	running atomic.Bool
+	seen    gcpace.Seen // collections, ours or another pacer's
 }
 
 var closed closedPacer
@@ -38,6 +40,11 @@ func (p *closedPacer) noteClosed(t *core.Tensor) {
 	if p.bytes.Add(int64(s.Len())) < ClosedGCBytes || !p.running.CompareAndSwap(false, true) {
 		return
 	}
+	if p.seen.Collected() { // another pacer collected meanwhile: that one served
+		p.bytes.Store(0)
+		p.running.Store(false)
+		return
+	}
 	go p.collect()
 }
 
@@ -45,6 +52,7 @@ func (p *closedPacer) collect() {
 	for {
 		p.bytes.Store(0)
 		runtime.GC()
+		p.seen.Note()
 		if p.bytes.Load() < ClosedGCBytes {
 			break
 		}

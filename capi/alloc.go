@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/webtensor/webtensor/backends/cpu"
+	"github.com/webtensor/webtensor/internal/gcpace"
 )
 
 // CPU tensors made through the ABI live in C memory (64-byte aligned), so a
@@ -148,6 +149,7 @@ type cPacer struct {
 	since   atomic.Int64 // C bytes handed out since the last collection started here
 	trigger atomic.Int64
 	running atomic.Bool
+	seen    gcpace.Seen // collections, ours or another pacer's
 }
 
 var cmem cPacer
@@ -161,8 +163,14 @@ func (m *cPacer) allocated(size int) {
 	if m.since.Add(int64(size)) < m.trigger.Load() || !m.running.CompareAndSwap(false, true) {
 		return
 	}
+	if m.seen.Collected() { // another pacer collected meanwhile: that one served
+		m.since.Store(0)
+		m.running.Store(false)
+		return
+	}
 	go func() {
 		runtime.GC()
+		m.seen.Note()
 		m.since.Store(0)
 		m.trigger.Store(max(minGCTrigger, m.live.Load()))
 		m.running.Store(false)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/config"
+	"github.com/webtensor/webtensor/internal/gcpace"
 )
 
 // The caching allocator. Every op's output is new storage, and a training
@@ -120,6 +121,7 @@ type blockCache struct {
 	since   atomic.Int64 // bytes handed out since the last collection started here
 	trigger atomic.Int64
 	running atomic.Bool
+	seen    gcpace.Seen // collections, ours or another pacer's
 }
 
 // defaultCacheLimit is the limit without configuration: 1 GiB, or an
@@ -336,12 +338,18 @@ func (c *blockCache) pace(size int) {
 	if c.since.Add(int64(size)) < trigger || !c.running.CompareAndSwap(false, true) {
 		return
 	}
+	if c.seen.Collected() { // another pacer collected meanwhile: that one served
+		c.since.Store(0)
+		c.running.Store(false)
+		return
+	}
 	go c.collect()
 }
 
 func (c *blockCache) collect() {
 	c.since.Store(0)
 	runtime.GC()
+	c.seen.Note()
 	c.mu.Lock()
 	c.stats.Collections++
 	c.epoch++
