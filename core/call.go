@@ -317,7 +317,7 @@ func runKernel(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor, err
 	if def.Random {
 		fillRandomAttrs(a, ms)
 	}
-	kern := b.Kernel(def.Name)
+	kern := kernelOf(b, def)
 	if kern == nil {
 		return fallbackToCPU(def, b, inputs, a)
 	}

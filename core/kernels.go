@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // The kernel registry: which backend kind has a kernel for which op. Every
@@ -21,7 +22,57 @@ var (
 	kernels   = map[kernelKey]Kernel{}
 	derived   = map[kernelKey]Kernel{} // built by a deriver on first lookup
 	derivers  = map[string]KernelDeriver{}
+
+	// kernelsGen counts changes to what a lookup can answer (a kernel, a
+	// deriver or an op registered); an OpDef's remembered answer from an
+	// older generation is looked up again.
+	kernelsGen atomic.Uint64
 )
+
+// memoKinds are the backend kinds whose lookups an OpDef remembers.
+var memoKinds = [...]string{"cpu", "cuda"}
+
+type kernelMemo struct {
+	gen    uint64
+	kernel Kernel
+}
+
+// LookupKernelFor is LookupKernel for a registered op, remembered in def
+// until the registry changes: a small op's dispatch is then two atomic
+// loads instead of a read lock and a map lookup keyed by two strings.
+func LookupKernelFor(kind string, def *OpDef) Kernel {
+	slot := -1
+	for i, k := range memoKinds {
+		if k == kind {
+			slot = i
+		}
+	}
+	if slot < 0 {
+		return LookupKernel(kind, def.Name)
+	}
+	gen := kernelsGen.Load()
+	if m := def.kernels[slot].Load(); m != nil && m.gen == gen {
+		return m.kernel
+	}
+	k := LookupKernel(kind, def.Name)
+	def.kernels[slot].Store(&kernelMemo{gen: gen, kernel: k})
+	return k
+}
+
+// DefKerneler is a Backend whose Kernel answer depends on the op and the
+// registry alone, so it can answer from the OpDef's memo (LookupKernelFor);
+// dispatch uses it where a backend implements it.
+type DefKerneler interface {
+	KernelFor(def *OpDef) Kernel
+}
+
+// kernelOf is b's kernel for def.
+func kernelOf(b Backend, def *OpDef) Kernel {
+	if dk, ok := b.(DefKerneler); ok {
+		return dk.KernelFor(def)
+	}
+	return b.Kernel(def.Name)
+}
 
 // KernelDeriver builds a backend kind's kernel for an op from the op's own
 // description (its Pointwise arithmetic, or its GPUBody), or returns nil
@@ -35,6 +86,7 @@ type KernelDeriver func(def *OpDef) Kernel
 func RegisterKernelDeriver(kind string, d KernelDeriver) {
 	kernelsMu.Lock()
 	derivers[kind] = d
+	kernelsGen.Add(1)
 	kernelsMu.Unlock()
 }
 
@@ -53,6 +105,7 @@ func RegisterKernel(kind, op string, k Kernel) error {
 		return fmt.Errorf("a %s kernel for %q is already registered", kind, op)
 	}
 	kernels[key] = k
+	kernelsGen.Add(1)
 	recordSite(kind, op)
 	return nil
 }

@@ -141,3 +141,19 @@ func TestComposeOp(t *testing.T) {
 	_, err = core.Call("isfinite", []*core.Tensor{x, x}, nil)
 	assert.ErrorContains(t, err, "isfinite: takes 1 input(s)")
 }
+
+// An OpDef remembers its kernel per memoised kind (LookupKernelFor), and a
+// kernel registered later is found: the memo is keyed by the registry's
+// generation, not kept for good.
+func TestLookupKernelForSeesLaterRegistrations(t *testing.T) {
+	def := &core.OpDef{Name: "memo_probe_op"}
+	assert.Nil(t, core.LookupKernelFor("cpu", def))
+	assert.Nil(t, core.LookupKernelFor("cpu", def), "the remembered miss")
+	calls := 0
+	require.NoError(t, core.RegisterKernel("cpu", "memo_probe_op", func(*core.KernelCall) error { calls++; return nil }))
+	k := core.LookupKernelFor("cpu", def)
+	require.NotNil(t, k, "a kernel registered after a remembered miss")
+	require.NoError(t, k(&core.KernelCall{}))
+	assert.Equal(t, 1, calls)
+	assert.Nil(t, core.LookupKernelFor("reg-none", def), "a kind that is not memoised still answers")
+}

@@ -2,8 +2,10 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // Meta is what shape inference sees of a tensor: its shape and dtype.
@@ -104,6 +106,10 @@ type OpDef struct {
 
 	Samples  []Sample
 	TolScale float64 // multiplies the dtype tolerance (accumulating ops); 0 means 1
+
+	// kernels remembers LookupKernelFor's answers per backend kind, so a
+	// small op's dispatch skips the registry's lock and map (kernels.go).
+	kernels [len(memoKinds)]atomic.Pointer[kernelMemo]
 }
 
 // ViewSpec is the layout of a view over the input's storage.
@@ -139,6 +145,10 @@ func (d *OpDef) Differentiable() bool {
 var (
 	registryMu sync.RWMutex
 	registry   = map[string]*OpDef{}
+	// registryView is a copy of registry that LookupOp reads without the
+	// lock (every op call looks its name up); nil after a registration
+	// until the next lookup copies it again.
+	registryView atomic.Pointer[map[string]*OpDef]
 )
 
 // Register adds an op to the registry. It rejects duplicates and incomplete
@@ -178,6 +188,8 @@ func Register(def *OpDef) error {
 		return fmt.Errorf("register %s: op already registered", def.Name)
 	}
 	registry[def.Name] = def
+	registryView.Store(nil)
+	kernelsGen.Add(1) // a new op may be derivable where a lookup found nothing
 	recordSite("", def.Name)
 	return nil
 }
@@ -194,8 +206,14 @@ func MustRegister(defs ...*OpDef) {
 
 // LookupOp finds an op by name.
 func LookupOp(name string) (*OpDef, bool) {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
+	if v := registryView.Load(); v != nil {
+		d, ok := (*v)[name]
+		return d, ok
+	}
+	registryMu.Lock() // the copy is stored under the lock Register takes, so it is never stale
+	defer registryMu.Unlock()
+	v := maps.Clone(registry)
+	registryView.Store(&v)
 	d, ok := registry[name]
 	return d, ok
 }

@@ -226,3 +226,6 @@ func register(name string, k core.Kernel) {
 
 // Kernel returns the CPU kernel of op, or nil.
 func (*Backend) Kernel(op string) core.Kernel { return core.LookupKernel("cpu", op) }
+
+// KernelFor is Kernel answered from the op's memo (core.DefKerneler).
+func (*Backend) KernelFor(def *core.OpDef) core.Kernel { return core.LookupKernelFor("cpu", def) }

@@ -167,7 +167,11 @@ func vecPairKernel[Op ewBin | ewCmp, O float32 | byte](op Op, dst *O, a *float32
 // elements or one.
 func binF32(op ewBin, dst, a, b []float32) {
 	n := len(dst)
-	if simdLevel == simdNone || n == 0 {
+	// Fewer elements than one vector block of the four correctly rounded
+	// operations take the Go loop, whose results are the same bits: the
+	// vector kernel would copy them into padded blocks and back, most of
+	// the time of an SDK's small `a + b`.
+	if simdLevel == simdNone || n == 0 || (n < ewLanes && op >= binAdd && op <= binDiv) {
 		binF32Go(op, dst, a, b)
 		return
 	}

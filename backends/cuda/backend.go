@@ -277,6 +277,9 @@ func (b *Backend) Sync() error {
 // fallback.
 func (b *Backend) Kernel(op string) core.Kernel { return core.LookupKernel("cuda", op) }
 
+// KernelFor is Kernel answered from the op's memo (core.DefKerneler).
+func (b *Backend) KernelFor(def *core.OpDef) core.Kernel { return core.LookupKernelFor("cuda", def) }
+
 func cudaOf(k *core.KernelCall) *Backend { return k.Backend.(*Backend) }
 
 // register installs a built-in CUDA kernel in core's registry; the

@@ -137,6 +137,28 @@ def test_results_are_freed_and_scopes_hold(no_leaks):
     gc.collect()
 
 
+def test_tensors_dying_while_an_exception_propagates_keep_it(no_leaks):
+    """Tensor's finalizer runs without a method call when the extension is
+    in use (_fast.direct_finalizer); a tensor freed while an exception is on
+    its way out must leave that exception as it was."""
+    if not _tensor.fast_path():
+        pytest.skip("webtensor._fast is not in use: Tensor.__del__ is the Python method")
+    assert wt.Tensor.__del__ is not None
+
+    def fail():
+        t = wt.ones(3) + wt.ones(3)  # freed by the unwinding below
+        assert t.handle != 0
+        raise KeyError("kept")
+
+    with pytest.raises(KeyError, match="kept"):
+        fail()
+    a = wt.ones(2)
+    h = a.handle
+    del a  # the finalizer frees the handle at once
+    with pytest.raises(Exception, match="freed|unknown"):
+        _tensor.call("wt_tensor_free", h)
+
+
 def test_scope_on_another_thread_does_not_capture_this_threads_results():
     a = wt.ones(2)
     entered, done = threading.Event(), threading.Event()

@@ -626,6 +626,7 @@ def _use_fast() -> None:
     except (TypeError, ValueError):  # a Tensor layout this build does not know: stay on ctypes
         return
     Tensor.__del__ = free
+    _fast.direct_finalizer()  # after the assignment, which sets CPython's generic slot
     for attr, value in list(vars(Tensor).items()):
         if hasattr(value, "_wt_op"):
             op, reflected, arity = value._wt_op
