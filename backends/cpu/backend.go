@@ -55,6 +55,15 @@ func (b *buffer) Host() []byte {
 // every byte before anyone reads one.
 func (b *buffer) claim() { b.dirty.Store(false) }
 
+// claimOutput is claim for a kernel that allocated out itself (core.Empty)
+// and writes every element of it before returning: a recycled block then
+// need not be cleared first, as for the kernels of fillsOutputs.
+func claimOutput(out *core.Tensor) {
+	if b, ok := out.Storage().(*buffer); ok {
+		b.claim()
+	}
+}
+
 func (b *buffer) Release() {
 	b.buf = nil
 	if blk := b.blk.Swap(nil); blk != nil {

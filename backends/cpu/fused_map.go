@@ -70,6 +70,7 @@ func (b *Backend) FuseMap(e *fusion.Expr, inputs []*core.Tensor, shape core.Shap
 	if err != nil {
 		return nil, err
 	}
+	claimOutput(out) // evalMapInto writes every element
 	n := shape.Numel()
 	if n == 0 {
 		return out, nil

@@ -58,6 +58,12 @@ func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, _ core.Attrs, e
 	if err != nil {
 		return nil, err
 	}
+	if d.K > 0 {
+		// A product with beta 0 stores every element of C (with k = 0 some
+		// paths write nothing and the cleared block is the answer). The
+		// clearing was 6% of MiniLM's CPU time at two threads.
+		claimOutput(out)
+	}
 	leaves := make([]mapLeaf, 1+len(extras))
 	if leaves[0], err = newMapLeaf(out, shape); err != nil {
 		return nil, err

@@ -265,6 +265,7 @@ func (be *Backend) AttentionTransposed(q, k, v, mask *core.Tensor, attrs core.At
 	if err != nil {
 		return nil, err
 	}
+	claimOutput(out) // forward writes every row of every head, as the sdpa kernel of fillsOutputs does
 	at.heads = h
 	at.forward(f32Data(out))
 	return out, nil
