@@ -121,7 +121,7 @@ func (l *bertLayer) forward(h, keep *core.Tensor) *core.Tensor {
 	q, k, v := split(l.q.Forward(h)), split(l.k.Forward(h)), split(l.v.Forward(h))
 	o := mergedHeads(q, k, v, keep, core.Attrs{"scale": 1 / math.Sqrt(float64(l.headDim))})
 	h = l.attnLN.Forward(l.attnOut.Forward(o).Add(h))
-	return l.outLN.Forward(l.out.Forward(activate(l.inter.Forward(h), l.act)).Add(h))
+	return l.outLN.Forward(l.out.Forward(linearActivated(l.inter, h, l.act)).Add(h))
 }
 
 // Device is where the weights live; Forward takes tensors there.

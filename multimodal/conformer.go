@@ -480,7 +480,7 @@ func (l *conformerLayer) forward(h *core.Tensor, pos conformerPositions, keep *c
 }
 
 func (f *conformerFFN) forward(x *core.Tensor) *core.Tensor {
-	return f.out.Forward(activate(f.in.Forward(x), f.act))
+	return f.out.Forward(linearActivated(f.in, x, f.act))
 }
 
 // forward is the convolution module on h (B, n, hidden): LayerNorm,

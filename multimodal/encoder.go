@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 	"github.com/webtensor/webtensor/nn"
 )
 
@@ -79,7 +80,36 @@ func attend(q, k, v, mask *core.Tensor, heads int) *core.Tensor {
 // mlp is a transformer layer's feed-forward block, fc2(act(fc1(x))),
 // without the residual.
 func mlp(x *core.Tensor, fc1, fc2 *nn.Linear, act string) *core.Tensor {
-	return fc2.Forward(activate(fc1.Forward(x), act))
+	return fc2.Forward(linearActivated(fc1, x, act))
+}
+
+// linearActivated is activate(l.Forward(x), act). On the CPU, with no
+// gradient to record and no tracer, GELU and ReLU run in the product's
+// store (the backend's matmul epilogue, with the same kernels, so the same
+// bits): the intermediate, a feed-forward block's widest tensor, is then
+// written once instead of written, read and written again.
+func linearActivated(l *nn.Linear, x *core.Tensor, act string) *core.Tensor {
+	var e *fusion.Expr
+	switch act {
+	case "gelu":
+		e = &fusion.Expr{Op: "gelu"}
+	case "gelu_new", "gelu_pytorch_tanh":
+		e = &fusion.Expr{Op: "gelu", Attrs: core.Attrs{"approximate": "tanh"}}
+	case "relu":
+		e = &fusion.Expr{Op: "relu"}
+	default:
+		return activate(l.Forward(x), act)
+	}
+	e.Args = []*fusion.Expr{{Arg: 0}}
+	var extras []*core.Tensor
+	if l.Bias != nil {
+		e.Args[0], extras = fusion.BiasAdd, []*core.Tensor{l.Bias.Tensor()}
+	}
+	w := l.Weight.Tensor().Transpose(core.Attrs{"dim0": 0, "dim1": 1})
+	if y := fusion.MatmulEpilogueOnCPU(x, w, e, extras...); y != nil {
+		return y
+	}
+	return activate(l.Forward(x), act)
 }
 
 // activate applies a transformers hidden_act: "gelu" is the exact erf
