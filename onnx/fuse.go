@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -249,10 +250,22 @@ func (g *chainGraph) linear(i int) *node {
 		}
 	}
 	gelu := op != "Linear"
+	// The weight is an initializer, which nothing writes: packed once, on
+	// the first run (not at import, which has its own time budget).
+	var packOnce sync.Once
+	var packed fusion.PackedWeight
 	return g.fuse(idx, []string{mm.inputs[0], mm.inputs[1], bias}, op, func(c *ctx) (*core.Tensor, bool) {
 		x := c.ins[0]
 		if x.DType() != core.F32 {
 			return nil, false
+		}
+		if c.ins[1] == w && x.Device() == core.CPU {
+			packOnce.Do(func() { packed = fusion.PackWeightOnCPU(w) })
+			if packed != nil {
+				if y := fusion.MatmulEpiloguePackedOnCPU(x, packed, expr, c.ins[2]); y != nil {
+					return y, true
+				}
+			}
 		}
 		if y := fusion.MatmulEpilogueOnCPU(x, c.ins[1], expr, c.ins[2]); y != nil {
 			return y, true

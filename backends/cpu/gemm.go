@@ -111,7 +111,7 @@ func gemmF32Serial(transA, transB bool, m, n, k int, alpha float32, a []float32,
 }
 
 func gemmF32Run(parallel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	gemmF32Finish(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+	gemmF32Finish(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil, nil)
 }
 
 // gemmEpilogue finishes rows [r0, r1) and columns [c0, c1) of C once
@@ -121,14 +121,18 @@ func gemmF32Run(parallel, transA, transB bool, m, n, k int, alpha float32, a []f
 type gemmEpilogue func(r0, r1, c0, c1 int)
 
 // gemmF32Finish is gemmF32Run with an epilogue (nil: none).
-func gemmF32Finish(parallel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, epi gemmEpilogue) {
+//
+// pre, when not nil, is b already packed (a constant weight, PackWeight):
+// the blocked product reads its panels instead of packing b, and the other
+// paths read b itself.
+func gemmF32Finish(parallel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, epi gemmEpilogue, pre *PackedMatrix) {
 	if m <= 0 || n <= 0 {
 		return
 	}
 	blocked := k > 0 && alpha != 0 && m*n*k > gemmSmall && m != 1 && n != 1
 	split := parallel && m*n <= gemmSplitMaxMN && k >= 2*gemmSplitPiece
 	if blocked && !split && !gemmFewRowsFits(transA, transB, m, n, k) {
-		gemmBlockedFinish(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epi)
+		gemmBlockedFinish(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epi, pre.valid())
 		return
 	}
 	gemmUnblocked(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
@@ -160,26 +164,35 @@ func gemmUnblocked(parallel, transA, transB bool, m, n, k int, alpha float32, a 
 // C less, and no read of it in that panel (a tenth of a tall product with a
 // short k, such as x W with 64 features).
 func gemmBlocked(parallel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	gemmBlockedFinish(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+	gemmBlockedFinish(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil, nil)
 }
 
-func gemmBlockedFinish(parallel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, epi gemmEpilogue) {
+func gemmBlockedFinish(parallel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, epi gemmEpilogue, pre *PackedMatrix) {
 	overwrite := beta == 0
 	if !overwrite {
 		gemmScaleC(m, n, beta, c, ldc)
 	}
-	bp := gemmGetPack(gemmKC * min(gemmRoundUp(n, gemmNR), gemmNC))
-	defer gemmPutPack(bp)
+	var bp *[]float32 // the pooled buffer B's panels are packed into, unless pre holds them
+	if pre == nil {
+		bp = gemmGetPack(gemmKC * min(gemmRoundUp(n, gemmNR), gemmNC))
+		defer gemmPutPack(bp)
+	}
 	for jc := 0; jc < n; jc += gemmNC {
 		nc := min(gemmNC, n-jc)
 		for pc := 0; pc < k; pc += gemmKC {
 			kc := min(gemmKC, k-pc)
-			gemmPackB(parallel, transB, b, ldb, pc, kc, jc, nc, *bp)
+			var panel []float32
+			if pre != nil {
+				panel = pre.panel(jc, pc)
+			} else {
+				gemmPackB(parallel, transB, b, ldb, pc, kc, jc, nc, *bp)
+				panel = *bp
+			}
 			var last gemmEpilogue
 			if epi != nil && pc+kc >= k {
 				last = func(r0, r1, c0, c1 int) { epi(r0, r1, jc+c0, jc+c1) }
 			}
-			gemmPanel(parallel, transA, overwrite && pc == 0, m, nc, kc, alpha, a, lda, pc, *bp, c[jc:], ldc, last)
+			gemmPanel(parallel, transA, overwrite && pc == 0, m, nc, kc, alpha, a, lda, pc, panel, c[jc:], ldc, last)
 		}
 	}
 }

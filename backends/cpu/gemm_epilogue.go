@@ -27,7 +27,11 @@ func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, _ core.Attrs, e
 	if op != "matmul" || len(inputs) != 2 {
 		return nil, fmt.Errorf("cpu: no %s epilogue", op)
 	}
-	a, w := inputs[0], inputs[1]
+	return b.fuseEpilogue(inputs[0], inputs[1], nil, e, extras)
+}
+
+// fuseEpilogue is FuseEpilogue of a @ w; pre, when not nil, is w packed.
+func (b *Backend) fuseEpilogue(a, w *core.Tensor, pre *PackedMatrix, e *fusion.Expr, extras []*core.Tensor) (*core.Tensor, error) {
 	if a.DType() != core.F32 || w.DType() != core.F32 || a.Device() != core.CPU || w.Device() != core.CPU {
 		return nil, errors.New("cpu: a matmul epilogue takes f32 operands on the CPU")
 	}
@@ -86,6 +90,6 @@ func (b *Backend) FuseEpilogue(op string, inputs []*core.Tensor, _ core.Attrs, e
 			evalMapInto(nodes, leaves, slots, scratch, c, r*n+c0, width)
 		}
 	}
-	gemmF32Finish(true, ta, tb, rows, n, d.K, 1, av[la.offs[0]:], lda, bv[lb.offs[0]:], ldb, 0, c, n, epi)
+	gemmF32Finish(true, ta, tb, rows, n, d.K, 1, av[la.offs[0]:], lda, bv[lb.offs[0]:], ldb, 0, c, n, epi, pre)
 	return out, nil
 }

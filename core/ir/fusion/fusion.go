@@ -50,6 +50,21 @@ type EpilogueFuser interface {
 	FuseEpilogue(op string, inputs []*core.Tensor, attrs core.Attrs, e *Expr, extras []*core.Tensor) (*core.Tensor, error)
 }
 
+// PackedWeight is a constant right-hand matrix a backend packed once
+// (WeightPacker); Weight is the matrix itself.
+type PackedWeight interface {
+	Weight() *core.Tensor
+}
+
+// WeightPacker is implemented by backends whose product can read a
+// constant weight packed once instead of packing it on every call (the
+// CPU's blocked gemm packs B per call). Only a caller that knows the weight
+// is never written may pack it: the packed copy does not follow changes.
+type WeightPacker interface {
+	PackWeight(w *core.Tensor) (PackedWeight, error)
+	FuseEpiloguePacked(a *core.Tensor, w PackedWeight, e *Expr, extras []*core.Tensor) (*core.Tensor, error)
+}
+
 // EpiloguePairFuser is implemented by backends whose producer can store two
 // trees over its output at once (a pre-activation that the backward pass
 // needs, and its activation): FuseEpiloguePair is FuseEpilogue with a
