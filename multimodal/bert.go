@@ -120,8 +120,8 @@ func (l *bertLayer) forward(h, keep *core.Tensor) *core.Tensor {
 	}
 	q, k, v := split(l.q.Forward(h)), split(l.k.Forward(h)), split(l.v.Forward(h))
 	o := mergedHeads(q, k, v, keep, core.Attrs{"scale": 1 / math.Sqrt(float64(l.headDim))})
-	h = l.attnLN.Forward(l.attnOut.Forward(o).Add(h))
-	return l.outLN.Forward(l.out.Forward(linearActivated(l.inter, h, l.act)).Add(h))
+	h = l.attnLN.Forward(linearResidual(l.attnOut, o, h))
+	return l.outLN.Forward(linearResidual(l.out, linearActivated(l.inter, h, l.act), h))
 }
 
 // Device is where the weights live; Forward takes tensors there.

@@ -58,8 +58,8 @@ func (l *preNormLayer) forward(h, mask *core.Tensor) *core.Tensor {
 		return h
 	}
 	x := l.norm1.Forward(h)
-	h = h.Add(l.o.Forward(attend(l.q.Forward(x), l.k.Forward(x), l.v.Forward(x), mask, l.heads)))
-	return h.Add(mlp(l.norm2.Forward(h), l.fc1, l.fc2, l.act))
+	h = linearResidual(l.o, attend(l.q.Forward(x), l.k.Forward(x), l.v.Forward(x), mask, l.heads), h)
+	return linearResidual(l.fc2, linearActivated(l.fc1, l.norm2.Forward(h), l.act), h)
 }
 
 // attend is multi-head attention on projected queries, keys and values
@@ -82,6 +82,22 @@ func attend(q, k, v, mask *core.Tensor, heads int) *core.Tensor {
 func mlp(x *core.Tensor, fc1, fc2 *nn.Linear, act string) *core.Tensor {
 	return fc2.Forward(linearActivated(fc1, x, act))
 }
+
+// linearResidual is l.Forward(x).Add(res), with the residual added in the
+// product's store on the CPU under the same conditions as linearActivated
+// (the same bits: float addition commutes).
+func linearResidual(l *nn.Linear, x, res *core.Tensor) *core.Tensor {
+	if l.Bias != nil && res.Err() == nil {
+		w := l.Weight.Tensor().Transpose(core.Attrs{"dim0": 0, "dim1": 1})
+		if y := fusion.MatmulEpilogueOnCPU(x, w, residualAdd, l.Bias.Tensor(), res); y != nil {
+			return y
+		}
+	}
+	return l.Forward(x).Add(res)
+}
+
+// residualAdd is the epilogue ($0 + $1) + $2: a product, its bias, a residual.
+var residualAdd = &fusion.Expr{Op: "add", Args: []*fusion.Expr{fusion.BiasAdd, {Arg: 2}}}
 
 // linearActivated is activate(l.Forward(x), act). On the CPU, with no
 // gradient to record and no tracer, GELU and ReLU run in the product's
