@@ -118,10 +118,19 @@ func (l *bertLayer) forward(h, keep *core.Tensor) *core.Tensor {
 	split := func(t *core.Tensor) *core.Tensor {
 		return t.Reshape(core.Shape{b, n, l.heads, l.headDim}).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}})
 	}
-	q, k, v := split(l.q.Forward(h)), split(l.k.Forward(h)), split(l.v.Forward(h))
-	o := mergedHeads(q, k, v, keep, core.Attrs{"scale": 1 / math.Sqrt(float64(l.headDim))})
-	h = l.attnLN.Forward(linearResidual(l.attnOut, o, h))
-	return l.outLN.Forward(linearResidual(l.out, linearActivated(l.inter, h, l.act), h))
+	q, k, v := l.q.Forward(h), l.k.Forward(h), l.v.Forward(h)
+	o := mergedHeads(split(q), split(k), split(v), keep, core.Attrs{"scale": 1 / math.Sqrt(float64(l.headDim))})
+	releaseDead(q, k, v)
+	a := linearResidual(l.attnOut, o, h)
+	releaseDead(o)
+	h = l.attnLN.Forward(a)
+	releaseDead(a)
+	inter := linearActivated(l.inter, h, l.act)
+	r := linearResidual(l.out, inter, h)
+	releaseDead(inter, h)
+	out := l.outLN.Forward(r)
+	releaseDead(r)
+	return out
 }
 
 // Device is where the weights live; Forward takes tensors there.
@@ -174,10 +183,13 @@ func (m *BertModel) Forward(in BertInput) (*BertOutput, error) {
 		out.HiddenStates = append(out.HiddenStates, h)
 	}
 	for _, l := range m.layers {
-		h = l.forward(h, keep)
+		next := l.forward(h, keep)
 		if in.HiddenStates {
-			out.HiddenStates = append(out.HiddenStates, h)
+			out.HiddenStates = append(out.HiddenStates, next)
+		} else if next != h {
+			releaseDead(h) // the previous layer's output, made here and read by no one else
 		}
+		h = next
 	}
 	out.LastHiddenState = h
 	if m.pooler != nil {
