@@ -197,13 +197,16 @@ func (m *Model) run(inputs []Value, named map[string]Value) ([]Value, error) {
 		}
 		st.vals[info.Name] = v
 	}
+	rel := newReleaser(m, st)
 	for i, n := range m.nodes {
 		if err := m.exec(n, st); err != nil {
 			return nil, fmt.Errorf("onnx: %w", err)
 		}
+		rel.made(n, st)
 		for _, in := range n.reads() {
 			if m.lastUse[in] == i && !m.outputSet[in] && m.consts[in] == nil && m.strConsts[in] == nil {
-				delete(st.vals, in) // let the garbage collector have it
+				rel.dead(st.vals[in])
+				delete(st.vals, in)
 			}
 		}
 	}
