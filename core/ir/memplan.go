@@ -209,18 +209,20 @@ func (g *Graph) lastUses() [][]*Value {
 	return drops
 }
 
-// releaser releases storages at run time. Values map to tensors and
+// StorageReleaser releases storages at run time. Values map to tensors and
 // tensors to storages; a storage is released when the last live tensor
 // over it is dropped, unless it is pinned (an input, constant or output
-// sees it). It releases nothing once off.
-type releaser struct {
+// sees it). It releases nothing when made off. Run uses one, and so does
+// the ONNX importer's executor.
+type StorageReleaser struct {
 	on     bool
 	refs   map[core.Storage]int
 	pinned map[core.Storage]bool
 }
 
-func newReleaser(on bool) *releaser {
-	return &releaser{on: on, refs: map[core.Storage]int{}, pinned: map[core.Storage]bool{}}
+// NewStorageReleaser makes a releaser; off (on false), it only counts.
+func NewStorageReleaser(on bool) *StorageReleaser {
+	return &StorageReleaser{on: on, refs: map[core.Storage]int{}, pinned: map[core.Storage]bool{}}
 }
 
 // storageOf is t's storage when it can be tracked (a comparable handle).
@@ -235,19 +237,23 @@ func storageOf(t *core.Tensor) (core.Storage, bool) {
 	return s, true
 }
 
-func (r *releaser) pin(t *core.Tensor) {
+// Pin keeps t's storage for good (an input, a constant, an output).
+func (r *StorageReleaser) Pin(t *core.Tensor) {
 	if s, ok := storageOf(t); ok {
 		r.pinned[s] = true
 	}
 }
 
-func (r *releaser) hold(t *core.Tensor) {
+// Hold counts one more live tensor over t's storage.
+func (r *StorageReleaser) Hold(t *core.Tensor) {
 	if s, ok := storageOf(t); ok {
 		r.refs[s]++
 	}
 }
 
-func (r *releaser) drop(t *core.Tensor) {
+// Drop counts one live tensor over t's storage fewer, and releases the
+// storage when none is left and it is not pinned.
+func (r *StorageReleaser) Drop(t *core.Tensor) {
 	s, ok := storageOf(t)
 	if !ok {
 		return
@@ -299,21 +305,21 @@ func (g *Graph) forConsts(fn func(*core.Tensor)) {
 // next has used them, unless the loop's inputs, the new carried values or
 // the body's constants share their storage.
 func releaseCarried(old, loopInputs, next []*core.Tensor, body *Graph) {
-	r := newReleaser(true)
+	r := NewStorageReleaser(true)
 	for _, t := range loopInputs {
-		r.pin(t)
+		r.Pin(t)
 	}
 	for _, t := range next {
-		r.pin(t)
+		r.Pin(t)
 		if t.RequiresGrad() {
 			return
 		}
 	}
-	body.forConsts(r.pin)
+	body.forConsts(r.Pin)
 	for _, t := range old { // a carried value may appear twice, or be a view of another
-		r.hold(t)
+		r.Hold(t)
 	}
 	for _, t := range old {
-		r.drop(t)
+		r.Drop(t)
 	}
 }

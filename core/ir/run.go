@@ -34,14 +34,14 @@ func (g *Graph) run(inputs []*core.Tensor, release bool) ([]*core.Tensor, error)
 		}
 		env[v] = t
 	}
-	rel := newReleaser(release)
+	rel := NewStorageReleaser(release)
 	var drops [][]*Value
 	isOutput := map[*Value]bool{}
 	if release {
 		for _, t := range inputs {
-			rel.pin(t)
+			rel.Pin(t)
 		}
-		g.forConsts(rel.pin)
+		g.forConsts(rel.Pin)
 		for _, v := range g.Outputs {
 			isOutput[v] = true
 		}
@@ -57,9 +57,9 @@ func (g *Graph) run(inputs []*core.Tensor, release bool) ([]*core.Tensor, error)
 		for _, o := range n.Outputs {
 			t := env[o]
 			if isOutput[o] {
-				rel.pin(t)
+				rel.Pin(t)
 			} else {
-				rel.hold(t)
+				rel.Hold(t)
 			}
 			if core.GradEnabled() && t.RequiresGrad() {
 				rel.on = false // something upstream requires a gradient after all
@@ -69,7 +69,7 @@ func (g *Graph) run(inputs []*core.Tensor, release bool) ([]*core.Tensor, error)
 		for _, v := range drops[i] {
 			if t, ok := env[v]; ok {
 				delete(env, v)
-				rel.drop(t)
+				rel.Drop(t)
 			}
 		}
 	}
@@ -82,7 +82,7 @@ func (g *Graph) run(inputs []*core.Tensor, release bool) ([]*core.Tensor, error)
 
 // exec runs one node of g: a loop with the run's release decision, any
 // other node through execNode.
-func (g *Graph) exec(n *Node, env map[*Value]*core.Tensor, rel *releaser) error {
+func (g *Graph) exec(n *Node, env map[*Value]*core.Tensor, rel *StorageReleaser) error {
 	if n.Body == nil {
 		return execNode(n, env)
 	}
@@ -95,7 +95,7 @@ func (g *Graph) exec(n *Node, env map[*Value]*core.Tensor, rel *releaser) error 
 
 // dropFusedInternals releases the intermediates a fused node made when it
 // ran its original ops one by one: nothing outside the node reads them.
-func dropFusedInternals(n *Node, env map[*Value]*core.Tensor, rel *releaser) {
+func dropFusedInternals(n *Node, env map[*Value]*core.Tensor, rel *StorageReleaser) {
 	if n.Fused == nil {
 		return
 	}
@@ -108,13 +108,13 @@ func dropFusedInternals(n *Node, env map[*Value]*core.Tensor, rel *releaser) {
 		for _, o := range s.Outputs {
 			if t, ok := env[o]; ok && !outs[o] {
 				delete(env, o)
-				rel.hold(t)
+				rel.Hold(t)
 				internal = append(internal, t)
 			}
 		}
 	}
 	for _, t := range internal {
-		rel.drop(t)
+		rel.Drop(t)
 	}
 }
 
