@@ -90,7 +90,10 @@ func attend(q, k, v, mask *core.Tensor, heads int) *core.Tensor {
 // mlp is a transformer layer's feed-forward block, fc2(act(fc1(x))),
 // without the residual.
 func mlp(x *core.Tensor, fc1, fc2 *nn.Linear, act string) *core.Tensor {
-	return fc2.Forward(linearActivated(fc1, x, act))
+	inter := linearActivated(fc1, x, act)
+	y := fc2.Forward(inter)
+	releaseDead(inter)
+	return y
 }
 
 // releaseDead gives the memory of intermediates a forward made and will not

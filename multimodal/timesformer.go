@@ -383,12 +383,19 @@ func (a *timesformerAttention) forward(x *core.Tensor) *core.Tensor {
 	h := x.Shape()[2]
 	qkv := rows(a.qkv.Forward, x)
 	part := func(i int) *core.Tensor { return qkv.Slice(core.Attrs{"axis": 2, "start": i * h, "stop": (i + 1) * h}) }
-	return rows(a.out.Forward, attend(part(0), part(1), part(2), nil, a.heads))
+	o := attend(part(0), part(1), part(2), nil, a.heads)
+	releaseDead(qkv)
+	y := rows(a.out.Forward, o)
+	releaseDead(o)
+	return y
 }
 
 // mlp is the layer's feed-forward block on h, without the residual.
 func (l *timesformerLayer) mlp(h *core.Tensor) *core.Tensor {
-	return rows(func(x *core.Tensor) *core.Tensor { return mlp(x, l.fc1, l.fc2, l.act) }, l.norm2.Forward(h))
+	x := l.norm2.Forward(h)
+	y := rows(func(x *core.Tensor) *core.Tensor { return mlp(x, l.fc1, l.fc2, l.act) }, x)
+	releaseDead(x)
+	return y
 }
 
 // forward is TimesformerLayer's; drop path is the identity at inference.
@@ -407,8 +414,12 @@ func (l *timesformerLayer) forward(h *core.Tensor, g videoGeom) *core.Tensor {
 
 	// Temporal: each patch attends over its T frames.
 	x := l.temporalNorm.Forward(tokens).Reshape(core.Shape{g.b * p, t, hid})
-	x = l.temporal.forward(x).Reshape(core.Shape{g.b, p * t, hid})
-	tokens = tokens.Add(rows(l.temporalDense.Forward, x))
+	y := l.temporal.forward(x).Reshape(core.Shape{g.b, p * t, hid})
+	releaseDead(x)
+	x = rows(l.temporalDense.Forward, y)
+	releaseDead(y)
+	tokens = tokens.Add(x)
+	releaseDead(x)
 
 	// Spatial: each frame's patches, with the [CLS] token put before every
 	// frame, attend over each other.
