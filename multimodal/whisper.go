@@ -317,9 +317,12 @@ func (a *whisperAttention) split(t *core.Tensor) *core.Tensor {
 func (a *whisperAttention) attend(x, k, v *core.Tensor, past int) *core.Tensor {
 	s := x.Shape()
 	b, n := s[0], s[1]
-	q := a.split(a.q.Forward(x))
+	qf := a.q.Forward(x)
+	q := a.split(qf)
+	var own []*core.Tensor // projections made here, dead after the attention (a cache's are kept)
 	if k == nil {
-		k, v = a.split(a.k.Forward(x)), a.split(a.v.Forward(x))
+		kf, vf := a.k.Forward(x), a.v.Forward(x)
+		k, v, own = a.split(kf), a.split(vf), []*core.Tensor{kf, vf}
 	}
 	attrs := core.Attrs{"scale": 1 / math.Sqrt(float64(a.headDim))}
 	var mask *core.Tensor
@@ -339,8 +342,11 @@ func (a *whisperAttention) attend(x, k, v *core.Tensor, past int) *core.Tensor {
 		mask = core.FromSlice(m, core.Shape{n, keys}, x.Device())
 	}
 	o := q.ScaledDotProductAttention(k, v, mask, attrs)
-	o = o.Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}).Reshape(core.Shape{b, n, a.heads * a.headDim})
-	return a.o.Forward(o)
+	releaseDead(append(own, qf)...)
+	joined := o.Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}).Reshape(core.Shape{b, n, a.heads * a.headDim})
+	y := a.o.Forward(joined)
+	releaseDead(joined, o) // joined is a copy of o, or o itself viewed (one head, one position)
+	return y
 }
 
 // checkFeatures checks log-mel features (B, mels, frames).
