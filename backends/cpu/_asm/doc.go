@@ -1,4 +1,5 @@
-// Command asmgen writes backends/cpu's assembly with avo: the elementwise
+// Package main is asmgen, the command that writes backends/cpu's assembly
+// with avo: the elementwise
 // kernels (-kernels ew: ew_amd64.s and its Go declarations,
 // ew_stubs_amd64.go) or the reductions, row kernels and the fused program loop (-kernels
 // reduce: reduce_amd64.s, reduce_stubs_amd64.go). Every kernel is written once
