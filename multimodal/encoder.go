@@ -120,8 +120,7 @@ func releaseDead(ts ...*core.Tensor) {
 // (the same bits: float addition commutes).
 func linearResidual(l *nn.Linear, x, res *core.Tensor) *core.Tensor {
 	if l.Bias != nil && res.Err() == nil {
-		w := l.Weight.Tensor().Transpose(core.Attrs{"dim0": 0, "dim1": 1})
-		if y := fusion.MatmulEpilogueOnCPU(x, w, residualAdd, l.Bias.Tensor(), res); y != nil {
+		if y := storedLinear(l, x, residualAdd, l.Bias.Tensor(), res); y != nil {
 			return y
 		}
 	}
@@ -137,27 +136,40 @@ var residualAdd = &fusion.Expr{Op: "add", Args: []*fusion.Expr{fusion.BiasAdd, {
 // bits): the intermediate, a feed-forward block's widest tensor, is then
 // written once instead of written, read and written again.
 func linearActivated(l *nn.Linear, x *core.Tensor, act string) *core.Tensor {
-	var e *fusion.Expr
-	switch act {
-	case "gelu":
-		e = &fusion.Expr{Op: "gelu"}
-	case "gelu_new", "gelu_pytorch_tanh":
-		e = &fusion.Expr{Op: "gelu", Attrs: core.Attrs{"approximate": "tanh"}}
-	case "relu":
-		e = &fusion.Expr{Op: "relu"}
-	default:
-		return activate(l.Forward(x), act)
-	}
-	e.Args = []*fusion.Expr{{Arg: 0}}
-	var extras []*core.Tensor
-	if l.Bias != nil {
-		e.Args[0], extras = fusion.BiasAdd, []*core.Tensor{l.Bias.Tensor()}
-	}
-	w := l.Weight.Tensor().Transpose(core.Attrs{"dim0": 0, "dim1": 1})
-	if y := fusion.MatmulEpilogueOnCPU(x, w, e, extras...); y != nil {
-		return y
+	if es, ok := activationEpilogues[act]; ok {
+		e, extras := es[0], []*core.Tensor(nil)
+		if l.Bias != nil {
+			e, extras = es[1], []*core.Tensor{l.Bias.Tensor()}
+		}
+		if y := storedLinear(l, x, e, extras...); y != nil {
+			return y
+		}
 	}
 	return activate(l.Forward(x), act)
+}
+
+// activationEpilogues are the hidden_acts linearActivated stores, each as
+// a tree over the product ($0) and over the product plus its bias ($0 + $1).
+var activationEpilogues = map[string][2]*fusion.Expr{
+	"gelu":              activationEpilogue("gelu", nil),
+	"gelu_new":          activationEpilogue("gelu", core.Attrs{"approximate": "tanh"}),
+	"gelu_pytorch_tanh": activationEpilogue("gelu", core.Attrs{"approximate": "tanh"}),
+	"relu":              activationEpilogue("relu", nil),
+}
+
+func activationEpilogue(op string, attrs core.Attrs) [2]*fusion.Expr {
+	return [2]*fusion.Expr{
+		{Op: op, Attrs: attrs, Args: []*fusion.Expr{{Arg: 0}}},
+		{Op: op, Attrs: attrs, Args: []*fusion.Expr{fusion.BiasAdd}},
+	}
+}
+
+// storedLinear is e(x @ l's weightᵀ, extras...) through the CPU backend's
+// matmul epilogue, or nil where that does not apply
+// (fusion.MatmulEpilogueOnCPU).
+func storedLinear(l *nn.Linear, x *core.Tensor, e *fusion.Expr, extras ...*core.Tensor) *core.Tensor {
+	w := l.Weight.Tensor().Transpose(core.Attrs{"dim0": 0, "dim1": 1})
+	return fusion.MatmulEpilogueOnCPU(x, w, e, extras...)
 }
 
 // activate applies a transformers hidden_act: "gelu" is the exact erf
