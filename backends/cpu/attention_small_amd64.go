@@ -7,16 +7,16 @@ import (
 )
 
 //go:noescape
-func attentionTile16AVX512(qt *float32, e int, k *float32, ldk int, v *float32, ldv int, ev int, s int, scale float32, scores *float32, out *float32)
+func attentionTile16AVX512(qt *float32, e int, k *float32, ldk int, v *float32, ldv int, ev int, s int, scores *float32, out *float32)
 
 func init() {
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ {
-		attentionTile16 = func(qt []float32, e int, k []float32, ldk int, v []float32, ldv, ev, s int, scale float32, scores, out []float32) {
+		attentionTile16 = func(qt []float32, e int, k []float32, ldk int, v []float32, ldv, ev, s int, scores, out []float32) {
 			// The assembly trusts its pointers: check the extents it reads
 			// and writes here, where a short slice panics instead.
 			_, _, _ = qt[e*16-1], k[(s-1)*ldk+e-1], v[(s-1)*ldv+ev-1]
 			_, _ = scores[s*16-1], out[ev*16-1]
-			attentionTile16AVX512(unsafe.SliceData(qt), e, unsafe.SliceData(k), ldk, unsafe.SliceData(v), ldv, ev, s, scale,
+			attentionTile16AVX512(unsafe.SliceData(qt), e, unsafe.SliceData(k), ldk, unsafe.SliceData(v), ldv, ev, s,
 				unsafe.SliceData(scores), unsafe.SliceData(out))
 		}
 	}

@@ -1,64 +1,57 @@
 #include "textflag.h"
 
 // The small-head attention tile (kernels_attention_small.go): sixteen
-// queries, one per zmm lane, against every key of one head. Pass one
-// writes the scores scale*(q.k) - the packed product's chain of fused
-// multiply-adds in e order, then the scale - and keeps their running
-// maximum; pass two takes exp(score - max) with rdExpSumF32AVX512's
-// polynomial (the same instructions, so the same values), sums the
-// exponentials and adds p*v into Ev accumulators. Head widths are 8 or
-// 16, each a fully unrolled chain. Nothing is written but scores and out:
-// out[e*16+lane] = acc[e] / sum. Z16-Z23 are zeroed before returning,
-// as in gemm512_amd64.s: a live high register makes Go's scalar float
-// code after the kernel pay the SSE/AVX transition.
+// queries, one per zmm lane, against every key of one head. The caller
+// scales the queries by scale·log2(e), so pass one's chain of fused
+// multiply-adds in e order gives each score in base 2; it writes them
+// and keeps their running maximum. Pass two weighs each key by
+// 2^(score - max): VREDUCEPS splits x = score - max into floor(x) and
+// f = x - floor(x) in [0, 1) exactly, a degree-6 polynomial (fits.py's
+// exp2 fit, 1.05 ulps in float32, constant term 1 so the maximum's weight
+// is exactly 1) gives 2^f, and VSCALEFPS multiplies it by 2^floor(x).
+// That is 10 vector instructions where exp(x) took 17 (no ln 2 split,
+// no upper clamp: x <= 0), and the tile is bound by vector instructions.
+// It sums the weights and adds p*v into Ev accumulators. Head widths are
+// 8 or 16, each a fully unrolled chain. Nothing is written but scores and
+// out: out[e*16+lane] = acc[e] / sum. Z16-Z23 are zeroed before
+// returning, as in gemm512_amd64.s: a live high register makes Go's
+// scalar float code after the kernel pay the SSE/AVX transition.
 
-DATA attnLo<>+0(SB)/4, $0xc2d00000
+// attnLo clamps x from below at -150, where 2^x rounds to 0: a key whose
+// score is -Inf (x = -Inf) weighs 0 instead of taking VREDUCEPS's NaN.
+DATA attnLo<>+0(SB)/4, $0xc3160000
 GLOBL attnLo<>(SB), RODATA|NOPTR, $4
-DATA attnHi<>+0(SB)/4, $0x42b1999a
-GLOBL attnHi<>(SB), RODATA|NOPTR, $4
-DATA attnLog2e<>+0(SB)/4, $0x3fb8aa3b
-GLOBL attnLog2e<>(SB), RODATA|NOPTR, $4
-DATA attnLn2hi<>+0(SB)/4, $0x3f318000
-GLOBL attnLn2hi<>(SB), RODATA|NOPTR, $4
-DATA attnLn2lo<>+0(SB)/4, $0xb95e8083
-GLOBL attnLn2lo<>(SB), RODATA|NOPTR, $4
-DATA attnP5<>+0(SB)/4, $0x39506967
+DATA attnP6<>+0(SB)/4, $0x3962a0c2
+GLOBL attnP6<>(SB), RODATA|NOPTR, $4
+DATA attnP5<>+0(SB)/4, $0x3aa36b24
 GLOBL attnP5<>(SB), RODATA|NOPTR, $4
-DATA attnP4<>+0(SB)/4, $0x3ab743ce
+DATA attnP4<>+0(SB)/4, $0x3c1e85c9
 GLOBL attnP4<>(SB), RODATA|NOPTR, $4
-DATA attnP3<>+0(SB)/4, $0x3c088908
+DATA attnP3<>+0(SB)/4, $0x3d634489
 GLOBL attnP3<>(SB), RODATA|NOPTR, $4
-DATA attnP2<>+0(SB)/4, $0x3d2aa9c1
+DATA attnP2<>+0(SB)/4, $0x3e75feac
 GLOBL attnP2<>(SB), RODATA|NOPTR, $4
-DATA attnP1<>+0(SB)/4, $0x3e2aaaaa
+DATA attnP1<>+0(SB)/4, $0x3f317216
 GLOBL attnP1<>(SB), RODATA|NOPTR, $4
-DATA attnP0<>+0(SB)/4, $0x3f000000
-GLOBL attnP0<>(SB), RODATA|NOPTR, $4
 DATA attnOne<>+0(SB)/4, $0x3f800000
 GLOBL attnOne<>(SB), RODATA|NOPTR, $4
 DATA attnNegInf<>+0(SB)/4, $0xff800000
 GLOBL attnNegInf<>(SB), RODATA|NOPTR, $4
 
-// EXPPS leaves exp(X) in R, clobbering X, T and U. Z22 and Z23 hold the
-// clamp bounds -104 and 88.8 as the first operands of max and min, so a
-// NaN passes through as it does in rdExpSumF32AVX512.
-#define EXPPS(X, R, T, U) \
-	VMAXPS X, Z22, X \
-	VMINPS X, Z23, X \
-	VMULPS.BCST attnLog2e<>(SB), X, T \
-	VRNDSCALEPS $0x00, T, T \
-	VFNMADD231PS.BCST attnLn2hi<>(SB), T, X \
-	VFNMADD231PS.BCST attnLn2lo<>(SB), T, X \
-	VBROADCASTSS attnP5<>(SB), R \
-	VFMADD213PS.BCST attnP4<>(SB), X, R \
-	VFMADD213PS.BCST attnP3<>(SB), X, R \
-	VFMADD213PS.BCST attnP2<>(SB), X, R \
-	VFMADD213PS.BCST attnP1<>(SB), X, R \
-	VFMADD213PS.BCST attnP0<>(SB), X, R \
-	VMULPS X, X, U \
-	VFMADD213PS X, U, R \
-	VADDPS.BCST attnOne<>(SB), R, R \
-	VSCALEFPS T, R, R
+// EXP2PS leaves 2^X in R for X <= 0 (X clamped to [-150, 0] by the
+// caller's maximum and Z22), clobbering F. VREDUCEPS $0x09 is X - floor(X)
+// (rounding down, precision exception suppressed); VSCALEFPS scales by
+// 2^floor of its second operand.
+#define EXP2PS(X, R, F) \
+	VREDUCEPS $0x09, X, F \
+	VBROADCASTSS attnP6<>(SB), R \
+	VFMADD213PS.BCST attnP5<>(SB), F, R \
+	VFMADD213PS.BCST attnP4<>(SB), F, R \
+	VFMADD213PS.BCST attnP3<>(SB), F, R \
+	VFMADD213PS.BCST attnP2<>(SB), F, R \
+	VFMADD213PS.BCST attnP1<>(SB), F, R \
+	VFMADD213PS.BCST attnOne<>(SB), F, R \
+	VSCALEFPS X, R, R
 
 // The tile's repeated steps, written once: a head of 16 runs the LO and HI
 // halves, one of 8 the LO half only (the same instructions in the same
@@ -86,22 +79,22 @@ GLOBL attnNegInf<>(SB), RODATA|NOPTR, $4
 	VFMADD231PS.BCST 56(DI), Z14, Z18; \
 	VFMADD231PS.BCST 60(DI), Z15, Z18
 
-// SCORE_END scales the score, stores it, keeps the running maximum and
-// steps to the next key.
+// SCORE_END stores the score, keeps the running maximum and steps to
+// the next key.
 #define SCORE_END \
-	VMULPS Z16, Z18, Z18; \
 	VMOVUPS Z18, (DX); \
 	VMAXPS Z18, Z17, Z17; \
 	ADDQ R8, DI; \
 	ADDQ $64, DX
 
-// WEIGH_START turns a key's score at DX into its weight Z19 and adds it
-// to the sum Z16; WEIGH_LO8 and WEIGH_HI8 add the weight times the value
+// WEIGH_START turns a key's score at DX into its weight Z19 (Z17 holds
+// minus the maximum: -max + score is score - max exactly) and adds it to
+// the sum Z16; WEIGH_LO8 and WEIGH_HI8 add the weight times the value
 // row at DI to the outputs Z0-Z7 and Z8-Z15; WEIGH_END steps to the next key.
 #define WEIGH_START \
-	VMOVUPS (DX), Z18; \
-	VSUBPS Z17, Z18, Z18; \
-	EXPPS(Z18, Z19, Z20, Z21); \
+	VADDPS (DX), Z17, Z18; \
+	VMAXPS Z18, Z22, Z18; \
+	EXP2PS(Z18, Z19, Z20); \
 	VADDPS Z19, Z16, Z16
 
 #define WEIGH_LO8 \
@@ -128,19 +121,19 @@ GLOBL attnNegInf<>(SB), RODATA|NOPTR, $4
 	ADDQ R8, DI; \
 	ADDQ $64, DX
 
-// func attentionTile16AVX512(qt *float32, e int, k *float32, ldk int, v *float32, ldv int, ev int, s int, scale float32, scores *float32, out *float32)
-// qt holds the sixteen queries transposed (qt[e*16+lane]); k and v are
+// func attentionTile16AVX512(qt *float32, e int, k *float32, ldk int, v *float32, ldv int, ev int, s int, scores *float32, out *float32)
+// qt holds the sixteen queries transposed (qt[e*16+lane]) and scaled by
+// scale·log2(e); k and v are
 // the head's first key and value rows, ldk and ldv floats apart; s >= 1
 // keys; scores has room for s*16 floats.
-TEXT ·attentionTile16AVX512(SB), NOSPLIT, $0-88
+TEXT ·attentionTile16AVX512(SB), NOSPLIT, $0-80
 	MOVQ qt+0(FP), SI
 	MOVQ e+8(FP), BX
 	MOVQ k+16(FP), DI
 	MOVQ ldk+24(FP), R8
 	SHLQ $2, R8
 	MOVQ s+56(FP), CX
-	MOVQ scores+72(FP), DX
-	VBROADCASTSS scale+64(FP), Z16
+	MOVQ scores+64(FP), DX
 	VBROADCASTSS attnNegInf<>(SB), Z17
 
 	VMOVUPS 0(SI), Z0
@@ -183,10 +176,10 @@ weigh:
 	SHLQ $2, R8
 	MOVQ ev+48(FP), BX
 	MOVQ s+56(FP), CX
-	MOVQ scores+72(FP), DX
+	MOVQ scores+64(FP), DX
 	VBROADCASTSS attnLo<>(SB), Z22
-	VBROADCASTSS attnHi<>(SB), Z23
 	VPXORD Z16, Z16, Z16
+	VSUBPS Z17, Z16, Z17
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -224,7 +217,7 @@ weigh8:
 	JNE weigh8
 
 store:
-	MOVQ out+80(FP), SI
+	MOVQ out+72(FP), SI
 	VBROADCASTSS attnOne<>(SB), Z18
 	VDIVPS Z16, Z18, Z18
 	VMULPS Z18, Z0, Z0

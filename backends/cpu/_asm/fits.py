@@ -96,6 +96,31 @@ def exp_fit():
     return p
 
 
+def exp2_unit_fit():
+    """2^f on [0, 1) as a degree-6 polynomial with constant term exactly 1
+    (so 2^0 is exactly 1), near-minimax in relative error: the small-head
+    attention tile's weights 2^(x - floor(x))·2^floor(x)
+    (backends/cpu/attention_small_amd64.s, where VREDUCEPS gives the
+    fraction)."""
+    f = 0.5 + 0.5 * np.cos(np.linspace(0, np.pi, 4001))
+    f = f[f > 1e-9]
+    g = (2.0 ** f - 1) / f
+    w = np.ones_like(f)
+    for _ in range(80):
+        v = np.vander(f, 6, increasing=True) * f[:, None] / 2.0 ** f[:, None]
+        c, *_ = np.linalg.lstsq(v * np.sqrt(w)[:, None], (g * f / 2.0 ** f) * np.sqrt(w), rcond=None)
+        err = np.abs(np.vander(f, 6, increasing=True) @ c * f + 1 - 2.0 ** f) / 2.0 ** f
+        w = w * err
+        w /= w.sum()
+    p = np.concatenate([[1.0], c])
+    fs = np.linspace(0, 1, 400001).astype(f32)
+    fs = fs[fs < 1]
+    print(f"exp2 on [0, 1): fit error {err.max() / 2**-24:.3f} ulps, in float32 "
+          f"{ulps(horner(p, fs), 2.0 ** fs.astype(np.float64)).max():.2f} ulps")
+    show("exp2", p)
+    print("exp2 bits: " + ", ".join(hex(f32(c).view(np.uint32)) for c in p[::-1]))
+
+
 def gauss_tail_fit():
     """Φ(-y) = erfc(y/√2)/2 = t·exp(-y²/2 + P(t - c)), t = 1/(1 + k·y), for
     0 <= y <= 15 (past which Φ(-y) underflows): P of degree 8, near-minimax
@@ -188,5 +213,6 @@ def gelu_pieces_fit():
 if __name__ == "__main__":
     tanh_fit()
     exp_fit()
+    exp2_unit_fit()
     gauss_tail_fit()
     gelu_pieces_fit()
