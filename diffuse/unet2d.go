@@ -257,7 +257,10 @@ func (m *UNet2DModel) forward(x *core.Tensor, ts []float64) (*core.Tensor, error
 		h = u.forward(h, skips[len(skips)-k:], embAct)
 		skips = skips[:len(skips)-k]
 	}
-	h = m.convOut.Forward(m.normOut.ForwardSiLU(h))
+	act := m.normOut.ForwardSiLU(h)
+	out := m.convOut.Forward(act)
+	nn.ReleaseDead(nil, h, act) // h is the last up block's output
+	h = out
 	if err := h.Err(); err != nil {
 		return nil, fmt.Errorf("diffuse: UNet2DModel.Forward: %w", err)
 	}

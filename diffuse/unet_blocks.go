@@ -260,27 +260,44 @@ func (w *weights) resnet(name string, b unetBlock, in, out int, outScale float64
 // forward maps x (B, in, H, W) to (B, out, H, W); tembAct is SiLU of the
 // time embedding (every ResNet applies SiLU to the same embedding first,
 // so the model does it once).
+// forward releases the feature maps it makes once they are read for the
+// last time (on the CPU, as nn.ReleaseDead allows), but not x, which the
+// caller owns.
 func (r *resnet) forward(x, tembAct *core.Tensor) *core.Tensor {
-	h := r.conv1.Forward(r.norm1.ForwardSiLU(x))
+	act := r.norm1.ForwardSiLU(x)
+	h := r.conv1.Forward(act)
+	nn.ReleaseDead(nil, act)
 	t := r.timeProj.Forward(tembAct)
 	t = t.Reshape(core.Shape{dimOf(t, 0), dimOf(t, 1), 1, 1})
 	if r.scaleShift {
-		h = r.norm2.Forward(h)
+		normed := r.norm2.Forward(h)
 		half := dimOf(t, 1) / 2
 		scale := t.Slice(core.Attrs{"axis": 1, "start": 0, "stop": half})
 		shift := t.Slice(core.Attrs{"axis": 1, "start": half, "stop": 2 * half})
-		h = h.Mul(scalarLike(h, 1).Add(scale)).Add(shift)
-		h = h.SiLU()
+		scaled := normed.Mul(scalarLike(normed, 1).Add(scale))
+		shifted := scaled.Add(shift)
+		act = shifted.SiLU()
+		nn.ReleaseDead(nil, h, normed, scaled, shifted)
 	} else {
-		h = r.norm2.ForwardSiLU(h.Add(t))
+		sum := h.Add(t)
+		act = r.norm2.ForwardSiLU(sum)
+		nn.ReleaseDead(nil, h, sum)
 	}
-	h = r.conv2.Forward(h)
+	h = r.conv2.Forward(act)
+	nn.ReleaseDead(nil, act)
+	res := x
 	if r.shortcut != nil {
-		x = r.shortcut.Forward(x)
+		res = r.shortcut.Forward(x)
 	}
-	out := x.Add(h)
+	out := res.Add(h)
+	nn.ReleaseDead(nil, h)
+	if res != x {
+		nn.ReleaseDead(nil, res)
+	}
 	if r.outScale != 1 {
-		out = div(out, r.outScale)
+		scaled := div(out, r.outScale)
+		nn.ReleaseDead(nil, out)
+		out = scaled
 	}
 	return out
 }
@@ -442,7 +459,9 @@ func (d *downBlock) forward(h, embAct *core.Tensor) (*core.Tensor, []*core.Tenso
 	for i, r := range d.resnets {
 		h = r.forward(h, embAct)
 		if d.attns != nil {
-			h = d.attns[i].forward(h)
+			mapped := h
+			h = d.attns[i].forward(mapped)
+			nn.ReleaseDead([]*core.Tensor{h}, mapped)
 		}
 		outs = append(outs, h)
 	}
@@ -495,13 +514,19 @@ func (w *weights) upBlock(name string, b unetBlock, withAttn bool, in, out, prev
 	return u
 }
 
-// forward consumes skips from the end.
+// forward consumes h and skips, these from the end: on the CPU (as
+// nn.ReleaseDead allows) it releases each once concatenated.
 func (u *upBlock) forward(h *core.Tensor, skips []*core.Tensor, embAct *core.Tensor) *core.Tensor {
 	for i, r := range u.resnets {
-		h = core.Concat([]*core.Tensor{h, skips[len(skips)-1-i]}, core.Attrs{"axis": 1})
-		h = r.forward(h, embAct)
+		skip := skips[len(skips)-1-i]
+		joined := core.Concat([]*core.Tensor{h, skip}, core.Attrs{"axis": 1})
+		nn.ReleaseDead(nil, h, skip)
+		h = r.forward(joined, embAct)
+		nn.ReleaseDead(nil, joined)
 		if u.attns != nil {
-			h = u.attns[i].forward(h)
+			mapped := h
+			h = u.attns[i].forward(mapped)
+			nn.ReleaseDead([]*core.Tensor{h}, mapped)
 		}
 	}
 	if u.up != nil {
@@ -534,10 +559,15 @@ func (w *weights) midBlock(name string, b unetBlock, ch, headDim, attnGroups int
 	return m
 }
 
+// forward does not release h, which the down path also hands to the up
+// path; it releases the states it makes.
 func (m *midBlock) forward(h, embAct *core.Tensor) *core.Tensor {
-	h = m.resnets[0].forward(h, embAct)
+	mapped := m.resnets[0].forward(h, embAct)
+	attended := mapped
 	if m.attn != nil {
-		h = m.attn.forward(h)
+		attended = m.attn.forward(mapped)
 	}
-	return m.resnets[1].forward(h, embAct)
+	out := m.resnets[1].forward(attended, embAct)
+	nn.ReleaseDead(nil, mapped, attended)
+	return out
 }

@@ -358,7 +358,10 @@ func (m *UNet2DConditionModel) denoise(x, emb, ctx *core.Tensor, res *ControlRes
 		return nil, err
 	}
 	defer m.done(m.normOut, m.convOut)
-	h = m.convOut.Forward(m.normOut.ForwardSiLU(h))
+	act := m.normOut.ForwardSiLU(h)
+	out := m.convOut.Forward(act)
+	nn.ReleaseDead(nil, h, act) // h is the last up block's output
+	h = out
 	if err := h.Err(); err != nil {
 		return nil, fmt.Errorf("diffuse: UNet2DConditionModel.Forward: %w", err)
 	}

@@ -109,8 +109,15 @@ func (a *crossAttention) forward(x, ctx *core.Tensor) *core.Tensor {
 		q, k, v = q.Cast(core.F32), k.Cast(core.F32), v.Cast(core.F32)
 	}
 	o := q.ScaledDotProductAttention(k, v, nil, core.Attrs{"scale": 1 / math.Sqrt(float64(a.hdim))})
-	o = o.Cast(dtype).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}).Reshape(core.Shape{b, l, a.heads * a.hdim})
-	return a.out.Forward(o)
+	// The projections die here, except keys and values a cache keeps.
+	nn.ReleaseDead(nil, q)
+	if self || !a.kv.on {
+		nn.ReleaseDead(nil, k, v)
+	}
+	joined := o.Cast(dtype).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}).Reshape(core.Shape{b, l, a.heads * a.hdim})
+	y := a.out.Forward(joined)
+	nn.ReleaseDead(nil, o, joined)
+	return y
 }
 
 // feedForward is diffusers' FeedForward with GEGLU: net.0.proj maps dim to
@@ -140,7 +147,12 @@ func (f *feedForward) forward(x *core.Tensor) *core.Tensor {
 	axis := len(h.Shape()) - 1
 	val := h.Slice(core.Attrs{"axis": axis, "start": 0, "stop": f.inner})
 	gate := h.Slice(core.Attrs{"axis": axis, "start": f.inner, "stop": 2 * f.inner})
-	return f.out.Forward(val.Mul(gate.GELU()))
+	g := gate.GELU()
+	gated := val.Mul(g)
+	nn.ReleaseDead(nil, g, h) // val and gate are views of h
+	y := f.out.Forward(gated)
+	nn.ReleaseDead(nil, gated)
+	return y
 }
 
 // transformerBlock is BasicTransformerBlock with layer norms: self-attention,
@@ -169,10 +181,22 @@ func (w *weights) transformerBlock(name string, dim, ctxDim, heads, hdim int, up
 	return t
 }
 
+// forward releases what it makes (on the CPU, as nn.ReleaseDead allows),
+// but not h, which the caller owns.
 func (t *transformerBlock) forward(h, ctx *core.Tensor) *core.Tensor {
-	h = t.attn1.forward(t.norm1.Forward(h), nil).Add(h)
-	h = t.attn2.forward(t.norm2.Forward(h), ctx).Add(h)
-	return t.ff.forward(t.norm3.Forward(h)).Add(h)
+	n := t.norm1.Forward(h)
+	a := t.attn1.forward(n, nil)
+	h1 := a.Add(h)
+	nn.ReleaseDead(nil, n, a)
+	n = t.norm2.Forward(h1)
+	a = t.attn2.forward(n, ctx)
+	h2 := a.Add(h1)
+	nn.ReleaseDead(nil, n, a, h1)
+	n = t.norm3.Forward(h2)
+	a = t.ff.forward(n)
+	out := a.Add(h2)
+	nn.ReleaseDead(nil, n, a, h2)
+	return out
 }
 
 // transformer2D is Transformer2DModel on a feature map: group norm (eps
@@ -233,21 +257,37 @@ func (t *transformer2D) forward(x, ctx *core.Tensor) *core.Tensor {
 		c := dimOf(h, 2)
 		return h.Reshape(core.Shape{b, hgt, wid, c}).Permute(core.Attrs{"dims": []int{0, 3, 1, 2}})
 	}
-	h := t.norm.Forward(x)
+	// Each value made here is released once read for the last time (on the
+	// CPU, as nn.ReleaseDead allows); flatten and unflatten may return views
+	// of their argument, so a view the code goes on with is kept.
+	normed := t.norm.Forward(x)
+	var h *core.Tensor
 	if t.inLin != nil {
-		h = t.inLin.Forward(flatten(h))
+		flat := flatten(normed)
+		h = t.inLin.Forward(flat)
+		nn.ReleaseDead(nil, normed, flat)
 	} else {
-		h = flatten(t.inConv.Forward(h))
+		proj := t.inConv.Forward(normed)
+		h = flatten(proj)
+		nn.ReleaseDead([]*core.Tensor{h}, normed, proj)
 	}
 	for _, blk := range t.blocks {
-		h = blk.forward(h, ctx)
+		next := blk.forward(h, ctx)
+		nn.ReleaseDead(nil, h)
+		h = next
 	}
+	var out *core.Tensor
 	if t.outLin != nil {
-		h = unflatten(t.outLin.Forward(h))
+		proj := t.outLin.Forward(h)
+		out = unflatten(proj).Add(x)
+		nn.ReleaseDead(nil, h, proj)
 	} else {
-		h = t.outConv.Forward(unflatten(h))
+		maps := unflatten(h)
+		proj := t.outConv.Forward(maps)
+		out = proj.Add(x)
+		nn.ReleaseDead(nil, h, maps, proj)
 	}
-	return h.Add(x)
+	return out
 }
 
 // condBlock is what the cross-attention blocks share from the config.
@@ -292,7 +332,9 @@ func (w *weights) crossDownBlock(name string, b condBlock, in, out, layers, head
 func (d *crossDownBlock) forward(h, embAct, ctx *core.Tensor) (*core.Tensor, []*core.Tensor) {
 	var outs []*core.Tensor
 	for i, r := range d.resnets {
-		h = d.attns[i].forward(r.forward(h, embAct), ctx)
+		mapped := r.forward(h, embAct)
+		h = d.attns[i].forward(mapped, ctx)
+		nn.ReleaseDead(nil, mapped)
 		outs = append(outs, h)
 	}
 	if d.down != nil {
@@ -338,10 +380,16 @@ func (w *weights) crossUpBlock(name string, b condBlock, in, out, prev, layers, 
 	return u
 }
 
+// forward consumes h and skips: on the CPU (as nn.ReleaseDead allows) it
+// releases each once concatenated.
 func (u *crossUpBlock) forward(h *core.Tensor, skips []*core.Tensor, embAct, ctx *core.Tensor) *core.Tensor {
 	for i, r := range u.resnets {
-		h = core.Concat([]*core.Tensor{h, skips[len(skips)-1-i]}, core.Attrs{"axis": 1})
-		h = u.attns[i].forward(r.forward(h, embAct), ctx)
+		skip := skips[len(skips)-1-i]
+		joined := core.Concat([]*core.Tensor{h, skip}, core.Attrs{"axis": 1})
+		nn.ReleaseDead(nil, h, skip)
+		mapped := r.forward(joined, embAct)
+		h = u.attns[i].forward(mapped, ctx)
+		nn.ReleaseDead(nil, joined, mapped)
 	}
 	if u.up != nil {
 		h = u.up.forward(h)
@@ -370,8 +418,11 @@ func (w *weights) crossMidBlock(name string, b condBlock, ch, heads int, scale f
 }
 
 func (m *crossMidBlock) forward(h, embAct, ctx *core.Tensor) *core.Tensor {
-	h = m.attn.forward(m.resnets[0].forward(h, embAct), ctx)
-	return m.resnets[1].forward(h, embAct)
+	mapped := m.resnets[0].forward(h, embAct)
+	attended := m.attn.forward(mapped, ctx)
+	out := m.resnets[1].forward(attended, embAct)
+	nn.ReleaseDead(nil, mapped, attended)
+	return out
 }
 
 // crossAttentions lists the cross-attention layers under m.

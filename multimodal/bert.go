@@ -120,16 +120,16 @@ func (l *bertLayer) forward(h, keep *core.Tensor) *core.Tensor {
 	}
 	q, k, v := l.q.Forward(h), l.k.Forward(h), l.v.Forward(h)
 	o := mergedHeads(split(q), split(k), split(v), keep, core.Attrs{"scale": 1 / math.Sqrt(float64(l.headDim))})
-	releaseDead(q, k, v)
+	nn.ReleaseDead(nil, q, k, v)
 	a := linearResidual(l.attnOut, o, h)
-	releaseDead(o)
+	nn.ReleaseDead(nil, o)
 	h = l.attnLN.Forward(a)
-	releaseDead(a)
+	nn.ReleaseDead(nil, a)
 	inter := linearActivated(l.inter, h, l.act)
 	r := linearResidual(l.out, inter, h)
-	releaseDead(inter, h)
+	nn.ReleaseDead(nil, inter, h)
 	out := l.outLN.Forward(r)
-	releaseDead(r)
+	nn.ReleaseDead(nil, r)
 	return out
 }
 
@@ -187,7 +187,7 @@ func (m *BertModel) Forward(in BertInput) (*BertOutput, error) {
 		if in.HiddenStates {
 			out.HiddenStates = append(out.HiddenStates, next)
 		} else if next != h {
-			releaseDead(h) // the previous layer's output, made here and read by no one else
+			nn.ReleaseDead(nil, h) // the previous layer's output, made here and read by no one else
 		}
 		h = next
 	}

@@ -59,16 +59,16 @@ func (l *preNormLayer) forward(h, mask *core.Tensor) *core.Tensor {
 	}
 	x := l.norm1.Forward(h)
 	q, k, v := l.q.Forward(x), l.k.Forward(x), l.v.Forward(x)
-	releaseDead(x)
+	nn.ReleaseDead(nil, x)
 	o := attend(q, k, v, mask, l.heads)
-	releaseDead(q, k, v)
+	nn.ReleaseDead(nil, q, k, v)
 	h1 := linearResidual(l.o, o, h)
-	releaseDead(o)
+	nn.ReleaseDead(nil, o)
 	x = l.norm2.Forward(h1)
 	inter := linearActivated(l.fc1, x, l.act)
-	releaseDead(x)
+	nn.ReleaseDead(nil, x)
 	out := linearResidual(l.fc2, inter, h1)
-	releaseDead(inter, h1)
+	nn.ReleaseDead(nil, inter, h1)
 	return out
 }
 
@@ -92,27 +92,8 @@ func attend(q, k, v, mask *core.Tensor, heads int) *core.Tensor {
 func mlp(x *core.Tensor, fc1, fc2 *nn.Linear, act string) *core.Tensor {
 	inter := linearActivated(fc1, x, act)
 	y := fc2.Forward(inter)
-	releaseDead(inter)
+	nn.ReleaseDead(nil, inter)
 	return y
-}
-
-// releaseDead gives the memory of intermediates a forward made and will not
-// read again back to the CPU backend's cache at once. Left to the
-// collector, each op's output was a block last touched a collection ago,
-// cold in every cache: a MiniLM layer's layer_norm took 2.8x its time on a
-// block just released (the one PyTorch's reference counting hands back).
-// Only on the CPU, whose kernels have finished when they return, and not
-// under a tracer, which may hold the tensors; a caller passes only tensors
-// nothing else can hold (no views of them outlive the call).
-func releaseDead(ts ...*core.Tensor) {
-	if core.Tracing() {
-		return
-	}
-	for _, t := range ts {
-		if t != nil && t.Err() == nil && t.Device() == core.CPU && !t.RequiresGrad() {
-			t.Release()
-		}
-	}
 }
 
 // linearResidual is l.Forward(x).Add(res), with the residual added in the

@@ -384,9 +384,9 @@ func (a *timesformerAttention) forward(x *core.Tensor) *core.Tensor {
 	qkv := rows(a.qkv.Forward, x)
 	part := func(i int) *core.Tensor { return qkv.Slice(core.Attrs{"axis": 2, "start": i * h, "stop": (i + 1) * h}) }
 	o := attend(part(0), part(1), part(2), nil, a.heads)
-	releaseDead(qkv)
+	nn.ReleaseDead(nil, qkv)
 	y := rows(a.out.Forward, o)
-	releaseDead(o)
+	nn.ReleaseDead(nil, o)
 	return y
 }
 
@@ -394,7 +394,7 @@ func (a *timesformerAttention) forward(x *core.Tensor) *core.Tensor {
 func (l *timesformerLayer) mlp(h *core.Tensor) *core.Tensor {
 	x := l.norm2.Forward(h)
 	y := rows(func(x *core.Tensor) *core.Tensor { return mlp(x, l.fc1, l.fc2, l.act) }, x)
-	releaseDead(x)
+	nn.ReleaseDead(nil, x)
 	return y
 }
 
@@ -415,11 +415,11 @@ func (l *timesformerLayer) forward(h *core.Tensor, g videoGeom) *core.Tensor {
 	// Temporal: each patch attends over its T frames.
 	x := l.temporalNorm.Forward(tokens).Reshape(core.Shape{g.b * p, t, hid})
 	y := l.temporal.forward(x).Reshape(core.Shape{g.b, p * t, hid})
-	releaseDead(x)
+	nn.ReleaseDead(nil, x)
 	x = rows(l.temporalDense.Forward, y)
-	releaseDead(y)
+	nn.ReleaseDead(nil, y)
 	tokens = tokens.Add(x)
-	releaseDead(x)
+	nn.ReleaseDead(nil, x)
 
 	// Spatial: each frame's patches, with the [CLS] token put before every
 	// frame, attend over each other.

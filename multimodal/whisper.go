@@ -342,10 +342,10 @@ func (a *whisperAttention) attend(x, k, v *core.Tensor, past int) *core.Tensor {
 		mask = core.FromSlice(m, core.Shape{n, keys}, x.Device())
 	}
 	o := q.ScaledDotProductAttention(k, v, mask, attrs)
-	releaseDead(append(own, qf)...)
+	nn.ReleaseDead(nil, append(own, qf)...)
 	joined := o.Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}).Reshape(core.Shape{b, n, a.heads * a.headDim})
 	y := a.o.Forward(joined)
-	releaseDead(joined, o) // joined is a copy of o, or o itself viewed (one head, one position)
+	nn.ReleaseDead(nil, joined, o) // joined is a copy of o, or o itself viewed (one head, one position)
 	return y
 }
 
