@@ -27,6 +27,19 @@ func (l *linearLayer) Forward(x *core.Tensor) *core.Tensor {
 	return y
 }
 
+// forwardAdd is Forward(x).Add(res) (res nil: Forward(x)); without
+// adapters or int8 weights the residual is added in the product's store
+// where the CPU allows (nn.Linear.ForwardAdd: the same bits).
+func (l *linearLayer) forwardAdd(x, res *core.Tensor) *core.Tensor {
+	switch {
+	case res == nil:
+		return l.Forward(x)
+	case l.int8 == nil && len(l.deltas) == 0:
+		return l.Linear.ForwardAdd(x, res)
+	}
+	return l.Forward(x).Add(res)
+}
+
 type convLayer struct {
 	nn.Conv2d
 	int8   *int8Weight // set when the weight is held as int8 (int8.go)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 	"github.com/webtensor/webtensor/nn"
 )
 
@@ -74,6 +75,12 @@ func (w *weights) crossAttention(name string, dim, ctxDim, heads, hdim int, upca
 // forward attends from x (B, L, dim) to ctx (B, S, ctxDim), or to x itself
 // when ctx is nil.
 func (a *crossAttention) forward(x, ctx *core.Tensor) *core.Tensor {
+	return a.forwardAdd(x, ctx, nil)
+}
+
+// forwardAdd is forward(x, ctx) plus res (nil: nothing), the residual
+// added in the output projection's store where the CPU allows.
+func (a *crossAttention) forwardAdd(x, ctx, res *core.Tensor) *core.Tensor {
 	self := ctx == nil
 	if self {
 		ctx = x
@@ -115,7 +122,7 @@ func (a *crossAttention) forward(x, ctx *core.Tensor) *core.Tensor {
 		nn.ReleaseDead(nil, k, v)
 	}
 	joined := o.Cast(dtype).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}).Reshape(core.Shape{b, l, a.heads * a.hdim})
-	y := a.out.Forward(joined)
+	y := a.out.forwardAdd(joined, res)
 	nn.ReleaseDead(nil, o, joined)
 	return y
 }
@@ -142,18 +149,26 @@ func (w *weights) feedForward(name string, dim int) *feedForward {
 	return f
 }
 
-func (f *feedForward) forward(x *core.Tensor) *core.Tensor {
+// forwardAdd is the block's output plus res, the residual added in the
+// second projection's store where the CPU allows.
+func (f *feedForward) forwardAdd(x, res *core.Tensor) *core.Tensor {
 	h := f.proj.Forward(x)
 	axis := len(h.Shape()) - 1
 	val := h.Slice(core.Attrs{"axis": axis, "start": 0, "stop": f.inner})
 	gate := h.Slice(core.Attrs{"axis": axis, "start": f.inner, "stop": 2 * f.inner})
-	g := gate.GELU()
-	gated := val.Mul(g)
-	nn.ReleaseDead(nil, g, h) // val and gate are views of h
-	y := f.out.Forward(gated)
+	// One pass over the two halves, read in place (the bits of the ops).
+	gated := fusion.MapOnCPU(gegluTree, val, gate)
+	if gated == nil {
+		gated = val.Mul(gate.GELU())
+	}
+	nn.ReleaseDead(nil, h) // val and gate are views of h
+	y := f.out.forwardAdd(gated, res)
 	nn.ReleaseDead(nil, gated)
 	return y
 }
+
+// gegluTree is $0 · gelu($1): GEGLU's value half times the GELU of its gate.
+var gegluTree = &fusion.Expr{Op: "mul", Args: []*fusion.Expr{{Arg: 0}, {Op: "gelu", Args: []*fusion.Expr{{Arg: 1}}}}}
 
 // transformerBlock is BasicTransformerBlock with layer norms: self-attention,
 // cross-attention to the encoder states, GEGLU feed-forward, each on the
@@ -185,17 +200,14 @@ func (w *weights) transformerBlock(name string, dim, ctxDim, heads, hdim int, up
 // but not h, which the caller owns.
 func (t *transformerBlock) forward(h, ctx *core.Tensor) *core.Tensor {
 	n := t.norm1.Forward(h)
-	a := t.attn1.forward(n, nil)
-	h1 := a.Add(h)
-	nn.ReleaseDead(nil, n, a)
+	h1 := t.attn1.forwardAdd(n, nil, h)
+	nn.ReleaseDead(nil, n)
 	n = t.norm2.Forward(h1)
-	a = t.attn2.forward(n, ctx)
-	h2 := a.Add(h1)
-	nn.ReleaseDead(nil, n, a, h1)
+	h2 := t.attn2.forwardAdd(n, ctx, h1)
+	nn.ReleaseDead(nil, n, h1)
 	n = t.norm3.Forward(h2)
-	a = t.ff.forward(n)
-	out := a.Add(h2)
-	nn.ReleaseDead(nil, n, a, h2)
+	out := t.ff.forwardAdd(n, h2)
+	nn.ReleaseDead(nil, n, h2)
 	return out
 }
 

@@ -62,12 +62,12 @@ func (l *preNormLayer) forward(h, mask *core.Tensor) *core.Tensor {
 	nn.ReleaseDead(nil, x)
 	o := attend(q, k, v, mask, l.heads)
 	nn.ReleaseDead(nil, q, k, v)
-	h1 := linearResidual(l.o, o, h)
+	h1 := l.o.ForwardAdd(o, h)
 	nn.ReleaseDead(nil, o)
 	x = l.norm2.Forward(h1)
 	inter := linearActivated(l.fc1, x, l.act)
 	nn.ReleaseDead(nil, x)
-	out := linearResidual(l.fc2, inter, h1)
+	out := l.fc2.ForwardAdd(inter, h1)
 	nn.ReleaseDead(nil, inter, h1)
 	return out
 }
@@ -95,21 +95,6 @@ func mlp(x *core.Tensor, fc1, fc2 *nn.Linear, act string) *core.Tensor {
 	nn.ReleaseDead(nil, inter)
 	return y
 }
-
-// linearResidual is l.Forward(x).Add(res), with the residual added in the
-// product's store on the CPU under the same conditions as linearActivated
-// (the same bits: float addition commutes).
-func linearResidual(l *nn.Linear, x, res *core.Tensor) *core.Tensor {
-	if l.Bias != nil && res.Err() == nil {
-		if y := storedLinear(l, x, residualAdd, l.Bias.Tensor(), res); y != nil {
-			return y
-		}
-	}
-	return l.Forward(x).Add(res)
-}
-
-// residualAdd is the epilogue ($0 + $1) + $2: a product, its bias, a residual.
-var residualAdd = &fusion.Expr{Op: "add", Args: []*fusion.Expr{fusion.BiasAdd, {Arg: 2}}}
 
 // linearActivated is activate(l.Forward(x), act). On the CPU, with no
 // gradient to record and no tracer, GELU and ReLU run in the product's

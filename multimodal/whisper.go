@@ -301,7 +301,7 @@ func (l *whisperLayer) forward(h *core.Tensor, cache *DecoderCache, i *int) *cor
 		kv := cache.cross[*i]
 		h = h.Add(l.cross.attend(l.crossNorm.Forward(h), kv[0], kv[1], -1))
 	}
-	return linearResidual(l.fc2, linearActivated(l.fc1, l.finalNorm.Forward(h), l.act), h)
+	return l.fc2.ForwardAdd(linearActivated(l.fc1, l.finalNorm.Forward(h), l.act), h)
 }
 
 // split maps (B, S, d) to (B, heads, S, head dim).

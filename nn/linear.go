@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir/fusion"
 )
 
 // Linear is torch.nn.Linear: y = x·Wᵀ + b over the last dimension of x.
@@ -37,6 +38,20 @@ func NewLinear(in, out int, opts ...Option) (*Linear, error) {
 // Forward maps (..., In) to (..., Out).
 func (l *Linear) Forward(x *core.Tensor) *core.Tensor {
 	return linear(x, l.Weight.Tensor(), optionalTensor(l.Bias))
+}
+
+// ForwardAdd is l.Forward(x).Add(res), a layer's output plus a residual.
+// On the CPU, with no gradient to record and no tracer, the residual is
+// added in the product's store (the matmul epilogue: the same bits, since
+// the epilogue adds in the same order), so the output is written once.
+func (l *Linear) ForwardAdd(x, res *core.Tensor) *core.Tensor {
+	if l.Bias != nil && res.Err() == nil {
+		wt := transpose(l.Weight.Tensor(), 0, 1)
+		if y := fusion.MatmulEpilogueOnCPU(x, wt, fusion.BiasResidualAdd, l.Bias.Tensor(), res); y != nil {
+			return y
+		}
+	}
+	return add(l.Forward(x), res)
 }
 
 // optionalTensor is the value of a parameter that may be absent.

@@ -49,3 +49,32 @@ func TestLinearTracedUnderNoGradRecordsItsOps(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, values(t, lin.Forward(y)), values(t, out[0]))
 }
+
+// TestLinearForwardAddEqualsForwardThenAdd: ForwardAdd adds the residual in
+// the product's store on the CPU with the bits of Forward then Add (a batch
+// of sequences, a small product and a packed one); with a gradient to
+// record it runs the ops, and the gradient reaches both operands.
+func TestLinearForwardAddEqualsForwardThenAdd(t *testing.T) {
+	for _, c := range []struct{ in, out int }{{48, 72}, {384, 1536}} {
+		lin := must(nn.NewLinear(c.in, c.out))(t)
+		x := core.Call1("randn", core.Attrs{"shape": []int{2, 33, c.in}, "seed": 6})
+		res := core.Call1("randn", core.Attrs{"shape": []int{2, 33, c.out}, "seed": 7})
+		core.EnterNoGrad()
+		want := lin.Forward(x).Add(res)
+		got := lin.ForwardAdd(x, res)
+		require.NoError(t, core.ExitNoGrad())
+		w, g := values(t, want), values(t, got)
+		require.Len(t, g, len(w))
+		for i := range w {
+			require.Equal(t, math.Float32bits(float32(w[i])), math.Float32bits(float32(g[i])), "%d->%d, element %d", c.in, c.out, i)
+		}
+	}
+	lin := must(nn.NewLinear(4, 3))(t)
+	x := core.Call1("randn", core.Attrs{"shape": []int{5, 4}, "seed": 8}).SetRequiresGrad(true)
+	res := core.Call1("randn", core.Attrs{"shape": []int{5, 3}, "seed": 9}).SetRequiresGrad(true)
+	y := lin.ForwardAdd(x, res)
+	require.True(t, y.RequiresGrad(), "with a gradient to record the ops run")
+	require.NoError(t, y.Sum(core.Attrs{}).Backward())
+	require.NotNil(t, x.Grad())
+	require.NotNil(t, res.Grad())
+}

@@ -22,6 +22,36 @@ func MatmulEpilogueOnCPU(x, w *core.Tensor, e *Expr, extras ...*core.Tensor) *co
 	return y
 }
 
+// MapOnCPU is the tree e over inputs (broadcast together) computed in one
+// pass by the CPU backend's fused map, for eager code on the CPU with no
+// gradient to record and no tracer, or nil where that does not apply (the
+// caller then runs the ops). The CPU's fused map rounds as its ops do
+// (fusion.ExactFuser), so the bits are the op chain's; it reads strided
+// views such as slices of a row in place.
+func MapOnCPU(e *Expr, inputs ...*core.Tensor) *core.Tensor {
+	b := eagerCPU(inputs)
+	mf, ok := b.(MapFuser)
+	if !ok {
+		return nil
+	}
+	shapes := make([]core.Shape, len(inputs))
+	for i, t := range inputs {
+		if t.DType() != core.F32 {
+			return nil
+		}
+		shapes[i] = t.Shape()
+	}
+	shape, err := core.BroadcastShapes(shapes...)
+	if err != nil {
+		return nil
+	}
+	y, err := mf.FuseMap(e, inputs, shape, core.F32)
+	if err != nil {
+		return nil
+	}
+	return y
+}
+
 // MatmulEpiloguePackedOnCPU is MatmulEpilogueOnCPU with a weight the CPU
 // backend packed once (PackWeightOnCPU).
 func MatmulEpiloguePackedOnCPU(x *core.Tensor, w PackedWeight, e *Expr, extras ...*core.Tensor) *core.Tensor {
@@ -85,3 +115,7 @@ func eagerCPU(ts []*core.Tensor) core.Backend {
 
 // BiasAdd is the epilogue $0 + $1: a product plus a bias.
 var BiasAdd = &Expr{Op: "add", Args: []*Expr{{Arg: 0}, {Arg: 1}}}
+
+// BiasResidualAdd is the epilogue ($0 + $1) + $2: a product, its bias and a
+// residual, the order of a linear layer's output plus the residual.
+var BiasResidualAdd = &Expr{Op: "add", Args: []*Expr{BiasAdd, {Arg: 2}}}
