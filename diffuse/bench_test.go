@@ -1,6 +1,7 @@
 package diffuse
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -27,8 +28,13 @@ const (
 	benchSteps = 20
 )
 
+// benchUNetConfig is the config the UNet benchmarks build: the small UNet
+// by default, testdata/bench_unet_64.json for the size issue 21 names
+// (bench_diffusers.py --config passes it).
+var benchUNetConfig = flag.String("unet-config", "testdata/bench_unet.json", "the UNet2DConditionModel config.json the UNet benchmarks build")
+
 func benchUNet(b *testing.B, dev core.Device) (*UNet2DConditionModel, *core.Tensor, *core.Tensor) {
-	raw, err := os.ReadFile("testdata/bench_unet.json")
+	raw, err := os.ReadFile(*benchUNetConfig)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -135,8 +135,7 @@ func f32Logical(t *core.Tensor) []float32 {
 // than the copy when runs are short: a multi-head output merged back to
 // [B, L, H·E] is a run of E = 8 floats per (position, head). A transposed
 // view (a feature map flattened to tokens: rows contiguous in the source,
-// each row's elements a plane apart) is copied in tiles of 16 rows, so
-// that each source line read and each output line written is used whole.
+// each row's elements a plane apart) is copied by transposeInto.
 func gatherF32Into(out []float32, t *core.Tensor) {
 	shape := t.Shape()
 	if len(out) == 0 {
@@ -176,15 +175,7 @@ func gatherF32Into(out []float32, t *core.Tensor) {
 					}
 				}
 			case rowStride == 1:
-				const tile = 16
-				for r0 := 0; r0 < rows; r0 += tile {
-					rb := min(tile, rows-r0)
-					for k := range inner {
-						for j, v := range src[base+k*step+r0:][:rb] {
-							block[(r0+j)*inner+k] = v
-						}
-					}
-				}
+				transposeInto(block, src[base:], rows, inner, step)
 			default:
 				for row := range rows {
 					dst, at := block[row*inner:(row+1)*inner], base+row*rowStride

@@ -266,8 +266,9 @@ func TestWalkVisitsRowMajor(t *testing.T) {
 }
 
 // Making f32 views contiguous (gatherF32Into's three inner loops: unit
-// step, short and long; a transposed view copied in tiles, rows not a
-// multiple of the tile; a general stride) gives the elements the view
+// step, short and long; a transposed view through transposeInto, with
+// rows and source rows not multiples of eight, and one large enough to
+// split across threads; a general stride) gives the elements the view
 // reads, in order: checked against the same view cast to float64.
 func TestContiguousCopiesOfF32Views(t *testing.T) {
 	randn := func(shape ...int) *core.Tensor {
@@ -278,6 +279,8 @@ func TestContiguousCopiesOfF32Views(t *testing.T) {
 		"heads merged (runs of 24)":   randn(2, 3, 37, 24).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}),
 		"map flattened to tokens":     randn(2, 5, 7, 9).Permute(core.Attrs{"dims": []int{0, 2, 3, 1}}),
 		"2-D transpose":               randn(33, 19).Permute(core.Attrs{"dims": []int{1, 0}}),
+		"tokens unflattened to a map": randn(2, 13, 11, 37).Permute(core.Attrs{"dims": []int{0, 3, 1, 2}}),
+		"a UNet's map, in parallel":   randn(2, 64, 64, 64).Permute(core.Attrs{"dims": []int{0, 3, 1, 2}}),
 		"every other column":          randn(6, 40).Slice(core.Attrs{"axis": 1, "start": 0, "stop": 40, "step": 2}),
 		"transposed, every other row": randn(40, 6).Slice(core.Attrs{"axis": 0, "start": 0, "stop": 40, "step": 2}).Permute(core.Attrs{"dims": []int{1, 0}}),
 	}
