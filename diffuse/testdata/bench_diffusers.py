@@ -6,12 +6,13 @@ Run from the repository root with the project's Python (PyTorch, diffusers 0.42)
 
 It runs `go test -bench` for BenchmarkUNet2DConditionForward and BenchmarkSchedulerLoop (the median
 of --count runs), then times the same work in diffusers in this process: a UNet2DConditionModel of
-testdata/bench_unet.json (seeded diffusers initialisation; the timing does not depend on the
-weights) on a batch of 2 latents with 16 text tokens under torch.no_grad, and each scheduler's
-20-step loop (scale_model_input and step with a fixed model output) on the same latents, two
-warm-up calls and then the median of rounds. Both sides use the same thread count
-(WEBTENSOR_NUM_THREADS if set, else the CPUs this process may use). It prints a Markdown table of
-milliseconds per call and the ratio diffusers' time / webtensor's (above 1: webtensor is faster).
+testdata/bench_unet.json, then of bench_unet_64.json (issue 21's size; seeded diffusers
+initialisation; the timing does not depend on the weights) on a batch of 2 latents with 16 text
+tokens under torch.no_grad, and each scheduler's 20-step loop (scale_model_input and step with a
+fixed model output) on the 32x32 latents, two warm-up calls and then the median of rounds. Both
+sides use the same thread count (WEBTENSOR_NUM_THREADS if set, else the CPUs this process may
+use). It prints a Markdown table of milliseconds per call and the ratio diffusers' time /
+webtensor's (above 1: webtensor is faster).
 """
 
 import argparse
@@ -44,17 +45,23 @@ SCHEDULERS = {"DDIMScheduler": DDIMScheduler, "EulerDiscreteScheduler": EulerDis
               "DPMSolverMultistepScheduler": DPMSolverMultistepScheduler}
 
 
-def go_bench(count, webgpu):
-    pattern = "UNet2DCondition|SchedulerLoop"
-    cmd = ["go", "test", "-run", "^$", "-bench", pattern, "-benchtime", "1s", "-count", str(count), "./diffuse/"]
+# The UNet configs timed: the small one every run has timed, and the size issue 21 names (64x64 latents,
+# channels 64-128), whose rows carry its label. The scheduler loops run with the first.
+CONFIGS = {"bench_unet.json": "", "bench_unet_64.json": " (64x64 latents, 64-128 channels)"}
+
+
+def go_bench(count, webgpu, config, schedulers):
+    pattern = "UNet2DCondition" + ("|SchedulerLoop" if schedulers else "")
+    cmd = ["go", "test", "-run", "^$", "-bench", pattern, "-benchtime", "1s", "-count", str(count), "./diffuse/",
+           "-unet-config", "testdata/" + config]
     if not webgpu:
         cmd[4:4] = ["-skip", "webgpu"]
-        cmd[cmd.index("-bench") + 1] = "UNet2DCondition.*/cpu|SchedulerLoop/cpu"
+        cmd[cmd.index("-bench") + 1] = "UNet2DCondition.*/cpu" + ("|SchedulerLoop/cpu" if schedulers else "")
     return benchenv.go_bench(cmd)
 
 
-def torch_cases():
-    with open(os.path.join(HERE, "bench_unet.json")) as f:
+def torch_cases(config, schedulers):
+    with open(os.path.join(HERE, config)) as f:
         cfg = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
     torch.manual_seed(1)
     unet = UNet2DConditionModel(**cfg).eval()
@@ -72,6 +79,8 @@ def torch_cases():
     # The compiled and int8 forwards do the same work as diffusers' forward.
     PEER_OF["CompiledUNet2DCondition/cpu"] = "UNet2DConditionForward/cpu"
     PEER_OF["UNet2DConditionInt8Forward/cpu"] = "UNet2DConditionForward/cpu"
+    if not schedulers:
+        return fns
     eps = 0.1 * x
     for name, cls in SCHEDULERS.items():
         def loop(cls=cls):
@@ -86,19 +95,23 @@ def torch_cases():
     return fns
 
 
-def rows(go, ref):
-    """(case, ours ms, peer ms or None) rows, then the derived 20-step guided image."""
+def rows(go, ref, label):
+    """(case, ours ms, peer ms or None) rows, then the derived 20-step guided image; UNet rows carry label."""
     out = []
     for name in sorted(go):
         peer = ref.get(PEER_OF.get(name, name))
-        out.append((name, go[name], peer))
-    fwd, loop = go.get("UNet2DConditionForward/cpu"), go.get("SchedulerLoop/cpu/DDIMScheduler")
-    pfwd, ploop = ref.get("UNet2DConditionForward/cpu"), ref.get("SchedulerLoop/cpu/DDIMScheduler")
+        out.append((name + ("" if name.startswith("SchedulerLoop") else label), go[name], peer))
+    fwd, pfwd = go.get("UNet2DConditionForward/cpu"), ref.get("UNet2DConditionForward/cpu")
+    loop, ploop = SCHEDULER_LOOP.get("go"), SCHEDULER_LOOP.get("peer")
     if fwd and loop and pfwd and ploop:
         # One guided image: the batch of 2 is the [negative, positive] pair.
-        out.append((f"guided image, {STEPS} DDIM steps (derived: {STEPS} forwards + the DDIM loop)",
+        out.append((f"guided image, {STEPS} DDIM steps{label} (derived: {STEPS} forwards + the DDIM loop)",
                     STEPS * fwd + loop, STEPS * pfwd + ploop))
     return out
+
+
+# The DDIM loop's times (the first config's run), which each derived image row adds.
+SCHEDULER_LOOP = {}
 
 
 def write_doc(path, table, load):
@@ -109,9 +122,11 @@ def write_doc(path, table, load):
 
 `python diffuse/testdata/bench_diffusers.py --doc docs/perf.md` on {time.strftime("%Y-%m-%d")} at commit {rev}
 ({THREADS} threads on both sides; PyTorch {torch.__version__}, diffusers {diffusers.__version__}; load average
-{load:.1f} as the run began). The UNet is testdata/bench_unet.json (two cross-attention levels of 32 and 64 channels,
-32x32 latents, 16 text tokens of width 64, batch 2: one guided image), weights drawn (timing does not depend on
-them). Go: the median of `go test -bench` runs; diffusers: interleaved rounds after warm-up, the median. A ratio is
+{load:.1f} as the run began). The UNets are testdata/bench_unet.json (two cross-attention levels of 32 and 64
+channels, 32x32 latents, 16 text tokens of width 64, batch 2: one guided image) and, in the rows so labelled,
+testdata/bench_unet_64.json (the size issue 21 names: 64x64 latents, 64 and 128 channels, heads of 16 and 32, text
+width 128); weights drawn (timing does not depend on them). The scheduler loops run on the 32x32 latents. Go: the
+median of `go test -bench` runs; diffusers: interleaved rounds after warm-up, the median. A ratio is
 diffusers' time over webtensor's (above 1: webtensor is faster); issue 21's target is >= 1.5 for images/s.
 
 | case | webtensor ms | diffusers ms | diffusers / webtensor |
@@ -129,11 +144,16 @@ def main():
     ap.add_argument("--doc", help="write the table as a section of this Markdown file (docs/perf.md)")
     args = ap.parse_args()
     load = os.getloadavg()[0]
-    go = go_bench(args.count, args.webgpu)
-    ref = benchenv.interleaved(torch_cases())
+    table = []
+    for i, (config, label) in enumerate(CONFIGS.items()):
+        go = go_bench(args.count, args.webgpu, config, schedulers=i == 0)
+        ref = benchenv.interleaved(torch_cases(config, schedulers=i == 0))
+        if i == 0:
+            SCHEDULER_LOOP.update(go=go.get("SchedulerLoop/cpu/DDIMScheduler"),
+                                  peer=ref.get("SchedulerLoop/cpu/DDIMScheduler"))
+        table += rows(go, ref, label)
     import diffusers
 
-    table = rows(go, ref)
     print(f"\nthreads {THREADS}; PyTorch {torch.__version__}, diffusers {diffusers.__version__}\n")
     print("| case | webtensor ms | diffusers ms | diffusers time / ours |")
     print("|---|---|---|---|")
