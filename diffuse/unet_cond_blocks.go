@@ -115,15 +115,22 @@ func (a *crossAttention) forwardAdd(x, ctx, res *core.Tensor) *core.Tensor {
 	if a.upcast && dtype != core.F32 && dtype != core.F64 {
 		q, k, v = q.Cast(core.F32), k.Cast(core.F32), v.Cast(core.F32)
 	}
-	o := q.ScaledDotProductAttention(k, v, nil, core.Attrs{"scale": 1 / math.Sqrt(float64(a.hdim))})
+	attrs := core.Attrs{"scale": 1 / math.Sqrt(float64(a.hdim))}
+	var joined *core.Tensor // (B, L, heads·hdim)
+	if q.DType() == dtype {
+		joined = nn.MergedHeadsAttention(q, k, v, nil, attrs)
+	} else {
+		o := q.ScaledDotProductAttention(k, v, nil, attrs)
+		joined = o.Cast(dtype).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}).Reshape(core.Shape{b, l, a.heads * a.hdim})
+		nn.ReleaseDead([]*core.Tensor{joined}, o)
+	}
 	// The projections die here, except keys and values a cache keeps.
 	nn.ReleaseDead(nil, q)
 	if self || !a.kv.on {
 		nn.ReleaseDead(nil, k, v)
 	}
-	joined := o.Cast(dtype).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}).Reshape(core.Shape{b, l, a.heads * a.hdim})
 	y := a.out.forwardAdd(joined, res)
-	nn.ReleaseDead(nil, o, joined)
+	nn.ReleaseDead(nil, joined)
 	return y
 }
 

@@ -119,7 +119,7 @@ func (l *bertLayer) forward(h, keep *core.Tensor) *core.Tensor {
 		return t.Reshape(core.Shape{b, n, l.heads, l.headDim}).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}})
 	}
 	q, k, v := l.q.Forward(h), l.k.Forward(h), l.v.Forward(h)
-	o := mergedHeads(split(q), split(k), split(v), keep, core.Attrs{"scale": 1 / math.Sqrt(float64(l.headDim))})
+	o := nn.MergedHeadsAttention(split(q), split(k), split(v), keep, core.Attrs{"scale": 1 / math.Sqrt(float64(l.headDim))})
 	nn.ReleaseDead(nil, q, k, v)
 	a := l.attnOut.ForwardAdd(o, h)
 	nn.ReleaseDead(nil, o)

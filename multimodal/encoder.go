@@ -84,7 +84,7 @@ func attend(q, k, v, mask *core.Tensor, heads int) *core.Tensor {
 	split := func(t *core.Tensor) *core.Tensor {
 		return t.Reshape(core.Shape{b, n, heads, headDim}).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}})
 	}
-	return mergedHeads(split(q), split(k), split(v), mask, core.Attrs{"scale": 1 / math.Sqrt(float64(headDim))})
+	return nn.MergedHeadsAttention(split(q), split(k), split(v), mask, core.Attrs{"scale": 1 / math.Sqrt(float64(headDim))})
 }
 
 // mlp is a transformer layer's feed-forward block, fc2(act(fc1(x))),
