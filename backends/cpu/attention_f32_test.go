@@ -25,7 +25,7 @@ func TestAttentionF32MatchesFloat64(t *testing.T) {
 	heads := func(seed, l, e int) *core.Tensor {
 		return core.Call1("transpose", core.Attrs{"dim0": 1, "dim1": 2}, randn(seed, 2, l, 3, e))
 	}
-	for _, size := range [][4]int{{40, 56, 16, 24}, {150, 130, 16, 24}, {150, 70, 8, 8}, {150, 130, 8, 16}, {33, 20, 16, 8}} {
+	for _, size := range [][4]int{{40, 56, 16, 24}, {150, 130, 16, 24}, {150, 70, 8, 8}, {150, 130, 8, 16}, {33, 20, 16, 8}, {150, 61, 32, 32}} {
 		for _, views := range []bool{false, true} {
 			for _, causal := range []bool{false, true} {
 				L, S, E, Ev := size[0], size[1], size[2], size[3]
@@ -57,4 +57,41 @@ func TestAttentionF32MatchesFloat64(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A mask that hides nothing (a padding mask of a batch without padding,
+// bool all true or f32 all zero) gives the unmasked result bit for bit
+// (the tiles then apply); one hidden key still counts, against float64.
+func TestAttentionF32MaskThatHidesNothing(t *testing.T) {
+	randn := func(seed int, shape ...int) *core.Tensor {
+		return core.Call1("randn", core.Attrs{"shape": shape, "seed": seed})
+	}
+	q, k, v := randn(1, 2, 3, 40, 32), randn(2, 2, 3, 24, 32), randn(3, 2, 3, 24, 32)
+	want, err := core.Call1("scaled_dot_product_attention", nil, q, k, v).Float32s()
+	require.NoError(t, err)
+	visible := make([]bool, 2*24)
+	for i := range visible {
+		visible[i] = true
+	}
+	for name, mask := range map[string]*core.Tensor{
+		"bool": core.FromSlice(visible, core.Shape{2, 1, 1, 24}),
+		"f32":  core.Call1("zeros", core.Attrs{"shape": []int{2, 1, 1, 24}}),
+	} {
+		got, err := core.Call1("scaled_dot_product_attention", nil, q, k, v, mask).Float32s()
+		require.NoError(t, err, name)
+		require.Equal(t, want, got, name)
+	}
+	visible[5] = false
+	mask := core.FromSlice(visible, core.Shape{2, 1, 1, 24})
+	f64 := func(x *core.Tensor) *core.Tensor { return x.Cast(core.F64) }
+	got, err := core.Call1("scaled_dot_product_attention", nil, q, k, v, mask).Float64s()
+	require.NoError(t, err)
+	ref, err := core.Call1("scaled_dot_product_attention", nil, f64(q), f64(k), f64(v), mask).Float64s()
+	require.NoError(t, err)
+	for i := range ref {
+		require.InDelta(t, ref[i], got[i], 1e-5+1e-4*math.Abs(ref[i]), "element %d", i)
+	}
+	unmasked, err := core.Call1("scaled_dot_product_attention", nil, q, k, v).Float64s()
+	require.NoError(t, err)
+	require.NotEqual(t, unmasked, got, "the hidden key made no difference")
 }

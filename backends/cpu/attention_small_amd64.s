@@ -123,9 +123,8 @@ GLOBL attnNegInf<>(SB), RODATA|NOPTR, $4
 
 // func attentionTile16AVX512(qt *float32, e int, k *float32, ldk int, v *float32, ldv int, ev int, s int, scores *float32, out *float32)
 // qt holds the sixteen queries transposed (qt[e*16+lane]) and scaled by
-// scale·log2(e); k and v are
-// the head's first key and value rows, ldk and ldv floats apart; s >= 1
-// keys; scores has room for s*16 floats.
+// scale·log2(e); k and v are the head's first key and value rows, ldk and
+// ldv floats apart; s >= 1 keys; scores has room for s*16 floats.
 TEXT ·attentionTile16AVX512(SB), NOSPLIT, $0-80
 	MOVQ qt+0(FP), SI
 	MOVQ e+8(FP), BX
@@ -256,6 +255,135 @@ store:
 	VMOVUPS Z15, 960(SI)
 
 done:
+	VZEROUPPER
+	VPXORD X16, X16, X16
+	VPXORD X17, X17, X17
+	VPXORD X18, X18, X18
+	VPXORD X19, X19, X19
+	VPXORD X20, X20, X20
+	VPXORD X21, X21, X21
+	VPXORD X22, X22, X22
+	VPXORD X23, X23, X23
+	RET
+
+// SCORE_ACC_LO8 adds query elements 16-23 (now in Z0-Z7) times the key's
+// elements at DI to the partial score at DX, into Z18; SCORE_HI8 then
+// adds 24-31.
+#define SCORE_ACC_LO8 \
+	VMOVUPS (DX), Z18; \
+	VFMADD231PS.BCST (DI), Z0, Z18; \
+	VFMADD231PS.BCST 4(DI), Z1, Z18; \
+	VFMADD231PS.BCST 8(DI), Z2, Z18; \
+	VFMADD231PS.BCST 12(DI), Z3, Z18; \
+	VFMADD231PS.BCST 16(DI), Z4, Z18; \
+	VFMADD231PS.BCST 20(DI), Z5, Z18; \
+	VFMADD231PS.BCST 24(DI), Z6, Z18; \
+	VFMADD231PS.BCST 28(DI), Z7, Z18
+
+// LOAD16 loads sixteen vectors from SI into Z0-Z15; ZERO16 clears them;
+// STORE16 multiplies them by Z18 and stores them at SI.
+#define LOAD16 \
+	VMOVUPS 0(SI), Z0; VMOVUPS 64(SI), Z1; VMOVUPS 128(SI), Z2; VMOVUPS 192(SI), Z3; \
+	VMOVUPS 256(SI), Z4; VMOVUPS 320(SI), Z5; VMOVUPS 384(SI), Z6; VMOVUPS 448(SI), Z7; \
+	VMOVUPS 512(SI), Z8; VMOVUPS 576(SI), Z9; VMOVUPS 640(SI), Z10; VMOVUPS 704(SI), Z11; \
+	VMOVUPS 768(SI), Z12; VMOVUPS 832(SI), Z13; VMOVUPS 896(SI), Z14; VMOVUPS 960(SI), Z15
+
+#define ZERO16 \
+	VPXORD Z0, Z0, Z0; VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2; VPXORD Z3, Z3, Z3; \
+	VPXORD Z4, Z4, Z4; VPXORD Z5, Z5, Z5; VPXORD Z6, Z6, Z6; VPXORD Z7, Z7, Z7; \
+	VPXORD Z8, Z8, Z8; VPXORD Z9, Z9, Z9; VPXORD Z10, Z10, Z10; VPXORD Z11, Z11, Z11; \
+	VPXORD Z12, Z12, Z12; VPXORD Z13, Z13, Z13; VPXORD Z14, Z14, Z14; VPXORD Z15, Z15, Z15
+
+#define STORE16 \
+	VMULPS Z18, Z0, Z0; VMOVUPS Z0, 0(SI); VMULPS Z18, Z1, Z1; VMOVUPS Z1, 64(SI); \
+	VMULPS Z18, Z2, Z2; VMOVUPS Z2, 128(SI); VMULPS Z18, Z3, Z3; VMOVUPS Z3, 192(SI); \
+	VMULPS Z18, Z4, Z4; VMOVUPS Z4, 256(SI); VMULPS Z18, Z5, Z5; VMOVUPS Z5, 320(SI); \
+	VMULPS Z18, Z6, Z6; VMOVUPS Z6, 384(SI); VMULPS Z18, Z7, Z7; VMOVUPS Z7, 448(SI); \
+	VMULPS Z18, Z8, Z8; VMOVUPS Z8, 512(SI); VMULPS Z18, Z9, Z9; VMOVUPS Z9, 576(SI); \
+	VMULPS Z18, Z10, Z10; VMOVUPS Z10, 640(SI); VMULPS Z18, Z11, Z11; VMOVUPS Z11, 704(SI); \
+	VMULPS Z18, Z12, Z12; VMOVUPS Z12, 768(SI); VMULPS Z18, Z13, Z13; VMOVUPS Z13, 832(SI); \
+	VMULPS Z18, Z14, Z14; VMOVUPS Z14, 896(SI); VMULPS Z18, Z15, Z15; VMOVUPS Z15, 960(SI)
+
+// func attentionTile16x32AVX512(qt *float32, k *float32, ldk int, v *float32, ldv int, s int, scores *float32, out *float32)
+// is attentionTile16AVX512 for heads of 32 (e = ev = 32), whose queries or
+// accumulators would take all 32 registers: the scores are summed in two
+// passes over the keys (elements 0-15, then 16-31 added to the stored
+// partial sums, keeping the maximum), the weights in two (the first
+// stores each key's weight over its score and accumulates values 0-15,
+// the second reads the weights back for values 16-31).
+TEXT ·attentionTile16x32AVX512(SB), NOSPLIT, $0-64
+	MOVQ ldk+16(FP), R8
+	SHLQ $2, R8
+
+	// Scores, elements 0-15.
+	MOVQ qt+0(FP), SI
+	LOAD16
+	MOVQ k+8(FP), DI
+	MOVQ s+40(FP), CX
+	MOVQ scores+48(FP), DX
+half1:
+	SCORE_LO8
+	SCORE_HI8
+	VMOVUPS Z18, (DX)
+	ADDQ R8, DI
+	ADDQ $64, DX
+	DECQ CX
+	JNE half1
+
+	// Elements 16-31, and the maximum.
+	ADDQ $1024, SI
+	LOAD16
+	MOVQ k+8(FP), DI
+	ADDQ $64, DI
+	MOVQ s+40(FP), CX
+	MOVQ scores+48(FP), DX
+	VBROADCASTSS attnNegInf<>(SB), Z17
+half2:
+	SCORE_ACC_LO8
+	SCORE_HI8
+	SCORE_END
+	DECQ CX
+	JNE half2
+
+	// Weights and values 0-15.
+	MOVQ v+24(FP), DI
+	MOVQ ldv+32(FP), R8
+	SHLQ $2, R8
+	MOVQ s+40(FP), CX
+	MOVQ scores+48(FP), DX
+	VBROADCASTSS attnLo<>(SB), Z22
+	VPXORD Z16, Z16, Z16
+	VSUBPS Z17, Z16, Z17
+	ZERO16
+weighA:
+	WEIGH_START
+	VMOVUPS Z19, (DX)
+	WEIGH_LO8
+	WEIGH_HI8
+	WEIGH_END
+	DECQ CX
+	JNE weighA
+	MOVQ out+56(FP), SI
+	VBROADCASTSS attnOne<>(SB), Z18
+	VDIVPS Z16, Z18, Z18
+	STORE16
+
+	// Values 16-31 with the stored weights; Z18 still holds 1/sum.
+	MOVQ v+24(FP), DI
+	ADDQ $64, DI
+	MOVQ s+40(FP), CX
+	MOVQ scores+48(FP), DX
+	ZERO16
+weighB:
+	VMOVUPS (DX), Z19
+	WEIGH_LO8
+	WEIGH_HI8
+	WEIGH_END
+	DECQ CX
+	JNE weighB
+	ADDQ $1024, SI
+	STORE16
+
 	VZEROUPPER
 	VPXORD X16, X16, X16
 	VPXORD X17, X17, X17

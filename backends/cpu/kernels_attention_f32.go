@@ -54,6 +54,9 @@ func attentionOperandsF32(q, k, v, mask *core.Tensor, attrs core.Attrs) (*attent
 		if am, ok = newAttentionMask(mask, sh); !ok {
 			return nil, false
 		}
+		if am.none() {
+			am = nil // adds nothing: the unmasked paths (the tiles) apply
+		}
 	}
 	b := sh.Batch
 	if !q.Shape().Equal(append(b.Clone(), sh.L, sh.E)) || !k.Shape().Equal(append(b.Clone(), sh.S, sh.E)) ||

@@ -78,6 +78,17 @@ func newAttentionMask(m *core.Tensor, sh oprules.SDPAShapes) (*attentionMask, bo
 	return am, true
 }
 
+// none reports whether the mask adds zero everywhere (a padding mask of a
+// batch without padding, as BERT-style encoders pass one for every batch).
+func (am *attentionMask) none() bool {
+	for _, v := range am.add {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // apply adds the mask to the scores of batch entry b, query row i, over
 // the first len(row) keys.
 func (am *attentionMask) apply(b, i int, row []float32) {

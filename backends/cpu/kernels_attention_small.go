@@ -31,15 +31,18 @@ const attentionTileQueries = 16
 // e) and values v (rows ldv apart, width ev), weighing key j by 2^(q·k_j)
 // normalised: the caller scales the queries by scale·log2(e), so that is
 // softmax(scale·q·k) with the exponential in base 2, which the tile
-// computes in fewer instructions. e and ev are 8 or 16, and scores holds
-// s*16 floats of scratch.
+// computes in fewer instructions. e and ev are 8 or 16, or both 32, and
+// scores holds s*16 floats of scratch.
 var attentionTile16 func(qt []float32, e int, k []float32, ldk int, v []float32, ldv, ev, s int, scores, out []float32)
 
 // smallHeads reports whether at takes the tile path: no mask and no
-// causal cut (the tile scores every key), and heads of 8 or 16.
+// causal cut (the tile scores every key), and heads of 8 or 16, or of 32
+// for both queries and values (in two passes each: a 64-channel UNet
+// level's heads and MiniLM's).
 func (at *attentionF32) smallHeads() bool {
 	narrow := func(w int) bool { return w == 8 || w == 16 }
-	return attentionTile16 != nil && at.mask == nil && !at.causal && narrow(at.E) && narrow(at.Ev) && at.S > 0
+	heads := (narrow(at.E) && narrow(at.Ev)) || (at.E == 32 && at.Ev == 32)
+	return attentionTile16 != nil && at.mask == nil && !at.causal && heads && at.S > 0
 }
 
 // forwardTiles is forward through attentionTile16, in parallel over
