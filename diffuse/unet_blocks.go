@@ -339,21 +339,30 @@ func (a *attention) forward(x *core.Tensor) *core.Tensor {
 	}
 	s := x.Shape()
 	b, c, hw := s[0], s[1], s[2]*s[3]
-	h := x
+	normed := x
 	if a.norm != nil {
-		h = a.norm.Forward(h)
+		normed = a.norm.Forward(x)
 	}
-	h = h.Reshape(core.Shape{b, c, hw}).Transpose() // (B, HW, C)
+	h := normed.Reshape(core.Shape{b, c, hw}).Transpose() // (B, HW, C)
 	split := func(t *core.Tensor) *core.Tensor {
 		return t.Reshape(core.Shape{b, hw, a.heads, a.hdim}).Permute(core.Attrs{"dims": []int{0, 2, 1, 3}})
 	}
 	q, k, v := split(a.q.Forward(h)), split(a.k.Forward(h)), split(a.v.Forward(h))
-	o := q.ScaledDotProductAttention(k, v, nil, core.Attrs{"scale": 1 / math.Sqrt(float64(a.hdim))})
-	o = o.Permute(core.Attrs{"dims": []int{0, 2, 1, 3}}).Reshape(core.Shape{b, hw, a.heads * a.hdim})
-	o = a.out.Forward(o).Transpose().Reshape(s)
-	o = o.Add(x)
+	joined := nn.MergedHeadsAttention(q, k, v, nil, core.Attrs{"scale": 1 / math.Sqrt(float64(a.hdim))})
+	// Each value made here is released once read for the last time (on
+	// the CPU, as nn.ReleaseDead allows); x is the caller's.
+	if normed != x {
+		nn.ReleaseDead(nil, normed)
+	}
+	nn.ReleaseDead(nil, q, k, v)
+	proj := a.out.Forward(joined)
+	nn.ReleaseDead(nil, joined)
+	o := proj.Transpose().Reshape(s).Add(x)
+	nn.ReleaseDead(nil, proj)
 	if a.rescaleOutput != 1 {
-		o = div(o, a.rescaleOutput)
+		scaled := div(o, a.rescaleOutput)
+		nn.ReleaseDead(nil, o)
+		o = scaled
 	}
 	return o
 }
