@@ -121,19 +121,25 @@ GLOBL attnNegInf<>(SB), RODATA|NOPTR, $4
 	ADDQ R8, DI; \
 	ADDQ $64, DX
 
-// func attentionTile16AVX512(qt *float32, e int, k *float32, ldk int, v *float32, ldv int, ev int, s int, scores *float32, out *float32)
-// qt holds the sixteen queries transposed (qt[e*16+lane]) and scaled by
-// scale·log2(e); k and v are the head's first key and value rows, ldk and
+// SCALE8 multiplies eight query vectors by Z16, the scale·log2(e).
+#define SCALE8(A, B, C, D, E, F, G, H) \
+	VMULPS Z16, A, A; VMULPS Z16, B, B; VMULPS Z16, C, C; VMULPS Z16, D, D; \
+	VMULPS Z16, E, E; VMULPS Z16, F, F; VMULPS Z16, G, G; VMULPS Z16, H, H
+
+// func attentionTile16AVX512(qt *float32, e int, k *float32, ldk int, v *float32, ldv int, ev int, s int, scale2 float32, scores *float32, out *float32)
+// qt holds the sixteen queries transposed (qt[e*16+lane]), which the
+// kernel scales by scale2 = scale·log2(e); k and v are the head's first key and value rows, ldk and
 // ldv floats apart; s >= 1 keys; scores has room for s*16 floats.
-TEXT ·attentionTile16AVX512(SB), NOSPLIT, $0-80
+TEXT ·attentionTile16AVX512(SB), NOSPLIT, $0-88
 	MOVQ qt+0(FP), SI
 	MOVQ e+8(FP), BX
 	MOVQ k+16(FP), DI
 	MOVQ ldk+24(FP), R8
 	SHLQ $2, R8
 	MOVQ s+56(FP), CX
-	MOVQ scores+64(FP), DX
+	MOVQ scores+72(FP), DX
 	VBROADCASTSS attnNegInf<>(SB), Z17
+	VBROADCASTSS scale2+64(FP), Z16
 
 	VMOVUPS 0(SI), Z0
 	VMOVUPS 64(SI), Z1
@@ -143,6 +149,7 @@ TEXT ·attentionTile16AVX512(SB), NOSPLIT, $0-80
 	VMOVUPS 320(SI), Z5
 	VMOVUPS 384(SI), Z6
 	VMOVUPS 448(SI), Z7
+	SCALE8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	CMPQ BX, $16
 	JNE scores8
 	VMOVUPS 512(SI), Z8
@@ -153,6 +160,7 @@ TEXT ·attentionTile16AVX512(SB), NOSPLIT, $0-80
 	VMOVUPS 832(SI), Z13
 	VMOVUPS 896(SI), Z14
 	VMOVUPS 960(SI), Z15
+	SCALE8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 
 scores16:
 	SCORE_LO8
@@ -175,7 +183,7 @@ weigh:
 	SHLQ $2, R8
 	MOVQ ev+48(FP), BX
 	MOVQ s+56(FP), CX
-	MOVQ scores+64(FP), DX
+	MOVQ scores+72(FP), DX
 	VBROADCASTSS attnLo<>(SB), Z22
 	VPXORD Z16, Z16, Z16
 	VSUBPS Z17, Z16, Z17
@@ -216,7 +224,7 @@ weigh8:
 	JNE weigh8
 
 store:
-	MOVQ out+72(FP), SI
+	MOVQ out+80(FP), SI
 	VBROADCASTSS attnOne<>(SB), Z18
 	VDIVPS Z16, Z18, Z18
 	VMULPS Z18, Z0, Z0
@@ -304,23 +312,26 @@ done:
 	VMULPS Z18, Z12, Z12; VMOVUPS Z12, 768(SI); VMULPS Z18, Z13, Z13; VMOVUPS Z13, 832(SI); \
 	VMULPS Z18, Z14, Z14; VMOVUPS Z14, 896(SI); VMULPS Z18, Z15, Z15; VMOVUPS Z15, 960(SI)
 
-// func attentionTile16x32AVX512(qt *float32, k *float32, ldk int, v *float32, ldv int, s int, scores *float32, out *float32)
+// func attentionTile16x32AVX512(qt *float32, k *float32, ldk int, v *float32, ldv int, s int, scale2 float32, scores *float32, out *float32)
 // is attentionTile16AVX512 for heads of 32 (e = ev = 32), whose queries or
 // accumulators would take all 32 registers: the scores are summed in two
 // passes over the keys (elements 0-15, then 16-31 added to the stored
 // partial sums, keeping the maximum), the weights in two (the first
 // stores each key's weight over its score and accumulates values 0-15,
 // the second reads the weights back for values 16-31).
-TEXT ·attentionTile16x32AVX512(SB), NOSPLIT, $0-64
+TEXT ·attentionTile16x32AVX512(SB), NOSPLIT, $0-72
 	MOVQ ldk+16(FP), R8
 	SHLQ $2, R8
+	VBROADCASTSS scale2+48(FP), Z16
 
 	// Scores, elements 0-15.
 	MOVQ qt+0(FP), SI
 	LOAD16
+	SCALE8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	SCALE8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	MOVQ k+8(FP), DI
 	MOVQ s+40(FP), CX
-	MOVQ scores+48(FP), DX
+	MOVQ scores+56(FP), DX
 half1:
 	SCORE_LO8
 	SCORE_HI8
@@ -333,10 +344,12 @@ half1:
 	// Elements 16-31, and the maximum.
 	ADDQ $1024, SI
 	LOAD16
+	SCALE8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	SCALE8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	MOVQ k+8(FP), DI
 	ADDQ $64, DI
 	MOVQ s+40(FP), CX
-	MOVQ scores+48(FP), DX
+	MOVQ scores+56(FP), DX
 	VBROADCASTSS attnNegInf<>(SB), Z17
 half2:
 	SCORE_ACC_LO8
@@ -350,7 +363,7 @@ half2:
 	MOVQ ldv+32(FP), R8
 	SHLQ $2, R8
 	MOVQ s+40(FP), CX
-	MOVQ scores+48(FP), DX
+	MOVQ scores+56(FP), DX
 	VBROADCASTSS attnLo<>(SB), Z22
 	VPXORD Z16, Z16, Z16
 	VSUBPS Z17, Z16, Z17
@@ -363,7 +376,7 @@ weighA:
 	WEIGH_END
 	DECQ CX
 	JNE weighA
-	MOVQ out+56(FP), SI
+	MOVQ out+64(FP), SI
 	VBROADCASTSS attnOne<>(SB), Z18
 	VDIVPS Z16, Z18, Z18
 	STORE16
@@ -372,7 +385,7 @@ weighA:
 	MOVQ v+24(FP), DI
 	ADDQ $64, DI
 	MOVQ s+40(FP), CX
-	MOVQ scores+48(FP), DX
+	MOVQ scores+56(FP), DX
 	ZERO16
 weighB:
 	VMOVUPS (DX), Z19

@@ -29,11 +29,11 @@ const attentionTileQueries = 16
 // out[e*16+lane] for e < ev: the attention output of the sixteen queries
 // in qt (qt[e*16+lane], e < width e) over s keys k (rows ldk apart, width
 // e) and values v (rows ldv apart, width ev), weighing key j by 2^(q·k_j)
-// normalised: the caller scales the queries by scale·log2(e), so that is
-// softmax(scale·q·k) with the exponential in base 2, which the tile
-// computes in fewer instructions. e and ev are 8 or 16, or both 32, and
-// scores holds s*16 floats of scratch.
-var attentionTile16 func(qt []float32, e int, k []float32, ldk int, v []float32, ldv, ev, s int, scores, out []float32)
+// normalised, with the queries scaled by scale2 = scale·log2(e) as the
+// tile loads them: that is softmax(scale·q·k) with the exponential in
+// base 2, which the tile computes in fewer instructions. e and ev are 8 or
+// 16, or both 32, and scores holds s*16 floats of scratch.
+var attentionTile16 func(qt []float32, e int, k []float32, ldk int, v []float32, ldv, ev, s int, scale2 float32, scores, out []float32)
 
 // smallHeads reports whether at takes the tile path: no mask and no
 // causal cut (the tile scores every key), and heads of 8 or 16, or of 32
@@ -107,16 +107,22 @@ func (at *attentionF32) forwardTile(b, i0 int, qt, ot, scores, out, k []float32,
 		clear(qt) // lanes past the last query score zeros, and are dropped
 	}
 	qs, ldq := at.q.at(b, i0), at.q.ld
-	scale := at.scale * math.Log2E
-	for r := range n {
-		for e, x := range qs[r*ldq : r*ldq+E] {
-			qt[e*q+r] = x * scale
+	// A whole tile's rows are transposed eight at a time (the kernel
+	// scales them as it loads them); a partial one element by element.
+	if n < q || transpose8Vec(qt, q, qs, ldq, E) < E || transpose8Vec(qt[8:], q, qs[8*ldq:], ldq, E) < E {
+		for r := range n {
+			for e, x := range qs[r*ldq : r*ldq+E] {
+				qt[e*q+r] = x
+			}
 		}
 	}
-	attentionTile16(qt, E, k, ldk, v, ldv, Ev, at.S, scores, ot)
+	attentionTile16(qt, E, k, ldk, v, ldv, Ev, at.S, at.scale*math.Log2E, scores, ot)
 	base, ld := (b*L+i0)*Ev, Ev
 	if at.heads > 0 { // entry b is head b%heads of item b/heads: rows heads*Ev apart
 		base, ld = ((b/at.heads*L+i0)*at.heads+b%at.heads)*Ev, at.heads*Ev
+	}
+	if n == q && transposeTileOut(out[base:], ld, ot, Ev) {
+		return
 	}
 	for r := range n {
 		row := out[base+r*ld : base+r*ld+Ev]
@@ -124,4 +130,17 @@ func (at *attentionF32) forwardTile(b, i0 int, qt, ot, scores, out, k []float32,
 			row[e] = ot[e*q+r]
 		}
 	}
+}
+
+// transposeTileOut writes a whole tile's outputs ot (ot[e*16+r], e < ev)
+// as sixteen rows of dst, ld apart, eight values of each row at a time;
+// false without the vector transposition.
+func transposeTileOut(dst []float32, ld int, ot []float32, ev int) bool {
+	const q = attentionTileQueries
+	for e0 := 0; e0 < ev; e0 += 8 {
+		if transpose8Vec(dst[e0:], ld, ot[e0*q:], q, q) < q {
+			return false // the caller writes every row
+		}
+	}
+	return true
 }
