@@ -95,3 +95,59 @@ func TestAttentionF32MaskThatHidesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, unmasked, got, "the hidden key made no difference")
 }
+
+// Key-padding masks ([B, 1, 1, S]: bool, and f32 with a float32-minimum
+// entry, a positive one and a row of float32 minimums) take the tiles for
+// heads of 8, 16 and 32, plain and as transposed views, the last tile
+// partial: against float64, an item whose keys are all hidden gives zeros
+// (the safe softmax) and one whose keys are all at the float32 minimum
+// averages them.
+func TestAttentionF32KeyPaddingMasks(t *testing.T) {
+	randn := func(seed int, shape ...int) *core.Tensor {
+		return core.Call1("randn", core.Attrs{"shape": shape, "seed": seed})
+	}
+	const B, H, L, S = 3, 2, 37, 29
+	visible := make([]bool, B*S)
+	add := make([]float32, B*S)
+	for j := range S {
+		visible[j] = j < 20     // item 0: padding after 20 keys
+		visible[S+j] = j%3 != 1 // item 1: holes
+		add[j] = []float32{0, -math.MaxFloat32, 0.5}[j%3]
+		add[S+j] = float32(-j) / 4
+		add[2*S+j] = -math.MaxFloat32 // item 2: every key at the minimum
+	} // item 2 of the bool mask: every key hidden
+	masks := map[string]*core.Tensor{
+		"bool": core.FromSlice(visible, core.Shape{B, 1, 1, S}),
+		"f32":  core.FromSlice(add, core.Shape{B, 1, 1, S}),
+	}
+	for _, e := range []int{8, 16, 32} {
+		for _, views := range []bool{false, true} {
+			q, k, v := randn(1, B, H, L, e), randn(2, B, H, S, e), randn(3, B, H, S, e)
+			if views {
+				heads := func(seed, n int) *core.Tensor {
+					return core.Call1("transpose", core.Attrs{"dim0": 1, "dim1": 2}, randn(seed, B, n, H, e))
+				}
+				q, k, v = heads(1, L), heads(2, S), heads(3, S)
+			}
+			f64 := func(x *core.Tensor) *core.Tensor { return x.Cast(core.F64) }
+			for name, mask := range masks {
+				got, err := core.Call1("scaled_dot_product_attention", nil, q, k, v, mask).Float64s()
+				require.NoError(t, err, name)
+				ref := mask
+				if mask.DType() == core.F32 {
+					ref = f64(mask)
+				}
+				want, err := core.Call1("scaled_dot_product_attention", nil, f64(q), f64(k), f64(v), ref).Float64s()
+				require.NoError(t, err, name)
+				for i := range want {
+					require.InDelta(t, want[i], got[i], 1e-5+1e-4*math.Abs(want[i]), "e %d, views %v, %s mask, element %d", e, views, name, i)
+				}
+				if name == "bool" {
+					for _, x := range got[2*H*L*e:] {
+						require.Zero(t, x, "every key hidden")
+					}
+				}
+			}
+		}
+	}
+}

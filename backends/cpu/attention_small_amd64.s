@@ -79,6 +79,11 @@ GLOBL attnNegInf<>(SB), RODATA|NOPTR, $4
 	VFMADD231PS.BCST 56(DI), Z14, Z18; \
 	VFMADD231PS.BCST 60(DI), Z15, Z18
 
+// SCORE_BIAS adds the key's bias at R9 to its score and steps R9 on.
+#define SCORE_BIAS \
+	VADDPS.BCST (R9), Z18, Z18; \
+	ADDQ $4, R9
+
 // SCORE_END stores the score, keeps the running maximum and steps to
 // the next key.
 #define SCORE_END \
@@ -126,11 +131,14 @@ GLOBL attnNegInf<>(SB), RODATA|NOPTR, $4
 	VMULPS Z16, A, A; VMULPS Z16, B, B; VMULPS Z16, C, C; VMULPS Z16, D, D; \
 	VMULPS Z16, E, E; VMULPS Z16, F, F; VMULPS Z16, G, G; VMULPS Z16, H, H
 
-// func attentionTile16AVX512(qt *float32, e int, k *float32, ldk int, v *float32, ldv int, ev int, s int, scale2 float32, scores *float32, out *float32)
+// func attentionTile16AVX512(qt *float32, e int, k *float32, ldk int, v *float32, ldv int, ev int, s int, scale2 float32, scores *float32, out *float32, bias *float32)
 // qt holds the sixteen queries transposed (qt[e*16+lane]), which the
-// kernel scales by scale2 = scale·log2(e); k and v are the head's first key and value rows, ldk and
-// ldv floats apart; s >= 1 keys; scores has room for s*16 floats.
-TEXT ·attentionTile16AVX512(SB), NOSPLIT, $0-88
+// kernel scales by scale2 = scale·log2(e); k and v are the head's first
+// key and value rows, ldk and ldv floats apart; s >= 1 keys; bias, when
+// not nil, holds s floats added to the keys' scores (a key-padding mask
+// times log2(e)); scores has room for s*16 floats.
+TEXT ·attentionTile16AVX512(SB), NOSPLIT, $0-96
+	MOVQ bias+88(FP), R9
 	MOVQ qt+0(FP), SI
 	MOVQ e+8(FP), BX
 	MOVQ k+16(FP), DI
@@ -151,7 +159,7 @@ TEXT ·attentionTile16AVX512(SB), NOSPLIT, $0-88
 	VMOVUPS 448(SI), Z7
 	SCALE8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	CMPQ BX, $16
-	JNE scores8
+	JNE narrow
 	VMOVUPS 512(SI), Z8
 	VMOVUPS 576(SI), Z9
 	VMOVUPS 640(SI), Z10
@@ -162,6 +170,9 @@ TEXT ·attentionTile16AVX512(SB), NOSPLIT, $0-88
 	VMOVUPS 960(SI), Z15
 	SCALE8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 
+	TESTQ R9, R9
+	JNE scores16m
+
 scores16:
 	SCORE_LO8
 	SCORE_HI8
@@ -170,11 +181,32 @@ scores16:
 	JNE scores16
 	JMP weigh
 
+scores16m:
+	SCORE_LO8
+	SCORE_HI8
+	SCORE_BIAS
+	SCORE_END
+	DECQ CX
+	JNE scores16m
+	JMP weigh
+
+narrow:
+	TESTQ R9, R9
+	JNE scores8m
+
 scores8:
 	SCORE_LO8
 	SCORE_END
 	DECQ CX
 	JNE scores8
+	JMP weigh
+
+scores8m:
+	SCORE_LO8
+	SCORE_BIAS
+	SCORE_END
+	DECQ CX
+	JNE scores8m
 	JMP weigh
 
 weigh:
@@ -312,14 +344,16 @@ done:
 	VMULPS Z18, Z12, Z12; VMOVUPS Z12, 768(SI); VMULPS Z18, Z13, Z13; VMOVUPS Z13, 832(SI); \
 	VMULPS Z18, Z14, Z14; VMOVUPS Z14, 896(SI); VMULPS Z18, Z15, Z15; VMOVUPS Z15, 960(SI)
 
-// func attentionTile16x32AVX512(qt *float32, k *float32, ldk int, v *float32, ldv int, s int, scale2 float32, scores *float32, out *float32)
+// func attentionTile16x32AVX512(qt *float32, k *float32, ldk int, v *float32, ldv int, s int, scale2 float32, scores *float32, out *float32, bias *float32)
 // is attentionTile16AVX512 for heads of 32 (e = ev = 32), whose queries or
 // accumulators would take all 32 registers: the scores are summed in two
 // passes over the keys (elements 0-15, then 16-31 added to the stored
 // partial sums, keeping the maximum), the weights in two (the first
 // stores each key's weight over its score and accumulates values 0-15,
-// the second reads the weights back for values 16-31).
-TEXT ·attentionTile16x32AVX512(SB), NOSPLIT, $0-72
+// the second reads the weights back for values 16-31); the bias, as
+// attentionTile16AVX512's, is added as the second pass ends each score.
+TEXT ·attentionTile16x32AVX512(SB), NOSPLIT, $0-80
+	MOVQ bias+72(FP), R9
 	MOVQ ldk+16(FP), R8
 	SHLQ $2, R8
 	VBROADCASTSS scale2+48(FP), Z16
@@ -351,12 +385,25 @@ half1:
 	MOVQ s+40(FP), CX
 	MOVQ scores+56(FP), DX
 	VBROADCASTSS attnNegInf<>(SB), Z17
+	TESTQ R9, R9
+	JNE half2m
 half2:
 	SCORE_ACC_LO8
 	SCORE_HI8
 	SCORE_END
 	DECQ CX
 	JNE half2
+	JMP weighs
+
+half2m:
+	SCORE_ACC_LO8
+	SCORE_HI8
+	SCORE_BIAS
+	SCORE_END
+	DECQ CX
+	JNE half2m
+
+weighs:
 
 	// Weights and values 0-15.
 	MOVQ v+24(FP), DI

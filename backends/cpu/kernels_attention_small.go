@@ -31,18 +31,40 @@ const attentionTileQueries = 16
 // e) and values v (rows ldv apart, width ev), weighing key j by 2^(q·k_j)
 // normalised, with the queries scaled by scale2 = scale·log2(e) as the
 // tile loads them: that is softmax(scale·q·k) with the exponential in
-// base 2, which the tile computes in fewer instructions. e and ev are 8 or
-// 16, or both 32, and scores holds s*16 floats of scratch.
-var attentionTile16 func(qt []float32, e int, k []float32, ldk int, v []float32, ldv, ev, s int, scale2 float32, scores, out []float32)
+// base 2, which the tile computes in fewer instructions. bias, when not
+// nil, holds s floats added to the keys' scores (a key-padding mask times
+// log2(e)). e and ev are 8 or 16, or both 32, and scores holds s*16 floats
+// of scratch.
+var attentionTile16 func(qt []float32, e int, k []float32, ldk int, v []float32, ldv, ev, s int, scale2 float32, scores, out, bias []float32)
 
-// smallHeads reports whether at takes the tile path: no mask and no
-// causal cut (the tile scores every key), and heads of 8 or 16, or of 32
-// for both queries and values (in two passes each: a 64-channel UNet
-// level's heads and MiniLM's).
+// smallHeads reports whether at takes the tile path: no causal cut (the
+// tile scores every key), no mask or one that depends on the key alone (a
+// padding mask), and heads of 8 or 16, or of 32 for both queries and
+// values (in two passes each: a 64-channel UNet level's heads and
+// MiniLM's).
 func (at *attentionF32) smallHeads() bool {
 	narrow := func(w int) bool { return w == 8 || w == 16 }
 	heads := (narrow(at.E) && narrow(at.Ev)) || (at.E == 32 && at.Ev == 32)
-	return attentionTile16 != nil && at.mask == nil && !at.causal && heads && at.S > 0
+	keyMask := at.mask == nil || (at.mask.strideL == 0 && at.mask.strideS == 1)
+	return attentionTile16 != nil && keyMask && !at.causal && heads && at.S > 0
+}
+
+// keyBias writes entry b's key-padding mask times log2(e) into bias (the
+// tiles score in base 2) and reports whether any key is left to attend to
+// (a mask of -inf hides a key; a finite one, however large, does not: an
+// exporter's float32 minimum stays finite, so a row masked by it
+// everywhere averages every key, as the unscaled scores do).
+func (at *attentionF32) keyBias(b int, bias []float32) bool {
+	m := at.mask.add[at.mask.base[b]:][:len(bias)]
+	visible := false
+	for j, v := range m {
+		bias[j] = v * math.Log2E
+		if hidden := math.IsInf(float64(v), -1); !hidden {
+			visible = true
+			bias[j] = max(bias[j], -math.MaxFloat32)
+		}
+	}
+	return visible
 }
 
 // forwardTiles is forward through attentionTile16, in parallel over
@@ -61,6 +83,9 @@ func (at *attentionF32) forwardTiles(out []float32) {
 	// (the small UNet's 4096-position self-attention 64 -> 45 ms a layer).
 	packed := at.k.ld != E || at.v.ld != Ev
 	per := q*E + q*Ev + q*S // transposed queries, output tile, scores
+	if at.mask != nil {
+		per += S // the entry's key bias
+	}
 	if packed {
 		per += S * (E + Ev)
 	}
@@ -70,20 +95,31 @@ func (at *attentionF32) forwardTiles(out []float32) {
 		for w := lo; w < hi; w++ {
 			buf := scratch[w*per : (w+1)*per]
 			qt, ot, scores := buf[:q*E], buf[q*E:q*(E+Ev)], buf[q*(E+Ev):q*(E+Ev+S)]
+			rest := buf[q*(E+Ev+S):]
+			var bias []float32 // the entry's key bias; nil without a mask
+			if at.mask != nil {
+				bias, rest = rest[:S], rest[S:]
+			}
 			var keys, values []float32 // entry b's rows, ldk and ldv apart
-			ldk, ldv, head := at.k.ld, at.v.ld, -1
+			ldk, ldv, head, visible := at.k.ld, at.v.ld, -1, true
 			for t := w * chunk; t < min(tasks, (w+1)*chunk); t++ {
 				b := t / tiles
 				if b != head {
 					head = b
 					keys, values = at.k.at(b, 0), at.v.at(b, 0)
 					if packed {
-						dense := buf[q*(E+Ev+S):]
-						keys, values = packRows(keys, at.k.ld, S, E, dense[:S*E]), packRows(values, at.v.ld, S, Ev, dense[S*E:])
+						keys, values = packRows(keys, at.k.ld, S, E, rest[:S*E]), packRows(values, at.v.ld, S, Ev, rest[S*E:])
 						ldk, ldv = E, Ev
 					}
+					if bias != nil {
+						visible = at.keyBias(b, bias)
+					}
 				}
-				at.forwardTile(b, (t%tiles)*q, qt, ot, scores, out, keys, ldk, values, ldv)
+				if !visible { // every key masked: zeros, as the safe softmax gives
+					at.zeroTile(b, (t%tiles)*q, out)
+					continue
+				}
+				at.forwardTile(b, (t%tiles)*q, qt, ot, scores, out, keys, ldk, values, ldv, bias)
 			}
 		}
 	})
@@ -99,7 +135,7 @@ func packRows(src []float32, ld, n, w int, dst []float32) []float32 {
 
 // forwardTile writes output rows i0.. (at most 16) of batch entry b, whose
 // keys and values are the rows of k and v, ldk and ldv apart.
-func (at *attentionF32) forwardTile(b, i0 int, qt, ot, scores, out, k []float32, ldk int, v []float32, ldv int) {
+func (at *attentionF32) forwardTile(b, i0 int, qt, ot, scores, out, k []float32, ldk int, v []float32, ldv int, bias []float32) {
 	L, E, Ev := at.L, at.E, at.Ev
 	const q = attentionTileQueries
 	n := min(q, L-i0)
@@ -116,11 +152,8 @@ func (at *attentionF32) forwardTile(b, i0 int, qt, ot, scores, out, k []float32,
 			}
 		}
 	}
-	attentionTile16(qt, E, k, ldk, v, ldv, Ev, at.S, at.scale*math.Log2E, scores, ot)
-	base, ld := (b*L+i0)*Ev, Ev
-	if at.heads > 0 { // entry b is head b%heads of item b/heads: rows heads*Ev apart
-		base, ld = ((b/at.heads*L+i0)*at.heads+b%at.heads)*Ev, at.heads*Ev
-	}
+	attentionTile16(qt, E, k, ldk, v, ldv, Ev, at.S, at.scale*math.Log2E, scores, ot, bias)
+	base, ld := at.outRows(b, i0)
 	if n == q && transposeTileOut(out[base:], ld, ot, Ev) {
 		return
 	}
@@ -129,6 +162,23 @@ func (at *attentionF32) forwardTile(b, i0 int, qt, ot, scores, out, k []float32,
 		for e := range row {
 			row[e] = ot[e*q+r]
 		}
+	}
+}
+
+// outRows is where output row i0 of entry b starts in the output, and
+// how far apart its rows are.
+func (at *attentionF32) outRows(b, i0 int) (base, ld int) {
+	if at.heads > 0 { // entry b is head b%heads of item b/heads: rows heads*Ev apart
+		return ((b/at.heads*at.L+i0)*at.heads + b%at.heads) * at.Ev, at.heads * at.Ev
+	}
+	return (b*at.L + i0) * at.Ev, at.Ev
+}
+
+// zeroTile clears output rows i0.. (at most 16) of entry b.
+func (at *attentionF32) zeroTile(b, i0 int, out []float32) {
+	base, ld := at.outRows(b, i0)
+	for r := range min(attentionTileQueries, at.L-i0) {
+		clear(out[base+r*ld : base+r*ld+at.Ev])
 	}
 }
 
