@@ -177,7 +177,7 @@ func gatherF32Into(out []float32, t *core.Tensor) {
 						dst[k] = v
 					}
 				}
-			case rowStride == 1:
+			case rowStride == 1 && step > 0: // a negative step (a flipped view) takes the general loop
 				transposeInto(block, src[base:], rows, inner, step)
 			default:
 				for row := range rows {
