@@ -172,29 +172,103 @@ func gemmBlockedFinish(parallel, transA, transB bool, m, n, k int, alpha float32
 	if !overwrite {
 		gemmScaleC(m, n, beta, c, ldc)
 	}
-	var bp *[]float32 // the pooled buffer B's panels are packed into, unless pre holds them
-	if pre == nil {
-		bp = gemmGetPack(gemmKC * min(gemmRoundUp(n, gemmNR), gemmNC))
-		defer gemmPutPack(bp)
+	var panel func(jc, pc int) []float32
+	if pre != nil {
+		panel = pre.panel
+	} else {
+		packed := gemmPackAllB(parallel, transB, b, ldb, k, n)
+		defer gemmPutPack(packed.buf)
+		panel = packed.panel
 	}
-	for jc := 0; jc < n; jc += gemmNC {
-		nc := min(gemmNC, n-jc)
-		for pc := 0; pc < k; pc += gemmKC {
-			kc := min(gemmKC, k-pc)
-			var panel []float32
-			if pre != nil {
-				panel = pre.panel(jc, pc)
-			} else {
-				gemmPackB(parallel, transB, b, ldb, pc, kc, jc, nc, *bp)
-				panel = *bp
-			}
-			var last gemmEpilogue
-			if epi != nil && pc+kc >= k {
-				last = func(r0, r1, c0, c1 int) { epi(r0, r1, jc+c0, jc+c1) }
-			}
-			gemmPanel(parallel, transA, overwrite && pc == 0, m, nc, kc, alpha, a, lda, pc, panel, c[jc:], ldc, last)
+	workers := 1
+	if parallel {
+		workers = NumThreads()
+	}
+	split := gemmSplitTasks(workers, m, n)
+	run := func(lo, hi int) {
+		ap := gemmGetPack(gemmMC * gemmKC)
+		defer gemmPutPack(ap)
+		for t := lo; t < hi; t++ {
+			r0, r1, s0, s1 := split.task(t)
+			gemmTask(transA, overwrite, r0, r1, s0, s1, n, k, alpha, a, lda, panel, c, ldc, epi, *ap)
 		}
 	}
+	tasks := split.rowParts * split.colParts
+	rows, cols := (m+split.rowParts-1)/split.rowParts, (n+split.colParts-1)/split.colParts
+	if !parallel {
+		run(0, tasks)
+		return
+	}
+	parallelFor(tasks, max(rows*cols*k/4, 1), run)
+}
+
+// gemmTask computes rows r0..r1 of C over the columns of B slivers s0..s1
+// (numbered across the whole of n: gemmNC is a multiple of gemmNR, so a
+// sliver never straddles two column blocks), every k panel in turn. A task
+// owns its block of C for the whole product, so tasks need no barrier
+// between k panels: the product runs as one parallel step, where a step
+// per panel (each with its own wait for the slowest core) lost a sixth of
+// the second core on a ViT's 197-token products. Each mc-row block of C
+// takes every k panel before the next block starts, so it stays in L2
+// between them, and its epilogue runs as its last panel is stored.
+func gemmTask(transA, overwrite bool, r0, r1, s0, s1, n, k int, alpha float32, a []float32, lda int, panel func(jc, pc int) []float32, c []float32, ldc int, epi gemmEpilogue, ap []float32) {
+	for jc := (s0 * gemmNR / gemmNC) * gemmNC; jc < n && jc < s1*gemmNR; jc += gemmNC {
+		nc := min(gemmNC, n-jc)
+		first := jc / gemmNR
+		ls0 := max(s0-first, 0)
+		ls1 := min(s1-first, (nc+gemmNR-1)/gemmNR)
+		for ic := r0; ic < r1; ic += gemmMC {
+			mc := min(gemmMC, r1-ic)
+			for pc := 0; pc < k; pc += gemmKC {
+				kc := min(gemmKC, k-pc)
+				gemmPackA(transA, a, lda, ic, mc, pc, kc, ap)
+				gemmMacroKernel(overwrite && pc == 0, mc, nc, kc, alpha, ap, panel(jc, pc), ls0, ls1, c[ic*ldc+jc:], ldc)
+			}
+			if epi != nil {
+				epi(ic, ic+mc, jc+ls0*gemmNR, jc+min(nc, ls1*gemmNR))
+			}
+		}
+	}
+}
+
+// gemmSplit cuts C into rowParts x colParts tasks of about equal area,
+// one per worker: rows in whole A slivers where there are enough of them
+// (each task packs only its own rows of A), else columns in whole B
+// slivers as well (the tasks of a column split pack the same rows of A
+// twice, which is the cheaper waste when m is a few slivers). Equal areas,
+// not whole gemmMC blocks: 197 rows in blocks of 64 are 4 blocks, split
+// 2 + 2 as 128 rows against 69.
+type gemmSplit struct {
+	m, n, rowParts, colParts int
+	mSlivers, nSlivers       int
+}
+
+// gemmMinPartSlivers is the fewest A slivers a row part gets: a thinner
+// part repacks B's panels from L3 for too little work.
+const gemmMinPartSlivers = 4
+
+func gemmSplitTasks(workers, m, n int) gemmSplit {
+	s := gemmSplit{m: m, n: n, rowParts: 1, colParts: 1}
+	s.mSlivers = (m + gemmMR - 1) / gemmMR
+	s.nSlivers = (n + gemmNR - 1) / gemmNR
+	if workers <= 1 {
+		return s
+	}
+	s.rowParts = max(1, min(workers, s.mSlivers/gemmMinPartSlivers))
+	if s.rowParts < workers {
+		s.colParts = max(1, min(s.nSlivers, (workers+s.rowParts-1)/s.rowParts))
+	}
+	return s
+}
+
+// task is task t's rows r0..r1 and B slivers s0..s1.
+func (s gemmSplit) task(t int) (r0, r1, s0, s1 int) {
+	ri, ci := t/s.colParts, t%s.colParts
+	r0 = ri * s.mSlivers / s.rowParts * gemmMR
+	r1 = min(s.m, (ri+1)*s.mSlivers/s.rowParts*gemmMR)
+	s0 = ci * s.nSlivers / s.colParts
+	s1 = (ci + 1) * s.nSlivers / s.colParts
+	return r0, r1, s0, s1
 }
 
 // A product with a small output and a long inner dim - a weight's
@@ -239,45 +313,6 @@ func gemmSplitK(transA, transB bool, m, n, k int, alpha float32, a []float32, ld
 			}
 		}
 	})
-}
-
-// gemmPanel multiplies rows 0..m of op(A)[:, pc:pc+kc] by one packed B
-// panel (kc x nc) into C. Work is split into tasks of one A block times a
-// range of B slivers, enough tasks to keep every core busy even when m is
-// small (matrix-vector shaped products).
-func gemmPanel(parallel, transA, store bool, m, nc, kc int, alpha float32, a []float32, lda, pc int, bp []float32, c []float32, ldc int, epi gemmEpilogue) {
-	rowBlocks := (m + gemmMC - 1) / gemmMC
-	slivers := (nc + gemmNR - 1) / gemmNR
-	colChunks := 1
-	workers := NumThreads()
-	if parallel && rowBlocks < 2*workers {
-		colChunks = min(slivers, (2*workers+rowBlocks-1)/rowBlocks)
-	}
-	perChunk := (slivers + colChunks - 1) / colChunks
-	tasks := rowBlocks * colChunks
-	run := func(lo, hi int) {
-		ap := gemmGetPack(gemmMC * gemmKC)
-		defer gemmPutPack(ap)
-		for t := lo; t < hi; t++ {
-			ic := (t / colChunks) * gemmMC
-			mc := min(gemmMC, m-ic)
-			s0 := (t % colChunks) * perChunk
-			s1 := min(slivers, s0+perChunk)
-			if s0 >= s1 {
-				continue
-			}
-			gemmPackA(transA, a, lda, ic, mc, pc, kc, *ap)
-			gemmMacroKernel(store, mc, nc, kc, alpha, *ap, bp, s0, s1, c[ic*ldc:], ldc)
-			if epi != nil {
-				epi(ic, ic+mc, s0*gemmNR, min(nc, s1*gemmNR))
-			}
-		}
-	}
-	if !parallel {
-		run(0, tasks)
-		return
-	}
-	parallelFor(tasks, gemmMC*kc*perChunk*gemmNR, run)
 }
 
 // gemmMacroKernel runs the micro-kernel over B slivers s0..s1 and every A
@@ -440,39 +475,6 @@ func gemmPackA(trans bool, a []float32, lda, ic, mc, pc, kc int, dst []float32) 
 			}
 		}
 	}
-}
-
-// gemmPackB copies op(B)[pc:pc+kc, jc:jc+nc] into gemmNR-column slivers,
-// each laid out k-major (element (p, j) at p*gemmNR+j) and zero-padded to
-// gemmNR columns and a multiple of gemmKU steps.
-func gemmPackB(parallel, trans bool, b []float32, ldb, pc, kc, jc, nc int, dst []float32) {
-	kp := gemmRoundUp(kc, gemmKU)
-	slivers := (nc + gemmNR - 1) / gemmNR
-	pack := func(lo, hi int) {
-		for sv := lo; sv < hi; sv++ {
-			j0 := sv * gemmNR
-			nr := min(gemmNR, nc-j0)
-			s := dst[sv*kp*gemmNR : (sv+1)*kp*gemmNR]
-			if nr < gemmNR || kp > kc {
-				clear(s)
-			}
-			if !trans {
-				// Row p of the sliver is nr adjacent elements of row pc+p
-				// of B: one short copy per k step, not nr strided walks.
-				for p := 0; p < kc; p++ {
-					at := (pc+p)*ldb + jc + j0
-					copy(s[p*gemmNR:p*gemmNR+nr], b[at:at+nr])
-				}
-				continue
-			}
-			packTransposedSliver(s, b, ldb, pc, kc, jc+j0, nr)
-		}
-	}
-	if !parallel {
-		pack(0, slivers)
-		return
-	}
-	parallelFor(slivers, kc*gemmNR, pack)
 }
 
 // gemmScaleC applies beta to C once, before any product is added.
