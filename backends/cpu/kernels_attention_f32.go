@@ -300,7 +300,11 @@ func (at *attentionF32) forwardBlock(b, i0 int, p, out []float32) {
 	if at.causal {
 		width = min(S, i0+n)
 	}
-	gemmF32Serial(false, true, n, width, E, at.scale, at.q.at(b, i0), at.q.ld, at.k.at(b, 0), at.k.ld, 0, p, width)
+	if n*width*E <= gemmSmall {
+		at.tinyScores(b, i0, n, width, p)
+	} else {
+		gemmF32Serial(false, true, n, width, E, at.scale, at.q.at(b, i0), at.q.ld, at.k.at(b, 0), at.k.ld, 0, p, width)
+	}
 	ninf := float32(math.Inf(-1))
 	base, ld := (b*L+i0)*Ev, Ev
 	if at.heads > 0 { // entry b is head b%heads of item b/heads: rows heads*Ev apart
@@ -327,6 +331,14 @@ func (at *attentionF32) forwardBlock(b, i0 int, p, out []float32) {
 		sums[r] = softmaxSafeF32(row, false)
 	}
 	vb, ldv := at.v.at(b, 0), at.v.ld
+	if n*width*Ev <= gemmSmall {
+		for r := range n {
+			row := o[r*ld : r*ld+Ev]
+			weightedRowsF32(row, p[r*width:(r+1)*width], vb, ldv)
+			axpbF32(row, row, float32(1/sums[r]), 0)
+		}
+		return
+	}
 	if Ev < gemmNR && n > Ev {
 		// A narrow head (Ev below the micro-kernel's 16 or 32 columns) would
 		// leave most of each tile empty: compute Oᵀ = Vᵀ Pᵀ instead, whose
@@ -346,6 +358,30 @@ func (at *attentionF32) forwardBlock(b, i0 int, p, out []float32) {
 	for r := range n {
 		row := o[r*ld : r*ld+Ev]
 		axpbF32(row, row, float32(1/sums[r]), 0)
+	}
+}
+
+// tinyScores writes the scaled scores of rows i0..i0+n of entry b against
+// its first width keys into p: each a vector dot product of two contiguous
+// rows. A product this small (a TimeSformer's attention over 8 frames:
+// 8 x 8 scores of heads of 64) is below what packing pays for, and the
+// scalar loops of gemmF32Naive took 8% of that model's forward.
+func (at *attentionF32) tinyScores(b, i0, n, width int, p []float32) {
+	E := at.E
+	for r := range n {
+		q := at.q.at(b, i0+r)[:E]
+		for j := range width {
+			p[r*width+j] = 0 + at.scale*dotF32(q, at.k.at(b, j)[:E], 1)
+		}
+	}
+}
+
+// weightedRowsF32 sets o to the sum of the rows of v (ldv apart) weighted
+// by w, one vector multiply-add per row.
+func weightedRowsF32(o, w, v []float32, ldv int) {
+	clear(o)
+	for j, wj := range w {
+		normF32(o, v[j*ldv:j*ldv+len(o)], nil, o, 0, wj)
 	}
 }
 
