@@ -11,6 +11,7 @@ read when they load. The scripts live beside their testdata and find this folder
 """
 
 import os
+import platform
 import re
 import statistics
 import subprocess
@@ -63,6 +64,21 @@ def interleaved(fns, repeats=5, min_time=2.0):
                 fn()
             runs[name].append((time.perf_counter() - start) / batch[name])
     return {name: statistics.median(r) for name, r in runs.items()}
+
+
+def cpu_model():
+    """The CPU's model name and core count ("AMD EPYC, 2 cores"): ratios measured on one CPU do not carry over
+    to another, and the same machine kind is not always the same CPU."""
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{name}, {os.cpu_count()} cores"
 
 
 def commit():

@@ -121,8 +121,9 @@ def write_doc(path, table, load):
     head = f"""{SECTION}
 
 `python diffuse/testdata/bench_diffusers.py --doc docs/perf.md` on {time.strftime("%Y-%m-%d")} at commit {rev}
-({THREADS} threads on both sides; PyTorch {torch.__version__}, diffusers {diffusers.__version__}; load average
-{load:.1f} as the run began). The UNets are testdata/bench_unet.json (two cross-attention levels of 32 and 64
+on {benchenv.cpu_model()} ({THREADS} threads on both sides; PyTorch {torch.__version__}, diffusers
+{diffusers.__version__}; load average {load:.1f} as the run began). The UNets are testdata/bench_unet.json (two
+cross-attention levels of 32 and 64
 channels, 32x32 latents, 16 text tokens of width 64, batch 2: one guided image) and, in the rows so labelled,
 testdata/bench_unet_64.json (the size issue 21 names: 64x64 latents, 64 and 128 channels, heads of 16 and 32, text
 width 128); weights drawn (timing does not depend on them). The scheduler loops run on the 32x32 latents. Go: the

@@ -240,8 +240,8 @@ def write_doc(path, table, load, streams):
     head = f"""{SECTION}
 
 `make multimodal-bench` (`python multimodal/testdata/bench_multimodal.py --doc docs/perf.md`) on
-{time.strftime("%Y-%m-%d")} at commit {rev}: webtensor's Python SDK ({wt.__version__}, the CPU backend)
-and PyTorch {torch.__version__} with transformers {transformers.__version__} and sentence-transformers
+{time.strftime("%Y-%m-%d")} at commit {rev} on {benchenv.cpu_model()}: webtensor's Python SDK ({wt.__version__}, the CPU
+backend) and PyTorch {torch.__version__} with transformers {transformers.__version__} and sentence-transformers
 {sentence_transformers.__version__} in one process, the same threads on both sides, f32. Load average
 {load[0]:.1f} as the run began and {load[1]:.1f} as it ended, niceness {os.nice(0)}{load_note(load)}
 Interleaved rounds after two warm-up calls, the median;
