@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/webtensor/webtensor/backends/cpu"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -41,4 +42,49 @@ func BenchmarkImportMiniLM(b *testing.B) {
 			check(b, m, err)
 		}
 	})
+}
+
+// BenchmarkRunMiniLM times one run of all-MiniLM-L6-v2 on the CPU at the
+// size make onnx-bench compares with onnxruntime (batch 8 x 128 tokens,
+// no padding), the output read back, at one thread and at every thread.
+//
+//	go test -run '^$' -bench RunMiniLM ./onnx
+func BenchmarkRunMiniLM(b *testing.B) {
+	m, err := Load(minilmPath, WithDevice(core.CPU))
+	if err != nil {
+		b.Skipf("%s could not be imported (`make onnx-models` exports it): %v", minilmPath, err)
+	}
+	const batch, seq = 8, 128
+	ids := make([]int64, batch*seq)
+	for i := range ids {
+		ids[i] = int64(1000 + (i*7919)%20000)
+	}
+	inputs := map[string]*core.Tensor{
+		"input_ids":      core.FromSlice(ids, core.Shape{batch, seq}),
+		"attention_mask": core.Ones(core.Shape{batch, seq}, core.I64),
+		"token_type_ids": core.Zeros(core.Shape{batch, seq}, core.I64),
+	}
+	for _, threads := range []int{1, 0} {
+		name := "threadsAll"
+		if threads == 1 {
+			name = "threads1"
+		}
+		b.Run(name, func(b *testing.B) {
+			if threads == 1 {
+				cpu.SetNumThreads(1)
+				defer cpu.SetNumThreads(0)
+			}
+			for b.Loop() {
+				out, err := m.Run(inputs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, t := range out {
+					if _, err := t.Float32s(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
 }
