@@ -21,7 +21,6 @@ docs/DESIGN.md).
 import argparse
 import datetime
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -429,7 +428,7 @@ def main():
         print(f"warning: thread counts differ: {threads}", file=sys.stderr)
     quick = ("**quick (not for comparison)**: one iteration per Go case and one round per peer, to check "
              "the plumbing.\n\n" if args.quick else "")
-    env = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+    env = (f"{benchenv.cpu_model()}; "
            f"NumPy {np.__version__}, PyTorch {torch.__version__}, {gover}")
     by = "`scripts/bench.sh --quick`" if args.quick else "`make bench`"
     cpu = f"""# Performance

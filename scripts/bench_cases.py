@@ -161,7 +161,10 @@ def update_doc(runs, doc, rounds, benchtime, load):
             cells = rows[key].split(" | ")
             cells[0] += MARK
             lines[i] = " | ".join(cells)
-    note = (f"{MARK.strip()} Re-measured on {date} at commit {commit} by `scripts/bench_cases.py --update "
+    import benchenv  # scripts/, which the entry point puts on sys.path
+
+    note = (f"{MARK.strip()} Re-measured on {date} at commit {commit} on {benchenv.cpu_model()} by "
+            f"`scripts/bench_cases.py --update "
             f"{' '.join(runs)}`{threads_note()}: each of {rounds} rounds runs the Go benchmark once "
             f"(-benchtime {benchtime}) and then the peers for about as long; each side's best round (not the "
             f"median: the machine was shared with other jobs, load average {load} when it began, and PyTorch's "
