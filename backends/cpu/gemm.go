@@ -239,8 +239,8 @@ func gemmTask(transA, overwrite bool, r0, r1, s0, s1, n, k int, alpha float32, a
 // not whole gemmMC blocks: 197 rows in blocks of 64 are 4 blocks, split
 // 2 + 2 as 128 rows against 69.
 type gemmSplit struct {
-	m, n, rowParts, colParts int
-	mSlivers, nSlivers       int
+	m, rowParts, colParts int
+	mSlivers, nSlivers    int
 }
 
 // gemmMinPartSlivers is the fewest A slivers a row part gets: a thinner
@@ -248,7 +248,7 @@ type gemmSplit struct {
 const gemmMinPartSlivers = 4
 
 func gemmSplitTasks(workers, m, n int) gemmSplit {
-	s := gemmSplit{m: m, n: n, rowParts: 1, colParts: 1}
+	s := gemmSplit{m: m, rowParts: 1, colParts: 1}
 	s.mSlivers = (m + gemmMR - 1) / gemmMR
 	s.nSlivers = (n + gemmNR - 1) / gemmNR
 	if workers <= 1 {

@@ -74,12 +74,9 @@ def tanh_fit():
           f"largest |result| {np.abs(got).max()!r}")
 
 
-def exp_fit():
-    """e^r on |r| <= ln2/2 (exp's reduced range) as a degree-6 polynomial
-    with constant term exactly 1, for Horner's rule: fitted as 2^f = 1 +
-    f·Q(f) on |f| <= 1/2, near-minimax in relative error, then scaled."""
-    f = 0.5 * np.cos(np.linspace(0, np.pi, 4001))
-    f = f[np.abs(f) > 1e-9]
+def exp2_q_fit(f):
+    """Q's six coefficients in 2^f = 1 + f·Q(f) over the points f (none at 0), by iteratively
+    reweighted least squares towards minimax relative error; and the relative error at each point."""
     g = (2.0 ** f - 1) / f
     w = np.ones_like(f)
     for _ in range(80):
@@ -88,6 +85,16 @@ def exp_fit():
         err = np.abs(np.vander(f, 6, increasing=True) @ c * f + 1 - 2.0 ** f) / 2.0 ** f
         w = w * err
         w /= w.sum()
+    return c, err
+
+
+def exp_fit():
+    """e^r on |r| <= ln2/2 (exp's reduced range) as a degree-6 polynomial
+    with constant term exactly 1, for Horner's rule: fitted as 2^f = 1 +
+    f·Q(f) on |f| <= 1/2, near-minimax in relative error, then scaled."""
+    f = 0.5 * np.cos(np.linspace(0, np.pi, 4001))
+    f = f[np.abs(f) > 1e-9]
+    c, err = exp2_q_fit(f)
     p = np.concatenate([[1.0], c]) * np.log2(np.e) ** np.arange(7)  # e^r = 2^(r·log2(e))
     rs = np.linspace(-np.log(2) / 2, np.log(2) / 2, 200001).astype(f32)
     print(f"exp: fit error {err.max() / 2**-24:.3f} ulps, in float32 "
@@ -104,14 +111,7 @@ def exp2_unit_fit():
     fraction)."""
     f = 0.5 + 0.5 * np.cos(np.linspace(0, np.pi, 4001))
     f = f[f > 1e-9]
-    g = (2.0 ** f - 1) / f
-    w = np.ones_like(f)
-    for _ in range(80):
-        v = np.vander(f, 6, increasing=True) * f[:, None] / 2.0 ** f[:, None]
-        c, *_ = np.linalg.lstsq(v * np.sqrt(w)[:, None], (g * f / 2.0 ** f) * np.sqrt(w), rcond=None)
-        err = np.abs(np.vander(f, 6, increasing=True) @ c * f + 1 - 2.0 ** f) / 2.0 ** f
-        w = w * err
-        w /= w.sum()
+    c, err = exp2_q_fit(f)
     p = np.concatenate([[1.0], c])
     fs = np.linspace(0, 1, 400001).astype(f32)
     fs = fs[fs < 1]
