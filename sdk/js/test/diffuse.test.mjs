@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as wt from "webtensor";
-import { DIFFUSE_TESTDATA as TD } from "./helpers.mjs";
+import { DIFFUSE_TESTDATA as TD, settledLiveTensors } from "./helpers.mjs";
 import { zipEntries, zipFolder } from "./zip.mjs";
 
 await wt.init();
@@ -15,7 +15,7 @@ await wt.init();
 const refs = JSON.parse(readFileSync(join(TD, "sdk_pipeline.json"), "utf8"));
 
 test("diffuse: generate gives the library's images for a seed", async () => {
-  const live = wt.liveTensors();
+  const live = await settledLiveTensors(wt);
   const pipe = await wt.diffuse.Pipeline.load(join(TD, refs.pipeline), { device: "cpu" });
   assert.deepEqual([pipe.pipeline, pipe.scheduler, pipe.imageShape, pipe.classConditional], ["DDPMPipeline", "DDPMScheduler", [3, 16, 16], false]);
   for (const run of refs.runs) {
@@ -36,7 +36,7 @@ test("diffuse: generate gives the library's images for a seed", async () => {
 // Text to image: diffusers' initial latents (sd_refs.safetensors, diffuse/testdata/make_sd_refs.py)
 // give StableDiffusionPipeline's images on the tiny sd_tiny folder; a seed gives the same images twice.
 test("diffuse: generateText gives diffusers' images for its latents", async () => {
-  const live = wt.liveTensors();
+  const live = await settledLiveTensors(wt);
   const run = JSON.parse(readFileSync(join(TD, "sd_refs.json"), "utf8")).runs.ddim;
   const refs = wt.load(readFileSync(join(TD, "sd_refs.safetensors")));
   const pipe = await wt.diffuse.Pipeline.load(join(TD, "sd_tiny"), { device: "cpu" });
@@ -94,7 +94,7 @@ test("diffuse: int8 weights stay within 38 dB PSNR of the f32 images", async () 
 // A zip archive of the folder (what a page fetches) gives the same images;
 // a broken one rejects naming the problem, and Node has no step callback.
 test("diffuse: a zip archive of the folder loads and gives the same images", async () => {
-  const live = wt.liveTensors();
+  const live = await settledLiveTensors(wt);
   const pipe = await wt.diffuse.Pipeline.load(zipFolder(join(TD, refs.pipeline), "ddpm_pipe/"), { device: "cpu" });
   assert.deepEqual([pipe.pipeline, pipe.scheduler, pipe.imageShape], ["DDPMPipeline", "DDPMScheduler", [3, 16, 16]]);
   const run = refs.runs[0];

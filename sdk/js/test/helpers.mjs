@@ -12,3 +12,22 @@ export const ONNX_TESTDATA = join(VECTORS, "..", "..", "onnx", "testdata");
 // The domain libraries' checkpoints and reference vectors (multimodal/testdata, diffuse/testdata).
 export const MULTIMODAL_TESTDATA = join(VECTORS, "..", "..", "multimodal", "testdata");
 export const DIFFUSE_TESTDATA = join(VECTORS, "..", "..", "diffuse", "testdata");
+
+// The live tensor count once the FinalizationRegistry has caught up with
+// earlier tests' dropped tensors: a test that compares the count before and
+// after its own work must not see another test's garbage freed in between.
+export async function settledLiveTensors(wt) {
+  const { setFlagsFromString } = await import("node:v8");
+  const { runInNewContext } = await import("node:vm");
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc");
+  let last = -1;
+  for (let i = 0; i < 50; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 10));
+    const now = wt.liveTensors();
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
+}

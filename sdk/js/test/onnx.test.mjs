@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as wt from "webtensor";
-import { ONNX_TESTDATA } from "./helpers.mjs";
+import { ONNX_TESTDATA, settledLiveTensors } from "./helpers.mjs";
 import { onnxSdkModel, onnxValuesModel } from "./cases.mjs";
 
 await wt.init();
@@ -14,13 +14,13 @@ const modelPath = join(ONNX_TESTDATA, "sdk_model.onnx");
 const expected = JSON.parse(readFileSync(join(ONNX_TESTDATA, "sdk_model.json"), "utf8"));
 
 test("onnx: load(bytes) runs with named inputs and gives the reference outputs by name", async () => {
-  const live = wt.liveTensors();
+  const live = await settledLiveTensors(wt);
   assert.deepEqual(await onnxSdkModel(wt, readFileSync(modelPath), expected, "cpu"), []);
   assert.equal(wt.liveTensors(), live, "every tensor freed");
 });
 
 test("onnx: runValues carries sequences (arrays) and optionals (null) both ways", async () => {
-  const live = wt.liveTensors();
+  const live = await settledLiveTensors(wt);
   const cases = JSON.parse(readFileSync(join(ONNX_TESTDATA, "sdk_values_model.json"), "utf8"));
   assert.deepEqual(await onnxValuesModel(wt, readFileSync(join(ONNX_TESTDATA, "sdk_values_model.onnx")), cases, "cpu"), []);
   assert.equal(wt.liveTensors(), live, "every tensor freed");

@@ -8,6 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as wt from "webtensor";
+import { settledLiveTensors } from "./helpers.mjs";
 
 await wt.init();
 
@@ -36,8 +37,8 @@ test("core: DType, UnsupportedError, isTensor, call, synchronize", async () => {
   assert.throws(() => wt.call("softmax", [x], { dim: 0 }), /has no attribute dim/);
 });
 
-test("core: scope frees what it made except what it keeps", () => {
-  const before = wt.liveTensors();
+test("core: scope frees what it made except what it keeps", async () => {
+  const before = await settledLiveTensors(wt);
   const s = wt.scope();
   let kept;
   try {

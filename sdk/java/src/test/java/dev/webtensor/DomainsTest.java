@@ -205,9 +205,9 @@ class DomainsTest {
     }
 
     @Test
-    void diffusionGivesTheLibrarysImages() throws IOException {
+    void diffusionGivesTheLibrarysImages() throws IOException, InterruptedException {
         JsonNode refs = json(DIFFUSE.resolve("sdk_pipeline.json"));
-        long live = Webtensor.liveTensors();
+        long live = LeakTest.settledLiveCount();
         try (Diffusion pipe = Diffusion.load(DIFFUSE.resolve(refs.get("pipeline").asText()), "cpu")) {
             assertTrue(pipe.info().contains("\"image_shape\":[3,16,16]"), pipe.info());
             for (JsonNode run : refs.get("runs")) {
@@ -238,10 +238,10 @@ class DomainsTest {
      * images, and a seed gives the same images twice.
      */
     @Test
-    void diffusionTextToImageGivesDiffusersImages() throws IOException {
+    void diffusionTextToImageGivesDiffusersImages() throws IOException, InterruptedException {
         JsonNode run = json(DIFFUSE.resolve("sd_refs.json")).get("runs").get("ddim");
         List<String> prompts = strings(run.get("prompts"));
-        long live = Webtensor.liveTensors();
+        long live = LeakTest.settledLiveCount();
         try (StateDict refs = StateDict.load(DIFFUSE.resolve("sd_refs.safetensors"), "cpu");
              Diffusion pipe = Diffusion.load(DIFFUSE.resolve("sd_tiny"), "cpu")) {
             SequencedMap<String, Tensor> r = refs.tensors();
@@ -299,12 +299,12 @@ class DomainsTest {
 
     /** A zip archive of the folder gives its images; a broken or hostile one fails naming the problem. */
     @Test
-    void diffusionFromAZipGivesTheFoldersImages() throws IOException {
+    void diffusionFromAZipGivesTheFoldersImages() throws IOException, InterruptedException {
         JsonNode refs = json(DIFFUSE.resolve("sdk_pipeline.json"));
         JsonNode run = refs.get("runs").get(0);
         Path folder = DIFFUSE.resolve(refs.get("pipeline").asText());
         byte[] zip = zipped(folder, "pipe/", java.util.Map.of());
-        long live = Webtensor.liveTensors();
+        long live = LeakTest.settledLiveCount();
         try (Diffusion pipe = Diffusion.loadZip(zip, "cpu", false);
              Tensor img = pipe.generate(run.get("batch").asInt(), run.get("steps").asInt(), run.get("seed").asLong(), null)) {
             assertTrue(pipe.info().contains("\"pipeline\":\"DDPMPipeline\""), pipe.info());

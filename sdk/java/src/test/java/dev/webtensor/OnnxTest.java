@@ -66,11 +66,11 @@ class OnnxTest {
     }
 
     @Test
-    void runsWithNamedInputsAndGivesTheReferenceOutputsByName() throws IOException {
+    void runsWithNamedInputsAndGivesTheReferenceOutputsByName() throws IOException, InterruptedException {
         String json = Files.readString(TESTDATA.resolve("sdk_model.json"));
         String outputsPart = json.substring(json.indexOf("\"outputs\""));
         String withB = json.substring(json.indexOf("\"outputs_with_b\""));
-        long live = Webtensor.liveTensors();
+        long live = LeakTest.settledLiveCount();
         try (Onnx model = Onnx.load(MODEL);
              Tensor x = Tensor.of(floats(numbers(json, "x")), 2, 4);
              Tensor scale = Tensor.of(floats(numbers(json, "scale")), 1);
@@ -176,9 +176,9 @@ class OnnxTest {
 
     @Test
     @SuppressWarnings("unchecked")
-    void runValuesCarriesSequencesAndOptionals() throws IOException {
+    void runValuesCarriesSequencesAndOptionals() throws IOException, InterruptedException {
         List<Object> cases = (List<Object>) Json.parse(Files.readString(TESTDATA.resolve("sdk_values_model.json")), "sdk_values_model.json");
-        long live = Webtensor.liveTensors();
+        long live = LeakTest.settledLiveCount();
         try (Onnx model = Onnx.load(VALUES_MODEL)) {
             assertEquals(List.of("tensor", "sequence", "optional_tensor", "optional_sequence"),
                     model.inputs().stream().map(Onnx.ValueInfo::kind).toList());
