@@ -18,8 +18,10 @@ import (
 // softmax backward kernel.
 
 // attentionProbs returns softmax(q k^T * scale + mask) with causal and
-// boolean masks applied, shape [batch..., L, S].
-func attentionProbs(g *Backend, q, k, mask *core.Tensor, a core.Attrs, sh oprules.SDPAShapes) (*core.Tensor, error) {
+// boolean masks applied, shape [batch..., L, S]. q's first row is query
+// row0 of the whole attention (the causal mask needs it when the queries
+// run in chunks).
+func attentionProbs(g *Backend, q, k, mask *core.Tensor, a core.Attrs, sh oprules.SDPAShapes, row0 int) (*core.Tensor, error) {
 	scores := core.Call1("matmul", nil, q, k.Transpose())
 	if err := scores.Err(); err != nil {
 		return nil, err
@@ -40,7 +42,7 @@ func attentionProbs(g *Backend, q, k, mask *core.Tensor, a core.Attrs, sh oprule
 		}
 	}
 	if a.Bool("is_causal") {
-		logit = "select(-f_inf(), " + logit + ", R_ <= o % pu(1u))"
+		logit = "select(-f_inf(), " + logit + ", R_ <= o % pu(1u) + pu(2u))"
 	}
 	at := func(r string) string { return strings.ReplaceAll(logit, "R_", r) }
 	body := "\tvar m = -f_inf();\n\tfor (var r = 0u; r < R; r++) { let v = " + at("r") + "; if v > m || is_nan(v) { m = v; } }\n" +
@@ -49,7 +51,7 @@ func attentionProbs(g *Backend, q, k, mask *core.Tensor, a core.Attrs, sh oprule
 		"\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(probs.DType(), "m_exp("+at("r")+" - m) / s") + "; }\n"
 	scale := kernelkit.AttentionScale(a, sh.E)
 	f := newFrame(scores.Shape(), []int{scores.Rank() - 1})
-	set := func(p *params) { p.setF(0, scale); p.setI(1, sh.L) }
+	set := func(p *params) { p.setF(0, scale); p.setI(1, sh.L); p.setI(2, row0) }
 	if !g.frameFits(body, f) {
 		// Rows of keys too long for one thread (launch_rows_long.go): the logits
 		// one thread per score, then their softmax by reductions.
@@ -141,14 +143,7 @@ func (g *Backend) attentionInto(q, kk, v, mask *core.Tensor, attrs core.Attrs, o
 	if out.Numel() == 0 {
 		return nil
 	}
-	composed := func() error {
-		probs, err := attentionProbs(g, q, kk, mask, attrs, sh)
-		if err != nil {
-			return err
-		}
-		defer probs.Release()
-		return g.matmulInto(probs, v, out)
-	}
+	composed := func() error { return g.attentionComposed(q, kk, v, mask, attrs, sh, out) }
 	if !attentionFusable(q, kk, v, mask, sh) || !columnsContiguous(out) || !g.loopsFit(attentionFusedTrips(sh)) {
 		return composed()
 	}
@@ -211,7 +206,7 @@ func attentionBackwardKernel(k *core.KernelCall) error {
 			return nil
 		}
 	}
-	probs, err := attentionProbs(g, q, kk, mask, k.Attrs, sh)
+	probs, err := attentionProbs(g, q, kk, mask, k.Attrs, sh, 0)
 	if err != nil {
 		return err
 	}
