@@ -148,3 +148,52 @@ func TestAttentionPastTheBindingLimitMatchesCPU(t *testing.T) {
 		require.InDelta(t, wv[i], gv[i], 1e-4, "element %d", i)
 	}
 }
+
+// The backward pass runs in the same chunks: dq and a float mask's
+// gradient row by row, dk and dv summed over the chunks, all equal to the
+// CPU's (one chunk, several, and items of the first batch dim one by one).
+func TestChunkedAttentionBackwardMatchesCPU(t *testing.T) {
+	gpuBackend(t)
+	const s = 100
+	for _, c := range []struct {
+		name    string
+		q, k, v core.Shape
+		mask    core.Shape // f32, so its gradient is an output too; nil for none
+		causal  bool
+		budget  uint64
+	}{
+		{"one chunk", core.Shape{2, 3, 10, 8}, core.Shape{2, 3, s, 8}, core.Shape{2, 3, s, 5}, nil, true, 256 << 20},
+		{"query chunks, causal", core.Shape{2, 3, 10, 8}, core.Shape{2, 3, s, 8}, core.Shape{2, 3, s, 5}, nil, true, 4 * 6 * s * 3},
+		{"float mask per query", core.Shape{2, 3, 10, 8}, core.Shape{1, 3, s, 8}, core.Shape{2, 3, s, 8}, core.Shape{2, 1, 10, s}, false, 4 * 6 * s * 4},
+		{"batch items", core.Shape{3, 2, 10, 8}, core.Shape{3, 2, s, 8}, core.Shape{1, 2, s, 8}, core.Shape{3, 2, 10, s}, false, 4 * 2 * s * 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer func(old uint64) { attentionChunkBytes = old }(attentionChunkBytes)
+			attentionChunkBytes = c.budget
+			outShape := append(append(core.Shape{}, c.q[:len(c.q)-1]...), c.v[len(c.v)-1])
+			outShape[0] = max(c.q[0], c.k[0], c.v[0])
+			shapes := []core.Shape{c.q, c.k, c.v, outShape}
+			if c.mask != nil {
+				shapes = append(shapes, c.mask)
+			}
+			run := func(dev core.Device) []*core.Tensor {
+				ins := make([]*core.Tensor, 5)
+				for i, sh := range shapes { // q, k, v, the output's gradient, the mask
+					ins[i] = core.FromFloat64s(core.F32, sh, seeded(sh.Numel(), uint64(i+1)), dev)
+				}
+				outs, err := core.Call("_scaled_dot_product_attention_backward", ins, core.Attrs{"is_causal": c.causal})
+				require.NoError(t, err)
+				return outs
+			}
+			got, want := run(testGPU), run(core.CPU)
+			require.Len(t, got, len(want))
+			for i := range want {
+				require.Equal(t, want[i].Shape(), got[i].Shape(), "output %d", i)
+				gv, wv := floats(t, got[i].To(core.CPU)), floats(t, want[i])
+				for e := range wv {
+					require.InDelta(t, wv[e], gv[e], 1e-4, "output %d element %d", i, e)
+				}
+			}
+		})
+	}
+}

@@ -206,32 +206,7 @@ func attentionBackwardKernel(k *core.KernelCall) error {
 			return nil
 		}
 	}
-	probs, err := attentionProbs(g, q, kk, mask, k.Attrs, sh, 0)
-	if err != nil {
-		return err
-	}
-	defer probs.Release()
-	if err := g.matmulInto(probs.Transpose(), gr, k.Outputs[2]); err != nil {
-		return err
-	}
-	dp := core.Call1("matmul", nil, gr, v.Transpose())
-	ds := core.Call1("_softmax_backward", core.Attrs{"axis": -1}, probs, dp)
-	dp.Release()
-	if err := ds.Err(); err != nil {
-		return err
-	}
-	defer ds.Release()
-	scale := kernelkit.AttentionScale(k.Attrs, sh.E)
-	if err := g.matmulScaledInto(ds, kk, k.Outputs[0], scale); err != nil {
-		return err
-	}
-	if err := g.matmulScaledInto(ds.Transpose(), q, k.Outputs[1], scale); err != nil {
-		return err
-	}
-	if len(k.Outputs) > 3 {
-		return g.mapRun([]*core.Tensor{ds}, k.Outputs[3], "x0", nil)
-	}
-	return nil
+	return g.attentionBackward(q, kk, v, gr, mask, k.Attrs, sh, k.Outputs)
 }
 
 func init() {
