@@ -11,17 +11,9 @@ import (
 	"github.com/webtensor/webtensor/core"
 )
 
-// seeded returns n deterministic values in [-1, 1).
-func seeded(n int, seed uint64) []float64 {
-	out := make([]float64, n)
-	x := seed*0x9e3779b97f4a7c15 + 1
-	for i := range out {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		out[i] = float64(x>>11)/float64(1<<53)*2 - 1
-	}
-	return out
+// seeded is shape's worth of deterministic normal values.
+func seeded(shape core.Shape, seed uint64) []float64 {
+	return core.Gen{Shape: shape, DType: core.F64}.Generate(seed)
 }
 
 // floats is x's values; x's error, or a failed read, fails t.
@@ -65,10 +57,10 @@ func TestChunkedAttentionMatchesCPU(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			defer func(old uint64) { attentionChunkBytes = old }(attentionChunkBytes)
 			attentionChunkBytes = c.budget
-			vals := [][]float64{seeded(c.q.Numel(), 1), seeded(c.k.Numel(), 2), seeded(c.v.Numel(), 3)}
+			vals := [][]float64{seeded(c.q, 1), seeded(c.k, 2), seeded(c.v, 3)}
 			var maskVals []float64
 			if c.mask != nil {
-				maskVals = seeded(c.mask.shape.Numel(), 4)
+				maskVals = seeded(c.mask.shape, 4)
 				for i, x := range maskVals {
 					if c.mask.dtype == core.Bool {
 						maskVals[i] = math.Max(0, math.Ceil(x)) // about half attend
@@ -103,7 +95,7 @@ func TestChunkedAttentionMatchesCPU(t *testing.T) {
 		perm := core.Attrs{"dims": []int{0, 2, 1, 3}}
 		qs, ks := core.Shape{2, 10, 3, 8}, core.Shape{2, s, 3, 8} // stored [B, L, H, E]
 		heads := func(sh core.Shape, seed uint64, dev core.Device) *core.Tensor {
-			return core.Call1("permute", perm, core.FromFloat64s(core.F32, sh, seeded(sh.Numel(), seed), dev))
+			return core.Call1("permute", perm, core.FromFloat64s(core.F32, sh, seeded(sh, seed), dev))
 		}
 		got, err := b.AttentionTransposed(heads(qs, 1, testGPU), heads(ks, 2, testGPU), heads(ks, 3, testGPU), nil, core.Attrs{"is_causal": true})
 		require.NoError(t, err)
@@ -117,8 +109,8 @@ func TestChunkedAttentionMatchesCPU(t *testing.T) {
 	t.Run("one query too large", func(t *testing.T) {
 		defer func(old uint64) { attentionChunkBytes = old }(attentionChunkBytes)
 		attentionChunkBytes = 4 * s / 2
-		x := core.FromFloat64s(core.F32, core.Shape{1, 4, 8}, seeded(32, 1), testGPU)
-		kv := core.FromFloat64s(core.F32, core.Shape{1, s, 8}, seeded(s*8, 2), testGPU)
+		x := core.FromFloat64s(core.F32, core.Shape{1, 4, 8}, seeded(core.Shape{1, 4, 8}, 1), testGPU)
+		kv := core.FromFloat64s(core.F32, core.Shape{1, s, 8}, seeded(core.Shape{1, s, 8}, 2), testGPU)
 		out := core.Call1("scaled_dot_product_attention", nil, x, kv, kv)
 		require.ErrorContains(t, out.Err(), "attention over 100 keys for 1 batch items needs 400 bytes of scores for one query")
 	})
@@ -138,8 +130,8 @@ func TestAttentionPastTheBindingLimitMatchesCPU(t *testing.T) {
 		t.Fatalf("the case must exceed the chunk budget (%d bytes)", min(attentionChunkBytes, b.limits.MaxStorageBufferBindingSize))
 	}
 	run := func(dev core.Device) *core.Tensor {
-		return core.Call1("scaled_dot_product_attention", nil, core.FromFloat64s(core.F32, sh, seeded(sh.Numel(), 1), dev),
-			core.FromFloat64s(core.F32, sh, seeded(sh.Numel(), 2), dev), core.FromFloat64s(core.F32, sh, seeded(sh.Numel(), 3), dev))
+		return core.Call1("scaled_dot_product_attention", nil, core.FromFloat64s(core.F32, sh, seeded(sh, 1), dev),
+			core.FromFloat64s(core.F32, sh, seeded(sh, 2), dev), core.FromFloat64s(core.F32, sh, seeded(sh, 3), dev))
 	}
 	got := run(testGPU)
 	require.NoError(t, got.Err())
@@ -179,7 +171,7 @@ func TestChunkedAttentionBackwardMatchesCPU(t *testing.T) {
 			run := func(dev core.Device) []*core.Tensor {
 				ins := make([]*core.Tensor, 5)
 				for i, sh := range shapes { // q, k, v, the output's gradient, the mask
-					ins[i] = core.FromFloat64s(core.F32, sh, seeded(sh.Numel(), uint64(i+1)), dev)
+					ins[i] = core.FromFloat64s(core.F32, sh, seeded(sh, uint64(i+1)), dev)
 				}
 				outs, err := core.Call("_scaled_dot_product_attention_backward", ins, core.Attrs{"is_causal": c.causal})
 				require.NoError(t, err)
