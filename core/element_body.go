@@ -20,6 +20,12 @@ import "fmt"
 // read dense: a view is copied first. Shapes reach the kernel at run time,
 // never in its source, so one compiled kernel serves every shape of a
 // rank.
+//
+// A body that must check its inputs' values (an index in range) writes
+// `return fail(K);` (K a literal 0 to 7) where it finds a bad one: the op
+// then fails with the CPU kernel's error for the same inputs
+// (BodyFailure), so the message names the values as the reference does,
+// on every backend alike.
 type ElementBody struct {
 	// Body returns the body for the compute types t and the call's
 	// attributes, which it passes through the scalar slots s (s.SetF(k, v)
@@ -68,3 +74,32 @@ func checkElementBody(def *OpDef) error {
 // derivable reports whether a backend's deriver may build the op's kernel
 // from its description.
 func derivable(def *OpDef) bool { return def.Pointwise != nil || def.GPUBody != nil }
+
+// BodyFailure is the error of an op whose GPU body failed its check
+// (return fail(K)) on these inputs: the CPU kernel's error for the same
+// inputs, copied to the host, so the message is the reference's, with the
+// values; where the CPU kernel accepts them, an error saying that the
+// body and the reference disagree.
+func BodyFailure(op string, check int, ins []*Tensor, a Attrs) error {
+	host := make([]*Tensor, len(ins))
+	for i, t := range ins {
+		if t.Err() != nil {
+			// A check the browser deferred to the next read runs after
+			// the caller may have released the inputs.
+			return opErr(op, "its GPU body failed check %d (the inputs were released before the values could be named)", check)
+		}
+		host[i] = t
+		if t.Device().Kind != CPU.Kind {
+			host[i] = t.Detach().To(CPU)
+			defer host[i].Release()
+		}
+	}
+	outs, err := Call(op, host, a)
+	if err != nil {
+		return err
+	}
+	for _, o := range outs {
+		o.Release()
+	}
+	return opErr(op, "its GPU body failed check %d on inputs that the CPU kernel accepts (the body and the reference disagree: a bug to report)", check)
+}

@@ -103,6 +103,7 @@ func gatherDef() *OpDef {
 			ax, _ := indexedAxis(x.shape, g.Attrs)
 			return []*Tensor{call1("scatter_add", Attrs{"axis": ax}, ZerosLike(x), idx, g.Grads[0])}, nil
 		},
+		GPUBody: &ElementBody{Body: gatherBody},
 		Samples: []Sample{
 			{Name: "axis0", Inputs: []Gen{G(F32, 3, 4), GI(I64, 0, 3, 5, 4)}},
 			{Name: "axis1_smaller", Inputs: []Gen{G(F32, 3, 5), GI(I64, 0, 5, 2, 3)}, Attrs: Attrs{"axis": 1}},
@@ -113,6 +114,37 @@ func gatherDef() *OpDef {
 			{Name: "special", Inputs: []Gen{G(F32, 4, 3).WithKind("special"), GI(I64, 0, 4, 4, 3)}, NoGrad: true},
 		},
 	}
+}
+
+// gatherBody is gather's GPU kernel: output element i (at index i's
+// coordinates) reads x where the axis coordinate is index[i]. An index
+// out of [0, size) fails the op; x1u's u32 view of a CUDA i64 index wraps
+// past 2^32, so the float view catches those.
+func gatherBody(_ BodyTypes, a Attrs, s BodySlots) string {
+	s.SetI(0, int64(a.Int("axis")))
+	return `
+	var axis = pi(0u);
+	if axis < 0 {
+		axis += i32(orank);
+	}
+	let ax = u32(axis);
+	if x1v(i) < 0 || x1u(i) >= dim0(ax) || x1(i) >= 4294967296.0 {
+		return fail(0u);
+	}
+	var rest = i;
+	var at = 0u;
+	var stride = 1u;
+	for (var d = orank; d > 0u; d--) {
+		let c = rest % odim(d - 1u);
+		rest = rest / odim(d - 1u);
+		if d - 1u == ax {
+			at += x1u(i) * stride;
+		} else {
+			at += c * stride;
+		}
+		stride *= dim0(d - 1u);
+	}
+	return x0v(at);`
 }
 
 func scatterDef() *OpDef {

@@ -2,12 +2,20 @@
 // output element. The op writes body once; the helpers below are how it
 // reads its inputs (dense, at their element offset) and the shapes, which
 // live in the uniform block so one pipeline serves every shape of these
-// ranks. Slots: 0..7 the scalar attributes, 8 the element count, 9 the
-// output's element offset, 10..17 its dims; 18+9k input k's element
-// offset, then its dims.
+// ranks. A body that can fail binds a flag word after the output. Slots:
+// 0..7 the scalar attributes, 8 the element count, 9 the output's element
+// offset, 10..17 its dims; 18+9k input k's element offset, then its dims.
 {{range $i, $t := .Ins}}@group(0) @binding({{add $i 1}}) var<storage, read> in{{$i}}: array<{{$t}}>;
 {{end}}@group(0) @binding({{add (len .Ins) 1}}) var<storage, read_write> out0: array<{{.Out}}>;
+{{if .Fails}}@group(0) @binding({{add (len .Ins) 2}}) var<storage, read_write> flag: array<atomic<u32>>;
 
+// return fail(k); in a body: check k failed for this element (the op then
+// fails with the CPU kernel's error for its inputs).
+fn fail(k: u32) -> {{.OutCT}} {
+	atomicOr(&flag[0], 1u << k);
+	return {{.OutCT}}();
+}
+{{end}}
 const orank: u32 = {{.Rank}}u;
 fn odim(d: u32) -> u32 { return pu(10u + d); }
 fn onumel() -> u32 { return pu(8u); }

@@ -54,7 +54,20 @@ func bodyKernel(def *core.OpDef) core.Kernel {
 				defer t.Release()
 			}
 		}
-		return cudaOf(k).bodyRun(def.Name, ins, out, bodyCode{src: src, stmts: stmts, float: float}, &sc)
+		code := bodyCode{src: src, stmts: stmts, float: float, fails: lower.BodyFails(stmts)}
+		b := cudaOf(k)
+		failed := -1
+		if err = b.bodyRun(def.Name, ins, out, code, &sc, &failed); err != nil || !code.fails {
+			return err
+		}
+		// A body that can fail is checked now, while its inputs live: the
+		// CPU kernel words the error for them (the check it failed says
+		// which rule, not the values).
+		err = b.Sync()
+		if failed < 0 {
+			return err // nil, or an earlier op's failure this sync reports
+		}
+		return core.BodyFailure(def.Name, failed, k.Inputs, k.Attrs)
 	}
 }
 
@@ -63,9 +76,12 @@ type bodyCode struct {
 	src   string // the dialect, part of the kernel's key
 	stmts []lower.Stmt
 	float string // the float compute type
+	fails bool   // the body has a return fail(K)
 }
 
-func (b *Backend) bodyRun(op string, ins []*core.Tensor, out *core.Tensor, code bodyCode, sc *lower.Scalars) error {
+// bodyRun launches the body; a body that can fail reports the check it
+// failed (K of return fail(K)) in *failed when the stream next syncs.
+func (b *Backend) bodyRun(op string, ins []*core.Tensor, out *core.Tensor, code bodyCode, sc *lower.Scalars, failed *int) error {
 	n := out.Numel()
 	if len(ins)+1 > maxOps || out.Shape().Rank() > maxRank {
 		return fmt.Errorf("cuda: %s: a GPU body takes at most %d inputs and rank %d", op, maxOps-1, maxRank)
@@ -113,7 +129,14 @@ func (b *Backend) bodyRun(op string, ins []*core.Tensor, out *core.Tensor, code 
 	if err != nil {
 		return fmt.Errorf("cuda: %s: %w", op, err)
 	}
-	return b.launch(launchSpec{op: op, k: k, grid: b.gridFor(int64(n), bodyBlock), block: bodyBlock}, &a)
+	spec := launchSpec{op: op, k: k, grid: b.gridFor(int64(n), bodyBlock), block: bodyBlock}
+	if code.fails {
+		spec.check = func(check uint32, elem, _ int64) string {
+			*failed = int(check) - 1
+			return fmt.Sprintf("check %d of its GPU body failed at output element %d", check-1, elem)
+		}
+	}
+	return b.launch(spec, &a)
 }
 
 // bodySource is the kernel: the helpers, the body as a lambda, and a

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/webtensor/webtensor/backends/lower"
@@ -12,7 +13,8 @@ import (
 // auto where WGSL infers the type (WGSL's inference and C++'s agree once
 // literals are translated: 1.0 is f32 in single kernels, 1 is i32, 1u is
 // u32), and every expression goes through translate. The rest - if, for,
-// assignments, return - is spelled alike.
+// assignments, return - is spelled alike, but for return fail(K), which
+// reports check K through wt_fail.
 func translateBody(stmts []lower.Stmt, single bool) string {
 	var sb strings.Builder
 	depth := 1
@@ -39,6 +41,11 @@ func cStatement(s lower.Stmt, single bool) string {
 	case lower.StmtAssign:
 		return cAssignment(s, single) + ";"
 	case lower.StmtReturn:
+		if s.Fail > 0 {
+			// return fail(K): the launch's check K+1 failed at element i
+			// (wt_fail keeps the first); the element is zero.
+			return "{ wt_fail(A, " + strconv.Itoa(s.Fail) + "u, (i64)i, 0); return {}; }"
+		}
 		return "return " + e + ";"
 	case lower.StmtIf:
 		return "if (" + e + ") {"

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -16,12 +17,19 @@ import (
 //	if COND { ... } else if COND { ... } else { ... }
 //	for (var K = EXPR; COND; K++) { ... }   break;  continue;
 //	return EXPR;               (the body's last statement)
+//	return fail(K);            (K a literal 0 to 7: the element fails check K)
 //
 // with T one of f32, f64, i32, i64, u32, bool, // comments, and the
 // expressions of the package doc. Anything else - loop, while, switch,
 // arrays, vectors, pointers, buffers read directly rather than through the
 // input helpers - is refused by name, so that a body never compiles on one
 // backend into something the other would compute differently.
+//
+// return fail(K); ends the element and makes the whole op fail: a body
+// that must check its inputs' values (an index in range) says so where it
+// finds one that is not, and the backend answers with the CPU kernel's
+// error for the same inputs (the reference words it, with the values).
+// fail stands alone in its return; it is no value to compute with.
 
 // StmtKind is the kind of one statement of a body.
 type StmtKind int
@@ -49,7 +57,22 @@ type Stmt struct {
 	Expr string // initialiser, assigned or returned value, or condition
 	// Init and Post are a for loop's declaration and step.
 	Init, Post *Stmt
+	// Fail is K+1 for return fail(K); 0 for every other statement.
+	Fail int
 }
+
+// BodyFails reports whether a body can fail (has a return fail(K)).
+func BodyFails(stmts []Stmt) bool {
+	for _, s := range stmts {
+		if s.Fail > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// failReturn matches the value of a return fail(K).
+var failReturn = regexp.MustCompile(`^fail\(\s*([0-7])u?\s*\)$`)
 
 // Opens reports whether the statement opens a block (ends with "{").
 func (s Stmt) Opens() bool {
@@ -164,6 +187,9 @@ func (p *bodyParser) statement(closed StmtKind) (Stmt, error) {
 		}
 		if e == "" {
 			return Stmt{}, fmt.Errorf("return needs a value")
+		}
+		if m := failReturn.FindStringSubmatch(e); m != nil {
+			return Stmt{Kind: StmtReturn, Expr: e, Fail: int(m[1][0]-'0') + 1}, nil
 		}
 		return Stmt{Kind: StmtReturn, Expr: e}, checkExpr(e)
 	case "let", "var":
@@ -343,6 +369,9 @@ func checkExpr(e string) error {
 func checkWord(w string) error {
 	if why, bad := refusedWords[w]; bad {
 		return refusal(w, why)
+	}
+	if w == "fail" {
+		return refusal("fail", "fail stands alone in a return: return fail(K); with K a literal 0 to 7")
 	}
 	for _, prefix := range []string{"vec", "mat", "in", "out"} {
 		if rest, ok := strings.CutPrefix(w, prefix); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {

@@ -66,6 +66,10 @@ func TestParseBodyRefusesWhatIsOutsideTheDialect(t *testing.T) {
 		{`x0(i); return 0.0;`, "not a statement"},
 		{`workgroupBarrier(); return 0.0;`, `"workgroupBarrier"`},
 		{`return;`, "needs a value"},
+		{`let v = fail(0u); return v;`, `"fail" is outside the dialect (fail stands alone in a return`},
+		{`return fail(0u) + 1.0;`, `"fail" is outside`},
+		{`return fail(8u);`, `"fail" is outside`},
+		{`return fail(k);`, `"fail" is outside`},
 	} {
 		_, err := lower.ParseBody("myop", c.src)
 		if assert.Error(t, err, c.src) {
@@ -73,4 +77,18 @@ func TestParseBodyRefusesWhatIsOutsideTheDialect(t *testing.T) {
 			assert.Contains(t, err.Error(), c.want, c.src)
 		}
 	}
+}
+
+// return fail(K) ends an element with check K failed; BodyFails says a
+// body has one.
+func TestParseBodyReadsFail(t *testing.T) {
+	stmts, err := lower.ParseBody("op", `if x0i(i) < 0 { return fail(0u); } else if x0i(i) > 9 { return fail( 7 ); } return x0(i);`)
+	require.NoError(t, err)
+	assert.True(t, lower.BodyFails(stmts))
+	assert.Equal(t, lower.Stmt{Kind: lower.StmtReturn, Expr: "fail(0u)", Fail: 1}, stmts[1])
+	assert.Equal(t, 8, stmts[4].Fail)
+	assert.Equal(t, 0, stmts[len(stmts)-1].Fail)
+	plain, err := lower.ParseBody("op", `return x0(i);`)
+	require.NoError(t, err)
+	assert.False(t, lower.BodyFails(plain))
 }

@@ -2,6 +2,7 @@ package webgpu
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/webtensor/webtensor/backends/lower"
@@ -26,7 +27,8 @@ func bodyKernel(def *core.OpDef) core.Kernel {
 		outT := physical(out.DType())
 		var sc lower.Scalars
 		src := def.GPUBody.Body(core.BodyTypes{Float: lower.F32, Out: outT}, k.Attrs, &sc)
-		if _, err := lower.ParseBody(def.Name, src); err != nil {
+		stmts, err := lower.ParseBody(def.Name, src)
+		if err != nil {
 			return err
 		}
 		if out.Numel() == 0 {
@@ -43,13 +45,36 @@ func bodyKernel(def *core.OpDef) core.Kernel {
 				defer ins[j].Release()
 			}
 		}
-		return gpuOf(k).bodyRun(def.Name, ins, out, src, &sc)
+		g := gpuOf(k)
+		if !lower.BodyFails(stmts) {
+			return g.bodyRun(def.Name, ins, out, src, &sc, nil)
+		}
+		// The body can fail: its kernel marks the checks that failed in a
+		// flag word, read back after the launch, and the CPU kernel words
+		// the error for the same inputs.
+		flag, err := g.newFlag()
+		if err != nil {
+			return err
+		}
+		if err := g.bodyRun(def.Name, ins, out, src, &sc, flag); err != nil {
+			flag.Release()
+			return err
+		}
+		return validate(def.Name, func() error {
+			defer flag.Release()
+			v, err := flag.Int64s()
+			if err != nil || v[0] == 0 {
+				return err
+			}
+			return core.BodyFailure(def.Name, bits.TrailingZeros64(uint64(v[0])), k.Inputs, k.Attrs)
+		})
 	}
 }
 
 // bodyRun launches body over out's elements; the pipeline is keyed by the
-// ranks and types (and the body's source), never the shapes.
-func (b *Backend) bodyRun(op string, ins []*core.Tensor, out *core.Tensor, src string, sc *lower.Scalars) error {
+// ranks and types (and the body's source), never the shapes. flag, for a
+// body that can fail, is where its kernel marks the checks that failed.
+func (b *Backend) bodyRun(op string, ins []*core.Tensor, out *core.Tensor, src string, sc *lower.Scalars, flag *core.Tensor) error {
 	if len(ins) > 26 || out.Shape().Rank() > wgsl.MaxRank {
 		return fmt.Errorf("webgpu: %s: a GPU body takes at most 26 inputs of rank %d", op, wgsl.MaxRank)
 	}
@@ -73,15 +98,19 @@ func (b *Backend) bodyRun(op string, ins []*core.Tensor, out *core.Tensor, src s
 		}
 	}
 	outT := physical(out.DType())
-	key := fmt.Sprintf("body|%s|r%d|%v|%s|%s|%s", op, out.Shape().Rank(), ranks, strings.Join(types, ","), outT, src)
-	p, err := b.pipelineFor(key, len(ins), 1, func() (string, error) {
+	key := fmt.Sprintf("body|%s|r%d|%v|%s|%s|%t|%s", op, out.Shape().Rank(), ranks, strings.Join(types, ","), outT, flag != nil, src)
+	operands := append(append([]*core.Tensor{}, ins...), out)
+	if flag != nil {
+		operands = append(operands, flag)
+	}
+	p, err := b.pipelineFor(key, len(ins), len(operands)-len(ins), func() (string, error) {
 		return wgsl.Render("body", map[string]any{"WG": mapWG, "Rank": out.Shape().Rank(), "Ins": types, "Ranks": ranks,
-			"Out": outT, "OutCT": outT, "Body": src, "Store": storeExpr(out.DType(), "body(i)")})
+			"Out": outT, "OutCT": outT, "Body": src, "Store": storeExpr(out.DType(), "body(i)"), "Fails": flag != nil})
 	})
 	if err != nil {
 		return err
 	}
-	bufs, err := buffers(append(append([]*core.Tensor{}, ins...), out)...)
+	bufs, err := buffers(operands...)
 	if err != nil {
 		return err
 	}

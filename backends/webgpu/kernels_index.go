@@ -21,7 +21,6 @@ import (
 // float atomics and sums do not depend on scheduling.
 
 func init() {
-	register("gather", sxGatherKernel)
 	register("take_along_axis", sxTakeAlongAxisKernel)
 	register("index_select", sxIndexSelectKernel)
 	register("embedding", sxEmbeddingKernel)
@@ -110,19 +109,6 @@ func sxZeroAt(strides []int, axis int) []int {
 	st := append([]int{}, strides...)
 	st[axis] = 0
 	return st
-}
-
-func sxGatherKernel(k *core.KernelCall) error {
-	x, idx, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
-	ax, err := core.NormAxis(k.Attrs.Int("axis"), x.Rank())
-	if err != nil {
-		return err
-	}
-	if err := sxCheckIndices(idx, x.Shape()[ax], ax, false); err != nil || out.Numel() == 0 {
-		return err
-	}
-	xs := x.Strides()
-	return gpuOf(k).sxTake(x, idx, out, sxZeroAt(xs, ax), xs[ax], x.Shape()[ax], idx.Strides())
 }
 
 // sxTakeAlongAxisKernel broadcasts x and the indices against each other off
