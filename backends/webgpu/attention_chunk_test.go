@@ -106,6 +106,19 @@ func TestChunkedAttentionMatchesCPU(t *testing.T) {
 			require.InDelta(t, wv[i], gv[i], 1e-4, "element %d", i)
 		}
 	})
+	t.Run("no keys", func(t *testing.T) {
+		defer func(old uint64) { attentionChunkBytes = old }(attentionChunkBytes)
+		attentionChunkBytes = 4 * 6 * s
+		q, kv := core.Shape{2, 3, 10, 8}, core.Shape{2, 3, 0, 8}
+		run := func(dev core.Device) *core.Tensor {
+			return core.Call1("scaled_dot_product_attention", nil, core.FromFloat64s(core.F32, q, seeded(q, 1), dev),
+				core.FromFloat64s(core.F32, kv, nil, dev), core.FromFloat64s(core.F32, kv, nil, dev))
+		}
+		got, want := run(testGPU), run(core.CPU)
+		require.NoError(t, want.Err())
+		require.NoError(t, got.Err())
+		require.Equal(t, floats(t, want), floats(t, got.To(core.CPU)))
+	})
 	t.Run("one query too large", func(t *testing.T) {
 		defer func(old uint64) { attentionChunkBytes = old }(attentionChunkBytes)
 		attentionChunkBytes = 4 * s / 2

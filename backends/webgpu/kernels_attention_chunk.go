@@ -154,7 +154,10 @@ func (g *Backend) attentionChunks(sh oprules.SDPAShapes, t []*core.Tensor, step 
 // operands at indices rowed (those with a query axis: q, the mask where it
 // does not broadcast there, outputs and gradients) narrowed to the chunk.
 func (g *Backend) attentionRows(sh oprules.SDPAShapes, t []*core.Tensor, rowed []int, step func(oprules.SDPAShapes, int, []*core.Tensor) error) error {
-	rows := max(1, int(g.attentionBudget()/(uint64(sh.Batch.Numel())*uint64(sh.S))))
+	rows := sh.L // no keys: no scores, one step
+	if per := uint64(sh.Batch.Numel()) * uint64(sh.S); per > 0 {
+		rows = max(1, int(g.attentionBudget()/per))
+	}
 	rank := len(sh.Batch) + 2
 	for l0 := 0; l0 < sh.L; l0 += rows {
 		n := min(rows, sh.L-l0)

@@ -27,6 +27,9 @@ func attentionFusable(q, k, v, mask *core.Tensor, sh oprules.SDPAShapes) bool {
 	if mask != nil || q.DType() != core.F32 || k.DType() != core.F32 || v.DType() != core.F32 {
 		return false
 	}
+	if sh.S == 0 || sh.E == 0 || sh.Ev == 0 {
+		return false // its tiles would be arrays of no elements, which WGSL refuses
+	}
 	if sh.S > attnMaxLen || sh.E > attnMaxLen || sh.S*sh.E > attnMaxKV || sh.S*sh.Ev > attnMaxKV {
 		return false
 	}
