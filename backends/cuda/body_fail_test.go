@@ -3,6 +3,8 @@
 package cuda
 
 import (
+	"errors"
+	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,9 +19,12 @@ import (
 // range, it gives the CPU's values. gather's own CUDA kernel wins over the
 // body, so the body kernel is called directly, on the emulator.
 func TestBodyFailGivesTheCPUsError(t *testing.T) {
-	be, err := core.BackendFor(core.Device{Kind: "cuda-emu"})
-	if err != nil {
+	be, err := core.BackendFor(core.Device{Kind: "cuda-emu"}) // registered by compile_test.go
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
 		t.Skipf("no C++ compiler for the CUDA emulator: %v", err)
+	case err != nil:
+		t.Fatalf("the CUDA emulator did not open: %v", err)
 	}
 	b := be.(*Backend)
 	def, ok := core.LookupOp("gather")

@@ -5,6 +5,7 @@ package cuda_test
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,8 +97,11 @@ func init() {
 func needEmulator(t *testing.T) *cuda.Backend {
 	t.Helper()
 	b, err := core.BackendFor(emuDevice)
-	if err != nil {
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
 		t.Skipf("no C++ compiler for the CUDA emulator: %v", err)
+	case err != nil:
+		t.Fatalf("the CUDA emulator did not open: %v", err)
 	}
 	return b.(*cuda.Backend)
 }
