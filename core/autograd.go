@@ -76,7 +76,10 @@ func (t *Tensor) Detach() *Tensor {
 	if t.err != nil {
 		return t
 	}
-	out := &Tensor{shape: t.shape, strides: t.strides, offset: t.offset, dtype: t.dtype, storage: t.storage, backend: t.backend}
+	// Its own shape and strides: t's live in t's allocation (newHeader), and
+	// sharing them would keep t, its graph included, alive with out.
+	out := newHeader(t.shape, t.strides)
+	out.offset, out.dtype, out.storage, out.backend = t.offset, t.dtype, t.storage, t.backend
 	if tb := tracer.Load(); tb != nil {
 		if a, ok := tb.t.(Aliaser); ok {
 			a.Alias(t, out)

@@ -305,7 +305,7 @@ func callView(def *OpDef, t *Tensor, a Attrs) (*Tensor, error) {
 
 func runKernel(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor, error) {
 	kc := &kernelCall{KernelCall: KernelCall{Op: def, Inputs: inputs, Attrs: a, Backend: b}}
-	ms, err := def.Infer(metas(inputs, kc.metas[:]), a)
+	ms, err := kc.inferred.infer(def, metas(inputs, kc.metas[:]), a)
 	if err != nil {
 		return nil, wrapOp(def.Name, err)
 	}
@@ -339,12 +339,14 @@ func runKernel(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor, err
 	return kc.Outputs, nil
 }
 
-// kernelCall is a KernelCall with room for one output and the input metas
-// of a small op next to it: one allocation instead of three per op call.
+// kernelCall is a KernelCall with room for one output, the input metas and
+// the inferred output of a small op next to it: one allocation instead of
+// four per op call.
 type kernelCall struct {
 	KernelCall
 	one   [1]*Tensor
 	metas [4]Meta
+	inferred
 }
 
 var warned sync.Map

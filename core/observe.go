@@ -54,9 +54,11 @@ func observedCall(o CallObserver, def *OpDef, inputs []*Tensor, attrs Attrs) ([]
 	dur := time.Since(start)
 	callDepth.Add(-1)
 	e := &CallEvent{Op: def.Name, Category: def.Category, Start: start, Duration: dur, Depth: depth, Err: err}
+	// Shapes are copied: an observer may keep events (a profile does), and a
+	// tensor's own shape would keep its storage alive with them.
 	for _, t := range inputs {
 		if t != nil && t.err == nil {
-			e.Inputs = append(e.Inputs, t.Meta())
+			e.Inputs = append(e.Inputs, Meta{Shape: t.Shape(), DType: t.dtype})
 			if e.Device.Kind == "" {
 				e.Device = t.Device()
 			}
@@ -64,7 +66,7 @@ func observedCall(o CallObserver, def *OpDef, inputs []*Tensor, attrs Attrs) ([]
 	}
 	for _, t := range outs {
 		if t != nil {
-			e.Outputs = append(e.Outputs, t.Meta())
+			e.Outputs = append(e.Outputs, Meta{Shape: t.Shape(), DType: t.dtype})
 			if e.Device.Kind == "" {
 				e.Device = t.Device()
 			}

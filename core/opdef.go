@@ -110,6 +110,8 @@ type OpDef struct {
 	// kernels remembers LookupKernelFor's answers per backend kind, so a
 	// small op's dispatch skips the registry's lock and map (kernels.go).
 	kernels [len(memoKinds)]atomic.Pointer[kernelMemo]
+	// inline says Infer is a shared rule runKernel computes in place.
+	inline inlineInfer
 }
 
 // ViewSpec is the layout of a view over the input's storage.
@@ -187,6 +189,7 @@ func Register(def *OpDef) error {
 	if _, dup := registry[def.Name]; dup {
 		return fmt.Errorf("register %s: op already registered", def.Name)
 	}
+	def.inline = inlineInferOf(def.Infer)
 	registry[def.Name] = def
 	registryView.Store(nil)
 	kernelsGen.Add(1) // a new op may be derivable where a lookup found nothing

@@ -1,7 +1,5 @@
 package core
 
-import "github.com/webtensor/webtensor/core/oprules"
-
 // Helpers for declaring ops: common inference rules and sample builders.
 
 // Tensor-input dtype sets used by InputSpec.DTypes.
@@ -19,35 +17,24 @@ func InferSame(in []Meta, _ Attrs) ([]Meta, error) {
 // InferBroadcast gives one output with the broadcast shape of all present
 // inputs and the dtype of input 0 (inputs were promoted already).
 func InferBroadcast(in []Meta, _ Attrs) ([]Meta, error) {
-	var buf [4]Shape // on the stack for the usual one to four inputs
-	shapes := buf[:0]
+	r := new(inferred)
+	if ok, err := r.broadcast(in); ok {
+		if err != nil {
+			return nil, err
+		}
+		return r.meta[:], nil
+	}
+	var shapes []Shape
 	for _, m := range in {
 		if m.DType != Invalid {
 			shapes = append(shapes, m.Shape)
 		}
 	}
-	rank := 0
-	for _, s := range shapes {
-		rank = max(rank, len(s))
-	}
-	if rank > 4 {
-		s, err := BroadcastShapes(shapes...)
-		if err != nil {
-			return nil, err
-		}
-		return []Meta{{Shape: s, DType: in[0].DType}}, nil
-	}
-	// The result and its dims in one allocation: every elementwise op
-	// infers through here, so this is on the per-op hot path.
-	r := new(struct {
-		meta [1]Meta
-		dims [4]int
-	})
-	if err := oprules.BroadcastInto(r.dims[:rank:rank], shapes); err != nil {
+	s, err := BroadcastShapes(shapes...)
+	if err != nil {
 		return nil, err
 	}
-	r.meta[0] = Meta{Shape: r.dims[:rank:rank], DType: in[0].DType}
-	return r.meta[:], nil
+	return []Meta{{Shape: s, DType: in[0].DType}}, nil
 }
 
 // InferBroadcastBool is InferBroadcast with a bool output (comparisons).

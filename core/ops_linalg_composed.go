@@ -160,7 +160,7 @@ func composeMatrixPower(in []*Tensor, a Attrs) ([]*Tensor, error) {
 		base = mm(base, base)
 	}
 	if acc == x {
-		acc = call1("contiguous", nil, call1("expand", Attrs{"shape": []int(x.shape)}, x)) // n = 1: a copy, not x itself
+		acc = call1("contiguous", nil, call1("expand", Attrs{"shape": []int(x.Shape())}, x)) // n = 1: a copy, not x itself
 	}
 	return []*Tensor{acc}, acc.Err()
 }

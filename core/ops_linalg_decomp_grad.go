@@ -57,7 +57,7 @@ func diagEmbed(v *Tensor) *Tensor {
 
 // batchEye is the identity with a's shape (a stack of square matrices).
 func batchEye(a *Tensor) *Tensor {
-	return call1("expand", Attrs{"shape": []int(a.shape)}, eyeOf(a, a.shape[a.Rank()-1]))
+	return call1("expand", Attrs{"shape": []int(a.Shape())}, eyeOf(a, a.shape[a.Rank()-1]))
 }
 
 // invOf is A⁻¹ by _solve against the identity.

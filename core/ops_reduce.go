@@ -54,7 +54,7 @@ func init() {
 			},
 			Backward: func(g *GradCtx) ([]*Tensor, error) {
 				x := g.Inputs[0]
-				return []*Tensor{call1("expand", Attrs{"shape": []int(x.shape)}, ExpandReduced(g.Grads[0], x, g.Attrs))}, nil
+				return []*Tensor{call1("expand", Attrs{"shape": []int(x.Shape())}, ExpandReduced(g.Grads[0], x, g.Attrs))}, nil
 			},
 			Samples: reduceSamples(
 				Sample{Name: "i32", Inputs: []Gen{GI(I32, -50, 50, 3, 4)}, Attrs: Attrs{"axes": []int{1}}},
@@ -72,7 +72,7 @@ func init() {
 					n *= x.shape[ax]
 				}
 				gr := call1("div", nil, ExpandReduced(g.Grads[0], x, g.Attrs), Scalar(float64(n), x.dtype, x.Device()))
-				return []*Tensor{call1("expand", Attrs{"shape": []int(x.shape)}, gr)}, nil
+				return []*Tensor{call1("expand", Attrs{"shape": []int(x.Shape())}, gr)}, nil
 			},
 			Samples: reduceSamples(),
 		},

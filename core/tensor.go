@@ -66,7 +66,9 @@ func (t *Tensor) Device() Device {
 	return t.backend.Device()
 }
 
-// Meta is the tensor's shape and dtype.
+// Meta is the tensor's shape and dtype. The shape is the tensor's own, not
+// a copy: read it, do not keep it (it lives in the tensor's allocation, so
+// keeping it keeps the tensor's storage alive); Shape returns a copy.
 func (t *Tensor) Meta() Meta { return Meta{Shape: t.shape, DType: t.dtype} }
 
 // IsContiguous reports whether elements are laid out row-major without gaps.
@@ -121,18 +123,9 @@ func Empty(b Backend, shape Shape, dtype DType) (*Tensor, error) {
 	if err != nil {
 		return nil, complexStorageErr(dtype, err)
 	}
-	// Shape and strides share one allocation: every op output comes through
-	// here, so this is on the per-op hot path.
-	n := len(shape)
-	dims := make([]int, 2*n)
-	copy(dims, shape)
-	strides := dims[n:]
-	acc := 1
-	for i := n - 1; i >= 0; i-- {
-		strides[i] = acc
-		acc *= shape[i]
-	}
-	return &Tensor{shape: Shape(dims[:n:n]), strides: strides, dtype: dtype, storage: s, backend: b}, nil
+	t := newHeader(shape, nil)
+	t.dtype, t.storage, t.backend = dtype, s, b
+	return t, nil
 }
 
 // storedDType is the dtype a backend stores d as: a complex element is two
@@ -159,17 +152,17 @@ func complexStorageErr(d DType, err error) error {
 // NewView makes a tensor that shares base's storage with another layout.
 // Backends use it; user code gets views from the view ops.
 func NewView(base *Tensor, shape Shape, strides []int, offset int) *Tensor {
-	return &Tensor{shape: shape.Clone(), strides: append([]int{}, strides...), offset: offset,
-		dtype: base.dtype, storage: base.storage, backend: base.backend}
+	t := newHeader(shape, strides)
+	t.offset, t.dtype, t.storage, t.backend = offset, base.dtype, base.storage, base.backend
+	return t
 }
 
 // WrapStorage makes a tensor over existing storage (used by backends and the
 // C ABI to adopt memory).
 func WrapStorage(b Backend, s Storage, shape Shape, strides []int, offset int, dtype DType) *Tensor {
-	if strides == nil {
-		strides = ContiguousStrides(shape)
-	}
-	return &Tensor{shape: shape.Clone(), strides: append([]int{}, strides...), offset: offset, dtype: dtype, storage: s, backend: b}
+	t := newHeader(shape, strides)
+	t.offset, t.dtype, t.storage, t.backend = offset, dtype, s, b
+	return t
 }
 
 // Number is the set of Go element types a tensor can be built from.
@@ -243,7 +236,9 @@ func FromBytes(d DType, shape Shape, raw []byte, dev ...Device) *Tensor {
 	if err != nil {
 		return errTensor(complexStorageErr(d, err))
 	}
-	return &Tensor{shape: shape.Clone(), strides: ContiguousStrides(shape), dtype: d, storage: s, backend: b}
+	t := newHeader(shape, nil)
+	t.dtype, t.storage, t.backend = d, s, b
+	return t
 }
 
 // FromFloat64s converts values to dtype d.
