@@ -305,7 +305,10 @@ func callView(def *OpDef, t *Tensor, a Attrs) (*Tensor, error) {
 
 func runKernel(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor, error) {
 	kc := &kernelCall{KernelCall: KernelCall{Op: def, Inputs: inputs, Attrs: a, Backend: b}}
-	ms, err := kc.inferred.infer(def, metas(inputs, kc.metas[:]), a)
+	ms, ok, err := kc.inferred.inline(def, inputs)
+	if !ok {
+		ms, err = inferOf(def, inputs, a)
+	}
 	if err != nil {
 		return nil, wrapOp(def.Name, err)
 	}
@@ -339,13 +342,12 @@ func runKernel(def *OpDef, b Backend, inputs []*Tensor, a Attrs) ([]*Tensor, err
 	return kc.Outputs, nil
 }
 
-// kernelCall is a KernelCall with room for one output, the input metas and
-// the inferred output of a small op next to it: one allocation instead of
-// four per op call.
+// kernelCall is a KernelCall with room for one output and, for the shared
+// inference rules, the inferred output next to it: one allocation instead
+// of three per elementwise op call.
 type kernelCall struct {
 	KernelCall
-	one   [1]*Tensor
-	metas [4]Meta
+	one [1]*Tensor
 	inferred
 }
 

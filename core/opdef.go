@@ -189,7 +189,9 @@ func Register(def *OpDef) error {
 	if _, dup := registry[def.Name]; dup {
 		return fmt.Errorf("register %s: op already registered", def.Name)
 	}
-	def.inline = inlineInferOf(def.Infer)
+	if def.inline == inferOther {
+		def.inline = inlineInferOf(def.Infer)
+	}
 	registry[def.Name] = def
 	registryView.Store(nil)
 	kernelsGen.Add(1) // a new op may be derivable where a lookup found nothing

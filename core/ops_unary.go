@@ -51,6 +51,16 @@ func unaryDef(s unarySpec) *OpDef {
 		Inputs: []InputSpec{{Name: "x", DTypes: s.dtypes}}, Outputs: []string{"y"},
 		Attrs: s.attrs, Infer: s.infer, Samples: s.samples(), Pointwise: s.pointwise,
 	}
+	if s.check == nil { // s.infer is then one of the rules runKernel computes in place
+		switch s.result {
+		case unaryKeep:
+			def.inline = inferSame
+		case unaryBool:
+			def.inline = inferSameBool
+		case unaryFloat:
+			def.inline = inferSameFloat
+		}
+	}
 	if s.grad != nil {
 		grad := s.grad
 		def.Backward = func(c *GradCtx) ([]*Tensor, error) {

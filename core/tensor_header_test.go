@@ -108,3 +108,24 @@ func TestBroadcastErrorsOfEveryRank(t *testing.T) {
 		}
 	}
 }
+
+// A real value stored in a complex dtype is v + 0i. PutF64 and PutI64 used
+// to hand complex dtypes to each other until the stack overflowed (a fatal
+// error no recover catches): FromFloat64s and Scalar of c64 crashed the
+// process.
+func TestRealValuesInComplexDTypes(t *testing.T) {
+	for _, d := range []core.DType{core.C64, core.C128} {
+		x := core.FromFloat64s(d, core.Shape{3}, []float64{1.5, -2, 0.25})
+		require.NoError(t, x.Err(), "%v", d)
+		assert.Equal(t, d, x.DType())
+		re, err := core.Call1("real", nil, x).Float64s()
+		require.NoError(t, err)
+		im, err := core.Call1("imag", nil, x).Float64s()
+		require.NoError(t, err)
+		assert.Equal(t, []float64{1.5, -2, 0.25}, re, "%v", d)
+		assert.Equal(t, []float64{0, 0, 0}, im, "%v", d)
+		s, err := core.Call1("real", nil, core.Scalar(3, d)).Float64s()
+		require.NoError(t, err)
+		assert.Equal(t, []float64{3}, s, "%v", d)
+	}
+}

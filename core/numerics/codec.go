@@ -2,6 +2,7 @@ package numerics
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
 	"github.com/webtensor/webtensor/core/types"
@@ -45,6 +46,10 @@ func GetF64(d types.DType, b []byte, i int) float64 {
 			return 1
 		}
 		return 0
+	case types.C64: // the real part
+		return float64(math.Float32frombits(le.Uint32(b[8*i:])))
+	case types.C128:
+		return math.Float64frombits(le.Uint64(b[16*i:]))
 	}
 	return 0
 }
@@ -154,7 +159,18 @@ func PutF64(d types.DType, b []byte, i int, v float64) {
 		} else {
 			b[i] = 0
 		}
+	case types.C64: // a real number: v + 0i
+		le.PutUint64(b[8*i:], uint64(math.Float32bits(float32(v))))
+	case types.C128:
+		le.PutUint64(b[16*i:], math.Float64bits(v))
+		le.PutUint64(b[16*i+8:], 0)
 	default:
+		// PutI64 comes back here for what it does not store itself: only
+		// an integer dtype may go there, or the two would call each other
+		// until the stack overflowed.
+		if !d.IsInt() {
+			panic(fmt.Sprintf("numerics: no element encoding for dtype %v", d))
+		}
 		PutI64(d, b, i, FloatToInt(d, v))
 	}
 }
