@@ -29,6 +29,8 @@ func planSums(in *core.Tensor, axes []int, f sumForm) []float64 {
 				colSumF64(f, blk, p.runF64(s.bufF64(len(blk)), off, len(blk), p.istep))
 			}
 		})
+	} else if rows, ok := p.denseRowsF32(); ok {
+		denseRowSums(p, f, rows, out)
 	} else {
 		rowSums(p, out, func(s *rdScratch, g, k int) float64 {
 			if p.kind == kindF32 {

@@ -53,6 +53,8 @@ func reductionsAreDeterministic(t *testing.T) {
 		{[]int{6, 700, 11}, []int{1}},
 		{[]int{40, 3, 129}, []int{0, 1}},
 		{[]int{2, 3, 4100}, nil},
+		{[]int{300, 1024}, []int{1}}, // rows of one block each (denseRowSums' direct loop)
+		{[]int{64, 100}, []int{1}},   // with a tail past the vector body
 	}
 	ops := []struct {
 		name  string
