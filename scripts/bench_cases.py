@@ -17,6 +17,7 @@ virtual environment is left alone.
 """
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -25,6 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+SDK = None  # --sdk: the webtensor package's folder, first on the path (also of small_add's child)
 GO_TEST = ROOT / "build" / "bench.test"
 
 
@@ -64,15 +66,26 @@ def loadavg():
     return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
+def small_add():
+    """Seconds per `a + b` on 8 floats of each side, timed as the per-op
+    overhead section times it (bench_overhead.py): in a fresh process. Timed
+    here, after the large cases' work, webtensor's small op read up to 1.7x
+    slower and PyTorch's up to 1.2x (neither when run alone), so the rows
+    would measure what the earlier cases left behind."""
+    code = ("import json, sys; sys.path[:0] = json.loads(sys.argv[1]); import bench_overhead as b; "
+            "env = b.setup(); stmts = next(c[1:] for c in b.CASES if c[0] == 'a + b'); "
+            "print(json.dumps([best for best, _ in b.best_of(list(stmts), env, 3)]))")
+    paths = [str(ROOT / "scripts")] + ([str(Path(SDK).resolve())] if SDK else [])
+    res = subprocess.run([sys.executable, "-c", code, json.dumps(paths)], capture_output=True, text=True, check=True)
+    return dict(zip(("webtensor", "torch", "numpy"), json.loads(res.stdout.strip().splitlines()[-1]), strict=True))
+
+
 def measure(cases, rounds, benchtime, seconds, base=None):
     """{case: {side: [seconds per call, one per round]}}; side "go" is the
     Go benchmark, "base" the same benchmark of another build (base, a test
     binary of ./bench, when given), the others peer_fns' (and
     bench_overhead's for AddSmall)."""
     fns, _ = bench.peer_fns()
-    small = bench_overhead.setup()
-    small_stmts = dict(zip(("webtensor", "torch", "numpy"), next(c[1:] for c in bench_overhead.CASES
-                                                               if c[0] == "a + b"), strict=True))
     batches = {}
     for case in cases:
         if case != "AddSmall":
@@ -81,8 +94,7 @@ def measure(cases, rounds, benchtime, seconds, base=None):
     for r in range(rounds):
         for case in cases:
             if case == "AddSmall":
-                res = bench_overhead.best_of(list(small_stmts.values()), small, 1)
-                for side, (best, _) in zip(small_stmts, res, strict=True):
+                for side, best in small_add().items():
                     runs[case].setdefault(side, []).append(best)
                 continue
             if "webtensor" not in fns[case]:
@@ -209,7 +221,7 @@ if __name__ == "__main__":
         _sdk = sys.argv[sys.argv.index("--sdk") + 1]
     if _sdk:
         sys.path.insert(0, str(Path(_sdk).resolve()))
+    SDK = _sdk
     sys.path.insert(0, str(ROOT / "scripts"))
     import bench  # noqa: E402  (sets the thread counts before NumPy and PyTorch load)
-    import bench_overhead  # noqa: E402
     main()
