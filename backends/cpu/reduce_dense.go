@@ -30,13 +30,6 @@ func (p *rdPlan) denseRowsF32() ([]float32, bool) {
 // rows of p.seg elements.
 func denseRowSums(p *rdPlan, f sumForm, rows []float32, out []float64) {
 	n, per := p.seg, p.blocks()
-	block := func(g, k int) float64 { // the sum of block k of row g
-		blk := rows[g*n+k*rdBlock : g*n+min((k+1)*rdBlock, n)]
-		if f == formSum {
-			return sumBlockF32(blk, vecBody(len(blk)), wide())
-		}
-		return sumF32(f, blk)
-	}
 	switch {
 	case per == 1 && f == formSum:
 		body, w := vecBody(n), wide()
@@ -48,7 +41,7 @@ func denseRowSums(p *rdPlan, f sumForm, rows []float32, out []float64) {
 	case per == 1:
 		parallelFor(p.outs, n, func(lo, hi int) {
 			for g := lo; g < hi; g++ {
-				out[g] = block(g, 0)
+				out[g] = denseBlockSum(f, rows, n, g, 0)
 			}
 		})
 	case p.outs >= 2*NumThreads():
@@ -56,7 +49,7 @@ func denseRowSums(p *rdPlan, f sumForm, rows []float32, out []float64) {
 			for g := lo; g < hi; g++ {
 				var acc neumaier
 				for k := range per {
-					acc.add(block(g, k))
+					acc.add(denseBlockSum(f, rows, n, g, k))
 				}
 				out[g] = acc.value()
 			}
@@ -65,7 +58,7 @@ func denseRowSums(p *rdPlan, f sumForm, rows []float32, out []float64) {
 		parts := tempF64(p.outs * per)
 		parallelFor(len(parts), rdBlock, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				parts[i] = block(i/per, i%per)
+				parts[i] = denseBlockSum(f, rows, n, i/per, i%per)
 			}
 		})
 		for g := range out {
@@ -76,6 +69,16 @@ func denseRowSums(p *rdPlan, f sumForm, rows []float32, out []float64) {
 			out[g] = acc.value()
 		}
 	}
+}
+
+// denseBlockSum is the sum of form f of block k of row g of rows, a dense
+// matrix of n-element rows.
+func denseBlockSum(f sumForm, rows []float32, n, g, k int) float64 {
+	blk := rows[g*n+k*rdBlock : g*n+min((k+1)*rdBlock, n)]
+	if f == formSum {
+		return sumBlockF32(blk, vecBody(len(blk)), wide())
+	}
+	return sumF32(f, blk)
 }
 
 // sumBlockF32 is sumF32(formSum, x), body being vecBody(len(x)) and w
