@@ -1,10 +1,6 @@
 package cpu
 
-import (
-	"math"
-
-	"github.com/webtensor/webtensor/core"
-)
+import "github.com/webtensor/webtensor/core"
 
 // Sums of a dense f32 matrix over its last axis (a row per output: the
 // usual sum, mean and norm of activations) and of a whole contiguous f32
@@ -12,9 +8,10 @@ import (
 // offset arithmetic and a fold callback, and sumF32 through layers of
 // calls and a form switch: for 1024-float rows that bookkeeping cost
 // almost a third of a row's time, as much as PyTorch's whole sum spends.
-// These loops call the kernel straight from the row loop and give the
-// same bits as the general walk: the same blocks through the same kernel,
-// folded in the same order.
+// These loops take the rows' blocks directly (sumF32 calls the plain
+// sum's kernel without its layers: sumBlockF32) and give the same bits as
+// the general walk: the same blocks through the same kernel, folded in the
+// same order.
 
 // denseRowsF32 is the input as a dense f32 matrix, a row per group (a
 // group is one run, split into rdBlock blocks), when it is one.
@@ -31,17 +28,10 @@ func (p *rdPlan) denseRowsF32() ([]float32, bool) {
 func denseRowSums(p *rdPlan, f sumForm, rows []float32, out []float64) {
 	n, per := p.seg, p.blocks()
 	switch {
-	case per == 1 && f == formSum:
-		body, w := vecBody(n), wide()
-		parallelFor(p.outs, n, func(lo, hi int) {
-			for g := lo; g < hi; g++ {
-				out[g] = sumBlockF32(rows[g*n:(g+1)*n:(g+1)*n], body, w)
-			}
-		})
 	case per == 1:
 		parallelFor(p.outs, n, func(lo, hi int) {
 			for g := lo; g < hi; g++ {
-				out[g] = denseBlockSum(f, rows, n, g, 0)
+				out[g] = sumF32(f, rows[g*n:(g+1)*n])
 			}
 		})
 	case p.outs >= 2*NumThreads():
@@ -74,27 +64,5 @@ func denseRowSums(p *rdPlan, f sumForm, rows []float32, out []float64) {
 // denseBlockSum is the sum of form f of block k of row g of rows, a dense
 // matrix of n-element rows.
 func denseBlockSum(f sumForm, rows []float32, n, g, k int) float64 {
-	blk := rows[g*n+k*rdBlock : g*n+min((k+1)*rdBlock, n)]
-	if f == formSum {
-		return sumBlockF32(blk, vecBody(len(blk)), wide())
-	}
-	return sumF32(f, blk)
-}
-
-// sumBlockF32 is sumF32(formSum, x), body being vecBody(len(x)) and w
-// wide(): the same bits without sumF32's layers. Neither path gives -0
-// (the accumulators start at +0), so leaving out an empty tail's +0
-// changes nothing.
-func sumBlockF32(x []float32, body int, w bool) float64 {
-	var s float64
-	if body > 0 {
-		s = vecSumF32(w, &x[0], body)
-	}
-	if body < len(x) {
-		s += sumGo(formSum, x[body:])
-	}
-	if math.IsInf(s, 0) || s != s {
-		s = sumGo(formSum, x) // as sumF32: the float32 pre-sums overflowed, or the input holds Inf or NaN
-	}
-	return s
+	return sumF32(f, rows[g*n+k*rdBlock:g*n+min((k+1)*rdBlock, n)])
 }
