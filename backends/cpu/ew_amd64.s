@@ -572,6 +572,230 @@ done:
 	VZEROUPPER
 	RET
 
+// func ewAddF32NTAVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+// Requires: AVX, MMX+
+TEXT ·ewAddF32NTAVX2(SB), NOSPLIT, $0-48
+	MOVQ   dst+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   ai+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   bi+32(FP), SI
+	MOVQ   n+40(FP), DI
+	MOVQ   DX, R8
+	IMUL3Q $0x00000008, R8, R8
+	MOVQ   R8, DX
+	IMUL3Q $0x00000004, DX, DX
+	MOVQ   SI, R9
+	IMUL3Q $0x00000008, R9, R9
+	MOVQ   R9, SI
+	IMUL3Q $0x00000004, SI, SI
+
+block:
+	CMPQ     DI, $0x00000020
+	JL       single
+	VMOVUPS  (CX), Y0
+	VADDPS   (BX), Y0, Y0
+	VMOVNTPS Y0, (AX)
+	VMOVUPS  32(CX), Y0
+	VADDPS   32(BX), Y0, Y0
+	VMOVNTPS Y0, 32(AX)
+	VMOVUPS  64(CX), Y0
+	VADDPS   64(BX), Y0, Y0
+	VMOVNTPS Y0, 64(AX)
+	VMOVUPS  96(CX), Y0
+	VADDPS   96(BX), Y0, Y0
+	VMOVNTPS Y0, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     DX, CX
+	ADDQ     SI, BX
+	SUBQ     $0x00000020, DI
+	JMP      block
+
+single:
+	TESTQ    DI, DI
+	JE       done
+	VMOVUPS  (CX), Y0
+	VADDPS   (BX), Y0, Y0
+	VMOVNTPS Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     R8, CX
+	ADDQ     R9, BX
+	SUBQ     $0x00000008, DI
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
+// func ewSubF32NTAVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+// Requires: AVX, MMX+
+TEXT ·ewSubF32NTAVX2(SB), NOSPLIT, $0-48
+	MOVQ   dst+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   ai+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   bi+32(FP), SI
+	MOVQ   n+40(FP), DI
+	MOVQ   DX, R8
+	IMUL3Q $0x00000008, R8, R8
+	MOVQ   R8, DX
+	IMUL3Q $0x00000004, DX, DX
+	MOVQ   SI, R9
+	IMUL3Q $0x00000008, R9, R9
+	MOVQ   R9, SI
+	IMUL3Q $0x00000004, SI, SI
+
+block:
+	CMPQ     DI, $0x00000020
+	JL       single
+	VMOVUPS  (CX), Y0
+	VSUBPS   (BX), Y0, Y0
+	VMOVNTPS Y0, (AX)
+	VMOVUPS  32(CX), Y0
+	VSUBPS   32(BX), Y0, Y0
+	VMOVNTPS Y0, 32(AX)
+	VMOVUPS  64(CX), Y0
+	VSUBPS   64(BX), Y0, Y0
+	VMOVNTPS Y0, 64(AX)
+	VMOVUPS  96(CX), Y0
+	VSUBPS   96(BX), Y0, Y0
+	VMOVNTPS Y0, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     DX, CX
+	ADDQ     SI, BX
+	SUBQ     $0x00000020, DI
+	JMP      block
+
+single:
+	TESTQ    DI, DI
+	JE       done
+	VMOVUPS  (CX), Y0
+	VSUBPS   (BX), Y0, Y0
+	VMOVNTPS Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     R8, CX
+	ADDQ     R9, BX
+	SUBQ     $0x00000008, DI
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
+// func ewMulF32NTAVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+// Requires: AVX, MMX+
+TEXT ·ewMulF32NTAVX2(SB), NOSPLIT, $0-48
+	MOVQ   dst+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   ai+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   bi+32(FP), SI
+	MOVQ   n+40(FP), DI
+	MOVQ   DX, R8
+	IMUL3Q $0x00000008, R8, R8
+	MOVQ   R8, DX
+	IMUL3Q $0x00000004, DX, DX
+	MOVQ   SI, R9
+	IMUL3Q $0x00000008, R9, R9
+	MOVQ   R9, SI
+	IMUL3Q $0x00000004, SI, SI
+
+block:
+	CMPQ     DI, $0x00000020
+	JL       single
+	VMOVUPS  (CX), Y0
+	VMULPS   (BX), Y0, Y0
+	VMOVNTPS Y0, (AX)
+	VMOVUPS  32(CX), Y0
+	VMULPS   32(BX), Y0, Y0
+	VMOVNTPS Y0, 32(AX)
+	VMOVUPS  64(CX), Y0
+	VMULPS   64(BX), Y0, Y0
+	VMOVNTPS Y0, 64(AX)
+	VMOVUPS  96(CX), Y0
+	VMULPS   96(BX), Y0, Y0
+	VMOVNTPS Y0, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     DX, CX
+	ADDQ     SI, BX
+	SUBQ     $0x00000020, DI
+	JMP      block
+
+single:
+	TESTQ    DI, DI
+	JE       done
+	VMOVUPS  (CX), Y0
+	VMULPS   (BX), Y0, Y0
+	VMOVNTPS Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     R8, CX
+	ADDQ     R9, BX
+	SUBQ     $0x00000008, DI
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
+// func ewDivF32NTAVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+// Requires: AVX, MMX+
+TEXT ·ewDivF32NTAVX2(SB), NOSPLIT, $0-48
+	MOVQ   dst+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   ai+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   bi+32(FP), SI
+	MOVQ   n+40(FP), DI
+	MOVQ   DX, R8
+	IMUL3Q $0x00000008, R8, R8
+	MOVQ   R8, DX
+	IMUL3Q $0x00000004, DX, DX
+	MOVQ   SI, R9
+	IMUL3Q $0x00000008, R9, R9
+	MOVQ   R9, SI
+	IMUL3Q $0x00000004, SI, SI
+
+block:
+	CMPQ     DI, $0x00000020
+	JL       single
+	VMOVUPS  (CX), Y0
+	VDIVPS   (BX), Y0, Y0
+	VMOVNTPS Y0, (AX)
+	VMOVUPS  32(CX), Y0
+	VDIVPS   32(BX), Y0, Y0
+	VMOVNTPS Y0, 32(AX)
+	VMOVUPS  64(CX), Y0
+	VDIVPS   64(BX), Y0, Y0
+	VMOVNTPS Y0, 64(AX)
+	VMOVUPS  96(CX), Y0
+	VDIVPS   96(BX), Y0, Y0
+	VMOVNTPS Y0, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     DX, CX
+	ADDQ     SI, BX
+	SUBQ     $0x00000020, DI
+	JMP      block
+
+single:
+	TESTQ    DI, DI
+	JE       done
+	VMOVUPS  (CX), Y0
+	VDIVPS   (BX), Y0, Y0
+	VMOVNTPS Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     R8, CX
+	ADDQ     R9, BX
+	SUBQ     $0x00000008, DI
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
 // func ewAddI32AVX2(dst *byte, a *byte, ai int, b *byte, bi int, n int)
 // Requires: AVX, AVX2
 TEXT ·ewAddI32AVX2(SB), NOSPLIT, $0-48
@@ -2885,6 +3109,230 @@ single:
 
 done:
 	VZEROUPPER
+	RET
+
+// func ewAddF32NTAVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·ewAddF32NTAVX512(SB), NOSPLIT, $0-48
+	MOVQ   dst+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   ai+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   bi+32(FP), SI
+	MOVQ   n+40(FP), DI
+	MOVQ   DX, R8
+	IMUL3Q $0x00000010, R8, R8
+	MOVQ   R8, DX
+	IMUL3Q $0x00000004, DX, DX
+	MOVQ   SI, R9
+	IMUL3Q $0x00000010, R9, R9
+	MOVQ   R9, SI
+	IMUL3Q $0x00000004, SI, SI
+
+block:
+	CMPQ     DI, $0x00000040
+	JL       single
+	VMOVUPS  (CX), Z0
+	VADDPS   (BX), Z0, Z0
+	VMOVNTPS Z0, (AX)
+	VMOVUPS  64(CX), Z0
+	VADDPS   64(BX), Z0, Z0
+	VMOVNTPS Z0, 64(AX)
+	VMOVUPS  128(CX), Z0
+	VADDPS   128(BX), Z0, Z0
+	VMOVNTPS Z0, 128(AX)
+	VMOVUPS  192(CX), Z0
+	VADDPS   192(BX), Z0, Z0
+	VMOVNTPS Z0, 192(AX)
+	ADDQ     $0x00000100, AX
+	ADDQ     DX, CX
+	ADDQ     SI, BX
+	SUBQ     $0x00000040, DI
+	JMP      block
+
+single:
+	TESTQ    DI, DI
+	JE       done
+	VMOVUPS  (CX), Z0
+	VADDPS   (BX), Z0, Z0
+	VMOVNTPS Z0, (AX)
+	ADDQ     $0x00000040, AX
+	ADDQ     R8, CX
+	ADDQ     R9, BX
+	SUBQ     $0x00000010, DI
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
+// func ewSubF32NTAVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·ewSubF32NTAVX512(SB), NOSPLIT, $0-48
+	MOVQ   dst+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   ai+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   bi+32(FP), SI
+	MOVQ   n+40(FP), DI
+	MOVQ   DX, R8
+	IMUL3Q $0x00000010, R8, R8
+	MOVQ   R8, DX
+	IMUL3Q $0x00000004, DX, DX
+	MOVQ   SI, R9
+	IMUL3Q $0x00000010, R9, R9
+	MOVQ   R9, SI
+	IMUL3Q $0x00000004, SI, SI
+
+block:
+	CMPQ     DI, $0x00000040
+	JL       single
+	VMOVUPS  (CX), Z0
+	VSUBPS   (BX), Z0, Z0
+	VMOVNTPS Z0, (AX)
+	VMOVUPS  64(CX), Z0
+	VSUBPS   64(BX), Z0, Z0
+	VMOVNTPS Z0, 64(AX)
+	VMOVUPS  128(CX), Z0
+	VSUBPS   128(BX), Z0, Z0
+	VMOVNTPS Z0, 128(AX)
+	VMOVUPS  192(CX), Z0
+	VSUBPS   192(BX), Z0, Z0
+	VMOVNTPS Z0, 192(AX)
+	ADDQ     $0x00000100, AX
+	ADDQ     DX, CX
+	ADDQ     SI, BX
+	SUBQ     $0x00000040, DI
+	JMP      block
+
+single:
+	TESTQ    DI, DI
+	JE       done
+	VMOVUPS  (CX), Z0
+	VSUBPS   (BX), Z0, Z0
+	VMOVNTPS Z0, (AX)
+	ADDQ     $0x00000040, AX
+	ADDQ     R8, CX
+	ADDQ     R9, BX
+	SUBQ     $0x00000010, DI
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
+// func ewMulF32NTAVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·ewMulF32NTAVX512(SB), NOSPLIT, $0-48
+	MOVQ   dst+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   ai+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   bi+32(FP), SI
+	MOVQ   n+40(FP), DI
+	MOVQ   DX, R8
+	IMUL3Q $0x00000010, R8, R8
+	MOVQ   R8, DX
+	IMUL3Q $0x00000004, DX, DX
+	MOVQ   SI, R9
+	IMUL3Q $0x00000010, R9, R9
+	MOVQ   R9, SI
+	IMUL3Q $0x00000004, SI, SI
+
+block:
+	CMPQ     DI, $0x00000040
+	JL       single
+	VMOVUPS  (CX), Z0
+	VMULPS   (BX), Z0, Z0
+	VMOVNTPS Z0, (AX)
+	VMOVUPS  64(CX), Z0
+	VMULPS   64(BX), Z0, Z0
+	VMOVNTPS Z0, 64(AX)
+	VMOVUPS  128(CX), Z0
+	VMULPS   128(BX), Z0, Z0
+	VMOVNTPS Z0, 128(AX)
+	VMOVUPS  192(CX), Z0
+	VMULPS   192(BX), Z0, Z0
+	VMOVNTPS Z0, 192(AX)
+	ADDQ     $0x00000100, AX
+	ADDQ     DX, CX
+	ADDQ     SI, BX
+	SUBQ     $0x00000040, DI
+	JMP      block
+
+single:
+	TESTQ    DI, DI
+	JE       done
+	VMOVUPS  (CX), Z0
+	VMULPS   (BX), Z0, Z0
+	VMOVNTPS Z0, (AX)
+	ADDQ     $0x00000040, AX
+	ADDQ     R8, CX
+	ADDQ     R9, BX
+	SUBQ     $0x00000010, DI
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
+// func ewDivF32NTAVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·ewDivF32NTAVX512(SB), NOSPLIT, $0-48
+	MOVQ   dst+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   ai+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   bi+32(FP), SI
+	MOVQ   n+40(FP), DI
+	MOVQ   DX, R8
+	IMUL3Q $0x00000010, R8, R8
+	MOVQ   R8, DX
+	IMUL3Q $0x00000004, DX, DX
+	MOVQ   SI, R9
+	IMUL3Q $0x00000010, R9, R9
+	MOVQ   R9, SI
+	IMUL3Q $0x00000004, SI, SI
+
+block:
+	CMPQ     DI, $0x00000040
+	JL       single
+	VMOVUPS  (CX), Z0
+	VDIVPS   (BX), Z0, Z0
+	VMOVNTPS Z0, (AX)
+	VMOVUPS  64(CX), Z0
+	VDIVPS   64(BX), Z0, Z0
+	VMOVNTPS Z0, 64(AX)
+	VMOVUPS  128(CX), Z0
+	VDIVPS   128(BX), Z0, Z0
+	VMOVNTPS Z0, 128(AX)
+	VMOVUPS  192(CX), Z0
+	VDIVPS   192(BX), Z0, Z0
+	VMOVNTPS Z0, 192(AX)
+	ADDQ     $0x00000100, AX
+	ADDQ     DX, CX
+	ADDQ     SI, BX
+	SUBQ     $0x00000040, DI
+	JMP      block
+
+single:
+	TESTQ    DI, DI
+	JE       done
+	VMOVUPS  (CX), Z0
+	VDIVPS   (BX), Z0, Z0
+	VMOVNTPS Z0, (AX)
+	ADDQ     $0x00000040, AX
+	ADDQ     R8, CX
+	ADDQ     R9, BX
+	SUBQ     $0x00000010, DI
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
 	RET
 
 // func ewAddI32AVX512(dst *byte, a *byte, ai int, b *byte, bi int, n int)

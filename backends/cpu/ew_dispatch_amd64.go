@@ -42,6 +42,28 @@ func vecBinF32(wide bool, op ewBin, dst, a *float32, ai int, b *float32, bi int,
 	}
 }
 
+// vecBinStreamF32 runs the BinStreamF32 kernel of AVX-512 (wide) or AVX2.
+func vecBinStreamF32(wide bool, op ewBin, dst, a *float32, ai int, b *float32, bi int, n int) {
+	switch {
+	case wide && op == binAdd:
+		ewAddF32NTAVX512(dst, a, ai, b, bi, n)
+	case !wide && op == binAdd:
+		ewAddF32NTAVX2(dst, a, ai, b, bi, n)
+	case wide && op == binSub:
+		ewSubF32NTAVX512(dst, a, ai, b, bi, n)
+	case !wide && op == binSub:
+		ewSubF32NTAVX2(dst, a, ai, b, bi, n)
+	case wide && op == binMul:
+		ewMulF32NTAVX512(dst, a, ai, b, bi, n)
+	case !wide && op == binMul:
+		ewMulF32NTAVX2(dst, a, ai, b, bi, n)
+	case wide && op == binDiv:
+		ewDivF32NTAVX512(dst, a, ai, b, bi, n)
+	case !wide && op == binDiv:
+		ewDivF32NTAVX2(dst, a, ai, b, bi, n)
+	}
+}
+
 // vecCmpF32 runs the CmpF32 kernel of AVX-512 (wide) or AVX2.
 func vecCmpF32(wide bool, op ewCmp, dst *byte, a *float32, ai int, b *float32, bi int, n int) {
 	switch {

@@ -8,13 +8,14 @@ package cpu
 
 func noKernel() { panic("cpu: no vector kernels on this architecture") }
 
-func vecBinF32(bool, ewBin, *float32, *float32, int, *float32, int, int)   { noKernel() }
-func vecCmpF32(bool, ewCmp, *byte, *float32, int, *float32, int, int)      { noKernel() }
-func vecUnF32(bool, ewUn, *float32, *float32, int)                         { noKernel() }
-func vecInt(bool, ewIntBin, *byte, *byte, int, *byte, int, int)            { noKernel() }
-func vecWhereF32(bool, *float32, *byte, *float32, int, *float32, int, int) { noKernel() }
-func vecNarrow(bool, bool, *uint16, *float32, int)                         { noKernel() }
-func vecWiden(bool, bool, *float32, *uint16, int)                          { noKernel() }
-func vecF32ToI32(bool, *int32, *float32, int)                              { noKernel() }
-func vecI32ToF32(bool, *float32, *int32, int)                              { noKernel() }
-func vecTrigF32(bool, bool, *float32, *float32, int) int                   { noKernel(); return 0 }
+func vecBinF32(bool, ewBin, *float32, *float32, int, *float32, int, int)       { noKernel() }
+func vecBinStreamF32(bool, ewBin, *float32, *float32, int, *float32, int, int) { noKernel() }
+func vecCmpF32(bool, ewCmp, *byte, *float32, int, *float32, int, int)          { noKernel() }
+func vecUnF32(bool, ewUn, *float32, *float32, int)                             { noKernel() }
+func vecInt(bool, ewIntBin, *byte, *byte, int, *byte, int, int)                { noKernel() }
+func vecWhereF32(bool, *float32, *byte, *float32, int, *float32, int, int)     { noKernel() }
+func vecNarrow(bool, bool, *uint16, *float32, int)                             { noKernel() }
+func vecWiden(bool, bool, *float32, *uint16, int)                              { noKernel() }
+func vecF32ToI32(bool, *int32, *float32, int)                                  { noKernel() }
+func vecI32ToF32(bool, *float32, *int32, int)                                  { noKernel() }
+func vecTrigF32(bool, bool, *float32, *float32, int) int                       { noKernel(); return 0 }

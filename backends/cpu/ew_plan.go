@@ -118,6 +118,7 @@ func binaryFloat(op ewBin, f32 func(a, b float32) float32, a, b, out *core.Tenso
 		return false
 	}
 	t := binTask{op: op, f32: f32, d: d, a: host(a), b: host(b), out: host(out)}
+	t.stream = d == core.F32 && streamsF32(op, a.Numel(), b.Numel(), out.Numel())
 	cost := 1
 	if op == binNone {
 		cost = 8
@@ -183,6 +184,7 @@ type binTask struct {
 	f32       func(a, b float32) float32
 	d         core.DType
 	a, b, out []byte
+	stream    bool // f32 add, sub, mul or div past the cache: binF32Stream
 }
 
 func (t binTask) run(pos, steps [4]int, m int) {
@@ -192,6 +194,10 @@ func (t binTask) run(pos, steps [4]int, m int) {
 	if t.d == core.F32 && steps[0] <= 1 && steps[1] <= 1 {
 		x := loadF32(nil, t.d, t.a, pos[0], steps[0], m)
 		y := loadF32(nil, t.d, t.b, pos[1], steps[1], m)
+		if t.stream {
+			binF32Stream(t.op, f32view(t.out)[pos[2]:pos[2]+m], x, y)
+			return
+		}
 		binBlock(t.op, t.f32, f32view(t.out)[pos[2]:pos[2]+m], x, y)
 		return
 	}

@@ -44,6 +44,26 @@ func ewGeluGradF32AVX2(dst *float32, a *float32, ai int, b *float32, bi int, n i
 //go:noescape
 func ewGeluTanhGradF32AVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
 
+// ewAddF32NTAVX2 is ewAddF32AVX2 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewAddF32NTAVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+
+// ewSubF32NTAVX2 is ewSubF32AVX2 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewSubF32NTAVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+
+// ewMulF32NTAVX2 is ewMulF32AVX2 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewMulF32NTAVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+
+// ewDivF32NTAVX2 is ewDivF32AVX2 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewDivF32NTAVX2(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+
 // ewAddI32AVX2 is the wrapping integer op over n elements; ai and bi are the element size or 0 for a broadcast buffer.
 //
 //go:noescape
@@ -240,6 +260,26 @@ func ewGeluGradF32AVX512(dst *float32, a *float32, ai int, b *float32, bi int, n
 //
 //go:noescape
 func ewGeluTanhGradF32AVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+
+// ewAddF32NTAVX512 is ewAddF32AVX512 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewAddF32NTAVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+
+// ewSubF32NTAVX512 is ewSubF32AVX512 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewSubF32NTAVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+
+// ewMulF32NTAVX512 is ewMulF32AVX512 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewMulF32NTAVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
+
+// ewDivF32NTAVX512 is ewDivF32AVX512 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewDivF32NTAVX512(dst *float32, a *float32, ai int, b *float32, bi int, n int)
 
 // ewAddI32AVX512 is the wrapping integer op over n elements; ai and bi are the element size or 0 for a broadcast buffer.
 //

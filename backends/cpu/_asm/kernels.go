@@ -47,6 +47,34 @@ var floatBinary = []struct {
 	{"GeluTanhGrad", func(s *isa, g VecVirtual, x Mem, d VecVirtual) { VMULPS(s.geluTanhSlope(s.load(x)), g, d) }, 1},
 }
 
+// streamingBinary names the first ops of floatBinary, the memory-bound
+// ones, which also get a kernel with non-temporal stores (genStreamingBinary).
+var streamingBinary = []string{"Add", "Sub", "Mul", "Div"}
+
+// genStreamingBinary writes op's kernel that stores around the caches
+// (VMOVNTPS): for an op whose operands and output outgrow the last-level
+// cache, a cached store first reads each output line it will overwrite (a
+// third more memory traffic for a binary op), and the line is evicted
+// before a later op could read it. dst must be aligned to 64 bytes; the
+// SFENCE orders the weakly ordered stores before the kernel returns, so
+// the pool's hand-off publishes them like any other store.
+func genStreamingBinary(s *isa, name string, op binaryOp) {
+	fn := "ew" + name + "F32NT" + s.name
+	TEXT(fn, NOSPLIT, "func(dst *float32, a *float32, ai int, b *float32, bi int, n int)")
+	Pragma("noescape")
+	Doc(fn + " is ew" + name + "F32" + s.name + " with non-temporal stores; dst is 64-byte aligned.")
+	dst, a, b := arrayParam("dst", 4), broadcastParam("a", "ai", 4), broadcastParam("b", "bi", 4)
+	n := GP64()
+	Load(Param("n"), n)
+	s.loops(n, []*stream{dst, a, b}, 4, func(j int) {
+		av, d := s.load(a.at(s, j)), s.vec()
+		op(s, av, b.at(s, j), d)
+		VMOVNTPS(d, dst.at(s, j))
+	})
+	SFENCE()
+	RET()
+}
+
 // intBinary are the integer ops with a vector instruction on both sets
 // (AVX2 has no 64-bit multiply).
 var intBinary = []struct {
@@ -75,6 +103,9 @@ func genBinary(s *isa) {
 			VMOVUPS(d, dst.at(s, j))
 		})
 		RET()
+	}
+	for _, op := range floatBinary[:len(streamingBinary)] {
+		genStreamingBinary(s, op.name, op.op)
 	}
 	for _, op := range intBinary {
 		TEXT("ew"+op.name+s.name, NOSPLIT, "func(dst, a *byte, ai int, b *byte, bi int, n int)")
