@@ -397,6 +397,16 @@ func FuzzVectorMatchesGo(f *testing.F) {
 						t.Fatalf("level %d op %d: %v, %v: %v, Go %v", l, op, a[i], b[i], got[i], want[i])
 					}
 				}
+				if op <= binDiv {
+					// The streaming stores, dst starting shift elements in.
+					streamed := make([]float32, n+int(shift)%16)[int(shift)%16:]
+					binF32Stream(op, streamed, a, b)
+					for i := range want {
+						if !sameF32(streamed[i], want[i]) {
+							t.Fatalf("level %d op %d streamed: %v, %v: %v, Go %v", l, op, a[i], b[i], streamed[i], want[i])
+						}
+					}
+				}
 			}
 			for op := cmpEq; op <= cmpLe; op++ {
 				got, want := make([]byte, n), make([]byte, n)
