@@ -2453,6 +2453,236 @@ done:
 	VZEROUPPER
 	RET
 
+// func ewSqrtF32NTAVX2(dst *float32, src *float32, n int)
+// Requires: AVX, MMX+
+TEXT ·ewSqrtF32NTAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+
+block:
+	CMPQ     DX, $0x00000020
+	JL       single
+	VMOVUPS  (CX), Y0
+	VSQRTPS  Y0, Y0
+	VMOVNTPS Y0, (AX)
+	VMOVUPS  32(CX), Y0
+	VSQRTPS  Y0, Y0
+	VMOVNTPS Y0, 32(AX)
+	VMOVUPS  64(CX), Y0
+	VSQRTPS  Y0, Y0
+	VMOVNTPS Y0, 64(AX)
+	VMOVUPS  96(CX), Y0
+	VSQRTPS  Y0, Y0
+	VMOVNTPS Y0, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	SUBQ     $0x00000020, DX
+	JMP      block
+
+single:
+	TESTQ    DX, DX
+	JE       done
+	VMOVUPS  (CX), Y0
+	VSQRTPS  Y0, Y0
+	VMOVNTPS Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	SUBQ     $0x00000008, DX
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
+// func ewNegF32NTAVX2(dst *float32, src *float32, n int)
+// Requires: AVX, MMX+
+TEXT ·ewNegF32NTAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+
+block:
+	CMPQ     DX, $0x00000020
+	JL       single
+	VMOVUPS  (CX), Y0
+	VXORPS   ·ewConstTable+4672(SB), Y0, Y0
+	VMOVNTPS Y0, (AX)
+	VMOVUPS  32(CX), Y0
+	VXORPS   ·ewConstTable+4672(SB), Y0, Y0
+	VMOVNTPS Y0, 32(AX)
+	VMOVUPS  64(CX), Y0
+	VXORPS   ·ewConstTable+4672(SB), Y0, Y0
+	VMOVNTPS Y0, 64(AX)
+	VMOVUPS  96(CX), Y0
+	VXORPS   ·ewConstTable+4672(SB), Y0, Y0
+	VMOVNTPS Y0, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	SUBQ     $0x00000020, DX
+	JMP      block
+
+single:
+	TESTQ    DX, DX
+	JE       done
+	VMOVUPS  (CX), Y0
+	VXORPS   ·ewConstTable+4672(SB), Y0, Y0
+	VMOVNTPS Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	SUBQ     $0x00000008, DX
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
+// func ewAbsF32NTAVX2(dst *float32, src *float32, n int)
+// Requires: AVX, MMX+
+TEXT ·ewAbsF32NTAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+
+block:
+	CMPQ     DX, $0x00000020
+	JL       single
+	VMOVUPS  (CX), Y0
+	VANDPS   ·ewConstTable+4608(SB), Y0, Y0
+	VMOVNTPS Y0, (AX)
+	VMOVUPS  32(CX), Y0
+	VANDPS   ·ewConstTable+4608(SB), Y0, Y0
+	VMOVNTPS Y0, 32(AX)
+	VMOVUPS  64(CX), Y0
+	VANDPS   ·ewConstTable+4608(SB), Y0, Y0
+	VMOVNTPS Y0, 64(AX)
+	VMOVUPS  96(CX), Y0
+	VANDPS   ·ewConstTable+4608(SB), Y0, Y0
+	VMOVNTPS Y0, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	SUBQ     $0x00000020, DX
+	JMP      block
+
+single:
+	TESTQ    DX, DX
+	JE       done
+	VMOVUPS  (CX), Y0
+	VANDPS   ·ewConstTable+4608(SB), Y0, Y0
+	VMOVNTPS Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	SUBQ     $0x00000008, DX
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
+// func ewSquareF32NTAVX2(dst *float32, src *float32, n int)
+// Requires: AVX, MMX+
+TEXT ·ewSquareF32NTAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+
+block:
+	CMPQ     DX, $0x00000020
+	JL       single
+	VMOVUPS  (CX), Y0
+	VMULPS   Y0, Y0, Y0
+	VMOVNTPS Y0, (AX)
+	VMOVUPS  32(CX), Y0
+	VMULPS   Y0, Y0, Y0
+	VMOVNTPS Y0, 32(AX)
+	VMOVUPS  64(CX), Y0
+	VMULPS   Y0, Y0, Y0
+	VMOVNTPS Y0, 64(AX)
+	VMOVUPS  96(CX), Y0
+	VMULPS   Y0, Y0, Y0
+	VMOVNTPS Y0, 96(AX)
+	ADDQ     $0x00000080, AX
+	ADDQ     $0x00000080, CX
+	SUBQ     $0x00000020, DX
+	JMP      block
+
+single:
+	TESTQ    DX, DX
+	JE       done
+	VMOVUPS  (CX), Y0
+	VMULPS   Y0, Y0, Y0
+	VMOVNTPS Y0, (AX)
+	ADDQ     $0x00000020, AX
+	ADDQ     $0x00000020, CX
+	SUBQ     $0x00000008, DX
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
+// func ewReluF32NTAVX2(dst *float32, src *float32, n int)
+// Requires: AVX, AVX2, MMX+
+TEXT ·ewReluF32NTAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+
+block:
+	CMPQ      DX, $0x00000020
+	JL        single
+	VMOVUPS   (CX), Y0
+	VPXOR     Y1, Y1, Y1
+	VCMPPS    $0x11, Y1, Y0, Y1
+	VPXOR     Y2, Y2, Y2
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VMOVNTPS  Y0, (AX)
+	VMOVUPS   32(CX), Y0
+	VPXOR     Y1, Y1, Y1
+	VCMPPS    $0x11, Y1, Y0, Y1
+	VPXOR     Y2, Y2, Y2
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VMOVNTPS  Y0, 32(AX)
+	VMOVUPS   64(CX), Y0
+	VPXOR     Y1, Y1, Y1
+	VCMPPS    $0x11, Y1, Y0, Y1
+	VPXOR     Y2, Y2, Y2
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VMOVNTPS  Y0, 64(AX)
+	VMOVUPS   96(CX), Y0
+	VPXOR     Y1, Y1, Y1
+	VCMPPS    $0x11, Y1, Y0, Y1
+	VPXOR     Y2, Y2, Y2
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VMOVNTPS  Y0, 96(AX)
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, CX
+	SUBQ      $0x00000020, DX
+	JMP       block
+
+single:
+	TESTQ     DX, DX
+	JE        done
+	VMOVUPS   (CX), Y0
+	VPXOR     Y1, Y1, Y1
+	VCMPPS    $0x11, Y1, Y0, Y1
+	VPXOR     Y2, Y2, Y2
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VMOVNTPS  Y0, (AX)
+	ADDQ      $0x00000020, AX
+	ADDQ      $0x00000020, CX
+	SUBQ      $0x00000008, DX
+	JMP       single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
 // func ewSinF32AVX2(dst *float32, src *float32, n int) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·ewSinF32AVX2(SB), NOSPLIT, $0-32
@@ -4904,6 +5134,236 @@ single:
 
 done:
 	VZEROUPPER
+	RET
+
+// func ewSqrtF32NTAVX512(dst *float32, src *float32, n int)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·ewSqrtF32NTAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+
+block:
+	CMPQ     DX, $0x00000040
+	JL       single
+	VMOVUPS  (CX), Z0
+	VSQRTPS  Z0, Z0
+	VMOVNTPS Z0, (AX)
+	VMOVUPS  64(CX), Z0
+	VSQRTPS  Z0, Z0
+	VMOVNTPS Z0, 64(AX)
+	VMOVUPS  128(CX), Z0
+	VSQRTPS  Z0, Z0
+	VMOVNTPS Z0, 128(AX)
+	VMOVUPS  192(CX), Z0
+	VSQRTPS  Z0, Z0
+	VMOVNTPS Z0, 192(AX)
+	ADDQ     $0x00000100, AX
+	ADDQ     $0x00000100, CX
+	SUBQ     $0x00000040, DX
+	JMP      block
+
+single:
+	TESTQ    DX, DX
+	JE       done
+	VMOVUPS  (CX), Z0
+	VSQRTPS  Z0, Z0
+	VMOVNTPS Z0, (AX)
+	ADDQ     $0x00000040, AX
+	ADDQ     $0x00000040, CX
+	SUBQ     $0x00000010, DX
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
+// func ewNegF32NTAVX512(dst *float32, src *float32, n int)
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
+TEXT ·ewNegF32NTAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+
+block:
+	CMPQ     DX, $0x00000040
+	JL       single
+	VMOVUPS  (CX), Z0
+	VXORPS   ·ewConstTable+4672(SB), Z0, Z0
+	VMOVNTPS Z0, (AX)
+	VMOVUPS  64(CX), Z0
+	VXORPS   ·ewConstTable+4672(SB), Z0, Z0
+	VMOVNTPS Z0, 64(AX)
+	VMOVUPS  128(CX), Z0
+	VXORPS   ·ewConstTable+4672(SB), Z0, Z0
+	VMOVNTPS Z0, 128(AX)
+	VMOVUPS  192(CX), Z0
+	VXORPS   ·ewConstTable+4672(SB), Z0, Z0
+	VMOVNTPS Z0, 192(AX)
+	ADDQ     $0x00000100, AX
+	ADDQ     $0x00000100, CX
+	SUBQ     $0x00000040, DX
+	JMP      block
+
+single:
+	TESTQ    DX, DX
+	JE       done
+	VMOVUPS  (CX), Z0
+	VXORPS   ·ewConstTable+4672(SB), Z0, Z0
+	VMOVNTPS Z0, (AX)
+	ADDQ     $0x00000040, AX
+	ADDQ     $0x00000040, CX
+	SUBQ     $0x00000010, DX
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
+// func ewAbsF32NTAVX512(dst *float32, src *float32, n int)
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
+TEXT ·ewAbsF32NTAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+
+block:
+	CMPQ     DX, $0x00000040
+	JL       single
+	VMOVUPS  (CX), Z0
+	VANDPS   ·ewConstTable+4608(SB), Z0, Z0
+	VMOVNTPS Z0, (AX)
+	VMOVUPS  64(CX), Z0
+	VANDPS   ·ewConstTable+4608(SB), Z0, Z0
+	VMOVNTPS Z0, 64(AX)
+	VMOVUPS  128(CX), Z0
+	VANDPS   ·ewConstTable+4608(SB), Z0, Z0
+	VMOVNTPS Z0, 128(AX)
+	VMOVUPS  192(CX), Z0
+	VANDPS   ·ewConstTable+4608(SB), Z0, Z0
+	VMOVNTPS Z0, 192(AX)
+	ADDQ     $0x00000100, AX
+	ADDQ     $0x00000100, CX
+	SUBQ     $0x00000040, DX
+	JMP      block
+
+single:
+	TESTQ    DX, DX
+	JE       done
+	VMOVUPS  (CX), Z0
+	VANDPS   ·ewConstTable+4608(SB), Z0, Z0
+	VMOVNTPS Z0, (AX)
+	ADDQ     $0x00000040, AX
+	ADDQ     $0x00000040, CX
+	SUBQ     $0x00000010, DX
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
+// func ewSquareF32NTAVX512(dst *float32, src *float32, n int)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·ewSquareF32NTAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+
+block:
+	CMPQ     DX, $0x00000040
+	JL       single
+	VMOVUPS  (CX), Z0
+	VMULPS   Z0, Z0, Z0
+	VMOVNTPS Z0, (AX)
+	VMOVUPS  64(CX), Z0
+	VMULPS   Z0, Z0, Z0
+	VMOVNTPS Z0, 64(AX)
+	VMOVUPS  128(CX), Z0
+	VMULPS   Z0, Z0, Z0
+	VMOVNTPS Z0, 128(AX)
+	VMOVUPS  192(CX), Z0
+	VMULPS   Z0, Z0, Z0
+	VMOVNTPS Z0, 192(AX)
+	ADDQ     $0x00000100, AX
+	ADDQ     $0x00000100, CX
+	SUBQ     $0x00000040, DX
+	JMP      block
+
+single:
+	TESTQ    DX, DX
+	JE       done
+	VMOVUPS  (CX), Z0
+	VMULPS   Z0, Z0, Z0
+	VMOVNTPS Z0, (AX)
+	ADDQ     $0x00000040, AX
+	ADDQ     $0x00000040, CX
+	SUBQ     $0x00000010, DX
+	JMP      single
+
+done:
+	VZEROUPPER
+	SFENCE
+	RET
+
+// func ewReluF32NTAVX512(dst *float32, src *float32, n int)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·ewReluF32NTAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+
+block:
+	CMPQ      DX, $0x00000040
+	JL        single
+	VMOVUPS   (CX), Z0
+	VPXORD    Z1, Z1, Z1
+	VCMPPS    $0x11, Z1, Z0, K1
+	VPXORD    Z2, Z2, Z2
+	VBLENDMPS Z2, Z0, K1, Z3
+	VMOVNTPS  Z3, (AX)
+	VMOVUPS   64(CX), Z0
+	VPXORD    Z4, Z4, Z4
+	VCMPPS    $0x11, Z4, Z0, K1
+	VPXORD    Z5, Z5, Z5
+	VBLENDMPS Z5, Z0, K1, Z6
+	VMOVNTPS  Z6, 64(AX)
+	VMOVUPS   128(CX), Z0
+	VPXORD    Z7, Z7, Z7
+	VCMPPS    $0x11, Z7, Z0, K1
+	VPXORD    Z8, Z8, Z8
+	VBLENDMPS Z8, Z0, K1, Z9
+	VMOVNTPS  Z9, 128(AX)
+	VMOVUPS   192(CX), Z0
+	VPXORD    Z10, Z10, Z10
+	VCMPPS    $0x11, Z10, Z0, K1
+	VPXORD    Z11, Z11, Z11
+	VBLENDMPS Z11, Z0, K1, Z12
+	VMOVNTPS  Z12, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, CX
+	SUBQ      $0x00000040, DX
+	JMP       block
+
+single:
+	TESTQ     DX, DX
+	JE        done
+	VMOVUPS   (CX), Z0
+	VPXORD    Z13, Z13, Z13
+	VCMPPS    $0x11, Z13, Z0, K1
+	VPXORD    Z14, Z14, Z14
+	VBLENDMPS Z14, Z0, K1, Z15
+	VMOVNTPS  Z15, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, CX
+	SUBQ      $0x00000010, DX
+	JMP       single
+
+done:
+	VZEROUPPER
+	SFENCE
 	RET
 
 // func ewSinF32AVX512(dst *float32, src *float32, n int) int

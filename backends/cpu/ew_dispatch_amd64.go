@@ -144,6 +144,32 @@ func vecUnF32(wide bool, op ewUn, dst, src *float32, n int) {
 	}
 }
 
+// vecUnStreamF32 runs the UnStreamF32 kernel of AVX-512 (wide) or AVX2.
+func vecUnStreamF32(wide bool, op ewUn, dst, src *float32, n int) {
+	switch {
+	case wide && op == unSqrt:
+		ewSqrtF32NTAVX512(dst, src, n)
+	case !wide && op == unSqrt:
+		ewSqrtF32NTAVX2(dst, src, n)
+	case wide && op == unNeg:
+		ewNegF32NTAVX512(dst, src, n)
+	case !wide && op == unNeg:
+		ewNegF32NTAVX2(dst, src, n)
+	case wide && op == unAbs:
+		ewAbsF32NTAVX512(dst, src, n)
+	case !wide && op == unAbs:
+		ewAbsF32NTAVX2(dst, src, n)
+	case wide && op == unSquare:
+		ewSquareF32NTAVX512(dst, src, n)
+	case !wide && op == unSquare:
+		ewSquareF32NTAVX2(dst, src, n)
+	case wide && op == unRelu:
+		ewReluF32NTAVX512(dst, src, n)
+	case !wide && op == unRelu:
+		ewReluF32NTAVX2(dst, src, n)
+	}
+}
+
 // vecTrigF32 runs the TrigF32 kernel of AVX-512 (wide) or AVX2.
 func vecTrigF32(wide bool, cos bool, dst, src *float32, n int) int {
 	switch {

@@ -10,6 +10,7 @@ func noKernel() { panic("cpu: no vector kernels on this architecture") }
 
 func vecBinF32(bool, ewBin, *float32, *float32, int, *float32, int, int)       { noKernel() }
 func vecBinStreamF32(bool, ewBin, *float32, *float32, int, *float32, int, int) { noKernel() }
+func vecUnStreamF32(bool, ewUn, *float32, *float32, int)                       { noKernel() }
 func vecCmpF32(bool, ewCmp, *byte, *float32, int, *float32, int, int)          { noKernel() }
 func vecUnF32(bool, ewUn, *float32, *float32, int)                             { noKernel() }
 func vecInt(bool, ewIntBin, *byte, *byte, int, *byte, int, int)                { noKernel() }

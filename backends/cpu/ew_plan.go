@@ -118,12 +118,12 @@ func binaryFloat(op ewBin, f32 func(a, b float32) float32, a, b, out *core.Tenso
 		return false
 	}
 	t := binTask{op: op, f32: f32, d: d, a: host(a), b: host(b), out: host(out)}
-	t.stream = d == core.F32 && streamsF32(op, a.Numel(), b.Numel(), out.Numel())
 	cost := 1
 	if op == binNone {
 		cost = 8
 	}
 	p := newEwPlan(out, a, b)
+	t.stream = d == core.F32 && streamsF32(op, a, b, p.n)
 	switch {
 	case p.inline(cost):
 		t.run(p.base, p.steps, p.n)
@@ -281,6 +281,7 @@ func unaryFloat(fns unaryFns, in, out *core.Tensor) bool {
 	t := unTask{fns: fns, d: d, in: host(in), out: host(out)}
 	cost := max(fns.cost, 1)
 	p := newEwPlan(out, in)
+	t.stream = d == core.F32 && streamsUnF32(fns.vec, p.n)
 	if p.inline(cost) {
 		t.run(p.base, p.steps, p.n)
 	} else {
@@ -294,6 +295,7 @@ type unTask struct {
 	fns     unaryFns
 	d       core.DType
 	in, out []byte
+	stream  bool // a memory-bound f32 op past the cache: unF32Stream
 }
 
 func (t unTask) run(pos, steps [4]int, m int) {
@@ -301,6 +303,10 @@ func (t unTask) run(pos, steps [4]int, m int) {
 		return
 	}
 	if t.d == core.F32 && steps[0] == 1 {
+		if t.stream {
+			unF32Stream(t.fns.vec, f32view(t.out)[pos[1]:pos[1]+m], f32view(t.in)[pos[0]:pos[0]+m])
+			return
+		}
 		unDirect(&t.fns, f32view(t.out)[pos[1]:pos[1]+m], f32view(t.in)[pos[0]:pos[0]+m])
 		return
 	}

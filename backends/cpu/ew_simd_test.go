@@ -417,6 +417,17 @@ func FuzzVectorMatchesGo(f *testing.F) {
 			for _, r := range ewRefs {
 				checkUnary(t, r.op, fmt.Sprintf("level %d %s", l, r.name), r.f, r.ulps, r.tail, a)
 			}
+			for op := unSqrt; op <= unRelu; op++ {
+				want := make([]float32, n)
+				unF32(op, want, a)
+				streamed := make([]float32, n+int(shift)%16)[int(shift)%16:]
+				unF32Stream(op, streamed, a)
+				for i := range want {
+					if !sameF32(streamed[i], want[i]) {
+						t.Fatalf("level %d unary %d streamed: %v: %v, not streamed %v", l, op, a[i], streamed[i], want[i])
+					}
+				}
+			}
 			h := make([]uint16, n)
 			f32ToF16(h, a)
 			for i, x := range a {

@@ -6,21 +6,30 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/webtensor/webtensor/core"
 )
 
-// Streaming stores for the memory-bound binary ops. A cached store first
-// reads the line it overwrites (a read for ownership), so add over arrays
-// that outgrow the last-level cache moves four bytes for every three it
-// needs, and the output it leaves in the cache is evicted before a later
-// op can read it. Stores that go around the caches (VMOVNTPS) skip that
-// read: add over 4M f32 at one thread went from 28-32 to 50-53 GB/s on an
-// AMD EPYC (Zen 4) in C, and PyTorch's cached-store kernel streams 30-40
-// there. Below the cache's size the cached store wins: the next op finds
-// its input in the cache.
+// Streaming stores for the memory-bound ops: f32 add, sub, mul and div,
+// and the unary ops of a few instructions (sqrt, neg, abs, square, relu).
+// A cached store first reads the line it overwrites (a read for
+// ownership), so add over arrays that outgrow the last-level cache moves
+// four bytes for every three it needs, and the output it leaves in the
+// cache is evicted before a later op can read it. Stores that go around
+// the caches (VMOVNTPS) skip that read: add over 4M f32 at one thread went
+// from 28-32 to 50-53 GB/s on an AMD EPYC (Zen 4) in C, and PyTorch's
+// cached-store kernel streams 30-40 there. Near and below the cache's size
+// the cached store can win: an op repeated over the same tensors finds
+// them in the cache (relu over 4M f32, 32 MB in and out against a 32 MB
+// L3, ran at 58-100 GB/s cached against 53-95 streamed at two threads).
 
-// streamMinBytes is the least a binary op's operands and output together
-// span for it to store around the caches: the last-level cache's size.
-var streamMinBytes = lastLevelCacheBytes()
+// streamMinBytes is the least an op's operands and output together span
+// for it to store around the caches: a quarter more than the last-level
+// cache, past the sizes where the cached store still won on that EPYC
+// (add over 4M f32, 48 MB, streams; relu over 4M, 32 MB, does not; relu
+// over 5M, 40 MB, streams: 38-40 against 24-25 GB/s at one thread, about
+// even at two).
+var streamMinBytes = lastLevelCacheBytes() * 5 / 4
 
 // defaultLastLevelCache is assumed where the size cannot be read (other
 // systems than Linux, containers that hide sysfs): a common L3 per core
@@ -62,10 +71,14 @@ func readSysInt(path string) (int, error) {
 	return v * scale, err
 }
 
-// streamsF32 reports whether a binary f32 op over operands and an output
-// of these element counts stores around the caches.
-func streamsF32(op ewBin, a, b, out int) bool {
-	return simdLevel != simdNone && op >= binAdd && op <= binDiv && 4*(a+b+out) >= streamMinBytes
+// streamsF32 reports whether a binary f32 op over a and b into n output
+// elements stores around the caches (checked in the order that lets a
+// small op leave first: this runs on every call).
+func streamsF32(op ewBin, a, b *core.Tensor, n int) bool {
+	if simdLevel == simdNone || op < binAdd || op > binDiv || 12*n < streamMinBytes {
+		return false
+	}
+	return 4*(a.Numel()+b.Numel()+n) >= streamMinBytes
 }
 
 // binF32Stream is binF32 with non-temporal stores into the part of dst that
@@ -94,4 +107,25 @@ func operandPart(v []float32, lo, hi int) []float32 {
 		return v
 	}
 	return v[lo:hi]
+}
+
+// streamsUnF32 reports whether a unary f32 op over n elements stores
+// around the caches.
+func streamsUnF32(op ewUn, n int) bool {
+	return simdLevel != simdNone && op >= unSqrt && op <= unRelu && 8*n >= streamMinBytes
+}
+
+// unF32Stream is unF32 with non-temporal stores into the 64-byte aligned
+// whole blocks of dst (the op is one of streamsUnF32's); the same bits.
+func unF32Stream(op ewUn, dst, src []float32) {
+	n := len(dst)
+	if n < 2*ewBroadcast || uintptr(unsafe.Pointer(&dst[0]))%4 != 0 {
+		unF32(op, dst, src)
+		return
+	}
+	head := int(-uintptr(unsafe.Pointer(&dst[0])) % 64 / 4)
+	body := (n - head) &^ (ewLanes - 1)
+	unF32(op, dst[:head], src[:head])
+	vecUnStreamF32(wide(), op, &dst[head], &src[head], body)
+	unF32(op, dst[head+body:], src[head+body:n])
 }

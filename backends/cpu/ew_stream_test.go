@@ -47,6 +47,31 @@ func TestStreamingBinaryMatchesGo(t *testing.T) {
 	})
 }
 
+// The unary streaming kernels likewise give unF32's bits.
+func TestStreamingUnaryMatchesVector(t *testing.T) {
+	withLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(9, 10))
+		for _, n := range []int{0, 1, 127, 128, 129, 143, 144, 1000, 4099} {
+			src := ewValues(rng, n)
+			for off := range 17 {
+				for op := unSqrt; op <= unRelu; op++ {
+					buf := make([]float32, n+off+1)
+					got, want := buf[off:off+n], make([]float32, n)
+					buf[off+n] = 12345
+					unF32Stream(op, got, src)
+					unF32(op, want, src)
+					require.Equal(t, float32(12345), buf[off+n], "op %d n=%d off %d wrote past dst", op, n, off)
+					for i := range want {
+						if !sameF32(got[i], want[i]) {
+							t.Fatalf("op %d n=%d off %d: element %d of %v: %v, not streamed %v", op, n, off, i, src[i], got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
 // Through the op: with every call streaming, add, sub, mul and div over
 // views, broadcasts and sizes that split across the pool equal the cached
 // path's results bit for bit.
@@ -72,6 +97,29 @@ func TestStreamingOpsMatchCachedStores(t *testing.T) {
 			want := core.Call1(op, nil, in[0], in[1])
 			streamMinBytes = 0
 			got := core.Call1(op, nil, in[0], in[1])
+			streamMinBytes = saved
+			wb, err := want.Bytes()
+			require.NoError(t, err)
+			gb, err := got.Bytes()
+			require.NoError(t, err)
+			require.Equal(t, wb, gb, "%s %s", op, name)
+		}
+	}
+}
+
+// The unary ops with streaming kernels, dense and sliced, equal the
+// cached path's results bit for bit.
+func TestStreamingUnaryOpsMatchCachedStores(t *testing.T) {
+	defer SetNumThreadsForTest(3)()
+	x := core.Call1("randn", core.Attrs{"shape": []int{3, 70001}, "seed": 4})
+	sliced := core.Call1("slice", core.Attrs{"axis": 1, "start": 5, "stop": 70000}, x)
+	for _, op := range []string{"sqrt", "neg", "abs", "square", "relu"} {
+		for name, in := range map[string]*core.Tensor{"dense": x, "sliced": sliced} {
+			saved := streamMinBytes
+			streamMinBytes = 1 << 62
+			want := core.Call1(op, nil, in)
+			streamMinBytes = 0
+			got := core.Call1(op, nil, in)
 			streamMinBytes = saved
 			wb, err := want.Bytes()
 			require.NoError(t, err)

@@ -209,6 +209,31 @@ func ewSquareF32AVX2(dst *float32, src *float32, n int)
 //go:noescape
 func ewReluF32AVX2(dst *float32, src *float32, n int)
 
+// ewSqrtF32NTAVX2 is ewSqrtF32AVX2 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewSqrtF32NTAVX2(dst *float32, src *float32, n int)
+
+// ewNegF32NTAVX2 is ewNegF32AVX2 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewNegF32NTAVX2(dst *float32, src *float32, n int)
+
+// ewAbsF32NTAVX2 is ewAbsF32AVX2 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewAbsF32NTAVX2(dst *float32, src *float32, n int)
+
+// ewSquareF32NTAVX2 is ewSquareF32AVX2 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewSquareF32NTAVX2(dst *float32, src *float32, n int)
+
+// ewReluF32NTAVX2 is ewReluF32AVX2 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewReluF32NTAVX2(dst *float32, src *float32, n int)
+
 // ewSinF32AVX2 sets dst[i] = Sin(src[i]); a nonzero result says some |src[i]| was
 // past trigBound or NaN, and those elements are to be recomputed.
 //
@@ -425,6 +450,31 @@ func ewSquareF32AVX512(dst *float32, src *float32, n int)
 //
 //go:noescape
 func ewReluF32AVX512(dst *float32, src *float32, n int)
+
+// ewSqrtF32NTAVX512 is ewSqrtF32AVX512 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewSqrtF32NTAVX512(dst *float32, src *float32, n int)
+
+// ewNegF32NTAVX512 is ewNegF32AVX512 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewNegF32NTAVX512(dst *float32, src *float32, n int)
+
+// ewAbsF32NTAVX512 is ewAbsF32AVX512 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewAbsF32NTAVX512(dst *float32, src *float32, n int)
+
+// ewSquareF32NTAVX512 is ewSquareF32AVX512 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewSquareF32NTAVX512(dst *float32, src *float32, n int)
+
+// ewReluF32NTAVX512 is ewReluF32AVX512 with non-temporal stores; dst is 64-byte aligned.
+//
+//go:noescape
+func ewReluF32NTAVX512(dst *float32, src *float32, n int)
 
 // ewSinF32AVX512 sets dst[i] = Sin(src[i]); a nonzero result says some |src[i]| was
 // past trigBound or NaN, and those elements are to be recomputed.

@@ -457,6 +457,35 @@ var unaryMath = []struct {
 // gelu_pieces.go); n makes their labels unique.
 var unaryWide = map[string]func(s *isa, x VecVirtual, dst Mem, n int){"Gelu": (*isa).geluWideBody}
 
+// streamingUnary names the ops of unaryMath that are a few instructions
+// a vector, so memory-bound, and also get a kernel with non-temporal
+// stores (genStreamingBinary says why); they are the last of unaryMath,
+// in order, as ewUn lists them.
+var streamingUnary = []string{"Sqrt", "Neg", "Abs", "Square", "Relu"}
+
+// genStreamingUnary writes the unary op name's kernel with non-temporal
+// stores; dst must be aligned to 64 bytes.
+func genStreamingUnary(s *isa, name string) {
+	var f func(s *isa, x VecVirtual) VecVirtual
+	for _, u := range unaryMath {
+		if u.name == name {
+			f = u.f
+		}
+	}
+	fn := "ew" + name + "F32NT" + s.name
+	TEXT(fn, NOSPLIT, "func(dst, src *float32, n int)")
+	Pragma("noescape")
+	Doc(fn + " is ew" + name + "F32" + s.name + " with non-temporal stores; dst is 64-byte aligned.")
+	dst, src := arrayParam("dst", 4), arrayParam("src", 4)
+	n := GP64()
+	Load(Param("n"), n)
+	s.loops(n, []*stream{dst, src}, 4, func(j int) {
+		VMOVNTPS(f(s, s.load(src.at(s, j))), dst.at(s, j))
+	})
+	SFENCE()
+	RET()
+}
+
 func genUnary(s *isa) {
 	for _, u := range unaryMath {
 		TEXT("ew"+u.name+"F32"+s.name, NOSPLIT, "func(dst, src *float32, n int)")
@@ -476,6 +505,9 @@ func genUnary(s *isa) {
 			VMOVUPS(u.f(s, x), dst.at(s, j))
 		})
 		RET()
+	}
+	for _, name := range streamingUnary {
+		genStreamingUnary(s, name)
 	}
 	for _, cos := range []bool{false, true} {
 		name := "Sin"
