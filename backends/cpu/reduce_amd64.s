@@ -15,31 +15,65 @@ TEXT ·rdSumF32AVX2(SB), NOSPLIT, $0-24
 	VPXOR Y3, Y3, Y3
 
 rblock:
-	CMPQ         CX, $0x00000040
-	JL           rsingle
+	CMPQ         CX, $0x00000080
+	JL           rgroup
 	VMOVUPS      (AX), Y4
-	VMOVUPS      64(AX), Y5
 	VADDPS       32(AX), Y4, Y4
+	VMOVUPS      64(AX), Y5
 	VADDPS       96(AX), Y5, Y5
+	VMOVUPS      128(AX), Y6
+	VADDPS       160(AX), Y6, Y6
+	VMOVUPS      192(AX), Y7
+	VADDPS       224(AX), Y7, Y7
 	VADDPS       Y5, Y4, Y4
+	VADDPS       Y7, Y6, Y6
+	VADDPS       Y6, Y4, Y4
 	VCVTPS2PD    X4, Y5
 	VADDPD       Y5, Y0, Y0
 	VEXTRACTF128 $0x01, Y4, X4
 	VCVTPS2PD    X4, Y4
 	VADDPD       Y4, Y1, Y1
-	VMOVUPS      128(AX), Y4
-	VMOVUPS      192(AX), Y5
-	VADDPS       160(AX), Y4, Y4
-	VADDPS       224(AX), Y5, Y5
+	VMOVUPS      256(AX), Y4
+	VADDPS       288(AX), Y4, Y4
+	VMOVUPS      320(AX), Y5
+	VADDPS       352(AX), Y5, Y5
+	VMOVUPS      384(AX), Y6
+	VADDPS       416(AX), Y6, Y6
+	VMOVUPS      448(AX), Y7
+	VADDPS       480(AX), Y7, Y7
 	VADDPS       Y5, Y4, Y4
+	VADDPS       Y7, Y6, Y6
+	VADDPS       Y6, Y4, Y4
 	VCVTPS2PD    X4, Y5
 	VADDPD       Y5, Y2, Y2
 	VEXTRACTF128 $0x01, Y4, X4
 	VCVTPS2PD    X4, Y4
 	VADDPD       Y4, Y3, Y3
+	ADDQ         $0x00000200, AX
+	SUBQ         $0x00000080, CX
+	JMP          rblock
+
+rgroup:
+	CMPQ         CX, $0x00000040
+	JL           rsingle
+	VMOVUPS      (AX), Y4
+	VADDPS       32(AX), Y4, Y4
+	VMOVUPS      64(AX), Y5
+	VADDPS       96(AX), Y5, Y5
+	VMOVUPS      128(AX), Y6
+	VADDPS       160(AX), Y6, Y6
+	VMOVUPS      192(AX), Y7
+	VADDPS       224(AX), Y7, Y7
+	VADDPS       Y5, Y4, Y4
+	VADDPS       Y7, Y6, Y6
+	VADDPS       Y6, Y4, Y4
+	VCVTPS2PD    X4, Y5
+	VADDPD       Y5, Y0, Y0
+	VEXTRACTF128 $0x01, Y4, X4
+	VCVTPS2PD    X4, Y4
+	VADDPD       Y4, Y1, Y1
 	ADDQ         $0x00000100, AX
 	SUBQ         $0x00000040, CX
-	JMP          rblock
 
 rsingle:
 	TESTQ     CX, CX
@@ -3291,31 +3325,65 @@ TEXT ·rdSumF32AVX512(SB), NOSPLIT, $0-24
 	VPXOR Y3, Y3, Y3
 
 rblock:
-	CMPQ         CX, $0x00000040
-	JL           rsingle
+	CMPQ         CX, $0x00000080
+	JL           rgroup
 	VMOVUPS      (AX), Y4
-	VMOVUPS      64(AX), Y5
 	VADDPS       32(AX), Y4, Y4
+	VMOVUPS      64(AX), Y5
 	VADDPS       96(AX), Y5, Y5
+	VMOVUPS      128(AX), Y6
+	VADDPS       160(AX), Y6, Y6
+	VMOVUPS      192(AX), Y7
+	VADDPS       224(AX), Y7, Y7
 	VADDPS       Y5, Y4, Y4
+	VADDPS       Y7, Y6, Y6
+	VADDPS       Y6, Y4, Y4
 	VCVTPS2PD    X4, Y5
 	VADDPD       Y5, Y0, Y0
 	VEXTRACTF128 $0x01, Y4, X4
 	VCVTPS2PD    X4, Y4
 	VADDPD       Y4, Y1, Y1
-	VMOVUPS      128(AX), Y4
-	VMOVUPS      192(AX), Y5
-	VADDPS       160(AX), Y4, Y4
-	VADDPS       224(AX), Y5, Y5
+	VMOVUPS      256(AX), Y4
+	VADDPS       288(AX), Y4, Y4
+	VMOVUPS      320(AX), Y5
+	VADDPS       352(AX), Y5, Y5
+	VMOVUPS      384(AX), Y6
+	VADDPS       416(AX), Y6, Y6
+	VMOVUPS      448(AX), Y7
+	VADDPS       480(AX), Y7, Y7
 	VADDPS       Y5, Y4, Y4
+	VADDPS       Y7, Y6, Y6
+	VADDPS       Y6, Y4, Y4
 	VCVTPS2PD    X4, Y5
 	VADDPD       Y5, Y2, Y2
 	VEXTRACTF128 $0x01, Y4, X4
 	VCVTPS2PD    X4, Y4
 	VADDPD       Y4, Y3, Y3
+	ADDQ         $0x00000200, AX
+	SUBQ         $0x00000080, CX
+	JMP          rblock
+
+rgroup:
+	CMPQ         CX, $0x00000040
+	JL           rsingle
+	VMOVUPS      (AX), Y4
+	VADDPS       32(AX), Y4, Y4
+	VMOVUPS      64(AX), Y5
+	VADDPS       96(AX), Y5, Y5
+	VMOVUPS      128(AX), Y6
+	VADDPS       160(AX), Y6, Y6
+	VMOVUPS      192(AX), Y7
+	VADDPS       224(AX), Y7, Y7
+	VADDPS       Y5, Y4, Y4
+	VADDPS       Y7, Y6, Y6
+	VADDPS       Y6, Y4, Y4
+	VCVTPS2PD    X4, Y5
+	VADDPD       Y5, Y0, Y0
+	VEXTRACTF128 $0x01, Y4, X4
+	VCVTPS2PD    X4, Y4
+	VADDPD       Y4, Y1, Y1
 	ADDQ         $0x00000100, AX
 	SUBQ         $0x00000040, CX
-	JMP          rblock
 
 rsingle:
 	TESTQ     CX, CX

@@ -5,7 +5,7 @@
 package cpu
 
 // rdSumF32AVX2 is the sum of x[:n], in float64 after float32 pairwise sums of
-// four elements per lane. n is a multiple of 16.
+// eight elements per lane. n is a multiple of 16.
 //
 //go:noescape
 func rdSumF32AVX2(x *float32, n int) float64
@@ -303,7 +303,7 @@ func rdDotF32AVX2(x *float32, y *float32, n int) float32
 func rdFusedF32AVX2(prog *int64, nprog int, off int, count int)
 
 // rdSumF32AVX512 is the sum of x[:n], in float64 after float32 pairwise sums of
-// four elements per lane. n is a multiple of 16.
+// eight elements per lane. n is a multiple of 16.
 //
 //go:noescape
 func rdSumF32AVX512(x *float32, n int) float64
