@@ -92,19 +92,25 @@ func TestStreamingOpsMatchCachedStores(t *testing.T) {
 	}
 	for _, op := range []string{"add", "sub", "mul", "div"} {
 		for name, in := range cases {
-			saved := streamMinBytes
-			streamMinBytes = 1 << 62
-			want := core.Call1(op, nil, in[0], in[1])
-			streamMinBytes = 0
-			got := core.Call1(op, nil, in[0], in[1])
-			streamMinBytes = saved
-			wb, err := want.Bytes()
-			require.NoError(t, err)
-			gb, err := got.Bytes()
-			require.NoError(t, err)
-			require.Equal(t, wb, gb, "%s %s", op, name)
+			requireStreamedEqualsCached(t, op+" "+name, op, in[0], in[1])
 		}
 	}
+}
+
+// requireStreamedEqualsCached runs op over ins with no call streaming and
+// with every call streaming, and requires the same bytes.
+func requireStreamedEqualsCached(t *testing.T, what, op string, ins ...*core.Tensor) {
+	t.Helper()
+	saved := streamMinBytes
+	defer func() { streamMinBytes = saved }()
+	var out [2][]byte
+	for i, minBytes := range []int{1 << 62, 0} {
+		streamMinBytes = minBytes
+		b, err := core.Call1(op, nil, ins...).Bytes()
+		require.NoError(t, err, what)
+		out[i] = b
+	}
+	require.Equal(t, out[0], out[1], what)
 }
 
 // The unary ops with streaming kernels, dense and sliced, equal the
@@ -115,17 +121,7 @@ func TestStreamingUnaryOpsMatchCachedStores(t *testing.T) {
 	sliced := core.Call1("slice", core.Attrs{"axis": 1, "start": 5, "stop": 70000}, x)
 	for _, op := range []string{"sqrt", "neg", "abs", "square", "relu"} {
 		for name, in := range map[string]*core.Tensor{"dense": x, "sliced": sliced} {
-			saved := streamMinBytes
-			streamMinBytes = 1 << 62
-			want := core.Call1(op, nil, in)
-			streamMinBytes = 0
-			got := core.Call1(op, nil, in)
-			streamMinBytes = saved
-			wb, err := want.Bytes()
-			require.NoError(t, err)
-			gb, err := got.Bytes()
-			require.NoError(t, err)
-			require.Equal(t, wb, gb, "%s %s", op, name)
+			requireStreamedEqualsCached(t, op+" "+name, op, in)
 		}
 	}
 }
