@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/webtensor/webtensor/core"
@@ -28,8 +29,18 @@ import (
 // cache, past the sizes where the cached store still won on that EPYC
 // (add over 4M f32, 48 MB, streams; relu over 4M, 32 MB, does not; relu
 // over 5M, 40 MB, streams: 38-40 against 24-25 GB/s at one thread, about
-// even at two).
-var streamMinBytes = lastLevelCacheBytes() * 5 / 4
+// even at two). It is read from sysfs on the first op large enough to
+// ask (streamThreshold), not at package init: most programs never do.
+var (
+	streamMinBytes int
+	streamMinOnce  sync.Once
+)
+
+// streamThreshold is streamMinBytes, measured on first use.
+func streamThreshold() int {
+	streamMinOnce.Do(func() { streamMinBytes = lastLevelCacheBytes() * 5 / 4 })
+	return streamMinBytes
+}
 
 // defaultLastLevelCache is assumed where the size cannot be read (other
 // systems than Linux, containers that hide sysfs): a common L3 per core
@@ -75,10 +86,11 @@ func readSysInt(path string) (int, error) {
 // elements stores around the caches (checked in the order that lets a
 // small op leave first: this runs on every call).
 func streamsF32(op ewBin, a, b *core.Tensor, n int) bool {
-	if simdLevel == simdNone || op < binAdd || op > binDiv || 12*n < streamMinBytes {
+	if simdLevel == simdNone || op < binAdd || op > binDiv {
 		return false
 	}
-	return 4*(a.Numel()+b.Numel()+n) >= streamMinBytes
+	minBytes := streamThreshold()
+	return 12*n >= minBytes && 4*(a.Numel()+b.Numel()+n) >= minBytes
 }
 
 // binF32Stream is binF32 with non-temporal stores into the part of dst that
@@ -86,18 +98,29 @@ func streamsF32(op ewBin, a, b *core.Tensor, n int) bool {
 // few elements before and after it take binF32. The same bits either way.
 func binF32Stream(op ewBin, dst, a, b []float32) {
 	n := len(dst)
-	if n < 2*ewBroadcast || uintptr(unsafe.Pointer(&dst[0]))%4 != 0 {
+	head, body, ok := streamedPart(dst)
+	if !ok {
 		binF32(op, dst, a, b)
 		return
 	}
-	head := int(-uintptr(unsafe.Pointer(&dst[0])) % 64 / 4)
-	body := (n - head) &^ (ewLanes - 1)
 	binF32(op, dst[:head], operandPart(a, 0, head), operandPart(b, 0, head))
 	var ab, bb [ewBroadcast]float32
 	ap, ai := operandF32(operandPart(a, head, n), &ab)
 	bp, bi := operandF32(operandPart(b, head, n), &bb)
 	vecBinStreamF32(wide(), op, &dst[head], ap, ai, bp, bi, body)
 	binF32(op, dst[head+body:], operandPart(a, head+body, n), operandPart(b, head+body, n))
+}
+
+// streamedPart splits dst for a streaming kernel: head elements before
+// the first 64-byte boundary, then body elements of whole vector blocks.
+// ok is false where dst is too short to be worth it or not aligned to its
+// elements (no boundary can be reached).
+func streamedPart(dst []float32) (head, body int, ok bool) {
+	if len(dst) < 2*ewBroadcast || uintptr(unsafe.Pointer(&dst[0]))%4 != 0 {
+		return 0, 0, false
+	}
+	head = int(-uintptr(unsafe.Pointer(&dst[0])) % 64 / 4)
+	return head, (len(dst) - head) &^ (ewLanes - 1), true
 }
 
 // operandPart is elements [lo, hi) of an operand that has len(dst)
@@ -112,19 +135,18 @@ func operandPart(v []float32, lo, hi int) []float32 {
 // streamsUnF32 reports whether a unary f32 op over n elements stores
 // around the caches.
 func streamsUnF32(op ewUn, n int) bool {
-	return simdLevel != simdNone && op >= unSqrt && op <= unRelu && 8*n >= streamMinBytes
+	return simdLevel != simdNone && op >= unSqrt && op <= unRelu && 8*n >= streamThreshold()
 }
 
 // unF32Stream is unF32 with non-temporal stores into the 64-byte aligned
 // whole blocks of dst (the op is one of streamsUnF32's); the same bits.
 func unF32Stream(op ewUn, dst, src []float32) {
 	n := len(dst)
-	if n < 2*ewBroadcast || uintptr(unsafe.Pointer(&dst[0]))%4 != 0 {
+	head, body, ok := streamedPart(dst)
+	if !ok {
 		unF32(op, dst, src)
 		return
 	}
-	head := int(-uintptr(unsafe.Pointer(&dst[0])) % 64 / 4)
-	body := (n - head) &^ (ewLanes - 1)
 	unF32(op, dst[:head], src[:head])
 	vecUnStreamF32(wide(), op, &dst[head], &src[head], body)
 	unF32(op, dst[head+body:], src[head+body:n])

@@ -101,7 +101,7 @@ func TestStreamingOpsMatchCachedStores(t *testing.T) {
 // with every call streaming, and requires the same bytes.
 func requireStreamedEqualsCached(t *testing.T, what, op string, ins ...*core.Tensor) {
 	t.Helper()
-	saved := streamMinBytes
+	saved := streamThreshold()
 	defer func() { streamMinBytes = saved }()
 	var out [2][]byte
 	for i, minBytes := range []int{1 << 62, 0} {

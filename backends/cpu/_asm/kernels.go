@@ -48,31 +48,68 @@ var floatBinary = []struct {
 }
 
 // streamingBinary names the first ops of floatBinary, the memory-bound
-// ones, which also get a kernel with non-temporal stores (genStreamingBinary).
+// ones, which also get a kernel with non-temporal stores (outputStore).
 var streamingBinary = []string{"Add", "Sub", "Mul", "Div"}
 
-// genStreamingBinary writes op's kernel that stores around the caches
-// (VMOVNTPS): for an op whose operands and output outgrow the last-level
-// cache, a cached store first reads each output line it will overwrite (a
-// third more memory traffic for a binary op), and the line is evicted
-// before a later op could read it. dst must be aligned to 64 bytes; the
-// SFENCE orders the weakly ordered stores before the kernel returns, so
-// the pool's hand-off publishes them like any other store.
-func genStreamingBinary(s *isa, name string, op binaryOp) {
-	fn := "ew" + name + "F32NT" + s.name
-	TEXT(fn, NOSPLIT, "func(dst *float32, a *float32, ai int, b *float32, bi int, n int)")
+// outputStore is how a kernel writes its result vectors. The streaming
+// kind stores around the caches (VMOVNTPS): for an op whose operands and
+// output outgrow the last-level cache, a cached store first reads each
+// output line it will overwrite (a third more memory traffic for a binary
+// op), and the line is evicted before a later op could read it. Its
+// kernels take dst aligned to 64 bytes and are named with NT; the SFENCE
+// orders the weakly ordered stores before the kernel returns, so the
+// pool's hand-off publishes them like any other store.
+type outputStore struct{ streaming bool }
+
+var cachedStores, streamingStores = outputStore{false}, outputStore{true}
+
+// kernel is the kernel name for op on s's instruction set.
+func (o outputStore) kernel(s *isa, op string) string {
+	if o.streaming {
+		return "ew" + op + "F32NT" + s.name
+	}
+	return "ew" + op + "F32" + s.name
+}
+
+// doc is the kernel's comment: what it computes, or for a streaming
+// kernel, which kernel it repeats.
+func (o outputStore) doc(s *isa, op, what string) string {
+	if o.streaming {
+		return o.kernel(s, op) + " is " + cachedStores.kernel(s, op) + " with non-temporal stores; dst is 64-byte aligned."
+	}
+	return o.kernel(s, op) + " " + what
+}
+
+func (o outputStore) store(v VecVirtual, m Mem) {
+	if o.streaming {
+		VMOVNTPS(v, m)
+		return
+	}
+	VMOVUPS(v, m)
+}
+
+// ret ends a kernel, fenced after streaming stores.
+func (o outputStore) ret() {
+	if o.streaming {
+		SFENCE()
+	}
+	RET()
+}
+
+// genFloatBinary writes op's kernel, dst[i] = a[i] op b[i].
+func genFloatBinary(s *isa, name string, op binaryOp, unroll int, out outputStore) {
+	TEXT(out.kernel(s, name), NOSPLIT, "func(dst *float32, a *float32, ai int, b *float32, bi int, n int)")
 	Pragma("noescape")
-	Doc(fn + " is ew" + name + "F32" + s.name + " with non-temporal stores; dst is 64-byte aligned.")
+	Doc(out.doc(s, name, "sets dst[i] = a[i] "+name+" b[i]; ai and bi are 4 bytes per element or 0 for a broadcast buffer."))
 	dst, a, b := arrayParam("dst", 4), broadcastParam("a", "ai", 4), broadcastParam("b", "bi", 4)
 	n := GP64()
 	Load(Param("n"), n)
-	s.loops(n, []*stream{dst, a, b}, 4, func(j int) {
+	s.loops(n, []*stream{dst, a, b}, unroll, func(j int) {
 		av, d := s.load(a.at(s, j)), s.vec()
 		op(s, av, b.at(s, j), d)
-		VMOVNTPS(d, dst.at(s, j))
+		out.store(d, dst.at(s, j))
 	})
-	SFENCE()
-	RET()
+	out.ret()
 }
 
 // intBinary are the integer ops with a vector instruction on both sets
@@ -91,21 +128,10 @@ var intBinary = []struct {
 
 func genBinary(s *isa) {
 	for _, op := range floatBinary {
-		TEXT("ew"+op.name+"F32"+s.name, NOSPLIT, "func(dst *float32, a *float32, ai int, b *float32, bi int, n int)")
-		Pragma("noescape")
-		Doc("ew" + op.name + "F32" + s.name + " sets dst[i] = a[i] " + op.name + " b[i]; ai and bi are 4 bytes per element or 0 for a broadcast buffer.")
-		dst, a, b := arrayParam("dst", 4), broadcastParam("a", "ai", 4), broadcastParam("b", "bi", 4)
-		n := GP64()
-		Load(Param("n"), n)
-		s.loops(n, []*stream{dst, a, b}, op.unroll, func(j int) {
-			av, d := s.load(a.at(s, j)), s.vec()
-			op.op(s, av, b.at(s, j), d)
-			VMOVUPS(d, dst.at(s, j))
-		})
-		RET()
+		genFloatBinary(s, op.name, op.op, op.unroll, cachedStores)
 	}
 	for _, op := range floatBinary[:len(streamingBinary)] {
-		genStreamingBinary(s, op.name, op.op)
+		genFloatBinary(s, op.name, op.op, op.unroll, streamingStores)
 	}
 	for _, op := range intBinary {
 		TEXT("ew"+op.name+s.name, NOSPLIT, "func(dst, a *byte, ai int, b *byte, bi int, n int)")

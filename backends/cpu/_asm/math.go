@@ -459,55 +459,37 @@ var unaryWide = map[string]func(s *isa, x VecVirtual, dst Mem, n int){"Gelu": (*
 
 // streamingUnary names the ops of unaryMath that are a few instructions
 // a vector, so memory-bound, and also get a kernel with non-temporal
-// stores (genStreamingBinary says why); they are the last of unaryMath,
-// in order, as ewUn lists them.
+// stores (outputStore says why); they are the last of unaryMath, in
+// order, as ewUn lists them.
 var streamingUnary = []string{"Sqrt", "Neg", "Abs", "Square", "Relu"}
 
-// genStreamingUnary writes the unary op name's kernel with non-temporal
-// stores; dst must be aligned to 64 bytes.
-func genStreamingUnary(s *isa, name string) {
-	var f func(s *isa, x VecVirtual) VecVirtual
-	for _, u := range unaryMath {
-		if u.name == name {
-			f = u.f
-		}
-	}
-	fn := "ew" + name + "F32NT" + s.name
-	TEXT(fn, NOSPLIT, "func(dst, src *float32, n int)")
+// genUnaryMath writes name's kernel, dst[i] = f(src[i]).
+func genUnaryMath(s *isa, name string, f func(s *isa, x VecVirtual) VecVirtual, unroll int, out outputStore) {
+	TEXT(out.kernel(s, name), NOSPLIT, "func(dst, src *float32, n int)")
 	Pragma("noescape")
-	Doc(fn + " is ew" + name + "F32" + s.name + " with non-temporal stores; dst is 64-byte aligned.")
+	Doc(out.doc(s, name, "sets dst[i] = "+name+"(src[i])."))
 	dst, src := arrayParam("dst", 4), arrayParam("src", 4)
 	n := GP64()
 	Load(Param("n"), n)
-	s.loops(n, []*stream{dst, src}, 4, func(j int) {
-		VMOVNTPS(f(s, s.load(src.at(s, j))), dst.at(s, j))
+	bodies := 0
+	s.loops(n, []*stream{dst, src}, unroll, func(j int) {
+		x := s.load(src.at(s, j))
+		if wide := unaryWide[name]; wide != nil && s.wide {
+			wide(s, x, dst.at(s, j), bodies)
+			bodies++
+			return
+		}
+		out.store(f(s, x), dst.at(s, j))
 	})
-	SFENCE()
-	RET()
+	out.ret()
 }
 
 func genUnary(s *isa) {
 	for _, u := range unaryMath {
-		TEXT("ew"+u.name+"F32"+s.name, NOSPLIT, "func(dst, src *float32, n int)")
-		Pragma("noescape")
-		Doc("ew" + u.name + "F32" + s.name + " sets dst[i] = " + u.name + "(src[i]).")
-		dst, src := arrayParam("dst", 4), arrayParam("src", 4)
-		n := GP64()
-		Load(Param("n"), n)
-		bodies := 0
-		s.loops(n, []*stream{dst, src}, u.unroll, func(j int) {
-			x := s.load(src.at(s, j))
-			if wide := unaryWide[u.name]; wide != nil && s.wide {
-				wide(s, x, dst.at(s, j), bodies)
-				bodies++
-				return
-			}
-			VMOVUPS(u.f(s, x), dst.at(s, j))
-		})
-		RET()
+		genUnaryMath(s, u.name, u.f, u.unroll, cachedStores)
 	}
-	for _, name := range streamingUnary {
-		genStreamingUnary(s, name)
+	for _, u := range unaryMath[len(unaryMath)-len(streamingUnary):] {
+		genUnaryMath(s, u.name, u.f, u.unroll, streamingStores)
 	}
 	for _, cos := range []bool{false, true} {
 		name := "Sin"
