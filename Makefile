@@ -199,8 +199,9 @@ multimodal-bench: $(VENV)/.ref-deps capi ## MiniLM embeddings (real weights), Vi
 generate-check: ## fail when any generated file differs from what make generate writes
 	$(GO) run ./internal/gen -check
 	python3 scripts/gen_matmul_vec.py --check
-	@d=$$(mktemp -d) && (cd backends/cpu/_asm && $(GO) run . -out $$d/ew_amd64.s -stubs $$d/ew_stubs_amd64.go -pkg cpu -dispatch $$d/ew_dispatch_amd64.go) && \
-		for f in ew_amd64.s ew_stubs_amd64.go ew_dispatch_amd64.go; do \
+	@d=$$(mktemp -d) && (cd backends/cpu/_asm && $(GO) run . -out $$d/ew_amd64.s -stubs $$d/ew_stubs_amd64.go -pkg cpu -dispatch $$d/ew_dispatch_amd64.go && \
+		$(GO) run . -kernels reduce -out $$d/reduce_amd64.s -stubs $$d/reduce_stubs_amd64.go -pkg cpu -dispatch $$d/reduce_dispatch_amd64.go) && \
+		for f in ew_amd64.s ew_stubs_amd64.go ew_dispatch_amd64.go reduce_amd64.s reduce_stubs_amd64.go reduce_dispatch_amd64.go; do \
 			tail -n +2 $$d/$$f > $$d/new; tail -n +2 backends/cpu/$$f > $$d/old; \
 			cmp -s $$d/new $$d/old || { echo "backends/cpu/$$f is stale: run make generate"; rm -rf $$d; exit 1; }; \
 		done; rm -rf $$d

@@ -54,11 +54,7 @@ func wt_to_dlpack_versioned(h C.wt_tensor, out **C.DLManagedTensorVersioned) (st
 	if out == nil {
 		return invalid("%s: out is NULL", fn)
 	}
-	plan, err := planExport(fn, int64(h))
-	if err != nil {
-		return fail(err)
-	}
-	block, err := allocExportBlock(fn, C.sizeof_DLManagedTensorVersioned, plan.t.Rank())
+	plan, block, err := startExport(fn, h, C.sizeof_DLManagedTensorVersioned)
 	if err != nil {
 		return fail(err)
 	}
@@ -86,11 +82,7 @@ func wt_to_dlpack(h C.wt_tensor, out **C.DLManagedTensor) (status C.int32_t) {
 	}
 	// The legacy struct has no flags: read-only and copied are not
 	// expressible, as with every pre-1.0 producer.
-	plan, err := planExport(fn, int64(h))
-	if err != nil {
-		return fail(err)
-	}
-	block, err := allocExportBlock(fn, C.sizeof_DLManagedTensor, plan.t.Rank())
+	plan, block, err := startExport(fn, h, C.sizeof_DLManagedTensor)
 	if err != nil {
 		return fail(err)
 	}
@@ -197,15 +189,20 @@ func planExport(fn string, h int64) (exportPlan, error) {
 	return exportPlan{t: c, copied: true, readOnly: readOnly}, nil
 }
 
-// allocExportBlock allocates the managed struct (header bytes, zeroed)
-// followed by the shape and strides arrays.
-func allocExportBlock(fn string, header C.size_t, ndim int) (unsafe.Pointer, error) {
-	size := header + C.size_t(2*8*ndim)
+// startExport plans h's export (planExport) and allocates its C block:
+// the managed struct (header bytes, zeroed) followed by the shape and
+// strides arrays.
+func startExport(fn string, h C.wt_tensor, header C.size_t) (exportPlan, unsafe.Pointer, error) {
+	plan, err := planExport(fn, int64(h))
+	if err != nil {
+		return exportPlan{}, nil, err
+	}
+	size := header + C.size_t(2*8*plan.t.Rank())
 	block := C.calloc(1, size)
 	if block == nil {
-		return nil, abi.Errorf(abi.StatusOutOfMemory, "%s: cannot allocate %d bytes for the DLPack struct", fn, int(size))
+		return exportPlan{}, nil, abi.Errorf(abi.StatusOutOfMemory, "%s: cannot allocate %d bytes for the DLPack struct", fn, int(size))
 	}
-	return block, nil
+	return plan, block, nil
 }
 
 // fillDLTensor describes the plan's tensor in dl; its shape and strides

@@ -28,7 +28,8 @@ func setObject[T ~int64](h int64, err error, out *T) C.int32_t {
 
 // loadNamed is the body of the wt_*_load calls that take a path and a
 // device: out checked, the C strings read (NULL reads as "", which load
-// refuses naming fn), the new handle written.
+// refuses naming fn), the new handle written. A loader that takes no
+// device (a tokenizer) is passed a nil one and ignores it.
 func loadNamed[T ~int64](fn string, path, device *C.char, out *T, load func(path, device string) (int64, error)) C.int32_t {
 	if out == nil {
 		return invalid("%s: out is NULL", fn)

@@ -78,26 +78,14 @@ func withTexts(fn string, texts **C.char, n C.int32_t, out *C.wt_tensor, compute
 //export wt_tokenizer_load
 func wt_tokenizer_load(path *C.char, out *C.wt_tokenizer) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_tokenizer_load: out is NULL")
-	}
-	p, _ := goString(path)
-	h, err := abi.TokenizerLoad(p)
-	return setObject(h, err, out)
+	return loadNamed("wt_tokenizer_load", path, nil, out, func(p, _ string) (int64, error) { return abi.TokenizerLoad(p) })
 }
 
 //export wt_tokenizer_load_bytes
 func wt_tokenizer_load_bytes(buf unsafe.Pointer, nbytes C.size_t, out *C.wt_tokenizer) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_tokenizer_load_bytes: out is NULL")
-	}
-	raw, err := callerBytes("wt_tokenizer_load_bytes", buf, nbytes)
-	if err != nil {
-		return fail(err)
-	}
-	h, err := abi.TokenizerLoadBytes(raw)
-	return setObject(h, err, out)
+	return loadFromBuffer("wt_tokenizer_load_bytes", buf, nbytes, nil, out,
+		func(raw []byte, _ string) (int64, error) { return abi.TokenizerLoadBytes(raw) })
 }
 
 //export wt_tokenizer_free
@@ -160,26 +148,14 @@ func wt_tokenizer_decode(tok C.wt_tokenizer, ids *C.int64_t, n C.int64_t, skipSp
 //export wt_image_processor_load
 func wt_image_processor_load(path *C.char, out *C.wt_image_processor) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_image_processor_load: out is NULL")
-	}
-	p, _ := goString(path)
-	h, err := abi.ImageProcessorLoad(p)
-	return setObject(h, err, out)
+	return loadNamed("wt_image_processor_load", path, nil, out, func(p, _ string) (int64, error) { return abi.ImageProcessorLoad(p) })
 }
 
 //export wt_image_processor_load_bytes
 func wt_image_processor_load_bytes(buf unsafe.Pointer, nbytes C.size_t, out *C.wt_image_processor) (status C.int32_t) {
 	defer guard(&status)
-	if out == nil {
-		return invalid("wt_image_processor_load_bytes: out is NULL")
-	}
-	raw, err := callerBytes("wt_image_processor_load_bytes", buf, nbytes)
-	if err != nil {
-		return fail(err)
-	}
-	h, err := abi.ImageProcessorLoadBytes(raw)
-	return setObject(h, err, out)
+	return loadFromBuffer("wt_image_processor_load_bytes", buf, nbytes, nil, out,
+		func(raw []byte, _ string) (int64, error) { return abi.ImageProcessorLoadBytes(raw) })
 }
 
 //export wt_image_processor_free

@@ -3,7 +3,6 @@ package multimodal
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -163,31 +162,6 @@ func TestWav2Vec2ConformerStateDictNames(t *testing.T) {
 		require.NoError(t, err)
 		requireStateDictIsFile(t, m, filepath.Join("testdata", name, "model.safetensors"))
 	}
-}
-
-// copyCheckpoint copies a checkpoint folder, with config.json's keys
-// changed as set says (a nil value deletes the key) and the tensors as
-// edit leaves them.
-func copyCheckpoint(t *testing.T, src string, set map[string]any, edit func(map[string]safetensors.Tensor)) string {
-	t.Helper()
-	dir := t.TempDir()
-	raw, err := os.ReadFile(filepath.Join(src, "config.json"))
-	require.NoError(t, err)
-	var cfg map[string]any
-	require.NoError(t, json.Unmarshal(raw, &cfg))
-	for k, v := range set {
-		cfg[k] = v
-	}
-	raw, err = json.Marshal(cfg)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), raw, 0o644))
-	f, err := safetensors.ReadFile(filepath.Join(src, "model.safetensors"))
-	require.NoError(t, err)
-	if edit != nil {
-		edit(f.Tensors)
-	}
-	require.NoError(t, safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), f.Tensors, f.Metadata))
-	return dir
 }
 
 func TestWav2Vec2ConformerLoadErrors(t *testing.T) {

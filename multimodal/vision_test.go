@@ -1,6 +1,7 @@
 package multimodal
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -183,4 +184,29 @@ func TestVisionLoadErrors(t *testing.T) {
 	require.NoError(t, err)
 	_, err = m.Forward(core.FromSlice(make([]float32, 3*24*24), core.Shape{1, 3, 24, 24}))
 	require.ErrorContains(t, err, "pixels have shape [1 3 24 24], want (batch, 2, 24, 24)")
+}
+
+// copyCheckpoint copies a checkpoint folder, with config.json's keys
+// changed as set says (a nil value deletes the key) and the tensors as
+// edit leaves them.
+func copyCheckpoint(t *testing.T, src string, set map[string]any, edit func(map[string]safetensors.Tensor)) string {
+	t.Helper()
+	dir := t.TempDir()
+	raw, err := os.ReadFile(filepath.Join(src, "config.json"))
+	require.NoError(t, err)
+	var cfg map[string]any
+	require.NoError(t, json.Unmarshal(raw, &cfg))
+	for k, v := range set {
+		cfg[k] = v
+	}
+	raw, err = json.Marshal(cfg)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), raw, 0o644))
+	f, err := safetensors.ReadFile(filepath.Join(src, "model.safetensors"))
+	require.NoError(t, err)
+	if edit != nil {
+		edit(f.Tensors)
+	}
+	require.NoError(t, safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), f.Tensors, f.Metadata))
+	return dir
 }

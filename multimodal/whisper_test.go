@@ -3,6 +3,7 @@ package multimodal
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,17 +180,15 @@ func TestWhisperModelCheckpoint(t *testing.T) {
 	require.NoError(t, err)
 	requireStateDictIsFile(t, full, filepath.Join(whisperDir, "model.safetensors"))
 
-	f, err := safetensors.ReadFile(filepath.Join(whisperDir, "model.safetensors"))
-	require.NoError(t, err)
-	base := map[string]safetensors.Tensor{}
-	for name, st := range f.Tensors {
-		base[strings.TrimPrefix(name, "model.")] = st
-	}
-	dir := t.TempDir()
-	cfg, err := os.ReadFile(filepath.Join(whisperDir, "config.json"))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644))
-	require.NoError(t, safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), base, f.Metadata))
+	// The base model's checkpoint: the full one's names without "model.".
+	var base map[string]safetensors.Tensor
+	dir := copyCheckpoint(t, whisperDir, nil, func(ts map[string]safetensors.Tensor) {
+		for name, st := range maps.Clone(ts) {
+			delete(ts, name)
+			ts[strings.TrimPrefix(name, "model.")] = st
+		}
+		base = ts
+	})
 	m, err := LoadWhisperModel(dir)
 	require.NoError(t, err)
 	requireStateDictIsFile(t, m, filepath.Join(dir, "model.safetensors"))
@@ -201,7 +200,7 @@ func TestWhisperModelCheckpoint(t *testing.T) {
 	delete(base, "decoder.layers.1.encoder_attn.k_proj.weight")
 	p := base["encoder.conv1.weight"]
 	base["encoder.conv1.weight"] = safetensors.Tensor{DType: p.DType, Shape: core.Shape{32, 3, 80}, Data: p.Data}
-	require.NoError(t, safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), base, f.Metadata))
+	require.NoError(t, safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), base, nil))
 	_, err = LoadWhisperModel(dir)
 	require.ErrorContains(t, err, "tensor decoder.layers.1.encoder_attn.k_proj.weight is missing (want shape [32 32])")
 	require.ErrorContains(t, err, "tensor encoder.conv1.weight has shape [32 3 80], want [32 80 3]")

@@ -12,6 +12,19 @@ import (
 // Helpers that write small ModelProtos for the tests and the fuzzer's
 // seeds (ONNX's own node tests are read from files instead).
 
+// referenceCase is one model of a testdata cases file that a test-only
+// script wrote from a reference implementation, with its inputs and the
+// outputs the reference gave, as values of the file's JSON form V.
+type referenceCase[V any] struct {
+	Name    string       `json:"name"`
+	Note    string       `json:"note"`
+	Source  string       `json:"source"`
+	Model   string       `json:"model"` // base64 of the model, where it is inline
+	File    string       `json:"file"`  // the model's file, where it is not
+	Inputs  map[string]V `json:"inputs"`
+	Outputs map[string]V `json:"outputs"`
+}
+
 // valueInfo declares a tensor; each dim is an int (fixed) or a string
 // (symbolic).
 func vi(name string, elem pb.TensorProto_DataType, dims ...any) *pb.ValueInfoProto {

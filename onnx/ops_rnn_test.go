@@ -18,16 +18,8 @@ import (
 )
 
 // recurrentCase is one model of testdata/recurrent_cases.json (written by
-// recurrent_cases.py from ONNX Runtime's outputs) with its inputs and
-// expected outputs.
-type recurrentCase struct {
-	Name    string                `json:"name"`
-	Note    string                `json:"note"`
-	Source  string                `json:"source"`
-	Model   string                `json:"model"`
-	Inputs  map[string]jsonTensor `json:"inputs"`
-	Outputs map[string]jsonTensor `json:"outputs"`
-}
+// recurrent_cases.py from ONNX Runtime's outputs), the model inline.
+type recurrentCase = referenceCase[jsonTensor]
 
 type jsonTensor struct {
 	DType string    `json:"dtype"`

@@ -19,15 +19,8 @@ import (
 
 // treeCase is one model of testdata/tree_models/cases.json (written by
 // make_tree_models.py from onnx's reference evaluator, onnxruntime's rule
-// where the two differ) with its input and expected outputs.
-type treeCase struct {
-	Name    string                   `json:"name"`
-	File    string                   `json:"file"`
-	Source  string                   `json:"source"`
-	Note    string                   `json:"note"`
-	Inputs  map[string]treeJSONValue `json:"inputs"`
-	Outputs map[string]treeJSONValue `json:"outputs"`
-}
+// where the two differ), the model in a file beside it.
+type treeCase = referenceCase[treeJSONValue]
 
 // treeJSONValue is a tensor (NaN written as null) or a string tensor.
 type treeJSONValue struct {

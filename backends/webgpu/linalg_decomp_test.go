@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/reftest"
 )
 
 // The factorisation kernels (one workgroup per matrix) on sizes past the
@@ -20,13 +22,7 @@ import (
 // maxDiff is the largest |a - b| over two tensors of the same shape.
 func maxDiff(t *testing.T, a, b *core.Tensor) float64 {
 	t.Helper()
-	require.NoError(t, a.Err())
-	require.NoError(t, b.Err())
-	require.Equal(t, a.Shape(), b.Shape())
-	av, err := a.Float64s()
-	require.NoError(t, err)
-	bv, err := b.Float64s()
-	require.NoError(t, err)
+	av, bv := reftest.Values(t, a, b)
 	worst := 0.0
 	for i := range av {
 		worst = math.Max(worst, math.Abs(av[i]-bv[i]))
