@@ -2,7 +2,9 @@
 // Go methods, docs/ops.md, docs/config.md, the conformance index and the op
 // code of the Python, JavaScript and Java SDKs; and, from the C ABI's
 // headers (capi/include), the SDKs' FFI declarations of every C function
-// (abi_header.go, abi_bindings.go). `make generate` runs it
+// (abi_header.go, abi_bindings.go); and, from one table checked against nn's
+// defaults and the library's setting names, the SDKs' optimiser classes
+// (optim.go). `make generate` runs it
 // (through core's go:generate line); `make generate-check`, in CI, runs it
 // with -check, which writes nothing and fails naming each stale file.
 //

@@ -34,7 +34,9 @@ type output struct {
 	files func(*registry) ([]file, error)
 }
 
-// outputs is every artefact derived from the registry. The unrolled WGSL
+// outputs is every artefact derived from the registry, the C ABI's headers
+// and, for the SDKs' optimisers, nn's defaults; each owns exactly the files
+// it writes (gen_test.go checks no two own one). The unrolled WGSL
 // matmul kernels are not: scripts/gen_matmul_vec.py writes them from its own
 // tables (wgsl's go:generate line; make generate-check runs its --check).
 var outputs = []output{
@@ -43,9 +45,10 @@ var outputs = []output{
 	{"configuration reference", []string{"docs/config.md"}, configReference},
 	{"conformance index", []string{"conformance/vectors/index.json"}, conformanceIndex},
 	{"Python ops", []string{"sdk/python/webtensor/_ops/*.py", "sdk/python/webtensor/_ops/*.pyi"}, pyOps},
-	{"JavaScript ops", []string{"sdk/js/src/*.gen.ts", "sdk/js/src/ops/*.ts"}, tsOps},
-	{"Java ops", []string{"sdk/java/src/main/java/dev/webtensor/*.java"}, javaOps},
-	{"C ABI declarations", []string{"sdk/python/webtensor/_abi.py", "sdk/js/src/abi*.gen.ts"}, abiFiles},
+	{"JavaScript ops", []string{"sdk/js/src/ops.gen.ts", "sdk/js/src/ops/*.ts"}, tsOps},
+	{"Java ops", []string{javaDir + "Ops*.java", javaDir + "TensorOps*.java"}, javaOps},
+	{"optimiser settings", []string{javaOptimDir + "*.java", "sdk/js/src/optim.gen.ts", pyOptimPath}, optimFiles},
+	{"C ABI declarations", []string{"sdk/python/webtensor/_abi.py", "sdk/js/src/abi*.gen.ts", javaDir + "Abi.java"}, abiFiles},
 }
 
 // generateAll runs every output over the registry.

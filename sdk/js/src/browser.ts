@@ -3,6 +3,7 @@
 // WebAssembly; the browser's GPU through WebGPU when it has one.
 
 import { bind } from "./binding.js";
+import { device } from "./core.js";
 import { loadBrowser } from "./wasm.js";
 import type { BrowserInitOptions } from "./wasm.js";
 import type { DeviceChoice } from "./choice.js";
@@ -41,6 +42,24 @@ export function init(options: BrowserInitOptions = {}): Promise<void> {
 /** Why the runtime is not on WebGPU ("" when it is). */
 export function whyNotWebGPU(): string {
   return why;
+}
+
+/**
+ * What a page should tell its reader about where its work runs, for the
+ * device it asked init() for: why it is not on WebGPU when it asked for
+ * WebGPU and did not get it; that the adapter is a software one (the CPU
+ * emulating a GPU, SwiftShader in a browser without a GPU) when it runs on
+ * one; "" on a hardware GPU, or on the CPU when that is what it asked for.
+ */
+export function deviceNote(asked: "auto" | "webgpu" | "cpu" = "auto"): string {
+  const on = device();
+  if (asked === "webgpu" && !on.startsWith("webgpu")) {
+    return `No WebGPU here (${why}): the work runs on the CPU backend (WebAssembly).`;
+  }
+  if (on.startsWith("webgpu") && choice?.software) {
+    return `The WebGPU adapter (${choice.adapter}) is a software one: the "GPU" is the CPU emulating it.`;
+  }
+  return "";
 }
 
 /**

@@ -87,7 +87,7 @@ test("diffusion example page: without WebGPU it samples on the CPU and says why"
   const hide = () => Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined, configurable: true });
   const got = await samplePage(run, hide);
   assert.equal(got.device, "cpu");
-  assert.match(got.note, /No WebGPU here \(.+\): the pipeline samples on the CPU backend/);
+  assert.match(got.note, /No WebGPU here \(.+\): the work runs on the CPU backend/);
   const worst = checkImages(got, run, TOL.cpu);
   t.diagnostic(`cpu (${run.scheduler || "the folder's scheduler"}): max |page - Go library| ${worst.toExponential(2)}; sample ${got.ms.sample.toFixed(0)} ms`);
 });

@@ -152,7 +152,7 @@ test("multimodal example page: without WebGPU it runs on the CPU and says why", 
   const hide = () => Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined, configurable: true });
   const got = await runPage(hide);
   assert.equal(got.device, "cpu");
-  assert.match(got.note, /No WebGPU here \(.+\): the models run on the CPU backend/);
+  assert.match(got.note, /No WebGPU here \(.+\): the work runs on the CPU backend/);
   const worst = check(got, TOL.cpu);
   t.diagnostic(`cpu: max |page - reference| ${JSON.stringify(worst)}; load ${got.ms.load.toFixed(0)} ms, ` +
     `embed ${got.ms.embed.toFixed(0)} ms, zero-shot ${got.ms.classify.toFixed(0)} ms`);

@@ -81,7 +81,7 @@ test("onnx example page: without WebGPU it runs on the CPU and says why", { skip
   const hide = () => Object.defineProperty(Navigator.prototype, "gpu", { get: () => undefined, configurable: true });
   const { got, want } = await similarities("webgpu", hide);
   assert.equal(got.device, "cpu");
-  assert.match(got.note, /No WebGPU here \(.+\): the model runs on the CPU backend/);
+  assert.match(got.note, /No WebGPU here \(.+\): the work runs on the CPU backend/);
   const worst = checkMatrix(got, want);
   t.diagnostic(`cpu: max |ours - sentence-transformers| ${worst.toExponential(2)}; import ${got.ms.import.toFixed(0)} ms, run ${got.ms.run.toFixed(0)} ms`);
 });

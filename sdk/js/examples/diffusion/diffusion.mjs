@@ -135,12 +135,7 @@ async function main() {
   for (const k of ["batch", "steps", "seed"]) if (params.has(k)) $(k).value = params.get(k);
   await wt.init({ device: DEVICE });
   state.device = wt.device();
-  const choice = wt.deviceChoice();
-  if (DEVICE === "webgpu" && !state.device.startsWith("webgpu")) {
-    state.note = `No WebGPU here (${wt.whyNotWebGPU()}): the pipeline samples on the CPU backend (WebAssembly).`;
-  } else if (state.device.startsWith("webgpu") && choice?.software) {
-    state.note = `The WebGPU adapter (${choice.adapter}) is a software one: the "GPU" is the CPU emulating it.`;
-  }
+  state.note = wt.deviceNote(DEVICE);
   $("note").textContent = state.note;
 
   let start = performance.now();

@@ -152,12 +152,7 @@ async function main() {
   $("labels").value = params.get("labels") ?? DEFAULT_LABELS.join("\n");
   await wt.init({ device: DEVICE });
   state.device = wt.device();
-  const choice = wt.deviceChoice();
-  if (DEVICE === "webgpu" && !state.device.startsWith("webgpu")) {
-    state.note = `No WebGPU here (${wt.whyNotWebGPU()}): the models run on the CPU backend (WebAssembly).`;
-  } else if (choice?.software) {
-    state.note = `The WebGPU adapter (${choice.adapter}) is a software one: the "GPU" is the CPU emulating it.`;
-  }
+  state.note = wt.deviceNote(DEVICE);
   $("note").textContent = state.note;
 
   $("status").textContent = "fetching the models…";

@@ -125,12 +125,7 @@ async function main() {
   $("sentences").value = params.get("text") ?? DEFAULT_SENTENCES.join("\n");
   await wt.init({ device: DEVICE });
   state.device = wt.device();
-  const choice = wt.deviceChoice();
-  if (DEVICE === "webgpu" && !state.device.startsWith("webgpu")) {
-    state.note = `No WebGPU here (${wt.whyNotWebGPU()}): the model runs on the CPU backend (WebAssembly).`;
-  } else if (choice?.software) {
-    state.note = `The WebGPU adapter (${choice.adapter}) is a software one: the "GPU" is the CPU emulating it.`;
-  }
+  state.note = wt.deviceNote(DEVICE);
   $("note").textContent = state.note;
 
   $("status").textContent = "fetching the model and its tokenizer…";
