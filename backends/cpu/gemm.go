@@ -412,7 +412,12 @@ func gemmMicro4x2(ap, bp []float32) [8]float32 {
 // rows and to a multiple of gemmKU steps.
 func gemmPackA(trans bool, a []float32, lda, ic, mc, pc, kc int, dst []float32) {
 	kp := gemmRoundUp(kc, gemmKU)
-	for i0 := 0; i0 < mc; i0 += gemmMR {
+	start := 0
+	if !trans && gemmMR == 4 && hostPackA4 != nil && mc >= 4 && kc > 0 {
+		start = mc &^ 3 // the full slivers, in the browser build's SIMD module
+		hostPackA4(dst[:start*kp], a[ic*lda+pc:(ic+start-1)*lda+pc+kc], lda, start, kc, kp)
+	}
+	for i0 := start; i0 < mc; i0 += gemmMR {
 		s := dst[(i0/gemmMR)*kp*gemmMR : (i0/gemmMR+1)*kp*gemmMR]
 		clear(s[kc*gemmMR:])
 		if trans && i0+gemmMR <= mc {

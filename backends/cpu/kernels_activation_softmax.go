@@ -61,6 +61,11 @@ func softmaxRowF32(x, y []float32, logOut bool) {
 	if len(x) == 0 {
 		return
 	}
+	if hostSoftmaxRowF32 != nil && !logOut {
+		if _, ok := hostSoftmaxRowF32(y[:len(x)], x, true, false); ok {
+			return
+		}
+	}
 	m, nan := extremeF32(true, false, x)
 	if nan {
 		m = float32(math.NaN())

@@ -16,7 +16,8 @@ wasm-sdk: $(JS_WASM_DIR)/webtensor-simd.wasm ## build the browser runtime: sdk/j
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -tags wtsimd -ldflags="-s -w" -o $(JS_WASM_DIR)/webtensor.wasm ./sdk/js/wasm
 	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" $(JS_WASM_DIR)/wasm_exec.js
 
-# The SIMD kernels: C for wasm32 with simd128, no libc, importing the Go
+# The SIMD kernels (gemm.c: the GEMM macro-kernel; math.c: exp, gelu and
+# the other transcendentals): C for wasm32 with simd128, no libc, importing the Go
 # instance's memory (--import-memory) and exporting its functions by
 # export_name only. It must need no stack and no static data, which would lie
 # at the bottom of Go's memory, over Go's own data: the check fails the build
@@ -24,10 +25,10 @@ wasm-sdk: $(JS_WASM_DIR)/webtensor-simd.wasm ## build the browser runtime: sdk/j
 # section. -ffp-contract=off: no fused multiply-adds, so the results are the
 # Go kernel's bits.
 JS_SIMD_OBJDUMP = $(shell command -v llvm-objdump || command -v llvm-objdump-14)
-$(JS_WASM_DIR)/webtensor-simd.wasm: sdk/js/wasm/simd/gemm.c | plugins-toolchain
+$(JS_WASM_DIR)/webtensor-simd.wasm: sdk/js/wasm/simd/gemm.c sdk/js/wasm/simd/math.c | plugins-toolchain
 	@mkdir -p $(@D)
 	$(WASM_CC) --target=wasm32 -msimd128 -O3 -std=c11 -Wall -Wextra -Werror -ffreestanding -nostdlib -ffp-contract=off \
-		-fuse-ld=$(WASM_LD) -Wl,--no-entry -Wl,--import-memory -Wl,--strip-all -o $@.tmp $<
+		-fuse-ld=$(WASM_LD) -Wl,--no-entry -Wl,--import-memory -Wl,--strip-all -o $@.tmp $(filter %.c,$^)
 	@test -n "$(JS_SIMD_OBJDUMP)" || { echo "llvm-objdump is needed to check $@ (apt-get install llvm)"; rm -f $@.tmp; exit 1; }
 	@if $(JS_SIMD_OBJDUMP) -d $@.tmp | grep -qE 'global\.(get|set)' || $(JS_SIMD_OBJDUMP) -h $@.tmp | grep -qw DATA; then \
 		echo "$@: the kernels use a stack or static data, which would overlap Go's memory"; rm -f $@.tmp; exit 1; fi

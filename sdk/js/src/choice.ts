@@ -23,7 +23,7 @@ export interface DeviceChoice {
   adapter: string;
   /** Whether that adapter is a software one (SwiftShader, llvmpipe). */
   software: boolean;
-  /** What runs the CPU backend's matrix products: "wasm SIMD (...)" or "Go (...why not SIMD)". */
+  /** What runs the CPU backend's matrix products, transcendentals and softmax/layer_norm rows: "wasm SIMD (...)" or "Go (...why not SIMD)". */
   cpuKernels: string;
 }
 

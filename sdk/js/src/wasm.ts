@@ -333,9 +333,14 @@ function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) =>
   };
 }
 
-/** The SIMD module's exports (sdk/js/wasm/simd/gemm.c). */
+/** The SIMD module's exports (sdk/js/wasm/simd/gemm.c and math.c). */
 interface SimdKernels {
   sgemm_macro(...args: number[]): void;
+  unary_f32(...args: number[]): void;
+  exp_sum_f32(...args: number[]): number;
+  softmax_row_f32(...args: number[]): number;
+  pack_a4_f32(...args: number[]): void;
+  layer_norm_row_f32(...args: number[]): void;
 }
 
 /** The SIMD kernels' module, or why there is none (a missing file, no wasm SIMD). */
@@ -351,7 +356,7 @@ async function simdModule(url: URL): Promise<WebAssembly.Module | string> {
 
 /**
  * The imports a webtensor.wasm built with -tags wtsimd needs
- * (backends/cpu/gemm_wasmsimd.go): they forward to the SIMD module once it
+ * (backends/cpu/gemm_wasmsimd.go, ew_wasmsimd.go): they forward to the SIMD module once it
  * is instantiated on the Go instance's memory, which exists only after Go's
  * module is; until then, and when it is absent, available() says 0 and Go
  * runs its own kernels.
@@ -362,6 +367,11 @@ function simdImports(): { imports: WebAssembly.ModuleImports; attach(k: SimdKern
     imports: {
       available: () => (kernels ? 1 : 0),
       sgemm_macro: (...a: number[]) => kernels!.sgemm_macro(...a),
+      unary_f32: (...a: number[]) => kernels!.unary_f32(...a),
+      exp_sum_f32: (...a: number[]) => kernels!.exp_sum_f32(...a),
+      softmax_row_f32: (...a: number[]) => kernels!.softmax_row_f32(...a),
+      pack_a4_f32: (...a: number[]) => kernels!.pack_a4_f32(...a),
+      layer_norm_row_f32: (...a: number[]) => kernels!.layer_norm_row_f32(...a),
     },
     attach: (k) => (kernels = k),
   };

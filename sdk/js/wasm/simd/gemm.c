@@ -86,3 +86,28 @@ __attribute__((export_name("sgemm_macro"))) void sgemm_macro(int store, int mc, 
     }
   }
 }
+
+// pack_a4_f32 is gemmPackA (backends/cpu/gemm.go) for rows/4 full slivers
+// of four rows of a row-major A (rows lda apart): sliver i holds, k step
+// by k step, the four rows' values (element (p, r) at p*4 + r), kp*4
+// floats long, zero past kc. Four k steps at a time through a 4 x 4
+// transpose in registers; Go's loop moved one float at a time.
+__attribute__((export_name("pack_a4_f32"))) void pack_a4_f32(float *dst, const float *a, int lda, int rows, int kc, int kp) {
+  for (int i0 = 0; i0 + 4 <= rows; i0 += 4) {
+    const float *r0 = a + i0 * lda, *r1 = r0 + lda, *r2 = r1 + lda, *r3 = r2 + lda;
+    float *s = dst + (i0 / 4) * kp * 4;
+    int p = 0;
+    for (; p + 4 <= kc; p += 4) {
+      const v128_t x0 = wasm_v128_load(r0 + p), x1 = wasm_v128_load(r1 + p);
+      const v128_t x2 = wasm_v128_load(r2 + p), x3 = wasm_v128_load(r3 + p);
+      const v128_t t0 = wasm_i32x4_shuffle(x0, x1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(x0, x1, 2, 6, 3, 7);
+      const v128_t t2 = wasm_i32x4_shuffle(x2, x3, 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(x2, x3, 2, 6, 3, 7);
+      wasm_v128_store(s + p * 4, wasm_i32x4_shuffle(t0, t2, 0, 1, 4, 5));
+      wasm_v128_store(s + p * 4 + 4, wasm_i32x4_shuffle(t0, t2, 2, 3, 6, 7));
+      wasm_v128_store(s + p * 4 + 8, wasm_i32x4_shuffle(t1, t3, 0, 1, 4, 5));
+      wasm_v128_store(s + p * 4 + 12, wasm_i32x4_shuffle(t1, t3, 2, 3, 6, 7));
+    }
+    for (; p < kc; p++) wasm_v128_store(s + p * 4, wasm_f32x4_make(r0[p], r1[p], r2[p], r3[p]));
+    for (; p < kp; p++) wasm_v128_store(s + p * 4, wasm_f32x4_splat(0.0f));
+  }
+}

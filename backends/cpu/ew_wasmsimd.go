@@ -1,0 +1,114 @@
+//go:build js && wasm && wtsimd
+
+package cpu
+
+import "unsafe"
+
+// The browser build's transcendentals in the wasm SIMD module
+// (sdk/js/wasm/simd/math.c), which the page's loader provides beside the
+// GEMM kernel (gemm_wasmsimd.go says how the imports are resolved): Go's
+// wasm port runs math.Exp and math.Erfc one element at a time, about 60 ns
+// each in V8, and a sentence encoder's GELU and attention softmax spent
+// most of a browser run there. The module computes the x86 kernels'
+// algorithms four lanes at a time, a few ulp from the float64 reference
+// as theirs are.
+
+//go:wasmimport webtensor_simd unary_f32
+func simdUnaryF32(op int32, dst, src unsafe.Pointer, n int32)
+
+//go:wasmimport webtensor_simd exp_sum_f32
+func simdExpSumF32(dst, x unsafe.Pointer, n int32, shift float32) float64
+
+//go:wasmimport webtensor_simd pack_a4_f32
+func simdPackA4F32(dst, a unsafe.Pointer, lda, rows, kc, kp int32)
+
+//go:wasmimport webtensor_simd layer_norm_row_f32
+func simdLayerNormRowF32(y, x, w, b unsafe.Pointer, n int32, eps float64)
+
+//go:wasmimport webtensor_simd softmax_row_f32
+func simdSoftmaxRowF32(y, x unsafe.Pointer, n int32, normalise, safe int32) float64
+
+// simdUnaryOps numbers the ops math.c has, as its enum does.
+var simdUnaryOps = map[ewUn]int32{unExp: 1, unSigmoid: 2, unSilu: 3, unGelu: 4, unTanh: 5, unGeluTanh: 6}
+
+// simdMaxRun bounds one call's length: n crosses as an int32.
+const simdMaxRun = 1 << 30
+
+func simdUnary(op ewUn, dst, src []float32) bool {
+	code, ok := simdUnaryOps[op]
+	if !ok {
+		return false
+	}
+	for len(src) > 0 {
+		n := min(len(src), simdMaxRun)
+		simdUnaryF32(code, unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), int32(n))
+		dst, src = dst[n:], src[n:]
+	}
+	return true
+}
+
+func simdExpSum(dst, x []float32, shift float32) float64 {
+	var s float64
+	for len(x) > 0 {
+		n := min(len(x), simdMaxRun)
+		var d unsafe.Pointer
+		if dst != nil {
+			_ = dst[n-1] // dst covers what the module writes
+			d = unsafe.Pointer(&dst[0])
+			dst = dst[n:]
+		}
+		s += simdExpSumF32(d, unsafe.Pointer(&x[0]), int32(n), shift)
+		x = x[n:]
+	}
+	return s
+}
+
+// simdSoftmaxRow is one row in one call; a row past simdMaxRun takes the
+// Go steps (ok false).
+func simdSoftmaxRow(y, x []float32, normalise, safe bool) (sum float64, ok bool) {
+	if len(x) == 0 || len(x) > simdMaxRun {
+		return 0, false
+	}
+	_ = y[len(x)-1] // y covers what the module writes
+	return simdSoftmaxRowF32(unsafe.Pointer(&y[0]), unsafe.Pointer(&x[0]), int32(len(x)), b2i(normalise), b2i(safe)), true
+}
+
+// simdPackA4 packs the slivers in one call; dst and a were sliced by the
+// caller to exactly what the module touches (gemmPackA), and every length
+// here is far below 2^31 (a block is gemmMC x gemmKC).
+func simdPackA4(dst, a []float32, lda, rows, kc, kp int) {
+	simdPackA4F32(unsafe.Pointer(&dst[0]), unsafe.Pointer(&a[0]), int32(lda), int32(rows), int32(kc), int32(kp))
+}
+
+// simdLayerNormRow is one row in one call (w and b, when given, as long
+// as x); an empty row or one past simdMaxRun takes the Go steps.
+func simdLayerNormRow(y, x, w, b []float32, eps float64) bool {
+	n := len(x)
+	if n == 0 || n > simdMaxRun {
+		return false
+	}
+	_, _ = y[n-1], x[n-1]
+	wp, bp := unsafe.Pointer(nil), unsafe.Pointer(nil)
+	if w != nil {
+		wp = unsafe.Pointer(&w[:n][0])
+	}
+	if b != nil {
+		bp = unsafe.Pointer(&b[:n][0])
+	}
+	simdLayerNormRowF32(unsafe.Pointer(&y[0]), unsafe.Pointer(&x[0]), wp, bp, int32(n), eps)
+	return true
+}
+
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func init() {
+	if simdAvailable() == 1 {
+		hostUnaryF32, hostExpSumF32, hostSoftmaxRowF32 = simdUnary, simdExpSum, simdSoftmaxRow
+		hostPackA4, hostLayerNormRowF32 = simdPackA4, simdLayerNormRow
+	}
+}
