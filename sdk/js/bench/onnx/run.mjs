@@ -10,7 +10,7 @@
 // Prints a table, writes the results as JSON and, with --doc, its section of
 // docs/perf.md. onnxruntime comes from this folder's locked dependencies.
 //
-//   node sdk/js/bench/onnx/run.mjs [--reps 5] [--gpu-reps 3] [--no-gpu] [--no-cpu] [--no-node]
+//   node sdk/js/bench/onnx/run.mjs [--reps 9] [--warmup 5] [--gpu-reps 3] [--no-gpu] [--no-cpu] [--no-node]
 //        [--go build/bench/onnx-go.txt] [--out build/bench/onnx.json] [--doc docs/perf.md]
 //   node sdk/js/bench/onnx/run.mjs --from build/bench/onnx.json --doc docs/perf.md
 //        (the table and the section again from a saved run, running nothing)
@@ -36,10 +36,14 @@ const root = join(sdk, "..", "..");
 const { values: args } = parseArgs({
   options: {
     model: { type: "string", default: join(root, "build", "onnx", "all-MiniLM-L6-v2.onnx") },
-    reps: { type: "string", default: "5" },
+    // Nine runs after five warm-ups: V8 compiles a wasm module's hot
+    // functions again, optimised, in the background (tier-up), and on two
+    // cores that compilation slowed both sides' first few runs in a page by
+    // up to 40% (webtensor's 30 MB module the longer).
+    reps: { type: "string", default: "9" },
     "gpu-reps": { type: "string", default: "3" },
     "import-reps": { type: "string", default: "3" },
-    warmup: { type: "string", default: "2" },
+    warmup: { type: "string", default: "5" },
     "no-gpu": { type: "boolean", default: false },
     "no-cpu": { type: "boolean", default: false },
     "no-node": { type: "boolean", default: false },
