@@ -156,36 +156,43 @@ test("browser: a hardware adapter is taken without calibrating", async () => {
   );
 });
 
+// withAndWithoutSIMD runs fn(simd) in a page on the CPU backend with its
+// wasm SIMD kernels, then reloaded without them, checks that each ran what
+// it asked for (fn returns the device choice's cpuKernels as kernels), and
+// returns both results.
+async function withAndWithoutSIMD(fn) {
+  let res;
+  await withPage(async ({ page }) => {
+    const simd = await page.evaluate(fn, true);
+    await reload(page);
+    const go = await page.evaluate(fn, false);
+    assert.match(simd.kernels, /^wasm SIMD/);
+    assert.match(go.kernels, /^Go \(no wasm SIMD kernels: turned off/);
+    res = { simd, go };
+  });
+  return res;
+}
+
 test("browser: the CPU backend's wasm SIMD GEMM gives the Go kernels' bits", async () => {
   // Products with full and partial tiles, transposed operands, several k panels.
-  const run = (simd) =>
-    page_.evaluate(async (simd) => {
-      const { wt } = window;
-      await wt.init({ device: "cpu", simd });
-      const mat = (r, c, k) => wt.tensor(Float32Array.from({ length: r * c }, (_, i) => Math.sin(i * k) * 0.5), [r, c]);
-      const shapes = [[256, 256, 256], [37, 53, 29], [130, 300, 70], [5, 600, 9], [64, 1030, 17]];
-      const out = [];
-      for (const [m, k, n] of shapes) {
-        const a = mat(m, k, 0.37);
-        const b = mat(k, n, 0.91);
-        const bt = mat(n, k, 0.53);
-        for (const y of [wt.matmul(a, b), wt.matmul(a, wt.transpose(bt)), wt.matmul(wt.transpose(a), mat(m, n, 0.11))]) {
-          out.push(Array.from(new Uint32Array((await y.data()).buffer)));
-        }
+  const { simd: withSIMD, go: withoutSIMD } = await withAndWithoutSIMD(async (simd) => {
+    const { wt } = window;
+    await wt.init({ device: "cpu", simd });
+    const mat = (r, c, k) => wt.tensor(Float32Array.from({ length: r * c }, (_, i) => Math.sin(i * k) * 0.5), [r, c]);
+    const shapes = [[256, 256, 256], [37, 53, 29], [130, 300, 70], [5, 600, 9], [64, 1030, 17]];
+    const out = [];
+    for (const [m, k, n] of shapes) {
+      const a = mat(m, k, 0.37);
+      const b = mat(k, n, 0.91);
+      const bt = mat(n, k, 0.53);
+      for (const y of [wt.matmul(a, b), wt.matmul(a, wt.transpose(bt)), wt.matmul(wt.transpose(a), mat(m, n, 0.11))]) {
+        out.push(Array.from(new Uint32Array((await y.data()).buffer)));
       }
-      return { bits: out, kernels: wt.deviceChoice().cpuKernels };
-    }, simd);
-  let page_;
-  await withPage(async ({ page }) => {
-    page_ = page;
-    const withSIMD = await run(true);
-    await reload(page);
-    const withoutSIMD = await run(false);
-    assert.match(withSIMD.kernels, /^wasm SIMD/);
-    assert.match(withoutSIMD.kernels, /^Go \(no wasm SIMD kernels: turned off/);
-    assert.equal(withSIMD.bits.length, 15);
-    withSIMD.bits.forEach((b, i) => assert.deepEqual(b, withoutSIMD.bits[i], `product ${i}: the same bits`));
+    }
+    return { bits: out, kernels: wt.deviceChoice().cpuKernels };
   });
+  assert.equal(withSIMD.bits.length, 15);
+  withSIMD.bits.forEach((b, i) => assert.deepEqual(b, withoutSIMD.bits[i], `product ${i}: the same bits`));
 });
 
 test("browser: the CPU backend's wasm SIMD transcendentals and row kernels stay within a few ulp of Go's", async () => {
@@ -193,63 +200,53 @@ test("browser: the CPU backend's wasm SIMD transcendentals and row kernels stay 
   // branch (exp's clamps, gelu's tail, tanh's clamp), the specials, and
   // lengths with a tail of 1-3 lanes; softmax and layer_norm run the row
   // kernels, rows of 131 and of 7 (with a weight and a bias).
-  const run = (simd) =>
-    page_.evaluate(async (simd) => {
-      const { wt } = window;
-      await wt.init({ device: "cpu", simd });
-      const xs = [NaN, Infinity, -Infinity, 0, -0, 1e-30, -1e-30, 88.7, 88.8, 89, -87.3, -103.9, -104, -110, 3e38, -3e38];
-      for (let i = 0; i <= 4000; i++) xs.push(-110 + i * 0.05, (i - 2000) * 0.004 + 1e-3);
-      const x = wt.tensor(Float32Array.from(xs), [xs.length]);
-      const rows = wt.tensor(Float32Array.from({ length: 7 * 131 }, (_, i) => Math.sin(i * 0.77) * 30 - (i % 7)), [7, 131]);
-      const ys = {
-        exp: wt.exp(x),
-        sigmoid: wt.sigmoid(x),
-        silu: wt.silu(x),
-        gelu: wt.gelu(x),
-        gelu_tanh: wt.gelu(x, { approximate: "tanh" }),
-        tanh: wt.tanh(x),
-        exp_tail: wt.exp(wt.tensor([1, 2, 3, 4, 5, 6, 7])),
-        softmax: wt.softmax(rows, { axis: -1 }),
-        layer_norm: wt.layerNorm(rows, null, null, { normalizedShape: [131] }),
-        layer_norm_affine: wt.layerNorm(wt.reshape(rows, { shape: [131, 7] }), wt.tensor([1, -2, 0.5, 3, 0, 1, 2]), wt.tensor([0, 1, -1, 2, 0.5, 0, -3]), { normalizedShape: [7] }),
-      };
-      const out = {};
-      for (const [k, y] of Object.entries(ys)) out[k] = Array.from(await y.data());
-      return { out, kernels: wt.deviceChoice().cpuKernels };
-    }, simd);
-  let page_;
-  await withPage(async ({ page }) => {
-    page_ = page;
-    const withSIMD = await run(true);
-    await reload(page);
-    const go = await run(false);
-    assert.match(withSIMD.kernels, /^wasm SIMD/);
-    assert.match(go.kernels, /^Go \(no wasm SIMD kernels: turned off/);
-    // Relative to the float64 reference rounded once; differences below
-    // the smallest normal (subnormal results) are not counted. Measured:
-    // 1-4 ulp (1.2e-7 to 2.7e-7) but for the gelus' far negative tails
-    // (|x| near 12, values near 1e-30): e^a with a near -70, where a's own
-    // rounding is 4e-6 of the result (6e-6 and 9e-6 measured).
-    const tolerance = { exp: 3e-7, sigmoid: 5e-7, silu: 5e-7, gelu: 2e-5, gelu_tanh: 2e-5, tanh: 5e-7, exp_tail: 3e-7, softmax: 6e-7, layer_norm: 1e-6, layer_norm_affine: 1e-6 };
-    const worst = {};
-    for (const [k, want] of Object.entries(go.out)) {
-      const got = withSIMD.out[k];
-      assert.equal(got.length, want.length, k);
-      worst[k] = { rel: 0, at: "" };
-      want.forEach((w, i) => {
-        const g = got[i];
-        if (Number.isNaN(w) || !Number.isFinite(w) || w === 0) {
-          assert.ok(Object.is(g, w) || (w === 0 && Math.abs(g) < 2 ** -126), `${k}[${i}]: ${g}, want ${w}`);
-          return;
-        }
-        const err = Math.abs(g - w);
-        if (err >= 2 ** -126 && err / Math.abs(w) > worst[k].rel) worst[k] = { rel: err / Math.abs(w), at: `${k}[${i}]: ${g}, want ${w}` };
-      });
-    }
-    for (const [k, w] of Object.entries(worst)) assert.ok(w.rel <= tolerance[k], `relative error ${w.rel} at ${w.at}`);
-    // The module's kernels ran (had the Go loops run, every bit would match).
-    assert.ok(worst.exp.rel > 0 && worst.gelu.rel > 0 && worst.softmax.rel > 0, "the wasm SIMD kernels' last bits differ from Go's");
+  const { simd: withSIMD, go } = await withAndWithoutSIMD(async (simd) => {
+    const { wt } = window;
+    await wt.init({ device: "cpu", simd });
+    const xs = [NaN, Infinity, -Infinity, 0, -0, 1e-30, -1e-30, 88.7, 88.8, 89, -87.3, -103.9, -104, -110, 3e38, -3e38];
+    for (let i = 0; i <= 4000; i++) xs.push(-110 + i * 0.05, (i - 2000) * 0.004 + 1e-3);
+    const x = wt.tensor(Float32Array.from(xs), [xs.length]);
+    const rows = wt.tensor(Float32Array.from({ length: 7 * 131 }, (_, i) => Math.sin(i * 0.77) * 30 - (i % 7)), [7, 131]);
+    const ys = {
+      exp: wt.exp(x),
+      sigmoid: wt.sigmoid(x),
+      silu: wt.silu(x),
+      gelu: wt.gelu(x),
+      gelu_tanh: wt.gelu(x, { approximate: "tanh" }),
+      tanh: wt.tanh(x),
+      exp_tail: wt.exp(wt.tensor([1, 2, 3, 4, 5, 6, 7])),
+      softmax: wt.softmax(rows, { axis: -1 }),
+      layer_norm: wt.layerNorm(rows, null, null, { normalizedShape: [131] }),
+      layer_norm_affine: wt.layerNorm(wt.reshape(rows, { shape: [131, 7] }), wt.tensor([1, -2, 0.5, 3, 0, 1, 2]), wt.tensor([0, 1, -1, 2, 0.5, 0, -3]), { normalizedShape: [7] }),
+    };
+    const out = {};
+    for (const [k, y] of Object.entries(ys)) out[k] = Array.from(await y.data());
+    return { out, kernels: wt.deviceChoice().cpuKernels };
   });
+  // Relative to the float64 reference rounded once; differences below
+  // the smallest normal (subnormal results) are not counted. Measured:
+  // 1-4 ulp (1.2e-7 to 2.7e-7) but for the gelus' far negative tails
+  // (|x| near 12, values near 1e-30): e^a with a near -70, where a's own
+  // rounding is 4e-6 of the result (6e-6 and 9e-6 measured).
+  const tolerance = { exp: 3e-7, sigmoid: 5e-7, silu: 5e-7, gelu: 2e-5, gelu_tanh: 2e-5, tanh: 5e-7, exp_tail: 3e-7, softmax: 6e-7, layer_norm: 1e-6, layer_norm_affine: 1e-6 };
+  const worst = {};
+  for (const [k, want] of Object.entries(go.out)) {
+    const got = withSIMD.out[k];
+    assert.equal(got.length, want.length, k);
+    worst[k] = { rel: 0, at: "" };
+    want.forEach((w, i) => {
+      const g = got[i];
+      if (Number.isNaN(w) || !Number.isFinite(w) || w === 0) {
+        assert.ok(Object.is(g, w) || (w === 0 && Math.abs(g) < 2 ** -126), `${k}[${i}]: ${g}, want ${w}`);
+        return;
+      }
+      const err = Math.abs(g - w);
+      if (err >= 2 ** -126 && err / Math.abs(w) > worst[k].rel) worst[k] = { rel: err / Math.abs(w), at: `${k}[${i}]: ${g}, want ${w}` };
+    });
+  }
+  for (const [k, w] of Object.entries(worst)) assert.ok(w.rel <= tolerance[k], `relative error ${w.rel} at ${w.at}`);
+  // The module's kernels ran (had the Go loops run, every bit would match).
+  assert.ok(worst.exp.rel > 0 && worst.gelu.rel > 0 && worst.softmax.rel > 0, "the wasm SIMD kernels' last bits differ from Go's");
 });
 
 test("browser: without WebGPU it warns and runs on the CPU", async () => {
