@@ -305,29 +305,12 @@ func whereF32Go(dst []float32, c []byte, a, b []float32) {
 	}
 }
 
-// hostUnaryF32, hostExpSumF32 and hostSoftmaxRowF32, where set, are
-// kernels on a platform without the assembly ones: the browser build's
-// wasm SIMD module (ew_wasmsimd.go). hostUnaryF32 reports whether it has
-// the op; hostSoftmaxRowF32 is softmaxRowF32 (safe false) or
-// softmaxSafeF32 (safe true) in one call, and reports whether it ran.
-var (
-	hostUnaryF32      func(op ewUn, dst, src []float32) bool
-	hostExpSumF32     func(dst, x []float32, shift float32) float64
-	hostSoftmaxRowF32 func(y, x []float32, normalise, safe bool) (float64, bool)
-	// hostPackA4 is gemmPackA's full four-row slivers of a row-major A:
-	// rows of them, a covering exactly the rows' first kc columns.
-	hostPackA4 func(dst, a []float32, lda, rows, kc, kp int)
-	// hostLayerNormRowF32 is one row of layerNormKernel's f32 path (w and
-	// b nil where absent); it reports whether it ran.
-	hostLayerNormRowF32 func(y, x, w, b []float32, eps float64) bool
-)
-
 // unF32 sets dst[i] = op(src[i]) with the vector kernel and reports
 // whether there was one; the caller runs its Go function otherwise.
 func unF32(op ewUn, dst, src []float32) bool {
 	n := len(src)
 	if simdLevel == simdNone {
-		return n > 0 && hostUnaryF32 != nil && hostUnaryF32(op, dst[:n], src)
+		return hostKernels && n > 0 && hostUnaryF32(op, dst[:n], src)
 	}
 	if op == unSin || op == unCos {
 		return trigF32(op, dst, src)

@@ -34,7 +34,12 @@ var simdUnaryOps = map[ewUn]int32{unExp: 1, unSigmoid: 2, unSilu: 3, unGelu: 4, 
 // simdMaxRun bounds one call's length: n crosses as an int32.
 const simdMaxRun = 1 << 30
 
-func simdUnary(op ewUn, dst, src []float32) bool {
+// hostKernels says whether the page's loader attached the module.
+var hostKernels = simdAvailable() == 1
+
+// hostUnaryF32 sets dst[i] = op(src[i]) and reports whether the module has
+// the op (unF32).
+func hostUnaryF32(op ewUn, dst, src []float32) bool {
 	code, ok := simdUnaryOps[op]
 	if !ok {
 		return false
@@ -47,7 +52,8 @@ func simdUnary(op ewUn, dst, src []float32) bool {
 	return true
 }
 
-func simdExpSum(dst, x []float32, shift float32) float64 {
+// hostExpSumF32 is expSumF32.
+func hostExpSumF32(dst, x []float32, shift float32) float64 {
 	var s float64
 	for len(x) > 0 {
 		n := min(len(x), simdMaxRun)
@@ -63,9 +69,9 @@ func simdExpSum(dst, x []float32, shift float32) float64 {
 	return s
 }
 
-// simdSoftmaxRow is one row in one call; a row past simdMaxRun takes the
-// Go steps (ok false).
-func simdSoftmaxRow(y, x []float32, normalise, safe bool) (sum float64, ok bool) {
+// hostSoftmaxRowF32 is softmaxRowF32 (safe false) or softmaxSafeF32 (safe
+// true) in one call; a row past simdMaxRun takes the Go steps (ok false).
+func hostSoftmaxRowF32(y, x []float32, normalise, safe bool) (sum float64, ok bool) {
 	if len(x) == 0 || len(x) > simdMaxRun {
 		return 0, false
 	}
@@ -73,16 +79,18 @@ func simdSoftmaxRow(y, x []float32, normalise, safe bool) (sum float64, ok bool)
 	return simdSoftmaxRowF32(unsafe.Pointer(&y[0]), unsafe.Pointer(&x[0]), int32(len(x)), b2i(normalise), b2i(safe)), true
 }
 
-// simdPackA4 packs the slivers in one call; dst and a were sliced by the
-// caller to exactly what the module touches (gemmPackA), and every length
-// here is far below 2^31 (a block is gemmMC x gemmKC).
-func simdPackA4(dst, a []float32, lda, rows, kc, kp int) {
+// hostPackA4 is gemmPackA's full four-row slivers of a row-major A, in
+// one call; dst and a were sliced by the caller to exactly what the module
+// touches, and every length here is far below 2^31 (a block is gemmMC x
+// gemmKC).
+func hostPackA4(dst, a []float32, lda, rows, kc, kp int) {
 	simdPackA4F32(unsafe.Pointer(&dst[0]), unsafe.Pointer(&a[0]), int32(lda), int32(rows), int32(kc), int32(kp))
 }
 
-// simdLayerNormRow is one row in one call (w and b, when given, as long
-// as x); an empty row or one past simdMaxRun takes the Go steps.
-func simdLayerNormRow(y, x, w, b []float32, eps float64) bool {
+// hostLayerNormRowF32 is one row of layerNormKernel's f32 path in one call
+// (w and b nil where absent, else as long as x); an empty row or one past
+// simdMaxRun takes the Go steps (false).
+func hostLayerNormRowF32(y, x, w, b []float32, eps float64) bool {
 	n := len(x)
 	if n == 0 || n > simdMaxRun {
 		return false
@@ -104,11 +112,4 @@ func b2i(b bool) int32 {
 		return 1
 	}
 	return 0
-}
-
-func init() {
-	if simdAvailable() == 1 {
-		hostUnaryF32, hostExpSumF32, hostSoftmaxRowF32 = simdUnary, simdExpSum, simdSoftmaxRow
-		hostPackA4, hostLayerNormRowF32 = simdPackA4, simdLayerNormRow
-	}
 }

@@ -413,7 +413,7 @@ func gemmMicro4x2(ap, bp []float32) [8]float32 {
 func gemmPackA(trans bool, a []float32, lda, ic, mc, pc, kc int, dst []float32) {
 	kp := gemmRoundUp(kc, gemmKU)
 	start := 0
-	if !trans && gemmMR == 4 && hostPackA4 != nil && mc >= 4 && kc > 0 {
+	if hostKernels && !trans && gemmMR == 4 && mc >= 4 && kc > 0 {
 		start = mc &^ 3 // the full slivers, in the browser build's SIMD module
 		hostPackA4(dst[:start*kp], a[ic*lda+pc:(ic+start-1)*lda+pc+kc], lda, start, kc, kp)
 	}

@@ -61,7 +61,7 @@ func softmaxRowF32(x, y []float32, logOut bool) {
 	if len(x) == 0 {
 		return
 	}
-	if hostSoftmaxRowF32 != nil && !logOut {
+	if hostKernels && !logOut {
 		if _, ok := hostSoftmaxRowF32(y[:len(x)], x, true, false); ok {
 			return
 		}

@@ -112,7 +112,7 @@ func (am *attentionMask) apply(b, i int, row []float32) {
 // torch's safe softmax and the float64 kernels give; the sum is then 1 so
 // that a later scaling leaves it zeros.
 func softmaxSafeF32(row []float32, normalise bool) float64 {
-	if hostSoftmaxRowF32 != nil && len(row) > 0 {
+	if hostKernels && len(row) > 0 {
 		if s, ok := hostSoftmaxRowF32(row, row, normalise, true); ok {
 			return s
 		}

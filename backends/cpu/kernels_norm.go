@@ -118,7 +118,7 @@ func layerNormKernel(k *core.KernelCall) error {
 		parallelFor(rows, n*6, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				xr, yr := src[r*n:(r+1)*n], dst[r*n:(r+1)*n]
-				if hostLayerNormRowF32 != nil && hostLayerNormRowF32(yr, xr, wv, bv, eps) {
+				if hostKernels && hostLayerNormRowF32(yr, xr, wv, bv, eps) {
 					continue
 				}
 				mean, rstd := nnMeanRstdF32(xr, eps)

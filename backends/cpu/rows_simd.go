@@ -15,7 +15,7 @@ import "math"
 // 0 unless shift is -Inf or NaN, when every element is NaN anyway.
 func expSumF32(dst, x []float32, shift float32) float64 {
 	if simdLevel == simdNone {
-		if hostExpSumF32 != nil && len(x) > 0 {
+		if hostKernels && len(x) > 0 {
 			return hostExpSumF32(dst, x, shift)
 		}
 		return expSumGo(dst, x, shift)
