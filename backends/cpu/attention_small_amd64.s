@@ -6,8 +6,8 @@
 // multiply-adds in e order gives each score in base 2; it writes them
 // and keeps their running maximum. Pass two weighs each key by
 // 2^(score - max): VREDUCEPS splits x = score - max into floor(x) and
-// f = x - floor(x) in [0, 1) exactly, a degree-5 polynomial (a relative
-// minimax fit with constant term 1, so the maximum's weight is exactly 1:
+// f = x - floor(x) in [0, 1) exactly, a degree-5 polynomial (fits.py's
+// exp2 fit, constant term 1, so the maximum's weight is exactly 1:
 // 2.1 ulps, 2.9 evaluated in float32) gives 2^f, and VSCALEFPS multiplies
 // it by 2^floor(x). That is 9 vector instructions where exp(x) took 17
 // (no ln 2 split, no upper clamp: x <= 0), and the tile is bound by its
