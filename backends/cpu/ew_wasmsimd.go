@@ -28,8 +28,24 @@ func simdLayerNormRowF32(y, x, w, b unsafe.Pointer, n int32, eps float64)
 //go:wasmimport webtensor_simd softmax_row_f32
 func simdSoftmaxRowF32(y, x unsafe.Pointer, n int32, normalise, safe int32) float64
 
-// simdUnaryOps numbers the ops math.c has, as its enum does.
-var simdUnaryOps = map[ewUn]int32{unExp: 1, unSigmoid: 2, unSilu: 3, unGelu: 4, unTanh: 5, unGeluTanh: 6}
+// simdUnaryCode numbers the ops math.c has, as its enum does (0: not there).
+func simdUnaryCode(op ewUn) int32 {
+	switch op {
+	case unExp:
+		return 1
+	case unSigmoid:
+		return 2
+	case unSilu:
+		return 3
+	case unGelu:
+		return 4
+	case unTanh:
+		return 5
+	case unGeluTanh:
+		return 6
+	}
+	return 0
+}
 
 // simdMaxRun bounds one call's length: n crosses as an int32.
 const simdMaxRun = 1 << 30
@@ -40,8 +56,8 @@ var hostKernels = simdAvailable() == 1
 // hostUnaryF32 sets dst[i] = op(src[i]) and reports whether the module has
 // the op (unF32).
 func hostUnaryF32(op ewUn, dst, src []float32) bool {
-	code, ok := simdUnaryOps[op]
-	if !ok {
+	code := simdUnaryCode(op)
+	if code == 0 {
 		return false
 	}
 	for len(src) > 0 {

@@ -54,7 +54,7 @@ func gemmMacroSIMD(store bool, mc, nc, kc int, alpha float32, ap, bp []float32, 
 }
 
 func init() {
-	if simdAvailable() == 1 {
+	if hostKernels {
 		gemmNR, gemmMacro = simdNR, gemmMacroSIMD
 	}
 }

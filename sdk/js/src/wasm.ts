@@ -333,15 +333,9 @@ function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) =>
   };
 }
 
-/** The SIMD module's exports (sdk/js/wasm/simd/gemm.c and math.c). */
-interface SimdKernels {
-  sgemm_macro(...args: number[]): void;
-  unary_f32(...args: number[]): void;
-  exp_sum_f32(...args: number[]): number;
-  softmax_row_f32(...args: number[]): number;
-  pack_a4_f32(...args: number[]): void;
-  layer_norm_row_f32(...args: number[]): void;
-}
+/** The SIMD module's exports (sdk/js/wasm/simd/gemm.c and math.c) that Go imports. */
+const simdKernelNames = ["sgemm_macro", "unary_f32", "exp_sum_f32", "softmax_row_f32", "pack_a4_f32", "layer_norm_row_f32"] as const;
+type SimdKernels = Record<(typeof simdKernelNames)[number], (...args: number[]) => number | void>;
 
 /** The SIMD kernels' module, or why there is none (a missing file, no wasm SIMD). */
 async function simdModule(url: URL): Promise<WebAssembly.Module | string> {
@@ -363,18 +357,9 @@ async function simdModule(url: URL): Promise<WebAssembly.Module | string> {
  */
 function simdImports(): { imports: WebAssembly.ModuleImports; attach(k: SimdKernels): void } {
   let kernels: SimdKernels | null = null;
-  return {
-    imports: {
-      available: () => (kernels ? 1 : 0),
-      sgemm_macro: (...a: number[]) => kernels!.sgemm_macro(...a),
-      unary_f32: (...a: number[]) => kernels!.unary_f32(...a),
-      exp_sum_f32: (...a: number[]) => kernels!.exp_sum_f32(...a),
-      softmax_row_f32: (...a: number[]) => kernels!.softmax_row_f32(...a),
-      pack_a4_f32: (...a: number[]) => kernels!.pack_a4_f32(...a),
-      layer_norm_row_f32: (...a: number[]) => kernels!.layer_norm_row_f32(...a),
-    },
-    attach: (k) => (kernels = k),
-  };
+  const imports: WebAssembly.ModuleImports = { available: () => (kernels ? 1 : 0) };
+  for (const name of simdKernelNames) imports[name] = (...a: number[]) => kernels![name](...a);
+  return { imports, attach: (k) => (kernels = k) };
 }
 
 async function fetchModule(url: URL): Promise<WebAssembly.Module> {
