@@ -8,6 +8,7 @@ import (
 
 	"github.com/webtensor/webtensor/backends/webgpu/webgputest"
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/core/ir"
 	"github.com/webtensor/webtensor/internal/reftest"
 )
 
@@ -36,9 +37,16 @@ func replayCondPipeline(t *testing.T, r *unetRefs, pname string, dev core.Device
 		require.NoError(t, err)
 		p.Model = cu
 	}
+	_, fellBack := ir.FusionCounts()
 	latents, err := p.Sample(pr, ref.Steps, noise)
 	require.NoError(t, err)
 	if compiled {
+		// Sampling runs with gradients on, as a user's program does: the
+		// compiled forward, like the eager one, records none, so every
+		// fused node runs as its kernel rather than its original ops.
+		_, after := ir.FusionCounts()
+		require.Equal(t, fellBack, after, "fused nodes that ran their original ops")
+		require.False(t, latents.RequiresGrad(), "the compiled UNet recorded autograd")
 		b := pr.Embeds.Shape()[0] * max(ref.ImagesPerPrompt, 1) * 2
 		rep := cu.FuseReport(core.Shape{b, p.Channels, p.Height, p.Width}, core.Shape{b, pr.Embeds.Shape()[1], pr.Embeds.Shape()[2]})
 		t.Logf("%s: %+v", dev, rep)
