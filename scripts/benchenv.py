@@ -50,20 +50,59 @@ def interleaved(fns, repeats=5, min_time=2.0):
     """Seconds per call of each fn: two warm-up calls, a batch size per fn of about min_time/repeats, then
     rounds in which the fns take turns (so a shared machine's changing load falls on all of them); the
     median of the rounds."""
+    batch = calibrate(fns, repeats, min_time)
+    runs = {name: [] for name in fns}
+    for _ in range(repeats):
+        peer_round(fns, batch, runs)
+    return {name: statistics.median(r) for name, r in runs.items()}
+
+
+def calibrate(fns, repeats, min_time):
+    """Two warm-up calls of each fn; returns how many calls of each make a round of about min_time/repeats."""
     batch = {}
     for name, fn in fns.items():
         fn()
         start = time.perf_counter()
         fn()
         batch[name] = max(1, int(min_time / repeats / max(time.perf_counter() - start, 1e-7)))
-    runs = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            for _ in range(batch[name]):
-                fn()
-            runs[name].append((time.perf_counter() - start) / batch[name])
-    return {name: statistics.median(r) for name, r in runs.items()}
+    return batch
+
+
+def peer_round(fns, batch, runs):
+    """One round: each fn's batch in turn, its seconds per call appended to runs[name]."""
+    for name, fn in fns.items():
+        start = time.perf_counter()
+        for _ in range(batch[name]):
+            fn()
+        runs[name].append((time.perf_counter() - start) / batch[name])
+
+
+def go_test_binary(pkg, out_dir, root=ROOT):
+    """Builds the Go package pkg's test binary (go test -c) into out_dir once, so that rounds do not build
+    or link again; returns its path. Run it in the package's folder, where its testdata is."""
+    path = os.path.join(out_dir, os.path.basename(pkg.rstrip("/")) + ".test")
+    cmd = ["go", "test", "-c", "-o", path, pkg]
+    print("+", " ".join(cmd), flush=True)
+    res = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        sys.exit(f"go test -c failed:\n{res.stdout}\n{res.stderr}")
+    return path
+
+
+def alternating(go_cmd, go_dir, fns, rounds, min_time=2.0):
+    """The Go benchmarks and the peer's fns taking turns: each round one run of go_cmd (a test binary's
+    -test.bench command, run in go_dir, given -test.count 1) and then one peer round. A shared machine's
+    load drifts over the minutes a run takes; timed in turns it falls on both sides alike, where timing
+    all of one side and then all of the other put a drift between them into the ratio. Returns the two
+    sides' medians over the rounds (seconds per op or call, by name)."""
+    batch = calibrate(fns, rounds, min_time)
+    go_runs, peer_runs = {}, {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, sec in go_bench(go_cmd + ["-test.count", "1"], root=go_dir).items():
+            go_runs.setdefault(name, []).append(sec)
+        peer_round(fns, batch, peer_runs)
+    med = statistics.median
+    return {k: med(v) for k, v in go_runs.items()}, {k: med(v) for k, v in peer_runs.items()}
 
 
 def cpu_model():
@@ -102,8 +141,8 @@ def write_section(path, title, section):
 
 
 def go_bench(cmd, root=ROOT):
-    """Runs the `go test -bench` command cmd in root and returns seconds per op of each benchmark, the median
-    of its -count runs; exits with Go's output if it fails."""
+    """Runs the `go test -bench` command cmd (or a test binary's -test.bench command) in root and returns
+    seconds per op of each benchmark, the median of its -count runs; exits with Go's output if it fails."""
     print("+", " ".join(cmd), flush=True)
     res = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
     if res.returncode != 0:

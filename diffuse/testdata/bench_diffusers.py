@@ -4,12 +4,15 @@ Run from the repository root with the project's Python (PyTorch, diffusers 0.42)
 
     python diffuse/testdata/bench_diffusers.py [--count 5] [--webgpu]
 
-It runs `go test -bench` for BenchmarkUNet2DConditionForward and BenchmarkSchedulerLoop (the median
-of --count runs), then times the same work in diffusers in this process: a UNet2DConditionModel of
+It builds diffuse's test binary once and times BenchmarkUNet2DConditionForward (with its int8 and
+compiled forms) and BenchmarkSchedulerLoop on the CPU and the same work in diffusers in this process,
+taking turns: --count rounds, each one run of the Go benchmarks and then one batch of each diffusers
+case, so that a change of the machine's load falls on both sides (scripts/benchenv.py alternating);
+with --webgpu the WebGPU forms run once after them. The diffusers work: a UNet2DConditionModel of
 testdata/bench_unet.json, then of bench_unet_64.json (issue 21's size; seeded diffusers
 initialisation; the timing does not depend on the weights) on a batch of 2 latents with 16 text
 tokens under torch.no_grad, and each scheduler's 20-step loop (scale_model_input and step with a
-fixed model output) on the 32x32 latents, two warm-up calls and then the median of rounds. Both
+fixed model output) on the 32x32 latents, two warm-up calls first; each side's figure is the median of the rounds. Both
 sides use the same thread count (WEBTENSOR_NUM_THREADS if set, else the CPUs this process may
 use). It prints a Markdown table of milliseconds per call and the ratio diffusers' time /
 webtensor's (above 1: webtensor is faster).
@@ -18,7 +21,9 @@ webtensor's (above 1: webtensor is faster).
 import argparse
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -50,14 +55,11 @@ SCHEDULERS = {"DDIMScheduler": DDIMScheduler, "EulerDiscreteScheduler": EulerDis
 CONFIGS = {"bench_unet.json": "", "bench_unet_64.json": " (64x64 latents, 64-128 channels)"}
 
 
-def go_bench(count, webgpu, config, schedulers):
-    pattern = "UNet2DCondition" + ("|SchedulerLoop" if schedulers else "")
-    cmd = ["go", "test", "-run", "^$", "-bench", pattern, "-benchtime", "1s", "-count", str(count), "./diffuse/",
-           "-unet-config", "testdata/" + config]
-    if not webgpu:
-        cmd[4:4] = ["-skip", "webgpu"]
-        cmd[cmd.index("-bench") + 1] = "UNet2DCondition.*/cpu" + ("|SchedulerLoop/cpu" if schedulers else "")
-    return benchenv.go_bench(cmd)
+def go_cmd(binary, config, schedulers, device):
+    """The test binary's command for the benchmarks of config on device (cpu or webgpu)."""
+    other = "webgpu" if device == "cpu" else "cpu"
+    return [binary, "-test.run", "^$", "-test.bench", "UNet2DCondition" + ("|SchedulerLoop" if schedulers else ""),
+            "-test.skip", "/" + other, "-test.benchtime", "1s", "-unet-config", "testdata/" + config]
 
 
 def torch_cases(config, schedulers):
@@ -114,7 +116,7 @@ def rows(go, ref, label):
 SCHEDULER_LOOP = {}
 
 
-def write_doc(path, table, load):
+def write_doc(path, table, load, rounds):
     import diffusers
 
     rev = benchenv.commit()
@@ -126,8 +128,10 @@ on {benchenv.cpu_model()} ({THREADS} threads on both sides; PyTorch {torch.__ver
 cross-attention levels of 32 and 64
 channels, 32x32 latents, 16 text tokens of width 64, batch 2: one guided image) and, in the rows so labelled,
 testdata/bench_unet_64.json (the size issue 21 names: 64x64 latents, 64 and 128 channels, heads of 16 and 32, text
-width 128); weights drawn (timing does not depend on them). The scheduler loops run on the 32x32 latents. Go: the
-median of `go test -bench` runs; diffusers: interleaved rounds after warm-up, the median. A ratio is
+width 128); weights drawn (timing does not depend on them). The scheduler loops run on the 32x32 latents. The
+two sides take turns in {rounds} rounds, each one run of diffuse's test binary (`-test.bench`, 1 s a case) on the
+CPU and then one batch of each diffusers case (after warm-up): the figures are the medians of the rounds; the
+WebGPU rows are one run after them. A ratio is
 diffusers' time over webtensor's (above 1: webtensor is faster); issue 21's target is >= 1.5 for images/s.
 
 | case | webtensor ms | diffusers ms | diffusers / webtensor |
@@ -140,19 +144,28 @@ diffusers' time over webtensor's (above 1: webtensor is faster); issue 21's targ
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--count", type=int, default=5, help="go test -count: the Go figure is the median of the runs")
+    ap.add_argument("--count", type=int, default=5,
+                    help="rounds: each runs the Go benchmarks once (-benchtime 1s) and then diffusers' cases; "
+                         "the figures are the medians of the rounds")
     ap.add_argument("--webgpu", action="store_true", help="also run the Go benchmarks on WebGPU (no diffusers peer)")
     ap.add_argument("--doc", help="write the table as a section of this Markdown file (docs/perf.md)")
     args = ap.parse_args()
     load = os.getloadavg()[0]
     table = []
+    tmp = tempfile.mkdtemp(prefix="bench_diffusers")
+    binary = benchenv.go_test_binary("./diffuse/", tmp)
+    godir = os.path.dirname(HERE)
     for i, (config, label) in enumerate(CONFIGS.items()):
-        go = go_bench(args.count, args.webgpu, config, schedulers=i == 0)
-        ref = benchenv.interleaved(torch_cases(config, schedulers=i == 0))
+        # The CPU cases take turns with diffusers' (benchenv.alternating); WebGPU's have no peer.
+        go, ref = benchenv.alternating(go_cmd(binary, config, i == 0, "cpu"), godir,
+                                       torch_cases(config, schedulers=i == 0), args.count)
+        if args.webgpu:
+            go.update(benchenv.go_bench(go_cmd(binary, config, i == 0, "webgpu") + ["-test.count", "1"], root=godir))
         if i == 0:
             SCHEDULER_LOOP.update(go=go.get("SchedulerLoop/cpu/DDIMScheduler"),
                                   peer=ref.get("SchedulerLoop/cpu/DDIMScheduler"))
         table += rows(go, ref, label)
+    shutil.rmtree(tmp, ignore_errors=True)
     import diffusers
 
     print(f"\nthreads {THREADS}; PyTorch {torch.__version__}, diffusers {diffusers.__version__}\n")
@@ -163,7 +176,7 @@ def main():
         peer_ms = f"{peer * 1e3:.2f}" if peer else "-"
         print(f"| {name} | {ours * 1e3:.2f} | {peer_ms} | {ratio} |")
     if args.doc:
-        write_doc(args.doc, table, load)
+        write_doc(args.doc, table, load, args.count)
 
 
 if __name__ == "__main__":
