@@ -2,6 +2,7 @@ package cpu_test
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -149,5 +150,55 @@ func TestAttentionF32KeyPaddingMasks(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A key-padding mask expanded along the queries ([B, 1, L, S], every row
+// the same: what transformers exports to ONNX) is the padding mask it
+// repeats: the same tiles, bit for bit. One whose rows differ (a causal
+// cut written out) still masks row by row.
+func TestAttentionF32ExpandedPaddingMask(t *testing.T) {
+	randn := func(seed int, shape ...int) *core.Tensor {
+		return core.Call1("randn", core.Attrs{"shape": shape, "seed": seed})
+	}
+	const B, H, L, S, E = 2, 3, 21, 19, 32
+	add := make([]float32, B*S)
+	for j := range S {
+		if j >= 11 {
+			add[j] = -math.MaxFloat32 // item 0: padding after 11 keys
+		}
+		add[S+j] = float32(-j) / 8
+	}
+	expanded := make([]float32, 0, B*L*S)
+	for b := range B {
+		for range L {
+			expanded = append(expanded, add[b*S:(b+1)*S]...)
+		}
+	}
+	q, k, v := randn(1, B, H, L, E), randn(2, B, H, S, E), randn(3, B, H, S, E)
+	sdpa := func(mask *core.Tensor) []float32 {
+		out, err := core.Call1("scaled_dot_product_attention", nil, q, k, v, mask).Float32s()
+		require.NoError(t, err)
+		return out
+	}
+	want := sdpa(core.FromSlice(add, core.Shape{B, 1, 1, S}))
+	require.Equal(t, want, sdpa(core.FromSlice(expanded, core.Shape{B, 1, L, S})))
+
+	causal := slices.Clone(expanded)
+	for b := range B {
+		for i := range L {
+			for j := i + 1; j < S; j++ {
+				causal[(b*L+i)*S+j] = float32(math.Inf(-1))
+			}
+		}
+	}
+	f64 := func(x *core.Tensor) *core.Tensor { return x.Cast(core.F64) }
+	mask := core.FromSlice(causal, core.Shape{B, 1, L, S})
+	got, err := core.Call1("scaled_dot_product_attention", nil, q, k, v, mask).Float64s()
+	require.NoError(t, err)
+	ref, err := core.Call1("scaled_dot_product_attention", nil, f64(q), f64(k), f64(v), f64(mask)).Float64s()
+	require.NoError(t, err)
+	for i := range ref {
+		require.InDelta(t, ref[i], got[i], 1e-5+1e-4*math.Abs(ref[i]), "causal rows, element %d", i)
 	}
 }

@@ -28,6 +28,17 @@ func newAttentionMask(m *core.Tensor, sh oprules.SDPAShapes) (*attentionMask, bo
 	if len(shape) > len(full) {
 		return nil, false
 	}
+	vals := readF64(m)
+	// A mask whose query rows are all one row is kept as that row:
+	// transformers expands a padding mask [B, 1, 1, S] to [B, 1, L, S]
+	// before an ONNX export, and the expanded form missed the small-head
+	// tiles (they take a mask that depends on the key alone) and converted
+	// L times the values.
+	if r := len(shape) - 2; r >= 0 && shape[r] > 1 && rowsRepeat(vals, shape[r], shape[r+1]) {
+		vals = firstRows(vals, shape[r], shape[r+1])
+		shape = shape.Clone()
+		shape[r] = 1
+	}
 	// Strides of the mask's dense copy, aligned right against the scores,
 	// 0 where the mask has size 1 (or no dim at all).
 	strides := make([]int, len(full))
@@ -48,7 +59,6 @@ func newAttentionMask(m *core.Tensor, sh oprules.SDPAShapes) (*attentionMask, bo
 		}
 		acc *= shape[md]
 	}
-	vals := readF64(m)
 	am := &attentionMask{add: make([]float32, len(vals)), strideL: strides[len(full)-2], strideS: strides[len(full)-1]}
 	for i, v := range vals {
 		switch {
@@ -76,6 +86,31 @@ func newAttentionMask(m *core.Tensor, sh oprules.SDPAShapes) (*attentionMask, bo
 		}
 	}
 	return am, true
+}
+
+// rowsRepeat reports whether, in each block of rows x cols values, every
+// row equals the first (NaN never does).
+func rowsRepeat(vals []float64, rows, cols int) bool {
+	for b := 0; b+rows*cols <= len(vals); b += rows * cols {
+		first := vals[b : b+cols]
+		for r := 1; r < rows; r++ {
+			for j, v := range vals[b+r*cols : b+(r+1)*cols] {
+				if v != first[j] {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// firstRows keeps the first row of each block of rows x cols values.
+func firstRows(vals []float64, rows, cols int) []float64 {
+	out := make([]float64, 0, len(vals)/rows)
+	for b := 0; b+rows*cols <= len(vals); b += rows * cols {
+		out = append(out, vals[b:b+cols]...)
+	}
+	return out
 }
 
 // none reports whether the mask adds zero everywhere (a padding mask of a
