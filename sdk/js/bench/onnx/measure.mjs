@@ -34,10 +34,13 @@ export function agreement(a, b) {
  * importReps imports of each (every one but the last freed), warmup runs
  * (the first one timed on its own: kernels compile then), then reps timed
  * runs; the sides take turns and which goes first alternates rep by rep.
- * Resolves to {webtensor, onnxruntime: {importMs, firstMs, ms, runs},
- * agreement}, medians in milliseconds.
+ * settle(side), when given, is awaited after every import and run of a
+ * side, before the next one starts (node.mjs: until the process is idle
+ * again). Resolves to
+ * {webtensor, onnxruntime: {importMs, firstMs, ms, runs}, agreement},
+ * medians in milliseconds.
  */
-export async function compare(sides, { importReps, warmup, reps, log = () => {} }) {
+export async function compare(sides, { importReps, warmup, reps, log = () => {}, settle = async () => {} }) {
   const names = Object.keys(sides);
   const out = Object.fromEntries(names.map((n) => [n, { imports: [], runs: [] }]));
   const models = {};
@@ -48,6 +51,7 @@ export async function compare(sides, { importReps, warmup, reps, log = () => {} 
       const t0 = performance.now();
       models[n] = await sides[n].load();
       out[n].imports.push(performance.now() - t0);
+      await settle(n);
     }
   }
   log(`imported: ${names.map((n) => `${n} ${median(out[n].imports).toFixed(0)} ms`).join(", ")}`);
@@ -61,6 +65,7 @@ export async function compare(sides, { importReps, warmup, reps, log = () => {} 
           out[n].firstMs = performance.now() - t0;
           first[n] = v;
         }
+        await settle(n);
       }
     }
     log(`first run: ${names.map((n) => `${n} ${out[n].firstMs.toFixed(0)} ms`).join(", ")}`);
@@ -69,6 +74,7 @@ export async function compare(sides, { importReps, warmup, reps, log = () => {} 
         const t0 = performance.now();
         await sides[n].run(models[n]);
         out[n].runs.push(performance.now() - t0);
+        await settle(n);
       }
       log(`rep ${i + 1}/${reps}: ${names.map((n) => `${n} ${out[n].runs.at(-1).toFixed(0)} ms`).join(", ")}`);
     }

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { compare } from "./measure.mjs";
+import { compare, median } from "./measure.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -61,9 +61,36 @@ export async function runNode(opts) {
       },
     };
     const log = (m) => console.log(`node, ${threads} thread${threads === 1 ? "" : "s"}: ${m}`);
-    const r = await compare(sides, { importReps: opts.importReps, warmup: opts.warmup, reps: opts.reps, log });
+    const waited = { webtensor: [], onnxruntime: [] };
+    const settle = async (side) => waited[side].push(await untilIdle());
+    const r = await compare(sides, { importReps: opts.importReps, warmup: opts.warmup, reps: opts.reps, log, settle });
+    log(`busy after a run or import (the wait before the next, median): ${Object.entries(waited).map(([n, w]) => `${n} ${median(w).toFixed(0)} ms`).join(", ")}`);
     results.push({ threads, wtThreads: wt.getNumThreads(), ...r });
   }
   wt.dispose(Object.values(wtFeeds));
   return { env: { node: process.version, webtensor: wt.version(), onnxruntimeNode: ortVersion, batch: shape }, results };
+}
+
+/**
+ * Resolves once this process has used under a tenth of a core for 50 ms
+ * (at most 5 s on). onnxruntime's intra-op workers spin after a run until
+ * their spin budget runs out (session.intra_op.allow_spinning, on by
+ * default; about a second on some hosts), and the two sides share this
+ * process and its cores: without the wait, the side that ran second had
+ * onnxruntime's spinning workers beside it on the cores it was timed on.
+ * Waiting lets each side start on an idle machine, as in a process of its
+ * own, and leaves both runtimes' settings at their defaults. Resolves to the
+ * milliseconds waited.
+ */
+export async function untilIdle() {
+  const t0 = performance.now();
+  const windowMs = 50;
+  for (;;) {
+    const before = process.cpuUsage();
+    const w0 = performance.now();
+    await new Promise((r) => setTimeout(r, windowMs));
+    const used = process.cpuUsage(before);
+    const busy = (used.user + used.system) / 1000 / (performance.now() - w0);
+    if (busy < 0.1 || performance.now() - t0 > 5000) return performance.now() - t0;
+  }
 }
