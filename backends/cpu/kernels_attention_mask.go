@@ -13,7 +13,7 @@ import (
 // float64 kernels do) was H*L times more memory than the scores it masks,
 // and sent every BERT-style encoder to the float64 loops.
 type attentionMask struct {
-	add              []float32 // additive: a false bool is -inf
+	add              []float32 // additive: a false bool is -inf (read only: may be the mask tensor's own storage)
 	base             []int     // per batch entry, the offset of its L x S plane
 	strideL, strideS int       // 0 along a broadcast dim
 }
@@ -28,7 +28,7 @@ func newAttentionMask(m *core.Tensor, sh oprules.SDPAShapes) (*attentionMask, bo
 	if len(shape) > len(full) {
 		return nil, false
 	}
-	vals := readF64(m)
+	vals := maskAdditive(m)
 	// A mask whose query rows are all one row is kept as that row:
 	// transformers expands a padding mask [B, 1, 1, S] to [B, 1, L, S]
 	// before an ONNX export, and the expanded form missed the small-head
@@ -59,16 +59,7 @@ func newAttentionMask(m *core.Tensor, sh oprules.SDPAShapes) (*attentionMask, bo
 		}
 		acc *= shape[md]
 	}
-	am := &attentionMask{add: make([]float32, len(vals)), strideL: strides[len(full)-2], strideS: strides[len(full)-1]}
-	for i, v := range vals {
-		switch {
-		case m.DType() == core.Bool && v == 0:
-			am.add[i] = float32(math.Inf(-1))
-		case m.DType() == core.Bool:
-		default:
-			am.add[i] = float32(v)
-		}
-	}
+	am := &attentionMask{add: vals, strideL: strides[len(full)-2], strideS: strides[len(full)-1]}
 	nb := sh.Batch.Numel()
 	am.base = make([]int, nb)
 	idx := make([]int, len(sh.Batch))
@@ -88,9 +79,33 @@ func newAttentionMask(m *core.Tensor, sh oprules.SDPAShapes) (*attentionMask, bo
 	return am, true
 }
 
+// maskAdditive is m's values in logical order as what they add to the
+// scores (a false bool: -inf). A dense f32 mask is read in place - the
+// tensor is immutable and outlives the kernel call - where a float64 copy
+// and a float32 one were made for every attention call (a 128-token
+// encoder's expanded mask: 1.5 MB of fresh pages each layer).
+func maskAdditive(m *core.Tensor) []float32 {
+	n := m.Shape().Numel()
+	if m.DType() == core.F32 && m.IsContiguous() {
+		return f32view(host(m))[m.Offset():][:n:n]
+	}
+	vals := readF64(m)
+	add := make([]float32, n)
+	for i, v := range vals {
+		switch {
+		case m.DType() == core.Bool && v == 0:
+			add[i] = float32(math.Inf(-1))
+		case m.DType() == core.Bool:
+		default:
+			add[i] = float32(v)
+		}
+	}
+	return add
+}
+
 // rowsRepeat reports whether, in each block of rows x cols values, every
 // row equals the first (NaN never does).
-func rowsRepeat(vals []float64, rows, cols int) bool {
+func rowsRepeat(vals []float32, rows, cols int) bool {
 	for b := 0; b+rows*cols <= len(vals); b += rows * cols {
 		first := vals[b : b+cols]
 		for r := 1; r < rows; r++ {
@@ -105,8 +120,8 @@ func rowsRepeat(vals []float64, rows, cols int) bool {
 }
 
 // firstRows keeps the first row of each block of rows x cols values.
-func firstRows(vals []float64, rows, cols int) []float64 {
-	out := make([]float64, 0, len(vals)/rows)
+func firstRows(vals []float32, rows, cols int) []float32 {
+	out := make([]float32, 0, len(vals)/rows)
 	for b := 0; b+rows*cols <= len(vals); b += rows * cols {
 		out = append(out, vals[b:b+cols]...)
 	}
