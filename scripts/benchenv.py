@@ -91,14 +91,16 @@ def go_test_binary(pkg, out_dir, root=ROOT):
 
 def alternating(go_cmd, go_dir, fns, rounds, min_time=2.0):
     """The Go benchmarks and the peer's fns taking turns: each round one run of go_cmd (a test binary's
-    -test.bench command, run in go_dir, given -test.count 1) and then one peer round. A shared machine's
-    load drifts over the minutes a run takes; timed in turns it falls on both sides alike, where timing
-    all of one side and then all of the other put a drift between them into the ratio. Returns the two
-    sides' medians over the rounds (seconds per op or call, by name)."""
+    -test.bench command, run in go_dir, given -test.count 2: the second pass is timed) and then one peer
+    round. A shared machine's load drifts over the minutes a run takes; timed in turns it falls on both
+    sides alike, where timing all of one side and then all of the other put a drift between them into the
+    ratio. Returns the two sides' medians over the rounds (seconds per op or call, by name)."""
     batch = calibrate(fns, rounds, min_time)
     go_runs, peer_runs = {}, {name: [] for name in fns}
     for _ in range(rounds):
-        for name, sec in go_bench(go_cmd + ["-test.count", "1"], root=go_dir).items():
+        # Each round is a new process: its first pass over the benchmarks warms it (the CPU allocator's free
+        # lists, the heap), as the peer's process is warm from its calibration, and the second is timed.
+        for name, sec in go_bench(go_cmd + ["-test.count", "2"], root=go_dir, pick=lambda runs: runs[-1]).items():
             go_runs.setdefault(name, []).append(sec)
         peer_round(fns, batch, peer_runs)
     med = statistics.median
@@ -140,9 +142,9 @@ def write_section(path, title, section):
         f.write(text)
 
 
-def go_bench(cmd, root=ROOT):
+def go_bench(cmd, root=ROOT, pick=statistics.median):
     """Runs the `go test -bench` command cmd (or a test binary's -test.bench command) in root and returns
-    seconds per op of each benchmark, the median of its -count runs; exits with Go's output if it fails."""
+    seconds per op of each benchmark, pick of its -count runs (their median); exits with Go's output if it fails."""
     print("+", " ".join(cmd), flush=True)
     res = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
     if res.returncode != 0:
@@ -152,4 +154,4 @@ def go_bench(cmd, root=ROOT):
         m = GO_BENCH_LINE.match(line)
         if m:
             runs.setdefault(m.group(1), []).append(float(m.group(2)) * 1e-9)
-    return {k: statistics.median(v) for k, v in runs.items()}
+    return {k: pick(v) for k, v in runs.items()}

@@ -129,8 +129,9 @@ cross-attention levels of 32 and 64
 channels, 32x32 latents, 16 text tokens of width 64, batch 2: one guided image) and, in the rows so labelled,
 testdata/bench_unet_64.json (the size issue 21 names: 64x64 latents, 64 and 128 channels, heads of 16 and 32, text
 width 128); weights drawn (timing does not depend on them). The scheduler loops run on the 32x32 latents. The
-two sides take turns in {rounds} rounds, each one run of diffuse's test binary (`-test.bench`, 1 s a case) on the
-CPU and then one batch of each diffusers case (after warm-up): the figures are the medians of the rounds; the
+two sides take turns in {rounds} rounds, each one run of diffuse's test binary (`-test.bench`, 1 s a case, two passes:
+the first warms the new process, the second is timed) on the CPU and then one batch of each diffusers case (after
+warm-up): the figures are the medians of the rounds; the
 WebGPU rows are one run after them. A ratio is
 diffusers' time over webtensor's (above 1: webtensor is faster); issue 21's target is >= 1.5 for images/s.
 
