@@ -192,6 +192,12 @@ func TestAttentionF32ExpandedPaddingMask(t *testing.T) {
 			}
 		}
 	}
+	// No keys at all: an expanded mask of width 0 is left as it is (its
+	// blocks are empty, which a row-by-row scan must not loop over).
+	empty := core.Call1("scaled_dot_product_attention", nil, q, randn(2, B, H, 0, E), randn(3, B, H, 0, E),
+		core.Zeros(core.Shape{B, 1, L, 0}, core.F32))
+	require.NoError(t, empty.Err())
+
 	f64 := func(x *core.Tensor) *core.Tensor { return x.Cast(core.F64) }
 	mask := core.FromSlice(causal, core.Shape{B, 1, L, S})
 	got, err := core.Call1("scaled_dot_product_attention", nil, q, k, v, mask).Float64s()

@@ -34,7 +34,7 @@ func newAttentionMask(m *core.Tensor, sh oprules.SDPAShapes) (*attentionMask, bo
 	// before an ONNX export, and the expanded form missed the small-head
 	// tiles (they take a mask that depends on the key alone) and converted
 	// L times the values.
-	if r := len(shape) - 2; r >= 0 && shape[r] > 1 && rowsRepeat(vals, shape[r], shape[r+1]) {
+	if r := len(shape) - 2; r >= 0 && shape[r] > 1 && shape[r+1] > 0 && rowsRepeat(vals, shape[r], shape[r+1]) {
 		vals = firstRows(vals, shape[r], shape[r+1])
 		shape = shape.Clone()
 		shape[r] = 1
@@ -103,8 +103,8 @@ func maskAdditive(m *core.Tensor) []float32 {
 	return add
 }
 
-// rowsRepeat reports whether, in each block of rows x cols values, every
-// row equals the first (NaN never does).
+// rowsRepeat reports whether, in each block of rows x cols values (both
+// above zero), every row equals the first (NaN never does).
 func rowsRepeat(vals []float32, rows, cols int) bool {
 	for b := 0; b+rows*cols <= len(vals); b += rows * cols {
 		first := vals[b : b+cols]
