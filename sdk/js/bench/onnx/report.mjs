@@ -114,7 +114,8 @@ export function section(report) {
 page's test tokenised by webtensor's WordPiece tokenizer and padded to 128 (tokenizer.json's padding): input ids,
 attention mask and token type ids (${e.sentences}, 128) i64, output the last hidden state (${e.sentences}, 128, 384) f32. A run is
 \`run()\` and reading the whole output back to the host (onnxruntime's default output location); the two sides take
-turns, the first alternating, and their first outputs must agree (1e-3 of the largest value) or the run fails.
+turns, the first alternating (in Node each starts once the process is idle again: onnxruntime's workers spin
+after a run), and their first outputs must agree (1e-3 of the largest value) or the run fails.
 Medians of ${o.reps} runs (${o.gpuReps} on WebGPU) after ${o.warmup} warm-up runs (1 on WebGPU), and of ${o.importReps} imports; the
 first run (kernels compiled) is in the notes as webtensor / onnxruntime. A ratio is onnxruntime's time over
 webtensor's: above 1, webtensor is faster. onnxruntime-web and onnxruntime-node come from \`sdk/js/bench/onnx\`'s
