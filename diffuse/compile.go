@@ -61,10 +61,8 @@ func (c *CompiledUNet) Forward(sample *core.Tensor, t float64, encoderHiddenStat
 	// requires_grad would make every fused node run its recording path
 	// (attention unfused, its heads merged by a copy) and keep every
 	// intermediate alive for a backward that never comes.
-	outs, err := func() ([]*core.Tensor, error) {
-		defer core.NoGradScope()()
-		return cg.g.Run(sample, emb, encoderHiddenStates)
-	}()
+	var outs []*core.Tensor
+	core.NoGrad(func() { outs, err = cg.g.Run(sample, emb, encoderHiddenStates) })
 	if err != nil {
 		return nil, fmt.Errorf("diffuse: compiled UNet2DConditionModel: %w", err)
 	}

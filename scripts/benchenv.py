@@ -81,12 +81,17 @@ def go_test_binary(pkg, out_dir, root=ROOT):
     """Builds the Go package pkg's test binary (go test -c) into out_dir once, so that rounds do not build
     or link again; returns its path. Run it in the package's folder, where its testdata is."""
     path = os.path.join(out_dir, os.path.basename(pkg.rstrip("/")) + ".test")
-    cmd = ["go", "test", "-c", "-o", path, pkg]
+    run_or_exit(["go", "test", "-c", "-o", path, pkg], root, "go test -c")
+    return path
+
+
+def run_or_exit(cmd, root, what):
+    """Runs cmd in root, echoing it, and returns its stdout; exits with its output if it fails."""
     print("+", " ".join(cmd), flush=True)
     res = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
     if res.returncode != 0:
-        sys.exit(f"go test -c failed:\n{res.stdout}\n{res.stderr}")
-    return path
+        sys.exit(f"{what} failed:\n{res.stdout}\n{res.stderr}")
+    return res.stdout
 
 
 def alternating(go_cmd, go_dir, fns, rounds, min_time=2.0):
@@ -145,12 +150,8 @@ def write_section(path, title, section):
 def go_bench(cmd, root=ROOT, pick=statistics.median):
     """Runs the `go test -bench` command cmd (or a test binary's -test.bench command) in root and returns
     seconds per op of each benchmark, pick of its -count runs (their median); exits with Go's output if it fails."""
-    print("+", " ".join(cmd), flush=True)
-    res = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
-    if res.returncode != 0:
-        sys.exit(f"go benchmarks failed:\n{res.stdout}\n{res.stderr}")
     runs = {}
-    for line in res.stdout.splitlines():
+    for line in run_or_exit(cmd, root, "go benchmarks").splitlines():
         m = GO_BENCH_LINE.match(line)
         if m:
             runs.setdefault(m.group(1), []).append(float(m.group(2)) * 1e-9)

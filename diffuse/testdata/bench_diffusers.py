@@ -12,8 +12,8 @@ with --webgpu the WebGPU forms run once after them. The diffusers work: a UNet2D
 testdata/bench_unet.json, then of bench_unet_64.json (issue 21's size; seeded diffusers
 initialisation; the timing does not depend on the weights) on a batch of 2 latents with 16 text
 tokens under torch.no_grad, and each scheduler's 20-step loop (scale_model_input and step with a
-fixed model output) on the 32x32 latents, two warm-up calls first; each side's figure is the median of the rounds. Both
-sides use the same thread count (WEBTENSOR_NUM_THREADS if set, else the CPUs this process may
+fixed model output) on the 32x32 latents, two warm-up calls first; each side's figure is the median
+of the rounds. Both sides use the same thread count (WEBTENSOR_NUM_THREADS if set, else the CPUs this process may
 use). It prints a Markdown table of milliseconds per call and the ratio diffusers' time /
 webtensor's (above 1: webtensor is faster).
 """
@@ -21,7 +21,6 @@ webtensor's (above 1: webtensor is faster).
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -153,20 +152,20 @@ def main():
     args = ap.parse_args()
     load = os.getloadavg()[0]
     table = []
-    tmp = tempfile.mkdtemp(prefix="bench_diffusers")
-    binary = benchenv.go_test_binary("./diffuse/", tmp)
     godir = os.path.dirname(HERE)
-    for i, (config, label) in enumerate(CONFIGS.items()):
-        # The CPU cases take turns with diffusers' (benchenv.alternating); WebGPU's have no peer.
-        go, ref = benchenv.alternating(go_cmd(binary, config, i == 0, "cpu"), godir,
-                                       torch_cases(config, schedulers=i == 0), args.count)
-        if args.webgpu:
-            go.update(benchenv.go_bench(go_cmd(binary, config, i == 0, "webgpu") + ["-test.count", "1"], root=godir))
-        if i == 0:
-            SCHEDULER_LOOP.update(go=go.get("SchedulerLoop/cpu/DDIMScheduler"),
-                                  peer=ref.get("SchedulerLoop/cpu/DDIMScheduler"))
-        table += rows(go, ref, label)
-    shutil.rmtree(tmp, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="bench_diffusers") as tmp:
+        binary = benchenv.go_test_binary("./diffuse/", tmp)
+        for i, (config, label) in enumerate(CONFIGS.items()):
+            # The CPU cases take turns with diffusers' (benchenv.alternating); WebGPU's have no peer.
+            go, ref = benchenv.alternating(go_cmd(binary, config, i == 0, "cpu"), godir,
+                                           torch_cases(config, schedulers=i == 0), args.count)
+            if args.webgpu:
+                webgpu = go_cmd(binary, config, i == 0, "webgpu") + ["-test.count", "1"]
+                go.update(benchenv.go_bench(webgpu, root=godir))
+            if i == 0:
+                SCHEDULER_LOOP.update(go=go.get("SchedulerLoop/cpu/DDIMScheduler"),
+                                      peer=ref.get("SchedulerLoop/cpu/DDIMScheduler"))
+            table += rows(go, ref, label)
     import diffusers
 
     print(f"\nthreads {THREADS}; PyTorch {torch.__version__}, diffusers {diffusers.__version__}\n")
