@@ -1,8 +1,10 @@
 package cpu_test
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/webtensor/webtensor/backends/cpu"
 	"github.com/webtensor/webtensor/core"
 )
 
@@ -27,6 +29,28 @@ func BenchmarkConv2d(b *testing.B) {
 		}
 	}
 	cpReportGFlops(b, cpConvFlops)
+}
+
+// BenchmarkConv2dPaths times the 3x3 layers of a UNet's levels on the
+// Winograd path and on the direct one (packed unfolding), the comparison
+// that sets winogradFits' thresholds (the 8x8 level is below them: both
+// of its cases run the direct path).
+func BenchmarkConv2dPaths(b *testing.B) {
+	for _, s := range [][4]int{{8, 64, 32, 32}, {1, 64, 64, 64}, {1, 128, 32, 32}, {1, 128, 16, 16}, {1, 128, 8, 8}} {
+		for _, path := range []string{"winograd", "direct"} {
+			b.Run(fmt.Sprintf("%s/%dx%dx%dx%d", path, s[0], s[1], s[2], s[3]), func(b *testing.B) {
+				defer cpu.SetWinogradForTest(path == "winograd")()
+				x, w := cpRand(core.F32, s[:]...), cpRand(core.F32, s[1], s[1], 3, 3)
+				a := core.Attrs{"padding": 1}
+				for b.Loop() {
+					if y := core.Call1("conv2d", a, x, w); y.Err() != nil {
+						b.Fatal(y.Err())
+					}
+				}
+				cpReportGFlops(b, 2.0*float64(s[0]*s[1]*s[2]*s[3]*s[1]*9))
+			})
+		}
+	}
 }
 
 // BenchmarkConv2dBackward times both gradients of the layer: the input's

@@ -214,6 +214,10 @@ func convForwardPacked(w *window, batch, groups, inC, outC int, image, weight, b
 	if units == 0 || outSize == 0 || outC == 0 {
 		return
 	}
+	if winogradFits(w, batch, inC, outC) {
+		convForwardWinograd(w, batch, groups, inC, outC, image, weight, bias, out)
+		return
+	}
 	if w.ph > 0 || w.pw > 0 {
 		padded, buf := padPlanes(w, image, batch*groups*inC)
 		defer convPadPool.Put(buf)

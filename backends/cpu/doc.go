@@ -18,7 +18,10 @@
 // elementwise kernels (ew_amd64.s) and the reduction and row kernels
 // (reduce_amd64.s), AVX2 or AVX-512, generated from one source by _asm
 // with avo, picked at start by CPU features; attention over heads of 8 or
-// 16 runs in sixteen-query AVX-512 tiles (attention_small_amd64.s). Every
+// 16 runs in sixteen-query AVX-512 tiles (attention_small_amd64.s), and the
+// 3x3 stride-1 convolutions with 16 channels or more as Winograd's
+// F(2x2, 3x3) (conv_winograd.go: 2.25x fewer multiply-adds, its transforms
+// in conv_winograd_amd64.s). Every
 // kernel leaves the vector state as Go's scalar float code needs it: no
 // legacy SSE instruction inside, and registers 16-31 zeroed before
 // returning (_asm/highregs.go says why and what it cost). It is still no

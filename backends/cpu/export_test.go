@@ -25,3 +25,19 @@ func SetNumThreadsForTest(n int) (restore func()) {
 	SetNumThreads(n)
 	return func() { SetNumThreads(saved) }
 }
+
+// SetWinogradForTest turns the Winograd path of the 3x3 convolutions on or
+// off until restore runs.
+func SetWinogradForTest(on bool) (restore func()) {
+	saved := winogradOn
+	winogradOn = on
+	return func() { winogradOn = saved }
+}
+
+// WinogradScalarForTest runs the Winograd transforms on their Go loops
+// until restore runs.
+func WinogradScalarForTest() (restore func()) {
+	saved := wgVector
+	wgVector = false
+	return func() { wgVector = saved }
+}

@@ -1,0 +1,82 @@
+package cpu_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/webtensor/webtensor/backends/cpu"
+	"github.com/webtensor/webtensor/core"
+)
+
+// The Winograd path (conv_winograd.go) against the float64 kernels and the
+// direct float32 path, on the shapes it takes: odd grids (the last tiles
+// half outside), no padding, asymmetric padding, groups, more channels
+// than one k panel holds, and the unit-stride conv_transpose2d, which runs
+// as a forward convolution. Each case must also give the same bits on one
+// thread and from the transforms' Go loops (which take the tiles the
+// vector kernels leave), and differ from the direct path's somewhere (else
+// it did not run).
+func TestConvWinogradMatchesF64(t *testing.T) {
+	cases := []struct {
+		x, w  []int
+		attrs core.Attrs
+	}{
+		{[]int{2, 16, 13, 15}, []int{16, 16, 3, 3}, core.Attrs{"padding": 1}},
+		{[]int{1, 40, 17, 20}, []int{33, 40, 3, 3}, core.Attrs{}},
+		{[]int{2, 64, 13, 15}, []int{48, 32, 3, 3}, core.Attrs{"padding": 2, "groups": 2}},
+		{[]int{1, 300, 16, 16}, []int{20, 300, 3, 3}, core.Attrs{"padding": 1}},
+		{[]int{2, 16, 20, 8}, []int{17, 16, 3, 3}, core.Attrs{"padding": []int{1, 2}}},
+		{[]int{5, 24, 8, 8}, []int{64, 24, 3, 3}, core.Attrs{"padding": 1}},
+	}
+	f32 := func(x *core.Tensor) *core.Tensor { return x.Cast(core.F32) }
+	for i, c := range cases {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			x, w, b := cpRand(core.F64, c.x...), cpRand(core.F64, c.w...), cpRand(core.F64, c.w[0])
+			y := cpCall(t, "conv2d", c.attrs, x, w, b)
+			gy := cpRand(core.F64, y.Shape()...)
+			bt := cpRand(core.F64, c.x[1])
+			for _, p := range []struct {
+				name      string
+				want, got func() *core.Tensor
+			}{
+				{"conv2d", func() *core.Tensor { return y },
+					func() *core.Tensor { return cpCall(t, "conv2d", c.attrs, f32(x), f32(w), f32(b)) }},
+				{"conv_transpose2d", func() *core.Tensor { return cpCall(t, "conv_transpose2d", c.attrs, gy, w, bt) },
+					func() *core.Tensor { return cpCall(t, "conv_transpose2d", c.attrs, f32(gy), f32(w), f32(bt)) }},
+			} {
+				want, got := f64s(t, p.want()), f64s(t, p.got())
+				restore := cpu.SetWinogradForTest(false)
+				direct := f64s(t, p.got())
+				restore()
+				require.Len(t, got, len(want))
+				// f32 against f64, relative to the output's scale: the
+				// direct path's error bounds the Winograd path's, with room.
+				scale, errW, errD := 0.0, 0.0, 0.0
+				for k := range want {
+					scale = max(scale, math.Abs(want[k]))
+					errW = max(errW, math.Abs(got[k]-want[k]))
+					errD = max(errD, math.Abs(direct[k]-want[k]))
+				}
+				assert.Less(t, errW/scale, 1e-6, "%s: Winograd error (direct %.2g)", p.name, errD/scale)
+				differ := 0
+				for k := range got {
+					if got[k] != direct[k] {
+						differ++
+					}
+				}
+				assert.Positive(t, differ, "%s: the Winograd path did not run (its bits equal the direct path's)", p.name)
+				restore = cpu.SetNumThreadsForTest(1)
+				one := f64s(t, p.got())
+				restore()
+				assert.Equal(t, got, one, "%s: the same bits on one thread", p.name)
+				restore = cpu.WinogradScalarForTest()
+				scalar := f64s(t, p.got())
+				restore()
+				assert.Equal(t, got, scalar, "%s: the same bits from the transforms' Go loops", p.name)
+			}
+		})
+	}
+}
