@@ -279,13 +279,7 @@ func padPlanes(w *window, image []float32, planes int) (window, *[]float32) {
 	p := *w
 	p.ih, p.iw, p.ph, p.pw = w.ih+2*w.ph, w.iw+2*w.pw, 0, 0
 	in, out := w.ih*w.iw, p.ih*p.iw
-	checkTemp(planes*out, 4, "float32")
-	buf, _ := convPadPool.Get().(*[]float32)
-	if buf == nil || cap(*buf) < planes*out {
-		b := make([]float32, planes*out)
-		buf = &b
-	}
-	*buf = (*buf)[:planes*out]
+	buf := convPadBuffer(planes * out)
 	padded := *buf
 	parallelFor(planes, out, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
@@ -303,8 +297,21 @@ func padPlanes(w *window, image []float32, planes int) (window, *[]float32) {
 	return p, buf
 }
 
-// convPadPool recycles padPlanes' planes.
+// convPadPool recycles padPlanes' and padPlanesSplit's planes.
 var convPadPool sync.Pool
+
+// convPadBuffer returns n floats from convPadPool (not cleared), after
+// checking that the memory limit allows them.
+func convPadBuffer(n int) *[]float32 {
+	checkTemp(n, 4, "float32")
+	buf, _ := convPadPool.Get().(*[]float32)
+	if buf == nil || cap(*buf) < n {
+		b := make([]float32, n)
+		buf = &b
+	}
+	*buf = (*buf)[:n]
+	return buf
+}
 
 // convWeightGradPacked computes dW = grad x unfold(image)ᵀ summed over the
 // batch, for every group. Tasks are runs of dW's columns (unfolded rows) of

@@ -111,13 +111,7 @@ func convForwardWinograd(w *window, batch, groups, inC, outC int, image, weight,
 // past the planes are left out (no output reads them).
 func padPlanesSplit(w *window, image []float32, planes, rows, half int) *[]float32 {
 	in, out := w.ih*w.iw, rows*2*half
-	checkTemp(planes*out, 4, "float32")
-	buf, _ := convPadPool.Get().(*[]float32)
-	if buf == nil || cap(*buf) < planes*out {
-		b := make([]float32, planes*out)
-		buf = &b
-	}
-	*buf = (*buf)[:planes*out]
+	buf := convPadBuffer(planes * out)
 	padded := *buf
 	ih, iw := min(w.ih, rows-w.ph), min(w.iw, 2*half-w.pw)
 	first := w.pw & 1 // the first image column that lands in an even column

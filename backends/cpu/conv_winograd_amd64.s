@@ -1,5 +1,41 @@
 #include "textflag.h"
 
+// WG_ROW loads one row of eight tiles from base (even columns there, odd
+// ones R9 bytes on) and writes d B into u0..u3: [e0-e1, o0+e1, e1-o0, o0-o1].
+#define WG_ROW(base, u0, u1, u2, u3) \
+	VMOVUPS (base), Y12; \
+	VMOVUPS 4(base), Y13; \
+	VMOVUPS (base)(R9*1), Y14; \
+	VMOVUPS 4(base)(R9*1), Y15; \
+	VSUBPS Y13, Y12, u0; \
+	VADDPS Y13, Y14, u1; \
+	VSUBPS Y14, Y13, u2; \
+	VSUBPS Y15, Y14, u3
+
+// WG_STORE4 stores four vectors at BX, DX bytes apart, and leaves BX
+// past the last (the next four points).
+#define WG_STORE4(a, b, c, d) \
+	VMOVUPS a, (BX); \
+	ADDQ DX, BX; \
+	VMOVUPS b, (BX); \
+	ADDQ DX, BX; \
+	VMOVUPS c, (BX); \
+	ADDQ DX, BX; \
+	VMOVUPS d, (BX); \
+	ADDQ DX, BX
+
+// WG_COLUMN loads column j of M (points j, 4+j, 8+j, 12+j from BX, R12,
+// R13 and R14 bytes apart) and writes s = m0+m1+m2 and z = m1-m2-m3.
+#define WG_COLUMN(s, z) \
+	VMOVUPS (BX), Y8; \
+	VMOVUPS (BX)(R12*1), Y9; \
+	VMOVUPS (BX)(R13*1), Y10; \
+	VMOVUPS (BX)(R14*1), Y11; \
+	VADDPS Y9, Y8, s; \
+	VSUBPS Y10, Y9, z; \
+	VADDPS Y10, s, s; \
+	VSUBPS Y11, z, z
+
 // func wgInput8AVX2(dst *float32, dstStride int, src *float32, rowStride int, half int, plane int, dstStep int, channels int)
 //
 // The Winograd input transform V = Bᵀ d B of eight adjacent tiles, for
@@ -24,94 +60,39 @@ TEXT ·wgInput8AVX2(SB), NOSPLIT, $0-64
 inloop:
 	// Row 2 (c0..c3 in Y0..Y3): d B = [e0-e1, o0+e1, e1-o0, o0-o1].
 	LEAQ (SI)(R8*2), AX
-	VMOVUPS (AX), Y12
-	VMOVUPS 4(AX), Y13
-	VMOVUPS (AX)(R9*1), Y14
-	VMOVUPS 4(AX)(R9*1), Y15
-	VSUBPS Y13, Y12, Y0
-	VADDPS Y13, Y14, Y1
-	VSUBPS Y14, Y13, Y2
-	VSUBPS Y15, Y14, Y3
+	WG_ROW(AX, Y0, Y1, Y2, Y3)
 
 	// Row 0 (a0..a3 in Y4..Y7); point row 0 = a - c.
-	VMOVUPS (SI), Y12
-	VMOVUPS 4(SI), Y13
-	VMOVUPS (SI)(R9*1), Y14
-	VMOVUPS 4(SI)(R9*1), Y15
-	VSUBPS Y13, Y12, Y4
-	VADDPS Y13, Y14, Y5
-	VSUBPS Y14, Y13, Y6
-	VSUBPS Y15, Y14, Y7
+	WG_ROW(SI, Y4, Y5, Y6, Y7)
 	MOVQ DI, BX
 	VSUBPS Y0, Y4, Y4
 	VSUBPS Y1, Y5, Y5
 	VSUBPS Y2, Y6, Y6
 	VSUBPS Y3, Y7, Y7
-	VMOVUPS Y4, (BX)
-	ADDQ DX, BX
-	VMOVUPS Y5, (BX)
-	ADDQ DX, BX
-	VMOVUPS Y6, (BX)
-	ADDQ DX, BX
-	VMOVUPS Y7, (BX)
-	ADDQ DX, BX
+	WG_STORE4(Y4, Y5, Y6, Y7)
 
 	// Row 1 (b0..b3 in Y4..Y7); point rows 1 = b + c and 2 = c - b.
 	LEAQ (SI)(R8*1), AX
-	VMOVUPS (AX), Y12
-	VMOVUPS 4(AX), Y13
-	VMOVUPS (AX)(R9*1), Y14
-	VMOVUPS 4(AX)(R9*1), Y15
-	VSUBPS Y13, Y12, Y4
-	VADDPS Y13, Y14, Y5
-	VSUBPS Y14, Y13, Y6
-	VSUBPS Y15, Y14, Y7
+	WG_ROW(AX, Y4, Y5, Y6, Y7)
 	VADDPS Y0, Y4, Y8
 	VADDPS Y1, Y5, Y9
 	VADDPS Y2, Y6, Y10
 	VADDPS Y3, Y7, Y11
-	VMOVUPS Y8, (BX)
-	ADDQ DX, BX
-	VMOVUPS Y9, (BX)
-	ADDQ DX, BX
-	VMOVUPS Y10, (BX)
-	ADDQ DX, BX
-	VMOVUPS Y11, (BX)
-	ADDQ DX, BX
+	WG_STORE4(Y8, Y9, Y10, Y11)
 	VSUBPS Y4, Y0, Y8
 	VSUBPS Y5, Y1, Y9
 	VSUBPS Y6, Y2, Y10
 	VSUBPS Y7, Y3, Y11
-	VMOVUPS Y8, (BX)
-	ADDQ DX, BX
-	VMOVUPS Y9, (BX)
-	ADDQ DX, BX
-	VMOVUPS Y10, (BX)
-	ADDQ DX, BX
-	VMOVUPS Y11, (BX)
-	ADDQ DX, BX
+	WG_STORE4(Y8, Y9, Y10, Y11)
 
 	// Row 3 (e0..e3 in Y0..Y3); point row 3 = b - e.
 	LEAQ (AX)(R8*2), AX
-	VMOVUPS (AX), Y12
-	VMOVUPS 4(AX), Y13
-	VMOVUPS (AX)(R9*1), Y14
-	VMOVUPS 4(AX)(R9*1), Y15
-	VSUBPS Y13, Y12, Y0
-	VADDPS Y13, Y14, Y1
-	VSUBPS Y14, Y13, Y2
-	VSUBPS Y15, Y14, Y3
+	WG_ROW(AX, Y0, Y1, Y2, Y3)
 	VSUBPS Y0, Y4, Y8
 	VSUBPS Y1, Y5, Y9
 	VSUBPS Y2, Y6, Y10
 	VSUBPS Y3, Y7, Y11
-	VMOVUPS Y8, (BX)
-	ADDQ DX, BX
-	VMOVUPS Y9, (BX)
-	ADDQ DX, BX
-	VMOVUPS Y10, (BX)
-	ADDQ DX, BX
-	VMOVUPS Y11, (BX)
+	WG_STORE4(Y8, Y9, Y10, Y11)
 
 	ADDQ R10, SI
 	ADDQ R11, DI
@@ -148,41 +129,13 @@ TEXT ·wgOutput8AVX2(SB), NOSPLIT, $0-64
 outloop:
 	// Column j of M: s_j = m0j+m1j+m2j (Y0..Y3), z_j = m1j-m2j-m3j (Y4..Y7).
 	MOVQ SI, BX
-	VMOVUPS (BX), Y8
-	VMOVUPS (BX)(R12*1), Y9
-	VMOVUPS (BX)(R13*1), Y10
-	VMOVUPS (BX)(R14*1), Y11
-	VADDPS Y9, Y8, Y0
-	VSUBPS Y10, Y9, Y4
-	VADDPS Y10, Y0, Y0
-	VSUBPS Y11, Y4, Y4
+	WG_COLUMN(Y0, Y4)
 	ADDQ DX, BX
-	VMOVUPS (BX), Y8
-	VMOVUPS (BX)(R12*1), Y9
-	VMOVUPS (BX)(R13*1), Y10
-	VMOVUPS (BX)(R14*1), Y11
-	VADDPS Y9, Y8, Y1
-	VSUBPS Y10, Y9, Y5
-	VADDPS Y10, Y1, Y1
-	VSUBPS Y11, Y5, Y5
+	WG_COLUMN(Y1, Y5)
 	ADDQ DX, BX
-	VMOVUPS (BX), Y8
-	VMOVUPS (BX)(R12*1), Y9
-	VMOVUPS (BX)(R13*1), Y10
-	VMOVUPS (BX)(R14*1), Y11
-	VADDPS Y9, Y8, Y2
-	VSUBPS Y10, Y9, Y6
-	VADDPS Y10, Y2, Y2
-	VSUBPS Y11, Y6, Y6
+	WG_COLUMN(Y2, Y6)
 	ADDQ DX, BX
-	VMOVUPS (BX), Y8
-	VMOVUPS (BX)(R12*1), Y9
-	VMOVUPS (BX)(R13*1), Y10
-	VMOVUPS (BX)(R14*1), Y11
-	VADDPS Y9, Y8, Y3
-	VSUBPS Y10, Y9, Y7
-	VADDPS Y10, Y3, Y3
-	VSUBPS Y11, Y7, Y7
+	WG_COLUMN(Y3, Y7)
 
 	// y00 = s0+s1+s2, y01 = s1-s2-s3 (Y8, Y9); y10, y11 from z (Y10, Y11).
 	VBROADCASTSS (R11), Y15
