@@ -170,6 +170,16 @@ func (*Backend) MemoryStats() MemoryStats {
 	return s
 }
 
+// ResetPeak starts PeakInUse again from the bytes live storages hold now,
+// so that a caller can read the peak of one piece of work (a tiled decode
+// against a whole one).
+func (*Backend) ResetPeak() {
+	c := &memCache
+	c.mu.Lock()
+	c.stats.PeakInUse = c.stats.InUse
+	c.mu.Unlock()
+}
+
 // MemoryInUse is the bytes live storages hold (what a trace's memory
 // counter shows).
 func (b *Backend) MemoryInUse() int64 { return b.MemoryStats().InUse }

@@ -15,12 +15,15 @@ tokens under torch.no_grad, and each scheduler's 20-step loop (scale_model_input
 fixed model output) on the 32x32 latents, two warm-up calls first; each side's figure is the median
 of the rounds. Both sides use the same thread count (WEBTENSOR_NUM_THREADS if set, else the CPUs this process may
 use). It prints a Markdown table of milliseconds per call and the ratio diffusers' time /
-webtensor's (above 1: webtensor is faster).
+webtensor's (above 1: webtensor is faster). After the rounds it reads issue 21's two other figures
+from the same binary (webtensor alone: no peer): the int8-against-f32 PSNR of TestInt8PSNR's pipelines
+and BenchmarkVAEDecode's time and peak storage of a 64x64 latent decoded whole and in tiles.
 """
 
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -111,11 +114,39 @@ def rows(go, ref, label):
     return out
 
 
+PSNR_LINE = re.compile(r"^\s+int8_test\.go:\d+: (.+?): PSNR ([\d.]+) dB")
+DECODE_LINE = re.compile(r"^BenchmarkVAEDecode/(\S+?)-\d+\s+\d+\s+([\d.]+) ns/op"
+                         r"\s+([\d.]+) live-peak-MB\s+([\d.]+) peak-MB")
+
+
+def quality_and_memory(binary, godir):
+    """Markdown rows of issue 21's other figures: TestInt8PSNR's PSNR lines and BenchmarkVAEDecode's
+    time and peaks (live: a collection after every op; as run: the allocator's own pacing)."""
+    out = []
+    log = benchenv.run_or_exit([binary, "-test.run", "^TestInt8PSNR$", "-test.v"], godir, "TestInt8PSNR")
+    for line in log.splitlines():
+        if m := PSNR_LINE.match(line):
+            out.append(f"| int8 against f32 weights: {m.group(1)} | PSNR {float(m.group(2)):.1f} dB | >= 38 dB |")
+    log = benchenv.run_or_exit([binary, "-test.run", "^$", "-test.bench", "^BenchmarkVAEDecode$",
+                                "-test.benchtime", "3x"], godir, "BenchmarkVAEDecode")
+    decodes = {m.group(1): m for m in map(DECODE_LINE.match, log.splitlines()) if m}
+    if len(out) != 3 or set(decodes) != {"whole", "tiled32"}:
+        sys.exit(f"quality and memory: expected 3 PSNR lines and 2 decodes, got:\n{out}\n{log}")
+    whole = float(decodes["whole"].group(3))
+    for name, m in decodes.items():
+        what = "whole" if name == "whole" else "in tiles of 32 latent px, overlap 8"
+        live, paced = float(m.group(3)), float(m.group(4))
+        out.append(f"| VAE decode, 64x64 latent to 512x512 (4 levels, 32-64 channels), {what} | "
+                   f"{float(m.group(2)) / 1e6:.0f} ms; storage peak {live:.0f} MB live, {paced:.0f} MB as run | "
+                   + ("-" if name == "whole" else f"{whole / live:.1f}x less live than whole") + " |")
+    return out
+
+
 # The DDIM loop's times (the first config's run), which each derived image row adds.
 SCHEDULER_LOOP = {}
 
 
-def write_doc(path, table, load, rounds):
+def write_doc(path, table, extra, load, rounds):
     import diffusers
 
     rev = benchenv.commit()
@@ -139,7 +170,17 @@ diffusers' time over webtensor's (above 1: webtensor is faster); issue 21's targ
 """
     body = "".join(f"| {n} | {o * 1e3:.2f} | {p * 1e3:.2f} | {p / o:.2f} |\n" if p else
                    f"| {n} | {o * 1e3:.2f} | - | - |\n" for n, o, p in table)
-    benchenv.write_section(path, SECTION, head + body)
+    tail = """
+Issue 21's other figures, from the same test binary after the rounds (webtensor alone): the images of
+TestInt8PSNR's pipelines (tiny seeded models, f32 activations) with int8 weights against f32 weights, and
+BenchmarkVAEDecode (random weights, CPU): its time, and the most storage the decode held at once beyond the
+weights, live (a collection after every op: what the decode keeps) and as run (dead tensors go when the
+allocator's own collections find them; the tiled decode collects after each tile).
+
+| measure | webtensor | target |
+| --- | --- | --- |
+""" + "".join(row + "\n" for row in extra)
+    benchenv.write_section(path, SECTION, head + body + tail)
 
 
 def main():
@@ -166,6 +207,7 @@ def main():
                 SCHEDULER_LOOP.update(go=go.get("SchedulerLoop/cpu/DDIMScheduler"),
                                       peer=ref.get("SchedulerLoop/cpu/DDIMScheduler"))
             table += rows(go, ref, label)
+        extra = quality_and_memory(binary, godir)
     import diffusers
 
     print(f"\nthreads {THREADS}; PyTorch {torch.__version__}, diffusers {diffusers.__version__}\n")
@@ -175,8 +217,10 @@ def main():
         ratio = f"{peer / ours:.2f}" if peer else "-"
         peer_ms = f"{peer * 1e3:.2f}" if peer else "-"
         print(f"| {name} | {ours * 1e3:.2f} | {peer_ms} | {ratio} |")
+    print("\n| measure | webtensor | target |\n|---|---|---|")
+    print("\n".join(extra))
     if args.doc:
-        write_doc(args.doc, table, load, args.count)
+        write_doc(args.doc, table, extra, load, args.count)
 
 
 if __name__ == "__main__":
