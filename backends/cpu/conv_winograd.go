@@ -75,6 +75,9 @@ func convForwardWinograd(w *window, batch, groups, inC, outC int, image, weight,
 	// cycles a tile and channel.
 	nblks, vSize, mSize := (tiles+blk-1)/blk, kp*blk+16, outC*blk+16
 	outSize := w.gh * w.gw
+	// Each task's V and M: with thousands of output channels M alone is
+	// 4 KiB a channel, so ask the memory limit first, as the padding did.
+	checkTemp(min(NumThreads(), units*nblks)*16*(vSize+mSize), 4, "float32")
 	parallelFor(units*nblks, 16*outC*inC*blk, func(lo, hi int) {
 		vb, mb := gemmGetPack(16*vSize), gemmGetPack(16*mSize)
 		defer gemmPutPack(vb)

@@ -3,6 +3,7 @@ package cpu_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -78,5 +79,32 @@ func TestConvWinogradMatchesF64(t *testing.T) {
 				assert.Equal(t, got, scalar, "%s: the same bits from the transforms' Go loops", p.name)
 			}
 		})
+	}
+}
+
+// Random shapes the Winograd path takes (channels, grids, padding, groups
+// and batch drawn), each against the direct path within the same scale
+// of error: the fixed cases above pick the edges, these what they missed.
+func TestConvWinogradRandomShapes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 3))
+	for i := range 24 {
+		groups := 1 + rng.IntN(2)
+		inC, outC := groups*(16+rng.IntN(24)), groups*(16+rng.IntN(24))
+		h, w := 3+rng.IntN(30), 3+rng.IntN(30)
+		pad := []int{rng.IntN(3), rng.IntN(3)}
+		batch := 1 + rng.IntN(3)
+		if batch*(h+2*pad[0]-2)*(w+2*pad[1]-2) < 256 {
+			h, w = h+16, w+16 // below winogradMinOutputs the direct path runs
+		}
+		attrs := core.Attrs{"padding": pad, "groups": groups}
+		x, wt := cpRand(core.F64, batch, inC, h, w), cpRand(core.F64, outC, inC/groups, 3, 3)
+		want := f64s(t, cpCall(t, "conv2d", attrs, x, wt))
+		got := f64s(t, cpCall(t, "conv2d", attrs, x.Cast(core.F32), wt.Cast(core.F32)))
+		scale, worst := 0.0, 0.0
+		for k := range want {
+			scale, worst = max(scale, math.Abs(want[k])), max(worst, math.Abs(got[k]-want[k]))
+		}
+		assert.Less(t, worst/scale, 1e-6, "case %d: x %dx%dx%dx%d, %d out channels, padding %v, groups %d",
+			i, batch, inC, h, w, outC, pad, groups)
 	}
 }
