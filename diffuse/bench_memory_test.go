@@ -23,8 +23,9 @@ const benchVAEConfig = `{"_class_name": "AutoencoderKL", "act_fn": "silu", "bloc
 // reports beside the time the most bytes of storage the decode held at
 // once beyond the weights, from the CPU backend's PeakInUse over one
 // decode after a collection: live-peak-MB with a collection after every op
-// (what the decode keeps alive), peak-MB as it runs (intermediates go
-// when the allocator's own collections find them).
+// (what the decode keeps alive), peak-MB as it runs (the decoder releases
+// its intermediates at their last use; anything it misses waits for the
+// allocator's own collections).
 // Issue 21 asks for the tiled decode's peak memory against the untiled.
 func BenchmarkVAEDecode(b *testing.B) {
 	cfg, err := ParseAutoencoderKLConfig([]byte(benchVAEConfig))

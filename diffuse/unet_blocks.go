@@ -407,8 +407,10 @@ func (u *upsample) forward(x *core.Tensor) *core.Tensor {
 		return x
 	}
 	s := x.Shape()
-	x = x.Interpolate(core.Attrs{"size": []int{2 * s[2], 2 * s[3]}, "mode": "nearest"})
-	return u.conv.Forward(x)
+	up := x.Interpolate(core.Attrs{"size": []int{2 * s[2], 2 * s[3]}, "mode": "nearest"})
+	out := u.conv.Forward(up)
+	nn.ReleaseDead(nil, up)
+	return out
 }
 
 // scalarLike is a 0-dim tensor of v in x's dtype on x's device.

@@ -214,8 +214,11 @@ func (m *AutoencoderKL) Decode(latents *core.Tensor) (*core.Tensor, error) {
 // nil, sees every activation.
 func (m *AutoencoderKL) decode(z *core.Tensor, meter *activationMeter) *core.Tensor {
 	if m.postQuantConv != nil {
-		z = m.postQuantConv.Forward(z)
-		meter.see(z)
+		q := m.postQuantConv.Forward(z)
+		meter.see(q)
+		out := m.dec.forward(q, meter)
+		nn.ReleaseDead(nil, q)
+		return out
 	}
 	return m.dec.forward(z, meter)
 }

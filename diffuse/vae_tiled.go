@@ -2,7 +2,6 @@ package diffuse
 
 import (
 	"fmt"
-	"runtime"
 
 	"github.com/webtensor/webtensor/core"
 )
@@ -60,14 +59,6 @@ func (m *AutoencoderKL) decodeTiled(latents *core.Tensor, tile, overlap int, met
 				z := sliceAxis(latents, 2, i, min(i+tile, hl))
 				z = sliceAxis(z, 3, j, min(j+tile, wl))
 				t := m.decode(z, meter)
-				// The tile's intermediates are garbage now: collect them
-				// before the next tile makes its own. Left to the CPU
-				// allocator's pacing (a collection once the bytes handed out
-				// reach those in use, at least 64 MiB), the dead tiles piled
-				// up and a 64x64 latent's tiled decode peaked at 455 MB of
-				// storage against the whole decode's 387 (BenchmarkVAEDecode);
-				// with this, 208 (52 live).
-				runtime.GC()
 				if prev != nil {
 					t = blendTiles(prev[len(row)], t, extent, 2)
 				}

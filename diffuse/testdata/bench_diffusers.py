@@ -175,7 +175,7 @@ Issue 21's other figures, from the same test binary after the rounds (webtensor 
 TestInt8PSNR's pipelines (tiny seeded models, f32 activations) with int8 weights against f32 weights, and
 BenchmarkVAEDecode (random weights, CPU): its time, and the most storage the decode held at once beyond the
 weights, live (a collection after every op: what the decode keeps) and as run (dead tensors go when the
-allocator's own collections find them; the tiled decode collects after each tile).
+allocator's own collections find them; the decoder releases its intermediates at their last use).
 
 | measure | webtensor | target |
 | --- | --- | --- |
