@@ -93,7 +93,9 @@ func convForwardWinograd(w *window, batch, groups, inC, outC int, image, weight,
 				for xi := range 16 {
 					clearSliverTails(v[xi*vSize:][:vSize], n, kq)
 				}
-				winogradInput(src[pc*plane:][:kq*plane], plane, half, tw, t0, n, kp, v, vSize)
+				// The panel's slivers are roundUp(kq) long, as the macro-kernel
+				// reads them: the last of several panels can be shorter.
+				winogradInput(src[pc*plane:][:kq*plane], plane, half, tw, t0, n, gemmRoundUp(kq, gemmKU), v, vSize)
 				for xi := range 16 {
 					gemmMacroKernel(pc == 0, outC, n, kq, 1, us[grp][xi].panel(pc/kc), v[xi*vSize:],
 						0, (n+gemmNR-1)/gemmNR, m[xi*mSize:], blk)

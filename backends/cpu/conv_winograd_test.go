@@ -29,6 +29,9 @@ func TestConvWinogradMatchesF64(t *testing.T) {
 		{[]int{1, 40, 17, 20}, []int{33, 40, 3, 3}, core.Attrs{}},
 		{[]int{2, 64, 13, 15}, []int{48, 32, 3, 3}, core.Attrs{"padding": 2, "groups": 2}},
 		{[]int{1, 300, 16, 16}, []int{20, 300, 3, 3}, core.Attrs{"padding": 1}},
+		// Three k panels of 176, 176 and 168 channels: the last one's slivers
+		// are shorter than the others', on blocks of two slivers.
+		{[]int{2, 520, 32, 32}, []int{16, 520, 3, 3}, core.Attrs{"padding": 1}},
 		{[]int{2, 16, 20, 8}, []int{17, 16, 3, 3}, core.Attrs{"padding": []int{1, 2}}},
 		{[]int{5, 24, 8, 8}, []int{64, 24, 3, 3}, core.Attrs{"padding": 1}},
 	}
