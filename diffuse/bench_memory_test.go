@@ -32,15 +32,7 @@ func BenchmarkVAEDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := newWeights(nil, core.CPU, core.F32)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w.seed = 1
-	m := buildAutoencoderKL(cfg, w)
-	if err := w.check("bench"); err != nil {
-		b.Fatal(err)
-	}
+	m := drawnModel(b, core.CPU, func(w *weights) *AutoencoderKL { return buildAutoencoderKL(cfg, w) })
 	m.dev, m.dtype = core.CPU, core.F32
 	lat := core.Randn(core.Attrs{"shape": []int{1, 4, 64, 64}, "dtype": core.F32, "seed": int64(5)})
 	for _, tile := range []int{0, 32} {
@@ -64,27 +56,20 @@ func BenchmarkVAEDecode(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			// The measured decode collects after every op, so that its
+			// The first measured decode collects after every op, so that its
 			// peak is what the decode keeps alive, not how much garbage
 			// waited for the allocator's next collection (which lets the
 			// bytes handed out reach those in use: up to about twice).
-			var be *cpu.Backend
-			runtime.GC()
-			base := be.MemoryStats().InUse
-			be.ResetPeak()
-			prev := core.SetCallObserver(func(e *core.CallEvent) {
-				if e.Depth == 0 {
-					runtime.GC()
-				}
+			live := storagePeak(func() {
+				prev := core.SetCallObserver(func(e *core.CallEvent) {
+					if e.Depth == 0 {
+						runtime.GC()
+					}
+				})
+				defer func() { core.SetCallObserver(prev) }()
+				decode()
 			})
-			decode()
-			core.SetCallObserver(prev)
-			live := be.MemoryStats().PeakInUse - base
-			runtime.GC()
-			base = be.MemoryStats().InUse
-			be.ResetPeak()
-			decode()
-			paced := be.MemoryStats().PeakInUse - base
+			paced := storagePeak(decode)
 			b.ResetTimer()
 			for b.Loop() {
 				decode()
@@ -93,4 +78,15 @@ func BenchmarkVAEDecode(b *testing.B) {
 			b.ReportMetric(float64(paced)/(1<<20), "peak-MB")
 		})
 	}
+}
+
+// storagePeak is the most bytes of CPU storage held at once while run ran,
+// beyond what was live (after a collection) when it began.
+func storagePeak(run func()) int64 {
+	var be *cpu.Backend
+	runtime.GC()
+	base := be.MemoryStats().InUse
+	be.ResetPeak()
+	run()
+	return be.MemoryStats().PeakInUse - base
 }

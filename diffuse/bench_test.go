@@ -42,20 +42,28 @@ func benchUNet(b *testing.B, dev core.Device) (*UNet2DConditionModel, *core.Tens
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := newWeights(nil, dev, core.F32)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w.seed = 1
-	m := buildUNet2DCondition(cfg, w)
-	if err := w.check("bench"); err != nil {
-		b.Fatal(err)
-	}
+	m := drawnModel(b, dev, func(w *weights) *UNet2DConditionModel { return buildUNet2DCondition(cfg, w) })
 	m.dev, m.dtype = dev, core.F32
 	s := cfg.SampleSize
 	x := core.Randn(core.Attrs{"shape": []int{benchBatch, cfg.InChannels, s, s}, "dtype": core.F32, "seed": int64(2)}).To(dev)
 	ctx := core.Randn(core.Attrs{"shape": []int{benchBatch, benchSeq, cfg.CrossAttentionDim}, "dtype": core.F32, "seed": int64(3)}).To(dev)
 	return m, x, ctx
+}
+
+// drawnModel builds a model with build on f32 weights on dev drawn from
+// seed 1 (timing does not depend on them), failing b if the model left
+// any unused.
+func drawnModel[M any](b *testing.B, dev core.Device, build func(*weights) M) M {
+	w, err := newWeights(nil, dev, core.F32)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.seed = 1
+	m := build(w)
+	if err := w.check("bench"); err != nil {
+		b.Fatal(err)
+	}
+	return m
 }
 
 // benchDevices are the CPU and, where an adapter opens, WebGPU.

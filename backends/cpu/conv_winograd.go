@@ -61,10 +61,9 @@ func convForwardWinograd(w *window, batch, groups, inC, outC int, image, weight,
 	if bias == nil {
 		bias = make([]float32, groups*outC)
 	}
-	kc := us[0][0].kc
-	kp := gemmRoundUp(kc, gemmKU)
+	kc := us[0][0].kc // a multiple of gemmKU: a full panel's slivers are kc long
 	// Two slivers a block: 16 products' M (16 x outC x blk) and V
-	// (16 x kp x blk) stay within L2 at 128 channels.
+	// (16 x kc x blk) stay within L2 at 128 channels.
 	blk := min(gemmRoundUp(tiles, gemmNR), 2*gemmNR)
 	for blk > gemmNR && units*((tiles+blk-1)/blk) < 4*NumThreads() {
 		blk = gemmRoundUp(blk/2, gemmNR)
@@ -73,7 +72,7 @@ func convForwardWinograd(w *window, batch, groups, inC, outC int, image, weight,
 	// at a multiple of 4 KiB (64 channels x 64 tiles) the transforms' 16
 	// streams all fell in one L1 set, and the input transform took 130
 	// cycles a tile and channel.
-	nblks, vSize, mSize := (tiles+blk-1)/blk, kp*blk+16, outC*blk+16
+	nblks, vSize, mSize := (tiles+blk-1)/blk, kc*blk+16, outC*blk+16
 	outSize := w.gh * w.gw
 	// Each task's V and M: with thousands of output channels M alone is
 	// 4 KiB a channel, so ask the memory limit first, as the padding did.
