@@ -41,3 +41,15 @@ func WinogradScalarForTest() (restore func()) {
 	wgVector = false
 	return func() { wgVector = saved }
 }
+
+// SetAttentionKeySkipForTest turns the f32 attention's skipping of padded
+// keys (kernels_attention_keys.go) on or off until restore runs.
+func SetAttentionKeySkipForTest(on bool) (restore func()) {
+	prev := attentionSkipKeys
+	attentionSkipKeys = on
+	return func() { attentionSkipKeys = prev }
+}
+
+// AttentionKeysSkippedForTest is how many scores (query rows times keys)
+// the skipping has left out so far.
+func AttentionKeysSkippedForTest() int64 { return attentionKeysSkipped.Load() }

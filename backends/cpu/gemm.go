@@ -45,10 +45,12 @@ const (
 // into tile. gemm_amd64.go swaps in the vector kernel where it can run.
 //
 // gemmMicroFull, where the CPU has one (nil elsewhere), is the vector
-// micro-kernel that also does the tile's epilogue: it writes a full
-// gemmMR x gemmNR tile of C (row stride ldc) as 0 + alpha*product, or adds
-// alpha*product with accumulate. It saves the tile buffer's round trip
-// through memory and the Go loop over it, a fifth of a product's time.
+// micro-kernel that also does the tile's epilogue: for each whole A sliver
+// in ap (one after another, each as long as bp's one B sliver allows) it
+// writes a full gemmMR x gemmNR tile of C (row stride ldc, the slivers'
+// tiles gemmMR rows apart) as 0 + alpha*product, or adds alpha*product
+// with accumulate. It saves the tile buffer's round trip through memory
+// and the Go loop over it, a fifth of a product's time.
 //
 // gemmMacro, where the build has one (nil elsewhere), replaces the whole
 // macro-kernel (gemmMacroKernel's contract): the browser build's wasm SIMD
@@ -129,9 +131,7 @@ func gemmF32Finish(parallel, transA, transB bool, m, n, k int, alpha float32, a 
 	if m <= 0 || n <= 0 {
 		return
 	}
-	blocked := k > 0 && alpha != 0 && m*n*k > gemmSmall && m != 1 && n != 1
-	split := parallel && m*n <= gemmSplitMaxMN && k >= 2*gemmSplitPiece
-	if blocked && !split && !gemmFewRowsFits(transA, transB, m, n, k) {
+	if alpha != 0 && gemmTakesBlocked(parallel, transA, transB, m, n, k) {
 		gemmBlockedFinish(parallel, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epi, pre.valid())
 		return
 	}
@@ -139,6 +139,14 @@ func gemmF32Finish(parallel, transA, transB bool, m, n, k int, alpha float32, a 
 	if epi != nil {
 		epi(0, m, 0, n)
 	}
+}
+
+// gemmTakesBlocked reports whether a product of these sizes (and a
+// non-zero alpha) runs on the packed, blocked path.
+func gemmTakesBlocked(parallel, transA, transB bool, m, n, k int) bool {
+	blocked := k > 0 && m*n*k > gemmSmall && m != 1 && n != 1
+	split := parallel && m*n <= gemmSplitMaxMN && k >= 2*gemmSplitPiece
+	return blocked && !split && !gemmFewRowsFits(transA, transB, m, n, k)
 }
 
 // gemmUnblocked is every product gemmBlocked does not take.
@@ -332,13 +340,15 @@ func gemmMacroKernel(store bool, mc, nc, kc int, alpha float32, ap, bp []float32
 		j0 := s * nrw
 		nr := min(nrw, nc-j0)
 		bs := bp[s*kp*nrw : (s+1)*kp*nrw]
-		for i0 := 0; i0 < mc; i0 += gemmMR {
+		i0 := 0
+		if full != nil && nr == nrw && mc >= gemmMR {
+			// Every whole A sliver against this B sliver in one call.
+			i0 = mc - mc%gemmMR
+			full(ap[:i0*kp], bs, c[j0:], ldc, alpha, !store)
+		}
+		for ; i0 < mc; i0 += gemmMR {
 			mr := min(gemmMR, mc-i0)
 			as := ap[(i0/gemmMR)*kp*gemmMR : (i0/gemmMR+1)*kp*gemmMR]
-			if full != nil && mr == gemmMR && nr == nrw {
-				full(as, bs, c[i0*ldc+j0:], ldc, alpha, !store)
-				continue
-			}
 			micro(as, bs, tile)
 			if mr == gemmMR && nr == nrw {
 				for i := 0; i < gemmMR; i++ {
@@ -449,13 +459,18 @@ func gemmPackA(trans bool, a []float32, lda, ic, mc, pc, kc int, dst []float32) 
 			// each k step's four values written together, not gemmMR passes
 			// that each scatter a row at stride gemmMR (packing was a tenth
 			// of a MiniLM forward that way).
+			// Eight k steps at a time in vector registers where the CPU
+			// can (transpose4Vec: the scalar copy was 6% of a MiniLM
+			// forward's samples on two cores, the vector one 3.5%, most of
+			// it the reads of A from memory).
 			for g := 0; g < gemmMR; g += 4 {
 				at := (ic+i0+g)*lda + pc
+				done := transpose4Vec(s[g:], gemmMR, a[at:], lda, kc)
 				r0 := a[at : at+kc]
 				r1 := a[at+lda : at+lda+kc][:len(r0)]
 				r2 := a[at+2*lda : at+2*lda+kc][:len(r0)]
 				r3 := a[at+3*lda : at+3*lda+kc][:len(r0)]
-				for p := range r0 {
+				for p := done; p < len(r0); p++ {
 					d := s[p*gemmMR+g : p*gemmMR+g+4 : p*gemmMR+g+4]
 					d[0], d[1], d[2], d[3] = r0[p], r1[p], r2[p], r3[p]
 				}

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -16,7 +17,7 @@ import (
 func gemmMicro4x16AVX2(ap, bp *float32, kp int, tile *float32)
 
 //go:noescape
-func gemmMicro4x16AVX2C(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int)
+func gemmMicro4x16AVX2C(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int, slivers int)
 
 //go:noescape
 func gemmMicro8x32AVX512(ap, bp *float32, kp int, tile *float32)
@@ -25,11 +26,22 @@ func gemmMicro8x32AVX512(ap, bp *float32, kp int, tile *float32)
 func gemmMicro8x32AVX512C(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int)
 
 // asmTile and asmFull are the two forms of an assembly micro-kernel: the
-// product into a tile buffer, and the product written into C itself.
+// product into a tile buffer, and the products of slivers A slivers (one
+// after another in ap) with one B sliver written into C itself, each mr
+// rows below the last.
 type (
 	asmTile func(ap, bp *float32, kp int, tile *float32)
-	asmFull func(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int)
+	asmFull func(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int, slivers int)
 )
+
+// gemmMicro8x32AVX512Run is the AVX-512 kernel as an asmFull: its assembly
+// writes one tile a call, and the loop over A's slivers is here.
+func gemmMicro8x32AVX512Run(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int, slivers int) {
+	for range slivers {
+		gemmMicro8x32AVX512C(ap, bp, kp, c, ldc, alpha, accumulate)
+		ap, c = (*float32)(unsafe.Add(unsafe.Pointer(ap), kp*8*4)), (*float32)(unsafe.Add(unsafe.Pointer(c), 8*ldc*4))
+	}
+}
 
 // asmKernel wraps an mr x nr assembly kernel's two forms as a gemmKernel.
 // Slices too short for the tile panic in the wrappers rather than let the
@@ -44,16 +56,17 @@ func asmKernel(name string, mr, nr int, tile asmTile, full asmFull) gemmKernel {
 		tile(unsafe.SliceData(ap), unsafe.SliceData(bp), kp, unsafe.SliceData(t))
 	}
 	fullC := func(ap, bp, c []float32, ldc int, alpha float32, accumulate bool) {
-		kp := len(ap) / mr
-		_, _ = bp[kp*nr-1], c[(mr-1)*ldc+nr-1]
-		if kp%2 != 0 {
-			panic("gemm: packed sliver length not a multiple of the unroll")
+		kp := len(bp) / nr
+		if kp == 0 || kp%2 != 0 || len(bp) != kp*nr || len(ap)%(kp*mr) != 0 || len(ap) == 0 {
+			panic(fmt.Sprintf("gemm: packed slivers of %d (A) and %d (B) floats are not whole %dx%d slivers of an even length", len(ap), len(bp), mr, nr))
 		}
+		slivers := len(ap) / (kp * mr)
+		_ = c[(slivers*mr-1)*ldc+nr-1]
 		acc := 0
 		if accumulate {
 			acc = 1
 		}
-		full(unsafe.SliceData(ap), unsafe.SliceData(bp), kp, unsafe.SliceData(c), ldc, alpha, acc)
+		full(unsafe.SliceData(ap), unsafe.SliceData(bp), kp, unsafe.SliceData(c), ldc, alpha, acc, slivers)
 	}
 	return gemmKernel{name, mr, nr, micro, fullC}
 }
@@ -63,7 +76,7 @@ func init() {
 		gemmVectorKernels = append(gemmVectorKernels, asmKernel("avx2-4x16", 4, 16, gemmMicro4x16AVX2, gemmMicro4x16AVX2C))
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX512F {
-		gemmVectorKernels = append(gemmVectorKernels, asmKernel("avx512-8x32", 8, 32, gemmMicro8x32AVX512, gemmMicro8x32AVX512C))
+		gemmVectorKernels = append(gemmVectorKernels, asmKernel("avx512-8x32", 8, 32, gemmMicro8x32AVX512, gemmMicro8x32AVX512Run))
 	}
 	if n := len(gemmVectorKernels); n > 0 {
 		best := gemmVectorKernels[n-1]

@@ -63,15 +63,70 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemmMicro4x16AVX2C(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int)
-// The same product as gemmMicro4x16AVX2 (kp even), written straight into a
-// full 4x16 tile of C with row stride ldc: C = 0 + alpha*product, or with
+// EPILOGUE_4x16 writes the accumulators into the 4x16 tile of C at DX (row
+// stride R8 bytes): with Y15 zero, C = 0 + alpha*product (0 + x makes a -0
+// product +0, as the Go loop's 0 + alpha*v does); with Y15 loaded from C,
+// C += alpha*product. LOAD_ROW(r, off) puts C's values at r+off in Y15 or
+// leaves it zero: the kernels pass ADD_C or ADD_ZERO. alpha is in Y14; R9-R11
+// are left at rows 1-3.
+#define EPILOGUE_4x16(ADD) \
+	LEAQ (DX)(R8*1), R9; \
+	LEAQ (R9)(R8*1), R10; \
+	LEAQ (R10)(R8*1), R11; \
+	VMULPS Y14, Y0, Y0; \
+	VMULPS Y14, Y1, Y1; \
+	VMULPS Y14, Y2, Y2; \
+	VMULPS Y14, Y3, Y3; \
+	VMULPS Y14, Y4, Y4; \
+	VMULPS Y14, Y5, Y5; \
+	VMULPS Y14, Y6, Y6; \
+	VMULPS Y14, Y7, Y7; \
+	ADD((DX), Y0); \
+	ADD(32(DX), Y1); \
+	ADD((R9), Y2); \
+	ADD(32(R9), Y3); \
+	ADD((R10), Y4); \
+	ADD(32(R10), Y5); \
+	ADD((R11), Y6); \
+	ADD(32(R11), Y7); \
+	VMOVUPS Y0, (DX); \
+	VMOVUPS Y1, 32(DX); \
+	VMOVUPS Y2, (R9); \
+	VMOVUPS Y3, 32(R9); \
+	VMOVUPS Y4, (R10); \
+	VMOVUPS Y5, 32(R10); \
+	VMOVUPS Y6, (R11); \
+	VMOVUPS Y7, 32(R11)
+
+// ADD_C adds C's values; ADD_ZERO adds zero (Y15).
+#define ADD_C(m, y) VADDPS m, y, y
+#define ADD_ZERO(m, y) VADDPS Y15, y, y
+
+// func gemmMicro4x16AVX2C(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int, slivers int)
+// The same product as gemmMicro4x16AVX2 (kp even), written straight into
+// full 4x16 tiles of C with row stride ldc: C = 0 + alpha*product, or with
 // accumulate C += alpha*product, what gemmMacroKernel's Go loop does with
-// the tile buffer, without the buffer's round trip.
-TEXT ·gemmMicro4x16AVX2C(SB), NOSPLIT, $0-56
+// the tile buffer, without the buffer's round trip. It runs slivers A
+// slivers (kp*4 floats each, one after another) against the one B sliver,
+// into C's row blocks four rows apart: the loop over them in Go, a call
+// and its checks a tile, was a twentieth of a MiniLM forward.
+TEXT ·gemmMicro4x16AVX2C(SB), NOSPLIT, $0-64
 	LOAD_FULL_ARGS
+	MOVQ DI, R13              // B's sliver, from the start for each A sliver
+	MOVQ CX, R14
+	SHRQ $1, R14              // k steps in pairs
+	MOVQ slivers+56(FP), R12
+	VBROADCASTSS alpha+40(FP), Y14
+	VXORPS Y15, Y15, Y15
+	MOVQ accumulate+48(FP), AX
+	TESTQ R12, R12
+	JEQ done
+
+sliver:
 	ZERO_ACC_4x16
-	SHRQ $1, CX
+	MOVQ R13, DI
+	MOVQ R14, CX
+	TESTQ CX, CX
 	JEQ epilogue
 
 loopc:
@@ -83,53 +138,19 @@ loopc:
 	JNE loopc
 
 epilogue:
-	VBROADCASTSS alpha+40(FP), Y14
-	VMULPS Y14, Y0, Y0
-	VMULPS Y14, Y1, Y1
-	VMULPS Y14, Y2, Y2
-	VMULPS Y14, Y3, Y3
-	VMULPS Y14, Y4, Y4
-	VMULPS Y14, Y5, Y5
-	VMULPS Y14, Y6, Y6
-	VMULPS Y14, Y7, Y7
-	MOVQ accumulate+48(FP), AX
 	TESTQ AX, AX
 	JNE add
-	VXORPS Y15, Y15, Y15
-	VADDPS Y15, Y0, Y0
-	VADDPS Y15, Y1, Y1
-	VADDPS Y15, Y2, Y2
-	VADDPS Y15, Y3, Y3
-	VADDPS Y15, Y4, Y4
-	VADDPS Y15, Y5, Y5
-	VADDPS Y15, Y6, Y6
-	VADDPS Y15, Y7, Y7
-	JMP store
+	EPILOGUE_4x16(ADD_ZERO)
+	JMP next
 
 add:
-	LEAQ (DX)(R8*1), R9
-	LEAQ (R9)(R8*1), R10
-	LEAQ (R10)(R8*1), R11
-	VADDPS (DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VADDPS (R9), Y2, Y2
-	VADDPS 32(R9), Y3, Y3
-	VADDPS (R10), Y4, Y4
-	VADDPS 32(R10), Y5, Y5
-	VADDPS (R11), Y6, Y6
-	VADDPS 32(R11), Y7, Y7
+	EPILOGUE_4x16(ADD_C)
 
-store:
-	LEAQ (DX)(R8*1), R9
-	LEAQ (R9)(R8*1), R10
-	LEAQ (R10)(R8*1), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, (R9)
-	VMOVUPS Y3, 32(R9)
-	VMOVUPS Y4, (R10)
-	VMOVUPS Y5, 32(R10)
-	VMOVUPS Y6, (R11)
-	VMOVUPS Y7, 32(R11)
+next:
+	LEAQ (R11)(R8*1), DX      // four rows down
+	DECQ R12
+	JNE sliver
+
+done:
 	VZEROUPPER
 	RET

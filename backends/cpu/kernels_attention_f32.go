@@ -278,28 +278,36 @@ func (at *attentionF32) forward(out []float32) {
 	workers := max(1, min(NumThreads(), tasks))
 	rows := min(L, attentionBlockRows)
 	scratch := tempF32(workers * rows * S) // checked here: a refusal inside a worker would not reach guardTemps
+	keys := at.keysToScore()               // kernels_attention_keys.go
 	per := (tasks + workers - 1) / workers
 	parallelFor(workers, per*rows*S*(E+Ev)*2, func(lo, hi int) {
 		for w := lo; w < hi; w++ {
 			p := scratch[w*rows*S : (w+1)*rows*S]
 			for t := w * per; t < min(tasks, (w+1)*per); t++ {
-				at.forwardBlock(t/blocks, (t%blocks)*attentionBlockRows, p, out)
+				b, width := t/blocks, S
+				if keys != nil {
+					width = keys[b]
+				}
+				at.forwardBlock(b, (t%blocks)*attentionBlockRows, width, p, out)
 			}
 		}
 	})
 }
 
 // forwardBlock writes the output rows i0.. (at most attentionBlockRows) of
-// batch entry b, using p as the rows' scores. Rows are left unnormalised
+// batch entry b, scored against its first keys keys, using p as the rows'
+// scores. Rows are left unnormalised
 // until after P V, so the 1/sum scale touches Ev values per row, not S;
-// a causal block scores only the keys its last row can see.
-func (at *attentionF32) forwardBlock(b, i0 int, p, out []float32) {
+// a causal block scores only the keys its last row can see, a padded one
+// only those its mask keeps.
+func (at *attentionF32) forwardBlock(b, i0, keys int, p, out []float32) {
 	L, S, E, Ev := at.L, at.S, at.E, at.Ev
 	n := min(attentionBlockRows, L-i0)
 	width := S
 	if at.causal {
 		width = min(S, i0+n)
 	}
+	width = at.blockKeys(n, width, keys) // kernels_attention_keys.go
 	if n*width*E <= gemmSmall {
 		at.tinyScores(b, i0, n, width, p)
 	} else {

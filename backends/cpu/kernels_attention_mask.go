@@ -150,10 +150,9 @@ func (am *attentionMask) apply(b, i int, row []float32) {
 		}
 		return
 	}
-	m := am.add[at : at+len(row)]
-	for j := range row {
-		row[j] += m[j]
-	}
+	// The vector add: the Go loop was 3% of a MiniLM forward, whose
+	// padding mask is one value a key.
+	binF32(binAdd, row, row, am.add[at:at+len(row)])
 }
 
 // softmaxSafeF32 turns row into its softmax and returns its sum of

@@ -9,6 +9,9 @@ import (
 //go:noescape
 func transpose8F32AVX2(dst *float32, dstStride int, src *float32, ld int, k int)
 
+//go:noescape
+func transpose4F32AVX2(dst *float32, dstStride int, src *float32, ld int, k int)
+
 // transpose8Asm is the assembly transposition where the CPU has AVX2.
 var transpose8Asm = cpu.X86.HasAVX2
 
@@ -24,5 +27,16 @@ func transpose8Vec(dst []float32, dstStride int, src []float32, ld, k int) int {
 	}
 	_, _ = src[7*ld+k-1], dst[(k-1)*dstStride+7]
 	transpose8F32AVX2(unsafe.SliceData(dst), dstStride, unsafe.SliceData(src), ld, k)
+	return k
+}
+
+// transpose4Vec is transpose8Vec for four rows of src.
+func transpose4Vec(dst []float32, dstStride int, src []float32, ld, k int) int {
+	k &^= 7
+	if !transpose8Asm || k == 0 {
+		return 0
+	}
+	_, _ = src[3*ld+k-1], dst[(k-1)*dstStride+3]
+	transpose4F32AVX2(unsafe.SliceData(dst), dstStride, unsafe.SliceData(src), ld, k)
 	return k
 }

@@ -80,3 +80,58 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func transpose4F32AVX2(dst *float32, dstStride int, src *float32, ld int, k int)
+//
+// transpose8F32AVX2 for four rows: column p's four values at dst +
+// p*dstStride. gemmPackA's four-row slivers (the AVX2 micro-kernel's
+// height) take it; packed one value at a time, they were a twentieth of a
+// MiniLM forward.
+TEXT ·transpose4F32AVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ dstStride+8(FP), R10
+	SHLQ $2, R10              // dst stride in bytes
+	MOVQ src+16(FP), SI
+	MOVQ ld+24(FP), BX
+	SHLQ $2, BX               // row stride in bytes
+	MOVQ k+32(FP), CX
+	LEAQ (BX)(BX*2), DX       // 3 rows
+	LEAQ (R10)(R10*2), R11    // 3 dst strides
+	SHRQ $3, CX
+	JZ   done4
+
+loop4:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(BX*1), Y1
+	VMOVUPS (SI)(BX*2), Y2
+	VMOVUPS (SI)(DX*1), Y3
+
+	VUNPCKLPS Y1, Y0, Y4 // r0[0] r1[0] r0[1] r1[1] | r0[4] r1[4] r0[5] r1[5]
+	VUNPCKHPS Y1, Y0, Y5 // columns 2, 3 | 6, 7 of rows 0-1
+	VUNPCKLPS Y3, Y2, Y6
+	VUNPCKHPS Y3, Y2, Y7
+
+	// The four rows of a column in each 128-bit lane: Y0 = column 0 | column 4, ...
+	VSHUFPS $0x44, Y6, Y4, Y0
+	VSHUFPS $0xEE, Y6, Y4, Y1
+	VSHUFPS $0x44, Y7, Y5, Y2
+	VSHUFPS $0xEE, Y7, Y5, Y3
+
+	VMOVUPS      X0, (DI)
+	VMOVUPS      X1, (DI)(R10*1)
+	VMOVUPS      X2, (DI)(R10*2)
+	VMOVUPS      X3, (DI)(R11*1)
+	LEAQ         (DI)(R10*4), DI
+	VEXTRACTF128 $1, Y0, (DI)
+	VEXTRACTF128 $1, Y1, (DI)(R10*1)
+	VEXTRACTF128 $1, Y2, (DI)(R10*2)
+	VEXTRACTF128 $1, Y3, (DI)(R11*1)
+	LEAQ         (DI)(R10*4), DI
+
+	ADDQ $32, SI
+	DECQ CX
+	JNZ  loop4
+
+done4:
+	VZEROUPPER
+	RET
