@@ -2,6 +2,7 @@ package wtplugin
 
 import (
 	"fmt"
+	"reflect"
 	"unsafe"
 )
 
@@ -77,25 +78,18 @@ type Number interface {
 	~float32 | ~float64 | ~int64 | ~int32 | ~uint32 | ~int16 | ~int8 | ~uint8
 }
 
+// dtypeOfKind is the dtype of each kind of Number: by kind, not type, as
+// Number admits named element types (~float32), which a type switch on
+// float32 would refuse.
+var dtypeOfKind = map[reflect.Kind]DType{
+	reflect.Float32: F32, reflect.Float64: F64, reflect.Int64: I64, reflect.Int32: I32,
+	reflect.Uint32: U32, reflect.Int16: I16, reflect.Int8: I8, reflect.Uint8: U8,
+}
+
 func dtypeOf[T Number]() DType {
 	var z T
-	switch any(z).(type) {
-	case float32:
-		return F32
-	case float64:
-		return F64
-	case int64:
-		return I64
-	case int32:
-		return I32
-	case uint32:
-		return U32
-	case int16:
-		return I16
-	case int8:
-		return I8
-	case uint8:
-		return U8
+	if d, ok := dtypeOfKind[reflect.TypeOf(z).Kind()]; ok {
+		return d
 	}
 	panic(fmt.Sprintf("wtplugin: no dtype for %T", z))
 }

@@ -249,4 +249,10 @@ func TestDTypes(t *testing.T) {
 	assert.Equal(t, "dtype(99)", DType(99).String())
 	assert.PanicsWithValue(t, "wtplugin.Make: shape [2 2] holds 4 elements, got 3 values",
 		func() { Make([]int{2, 2}, []float32{1, 2, 3}) })
+	// A named element type is its underlying type's dtype.
+	type celsius float32
+	x := Make([]int{2}, []celsius{1.5, -2})
+	assert.Equal(t, F32, x.DType)
+	assert.Equal(t, []celsius{1.5, -2}, View[celsius](x))
+	assert.Equal(t, []float32{1.5, -2}, x.Float32s())
 }
