@@ -42,8 +42,15 @@ type sdkRun struct {
 type sdkPipelineFile struct {
 	Note     string   `json:"note"`
 	Pipeline string   `json:"pipeline"` // relative to diffuse/testdata
+	Atol     float64  `json:"atol"`     // how close every SDK's native CPU images must come
 	Runs     []sdkRun `json:"runs"`
 }
+
+// sdkPipelineAtol is the images' tolerance the file gives the SDKs: the
+// pins come from one CPU, and another's kernels round in other places
+// (AVX-512's small-head attention tiles against AVX2's blocked products:
+// up to 2.2e-6 apart after DDPM's four steps), so not bit for bit.
+const sdkPipelineAtol = 1e-5
 
 // libraryImages samples with package diffuse directly, as the ABI should.
 func libraryImages(t *testing.T, r sdkRun) *core.Tensor {
@@ -96,13 +103,13 @@ func TestDiffusionGenerate(t *testing.T) {
 		require.NoError(t, TensorFree(h))
 		if !*updateSDKRefs {
 			assert.Equal(t, committed.Runs[i].Shape, r.Shape, "run %d", i)
-			requireClose(t, f64s(committed.Runs[i].Images), f64s(got), 1e-6, "run images")
+			requireClose(t, f64s(committed.Runs[i].Images), f64s(got), committed.Atol, "run images")
 		}
 	}
 	if *updateSDKRefs {
 		out, err := json.MarshalIndent(sdkPipelineFile{
 			Note:     "images package diffuse samples on the CPU from ddpm_pipe (abi/diffuse_test.go -update writes this); every SDK's test repeats the runs",
-			Pipeline: "ddpm_pipe", Runs: runs}, "", " ")
+			Pipeline: "ddpm_pipe", Atol: sdkPipelineAtol, Runs: runs}, "", " ")
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(sdkPipelineRefs, append(out, '\n'), 0o644))
 	}

@@ -22,7 +22,7 @@ test("diffuse: generate gives the library's images for a seed", async () => {
     const img = await pipe.generate({ batch: run.batch, steps: run.steps, seed: run.seed, scheduler: run.scheduler || undefined });
     assert.deepEqual(img.shape, run.shape);
     const got = await img.data();
-    const bad = run.images.findIndex((v, i) => !(Math.abs(got[i] - v) <= 1e-6));
+    const bad = run.images.findIndex((v, i) => !(Math.abs(got[i] - v) <= refs.atol));
     assert.equal(bad, -1, `image value ${bad}: ${got[bad]} vs ${run.images[bad]}`);
     img.dispose();
   }
@@ -100,7 +100,7 @@ test("diffuse: a zip archive of the folder loads and gives the same images", asy
   const run = refs.runs[0];
   const img = await pipe.generate({ batch: run.batch, steps: run.steps, seed: run.seed });
   const got = await img.data();
-  const bad = run.images.findIndex((v, i) => !(Math.abs(got[i] - v) <= 1e-6));
+  const bad = run.images.findIndex((v, i) => !(Math.abs(got[i] - v) <= refs.atol));
   assert.equal(bad, -1, `image value ${bad}: ${got[bad]} vs ${run.images[bad]}`);
   img.dispose();
   await assert.rejects(pipe.generate({ steps: 2, onStep: () => {} }), /onStep is browser-only/);

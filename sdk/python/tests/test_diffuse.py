@@ -25,7 +25,7 @@ def test_generate_gives_the_librarys_images(no_leaks):
             img = pipe.generate(batch=run["batch"], steps=run["steps"], seed=run["seed"],
                                 scheduler=run["scheduler"] or None)
             assert img.shape == tuple(run["shape"])
-            np.testing.assert_allclose(img.numpy().ravel(), np.array(run["images"], np.float32), atol=1e-6)
+            np.testing.assert_allclose(img.numpy().ravel(), np.array(run["images"], np.float32), atol=REFS["atol"])
             del img
 
 
@@ -48,7 +48,7 @@ def test_a_zip_of_the_folder_gives_the_same_images(no_leaks):
         for run in REFS["runs"]:
             img = pipe.generate(batch=run["batch"], steps=run["steps"], seed=run["seed"],
                                 scheduler=run["scheduler"] or None)
-            np.testing.assert_allclose(img.numpy().ravel(), np.array(run["images"], np.float32), atol=1e-6)
+            np.testing.assert_allclose(img.numpy().ravel(), np.array(run["images"], np.float32), atol=REFS["atol"])
             del img
     with wt.diffuse.Pipeline.from_zip(memoryview(data), int8_weights=True) as pipe:
         assert pipe.int8_weights

@@ -223,7 +223,7 @@ class DomainsTest {
                     for (int i = 0; i < want.length; i++) {
                         want[i] = run.get("images").get(i).asDouble();
                     }
-                    assertClose(want, img.toDoubleArray(), 1e-6, "images");
+                    assertClose(want, img.toDoubleArray(), refs.get("atol").asDouble(), "images");
                 }
             }
             WebtensorException e = assertThrows(WebtensorException.class, () -> pipe.generateClasses(new long[] {1}, 2, 0, 4, null));
@@ -312,7 +312,7 @@ class DomainsTest {
             for (int i = 0; i < want.length; i++) {
                 want[i] = run.get("images").get(i).asDouble();
             }
-            assertClose(want, img.toDoubleArray(), 1e-6, "images");
+            assertClose(want, img.toDoubleArray(), refs.get("atol").asDouble(), "images");
         }
         assertEquals(live, Webtensor.liveTensors(), "every tensor freed");
         byte[] truncated = java.util.Arrays.copyOf(zip, zip.length / 2);
