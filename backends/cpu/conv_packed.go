@@ -228,9 +228,9 @@ func convForwardPacked(w *window, batch, groups, inC, outC int, image, weight, b
 		pws[grp] = packWeight(weight[grp*outC*rows:(grp+1)*outC*rows], outC, rows)
 	}
 	kc := pws[0].kc
-	// Blocks of about 256 positions keep a packed panel in L2; smaller ones
-	// give every core a few tasks when there are few units.
-	blk := min(gemmRoundUp(outSize, gemmNR), 256)
+	// Blocks of about 256 positions (whole slivers) keep a packed panel in
+	// L2; smaller ones give every core a few tasks when there are few units.
+	blk := min(gemmRoundUp(outSize, gemmNR), 256/gemmNR*gemmNR)
 	for blk > gemmNR && units*((outSize+blk-1)/blk) < 4*NumThreads() {
 		blk = gemmRoundUp(blk/2, gemmNR)
 	}

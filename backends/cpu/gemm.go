@@ -36,7 +36,7 @@ const (
 	gemmKU = 8 // k unroll of the micro-kernel; packed slivers are zero-padded to it
 	gemmKC = 256
 	gemmMC = 64
-	gemmNC = 1024
+	gemmNC = 1536 // a multiple of every kernel's gemmNR (16, 24, 32)
 )
 
 // gemmSmall is the m*n*k below which packing costs more than it saves.

@@ -7,17 +7,28 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// The AVX2/FMA micro-kernel (gemm_amd64.s): 4 rows of A broadcast against
-// 16 columns of B held in two ymm registers, eight accumulators; and, where
-// the CPU has AVX-512, an 8x32 kernel (gemm512_amd64.s): twice the width
-// per instruction and twice the accumulators (matmul 1024 on one core: see
-// BenchmarkMatmulOneThread).
+// The AVX2/FMA micro-kernels (gemm_amd64.s): 4 rows of A broadcast against
+// 24 columns of B held in three ymm registers, twelve accumulators (what
+// runs), or against 16 columns with eight (kept: TestGemmVectorKernels-
+// AgreeBitForBit holds the two to the same bits on every AVX2 machine);
+// and, where the CPU has AVX-512, an 8x32 kernel (gemm512_amd64.s): twice
+// the width per instruction and twice the accumulators (matmul 1024 on one
+// core: see BenchmarkMatmulOneThread). On a Zen 3 core (2 cores, noisy
+// neighbours) the 4x24 kernel's BenchmarkMatmulOneThread was 64-76 GFLOP/s
+// against the 4x16's 62-72, runs alternating: twelve multiply-add chains
+// cover the FMA units' latency where eight barely do.
 
 //go:noescape
 func gemmMicro4x16AVX2(ap, bp *float32, kp int, tile *float32)
 
 //go:noescape
 func gemmMicro4x16AVX2C(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int, slivers int)
+
+//go:noescape
+func gemmMicro4x24AVX2(ap, bp *float32, kp int, tile *float32)
+
+//go:noescape
+func gemmMicro4x24AVX2C(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int, slivers int)
 
 //go:noescape
 func gemmMicro8x32AVX512(ap, bp *float32, kp int, tile *float32)
@@ -73,7 +84,8 @@ func asmKernel(name string, mr, nr int, tile asmTile, full asmFull) gemmKernel {
 
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		gemmVectorKernels = append(gemmVectorKernels, asmKernel("avx2-4x16", 4, 16, gemmMicro4x16AVX2, gemmMicro4x16AVX2C))
+		gemmVectorKernels = append(gemmVectorKernels, asmKernel("avx2-4x16", 4, 16, gemmMicro4x16AVX2, gemmMicro4x16AVX2C),
+			asmKernel("avx2-4x24", 4, 24, gemmMicro4x24AVX2, gemmMicro4x24AVX2C))
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX512F {
 		gemmVectorKernels = append(gemmVectorKernels, asmKernel("avx512-8x32", 8, 32, gemmMicro8x32AVX512, gemmMicro8x32AVX512Run))

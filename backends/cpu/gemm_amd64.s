@@ -154,3 +154,160 @@ next:
 done:
 	VZEROUPPER
 	RET
+
+// The 4x24 kernels: twelve accumulators (row i in Y(3i)..Y(3i+2)), B's 24
+// values of a k step in Y12-Y14 and each of A's four broadcast in turn
+// into Y15. Twelve independent multiply-add chains keep both FMA units
+// busy through their latency, where the 4x16 kernel's eight fall short,
+// and seven loads serve twelve multiply-adds instead of six serving eight.
+// Each element is the same chain of fused multiply-adds in k order as the
+// 4x16 kernel's, so the two give the same bits.
+
+// ZERO_ACC_4x24 clears the accumulators Y0-Y11.
+#define ZERO_ACC_4x24 \
+	ZERO_ACC_4x16; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11
+
+// ROW_4x24(a, r0, r1, r2) multiplies row r's A value at a into its three
+// accumulators.
+#define ROW_4x24(a, r0, r1, r2) \
+	VBROADCASTSS a, Y15; \
+	VFMADD231PS Y12, Y15, r0; \
+	VFMADD231PS Y13, Y15, r1; \
+	VFMADD231PS Y14, Y15, r2
+
+// STEP_4x24(k) is k step k (counted from SI and DI).
+#define STEP_4x24(k) \
+	VMOVUPS (96*k)(DI), Y12; \
+	VMOVUPS (96*k+32)(DI), Y13; \
+	VMOVUPS (96*k+64)(DI), Y14; \
+	ROW_4x24((16*k)(SI), Y0, Y1, Y2); \
+	ROW_4x24((16*k+4)(SI), Y3, Y4, Y5); \
+	ROW_4x24((16*k+8)(SI), Y6, Y7, Y8); \
+	ROW_4x24((16*k+12)(SI), Y9, Y10, Y11)
+
+// EPILOGUE_4x24(ADD) is EPILOGUE_4x16 for the 4x24 tile, with alpha in
+// Y15 (reloaded: the steps use it) and zero in Y14 for ADD_ZERO24.
+#define EPILOGUE_4x24(ADD) \
+	LEAQ (DX)(R8*1), R9; \
+	LEAQ (R9)(R8*1), R10; \
+	LEAQ (R10)(R8*1), R11; \
+	VBROADCASTSS alpha+40(FP), Y15; \
+	VXORPS Y14, Y14, Y14; \
+	VMULPS Y15, Y0, Y0; \
+	VMULPS Y15, Y1, Y1; \
+	VMULPS Y15, Y2, Y2; \
+	VMULPS Y15, Y3, Y3; \
+	VMULPS Y15, Y4, Y4; \
+	VMULPS Y15, Y5, Y5; \
+	VMULPS Y15, Y6, Y6; \
+	VMULPS Y15, Y7, Y7; \
+	VMULPS Y15, Y8, Y8; \
+	VMULPS Y15, Y9, Y9; \
+	VMULPS Y15, Y10, Y10; \
+	VMULPS Y15, Y11, Y11; \
+	ADD((DX), Y0); \
+	ADD(32(DX), Y1); \
+	ADD(64(DX), Y2); \
+	ADD((R9), Y3); \
+	ADD(32(R9), Y4); \
+	ADD(64(R9), Y5); \
+	ADD((R10), Y6); \
+	ADD(32(R10), Y7); \
+	ADD(64(R10), Y8); \
+	ADD((R11), Y9); \
+	ADD(32(R11), Y10); \
+	ADD(64(R11), Y11); \
+	VMOVUPS Y0, (DX); \
+	VMOVUPS Y1, 32(DX); \
+	VMOVUPS Y2, 64(DX); \
+	VMOVUPS Y3, (R9); \
+	VMOVUPS Y4, 32(R9); \
+	VMOVUPS Y5, 64(R9); \
+	VMOVUPS Y6, (R10); \
+	VMOVUPS Y7, 32(R10); \
+	VMOVUPS Y8, 64(R10); \
+	VMOVUPS Y9, (R11); \
+	VMOVUPS Y10, 32(R11); \
+	VMOVUPS Y11, 64(R11)
+
+#define ADD_ZERO24(m, y) VADDPS Y14, y, y
+
+// func gemmMicro4x24AVX2(ap, bp *float32, kp int, tile *float32)
+// tile[i*24+j] = sum over p < kp of ap[p*4+i] * bp[p*24+j].
+TEXT ·gemmMicro4x24AVX2(SB), NOSPLIT, $0-32
+	LOAD_TILE_ARGS
+	ZERO_ACC_4x24
+	TESTQ CX, CX
+	JEQ done24
+
+loop24:
+	STEP_4x24(0)
+	ADDQ $16, SI
+	ADDQ $96, DI
+	DECQ CX
+	JNE loop24
+
+done24:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	VMOVUPS Y8, 256(DX)
+	VMOVUPS Y9, 288(DX)
+	VMOVUPS Y10, 320(DX)
+	VMOVUPS Y11, 352(DX)
+	VZEROUPPER
+	RET
+
+// func gemmMicro4x24AVX2C(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int, slivers int)
+// gemmMicro4x16AVX2C for the 4x24 tile.
+TEXT ·gemmMicro4x24AVX2C(SB), NOSPLIT, $0-64
+	LOAD_FULL_ARGS
+	MOVQ DI, R13
+	MOVQ CX, R14
+	SHRQ $1, R14
+	MOVQ slivers+56(FP), R12
+	MOVQ accumulate+48(FP), AX
+	TESTQ R12, R12
+	JEQ doneC24
+
+sliver24:
+	ZERO_ACC_4x24
+	MOVQ R13, DI
+	MOVQ R14, CX
+	TESTQ CX, CX
+	JEQ epilogue24
+
+loopC24:
+	STEP_4x24(0)
+	STEP_4x24(1)
+	ADDQ $32, SI
+	ADDQ $192, DI
+	DECQ CX
+	JNE loopC24
+
+epilogue24:
+	TESTQ AX, AX
+	JNE add24
+	EPILOGUE_4x24(ADD_ZERO24)
+	JMP next24
+
+add24:
+	EPILOGUE_4x24(ADD_C)
+
+next24:
+	LEAQ (R11)(R8*1), DX
+	DECQ R12
+	JNE sliver24
+
+doneC24:
+	VZEROUPPER
+	RET
