@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/ir/fusion"
@@ -280,10 +281,16 @@ func (at *attentionF32) forward(out []float32) {
 	scratch := tempF32(workers * rows * S) // checked here: a refusal inside a worker would not reach guardTemps
 	keys := at.keysToScore()               // kernels_attention_keys.go
 	per := (tasks + workers - 1) / workers
+	// Each worker takes the next task until none is left, rather than a
+	// fixed run of them: with padded keys skipped, a batch's blocks differ
+	// in cost (the long sentences', the short ones'), and fixed runs left
+	// one core with twice the other's work. Every task's rows are its own,
+	// so the bits do not depend on who runs it.
+	var next atomic.Int64
 	parallelFor(workers, per*rows*S*(E+Ev)*2, func(lo, hi int) {
 		for w := lo; w < hi; w++ {
 			p := scratch[w*rows*S : (w+1)*rows*S]
-			for t := w * per; t < min(tasks, (w+1)*per); t++ {
+			for t := int(next.Add(1) - 1); t < tasks; t = int(next.Add(1) - 1) {
 				b, width := t/blocks, S
 				if keys != nil {
 					width = keys[b]
