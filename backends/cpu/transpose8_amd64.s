@@ -1,5 +1,19 @@
 #include "textflag.h"
 
+// LOAD_TRANSPOSE_ARGS loads both transposes' (dst *float32, dstStride int,
+// src *float32, ld int, k int): DI dst, R10 its stride in bytes, R11 three
+// strides, SI src, BX its row stride in bytes, DX three rows, CX k.
+#define LOAD_TRANSPOSE_ARGS \
+	MOVQ dst+0(FP), DI; \
+	MOVQ dstStride+8(FP), R10; \
+	SHLQ $2, R10; \
+	MOVQ src+16(FP), SI; \
+	MOVQ ld+24(FP), BX; \
+	SHLQ $2, BX; \
+	MOVQ k+32(FP), CX; \
+	LEAQ (BX)(BX*2), DX; \
+	LEAQ (R10)(R10*2), R11
+
 // func transpose8F32AVX2(dst *float32, dstStride int, src *float32, ld int, k int)
 //
 // Eight rows of src (ld floats apart), k columns (a multiple of 8), written
@@ -8,16 +22,8 @@
 // (unpack, shuffle, 128-bit permute), so every load and store is a whole
 // vector.
 TEXT ·transpose8F32AVX2(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), DI
-	MOVQ dstStride+8(FP), R10
-	SHLQ $2, R10              // dst stride in bytes
-	MOVQ src+16(FP), SI
-	MOVQ ld+24(FP), BX
-	SHLQ $2, BX               // row stride in bytes
-	MOVQ k+32(FP), CX
-	LEAQ (BX)(BX*2), DX       // 3 rows
-	LEAQ (SI)(BX*4), R8       // row 4
-	LEAQ (R10)(R10*2), R11    // 3 dst strides
+	LOAD_TRANSPOSE_ARGS
+	LEAQ (SI)(BX*4), R8 // row 4
 	SHRQ $3, CX
 	JZ   done
 
@@ -88,15 +94,7 @@ done:
 // height) take it; packed one value at a time, they were a twentieth of a
 // MiniLM forward.
 TEXT ·transpose4F32AVX2(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), DI
-	MOVQ dstStride+8(FP), R10
-	SHLQ $2, R10              // dst stride in bytes
-	MOVQ src+16(FP), SI
-	MOVQ ld+24(FP), BX
-	SHLQ $2, BX               // row stride in bytes
-	MOVQ k+32(FP), CX
-	LEAQ (BX)(BX*2), DX       // 3 rows
-	LEAQ (R10)(R10*2), R11    // 3 dst strides
+	LOAD_TRANSPOSE_ARGS
 	SHRQ $3, CX
 	JZ   done4
 
