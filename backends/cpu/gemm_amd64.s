@@ -6,15 +6,15 @@
 // schedule then reaches both, which must keep agreeing bit for bit.
 
 // ZERO_ACC_4x16 clears the accumulators Y0-Y7 (row i in Y(2i), Y(2i+1)).
-#define ZERO_ACC_4x16 \
-	VXORPS Y0, Y0, Y0; \
-	VXORPS Y1, Y1, Y1; \
-	VXORPS Y2, Y2, Y2; \
-	VXORPS Y3, Y3, Y3; \
-	VXORPS Y4, Y4, Y4; \
-	VXORPS Y5, Y5, Y5; \
-	VXORPS Y6, Y6, Y6; \
-	VXORPS Y7, Y7, Y7
+#define ZERO_ACC_4x16 EACH_ACC_0_7(ZERO_REG)
+
+// EACH_ACC_0_7(F) applies the one-register macro F to the accumulators
+// Y0-Y7: ZERO_REG clears one, SCALE_Y14 and SCALE_Y15 multiply one by the
+// alpha the kernel holds there.
+#define EACH_ACC_0_7(F) F(Y0); F(Y1); F(Y2); F(Y3); F(Y4); F(Y5); F(Y6); F(Y7)
+#define ZERO_REG(y) VXORPS y, y, y
+#define SCALE_Y14(y) VMULPS Y14, y, y
+#define SCALE_Y15(y) VMULPS Y15, y, y
 
 // STEP_4x16(k) is k step k (counted from SI and DI): B's 16 values of the
 // step in Y8:Y9, each of A's 4 values broadcast into its own register and
@@ -63,6 +63,12 @@ done:
 	VZEROUPPER
 	RET
 
+// TILE_ROWS points R9-R11 at rows 1-3 of the C tile at DX (row stride R8).
+#define TILE_ROWS \
+	LEAQ (DX)(R8*1), R9; \
+	LEAQ (R9)(R8*1), R10; \
+	LEAQ (R10)(R8*1), R11
+
 // EPILOGUE_4x16 writes the accumulators into the 4x16 tile of C at DX (row
 // stride R8 bytes): with Y15 zero, C = 0 + alpha*product (0 + x makes a -0
 // product +0, as the Go loop's 0 + alpha*v does); with Y15 loaded from C,
@@ -70,17 +76,8 @@ done:
 // leaves it zero: the kernels pass ADD_C or ADD_ZERO. alpha is in Y14; R9-R11
 // are left at rows 1-3.
 #define EPILOGUE_4x16(ADD) \
-	LEAQ (DX)(R8*1), R9; \
-	LEAQ (R9)(R8*1), R10; \
-	LEAQ (R10)(R8*1), R11; \
-	VMULPS Y14, Y0, Y0; \
-	VMULPS Y14, Y1, Y1; \
-	VMULPS Y14, Y2, Y2; \
-	VMULPS Y14, Y3, Y3; \
-	VMULPS Y14, Y4, Y4; \
-	VMULPS Y14, Y5, Y5; \
-	VMULPS Y14, Y6, Y6; \
-	VMULPS Y14, Y7, Y7; \
+	TILE_ROWS; \
+	EACH_ACC_0_7(SCALE_Y14); \
 	ADD((DX), Y0); \
 	ADD(32(DX), Y1); \
 	ADD((R9), Y2); \
@@ -192,19 +189,10 @@ done:
 // EPILOGUE_4x24(ADD) is EPILOGUE_4x16 for the 4x24 tile, with alpha in
 // Y15 (reloaded: the steps use it) and zero in Y14 for ADD_ZERO24.
 #define EPILOGUE_4x24(ADD) \
-	LEAQ (DX)(R8*1), R9; \
-	LEAQ (R9)(R8*1), R10; \
-	LEAQ (R10)(R8*1), R11; \
+	TILE_ROWS; \
 	VBROADCASTSS alpha+40(FP), Y15; \
 	VXORPS Y14, Y14, Y14; \
-	VMULPS Y15, Y0, Y0; \
-	VMULPS Y15, Y1, Y1; \
-	VMULPS Y15, Y2, Y2; \
-	VMULPS Y15, Y3, Y3; \
-	VMULPS Y15, Y4, Y4; \
-	VMULPS Y15, Y5, Y5; \
-	VMULPS Y15, Y6, Y6; \
-	VMULPS Y15, Y7, Y7; \
+	EACH_ACC_0_7(SCALE_Y15); \
 	VMULPS Y15, Y8, Y8; \
 	VMULPS Y15, Y9, Y9; \
 	VMULPS Y15, Y10, Y10; \

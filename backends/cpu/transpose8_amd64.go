@@ -21,22 +21,27 @@ var transpose8Asm = cpu.X86.HasAVX2
 // rest. Slices too short panic here, before the assembly could read or
 // write past them.
 func transpose8Vec(dst []float32, dstStride int, src []float32, ld, k int) int {
-	k &^= 7
-	if !transpose8Asm || k == 0 {
-		return 0
-	}
-	_, _ = src[7*ld+k-1], dst[(k-1)*dstStride+7]
-	transpose8F32AVX2(unsafe.SliceData(dst), dstStride, unsafe.SliceData(src), ld, k)
-	return k
+	return transposeRowsVec(8, dst, dstStride, src, ld, k)
 }
 
 // transpose4Vec is transpose8Vec for four rows of src.
 func transpose4Vec(dst []float32, dstStride int, src []float32, ld, k int) int {
+	return transposeRowsVec(4, dst, dstStride, src, ld, k)
+}
+
+// transposeRowsVec is both, for rows 4 or 8. The kernels are called
+// directly, not through a func value, which would move the callers' stack
+// buffers to the heap.
+func transposeRowsVec(rows int, dst []float32, dstStride int, src []float32, ld, k int) int {
 	k &^= 7
 	if !transpose8Asm || k == 0 {
 		return 0
 	}
-	_, _ = src[3*ld+k-1], dst[(k-1)*dstStride+3]
-	transpose4F32AVX2(unsafe.SliceData(dst), dstStride, unsafe.SliceData(src), ld, k)
+	_, _ = src[(rows-1)*ld+k-1], dst[(k-1)*dstStride+rows-1]
+	if rows == 4 {
+		transpose4F32AVX2(unsafe.SliceData(dst), dstStride, unsafe.SliceData(src), ld, k)
+	} else {
+		transpose8F32AVX2(unsafe.SliceData(dst), dstStride, unsafe.SliceData(src), ld, k)
+	}
 	return k
 }
