@@ -24,8 +24,6 @@ static void *wt_emu_open(const char *path, char **err) {
 import "C"
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"os"
@@ -49,6 +47,9 @@ type emuDevice struct {
 	dir  string     // compiled kernels, by source hash
 	cxx  string
 	live map[devicePtr]uint64
+
+	preludeOnce    sync.Once
+	preludeInclude string // includes the precompiled prelude; "" if none
 }
 
 var (
@@ -148,10 +149,15 @@ func (d *emuDevice) zero(dst devicePtr, n uint64) error {
 
 func (d *emuDevice) build(name, src string) (kernelHandle, error) {
 	full := emuHead + src + "\n" + emuTail
-	h := sha256.Sum256([]byte(full))
-	lib := filepath.Join(d.dir, hex.EncodeToString(h[:16])+".so")
+	lib := filepath.Join(d.dir, sourceKey(full)+".so")
 	if _, err := os.Stat(lib); err != nil {
-		if err := d.compile(name, full, lib); err != nil {
+		text := full
+		if body, ok := strings.CutPrefix(src, prelude); ok {
+			if include := d.precompiledPrelude(); include != "" {
+				text = include + body + "\n" + emuTail
+			}
+		}
+		if err := d.compile(name, text, lib); err != nil {
 			return nil, err
 		}
 	}
@@ -180,7 +186,7 @@ func (d *emuDevice) compile(name, full, lib string) error {
 	}
 	srcFile.Close()
 	tmp := lib + ".tmp" + filepath.Base(srcFile.Name())
-	cmd := exec.Command(d.cxx, "-std=c++17", "-O1", "-w", "-fPIC", "-shared", "-o", tmp, srcFile.Name())
+	cmd := exec.Command(d.cxx, append(emuFlags, "-pipe", "-shared", "-o", tmp, srcFile.Name())...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp)
 		return &CompileError{Name: name + " (emulator)", Log: string(out), Msg: err.Error()}

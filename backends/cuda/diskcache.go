@@ -45,8 +45,7 @@ func (c diskCache) load(src string) ([]byte, bool) {
 	return b, err == nil && len(b) > 0
 }
 
-// store writes the image atomically (a temporary file renamed), so a
-// reader never sees half a kernel; failures only cost a recompile.
+// store writes the image atomically; failures only cost a recompile.
 func (c diskCache) store(src string, image []byte) {
 	if c.dir == "" {
 		return
@@ -54,13 +53,24 @@ func (c diskCache) store(src string, image []byte) {
 	if err := os.MkdirAll(c.dir, 0o755); err != nil {
 		return
 	}
-	f, err := os.CreateTemp(c.dir, ".tmp-*")
+	writeAtomically(filepath.Join(c.dir, sourceKey(src)+".cubin"), image)
+}
+
+// writeAtomically writes a file through a temporary name in its folder,
+// renamed into place, so that a reader (another test process, too) never
+// sees half of it.
+func writeAtomically(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
-		return
+		return err
 	}
-	_, werr := f.Write(image)
-	cerr := f.Close()
-	if werr != nil || cerr != nil || os.Rename(f.Name(), filepath.Join(c.dir, sourceKey(src)+".cubin")) != nil {
-		os.Remove(f.Name())
+	defer os.Remove(f.Name()) // fails harmlessly after the rename
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
 	}
+	if werr != nil {
+		return werr
+	}
+	return os.Rename(f.Name(), path)
 }

@@ -7,9 +7,12 @@ static char *stacks;
 static int stack_threads;
 static const size_t stack_size = 128 << 10;
 
+// fiber_main runs one thread's kernel, then hands back to the scheduler
+// for good (a finished fiber is never switched to).
 static void fiber_main() {
   wt_kernel(*(const WtArgs *)kargs);
   me().done = 1;
+  yield();
 }
 }  // namespace wt_emu
 
@@ -47,18 +50,13 @@ extern "C" int wt_emu_run(unsigned gx, unsigned gy, unsigned gz, unsigned bx, co
           for (cur = 0; cur < nthr; cur++) wt_kernel(*(const WtArgs *)args);
           continue;
         }
-        for (int t = 0; t < nthr; t++) {
-          getcontext(&fib[t].ctx);
-          fib[t].ctx.uc_stack.ss_sp = stacks + stack_size * t;
-          fib[t].ctx.uc_stack.ss_size = stack_size;
-          fib[t].ctx.uc_link = &sched;
-          makecontext(&fib[t].ctx, fiber_main, 0);
-        }
+        for (int t = 0; t < nthr; t++)
+          start_context(&fib[t].ctx, &sched, stacks + stack_size * t, stack_size, fiber_main);
         for (int live = nthr; live > 0;) {
           live = 0;
           for (cur = 0; cur < nthr; cur++) {
             if (fib[cur].done) continue;
-            swapcontext(&sched, &fib[cur].ctx);
+            switch_context(&sched, &fib[cur].ctx);
             if (!fib[cur].done) live++;
           }
         }
