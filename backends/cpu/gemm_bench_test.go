@@ -38,11 +38,13 @@ func BenchmarkMatmulOneThread(b *testing.B) {
 // Transformer-shaped products (m tokens x k features times k x n weights):
 // ViT-B/16 at batch 1 (197 tokens) and 4, and TimeSformer's 393 tokens of
 // 384, at one thread and at every thread, so that the ratio of the two says
-// how well the split across cores holds up when m is a few row blocks.
+// how well the split across cores holds up when m is a few row blocks;
+// and MiniLM's at the ONNX benchmark's 8 x 128 tokens.
 func BenchmarkMatmulTokens(b *testing.B) {
 	shapes := []struct{ m, k, n int }{
 		{197, 768, 768}, {197, 768, 3072}, {197, 3072, 768},
 		{788, 768, 768}, {393, 384, 1536}, {393, 1536, 384},
+		{1024, 384, 384}, {1024, 384, 1536}, {1024, 1536, 384},
 	}
 	for _, s := range shapes {
 		for _, threads := range []int{1, 0} {
