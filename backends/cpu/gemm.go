@@ -61,8 +61,16 @@ var (
 	gemmNR        = 2
 	gemmMicro     = gemmMicro4x2Tile
 	gemmMicroFull func(ap, bp, c []float32, ldc int, alpha float32, accumulate bool)
+	gemmMicroRows gemmRowsKernel
 	gemmMacro     func(store bool, mc, nc, kc int, alpha float32, ap, bp []float32, s0, s1 int, c []float32, ldc int)
 )
+
+// gemmRowsKernel is gemmMicroFull reading A in place instead of packed:
+// slivers of gemmMR rows of a row-major A (row stride lda) from a[0], kc
+// steps each (even), against one B sliver. MLAS's AVX2 kernels read A
+// so; packing it was 3% of a MiniLM forward (the 4x8 transposes), for
+// the same multiply-adds in the same order.
+type gemmRowsKernel func(a []float32, lda, slivers, kc int, bp, c []float32, ldc int, alpha float32, accumulate bool)
 
 // gemmKernel is a vector micro-kernel the CPU can run, as gemmMR, gemmNR,
 // gemmMicro and gemmMicroFull take it; gemmVectorKernels lists them, the
@@ -72,16 +80,22 @@ type gemmKernel struct {
 	mr, nr int
 	micro  func(ap, bp, tile []float32)
 	full   func(ap, bp, c []float32, ldc int, alpha float32, accumulate bool)
+	rows   gemmRowsKernel // nil: A is always packed
+}
+
+func (k gemmKernel) withRows(rows gemmRowsKernel) gemmKernel {
+	k.rows = rows
+	return k
 }
 
 // use makes k the kernel every product runs (packing follows its shape).
 func (k gemmKernel) use() {
-	gemmMR, gemmNR, gemmMicro, gemmMicroFull = k.mr, k.nr, k.micro, k.full
+	gemmMR, gemmNR, gemmMicro, gemmMicroFull, gemmMicroRows = k.mr, k.nr, k.micro, k.full, k.rows
 }
 
 // current is the kernel in use, to restore after a test's use.
 func currentGemmKernel() gemmKernel {
-	return gemmKernel{"current", gemmMR, gemmNR, gemmMicro, gemmMicroFull}
+	return gemmKernel{"current", gemmMR, gemmNR, gemmMicro, gemmMicroFull, gemmMicroRows}
 }
 
 var gemmVectorKernels []gemmKernel
@@ -229,6 +243,10 @@ func gemmTask(transA, overwrite bool, r0, r1, s0, s1, n, k int, alpha float32, a
 			mc := min(gemmMC, r1-ic)
 			for pc := 0; pc < k; pc += gemmKC {
 				kc := min(gemmKC, k-pc)
+				if gemmReadsAInPlace(transA, mc, kc, nc, ls1) {
+					gemmMacroKernelInPlace(overwrite && pc == 0, mc, kc, alpha, a[ic*lda+pc:], lda, panel(jc, pc), ls0, ls1, c[ic*ldc+jc:], ldc)
+					continue
+				}
 				gemmPackA(transA, a, lda, ic, mc, pc, kc, ap)
 				gemmMacroKernel(overwrite && pc == 0, mc, nc, kc, alpha, ap, panel(jc, pc), ls0, ls1, c[ic*ldc+jc:], ldc)
 			}
@@ -377,6 +395,26 @@ func gemmMacroKernel(store bool, mc, nc, kc int, alpha float32, ap, bp []float32
 				}
 			}
 		}
+	}
+}
+
+// gemmPackAOnly turns gemmMicroRows off (tests compare the two paths).
+var gemmPackAOnly bool
+
+// gemmReadsAInPlace reports whether a block of mc rows, kc steps and B
+// slivers up to s1 (of a column block nc wide) is whole tiles that
+// gemmMicroRows can take with A unpacked: A not transposed, kc even.
+func gemmReadsAInPlace(transA bool, mc, kc, nc, s1 int) bool {
+	return gemmMicroRows != nil && !gemmPackAOnly && gemmMacro == nil && !transA &&
+		kc%2 == 0 && mc%gemmMR == 0 && s1*gemmNR <= nc
+}
+
+// gemmMacroKernelInPlace is gemmMacroKernel for such a block: a (row
+// stride lda) starts at the block's first row and k step.
+func gemmMacroKernelInPlace(store bool, mc, kc int, alpha float32, a []float32, lda int, bp []float32, s0, s1 int, c []float32, ldc int) {
+	kp := gemmRoundUp(kc, gemmKU)
+	for s := s0; s < s1; s++ {
+		gemmMicroRows(a, lda, mc/gemmMR, kc, bp[s*kp*gemmNR:(s+1)*kp*gemmNR], c[s*gemmNR:], ldc, alpha, !store)
 	}
 }
 

@@ -31,6 +31,9 @@ func gemmMicro4x24AVX2(ap, bp *float32, kp int, tile *float32)
 func gemmMicro4x24AVX2C(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int, slivers int)
 
 //go:noescape
+func gemmMicro4x24AVX2R(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int, slivers int, lda int)
+
+//go:noescape
 func gemmMicro8x32AVX512(ap, bp *float32, kp int, tile *float32)
 
 //go:noescape
@@ -79,13 +82,26 @@ func asmKernel(name string, mr, nr int, tile asmTile, full asmFull) gemmKernel {
 		}
 		full(unsafe.SliceData(ap), unsafe.SliceData(bp), kp, unsafe.SliceData(c), ldc, alpha, acc, slivers)
 	}
-	return gemmKernel{name, mr, nr, micro, fullC}
+	return gemmKernel{name: name, mr: mr, nr: nr, micro: micro, full: fullC}
+}
+
+// gemm4x24Rows is the 4x24 kernel's rows form (gemmKernel.rows), reading
+// A in place; the checks stand between the slices and the assembly.
+func gemm4x24Rows(a []float32, lda, slivers, kc int, bp, c []float32, ldc int, alpha float32, accumulate bool) {
+	if slivers <= 0 || kc <= 0 || kc%2 != 0 || lda < kc || len(bp) < kc*24 || len(a) < (slivers*4-1)*lda+kc || len(c) < (slivers*4-1)*ldc+24 {
+		panic(fmt.Sprintf("gemm: %d slivers of A in place (lda %d, %d steps) do not fit %d floats of A, %d of B and %d of C", slivers, lda, kc, len(a), len(bp), len(c)))
+	}
+	acc := 0
+	if accumulate {
+		acc = 1
+	}
+	gemmMicro4x24AVX2R(unsafe.SliceData(a), unsafe.SliceData(bp), kc, unsafe.SliceData(c), ldc, alpha, acc, slivers, lda)
 }
 
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		gemmVectorKernels = append(gemmVectorKernels, asmKernel("avx2-4x16", 4, 16, gemmMicro4x16AVX2, gemmMicro4x16AVX2C),
-			asmKernel("avx2-4x24", 4, 24, gemmMicro4x24AVX2, gemmMicro4x24AVX2C))
+			asmKernel("avx2-4x24", 4, 24, gemmMicro4x24AVX2, gemmMicro4x24AVX2C).withRows(gemm4x24Rows))
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX512F {
 		gemmVectorKernels = append(gemmVectorKernels, asmKernel("avx512-8x32", 8, 32, gemmMicro8x32AVX512, gemmMicro8x32AVX512Run))

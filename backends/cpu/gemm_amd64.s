@@ -299,3 +299,69 @@ next24:
 doneC24:
 	VZEROUPPER
 	RET
+
+// STEP_4x24R(k) is STEP_4x24 with A read in place: row r's k step k at
+// (4*k)(SI) plus r*lda bytes (BX; R9 holds 3*lda).
+#define STEP_4x24R(k) \
+	VMOVUPS (96*k)(DI), Y12; \
+	VMOVUPS (96*k+32)(DI), Y13; \
+	VMOVUPS (96*k+64)(DI), Y14; \
+	ROW_4x24((4*k)(SI), Y0, Y1, Y2); \
+	ROW_4x24((4*k)(SI)(BX*1), Y3, Y4, Y5); \
+	ROW_4x24((4*k)(SI)(BX*2), Y6, Y7, Y8); \
+	ROW_4x24((4*k)(SI)(R9*1), Y9, Y10, Y11)
+
+// func gemmMicro4x24AVX2R(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int, slivers int, lda int)
+// gemmMicro4x24AVX2C reading A where it is rather than packed: sliver s is
+// rows 4s..4s+3 of a row-major A (row stride lda floats) from ap, kp (even)
+// steps of each row. The same multiply-adds in the same order as the
+// packed kernel, so the same bits.
+TEXT ·gemmMicro4x24AVX2R(SB), NOSPLIT, $0-72
+	LOAD_FULL_ARGS
+	MOVQ lda+64(FP), BX
+	SHLQ $2, BX
+	MOVQ DI, R13
+	MOVQ CX, R14
+	SHRQ $1, R14
+	MOVQ slivers+56(FP), R12
+	MOVQ accumulate+48(FP), AX
+	TESTQ R12, R12
+	JEQ doneR24
+
+sliverR24:
+	ZERO_ACC_4x24
+	LEAQ (BX)(BX*2), R9
+	MOVQ R13, DI
+	MOVQ R14, CX
+	TESTQ CX, CX
+	JEQ epilogueR24
+
+loopR24:
+	STEP_4x24R(0)
+	STEP_4x24R(1)
+	ADDQ $8, SI
+	ADDQ $192, DI
+	DECQ CX
+	JNE loopR24
+
+epilogueR24:
+	TESTQ AX, AX
+	JNE addR24
+	EPILOGUE_4x24(ADD_ZERO24)
+	JMP nextR24
+
+addR24:
+	EPILOGUE_4x24(ADD_C)
+
+nextR24:
+	LEAQ (R11)(R8*1), DX
+	MOVQ R14, R10
+	SHLQ $3, R10
+	SUBQ R10, SI
+	LEAQ (SI)(BX*4), SI
+	DECQ R12
+	JNE sliverR24
+
+doneR24:
+	VZEROUPPER
+	RET

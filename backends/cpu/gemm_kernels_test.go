@@ -12,15 +12,19 @@ import (
 // and k not a multiple of the unroll.
 func TestGemmMicroKernelsMatchFloat64(t *testing.T) {
 	type kernel = gemmKernel
-	kernels := []kernel{{"go-4x2", 4, 2, gemmMicro4x2Tile, nil}}
+	kernels := []kernel{{name: "go-4x2", mr: 4, nr: 2, micro: gemmMicro4x2Tile}}
 	for _, v := range gemmVectorKernels {
-		kernels = append(kernels, kernel{v.name, v.mr, v.nr, v.micro, nil}, kernel{v.name + "-full", v.mr, v.nr, v.micro, v.full})
+		kernels = append(kernels, kernel{name: v.name, mr: v.mr, nr: v.nr, micro: v.micro},
+			kernel{name: v.name + "-full", mr: v.mr, nr: v.nr, micro: v.micro, full: v.full})
+		if v.rows != nil {
+			kernels = append(kernels, kernel{name: v.name + "-rows", mr: v.mr, nr: v.nr, micro: v.micro, full: v.full, rows: v.rows})
+		}
 	}
 	defer currentGemmKernel().use()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, kr := range kernels {
 		kr.use()
-		for _, d := range [][3]int{{37, 53, 29}, {64, 64, 64}, {5, 130, 300}, {129, 17, 8}, {70, 3, 1000}} {
+		for _, d := range [][3]int{{37, 53, 29}, {64, 64, 64}, {5, 130, 300}, {129, 17, 8}, {70, 3, 1000}, {40, 48, 300}, {128, 96, 62}} {
 			m, n, k := d[0], d[1], d[2]
 			for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 				a, b := randF32(rng, m*k), randF32(rng, k*n)
@@ -93,6 +97,36 @@ func TestGemmVectorKernelsAgreeBitForBit(t *testing.T) {
 		for i := range c {
 			if math.Float32bits(c[i]) != math.Float32bits(first[i]) {
 				t.Fatalf("%s: element %d = %v, %s gave %v", v.name, i, c[i], gemmVectorKernels[0].name, first[i])
+			}
+		}
+	}
+}
+
+// A read in place (gemmMicroRows) gives the bits of A packed: the same
+// multiply-adds in the same order. Shapes whose blocks are whole tiles take
+// the in-place path (k panels of 256 and 44, a row stride past k), the
+// others fall back to packing in some blocks and must agree as well.
+func TestGemmInPlaceAAgreesWithPackedBitForBit(t *testing.T) {
+	if gemmMicroRows == nil {
+		t.Skip("the kernel in use has no in-place form (it needs AVX2 and FMA: the 4x24 kernel)")
+	}
+	defer func() { gemmPackAOnly = false }()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, d := range [][4]int{{64, 48, 300, 300}, {1024, 384, 384, 384}, {96, 120, 64, 70}, {67, 72, 90, 90}, {64, 100, 33, 40}} {
+		m, n, k, lda := d[0], d[1], d[2], d[3]
+		a, b := randF32(rng, m*lda), randF32(rng, k*n)
+		run := func(packOnly bool, beta float32) []float32 {
+			gemmPackAOnly = packOnly
+			c := randF32(rand.New(rand.NewPCG(7, 8)), m*n)
+			gemmBlocked(true, false, false, m, n, k, 0.75, a, lda, b, n, beta, c, n)
+			return c
+		}
+		for _, beta := range []float32{0, 1} {
+			packed, inPlace := run(true, beta), run(false, beta)
+			for i := range packed {
+				if math.Float32bits(packed[i]) != math.Float32bits(inPlace[i]) {
+					t.Fatalf("%v beta %v: element %d = %v in place, %v packed", d, beta, i, inPlace[i], packed[i])
+				}
 			}
 		}
 	}
