@@ -21,3 +21,15 @@
 	MOVQ c+24(FP), DX; \
 	MOVQ ldc+32(FP), R8; \
 	SHLQ $2, R8
+
+// LOAD_SLIVER_ARGS follows LOAD_FULL_ARGS in the kernels that run every A
+// sliver against one B sliver: B's sliver start in R13 (restarted for each
+// A sliver), the k steps in pairs in R14, accumulate in AX and the sliver
+// count in R12, tested (a JEQ after it skips the loop).
+#define LOAD_SLIVER_ARGS \
+	MOVQ DI, R13; \
+	MOVQ CX, R14; \
+	SHRQ $1, R14; \
+	MOVQ accumulate+48(FP), AX; \
+	MOVQ slivers+56(FP), R12; \
+	TESTQ R12, R12

@@ -109,14 +109,9 @@ done:
 // and its checks a tile, was a twentieth of a MiniLM forward.
 TEXT ·gemmMicro4x16AVX2C(SB), NOSPLIT, $0-64
 	LOAD_FULL_ARGS
-	MOVQ DI, R13              // B's sliver, from the start for each A sliver
-	MOVQ CX, R14
-	SHRQ $1, R14              // k steps in pairs
-	MOVQ slivers+56(FP), R12
 	VBROADCASTSS alpha+40(FP), Y14
 	VXORPS Y15, Y15, Y15
-	MOVQ accumulate+48(FP), AX
-	TESTQ R12, R12
+	LOAD_SLIVER_ARGS
 	JEQ done
 
 sliver:
@@ -259,12 +254,7 @@ done24:
 // gemmMicro4x16AVX2C for the 4x24 tile.
 TEXT ·gemmMicro4x24AVX2C(SB), NOSPLIT, $0-64
 	LOAD_FULL_ARGS
-	MOVQ DI, R13
-	MOVQ CX, R14
-	SHRQ $1, R14
-	MOVQ slivers+56(FP), R12
-	MOVQ accumulate+48(FP), AX
-	TESTQ R12, R12
+	LOAD_SLIVER_ARGS
 	JEQ doneC24
 
 sliver24:
@@ -320,12 +310,7 @@ TEXT ·gemmMicro4x24AVX2R(SB), NOSPLIT, $0-72
 	LOAD_FULL_ARGS
 	MOVQ lda+64(FP), BX
 	SHLQ $2, BX
-	MOVQ DI, R13
-	MOVQ CX, R14
-	SHRQ $1, R14
-	MOVQ slivers+56(FP), R12
-	MOVQ accumulate+48(FP), AX
-	TESTQ R12, R12
+	LOAD_SLIVER_ARGS
 	JEQ doneR24
 
 sliverR24:
