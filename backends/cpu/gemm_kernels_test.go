@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 // Every micro-kernel (the Go 4x2 and those of gemmVectorKernels the CPU
@@ -107,9 +109,22 @@ func TestGemmVectorKernelsAgreeBitForBit(t *testing.T) {
 // the in-place path (k panels of 256 and 44, a row stride past k), the
 // others fall back to packing in some blocks and must agree as well.
 func TestGemmInPlaceAAgreesWithPackedBitForBit(t *testing.T) {
-	if gemmMicroRows == nil {
-		t.Skip("the kernel in use has no in-place form (it needs AVX2 and FMA: the 4x24 kernel)")
+	var inPlace *gemmKernel
+	for i, v := range gemmVectorKernels {
+		if v.rows != nil {
+			inPlace = &gemmVectorKernels[i]
+		}
 	}
+	if inPlace == nil {
+		if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+			t.Fatal("this CPU has AVX2 and FMA but no gemm kernel reads A in place (the 4x24 kernel's rows form is missing)")
+		}
+		t.Skip("needs a CPU with AVX2 and FMA (the 4x24 kernel reads A in place)")
+	}
+	// The kernel init picks may be another (AVX-512's 8x32): test the
+	// in-place one wherever the CPU has it.
+	defer currentGemmKernel().use()
+	inPlace.use()
 	defer func() { gemmPackAOnly = false }()
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, d := range [][4]int{{64, 48, 300, 300}, {1024, 384, 384, 384}, {96, 120, 64, 70}, {67, 72, 90, 90}, {64, 100, 33, 40}} {
