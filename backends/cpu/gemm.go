@@ -221,7 +221,7 @@ func gemmBlockedFinish(parallel, transA, transB bool, m, n, k int, alpha float32
 		run(0, tasks)
 		return
 	}
-	parallelFor(tasks, max(rows*cols*k/4, 1), run)
+	parallelForTasks(tasks, max(rows*cols*k/4, 1), run)
 }
 
 // gemmTask computes rows r0..r1 of C over the columns of B slivers s0..s1
@@ -283,9 +283,23 @@ func gemmSplitTasks(workers, m, n int) gemmSplit {
 	s.rowParts = max(1, min(workers, s.mSlivers/gemmMinPartSlivers))
 	if s.rowParts < workers {
 		s.colParts = max(1, min(s.nSlivers, (workers+s.rowParts-1)/s.rowParts))
+		return s
 	}
+	// Enough rows for more parts of gemmMC rows than workers: up to
+	// gemmTasksPerWorker each, claimed as threads come free. The same
+	// number for every worker, so that with no other tenant each gets an
+	// equal share (3 parts of 197 rows on 2 cores left one core a third
+	// of the product to wait through).
+	per := min(gemmTasksPerWorker, s.m/(gemmMC*workers))
+	s.rowParts = max(s.rowParts, workers*per)
 	return s
 }
+
+// gemmTasksPerWorker is how many row parts a worker's share of a tall
+// product is cut into. A part smaller than gemmMC rows would stream B's
+// panels through the micro-kernel for fewer rows; more of them than
+// workers lets a core that another tenant slows take fewer.
+var gemmTasksPerWorker = 4
 
 // task is task t's rows r0..r1 and B slivers s0..s1.
 func (s gemmSplit) task(t int) (r0, r1, s0, s1 int) {

@@ -56,19 +56,27 @@ func TestGemmSplitMatchesSerial(t *testing.T) {
 }
 
 // Every task of a split is non-empty where C has room for one, and the
-// tasks tile C: rows in whole A slivers, columns in whole B slivers.
+// tasks tile C: rows in whole A slivers, columns in whole B slivers. A
+// tall C is cut into more row parts than workers (claimed as threads come
+// free), none of them much under gemmMC rows.
 func TestGemmSplitTilesC(t *testing.T) {
 	for _, workers := range []int{1, 2, 3, 8} {
 		for _, mn := range [][2]int{{197, 768}, {1, 5000}, {9, 40}, {4096, 32}, {31, 31}} {
 			s := gemmSplitTasks(workers, mn[0], mn[1])
-			if s.rowParts*s.colParts > max(workers, 1)*2 {
+			if s.rowParts*s.colParts > max(workers, 1)*max(2, gemmTasksPerWorker) {
 				t.Errorf("%d workers, %v: %d x %d tasks", workers, mn, s.rowParts, s.colParts)
+			}
+			if tall := mn[0] >= 2*workers*gemmMC; tall && workers > 1 && s.rowParts < 2*workers {
+				t.Errorf("%d workers, %v: only %d row parts", workers, mn, s.rowParts)
 			}
 			covered := 0
 			for task := range s.rowParts * s.colParts {
 				r0, r1, s0, s1 := s.task(task)
 				if r0%gemmMR != 0 || r1 <= r0 || s1 <= s0 {
 					t.Fatalf("%d workers, %v: task %d has rows %d..%d, slivers %d..%d", workers, mn, task, r0, r1, s0, s1)
+				}
+				if s.rowParts > workers && r1-r0 < gemmMC-gemmMR {
+					t.Errorf("%d workers, %v: task %d has %d rows, under a gemmMC block", workers, mn, task, r1-r0)
 				}
 				covered += (r1 - r0) * (min(mn[1], s1*gemmNR) - s0*gemmNR)
 			}

@@ -156,26 +156,45 @@ var (
 // and runs fn on each chunk; otherwise it calls fn(0, n). Chunk bounds
 // depend only on n and NumThreads, never on timing.
 func parallelFor(n, cost int, fn func(lo, hi int)) {
+	parallelChunks(n, 0, cost, fn)
+}
+
+// parallelForTasks is parallelFor with every index its own chunk, claimed
+// by whichever thread is free: for a few tasks of a large op (a product's
+// row blocks), more of them than threads, so that a core the machine's
+// other tenants slow down takes fewer of them instead of holding the op
+// at its end. Which thread runs a task depends on timing; what a task
+// computes does not.
+func parallelForTasks(n, cost int, fn func(lo, hi int)) {
+	parallelChunks(n, 1, cost, fn)
+}
+
+// parallelChunks runs fn over [0, n) in chunks of chunk indices (0: one
+// chunk per thread).
+func parallelChunks(n, chunk, cost int, fn func(lo, hi int)) {
 	threads := NumThreads()
 	if threads <= 1 || n < 2 || n*cost < parallelMin {
 		fn(0, n)
 		return
 	}
 	workers := min(threads, n)
+	if chunk <= 0 {
+		chunk = (n + workers - 1) / workers
+	}
 	if int(helpersStarted.Load()) < workers-1 {
 		pool.ensure(workers - 1)
 		helpersStarted.Store(int32(pool.helpers))
 	}
 	j := jobPool.Get().(*poolJob)
 	j.fn, j.n = fn, n
-	j.chunk = (n + workers - 1) / workers
+	j.chunk = chunk
 	j.chunks = int64((n + j.chunk - 1) / j.chunk)
 	j.next.Store(0)
 	j.failed = nil
 	j.done.Add(int(j.chunks))
 	j.left.Store(j.chunks)
 	j.refs.Store(1)
-	for range j.chunks - 1 {
+	for range min(j.chunks, int64(workers)) - 1 {
 		j.refs.Add(1)
 		select {
 		case pool.offers <- j:

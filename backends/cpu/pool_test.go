@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -76,6 +77,38 @@ func TestChunksAreDeterministic(t *testing.T) {
 		}
 		assert.ElementsMatch(t, [][2]int{{0, 334}, {334, 668}, {668, 1000}}, bounds())
 		assert.ElementsMatch(t, bounds(), bounds())
+	})
+}
+
+// parallelForTasks hands out one index per call, each exactly once, and a
+// thread that is held up takes fewer of them: while the first task claimed
+// stalls its thread, the other thread claims every task that is left (one
+// chunk per thread would have left three of them behind the stall).
+func TestParallelForTasksBalancesSlowThreads(t *testing.T) {
+	withThreads(2, func() {
+		const n = 8
+		var mu sync.Mutex
+		seen := make([]int, n)
+		duringStall := 0
+		var stalled, stallOver atomic.Bool
+		parallelForTasks(n, parallelMin, func(lo, hi int) {
+			require.Equal(t, lo+1, hi, "a task is one index")
+			if stalled.CompareAndSwap(false, true) {
+				time.Sleep(200 * time.Millisecond)
+				stallOver.Store(true)
+			} else if !stallOver.Load() {
+				mu.Lock()
+				duringStall++
+				mu.Unlock()
+			}
+			mu.Lock()
+			seen[lo]++
+			mu.Unlock()
+		})
+		for i, c := range seen {
+			assert.Equal(t, 1, c, "task %d", i)
+		}
+		assert.Equal(t, n-1, duringStall, "tasks run by the other thread during the stall")
 	})
 }
 
