@@ -322,6 +322,12 @@ func (g *chainGraph) attention(i int) *node {
 		return nil
 	}
 	idx = append(idx, sm, mm2)
+	// The heads merged after it (Transpose to [B, L, H, E], which a Reshape
+	// then flattens): the CPU kernel stores its output that way round.
+	merge := g.headsMerge(mm2)
+	if merge >= 0 {
+		idx = append(idx, merge)
+	}
 	inputs := []string{mm.inputs[0], mm.inputs[1], g.m.nodes[mm2].inputs[1]}
 	if mask != "" {
 		inputs = append(inputs, mask)
@@ -340,9 +346,35 @@ func (g *chainGraph) attention(i int) *node {
 			}
 			in[3] = c.ins[3]
 		}
-		y := core.Call1("scaled_dot_product_attention", core.Attrs{"scale": scale}, in...)
+		attrs := core.Attrs{"scale": scale}
+		if merge < 0 {
+			y := core.Call1("scaled_dot_product_attention", attrs, in...)
+			return y, y.Err() == nil
+		}
+		if r != 4 {
+			return nil, false
+		}
+		if y := fusion.AttentionTransposedOnCPU(in[0], in[1], in[2], in[3], attrs); y != nil {
+			return y, true
+		}
+		y := core.Call1("scaled_dot_product_attention", attrs, in...)
+		y = core.Call1("permute", core.Attrs{"dims": []int{0, 2, 1, 3}}, y)
 		return y, y.Err() == nil
 	})
+}
+
+// headsMerge is the Transpose with perm [0, 2, 1, 3] that alone reads
+// attention's last MatMul (node mm2), or -1.
+func (g *chainGraph) headsMerge(mm2 int) int {
+	k := g.next(mm2, g.m.nodes[mm2].outputs[0], "Transpose")
+	if k < 0 {
+		return -1
+	}
+	perm := g.m.nodes[k].attrs["perm"]
+	if perm == nil || !slices.Equal(perm.GetInts(), []int64{0, 2, 1, 3}) || len(g.m.nodes[k].attrs) != 1 {
+		return -1
+	}
+	return k
 }
 
 // scaleStep is the Mul or Div by a constant after node at (reading

@@ -93,6 +93,38 @@ func TestFusedChainsMatchTheChains(t *testing.T) {
 	}
 }
 
+// TestAttentionFusesTheHeadsMerge: a Transpose to [B, L, H, E] after the
+// attention chain joins it (the CPU kernel stores its output that way
+// round) and the result is the chain's, through the CPU's transposed
+// kernel and through the op and a permute where that kernel does not
+// apply (a gradient to record).
+func TestAttentionFusesTheHeadsMerge(t *testing.T) {
+	withMerge := func(extra ...string) *pb.ModelProto {
+		m := encoderBlockModel(extra...)
+		m.Graph.Node = append(m.Graph.Node, nodeProto("Transpose", "merge", []string{"o"}, []string{"ot"}, intsAttribute("perm", 0, 2, 1, 3)))
+		m.Graph.Output[1] = vi("ot", pb.TensorProto_FLOAT)
+		return m
+	}
+	fused, err := LoadBytes(marshal(withMerge()), WithDevice(core.CPU))
+	require.NoError(t, err)
+	require.Equal(t, []string{"Gelu fused from Div, Erf, Add, Mul, Mul",
+		"Attention fused from MatMul, Mul, Add, Softmax, MatMul, Transpose"}, fusedLabels(fused))
+	plain, err := LoadBytes(marshal(withMerge("e1", "sm")), WithDevice(core.CPU))
+	require.NoError(t, err)
+	require.Empty(t, fusedLabels(plain))
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, grad := range []bool{false, true} {
+		in := encoderBlockInputs(rng)
+		in["q"].SetRequiresGrad(grad)
+		got, err := fused.Run(in)
+		require.NoError(t, err)
+		want, err := plain.Run(in)
+		require.NoError(t, err)
+		require.Equal(t, core.Shape{2, 4, 3, 8}, got["ot"].Shape())
+		assertSame(t, []*core.Tensor{want["ot"]}, []*core.Tensor{got["ot"]}, 1e-5)
+	}
+}
+
 // TestFusedChainDeclinesToTheChain: inputs the fused op does not take
 // (a mask of a rank above the scores') run the chain's own nodes, which
 // broadcast as ONNX does.

@@ -257,8 +257,16 @@ func ewBoolStorage(t *core.Tensor) []byte {
 }
 
 func ewLogicalKernel(fn func(a, b bool) bool) core.Kernel {
+	// The connective as a table of (a, b) -> result, for logicalBytes.
+	var table [4]byte
+	for i := range table {
+		table[i] = byte(ewBool01(fn(i&2 != 0, i&1 != 0)))
+	}
 	return func(k *core.KernelCall) error {
 		out := k.Outputs[0]
+		if logicalBytes(table, k.Inputs[0], k.Inputs[1], out) {
+			return nil
+		}
 		shape := out.Shape()
 		av, bv := ewTruthAs(k.Inputs[0], shape), ewTruthAs(k.Inputs[1], shape)
 		dst := ewBoolStorage(out)
@@ -267,6 +275,38 @@ func ewLogicalKernel(fn func(a, b bool) bool) core.Kernel {
 		}
 		return nil
 	}
+}
+
+// logicalBytes applies a connective to two operands of one byte per element
+// (bool, u8, i8), broadcast and strided as they are, runs at a time: an
+// attention mask's [1,1,L,1] & [B,1,1,S] took 2 ms through ewTruthAs,
+// which widens both operands to int64 and to []bool first. It reports
+// false for other dtypes.
+func logicalBytes(table [4]byte, a, b, out *core.Tensor) bool {
+	if a.DType().Size() != 1 || b.DType().Size() != 1 || a.DType().IsFloat() || b.DType().IsFloat() {
+		return false
+	}
+	shape := out.Shape()
+	ab, bb, dst := host(a), host(b), ewBoolStorage(out)
+	w := walk{shape: shape.Clone(), strides: [][]int{viewStrides(a, shape), viewStrides(b, shape)}, base: []int{a.Offset(), b.Offset()}}
+	w.coalesce()
+	sa, sb := w.step(0), w.step(1)
+	i := 0
+	w.runs(func(pos []int, n int) {
+		pa, pb := pos[0], pos[1]
+		for j := range dst[i : i+n] {
+			k := 0
+			if ab[pa+j*sa] != 0 {
+				k = 2
+			}
+			if bb[pb+j*sb] != 0 {
+				k |= 1
+			}
+			dst[i+j] = table[k]
+		}
+		i += n
+	})
+	return true
 }
 
 // ewWhereKernel selects elementwise. A dense bool condition with dense or

@@ -67,6 +67,28 @@ func MatmulEpiloguePackedOnCPU(x *core.Tensor, w PackedWeight, e *Expr, extras .
 	return y
 }
 
+// AttentionTransposedOnCPU is scaled_dot_product_attention of q, k, v
+// [B, H, L, E] (mask nil or broadcasting to the scores) with its output
+// transposed to contiguous [B, L, H, Ev], through the CPU backend's
+// AttentionTransposer: the heads merged as the kernel stores them, where
+// the op and a permute would copy the whole output once more. nil where it
+// does not apply (see MatmulEpilogueOnCPU); the caller runs the ops.
+func AttentionTransposedOnCPU(q, k, v, mask *core.Tensor, attrs core.Attrs) *core.Tensor {
+	ts := []*core.Tensor{q, k, v}
+	if mask != nil {
+		ts = append(ts, mask)
+	}
+	at, ok := eagerCPU(ts).(AttentionTransposer)
+	if !ok {
+		return nil
+	}
+	y, err := at.AttentionTransposed(q, k, v, mask, attrs)
+	if err != nil {
+		return nil
+	}
+	return y
+}
+
 // PackWeightOnCPU packs a constant weight for MatmulEpiloguePackedOnCPU, or
 // returns nil where the CPU backend does not pack (or w is not an f32
 // matrix on the CPU). The caller promises w is never written.
