@@ -17,7 +17,9 @@ import (
 // Exporters write some of the ops webtensor has as one kernel as chains
 // of ONNX operators: torch.onnx writes the exact GELU as Div by √2, Erf,
 // Add 1, Mul by x and Mul by 0.5, attention as MatMul, a scale, an
-// additive mask, Softmax and MatMul, and a linear layer as MatMul by the
+// additive mask, Softmax and MatMul (then, merging the heads, a
+// Transpose to [batch, seq, heads, head dim], which on the CPU the
+// attention kernel's store does), and a linear layer as MatMul by the
 // weight and Add of the bias (on the CPU the product's store adds the
 // bias, and applies a GELU chain that follows: the matmul epilogue). Run one op at a time, a chain makes
 // every intermediate in memory (five passes over a BERT layer's widest

@@ -258,7 +258,7 @@ func gemmTask(transA, overwrite bool, r0, r1, s0, s1, n, k int, alpha float32, a
 }
 
 // gemmSplit cuts C into rowParts x colParts tasks of about equal area,
-// one per worker: rows in whole A slivers where there are enough of them
+// one per worker (or, for a tall C, a few per worker: gemmTasksPerWorker): rows in whole A slivers where there are enough of them
 // (each task packs only its own rows of A), else columns in whole B
 // slivers as well (the tasks of a column split pack the same rows of A
 // twice, which is the cheaper waste when m is a few slivers). Equal areas,
