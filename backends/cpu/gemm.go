@@ -258,15 +258,22 @@ func gemmTask(transA, overwrite bool, r0, r1, s0, s1, n, k int, alpha float32, a
 }
 
 // gemmSplit cuts C into rowParts x colParts tasks of about equal area,
-// one per worker (or, for a tall C, a few per worker: gemmTasksPerWorker): rows in whole A slivers where there are enough of them
+// one per worker: rows in whole A slivers where there are enough of them
 // (each task packs only its own rows of A), else columns in whole B
 // slivers as well (the tasks of a column split pack the same rows of A
 // twice, which is the cheaper waste when m is a few slivers). Equal areas,
 // not whole gemmMC blocks: 197 rows in blocks of 64 are 4 blocks, split
-// 2 + 2 as 128 rows against 69.
+// 2 + 2 as 128 rows against 69. A tall C (two gemmMC blocks a worker or
+// more) is cut into its gemmMC blocks instead (the last one taking the
+// rows left over), claimed as threads come free: a task streams B's
+// panels through the micro-kernel once per block either way, and a core
+// that another tenant slows takes fewer blocks instead of holding the
+// product at its end, where one task a worker left the other core idle
+// for up to a whole share and four a worker for a quarter of one.
 type gemmSplit struct {
 	m, rowParts, colParts int
 	mSlivers, nSlivers    int
+	blocks                bool // rows by gemmMC blocks
 }
 
 // gemmMinPartSlivers is the fewest A slivers a row part gets: a thinner
@@ -280,32 +287,36 @@ func gemmSplitTasks(workers, m, n int) gemmSplit {
 	if workers <= 1 {
 		return s
 	}
+	if m >= 2*workers*gemmMC {
+		s.rowParts, s.blocks = m/gemmMC, true
+		return s
+	}
 	s.rowParts = max(1, min(workers, s.mSlivers/gemmMinPartSlivers))
 	if s.rowParts < workers {
 		s.colParts = max(1, min(s.nSlivers, (workers+s.rowParts-1)/s.rowParts))
-		return s
 	}
-	// Enough rows for more parts of gemmMC rows than workers: up to
-	// gemmTasksPerWorker each, claimed as threads come free. The same
-	// number for every worker, so that with no other tenant each gets an
-	// equal share (3 parts of 197 rows on 2 cores left one core a third
-	// of the product to wait through).
-	per := min(gemmTasksPerWorker, s.m/(gemmMC*workers))
-	s.rowParts = max(s.rowParts, workers*per)
 	return s
 }
-
-// gemmTasksPerWorker is how many row parts a worker's share of a tall
-// product is cut into. A part smaller than gemmMC rows would stream B's
-// panels through the micro-kernel for fewer rows; more of them than
-// workers lets a core that another tenant slows take fewer.
-var gemmTasksPerWorker = 4
 
 // task is task t's rows r0..r1 and B slivers s0..s1.
 func (s gemmSplit) task(t int) (r0, r1, s0, s1 int) {
 	ri, ci := t/s.colParts, t%s.colParts
 	r0 = ri * s.mSlivers / s.rowParts * gemmMR
 	r1 = min(s.m, (ri+1)*s.mSlivers/s.rowParts*gemmMR)
+	if s.blocks {
+		// The first task takes the rows past the last whole block (the
+		// larger task goes first, not last), in whole A slivers; the last
+		// task the few left.
+		extra := s.m - s.rowParts*gemmMC
+		lead := extra - extra%gemmMR
+		r0, r1 = ri*gemmMC+lead, (ri+1)*gemmMC+lead
+		if ri == 0 {
+			r0 = 0
+		}
+		if ri == s.rowParts-1 {
+			r1 = s.m
+		}
+	}
 	s0 = ci * s.nSlivers / s.colParts
 	s1 = (ci + 1) * s.nSlivers / s.colParts
 	return r0, r1, s0, s1

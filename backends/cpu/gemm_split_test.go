@@ -13,11 +13,12 @@ import (
 // the same chain of products in k order, so the result equals the serial
 // product's bit for bit, and the epilogue sees every element of C exactly
 // once, after its last panel. Shapes: a few A slivers (a column split),
-// ragged rows and columns, two column blocks (n > gemmNC) with a partial
+// ragged rows and columns, a tall C cut into its gemmMC blocks with 13
+// rows over, two column blocks (n > gemmNC) with a partial
 // one, k over several panels; 1 to 5 threads.
 func TestGemmSplitMatchesSerial(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	shapes := [][3]int{{197, 768, 300}, {13, 1100, 520}, {70, 33, 9}, {400, 1030, 257}, {8, 64, 64}}
+	shapes := [][3]int{{197, 768, 300}, {13, 1100, 520}, {70, 33, 9}, {400, 1030, 257}, {8, 64, 64}, {1101, 40, 70}}
 	for _, d := range shapes {
 		m, n, k := d[0], d[1], d[2]
 		a, b := randF32(rng, m*k), randF32(rng, k*n)
@@ -57,17 +58,18 @@ func TestGemmSplitMatchesSerial(t *testing.T) {
 
 // Every task of a split is non-empty where C has room for one, and the
 // tasks tile C: rows in whole A slivers, columns in whole B slivers. A
-// tall C is cut into more row parts than workers (claimed as threads come
-// free), none of them much under gemmMC rows.
+// tall C is cut into its gemmMC blocks (claimed as threads come free),
+// none under a block or as long as two.
 func TestGemmSplitTilesC(t *testing.T) {
 	for _, workers := range []int{1, 2, 3, 8} {
-		for _, mn := range [][2]int{{197, 768}, {1, 5000}, {9, 40}, {4096, 32}, {31, 31}} {
+		for _, mn := range [][2]int{{197, 768}, {1, 5000}, {9, 40}, {4096, 32}, {31, 31}, {1024, 384}, {788, 768}, {1101, 24}} {
 			s := gemmSplitTasks(workers, mn[0], mn[1])
-			if s.rowParts*s.colParts > max(workers, 1)*max(2, gemmTasksPerWorker) {
+			tall := workers > 1 && mn[0] >= 2*workers*gemmMC
+			if !tall && s.rowParts*s.colParts > max(workers, 1)*2 {
 				t.Errorf("%d workers, %v: %d x %d tasks", workers, mn, s.rowParts, s.colParts)
 			}
-			if tall := mn[0] >= 2*workers*gemmMC; tall && workers > 1 && s.rowParts < 2*workers {
-				t.Errorf("%d workers, %v: only %d row parts", workers, mn, s.rowParts)
+			if tall && (s.rowParts != mn[0]/gemmMC || s.colParts != 1) {
+				t.Errorf("%d workers, %v: %d x %d tasks, want one per gemmMC block", workers, mn, s.rowParts, s.colParts)
 			}
 			covered := 0
 			for task := range s.rowParts * s.colParts {
@@ -75,8 +77,8 @@ func TestGemmSplitTilesC(t *testing.T) {
 				if r0%gemmMR != 0 || r1 <= r0 || s1 <= s0 {
 					t.Fatalf("%d workers, %v: task %d has rows %d..%d, slivers %d..%d", workers, mn, task, r0, r1, s0, s1)
 				}
-				if s.rowParts > workers && r1-r0 < gemmMC-gemmMR {
-					t.Errorf("%d workers, %v: task %d has %d rows, under a gemmMC block", workers, mn, task, r1-r0)
+				if tall && (r1-r0 < gemmMC || r1-r0 >= 2*gemmMC) {
+					t.Errorf("%d workers, %v: task %d has %d rows, not one gemmMC block", workers, mn, task, r1-r0)
 				}
 				covered += (r1 - r0) * (min(mn[1], s1*gemmNR) - s0*gemmNR)
 			}
