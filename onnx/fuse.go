@@ -349,18 +349,18 @@ func (g *chainGraph) attention(i int) *node {
 			in[3] = c.ins[3]
 		}
 		attrs := core.Attrs{"scale": scale}
-		if merge < 0 {
-			y := core.Call1("scaled_dot_product_attention", attrs, in...)
-			return y, y.Err() == nil
-		}
-		if r != 4 {
-			return nil, false
-		}
-		if y := fusion.AttentionTransposedOnCPU(in[0], in[1], in[2], in[3], attrs); y != nil {
-			return y, true
+		if merge >= 0 {
+			if r != 4 {
+				return nil, false
+			}
+			if y := fusion.AttentionTransposedOnCPU(in[0], in[1], in[2], in[3], attrs); y != nil {
+				return y, true
+			}
 		}
 		y := core.Call1("scaled_dot_product_attention", attrs, in...)
-		y = core.Call1("permute", core.Attrs{"dims": []int{0, 2, 1, 3}}, y)
+		if merge >= 0 {
+			y = core.Call1("permute", core.Attrs{"dims": []int{0, 2, 1, 3}}, y)
+		}
 		return y, y.Err() == nil
 	})
 }

@@ -301,9 +301,10 @@ func gemmSplitTasks(workers, m, n int) gemmSplit {
 // task is task t's rows r0..r1 and B slivers s0..s1.
 func (s gemmSplit) task(t int) (r0, r1, s0, s1 int) {
 	ri, ci := t/s.colParts, t%s.colParts
-	r0 = ri * s.mSlivers / s.rowParts * gemmMR
-	r1 = min(s.m, (ri+1)*s.mSlivers/s.rowParts*gemmMR)
-	if s.blocks {
+	if !s.blocks {
+		r0 = ri * s.mSlivers / s.rowParts * gemmMR
+		r1 = min(s.m, (ri+1)*s.mSlivers/s.rowParts*gemmMR)
+	} else {
 		// The first task takes the rows past the last whole block (the
 		// larger task goes first, not last), in whole A slivers; the last
 		// task the few left.
