@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/webtensor/webtensor/core"
 	"github.com/webtensor/webtensor/core/ir"
 	pb "github.com/webtensor/webtensor/onnx/internal/onnxpb"
@@ -72,6 +70,7 @@ type config struct {
 	dev    core.Device
 	devSet bool
 	dir    string
+	owned  bool // the bytes are Load's own buffer: tensors may adopt slices of them
 }
 
 // WithDevice places the model's weights, and runs it, on d (default: the
@@ -89,7 +88,8 @@ func Load(path string, opts ...Option) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}
-	return LoadBytes(data, append([]Option{WithDir(filepath.Dir(path))}, opts...)...)
+	own := func(c *config) { c.owned = true }
+	return LoadBytes(data, append([]Option{WithDir(filepath.Dir(path)), own}, opts...)...)
 }
 
 // LoadBytes imports a serialized ModelProto. Every node's operator and
@@ -103,11 +103,10 @@ func LoadBytes(data []byte, opts ...Option) (*Model, error) {
 	if !c.devSet {
 		c.dev = core.DefaultDevice()
 	}
-	var mp pb.ModelProto
-	if err := proto.Unmarshal(data, &mp); err != nil {
-		return nil, fmt.Errorf("onnx: parsing ModelProto: %w", err)
+	mp, src, err := parseModel(data, c.owned)
+	if err != nil {
+		return nil, err
 	}
-	var src tensorSource
 	if c.dir != "" {
 		root, err := os.OpenRoot(c.dir)
 		if err != nil {
@@ -116,7 +115,7 @@ func LoadBytes(data []byte, opts ...Option) (*Model, error) {
 		defer root.Close()
 		src.root = root
 	}
-	m, err := build(&mp, c.dev, &src)
+	m, err := build(mp, c.dev, src)
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}

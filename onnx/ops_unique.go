@@ -171,7 +171,7 @@ func bitCast(c *ctx) ([]*core.Tensor, error) {
 			raw[i] = min(b, 1)
 		}
 	}
-	y, err := wrapBytes(dt, x.Shape(), raw, x.Device())
+	y, err := wrapBytes(dt, x.Shape(), raw, true, x.Device())
 	if held {
 		c.setType(0, to)
 	}

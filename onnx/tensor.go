@@ -78,9 +78,26 @@ func checkDims(dims []int64) (core.Shape, error) {
 
 // tensorSource says where a TensorProto's external data may be read from:
 // a directory opened as an os.Root, so no location can escape it (through
-// "..", an absolute path or a symbolic link).
+// "..", an absolute path or a symbolic link), and where the main graph's
+// initializers' raw data is when LoadBytes split it out of the protobuf
+// (splitRawData): slices of the model's bytes, which a tensor may adopt
+// only when the importer owns them (owned: Load's file buffer; LoadBytes'
+// caller keeps its buffer).
 type tensorSource struct {
-	root *os.Root
+	root  *os.Root
+	raws  map[*pb.TensorProto][]byte
+	owned bool
+}
+
+// rawData is tp's raw_data and whether a tensor may adopt it: what
+// splitRawData took out of it, or the bytes proto.Unmarshal copied.
+func (src *tensorSource) rawData(tp *pb.TensorProto) ([]byte, bool) {
+	if src != nil {
+		if raw, ok := src.raws[tp]; ok {
+			return raw, src.owned
+		}
+	}
+	return tp.GetRawData(), true
 }
 
 // decodeTensor turns a TensorProto into a tensor on dev. Raw data for the
@@ -103,13 +120,14 @@ func decodeTensor(tp *pb.TensorProto, dev core.Device, src *tensorSource) (*core
 	}
 	n := shape.Numel()
 	var raw []byte
+	owned := true // raw is the importer's: a tensor may adopt it
 	switch {
 	case tp.GetDataLocation() == pb.TensorProto_EXTERNAL:
 		if raw, err = readExternal(tp, n*dt.Size(), src); err != nil {
 			return nil, err
 		}
 	case tp.RawData != nil:
-		raw = tp.GetRawData()
+		raw, owned = src.rawData(tp)
 		if len(raw) != n*dt.Size() {
 			return nil, fmt.Errorf("raw_data has %d bytes, shape %v of %s needs %d", len(raw), shape, dt, n*dt.Size())
 		}
@@ -118,7 +136,7 @@ func decodeTensor(tp *pb.TensorProto, dev core.Device, src *tensorSource) (*core
 			return nil, err
 		}
 	}
-	return wrapBytes(dt, shape, raw, dev)
+	return wrapBytes(dt, shape, raw, owned, dev)
 }
 
 // decodeNarrow reads a tensor of a narrow type (narrow.go): its storage
@@ -142,7 +160,7 @@ func decodeNarrow(tp *pb.TensorProto, nt *narrowType, dev core.Device, src *tens
 			return nil, err
 		}
 	case tp.RawData != nil:
-		raw = tp.GetRawData()
+		raw, _ = src.rawData(tp) // widened into new memory below
 		if len(raw) != size {
 			return nil, fmt.Errorf("raw_data has %d bytes, shape %v of %s needs %d", len(raw), shape, typeName(et), size)
 		}
@@ -155,15 +173,16 @@ func decodeNarrow(tp *pb.TensorProto, nt *narrowType, dev core.Device, src *tens
 	if err != nil {
 		return nil, err
 	}
-	return wrapBytes(nt.held, shape, wide, dev)
+	return wrapBytes(nt.held, shape, wide, true, dev)
 }
 
 // wrapBytes makes a tensor over little-endian element bytes. On the CPU the
-// bytes become the storage itself when aligned (the decoded protobuf or the
-// external file's buffer is not used for anything else); elsewhere they are
-// uploaded.
-func wrapBytes(dt core.DType, shape core.Shape, raw []byte, dev core.Device) (*core.Tensor, error) {
-	if dev == core.CPU && len(raw) > 0 && uintptr(unsafe.Pointer(&raw[0]))%uintptr(max(dt.Size(), 1)) == 0 {
+// bytes become the storage itself when the importer owns them (a model
+// file's buffer, an external data file's, what proto.Unmarshal decoded: not
+// used for anything else) and they are aligned; elsewhere they are uploaded
+// (on the CPU: copied into a block of the backend's storage cache).
+func wrapBytes(dt core.DType, shape core.Shape, raw []byte, owned bool, dev core.Device) (*core.Tensor, error) {
+	if owned && dev == core.CPU && len(raw) > 0 && uintptr(unsafe.Pointer(&raw[0]))%uintptr(max(dt.Size(), 1)) == 0 {
 		b, err := core.BackendFor(core.CPU)
 		if err != nil {
 			return nil, err
