@@ -36,12 +36,12 @@
 	VPXORD Z14, Z14, Z14; \
 	VPXORD Z15, Z15, Z15
 
-// ROW_8x32(k, i, b, lo, hi) broadcasts A's value for row i of k step k
-// into b and fused-multiply-adds it with B's step (Z24:Z25) into lo:hi, row
-// i's accumulators. STEP_8x32 gives the rows the broadcast registers
-// Z26-Z29 in turn, as the hand-written kernel did.
-#define ROW_8x32(k, i, b, lo, hi) \
-	VBROADCASTSS (32*k+4*i)(SI), b; \
+// ROW_8x32(a, b, lo, hi) broadcasts A's value at address a (a row's
+// value for one k step) into b and fused-multiply-adds it with B's step
+// (Z24:Z25) into lo:hi, the row's accumulators. STEP_8x32 gives the rows
+// the broadcast registers Z26-Z29 in turn, as the hand-written kernel did.
+#define ROW_8x32(a, b, lo, hi) \
+	VBROADCASTSS a, b; \
 	VFMADD231PS Z24, b, lo; \
 	VFMADD231PS Z25, b, hi
 
@@ -50,14 +50,14 @@
 #define STEP_8x32(k) \
 	VMOVUPS (128*k)(DI), Z24; \
 	VMOVUPS (128*k+64)(DI), Z25; \
-	ROW_8x32(k, 0, Z26, Z0, Z1); \
-	ROW_8x32(k, 1, Z27, Z2, Z3); \
-	ROW_8x32(k, 2, Z28, Z4, Z5); \
-	ROW_8x32(k, 3, Z29, Z6, Z7); \
-	ROW_8x32(k, 4, Z26, Z8, Z9); \
-	ROW_8x32(k, 5, Z27, Z10, Z11); \
-	ROW_8x32(k, 6, Z28, Z12, Z13); \
-	ROW_8x32(k, 7, Z29, Z14, Z15)
+	ROW_8x32((32*k)(SI), Z26, Z0, Z1); \
+	ROW_8x32((32*k+4)(SI), Z27, Z2, Z3); \
+	ROW_8x32((32*k+8)(SI), Z28, Z4, Z5); \
+	ROW_8x32((32*k+12)(SI), Z29, Z6, Z7); \
+	ROW_8x32((32*k+16)(SI), Z26, Z8, Z9); \
+	ROW_8x32((32*k+20)(SI), Z27, Z10, Z11); \
+	ROW_8x32((32*k+24)(SI), Z28, Z12, Z13); \
+	ROW_8x32((32*k+28)(SI), Z29, Z14, Z15)
 
 // EACH_C_ROW(ROW) applies ROW(lo, hi) to the 8 rows of the C tile in
 // order, R9 walking from DX by the row stride R8; ADD_C_ROW adds a row of
@@ -87,6 +87,60 @@
 #define STORE_C_ROW(lo, hi) \
 	VMOVUPS lo, (R9); \
 	VMOVUPS hi, 64(R9)
+
+// SCALE_ACC_8x32 multiplies the accumulators by alpha (the 7th word of
+// the asmFull arguments), ZERO_ADD_8x32 adds +0 to them (C = 0 +
+// alpha*product: the sign of a zero as the scalar path gives it).
+#define SCALE_ACC_8x32 \
+	VBROADCASTSS alpha+40(FP), Z30; \
+	VMULPS Z30, Z0, Z0; \
+	VMULPS Z30, Z1, Z1; \
+	VMULPS Z30, Z2, Z2; \
+	VMULPS Z30, Z3, Z3; \
+	VMULPS Z30, Z4, Z4; \
+	VMULPS Z30, Z5, Z5; \
+	VMULPS Z30, Z6, Z6; \
+	VMULPS Z30, Z7, Z7; \
+	VMULPS Z30, Z8, Z8; \
+	VMULPS Z30, Z9, Z9; \
+	VMULPS Z30, Z10, Z10; \
+	VMULPS Z30, Z11, Z11; \
+	VMULPS Z30, Z12, Z12; \
+	VMULPS Z30, Z13, Z13; \
+	VMULPS Z30, Z14, Z14; \
+	VMULPS Z30, Z15, Z15
+
+#define ZERO_ADD_8x32 \
+	VPXORD Z31, Z31, Z31; \
+	VADDPS Z31, Z0, Z0; \
+	VADDPS Z31, Z1, Z1; \
+	VADDPS Z31, Z2, Z2; \
+	VADDPS Z31, Z3, Z3; \
+	VADDPS Z31, Z4, Z4; \
+	VADDPS Z31, Z5, Z5; \
+	VADDPS Z31, Z6, Z6; \
+	VADDPS Z31, Z7, Z7; \
+	VADDPS Z31, Z8, Z8; \
+	VADDPS Z31, Z9, Z9; \
+	VADDPS Z31, Z10, Z10; \
+	VADDPS Z31, Z11, Z11; \
+	VADDPS Z31, Z12, Z12; \
+	VADDPS Z31, Z13, Z13; \
+	VADDPS Z31, Z14, Z14; \
+	VADDPS Z31, Z15, Z15
+
+// CLEAR_HIGH_8x32 ends a kernel: VZEROUPPER, then the registers above 15
+// it used cleared (see the top of this file).
+#define CLEAR_HIGH_8x32 \
+	VZEROUPPER; \
+	VPXORD X24, X24, X24; \
+	VPXORD X25, X25, X25; \
+	VPXORD X26, X26, X26; \
+	VPXORD X27, X27, X27; \
+	VPXORD X28, X28, X28; \
+	VPXORD X29, X29, X29; \
+	VPXORD X30, X30, X30; \
+	VPXORD X31, X31, X31
 
 // func gemmMicro8x32AVX512(ap, bp *float32, kp int, tile *float32)
 // tile[i*32+j] = sum over p < kp of ap[p*8+i] * bp[p*32+j].
@@ -120,15 +174,7 @@ done:
 	VMOVUPS Z13, 832(DX)
 	VMOVUPS Z14, 896(DX)
 	VMOVUPS Z15, 960(DX)
-	VZEROUPPER
-	VPXORD X24, X24, X24
-	VPXORD X25, X25, X25
-	VPXORD X26, X26, X26
-	VPXORD X27, X27, X27
-	VPXORD X28, X28, X28
-	VPXORD X29, X29, X29
-	VPXORD X30, X30, X30
-	VPXORD X31, X31, X31
+	CLEAR_HIGH_8x32
 	RET
 
 // func gemmMicro8x32AVX512C(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int)
@@ -150,43 +196,11 @@ loopc:
 	JNE loopc
 
 epilogue:
-	VBROADCASTSS alpha+40(FP), Z30
-	VMULPS Z30, Z0, Z0
-	VMULPS Z30, Z1, Z1
-	VMULPS Z30, Z2, Z2
-	VMULPS Z30, Z3, Z3
-	VMULPS Z30, Z4, Z4
-	VMULPS Z30, Z5, Z5
-	VMULPS Z30, Z6, Z6
-	VMULPS Z30, Z7, Z7
-	VMULPS Z30, Z8, Z8
-	VMULPS Z30, Z9, Z9
-	VMULPS Z30, Z10, Z10
-	VMULPS Z30, Z11, Z11
-	VMULPS Z30, Z12, Z12
-	VMULPS Z30, Z13, Z13
-	VMULPS Z30, Z14, Z14
-	VMULPS Z30, Z15, Z15
+	SCALE_ACC_8x32
 	MOVQ accumulate+48(FP), AX
 	TESTQ AX, AX
 	JNE add
-	VPXORD Z31, Z31, Z31
-	VADDPS Z31, Z0, Z0
-	VADDPS Z31, Z1, Z1
-	VADDPS Z31, Z2, Z2
-	VADDPS Z31, Z3, Z3
-	VADDPS Z31, Z4, Z4
-	VADDPS Z31, Z5, Z5
-	VADDPS Z31, Z6, Z6
-	VADDPS Z31, Z7, Z7
-	VADDPS Z31, Z8, Z8
-	VADDPS Z31, Z9, Z9
-	VADDPS Z31, Z10, Z10
-	VADDPS Z31, Z11, Z11
-	VADDPS Z31, Z12, Z12
-	VADDPS Z31, Z13, Z13
-	VADDPS Z31, Z14, Z14
-	VADDPS Z31, Z15, Z15
+	ZERO_ADD_8x32
 	JMP store
 
 add:
@@ -194,13 +208,60 @@ add:
 
 store:
 	EACH_C_ROW(STORE_C_ROW)
-	VZEROUPPER
-	VPXORD X24, X24, X24
-	VPXORD X25, X25, X25
-	VPXORD X26, X26, X26
-	VPXORD X27, X27, X27
-	VPXORD X28, X28, X28
-	VPXORD X29, X29, X29
-	VPXORD X30, X30, X30
-	VPXORD X31, X31, X31
+	CLEAR_HIGH_8x32
+	RET
+
+// STEP_8x32R(k) is STEP_8x32 with A read in place: row r's k step k at
+// (4*k) bytes past its start, rows 0-3 from SI and 4-7 from R10 (4 rows
+// further), BX holding lda in bytes and R9 3*lda.
+#define STEP_8x32R(k) \
+	VMOVUPS (128*k)(DI), Z24; \
+	VMOVUPS (128*k+64)(DI), Z25; \
+	ROW_8x32((4*k)(SI), Z26, Z0, Z1); \
+	ROW_8x32((4*k)(SI)(BX*1), Z27, Z2, Z3); \
+	ROW_8x32((4*k)(SI)(BX*2), Z28, Z4, Z5); \
+	ROW_8x32((4*k)(SI)(R9*1), Z29, Z6, Z7); \
+	ROW_8x32((4*k)(R10), Z26, Z8, Z9); \
+	ROW_8x32((4*k)(R10)(BX*1), Z27, Z10, Z11); \
+	ROW_8x32((4*k)(R10)(BX*2), Z28, Z12, Z13); \
+	ROW_8x32((4*k)(R10)(R9*1), Z29, Z14, Z15)
+
+// func gemmMicro8x32AVX512R(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int, lda int)
+// gemmMicro8x32AVX512C reading A where it is rather than packed: rows 0-7
+// of a row-major A (row stride lda floats) from ap, kp (even) steps of
+// each. The same multiply-adds in the same order as the packed kernel, so
+// the same bits.
+TEXT ·gemmMicro8x32AVX512R(SB), NOSPLIT, $0-64
+	LOAD_FULL_ARGS
+	MOVQ lda+56(FP), BX
+	SHLQ $2, BX
+	LEAQ (BX)(BX*2), R9
+	LEAQ (SI)(BX*4), R10
+	ZERO_ACC_8x32
+	SHRQ $1, CX
+	JEQ epilogueR
+
+loopR:
+	STEP_8x32R(0)
+	STEP_8x32R(1)
+	ADDQ $8, SI
+	ADDQ $8, R10
+	ADDQ $256, DI
+	DECQ CX
+	JNE loopR
+
+epilogueR:
+	SCALE_ACC_8x32
+	MOVQ accumulate+48(FP), AX
+	TESTQ AX, AX
+	JNE addR
+	ZERO_ADD_8x32
+	JMP storeR
+
+addR:
+	EACH_C_ROW(ADD_C_ROW)
+
+storeR:
+	EACH_C_ROW(STORE_C_ROW)
+	CLEAR_HIGH_8x32
 	RET

@@ -39,6 +39,9 @@ func gemmMicro8x32AVX512(ap, bp *float32, kp int, tile *float32)
 //go:noescape
 func gemmMicro8x32AVX512C(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int)
 
+//go:noescape
+func gemmMicro8x32AVX512R(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int, lda int)
+
 // asmTile and asmFull are the two forms of an assembly micro-kernel: the
 // product into a tile buffer, and the products of slivers A slivers (one
 // after another in ap) with one B sliver written into C itself, each mr
@@ -98,13 +101,30 @@ func gemm4x24Rows(a []float32, lda, slivers, kc int, bp, c []float32, ldc int, a
 	gemmMicro4x24AVX2R(unsafe.SliceData(a), unsafe.SliceData(bp), kc, unsafe.SliceData(c), ldc, alpha, acc, slivers, lda)
 }
 
+// gemm8x32Rows is the 8x32 kernel's rows form, one tile a call as its
+// packed form.
+func gemm8x32Rows(a []float32, lda, slivers, kc int, bp, c []float32, ldc int, alpha float32, accumulate bool) {
+	if slivers <= 0 || kc <= 0 || kc%2 != 0 || lda < kc || len(bp) < kc*32 || len(a) < (slivers*8-1)*lda+kc || len(c) < (slivers*8-1)*ldc+32 {
+		panic(fmt.Sprintf("gemm: %d slivers of A in place (lda %d, %d steps) do not fit %d floats of A, %d of B and %d of C", slivers, lda, kc, len(a), len(bp), len(c)))
+	}
+	acc := 0
+	if accumulate {
+		acc = 1
+	}
+	ap, cp := unsafe.SliceData(a), unsafe.SliceData(c)
+	for range slivers {
+		gemmMicro8x32AVX512R(ap, unsafe.SliceData(bp), kc, cp, ldc, alpha, acc, lda)
+		ap, cp = (*float32)(unsafe.Add(unsafe.Pointer(ap), 8*lda*4)), (*float32)(unsafe.Add(unsafe.Pointer(cp), 8*ldc*4))
+	}
+}
+
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		gemmVectorKernels = append(gemmVectorKernels, asmKernel("avx2-4x16", 4, 16, gemmMicro4x16AVX2, gemmMicro4x16AVX2C),
 			asmKernel("avx2-4x24", 4, 24, gemmMicro4x24AVX2, gemmMicro4x24AVX2C).withRows(gemm4x24Rows))
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX512F {
-		gemmVectorKernels = append(gemmVectorKernels, asmKernel("avx512-8x32", 8, 32, gemmMicro8x32AVX512, gemmMicro8x32AVX512Run))
+		gemmVectorKernels = append(gemmVectorKernels, asmKernel("avx512-8x32", 8, 32, gemmMicro8x32AVX512, gemmMicro8x32AVX512Run).withRows(gemm8x32Rows))
 	}
 	if n := len(gemmVectorKernels); n > 0 {
 		best := gemmVectorKernels[n-1]

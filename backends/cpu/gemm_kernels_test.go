@@ -109,38 +109,46 @@ func TestGemmVectorKernelsAgreeBitForBit(t *testing.T) {
 // the in-place path (k panels of 256 and 44, a row stride past k), the
 // others fall back to packing in some blocks and must agree as well.
 func TestGemmInPlaceAAgreesWithPackedBitForBit(t *testing.T) {
-	var inPlace *gemmKernel
-	for i, v := range gemmVectorKernels {
+	var inPlace []gemmKernel
+	for _, v := range gemmVectorKernels {
 		if v.rows != nil {
-			inPlace = &gemmVectorKernels[i]
+			inPlace = append(inPlace, v)
 		}
 	}
-	if inPlace == nil {
-		if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-			t.Fatal("this CPU has AVX2 and FMA but no gemm kernel reads A in place (the 4x24 kernel's rows form is missing)")
+	want := 0
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		want++ // the 4x24
+		if cpu.X86.HasAVX512F {
+			want++ // the 8x32
 		}
+	}
+	if len(inPlace) != want {
+		t.Fatalf("%d gemm kernels read A in place on this CPU, want %d (AVX2+FMA: the 4x24; AVX-512: the 8x32 too)", len(inPlace), want)
+	}
+	if want == 0 {
 		t.Skip("needs a CPU with AVX2 and FMA (the 4x24 kernel reads A in place)")
 	}
-	// The kernel init picks may be another (AVX-512's 8x32): test the
-	// in-place one wherever the CPU has it.
+	// The kernel init picks may be another: test each in-place one.
 	defer currentGemmKernel().use()
-	inPlace.use()
 	defer func() { gemmPackAOnly = false }()
-	rng := rand.New(rand.NewPCG(5, 6))
-	for _, d := range [][4]int{{64, 48, 300, 300}, {1024, 384, 384, 384}, {96, 120, 64, 70}, {67, 72, 90, 90}, {64, 100, 33, 40}} {
-		m, n, k, lda := d[0], d[1], d[2], d[3]
-		a, b := randF32(rng, m*lda), randF32(rng, k*n)
-		run := func(packOnly bool, beta float32) []float32 {
-			gemmPackAOnly = packOnly
-			c := randF32(rand.New(rand.NewPCG(7, 8)), m*n)
-			gemmBlocked(true, false, false, m, n, k, 0.75, a, lda, b, n, beta, c, n)
-			return c
-		}
-		for _, beta := range []float32{0, 1} {
-			packed, inPlace := run(true, beta), run(false, beta)
-			for i := range packed {
-				if math.Float32bits(packed[i]) != math.Float32bits(inPlace[i]) {
-					t.Fatalf("%v beta %v: element %d = %v in place, %v packed", d, beta, i, inPlace[i], packed[i])
+	for _, kernel := range inPlace {
+		kernel.use()
+		rng := rand.New(rand.NewPCG(5, 6))
+		for _, d := range [][4]int{{64, 48, 300, 300}, {1024, 384, 384, 384}, {96, 120, 64, 70}, {67, 72, 90, 90}, {64, 100, 33, 40}, {136, 64, 2, 5}} {
+			m, n, k, lda := d[0], d[1], d[2], d[3]
+			a, b := randF32(rng, m*lda), randF32(rng, k*n)
+			run := func(packOnly bool, beta float32) []float32 {
+				gemmPackAOnly = packOnly
+				c := randF32(rand.New(rand.NewPCG(7, 8)), m*n)
+				gemmBlocked(true, false, false, m, n, k, 0.75, a, lda, b, n, beta, c, n)
+				return c
+			}
+			for _, beta := range []float32{0, 1} {
+				packed, inPlace := run(true, beta), run(false, beta)
+				for i := range packed {
+					if math.Float32bits(packed[i]) != math.Float32bits(inPlace[i]) {
+						t.Fatalf("%s %v beta %v: element %d = %v in place, %v packed", kernel.name, d, beta, i, inPlace[i], packed[i])
+					}
 				}
 			}
 		}
