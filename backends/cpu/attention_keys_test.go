@@ -22,10 +22,17 @@ import (
 // the hidden keys (not hidden: only the keys after it are skipped). The guarded cases: a
 // NaN or an infinity in a hidden key's row of K or V, and queries so large
 // that a hidden key's score could outweigh the mask. Heads of 24 and 40
-// (the blocked path; 32-wide heads take the AVX-512 tiles where there are
-// some), plain and as transposed views, 70 queries in two row blocks.
+// (the blocked path), and of 32 and 16 (the AVX-512 tiles where there are
+// some, the blocked path elsewhere), plain and as transposed views, 70
+// queries in two row blocks (or five tiles).
 func TestAttentionF32SkipsPaddedKeysBitForBit(t *testing.T) {
-	const B, H, L, S, E, Ev = 7, 2, 70, 100, 24, 40
+	for _, heads := range [][2]int{{24, 40}, {32, 32}, {16, 16}} {
+		t.Run(fmt.Sprintf("E%d_Ev%d", heads[0], heads[1]), func(t *testing.T) { testAttentionSkipsPaddedKeys(t, heads[0], heads[1]) })
+	}
+}
+
+func testAttentionSkipsPaddedKeys(t *testing.T, E, Ev int) {
+	const B, H, L, S = 7, 2, 70, 100
 	minF32, ninf := float32(-math.MaxFloat32), float32(math.Inf(-1))
 	add := make([]float32, B*S)
 	visible := make([]bool, B*S)

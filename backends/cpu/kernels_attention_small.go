@@ -90,6 +90,7 @@ func (at *attentionF32) forwardTiles(out []float32) {
 		per += S * (E + Ev)
 	}
 	scratch := tempF32(workers * per)
+	keys := at.keysToScore() // kernels_attention_keys.go: the keys past the last live one left out
 	chunk := (tasks + workers - 1) / workers
 	parallelFor(workers, chunk*q*S*(E+Ev)*2, func(lo, hi int) {
 		for w := lo; w < hi; w++ {
@@ -100,15 +101,22 @@ func (at *attentionF32) forwardTiles(out []float32) {
 			if at.mask != nil {
 				bias, rest = rest[:S], rest[S:]
 			}
-			var keys, values []float32 // entry b's rows, ldk and ldv apart
-			ldk, ldv, head, visible := at.k.ld, at.v.ld, -1, true
+			var kb, vb []float32 // entry b's rows, ldk and ldv apart
+			ldk, ldv, head, visible, width := at.k.ld, at.v.ld, -1, true, S
 			for t := w * chunk; t < min(tasks, (w+1)*chunk); t++ {
 				b := t / tiles
 				if b != head {
-					head = b
-					keys, values = at.k.at(b, 0), at.v.at(b, 0)
+					head, width = b, S
+					if keys != nil {
+						// A left-out key's weight is 2^-150 rounded: exactly
+						// 0, its term in the sum and in P V too (keysToScore
+						// checks V finite), and the tile adds the keys in
+						// order, so the sums are those of all S.
+						width = keys[b]
+					}
+					kb, vb = at.k.at(b, 0), at.v.at(b, 0)
 					if packed {
-						keys, values = packRows(keys, at.k.ld, S, E, rest[:S*E]), packRows(values, at.v.ld, S, Ev, rest[S*E:])
+						kb, vb = packRows(kb, at.k.ld, width, E, rest[:S*E]), packRows(vb, at.v.ld, width, Ev, rest[S*E:])
 						ldk, ldv = E, Ev
 					}
 					if bias != nil {
@@ -119,7 +127,10 @@ func (at *attentionF32) forwardTiles(out []float32) {
 					at.zeroTile(b, (t%tiles)*q, out)
 					continue
 				}
-				at.forwardTile(b, (t%tiles)*q, qt, ot, scores, out, keys, ldk, values, ldv, bias)
+				if width < S {
+					attentionKeysSkipped.Add(int64(min(q, L-(t%tiles)*q) * (S - width)))
+				}
+				at.forwardTile(b, (t%tiles)*q, width, qt, ot, scores, out, kb, ldk, vb, ldv, bias)
 			}
 		}
 	})
@@ -133,9 +144,10 @@ func packRows(src []float32, ld, n, w int, dst []float32) []float32 {
 	return dst[:n*w]
 }
 
-// forwardTile writes output rows i0.. (at most 16) of batch entry b, whose
-// keys and values are the rows of k and v, ldk and ldv apart.
-func (at *attentionF32) forwardTile(b, i0 int, qt, ot, scores, out, k []float32, ldk int, v []float32, ldv int, bias []float32) {
+// forwardTile writes output rows i0.. (at most 16) of batch entry b over
+// its first width keys, whose keys and values are the rows of k and v,
+// ldk and ldv apart.
+func (at *attentionF32) forwardTile(b, i0, width int, qt, ot, scores, out, k []float32, ldk int, v []float32, ldv int, bias []float32) {
 	L, E, Ev := at.L, at.E, at.Ev
 	const q = attentionTileQueries
 	n := min(q, L-i0)
@@ -152,7 +164,10 @@ func (at *attentionF32) forwardTile(b, i0 int, qt, ot, scores, out, k []float32,
 			}
 		}
 	}
-	attentionTile16(qt, E, k, ldk, v, ldv, Ev, at.S, at.scale*math.Log2E, scores, ot, bias)
+	if bias != nil {
+		bias = bias[:width]
+	}
+	attentionTile16(qt, E, k, ldk, v, ldv, Ev, width, at.scale*math.Log2E, scores, ot, bias)
 	base, ld := at.outRows(b, i0)
 	if n == q && transposeTileOut(out[base:], ld, ot, Ev) {
 		return
