@@ -88,29 +88,31 @@ func asmKernel(name string, mr, nr int, tile asmTile, full asmFull) gemmKernel {
 	return gemmKernel{name: name, mr: mr, nr: nr, micro: micro, full: fullC}
 }
 
-// gemm4x24Rows is the 4x24 kernel's rows form (gemmKernel.rows), reading
-// A in place; the checks stand between the slices and the assembly.
-func gemm4x24Rows(a []float32, lda, slivers, kc int, bp, c []float32, ldc int, alpha float32, accumulate bool) {
-	if slivers <= 0 || kc <= 0 || kc%2 != 0 || lda < kc || len(bp) < kc*24 || len(a) < (slivers*4-1)*lda+kc || len(c) < (slivers*4-1)*ldc+24 {
+// rowsArgs checks a rows-form call of an mr x nr kernel (slivers of A
+// read in place, lda apart, kc steps; kc even) against its slices, where a
+// short one panics instead of the assembly reading or writing past it, and
+// returns accumulate as the assembly takes it.
+func rowsArgs(mr, nr int, a []float32, lda, slivers, kc int, bp, c []float32, ldc int, accumulate bool) int {
+	if slivers <= 0 || kc <= 0 || kc%2 != 0 || lda < kc || len(bp) < kc*nr || len(a) < (slivers*mr-1)*lda+kc || len(c) < (slivers*mr-1)*ldc+nr {
 		panic(fmt.Sprintf("gemm: %d slivers of A in place (lda %d, %d steps) do not fit %d floats of A, %d of B and %d of C", slivers, lda, kc, len(a), len(bp), len(c)))
 	}
-	acc := 0
 	if accumulate {
-		acc = 1
+		return 1
 	}
+	return 0
+}
+
+// gemm4x24Rows is the 4x24 kernel's rows form (gemmKernel.rows), reading
+// A in place.
+func gemm4x24Rows(a []float32, lda, slivers, kc int, bp, c []float32, ldc int, alpha float32, accumulate bool) {
+	acc := rowsArgs(4, 24, a, lda, slivers, kc, bp, c, ldc, accumulate)
 	gemmMicro4x24AVX2R(unsafe.SliceData(a), unsafe.SliceData(bp), kc, unsafe.SliceData(c), ldc, alpha, acc, slivers, lda)
 }
 
 // gemm8x32Rows is the 8x32 kernel's rows form, one tile a call as its
 // packed form.
 func gemm8x32Rows(a []float32, lda, slivers, kc int, bp, c []float32, ldc int, alpha float32, accumulate bool) {
-	if slivers <= 0 || kc <= 0 || kc%2 != 0 || lda < kc || len(bp) < kc*32 || len(a) < (slivers*8-1)*lda+kc || len(c) < (slivers*8-1)*ldc+32 {
-		panic(fmt.Sprintf("gemm: %d slivers of A in place (lda %d, %d steps) do not fit %d floats of A, %d of B and %d of C", slivers, lda, kc, len(a), len(bp), len(c)))
-	}
-	acc := 0
-	if accumulate {
-		acc = 1
-	}
+	acc := rowsArgs(8, 32, a, lda, slivers, kc, bp, c, ldc, accumulate)
 	ap, cp := unsafe.SliceData(a), unsafe.SliceData(c)
 	for range slivers {
 		gemmMicro8x32AVX512R(ap, unsafe.SliceData(bp), kc, cp, ldc, alpha, acc, lda)
