@@ -17,24 +17,18 @@
 // so the step and the clearing are written once, as macros (as in
 // gemm_amd64.s): a change to the schedule then reaches both.
 
-// ZERO_ACC_8x32 clears the accumulators Z0-Z15 (row i in Z(2i), Z(2i+1)).
-#define ZERO_ACC_8x32 \
-	VPXORD Z0, Z0, Z0; \
-	VPXORD Z1, Z1, Z1; \
-	VPXORD Z2, Z2, Z2; \
-	VPXORD Z3, Z3, Z3; \
-	VPXORD Z4, Z4, Z4; \
-	VPXORD Z5, Z5, Z5; \
-	VPXORD Z6, Z6, Z6; \
-	VPXORD Z7, Z7, Z7; \
-	VPXORD Z8, Z8, Z8; \
-	VPXORD Z9, Z9, Z9; \
-	VPXORD Z10, Z10, Z10; \
-	VPXORD Z11, Z11, Z11; \
-	VPXORD Z12, Z12, Z12; \
-	VPXORD Z13, Z13, Z13; \
-	VPXORD Z14, Z14, Z14; \
-	VPXORD Z15, Z15, Z15
+// EACH_ACC_8x32(F) applies the one-register macro F to the accumulators
+// Z0-Z15 (row i in Z(2i), Z(2i+1)): ZERO_ACC_8x32 clears them, and the
+// epilogue's SCALE_ACC_8x32 multiplies them by alpha (held in Z30) and
+// ZERO_ADD_8x32 adds +0 (Z31) to them, for C = 0 + alpha*product: the
+// sign of a zero as the scalar path gives it.
+#define EACH_ACC_8x32(F) F(Z0); F(Z1); F(Z2); F(Z3); F(Z4); F(Z5); F(Z6); F(Z7); F(Z8); F(Z9); F(Z10); F(Z11); F(Z12); F(Z13); F(Z14); F(Z15)
+#define ZERO_Z(z) VPXORD z, z, z
+#define MUL_Z30(z) VMULPS Z30, z, z
+#define ADD_Z31(z) VADDPS Z31, z, z
+#define ZERO_ACC_8x32 EACH_ACC_8x32(ZERO_Z)
+#define SCALE_ACC_8x32 VBROADCASTSS alpha+40(FP), Z30; EACH_ACC_8x32(MUL_Z30)
+#define ZERO_ADD_8x32 VPXORD Z31, Z31, Z31; EACH_ACC_8x32(ADD_Z31)
 
 // ROW_8x32(a, b, lo, hi) broadcasts A's value at address a (a row's
 // value for one k step) into b and fused-multiply-adds it with B's step
@@ -87,47 +81,6 @@
 #define STORE_C_ROW(lo, hi) \
 	VMOVUPS lo, (R9); \
 	VMOVUPS hi, 64(R9)
-
-// SCALE_ACC_8x32 multiplies the accumulators by alpha (the 7th word of
-// the asmFull arguments), ZERO_ADD_8x32 adds +0 to them (C = 0 +
-// alpha*product: the sign of a zero as the scalar path gives it).
-#define SCALE_ACC_8x32 \
-	VBROADCASTSS alpha+40(FP), Z30; \
-	VMULPS Z30, Z0, Z0; \
-	VMULPS Z30, Z1, Z1; \
-	VMULPS Z30, Z2, Z2; \
-	VMULPS Z30, Z3, Z3; \
-	VMULPS Z30, Z4, Z4; \
-	VMULPS Z30, Z5, Z5; \
-	VMULPS Z30, Z6, Z6; \
-	VMULPS Z30, Z7, Z7; \
-	VMULPS Z30, Z8, Z8; \
-	VMULPS Z30, Z9, Z9; \
-	VMULPS Z30, Z10, Z10; \
-	VMULPS Z30, Z11, Z11; \
-	VMULPS Z30, Z12, Z12; \
-	VMULPS Z30, Z13, Z13; \
-	VMULPS Z30, Z14, Z14; \
-	VMULPS Z30, Z15, Z15
-
-#define ZERO_ADD_8x32 \
-	VPXORD Z31, Z31, Z31; \
-	VADDPS Z31, Z0, Z0; \
-	VADDPS Z31, Z1, Z1; \
-	VADDPS Z31, Z2, Z2; \
-	VADDPS Z31, Z3, Z3; \
-	VADDPS Z31, Z4, Z4; \
-	VADDPS Z31, Z5, Z5; \
-	VADDPS Z31, Z6, Z6; \
-	VADDPS Z31, Z7, Z7; \
-	VADDPS Z31, Z8, Z8; \
-	VADDPS Z31, Z9, Z9; \
-	VADDPS Z31, Z10, Z10; \
-	VADDPS Z31, Z11, Z11; \
-	VADDPS Z31, Z12, Z12; \
-	VADDPS Z31, Z13, Z13; \
-	VADDPS Z31, Z14, Z14; \
-	VADDPS Z31, Z15, Z15
 
 // CLEAR_HIGH_8x32 ends a kernel: VZEROUPPER, then the registers above 15
 // it used cleared (see the top of this file).
