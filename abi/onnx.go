@@ -43,12 +43,21 @@ func OnnxLoad(path, device string) (int64, error) {
 // OnnxLoadBytes is wt_onnx_load_bytes: a serialized ModelProto. Without a
 // file there is no directory to read external data from, so a model that
 // has some is refused (by the importer, naming the tensor).
-func OnnxLoadBytes(data []byte, device string) (int64, error) {
+func OnnxLoadBytes(data []byte, device string) (int64, error) { return onnxFromBytes(data, device) }
+
+// OnnxAdoptBytes is OnnxLoadBytes for bytes the caller hands over (the
+// browser bridge's copy of the page's Uint8Array): the CPU weights are
+// slices of data (onnx.AdoptBytes), not a second copy of the model.
+func OnnxAdoptBytes(data []byte, device string) (int64, error) {
+	return onnxFromBytes(data, device, onnx.AdoptBytes())
+}
+
+func onnxFromBytes(data []byte, device string, extra ...onnx.Option) (int64, error) {
 	opts, err := onnxOptions(device)
 	if err != nil {
 		return 0, err
 	}
-	m, err := onnx.LoadBytes(data, opts...)
+	m, err := onnx.LoadBytes(data, append(opts, extra...)...)
 	if err != nil {
 		return 0, Invalidf("%v", err)
 	}

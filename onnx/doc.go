@@ -16,9 +16,10 @@
 // initializers' data matches their declared dims. Dims are bounded before
 // anything is allocated, so hostile protobufs fail cleanly (FuzzLoad).
 // Initializers are adopted without a copy on the CPU when Load read them
-// from the file and their raw data is aligned; from LoadBytes (whose caller
-// keeps its buffer) they are copied once, into the backend's storage, never
-// through the protobuf decoder (rawsplit.go); external data files are read relative to the model's
+// from the file (or LoadBytes was given AdoptBytes), each moved within the
+// bytes to its elements' alignment; from LoadBytes (whose caller keeps its
+// buffer) they are copied once, into the backend's storage, never through
+// the protobuf decoder (rawsplit.go); external data files are read relative to the model's
 // directory through an os.Root, so no location can escape it. Symbolic
 // dimensions (dim_param) load as such and are bound, consistently across
 // inputs, when the model runs.

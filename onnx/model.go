@@ -70,12 +70,19 @@ type config struct {
 	dev    core.Device
 	devSet bool
 	dir    string
-	owned  bool // the bytes are Load's own buffer: tensors may adopt slices of them
+	owned  bool // AdoptBytes: tensors may adopt slices of the bytes, moved in place
 }
 
 // WithDevice places the model's weights, and runs it, on d (default: the
 // default device, core.DefaultDevice).
 func WithDevice(d core.Device) Option { return func(c *config) { c.dev, c.devSet = d, true } }
+
+// AdoptBytes hands LoadBytes' data over to the model: on the CPU the
+// weights' storage is data itself, each weight moved within it to its
+// elements' alignment, where the default copies them out. data then
+// belongs to the model: the caller must neither change nor reuse it, nor
+// read it as a protobuf again. Load adopts the file's bytes it reads.
+func AdoptBytes() Option { return func(c *config) { c.owned = true } }
 
 // WithDir is the directory external data files are read from when a model
 // is loaded from bytes (Load uses the model file's directory).
@@ -88,8 +95,7 @@ func Load(path string, opts ...Option) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}
-	own := func(c *config) { c.owned = true }
-	return LoadBytes(data, append([]Option{WithDir(filepath.Dir(path)), own}, opts...)...)
+	return LoadBytes(data, append([]Option{WithDir(filepath.Dir(path)), AdoptBytes()}, opts...)...)
 }
 
 // LoadBytes imports a serialized ModelProto. Every node's operator and

@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"fmt"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -11,18 +12,26 @@ import (
 
 // parseModel decodes a ModelProto, its main graph's initializers' raw data
 // left in data (splitRawData) and listed in the returned source; owned says
-// whether tensors may keep slices of data.
+// whether tensors may keep slices of data (and data's other bytes may be
+// written over: alignInPlace).
 func parseModel(data []byte, owned bool) (*pb.ModelProto, *tensorSource, error) {
 	mp := &pb.ModelProto{}
 	src := &tensorSource{owned: owned}
 	skeleton, raws, ok := splitRawData(data)
 	if ok {
 		if err := proto.Unmarshal(skeleton, mp); err == nil && len(raws) == len(mp.GetGraph().GetInitializer()) {
-			src.raws = make(map[*pb.TensorProto][]byte, len(raws))
+			src.raws = make(map[*pb.TensorProto]rawSpan, len(raws))
+			end := addr(data) // the end of the last raw data before
 			for i, tp := range mp.GetGraph().GetInitializer() {
-				if raws[i] != nil {
-					src.raws[tp] = raws[i]
+				if raws[i] == nil {
+					continue
 				}
+				span := rawSpan{b: raws[i]}
+				if len(raws[i]) > 0 { // the raws come in data's order, disjoint
+					span.free = int(addr(raws[i]) - end)
+					end = addr(raws[i]) + uintptr(len(raws[i]))
+				}
+				src.raws[tp] = span
 			}
 			return mp, src, nil
 		}
@@ -155,3 +164,50 @@ func walkFields(data []byte, fn func(num protowire.Number, typ protowire.Type, f
 	}
 	return false
 }
+
+// rawSpan is an initializer's raw data in the model's bytes, and how many
+// bytes just below it hold nothing a tensor needs once the model is
+// decoded (its field's tag and length, the tensor's other fields).
+type rawSpan struct {
+	b    []byte
+	free int
+}
+
+func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// alignInPlace returns tp's raw data moved down within the model's bytes
+// to the alignment of its elements (size bytes), where the bytes below it
+// are free for that, so the CPU tensor can adopt it instead of copying it:
+// the protobuf puts raw data at any offset (a varint length before it),
+// and most of a model's weights would otherwise be misaligned. raw is
+// returned as it is where it cannot move (or need not). Only for bytes
+// the importer owns (Load's file, AdoptBytes).
+func (src *tensorSource) alignInPlace(tp *pb.TensorProto, raw []byte, size int) []byte {
+	if src == nil {
+		return raw
+	}
+	span, ok := src.raws[tp]
+	if !ok || !src.owned || len(raw) == 0 || size <= 1 {
+		return raw
+	}
+	d := int(addr(raw) % uintptr(size))
+	if d == 0 || d > span.free {
+		return raw
+	}
+	// Down by d: each step's destination ends before its source does, so
+	// copying the steps in order never reads what it has written. The
+	// bytes below were span.free (another weight's, moved only down, end
+	// before them), and this span's own are re-pointed below.
+	moved := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(raw)), -d)), len(raw))
+	for off := 0; off < len(raw); off += moveStep {
+		n := min(moveStep, len(raw)-off)
+		copy(moved[off:off+n], raw[off:off+n])
+	}
+	span.b, span.free = moved, span.free-d
+	src.raws[tp] = span
+	return moved
+}
+
+// moveStep is how many bytes alignInPlace moves at a time: a copy is one
+// memmove, which cannot be preempted (see splitRawData).
+const moveStep = 1 << 20

@@ -3,8 +3,8 @@ package onnx
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,8 +23,8 @@ func reassembled(t *testing.T, data []byte) (*pb.ModelProto, error) {
 	if err != nil {
 		return nil, err
 	}
-	for tp, raw := range src.raws {
-		tp.RawData = append([]byte{}, raw...)
+	for tp, span := range src.raws {
+		tp.RawData = append([]byte{}, span.b...)
 	}
 	return mp, nil
 }
@@ -162,26 +162,76 @@ func TestLoadBytesKeepsNoCallerBytes(t *testing.T) {
 }
 
 // TestLoadAdoptsTheFilesWeights checks that Load, which owns the buffer it
-// read the file into, makes an aligned initializer's storage a slice of it.
+// read the file into (as AdoptBytes hands one over), makes the weights'
+// storage slices of it, each moved to its elements' alignment, with the
+// values the copying path gives; and that LoadBytes without it copies.
 func TestLoadAdoptsTheFilesWeights(t *testing.T) {
-	data := marshal(mlpModel())
-	for _, owned := range []bool{true, false} {
-		mp, src, err := parseModel(data, owned)
-		require.NoError(t, err)
-		w, err := decodeTensor(mp.Graph.Initializer[0], core.CPU, src)
-		require.NoError(t, err)
-		raw := src.raws[mp.Graph.Initializer[0]]
-		host := w.Storage().(core.HostStorage).Host()
-		at := func(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) } // not pointers: testify compares what they point at
-		if owned && at(raw)%4 == 0 {
-			assert.Equal(t, at(raw), at(host), "an aligned weight is adopted")
-		} else {
-			assert.NotEqual(t, at(raw), at(host), "owned %v: the weight is copied", owned)
+	// Names of every length mod 8 shift the raw data to every offset; the
+	// dtypes need alignments of 2, 4 and 8.
+	var inits []*pb.TensorProto
+	for i := range 16 {
+		name := "w" + strings.Repeat("x", i)
+		vals := make([]float32, 3+i)
+		for j := range vals {
+			vals[j] = float32(i*10+j) - 0.5
 		}
-		assert.Equal(t, raw, host[:len(raw)])
+		tp := f32Tensor(name, []int64{int64(len(vals))}, vals)
+		switch i % 4 {
+		case 1: // the same bytes as i64 or f64 (half as many)
+			if len(vals)%2 == 1 {
+				tp.RawData, tp.Dims = tp.RawData[4:], []int64{int64(len(vals) / 2)}
+			} else {
+				tp.Dims = []int64{int64(len(vals) / 2)}
+			}
+			tp.DataType = proto.Int32(int32(pb.TensorProto_INT64))
+		case 2:
+			tp.DataType, tp.Dims = proto.Int32(int32(pb.TensorProto_FLOAT16)), []int64{int64(2 * len(vals))}
+		case 3:
+			tp.DataType, tp.Dims = proto.Int32(int32(pb.TensorProto_UINT8)), []int64{int64(4 * len(vals))}
+		}
+		inits = append(inits, tp)
 	}
+	data := marshal(modelProto([]*pb.NodeProto{nodeProto("Identity", "out", []string{"w"}, []string{"y"})},
+		nil, []*pb.ValueInfoProto{vi("y", pb.TensorProto_FLOAT, 3)}, inits...))
+	want, err := LoadBytes(data, WithDevice(core.CPU))
+	require.NoError(t, err)
+	adopted, copied := 0, 0
+	for _, adopt := range []bool{true, false} {
+		buf := append([]byte{}, data...)
+		opts := []Option{WithDevice(core.CPU)}
+		if adopt {
+			opts = append(opts, AdoptBytes())
+		}
+		m, err := LoadBytes(buf, opts...)
+		require.NoError(t, err)
+		lo, hi := addr(buf), addr(buf)+uintptr(len(buf))
+		for _, tp := range inits {
+			name := tp.GetName()
+			got, err := m.consts[name].Bytes()
+			require.NoError(t, err)
+			ref, err := want.consts[name].Bytes()
+			require.NoError(t, err)
+			require.Equal(t, ref, got, "%s (adopt %v)", name, adopt)
+			host := m.consts[name].Storage().(core.HostStorage).Host()
+			inBuf := addr(host) >= lo && addr(host) < hi
+			if !adopt {
+				require.False(t, inBuf, "%s: LoadBytes without AdoptBytes keeps the caller's bytes", name)
+				continue
+			}
+			require.Zero(t, addr(host)%uintptr(m.consts[name].DType().Size()), "%s is misaligned", name)
+			if inBuf {
+				adopted++
+			} else {
+				copied++
+			}
+		}
+	}
+	// Each raw data has its tag, length and the tensor's name and dims
+	// below it: room to move by up to 7 bytes.
+	assert.Equal(t, len(inits), adopted, "adopted (the rest copied: %d)", copied)
+
 	path := filepath.Join(t.TempDir(), "mlp.onnx")
-	require.NoError(t, os.WriteFile(path, data, 0o600))
+	require.NoError(t, os.WriteFile(path, marshal(mlpModel()), 0o600))
 	m, err := Load(path, WithDevice(core.CPU))
 	require.NoError(t, err)
 	x := []float32{1, 2, 3}

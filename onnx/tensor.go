@@ -85,7 +85,7 @@ func checkDims(dims []int64) (core.Shape, error) {
 // caller keeps its buffer).
 type tensorSource struct {
 	root  *os.Root
-	raws  map[*pb.TensorProto][]byte
+	raws  map[*pb.TensorProto]rawSpan
 	owned bool
 }
 
@@ -93,8 +93,8 @@ type tensorSource struct {
 // splitRawData took out of it, or the bytes proto.Unmarshal copied.
 func (src *tensorSource) rawData(tp *pb.TensorProto) ([]byte, bool) {
 	if src != nil {
-		if raw, ok := src.raws[tp]; ok {
-			return raw, src.owned
+		if span, ok := src.raws[tp]; ok {
+			return span.b, src.owned
 		}
 	}
 	return tp.GetRawData(), true
@@ -130,6 +130,9 @@ func decodeTensor(tp *pb.TensorProto, dev core.Device, src *tensorSource) (*core
 		raw, owned = src.rawData(tp)
 		if len(raw) != n*dt.Size() {
 			return nil, fmt.Errorf("raw_data has %d bytes, shape %v of %s needs %d", len(raw), shape, dt, n*dt.Size())
+		}
+		if owned && dev == core.CPU {
+			raw = src.alignInPlace(tp, raw, dt.Size())
 		}
 	default:
 		if raw, err = typedData(tp, dt, n); err != nil {

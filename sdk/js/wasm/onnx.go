@@ -23,7 +23,7 @@ func onnxLoadBytes(a args) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return abi.OnnxLoadBytes(raw, d)
+	return abi.OnnxAdoptBytes(raw, d) // raw is the bridge's own copy of the page's bytes
 }
 
 // onnxNameAt is wt_onnx_input_name or wt_onnx_output_name: (model, index) -> name.
