@@ -66,5 +66,11 @@ func FuzzLoad(f *testing.F) {
 		if err == nil && m == nil {
 			t.Fatal("LoadBytes returned neither a model nor an error")
 		}
+		// Adopted, the weights move within the bytes (alignInPlace): the
+		// same verdict, on a copy that is the model's.
+		adopted, aerr := LoadBytes(append([]byte{}, data...), WithDevice(core.CPU), WithDir(dir), AdoptBytes())
+		if (err == nil) != (aerr == nil) || (aerr == nil && adopted == nil) {
+			t.Fatalf("LoadBytes: %v; with AdoptBytes: %v", err, aerr)
+		}
 	})
 }
