@@ -54,9 +54,11 @@ type (
 // gemmMicro8x32AVX512Run is the AVX-512 kernel as an asmFull: its assembly
 // writes one tile a call, and the loop over A's slivers is here.
 func gemmMicro8x32AVX512Run(ap, bp *float32, kp int, c *float32, ldc int, alpha float32, accumulate int, slivers int) {
-	for range slivers {
+	for s := range slivers {
+		if s > 0 { // advanced before a call, never past the last sliver (checkptr: past the end of the slices)
+			ap, c = (*float32)(unsafe.Add(unsafe.Pointer(ap), kp*8*4)), (*float32)(unsafe.Add(unsafe.Pointer(c), 8*ldc*4))
+		}
 		gemmMicro8x32AVX512C(ap, bp, kp, c, ldc, alpha, accumulate)
-		ap, c = (*float32)(unsafe.Add(unsafe.Pointer(ap), kp*8*4)), (*float32)(unsafe.Add(unsafe.Pointer(c), 8*ldc*4))
 	}
 }
 
@@ -113,10 +115,8 @@ func gemm4x24Rows(a []float32, lda, slivers, kc int, bp, c []float32, ldc int, a
 // packed form.
 func gemm8x32Rows(a []float32, lda, slivers, kc int, bp, c []float32, ldc int, alpha float32, accumulate bool) {
 	acc := rowsArgs(8, 32, a, lda, slivers, kc, bp, c, ldc, accumulate)
-	ap, cp := unsafe.SliceData(a), unsafe.SliceData(c)
-	for range slivers {
-		gemmMicro8x32AVX512R(ap, unsafe.SliceData(bp), kc, cp, ldc, alpha, acc, lda)
-		ap, cp = (*float32)(unsafe.Add(unsafe.Pointer(ap), 8*lda*4)), (*float32)(unsafe.Add(unsafe.Pointer(cp), 8*ldc*4))
+	for s := range slivers { // indexed: a pointer past the last sliver would be past a's or c's end (checkptr)
+		gemmMicro8x32AVX512R(&a[s*8*lda], unsafe.SliceData(bp), kc, &c[s*8*ldc], ldc, alpha, acc, lda)
 	}
 }
 
