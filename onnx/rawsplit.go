@@ -60,9 +60,10 @@ const (
 // the importer looked at them: it cannot be preempted, and a collection
 // that started meanwhile spun, signalling the thread, until it ended.
 // Inside Node (the library loaded by a c-shared host) that made an import
-// take 7 to 500 ms from run to run. Split out, the weights go straight into
-// the backend's storage (decodeTensor), taken from its cache of freed blocks
-// and copied in steps.
+// take 7 to 500 ms from run to run. Split out, the weights are adopted
+// where they are when the importer owns the bytes (alignInPlace), or copied
+// in steps into the backend's storage, taken from its cache of freed blocks
+// (decodeTensor).
 //
 // ok is false when data is not what this walk expects (malformed, or a
 // graph field given twice, which protobuf would merge): the caller then
