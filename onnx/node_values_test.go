@@ -110,30 +110,22 @@ func decodeTestTensor(data []byte, dev core.Device) (testValue, error) {
 }
 
 // eachField calls f on each length-delimited field of a message (the
-// varint ones, elem_type, are skipped: the kind is known from the model).
+// varint ones, elem_type, are skipped: the kind is known from the model),
+// through the importer's walkFields.
 func eachField(data []byte, f func(protowire.Number, []byte) error) error {
-	for len(data) > 0 {
-		num, typ, n := protowire.ConsumeTag(data)
-		if n < 0 {
-			return protowire.ParseError(n)
+	var ferr error
+	failed := walkFields(data, func(num protowire.Number, typ protowire.Type, _, value []byte) bool {
+		if typ != protowire.BytesType {
+			return true
 		}
-		data = data[n:]
-		if typ == protowire.BytesType {
-			b, m := protowire.ConsumeBytes(data)
-			if m < 0 {
-				return protowire.ParseError(m)
-			}
-			if err := f(num, b); err != nil {
-				return err
-			}
-			data = data[m:]
-			continue
-		}
-		m := protowire.ConsumeFieldValue(num, typ, data)
-		if m < 0 {
-			return protowire.ParseError(m)
-		}
-		data = data[m:]
+		ferr = f(num, value)
+		return ferr == nil
+	})
+	if ferr != nil {
+		return ferr
+	}
+	if failed {
+		return errors.New("malformed protobuf message")
 	}
 	return nil
 }

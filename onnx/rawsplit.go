@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/webtensor/webtensor/internal/gcpace"
 	pb "github.com/webtensor/webtensor/onnx/internal/onnxpb"
 )
 
@@ -70,70 +71,45 @@ const (
 // unmarshals data itself, whose parser words the error.
 func splitRawData(data []byte) (skeleton []byte, raws [][]byte, ok bool) {
 	graphs := 0
-	out := make([]byte, 0, 64<<10)
-	err := walkFields(data, func(num protowire.Number, typ protowire.Type, field, value []byte) bool {
-		if num != modelGraphField || typ != protowire.BytesType {
-			out = append(out, field...)
-			return true
-		}
+	skeleton, ok = replaceField(data, modelGraphField, func(graph []byte) ([]byte, bool) {
 		if graphs++; graphs > 1 {
-			return false
+			return nil, false
 		}
-		g, r, ok := splitGraph(value)
-		if !ok {
-			return false
-		}
-		raws = r
-		out = protowire.AppendTag(out, num, typ)
-		out = protowire.AppendBytes(out, g)
-		return true
+		return replaceField(graph, graphInitializerField, func(tensor []byte) ([]byte, bool) {
+			var raw []byte // the last raw_data: protobuf's rule for a repeated singular field
+			out, ok := replaceField(tensor, tensorRawDataField, func(v []byte) ([]byte, bool) {
+				raw = v
+				return nil, true
+			})
+			raws = append(raws, raw)
+			return out, ok
+		})
 	})
-	if err {
+	if !ok {
 		return nil, nil, false
 	}
-	return out, raws, true
+	return skeleton, raws, true
 }
 
-// splitGraph is splitRawData for a GraphProto's bytes.
-func splitGraph(data []byte) ([]byte, [][]byte, bool) {
-	out := make([]byte, 0, min(len(data), 64<<10))
-	var raws [][]byte
-	failed := walkFields(data, func(num protowire.Number, typ protowire.Type, field, value []byte) bool {
-		if num != graphInitializerField || typ != protowire.BytesType {
+// replaceField is msg's bytes with the contents of each length-delimited
+// field numbered num replaced by what fn returns for them; false when msg
+// does not parse or fn refuses.
+func replaceField(msg []byte, num protowire.Number, fn func(value []byte) ([]byte, bool)) ([]byte, bool) {
+	out := make([]byte, 0, min(len(msg), 1<<10))
+	failed := walkFields(msg, func(n protowire.Number, typ protowire.Type, field, value []byte) bool {
+		if n != num || typ != protowire.BytesType {
 			out = append(out, field...)
 			return true
 		}
-		t, raw, ok := splitTensor(value)
+		v, ok := fn(value)
 		if !ok {
 			return false
 		}
-		raws = append(raws, raw)
-		out = protowire.AppendTag(out, num, typ)
-		out = protowire.AppendBytes(out, t)
+		out = protowire.AppendTag(out, n, typ)
+		out = protowire.AppendBytes(out, v)
 		return true
 	})
-	return out, raws, !failed
-}
-
-// splitTensor is a TensorProto's bytes with every raw_data emptied, and the
-// last one's bytes (protobuf's rule for a repeated singular field).
-func splitTensor(data []byte) ([]byte, []byte, bool) {
-	out := make([]byte, 0, 128)
-	var raw []byte
-	failed := walkFields(data, func(num protowire.Number, typ protowire.Type, field, value []byte) bool {
-		if num != tensorRawDataField || typ != protowire.BytesType {
-			out = append(out, field...)
-			return true
-		}
-		raw = value
-		out = protowire.AppendTag(out, num, typ)
-		out = protowire.AppendBytes(out, nil)
-		return true
-	})
-	if raw == nil && !failed {
-		return data, nil, true // nothing split: the bytes as they are
-	}
-	return out, raw, !failed
+	return out, !failed
 }
 
 // walkFields calls fn with each field of a message's bytes: its number, wire
@@ -195,20 +171,13 @@ func (src *tensorSource) alignInPlace(tp *pb.TensorProto, raw []byte, size int) 
 	if d == 0 || d > span.free {
 		return raw
 	}
-	// Down by d: each step's destination ends before its source does, so
-	// copying the steps in order never reads what it has written. The
+	// Down by d: each of gcpace.Copy's steps, in order, has its destination
+	// end before its source does, so it never reads what it has written. The
 	// bytes below were span.free (another weight's, moved only down, end
 	// before them), and this span's own are re-pointed below.
 	moved := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(raw)), -d)), len(raw))
-	for off := 0; off < len(raw); off += moveStep {
-		n := min(moveStep, len(raw)-off)
-		copy(moved[off:off+n], raw[off:off+n])
-	}
+	gcpace.Copy(moved, raw)
 	span.b, span.free = moved, span.free-d
 	src.raws[tp] = span
 	return moved
 }
-
-// moveStep is how many bytes alignInPlace moves at a time: a copy is one
-// memmove, which cannot be preempted (see splitRawData).
-const moveStep = 1 << 20

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/webtensor/webtensor/core"
+	"github.com/webtensor/webtensor/internal/gcpace"
 )
 
 // buffer is CPU storage: 8-byte aligned so it can be viewed as any dtype.
@@ -198,24 +199,8 @@ func (b *Backend) Upload(d core.DType, data []byte) (core.Storage, error) {
 		return nil, err
 	}
 	buf.claim()
-	copyInSteps(buf.buf, data)
+	gcpace.Copy(buf.buf, data) // in steps a collection can stop between (a model's weights are tens of MB)
 	return buf, nil
-}
-
-// uploadStep is how many bytes copyInSteps moves at a time.
-const uploadStep = 1 << 20
-
-// copyInSteps copies src into dst a MiB at a time. One copy is one memmove,
-// which cannot be preempted: a collection that starts during a copy of tens
-// of MB (a model's weights as they are imported) spins, signalling the
-// thread, until the copy ends, and the page faults of fresh memory make
-// that copy long. Between steps the goroutine can stop for it.
-func copyInSteps(dst, src []byte) {
-	for len(src) > uploadStep {
-		copy(dst[:uploadStep], src[:uploadStep])
-		dst, src = dst[uploadStep:], src[uploadStep:]
-	}
-	copy(dst, src)
 }
 
 // Download copies bytes out of storage.

@@ -10,4 +10,7 @@
 // same step from Go (112 collections in 650 steps against 55 in 600). A
 // counter that reaches its trigger after another's collection now starts
 // over instead of collecting again.
+//
+// Copy is the other courtesy to the collector: a large copy in steps it can
+// stop between.
 package gcpace
