@@ -56,27 +56,25 @@ GLOBL attnNegInf<>(SB), RODATA|NOPTR, $4
 // halves, one of 8 the LO half only (the same instructions in the same
 // order as writing them out, so the products do not change).
 
+// The score chain and the weighing chain walk the same values of a row
+// at DI, four bytes apart, one broadcast fused multiply-add each: EACH4
+// applies F(offset, register) to the four from offset o, SCORE_FMA adds a
+// key value times query element q to the score Z18, WEIGH_FMA the weight
+// Z19 times a value into output acc.
+#define EACH4(F, o, a, b, c, d) F(o, a); F(o+4, b); F(o+8, c); F(o+12, d)
+#define SCORE_FMA(off, q) VFMADD231PS.BCST (off)(DI), q, Z18
+#define WEIGH_FMA(off, acc) VFMADD231PS.BCST (off)(DI), Z19, acc
+
 // SCORE_LO8 starts a key's score in Z18 from query elements 0-7 (Z0-Z7)
 // and the key's first eight values at DI; SCORE_HI8 adds elements 8-15.
 #define SCORE_LO8 \
 	VMULPS.BCST (DI), Z0, Z18; \
-	VFMADD231PS.BCST 4(DI), Z1, Z18; \
-	VFMADD231PS.BCST 8(DI), Z2, Z18; \
-	VFMADD231PS.BCST 12(DI), Z3, Z18; \
-	VFMADD231PS.BCST 16(DI), Z4, Z18; \
-	VFMADD231PS.BCST 20(DI), Z5, Z18; \
-	VFMADD231PS.BCST 24(DI), Z6, Z18; \
-	VFMADD231PS.BCST 28(DI), Z7, Z18
+	SCORE_FMA(4, Z1); SCORE_FMA(8, Z2); SCORE_FMA(12, Z3); \
+	EACH4(SCORE_FMA, 16, Z4, Z5, Z6, Z7)
 
 #define SCORE_HI8 \
-	VFMADD231PS.BCST 32(DI), Z8, Z18; \
-	VFMADD231PS.BCST 36(DI), Z9, Z18; \
-	VFMADD231PS.BCST 40(DI), Z10, Z18; \
-	VFMADD231PS.BCST 44(DI), Z11, Z18; \
-	VFMADD231PS.BCST 48(DI), Z12, Z18; \
-	VFMADD231PS.BCST 52(DI), Z13, Z18; \
-	VFMADD231PS.BCST 56(DI), Z14, Z18; \
-	VFMADD231PS.BCST 60(DI), Z15, Z18
+	EACH4(SCORE_FMA, 32, Z8, Z9, Z10, Z11); \
+	EACH4(SCORE_FMA, 48, Z12, Z13, Z14, Z15)
 
 // SCORE_BIAS adds the key's bias at R9 to its score and steps R9 on.
 #define SCORE_BIAS \
@@ -102,24 +100,12 @@ GLOBL attnNegInf<>(SB), RODATA|NOPTR, $4
 	VADDPS Z19, Z16, Z16
 
 #define WEIGH_LO8 \
-	VFMADD231PS.BCST 0(DI), Z19, Z0; \
-	VFMADD231PS.BCST 4(DI), Z19, Z1; \
-	VFMADD231PS.BCST 8(DI), Z19, Z2; \
-	VFMADD231PS.BCST 12(DI), Z19, Z3; \
-	VFMADD231PS.BCST 16(DI), Z19, Z4; \
-	VFMADD231PS.BCST 20(DI), Z19, Z5; \
-	VFMADD231PS.BCST 24(DI), Z19, Z6; \
-	VFMADD231PS.BCST 28(DI), Z19, Z7
+	EACH4(WEIGH_FMA, 0, Z0, Z1, Z2, Z3); \
+	EACH4(WEIGH_FMA, 16, Z4, Z5, Z6, Z7)
 
 #define WEIGH_HI8 \
-	VFMADD231PS.BCST 32(DI), Z19, Z8; \
-	VFMADD231PS.BCST 36(DI), Z19, Z9; \
-	VFMADD231PS.BCST 40(DI), Z19, Z10; \
-	VFMADD231PS.BCST 44(DI), Z19, Z11; \
-	VFMADD231PS.BCST 48(DI), Z19, Z12; \
-	VFMADD231PS.BCST 52(DI), Z19, Z13; \
-	VFMADD231PS.BCST 56(DI), Z19, Z14; \
-	VFMADD231PS.BCST 60(DI), Z19, Z15
+	EACH4(WEIGH_FMA, 32, Z8, Z9, Z10, Z11); \
+	EACH4(WEIGH_FMA, 48, Z12, Z13, Z14, Z15)
 
 #define WEIGH_END \
 	ADDQ R8, DI; \
