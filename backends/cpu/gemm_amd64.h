@@ -33,3 +33,28 @@
 	MOVQ accumulate+48(FP), AX; \
 	MOVQ slivers+56(FP), R12; \
 	TESTQ R12, R12
+
+// TILE_LOOP(ZERO, STEP, sa, sb) is an asmTile kernel up to its stores:
+// the arguments loaded, the accumulators cleared (ZERO), then kp k steps
+// of STEP(0), SI and DI moving sa and sb bytes a step. Every tile kernel
+// runs the same loop; only its accumulators and step differ.
+#define TILE_LOOP(ZERO, STEP, sa, sb) \
+	LOAD_TILE_ARGS; \
+	ZERO; \
+	TESTQ CX, CX; \
+	JEQ done; \
+loop: \
+	STEP(0); \
+	ADDQ $sa, SI; \
+	ADDQ $sb, DI; \
+	DECQ CX; \
+	JNE loop; \
+done:
+
+// STORE4(w, o, a, b, c, d) writes four accumulators, w bytes wide, to the
+// tile at DX from byte o on: the tile kernels' rows, in register order.
+#define STORE4(w, o, a, b, c, d) \
+	VMOVUPS a, (o)(DX); \
+	VMOVUPS b, (o+w)(DX); \
+	VMOVUPS c, (o+2*w)(DX); \
+	VMOVUPS d, (o+3*w)(DX)

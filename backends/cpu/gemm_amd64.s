@@ -39,27 +39,9 @@
 // tile[i*16+j] = sum over p < kp of ap[p*4+i] * bp[p*16+j], each step one
 // fused multiply-add per element, in k order.
 TEXT ·gemmMicro4x16AVX2(SB), NOSPLIT, $0-32
-	LOAD_TILE_ARGS
-	ZERO_ACC_4x16
-	TESTQ CX, CX
-	JEQ done
-
-loop:
-	STEP_4x16(0)
-	ADDQ $16, SI
-	ADDQ $64, DI
-	DECQ CX
-	JNE loop
-
-done:
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, 128(DX)
-	VMOVUPS Y5, 160(DX)
-	VMOVUPS Y6, 192(DX)
-	VMOVUPS Y7, 224(DX)
+	TILE_LOOP(ZERO_ACC_4x16, STEP_4x16, 16, 64)
+	STORE4(32, 0, Y0, Y1, Y2, Y3)
+	STORE4(32, 128, Y4, Y5, Y6, Y7)
 	VZEROUPPER
 	RET
 
@@ -222,31 +204,10 @@ done:
 // func gemmMicro4x24AVX2(ap, bp *float32, kp int, tile *float32)
 // tile[i*24+j] = sum over p < kp of ap[p*4+i] * bp[p*24+j].
 TEXT ·gemmMicro4x24AVX2(SB), NOSPLIT, $0-32
-	LOAD_TILE_ARGS
-	ZERO_ACC_4x24
-	TESTQ CX, CX
-	JEQ done24
-
-loop24:
-	STEP_4x24(0)
-	ADDQ $16, SI
-	ADDQ $96, DI
-	DECQ CX
-	JNE loop24
-
-done24:
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, 128(DX)
-	VMOVUPS Y5, 160(DX)
-	VMOVUPS Y6, 192(DX)
-	VMOVUPS Y7, 224(DX)
-	VMOVUPS Y8, 256(DX)
-	VMOVUPS Y9, 288(DX)
-	VMOVUPS Y10, 320(DX)
-	VMOVUPS Y11, 352(DX)
+	TILE_LOOP(ZERO_ACC_4x24, STEP_4x24, 16, 96)
+	STORE4(32, 0, Y0, Y1, Y2, Y3)
+	STORE4(32, 128, Y4, Y5, Y6, Y7)
+	STORE4(32, 256, Y8, Y9, Y10, Y11)
 	VZEROUPPER
 	RET
 
