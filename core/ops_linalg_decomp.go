@@ -104,34 +104,40 @@ func inferSolve(in []Meta, _ Attrs) ([]Meta, error) {
 	return []Meta{{Shape: in[1].Shape.Clone(), DType: in[1].DType}}, nil
 }
 
+// decompDef is a factorisation of one matrix x, f32 or f64, what every op
+// of this file but _solve is: its outputs, attributes, rules and samples,
+// and its results held to tolScale times the dtype's tolerance (a
+// factorisation accumulates rounding).
+func decompDef(name, doc string, outputs []string, attrs []AttrSpec, infer func([]Meta, Attrs) ([]Meta, error),
+	bw func(*GradCtx) ([]*Tensor, error), tolScale float64, samples []Sample) *OpDef {
+	return &OpDef{
+		Name: name, Category: "linalg", Doc: doc,
+		Inputs: []InputSpec{{Name: "x", DTypes: linalgFloats}}, Outputs: outputs, Attrs: attrs,
+		Infer: infer, Backward: bw, TolScale: tolScale, Samples: samples,
+	}
+}
+
 func init() {
 	spd := func(d DType, shape ...int) Gen { return G(d, shape...).WithKind("spd") }
 	MustRegister(
-		&OpDef{
-			Name: "cholesky", Category: "linalg",
-			Doc:    "Cholesky factor of symmetric positive definite matrices (reads the lower triangle): L with A = L Lᵀ, or U = Lᵀ when upper.",
-			Inputs: []InputSpec{{Name: "x", DTypes: linalgFloats}}, Outputs: []string{"y"},
-			Attrs:    []AttrSpec{{Name: "upper", Kind: AttrBool, Default: false, Doc: "return the upper factor U (A = Uᵀ U) instead of L"}},
-			Infer:    inferCholesky,
-			Backward: choleskyBackward, TolScale: 4,
-			Samples: []Sample{
+		decompDef("cholesky",
+			"Cholesky factor of symmetric positive definite matrices (reads the lower triangle): L with A = L Lᵀ, or U = Lᵀ when upper.",
+			[]string{"y"}, []AttrSpec{{Name: "upper", Kind: AttrBool, Default: false, Doc: "return the upper factor U (A = Uᵀ U) instead of L"}},
+			inferCholesky, choleskyBackward, 4,
+			[]Sample{
 				{Name: "typical", Inputs: []Gen{spd(F32, 4, 4)}},
 				{Name: "batched_upper", Inputs: []Gen{spd(F32, 2, 3, 3)}, Attrs: Attrs{"upper": true}},
 				{Name: "f64", Inputs: []Gen{spd(F64, 5, 5)}},
 				{Name: "strided", Inputs: []Gen{spd(F32, 3, 3).AsStrided()}},
 				{Name: "one", Inputs: []Gen{spd(F32, 1, 1)}},
 				{Name: "empty", Inputs: []Gen{G(F32, 0, 3, 3)}, NoGrad: true},
-			},
-		},
-		&OpDef{
-			Name: "qr", Category: "linalg",
-			Doc:    "QR factorisation by Householder reflections (LAPACK's signs): Q with orthonormal columns and upper-triangular R, A = Q R.",
-			Inputs: []InputSpec{{Name: "x", DTypes: linalgFloats}}, Outputs: []string{"q", "r"},
-			Attrs: []AttrSpec{{Name: "mode", Kind: AttrString, Default: "reduced", Enum: []string{"reduced", "complete"},
+			}),
+		decompDef("qr",
+			"QR factorisation by Householder reflections (LAPACK's signs): Q with orthonormal columns and upper-triangular R, A = Q R.",
+			[]string{"q", "r"}, []AttrSpec{{Name: "mode", Kind: AttrString, Default: "reduced", Enum: []string{"reduced", "complete"},
 				Doc: "reduced: Q is M x K, R K x N (K = min(M, N)); complete: Q is M x M, R M x N"}},
-			Infer:    inferQR,
-			Backward: qrBackward, TolScale: 10,
-			Samples: []Sample{
+			inferQR, qrBackward, 10,
+			[]Sample{
 				{Name: "square", Inputs: []Gen{G(F32, 4, 4)}},
 				{Name: "tall", Inputs: []Gen{G(F32, 5, 3)}},
 				{Name: "wide", Inputs: []Gen{G(F32, 3, 5)}},
@@ -142,32 +148,25 @@ func init() {
 				{Name: "batched_f64", Inputs: []Gen{G(F64, 2, 4, 3)}},
 				{Name: "strided", Inputs: []Gen{G(F32, 4, 3).AsStrided()}},
 				{Name: "empty", Inputs: []Gen{G(F32, 0, 3, 2)}, NoGrad: true},
-			},
-		},
-		&OpDef{
-			Name: "eigh", Category: "linalg",
-			Doc:    "Eigenvalues (ascending) and orthonormal eigenvectors (columns) of symmetric matrices, read from the lower triangle.",
-			Inputs: []InputSpec{{Name: "x", DTypes: linalgFloats}}, Outputs: []string{"eigenvalues", "eigenvectors"},
-			Infer:    inferEigh,
-			Backward: eighBackward, TolScale: 10,
-			Samples: []Sample{
+			}),
+		decompDef("eigh",
+			"Eigenvalues (ascending) and orthonormal eigenvectors (columns) of symmetric matrices, read from the lower triangle.",
+			[]string{"eigenvalues", "eigenvectors"}, nil,
+			inferEigh, eighBackward, 10,
+			[]Sample{
 				{Name: "typical", Inputs: []Gen{G(F32, 4, 4)}},
 				{Name: "batched", Inputs: []Gen{G(F32, 2, 3, 3)}},
 				{Name: "f64", Inputs: []Gen{G(F64, 6, 6)}},
 				{Name: "strided", Inputs: []Gen{G(F32, 4, 4).AsStrided()}},
 				{Name: "one", Inputs: []Gen{G(F32, 1, 1)}},
 				{Name: "empty", Inputs: []Gen{G(F32, 0, 2, 2)}, NoGrad: true},
-			},
-		},
-		&OpDef{
-			Name: "svd", Category: "linalg",
-			Doc:    "Singular value decomposition A = U diag(S) Vh by one-sided Jacobi: S descending, U and Vh with orthonormal columns and rows.",
-			Inputs: []InputSpec{{Name: "x", DTypes: linalgFloats}}, Outputs: []string{"u", "s", "vh"},
-			Attrs: []AttrSpec{{Name: "full_matrices", Kind: AttrBool, Default: true,
+			}),
+		decompDef("svd",
+			"Singular value decomposition A = U diag(S) Vh by one-sided Jacobi: S descending, U and Vh with orthonormal columns and rows.",
+			[]string{"u", "s", "vh"}, []AttrSpec{{Name: "full_matrices", Kind: AttrBool, Default: true,
 				Doc: "U M x M and Vh N x N (true), or M x K and K x N with K = min(M, N)"}},
-			Infer:    inferSVD,
-			Backward: svdBackward, TolScale: 10,
-			Samples: []Sample{
+			inferSVD, svdBackward, 10,
+			[]Sample{
 				{Name: "square", Inputs: []Gen{G(F32, 4, 4)}},
 				{Name: "tall_reduced", Inputs: []Gen{G(F32, 5, 3)}, Attrs: Attrs{"full_matrices": false}},
 				{Name: "wide_reduced", Inputs: []Gen{G(F32, 3, 5)}, Attrs: Attrs{"full_matrices": false}},
@@ -179,23 +178,19 @@ func init() {
 				{Name: "batched_f64", Inputs: []Gen{G(F64, 2, 4, 3)}, Attrs: Attrs{"full_matrices": false}},
 				{Name: "strided", Inputs: []Gen{G(F32, 3, 4).AsStrided()}, Attrs: Attrs{"full_matrices": false}},
 				{Name: "empty", Inputs: []Gen{G(F32, 0, 3, 2)}, NoGrad: true},
-			},
-		},
-		&OpDef{
-			Name: "slogdet", Category: "linalg",
-			Doc:    "Sign and natural log of the absolute value of the determinant (LU with partial pivoting); a singular matrix gives 0 and -inf.",
-			Inputs: []InputSpec{{Name: "x", DTypes: linalgFloats}}, Outputs: []string{"sign", "logabsdet"},
-			Infer:    inferSlogdet,
-			Backward: slogdetBackward, TolScale: 10,
-			Samples: []Sample{
+			}),
+		decompDef("slogdet",
+			"Sign and natural log of the absolute value of the determinant (LU with partial pivoting); a singular matrix gives 0 and -inf.",
+			[]string{"sign", "logabsdet"}, nil,
+			inferSlogdet, slogdetBackward, 10,
+			[]Sample{
 				{Name: "typical", Inputs: []Gen{G(F32, 4, 4)}},
 				{Name: "batched", Inputs: []Gen{G(F32, 3, 3, 3)}},
 				{Name: "f64", Inputs: []Gen{G(F64, 5, 5)}},
 				{Name: "strided", Inputs: []Gen{G(F32, 3, 3).AsStrided()}},
 				{Name: "singular", Inputs: []Gen{GV(F32, []float64{1, 2, 2, 4}, 2, 2)}, NoGrad: true},
 				{Name: "empty_matrices", Inputs: []Gen{G(F32, 2, 0, 0)}, NoGrad: true},
-			},
-		},
+			}),
 		&OpDef{
 			Name: "_solve", Category: "linalg", Internal: true,
 			Doc:    "X with A X = B for square A (..., n, n) and B (..., n, k) of the same batch dims, by LU with partial pivoting (solve broadcasts).",
