@@ -13,6 +13,16 @@ type argReader struct {
 
 func (a args) reader() *argReader { return &argReader{a: a} }
 
+// then ends a bridge function that read its arguments with r: the first
+// bad argument's error, or else what the call f returns (nil for a call
+// that returns nothing but its error).
+func (r *argReader) then(f func() (any, error)) (any, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	return f()
+}
+
 // take runs read unless an earlier read failed.
 func take[T any](r *argReader, read func() (T, error)) T {
 	var zero T

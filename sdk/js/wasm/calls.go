@@ -86,9 +86,9 @@ func deviceName(a args) (any, error) {
 	return abi.DeviceName(i)
 }
 
-// deviceJSON calls fn, a device's report as JSON, with the device named
-// by the first argument.
-func deviceJSON(fn func(device string) (string, error)) call {
+// ofDevice calls fn, a query of a device (its report as JSON, its
+// stream), with the device named by the first argument.
+func ofDevice[R any](fn func(device string) (R, error)) call {
 	return func(a args) (any, error) {
 		d, err := a.str(0, "device")
 		if err != nil {
@@ -103,20 +103,15 @@ func deviceSetOption(a args) (any, error) {
 	d := r.str(0, "device")
 	name := r.str(1, "name")
 	v := r.int(2, "value")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return nil, abi.DeviceSetOption(d, name, v)
+	return r.then(func() (any, error) { return nil, abi.DeviceSetOption(d, name, v) })
 }
 
-func deviceStream(a args) (any, error) {
-	d, err := a.str(0, "device")
-	if err != nil {
-		return nil, err
-	}
+// deviceStream gives the stream as a decimal string: a uint64 need not
+// fit a Number.
+var deviceStream = ofDevice(func(d string) (string, error) {
 	s, err := abi.DeviceStream(d)
 	return strconv.FormatUint(s, 10), err
-}
+})
 
 func setNumThreads(a args) (any, error) {
 	n, err := a.int(0, "n")
@@ -210,10 +205,7 @@ func tensorToDevice(a args) (any, error) {
 	r := a.reader()
 	h := r.handle(0)
 	d := r.optStr(1, "device")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.TensorToDevice(h, d, a.noGrad)
+	return r.then(func() (any, error) { return abi.TensorToDevice(h, d, a.noGrad) })
 }
 
 // op(name, inputs: handles (0 = absent), attrs: [name, kind, value][]) -> handles
@@ -270,10 +262,7 @@ func promoteTypes(a args) (any, error) {
 	r := a.reader()
 	x := r.int(0, "a")
 	y := r.int(1, "b")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.PromoteTypes(x, y)
+	return r.then(func() (any, error) { return abi.PromoteTypes(x, y) })
 }
 
 func rngState(args) (any, error) {

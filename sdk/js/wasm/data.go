@@ -82,10 +82,7 @@ func loaderNew(a args) (any, error) {
 	r := a.reader()
 	h := r.int(0, "dataset handle")
 	o := r.optStr(1, "options")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.LoaderNew(h, o)
+	return r.then(func() (any, error) { return abi.LoaderNew(h, o) })
 }
 
 // loaderEpoch(loader, epoch)
@@ -93,10 +90,7 @@ func loaderEpoch(a args) (any, error) {
 	r := a.reader()
 	h := r.int(0, "loader handle")
 	e := r.int(1, "epoch")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return nil, abi.LoaderEpoch(h, e)
+	return r.then(func() (any, error) { return nil, abi.LoaderEpoch(h, e) })
 }
 
 // loaderNext(loader) -> handles, [] at the end of the epoch

@@ -140,8 +140,5 @@ func diffusionEncodeText(a args) (any, error) {
 	r := a.reader()
 	p := r.handle(0)
 	texts := r.strings(1, "texts")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.DiffusionEncodeText(p, texts)
+	return r.then(func() (any, error) { return abi.DiffusionEncodeText(p, texts) })
 }

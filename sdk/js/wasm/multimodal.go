@@ -59,10 +59,7 @@ func imageProcessorPreprocess(a args) (any, error) {
 	p := r.int(0, "image processor handle")
 	imgs := r.ints(1, "images")
 	d := r.optStr(2, "device")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.ImageProcessorPreprocess(p, imgs, d)
+	return r.then(func() (any, error) { return abi.ImageProcessorPreprocess(p, imgs, d) })
 }
 
 // tokenizerEncode(tok, texts: string[], addSpecial, padId, device) -> [ids, typeIds, mask]
@@ -87,10 +84,7 @@ func tokenizerDecode(a args) (any, error) {
 	r := a.reader()
 	tok := r.int(0, "tokenizer handle")
 	ids := r.ints(1, "ids")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.TokenizerDecode(tok, ids, a.bool(2))
+	return r.then(func() (any, error) { return abi.TokenizerDecode(tok, ids, a.bool(2)) })
 }
 
 // audioResample(x, fromHz, toHz) -> resampled waveform handle
@@ -99,10 +93,7 @@ func audioResample(a args) (any, error) {
 	x := r.handle(0)
 	from := r.int(1, "from_hz")
 	to := r.int(2, "to_hz")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.AudioResample(x, int(from), int(to))
+	return r.then(func() (any, error) { return abi.AudioResample(x, int(from), int(to)) })
 }
 
 // loadZip(bytes: Uint8Array, device) -> a model's handle, from load, a
@@ -144,10 +135,7 @@ func clipZeroShot(a args) (any, error) {
 	c := r.handle(0)
 	px := r.int(1, "pixels handle")
 	texts := r.strings(2, "texts")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.CLIPZeroShot(c, px, texts)
+	return r.then(func() (any, error) { return abi.CLIPZeroShot(c, px, texts) })
 }
 
 // clipTextFeatures(clip, texts: string[]) -> features handle
@@ -155,10 +143,7 @@ func clipTextFeatures(a args) (any, error) {
 	r := a.reader()
 	c := r.handle(0)
 	texts := r.strings(1, "texts")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.CLIPTextFeatures(c, texts)
+	return r.then(func() (any, error) { return abi.CLIPTextFeatures(c, texts) })
 }
 
 // clipImageFeatures(clip, pixels) -> features handle
@@ -166,8 +151,5 @@ func clipImageFeatures(a args) (any, error) {
 	r := a.reader()
 	c := r.handle(0)
 	px := r.int(1, "pixels handle")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.CLIPImageFeatures(c, px)
+	return r.then(func() (any, error) { return abi.CLIPImageFeatures(c, px) })
 }

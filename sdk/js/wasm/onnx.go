@@ -99,10 +99,7 @@ func onnxRunValues(a args) (any, error) {
 	m := r.int(0, "model handle")
 	tensors := r.ints(1, "tensors")
 	layout := r.str(2, "layout_json")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.OnnxRunValues(m, tensors, layout, a.noGrad)
+	return r.then(func() (any, error) { return abi.OnnxRunValues(m, tensors, layout, a.noGrad) })
 }
 
 // onnxValuesTensors(values) -> the held outputs' tensors as new handles.

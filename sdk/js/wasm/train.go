@@ -38,10 +38,7 @@ func optimizerNew(a args) (any, error) {
 	r := a.reader()
 	kind := r.str(0, "kind")
 	ps := r.ints(1, "params")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.OptimizerNew(kind, ps, a.settings(2))
+	return r.then(func() (any, error) { return abi.OptimizerNew(kind, ps, a.settings(2)) })
 }
 
 // optimizerSet(optimizer, settings)
@@ -58,10 +55,7 @@ func optimizerLoadState(a args) (any, error) {
 	r := a.reader()
 	h := r.int(0, "optimizer handle")
 	s := r.int(1, "state handle")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return nil, abi.OptimizerLoadState(h, s)
+	return r.then(func() (any, error) { return nil, abi.OptimizerLoadState(h, s) })
 }
 
 // lrSchedule(kind, settings, base, step) -> lr
@@ -70,10 +64,7 @@ func lrSchedule(a args) (any, error) {
 	kind := r.str(0, "kind")
 	base := r.float(2, "base_lr")
 	step := r.int(3, "step")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.LRSchedule(kind, a.settings(1), base, step)
+	return r.then(func() (any, error) { return abi.LRSchedule(kind, a.settings(1), base, step) })
 }
 
 // clipGradNorm(params, maxNorm, normType) -> the total norm's handle
@@ -82,10 +73,7 @@ func clipGradNorm(a args) (any, error) {
 	ps := r.ints(0, "params")
 	maxNorm := r.float(1, "max_norm")
 	normType := r.float(2, "norm_type")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.ClipGradNorm(ps, maxNorm, normType)
+	return r.then(func() (any, error) { return abi.ClipGradNorm(ps, maxNorm, normType) })
 }
 
 // clipGradValue(params, clip)
@@ -93,10 +81,7 @@ func clipGradValue(a args) (any, error) {
 	r := a.reader()
 	ps := r.ints(0, "params")
 	clip := r.float(1, "clip_value")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return nil, abi.ClipGradValue(ps, clip)
+	return r.then(func() (any, error) { return nil, abi.ClipGradValue(ps, clip) })
 }
 
 // nnInit(tensor, method, settings)
@@ -104,10 +89,7 @@ func nnInit(a args) (any, error) {
 	r := a.reader()
 	t := r.handle(0)
 	method := r.str(1, "method")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return nil, abi.NNInit(t, method, a.settings(2))
+	return r.then(func() (any, error) { return nil, abi.NNInit(t, method, a.settings(2)) })
 }
 
 // nnCalculateGain(nonlinearity, param) -> gain
@@ -115,10 +97,7 @@ func nnCalculateGain(a args) (any, error) {
 	r := a.reader()
 	n := r.str(0, "nonlinearity")
 	param := r.float(1, "param")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.NNCalculateGain(n, param)
+	return r.then(func() (any, error) { return abi.NNCalculateGain(n, param) })
 }
 
 // statePut(state, name, tensor)
@@ -127,10 +106,7 @@ func statePut(a args) (any, error) {
 	s := r.int(0, "state handle")
 	name := r.str(1, "name")
 	t := r.handle(2)
-	if r.err != nil {
-		return nil, r.err
-	}
-	return nil, abi.StatePut(s, name, t)
+	return r.then(func() (any, error) { return nil, abi.StatePut(s, name, t) })
 }
 
 // stateIndexed is a call taking a state handle and an entry index.
@@ -166,10 +142,7 @@ func stateSetMetadata(a args) (any, error) {
 	s := r.int(0, "state handle")
 	k := r.str(1, "key")
 	v := r.str(2, "value")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return nil, abi.StateSetMetadata(s, k, v)
+	return r.then(func() (any, error) { return nil, abi.StateSetMetadata(s, k, v) })
 }
 
 // stateToBytes(state) -> Uint8Array
@@ -196,10 +169,7 @@ func stateFromBytes(a args) (any, error) {
 	r := a.reader()
 	d := r.optStr(1, "device")
 	name := r.optStr(2, "name")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.StateDecode(raw, d, name)
+	return r.then(func() (any, error) { return abi.StateDecode(raw, d, name) })
 }
 
 // stateAssign(module, values, strict, moduleName)
@@ -208,8 +178,5 @@ func stateAssign(a args) (any, error) {
 	m := r.int(0, "module state handle")
 	v := r.int(1, "values state handle")
 	name := r.optStr(3, "module name")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return nil, abi.StateAssign(m, v, a.bool(2), name)
+	return r.then(func() (any, error) { return nil, abi.StateAssign(m, v, a.bool(2), name) })
 }

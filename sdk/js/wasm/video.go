@@ -18,10 +18,7 @@ func imageProcessorPreprocessVideo(a args) (any, error) {
 	p := r.int(0, "image processor handle")
 	videos := r.ints(1, "videos")
 	d := r.optStr(2, "device")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.ImageProcessorPreprocessVideo(p, videos, d)
+	return r.then(func() (any, error) { return abi.ImageProcessorPreprocessVideo(p, videos, d) })
 }
 
 // int32Arg is argument i as an int32 of the header's signature.
@@ -61,8 +58,5 @@ func videoUniformFrameIndices(a args) (any, error) {
 	r := a.reader()
 	total := r.int32Arg(0, "total")
 	n := r.int32Arg(1, "num_frames")
-	if r.err != nil {
-		return nil, r.err
-	}
-	return abi.VideoUniformFrameIndices(total, n)
+	return r.then(func() (any, error) { return abi.VideoUniformFrameIndices(total, n) })
 }
