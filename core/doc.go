@@ -11,8 +11,9 @@
 // other ops its composition (Compose), which every backend runs as is: such
 // ops are added without writing a kernel (docs/adding-an-op.md). Any other
 // op whose output elements are independent may carry its GPU kernel as one
-// body (GPUBody, an ElementBody), from which the GPU backends derive theirs:
-// only its CPU kernel is written.
+// body (GPUBody, an ElementBody), and one whose elements depend on a row of
+// its input (a norm, a softmax) as one row body (an ElementBody with Rows),
+// from which the GPU backends derive theirs: only its CPU kernel is written.
 //
 // Three packages share the work, by reader:
 //   - core (this package) is the user's API: tensors and their ops (Call,

@@ -33,13 +33,27 @@ type ElementBody struct {
 	// than writing them into the source: the source is the compiled
 	// kernel's cache key, so it should depend on the types alone.
 	Body func(t BodyTypes, a Attrs, s BodySlots) string
+
+	// Rows, when set, makes Body a row body: the work of one of Rows(...)
+	// rows, done by a group of lanes together (backends/lower's row
+	// dialect: row, lane, lanes, store(J, V);, let S = row_sum(V); and
+	// row_max, row_min), for an op whose output elements depend on a whole
+	// row of its input (a norm, a softmax, a reduction). ins are the
+	// inputs' shapes (nil for an absent optional input), out the output's.
+	// A row body may take optional inputs (t.In says which came).
+	Rows func(ins []Shape, out Shape, a Attrs) int
 }
 
 // BodyTypes are the dialect types an ElementBody computes in: Float is the
 // float compute type ("f32"; "f64" on CUDA where an operand is f64), Out
 // the output's compute type, which the body returns ("f32", "f64", "i32",
 // "i64" or "u32": bool and the unsigned integers are u32).
-type BodyTypes struct{ Float, Out string }
+type BodyTypes struct {
+	Float, Out string
+	// In[k] is input k's dtype (a row body's default may depend on it),
+	// Invalid for an absent optional input, which has no helpers.
+	In []DType
+}
 
 // BodySlots receives the attributes an ElementBody reads at run time
 // (backends/lower.Scalars implements it).
@@ -47,6 +61,19 @@ type BodySlots interface {
 	ScalarSlots
 	SetI(slot int, v int64)
 	SetU(slot int, v uint32)
+}
+
+// BodyInputs are a kernel call's input dtypes and shapes as a row body's
+// BodyTypes.In and Rows take them (Invalid and nil for an absent optional
+// input).
+func BodyInputs(ins []*Tensor) ([]DType, []Shape) {
+	dtypes, shapes := make([]DType, len(ins)), make([]Shape, len(ins))
+	for j, t := range ins {
+		if t != nil {
+			dtypes[j], shapes[j] = t.DType(), t.Shape()
+		}
+	}
+	return dtypes, shapes
 }
 
 // checkElementBody rejects an OpDef whose body the backends could not
@@ -64,8 +91,8 @@ func checkElementBody(def *OpDef) error {
 		return fmt.Errorf("register %s: a GPUBody op cannot be a view, random or dynamic (one output element per thread, its shape known before the launch)", def.Name)
 	}
 	for _, in := range def.Inputs {
-		if in.Variadic || in.Optional {
-			return fmt.Errorf("register %s: a GPUBody op cannot take a variadic or optional input (%s): each input is bound by position", def.Name, in.Name)
+		if in.Variadic || in.Optional && def.GPUBody.Rows == nil {
+			return fmt.Errorf("register %s: a GPUBody op cannot take a variadic or optional input (%s): each input is bound by position (a row body may take an optional one)", def.Name, in.Name)
 		}
 	}
 	return nil

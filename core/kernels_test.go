@@ -112,7 +112,7 @@ func TestPointwiseAndComposeChecks(t *testing.T) {
 			"register body_random: a GPUBody op cannot be a view, random or dynamic (one output element per thread, its shape known before the launch)"},
 		{&core.OpDef{Name: "body_variadic", Doc: "d", Inputs: []core.InputSpec{{Name: "xs", Variadic: true}}, Infer: infer,
 			GPUBody: &core.ElementBody{Body: body}},
-			"register body_variadic: a GPUBody op cannot take a variadic or optional input (xs): each input is bound by position"},
+			"register body_variadic: a GPUBody op cannot take a variadic or optional input (xs): each input is bound by position (a row body may take an optional one)"},
 	}
 	for _, c := range cases {
 		assert.EqualError(t, core.Register(c.def), c.want)

@@ -203,6 +203,7 @@ func init() {
 			Backward: func(c *GradCtx) ([]*Tensor, error) {
 				return Call("_rms_norm_backward", []*Tensor{c.Inputs[0], c.Grads[0], c.Inputs[1]}, c.Attrs)
 			},
+			GPUBody: &ElementBody{Rows: normRows, Body: rmsNormBody},
 			Samples: []Sample{
 				{Name: "weight", Inputs: []Gen{G(F32, 3, 4), G(F32, 4)}, Attrs: Attrs{"normalized_shape": []int{4}}},
 				{Name: "two_dims", Inputs: []Gen{G(F32, 2, 3, 4)}, Attrs: Attrs{"normalized_shape": []int{3, 4}}},

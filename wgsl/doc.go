@@ -7,10 +7,11 @@
 // appear in the source: they travel in the uniform block declared by
 // common.wgsl, so one pipeline serves every shape.
 //
-// Four templates serve ops of every category: common.wgsl (the helpers and
+// Five templates serve ops of every category: common.wgsl (the helpers and
 // the uniform block), map.wgsl and map_multi.wgsl (elementwise maps, fused
 // chains), body.wgsl (an op's GPU body, core.ElementBody: one thread per
-// output element) and probe.wgsl (the loop-limit probe).
+// output element), rows.wgsl (an op's GPU row body, ElementBody with Rows:
+// one workgroup per row) and probe.wgsl (the loop-limit probe).
 package wgsl
 
 // The unrolled linalg_matmul_vec*.wgsl kernels (`make generate`).

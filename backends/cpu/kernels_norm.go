@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Normalisation kernels and their backward ops. Statistics are accumulated
@@ -267,7 +267,7 @@ func rmsInvRoot(x []float64, eps float64) float64 {
 func rmsNormKernel(k *core.KernelCall) error {
 	x, w, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
 	rows, n := normRows(x.Shape(), k.Attrs.Ints("normalized_shape"))
-	eps := kernelkit.RMSNormEps(k.Attrs, x.DType())
+	eps := oprules.RMSNormEps(k.Attrs, x.DType())
 	if nnDenseF32(x, w) {
 		src, dst, wv := f32s(x), f32s(out), nnOptF32(w)
 		parallelFor(rows, n*4, func(lo, hi int) {
@@ -298,7 +298,7 @@ func rmsNormKernel(k *core.KernelCall) error {
 func rmsNormBackwardKernel(k *core.KernelCall) error {
 	x, g, w := k.Inputs[0], k.Inputs[1], k.Inputs[2]
 	rows, n := normRows(x.Shape(), k.Attrs.Ints("normalized_shape"))
-	eps := kernelkit.RMSNormEps(k.Attrs, x.DType())
+	eps := oprules.RMSNormEps(k.Attrs, x.DType())
 	if nnDenseF32(x, g, w) {
 		rmsNormBackwardF32(k, rows, n, eps)
 		return nil

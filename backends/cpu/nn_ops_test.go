@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/kernelkit"
 	"github.com/webtensor/webtensor/core/numerics"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // Focused tests of the neural-network ops: hand-computed values, a few
@@ -217,7 +217,7 @@ func TestRMSNorm(t *testing.T) {
 	got = nnRun1(t, "rms_norm", core.Attrs{"normalized_shape": []int{2}, "eps": 0.5}, x, nnF64([]float64{2, -1}, 2))
 	s = 1 / math.Sqrt(13)
 	assert.InDeltaSlice(t, []float64{6 * s, -4 * s, 0, 0}, got, 1e-15)
-	assert.InDelta(t, 0x1p-10, kernelkit.RMSNormEps(core.Attrs{}, core.F16), 0)
+	assert.InDelta(t, 0x1p-10, oprules.RMSNormEps(core.Attrs{}, core.F16), 0)
 	fast := nnRun1(t, "rms_norm", core.Attrs{"normalized_shape": []int{48}}, nnF32(nnRandom(480, 8), 10, 48))
 	general := nnRun1(t, "rms_norm", core.Attrs{"normalized_shape": []int{48}, "eps": 0x1p-23}, nnF64(nnRandom(480, 8), 10, 48))
 	assert.InDeltaSlice(t, general, fast, 2e-6)

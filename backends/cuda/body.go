@@ -89,34 +89,10 @@ func (b *Backend) bodyRun(op string, ins []*core.Tensor, out *core.Tensor, code 
 	if n > math.MaxUint32 {
 		return fmt.Errorf("cuda: %s: %d output elements; a GPU body indexes with u32", op, n)
 	}
-	var a wtArgs
-	a.N = int64(n)
-	for d, s := range out.Shape() {
-		a.Shape[d] = int64(s)
-	}
-	a.setScalars(sc)
-	ops := make([]operand, len(ins))
-	ranks := make([]int, len(ins))
-	for k, t := range ins {
-		if t.Shape().Rank() > maxRank || t.Numel() > math.MaxUint32 {
-			return fmt.Errorf("cuda: %s: input %d (%v): a GPU body reads at most rank %d and 2^32 elements", op, k, t.Shape(), maxRank)
-		}
-		p, err := ptrOf(t)
-		if err != nil {
-			return err
-		}
-		a.Buf[k] = p
-		a.setOperand(k, t.Offset(), t.Shape())
-		a.S[k] = int64(t.Numel())
-		ops[k] = operand{storage: storageType(t.DType()), compute: computeType(t.DType())}
-		ranks[k] = t.Shape().Rank()
-	}
-	p, err := ptrOf(out)
+	a, ops, ranks, err := bodyArgs(op, ins, out, sc)
 	if err != nil {
 		return err
 	}
-	a.Buf[len(ins)] = p
-	a.Off[len(ins)] = int64(out.Offset())
 	outS, outC := storageType(out.DType()), computeType(out.DType())
 	var key strings.Builder
 	fmt.Fprintf(&key, "body_%s|r%d|%v|%s|%s|%s", op, out.Shape().Rank(), ranks, outS, code.float, code.src)
@@ -136,7 +112,7 @@ func (b *Backend) bodyRun(op string, ins []*core.Tensor, out *core.Tensor, code 
 			return fmt.Sprintf("check %d of its GPU body failed at output element %d", check-1, elem)
 		}
 	}
-	return b.launch(spec, &a)
+	return b.launch(spec, a)
 }
 
 // bodySource is the kernel: the helpers, the body as a lambda, and a
@@ -144,24 +120,74 @@ func (b *Backend) bodyRun(op string, ins []*core.Tensor, out *core.Tensor, code 
 func bodySource(ops []operand, ranks []int, outS, outC string, rank int, code bodyCode) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const WtArgs A) {\n", bodyBlock, entry)
-	for k, o := range ops {
-		fmt.Fprintf(&sb, "const %s* __restrict__ in%d = (const %s*)A.buf[%d];\n", o.storage, k, o.storage, k)
-		fmt.Fprintf(&sb, "const u32 rank%d = %du;\n", k, ranks[k])
-		at := fmt.Sprintf("in%d[A.off[%d] + (i64)(j)]", k, k)
-		fmt.Fprintf(&sb, "#define x%d(j) ((%s)ld(%s))\n", k, code.float, at)
-		fmt.Fprintf(&sb, "#define x%di(j) ((i32)ld(%s))\n", k, at)
-		fmt.Fprintf(&sb, "#define x%du(j) ((u32)ld(%s))\n", k, at)
-		fmt.Fprintf(&sb, "#define x%dv(j) (ld(%s))\n", k, at)
-		fmt.Fprintf(&sb, "#define dim%d(d) ((u32)A.st[%d][(d)])\n", k, k)
-		fmt.Fprintf(&sb, "#define numel%d() ((u32)A.s[%d])\n", k, k)
-	}
-	fmt.Fprintf(&sb, "%s* __restrict__ out0 = (%s*)A.buf[%d];\n", outS, outS, len(ops))
-	fmt.Fprintf(&sb, "const u32 orank = %du;\n", rank)
-	sb.WriteString("#define odim(d) ((u32)A.shape[(d)])\n#define onumel() ((u32)A.n)\n")
+	bodyHelpers(&sb, ops, ranks, outS, rank, code.float)
 	fmt.Fprintf(&sb, "auto body = [&](const u32 i) -> %s {\n", outC)
 	sb.WriteString(translateBody(code.stmts, code.float == lower.F32))
 	sb.WriteString("};\n")
 	fmt.Fprintf(&sb, "for (i64 t = (i64)blockIdx.x * %d + (i64)threadIdx.x; t < A.n; t += (i64)gridDim.x * %d) {\n", bodyBlock, bodyBlock)
 	fmt.Fprintf(&sb, "  put(&out0[A.off[%d] + t], body((u32)t));\n}\n}\n", len(ops))
 	return sb.String()
+}
+
+// bodyArgs is a body kernel's argument block: the scalars, the output's
+// element count, dims and offset (after the inputs), each given input's
+// pointer, offset, dims and element count at its position, with the
+// inputs' operand types and ranks (a zero operand and -1 for an absent
+// optional input, whose position stays empty).
+func bodyArgs(op string, ins []*core.Tensor, out *core.Tensor, sc *lower.Scalars) (*wtArgs, []operand, []int, error) {
+	var a wtArgs
+	a.N = int64(out.Numel())
+	for d, s := range out.Shape() {
+		a.Shape[d] = int64(s)
+	}
+	a.setScalars(sc)
+	ops := make([]operand, len(ins))
+	ranks := make([]int, len(ins))
+	for k, t := range ins {
+		if t == nil {
+			ranks[k] = -1
+			continue
+		}
+		if t.Shape().Rank() > maxRank || t.Numel() > math.MaxUint32 {
+			return nil, nil, nil, fmt.Errorf("cuda: %s: input %d (%v): a GPU body reads at most rank %d and 2^32 elements", op, k, t.Shape(), maxRank)
+		}
+		p, err := ptrOf(t)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		a.Buf[k] = p
+		a.setOperand(k, t.Offset(), t.Shape())
+		a.S[k] = int64(t.Numel())
+		ops[k] = operand{storage: storageType(t.DType()), compute: computeType(t.DType())}
+		ranks[k] = t.Shape().Rank()
+	}
+	p, err := ptrOf(out)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	a.Buf[len(ins)] = p
+	a.Off[len(ins)] = int64(out.Offset())
+	return &a, ops, ranks, nil
+}
+
+// bodyHelpers writes the helpers a body reads its given inputs (input k's
+// at position k; none for an absent one) and the output's shape through.
+func bodyHelpers(sb *strings.Builder, ops []operand, ranks []int, outS string, rank int, float string) {
+	for k, o := range ops {
+		if ranks[k] < 0 {
+			continue
+		}
+		fmt.Fprintf(sb, "const %s* __restrict__ in%d = (const %s*)A.buf[%d];\n", o.storage, k, o.storage, k)
+		fmt.Fprintf(sb, "const u32 rank%d = %du;\n", k, ranks[k])
+		at := fmt.Sprintf("in%d[A.off[%d] + (i64)(j)]", k, k)
+		fmt.Fprintf(sb, "#define x%d(j) ((%s)ld(%s))\n", k, float, at)
+		fmt.Fprintf(sb, "#define x%di(j) ((i32)ld(%s))\n", k, at)
+		fmt.Fprintf(sb, "#define x%du(j) ((u32)ld(%s))\n", k, at)
+		fmt.Fprintf(sb, "#define x%dv(j) (ld(%s))\n", k, at)
+		fmt.Fprintf(sb, "#define dim%d(d) ((u32)A.st[%d][(d)])\n", k, k)
+		fmt.Fprintf(sb, "#define numel%d() ((u32)A.s[%d])\n", k, k)
+	}
+	fmt.Fprintf(sb, "%s* __restrict__ out0 = (%s*)A.buf[%d];\n", outS, outS, len(ops))
+	fmt.Fprintf(sb, "const u32 orank = %du;\n", rank)
+	sb.WriteString("#define odim(d) ((u32)A.shape[(d)])\n#define onumel() ((u32)A.n)\n")
 }

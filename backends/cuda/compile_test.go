@@ -125,6 +125,8 @@ func TestEmulatedGradients(t *testing.T) { suiteOnEmulator(t, backendtest.RunGra
 
 func TestEmulatedComplex(t *testing.T) { suiteOnEmulator(t, backendtest.RunComplex) }
 
+func TestEmulatedRowBodies(t *testing.T) { suiteOnEmulator(t, backendtest.RunRowBodies) }
+
 // WtArgs in cu/prelude.cuh and wtArgs in args.go must agree byte for byte:
 // the host compiler checks every field's offset, NVRTC the size.
 func TestArgsLayout(t *testing.T) {

@@ -10,11 +10,14 @@ import (
 // CUDA kernels of ops described by their arithmetic (core.Pointwise): the
 // op's own expression, translated as lower.Unary's and lower.Binary's are,
 // built when the op is first looked up; and of ops whose GPU kernel is one
-// body (core.ElementBody, body.go).
+// body (core.ElementBody, body.go) or row body (body_rows.go).
 
 func init() { core.RegisterKernelDeriver("cuda", derivePointwise) }
 
 func derivePointwise(def *core.OpDef) core.Kernel {
+	if def.GPUBody != nil && def.GPUBody.Rows != nil {
+		return rowsKernel(def)
+	}
 	if def.GPUBody != nil {
 		return bodyKernel(def)
 	}

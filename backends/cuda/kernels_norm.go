@@ -7,11 +7,11 @@ import (
 
 	"github.com/webtensor/webtensor/backends/lower"
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
-// Layer norm and RMS norm, forward and backward, as row programs
-// (rows.go). The norms take their moments in f64 in two passes as the CPU
+// Layer norm forward and backward and RMS norm's backward, as row programs
+// (rows.go; rms_norm itself is a row body, core/ops_norm_rows.go). The norms take their moments in f64 in two passes as the CPU
 // does (so a large mean costs no precision), and the weight gradients sum
 // over rows in a reduction reading per-row statistics the first kernel
 // saved.
@@ -141,21 +141,6 @@ func statViews(stats *core.Tensor, shape core.Shape, f lower.Frame, n int) (*cor
 // rmsScale declares the row's 1/sqrt(mean(x^2) + eps), eps in pf(0).
 const rmsScale = "const f64 s = 1.0 / sqrt(q.s / (f64)R + pf(0));\n"
 
-var squaresPass = rowPass{stats: []rowStat{{name: "q", acc: "SumAcc<f64>", value: "(f64)x0 * x0"}}, then: rmsScale}
-
-func rmsNormKernel(k *core.KernelCall) error {
-	x, w := k.Inputs[0], k.Inputs[1]
-	ins, names := present(x, w)
-	y := "x0 * s"
-	if w != nil {
-		y += " * " + names[1]
-	}
-	var sc lower.Scalars
-	sc.SetF(0, kernelkit.RMSNormEps(k.Attrs, x.DType()))
-	return cudaOf(k).rows(rowProgram{op: "rms_norm", frame: normFrame(x, k.Attrs), ins: ins, outs: k.Outputs[:1],
-		passes: []rowPass{squaresPass}, writes: []string{y}, sc: &sc})
-}
-
 // rmsNormBackwardKernel: y = x*s*w with s = (mean(x^2)+eps)^-1/2 gives
 // dx = s*g*w - s^3 * x * mean(g*w*x), dweight = sum over rows of g*x*s.
 func rmsNormBackwardKernel(k *core.KernelCall) error {
@@ -167,7 +152,7 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 		d = "((f64)x1 * " + names[2] + ")"
 	}
 	var sc lower.Scalars
-	sc.SetF(0, kernelkit.RMSNormEps(k.Attrs, x.DType()))
+	sc.SetF(0, oprules.RMSNormEps(k.Attrs, x.DType()))
 	p := rowProgram{op: "_rms_norm_backward", frame: f, ins: ins, outs: k.Outputs[:1], sc: &sc,
 		passes: []rowPass{{stats: []rowStat{{name: "q", acc: "SumAcc<f64>", value: "(f64)x0 * x0"}, {name: "dot", acc: "SumAcc<f64>", value: d + " * x0"}},
 			then: rmsScale + "const f64 c = s * s * s * dot.s / (f64)R;"}},
@@ -192,6 +177,5 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 func init() {
 	register("layer_norm", layerNormKernel)
 	register("_layer_norm_backward", layerNormBackwardKernel)
-	register("rms_norm", rmsNormKernel)
 	register("_rms_norm_backward", rmsNormBackwardKernel)
 }

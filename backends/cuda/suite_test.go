@@ -46,6 +46,8 @@ func TestCUDAGradientsMatchFiniteDifferences(t *testing.T) { suiteOnCUDA(t, back
 
 func TestCUDAComplex(t *testing.T) { suiteOnCUDA(t, backendtest.RunComplex) }
 
+func TestCUDARowBodies(t *testing.T) { suiteOnCUDA(t, backendtest.RunRowBodies) }
+
 func TestCUDAConcurrentAutograd(t *testing.T) { suiteOnCUDA(t, backendtest.RunConcurrentAutograd) }
 
 // suiteOnCUDA runs one of backendtest's shared suites on the GPU

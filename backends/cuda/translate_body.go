@@ -37,7 +37,14 @@ func cStatement(s lower.Stmt, single bool) string {
 	e := translate(s.Expr, single)
 	switch s.Kind {
 	case lower.StmtLet, lower.StmtVar:
+		if s.Collective != "" {
+			// let S = row_sum(V); the collective is a macro of the row
+			// kernel (body_rows.go).
+			s.Expr = "row_" + s.Collective + "(" + s.Expr + ")"
+		}
 		return cDeclaration(s, single) + ";"
+	case lower.StmtStore:
+		return "store(" + translate(s.Index, single) + ", " + e + ");"
 	case lower.StmtAssign:
 		return cAssignment(s, single) + ";"
 	case lower.StmtReturn:

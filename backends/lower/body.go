@@ -46,6 +46,7 @@ const (
 	StmtEnd                      // }
 	StmtBreak                    // break;
 	StmtContinue                 // continue;
+	StmtStore                    // store(INDEX, EXPR);  (a row body's)
 )
 
 // Stmt is one statement of a body, its expressions still in the dialect.
@@ -59,6 +60,9 @@ type Stmt struct {
 	Init, Post *Stmt
 	// Fail is K+1 for return fail(K); 0 for every other statement.
 	Fail int
+	// Index is a store's output element; Collective a row body's
+	// let NAME = row_sum(EXPR); ("sum", "max" or "min", Expr the operand).
+	Index, Collective string
 }
 
 // BodyFails reports whether a body can fail (has a return fail(K)).
@@ -109,6 +113,7 @@ type bodyParser struct {
 	src    string
 	pos    int
 	blocks []StmtKind // the open blocks, innermost last
+	rows   bool       // a row body (ParseRowBody): store and the row collectives, no return
 }
 
 func (p *bodyParser) parse() ([]Stmt, error) {
@@ -135,6 +140,8 @@ func (p *bodyParser) parse() ([]Stmt, error) {
 	switch {
 	case len(p.blocks) > 0:
 		return nil, fmt.Errorf("%d block(s) left open", len(p.blocks))
+	case p.rows:
+		return out, rowBodyStores(out)
 	case len(out) == 0 || out[len(out)-1].Kind != StmtReturn:
 		return nil, fmt.Errorf("the body must end with return EXPR;")
 	}
@@ -180,6 +187,9 @@ func (p *bodyParser) statement(closed StmtKind) (Stmt, error) {
 		}
 		return Stmt{Kind: map[string]StmtKind{"break": StmtBreak, "continue": StmtContinue}[word]}, nil
 	case "return":
+		if p.rows {
+			return Stmt{}, refusal("return", "a row body ends with its last statement and writes through store(J, V)")
+		}
 		p.pos += len(word)
 		e, err := p.until(';')
 		if err != nil {
@@ -198,7 +208,20 @@ func (p *bodyParser) statement(closed StmtKind) (Stmt, error) {
 		if err != nil {
 			return Stmt{}, err
 		}
+		if p.rows {
+			return p.rowDeclaration(word, text)
+		}
 		return declaration(word, text)
+	case "store":
+		if !p.rows {
+			return Stmt{}, refusal("store", "an element body returns its element; store is a row body's (ElementBody.Rows)")
+		}
+		p.pos += len(word)
+		text, err := p.until(';')
+		if err != nil {
+			return Stmt{}, err
+		}
+		return storeStatement(text)
 	}
 	if why, bad := refusedWords[word]; bad {
 		return Stmt{}, refusal(word, why)
@@ -372,6 +395,9 @@ func checkWord(w string) error {
 	}
 	if w == "fail" {
 		return refusal("fail", "fail stands alone in a return: return fail(K); with K a literal 0 to 7")
+	}
+	if rowWords[w] {
+		return refusal(w, "row_sum, row_max and row_min stand alone as a row body's let NAME = row_sum(EXPR); at its top level, store as its statement store(J, V);")
 	}
 	for _, prefix := range []string{"vec", "mat", "in", "out"} {
 		if rest, ok := strings.CutPrefix(w, prefix); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {

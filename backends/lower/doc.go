@@ -17,7 +17,10 @@
 // (core.ElementBody) uses the same expressions inside a few statements
 // (let, var, assignments, if, for, return): ParseBody reads them and
 // refuses everything else, WebGPU compiles the body as it is and CUDA
-// translates it statement by statement.
+// translates it statement by statement. A row body (an ElementBody with
+// Rows, rows.go) is the work of one row shared by a group of lanes: the
+// same statements less return, plus store and the row collectives
+// (ParseRowBody).
 //
 // The package also holds what an elementwise launch needs to know about
 // its operands whatever the target: the broadcast strides and the

@@ -34,17 +34,11 @@ func bodyKernel(def *core.OpDef) core.Kernel {
 		if out.Numel() == 0 {
 			return nil
 		}
-		ins := make([]*core.Tensor, len(k.Inputs))
-		for j, t := range k.Inputs {
-			ins[j] = t
-			if !t.IsContiguous() {
-				ins[j] = t.Contiguous()
-				if err := ins[j].Err(); err != nil {
-					return err
-				}
-				defer ins[j].Release()
-			}
+		ins, release, err := denseInputs(k.Inputs)
+		if err != nil {
+			return err
 		}
+		defer release()
 		g := gpuOf(k)
 		if !lower.BodyFails(stmts) {
 			return g.bodyRun(def.Name, ins, out, src, &sc, nil)
@@ -78,24 +72,9 @@ func (b *Backend) bodyRun(op string, ins []*core.Tensor, out *core.Tensor, src s
 	if len(ins) > 26 || out.Shape().Rank() > wgsl.MaxRank {
 		return fmt.Errorf("webgpu: %s: a GPU body takes at most 26 inputs of rank %d", op, wgsl.MaxRank)
 	}
-	var prm params
-	prm.setScalars(sc)
-	prm.setN(wgsl.SlotN, out.Numel())
-	prm.setN(wgsl.SlotRank, out.Offset()) // a body kernel's rank is in its source; slot 9 is the output offset
-	for d, n := range out.Shape() {
-		prm.setN(wgsl.SlotShape+d, n)
-	}
-	types, ranks := make([]string, len(ins)), make([]int, len(ins))
-	for j, t := range ins {
-		if t.Shape().Rank() > wgsl.MaxRank {
-			return fmt.Errorf("webgpu: %s: input %d has rank %d; a GPU body reads at most %d", op, j, t.Shape().Rank(), wgsl.MaxRank)
-		}
-		types[j], ranks[j] = physical(t.DType()), t.Shape().Rank()
-		slot := wgsl.OperandSlot(j)
-		prm.setN(slot, t.Offset())
-		for d, n := range t.Shape() {
-			prm.setN(slot+1+d, n)
-		}
+	prm, types, ranks, err := bodyParams(op, ins, out, sc)
+	if err != nil {
+		return err
 	}
 	outT := physical(out.DType())
 	key := fmt.Sprintf("body|%s|r%d|%v|%s|%s|%t|%s", op, out.Shape().Rank(), ranks, strings.Join(types, ","), outT, flag != nil, src)
@@ -115,4 +94,59 @@ func (b *Backend) bodyRun(op string, ins []*core.Tensor, out *core.Tensor, src s
 		return err
 	}
 	return b.run(p, &prm, out.Numel(), mapWG, bufs...)
+}
+
+// denseInputs is ins with every view copied dense (nil stays nil: an
+// absent optional input) and the function that releases the copies.
+func denseInputs(ins []*core.Tensor) ([]*core.Tensor, func(), error) {
+	dense := make([]*core.Tensor, len(ins))
+	release := func() {
+		for j, t := range dense {
+			if t != nil && t != ins[j] {
+				t.Release()
+			}
+		}
+	}
+	for j, t := range ins {
+		dense[j] = t
+		if t != nil && !t.IsContiguous() {
+			dense[j] = t.Contiguous()
+			if err := dense[j].Err(); err != nil {
+				release()
+				return nil, nil, err
+			}
+		}
+	}
+	return dense, release, nil
+}
+
+// bodyParams is a body kernel's uniform block (the attributes' slots, the
+// output's element count, offset and dims, each given input's offset and
+// dims at its operand slot) and the given inputs' physical types and
+// ranks ("" and -1 for an absent one).
+func bodyParams(op string, ins []*core.Tensor, out *core.Tensor, sc *lower.Scalars) (params, []string, []int, error) {
+	var prm params
+	prm.setScalars(sc)
+	prm.setN(wgsl.SlotN, out.Numel())
+	prm.setN(wgsl.SlotRank, out.Offset()) // a body kernel's rank is in its source; slot 9 is the output offset
+	for d, n := range out.Shape() {
+		prm.setN(wgsl.SlotShape+d, n)
+	}
+	types, ranks := make([]string, len(ins)), make([]int, len(ins))
+	for j, t := range ins {
+		if t == nil {
+			ranks[j] = -1
+			continue
+		}
+		if t.Shape().Rank() > wgsl.MaxRank {
+			return prm, nil, nil, fmt.Errorf("webgpu: %s: input %d has rank %d; a GPU body reads at most %d", op, j, t.Shape().Rank(), wgsl.MaxRank)
+		}
+		types[j], ranks[j] = physical(t.DType()), t.Shape().Rank()
+		slot := wgsl.OperandSlot(j)
+		prm.setN(slot, t.Offset())
+		for d, n := range t.Shape() {
+			prm.setN(slot+1+d, n)
+		}
+	}
+	return prm, types, ranks, nil
 }

@@ -8,11 +8,15 @@ import (
 // WebGPU kernels of ops described by their arithmetic (core.Pointwise):
 // the op's own expression on the same elementwise launch as lower.Unary's
 // and lower.Binary's ops, built when the op is first looked up; and of ops
-// whose GPU kernel is one body (core.ElementBody, gpu_body.go).
+// whose GPU kernel is one body (core.ElementBody, gpu_body.go) or row body
+// (gpu_rows.go).
 
 func init() { core.RegisterKernelDeriver("webgpu", derivePointwise) }
 
 func derivePointwise(def *core.OpDef) core.Kernel {
+	if def.GPUBody != nil && def.GPUBody.Rows != nil {
+		return rowsKernel(def)
+	}
 	if def.GPUBody != nil {
 		return bodyKernel(def)
 	}

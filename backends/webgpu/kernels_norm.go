@@ -4,14 +4,15 @@ import (
 	"fmt"
 
 	"github.com/webtensor/webtensor/core"
-	"github.com/webtensor/webtensor/core/kernelkit"
+	"github.com/webtensor/webtensor/core/oprules"
 )
 
 // The row norms run one thread per row (a frame group), reading the row up
 // to three times; the weight gradients sum over rows in a second launch
 // with one thread per column, using per-row statistics saved by a first
 // one. Everything is deterministic. Rows too long for one thread on a
-// device with a loop limit take kernels_norm_long.go's path.
+// device with a loop limit take kernels_norm_long.go's path. rms_norm
+// itself is a row body (core/ops_norm_rows.go, gpu_rows.go).
 
 // normFrame splits x into rows and the trailing normalized_shape dims.
 func normFrame(x *core.Tensor, a core.Attrs) frame {
@@ -184,31 +185,13 @@ func statViews(stats *core.Tensor, shape core.Shape, f frame) (*core.Tensor, *co
 
 const rmsScale = "\tlet s = 1.0 / sqrt(q / f32(R) + pf(0u));\n"
 
-func rmsNormKernel(k *core.KernelCall) error {
-	x, w, out := k.Inputs[0], k.Inputs[1], k.Outputs[0]
-	f := normFrame(x, k.Attrs)
-	ins := []*core.Tensor{x}
-	y := "v0(o, r) * s"
-	if w != nil {
-		ins = append(ins, w)
-		y += " * v1(o, r)"
-	}
-	body := kahanSum("q", "v0(o, r) * v0(o, r)") + rmsScale +
-		"\tfor (var r = 0u; r < R; r++) { out0[oat(o, r)] = " + storeExpr(out.DType(), y) + "; }\n"
-	eps := kernelkit.RMSNormEps(k.Attrs, x.DType())
-	if !gpuOf(k).frameFits(body, f) {
-		return gpuOf(k).rmsNormLong(f, x, w, out, eps)
-	}
-	return gpuOf(k).reduceRun(f, ins, out, false, body, func(p *params) { p.setF(0, eps) })
-}
-
 // rmsNormBackwardKernel: y = x*s*w with s = (mean(x^2)+eps)^-1/2 gives
 // dx = s*g*w - s^3 * x * mean(g*w*x), dweight = sum over rows of g*x*s.
 func rmsNormBackwardKernel(k *core.KernelCall) error {
 	g := gpuOf(k)
 	x, gr, w := k.Inputs[0], k.Inputs[1], k.Inputs[2]
 	f := normFrame(x, k.Attrs)
-	eps := kernelkit.RMSNormEps(k.Attrs, x.DType())
+	eps := oprules.RMSNormEps(k.Attrs, x.DType())
 	ins := []*core.Tensor{x, gr}
 	d := "v1(o, r)"
 	if w != nil {
@@ -245,6 +228,5 @@ func rmsNormBackwardKernel(k *core.KernelCall) error {
 func init() {
 	register("layer_norm", layerNormKernel)
 	register("_layer_norm_backward", layerNormBackwardKernel)
-	register("rms_norm", rmsNormKernel)
 	register("_rms_norm_backward", rmsNormBackwardKernel)
 }

@@ -92,21 +92,6 @@ func (b *Backend) normBackwardLong(f frame, sumAxes []int, x, gr, w *core.Tensor
 	return nil
 }
 
-// rmsNormLong is rmsNormKernel over long rows: y = x*s*w with s =
-// 1/sqrt(mean(x^2)+eps) reduced first.
-func (b *Backend) rmsNormLong(f frame, x, w, out *core.Tensor, eps float64) error {
-	s, err := b.rmsScale(f, x, eps)
-	if err != nil {
-		return err
-	}
-	defer s.Release()
-	ins, y := []*core.Tensor{x, s}, "x0 * x1"
-	if w != nil {
-		ins, y = append(ins, w), y+" * x2"
-	}
-	return b.mapRun(ins, out, y, nil)
-}
-
 // rmsScale is 1/sqrt(mean(x^2)+eps) per group of f.
 func (b *Backend) rmsScale(f frame, x *core.Tensor, eps float64) (*core.Tensor, error) {
 	return b.groupReduce(f, []*core.Tensor{x}, "v0(o, r) * v0(o, r)", rsqrtMean(eps))

@@ -62,6 +62,10 @@ func TestComplexMatchesMathCmplx(t *testing.T) { suiteOnGPU(t, backendtest.RunCo
 // u16 (held widened as u32) against Go's arithmetic; u64 must be refused.
 func TestUnsignedMatchesGo(t *testing.T) { suiteOnGPU(t, backendtest.RunUnsigned) }
 
+// Row bodies (rms_norm, the collectives) past the samples' sizes: long
+// rows, more rows than one grid dimension holds.
+func TestRowBodies(t *testing.T) { suiteOnGPU(t, backendtest.RunRowBodies) }
+
 // TestKernelCoverage fails when an op of the registry has no WebGPU kernel,
 // so a new op cannot quietly run on the CPU behind the GPU.
 func TestKernelCoverage(t *testing.T) {

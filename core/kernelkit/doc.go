@@ -5,7 +5,7 @@
 // What is where:
 //   - kernelkit: rules only kernels apply, with the words of their errors
 //     (CheckSegmentIDs, CheckCSR, CheckOneHot, OneHotClasses), attribute
-//     defaults only kernels read (AttentionScale, RMSNormEps, FFTScale,
+//     defaults only kernels read (AttentionScale, FFTScale,
 //     AdaptiveRange), the values creation kernels fill with (RegisterFills,
 //     LinspaceBounds), PairCache (a value derived from two tensors, kept for
 //     their lifetime) and GradTolScale for test suites.
