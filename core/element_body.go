@@ -63,6 +63,19 @@ type BodySlots interface {
 	SetU(slot int, v uint32)
 }
 
+// RowsOf is the number of rows of a row body's call (Rows; 1 for an
+// element body), refused outside 0 to limit (a backend's grid).
+func (b *ElementBody) RowsOf(op string, ins []Shape, out Shape, a Attrs, limit int) (int, error) {
+	if b.Rows == nil {
+		return 1, nil
+	}
+	rows := b.Rows(ins, out, a)
+	if rows < 0 || rows > limit {
+		return 0, fmt.Errorf("%s: its GPU row body has %d rows; a launch runs 0 to %d", op, rows, limit)
+	}
+	return rows, nil
+}
+
 // BodyInputs are a kernel call's input dtypes and shapes as a row body's
 // BodyTypes.In and Rows take them (Invalid and nil for an absent optional
 // input).

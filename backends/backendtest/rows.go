@@ -20,6 +20,25 @@ import (
 // over rows with NaN and infinities, and stores from one lane only.
 func RunRowBodies(t *testing.T, dev core.Device) {
 	rng := rand.New(rand.NewPCG(7, 11))
+	t.Run("kernels_keyed_by_output_dtype", func(t *testing.T) {
+		// A bf16 output and an f32 one are both f32 words on WebGPU, but
+		// the bf16 kernel rounds what it stores: a kernel cached by the
+		// words' type alone gave the f32 call bf16's rounding.
+		xs := randFloats(rng, 6)
+		a := map[string]core.Attrs{"rms_norm": {"normalized_shape": []int{3}}, "tril": nil}
+		for _, op := range []string{"rms_norm", "tril"} {
+			for _, d := range []core.DType{core.BF16, core.F32} {
+				ins := func(dev core.Device) []*core.Tensor {
+					x := core.FromSlice(xs, core.Shape{2, 3}, dev)
+					if op == "tril" {
+						return []*core.Tensor{x.Cast(d)}
+					}
+					return []*core.Tensor{x.Cast(d), nil}
+				}
+				requireClose(t, callRow(t, core.CPU, op, ins(core.CPU), a[op]), callRow(t, dev, op, ins(dev), a[op]), 1e-6)
+			}
+		}
+	})
 	for _, shape := range []core.Shape{{70000, 3}, {3, 5000}, {5, 64}, {2, 1}} {
 		for _, weighted := range []bool{false, true} {
 			t.Run(fmt.Sprintf("rms_norm_%v_weight_%t", shape, weighted), func(t *testing.T) {

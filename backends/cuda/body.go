@@ -21,7 +21,8 @@ import (
 
 const bodyBlock = 256
 
-// bodyKernel is the kernel of a GPUBody op.
+// bodyKernel is the kernel of a GPUBody op: an element body, or a row
+// body (body_rows.go).
 func bodyKernel(def *core.OpDef) core.Kernel {
 	return func(k *core.KernelCall) error {
 		if len(k.Outputs) != 1 {
@@ -30,20 +31,24 @@ func bodyKernel(def *core.OpDef) core.Kernel {
 		out := k.Outputs[0]
 		types := []string{computeType(out.DType())}
 		for _, t := range k.Inputs {
-			types = append(types, computeType(t.DType()))
+			if t != nil {
+				types = append(types, computeType(t.DType()))
+			}
 		}
 		float := lower.F32
 		if !single(types...) {
 			float = lower.F64
 		}
+		dtypes, shapes := core.BodyInputs(k.Inputs)
 		var sc lower.Scalars
-		src := def.GPUBody.Body(core.BodyTypes{Float: float, Out: types[0]}, k.Attrs, &sc)
-		stmts, err := lower.ParseBody(def.Name, src)
+		src := def.GPUBody.Body(core.BodyTypes{Float: float, Out: types[0], In: dtypes}, k.Attrs, &sc)
+		stmts, err := lower.ParseGPUBody(def.Name, src, def.GPUBody.Rows != nil)
 		if err != nil {
 			return err
 		}
-		if out.Numel() == 0 {
-			return nil
+		rows, err := def.GPUBody.RowsOf(def.Name, shapes, out.Shape(), k.Attrs, math.MaxUint32)
+		if out.Numel() == 0 || rows == 0 || err != nil {
+			return err
 		}
 		ins, err := contiguousAll(k.Inputs...)
 		if err != nil {
@@ -56,6 +61,9 @@ func bodyKernel(def *core.OpDef) core.Kernel {
 		}
 		code := bodyCode{src: src, stmts: stmts, float: float, fails: lower.BodyFails(stmts)}
 		b := cudaOf(k)
+		if def.GPUBody.Rows != nil {
+			return b.rowsRun(def.Name, ins, out, rows, code, &sc)
+		}
 		failed := -1
 		if err = b.bodyRun(def.Name, ins, out, code, &sc, &failed); err != nil || !code.fails {
 			return err

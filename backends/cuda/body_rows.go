@@ -12,62 +12,16 @@ import (
 )
 
 // CUDA kernels of ops whose GPU kernel is one row body (core.ElementBody
-// with Rows): the body's statements translated (translateBody) inside a
-// block-stride loop over the rows, one block of lower.RowLanes threads per
-// row at a time; store is a macro over the output, and row_sum, row_max,
-// row_min halve through shared memory in the order wgsl/rows.wgsl does, so
-// both backends add a row's partial sums alike.
+// with Rows; bodyKernel parses it): the body's statements translated
+// (translateBody) inside a block-stride loop over the rows, one block of
+// lower.RowLanes threads per row at a time; store is a macro over the
+// output, and row_sum, row_max, row_min halve through shared memory in the
+// order wgsl/rows.wgsl does, so both backends add a row's partial sums
+// alike.
 
 // rowsArgSlot is the argument slot of the row count (A.s[k] is input k's
 // element count for k < maxOps).
 const rowsArgSlot = maxOps
-
-// rowsKernel is the kernel of a GPUBody op with Rows.
-func rowsKernel(def *core.OpDef) core.Kernel {
-	return func(k *core.KernelCall) error {
-		if len(k.Outputs) != 1 {
-			return fmt.Errorf("cuda: %s: a GPU row body writes one output, the op has %d", def.Name, len(k.Outputs))
-		}
-		out := k.Outputs[0]
-		types := []string{computeType(out.DType())}
-		dtypes, shapes := core.BodyInputs(k.Inputs)
-		for _, t := range k.Inputs {
-			if t != nil {
-				types = append(types, computeType(t.DType()))
-			}
-		}
-		float := lower.F32
-		if !single(types...) {
-			float = lower.F64
-		}
-		var sc lower.Scalars
-		src := def.GPUBody.Body(core.BodyTypes{Float: float, Out: types[0], In: dtypes}, k.Attrs, &sc)
-		stmts, err := lower.ParseRowBody(def.Name, src)
-		if err != nil {
-			return err
-		}
-		rows := def.GPUBody.Rows(shapes, out.Shape(), k.Attrs)
-		if out.Numel() == 0 || rows == 0 {
-			return nil
-		}
-		if rows < 0 || int64(rows) > math.MaxUint32 {
-			return fmt.Errorf("cuda: %s: %d rows; a GPU row body runs 1 to 2^32", def.Name, rows)
-		}
-		ins := make([]*core.Tensor, len(k.Inputs))
-		for j, t := range k.Inputs {
-			if t == nil {
-				continue
-			}
-			if ins[j] = t.Contiguous(); ins[j].Err() != nil {
-				return ins[j].Err()
-			}
-			if ins[j] != t {
-				defer ins[j].Release()
-			}
-		}
-		return cudaOf(k).rowsRun(def.Name, ins, out, rows, bodyCode{src: src, stmts: stmts, float: float}, &sc)
-	}
-}
 
 // rowsRun launches a row body over rows.
 func (b *Backend) rowsRun(op string, ins []*core.Tensor, out *core.Tensor, rows int, code bodyCode, sc *lower.Scalars) error {

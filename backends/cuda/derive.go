@@ -15,9 +15,6 @@ import (
 func init() { core.RegisterKernelDeriver("cuda", derivePointwise) }
 
 func derivePointwise(def *core.OpDef) core.Kernel {
-	if def.GPUBody != nil && def.GPUBody.Rows != nil {
-		return rowsKernel(def)
-	}
 	if def.GPUBody != nil {
 		return bodyKernel(def)
 	}

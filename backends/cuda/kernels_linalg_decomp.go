@@ -64,10 +64,13 @@ func (b *Backend) laRun(op, call string, batch int, side, limit int, ops []*core
 	return b.launch(launchSpec{op: op, k: k, grid: grid, block: laBlock}, &a)
 }
 
-// contiguousAll makes each tensor dense (a copy of a view).
+// contiguousAll makes each tensor dense (a copy of a view; nil stays nil).
 func contiguousAll(ts ...*core.Tensor) ([]*core.Tensor, error) {
 	out := make([]*core.Tensor, len(ts))
 	for i, t := range ts {
+		if t == nil {
+			continue // an absent optional input
+		}
 		out[i] = t.Contiguous()
 		if err := out[i].Err(); err != nil {
 			return nil, err

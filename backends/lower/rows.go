@@ -47,6 +47,14 @@ func ParseRowBody(op, src string) ([]Stmt, error) {
 	return stmts, nil
 }
 
+// ParseGPUBody is ParseRowBody for a row body (rows), else ParseBody.
+func ParseGPUBody(op, src string, rows bool) ([]Stmt, error) {
+	if rows {
+		return ParseRowBody(op, src)
+	}
+	return ParseBody(op, src)
+}
+
 // rowDeclaration is a let or var of a row body: a collective's let, or a
 // plain declaration.
 func (p *bodyParser) rowDeclaration(kw, text string) (Stmt, error) {

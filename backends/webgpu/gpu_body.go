@@ -2,6 +2,7 @@ package webgpu
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"strings"
 
@@ -17,22 +18,24 @@ import (
 // body free of strides at the cost of a copy the op's own kernel might
 // avoid.
 
-// bodyKernel is the kernel of a GPUBody op.
+// bodyKernel is the kernel of a GPUBody op: an element body, or a row
+// body (gpu_rows.go).
 func bodyKernel(def *core.OpDef) core.Kernel {
 	return func(k *core.KernelCall) error {
 		if len(k.Outputs) != 1 {
 			return fmt.Errorf("webgpu: %s: a GPU body writes one output, the op has %d", def.Name, len(k.Outputs))
 		}
 		out := k.Outputs[0]
-		outT := physical(out.DType())
+		dtypes, shapes := core.BodyInputs(k.Inputs)
 		var sc lower.Scalars
-		src := def.GPUBody.Body(core.BodyTypes{Float: lower.F32, Out: outT}, k.Attrs, &sc)
-		stmts, err := lower.ParseBody(def.Name, src)
+		src := def.GPUBody.Body(core.BodyTypes{Float: lower.F32, Out: physical(out.DType()), In: dtypes}, k.Attrs, &sc)
+		stmts, err := lower.ParseGPUBody(def.Name, src, def.GPUBody.Rows != nil)
 		if err != nil {
 			return err
 		}
-		if out.Numel() == 0 {
-			return nil
+		rows, err := def.GPUBody.RowsOf(def.Name, shapes, out.Shape(), k.Attrs, math.MaxInt32/lower.RowLanes)
+		if out.Numel() == 0 || rows == 0 || err != nil {
+			return err
 		}
 		ins, release, err := denseInputs(k.Inputs)
 		if err != nil {
@@ -40,6 +43,9 @@ func bodyKernel(def *core.OpDef) core.Kernel {
 		}
 		defer release()
 		g := gpuOf(k)
+		if def.GPUBody.Rows != nil {
+			return g.rowsRun(def.Name, ins, out, rows, src, &sc)
+		}
 		if !lower.BodyFails(stmts) {
 			return g.bodyRun(def.Name, ins, out, src, &sc, nil)
 		}
@@ -77,7 +83,7 @@ func (b *Backend) bodyRun(op string, ins []*core.Tensor, out *core.Tensor, src s
 		return err
 	}
 	outT := physical(out.DType())
-	key := fmt.Sprintf("body|%s|r%d|%v|%s|%s|%t|%s", op, out.Shape().Rank(), ranks, strings.Join(types, ","), outT, flag != nil, src)
+	key := fmt.Sprintf("body|%s|r%d|%v|%s|%v|%t|%s", op, out.Shape().Rank(), ranks, strings.Join(types, ","), out.DType(), flag != nil, src)
 	operands := append(append([]*core.Tensor{}, ins...), out)
 	if flag != nil {
 		operands = append(operands, flag)

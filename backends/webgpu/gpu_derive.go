@@ -14,9 +14,6 @@ import (
 func init() { core.RegisterKernelDeriver("webgpu", derivePointwise) }
 
 func derivePointwise(def *core.OpDef) core.Kernel {
-	if def.GPUBody != nil && def.GPUBody.Rows != nil {
-		return rowsKernel(def)
-	}
 	if def.GPUBody != nil {
 		return bodyKernel(def)
 	}

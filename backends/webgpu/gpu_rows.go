@@ -2,7 +2,6 @@ package webgpu
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/webtensor/webtensor/backends/lower"
@@ -11,41 +10,11 @@ import (
 )
 
 // WebGPU kernels of ops whose GPU kernel is one row body (core.ElementBody
-// with Rows): the body, checked against the row dialect CUDA also
-// translates, inside wgsl/rows.wgsl, one workgroup of lower.RowLanes lanes
+// with Rows; bodyKernel parses it, against the row dialect CUDA also
+// translates): the body inside wgsl/rows.wgsl, one workgroup of lower.RowLanes lanes
 // per row. As for element bodies, views are copied dense first and the
 // shapes travel in the uniform block, so one pipeline serves every shape
 // of these ranks.
-
-// rowsKernel is the kernel of a GPUBody op with Rows.
-func rowsKernel(def *core.OpDef) core.Kernel {
-	return func(k *core.KernelCall) error {
-		if len(k.Outputs) != 1 {
-			return fmt.Errorf("webgpu: %s: a GPU row body writes one output, the op has %d", def.Name, len(k.Outputs))
-		}
-		out := k.Outputs[0]
-		outT := physical(out.DType())
-		dtypes, shapes := core.BodyInputs(k.Inputs)
-		var sc lower.Scalars
-		src := def.GPUBody.Body(core.BodyTypes{Float: lower.F32, Out: outT, In: dtypes}, k.Attrs, &sc)
-		if _, err := lower.ParseRowBody(def.Name, src); err != nil {
-			return err
-		}
-		rows := def.GPUBody.Rows(shapes, out.Shape(), k.Attrs)
-		if out.Numel() == 0 || rows == 0 {
-			return nil
-		}
-		if rows < 0 || rows > math.MaxInt32/lower.RowLanes {
-			return fmt.Errorf("webgpu: %s: %d rows; a GPU row body runs 1 to %d", def.Name, rows, math.MaxInt32/lower.RowLanes)
-		}
-		ins, release, err := denseInputs(k.Inputs)
-		if err != nil {
-			return err
-		}
-		defer release()
-		return gpuOf(k).rowsRun(def.Name, ins, out, rows, src, &sc)
-	}
-}
 
 // rowInput is one given input of a row kernel: its name's index K (its
 // position among the op's inputs), its binding and uniform slot.
@@ -74,7 +43,7 @@ func (b *Backend) rowsRun(op string, ins []*core.Tensor, out *core.Tensor, rows 
 		}
 	}
 	outT := physical(out.DType())
-	key := fmt.Sprintf("rows|%s|r%d|%v|%s|%s|%s", op, out.Shape().Rank(), ranks, strings.Join(types, ","), outT, src)
+	key := fmt.Sprintf("rows|%s|r%d|%v|%s|%v|%s", op, out.Shape().Rank(), ranks, strings.Join(types, ","), out.DType(), src)
 	p, err := b.pipelineFor(key, len(operands), 1, func() (string, error) {
 		return wgsl.Render("rows", map[string]any{"WG": lower.RowLanes, "Rank": out.Shape().Rank(), "Ins": given,
 			"OutBind": len(given) + 1, "Out": outT, "Body": src, "Store": storeExpr(out.DType(), "v"), "RowsSlot": rowsSlot})
