@@ -715,6 +715,12 @@ func (x *Tensor) Norm(attrs ...Attrs) *Tensor {
 	return Call1("norm", mergeAttrs(attrs), x)
 }
 
+// Normalize: x divided by its p-norm along axis, at least eps: x / max(norm(x, p, axis), eps), as torch.nn.functional.normalize.
+// Attributes: p, axis, eps.
+func (x *Tensor) Normalize(attrs ...Attrs) *Tensor {
+	return Call1("normalize", mergeAttrs(attrs), x)
+}
+
 // OneHot: i64 tensor indices.shape + [num_classes] with a 1 at each index (num_classes -1: max index + 1).
 // Attributes: num_classes.
 func (indices *Tensor) OneHot(attrs ...Attrs) *Tensor {

@@ -260,9 +260,7 @@ func (e *SentenceEncoder) pool(h, mask *core.Tensor) *core.Tensor {
 		out = core.Concat(vecs, core.Attrs{"axis": 1})
 	}
 	if e.Normalize {
-		// torch.nn.functional.normalize: x / max(‖x‖₂, 1e-12).
-		norm := out.Square().Sum(core.Attrs{"axes": []int{1}, "keepdim": true}).Sqrt().Clamp(core.Attrs{"min": 1e-12})
-		out = out.Div(norm)
+		out = out.Normalize() // torch.nn.functional.normalize: x / max(‖x‖₂, 1e-12) along axis 1
 	}
 	return out
 }

@@ -1,5 +1,6 @@
 """Reference functions for the normalisations: layer, RMS, group and batch
-norm and their gradients (core/ops_norm.go), by PyTorch and its autograd.
+norm and their gradients, and normalize (core/ops_norm.go, core/ops_norm_normalize.go), by
+PyTorch and its autograd.
 """
 
 import torch
@@ -79,6 +80,11 @@ def batch_norm_backward(ins, a):
     return grads_of(lambda x, w, b: batch_norm([x, rm, rv, w, b], a), [g, gm, gv], [x, w, b])
 
 
+def normalize(ins, a):
+    (x,) = ins
+    return F.normalize(x, a.get("p", 2.0), a.get("axis", 1), a.get("eps", 1e-12))
+
+
 REFS = {
     "layer_norm": layer_norm,
     "_layer_norm_backward": layer_norm_backward,
@@ -88,4 +94,5 @@ REFS = {
     "_group_norm_backward": group_norm_backward,
     "batch_norm": batch_norm,
     "_batch_norm_backward": batch_norm_backward,
+    "normalize": normalize,
 }

@@ -70,6 +70,25 @@ export function layerNorm(x: TensorLike, weight: TensorLike | null | undefined, 
   return op1("layer_norm", [x, weight, bias], attrsOf("layer_norm", options, { normalizedShape: "normalized_shape", eps: "eps" }));
 }
 
+/** Attributes of {@link normalize}. */
+export interface NormalizeOptions {
+  /** order of the norm: 0 (count of non-zeros), p > 0, inf or -inf (default 2) */
+  p?: number;
+  /** the axis whose vectors are normalised (PyTorch's dim) (default 1) */
+  axis?: number;
+  /** the smallest divisor, for vectors of norm near zero (default 1e-12) */
+  eps?: number;
+}
+
+/**
+ * x divided by its p-norm along axis, at least eps: x / max(norm(x, p, axis), eps), as torch.nn.functional.normalize.
+ * @param x input (f32, f16, bf16, f64)
+ * @param options the attributes (see NormalizeOptions)
+ */
+export function normalize(x: TensorLike, options?: NormalizeOptions): Tensor {
+  return op1("normalize", [x], attrsOf("normalize", options, { p: "p", axis: "axis", eps: "eps" }));
+}
+
 /** Attributes of {@link rmsNorm}. */
 export interface RmsNormOptions {
   /** trailing dims to normalise over */
@@ -96,6 +115,8 @@ declare module "../core.js" {
     groupNorm(weight: TensorLike | null | undefined, bias: TensorLike | null | undefined, options: GroupNormOptions): Tensor;
     /** Normalise over the trailing normalized_shape dims to zero mean and unit variance, then scale and shift. */
     layerNorm(weight: TensorLike | null | undefined, bias: TensorLike | null | undefined, options: LayerNormOptions): Tensor;
+    /** x divided by its p-norm along axis, at least eps: x / max(norm(x, p, axis), eps), as torch.nn.functional.normalize. */
+    normalize(options?: NormalizeOptions): Tensor;
     /** Divide by the root mean square over the trailing normalized_shape dims, then scale. */
     rmsNorm(weight: TensorLike | null | undefined, options: RmsNormOptions): Tensor;
   }
@@ -106,6 +127,7 @@ const methods: Record<string, (...args: never[]) => unknown> = {
   batchNorm,
   groupNorm,
   layerNorm,
+  normalize,
   rmsNorm,
 };
 for (const [name, fn] of Object.entries(methods)) {

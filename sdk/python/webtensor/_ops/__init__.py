@@ -134,6 +134,7 @@ from .norm import (
     batch_norm,
     group_norm,
     layer_norm,
+    normalize,
     rms_norm,
 )
 from .pool import (
@@ -394,6 +395,7 @@ __all__ = [
     'nll_loss',
     'nonzero',
     'norm',
+    'normalize',
     'one_hot',
     'ones',
     'ones_like',
@@ -603,6 +605,7 @@ METHODS = (
     'nll_loss',
     'nonzero',
     'norm',
+    'normalize',
     'one_hot',
     'ones_like',
     'outer',

@@ -77,6 +77,18 @@ def layer_norm(
         [x, weight, bias], [('normalized_shape', 'ints', normalized_shape), ('eps', 'float', eps)])[0]
 
 
+def normalize(x: TensorLike, p: float = 2.0, axis: int = 1, eps: float = 1e-12) -> Tensor:
+    """x divided by its p-norm along axis, at least eps: x / max(norm(x, p, axis), eps), as
+    torch.nn.functional.normalize.
+
+    Args:
+        p: order of the norm: 0 (count of non-zeros), p > 0, inf or -inf
+        axis: the axis whose vectors are normalised (PyTorch's dim)
+        eps: the smallest divisor, for vectors of norm near zero
+    """
+    return run_op('normalize', [x], [('p', 'float', p), ('axis', 'int', axis), ('eps', 'float', eps)])[0]
+
+
 def rms_norm(
     x: TensorLike,
     normalized_shape: int | Sequence[int],

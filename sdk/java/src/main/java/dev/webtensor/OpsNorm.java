@@ -91,6 +91,31 @@ public abstract class OpsNorm extends OpsLoss {
     }
 
     /**
+     * x divided by its p-norm along axis, at least eps: x / max(norm(x, p, axis), eps), as
+     * torch.nn.functional.normalize.
+     * Optional inputs and attributes take the library's defaults.
+     */
+    public static Tensor normalize(Tensor x) {
+        return Op.call1("normalize", new Tensor[] {x});
+    }
+
+    /**
+     * x divided by its p-norm along axis, at least eps: x / max(norm(x, p, axis), eps), as
+     * torch.nn.functional.normalize.
+     *
+     * @param x input
+     * @param p order of the norm: 0 (count of non-zeros), p &gt; 0, inf or -inf (default 2)
+     * @param axis the axis whose vectors are normalised (PyTorch's dim) (default 1)
+     * @param eps the smallest divisor, for vectors of norm near zero (default 1e-12)
+     */
+    public static Tensor normalize(Tensor x, double p, long axis, double eps) {
+        return Op.call1("normalize", new Tensor[] {x},
+                Attr.ofFloat("p", p),
+                Attr.ofInt("axis", axis),
+                Attr.ofFloat("eps", eps));
+    }
+
+    /**
      * Divide by the root mean square over the trailing normalized_shape dims, then scale.
      * Optional inputs and attributes take the library's defaults.
      */

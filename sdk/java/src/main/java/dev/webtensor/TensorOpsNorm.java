@@ -36,6 +36,16 @@ abstract class TensorOpsNorm extends TensorOpsLoss {
         return Ops.layerNorm((Tensor) this, normalizedShape, weight, bias, eps);
     }
 
+    /** x divided by its p-norm along axis, at least eps: x / max(norm(x, p, axis), eps), as torch.nn.functional.normalize. See {@link Ops#normalize}. */
+    public Tensor normalize() {
+        return Ops.normalize((Tensor) this);
+    }
+
+    /** x divided by its p-norm along axis, at least eps: x / max(norm(x, p, axis), eps), as torch.nn.functional.normalize. See {@link Ops#normalize}. */
+    public Tensor normalize(double p, long axis, double eps) {
+        return Ops.normalize((Tensor) this, p, axis, eps);
+    }
+
     /** Divide by the root mean square over the trailing normalized_shape dims, then scale. See {@link Ops#rmsNorm}. */
     public Tensor rmsNorm(long... normalizedShape) {
         return Ops.rmsNorm((Tensor) this, normalizedShape);
