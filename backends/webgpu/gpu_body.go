@@ -44,6 +44,9 @@ func bodyKernel(def *core.OpDef) core.Kernel {
 		defer release()
 		g := gpuOf(k)
 		if def.GPUBody.Rows != nil {
+			if err := g.checkTrips(def.Name+"'s row body", rowTrips(stmts, ins, out, rows)); err != nil {
+				return err
+			}
 			return g.rowsRun(def.Name, ins, out, rows, src, &sc)
 		}
 		if !lower.BodyFails(stmts) {

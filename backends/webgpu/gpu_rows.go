@@ -16,6 +16,27 @@ import (
 // shapes travel in the uniform block, so one pipeline serves every shape
 // of these ranks.
 
+// rowTrips estimates how often a lane of a row body loops: each of its for
+// loops stepping over a row's share of the largest operand in steps of
+// lanes (a row body's loops are the lanes' walks over their row). Past the
+// driver's loop limit the launch is refused rather than stopped short.
+func rowTrips(stmts []lower.Stmt, ins []*core.Tensor, out *core.Tensor, rows int) int {
+	loops := 0
+	for _, s := range stmts {
+		if s.Kind == lower.StmtFor {
+			loops++
+		}
+	}
+	largest := out.Numel()
+	for _, t := range ins {
+		if t != nil {
+			largest = max(largest, t.Numel())
+		}
+	}
+	perRow := (largest + rows - 1) / max(rows, 1)
+	return loops * ((perRow + lower.RowLanes - 1) / lower.RowLanes)
+}
+
 // rowInput is one given input of a row kernel: its name's index K (its
 // position among the op's inputs), its binding and uniform slot.
 type rowInput struct {

@@ -108,6 +108,7 @@ func TestNormsPastLoopLimit(t *testing.T) {
 		"layer_norm": norm("layer_norm", core.Attrs{"normalized_shape": []int{70000}},
 			core.Shape{3, 70000}, core.Shape{70000}, core.Shape{70000}),
 		"rms_norm":    norm("rms_norm", core.Attrs{"normalized_shape": []int{70000}}, core.Shape{3, 70000}, core.Shape{70000}),
+		"normalize":   norm("normalize", core.Attrs{"axis": 0, "p": 3.0}, core.Shape{70000, 3}),
 		"softmax":     norm("softmax", core.Attrs{"axis": 0}, core.Shape{70000, 3}),
 		"log_softmax": norm("log_softmax", core.Attrs{"axis": 1}, core.Shape{3, 70000}),
 		// Ties share the gradient: each member counted its group's.
@@ -131,6 +132,14 @@ func TestNormsPastLoopLimit(t *testing.T) {
 	for name, f := range cases {
 		t.Run(name, func(t *testing.T) { pastLimit(t, f, 1e-3, false) })
 	}
+	// A row body's lanes walk rows of 2.2M in 34,375 steps each, in both
+	// its loops: past lavapipe's limit, refused by name (rowTrips), never
+	// stopped short.
+	t.Run("rms_norm over rows longer than the lanes can loop", func(t *testing.T) {
+		pastLimit(t, func(d core.Device) []*core.Tensor {
+			return outputs("rms_norm", core.Attrs{"normalized_shape": []int{2200000}}, positive(core.Shape{1, 2200000}, 1, d))
+		}, 1e-3, true)
+	})
 }
 
 func TestSparsePastLoopLimit(t *testing.T) {
