@@ -77,7 +77,7 @@ if want bench; then
 	step bench 180 . python3 scripts/bench_cuda.py --go "$OUT/bench-go.log" --out "$OUT/bench.json"
 fi
 if want suite; then
-	SUITE=${SUITE:-'TestCUDA(OpsMatchReference|GradientsMatchFiniteDifferences|ConcurrentAutograd|KernelCoverage)'}
+	SUITE=${SUITE:-'TestCUDA(OpsMatchReference|GradientsMatchFiniteDifferences|ConcurrentAutograd|KernelCoverage|RowBodies)'}
 	step suite 240 backends/cuda "$D/cuda.test" -test.v -test.run "$SUITE"
 	grep -E 'cuda kernels:|device:' "$OUT/suite.log" | head -n 3
 fi
@@ -104,7 +104,7 @@ done
 if ! want webgpu; then
 	:
 elif [ -n "${VK_DRIVER_FILES:-}" ]; then
-	VK_LOADER_DEBUG=error,warn step webgpu-suite 150 backends/webgpu "$D/webgpu.test" -test.v -test.run 'TestOpsMatchReference|TestKernelCoverage'
+	VK_LOADER_DEBUG=error,warn step webgpu-suite 150 backends/webgpu "$D/webgpu.test" -test.v -test.run 'TestOpsMatchReference|TestKernelCoverage|TestRowBodies'
 	[ -n "$RESULTS" ] && grep -E -- '^(--- FAIL|    --- FAIL)' "$OUT/webgpu-suite.log" | head -n 40 >"$RESULTS/webgpu-failures.txt"
 	grep -E 'adapter|webgpu kernels' "$OUT/webgpu-suite.log" | head -n 3
 	step webgpu-bench 120 bench "$D/bench.test" -test.run '^$' -test.bench 'WebGPUMatmul|CUDAMatmul/f32' -matmul4096 -test.benchtime 10x -test.count 2
