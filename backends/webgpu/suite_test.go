@@ -66,6 +66,10 @@ func TestUnsignedMatchesGo(t *testing.T) { suiteOnGPU(t, backendtest.RunUnsigned
 // rows, more rows than one grid dimension holds.
 func TestRowBodies(t *testing.T) { suiteOnGPU(t, backendtest.RunRowBodies) }
 
+// Every op's f32 call after the same call in bf16 and f16, whose f32-word
+// kernels round on store: each must be compiled and cached apart.
+func TestKernelsKeyedByNarrowDTypes(t *testing.T) { suiteOnGPU(t, backendtest.RunNarrowFirst) }
+
 // TestKernelCoverage fails when an op of the registry has no WebGPU kernel,
 // so a new op cannot quietly run on the CPU behind the GPU.
 func TestKernelCoverage(t *testing.T) {
