@@ -10,53 +10,65 @@ import (
 )
 
 // RunNarrowFirst checks that dev's compiled kernels are keyed by the
-// dtypes they round to: each op's first all-f32 case runs right after the
-// same call with its f32 inputs cast to bf16 and to f16. WebGPU holds
-// f16 and bf16 in f32 words and rounds on store, so a kernel cached by
-// the words' type alone would give the f32 call the narrow call's
-// rounding (as the GPU bodies' did) - an error the samples' own order
-// (f32 first) never shows.
+// dtypes they round or wrap to: each op's first case whose inputs are all
+// f32 (all i32, all u32) runs right after the same call with its inputs
+// cast to bf16 and f16 (i8 and i16, u8 and u16). WebGPU holds these in
+// 32-bit words and narrows on store, so a kernel cached by the words' type
+// alone would give the wide call the narrow call's rounding (as the GPU
+// bodies' did) - an error the samples' own order (wide first) never shows.
 func RunNarrowFirst(t *testing.T, dev core.Device) {
 	dir := conformance.VectorsDir()
 	for _, def := range conformance.OpsWithSamples() {
 		t.Run(def.Name, func(t *testing.T) {
 			v, err := conformance.LoadVectors(dir, def.Name)
 			require.NoError(t, err, "reference vectors for %s (run `make vectors`)", def.Name)
+			done := map[core.DType]bool{}
 			for _, c := range v.Cases {
-				if !allF32Inputs(c, v) {
+				wide := sharedInputDType(c, v)
+				if narrower[wide] == nil || done[wide] {
 					continue
 				}
+				done[wide] = true
 				var s core.Sample
 				for _, x := range def.Samples {
 					if x.Name == c.Name {
 						s = x
 					}
 				}
-				for _, d := range []core.DType{core.BF16, core.F16} {
-					narrowCall(t, dev, def, s, c, v, d)
-				}
-				checkCase(t, dev, def, s, c, v)
-				return
+				t.Run(c.Name, func(t *testing.T) {
+					for _, d := range narrower[wide] {
+						narrowCall(t, dev, def, s, c, v, d)
+					}
+					checkCase(t, dev, def, s, c, v)
+				})
 			}
 		})
 	}
 }
 
-// allF32Inputs reports whether case c has inputs and every one it gives
-// is an f32 tensor.
-func allF32Inputs(c conformance.CaseSpec, v *conformance.Vectors) bool {
-	given := 0
+// narrower are the dtypes WebGPU holds in the same 32-bit words as each
+// key, narrowed on store.
+var narrower = map[core.DType][]core.DType{
+	core.F32: {core.BF16, core.F16},
+	core.I32: {core.I8, core.I16},
+	core.U32: {core.U8, core.U16},
+}
+
+// sharedInputDType is the dtype of every input case c gives, or Invalid
+// when they differ or there are none.
+func sharedInputDType(c conformance.CaseSpec, v *conformance.Vectors) core.DType {
+	d := core.Invalid
 	for i, spec := range c.Inputs {
 		if spec.Absent {
 			continue
 		}
 		st, ok := v.Tensor(c.Name, "in", i)
-		if !ok || st.DType != core.F32 {
-			return false
+		if !ok || d != core.Invalid && st.DType != d {
+			return core.Invalid
 		}
-		given++
+		d = st.DType
 	}
-	return given > 0
+	return d
 }
 
 // narrowCall makes case c's call with its inputs cast to d, for the
