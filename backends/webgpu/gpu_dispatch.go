@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cogentcore/webgpu/wgpu"
@@ -95,6 +96,29 @@ type pipeline struct {
 	nBufs     int
 	uniformAt uint32   // binding of the uniform block
 	bufAt     []uint32 // binding of each buffer, in order
+	src       string   // the WGSL, kept only while verifyKernelKeys is on
+}
+
+// verifyKernelKeys makes every cache hit render its kernel again and fail
+// when the source differs from the cached one: a key that misses something
+// the source depends on (the output's dtype, an attribute written into the
+// WGSL) would otherwise hand one call another's kernel, here and from the
+// disk cache in later processes.
+var verifyKernelKeys atomic.Bool
+
+// VerifyKernelKeys is for test suites (webgputest turns it on): from now
+// on every kernel cache hit renders the kernel's source again and fails the
+// call, naming the key, when it differs from the cached one. It costs a
+// render per lookup, and keeps each new kernel's source.
+func VerifyKernelKeys() { verifyKernelKeys.Store(true) }
+
+// sameSource fails when render makes another source than src for key.
+func sameSource(key, src string, render func() (string, error)) error {
+	again, err := render()
+	if err != nil || again == src {
+		return err
+	}
+	return fmt.Errorf("webgpu: kernel key %q names two sources: the key misses something the WGSL depends on (a bug: two calls would share one kernel)", key)
 }
 
 // batch is the command buffer being recorded.
@@ -134,6 +158,11 @@ func (b *Backend) pipeline(key string, nIn, nOut, uniformAt int, persist bool, r
 	b.kernelLookups.Add(1)
 	if p != nil {
 		b.kernelHits.Add(1)
+		if verifyKernelKeys.Load() && p.src != "" { // "": compiled before verifying began
+			if err := sameSource(key, p.src, render); err != nil {
+				return nil, err
+			}
+		}
 		return p, nil
 	}
 	var src string
@@ -141,6 +170,10 @@ func (b *Backend) pipeline(key string, nIn, nOut, uniformAt int, persist bool, r
 	if !fromDisk {
 		var err error
 		if src, err = render(); err != nil {
+			return nil, err
+		}
+	} else if verifyKernelKeys.Load() {
+		if err := sameSource(key, src, render); err != nil {
 			return nil, err
 		}
 	}
@@ -195,6 +228,9 @@ func (b *Backend) compile(key, src string, nIn, nOut, uniformAt int) (*pipeline,
 		return nil, fmt.Errorf("webgpu: pipeline of %s: %w", key, err)
 	}
 	p := &pipeline{key: key, pipe: pipe, layout: layout, nBufs: nIn + nOut, uniformAt: uint32(uniformAt), bufAt: bufAt}
+	if verifyKernelKeys.Load() {
+		p.src = src
+	}
 	b.pipes[key] = p
 	return p, nil
 }

@@ -22,6 +22,8 @@ func TestMain(m *testing.M) {
 	if err == nil {
 		os.Setenv("XDG_CACHE_HOME", cache)
 	}
+	// Every kernel cache hit checks that its key names one source.
+	webgpu.VerifyKernelKeys()
 	switch b, err := core.BackendFor(gpu); {
 	case errors.Is(err, webgpu.ErrNoAdapter):
 		fmt.Printf("webgpu: no adapter: %v\n", err)

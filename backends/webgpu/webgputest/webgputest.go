@@ -13,8 +13,11 @@ var Device = core.Device{Kind: "webgpu"}
 
 // Need returns the WebGPU backend of Device, or skips tb where the machine
 // has no adapter (webgpu.ErrNoAdapter) and fails it on any other error.
+// Need and Present turn on webgpu.VerifyKernelKeys: a test that uses the
+// GPU also checks that every kernel it reuses is the one its key names.
 func Need(tb testing.TB) *webgpu.Backend {
 	tb.Helper()
+	webgpu.VerifyKernelKeys()
 	b, err := core.BackendFor(Device)
 	switch {
 	case errors.Is(err, webgpu.ErrNoAdapter):
@@ -30,6 +33,7 @@ func Need(tb testing.TB) *webgpu.Backend {
 // failure of tb on any other error, as Need.
 func Present(tb testing.TB) bool {
 	tb.Helper()
+	webgpu.VerifyKernelKeys()
 	_, err := core.BackendFor(Device)
 	switch {
 	case errors.Is(err, webgpu.ErrNoAdapter):
