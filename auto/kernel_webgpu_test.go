@@ -92,6 +92,7 @@ func TestKernelAgentSynthesisesWebGPUVariants(t *testing.T) {
 	require.NoError(t, err)
 	agent, err := NewKernelAgent(fw, loadPolicy(t, "plugins-wasm/policies/auto", "kernel"))
 	require.NoError(t, err)
+	slowMatmulBaseline(t, dev, step)
 	before := hash(t, fw)
 	broken := webgpu.MatmulTile{TM: 4, TN: 8, V: 4, KU: 2, WX: 64, WY: 1, NoTail: true}.Variant()
 	ds, err := agent.TuneWebGPU(dev, w, WebGPUOptions{Screen: 12, Extra: []string{broken}})
@@ -127,7 +128,7 @@ func TestKernelAgentSynthesisesWebGPUVariants(t *testing.T) {
 		}
 	}
 	assert.True(t, rejectedBroken, "the tail-less tile fails its check and is journaled as rejected, untimed")
-	require.NotEmpty(t, kept, "a tile of 4 rows beats the 8-row vec4 kernels on a 4-row product")
+	require.NotEmpty(t, kept, "a synthesised 4-row tile beats the scalar kernel kept as the baseline on a 4-row product")
 	first := kept[0]
 	var setting, variant string
 	for k := range first.Proposal.Change {
@@ -161,6 +162,29 @@ func TestKernelAgentSynthesisesWebGPUVariants(t *testing.T) {
 		t.Log("the state is back to the hash before tuning")
 	}
 	require.NoError(t, step.run(), "the workload runs after the rollback")
+}
+
+// slowMatmulBaseline keeps the scalar regblock kernel (5-10x slower than
+// the vec4 ones on lavapipe) for the step's 4-row product, in this process
+// and the test's disk cache (a trial's setting would not outlive the
+// agent's own trials). On a software driver the synthesised 4-row tiles'
+// edge over the tuner's own vec4 pick is a few percent and swings with the
+// machine's load, so an A/B test against it could keep nothing and leave the
+// mechanics this test checks (keeping, the disk cache, a new process,
+// rollback) unchecked; against the scalar kernel a good tile wins on any
+// machine, and the A/B test still has to find that out.
+func slowMatmulBaseline(t *testing.T, dev *webgpu.Backend, step *decodeStep) {
+	t.Helper()
+	dev.ResetKernelUses()
+	require.NoError(t, step.run())
+	var set int
+	for _, u := range dev.KernelUses() {
+		if u.Kind == "matmul" && webgpu.Synthesisable(u.Key) {
+			require.NoError(t, dev.PersistTuning(u.Key, "regblock", "test", "a slow baseline for the A/B test", nil))
+			set++
+		}
+	}
+	require.Positive(t, set, "the decode step's product is a synthesisable matmul: %v", dev.KernelUses())
 }
 
 // webgpuWinnerChild is the new process of the test above (TestMain runs
