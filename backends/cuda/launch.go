@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
+
+	"github.com/webtensor/webtensor/backends/lower"
 )
 
 // kfunc is a compiled kernel.
 type kfunc struct {
 	key string
 	h   kernelHandle
+	src string // the source, kept only while verifyKernelKeys is on
 }
 
 // kernelFor returns the compiled kernel for key, rendering and compiling
@@ -24,6 +28,11 @@ func (b *Backend) kernelFor(key string, render func() (string, error)) (*kfunc, 
 	k := b.kernels[key]
 	b.kmu.Unlock()
 	if k != nil {
+		if verifyKernelKeys.Load() && k.src != "" { // "": compiled before verifying began
+			if err := lower.SameSource("cuda", key, k.src, render); err != nil {
+				return nil, err
+			}
+		}
 		return k, nil
 	}
 	body, err := render()
@@ -40,9 +49,21 @@ func (b *Backend) kernelFor(key string, render func() (string, error)) (*kfunc, 
 		return k, nil
 	}
 	k = &kfunc{key: key, h: h}
+	if verifyKernelKeys.Load() {
+		k.src = body
+	}
 	b.kernels[key] = k
 	return k, nil
 }
+
+// verifyKernelKeys makes every kernel cache hit render the kernel again
+// and fail when the source differs (lower.SameSource).
+var verifyKernelKeys atomic.Bool
+
+// VerifyKernelKeys is for test suites (the emulator's and the GPU's turn it
+// on): from now on every kernel cache hit renders the kernel's source again
+// and fails the call, naming the key, when it differs from the cached one.
+func VerifyKernelKeys() { verifyKernelKeys.Store(true) }
 
 // kernelName is a readable file name for a key in compiler messages.
 func kernelName(key string) string {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/webtensor/webtensor/backends/cuda"
 )
 
 // TestMain keeps compiled kernels (NVRTC's CUBINs, the emulator's shared
@@ -18,5 +20,8 @@ func TestMain(m *testing.M) {
 			os.Setenv("WEBTENSOR_CACHE_DIR", dir)
 		}
 	}
+	// Every kernel cache hit, on the emulator and a GPU, checks that its
+	// key names one source.
+	cuda.VerifyKernelKeys()
 	os.Exit(m.Run())
 }

@@ -112,15 +112,6 @@ var verifyKernelKeys atomic.Bool
 // render per lookup, and keeps each new kernel's source.
 func VerifyKernelKeys() { verifyKernelKeys.Store(true) }
 
-// sameSource fails when render makes another source than src for key.
-func sameSource(key, src string, render func() (string, error)) error {
-	again, err := render()
-	if err != nil || again == src {
-		return err
-	}
-	return fmt.Errorf("webgpu: kernel key %q names two sources: the key misses something the WGSL depends on (a bug: two calls would share one kernel)", key)
-}
-
 // batch is the command buffer being recorded.
 type batch struct {
 	enc     *wgpu.CommandEncoder
@@ -159,7 +150,7 @@ func (b *Backend) pipeline(key string, nIn, nOut, uniformAt int, persist bool, r
 	if p != nil {
 		b.kernelHits.Add(1)
 		if verifyKernelKeys.Load() && p.src != "" { // "": compiled before verifying began
-			if err := sameSource(key, p.src, render); err != nil {
+			if err := lower.SameSource("webgpu", key, p.src, render); err != nil {
 				return nil, err
 			}
 		}
@@ -173,7 +164,7 @@ func (b *Backend) pipeline(key string, nIn, nOut, uniformAt int, persist bool, r
 			return nil, err
 		}
 	} else if verifyKernelKeys.Load() {
-		if err := sameSource(key, src, render); err != nil {
+		if err := lower.SameSource("webgpu", key, src, render); err != nil {
 			return nil, err
 		}
 	}
