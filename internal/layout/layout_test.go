@@ -167,7 +167,7 @@ func TestFilesAreNamedForCategories(t *testing.T) {
 
 // wgslShared are the WGSL templates that serve kernels of many categories
 // (wgsl/doc.go says what each is).
-var wgslShared = map[string]bool{"body": true, "common": true, "map": true, "map_multi": true, "probe": true}
+var wgslShared = map[string]bool{"body": true, "common": true, "map": true, "map_multi": true, "probe": true, "rows": true}
 
 func TestWGSLFilesAreNamedForCategories(t *testing.T) {
 	cats := categories(t)
