@@ -3,8 +3,6 @@ package backendtest
 import (
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/webtensor/webtensor/conformance"
 	"github.com/webtensor/webtensor/core"
 )
@@ -17,33 +15,22 @@ import (
 // alone would give the wide call the narrow call's rounding (as the GPU
 // bodies' did) - an error the samples' own order (wide first) never shows.
 func RunNarrowFirst(t *testing.T, dev core.Device) {
-	dir := conformance.VectorsDir()
-	for _, def := range conformance.OpsWithSamples() {
-		t.Run(def.Name, func(t *testing.T) {
-			v, err := conformance.LoadVectors(dir, def.Name)
-			require.NoError(t, err, "reference vectors for %s (run `make vectors`)", def.Name)
-			done := map[core.DType]bool{}
-			for _, c := range v.Cases {
-				wide := sharedInputDType(c, v)
-				if narrower[wide] == nil || done[wide] {
-					continue
-				}
-				done[wide] = true
-				var s core.Sample
-				for _, x := range def.Samples {
-					if x.Name == c.Name {
-						s = x
-					}
-				}
-				t.Run(c.Name, func(t *testing.T) {
-					for _, d := range narrower[wide] {
-						narrowCall(t, dev, def, s, c, v, d)
-					}
-					checkCase(t, dev, def, s, c, v)
-				})
+	eachOpVectors(t, false, func(t *testing.T, def *core.OpDef, v *conformance.Vectors, samples map[string]core.Sample) {
+		done := map[core.DType]bool{}
+		for _, c := range v.Cases {
+			wide := sharedInputDType(c, v)
+			if narrower[wide] == nil || done[wide] {
+				continue
 			}
-		})
-	}
+			done[wide] = true
+			t.Run(c.Name, func(t *testing.T) {
+				for _, d := range narrower[wide] {
+					narrowCall(t, dev, def, samples[c.Name], c, v, d)
+				}
+				checkCase(t, dev, def, samples[c.Name], c, v)
+			})
+		}
+	})
 }
 
 // narrower are the dtypes WebGPU holds in the same 32-bit words as each

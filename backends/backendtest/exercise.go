@@ -18,22 +18,12 @@ import (
 // empty index range): valueErr says which errors are of that kind and are
 // skipped rather than failed.
 func RunExercise(t *testing.T, dev core.Device, valueErr func(error) bool) {
-	dir := conformance.VectorsDir()
-	for _, def := range conformance.OpsWithSamples() {
-		t.Run(def.Name, func(t *testing.T) {
-			// Ops compile their kernels in parallel (NVRTC is thread-safe).
-			t.Parallel()
-			v, err := conformance.LoadVectors(dir, def.Name)
-			require.NoError(t, err, "reference vectors for %s (run `make vectors`)", def.Name)
-			byName := map[string]core.Sample{}
-			for _, s := range def.Samples {
-				byName[s.Name] = s
-			}
-			for _, c := range v.Cases {
-				t.Run(c.Name, func(t *testing.T) { exerciseCase(t, dev, def, byName[c.Name], c, v, valueErr) })
-			}
-		})
-	}
+	// Ops compile their kernels in parallel (NVRTC is thread-safe).
+	eachOpVectors(t, true, func(t *testing.T, def *core.OpDef, v *conformance.Vectors, samples map[string]core.Sample) {
+		for _, c := range v.Cases {
+			t.Run(c.Name, func(t *testing.T) { exerciseCase(t, dev, def, samples[c.Name], c, v, valueErr) })
+		}
+	})
 }
 
 func exerciseCase(t *testing.T, dev core.Device, def *core.OpDef, s core.Sample, c conformance.CaseSpec, v *conformance.Vectors, valueErr func(error) bool) {

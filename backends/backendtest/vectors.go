@@ -17,19 +17,31 @@ import (
 // cases, the gradients of sum(out*upstream). A missing or stale vector file
 // fails the op.
 func RunVectors(t *testing.T, dev core.Device) {
+	eachOpVectors(t, false, func(t *testing.T, def *core.OpDef, v *conformance.Vectors, samples map[string]core.Sample) {
+		require.Equal(t, conformance.Key(def), v.Key, "vectors of %s are stale: its samples changed; run `make vectors`", def.Name)
+		for _, c := range v.Cases {
+			t.Run(c.Name, func(t *testing.T) { checkCase(t, dev, def, samples[c.Name], c, v) })
+		}
+	})
+}
+
+// eachOpVectors runs f, in a subtest named for the op (parallel ones
+// where parallel), for every op that has samples, with its reference
+// vector file and its samples by name.
+func eachOpVectors(t *testing.T, parallel bool, f func(t *testing.T, def *core.OpDef, v *conformance.Vectors, samples map[string]core.Sample)) {
 	dir := conformance.VectorsDir()
 	for _, def := range conformance.OpsWithSamples() {
 		t.Run(def.Name, func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
 			v, err := conformance.LoadVectors(dir, def.Name)
 			require.NoError(t, err, "reference vectors for %s (run `make vectors`)", def.Name)
-			require.Equal(t, conformance.Key(def), v.Key, "vectors of %s are stale: its samples changed; run `make vectors`", def.Name)
-			byName := map[string]core.Sample{}
+			samples := map[string]core.Sample{}
 			for _, s := range def.Samples {
-				byName[s.Name] = s
+				samples[s.Name] = s
 			}
-			for _, c := range v.Cases {
-				t.Run(c.Name, func(t *testing.T) { checkCase(t, dev, def, byName[c.Name], c, v) })
-			}
+			f(t, def, v, samples)
 		})
 	}
 }
