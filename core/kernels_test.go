@@ -84,6 +84,7 @@ func TestPointwiseAndComposeChecks(t *testing.T) {
 	expr := func(a []string, _ string, _ core.Attrs, _ core.ScalarSlots) string { return a[0] }
 	body := func(core.BodyTypes, core.Attrs, core.BodySlots) string { return "return x0(i);" }
 	one := []core.InputSpec{{Name: "x"}}
+	rows := func([]core.Shape, core.Shape, core.Attrs) int { return 1 }
 	cases := []struct {
 		def  *core.OpDef
 		want string
@@ -113,12 +114,22 @@ func TestPointwiseAndComposeChecks(t *testing.T) {
 		{&core.OpDef{Name: "body_variadic", Doc: "d", Inputs: []core.InputSpec{{Name: "xs", Variadic: true}}, Infer: infer,
 			GPUBody: &core.ElementBody{Body: body}},
 			"register body_variadic: a GPUBody op cannot take a variadic or optional input (xs): each input is bound by position (a row body may take an optional one)"},
+		{&core.OpDef{Name: "body_optional", Doc: "d", Inputs: []core.InputSpec{{Name: "x"}, {Name: "w", Optional: true}}, Infer: infer,
+			GPUBody: &core.ElementBody{Body: body}},
+			"register body_optional: a GPUBody op cannot take a variadic or optional input (w): each input is bound by position (a row body may take an optional one)"},
+		{&core.OpDef{Name: "rows_variadic", Doc: "d", Inputs: []core.InputSpec{{Name: "xs", Variadic: true}}, Infer: infer,
+			GPUBody: &core.ElementBody{Body: body, Rows: rows}},
+			"register rows_variadic: a GPUBody op cannot take a variadic or optional input (xs): each input is bound by position (a row body may take an optional one)"},
 	}
 	for _, c := range cases {
 		assert.EqualError(t, core.Register(c.def), c.want)
 		_, registered := core.LookupOp(c.def.Name)
 		assert.False(t, registered, c.def.Name)
 	}
+	// A row body may take an optional input: its kernel sees which came.
+	require.NoError(t, core.Register(&core.OpDef{Name: "_test_rows_optional", Doc: "d", Internal: true,
+		Inputs: []core.InputSpec{{Name: "x"}, {Name: "w", Optional: true}}, Infer: infer,
+		GPUBody: &core.ElementBody{Body: body, Rows: rows}}))
 }
 
 // A Compose op checks its inputs under its own name, then runs its parts;
