@@ -571,61 +571,26 @@ func batchNormBackwardKernel(k *core.KernelCall) error {
 }
 
 // normalizeKernel divides each vector along axis by max(its p-norm, eps),
-// the norm taken in float64 as the norm op's kernel takes it.
+// the norms taken as the norm op's kernel takes them (vectorNorms).
 func normalizeKernel(k *core.KernelCall) error {
 	x, out := k.Inputs[0], k.Outputs[0]
 	axis, err := oprules.NormAxis(k.Attrs.Int("axis"), x.Rank())
 	if err != nil {
 		return err
 	}
-	p, eps := k.Attrs.Float("p"), k.Attrs.Float("eps")
+	norms := vectorNorms(x, []int{axis}, k.Attrs.Float("p"))
+	eps := k.Attrs.Float("eps")
+	for i, n := range norms {
+		if !math.IsNaN(n) {
+			norms[i] = math.Max(n, eps)
+		}
+	}
 	v := readF64(x)
-	outer, n, inner := axisSplit(x.Shape(), axis)
-	eachAxisLine(outer, n, inner, func(at func(j int) int) {
-		norm := vectorNormOf(n, func(j int) float64 { return v[at(j)] }, p)
-		if !math.IsNaN(norm) {
-			norm = math.Max(norm, eps)
-		}
-		for j := 0; j < n; j++ {
-			v[at(j)] /= norm
-		}
-	})
+	_, n, inner := axisSplit(x.Shape(), axis)
+	for i := range v {
+		// element i's vector is its position less the axis: (outer, inner).
+		v[i] /= norms[i/(n*inner)*inner+i%inner]
+	}
 	writeF64(out, v)
 	return nil
-}
-
-// vectorNormOf is the p-norm of the n values at(j): the count of non-zeros
-// (p 0), the largest or smallest |x| (inf, -inf), or (sum |x|^p)^(1/p);
-// NaN where a value is NaN.
-func vectorNormOf(n int, at func(j int) float64, p float64) float64 {
-	acc := 0.0
-	if math.IsInf(p, -1) {
-		acc = math.Inf(1)
-	}
-	for j := 0; j < n; j++ {
-		a := math.Abs(at(j))
-		switch {
-		case math.IsNaN(a):
-			return a
-		case math.IsInf(p, 1):
-			acc = math.Max(acc, a)
-		case math.IsInf(p, -1):
-			acc = math.Min(acc, a)
-		case p == 0:
-			if a != 0 {
-				acc++
-			}
-		case p == 2:
-			acc += a * a
-		default:
-			acc += math.Pow(a, p)
-		}
-	}
-	switch {
-	case p == 2:
-		return math.Sqrt(acc)
-	case p != 0 && p != 1 && !math.IsInf(p, 0):
-		return math.Pow(acc, 1/p)
-	}
-	return acc
 }

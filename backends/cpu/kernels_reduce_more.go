@@ -195,9 +195,16 @@ func logsumexpKernel(k *core.KernelCall) error {
 }
 
 func vectorNormKernel(k *core.KernelCall) error {
-	in, out := k.Inputs[0], k.Outputs[0]
-	axes := oprules.ReducedAxes(in.Rank(), k.Attrs)
-	ord := k.Attrs.Float("ord")
+	in := k.Inputs[0]
+	writeF64(k.Outputs[0], vectorNorms(in, oprules.ReducedAxes(in.Rank(), k.Attrs), k.Attrs.Float("ord")))
+	return nil
+}
+
+// vectorNorms are the ord-norms of in over axes, one per element of the
+// reduced shape: the count of non-zeros (0), the largest or smallest |x|
+// (inf, -inf), or (sum |x|^ord)^(1/ord); NaN where a value is NaN. The norm
+// op writes them; normalize divides by them.
+func vectorNorms(in *core.Tensor, axes []int, ord float64) []float64 {
 	var acc []float64
 	switch {
 	case math.IsInf(ord, 0):
@@ -217,8 +224,7 @@ func vectorNormKernel(k *core.KernelCall) error {
 			acc[o] = math.Pow(acc[o], 1/ord)
 		}
 	}
-	writeF64(out, acc)
-	return nil
+	return acc
 }
 
 // cumulativeKernel runs a running sum or product along the axis, in int64 for
