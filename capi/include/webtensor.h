@@ -90,6 +90,8 @@ typedef int64_t wt_graph;
  * handles, never reused, like tensors'. */
 typedef int64_t wt_optimizer;
 typedef int64_t wt_state;
+/* A domain method's result held for reading (see wt_call); never reused. */
+typedef int64_t wt_call_result;
 /* An imported ONNX model (see wt_onnx_load) and the outputs of one run of
  * it held for reading (see wt_onnx_run_values); handles are never reused. */
 typedef int64_t wt_onnx;

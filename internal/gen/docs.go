@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/webtensor/webtensor/abi"
 	"github.com/webtensor/webtensor/conformance"
 	"github.com/webtensor/webtensor/core/config"
 )
@@ -17,6 +18,12 @@ func opsReference(r *registry) ([]file, error) {
 // configReference writes docs/config.md, every WEBTENSOR_* variable.
 func configReference(*registry) ([]file, error) {
 	return []file{{"docs/config.md", []byte(markdownHeader + config.Markdown())}}, nil
+}
+
+// callsReference writes docs/calls.md, every wt_call target with its
+// arguments as the methods read them.
+func callsReference(*registry) ([]file, error) {
+	return []file{{"docs/calls.md", []byte(markdownHeader + abi.CallsMarkdown())}}, nil
 }
 
 // conformanceIndex writes conformance/vectors/index.json, the ops and

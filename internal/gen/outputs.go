@@ -43,6 +43,7 @@ var outputs = []output{
 	{"Go methods", []string{"core/methods_gen.go"}, goMethods},
 	{"op reference", []string{"docs/ops.md"}, opsReference},
 	{"configuration reference", []string{"docs/config.md"}, configReference},
+	{"call reference", []string{"docs/calls.md"}, callsReference},
 	{"conformance index", []string{"conformance/vectors/index.json"}, conformanceIndex},
 	{"Python ops", []string{"sdk/python/webtensor/_ops/*.py", "sdk/python/webtensor/_ops/*.pyi"}, pyOps},
 	{"JavaScript ops", []string{"sdk/js/src/ops.gen.ts", "sdk/js/src/ops/*.ts"}, tsOps},

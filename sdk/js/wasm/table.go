@@ -160,6 +160,10 @@ var calls = map[string]call{
 	"wt_clip_text_features":        clipTextFeatures,
 	"wt_clip_image_features":       clipImageFeatures,
 
+	// the domain libraries' methods by name (call.go)
+	"wt_call":             callMethod,
+	"wt_call_result_json": ofHandle(abi.CallResultJSON),
+	"wt_call_result_free": onHandle(abi.CallResultFree),
 	// the video front end (the TimeSformer models need folders: omitted)
 	"wt_image_processor_preprocess_video": imageProcessorPreprocessVideo,
 	"wt_video_sample_frame_indices":       videoSampleFrameIndices,
@@ -202,7 +206,7 @@ var asyncTwins = []string{"wt_tensor_to_host", "wt_tensor_to_device", "wt_op", "
 	"wt_dataset_get", "wt_loader_next", "wt_diffusion_load_zip", "wt_diffusion_quantize_int8", "wt_diffusion_generate",
 	"wt_diffusion_generate_classes", "wt_diffusion_generate_text", "wt_diffusion_encode_text",
 	"wt_sentence_encoder_load_zip", "wt_sentence_encoder_encode", "wt_clip_load_zip", "wt_clip_zero_shot",
-	"wt_clip_text_features", "wt_clip_image_features"}
+	"wt_clip_text_features", "wt_clip_image_features", "wt_call"}
 
 // browserOnly are the calls the header has no counterpart of, all async.
 var browserOnly = map[string]call{

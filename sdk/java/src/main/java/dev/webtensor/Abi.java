@@ -139,6 +139,9 @@ final class Abi {
     static final MethodHandle STATE_LOAD = Native.fn("wt_state_load", I, A, A, I, A);
     static final MethodHandle STATE_FROM_BYTES = Native.fn("wt_state_from_bytes", I, A, L, A, A, A);
     static final MethodHandle STATE_ASSIGN = Native.fn("wt_state_assign", I, L, L, I, A);
+    static final MethodHandle CALL = Native.fn("wt_call", I, A, L, A, A, L, A);
+    static final MethodHandle CALL_RESULT_JSON = Native.fn("wt_call_result_json", I, L, A, L, A);
+    static final MethodHandle CALL_RESULT_FREE = Native.fn("wt_call_result_free", I, L);
     static final MethodHandle ONNX_LOAD = Native.fn("wt_onnx_load", I, A, A, A);
     static final MethodHandle ONNX_LOAD_BYTES = Native.fn("wt_onnx_load_bytes", I, A, L, A, A);
     static final MethodHandle ONNX_FREE = Native.fn("wt_onnx_free", I, L);

@@ -1,0 +1,400 @@
+package abi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// One entry point for the domain libraries' methods (wt_call): a target
+// names the method ("sentence_encoder.encode", "video.uniform_frame_indices"),
+// self is the object's handle (0 for a constructor or a plain function),
+// the arguments come as one JSON object by name, and the result goes back
+// as JSON (tensors and objects as their handles). A method is registered
+// once, here in Go, and every SDK reaches it through the same three C
+// functions, the browser bridge through one: nothing per method is written
+// in capi, the bridge, the header or an SDK's binding. The SDK classes stay
+// their languages' idioms and hold one call per method.
+
+// CallFunc is one method: it reads its arguments from c and returns the
+// work, which runs only when every argument was right (so a wrong option
+// never starts a model) and returns what becomes the result's JSON.
+type CallFunc func(c *CallArgs) func() (any, error)
+
+var callTable = map[string]CallFunc{}
+
+// registerCalls adds a domain's methods; a target registered twice is a
+// bug caught at start-up.
+func registerCalls(m map[string]CallFunc) {
+	for k, f := range m {
+		if _, dup := callTable[k]; dup {
+			panic("abi: call target " + k + " registered twice")
+		}
+		callTable[k] = f
+	}
+}
+
+// CallTargets lists every registered target, sorted (for `doctor`, docs
+// and tests).
+func CallTargets() []string {
+	out := make([]string, 0, len(callTable))
+	for k := range callTable {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// maxCallArgs bounds the JSON a call reads: arguments are names, texts and
+// numbers (tensors and bytes travel apart), so a larger one is a caller's
+// mistake rather than a model.
+const maxCallArgs = 64 << 20
+
+// Call is wt_call: it runs target on self with argsJSON (a JSON object, ""
+// for none) and data (bytes a loader reads, nil for none) and returns the
+// result as JSON.
+func Call(target string, self int64, argsJSON string, data []byte) (string, error) {
+	f, ok := callTable[target]
+	if !ok {
+		return "", Invalidf("wt_call: unknown target %q%s", target, nearTargets(target))
+	}
+	c, err := parseCallArgs(target, self, argsJSON, data)
+	if err != nil {
+		return "", err
+	}
+	run := f(c)
+	if err := c.unused(); err != nil { // first: a misspelt argument is why a required one is missing
+		return "", err
+	}
+	if c.err != nil {
+		return "", c.err
+	}
+	v, err := run()
+	if err != nil {
+		return "", err
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return "", Errorf(StatusInternal, "%s: result %T is not JSON: %v", target, v, err)
+	}
+	return string(out), nil
+}
+
+// nearTargets suggests the targets of the same kind as a misspelt one.
+func nearTargets(target string) string {
+	kind, _, _ := strings.Cut(target, ".")
+	var same []string
+	for _, k := range CallTargets() {
+		if strings.HasPrefix(k, kind+".") {
+			same = append(same, k)
+		}
+	}
+	if len(same) == 0 {
+		return " (no target has the kind " + fmt.Sprintf("%q", kind) + ")"
+	}
+	return " (" + kind + " has " + strings.Join(same, ", ") + ")"
+}
+
+// CallArgs reads one call's arguments by name. The first wrong argument is
+// kept and reported by Call, naming the target and the argument, so a
+// method reads all it needs and checks nothing itself; an argument the
+// method never read is reported too (a misspelt option is an error, not a
+// no-op).
+type CallArgs struct {
+	Target string
+	Self   int64
+	Data   []byte
+	raw    map[string]json.RawMessage
+	read   map[string]bool
+	err    error
+	spec   *CallSpec // describing: the arguments are recorded, not read (describe.go)
+	given  bool      // describing: what Has answers
+}
+
+func parseCallArgs(target string, self int64, argsJSON string, data []byte) (*CallArgs, error) {
+	c := &CallArgs{Target: target, Self: self, Data: data, raw: map[string]json.RawMessage{}, read: map[string]bool{}}
+	if len(argsJSON) > maxCallArgs {
+		return nil, Invalidf("%s: arguments are %d bytes of JSON, more than %d", target, len(argsJSON), maxCallArgs)
+	}
+	if strings.TrimSpace(argsJSON) == "" {
+		return c, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(argsJSON))
+	dec.UseNumber()
+	var m map[string]json.RawMessage
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, Invalidf("%s: arguments must be a JSON object, got %.80q (%v)", target, argsJSON, err)
+	}
+	for k, v := range m {
+		if !bytes.Equal(bytes.TrimSpace(v), []byte("null")) { // null means "the default", as omitting it does
+			c.raw[k] = v
+		}
+	}
+	return c, nil
+}
+
+func (c *CallArgs) fail(name, format string, args ...any) {
+	if c.err == nil {
+		c.err = Invalidf("%s: %s %s", c.Target, name, fmt.Sprintf(format, args...))
+	}
+}
+
+// get decodes argument name into v; it reports whether the caller gave it.
+func (c *CallArgs) get(name string, v any, want string) bool {
+	c.read[name] = true
+	raw, ok := c.raw[name]
+	if !ok {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		c.fail(name, "must be %s, got %.60s", want, raw)
+		return false
+	}
+	return true
+}
+
+func (c *CallArgs) missing(name string, ok bool) {
+	if !ok && c.err == nil {
+		if _, given := c.raw[name]; !given {
+			c.fail(name, "is required")
+		}
+	}
+}
+
+// Has reports whether the caller gave argument name (not null).
+func (c *CallArgs) Has(name string) bool {
+	if c.spec != nil {
+		return c.given
+	}
+	_, ok := c.raw[name]
+	return ok
+}
+
+// Str is a string argument, def when absent.
+func (c *CallArgs) Str(name, def string) string {
+	c.note(name, "string", def, false)
+	v := def
+	c.get(name, &v, "a string")
+	return v
+}
+
+// NeedStr is a required string argument.
+func (c *CallArgs) NeedStr(name string) string {
+	c.note(name, "string", nil, true)
+	var v string
+	c.missing(name, c.get(name, &v, "a string"))
+	return v
+}
+
+// Path is a required file or folder path. The browser build has no file
+// system, so there a path is refused by name, pointing at the load from
+// bytes, rather than failing in os.Open.
+func (c *CallArgs) Path(name string) string {
+	p := c.NeedStr(name)
+	c.note(name, "path", nil, true)
+	if p != "" && runtime.GOOS == "js" && c.err == nil {
+		c.err = Errorf(StatusUnsupported, "%s: a page has no file system to read %s %q from; "+
+			"load the file's bytes (or a zip archive of the folder) instead", c.Target, name, p)
+	}
+	return p
+}
+
+// Strings is a required list of strings; one string counts as a list of one
+// (every SDK's texts argument takes either).
+func (c *CallArgs) Strings(name string) []string {
+	c.note(name, "string or list of strings", nil, true)
+	var one string
+	if raw, ok := c.raw[name]; ok && len(bytes.TrimSpace(raw)) > 0 && bytes.TrimSpace(raw)[0] == '"' {
+		c.get(name, &one, "a string")
+		return []string{one}
+	}
+	var v []string
+	c.missing(name, c.get(name, &v, "a list of strings"))
+	if v == nil && c.err == nil {
+		v = []string{}
+	}
+	return v
+}
+
+// Int is an integer argument, def when absent; a number with a fraction or
+// past int64 is refused rather than rounded.
+func (c *CallArgs) Int(name string, def int64) int64 {
+	c.note(name, "integer", def, false)
+	var n json.Number
+	if !c.get(name, &n, "an integer") {
+		return def
+	}
+	v, err := n.Int64()
+	if err != nil {
+		c.fail(name, "must be an integer, got %s", n)
+		return def
+	}
+	return v
+}
+
+// IntIn is Int bounded to [lo, hi] (sizes, counts, seeds of a width).
+func (c *CallArgs) IntIn(name string, def, lo, hi int64) int64 {
+	v := c.Int(name, def)
+	c.note(name, fmt.Sprintf("integer in [%d, %d]", lo, hi), def, false)
+	if v < lo || v > hi {
+		c.fail(name, "is %d, outside [%d, %d]", v, lo, hi)
+	}
+	return v
+}
+
+// NeedIntIn is a required integer in [lo, hi].
+func (c *CallArgs) NeedIntIn(name string, lo, hi int64) int64 {
+	_, given := c.raw[name]
+	v := c.IntIn(name, 0, lo, hi)
+	c.note(name, fmt.Sprintf("integer in [%d, %d]", lo, hi), nil, true)
+	c.missing(name, given)
+	return v
+}
+
+// Object is a required handle of another object (a whisper model for its
+// stream); kind names it.
+func (c *CallArgs) Object(name, kind string) int64 {
+	c.note(name, kind+" handle", nil, true)
+	var v int64
+	c.missing(name, c.get(name, &v, "a "+kind+" handle"))
+	return v
+}
+
+// Float is a number argument, def when absent (JSON has no NaN or
+// infinity: the SDKs send those as the strings "nan", "inf", "-inf").
+func (c *CallArgs) Float(name string, def float64) float64 {
+	c.note(name, "number", def, false)
+	c.read[name] = true
+	raw, ok := c.raw[name]
+	if !ok {
+		return def
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch strings.ToLower(s) {
+		case "nan":
+			return math.NaN()
+		case "inf", "infinity", "+inf":
+			return math.Inf(1)
+		case "-inf", "-infinity":
+			return math.Inf(-1)
+		}
+		c.fail(name, "must be a number, got %q", s)
+		return def
+	}
+	var v float64
+	c.get(name, &v, "a number")
+	return v
+}
+
+// Bool is a boolean argument, def when absent.
+func (c *CallArgs) Bool(name string, def bool) bool {
+	c.note(name, "bool", def, false)
+	v := def
+	c.get(name, &v, "true or false")
+	return v
+}
+
+// Ints is a required list of integers.
+func (c *CallArgs) Ints(name string) []int64 {
+	c.note(name, "list of integers", nil, true)
+	var v []int64
+	c.missing(name, c.get(name, &v, "a list of integers"))
+	return v
+}
+
+// Tensor is a required tensor argument: its handle.
+func (c *CallArgs) Tensor(name string) int64 {
+	c.note(name, "tensor", nil, true)
+	var v int64
+	c.missing(name, c.get(name, &v, "a tensor handle"))
+	return v
+}
+
+// OptTensor is an optional tensor argument: its handle, 0 when absent.
+func (c *CallArgs) OptTensor(name string) int64 {
+	c.note(name, "tensor", nil, false)
+	var v int64
+	c.get(name, &v, "a tensor handle")
+	return v
+}
+
+// Tensors is a required list of tensors: their handles (one handle counts
+// as a list of one).
+func (c *CallArgs) Tensors(name string) []int64 {
+	c.note(name, "tensor or list of tensors", nil, true)
+	var one int64
+	if raw, ok := c.raw[name]; ok && !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+		c.get(name, &one, "a tensor handle or a list of them")
+		return []int64{one}
+	}
+	var v []int64
+	c.missing(name, c.get(name, &v, "a list of tensor handles"))
+	return v
+}
+
+// Bytes is the call's data, required: the loaders from bytes read it.
+func (c *CallArgs) Bytes(what string) []byte {
+	if c.spec != nil {
+		c.spec.Data = what
+		return nil
+	}
+	if c.Data == nil && c.err == nil {
+		c.err = Invalidf("%s: needs %s as the call's data, got none", c.Target, what)
+	}
+	return c.Data
+}
+
+// unused reports the arguments no body read: misspelt or of another method.
+func (c *CallArgs) unused() error {
+	var extra []string
+	for k := range c.raw {
+		if !c.read[k] {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) == 0 {
+		return nil
+	}
+	sort.Strings(extra)
+	known := make([]string, 0, len(c.read))
+	for k := range c.read {
+		known = append(known, k)
+	}
+	slices.Sort(known)
+	return Invalidf("%s: unknown argument %s (it takes %s)", c.Target, strings.Join(extra, ", "), orNone(known))
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// callResults hold wt_call's results until the caller reads them: a call
+// (a model's generate) cannot be run again to fill a larger buffer.
+var callResults = newObjects[string]("call result")
+
+// CallToResult is wt_call as the C ABI has it: the result kept behind a
+// handle for CallResultJSON.
+func CallToResult(target string, self int64, argsJSON string, data []byte) (int64, error) {
+	s, err := Call(target, self, argsJSON, data)
+	if err != nil {
+		return 0, err
+	}
+	return callResults.add(s), nil
+}
+
+// CallResultJSON is wt_call_result_json: a result's JSON.
+func CallResultJSON(h int64) (string, error) { return callResults.get(h) }
+
+// CallResultFree is wt_call_result_free.
+func CallResultFree(h int64) error { return callResults.free(h) }

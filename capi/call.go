@@ -1,0 +1,49 @@
+package main
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/include -DWT_NO_PROTOTYPES
+#include "webtensor.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/webtensor/webtensor/abi"
+)
+
+// The domain libraries' methods by name (abi/call.go): one export for all
+// of them, the result read back through a handle.
+
+//export wt_call
+func wt_call(target *C.char, self C.int64_t, argsJSON *C.char, data unsafe.Pointer, nbytes C.size_t,
+	out *C.wt_call_result) (status C.int32_t) {
+	defer guard(&status)
+	if out == nil {
+		return invalid("wt_call: out is NULL")
+	}
+	t, ok := goString(target)
+	if !ok || t == "" {
+		return invalid("wt_call: target is NULL or empty")
+	}
+	args, _ := goString(argsJSON)
+	raw, err := callerBytes("wt_call", data, nbytes)
+	if err != nil {
+		return fail(err)
+	}
+	h, err := abi.CallToResult(t, int64(self), args, raw)
+	return setObject(h, err, out)
+}
+
+//export wt_call_result_json
+func wt_call_result_json(result C.wt_call_result, buf *C.char, capacity C.size_t, needed *C.size_t) (status C.int32_t) {
+	defer guard(&status)
+	s, err := abi.CallResultJSON(int64(result))
+	return writeResult(s, err, buf, capacity, needed)
+}
+
+//export wt_call_result_free
+func wt_call_result_free(result C.wt_call_result) (status C.int32_t) {
+	defer guard(&status)
+	return done(abi.CallResultFree(int64(result)))
+}
