@@ -55,10 +55,19 @@ func CallTargets() []string {
 // mistake rather than a model.
 const maxCallArgs = 64 << 20
 
+// CallContext is what a call's caller brings besides its arguments: its
+// grad mode (each binding keeps its own: a C thread's, the page's) and,
+// where it can take them, progress reports of long work (the browser's
+// onStep; nil elsewhere).
+type CallContext struct {
+	NoGrad   bool
+	Progress func(step, steps int) error
+}
+
 // Call is wt_call: it runs target on self with argsJSON (a JSON object, ""
 // for none) and data (bytes a loader reads, nil for none) and returns the
 // result as JSON.
-func Call(target string, self int64, argsJSON string, data []byte) (string, error) {
+func Call(target string, self int64, argsJSON string, data []byte, ctx CallContext) (string, error) {
 	f, ok := callTable[target]
 	if !ok {
 		return "", Invalidf("wt_call: unknown target %q%s", target, nearTargets(target))
@@ -67,6 +76,7 @@ func Call(target string, self int64, argsJSON string, data []byte) (string, erro
 	if err != nil {
 		return "", err
 	}
+	c.Ctx = ctx
 	run := f(c)
 	if err := c.unused(); err != nil { // first: a misspelt argument is why a required one is missing
 		return "", err
@@ -109,6 +119,7 @@ type CallArgs struct {
 	Target string
 	Self   int64
 	Data   []byte
+	Ctx    CallContext
 	raw    map[string]json.RawMessage
 	read   map[string]bool
 	err    error
@@ -340,6 +351,17 @@ func (c *CallArgs) Tensors(name string) []int64 {
 	return v
 }
 
+// JSON is an argument passed on as the JSON text a function parses itself
+// (an agent's options); "" when absent.
+func (c *CallArgs) JSON(name, kind string) string {
+	c.note(name, kind, nil, false)
+	var v json.RawMessage
+	if !c.get(name, &v, "JSON") {
+		return ""
+	}
+	return string(v)
+}
+
 // Bytes is the call's data, required: the loaders from bytes read it.
 func (c *CallArgs) Bytes(what string) []byte {
 	if c.spec != nil {
@@ -385,8 +407,8 @@ var callResults = newObjects[string]("call result")
 
 // CallToResult is wt_call as the C ABI has it: the result kept behind a
 // handle for CallResultJSON.
-func CallToResult(target string, self int64, argsJSON string, data []byte) (int64, error) {
-	s, err := Call(target, self, argsJSON, data)
+func CallToResult(target string, self int64, argsJSON string, data []byte, ctx CallContext) (int64, error) {
+	s, err := Call(target, self, argsJSON, data, ctx)
 	if err != nil {
 		return 0, err
 	}

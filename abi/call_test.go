@@ -23,7 +23,7 @@ func call(t *testing.T, target string, self int64, args any, data []byte, out an
 		require.NoError(t, err)
 		js = string(b)
 	}
-	h, err := CallToResult(target, self, js, data)
+	h, err := CallToResult(target, self, js, data, CallContext{})
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func TestCallArgumentErrors(t *testing.T) {
 		{"whisper_stream.new", `{"model": 1, "tokens_per_second": "fast"}`, `tokens_per_second must be a number, got "fast"`},
 	}
 	for _, c := range cases {
-		_, err := Call(c.target, 0, c.args, nil)
+		_, err := Call(c.target, 0, c.args, nil, CallContext{})
 		require.Error(t, err, "%s %s", c.target, c.args)
 		assert.Equal(t, StatusInvalid, StatusOf(err), "%v", err)
 		assert.Contains(t, err.Error(), c.want, "%s %s", c.target, c.args)
@@ -154,9 +154,9 @@ func TestCallArgumentErrors(t *testing.T) {
 	assert.Equal(t, before, LiveTensors(), "a refused call made tensors")
 
 	// Objects: a freed handle says so; NaN and infinities come as strings.
-	_, err := Call("sentence_encoder.dim", 999999, "", nil)
+	_, err := Call("sentence_encoder.dim", 999999, "", nil, CallContext{})
 	assert.Equal(t, StatusHandle, StatusOf(err), "%v", err)
-	_, err = Call("tokenizer.free", 0, "", nil)
+	_, err = Call("tokenizer.free", 0, "", nil, CallContext{})
 	assert.ErrorContains(t, err, "unknown tokenizer handle 0")
 	_, err = CallResultJSON(123456789)
 	assert.ErrorContains(t, err, "unknown call result handle 123456789")

@@ -31,7 +31,7 @@ func wt_call(target *C.char, self C.int64_t, argsJSON *C.char, data unsafe.Point
 	if err != nil {
 		return fail(err)
 	}
-	h, err := abi.CallToResult(t, int64(self), args, raw)
+	h, err := abi.CallToResult(t, int64(self), args, raw, abi.CallContext{NoGrad: threadNoGrad()})
 	return setObject(h, err, out)
 }
 

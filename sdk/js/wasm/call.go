@@ -4,7 +4,7 @@ package main
 
 import "github.com/webtensor/webtensor/abi"
 
-// wt_call(target, self, argsJSON, data: Uint8Array | null) -> result handle:
+// wt_call(target, self, argsJSON, data: Uint8Array | null, onStep?) -> result handle:
 // the domain libraries' methods by name (abi/call.go), read back with
 // wt_call_result_json as through the C ABI. The models that load from
 // folders say so when asked: a page has no file system.
@@ -23,5 +23,10 @@ func callMethod(a args) (any, error) {
 			return nil, err
 		}
 	}
-	return abi.CallToResult(target, self, argsJSON, data)
+	// onStep (a diffusion pipeline's sampling): the header has no callback.
+	progress, err := a.onStep(4, self)
+	if err != nil {
+		return nil, err
+	}
+	return abi.CallToResult(target, self, argsJSON, data, abi.CallContext{NoGrad: a.noGrad, Progress: progress})
 }
