@@ -62,6 +62,9 @@ const maxCallArgs = 64 << 20
 type CallContext struct {
 	NoGrad   bool
 	Progress func(step, steps int) error
+	// OwnsData: data is the call's own copy (the browser bridge's of the
+	// page's bytes), which a loader may keep instead of copying again.
+	OwnsData bool
 }
 
 // Call is wt_call: it runs target on self with argsJSON (a JSON object, ""

@@ -98,7 +98,7 @@ func CallsMarkdown() string {
 		k, _, _ := strings.Cut(s.Target, ".")
 		if k != kind {
 			kind = k
-			fmt.Fprintf(&b, "\n## %s\n\n| target | arguments |\n|---|---|\n", k)
+			fmt.Fprintf(&b, "\n## %s\n\n%s\n\n| target | arguments |\n|---|---|\n", k, callKinds[k])
 		}
 		var args []string
 		for _, p := range s.Params {

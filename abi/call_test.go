@@ -176,3 +176,10 @@ func TestCallTargetsAreDocumented(t *testing.T) {
 	}
 	assert.ElementsMatch(t, CallTargets(), listed)
 }
+
+func TestCallKindsDocumented(t *testing.T) {
+	for _, target := range CallTargets() {
+		kind, _, _ := strings.Cut(target, ".")
+		assert.NotEmpty(t, callKinds[kind], "kind %s (of %s) has no entry in callKinds", kind, target)
+	}
+}

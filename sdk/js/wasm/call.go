@@ -28,5 +28,5 @@ func callMethod(a args) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return abi.CallToResult(target, self, argsJSON, data, abi.CallContext{NoGrad: a.noGrad, Progress: progress})
+	return abi.CallToResult(target, self, argsJSON, data, abi.CallContext{NoGrad: a.noGrad, Progress: progress, OwnsData: true})
 }

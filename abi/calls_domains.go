@@ -1,0 +1,153 @@
+package abi
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+)
+
+// The diffusion pipelines', the ONNX importer's and the auto-agents'
+// methods as wt_call targets (call.go), each running the function of this
+// package that does the work (diffuse.go, onnx.go, onnx_values.go,
+// auto.go, auto_parallel.go).
+
+func init() {
+	registerCalls(diffusionCalls)
+	registerCalls(onnxCalls)
+	registerCalls(autoCalls)
+}
+
+var diffusionCalls = map[string]CallFunc{
+	"diffusion.load": func(c *CallArgs) func() (any, error) { return loadModel(c, DiffusionLoad, DiffusionLoadZip) },
+	"diffusion.free": freeCall(DiffusionFree),
+	"diffusion.info": func(c *CallArgs) func() (any, error) {
+		return func() (any, error) { return rawJSON(DiffusionInfoJSON(c.Self)) }
+	},
+	"diffusion.quantize_int8": func(c *CallArgs) func() (any, error) {
+		return func() (any, error) { return nil, DiffusionQuantizeInt8(c.Self) }
+	},
+	"diffusion.generate": func(c *CallArgs) func() (any, error) {
+		batch, steps, seed, sched := c.IntIn("batch", 1, 1, math.MaxInt32), c.IntIn("steps", 50, 1, math.MaxInt32), seedArg(c), c.Str("scheduler", "")
+		return func() (any, error) {
+			return DiffusionGenerate(c.Self, int(batch), int(steps), seed, sched, c.Ctx.Progress)
+		}
+	},
+	"diffusion.generate_classes": func(c *CallArgs) func() (any, error) {
+		labels, steps, seed := c.Ints("labels"), c.IntIn("steps", 50, 1, math.MaxInt32), seedArg(c)
+		guidance, sched := c.Float("guidance_scale", 4), c.Str("scheduler", "")
+		return func() (any, error) {
+			return DiffusionGenerateClasses(c.Self, labels, int(steps), seed, guidance, sched, c.Ctx.Progress)
+		}
+	},
+	"diffusion.generate_text": func(c *CallArgs) func() (any, error) {
+		r := TextToImage{Prompts: c.Strings("prompts"), ImagesPerPrompt: int(c.IntIn("images_per_prompt", 1, 0, math.MaxInt32)),
+			Steps: int(c.IntIn("steps", 50, 1, math.MaxInt32)), Seed: seedArg(c), GuidanceScale: c.Float("guidance_scale", 7.5),
+			Height: int(c.IntIn("height", 0, 0, math.MaxInt32)), Width: int(c.IntIn("width", 0, 0, math.MaxInt32)),
+			Scheduler: c.Str("scheduler", ""), Latents: c.OptTensor("latents")}
+		if c.Has("negative_prompts") {
+			r.NegativePrompts = c.Strings("negative_prompts")
+		}
+		return func() (any, error) {
+			r.Progress = c.Ctx.Progress
+			return DiffusionGenerateText(c.Self, r)
+		}
+	},
+	"diffusion.encode_text": func(c *CallArgs) func() (any, error) {
+		texts := c.Strings("texts")
+		return func() (any, error) { return DiffusionEncodeText(c.Self, texts) }
+	},
+}
+
+// seedArg is a sampling call's seed: any uint64, which JSON numbers past
+// 2^53 do not carry exactly in JavaScript, so a decimal string is taken too.
+func seedArg(c *CallArgs) uint64 {
+	c.note("seed", "integer in [0, 2^64), or its decimal string", 0, false)
+	c.read["seed"] = true
+	raw, ok := c.raw["seed"]
+	if !ok {
+		return 0
+	}
+	var v uint64
+	if err := json.Unmarshal([]byte(strings.Trim(string(raw), `"`)), &v); err != nil {
+		c.fail("seed", "must be an integer in [0, 2^64) or its decimal string, got %.40s", raw)
+	}
+	return v
+}
+
+var onnxCalls = map[string]CallFunc{
+	"onnx.load": func(c *CallArgs) func() (any, error) {
+		fromBytes := OnnxLoadBytes
+		if c.Ctx.OwnsData {
+			fromBytes = OnnxAdoptBytes
+		}
+		return loadModel(c, OnnxLoad, fromBytes)
+	},
+	"onnx.free": freeCall(OnnxFree),
+	"onnx.info": func(c *CallArgs) func() (any, error) {
+		return func() (any, error) { return rawJSON(OnnxInfoJSON(c.Self)) }
+	},
+	// run takes the inputs by name and returns the outputs' handles in the
+	// model's output order (info's "outputs").
+	"onnx.run": func(c *CallArgs) func() (any, error) {
+		var inputs map[string]int64
+		c.note("inputs", "object of input name to tensor", nil, true)
+		c.missing("inputs", c.get("inputs", &inputs, "an object of input names to tensor handles"))
+		return func() (any, error) {
+			names := make([]string, 0, len(inputs))
+			hs := make([]int64, 0, len(inputs))
+			for n, h := range inputs {
+				names, hs = append(names, n), append(hs, h)
+			}
+			outs, err := OnnxRun(c.Self, names, hs, c.Ctx.NoGrad)
+			if err != nil {
+				return nil, err
+			}
+			res := make([]int64, outs.Len())
+			outs.Handles(res)
+			return res, nil
+		}
+	},
+	// run_values is wt_onnx_run_values in one call: the tensors and the
+	// layout in, the outputs' layout and their tensors out.
+	"onnx.run_values": func(c *CallArgs) func() (any, error) {
+		tensors, layout := c.Tensors("tensors"), c.JSON("layout", "object: input name to tensor index, list of them, or null")
+		return func() (any, error) {
+			h, err := OnnxRunValues(c.Self, tensors, layout, c.Ctx.NoGrad)
+			if err != nil {
+				return nil, err
+			}
+			defer func() { _ = OnnxValuesFree(h) }()
+			l, _ := OnnxValuesLayoutJSON(h)
+			outs, err := OnnxValuesTensors(h)
+			if err != nil {
+				return nil, err
+			}
+			res := make([]int64, outs.Len())
+			outs.Handles(res)
+			return map[string]any{"layout": json.RawMessage(l), "tensors": res}, nil
+		}
+	},
+}
+
+var autoCalls = map[string]CallFunc{
+	"auto.tune_loader": func(c *CallArgs) func() (any, error) {
+		loader, opts := c.Object("loader", "data loader"), c.JSON("options", "object (docs/auto.md)")
+		return func() (any, error) { return rawJSON(AutoTuneLoader(loader, opts)) }
+	},
+	"auto.tune_graph": func(c *CallArgs) func() (any, error) {
+		g, ins, opts := c.Object("graph", "graph"), c.Tensors("inputs"), c.JSON("options", "object (docs/auto.md)")
+		return func() (any, error) { return rawJSON(AutoTuneGraph(g, ins, opts)) }
+	},
+	"auto.journal": func(c *CallArgs) func() (any, error) {
+		opts := c.JSON("options", "object (docs/auto.md)")
+		return func() (any, error) { return rawJSON(AutoJournalJSON(opts)) }
+	},
+	"auto.rollback": func(c *CallArgs) func() (any, error) {
+		opts, id := c.JSON("options", "object (docs/auto.md)"), c.NeedStr("id")
+		return func() (any, error) { return rawJSON(AutoRollback(opts, id)) }
+	},
+	"auto.parallel_plan": func(c *CallArgs) func() (any, error) {
+		g, opts := c.Object("graph", "graph"), c.JSON("options", "object (docs/auto.md)")
+		return func() (any, error) { return rawJSON(AutoParallelPlan(g, opts)) }
+	},
+}
