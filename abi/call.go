@@ -224,17 +224,37 @@ func (c *CallArgs) Path(name string) string {
 // (every SDK's texts argument takes either).
 func (c *CallArgs) Strings(name string) []string {
 	c.note(name, "string or list of strings", nil, true)
-	var one string
-	if raw, ok := c.raw[name]; ok && len(bytes.TrimSpace(raw)) > 0 && bytes.TrimSpace(raw)[0] == '"' {
+	if raw, ok := c.raw[name]; ok && bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) {
+		var one string
 		c.get(name, &one, "a string")
 		return []string{one}
 	}
-	var v []string
-	c.missing(name, c.get(name, &v, "a list of strings"))
+	v := listOf[string](c, name, "a string")
 	if v == nil && c.err == nil {
 		v = []string{}
 	}
 	return v
+}
+
+// listOf reads a required JSON list whose every element must be what want
+// says: JSON's null decodes to a zero value without complaint, which
+// would turn a caller's hole into an empty text or handle 0.
+func listOf[T any](c *CallArgs, name, want string) []T {
+	var items []json.RawMessage
+	if !c.get(name, &items, "a list") {
+		c.missing(name, false)
+		return nil
+	}
+	out := make([]T, len(items))
+	for i, it := range items {
+		dec := json.NewDecoder(bytes.NewReader(it))
+		dec.UseNumber()
+		if bytes.Equal(bytes.TrimSpace(it), []byte("null")) || dec.Decode(&out[i]) != nil {
+			c.fail(fmt.Sprintf("%s[%d]", name, i), "must be %s, got %.40s", want, it)
+			return nil
+		}
+	}
+	return out
 }
 
 // Int is an integer argument, def when absent; a number with a fraction or
@@ -319,9 +339,7 @@ func (c *CallArgs) Bool(name string, def bool) bool {
 // Ints is a required list of integers.
 func (c *CallArgs) Ints(name string) []int64 {
 	c.note(name, "list of integers", nil, true)
-	var v []int64
-	c.missing(name, c.get(name, &v, "a list of integers"))
-	return v
+	return listOf[int64](c, name, "an integer")
 }
 
 // Tensor is a required tensor argument: its handle.
@@ -344,14 +362,12 @@ func (c *CallArgs) OptTensor(name string) int64 {
 // as a list of one).
 func (c *CallArgs) Tensors(name string) []int64 {
 	c.note(name, "tensor or list of tensors", nil, true)
-	var one int64
 	if raw, ok := c.raw[name]; ok && !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+		var one int64
 		c.get(name, &one, "a tensor handle or a list of them")
 		return []int64{one}
 	}
-	var v []int64
-	c.missing(name, c.get(name, &v, "a list of tensor handles"))
-	return v
+	return listOf[int64](c, name, "a tensor handle")
 }
 
 // JSON is an argument passed on as the JSON text a function parses itself

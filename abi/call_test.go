@@ -142,7 +142,11 @@ func TestCallArgumentErrors(t *testing.T) {
 		{"audio.resample", `[1, 2]`, "audio.resample: arguments must be a JSON object"},
 		{"audio.resample", `{"x": 1`, "audio.resample: arguments must be a JSON object"},
 		{"tokenizer.load", `{}`, "tokenizer.load: needs the file's bytes (or a path argument) as the call's data, got none"},
-		{"clip.zero_shot", `{"pixels": 1, "texts": [1, 2]}`, "clip.zero_shot: texts must be a list of strings, got [1, 2]"},
+		{"clip.zero_shot", `{"pixels": 1, "texts": [1, 2]}`, "clip.zero_shot: texts[0] must be a string, got 1"},
+		{"clip.zero_shot", `{"pixels": 1, "texts": ["a", null]}`, "clip.zero_shot: texts[1] must be a string, got null"},
+		{"clip.zero_shot", `{"pixels": 1, "texts": {"a": 1}}`, `clip.zero_shot: texts must be a list, got {"a": 1}`},
+		{"whisper.generate", `{"waves": [1, null]}`, "whisper.generate: waves[1] must be a tensor handle, got null"},
+		{"tokenizer.decode", `{"ids": [1.5]}`, "tokenizer.decode: ids[0] must be an integer, got 1.5"},
 		{"whisper_stream.new", `{"model": 1, "tokens_per_second": "fast"}`, `tokens_per_second must be a number, got "fast"`},
 	}
 	for _, c := range cases {
