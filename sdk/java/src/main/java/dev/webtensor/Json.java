@@ -1,6 +1,8 @@
 package dev.webtensor;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -8,10 +10,11 @@ import java.util.Map;
 
 /**
  * Reads the JSON the library returns (device info, the manifest, dataset and
- * ONNX descriptions, tuning decisions) into unmodifiable Maps (in key order),
- * Lists, Strings, Longs (integers), Doubles, Booleans and nulls. It is a
- * reader for what Go's encoding/json writes, not a general JSON library: the
- * JDK has none, and the SDK takes no dependencies.
+ * ONNX descriptions, tuning decisions, wt_call's results) into unmodifiable
+ * Maps (in key order), Lists, Strings, Longs (integers), Doubles, Booleans and
+ * nulls, and writes wt_call's arguments ({@link #write}). It is a reader for
+ * what Go's encoding/json writes and a writer for what the runtime reads, not
+ * a general JSON library: the JDK has none, and the SDK takes no dependencies.
  */
 final class Json {
     private final String s;
@@ -61,6 +64,71 @@ final class Json {
             }
         }
         return b.append('"').toString();
+    }
+
+    /**
+     * v as JSON, for wt_call's arguments: a Map's null values are left out
+     * (absent is the runtime's default); a NaN or infinite double is the
+     * string "nan", "inf" or "-inf" (JSON has no such numbers); a Tensor or a
+     * runtime object is its handle (a closed one throws here); long[], int[],
+     * double[] and Collections are lists.
+     */
+    static String write(Object v) {
+        StringBuilder b = new StringBuilder();
+        write(b, v, "arguments");
+        return b.toString();
+    }
+
+    /** where names v in errors ("texts[2]"): a list's null element is one (the runtime would read it as 0 or ""). */
+    private static void write(StringBuilder b, Object v, String where) {
+        switch (v) {
+            case null -> throw new IllegalArgumentException(where + " is null");
+            case String s -> b.append(quote(s));
+            case Boolean x -> b.append(x.booleanValue());
+            case Double x -> number(b, x);
+            case Float x -> number(b, x.doubleValue());
+            case Number x -> b.append(x.longValue()); // Long, Integer, Short, Byte
+            case Tensor t -> b.append(t.handle());
+            case NativeObject o -> b.append(o.handle());
+            case Map<?, ?> m -> {
+                b.append('{');
+                boolean first = true;
+                for (Map.Entry<?, ?> e : m.entrySet()) {
+                    if (e.getValue() != null) {
+                        String k = e.getKey().toString();
+                        b.append(first ? "" : ",").append(quote(k)).append(':');
+                        write(b, e.getValue(), k);
+                        first = false;
+                    }
+                }
+                b.append('}');
+            }
+            case Collection<?> c -> {
+                b.append('[');
+                int i = 0;
+                for (Object x : c) {
+                    b.append(i == 0 ? "" : ",");
+                    write(b, x, where + "[" + i++ + "]");
+                }
+                b.append(']');
+            }
+            case long[] a -> write(b, Arrays.stream(a).boxed().toList(), where);
+            case int[] a -> write(b, Arrays.stream(a).boxed().toList(), where);
+            case double[] a -> write(b, Arrays.stream(a).boxed().toList(), where);
+            default -> throw new IllegalArgumentException(where + ": cannot write a " + v.getClass().getName() + " as JSON");
+        }
+    }
+
+    private static void number(StringBuilder b, double x) {
+        if (Double.isNaN(x)) {
+            b.append("\"nan\"");
+        } else if (Double.isInfinite(x)) {
+            b.append(x > 0 ? "\"inf\"" : "\"-inf\"");
+        } else if (x == Math.rint(x) && Math.abs(x) < 1e15) {
+            b.append((long) x); // 2.0 as 2, so an integer argument takes it too
+        } else {
+            b.append(x);
+        }
     }
 
     private IllegalStateException error(String problem) {

@@ -1,28 +1,27 @@
 package dev.webtensor;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
-import java.lang.ref.Reference;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static dev.webtensor.NativeObject.args;
+import static dev.webtensor.NativeObject.asInt;
+import static dev.webtensor.NativeObject.call;
+import static dev.webtensor.NativeObject.longs;
+import static dev.webtensor.NativeObject.map;
+import static dev.webtensor.NativeObject.tensor;
 
 /**
  * Multimodal models from Hugging Face folders: the runtime's tokenizers,
  * sentence encoders, CLIP, Whisper (with streaming), TimeSformer, the
  * Conformer speech encoder and SpeechT5 text-to-speech with its HiFi-GAN
- * vocoder (the Go package multimodal, through the ABI's wt_tokenizer_*,
- * wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_whisper_stream_*,
- * wt_timesformer_*, wt_conformer_*, wt_speecht5_*), the video front end
- * and audio resampling. Every
- * check, number and error is the runtime's; these classes only turn Java
- * strings and tensors into its arguments.
+ * vocoder, the video front end and audio resampling (the Go package
+ * multimodal, each method one wt_call by name: "tokenizer.encode",
+ * "whisper_stream.push", ...; docs/calls.md lists them). Every check, number
+ * and error is the runtime's; these classes only turn Java strings and
+ * tensors into its arguments and its results into Java's.
  *
  * <pre>{@code
  * try (var enc = Multimodal.SentenceEncoder.load(Path.of("all-MiniLM-L6-v2"));
@@ -48,21 +47,21 @@ public final class Multimodal {
     /** A tokenizer.json (WordPiece or byte-level BPE), as the tokenizers library reads it. */
     public static final class Tokenizer extends NativeObject {
         private Tokenizer(long h) {
-            super(h, Abi.TOKENIZER_FREE, "tokenizer");
+            super(h, "tokenizer", "tokenizer");
         }
 
         /** The tokenizer.json at path, or in the folder path. */
         public static Tokenizer load(Path path) throws IOException {
-            return new Tokenizer(load(Abi.TOKENIZER_LOAD, path));
+            return new Tokenizer(loadPath("tokenizer.load", path, null));
         }
 
         /** A tokenizer.json's bytes. */
         public static Tokenizer load(byte[] json) {
-            return new Tokenizer(loadJson(Abi.TOKENIZER_LOAD_BYTES, json, "tokenizer"));
+            return new Tokenizer(loadData("tokenizer.load", json, null, "tokenizer"));
         }
 
         public int vocabSize() {
-            return int32(Abi.TOKENIZER_VOCAB_SIZE, handle());
+            return asInt(call("tokenizer.vocab_size", handle()));
         }
 
         /** encode(texts, true, -1, null): special tokens, the file's padding, the default device. */
@@ -76,67 +75,50 @@ public final class Multimodal {
          * lengths need one or the other).
          */
         public Encoding encode(List<String> texts, boolean addSpecialTokens, long padId, String device) {
-            long h = handle();
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment ids = arena.allocate(JAVA_LONG), types = arena.allocate(JAVA_LONG), mask = arena.allocate(JAVA_LONG);
-                Native.call(Abi.TOKENIZER_ENCODE, h, texts(arena, texts), texts.size(), addSpecialTokens ? 1 : 0, padId,
-                        cString(arena, device), ids, types, mask);
-                return new Encoding(Tensor.wrap(ids.get(JAVA_LONG, 0)), Tensor.wrap(types.get(JAVA_LONG, 0)),
-                        Tensor.wrap(mask.get(JAVA_LONG, 0)));
-            }
+            Map<?, ?> r = map(call("tokenizer.encode", handle(),
+                    args("texts", texts, "add_special_tokens", addSpecialTokens, "pad_id", padId, "device", device), null));
+            return new Encoding(tensor(r.get("input_ids")), tensor(r.get("token_type_ids")), tensor(r.get("attention_mask")));
         }
 
         /** The text of ids, as the tokenizers library decodes them. */
         public String decode(long[] ids, boolean skipSpecialTokens) {
-            long h = handle();
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment arr = longs(arena, ids);
-                MemorySegment needed = arena.allocate(JAVA_LONG);
-                int skip = skipSpecialTokens ? 1 : 0;
-                Native.invoke(Abi.TOKENIZER_DECODE, h, arr, (long) ids.length, skip, MemorySegment.NULL, 0L, needed);
-                long n = needed.get(JAVA_LONG, 0);
-                MemorySegment buf = arena.allocate(n);
-                Native.call(Abi.TOKENIZER_DECODE, h, arr, (long) ids.length, skip, buf, n, needed);
-                // The text may hold NUL (a token can decode to one): its length is needed - 1, not strlen.
-                return new String(buf.asSlice(0, n - 1).toArray(JAVA_BYTE), StandardCharsets.UTF_8);
-            }
+            return (String) call("tokenizer.decode", handle(), args("ids", ids, "skip_special_tokens", skipSpecialTokens), null);
         }
 
         /** decode for each row of a 2-D tensor of ids. */
         public List<String> batchDecode(Tensor ids, boolean skipSpecialTokens) {
-            long[] shape = ids.shape();
-            if (shape.length != 2) {
-                throw new IllegalArgumentException("tokenizer: batchDecode takes a 2-D tensor of ids, got rank " + shape.length);
-            }
-            long[] flat = ids.toLongArray();
-            int cols = (int) shape[1];
-            List<String> out = new ArrayList<>((int) shape[0]);
-            for (int r = 0; r < shape[0]; r++) {
-                out.add(decode(java.util.Arrays.copyOfRange(flat, r * cols, (r + 1) * cols), skipSpecialTokens));
-            }
-            return out;
+            return strings(call("tokenizer.batch_decode", handle(), args("ids", ids, "skip_special_tokens", skipSpecialTokens), null));
         }
+    }
+
+    /** A result's list of strings, modifiable as the classes returned it before. */
+    private static List<String> strings(Object list) {
+        List<String> out = new ArrayList<>();
+        for (Object o : (List<?>) list) {
+            out.add((String) o);
+        }
+        return out;
     }
 
     /** transformers' ViT, CLIP or VideoMAE image processor: Pillow's resampling, crop, rescale and normalise, bit for bit. */
     public static final class ImageProcessor extends NativeObject {
         private ImageProcessor(long h) {
-            super(h, Abi.IMAGE_PROCESSOR_FREE, "image processor");
+            super(h, "image_processor", "image processor");
         }
 
         /** The preprocessor_config.json at path, or in the folder path. */
         public static ImageProcessor load(Path path) throws IOException {
-            return new ImageProcessor(load(Abi.IMAGE_PROCESSOR_LOAD, path));
+            return new ImageProcessor(loadPath("image_processor.load", path, null));
         }
 
         /** A preprocessor_config.json's bytes. */
         public static ImageProcessor load(byte[] json) {
-            return new ImageProcessor(loadJson(Abi.IMAGE_PROCESSOR_LOAD_BYTES, json, "image processor"));
+            return new ImageProcessor(loadData("image_processor.load", json, null, "image processor"));
         }
 
         /** Pixel values (images, 3, H, W) f32 of (height, width, 3) u8 RGB images, on device (null: the default). */
         public Tensor preprocess(List<Tensor> images, String device) {
-            return run(Abi.IMAGE_PROCESSOR_PREPROCESS, images, device);
+            return tensor(call("image_processor.preprocess", handle(), args("images", images, "device", device), null));
         }
 
         /**
@@ -144,17 +126,7 @@ public final class Multimodal {
          * RGB videos, every frame processed on its own as VideoMAEImageProcessor does.
          */
         public Tensor preprocessVideo(List<Tensor> videos, String device) {
-            return run(Abi.IMAGE_PROCESSOR_PREPROCESS_VIDEO, videos, device);
-        }
-
-        /** fn(processor, inputs' handles, count, device, out): the inputs stay reachable until it returns. */
-        private Tensor run(MethodHandle fn, List<Tensor> inputs, String device) {
-            long h = handle();
-            try (Arena arena = Arena.ofConfined()) {
-                return newTensor(fn, arena, h, handles(arena, inputs), inputs.size(), cString(arena, device));
-            } finally {
-                Reference.reachabilityFence(inputs);
-            }
+            return tensor(call("image_processor.preprocess_video", handle(), args("videos", videos, "device", device), null));
         }
     }
 
@@ -164,21 +136,13 @@ public final class Multimodal {
      * indices over a window of clipLen * frameSampleRate frames ending at numpy's randint.
      */
     public static long[] sampleFrameIndices(int clipLen, int frameSampleRate, int segLen, long seed) {
-        if (seed < 0 || seed > 0xFFFFFFFFL) {
-            throw new IllegalArgumentException("sampleFrameIndices: seed " + seed + " is outside numpy's 0..2^32-1");
-        }
-        try (Arena arena = Arena.ofConfined();
-             Tensor t = NativeObject.newTensor(Abi.VIDEO_SAMPLE_FRAME_INDICES, arena, clipLen, frameSampleRate, segLen, (int) seed)) {
-            return t.toLongArray();
-        }
+        return longs(call("video.sample_frame_indices", 0,
+                args("clip_len", clipLen, "frame_sample_rate", frameSampleRate, "seg_len", segLen, "seed", seed), null));
     }
 
     /** numFrames indices spread evenly over total frames, as transformers' video processors sample them. */
     public static long[] uniformFrameIndices(int total, int numFrames) {
-        try (Arena arena = Arena.ofConfined();
-             Tensor t = NativeObject.newTensor(Abi.VIDEO_UNIFORM_FRAME_INDICES, arena, total, numFrames)) {
-            return t.toLongArray();
-        }
+        return longs(call("video.uniform_frame_indices", 0, args("total", total, "num_frames", numFrames), null));
     }
 
     /** A TimeSformer forward's logits and last hidden state (null when not asked for); closing it closes both. */
@@ -199,12 +163,12 @@ public final class Multimodal {
         private final String info;
 
         private Timesformer(long h) {
-            super(h, Abi.TIMESFORMER_FREE, "timesformer model");
-            this.info = Native.readString((buf, cap, needed) -> (int) Abi.TIMESFORMER_INFO_JSON.invokeExact(h, buf, cap, needed));
+            super(h, "timesformer", "timesformer model");
+            this.info = callJson("timesformer.info", h, null, null); // the result is the info object itself
         }
 
         public static Timesformer load(Path path, String device) throws IOException {
-            return new Timesformer(load(Abi.TIMESFORMER_LOAD, path, device));
+            return new Timesformer(loadPath("timesformer.load", path, args("device", device)));
         }
 
         public static Timesformer load(Path path) throws IOException {
@@ -236,28 +200,21 @@ public final class Multimodal {
         }
 
         private VideoOutput forward(Tensor pixels, boolean logits, boolean hidden) {
-            long h = handle();
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment l = logits ? arena.allocate(JAVA_LONG) : MemorySegment.NULL;
-                MemorySegment s = hidden ? arena.allocate(JAVA_LONG) : MemorySegment.NULL;
-                Native.call(Abi.TIMESFORMER_FORWARD, h, pixels.handle(), l, s);
-                return new VideoOutput(logits ? Tensor.wrap(l.get(JAVA_LONG, 0)) : null,
-                        hidden ? Tensor.wrap(s.get(JAVA_LONG, 0)) : null);
-            } finally {
-                Reference.reachabilityFence(pixels);
-            }
+            Map<?, ?> r = map(call("timesformer.forward", handle(),
+                    args("pixels", pixels, "logits", logits, "last_hidden_state", hidden), null));
+            return new VideoOutput(tensor(r.get("logits")), tensor(r.get("last_hidden_state")));
         }
     }
 
     /** A sentence-transformers folder (modules.json: a BERT Transformer, Pooling, optionally Normalize). */
     public static final class SentenceEncoder extends NativeObject {
         private SentenceEncoder(long h) {
-            super(h, Abi.SENTENCE_ENCODER_FREE, "sentence encoder");
+            super(h, "sentence_encoder", "sentence encoder");
         }
 
         /** The folder at path with its weights on device (null: the default). */
         public static SentenceEncoder load(Path path, String device) throws IOException {
-            return new SentenceEncoder(load(Abi.SENTENCE_ENCODER_LOAD, path, device));
+            return new SentenceEncoder(loadPath("sentence_encoder.load", path, args("device", device)));
         }
 
         public static SentenceEncoder load(Path path) throws IOException {
@@ -267,18 +224,18 @@ public final class Multimodal {
         /**
          * The model in a zip archive of such a folder (its files at the root, or in
          * one top-level folder as {@code zip -r model.zip model} nests them), read
-         * from the archive's bytes (wt_sentence_encoder_load_zip) with its weights on
+         * from the archive's bytes (sentence_encoder.load with them as the call's data) with its weights on
          * device (null: the default). A hostile or broken archive (paths leaving it,
          * a zip bomb, truncation, a missing file) throws a WebtensorException naming
          * the entry.
          */
         public static SentenceEncoder loadZip(byte[] zip, String device) {
-            return new SentenceEncoder(loadZip(Abi.SENTENCE_ENCODER_LOAD_ZIP, zip, device, "sentence encoder"));
+            return new SentenceEncoder(loadData("sentence_encoder.load", zip, args("device", device), "sentence encoder"));
         }
 
         /** The length of one embedding. */
         public int dim() {
-            return int32(Abi.SENTENCE_ENCODER_DIM, handle());
+            return asInt(call("sentence_encoder.dim", handle()));
         }
 
         /** The embeddings (sentences, dim) in batches of 32, as sentence-transformers' encode gives them. */
@@ -287,58 +244,42 @@ public final class Multimodal {
         }
 
         public Tensor encode(List<String> sentences, int batchSize) {
-            long h = handle();
-            try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Abi.SENTENCE_ENCODER_ENCODE, arena, h, texts(arena, sentences), sentences.size(), batchSize);
-            }
+            return tensor(call("sentence_encoder.encode", handle(), args("texts", sentences, "batch_size", batchSize), null));
         }
     }
 
     /** A CLIPModel folder (config.json, model.safetensors, tokenizer.json). */
     public static final class CLIP extends NativeObject {
         private CLIP(long h) {
-            super(h, Abi.CLIP_FREE, "clip model");
+            super(h, "clip", "clip model");
         }
 
         public static CLIP load(Path path, String device) throws IOException {
-            return new CLIP(load(Abi.CLIP_LOAD, path, device));
+            return new CLIP(loadPath("clip.load", path, args("device", device)));
         }
 
         public static CLIP load(Path path) throws IOException {
             return load(path, null);
         }
 
-        /** The model in a zip archive of such a folder (wt_clip_load_zip), as SentenceEncoder.loadZip reads one. */
+        /** The model in a zip archive of such a folder, as SentenceEncoder.loadZip reads one. */
         public static CLIP loadZip(byte[] zip, String device) {
-            return new CLIP(loadZip(Abi.CLIP_LOAD_ZIP, zip, device, "clip model"));
+            return new CLIP(loadData("clip.load", zip, args("device", device), "clip model"));
         }
 
         /** Each image's probabilities over texts, (images, texts), from pixel values (images, 3, H, W). */
         public Tensor zeroShot(Tensor pixels, List<String> texts) {
-            long h = handle();
-            try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Abi.CLIP_ZERO_SHOT, arena, h, pixels.handle(), texts(arena, texts), texts.size());
-            } finally {
-                Reference.reachabilityFence(pixels);
-            }
+            return tensor(call("clip.zero_shot", handle(), args("pixels", pixels, "texts", texts), null));
         }
 
         /** The projected text embeddings (not normalised), as get_text_features gives them. */
         public Tensor textFeatures(List<String> texts) {
-            long h = handle();
-            try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Abi.CLIP_TEXT_FEATURES, arena, h, texts(arena, texts), texts.size());
-            }
+            return tensor(call("clip.text_features", handle(), args("texts", texts), null));
         }
 
         /** The projected image embeddings (not normalised), as get_image_features gives them. */
         public Tensor imageFeatures(Tensor pixels) {
-            long h = handle();
-            try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Abi.CLIP_IMAGE_FEATURES, arena, h, pixels.handle());
-            } finally {
-                Reference.reachabilityFence(pixels);
-            }
+            return tensor(call("clip.image_features", handle(), args("pixels", pixels), null));
         }
     }
 
@@ -347,16 +288,12 @@ public final class Multimodal {
         private final Tokenizer tokenizer;
 
         private Whisper(long h) {
-            super(h, Abi.WHISPER_FREE, "whisper model");
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment out = arena.allocate(JAVA_LONG);
-                Native.call(Abi.WHISPER_TOKENIZER, h, out);
-                this.tokenizer = new Tokenizer(out.get(JAVA_LONG, 0));
-            }
+            super(h, "whisper", "whisper model");
+            this.tokenizer = new Tokenizer(asLong(call("whisper.tokenizer", h)));
         }
 
         public static Whisper load(Path path, String device) throws IOException {
-            return new Whisper(load(Abi.WHISPER_LOAD, path, device));
+            return new Whisper(loadPath("whisper.load", path, args("device", device)));
         }
 
         public static Whisper load(Path path) throws IOException {
@@ -370,7 +307,7 @@ public final class Multimodal {
 
         /** The rate waveforms must be sampled at (16000). */
         public int samplingRate() {
-            return int32(Abi.WHISPER_SAMPLING_RATE, handle());
+            return asInt(call("whisper.sampling_rate", handle()));
         }
 
         /**
@@ -379,19 +316,16 @@ public final class Multimodal {
          * config's value.
          */
         public Tensor generate(List<Tensor> waves, int maxNewTokens, int numBeams) {
-            long h = handle();
-            try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Abi.WHISPER_GENERATE, arena, h, handles(arena, waves), waves.size(), maxNewTokens, numBeams);
-            } finally {
-                Reference.reachabilityFence(waves);
-            }
+            return tensor(call("whisper.generate", handle(), genArgs(waves, maxNewTokens, numBeams), null));
         }
 
         /** The texts of waveforms, greedy (or with numBeams beams). */
         public List<String> transcribe(List<Tensor> waves, int maxNewTokens, int numBeams) {
-            try (Tensor ids = generate(waves, maxNewTokens, numBeams)) {
-                return tokenizer.batchDecode(ids, true);
-            }
+            return strings(call("whisper.transcribe", handle(), genArgs(waves, maxNewTokens, numBeams), null));
+        }
+
+        private static Map<String, Object> genArgs(List<Tensor> waves, int maxNewTokens, int numBeams) {
+            return args("waves", waves, "max_new_tokens", maxNewTokens, "num_beams", numBeams);
         }
 
         /** The text of one waveform with the generation config's settings. */
@@ -430,7 +364,7 @@ public final class Multimodal {
         public WhisperStream(Whisper whisper, int chunkSamples, int maxNewTokens, int windowSamples, boolean trimEncoder,
                              double tokensPerSecond) {
             super(newStream(whisper, chunkSamples, maxNewTokens, windowSamples, trimEncoder, tokensPerSecond),
-                    Abi.WHISPER_STREAM_FREE, "whisper stream");
+                    "whisper_stream", "whisper stream");
         }
 
         /** A stream with no tokens-per-second bound. */
@@ -445,36 +379,21 @@ public final class Multimodal {
 
         private static long newStream(Whisper whisper, int chunkSamples, int maxNewTokens, int windowSamples, boolean trim,
                                       double tokensPerSecond) {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment out = arena.allocate(JAVA_LONG);
-                Native.call(Abi.WHISPER_STREAM_NEW, whisper.handle(), chunkSamples, maxNewTokens, windowSamples,
-                        trim ? 1 : 0, tokensPerSecond, out);
-                return out.get(JAVA_LONG, 0);
-            }
+            return asLong(call("whisper_stream.new", 0, args("model", whisper, "chunk_samples", chunkSamples,
+                    "max_new_tokens", maxNewTokens, "window_samples", windowSamples, "trim_encoder", trim,
+                    "tokens_per_second", tokensPerSecond), null));
         }
 
+        /** One push (samples null: none): the updates the runtime returns, as records. */
         private List<StreamUpdate> push(Tensor samples, boolean end) {
-            long h = handle();
-            try {
-                Native.call(Abi.WHISPER_STREAM_PUSH, h, samples == null ? 0L : samples.handle(), end ? 1 : 0,
-                        MemorySegment.NULL);
-            } finally {
-                Reference.reachabilityFence(samples);
-            }
-            String raw = Native.readString((buf, cap, needed) -> (int) Abi.WHISPER_STREAM_READ.invokeExact(h, buf, cap, needed));
             List<StreamUpdate> out = new ArrayList<>();
-            for (Object o : (List<?>) Json.parse(raw, "wt_whisper_stream_read")) {
-                java.util.Map<?, ?> u = (java.util.Map<?, ?>) o;
-                out.add(new StreamUpdate(((Long) u.get("chunk")).intValue(), ((Long) u.get("samples")).intValue(),
-                        ids(u.get("committed")), ids(u.get("tentative")), (String) u.get("committed_text"),
-                        (String) u.get("tentative_text"), ((Number) u.get("elapsed_ms")).doubleValue(),
-                        (Boolean) u.get("final"), ((Number) u.get("drafted")).intValue()));
+            for (Object o : (List<?>) call("whisper_stream.push", handle(), args("samples", samples, "final", end), null)) {
+                Map<?, ?> u = map(o);
+                out.add(new StreamUpdate(asInt(u.get("chunk")), asInt(u.get("samples")), longs(u.get("committed")),
+                        longs(u.get("tentative")), (String) u.get("committed_text"), (String) u.get("tentative_text"),
+                        ((Number) u.get("elapsed_ms")).doubleValue(), (Boolean) u.get("final"), asInt(u.get("drafted"))));
             }
             return out;
-        }
-
-        private static long[] ids(Object list) {
-            return ((List<?>) list).stream().mapToLong(x -> (Long) x).toArray();
         }
 
         /** Adds samples (a 1-D float tensor at the model's rate): one update per chunk they complete. */
@@ -518,74 +437,49 @@ public final class Multimodal {
 
     /** A SpeechT5ForTextToSpeech folder with, optionally, a SpeechT5HifiGan folder as its vocoder. */
     public static final class SpeechT5 extends NativeObject {
-        private final boolean vocoder;
-
-        private SpeechT5(long h, boolean vocoder) {
-            super(h, Abi.SPEECHT5_FREE, "speecht5 model");
-            this.vocoder = vocoder;
+        private SpeechT5(long h) {
+            super(h, "speecht5", "speecht5 model");
         }
 
         /** The model folder, the vocoder folder (null: none) and the device (null: the default). */
         public static SpeechT5 load(Path path, Path vocoder, String device) throws IOException {
-            return new SpeechT5(load(Abi.SPEECHT5_LOAD, path, vocoder == null ? null : vocoder.toString(), device),
-                    vocoder != null);
+            return new SpeechT5(loadPath("speecht5.load", path,
+                    args("vocoder", vocoder == null ? null : vocoder.toString(), "device", device)));
         }
 
         /** The vocoder's sampling rate. */
         public int samplingRate() {
-            return int32(Abi.SPEECHT5_SAMPLING_RATE, handle());
+            return asInt(call("speecht5.sampling_rate", handle()));
         }
 
         /** Token ids and attention mask (texts, length), as SpeechT5Tokenizer gives them with padding. */
         public Tensor[] tokenize(List<String> texts) {
-            long h = handle();
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment ids = arena.allocate(JAVA_LONG), mask = arena.allocate(JAVA_LONG);
-                Native.call(Abi.SPEECHT5_TOKENIZE, h, texts(arena, texts), texts.size(), ids, mask);
-                return new Tensor[] {Tensor.wrap(ids.get(JAVA_LONG, 0)), Tensor.wrap(mask.get(JAVA_LONG, 0))};
-            }
+            Map<?, ?> r = map(call("speecht5.tokenize", handle(), args("texts", texts), null));
+            return new Tensor[] {tensor(r.get("input_ids")), tensor(r.get("attention_mask"))};
         }
 
         /** Speech for texts with speaker embeddings (1 or texts, speaker_embedding_dim). */
         public SpeechOutput generate(List<String> texts, Tensor speakers, SpeechOptions o) {
-            Tensor[] enc = tokenize(texts);
-            try (Tensor ids = enc[0]; Tensor mask = enc[1]) {
-                return generate(ids, mask, speakers, o);
-            }
+            return generate(args("texts", texts), speakers, o);
         }
 
         /** Speech for token ids (texts, length) and their mask (null: the ids that are not padding). */
         public SpeechOutput generate(Tensor ids, Tensor mask, Tensor speakers, SpeechOptions o) {
-            long h = handle();
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment spec = arena.allocate(JAVA_LONG), lengths = arena.allocate(JAVA_LONG);
-                MemorySegment wave = arena.allocate(JAVA_LONG);
-                Native.call(Abi.SPEECHT5_GENERATE, h, ids.handle(), mask == null ? 0L : mask.handle(), speakers.handle(),
-                        o.threshold(), o.minLenRatio(), o.maxLenRatio(), o.prenetDropout() ? 1 : 0, o.seed(),
-                        o.prefix() == null ? 0L : o.prefix().handle(), o.prefillChunk(), spec, lengths,
-                        vocoder && o.vocode() ? wave : MemorySegment.NULL);
-                long[] n;
-                try (Tensor lt = Tensor.wrap(lengths.get(JAVA_LONG, 0))) {
-                    n = lt.toLongArray();
-                }
-                return new SpeechOutput(Tensor.wrap(spec.get(JAVA_LONG, 0)), n,
-                        vocoder && o.vocode() ? Tensor.wrap(wave.get(JAVA_LONG, 0)) : null);
-            } finally {
-                Reference.reachabilityFence(ids);
-                Reference.reachabilityFence(mask);
-                Reference.reachabilityFence(speakers);
-                Reference.reachabilityFence(o);
-            }
+            return generate(args("input_ids", ids, "attention_mask", mask), speakers, o);
+        }
+
+        /** generate_speech on the input (texts, or ids and mask); the waveform only with a vocoder and o.vocode(). */
+        private SpeechOutput generate(Map<String, Object> a, Tensor speakers, SpeechOptions o) {
+            a.putAll(args("speaker_embeddings", speakers, "threshold", o.threshold(), "minlenratio", o.minLenRatio(),
+                    "maxlenratio", o.maxLenRatio(), "prenet_dropout", o.prenetDropout(), "seed", o.seed(),
+                    "prefix", o.prefix(), "prefill_chunk", o.prefillChunk(), "vocode", o.vocode()));
+            Map<?, ?> r = map(call("speecht5.generate", handle(), a, null));
+            return new SpeechOutput(tensor(r.get("spectrogram")), longs(r.get("lengths")), tensor(r.get("waveform")));
         }
 
         /** The vocoder's waveform of a spectrogram (B, frames, mels) or (frames, mels). */
         public Tensor vocode(Tensor spectrogram) {
-            long h = handle();
-            try (Arena arena = Arena.ofConfined()) {
-                return newTensor(Abi.SPEECHT5_VOCODE, arena, h, spectrogram.handle());
-            } finally {
-                Reference.reachabilityFence(spectrogram);
-            }
+            return tensor(call("speecht5.vocode", handle(), args("spectrogram", spectrogram), null));
         }
     }
 
@@ -607,11 +501,11 @@ public final class Multimodal {
     /** A Wav2Vec2ConformerModel folder (config.json, model.safetensors) with its preprocessor_config.json. */
     public static final class Conformer extends NativeObject {
         private Conformer(long h) {
-            super(h, Abi.CONFORMER_FREE, "conformer model");
+            super(h, "conformer", "conformer model");
         }
 
         public static Conformer load(Path path, String device) throws IOException {
-            return new Conformer(load(Abi.CONFORMER_LOAD, path, device));
+            return new Conformer(loadPath("conformer.load", path, args("device", device)));
         }
 
         public static Conformer load(Path path) throws IOException {
@@ -620,7 +514,7 @@ public final class Multimodal {
 
         /** The rate waveforms must be sampled at (16000 by default). */
         public int samplingRate() {
-            return int32(Abi.CONFORMER_SAMPLING_RATE, handle());
+            return asInt(call("conformer.sampling_rate", handle()));
         }
 
         /**
@@ -628,17 +522,8 @@ public final class Multimodal {
          * model(**extractor(waves, padding=True)) does.
          */
         public ConformerOutput encode(List<Tensor> waves, boolean frameMask) {
-            long h = handle();
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment hs = handles(arena, waves);
-                MemorySegment hidden = arena.allocate(JAVA_LONG);
-                MemorySegment mask = frameMask ? arena.allocate(JAVA_LONG) : MemorySegment.NULL;
-                Native.call(Abi.CONFORMER_ENCODE, h, hs, waves.size(), hidden, mask);
-                return new ConformerOutput(Tensor.wrap(hidden.get(JAVA_LONG, 0)),
-                        frameMask ? Tensor.wrap(mask.get(JAVA_LONG, 0)) : null);
-            } finally {
-                Reference.reachabilityFence(waves);
-            }
+            Map<?, ?> r = map(call("conformer.encode", handle(), args("waves", waves, "frame_mask", frameMask), null));
+            return new ConformerOutput(tensor(r.get("last_hidden_state")), tensor(r.get("frame_mask")));
         }
     }
 
@@ -648,10 +533,13 @@ public final class Multimodal {
      * lowpass_filter_width 6, rolloff 0.99).
      */
     public static Tensor resample(Tensor x, int fromHz, int toHz) {
-        try (Arena arena = Arena.ofConfined()) {
-            return NativeObject.newTensor(Abi.AUDIO_RESAMPLE, arena, x.handle(), fromHz, toHz);
-        } finally {
-            Reference.reachabilityFence(x);
+        if (fromHz <= 0 || toHz <= 0) {
+            // audio.resample's argument bounds refuse a rate below 1 before the resampler
+            // does, in other words ("from_hz is 0, outside [1, ...]"): this says the
+            // resampler's own, as the SDK always did, until the Go side's bounds do.
+            throw new WebtensorException(Abi.ERR_INVALID, Native.statusName(Abi.ERR_INVALID),
+                    "audio.resample: multimodal: Resample: rates must be positive, got " + fromHz + " Hz to " + toHz + " Hz");
         }
+        return tensor(call("audio.resample", 0, args("x", x, "from_hz", fromHz, "to_hz", toHz), null));
     }
 }

@@ -5,35 +5,51 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * A runtime object behind a handle (a tokenizer, a model, a pipeline) with
  * {@link Onnx}'s lifetime rules: close it, or a {@link Cleaner} frees it once
  * dropped; tensors it returned stay valid. The argument conversions the
- * domain classes share live here too.
+ * domain classes share live here too, and {@link #call}, wt_call: the domain
+ * methods by name, which the multimodal classes use for every method (and
+ * their free) instead of a downcall of their own.
  */
 abstract class NativeObject implements AutoCloseable {
     private static final class Handle implements Runnable {
         final AtomicLong h;
-        final MethodHandle free;
+        final MethodHandle free; // null: kind's free through wt_call
+        final String kind;
 
-        Handle(long h, MethodHandle free) {
+        Handle(long h, MethodHandle free, String kind) {
             this.h = new AtomicLong(h);
             this.free = free;
+            this.kind = kind;
         }
 
         @Override
         public void run() {
             long x = h.getAndSet(0);
-            if (x != 0) {
-                Native.invoke(free, x); // nothing to report a failure to: the handle is gone either way
+            if (x == 0) {
+                return;
+            }
+            // Nothing to report a failure to: the handle is gone either way.
+            if (free != null) {
+                Native.invoke(free, x);
+                return;
+            }
+            try {
+                call(kind + ".free", x, null, null);
+            } catch (RuntimeException e) {
+                // as above
             }
         }
     }
@@ -42,8 +58,18 @@ abstract class NativeObject implements AutoCloseable {
     private final Cleaner.Cleanable cleanable;
     private final String what;
 
+    /** An object freed by free(handle), a wt_*_free function. */
     NativeObject(long handle, MethodHandle free, String what) {
-        this.state = new Handle(handle, free);
+        this(new Handle(handle, free, null), what);
+    }
+
+    /** An object of a wt_call kind ("tokenizer"), freed by its target kind.free. */
+    NativeObject(long handle, String kind, String what) {
+        this(new Handle(handle, null, kind), what);
+    }
+
+    private NativeObject(Handle state, String what) {
+        this.state = state;
         this.cleanable = Tensor.CLEANER.register(this, state);
         this.what = what;
     }
@@ -85,15 +111,6 @@ abstract class NativeObject implements AutoCloseable {
         return arr;
     }
 
-    /** The handles of tensors as a C array of int64 (a closed tensor throws here). */
-    static MemorySegment handles(Arena arena, List<Tensor> tensors) {
-        long[] hs = new long[tensors.size()];
-        for (int i = 0; i < hs.length; i++) {
-            hs[i] = tensors.get(i).handle();
-        }
-        return longs(arena, hs);
-    }
-
     /** A native copy of bytes for a call to read (never empty, so it has an address). */
     static MemorySegment nativeBytes(Arena arena, byte[] bytes) {
         return arena.allocate(Math.max(bytes.length, 1)).copyFrom(MemorySegment.ofArray(bytes));
@@ -115,21 +132,6 @@ abstract class NativeObject implements AutoCloseable {
     }
 
     /**
-     * The handle fn (a wt_*_load_bytes) loads from a JSON file's bytes, copied
-     * into native memory for the call; what names the kind in the null check.
-     */
-    static long loadJson(MethodHandle fn, byte[] json, String what) {
-        if (json == null) {
-            throw new IllegalArgumentException(what + ": the bytes are null");
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(fn, nativeBytes(arena, json), (long) json.length, out);
-            return out.get(JAVA_LONG, 0);
-        }
-    }
-
-    /**
      * A wt_*_load(path, [device,] out) call (a tokenizer takes no device): a
      * missing or unreadable file is an IOException.
      */
@@ -145,10 +147,7 @@ abstract class NativeObject implements AutoCloseable {
             try {
                 Native.call(fn, args);
             } catch (WebtensorException e) {
-                if (e.status() == WebtensorException.IO) {
-                    throw new IOException(e.getMessage(), e);
-                }
-                throw e;
+                throw ioOf(e);
             }
             return out.get(JAVA_LONG, 0);
         }
@@ -164,12 +163,105 @@ abstract class NativeObject implements AutoCloseable {
         return Tensor.wrap(out.get(JAVA_LONG, 0));
     }
 
-    /** Calls fn(handle, out) for an int32 result. */
-    static int int32(MethodHandle fn, long h) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(JAVA_INT);
-            Native.call(fn, h, out);
-            return out.get(JAVA_INT, 0);
+    /** A load's failure: reading the file (WT_ERR_IO) is an IOException, the rest stays e. */
+    static IOException ioOf(WebtensorException e) {
+        if (e.status() == WebtensorException.IO) {
+            return new IOException(e.getMessage(), e);
         }
+        throw e;
+    }
+
+    // ---- wt_call: the domain methods by name (docs/calls.md) ----------------------------
+
+    /**
+     * Runs target ("kind.method") on self (0 for a load or a plain function)
+     * with args by name (null or a null value: the runtime's default; tensors
+     * and runtime objects as their handles, see {@link Json#write}) and data
+     * (the bytes a loader reads, or null), and returns the result parsed as
+     * {@link Json} reads it: tensors in it are new handles the caller owns.
+     */
+    static Object call(String target, long self, Map<String, ?> args, byte[] data) {
+        return Json.parse(callJson(target, self, args, data), target);
+    }
+
+    /** call for a method without arguments. */
+    static Object call(String target, long self) {
+        return call(target, self, null, null);
+    }
+
+    /** call's result as the JSON text wt_call_result_json gives. */
+    static String callJson(String target, long self, Map<String, ?> args, byte[] data) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_LONG);
+            MemorySegment json = args == null ? MemorySegment.NULL : arena.allocateFrom(Json.write(args));
+            MemorySegment bytes = data == null ? MemorySegment.NULL : nativeBytes(arena, data);
+            Native.call(Abi.CALL, arena.allocateFrom(target), self, json, bytes, data == null ? 0L : (long) data.length, out);
+            long result = out.get(JAVA_LONG, 0);
+            try {
+                // The result is kept until freed, so asking its size first costs nothing.
+                return Native.readString((buf, cap, needed) -> (int) Abi.CALL_RESULT_JSON.invokeExact(result, buf, cap, needed));
+            } finally {
+                Native.invoke(Abi.CALL_RESULT_FREE, result);
+            }
+        } finally {
+            Reference.reachabilityFence(args); // its tensors and objects stay alive until the call returns
+        }
+    }
+
+    /**
+     * A load (target "kind.load") from a path: a missing or unreadable file
+     * is an IOException. args holds the other arguments (a device), or is null.
+     */
+    static long loadPath(String target, Path path, Map<String, ?> args) throws IOException {
+        Map<String, Object> all = new LinkedHashMap<>();
+        all.put("path", path.toString());
+        if (args != null) {
+            all.putAll(args);
+        }
+        try {
+            return asLong(call(target, 0, all, null));
+        } catch (WebtensorException e) {
+            throw ioOf(e);
+        }
+    }
+
+    /** A load (target "kind.load") from bytes (a file's, a zip archive's); what names the kind in the null check. */
+    static long loadData(String target, byte[] data, Map<String, ?> args, String what) {
+        if (data == null) {
+            throw new IllegalArgumentException(what + ": the bytes are null");
+        }
+        return asLong(call(target, 0, args, data));
+    }
+
+    /** A map of args by name, in order: name, value, name, value (values may be null, unlike Map.of). */
+    static Map<String, Object> args(Object... kv) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put((String) kv[i], kv[i + 1]);
+        }
+        return m;
+    }
+
+    static long asLong(Object v) {
+        return ((Number) v).longValue();
+    }
+
+    static int asInt(Object v) {
+        return Math.toIntExact(asLong(v));
+    }
+
+    /** A result's tensor handle as a Tensor, null for JSON null. */
+    static Tensor tensor(Object v) {
+        return v == null ? null : Tensor.wrap(asLong(v));
+    }
+
+    /** A result's list of integers. */
+    static long[] longs(Object list) {
+        return ((List<?>) list).stream().mapToLong(NativeObject::asLong).toArray();
+    }
+
+    /** A result's object: its fields by name. */
+    static Map<?, ?> map(Object v) {
+        return (Map<?, ?>) v;
     }
 }
