@@ -59,8 +59,9 @@ func init() {
 			return func() (any, error) { return ints(VideoUniformFrameIndices(int(total), int(n))) }
 		},
 		"audio.resample": func(c *CallArgs) func() (any, error) {
+			// Any int32: the resampler's own check names a rate that is not positive.
 			x := c.Tensor("x")
-			from, to := c.NeedIntIn("from_hz", 1, math.MaxInt32), c.NeedIntIn("to_hz", 1, math.MaxInt32)
+			from, to := c.NeedIntIn("from_hz", math.MinInt32, math.MaxInt32), c.NeedIntIn("to_hz", math.MinInt32, math.MaxInt32)
 			return func() (any, error) { return AudioResample(x, int(from), int(to)) }
 		},
 
