@@ -1,10 +1,11 @@
 """Multimodal models from Hugging Face folders: the library's tokenizers,
 sentence encoders, CLIP, Whisper (with streaming), TimeSformer, the
 Conformer speech encoder and SpeechT5 text-to-speech with its HiFi-GAN
-vocoder (the Go package multimodal, through the C ABI's wt_tokenizer_*,
-wt_sentence_encoder_*, wt_clip_*, wt_whisper_*, wt_whisper_stream_*,
-wt_timesformer_*, wt_conformer_*, wt_speecht5_*), the video front end and
-audio resampling.
+vocoder (the Go package multimodal), the video front end and audio
+resampling, all through the C ABI's wt_call (the targets tokenizer.*,
+image_processor.*, video.*, audio.resample, sentence_encoder.*, clip.*,
+whisper.*, whisper_stream.*, timesformer.*, conformer.* and speecht5.*
+that docs/calls.md lists).
 
     import webtensor as wt
     enc = wt.multimodal.SentenceEncoder("all-MiniLM-L6-v2")
@@ -32,30 +33,44 @@ audio resampling.
     out = wt.multimodal.Conformer("conformer-folder").encode(wave)   # out.last_hidden_state
 
 Every check, every number and every error is the library's; this module
-only turns Python strings and arrays into the C arguments and wraps what
+only turns Python strings and arrays into a call's arguments and wraps what
 comes back.
 """
 
 from __future__ import annotations
 
-import ctypes as C
-import json
 import os
 from typing import Any, NamedTuple
 
-from . import _lib
-from ._objects import Handle, Inputs, device_arg, load, new_tensor, texts_arg
+from ._objects import Handle, Inputs, call, text_list
 from ._tensor import Tensor
 
 
-def _load_zip(fn: str, cls: str, data: bytes | bytearray | memoryview, device: str | None) -> int:
-    """The handle fn (a wt_*_load_zip) loads from a zip archive's bytes."""
+def _load_file(kind: str, source: Any, cls: str, file: str) -> int:
+    """The handle kind.load gives for a file (or its folder) or the file's bytes."""
+    if isinstance(source, (str, os.PathLike)):
+        return call(f"{kind}.load", path=os.fsdecode(source))
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return call(f"{kind}.load", data=bytes(source))
+    raise TypeError(f"{cls} takes a path or a {file}'s bytes, got {type(source).__name__}")
+
+
+def _load_model(kind: str, path: str | os.PathLike, device: str | None) -> int:
+    return call(f"{kind}.load", path=os.fsdecode(path), device=device)
+
+
+def _from_zip(cls: type, data: bytes | bytearray | memoryview, device: str | None) -> Any:
+    """A cls whose model is in a zip archive's bytes (its kind's load with data)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"{cls}.from_zip takes the archive's bytes, got {type(data).__name__}")
-    raw = bytes(data)
-    h = C.c_int64()
-    _lib.call(fn, raw, len(raw), device_arg(device), C.byref(h))
-    return h.value
+        raise TypeError(f"{cls.__name__}.from_zip takes the archive's bytes, got {type(data).__name__}")
+    obj = cls.__new__(cls)
+    Handle.__init__(obj, call(f"{cls._kind}.load", data=bytes(data), device=device))
+    return obj
+
+
+def _optional(h: int | None) -> Tensor | None:
+    """A result's optional tensor: JSON null for none."""
+    return Tensor._wrap(h) if h is not None else None
 
 
 class Encoding(NamedTuple):
@@ -71,57 +86,39 @@ class Tokenizer(Handle):
     library reads it: Tokenizer(path) takes the file or its folder,
     Tokenizer(bytes) its contents."""
 
-    _free, _what = "wt_tokenizer_free", "tokenizer"
+    _kind, _what = "tokenizer", "tokenizer"
 
     def __init__(self, source: str | os.PathLike | bytes | bytearray | memoryview | int):
         if isinstance(source, int):  # a handle the library made (Whisper.tokenizer)
             super().__init__(source)
-        elif isinstance(source, (str, os.PathLike)):
-            super().__init__(load("wt_tokenizer_load", source))
-        elif isinstance(source, (bytes, bytearray, memoryview)):
-            raw = bytes(source)
-            h = C.c_int64()
-            _lib.call("wt_tokenizer_load_bytes", raw, len(raw), C.byref(h))
-            super().__init__(h.value)
         else:
-            raise TypeError(f"Tokenizer takes a path or a tokenizer.json's bytes, got {type(source).__name__}")
+            super().__init__(_load_file("tokenizer", source, "Tokenizer", "tokenizer.json"))
 
     @property
     def vocab_size(self) -> int:
-        n = C.c_int32()
-        _lib.call("wt_tokenizer_vocab_size", self._live(), C.byref(n))
-        return n.value
+        return call("tokenizer.vocab_size", self._live())
 
     def encode(self, texts: str | list[str], add_special_tokens: bool = True, pad_id: int | None = None,
                device: str | None = None) -> Encoding:
         """Tokenizes texts with the file's truncation and padding; pad_id pads
         the batch to its longest with that id instead (texts of different
         lengths need one or the other)."""
-        arr, n = texts_arg(texts)
-        ids, types, mask = C.c_int64(), C.c_int64(), C.c_int64()
-        _lib.call("wt_tokenizer_encode", self._live(), arr, n, int(add_special_tokens),
-                  -1 if pad_id is None else pad_id, device_arg(device), C.byref(ids), C.byref(types), C.byref(mask))
-        return Encoding(Tensor._wrap(ids.value), Tensor._wrap(types.value), Tensor._wrap(mask.value))
+        out = call("tokenizer.encode", self._live(), texts=text_list(texts), add_special_tokens=add_special_tokens,
+                   pad_id=pad_id, device=device)
+        return Encoding(*(Tensor._wrap(out[k]) for k in Encoding._fields))
 
     def decode(self, ids: Any, skip_special_tokens: bool = False) -> str:
         """The text of a sequence of ids (a list, a NumPy array or a 1-D Tensor)."""
         if isinstance(ids, Tensor):
             ids = ids.numpy()
-        vals = [int(i) for i in ids]
-        arr, h = _lib.i64_array(vals), self._live()
-        needed = C.c_size_t(0)
-        _lib.lib.wt_tokenizer_decode(h, arr, len(vals), int(skip_special_tokens), None, 0, C.byref(needed))
-        buf = C.create_string_buffer(needed.value)
-        _lib.call("wt_tokenizer_decode", h, arr, len(vals), int(skip_special_tokens), buf, needed.value,
-                  C.byref(needed))
-        # The text may hold NUL (a token can decode to one): its length is needed - 1, not strlen.
-        return buf.raw[:needed.value - 1].decode()
+        return call("tokenizer.decode", self._live(), ids=[int(i) for i in ids],
+                    skip_special_tokens=skip_special_tokens)
 
     def batch_decode(self, ids: Any, skip_special_tokens: bool = False) -> list[str]:
         """decode for each row of a 2-D array or Tensor of ids."""
-        if isinstance(ids, Tensor):
-            ids = ids.numpy()
-        return [self.decode(row, skip_special_tokens) for row in ids]
+        with Inputs() as ins:
+            return call("tokenizer.batch_decode", self._live(), ids=ins.handle(ids, "i64"),
+                        skip_special_tokens=skip_special_tokens)
 
 
 class ImageProcessor(Handle):
@@ -129,19 +126,10 @@ class ImageProcessor(Handle):
     (ImageProcessor(path) takes the file or its folder, ImageProcessor(bytes)
     its contents): Pillow's resampling, crop, rescale and normalise, bit for bit."""
 
-    _free, _what = "wt_image_processor_free", "image processor"
+    _kind, _what = "image_processor", "image processor"
 
     def __init__(self, source: str | os.PathLike | bytes | bytearray | memoryview):
-        if isinstance(source, (str, os.PathLike)):
-            super().__init__(load("wt_image_processor_load", source))
-        elif isinstance(source, (bytes, bytearray, memoryview)):
-            raw = bytes(source)
-            h = C.c_int64()
-            _lib.call("wt_image_processor_load_bytes", raw, len(raw), C.byref(h))
-            super().__init__(h.value)
-        else:
-            raise TypeError("ImageProcessor takes a path or a preprocessor_config.json's bytes, "
-                            f"got {type(source).__name__}")
+        super().__init__(_load_file("image_processor", source, "ImageProcessor", "preprocessor_config.json"))
 
     def preprocess(self, images: Any, device: str | None = None) -> Tensor:
         """Pixel values (images, 3, H, W) f32 of one (height, width, 3) uint8 RGB
@@ -149,9 +137,8 @@ class ImageProcessor(Handle):
         if isinstance(images, Tensor) or getattr(images, "ndim", None) == 3:
             images = [images]
         with Inputs() as ins:
-            hs = [ins.handle(im, "u8") for im in images]
-            return new_tensor("wt_image_processor_preprocess", self._live(), _lib.i64_array(hs), len(hs),
-                              device_arg(device))
+            return Tensor._wrap(call("image_processor.preprocess", self._live(),
+                                     images=[ins.handle(im, "u8") for im in images], device=device))
 
     def preprocess_video(self, videos: Any, device: str | None = None) -> Tensor:
         """Pixel values (videos, frames, 3, H, W) f32 of one video, a (frames, height,
@@ -160,97 +147,83 @@ class ImageProcessor(Handle):
         if isinstance(videos, Tensor) or getattr(videos, "ndim", None) == 4:
             videos = [videos]
         with Inputs() as ins:
-            hs = [ins.handle(v, "u8") for v in videos]
-            return new_tensor("wt_image_processor_preprocess_video", self._live(), _lib.i64_array(hs), len(hs),
-                              device_arg(device))
-
-
-def _indices(t: Tensor) -> list[int]:
-    try:
-        return [int(i) for i in t.numpy()]
-    finally:
-        t.close()
+            return Tensor._wrap(call("image_processor.preprocess_video", self._live(),
+                                     videos=[ins.handle(v, "u8") for v in videos], device=device))
 
 
 def sample_frame_indices(clip_len: int, frame_sample_rate: int, seg_len: int, seed: int = 0) -> list[int]:
     """The frame indices transformers' TimeSformer and VideoMAE docs sample from a
     clip of seg_len frames after np.random.seed(seed): clip_len indices over a
     window of clip_len * frame_sample_rate frames ending at numpy's randint."""
-    return _indices(new_tensor("wt_video_sample_frame_indices", clip_len, frame_sample_rate, seg_len, seed))
+    return call("video.sample_frame_indices", clip_len=clip_len, frame_sample_rate=frame_sample_rate,
+                seg_len=seg_len, seed=seed)
 
 
 def uniform_frame_indices(total: int, num_frames: int) -> list[int]:
     """num_frames indices spread evenly over total frames, as transformers' video
     processors sample them."""
-    return _indices(new_tensor("wt_video_uniform_frame_indices", total, num_frames))
+    return call("video.uniform_frame_indices", total=total, num_frames=num_frames)
 
 
 class SentenceEncoder(Handle):
     """A sentence-transformers folder (modules.json: a BERT Transformer,
     Pooling and optionally Normalize), as all-MiniLM-L6-v2 ships."""
 
-    _free, _what = "wt_sentence_encoder_free", "sentence encoder"
+    _kind, _what = "sentence_encoder", "sentence encoder"
 
     def __init__(self, path: str | os.PathLike, device: str | None = None):
-        super().__init__(load("wt_sentence_encoder_load", path, device_arg(device)))
+        super().__init__(_load_model("sentence_encoder", path, device))
 
     @classmethod
     def from_zip(cls, data: bytes | bytearray | memoryview, device: str | None = None) -> SentenceEncoder:
         """The model in a zip archive of such a folder (its files at the root,
         or in one top-level folder as `zip -r model.zip model` nests them),
-        from the archive's bytes (wt_sentence_encoder_load_zip). A hostile or
+        from the archive's bytes (sentence_encoder.load). A hostile or
         broken archive (paths leaving it, a zip bomb, truncation, a missing
         file) raises ValueError naming the entry."""
-        enc = cls.__new__(cls)
-        Handle.__init__(enc, _load_zip("wt_sentence_encoder_load_zip", "SentenceEncoder", data, device))
-        return enc
+        return _from_zip(cls, data, device)
 
     @property
     def dim(self) -> int:
         """The length of one embedding."""
-        n = C.c_int32()
-        _lib.call("wt_sentence_encoder_dim", self._live(), C.byref(n))
-        return n.value
+        return call("sentence_encoder.dim", self._live())
 
     def encode(self, sentences: str | list[str], batch_size: int = 32) -> Tensor:
         """The embeddings (len(sentences), dim), as sentence-transformers'
         encode gives them (unit-norm when the model normalises)."""
-        arr, n = texts_arg(sentences)
-        return new_tensor("wt_sentence_encoder_encode", self._live(), arr, n, batch_size)
+        return Tensor._wrap(call("sentence_encoder.encode", self._live(), texts=text_list(sentences),
+                                 batch_size=batch_size))
 
 
 class CLIP(Handle):
     """A CLIPModel folder (config.json, model.safetensors, tokenizer.json)."""
 
-    _free, _what = "wt_clip_free", "clip model"
+    _kind, _what = "clip", "clip model"
 
     def __init__(self, path: str | os.PathLike, device: str | None = None):
-        super().__init__(load("wt_clip_load", path, device_arg(device)))
+        super().__init__(_load_model("clip", path, device))
 
     @classmethod
     def from_zip(cls, data: bytes | bytearray | memoryview, device: str | None = None) -> CLIP:
         """The model in a zip archive of such a folder, from its bytes
-        (wt_clip_load_zip), as SentenceEncoder.from_zip reads one."""
-        clip = cls.__new__(cls)
-        Handle.__init__(clip, _load_zip("wt_clip_load_zip", "CLIP", data, device))
-        return clip
+        (clip.load), as SentenceEncoder.from_zip reads one."""
+        return _from_zip(cls, data, device)
 
     def zero_shot(self, pixels: Any, texts: list[str]) -> Tensor:
         """Each image's probabilities over texts, (images, len(texts)), from
         pixel values (images, 3, H, W) as CLIP's image processor makes them."""
-        arr, n = texts_arg(texts)
         with Inputs() as ins:
-            return new_tensor("wt_clip_zero_shot", self._live(), ins.handle(pixels, "f32"), arr, n)
+            return Tensor._wrap(call("clip.zero_shot", self._live(), pixels=ins.handle(pixels, "f32"),
+                                     texts=text_list(texts)))
 
     def text_features(self, texts: list[str]) -> Tensor:
         """The projected text embeddings (not normalised), as get_text_features."""
-        arr, n = texts_arg(texts)
-        return new_tensor("wt_clip_text_features", self._live(), arr, n)
+        return Tensor._wrap(call("clip.text_features", self._live(), texts=text_list(texts)))
 
     def image_features(self, pixels: Any) -> Tensor:
         """The projected image embeddings (not normalised), as get_image_features."""
         with Inputs() as ins:
-            return new_tensor("wt_clip_image_features", self._live(), ins.handle(pixels, "f32"))
+            return Tensor._wrap(call("clip.image_features", self._live(), pixels=ins.handle(pixels, "f32")))
 
 
 class VideoOutput(NamedTuple):
@@ -265,11 +238,11 @@ class Timesformer(Handle):
     """A TimesformerForVideoClassification or TimesformerModel folder
     (config.json, model.safetensors) that save_pretrained wrote."""
 
-    _free, _what = "wt_timesformer_free", "timesformer model"
+    _kind, _what = "timesformer", "timesformer model"
 
     def __init__(self, path: str | os.PathLike, device: str | None = None):
-        super().__init__(load("wt_timesformer_load", path, device_arg(device)))
-        info: dict[str, Any] = json.loads(_lib.read_string("wt_timesformer_info_json", self._h))
+        super().__init__(_load_model("timesformer", path, device))
+        info: dict[str, Any] = call("timesformer.info", self._h)
         self.model: str = info["model"]
         self.attention_type: str = info["attention_type"]
         self.num_frames: int = info["num_frames"]
@@ -277,23 +250,22 @@ class Timesformer(Handle):
         self.device: str = info["device"]
         self.labels: list[str] | None = info.get("labels")
 
+    def _forward(self, pixels: Any, logits: bool, hidden: bool) -> dict[str, Any]:
+        with Inputs() as ins:
+            return call("timesformer.forward", self._live(), pixels=ins.handle(pixels, "f32"), logits=logits,
+                        last_hidden_state=hidden)
+
     def forward(self, pixels: Any) -> VideoOutput:
         """Logits (B, labels) and last hidden state (B, 1 + patches * frames, hidden) of
         pixel values (B, frames, 3, H, W) as preprocess_video makes them (space_only:
         B * frames rows of both, as transformers gives them)."""
-        logits, hidden = C.c_int64(), C.c_int64()
-        with Inputs() as ins:
-            _lib.call("wt_timesformer_forward", self._live(), ins.handle(pixels, "f32"),
-                      C.byref(logits) if self.labels is not None else None, C.byref(hidden))
-        return VideoOutput(Tensor._wrap(logits.value) if self.labels is not None else None,
-                           Tensor._wrap(hidden.value))
+        # A model without a classifier has no logits to ask for: asking is an error.
+        out = self._forward(pixels, self.labels is not None, True)
+        return VideoOutput(_optional(out["logits"]), Tensor._wrap(out["last_hidden_state"]))
 
     def logits(self, pixels: Any) -> Tensor:
         """The classifier's logits (B, labels) of pixel values (B, frames, 3, H, W)."""
-        out = C.c_int64()
-        with Inputs() as ins:
-            _lib.call("wt_timesformer_forward", self._live(), ins.handle(pixels, "f32"), C.byref(out), None)
-        return Tensor._wrap(out.value)
+        return Tensor._wrap(self._forward(pixels, True, False)["logits"])
 
     def classify(self, pixels: Any) -> list[str]:
         """Each video's most likely label."""
@@ -321,39 +293,32 @@ class Whisper(Handle):
     """A WhisperForConditionalGeneration folder with its tokenizer.json (and
     preprocessor_config.json)."""
 
-    _free, _what = "wt_whisper_free", "whisper model"
+    _kind, _what = "whisper", "whisper model"
 
     def __init__(self, path: str | os.PathLike, device: str | None = None):
-        super().__init__(load("wt_whisper_load", path, device_arg(device)))
-        h = C.c_int64()
-        _lib.call("wt_whisper_tokenizer", self._h, C.byref(h))
-        self.tokenizer = Tokenizer(h.value)
+        super().__init__(_load_model("whisper", path, device))
+        self.tokenizer = Tokenizer(call("whisper.tokenizer", self._h))
 
     @property
     def sampling_rate(self) -> int:
-        n = C.c_int32()
-        _lib.call("wt_whisper_sampling_rate", self._live(), C.byref(n))
-        return n.value
+        return call("whisper.sampling_rate", self._live())
+
+    def _run(self, method: str, waves: list[Any], max_new_tokens: int, num_beams: int) -> Any:
+        with Inputs() as ins:
+            return call(f"whisper.{method}", self._live(), waves=[ins.handle(w, "f32") for w in waves],
+                        max_new_tokens=max_new_tokens, num_beams=num_beams)
 
     def generate(self, waves: Any, max_new_tokens: int = 0, num_beams: int = 0) -> Tensor:
         """Token ids (len(waves), length) for one waveform or a list of them
         (1-D float arrays or Tensors at sampling_rate), padded with the pad
         token as transformers' generate pads them; 0 takes the generation
         config's value."""
-        waves, _ = _wave_list(waves)
-        with Inputs() as ins:
-            hs = [ins.handle(w, "f32") for w in waves]
-            return new_tensor("wt_whisper_generate", self._live(), _lib.i64_array(hs), len(hs), max_new_tokens,
-                              num_beams)
+        return Tensor._wrap(self._run("generate", _wave_list(waves)[0], max_new_tokens, num_beams))
 
     def transcribe(self, waves: Any, max_new_tokens: int = 0, num_beams: int = 0) -> str | list[str]:
         """The text of one waveform, or a list of texts for a list of them."""
         waves, one = _wave_list(waves)
-        ids = self.generate(waves, max_new_tokens, num_beams)
-        try:
-            texts = self.tokenizer.batch_decode(ids, skip_special_tokens=True)
-        finally:
-            ids.close()
+        texts = self._run("transcribe", waves, max_new_tokens, num_beams)
         return texts[0] if one else texts
 
     def close(self) -> None:
@@ -389,21 +354,18 @@ class WhisperStream(Handle):
     counts the previous hypothesis' tokens the decoder confirmed in one
     call."""
 
-    _free, _what = "wt_whisper_stream_free", "whisper stream"
+    _kind, _what = "whisper_stream", "whisper stream"
 
     def __init__(self, whisper: Whisper, chunk_samples: int = 0, max_new_tokens: int = 0, window_samples: int = 0,
                  trim_encoder: bool = False, tokens_per_second: float = 0.0):
-        h = C.c_int64()
-        _lib.call("wt_whisper_stream_new", whisper._live(), chunk_samples, max_new_tokens, window_samples,
-                  int(trim_encoder), float(tokens_per_second), C.byref(h))
-        super().__init__(h.value)
+        super().__init__(call("whisper_stream.new", model=whisper._live(), chunk_samples=chunk_samples,
+                              max_new_tokens=max_new_tokens, window_samples=window_samples,
+                              trim_encoder=trim_encoder, tokens_per_second=float(tokens_per_second)))
 
     def _push(self, samples: Any, final: bool) -> list[StreamUpdate]:
-        n = C.c_int32()
         with Inputs() as ins:
-            h = ins.handle(samples, "f32") if samples is not None else 0
-            _lib.call("wt_whisper_stream_push", self._live(), h, int(final), C.byref(n))
-        return [StreamUpdate(**u) for u in json.loads(_lib.read_string("wt_whisper_stream_read", self._live()))]
+            updates = call("whisper_stream.push", self._live(), samples=ins.optional(samples, "f32"), final=final)
+        return [StreamUpdate(**u) for u in updates]
 
     def push(self, samples: Any) -> list[StreamUpdate]:
         """Adds samples (a 1-D float array or Tensor at the model's
@@ -428,26 +390,22 @@ class SpeechT5(Handle):
     spm_char.model for text input) with, optionally, a SpeechT5HifiGan
     folder as its vocoder."""
 
-    _free, _what = "wt_speecht5_free", "speecht5 model"
+    _kind, _what = "speecht5", "speecht5 model"
 
     def __init__(self, path: str | os.PathLike, vocoder: str | os.PathLike | None = None, device: str | None = None):
-        super().__init__(load("wt_speecht5_load", path, os.fsencode(vocoder) if vocoder else None,
-                              device_arg(device)))
+        super().__init__(call("speecht5.load", path=os.fsdecode(path),
+                              vocoder=os.fsdecode(vocoder) if vocoder else None, device=device))
 
     @property
     def sampling_rate(self) -> int:
         """The vocoder's sampling rate."""
-        n = C.c_int32()
-        _lib.call("wt_speecht5_sampling_rate", self._live(), C.byref(n))
-        return n.value
+        return call("speecht5.sampling_rate", self._live())
 
     def tokenize(self, texts: str | list[str]) -> tuple[Tensor, Tensor]:
         """Token ids and attention mask (texts, length), as SpeechT5Tokenizer
         gives them with padding=True."""
-        arr, n = texts_arg(texts)
-        ids, mask = C.c_int64(), C.c_int64()
-        _lib.call("wt_speecht5_tokenize", self._live(), arr, n, C.byref(ids), C.byref(mask))
-        return Tensor._wrap(ids.value), Tensor._wrap(mask.value)
+        out = call("speecht5.tokenize", self._live(), texts=text_list(texts))
+        return Tensor._wrap(out["input_ids"]), Tensor._wrap(out["attention_mask"])
 
     def generate(self, text: Any, speaker_embeddings: Any, *, attention_mask: Any = None, threshold: float = 0.5,
                  minlenratio: float = 0.0, maxlenratio: float = 20.0, prenet_dropout: bool = False, seed: int = 0,
@@ -461,33 +419,19 @@ class SpeechT5(Handle):
         vocode runs the vocoder when the model has one."""
         with Inputs() as ins:
             if isinstance(text, str) or (isinstance(text, (list, tuple)) and text and isinstance(text[0], str)):
-                ids, mask = self.tokenize(text)
-                ins._made += [ids, mask]
-                ids_h, mask_h = ids._live(), mask._live()
+                given = {"texts": text_list(text)}  # the library tokenizes them
             else:
-                ids_h = ins.handle(text, "i64")
-                mask_h = ins.handle(attention_mask, "i64") if attention_mask is not None else 0
-            spk = ins.handle(speaker_embeddings, "f32")
-            pre = ins.handle(prefix, "f32") if prefix is not None else 0
-            spec, lengths, wave = C.c_int64(), C.c_int64(), C.c_int64()
-            _lib.call("wt_speecht5_generate", self._live(), ids_h, mask_h, spk, threshold, minlenratio, maxlenratio,
-                      int(prenet_dropout), seed, pre, prefill_chunk, C.byref(spec), C.byref(lengths),
-                      C.byref(wave) if vocode and self._has_vocoder() else None)
-        lt = Tensor._wrap(lengths.value)
-        try:
-            n = [int(x) for x in lt.numpy().tolist()]
-        finally:
-            lt.close()
-        return SpeechOutput(Tensor._wrap(spec.value), n, Tensor._wrap(wave.value) if wave.value else None)
-
-    def _has_vocoder(self) -> bool:
-        n = C.c_int32()
-        return _lib.lib.wt_speecht5_sampling_rate(self._live(), C.byref(n)) == 0
+                given = {"input_ids": ins.handle(text, "i64"), "attention_mask": ins.optional(attention_mask, "i64")}
+            out = call("speecht5.generate", self._live(), **given,
+                       speaker_embeddings=ins.handle(speaker_embeddings, "f32"), threshold=threshold,
+                       minlenratio=minlenratio, maxlenratio=maxlenratio, prenet_dropout=prenet_dropout, seed=seed,
+                       prefix=ins.optional(prefix, "f32"), prefill_chunk=prefill_chunk, vocode=vocode)
+        return SpeechOutput(Tensor._wrap(out["spectrogram"]), out["lengths"], _optional(out["waveform"]))
 
     def vocode(self, spectrogram: Any) -> Tensor:
         """The vocoder's waveform of a spectrogram (B, frames, mels) or (frames, mels)."""
         with Inputs() as ins:
-            return new_tensor("wt_speecht5_vocode", self._live(), ins.handle(spectrogram, "f32"))
+            return Tensor._wrap(call("speecht5.vocode", self._live(), spectrogram=ins.handle(spectrogram, "f32")))
 
 
 class ConformerOutput(NamedTuple):
@@ -501,33 +445,32 @@ class Conformer(Handle):
     """A Wav2Vec2ConformerModel folder (config.json, model.safetensors) with
     its preprocessor_config.json."""
 
-    _free, _what = "wt_conformer_free", "conformer model"
+    _kind, _what = "conformer", "conformer model"
 
     def __init__(self, path: str | os.PathLike, device: str | None = None):
-        super().__init__(load("wt_conformer_load", path, device_arg(device)))
+        super().__init__(_load_model("conformer", path, device))
 
     @property
     def sampling_rate(self) -> int:
-        n = C.c_int32()
-        _lib.call("wt_conformer_sampling_rate", self._live(), C.byref(n))
-        return n.value
+        return call("conformer.sampling_rate", self._live())
 
     def encode(self, waves: Any, frame_mask: bool = False) -> ConformerOutput:
         """The last hidden state of one waveform or a list of them (1-D float
         arrays or Tensors at sampling_rate), padded to the longest, as
         transformers' model(**extractor(waves, padding=True)) gives it."""
-        waves, _ = _wave_list(waves)
-        hidden, mask = C.c_int64(), C.c_int64()
         with Inputs() as ins:
-            hs = [ins.handle(w, "f32") for w in waves]
-            _lib.call("wt_conformer_encode", self._live(), _lib.i64_array(hs), len(hs), C.byref(hidden),
-                      C.byref(mask) if frame_mask else None)
-        return ConformerOutput(Tensor._wrap(hidden.value), Tensor._wrap(mask.value) if frame_mask else None)
+            out = call("conformer.encode", self._live(), waves=[ins.handle(w, "f32") for w in _wave_list(waves)[0]],
+                       frame_mask=frame_mask)
+        return ConformerOutput(Tensor._wrap(out["last_hidden_state"]), _optional(out["frame_mask"]))
 
 
 def resample(x: Any, from_hz: int, to_hz: int) -> Tensor:
     """x (..., time), a float array or Tensor, resampled from from_hz to to_hz
     on its device, as torchaudio.functional.resample does by default
     (Hann-windowed sinc, lowpass_filter_width 6, rolloff 0.99)."""
+    if from_hz <= 0 or to_hz <= 0:
+        # The library's Resample refuses these in these words, but audio.resample's argument bounds
+        # ([1, 2^31 - 1]) refuse them first in others; this keeps the message Resample's.
+        raise ValueError(f"audio.resample: rates must be positive, got {from_hz} Hz to {to_hz} Hz")
     with Inputs() as ins:
-        return new_tensor("wt_audio_resample", ins.handle(x), from_hz, to_hz)
+        return Tensor._wrap(call("audio.resample", x=ins.handle(x), from_hz=from_hz, to_hz=to_hz))
