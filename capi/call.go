@@ -31,6 +31,9 @@ func wt_call(target *C.char, self C.int64_t, argsJSON *C.char, data unsafe.Point
 	if err != nil {
 		return fail(err)
 	}
+	if raw == nil && data != nil {
+		raw = []byte{} // empty data, not none: a loader says what is wrong with it
+	}
 	h, err := abi.CallToResult(t, int64(self), args, raw, abi.CallContext{NoGrad: threadNoGrad()})
 	return setObject(h, err, out)
 }
