@@ -145,6 +145,16 @@ export interface Binding extends DomainBinding {
   deviceSetOption(device: string, name: string, value: number): void;
   /** wt_device_stream: the CUstream the device queues work on, as an integer. */
   deviceStream(device: string): bigint;
+  /**
+   * wt_call: the domain library method target ("kind.method",
+   * docs/calls.md) on the object self (0 for a load or a plain function),
+   * with args by name (callArgsJSON) and data, the bytes a loader reads.
+   * Returns the result's JSON decoded; the tensors in it are new handles the
+   * caller owns. The result is freed before this returns.
+   */
+  call<T = unknown>(target: string, self: number, args?: CallArgs | null, data?: Uint8Array | null): T;
+  /** call for what may wait for the device (in the browser: on its own goroutine). */
+  callAsync<T = unknown>(target: string, self: number, args?: CallArgs | null, data?: Uint8Array | null): Promise<T>;
   /** wt_nn_init: the tensor behind h gets the initialiser's values (Go's nn draws them), in place. */
   nnInit(h: number, method: string, settings: readonly AttrEntry[]): void;
   /** wt_nn_calculate_gain: torch.nn.init.calculate_gain (param: leaky_relu's slope). */
@@ -254,82 +264,13 @@ export interface Binding extends DomainBinding {
  * The domain libraries' part of the Binding (see Binding, which extends it).
  */
 export interface DomainBinding {
-  // The domain libraries (wt_tokenizer_*, wt_sentence_encoder_*, wt_clip_*,
-  // wt_whisper_*, wt_whisper_stream_*, wt_timesformer_*, wt_conformer_*, wt_speecht5_*, wt_diffusion_*): objects behind handles, loaded from
-  // Hugging Face or diffusers folders (Node only: the browser has no file
-  // system; tokenizers also load from a tokenizer.json's bytes, sentence
-  // encoders, CLIP and diffusion pipelines from a zip archive's). The heavy
-  // calls are async, as onnxRun is.
-  /** wt_<kind>_load: the file or folder at path (device ignored for a tokenizer). */
+  // The diffusion pipelines (wt_diffusion_*): objects behind handles,
+  // loaded from diffusers folders (Node only: the browser has no file
+  // system) or a zip archive's bytes. The heavy calls are async, as onnxRun
+  // is. (The multimodal library's methods go through call: Binding.call.)
+  /** wt_diffusion_load: the folder at path. */
   domainLoad(kind: DomainKind, path: string, device: string | null): number;
   domainFree(kind: DomainKind, h: number): void;
-  tokenizerLoadBytes(bytes: Uint8Array): number;
-  tokenizerVocabSize(tok: number): number;
-  /** [ids, type ids, attention mask] handles; padId < 0 keeps the file's padding. */
-  tokenizerEncode(tok: number, texts: readonly string[], addSpecial: boolean, padId: number, device: string | null): number[];
-  tokenizerDecode(tok: number, ids: readonly number[], skipSpecial: boolean): string;
-  imageProcessorLoadBytes(bytes: Uint8Array): number;
-  /** Pixel values from (height, width, 3) u8 images; async because the browser may read them from the GPU. */
-  imageProcessorPreprocess(proc: number, images: readonly number[], device: string | null): Promise<number>;
-  /** Pixel values (videos, frames, 3, H, W) from (frames, height, width, 3) u8 videos. */
-  imageProcessorPreprocessVideo(proc: number, videos: readonly number[], device: string | null): Promise<number>;
-  /** A (clipLen,) i64 tensor of the docs' sample_frame_indices after np.random.seed(seed). */
-  videoSampleFrameIndices(clipLen: number, frameSampleRate: number, segLen: number, seed: number): number;
-  /** A (numFrames,) i64 tensor of indices spread evenly over total frames. */
-  videoUniformFrameIndices(total: number, numFrames: number): number;
-  /** wt_sentence_encoder_load_zip: a zip archive of a sentence-transformers folder; async because the browser uploads its weights on its own goroutine. */
-  sentenceEncoderLoadZip(bytes: Uint8Array, device: string | null): Promise<number>;
-  sentenceEncoderDim(enc: number): number;
-  sentenceEncoderEncode(enc: number, texts: readonly string[], batchSize: number): Promise<number>;
-  /** wt_clip_load_zip: a zip archive of a CLIPModel folder with its tokenizer.json. */
-  clipLoadZip(bytes: Uint8Array, device: string | null): Promise<number>;
-  clipZeroShot(clip: number, pixels: number, texts: readonly string[]): Promise<number>;
-  clipTextFeatures(clip: number, texts: readonly string[]): Promise<number>;
-  clipImageFeatures(clip: number, pixels: number): Promise<number>;
-  whisperSamplingRate(model: number): number;
-  /** A new tokenizer handle: the model's. */
-  whisperTokenizer(model: number): number;
-  whisperGenerate(model: number, waves: readonly number[], maxNewTokens: number, numBeams: number): Promise<number>;
-  /** wt_whisper_stream_new: a stream on a whisper model. */
-  whisperStreamNew(
-    model: number,
-    chunkSamples: number,
-    maxNewTokens: number,
-    windowSamples: number,
-    trimEncoder: boolean,
-    tokensPerSecond: number,
-  ): number;
-  /** wt_whisper_stream_push then _read: the updates' JSON (samples 0: none). */
-  whisperStreamPush(stream: number, samples: number, final: boolean): Promise<string>;
-  /** wt_speecht5_load: a SpeechT5ForTextToSpeech folder and an optional SpeechT5HifiGan folder. */
-  speecht5Load(path: string, vocoder: string | null, device: string | null): number;
-  speecht5SamplingRate(model: number): number;
-  /** [ids, attention mask] handles. */
-  speecht5Tokenize(model: number, texts: readonly string[]): number[];
-  /** [spectrogram, lengths, waveform (0 unless wantWave)] handles; mask and prefix 0: none. */
-  speecht5Generate(
-    model: number,
-    ids: number,
-    mask: number,
-    speakers: number,
-    threshold: number,
-    minLenRatio: number,
-    maxLenRatio: number,
-    prenetDropout: boolean,
-    seed: bigint,
-    prefix: number,
-    prefillChunk: number,
-    wantWave: boolean,
-  ): Promise<[number, number, number]>;
-  speecht5Vocode(model: number, spectrogram: number): Promise<number>;
-  timesformerInfo(model: number): string;
-  /** [logits, last hidden state] handles, 0 for an output not wanted. */
-  timesformerForward(model: number, pixels: number, logits: boolean, hidden: boolean): Promise<[number, number]>;
-  conformerSamplingRate(model: number): number;
-  /** [last hidden state, frame mask (0 unless wantMask)] handles. */
-  conformerEncode(model: number, waves: readonly number[], wantMask: boolean): Promise<[number, number]>;
-  /** wt_audio_resample: a tensor op, so the browser has it too. */
-  audioResample(x: number, fromHz: number, toHz: number): number;
   /** wt_diffusion_load_zip: a zip archive of a pipeline folder; async because the browser uploads its weights on its own goroutine. */
   diffusionLoadZip(bytes: Uint8Array, device: string | null): Promise<number>;
   diffusionInfo(pipe: number): string;
@@ -374,18 +315,49 @@ export interface DomainBinding {
 /** Told after each denoising step of a sampling call: step counts from 1 to steps. */
 export type StepCallback = (step: number, steps: number) => void;
 
-/** The library objects the ABI loads from files, by the infix of their wt_<kind>_* functions. */
-export type DomainKind =
-  | "tokenizer"
-  | "image_processor"
-  | "sentence_encoder"
-  | "clip"
-  | "whisper"
-  | "timesformer"
-  | "conformer"
-  | "speecht5"
-  | "whisper_stream"
-  | "diffusion";
+/** The library objects the ABI loads from files through their own wt_<kind>_* functions. */
+export type DomainKind = "diffusion";
+
+/**
+ * A wt_call's arguments by name (docs/calls.md): tensors and objects as
+ * their handles; an undefined entry is left out, which takes the default.
+ */
+export type CallArgs = Readonly<Record<string, unknown>>;
+
+/**
+ * args as the JSON object wt_call reads, null for none: undefined entries
+ * are dropped, NaN and the infinities (which JSON has not) go as "nan",
+ * "inf" and "-inf", and a bigint as its exact integer.
+ */
+export function callArgsJSON(args: CallArgs | null | undefined): string | null {
+  return args == null ? null : (toJSON(args) ?? null);
+}
+
+function toJSON(v: unknown): string | undefined {
+  switch (typeof v) {
+    case "undefined":
+    case "function":
+    case "symbol":
+      return undefined;
+    case "bigint":
+      return v.toString();
+    case "number":
+      return Number.isFinite(v) ? JSON.stringify(v) : Number.isNaN(v) ? '"nan"' : v > 0 ? '"inf"' : '"-inf"';
+    case "string":
+    case "boolean":
+      return JSON.stringify(v);
+  }
+  if (v === null) return "null";
+  if (Array.isArray(v) || ArrayBuffer.isView(v)) {
+    return `[${Array.from(v as ArrayLike<unknown>, (x) => toJSON(x) ?? "null").join(",")}]`;
+  }
+  const parts: string[] = [];
+  for (const [k, x] of Object.entries(v as object)) {
+    const j = toJSON(x);
+    if (j !== undefined) parts.push(`${JSON.stringify(k)}:${j}`);
+  }
+  return `{${parts.join(",")}}`;
+}
 
 let bound: Binding | null = null;
 let loader: (() => Binding) | null = null;

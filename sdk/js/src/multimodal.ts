@@ -1,14 +1,16 @@
 // Multimodal models from Hugging Face folders: the runtime's tokenizers,
 // sentence encoders, CLIP, Whisper, TimeSformer and the Conformer speech
-// encoder (the Go package multimodal, through the C ABI in Node), the video
-// front end and audio resampling. Every check, number and error is the
-// runtime's; this file turns strings and tensors into the runtime's
-// arguments. In the browser tokenizers and image processors load from their
-// config files' bytes, sentence encoders and CLIP from a zip archive of their
-// folder, and the frame samplers and resample run: the other models read
-// folders, which a page has not.
+// encoder (the Go package multimodal), the video front end and audio
+// resampling. Every method is one wt_call of its target by name
+// (docs/calls.md, abi/calls_multimodal.go); every check, number and error
+// is the runtime's, and this file turns options and tensors into the
+// call's arguments and its JSON result into tensors. In the browser
+// tokenizers and image processors load from their config files' bytes,
+// sentence encoders and CLIP from a zip archive of their folder, and the
+// frame samplers and resample run: the other models read folders, which a
+// page has not.
 
-import { native } from "./binding.js";
+import { ERR_INVALID, WebtensorError, native } from "./binding.js";
 import { Tensor } from "./core.js";
 import { RuntimeObject, tensorHandle } from "./objects.js";
 
@@ -19,16 +21,31 @@ export interface Encoding {
   attentionMask: Tensor;
 }
 
-const asList = (texts: string | readonly string[]): readonly string[] => (typeof texts === "string" ? [texts] : texts);
+/** The handles of one tensor or several, named what[i] in the TypeError. */
+const handles = (ts: Tensor | readonly Tensor[], what: string): number[] =>
+  (ts instanceof Tensor ? [ts] : ts).map((t, i) => tensorHandle(t, `${what}[${i}]`));
+
+/** A result's optional tensor: null for none. */
+const maybeTensor = (h: number | null): Tensor | null => (h ? new Tensor(h) : null);
+
+/**
+ * A path in the browser, which has no file system: the error says what the
+ * page can load instead.
+ */
+function noFolders(instead: string): void {
+  if (native().platform === "browser") throw new Error(`webtensor: ${instead}`);
+}
 
 /** A tokenizer.json (WordPiece or byte-level BPE), as the tokenizers library reads it. */
 export class Tokenizer extends RuntimeObject {
   /** The file (or its folder) at a path (Node), or a tokenizer.json's bytes. */
   static async load(source: string | Uint8Array): Promise<Tokenizer> {
-    const rt = native();
-    if (typeof source === "string") return new Tokenizer(rt.domainLoad("tokenizer", source, null));
+    if (typeof source === "string") {
+      noFolders("the browser has no file system: load() takes the config file's bytes");
+      return new Tokenizer(native().call<number>("tokenizer.load", 0, { path: source }));
+    }
     if (!(source instanceof Uint8Array)) throw new TypeError("webtensor: Tokenizer.load takes a path or a tokenizer.json's bytes");
-    return new Tokenizer(rt.tokenizerLoadBytes(source));
+    return new Tokenizer(native().call<number>("tokenizer.load", 0, null, source));
   }
 
   /** @internal */
@@ -37,7 +54,7 @@ export class Tokenizer extends RuntimeObject {
   }
 
   get vocabSize(): number {
-    return native().tokenizerVocabSize(this.handle);
+    return this.call<number>("vocab_size");
   }
 
   /**
@@ -49,27 +66,24 @@ export class Tokenizer extends RuntimeObject {
     texts: string | readonly string[],
     options: { addSpecialTokens?: boolean; padId?: number; device?: string } = {},
   ): Encoding {
-    const [ids, types, mask] = native().tokenizerEncode(
-      this.handle,
-      asList(texts),
-      options.addSpecialTokens ?? true,
-      options.padId ?? -1,
-      options.device ?? null,
-    );
-    return { inputIds: new Tensor(ids!), tokenTypeIds: new Tensor(types!), attentionMask: new Tensor(mask!) };
+    const r = this.call<{ input_ids: number; token_type_ids: number; attention_mask: number }>("encode", {
+      texts,
+      add_special_tokens: options.addSpecialTokens,
+      pad_id: options.padId,
+      device: options.device,
+    });
+    return { inputIds: new Tensor(r.input_ids), tokenTypeIds: new Tensor(r.token_type_ids), attentionMask: new Tensor(r.attention_mask) };
   }
 
   /** The text of a sequence of ids. */
   decode(ids: readonly (number | bigint)[], options: { skipSpecialTokens?: boolean } = {}): string {
-    return native().tokenizerDecode(this.handle, ids.map(Number), options.skipSpecialTokens ?? false);
+    return this.call<string>("decode", { ids: ids.map(Number), skip_special_tokens: options.skipSpecialTokens });
   }
 
   /** decode for each row of a 2-D i64 tensor of ids. */
   async batchDecode(ids: Tensor, options: { skipSpecialTokens?: boolean } = {}): Promise<string[]> {
-    const [rows, cols] = ids.shape;
-    if (ids.ndim !== 2) throw new TypeError(`webtensor: batchDecode takes a 2-D tensor of ids, got shape [${ids.shape}]`);
-    const flat = Array.from(await ids.data(), Number);
-    return Array.from({ length: rows! }, (_, r) => this.decode(flat.slice(r * cols!, (r + 1) * cols!), options));
+    const h = tensorHandle(ids, "ids");
+    return this.callAsync<string[]>("batch_decode", { ids: h, skip_special_tokens: options.skipSpecialTokens });
   }
 }
 
@@ -77,10 +91,12 @@ export class Tokenizer extends RuntimeObject {
 export class ImageProcessor extends RuntimeObject {
   /** A preprocessor_config.json (or its folder) at a path (Node), or the file's bytes. */
   static async load(source: string | Uint8Array): Promise<ImageProcessor> {
-    const rt = native();
-    if (typeof source === "string") return new ImageProcessor(rt.domainLoad("image_processor", source, null));
+    if (typeof source === "string") {
+      noFolders("the browser has no file system: load() takes the config file's bytes");
+      return new ImageProcessor(native().call<number>("image_processor.load", 0, { path: source }));
+    }
     if (!(source instanceof Uint8Array)) throw new TypeError("webtensor: ImageProcessor.load takes a path or a preprocessor_config.json's bytes");
-    return new ImageProcessor(rt.imageProcessorLoadBytes(source));
+    return new ImageProcessor(native().call<number>("image_processor.load", 0, null, source));
   }
 
   /** @internal */
@@ -90,9 +106,8 @@ export class ImageProcessor extends RuntimeObject {
 
   /** Pixel values (images, 3, H, W) f32 of (height, width, 3) u8 RGB images. */
   async preprocess(images: Tensor | readonly Tensor[], options: { device?: string } = {}): Promise<Tensor> {
-    const list = images instanceof Tensor ? [images] : images;
-    const hs = list.map((t, i) => tensorHandle(t, `images[${i}]`));
-    return new Tensor(await native().imageProcessorPreprocess(this.handle, hs, options.device ?? null));
+    const hs = handles(images, "images");
+    return new Tensor(await this.callAsync<number>("preprocess", { images: hs, device: options.device }));
   }
 
   /**
@@ -100,19 +115,8 @@ export class ImageProcessor extends RuntimeObject {
    * u8 RGB videos, every frame processed on its own as VideoMAEImageProcessor does.
    */
   async preprocessVideo(videos: Tensor | readonly Tensor[], options: { device?: string } = {}): Promise<Tensor> {
-    const list = videos instanceof Tensor ? [videos] : videos;
-    const hs = list.map((t, i) => tensorHandle(t, `videos[${i}]`));
-    return new Tensor(await native().imageProcessorPreprocessVideo(this.handle, hs, options.device ?? null));
-  }
-}
-
-/** An i64 index tensor's values, the tensor disposed. */
-async function indexList(handle: number): Promise<number[]> {
-  const t = new Tensor(handle);
-  try {
-    return Array.from(await t.data(), Number);
-  } finally {
-    t.dispose();
+    const hs = handles(videos, "videos");
+    return new Tensor(await this.callAsync<number>("preprocess_video", { videos: hs, device: options.device }));
   }
 }
 
@@ -122,30 +126,28 @@ async function indexList(handle: number): Promise<number[]> {
  * window of clipLen * frameSampleRate frames ending at numpy's randint.
  */
 export async function sampleFrameIndices(clipLen: number, frameSampleRate: number, segLen: number, seed = 0): Promise<number[]> {
-  return indexList(native().videoSampleFrameIndices(clipLen, frameSampleRate, segLen, seed));
+  const args = { clip_len: clipLen, frame_sample_rate: frameSampleRate, seg_len: segLen, seed };
+  return native().call<number[]>("video.sample_frame_indices", 0, args);
 }
 
 /** numFrames indices spread evenly over total frames, as transformers' video processors sample them. */
 export async function uniformFrameIndices(total: number, numFrames: number): Promise<number[]> {
-  return indexList(native().videoUniformFrameIndices(total, numFrames));
+  return native().call<number[]>("video.uniform_frame_indices", 0, { total, num_frames: numFrames });
 }
 
 /**
- * The model of a zip archive's bytes, through loadZip; a path through the
- * folder loader (Node). what names the class in the type error.
+ * The model of a folder's path (Node) or of a zip archive's bytes. what
+ * names the class in the errors.
  */
-async function loadModel(
-  kind: "sentence_encoder" | "clip",
-  what: string,
-  source: string | Uint8Array,
-  device: string | null,
-  loadZip: (bytes: Uint8Array, device: string | null) => Promise<number>,
-): Promise<number> {
-  if (typeof source === "string") return native().domainLoad(kind, source, device);
+function loadModel(kind: "sentence_encoder" | "clip", what: string, source: string | Uint8Array, device?: string): Promise<number> {
+  if (typeof source === "string") {
+    noFolders(`the browser has no file system: multimodal.${what}.load() takes a zip archive of the model's folder (its bytes)`);
+    return native().callAsync<number>(`${kind}.load`, 0, { path: source, device });
+  }
   if (!(source instanceof Uint8Array)) {
     throw new TypeError(`webtensor: ${what}.load takes a folder's path or a zip archive's bytes (a Uint8Array)`);
   }
-  return loadZip(source, device);
+  return native().callAsync<number>(`${kind}.load`, 0, { device }, source);
 }
 
 /** A sentence-transformers model (modules.json: a BERT Transformer, Pooling, optionally Normalize). */
@@ -157,11 +159,7 @@ export class SentenceEncoder extends RuntimeObject {
    * zip bomb, truncation, a missing file) rejects naming the entry.
    */
   static async load(source: string | Uint8Array, options: { device?: string } = {}): Promise<SentenceEncoder> {
-    const rt = native();
-    const h = await loadModel("sentence_encoder", "SentenceEncoder", source, options.device ?? null, (b, d) =>
-      rt.sentenceEncoderLoadZip(b, d),
-    );
-    return new SentenceEncoder(h);
+    return new SentenceEncoder(await loadModel("sentence_encoder", "SentenceEncoder", source, options.device));
   }
 
   /** @internal */
@@ -171,12 +169,12 @@ export class SentenceEncoder extends RuntimeObject {
 
   /** The length of one embedding. */
   get dim(): number {
-    return native().sentenceEncoderDim(this.handle);
+    return this.call<number>("dim");
   }
 
   /** The embeddings (sentences, dim), as sentence-transformers' encode gives them. */
   async encode(sentences: string | readonly string[], options: { batchSize?: number } = {}): Promise<Tensor> {
-    return new Tensor(await native().sentenceEncoderEncode(this.handle, asList(sentences), options.batchSize ?? 32));
+    return new Tensor(await this.callAsync<number>("encode", { texts: sentences, batch_size: options.batchSize }));
   }
 }
 
@@ -184,8 +182,7 @@ export class SentenceEncoder extends RuntimeObject {
 export class CLIP extends RuntimeObject {
   /** The folder at path (Node), or a zip archive of it (Node and the browser), as SentenceEncoder.load takes them. */
   static async load(source: string | Uint8Array, options: { device?: string } = {}): Promise<CLIP> {
-    const rt = native();
-    return new CLIP(await loadModel("clip", "CLIP", source, options.device ?? null, (b, d) => rt.clipLoadZip(b, d)));
+    return new CLIP(await loadModel("clip", "CLIP", source, options.device));
   }
 
   /** @internal */
@@ -195,17 +192,17 @@ export class CLIP extends RuntimeObject {
 
   /** Each image's probabilities over texts, (images, texts), from pixel values (images, 3, H, W). */
   async zeroShot(pixels: Tensor, texts: readonly string[]): Promise<Tensor> {
-    return new Tensor(await native().clipZeroShot(this.handle, tensorHandle(pixels, "pixels"), texts));
+    return new Tensor(await this.callAsync<number>("zero_shot", { pixels: tensorHandle(pixels, "pixels"), texts }));
   }
 
   /** The projected text embeddings (not normalised), as get_text_features gives them. */
   async textFeatures(texts: readonly string[]): Promise<Tensor> {
-    return new Tensor(await native().clipTextFeatures(this.handle, texts));
+    return new Tensor(await this.callAsync<number>("text_features", { texts }));
   }
 
   /** The projected image embeddings (not normalised), as get_image_features gives them. */
   async imageFeatures(pixels: Tensor): Promise<Tensor> {
-    return new Tensor(await native().clipImageFeatures(this.handle, tensorHandle(pixels, "pixels")));
+    return new Tensor(await this.callAsync<number>("image_features", { pixels: tensorHandle(pixels, "pixels") }));
   }
 }
 
@@ -227,20 +224,21 @@ export class Timesformer extends RuntimeObject {
   readonly labels: readonly string[] | null;
 
   static async load(path: string, options: { device?: string } = {}): Promise<Timesformer> {
-    return new Timesformer(native().domainLoad("timesformer", path, options.device ?? null));
+    noFolders("TimeSformer loads from a folder, and the browser has no file system (Node only)");
+    return new Timesformer(await native().callAsync<number>("timesformer.load", 0, { path, device: options.device }));
   }
 
   /** @internal */
   constructor(handle: number) {
     super("timesformer", handle);
-    const info = JSON.parse(native().timesformerInfo(handle)) as {
+    const info = this.call<{
       model: string;
       attention_type: string;
       num_frames: number;
       image_size: number;
       device: string;
       labels?: string[];
-    };
+    }>("info");
     this.model = info.model;
     this.attentionType = info.attention_type;
     this.numFrames = info.num_frames;
@@ -251,14 +249,15 @@ export class Timesformer extends RuntimeObject {
 
   /** Logits (B, labels) and last hidden state of pixel values (B, frames, 3, H, W), as preprocessVideo makes them. */
   async forward(pixels: Tensor): Promise<VideoOutput> {
-    const [l, h] = await native().timesformerForward(this.handle, tensorHandle(pixels, "pixels"), this.labels !== null, true);
-    return { logits: this.labels !== null ? new Tensor(l) : null, lastHiddenState: new Tensor(h) };
+    const args = { pixels: tensorHandle(pixels, "pixels"), logits: this.labels !== null, last_hidden_state: true };
+    const r = await this.callAsync<{ logits: number | null; last_hidden_state: number }>("forward", args);
+    return { logits: maybeTensor(r.logits), lastHiddenState: new Tensor(r.last_hidden_state) };
   }
 
   /** The classifier's logits (B, labels) of pixel values (B, frames, 3, H, W). */
   async logits(pixels: Tensor): Promise<Tensor> {
-    const [l] = await native().timesformerForward(this.handle, tensorHandle(pixels, "pixels"), true, false);
-    return new Tensor(l);
+    const args = { pixels: tensorHandle(pixels, "pixels"), logits: true, last_hidden_state: false };
+    return new Tensor((await this.callAsync<{ logits: number }>("forward", args)).logits);
   }
 }
 
@@ -268,18 +267,19 @@ export class Whisper extends RuntimeObject {
   readonly tokenizer: Tokenizer;
 
   static async load(path: string, options: { device?: string } = {}): Promise<Whisper> {
-    return new Whisper(native().domainLoad("whisper", path, options.device ?? null));
+    noFolders("Whisper loads from a folder, and the browser has no file system (Node only)");
+    return new Whisper(await native().callAsync<number>("whisper.load", 0, { path, device: options.device }));
   }
 
   /** @internal */
   constructor(handle: number) {
     super("whisper", handle);
-    this.tokenizer = new Tokenizer(native().whisperTokenizer(handle));
+    this.tokenizer = new Tokenizer(this.call<number>("tokenizer"));
   }
 
   /** The rate waveforms must be sampled at (16000). */
   get samplingRate(): number {
-    return native().whisperSamplingRate(this.handle);
+    return this.call<number>("sampling_rate");
   }
 
   /**
@@ -288,22 +288,17 @@ export class Whisper extends RuntimeObject {
    * generation config's value.
    */
   async generate(waves: Tensor | readonly Tensor[], options: { maxNewTokens?: number; numBeams?: number } = {}): Promise<Tensor> {
-    const list = waves instanceof Tensor ? [waves] : waves;
-    const hs = list.map((w, i) => tensorHandle(w, `waves[${i}]`));
-    return new Tensor(await native().whisperGenerate(this.handle, hs, options.maxNewTokens ?? 0, options.numBeams ?? 0));
+    const args = { waves: handles(waves, "waves"), max_new_tokens: options.maxNewTokens, num_beams: options.numBeams };
+    return new Tensor(await this.callAsync<number>("generate", args));
   }
 
   /** The text of one waveform, or the texts of several. */
   async transcribe(waves: Tensor, options?: { maxNewTokens?: number; numBeams?: number }): Promise<string>;
   async transcribe(waves: readonly Tensor[], options?: { maxNewTokens?: number; numBeams?: number }): Promise<string[]>;
   async transcribe(waves: Tensor | readonly Tensor[], options: { maxNewTokens?: number; numBeams?: number } = {}): Promise<string | string[]> {
-    const ids = await this.generate(waves, options);
-    try {
-      const texts = await this.tokenizer.batchDecode(ids, { skipSpecialTokens: true });
-      return waves instanceof Tensor ? texts[0]! : texts;
-    } finally {
-      ids.dispose();
-    }
+    const args = { waves: handles(waves, "waves"), max_new_tokens: options.maxNewTokens, num_beams: options.numBeams };
+    const texts = await this.callAsync<string[]>("transcribe", args);
+    return waves instanceof Tensor ? texts[0]! : texts;
   }
 
   override dispose(): void {
@@ -356,20 +351,20 @@ export class WhisperStream extends RuntimeObject {
   ) {
     super(
       "whisper_stream",
-      native().whisperStreamNew(
-        whisper.handle,
-        options.chunkSamples ?? 0,
-        options.maxNewTokens ?? 0,
-        options.windowSamples ?? 0,
-        options.trimEncoder ?? false,
-        options.tokensPerSecond ?? 0,
-      ),
+      native().call<number>("whisper_stream.new", 0, {
+        model: whisper.handle,
+        chunk_samples: options.chunkSamples,
+        max_new_tokens: options.maxNewTokens,
+        window_samples: options.windowSamples,
+        trim_encoder: options.trimEncoder,
+        tokens_per_second: options.tokensPerSecond,
+      }),
     );
   }
 
   async #push(samples: Tensor | null, final: boolean): Promise<StreamUpdate[]> {
-    const h = samples ? tensorHandle(samples, "samples") : 0;
-    const raw = JSON.parse(await native().whisperStreamPush(this.handle, h, final)) as Record<string, unknown>[];
+    const h = samples ? tensorHandle(samples, "samples") : undefined;
+    const raw = await this.callAsync<Record<string, unknown>[]>("push", { samples: h, final });
     return raw.map((u) => ({
       chunk: u.chunk as number,
       samples: u.samples as number,
@@ -423,68 +418,56 @@ export interface SpeechOptions {
 
 /** A SpeechT5ForTextToSpeech folder with, optionally, a SpeechT5HifiGan folder as its vocoder. Node only. */
 export class SpeechT5 extends RuntimeObject {
-  readonly #vocoder: boolean;
-
   static async load(path: string, options: { vocoder?: string; device?: string } = {}): Promise<SpeechT5> {
-    return new SpeechT5(native().speecht5Load(path, options.vocoder ?? null, options.device ?? null), !!options.vocoder);
+    noFolders("SpeechT5 loads from a folder, and the browser has no file system (Node only)");
+    const args = { path, vocoder: options.vocoder, device: options.device };
+    return new SpeechT5(await native().callAsync<number>("speecht5.load", 0, args));
   }
 
   /** @internal */
-  constructor(handle: number, vocoder: boolean) {
+  constructor(handle: number) {
     super("speecht5", handle);
-    this.#vocoder = vocoder;
   }
 
   /** The vocoder's sampling rate. */
   get samplingRate(): number {
-    return native().speecht5SamplingRate(this.handle);
+    return this.call<number>("sampling_rate");
   }
 
   /** [ids, attention mask] (texts, length), as SpeechT5Tokenizer gives them with padding. */
   tokenize(texts: string | readonly string[]): [Tensor, Tensor] {
-    const [ids, mask] = native().speecht5Tokenize(this.handle, typeof texts === "string" ? [texts] : texts);
-    return [new Tensor(ids!), new Tensor(mask!)];
+    const r = this.call<{ input_ids: number; attention_mask: number }>("tokenize", { texts });
+    return [new Tensor(r.input_ids), new Tensor(r.attention_mask)];
   }
 
   /** Speech for a text, texts or token ids (texts, length), with speaker embeddings (1 or texts, dim). */
   async generate(text: string | readonly string[] | Tensor, speakers: Tensor, options: SpeechOptions = {}): Promise<SpeechOutput> {
-    let ids: Tensor;
-    let mask: Tensor | undefined = options.attentionMask;
-    const own = !(text instanceof Tensor);
-    if (text instanceof Tensor) ids = text;
-    else [ids, mask] = this.tokenize(text as string | readonly string[]);
-    try {
-      const [spec, lengths, wave] = await native().speecht5Generate(
-        this.handle,
-        tensorHandle(ids, "ids"),
-        mask ? tensorHandle(mask, "attentionMask") : 0,
-        tensorHandle(speakers, "speakers"),
-        options.threshold ?? 0.5,
-        options.minLenRatio ?? 0,
-        options.maxLenRatio ?? 20,
-        options.prenetDropout ?? false,
-        options.seed ?? 0n,
-        options.prefix ? tensorHandle(options.prefix, "prefix") : 0,
-        options.prefillChunk ?? 0,
-        this.#vocoder && (options.vocode ?? true),
-      );
-      const lt = new Tensor(lengths);
-      try {
-        return { spectrogram: new Tensor(spec), lengths: Array.from(await lt.data(), Number), waveform: wave ? new Tensor(wave) : null };
-      } finally {
-        lt.dispose();
-      }
-    } finally {
-      if (own) {
-        ids.dispose();
-        mask?.dispose();
-      }
-    }
+    // Texts are tokenized by the call; token ids come with their optional mask.
+    const input =
+      text instanceof Tensor
+        ? {
+            input_ids: tensorHandle(text, "ids"),
+            attention_mask: options.attentionMask ? tensorHandle(options.attentionMask, "attentionMask") : undefined,
+          }
+        : { texts: text };
+    const r = await this.callAsync<{ spectrogram: number; lengths: number[]; waveform: number | null }>("generate", {
+      ...input,
+      speaker_embeddings: tensorHandle(speakers, "speakers"),
+      threshold: options.threshold,
+      minlenratio: options.minLenRatio,
+      maxlenratio: options.maxLenRatio,
+      prenet_dropout: options.prenetDropout,
+      seed: options.seed,
+      prefix: options.prefix ? tensorHandle(options.prefix, "prefix") : undefined,
+      prefill_chunk: options.prefillChunk,
+      vocode: options.vocode,
+    });
+    return { spectrogram: new Tensor(r.spectrogram), lengths: r.lengths, waveform: maybeTensor(r.waveform) };
   }
 
   /** The vocoder's waveform of a spectrogram (B, frames, mels) or (frames, mels). */
   async vocode(spectrogram: Tensor): Promise<Tensor> {
-    return new Tensor(await native().speecht5Vocode(this.handle, tensorHandle(spectrogram, "spectrogram")));
+    return new Tensor(await this.callAsync<number>("vocode", { spectrogram: tensorHandle(spectrogram, "spectrogram") }));
   }
 }
 
@@ -499,7 +482,8 @@ export interface ConformerOutput {
 /** A Wav2Vec2ConformerModel folder with its preprocessor_config.json. Node only. */
 export class Conformer extends RuntimeObject {
   static async load(path: string, options: { device?: string } = {}): Promise<Conformer> {
-    return new Conformer(native().domainLoad("conformer", path, options.device ?? null));
+    noFolders("a Conformer loads from a folder, and the browser has no file system (Node only)");
+    return new Conformer(await native().callAsync<number>("conformer.load", 0, { path, device: options.device }));
   }
 
   /** @internal */
@@ -509,7 +493,7 @@ export class Conformer extends RuntimeObject {
 
   /** The rate waveforms must be sampled at (16000 by default). */
   get samplingRate(): number {
-    return native().conformerSamplingRate(this.handle);
+    return this.call<number>("sampling_rate");
   }
 
   /**
@@ -517,10 +501,9 @@ export class Conformer extends RuntimeObject {
    * transformers' model(**extractor(waves, padding=True)) does.
    */
   async encode(waves: Tensor | readonly Tensor[], options: { frameMask?: boolean } = {}): Promise<ConformerOutput> {
-    const list = waves instanceof Tensor ? [waves] : waves;
-    const hs = list.map((w, i) => tensorHandle(w, `waves[${i}]`));
-    const [hidden, mask] = await native().conformerEncode(this.handle, hs, options.frameMask ?? false);
-    return { lastHiddenState: new Tensor(hidden), frameMask: mask ? new Tensor(mask) : null };
+    const args = { waves: handles(waves, "waves"), frame_mask: options.frameMask };
+    const r = await this.callAsync<{ last_hidden_state: number; frame_mask: number | null }>("encode", args);
+    return { lastHiddenState: new Tensor(r.last_hidden_state), frameMask: maybeTensor(r.frame_mask) };
   }
 }
 
@@ -530,5 +513,10 @@ export class Conformer extends RuntimeObject {
  * lowpass_filter_width 6, rolloff 0.99).
  */
 export function resample(x: Tensor, fromHz: number, toHz: number): Tensor {
-  return new Tensor(native().audioResample(tensorHandle(x, "x"), fromHz, toHz));
+  // Stopgap: audio.resample's argument bounds (from_hz, to_hz >= 1) answer
+  // before multimodal.Resample's own check, whose message this keeps.
+  if (!(fromHz > 0 && toHz > 0)) {
+    throw new WebtensorError(ERR_INVALID, `audio.resample: rates must be positive, got ${fromHz} Hz to ${toHz} Hz`);
+  }
+  return new Tensor(native().call<number>("audio.resample", 0, { x: tensorHandle(x, "x"), from_hz: fromHz, to_hz: toHz }));
 }

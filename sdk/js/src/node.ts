@@ -9,8 +9,8 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type * as KoffiNS from "koffi";
-import { ABI_VERSION, ERR_BUFFER_TOO_SMALL, OK, runtimeError } from "./binding.js";
-import type { AttrEntry, Binding } from "./binding.js";
+import { ABI_VERSION, ERR_BUFFER_TOO_SMALL, OK, callArgsJSON, runtimeError } from "./binding.js";
+import type { AttrEntry, Binding, CallArgs } from "./binding.js";
 import { DTYPES, dtypeFromCode, lanes } from "./dtype.js";
 import type { TypedArray } from "./dtype.js";
 import { pin, unpin } from "./lend.js";
@@ -156,6 +156,31 @@ function newHandle(f: (out: BigInt64Array) => number): number {
   const out = new BigInt64Array(1);
   check(f(out));
   return Number(out[0]);
+}
+
+/**
+ * wt_call, then its result's JSON (wt_call_result_json: capacity 0 to
+ * learn the size, then the text), decoded; wt_call_result_free always.
+ */
+function callJSON(target: string, self: number, args: CallArgs | null | undefined, data: Uint8Array | null | undefined): unknown {
+  const lib = native!;
+  // koffi passes an empty array as NULL, which is no data; empty data is a real pointer and 0 bytes.
+  const ptr = data?.byteLength === 0 ? new Uint8Array(1) : (data ?? null);
+  const r = newHandle((o) => lib.wt_call(target, self, callArgsJSON(args), ptr, data?.byteLength ?? 0, o));
+  let text: string;
+  try {
+    const needed = new BigUint64Array(1);
+    const st = lib.wt_call_result_json(r, null, 0, needed) as number;
+    if (st !== ERR_BUFFER_TOO_SMALL) check(st);
+    const buf = Buffer.alloc(Number(needed[0]));
+    check(lib.wt_call_result_json(r, buf, buf.length, needed));
+    text = buf.toString("utf8", 0, buf.length - 1); // less the NUL
+  } catch (e) {
+    lib.wt_call_result_free(r);
+    throw e;
+  }
+  check(lib.wt_call_result_free(r));
+  return JSON.parse(text);
 }
 
 function int32(f: (out: Int32Array) => number): number {
@@ -334,8 +359,12 @@ function nodeBinding(lib: Native): Binding {
     },
     safetensorsHeader: (prefix, fileSize, name) =>
       readString(lib.wt_safetensors_header, prefix, prefix.byteLength, BigInt(fileSize), name),
+    call: <T>(target: string, self: number, args?: CallArgs | null, data?: Uint8Array | null) =>
+      callJSON(target, self, args, data) as T,
+    callAsync: async <T>(target: string, self: number, args?: CallArgs | null, data?: Uint8Array | null) =>
+      callJSON(target, self, args, data) as T,
     ...trainingCalls(lib),
-    ...domainCalls(lib, { check, newHandle, int32, readString }),
+    ...domainCalls(lib, { check, newHandle, readString }),
   };
   return b;
 }

@@ -1,14 +1,36 @@
 // The lifetime of a runtime object behind a handle (a tokenizer, a model, a
 // pipeline), shared by multimodal.ts and diffuse.ts: dispose() frees it, a
-// FinalizationRegistry frees dropped ones.
+// FinalizationRegistry frees dropped ones. The multimodal library's objects
+// are freed, and their methods run, through wt_call's `${kind}.${method}`
+// (docs/calls.md); a diffusion pipeline through its own wt_diffusion_free.
 
 import { maybeNative, native } from "./binding.js";
-import type { DomainKind } from "./binding.js";
+import type { Binding, CallArgs, DomainKind } from "./binding.js";
 import { Tensor } from "./core.js";
 
-const registry = new FinalizationRegistry<[DomainKind, number]>(([kind, h]) => {
+/** The objects whose methods are wt_call targets, by their kind (the target's prefix). */
+export type CallKind =
+  | "tokenizer"
+  | "image_processor"
+  | "sentence_encoder"
+  | "clip"
+  | "whisper"
+  | "whisper_stream"
+  | "timesformer"
+  | "conformer"
+  | "speecht5";
+
+export type ObjectKind = CallKind | DomainKind;
+
+function freeObject(rt: Binding, kind: ObjectKind, h: number): void {
+  if (kind === "diffusion") rt.domainFree(kind, h);
+  else rt.call(`${kind}.free`, h);
+}
+
+const registry = new FinalizationRegistry<[ObjectKind, number]>(([kind, h]) => {
   try {
-    maybeNative()?.domainFree(kind, h);
+    const rt = maybeNative();
+    if (rt) freeObject(rt, kind, h);
   } catch {
     // already freed, or the runtime is going away
   }
@@ -17,10 +39,10 @@ const registry = new FinalizationRegistry<[DomainKind, number]>(([kind, h]) => {
 /** A runtime object; tensors it returned stay valid after dispose(). */
 export class RuntimeObject {
   #h: number;
-  readonly #kind: DomainKind;
+  readonly #kind: ObjectKind;
 
   /** @internal */
-  constructor(kind: DomainKind, handle: number) {
+  constructor(kind: ObjectKind, handle: number) {
     this.#kind = kind;
     this.#h = handle;
     registry.register(this, [kind, handle], this);
@@ -32,13 +54,23 @@ export class RuntimeObject {
     return this.#h;
   }
 
+  /** @internal wt_call's `${kind}.${method}` on this object: the result's JSON, decoded. */
+  protected call<T>(method: string, args?: CallArgs): T {
+    return native().call<T>(`${this.#kind}.${method}`, this.handle, args);
+  }
+
+  /** @internal call for a method that may wait for the device. */
+  protected callAsync<T>(method: string, args?: CallArgs): Promise<T> {
+    return native().callAsync<T>(`${this.#kind}.${method}`, this.handle, args);
+  }
+
   /** Frees the object now; disposing twice is harmless. */
   dispose(): void {
     const h = this.#h;
     if (!h) return;
     this.#h = 0;
     registry.unregister(this);
-    native().domainFree(this.#kind, h);
+    freeObject(native(), this.#kind, h);
   }
 
   [Symbol.dispose](): void {

@@ -6,8 +6,8 @@
 // the native library. Each returns its value or an Error with a `status`,
 // which becomes a WebtensorError here.
 
-import { ABI_VERSION, ERR_INVALID, runtimeError } from "./binding.js";
-import type { AttrEntry, Binding, DomainBinding } from "./binding.js";
+import { ABI_VERSION, ERR_INVALID, callArgsJSON, runtimeError } from "./binding.js";
+import type { AttrEntry, Binding, CallArgs, DomainBinding } from "./binding.js";
 import type { TypedArray } from "./dtype.js";
 import { chooseDevice } from "./choice.js";
 import type { Calibration, DeviceChoice } from "./choice.js";
@@ -24,8 +24,6 @@ interface GoCalls {
   wt_onnx_load_bytes_async(bytes: Uint8Array, device: string | null): Promise<number>;
   wt_onnx_run_async(model: number, names: string[], inputs: number[]): Promise<number[]>;
   wt_onnx_run_values_async(model: number, tensors: number[], layout: string): Promise<number>;
-  wt_image_processor_preprocess_async(proc: number, images: number[], device: string | null): Promise<number>;
-  wt_image_processor_preprocess_video_async(proc: number, videos: number[], device: string | null): Promise<number>;
   wt_dataset_get_async(ds: number, index: number, device: string | null): Promise<number[]>;
   wt_loader_next_async(loader: number): Promise<number[]>;
   wt_device_sync_async(device: string): Promise<void>;
@@ -35,12 +33,7 @@ interface GoCalls {
   wt_diffusion_generate_classes_async(...args: unknown[]): Promise<number>;
   wt_diffusion_generate_text_async(...args: unknown[]): Promise<number>;
   wt_diffusion_encode_text_async(pipe: number, texts: string[]): Promise<number>;
-  wt_sentence_encoder_load_zip_async(bytes: Uint8Array, device: string | null): Promise<number>;
-  wt_sentence_encoder_encode_async(enc: number, texts: string[], batchSize: number): Promise<number>;
-  wt_clip_load_zip_async(bytes: Uint8Array, device: string | null): Promise<number>;
-  wt_clip_zero_shot_async(clip: number, pixels: number, texts: string[]): Promise<number>;
-  wt_clip_text_features_async(clip: number, texts: string[]): Promise<number>;
-  wt_clip_image_features_async(clip: number, pixels: number): Promise<number>;
+  wt_call_async(target: string, self: number, args: string | null, data: Uint8Array | null): Promise<number>;
   [sync: string]: unknown;
 }
 
@@ -102,6 +95,14 @@ function wasmBinding(go: GoCalls): Binding {
     const r = (go[name] as (...a: unknown[]) => unknown)(...args);
     if (r instanceof Error) rethrow(r);
     return r as T;
+  };
+  // A wt_call's result: its JSON decoded, the result freed.
+  const result = (r: number): unknown => {
+    try {
+      return JSON.parse(call<string>("wt_call_result_json", r));
+    } finally {
+      call("wt_call_result_free", r);
+    }
   };
   const abi = call<number>("wt_abi_version");
   if (abi !== ABI_VERSION) throw new Error(`webtensor: webtensor.wasm has C ABI version ${abi}, this package needs ${ABI_VERSION}`);
@@ -165,6 +166,10 @@ function wasmBinding(go: GoCalls): Binding {
     deviceEmptyCache: (device) => call("wt_device_empty_cache", device),
     deviceSetOption: (device, name, value) => call("wt_device_set_option", device, name, value),
     deviceStream: (device) => BigInt(call<string>("wt_device_stream", device)), // uint64 crosses as a decimal string
+    call: <T>(target: string, self: number, args?: CallArgs | null, data?: Uint8Array | null) =>
+      result(call<number>("wt_call", target, self, callArgsJSON(args), data ?? null)) as T,
+    callAsync: async <T>(target: string, self: number, args?: CallArgs | null, data?: Uint8Array | null) =>
+      result(await settle(go.wt_call_async(target, self, callArgsJSON(args), data ?? null))) as T,
     nnInit: (h, method, s) => call("wt_nn_init", h, method, plainAttrs(s)),
     nnCalculateGain: (nonlinearity, param) => call<number>("wt_nn_calculate_gain", nonlinearity, param),
     safetensorsHeader: (prefix, fileSize, name) => call<string>("wt_safetensors_header", prefix, fileSize, name),
@@ -236,74 +241,18 @@ function wasmBinding(go: GoCalls): Binding {
 }
 
 /**
- * The domain libraries in the page: tokenizers and image processors from
- * their config files' bytes, the video frame samplers and resampling, and
- * sentence encoders, CLIP and diffusion pipelines from a zip archive's
- * bytes (their loads and runs are async twins); the other models load from
- * folders, which a page has not, so each of their calls throws saying so
- * (sdk/js/wasm/table.go omits them). The sampling calls run on their own
- * goroutine (async twins), where onStep's steps wait for the device and
- * let the page draw.
+ * The diffusion pipelines in the page, from a zip archive's bytes (their
+ * loads and runs are async twins; a folder's path throws saying so). The
+ * sampling calls run on their own goroutine, where onStep's steps wait for
+ * the device and let the page draw. (The multimodal library's methods go
+ * through wt_call: Binding.call.)
  */
 function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) => T): DomainBinding {
-  const nodeOnly = (what: string) => (): never => {
-    throw new Error(`webtensor: ${what} loads from a folder, and the browser has no file system (Node only)`);
-  };
-  const rejects = (what: string) => async (): Promise<never> => nodeOnly(what)();
-  // The kinds the page can hold: loaded from bytes.
-  const pageKinds = new Set<string>(["tokenizer", "image_processor", "diffusion", "sentence_encoder", "clip"]);
   return {
-    domainLoad: (kind) => {
-      if (kind === "tokenizer" || kind === "image_processor") {
-        throw new Error("webtensor: the browser has no file system: load() takes the config file's bytes");
-      }
-      if (kind === "diffusion") {
-        throw new Error("webtensor: the browser has no file system: diffuse.Pipeline.load() takes a zip archive's bytes");
-      }
-      if (kind === "sentence_encoder" || kind === "clip") {
-        const cls = kind === "clip" ? "CLIP" : "SentenceEncoder";
-        throw new Error(`webtensor: the browser has no file system: multimodal.${cls}.load() takes a zip archive of the model's folder (its bytes)`);
-      }
-      return nodeOnly(kind)();
+    domainLoad: () => {
+      throw new Error("webtensor: the browser has no file system: diffuse.Pipeline.load() takes a zip archive's bytes");
     },
-    domainFree: (kind, h) => {
-      if (!pageKinds.has(kind)) nodeOnly(kind)();
-      call(`wt_${kind}_free`, h);
-    },
-    imageProcessorLoadBytes: (bytes) => call<number>("wt_image_processor_load_bytes", bytes),
-    imageProcessorPreprocess: (p, images, device) => settle(go.wt_image_processor_preprocess_async(p, [...images], device)),
-    imageProcessorPreprocessVideo: (p, videos, device) =>
-      settle(go.wt_image_processor_preprocess_video_async(p, [...videos], device)),
-    videoSampleFrameIndices: (clipLen, rate, segLen, seed) =>
-      call<number>("wt_video_sample_frame_indices", clipLen, rate, segLen, seed),
-    videoUniformFrameIndices: (total, n) => call<number>("wt_video_uniform_frame_indices", total, n),
-    tokenizerLoadBytes: (bytes) => call<number>("wt_tokenizer_load_bytes", bytes),
-    tokenizerVocabSize: (tok) => call<number>("wt_tokenizer_vocab_size", tok),
-    tokenizerEncode: (tok, texts, addSpecial, padId, device) =>
-      call<number[]>("wt_tokenizer_encode", tok, [...texts], addSpecial, padId, device),
-    tokenizerDecode: (tok, ids, skip) => call<string>("wt_tokenizer_decode", tok, [...ids], skip),
-    sentenceEncoderLoadZip: (bytes, device) => settle(go.wt_sentence_encoder_load_zip_async(bytes, device)),
-    sentenceEncoderDim: (enc) => call<number>("wt_sentence_encoder_dim", enc),
-    sentenceEncoderEncode: (enc, texts, batch) => settle(go.wt_sentence_encoder_encode_async(enc, [...texts], batch)),
-    clipLoadZip: (bytes, device) => settle(go.wt_clip_load_zip_async(bytes, device)),
-    clipZeroShot: (clip, pixels, texts) => settle(go.wt_clip_zero_shot_async(clip, pixels, [...texts])),
-    clipTextFeatures: (clip, texts) => settle(go.wt_clip_text_features_async(clip, [...texts])),
-    clipImageFeatures: (clip, pixels) => settle(go.wt_clip_image_features_async(clip, pixels)),
-    whisperSamplingRate: nodeOnly("Whisper"),
-    whisperTokenizer: nodeOnly("Whisper"),
-    whisperGenerate: rejects("Whisper"),
-    whisperStreamNew: nodeOnly("Whisper"),
-    whisperStreamPush: rejects("Whisper"),
-    speecht5Load: nodeOnly("SpeechT5"),
-    speecht5SamplingRate: nodeOnly("SpeechT5"),
-    speecht5Tokenize: nodeOnly("SpeechT5"),
-    speecht5Generate: rejects("SpeechT5"),
-    speecht5Vocode: rejects("SpeechT5"),
-    timesformerInfo: nodeOnly("TimeSformer"),
-    timesformerForward: rejects("TimeSformer"),
-    conformerSamplingRate: nodeOnly("a Conformer"),
-    conformerEncode: rejects("a Conformer"),
-    audioResample: (x, fromHz, toHz) => call<number>("wt_audio_resample", x, fromHz, toHz),
+    domainFree: (kind, h) => call(`wt_${kind}_free`, h),
     // uint64 seeds cross as decimal strings (sdk/js/wasm/doc.go).
     diffusionLoadZip: (bytes, device) => settle(go.wt_diffusion_load_zip_async(bytes, device)),
     diffusionInfo: (p) => call<string>("wt_diffusion_info_json", p),

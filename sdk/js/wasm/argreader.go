@@ -65,7 +65,3 @@ func (r *argReader) float(i int, what string) float64 {
 func (r *argReader) uint64(i int, what string) uint64 {
 	return take(r, func() (uint64, error) { return r.a.uint64(i, what) })
 }
-
-func (r *argReader) int32Arg(i int, what string) int {
-	return take(r, func() (int, error) { return r.a.int32Arg(i, what) })
-}

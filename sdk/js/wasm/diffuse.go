@@ -54,6 +54,19 @@ func (a args) onStep(i int, pipe int64) (diffuse.Progress, error) {
 	}, nil
 }
 
+// diffusionLoadZip(bytes: Uint8Array, device) -> pipeline handle
+func diffusionLoadZip(a args) (any, error) {
+	raw, err := a.bytes(0, "bytes", nil)
+	if err != nil {
+		return nil, err
+	}
+	d, err := a.optStr(1, "device")
+	if err != nil {
+		return nil, err
+	}
+	return abi.DiffusionLoadZip(raw, d)
+}
+
 // diffusionGenerate(pipe, batch, steps, seed: decimal string, scheduler, onStep?) -> images handle
 func diffusionGenerate(a args) (any, error) {
 	r := a.reader()
