@@ -1,19 +1,21 @@
 package dev.webtensor;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.ref.Reference;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static dev.webtensor.NativeObject.args;
+import static dev.webtensor.NativeObject.call;
+import static dev.webtensor.NativeObject.callJson;
 
 /**
- * The runtime's auto-agents (Go's package auto, through the C ABI's
- * wt_auto_*): an agent measures a change A/B on your own workload, in this
+ * The runtime's auto-agents (Go's package auto, through wt_call's auto.*
+ * methods): an agent measures a change A/B on your own workload, in this
  * process, keeps it only when it wins, remembers it under a name and
  * journals every decision in a folder; a policy (a sandboxed WebAssembly
  * module) proposes and never changes anything itself. Options and results
- * are the header's JSON ({@code {"dir": ..., "runs": 9, "margin": 0.1}};
- * see capi/include/webtensor.h).
+ * are JSON ({@code {"dir": ..., "runs": 9, "margin": 0.1}}; see
+ * docs/calls.md).
  *
  * <pre>{@code
  * try (Graph g = Webtensor.trace(in -> new Tensor[] {in[0].mul(in[0]).relu()}, x)) {
@@ -22,14 +24,11 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * }
  * }</pre>
  *
- * The data agent (wt_auto_tune_loader) tunes a DataLoader over a NativeDataset
+ * The data agent (auto.tune_loader) tunes a DataLoader over a NativeDataset
  * (one of Data's readers): {@link #tune}.
  */
 public final class Auto {
     private Auto() {}
-
-    /** A tune's report fits this many bytes; the library checks the buffer before it runs. */
-    private static final long REPORT_BYTES = 16384;
 
     /** The policy module the jar carries, loaded once: its plugin name, or null without one. */
     private static volatile String shipped;
@@ -52,18 +51,27 @@ public final class Auto {
     }
 
     /**
-     * optionsJson with defaultPolicy(agent) as its first key: a key given
-     * twice takes its last value in the library's reader (Go's encoding/json),
-     * so a "policy" the options name wins.
+     * optionsJson (null or blank: {}) as the object the agents read, with
+     * defaultPolicy(agent) when it names no "policy" (agent null: none added).
+     * Anything but a JSON object is an IllegalArgumentException.
      */
-    private static String withPolicy(String optionsJson, String agent) {
+    private static Map<String, Object> options(String optionsJson, String agent) {
         String o = optionsJson == null || optionsJson.isBlank() ? "{}" : optionsJson.trim();
-        if (!o.startsWith("{")) {
+        Object v;
+        try {
+            v = Json.parse(o, "auto: the options");
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("auto: the options are not JSON: " + e.getMessage(), e);
+        }
+        if (!(v instanceof Map<?, ?> m)) {
             throw new IllegalArgumentException("auto: the options must be a JSON object, got " + o);
         }
-        String spec = defaultPolicy(agent).replace("\\", "\\\\").replace("\"", "\\\"");
-        String rest = o.substring(1).trim();
-        return "{\"policy\": \"" + spec + "\"" + (rest.equals("}") ? "}" : ", " + rest);
+        Map<String, Object> opts = new LinkedHashMap<>();
+        m.forEach((k, x) -> opts.put((String) k, x));
+        if (agent != null && opts.get("policy") == null) {
+            opts.put("policy", defaultPolicy(agent));
+        }
+        return opts;
     }
 
     /**
@@ -73,20 +81,8 @@ public final class Auto {
      * force, those remembered and each decision summed up.
      */
     public static String tuneGraph(Graph graph, Tensor[] inputs, String optionsJson) {
-        String opts = withPolicy(optionsJson, "kernel");
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment in = arena.allocate(JAVA_LONG, Math.max(inputs.length, 1));
-            for (int i = 0; i < inputs.length; i++) {
-                in.setAtIndex(JAVA_LONG, i, inputs[i].handle());
-            }
-            MemorySegment o = arena.allocateFrom(opts);
-            long g = graph.handle();
-            return Native.oneShot(REPORT_BYTES, (buf, cap, needed) ->
-                    (int) Abi.AUTO_TUNE_GRAPH.invokeExact(g, in, inputs.length, o, buf, cap, needed));
-        } finally {
-            Reference.reachabilityFence(inputs);
-            Reference.reachabilityFence(graph);
-        }
+        return callJson("auto.tune_graph", 0,
+                args("graph", graph, "inputs", Arrays.asList(inputs), "options", options(optionsJson, "kernel")), null);
     }
 
     /**
@@ -101,15 +97,8 @@ public final class Auto {
      * stats and each decision summed up.
      */
     public static String tune(DataLoader<?> loader, String optionsJson) {
-        long h = loader.nativeHandle();
-        String opts = withPolicy(optionsJson, "data");
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment o = arena.allocateFrom(opts);
-            return Native.oneShot(REPORT_BYTES, (buf, cap, needed) ->
-                    (int) Abi.AUTO_TUNE_LOADER.invokeExact(h, o, buf, cap, needed));
-        } finally {
-            Reference.reachabilityFence(loader);
-        }
+        loader.nativeHandle(); // a loader over a Java dataset is refused before the policy loads
+        return callJson("auto.tune_loader", 0, args("loader", loader, "options", options(optionsJson, "data")), null);
     }
 
     /**
@@ -123,25 +112,12 @@ public final class Auto {
      * "error") and every "candidates" plan with its prediction or "why".
      */
     public static String planParallel(Graph graph, String optionsJson) {
-        String o = optionsJson == null || optionsJson.isBlank() ? "{}" : optionsJson.trim();
-        if (!o.startsWith("{")) {
-            throw new IllegalArgumentException("auto: the options must be a JSON object, got " + o);
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment opts = arena.allocateFrom(o);
-            long g = graph.handle();
-            return Native.readString((buf, cap, needed) -> (int) Abi.AUTO_PARALLEL_PLAN.invokeExact(g, opts, buf, cap, needed));
-        } finally {
-            Reference.reachabilityFence(graph);
-        }
+        return callJson("auto.parallel_plan", 0, args("graph", graph, "options", options(optionsJson, null)), null);
     }
 
     /** The journal's records as a JSON array, oldest first; options: "dir", "ids". */
     public static String journal(String optionsJson) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment o = arena.allocateFrom(optionsJson == null ? "{}" : optionsJson);
-            return Native.readString((buf, cap, needed) -> (int) Abi.AUTO_JOURNAL_JSON.invokeExact(o, buf, cap, needed));
-        }
+        return callJson("auto.journal", 0, args("options", options(optionsJson, null)), null);
     }
 
     /**
@@ -149,10 +125,6 @@ public final class Auto {
      * after it); returns the rollback record's journal id.
      */
     public static String rollback(String optionsJson, String id) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment o = arena.allocateFrom(optionsJson == null ? "{}" : optionsJson);
-            MemorySegment d = arena.allocateFrom(id);
-            return Native.oneShot(32, (buf, cap, needed) -> (int) Abi.AUTO_ROLLBACK.invokeExact(o, d, buf, cap, needed));
-        }
+        return (String) call("auto.rollback", 0, args("options", options(optionsJson, null), "id", id), null);
     }
 }

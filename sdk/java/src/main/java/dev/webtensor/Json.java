@@ -67,10 +67,12 @@ final class Json {
     }
 
     /**
-     * v as JSON, for wt_call's arguments: a Map's null values are left out
-     * (absent is the runtime's default); a NaN or infinite double is the
-     * string "nan", "inf" or "-inf" (JSON has no such numbers); a Tensor or a
-     * runtime object is its handle (a closed one throws here); long[], int[],
+     * v as JSON, for wt_call's arguments: a Map's null value is null (an
+     * argument's null is the runtime's default; inside one, as an ONNX
+     * layout's empty optional, it is what the argument reads); a NaN or
+     * infinite double is the string "nan", "inf" or "-inf" (JSON has no such
+     * numbers); a Tensor, a runtime object, a Graph or a DataLoader over a
+     * NativeDataset is its handle (a closed one throws here); long[], int[],
      * double[] and Collections are lists.
      */
     static String write(Object v) {
@@ -90,16 +92,20 @@ final class Json {
             case Number x -> b.append(x.longValue()); // Long, Integer, Short, Byte
             case Tensor t -> b.append(t.handle());
             case NativeObject o -> b.append(o.handle());
+            case Graph g -> b.append(g.handle());
+            case DataLoader<?> l -> b.append(l.nativeHandle());
             case Map<?, ?> m -> {
                 b.append('{');
-                boolean first = true;
+                String sep = "";
                 for (Map.Entry<?, ?> e : m.entrySet()) {
-                    if (e.getValue() != null) {
-                        String k = e.getKey().toString();
-                        b.append(first ? "" : ",").append(quote(k)).append(':');
+                    String k = e.getKey().toString();
+                    b.append(sep).append(quote(k)).append(':');
+                    if (e.getValue() == null) {
+                        b.append("null");
+                    } else {
                         write(b, e.getValue(), k);
-                        first = false;
                     }
+                    sep = ",";
                 }
                 b.append('}');
             }

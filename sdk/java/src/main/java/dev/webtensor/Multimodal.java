@@ -533,13 +533,6 @@ public final class Multimodal {
      * lowpass_filter_width 6, rolloff 0.99).
      */
     public static Tensor resample(Tensor x, int fromHz, int toHz) {
-        if (fromHz <= 0 || toHz <= 0) {
-            // audio.resample's argument bounds refuse a rate below 1 before the resampler
-            // does, in other words ("from_hz is 0, outside [1, ...]"): this says the
-            // resampler's own, as the SDK always did, until the Go side's bounds do.
-            throw new WebtensorException(Abi.ERR_INVALID, Native.statusName(Abi.ERR_INVALID),
-                    "audio.resample: multimodal: Resample: rates must be positive, got " + fromHz + " Hz to " + toHz + " Hz");
-        }
         return tensor(call("audio.resample", 0, args("x", x, "from_hz", fromHz, "to_hz", toHz), null));
     }
 }

@@ -173,24 +173,6 @@ final class Native {
         }
     }
 
-    /**
-     * Calls f once into a buffer of cap bytes: for calls whose work cannot be
-     * redone to fill a larger buffer (an auto-agent's tune, a rollback), which
-     * the header bounds.
-     */
-    static String oneShot(long cap, BufferCall f) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment needed = arena.allocate(JAVA_LONG);
-            MemorySegment buf = arena.allocate(cap);
-            check(f.call(buf, cap, needed));
-            return buf.getString(0);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
-    }
-
     // ---- typed hot paths ----------------------------------------------------------------
 
     static int free(long h) {

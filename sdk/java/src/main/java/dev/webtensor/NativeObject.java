@@ -20,8 +20,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * {@link Onnx}'s lifetime rules: close it, or a {@link Cleaner} frees it once
  * dropped; tensors it returned stay valid. The argument conversions the
  * domain classes share live here too, and {@link #call}, wt_call: the domain
- * methods by name, which the multimodal classes use for every method (and
- * their free) instead of a downcall of their own.
+ * methods by name, which the domain classes (multimodal, diffusion, ONNX,
+ * the auto-agents) use for every method (and their free) instead of a
+ * downcall of their own.
  */
 abstract class NativeObject implements AutoCloseable {
     private static final class Handle implements Runnable {
@@ -58,7 +59,7 @@ abstract class NativeObject implements AutoCloseable {
     private final Cleaner.Cleanable cleanable;
     private final String what;
 
-    /** An object freed by free(handle), a wt_*_free function. */
+    /** An object freed by free(handle), a wt_*_free function (a dataset). */
     NativeObject(long handle, MethodHandle free, String what) {
         this(new Handle(handle, free, null), what);
     }
@@ -105,62 +106,9 @@ abstract class NativeObject implements AutoCloseable {
         return arr;
     }
 
-    static MemorySegment longs(Arena arena, long[] values) {
-        MemorySegment arr = arena.allocate(JAVA_LONG, Math.max(values.length, 1));
-        MemorySegment.copy(values, 0, arr, JAVA_LONG, 0, values.length);
-        return arr;
-    }
-
     /** A native copy of bytes for a call to read (never empty, so it has an address). */
     static MemorySegment nativeBytes(Arena arena, byte[] bytes) {
         return arena.allocate(Math.max(bytes.length, 1)).copyFrom(MemorySegment.ofArray(bytes));
-    }
-
-    /**
-     * The handle fn (a wt_*_load_zip) loads from a zip archive's bytes, copied
-     * into native memory for the call; what names the kind in the null check.
-     */
-    static long loadZip(MethodHandle fn, byte[] zip, String device, String what) {
-        if (zip == null) {
-            throw new IllegalArgumentException(what + ": the zip archive's bytes are null");
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(fn, nativeBytes(arena, zip), (long) zip.length, cString(arena, device), out);
-            return out.get(JAVA_LONG, 0);
-        }
-    }
-
-    /**
-     * A wt_*_load(path, [device,] out) call (a tokenizer takes no device): a
-     * missing or unreadable file is an IOException.
-     */
-    static long load(MethodHandle fn, Path path, String... device) throws IOException {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(JAVA_LONG);
-            Object[] args = new Object[device.length + 2];
-            args[0] = arena.allocateFrom(path.toString());
-            for (int i = 0; i < device.length; i++) {
-                args[i + 1] = cString(arena, device[i]);
-            }
-            args[args.length - 1] = out;
-            try {
-                Native.call(fn, args);
-            } catch (WebtensorException e) {
-                throw ioOf(e);
-            }
-            return out.get(JAVA_LONG, 0);
-        }
-    }
-
-    /** Calls fn(args..., out) for a new tensor handle and wraps it. */
-    static Tensor newTensor(MethodHandle fn, Arena arena, Object... args) {
-        MemorySegment out = arena.allocate(JAVA_LONG);
-        Object[] all = new Object[args.length + 1];
-        System.arraycopy(args, 0, all, 0, args.length);
-        all[args.length] = out;
-        Native.call(fn, all);
-        return Tensor.wrap(out.get(JAVA_LONG, 0));
     }
 
     /** A load's failure: reading the file (WT_ERR_IO) is an IOException, the rest stays e. */
