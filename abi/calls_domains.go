@@ -144,7 +144,7 @@ var autoCalls = map[string]CallFunc{
 	},
 	"auto.rollback": func(c *CallArgs) func() (any, error) {
 		opts, id := c.JSON("options", "object (docs/auto.md)"), c.NeedStr("id")
-		return func() (any, error) { return rawJSON(AutoRollback(opts, id)) }
+		return func() (any, error) { return AutoRollback(opts, id) } // the rollback record's id, a string
 	},
 	"auto.parallel_plan": func(c *CallArgs) func() (any, error) {
 		g, opts := c.Object("graph", "graph"), c.JSON("options", "object (docs/auto.md)")
