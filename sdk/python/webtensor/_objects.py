@@ -2,14 +2,14 @@
 pipeline): freed by close(), a with block or the garbage collector, with the
 library's free function. Shared by wt.multimodal, wt.diffuse, wt.onnx,
 state dicts and native datasets. Also call(), the library's methods by name
-(wt_call, docs/calls.md), which wt.multimodal is written in."""
+(wt_call, docs/calls.md), which wt.multimodal, wt.diffuse, wt.onnx and
+wt.auto are written in."""
 
 from __future__ import annotations
 
 import ctypes as C
 import json
 import math
-import os
 from typing import Any
 
 from . import _lib
@@ -46,7 +46,8 @@ def call(target: str, obj: int = 0, /, data: bytes | None = None, **args: Any) -
 
 class Handle:
     """A handle the library made; subclasses name its kind for call() (its
-    free is "kind.free") or, not yet moved to call(), its wt_*_free function."""
+    free is "kind.free") or, for the kinds wt_call has no targets of (state
+    dicts, datasets), their wt_*_free function."""
 
     _kind = ""  # the kind's name in call()'s targets
     _free = ""  # the wt_*_free function, for a class without a _kind
@@ -87,17 +88,6 @@ class Handle:
                 pass
 
 
-def load(fn: str, path: str | os.PathLike, *args: Any) -> int:
-    """Calls a wt_*_load taking a path (then args), returning the handle."""
-    h = C.c_int64()
-    _lib.call(fn, os.fsencode(path), *args, C.byref(h))
-    return h.value
-
-
-def device_arg(device: str | None) -> bytes | None:
-    return device.encode() if device else None
-
-
 def text_list(texts: str | list[str] | tuple[str, ...]) -> list[str]:
     """texts (one str or an iterable of them) as a list; an item that is not
     a str is a TypeError here, as Python's own string functions raise."""
@@ -106,20 +96,6 @@ def text_list(texts: str | list[str] | tuple[str, ...]) -> list[str]:
         if not isinstance(t, str):
             raise TypeError(f"texts[{i}] is a {type(t).__name__}, not a str")
     return items
-
-
-def texts_arg(texts: str | list[str] | tuple[str, ...]) -> tuple[C.Array, int]:
-    """texts as the C array of UTF-8 strings the library takes, and its length."""
-    items = text_list(texts)
-    arr = (C.c_char_p * max(len(items), 1))(*(t.encode() for t in items))
-    return arr, len(items)
-
-
-def new_tensor(fn: str, *args: Any) -> Tensor:
-    """Calls fn with args and an out handle; wraps the tensor it made."""
-    out = C.c_int64()
-    _lib.call(fn, *args, C.byref(out))
-    return Tensor._wrap(out.value)
 
 
 class Inputs:

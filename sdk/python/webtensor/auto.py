@@ -1,4 +1,5 @@
-"""wt.auto: the library's auto-agents (Go's package auto, through wt_auto_*).
+"""wt.auto: the library's auto-agents (Go's package auto, through the C ABI's
+wt_call: the auto.* targets that docs/calls.md lists).
 
 An agent measures a change A/B on your own workload, in this process
 (interleaved runs, medians, a rank test, a 10% margin), keeps it only when
@@ -19,21 +20,15 @@ is kept only if the measured batches hash as they did before it.
 
 from __future__ import annotations
 
-import ctypes as C
-import json
 import os
 from typing import Any
 
-from . import _lib
 from ._compile import Graph, _signature
+from ._objects import call
 from ._tensor import Tensor
 from .data import DataLoader
 
 __all__ = ["default_policy", "journal", "plan_parallel", "rollback", "tune", "tune_graph"]
-
-# A tune's report fits this many bytes; the library checks the buffer
-# before it runs, since a tune cannot be redone to fill a larger one.
-_REPORT_BYTES = 16384
 
 
 def default_policy(agent: str) -> str:
@@ -45,24 +40,12 @@ def default_policy(agent: str) -> str:
     return f"{shipped}#{agent}" if os.path.isfile(shipped) else f"default#{agent}"
 
 
-def _options(agent: str | None, dir, policy, runs, margin, **extra) -> bytes:
-    opts: dict[str, Any] = {k: v for k, v in extra.items() if v is not None}
-    if dir is not None:
-        opts["dir"] = os.fspath(dir)
+def _options(agent: str | None = None, policy: str | None = None, **opts: Any) -> dict[str, Any]:
+    """The options an auto.* target takes (docs/auto.md): those given (paths
+    as str), with agent's policy (default_policy) when an agent measures."""
     if agent is not None:
         opts["policy"] = policy or default_policy(agent)
-    if runs is not None:
-        opts["runs"] = runs
-    if margin is not None:
-        opts["margin"] = margin
-    return json.dumps(opts).encode()
-
-
-def _report(name: str, *args) -> str:
-    buf = C.create_string_buffer(_REPORT_BYTES)
-    needed = C.c_size_t(0)
-    _lib.check(getattr(_lib.lib, name)(*args, buf, _REPORT_BYTES, C.byref(needed)))
-    return buf.value.decode()
+    return {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in opts.items() if v is not None}
 
 
 def tune(loader: DataLoader, *, name: str = "loader", batches: int = 0, epoch: int = 0, measure: bool = True,
@@ -80,9 +63,9 @@ def tune(loader: DataLoader, *, name: str = "loader", batches: int = 0, epoch: i
     if not isinstance(loader, DataLoader) or not loader._h:
         raise TypeError("wt.auto.tune takes a wt.data.DataLoader over one of wt.data's readers "
                         "(a Python dataset is read on Python threads, which the library does not run)")
-    opts = _options("data" if measure else None, dir, policy, runs, margin, name=name, batches=batches or None,
-                    epoch=epoch or None, measure=measure)
-    report = json.loads(_report("wt_auto_tune_loader", loader._h, opts))
+    opts = _options("data" if measure else None, policy, dir=dir, runs=runs, margin=margin, name=name,
+                    batches=batches or None, epoch=epoch or None, measure=measure)
+    report = call("auto.tune_loader", loader=loader._h, options=opts)
     after = report["pipeline_after"]
     loader.num_workers, loader.prefetch_factor, loader.cache = after["workers"], after["prefetch"], after["cache"]
     return report
@@ -102,9 +85,9 @@ def tune_graph(fn, *inputs: Tensor, name: str = "graph", repeat: int = 0, grad: 
     the kernel variant of each decision tuned (WebGPU, "kernels") and the
     decisions summed up."""
     graph = _graph_of(fn, inputs, "tune_graph")
-    hs = _lib.i64_array(t._live() for t in inputs)
-    opts = _options("kernel", dir, policy, runs, margin, name=name, repeat=repeat or None, grad=grad or None)
-    return json.loads(_report("wt_auto_tune_graph", graph._h, hs, len(inputs), opts))
+    opts = _options("kernel", policy, dir=dir, runs=runs, margin=margin, name=name, repeat=repeat or None,
+                    grad=grad or None)
+    return call("auto.tune_graph", graph=graph._h, inputs=[t._live() for t in inputs], options=opts)
 
 
 def _graph_of(fn, inputs, what: str) -> Graph:
@@ -136,37 +119,19 @@ def plan_parallel(fn, *inputs: Tensor, cluster: dict | None = None, workers: int
     "candidates" plan with its predicted "step_seconds", "memory_bytes" and,
     when infeasible, "why"."""
     graph = _graph_of(fn, inputs, "plan_parallel")
-    opts: dict[str, Any] = {}
-    if cluster is not None:
-        opts["cluster"] = cluster
-    if workers:
-        opts["workers"] = workers
-    if worker_exe is not None:
-        opts["worker_exe"] = os.fspath(worker_exe)
-    if webgpu:
-        opts["webgpu"] = True
-    if param_inputs is not None:
-        opts["param_inputs"] = list(param_inputs)
-    return json.loads(_lib.read_string("wt_auto_parallel_plan", graph._h, json.dumps(opts).encode()))
+    opts = _options(cluster=cluster, workers=workers or None, worker_exe=worker_exe, webgpu=webgpu or None,
+                    param_inputs=None if param_inputs is None else list(param_inputs))
+    return call("auto.parallel_plan", graph=graph._h, options=opts)
 
 
 def journal(ids: list[str] | None = None, *, dir: str | os.PathLike | None = None) -> list[dict]:
     """The journal's records (all, or those of `ids`), oldest first: each
     decision's proposal, measurements, guard, verdict and state hashes."""
-    opts: dict[str, Any] = {}
-    if dir is not None:
-        opts["dir"] = os.fspath(dir)
-    if ids is not None:
-        opts["ids"] = list(ids)
-    return json.loads(_lib.read_string("wt_auto_journal_json", json.dumps(opts).encode()))
+    return call("auto.journal", options=_options(dir=dir, ids=None if ids is None else list(ids)))
 
 
 def rollback(id: str, *, dir: str | os.PathLike | None = None) -> str:  # noqa: A002 (the journal's word)
     """Restore the state from before kept decision `id` (undoing the kept
     decisions after it); returns the rollback's own journal id. Loaders the
     state names must have been tuned in this process under their names."""
-    opts = {"dir": os.fspath(dir)} if dir is not None else {}
-    buf = C.create_string_buffer(32)
-    needed = C.c_size_t(0)
-    _lib.check(_lib.lib.wt_auto_rollback(json.dumps(opts).encode(), id.encode(), buf, 32, C.byref(needed)))
-    return buf.value.decode()
+    return call("auto.rollback", options=_options(dir=dir), id=id)

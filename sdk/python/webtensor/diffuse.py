@@ -1,5 +1,6 @@
 """Diffusion pipelines from diffusers folders: the library's samplers (the
-Go package diffuse, through the C ABI's wt_diffusion_*).
+Go package diffuse, through the C ABI's wt_call: the diffusion.* targets
+that docs/calls.md lists).
 
     import webtensor as wt
     pipe = wt.diffuse.Pipeline("ddpm-folder")      # DDPM, DDIM or DiT pipeline
@@ -17,13 +18,10 @@ same images on one device, from every SDK.
 
 from __future__ import annotations
 
-import ctypes as C
-import json
 import os
 from typing import Any
 
-from . import _lib
-from ._objects import Handle, Inputs, device_arg, load, new_tensor, texts_arg
+from ._objects import Handle, Inputs, call, text_list
 from ._tensor import Tensor
 
 
@@ -33,13 +31,13 @@ class Pipeline(Handle):
     StableDiffusionPipeline (unet/, vae/, text_encoder/, tokenizer/,
     scheduler/; its safety checker is not run)."""
 
-    _free, _what = "wt_diffusion_free", "diffusion pipeline"
+    _kind, _what = "diffusion", "diffusion pipeline"
 
     def __init__(self, path: str | os.PathLike, device: str | None = None, int8_weights: bool = False):
         """int8_weights holds the models' linear and conv weights as int8 with one
-        f32 scale per output channel (wt_diffusion_quantize_int8), dequantised
+        f32 scale per output channel (diffusion.quantize_int8), dequantised
         layer by layer as they run."""
-        super().__init__(load("wt_diffusion_load", path, device_arg(device)))
+        super().__init__(call("diffusion.load", path=os.fsdecode(path), device=device))
         self._setup(int8_weights)
 
     @classmethod
@@ -47,27 +45,23 @@ class Pipeline(Handle):
                  int8_weights: bool = False) -> Pipeline:
         """The pipeline in a zip archive of such a folder (its files at the root,
         or in one top-level folder as `zip -r pipe.zip pipe` nests them), from
-        the archive's bytes (wt_diffusion_load_zip). A hostile or broken archive
-        (paths leaving it, a zip bomb, truncation, a missing file) raises
-        ValueError naming the entry."""
+        the archive's bytes. A hostile or broken archive (paths leaving it, a
+        zip bomb, truncation, a missing file) raises ValueError naming the entry."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"Pipeline.from_zip takes the archive's bytes, got {type(data).__name__}")
-        raw = bytes(data)
-        h = C.c_int64()
-        _lib.call("wt_diffusion_load_zip", raw, len(raw), device_arg(device), C.byref(h))
         pipe = cls.__new__(cls)
-        Handle.__init__(pipe, h.value)
+        Handle.__init__(pipe, call("diffusion.load", data=bytes(data), device=device))
         pipe._setup(int8_weights)
         return pipe
 
     def _setup(self, int8_weights: bool) -> None:
-        if int8_weights:
-            try:
-                _lib.call("wt_diffusion_quantize_int8", self._h)
-            except BaseException:
-                self.close()
-                raise
-        info: dict[str, Any] = json.loads(_lib.read_string("wt_diffusion_info_json", self._h))
+        try:
+            if int8_weights:
+                call("diffusion.quantize_int8", self._h)
+            info: dict[str, Any] = call("diffusion.info", self._h)
+        except BaseException:
+            self.close()
+            raise
         self.pipeline: str = info["pipeline"]
         self.scheduler: str = info["scheduler"]
         self.image_shape: tuple[int, ...] = tuple(info["image_shape"])
@@ -81,14 +75,14 @@ class Pipeline(Handle):
         """batch images (batch, C, H, W) in [0, 1]; scheduler names another
         diffusers scheduler class to sample with (its config converted from
         the folder's)."""
-        return new_tensor("wt_diffusion_generate", self._live(), batch, steps, seed,
-                          scheduler.encode() if scheduler else None)
+        return Tensor._wrap(call("diffusion.generate", self._live(), batch=batch, steps=steps, seed=seed,
+                                 scheduler=scheduler))
 
     def generate_classes(self, labels: list[int], steps: int = 50, seed: int = 0, guidance_scale: float = 4.0,
                          scheduler: str | None = None) -> Tensor:
         """One image per class label (DiT), with classifier-free guidance."""
-        return new_tensor("wt_diffusion_generate_classes", self._live(), _lib.i64_array(labels), len(labels), steps,
-                          seed, guidance_scale, scheduler.encode() if scheduler else None)
+        return Tensor._wrap(call("diffusion.generate_classes", self._live(), labels=list(labels),
+                                 steps=steps, seed=seed, guidance_scale=guidance_scale, scheduler=scheduler))
 
     def generate_text(self, prompts: str | list[str], negative_prompts: str | list[str] | None = None,
                       steps: int = 50, seed: int = 0, guidance_scale: float = 7.5, images_per_prompt: int = 1,
@@ -100,18 +94,17 @@ class Pipeline(Handle):
         guidance_scale <= 1 runs without guidance; height and width 0 take
         image_shape's. latents are the initial latents (diffusers' latents=);
         without them the seed's stream draws them."""
-        arr, n = texts_arg(prompts)
-        neg, n_neg = texts_arg(negative_prompts if negative_prompts is not None else [])
+        negative = None if negative_prompts is None else text_list(negative_prompts)
         with Inputs() as ins:
-            init = ins.handle(latents, "f32") if latents is not None else 0
-            return new_tensor("wt_diffusion_generate_text", self._live(), arr, n, neg, n_neg, images_per_prompt, steps,
-                              seed, guidance_scale, height, width, scheduler.encode() if scheduler else None, init)
+            return Tensor._wrap(call("diffusion.generate_text", self._live(), prompts=text_list(prompts),
+                                     negative_prompts=negative, images_per_prompt=images_per_prompt, steps=steps,
+                                     seed=seed, guidance_scale=guidance_scale, height=height, width=width,
+                                     scheduler=scheduler, latents=ins.optional(latents, "f32")))
 
     def encode_text(self, texts: str | list[str]) -> Tensor:
         """The text encoder's states for texts (len(texts), max length, width),
         what a text-to-image pipeline's UNet attends to."""
-        arr, n = texts_arg(texts)
-        return new_tensor("wt_diffusion_encode_text", self._live(), arr, n)
+        return Tensor._wrap(call("diffusion.encode_text", self._live(), texts=text_list(texts)))
 
     def __repr__(self) -> str:
         return f"diffuse.Pipeline({self.pipeline}, scheduler={self.scheduler}, image_shape={self.image_shape}, " \

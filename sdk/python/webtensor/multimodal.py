@@ -468,9 +468,5 @@ def resample(x: Any, from_hz: int, to_hz: int) -> Tensor:
     """x (..., time), a float array or Tensor, resampled from from_hz to to_hz
     on its device, as torchaudio.functional.resample does by default
     (Hann-windowed sinc, lowpass_filter_width 6, rolloff 0.99)."""
-    if from_hz <= 0 or to_hz <= 0:
-        # The library's Resample refuses these in these words, but audio.resample's argument bounds
-        # ([1, 2^31 - 1]) refuse them first in others; this keeps the message Resample's.
-        raise ValueError(f"audio.resample: rates must be positive, got {from_hz} Hz to {to_hz} Hz")
     with Inputs() as ins:
         return Tensor._wrap(call("audio.resample", x=ins.handle(x), from_hz=from_hz, to_hz=to_hz))

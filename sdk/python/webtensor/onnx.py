@@ -1,5 +1,5 @@
 """ONNX models: the library's importer (the Go package onnx, through the C
-ABI's wt_onnx_*), as a callable.
+ABI's wt_call: the onnx.* targets that docs/calls.md lists), as a callable.
 
     import webtensor as wt
     model = wt.onnx.load("model.onnx")           # or the file's bytes
@@ -11,18 +11,15 @@ ways: model(parts=[a, b], maybe=None) and out["pieces"] == [t0, t1, ...].
 
 Every check and every error is the library's (an unsupported operator names
 its node); this module only turns keyword arguments into the flat tensors
-and the JSON layout wt_onnx_run_values takes, and its outputs back.
+and the layout onnx.run_values takes, and its outputs back.
 """
 
 from __future__ import annotations
 
-import ctypes as C
-import json
 import os
 from typing import Any, NamedTuple
 
-from . import _lib
-from ._objects import Handle
+from ._objects import Handle, call
 from ._tensor import Tensor, tensor
 
 # A value a model takes or returns: a tensor, a sequence (a list of
@@ -52,15 +49,14 @@ def _values(entries: list[dict[str, Any]]) -> tuple[ValueInfo, ...]:
 
 
 class Model(Handle):
-    """An imported ONNX model (a wt_onnx handle), freed by close(), a with
+    """An imported ONNX model (an onnx handle), freed by close(), a with
     block or the garbage collector. Tensors it returned stay valid after."""
 
-    _free = "wt_onnx_free"
-    _what = "onnx model"
+    _kind, _what = "onnx", "onnx model"
 
     def __init__(self, handle: int):
         super().__init__(handle)
-        info = json.loads(_lib.read_string("wt_onnx_info_json", handle))
+        info = call("onnx.info", handle)
         self.inputs = _values(info["inputs"])
         self.outputs = _values(info["outputs"])
         self.opset: int = info["opset"]
@@ -104,7 +100,6 @@ class Model(Handle):
             return len(flat) - 1
 
         layout: dict[str, Any] = {}
-        values = C.c_int64()
         try:
             for name, v in named.items():
                 if v is None:
@@ -113,31 +108,16 @@ class Model(Handle):
                     layout[name] = [index(t) for t in v]
                 else:
                     layout[name] = index(v)
-            _lib.call("wt_onnx_run_values", h, _lib.i64_array(flat), len(flat), json.dumps(layout).encode(),
-                      C.byref(values))
+            out = call("onnx.run_values", h, tensors=flat, layout=layout)
         finally:
             for t in made:
                 t.close()
-        try:
-            out_layout = json.loads(_lib.read_string("wt_onnx_values_layout_json", values.value))
-            cap = 16
-            while True:
-                outs, n = (C.c_int64 * cap)(), C.c_int32(0)
-                st = _lib.lib.wt_onnx_values_tensors(values.value, outs, cap, C.byref(n))
-                if st == _lib.ERR_BUFFER_TOO_SMALL and n.value > cap:
-                    cap = n.value
-                    continue
-                _lib.check(st)
-                break
-        finally:
-            _lib.call("wt_onnx_values_free", values.value)
-        tensors = [Tensor._wrap(outs[i]) for i in range(n.value)]
-        return {name: _unflatten(v, tensors) for name, v in out_layout.items()}
+        tensors = [Tensor._wrap(t) for t in out["tensors"]]
+        return {name: _unflatten(v, tensors) for name, v in out["layout"].items()}
 
     def __repr__(self) -> str:
         return f"onnx.Model(inputs={self.input_names}, outputs={self.output_names}, opset={self.opset}, " \
                f"device={self.device!r})"
-
 
 
 def _unflatten(layout, tensors: list[Tensor]) -> Value:
@@ -154,13 +134,8 @@ def load(source: str | os.PathLike | bytes | bytearray | memoryview, device: str
     from its folder) or its bytes, with its weights on device (default: the
     default device). A malformed model or an unsupported operator raises
     ValueError naming the node; a missing file, FileNotFoundError."""
-    dev = device.encode() if device else None
-    h = C.c_int64()
     if isinstance(source, (str, os.PathLike)):
-        _lib.call("wt_onnx_load", os.fsencode(source), dev, C.byref(h))
-    elif isinstance(source, (bytes, bytearray, memoryview)):
-        raw = bytes(source)
-        _lib.call("wt_onnx_load_bytes", raw, len(raw), dev, C.byref(h))
-    else:
-        raise TypeError(f"onnx.load takes a path or the model's bytes, got {type(source).__name__}")
-    return Model(h.value)
+        return Model(call("onnx.load", path=os.fsdecode(source), device=device))
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return Model(call("onnx.load", data=bytes(source), device=device))
+    raise TypeError(f"onnx.load takes a path or the model's bytes, got {type(source).__name__}")
