@@ -10,7 +10,7 @@
 // frame samplers and resample run: the other models read folders, which a
 // page has not.
 
-import { ERR_INVALID, WebtensorError, native } from "./binding.js";
+import { native } from "./binding.js";
 import { Tensor } from "./core.js";
 import { RuntimeObject, tensorHandle } from "./objects.js";
 
@@ -513,10 +513,5 @@ export class Conformer extends RuntimeObject {
  * lowpass_filter_width 6, rolloff 0.99).
  */
 export function resample(x: Tensor, fromHz: number, toHz: number): Tensor {
-  // Stopgap: audio.resample's argument bounds (from_hz, to_hz >= 1) answer
-  // before multimodal.Resample's own check, whose message this keeps.
-  if (!(fromHz > 0 && toHz > 0)) {
-    throw new WebtensorError(ERR_INVALID, `audio.resample: rates must be positive, got ${fromHz} Hz to ${toHz} Hz`);
-  }
   return new Tensor(native().call<number>("audio.resample", 0, { x: tensorHandle(x, "x"), from_hz: fromHz, to_hz: toHz }));
 }
