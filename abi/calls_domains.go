@@ -8,13 +8,13 @@ import (
 
 // The diffusion pipelines', the ONNX importer's and the auto-agents'
 // methods as wt_call targets (call.go), each running the function of this
-// package that does the work (diffuse.go, onnx.go, onnx_values.go,
-// auto.go, auto_parallel.go).
+// package that does the work (diffuse.go, onnx.go, onnx_values.go;
+// calls_auto.go's auto.go and auto_parallel.go).
 
 func init() {
 	registerCalls(diffusionCalls)
 	registerCalls(onnxCalls)
-	registerCalls(autoCalls)
+	registerCalls(autoCalls) // calls_auto.go; calls_auto_js.go in the browser build
 }
 
 var diffusionCalls = map[string]CallFunc{
@@ -126,28 +126,5 @@ var onnxCalls = map[string]CallFunc{
 			outs.Handles(res)
 			return map[string]any{"layout": json.RawMessage(l), "tensors": res}, nil
 		}
-	},
-}
-
-var autoCalls = map[string]CallFunc{
-	"auto.tune_loader": func(c *CallArgs) func() (any, error) {
-		loader, opts := c.Object("loader", "data loader"), c.JSON("options", "object (docs/auto.md)")
-		return func() (any, error) { return rawJSON(AutoTuneLoader(loader, opts)) }
-	},
-	"auto.tune_graph": func(c *CallArgs) func() (any, error) {
-		g, ins, opts := c.Object("graph", "graph"), c.Tensors("inputs"), c.JSON("options", "object (docs/auto.md)")
-		return func() (any, error) { return rawJSON(AutoTuneGraph(g, ins, opts)) }
-	},
-	"auto.journal": func(c *CallArgs) func() (any, error) {
-		opts := c.JSON("options", "object (docs/auto.md)")
-		return func() (any, error) { return rawJSON(AutoJournalJSON(opts)) }
-	},
-	"auto.rollback": func(c *CallArgs) func() (any, error) {
-		opts, id := c.JSON("options", "object (docs/auto.md)"), c.NeedStr("id")
-		return func() (any, error) { return AutoRollback(opts, id) } // the rollback record's id, a string
-	},
-	"auto.parallel_plan": func(c *CallArgs) func() (any, error) {
-		g, opts := c.Object("graph", "graph"), c.JSON("options", "object (docs/auto.md)")
-		return func() (any, error) { return rawJSON(AutoParallelPlan(g, opts)) }
 	},
 }
