@@ -170,7 +170,7 @@ func autoPolicy(fn, spec, agent string) (auto.Proposer, error) {
 const AutoReportBytes = 16 << 10
 
 // decisionSummary is a decision as a tune call reports it; the journal
-// (wt_auto_journal_json) has the whole record. Strings a policy wrote are
+// (auto.journal) has the whole record. Strings a policy wrote are
 // clipped so that the report stays within AutoReportBytes.
 type decisionSummary struct {
 	ID         string  `json:"id"`
@@ -213,7 +213,7 @@ func finite(x float64) float64 {
 	return x
 }
 
-// loaderTuneOptions are wt_auto_tune_loader's options.
+// loaderTuneOptions are auto.tune_loader's options.
 type loaderTuneOptions struct {
 	autoOptions
 	// Name keys the loader's settings and remembered pipeline; "" is
@@ -225,10 +225,10 @@ type loaderTuneOptions struct {
 	Measure *bool `json:"measure,omitempty"`
 }
 
-// AutoTuneLoader is wt_auto_tune_loader: the data agent on a loader
+// AutoTuneLoader is auto.tune_loader: the data agent on a loader
 // handle; its pipeline changes in place for the epochs started after.
 func AutoTuneLoader(h int64, options string) (string, error) {
-	const fn = "wt_auto_tune_loader"
+	const fn = "auto.tune_loader"
 	st, err := loaders.get(h)
 	if err != nil {
 		return "", err
@@ -276,7 +276,7 @@ func AutoTuneLoader(h int64, options string) (string, error) {
 	return string(b), err
 }
 
-// graphTuneOptions are wt_auto_tune_graph's options.
+// graphTuneOptions are auto.tune_graph's options.
 type graphTuneOptions struct {
 	autoOptions
 	Name string `json:"name,omitempty"` // the workload's name in the journal and kernel cache; "" is "graph"
@@ -288,13 +288,13 @@ type graphTuneOptions struct {
 	Grad bool `json:"grad,omitempty"`
 }
 
-// AutoTuneGraph is wt_auto_tune_graph: the kernel agent on a traced graph
+// AutoTuneGraph is auto.tune_graph: the kernel agent on a traced graph
 // run on inputs. On the CPU the settings it keeps are the CPU backend's,
 // for the whole process, remembered under the name; on a WebGPU device
 // (the first input's) they are kernel variants it synthesised for the hot
 // decisions, kept in the device's disk cache for every later process.
 func AutoTuneGraph(h int64, inputHandles []int64, options string) (string, error) {
-	const fn = "wt_auto_tune_graph"
+	const fn = "auto.tune_graph"
 	g, err := graphOf(h)
 	if err != nil {
 		return "", err
@@ -374,16 +374,16 @@ func AutoTuneGraph(h int64, inputHandles []int64, options string) (string, error
 	return string(b), err
 }
 
-// journalOptions are wt_auto_journal_json's options.
+// journalOptions are auto.journal's options.
 type journalOptions struct {
 	Dir string   `json:"dir,omitempty"`
 	IDs []string `json:"ids,omitempty"` // only these records (default: all)
 }
 
-// AutoJournalJSON is wt_auto_journal_json: the journal's records, oldest
+// AutoJournalJSON is auto.journal: the journal's records, oldest
 // first, as a JSON array.
 func AutoJournalJSON(options string) (string, error) {
-	const fn = "wt_auto_journal_json"
+	const fn = "auto.journal"
 	var o journalOptions
 	if err := decodeJSON(fn, "options", options, &o); err != nil {
 		return "", err
@@ -406,16 +406,16 @@ func AutoJournalJSON(options string) (string, error) {
 	return string(b), err
 }
 
-// AutoRollbackIDBytes bounds the id wt_auto_rollback writes (d0001: ids
+// AutoRollbackIDBytes bounds the id auto.rollback writes (d0001: ids
 // count decisions, 20 digits at most).
 const AutoRollbackIDBytes = 32
 
-// AutoRollback is wt_auto_rollback: it restores the state from before the
+// AutoRollback is auto.rollback: it restores the state from before the
 // kept decision id (undoing the kept ones after it) and returns the id of
 // the rollback's own record. In a process that has not registered the
 // loaders or workloads the snapshot names, it fails naming them.
 func AutoRollback(options, id string) (string, error) {
-	const fn = "wt_auto_rollback"
+	const fn = "auto.rollback"
 	var o autoOptions
 	if err := decodeJSON(fn, "options", options, &o); err != nil {
 		return "", err
@@ -433,7 +433,7 @@ func AutoRollback(options, id string) (string, error) {
 	return r.ID, nil
 }
 
-// tuneGraphWebGPU is wt_auto_tune_graph on a WebGPU device: the report
+// tuneGraphWebGPU is auto.tune_graph on a WebGPU device: the report
 // names the kernel variant in force for each decision the agent tuned.
 func tuneGraphWebGPU(fn string, agent *auto.KernelAgent, fw *auto.Framework, d core.Device, w auto.Workload, o graphTuneOptions) (string, error) {
 	b, err := core.BackendFor(d)

@@ -9,7 +9,7 @@ import (
 	"github.com/webtensor/webtensor/core"
 )
 
-// parallelOptions are wt_auto_parallel_plan's options: a cluster
+// parallelOptions are auto.parallel_plan's options: a cluster
 // description, or what to measure on this machine (the CPU always, the
 // WebGPU device when asked, and worker processes of worker_exe, a
 // program that serves as a worker when WEBTENSOR_PARALLEL_WORKER=1 - the
@@ -22,12 +22,12 @@ type parallelOptions struct {
 	ParamInputs []int             `json:"param_inputs,omitempty"`
 }
 
-// AutoParallelPlan is wt_auto_parallel_plan: auto-parallel's report (the
+// AutoParallelPlan is auto.parallel_plan: auto-parallel's report (the
 // chosen plan, every candidate priced, reasons for infeasible ones) for a
 // traced forward pass. No feasible plan is an answer, not an error: the
 // report's "chosen" is null and "error" says why.
 func AutoParallelPlan(h int64, options string) (string, error) {
-	const fn = "wt_auto_parallel_plan"
+	const fn = "auto.parallel_plan"
 	g, err := graphOf(h)
 	if err != nil {
 		return "", err

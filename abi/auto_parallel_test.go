@@ -37,7 +37,7 @@ func matmulGraph(t *testing.T) int64 {
 	return g
 }
 
-// wt_auto_parallel_plan prices a traced graph on a described cluster and
+// auto.parallel_plan prices a traced graph on a described cluster and
 // returns the report as JSON that decodes into parallel.Report: a chosen
 // plan, every candidate, reasons for the infeasible ones.
 func TestAutoParallelPlan(t *testing.T) {

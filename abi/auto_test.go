@@ -75,10 +75,10 @@ func pngFolder(t *testing.T, classes, perClass, w, h int) string {
 	return root
 }
 
-// wt_auto_tune_loader runs the data agent on a loader handle: on PNGs
+// auto.tune_loader runs the data agent on a loader handle: on PNGs
 // decoded at every read the shipped policy's record cache is kept, the
 // loader's pipeline changes in place, the report stays within its bound,
-// the journal holds the full records, and wt_auto_rollback undoes it.
+// the journal holds the full records, and auto.rollback undoes it.
 // A second call with measure false applies what was kept.
 func TestAutoTuneLoader(t *testing.T) {
 	policy := autoPolicyModule(t) + "#data"
@@ -164,7 +164,7 @@ func TestAutoErrors(t *testing.T) {
 	assert.Equal(t, StatusHandle, StatusOf(err))
 }
 
-// wt_auto_tune_graph runs the kernel agent on a traced graph: whatever
+// auto.tune_graph runs the kernel agent on a traced graph: whatever
 // the CPU settings measure here, every decision is reported, the journal
 // has it, and the settings in force are the cached winners.
 func TestAutoTuneGraph(t *testing.T) {

@@ -107,7 +107,7 @@ var onnxCalls = map[string]CallFunc{
 			return res, nil
 		}
 	},
-	// run_values is wt_onnx_run_values in one call: the tensors and the
+	// run_values is onnx.run_values in one call: the tensors and the
 	// layout in, the outputs' layout and their tensors out.
 	"onnx.run_values": func(c *CallArgs) func() (any, error) {
 		tensors, layout := c.Tensors("tensors"), c.JSON("layout", "object: input name to tensor index, list of them, or null")

@@ -66,5 +66,5 @@ func TestCallOnnxRunValuesMatchesTheReference(t *testing.T) {
 	require.NoError(t, call(t, "onnx.info", m, nil, nil, &info))
 	assert.NotEmpty(t, info.Inputs)
 	err := call(t, "onnx.run_values", m, map[string]any{"tensors": []int64{}, "layout": "x"}, nil, nil)
-	assert.ErrorContains(t, err, "wt_onnx_run_values")
+	assert.ErrorContains(t, err, "onnx.run_values")
 }

@@ -4,7 +4,7 @@ import (
 	"github.com/webtensor/webtensor/multimodal"
 )
 
-// Speech encoding and resampling (wt_conformer_*, wt_audio_resample):
+// Speech encoding and resampling (the conformer.* targets, audio.resample):
 // package multimodal's Wav2Vec2ConformerModel with its feature
 // extractor, and Resample, behind the same handles and errors as the
 // other multimodal calls.
@@ -19,11 +19,11 @@ type conformerModel struct {
 	fe *multimodal.Wav2Vec2FeatureExtractor
 }
 
-// ConformerLoad is wt_conformer_load: a Wav2Vec2ConformerModel folder
+// ConformerLoad is conformer.load: a Wav2Vec2ConformerModel folder
 // (config.json, model.safetensors) and, when present, its
 // preprocessor_config.json.
 func ConformerLoad(dir, device string) (int64, error) {
-	m, fe, err := loadWithFeatures("wt_conformer_load", dir, device, multimodal.LoadWav2Vec2ConformerModel,
+	m, fe, err := loadWithFeatures("conformer.load", dir, device, multimodal.LoadWav2Vec2ConformerModel,
 		multimodal.LoadWav2Vec2FeatureExtractor, multimodal.NewWav2Vec2FeatureExtractor())
 	if err != nil {
 		return 0, err
@@ -31,10 +31,10 @@ func ConformerLoad(dir, device string) (int64, error) {
 	return conformerModels.add(&conformerModel{m: m, fe: fe}), nil
 }
 
-// ConformerFree is wt_conformer_free.
+// ConformerFree is conformer.free.
 func ConformerFree(h int64) error { return conformerModels.free(h) }
 
-// ConformerSamplingRate is wt_conformer_sampling_rate: the rate the
+// ConformerSamplingRate is conformer.sampling_rate: the rate the
 // feature extractor expects waveforms at.
 func ConformerSamplingRate(h int64) (int, error) {
 	c, err := conformerModels.get(h)
@@ -44,13 +44,13 @@ func ConformerSamplingRate(h int64) (int, error) {
 	return c.fe.SamplingRate, nil
 }
 
-// ConformerEncode is wt_conformer_encode: waveforms (1-D float tensors
+// ConformerEncode is conformer.encode: waveforms (1-D float tensors
 // at the sampling rate) through the feature extractor and the encoder, as
 // transformers' model(**extractor(waves, padding=True)): the last hidden
 // state (B, frames, hidden) on the model's device and, when wantMask, the
 // (B, frames) bool mask of each waveform's frames (0 otherwise).
 func ConformerEncode(h int64, waves []int64, wantMask bool) (hidden, mask int64, err error) {
-	const fn = "wt_conformer_encode"
+	const fn = "conformer.encode"
 	c, err := conformerModels.get(h)
 	if err != nil {
 		return 0, 0, err
@@ -98,11 +98,11 @@ func ConformerEncode(h int64, waves []int64, wantMask bool) (hidden, mask int64,
 	return hidden, mask, nil
 }
 
-// AudioResample is wt_audio_resample: x (..., time) resampled from fromHz
+// AudioResample is audio.resample: x (..., time) resampled from fromHz
 // to toHz on its device, as torchaudio.functional.resample's default.
 // Equal rates give a new handle to the same values, read-only when x's is.
 func AudioResample(x int64, fromHz, toHz int) (int64, error) {
-	const fn = "wt_audio_resample"
+	const fn = "audio.resample"
 	t, readOnly, err := Lookup(x)
 	if err != nil {
 		return 0, Prefix(err, "%s: x", fn)

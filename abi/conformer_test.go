@@ -46,7 +46,7 @@ func TestConformerEncodeAndResample(t *testing.T) {
 	require.NoError(t, TensorFree(hidden))
 
 	_, _, err = ConformerEncode(c, nil, false)
-	assert.ErrorContains(t, err, "wt_conformer_encode: no waveforms")
+	assert.ErrorContains(t, err, "conformer.encode: no waveforms")
 	_, err = ConformerLoad(filepath.Join(mmTestdata, "whisper_tiny"), "cpu")
 	assert.ErrorContains(t, err, `Wav2Vec2Conformer config: unknown key "activation_function"`)
 
@@ -59,5 +59,5 @@ func TestConformerEncodeAndResample(t *testing.T) {
 		requireClose(t, want, got, 5e-7, r.Name)
 	}
 	_, err = AudioResample(waves[0], 16000, -1)
-	assert.ErrorContains(t, err, "wt_audio_resample: multimodal: Resample: rates must be positive, got 16000 Hz to -1 Hz")
+	assert.ErrorContains(t, err, "audio.resample: multimodal: Resample: rates must be positive, got 16000 Hz to -1 Hz")
 }

@@ -32,7 +32,7 @@ type diffusionPipeline struct {
 	vae   *diffuse.AutoencoderKL         // DiTPipeline
 	sd    *diffuse.StableDiffusionPipeline
 	dev   core.Device
-	// mu lets wt_diffusion_quantize_int8 change the models' weights while
+	// mu lets diffusion.quantize_int8 change the models' weights while
 	// no other thread samples with them.
 	mu   sync.RWMutex
 	int8 bool // the models hold int8 weights
@@ -58,11 +58,11 @@ var pipelineComponents = map[string]map[string]string{
 	"DiTPipeline":  {"transformer": "DiTTransformer2DModel", "vae": "AutoencoderKL", "scheduler": ""},
 }
 
-// DiffusionLoad is wt_diffusion_load: the pipeline folder dir
+// DiffusionLoad is diffusion.load: the pipeline folder dir
 // (model_index.json, scheduler/scheduler_config.json and the models'
 // folders) with the weights on device ("": the default).
 func DiffusionLoad(dir, device string) (int64, error) {
-	return fromFolder("wt_diffusion_load", dir, device, diffusionLoad)
+	return fromFolder("diffusion.load", dir, device, diffusionLoad)
 }
 
 // maxZipBytes bounds the uncompressed bytes a model's zip archive (a
@@ -77,13 +77,13 @@ func maxZipBytes() int64 {
 	return 64 << 30
 }
 
-// DiffusionLoadZip is wt_diffusion_load_zip: a zip archive of a pipeline
+// DiffusionLoadZip is diffusion.load: a zip archive of a pipeline
 // folder (model_index.json at its root, or in its one top-level folder as
 // `zip -r pipe.zip pipe` nests it), read from data during the call only.
 // Every failure, a hostile archive's included, is WT_ERR_INVALID naming
 // the entry or file and the problem.
 func DiffusionLoadZip(data []byte, device string) (int64, error) {
-	const fn = "wt_diffusion_load_zip"
+	const fn = "diffusion.load"
 	d, err := openModelZip(fn, data, "model_index.json")
 	if err != nil {
 		return 0, err
@@ -167,16 +167,16 @@ func checkComponents(index map[string]json.RawMessage, want map[string]string) e
 	return nil
 }
 
-// DiffusionFree is wt_diffusion_free; images it made stay valid.
+// DiffusionFree is diffusion.free; images it made stay valid.
 func DiffusionFree(h int64) error { return diffusionPipelines.free(h) }
 
-// DiffusionQuantizeInt8 is wt_diffusion_quantize_int8: the pipeline's
+// DiffusionQuantizeInt8 is diffusion.quantize_int8: the pipeline's
 // models (the UNet; the DiT and the VAE) hold their linear and conv
 // weights as int8 with one f32 scale per output channel from now on
 // (diffuse.QuantizeInt8), dequantised layer by layer as they run; a
 // second call changes nothing.
 func DiffusionQuantizeInt8(h int64) error {
-	const fn = "wt_diffusion_quantize_int8"
+	const fn = "diffusion.quantize_int8"
 	p, err := diffusionPipelines.get(h)
 	if err != nil {
 		return err
@@ -192,7 +192,7 @@ func DiffusionQuantizeInt8(h int64) error {
 	return nil
 }
 
-// DiffusionInfoJSON is wt_diffusion_info_json: the pipeline and scheduler
+// DiffusionInfoJSON is diffusion.info: the pipeline and scheduler
 // classes, one image's shape (channels, height, width; a text-to-image
 // pipeline's default size), whether it takes class labels or prompts, the
 // device, the bytes the models' weights take and whether they are int8.
@@ -253,24 +253,24 @@ func (p *diffusionPipeline) scheduler(fn, name string) (diffuse.Scheduler, error
 	return s, nil
 }
 
-// DiffusionGenerate is wt_diffusion_generate: batch images sampled with
+// DiffusionGenerate is diffusion.generate: batch images sampled with
 // steps inference steps from the Philox stream of seed, in [0, 1] as
 // (batch, C, H, W) on the pipeline's device. scheduler names a diffusers
 // scheduler class to sample with instead of the folder's ("" keeps it).
 // A class-conditional pipeline takes its labels from
-// wt_diffusion_generate_classes instead. progress, when not nil, is told
+// diffusion.generate_classes instead. progress, when not nil, is told
 // after each step (the browser bridge shows it; the C ABI passes none).
 func DiffusionGenerate(h int64, batch, steps int, seed uint64, scheduler string, progress diffuse.Progress) (int64, error) {
-	const fn = "wt_diffusion_generate"
+	const fn = "diffusion.generate"
 	p, err := diffusionPipelines.get(h)
 	if err != nil {
 		return 0, err
 	}
 	if p.sd != nil {
-		return 0, Invalidf("%s: a %s is text-conditional: use wt_diffusion_generate_text", fn, p.class)
+		return 0, Invalidf("%s: a %s is text-conditional: use diffusion.generate_text", fn, p.class)
 	}
 	if p.unet == nil {
-		return 0, Invalidf("%s: a %s is class-conditional: use wt_diffusion_generate_classes", fn, p.class)
+		return 0, Invalidf("%s: a %s is class-conditional: use diffusion.generate_classes", fn, p.class)
 	}
 	if batch < 1 || steps < 1 {
 		return 0, Invalidf("%s: batch %d and steps %d must be >= 1", fn, batch, steps)
@@ -289,20 +289,20 @@ func DiffusionGenerate(h int64, batch, steps int, seed uint64, scheduler string,
 	return NewOutput(img)
 }
 
-// DiffusionGenerateClasses is wt_diffusion_generate_classes: one image
+// DiffusionGenerateClasses is diffusion.generate_classes: one image
 // per class label from a class-conditional pipeline (DiT), with
 // classifier-free guidance at guidanceScale (<= 1: none; diffusers'
-// default is 4), otherwise as wt_diffusion_generate.
+// default is 4), otherwise as diffusion.generate.
 func DiffusionGenerateClasses(h int64, labels []int64, steps int, seed uint64, guidanceScale float64, scheduler string, progress diffuse.Progress) (int64, error) {
-	const fn = "wt_diffusion_generate_classes"
+	const fn = "diffusion.generate_classes"
 	p, err := diffusionPipelines.get(h)
 	if err != nil {
 		return 0, err
 	}
 	if p.dit == nil {
-		use := "wt_diffusion_generate"
+		use := "diffusion.generate"
 		if p.sd != nil {
-			use = "wt_diffusion_generate_text"
+			use = "diffusion.generate_text"
 		}
 		return 0, Invalidf("%s: a %s takes no class labels: use %s", fn, p.class, use)
 	}
@@ -331,7 +331,7 @@ func DiffusionGenerateClasses(h int64, labels []int64, steps int, seed uint64, g
 	return NewOutput(img)
 }
 
-// TextToImage is what wt_diffusion_generate_text asks of a text-to-image
+// TextToImage is what diffusion.generate_text asks of a text-to-image
 // pipeline, in package diffuse's terms.
 type TextToImage struct {
 	Prompts, NegativePrompts []string
@@ -356,21 +356,21 @@ func textPipeline(fn string, h int64) (*diffusionPipeline, error) {
 		return nil, err
 	}
 	if p.sd == nil {
-		use := "wt_diffusion_generate"
+		use := "diffusion.generate"
 		if p.dit != nil {
-			use = "wt_diffusion_generate_classes"
+			use = "diffusion.generate_classes"
 		}
 		return nil, Invalidf("%s: a %s takes no prompts: use %s", fn, p.class, use)
 	}
 	return p, nil
 }
 
-// DiffusionGenerateText is wt_diffusion_generate_text: images in [0, 1],
+// DiffusionGenerateText is diffusion.generate_text: images in [0, 1],
 // (prompts × images per prompt, C, H, W) on the pipeline's device, from a
 // text-to-image pipeline, as diffuse.StableDiffusionPipeline.Generate
 // gives them for the Philox stream of the seed.
 func DiffusionGenerateText(h int64, r TextToImage) (int64, error) {
-	const fn = "wt_diffusion_generate_text"
+	const fn = "diffusion.generate_text"
 	p, err := textPipeline(fn, h)
 	if err != nil {
 		return 0, err
@@ -392,11 +392,11 @@ func DiffusionGenerateText(h int64, r TextToImage) (int64, error) {
 	return NewOutput(img)
 }
 
-// DiffusionEncodeText is wt_diffusion_encode_text: a text-to-image
+// DiffusionEncodeText is diffusion.encode_text: a text-to-image
 // pipeline's text encoder states for texts (n, max length, width), what
 // its UNet attends to.
 func DiffusionEncodeText(h int64, texts []string) (int64, error) {
-	const fn = "wt_diffusion_encode_text"
+	const fn = "diffusion.encode_text"
 	p, err := textPipeline(fn, h)
 	if err != nil {
 		return 0, err

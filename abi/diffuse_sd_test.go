@@ -90,14 +90,14 @@ func TestDiffusionTextToImage(t *testing.T) {
 	assert.Equal(t, libv, got)
 
 	_, err = DiffusionGenerate(p, 1, 2, 0, "", nil)
-	assert.ErrorContains(t, err, "a StableDiffusionPipeline is text-conditional: use wt_diffusion_generate_text")
+	assert.ErrorContains(t, err, "a StableDiffusionPipeline is text-conditional: use diffusion.generate_text")
 	_, err = DiffusionGenerateClasses(p, []int64{1}, 2, 0, 4, "", nil)
-	assert.ErrorContains(t, err, "takes no class labels: use wt_diffusion_generate_text")
+	assert.ErrorContains(t, err, "takes no class labels: use diffusion.generate_text")
 	_, err = DiffusionGenerateText(p, TextToImage{Prompts: []string{"a"}, Steps: 0})
-	assert.ErrorContains(t, err, "wt_diffusion_generate_text: diffuse: StableDiffusionPipeline: steps 0, want >= 1")
+	assert.ErrorContains(t, err, "diffusion.generate_text: diffuse: StableDiffusionPipeline: steps 0, want >= 1")
 	assert.Equal(t, StatusInvalid, StatusOf(err))
 	_, err = DiffusionGenerateText(p, TextToImage{Prompts: []string{"a"}, Steps: 1, Latents: 1 << 40})
-	assert.ErrorContains(t, err, "wt_diffusion_generate_text: latents")
+	assert.ErrorContains(t, err, "diffusion.generate_text: latents")
 	_, err = DiffusionEncodeText(p, nil)
 	assert.ErrorContains(t, err, "no texts")
 

@@ -121,10 +121,10 @@ func TestDiffusionGenerate(t *testing.T) {
 	_, err = DiffusionGenerate(p, 0, 2, 0, "", nil)
 	assert.ErrorContains(t, err, "batch 0 and steps 2 must be >= 1")
 	_, err = DiffusionGenerateText(p, TextToImage{Prompts: []string{"a"}, Steps: 1})
-	assert.ErrorContains(t, err, "a DDPMPipeline takes no prompts: use wt_diffusion_generate")
+	assert.ErrorContains(t, err, "a DDPMPipeline takes no prompts: use diffusion.generate")
 }
 
-// wt_diffusion_quantize_int8 gives the library's int8 images bit for bit,
+// diffusion.quantize_int8 gives the library's int8 images bit for bit,
 // the info reports the smaller weights, and the images stay within the
 // SDKs' bar (38 dB PSNR) of the committed f32 ones.
 func TestDiffusionQuantizeInt8(t *testing.T) {
@@ -248,10 +248,10 @@ func TestDiffusionDiTPipeline(t *testing.T) {
 	_, err = DiffusionGenerateClasses(p, []int64{1000}, 2, 0, 4, "", nil)
 	assert.ErrorContains(t, err, "label 1000 (at 0) is outside the model's classes 0..999")
 	_, err = DiffusionGenerate(p, 1, 2, 0, "", nil)
-	assert.ErrorContains(t, err, "class-conditional: use wt_diffusion_generate_classes")
+	assert.ErrorContains(t, err, "class-conditional: use diffusion.generate_classes")
 
 	_, err = DiffusionEncodeText(p, []string{"a"})
-	assert.ErrorContains(t, err, "a DiTPipeline takes no prompts: use wt_diffusion_generate_classes")
+	assert.ErrorContains(t, err, "a DiTPipeline takes no prompts: use diffusion.generate_classes")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "model_index.json"), []byte(`{"_class_name": "StableDiffusionXLPipeline"}`), 0o644))
 	_, err = DiffusionLoad(dir, "cpu")

@@ -14,7 +14,7 @@ import (
 	"github.com/webtensor/webtensor/internal/modelfs"
 )
 
-// wt_diffusion_load_zip: a zip archive of a pipeline folder (the
+// diffusion.load: a zip archive of a pipeline folder (the
 // browser's way in) loads the pipeline the folder holds, and a hostile or
 // broken archive fails with WT_ERR_INVALID naming the problem.
 
@@ -136,14 +136,14 @@ func TestDiffusionLoadZipErrors(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"empty", nil, "wt_diffusion_load_zip: zip archive: empty (0 bytes)"},
-		{"truncated", data[:len(data)/2], "wt_diffusion_load_zip: zip archive: not a zip archive, or a truncated one"},
+		{"empty", nil, "diffusion.load: zip archive: empty (0 bytes)"},
+		{"truncated", data[:len(data)/2], "diffusion.load: zip archive: not a zip archive, or a truncated one"},
 		{"not a pipeline", zipFolder(t, filepath.Join(ddpmPipe, "unet")),
-			"wt_diffusion_load_zip: zip archive: no model_index.json at its root or in a top-level folder (its root holds: config.json, diffusion_pytorch_model.safetensors)"},
-		{"missing unet", zipFolder(t, noUNet), "wt_diffusion_load_zip: diffuse: LoadUNet2D: the zip archive has no unet/config.json"},
-		{"escaping path", rezip(t, data, "", map[string]string{"../evil": "x"}), `wt_diffusion_load_zip: zip archive: entry "../evil": the path leaves the archive's root`},
+			"diffusion.load: zip archive: no model_index.json at its root or in a top-level folder (its root holds: config.json, diffusion_pytorch_model.safetensors)"},
+		{"missing unet", zipFolder(t, noUNet), "diffusion.load: diffuse: LoadUNet2D: the zip archive has no unet/config.json"},
+		{"escaping path", rezip(t, data, "", map[string]string{"../evil": "x"}), `diffusion.load: zip archive: entry "../evil": the path leaves the archive's root`},
 		{"bad index", rezip(t, zipFolder(t, filepath.Join(ddpmPipe, "unet")), "", map[string]string{"model_index.json": "{"}),
-			"wt_diffusion_load_zip: model_index.json: unexpected end of JSON input"},
+			"diffusion.load: model_index.json: unexpected end of JSON input"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := DiffusionLoadZip(c.data, "cpu")
@@ -173,7 +173,7 @@ func tinyPipelineZip(f *testing.F) []byte {
 	return zipFolder(f, dir)
 }
 
-// FuzzDiffusionLoadZip: whatever the archive, wt_diffusion_load_zip
+// FuzzDiffusionLoadZip: whatever the archive, diffusion.load
 // loads a pipeline or fails with WT_ERR_INVALID, never a panic nor
 // another status.
 func FuzzDiffusionLoadZip(f *testing.F) {

@@ -15,10 +15,10 @@ import (
 
 var imageProcessors = newObjects[*multimodal.ImageProcessor]("image processor")
 
-// ImageProcessorLoad is wt_image_processor_load: a preprocessor_config.json,
+// ImageProcessorLoad is image_processor.load: a preprocessor_config.json,
 // or a folder holding one.
 func ImageProcessorLoad(path string) (int64, error) {
-	const fn = "wt_image_processor_load"
+	const fn = "image_processor.load"
 	if err := checkDir(fn, path); err != nil {
 		return 0, err
 	}
@@ -36,24 +36,24 @@ func ImageProcessorLoad(path string) (int64, error) {
 	return imageProcessors.add(p), nil
 }
 
-// ImageProcessorLoadBytes is wt_image_processor_load_bytes: a
+// ImageProcessorLoadBytes is image_processor.load: a
 // preprocessor_config.json's bytes.
 func ImageProcessorLoadBytes(data []byte) (int64, error) {
 	p, err := multimodal.ParseImageProcessor(data)
 	if err != nil {
-		return 0, Invalidf("wt_image_processor_load_bytes: %v", err)
+		return 0, Invalidf("image_processor.load: %v", err)
 	}
 	return imageProcessors.add(p), nil
 }
 
-// ImageProcessorFree is wt_image_processor_free.
+// ImageProcessorFree is image_processor.free.
 func ImageProcessorFree(h int64) error { return imageProcessors.free(h) }
 
-// ImageProcessorPreprocess is wt_image_processor_preprocess: images, each
+// ImageProcessorPreprocess is image_processor.preprocess: images, each
 // a (height, width, 3) u8 tensor of RGB pixels (numpy's and PIL's layout),
 // as pixel values (images, 3, H, W) f32 on device ("": the default).
 func ImageProcessorPreprocess(h int64, images []int64, device string) (int64, error) {
-	const fn = "wt_image_processor_preprocess"
+	const fn = "image_processor.preprocess"
 	p, err := imageProcessors.get(h)
 	if err != nil {
 		return 0, err

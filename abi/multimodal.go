@@ -36,7 +36,7 @@ type clipModel struct {
 
 // whisperModel is what transcription needs from a whisper folder: the
 // model, its feature extractor (preprocessor_config.json, or transformers'
-// defaults without one) and its tokenizer, which wt_whisper_tokenizer
+// defaults without one) and its tokenizer, which whisper.tokenizer
 // hands out to decode the generated ids.
 type whisperModel struct {
 	m   *multimodal.WhisperForConditionalGeneration
@@ -141,10 +141,10 @@ func checkDir(fn, path string) error {
 	return nil
 }
 
-// TokenizerLoad is wt_tokenizer_load: a tokenizer.json file, or a folder
+// TokenizerLoad is tokenizer.load: a tokenizer.json file, or a folder
 // holding one.
 func TokenizerLoad(path string) (int64, error) {
-	if err := checkDir("wt_tokenizer_load", path); err != nil {
+	if err := checkDir("tokenizer.load", path); err != nil {
 		return 0, err
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
@@ -152,33 +152,33 @@ func TokenizerLoad(path string) (int64, error) {
 	}
 	t, err := multimodal.LoadTokenizer(path)
 	if err != nil {
-		return 0, loadFailed("wt_tokenizer_load", err)
+		return 0, loadFailed("tokenizer.load", err)
 	}
 	return tokenizers.add(t), nil
 }
 
-// TokenizerLoadBytes is wt_tokenizer_load_bytes: a tokenizer.json's bytes.
+// TokenizerLoadBytes is tokenizer.load: a tokenizer.json's bytes.
 func TokenizerLoadBytes(data []byte) (int64, error) {
 	t, err := multimodal.ParseTokenizer(data)
 	if err != nil {
-		return 0, Invalidf("wt_tokenizer_load_bytes: %v", err)
+		return 0, Invalidf("tokenizer.load: %v", err)
 	}
 	return tokenizers.add(t), nil
 }
 
-// TokenizerFree is wt_tokenizer_free.
+// TokenizerFree is tokenizer.free.
 func TokenizerFree(h int64) error { return tokenizers.free(h) }
 
 // Encoded are a batch's (B, S) int64 ids, type ids and attention mask.
 type Encoded struct{ IDs, TypeIDs, Mask int64 }
 
-// TokenizerEncode is wt_tokenizer_encode: texts tokenized with the file's
+// TokenizerEncode is tokenizer.encode: texts tokenized with the file's
 // truncation and padding, then, when padID >= 0, padded on the right to
 // the batch's longest with padID (type id 0, mask 0): tensors are not
 // ragged, so a batch of different lengths needs padding from one or the
 // other. The tensors are on device ("": the default).
 func TokenizerEncode(h int64, texts []string, addSpecial bool, padID int64, device string) (Encoded, error) {
-	const fn = "wt_tokenizer_encode"
+	const fn = "tokenizer.encode"
 	tok, err := tokenizers.get(h)
 	if err != nil {
 		return Encoded{}, err
@@ -238,7 +238,7 @@ func freeHandles(hs ...int64) {
 	}
 }
 
-// TokenizerDecode is wt_tokenizer_decode: ids back to text, as the
+// TokenizerDecode is tokenizer.decode: ids back to text, as the
 // tokenizers library's decode gives it.
 func TokenizerDecode(h int64, ids []int64, skipSpecial bool) (string, error) {
 	tok, err := tokenizers.get(h)
@@ -248,18 +248,18 @@ func TokenizerDecode(h int64, ids []int64, skipSpecial bool) (string, error) {
 	in := make([]int, len(ids))
 	for i, id := range ids {
 		if id < 0 || id >= int64(tok.VocabSize()) {
-			return "", Invalidf("wt_tokenizer_decode: id %d (at %d) is outside the vocabulary (0..%d)", id, i, tok.VocabSize()-1)
+			return "", Invalidf("tokenizer.decode: id %d (at %d) is outside the vocabulary (0..%d)", id, i, tok.VocabSize()-1)
 		}
 		in[i] = int(id)
 	}
 	s, err := tok.Decode(in, skipSpecial)
 	if err != nil {
-		return "", Invalidf("wt_tokenizer_decode: %v", err)
+		return "", Invalidf("tokenizer.decode: %v", err)
 	}
 	return s, nil
 }
 
-// TokenizerVocabSize is wt_tokenizer_vocab_size: the model's tokens and
+// TokenizerVocabSize is tokenizer.vocab_size: the model's tokens and
 // the added ones.
 func TokenizerVocabSize(h int64) (int, error) {
 	tok, err := tokenizers.get(h)
@@ -269,10 +269,10 @@ func TokenizerVocabSize(h int64) (int, error) {
 	return tok.VocabSize(), nil
 }
 
-// SentenceEncoderLoad is wt_sentence_encoder_load: a sentence-transformers
+// SentenceEncoderLoad is sentence_encoder.load: a sentence-transformers
 // folder (modules.json, the Transformer's files, the Pooling's config).
 func SentenceEncoderLoad(dir, device string) (int64, error) {
-	return fromFolder("wt_sentence_encoder_load", dir, device, sentenceEncoderLoad)
+	return fromFolder("sentence_encoder.load", dir, device, sentenceEncoderLoad)
 }
 
 // sentenceEncoderLoad loads the sentence-transformers folder d for fn.
@@ -288,13 +288,13 @@ func sentenceEncoderLoad(fn string, d modelfs.Dir, device string) (int64, error)
 	return sentenceEncoders.add(e), nil
 }
 
-// SentenceEncoderFree is wt_sentence_encoder_free.
+// SentenceEncoderFree is sentence_encoder.free.
 func SentenceEncoderFree(h int64) error { return sentenceEncoders.free(h) }
 
 // defaultBatch is sentence-transformers' encode batch size.
 const defaultBatch = 32
 
-// SentenceEncoderEncode is wt_sentence_encoder_encode: the embeddings
+// SentenceEncoderEncode is sentence_encoder.encode: the embeddings
 // (len(texts), dim) on the model's device; batchSize 0 is 32, as
 // sentence-transformers' encode takes.
 func SentenceEncoderEncode(h int64, texts []string, batchSize int) (int64, error) {
@@ -307,12 +307,12 @@ func SentenceEncoderEncode(h int64, texts []string, batchSize int) (int64, error
 	}
 	emb, err := e.Encode(texts, batchSize)
 	if err != nil {
-		return 0, Invalidf("wt_sentence_encoder_encode: %v", err)
+		return 0, Invalidf("sentence_encoder.encode: %v", err)
 	}
 	return NewOutput(emb)
 }
 
-// SentenceEncoderDim is wt_sentence_encoder_dim: an embedding's length.
+// SentenceEncoderDim is sentence_encoder.dim: an embedding's length.
 func SentenceEncoderDim(h int64) (int, error) {
 	e, err := sentenceEncoders.get(h)
 	if err != nil {
@@ -333,10 +333,10 @@ func poolingModes(p multimodal.PoolingConfig) []bool {
 	return on
 }
 
-// CLIPLoad is wt_clip_load: a CLIPModel folder save_pretrained wrote with
+// CLIPLoad is clip.load: a CLIPModel folder save_pretrained wrote with
 // its tokenizer.json.
 func CLIPLoad(dir, device string) (int64, error) {
-	return fromFolder("wt_clip_load", dir, device, clipLoad)
+	return fromFolder("clip.load", dir, device, clipLoad)
 }
 
 // clipLoad loads the CLIPModel folder d, with its tokenizer.json, for fn.
@@ -360,11 +360,11 @@ func clipLoad(fn string, d modelfs.Dir, device string) (int64, error) {
 	return clipModels.add(&clipModel{m: m, tok: tok}), nil
 }
 
-// CLIPFree is wt_clip_free.
+// CLIPFree is clip.free.
 func CLIPFree(h int64) error { return clipModels.free(h) }
 
 // onModel is the tensor behind h on dev: an input on another device is
-// copied to the model's, as wt_onnx_run copies it.
+// copied to the model's, as onnx.run copies it.
 func onModel(fn, what string, h int64, dev core.Device) (*core.Tensor, error) {
 	t, err := TensorOf(h)
 	if err != nil {
@@ -376,10 +376,10 @@ func onModel(fn, what string, h int64, dev core.Device) (*core.Tensor, error) {
 	return t, t.Err()
 }
 
-// CLIPZeroShot is wt_clip_zero_shot: each image's probabilities over the
+// CLIPZeroShot is clip.zero_shot: each image's probabilities over the
 // texts, (images, texts), from pixel values (images, 3, H, W).
 func CLIPZeroShot(h, pixels int64, texts []string) (int64, error) {
-	const fn = "wt_clip_zero_shot"
+	const fn = "clip.zero_shot"
 	c, err := clipModels.get(h)
 	if err != nil {
 		return 0, err
@@ -398,11 +398,11 @@ func CLIPZeroShot(h, pixels int64, texts []string) (int64, error) {
 	return NewOutput(probs)
 }
 
-// CLIPTextFeatures is wt_clip_text_features: the projected text
+// CLIPTextFeatures is clip.text_features: the projected text
 // embeddings (texts, projection_dim), not normalised, as transformers'
 // get_text_features gives them.
 func CLIPTextFeatures(h int64, texts []string) (int64, error) {
-	const fn = "wt_clip_text_features"
+	const fn = "clip.text_features"
 	c, err := clipModels.get(h)
 	if err != nil {
 		return 0, err
@@ -425,10 +425,10 @@ func CLIPTextFeatures(h int64, texts []string) (int64, error) {
 	return NewOutput(f)
 }
 
-// CLIPImageFeatures is wt_clip_image_features: the projected image
+// CLIPImageFeatures is clip.image_features: the projected image
 // embeddings (images, projection_dim) of pixel values.
 func CLIPImageFeatures(h, pixels int64) (int64, error) {
-	const fn = "wt_clip_image_features"
+	const fn = "clip.image_features"
 	c, err := clipModels.get(h)
 	if err != nil {
 		return 0, err
@@ -444,11 +444,11 @@ func CLIPImageFeatures(h, pixels int64) (int64, error) {
 	return NewOutput(f)
 }
 
-// WhisperLoad is wt_whisper_load: a WhisperForConditionalGeneration folder
+// WhisperLoad is whisper.load: a WhisperForConditionalGeneration folder
 // (config.json, model.safetensors, generation_config.json) with its
 // tokenizer.json and, when present, preprocessor_config.json.
 func WhisperLoad(dir, device string) (int64, error) {
-	const fn = "wt_whisper_load"
+	const fn = "whisper.load"
 	m, fe, err := loadWithFeatures(fn, dir, device, multimodal.LoadWhisperForConditionalGeneration,
 		multimodal.LoadWhisperFeatureExtractor, multimodal.NewWhisperFeatureExtractor())
 	if err != nil {
@@ -465,12 +465,12 @@ func WhisperLoad(dir, device string) (int64, error) {
 	return whisperModels.add(&whisperModel{m: m, fe: fe, tok: tok}), nil
 }
 
-// WhisperFree is wt_whisper_free; a tokenizer wt_whisper_tokenizer gave
+// WhisperFree is whisper.free; a tokenizer whisper.tokenizer gave
 // stays valid.
 func WhisperFree(h int64) error { return whisperModels.free(h) }
 
-// WhisperTokenizer is wt_whisper_tokenizer: a new handle to the model's
-// tokenizer, for decoding what wt_whisper_generate returns.
+// WhisperTokenizer is whisper.tokenizer: a new handle to the model's
+// tokenizer, for decoding what whisper.generate returns.
 func WhisperTokenizer(h int64) (int64, error) {
 	w, err := whisperModels.get(h)
 	if err != nil {
@@ -479,7 +479,7 @@ func WhisperTokenizer(h int64) (int64, error) {
 	return tokenizers.add(w.tok), nil
 }
 
-// WhisperSamplingRate is wt_whisper_sampling_rate: the rate the feature
+// WhisperSamplingRate is whisper.sampling_rate: the rate the feature
 // extractor expects waveforms at (16000 for Whisper).
 func WhisperSamplingRate(h int64) (int, error) {
 	w, err := whisperModels.get(h)
@@ -489,14 +489,14 @@ func WhisperSamplingRate(h int64) (int, error) {
 	return w.fe.SamplingRate, nil
 }
 
-// WhisperGenerate is wt_whisper_generate: each waveform (a 1-D float
+// WhisperGenerate is whisper.generate: each waveform (a 1-D float
 // tensor at the sampling rate, padded or cut to the feature extractor's
 // window) transcribed, greedily or with numBeams beams, as (B, L) int64
 // ids on the CPU: each row's ids after the prompt, padded with
 // pad_token_id to the longest, as transformers' generate returns them.
 // maxNewTokens and numBeams 0 take the generation config's.
 func WhisperGenerate(h int64, waves []int64, maxNewTokens, numBeams int) (int64, error) {
-	const fn = "wt_whisper_generate"
+	const fn = "whisper.generate"
 	w, err := whisperModels.get(h)
 	if err != nil {
 		return 0, err

@@ -151,7 +151,7 @@ func TestCLIPZeroShotAndFeatures(t *testing.T) {
 	requireClose(t, want, got, 1e-4, "image features")
 
 	_, err = CLIPZeroShot(c, pixels, nil)
-	assert.ErrorContains(t, err, "wt_clip_zero_shot: no texts")
+	assert.ErrorContains(t, err, "clip.zero_shot: no texts")
 	_, err = CLIPLoad(filepath.Join(mmTestdata, "vit_model"), "cpu")
 	assert.Equal(t, StatusInvalid, StatusOf(err), "%v", err)
 }

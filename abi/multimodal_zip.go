@@ -4,8 +4,8 @@ import (
 	"github.com/webtensor/webtensor/internal/modelfs"
 )
 
-// The multimodal models from a zip archive's bytes (wt_sentence_encoder_load_zip,
-// wt_clip_load_zip): the browser has no folders, so a page fetches the
+// The multimodal models from a zip archive's bytes (sentence_encoder.load,
+// clip.load): the browser has no folders, so a page fetches the
 // folder zipped and hands the runtime the bytes, as it does a diffusion
 // pipeline. The archive goes through the same checks (modelfs.OpenZip) and
 // the model through the same loader as a folder, so an archive and its
@@ -40,11 +40,11 @@ func fromArchive(h int64, err error) (int64, error) {
 	return h, err
 }
 
-// SentenceEncoderLoadZip is wt_sentence_encoder_load_zip: a zip archive of
+// SentenceEncoderLoadZip is sentence_encoder.load: a zip archive of
 // a sentence-transformers folder (modules.json at its root or in its one
 // top-level folder), read from data during the call only.
 func SentenceEncoderLoadZip(data []byte, device string) (int64, error) {
-	const fn = "wt_sentence_encoder_load_zip"
+	const fn = "sentence_encoder.load"
 	d, err := openModelZip(fn, data, "modules.json")
 	if err != nil {
 		return 0, err
@@ -52,11 +52,11 @@ func SentenceEncoderLoadZip(data []byte, device string) (int64, error) {
 	return fromArchive(sentenceEncoderLoad(fn, d, device))
 }
 
-// CLIPLoadZip is wt_clip_load_zip: a zip archive of a CLIPModel folder with
+// CLIPLoadZip is clip.load: a zip archive of a CLIPModel folder with
 // its tokenizer.json (config.json at its root or in its one top-level
 // folder), read from data during the call only.
 func CLIPLoadZip(data []byte, device string) (int64, error) {
-	const fn = "wt_clip_load_zip"
+	const fn = "clip.load"
 	d, err := openModelZip(fn, data, "config.json")
 	if err != nil {
 		return 0, err

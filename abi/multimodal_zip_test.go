@@ -13,7 +13,7 @@ import (
 	"github.com/webtensor/webtensor/core/safetensors"
 )
 
-// wt_sentence_encoder_load_zip and wt_clip_load_zip: a zip archive of a
+// sentence_encoder.load and clip.load: a zip archive of a
 // model folder (the browser's way in) loads the model the folder holds, bit
 // for bit, and a hostile or broken archive fails with WT_ERR_INVALID naming
 // the problem.
@@ -148,19 +148,19 @@ func TestMultimodalLoadZipErrors(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"empty", SentenceEncoderLoadZip, nil, "wt_sentence_encoder_load_zip: zip archive: empty (0 bytes)"},
-		{"truncated", CLIPLoadZip, clip[:len(clip)/2], "wt_clip_load_zip: zip archive: not a zip archive, or a truncated one"},
+		{"empty", SentenceEncoderLoadZip, nil, "sentence_encoder.load: zip archive: empty (0 bytes)"},
+		{"truncated", CLIPLoadZip, clip[:len(clip)/2], "clip.load: zip archive: not a zip archive, or a truncated one"},
 		{"not a sentence encoder", SentenceEncoderLoadZip, clip,
-			"wt_sentence_encoder_load_zip: zip archive: no modules.json at its root or in a top-level folder (its root holds: config.json, model.safetensors, tokenizer.json)"},
-		{"not CLIP", CLIPLoadZip, enc, `wt_clip_load_zip: multimodal: CLIP config: unknown key "hidden_act" (in config.json)`},
-		{"no tokenizer", CLIPLoadZip, zipFolder(t, noTok), "wt_clip_load_zip: the zip archive has no tokenizer.json"},
+			"sentence_encoder.load: zip archive: no modules.json at its root or in a top-level folder (its root holds: config.json, model.safetensors, tokenizer.json)"},
+		{"not CLIP", CLIPLoadZip, enc, `clip.load: multimodal: CLIP config: unknown key "hidden_act" (in config.json)`},
+		{"no tokenizer", CLIPLoadZip, zipFolder(t, noTok), "clip.load: the zip archive has no tokenizer.json"},
 		{"no pooling", SentenceEncoderLoadZip, rezip(t, zipFolder(t, filepath.Join(mmTestdata, "minilm_tokenizer")), "",
 			map[string]string{"modules.json": `[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]`}),
-			"wt_sentence_encoder_load_zip: multimodal: LoadBertModel"},
+			"sentence_encoder.load: multimodal: LoadBertModel"},
 		{"escaping path", CLIPLoadZip, rezip(t, clip, "", map[string]string{"../evil": "x"}),
-			`wt_clip_load_zip: zip archive: entry "../evil": the path leaves the archive's root`},
+			`clip.load: zip archive: entry "../evil": the path leaves the archive's root`},
 		{"bad modules", SentenceEncoderLoadZip, rezip(t, clip, "", map[string]string{"modules.json": "{"}),
-			"wt_sentence_encoder_load_zip: multimodal: LoadSentenceEncoder: modules.json: unexpected end of JSON input"},
+			"sentence_encoder.load: multimodal: LoadSentenceEncoder: modules.json: unexpected end of JSON input"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := c.load(c.data, "cpu")
@@ -173,8 +173,8 @@ func TestMultimodalLoadZipErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "tpu")
 }
 
-// FuzzMultimodalLoadZip: whatever the archive, wt_sentence_encoder_load_zip
-// and wt_clip_load_zip load a model or fail with WT_ERR_INVALID, never a
+// FuzzMultimodalLoadZip: whatever the archive, sentence_encoder.load
+// and clip.load load a model or fail with WT_ERR_INVALID, never a
 // panic nor another status.
 func FuzzMultimodalLoadZip(f *testing.F) {
 	enc := zipFolder(f, tinySentenceEncoder(f))

@@ -17,11 +17,11 @@ import (
 
 var onnxModels = newObjects[*onnx.Model]("onnx model")
 
-// OnnxLoad is wt_onnx_load: the model at path, its weights on device ("":
+// OnnxLoad is onnx.load: the model at path, its weights on device ("":
 // the default). External data files are read beside it.
 func OnnxLoad(path, device string) (int64, error) {
 	if path == "" {
-		return 0, Invalidf("wt_onnx_load: path is NULL or empty")
+		return 0, Invalidf("onnx.load: path is NULL or empty")
 	}
 	opts, err := onnxOptions(device)
 	if err != nil {
@@ -33,14 +33,14 @@ func OnnxLoad(path, device string) (int64, error) {
 		// missing, unreadable) are WT_ERR_IO; everything else the model's.
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			return 0, Errorf(StatusIO, "wt_onnx_load: %v", err)
+			return 0, Errorf(StatusIO, "onnx.load: %v", err)
 		}
 		return 0, Invalidf("%s: %v", path, err)
 	}
 	return onnxModels.add(m), nil
 }
 
-// OnnxLoadBytes is wt_onnx_load_bytes: a serialized ModelProto. Without a
+// OnnxLoadBytes is onnx.load: a serialized ModelProto. Without a
 // file there is no directory to read external data from, so a model that
 // has some is refused (by the importer, naming the tensor).
 func OnnxLoadBytes(data []byte, device string) (int64, error) { return onnxFromBytes(data, device) }
@@ -75,12 +75,12 @@ func onnxOptions(device string) ([]onnx.Option, error) {
 	return []onnx.Option{onnx.WithDevice(dev[0])}, nil
 }
 
-// OnnxFree is wt_onnx_free; tensors a run returned stay valid.
+// OnnxFree is onnx.free; tensors a run returned stay valid.
 func OnnxFree(h int64) error { return onnxModels.free(h) }
 
 // OnnxNames are the names of a model's inputs (those a caller supplies:
 // initializers excluded) or, with outputs, of its outputs, in the model's
-// order: what wt_onnx_input_name and wt_onnx_output_name index.
+// order: the order onnx.info lists them in.
 func OnnxNames(h int64, outputs bool) ([]string, error) {
 	m, err := onnxModels.get(h)
 	if err != nil {
@@ -105,7 +105,7 @@ func NameAt(names []string, i int, what string) (string, error) {
 	return names[i], nil
 }
 
-// onnxValue is one input or output in wt_onnx_info_json: kind says
+// onnxValue is one input or output in onnx.info: kind says
 // whether it is a tensor, a sequence or an optional (onnxKindNames; dtype
 // and shape then describe the tensors inside); a dim is a number, a
 // symbolic name (ONNX's dim_param) or null (not declared). narrow names the declared ONNX element type when webtensor holds it
@@ -119,7 +119,7 @@ type onnxValue struct {
 	Shape  []any  `json:"shape"`
 }
 
-// OnnxInfoJSON is wt_onnx_info_json: the opset, the device and the
+// OnnxInfoJSON is onnx.info: the opset, the device and the
 // declared inputs and outputs.
 func OnnxInfoJSON(h int64) (string, error) {
 	m, err := onnxModels.get(h)
@@ -155,7 +155,7 @@ func OnnxInfoJSON(h int64) (string, error) {
 	return string(b), err
 }
 
-// OnnxRun is wt_onnx_run: the model on the tensors behind handles, each
+// OnnxRun is onnx.run: the model on the tensors behind handles, each
 // named by names[i] (an input, or an initializer the model lets a caller
 // override); the outputs come in the model's output order.
 func OnnxRun(h int64, names []string, handles []int64, noGrad bool) (Outputs, error) {
@@ -164,19 +164,19 @@ func OnnxRun(h int64, names []string, handles []int64, noGrad bool) (Outputs, er
 		return Outputs{}, err
 	}
 	if len(names) != len(handles) {
-		return Outputs{}, Invalidf("wt_onnx_run: %d names for %d inputs", len(names), len(handles))
+		return Outputs{}, Invalidf("onnx.run: %d names for %d inputs", len(names), len(handles))
 	}
 	ins, err := resolveInputs(handles)
 	if err != nil {
-		return Outputs{}, Prefix(err, "wt_onnx_run")
+		return Outputs{}, Prefix(err, "onnx.run")
 	}
 	in := make(map[string]*core.Tensor, len(names))
 	for i, name := range names {
 		if ins.ts[i] == nil {
-			return Outputs{}, Invalidf("wt_onnx_run: input %d (%q) is handle 0", i, name)
+			return Outputs{}, Invalidf("onnx.run: input %d (%q) is handle 0", i, name)
 		}
 		if _, dup := in[name]; dup {
-			return Outputs{}, Invalidf("wt_onnx_run: input %q is given twice", name)
+			return Outputs{}, Invalidf("onnx.run: input %q is given twice", name)
 		}
 		in[name] = ins.ts[i]
 	}

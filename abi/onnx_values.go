@@ -12,19 +12,19 @@ import (
 	"github.com/webtensor/webtensor/onnx"
 )
 
-// ONNX sequences and optionals across the ABI (wt_onnx_run_values): the
+// ONNX sequences and optionals across the ABI (onnx.run_values): the
 // tensors travel as one flat list of handles and a JSON layout says how
 // they group into values, {"x": 0, "parts": [1, 2], "maybe": null}: a
 // tensor is its index in the list, a sequence the list of its tensors'
 // indices, an empty optional null (an optional holding a value is written
 // as that value). The outputs come back the same way, held behind a
-// wt_onnx_values handle until the caller has read them: a sequence's
+// onnx.values handle until the caller has read them: a sequence's
 // length is known only once the model has run, so a caller cannot size
 // its arrays beforehand, and holding the results spares it running the
 // model again to learn the sizes.
 
 // onnxResult is a run's outputs: the layout naming each output's tensors
-// in the flat list, which wt_onnx_values_tensors hands out.
+// in the flat list, which onnx.run_values hands out.
 type onnxResult struct {
 	layout string
 	outs   Outputs
@@ -32,7 +32,7 @@ type onnxResult struct {
 
 var onnxResults = newObjects[onnxResult]("onnx values")
 
-// onnxKindNames are the kinds wt_onnx_info_json writes.
+// onnxKindNames are the kinds onnx.info writes.
 var onnxKindNames = map[onnx.Kind]string{
 	onnx.KindTensor:           "tensor",
 	onnx.KindSequence:         "sequence",
@@ -41,11 +41,11 @@ var onnxKindNames = map[onnx.Kind]string{
 	onnx.KindStrings:          "strings", // held on the host: no ABI call carries them yet
 }
 
-// OnnxRunValues is wt_onnx_run_values: the model on the values layoutJSON
+// OnnxRunValues is onnx.run_values: the model on the values layoutJSON
 // builds from the tensors behind handles; the outputs are held behind the
 // handle it returns.
 func OnnxRunValues(h int64, handles []int64, layoutJSON string, noGrad bool) (int64, error) {
-	const fn = "wt_onnx_run_values"
+	const fn = "onnx.run_values"
 	m, err := onnxModels.get(h)
 	if err != nil {
 		return 0, err
@@ -100,24 +100,24 @@ func OnnxRunValues(h int64, handles []int64, layoutJSON string, noGrad bool) (in
 	}
 	layout.WriteByte('}')
 	// An output may be an input passed through (Identity): a read-only
-	// import stays read-only under its new handle, as wt_onnx_run keeps it.
+	// import stays read-only under its new handle, as onnx.run keeps it.
 	return onnxResults.add(onnxResult{layout: layout.String(), outs: Outputs{ts: flat, readOnly: ins.readOnly}}), nil
 }
 
-// OnnxValuesLayoutJSON is wt_onnx_values_layout_json.
+// OnnxValuesLayoutJSON is onnx.run_values.
 func OnnxValuesLayoutJSON(h int64) (string, error) {
 	r, err := onnxResults.get(h)
 	return r.layout, err
 }
 
-// OnnxValuesTensors is wt_onnx_values_tensors: the held outputs' tensors,
+// OnnxValuesTensors is onnx.run_values: the held outputs' tensors,
 // in the order the layout indexes them (new handles at every call).
 func OnnxValuesTensors(h int64) (Outputs, error) {
 	r, err := onnxResults.get(h)
 	return r.outs, err
 }
 
-// OnnxValuesFree is wt_onnx_values_free; handles already made stay valid.
+// OnnxValuesFree is onnx.run_values; handles already made stay valid.
 func OnnxValuesFree(h int64) error { return onnxResults.free(h) }
 
 // writeValue writes v's layout (tensor index, list of them, or null) to b

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// wt_onnx_run_values on onnx/testdata/sdk_values_model.onnx (a sequence, an
+// onnx.run_values on onnx/testdata/sdk_values_model.onnx (a sequence, an
 // optional tensor and an optional sequence each way; make_sdk_values_model.py
 // writes it and the reference outputs in sdk_values_model.json).
 
@@ -47,7 +47,7 @@ func loadValuesModel(t *testing.T) int64 {
 }
 
 // flatten turns a case's inputs into the flat tensors and the layout
-// wt_onnx_run_values takes, as an SDK would.
+// onnx.run_values takes, as an SDK would.
 func flatten(t *testing.T, ins map[string]json.RawMessage) ([]int64, string) {
 	t.Helper()
 	var flat []int64

@@ -9,7 +9,7 @@ import (
 )
 
 // Speech synthesis and streaming recognition (wt_speecht5_*,
-// wt_whisper_stream_*): package multimodal's SpeechT5ForTextToSpeech with
+// whisper_stream.*): package multimodal's SpeechT5ForTextToSpeech with
 // its tokenizer and HiFi-GAN vocoder, and WhisperStream, behind the same
 // handles and errors as the other multimodal calls.
 
@@ -27,9 +27,9 @@ type speechT5Model struct {
 	voc *multimodal.SpeechT5HifiGan
 }
 
-// SpeechT5Load is wt_speecht5_load.
+// SpeechT5Load is speecht5.load.
 func SpeechT5Load(dir, vocoderDir, device string) (int64, error) {
-	const fn = "wt_speecht5_load"
+	const fn = "speecht5.load"
 	opts, err := folderOptions(fn, dir, device)
 	if err != nil {
 		return 0, err
@@ -57,31 +57,31 @@ func SpeechT5Load(dir, vocoderDir, device string) (int64, error) {
 	return speechT5Models.add(s), nil
 }
 
-// SpeechT5Free is wt_speecht5_free.
+// SpeechT5Free is speecht5.free.
 func SpeechT5Free(h int64) error { return speechT5Models.free(h) }
 
-// SpeechT5SamplingRate is wt_speecht5_sampling_rate: the vocoder's rate.
+// SpeechT5SamplingRate is speecht5.sampling_rate: the vocoder's rate.
 func SpeechT5SamplingRate(h int64) (int, error) {
 	s, err := speechT5Models.get(h)
 	if err != nil {
 		return 0, err
 	}
 	if s.voc == nil {
-		return 0, Invalidf("wt_speecht5_sampling_rate: the model was loaded without a vocoder")
+		return 0, Invalidf("speecht5.sampling_rate: the model was loaded without a vocoder")
 	}
 	return s.voc.Config.SamplingRate, nil
 }
 
-// SpeechT5Tokenize is wt_speecht5_tokenize: texts to (B, T) i64 ids and
+// SpeechT5Tokenize is speecht5.tokenize: texts to (B, T) i64 ids and
 // their attention mask, padded with pad_token_id, on the model's device.
 func SpeechT5Tokenize(h int64, texts []string, wantMask bool) (ids, mask int64, err error) {
-	const fn = "wt_speecht5_tokenize"
+	const fn = "speecht5.tokenize"
 	s, err := speechT5Models.get(h)
 	if err != nil {
 		return 0, 0, err
 	}
 	if s.tok == nil {
-		return 0, 0, Invalidf("%s: the model's folder has no spm_char.model; pass token ids to wt_speecht5_generate", fn)
+		return 0, 0, Invalidf("%s: the model's folder has no spm_char.model; pass token ids to speecht5.generate", fn)
 	}
 	it, mt, err := s.tok.EncodeBatch(texts, s.m.Device())
 	if err != nil {
@@ -99,7 +99,7 @@ func SpeechT5Tokenize(h int64, texts []string, wantMask bool) (ids, mask int64, 
 	return ids, mask, nil
 }
 
-// SpeechOptions are wt_speecht5_generate's settings.
+// SpeechOptions are speecht5.generate's settings.
 type SpeechOptions struct {
 	Threshold, MinLenRatio, MaxLenRatio float64
 	PrenetDropout                       bool
@@ -108,12 +108,12 @@ type SpeechOptions struct {
 	PrefillChunk                        int
 }
 
-// SpeechT5Generate is wt_speecht5_generate: generate_speech on ids (and an
+// SpeechT5Generate is speecht5.generate: generate_speech on ids (and an
 // optional mask, 0 for none) with speaker embeddings; the spectrogram
 // (B, L, mels), the lengths (B) i64 on the CPU and, when wantWave, the
 // vocoder's waveforms (B, samples).
 func SpeechT5Generate(h, ids, mask, speakers int64, o SpeechOptions, wantWave bool) (spec, lengths, wave int64, err error) {
-	const fn = "wt_speecht5_generate"
+	const fn = "speecht5.generate"
 	s, err := speechT5Models.get(h)
 	if err != nil {
 		return 0, 0, 0, err
@@ -171,10 +171,10 @@ func SpeechT5Generate(h, ids, mask, speakers int64, o SpeechOptions, wantWave bo
 	return spec, lengths, wave, nil
 }
 
-// SpeechT5Vocode is wt_speecht5_vocode: the vocoder on a spectrogram (B,
+// SpeechT5Vocode is speecht5.vocode: the vocoder on a spectrogram (B,
 // L, mels) or (L, mels).
 func SpeechT5Vocode(h, spectrogram int64) (int64, error) {
-	const fn = "wt_speecht5_vocode"
+	const fn = "speecht5.vocode"
 	s, err := speechT5Models.get(h)
 	if err != nil {
 		return 0, err
@@ -194,7 +194,7 @@ func SpeechT5Vocode(h, spectrogram int64) (int64, error) {
 }
 
 // whisperStream is a WhisperStream and the JSON of its last push, which
-// wt_whisper_stream_read copies out as often as the caller's buffer needs.
+// whisper_stream.read copies out as often as the caller's buffer needs.
 type whisperStream struct {
 	mu   sync.Mutex
 	s    *multimodal.WhisperStream
@@ -214,10 +214,10 @@ type streamUpdate struct {
 	Drafted       int     `json:"drafted"`
 }
 
-// WhisperStreamNew is wt_whisper_stream_new: a stream on a whisper model
-// (which the stream keeps using, even after wt_whisper_free).
+// WhisperStreamNew is whisper_stream.new: a stream on a whisper model
+// (which the stream keeps using, even after whisper.free).
 func WhisperStreamNew(model int64, chunkSamples, maxNewTokens, windowSamples int, trimEncoder bool, tokensPerSecond float64) (int64, error) {
-	const fn = "wt_whisper_stream_new"
+	const fn = "whisper_stream.new"
 	w, err := whisperModels.get(model)
 	if err != nil {
 		return 0, err
@@ -230,15 +230,15 @@ func WhisperStreamNew(model int64, chunkSamples, maxNewTokens, windowSamples int
 	return whisperStreams.add(&whisperStream{s: s, last: "[]"}), nil
 }
 
-// WhisperStreamFree is wt_whisper_stream_free.
+// WhisperStreamFree is whisper_stream.free.
 func WhisperStreamFree(h int64) error { return whisperStreams.free(h) }
 
-// WhisperStreamPush is wt_whisper_stream_push: samples (a 1-D float
+// WhisperStreamPush is whisper_stream.push: samples (a 1-D float
 // tensor, 0 for none) added, every whole chunk processed, then with final
 // the rest and the end of the stream; the updates' count, their JSON kept
-// for wt_whisper_stream_read.
+// for whisper_stream.read.
 func WhisperStreamPush(h, samples int64, final bool) (int, error) {
-	const fn = "wt_whisper_stream_push"
+	const fn = "whisper_stream.push"
 	ws, err := whisperStreams.get(h)
 	if err != nil {
 		return 0, err
@@ -278,7 +278,7 @@ func WhisperStreamPush(h, samples int64, final bool) (int, error) {
 	return len(out), nil
 }
 
-// WhisperStreamRead is wt_whisper_stream_read: the last push's updates as
+// WhisperStreamRead is whisper_stream.read: the last push's updates as
 // a JSON array.
 func WhisperStreamRead(h int64) (string, error) {
 	ws, err := whisperStreams.get(h)

@@ -14,7 +14,7 @@ import (
 )
 
 // Video models (wt_timesformer_*) and their front end
-// (wt_image_processor_preprocess_video, wt_video_*_frame_indices):
+// (image_processor.preprocess_video, video.*_frame_indices):
 // package multimodal's TimeSformer, VideoMAE's per-frame processing and
 // the frame samplers of transformers' docs and video processors.
 
@@ -64,11 +64,11 @@ func hasClassifier(path string) (bool, error) {
 	return false, nil
 }
 
-// TimesformerLoad is wt_timesformer_load: a folder save_pretrained wrote
+// TimesformerLoad is timesformer.load: a folder save_pretrained wrote
 // for a TimesformerForVideoClassification (its tensors include
 // classifier.weight) or a TimesformerModel.
 func TimesformerLoad(dir, device string) (int64, error) {
-	const fn = "wt_timesformer_load"
+	const fn = "timesformer.load"
 	opts, err := folderOptions(fn, dir, device)
 	if err != nil {
 		return 0, err
@@ -91,10 +91,10 @@ func TimesformerLoad(dir, device string) (int64, error) {
 	return timesformerModels.add(&tm), nil
 }
 
-// TimesformerFree is wt_timesformer_free.
+// TimesformerFree is timesformer.free.
 func TimesformerFree(h int64) error { return timesformerModels.free(h) }
 
-// TimesformerInfoJSON is wt_timesformer_info_json: the class, the sizes
+// TimesformerInfoJSON is timesformer.info: the class, the sizes
 // pixel values must have and, for a classifier, its labels by id.
 func TimesformerInfoJSON(h int64) (string, error) {
 	tm, err := timesformerModels.get(h)
@@ -112,12 +112,12 @@ func TimesformerInfoJSON(h int64) (string, error) {
 	return string(b), err
 }
 
-// TimesformerForward is wt_timesformer_forward: one encoding of pixel
+// TimesformerForward is timesformer.forward: one encoding of pixel
 // values (B, frames, channels, H, W), copied to the model's device when
 // elsewhere, giving the logits (wantLogits; a classifier only) and the
 // last hidden state (wantHidden). An output not wanted is 0.
 func TimesformerForward(h, pixels int64, wantLogits, wantHidden bool) (logits, hidden int64, err error) {
-	const fn = "wt_timesformer_forward"
+	const fn = "timesformer.forward"
 	tm, err := timesformerModels.get(h)
 	if err != nil {
 		return 0, 0, err
@@ -154,12 +154,12 @@ func TimesformerForward(h, pixels int64, wantLogits, wantHidden bool) (logits, h
 	return logits, hidden, nil
 }
 
-// ImageProcessorPreprocessVideo is wt_image_processor_preprocess_video:
+// ImageProcessorPreprocessVideo is image_processor.preprocess_video:
 // videos, each a (frames, height, width, 3) u8 tensor of RGB frames (a
 // decoded clip's numpy layout), as pixel values (videos, frames, 3, H, W)
 // f32 on device ("": the default), every frame processed on its own.
 func ImageProcessorPreprocessVideo(h int64, videos []int64, device string) (int64, error) {
-	const fn = "wt_image_processor_preprocess_video"
+	const fn = "image_processor.preprocess_video"
 	p, err := imageProcessors.get(h)
 	if err != nil {
 		return 0, err
@@ -212,30 +212,30 @@ func indicesTensor(idx []int) (int64, error) {
 	return NewOutput(core.FromSlice(v, core.Shape{len(v)}, core.CPU))
 }
 
-// VideoSampleFrameIndices is wt_video_sample_frame_indices: the
+// VideoSampleFrameIndices is video.sample_frame_indices: the
 // sample_frame_indices of transformers' TimeSformer and VideoMAE docs
 // after np.random.seed(seed), as a 1-D i64 tensor on the CPU.
 func VideoSampleFrameIndices(clipLen, frameSampleRate, segLen int, seed uint32) (int64, error) {
 	if err := CheckCount("clip_len", int64(clipLen), maxFrameIndices); err != nil {
-		return 0, Prefix(err, "wt_video_sample_frame_indices")
+		return 0, Prefix(err, "video.sample_frame_indices")
 	}
 	idx, err := multimodal.SampleFrameIndices(clipLen, frameSampleRate, segLen, multimodal.NewNumpyRandom(seed))
 	if err != nil {
-		return 0, Invalidf("wt_video_sample_frame_indices: %v", err)
+		return 0, Invalidf("video.sample_frame_indices: %v", err)
 	}
 	return indicesTensor(idx)
 }
 
-// VideoUniformFrameIndices is wt_video_uniform_frame_indices: numFrames
+// VideoUniformFrameIndices is video.uniform_frame_indices: numFrames
 // indices spread evenly over total frames, as transformers' video
 // processors sample them, as a 1-D i64 tensor on the CPU.
 func VideoUniformFrameIndices(total, numFrames int) (int64, error) {
 	if err := CheckCount("num_frames", int64(numFrames), maxFrameIndices); err != nil {
-		return 0, Prefix(err, "wt_video_uniform_frame_indices")
+		return 0, Prefix(err, "video.uniform_frame_indices")
 	}
 	idx, err := multimodal.UniformFrameIndices(total, numFrames)
 	if err != nil {
-		return 0, Invalidf("wt_video_uniform_frame_indices: %v", err)
+		return 0, Invalidf("video.uniform_frame_indices: %v", err)
 	}
 	return indicesTensor(idx)
 }

@@ -43,7 +43,7 @@ this program over pipes, the CPU, the WebGPU device with --webgpu) or read from
 --cluster (JSON: "devices" with name, kind cpu|webgpu|process, gflops, gbps,
 memory_bytes; "links" from "parent" to each process). --run measures each plan
 that has an executor (median of --runs steps) beside its prediction. The
-library's call is wt_auto_parallel_plan; Python's wt.auto.plan_parallel.`,
+library's call is auto.parallel_plan; Python's wt.auto.plan_parallel.`,
 		Example: `  webtensor auto parallel
   webtensor auto parallel --model block --batch 2 --seq 128 --dim 64 --heads 4 --run
   webtensor auto parallel --model mlp --batch 512 --dims 256,512,256 --workers 2 --json

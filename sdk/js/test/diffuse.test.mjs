@@ -70,7 +70,7 @@ test("diffuse: generateText gives diffusers' images for its latents", async () =
   assert.equal(a.length, 3 * 8 * 12);
   assert.deepEqual(a, await seeded());
   await assert.rejects(pipe.generateText("a", { negativePrompts: ["x", "y"], steps: 1 }), /2 negative prompts for 1 prompts/);
-  await assert.rejects(pipe.generate({ steps: 1 }), /text-conditional: use wt_diffusion_generate_text/);
+  await assert.rejects(pipe.generate({ steps: 1 }), /text-conditional: use diffusion.generate_text/);
   wt.dispose([emb, latents, img, hwc, ...refs.values()]);
   pipe.dispose();
   assert.equal(wt.liveTensors(), live, "every tensor freed");
@@ -110,7 +110,7 @@ test("diffuse: a zip archive of the folder loads and gives the same images", asy
   const data = zipFolder(join(TD, refs.pipeline));
   await assert.rejects(wt.diffuse.Pipeline.load(data.subarray(0, data.length >> 1)), (e) => {
     assert.equal(e.code, "WT_ERR_INVALID");
-    assert.match(e.message, /wt_diffusion_load_zip: zip archive: not a zip archive, or a truncated one/);
+    assert.match(e.message, /diffusion.load: zip archive: not a zip archive, or a truncated one/);
     return true;
   });
   await assert.rejects(wt.diffuse.Pipeline.load(zipEntries([["../model_index.json", new Uint8Array(2)]])), /the path leaves the archive's root/);

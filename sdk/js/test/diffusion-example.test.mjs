@@ -126,8 +126,8 @@ test("diffuse in the browser: int8 on WebGPU; a path, a broken zip and a throwin
     assert.deepEqual(got.int8.slice(0, 2), ["webgpu:0", true]);
     assert.ok(got.int8[2] < 709708 / 3.5, `int8 weights take ${got.int8[2]} bytes, about a quarter of f32's 709708`);
     assert.match(got.path, /the browser has no file system: diffuse\.Pipeline\.load\(\) takes a zip archive's bytes/);
-    assert.match(got.truncated, /^WT_ERR_INVALID: wt_diffusion_load_zip: zip archive: not a zip archive, or a truncated one/);
-    assert.match(got.text, /a DDPMPipeline takes no prompts: use wt_diffusion_generate/);
+    assert.match(got.truncated, /^WT_ERR_INVALID: diffusion.load: zip archive: not a zip archive, or a truncated one/);
+    assert.match(got.text, /a DDPMPipeline takes no prompts: use diffusion.generate/);
     assert.match(got.thrown, /stopped by its progress callback after step 2 of 3: onStep threw at step 2: .*stop here/);
     assert.deepEqual(got.steps, [1, 2]);
     assert.equal(got.live, 0, "no tensor left behind");

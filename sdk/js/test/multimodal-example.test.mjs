@@ -198,10 +198,10 @@ test("multimodal in the browser: paths, broken and hostile zips reject clearly; 
     assert.deepEqual(got.features, [2, 16]);
     assert.match(got.path, /the browser has no file system: multimodal\.SentenceEncoder\.load\(\) takes a zip archive/);
     assert.match(got.clipPath, /the browser has no file system: multimodal\.CLIP\.load\(\) takes a zip archive/);
-    assert.match(got.truncated, /^WT_ERR_INVALID: wt_clip_load_zip: zip archive: not a zip archive, or a truncated one/);
-    assert.match(got.wrongModel, /^WT_ERR_INVALID: wt_sentence_encoder_load_zip: zip archive: no modules\.json at its root/);
+    assert.match(got.truncated, /^WT_ERR_INVALID: clip.load: zip archive: not a zip archive, or a truncated one/);
+    assert.match(got.wrongModel, /^WT_ERR_INVALID: sentence_encoder.load: zip archive: no modules\.json at its root/);
     assert.match(got.notBytes, /CLIP\.load takes a folder's path or a zip archive's bytes/);
-    assert.match(got.hostile, /^WT_ERR_INVALID: wt_clip_load_zip: zip archive: entry "\.\.\/tokenizer\.json": the path leaves the archive's root/);
+    assert.match(got.hostile, /^WT_ERR_INVALID: clip.load: zip archive: entry "\.\.\/tokenizer\.json": the path leaves the archive's root/);
     assert.match(got.disposed, /clip used after dispose/);
     assert.equal(got.live, 0, "no tensor left behind");
   } finally {

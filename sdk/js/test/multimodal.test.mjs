@@ -186,7 +186,7 @@ test("multimodal: errors are the runtime's", async () => {
   await assert.rejects(wt.multimodal.CLIP.load(join(TD, "vit_model")), /CLIP config: unknown key "encoder_stride"/);
   await assert.rejects(wt.multimodal.SentenceEncoder.load(zipEntries([["../modules.json", Buffer.from("[]")]])), (e) => {
     assert.equal(e.code, "WT_ERR_INVALID");
-    assert.match(e.message, /wt_sentence_encoder_load_zip: zip archive: entry "\.\.\/modules\.json": the path leaves the archive's root/);
+    assert.match(e.message, /sentence_encoder.load: zip archive: entry "\.\.\/modules\.json": the path leaves the archive's root/);
     return true;
   });
 });

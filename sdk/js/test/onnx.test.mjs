@@ -1,4 +1,4 @@
-// wt.onnx from Node: the runtime's importer through the C ABI (wt_onnx_*).
+// wt.onnx from Node: the runtime's importer through the C ABI (wt_call's onnx.* targets).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";

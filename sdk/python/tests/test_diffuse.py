@@ -141,7 +141,7 @@ def test_text_to_image_is_seeded(no_leaks):
         assert not np.array_equal(a, run(6))
         with pytest.raises(ValueError, match="2 negative prompts for 1 prompts"):
             pipe.generate_text("a", negative_prompts=["x", "y"], steps=1)
-        with pytest.raises(ValueError, match="is text-conditional: use wt_diffusion_generate_text"):
+        with pytest.raises(ValueError, match="is text-conditional: use diffusion.generate_text"):
             pipe.generate(steps=1)
     with wt.diffuse.Pipeline(TESTDATA / REFS["pipeline"]) as pipe:
         with pytest.raises(ValueError, match="takes no prompts"):

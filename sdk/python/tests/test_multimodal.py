@@ -101,7 +101,7 @@ def test_clip_and_sentence_encoder_from_zip(no_leaks):
         want, got = a.zero_shot(px, texts), b.zero_shot(px, texts)
         np.testing.assert_array_equal(got.numpy(), want.numpy())
         del want, got
-    with pytest.raises(ValueError, match="wt_clip_load_zip: zip archive: not a zip archive, or a truncated one"):
+    with pytest.raises(ValueError, match="clip.load: zip archive: not a zip archive, or a truncated one"):
         wt.multimodal.CLIP.from_zip(buf.getvalue()[:100])
     evil = io.BytesIO()
     with zipfile.ZipFile(evil, "w") as z:

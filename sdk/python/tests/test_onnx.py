@@ -1,4 +1,4 @@
-"""wt.onnx: the library's ONNX importer through the C ABI (wt_onnx_*), on
+"""wt.onnx: the library's ONNX importer through the C ABI (wt_call's onnx.* targets), on
 onnx/testdata/sdk_model.onnx against the outputs onnx's reference evaluator
 gave (sdk_model.json; both written by make_sdk_model.py)."""
 
@@ -84,7 +84,7 @@ def test_errors_are_the_librarys():
             model(X, SCALE, X)
 
 
-# ---- sequences and optionals (wt_onnx_run_values) -------------------------------
+# ---- sequences and optionals (onnx.run_values) -------------------------------
 # onnx/testdata/sdk_values_model.onnx: pieces = SplitToSequence(x), joined =
 # ConcatFromSequence(parts), has = OptionalHasElement(maybe), maybe_out and
 # parts_out the optionals passed through; sdk_values_model.json holds a case

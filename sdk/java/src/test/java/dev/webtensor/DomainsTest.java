@@ -341,7 +341,7 @@ class DomainsTest {
         byte[] escaping = zipped(MM.resolve("clip_tiny"), "", java.util.Map.of("../modules.json", new byte[] {'['}));
         WebtensorException e = assertThrows(WebtensorException.class, () -> Multimodal.SentenceEncoder.loadZip(escaping, null));
         assertEquals(WebtensorException.INVALID, e.status());
-        assertTrue(e.getMessage().contains("wt_sentence_encoder_load_zip: zip archive: entry \"../modules.json\": the path leaves"), e.getMessage());
+        assertTrue(e.getMessage().contains("sentence_encoder.load: zip archive: entry \"../modules.json\": the path leaves"), e.getMessage());
     }
 
     @Test

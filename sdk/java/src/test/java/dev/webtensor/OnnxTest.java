@@ -23,10 +23,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Onnx: the runtime's importer through wt_onnx_*, on onnx/testdata/sdk_model.onnx
+ * Onnx: the runtime's importer through wt_call's onnx.* targets, on onnx/testdata/sdk_model.onnx
  * (y = relu(x @ W + b) * scale, top = argmax(y, 1)) against the outputs onnx's
  * reference evaluator gave (sdk_model.json; make_sdk_model.py writes both);
- * and sequences and optionals through runValues (wt_onnx_run_values) on
+ * and sequences and optionals through runValues (onnx.run_values) on
  * sdk_values_model.onnx against sdk_values_model.json (make_sdk_values_model.py).
  */
 class OnnxTest {
