@@ -51,40 +51,31 @@ void test_graphs(void) {
   OK(wt_trace_abort());
   OK(wt_trace_abort());
 
-  /* A tune or a rollback cannot be redone to fill a larger buffer: a short
-   * one is refused, with the size needed, before any work (g is freed: the
-   * buffer is checked first). */
-  const char *opts = "{\"dir\": \"build/capi-test/auto-journal\"}";
-  char small[16], report[16384];
-  needed = 0;
-  ERR(wt_auto_tune_graph(g, &x, 1, opts, small, sizeof small, &needed), WT_ERR_BUFFER_TOO_SMALL, "16384");
-  CHECK(needed == 16384);
-  ERR(wt_auto_tune_loader(987654, opts, NULL, 0, &needed), WT_ERR_BUFFER_TOO_SMALL, "16384");
-  ERR(wt_auto_tune_graph(g, &x, 1, opts, report, sizeof report, &needed), WT_ERR_HANDLE, "graph handle");
-  ERR(wt_auto_tune_loader(987654, opts, report, sizeof report, &needed), WT_ERR_HANDLE, "loader");
-  ERR(wt_auto_rollback(opts, "d9999", small, sizeof small, &needed), WT_ERR_BUFFER_TOO_SMALL, "32");
-  ERR(wt_auto_rollback(opts, NULL, report, 64, &needed), WT_ERR_INVALID, "id");
-  ERR(wt_auto_rollback(opts, "d9999", report, 64, &needed), WT_ERR_INVALID, "no decision");
-  OK(wt_auto_journal_json(opts, report, sizeof report, &needed));
-  CHECK(report[0] == '[');
-  ERR(wt_auto_journal_json("{\"dri\": 1}", report, sizeof report, &needed), WT_ERR_INVALID, "dri");
+  /* The auto-agents by name (g is freed: the handle is checked first). */
+  const char *opts = "\"options\": {\"dir\": \"build/capi-test/auto-journal\"}";
+  CALL_ERR("auto.tune_graph", 0, fmt("{\"graph\": %lld, \"inputs\": [%lld], %s}", (long long)g, (long long)x, opts),
+           WT_ERR_HANDLE, "graph handle");
+  CALL_ERR("auto.tune_loader", 0, fmt("{\"loader\": 987654, %s}", opts), WT_ERR_HANDLE, "loader");
+  CALL_ERR("auto.rollback", 0, fmt("{%s}", opts), WT_ERR_INVALID, "auto.rollback: id is required");
+  CALL_ERR("auto.rollback", 0, fmt("{\"id\": \"d9999\", %s}", opts), WT_ERR_INVALID, "no decision");
+  const char *journal = CALL("auto.journal", 0, fmt("{%s}", opts));
+  CHECK(journal && journal[0] == '[');
+  CALL_ERR("auto.journal", 0, "{\"options\": {\"dri\": 1}}", WT_ERR_INVALID, "dri");
 
   /* Auto-parallel plans a traced graph on a described cluster: JSON with
-   * the chosen plan; a short buffer gets the size needed and the call
-   * repeats; bad options and a freed graph are errors. */
+   * the chosen plan; bad options and a freed graph are errors. */
   OK(wt_trace_begin(&x, 1));
   wt_tensor p = op(L, "mul", (wt_tensor[]){x, w}, 2, NULL, 0);
   wt_graph pg = 0;
   OK(wt_trace_end(&p, 1, &pg));
-  const char *cluster = "{\"cluster\": {\"devices\": [{\"name\": \"cpu\", \"kind\": \"cpu\", \"gflops\": 10, "
+  const char *cluster = "\"options\": {\"cluster\": {\"devices\": [{\"name\": \"cpu\", \"kind\": \"cpu\", \"gflops\": 10, "
                         "\"gbps\": 10, \"memory_bytes\": 1000000}]}}";
-  ERR(wt_auto_parallel_plan(pg, cluster, small, sizeof small, &needed), WT_ERR_BUFFER_TOO_SMALL, "");
-  CHECK(needed > sizeof small && needed <= sizeof report);
-  OK(wt_auto_parallel_plan(pg, cluster, report, sizeof report, &needed));
-  CHECK(strstr(report, "\"chosen\":{\"strategy\":\"single\"") != NULL);
-  ERR(wt_auto_parallel_plan(pg, "{\"workers\": 2}", report, sizeof report, &needed), WT_ERR_INVALID, "worker_exe");
+  const char *plan = CALL("auto.parallel_plan", 0, fmt("{\"graph\": %lld, %s}", (long long)pg, cluster));
+  CHECK(plan && strstr(plan, "\"chosen\":{\"strategy\":\"single\"") != NULL);
+  CALL_ERR("auto.parallel_plan", 0, fmt("{\"graph\": %lld, \"options\": {\"workers\": 2}}", (long long)pg), WT_ERR_INVALID,
+           "worker_exe");
   OK(wt_graph_free(pg));
-  ERR(wt_auto_parallel_plan(pg, cluster, report, sizeof report, &needed), WT_ERR_HANDLE, "graph handle");
+  CALL_ERR("auto.parallel_plan", 0, fmt("{\"graph\": %lld, %s}", (long long)pg, cluster), WT_ERR_HANDLE, "graph handle");
 
   for (wt_tensor *t = (wt_tensor[]){x, w, a, b, unused, x2, out, p, 0}; *t; t++) OK(wt_tensor_free(*t));
 }

@@ -9,6 +9,7 @@
 #define WT_TEST_HARNESS_H
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,6 +215,61 @@ static inline char *get_str(int line, int which, int64_t arg) {
   }
   check_(strlen(buf) + 1 == needed, "strlen + 1 == *needed", line);
   return buf;
+}
+
+/* ---- wt_call: the domain methods by name --------------------------------------- */
+
+/* call_ runs target through wt_call and returns its result's JSON (in a
+ * static buffer, valid until the next call), or NULL after a failed check. */
+static inline const char *call_(const char *target, int64_t self, const char *args, const void *data, size_t n,
+                         int line) {
+  static char buf[1 << 16];
+  wt_call_result r = 0;
+  if (!expect_(wt_call(target, self, args, data, n, &r), WT_OK, WT_OK, NULL, target, line)) return NULL;
+  size_t needed = 0;
+  int ok = expect_(wt_call_result_json(r, buf, sizeof buf, &needed), WT_OK, WT_OK, NULL, "wt_call_result_json", line);
+  expect_(wt_call_result_free(r), WT_OK, WT_OK, NULL, "wt_call_result_free", line);
+  return ok ? buf : NULL;
+}
+#define CALL(target, self, args) call_((target), (self), (args), NULL, 0, __LINE__)
+#define CALL_ERR(target, self, args, code, mention)                                              \
+  do {                                                                                            \
+    wt_call_result r_ = 0;                                                                        \
+    ERR(wt_call((target), (self), (args), NULL, 0, &r_), (code), (mention));                      \
+  } while (0)
+
+/* field is the integer after "key": in a result's JSON (key NULL: the whole
+ * result is the integer), 0 when absent. */
+static inline int64_t field(const char *json, const char *key) {
+  if (json == NULL) return 0;
+  if (key == NULL) return strtoll(json, NULL, 10);
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *at = strstr(json, pat);
+  return at ? strtoll(at + strlen(pat), NULL, 10) : 0;
+}
+
+/* fmt formats a call's arguments (a few rotating buffers). */
+static inline const char *fmt(const char *format, ...) {
+  static char bufs[4][512];
+  static int next;
+  char *b = bufs[next++ % 4];
+  va_list ap;
+  va_start(ap, format);
+  vsnprintf(b, sizeof bufs[0], format, ap);
+  va_end(ap);
+  return b;
+}
+
+
+/* nth is the i-th integer of a result's JSON list, 0 when absent. */
+static inline int64_t nth(const char *json, int i) {
+  if (json == NULL || (json = strchr(json, '[')) == NULL) return 0;
+  for (json++; i > 0 && json; i--) {
+    json = strchr(json, ',');
+    if (json) json++;
+  }
+  return json ? strtoll(json, NULL, 10) : 0;
 }
 
 /* ---- Version, build, status, errors ---------------------------------------- */
