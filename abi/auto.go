@@ -20,7 +20,7 @@ import (
 	plugins "github.com/webtensor/webtensor/plugins-wasm"
 )
 
-// The auto-agents (wt_auto_*): package auto on what an SDK can name - a
+// The auto-agents (the auto.* targets): package auto on what an SDK can name - a
 // loader handle (the data agent tunes its pipeline) and a traced graph
 // with its inputs (the kernel agent tunes the CPU settings it runs under)
 // - and the journal those decisions go to, which an SDK reads and rolls
@@ -46,7 +46,7 @@ var autoState = struct {
 	modules  map[string]*plugins.Plugin // policy modules by absolute path
 }{sessions: map[string]*autoSession{}, modules: map[string]*plugins.Plugin{}}
 
-// autoOptions are the options every wt_auto_* call takes.
+// autoOptions are the options every auto.* target takes.
 type autoOptions struct {
 	// Dir is the journal's folder; "" is auto.DefaultDir().
 	Dir string `json:"dir,omitempty"`

@@ -12,7 +12,7 @@ import (
 	"github.com/webtensor/webtensor/nn"
 )
 
-// Diffusion pipelines (wt_diffusion_*): a folder diffusers'
+// Diffusion pipelines (the diffusion.* targets): a folder diffusers'
 // save_pretrained wrote for DDPMPipeline, DDIMPipeline, DiTPipeline or
 // StableDiffusionPipeline, or a zip archive of one (the browser has no
 // folders), loaded by package diffuse and sampled there with a seeded

@@ -8,7 +8,7 @@ import (
 	"github.com/webtensor/webtensor/multimodal"
 )
 
-// Image processors (wt_image_processor_*): transformers' ViT and CLIP
+// Image processors (the image_processor.* targets): transformers' ViT and CLIP
 // image processors from a preprocessor_config.json, which turn uint8 RGB
 // images into the pixel values CLIP and ViT take, Pillow's resampling bit
 // for bit, so no SDK resizes or normalises an image itself.

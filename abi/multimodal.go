@@ -12,8 +12,8 @@ import (
 	"github.com/webtensor/webtensor/multimodal"
 )
 
-// The multimodal library (wt_tokenizer_*, wt_sentence_encoder_*, wt_clip_*,
-// wt_whisper_*): package multimodal's tokenizers and models behind
+// The multimodal library (the tokenizer.*, sentence_encoder.*, clip.* and
+// whisper.* targets): package multimodal's tokenizers and models behind
 // handles, so every SDK tokenizes, embeds, classifies and transcribes with
 // the same Go code and sees the same errors. An SDK passes texts as
 // strings and gets tensors back; nothing of a model is re-implemented

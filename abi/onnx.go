@@ -9,7 +9,7 @@ import (
 	"github.com/webtensor/webtensor/onnx"
 )
 
-// ONNX models (wt_onnx_*): the importer (package onnx) behind a handle, so
+// ONNX models (the onnx.* targets): the importer (package onnx) behind a handle, so
 // every SDK loads and runs a model through the same Go code and sees the
 // same errors; an SDK only turns its language's mapping of names to tensors
 // into the two parallel lists OnnxRun takes and zips the outputs with

@@ -8,8 +8,8 @@ import (
 	"github.com/webtensor/webtensor/multimodal"
 )
 
-// Speech synthesis and streaming recognition (wt_speecht5_*,
-// whisper_stream.*): package multimodal's SpeechT5ForTextToSpeech with
+// Speech synthesis and streaming recognition (the speecht5.* and
+// whisper_stream.* targets): package multimodal's SpeechT5ForTextToSpeech with
 // its tokenizer and HiFi-GAN vocoder, and WhisperStream, behind the same
 // handles and errors as the other multimodal calls.
 

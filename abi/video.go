@@ -13,7 +13,7 @@ import (
 	"github.com/webtensor/webtensor/multimodal"
 )
 
-// Video models (wt_timesformer_*) and their front end
+// Video models (the timesformer.* targets) and their front end
 // (image_processor.preprocess_video, video.*_frame_indices):
 // package multimodal's TimeSformer, VideoMAE's per-frame processing and
 // the frame samplers of transformers' docs and video processors.

@@ -40,5 +40,5 @@
 //	w, err := auto.NewLoaderWorkload("train", loader, auto.LoaderOptions{})
 //	report, err := auto.NewDataAgent(fw, policy).Tune(w)
 //
-// SDKs reach the agents through the C ABI's wt_auto_* calls (abi/auto.go).
+// SDKs reach the agents through the C ABI's wt_call (auto.* targets, abi/calls_auto.go).
 package auto

@@ -52,7 +52,7 @@
 //
 // Every loader reads an operating-system folder, or, with FromFS, a folder
 // inside an fs.FS: a zip archive of a saved pipeline is one (abi's
-// wt_diffusion_load_zip, for the browser, which has no folders). Weight
+// diffusion.load from bytes, for the browser, which has no folders). Weight
 // streaming maps a file on disk and refuses an fs.FS. WithProgress wraps a
 // scheduler to report each step of a run (TextToImage.Progress for Stable
 // Diffusion).

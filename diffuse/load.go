@@ -12,7 +12,7 @@ import (
 // FromFS makes every folder a loader is given a slash-separated path
 // inside fsys ("." is its root) instead of an operating-system path: the
 // files are then read through fsys, such as a zip archive of a saved
-// pipeline (the browser has no file system; abi's wt_diffusion_load_zip
+// pipeline (the browser has no file system; abi's diffusion.load
 // opens one). LoadStableDiffusion passes it on to the text encoder's and
 // tokenizer's loaders. Weight streaming maps the checkpoint file from
 // disk, so LoadUNet2DConditionStreamed refuses it.

@@ -11,7 +11,7 @@ import (
 
 // SavePipeline writes an unconditional pipeline's folder as diffusers'
 // save_pretrained does, so diffusers' DiffusionPipeline.from_pretrained,
-// LoadUNet2D and wt_diffusion_load (or a zip of it, wt_diffusion_load_zip)
+// LoadUNet2D and abi's diffusion.load (of the folder or a zip of it)
 // read it: model_index.json (a DDIMPipeline when the scheduler is DDIM's,
 // else a DDPMPipeline), unet/config.json (UNet2DConfig.JSON),
 // unet/diffusion_pytorch_model.safetensors (the model's StateDict, named

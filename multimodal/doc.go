@@ -42,8 +42,8 @@
 // The model loaders and LoadCLIPTokenizer read an operating-system folder,
 // or, with FromFS, a folder inside an fs.FS (a zip archive of a saved
 // model: package diffuse reads a Stable Diffusion pipeline's text encoder
-// and tokenizer from one, and the C ABI's wt_sentence_encoder_load_zip and
-// wt_clip_load_zip, which the browser uses, a whole model). The vision models take pixel values (B, 3, H, W);
+// and tokenizer from one, and wt_call's sentence_encoder.load and
+// clip.load from bytes, which the browser uses, a whole model). The vision models take pixel values (B, 3, H, W);
 // ImageProcessor (LoadImageProcessor) makes them from uint8 RGB images as
 // transformers' PIL image processors for ViT and CLIP do: Pillow's
 // resampling filters with their antialiasing and fixed-point rounding,

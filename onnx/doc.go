@@ -105,8 +105,8 @@
 // the input. The tensor work inside (split, concat, stack) is registry
 // ops, so it runs on every backend, and a traced graph holds it. Graph
 // inputs and outputs of these types (ValueInfo.Kind) go through
-// RunValues, and through the C ABI's wt_onnx_run_values, which every SDK
-// uses for them; Run and Call (and wt_onnx_run) carry tensors only and
+// RunValues, and through the C ABI's onnx.run_values (wt_call), which every
+// SDK uses for them; Run and Call (and onnx.run) carry tensors only and
 // refuse such a model, naming the input or output. Maps, sparse tensors
 // and sequences of anything but numeric tensors are refused at load.
 //
@@ -162,7 +162,7 @@
 // tests import the exports back, and make_models.py check-export runs
 // them in onnxruntime.
 //
-// The SDKs reach the importer through the C ABI's wt_onnx_* (package abi),
+// The SDKs reach the importer through the C ABI's wt_call (onnx.* targets, package abi),
 // so Python, Node, the browser and Java load and run models with this code
 // and see its errors.
 package onnx

@@ -152,7 +152,7 @@ func TestSequenceInputsAndOutputsGoThroughRunValues(t *testing.T) {
 
 	x := core.FromSlice([]float32{1, 2}, core.Shape{2}, core.CPU)
 	_, err = m.Run(map[string]*core.Tensor{"x": x})
-	assert.ErrorContains(t, err, `input "s" is a sequence of tensors, which Run, Call and wt_onnx_run do not carry: use Model.RunValues (wt_onnx_run_values in the C ABI)`)
+	assert.ErrorContains(t, err, `input "s" is a sequence of tensors, which Run, Call and onnx.run do not carry: use Model.RunValues (onnx.run_values through the C ABI's wt_call)`)
 
 	out, err := m.RunValues(map[string]Value{"s": &Sequence{Tensors: []*core.Tensor{x}}, "x": x, "o": &Optional{}})
 	require.NoError(t, err)

@@ -138,7 +138,7 @@ func (m *Model) asTensors(outs []Value) ([]*core.Tensor, error) {
 				m.Outputs[i].Name, describe(v))
 		}
 		if !ok {
-			return nil, fmt.Errorf("onnx: output %q is %s, which Run, Call and wt_onnx_run do not carry: use Model.RunValues (wt_onnx_run_values in the C ABI)",
+			return nil, fmt.Errorf("onnx: output %q is %s, which Run, Call and onnx.run do not carry: use Model.RunValues (onnx.run_values through the C ABI's wt_call)",
 				m.Outputs[i].Name, describe(v))
 		}
 		ts[i] = t

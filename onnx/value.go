@@ -183,7 +183,7 @@ func (m *Model) RunValues(inputs map[string]Value) (map[string]Value, error) {
 }
 
 // tensorsOnly refuses, naming it, an input or output that is not a
-// tensor: Run and Call (and so ir.Trace and wt_onnx_run, which runs models
+// tensor: Run and Call (and so ir.Trace and onnx.run, which runs models
 // through Run) carry tensors only.
 func (m *Model) tensorsOnly() error {
 	for _, list := range []struct {
@@ -197,7 +197,7 @@ func (m *Model) tensorsOnly() error {
 				return fmt.Errorf("onnx: %s %q is %s, which Run, Call and the C ABI (so every SDK) do not carry yet: use Model.RunValues",
 					list.what, info.Name, info.Kind)
 			default:
-				return fmt.Errorf("onnx: %s %q is %s, which Run, Call and wt_onnx_run do not carry: use Model.RunValues (wt_onnx_run_values in the C ABI)",
+				return fmt.Errorf("onnx: %s %q is %s, which Run, Call and onnx.run do not carry: use Model.RunValues (onnx.run_values through the C ABI's wt_call)",
 					list.what, info.Name, info.Kind)
 			}
 		}

@@ -2,7 +2,7 @@
 SDK's test of ONNX sequences and optionals loads (test-only; needs the onnx
 package, not webtensor).
 
-One value of each kind crosses the C ABI each way (wt_onnx_run_values):
+One value of each kind crosses the C ABI each way (onnx.run_values):
 
     pieces     = SplitToSequence(x, axis=0, keepdims=0)  a sequence output
     joined     = ConcatFromSequence(parts, axis=0)        from a sequence input
