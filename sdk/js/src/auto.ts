@@ -1,7 +1,7 @@
-// wt.auto: the runtime's auto-agents (Go's package auto, through the C
-// ABI's wt_auto_*). An agent measures a change A/B on your own workload, in
-// this process, keeps it only when it wins, remembers it under a name and
-// journals every decision; a policy (a sandboxed WebAssembly module)
+// wt.auto: the runtime's auto-agents (Go's package auto, through wt_call's
+// auto.*, docs/calls.md). An agent measures a change A/B on your own
+// workload, in this process, keeps it only when it wins, remembers it under
+// a name and journals every decision; a policy (a sandboxed WebAssembly module)
 // proposes and never changes anything itself. Node only: the agents
 // journal to a folder and run their policies on the plugin host.
 
@@ -83,9 +83,9 @@ export interface GraphReport {
   decisions: DecisionSummary[];
 }
 
-function options(agent: string | null, o: AutoOptions, extra: Record<string, unknown>): string {
+function options(agent: string | null, o: AutoOptions, extra: Record<string, unknown>): Record<string, unknown> {
   const policy = agent === null ? undefined : (o.policy ?? defaultPolicy(agent));
-  return JSON.stringify({ dir: o.dir, policy, runs: o.runs, margin: o.margin, ...extra });
+  return { dir: o.dir, policy, runs: o.runs, margin: o.margin, ...extra };
 }
 
 /**
@@ -97,7 +97,7 @@ function options(agent: string | null, o: AutoOptions, extra: Record<string, unk
 export function tune(loader: DataLoader, o: TuneOptions = {}): LoaderReport {
   const measure = o.measure ?? true;
   const opts = options(measure ? "data" : null, o, { name: o.name, batches: o.batches, epoch: o.epoch, measure });
-  return JSON.parse(native().autoTuneLoader(loader.handle, opts)) as LoaderReport;
+  return native().call<LoaderReport>("auto.tune_loader", 0, { loader: loader.handle, options: opts });
 }
 
 /** The graph fn is, or the one a wt.compile'd fn captures on inputs (capturing it first). */
@@ -136,7 +136,7 @@ export function tuneGraph(
 ): GraphReport {
   const graph = graphOf(fn, inputs, "tuneGraph");
   const opts = options("kernel", o, { name: o.name, repeat: o.repeat, grad: o.grad });
-  return JSON.parse(native().autoTuneGraph(graph.handle, inputs.map((t) => t.handle), opts)) as GraphReport;
+  return native().call<GraphReport>("auto.tune_graph", 0, { graph: graph.handle, inputs: inputs.map((t) => t.handle), options: opts });
 }
 
 /** A device of a cluster description for planParallel. */
@@ -193,22 +193,16 @@ export function planParallel(
   o: ParallelOptions = {},
 ): ParallelReport {
   const graph = graphOf(fn, inputs, "planParallel");
-  const opts = JSON.stringify({
-    cluster: o.cluster,
-    workers: o.workers,
-    worker_exe: o.workerExe,
-    webgpu: o.webgpu,
-    param_inputs: o.paramInputs,
-  });
-  return JSON.parse(native().autoParallelPlan(graph.handle, opts)) as ParallelReport;
+  const opts = { cluster: o.cluster, workers: o.workers, worker_exe: o.workerExe, webgpu: o.webgpu, param_inputs: o.paramInputs };
+  return native().call<ParallelReport>("auto.parallel_plan", 0, { graph: graph.handle, options: opts });
 }
 
 /** The journal's records (all, or those of ids), oldest first: proposals, measurements, guards, verdicts, state hashes. */
 export function journal(o: { dir?: string; ids?: readonly string[] } = {}): Record<string, unknown>[] {
-  return JSON.parse(native().autoJournal(JSON.stringify({ dir: o.dir, ids: o.ids }))) as Record<string, unknown>[];
+  return native().call<Record<string, unknown>[]>("auto.journal", 0, { options: { dir: o.dir, ids: o.ids } });
 }
 
 /** Restores the state from before kept decision id (undoing the kept ones after it); returns the rollback's journal id. */
 export function rollback(id: string, o: { dir?: string } = {}): string {
-  return native().autoRollback(JSON.stringify({ dir: o.dir }), id);
+  return native().call<string>("auto.rollback", 0, { options: { dir: o.dir }, id });
 }

@@ -63,7 +63,7 @@ export function runtimeError(status: number, message: string, needsAsync = false
 }
 
 /** What the API needs from a runtime. Every call throws WebtensorError on failure. */
-export interface Binding extends DomainBinding {
+export interface Binding {
   /** "node" (libwebtensor.so) or "browser" (webtensor.wasm). */
   readonly platform: "node" | "browser";
   version(): string;
@@ -153,8 +153,19 @@ export interface Binding extends DomainBinding {
    * caller owns. The result is freed before this returns.
    */
   call<T = unknown>(target: string, self: number, args?: CallArgs | null, data?: Uint8Array | null): T;
-  /** call for what may wait for the device (in the browser: on its own goroutine). */
-  callAsync<T = unknown>(target: string, self: number, args?: CallArgs | null, data?: Uint8Array | null): Promise<T>;
+  /**
+   * call for what may wait for the device (in the browser: on its own
+   * goroutine). onStep (browser only: the C ABI takes no callback; Node
+   * rejects it) is a diffusion sampling call's progress, told after each
+   * denoising step once its work is done on the device.
+   */
+  callAsync<T = unknown>(
+    target: string,
+    self: number,
+    args?: CallArgs | null,
+    data?: Uint8Array | null,
+    onStep?: StepCallback | null,
+  ): Promise<T>;
   /** wt_nn_init: the tensor behind h gets the initialiser's values (Go's nn draws them), in place. */
   nnInit(h: number, method: string, settings: readonly AttrEntry[]): void;
   /** wt_nn_calculate_gain: torch.nn.init.calculate_gain (param: leaky_relu's slope). */
@@ -206,24 +217,6 @@ export interface Binding extends DomainBinding {
   /** Points the handles put into module at the values of the same names, all or none. */
   stateAssign(module: number, values: number, strict: boolean, moduleName: string): void;
 
-  // ONNX models (wt_onnx_*): the importer is the runtime's; a run's inputs
-  // cross as parallel arrays of names and handles.
-  /** Imports a model file (Node only: the browser has no file system). */
-  onnxLoad(path: string, device: string | null): number;
-  /** Imports a serialized model; async because the browser uploads its weights on its own goroutine. */
-  onnxLoadBytes(bytes: Uint8Array, device: string | null): Promise<number>;
-  /** wt_onnx_info_json: the opset, the device and the declared inputs and outputs. */
-  onnxInfo(model: number): string;
-  /** The outputs' handles in the model's output order. */
-  onnxRun(model: number, names: readonly string[], inputs: readonly number[]): Promise<number[]>;
-  /**
-   * wt_onnx_run_values: the tensors flat, layout the JSON grouping them into
-   * the inputs; resolves to the outputs' layout (the same form) and the
-   * tensors it indexes, read and freed from the held values.
-   */
-  onnxRunValues(model: number, tensors: readonly number[], layout: string): Promise<{ layout: string; tensors: number[] }>;
-  onnxFree(model: number): void;
-
   // Datasets and loaders (wt_dataset_*, wt_loader_*): the readers, the
   // shuffle, the workers and the collation are the runtime's.
   /** Opens a built-in dataset from files (Node only); spec is the header's JSON. */
@@ -246,77 +239,10 @@ export interface Binding extends DomainBinding {
   loaderFree(loader: number): void;
   /** The record order of a shuffled epoch. */
   dataPermutation(n: number, seed: number, epoch: number): number[];
-
-  // The auto-agents (wt_auto_*; Node only: they journal to a folder and
-  // run their policies on the plugin host, which the browser build has
-  // not). Options and results are the header's JSON; a tune measures for
-  // seconds, in this process.
-  autoTuneLoader(loader: number, options: string): string;
-  autoTuneGraph(graph: number, inputs: readonly number[], options: string): string;
-  autoJournal(options: string): string;
-  /** Auto-parallel's report for a graph (wt_auto_parallel_plan). */
-  autoParallelPlan(graph: number, options: string): string;
-  /** The rollback record's journal id. */
-  autoRollback(options: string, id: string): string;
-}
-
-/**
- * The domain libraries' part of the Binding (see Binding, which extends it).
- */
-export interface DomainBinding {
-  // The diffusion pipelines (wt_diffusion_*): objects behind handles,
-  // loaded from diffusers folders (Node only: the browser has no file
-  // system) or a zip archive's bytes. The heavy calls are async, as onnxRun
-  // is. (The multimodal library's methods go through call: Binding.call.)
-  /** wt_diffusion_load: the folder at path. */
-  domainLoad(kind: DomainKind, path: string, device: string | null): number;
-  domainFree(kind: DomainKind, h: number): void;
-  /** wt_diffusion_load_zip: a zip archive of a pipeline folder; async because the browser uploads its weights on its own goroutine. */
-  diffusionLoadZip(bytes: Uint8Array, device: string | null): Promise<number>;
-  diffusionInfo(pipe: number): string;
-  /** onStep (browser only: the C ABI takes no callback) is called after each denoising step. */
-  diffusionGenerate(
-    pipe: number,
-    batch: number,
-    steps: number,
-    seed: bigint,
-    scheduler: string | null,
-    onStep: StepCallback | null,
-  ): Promise<number>;
-  diffusionGenerateClasses(
-    pipe: number,
-    labels: readonly number[],
-    steps: number,
-    seed: bigint,
-    guidanceScale: number,
-    scheduler: string | null,
-    onStep: StepCallback | null,
-  ): Promise<number>;
-  /** Text to image; latents 0 lets the seed's stream draw the initial latents. */
-  diffusionGenerateText(
-    pipe: number,
-    prompts: readonly string[],
-    negativePrompts: readonly string[],
-    imagesPerPrompt: number,
-    steps: number,
-    seed: bigint,
-    guidanceScale: number,
-    height: number,
-    width: number,
-    scheduler: string | null,
-    latents: number,
-    onStep: StepCallback | null,
-  ): Promise<number>;
-  diffusionEncodeText(pipe: number, texts: readonly string[]): Promise<number>;
-  /** wt_diffusion_quantize_int8: the pipeline's models hold int8 weights from now on; async because the browser reads the weights' ranges from the GPU. */
-  diffusionQuantizeInt8(pipe: number): Promise<void>;
 }
 
 /** Told after each denoising step of a sampling call: step counts from 1 to steps. */
 export type StepCallback = (step: number, steps: number) => void;
-
-/** The library objects the ABI loads from files through their own wt_<kind>_* functions. */
-export type DomainKind = "diffusion";
 
 /**
  * A wt_call's arguments by name (docs/calls.md): tensors and objects as

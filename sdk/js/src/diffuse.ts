@@ -1,6 +1,6 @@
 // Diffusion pipelines from diffusers folders, or zip archives of them: the
-// runtime's samplers (the Go package diffuse, through the C ABI in Node and
-// the WebAssembly module in the browser). The noise comes from the
+// runtime's samplers (the Go package diffuse, through wt_call's diffusion.*
+// in Node and the browser, docs/calls.md). The noise comes from the
 // runtime's Philox stream, so a seed gives the same images on one device
 // from every SDK. A page has no folders: there the pipeline loads from a
 // zip archive's bytes.
@@ -78,21 +78,25 @@ export class Pipeline extends RuntimeObject {
    * broken archive (paths leaving it, a zip bomb, truncation, a missing
    * file) rejects with a WebtensorError naming the entry. int8Weights holds
    * the models' linear and conv weights as int8 with one f32 scale per
-   * output channel (wt_diffusion_quantize_int8), dequantised layer by layer
+   * output channel (diffusion.quantize_int8), dequantised layer by layer
    * as they run: about a quarter of the weight bytes.
    */
   static async load(source: string | Uint8Array, options: { device?: string; int8Weights?: boolean } = {}): Promise<Pipeline> {
     const rt = native();
-    const device = options.device ?? null;
+    const device = options.device;
     let h: number;
-    if (typeof source === "string") h = rt.domainLoad("diffusion", source, device);
-    else if (source instanceof Uint8Array) h = await rt.diffusionLoadZip(source, device);
+    if (typeof source === "string") {
+      if (rt.platform === "browser") {
+        throw new Error("webtensor: the browser has no file system: diffuse.Pipeline.load() takes a zip archive's bytes");
+      }
+      h = await rt.callAsync<number>("diffusion.load", 0, { path: source, device });
+    } else if (source instanceof Uint8Array) h = await rt.callAsync<number>("diffusion.load", 0, { device }, source);
     else throw new TypeError("webtensor: diffuse.Pipeline.load takes a folder's path or a zip archive's bytes (a Uint8Array)");
     if (options.int8Weights) {
       try {
-        await rt.diffusionQuantizeInt8(h);
+        await rt.callAsync("diffusion.quantize_int8", h);
       } catch (e) {
-        rt.domainFree("diffusion", h);
+        rt.call("diffusion.free", h);
         throw e;
       }
     }
@@ -102,7 +106,7 @@ export class Pipeline extends RuntimeObject {
   /** @internal */
   constructor(handle: number) {
     super("diffusion", handle);
-    const info = JSON.parse(native().diffusionInfo(handle)) as Info;
+    const info = this.call<Info>("info");
     this.pipeline = info.pipeline;
     this.scheduler = info.scheduler;
     this.imageShape = Object.freeze(info.image_shape);
@@ -115,55 +119,40 @@ export class Pipeline extends RuntimeObject {
 
   /** batch images (batch, C, H, W) in [0, 1]. */
   async generate(options: SampleOptions & { batch?: number } = {}): Promise<Tensor> {
-    const seed = BigInt.asUintN(64, BigInt(options.seed ?? 0));
-    const h = await native().diffusionGenerate(
-      this.handle,
-      options.batch ?? 1,
-      options.steps ?? 50,
-      seed,
-      options.scheduler ?? null,
-      options.onStep ?? null,
-    );
-    return new Tensor(h);
+    const { batch, steps, scheduler, onStep } = options;
+    return new Tensor(await this.callAsync<number>("generate", { batch, steps, seed: seed(options), scheduler }, onStep));
   }
 
   /** One image per class label (DiT), with classifier-free guidance (default scale 4). */
   async generateClasses(labels: readonly number[], options: SampleOptions & { guidanceScale?: number } = {}): Promise<Tensor> {
-    const seed = BigInt.asUintN(64, BigInt(options.seed ?? 0));
-    const h = await native().diffusionGenerateClasses(
-      this.handle,
-      labels,
-      options.steps ?? 50,
-      seed,
-      options.guidanceScale ?? 4,
-      options.scheduler ?? null,
-      options.onStep ?? null,
-    );
-    return new Tensor(h);
+    const { steps, scheduler, onStep } = options;
+    const args = { labels, steps, seed: seed(options), guidance_scale: options.guidanceScale, scheduler };
+    return new Tensor(await this.callAsync<number>("generate_classes", args, onStep));
   }
 
   /** Text to image (StableDiffusionPipeline): (prompts × imagesPerPrompt, C, H, W) in [0, 1]. */
   async generateText(prompts: string | readonly string[], options: TextOptions = {}): Promise<Tensor> {
-    const seed = BigInt.asUintN(64, BigInt(options.seed ?? 0));
-    const h = await native().diffusionGenerateText(
-      this.handle,
-      typeof prompts === "string" ? [prompts] : prompts,
-      options.negativePrompts ?? [],
-      options.imagesPerPrompt ?? 1,
-      options.steps ?? 50,
-      seed,
-      options.guidanceScale ?? 7.5,
-      options.height ?? 0,
-      options.width ?? 0,
-      options.scheduler ?? null,
-      options.latents?.handle ?? 0,
-      options.onStep ?? null,
-    );
-    return new Tensor(h);
+    const { steps, scheduler, height, width, onStep } = options;
+    const args = {
+      prompts,
+      negative_prompts: options.negativePrompts,
+      images_per_prompt: options.imagesPerPrompt,
+      steps,
+      seed: seed(options),
+      guidance_scale: options.guidanceScale,
+      height,
+      width,
+      scheduler,
+      latents: options.latents?.handle,
+    };
+    return new Tensor(await this.callAsync<number>("generate_text", args, onStep));
   }
 
   /** The text encoder's states (texts, max length, width): what the UNet attends to. */
   async encodeText(texts: string | readonly string[]): Promise<Tensor> {
-    return new Tensor(await native().diffusionEncodeText(this.handle, typeof texts === "string" ? [texts] : texts));
+    return new Tensor(await this.callAsync<number>("encode_text", { texts }));
   }
 }
+
+/** The seed as the runtime takes it, a uint64: a negative one wraps, as it always has. */
+const seed = (o: SampleOptions): bigint => BigInt.asUintN(64, BigInt(o.seed ?? 0));

@@ -10,12 +10,11 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type * as KoffiNS from "koffi";
 import { ABI_VERSION, ERR_BUFFER_TOO_SMALL, OK, callArgsJSON, runtimeError } from "./binding.js";
-import type { AttrEntry, Binding, CallArgs } from "./binding.js";
+import type { AttrEntry, Binding, CallArgs, StepCallback } from "./binding.js";
 import { DTYPES, dtypeFromCode, lanes } from "./dtype.js";
 import type { TypedArray } from "./dtype.js";
 import { pin, unpin } from "./lend.js";
 import { PROTOTYPES } from "./abi_prototypes.gen.js";
-import { domainCalls } from "./node_domains.js";
 
 // koffi is CommonJS; createRequire keeps this file plain ESM without
 // depending on Node's CJS named-export detection.
@@ -54,11 +53,6 @@ const DLManagedTensorVersioned = koffi.struct("DLManagedTensorVersioned", {
   dl_tensor: DLTensor,
 });
 const DLPackDeleter = koffi.proto("void wt_dlpack_deleter(void *self)");
-
-
-// A tune's report fits this many bytes; the library checks the buffer
-// before it runs, since a tune cannot be redone to fill a larger one.
-const AUTO_REPORT_BYTES = 16384;
 
 type NativeFn = (...args: any[]) => any;
 type Native = { [K in keyof typeof PROTOTYPES]: NativeFn };
@@ -361,10 +355,13 @@ function nodeBinding(lib: Native): Binding {
       readString(lib.wt_safetensors_header, prefix, prefix.byteLength, BigInt(fileSize), name),
     call: <T>(target: string, self: number, args?: CallArgs | null, data?: Uint8Array | null) =>
       callJSON(target, self, args, data) as T,
-    callAsync: async <T>(target: string, self: number, args?: CallArgs | null, data?: Uint8Array | null) =>
-      callJSON(target, self, args, data) as T,
+    callAsync: async <T>(target: string, self: number, args?: CallArgs | null, data?: Uint8Array | null, onStep?: StepCallback | null) => {
+      // The C ABI's calls return when the last step is done: a step
+      // callback would never be called, so asking for one is an error.
+      if (onStep) throw new TypeError("webtensor: onStep is browser-only (the C ABI's wt_call reports no steps)");
+      return callJSON(target, self, args, data) as T;
+    },
     ...trainingCalls(lib),
-    ...domainCalls(lib, { check, newHandle, readString }),
   };
   return b;
 }
@@ -422,33 +419,6 @@ function trainingCalls(lib: Native) {
       newHandle((o) => lib.wt_state_from_bytes(bytes, bytes.byteLength, device, name, o)),
     stateAssign: (module: number, values: number, strict: boolean, name: string) =>
       check(lib.wt_state_assign(module, values, strict ? 1 : 0, name)),
-    onnxLoad: (path: string, device: string | null) => newHandle((o) => lib.wt_onnx_load(path, device, o)),
-    onnxLoadBytes: async (bytes: Uint8Array, device: string | null) =>
-      newHandle((o) => lib.wt_onnx_load_bytes(bytes, bytes.byteLength, device, o)),
-    onnxInfo: (m: number) => readString(lib.wt_onnx_info_json, m),
-    onnxRun: async (m: number, names: readonly string[], inputs: readonly number[]) => {
-      // The info's output count sizes the outputs: the model runs once.
-      const cap = Math.max((JSON.parse(readString(lib.wt_onnx_info_json, m)) as { outputs: unknown[] }).outputs.length, 1);
-      const outs = new BigInt64Array(cap);
-      const n = new Int32Array(1);
-      check(lib.wt_onnx_run(m, names.length ? [...names] : null, list(inputs), inputs.length, outs, cap, n));
-      return Array.from(outs.subarray(0, n[0]!), Number);
-    },
-    onnxRunValues: async (m: number, tensors: readonly number[], layout: string) => {
-      const values = newHandle((o) => lib.wt_onnx_run_values(m, list(tensors), tensors.length, layout, o));
-      try {
-        const outLayout = readString(lib.wt_onnx_values_layout_json, values);
-        const n = new Int32Array(1);
-        const st = lib.wt_onnx_values_tensors(values, null, 0, n) as number; // the count: nothing runs again
-        if (st !== ERR_BUFFER_TOO_SMALL) check(st);
-        const outs = new BigInt64Array(Math.max(n[0]!, 1));
-        check(lib.wt_onnx_values_tensors(values, outs, outs.length, n));
-        return { layout: outLayout, tensors: Array.from(outs.subarray(0, n[0]!), Number) };
-      } finally {
-        check(lib.wt_onnx_values_free(values));
-      }
-    },
-    onnxFree: (m: number) => check(lib.wt_onnx_free(m)),
     datasetOpen: (spec: string) => newHandle((o) => lib.wt_dataset_open(spec, o)),
     datasetOpenBytes: (spec: string, bytes: Uint8Array) =>
       newHandle((o) => lib.wt_dataset_open_bytes(spec, bytes, bytes.byteLength, o)),
@@ -487,24 +457,7 @@ function trainingCalls(lib: Native) {
       check(lib.wt_data_permutation(n, seed, epoch, out));
       return Array.from(out.subarray(0, n), Number);
     },
-    autoTuneLoader: (l: number, options: string) =>
-      oneShot(AUTO_REPORT_BYTES, (buf, needed) => lib.wt_auto_tune_loader(l, options, buf, buf.length, needed)),
-    autoTuneGraph: (g: number, inputs: readonly number[], options: string) =>
-      oneShot(AUTO_REPORT_BYTES, (buf, needed) => lib.wt_auto_tune_graph(g, list(inputs), inputs.length, options, buf, buf.length, needed)),
-    autoJournal: (options: string) => readString(lib.wt_auto_journal_json, options),
-    autoParallelPlan: (g: number, options: string) => readString(lib.wt_auto_parallel_plan, g, options),
-    autoRollback: (options: string, id: string) =>
-      oneShot(32, (buf, needed) => lib.wt_auto_rollback(options, id, buf, buf.length, needed)),
   };
-}
-
-/** A string from a call that runs once (a tune, a rollback) into a buffer of its documented bound. */
-function oneShot(cap: number, fn: (buf: Uint8Array, needed: BigUint64Array) => number): string {
-  const buf = new Uint8Array(cap);
-  const needed = new BigUint64Array(1);
-  check(fn(buf, needed));
-  const end = buf.indexOf(0);
-  return new TextDecoder().decode(buf.subarray(0, end < 0 ? cap : end));
 }
 
 let binding: Binding | null = null;

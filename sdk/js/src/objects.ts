@@ -1,11 +1,11 @@
 // The lifetime of a runtime object behind a handle (a tokenizer, a model, a
-// pipeline), shared by multimodal.ts and diffuse.ts: dispose() frees it, a
-// FinalizationRegistry frees dropped ones. The multimodal library's objects
-// are freed, and their methods run, through wt_call's `${kind}.${method}`
-// (docs/calls.md); a diffusion pipeline through its own wt_diffusion_free.
+// pipeline), shared by multimodal.ts, diffuse.ts and onnx.ts: dispose()
+// frees it, a FinalizationRegistry frees dropped ones. The objects are
+// freed, and their methods run, through wt_call's `${kind}.${method}`
+// (docs/calls.md).
 
 import { maybeNative, native } from "./binding.js";
-import type { Binding, CallArgs, DomainKind } from "./binding.js";
+import type { CallArgs, StepCallback } from "./binding.js";
 import { Tensor } from "./core.js";
 
 /** The objects whose methods are wt_call targets, by their kind (the target's prefix). */
@@ -18,19 +18,13 @@ export type CallKind =
   | "whisper_stream"
   | "timesformer"
   | "conformer"
-  | "speecht5";
+  | "speecht5"
+  | "diffusion"
+  | "onnx";
 
-export type ObjectKind = CallKind | DomainKind;
-
-function freeObject(rt: Binding, kind: ObjectKind, h: number): void {
-  if (kind === "diffusion") rt.domainFree(kind, h);
-  else rt.call(`${kind}.free`, h);
-}
-
-const registry = new FinalizationRegistry<[ObjectKind, number]>(([kind, h]) => {
+const registry = new FinalizationRegistry<[CallKind, number]>(([kind, h]) => {
   try {
-    const rt = maybeNative();
-    if (rt) freeObject(rt, kind, h);
+    maybeNative()?.call(`${kind}.free`, h);
   } catch {
     // already freed, or the runtime is going away
   }
@@ -39,10 +33,10 @@ const registry = new FinalizationRegistry<[ObjectKind, number]>(([kind, h]) => {
 /** A runtime object; tensors it returned stay valid after dispose(). */
 export class RuntimeObject {
   #h: number;
-  readonly #kind: ObjectKind;
+  readonly #kind: CallKind;
 
   /** @internal */
-  constructor(kind: ObjectKind, handle: number) {
+  constructor(kind: CallKind, handle: number) {
     this.#kind = kind;
     this.#h = handle;
     registry.register(this, [kind, handle], this);
@@ -50,7 +44,10 @@ export class RuntimeObject {
 
   /** @internal The handle; throws once disposed. */
   get handle(): number {
-    if (!this.#h) throw new Error(`webtensor: ${this.#kind.replace("_", " ")} used after dispose()`);
+    if (!this.#h) {
+      const what = this.#kind === "onnx" ? "onnx model" : this.#kind.replace("_", " ");
+      throw new Error(`webtensor: ${what} used after dispose()`);
+    }
     return this.#h;
   }
 
@@ -59,9 +56,9 @@ export class RuntimeObject {
     return native().call<T>(`${this.#kind}.${method}`, this.handle, args);
   }
 
-  /** @internal call for a method that may wait for the device. */
-  protected callAsync<T>(method: string, args?: CallArgs): Promise<T> {
-    return native().callAsync<T>(`${this.#kind}.${method}`, this.handle, args);
+  /** @internal call for a method that may wait for the device; onStep: a sampling call's progress (browser only). */
+  protected callAsync<T>(method: string, args?: CallArgs, onStep?: StepCallback): Promise<T> {
+    return native().callAsync<T>(`${this.#kind}.${method}`, this.handle, args, null, onStep);
   }
 
   /** Frees the object now; disposing twice is harmless. */
@@ -70,7 +67,7 @@ export class RuntimeObject {
     if (!h) return;
     this.#h = 0;
     registry.unregister(this);
-    freeObject(native(), this.#kind, h);
+    native().call(`${this.#kind}.free`, h);
   }
 
   [Symbol.dispose](): void {

@@ -1,13 +1,14 @@
 // ONNX models: wt.onnx.load(bytes) imports a model with the runtime's
-// importer (the Go package onnx, through the C ABI's wt_onnx_* in Node and
-// the WebAssembly module in the browser), and model.run({name: tensor})
-// runs it; model.runValues also carries ONNX sequences (arrays of tensors)
-// and optionals (null when empty). Every check and every error is the
-// runtime's; this file only turns a record of tensors into the names and
-// handles (or the flat handles and JSON layout) the runtime takes.
+// importer (the Go package onnx, through wt_call's onnx.* in Node and the
+// browser, docs/calls.md), and model.run({name: tensor}) runs it;
+// model.runValues also carries ONNX sequences (arrays of tensors) and
+// optionals (null when empty). Every check and every error is the
+// runtime's; this file only turns a record of tensors into the handles (or
+// the flat handles and layout) the runtime takes.
 
-import { maybeNative, native } from "./binding.js";
+import { native } from "./binding.js";
 import { Tensor } from "./core.js";
+import { RuntimeObject } from "./objects.js";
 
 type Dim = number | string | null;
 
@@ -19,7 +20,7 @@ export type Value = Tensor | readonly Tensor[] | null;
 
 /** A declared input or output: a dim is a number, a symbolic name (ONNX's dim_param) or null (undeclared). */
 export class ValueInfo {
-  /** @internal Model makes them from the runtime's wt_onnx_info_json. */
+  /** @internal Model makes them from the runtime's onnx.info. */
   constructor(
     readonly name: string,
     /** "f32", "i64", ...; "" when the model does not declare it. */
@@ -40,6 +41,9 @@ interface Declared {
   shape: Dim[] | null;
 }
 
+/** Where each input's or output's tensors are in a flat list: an index, a list of them (a sequence), or null. */
+type Layout = Record<string, number | number[] | null>;
+
 interface Info {
   opset: number;
   device: string;
@@ -49,17 +53,8 @@ interface Info {
 
 const values = (ds: Declared[]) => Object.freeze(ds.map((d) => new ValueInfo(d.name, d.dtype, d.shape, d.kind)));
 
-const modelRegistry = new FinalizationRegistry<number>((m) => {
-  try {
-    maybeNative()?.onnxFree(m);
-  } catch {
-    // already freed, or the runtime is going away
-  }
-});
-
 /** An imported ONNX model. `dispose()` frees it (the GC does too); tensors it returned stay valid. */
-export class Model {
-  #m: number;
+export class Model extends RuntimeObject {
   /** The inputs a caller supplies (initializers excluded), in the model's order. */
   readonly inputs: readonly ValueInfo[];
   readonly outputs: readonly ValueInfo[];
@@ -70,13 +65,12 @@ export class Model {
 
   /** @internal */
   constructor(handle: number) {
-    this.#m = handle;
-    const info = JSON.parse(native().onnxInfo(handle)) as Info;
+    super("onnx", handle);
+    const info = this.call<Info>("info");
     this.inputs = values(info.inputs);
     this.outputs = values(info.outputs);
     this.opset = info.opset;
     this.device = info.device;
-    modelRegistry.register(this, handle, this);
   }
 
   get inputNames(): string[] {
@@ -94,14 +88,12 @@ export class Model {
    * model's.
    */
   async run(inputs: Readonly<Record<string, Tensor>>): Promise<Record<string, Tensor>> {
-    if (!this.#m) throw new Error("webtensor: onnx model used after dispose()");
-    const names = Object.keys(inputs);
-    const handles = names.map((n) => {
-      const t = inputs[n];
+    const handles: Record<string, number> = {};
+    for (const [n, t] of Object.entries(inputs)) {
       if (!(t instanceof Tensor)) throw new TypeError(`webtensor: onnx input ${JSON.stringify(n)} is not a Tensor`);
-      return t.handle;
-    });
-    const outs = await native().onnxRun(this.#m, names, handles);
+      handles[n] = t.handle;
+    }
+    const outs = await this.callAsync<number[]>("run", { inputs: handles });
     const res: Record<string, Tensor> = {};
     this.outputs.forEach((o, i) => (res[o.name] = new Tensor(outs[i]!)));
     return res;
@@ -116,7 +108,6 @@ export class Model {
    * the same way.
    */
   async runValues(inputs: Readonly<Record<string, Value>>): Promise<Record<string, Tensor | Tensor[] | null>> {
-    if (!this.#m) throw new Error("webtensor: onnx model used after dispose()");
     const flat: number[] = [];
     const index = (name: string, t: unknown) => {
       if (!(t instanceof Tensor)) {
@@ -126,25 +117,17 @@ export class Model {
       }
       return flat.push(t.handle) - 1;
     };
-    const layout: Record<string, number | number[] | null> = {};
+    const layout: Layout = {};
     for (const [name, v] of Object.entries(inputs)) {
       layout[name] = v === null ? null : Array.isArray(v) ? v.map((t) => index(name, t)) : index(name, v);
     }
-    const out = await native().onnxRunValues(this.#m, flat, JSON.stringify(layout));
+    const out = await this.callAsync<{ layout: Layout; tensors: number[] }>("run_values", { tensors: flat, layout });
     const tensors = out.tensors.map((h) => new Tensor(h));
     const res: Record<string, Tensor | Tensor[] | null> = {};
-    for (const [name, v] of Object.entries(JSON.parse(out.layout) as Record<string, number | number[] | null>)) {
+    for (const [name, v] of Object.entries(out.layout)) {
       res[name] = v === null ? null : Array.isArray(v) ? v.map((i) => tensors[i]!) : tensors[v]!;
     }
     return res;
-  }
-
-  dispose(): void {
-    const m = this.#m;
-    if (!m) return;
-    this.#m = 0;
-    modelRegistry.unregister(this);
-    native().onnxFree(m);
   }
 }
 
@@ -155,9 +138,8 @@ export class Model {
  * with a WebtensorError naming the node and the problem.
  */
 export async function load(source: Uint8Array | string, options: { device?: string } = {}): Promise<Model> {
-  const rt = native();
-  const device = options.device ?? null;
-  if (typeof source === "string") return new Model(rt.onnxLoad(source, device));
+  const { device } = options;
+  if (typeof source === "string") return new Model(await native().callAsync<number>("onnx.load", 0, { path: source, device }));
   if (!(source instanceof Uint8Array)) throw new TypeError("webtensor: onnx.load takes a Uint8Array of the model's bytes or a path");
-  return new Model(await rt.onnxLoadBytes(source, device));
+  return new Model(await native().callAsync<number>("onnx.load", 0, { device }, source));
 }

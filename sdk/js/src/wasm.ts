@@ -7,7 +7,7 @@
 // which becomes a WebtensorError here.
 
 import { ABI_VERSION, ERR_INVALID, callArgsJSON, runtimeError } from "./binding.js";
-import type { AttrEntry, Binding, CallArgs, DomainBinding } from "./binding.js";
+import type { AttrEntry, Binding, CallArgs, StepCallback } from "./binding.js";
 import type { TypedArray } from "./dtype.js";
 import { chooseDevice } from "./choice.js";
 import type { Calibration, DeviceChoice } from "./choice.js";
@@ -21,19 +21,10 @@ interface GoCalls {
   wt_op_async(name: string, inputs: number[], attrs: unknown[]): Promise<number[]>;
   wt_backward_async(h: number, grad: number): Promise<void>;
   wt_state_to_bytes_async(s: number): Promise<Uint8Array>;
-  wt_onnx_load_bytes_async(bytes: Uint8Array, device: string | null): Promise<number>;
-  wt_onnx_run_async(model: number, names: string[], inputs: number[]): Promise<number[]>;
-  wt_onnx_run_values_async(model: number, tensors: number[], layout: string): Promise<number>;
   wt_dataset_get_async(ds: number, index: number, device: string | null): Promise<number[]>;
   wt_loader_next_async(loader: number): Promise<number[]>;
   wt_device_sync_async(device: string): Promise<void>;
-  wt_diffusion_load_zip_async(bytes: Uint8Array, device: string | null): Promise<number>;
-  wt_diffusion_quantize_int8_async(pipe: number): Promise<void>;
-  wt_diffusion_generate_async(...args: unknown[]): Promise<number>;
-  wt_diffusion_generate_classes_async(...args: unknown[]): Promise<number>;
-  wt_diffusion_generate_text_async(...args: unknown[]): Promise<number>;
-  wt_diffusion_encode_text_async(pipe: number, texts: string[]): Promise<number>;
-  wt_call_async(target: string, self: number, args: string | null, data: Uint8Array | null): Promise<number>;
+  wt_call_async(target: string, self: number, args: string | null, data: Uint8Array | null, onStep?: StepCallback | null): Promise<number>;
   [sync: string]: unknown;
 }
 
@@ -75,13 +66,6 @@ async function settle<T>(p: Promise<T>): Promise<T> {
     rethrow(e);
   }
 }
-
-// wt.auto's agents journal to a folder and run their policies on the
-// plugin host, neither of which the page has (sdk/js/wasm/table.go omits
-// the calls).
-const noAuto = (): never => {
-  throw new Error("webtensor: wt.auto runs in Node (its agents journal to a folder and run their policies on the plugin host, which the browser build has not)");
-};
 
 const plainAttrs = (attrs: readonly AttrEntry[]) =>
   attrs.map(([n, k, v]) => [n, k, typeof v === "bigint" ? Number(v) : v]);
@@ -168,8 +152,8 @@ function wasmBinding(go: GoCalls): Binding {
     deviceStream: (device) => BigInt(call<string>("wt_device_stream", device)), // uint64 crosses as a decimal string
     call: <T>(target: string, self: number, args?: CallArgs | null, data?: Uint8Array | null) =>
       result(call<number>("wt_call", target, self, callArgsJSON(args), data ?? null)) as T,
-    callAsync: async <T>(target: string, self: number, args?: CallArgs | null, data?: Uint8Array | null) =>
-      result(await settle(go.wt_call_async(target, self, callArgsJSON(args), data ?? null))) as T,
+    callAsync: async <T>(target: string, self: number, args?: CallArgs | null, data?: Uint8Array | null, onStep?: StepCallback | null) =>
+      result(await settle(go.wt_call_async(target, self, callArgsJSON(args), data ?? null, onStep ?? null))) as T,
     nnInit: (h, method, s) => call("wt_nn_init", h, method, plainAttrs(s)),
     nnCalculateGain: (nonlinearity, param) => call<number>("wt_nn_calculate_gain", nonlinearity, param),
     safetensorsHeader: (prefix, fileSize, name) => call<string>("wt_safetensors_header", prefix, fileSize, name),
@@ -202,21 +186,6 @@ function wasmBinding(go: GoCalls): Binding {
     },
     stateFromBytes: (bytes, device, name) => call<number>("wt_state_from_bytes", bytes, device, name),
     stateAssign: (module, values, strict, name) => call("wt_state_assign", module, values, strict, name),
-    onnxLoad: () => {
-      throw new Error("webtensor: the browser has no file system: onnx.load() takes the model's bytes");
-    },
-    onnxLoadBytes: (bytes, device) => settle(go.wt_onnx_load_bytes_async(bytes, device)),
-    onnxInfo: (m) => call<string>("wt_onnx_info_json", m),
-    onnxRun: (m, names, inputs) => settle(go.wt_onnx_run_async(m, [...names], [...inputs])),
-    onnxRunValues: async (m, tensors, layout) => {
-      const values = await settle(go.wt_onnx_run_values_async(m, [...tensors], layout));
-      try {
-        return { layout: call<string>("wt_onnx_values_layout_json", values), tensors: call<number[]>("wt_onnx_values_tensors", values) };
-      } finally {
-        call("wt_onnx_values_free", values);
-      }
-    },
-    onnxFree: (m) => call("wt_onnx_free", m),
     datasetOpen: () => {
       throw new Error("webtensor: the browser has no file system: data.fromBytes() takes a file's bytes");
     },
@@ -231,54 +200,6 @@ function wasmBinding(go: GoCalls): Binding {
     loaderNext: (l) => settle(go.wt_loader_next_async(l)),
     loaderFree: (l) => call("wt_loader_free", l),
     dataPermutation: (n, seed, epoch) => call<number[]>("wt_data_permutation", n, seed, epoch),
-    autoTuneLoader: noAuto,
-    autoTuneGraph: noAuto,
-    autoJournal: noAuto,
-    autoParallelPlan: noAuto,
-    autoRollback: noAuto,
-    ...domainCalls(go, call),
-  };
-}
-
-/**
- * The diffusion pipelines in the page, from a zip archive's bytes (their
- * loads and runs are async twins; a folder's path throws saying so). The
- * sampling calls run on their own goroutine, where onStep's steps wait for
- * the device and let the page draw. (The multimodal library's methods go
- * through wt_call: Binding.call.)
- */
-function domainCalls(go: GoCalls, call: <T>(name: string, ...args: unknown[]) => T): DomainBinding {
-  return {
-    domainLoad: () => {
-      throw new Error("webtensor: the browser has no file system: diffuse.Pipeline.load() takes a zip archive's bytes");
-    },
-    domainFree: (kind, h) => call(`wt_${kind}_free`, h),
-    // uint64 seeds cross as decimal strings (sdk/js/wasm/doc.go).
-    diffusionLoadZip: (bytes, device) => settle(go.wt_diffusion_load_zip_async(bytes, device)),
-    diffusionInfo: (p) => call<string>("wt_diffusion_info_json", p),
-    diffusionGenerate: (p, batch, steps, seed, scheduler, onStep) =>
-      settle(go.wt_diffusion_generate_async(p, batch, steps, seed.toString(), scheduler, onStep)),
-    diffusionGenerateClasses: (p, labels, steps, seed, guidance, scheduler, onStep) =>
-      settle(go.wt_diffusion_generate_classes_async(p, [...labels], steps, seed.toString(), guidance, scheduler, onStep)),
-    diffusionGenerateText: (p, ps, negs, perPrompt, steps, seed, guidance, height, width, scheduler, latents, onStep) =>
-      settle(
-        go.wt_diffusion_generate_text_async(
-          p,
-          [...ps],
-          [...negs],
-          perPrompt,
-          steps,
-          seed.toString(),
-          guidance,
-          height,
-          width,
-          scheduler,
-          latents,
-          onStep,
-        ),
-      ),
-    diffusionEncodeText: (p, texts) => settle(go.wt_diffusion_encode_text_async(p, [...texts])),
-    diffusionQuantizeInt8: (p) => settle(go.wt_diffusion_quantize_int8_async(p)),
   };
 }
 

@@ -54,10 +54,6 @@ func (r *argReader) ints(i int, what string) []int64 {
 	return take(r, func() ([]int64, error) { return r.a.ints(i, what) })
 }
 
-func (r *argReader) strings(i int, what string) []string {
-	return take(r, func() ([]string, error) { return r.a.strings(i, what) })
-}
-
 func (r *argReader) float(i int, what string) float64 {
 	return take(r, func() (float64, error) { return r.a.float(i, what) })
 }

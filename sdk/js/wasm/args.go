@@ -62,26 +62,6 @@ func (a args) optStr(i int, what string) (string, error) {
 	return a.str(i, what)
 }
 
-// strings reads an array of strings.
-func (a args) strings(i int, what string) ([]string, error) {
-	v, err := a.at(i, what)
-	if err != nil {
-		return nil, err
-	}
-	if !isArray(v) {
-		return nil, abi.Invalidf("%s must be an array of strings, got %s", what, v.Type())
-	}
-	out := make([]string, v.Length())
-	for j := range out {
-		s := v.Index(j)
-		if s.Type() != js.TypeString {
-			return nil, abi.Invalidf("%s[%d] must be a string, got %s", what, j, s.Type())
-		}
-		out[j] = s.String()
-	}
-	return out, nil
-}
-
 // uint64 reads a decimal string (or a safe integer Number).
 func (a args) uint64(i int, what string) (uint64, error) {
 	v, err := a.at(i, what)

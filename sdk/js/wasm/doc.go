@@ -25,15 +25,15 @@
 //   - Handles and counts are Numbers (exact below 2^53); uint64 values
 //     (seeds, the RNG offset, streams) are decimal strings, since a Number
 //     cannot hold them.
-//   - The diffusion sampling calls (wt_diffusion_generate*) take one more,
-//     optional argument than the header's: a function called with (step,
-//     steps) after each denoising step, which the async twins let the page
-//     draw (diffuse.go).
 //   - The domain libraries' methods by name are wt_call(target, self,
-//     argsJSON | null, data: Uint8Array | null) -> a result handle, read
-//     with wt_call_result_json and freed with wt_call_result_free (call.go);
-//     the multimodal library's own functions are omitted, wt_call reaching
-//     them all.
+//     argsJSON | null, data: Uint8Array | null, onStep?) -> a result
+//     handle, read with wt_call_result_json and freed with
+//     wt_call_result_free (call.go); the multimodal library's, the
+//     diffusion pipelines' and the ONNX importer's own functions are
+//     omitted, wt_call reaching them all. onStep, which the header has
+//     not, is a diffusion sampling call's progress: a function called with
+//     (step, steps) after each denoising step, which wt_call_async lets
+//     the page draw.
 //   - Functions that need C memory, a plugin host or a file system are omitted, each with
 //     its reason in table.go (calling one fails with WT_ERR_UNSUPPORTED and
 //     that reason); wt_browser_init and the *_async twins exist only here.

@@ -123,38 +123,15 @@ var calls = map[string]call{
 	"wt_nn_init":              nnInit,
 	"wt_nn_calculate_gain":    nnCalculateGain,
 
-	// ONNX models
-	"wt_onnx_load_bytes":         onnxLoadBytes,
-	"wt_onnx_free":               onHandle(abi.OnnxFree),
-	"wt_onnx_input_count":        onnxCount(false),
-	"wt_onnx_input_name":         onnxNameAt(false),
-	"wt_onnx_output_count":       onnxCount(true),
-	"wt_onnx_output_name":        onnxNameAt(true),
-	"wt_onnx_info_json":          ofHandle(abi.OnnxInfoJSON),
-	"wt_onnx_run":                onnxRun,
-	"wt_onnx_run_values":         onnxRunValues,
-	"wt_onnx_values_layout_json": ofHandle(abi.OnnxValuesLayoutJSON),
-	"wt_onnx_values_tensors":     onnxValuesTensors,
-	"wt_onnx_values_free":        onHandle(abi.OnnxValuesFree),
-
 	// the domain libraries' methods by name (call.go): the multimodal
 	// library's tokenizers, image processors, models, video front end and
-	// resampling are reached only through these
+	// resampling, the diffusion pipelines (wt_call takes an optional last
+	// argument the header has not: onStep(step, steps), called after each
+	// denoising step), the ONNX importer and the auto-agents (which answer
+	// WT_ERR_UNSUPPORTED here) are reached only through these
 	"wt_call":             callMethod,
 	"wt_call_result_json": ofHandle(abi.CallResultJSON),
 	"wt_call_result_free": onHandle(abi.CallResultFree),
-
-	// diffusion pipelines (from a zip archive's bytes; the sampling calls
-	// take an optional last argument the header has not: onStep(step,
-	// steps), called after each denoising step, diffuse.go)
-	"wt_diffusion_load_zip":         diffusionLoadZip,
-	"wt_diffusion_free":             onHandle(abi.DiffusionFree),
-	"wt_diffusion_info_json":        ofHandle(abi.DiffusionInfoJSON),
-	"wt_diffusion_quantize_int8":    onHandle(abi.DiffusionQuantizeInt8),
-	"wt_diffusion_generate":         diffusionGenerate,
-	"wt_diffusion_generate_classes": diffusionGenerateClasses,
-	"wt_diffusion_generate_text":    diffusionGenerateText,
-	"wt_diffusion_encode_text":      diffusionEncodeText,
 
 	// datasets and loaders
 	"wt_dataset_open_bytes":   datasetOpenBytes,
@@ -176,9 +153,7 @@ var calls = map[string]call{
 // Promise, for what must read GPU memory to proceed (a copy to the host, an
 // output shape that depends on the data, sparse structure, ...).
 var asyncTwins = []string{"wt_tensor_to_host", "wt_tensor_to_device", "wt_op", "wt_backward", "wt_graph_run", "wt_device_sync",
-	"wt_state_to_bytes", "wt_onnx_load_bytes", "wt_onnx_run", "wt_onnx_run_values", "wt_dataset_get", "wt_loader_next",
-	"wt_diffusion_load_zip", "wt_diffusion_quantize_int8", "wt_diffusion_generate", "wt_diffusion_generate_classes",
-	"wt_diffusion_generate_text", "wt_diffusion_encode_text", "wt_call"}
+	"wt_state_to_bytes", "wt_dataset_get", "wt_loader_next", "wt_call"}
 
 // browserOnly are the calls the header has no counterpart of, all async.
 var browserOnly = map[string]call{
@@ -211,15 +186,9 @@ var omitted = map[string]string{
 	"wt_state_load":                "no file system: wt_state_from_bytes reads a file's bytes",
 	"wt_profile_write":             "no file system: wt_profile_json gives the trace's text",
 	"wt_profile_exit_path":         "no environment variables or process exit in a page",
-	"wt_onnx_load":                 "no file system: wt_onnx_load_bytes reads a model's bytes",
-	"wt_diffusion_load":            "no file system: wt_diffusion_load_zip reads a zip archive of the pipeline's folder",
 	"wt_dataset_open":              "no file system: wt_dataset_open_bytes reads a file's bytes",
-	"wt_auto_tune_loader":          "the auto-agents journal to a folder and run their policies on the plugin host, neither of which the browser build has (abi/auto.go)",
-	"wt_auto_tune_graph":           "the auto-agents journal to a folder and run their policies on the plugin host, neither of which the browser build has (abi/auto.go)",
-	"wt_auto_journal_json":         "the auto-agents' journal is a folder on a file system (abi/auto.go)",
-	"wt_auto_rollback":             "the auto-agents' journal is a folder on a file system (abi/auto.go)",
-	"wt_auto_parallel_plan":        "auto-parallel measures worker processes, which the browser cannot start (abi/auto_parallel.go)",
-	// the multimodal library: its methods are wt_call targets
+	// the multimodal library, the ONNX importer, the diffusion pipelines and
+	// the auto-agents: their methods are wt_call targets
 	"wt_tokenizer_load":                   "replaced by wt_call (docs/calls.md)",
 	"wt_tokenizer_load_bytes":             "replaced by wt_call (docs/calls.md)",
 	"wt_tokenizer_free":                   "replaced by wt_call (docs/calls.md)",
@@ -268,4 +237,31 @@ var omitted = map[string]string{
 	"wt_speecht5_tokenize":                "replaced by wt_call (docs/calls.md)",
 	"wt_speecht5_generate":                "replaced by wt_call (docs/calls.md)",
 	"wt_speecht5_vocode":                  "replaced by wt_call (docs/calls.md)",
+	"wt_onnx_load":                        "replaced by wt_call (docs/calls.md)",
+	"wt_onnx_load_bytes":                  "replaced by wt_call (docs/calls.md)",
+	"wt_onnx_free":                        "replaced by wt_call (docs/calls.md)",
+	"wt_onnx_input_count":                 "replaced by wt_call (docs/calls.md)",
+	"wt_onnx_input_name":                  "replaced by wt_call (docs/calls.md)",
+	"wt_onnx_output_count":                "replaced by wt_call (docs/calls.md)",
+	"wt_onnx_output_name":                 "replaced by wt_call (docs/calls.md)",
+	"wt_onnx_info_json":                   "replaced by wt_call (docs/calls.md)",
+	"wt_onnx_run":                         "replaced by wt_call (docs/calls.md)",
+	"wt_onnx_run_values":                  "replaced by wt_call (docs/calls.md)",
+	"wt_onnx_values_layout_json":          "replaced by wt_call (docs/calls.md)",
+	"wt_onnx_values_tensors":              "replaced by wt_call (docs/calls.md)",
+	"wt_onnx_values_free":                 "replaced by wt_call (docs/calls.md)",
+	"wt_diffusion_load":                   "replaced by wt_call (docs/calls.md)",
+	"wt_diffusion_load_zip":               "replaced by wt_call (docs/calls.md)",
+	"wt_diffusion_free":                   "replaced by wt_call (docs/calls.md)",
+	"wt_diffusion_info_json":              "replaced by wt_call (docs/calls.md)",
+	"wt_diffusion_quantize_int8":          "replaced by wt_call (docs/calls.md)",
+	"wt_diffusion_generate":               "replaced by wt_call (docs/calls.md)",
+	"wt_diffusion_generate_classes":       "replaced by wt_call (docs/calls.md)",
+	"wt_diffusion_generate_text":          "replaced by wt_call (docs/calls.md)",
+	"wt_diffusion_encode_text":            "replaced by wt_call (docs/calls.md)",
+	"wt_auto_tune_loader":                 "replaced by wt_call (docs/calls.md)",
+	"wt_auto_tune_graph":                  "replaced by wt_call (docs/calls.md)",
+	"wt_auto_journal_json":                "replaced by wt_call (docs/calls.md)",
+	"wt_auto_rollback":                    "replaced by wt_call (docs/calls.md)",
+	"wt_auto_parallel_plan":               "replaced by wt_call (docs/calls.md)",
 }
