@@ -50,3 +50,27 @@ func wt_call_result_free(result C.wt_call_result) (status C.int32_t) {
 	defer guard(&status)
 	return done(abi.CallResultFree(int64(result)))
 }
+
+// setObject writes a new handle (any of the int64 handle types) or fails
+// with err.
+func setObject[T ~int64](h int64, err error, out *T) C.int32_t {
+	if err != nil {
+		return fail(err)
+	}
+	*out = T(h)
+	return statusOK
+}
+
+// callerBytes is what buf holds, nbytes long, checked for fn. The loaders
+// copy what they keep (weights are decompressed into tensors, parsers keep
+// strings), so the caller's buffer is only read during the call and need
+// not be copied.
+func callerBytes(fn string, buf unsafe.Pointer, nbytes C.size_t) ([]byte, error) {
+	if buf == nil && nbytes > 0 {
+		return nil, abi.Invalidf("%s: buf is NULL but nbytes is %d", fn, uint64(nbytes))
+	}
+	if nbytes == 0 {
+		return nil, nil
+	}
+	return unsafe.Slice((*byte)(buf), int(nbytes)), nil
+}

@@ -51,7 +51,8 @@ func wt_state_put(s C.wt_state, name *C.char, t C.wt_tensor) (status C.int32_t) 
 //export wt_state_count
 func wt_state_count(s C.wt_state, count *C.int32_t) (status C.int32_t) {
 	defer guard(&status)
-	return getInt32("wt_state_count", count, int64(s), abi.StateCount)
+	return get("wt_state_count", count, func() (int, error) { return abi.StateCount(int64(s)) },
+		func(n int) C.int32_t { return C.int32_t(n) })
 }
 
 //export wt_state_name

@@ -92,23 +92,6 @@ typedef int64_t wt_optimizer;
 typedef int64_t wt_state;
 /* A domain method's result held for reading (see wt_call); never reused. */
 typedef int64_t wt_call_result;
-/* An imported ONNX model (see wt_onnx_load) and the outputs of one run of
- * it held for reading (see wt_onnx_run_values); handles are never reused. */
-typedef int64_t wt_onnx;
-typedef int64_t wt_onnx_values;
-/* The domain libraries' objects (see wt_tokenizer_load, wt_sentence_encoder_load,
- * wt_clip_load, wt_whisper_load, wt_whisper_stream_new, wt_timesformer_load,
- * wt_conformer_load, wt_speecht5_load, wt_diffusion_load); handles are never reused. */
-typedef int64_t wt_tokenizer;
-typedef int64_t wt_image_processor;
-typedef int64_t wt_sentence_encoder;
-typedef int64_t wt_clip;
-typedef int64_t wt_whisper;
-typedef int64_t wt_whisper_stream;
-typedef int64_t wt_timesformer;
-typedef int64_t wt_conformer;
-typedef int64_t wt_speecht5;
-typedef int64_t wt_diffusion;
 /* A dataset and a data loader (see wt_dataset_open, wt_loader_new);
  * handles are never reused. */
 typedef int64_t wt_dataset;
