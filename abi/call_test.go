@@ -187,3 +187,33 @@ func TestCallKindsDocumented(t *testing.T) {
 		assert.NotEmpty(t, callKinds[kind], "kind %s (of %s) has no entry in callKinds", kind, target)
 	}
 }
+
+// BenchmarkCallOverhead: what wt_call adds to a method (argument JSON read
+// and checked, the result written as JSON and held behind a handle) over
+// calling the function itself; `go test ./abi -run '^$' -bench CallOverhead`.
+func BenchmarkCallOverhead(b *testing.B) {
+	tok, err := TokenizerLoad(filepath.Join(mmTestdata, "whisper_bpe", "tokenizer.json"))
+	require.NoError(b, err)
+	defer func() { _ = TokenizerFree(tok) }()
+	ids := []int64{601, 609, 542, 78, 11, 489, 597, 67, 0, 600}
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := TokenizerDecode(tok, ids, true); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("wt_call", func(b *testing.B) {
+		args := `{"ids": [601, 609, 542, 78, 11, 489, 597, 67, 0, 600], "skip_special_tokens": true}`
+		for b.Loop() {
+			h, err := CallToResult("tokenizer.decode", tok, args, nil, CallContext{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := CallResultJSON(h); err != nil {
+				b.Fatal(err)
+			}
+			_ = CallResultFree(h)
+		}
+	})
+}
