@@ -141,6 +141,7 @@ func TestCallArgumentErrors(t *testing.T) {
 		{"audio.resample", `{"from_hz": 8, "to_hz": 4}`, "audio.resample: x is required"},
 		{"audio.resample", `[1, 2]`, "audio.resample: arguments must be a JSON object"},
 		{"audio.resample", `{"x": 1`, "audio.resample: arguments must be a JSON object"},
+		{"audio.resample", `{"x": 1} {"x": 2}`, "audio.resample: arguments must be a JSON object"},
 		{"tokenizer.load", `{}`, "tokenizer.load: needs the file's bytes (or a path argument) as the call's data, got none"},
 		{"clip.zero_shot", `{"pixels": 1, "texts": [1, 2]}`, "clip.zero_shot: texts[0] must be a string, got 1"},
 		{"clip.zero_shot", `{"pixels": 1, "texts": ["a", null]}`, "clip.zero_shot: texts[1] must be a string, got null"},
