@@ -91,14 +91,15 @@ func CallsMarkdown() string {
 		"The domain libraries' methods, as `wt_call(target, self, args_json, data, nbytes, &result)` runs them\n" +
 		"(capi/include/webtensor_domains.h) and every SDK's classes call them: `self` is the object's handle\n" +
 		"(0 for a load or a plain function), the arguments one JSON object by name (null or absent: the\n" +
-		"default; tensors and objects as handles), the result JSON. Each method's arguments are read from\n" +
+		"default; tensors and objects as handles), the result JSON (a tensor is a new handle the caller owns;\n" +
+		"an object handle is freed with its kind's free). Each method's arguments are read from\n" +
 		"its code (abi/call_describe.go); an argument it does not take is an error naming the ones it does.\n")
 	kind := ""
 	for _, s := range DescribeCalls() {
 		k, _, _ := strings.Cut(s.Target, ".")
 		if k != kind {
 			kind = k
-			fmt.Fprintf(&b, "\n## %s\n\n%s\n\n| target | arguments |\n|---|---|\n", k, callKinds[k])
+			fmt.Fprintf(&b, "\n## %s\n\n%s\n\n| target | arguments | returns |\n|---|---|---|\n", k, callKinds[k])
 		}
 		var args []string
 		for _, p := range s.Params {
@@ -117,7 +118,7 @@ func CallsMarkdown() string {
 		if len(args) == 0 {
 			args = []string{"none"}
 		}
-		fmt.Fprintf(&b, "| `%s` | %s |\n", s.Target, strings.Join(args, "; "))
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", s.Target, strings.Join(args, "; "), returnsOf(s.Target))
 	}
 	return b.String()
 }

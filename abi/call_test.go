@@ -218,3 +218,12 @@ func BenchmarkCallOverhead(b *testing.B) {
 		}
 	})
 }
+
+func TestCallReturnsDocumented(t *testing.T) {
+	for _, target := range CallTargets() {
+		assert.NotEmpty(t, returnsOf(target), "%s has no entry in callReturns", target)
+	}
+	for target := range callReturns {
+		assert.Contains(t, CallTargets(), target, "callReturns names %s, which is no target", target)
+	}
+}
