@@ -387,6 +387,22 @@ func (c *CallArgs) JSON(name, kind string) string {
 	return string(v)
 }
 
+// NeedJSON is JSON for a required argument.
+func (c *CallArgs) NeedJSON(name, kind string) string {
+	v := c.JSON(name, kind)
+	c.note(name, kind, nil, true)
+	c.missing(name, v != "")
+	return v
+}
+
+// OptBytes is the call's data when a method takes it or not (nil: none).
+func (c *CallArgs) OptBytes(what string) []byte {
+	if c.spec != nil {
+		c.spec.Data = what
+	}
+	return c.Data
+}
+
 // Bytes is the call's data, required: the loaders from bytes read it.
 func (c *CallArgs) Bytes(what string) []byte {
 	if c.spec != nil {

@@ -24,6 +24,17 @@ var callKinds = map[string]string{
 		"zero-shot probabilities (images, texts) and the projected text and image features.",
 	"conformer": "A Wav2Vec2ConformerModel folder with its preprocessor_config.json: the last hidden state " +
 		"of waveforms padded to the longest, and optionally each one's frame mask.",
+	"data": "permutation: the record order of shuffled epoch `epoch` (Fisher-Yates over Philox4x32-10 " +
+		"keyed by seed), for datasets an SDK implements to shuffle as the library's loaders do.",
+	"dataset": "A map-style dataset. open reads files named by spec, {\"format\": F, ...} with F one of " +
+		"\"npy\" (\"path\", or \"paths\": one .npy file per field, named by its stem), \"npz\", " +
+		"\"safetensors\", \"parquet\" (\"path\"; \"keys\" picks and orders the arrays or columns, default all), " +
+		"\"images\" (\"path\": a folder with a subfolder per class of PNG/JPEG files; \"mode\": \"rgb\" or " +
+		"\"gray\"; \"size\": [h, w] to resize to), or with data one file's bytes (copied; \"name\" labels them " +
+		"in errors; an image folder has no such form). A record is one index along every array's first dim. " +
+		"A missing or unreadable file is WT_ERR_IO; a malformed one WT_ERR_INVALID naming it. from_tensors is " +
+		"PyTorch's TensorDataset (fields named by names, default \"0\", \"1\", ...; values copied to host " +
+		"memory). Loaders made from a dataset keep it alive after it is freed.",
 	"diffusion": "A diffusers pipeline folder (DDPM, DDIM, DiT, Stable Diffusion; model_index.json) or a zip " +
 		"archive of one (checked: paths leaving it, links, zip bombs, truncation). generate samples batch " +
 		"images, the noise drawn from the Philox stream of seed, as (batch, C, H, W) in [0, 1]; scheduler " +
@@ -37,6 +48,14 @@ var callKinds = map[string]string{
 	"image_processor": "transformers' ViT, CLIP or VideoMAE image processor from a preprocessor_config.json " +
 		"(a path to it or its folder, or its bytes as data): Pillow's resampling, crop, rescale and " +
 		"normalise, bit for bit, on (H, W, 3) u8 RGB images, or (frames, H, W, 3) videos frame by frame.",
+	"loader": "PyTorch's DataLoader over a dataset: options \"batch_size\" (1), \"shuffle\" (false), " +
+		"\"seed\" (0), \"drop_last\" (false), \"workers\" (0: batches are read in next), \"prefetch\" " +
+		"(batches each worker reads ahead, 2), \"cache\" (false: keep every record as first read, if the " +
+		"dataset fits \"cache_bytes\", 1 GiB) and \"device\"; unknown keys are refused. A shuffled epoch's " +
+		"order is data.permutation(len, seed, epoch), the same in every SDK and for any worker count. epoch " +
+		"starts an epoch (ending the one running); next is its next batch, one tensor per field of shape " +
+		"[batch, record shape...], an empty list at its end; a batch that could not be read is WT_ERR_INVALID " +
+		"naming the file and the record (the epoch goes on). free stops the epoch's workers.",
 	"onnx": "An ONNX model (opset 7 and later, the operators onnx/doc.go lists) from a path (external data " +
 		"files beside it) or its bytes as data, its weights on device. info: the opset, the device and the " +
 		"declared inputs and outputs with their kinds. run: tensor inputs by name, the outputs' handles in " +

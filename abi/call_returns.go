@@ -23,6 +23,17 @@ var callReturns = map[string]string{
 	"conformer.load":          "conformer handle",
 	"conformer.sampling_rate": "integer (Hz)",
 
+	"data.permutation":     "list of n integers: the epoch's record order",
+	"dataset.from_tensors": "dataset handle",
+	"dataset.get":          "list of tensors: the record, one per field, on device",
+	"dataset.info":         `object: "len", "fields" (each "name", "dtype", "shape" of one record), "classes" for an image folder`,
+	"dataset.len":          "integer: records",
+	"dataset.open":         "dataset handle",
+	"loader.epoch":         "null",
+	"loader.len":           "integer: batches per epoch",
+	"loader.new":           "loader handle",
+	"loader.next":          "list of tensors: the batch, one per field; empty at the end of the epoch",
+
 	"diffusion.encode_text":      "tensor (texts, max length, width)",
 	"diffusion.generate":         "tensor (batch, C, H, W) in [0, 1] on the pipeline's device",
 	"diffusion.generate_classes": "tensor (labels, C, H, W) in [0, 1]",

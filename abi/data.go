@@ -61,45 +61,45 @@ func datasetResult(ds data.Dataset, err error) (int64, error) {
 	return datasets.add(ds), nil
 }
 
-// DatasetOpen is wt_dataset_open: a built-in reader over files, described
+// DatasetOpen is dataset.open: a built-in reader over files, described
 // by spec (data.Spec as JSON).
 func DatasetOpen(spec string) (int64, error) {
 	var s data.Spec
-	if err := decodeJSON("wt_dataset_open", "spec", spec, &s); err != nil {
+	if err := decodeJSON("dataset.open", "spec", spec, &s); err != nil {
 		return 0, err
 	}
 	return datasetResult(data.Open(s))
 }
 
-// DatasetOpenBytes is wt_dataset_open_bytes: a built-in reader over one
+// DatasetOpenBytes is dataset.open: a built-in reader over one
 // file's bytes, which are copied.
 func DatasetOpenBytes(spec string, raw []byte) (int64, error) {
 	var s data.Spec
-	if err := decodeJSON("wt_dataset_open_bytes", "spec", spec, &s); err != nil {
+	if err := decodeJSON("dataset.open", "spec", spec, &s); err != nil {
 		return 0, err
 	}
 	return datasetResult(data.OpenBytes(s, bytes.Clone(raw)))
 }
 
-// DatasetFromTensors is wt_dataset_from_tensors: PyTorch's TensorDataset
+// DatasetFromTensors is dataset.from_tensors: PyTorch's TensorDataset
 // over the tensors behind handles (copied to host memory), fields named
 // by names (none: "0", "1", ...).
 func DatasetFromTensors(handles []int64, names []string) (int64, error) {
-	ts, err := tensorList(handles, "wt_dataset_from_tensors: tensors")
+	ts, err := tensorList(handles, "dataset.from_tensors: tensors")
 	if err != nil {
 		return 0, err
 	}
 	ds, err := data.FromTensors(ts, names...)
 	if err != nil {
-		return 0, Invalidf("wt_dataset_from_tensors: %v", err)
+		return 0, Invalidf("dataset.from_tensors: %v", err)
 	}
 	return datasets.add(ds), nil
 }
 
-// DatasetFree is wt_dataset_free.
+// DatasetFree is dataset.free.
 func DatasetFree(h int64) error { return datasets.free(h) }
 
-// DatasetLen is wt_dataset_len.
+// DatasetLen is dataset.len.
 func DatasetLen(h int64) (int64, error) {
 	ds, err := datasets.get(h)
 	if err != nil {
@@ -114,7 +114,7 @@ type fieldJSON struct {
 	Shape []int  `json:"shape"`
 }
 
-// DatasetInfoJSON is wt_dataset_info_json: the length, the fields and,
+// DatasetInfoJSON is dataset.info: the length, the fields and,
 // for an image folder, the class names.
 func DatasetInfoJSON(h int64) (string, error) {
 	ds, err := datasets.get(h)
@@ -142,7 +142,7 @@ func DatasetFieldCount(h int64) (int, error) {
 	return len(ds.Fields()), nil
 }
 
-// DatasetGet is wt_dataset_get: record index, one tensor per field, on
+// DatasetGet is dataset.get: record index, one tensor per field, on
 // device ("": the default).
 func DatasetGet(h, index int64, device string) (Outputs, error) {
 	ds, err := datasets.get(h)
@@ -155,7 +155,7 @@ func DatasetGet(h, index int64, device string) (Outputs, error) {
 	}
 	ts, err := data.Get(ds, int(index), dev...)
 	if err != nil {
-		return Outputs{}, Invalidf("wt_dataset_get: %v", err)
+		return Outputs{}, Invalidf("dataset.get: %v", err)
 	}
 	return Outputs{ts: ts}, nil
 }
@@ -166,7 +166,7 @@ type loaderOptions struct {
 	Device string `json:"device,omitempty"`
 }
 
-// LoaderNew is wt_loader_new: a loader over a dataset handle with options
+// LoaderNew is loader.new: a loader over a dataset handle with options
 // (JSON: batch_size, shuffle, seed, drop_last, workers, prefetch, device).
 func LoaderNew(ds int64, options string) (int64, error) {
 	d, err := datasets.get(ds)
@@ -174,7 +174,7 @@ func LoaderNew(ds int64, options string) (int64, error) {
 		return 0, err
 	}
 	var o loaderOptions
-	if err := decodeJSON("wt_loader_new", "options", options, &o); err != nil {
+	if err := decodeJSON("loader.new", "options", options, &o); err != nil {
 		return 0, err
 	}
 	dev, err := ParseDevice(o.Device)
@@ -186,12 +186,12 @@ func LoaderNew(ds int64, options string) (int64, error) {
 	}
 	l, err := data.NewLoader(d, o.Options)
 	if err != nil {
-		return 0, Invalidf("wt_loader_new: %v", err)
+		return 0, Invalidf("loader.new: %v", err)
 	}
 	return loaders.add(&loaderState{l: l}), nil
 }
 
-// LoaderFree is wt_loader_free: it stops the running epoch's workers and
+// LoaderFree is loader.free: it stops the running epoch's workers and
 // frees the records its cache holds (an auto-agent that tuned the loader
 // keeps the loader itself, for its settings, until a loader of the same
 // name takes its place).
@@ -212,7 +212,7 @@ func LoaderFree(h int64) error {
 	return nil
 }
 
-// LoaderLen is wt_loader_len: batches per epoch.
+// LoaderLen is loader.len: batches per epoch.
 func LoaderLen(h int64) (int64, error) {
 	s, err := loaders.get(h)
 	if err != nil {
@@ -230,7 +230,7 @@ func LoaderFieldCount(h int64) (int, error) {
 	return len(s.l.Dataset().Fields()), nil
 }
 
-// LoaderEpoch is wt_loader_epoch: it starts epoch (its shuffle order and
+// LoaderEpoch is loader.epoch: it starts epoch (its shuffle order and
 // workers), ending the one running.
 func LoaderEpoch(h, epoch int64) error {
 	s, err := loaders.get(h)
@@ -238,7 +238,7 @@ func LoaderEpoch(h, epoch int64) error {
 		return err
 	}
 	if epoch < 0 {
-		return Invalidf("wt_loader_epoch: epoch %d is negative", epoch)
+		return Invalidf("loader.epoch: epoch %d is negative", epoch)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -249,7 +249,7 @@ func LoaderEpoch(h, epoch int64) error {
 	return nil
 }
 
-// LoaderNext is wt_loader_next: the running epoch's next batch, no
+// LoaderNext is loader.next: the running epoch's next batch, no
 // tensors at its end. outCap is checked first so that a caller's short
 // buffer does not lose a batch.
 func LoaderNext(h int64, outCap int) (Outputs, error) {
@@ -258,12 +258,12 @@ func LoaderNext(h int64, outCap int) (Outputs, error) {
 		return Outputs{}, err
 	}
 	if n := len(s.l.Dataset().Fields()); outCap < n {
-		return Outputs{}, Errorf(StatusBufferTooSmall, "wt_loader_next: a batch has %d tensors, out_cap is %d", n, outCap)
+		return Outputs{}, Errorf(StatusBufferTooSmall, "loader.next: a batch has %d tensors, out_cap is %d", n, outCap)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.it == nil {
-		return Outputs{}, Invalidf("wt_loader_next: no epoch is running (call wt_loader_epoch first)")
+		return Outputs{}, Invalidf("loader.next: no epoch is running (call loader.epoch first)")
 	}
 	b, err := s.it.Next()
 	if err != nil {
@@ -272,12 +272,12 @@ func LoaderNext(h int64, outCap int) (Outputs, error) {
 	return Outputs{ts: b}, nil
 }
 
-// DataPermutation is wt_data_permutation: the record order of a shuffled
+// DataPermutation is data.permutation: the record order of a shuffled
 // epoch (data.Permutation), for SDK-side datasets to shuffle as the
 // library's loader does.
 func DataPermutation(n int64, seed uint64, epoch int64) ([]int64, error) {
 	if n < 0 || epoch < 0 {
-		return nil, Invalidf("wt_data_permutation: n %d and epoch %d must not be negative", n, epoch)
+		return nil, Invalidf("data.permutation: n %d and epoch %d must not be negative", n, epoch)
 	}
 	p := data.Permutation(int(n), seed, int(epoch))
 	out := make([]int64, n)

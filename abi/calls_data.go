@@ -1,0 +1,84 @@
+package abi
+
+import (
+	"math"
+	"runtime"
+)
+
+// The datasets' and loaders' methods as wt_call targets (data.go): a
+// record or a batch comes back as a list of new tensor handles, one per
+// field (an empty list at the end of an epoch).
+
+func init() { registerCalls(dataCalls) }
+
+var dataCalls = map[string]CallFunc{
+	// open reads files named by spec, or, with data, one file's bytes
+	// (copied; spec's "name" labels them in errors).
+	"dataset.open": func(c *CallArgs) func() (any, error) {
+		spec := c.NeedJSON("spec", `object: "format" and its settings (see below)`)
+		if data := c.OptBytes("one file's bytes (optional: without them, spec names the files)"); data != nil {
+			return func() (any, error) { return DatasetOpenBytes(spec, data) }
+		}
+		if runtime.GOOS == "js" && c.err == nil {
+			c.err = Errorf(StatusUnsupported, "dataset.open: a page has no file system to read spec's files from; "+
+				"pass one file's bytes as the call's data instead")
+		}
+		return func() (any, error) { return DatasetOpen(spec) }
+	},
+	"dataset.from_tensors": func(c *CallArgs) func() (any, error) {
+		ts := c.Tensors("tensors")
+		var names []string
+		if c.Has("names") {
+			names = c.Strings("names")
+		}
+		return func() (any, error) { return DatasetFromTensors(ts, names) }
+	},
+	"dataset.free": freeCall(DatasetFree),
+	"dataset.len":  getCall(DatasetLen),
+	"dataset.info": func(c *CallArgs) func() (any, error) {
+		return func() (any, error) { return rawJSON(DatasetInfoJSON(c.Self)) }
+	},
+	"dataset.get": func(c *CallArgs) func() (any, error) {
+		index, dev := c.NeedIntIn("index", math.MinInt64, math.MaxInt64), c.Str("device", "")
+		return func() (any, error) {
+			if index < 0 { // from the end, as a Python sequence counts
+				n, err := DatasetLen(c.Self)
+				if err != nil {
+					return nil, err
+				}
+				index += n
+			}
+			return outputHandles(DatasetGet(c.Self, index, dev))
+		}
+	},
+
+	"loader.new": func(c *CallArgs) func() (any, error) {
+		ds, opts := c.Object("dataset", "dataset"), c.JSON("options", "object: batch_size, shuffle, seed, drop_last, workers, prefetch, cache, cache_bytes, device")
+		return func() (any, error) { return LoaderNew(ds, opts) }
+	},
+	"loader.free": freeCall(LoaderFree),
+	"loader.len":  getCall(LoaderLen),
+	"loader.epoch": func(c *CallArgs) func() (any, error) {
+		epoch := c.NeedIntIn("epoch", 0, math.MaxInt64)
+		return func() (any, error) { return nil, LoaderEpoch(c.Self, epoch) }
+	},
+	"loader.next": func(c *CallArgs) func() (any, error) {
+		return func() (any, error) { return outputHandles(LoaderNext(c.Self, math.MaxInt32)) }
+	},
+
+	"data.permutation": func(c *CallArgs) func() (any, error) {
+		n, epoch, seed := c.NeedIntIn("n", 0, math.MaxInt32), c.IntIn("epoch", 0, 0, math.MaxInt32), seedArg(c)
+		return func() (any, error) { return DataPermutation(n, seed, epoch) }
+	},
+}
+
+// outputHandles registers a call's output tensors: a list of new handles
+// (empty, not null, for none).
+func outputHandles(o Outputs, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	hs := make([]int64, o.Len())
+	o.Handles(hs)
+	return hs, nil
+}
