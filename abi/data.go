@@ -10,7 +10,7 @@ import (
 	"github.com/webtensor/webtensor/data"
 )
 
-// Datasets and loaders (wt_dataset_*, wt_loader_*): package data behind
+// Datasets and loaders (the dataset.* and loader.* targets): package data behind
 // handles, so every SDK's readers, shuffling, workers and collation are
 // the same Go code. A loader keeps its dataset alive: freeing the dataset
 // handle first is allowed.
