@@ -1,22 +1,21 @@
 package dev.webtensor;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.ref.Reference;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.StringJoiner;
 
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static dev.webtensor.NativeObject.args;
+import static dev.webtensor.NativeObject.asLong;
+import static dev.webtensor.NativeObject.call;
 
 /**
  * Python's {@code wt.data}: the library's dataset readers (the Go package
- * data, through wt_dataset_*), the shuffle every loader uses, and the
- * default batch collation. {@link DataLoader} loads them.
+ * data, through wt_call's dataset targets), the shuffle every loader uses,
+ * and the default batch collation. {@link DataLoader} loads them.
  *
  * <pre>{@code
  * try (NativeDataset ds = Data.npy(Path.of("x.npy"), Path.of("y.npy"));
@@ -28,43 +27,28 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 public final class Data {
     private Data() {}
 
-    private static String list(List<String> xs) {
-        if (xs == null) {
-            return "null";
-        }
-        StringJoiner j = new StringJoiner(",", "[", "]");
-        xs.forEach(x -> j.add(Json.quote(x)));
-        return j.toString();
-    }
-
-    private static NativeDataset open(String spec) throws IOException {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(JAVA_LONG);
-            try {
-                Native.call(Abi.DATASET_OPEN, arena.allocateFrom(spec), out);
-            } catch (WebtensorException e) {
-                if (e.status() == WebtensorException.IO) {
-                    throw new IOException(e.getMessage(), e);
-                }
-                throw e;
-            }
-            return new NativeDataset(out.get(JAVA_LONG, 0));
+    /** dataset.open of the files spec names (a key's null value: its default). */
+    private static NativeDataset open(Object... spec) throws IOException {
+        try {
+            return new NativeDataset(asLong(call("dataset.open", 0, args("spec", args(spec)), null)));
+        } catch (WebtensorException e) {
+            throw NativeObject.ioOf(e);
         }
     }
 
     /** NumPy .npy files, one field per file named by its stem; record i is row i of every file. */
     public static NativeDataset npy(Path... paths) throws IOException {
-        return open("{\"format\":\"npy\",\"paths\":" + list(java.util.Arrays.stream(paths).map(Path::toString).toList()) + "}");
+        return open("format", "npy", "paths", Arrays.stream(paths).map(Path::toString).toList());
     }
 
     /** The arrays keys of an .npz archive (null: all, in archive order). */
     public static NativeDataset npz(Path path, List<String> keys) throws IOException {
-        return open("{\"format\":\"npz\",\"path\":" + Json.quote(path.toString()) + ",\"keys\":" + list(keys) + "}");
+        return open("format", "npz", "path", path.toString(), "keys", keys);
     }
 
     /** The tensors keys of a safetensors file (null: all, in file order), a record being one index along their first dim. */
     public static NativeDataset safetensors(Path path, List<String> keys) throws IOException {
-        return open("{\"format\":\"safetensors\",\"path\":" + Json.quote(path.toString()) + ",\"keys\":" + list(keys) + "}");
+        return open("format", "safetensors", "path", path.toString(), "keys", keys);
     }
 
     /**
@@ -73,7 +57,7 @@ public final class Data {
      * nulls, strings and ragged lists are refused, naming the column and row.
      */
     public static NativeDataset parquet(Path path, List<String> columns) throws IOException {
-        return open("{\"format\":\"parquet\",\"path\":" + Json.quote(path.toString()) + ",\"keys\":" + list(columns) + "}");
+        return open("format", "parquet", "path", path.toString(), "keys", columns);
     }
 
     /**
@@ -83,25 +67,16 @@ public final class Data {
      * for all. Images are decoded when read, by the loader's workers.
      */
     public static NativeDataset imageFolder(Path root, String mode, int[] size) throws IOException {
-        String spec = "{\"format\":\"images\",\"path\":" + Json.quote(root.toString()) + ",\"mode\":" + Json.quote(mode);
-        if (size != null) {
-            if (size.length != 2) {
-                throw new IllegalArgumentException("imageFolder: size is {height, width}, got " + size.length + " values");
-            }
-            spec += ",\"size\":[" + size[0] + "," + size[1] + "]";
+        if (size != null && size.length != 2) {
+            throw new IllegalArgumentException("imageFolder: size is {height, width}, got " + size.length + " values");
         }
-        return open(spec + "}");
+        return open("format", "images", "path", root.toString(), "mode", mode, "size", size);
     }
 
     /** A dataset from one file's bytes (format npy, npz, safetensors or parquet); keys as the file readers', name labels it in errors. */
     public static NativeDataset fromBytes(String format, byte[] bytes, List<String> keys, String name) {
-        String spec = "{\"format\":" + Json.quote(format) + ",\"keys\":" + list(keys) + ",\"name\":" + Json.quote(name == null ? format : name) + "}";
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment b = NativeObject.nativeBytes(arena, bytes);
-            MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(Abi.DATASET_OPEN_BYTES, arena.allocateFrom(spec), b, (long) bytes.length, out);
-            return new NativeDataset(out.get(JAVA_LONG, 0));
-        }
+        Map<String, Object> spec = args("format", format, "keys", keys, "name", name == null ? format : name);
+        return new NativeDataset(NativeObject.loadData("dataset.open", bytes, args("spec", spec), "Data.fromBytes"));
     }
 
     /**
@@ -116,18 +91,7 @@ public final class Data {
         if (names != null && names.size() != tensors.size()) {
             throw new IllegalArgumentException(names.size() + " names for " + tensors.size() + " tensors");
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment hs = arena.allocate(JAVA_LONG, tensors.size());
-            for (int i = 0; i < tensors.size(); i++) {
-                hs.setAtIndex(JAVA_LONG, i, tensors.get(i).handle());
-            }
-            MemorySegment ns = names == null ? MemorySegment.NULL : NativeObject.texts(arena, names);
-            MemorySegment out = arena.allocate(JAVA_LONG);
-            Native.call(Abi.DATASET_FROM_TENSORS, hs, ns, tensors.size(), out);
-            return new NativeDataset(out.get(JAVA_LONG, 0));
-        } finally {
-            Reference.reachabilityFence(tensors);
-        }
+        return new NativeDataset(asLong(call("dataset.from_tensors", 0, args("tensors", tensors, "names", names), null)));
     }
 
     /** {@link #tensorDataset(List, List)} with fields named "0", "1", ... */
@@ -140,11 +104,7 @@ public final class Data {
         if (n < 0) {
             throw new IllegalArgumentException("permutation: n must be >= 0, got " + n);
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(JAVA_LONG, Math.max(n, 1));
-            Native.call(Abi.DATA_PERMUTATION, n, seed, epoch, out);
-            return out.asSlice(0, n * JAVA_LONG.byteSize()).toArray(JAVA_LONG);
-        }
+        return NativeObject.longs(call("data.permutation", 0, args("n", n, "seed", Long.toUnsignedString(seed), "epoch", epoch), null));
     }
 
     /**

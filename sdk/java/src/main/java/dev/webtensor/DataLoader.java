@@ -1,8 +1,6 @@
 package dev.webtensor;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.ref.Cleaner;
+import java.math.BigInteger;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -12,15 +10,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Set;
-import java.util.StringJoiner;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static dev.webtensor.NativeObject.args;
+import static dev.webtensor.NativeObject.asLong;
+import static dev.webtensor.NativeObject.call;
 
 /**
  * PyTorch's DataLoader: batches of batchSize records (the last one short
@@ -29,7 +27,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * passes (or set by {@link #setEpoch}). Each {@code for (B batch : loader)}
  * reads one epoch; one pass at a time.
  *
- * <p>A {@link NativeDataset} is loaded by the library (wt_loader_*): its
+ * <p>A {@link NativeDataset} is loaded by the library (wt_call's loader targets): its
  * workers are goroutines, batches are one tensor per field on the device.
  * A Java {@link Dataset} is read here, by numWorkers threads (0: in the
  * loop), in the same order for the same seed, and batched by a collate
@@ -93,39 +91,24 @@ public final class DataLoader<B> implements Iterable<B>, AutoCloseable {
             return this;
         }
 
-        String json() {
-            StringJoiner j = new StringJoiner(",", "{", "}");
-            j.add("\"batch_size\":" + batchSize).add("\"shuffle\":" + shuffle).add("\"seed\":" + Long.toUnsignedString(seed))
-                    .add("\"drop_last\":" + dropLast).add("\"workers\":" + numWorkers).add("\"prefetch\":" + prefetchFactor);
-            if (device != null) {
-                j.add("\"device\":" + Json.quote(device));
-            }
-            return j.toString();
+        /** loader.new's options (the seed as the runtime's uint64: a negative long is its two's complement). */
+        Map<String, Object> map() {
+            return args("batch_size", batchSize, "shuffle", shuffle, "seed", new BigInteger(Long.toUnsignedString(seed)),
+                    "drop_last", dropLast, "workers", numWorkers, "prefetch", prefetchFactor, "device", device);
         }
     }
 
-    /** The library's loader handle, freed by close() or the Cleaner. */
-    private static final class Handle implements Runnable {
-        final AtomicLong h;
-
-        Handle(long h) {
-            this.h = new AtomicLong(h);
-        }
-
-        @Override
-        public void run() {
-            long x = h.getAndSet(0);
-            if (x != 0) {
-                Native.invoke(Abi.LOADER_FREE, x);
-            }
+    /** The library's loader, freed by close() or the Cleaner through loader.free. */
+    private static final class NativeLoader extends NativeObject {
+        NativeLoader(NativeDataset ds, Options o) {
+            super(asLong(call("loader.new", 0, args("dataset", ds, "options", o.map()), null)), "loader", "DataLoader");
         }
     }
 
     private final Dataset<?> dataset;
     private final Options o;
     private final Function<List<Object>, B> collate;
-    private final Handle state;
-    private final Cleaner.Cleanable cleanable;
+    private final NativeLoader loader; // null: a Java-side loader
     private long epoch;
     private ExecutorService pool;
 
@@ -134,17 +117,7 @@ public final class DataLoader<B> implements Iterable<B>, AutoCloseable {
         this.dataset = dataset;
         this.o = o;
         this.collate = (Function<List<Object>, B>) collate;
-        long h = 0;
-        if (collate == null) {
-            NativeDataset ds = (NativeDataset) dataset;
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment out = arena.allocate(JAVA_LONG);
-                Native.call(Abi.LOADER_NEW, ds.liveHandle(), arena.allocateFrom(o.json()), out);
-                h = out.get(JAVA_LONG, 0);
-            }
-        }
-        this.state = new Handle(h);
-        this.cleanable = Tensor.CLEANER.register(this, state);
+        this.loader = collate == null ? new NativeLoader((NativeDataset) dataset, o) : null;
     }
 
     /** The library's loader over ds: each batch is one tensor per field. */
@@ -171,23 +144,17 @@ public final class DataLoader<B> implements Iterable<B>, AutoCloseable {
      * library does not run.
      */
     long nativeHandle() {
-        long h = state.h.get();
-        if (h == 0) {
+        if (loader == null) {
             throw new IllegalArgumentException("auto: Auto.tune takes a DataLoader over a NativeDataset (one of Data's "
                     + "readers); this one reads a Java dataset on Java threads, which the library does not run");
         }
-        return h;
+        return loader.handle();
     }
 
     /** Batches per epoch. */
     public long size() {
-        long h = state.h.get();
-        if (h != 0) {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment out = arena.allocate(JAVA_LONG);
-                Native.call(Abi.LOADER_LEN, h, out);
-                return out.get(JAVA_LONG, 0);
-            }
+        if (loader != null) {
+            return asLong(call("loader.len", loader.handle()));
         }
         long n = dataset.size();
         return o.dropLast ? n / o.batchSize : (n + o.batchSize - 1) / o.batchSize;
@@ -210,17 +177,10 @@ public final class DataLoader<B> implements Iterable<B>, AutoCloseable {
 
     @SuppressWarnings("unchecked")
     private Iterator<B> nativeEpoch(long e) {
-        long h = state.h.get();
-        if (h == 0) {
-            throw new IllegalStateException("DataLoader used after close()");
-        }
-        Native.call(Abi.LOADER_EPOCH, h, e);
-        int fields = Math.max(((NativeDataset) dataset).fields().size(), 1);
+        call("loader.epoch", loader.handle(), args("epoch", e), null);
         return new Batches<>(() -> {
-            try (Arena arena = Arena.ofConfined()) {
-                Tensor[] b = Op.outputs(arena, fields, (out, cap, nOut) -> (int) Native.invoke(Abi.LOADER_NEXT, h, out, cap, nOut));
-                return b.length == 0 ? null : (B) List.of(b);
-            }
+            List<Tensor> b = NativeObject.tensors(call("loader.next", loader.handle()));
+            return b.isEmpty() ? null : (B) b;
         });
     }
 
@@ -350,7 +310,9 @@ public final class DataLoader<B> implements Iterable<B>, AutoCloseable {
     /** Stops the library's workers and this loader's threads; batches already read stay valid. Closing twice is harmless. */
     @Override
     public void close() {
-        cleanable.clean();
+        if (loader != null) {
+            loader.close();
+        }
         synchronized (this) {
             if (pool != null) {
                 pool.shutdownNow();

@@ -1,5 +1,6 @@
 package dev.webtensor;
 
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -89,6 +90,7 @@ final class Json {
             case Boolean x -> b.append(x.booleanValue());
             case Double x -> number(b, x);
             case Float x -> number(b, x.doubleValue());
+            case BigInteger x -> b.append(x); // a uint64 past Long.MAX_VALUE (a loader's seed)
             case Number x -> b.append(x.longValue()); // Long, Integer, Short, Byte
             case Tensor t -> b.append(t.handle());
             case NativeObject o -> b.append(o.handle());

@@ -1,14 +1,12 @@
 package dev.webtensor;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
 /**
- * A dataset the library reads (a wt_dataset: .npy, .npz, safetensors,
+ * A dataset the library reads (the wt_call kind dataset: .npy, .npz, safetensors,
  * Parquet, image folders, tensors), made by {@link Data}: a record is one
  * new tensor per field. Close it (loaders made from it keep it alive); a
  * Cleaner frees a dropped one.
@@ -19,26 +17,22 @@ public final class NativeDataset extends NativeObject implements Dataset<List<Te
     private final List<long[]> shapes;
     private final List<String> classes;
 
-    @SuppressWarnings("unchecked")
     NativeDataset(long handle) {
-        super(handle, Abi.DATASET_FREE, "dataset");
-        Map<String, Object> info = Json.object(
-                Native.readString((buf, cap, needed) -> (int) Abi.DATASET_INFO_JSON.invokeExact(handle, buf, cap, needed)),
-                "wt_dataset_info_json");
-        this.size = (Long) info.get("len");
+        super(handle, "dataset", "dataset");
+        Map<?, ?> info = map(call("dataset.info", handle));
+        this.size = asLong(info.get("len"));
         List<String> f = new ArrayList<>(), d = new ArrayList<>();
         List<long[]> s = new ArrayList<>();
-        for (Object o : (List<Object>) info.get("fields")) {
-            Map<String, Object> field = (Map<String, Object>) o;
-            f.add((String) field.get("name"));
-            d.add((String) field.get("dtype"));
-            s.add(((List<Object>) field.get("shape")).stream().mapToLong(x -> (Long) x).toArray());
+        for (Object o : (List<?>) info.get("fields")) {
+            f.add((String) map(o).get("name"));
+            d.add((String) map(o).get("dtype"));
+            s.add(longs(map(o).get("shape")));
         }
         this.fields = List.copyOf(f);
         this.dtypes = List.copyOf(d);
         this.shapes = List.copyOf(s);
         Object c = info.get("classes");
-        this.classes = c == null ? null : ((List<Object>) c).stream().map(x -> (String) x).toList();
+        this.classes = c == null ? null : ((List<?>) c).stream().map(String.class::cast).toList();
     }
 
     @Override
@@ -74,17 +68,7 @@ public final class NativeDataset extends NativeObject implements Dataset<List<Te
 
     /** Record index (negative counts from the end) on device (null: the default). */
     public List<Tensor> get(long index, String device) {
-        long h = handle();
-        long i = index < 0 ? index + size : index;
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment dev = cString(arena, device);
-            return List.of(Op.outputs(arena, Math.max(fields.size(), 1),
-                    (out, cap, nOut) -> (int) Native.invoke(Abi.DATASET_GET, h, i, dev, out, cap, nOut)));
-        }
-    }
-
-    long liveHandle() {
-        return handle();
+        return tensors(call("dataset.get", handle(), args("index", index, "device", device), null));
     }
 
     @Override

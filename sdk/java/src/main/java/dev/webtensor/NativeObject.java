@@ -3,7 +3,6 @@ package dev.webtensor;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.nio.file.Path;
@@ -12,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
@@ -21,18 +19,16 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * dropped; tensors it returned stay valid. The argument conversions the
  * domain classes share live here too, and {@link #call}, wt_call: the domain
  * methods by name, which the domain classes (multimodal, diffusion, ONNX,
- * the auto-agents) use for every method (and their free) instead of a
- * downcall of their own.
+ * datasets and loaders, the auto-agents) use for every method (and their
+ * free) instead of a downcall of their own.
  */
 abstract class NativeObject implements AutoCloseable {
     private static final class Handle implements Runnable {
         final AtomicLong h;
-        final MethodHandle free; // null: kind's free through wt_call
         final String kind;
 
-        Handle(long h, MethodHandle free, String kind) {
+        Handle(long h, String kind) {
             this.h = new AtomicLong(h);
-            this.free = free;
             this.kind = kind;
         }
 
@@ -42,15 +38,10 @@ abstract class NativeObject implements AutoCloseable {
             if (x == 0) {
                 return;
             }
-            // Nothing to report a failure to: the handle is gone either way.
-            if (free != null) {
-                Native.invoke(free, x);
-                return;
-            }
             try {
                 call(kind + ".free", x, null, null);
             } catch (RuntimeException e) {
-                // as above
+                // Nothing to report a failure to: the handle is gone either way.
             }
         }
     }
@@ -59,18 +50,9 @@ abstract class NativeObject implements AutoCloseable {
     private final Cleaner.Cleanable cleanable;
     private final String what;
 
-    /** An object freed by free(handle), a wt_*_free function (a dataset). */
-    NativeObject(long handle, MethodHandle free, String what) {
-        this(new Handle(handle, free, null), what);
-    }
-
     /** An object of a wt_call kind ("tokenizer"), freed by its target kind.free. */
     NativeObject(long handle, String kind, String what) {
-        this(new Handle(handle, null, kind), what);
-    }
-
-    private NativeObject(Handle state, String what) {
-        this.state = state;
+        this.state = new Handle(handle, kind);
         this.cleanable = Tensor.CLEANER.register(this, state);
         this.what = what;
     }
@@ -87,23 +69,6 @@ abstract class NativeObject implements AutoCloseable {
             throw new IllegalStateException(what + " used after close()");
         }
         return h;
-    }
-
-    static MemorySegment cString(Arena arena, String s) {
-        return s == null ? MemorySegment.NULL : arena.allocateFrom(s);
-    }
-
-    /** texts as the C array of UTF-8 strings the runtime takes. */
-    static MemorySegment texts(Arena arena, List<String> texts) {
-        MemorySegment arr = arena.allocate(ADDRESS, Math.max(texts.size(), 1));
-        for (int i = 0; i < texts.size(); i++) {
-            String t = texts.get(i);
-            if (t == null) {
-                throw new IllegalArgumentException("texts[" + i + "] is null");
-            }
-            arr.setAtIndex(ADDRESS, i, arena.allocateFrom(t));
-        }
-        return arr;
     }
 
     /** A native copy of bytes for a call to read (never empty, so it has an address). */
@@ -201,6 +166,11 @@ abstract class NativeObject implements AutoCloseable {
     /** A result's tensor handle as a Tensor, null for JSON null. */
     static Tensor tensor(Object v) {
         return v == null ? null : Tensor.wrap(asLong(v));
+    }
+
+    /** A result's list of tensor handles (a record, a batch) as Tensors. */
+    static List<Tensor> tensors(Object list) {
+        return ((List<?>) list).stream().map(NativeObject::tensor).toList();
     }
 
     /** A result's list of integers. */
