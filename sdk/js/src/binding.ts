@@ -216,29 +216,6 @@ export interface Binding {
   stateFromBytes(bytes: Uint8Array, device: string | null, name: string): number;
   /** Points the handles put into module at the values of the same names, all or none. */
   stateAssign(module: number, values: number, strict: boolean, moduleName: string): void;
-
-  // Datasets and loaders (wt_dataset_*, wt_loader_*): the readers, the
-  // shuffle, the workers and the collation are the runtime's.
-  /** Opens a built-in dataset from files (Node only); spec is the header's JSON. */
-  datasetOpen(spec: string): number;
-  /** Opens a built-in dataset from one file's bytes. */
-  datasetOpenBytes(spec: string, bytes: Uint8Array): number;
-  /** TensorDataset over the tensors behind handles; names name the fields. */
-  datasetFromTensors(tensors: readonly number[], names: readonly string[] | null): number;
-  /** wt_dataset_info_json: the length, the fields and an image folder's classes. */
-  datasetInfo(ds: number): string;
-  /** Record index as one tensor handle per field; async for the browser's device uploads. */
-  datasetGet(ds: number, index: number, device: string | null): Promise<number[]>;
-  datasetFree(ds: number): void;
-  /** A loader; options is the header's JSON. */
-  loaderNew(ds: number, options: string): number;
-  loaderLen(loader: number): number;
-  loaderEpoch(loader: number, epoch: number): void;
-  /** The running epoch's next batch, [] at its end. */
-  loaderNext(loader: number): Promise<number[]>;
-  loaderFree(loader: number): void;
-  /** The record order of a shuffled epoch. */
-  dataPermutation(n: number, seed: number, epoch: number): number[];
 }
 
 /** Told after each denoising step of a sampling call: step counts from 1 to steps. */

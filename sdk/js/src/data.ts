@@ -1,14 +1,16 @@
 // Datasets and a DataLoader with PyTorch's semantics: the readers (.npy,
 // .npz, safetensors, Parquet, image folders), the seeded shuffle, the worker
 // goroutines and the batch collation are the runtime's (the Go package data,
-// through the C ABI's wt_dataset_* and wt_loader_*), the same as Python's
-// wt.data; this file only wraps handles and iterates. A dataset written in
-// JavaScript (a Dataset subclass) is read here in the order the runtime's
-// permutation gives, as Python reads its own, and batched by defaultCollate
-// (the stack op) or the caller's collate function.
+// through wt_call's dataset.*, loader.* and data.permutation,
+// docs/calls.md), the same as Python's wt.data; this file only wraps handles
+// and iterates. A dataset written in JavaScript (a Dataset subclass) is read
+// here in the order the runtime's permutation gives, as Python reads its
+// own, and batched by defaultCollate (the stack op) or the caller's collate
+// function.
 
-import { maybeNative, native } from "./binding.js";
+import { native } from "./binding.js";
 import { Tensor, tensor } from "./core.js";
+import { registry } from "./objects.js";
 import { stack } from "./ops.gen.js";
 
 /**
@@ -27,21 +29,7 @@ interface Info {
   classes?: string[];
 }
 
-const datasetRegistry = new FinalizationRegistry<number>((h) => {
-  try {
-    maybeNative()?.datasetFree(h);
-  } catch {
-    // already freed, or the runtime is going away
-  }
-});
-
-const loaderRegistry = new FinalizationRegistry<number>((h) => {
-  try {
-    maybeNative()?.loaderFree(h);
-  } catch {
-    // already freed, or the runtime is going away
-  }
-});
+const handles = (hs: number[]) => hs.map((h) => new Tensor(h));
 
 /** A dataset the runtime reads: records are arrays of Tensors, one per field. `dispose()` frees it (the GC does too). */
 export class NativeDataset extends Dataset<Tensor[]> {
@@ -58,13 +46,13 @@ export class NativeDataset extends Dataset<Tensor[]> {
   constructor(handle: number) {
     super();
     this.#h = handle;
-    const info = JSON.parse(native().datasetInfo(handle)) as Info;
+    registry.register(this, ["dataset", handle], this);
+    const info = native().call<Info>("dataset.info", handle);
     this.length = info.len;
     this.fields = info.fields.map((f) => f.name);
     this.dtypes = info.fields.map((f) => f.dtype);
     this.shapes = info.fields.map((f) => f.shape);
     this.classes = info.classes ?? null;
-    datasetRegistry.register(this, handle, this);
   }
 
   /** @internal */
@@ -75,9 +63,7 @@ export class NativeDataset extends Dataset<Tensor[]> {
 
   /** Record index (negative counts from the end), one Tensor per field, on device (default: the default device). */
   async get(index: number, device?: string): Promise<Tensor[]> {
-    const i = index < 0 ? index + this.length : index;
-    const hs = await native().datasetGet(this.handle, i, device ?? null);
-    return hs.map((h) => new Tensor(h));
+    return handles(await native().callAsync<number[]>("dataset.get", this.handle, { index, device }));
   }
 
   /** Frees the dataset; loaders made from it keep it alive. Disposing twice is harmless. */
@@ -85,13 +71,15 @@ export class NativeDataset extends Dataset<Tensor[]> {
     const h = this.#h;
     this.#h = 0;
     if (h) {
-      datasetRegistry.unregister(this);
-      native().datasetFree(h);
+      registry.unregister(this);
+      native().call("dataset.free", h);
     }
   }
 }
 
-const open = (spec: Record<string, unknown>) => new NativeDataset(native().datasetOpen(JSON.stringify(spec)));
+/** dataset.open: files spec names, or with data one file's bytes (a page has only these). */
+const open = (spec: Record<string, unknown>, data?: Uint8Array) =>
+  new NativeDataset(native().call<number>("dataset.open", 0, { spec }, data));
 
 /** NumPy .npy files (Node), one field per file named by its stem; record i is row i of every file. */
 export function npy(...paths: string[]): NativeDataset {
@@ -120,18 +108,17 @@ export function imageFolder(root: string, options: { mode?: "rgb" | "gray"; size
 
 /** A dataset from one file's bytes (npy, npz, safetensors or parquet): the browser's way in. */
 export function fromBytes(format: string, bytes: Uint8Array, options: { keys?: readonly string[]; name?: string } = {}): NativeDataset {
-  const spec = JSON.stringify({ format, keys: options.keys, name: options.name ?? format });
-  return new NativeDataset(native().datasetOpenBytes(spec, bytes));
+  return open({ format, keys: options.keys, name: options.name ?? format }, bytes);
 }
 
 /** PyTorch's TensorDataset: record i is t[i] of each tensor; the values are copied into the runtime. */
 export function TensorDataset(tensors: readonly Tensor[], names?: readonly string[]): NativeDataset {
-  return new NativeDataset(native().datasetFromTensors(tensors.map((t) => t.handle), names ?? null));
+  return new NativeDataset(native().call<number>("dataset.from_tensors", 0, { tensors: tensors.map((t) => t.handle), names }));
 }
 
 /** The record order of shuffled epoch `epoch`: what every loader with this seed reads, in every SDK. */
 export function permutation(n: number, seed = 0, epoch = 0): number[] {
-  return native().dataPermutation(n, seed, epoch);
+  return native().call<number[]>("data.permutation", 0, { n, seed, epoch });
 }
 
 /**
@@ -198,12 +185,12 @@ export class DataLoader<T = Tensor[]> {
     const batch = o.batchSize ?? 1;
     if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`webtensor: batchSize must be an integer >= 1, got ${batch}`);
     if (dataset instanceof NativeDataset && !o.collateFn) {
-      const json = JSON.stringify({
+      const options = {
         batch_size: o.batchSize, shuffle: o.shuffle, seed: o.seed, drop_last: o.dropLast,
         workers: o.numWorkers, prefetch: o.prefetchFactor, cache: o.cache, device: o.device,
-      });
-      this.#h = native().loaderNew(dataset.handle, json);
-      loaderRegistry.register(this, this.#h, this);
+      };
+      this.#h = native().call<number>("loader.new", 0, { dataset: dataset.handle, options });
+      registry.register(this, ["loader", this.#h], this);
     } else if (!(dataset instanceof Dataset)) {
       throw new TypeError("webtensor: DataLoader takes a NativeDataset or a Dataset subclass");
     }
@@ -211,7 +198,7 @@ export class DataLoader<T = Tensor[]> {
 
   /** Batches per epoch. */
   get length(): number {
-    if (this.#h) return native().loaderLen(this.#h);
+    if (this.#h) return native().call<number>("loader.len", this.#h);
     const n = this.dataset.length;
     const b = this.#o.batchSize ?? 1;
     return this.#o.dropLast ? Math.floor(n / b) : Math.ceil(n / b);
@@ -230,11 +217,11 @@ export class DataLoader<T = Tensor[]> {
       return;
     }
     const h = this.#live();
-    native().loaderEpoch(h, epoch);
+    native().call("loader.epoch", h, { epoch });
     for (;;) {
-      const hs = await native().loaderNext(h);
+      const hs = await native().callAsync<number[]>("loader.next", h);
       if (hs.length === 0) return;
-      yield hs.map((x) => new Tensor(x)) as T;
+      yield handles(hs) as T;
     }
   }
 
@@ -289,8 +276,8 @@ export class DataLoader<T = Tensor[]> {
     const h = this.#h;
     this.#h = 0;
     if (h) {
-      loaderRegistry.unregister(this);
-      native().loaderFree(h);
+      registry.unregister(this);
+      native().call("loader.free", h);
     }
   }
 }

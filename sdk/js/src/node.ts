@@ -419,44 +419,6 @@ function trainingCalls(lib: Native) {
       newHandle((o) => lib.wt_state_from_bytes(bytes, bytes.byteLength, device, name, o)),
     stateAssign: (module: number, values: number, strict: boolean, name: string) =>
       check(lib.wt_state_assign(module, values, strict ? 1 : 0, name)),
-    datasetOpen: (spec: string) => newHandle((o) => lib.wt_dataset_open(spec, o)),
-    datasetOpenBytes: (spec: string, bytes: Uint8Array) =>
-      newHandle((o) => lib.wt_dataset_open_bytes(spec, bytes, bytes.byteLength, o)),
-    datasetFromTensors: (tensors: readonly number[], names: readonly string[] | null) =>
-      newHandle((o) => lib.wt_dataset_from_tensors(list(tensors), names ? [...names] : null, tensors.length, o)),
-    datasetInfo: (ds: number) => readString(lib.wt_dataset_info_json, ds),
-    datasetGet: async (ds: number, index: number, device: string | null) => {
-      const cap = Math.max((JSON.parse(readString(lib.wt_dataset_info_json, ds)) as { fields: unknown[] }).fields.length, 1);
-      const outs = new BigInt64Array(cap);
-      const n = new Int32Array(1);
-      check(lib.wt_dataset_get(ds, index, device, outs, cap, n));
-      return Array.from(outs.subarray(0, n[0]!), Number);
-    },
-    datasetFree: (ds: number) => check(lib.wt_dataset_free(ds)),
-    loaderNew: (ds: number, options: string) => newHandle((o) => lib.wt_loader_new(ds, options, o)),
-    loaderLen: (l: number) => newHandle((o) => lib.wt_loader_len(l, o)),
-    loaderEpoch: (l: number, epoch: number) => check(lib.wt_loader_epoch(l, epoch)),
-    loaderNext: async (l: number) => {
-      // A batch has at most MaxInputs tensors; a short buffer takes no batch and says how many.
-      let cap = 8;
-      for (;;) {
-        const outs = new BigInt64Array(cap);
-        const n = new Int32Array(1);
-        const st = lib.wt_loader_next(l, outs, cap, n) as number;
-        if (st === ERR_BUFFER_TOO_SMALL && n[0]! > cap) {
-          cap = n[0]!;
-          continue;
-        }
-        check(st);
-        return Array.from(outs.subarray(0, n[0]!), Number);
-      }
-    },
-    loaderFree: (l: number) => check(lib.wt_loader_free(l)),
-    dataPermutation: (n: number, seed: number, epoch: number) => {
-      const out = new BigInt64Array(Math.max(n, 1));
-      check(lib.wt_data_permutation(n, seed, epoch, out));
-      return Array.from(out.subarray(0, n), Number);
-    },
   };
 }
 

@@ -1,8 +1,8 @@
 // The lifetime of a runtime object behind a handle (a tokenizer, a model, a
-// pipeline), shared by multimodal.ts, diffuse.ts and onnx.ts: dispose()
-// frees it, a FinalizationRegistry frees dropped ones. The objects are
-// freed, and their methods run, through wt_call's `${kind}.${method}`
-// (docs/calls.md).
+// pipeline, a dataset), shared by multimodal.ts, diffuse.ts, onnx.ts and
+// data.ts: dispose() frees it, a FinalizationRegistry frees dropped ones.
+// The objects are freed, and their methods run, through wt_call's
+// `${kind}.${method}` (docs/calls.md).
 
 import { maybeNative, native } from "./binding.js";
 import type { CallArgs, StepCallback } from "./binding.js";
@@ -20,9 +20,12 @@ export type CallKind =
   | "conformer"
   | "speecht5"
   | "diffusion"
-  | "onnx";
+  | "onnx"
+  | "dataset"
+  | "loader";
 
-const registry = new FinalizationRegistry<[CallKind, number]>(([kind, h]) => {
+/** Frees a dropped object's handle through `${kind}.free` (data.ts's classes register too). */
+export const registry = new FinalizationRegistry<[CallKind, number]>(([kind, h]) => {
   try {
     maybeNative()?.call(`${kind}.free`, h);
   } catch {

@@ -21,8 +21,6 @@ interface GoCalls {
   wt_op_async(name: string, inputs: number[], attrs: unknown[]): Promise<number[]>;
   wt_backward_async(h: number, grad: number): Promise<void>;
   wt_state_to_bytes_async(s: number): Promise<Uint8Array>;
-  wt_dataset_get_async(ds: number, index: number, device: string | null): Promise<number[]>;
-  wt_loader_next_async(loader: number): Promise<number[]>;
   wt_device_sync_async(device: string): Promise<void>;
   wt_call_async(target: string, self: number, args: string | null, data: Uint8Array | null, onStep?: StepCallback | null): Promise<number>;
   [sync: string]: unknown;
@@ -186,20 +184,6 @@ function wasmBinding(go: GoCalls): Binding {
     },
     stateFromBytes: (bytes, device, name) => call<number>("wt_state_from_bytes", bytes, device, name),
     stateAssign: (module, values, strict, name) => call("wt_state_assign", module, values, strict, name),
-    datasetOpen: () => {
-      throw new Error("webtensor: the browser has no file system: data.fromBytes() takes a file's bytes");
-    },
-    datasetOpenBytes: (spec, bytes) => call<number>("wt_dataset_open_bytes", spec, bytes),
-    datasetFromTensors: (tensors, names) => call<number>("wt_dataset_from_tensors", [...tensors], names ? [...names] : null),
-    datasetInfo: (ds) => call<string>("wt_dataset_info_json", ds),
-    datasetGet: (ds, index, device) => settle(go.wt_dataset_get_async(ds, index, device)),
-    datasetFree: (ds) => call("wt_dataset_free", ds),
-    loaderNew: (ds, options) => call<number>("wt_loader_new", ds, options),
-    loaderLen: (l) => call<number>("wt_loader_len", l),
-    loaderEpoch: (l, epoch) => call("wt_loader_epoch", l, epoch),
-    loaderNext: (l) => settle(go.wt_loader_next_async(l)),
-    loaderFree: (l) => call("wt_loader_free", l),
-    dataPermutation: (n, seed, epoch) => call<number[]>("wt_data_permutation", n, seed, epoch),
   };
 }
 

@@ -127,25 +127,12 @@ var calls = map[string]call{
 	// library's tokenizers, image processors, models, video front end and
 	// resampling, the diffusion pipelines (wt_call takes an optional last
 	// argument the header has not: onStep(step, steps), called after each
-	// denoising step), the ONNX importer and the auto-agents (which answer
-	// WT_ERR_UNSUPPORTED here) are reached only through these
+	// denoising step), the ONNX importer, the auto-agents (which answer
+	// WT_ERR_UNSUPPORTED here) and the datasets and loaders are reached
+	// only through these
 	"wt_call":             callMethod,
 	"wt_call_result_json": ofHandle(abi.CallResultJSON),
 	"wt_call_result_free": onHandle(abi.CallResultFree),
-
-	// datasets and loaders
-	"wt_dataset_open_bytes":   datasetOpenBytes,
-	"wt_dataset_from_tensors": datasetFromTensors,
-	"wt_dataset_free":         onHandle(abi.DatasetFree),
-	"wt_dataset_len":          ofHandle(abi.DatasetLen),
-	"wt_dataset_info_json":    ofHandle(abi.DatasetInfoJSON),
-	"wt_dataset_get":          datasetGet,
-	"wt_loader_new":           loaderNew,
-	"wt_loader_free":          onHandle(abi.LoaderFree),
-	"wt_loader_len":           ofHandle(abi.LoaderLen),
-	"wt_loader_epoch":         loaderEpoch,
-	"wt_loader_next":          loaderNext,
-	"wt_data_permutation":     dataPermutation,
 }
 
 // asyncTwins are the calls that may wait for the GPU: each is exported a
@@ -153,7 +140,7 @@ var calls = map[string]call{
 // Promise, for what must read GPU memory to proceed (a copy to the host, an
 // output shape that depends on the data, sparse structure, ...).
 var asyncTwins = []string{"wt_tensor_to_host", "wt_tensor_to_device", "wt_op", "wt_backward", "wt_graph_run", "wt_device_sync",
-	"wt_state_to_bytes", "wt_dataset_get", "wt_loader_next", "wt_call"}
+	"wt_state_to_bytes", "wt_call"}
 
 // browserOnly are the calls the header has no counterpart of, all async.
 var browserOnly = map[string]call{
@@ -186,5 +173,17 @@ var omitted = map[string]string{
 	"wt_state_load":                "no file system: wt_state_from_bytes reads a file's bytes",
 	"wt_profile_write":             "no file system: wt_profile_json gives the trace's text",
 	"wt_profile_exit_path":         "no environment variables or process exit in a page",
-	"wt_dataset_open":              "no file system: wt_dataset_open_bytes reads a file's bytes",
+	"wt_dataset_open":              "replaced by wt_call (docs/calls.md)",
+	"wt_dataset_open_bytes":        "replaced by wt_call (docs/calls.md)",
+	"wt_dataset_from_tensors":      "replaced by wt_call (docs/calls.md)",
+	"wt_dataset_free":              "replaced by wt_call (docs/calls.md)",
+	"wt_dataset_len":               "replaced by wt_call (docs/calls.md)",
+	"wt_dataset_info_json":         "replaced by wt_call (docs/calls.md)",
+	"wt_dataset_get":               "replaced by wt_call (docs/calls.md)",
+	"wt_loader_new":                "replaced by wt_call (docs/calls.md)",
+	"wt_loader_free":               "replaced by wt_call (docs/calls.md)",
+	"wt_loader_len":                "replaced by wt_call (docs/calls.md)",
+	"wt_loader_epoch":              "replaced by wt_call (docs/calls.md)",
+	"wt_loader_next":               "replaced by wt_call (docs/calls.md)",
+	"wt_data_permutation":          "replaced by wt_call (docs/calls.md)",
 }
