@@ -54,9 +54,9 @@ func datasetResult(ds data.Dataset, err error) (int64, error) {
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			return 0, Errorf(StatusIO, "%v", err)
+			return 0, Errorf(StatusIO, "dataset.open: %v", err)
 		}
-		return 0, Invalidf("%v", err)
+		return 0, Invalidf("dataset.open: %v", err)
 	}
 	return datasets.add(ds), nil
 }

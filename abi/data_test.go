@@ -61,6 +61,6 @@ func TestDatasetErrors(t *testing.T) {
 	_, err = DatasetGet(ds, 9, "")
 	assert.EqualError(t, err, "dataset.get: data: record 9 out of range (dataset has 5)")
 	_, err = DatasetOpenBytes(`{"format": "npy", "name": "upload.npy"}`, []byte("nope"))
-	assert.EqualError(t, err, `upload.npy: not a .npy file NumPy wrote: no \x93NUMPY magic at the start`)
+	assert.EqualError(t, err, `dataset.open: upload.npy: not a .npy file NumPy wrote: no \x93NUMPY magic at the start`)
 	require.NoError(t, DatasetFree(ds))
 }
