@@ -29,15 +29,20 @@ def _json_value(v: Any) -> Any:
     return v
 
 
+_encode = json.JSONEncoder(allow_nan=False).encode  # json.dumps builds an encoder a call when given allow_nan
+
+
 def call(target: str, obj: int = 0, /, data: bytes | None = None, **args: Any) -> Any:
     """Runs the library's method target ("kind.method", docs/calls.md) on the
     object handle obj (0 for a load or a plain function) with args by name
     (None: the library's default) and data, the bytes a loader reads; returns
-    the result's JSON decoded (tensors and objects as handles the caller owns)."""
-    doc = json.dumps({k: _json_value(v) for k, v in args.items() if v is not None}, allow_nan=False)
+    the result's JSON decoded (tensors and objects as handles the caller owns).
+    No args, no JSON written for the library to parse (loader.next's batches)."""
+    doc = None
+    if args:
+        doc = _encode({k: _json_value(v) for k, v in args.items() if v is not None}).encode()
     out = C.c_int64()
-    _lib.call("wt_call", target.encode(), obj, doc.encode(), data, len(data) if data is not None else 0,
-              C.byref(out))
+    _lib.check(_lib.lib.wt_call(target.encode(), obj, doc, data, len(data) if data is not None else 0, C.byref(out)))
     try:
         return json.loads(_lib.read_string("wt_call_result_json", out.value))
     finally:
@@ -46,8 +51,8 @@ def call(target: str, obj: int = 0, /, data: bytes | None = None, **args: Any) -
 
 class Handle:
     """A handle the library made; subclasses name its kind for call() (its
-    free is "kind.free") or, for the kinds wt_call has no targets of (state
-    dicts, datasets), their wt_*_free function."""
+    free is "kind.free") or, for state dicts (wt_call has no targets of
+    theirs), their wt_*_free function."""
 
     _kind = ""  # the kind's name in call()'s targets
     _free = ""  # the wt_*_free function, for a class without a _kind

@@ -1,16 +1,16 @@
-"""DataLoader: the library's loader (wt_loader_*) for its own datasets, and
-for Python datasets the same batching and shuffle order on Python threads."""
+"""DataLoader: the library's loader (call()'s loader.* targets) for its own
+datasets, and for Python datasets the same batching and shuffle order on
+Python threads."""
 
 from __future__ import annotations
 
-import ctypes as C
-import json
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .. import _lib
+from .._objects import call
 from .._tensor import Tensor, tensor
 from ._native import NativeDataset, permutation
 
@@ -76,9 +76,7 @@ class DataLoader:
                     "workers": num_workers, "prefetch": prefetch_factor, "cache": cache}
             if device:
                 opts["device"] = device
-            h = C.c_int64()
-            _lib.call("wt_loader_new", dataset._h, json.dumps(opts).encode(), C.byref(h))
-            self._h = h.value
+            self._h = call("loader.new", dataset=dataset._live(), options=opts)
 
     def set_epoch(self, epoch: int) -> None:
         """The epoch the next pass reads (its shuffle order); passes count
@@ -89,9 +87,7 @@ class DataLoader:
 
     def __len__(self) -> int:
         if self._h:
-            n = C.c_int64()
-            _lib.call("wt_loader_len", self._h, C.byref(n))
-            return n.value
+            return call("loader.len", self._h)
         n = len(self.dataset)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
@@ -101,15 +97,9 @@ class DataLoader:
 
     def _native(self, epoch: int) -> Iterator[tuple[Tensor, ...]]:
         h = self._h
-        _lib.call("wt_loader_epoch", h, epoch)
-        cap = max(len(self.dataset.fields), 1)
-        outs = (C.c_int64 * cap)()
-        n = C.c_int32(0)
-        while True:
-            _lib.call("wt_loader_next", h, outs, cap, C.byref(n))
-            if n.value == 0:
-                return
-            yield tuple(Tensor._wrap(outs[i]) for i in range(n.value))
+        call("loader.epoch", h, epoch=epoch)
+        while batch := call("loader.next", h):
+            yield tuple(map(Tensor._wrap, batch))
 
     def _batches(self, epoch: int) -> list[list[int]]:
         n = len(self.dataset)
@@ -147,9 +137,12 @@ class DataLoader:
         """Stop the library's workers (a native loader); closing twice is harmless."""
         h, self._h = self._h, 0
         if h:
-            _lib.call("wt_loader_free", h)
+            call("loader.free", h)
 
     def __del__(self):
         h = getattr(self, "_h", 0)
         if h and _lib.lib is not None:
-            _lib.lib.wt_loader_free(h)
+            try:
+                call("loader.free", h)
+            except Exception:  # interpreter shutdown: the library (or json) may be gone
+                pass

@@ -1,16 +1,13 @@
-"""The library's datasets (wt_dataset_*) behind a Python object, and the
-shuffle permutation every loader uses."""
+"""The library's datasets (the dataset.* targets of call(), docs/calls.md)
+behind a Python object, and the shuffle permutation every loader uses."""
 
 from __future__ import annotations
 
-import ctypes as C
-import json
 import os
 from typing import Any
 
-from .. import _lib
-from .._objects import Handle
-from .._tensor import Tensor, tensor
+from .._objects import Handle, Inputs, call
+from .._tensor import Tensor
 
 
 class Dataset:
@@ -25,16 +22,15 @@ class Dataset:
 
 
 class NativeDataset(Dataset, Handle):
-    """A dataset the library reads (a wt_dataset handle): its records are
+    """A dataset the library reads (a dataset handle): its records are
     tuples of Tensors, one per field. Freed by close(), a with block or the
     garbage collector; loaders made from it keep it alive."""
 
-    _free = "wt_dataset_free"
-    _what = "dataset"
+    _kind = _what = "dataset"
 
     def __init__(self, handle: int):
         super().__init__(handle)
-        info = json.loads(_lib.read_string("wt_dataset_info_json", handle))
+        info = call("dataset.info", handle)
         self._len: int = info["len"]
         self.fields: tuple[str, ...] = tuple(f["name"] for f in info["fields"])
         self.dtypes: tuple[str, ...] = tuple(f["dtype"] for f in info["fields"])
@@ -47,14 +43,7 @@ class NativeDataset(Dataset, Handle):
     def get(self, index: int, device: str | None = None) -> tuple[Tensor, ...]:
         """Record index, one Tensor per field, on device (default: the
         default device). A negative index counts from the end."""
-        h = self._live()
-        if index < 0:
-            index += self._len
-        cap = max(len(self.fields), 1)
-        outs = (C.c_int64 * cap)()
-        n = C.c_int32(0)
-        _lib.call("wt_dataset_get", h, index, device.encode() if device else None, outs, cap, C.byref(n))
-        return tuple(Tensor._wrap(outs[i]) for i in range(n.value))
+        return tuple(map(Tensor._wrap, call("dataset.get", self._live(), index=index, device=device)))
 
     def __getitem__(self, index: int) -> tuple[Tensor, ...]:
         return self.get(index)
@@ -65,10 +54,8 @@ class NativeDataset(Dataset, Handle):
 
 
 
-def _open(spec: dict[str, Any]) -> NativeDataset:
-    h = C.c_int64()
-    _lib.call("wt_dataset_open", json.dumps(spec).encode(), C.byref(h))
-    return NativeDataset(h.value)
+def _open(spec: dict[str, Any], data: bytes | None = None) -> NativeDataset:
+    return NativeDataset(call("dataset.open", spec=spec, data=data))
 
 
 def _keys(keys) -> list[str] | None:
@@ -115,11 +102,7 @@ def image_folder(root: str | os.PathLike, mode: str = "rgb", size: tuple[int, in
 def from_bytes(fmt: str, data: bytes | bytearray | memoryview, keys=None, name: str | None = None) -> NativeDataset:
     """A dataset from one file's bytes (fmt: npy, npz, safetensors or
     parquet); name labels it in errors."""
-    raw = bytes(data)
-    spec = {"format": fmt, "keys": _keys(keys), "name": name or fmt}
-    h = C.c_int64()
-    _lib.call("wt_dataset_open_bytes", json.dumps(spec).encode(), raw, len(raw), C.byref(h))
-    return NativeDataset(h.value)
+    return _open({"format": fmt, "keys": _keys(keys), "name": name or fmt}, bytes(data))
 
 
 def TensorDataset(*tensors, names=None) -> NativeDataset:  # noqa: N802 (PyTorch's class name)
@@ -128,26 +111,14 @@ def TensorDataset(*tensors, names=None) -> NativeDataset:  # noqa: N802 (PyTorch
     copied into the library once."""
     if not tensors:
         raise ValueError("TensorDataset needs at least one tensor")
-    made = [t if isinstance(t, Tensor) else tensor(t) for t in tensors]
-    handles = _lib.i64_array([t._live() for t in made])
-    names_arr = None
-    if names is not None:
-        if len(names) != len(made):
-            raise ValueError(f"{len(names)} names for {len(made)} tensors")
-        names_arr = (C.c_char_p * len(names))(*(n.encode() for n in names))
-    h = C.c_int64()
-    try:
-        _lib.call("wt_dataset_from_tensors", handles, names_arr, len(made), C.byref(h))
-    finally:
-        for t, given in zip(made, tensors, strict=True):
-            if t is not given:
-                t.close()
-    return NativeDataset(h.value)
+    if names is not None and len(names) != len(tensors):
+        raise ValueError(f"{len(names)} names for {len(tensors)} tensors")
+    with Inputs() as made:
+        hs = [made.handle(t) for t in tensors]
+        return NativeDataset(call("dataset.from_tensors", tensors=hs, names=None if names is None else list(names)))
 
 
 def permutation(n: int, seed: int = 0, epoch: int = 0) -> list[int]:
     """The record order of shuffled epoch `epoch`: what every loader with
     this seed reads, in every SDK."""
-    out = (C.c_int64 * max(n, 1))()
-    _lib.call("wt_data_permutation", n, seed, epoch, out)
-    return list(out[:n])
+    return call("data.permutation", n=n, seed=seed, epoch=epoch)
