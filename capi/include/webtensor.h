@@ -92,10 +92,6 @@ typedef int64_t wt_optimizer;
 typedef int64_t wt_state;
 /* A domain method's result held for reading (see wt_call); never reused. */
 typedef int64_t wt_call_result;
-/* A dataset and a data loader (see wt_dataset_open, wt_loader_new);
- * handles are never reused. */
-typedef int64_t wt_dataset;
-typedef int64_t wt_loader;
 
 /* Attribute kinds for wt_op. */
 typedef enum {

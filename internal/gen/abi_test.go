@@ -18,7 +18,7 @@ func TestABIDeclarationsCoverEveryFunctionOfTheHeaders(t *testing.T) {
 	for _, f := range files {
 		text[filepath.Base(f.path)] = string(f.text)
 	}
-	require.Greater(t, len(r.abi.funcs), 110, "the headers declare every function of the ABI")
+	require.Greater(t, len(r.abi.funcs), 95, "the headers declare every function of the ABI")
 	for _, f := range r.abi.funcs {
 		assert.Contains(t, text["_abi.py"], `"`+f.name+`": (`, "Python declares %s", f.name)
 		if !abiSkip["ts"][f.name] {
@@ -45,7 +45,6 @@ func TestABIDeclarationsSpeakEachFFIsDialect(t *testing.T) {
 	assert.Contains(t, string(py), `"wt_version": ([], _s),`)
 	assert.Contains(t, string(protos), `"int32_t wt_graph_text(int64_t graph, _Out_ uint8_t *buf, size_t cap, _Out_ size_t *needed)"`)
 	assert.Contains(t, string(protos), `"const char *wt_last_error()"`)
-	assert.Contains(t, string(protos), `const char **names`)
 	assert.Contains(t, string(protos), `"int32_t wt_call(const char *target, int64_t self, const char *args_json, const void *data, size_t nbytes, _Out_ int64_t *out)"`)
 	// The borrowed flag is written after the call: a plain address.
 	assert.Regexp(t, `wt_tensor_from_host_borrowed\(.*, void \*released, _Out_ int64_t \*out\)`, string(protos))

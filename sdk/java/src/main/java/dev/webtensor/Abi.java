@@ -142,17 +142,4 @@ final class Abi {
     static final MethodHandle CALL = Native.fn("wt_call", I, A, L, A, A, L, A);
     static final MethodHandle CALL_RESULT_JSON = Native.fn("wt_call_result_json", I, L, A, L, A);
     static final MethodHandle CALL_RESULT_FREE = Native.fn("wt_call_result_free", I, L);
-    static final MethodHandle DATASET_OPEN = Native.fn("wt_dataset_open", I, A, A);
-    static final MethodHandle DATASET_OPEN_BYTES = Native.fn("wt_dataset_open_bytes", I, A, A, L, A);
-    static final MethodHandle DATASET_FROM_TENSORS = Native.fn("wt_dataset_from_tensors", I, A, A, I, A);
-    static final MethodHandle DATASET_FREE = Native.fn("wt_dataset_free", I, L);
-    static final MethodHandle DATASET_LEN = Native.fn("wt_dataset_len", I, L, A);
-    static final MethodHandle DATASET_INFO_JSON = Native.fn("wt_dataset_info_json", I, L, A, L, A);
-    static final MethodHandle DATASET_GET = Native.fn("wt_dataset_get", I, L, L, A, A, I, A);
-    static final MethodHandle LOADER_NEW = Native.fn("wt_loader_new", I, L, A, A);
-    static final MethodHandle LOADER_FREE = Native.fn("wt_loader_free", I, L);
-    static final MethodHandle LOADER_LEN = Native.fn("wt_loader_len", I, L, A);
-    static final MethodHandle LOADER_EPOCH = Native.fn("wt_loader_epoch", I, L, L);
-    static final MethodHandle LOADER_NEXT = Native.fn("wt_loader_next", I, L, A, I, A);
-    static final MethodHandle DATA_PERMUTATION = Native.fn("wt_data_permutation", I, L, L, L, A);
 }
