@@ -75,3 +75,33 @@ func TestCallDatasetAndLoader(t *testing.T) {
 	err = call(t, "data.permutation", 0, map[string]any{"n": -1}, nil, nil)
 	assert.ErrorContains(t, err, "data.permutation: n is -1, outside [0, 2147483647]")
 }
+
+// A loader's seed may be its decimal string (past 2^53, JavaScript's
+// numbers lose it): the same epoch order as the number.
+func TestLoaderSeedAsDecimalString(t *testing.T) {
+	ds, err := DatasetOpen(`{"format": "npy", "path": "` + npyX + `"}`)
+	require.NoError(t, err)
+	defer func() { _ = DatasetFree(ds) }()
+	order := func(opts string) []float64 {
+		l, err := LoaderNew(ds, opts)
+		require.NoError(t, err)
+		defer func() { _ = LoaderFree(l) }()
+		require.NoError(t, LoaderEpoch(l, 0))
+		var firsts []float64
+		for {
+			b, err := LoaderNext(l, 1)
+			require.NoError(t, err)
+			if b.Len() == 0 {
+				return firsts
+			}
+			v, err := b.ts[0].Float64s()
+			require.NoError(t, err)
+			firsts = append(firsts, v[0])
+		}
+	}
+	asNumber := order(`{"shuffle": true, "seed": 9007199254740993}`)
+	assert.Equal(t, asNumber, order(`{"shuffle": true, "seed": "9007199254740993"}`))
+	assert.NotEqual(t, asNumber, order(`{"shuffle": true, "seed": "9007199254740992"}`), "a seed past 2^53 is read exactly")
+	_, err = LoaderNew(ds, `{"seed": "-1"}`)
+	assert.ErrorContains(t, err, "seed must be an integer in [0, 2^64) or its decimal string")
+}

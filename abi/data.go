@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/webtensor/webtensor/data"
@@ -164,6 +167,22 @@ func DatasetGet(h, index int64, device string) (Outputs, error) {
 type loaderOptions struct {
 	data.Options
 	Device string `json:"device,omitempty"`
+	// Seed shadows Options.Seed: a uint64 past 2^53 does not survive
+	// JavaScript's numbers, so its decimal string is taken too, as every
+	// other seed of the calls is (seedArg).
+	Seed *seedValue `json:"seed,omitempty"`
+}
+
+// seedValue is a uint64 in JSON as a number or its decimal string.
+type seedValue uint64
+
+func (s *seedValue) UnmarshalJSON(b []byte) error {
+	v, err := strconv.ParseUint(strings.Trim(string(b), `"`), 10, 64)
+	if err != nil {
+		return fmt.Errorf("seed must be an integer in [0, 2^64) or its decimal string, got %.40s", b)
+	}
+	*s = seedValue(v)
+	return nil
 }
 
 // LoaderNew is loader.new: a loader over a dataset handle with options
@@ -183,6 +202,9 @@ func LoaderNew(ds int64, options string) (int64, error) {
 	}
 	if len(dev) > 0 {
 		o.Options.Device = dev[0]
+	}
+	if o.Seed != nil {
+		o.Options.Seed = uint64(*o.Seed)
 	}
 	l, err := data.NewLoader(d, o.Options)
 	if err != nil {
