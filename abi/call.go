@@ -189,33 +189,51 @@ func (c *CallArgs) Has(name string) bool {
 	return ok
 }
 
+// optional reads argument name as a T, def when absent; kind and noted
+// (the default as docs/calls.md gives it) describe it, want says what a
+// wrong value should have been.
+func optional[T any](c *CallArgs, name, kind, want string, def T, noted any) T {
+	c.note(name, kind, noted, false)
+	v := def
+	c.get(name, &v, want)
+	return v
+}
+
+// required reads argument name as a T that the caller must give.
+func required[T any](c *CallArgs, name, kind, want string) T {
+	c.note(name, kind, nil, true)
+	var v T
+	c.missing(name, c.get(name, &v, want))
+	return v
+}
+
 // Str is a string argument, def when absent.
 func (c *CallArgs) Str(name, def string) string {
-	c.note(name, "string", def, false)
-	v := def
-	c.get(name, &v, "a string")
-	return v
+	return optional(c, name, "string", "a string", def, def)
 }
 
 // NeedStr is a required string argument.
 func (c *CallArgs) NeedStr(name string) string {
-	c.note(name, "string", nil, true)
-	var v string
-	c.missing(name, c.get(name, &v, "a string"))
-	return v
+	return required[string](c, name, "string", "a string")
 }
 
-// Path is a required file or folder path. The browser build has no file
-// system, so there a path is refused by name, pointing at the load from
-// bytes, rather than failing in os.Open.
+// Path is a required file or folder path, refused in the browser build
+// (see needFileSystem).
 func (c *CallArgs) Path(name string) string {
-	p := c.NeedStr(name)
-	c.note(name, "path", nil, true)
-	if p != "" && runtime.GOOS == "js" && c.err == nil {
-		c.err = Errorf(StatusUnsupported, "%s: a page has no file system to read %s %q from; "+
-			"load the file's bytes (or a zip archive of the folder) instead", c.Target, name, p)
+	p := required[string](c, name, "path", "a string")
+	if p != "" {
+		c.needFileSystem(fmt.Sprintf("%s %q", name, p), "load the file's bytes (or a zip archive of the folder)")
 	}
 	return p
+}
+
+// needFileSystem refuses, in the browser build, a call that would read
+// what from files: a page has none, so the error names the argument and
+// says what to pass instead, rather than failing in os.Open.
+func (c *CallArgs) needFileSystem(what, instead string) {
+	if runtime.GOOS == "js" && c.err == nil {
+		c.err = Errorf(StatusUnsupported, "%s: a page has no file system to read %s from; %s instead", c.Target, what, instead)
+	}
 }
 
 // Strings is a required list of strings; one string counts as a list of one
@@ -266,9 +284,8 @@ func listOf[T any](c *CallArgs, name, want string) []T {
 // Int is an integer argument, def when absent; a number with a fraction or
 // past int64 is refused rather than rounded.
 func (c *CallArgs) Int(name string, def int64) int64 {
-	c.note(name, "integer", def, false)
-	var n json.Number
-	if !c.get(name, &n, "an integer") {
+	n := optional[json.Number](c, name, "integer", "an integer", "", def)
+	if n == "" {
 		return def
 	}
 	v, err := n.Int64()
@@ -301,10 +318,7 @@ func (c *CallArgs) NeedIntIn(name string, lo, hi int64) int64 {
 // Object is a required handle of another object (a whisper model for its
 // stream); kind names it.
 func (c *CallArgs) Object(name, kind string) int64 {
-	c.note(name, kind+" handle", nil, true)
-	var v int64
-	c.missing(name, c.get(name, &v, "a "+kind+" handle"))
-	return v
+	return required[int64](c, name, kind+" handle", "a "+kind+" handle")
 }
 
 // Float is a number argument, def when absent (JSON has no NaN or
@@ -329,17 +343,12 @@ func (c *CallArgs) Float(name string, def float64) float64 {
 		c.fail(name, "must be a number, got %q", s)
 		return def
 	}
-	var v float64
-	c.get(name, &v, "a number")
-	return v
+	return optional(c, name, "number", "a number", def, def)
 }
 
 // Bool is a boolean argument, def when absent.
 func (c *CallArgs) Bool(name string, def bool) bool {
-	c.note(name, "bool", def, false)
-	v := def
-	c.get(name, &v, "true or false")
-	return v
+	return optional(c, name, "bool", "true or false", def, def)
 }
 
 // Ints is a required list of integers.
@@ -350,18 +359,12 @@ func (c *CallArgs) Ints(name string) []int64 {
 
 // Tensor is a required tensor argument: its handle.
 func (c *CallArgs) Tensor(name string) int64 {
-	c.note(name, "tensor", nil, true)
-	var v int64
-	c.missing(name, c.get(name, &v, "a tensor handle"))
-	return v
+	return required[int64](c, name, "tensor", "a tensor handle")
 }
 
 // OptTensor is an optional tensor argument: its handle, 0 when absent.
 func (c *CallArgs) OptTensor(name string) int64 {
-	c.note(name, "tensor", nil, false)
-	var v int64
-	c.get(name, &v, "a tensor handle")
-	return v
+	return optional(c, name, "tensor", "a tensor handle", int64(0), nil)
 }
 
 // Tensors is a required list of tensors: their handles (one handle counts
@@ -379,20 +382,12 @@ func (c *CallArgs) Tensors(name string) []int64 {
 // JSON is an argument passed on as the JSON text a function parses itself
 // (an agent's options); "" when absent.
 func (c *CallArgs) JSON(name, kind string) string {
-	c.note(name, kind, nil, false)
-	var v json.RawMessage
-	if !c.get(name, &v, "JSON") {
-		return ""
-	}
-	return string(v)
+	return string(optional[json.RawMessage](c, name, kind, "JSON", nil, nil))
 }
 
 // NeedJSON is JSON for a required argument.
 func (c *CallArgs) NeedJSON(name, kind string) string {
-	v := c.JSON(name, kind)
-	c.note(name, kind, nil, true)
-	c.missing(name, v != "")
-	return v
+	return string(required[json.RawMessage](c, name, kind, "JSON"))
 }
 
 // OptBytes is the call's data when a method takes it or not (nil: none).

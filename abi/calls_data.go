@@ -1,9 +1,6 @@
 package abi
 
-import (
-	"math"
-	"runtime"
-)
+import "math"
 
 // The datasets' and loaders' methods as wt_call targets (data.go): a
 // record or a batch comes back as a list of new tensor handles, one per
@@ -19,10 +16,7 @@ var dataCalls = map[string]CallFunc{
 		if data := c.OptBytes("one file's bytes (optional: without them, spec names the files)"); data != nil {
 			return func() (any, error) { return DatasetOpenBytes(spec, data) }
 		}
-		if runtime.GOOS == "js" && c.err == nil {
-			c.err = Errorf(StatusUnsupported, "dataset.open: a page has no file system to read spec's files from; "+
-				"pass one file's bytes as the call's data instead")
-		}
+		c.needFileSystem("spec's files", "pass one file's bytes as the call's data")
 		return func() (any, error) { return DatasetOpen(spec) }
 	},
 	"dataset.from_tensors": func(c *CallArgs) func() (any, error) {

@@ -3,7 +3,6 @@ package abi
 import (
 	"encoding/json"
 	"math"
-	"strings"
 )
 
 // The diffusion pipelines', the ONNX importer's and the auto-agents'
@@ -61,17 +60,8 @@ var diffusionCalls = map[string]CallFunc{
 // seedArg is a sampling call's seed: any uint64, which JSON numbers past
 // 2^53 do not carry exactly in JavaScript, so a decimal string is taken too.
 func seedArg(c *CallArgs) uint64 {
-	c.note("seed", "integer in [0, 2^64), or its decimal string", 0, false)
-	c.read["seed"] = true
-	raw, ok := c.raw["seed"]
-	if !ok {
-		return 0
-	}
-	var v uint64
-	if err := json.Unmarshal([]byte(strings.Trim(string(raw), `"`)), &v); err != nil {
-		c.fail("seed", "must be an integer in [0, 2^64) or its decimal string, got %.40s", raw)
-	}
-	return v
+	return uint64(optional[seedValue](c, "seed", "integer in [0, 2^64), or its decimal string",
+		"an integer in [0, 2^64) or its decimal string", 0, 0))
 }
 
 var onnxCalls = map[string]CallFunc{
