@@ -74,14 +74,7 @@ func TestCallTokenizerByName(t *testing.T) {
 }
 
 func TestCallBatchDecodeAndTranscribe(t *testing.T) {
-	var meta struct {
-		Generate struct {
-			MaxNewTokens int       `json:"max_new_tokens"`
-			Sequences    [][]int64 `json:"sequences"`
-			Texts        []string  `json:"texts"`
-		} `json:"generate"`
-	}
-	refs := mmRefs(t, "whisper_refs", &meta)
+	refs, meta := whisperRefs(t)
 	var w int64
 	require.NoError(t, call(t, "whisper.load", 0, map[string]any{"path": filepath.Join(mmTestdata, "whisper_tiny"), "device": "cpu"}, nil, &w))
 	defer func() { require.NoError(t, call(t, "whisper.free", w, nil, nil, nil)) }()

@@ -175,15 +175,24 @@ func softmaxRows(x []float64, n int) []float64 {
 	return out
 }
 
-func TestWhisperGenerateAndDecode(t *testing.T) {
-	var meta struct {
-		Generate struct {
-			MaxNewTokens int       `json:"max_new_tokens"`
-			Sequences    [][]int64 `json:"sequences"`
-			Texts        []string  `json:"texts"`
-		} `json:"generate"`
-	}
+// whisperMeta is what whisper_refs.json says of the reference generation.
+type whisperMeta struct {
+	Generate struct {
+		MaxNewTokens int       `json:"max_new_tokens"`
+		Sequences    [][]int64 `json:"sequences"`
+		Texts        []string  `json:"texts"`
+	} `json:"generate"`
+}
+
+// whisperRefs loads the Whisper reference tensors and their metadata.
+func whisperRefs(t *testing.T) (string, whisperMeta) {
+	var meta whisperMeta
 	refs := mmRefs(t, "whisper_refs", &meta)
+	return refs, meta
+}
+
+func TestWhisperGenerateAndDecode(t *testing.T) {
+	refs, meta := whisperRefs(t)
 
 	w, err := WhisperLoad(filepath.Join(mmTestdata, "whisper_tiny"), "cpu")
 	require.NoError(t, err)
