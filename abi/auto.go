@@ -225,9 +225,9 @@ type loaderTuneOptions struct {
 	Measure *bool `json:"measure,omitempty"`
 }
 
-// AutoTuneLoader is auto.tune_loader: the data agent on a loader
+// autoTuneLoader is auto.tune_loader: the data agent on a loader
 // handle; its pipeline changes in place for the epochs started after.
-func AutoTuneLoader(h int64, options string) (string, error) {
+func autoTuneLoader(h int64, options string) (string, error) {
 	const fn = "auto.tune_loader"
 	st, err := loaders.get(h)
 	if err != nil {
@@ -288,12 +288,12 @@ type graphTuneOptions struct {
 	Grad bool `json:"grad,omitempty"`
 }
 
-// AutoTuneGraph is auto.tune_graph: the kernel agent on a traced graph
+// autoTuneGraph is auto.tune_graph: the kernel agent on a traced graph
 // run on inputs. On the CPU the settings it keeps are the CPU backend's,
 // for the whole process, remembered under the name; on a WebGPU device
 // (the first input's) they are kernel variants it synthesised for the hot
 // decisions, kept in the device's disk cache for every later process.
-func AutoTuneGraph(h int64, inputHandles []int64, options string) (string, error) {
+func autoTuneGraph(h int64, inputHandles []int64, options string) (string, error) {
 	const fn = "auto.tune_graph"
 	g, err := graphOf(h)
 	if err != nil {
@@ -380,9 +380,9 @@ type journalOptions struct {
 	IDs []string `json:"ids,omitempty"` // only these records (default: all)
 }
 
-// AutoJournalJSON is auto.journal: the journal's records, oldest
+// autoJournalJSON is auto.journal: the journal's records, oldest
 // first, as a JSON array.
-func AutoJournalJSON(options string) (string, error) {
+func autoJournalJSON(options string) (string, error) {
 	const fn = "auto.journal"
 	var o journalOptions
 	if err := decodeJSON(fn, "options", options, &o); err != nil {
@@ -410,11 +410,11 @@ func AutoJournalJSON(options string) (string, error) {
 // count decisions, 20 digits at most).
 const AutoRollbackIDBytes = 32
 
-// AutoRollback is auto.rollback: it restores the state from before the
+// autoRollback is auto.rollback: it restores the state from before the
 // kept decision id (undoing the kept ones after it) and returns the id of
 // the rollback's own record. In a process that has not registered the
 // loaders or workloads the snapshot names, it fails naming them.
-func AutoRollback(options, id string) (string, error) {
+func autoRollback(options, id string) (string, error) {
 	const fn = "auto.rollback"
 	var o autoOptions
 	if err := decodeJSON(fn, "options", options, &o); err != nil {

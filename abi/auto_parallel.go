@@ -22,11 +22,11 @@ type parallelOptions struct {
 	ParamInputs []int             `json:"param_inputs,omitempty"`
 }
 
-// AutoParallelPlan is auto.parallel_plan: auto-parallel's report (the
+// autoParallelPlan is auto.parallel_plan: auto-parallel's report (the
 // chosen plan, every candidate priced, reasons for infeasible ones) for a
 // traced forward pass. No feasible plan is an answer, not an error: the
 // report's "chosen" is null and "error" says why.
-func AutoParallelPlan(h int64, options string) (string, error) {
+func autoParallelPlan(h int64, options string) (string, error) {
 	const fn = "auto.parallel_plan"
 	g, err := graphOf(h)
 	if err != nil {

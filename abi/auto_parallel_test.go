@@ -42,7 +42,7 @@ func matmulGraph(t *testing.T) int64 {
 // plan, every candidate, reasons for the infeasible ones.
 func TestAutoParallelPlan(t *testing.T) {
 	g := matmulGraph(t)
-	out, err := AutoParallelPlan(g, `{"cluster": `+twoWorkers+`}`)
+	out, err := autoParallelPlan(g, `{"cluster": `+twoWorkers+`}`)
 	require.NoError(t, err)
 	var r parallel.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
@@ -63,7 +63,7 @@ func TestAutoParallelPlan(t *testing.T) {
 
 	// Nothing fits: a report with reasons, not an error.
 	small := `{"devices": [{"name": "cpu", "kind": "cpu", "gflops": 1, "gbps": 1, "memory_bytes": 100}]}`
-	out, err = AutoParallelPlan(g, `{"cluster": `+small+`}`)
+	out, err = autoParallelPlan(g, `{"cluster": `+small+`}`)
 	require.NoError(t, err)
 	r = parallel.Report{}
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
@@ -72,7 +72,7 @@ func TestAutoParallelPlan(t *testing.T) {
 	assert.Contains(t, r.Candidates[0].Why, "on a device that holds 100")
 
 	// Measured here: the CPU, no workers.
-	out, err = AutoParallelPlan(g, `{}`)
+	out, err = autoParallelPlan(g, `{}`)
 	require.NoError(t, err)
 	r = parallel.Report{}
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
@@ -90,7 +90,7 @@ func boolToFloat(b bool) float64 {
 // Bad input says what is wrong.
 func TestAutoParallelPlanErrors(t *testing.T) {
 	g := matmulGraph(t)
-	_, err := AutoParallelPlan(987654, `{}`)
+	_, err := autoParallelPlan(987654, `{}`)
 	assert.Equal(t, StatusHandle, StatusOf(err))
 	for opts, want := range map[string]string{
 		`{"clustr": {}}`: `unknown field "clustr"`,
@@ -103,7 +103,7 @@ func TestAutoParallelPlanErrors(t *testing.T) {
 		`{"cluster": {"devices": [{"name": "p", "kind": "process", "gflops": 1, "gbps": 1, "memory_bytes": 1}]}}`: "no link to p",
 		`{"cluster": ` + twoWorkers + `, "param_inputs": [4]}`:                                                    "parameter input 4, but the graph has 1 inputs",
 	} {
-		_, err := AutoParallelPlan(g, opts)
+		_, err := autoParallelPlan(g, opts)
 		assert.Equal(t, StatusInvalid, StatusOf(err), opts)
 		assert.ErrorContains(t, err, want, opts)
 	}

@@ -83,14 +83,14 @@ func pngFolder(t *testing.T, classes, perClass, w, h int) string {
 func TestAutoTuneLoader(t *testing.T) {
 	policy := autoPolicyModule(t) + "#data"
 	dir := t.TempDir()
-	ds, err := DatasetOpen(`{"format": "images", "path": "` + pngFolder(t, 2, 16, 48, 48) + `"}`)
+	ds, err := datasetOpen(`{"format": "images", "path": "` + pngFolder(t, 2, 16, 48, 48) + `"}`)
 	require.NoError(t, err)
-	l, err := LoaderNew(ds, `{"batch_size": 8, "shuffle": true, "seed": 1}`)
+	l, err := loaderNew(ds, `{"batch_size": 8, "shuffle": true, "seed": 1}`)
 	require.NoError(t, err)
-	defer LoaderFree(l)
+	defer loaderFree(l)
 
 	opts := fmt.Sprintf(`{"dir": %q, "policy": %q, "name": "pngs", "runs": 5}`, dir, policy)
-	out, err := AutoTuneLoader(l, opts)
+	out, err := autoTuneLoader(l, opts)
 	require.NoError(t, err)
 	assert.Less(t, len(out), AutoReportBytes)
 	var r struct {
@@ -112,7 +112,7 @@ func TestAutoTuneLoader(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, st.l.Pipeline().Cache, "the handle's loader changed in place")
 
-	j, err := AutoJournalJSON(fmt.Sprintf(`{"dir": %q, "ids": [%q]}`, dir, first.ID))
+	j, err := autoJournalJSON(fmt.Sprintf(`{"dir": %q, "ids": [%q]}`, dir, first.ID))
 	require.NoError(t, err)
 	var recs []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(j), &recs))
@@ -120,19 +120,19 @@ func TestAutoTuneLoader(t *testing.T) {
 	assert.Equal(t, "auto.data", recs[0]["policy"])
 	assert.Equal(t, true, recs[0]["guard"].(map[string]any)["ok"])
 
-	undo, err := AutoRollback(fmt.Sprintf(`{"dir": %q}`, dir), first.ID)
+	undo, err := autoRollback(fmt.Sprintf(`{"dir": %q}`, dir), first.ID)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(undo, "d"))
 	assert.Less(t, len(undo), AutoRollbackIDBytes)
 	assert.False(t, st.l.Pipeline().Cache)
-	_, err = AutoRollback(fmt.Sprintf(`{"dir": %q}`, dir), first.ID)
+	_, err = autoRollback(fmt.Sprintf(`{"dir": %q}`, dir), first.ID)
 	assert.ErrorContains(t, err, "was already rolled back")
-	_, err = AutoRollback(fmt.Sprintf(`{"dir": %q}`, dir), "d9999")
+	_, err = autoRollback(fmt.Sprintf(`{"dir": %q}`, dir), "d9999")
 	assert.ErrorContains(t, err, `no decision "d9999"`)
 
 	// Nothing is remembered after the rollback; measure false applies
 	// what the cache holds and measures nothing.
-	out, err = AutoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "name": "pngs", "measure": false}`, dir))
+	out, err = autoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "name": "pngs", "measure": false}`, dir))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 	assert.Empty(t, r.Decisions)
@@ -141,26 +141,26 @@ func TestAutoTuneLoader(t *testing.T) {
 
 func TestAutoErrors(t *testing.T) {
 	dir := t.TempDir()
-	_, err := AutoTuneLoader(987654, `{}`)
+	_, err := autoTuneLoader(987654, `{}`)
 	assert.Equal(t, StatusHandle, StatusOf(err))
-	ds, err := DatasetOpen(`{"format": "npy", "path": "` + npyX + `"}`)
+	ds, err := datasetOpen(`{"format": "npy", "path": "` + npyX + `"}`)
 	require.NoError(t, err)
-	l, err := LoaderNew(ds, `{"batch_size": 2}`)
+	l, err := loaderNew(ds, `{"batch_size": 2}`)
 	require.NoError(t, err)
-	defer LoaderFree(l)
-	_, err = AutoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "batchs": 2}`, dir))
+	defer loaderFree(l)
+	_, err = autoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "batchs": 2}`, dir))
 	assert.ErrorContains(t, err, `unknown field "batchs"`)
-	_, err = AutoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "policy": "no/such.wasm#data"}`, dir))
+	_, err = autoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "policy": "no/such.wasm#data"}`, dir))
 	assert.Equal(t, StatusIO, StatusOf(err), "%v", err)
-	_, err = AutoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "policy": %q, "name": "bad name"}`, dir, autoPolicyModule(t)+"#data"))
+	_, err = autoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "policy": %q, "name": "bad name"}`, dir, autoPolicyModule(t)+"#data"))
 	assert.ErrorContains(t, err, `loader name "bad name"`)
-	_, err = AutoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "policy": %q}`, dir, autoPolicyModule(t)+"#nope"))
+	_, err = autoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "policy": %q}`, dir, autoPolicyModule(t)+"#nope"))
 	assert.ErrorContains(t, err, `has no policy "nope"`)
-	_, err = AutoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "runs": 2, "measure": false}`, dir))
+	_, err = autoTuneLoader(l, fmt.Sprintf(`{"dir": %q, "runs": 2, "measure": false}`, dir))
 	assert.ErrorContains(t, err, "Runs >= 3")
-	_, err = AutoJournalJSON(`{"dri": "x"}`)
+	_, err = autoJournalJSON(`{"dri": "x"}`)
 	assert.ErrorContains(t, err, `unknown field "dri"`)
-	_, err = AutoTuneGraph(987654, nil, `{}`)
+	_, err = autoTuneGraph(987654, nil, `{}`)
 	assert.Equal(t, StatusHandle, StatusOf(err))
 }
 
@@ -182,7 +182,7 @@ func TestAutoTuneGraph(t *testing.T) {
 	defer GraphFree(g)
 	defer SetNumThreads(NumThreads())
 
-	out, err := AutoTuneGraph(g, []int64{x}, fmt.Sprintf(`{"dir": %q, "policy": %q, "name": "square", "runs": 3}`, dir, autoPolicyModule(t)+"#kernel"))
+	out, err := autoTuneGraph(g, []int64{x}, fmt.Sprintf(`{"dir": %q, "policy": %q, "name": "square", "runs": 3}`, dir, autoPolicyModule(t)+"#kernel"))
 	require.NoError(t, err)
 	var r struct {
 		Workload  string            `json:"workload"`
@@ -198,7 +198,7 @@ func TestAutoTuneGraph(t *testing.T) {
 	for k, v := range r.Cached {
 		assert.Equal(t, v, r.Settings[k], "the cached winner %s is in force", k)
 	}
-	j, err := AutoJournalJSON(fmt.Sprintf(`{"dir": %q}`, dir))
+	j, err := autoJournalJSON(fmt.Sprintf(`{"dir": %q}`, dir))
 	require.NoError(t, err)
 	var recs []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(j), &recs))
@@ -207,7 +207,7 @@ func TestAutoTuneGraph(t *testing.T) {
 		assert.Equal(t, d.ID, recs[i]["id"])
 		assert.Equal(t, "kernel", recs[i]["agent"])
 		if d.Verdict == "kept" {
-			_, err := AutoRollback(fmt.Sprintf(`{"dir": %q}`, dir), d.ID)
+			_, err := autoRollback(fmt.Sprintf(`{"dir": %q}`, dir), d.ID)
 			require.NoError(t, err)
 			break
 		}
@@ -249,7 +249,7 @@ func TestAutoTuneGraphWebGPU(t *testing.T) {
 	require.NoError(t, err)
 	defer GraphFree(g)
 
-	out, err := AutoTuneGraph(g, []int64{x, w}, fmt.Sprintf(`{"dir": %q, "policy": %q, "name": "gemv4", "runs": 5}`, dir, autoPolicyModule(t)+"#kernel"))
+	out, err := autoTuneGraph(g, []int64{x, w}, fmt.Sprintf(`{"dir": %q, "policy": %q, "name": "gemv4", "runs": 5}`, dir, autoPolicyModule(t)+"#kernel"))
 	require.NoError(t, err)
 	var r struct {
 		Device    string            `json:"device"`
@@ -275,7 +275,7 @@ func TestAutoTuneGraphWebGPU(t *testing.T) {
 			assert.Equal(t, strings.TrimPrefix(d.What, "webgpu."+key+"="), dev.TuningVariant(key))
 		}
 	}
-	j, err := AutoJournalJSON(fmt.Sprintf(`{"dir": %q}`, dir))
+	j, err := autoJournalJSON(fmt.Sprintf(`{"dir": %q}`, dir))
 	require.NoError(t, err)
 	var recs []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(j), &recs))

@@ -10,7 +10,7 @@ import (
 // tokenizer and a small tensor: every input is an answer or an error
 // with a status, never a panic, and an error leaves no tensor behind.
 func FuzzCall(f *testing.F) {
-	tok, err := TokenizerLoad("../multimodal/testdata/whisper_bpe/tokenizer.json")
+	tok, err := tokenizerLoad("../multimodal/testdata/whisper_bpe/tokenizer.json")
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -91,13 +91,13 @@ func TestCallBatchDecodeAndTranscribe(t *testing.T) {
 	require.NoError(t, call(t, "tokenizer.batch_decode", tok, map[string]any{"ids": ids, "skip_special_tokens": true}, nil, &decoded))
 	assert.Equal(t, meta.Generate.Texts, decoded)
 	freeHandles(ids)
-	require.NoError(t, TokenizerFree(tok))
+	require.NoError(t, tokenizerFree(tok))
 }
 
 func TestCallListsAndTensors(t *testing.T) {
 	var idx []int64
 	require.NoError(t, call(t, "video.uniform_frame_indices", 0, map[string]any{"total": 10, "num_frames": 4}, nil, &idx))
-	want, err := ints(VideoUniformFrameIndices(10, 4))
+	want, err := ints(videoUniformFrameIndices(10, 4))
 	require.NoError(t, err)
 	assert.Equal(t, want, idx)
 
@@ -105,7 +105,7 @@ func TestCallListsAndTensors(t *testing.T) {
 	defer freeHandles(x)
 	var y int64
 	require.NoError(t, call(t, "audio.resample", 0, map[string]any{"x": x, "from_hz": 8, "to_hz": 4}, nil, &y))
-	direct, err := AudioResample(x, 8, 4)
+	direct, err := audioResample(x, 8, 4)
 	require.NoError(t, err)
 	got, _ := hostValues(t, y)
 	ref, _ := hostValues(t, direct)
@@ -186,13 +186,13 @@ func TestCallKindsDocumented(t *testing.T) {
 // and checked, the result written as JSON and held behind a handle) over
 // calling the function itself; `go test ./abi -run '^$' -bench CallOverhead`.
 func BenchmarkCallOverhead(b *testing.B) {
-	tok, err := TokenizerLoad(filepath.Join(mmTestdata, "whisper_bpe", "tokenizer.json"))
+	tok, err := tokenizerLoad(filepath.Join(mmTestdata, "whisper_bpe", "tokenizer.json"))
 	require.NoError(b, err)
-	defer func() { _ = TokenizerFree(tok) }()
+	defer func() { _ = tokenizerFree(tok) }()
 	ids := []int64{601, 609, 542, 78, 11, 489, 597, 67, 0, 600}
 	b.Run("direct", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := TokenizerDecode(tok, ids, true); err != nil {
+			if _, err := tokenizerDecode(tok, ids, true); err != nil {
 				b.Fatal(err)
 			}
 		}

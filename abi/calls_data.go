@@ -14,10 +14,10 @@ var dataCalls = map[string]CallFunc{
 	"dataset.open": func(c *CallArgs) func() (any, error) {
 		spec := c.NeedJSON("spec", `object: "format" and its settings (see below)`)
 		if data := c.OptBytes("one file's bytes (optional: without them, spec names the files)"); data != nil {
-			return func() (any, error) { return DatasetOpenBytes(spec, data) }
+			return func() (any, error) { return datasetOpenBytes(spec, data) }
 		}
 		c.needFileSystem("spec's files", "pass one file's bytes as the call's data")
-		return func() (any, error) { return DatasetOpen(spec) }
+		return func() (any, error) { return datasetOpen(spec) }
 	},
 	"dataset.from_tensors": func(c *CallArgs) func() (any, error) {
 		ts := c.Tensors("tensors")
@@ -25,44 +25,44 @@ var dataCalls = map[string]CallFunc{
 		if c.Has("names") {
 			names = c.Strings("names")
 		}
-		return func() (any, error) { return DatasetFromTensors(ts, names) }
+		return func() (any, error) { return datasetFromTensors(ts, names) }
 	},
-	"dataset.free": freeCall(DatasetFree),
-	"dataset.len":  getCall(DatasetLen),
+	"dataset.free": freeCall(datasetFree),
+	"dataset.len":  getCall(datasetLen),
 	"dataset.info": func(c *CallArgs) func() (any, error) {
-		return func() (any, error) { return rawJSON(DatasetInfoJSON(c.Self)) }
+		return func() (any, error) { return rawJSON(datasetInfoJSON(c.Self)) }
 	},
 	"dataset.get": func(c *CallArgs) func() (any, error) {
 		index, dev := c.NeedIntIn("index", math.MinInt64, math.MaxInt64), c.Str("device", "")
 		return func() (any, error) {
 			if index < 0 { // from the end, as a Python sequence counts
-				n, err := DatasetLen(c.Self)
+				n, err := datasetLen(c.Self)
 				if err != nil {
 					return nil, err
 				}
 				index += n
 			}
-			return outputHandles(DatasetGet(c.Self, index, dev))
+			return outputHandles(datasetGet(c.Self, index, dev))
 		}
 	},
 
 	"loader.new": func(c *CallArgs) func() (any, error) {
 		ds, opts := c.Object("dataset", "dataset"), c.JSON("options", "object: batch_size, shuffle, seed, drop_last, workers, prefetch, cache, cache_bytes, device")
-		return func() (any, error) { return LoaderNew(ds, opts) }
+		return func() (any, error) { return loaderNew(ds, opts) }
 	},
-	"loader.free": freeCall(LoaderFree),
-	"loader.len":  getCall(LoaderLen),
+	"loader.free": freeCall(loaderFree),
+	"loader.len":  getCall(loaderLen),
 	"loader.epoch": func(c *CallArgs) func() (any, error) {
 		epoch := c.NeedIntIn("epoch", 0, math.MaxInt64)
-		return func() (any, error) { return nil, LoaderEpoch(c.Self, epoch) }
+		return func() (any, error) { return nil, loaderEpoch(c.Self, epoch) }
 	},
 	"loader.next": func(c *CallArgs) func() (any, error) {
-		return func() (any, error) { return outputHandles(LoaderNext(c.Self, math.MaxInt32)) }
+		return func() (any, error) { return outputHandles(loaderNext(c.Self, math.MaxInt32)) }
 	},
 
 	"data.permutation": func(c *CallArgs) func() (any, error) {
 		n, epoch, seed := c.NeedIntIn("n", 0, math.MaxInt32), c.IntIn("epoch", 0, 0, math.MaxInt32), seedArg(c)
-		return func() (any, error) { return DataPermutation(n, seed, epoch) }
+		return func() (any, error) { return dataPermutation(n, seed, epoch) }
 	},
 }
 

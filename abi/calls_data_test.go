@@ -23,7 +23,7 @@ func TestCallDatasetAndLoader(t *testing.T) {
 	require.NoError(t, call(t, "dataset.get", ds, map[string]any{"index": -1, "device": "cpu"}, nil, &rec))
 	require.Len(t, rec, 2)
 	y, _ := hostValues(t, rec[1])
-	last, err := DatasetGet(ds, 4, "cpu")
+	last, err := datasetGet(ds, 4, "cpu")
 	require.NoError(t, err)
 	ys, _ := last.ts[1].Int64s()
 	assert.Equal(t, float64(ys[0]), y[0], "index -1 is the last record")
@@ -79,17 +79,17 @@ func TestCallDatasetAndLoader(t *testing.T) {
 // A loader's seed may be its decimal string (past 2^53, JavaScript's
 // numbers lose it): the same epoch order as the number.
 func TestLoaderSeedAsDecimalString(t *testing.T) {
-	ds, err := DatasetOpen(`{"format": "npy", "path": "` + npyX + `"}`)
+	ds, err := datasetOpen(`{"format": "npy", "path": "` + npyX + `"}`)
 	require.NoError(t, err)
-	defer func() { _ = DatasetFree(ds) }()
+	defer func() { _ = datasetFree(ds) }()
 	order := func(opts string) []float64 {
-		l, err := LoaderNew(ds, opts)
+		l, err := loaderNew(ds, opts)
 		require.NoError(t, err)
-		defer func() { _ = LoaderFree(l) }()
-		require.NoError(t, LoaderEpoch(l, 0))
+		defer func() { _ = loaderFree(l) }()
+		require.NoError(t, loaderEpoch(l, 0))
 		var firsts []float64
 		for {
-			b, err := LoaderNext(l, 1)
+			b, err := loaderNext(l, 1)
 			require.NoError(t, err)
 			if b.Len() == 0 {
 				return firsts
@@ -102,6 +102,6 @@ func TestLoaderSeedAsDecimalString(t *testing.T) {
 	asNumber := order(`{"shuffle": true, "seed": 9007199254740993}`)
 	assert.Equal(t, asNumber, order(`{"shuffle": true, "seed": "9007199254740993"}`))
 	assert.NotEqual(t, asNumber, order(`{"shuffle": true, "seed": "9007199254740992"}`), "a seed past 2^53 is read exactly")
-	_, err = LoaderNew(ds, `{"seed": "-1"}`)
+	_, err = loaderNew(ds, `{"seed": "-1"}`)
 	assert.ErrorContains(t, err, "seed must be an integer in [0, 2^64) or its decimal string")
 }

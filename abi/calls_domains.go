@@ -17,25 +17,25 @@ func init() {
 }
 
 var diffusionCalls = map[string]CallFunc{
-	"diffusion.load": func(c *CallArgs) func() (any, error) { return loadModel(c, DiffusionLoad, DiffusionLoadZip) },
-	"diffusion.free": freeCall(DiffusionFree),
+	"diffusion.load": func(c *CallArgs) func() (any, error) { return loadModel(c, diffusionLoad, diffusionLoadZip) },
+	"diffusion.free": freeCall(diffusionFree),
 	"diffusion.info": func(c *CallArgs) func() (any, error) {
-		return func() (any, error) { return rawJSON(DiffusionInfoJSON(c.Self)) }
+		return func() (any, error) { return rawJSON(diffusionInfoJSON(c.Self)) }
 	},
 	"diffusion.quantize_int8": func(c *CallArgs) func() (any, error) {
-		return func() (any, error) { return nil, DiffusionQuantizeInt8(c.Self) }
+		return func() (any, error) { return nil, diffusionQuantizeInt8(c.Self) }
 	},
 	"diffusion.generate": func(c *CallArgs) func() (any, error) {
 		batch, steps, seed, sched := c.IntIn("batch", 1, 1, math.MaxInt32), c.IntIn("steps", 50, 1, math.MaxInt32), seedArg(c), c.Str("scheduler", "")
 		return func() (any, error) {
-			return DiffusionGenerate(c.Self, int(batch), int(steps), seed, sched, c.Ctx.Progress)
+			return diffusionGenerate(c.Self, int(batch), int(steps), seed, sched, c.Ctx.Progress)
 		}
 	},
 	"diffusion.generate_classes": func(c *CallArgs) func() (any, error) {
 		labels, steps, seed := c.Ints("labels"), c.IntIn("steps", 50, 1, math.MaxInt32), seedArg(c)
 		guidance, sched := c.Float("guidance_scale", 4), c.Str("scheduler", "")
 		return func() (any, error) {
-			return DiffusionGenerateClasses(c.Self, labels, int(steps), seed, guidance, sched, c.Ctx.Progress)
+			return diffusionGenerateClasses(c.Self, labels, int(steps), seed, guidance, sched, c.Ctx.Progress)
 		}
 	},
 	"diffusion.generate_text": func(c *CallArgs) func() (any, error) {
@@ -48,12 +48,12 @@ var diffusionCalls = map[string]CallFunc{
 		}
 		return func() (any, error) {
 			r.Progress = c.Ctx.Progress
-			return DiffusionGenerateText(c.Self, r)
+			return diffusionGenerateText(c.Self, r)
 		}
 	},
 	"diffusion.encode_text": func(c *CallArgs) func() (any, error) {
 		texts := c.Strings("texts")
-		return func() (any, error) { return DiffusionEncodeText(c.Self, texts) }
+		return func() (any, error) { return diffusionEncodeText(c.Self, texts) }
 	},
 }
 
@@ -66,15 +66,15 @@ func seedArg(c *CallArgs) uint64 {
 
 var onnxCalls = map[string]CallFunc{
 	"onnx.load": func(c *CallArgs) func() (any, error) {
-		fromBytes := OnnxLoadBytes
+		fromBytes := onnxLoadBytes
 		if c.Ctx.OwnsData {
-			fromBytes = OnnxAdoptBytes
+			fromBytes = onnxAdoptBytes
 		}
-		return loadModel(c, OnnxLoad, fromBytes)
+		return loadModel(c, onnxLoad, fromBytes)
 	},
-	"onnx.free": freeCall(OnnxFree),
+	"onnx.free": freeCall(onnxFree),
 	"onnx.info": func(c *CallArgs) func() (any, error) {
-		return func() (any, error) { return rawJSON(OnnxInfoJSON(c.Self)) }
+		return func() (any, error) { return rawJSON(onnxInfoJSON(c.Self)) }
 	},
 	// run takes the inputs by name and returns the outputs' handles in the
 	// model's output order (info's "outputs").
@@ -88,7 +88,7 @@ var onnxCalls = map[string]CallFunc{
 			for n, h := range inputs {
 				names, hs = append(names, n), append(hs, h)
 			}
-			outs, err := OnnxRun(c.Self, names, hs, c.Ctx.NoGrad)
+			outs, err := onnxRun(c.Self, names, hs, c.Ctx.NoGrad)
 			if err != nil {
 				return nil, err
 			}
@@ -102,13 +102,13 @@ var onnxCalls = map[string]CallFunc{
 	"onnx.run_values": func(c *CallArgs) func() (any, error) {
 		tensors, layout := c.Tensors("tensors"), c.JSON("layout", "object: input name to tensor index, list of them, or null")
 		return func() (any, error) {
-			h, err := OnnxRunValues(c.Self, tensors, layout, c.Ctx.NoGrad)
+			h, err := onnxRunValues(c.Self, tensors, layout, c.Ctx.NoGrad)
 			if err != nil {
 				return nil, err
 			}
-			defer func() { _ = OnnxValuesFree(h) }()
-			l, _ := OnnxValuesLayoutJSON(h)
-			outs, err := OnnxValuesTensors(h)
+			defer func() { _ = onnxValuesFree(h) }()
+			l, _ := onnxValuesLayoutJSON(h)
+			outs, err := onnxValuesTensors(h)
 			if err != nil {
 				return nil, err
 			}

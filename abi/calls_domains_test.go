@@ -28,7 +28,7 @@ func TestCallDiffusionMatchesTheFunctions(t *testing.T) {
 	var h int64
 	require.NoError(t, json.Unmarshal([]byte(res), &h))
 	got, _ := hostValues(t, h)
-	direct, err := DiffusionGenerate(p, 2, 4, 7, "", nil)
+	direct, err := diffusionGenerate(p, 2, 4, 7, "", nil)
 	require.NoError(t, err)
 	want, _ := hostValues(t, direct)
 	assert.Equal(t, want, got)

@@ -14,21 +14,21 @@ import (
 func init() {
 	registerCalls(map[string]CallFunc{
 		"tokenizer.load": func(c *CallArgs) func() (any, error) {
-			return loadEither(c, TokenizerLoad, TokenizerLoadBytes)
+			return loadEither(c, tokenizerLoad, tokenizerLoadBytes)
 		},
-		"tokenizer.free":       freeCall(TokenizerFree),
-		"tokenizer.vocab_size": getCall(TokenizerVocabSize),
+		"tokenizer.free":       freeCall(tokenizerFree),
+		"tokenizer.vocab_size": getCall(tokenizerVocabSize),
 		"tokenizer.encode": func(c *CallArgs) func() (any, error) {
 			texts, add := c.Strings("texts"), c.Bool("add_special_tokens", true)
 			pad, dev := c.Int("pad_id", -1), c.Str("device", "")
 			return func() (any, error) {
-				e, err := TokenizerEncode(c.Self, texts, add, pad, dev)
+				e, err := tokenizerEncode(c.Self, texts, add, pad, dev)
 				return map[string]int64{"input_ids": e.IDs, "token_type_ids": e.TypeIDs, "attention_mask": e.Mask}, err
 			}
 		},
 		"tokenizer.decode": func(c *CallArgs) func() (any, error) {
 			ids, skip := c.Ints("ids"), c.Bool("skip_special_tokens", false)
-			return func() (any, error) { return TokenizerDecode(c.Self, ids, skip) }
+			return func() (any, error) { return tokenizerDecode(c.Self, ids, skip) }
 		},
 		"tokenizer.batch_decode": func(c *CallArgs) func() (any, error) {
 			ids, skip := c.Tensor("ids"), c.Bool("skip_special_tokens", false)
@@ -36,58 +36,58 @@ func init() {
 		},
 
 		"image_processor.load": func(c *CallArgs) func() (any, error) {
-			return loadEither(c, ImageProcessorLoad, ImageProcessorLoadBytes)
+			return loadEither(c, imageProcessorLoad, imageProcessorLoadBytes)
 		},
-		"image_processor.free": freeCall(ImageProcessorFree),
+		"image_processor.free": freeCall(imageProcessorFree),
 		"image_processor.preprocess": func(c *CallArgs) func() (any, error) {
 			images, dev := c.Tensors("images"), c.Str("device", "")
-			return func() (any, error) { return ImageProcessorPreprocess(c.Self, images, dev) }
+			return func() (any, error) { return imageProcessorPreprocess(c.Self, images, dev) }
 		},
 		"image_processor.preprocess_video": func(c *CallArgs) func() (any, error) {
 			videos, dev := c.Tensors("videos"), c.Str("device", "")
-			return func() (any, error) { return ImageProcessorPreprocessVideo(c.Self, videos, dev) }
+			return func() (any, error) { return imageProcessorPreprocessVideo(c.Self, videos, dev) }
 		},
 		"video.sample_frame_indices": func(c *CallArgs) func() (any, error) {
 			clip, rate := c.NeedIntIn("clip_len", 0, math.MaxInt32), c.NeedIntIn("frame_sample_rate", 0, math.MaxInt32)
 			seg, seed := c.NeedIntIn("seg_len", 0, math.MaxInt32), c.IntIn("seed", 0, 0, math.MaxUint32)
 			return func() (any, error) {
-				return ints(VideoSampleFrameIndices(int(clip), int(rate), int(seg), uint32(seed)))
+				return ints(videoSampleFrameIndices(int(clip), int(rate), int(seg), uint32(seed)))
 			}
 		},
 		"video.uniform_frame_indices": func(c *CallArgs) func() (any, error) {
 			total, n := c.NeedIntIn("total", 0, math.MaxInt32), c.NeedIntIn("num_frames", 0, math.MaxInt32)
-			return func() (any, error) { return ints(VideoUniformFrameIndices(int(total), int(n))) }
+			return func() (any, error) { return ints(videoUniformFrameIndices(int(total), int(n))) }
 		},
 		"audio.resample": func(c *CallArgs) func() (any, error) {
 			// Any int32: the resampler's own check names a rate that is not positive.
 			x := c.Tensor("x")
 			from, to := c.NeedIntIn("from_hz", math.MinInt32, math.MaxInt32), c.NeedIntIn("to_hz", math.MinInt32, math.MaxInt32)
-			return func() (any, error) { return AudioResample(x, int(from), int(to)) }
+			return func() (any, error) { return audioResample(x, int(from), int(to)) }
 		},
 
 		"sentence_encoder.load": func(c *CallArgs) func() (any, error) {
-			return loadModel(c, SentenceEncoderLoad, SentenceEncoderLoadZip)
+			return loadModel(c, sentenceEncoderLoad, sentenceEncoderLoadZip)
 		},
-		"sentence_encoder.free": freeCall(SentenceEncoderFree),
-		"sentence_encoder.dim":  getCall(SentenceEncoderDim),
+		"sentence_encoder.free": freeCall(sentenceEncoderFree),
+		"sentence_encoder.dim":  getCall(sentenceEncoderDim),
 		"sentence_encoder.encode": func(c *CallArgs) func() (any, error) {
 			texts, batch := c.Strings("texts"), c.IntIn("batch_size", 32, 0, math.MaxInt32)
-			return func() (any, error) { return SentenceEncoderEncode(c.Self, texts, int(batch)) }
+			return func() (any, error) { return sentenceEncoderEncode(c.Self, texts, int(batch)) }
 		},
 
-		"clip.load": func(c *CallArgs) func() (any, error) { return loadModel(c, CLIPLoad, CLIPLoadZip) },
-		"clip.free": freeCall(CLIPFree),
+		"clip.load": func(c *CallArgs) func() (any, error) { return loadModel(c, clipLoad, clipLoadZip) },
+		"clip.free": freeCall(clipFree),
 		"clip.zero_shot": func(c *CallArgs) func() (any, error) {
 			pixels, texts := c.Tensor("pixels"), c.Strings("texts")
-			return func() (any, error) { return CLIPZeroShot(c.Self, pixels, texts) }
+			return func() (any, error) { return clipZeroShot(c.Self, pixels, texts) }
 		},
 		"clip.text_features": func(c *CallArgs) func() (any, error) {
 			texts := c.Strings("texts")
-			return func() (any, error) { return CLIPTextFeatures(c.Self, texts) }
+			return func() (any, error) { return clipTextFeatures(c.Self, texts) }
 		},
 		"clip.image_features": func(c *CallArgs) func() (any, error) {
 			pixels := c.Tensor("pixels")
-			return func() (any, error) { return CLIPImageFeatures(c.Self, pixels) }
+			return func() (any, error) { return clipImageFeatures(c.Self, pixels) }
 		},
 	})
 	registerCalls(audioCalls)
@@ -162,7 +162,7 @@ func batchDecode(tok, ids int64, skip bool) ([]string, error) {
 	rows, cols := t.Shape()[0], t.Shape()[1]
 	out := make([]string, rows)
 	for r := range out {
-		if out[r], err = TokenizerDecode(tok, vals[r*cols:(r+1)*cols], skip); err != nil {
+		if out[r], err = tokenizerDecode(tok, vals[r*cols:(r+1)*cols], skip); err != nil {
 			return nil, err
 		}
 	}

@@ -7,13 +7,13 @@ import "math"
 // SpeechT5 with its vocoder.
 
 var audioCalls = map[string]CallFunc{
-	"whisper.load":          func(c *CallArgs) func() (any, error) { return loadModel(c, WhisperLoad, nil) },
-	"whisper.free":          freeCall(WhisperFree),
-	"whisper.sampling_rate": getCall(WhisperSamplingRate),
-	"whisper.tokenizer":     getCall(WhisperTokenizer),
+	"whisper.load":          func(c *CallArgs) func() (any, error) { return loadModel(c, whisperLoad, nil) },
+	"whisper.free":          freeCall(whisperFree),
+	"whisper.sampling_rate": getCall(whisperSamplingRate),
+	"whisper.tokenizer":     getCall(whisperTokenizer),
 	"whisper.generate": func(c *CallArgs) func() (any, error) {
 		waves, maxNew, beams := c.Tensors("waves"), c.IntIn("max_new_tokens", 0, 0, math.MaxInt32), c.IntIn("num_beams", 0, 0, 64)
-		return func() (any, error) { return WhisperGenerate(c.Self, waves, int(maxNew), int(beams)) }
+		return func() (any, error) { return whisperGenerate(c.Self, waves, int(maxNew), int(beams)) }
 	},
 	"whisper.transcribe": func(c *CallArgs) func() (any, error) {
 		waves, maxNew, beams := c.Tensors("waves"), c.IntIn("max_new_tokens", 0, 0, math.MaxInt32), c.IntIn("num_beams", 0, 0, 64)
@@ -26,66 +26,66 @@ var audioCalls = map[string]CallFunc{
 		window, trim := c.IntIn("window_samples", 0, 0, math.MaxInt32), c.Bool("trim_encoder", false)
 		tps := c.Float("tokens_per_second", 0)
 		return func() (any, error) {
-			return WhisperStreamNew(model, int(chunk), int(maxNew), int(window), trim, tps)
+			return whisperStreamNew(model, int(chunk), int(maxNew), int(window), trim, tps)
 		}
 	},
-	"whisper_stream.free": freeCall(WhisperStreamFree),
+	"whisper_stream.free": freeCall(whisperStreamFree),
 	// push returns the updates themselves: the C ABI's push-then-read pair
 	// in one call.
 	"whisper_stream.push": func(c *CallArgs) func() (any, error) {
 		samples, final := c.OptTensor("samples"), c.Bool("final", false)
 		return func() (any, error) {
-			if _, err := WhisperStreamPush(c.Self, samples, final); err != nil {
+			if _, err := whisperStreamPush(c.Self, samples, final); err != nil {
 				return nil, err
 			}
-			return rawJSON(WhisperStreamRead(c.Self))
+			return rawJSON(whisperStreamRead(c.Self))
 		}
 	},
 
-	"timesformer.load": func(c *CallArgs) func() (any, error) { return loadModel(c, TimesformerLoad, nil) },
-	"timesformer.free": freeCall(TimesformerFree),
+	"timesformer.load": func(c *CallArgs) func() (any, error) { return loadModel(c, timesformerLoad, nil) },
+	"timesformer.free": freeCall(timesformerFree),
 	"timesformer.info": func(c *CallArgs) func() (any, error) {
-		return func() (any, error) { return rawJSON(TimesformerInfoJSON(c.Self)) }
+		return func() (any, error) { return rawJSON(timesformerInfoJSON(c.Self)) }
 	},
 	"timesformer.forward": func(c *CallArgs) func() (any, error) {
 		pixels, logits, hidden := c.Tensor("pixels"), c.Bool("logits", true), c.Bool("last_hidden_state", true)
 		return func() (any, error) {
-			l, h, err := TimesformerForward(c.Self, pixels, logits, hidden)
+			l, h, err := timesformerForward(c.Self, pixels, logits, hidden)
 			return map[string]any{"logits": handleOrNil(l), "last_hidden_state": handleOrNil(h)}, err
 		}
 	},
 
-	"conformer.load":          func(c *CallArgs) func() (any, error) { return loadModel(c, ConformerLoad, nil) },
-	"conformer.free":          freeCall(ConformerFree),
-	"conformer.sampling_rate": getCall(ConformerSamplingRate),
+	"conformer.load":          func(c *CallArgs) func() (any, error) { return loadModel(c, conformerLoad, nil) },
+	"conformer.free":          freeCall(conformerFree),
+	"conformer.sampling_rate": getCall(conformerSamplingRate),
 	"conformer.encode": func(c *CallArgs) func() (any, error) {
 		waves, mask := c.Tensors("waves"), c.Bool("frame_mask", false)
 		return func() (any, error) {
-			h, m, err := ConformerEncode(c.Self, waves, mask)
+			h, m, err := conformerEncode(c.Self, waves, mask)
 			return map[string]any{"last_hidden_state": h, "frame_mask": handleOrNil(m)}, err
 		}
 	},
 
 	"speecht5.load": func(c *CallArgs) func() (any, error) {
 		path, vocoder, dev := c.Path("path"), c.Str("vocoder", ""), c.Str("device", "")
-		return func() (any, error) { return SpeechT5Load(path, vocoder, dev) }
+		return func() (any, error) { return speechT5Load(path, vocoder, dev) }
 	},
-	"speecht5.free":          freeCall(SpeechT5Free),
-	"speecht5.sampling_rate": getCall(SpeechT5SamplingRate),
+	"speecht5.free":          freeCall(speechT5Free),
+	"speecht5.sampling_rate": getCall(speechT5SamplingRate),
 	"speecht5.has_vocoder": func(c *CallArgs) func() (any, error) {
 		return func() (any, error) { return speechHasVocoder(c.Self) }
 	},
 	"speecht5.tokenize": func(c *CallArgs) func() (any, error) {
 		texts := c.Strings("texts")
 		return func() (any, error) {
-			ids, mask, err := SpeechT5Tokenize(c.Self, texts, true)
+			ids, mask, err := speechT5Tokenize(c.Self, texts, true)
 			return map[string]int64{"input_ids": ids, "attention_mask": mask}, err
 		}
 	},
 	"speecht5.generate": speechGenerateCall,
 	"speecht5.vocode": func(c *CallArgs) func() (any, error) {
 		spec := c.Tensor("spectrogram")
-		return func() (any, error) { return SpeechT5Vocode(c.Self, spec) }
+		return func() (any, error) { return speechT5Vocode(c.Self, spec) }
 	},
 }
 
@@ -109,7 +109,7 @@ func speechGenerateCall(c *CallArgs) func() (any, error) {
 	return func() (any, error) {
 		if texts != nil {
 			var err error
-			if ids, mask, err = SpeechT5Tokenize(c.Self, texts, true); err != nil {
+			if ids, mask, err = speechT5Tokenize(c.Self, texts, true); err != nil {
 				return nil, err
 			}
 			defer func() { _, _ = TensorFree(ids), TensorFree(mask) }()
@@ -118,7 +118,7 @@ func speechGenerateCall(c *CallArgs) func() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		spec, lengths, wave, err := SpeechT5Generate(c.Self, ids, mask, spk, o, vocode && voc)
+		spec, lengths, wave, err := speechT5Generate(c.Self, ids, mask, spk, o, vocode && voc)
 		if err != nil {
 			return nil, err
 		}
@@ -138,16 +138,16 @@ func speechHasVocoder(h int64) (bool, error) {
 // transcribe is generate, then the model's tokenizer's batch decode without
 // special tokens: each waveform's text.
 func transcribe(h int64, waves []int64, maxNew, beams int) ([]string, error) {
-	ids, err := WhisperGenerate(h, waves, maxNew, beams)
+	ids, err := whisperGenerate(h, waves, maxNew, beams)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = TensorFree(ids) }()
-	tok, err := WhisperTokenizer(h)
+	tok, err := whisperTokenizer(h)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = TokenizerFree(tok) }()
+	defer func() { _ = tokenizerFree(tok) }()
 	return batchDecode(tok, ids, true)
 }
 

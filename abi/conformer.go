@@ -19,10 +19,10 @@ type conformerModel struct {
 	fe *multimodal.Wav2Vec2FeatureExtractor
 }
 
-// ConformerLoad is conformer.load: a Wav2Vec2ConformerModel folder
+// conformerLoad is conformer.load: a Wav2Vec2ConformerModel folder
 // (config.json, model.safetensors) and, when present, its
 // preprocessor_config.json.
-func ConformerLoad(dir, device string) (int64, error) {
+func conformerLoad(dir, device string) (int64, error) {
 	m, fe, err := loadWithFeatures("conformer.load", dir, device, multimodal.LoadWav2Vec2ConformerModel,
 		multimodal.LoadWav2Vec2FeatureExtractor, multimodal.NewWav2Vec2FeatureExtractor())
 	if err != nil {
@@ -31,12 +31,12 @@ func ConformerLoad(dir, device string) (int64, error) {
 	return conformerModels.add(&conformerModel{m: m, fe: fe}), nil
 }
 
-// ConformerFree is conformer.free.
-func ConformerFree(h int64) error { return conformerModels.free(h) }
+// conformerFree is conformer.free.
+func conformerFree(h int64) error { return conformerModels.free(h) }
 
-// ConformerSamplingRate is conformer.sampling_rate: the rate the
+// conformerSamplingRate is conformer.sampling_rate: the rate the
 // feature extractor expects waveforms at.
-func ConformerSamplingRate(h int64) (int, error) {
+func conformerSamplingRate(h int64) (int, error) {
 	c, err := conformerModels.get(h)
 	if err != nil {
 		return 0, err
@@ -44,12 +44,12 @@ func ConformerSamplingRate(h int64) (int, error) {
 	return c.fe.SamplingRate, nil
 }
 
-// ConformerEncode is conformer.encode: waveforms (1-D float tensors
+// conformerEncode is conformer.encode: waveforms (1-D float tensors
 // at the sampling rate) through the feature extractor and the encoder, as
 // transformers' model(**extractor(waves, padding=True)): the last hidden
 // state (B, frames, hidden) on the model's device and, when wantMask, the
 // (B, frames) bool mask of each waveform's frames (0 otherwise).
-func ConformerEncode(h int64, waves []int64, wantMask bool) (hidden, mask int64, err error) {
+func conformerEncode(h int64, waves []int64, wantMask bool) (hidden, mask int64, err error) {
 	const fn = "conformer.encode"
 	c, err := conformerModels.get(h)
 	if err != nil {
@@ -98,10 +98,10 @@ func ConformerEncode(h int64, waves []int64, wantMask bool) (hidden, mask int64,
 	return hidden, mask, nil
 }
 
-// AudioResample is audio.resample: x (..., time) resampled from fromHz
+// audioResample is audio.resample: x (..., time) resampled from fromHz
 // to toHz on its device, as torchaudio.functional.resample's default.
 // Equal rates give a new handle to the same values, read-only when x's is.
-func AudioResample(x int64, fromHz, toHz int) (int64, error) {
+func audioResample(x int64, fromHz, toHz int) (int64, error) {
 	const fn = "audio.resample"
 	t, readOnly, err := Lookup(x)
 	if err != nil {

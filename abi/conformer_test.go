@@ -20,14 +20,14 @@ func TestConformerEncodeAndResample(t *testing.T) {
 	}
 	refs := mmRefs(t, "conformer_refs", &meta)
 
-	c, err := ConformerLoad(filepath.Join(mmTestdata, "conformer_tiny_rel"), "cpu")
+	c, err := conformerLoad(filepath.Join(mmTestdata, "conformer_tiny_rel"), "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, ConformerFree(c)) }()
-	rate, err := ConformerSamplingRate(c)
+	defer func() { require.NoError(t, conformerFree(c)) }()
+	rate, err := conformerSamplingRate(c)
 	require.NoError(t, err)
 	assert.Equal(t, 16000, rate)
 	waves := []int64{refHandle(t, refs, "model/wave_0"), refHandle(t, refs, "model/wave_1")}
-	hidden, mask, err := ConformerEncode(c, waves, true)
+	hidden, mask, err := conformerEncode(c, waves, true)
 	require.NoError(t, err)
 	got, shape := hostValues(t, hidden)
 	want, wantShape := refTensor(t, refs, "conformer_tiny_rel/last_hidden_state")
@@ -40,24 +40,24 @@ func TestConformerEncodeAndResample(t *testing.T) {
 		real += int(v)
 	}
 	assert.Equal(t, 1099, real) // (11003 - 10) / 5 + 1 = 2199 frames, then (2199 - 3) / 2 + 1
-	hidden, mask, err = ConformerEncode(c, waves[:1], false)
+	hidden, mask, err = conformerEncode(c, waves[:1], false)
 	require.NoError(t, err)
 	assert.Zero(t, mask)
 	require.NoError(t, TensorFree(hidden))
 
-	_, _, err = ConformerEncode(c, nil, false)
+	_, _, err = conformerEncode(c, nil, false)
 	assert.ErrorContains(t, err, "conformer.encode: no waveforms")
-	_, err = ConformerLoad(filepath.Join(mmTestdata, "whisper_tiny"), "cpu")
+	_, err = conformerLoad(filepath.Join(mmTestdata, "whisper_tiny"), "cpu")
 	assert.ErrorContains(t, err, `Wav2Vec2Conformer config: unknown key "activation_function"`)
 
 	require.NotEmpty(t, meta.Resample)
 	for _, r := range meta.Resample {
-		y, err := AudioResample(refHandle(t, refs, "resample/"+r.Name+"/input"), r.From, r.To)
+		y, err := audioResample(refHandle(t, refs, "resample/"+r.Name+"/input"), r.From, r.To)
 		require.NoError(t, err, r.Name)
 		got, _ := hostValues(t, y)
 		want, _ := refTensor(t, refs, "resample/"+r.Name+"/output")
 		requireClose(t, want, got, 5e-7, r.Name)
 	}
-	_, err = AudioResample(waves[0], 16000, -1)
+	_, err = audioResample(waves[0], 16000, -1)
 	assert.ErrorContains(t, err, "audio.resample: multimodal: Resample: rates must be positive, got 16000 Hz to -1 Hz")
 }

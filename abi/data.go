@@ -64,9 +64,9 @@ func datasetResult(ds data.Dataset, err error) (int64, error) {
 	return datasets.add(ds), nil
 }
 
-// DatasetOpen is dataset.open: a built-in reader over files, described
+// datasetOpen is dataset.open: a built-in reader over files, described
 // by spec (data.Spec as JSON).
-func DatasetOpen(spec string) (int64, error) {
+func datasetOpen(spec string) (int64, error) {
 	var s data.Spec
 	if err := decodeJSON("dataset.open", "spec", spec, &s); err != nil {
 		return 0, err
@@ -74,9 +74,9 @@ func DatasetOpen(spec string) (int64, error) {
 	return datasetResult(data.Open(s))
 }
 
-// DatasetOpenBytes is dataset.open: a built-in reader over one
+// datasetOpenBytes is dataset.open: a built-in reader over one
 // file's bytes, which are copied.
-func DatasetOpenBytes(spec string, raw []byte) (int64, error) {
+func datasetOpenBytes(spec string, raw []byte) (int64, error) {
 	var s data.Spec
 	if err := decodeJSON("dataset.open", "spec", spec, &s); err != nil {
 		return 0, err
@@ -84,10 +84,10 @@ func DatasetOpenBytes(spec string, raw []byte) (int64, error) {
 	return datasetResult(data.OpenBytes(s, bytes.Clone(raw)))
 }
 
-// DatasetFromTensors is dataset.from_tensors: PyTorch's TensorDataset
+// datasetFromTensors is dataset.from_tensors: PyTorch's TensorDataset
 // over the tensors behind handles (copied to host memory), fields named
 // by names (none: "0", "1", ...).
-func DatasetFromTensors(handles []int64, names []string) (int64, error) {
+func datasetFromTensors(handles []int64, names []string) (int64, error) {
 	ts, err := tensorList(handles, "dataset.from_tensors: tensors")
 	if err != nil {
 		return 0, err
@@ -99,11 +99,11 @@ func DatasetFromTensors(handles []int64, names []string) (int64, error) {
 	return datasets.add(ds), nil
 }
 
-// DatasetFree is dataset.free.
-func DatasetFree(h int64) error { return datasets.free(h) }
+// datasetFree is dataset.free.
+func datasetFree(h int64) error { return datasets.free(h) }
 
-// DatasetLen is dataset.len.
-func DatasetLen(h int64) (int64, error) {
+// datasetLen is dataset.len.
+func datasetLen(h int64) (int64, error) {
 	ds, err := datasets.get(h)
 	if err != nil {
 		return 0, err
@@ -117,9 +117,9 @@ type fieldJSON struct {
 	Shape []int  `json:"shape"`
 }
 
-// DatasetInfoJSON is dataset.info: the length, the fields and,
+// datasetInfoJSON is dataset.info: the length, the fields and,
 // for an image folder, the class names.
-func DatasetInfoJSON(h int64) (string, error) {
+func datasetInfoJSON(h int64) (string, error) {
 	ds, err := datasets.get(h)
 	if err != nil {
 		return "", err
@@ -136,23 +136,14 @@ func DatasetInfoJSON(h int64) (string, error) {
 	return string(b), err
 }
 
-// DatasetFieldCount is how many tensors a record or a batch has.
-func DatasetFieldCount(h int64) (int, error) {
-	ds, err := datasets.get(h)
-	if err != nil {
-		return 0, err
-	}
-	return len(ds.Fields()), nil
-}
-
-// DatasetGet is dataset.get: record index, one tensor per field, on
+// datasetGet is dataset.get: record index, one tensor per field, on
 // device ("": the default).
-func DatasetGet(h, index int64, device string) (Outputs, error) {
+func datasetGet(h, index int64, device string) (Outputs, error) {
 	ds, err := datasets.get(h)
 	if err != nil {
 		return Outputs{}, err
 	}
-	dev, err := ParseDevice(device)
+	dev, err := parseDevice(device)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -185,9 +176,9 @@ func (s *seedValue) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// LoaderNew is loader.new: a loader over a dataset handle with options
+// loaderNew is loader.new: a loader over a dataset handle with options
 // (JSON: batch_size, shuffle, seed, drop_last, workers, prefetch, device).
-func LoaderNew(ds int64, options string) (int64, error) {
+func loaderNew(ds int64, options string) (int64, error) {
 	d, err := datasets.get(ds)
 	if err != nil {
 		return 0, err
@@ -196,7 +187,7 @@ func LoaderNew(ds int64, options string) (int64, error) {
 	if err := decodeJSON("loader.new", "options", options, &o); err != nil {
 		return 0, err
 	}
-	dev, err := ParseDevice(o.Device)
+	dev, err := parseDevice(o.Device)
 	if err != nil {
 		return 0, err
 	}
@@ -213,11 +204,11 @@ func LoaderNew(ds int64, options string) (int64, error) {
 	return loaders.add(&loaderState{l: l}), nil
 }
 
-// LoaderFree is loader.free: it stops the running epoch's workers and
+// loaderFree is loader.free: it stops the running epoch's workers and
 // frees the records its cache holds (an auto-agent that tuned the loader
 // keeps the loader itself, for its settings, until a loader of the same
 // name takes its place).
-func LoaderFree(h int64) error {
+func loaderFree(h int64) error {
 	s, err := loaders.get(h)
 	if err != nil {
 		return err
@@ -234,8 +225,8 @@ func LoaderFree(h int64) error {
 	return nil
 }
 
-// LoaderLen is loader.len: batches per epoch.
-func LoaderLen(h int64) (int64, error) {
+// loaderLen is loader.len: batches per epoch.
+func loaderLen(h int64) (int64, error) {
 	s, err := loaders.get(h)
 	if err != nil {
 		return 0, err
@@ -243,18 +234,9 @@ func LoaderLen(h int64) (int64, error) {
 	return int64(s.l.Len()), nil
 }
 
-// LoaderFieldCount is how many tensors each batch has.
-func LoaderFieldCount(h int64) (int, error) {
-	s, err := loaders.get(h)
-	if err != nil {
-		return 0, err
-	}
-	return len(s.l.Dataset().Fields()), nil
-}
-
-// LoaderEpoch is loader.epoch: it starts epoch (its shuffle order and
+// loaderEpoch is loader.epoch: it starts epoch (its shuffle order and
 // workers), ending the one running.
-func LoaderEpoch(h, epoch int64) error {
+func loaderEpoch(h, epoch int64) error {
 	s, err := loaders.get(h)
 	if err != nil {
 		return err
@@ -271,10 +253,10 @@ func LoaderEpoch(h, epoch int64) error {
 	return nil
 }
 
-// LoaderNext is loader.next: the running epoch's next batch, no
+// loaderNext is loader.next: the running epoch's next batch, no
 // tensors at its end. outCap is checked first so that a caller's short
 // buffer does not lose a batch.
-func LoaderNext(h int64, outCap int) (Outputs, error) {
+func loaderNext(h int64, outCap int) (Outputs, error) {
 	s, err := loaders.get(h)
 	if err != nil {
 		return Outputs{}, err
@@ -294,10 +276,10 @@ func LoaderNext(h int64, outCap int) (Outputs, error) {
 	return Outputs{ts: b}, nil
 }
 
-// DataPermutation is data.permutation: the record order of a shuffled
+// dataPermutation is data.permutation: the record order of a shuffled
 // epoch (data.Permutation), for SDK-side datasets to shuffle as the
 // library's loader does.
-func DataPermutation(n int64, seed uint64, epoch int64) ([]int64, error) {
+func dataPermutation(n int64, seed uint64, epoch int64) ([]int64, error) {
 	if n < 0 || epoch < 0 {
 		return nil, Invalidf("data.permutation: n %d and epoch %d must not be negative", n, epoch)
 	}

@@ -58,11 +58,11 @@ var pipelineComponents = map[string]map[string]string{
 	"DiTPipeline":  {"transformer": "DiTTransformer2DModel", "vae": "AutoencoderKL", "scheduler": ""},
 }
 
-// DiffusionLoad is diffusion.load: the pipeline folder dir
+// diffusionLoad is diffusion.load: the pipeline folder dir
 // (model_index.json, scheduler/scheduler_config.json and the models'
 // folders) with the weights on device ("": the default).
-func DiffusionLoad(dir, device string) (int64, error) {
-	return fromFolder("diffusion.load", dir, device, diffusionLoad)
+func diffusionLoad(dir, device string) (int64, error) {
+	return fromFolder("diffusion.load", dir, device, diffusionLoadDir)
 }
 
 // maxZipBytes bounds the uncompressed bytes a model's zip archive (a
@@ -77,22 +77,22 @@ func maxZipBytes() int64 {
 	return 64 << 30
 }
 
-// DiffusionLoadZip is diffusion.load: a zip archive of a pipeline
+// diffusionLoadZip is diffusion.load: a zip archive of a pipeline
 // folder (model_index.json at its root, or in its one top-level folder as
 // `zip -r pipe.zip pipe` nests it), read from data during the call only.
 // Every failure, a hostile archive's included, is WT_ERR_INVALID naming
 // the entry or file and the problem.
-func DiffusionLoadZip(data []byte, device string) (int64, error) {
+func diffusionLoadZip(data []byte, device string) (int64, error) {
 	const fn = "diffusion.load"
 	d, err := openModelZip(fn, data, "model_index.json")
 	if err != nil {
 		return 0, err
 	}
-	return fromArchive(diffusionLoad(fn, d, device))
+	return fromArchive(diffusionLoadDir(fn, d, device))
 }
 
-// diffusionLoad loads the pipeline in folder d for fn.
-func diffusionLoad(fn string, d modelfs.Dir, device string) (int64, error) {
+// diffusionLoadDir loads the pipeline in folder d for fn.
+func diffusionLoadDir(fn string, d modelfs.Dir, device string) (int64, error) {
 	dev, err := modelDevice(device)
 	if err != nil {
 		return 0, err
@@ -167,15 +167,15 @@ func checkComponents(index map[string]json.RawMessage, want map[string]string) e
 	return nil
 }
 
-// DiffusionFree is diffusion.free; images it made stay valid.
-func DiffusionFree(h int64) error { return diffusionPipelines.free(h) }
+// diffusionFree is diffusion.free; images it made stay valid.
+func diffusionFree(h int64) error { return diffusionPipelines.free(h) }
 
-// DiffusionQuantizeInt8 is diffusion.quantize_int8: the pipeline's
+// diffusionQuantizeInt8 is diffusion.quantize_int8: the pipeline's
 // models (the UNet; the DiT and the VAE) hold their linear and conv
 // weights as int8 with one f32 scale per output channel from now on
 // (diffuse.QuantizeInt8), dequantised layer by layer as they run; a
 // second call changes nothing.
-func DiffusionQuantizeInt8(h int64) error {
+func diffusionQuantizeInt8(h int64) error {
 	const fn = "diffusion.quantize_int8"
 	p, err := diffusionPipelines.get(h)
 	if err != nil {
@@ -192,11 +192,11 @@ func DiffusionQuantizeInt8(h int64) error {
 	return nil
 }
 
-// DiffusionInfoJSON is diffusion.info: the pipeline and scheduler
+// diffusionInfoJSON is diffusion.info: the pipeline and scheduler
 // classes, one image's shape (channels, height, width; a text-to-image
 // pipeline's default size), whether it takes class labels or prompts, the
 // device, the bytes the models' weights take and whether they are int8.
-func DiffusionInfoJSON(h int64) (string, error) {
+func diffusionInfoJSON(h int64) (string, error) {
 	p, err := diffusionPipelines.get(h)
 	if err != nil {
 		return "", err
@@ -253,14 +253,14 @@ func (p *diffusionPipeline) scheduler(fn, name string) (diffuse.Scheduler, error
 	return s, nil
 }
 
-// DiffusionGenerate is diffusion.generate: batch images sampled with
+// diffusionGenerate is diffusion.generate: batch images sampled with
 // steps inference steps from the Philox stream of seed, in [0, 1] as
 // (batch, C, H, W) on the pipeline's device. scheduler names a diffusers
 // scheduler class to sample with instead of the folder's ("" keeps it).
 // A class-conditional pipeline takes its labels from
 // diffusion.generate_classes instead. progress, when not nil, is told
 // after each step (the browser bridge shows it; the C ABI passes none).
-func DiffusionGenerate(h int64, batch, steps int, seed uint64, scheduler string, progress diffuse.Progress) (int64, error) {
+func diffusionGenerate(h int64, batch, steps int, seed uint64, scheduler string, progress diffuse.Progress) (int64, error) {
 	const fn = "diffusion.generate"
 	p, err := diffusionPipelines.get(h)
 	if err != nil {
@@ -289,11 +289,11 @@ func DiffusionGenerate(h int64, batch, steps int, seed uint64, scheduler string,
 	return NewOutput(img)
 }
 
-// DiffusionGenerateClasses is diffusion.generate_classes: one image
+// diffusionGenerateClasses is diffusion.generate_classes: one image
 // per class label from a class-conditional pipeline (DiT), with
 // classifier-free guidance at guidanceScale (<= 1: none; diffusers'
 // default is 4), otherwise as diffusion.generate.
-func DiffusionGenerateClasses(h int64, labels []int64, steps int, seed uint64, guidanceScale float64, scheduler string, progress diffuse.Progress) (int64, error) {
+func diffusionGenerateClasses(h int64, labels []int64, steps int, seed uint64, guidanceScale float64, scheduler string, progress diffuse.Progress) (int64, error) {
 	const fn = "diffusion.generate_classes"
 	p, err := diffusionPipelines.get(h)
 	if err != nil {
@@ -365,11 +365,11 @@ func textPipeline(fn string, h int64) (*diffusionPipeline, error) {
 	return p, nil
 }
 
-// DiffusionGenerateText is diffusion.generate_text: images in [0, 1],
+// diffusionGenerateText is diffusion.generate_text: images in [0, 1],
 // (prompts × images per prompt, C, H, W) on the pipeline's device, from a
 // text-to-image pipeline, as diffuse.StableDiffusionPipeline.Generate
 // gives them for the Philox stream of the seed.
-func DiffusionGenerateText(h int64, r TextToImage) (int64, error) {
+func diffusionGenerateText(h int64, r TextToImage) (int64, error) {
 	const fn = "diffusion.generate_text"
 	p, err := textPipeline(fn, h)
 	if err != nil {
@@ -392,10 +392,10 @@ func DiffusionGenerateText(h int64, r TextToImage) (int64, error) {
 	return NewOutput(img)
 }
 
-// DiffusionEncodeText is diffusion.encode_text: a text-to-image
+// diffusionEncodeText is diffusion.encode_text: a text-to-image
 // pipeline's text encoder states for texts (n, max length, width), what
 // its UNet attends to.
-func DiffusionEncodeText(h int64, texts []string) (int64, error) {
+func diffusionEncodeText(h int64, texts []string) (int64, error) {
 	const fn = "diffusion.encode_text"
 	p, err := textPipeline(fn, h)
 	if err != nil {

@@ -42,15 +42,15 @@ func TestDiffusionTextToImage(t *testing.T) {
 	require.NoError(t, err)
 	ref := func(name string) *core.Tensor { return refs.Tensors[name].ToTensor(core.CPU) }
 
-	p, err := DiffusionLoad(sdTiny, "cpu")
+	p, err := diffusionLoad(sdTiny, "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, DiffusionFree(p)) }()
-	info, err := DiffusionInfoJSON(p)
+	defer func() { require.NoError(t, diffusionFree(p)) }()
+	info, err := diffusionInfoJSON(p)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"pipeline": "StableDiffusionPipeline", "scheduler": "DDIMScheduler", "image_shape": [3, 16, 16],
 		"class_conditional": false, "text_conditional": true, "device": "cpu", "weight_bytes": 465740, "int8_weights": false}`, info)
 
-	h, err := DiffusionEncodeText(p, run.Prompts)
+	h, err := diffusionEncodeText(p, run.Prompts)
 	require.NoError(t, err)
 	got, shape := hostValues(t, h)
 	want, err := ref("ddim/prompt_embeds").Float64s()
@@ -64,7 +64,7 @@ func TestDiffusionTextToImage(t *testing.T) {
 	require.NoError(t, err)
 	req := TextToImage{Prompts: run.Prompts, ImagesPerPrompt: run.ImagesPerPrompt, Steps: run.Steps,
 		GuidanceScale: run.GuidanceScale, Latents: init}
-	h, err = DiffusionGenerateText(p, req)
+	h, err = diffusionGenerateText(p, req)
 	require.NoError(t, err)
 	require.NoError(t, TensorFree(init))
 	got, shape = hostValues(t, h)
@@ -76,7 +76,7 @@ func TestDiffusionTextToImage(t *testing.T) {
 	// A seed gives package diffuse's images, bit for bit.
 	req = TextToImage{Prompts: []string{"a red cube"}, NegativePrompts: []string{"blurry"}, ImagesPerPrompt: 2,
 		Steps: 2, Seed: 9, GuidanceScale: 6, Height: 8, Width: 12, Scheduler: "EulerAncestralDiscreteScheduler"}
-	h, err = DiffusionGenerateText(p, req)
+	h, err = diffusionGenerateText(p, req)
 	require.NoError(t, err)
 	got, shape = hostValues(t, h)
 	sd, err := diffuse.LoadStableDiffusion(sdTiny)
@@ -89,22 +89,22 @@ func TestDiffusionTextToImage(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, libv, got)
 
-	_, err = DiffusionGenerate(p, 1, 2, 0, "", nil)
+	_, err = diffusionGenerate(p, 1, 2, 0, "", nil)
 	assert.ErrorContains(t, err, "a StableDiffusionPipeline is text-conditional: use diffusion.generate_text")
-	_, err = DiffusionGenerateClasses(p, []int64{1}, 2, 0, 4, "", nil)
+	_, err = diffusionGenerateClasses(p, []int64{1}, 2, 0, 4, "", nil)
 	assert.ErrorContains(t, err, "takes no class labels: use diffusion.generate_text")
-	_, err = DiffusionGenerateText(p, TextToImage{Prompts: []string{"a"}, Steps: 0})
+	_, err = diffusionGenerateText(p, TextToImage{Prompts: []string{"a"}, Steps: 0})
 	assert.ErrorContains(t, err, "diffusion.generate_text: diffuse: StableDiffusionPipeline: steps 0, want >= 1")
 	assert.Equal(t, StatusInvalid, StatusOf(err))
-	_, err = DiffusionGenerateText(p, TextToImage{Prompts: []string{"a"}, Steps: 1, Latents: 1 << 40})
+	_, err = diffusionGenerateText(p, TextToImage{Prompts: []string{"a"}, Steps: 1, Latents: 1 << 40})
 	assert.ErrorContains(t, err, "diffusion.generate_text: latents")
-	_, err = DiffusionEncodeText(p, nil)
+	_, err = diffusionEncodeText(p, nil)
 	assert.ErrorContains(t, err, "no texts")
 
 	// int8: the UNet and VAE shrink (the CLIP text encoder stays f32) and
 	// the pipeline still samples.
-	require.NoError(t, DiffusionQuantizeInt8(p))
-	info, err = DiffusionInfoJSON(p)
+	require.NoError(t, diffusionQuantizeInt8(p))
+	info, err = diffusionInfoJSON(p)
 	require.NoError(t, err)
 	var q struct {
 		Bytes int64 `json:"weight_bytes"`
@@ -113,7 +113,7 @@ func TestDiffusionTextToImage(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(info), &q))
 	assert.True(t, q.Int8)
 	assert.Less(t, q.Bytes, int64(465740/3), "int8 weight bytes")
-	h, err = DiffusionGenerateText(p, TextToImage{Prompts: []string{"a red cube"}, Steps: 2, Seed: 3})
+	h, err = diffusionGenerateText(p, TextToImage{Prompts: []string{"a red cube"}, Steps: 2, Seed: 3})
 	require.NoError(t, err)
 	require.NoError(t, TensorFree(h))
 }

@@ -72,10 +72,10 @@ func libraryImages(t *testing.T, r sdkRun) *core.Tensor {
 }
 
 func TestDiffusionGenerate(t *testing.T) {
-	p, err := DiffusionLoad(ddpmPipe, "cpu")
+	p, err := diffusionLoad(ddpmPipe, "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, DiffusionFree(p)) }()
-	info, err := DiffusionInfoJSON(p)
+	defer func() { require.NoError(t, diffusionFree(p)) }()
+	info, err := diffusionInfoJSON(p)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"pipeline": "DDPMPipeline", "scheduler": "DDPMScheduler", "image_shape": [3, 16, 16],
 		"class_conditional": false, "text_conditional": false, "device": "cpu", "weight_bytes": 709708, "int8_weights": false}`, info)
@@ -90,7 +90,7 @@ func TestDiffusionGenerate(t *testing.T) {
 	}
 	for i := range runs {
 		r := &runs[i]
-		h, err := DiffusionGenerate(p, r.Batch, r.Steps, r.Seed, r.Scheduler, nil)
+		h, err := diffusionGenerate(p, r.Batch, r.Steps, r.Seed, r.Scheduler, nil)
 		require.NoError(t, err)
 		x, err := TensorOf(h)
 		require.NoError(t, err)
@@ -114,13 +114,13 @@ func TestDiffusionGenerate(t *testing.T) {
 		require.NoError(t, os.WriteFile(sdkPipelineRefs, append(out, '\n'), 0o644))
 	}
 
-	_, err = DiffusionGenerateClasses(p, []int64{1}, 2, 0, 4, "", nil)
+	_, err = diffusionGenerateClasses(p, []int64{1}, 2, 0, 4, "", nil)
 	assert.ErrorContains(t, err, "a DDPMPipeline takes no class labels")
-	_, err = DiffusionGenerate(p, 1, 2, 0, "FancyScheduler", nil)
+	_, err = diffusionGenerate(p, 1, 2, 0, "FancyScheduler", nil)
 	assert.ErrorContains(t, err, "FancyScheduler")
-	_, err = DiffusionGenerate(p, 0, 2, 0, "", nil)
+	_, err = diffusionGenerate(p, 0, 2, 0, "", nil)
 	assert.ErrorContains(t, err, "batch 0 and steps 2 must be >= 1")
-	_, err = DiffusionGenerateText(p, TextToImage{Prompts: []string{"a"}, Steps: 1})
+	_, err = diffusionGenerateText(p, TextToImage{Prompts: []string{"a"}, Steps: 1})
 	assert.ErrorContains(t, err, "a DDPMPipeline takes no prompts: use diffusion.generate")
 }
 
@@ -128,12 +128,12 @@ func TestDiffusionGenerate(t *testing.T) {
 // the info reports the smaller weights, and the images stay within the
 // SDKs' bar (38 dB PSNR) of the committed f32 ones.
 func TestDiffusionQuantizeInt8(t *testing.T) {
-	p, err := DiffusionLoad(ddpmPipe, "cpu")
+	p, err := diffusionLoad(ddpmPipe, "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, DiffusionFree(p)) }()
-	require.NoError(t, DiffusionQuantizeInt8(p))
-	require.NoError(t, DiffusionQuantizeInt8(p), "a second call changes nothing")
-	info, err := DiffusionInfoJSON(p)
+	defer func() { require.NoError(t, diffusionFree(p)) }()
+	require.NoError(t, diffusionQuantizeInt8(p))
+	require.NoError(t, diffusionQuantizeInt8(p), "a second call changes nothing")
+	info, err := diffusionInfoJSON(p)
 	require.NoError(t, err)
 	var v struct {
 		Bytes int64 `json:"weight_bytes"`
@@ -150,7 +150,7 @@ func TestDiffusionQuantizeInt8(t *testing.T) {
 	m, err := diffuse.LoadUNet2D(filepath.Join(ddpmPipe, "unet"), diffuse.WithInt8Weights())
 	require.NoError(t, err)
 	for i, r := range committed.Runs {
-		h, err := DiffusionGenerate(p, r.Batch, r.Steps, r.Seed, r.Scheduler, nil)
+		h, err := diffusionGenerate(p, r.Batch, r.Steps, r.Seed, r.Scheduler, nil)
 		require.NoError(t, err)
 		got, _ := hostValues(t, h)
 		cfg, err := diffuse.ParseConfig(mustRead(t, filepath.Join(ddpmPipe, "scheduler", "scheduler_config.json")))
@@ -174,7 +174,7 @@ func TestDiffusionQuantizeInt8(t *testing.T) {
 		t.Logf("run %d: int8 against f32 images: PSNR %.1f dB", i, psnr)
 		assert.GreaterOrEqual(t, psnr, 38.0, "run %d", i)
 	}
-	assert.Equal(t, StatusHandle, StatusOf(DiffusionQuantizeInt8(-1)))
+	assert.Equal(t, StatusHandle, StatusOf(diffusionQuantizeInt8(-1)))
 }
 
 func mustRead(t *testing.T, path string) []byte {
@@ -214,14 +214,14 @@ func TestDiffusionDiTPipeline(t *testing.T) {
 		"vae": ["diffusers", "AutoencoderKL"], "scheduler": ["diffusers", "DDIMScheduler"]}`
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "model_index.json"), []byte(index), 0o644))
 
-	p, err := DiffusionLoad(dir, "cpu")
+	p, err := diffusionLoad(dir, "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, DiffusionFree(p)) }()
-	info, err := DiffusionInfoJSON(p)
+	defer func() { require.NoError(t, diffusionFree(p)) }()
+	info, err := diffusionInfoJSON(p)
 	require.NoError(t, err)
 	assert.Contains(t, info, `"class_conditional":true`)
 
-	h, err := DiffusionGenerateClasses(p, []int64{3, 917}, 2, 5, 4, "", nil)
+	h, err := diffusionGenerateClasses(p, []int64{3, 917}, 2, 5, 4, "", nil)
 	require.NoError(t, err)
 	got, shape := hostValues(t, h)
 
@@ -245,17 +245,17 @@ func TestDiffusionDiTPipeline(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, w, got)
 
-	_, err = DiffusionGenerateClasses(p, []int64{1000}, 2, 0, 4, "", nil)
+	_, err = diffusionGenerateClasses(p, []int64{1000}, 2, 0, 4, "", nil)
 	assert.ErrorContains(t, err, "label 1000 (at 0) is outside the model's classes 0..999")
-	_, err = DiffusionGenerate(p, 1, 2, 0, "", nil)
+	_, err = diffusionGenerate(p, 1, 2, 0, "", nil)
 	assert.ErrorContains(t, err, "class-conditional: use diffusion.generate_classes")
 
-	_, err = DiffusionEncodeText(p, []string{"a"})
+	_, err = diffusionEncodeText(p, []string{"a"})
 	assert.ErrorContains(t, err, "a DiTPipeline takes no prompts: use diffusion.generate_classes")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "model_index.json"), []byte(`{"_class_name": "StableDiffusionXLPipeline"}`), 0o644))
-	_, err = DiffusionLoad(dir, "cpu")
+	_, err = diffusionLoad(dir, "cpu")
 	assert.ErrorContains(t, err, `pipeline "StableDiffusionXLPipeline" is not supported`)
-	_, err = DiffusionLoad(filepath.Join(diffuseTestdata, "absent"), "cpu")
+	_, err = diffusionLoad(filepath.Join(diffuseTestdata, "absent"), "cpu")
 	assert.Equal(t, StatusIO, StatusOf(err), "%v", err)
 }

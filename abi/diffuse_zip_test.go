@@ -59,52 +59,52 @@ func readAll(t testing.TB, r interface{ Read([]byte) (int, error) }) []byte {
 // The zip of ddpm_pipe samples the folder's images bit for bit, whether
 // the pipeline is at the archive's root or in its one top folder.
 func TestDiffusionLoadZipSamplesTheFoldersImages(t *testing.T) {
-	folder, err := DiffusionLoad(ddpmPipe, "cpu")
+	folder, err := diffusionLoad(ddpmPipe, "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, DiffusionFree(folder)) }()
+	defer func() { require.NoError(t, diffusionFree(folder)) }()
 	data := zipFolder(t, ddpmPipe)
 	for _, archive := range [][]byte{data, rezip(t, data, "ddpm_pipe/", nil)} {
-		p, err := DiffusionLoadZip(archive, "cpu")
+		p, err := diffusionLoadZip(archive, "cpu")
 		require.NoError(t, err)
-		want, err := DiffusionInfoJSON(folder)
+		want, err := diffusionInfoJSON(folder)
 		require.NoError(t, err)
-		got, err := DiffusionInfoJSON(p)
+		got, err := diffusionInfoJSON(p)
 		require.NoError(t, err)
 		assert.JSONEq(t, want, got)
 		var steps [][2]int
-		h, err := DiffusionGenerate(p, 2, 4, 7, "", func(step, n int) error {
+		h, err := diffusionGenerate(p, 2, 4, 7, "", func(step, n int) error {
 			steps = append(steps, [2]int{step, n})
 			return nil
 		})
 		require.NoError(t, err)
 		assert.Equal(t, [][2]int{{1, 4}, {2, 4}, {3, 4}, {4, 4}}, steps, "progress after each step")
 		gotImg, _ := hostValues(t, h)
-		h, err = DiffusionGenerate(folder, 2, 4, 7, "", nil)
+		h, err = diffusionGenerate(folder, 2, 4, 7, "", nil)
 		require.NoError(t, err)
 		wantImg, _ := hostValues(t, h)
 		assert.Equal(t, wantImg, gotImg)
-		require.NoError(t, DiffusionFree(p))
+		require.NoError(t, diffusionFree(p))
 	}
 }
 
 // A StableDiffusionPipeline's text encoder and tokenizer load from the
 // archive too, and a DiT pipeline's transformer and VAE.
 func TestDiffusionLoadZipTextAndClassPipelines(t *testing.T) {
-	folder, err := DiffusionLoad(sdTiny, "cpu")
+	folder, err := diffusionLoad(sdTiny, "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, DiffusionFree(folder)) }()
-	p, err := DiffusionLoadZip(zipFolder(t, sdTiny), "cpu")
+	defer func() { require.NoError(t, diffusionFree(folder)) }()
+	p, err := diffusionLoadZip(zipFolder(t, sdTiny), "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, DiffusionFree(p)) }()
+	defer func() { require.NoError(t, diffusionFree(p)) }()
 	req := TextToImage{Prompts: []string{"a red cube"}, Steps: 2, Seed: 3, GuidanceScale: 5}
 	var n int
 	req.Progress = func(int, int) error { n++; return nil }
-	h, err := DiffusionGenerateText(p, req)
+	h, err := diffusionGenerateText(p, req)
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
 	got, _ := hostValues(t, h)
 	req.Progress = nil
-	h, err = DiffusionGenerateText(folder, req)
+	h, err = diffusionGenerateText(folder, req)
 	require.NoError(t, err)
 	want, _ := hostValues(t, h)
 	assert.Equal(t, want, got)
@@ -116,12 +116,12 @@ func TestDiffusionLoadZipTextAndClassPipelines(t *testing.T) {
 	index := `{"_class_name": "DiTPipeline", "transformer": ["diffusers", "DiTTransformer2DModel"],
 		"vae": ["diffusers", "AutoencoderKL"], "scheduler": ["diffusers", "DDPMScheduler"]}`
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "model_index.json"), []byte(index), 0o644))
-	d, err := DiffusionLoadZip(zipFolder(t, dir), "cpu")
+	d, err := diffusionLoadZip(zipFolder(t, dir), "cpu")
 	require.NoError(t, err)
-	h, err = DiffusionGenerateClasses(d, []int64{3}, 2, 5, 4, "", nil)
+	h, err = diffusionGenerateClasses(d, []int64{3}, 2, 5, 4, "", nil)
 	require.NoError(t, err)
 	require.NoError(t, TensorFree(h))
-	require.NoError(t, DiffusionFree(d))
+	require.NoError(t, diffusionFree(d))
 }
 
 func TestDiffusionLoadZipErrors(t *testing.T) {
@@ -146,13 +146,13 @@ func TestDiffusionLoadZipErrors(t *testing.T) {
 			"diffusion.load: model_index.json: unexpected end of JSON input"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := DiffusionLoadZip(c.data, "cpu")
+			_, err := diffusionLoadZip(c.data, "cpu")
 			require.Error(t, err)
 			assert.Equal(t, StatusInvalid, StatusOf(err), err.Error())
 			assert.Contains(t, err.Error(), c.want)
 		})
 	}
-	_, err = DiffusionLoadZip(data, "tpu")
+	_, err = diffusionLoadZip(data, "tpu")
 	assert.ErrorContains(t, err, "tpu")
 }
 
@@ -183,17 +183,17 @@ func FuzzDiffusionLoadZip(f *testing.F) {
 	f.Add(tiny[:len(tiny)-10])
 	f.Add([]byte("PK\x03\x04"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h, err := DiffusionLoadZip(data, "cpu")
+		h, err := diffusionLoadZip(data, "cpu")
 		if err != nil {
 			if s := StatusOf(err); s != StatusInvalid {
 				t.Fatalf("status %v, want WT_ERR_INVALID: %v", s, err)
 			}
 			return
 		}
-		if _, err := DiffusionInfoJSON(h); err != nil {
+		if _, err := diffusionInfoJSON(h); err != nil {
 			t.Fatalf("a loaded pipeline has no info: %v", err)
 		}
-		if err := DiffusionFree(h); err != nil {
+		if err := diffusionFree(h); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -15,9 +15,9 @@ import (
 
 var imageProcessors = newObjects[*multimodal.ImageProcessor]("image processor")
 
-// ImageProcessorLoad is image_processor.load: a preprocessor_config.json,
+// imageProcessorLoad is image_processor.load: a preprocessor_config.json,
 // or a folder holding one.
-func ImageProcessorLoad(path string) (int64, error) {
+func imageProcessorLoad(path string) (int64, error) {
 	const fn = "image_processor.load"
 	if err := checkDir(fn, path); err != nil {
 		return 0, err
@@ -36,9 +36,9 @@ func ImageProcessorLoad(path string) (int64, error) {
 	return imageProcessors.add(p), nil
 }
 
-// ImageProcessorLoadBytes is image_processor.load: a
+// imageProcessorLoadBytes is image_processor.load: a
 // preprocessor_config.json's bytes.
-func ImageProcessorLoadBytes(data []byte) (int64, error) {
+func imageProcessorLoadBytes(data []byte) (int64, error) {
 	p, err := multimodal.ParseImageProcessor(data)
 	if err != nil {
 		return 0, Invalidf("image_processor.load: %v", err)
@@ -46,13 +46,13 @@ func ImageProcessorLoadBytes(data []byte) (int64, error) {
 	return imageProcessors.add(p), nil
 }
 
-// ImageProcessorFree is image_processor.free.
-func ImageProcessorFree(h int64) error { return imageProcessors.free(h) }
+// imageProcessorFree is image_processor.free.
+func imageProcessorFree(h int64) error { return imageProcessors.free(h) }
 
-// ImageProcessorPreprocess is image_processor.preprocess: images, each
+// imageProcessorPreprocess is image_processor.preprocess: images, each
 // a (height, width, 3) u8 tensor of RGB pixels (numpy's and PIL's layout),
 // as pixel values (images, 3, H, W) f32 on device ("": the default).
-func ImageProcessorPreprocess(h int64, images []int64, device string) (int64, error) {
+func imageProcessorPreprocess(h int64, images []int64, device string) (int64, error) {
 	const fn = "image_processor.preprocess"
 	p, err := imageProcessors.get(h)
 	if err != nil {

@@ -59,7 +59,7 @@ func loadFailed(fn string, err error) error {
 // the default device for "" (the libraries' own default is the CPU; the
 // ABI's, everywhere else, is the default device).
 func modelDevice(device string) (core.Device, error) {
-	dev, err := ParseDevice(device)
+	dev, err := parseDevice(device)
 	if err != nil {
 		return core.Device{}, err
 	}
@@ -141,9 +141,9 @@ func checkDir(fn, path string) error {
 	return nil
 }
 
-// TokenizerLoad is tokenizer.load: a tokenizer.json file, or a folder
+// tokenizerLoad is tokenizer.load: a tokenizer.json file, or a folder
 // holding one.
-func TokenizerLoad(path string) (int64, error) {
+func tokenizerLoad(path string) (int64, error) {
 	if err := checkDir("tokenizer.load", path); err != nil {
 		return 0, err
 	}
@@ -157,8 +157,8 @@ func TokenizerLoad(path string) (int64, error) {
 	return tokenizers.add(t), nil
 }
 
-// TokenizerLoadBytes is tokenizer.load: a tokenizer.json's bytes.
-func TokenizerLoadBytes(data []byte) (int64, error) {
+// tokenizerLoadBytes is tokenizer.load: a tokenizer.json's bytes.
+func tokenizerLoadBytes(data []byte) (int64, error) {
 	t, err := multimodal.ParseTokenizer(data)
 	if err != nil {
 		return 0, Invalidf("tokenizer.load: %v", err)
@@ -166,18 +166,18 @@ func TokenizerLoadBytes(data []byte) (int64, error) {
 	return tokenizers.add(t), nil
 }
 
-// TokenizerFree is tokenizer.free.
-func TokenizerFree(h int64) error { return tokenizers.free(h) }
+// tokenizerFree is tokenizer.free.
+func tokenizerFree(h int64) error { return tokenizers.free(h) }
 
 // Encoded are a batch's (B, S) int64 ids, type ids and attention mask.
 type Encoded struct{ IDs, TypeIDs, Mask int64 }
 
-// TokenizerEncode is tokenizer.encode: texts tokenized with the file's
+// tokenizerEncode is tokenizer.encode: texts tokenized with the file's
 // truncation and padding, then, when padID >= 0, padded on the right to
 // the batch's longest with padID (type id 0, mask 0): tensors are not
 // ragged, so a batch of different lengths needs padding from one or the
 // other. The tensors are on device ("": the default).
-func TokenizerEncode(h int64, texts []string, addSpecial bool, padID int64, device string) (Encoded, error) {
+func tokenizerEncode(h int64, texts []string, addSpecial bool, padID int64, device string) (Encoded, error) {
 	const fn = "tokenizer.encode"
 	tok, err := tokenizers.get(h)
 	if err != nil {
@@ -238,9 +238,9 @@ func freeHandles(hs ...int64) {
 	}
 }
 
-// TokenizerDecode is tokenizer.decode: ids back to text, as the
+// tokenizerDecode is tokenizer.decode: ids back to text, as the
 // tokenizers library's decode gives it.
-func TokenizerDecode(h int64, ids []int64, skipSpecial bool) (string, error) {
+func tokenizerDecode(h int64, ids []int64, skipSpecial bool) (string, error) {
 	tok, err := tokenizers.get(h)
 	if err != nil {
 		return "", err
@@ -259,9 +259,9 @@ func TokenizerDecode(h int64, ids []int64, skipSpecial bool) (string, error) {
 	return s, nil
 }
 
-// TokenizerVocabSize is tokenizer.vocab_size: the model's tokens and
+// tokenizerVocabSize is tokenizer.vocab_size: the model's tokens and
 // the added ones.
-func TokenizerVocabSize(h int64) (int, error) {
+func tokenizerVocabSize(h int64) (int, error) {
 	tok, err := tokenizers.get(h)
 	if err != nil {
 		return 0, err
@@ -269,14 +269,14 @@ func TokenizerVocabSize(h int64) (int, error) {
 	return tok.VocabSize(), nil
 }
 
-// SentenceEncoderLoad is sentence_encoder.load: a sentence-transformers
+// sentenceEncoderLoad is sentence_encoder.load: a sentence-transformers
 // folder (modules.json, the Transformer's files, the Pooling's config).
-func SentenceEncoderLoad(dir, device string) (int64, error) {
-	return fromFolder("sentence_encoder.load", dir, device, sentenceEncoderLoad)
+func sentenceEncoderLoad(dir, device string) (int64, error) {
+	return fromFolder("sentence_encoder.load", dir, device, sentenceEncoderLoadDir)
 }
 
-// sentenceEncoderLoad loads the sentence-transformers folder d for fn.
-func sentenceEncoderLoad(fn string, d modelfs.Dir, device string) (int64, error) {
+// sentenceEncoderLoadDir loads the sentence-transformers folder d for fn.
+func sentenceEncoderLoadDir(fn string, d modelfs.Dir, device string) (int64, error) {
 	opts, err := loadOptions(d, device)
 	if err != nil {
 		return 0, err
@@ -288,16 +288,16 @@ func sentenceEncoderLoad(fn string, d modelfs.Dir, device string) (int64, error)
 	return sentenceEncoders.add(e), nil
 }
 
-// SentenceEncoderFree is sentence_encoder.free.
-func SentenceEncoderFree(h int64) error { return sentenceEncoders.free(h) }
+// sentenceEncoderFree is sentence_encoder.free.
+func sentenceEncoderFree(h int64) error { return sentenceEncoders.free(h) }
 
 // defaultBatch is sentence-transformers' encode batch size.
 const defaultBatch = 32
 
-// SentenceEncoderEncode is sentence_encoder.encode: the embeddings
+// sentenceEncoderEncode is sentence_encoder.encode: the embeddings
 // (len(texts), dim) on the model's device; batchSize 0 is 32, as
 // sentence-transformers' encode takes.
-func SentenceEncoderEncode(h int64, texts []string, batchSize int) (int64, error) {
+func sentenceEncoderEncode(h int64, texts []string, batchSize int) (int64, error) {
 	e, err := sentenceEncoders.get(h)
 	if err != nil {
 		return 0, err
@@ -312,8 +312,8 @@ func SentenceEncoderEncode(h int64, texts []string, batchSize int) (int64, error
 	return NewOutput(emb)
 }
 
-// SentenceEncoderDim is sentence_encoder.dim: an embedding's length.
-func SentenceEncoderDim(h int64) (int, error) {
+// sentenceEncoderDim is sentence_encoder.dim: an embedding's length.
+func sentenceEncoderDim(h int64) (int, error) {
 	e, err := sentenceEncoders.get(h)
 	if err != nil {
 		return 0, err
@@ -333,14 +333,14 @@ func poolingModes(p multimodal.PoolingConfig) []bool {
 	return on
 }
 
-// CLIPLoad is clip.load: a CLIPModel folder save_pretrained wrote with
+// clipLoad is clip.load: a CLIPModel folder save_pretrained wrote with
 // its tokenizer.json.
-func CLIPLoad(dir, device string) (int64, error) {
-	return fromFolder("clip.load", dir, device, clipLoad)
+func clipLoad(dir, device string) (int64, error) {
+	return fromFolder("clip.load", dir, device, clipLoadDir)
 }
 
-// clipLoad loads the CLIPModel folder d, with its tokenizer.json, for fn.
-func clipLoad(fn string, d modelfs.Dir, device string) (int64, error) {
+// clipLoadDir loads the CLIPModel folder d, with its tokenizer.json, for fn.
+func clipLoadDir(fn string, d modelfs.Dir, device string) (int64, error) {
 	opts, err := loadOptions(d, device)
 	if err != nil {
 		return 0, err
@@ -360,8 +360,8 @@ func clipLoad(fn string, d modelfs.Dir, device string) (int64, error) {
 	return clipModels.add(&clipModel{m: m, tok: tok}), nil
 }
 
-// CLIPFree is clip.free.
-func CLIPFree(h int64) error { return clipModels.free(h) }
+// clipFree is clip.free.
+func clipFree(h int64) error { return clipModels.free(h) }
 
 // onModel is the tensor behind h on dev: an input on another device is
 // copied to the model's, as onnx.run copies it.
@@ -376,9 +376,9 @@ func onModel(fn, what string, h int64, dev core.Device) (*core.Tensor, error) {
 	return t, t.Err()
 }
 
-// CLIPZeroShot is clip.zero_shot: each image's probabilities over the
+// clipZeroShot is clip.zero_shot: each image's probabilities over the
 // texts, (images, texts), from pixel values (images, 3, H, W).
-func CLIPZeroShot(h, pixels int64, texts []string) (int64, error) {
+func clipZeroShot(h, pixels int64, texts []string) (int64, error) {
 	const fn = "clip.zero_shot"
 	c, err := clipModels.get(h)
 	if err != nil {
@@ -398,10 +398,10 @@ func CLIPZeroShot(h, pixels int64, texts []string) (int64, error) {
 	return NewOutput(probs)
 }
 
-// CLIPTextFeatures is clip.text_features: the projected text
+// clipTextFeatures is clip.text_features: the projected text
 // embeddings (texts, projection_dim), not normalised, as transformers'
 // get_text_features gives them.
-func CLIPTextFeatures(h int64, texts []string) (int64, error) {
+func clipTextFeatures(h int64, texts []string) (int64, error) {
 	const fn = "clip.text_features"
 	c, err := clipModels.get(h)
 	if err != nil {
@@ -425,9 +425,9 @@ func CLIPTextFeatures(h int64, texts []string) (int64, error) {
 	return NewOutput(f)
 }
 
-// CLIPImageFeatures is clip.image_features: the projected image
+// clipImageFeatures is clip.image_features: the projected image
 // embeddings (images, projection_dim) of pixel values.
-func CLIPImageFeatures(h, pixels int64) (int64, error) {
+func clipImageFeatures(h, pixels int64) (int64, error) {
 	const fn = "clip.image_features"
 	c, err := clipModels.get(h)
 	if err != nil {
@@ -444,10 +444,10 @@ func CLIPImageFeatures(h, pixels int64) (int64, error) {
 	return NewOutput(f)
 }
 
-// WhisperLoad is whisper.load: a WhisperForConditionalGeneration folder
+// whisperLoad is whisper.load: a WhisperForConditionalGeneration folder
 // (config.json, model.safetensors, generation_config.json) with its
 // tokenizer.json and, when present, preprocessor_config.json.
-func WhisperLoad(dir, device string) (int64, error) {
+func whisperLoad(dir, device string) (int64, error) {
 	const fn = "whisper.load"
 	m, fe, err := loadWithFeatures(fn, dir, device, multimodal.LoadWhisperForConditionalGeneration,
 		multimodal.LoadWhisperFeatureExtractor, multimodal.NewWhisperFeatureExtractor())
@@ -465,13 +465,13 @@ func WhisperLoad(dir, device string) (int64, error) {
 	return whisperModels.add(&whisperModel{m: m, fe: fe, tok: tok}), nil
 }
 
-// WhisperFree is whisper.free; a tokenizer whisper.tokenizer gave
+// whisperFree is whisper.free; a tokenizer whisper.tokenizer gave
 // stays valid.
-func WhisperFree(h int64) error { return whisperModels.free(h) }
+func whisperFree(h int64) error { return whisperModels.free(h) }
 
-// WhisperTokenizer is whisper.tokenizer: a new handle to the model's
+// whisperTokenizer is whisper.tokenizer: a new handle to the model's
 // tokenizer, for decoding what whisper.generate returns.
-func WhisperTokenizer(h int64) (int64, error) {
+func whisperTokenizer(h int64) (int64, error) {
 	w, err := whisperModels.get(h)
 	if err != nil {
 		return 0, err
@@ -479,9 +479,9 @@ func WhisperTokenizer(h int64) (int64, error) {
 	return tokenizers.add(w.tok), nil
 }
 
-// WhisperSamplingRate is whisper.sampling_rate: the rate the feature
+// whisperSamplingRate is whisper.sampling_rate: the rate the feature
 // extractor expects waveforms at (16000 for Whisper).
-func WhisperSamplingRate(h int64) (int, error) {
+func whisperSamplingRate(h int64) (int, error) {
 	w, err := whisperModels.get(h)
 	if err != nil {
 		return 0, err
@@ -489,13 +489,13 @@ func WhisperSamplingRate(h int64) (int, error) {
 	return w.fe.SamplingRate, nil
 }
 
-// WhisperGenerate is whisper.generate: each waveform (a 1-D float
+// whisperGenerate is whisper.generate: each waveform (a 1-D float
 // tensor at the sampling rate, padded or cut to the feature extractor's
 // window) transcribed, greedily or with numBeams beams, as (B, L) int64
 // ids on the CPU: each row's ids after the prompt, padded with
 // pad_token_id to the longest, as transformers' generate returns them.
 // maxNewTokens and numBeams 0 take the generation config's.
-func WhisperGenerate(h int64, waves []int64, maxNewTokens, numBeams int) (int64, error) {
+func whisperGenerate(h int64, waves []int64, maxNewTokens, numBeams int) (int64, error) {
 	const fn = "whisper.generate"
 	w, err := whisperModels.get(h)
 	if err != nil {

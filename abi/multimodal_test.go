@@ -81,15 +81,15 @@ func TestTokenizerEncodeDecode(t *testing.T) {
 	}
 	refs := mmRefs(t, "minilm_refs", &meta)
 
-	tok, err := TokenizerLoad(filepath.Join(mmTestdata, "minilm_tokenizer"))
+	tok, err := tokenizerLoad(filepath.Join(mmTestdata, "minilm_tokenizer"))
 	require.NoError(t, err)
-	defer func() { require.NoError(t, TokenizerFree(tok)) }()
-	n, err := TokenizerVocabSize(tok)
+	defer func() { require.NoError(t, tokenizerFree(tok)) }()
+	n, err := tokenizerVocabSize(tok)
 	require.NoError(t, err)
 	assert.Equal(t, 30522, n)
 
 	// transformers' padded batch: [PAD] is id 0.
-	enc, err := TokenizerEncode(tok, meta.Sentences[:meta.Batch], true, 0, "cpu")
+	enc, err := tokenizerEncode(tok, meta.Sentences[:meta.Batch], true, 0, "cpu")
 	require.NoError(t, err)
 	for name, h := range map[string]int64{"input_ids": enc.IDs, "token_type_ids": enc.TypeIDs, "attention_mask": enc.Mask} {
 		want, shape := refTensor(t, refs, name)
@@ -99,24 +99,24 @@ func TestTokenizerEncodeDecode(t *testing.T) {
 	}
 	// Decoding is the library's: WordPiece's decoder it does not have
 	// fails naming it (byte-level BPE decodes: TestWhisperGenerateAndDecode).
-	_, err = TokenizerDecode(tok, []int64{101, 102}, true)
+	_, err = tokenizerDecode(tok, []int64{101, 102}, true)
 	assert.ErrorContains(t, err, `decoder "WordPiece" is not supported`)
 	// MiniLM's file pads to 128 (Fixed); Whisper's pads nothing.
-	enc, err = TokenizerEncode(tok, []string{"a"}, true, -1, "")
+	enc, err = tokenizerEncode(tok, []string{"a"}, true, -1, "")
 	require.NoError(t, err)
 	_, shape := hostValues(t, enc.IDs)
 	assert.Equal(t, core.Shape{1, 128}, shape)
 	freeHandles(enc.TypeIDs, enc.Mask)
-	bpe, err := TokenizerLoad(filepath.Join(mmTestdata, "whisper_bpe", "tokenizer.json"))
+	bpe, err := tokenizerLoad(filepath.Join(mmTestdata, "whisper_bpe", "tokenizer.json"))
 	require.NoError(t, err)
-	defer func() { require.NoError(t, TokenizerFree(bpe)) }()
-	_, err = TokenizerEncode(bpe, []string{"a", "a b c"}, false, -1, "")
+	defer func() { require.NoError(t, tokenizerFree(bpe)) }()
+	_, err = tokenizerEncode(bpe, []string{"a", "a b c"}, false, -1, "")
 	assert.ErrorContains(t, err, "text 1 has 5 tokens and text 0 1, and the tokenizer pads nothing")
-	_, err = TokenizerDecode(tok, []int64{101, 40000}, false)
+	_, err = tokenizerDecode(tok, []int64{101, 40000}, false)
 	assert.ErrorContains(t, err, "id 40000 (at 1) is outside the vocabulary (0..30521)")
-	_, err = TokenizerLoad(filepath.Join(mmTestdata, "absent"))
+	_, err = tokenizerLoad(filepath.Join(mmTestdata, "absent"))
 	assert.Equal(t, StatusIO, StatusOf(err), "%v", err)
-	_, err = TokenizerLoadBytes([]byte(`{"model": {"type": "Unigram"}}`))
+	_, err = tokenizerLoadBytes([]byte(`{"model": {"type": "Unigram"}}`))
 	assert.Equal(t, StatusInvalid, StatusOf(err), "%v", err)
 	assert.ErrorContains(t, err, "Unigram")
 }
@@ -127,32 +127,32 @@ func TestCLIPZeroShotAndFeatures(t *testing.T) {
 	}
 	refs := mmRefs(t, "vision_refs", &meta)
 
-	c, err := CLIPLoad(filepath.Join(mmTestdata, "clip_tiny"), "cpu")
+	c, err := clipLoad(filepath.Join(mmTestdata, "clip_tiny"), "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, CLIPFree(c)) }()
+	defer func() { require.NoError(t, clipFree(c)) }()
 	pixels := refHandle(t, refs, "clip/pixel_values")
 
-	probs, err := CLIPZeroShot(c, pixels, meta.Texts)
+	probs, err := clipZeroShot(c, pixels, meta.Texts)
 	require.NoError(t, err)
 	got, shape := hostValues(t, probs)
 	assert.Equal(t, core.Shape{2, 3}, shape)
 	logits, _ := refTensor(t, refs, "clip/logits_per_image")
 	requireClose(t, softmaxRows(logits, 3), got, 1e-5, "zero-shot probabilities")
 
-	f, err := CLIPTextFeatures(c, meta.Texts)
+	f, err := clipTextFeatures(c, meta.Texts)
 	require.NoError(t, err)
 	got, _ = hostValues(t, f)
 	want, _ := refTensor(t, refs, "clip/text_features")
 	requireClose(t, want, got, 1e-4, "text features")
-	f, err = CLIPImageFeatures(c, pixels)
+	f, err = clipImageFeatures(c, pixels)
 	require.NoError(t, err)
 	got, _ = hostValues(t, f)
 	want, _ = refTensor(t, refs, "clip/image_features")
 	requireClose(t, want, got, 1e-4, "image features")
 
-	_, err = CLIPZeroShot(c, pixels, nil)
+	_, err = clipZeroShot(c, pixels, nil)
 	assert.ErrorContains(t, err, "clip.zero_shot: no texts")
-	_, err = CLIPLoad(filepath.Join(mmTestdata, "vit_model"), "cpu")
+	_, err = clipLoad(filepath.Join(mmTestdata, "vit_model"), "cpu")
 	assert.Equal(t, StatusInvalid, StatusOf(err), "%v", err)
 }
 
@@ -194,34 +194,34 @@ func whisperRefs(t *testing.T) (string, whisperMeta) {
 func TestWhisperGenerateAndDecode(t *testing.T) {
 	refs, meta := whisperRefs(t)
 
-	w, err := WhisperLoad(filepath.Join(mmTestdata, "whisper_tiny"), "cpu")
+	w, err := whisperLoad(filepath.Join(mmTestdata, "whisper_tiny"), "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, WhisperFree(w)) }()
-	rate, err := WhisperSamplingRate(w)
+	defer func() { require.NoError(t, whisperFree(w)) }()
+	rate, err := whisperSamplingRate(w)
 	require.NoError(t, err)
 	assert.Equal(t, 16000, rate)
 	waves := []int64{refHandle(t, refs, "whisper/wave_0"), refHandle(t, refs, "whisper/wave_1")}
-	ids, err := WhisperGenerate(w, waves, meta.Generate.MaxNewTokens, 0)
+	ids, err := whisperGenerate(w, waves, meta.Generate.MaxNewTokens, 0)
 	require.NoError(t, err)
 	got, shape := hostValues(t, ids)
 	assert.Equal(t, core.Shape{2, len(meta.Generate.Sequences[0])}, shape)
-	tok, err := WhisperTokenizer(w)
+	tok, err := whisperTokenizer(w)
 	require.NoError(t, err)
-	defer func() { require.NoError(t, TokenizerFree(tok)) }()
+	defer func() { require.NoError(t, tokenizerFree(tok)) }()
 	for i, seq := range meta.Generate.Sequences {
 		row := make([]int64, shape[1])
 		for j := range row {
 			row[j] = int64(got[i*shape[1]+j])
 		}
 		assert.Equal(t, seq, row, "row %d", i)
-		text, err := TokenizerDecode(tok, row, true)
+		text, err := tokenizerDecode(tok, row, true)
 		require.NoError(t, err)
 		assert.Equal(t, meta.Generate.Texts[i], text, "row %d", i)
 	}
 
-	_, err = WhisperGenerate(w, nil, 0, 0)
+	_, err = whisperGenerate(w, nil, 0, 0)
 	assert.ErrorContains(t, err, "no waveforms")
-	_, err = WhisperGenerate(w, []int64{refHandle(t, refs, "whisper/decoder_input_ids")}, 0, 0)
+	_, err = whisperGenerate(w, []int64{refHandle(t, refs, "whisper/decoder_input_ids")}, 0, 0)
 	assert.ErrorContains(t, err, "waveform 0 has shape [2 6] and dtype i64")
 }
 
@@ -251,22 +251,22 @@ func TestSentenceEncoderMiniLM(t *testing.T) {
 		Sentences []string `json:"sentences"`
 	}
 	mmRefs(t, "minilm_refs", &meta)
-	e, err := SentenceEncoderLoad(dir, "cpu")
+	e, err := sentenceEncoderLoad(dir, "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, SentenceEncoderFree(e)) }()
-	dim, err := SentenceEncoderDim(e)
+	defer func() { require.NoError(t, sentenceEncoderFree(e)) }()
+	dim, err := sentenceEncoderDim(e)
 	require.NoError(t, err)
 	assert.Equal(t, 384, dim)
-	emb, err := SentenceEncoderEncode(e, meta.Sentences, 4)
+	emb, err := sentenceEncoderEncode(e, meta.Sentences, 4)
 	require.NoError(t, err)
 	got, shape := hostValues(t, emb)
 	assert.Equal(t, core.Shape{len(meta.Sentences), 384}, shape)
 	want, _ := refTensor(t, filepath.Join(mmTestdata, "minilm_refs.safetensors"), "embeddings")
 	requireClose(t, want, got, 1e-5, "embeddings")
 
-	_, err = SentenceEncoderEncode(e, nil, 0)
+	_, err = sentenceEncoderEncode(e, nil, 0)
 	assert.ErrorContains(t, err, "no sentences")
-	_, err = SentenceEncoderLoad(filepath.Join(mmTestdata, "minilm_tokenizer"), "")
+	_, err = sentenceEncoderLoad(filepath.Join(mmTestdata, "minilm_tokenizer"), "")
 	assert.Equal(t, StatusIO, StatusOf(err), "%v", err)
 	assert.ErrorContains(t, err, "modules.json")
 }

@@ -40,26 +40,26 @@ func fromArchive(h int64, err error) (int64, error) {
 	return h, err
 }
 
-// SentenceEncoderLoadZip is sentence_encoder.load: a zip archive of
+// sentenceEncoderLoadZip is sentence_encoder.load: a zip archive of
 // a sentence-transformers folder (modules.json at its root or in its one
 // top-level folder), read from data during the call only.
-func SentenceEncoderLoadZip(data []byte, device string) (int64, error) {
+func sentenceEncoderLoadZip(data []byte, device string) (int64, error) {
 	const fn = "sentence_encoder.load"
 	d, err := openModelZip(fn, data, "modules.json")
 	if err != nil {
 		return 0, err
 	}
-	return fromArchive(sentenceEncoderLoad(fn, d, device))
+	return fromArchive(sentenceEncoderLoadDir(fn, d, device))
 }
 
-// CLIPLoadZip is clip.load: a zip archive of a CLIPModel folder with
+// clipLoadZip is clip.load: a zip archive of a CLIPModel folder with
 // its tokenizer.json (config.json at its root or in its one top-level
 // folder), read from data during the call only.
-func CLIPLoadZip(data []byte, device string) (int64, error) {
+func clipLoadZip(data []byte, device string) (int64, error) {
 	const fn = "clip.load"
 	d, err := openModelZip(fn, data, "config.json")
 	if err != nil {
 		return 0, err
 	}
-	return fromArchive(clipLoad(fn, d, device))
+	return fromArchive(clipLoadDir(fn, d, device))
 }

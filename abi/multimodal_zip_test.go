@@ -68,15 +68,15 @@ func tinySentenceEncoder(t testing.TB) string {
 // encodeBoth embeds texts with the folder's encoder and the archive's.
 func encodeBoth(t *testing.T, folder string, archive []byte, texts []string) (want, got []float64) {
 	for _, load := range []func() (int64, error){
-		func() (int64, error) { return SentenceEncoderLoad(folder, "cpu") },
-		func() (int64, error) { return SentenceEncoderLoadZip(archive, "cpu") },
+		func() (int64, error) { return sentenceEncoderLoad(folder, "cpu") },
+		func() (int64, error) { return sentenceEncoderLoadZip(archive, "cpu") },
 	} {
 		e, err := load()
 		require.NoError(t, err)
-		h, err := SentenceEncoderEncode(e, texts, 0)
+		h, err := sentenceEncoderEncode(e, texts, 0)
 		require.NoError(t, err)
 		v, _ := hostValues(t, h)
-		require.NoError(t, SentenceEncoderFree(e))
+		require.NoError(t, sentenceEncoderFree(e))
 		want, got = got, v
 	}
 	return want, got
@@ -110,24 +110,24 @@ func TestCLIPLoadZipClassifiesAsTheFolder(t *testing.T) {
 	refs := filepath.Join(mmTestdata, "vision_refs.safetensors")
 	pixels := refHandle(t, refs, "clip/pixel_values")
 	texts := []string{"a photo of a cat", "a photo of a dog"}
-	folder, err := CLIPLoad(dir, "cpu")
+	folder, err := clipLoad(dir, "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, CLIPFree(folder)) }()
-	h, err := CLIPZeroShot(folder, pixels, texts)
+	defer func() { require.NoError(t, clipFree(folder)) }()
+	h, err := clipZeroShot(folder, pixels, texts)
 	require.NoError(t, err)
 	want, _ := hostValues(t, h)
 	for _, archive := range [][]byte{zipFolder(t, dir), rezip(t, zipFolder(t, dir), "clip_tiny/", nil)} {
-		c, err := CLIPLoadZip(archive, "cpu")
+		c, err := clipLoadZip(archive, "cpu")
 		require.NoError(t, err)
-		h, err := CLIPZeroShot(c, pixels, texts)
+		h, err := clipZeroShot(c, pixels, texts)
 		require.NoError(t, err)
 		got, shape := hostValues(t, h)
 		assert.Equal(t, core.Shape{len(want) / 2, 2}, shape)
 		assert.Equal(t, want, got)
-		h, err = CLIPTextFeatures(c, texts)
+		h, err = clipTextFeatures(c, texts)
 		require.NoError(t, err)
 		require.NoError(t, TensorFree(h))
-		require.NoError(t, CLIPFree(c))
+		require.NoError(t, clipFree(c))
 	}
 }
 
@@ -148,18 +148,18 @@ func TestMultimodalLoadZipErrors(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"empty", SentenceEncoderLoadZip, nil, "sentence_encoder.load: zip archive: empty (0 bytes)"},
-		{"truncated", CLIPLoadZip, clip[:len(clip)/2], "clip.load: zip archive: not a zip archive, or a truncated one"},
-		{"not a sentence encoder", SentenceEncoderLoadZip, clip,
+		{"empty", sentenceEncoderLoadZip, nil, "sentence_encoder.load: zip archive: empty (0 bytes)"},
+		{"truncated", clipLoadZip, clip[:len(clip)/2], "clip.load: zip archive: not a zip archive, or a truncated one"},
+		{"not a sentence encoder", sentenceEncoderLoadZip, clip,
 			"sentence_encoder.load: zip archive: no modules.json at its root or in a top-level folder (its root holds: config.json, model.safetensors, tokenizer.json)"},
-		{"not CLIP", CLIPLoadZip, enc, `clip.load: multimodal: CLIP config: unknown key "hidden_act" (in config.json)`},
-		{"no tokenizer", CLIPLoadZip, zipFolder(t, noTok), "clip.load: the zip archive has no tokenizer.json"},
-		{"no pooling", SentenceEncoderLoadZip, rezip(t, zipFolder(t, filepath.Join(mmTestdata, "minilm_tokenizer")), "",
+		{"not CLIP", clipLoadZip, enc, `clip.load: multimodal: CLIP config: unknown key "hidden_act" (in config.json)`},
+		{"no tokenizer", clipLoadZip, zipFolder(t, noTok), "clip.load: the zip archive has no tokenizer.json"},
+		{"no pooling", sentenceEncoderLoadZip, rezip(t, zipFolder(t, filepath.Join(mmTestdata, "minilm_tokenizer")), "",
 			map[string]string{"modules.json": `[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]`}),
 			"sentence_encoder.load: multimodal: LoadBertModel"},
-		{"escaping path", CLIPLoadZip, rezip(t, clip, "", map[string]string{"../evil": "x"}),
+		{"escaping path", clipLoadZip, rezip(t, clip, "", map[string]string{"../evil": "x"}),
 			`clip.load: zip archive: entry "../evil": the path leaves the archive's root`},
-		{"bad modules", SentenceEncoderLoadZip, rezip(t, clip, "", map[string]string{"modules.json": "{"}),
+		{"bad modules", sentenceEncoderLoadZip, rezip(t, clip, "", map[string]string{"modules.json": "{"}),
 			"sentence_encoder.load: multimodal: LoadSentenceEncoder: modules.json: unexpected end of JSON input"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -169,7 +169,7 @@ func TestMultimodalLoadZipErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), c.want)
 		})
 	}
-	_, err := CLIPLoadZip(clip, "tpu")
+	_, err := clipLoadZip(clip, "tpu")
 	assert.ErrorContains(t, err, "tpu")
 }
 
@@ -191,7 +191,7 @@ func FuzzMultimodalLoadZip(f *testing.F) {
 		for _, c := range []struct {
 			load func([]byte, string) (int64, error)
 			free func(int64) error
-		}{{SentenceEncoderLoadZip, SentenceEncoderFree}, {CLIPLoadZip, CLIPFree}} {
+		}{{sentenceEncoderLoadZip, sentenceEncoderFree}, {clipLoadZip, clipFree}} {
 			h, err := c.load(data, "cpu")
 			if err != nil {
 				if s := StatusOf(err); s != StatusInvalid {

@@ -12,14 +12,14 @@ import (
 // ONNX models (the onnx.* targets): the importer (package onnx) behind a handle, so
 // every SDK loads and runs a model through the same Go code and sees the
 // same errors; an SDK only turns its language's mapping of names to tensors
-// into the two parallel lists OnnxRun takes and zips the outputs with
+// into the two parallel lists onnxRun takes and zips the outputs with
 // their names.
 
 var onnxModels = newObjects[*onnx.Model]("onnx model")
 
-// OnnxLoad is onnx.load: the model at path, its weights on device ("":
+// onnxLoad is onnx.load: the model at path, its weights on device ("":
 // the default). External data files are read beside it.
-func OnnxLoad(path, device string) (int64, error) {
+func onnxLoad(path, device string) (int64, error) {
 	if path == "" {
 		return 0, Invalidf("onnx.load: path is NULL or empty")
 	}
@@ -40,15 +40,15 @@ func OnnxLoad(path, device string) (int64, error) {
 	return onnxModels.add(m), nil
 }
 
-// OnnxLoadBytes is onnx.load: a serialized ModelProto. Without a
+// onnxLoadBytes is onnx.load: a serialized ModelProto. Without a
 // file there is no directory to read external data from, so a model that
 // has some is refused (by the importer, naming the tensor).
-func OnnxLoadBytes(data []byte, device string) (int64, error) { return onnxFromBytes(data, device) }
+func onnxLoadBytes(data []byte, device string) (int64, error) { return onnxFromBytes(data, device) }
 
-// OnnxAdoptBytes is OnnxLoadBytes for bytes the caller hands over (the
+// onnxAdoptBytes is onnxLoadBytes for bytes the caller hands over (the
 // browser bridge's copy of the page's Uint8Array): the CPU weights are
 // slices of data (onnx.AdoptBytes), not a second copy of the model.
-func OnnxAdoptBytes(data []byte, device string) (int64, error) {
+func onnxAdoptBytes(data []byte, device string) (int64, error) {
 	return onnxFromBytes(data, device, onnx.AdoptBytes())
 }
 
@@ -65,7 +65,7 @@ func onnxFromBytes(data []byte, device string, extra ...onnx.Option) (int64, err
 }
 
 func onnxOptions(device string) ([]onnx.Option, error) {
-	dev, err := ParseDevice(device)
+	dev, err := parseDevice(device)
 	if err != nil {
 		return nil, err
 	}
@@ -75,35 +75,8 @@ func onnxOptions(device string) ([]onnx.Option, error) {
 	return []onnx.Option{onnx.WithDevice(dev[0])}, nil
 }
 
-// OnnxFree is onnx.free; tensors a run returned stay valid.
-func OnnxFree(h int64) error { return onnxModels.free(h) }
-
-// OnnxNames are the names of a model's inputs (those a caller supplies:
-// initializers excluded) or, with outputs, of its outputs, in the model's
-// order: the order onnx.info lists them in.
-func OnnxNames(h int64, outputs bool) ([]string, error) {
-	m, err := onnxModels.get(h)
-	if err != nil {
-		return nil, err
-	}
-	infos := m.Inputs
-	if outputs {
-		infos = m.Outputs
-	}
-	names := make([]string, len(infos))
-	for i, vi := range infos {
-		names[i] = vi.Name
-	}
-	return names, nil
-}
-
-// NameAt is names[i], or an error naming the range; what says whose names.
-func NameAt(names []string, i int, what string) (string, error) {
-	if i < 0 || i >= len(names) {
-		return "", Invalidf("%s index %d out of range (0..%d)", what, i, len(names)-1)
-	}
-	return names[i], nil
-}
+// onnxFree is onnx.free; tensors a run returned stay valid.
+func onnxFree(h int64) error { return onnxModels.free(h) }
 
 // onnxValue is one input or output in onnx.info: kind says
 // whether it is a tensor, a sequence or an optional (onnxKindNames; dtype
@@ -119,9 +92,9 @@ type onnxValue struct {
 	Shape  []any  `json:"shape"`
 }
 
-// OnnxInfoJSON is onnx.info: the opset, the device and the
+// onnxInfoJSON is onnx.info: the opset, the device and the
 // declared inputs and outputs.
-func OnnxInfoJSON(h int64) (string, error) {
+func onnxInfoJSON(h int64) (string, error) {
 	m, err := onnxModels.get(h)
 	if err != nil {
 		return "", err
@@ -155,10 +128,10 @@ func OnnxInfoJSON(h int64) (string, error) {
 	return string(b), err
 }
 
-// OnnxRun is onnx.run: the model on the tensors behind handles, each
+// onnxRun is onnx.run: the model on the tensors behind handles, each
 // named by names[i] (an input, or an initializer the model lets a caller
 // override); the outputs come in the model's output order.
-func OnnxRun(h int64, names []string, handles []int64, noGrad bool) (Outputs, error) {
+func onnxRun(h int64, names []string, handles []int64, noGrad bool) (Outputs, error) {
 	m, err := onnxModels.get(h)
 	if err != nil {
 		return Outputs{}, err

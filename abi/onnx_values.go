@@ -41,10 +41,10 @@ var onnxKindNames = map[onnx.Kind]string{
 	onnx.KindStrings:          "strings", // held on the host: no ABI call carries them yet
 }
 
-// OnnxRunValues is onnx.run_values: the model on the values layoutJSON
+// onnxRunValues is onnx.run_values: the model on the values layoutJSON
 // builds from the tensors behind handles; the outputs are held behind the
 // handle it returns.
-func OnnxRunValues(h int64, handles []int64, layoutJSON string, noGrad bool) (int64, error) {
+func onnxRunValues(h int64, handles []int64, layoutJSON string, noGrad bool) (int64, error) {
 	const fn = "onnx.run_values"
 	m, err := onnxModels.get(h)
 	if err != nil {
@@ -104,21 +104,21 @@ func OnnxRunValues(h int64, handles []int64, layoutJSON string, noGrad bool) (in
 	return onnxResults.add(onnxResult{layout: layout.String(), outs: Outputs{ts: flat, readOnly: ins.readOnly}}), nil
 }
 
-// OnnxValuesLayoutJSON is onnx.run_values.
-func OnnxValuesLayoutJSON(h int64) (string, error) {
+// onnxValuesLayoutJSON is onnx.run_values.
+func onnxValuesLayoutJSON(h int64) (string, error) {
 	r, err := onnxResults.get(h)
 	return r.layout, err
 }
 
-// OnnxValuesTensors is onnx.run_values: the held outputs' tensors,
+// onnxValuesTensors is onnx.run_values: the held outputs' tensors,
 // in the order the layout indexes them (new handles at every call).
-func OnnxValuesTensors(h int64) (Outputs, error) {
+func onnxValuesTensors(h int64) (Outputs, error) {
 	r, err := onnxResults.get(h)
 	return r.outs, err
 }
 
-// OnnxValuesFree is onnx.run_values; handles already made stay valid.
-func OnnxValuesFree(h int64) error { return onnxResults.free(h) }
+// onnxValuesFree is onnx.run_values; handles already made stay valid.
+func onnxValuesFree(h int64) error { return onnxResults.free(h) }
 
 // writeValue writes v's layout (tensor index, list of them, or null) to b
 // and returns flat with v's tensors appended.

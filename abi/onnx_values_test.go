@@ -40,9 +40,9 @@ func readValuesCases(t *testing.T) []valuesCase {
 
 func loadValuesModel(t *testing.T) int64 {
 	t.Helper()
-	m, err := OnnxLoad(sdkValuesModel, "")
+	m, err := onnxLoad(sdkValuesModel, "")
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = OnnxFree(m) })
+	t.Cleanup(func() { _ = onnxFree(m) })
 	return m
 }
 
@@ -83,7 +83,7 @@ func flatten(t *testing.T, ins map[string]json.RawMessage) ([]int64, string) {
 }
 
 func TestOnnxInfoJSONNamesEachKind(t *testing.T) {
-	info, err := OnnxInfoJSON(loadValuesModel(t))
+	info, err := onnxInfoJSON(loadValuesModel(t))
 	require.NoError(t, err)
 	var got struct {
 		Inputs, Outputs []struct{ Name, Kind, DType string }
@@ -104,16 +104,16 @@ func TestOnnxRunValuesMatchesTheReference(t *testing.T) {
 	for i, c := range readValuesCases(t) {
 		before := LiveTensors()
 		flat, layout := flatten(t, c.Inputs)
-		v, err := OnnxRunValues(m, flat, layout, false)
+		v, err := onnxRunValues(m, flat, layout, false)
 		require.NoError(t, err, "case %d: %s", i, layout)
-		outLayout, err := OnnxValuesLayoutJSON(v)
+		outLayout, err := onnxValuesLayoutJSON(v)
 		require.NoError(t, err)
-		outs, err := OnnxValuesTensors(v)
+		outs, err := onnxValuesTensors(v)
 		require.NoError(t, err)
 		hs := make([]int64, outs.Len())
 		outs.Handles(hs)
-		require.NoError(t, OnnxValuesFree(v))
-		errorIs(t, OnnxValuesFree(v), StatusHandle, "onnx values handle")
+		require.NoError(t, onnxValuesFree(v))
+		errorIs(t, onnxValuesFree(v), StatusHandle, "onnx values handle")
 
 		var got map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal([]byte(outLayout), &got))
@@ -184,19 +184,19 @@ func checkTensor(t *testing.T, name string, h int64, want onnxRefTensor) {
 func TestOnnxRunValuesTensorsGiveNewHandlesEachTime(t *testing.T) {
 	m := loadValuesModel(t)
 	flat, layout := flatten(t, readValuesCases(t)[1].Inputs)
-	v, err := OnnxRunValues(m, flat, layout, false)
+	v, err := onnxRunValues(m, flat, layout, false)
 	require.NoError(t, err)
-	defer func() { _ = OnnxValuesFree(v) }()
-	a, err := OnnxValuesTensors(v)
+	defer func() { _ = onnxValuesFree(v) }()
+	a, err := onnxValuesTensors(v)
 	require.NoError(t, err)
-	b, err := OnnxValuesTensors(v)
+	b, err := onnxValuesTensors(v)
 	require.NoError(t, err)
 	ha, hb := make([]int64, a.Len()), make([]int64, b.Len())
 	a.Handles(ha)
 	b.Handles(hb)
 	assert.Len(t, ha, 5, "three pieces, joined and has")
 	assert.NotEqual(t, ha, hb)
-	require.NoError(t, OnnxValuesFree(v))
+	require.NoError(t, onnxValuesFree(v))
 	assert.Equal(t, f32Values(t, ha[0]), f32Values(t, hb[0]), "the handles outlive the values")
 	for _, h := range append(append(flat, ha...), hb...) {
 		require.NoError(t, TensorFree(h))
@@ -241,39 +241,39 @@ func TestOnnxRunValuesRefusesBadLayouts(t *testing.T) {
 		{ok, `{"x": 0, "parts": [1], "maybe": 2}`, StatusInvalid, `input "maybe_parts" is missing`},
 		{ok, `{"x": 0, "parts": [1], "maybe": 2, "maybe_parts": null, "z": []}`, StatusInvalid, `the model has no input "z"`},
 	} {
-		_, err := OnnxRunValues(m, c.tensors, c.layout, false)
+		_, err := onnxRunValues(m, c.tensors, c.layout, false)
 		errorIs(t, err, c.status, c.msg)
 	}
-	_, err := OnnxRunValues(m+1000, ok, `{}`, false)
+	_, err := onnxRunValues(m+1000, ok, `{}`, false)
 	errorIs(t, err, StatusHandle, "onnx model handle")
 	for _, call := range []func(int64) error{
-		func(h int64) error { _, err := OnnxValuesLayoutJSON(h); return err },
-		func(h int64) error { _, err := OnnxValuesTensors(h); return err },
-		OnnxValuesFree,
+		func(h int64) error { _, err := onnxValuesLayoutJSON(h); return err },
+		func(h int64) error { _, err := onnxValuesTensors(h); return err },
+		onnxValuesFree,
 	} {
 		errorIs(t, call(424242), StatusHandle, "unknown onnx values handle 424242")
 	}
 }
 
 func TestOnnxRunValuesRunsTensorModelsToo(t *testing.T) {
-	m, err := OnnxLoad(filepath.Join("..", "onnx", "testdata", "sdk_model.onnx"), "")
+	m, err := onnxLoad(filepath.Join("..", "onnx", "testdata", "sdk_model.onnx"), "")
 	require.NoError(t, err)
-	defer func() { _ = OnnxFree(m) }()
+	defer func() { _ = onnxFree(m) }()
 	x := f32Tensor(t, []int64{2, 4}, 1, 2, 3, 4, -1, 0, 1, 0)
 	scale := f32Tensor(t, []int64{1}, 2)
 	b := f32Tensor(t, []int64{3}, 10, 0, -10)
-	v, err := OnnxRunValues(m, []int64{x, scale, b}, `{"scale": 1, "x": 0, "b": 2}`, false)
+	v, err := onnxRunValues(m, []int64{x, scale, b}, `{"scale": 1, "x": 0, "b": 2}`, false)
 	require.NoError(t, err)
-	layout, err := OnnxValuesLayoutJSON(v)
+	layout, err := onnxValuesLayoutJSON(v)
 	require.NoError(t, err)
 	assert.Equal(t, `{"y":0,"top":1}`, layout)
-	outs, err := OnnxValuesTensors(v)
+	outs, err := onnxValuesTensors(v)
 	require.NoError(t, err)
 	hs := make([]int64, outs.Len())
 	outs.Handles(hs)
-	require.NoError(t, OnnxValuesFree(v))
+	require.NoError(t, onnxValuesFree(v))
 	assert.InDeltaSlice(t, []float32{22, 4, 0, 21.2, 1.2, 0}, f32Values(t, hs[0]), 1e-5, "the initializer b overridden")
-	_, err = OnnxRunValues(m, []int64{x, scale, b}, `{"scale": 1, "x": 0, "b": [2]}`, false)
+	_, err = onnxRunValues(m, []int64{x, scale, b}, `{"scale": 1, "x": 0, "b": [2]}`, false)
 	errorIs(t, err, StatusInvalid, `input "b" overrides an initializer, a tensor; got a sequence of 1 f32 tensors`)
 	for _, h := range append([]int64{x, scale, b}, hs...) {
 		require.NoError(t, TensorFree(h))
@@ -283,13 +283,13 @@ func TestOnnxRunValuesRunsTensorModelsToo(t *testing.T) {
 // A STRING input or output (onnx/testdata/strings_model.onnx) cannot cross
 // the C ABI: the call is refused naming it, rather than dropping the value.
 func TestOnnxRunValuesRefusesStringTensors(t *testing.T) {
-	m, err := OnnxLoad(filepath.Join("..", "onnx", "testdata", "strings_model.onnx"), "")
+	m, err := onnxLoad(filepath.Join("..", "onnx", "testdata", "strings_model.onnx"), "")
 	require.NoError(t, err)
-	defer func() { _ = OnnxFree(m) }()
-	info, err := OnnxInfoJSON(m)
+	defer func() { _ = onnxFree(m) }()
+	info, err := onnxInfoJSON(m)
 	require.NoError(t, err)
 	assert.Contains(t, info, `"kind":"strings"`)
-	_, err = OnnxRunValues(m, nil, `{}`, true)
+	_, err = onnxRunValues(m, nil, `{}`, true)
 	require.Error(t, err)
 	assert.Equal(t, StatusUnsupported, StatusOf(err))
 	assert.Contains(t, err.Error(), `input "words" is an ONNX STRING tensor`)

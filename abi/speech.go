@@ -27,8 +27,8 @@ type speechT5Model struct {
 	voc *multimodal.SpeechT5HifiGan
 }
 
-// SpeechT5Load is speecht5.load.
-func SpeechT5Load(dir, vocoderDir, device string) (int64, error) {
+// speechT5Load is speecht5.load.
+func speechT5Load(dir, vocoderDir, device string) (int64, error) {
 	const fn = "speecht5.load"
 	opts, err := folderOptions(fn, dir, device)
 	if err != nil {
@@ -57,11 +57,11 @@ func SpeechT5Load(dir, vocoderDir, device string) (int64, error) {
 	return speechT5Models.add(s), nil
 }
 
-// SpeechT5Free is speecht5.free.
-func SpeechT5Free(h int64) error { return speechT5Models.free(h) }
+// speechT5Free is speecht5.free.
+func speechT5Free(h int64) error { return speechT5Models.free(h) }
 
-// SpeechT5SamplingRate is speecht5.sampling_rate: the vocoder's rate.
-func SpeechT5SamplingRate(h int64) (int, error) {
+// speechT5SamplingRate is speecht5.sampling_rate: the vocoder's rate.
+func speechT5SamplingRate(h int64) (int, error) {
 	s, err := speechT5Models.get(h)
 	if err != nil {
 		return 0, err
@@ -72,9 +72,9 @@ func SpeechT5SamplingRate(h int64) (int, error) {
 	return s.voc.Config.SamplingRate, nil
 }
 
-// SpeechT5Tokenize is speecht5.tokenize: texts to (B, T) i64 ids and
+// speechT5Tokenize is speecht5.tokenize: texts to (B, T) i64 ids and
 // their attention mask, padded with pad_token_id, on the model's device.
-func SpeechT5Tokenize(h int64, texts []string, wantMask bool) (ids, mask int64, err error) {
+func speechT5Tokenize(h int64, texts []string, wantMask bool) (ids, mask int64, err error) {
 	const fn = "speecht5.tokenize"
 	s, err := speechT5Models.get(h)
 	if err != nil {
@@ -108,11 +108,11 @@ type SpeechOptions struct {
 	PrefillChunk                        int
 }
 
-// SpeechT5Generate is speecht5.generate: generate_speech on ids (and an
+// speechT5Generate is speecht5.generate: generate_speech on ids (and an
 // optional mask, 0 for none) with speaker embeddings; the spectrogram
 // (B, L, mels), the lengths (B) i64 on the CPU and, when wantWave, the
 // vocoder's waveforms (B, samples).
-func SpeechT5Generate(h, ids, mask, speakers int64, o SpeechOptions, wantWave bool) (spec, lengths, wave int64, err error) {
+func speechT5Generate(h, ids, mask, speakers int64, o SpeechOptions, wantWave bool) (spec, lengths, wave int64, err error) {
 	const fn = "speecht5.generate"
 	s, err := speechT5Models.get(h)
 	if err != nil {
@@ -171,9 +171,9 @@ func SpeechT5Generate(h, ids, mask, speakers int64, o SpeechOptions, wantWave bo
 	return spec, lengths, wave, nil
 }
 
-// SpeechT5Vocode is speecht5.vocode: the vocoder on a spectrogram (B,
+// speechT5Vocode is speecht5.vocode: the vocoder on a spectrogram (B,
 // L, mels) or (L, mels).
-func SpeechT5Vocode(h, spectrogram int64) (int64, error) {
+func speechT5Vocode(h, spectrogram int64) (int64, error) {
 	const fn = "speecht5.vocode"
 	s, err := speechT5Models.get(h)
 	if err != nil {
@@ -214,9 +214,9 @@ type streamUpdate struct {
 	Drafted       int     `json:"drafted"`
 }
 
-// WhisperStreamNew is whisper_stream.new: a stream on a whisper model
+// whisperStreamNew is whisper_stream.new: a stream on a whisper model
 // (which the stream keeps using, even after whisper.free).
-func WhisperStreamNew(model int64, chunkSamples, maxNewTokens, windowSamples int, trimEncoder bool, tokensPerSecond float64) (int64, error) {
+func whisperStreamNew(model int64, chunkSamples, maxNewTokens, windowSamples int, trimEncoder bool, tokensPerSecond float64) (int64, error) {
 	const fn = "whisper_stream.new"
 	w, err := whisperModels.get(model)
 	if err != nil {
@@ -230,14 +230,14 @@ func WhisperStreamNew(model int64, chunkSamples, maxNewTokens, windowSamples int
 	return whisperStreams.add(&whisperStream{s: s, last: "[]"}), nil
 }
 
-// WhisperStreamFree is whisper_stream.free.
-func WhisperStreamFree(h int64) error { return whisperStreams.free(h) }
+// whisperStreamFree is whisper_stream.free.
+func whisperStreamFree(h int64) error { return whisperStreams.free(h) }
 
-// WhisperStreamPush is whisper_stream.push: samples (a 1-D float
+// whisperStreamPush is whisper_stream.push: samples (a 1-D float
 // tensor, 0 for none) added, every whole chunk processed, then with final
 // the rest and the end of the stream; the updates' count, their JSON kept
 // for whisper_stream.read.
-func WhisperStreamPush(h, samples int64, final bool) (int, error) {
+func whisperStreamPush(h, samples int64, final bool) (int, error) {
 	const fn = "whisper_stream.push"
 	ws, err := whisperStreams.get(h)
 	if err != nil {
@@ -278,9 +278,9 @@ func WhisperStreamPush(h, samples int64, final bool) (int, error) {
 	return len(out), nil
 }
 
-// WhisperStreamRead is whisper_stream.read: the last push's updates as
+// whisperStreamRead is whisper_stream.read: the last push's updates as
 // a JSON array.
-func WhisperStreamRead(h int64) (string, error) {
+func whisperStreamRead(h int64) (string, error) {
 	ws, err := whisperStreams.get(h)
 	if err != nil {
 		return "", err

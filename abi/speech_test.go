@@ -34,18 +34,18 @@ func TestSpeechT5Generate(t *testing.T) {
 		return v
 	}
 
-	m, err := SpeechT5Load(filepath.Join(mmTestdata, "speecht5_tiny"), filepath.Join(mmTestdata, "speecht5_hifigan_tiny"), "cpu")
+	m, err := speechT5Load(filepath.Join(mmTestdata, "speecht5_tiny"), filepath.Join(mmTestdata, "speecht5_hifigan_tiny"), "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, SpeechT5Free(m)) }()
-	rate, err := SpeechT5SamplingRate(m)
+	defer func() { require.NoError(t, speechT5Free(m)) }()
+	rate, err := speechT5SamplingRate(m)
 	require.NoError(t, err)
 	assert.Equal(t, 16000, rate)
-	ids, mask, err := SpeechT5Tokenize(m, meta.Texts, true)
+	ids, mask, err := speechT5Tokenize(m, meta.Texts, true)
 	require.NoError(t, err)
 	defer func() { _ = TensorFree(ids); _ = TensorFree(mask) }()
 	c := meta.Generate[1]
 	require.Equal(t, "batch", c.Name)
-	spec, lengths, wave, err := SpeechT5Generate(m, ids, mask, refHandle(t, refs, "speaker_embeddings"),
+	spec, lengths, wave, err := speechT5Generate(m, ids, mask, refHandle(t, refs, "speaker_embeddings"),
 		SpeechOptions{Threshold: c.Threshold, MinLenRatio: c.MinLenRatio, MaxLenRatio: c.MaxLenRatio}, true)
 	require.NoError(t, err)
 	got, _ := hostValues(t, spec)
@@ -54,34 +54,34 @@ func TestSpeechT5Generate(t *testing.T) {
 	assert.Equal(t, []float64{float64(c.Lengths[0]), float64(c.Lengths[1])}, got)
 	got, _ = hostValues(t, wave)
 	requireClose(t, want("batch/waveform"), got, 1e-4, "waveform")
-	w, err := SpeechT5Vocode(m, refHandle(t, refs, "vocoder/spectrogram"))
+	w, err := speechT5Vocode(m, refHandle(t, refs, "vocoder/spectrogram"))
 	require.NoError(t, err)
 	got, _ = hostValues(t, w)
 	requireClose(t, want("vocoder/waveform"), got, 1e-4, "vocoder")
 
-	_, _, _, err = SpeechT5Generate(m, ids, 0, refHandle(t, refs, "input_ids"), SpeechOptions{}, false)
+	_, _, _, err = speechT5Generate(m, ids, 0, refHandle(t, refs, "input_ids"), SpeechOptions{}, false)
 	assert.ErrorContains(t, err, "speaker embeddings have shape [2 24]")
-	bare, err := SpeechT5Load(filepath.Join(mmTestdata, "speecht5_tiny"), "", "cpu")
+	bare, err := speechT5Load(filepath.Join(mmTestdata, "speecht5_tiny"), "", "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, SpeechT5Free(bare)) }()
-	_, err = SpeechT5SamplingRate(bare)
+	defer func() { require.NoError(t, speechT5Free(bare)) }()
+	_, err = speechT5SamplingRate(bare)
 	assert.ErrorContains(t, err, "loaded without a vocoder")
 }
 
 // TestWhisperStreamJSON streams a waveform through the ABI and reads the
 // updates' JSON.
 func TestWhisperStreamJSON(t *testing.T) {
-	w, err := WhisperLoad(filepath.Join(mmTestdata, "whisper_tiny"), "cpu")
+	w, err := whisperLoad(filepath.Join(mmTestdata, "whisper_tiny"), "cpu")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, WhisperFree(w)) }()
-	s, err := WhisperStreamNew(w, 4000, 0, 0, false, 0)
+	defer func() { require.NoError(t, whisperFree(w)) }()
+	s, err := whisperStreamNew(w, 4000, 0, 0, false, 0)
 	require.NoError(t, err)
-	defer func() { require.NoError(t, WhisperStreamFree(s)) }()
+	defer func() { require.NoError(t, whisperStreamFree(s)) }()
 	wave := refHandle(t, filepath.Join(mmTestdata, "whisper_refs.safetensors"), "whisper/wave_1")
-	n, err := WhisperStreamPush(s, wave, true)
+	n, err := whisperStreamPush(s, wave, true)
 	require.NoError(t, err)
 	assert.Equal(t, 5, n)
-	raw, err := WhisperStreamRead(s)
+	raw, err := whisperStreamRead(s)
 	require.NoError(t, err)
 	var updates []struct {
 		Chunk         int     `json:"chunk"`
@@ -101,8 +101,8 @@ func TestWhisperStreamJSON(t *testing.T) {
 	assert.Equal(t, []int{315, 363, 15, 433, 555, 446, 124, 453, 363, 98, 446, 363, 363, 252, 164, 402, 413, 242, 82, 602}, last.Committed)
 	assert.Greater(t, last.ElapsedMS, 0.0)
 
-	_, err = WhisperStreamNew(w, 16001, 0, 0, false, 0)
+	_, err = whisperStreamNew(w, 16001, 0, 0, false, 0)
 	assert.ErrorContains(t, err, "ChunkSamples 16001 must be in [1, 16000]")
-	_, err = WhisperStreamNew(w, 4000, 0, 0, false, -2)
+	_, err = whisperStreamNew(w, 4000, 0, 0, false, -2)
 	assert.ErrorContains(t, err, "TokensPerSecond -2 must be a finite number >= 0")
 }

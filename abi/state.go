@@ -279,7 +279,7 @@ func StateLoad(path, device string, metadataOnly bool) (int64, error) {
 	if path == "" {
 		return 0, Invalidf("wt_state_load: path is NULL or empty")
 	}
-	dev, err := ParseDevice(device)
+	dev, err := parseDevice(device)
 	if err != nil {
 		return 0, err
 	}
@@ -329,7 +329,7 @@ func readHeader(path string) ([]byte, int64, error) {
 // StateDecode is wt_state_from_bytes: StateLoad from a file's bytes; name
 // labels them in errors.
 func StateDecode(buf []byte, device, name string) (int64, error) {
-	dev, err := ParseDevice(device)
+	dev, err := parseDevice(device)
 	if err != nil {
 		return 0, err
 	}

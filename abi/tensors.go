@@ -32,9 +32,9 @@ func PromoteTypes(a, b int64) (int64, error) {
 	return int64(d), nil
 }
 
-// ParseShape checks extents: at most MaxRank of them, each 0..2^40, and
+// parseShape checks extents: at most MaxRank of them, each 0..2^40, and
 // an element count a tensor can hold.
-func ParseShape(dims []int64) (core.Shape, error) {
+func parseShape(dims []int64) (core.Shape, error) {
 	if err := CheckCount("ndim", int64(len(dims)), MaxRank); err != nil {
 		return nil, err
 	}
@@ -51,8 +51,8 @@ func ParseShape(dims []int64) (core.Shape, error) {
 	return s, nil
 }
 
-// ParseDevice reads an optional device name: "" is the default (nil).
-func ParseDevice(name string) ([]core.Device, error) {
+// parseDevice reads an optional device name: "" is the default (nil).
+func parseDevice(name string) ([]core.Device, error) {
 	if name == "" {
 		return nil, nil
 	}
@@ -79,11 +79,11 @@ func ParseLayout(dtype int64, dims []int64, device string) (Layout, error) {
 	if err != nil {
 		return Layout{}, err
 	}
-	s, err := ParseShape(dims)
+	s, err := parseShape(dims)
 	if err != nil {
 		return Layout{}, err
 	}
-	dev, err := ParseDevice(device)
+	dev, err := parseDevice(device)
 	return Layout{DType: d, Shape: s, Device: dev}, err
 }
 
@@ -214,7 +214,7 @@ func TensorToDevice(h int64, device string, noGrad bool) (int64, error) {
 	if device == "" {
 		return 0, Invalidf("wt_tensor_to_device: device is NULL or empty")
 	}
-	dev, err := ParseDevice(device)
+	dev, err := parseDevice(device)
 	if err != nil {
 		return 0, err
 	}

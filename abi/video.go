@@ -64,10 +64,10 @@ func hasClassifier(path string) (bool, error) {
 	return false, nil
 }
 
-// TimesformerLoad is timesformer.load: a folder save_pretrained wrote
+// timesformerLoad is timesformer.load: a folder save_pretrained wrote
 // for a TimesformerForVideoClassification (its tensors include
 // classifier.weight) or a TimesformerModel.
-func TimesformerLoad(dir, device string) (int64, error) {
+func timesformerLoad(dir, device string) (int64, error) {
 	const fn = "timesformer.load"
 	opts, err := folderOptions(fn, dir, device)
 	if err != nil {
@@ -91,12 +91,12 @@ func TimesformerLoad(dir, device string) (int64, error) {
 	return timesformerModels.add(&tm), nil
 }
 
-// TimesformerFree is timesformer.free.
-func TimesformerFree(h int64) error { return timesformerModels.free(h) }
+// timesformerFree is timesformer.free.
+func timesformerFree(h int64) error { return timesformerModels.free(h) }
 
-// TimesformerInfoJSON is timesformer.info: the class, the sizes
+// timesformerInfoJSON is timesformer.info: the class, the sizes
 // pixel values must have and, for a classifier, its labels by id.
-func TimesformerInfoJSON(h int64) (string, error) {
+func timesformerInfoJSON(h int64) (string, error) {
 	tm, err := timesformerModels.get(h)
 	if err != nil {
 		return "", err
@@ -112,11 +112,11 @@ func TimesformerInfoJSON(h int64) (string, error) {
 	return string(b), err
 }
 
-// TimesformerForward is timesformer.forward: one encoding of pixel
+// timesformerForward is timesformer.forward: one encoding of pixel
 // values (B, frames, channels, H, W), copied to the model's device when
 // elsewhere, giving the logits (wantLogits; a classifier only) and the
 // last hidden state (wantHidden). An output not wanted is 0.
-func TimesformerForward(h, pixels int64, wantLogits, wantHidden bool) (logits, hidden int64, err error) {
+func timesformerForward(h, pixels int64, wantLogits, wantHidden bool) (logits, hidden int64, err error) {
 	const fn = "timesformer.forward"
 	tm, err := timesformerModels.get(h)
 	if err != nil {
@@ -154,11 +154,11 @@ func TimesformerForward(h, pixels int64, wantLogits, wantHidden bool) (logits, h
 	return logits, hidden, nil
 }
 
-// ImageProcessorPreprocessVideo is image_processor.preprocess_video:
+// imageProcessorPreprocessVideo is image_processor.preprocess_video:
 // videos, each a (frames, height, width, 3) u8 tensor of RGB frames (a
 // decoded clip's numpy layout), as pixel values (videos, frames, 3, H, W)
 // f32 on device ("": the default), every frame processed on its own.
-func ImageProcessorPreprocessVideo(h int64, videos []int64, device string) (int64, error) {
+func imageProcessorPreprocessVideo(h int64, videos []int64, device string) (int64, error) {
 	const fn = "image_processor.preprocess_video"
 	p, err := imageProcessors.get(h)
 	if err != nil {
@@ -212,10 +212,10 @@ func indicesTensor(idx []int) (int64, error) {
 	return NewOutput(core.FromSlice(v, core.Shape{len(v)}, core.CPU))
 }
 
-// VideoSampleFrameIndices is video.sample_frame_indices: the
+// videoSampleFrameIndices is video.sample_frame_indices: the
 // sample_frame_indices of transformers' TimeSformer and VideoMAE docs
 // after np.random.seed(seed), as a 1-D i64 tensor on the CPU.
-func VideoSampleFrameIndices(clipLen, frameSampleRate, segLen int, seed uint32) (int64, error) {
+func videoSampleFrameIndices(clipLen, frameSampleRate, segLen int, seed uint32) (int64, error) {
 	if err := CheckCount("clip_len", int64(clipLen), maxFrameIndices); err != nil {
 		return 0, Prefix(err, "video.sample_frame_indices")
 	}
@@ -226,10 +226,10 @@ func VideoSampleFrameIndices(clipLen, frameSampleRate, segLen int, seed uint32) 
 	return indicesTensor(idx)
 }
 
-// VideoUniformFrameIndices is video.uniform_frame_indices: numFrames
+// videoUniformFrameIndices is video.uniform_frame_indices: numFrames
 // indices spread evenly over total frames, as transformers' video
 // processors sample them, as a 1-D i64 tensor on the CPU.
-func VideoUniformFrameIndices(total, numFrames int) (int64, error) {
+func videoUniformFrameIndices(total, numFrames int) (int64, error) {
 	if err := CheckCount("num_frames", int64(numFrames), maxFrameIndices); err != nil {
 		return 0, Prefix(err, "video.uniform_frame_indices")
 	}
