@@ -94,20 +94,14 @@ func (c *DiTConfig) validate() error {
 		c.OutChannels = c.InChannels
 	}
 	fail := failIn("DiTTransformer2DModel")
+	// num_layers >= 1: the final layer reads the first block's conditioning embedding.
+	if err := checkCounts(fail, count{"num_attention_heads", c.NumAttentionHeads, false},
+		count{"attention_head_dim", c.AttentionHeadDim, false}, count{"in_channels", c.InChannels, false},
+		count{"out_channels", c.OutChannels, true}, count{"num_layers", c.NumLayers, false},
+		count{"patch_size", c.PatchSize, false}); err != nil {
+		return err
+	}
 	switch {
-	case c.NumAttentionHeads < 1:
-		return fail("num_attention_heads", "%d, want >= 1", c.NumAttentionHeads)
-	case c.AttentionHeadDim < 1:
-		return fail("attention_head_dim", "%d, want >= 1", c.AttentionHeadDim)
-	case c.InChannels < 1:
-		return fail("in_channels", "%d, want >= 1", c.InChannels)
-	case c.OutChannels < 1:
-		return fail("out_channels", "%d, want >= 1 or null", c.OutChannels)
-	case c.NumLayers < 1:
-		// The final layer reads the first block's conditioning embedding.
-		return fail("num_layers", "%d, want >= 1", c.NumLayers)
-	case c.PatchSize < 1:
-		return fail("patch_size", "%d, want >= 1", c.PatchSize)
 	case c.SampleSize < c.PatchSize || c.SampleSize%c.PatchSize != 0:
 		return fail("sample_size", "%d is not a positive multiple of patch_size %d", c.SampleSize, c.PatchSize)
 	case c.NumEmbedsAdaNorm < 1:

@@ -59,10 +59,28 @@ func checkLevels(fail configFailure, blockOut []int, down, up []string, in, out 
 		return fail("down_block_types", "%d types for %d block_out_channels", len(down), n)
 	case len(up) != n:
 		return fail("up_block_types", "%d types for %d block_out_channels", len(up), n)
-	case in < 1:
-		return fail("in_channels", "%d, want >= 1", in)
-	case out < 1:
-		return fail("out_channels", "%d, want >= 1", out)
+	}
+	return checkCounts(fail, count{"in_channels", in, false}, count{"out_channels", out, false})
+}
+
+// count is a config value that must be at least one; orNull also allows
+// the zero that stands for JSON's null (the model's default).
+type count struct {
+	key    string
+	value  int
+	orNull bool
+}
+
+// checkCounts fails on the first of counts, in order, below its minimum:
+// the order decides which error a config with several faults gets.
+func checkCounts(fail configFailure, counts ...count) error {
+	for _, c := range counts {
+		switch {
+		case c.orNull && c.value < 0:
+			return fail(c.key, "%d, want >= 1 or null", c.value)
+		case !c.orNull && c.value < 1:
+			return fail(c.key, "%d, want >= 1", c.value)
+		}
 	}
 	return nil
 }

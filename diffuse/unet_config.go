@@ -129,13 +129,9 @@ func (c *UNet2DConfig) validate() error {
 	if err := checkLevels(fail, c.BlockOutChannels, c.DownBlockTypes, c.UpBlockTypes, c.InChannels, c.OutChannels); err != nil {
 		return err
 	}
-	switch {
-	case c.LayersPerBlock < 1:
-		return fail("layers_per_block", "%d, want >= 1", c.LayersPerBlock)
-	case c.AttnNormNumGroups < 0:
-		return fail("attn_norm_num_groups", "%d, want >= 1 or null", c.AttnNormNumGroups)
-	case c.AttentionHeadDim < 0:
-		return fail("attention_head_dim", "%d, want >= 1 or null", c.AttentionHeadDim)
+	if err := checkCounts(fail, count{"layers_per_block", c.LayersPerBlock, false},
+		count{"attn_norm_num_groups", c.AttnNormNumGroups, true}, count{"attention_head_dim", c.AttentionHeadDim, true}); err != nil {
+		return err
 	}
 	opts := unetOptions{normGroups: c.NormNumGroups, normEps: c.NormEps, midScale: c.MidBlockScaleFactor,
 		timeEmbedDim: c.TimeEmbeddingDim, downPadding: c.DownsamplePadding, timeScaleShift: c.ResnetTimeScaleShift}

@@ -94,13 +94,9 @@ func (c *AutoencoderKLConfig) validate() error {
 	if err := checkLevels(fail, c.BlockOutChannels, c.DownBlockTypes, c.UpBlockTypes, c.InChannels, c.OutChannels); err != nil {
 		return err
 	}
-	switch {
-	case c.LatentChannels < 1:
-		return fail("latent_channels", "%d, want >= 1", c.LatentChannels)
-	case c.LayersPerBlock < 1:
-		return fail("layers_per_block", "%d, want >= 1", c.LayersPerBlock)
-	case c.NormNumGroups < 1:
-		return fail("norm_num_groups", "%d, want >= 1", c.NormNumGroups)
+	if err := checkCounts(fail, count{"latent_channels", c.LatentChannels, false},
+		count{"layers_per_block", c.LayersPerBlock, false}, count{"norm_num_groups", c.NormNumGroups, false}); err != nil {
+		return err
 	}
 	if err := checkGroupMultiples(fail, c.BlockOutChannels, c.NormNumGroups); err != nil {
 		return err
