@@ -246,9 +246,10 @@ func tokenizerDecode(h int64, ids []int64, skipSpecial bool) (string, error) {
 		return "", err
 	}
 	in := make([]int, len(ids))
+	size := int64(tok.VocabSize()) // a walk of the added tokens: once, not per id
 	for i, id := range ids {
-		if id < 0 || id >= int64(tok.VocabSize()) {
-			return "", Invalidf("tokenizer.decode: id %d (at %d) is outside the vocabulary (0..%d)", id, i, tok.VocabSize()-1)
+		if id < 0 || id >= size {
+			return "", Invalidf("tokenizer.decode: id %d (at %d) is outside the vocabulary (0..%d)", id, i, size-1)
 		}
 		in[i] = int(id)
 	}
