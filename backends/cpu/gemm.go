@@ -444,43 +444,6 @@ func gemmMacroKernelInPlace(store bool, mc, kc int, alpha float32, a []float32, 
 	}
 }
 
-// gemmMicro4x2 returns the 4x2 product of a packed A sliver (k-major groups
-// of 4) and a packed B sliver (k-major pairs), both a multiple of gemmKU
-// long. The re-slicing at the top of the loop lets the compiler drop every
-// bounds check inside it; the body is one k step per three lines.
-func gemmMicro4x2(ap, bp []float32) [8]float32 {
-	var c00, c01, c10, c11, c20, c21, c30, c31 float32
-	for len(ap) >= 32 && len(bp) >= 16 {
-		a, b := ap[:32:32], bp[:16:16]
-		b0, b1, a0, a1, a2, a3 := b[0], b[1], a[0], a[1], a[2], a[3]
-		c00, c01, c10, c11 = c00+a0*b0, c01+a0*b1, c10+a1*b0, c11+a1*b1
-		c20, c21, c30, c31 = c20+a2*b0, c21+a2*b1, c30+a3*b0, c31+a3*b1
-		b0, b1, a0, a1, a2, a3 = b[2], b[3], a[4], a[5], a[6], a[7]
-		c00, c01, c10, c11 = c00+a0*b0, c01+a0*b1, c10+a1*b0, c11+a1*b1
-		c20, c21, c30, c31 = c20+a2*b0, c21+a2*b1, c30+a3*b0, c31+a3*b1
-		b0, b1, a0, a1, a2, a3 = b[4], b[5], a[8], a[9], a[10], a[11]
-		c00, c01, c10, c11 = c00+a0*b0, c01+a0*b1, c10+a1*b0, c11+a1*b1
-		c20, c21, c30, c31 = c20+a2*b0, c21+a2*b1, c30+a3*b0, c31+a3*b1
-		b0, b1, a0, a1, a2, a3 = b[6], b[7], a[12], a[13], a[14], a[15]
-		c00, c01, c10, c11 = c00+a0*b0, c01+a0*b1, c10+a1*b0, c11+a1*b1
-		c20, c21, c30, c31 = c20+a2*b0, c21+a2*b1, c30+a3*b0, c31+a3*b1
-		b0, b1, a0, a1, a2, a3 = b[8], b[9], a[16], a[17], a[18], a[19]
-		c00, c01, c10, c11 = c00+a0*b0, c01+a0*b1, c10+a1*b0, c11+a1*b1
-		c20, c21, c30, c31 = c20+a2*b0, c21+a2*b1, c30+a3*b0, c31+a3*b1
-		b0, b1, a0, a1, a2, a3 = b[10], b[11], a[20], a[21], a[22], a[23]
-		c00, c01, c10, c11 = c00+a0*b0, c01+a0*b1, c10+a1*b0, c11+a1*b1
-		c20, c21, c30, c31 = c20+a2*b0, c21+a2*b1, c30+a3*b0, c31+a3*b1
-		b0, b1, a0, a1, a2, a3 = b[12], b[13], a[24], a[25], a[26], a[27]
-		c00, c01, c10, c11 = c00+a0*b0, c01+a0*b1, c10+a1*b0, c11+a1*b1
-		c20, c21, c30, c31 = c20+a2*b0, c21+a2*b1, c30+a3*b0, c31+a3*b1
-		b0, b1, a0, a1, a2, a3 = b[14], b[15], a[28], a[29], a[30], a[31]
-		c00, c01, c10, c11 = c00+a0*b0, c01+a0*b1, c10+a1*b0, c11+a1*b1
-		c20, c21, c30, c31 = c20+a2*b0, c21+a2*b1, c30+a3*b0, c31+a3*b1
-		ap, bp = ap[32:], bp[16:]
-	}
-	return [8]float32{c00, c01, c10, c11, c20, c21, c30, c31}
-}
-
 // gemmPackA copies op(A)[ic:ic+mc, pc:pc+kc] into gemmMR-row slivers, each
 // laid out k-major (element (p, i) at p*gemmMR+i) and zero-padded to gemmMR
 // rows and to a multiple of gemmKU steps.

@@ -34,8 +34,8 @@ type output struct {
 	files func(*registry) ([]file, error)
 }
 
-// outputs is every artefact derived from the registry, the C ABI's headers
-// and, for the SDKs' optimisers, nn's defaults; each owns exactly the files
+// outputs is every artefact derived from the registry, the C ABI's headers,
+// for the SDKs' optimisers nn's defaults, and the CPU's unrolled micro-kernel; each owns exactly the files
 // it writes (gen_test.go checks no two own one). The unrolled WGSL
 // matmul kernels are not: scripts/gen_matmul_vec.py writes them from its own
 // tables (wgsl's go:generate line; make generate-check runs its --check).
@@ -49,6 +49,7 @@ var outputs = []output{
 	{"JavaScript ops", []string{"sdk/js/src/ops.gen.ts", "sdk/js/src/ops/*.ts"}, tsOps},
 	{"Java ops", []string{javaDir + "Ops*.java", javaDir + "TensorOps*.java"}, javaOps},
 	{"optimiser settings", []string{javaOptimDir + "*.java", "sdk/js/src/optim.gen.ts", pyOptimPath}, optimFiles},
+	{"CPU GEMM micro-kernel", []string{"backends/cpu/gemm_micro_gen.go"}, gemmMicroFile},
 	{"C ABI declarations", []string{"sdk/python/webtensor/_abi.py", "sdk/js/src/abi*.gen.ts", javaDir + "Abi.java"}, abiFiles},
 }
 
