@@ -160,7 +160,7 @@ lint: $(VENV)/.test-deps fmt-check size-check vet ## gofmt, the file-size limit,
 # the SDKs' optimiser settings from its optimiser table and nn's defaults),
 # wgsl's (scripts/gen_matmul_vec.py: the unrolled matmul WGSL) and the CPU
 # backend's (its elementwise assembly).
-generate: ## regenerate everything generated: Go methods, docs/ops.md, docs/config.md, docs/calls.md, the conformance index, the SDKs' op code and optimiser settings, the unrolled WGSL, the CPU assembly
+generate: ## regenerate everything generated: Go methods, docs/ops.md, docs/config.md, docs/calls.md, the conformance index, the SDKs' op code and optimiser settings, the unrolled WGSL, the CPU assembly and its portable GEMM micro-kernel
 	$(GO) generate ./...
 
 # The ONNX protobuf types (onnx/internal/onnxpb/onnx_*.pb.go) need protoc and

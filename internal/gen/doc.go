@@ -5,7 +5,8 @@
 // (abi_header.go, abi_bindings.go); and, from one table checked against nn's
 // defaults and the library's setting names, the SDKs' optimiser classes
 // (optim.go); and, from the domain methods registered with abi's wt_call,
-// docs/calls.md (docs.go). `make generate` runs it
+// docs/calls.md (docs.go); and the CPU backend's portable GEMM micro-kernel,
+// its unrolled k steps written from one (gemm_micro.go). `make generate` runs it
 // (through core's go:generate line); `make generate-check`, in CI, runs it
 // with -check, which writes nothing and fails naming each stale file.
 //
