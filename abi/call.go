@@ -218,11 +218,15 @@ func (c *CallArgs) NeedStr(name string) string {
 }
 
 // Path is a required file or folder path, refused in the browser build
-// (see needFileSystem).
-func (c *CallArgs) Path(name string) string {
+// (see needFileSystem) saying what to pass instead: instead, or, for a
+// target that has no other way in ("" instead), that it needs a file system.
+func (c *CallArgs) Path(name, instead string) string {
 	p := required[string](c, name, "path", "a string")
 	if p != "" {
-		c.needFileSystem(fmt.Sprintf("%s %q", name, p), "load the file's bytes (or a zip archive of the folder)")
+		if instead == "" {
+			instead = "run " + c.Target + " where there is one (Node, Python, Java or C)"
+		}
+		c.needFileSystem(fmt.Sprintf("%s %q", name, p), instead)
 	}
 	return p
 }

@@ -70,7 +70,7 @@ var onnxCalls = map[string]CallFunc{
 		if c.Ctx.OwnsData {
 			fromBytes = onnxAdoptBytes
 		}
-		return loadModel(c, onnxLoad, fromBytes)
+		return loadPathOrData(c, onnxLoad, fromBytes, "the .onnx file's bytes, every weight inside it rather than in external data files")
 	},
 	"onnx.free": freeCall(onnxFree),
 	"onnx.info": func(c *CallArgs) func() (any, error) {

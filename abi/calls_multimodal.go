@@ -97,7 +97,7 @@ func init() {
 // path is given (a tokenizer.json's or a preprocessor_config.json's bytes).
 func loadEither(c *CallArgs, fromPath func(string) (int64, error), fromBytes func([]byte) (int64, error)) func() (any, error) {
 	if c.Has("path") {
-		p := c.Path("path")
+		p := c.Path("path", "load the file's bytes")
 		return func() (any, error) { return fromPath(p) }
 	}
 	data := c.Bytes("the file's bytes (or a path argument)")
@@ -105,16 +105,29 @@ func loadEither(c *CallArgs, fromPath func(string) (int64, error), fromBytes fun
 }
 
 // loadModel loads a model folder at the argument path, or a zip archive of
-// one from the call's data, on the argument device.
+// one from the call's data (fromZip nil: a folder only), on the argument
+// device.
 func loadModel(c *CallArgs, fromDir func(dir, device string) (int64, error),
 	fromZip func(data []byte, device string) (int64, error)) func() (any, error) {
+	return loadPathOrData(c, fromDir, fromZip, "a zip archive of the model's folder")
+}
+
+// loadPathOrData loads from the argument path or, given none, from the
+// call's data, which holds what data says (its words in docs/calls.md and
+// in the browser's refusal of a path).
+func loadPathOrData(c *CallArgs, fromPath func(path, device string) (int64, error),
+	fromData func(data []byte, device string) (int64, error), data string) func() (any, error) {
 	dev := c.Str("device", "")
-	if c.Has("path") || fromZip == nil {
-		p := c.Path("path")
-		return func() (any, error) { return fromDir(p, dev) }
+	if c.Has("path") || fromData == nil {
+		instead := "" // a loader with no way in but a path
+		if fromData != nil {
+			instead = "load " + data
+		}
+		p := c.Path("path", instead)
+		return func() (any, error) { return fromPath(p, dev) }
 	}
-	data := c.Bytes("a zip archive's bytes (or a path argument)")
-	return func() (any, error) { return fromZip(data, dev) }
+	bytes := c.Bytes(data + " (or a path argument)")
+	return func() (any, error) { return fromData(bytes, dev) }
 }
 
 // freeCall is an object kind's free: self's handle.

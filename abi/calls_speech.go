@@ -67,7 +67,7 @@ var audioCalls = map[string]CallFunc{
 	},
 
 	"speecht5.load": func(c *CallArgs) func() (any, error) {
-		path, vocoder, dev := c.Path("path"), c.Str("vocoder", ""), c.Str("device", "")
+		path, vocoder, dev := c.Path("path", ""), c.Str("vocoder", ""), c.Str("device", "")
 		return func() (any, error) { return speechT5Load(path, vocoder, dev) }
 	},
 	"speecht5.free":          freeCall(speechT5Free),
