@@ -26,14 +26,25 @@ import (
 // never starts a model) and returns what becomes the result's JSON.
 type CallFunc func(c *CallArgs) func() (any, error)
 
-var callTable = map[string]CallFunc{}
+// method is a target's CallFunc and what its result's JSON holds, written
+// beside it for docs/calls.md: "tensor" is a new tensor handle the caller
+// owns, "<kind> handle" a new object to free with "<kind>.free".
+type method struct {
+	returns string
+	fn      CallFunc
+}
 
-// registerCalls adds a domain's methods; a target registered twice is a
-// bug caught at start-up.
-func registerCalls(m map[string]CallFunc) {
+var callTable = map[string]method{}
+
+// registerCalls adds a domain's methods; a target registered twice, or
+// without its result described, is a bug caught at start-up.
+func registerCalls(m map[string]method) {
 	for k, f := range m {
 		if _, dup := callTable[k]; dup {
 			panic("abi: call target " + k + " registered twice")
+		}
+		if f.returns == "" {
+			panic("abi: call target " + k + " does not say what it returns")
 		}
 		callTable[k] = f
 	}
@@ -71,7 +82,7 @@ type CallContext struct {
 // for none) and data (bytes a loader reads, nil for none) and returns the
 // result as JSON.
 func Call(target string, self int64, argsJSON string, data []byte, ctx CallContext) (string, error) {
-	f, ok := callTable[target]
+	m, ok := callTable[target]
 	if !ok {
 		return "", Invalidf("wt_call: unknown target %q%s", target, nearTargets(target))
 	}
@@ -80,7 +91,7 @@ func Call(target string, self int64, argsJSON string, data []byte, ctx CallConte
 		return "", err
 	}
 	c.Ctx = ctx
-	run := f(c)
+	run := m.fn(c)
 	if err := c.unused(); err != nil { // first: a misspelt argument is why a required one is missing
 		return "", err
 	}

@@ -78,7 +78,7 @@ func describe(target string, f CallFunc) CallSpec {
 func DescribeCalls() []CallSpec {
 	var out []CallSpec
 	for _, t := range CallTargets() {
-		out = append(out, describe(t, callTable[t]))
+		out = append(out, describe(t, callTable[t].fn))
 	}
 	return out
 }
@@ -118,7 +118,7 @@ func CallsMarkdown() string {
 		if len(args) == 0 {
 			args = []string{"none"}
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", s.Target, strings.Join(args, "; "), returnsOf(s.Target))
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", s.Target, strings.Join(args, "; "), callTable[s.Target].returns)
 	}
 	return b.String()
 }

@@ -10,10 +10,10 @@ package abi
 // init function (calls_domains.go's registers it).
 var autoCalls = unsupportedAutoCalls()
 
-func unsupportedAutoCalls() map[string]CallFunc {
-	m := map[string]CallFunc{}
+func unsupportedAutoCalls() map[string]method {
+	m := map[string]method{}
 	for _, name := range []string{"tune_loader", "tune_graph", "journal", "rollback", "parallel_plan"} {
-		m["auto."+name] = func(c *CallArgs) func() (any, error) {
+		m["auto."+name] = method{"nothing: an error", func(c *CallArgs) func() (any, error) {
 			for k := range c.raw {
 				c.read[k] = true // whatever the options, the answer is the same
 			}
@@ -21,7 +21,7 @@ func unsupportedAutoCalls() map[string]CallFunc {
 				return nil, Errorf(StatusUnsupported, "%s: the auto-agents are not in the browser build: they journal "+
 					"to a folder and run their policies on the plugin host, which a page has not", c.Target)
 			}
-		}
+		}}
 	}
 	return m
 }

@@ -16,29 +16,29 @@ func init() {
 	registerCalls(autoCalls) // calls_auto.go; calls_auto_js.go in the browser build
 }
 
-var diffusionCalls = map[string]CallFunc{
-	"diffusion.load": func(c *CallArgs) func() (any, error) { return loadModel(c, diffusionLoad, diffusionLoadZip) },
-	"diffusion.free": freeCall(diffusionFree),
-	"diffusion.info": func(c *CallArgs) func() (any, error) {
+var diffusionCalls = map[string]method{
+	"diffusion.load": {"diffusion handle", func(c *CallArgs) func() (any, error) { return loadModel(c, diffusionLoad, diffusionLoadZip) }},
+	"diffusion.free": {"null", freeCall(diffusionFree)},
+	"diffusion.info": {`object: "pipeline", "scheduler", "image_shape", "class_conditional", "text_conditional", "device", "weight_bytes", "int8_weights"`, func(c *CallArgs) func() (any, error) {
 		return func() (any, error) { return rawJSON(diffusionInfoJSON(c.Self)) }
-	},
-	"diffusion.quantize_int8": func(c *CallArgs) func() (any, error) {
+	}},
+	"diffusion.quantize_int8": {"null", func(c *CallArgs) func() (any, error) {
 		return func() (any, error) { return nil, diffusionQuantizeInt8(c.Self) }
-	},
-	"diffusion.generate": func(c *CallArgs) func() (any, error) {
+	}},
+	"diffusion.generate": {"tensor (batch, C, H, W) in [0, 1] on the pipeline's device", func(c *CallArgs) func() (any, error) {
 		batch, steps, seed, sched := c.IntIn("batch", 1, 1, math.MaxInt32), c.IntIn("steps", 50, 1, math.MaxInt32), seedArg(c), c.Str("scheduler", "")
 		return func() (any, error) {
 			return diffusionGenerate(c.Self, int(batch), int(steps), seed, sched, c.Ctx.Progress)
 		}
-	},
-	"diffusion.generate_classes": func(c *CallArgs) func() (any, error) {
+	}},
+	"diffusion.generate_classes": {"tensor (labels, C, H, W) in [0, 1]", func(c *CallArgs) func() (any, error) {
 		labels, steps, seed := c.Ints("labels"), c.IntIn("steps", 50, 1, math.MaxInt32), seedArg(c)
 		guidance, sched := c.Float("guidance_scale", 4), c.Str("scheduler", "")
 		return func() (any, error) {
 			return diffusionGenerateClasses(c.Self, labels, int(steps), seed, guidance, sched, c.Ctx.Progress)
 		}
-	},
-	"diffusion.generate_text": func(c *CallArgs) func() (any, error) {
+	}},
+	"diffusion.generate_text": {"tensor (prompts × images_per_prompt, C, height, width) in [0, 1]", func(c *CallArgs) func() (any, error) {
 		r := TextToImage{Prompts: c.Strings("prompts"), ImagesPerPrompt: int(c.IntIn("images_per_prompt", 1, 0, math.MaxInt32)),
 			Steps: int(c.IntIn("steps", 50, 1, math.MaxInt32)), Seed: seedArg(c), GuidanceScale: c.Float("guidance_scale", 7.5),
 			Height: int(c.IntIn("height", 0, 0, math.MaxInt32)), Width: int(c.IntIn("width", 0, 0, math.MaxInt32)),
@@ -50,11 +50,11 @@ var diffusionCalls = map[string]CallFunc{
 			r.Progress = c.Ctx.Progress
 			return diffusionGenerateText(c.Self, r)
 		}
-	},
-	"diffusion.encode_text": func(c *CallArgs) func() (any, error) {
+	}},
+	"diffusion.encode_text": {"tensor (texts, max length, width)", func(c *CallArgs) func() (any, error) {
 		texts := c.Strings("texts")
 		return func() (any, error) { return diffusionEncodeText(c.Self, texts) }
-	},
+	}},
 }
 
 // seedArg is a sampling call's seed: any uint64, which JSON numbers past
@@ -64,21 +64,21 @@ func seedArg(c *CallArgs) uint64 {
 		"an integer in [0, 2^64) or its decimal string", 0, 0))
 }
 
-var onnxCalls = map[string]CallFunc{
-	"onnx.load": func(c *CallArgs) func() (any, error) {
+var onnxCalls = map[string]method{
+	"onnx.load": {"onnx handle", func(c *CallArgs) func() (any, error) {
 		fromBytes := onnxLoadBytes
 		if c.Ctx.OwnsData {
 			fromBytes = onnxAdoptBytes
 		}
 		return loadPathOrData(c, onnxLoad, fromBytes, "the .onnx file's bytes, every weight inside it rather than in external data files")
-	},
-	"onnx.free": freeCall(onnxFree),
-	"onnx.info": func(c *CallArgs) func() (any, error) {
+	}},
+	"onnx.free": {"null", freeCall(onnxFree)},
+	"onnx.info": {`object: "opset", "device", "inputs" and "outputs" (each "name", "kind", "dtype", "shape")`, func(c *CallArgs) func() (any, error) {
 		return func() (any, error) { return rawJSON(onnxInfoJSON(c.Self)) }
-	},
+	}},
 	// run takes the inputs by name and returns the outputs' handles in the
 	// model's output order (info's "outputs").
-	"onnx.run": func(c *CallArgs) func() (any, error) {
+	"onnx.run": {`list of tensors: the outputs in info's "outputs" order`, func(c *CallArgs) func() (any, error) {
 		var inputs map[string]int64
 		c.note("inputs", "object of input name to tensor", nil, true)
 		c.missing("inputs", c.get("inputs", &inputs, "an object of input names to tensor handles"))
@@ -96,10 +96,10 @@ var onnxCalls = map[string]CallFunc{
 			outs.Handles(res)
 			return res, nil
 		}
-	},
+	}},
 	// run_values is onnx.run_values in one call: the tensors and the
 	// layout in, the outputs' layout and their tensors out.
-	"onnx.run_values": func(c *CallArgs) func() (any, error) {
+	"onnx.run_values": {`object: "layout" (each output by name: an index into "tensors", a list of them, or null) and "tensors"`, func(c *CallArgs) func() (any, error) {
 		tensors, layout := c.Tensors("tensors"), c.JSON("layout", "object: input name to tensor index, list of them, or null")
 		return func() (any, error) {
 			h, err := onnxRunValues(c.Self, tensors, layout, c.Ctx.NoGrad)
@@ -116,5 +116,5 @@ var onnxCalls = map[string]CallFunc{
 			outs.Handles(res)
 			return map[string]any{"layout": json.RawMessage(l), "tensors": res}, nil
 		}
-	},
+	}},
 }

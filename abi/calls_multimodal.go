@@ -12,83 +12,83 @@ import (
 // lengths come back as numbers, since every SDK would read them at once.
 
 func init() {
-	registerCalls(map[string]CallFunc{
-		"tokenizer.load": func(c *CallArgs) func() (any, error) {
+	registerCalls(map[string]method{
+		"tokenizer.load": {"tokenizer handle", func(c *CallArgs) func() (any, error) {
 			return loadEither(c, tokenizerLoad, tokenizerLoadBytes)
-		},
-		"tokenizer.free":       freeCall(tokenizerFree),
-		"tokenizer.vocab_size": getCall(tokenizerVocabSize),
-		"tokenizer.encode": func(c *CallArgs) func() (any, error) {
+		}},
+		"tokenizer.free":       {"null", freeCall(tokenizerFree)},
+		"tokenizer.vocab_size": {"integer", getCall(tokenizerVocabSize)},
+		"tokenizer.encode": {`object: "input_ids", "token_type_ids", "attention_mask" tensors (texts, length) i64`, func(c *CallArgs) func() (any, error) {
 			texts, add := c.Strings("texts"), c.Bool("add_special_tokens", true)
 			pad, dev := c.Int("pad_id", -1), c.Str("device", "")
 			return func() (any, error) {
 				e, err := tokenizerEncode(c.Self, texts, add, pad, dev)
 				return map[string]int64{"input_ids": e.IDs, "token_type_ids": e.TypeIDs, "attention_mask": e.Mask}, err
 			}
-		},
-		"tokenizer.decode": func(c *CallArgs) func() (any, error) {
+		}},
+		"tokenizer.decode": {"string", func(c *CallArgs) func() (any, error) {
 			ids, skip := c.Ints("ids"), c.Bool("skip_special_tokens", false)
 			return func() (any, error) { return tokenizerDecode(c.Self, ids, skip) }
-		},
-		"tokenizer.batch_decode": func(c *CallArgs) func() (any, error) {
+		}},
+		"tokenizer.batch_decode": {"list of strings, one a row", func(c *CallArgs) func() (any, error) {
 			ids, skip := c.Tensor("ids"), c.Bool("skip_special_tokens", false)
 			return func() (any, error) { return batchDecode(c.Self, ids, skip) }
-		},
+		}},
 
-		"image_processor.load": func(c *CallArgs) func() (any, error) {
+		"image_processor.load": {"image_processor handle", func(c *CallArgs) func() (any, error) {
 			return loadEither(c, imageProcessorLoad, imageProcessorLoadBytes)
-		},
-		"image_processor.free": freeCall(imageProcessorFree),
-		"image_processor.preprocess": func(c *CallArgs) func() (any, error) {
+		}},
+		"image_processor.free": {"null", freeCall(imageProcessorFree)},
+		"image_processor.preprocess": {"tensor (images, 3, H, W) f32 pixel values", func(c *CallArgs) func() (any, error) {
 			images, dev := c.Tensors("images"), c.Str("device", "")
 			return func() (any, error) { return imageProcessorPreprocess(c.Self, images, dev) }
-		},
-		"image_processor.preprocess_video": func(c *CallArgs) func() (any, error) {
+		}},
+		"image_processor.preprocess_video": {"tensor (videos, frames, 3, H, W) f32 pixel values", func(c *CallArgs) func() (any, error) {
 			videos, dev := c.Tensors("videos"), c.Str("device", "")
 			return func() (any, error) { return imageProcessorPreprocessVideo(c.Self, videos, dev) }
-		},
-		"video.sample_frame_indices": func(c *CallArgs) func() (any, error) {
+		}},
+		"video.sample_frame_indices": {"list of clip_len integers", func(c *CallArgs) func() (any, error) {
 			clip, rate := c.NeedIntIn("clip_len", 0, math.MaxInt32), c.NeedIntIn("frame_sample_rate", 0, math.MaxInt32)
 			seg, seed := c.NeedIntIn("seg_len", 0, math.MaxInt32), c.IntIn("seed", 0, 0, math.MaxUint32)
 			return func() (any, error) {
 				return ints(videoSampleFrameIndices(int(clip), int(rate), int(seg), uint32(seed)))
 			}
-		},
-		"video.uniform_frame_indices": func(c *CallArgs) func() (any, error) {
+		}},
+		"video.uniform_frame_indices": {"list of num_frames integers", func(c *CallArgs) func() (any, error) {
 			total, n := c.NeedIntIn("total", 0, math.MaxInt32), c.NeedIntIn("num_frames", 0, math.MaxInt32)
 			return func() (any, error) { return ints(videoUniformFrameIndices(int(total), int(n))) }
-		},
-		"audio.resample": func(c *CallArgs) func() (any, error) {
+		}},
+		"audio.resample": {"tensor (..., time at to_hz) on x's device", func(c *CallArgs) func() (any, error) {
 			// Any int32: the resampler's own check names a rate that is not positive.
 			x := c.Tensor("x")
 			from, to := c.NeedIntIn("from_hz", math.MinInt32, math.MaxInt32), c.NeedIntIn("to_hz", math.MinInt32, math.MaxInt32)
 			return func() (any, error) { return audioResample(x, int(from), int(to)) }
-		},
+		}},
 
-		"sentence_encoder.load": func(c *CallArgs) func() (any, error) {
+		"sentence_encoder.load": {"sentence_encoder handle", func(c *CallArgs) func() (any, error) {
 			return loadModel(c, sentenceEncoderLoad, sentenceEncoderLoadZip)
-		},
-		"sentence_encoder.free": freeCall(sentenceEncoderFree),
-		"sentence_encoder.dim":  getCall(sentenceEncoderDim),
-		"sentence_encoder.encode": func(c *CallArgs) func() (any, error) {
+		}},
+		"sentence_encoder.free": {"null", freeCall(sentenceEncoderFree)},
+		"sentence_encoder.dim":  {"integer: an embedding's length", getCall(sentenceEncoderDim)},
+		"sentence_encoder.encode": {"tensor (texts, dim) f32", func(c *CallArgs) func() (any, error) {
 			texts, batch := c.Strings("texts"), c.IntIn("batch_size", 32, 0, math.MaxInt32)
 			return func() (any, error) { return sentenceEncoderEncode(c.Self, texts, int(batch)) }
-		},
+		}},
 
-		"clip.load": func(c *CallArgs) func() (any, error) { return loadModel(c, clipLoad, clipLoadZip) },
-		"clip.free": freeCall(clipFree),
-		"clip.zero_shot": func(c *CallArgs) func() (any, error) {
+		"clip.load": {"clip handle", func(c *CallArgs) func() (any, error) { return loadModel(c, clipLoad, clipLoadZip) }},
+		"clip.free": {"null", freeCall(clipFree)},
+		"clip.zero_shot": {"tensor (images, texts): each image's probabilities over the texts", func(c *CallArgs) func() (any, error) {
 			pixels, texts := c.Tensor("pixels"), c.Strings("texts")
 			return func() (any, error) { return clipZeroShot(c.Self, pixels, texts) }
-		},
-		"clip.text_features": func(c *CallArgs) func() (any, error) {
+		}},
+		"clip.text_features": {"tensor (texts, projection_dim), not normalised", func(c *CallArgs) func() (any, error) {
 			texts := c.Strings("texts")
 			return func() (any, error) { return clipTextFeatures(c.Self, texts) }
-		},
-		"clip.image_features": func(c *CallArgs) func() (any, error) {
+		}},
+		"clip.image_features": {"tensor (images, projection_dim), not normalised", func(c *CallArgs) func() (any, error) {
 			pixels := c.Tensor("pixels")
 			return func() (any, error) { return clipImageFeatures(c.Self, pixels) }
-		},
+		}},
 	})
 	registerCalls(audioCalls)
 }
