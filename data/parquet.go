@@ -38,7 +38,17 @@ func ParquetBytes(source string, raw []byte, columns ...string) (Dataset, error)
 	return readParquet(source, bytes.NewReader(raw), columns)
 }
 
-func readParquet(source string, r parquet.ReaderAtSeeker, columns []string) (Dataset, error) {
+func readParquet(source string, r parquet.ReaderAtSeeker, columns []string) (ds Dataset, err error) {
+	// Arrow's reader trusts the file's metadata in places (a schema's
+	// element count sizes a slice before any is read), so a corrupt or
+	// hostile file can panic inside it. The whole file is read here, at
+	// open, never in a loader's worker, so one recover turns every such
+	// failure into this open's error rather than a crashed process.
+	defer func() {
+		if p := recover(); p != nil {
+			ds, err = nil, fmt.Errorf("%s: not a Parquet file webtensor can read (the reader failed: %v)", source, p)
+		}
+	}()
 	pf, err := file.NewParquetReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
