@@ -109,6 +109,9 @@ fuzz-short: ## run every fuzzer briefly (CI); FUZZTIME=5000000x for a real sessi
 	$(GO) test ./onnx -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./onnx -run '^$$' -fuzz '^FuzzParseModel$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/modelfs -run '^$$' -fuzz '^FuzzOpenZip$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./data -run '^$$' -fuzz '^FuzzOpenBytes$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./multimodal -run '^$$' -fuzz '^FuzzParseTokenizer$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./multimodal -run '^$$' -fuzz '^FuzzParseImageProcessor$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz '^FuzzCall$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz '^FuzzDiffusionLoadZip$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz '^FuzzMultimodalLoadZip$$' -fuzztime $(FUZZTIME_MODELS) -fuzzminimizetime 100x

@@ -273,9 +273,15 @@ func (p *ImageProcessor) preprocessOne(img Image) ([]float32, int, int, error) {
 	}
 	if p.DoResize {
 		h, w := p.outputSize(img.Height, img.Width)
+		if err := checkImageSize("resizing to", h, w); err != nil {
+			return nil, 0, 0, err
+		}
 		img = resizePIL(img, w, h, resampleFilters[p.Resample])
 	}
 	if p.DoCenterCrop {
+		if err := checkImageSize("a center crop of", p.CropSize.Height, p.CropSize.Width); err != nil {
+			return nil, 0, 0, err
+		}
 		img = centerCrop(img, p.CropSize.Height, p.CropSize.Width)
 	}
 	n := img.Height * img.Width
@@ -310,11 +316,29 @@ func (p *ImageProcessor) outputSize(h, w int) (int, int) {
 	}
 	short, long := min(h, w), max(h, w)
 	s := p.Size.ShortestEdge
+	if s > maxImagePixels || long > maxImagePixels {
+		return s, s // past checkImageSize's bound, and s*long could overflow
+	}
 	l := int(float64(s*long) / float64(short))
 	if w <= h {
 		return l, s
 	}
 	return s, l
+}
+
+// maxImagePixels bounds the image a processor resizes or crops to: 8192 x
+// 8192, far past any model's input. A corrupt or hostile config (a size
+// of 45098) or an extreme image (1 x 100000 under a shortest_edge) is then
+// an error naming the size, where the allocation would end the process:
+// Go cannot recover from running out of memory.
+const maxImagePixels = 1 << 26
+
+// checkImageSize refuses an h x w image past maxImagePixels or not positive.
+func checkImageSize(what string, h, w int) error {
+	if h < 1 || w < 1 || h > maxImagePixels || w > maxImagePixels || h*w > maxImagePixels {
+		return fmt.Errorf("%s %dx%d: want a positive size of at most %d pixels (8192 x 8192)", what, h, w, maxImagePixels)
+	}
+	return nil
 }
 
 // centerCrop is transformers' center_crop: the (h, w) window whose

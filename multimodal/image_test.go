@@ -74,6 +74,18 @@ func TestImageProcessorErrors(t *testing.T) {
 	_, err = ParseImageProcessor([]byte(`{"image_processor_type": "ViTImageProcessor", "do_pad": true}`))
 	require.ErrorContains(t, err, `key "do_pad": value true is not supported`)
 
+	// A size past any model's (here a fuzzer's) is refused before the
+	// resize allocates it: 45098 x 63137 pixels would end the process.
+	small := Image{Height: 5, Width: 7, Pix: make([]uint8, 5*7*3)}
+	huge, err := ParseImageProcessor([]byte(`{"image_processor_type": "CLIPImageProcessor", "size": {"shortest_edge": 45098}}`))
+	require.NoError(t, err)
+	_, err = huge.Preprocess([]Image{small}, core.CPU)
+	require.ErrorContains(t, err, "image 0: resizing to 45098x63137: want a positive size of at most 67108864 pixels")
+	huge, err = ParseImageProcessor([]byte(`{"image_processor_type": "CLIPImageProcessor", "size": {"shortest_edge": 4}, "crop_size": {"height": 9000, "width": 9000}}`))
+	require.NoError(t, err)
+	_, err = huge.Preprocess([]Image{small}, core.CPU)
+	require.ErrorContains(t, err, "a center crop of 9000x9000")
+
 	// Older files: feature_extractor_type and integer sizes.
 	p, err := ParseImageProcessor([]byte(`{"feature_extractor_type": "CLIPFeatureExtractor", "size": 20, "crop_size": 18}`))
 	require.NoError(t, err)

@@ -1,0 +1,72 @@
+package multimodal
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/webtensor/webtensor/core"
+)
+
+// FuzzParseTokenizer feeds the tokenizer.json reader arbitrary bytes, as
+// tokenizer.load's data does from every SDK: each input is a tokenizer or
+// an error, never a panic, and a tokenizer that loads encodes and decodes
+// (or refuses to) without one either.
+func FuzzParseTokenizer(f *testing.F) {
+	for _, dir := range []string{"whisper_bpe", "gpt2_bpe", "clip_bpe"} {
+		raw, err := os.ReadFile(filepath.Join("testdata", dir, "tokenizer.json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+	}
+	f.Add([]byte(`{"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"[UNK]": 0, "a": 1, "##b": 2}},
+		"normalizer": {"type": "BertNormalizer", "lowercase": true}, "pre_tokenizer": {"type": "BertPreTokenizer"},
+		"decoder": {"type": "WordPiece", "prefix": "##"}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		tok, err := ParseTokenizer(raw)
+		if err != nil {
+			return
+		}
+		for _, text := range []string{"", "a b ab", "Hello, world! \u00e9\u4e16 \U0001F600", "  \t\n"} {
+			if _, err := tok.Encode(text, true); err != nil {
+				continue
+			}
+		}
+		ids := make([]int, 0, 64)
+		for id := range min(tok.VocabSize(), 64) {
+			ids = append(ids, id)
+		}
+		_, _ = tok.Decode(ids, false)
+		_, _ = tok.Decode(ids, true)
+	})
+}
+
+// FuzzParseImageProcessor feeds preprocessor_config.json's reader arbitrary
+// bytes (image_processor.load's data): a processor that loads preprocesses
+// a small image, or refuses to, without a panic.
+func FuzzParseImageProcessor(f *testing.F) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "timesformer_tiny", "preprocessor_config.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw)
+	f.Add([]byte(`{"image_processor_type": "CLIPImageProcessor", "size": {"shortest_edge": 8}, "crop_size": {"height": 6, "width": 6},
+		"do_resize": true, "do_center_crop": true, "do_rescale": true, "do_normalize": true, "resample": 3,
+		"image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "rescale_factor": 0.00392156862745098}`))
+	f.Add([]byte(`{"image_processor_type": "ViTImageProcessor", "size": {"height": 4, "width": 4}, "do_resize": true, "resample": 2}`))
+	img := Image{Height: 5, Width: 7, Pix: make([]uint8, 5*7*3)}
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i * 37)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		p, err := ParseImageProcessor(raw)
+		if err != nil {
+			return
+		}
+		out, err := p.Preprocess([]Image{img}, core.CPU)
+		if err == nil {
+			out.Release()
+		}
+	})
+}
