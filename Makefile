@@ -95,7 +95,8 @@ FUZZTIME ?= 100000x
 # about 150 inputs a second on two cores with coverage on: fewer inputs, and
 # a bounded minimisation (by default 60 s of it per new input). So does
 # FuzzParseTokenizer, whose seeds are whole tokenizer.json files (about
-# 1,300 inputs a second).
+# 1,300 inputs a second), and FuzzParseWhisperFeatureExtractor, whose valid
+# configs each compute a waveform's features (about 750 a second).
 FUZZTIME_MODELS ?= 10000x
 # The fused-graph fuzzer (core/ir FuzzFusedGraphs) runs each program on the
 # (software) GPU, where compiling a new kernel can pass the fuzzer's fixed
@@ -114,6 +115,7 @@ fuzz-short: ## run every fuzzer briefly (CI); FUZZTIME=5000000x for a real sessi
 	$(GO) test ./data -run '^$$' -fuzz '^FuzzOpenBytes$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./multimodal -run '^$$' -fuzz '^FuzzParseTokenizer$$' -fuzztime $(FUZZTIME_MODELS)
 	$(GO) test ./multimodal -run '^$$' -fuzz '^FuzzParseImageProcessor$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./multimodal -run '^$$' -fuzz '^FuzzParseWhisperFeatureExtractor$$' -fuzztime $(FUZZTIME_MODELS)
 	$(GO) test ./abi -run '^$$' -fuzz '^FuzzCall$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz '^FuzzDiffusionLoadZip$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz '^FuzzMultimodalLoadZip$$' -fuzztime $(FUZZTIME_MODELS) -fuzzminimizetime 100x

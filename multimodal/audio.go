@@ -119,6 +119,9 @@ func ParseWhisperFeatureExtractor(data []byte) (*WhisperFeatureExtractor, error)
 			return nil, fmt.Errorf("multimodal: Whisper feature extractor config: key %q is %d, but the other settings give %d", name, v, want)
 		}
 	}
+	if err := fe.checkSizes(); err != nil {
+		return nil, err
+	}
 	fe.written = nil
 	if fe.NFFT%2 != 0 || fe.NFFT/2 >= fe.NSamples() {
 		return nil, fmt.Errorf("multimodal: Whisper feature extractor config: n_fft %d must be even and below twice n_samples %d (reflect padding)", fe.NFFT, fe.NSamples())
@@ -128,6 +131,38 @@ func ParseWhisperFeatureExtractor(data []byte) (*WhisperFeatureExtractor, error)
 	}
 	fe.MelFilters = melFilterBank(fe.NFFT/2+1, fe.FeatureSize, 0, 8000, float64(fe.SamplingRate))
 	return fe, nil
+}
+
+// Bounds on what a config may ask for, far past any Whisper's (30 s at 16
+// kHz: 480,000 samples, 3,000 frames of 201 bins, 80 or 128 mels): each
+// sizes an allocation, and a corrupt or hostile config (a chunk_length of
+// 16,000 s) would otherwise take more memory than the machine has, which
+// ends a Go process instead of failing it.
+const (
+	maxWhisperSamples  = 1 << 23 // n_samples: 8.7 minutes at 16 kHz
+	maxWhisperSpectrum = 1 << 25 // frames x frequency bins of the STFT, frames x mels of the features
+	maxWhisperFilters  = 1 << 24 // mels x frequency bins of the filter bank
+)
+
+// checkSizes refuses a config whose buffers would pass those bounds,
+// before any product of its values can overflow.
+func (fe *WhisperFeatureExtractor) checkSizes() error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("multimodal: Whisper feature extractor config: "+format, args...)
+	}
+	switch bins := fe.NFFT/2 + 1; {
+	case fe.ChunkLength > maxWhisperSamples || fe.SamplingRate > maxWhisperSamples || fe.NSamples() > maxWhisperSamples:
+		return fail("chunk_length %d s at sampling_rate %d is more than %d samples", fe.ChunkLength, fe.SamplingRate, maxWhisperSamples)
+	case fe.NFFT > maxWhisperSamples || fe.FeatureSize > maxWhisperFilters:
+		return fail("n_fft %d or feature_size %d is past its bound (%d, %d)", fe.NFFT, fe.FeatureSize, maxWhisperSamples, maxWhisperFilters)
+	case fe.NFrames() > maxWhisperSpectrum/bins:
+		return fail("%d frames (n_samples / hop_length %d) of %d frequency bins (n_fft %d) is more than %d values", fe.NFrames(), fe.HopLength, bins, fe.NFFT, maxWhisperSpectrum)
+	case fe.FeatureSize > maxWhisperFilters/bins:
+		return fail("feature_size %d mels of %d frequency bins (n_fft %d) is more than %d filter values", fe.FeatureSize, bins, fe.NFFT, maxWhisperFilters)
+	case fe.FeatureSize > maxWhisperSpectrum/max(fe.NFrames(), 1):
+		return fail("feature_size %d mels of %d frames is more than %d features", fe.FeatureSize, fe.NFrames(), maxWhisperSpectrum)
+	}
+	return nil
 }
 
 // hertzToMel and melToHertz are the Slaney scale: linear below 1 kHz,

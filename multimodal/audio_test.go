@@ -168,6 +168,16 @@ func TestWhisperFeatureExtractorErrors(t *testing.T) {
 	require.ErrorContains(t, err, "n_fft 401 must be even")
 	_, err = ParseWhisperFeatureExtractor([]byte(`{"spectrogram": "power"}`))
 	require.ErrorContains(t, err, `unknown key "spectrogram"`)
+	// Sizes that would take more memory than a machine has (a fuzzer's
+	// chunk_length ended the process) are refused with their values.
+	_, err = ParseWhisperFeatureExtractor([]byte(`{"chunk_length": 16000}`))
+	require.ErrorContains(t, err, "chunk_length 16000 s at sampling_rate 16000 is more than 8388608 samples")
+	_, err = ParseWhisperFeatureExtractor([]byte(`{"hop_length": 1}`))
+	require.ErrorContains(t, err, "480000 frames (n_samples / hop_length 1) of 201 frequency bins (n_fft 400) is more than 33554432 values")
+	_, err = ParseWhisperFeatureExtractor([]byte(`{"feature_size": 100000}`))
+	require.ErrorContains(t, err, "feature_size 100000 mels of 201 frequency bins")
+	_, err = ParseWhisperFeatureExtractor([]byte(`{"feature_size": 816000, "hop_length": 17, "chunk_length": 1, "n_fft": 32}`))
+	require.ErrorContains(t, err, "feature_size 816000 mels of 941 frames is more than 33554432 features")
 	_, err = NewWhisperFeatureExtractor().Extract([][]float32{{0.1}, {}}, core.CPU, false)
 	require.ErrorContains(t, err, "waveform 1 is empty")
 }

@@ -70,3 +70,29 @@ func FuzzParseImageProcessor(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseWhisperFeatureExtractor feeds a Whisper preprocessor_config.json
+// arbitrary bytes (whisper.load reads one from the model's folder): each is
+// an extractor or an error, and one that loads extracts a short waveform's
+// features (or refuses to) without a panic or an allocation past memory.
+func FuzzParseWhisperFeatureExtractor(f *testing.F) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "whisper_tiny", "preprocessor_config.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw)
+	f.Add([]byte(`{"feature_size": 8, "sampling_rate": 16000, "hop_length": 16, "chunk_length": 1, "n_fft": 32}`))
+	wave := make([]float32, 1600)
+	for i := range wave {
+		wave[i] = float32(i%50) / 50
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		fe, err := ParseWhisperFeatureExtractor(raw)
+		if err != nil || fe.NFrames()*(fe.NFFT/2+1+fe.FeatureSize) > 1<<22 {
+			return // refused, or a long window whose features are honest work, not this test's business
+		}
+		if out, err := fe.Extract([][]float32{wave}, core.CPU, true); err == nil {
+			out.Release()
+		}
+	})
+}
