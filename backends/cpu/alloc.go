@@ -318,6 +318,9 @@ func cachedBuffer(n int) (buf *buffer, ok bool, err error) {
 // newBlock allocates a block of class cl; dirty says it is not zeroed.
 func newBlock(cl, size int) (*block, bool, error) {
 	if hostAlloc == nil {
+		if err := checkFresh(size); err != nil {
+			return nil, false, err
+		}
 		return &block{mem: alignedBytes(size), class: cl}, false, nil
 	}
 	m, err := hostAlloc(size)

@@ -166,6 +166,9 @@ func newBuffer(n int) (*buffer, error) {
 		return b, err
 	}
 	if hostAlloc == nil {
+		if err := checkFresh(n); err != nil {
+			return nil, err
+		}
 		return &buffer{buf: alignedBytes(n)}, nil
 	}
 	m, err := hostAlloc(n)

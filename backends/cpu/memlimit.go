@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,8 +17,13 @@ import (
 
 // A Go allocation larger than the machine's memory is a fatal runtime error,
 // not a recoverable panic, so the CPU backend refuses it up front with an
-// error that names the size. The limit is the physical memory where the
-// platform tells us (Linux), else 1 TiB; WEBTENSOR_CPU_MAX_BYTES overrides it.
+// error that names the size. The limit is the least of what the machine and
+// the process may hold where the platform tells us: the physical memory
+// (Linux's MemTotal), the cgroup's memory limit (a container's: memory.max,
+// or v1's memory.limit_in_bytes) and the address-space rlimit (ulimit -v);
+// else 1 TiB. WEBTENSOR_CPU_MAX_BYTES overrides it. A large allocation the
+// Go heap must make afresh (checkFresh) is held to what the limit leaves
+// beside the heap in use, not to the limit alone.
 
 var (
 	limitOnce sync.Once
@@ -30,11 +37,67 @@ func maxAllocBytes() int64 {
 			limit = v
 			return
 		}
-		if total := memTotal(); total > 0 {
-			limit = total
+		known := int64(0)
+		for _, l := range []int64{memTotal(), cgroupLimit(), addressSpaceLimit()} {
+			if l > 0 && (known == 0 || l < known) {
+				known = l
+			}
+		}
+		if known > 0 {
+			limit = known
 		}
 	})
 	return limit
+}
+
+// cgroupLimit is the memory limit of this process's cgroup (0: none or
+// unknown), read from the files /proc/self/cgroup points at.
+func cgroupLimit() int64 {
+	raw, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return 0
+	}
+	var least int64
+	for _, p := range cgroupLimitFiles(string(raw)) {
+		if b, err := os.ReadFile(p); err == nil {
+			if v := parseMemoryLimit(string(b)); v > 0 && (least == 0 || v < least) {
+				least = v
+			}
+		}
+	}
+	return least
+}
+
+// cgroupLimitFiles are the limit files of the groups a /proc/self/cgroup
+// lists: v2's memory.max ("0::/path"), v1's memory.limit_in_bytes
+// ("N:memory:/path"), and the mount's root for either (a container's
+// namespace hides the path above it).
+func cgroupLimitFiles(procSelfCgroup string) []string {
+	var files []string
+	for _, line := range strings.Split(procSelfCgroup, "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		path := strings.TrimSuffix(parts[2], "/")
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			files = append(files, "/sys/fs/cgroup"+path+"/memory.max", "/sys/fs/cgroup/memory.max")
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+			files = append(files, "/sys/fs/cgroup/memory"+path+"/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+		}
+	}
+	return files
+}
+
+// parseMemoryLimit reads a cgroup limit file: "max" (none), or bytes, where
+// v1 writes a number near 2^63 for none.
+func parseMemoryLimit(s string) int64 {
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || v <= 0 || v >= 1<<62 {
+		return 0
+	}
+	return v
 }
 
 // memTotal reads MemTotal from /proc/meminfo (0 when unavailable).
@@ -60,6 +123,29 @@ func memTotal() int64 {
 func checkAlloc(bytes int) error {
 	if int64(bytes) > maxAllocBytes() {
 		return fmt.Errorf("cpu: cannot allocate %d bytes: more than the %d bytes of memory available (set WEBTENSOR_CPU_MAX_BYTES to change the limit)", bytes, maxAllocBytes())
+	}
+	return nil
+}
+
+// checkFresh refuses a Go heap allocation of size bytes (at least
+// tempCheckMin: smaller ones cannot matter) that would take the heap past
+// the limit. Before refusing, it gives back the cache's free blocks and
+// collects once, as PyTorch's caching allocator frees its cache and
+// retries before it reports running out of memory: dead tensors and idle
+// blocks should not make an allocation fail.
+func checkFresh(size int) error {
+	if size < tempCheckMin {
+		return nil
+	}
+	limit := maxAllocBytes()
+	if int64(size) <= limit-heapInUse() {
+		return nil
+	}
+	_ = (*Backend)(nil).EmptyCache()
+	runtime.GC()
+	if inUse := heapInUse(); int64(size) > limit-inUse {
+		return fmt.Errorf("cpu: cannot allocate %d bytes: %d bytes of the %d-byte limit are in use "+
+			"(free tensors you no longer need, or set WEBTENSOR_CPU_MAX_BYTES to change the limit)", size, inUse, limit)
 	}
 	return nil
 }
