@@ -96,7 +96,7 @@ static void test_clip(void) {
   CALL("clip.free", clip, NULL);
   /* The zip loaders' data (the SDKs' tests load real archives). */
   wt_call_result r = 0;
-  ERR(wt_call("clip.load", 0, NULL, NULL, 0, &r), WT_ERR_INVALID, "needs a zip archive's bytes");
+  ERR(wt_call("clip.load", 0, NULL, NULL, 0, &r), WT_ERR_INVALID, "needs a zip archive of the model's folder (or a path argument) as the call's data");
   ERR(wt_call("clip.load", 0, NULL, "", 0, &r), WT_ERR_INVALID, "zip archive: empty (0 bytes)");
   ERR(wt_call("sentence_encoder.load", 0, NULL, "PK\x05\x06", 4, &r), WT_ERR_INVALID,
       "not a zip archive, or a truncated one");
