@@ -7,6 +7,7 @@ import (
 	"image/color"
 	_ "image/jpeg" // the decoders ImageFolder reads with
 	_ "image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,6 +81,9 @@ func ImageFolder(root string, opts ImageOptions) (Dataset, error) {
 	switch {
 	case len(opts.Size) == 2 && opts.Size[0] > 0 && opts.Size[1] > 0:
 		d.h, d.w, d.resize = opts.Size[0], opts.Size[1], true
+		if err := checkImagePixels(opts.Size[1], opts.Size[0]); err != nil {
+			return nil, fmt.Errorf("%s: size %v: %w", root, opts.Size, err)
+		}
 	case len(opts.Size) != 0:
 		return nil, fmt.Errorf("%s: image size %v (want [height, width], both positive)", root, opts.Size)
 	default:
@@ -92,9 +96,27 @@ func ImageFolder(root string, opts ImageOptions) (Dataset, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", d.files[0], err)
 		}
+		if err := checkImagePixels(cfg.Width, cfg.Height); err != nil {
+			return nil, fmt.Errorf("%s: %w", d.files[0], err)
+		}
 		d.h, d.w = cfg.Height, cfg.Width
 	}
 	return d, nil
+}
+
+// maxImagePixels bounds an image the folder decodes or makes: 8192 x
+// 8192. A PNG's header can claim 65535 x 65535 in a few bytes, and its
+// decoder allocates what the header claims before reading the pixels:
+// past the machine's memory that ends the process (Go cannot recover from
+// it), in a loader's worker as anywhere.
+const maxImagePixels = 1 << 26
+
+// checkImagePixels refuses a w x h image past maxImagePixels.
+func checkImagePixels(w, h int) error {
+	if w > maxImagePixels || h > maxImagePixels || w*h > maxImagePixels {
+		return fmt.Errorf("image is %dx%d: more than the %d pixels (8192 x 8192) webtensor decodes", w, h, maxImagePixels)
+	}
+	return nil
 }
 
 func (d *imageFolder) Len() int { return len(d.files) }
@@ -112,12 +134,7 @@ func (d *imageFolder) Read(i int, dst [][]byte) error {
 		return recordError(d.root, i, fmt.Errorf("out of range (%d images)", len(d.files)))
 	}
 	path := d.files[i]
-	f, err := os.Open(path)
-	if err != nil {
-		return recordError(d.root, i, err)
-	}
-	img, _, err := image.Decode(f)
-	f.Close()
+	img, err := d.decode(path)
 	if err != nil {
 		return recordError(path, i, err)
 	}
@@ -133,6 +150,31 @@ func (d *imageFolder) Read(i int, dst [][]byte) error {
 	planes(img, d.ch, dst[0])
 	binary.LittleEndian.PutUint64(dst[1], uint64(d.labels[i]))
 	return nil
+}
+
+// decode reads the image at path after its header: a size the dataset
+// cannot take is refused before the decoder allocates it.
+func (d *imageFolder) decode(path string) (image.Image, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cfg, _, err := image.DecodeConfig(f)
+	if err != nil {
+		return nil, err
+	}
+	if !d.resize && (cfg.Width != d.w || cfg.Height != d.h) {
+		return nil, fmt.Errorf("image is %dx%d, the dataset's %dx%d (set a size to resize)", cfg.Width, cfg.Height, d.w, d.h)
+	}
+	if err := checkImagePixels(cfg.Width, cfg.Height); err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	img, _, err := image.Decode(f)
+	return img, err
 }
 
 // planes writes img as ch planes of height x width bytes (CHW).

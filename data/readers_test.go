@@ -1,7 +1,11 @@
 package data
 
 import (
+	"bytes"
 	"encoding/binary"
+	"hash/crc32"
+	"image"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -150,6 +154,31 @@ func TestImageFolder(t *testing.T) {
 	assert.EqualError(t, err, filepath.Join(td("odd"), "one", "b.png")+": record 1: image is 4x5, the dataset's 4x3 (set a size to resize)")
 	_, err = ImageFolder(td("images"), ImageOptions{Mode: "cmyk"})
 	assert.EqualError(t, err, td("images")+`: image mode "cmyk" (want rgb or gray)`)
+}
+
+// A PNG whose header claims 20000 x 20000 pixels (a few bytes of file,
+// 400M pixels to its decoder) is refused by its size before it is decoded,
+// in a folder of its size or as a record to resize.
+func TestImageFolderRefusesAnImageBomb(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, png.Encode(&buf, image.NewGray(image.Rect(0, 0, 1, 1))))
+	raw := buf.Bytes()
+	binary.BigEndian.PutUint32(raw[16:], 20000) // IHDR's width and height
+	binary.BigEndian.PutUint32(raw[20:], 20000)
+	binary.BigEndian.PutUint32(raw[29:], crc32.ChecksumIEEE(raw[12:29]))
+	root := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(root, "a"), 0o755))
+	bomb := filepath.Join(root, "a", "bomb.png")
+	require.NoError(t, os.WriteFile(bomb, raw, 0o644))
+
+	_, err := ImageFolder(root, ImageOptions{})
+	assert.EqualError(t, err, bomb+": image is 20000x20000: more than the 67108864 pixels (8192 x 8192) webtensor decodes")
+	ds, err := ImageFolder(root, ImageOptions{Size: []int{8, 8}})
+	require.NoError(t, err)
+	err = ds.Read(0, [][]byte{make([]byte, 3*8*8), make([]byte, 8)})
+	assert.EqualError(t, err, bomb+": record 0: image is 20000x20000: more than the 67108864 pixels (8192 x 8192) webtensor decodes")
+	_, err = ImageFolder(root, ImageOptions{Size: []int{9000, 9000}})
+	assert.ErrorContains(t, err, "size [9000 9000]: image is 9000x9000: more than the 67108864 pixels")
 }
 
 func TestFromTensorsAndGet(t *testing.T) {
