@@ -116,6 +116,7 @@ fuzz-short: ## run every fuzzer briefly (CI); FUZZTIME=5000000x for a real sessi
 	$(GO) test ./multimodal -run '^$$' -fuzz '^FuzzParseTokenizer$$' -fuzztime $(FUZZTIME_MODELS)
 	$(GO) test ./multimodal -run '^$$' -fuzz '^FuzzParseImageProcessor$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./multimodal -run '^$$' -fuzz '^FuzzParseWhisperFeatureExtractor$$' -fuzztime $(FUZZTIME_MODELS)
+	$(GO) test ./multimodal -run '^$$' -fuzz '^FuzzParseSentencePiece$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz '^FuzzCall$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz '^FuzzDiffusionLoadZip$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./abi -run '^$$' -fuzz '^FuzzMultimodalLoadZip$$' -fuzztime $(FUZZTIME_MODELS) -fuzzminimizetime 100x

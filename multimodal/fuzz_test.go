@@ -96,3 +96,27 @@ func FuzzParseWhisperFeatureExtractor(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseSentencePiece feeds the SentencePiece model reader (SpeechT5's
+// spm_char.model, read by speecht5.load) arbitrary bytes: its protobuf and
+// its precompiled normalisation trie are parsed by hand, so each input is a
+// model or an error, and a model normalises and encodes text without a
+// panic.
+func FuzzParseSentencePiece(f *testing.F) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "speecht5_tiny", "spm_char.model"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		sp, err := parseSentencePiece(raw, "spm_char.model")
+		if err != nil {
+			return
+		}
+		for _, text := range []string{"", "Hello, my dog is cute.", "\u00c5\uff21 \u2167 ﬁ\t\n", "\xff\xfe"} {
+			for _, id := range sp.encode(text) {
+				_ = sp.piece(id)
+			}
+		}
+	})
+}
