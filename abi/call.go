@@ -339,14 +339,9 @@ func (c *CallArgs) Object(name, kind string) int64 {
 // Float is a number argument, def when absent (JSON has no NaN or
 // infinity: the SDKs send those as the strings "nan", "inf", "-inf").
 func (c *CallArgs) Float(name string, def float64) float64 {
-	c.note(name, "number", def, false)
-	c.read[name] = true
-	raw, ok := c.raw[name]
-	if !ok {
-		return def
-	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if raw, ok := c.raw[name]; ok && json.Unmarshal(raw, &s) == nil {
+		c.read[name] = true
 		switch strings.ToLower(s) {
 		case "nan":
 			return math.NaN()

@@ -126,8 +126,8 @@ func loadPathOrData(c *CallArgs, fromPath func(path, device string) (int64, erro
 		p := c.Path("path", instead)
 		return func() (any, error) { return fromPath(p, dev) }
 	}
-	bytes := c.Bytes(data + " (or a path argument)")
-	return func() (any, error) { return fromData(bytes, dev) }
+	raw := c.Bytes(data + " (or a path argument)")
+	return func() (any, error) { return fromData(raw, dev) }
 }
 
 // freeCall is an object kind's free: self's handle.

@@ -8,18 +8,23 @@ import (
 	"github.com/webtensor/webtensor/core"
 )
 
-// FuzzParseTokenizer feeds the tokenizer.json reader arbitrary bytes, as
-// tokenizer.load's data does from every SDK: each input is a tokenizer or
-// an error, never a panic, and a tokenizer that loads encodes and decodes
-// (or refuses to) without one either.
-func FuzzParseTokenizer(f *testing.F) {
-	for _, dir := range []string{"whisper_bpe", "gpt2_bpe", "clip_bpe"} {
-		raw, err := os.ReadFile(filepath.Join("testdata", dir, "tokenizer.json"))
+// addSeedFiles adds the testdata files at paths as seeds of f.
+func addSeedFiles(f *testing.F, paths ...string) {
+	for _, p := range paths {
+		raw, err := os.ReadFile(filepath.Join("testdata", filepath.FromSlash(p)))
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(raw)
 	}
+}
+
+// FuzzParseTokenizer feeds the tokenizer.json reader arbitrary bytes, as
+// tokenizer.load's data does from every SDK: each input is a tokenizer or
+// an error, never a panic, and a tokenizer that loads encodes and decodes
+// (or refuses to) without one either.
+func FuzzParseTokenizer(f *testing.F) {
+	addSeedFiles(f, "whisper_bpe/tokenizer.json", "gpt2_bpe/tokenizer.json", "clip_bpe/tokenizer.json")
 	f.Add([]byte(`{"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"[UNK]": 0, "a": 1, "##b": 2}},
 		"normalizer": {"type": "BertNormalizer", "lowercase": true}, "pre_tokenizer": {"type": "BertPreTokenizer"},
 		"decoder": {"type": "WordPiece", "prefix": "##"}}`))
@@ -46,11 +51,7 @@ func FuzzParseTokenizer(f *testing.F) {
 // bytes (image_processor.load's data): a processor that loads preprocesses
 // a small image, or refuses to, without a panic.
 func FuzzParseImageProcessor(f *testing.F) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "timesformer_tiny", "preprocessor_config.json"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(raw)
+	addSeedFiles(f, "timesformer_tiny/preprocessor_config.json")
 	f.Add([]byte(`{"image_processor_type": "CLIPImageProcessor", "size": {"shortest_edge": 8}, "crop_size": {"height": 6, "width": 6},
 		"do_resize": true, "do_center_crop": true, "do_rescale": true, "do_normalize": true, "resample": 3,
 		"image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "rescale_factor": 0.00392156862745098}`))
@@ -76,11 +77,7 @@ func FuzzParseImageProcessor(f *testing.F) {
 // an extractor or an error, and one that loads extracts a short waveform's
 // features (or refuses to) without a panic or an allocation past memory.
 func FuzzParseWhisperFeatureExtractor(f *testing.F) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "whisper_tiny", "preprocessor_config.json"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(raw)
+	addSeedFiles(f, "whisper_tiny/preprocessor_config.json")
 	f.Add([]byte(`{"feature_size": 8, "sampling_rate": 16000, "hop_length": 16, "chunk_length": 1, "n_fft": 32}`))
 	wave := make([]float32, 1600)
 	for i := range wave {
@@ -103,11 +100,7 @@ func FuzzParseWhisperFeatureExtractor(f *testing.F) {
 // model or an error, and a model normalises and encodes text without a
 // panic.
 func FuzzParseSentencePiece(f *testing.F) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "speecht5_tiny", "spm_char.model"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(raw)
+	addSeedFiles(f, "speecht5_tiny/spm_char.model")
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		sp, err := parseSentencePiece(raw, "spm_char.model")
 		if err != nil {

@@ -188,6 +188,12 @@ func (b *Backend) MemoryInUse() int64 { return b.MemoryStats().InUse }
 // of live storages. It starts no collection: tensors dropped but not yet
 // collected keep theirs until one runs.
 func (*Backend) EmptyCache() error {
+	emptyCache()
+	return nil
+}
+
+// emptyCache is EmptyCache, for the allocator's own retry (checkFresh).
+func emptyCache() {
 	c := &memCache
 	c.mu.Lock()
 	var drop []*block
@@ -198,7 +204,6 @@ func (*Backend) EmptyCache() error {
 	}
 	c.mu.Unlock()
 	releaseAll(drop)
-	return nil
 }
 
 // MarkShared records that storage's memory was handed to code outside the

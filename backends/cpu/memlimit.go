@@ -141,7 +141,7 @@ func checkFresh(size int) error {
 	if int64(size) <= limit-heapInUse() {
 		return nil
 	}
-	_ = (*Backend)(nil).EmptyCache()
+	emptyCache()
 	runtime.GC()
 	if inUse := heapInUse(); int64(size) > limit-inUse {
 		return fmt.Errorf("cpu: cannot allocate %d bytes: %d bytes of the %d-byte limit are in use "+
